@@ -1,0 +1,21 @@
+//! The contract: every HTTP route of Mailroom, declared once, as data.
+//!
+//! A route's method, path, tool name, descriptions, parameters, schemas, exposure
+//! tier, authority and whether it reaches message content live here and nowhere
+//! else. The worker's router, the MCP catalogue, the Agent Skill, the capability
+//! vocabulary and the OpenAPI document are all read from this crate, so they
+//! cannot disagree about what a machine may do.
+//!
+//! This crate performs no I/O and knows nothing of the `worker` crate: it is plain
+//! data and the pure functions that derive facts from it.
+
+pub mod api;
+pub mod registry;
+pub mod relation;
+pub mod route;
+pub mod routes;
+
+pub use registry::{ContractError, Registry, registry};
+pub use relation::{ObjectKind, Relation};
+pub use route::{Authority, Exposure, Method, Parameter, Route, Tier};
+pub use routes::RouteId;

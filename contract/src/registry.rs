@@ -1,0 +1,302 @@
+//! The registry: every declared route, validated once, with the facts derived from
+//! the declarations.
+//!
+//! Building the registry checks the rules a declaration cannot express in its
+//! types (a tier for every changing route, a reason for every exception, tool
+//! names real clients accept, parameters that match the path, words for every
+//! parameter). The process-wide registry panics on a violation, and the tests
+//! build it, so a route that breaks a rule fails `cargo test` by name.
+
+use std::collections::HashSet;
+use std::fmt;
+use std::sync::OnceLock;
+
+use crate::route::{Route, Tier};
+use crate::routes::{RouteId, declare};
+
+/// A declaration that breaks a rule of the contract.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ContractError {
+    /// `METHOD /path` of the offending route.
+    pub route: String,
+    /// What is wrong and what to decide.
+    pub problem: String,
+}
+
+impl fmt::Display for ContractError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(formatter, "{}: {}", self.route, self.problem)
+    }
+}
+
+/// A validated set of routes.
+#[derive(Debug)]
+pub struct Registry {
+    routes: Vec<Route>,
+    tiers: Vec<Tier>,
+}
+
+/// The longest tool name the MCP clients we know of accept.
+pub const MAXIMUM_TOOL_NAME_LENGTH: usize = 40;
+
+impl Registry {
+    /// Validates `routes` and derives their tiers, or names every broken rule.
+    pub fn build(routes: Vec<Route>) -> Result<Registry, Vec<ContractError>> {
+        let mut errors = Vec::new();
+        let mut tiers = Vec::with_capacity(routes.len());
+        let mut tools = HashSet::new();
+        let mut endpoints = HashSet::new();
+        for route in &routes {
+            let mut problem = |problem: String| {
+                errors.push(ContractError {
+                    route: describe(route),
+                    problem,
+                });
+            };
+            match route.derive_tier() {
+                Ok(tier) => tiers.push(tier),
+                Err(why) => {
+                    problem(why.to_string());
+                    tiers.push(Tier::Operator);
+                }
+            }
+            if !valid_tool_name(route.tool) {
+                problem(format!(
+                    "tool name `{}` must be 1 to {MAXIMUM_TOOL_NAME_LENGTH} characters of [a-z0-9_], starting with a letter",
+                    route.tool
+                ));
+            }
+            if !tools.insert(route.tool) {
+                problem(format!(
+                    "tool name `{}` is already used by another route",
+                    route.tool
+                ));
+            }
+            if !endpoints.insert((route.method, route.path)) {
+                problem("another route already answers this method and path".to_string());
+            }
+            if route.summary.trim().is_empty() || route.description.trim().is_empty() {
+                problem("every route needs a summary and a description written for the model that reads them".to_string());
+            }
+            let named_in_path: Vec<&str> = route.path_parameter_names().collect();
+            let declared: Vec<&str> = route
+                .path_parameters
+                .iter()
+                .map(|parameter| parameter.name)
+                .collect();
+            if named_in_path != declared {
+                problem(format!(
+                    "the path names parameters {named_in_path:?} but the declaration describes {declared:?}"
+                ));
+            }
+            for parameter in route.path_parameters.iter().chain(route.query_parameters) {
+                if parameter.description.trim().is_empty() {
+                    problem(format!("parameter `{}` has no description", parameter.name));
+                }
+            }
+            for query in route.query_parameters {
+                if named_in_path.contains(&query.name) {
+                    problem(format!(
+                        "query parameter `{}` has the same name as a path parameter",
+                        query.name
+                    ));
+                }
+            }
+        }
+        if errors.is_empty() {
+            Ok(Registry { routes, tiers })
+        } else {
+            Err(errors)
+        }
+    }
+
+    /// Every route, in declaration order.
+    pub fn routes(&self) -> &[Route] {
+        &self.routes
+    }
+
+    /// Every route with its tier, in declaration order.
+    pub fn routes_with_tiers(&self) -> impl Iterator<Item = (&Route, Tier)> {
+        self.routes.iter().zip(self.tiers.iter().copied())
+    }
+
+    /// The route a `RouteId` names.
+    pub fn route(&self, id: RouteId) -> &Route {
+        // `RouteId::ALL` and the registry are built in the same order, so the
+        // position is the index; the fallback search keeps a hand-built registry
+        // (as in tests) correct.
+        let position = id as usize;
+        match self.routes.get(position) {
+            Some(route) if route.id == id => route,
+            _ => self
+                .routes
+                .iter()
+                .find(|route| route.id == id)
+                .unwrap_or_else(|| panic!("{id:?} is not in this registry")),
+        }
+    }
+
+    /// The tier of the route a `RouteId` names.
+    pub fn tier(&self, id: RouteId) -> Tier {
+        let index = self.routes.iter().position(|route| route.id == id);
+        index
+            .map(|index| self.tiers[index])
+            .unwrap_or(Tier::Operator)
+    }
+
+    /// The route a tool name names, if any.
+    pub fn route_by_tool(&self, tool: &str) -> Option<&Route> {
+        self.routes.iter().find(|route| route.tool == tool)
+    }
+}
+
+fn describe(route: &Route) -> String {
+    format!("{} {}", route.method.as_str(), route.path)
+}
+
+fn valid_tool_name(name: &str) -> bool {
+    let mut characters = name.chars();
+    let starts_with_letter = characters
+        .next()
+        .is_some_and(|first| first.is_ascii_lowercase());
+    starts_with_letter
+        && name.len() <= MAXIMUM_TOOL_NAME_LENGTH
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The node's registry, built from every declaration on first use.
+///
+/// # Panics
+/// On a declaration that breaks a rule of the contract, naming every one. The
+/// contract's tests build it, so this cannot reach a deployed node.
+pub fn registry() -> &'static Registry {
+    static REGISTRY: OnceLock<Registry> = OnceLock::new();
+    REGISTRY.get_or_init(|| {
+        let routes = RouteId::ALL.iter().map(|id| declare(*id)).collect();
+        match Registry::build(routes) {
+            Ok(registry) => registry,
+            Err(errors) => {
+                let list: Vec<String> = errors.iter().map(ToString::to_string).collect();
+                panic!("the contract breaks its own rules:\n{}", list.join("\n"))
+            }
+        }
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::route::{Exposure, Method};
+
+    #[test]
+    fn the_declared_contract_builds() {
+        let registry = registry();
+        assert_eq!(registry.routes().len(), RouteId::ALL.len());
+        for id in RouteId::ALL {
+            assert_eq!(registry.route(*id).id, *id);
+        }
+    }
+
+    #[test]
+    fn an_unclassified_changing_route_fails_the_build_by_name() {
+        let mut routes: Vec<Route> = RouteId::ALL.iter().map(|id| declare(*id)).collect();
+        let mut forgotten = declare(RouteId::CreateTeam);
+        forgotten.exposure = Exposure::Unclassified;
+        forgotten.path = "/api/teams/forgotten";
+        forgotten.tool = "forgotten_route";
+        routes.push(forgotten);
+        let errors =
+            Registry::build(routes).expect_err("an unclassified changing route must not build");
+        assert_eq!(errors.len(), 1);
+        assert_eq!(errors[0].route, "POST /api/teams/forgotten");
+        assert!(
+            errors[0].problem.contains("nobody has decided its tier"),
+            "{}",
+            errors[0].problem
+        );
+    }
+
+    fn check(method: Method, exposure: Exposure, expected: Result<Tier, ()>) {
+        let mut route = declare(RouteId::GetMe);
+        route.method = method;
+        route.exposure = exposure;
+        assert_eq!(
+            route.derive_tier().map_err(|_| ()),
+            expected,
+            "{method:?} {exposure:?}"
+        );
+    }
+
+    #[test]
+    fn tiers_derive_from_method_and_exposure() {
+        use Exposure::*;
+        check(Method::Get, Derived, Ok(Tier::Read));
+        check(
+            Method::Get,
+            Exception {
+                tier: Tier::Operator,
+                reason: "a page",
+            },
+            Ok(Tier::Operator),
+        );
+        check(
+            Method::Get,
+            Exception {
+                tier: Tier::Operator,
+                reason: " ",
+            },
+            Err(()),
+        );
+        check(
+            Method::Get,
+            Exception {
+                tier: Tier::Read,
+                reason: "pointless",
+            },
+            Err(()),
+        );
+        check(Method::Get, Classified(Tier::Act), Err(()));
+        check(Method::Post, Classified(Tier::Act), Ok(Tier::Act));
+        check(
+            Method::Delete,
+            Classified(Tier::Governed),
+            Ok(Tier::Governed),
+        );
+        check(Method::Post, Unclassified, Err(()));
+        check(Method::Put, Derived, Err(()));
+        check(
+            Method::Patch,
+            Exception {
+                tier: Tier::Act,
+                reason: "no",
+            },
+            Err(()),
+        );
+    }
+
+    #[test]
+    fn tool_names_are_what_real_clients_accept() {
+        assert!(valid_tool_name("list_messages"));
+        assert!(valid_tool_name("get_v2_thing"));
+        assert!(!valid_tool_name("mail.read"));
+        assert!(!valid_tool_name("ListMessages"));
+        assert!(!valid_tool_name("_private"));
+        assert!(!valid_tool_name(""));
+        assert!(!valid_tool_name(&"a".repeat(41)));
+        assert!(valid_tool_name(&"a".repeat(40)));
+    }
+
+    #[test]
+    fn mismatched_path_parameters_fail_the_build() {
+        let mut route = declare(RouteId::GetPerson);
+        route.path_parameters = &[];
+        let errors = Registry::build(vec![route]).expect_err("undescribed path parameter");
+        assert!(
+            errors[0].problem.contains("personId"),
+            "{}",
+            errors[0].problem
+        );
+    }
+}

@@ -1,0 +1,299 @@
+//! The shape of one route declaration: method, path, tool name, words for the
+//! reader, parameters, schemas, exposure and authority.
+//!
+//! Everything a surface needs to know about a route is a field here or is derived
+//! from one by a method here. Nothing in this module knows how a route is served.
+
+use crate::relation::Relation;
+use crate::routes::RouteId;
+use schemars::{JsonSchema, Schema, SchemaGenerator};
+
+/// An HTTP method a route answers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Method {
+    Get,
+    Post,
+    Put,
+    Patch,
+    Delete,
+}
+
+impl Method {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Get => "GET",
+            Method::Post => "POST",
+            Method::Put => "PUT",
+            Method::Patch => "PATCH",
+            Method::Delete => "DELETE",
+        }
+    }
+
+    pub fn parse(method: &str) -> Option<Method> {
+        match method {
+            "GET" => Some(Method::Get),
+            "POST" => Some(Method::Post),
+            "PUT" => Some(Method::Put),
+            "PATCH" => Some(Method::Patch),
+            "DELETE" => Some(Method::Delete),
+            _ => None,
+        }
+    }
+
+    /// Whether a request with this method may change something. Only GET is safe;
+    /// the contract declares no HEAD or OPTIONS routes.
+    pub fn is_safe(self) -> bool {
+        self == Method::Get
+    }
+}
+
+/// The answer to "what should a machine be able to do here?", given once per route.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Tier {
+    /// Answers a question and changes nothing. Offered to machines.
+    Read,
+    /// Changes something a person can undo. Offered to machines.
+    Act,
+    /// Needs more than one person, or cannot be undone. Never offered.
+    Governed,
+    /// Installation, credentials and the administration of access. Never offered.
+    Operator,
+    /// The machine surface itself (`POST /mcp`). Never offered.
+    Surface,
+}
+
+impl Tier {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Tier::Read => "read",
+            Tier::Act => "act",
+            Tier::Governed => "governed",
+            Tier::Operator => "operator",
+            Tier::Surface => "surface",
+        }
+    }
+
+    /// Whether a route of this tier may ever be offered to a machine.
+    pub fn is_offerable(self) -> bool {
+        matches!(self, Tier::Read | Tier::Act)
+    }
+}
+
+/// How a route's tier is known. Reads are derived; everything else is a decision
+/// somebody wrote down.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Exposure {
+    /// A GET that answers a question: `read`, by derivation.
+    Derived,
+    /// A GET that is not a plain question (a page, a map of how to escalate, a read
+    /// that changes something or spends someone else's authority), with its tier
+    /// and the reason it is not `read`.
+    Exception { tier: Tier, reason: &'static str },
+    /// A route that changes something, classified by hand.
+    Classified(Tier),
+    /// A changing route nobody has classified yet. Building the registry fails on
+    /// it, so a new route can never be silently offered or silently withheld.
+    Unclassified,
+}
+
+/// What a caller must hold to be answered by a route, as data. The dispatcher
+/// enforces exactly this; capabilities, the mint form and the tests read it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Authority {
+    /// Anyone, signed in or not.
+    Public,
+    /// Any signed-in person or agent.
+    Member,
+    /// A relation held on the organisation.
+    Organization(Relation),
+    /// Answers every member; the rows are filtered to what the caller may see.
+    Filtered,
+    /// The person named by the path parameter, or an administrator.
+    SelfOrAdmin { person_parameter: &'static str },
+    /// Relations on the mailbox the path parameter names: every one of `all_of`
+    /// and, when `any_of` is not empty, at least one of `any_of`.
+    Mailbox {
+        mailbox_parameter: &'static str,
+        all_of: &'static [Relation],
+        any_of: &'static [Relation],
+    },
+    /// Objects the caller created.
+    Requester,
+    /// The caller's own person-scoped data: a person's own, an agent's sponsor's.
+    Personal,
+}
+
+/// A path or query parameter, with the words a reader needs to use it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Parameter {
+    pub name: &'static str,
+    pub description: &'static str,
+}
+
+/// What a route's successful answer is.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Produces {
+    /// `application/json`, described by the route's response schema.
+    Json,
+    /// `text/html`: a page for a browser.
+    Html,
+}
+
+/// Builds the JSON Schema of a request or response type, registering any
+/// definitions it refers to with the generator.
+pub type SchemaFunction = fn(&mut SchemaGenerator) -> Schema;
+
+fn subschema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
+    generator.subschema_for::<T>()
+}
+
+/// One route, declared once.
+#[derive(Clone, Copy, Debug)]
+pub struct Route {
+    pub id: RouteId,
+    pub method: Method,
+    /// The path with `:name` segments for path parameters.
+    pub path: &'static str,
+    /// The MCP tool name and the audit action: `[a-z0-9_]`, at most 40 characters.
+    pub tool: &'static str,
+    /// One line, for a list.
+    pub summary: &'static str,
+    /// What the route does and when to use it, written for the model that reads it.
+    pub description: &'static str,
+    pub path_parameters: &'static [Parameter],
+    pub query_parameters: &'static [Parameter],
+    pub request: Option<SchemaFunction>,
+    pub response: Option<SchemaFunction>,
+    pub produces: Produces,
+    /// The status of a successful answer.
+    pub success_status: u16,
+    pub exposure: Exposure,
+    pub authority: Authority,
+    /// Whether the route reaches message bytes (bodies, attachments, originals).
+    pub reaches_content: bool,
+}
+
+impl Route {
+    /// Starts a declaration. Every other field has the conservative default: no
+    /// parameters, no schemas, unclassified, member authority, no content.
+    pub fn new(id: RouteId, method: Method, path: &'static str, tool: &'static str) -> Route {
+        Route {
+            id,
+            method,
+            path,
+            tool,
+            summary: "",
+            description: "",
+            path_parameters: &[],
+            query_parameters: &[],
+            request: None,
+            response: None,
+            produces: Produces::Json,
+            success_status: 200,
+            exposure: if method.is_safe() {
+                Exposure::Derived
+            } else {
+                Exposure::Unclassified
+            },
+            authority: Authority::Member,
+            reaches_content: false,
+        }
+    }
+
+    pub fn summary(mut self, summary: &'static str) -> Route {
+        self.summary = summary;
+        self
+    }
+
+    pub fn description(mut self, description: &'static str) -> Route {
+        self.description = description;
+        self
+    }
+
+    pub fn path_parameters(mut self, parameters: &'static [Parameter]) -> Route {
+        self.path_parameters = parameters;
+        self
+    }
+
+    pub fn query_parameters(mut self, parameters: &'static [Parameter]) -> Route {
+        self.query_parameters = parameters;
+        self
+    }
+
+    pub fn request<T: JsonSchema>(mut self) -> Route {
+        self.request = Some(subschema::<T>);
+        self
+    }
+
+    pub fn response<T: JsonSchema>(mut self) -> Route {
+        self.response = Some(subschema::<T>);
+        self
+    }
+
+    pub fn html(mut self) -> Route {
+        self.produces = Produces::Html;
+        self
+    }
+
+    pub fn created(mut self) -> Route {
+        self.success_status = 201;
+        self
+    }
+
+    /// Classifies a changing route by hand.
+    pub fn tier(mut self, tier: Tier) -> Route {
+        self.exposure = Exposure::Classified(tier);
+        self
+    }
+
+    /// Takes a GET out of the derived `read` tier, with the reason why.
+    pub fn exception(mut self, tier: Tier, reason: &'static str) -> Route {
+        self.exposure = Exposure::Exception { tier, reason };
+        self
+    }
+
+    pub fn authority(mut self, authority: Authority) -> Route {
+        self.authority = authority;
+        self
+    }
+
+    pub fn reaches_content(mut self) -> Route {
+        self.reaches_content = true;
+        self
+    }
+
+    /// The route's tier, or why it has none. A GET is `read` unless it is a named
+    /// exception; a changing route has exactly the tier it was classified with.
+    pub fn derive_tier(&self) -> Result<Tier, &'static str> {
+        match (self.method.is_safe(), self.exposure) {
+            (true, Exposure::Derived) => Ok(Tier::Read),
+            (true, Exposure::Exception { tier, reason }) => {
+                if reason.trim().is_empty() {
+                    Err("a GET exception must say why it is not a read")
+                } else if tier == Tier::Read {
+                    Err("a GET exception to the read tier cannot itself be read")
+                } else {
+                    Ok(tier)
+                }
+            }
+            (true, Exposure::Classified(_)) => {
+                Err("a GET is classified by derivation or as a named exception, not by hand")
+            }
+            (true, Exposure::Unclassified) => Err("a GET cannot be unclassified"),
+            (false, Exposure::Classified(tier)) => Ok(tier),
+            (false, Exposure::Unclassified | Exposure::Derived) => Err(
+                "this route changes something and nobody has decided its tier: classify it with .tier(..) as act, governed, operator or surface",
+            ),
+            (false, Exposure::Exception { .. }) => Err(
+                "only a GET can be an exception to the derived read tier; classify a changing route with .tier(..)",
+            ),
+        }
+    }
+
+    /// The names of the `:name` segments of the path, in order.
+    pub fn path_parameter_names(&self) -> impl Iterator<Item = &'static str> {
+        self.path
+            .split('/')
+            .filter_map(|segment| segment.strip_prefix(':'))
+    }
+}

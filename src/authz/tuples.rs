@@ -1,0 +1,138 @@
+//! The relationship tuple table, and the only code that reads or writes it.
+//!
+//! Every question about who holds what is a statement built here: single-object
+//! checks, listings and the guards that keep the node administrable. Keeping them
+//! in one module is what makes delegation enforceable: when agents arrive, the
+//! sponsor's half of the intersection is added here, once, and every predicate
+//! gets it. A test fails if any other file names the table.
+
+use mailroom_contract::Relation;
+use mailroom_contract::relation::ORGANIZATION_OBJECT;
+
+use crate::storage::{Statement, Value};
+
+/// Who a predicate asks about.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Holder {
+    /// A person: their own tuples and those of every team they belong to.
+    Person(String),
+}
+
+/// The SQL condition "`holder` holds `relation` on `object`", with its parameters
+/// in order. A person holds a relation directly or through a team's `#member`
+/// userset; a disabled person's tuples confer nothing.
+fn holds_condition(holder: &Holder, relation: &str, object: &str) -> (String, Vec<Value>) {
+    match holder {
+        Holder::Person(person_id) => (
+            "EXISTS (SELECT 1 FROM relation_tuples t \
+               WHERE t.relation = ? AND t.object = ? \
+                 AND (t.subject = ? OR t.subject IN \
+                      (SELECT m.team_id || '#member' FROM team_members m WHERE m.person_id = ?)) \
+                 AND EXISTS (SELECT 1 FROM people p WHERE p.id = ? AND p.disabled_at IS NULL))"
+                .to_string(),
+            vec![
+                relation.into(),
+                object.into(),
+                person_id.into(),
+                person_id.into(),
+                person_id.into(),
+            ],
+        ),
+    }
+}
+
+/// `SELECT held`: 1 when `holder` holds `relation` on `object`, else 0.
+pub fn holds(holder: &Holder, relation: Relation, object: &str) -> Statement {
+    let (condition, parameters) = holds_condition(holder, relation.name(), object);
+    Statement {
+        sql: format!("SELECT {condition} AS held").into(),
+        parameters,
+    }
+}
+
+/// `SELECT held`: whether `holder` administers the node.
+pub fn is_administrator(holder: &Holder) -> Statement {
+    holds(holder, Relation::OrgAdmin, ORGANIZATION_OBJECT)
+}
+
+/// Every administrator's person id: people who hold `org.admin` directly or through
+/// a team, and are not disabled.
+pub fn administrators() -> Statement {
+    Statement::new(
+        "SELECT p.id FROM people p WHERE p.disabled_at IS NULL AND EXISTS ( \
+           SELECT 1 FROM relation_tuples t WHERE t.relation = 'org.admin' AND t.object = 'org' \
+             AND (t.subject = p.id OR t.subject IN \
+                  (SELECT m.team_id || '#member' FROM team_members m WHERE m.person_id = p.id))) \
+         ORDER BY p.id",
+    )
+}
+
+/// The condition, for a write guard, that after a change at least one enabled
+/// person still administers the node.
+pub fn a_live_administrator_remains() -> Statement {
+    Statement::new(
+        "EXISTS (SELECT 1 FROM people p WHERE p.disabled_at IS NULL AND EXISTS ( \
+           SELECT 1 FROM relation_tuples t WHERE t.relation = 'org.admin' AND t.object = 'org' \
+             AND (t.subject = p.id OR t.subject IN \
+                  (SELECT m.team_id || '#member' FROM team_members m WHERE m.person_id = p.id))))",
+    )
+}
+
+/// Whether any administrator exists at all, disabled or not: the fact that closes
+/// `POST /api/setup` for ever.
+pub fn any_administrator_ever() -> Statement {
+    Statement::new(
+        "SELECT EXISTS (SELECT 1 FROM relation_tuples WHERE relation = 'org.admin' AND object = 'org') AS held",
+    )
+}
+
+/// Tuples, optionally only one subject's or only on one object, in a stable order.
+pub fn list(subject: Option<&str>, object: Option<&str>) -> Statement {
+    Statement::new(
+        "SELECT subject, relation, object, granted_at, granted_by FROM relation_tuples \
+         WHERE (?1 IS NULL OR subject = ?1) AND (?2 IS NULL OR object = ?2) \
+         ORDER BY object, relation, subject",
+    )
+    .bind(subject)
+    .bind(object)
+}
+
+/// The one tuple `(subject, relation, object)`, if held.
+pub fn find(subject: &str, relation: Relation, object: &str) -> Statement {
+    Statement::new(
+        "SELECT subject, relation, object, granted_at, granted_by FROM relation_tuples \
+         WHERE subject = ?1 AND relation = ?2 AND object = ?3",
+    )
+    .bind(subject)
+    .bind(relation.name())
+    .bind(object)
+}
+
+/// Grants a tuple; granting one already held changes nothing.
+pub fn grant(
+    subject: &str,
+    relation: Relation,
+    object: &str,
+    granted_at: i64,
+    granted_by: &str,
+) -> Statement {
+    Statement::new(
+        "INSERT INTO relation_tuples (subject, relation, object, granted_at, granted_by) \
+         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (subject, relation, object) DO NOTHING",
+    )
+    .bind(subject)
+    .bind(relation.name())
+    .bind(object)
+    .bind(granted_at)
+    .bind(granted_by)
+}
+
+/// Revokes a tuple.
+pub fn revoke(subject: &str, relation: Relation, object: &str) -> Statement {
+    Statement::new(
+        "DELETE FROM relation_tuples WHERE subject = ?1 AND relation = ?2 AND object = ?3",
+    )
+    .bind(subject)
+    .bind(relation.name())
+    .bind(object)
+}

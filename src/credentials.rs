@@ -1,0 +1,307 @@
+//! Who is calling: reading a request's credential, signing and checking access
+//! tokens, minting refresh tokens, and the cookies and Origin rule for browsers.
+//!
+//! This module decides what a request *claims* without any I/O: an access token's
+//! HMAC is checked here, in memory. Whether the claimed session is still live (not
+//! signed out, person not disabled) is a database fact, confirmed by the dispatcher
+//! in the same round trip as the route's own reads.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::http::Request;
+use crate::platform::{Platform, random_bytes};
+use crate::time::{DAY_MS, MINUTE_MS};
+
+/// The browser's access-token cookie. `__Host-` binds it to this origin, Secure, Path=/.
+pub const ACCESS_COOKIE: &str = "__Host-mailroom-access";
+/// The browser's refresh-token cookie.
+pub const REFRESH_COOKIE: &str = "__Host-mailroom-refresh";
+
+/// An access token's lifetime: short, because it is checked without a database read.
+pub const ACCESS_TOKEN_LIFETIME_MS: i64 = 15 * MINUTE_MS;
+/// A session's lifetime, however often it is refreshed.
+pub const SESSION_LIFETIME_MS: i64 = 30 * DAY_MS;
+
+const ACCESS_TOKEN_PREFIX: &str = "mr_ses_";
+const REFRESH_TOKEN_PREFIX: &str = "mr_ref_";
+const ACCESS_TOKEN_DOMAIN: &[u8] = b"mailroom.access-token.v1\n";
+
+/// Why a request's credential was not accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuthenticationError {
+    /// The route needs a signed-in caller and none was presented.
+    MissingCredentials,
+    /// The credential is not one the node issued, or its signature fails.
+    MalformedCredential,
+    /// The access token's 15 minutes are over.
+    AccessTokenExpired,
+    /// The session was revoked or signed out, or its person disabled.
+    SessionEnded,
+    /// A changing request came from another origin.
+    CrossOrigin,
+    /// The credential is genuine but its kind cannot call this route.
+    CredentialNotAccepted,
+}
+
+/// The caller a request claims to be, before the database has confirmed it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// No credential.
+    Stranger,
+    /// A person's session.
+    Person {
+        person_id: String,
+        session_id: String,
+    },
+}
+
+impl Caller {
+    /// The id that acts: what the audit chain records as the actor.
+    pub fn actor_id(&self) -> Option<&str> {
+        match self {
+            Caller::Stranger => None,
+            Caller::Person { person_id, .. } => Some(person_id),
+        }
+    }
+}
+
+/// What a request presented.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Presented {
+    pub caller: Caller,
+    /// Whether the credential came from a cookie (so the Origin rule applies).
+    pub via_cookie: bool,
+}
+
+/// The claims an access token carries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccessClaims {
+    #[serde(rename = "p")]
+    pub person_id: String,
+    #[serde(rename = "s")]
+    pub session_id: String,
+    #[serde(rename = "e")]
+    pub expires_at_ms: i64,
+}
+
+/// Reads the request's credential: `Authorization: Bearer` first, then the access
+/// cookie. A present but unusable credential is an error, never a silent stranger,
+/// so a client with a broken token learns that rather than seeing less.
+pub fn identify(
+    request: &Request,
+    session_key: &[u8],
+    now_ms: i64,
+) -> Result<Presented, AuthenticationError> {
+    if let Some(authorization) = request.header("authorization") {
+        let token = authorization
+            .strip_prefix("Bearer ")
+            .or_else(|| authorization.strip_prefix("bearer "))
+            .map(str::trim)
+            .ok_or(AuthenticationError::MalformedCredential)?;
+        let claims = verify_access_token(token, session_key, now_ms)?;
+        return Ok(Presented {
+            caller: caller_from(claims),
+            via_cookie: false,
+        });
+    }
+    if let Some(token) = request.cookie(ACCESS_COOKIE) {
+        let claims = verify_access_token(token, session_key, now_ms)?;
+        return Ok(Presented {
+            caller: caller_from(claims),
+            via_cookie: true,
+        });
+    }
+    Ok(Presented {
+        caller: Caller::Stranger,
+        via_cookie: false,
+    })
+}
+
+fn caller_from(claims: AccessClaims) -> Caller {
+    Caller::Person {
+        person_id: claims.person_id,
+        session_id: claims.session_id,
+    }
+}
+
+/// The rule that keeps another site from acting with a browser's cookies: a
+/// changing request that carries an Origin must carry this node's, and one
+/// authenticated by cookie must carry one at all. Bearer clients (CLIs, MCP
+/// clients) send no Origin and no cookie, and pass.
+pub fn check_origin(
+    request: &Request,
+    changes_something: bool,
+    via_cookie: bool,
+) -> Result<(), AuthenticationError> {
+    if !changes_something {
+        return Ok(());
+    }
+    match request.header("origin") {
+        Some(origin) if origin == request.origin => Ok(()),
+        Some(_) => Err(AuthenticationError::CrossOrigin),
+        None if via_cookie => Err(AuthenticationError::CrossOrigin),
+        None => Ok(()),
+    }
+}
+
+/// Signs an access token for `claims`.
+pub fn sign_access_token(claims: &AccessClaims, session_key: &[u8]) -> String {
+    let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims).unwrap_or_default());
+    let signature = URL_SAFE_NO_PAD.encode(access_token_mac(session_key, &payload));
+    format!("{ACCESS_TOKEN_PREFIX}{payload}.{signature}")
+}
+
+/// Checks an access token's signature (in constant time) and expiry.
+pub fn verify_access_token(
+    token: &str,
+    session_key: &[u8],
+    now_ms: i64,
+) -> Result<AccessClaims, AuthenticationError> {
+    let malformed = AuthenticationError::MalformedCredential;
+    let body = token
+        .strip_prefix(ACCESS_TOKEN_PREFIX)
+        .ok_or(malformed.clone())?;
+    let (payload, signature) = body.split_once('.').ok_or(malformed.clone())?;
+    let signature = URL_SAFE_NO_PAD
+        .decode(signature)
+        .map_err(|_| malformed.clone())?;
+    let mut mac = keyed_mac(session_key);
+    mac.update(ACCESS_TOKEN_DOMAIN);
+    mac.update(payload.as_bytes());
+    mac.verify_slice(&signature)
+        .map_err(|_| malformed.clone())?;
+    let payload = URL_SAFE_NO_PAD
+        .decode(payload)
+        .map_err(|_| malformed.clone())?;
+    let claims: AccessClaims = serde_json::from_slice(&payload).map_err(|_| malformed)?;
+    if now_ms >= claims.expires_at_ms {
+        return Err(AuthenticationError::AccessTokenExpired);
+    }
+    Ok(claims)
+}
+
+fn keyed_mac(session_key: &[u8]) -> Hmac<Sha256> {
+    // HMAC accepts keys of any length, so this cannot fail.
+    <Hmac<Sha256> as KeyInit>::new_from_slice(session_key)
+        .unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
+}
+
+fn access_token_mac(session_key: &[u8], payload: &str) -> Vec<u8> {
+    let mut mac = keyed_mac(session_key);
+    mac.update(ACCESS_TOKEN_DOMAIN);
+    mac.update(payload.as_bytes());
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// A new opaque refresh token. Only its hash is stored.
+pub fn new_refresh_token(platform: &dyn Platform) -> String {
+    let secret: [u8; 32] = random_bytes(platform);
+    format!("{REFRESH_TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(secret))
+}
+
+/// SHA-256 of a secret, as lower-case hex: how every bearer secret is stored.
+pub fn hash_secret(secret: &str) -> String {
+    hex(&Sha256::digest(secret.as_bytes()))
+}
+
+/// Lower-case hex of bytes.
+pub fn hex(bytes: &[u8]) -> String {
+    bytes.iter().map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// Compares two byte strings in time independent of where they differ.
+pub fn constant_time_equal(left: &[u8], right: &[u8]) -> bool {
+    left.len() == right.len()
+        && left
+            .iter()
+            .zip(right)
+            .fold(0u8, |difference, (a, b)| difference | (a ^ b))
+            == 0
+}
+
+/// A `Set-Cookie` value for a `__Host-` cookie: HttpOnly, Secure, SameSite=Strict.
+pub fn set_cookie(name: &str, value: &str, max_age_seconds: i64) -> String {
+    format!("{name}={value}; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age={max_age_seconds}")
+}
+
+/// A `Set-Cookie` value that removes a cookie.
+pub fn clear_cookie(name: &str) -> String {
+    set_cookie(name, "", 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &[u8] = b"a session key for tests only";
+
+    fn claims(expires_at_ms: i64) -> AccessClaims {
+        AccessClaims {
+            person_id: "usr_A".into(),
+            session_id: "ses_B".into(),
+            expires_at_ms,
+        }
+    }
+
+    #[test]
+    fn a_signed_token_verifies_until_it_expires() {
+        let token = sign_access_token(&claims(1_000), KEY);
+        assert_eq!(verify_access_token(&token, KEY, 999), Ok(claims(1_000)));
+        assert_eq!(
+            verify_access_token(&token, KEY, 1_000),
+            Err(AuthenticationError::AccessTokenExpired)
+        );
+    }
+
+    #[test]
+    fn a_token_signed_with_another_key_or_altered_is_refused() {
+        let token = sign_access_token(&claims(1_000), KEY);
+        assert_eq!(
+            verify_access_token(&token, b"another key", 0),
+            Err(AuthenticationError::MalformedCredential)
+        );
+        let forged_claims = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims(9_999_999)).unwrap());
+        let signature = token.rsplit('.').next().unwrap();
+        let forged = format!("{ACCESS_TOKEN_PREFIX}{forged_claims}.{signature}");
+        assert_eq!(
+            verify_access_token(&forged, KEY, 0),
+            Err(AuthenticationError::MalformedCredential)
+        );
+        assert_eq!(
+            verify_access_token("mr_ses_nonsense", KEY, 0),
+            Err(AuthenticationError::MalformedCredential)
+        );
+    }
+
+    fn origin_check(origin: Option<&str>, changes: bool, via_cookie: bool) -> bool {
+        let mut request = Request {
+            origin: "https://mail.example".into(),
+            ..Request::default()
+        };
+        if let Some(origin) = origin {
+            request.headers.push(("origin".into(), origin.into()));
+        }
+        check_origin(&request, changes, via_cookie).is_ok()
+    }
+
+    #[test]
+    fn the_origin_rule_guards_changing_requests() {
+        assert!(origin_check(Some("https://mail.example"), true, true));
+        assert!(!origin_check(Some("https://evil.example"), true, true));
+        assert!(!origin_check(Some("https://evil.example"), true, false));
+        assert!(!origin_check(None, true, true));
+        assert!(origin_check(None, true, false));
+        assert!(origin_check(Some("https://evil.example"), false, true));
+    }
+
+    #[test]
+    fn constant_time_equality_is_equality() {
+        assert!(constant_time_equal(b"abc", b"abc"));
+        assert!(!constant_time_equal(b"abc", b"abd"));
+        assert!(!constant_time_equal(b"abc", b"ab"));
+    }
+}

@@ -1,0 +1,270 @@
+//! The dispatcher: the one path every request takes, REST or MCP alike.
+//!
+//! parse (route, body size, query) → authenticate (the credential's claim) →
+//! authority (the checks the route's declared authority needs) → handler →
+//! audit → response. The route table is built from the contract, and the match in
+//! `handle` names every route's handler, so a declared route without a handler
+//! does not compile.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use mailroom_contract::{Method, Route, RouteId, registry};
+
+use crate::authz;
+use crate::context::{Context, is_audited};
+use crate::credentials::{self, Caller};
+use crate::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
+use crate::node::Node;
+use crate::refusal::Refusal;
+use crate::{audit, interface, people, relations, sessions, setup, teams};
+
+/// Why a request could not be understood, before any question of authority.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RequestError {
+    /// No route has this path.
+    NoSuchRoute { method: String, path: String },
+    /// The path exists but not with this method.
+    MethodNotAllowed {
+        method: String,
+        path: String,
+        allowed: String,
+    },
+    /// The body is over the node's cap.
+    BodyTooLarge { limit: usize },
+    /// The route takes no body and one was sent.
+    BodyNotExpected,
+    /// The route needs a body and none was sent.
+    MissingBody,
+    /// The body is not JSON.
+    MalformedJson { detail: String },
+    /// The body is JSON of the wrong shape.
+    InvalidBody { detail: String },
+    /// A query parameter the route does not take.
+    UnknownQueryParameter { name: String, known: String },
+    /// A query parameter with an unusable value.
+    InvalidQueryParameter { name: String, expected: String },
+    /// A path parameter that cannot name anything.
+    InvalidPathParameter { name: String, expected: String },
+}
+
+type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
+
+/// The path router, built once from the contract.
+fn route_table() -> &'static RouteTable {
+    static TABLE: OnceLock<RouteTable> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut by_path: Vec<(&'static str, HashMap<Method, RouteId>)> = Vec::new();
+        for route in registry().routes() {
+            match by_path.iter_mut().find(|(path, _)| *path == route.path) {
+                Some((_, methods)) => {
+                    methods.insert(route.method, route.id);
+                }
+                None => by_path.push((route.path, HashMap::from([(route.method, route.id)]))),
+            }
+        }
+        let mut table = matchit::Router::new();
+        for (path, methods) in by_path {
+            // The contract's own tests build this table; a path it cannot hold
+            // fails there, never on a deployed node.
+            if let Err(error) = table.insert(path, methods) {
+                panic!("the contract declares a path the router cannot hold: {path}: {error}");
+            }
+        }
+        table
+    })
+}
+
+/// Finds the route for a method and path, with its path parameters.
+fn find_route(
+    method: &str,
+    path: &str,
+) -> Result<(&'static Route, Vec<(String, String)>), RequestError> {
+    let matched = route_table()
+        .at(path)
+        .map_err(|_| RequestError::NoSuchRoute {
+            method: method.to_string(),
+            path: path.to_string(),
+        })?;
+    let route_id = Method::parse(method).and_then(|method| matched.value.get(&method).copied());
+    let Some(route_id) = route_id else {
+        let mut allowed: Vec<&str> = matched.value.keys().map(|method| method.as_str()).collect();
+        allowed.sort_unstable();
+        return Err(RequestError::MethodNotAllowed {
+            method: method.to_string(),
+            path: path.to_string(),
+            allowed: allowed.join(", "),
+        });
+    };
+    let parameters = matched
+        .params
+        .iter()
+        .map(|(name, value)| (name.to_string(), value.to_string()))
+        .collect();
+    Ok((registry().route(route_id), parameters))
+}
+
+/// Parses the query string, refusing parameters the route does not declare.
+fn parse_query(route: &Route, query: &str) -> Result<Vec<(String, String)>, RequestError> {
+    let mut parameters = Vec::new();
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        if !route
+            .query_parameters
+            .iter()
+            .any(|parameter| parameter.name == name)
+        {
+            let known: Vec<&str> = route
+                .query_parameters
+                .iter()
+                .map(|parameter| parameter.name)
+                .collect();
+            return Err(RequestError::UnknownQueryParameter {
+                name: name.into_owned(),
+                known: known.join(", "),
+            });
+        }
+        parameters.push((name.into_owned(), value.into_owned()));
+    }
+    Ok(parameters)
+}
+
+/// Handles one request from `surface`. Never panics on input and never answers a
+/// 500 for anything a client sent.
+pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> Response {
+    let now_ms = node.platform.now_ms();
+    let (route, path_parameters) = match find_route(&request.method, &request.path) {
+        Ok(found) => found,
+        Err(error) => return Response::refusal(&error.into()),
+    };
+    let early = |refusal: Refusal| Response::refusal(&refusal);
+    if request.body.len() > MAXIMUM_BODY_BYTES {
+        return early(
+            RequestError::BodyTooLarge {
+                limit: MAXIMUM_BODY_BYTES,
+            }
+            .into(),
+        );
+    }
+    if route.request.is_none() && !request.body.iter().all(u8::is_ascii_whitespace) {
+        return early(RequestError::BodyNotExpected.into());
+    }
+    let query_parameters = match parse_query(route, &request.query) {
+        Ok(parameters) => parameters,
+        Err(error) => return early(error.into()),
+    };
+    let tier = registry().tier(route.id);
+    let changes_something = !route.method.is_safe();
+
+    // Public routes answer anyone and act as a stranger, whatever credential a
+    // browser happens to send along.
+    let (caller, via_cookie) = if route.authority == mailroom_contract::Authority::Public {
+        (
+            Caller::Stranger,
+            request.cookie(credentials::ACCESS_COOKIE).is_some()
+                || request.cookie(credentials::REFRESH_COOKIE).is_some(),
+        )
+    } else {
+        match credentials::identify(request, &node.config.session_key, now_ms) {
+            Ok(presented) => (presented.caller, presented.via_cookie),
+            Err(error) => return early(error.into()),
+        }
+    };
+    if let Err(error) = credentials::check_origin(request, changes_something, via_cookie) {
+        return early(error.into());
+    }
+    let path_parameter = |name: &str| {
+        path_parameters
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
+    };
+    let checks = match authz::checks_for(&route.authority, &caller, path_parameter) {
+        Ok(checks) => checks,
+        Err(error) => return early(error.into()),
+    };
+    let mut context = Context::new(
+        node,
+        route,
+        request,
+        now_ms,
+        caller,
+        surface,
+        path_parameters,
+        query_parameters,
+        checks,
+        is_audited(route, tier),
+    );
+    let outcome = handle(&mut context).await;
+    context.finish(outcome).await
+}
+
+/// The one place that names every route's handler.
+async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    match context.route.id {
+        RouteId::InterfaceShell => Ok(interface::shell()),
+        RouteId::SetUpNode => setup::set_up_node(context).await,
+        RouteId::SignIn => sessions::sign_in(context).await,
+        RouteId::RefreshSession => sessions::refresh(context).await,
+        RouteId::SignOut => sessions::sign_out(context).await,
+        RouteId::GetMe => people::get_me(context).await,
+        RouteId::ChangePassword => sessions::change_password(context).await,
+        RouteId::ListPeople => people::list_people(context).await,
+        RouteId::CreatePerson => people::create_person(context).await,
+        RouteId::GetPerson => people::get_person(context).await,
+        RouteId::DisablePerson => people::set_disabled(context, true).await,
+        RouteId::EnablePerson => people::set_disabled(context, false).await,
+        RouteId::ListTeams => teams::list_teams(context).await,
+        RouteId::CreateTeam => teams::create_team(context).await,
+        RouteId::AddTeamMember => teams::add_member(context).await,
+        RouteId::RemoveTeamMember => teams::remove_member(context).await,
+        RouteId::ListRelations => relations::list_relations(context).await,
+        RouteId::GrantRelation => relations::grant(context).await,
+        RouteId::RevokeRelation => relations::revoke(context).await,
+        RouteId::ListAuditEntries => audit::list_entries(context).await,
+        RouteId::VerifyAuditChain => audit::verify_chain(context).await,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_declared_path_fits_the_router() {
+        for route in registry().routes() {
+            let concrete: String = route
+                .path
+                .split('/')
+                .map(|segment| {
+                    if segment.starts_with(':') {
+                        "x"
+                    } else {
+                        segment
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("/");
+            let (found, _) =
+                find_route(route.method.as_str(), &concrete).expect("declared route is routable");
+            assert_eq!(
+                found.id,
+                route.id,
+                "{} {}",
+                route.method.as_str(),
+                route.path
+            );
+        }
+    }
+
+    #[test]
+    fn a_known_path_with_the_wrong_method_names_the_allowed_ones() {
+        match find_route("PATCH", "/api/people") {
+            Err(RequestError::MethodNotAllowed { allowed, .. }) => assert_eq!(allowed, "GET, POST"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            find_route("GET", "/api/nothing"),
+            Err(RequestError::NoSuchRoute { .. })
+        ));
+    }
+}

@@ -1,0 +1,36 @@
+//! The node as the core sees it: its storage, its platform and its configuration,
+//! handed in by the adapter (or a test) for each request.
+
+use crate::password;
+use crate::platform::Platform;
+use crate::storage::Database;
+
+/// The configuration a deployment supplies: secrets and feature switches.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The key access tokens are signed with (`SESSION_SECRET`).
+    pub session_key: Vec<u8>,
+    /// The one-time setup secret (`SETUP_TOKEN`), if configured.
+    pub setup_token: Option<String>,
+    /// PBKDF2 iterations for new password hashes. Existing hashes keep the count
+    /// stored with them, so this can change without locking anyone out.
+    pub password_iterations: u32,
+}
+
+impl Config {
+    /// A deployment's configuration, hashing at the production iteration count.
+    pub fn new(session_key: Vec<u8>, setup_token: Option<String>) -> Config {
+        Config {
+            session_key,
+            setup_token,
+            password_iterations: password::ITERATIONS,
+        }
+    }
+}
+
+/// One node: everything a request is handled with.
+pub struct Node<'a> {
+    pub database: &'a dyn Database,
+    pub platform: &'a dyn Platform,
+    pub config: &'a Config,
+}

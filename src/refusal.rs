@@ -1,0 +1,519 @@
+//! The four-part refusal, and the one place every domain's errors become one.
+//!
+//! A refusal is an answer written to be acted on: what was refused, why, and what
+//! would change the answer. Each domain owns an error enum naming what can go
+//! wrong in its own words; this module maps every one of them to a status, a code
+//! and the sentences a person or a model reads. Internal failures map to a single
+//! detail-free 500, so nothing about storage or code ever reaches a client.
+
+use mailroom_contract::api::{RefusalBody, RefusalDetail};
+
+use crate::audit::AuditError;
+use crate::authz::AuthorityError;
+use crate::credentials::AuthenticationError;
+use crate::dispatch::RequestError;
+use crate::people::PersonError;
+use crate::relations::RelationError;
+use crate::sessions::SessionError;
+use crate::setup::SetupError;
+use crate::teams::TeamError;
+
+/// A refusal, ready to be answered.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Refusal {
+    pub status: u16,
+    pub code: &'static str,
+    pub message: String,
+    pub reason: String,
+    pub fix: String,
+    /// Sent as `Retry-After` when waiting would change the answer.
+    pub retry_after_seconds: Option<u32>,
+    /// Sent as `Allow` on a 405.
+    pub allow: Option<String>,
+}
+
+impl Refusal {
+    pub fn new(
+        status: u16,
+        code: &'static str,
+        message: impl Into<String>,
+        reason: impl Into<String>,
+        fix: impl Into<String>,
+    ) -> Refusal {
+        Refusal {
+            status,
+            code,
+            message: message.into(),
+            reason: reason.into(),
+            fix: fix.into(),
+            retry_after_seconds: None,
+            allow: None,
+        }
+    }
+
+    /// The answer to anything that went wrong inside the node. Deliberately says
+    /// nothing about what: the detail goes to the operator's log.
+    pub fn internal() -> Refusal {
+        Refusal::new(
+            500,
+            "internal_error",
+            "The node could not complete this request.",
+            "Something failed inside the node; the details are in the operator's logs, not here.",
+            "Try again. If it keeps failing, tell the node's operator the time of the request.",
+        )
+    }
+
+    /// The answer when the audit chain stayed contended through every retry. The
+    /// change was not applied, so nothing is lost by trying again.
+    pub fn busy() -> Refusal {
+        let mut refusal = Refusal::new(
+            503,
+            "busy",
+            "The node is busy and did not apply this change.",
+            "Many changes arrived at once and this one could not take its place in the audit chain; it was rolled back.",
+            "Try again in a moment; nothing was changed.",
+        );
+        refusal.retry_after_seconds = Some(1);
+        refusal
+    }
+
+    /// The answer when the deployment lacks something it needs. Names the missing
+    /// setting (an operator's fix), never a value.
+    pub fn misconfigured(what: &str) -> Refusal {
+        Refusal::new(
+            503,
+            "node_not_configured",
+            "The node is not fully configured.",
+            format!("The deployment is missing {what}."),
+            "Tell the node's operator; the README's deploy section lists every binding and secret.",
+        )
+    }
+
+    /// The JSON body every refusal answers with.
+    pub fn body(&self) -> RefusalBody {
+        RefusalBody {
+            error: RefusalDetail {
+                code: self.code.to_string(),
+                message: self.message.clone(),
+                reason: self.reason.clone(),
+                fix: self.fix.clone(),
+            },
+        }
+    }
+
+    /// A 404 that answers exactly as a missing object would, so an object the caller
+    /// may not see is indistinguishable from one that does not exist.
+    pub fn not_found(what: &str, id: &str) -> Refusal {
+        Refusal::new(
+            404,
+            "not_found",
+            format!("There is no {what} {id}."),
+            format!("No {what} with that id exists, or you are not allowed to know that it does."),
+            format!("Check the id; list what you can see to find the right {what}."),
+        )
+    }
+}
+
+impl From<RequestError> for Refusal {
+    fn from(error: RequestError) -> Refusal {
+        match error {
+            RequestError::NoSuchRoute { method, path } => Refusal::new(
+                404,
+                "no_such_route",
+                format!("Nothing answers {method} {path}."),
+                "The node declares no route with that path.",
+                "See the OpenAPI document or the Agent Skill for the routes the node offers.",
+            ),
+            RequestError::MethodNotAllowed {
+                method,
+                path,
+                allowed,
+            } => {
+                let mut refusal = Refusal::new(
+                    405,
+                    "method_not_allowed",
+                    format!("{path} does not answer {method}."),
+                    format!("The route exists but answers only {allowed}."),
+                    format!("Use {allowed}."),
+                );
+                refusal.allow = Some(allowed);
+                refusal
+            }
+            RequestError::BodyTooLarge { limit } => Refusal::new(
+                413,
+                "body_too_large",
+                "The request body is too large.",
+                format!("The node reads request bodies of at most {limit} bytes."),
+                "Send a smaller body.",
+            ),
+            RequestError::BodyNotExpected => Refusal::new(
+                400,
+                "unexpected_body",
+                "This route takes no request body.",
+                "A body was sent to a route that declares none, so the node cannot tell what was meant.",
+                "Send the request without a body; pass values in the path or query.",
+            ),
+            RequestError::MissingBody => Refusal::new(
+                400,
+                "missing_body",
+                "This route needs a JSON request body.",
+                "The request had no body.",
+                "Send a JSON object as described by the route's request schema.",
+            ),
+            RequestError::MalformedJson { detail } => Refusal::new(
+                400,
+                "malformed_json",
+                "The request body is not valid JSON.",
+                detail,
+                "Send a well-formed JSON object.",
+            ),
+            RequestError::InvalidBody { detail } => Refusal::new(
+                400,
+                "invalid_body",
+                "The request body does not have the shape this route needs.",
+                detail,
+                "Correct the named field to match the route's request schema.",
+            ),
+            RequestError::UnknownQueryParameter { name, known } => Refusal::new(
+                400,
+                "unknown_query_parameter",
+                format!("The query parameter `{name}` is not one this route takes."),
+                if known.is_empty() {
+                    "This route takes no query parameters.".to_string()
+                } else {
+                    format!("This route takes: {known}.")
+                },
+                "Remove it, or correct its spelling.",
+            ),
+            RequestError::InvalidQueryParameter { name, expected } => Refusal::new(
+                400,
+                "invalid_query_parameter",
+                format!("The query parameter `{name}` has a value this route cannot use."),
+                format!("`{name}` must be {expected}."),
+                format!("Send `{name}` as {expected}, or leave it out."),
+            ),
+            RequestError::InvalidPathParameter { name, expected } => Refusal::new(
+                404,
+                "not_found",
+                format!("`{name}` does not name anything here."),
+                format!("`{name}` must be {expected}."),
+                "Check the id; list what you can see to find the right one.",
+            ),
+        }
+    }
+}
+
+impl From<AuthenticationError> for Refusal {
+    fn from(error: AuthenticationError) -> Refusal {
+        match error {
+            AuthenticationError::MissingCredentials => Refusal::new(
+                401,
+                "not_signed_in",
+                "This route needs a signed-in caller.",
+                "The request carried no session and no agent credential.",
+                "Sign in at POST /api/sessions and send the access token as `Authorization: Bearer <token>`, or use an agent's `mr_agt_` credential.",
+            ),
+            AuthenticationError::MalformedCredential => Refusal::new(
+                401,
+                "invalid_credential",
+                "The credential in this request is not one the node issued.",
+                "The bearer token or session cookie is malformed or its signature does not verify.",
+                "Sign in again at POST /api/sessions to get a fresh access token.",
+            ),
+            AuthenticationError::AccessTokenExpired => Refusal::new(
+                401,
+                "access_token_expired",
+                "The access token has expired.",
+                "Access tokens last 15 minutes.",
+                "Exchange your refresh token at POST /api/sessions/refresh for a new access token, then retry.",
+            ),
+            AuthenticationError::SessionEnded => Refusal::new(
+                401,
+                "session_ended",
+                "This session no longer works.",
+                "The session was signed out or revoked, or the person was disabled.",
+                "Sign in again at POST /api/sessions; if your account was disabled, ask an administrator.",
+            ),
+            AuthenticationError::CrossOrigin => Refusal::new(
+                403,
+                "cross_origin_refused",
+                "A request that changes something came from another origin.",
+                "Changing requests sent with cookies, or carrying an Origin header, must come from the node's own origin; anything else could be a forged request.",
+                "Call the node from its own pages, or use `Authorization: Bearer` without cookies.",
+            ),
+            AuthenticationError::CredentialNotAccepted => Refusal::new(
+                403,
+                "credential_not_accepted",
+                "This kind of credential cannot call this route.",
+                "The route answers people signed in with a session.",
+                "Sign in as a person and call it with that session.",
+            ),
+        }
+    }
+}
+
+impl From<AuthorityError> for Refusal {
+    fn from(error: AuthorityError) -> Refusal {
+        match error {
+            AuthorityError::MissingOrganizationRelation(relation) => Refusal::new(
+                403,
+                "missing_relation",
+                format!("This needs {} on the organisation.", relation.name()),
+                format!(
+                    "You do not hold {} ({}).",
+                    relation.name(),
+                    relation.description()
+                ),
+                format!(
+                    "Ask an administrator to grant you {} on org, or ask someone who holds it to do this.",
+                    relation.name()
+                ),
+            ),
+            AuthorityError::NotSelfOrAdministrator => Refusal::new(
+                403,
+                "not_self_or_administrator",
+                "Only the person themself or an administrator can do this.",
+                "The path names another person and you do not hold org.admin.",
+                "Use your own id (see GET /api/me), or ask an administrator.",
+            ),
+            AuthorityError::PeopleOnly => Refusal::new(
+                403,
+                "people_only",
+                "Only a person can do this.",
+                "This route acts on a person's own account, and the caller is not a person.",
+                "Ask the person to do it themselves, signed in with their own session.",
+            ),
+        }
+    }
+}
+
+impl From<SetupError> for Refusal {
+    fn from(error: SetupError) -> Refusal {
+        match error {
+            SetupError::NotConfigured => Refusal::new(
+                403,
+                "setup_not_configured",
+                "The node cannot be set up yet.",
+                "No SETUP_TOKEN secret is configured on the Worker.",
+                "Run `wrangler secret put SETUP_TOKEN`, then call POST /api/setup with that token.",
+            ),
+            SetupError::WrongToken => Refusal::new(
+                403,
+                "wrong_setup_token",
+                "The setup token is not the one configured on the Worker.",
+                "POST /api/setup needs the SETUP_TOKEN secret exactly.",
+                "Send the value you set with `wrangler secret put SETUP_TOKEN`.",
+            ),
+            SetupError::AlreadySetUp => Refusal::new(
+                409,
+                "already_set_up",
+                "The node is already set up.",
+                "An administrator exists, so the setup token no longer works.",
+                "Sign in as an administrator at POST /api/sessions; an administrator can create other people.",
+            ),
+        }
+    }
+}
+
+impl From<SessionError> for Refusal {
+    fn from(error: SessionError) -> Refusal {
+        match error {
+            SessionError::WrongEmailOrPassword => Refusal::new(
+                401,
+                "wrong_email_or_password",
+                "Those credentials do not sign anyone in.",
+                "The email is unknown, the password is wrong, or the person is disabled; the node does not say which.",
+                "Check the email and password. After repeated failures the node refuses for a while, so ask an administrator if you are unsure.",
+            ),
+            SessionError::TooManyAttempts {
+                retry_after_seconds,
+            } => {
+                let mut refusal = Refusal::new(
+                    429,
+                    "too_many_sign_in_attempts",
+                    "Sign-in is paused for this account or address.",
+                    "Too many sign-ins failed recently for this account or from this address.",
+                    format!(
+                        "Wait {} minutes and try again, or ask an administrator to reset your password.",
+                        retry_after_seconds.div_ceil(60)
+                    ),
+                );
+                refusal.retry_after_seconds = Some(retry_after_seconds);
+                refusal
+            }
+            SessionError::MissingRefreshToken => Refusal::new(
+                400,
+                "missing_refresh_token",
+                "No refresh token was sent.",
+                "A refresh needs the refresh token, in the body or in the browser's refresh cookie.",
+                "Send `{\"refresh_token\": \"…\"}` with the token from sign-in or the last refresh.",
+            ),
+            SessionError::RefreshTokenInvalid => Refusal::new(
+                401,
+                "refresh_token_invalid",
+                "That refresh token does not refresh any session.",
+                "It is unknown, expired, or its session was signed out or revoked.",
+                "Sign in again at POST /api/sessions.",
+            ),
+            SessionError::RefreshTokenReused => Refusal::new(
+                401,
+                "refresh_token_reused",
+                "That refresh token was already exchanged, so its session has been ended.",
+                "A refresh token works once; presenting a retired one means a copy may have leaked, and the node ends the session to protect it.",
+                "Sign in again at POST /api/sessions.",
+            ),
+            SessionError::RefreshRaced => Refusal::new(
+                409,
+                "refresh_raced",
+                "This session was refreshed a moment ago by another request.",
+                "Two refreshes of the same token arrived together; the other one won.",
+                "Use the tokens from the other refresh (a browser already has them in its cookies) and retry.",
+            ),
+            SessionError::WrongCurrentPassword => Refusal::new(
+                403,
+                "wrong_current_password",
+                "The current password is not right, so the password was not changed.",
+                "Changing a password needs the one in use now.",
+                "Send your current password; if you have forgotten it, ask an administrator.",
+            ),
+        }
+    }
+}
+
+impl From<PersonError> for Refusal {
+    fn from(error: PersonError) -> Refusal {
+        match error {
+            PersonError::InvalidEmail => Refusal::new(
+                400,
+                "invalid_email",
+                "That is not an email address the node can use.",
+                "An email address needs a local part, an @ and a domain with a dot, and no spaces, at most 254 characters.",
+                "Send an address such as ana@example.com.",
+            ),
+            PersonError::EmailTaken => Refusal::new(
+                409,
+                "email_taken",
+                "Someone on the node already uses that email address.",
+                "An email address signs in exactly one person.",
+                "Use another address, or find the existing person in GET /api/people.",
+            ),
+            PersonError::InvalidName => Refusal::new(
+                400,
+                "invalid_name",
+                "That name cannot be used.",
+                "A name must have 1 to 200 characters and not be only spaces.",
+                "Send a display name such as \"Ana Lima\".",
+            ),
+            PersonError::WeakPassword { minimum } => Refusal::new(
+                400,
+                "weak_password",
+                "That password is too short.",
+                format!("Passwords need at least {minimum} characters (and at most 1024)."),
+                format!(
+                    "Choose a password of at least {minimum} characters; a few unrelated words work well."
+                ),
+            ),
+            PersonError::NoSuchPerson { id } => Refusal::not_found("person", &id),
+            PersonError::CannotDisableSelf => Refusal::new(
+                409,
+                "cannot_disable_self",
+                "You cannot disable your own account.",
+                "Disabling yourself would end your own session and could leave the node without an administrator.",
+                "Ask another administrator to do it.",
+            ),
+            PersonError::LastAdministrator => last_administrator(),
+        }
+    }
+}
+
+impl From<TeamError> for Refusal {
+    fn from(error: TeamError) -> Refusal {
+        match error {
+            TeamError::InvalidName => Refusal::new(
+                400,
+                "invalid_team_name",
+                "That team name cannot be used.",
+                "A team name must have 1 to 100 characters and not be only spaces.",
+                "Send a name such as \"Support\".",
+            ),
+            TeamError::NameTaken => Refusal::new(
+                409,
+                "team_name_taken",
+                "A team with that name already exists.",
+                "Team names are unique on the node.",
+                "Choose another name, or use the existing team from GET /api/teams.",
+            ),
+            TeamError::NoSuchTeam { id } => Refusal::not_found("team", &id),
+            TeamError::NoSuchPerson { id } => Refusal::not_found("person", &id),
+            TeamError::LastAdministrator => last_administrator(),
+        }
+    }
+}
+
+impl From<RelationError> for Refusal {
+    fn from(error: RelationError) -> Refusal {
+        match error {
+            RelationError::UnknownRelation { name } => Refusal::new(
+                400,
+                "unknown_relation",
+                format!("`{name}` is not a relation."),
+                "Relations are a fixed vocabulary.",
+                "Use one of org.admin, ediscovery.export, mailbox.metadata.read, mailbox.content.read, message.export, send.propose, approval.decide.",
+            ),
+            RelationError::InvalidSubject { subject } => Refusal::new(
+                400,
+                "invalid_subject",
+                format!("`{subject}` cannot hold a relation."),
+                "A subject is a person (`usr_…`), an agent (`agt_…`) or every member of a team (`tm_…#member`).",
+                "Send the id of a person or an agent, or a team id followed by #member.",
+            ),
+            RelationError::WrongObject { relation, expected } => Refusal::new(
+                400,
+                "wrong_object_for_relation",
+                format!("{relation} is not held on that object."),
+                format!("{relation} is held on {expected}."),
+                format!("Send {expected} as the object."),
+            ),
+            RelationError::NoSuchSubject { subject } => Refusal::new(
+                404,
+                "not_found",
+                format!("There is no {subject}."),
+                "The subject names a person, agent or team that does not exist.",
+                "Check the id in GET /api/people or GET /api/teams.",
+            ),
+            RelationError::NoSuchObject { object } => Refusal::new(
+                404,
+                "not_found",
+                format!("There is no {object}."),
+                "The object names a mailbox that does not exist.",
+                "Check the mailbox id.",
+            ),
+            RelationError::NotHeld => Refusal::new(
+                404,
+                "not_found",
+                "That subject does not hold that relation on that object.",
+                "There is no such tuple to revoke.",
+                "List the subject's relations with GET /api/relations?subject=… to see what it holds.",
+            ),
+            RelationError::LastAdministrator => last_administrator(),
+        }
+    }
+}
+
+impl From<AuditError> for Refusal {
+    fn from(error: AuditError) -> Refusal {
+        match error {
+            AuditError::Request(request) => request.into(),
+        }
+    }
+}
+
+fn last_administrator() -> Refusal {
+    Refusal::new(
+        409,
+        "last_administrator",
+        "This would leave the node without an administrator.",
+        "At least one enabled person must hold org.admin, or nobody could manage the node.",
+        "Grant org.admin to another person first, then try again.",
+    )
+}

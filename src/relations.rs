@@ -1,0 +1,225 @@
+//! Relations: granting, revoking and listing relationship tuples, the one door
+//! through which anyone comes to hold anything.
+//!
+//! This module validates a requested tuple (a known relation, on the kind of
+//! object it is held on, by a subject that exists); the tuple table itself is only
+//! touched through `authz::tuples`.
+
+use mailroom_contract::api::{RelationChange, RelationList, RelationTuple};
+use mailroom_contract::relation::ORGANIZATION_OBJECT;
+use mailroom_contract::{ObjectKind, Relation};
+use serde::Deserialize;
+
+use crate::authz::tuples;
+use crate::context::Context;
+use crate::http::Response;
+use crate::ids::{IdKind, is_id_of};
+use crate::refusal::Refusal;
+use crate::storage::Statement;
+use crate::time::rfc3339;
+
+/// What can be wrong with a requested tuple.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RelationError {
+    /// Not a relation in the vocabulary.
+    UnknownRelation { name: String },
+    /// Not a person, agent or team userset.
+    InvalidSubject { subject: String },
+    /// The object is not the kind this relation is held on.
+    WrongObject {
+        relation: String,
+        expected: &'static str,
+    },
+    /// The subject names nothing that exists.
+    NoSuchSubject { subject: String },
+    /// The object names nothing that exists.
+    NoSuchObject { object: String },
+    /// The tuple to revoke is not held.
+    NotHeld,
+    /// Revoking this would leave no enabled administrator.
+    LastAdministrator,
+}
+
+/// A subject that can hold a relation.
+enum Subject {
+    Person(String),
+    TeamMembers(String),
+}
+
+/// A requested tuple, checked for shape (not yet for existence).
+struct ValidTuple {
+    subject: String,
+    parsed_subject: Subject,
+    relation: Relation,
+    object: String,
+}
+
+fn validate(change: &RelationChange) -> Result<ValidTuple, RelationError> {
+    let relation =
+        Relation::parse(&change.relation).ok_or_else(|| RelationError::UnknownRelation {
+            name: change.relation.clone(),
+        })?;
+    let subject = change.subject.trim().to_string();
+    let parsed_subject = if is_id_of(&subject, IdKind::Person) {
+        Subject::Person(subject.clone())
+    } else if let Some(team_id) = subject
+        .strip_suffix("#member")
+        .filter(|team| is_id_of(team, IdKind::Team))
+    {
+        Subject::TeamMembers(team_id.to_string())
+    } else if is_id_of(&subject, IdKind::Agent) {
+        // Agents hold tuples once they can be minted; none exists yet.
+        return Err(RelationError::NoSuchSubject { subject });
+    } else {
+        return Err(RelationError::InvalidSubject { subject });
+    };
+    let object = change.object.trim().to_string();
+    match relation.object_kind() {
+        ObjectKind::Organization if object != ORGANIZATION_OBJECT => {
+            return Err(RelationError::WrongObject {
+                relation: relation.name().into(),
+                expected: "`org`",
+            });
+        }
+        ObjectKind::Mailbox if !is_id_of(&object, IdKind::Mailbox) => {
+            return Err(RelationError::WrongObject {
+                relation: relation.name().into(),
+                expected: "a mailbox id (`mbx_…`)",
+            });
+        }
+        ObjectKind::Mailbox => {
+            // Mailboxes arrive with the mail domain; until then none exists.
+            return Err(RelationError::NoSuchObject { object });
+        }
+        ObjectKind::Organization => {}
+    }
+    Ok(ValidTuple {
+        subject,
+        parsed_subject,
+        relation,
+        object,
+    })
+}
+
+fn subject_exists(subject: &Subject) -> Statement {
+    match subject {
+        Subject::Person(id) => {
+            Statement::new("SELECT EXISTS (SELECT 1 FROM people WHERE id = ?1) AS found")
+                .bind(id.as_str())
+        }
+        Subject::TeamMembers(id) => {
+            Statement::new("SELECT EXISTS (SELECT 1 FROM teams WHERE id = ?1) AS found")
+                .bind(id.as_str())
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct TupleRow {
+    subject: String,
+    relation: String,
+    object: String,
+    granted_at: i64,
+    granted_by: String,
+}
+
+impl TupleRow {
+    fn present(self) -> RelationTuple {
+        RelationTuple {
+            subject: self.subject,
+            relation: self.relation,
+            object: self.object,
+            granted_at: rfc3339(self.granted_at),
+            granted_by: self.granted_by,
+        }
+    }
+}
+
+/// `GET /api/relations`.
+pub async fn list_relations(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let subject = context.query("subject").map(str::to_string);
+    let object = context.query("object").map(str::to_string);
+    let [tuples] = context
+        .read_array([tuples::list(subject.as_deref(), object.as_deref())])
+        .await?;
+    let relations: Vec<TupleRow> = tuples
+        .decode_all()
+        .map_err(|error| context.internal(error))?;
+    Ok(context.json(&RelationList {
+        relations: relations.into_iter().map(TupleRow::present).collect(),
+    }))
+}
+
+/// `POST /api/relations`.
+pub async fn grant(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let change: RelationChange = context.body()?;
+    let tuple = validate(&change)?;
+    context.audit_object(tuple.object.clone());
+    context.audit_detail(
+        serde_json::json!({ "subject": tuple.subject, "relation": tuple.relation.name() }),
+    );
+    let [exists, held] = context
+        .read_array([
+            subject_exists(&tuple.parsed_subject),
+            tuples::find(&tuple.subject, tuple.relation, &tuple.object),
+        ])
+        .await?;
+    if !exists
+        .first()
+        .and_then(|row| row.flag("found").ok())
+        .unwrap_or(false)
+    {
+        return Err(RelationError::NoSuchSubject {
+            subject: tuple.subject,
+        }
+        .into());
+    }
+    if let Some(row) = held.first() {
+        let existing: TupleRow = row.decode().map_err(|error| context.internal(error))?;
+        return Ok(context.json(&existing.present()));
+    }
+    let granted_by = context.caller.actor_id().unwrap_or_default().to_string();
+    context.write(tuples::grant(
+        &tuple.subject,
+        tuple.relation,
+        &tuple.object,
+        context.now_ms,
+        &granted_by,
+    ));
+    Ok(context.json(&RelationTuple {
+        subject: tuple.subject,
+        relation: tuple.relation.name().to_string(),
+        object: tuple.object,
+        granted_at: rfc3339(context.now_ms),
+        granted_by,
+    }))
+}
+
+/// `POST /api/relations/revoke`.
+pub async fn revoke(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let change: RelationChange = context.body()?;
+    let tuple = validate(&change)?;
+    context.audit_object(tuple.object.clone());
+    context.audit_detail(
+        serde_json::json!({ "subject": tuple.subject, "relation": tuple.relation.name() }),
+    );
+    let [held] = context
+        .read_array([tuples::find(&tuple.subject, tuple.relation, &tuple.object)])
+        .await?;
+    let Some(row) = held.first() else {
+        return Err(RelationError::NotHeld.into());
+    };
+    let existing: TupleRow = row.decode().map_err(|error| context.internal(error))?;
+    context.write(tuples::revoke(
+        &tuple.subject,
+        tuple.relation,
+        &tuple.object,
+    ));
+    if tuple.relation == Relation::OrgAdmin {
+        context.guard(
+            tuples::a_live_administrator_remains(),
+            RelationError::LastAdministrator,
+        );
+    }
+    Ok(context.json(&existing.present()))
+}

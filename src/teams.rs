@@ -1,0 +1,178 @@
+//! Teams: named sets of people. A relation granted to `tm_…#member` is held by
+//! every member, so adding or removing a member changes what they hold on their
+//! next request.
+
+use mailroom_contract::api::{CreateTeam, Team, TeamList};
+use serde::Deserialize;
+
+use crate::authz::tuples;
+use crate::context::Context;
+use crate::http::Response;
+use crate::ids::{IdKind, is_id_of, new_id};
+use crate::refusal::Refusal;
+use crate::storage::{QueryResult, Statement};
+use crate::time::rfc3339;
+
+/// What can be wrong with a team or a request about one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TeamError {
+    /// Empty or over-long team name.
+    InvalidName,
+    /// Another team has this name.
+    NameTaken,
+    /// No team has this id.
+    NoSuchTeam { id: String },
+    /// No person has this id.
+    NoSuchPerson { id: String },
+    /// Removing this member would leave no enabled administrator.
+    LastAdministrator,
+}
+
+#[derive(Deserialize)]
+struct TeamRow {
+    id: String,
+    name: String,
+    created_at: i64,
+}
+
+#[derive(Deserialize)]
+struct MemberRow {
+    team_id: String,
+    person_id: String,
+}
+
+fn assemble(
+    teams: &QueryResult,
+    members: &QueryResult,
+) -> Result<Vec<Team>, crate::storage::StorageError> {
+    let members: Vec<MemberRow> = members.decode_all()?;
+    let teams: Vec<TeamRow> = teams.decode_all()?;
+    Ok(teams
+        .into_iter()
+        .map(|team| Team {
+            members: members
+                .iter()
+                .filter(|member| member.team_id == team.id)
+                .map(|member| member.person_id.clone())
+                .collect(),
+            id: team.id,
+            name: team.name,
+            created_at: rfc3339(team.created_at),
+        })
+        .collect())
+}
+
+fn members_of(team_id: Option<&str>) -> Statement {
+    Statement::new(
+        "SELECT team_id, person_id FROM team_members WHERE (?1 IS NULL OR team_id = ?1) ORDER BY added_at, person_id",
+    )
+    .bind(team_id)
+}
+
+/// `GET /api/teams`.
+pub async fn list_teams(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let teams = Statement::new("SELECT id, name, created_at FROM teams ORDER BY created_at, id");
+    let [teams, members] = context.read_array([teams, members_of(None)]).await?;
+    let teams = assemble(&teams, &members).map_err(|error| context.internal(error))?;
+    Ok(context.json(&TeamList { teams }))
+}
+
+fn validate_name(name: &str) -> Result<String, TeamError> {
+    let name = name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        Err(TeamError::InvalidName)
+    } else {
+        Ok(name.to_string())
+    }
+}
+
+/// `POST /api/teams`.
+pub async fn create_team(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: CreateTeam = context.body()?;
+    let name = validate_name(&request.name)?;
+    let existing = Statement::new("SELECT id FROM teams WHERE name = ?1").bind(name.as_str());
+    let [existing] = context.read_array([existing]).await?;
+    if !existing.rows.is_empty() {
+        return Err(TeamError::NameTaken.into());
+    }
+    let team_id = new_id(IdKind::Team, context.node.platform);
+    context.write(
+        Statement::new("INSERT INTO teams (id, name, created_at) VALUES (?1, ?2, ?3)")
+            .bind(team_id.as_str())
+            .bind(name.as_str())
+            .bind(context.now_ms),
+    );
+    context.on_unique_violation("teams.name", TeamError::NameTaken);
+    context.audit_object(team_id.clone());
+    context.audit_detail(serde_json::json!({ "name": name }));
+    Ok(context.json(&Team {
+        id: team_id,
+        name,
+        created_at: rfc3339(context.now_ms),
+        members: Vec::new(),
+    }))
+}
+
+/// Reads the team and person a membership route names, refusing unknown ones.
+async fn membership(context: &mut Context<'_>) -> Result<(Team, String), Refusal> {
+    let team_id = context.path("teamId").to_string();
+    let person_id = context.path("personId").to_string();
+    if !is_id_of(&team_id, IdKind::Team) {
+        return Err(TeamError::NoSuchTeam { id: team_id }.into());
+    }
+    if !is_id_of(&person_id, IdKind::Person) {
+        return Err(TeamError::NoSuchPerson { id: person_id }.into());
+    }
+    let team = Statement::new("SELECT id, name, created_at FROM teams WHERE id = ?1")
+        .bind(team_id.as_str());
+    let person = Statement::new("SELECT id FROM people WHERE id = ?1").bind(person_id.as_str());
+    let [team, person, members] = context
+        .read_array([team, person, members_of(Some(&team_id))])
+        .await?;
+    let team = assemble(&team, &members)
+        .map_err(|error| context.internal(error))?
+        .pop();
+    let Some(team) = team else {
+        return Err(TeamError::NoSuchTeam { id: team_id }.into());
+    };
+    if person.rows.is_empty() {
+        return Err(TeamError::NoSuchPerson { id: person_id }.into());
+    }
+    context.audit_object(team_id);
+    context.audit_detail(serde_json::json!({ "person": person_id }));
+    Ok((team, person_id))
+}
+
+/// `PUT /api/teams/:teamId/members/:personId`.
+pub async fn add_member(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (mut team, person_id) = membership(context).await?;
+    if !team.members.contains(&person_id) {
+        context.write(
+            Statement::new(
+                "INSERT INTO team_members (team_id, person_id, added_at) VALUES (?1, ?2, ?3) \
+                 ON CONFLICT (team_id, person_id) DO NOTHING",
+            )
+            .bind(team.id.as_str())
+            .bind(person_id.as_str())
+            .bind(context.now_ms),
+        );
+        team.members.push(person_id);
+    }
+    Ok(context.json(&team))
+}
+
+/// `DELETE /api/teams/:teamId/members/:personId`.
+pub async fn remove_member(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (mut team, person_id) = membership(context).await?;
+    context.write(
+        Statement::new("DELETE FROM team_members WHERE team_id = ?1 AND person_id = ?2")
+            .bind(team.id.as_str())
+            .bind(person_id.as_str()),
+    );
+    context.guard(
+        tuples::a_live_administrator_remains(),
+        TeamError::LastAdministrator,
+    );
+    team.members.retain(|member| *member != person_id);
+    Ok(context.json(&team))
+}

@@ -1,0 +1,301 @@
+//! The native test kit: a `Database` on SQLite built from the same `migrations/`
+//! as D1, a deterministic `Platform`, and a `TestNode` that drives the real
+//! dispatcher the way the Worker does.
+//!
+//! Compiled only with the `testing` feature, never into the Worker. Nothing here
+//! replaces the code under test: the dispatcher, handlers and SQL are the
+//! production ones; only the storage engine and the clock differ.
+
+use std::cell::{Cell, RefCell};
+use std::path::Path;
+
+use rusqlite::types::ValueRef;
+use serde_json::Value as Json;
+
+use crate::dispatch::dispatch;
+use crate::http::{Request, Response, Surface};
+use crate::node::{Config, Node};
+use crate::platform::{Platform, PlatformError};
+use crate::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
+
+/// SQLite in memory, migrated from `migrations/`.
+pub struct SqliteDatabase {
+    connection: RefCell<rusqlite::Connection>,
+}
+
+impl SqliteDatabase {
+    /// A fresh database with every migration applied, in file-name order, as
+    /// `wrangler d1 migrations apply` does.
+    pub fn migrated() -> SqliteDatabase {
+        let connection = rusqlite::Connection::open_in_memory().expect("in-memory SQLite opens");
+        // D1 enforces foreign keys; so must the native twin.
+        connection
+            .execute_batch("PRAGMA foreign_keys = ON;")
+            .expect("foreign keys on");
+        let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+        let mut files: Vec<_> = std::fs::read_dir(&directory)
+            .expect("migrations/ exists")
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|extension| extension == "sql"))
+            .collect();
+        files.sort();
+        for file in files {
+            let sql = std::fs::read_to_string(&file).expect("migration is readable");
+            connection
+                .execute_batch(&sql)
+                .unwrap_or_else(|error| panic!("{}: {error}", file.display()));
+        }
+        SqliteDatabase {
+            connection: RefCell::new(connection),
+        }
+    }
+
+    /// Runs raw SQL outside the core, for a test that must tamper with storage.
+    pub fn tamper(&self, sql: &str) {
+        self.connection
+            .borrow()
+            .execute_batch(sql)
+            .expect("tampering SQL runs");
+    }
+
+    /// A single integer from raw SQL, for assertions about storage.
+    pub fn count(&self, sql: &str) -> i64 {
+        self.connection
+            .borrow()
+            .query_row(sql, [], |row| row.get(0))
+            .expect("count query runs")
+    }
+
+    fn run(
+        connection: &rusqlite::Connection,
+        statement: &Statement,
+    ) -> Result<QueryResult, StorageError> {
+        let error = |error: rusqlite::Error| StorageError::from_message(&error.to_string());
+        let mut prepared = connection.prepare(&statement.sql).map_err(error)?;
+        let columns: Vec<String> = prepared
+            .column_names()
+            .into_iter()
+            .map(str::to_string)
+            .collect();
+        let parameters: Vec<rusqlite::types::Value> = statement
+            .parameters
+            .iter()
+            .map(|value| match value {
+                Value::Null => rusqlite::types::Value::Null,
+                Value::Integer(integer) => rusqlite::types::Value::Integer(*integer),
+                Value::Real(real) => rusqlite::types::Value::Real(*real),
+                Value::Text(text) => rusqlite::types::Value::Text(text.clone()),
+            })
+            .collect();
+        let mut rows = prepared
+            .query(rusqlite::params_from_iter(parameters))
+            .map_err(error)?;
+        let mut result = QueryResult::default();
+        while let Some(row) = rows.next().map_err(error)? {
+            let mut map = serde_json::Map::new();
+            for (index, column) in columns.iter().enumerate() {
+                let value = match row.get_ref(index).map_err(error)? {
+                    ValueRef::Null => Json::Null,
+                    ValueRef::Integer(integer) => Json::from(integer),
+                    ValueRef::Real(real) => Json::from(real),
+                    ValueRef::Text(text) => Json::from(String::from_utf8_lossy(text).into_owned()),
+                    ValueRef::Blob(_) => {
+                        return Err(StorageError::Decode("blobs are not used".into()));
+                    }
+                };
+                map.insert(column.clone(), value);
+            }
+            result.rows.push(Row(map));
+        }
+        drop(rows);
+        result.changes = connection.changes();
+        Ok(result)
+    }
+}
+
+impl Database for SqliteDatabase {
+    fn execute(
+        &self,
+        statements: Vec<Statement>,
+    ) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+        Box::pin(async move {
+            let mut connection = self.connection.borrow_mut();
+            let transaction = connection
+                .transaction()
+                .map_err(|error| StorageError::Backend(error.to_string()))?;
+            let mut results = Vec::with_capacity(statements.len());
+            for statement in &statements {
+                // Dropping the transaction on error rolls it back, as D1 does a batch.
+                results.push(SqliteDatabase::run(&transaction, statement)?);
+            }
+            transaction
+                .commit()
+                .map_err(|error| StorageError::Backend(error.to_string()))?;
+            Ok(results)
+        })
+    }
+}
+
+/// A platform with a clock that moves only when told to, and a seeded,
+/// deterministic random stream. PBKDF2 is the real algorithm.
+pub struct FixedPlatform {
+    now_ms: Cell<i64>,
+    random_state: Cell<u64>,
+    pub logs: RefCell<Vec<String>>,
+}
+
+impl FixedPlatform {
+    pub fn at(now_ms: i64) -> FixedPlatform {
+        FixedPlatform {
+            now_ms: Cell::new(now_ms),
+            random_state: Cell::new(0x9E37_79B9_7F4A_7C15),
+            logs: RefCell::default(),
+        }
+    }
+
+    pub fn advance(&self, milliseconds: i64) {
+        self.now_ms.set(self.now_ms.get() + milliseconds);
+    }
+}
+
+impl Platform for FixedPlatform {
+    fn now_ms(&self) -> i64 {
+        self.now_ms.get()
+    }
+
+    fn fill_random(&self, bytes: &mut [u8]) {
+        // SplitMix64: deterministic, well distributed, and plainly not for production.
+        for byte in bytes.iter_mut() {
+            let mut state = self.random_state.get().wrapping_add(0x9E37_79B9_7F4A_7C15);
+            self.random_state.set(state);
+            state = (state ^ (state >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+            state = (state ^ (state >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+            *byte = (state ^ (state >> 31)) as u8;
+        }
+    }
+
+    fn pbkdf2_sha256<'a>(
+        &'a self,
+        password: &'a [u8],
+        salt: &'a [u8],
+        iterations: u32,
+    ) -> LocalBoxFuture<'a, Result<[u8; 32], PlatformError>> {
+        Box::pin(async move {
+            let mut output = [0u8; 32];
+            pbkdf2::pbkdf2_hmac::<sha2::Sha256>(password, salt, iterations, &mut output);
+            Ok(output)
+        })
+    }
+
+    fn sleep(&self, _milliseconds: u32) -> LocalBoxFuture<'_, ()> {
+        Box::pin(async {})
+    }
+
+    fn log(&self, message: &str) {
+        self.logs.borrow_mut().push(message.to_string());
+    }
+}
+
+/// The origin test requests are addressed to.
+pub const TEST_ORIGIN: &str = "https://mailroom.test";
+/// The setup token a `TestNode` is configured with.
+pub const TEST_SETUP_TOKEN: &str = "test-setup-token";
+
+/// PBKDF2 iterations in native tests.
+pub const TEST_PASSWORD_ITERATIONS: u32 = 1_000;
+
+/// A whole node on SQLite, driven through the real dispatcher.
+pub struct TestNode {
+    pub database: SqliteDatabase,
+    pub platform: FixedPlatform,
+    pub config: Config,
+}
+
+impl Default for TestNode {
+    fn default() -> Self {
+        TestNode::new()
+    }
+}
+
+impl TestNode {
+    pub fn new() -> TestNode {
+        TestNode {
+            database: SqliteDatabase::migrated(),
+            platform: FixedPlatform::at(1_795_000_000_000),
+            config: Config {
+                session_key: b"native-test-session-key-0123456789".to_vec(),
+                setup_token: Some(TEST_SETUP_TOKEN.to_string()),
+                // Real PBKDF2, fewer rounds: hundreds of sign-ins stay fast. The
+                // production count is `Config::new`'s, checked by its own test.
+                password_iterations: TEST_PASSWORD_ITERATIONS,
+            },
+        }
+    }
+
+    /// Sends a request through the dispatcher, as REST.
+    pub fn send(&self, request: Request) -> Response {
+        self.send_from(request, Surface::Rest)
+    }
+
+    /// Sends a request from `surface`. The clock moves on a millisecond first, as
+    /// it would between two real requests, so creation order is observable.
+    pub fn send_from(&self, request: Request, surface: Surface) -> Response {
+        self.platform.advance(1);
+        let node = Node {
+            database: &self.database,
+            platform: &self.platform,
+            config: &self.config,
+        };
+        futures_executor::block_on(dispatch(&node, &request, surface))
+    }
+}
+
+/// Builds a request to the test origin.
+pub fn request(method: &str, path_and_query: &str) -> Request {
+    let (path, query) = path_and_query
+        .split_once('?')
+        .unwrap_or((path_and_query, ""));
+    Request {
+        method: method.to_string(),
+        path: path.to_string(),
+        query: query.to_string(),
+        headers: Vec::new(),
+        body: Vec::new(),
+        origin: TEST_ORIGIN.to_string(),
+        client_address: Some("192.0.2.1".to_string()),
+    }
+}
+
+/// Builder conveniences for test requests.
+pub trait RequestExt {
+    fn json(self, body: Json) -> Request;
+    fn raw_body(self, body: &[u8]) -> Request;
+    fn bearer(self, token: &str) -> Request;
+    fn header(self, name: &str, value: &str) -> Request;
+}
+
+impl RequestExt for Request {
+    fn json(mut self, body: Json) -> Request {
+        self.body = serde_json::to_vec(&body).expect("JSON serialises");
+        self.headers
+            .push(("content-type".into(), "application/json".into()));
+        self
+    }
+
+    fn raw_body(mut self, body: &[u8]) -> Request {
+        self.body = body.to_vec();
+        self
+    }
+
+    fn bearer(mut self, token: &str) -> Request {
+        self.headers
+            .push(("authorization".into(), format!("Bearer {token}")));
+        self
+    }
+
+    fn header(mut self, name: &str, value: &str) -> Request {
+        self.headers.push((name.to_lowercase(), value.to_string()));
+        self
+    }
+}

@@ -1,0 +1,12 @@
+//! Native tests: the whole node (dispatcher, handlers, SQL) on SQLite built from
+//! `migrations/`, with a fixed clock. Fast and deep; the end-to-end tests in
+//! `tests/e2e/` drive the same code on workerd and D1.
+
+mod support;
+
+mod audit_chain;
+mod budget;
+mod identity;
+mod people_and_teams;
+mod refusals;
+mod relations;

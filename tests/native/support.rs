@@ -1,0 +1,153 @@
+//! Helpers shared by the native tests: a node with an administrator, people
+//! signed in, and short ways to call routes and read answers.
+
+use mailroom::http::Response;
+use mailroom::testing::{RequestExt, TEST_SETUP_TOKEN, TestNode, request};
+use serde_json::{Value, json};
+
+pub const ADMIN_EMAIL: &str = "ada@example.com";
+pub const ADMIN_PASSWORD: &str = "correct horse battery staple";
+pub const PASSWORD: &str = "a long enough password";
+
+/// A node that has been set up, with the administrator signed in.
+pub struct World {
+    pub node: TestNode,
+    pub admin_id: String,
+    pub admin_token: String,
+}
+
+impl World {
+    pub fn new() -> World {
+        let node = TestNode::new();
+        let setup = node.send(request("POST", "/api/setup").json(json!({
+            "setup_token": TEST_SETUP_TOKEN,
+            "email": ADMIN_EMAIL,
+            "name": "Ada Admin",
+            "password": ADMIN_PASSWORD,
+        })));
+        assert_eq!(setup.status, 201, "{}", text(&setup));
+        let admin_id = body(&setup)["administrator"]["id"]
+            .as_str()
+            .unwrap()
+            .to_string();
+        let admin_token = sign_in(&node, ADMIN_EMAIL, ADMIN_PASSWORD).0;
+        World {
+            node,
+            admin_id,
+            admin_token,
+        }
+    }
+
+    /// Calls a route as the holder of `token` (or as a stranger with `None`).
+    pub fn call(
+        &self,
+        method: &str,
+        path: &str,
+        token: Option<&str>,
+        payload: Option<Value>,
+    ) -> Response {
+        let mut built = request(method, path);
+        if let Some(token) = token {
+            built = built.bearer(token);
+        }
+        if let Some(payload) = payload {
+            built = built.json(payload);
+        }
+        self.node.send(built)
+    }
+
+    pub fn admin(&self, method: &str, path: &str, payload: Option<Value>) -> Response {
+        self.call(method, path, Some(&self.admin_token), payload)
+    }
+
+    /// Creates a person and signs them in: (id, access token).
+    pub fn person(&self, email: &str) -> (String, String) {
+        let created = self.admin(
+            "POST",
+            "/api/people",
+            Some(json!({ "email": email, "name": email.split('@').next().unwrap(), "password": PASSWORD })),
+        );
+        assert_eq!(created.status, 201, "{}", text(&created));
+        let id = body(&created)["id"].as_str().unwrap().to_string();
+        let (token, _) = sign_in(&self.node, email, PASSWORD);
+        (id, token)
+    }
+
+    pub fn team(&self, name: &str) -> String {
+        let created = self.admin("POST", "/api/teams", Some(json!({ "name": name })));
+        assert_eq!(created.status, 201, "{}", text(&created));
+        body(&created)["id"].as_str().unwrap().to_string()
+    }
+
+    pub fn grant(&self, subject: &str, relation: &str, object: &str) -> Response {
+        self.admin(
+            "POST",
+            "/api/relations",
+            Some(json!({ "subject": subject, "relation": relation, "object": object })),
+        )
+    }
+
+    pub fn revoke(&self, subject: &str, relation: &str, object: &str) -> Response {
+        self.admin(
+            "POST",
+            "/api/relations/revoke",
+            Some(json!({ "subject": subject, "relation": relation, "object": object })),
+        )
+    }
+
+    /// The audit chain, oldest first.
+    pub fn audit(&self) -> Vec<Value> {
+        let page = self.admin("GET", "/api/audit?limit=200", None);
+        assert_eq!(page.status, 200, "{}", text(&page));
+        let mut entries = body(&page)["entries"].as_array().unwrap().clone();
+        entries.reverse();
+        entries
+    }
+
+    pub fn last_audit_entry(&self) -> Value {
+        self.audit().pop().unwrap()
+    }
+
+    pub fn verify(&self) -> Value {
+        let verified = self.admin("GET", "/api/audit/verify", None);
+        assert_eq!(verified.status, 200, "{}", text(&verified));
+        body(&verified)
+    }
+}
+
+/// Signs in with a bearer transport: (access token, refresh token).
+pub fn sign_in(node: &TestNode, email: &str, password: &str) -> (String, String) {
+    let response = node.send(
+        request("POST", "/api/sessions").json(json!({ "email": email, "password": password })),
+    );
+    assert_eq!(response.status, 201, "{}", text(&response));
+    let session = &body(&response)["session"];
+    (
+        session["access_token"].as_str().unwrap().to_string(),
+        session["refresh_token"].as_str().unwrap().to_string(),
+    )
+}
+
+pub fn body(response: &Response) -> Value {
+    serde_json::from_slice(&response.body).unwrap_or(Value::Null)
+}
+
+pub fn text(response: &Response) -> String {
+    String::from_utf8_lossy(&response.body).into_owned()
+}
+
+/// Asserts a refusal: the status, the code, and all four parts present.
+#[track_caller]
+pub fn assert_refused(response: &Response, status: u16, code: &str) {
+    assert_eq!(response.status, status, "{}", text(response));
+    let error = &body(response)["error"];
+    assert_eq!(error["code"], code, "{}", text(response));
+    for part in ["message", "reason", "fix"] {
+        let value = error[part].as_str().unwrap_or_default();
+        assert!(
+            !value.trim().is_empty(),
+            "refusal {code} has no {part}: {}",
+            text(response)
+        );
+    }
+}
