@@ -1,0 +1,36 @@
+#!/usr/bin/env bash
+# Runs Mailroom locally: installs what is missing, builds the Worker, applies
+# migrations/ to a local D1, starts it on workerd (wrangler dev), seeds a demo
+# organisation and prints how to sign in. Ctrl-C stops it; the data stays in
+# .wrangler/local for the next run.
+#
+#   scripts/run.sh              http://127.0.0.1:8787
+#   PORT=9000 scripts/run.sh
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+"$ROOT/scripts/setup.sh"
+"$ROOT/scripts/build.sh"
+
+state="$ROOT/.wrangler/local"
+secrets="$state/secrets.env"
+port="${PORT:-8787}"
+mkdir -p "$state"
+if [ ! -f "$secrets" ]; then
+  # Local secrets, made once and kept beside the local database they belong to.
+  printf 'SESSION_SECRET=%s\nSETUP_TOKEN=%s\n' \
+    "$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')" "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')" >"$secrets"
+fi
+
+log "applying migrations to the local D1"
+wrangler d1 migrations apply DB --local --persist-to "$state" >/dev/null
+
+log "starting the Worker on workerd"
+wrangler dev --local --ip 127.0.0.1 --port "$port" --persist-to "$state" --env-file "$secrets" \
+  --show-interactive-dev-session=false --log-level warn &
+server=$!
+trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null' EXIT INT TERM
+
+"$NODE" "$ROOT/scripts/seed.mjs" "http://127.0.0.1:$port" "$secrets"
+wait "$server"

@@ -1,0 +1,73 @@
+// The audit chain on real D1: every change recorded under contention, and
+// tampering found at the entry where it happened.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startNode, setUp } from "./harness.mjs";
+
+let node, call, token, admin;
+
+before(async () => {
+  node = await startNode();
+  ({ call, token, admin } = await setUp(node));
+});
+after(() => node?.stop());
+
+async function chain() {
+  const entries = [];
+  let cursor;
+  do {
+    const page = await call("GET", `/api/audit?limit=200${cursor ? `&cursor=${cursor}` : ""}`, { token });
+    assert.equal(page.status, 200, page.text);
+    entries.push(...page.body.entries);
+    cursor = page.body.next_cursor;
+  } while (cursor);
+  return entries.reverse();
+}
+
+test("many concurrent changes leave a contiguous chain with every one recorded", async () => {
+  const before = (await chain()).length;
+  const count = 40;
+  const responses = await Promise.all(
+    Array.from({ length: count }, (_, index) => call("POST", "/api/teams", { token, body: { name: `Concurrent ${index}` } })),
+  );
+  for (const response of responses) assert.equal(response.status, 201, response.text);
+
+  const entries = await chain();
+  assert.equal(entries.length, before + count);
+  entries.forEach((entry, index) => assert.equal(entry.seq, index + 1));
+  const created = entries.filter((entry) => entry.action === "create_team" && entry.outcome === "ok");
+  assert.deepEqual(
+    new Set(created.map((entry) => entry.detail.name)),
+    new Set(Array.from({ length: count }, (_, index) => `Concurrent ${index}`)),
+  );
+  for (const entry of created) assert.equal(entry.actor, admin.id);
+  const verification = await call("GET", "/api/audit/verify", { token });
+  assert.equal(verification.body.intact, true, verification.text);
+  assert.equal(verification.body.checked, entries.length);
+});
+
+test("altering, deleting or reordering rows in D1 is found at that seq", async () => {
+  await call("POST", "/api/teams", { token, body: { name: "Tamper A" } });
+  await call("POST", "/api/teams", { token, body: { name: "Tamper B" } });
+  const entries = await chain();
+  const target = entries[entries.length - 2].seq;
+
+  const original = (await node.sql(`SELECT outcome FROM audit_entries WHERE seq = ${target}`))[0].outcome;
+  await node.sql(`UPDATE audit_entries SET outcome = 'refused' WHERE seq = ${target}`);
+  let verification = (await call("GET", "/api/audit/verify", { token })).body;
+  assert.equal(verification.intact, false);
+  assert.equal(verification.first_bad_seq, target);
+  await node.sql(`UPDATE audit_entries SET outcome = '${original}' WHERE seq = ${target}`);
+  assert.equal((await call("GET", "/api/audit/verify", { token })).body.intact, true, "restoring the field restores the chain");
+
+  const swap = `UPDATE audit_entries SET seq = -1 WHERE seq = 2; UPDATE audit_entries SET seq = 2 WHERE seq = 3; UPDATE audit_entries SET seq = 3 WHERE seq = -1;`;
+  await node.sql(swap);
+  verification = (await call("GET", "/api/audit/verify", { token })).body;
+  assert.equal(verification.first_bad_seq, 2);
+  await node.sql(swap);
+
+  await node.sql(`DELETE FROM audit_entries WHERE seq = ${target}`);
+  verification = (await call("GET", "/api/audit/verify", { token })).body;
+  assert.equal(verification.intact, false);
+  assert.equal(verification.first_bad_seq, target);
+});

@@ -1,0 +1,144 @@
+// Starts the built Worker on real workerd (wrangler dev) with a fresh local D1,
+// migrations applied, on a free port of 127.0.0.1, and stops it afterwards.
+// Every end-to-end test file starts its own node, so files share no state.
+import { spawn, execFile } from "node:child_process";
+import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+import { promisify } from "node:util";
+import { createHmac, randomBytes } from "node:crypto";
+
+export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+
+export const ADMIN = { email: "ada@example.com", name: "Ada Admin", password: "correct horse battery staple" };
+
+function freePort() {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.listen(0, "127.0.0.1", () => {
+      const { port } = server.address();
+      server.close(() => resolve(port));
+    });
+    server.on("error", reject);
+  });
+}
+
+function wranglerEnvironment() {
+  return { ...process.env, WRANGLER_SEND_METRICS: "false", CLOUDFLARE_CF_FETCH_ENABLED: "false", NO_COLOR: "1" };
+}
+
+/** Runs a wrangler command to completion. */
+export async function wrangler(args) {
+  return promisify(execFile)(process.execPath, [WRANGLER, ...args], {
+    cwd: ROOT,
+    env: wranglerEnvironment(),
+    maxBuffer: 16 * 1024 * 1024,
+  });
+}
+
+/**
+ * A running node. `url` is its origin; `sql(command)` runs SQL against its local
+ * D1 from outside the Worker (for tests that tamper with storage).
+ */
+export async function startNode() {
+  const state = mkdtempSync(join(tmpdir(), "mailroom-e2e-"));
+  const secrets = {
+    SESSION_SECRET: randomBytes(32).toString("hex"),
+    SETUP_TOKEN: randomBytes(16).toString("hex"),
+  };
+  const envFile = join(state, "secrets.env");
+  writeFileSync(envFile, Object.entries(secrets).map(([key, value]) => `${key}=${value}`).join("\n") + "\n");
+  await wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
+
+  const port = await freePort();
+  const inspector = await freePort();
+  const child = spawn(
+    process.execPath,
+    [
+      WRANGLER, "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector),
+      "--persist-to", state, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "warn",
+    ],
+    { cwd: ROOT, env: wranglerEnvironment(), stdio: ["ignore", "pipe", "pipe"], detached: true },
+  );
+  let output = "";
+  child.stdout.on("data", (chunk) => (output += chunk));
+  child.stderr.on("data", (chunk) => (output += chunk));
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${output}`);
+    try {
+      const response = await fetch(`${url}/api/me`);
+      if (response.status === 401) break;
+    } catch {}
+    if (Date.now() > deadline) throw new Error(`the node did not start within 90 s:\n${output}`);
+    await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+
+  return {
+    url,
+    secrets,
+    output: () => output,
+    async sql(command) {
+      const { stdout } = await wrangler(["d1", "execute", "DB", "--local", "--persist-to", state, "--json", "--command", command]);
+      return JSON.parse(stdout)[0].results;
+    },
+    async stop() {
+      try {
+        process.kill(-child.pid, "SIGTERM");
+      } catch {}
+      await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on("exit", resolve)));
+      rmSync(state, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Calls the node's API like a CLI would: JSON in, `{ status, body, headers }` out. */
+export function client(url) {
+  return async function call(method, path, { body, token, headers = {}, raw } = {}) {
+    const sent = { ...headers };
+    if (token) sent.authorization = `Bearer ${token}`;
+    if (body !== undefined) sent["content-type"] = "application/json";
+    const response = await fetch(url + path, {
+      method,
+      headers: sent,
+      body: raw ?? (body === undefined ? undefined : JSON.stringify(body)),
+      redirect: "manual",
+    });
+    const text = await response.text();
+    let parsed = null;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    return { status: response.status, body: parsed, text, headers: response.headers };
+  };
+}
+
+/** Sets the node up with the test administrator and signs them in. */
+export async function setUp(node) {
+  const call = client(node.url);
+  const setup = await call("POST", "/api/setup", { body: { setup_token: node.secrets.SETUP_TOKEN, ...ADMIN } });
+  if (setup.status !== 201) throw new Error(`setup failed: ${setup.text}`);
+  const signedIn = await call("POST", "/api/sessions", { body: { email: ADMIN.email, password: ADMIN.password } });
+  if (signedIn.status !== 201) throw new Error(`sign-in failed: ${signedIn.text}`);
+  return { call, admin: setup.body.administrator, token: signedIn.body.session.access_token, session: signedIn.body.session };
+}
+
+/** An access token signed with the node's own secret, for expiry tests. */
+export function signAccessToken(secret, claims) {
+  const payload = Buffer.from(JSON.stringify(claims)).toString("base64url");
+  const mac = createHmac("sha256", secret).update("mailroom.access-token.v1\n").update(payload).digest("base64url");
+  return `mr_ses_${payload}.${mac}`;
+}
+
+/** Asserts the four-part refusal shape. */
+export function assertRefusal(assert, response, status, code) {
+  assert.equal(response.status, status, response.text);
+  assert.equal(response.body?.error?.code, code, response.text);
+  for (const part of ["message", "reason", "fix"]) {
+    assert.ok(response.body.error[part]?.trim(), `refusal ${code} has no ${part}`);
+  }
+}

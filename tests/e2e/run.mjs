@@ -1,0 +1,20 @@
+// Runs every end-to-end test file against the built Worker (build/), each file
+// on its own workerd + local D1. Called by scripts/test.sh after the build.
+import { run } from "node:test";
+import { spec } from "node:test/reporters";
+import { readdirSync } from "node:fs";
+import { join, dirname } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const directory = dirname(fileURLToPath(import.meta.url));
+const only = process.argv.slice(2);
+const files = readdirSync(directory)
+  .filter((name) => name.endsWith(".test.mjs"))
+  .filter((name) => only.length === 0 || only.some((pattern) => name.includes(pattern)))
+  .map((name) => join(directory, name));
+
+let failed = false;
+const stream = run({ files, concurrency: 2, timeout: 10 * 60 * 1000 });
+stream.on("test:fail", () => (failed = true));
+stream.compose(spec).pipe(process.stdout);
+stream.on("end", () => (process.exitCode = failed ? 1 : 0));
