@@ -17,7 +17,7 @@ use crate::credentials::{self, Caller};
 use crate::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
 use crate::node::Node;
 use crate::refusal::Refusal;
-use crate::{audit, interface, people, relations, sessions, setup, teams};
+use crate::{agents, audit, interface, people, relations, sessions, setup, teams};
 
 /// Why a request could not be understood, before any question of authority.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -222,6 +222,7 @@ async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         RouteId::RevokeRelation => relations::revoke(context).await,
         RouteId::ListAuditEntries => audit::list_entries(context).await,
         RouteId::VerifyAuditChain => audit::verify_chain(context).await,
+        RouteId::ListAgentCapabilities => agents::list_capabilities(context).await,
     }
 }
 

@@ -7,6 +7,7 @@
 //! the `worker` crate: it turns Worker events into core calls and implements the
 //! two traits on D1 and WebCrypto.
 
+pub mod agents;
 pub mod audit;
 pub mod authz;
 pub mod context;

@@ -344,3 +344,45 @@ pub struct AuditVerification {
     /// The chain's last entry at the time of the check.
     pub head: Option<ChainHead>,
 }
+
+// ---------------------------------------------------------------- capabilities
+
+/// The capability vocabulary administrators mint agents from.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CapabilityVocabulary {
+    /// Every capability, in the order the mint form shows them.
+    pub capabilities: Vec<PublishedCapability>,
+}
+
+/// One capability: what it lets an agent do, and what it requires.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct PublishedCapability {
+    /// The capability's name, such as `mail.read`.
+    pub name: String,
+    /// One line for a list.
+    pub summary: String,
+    /// What an agent holding it can do.
+    pub description: String,
+    /// The relations the agent, and the person it acts for, must both hold on a
+    /// mailbox for this capability to work there. Derived from its routes.
+    pub requires: Vec<String>,
+    /// Whether any of its routes reaches message content (bodies, attachments, originals).
+    pub reaches_content: bool,
+    /// The routes it grants; they are pinned to an agent when it is minted.
+    pub routes: Vec<CapabilityRoute>,
+}
+
+/// A route as a capability lists it.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CapabilityRoute {
+    /// The route's tool name.
+    pub tool: String,
+    /// The HTTP method.
+    pub method: String,
+    /// The path, with `:name` parameters.
+    pub path: String,
+    /// What the route does, in one line.
+    pub summary: String,
+    /// Whether the route reaches message content.
+    pub reaches_content: bool,
+}

@@ -10,10 +10,14 @@
 //! data and the pure functions that derive facts from it.
 
 pub mod api;
+pub mod artifacts;
+pub mod capabilities;
+pub mod openapi;
 pub mod registry;
 pub mod relation;
 pub mod route;
 pub mod routes;
+pub mod skill;
 
 pub use registry::{ContractError, Registry, registry};
 pub use relation::{ObjectKind, Relation};

@@ -144,6 +144,19 @@ impl Registry {
             .unwrap_or(Tier::Operator)
     }
 
+    /// Whether a machine may ever be offered the route: its tier is offerable
+    /// (read or act) and its authority is one an agent can be provisioned for.
+    pub fn is_grantable(&self, id: RouteId) -> bool {
+        self.tier(id).is_offerable() && self.route(id).authority.machine_provisionable()
+    }
+
+    /// Every grantable route, in declaration order.
+    pub fn grantable_routes(&self) -> impl Iterator<Item = &Route> {
+        self.routes
+            .iter()
+            .filter(|route| self.is_grantable(route.id))
+    }
+
     /// The route a tool name names, if any.
     pub fn route_by_tool(&self, tool: &str) -> Option<&Route> {
         self.routes.iter().find(|route| route.tool == tool)

@@ -123,6 +123,80 @@ pub enum Authority {
     Personal,
 }
 
+impl Authority {
+    /// Whether a machine (an agent) can ever be provisioned to satisfy this
+    /// authority. Organisation relations are never conferred on agents, and a
+    /// route that is a person's own or an administrator's has no agent half.
+    pub fn machine_provisionable(&self) -> bool {
+        match self {
+            Authority::Public
+            | Authority::Member
+            | Authority::Filtered
+            | Authority::Mailbox { .. }
+            | Authority::Requester
+            | Authority::Personal => true,
+            Authority::Organization(_) | Authority::SelfOrAdmin { .. } => false,
+        }
+    }
+
+    /// The relations a caller must hold on the object for this authority: every
+    /// one of `all_of`. `any_of` contributes nothing, because a route satisfied by
+    /// either of two relations cannot say which one to grant.
+    pub fn required_relations(&self) -> &'static [Relation] {
+        match self {
+            Authority::Mailbox { all_of, .. } => all_of,
+            _ => &[],
+        }
+    }
+
+    /// The authority in a sentence, for documents a person or a model reads.
+    pub fn describe(&self) -> String {
+        let names = |relations: &[Relation]| {
+            relations
+                .iter()
+                .map(|relation| relation.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        match self {
+            Authority::Public => "Anyone, signed in or not.".into(),
+            Authority::Member => "Any signed-in person or agent.".into(),
+            Authority::Organization(relation) => {
+                format!("Holders of {} on the organisation.", relation.name())
+            }
+            Authority::Filtered => {
+                "Any signed-in person or agent; the answer holds only what the caller may see."
+                    .into()
+            }
+            Authority::SelfOrAdmin { person_parameter } => {
+                format!("The person named by `{person_parameter}`, or a holder of org.admin.")
+            }
+            Authority::Mailbox {
+                mailbox_parameter,
+                all_of,
+                any_of,
+            } => {
+                let mut sentence = format!("On the mailbox named by `{mailbox_parameter}`: ");
+                match (all_of.is_empty(), any_of.is_empty()) {
+                    (false, true) => sentence.push_str(&format!("all of {}.", names(all_of))),
+                    (true, false) => sentence.push_str(&format!("any of {}.", names(any_of))),
+                    (false, false) => sentence.push_str(&format!(
+                        "all of {}, and any of {}.",
+                        names(all_of),
+                        names(any_of)
+                    )),
+                    (true, true) => sentence.push_str("nothing more than membership."),
+                }
+                sentence
+            }
+            Authority::Requester => "The caller who created the object.".into(),
+            Authority::Personal => {
+                "The caller's own person-scoped data (for an agent, its sponsor's).".into()
+            }
+        }
+    }
+}
+
 /// A path or query parameter, with the words a reader needs to use it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Parameter {

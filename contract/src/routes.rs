@@ -44,6 +44,7 @@ route_ids! {
     RevokeRelation,
     ListAuditEntries,
     VerifyAuditChain,
+    ListAgentCapabilities,
 }
 
 const PERSON_ID: Parameter = Parameter {
@@ -236,5 +237,12 @@ pub fn declare(id: RouteId) -> Route {
             .response::<AuditVerification>()
             .exception(Tier::Operator, AUDIT_IS_AN_ESCALATION_MAP)
             .authority(ADMIN),
+
+        R::ListAgentCapabilities => Route::new(id, Get, "/api/agent-capabilities", "list_agent_capabilities")
+            .summary("The capability vocabulary")
+            .description("Lists the capabilities an administrator can mint an agent with: what each lets an agent do, the routes it grants, what it requires on a mailbox, and whether it reaches message content.")
+            .response::<CapabilityVocabulary>()
+            .exception(Tier::Operator, "the vocabulary is a map of what an agent could be given: it serves the person minting one, not the agent")
+            .authority(Authority::Member),
     }
 }

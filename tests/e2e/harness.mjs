@@ -2,13 +2,14 @@
 // migrations applied, on a free port of 127.0.0.1, and stops it afterwards.
 // Every end-to-end test file starts its own node, so files share no state.
 import { spawn, execFile } from "node:child_process";
-import { mkdtempSync, writeFileSync, rmSync } from "node:fs";
+import { mkdtempSync, writeFileSync, rmSync, readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { promisify } from "node:util";
 import { createHmac, randomBytes } from "node:crypto";
+import Ajv2020 from "ajv/dist/2020.js";
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const WRANGLER = join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
@@ -96,6 +97,52 @@ export async function startNode() {
   };
 }
 
+// Every answer the tests receive is checked against contract/openapi.json, so the
+// document cannot describe a status or a body the running Worker does not give.
+const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+ajv.addSchema(openapi, "openapi");
+const operations = Object.entries(openapi.paths).flatMap(([template, methods]) =>
+  Object.entries(methods).map(([method, operation]) => ({
+    method: method.toUpperCase(),
+    template,
+    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`),
+    operation,
+  })),
+);
+const pointer = (...parts) => parts.map((part) => String(part).replaceAll("~", "~0").replaceAll("/", "~1")).join("/");
+const validators = new Map();
+function validatorFor(path) {
+  if (!validators.has(path)) validators.set(path, ajv.compile({ $ref: `openapi#/${path}` }));
+  return validators.get(path);
+}
+export const documentedCalls = new Set();
+
+/** Throws unless `status` and `body` are what the OpenAPI document says `method path` answers. */
+export function checkAgainstOpenApi(method, path, status, contentType, body) {
+  const bare = path.split("?")[0];
+  const found = operations.find((candidate) => candidate.method === method && candidate.pattern.test(bare));
+  const refusal = validatorFor(pointer("components", "schemas", "RefusalBody"));
+  if (!found) {
+    if ((status === 404 || status === 405) && refusal(body)) return;
+    throw new Error(`${method} ${bare} is not in contract/openapi.json but answered ${status}`);
+  }
+  documentedCalls.add(`${found.method} ${found.template}`);
+  const responses = found.operation.responses;
+  const key = responses[String(status)] ? String(status) : status >= 400 && status < 500 ? "4XX" : status >= 500 ? "5XX" : null;
+  if (!key) throw new Error(`${method} ${found.template} answered ${status}, which contract/openapi.json does not document`);
+  const media = responses[key].content ? Object.keys(responses[key].content)[0] : null;
+  if (media === "application/json") {
+    if (!contentType?.startsWith("application/json")) throw new Error(`${method} ${found.template} ${status}: content-type ${contentType}`);
+    const validate = validatorFor(pointer("paths", found.template, method.toLowerCase(), "responses", key, "content", "application/json", "schema"));
+    if (!validate(body)) {
+      throw new Error(`${method} ${found.template} ${status} does not match contract/openapi.json: ${ajv.errorsText(validate.errors)}\n${JSON.stringify(body)}`);
+    }
+  } else if (media && !contentType?.startsWith(media)) {
+    throw new Error(`${method} ${found.template} ${status}: expected ${media}, got ${contentType}`);
+  }
+}
+
 /** Calls the node's API like a CLI would: JSON in, `{ status, body, headers }` out. */
 export function client(url) {
   return async function call(method, path, { body, token, headers = {}, raw } = {}) {
@@ -113,6 +160,7 @@ export function client(url) {
     try {
       parsed = JSON.parse(text);
     } catch {}
+    checkAgainstOpenApi(method, path, response.status, response.headers.get("content-type"), parsed);
     return { status: response.status, body: parsed, text, headers: response.headers };
   };
 }

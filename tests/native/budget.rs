@@ -72,6 +72,7 @@ fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request, u16) {
         }
         RouteId::ListAuditEntries => (admin("GET", "/api/audit"), 200),
         RouteId::VerifyAuditChain => (admin("GET", "/api/audit/verify"), 200),
+        RouteId::ListAgentCapabilities => (request("GET", "/api/agent-capabilities").bearer(&ben_token), 200),
     }
 }
 

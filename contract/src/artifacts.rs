@@ -1,0 +1,37 @@
+//! The files generated from the contract, by path from the repository root.
+//!
+//! `cargo run -p mailroom-contract --bin generate` writes them; the test below
+//! (part of the test command) fails when any committed file differs from what the
+//! contract generates, naming the file and the command that fixes it.
+
+use crate::registry::Registry;
+use crate::{openapi, skill};
+
+/// Every generated file: (path from the repository root, contents).
+pub fn all(registry: &Registry) -> Vec<(&'static str, String)> {
+    let mut openapi =
+        serde_json::to_string_pretty(&openapi::document(registry)).unwrap_or_default();
+    openapi.push('\n');
+    vec![
+        ("contract/openapi.json", openapi),
+        ("skills/mailroom/SKILL.md", skill::skill(registry)),
+        ("docs/routes.md", skill::route_table(registry)),
+    ]
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    #[test]
+    fn generated_artifacts_are_current() {
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+        for (path, expected) in super::all(crate::registry()) {
+            let committed = std::fs::read_to_string(root.join(path)).unwrap_or_default();
+            assert!(
+                committed == expected,
+                "{path} is not what the contract generates; run `cargo run -p mailroom-contract --bin generate` and commit the result"
+            );
+        }
+    }
+}

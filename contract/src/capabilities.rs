@@ -1,0 +1,187 @@
+//! Capabilities: the product's words for what an agent may be given, each a set
+//! of grantable routes.
+//!
+//! An administrator mints an agent by choosing capabilities; the choice is
+//! expanded to routes and the routes are pinned. A capability's requirements (the
+//! relations the agent and its sponsor must hold on a mailbox) are not written
+//! here: they are derived from its routes' authorities, so a capability can never
+//! promise less than its routes check. Every grantable route belongs to exactly
+//! one capability, and every route in a capability is grantable; the tests below
+//! enforce both against the registry.
+
+use std::collections::BTreeSet;
+
+use crate::api::{CapabilityRoute, CapabilityVocabulary, PublishedCapability};
+use crate::registry::Registry;
+use crate::relation::Relation;
+use crate::routes::RouteId;
+
+/// One capability, in the product's words.
+#[derive(Clone, Copy, Debug)]
+pub struct Capability {
+    /// The name an administrator chooses, such as `mail.read`.
+    pub name: &'static str,
+    /// One line for a list.
+    pub summary: &'static str,
+    /// What an agent holding it can do, and what it cannot.
+    pub description: &'static str,
+    /// The routes it grants.
+    pub routes: &'static [RouteId],
+}
+
+/// The vocabulary.
+pub const CAPABILITIES: &[Capability] = &[Capability {
+    name: "identity.read",
+    summary: "Know who it is",
+    description: "Read its own identity: its id, its name, and for an agent the person whose authority it acts under.",
+    routes: &[RouteId::GetMe],
+}];
+
+impl Capability {
+    /// The relations this capability needs on a mailbox: the union of its routes'
+    /// `all_of`.
+    pub fn requirements(&self, registry: &Registry) -> Vec<Relation> {
+        let required: BTreeSet<Relation> = self
+            .routes
+            .iter()
+            .flat_map(|id| {
+                registry
+                    .route(*id)
+                    .authority
+                    .required_relations()
+                    .iter()
+                    .copied()
+            })
+            .collect();
+        required.into_iter().collect()
+    }
+
+    /// Whether any of its routes reaches message content.
+    pub fn reaches_content(&self, registry: &Registry) -> bool {
+        self.routes
+            .iter()
+            .any(|id| registry.route(*id).reaches_content)
+    }
+}
+
+/// The capability a route belongs to, if any.
+pub fn capability_of(route: RouteId) -> Option<&'static Capability> {
+    CAPABILITIES
+        .iter()
+        .find(|capability| capability.routes.contains(&route))
+}
+
+/// The vocabulary as `GET /api/agent-capabilities` publishes it.
+pub fn vocabulary(registry: &Registry) -> CapabilityVocabulary {
+    CapabilityVocabulary {
+        capabilities: CAPABILITIES
+            .iter()
+            .map(|capability| PublishedCapability {
+                name: capability.name.to_string(),
+                summary: capability.summary.to_string(),
+                description: capability.description.to_string(),
+                requires: capability
+                    .requirements(registry)
+                    .iter()
+                    .map(|relation| relation.name().to_string())
+                    .collect(),
+                reaches_content: capability.reaches_content(registry),
+                routes: capability
+                    .routes
+                    .iter()
+                    .map(|id| {
+                        let route = registry.route(*id);
+                        CapabilityRoute {
+                            tool: route.tool.to_string(),
+                            method: route.method.as_str().to_string(),
+                            path: route.path.to_string(),
+                            summary: route.summary.to_string(),
+                            reaches_content: route.reaches_content,
+                        }
+                    })
+                    .collect(),
+            })
+            .collect(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::registry;
+
+    #[test]
+    fn every_grantable_route_is_in_exactly_one_capability() {
+        let registry = registry();
+        for route in registry.routes() {
+            let homes: Vec<&str> = CAPABILITIES
+                .iter()
+                .filter(|capability| capability.routes.contains(&route.id))
+                .map(|capability| capability.name)
+                .collect();
+            if registry.is_grantable(route.id) {
+                assert_eq!(
+                    homes.len(),
+                    1,
+                    "{} {} is grantable, so it belongs in exactly one capability; it is in {homes:?}. \
+                     Decide which capability an administrator would choose to give an agent this, and add it there.",
+                    route.method.as_str(),
+                    route.path
+                );
+            } else {
+                assert!(
+                    homes.is_empty(),
+                    "{} {} is not grantable (tier or authority) but capability {homes:?} offers it: \
+                     an agent minted with it would be refused on its own promise.",
+                    route.method.as_str(),
+                    route.path
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn capability_names_are_unique_and_in_product_words() {
+        let mut names = BTreeSet::new();
+        for capability in CAPABILITIES {
+            assert!(
+                names.insert(capability.name),
+                "{} is declared twice",
+                capability.name
+            );
+            let (noun, verb) = capability
+                .name
+                .split_once('.')
+                .expect("capabilities are noun.verb");
+            assert!(!noun.is_empty() && !verb.is_empty());
+            assert!(
+                !capability.routes.is_empty(),
+                "{} grants nothing",
+                capability.name
+            );
+            assert!(!capability.summary.is_empty() && !capability.description.is_empty());
+        }
+    }
+
+    #[test]
+    fn requirements_are_derived_from_all_of_and_never_from_any_of() {
+        use crate::route::{Authority, Method, Route};
+        let mut content = Route::new(RouteId::GetMe, Method::Get, "/a/:mailboxId", "a");
+        content.authority = Authority::Mailbox {
+            mailbox_parameter: "mailboxId",
+            all_of: &[Relation::MailboxContentRead, Relation::MessageExport],
+            any_of: &[Relation::SendPropose],
+        };
+        assert_eq!(
+            content.authority.required_relations(),
+            &[Relation::MailboxContentRead, Relation::MessageExport]
+        );
+        let mut either = content;
+        either.authority = Authority::Mailbox {
+            mailbox_parameter: "mailboxId",
+            all_of: &[],
+            any_of: &[Relation::MailboxMetadataRead, Relation::MailboxContentRead],
+        };
+        assert!(either.authority.required_relations().is_empty());
+    }
+}

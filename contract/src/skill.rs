@@ -1,0 +1,294 @@
+//! The Agent Skill (`skills/mailroom/SKILL.md`) and the route table
+//! (`docs/routes.md`), generated from the registry.
+//!
+//! The Skill says what an agent can be given, by capability, and what is withheld
+//! with the reason for each: an agent that meets an unexplained absence infers a
+//! gap and goes looking; one that reads why it stops. The reasons are derived
+//! from each route's tier and authority (or its exception's own reason), so a
+//! route cannot be withheld without one.
+
+use std::fmt::Write;
+
+use crate::capabilities::{CAPABILITIES, capability_of};
+use crate::registry::Registry;
+use crate::route::{Authority, Exposure, Route, Tier};
+
+const GENERATED: &str = "<!-- Generated from the contract by `cargo run -p mailroom-contract --bin generate`; edit contract/src, not this file. -->";
+
+/// Why a route is never offered to an agent, in a sentence an agent can act on.
+pub fn withheld_reason(route: &Route, registry: &Registry) -> String {
+    let tier = registry.tier(route.id);
+    if let Exposure::Exception { reason, .. } = route.exposure {
+        return sentence(reason);
+    }
+    match (tier, route.authority) {
+        (Tier::Governed, _) => {
+            "It needs a second person, or cannot be undone; an agent acts as its sponsor, so it can never be that second person.".into()
+        }
+        (Tier::Surface, _) => "It is the machine surface itself, not something to do through it.".into(),
+        (_, Authority::Organization(relation)) => format!(
+            "It needs {} on the organisation, which is never given to an agent; ask a person who holds it.",
+            relation.name()
+        ),
+        (_, Authority::SelfOrAdmin { .. }) => {
+            "It shows a person's own record to that person or to an administrator; an agent is neither.".into()
+        }
+        (Tier::Operator, Authority::Public) => {
+            "It sets up the node or starts a person's session: credentials are a person's own, handled in the browser or a CLI.".into()
+        }
+        (Tier::Operator, _) => {
+            "It manages a person's own session or credentials, which only that person does, signed in themselves.".into()
+        }
+        (Tier::Read | Tier::Act, _) => "It is not offered to agents.".into(),
+    }
+}
+
+fn sentence(reason: &str) -> String {
+    let mut characters = reason.chars();
+    let first = characters
+        .next()
+        .map(|c| c.to_uppercase().collect::<String>())
+        .unwrap_or_default();
+    format!("{first}{}.", characters.as_str().trim_end_matches('.'))
+}
+
+fn route_cell(route: &Route) -> String {
+    format!("`{} {}`", route.method.as_str(), route.path)
+}
+
+/// `skills/mailroom/SKILL.md`.
+pub fn skill(registry: &Registry) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "---");
+    let _ = writeln!(out, "name: mailroom");
+    let _ = writeln!(
+        out,
+        "description: Work with a Mailroom node (an organisation's shared inboxes of mail, reminders and agent messages) \
+         as an agent with an mr_agt_ credential. Use it to connect, to learn what each operation does and which \
+         capability grants it, and to learn which acts are withheld from agents and why."
+    );
+    let _ = writeln!(out, "---");
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{GENERATED}");
+    let _ = writeln!(out);
+    let _ = writeln!(out, "# Mailroom");
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "Mailroom is an organisation's mail node, one Cloudflare Worker on the organisation's own account. \
+         People and agents share inboxes under one authority model. As an agent (`agt_…`) you act in your own \
+         right under a named person's authority (your sponsor): on any mailbox you can do only what your \
+         capabilities allow **and** what both you and your sponsor hold there. If your sponsor loses a \
+         relation, you lose it on your next request."
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(out, "## Connecting");
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "- **REST**: call the node's routes with `Authorization: Bearer mr_agt_…`. The OpenAPI 3.1 document \
+         (`contract/openapi.json` in the repository) describes every route, parameter and answer."
+    );
+    let _ = writeln!(
+        out,
+        "- **Refusals**: every 4xx answer is `{{\"error\": {{\"code\", \"message\", \"reason\", \"fix\"}}}}`. \
+         Read `fix`: it says what would change the answer. An object you may not see answers exactly like one \
+         that does not exist (404)."
+    );
+    let _ = writeln!(
+        out,
+        "- **Audit**: every change you make is recorded under your id and your sponsor's."
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(out, "## What an agent can be given, by capability");
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "An administrator mints you with capabilities; their routes are pinned to you then, so a capability \
+         that grows later does not grow you. Requirements are relations that you and your sponsor must both hold \
+         on a mailbox for the capability to work there."
+    );
+    for capability in CAPABILITIES {
+        let requirements = capability.requirements(registry);
+        let requires = if requirements.is_empty() {
+            "nothing on a mailbox".to_string()
+        } else {
+            requirements
+                .iter()
+                .map(|relation| format!("`{}`", relation.name()))
+                .collect::<Vec<_>>()
+                .join(", ")
+        };
+        let _ = writeln!(out);
+        let _ = writeln!(out, "### `{}`: {}", capability.name, capability.summary);
+        let _ = writeln!(out);
+        let _ = writeln!(out, "{}", capability.description);
+        let _ = writeln!(out);
+        let _ = writeln!(
+            out,
+            "Requires: {requires}. Reaches message content: {}.",
+            if capability.reaches_content(registry) {
+                "yes"
+            } else {
+                "no"
+            }
+        );
+        let _ = writeln!(out);
+        let _ = writeln!(out, "| tool | route | what it does |");
+        let _ = writeln!(out, "|---|---|---|");
+        for id in capability.routes {
+            let route = registry.route(*id);
+            let _ = writeln!(
+                out,
+                "| `{}` | {} | {} |",
+                route.tool,
+                route_cell(route),
+                route.description
+            );
+        }
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "## What is withheld, and why");
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "These routes exist but are never offered to an agent. Do not look for a way around them: each is \
+         withheld by decision, for the reason given. Ask a person when one is what the work needs."
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(out, "| tool | route | why it is withheld |");
+    let _ = writeln!(out, "|---|---|---|");
+    for route in registry
+        .routes()
+        .iter()
+        .filter(|route| !registry.is_grantable(route.id))
+    {
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            route.tool,
+            route_cell(route),
+            withheld_reason(route, registry)
+        );
+    }
+    out
+}
+
+/// `docs/routes.md`: every route with its tier, authority and capability, and the
+/// counts by tier. The only place a count of routes is written.
+pub fn route_table(registry: &Registry) -> String {
+    let mut out = String::new();
+    let _ = writeln!(out, "# Routes");
+    let _ = writeln!(out);
+    let _ = writeln!(out, "{GENERATED}");
+    let _ = writeln!(out);
+    let _ = writeln!(out, "## By tier");
+    let _ = writeln!(out);
+    let _ = writeln!(out, "| tier | offered to machines | routes | grantable |");
+    let _ = writeln!(out, "|---|---|---|---|");
+    for tier in [
+        Tier::Read,
+        Tier::Act,
+        Tier::Governed,
+        Tier::Operator,
+        Tier::Surface,
+    ] {
+        let routes: Vec<&Route> = registry
+            .routes_with_tiers()
+            .filter(|(_, t)| *t == tier)
+            .map(|(route, _)| route)
+            .collect();
+        let grantable = routes
+            .iter()
+            .filter(|route| registry.is_grantable(route.id))
+            .count();
+        let _ = writeln!(
+            out,
+            "| {} | {} | {} | {} |",
+            tier.as_str(),
+            if tier.is_offerable() { "yes" } else { "no" },
+            routes.len(),
+            grantable
+        );
+    }
+    let _ = writeln!(
+        out,
+        "| all | | {} | {} |",
+        registry.routes().len(),
+        registry.grantable_routes().count()
+    );
+    let _ = writeln!(out);
+    let _ = writeln!(out, "## Every route");
+    let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "| route | tool | tier | who may call it | capability |"
+    );
+    let _ = writeln!(out, "|---|---|---|---|---|");
+    for (route, tier) in registry.routes_with_tiers() {
+        let capability = capability_of(route.id).map_or("—".to_string(), |capability| {
+            format!("`{}`", capability.name)
+        });
+        let tier_cell = match route.exposure {
+            Exposure::Exception { .. } => format!("{} (exception)", tier.as_str()),
+            _ => tier.as_str().to_string(),
+        };
+        let _ = writeln!(
+            out,
+            "| {} | `{}` | {} | {} | {} |",
+            route_cell(route),
+            route.tool,
+            tier_cell,
+            route.authority.describe(),
+            capability
+        );
+    }
+    let _ = writeln!(out);
+    let _ = writeln!(out, "## Exceptions to the read tier");
+    let _ = writeln!(out);
+    for route in registry.routes() {
+        if let Exposure::Exception { tier, reason } = route.exposure {
+            let _ = writeln!(
+                out,
+                "- {} is {}: {}.",
+                route_cell(route),
+                tier.as_str(),
+                reason
+            );
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::registry;
+
+    #[test]
+    fn every_withheld_route_has_a_specific_reason() {
+        let registry = registry();
+        for route in registry
+            .routes()
+            .iter()
+            .filter(|route| !registry.is_grantable(route.id))
+        {
+            let reason = withheld_reason(route, registry);
+            assert!(
+                reason.len() > 30 && reason != "It is not offered to agents.",
+                "{}: {reason}",
+                route.path
+            );
+        }
+    }
+
+    #[test]
+    fn the_skill_lists_every_route_once_either_offered_or_withheld() {
+        let registry = registry();
+        let skill = skill(registry);
+        for route in registry.routes() {
+            let mentions = skill.matches(&format!("| `{}` |", route.tool)).count();
+            assert_eq!(mentions, 1, "{} appears {mentions} times", route.tool);
+        }
+    }
+}

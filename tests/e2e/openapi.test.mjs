@@ -1,0 +1,58 @@
+// The OpenAPI document cannot lie about the code: every operation it declares is
+// called here on the running Worker, and every answer (here and in every other
+// end-to-end file, through the harness's client) is validated against it.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { startNode, setUp, client, documentedCalls, ROOT, ADMIN } from "./harness.mjs";
+
+const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
+let node, call, token, admin;
+
+before(async () => {
+  node = await startNode();
+  ({ call, token, admin } = await setUp(node));
+});
+after(() => node?.stop());
+
+test("every documented operation answers as documented, successes and refusals alike", async () => {
+  const password = "a long enough password";
+  const ben = (await call("POST", "/api/people", { token, body: { email: "ben@example.com", name: "Ben", password } })).body;
+  const benSession = (await call("POST", "/api/sessions", { body: { email: "ben@example.com", password } })).body.session;
+  const team = (await call("POST", "/api/teams", { token, body: { name: "Support" } })).body;
+
+  const calls = [
+    ["GET", "/"],
+    ["POST", "/api/setup", { body: { setup_token: "x", email: "x@example.com", name: "X", password } }],
+    ["POST", "/api/sessions/refresh", { body: { refresh_token: benSession.refresh_token } }],
+    ["GET", "/api/me", { token }],
+    ["GET", "/api/people", { token }],
+    ["GET", `/api/people/${ben.id}`, { token }],
+    ["GET", `/api/people/${ben.id}`, { token: benSession.access_token }],
+    ["GET", `/api/people/${admin.id}`, { token: benSession.access_token }],
+    ["POST", `/api/people/${ben.id}/disable`, { token }],
+    ["POST", `/api/people/${ben.id}/enable`, { token }],
+    ["GET", "/api/teams", { token }],
+    ["PUT", `/api/teams/${team.id}/members/${ben.id}`, { token }],
+    ["DELETE", `/api/teams/${team.id}/members/${ben.id}`, { token }],
+    ["POST", "/api/relations", { token, body: { subject: ben.id, relation: "org.admin", object: "org" } }],
+    ["GET", `/api/relations?subject=${ben.id}`, { token }],
+    ["POST", "/api/relations/revoke", { token, body: { subject: ben.id, relation: "org.admin", object: "org" } }],
+    ["POST", "/api/relations/revoke", { token, body: { subject: ben.id, relation: "org.admin", object: "org" } }],
+    ["GET", "/api/audit?limit=5", { token }],
+    ["GET", "/api/audit/verify", { token }],
+    ["GET", "/api/agent-capabilities", { token }],
+    ["POST", "/api/me/password", { token, body: { current_password: ADMIN.password, new_password: ADMIN.password } }],
+    ["DELETE", "/api/sessions/current", { token }],
+  ];
+  for (const [method, path, options] of calls) {
+    const response = await call(method, path, options);
+    assert.ok(response.status < 500, `${method} ${path}: ${response.text}`);
+  }
+  const documented = Object.entries(openapi.paths).flatMap(([template, methods]) =>
+    Object.keys(methods).map((method) => `${method.toUpperCase()} ${template}`),
+  );
+  const missed = documented.filter((operation) => !documentedCalls.has(operation));
+  assert.deepEqual(missed, [], "operations never exercised against the document");
+});
