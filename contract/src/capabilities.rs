@@ -141,6 +141,32 @@ mod tests {
     }
 
     #[test]
+    fn what_is_offered_and_what_is_not_grantable_are_disjoint() {
+        let registry = registry();
+        let offered: BTreeSet<RouteId> = CAPABILITIES
+            .iter()
+            .flat_map(|capability| capability.routes.iter().copied())
+            .collect();
+        let withheld: BTreeSet<RouteId> = registry
+            .routes()
+            .iter()
+            .map(|route| route.id)
+            .filter(|id| !registry.is_grantable(*id))
+            .collect();
+        assert!(
+            offered.is_disjoint(&withheld),
+            "offered and withheld overlap: {:?}",
+            offered.intersection(&withheld)
+        );
+        let grantable: BTreeSet<RouteId> =
+            registry.grantable_routes().map(|route| route.id).collect();
+        assert_eq!(
+            offered, grantable,
+            "every grantable route is offered through a capability, and nothing else is"
+        );
+    }
+
+    #[test]
     fn capability_names_are_unique_and_in_product_words() {
         let mut names = BTreeSet::new();
         for capability in CAPABILITIES {

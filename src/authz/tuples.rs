@@ -11,6 +11,63 @@ use mailroom_contract::relation::ORGANIZATION_OBJECT;
 
 use crate::storage::{Statement, Value};
 
+/// How a public function of this module relates to delegation: whether it asks
+/// what a principal holds (and so must intersect an agent's tuples with its
+/// sponsor's) or is exempt, with the reason.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Predicate {
+    /// Asks what a principal holds; built on `holds_condition`, where delegation lives.
+    Intersected,
+    /// Does not ask what a principal holds, for the stated reason.
+    Exempt(&'static str),
+}
+
+/// Every public function of this module, classified. A test fails when a public
+/// function is missing here, or is marked intersected without being built on
+/// `holds_condition`.
+pub const PREDICATES: &[(&str, Predicate)] = &[
+    ("holds", Predicate::Intersected),
+    ("is_administrator", Predicate::Intersected),
+    (
+        "administrators",
+        Predicate::Exempt(
+            "lists the people who administer the node; only people hold org.admin, so there is no sponsor to intersect",
+        ),
+    ),
+    (
+        "a_live_administrator_remains",
+        Predicate::Exempt(
+            "asks whether any enabled person still administers, for the guard that keeps the node manageable",
+        ),
+    ),
+    (
+        "any_administrator_ever",
+        Predicate::Exempt(
+            "closes setup for ever: asks whether any org.admin tuple exists, not what a caller holds",
+        ),
+    ),
+    (
+        "list",
+        Predicate::Exempt(
+            "an administrator's view of the table itself, not a question of the caller's authority",
+        ),
+    ),
+    (
+        "find",
+        Predicate::Exempt(
+            "locates one tuple for an administrator to grant or revoke; the caller's authority is checked by the route",
+        ),
+    ),
+    (
+        "grant",
+        Predicate::Exempt("writes a tuple; it answers no question"),
+    ),
+    (
+        "revoke",
+        Predicate::Exempt("removes a tuple; it answers no question"),
+    ),
+];
+
 /// Who a predicate asks about.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Holder {

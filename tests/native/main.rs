@@ -7,6 +7,7 @@ mod support;
 mod audit_chain;
 mod budget;
 mod identity;
+mod invariants;
 mod people_and_teams;
 mod refusals;
 mod relations;

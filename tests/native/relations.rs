@@ -116,30 +116,3 @@ fn only_an_administrator_grants() {
     assert_eq!(entry["outcome"], "refused");
     assert_eq!(entry["detail"]["code"], "missing_relation");
 }
-
-#[test]
-fn only_the_tuples_module_reads_the_tuple_table() {
-    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut offenders = Vec::new();
-    visit(&source, &mut |path, text| {
-        let allowed = path.ends_with("authz/tuples.rs");
-        if !allowed && text.contains("relation_tuples") {
-            offenders.push(path.display().to_string());
-        }
-    });
-    assert!(
-        offenders.is_empty(),
-        "only src/authz/tuples.rs may name relation_tuples; also found in {offenders:?}"
-    );
-}
-
-fn visit(directory: &std::path::Path, check: &mut dyn FnMut(&std::path::Path, &str)) {
-    for entry in std::fs::read_dir(directory).unwrap().filter_map(Result::ok) {
-        let path = entry.path();
-        if path.is_dir() {
-            visit(&path, check);
-        } else if path.extension().is_some_and(|extension| extension == "rs") {
-            check(&path, &std::fs::read_to_string(&path).unwrap());
-        }
-    }
-}
