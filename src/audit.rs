@@ -160,7 +160,8 @@ pub fn append(head_seq: i64, head_hash: &str, record: &AuditRecord) -> Statement
     .bind(hash)
 }
 
-const ENTRY_COLUMNS: &str = "seq, at, actor, actor_kind, delegator, surface, action, object, outcome, detail, prev_hash, hash";
+const ENTRY_COLUMNS: &str =
+    "seq, at, actor, actor_kind, delegator, surface, action, object, outcome, detail, prev_hash, hash";
 
 fn present(entry: StoredEntry) -> AuditEntry {
     AuditEntry {
@@ -173,9 +174,7 @@ fn present(entry: StoredEntry) -> AuditEntry {
         action: entry.action,
         object: entry.object,
         outcome: entry.outcome,
-        detail: entry
-            .detail
-            .and_then(|text| serde_json::from_str(&text).ok()),
+        detail: entry.detail.and_then(|text| serde_json::from_str(&text).ok()),
         prev_hash: entry.prev_hash,
         hash: entry.hash,
     }
@@ -187,42 +186,33 @@ fn encode_cursor(seq: i64) -> String {
 
 fn decode_cursor(cursor: &str) -> Option<i64> {
     let text = String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()?;
-    text.strip_prefix("audit-before:")?
-        .parse()
-        .ok()
-        .filter(|seq| *seq > 0)
+    text.strip_prefix("audit-before:")?.parse().ok().filter(|seq| *seq > 0)
 }
 
 /// `GET /api/audit`: entries newest first, a page at a time.
 pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let limit = match context.query("limit") {
         None => 50,
-        Some(text) => text
-            .parse::<i64>()
-            .ok()
-            .filter(|limit| (1..=200).contains(limit))
-            .ok_or(AuditError::Request(RequestError::InvalidQueryParameter {
+        Some(text) => text.parse::<i64>().ok().filter(|limit| (1..=200).contains(limit)).ok_or(AuditError::Request(
+            RequestError::InvalidQueryParameter {
                 name: "limit".into(),
                 expected: "a whole number from 1 to 200".into(),
-            }))?,
-    };
-    let before = match context.query("cursor") {
-        None => i64::MAX,
-        Some(cursor) => decode_cursor(cursor).ok_or(AuditError::Request(
-            RequestError::InvalidQueryParameter {
-                name: "cursor".into(),
-                expected: "the `next_cursor` of a previous page, unchanged".into(),
             },
         ))?,
     };
-    let statement = Statement::new(format!(
-        "SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq < ?1 ORDER BY seq DESC LIMIT ?2"
-    ))
-    .bind(before)
-    .bind(limit + 1);
+    let before = match context.query("cursor") {
+        None => i64::MAX,
+        Some(cursor) => decode_cursor(cursor).ok_or(AuditError::Request(RequestError::InvalidQueryParameter {
+            name: "cursor".into(),
+            expected: "the `next_cursor` of a previous page, unchanged".into(),
+        }))?,
+    };
+    let statement =
+        Statement::new(format!("SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq < ?1 ORDER BY seq DESC LIMIT ?2"))
+            .bind(before)
+            .bind(limit + 1);
     let [page] = context.read_array([statement]).await?;
-    let mut entries: Vec<StoredEntry> =
-        page.decode_all().map_err(|error| context.internal(error))?;
+    let mut entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = if entries.len() as i64 > limit {
         entries.truncate(limit as usize);
         entries.last().map(|entry| encode_cursor(entry.seq))
@@ -230,32 +220,25 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
         None
     };
     let entries = entries.into_iter().map(present).collect();
-    Ok(context.json(&AuditPage {
-        entries,
-        next_cursor,
-    }))
+    Ok(context.json(&AuditPage { entries, next_cursor }))
 }
 
 /// `GET /api/audit/verify`: recomputes up to `VERIFY_PAGE` entries after `after_seq`.
 pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let after = match context.query("after_seq") {
         None => 0,
-        Some(text) => {
-            text.parse::<i64>()
-                .ok()
-                .filter(|seq| *seq >= 0)
-                .ok_or(AuditError::Request(RequestError::InvalidQueryParameter {
-                    name: "after_seq".into(),
-                    expected: "a whole number, 0 or more".into(),
-                }))?
-        }
+        Some(text) => text.parse::<i64>().ok().filter(|seq| *seq >= 0).ok_or(AuditError::Request(
+            RequestError::InvalidQueryParameter {
+                name: "after_seq".into(),
+                expected: "a whole number, 0 or more".into(),
+            },
+        ))?,
     };
     let anchor = Statement::new("SELECT hash FROM audit_entries WHERE seq = ?1").bind(after);
-    let page = Statement::new(format!(
-        "SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq > ?1 ORDER BY seq LIMIT ?2"
-    ))
-    .bind(after)
-    .bind(VERIFY_PAGE);
+    let page =
+        Statement::new(format!("SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq > ?1 ORDER BY seq LIMIT ?2"))
+            .bind(after)
+            .bind(VERIFY_PAGE);
     let [anchor, page, head_row] = context.read_array([anchor, page, head()]).await?;
     let anchor_hash = match (after, anchor.first()) {
         (0, _) => Some(GENESIS_HASH.to_string()),
@@ -263,12 +246,8 @@ pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal
         (_, None) => None,
     };
     let entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
-    let (head_seq, head_hash) =
-        head_from(head_row.first()).map_err(|error| context.internal(error))?;
-    let head = (head_seq > 0).then(|| ChainHead {
-        seq: head_seq,
-        hash: head_hash,
-    });
+    let (head_seq, head_hash) = head_from(head_row.first()).map_err(|error| context.internal(error))?;
+    let head = (head_seq > 0).then(|| ChainHead { seq: head_seq, hash: head_hash });
     Ok(context.json(&verify(after, anchor_hash, &entries, head)))
 }
 
@@ -297,23 +276,11 @@ fn verify(
     let mut expected_seq = after + 1;
     for entry in entries {
         let problem = if entry.seq != expected_seq {
-            Some((
-                expected_seq,
-                format!(
-                    "entry {expected_seq} is missing: the chain jumps to {}",
-                    entry.seq
-                ),
-            ))
+            Some((expected_seq, format!("entry {expected_seq} is missing: the chain jumps to {}", entry.seq)))
         } else if entry.prev_hash != previous_hash {
-            Some((
-                entry.seq,
-                "it does not link to the entry before it".to_string(),
-            ))
+            Some((entry.seq, "it does not link to the entry before it".to_string()))
         } else if chain_hash(&entry.prev_hash, &canonical_json(entry)) != entry.hash {
-            Some((
-                entry.seq,
-                "its contents do not match its hash: it was altered".to_string(),
-            ))
+            Some((entry.seq, "its contents do not match its hash: it was altered".to_string()))
         } else {
             None
         };
@@ -396,9 +363,6 @@ mod tests {
     fn cursors_round_trip_and_refuse_tampering() {
         assert_eq!(decode_cursor(&encode_cursor(17)), Some(17));
         assert_eq!(decode_cursor("not a cursor"), None);
-        assert_eq!(
-            decode_cursor(&URL_SAFE_NO_PAD.encode("audit-before:-3")),
-            None
-        );
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("audit-before:-3")), None);
     }
 }

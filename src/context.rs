@@ -95,19 +95,12 @@ impl<'request> Context<'request> {
 
     /// A path parameter the route declares.
     pub fn path(&self, name: &str) -> &str {
-        self.path_parameters
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
-            .unwrap_or_default()
+        self.path_parameters.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str()).unwrap_or_default()
     }
 
     /// A query parameter, if the request sent it.
     pub fn query(&self, name: &str) -> Option<&str> {
-        self.query_parameters
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.as_str())
+        self.query_parameters.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str())
     }
 
     /// Decodes the JSON body into the route's request type, naming the field at fault.
@@ -115,18 +108,9 @@ impl<'request> Context<'request> {
         if self.request.body.iter().all(u8::is_ascii_whitespace) {
             return Err(RequestError::MissingBody.into());
         }
-        let value: serde_json::Value =
-            serde_json::from_slice(&self.request.body).map_err(|error| {
-                RequestError::MalformedJson {
-                    detail: describe_json_error(&error),
-                }
-            })?;
-        serde_json::from_value(value).map_err(|error| {
-            RequestError::InvalidBody {
-                detail: error.to_string(),
-            }
-            .into()
-        })
+        let value: serde_json::Value = serde_json::from_slice(&self.request.body)
+            .map_err(|error| RequestError::MalformedJson { detail: describe_json_error(&error) })?;
+        serde_json::from_value(value).map_err(|error| RequestError::InvalidBody { detail: error.to_string() }.into())
     }
 
     /// Decodes an optional JSON body: an empty body is the type's default.
@@ -142,8 +126,7 @@ impl<'request> Context<'request> {
     pub async fn read(&mut self, statements: Vec<Statement>) -> Result<Vec<QueryResult>, Refusal> {
         let checks = std::mem::take(&mut self.pending_checks);
         let wants_head = self.audited && self.chain_head.is_none();
-        let mut batch: Vec<Statement> =
-            checks.iter().map(|check| check.statement.clone()).collect();
+        let mut batch: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
         if wants_head {
             batch.push(audit::head());
         }
@@ -155,16 +138,11 @@ impl<'request> Context<'request> {
                 None => Ok(Vec::new()),
             };
         }
-        let mut results = self
-            .database
-            .execute(batch)
-            .await
-            .map_err(|error| self.internal(error))?;
+        let mut results = self.database.execute(batch).await.map_err(|error| self.internal(error))?;
         let handler_results = results.split_off(results.len() - handler_statements);
         if wants_head {
             let head_row = results.pop().unwrap_or_default();
-            self.chain_head =
-                Some(audit::head_from(head_row.first()).map_err(|error| self.internal(error))?);
+            self.chain_head = Some(audit::head_from(head_row.first()).map_err(|error| self.internal(error))?);
         }
         for (pending, result) in checks.into_iter().zip(results) {
             if self.failed_check.is_none() {
@@ -204,11 +182,7 @@ impl<'request> Context<'request> {
     /// concurrent requests, without a read-then-write race.
     pub fn guard(&mut self, condition: Statement, refusal: impl Into<Refusal>) {
         let statement = Statement {
-            sql: format!(
-                "INSERT INTO write_guards (name) SELECT 'failed' WHERE NOT ({})",
-                condition.sql
-            )
-            .into(),
+            sql: format!("INSERT INTO write_guards (name) SELECT 'failed' WHERE NOT ({})", condition.sql).into(),
             parameters: condition.parameters,
         };
         self.guards.push((statement, refusal.into()));
@@ -242,11 +216,7 @@ impl<'request> Context<'request> {
 
     /// Logs an internal failure for the operator and returns the detail-free refusal.
     pub fn internal(&self, error: impl std::fmt::Display) -> Refusal {
-        self.node.platform.log(&format!(
-            "{} {}: {error}",
-            self.route.method.as_str(),
-            self.route.path
-        ));
+        self.node.platform.log(&format!("{} {}: {error}", self.route.method.as_str(), self.route.path));
         Refusal::internal()
     }
 
@@ -284,8 +254,7 @@ impl<'request> Context<'request> {
     /// Whether the call can be attributed: a public route, or a caller who named
     /// themself with a credential the node issued.
     fn identified(&self) -> bool {
-        self.route.authority == mailroom_contract::Authority::Public
-            || self.caller.actor_id().is_some()
+        self.route.authority == mailroom_contract::Authority::Public || self.caller.actor_id().is_some()
     }
 
     async fn commit(&mut self, outcome: Result<Response, Refusal>) -> Result<Response, Refusal> {
@@ -321,29 +290,18 @@ impl<'request> Context<'request> {
                     let delay = u32::from(u16::from_le_bytes(jitter)) % ceiling.max(1);
                     self.node.platform.sleep(delay).await;
                 }
-                Err(StorageError::Check(constraint))
-                    if constraint == WRITE_GUARD && outcome.is_ok() =>
-                {
+                Err(StorageError::Check(constraint)) if constraint == WRITE_GUARD && outcome.is_ok() => {
                     // The batch rolled back, so the head read is still the head.
                     self.chain_head = Some((head_seq, head_hash));
                     let refusal = self.guards.first().map(|(_, refusal)| refusal.clone());
                     outcome = Err(refusal.unwrap_or_else(Refusal::internal));
                 }
                 Err(StorageError::Unique(constraint))
-                    if outcome.is_ok()
-                        && self
-                            .unique_refusals
-                            .iter()
-                            .any(|(name, _)| *name == constraint) =>
+                    if outcome.is_ok() && self.unique_refusals.iter().any(|(name, _)| *name == constraint) =>
                 {
                     self.chain_head = Some((head_seq, head_hash));
-                    let refusal = self
-                        .unique_refusals
-                        .iter()
-                        .find(|(name, _)| *name == constraint);
-                    outcome = Err(refusal
-                        .map(|(_, refusal)| refusal.clone())
-                        .unwrap_or_else(Refusal::internal));
+                    let refusal = self.unique_refusals.iter().find(|(name, _)| *name == constraint);
+                    outcome = Err(refusal.map(|(_, refusal)| refusal.clone()).unwrap_or_else(Refusal::internal));
                 }
                 Err(error) => return Err(self.internal(error)),
             }
@@ -355,18 +313,14 @@ impl<'request> Context<'request> {
         let (outcome_name, detail) = match outcome {
             Ok(_) => ("ok", self.audit_detail.clone()),
             Err(refusal) => {
-                let mut detail =
-                    serde_json::json!({ "code": refusal.code, "status": refusal.status });
+                let mut detail = serde_json::json!({ "code": refusal.code, "status": refusal.status });
                 if let (Some(extra), Some(map)) = (&self.audit_detail, detail.as_object_mut()) {
                     map.insert("attempted".into(), extra.clone());
                 }
                 ("refused", Some(detail))
             }
         };
-        let object = self
-            .audit_object
-            .clone()
-            .or_else(|| self.path_parameters.first().map(|(_, value)| value.clone()));
+        let object = self.audit_object.clone().or_else(|| self.path_parameters.first().map(|(_, value)| value.clone()));
         AuditRecord {
             at: self.now_ms,
             actor: self.caller.actor_id().map(str::to_string),
@@ -384,10 +338,7 @@ impl<'request> Context<'request> {
 fn settle(check: &Check, result: &QueryResult) -> Result<(), Refusal> {
     let passed = match check {
         Check::SessionLive => !result.rows.is_empty(),
-        Check::Holds(_) => result
-            .first()
-            .and_then(|row| row.flag("held").ok())
-            .unwrap_or(false),
+        Check::Holds(_) => result.first().and_then(|row| row.flag("held").ok()).unwrap_or(false),
     };
     match (passed, check) {
         (true, _) => Ok(()),
@@ -397,16 +348,13 @@ fn settle(check: &Check, result: &QueryResult) -> Result<(), Refusal> {
 }
 
 fn describe_json_error(error: &serde_json::Error) -> String {
-    format!("{error} (line {}, column {})", error.line(), error.column()).replace(
-        &format!(" at line {} column {}", error.line(), error.column()),
-        "",
-    )
+    format!("{error} (line {}, column {})", error.line(), error.column())
+        .replace(&format!(" at line {} column {}", error.line(), error.column()), "")
 }
 
 /// Whether a route's calls are recorded in the audit chain: every changing call
 /// except the machine surface (whose tool calls are recorded as the routes they
 /// re-enter), and every read that reaches message content.
 pub fn is_audited(route: &Route, tier: mailroom_contract::Tier) -> bool {
-    (route.method != Method::Get && tier != mailroom_contract::Tier::Surface)
-        || route.reaches_content
+    (route.method != Method::Get && tier != mailroom_contract::Tier::Surface) || route.reaches_content
 }

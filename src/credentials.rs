@@ -53,10 +53,7 @@ pub enum Caller {
     /// No credential.
     Stranger,
     /// A person's session.
-    Person {
-        person_id: String,
-        session_id: String,
-    },
+    Person { person_id: String, session_id: String },
 }
 
 impl Caller {
@@ -91,11 +88,7 @@ pub struct AccessClaims {
 /// Reads the request's credential: `Authorization: Bearer` first, then the access
 /// cookie. A present but unusable credential is an error, never a silent stranger,
 /// so a client with a broken token learns that rather than seeing less.
-pub fn identify(
-    request: &Request,
-    session_key: &[u8],
-    now_ms: i64,
-) -> Result<Presented, AuthenticationError> {
+pub fn identify(request: &Request, session_key: &[u8], now_ms: i64) -> Result<Presented, AuthenticationError> {
     if let Some(authorization) = request.header("authorization") {
         let token = authorization
             .strip_prefix("Bearer ")
@@ -103,40 +96,24 @@ pub fn identify(
             .map(str::trim)
             .ok_or(AuthenticationError::MalformedCredential)?;
         let claims = verify_access_token(token, session_key, now_ms)?;
-        return Ok(Presented {
-            caller: caller_from(claims),
-            via_cookie: false,
-        });
+        return Ok(Presented { caller: caller_from(claims), via_cookie: false });
     }
     if let Some(token) = request.cookie(ACCESS_COOKIE) {
         let claims = verify_access_token(token, session_key, now_ms)?;
-        return Ok(Presented {
-            caller: caller_from(claims),
-            via_cookie: true,
-        });
+        return Ok(Presented { caller: caller_from(claims), via_cookie: true });
     }
-    Ok(Presented {
-        caller: Caller::Stranger,
-        via_cookie: false,
-    })
+    Ok(Presented { caller: Caller::Stranger, via_cookie: false })
 }
 
 fn caller_from(claims: AccessClaims) -> Caller {
-    Caller::Person {
-        person_id: claims.person_id,
-        session_id: claims.session_id,
-    }
+    Caller::Person { person_id: claims.person_id, session_id: claims.session_id }
 }
 
 /// The rule that keeps another site from acting with a browser's cookies: a
 /// changing request that carries an Origin must carry this node's, and one
 /// authenticated by cookie must carry one at all. Bearer clients (CLIs, MCP
 /// clients) send no Origin and no cookie, and pass.
-pub fn check_origin(
-    request: &Request,
-    changes_something: bool,
-    via_cookie: bool,
-) -> Result<(), AuthenticationError> {
+pub fn check_origin(request: &Request, changes_something: bool, via_cookie: bool) -> Result<(), AuthenticationError> {
     if !changes_something {
         return Ok(());
     }
@@ -156,27 +133,16 @@ pub fn sign_access_token(claims: &AccessClaims, session_key: &[u8]) -> String {
 }
 
 /// Checks an access token's signature (in constant time) and expiry.
-pub fn verify_access_token(
-    token: &str,
-    session_key: &[u8],
-    now_ms: i64,
-) -> Result<AccessClaims, AuthenticationError> {
+pub fn verify_access_token(token: &str, session_key: &[u8], now_ms: i64) -> Result<AccessClaims, AuthenticationError> {
     let malformed = AuthenticationError::MalformedCredential;
-    let body = token
-        .strip_prefix(ACCESS_TOKEN_PREFIX)
-        .ok_or(malformed.clone())?;
+    let body = token.strip_prefix(ACCESS_TOKEN_PREFIX).ok_or(malformed.clone())?;
     let (payload, signature) = body.split_once('.').ok_or(malformed.clone())?;
-    let signature = URL_SAFE_NO_PAD
-        .decode(signature)
-        .map_err(|_| malformed.clone())?;
+    let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| malformed.clone())?;
     let mut mac = keyed_mac(session_key);
     mac.update(ACCESS_TOKEN_DOMAIN);
     mac.update(payload.as_bytes());
-    mac.verify_slice(&signature)
-        .map_err(|_| malformed.clone())?;
-    let payload = URL_SAFE_NO_PAD
-        .decode(payload)
-        .map_err(|_| malformed.clone())?;
+    mac.verify_slice(&signature).map_err(|_| malformed.clone())?;
+    let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| malformed.clone())?;
     let claims: AccessClaims = serde_json::from_slice(&payload).map_err(|_| malformed)?;
     if now_ms >= claims.expires_at_ms {
         return Err(AuthenticationError::AccessTokenExpired);
@@ -186,8 +152,7 @@ pub fn verify_access_token(
 
 fn keyed_mac(session_key: &[u8]) -> Hmac<Sha256> {
     // HMAC accepts keys of any length, so this cannot fail.
-    <Hmac<Sha256> as KeyInit>::new_from_slice(session_key)
-        .unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
+    <Hmac<Sha256> as KeyInit>::new_from_slice(session_key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
 }
 
 fn access_token_mac(session_key: &[u8], payload: &str) -> Vec<u8> {
@@ -215,12 +180,7 @@ pub fn hex(bytes: &[u8]) -> String {
 
 /// Compares two byte strings in time independent of where they differ.
 pub fn constant_time_equal(left: &[u8], right: &[u8]) -> bool {
-    left.len() == right.len()
-        && left
-            .iter()
-            .zip(right)
-            .fold(0u8, |difference, (a, b)| difference | (a ^ b))
-            == 0
+    left.len() == right.len() && left.iter().zip(right).fold(0u8, |difference, (a, b)| difference | (a ^ b)) == 0
 }
 
 /// A `Set-Cookie` value for a `__Host-` cookie: HttpOnly, Secure, SameSite=Strict.
@@ -240,48 +200,29 @@ mod tests {
     const KEY: &[u8] = b"a session key for tests only";
 
     fn claims(expires_at_ms: i64) -> AccessClaims {
-        AccessClaims {
-            person_id: "usr_A".into(),
-            session_id: "ses_B".into(),
-            expires_at_ms,
-        }
+        AccessClaims { person_id: "usr_A".into(), session_id: "ses_B".into(), expires_at_ms }
     }
 
     #[test]
     fn a_signed_token_verifies_until_it_expires() {
         let token = sign_access_token(&claims(1_000), KEY);
         assert_eq!(verify_access_token(&token, KEY, 999), Ok(claims(1_000)));
-        assert_eq!(
-            verify_access_token(&token, KEY, 1_000),
-            Err(AuthenticationError::AccessTokenExpired)
-        );
+        assert_eq!(verify_access_token(&token, KEY, 1_000), Err(AuthenticationError::AccessTokenExpired));
     }
 
     #[test]
     fn a_token_signed_with_another_key_or_altered_is_refused() {
         let token = sign_access_token(&claims(1_000), KEY);
-        assert_eq!(
-            verify_access_token(&token, b"another key", 0),
-            Err(AuthenticationError::MalformedCredential)
-        );
+        assert_eq!(verify_access_token(&token, b"another key", 0), Err(AuthenticationError::MalformedCredential));
         let forged_claims = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims(9_999_999)).unwrap());
         let signature = token.rsplit('.').next().unwrap();
         let forged = format!("{ACCESS_TOKEN_PREFIX}{forged_claims}.{signature}");
-        assert_eq!(
-            verify_access_token(&forged, KEY, 0),
-            Err(AuthenticationError::MalformedCredential)
-        );
-        assert_eq!(
-            verify_access_token("mr_ses_nonsense", KEY, 0),
-            Err(AuthenticationError::MalformedCredential)
-        );
+        assert_eq!(verify_access_token(&forged, KEY, 0), Err(AuthenticationError::MalformedCredential));
+        assert_eq!(verify_access_token("mr_ses_nonsense", KEY, 0), Err(AuthenticationError::MalformedCredential));
     }
 
     fn origin_check(origin: Option<&str>, changes: bool, via_cookie: bool) -> bool {
-        let mut request = Request {
-            origin: "https://mail.example".into(),
-            ..Request::default()
-        };
+        let mut request = Request { origin: "https://mail.example".into(), ..Request::default() };
         if let Some(origin) = origin {
             request.headers.push(("origin".into(), origin.into()));
         }

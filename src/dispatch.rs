@@ -25,11 +25,7 @@ pub enum RequestError {
     /// No route has this path.
     NoSuchRoute { method: String, path: String },
     /// The path exists but not with this method.
-    MethodNotAllowed {
-        method: String,
-        path: String,
-        allowed: String,
-    },
+    MethodNotAllowed { method: String, path: String, allowed: String },
     /// The body is over the node's cap.
     BodyTooLarge { limit: usize },
     /// The route takes no body and one was sent.
@@ -76,16 +72,10 @@ fn route_table() -> &'static RouteTable {
 }
 
 /// Finds the route for a method and path, with its path parameters.
-fn find_route(
-    method: &str,
-    path: &str,
-) -> Result<(&'static Route, Vec<(String, String)>), RequestError> {
+fn find_route(method: &str, path: &str) -> Result<(&'static Route, Vec<(String, String)>), RequestError> {
     let matched = route_table()
         .at(path)
-        .map_err(|_| RequestError::NoSuchRoute {
-            method: method.to_string(),
-            path: path.to_string(),
-        })?;
+        .map_err(|_| RequestError::NoSuchRoute { method: method.to_string(), path: path.to_string() })?;
     let route_id = Method::parse(method).and_then(|method| matched.value.get(&method).copied());
     let Some(route_id) = route_id else {
         let mut allowed: Vec<&str> = matched.value.keys().map(|method| method.as_str()).collect();
@@ -96,11 +86,7 @@ fn find_route(
             allowed: allowed.join(", "),
         });
     };
-    let parameters = matched
-        .params
-        .iter()
-        .map(|(name, value)| (name.to_string(), value.to_string()))
-        .collect();
+    let parameters = matched.params.iter().map(|(name, value)| (name.to_string(), value.to_string())).collect();
     Ok((registry().route(route_id), parameters))
 }
 
@@ -108,20 +94,9 @@ fn find_route(
 fn parse_query(route: &Route, query: &str) -> Result<Vec<(String, String)>, RequestError> {
     let mut parameters = Vec::new();
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
-        if !route
-            .query_parameters
-            .iter()
-            .any(|parameter| parameter.name == name)
-        {
-            let known: Vec<&str> = route
-                .query_parameters
-                .iter()
-                .map(|parameter| parameter.name)
-                .collect();
-            return Err(RequestError::UnknownQueryParameter {
-                name: name.into_owned(),
-                known: known.join(", "),
-            });
+        if !route.query_parameters.iter().any(|parameter| parameter.name == name) {
+            let known: Vec<&str> = route.query_parameters.iter().map(|parameter| parameter.name).collect();
+            return Err(RequestError::UnknownQueryParameter { name: name.into_owned(), known: known.join(", ") });
         }
         parameters.push((name.into_owned(), value.into_owned()));
     }
@@ -138,12 +113,7 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
     };
     let early = |refusal: Refusal| Response::refusal(&refusal);
     if request.body.len() > MAXIMUM_BODY_BYTES {
-        return early(
-            RequestError::BodyTooLarge {
-                limit: MAXIMUM_BODY_BYTES,
-            }
-            .into(),
-        );
+        return early(RequestError::BodyTooLarge { limit: MAXIMUM_BODY_BYTES }.into());
     }
     if route.request.is_none() && !request.body.iter().all(u8::is_ascii_whitespace) {
         return early(RequestError::BodyNotExpected.into());
@@ -172,12 +142,8 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
     if let Err(error) = credentials::check_origin(request, changes_something, via_cookie) {
         return early(error.into());
     }
-    let path_parameter = |name: &str| {
-        path_parameters
-            .iter()
-            .find(|(key, _)| key == name)
-            .map(|(_, value)| value.clone())
-    };
+    let path_parameter =
+        |name: &str| path_parameters.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
     let checks = match authz::checks_for(&route.authority, &caller, path_parameter) {
         Ok(checks) => checks,
         Err(error) => return early(error.into()),
@@ -236,24 +202,11 @@ mod tests {
             let concrete: String = route
                 .path
                 .split('/')
-                .map(|segment| {
-                    if segment.starts_with(':') {
-                        "x"
-                    } else {
-                        segment
-                    }
-                })
+                .map(|segment| if segment.starts_with(':') { "x" } else { segment })
                 .collect::<Vec<_>>()
                 .join("/");
-            let (found, _) =
-                find_route(route.method.as_str(), &concrete).expect("declared route is routable");
-            assert_eq!(
-                found.id,
-                route.id,
-                "{} {}",
-                route.method.as_str(),
-                route.path
-            );
+            let (found, _) = find_route(route.method.as_str(), &concrete).expect("declared route is routable");
+            assert_eq!(found.id, route.id, "{} {}", route.method.as_str(), route.path);
         }
     }
 
@@ -263,9 +216,6 @@ mod tests {
             Err(RequestError::MethodNotAllowed { allowed, .. }) => assert_eq!(allowed, "GET, POST"),
             other => panic!("{other:?}"),
         }
-        assert!(matches!(
-            find_route("GET", "/api/nothing"),
-            Err(RequestError::NoSuchRoute { .. })
-        ));
+        assert!(matches!(find_route("GET", "/api/nothing"), Err(RequestError::NoSuchRoute { .. })));
     }
 }

@@ -50,10 +50,7 @@ pub struct Request {
 impl Request {
     /// The first value of a header, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
+        self.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str())
     }
 
     /// The value of a cookie, from every `Cookie` header.
@@ -87,10 +84,7 @@ impl Response {
         Response {
             status,
             headers: vec![
-                (
-                    "content-type".into(),
-                    "application/json; charset=utf-8".into(),
-                ),
+                ("content-type".into(), "application/json; charset=utf-8".into()),
                 ("cache-control".into(), "no-store".into()),
             ],
             body,
@@ -104,10 +98,7 @@ impl Response {
             headers: vec![
                 ("content-type".into(), "text/html; charset=utf-8".into()),
                 ("cache-control".into(), "no-store".into()),
-                (
-                    "content-security-policy".into(),
-                    content_security_policy.into(),
-                ),
+                ("content-security-policy".into(), content_security_policy.into()),
                 ("x-frame-options".into(), "DENY".into()),
                 ("referrer-policy".into(), "no-referrer".into()),
             ],
@@ -119,9 +110,7 @@ impl Response {
     pub fn refusal(refusal: &Refusal) -> Response {
         let mut response = Response::json(refusal.status, &refusal.body());
         if let Some(seconds) = refusal.retry_after_seconds {
-            response
-                .headers
-                .push(("retry-after".into(), seconds.to_string()));
+            response.headers.push(("retry-after".into(), seconds.to_string()));
         }
         if let Some(allowed) = &refusal.allow {
             response.headers.push(("allow".into(), allowed.clone()));
@@ -135,10 +124,7 @@ impl Response {
     }
 
     pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(key, _)| key.eq_ignore_ascii_case(name))
-            .map(|(_, value)| value.as_str())
+        self.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str())
     }
 
     /// The body as JSON, for tests and for the MCP server reading a re-entered call.
@@ -154,10 +140,7 @@ mod tests {
     #[test]
     fn cookies_are_found_across_headers_and_pairs() {
         let request = Request {
-            headers: vec![
-                ("Cookie".into(), "a=1; __Host-mailroom-access=tok".into()),
-                ("cookie".into(), "b=2".into()),
-            ],
+            headers: vec![("Cookie".into(), "a=1; __Host-mailroom-access=tok".into()), ("cookie".into(), "b=2".into())],
             ..Request::default()
         };
         assert_eq!(request.cookie("__Host-mailroom-access"), Some("tok"));

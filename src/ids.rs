@@ -29,14 +29,8 @@ impl IdKind {
         }
     }
 
-    const ALL: [IdKind; 6] = [
-        IdKind::Person,
-        IdKind::Session,
-        IdKind::Team,
-        IdKind::Agent,
-        IdKind::Source,
-        IdKind::Mailbox,
-    ];
+    const ALL: [IdKind; 6] =
+        [IdKind::Person, IdKind::Session, IdKind::Team, IdKind::Agent, IdKind::Source, IdKind::Mailbox];
 }
 
 const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -47,9 +41,7 @@ const ULID_LENGTH: usize = 26;
 pub fn new_id(kind: IdKind, platform: &dyn Platform) -> String {
     let timestamp = u128::from(platform.now_ms().max(0) as u64 & 0xFFFF_FFFF_FFFF);
     let random: [u8; 10] = random_bytes(platform);
-    let randomness = random
-        .iter()
-        .fold(0u128, |value, byte| (value << 8) | u128::from(*byte));
+    let randomness = random.iter().fold(0u128, |value, byte| (value << 8) | u128::from(*byte));
     let value = (timestamp << 80) | randomness;
     let mut id = String::with_capacity(kind.prefix().len() + ULID_LENGTH);
     id.push_str(kind.prefix());
@@ -67,9 +59,8 @@ pub fn kind_of(id: &str) -> Option<IdKind> {
 
 /// Whether `id` is a well-formed identifier of `kind`.
 pub fn is_id_of(id: &str, kind: IdKind) -> bool {
-    id.strip_prefix(kind.prefix()).is_some_and(|ulid| {
-        ulid.len() == ULID_LENGTH && ulid.bytes().all(|byte| CROCKFORD.contains(&byte))
-    })
+    id.strip_prefix(kind.prefix())
+        .is_some_and(|ulid| ulid.len() == ULID_LENGTH && ulid.bytes().all(|byte| CROCKFORD.contains(&byte)))
 }
 
 #[cfg(test)]
@@ -86,15 +77,8 @@ mod tests {
         assert!(first.starts_with("usr_") && first.len() == 30, "{first}");
         assert!(first < second);
         assert_eq!(kind_of(&first), Some(IdKind::Person));
-        assert_eq!(
-            kind_of(&new_id(IdKind::Agent, &platform)),
-            Some(IdKind::Agent)
-        );
+        assert_eq!(kind_of(&new_id(IdKind::Agent, &platform)), Some(IdKind::Agent));
         assert_eq!(kind_of("usr_short"), None);
-        assert_eq!(
-            kind_of("usr_0123456789ABCDEFGHJKMNPQRI"),
-            None,
-            "I is not Crockford"
-        );
+        assert_eq!(kind_of("usr_0123456789ABCDEFGHJKMNPQRI"), None, "I is not Crockford");
     }
 }

@@ -22,10 +22,7 @@ struct Shell {
 }
 
 fn csp_hash(source: &str) -> String {
-    format!(
-        "'sha256-{}'",
-        STANDARD.encode(Sha256::digest(source.as_bytes()))
-    )
+    format!("'sha256-{}'", STANDARD.encode(Sha256::digest(source.as_bytes())))
 }
 
 fn shell_page() -> &'static Shell {

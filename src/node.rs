@@ -20,11 +20,7 @@ pub struct Config {
 impl Config {
     /// A deployment's configuration, hashing at the production iteration count.
     pub fn new(session_key: Vec<u8>, setup_token: Option<String>) -> Config {
-        Config {
-            session_key,
-            setup_token,
-            password_iterations: password::ITERATIONS,
-        }
+        Config { session_key, setup_token, password_iterations: password::ITERATIONS }
     }
 }
 

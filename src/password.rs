@@ -25,20 +25,10 @@ pub fn is_acceptable(password: &str) -> bool {
 }
 
 /// Hashes a new password with a fresh salt: `pbkdf2-sha256$<iterations>$<salt>$<hash>`.
-pub async fn hash(
-    platform: &dyn Platform,
-    password: &str,
-    iterations: u32,
-) -> Result<String, PlatformError> {
+pub async fn hash(platform: &dyn Platform, password: &str, iterations: u32) -> Result<String, PlatformError> {
     let salt: [u8; 16] = random_bytes(platform);
-    let derived = platform
-        .pbkdf2_sha256(password.as_bytes(), &salt, iterations)
-        .await?;
-    Ok(format!(
-        "{SCHEME}${iterations}${}${}",
-        STANDARD_NO_PAD.encode(salt),
-        STANDARD_NO_PAD.encode(derived)
-    ))
+    let derived = platform.pbkdf2_sha256(password.as_bytes(), &salt, iterations).await?;
+    Ok(format!("{SCHEME}${iterations}${}${}", STANDARD_NO_PAD.encode(salt), STANDARD_NO_PAD.encode(derived)))
 }
 
 /// Whether `password` matches `stored`, at the iteration count stored with it.
@@ -50,21 +40,16 @@ pub async fn verify(
     stored: Option<&str>,
     current_iterations: u32,
 ) -> Result<bool, PlatformError> {
-    let decoy = format!(
-        "{SCHEME}${current_iterations}$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA"
-    );
+    let decoy =
+        format!("{SCHEME}${current_iterations}$AAAAAAAAAAAAAAAAAAAAAA$AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA");
     let (stored, genuine) = match stored {
         Some(stored) => (stored, true),
         None => (decoy.as_str(), false),
     };
     let Some((iterations, salt, expected)) = parse(stored) else {
-        return Err(PlatformError(
-            "a stored password hash is not in a format this node reads".into(),
-        ));
+        return Err(PlatformError("a stored password hash is not in a format this node reads".into()));
     };
-    let derived = platform
-        .pbkdf2_sha256(password.as_bytes(), &salt, iterations)
-        .await?;
+    let derived = platform.pbkdf2_sha256(password.as_bytes(), &salt, iterations).await?;
     Ok(constant_time_equal(&derived, &expected) && genuine)
 }
 
@@ -90,24 +75,8 @@ mod tests {
         let platform = FixedPlatform::at(0);
         let stored = block_on(hash(&platform, "correct horse battery", ITERATIONS)).unwrap();
         assert!(stored.starts_with("pbkdf2-sha256$100000$"), "{stored}");
-        assert!(
-            block_on(verify(
-                &platform,
-                "correct horse battery",
-                Some(&stored),
-                ITERATIONS
-            ))
-            .unwrap()
-        );
-        assert!(
-            !block_on(verify(
-                &platform,
-                "correct horse batterY",
-                Some(&stored),
-                ITERATIONS
-            ))
-            .unwrap()
-        );
+        assert!(block_on(verify(&platform, "correct horse battery", Some(&stored), ITERATIONS)).unwrap());
+        assert!(!block_on(verify(&platform, "correct horse batterY", Some(&stored), ITERATIONS)).unwrap());
         assert!(!block_on(verify(&platform, "anything", None, ITERATIONS)).unwrap());
     }
 
@@ -123,10 +92,7 @@ mod tests {
     fn acceptable_passwords_have_twelve_to_1024_characters() {
         assert!(!is_acceptable("short"));
         assert!(is_acceptable("twelve chars"));
-        assert!(
-            is_acceptable("ééééééééééé1"),
-            "counted in characters, not bytes"
-        );
+        assert!(is_acceptable("ééééééééééé1"), "counted in characters, not bytes");
         assert!(!is_acceptable(&"x".repeat(1025)));
     }
 }

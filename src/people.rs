@@ -54,15 +54,9 @@ impl NewPerson {
             return Err(PersonError::InvalidName);
         }
         if !password::is_acceptable(password) {
-            return Err(PersonError::WeakPassword {
-                minimum: password::MINIMUM_LENGTH,
-            });
+            return Err(PersonError::WeakPassword { minimum: password::MINIMUM_LENGTH });
         }
-        Ok(NewPerson {
-            email,
-            name: name.to_string(),
-            password: password.to_string(),
-        })
+        Ok(NewPerson { email, name: name.to_string(), password: password.to_string() })
     }
 }
 
@@ -78,11 +72,7 @@ pub fn normalize_email(email: &str) -> Result<String, PersonError> {
                 && !domain.starts_with('.')
                 && !domain.ends_with('.')
         });
-    if valid {
-        Ok(email)
-    } else {
-        Err(PersonError::InvalidEmail)
-    }
+    if valid { Ok(email) } else { Err(PersonError::InvalidEmail) }
 }
 
 /// A person as stored.
@@ -114,27 +104,18 @@ pub fn by_id(person_id: &str) -> Statement {
 }
 
 /// Hashes the password and queues the insert; answers the person as they will be.
-pub async fn insert(
-    context: &mut Context<'_>,
-    person_id: &str,
-    person: NewPerson,
-) -> Result<Person, Refusal> {
-    let password_hash = password::hash(
-        context.node.platform,
-        &person.password,
-        context.node.config.password_iterations,
-    )
-    .await
-    .map_err(|error| context.internal(error.0))?;
+pub async fn insert(context: &mut Context<'_>, person_id: &str, person: NewPerson) -> Result<Person, Refusal> {
+    let password_hash =
+        password::hash(context.node.platform, &person.password, context.node.config.password_iterations)
+            .await
+            .map_err(|error| context.internal(error.0))?;
     context.write(
-        Statement::new(
-            "INSERT INTO people (id, email, name, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .bind(person_id)
-        .bind(person.email.as_str())
-        .bind(person.name.as_str())
-        .bind(password_hash)
-        .bind(context.now_ms),
+        Statement::new("INSERT INTO people (id, email, name, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .bind(person_id)
+            .bind(person.email.as_str())
+            .bind(person.name.as_str())
+            .bind(password_hash)
+            .bind(context.now_ms),
     );
     context.on_unique_violation("people.email", PersonError::EmailTaken);
     context.audit_detail(serde_json::json!({ "email": person.email }));
@@ -150,11 +131,7 @@ pub async fn insert(
 
 /// `GET /api/me`.
 pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let Caller::Person {
-        person_id,
-        session_id,
-    } = context.caller.clone()
-    else {
+    let Caller::Person { person_id, session_id } = context.caller.clone() else {
         return Err(Refusal::internal());
     };
     let holder = Holder::Person(person_id.clone());
@@ -162,21 +139,15 @@ pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "SELECT t.id, t.name FROM teams t JOIN team_members m ON m.team_id = t.id WHERE m.person_id = ?1 ORDER BY t.name",
     )
     .bind(person_id.as_str());
-    let [person, administrator, teams] = context
-        .read_array([by_id(&person_id), tuples::is_administrator(&holder), teams])
-        .await?;
+    let [person, administrator, teams] =
+        context.read_array([by_id(&person_id), tuples::is_administrator(&holder), teams]).await?;
     let person: PersonRow = person
         .first()
         .ok_or_else(|| context.internal("a live session's person is missing"))?
         .decode()
         .map_err(|error| context.internal(error))?;
-    let is_admin = administrator
-        .first()
-        .and_then(|row| row.flag("held").ok())
-        .unwrap_or(false);
-    let teams = teams
-        .decode_all::<TeamReference>()
-        .map_err(|error| context.internal(error))?;
+    let is_admin = administrator.first().and_then(|row| row.flag("held").ok()).unwrap_or(false);
+    let teams = teams.decode_all::<TeamReference>().map_err(|error| context.internal(error))?;
     Ok(context.json(&Me {
         id: person.id,
         kind: "person".into(),
@@ -190,24 +161,17 @@ pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
 /// `GET /api/people`.
 pub async fn list_people(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let statement = Statement::new(format!(
-        "SELECT {PERSON_COLUMNS} FROM people ORDER BY created_at, id"
-    ));
+    let statement = Statement::new(format!("SELECT {PERSON_COLUMNS} FROM people ORDER BY created_at, id"));
     let [people] = context.read_array([statement]).await?;
-    let people: Vec<PersonRow> = people
-        .decode_all()
-        .map_err(|error| context.internal(error))?;
-    Ok(context.json(&PersonList {
-        people: people.iter().map(PersonRow::present).collect(),
-    }))
+    let people: Vec<PersonRow> = people.decode_all().map_err(|error| context.internal(error))?;
+    Ok(context.json(&PersonList { people: people.iter().map(PersonRow::present).collect() }))
 }
 
 /// `POST /api/people`.
 pub async fn create_person(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: CreatePerson = context.body()?;
     let new_person = NewPerson::validate(&request.email, &request.name, &request.password)?;
-    let existing =
-        Statement::new("SELECT id FROM people WHERE email = ?1").bind(new_person.email.as_str());
+    let existing = Statement::new("SELECT id FROM people WHERE email = ?1").bind(new_person.email.as_str());
     let [existing] = context.read_array([existing]).await?;
     if !existing.rows.is_empty() {
         return Err(PersonError::EmailTaken.into());
@@ -246,9 +210,7 @@ pub async fn set_disabled(context: &mut Context<'_>, disabled: bool) -> Result<R
     let [person] = context.read_array([by_id(&person_id)]).await?;
     let mut person: PersonRow = person
         .first()
-        .ok_or(PersonError::NoSuchPerson {
-            id: person_id.clone(),
-        })?
+        .ok_or(PersonError::NoSuchPerson { id: person_id.clone() })?
         .decode()
         .map_err(|error| context.internal(error))?;
     if disabled && context.caller.actor_id() == Some(person_id.as_str()) {
@@ -263,22 +225,14 @@ pub async fn set_disabled(context: &mut Context<'_>, disabled: bool) -> Result<R
                 .bind(disabled_at),
         );
         context.write(
-            Statement::new(
-                "UPDATE sessions SET revoked_at = ?2 WHERE person_id = ?1 AND revoked_at IS NULL",
-            )
-            .bind(person_id.as_str())
-            .bind(context.now_ms),
+            Statement::new("UPDATE sessions SET revoked_at = ?2 WHERE person_id = ?1 AND revoked_at IS NULL")
+                .bind(person_id.as_str())
+                .bind(context.now_ms),
         );
-        context.guard(
-            tuples::a_live_administrator_remains(),
-            PersonError::LastAdministrator,
-        );
+        context.guard(tuples::a_live_administrator_remains(), PersonError::LastAdministrator);
     } else {
         person.disabled_at = None;
-        context.write(
-            Statement::new("UPDATE people SET disabled_at = NULL WHERE id = ?1")
-                .bind(person_id.as_str()),
-        );
+        context.write(Statement::new("UPDATE people SET disabled_at = NULL WHERE id = ?1").bind(person_id.as_str()));
     }
     context.audit_object(person_id);
     Ok(context.json(&person.present()))

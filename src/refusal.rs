@@ -124,11 +124,7 @@ impl From<RequestError> for Refusal {
                 "The node declares no route with that path.",
                 "See the OpenAPI document or the Agent Skill for the routes the node offers.",
             ),
-            RequestError::MethodNotAllowed {
-                method,
-                path,
-                allowed,
-            } => {
+            RequestError::MethodNotAllowed { method, path, allowed } => {
                 let mut refusal = Refusal::new(
                     405,
                     "method_not_allowed",
@@ -259,11 +255,7 @@ impl From<AuthorityError> for Refusal {
                 403,
                 "missing_relation",
                 format!("This needs {} on the organisation.", relation.name()),
-                format!(
-                    "You do not hold {} ({}).",
-                    relation.name(),
-                    relation.description()
-                ),
+                format!("You do not hold {} ({}).", relation.name(), relation.description()),
                 format!(
                     "Ask an administrator to grant you {} on org, or ask someone who holds it to do this.",
                     relation.name()
@@ -325,9 +317,7 @@ impl From<SessionError> for Refusal {
                 "The email is unknown, the password is wrong, or the person is disabled; the node does not say which.",
                 "Check the email and password. After repeated failures the node refuses for a while, so ask an administrator if you are unsure.",
             ),
-            SessionError::TooManyAttempts {
-                retry_after_seconds,
-            } => {
+            SessionError::TooManyAttempts { retry_after_seconds } => {
                 let mut refusal = Refusal::new(
                     429,
                     "too_many_sign_in_attempts",
@@ -409,9 +399,7 @@ impl From<PersonError> for Refusal {
                 "weak_password",
                 "That password is too short.",
                 format!("Passwords need at least {minimum} characters (and at most 1024)."),
-                format!(
-                    "Choose a password of at least {minimum} characters; a few unrelated words work well."
-                ),
+                format!("Choose a password of at least {minimum} characters; a few unrelated words work well."),
             ),
             PersonError::NoSuchPerson { id } => Refusal::not_found("person", &id),
             PersonError::CannotDisableSelf => Refusal::new(

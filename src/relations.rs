@@ -26,10 +26,7 @@ pub enum RelationError {
     /// Not a person, agent or team userset.
     InvalidSubject { subject: String },
     /// The object is not the kind this relation is held on.
-    WrongObject {
-        relation: String,
-        expected: &'static str,
-    },
+    WrongObject { relation: String, expected: &'static str },
     /// The subject names nothing that exists.
     NoSuchSubject { subject: String },
     /// The object names nothing that exists.
@@ -55,17 +52,12 @@ struct ValidTuple {
 }
 
 fn validate(change: &RelationChange) -> Result<ValidTuple, RelationError> {
-    let relation =
-        Relation::parse(&change.relation).ok_or_else(|| RelationError::UnknownRelation {
-            name: change.relation.clone(),
-        })?;
+    let relation = Relation::parse(&change.relation)
+        .ok_or_else(|| RelationError::UnknownRelation { name: change.relation.clone() })?;
     let subject = change.subject.trim().to_string();
     let parsed_subject = if is_id_of(&subject, IdKind::Person) {
         Subject::Person(subject.clone())
-    } else if let Some(team_id) = subject
-        .strip_suffix("#member")
-        .filter(|team| is_id_of(team, IdKind::Team))
-    {
+    } else if let Some(team_id) = subject.strip_suffix("#member").filter(|team| is_id_of(team, IdKind::Team)) {
         Subject::TeamMembers(team_id.to_string())
     } else if is_id_of(&subject, IdKind::Agent) {
         // Agents hold tuples once they can be minted; none exists yet.
@@ -76,10 +68,7 @@ fn validate(change: &RelationChange) -> Result<ValidTuple, RelationError> {
     let object = change.object.trim().to_string();
     match relation.object_kind() {
         ObjectKind::Organization if object != ORGANIZATION_OBJECT => {
-            return Err(RelationError::WrongObject {
-                relation: relation.name().into(),
-                expected: "`org`",
-            });
+            return Err(RelationError::WrongObject { relation: relation.name().into(), expected: "`org`" });
         }
         ObjectKind::Mailbox if !is_id_of(&object, IdKind::Mailbox) => {
             return Err(RelationError::WrongObject {
@@ -93,23 +82,16 @@ fn validate(change: &RelationChange) -> Result<ValidTuple, RelationError> {
         }
         ObjectKind::Organization => {}
     }
-    Ok(ValidTuple {
-        subject,
-        parsed_subject,
-        relation,
-        object,
-    })
+    Ok(ValidTuple { subject, parsed_subject, relation, object })
 }
 
 fn subject_exists(subject: &Subject) -> Statement {
     match subject {
         Subject::Person(id) => {
-            Statement::new("SELECT EXISTS (SELECT 1 FROM people WHERE id = ?1) AS found")
-                .bind(id.as_str())
+            Statement::new("SELECT EXISTS (SELECT 1 FROM people WHERE id = ?1) AS found").bind(id.as_str())
         }
         Subject::TeamMembers(id) => {
-            Statement::new("SELECT EXISTS (SELECT 1 FROM teams WHERE id = ?1) AS found")
-                .bind(id.as_str())
+            Statement::new("SELECT EXISTS (SELECT 1 FROM teams WHERE id = ?1) AS found").bind(id.as_str())
         }
     }
 }
@@ -139,15 +121,9 @@ impl TupleRow {
 pub async fn list_relations(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let subject = context.query("subject").map(str::to_string);
     let object = context.query("object").map(str::to_string);
-    let [tuples] = context
-        .read_array([tuples::list(subject.as_deref(), object.as_deref())])
-        .await?;
-    let relations: Vec<TupleRow> = tuples
-        .decode_all()
-        .map_err(|error| context.internal(error))?;
-    Ok(context.json(&RelationList {
-        relations: relations.into_iter().map(TupleRow::present).collect(),
-    }))
+    let [tuples] = context.read_array([tuples::list(subject.as_deref(), object.as_deref())]).await?;
+    let relations: Vec<TupleRow> = tuples.decode_all().map_err(|error| context.internal(error))?;
+    Ok(context.json(&RelationList { relations: relations.into_iter().map(TupleRow::present).collect() }))
 }
 
 /// `POST /api/relations`.
@@ -155,37 +131,22 @@ pub async fn grant(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let change: RelationChange = context.body()?;
     let tuple = validate(&change)?;
     context.audit_object(tuple.object.clone());
-    context.audit_detail(
-        serde_json::json!({ "subject": tuple.subject, "relation": tuple.relation.name() }),
-    );
+    context.audit_detail(serde_json::json!({ "subject": tuple.subject, "relation": tuple.relation.name() }));
     let [exists, held] = context
         .read_array([
             subject_exists(&tuple.parsed_subject),
             tuples::find(&tuple.subject, tuple.relation, &tuple.object),
         ])
         .await?;
-    if !exists
-        .first()
-        .and_then(|row| row.flag("found").ok())
-        .unwrap_or(false)
-    {
-        return Err(RelationError::NoSuchSubject {
-            subject: tuple.subject,
-        }
-        .into());
+    if !exists.first().and_then(|row| row.flag("found").ok()).unwrap_or(false) {
+        return Err(RelationError::NoSuchSubject { subject: tuple.subject }.into());
     }
     if let Some(row) = held.first() {
         let existing: TupleRow = row.decode().map_err(|error| context.internal(error))?;
         return Ok(context.json(&existing.present()));
     }
     let granted_by = context.caller.actor_id().unwrap_or_default().to_string();
-    context.write(tuples::grant(
-        &tuple.subject,
-        tuple.relation,
-        &tuple.object,
-        context.now_ms,
-        &granted_by,
-    ));
+    context.write(tuples::grant(&tuple.subject, tuple.relation, &tuple.object, context.now_ms, &granted_by));
     Ok(context.json(&RelationTuple {
         subject: tuple.subject,
         relation: tuple.relation.name().to_string(),
@@ -200,26 +161,15 @@ pub async fn revoke(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let change: RelationChange = context.body()?;
     let tuple = validate(&change)?;
     context.audit_object(tuple.object.clone());
-    context.audit_detail(
-        serde_json::json!({ "subject": tuple.subject, "relation": tuple.relation.name() }),
-    );
-    let [held] = context
-        .read_array([tuples::find(&tuple.subject, tuple.relation, &tuple.object)])
-        .await?;
+    context.audit_detail(serde_json::json!({ "subject": tuple.subject, "relation": tuple.relation.name() }));
+    let [held] = context.read_array([tuples::find(&tuple.subject, tuple.relation, &tuple.object)]).await?;
     let Some(row) = held.first() else {
         return Err(RelationError::NotHeld.into());
     };
     let existing: TupleRow = row.decode().map_err(|error| context.internal(error))?;
-    context.write(tuples::revoke(
-        &tuple.subject,
-        tuple.relation,
-        &tuple.object,
-    ));
+    context.write(tuples::revoke(&tuple.subject, tuple.relation, &tuple.object));
     if tuple.relation == Relation::OrgAdmin {
-        context.guard(
-            tuples::a_live_administrator_remains(),
-            RelationError::LastAdministrator,
-        );
+        context.guard(tuples::a_live_administrator_remains(), RelationError::LastAdministrator);
     }
     Ok(context.json(&existing.present()))
 }

@@ -8,16 +8,14 @@
 //! rate limited per account and per address before any hashing happens.
 
 use mailroom_contract::api::{
-    ChangePassword, PasswordChanged, RefreshSession, SessionTokens, SessionTransport, SignIn,
-    SignedIn, SignedOut,
+    ChangePassword, PasswordChanged, RefreshSession, SessionTokens, SessionTransport, SignIn, SignedIn, SignedOut,
 };
 use serde::Deserialize;
 
 use crate::context::Context;
 use crate::credentials::{
-    ACCESS_COOKIE, ACCESS_TOKEN_LIFETIME_MS, AccessClaims, Caller, REFRESH_COOKIE,
-    SESSION_LIFETIME_MS, clear_cookie, hash_secret, new_refresh_token, set_cookie,
-    sign_access_token,
+    ACCESS_COOKIE, ACCESS_TOKEN_LIFETIME_MS, AccessClaims, Caller, REFRESH_COOKIE, SESSION_LIFETIME_MS, clear_cookie,
+    hash_secret, new_refresh_token, set_cookie, sign_access_token,
 };
 use crate::http::Response;
 use crate::ids::{IdKind, new_id};
@@ -65,8 +63,7 @@ fn failure_key_for_address(address: &str) -> String {
 }
 
 fn read_failures(key: &str) -> Statement {
-    Statement::new("SELECT failures, window_started_at FROM sign_in_failures WHERE key = ?1")
-        .bind(key)
+    Statement::new("SELECT failures, window_started_at FROM sign_in_failures WHERE key = ?1").bind(key)
 }
 
 /// Counts one failure under `key`, opening a new window when the last has passed.
@@ -87,8 +84,7 @@ fn paused_for(result: &QueryResult, limit: i64, now_ms: i64) -> Option<u32> {
     let row = result.first()?;
     let failures = row.integer("failures").ok()?;
     let window_ends = row.integer("window_started_at").ok()? + FAILURE_WINDOW_MS;
-    (failures >= limit && window_ends > now_ms)
-        .then(|| ((window_ends - now_ms) / 1000).max(1) as u32)
+    (failures >= limit && window_ends > now_ms).then(|| ((window_ends - now_ms) / 1000).max(1) as u32)
 }
 
 #[derive(Deserialize)]
@@ -102,53 +98,33 @@ struct Credentials {
 pub async fn sign_in(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: SignIn = context.body()?;
     // An unusable address cannot belong to anyone; it is counted like any failure.
-    let email = people::normalize_email(&request.email)
-        .unwrap_or_else(|_| request.email.trim().to_lowercase());
+    let email = people::normalize_email(&request.email).unwrap_or_else(|_| request.email.trim().to_lowercase());
     let account_key = failure_key_for_account(&email);
-    let address_key = context
-        .request
-        .client_address
-        .as_deref()
-        .map(failure_key_for_address);
-    let person = Statement::new(format!(
-        "SELECT {PERSON_COLUMNS}, password_hash FROM people WHERE email = ?1"
-    ))
-    .bind(email.as_str());
+    let address_key = context.request.client_address.as_deref().map(failure_key_for_address);
+    let person = Statement::new(format!("SELECT {PERSON_COLUMNS}, password_hash FROM people WHERE email = ?1"))
+        .bind(email.as_str());
     let address_failures = read_failures(address_key.as_deref().unwrap_or(""));
-    let [person, account_failures, address_failures] = context
-        .read_array([person, read_failures(&account_key), address_failures])
-        .await?;
-    let credentials: Option<Credentials> = person
-        .first()
-        .map(|row| row.decode())
-        .transpose()
-        .map_err(|error| context.internal(error))?;
+    let [person, account_failures, address_failures] =
+        context.read_array([person, read_failures(&account_key), address_failures]).await?;
+    let credentials: Option<Credentials> =
+        person.first().map(|row| row.decode()).transpose().map_err(|error| context.internal(error))?;
     if let Some(credentials) = &credentials {
         context.audit_object(credentials.id.clone());
     }
-    let paused = paused_for(&account_failures, ACCOUNT_FAILURE_LIMIT, context.now_ms).max(
-        paused_for(&address_failures, ADDRESS_FAILURE_LIMIT, context.now_ms),
-    );
+    let paused = paused_for(&account_failures, ACCOUNT_FAILURE_LIMIT, context.now_ms).max(paused_for(
+        &address_failures,
+        ADDRESS_FAILURE_LIMIT,
+        context.now_ms,
+    ));
     if let Some(retry_after_seconds) = paused {
-        return Err(SessionError::TooManyAttempts {
-            retry_after_seconds,
-        }
-        .into());
+        return Err(SessionError::TooManyAttempts { retry_after_seconds }.into());
     }
-    let stored = credentials
-        .as_ref()
-        .map(|credentials| credentials.password_hash.as_str());
-    let matches = password::verify(
-        context.node.platform,
-        &request.password,
-        stored,
-        context.node.config.password_iterations,
-    )
-    .await
-    .map_err(|error| context.internal(error.0))?;
-    let enabled = credentials
-        .as_ref()
-        .is_some_and(|credentials| credentials.disabled_at.is_none());
+    let stored = credentials.as_ref().map(|credentials| credentials.password_hash.as_str());
+    let matches =
+        password::verify(context.node.platform, &request.password, stored, context.node.config.password_iterations)
+            .await
+            .map_err(|error| context.internal(error.0))?;
+    let enabled = credentials.as_ref().is_some_and(|credentials| credentials.disabled_at.is_none());
     let (Some(credentials), true, true) = (credentials, matches, enabled) else {
         context.write_whatever_the_outcome(count_failure(&account_key, context.now_ms));
         if let Some(address_key) = &address_key {
@@ -156,9 +132,7 @@ pub async fn sign_in(context: &mut Context<'_>) -> Result<Response, Refusal> {
         }
         return Err(SessionError::WrongEmailOrPassword.into());
     };
-    let person: PersonRow = person.rows[0]
-        .decode()
-        .map_err(|error| context.internal(error))?;
+    let person: PersonRow = person.rows[0].decode().map_err(|error| context.internal(error))?;
     context.write(Statement::new("DELETE FROM sign_in_failures WHERE key = ?1").bind(account_key));
     let session_id = new_id(IdKind::Session, context.node.platform);
     let refresh_token = new_refresh_token(context.node.platform);
@@ -175,23 +149,10 @@ pub async fn sign_in(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .bind(session_expires_at),
     );
     // From here the caller has proved who they are, so the entry names them.
-    context.caller = Caller::Person {
-        person_id: credentials.id.clone(),
-        session_id: session_id.clone(),
-    };
+    context.caller = Caller::Person { person_id: credentials.id.clone(), session_id: session_id.clone() };
     context.audit_detail(serde_json::json!({ "session": session_id }));
-    let tokens = issue(
-        context,
-        &credentials.id,
-        &session_id,
-        refresh_token,
-        session_expires_at,
-        request.transport,
-    );
-    Ok(context.json(&SignedIn {
-        person: person.present(),
-        session: tokens,
-    }))
+    let tokens = issue(context, &credentials.id, &session_id, refresh_token, session_expires_at, request.transport);
+    Ok(context.json(&SignedIn { person: person.present(), session: tokens }))
 }
 
 /// Signs a fresh access token and hands the pair over by the chosen transport.
@@ -218,18 +179,16 @@ fn issue(
         session_expires_at: rfc3339(session_expires_at),
     };
     if transport == SessionTransport::Cookie {
-        let access_seconds = (access_expires_at - context.now_ms) / 1000;
+        // Both cookies live as long as the session. The access token inside its
+        // cookie still expires after 15 minutes, and because the browser keeps
+        // presenting it the node can answer `access_token_expired`, which tells the
+        // page to refresh; a cookie that vanished with its token would read as
+        // "not signed in" instead.
         let session_seconds = (session_expires_at - context.now_ms) / 1000;
         let access = tokens.access_token.take().unwrap_or_default();
         let refresh = tokens.refresh_token.take().unwrap_or_default();
-        context.response_header(
-            "set-cookie",
-            set_cookie(ACCESS_COOKIE, &access, access_seconds),
-        );
-        context.response_header(
-            "set-cookie",
-            set_cookie(REFRESH_COOKIE, &refresh, session_seconds),
-        );
+        context.response_header("set-cookie", set_cookie(ACCESS_COOKIE, &access, session_seconds));
+        context.response_header("set-cookie", set_cookie(REFRESH_COOKIE, &refresh, session_seconds));
     }
     tokens
 }
@@ -248,10 +207,7 @@ struct SessionRow {
 /// `POST /api/sessions/refresh`.
 pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: RefreshSession = context.optional_body()?;
-    let cookie = context
-        .request
-        .cookie(REFRESH_COOKIE)
-        .filter(|token| !token.is_empty());
+    let cookie = context.request.cookie(REFRESH_COOKIE).filter(|token| !token.is_empty());
     let (presented, transport) = match (request.refresh_token, cookie) {
         (Some(token), _) => (token, SessionTransport::Bearer),
         (None, Some(token)) => (token.to_string(), SessionTransport::Cookie),
@@ -271,13 +227,9 @@ pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
     };
     let session: SessionRow = session.decode().map_err(|error| context.internal(error))?;
     context.audit_object(session.id.clone());
-    context.caller = Caller::Person {
-        person_id: session.person_id.clone(),
-        session_id: session.id.clone(),
-    };
-    let live = session.revoked_at.is_none()
-        && session.person_disabled_at.is_none()
-        && session.expires_at > context.now_ms;
+    context.caller = Caller::Person { person_id: session.person_id.clone(), session_id: session.id.clone() };
+    let live =
+        session.revoked_at.is_none() && session.person_disabled_at.is_none() && session.expires_at > context.now_ms;
     if !live {
         return Err(SessionError::RefreshTokenInvalid.into());
     }
@@ -286,11 +238,9 @@ pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
             return Err(SessionError::RefreshRaced.into());
         }
         context.write_whatever_the_outcome(
-            Statement::new(
-                "UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL",
-            )
-            .bind(session.id.as_str())
-            .bind(context.now_ms),
+            Statement::new("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")
+                .bind(session.id.as_str())
+                .bind(context.now_ms),
         );
         return Err(SessionError::RefreshTokenReused.into());
     }
@@ -314,14 +264,7 @@ pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
             .bind(new_hash),
         SessionError::RefreshRaced,
     );
-    let tokens = issue(
-        context,
-        &session.person_id,
-        &session.id,
-        refresh_token,
-        session.expires_at,
-        transport,
-    );
+    let tokens = issue(context, &session.person_id, &session.id, refresh_token, session.expires_at, transport);
     Ok(context.json(&tokens))
 }
 
@@ -344,22 +287,14 @@ pub async fn sign_out(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
 /// `POST /api/me/password`.
 pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let Caller::Person {
-        person_id,
-        session_id,
-    } = context.caller.clone()
-    else {
+    let Caller::Person { person_id, session_id } = context.caller.clone() else {
         return Err(crate::authz::AuthorityError::PeopleOnly.into());
     };
     let request: ChangePassword = context.body()?;
     if !password::is_acceptable(&request.new_password) {
-        return Err(PersonError::WeakPassword {
-            minimum: password::MINIMUM_LENGTH,
-        }
-        .into());
+        return Err(PersonError::WeakPassword { minimum: password::MINIMUM_LENGTH }.into());
     }
-    let stored = Statement::new("SELECT email, password_hash FROM people WHERE id = ?1")
-        .bind(person_id.as_str());
+    let stored = Statement::new("SELECT email, password_hash FROM people WHERE id = ?1").bind(person_id.as_str());
     let others = Statement::new(
         "SELECT COUNT(*) AS other_sessions FROM sessions \
          WHERE person_id = ?1 AND id != ?2 AND revoked_at IS NULL AND expires_at > ?3",
@@ -368,13 +303,9 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
     .bind(session_id.as_str())
     .bind(context.now_ms);
     let [stored, others] = context.read_array([stored, others]).await?;
-    let row = stored
-        .first()
-        .ok_or_else(|| context.internal("a live session's person is missing"))?;
+    let row = stored.first().ok_or_else(|| context.internal("a live session's person is missing"))?;
     let email = row.text("email").map_err(|error| context.internal(error))?;
-    let password_hash = row
-        .text("password_hash")
-        .map_err(|error| context.internal(error))?;
+    let password_hash = row.text("password_hash").map_err(|error| context.internal(error))?;
     context.audit_object(person_id.clone());
     let matches = password::verify(
         context.node.platform,
@@ -386,23 +317,15 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
     .map_err(|error| context.internal(error.0))?;
     if !matches {
         // A stolen access token must not become a way to guess the password.
-        context.write_whatever_the_outcome(count_failure(
-            &failure_key_for_account(&email),
-            context.now_ms,
-        ));
+        context.write_whatever_the_outcome(count_failure(&failure_key_for_account(&email), context.now_ms));
         return Err(SessionError::WrongCurrentPassword.into());
     }
-    let new_hash = password::hash(
-        context.node.platform,
-        &request.new_password,
-        context.node.config.password_iterations,
-    )
-    .await
-    .map_err(|error| context.internal(error.0))?;
+    let new_hash =
+        password::hash(context.node.platform, &request.new_password, context.node.config.password_iterations)
+            .await
+            .map_err(|error| context.internal(error.0))?;
     context.write(
-        Statement::new("UPDATE people SET password_hash = ?2 WHERE id = ?1")
-            .bind(person_id.as_str())
-            .bind(new_hash),
+        Statement::new("UPDATE people SET password_hash = ?2 WHERE id = ?1").bind(person_id.as_str()).bind(new_hash),
     );
     context.write(
         Statement::new("UPDATE sessions SET revoked_at = ?3 WHERE person_id = ?1 AND id != ?2 AND revoked_at IS NULL")
@@ -410,11 +333,6 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
             .bind(session_id.as_str())
             .bind(context.now_ms),
     );
-    let other_sessions_revoked = others
-        .first()
-        .and_then(|row| row.integer("other_sessions").ok())
-        .unwrap_or(0);
-    Ok(context.json(&PasswordChanged {
-        other_sessions_revoked: other_sessions_revoked as u32,
-    }))
+    let other_sessions_revoked = others.first().and_then(|row| row.integer("other_sessions").ok()).unwrap_or(0);
+    Ok(context.json(&PasswordChanged { other_sessions_revoked: other_sessions_revoked as u32 }))
 }

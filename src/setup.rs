@@ -32,23 +32,12 @@ pub enum SetupError {
 /// `POST /api/setup`.
 pub async fn set_up_node(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: SetUpNode = context.body()?;
-    let expected = context
-        .node
-        .config
-        .setup_token
-        .as_deref()
-        .filter(|token| !token.is_empty());
+    let expected = context.node.config.setup_token.as_deref().filter(|token| !token.is_empty());
     let Some(expected) = expected else {
         return Err(SetupError::NotConfigured.into());
     };
-    let [administrator_exists] = context
-        .read_array([tuples::any_administrator_ever()])
-        .await?;
-    if administrator_exists
-        .first()
-        .and_then(|row| row.flag("held").ok())
-        .unwrap_or(true)
-    {
+    let [administrator_exists] = context.read_array([tuples::any_administrator_ever()]).await?;
+    if administrator_exists.first().and_then(|row| row.flag("held").ok()).unwrap_or(true) {
         return Err(SetupError::AlreadySetUp.into());
     }
     if !constant_time_equal(request.setup_token.as_bytes(), expected.as_bytes()) {
@@ -57,23 +46,13 @@ pub async fn set_up_node(context: &mut Context<'_>) -> Result<Response, Refusal>
     let new_person = NewPerson::validate(&request.email, &request.name, &request.password)?;
     let person_id = new_id(IdKind::Person, context.node.platform);
     let person = people::insert(context, &person_id, new_person).await?;
-    context.write(tuples::grant(
-        &person_id,
-        Relation::OrgAdmin,
-        ORGANIZATION_OBJECT,
-        context.now_ms,
-        &person_id,
-    ));
+    context.write(tuples::grant(&person_id, Relation::OrgAdmin, ORGANIZATION_OBJECT, context.now_ms, &person_id));
     context.write(
-        Statement::new(
-            "INSERT INTO node_setup (id, completed_at, first_administrator) VALUES (1, ?1, ?2)",
-        )
-        .bind(context.now_ms)
-        .bind(person_id.as_str()),
+        Statement::new("INSERT INTO node_setup (id, completed_at, first_administrator) VALUES (1, ?1, ?2)")
+            .bind(context.now_ms)
+            .bind(person_id.as_str()),
     );
     context.on_unique_violation("node_setup.id", SetupError::AlreadySetUp);
     context.audit_object(person_id);
-    Ok(context.json(&NodeSetUp {
-        administrator: person,
-    }))
+    Ok(context.json(&NodeSetUp { administrator: person }))
 }

@@ -72,10 +72,7 @@ pub struct Statement {
 
 impl Statement {
     pub fn new(sql: impl Into<Cow<'static, str>>) -> Statement {
-        Statement {
-            sql: sql.into(),
-            parameters: Vec::new(),
-        }
+        Statement { sql: sql.into(), parameters: Vec::new() }
     }
 
     pub fn bind(mut self, value: impl Into<Value>) -> Statement {
@@ -91,16 +88,13 @@ pub struct Row(pub serde_json::Map<String, Json>);
 impl Row {
     /// Decodes the row into a type whose fields are the row's columns.
     pub fn decode<T: DeserializeOwned>(&self) -> Result<T, StorageError> {
-        serde_json::from_value(Json::Object(self.0.clone()))
-            .map_err(|error| StorageError::Decode(error.to_string()))
+        serde_json::from_value(Json::Object(self.0.clone())).map_err(|error| StorageError::Decode(error.to_string()))
     }
 
     pub fn text(&self, column: &str) -> Result<String, StorageError> {
         match self.0.get(column) {
             Some(Json::String(text)) => Ok(text.clone()),
-            other => Err(StorageError::Decode(format!(
-                "column {column} is not text: {other:?}"
-            ))),
+            other => Err(StorageError::Decode(format!("column {column} is not text: {other:?}"))),
         }
     }
 
@@ -108,18 +102,14 @@ impl Row {
         match self.0.get(column) {
             None | Some(Json::Null) => Ok(None),
             Some(Json::String(text)) => Ok(Some(text.clone())),
-            other => Err(StorageError::Decode(format!(
-                "column {column} is not text: {other:?}"
-            ))),
+            other => Err(StorageError::Decode(format!("column {column} is not text: {other:?}"))),
         }
     }
 
     pub fn integer(&self, column: &str) -> Result<i64, StorageError> {
         match self.0.get(column).and_then(Json::as_i64) {
             Some(integer) => Ok(integer),
-            None => Err(StorageError::Decode(format!(
-                "column {column} is not an integer"
-            ))),
+            None => Err(StorageError::Decode(format!("column {column} is not an integer"))),
         }
     }
 
@@ -184,10 +174,7 @@ impl StorageError {
 }
 
 fn first_word(text: &str) -> String {
-    text.split(|c: char| c.is_whitespace() || c == ':' || c == ',')
-        .next()
-        .unwrap_or_default()
-        .to_string()
+    text.split(|c: char| c.is_whitespace() || c == ':' || c == ',').next().unwrap_or_default().to_string()
 }
 
 impl fmt::Display for StorageError {
@@ -205,10 +192,7 @@ impl fmt::Display for StorageError {
 pub trait Database {
     /// Runs `statements` in order as one round trip and one transaction: either
     /// every statement applies or none does.
-    fn execute(
-        &self,
-        statements: Vec<Statement>,
-    ) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>>;
+    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>>;
 }
 
 /// Wraps a database for one request and counts its round trips: one per
@@ -220,24 +204,15 @@ pub struct Counted<'database> {
 
 impl<'database> Counted<'database> {
     pub fn new(inner: &'database dyn Database) -> Counted<'database> {
-        Counted {
-            inner,
-            round_trips: Cell::new(0),
-        }
+        Counted { inner, round_trips: Cell::new(0) }
     }
 
-    pub async fn execute(
-        &self,
-        statements: Vec<Statement>,
-    ) -> Result<Vec<QueryResult>, StorageError> {
+    pub async fn execute(&self, statements: Vec<Statement>) -> Result<Vec<QueryResult>, StorageError> {
         self.round_trips.set(self.round_trips.get() + 1);
         let expected = statements.len();
         let results = self.inner.execute(statements).await?;
         if results.len() != expected {
-            return Err(StorageError::Backend(format!(
-                "asked for {expected} results and received {}",
-                results.len()
-            )));
+            return Err(StorageError::Backend(format!("asked for {expected} results and received {}", results.len())));
         }
         Ok(results)
     }
@@ -254,9 +229,7 @@ mod tests {
     #[test]
     fn constraint_failures_are_classified_by_table_and_column() {
         assert_eq!(
-            StorageError::from_message(
-                "D1_ERROR: UNIQUE constraint failed: audit_entries.seq: SQLITE_CONSTRAINT"
-            ),
+            StorageError::from_message("D1_ERROR: UNIQUE constraint failed: audit_entries.seq: SQLITE_CONSTRAINT"),
             StorageError::Unique("audit_entries.seq".into())
         );
         assert_eq!(
@@ -267,9 +240,6 @@ mod tests {
             StorageError::from_message("CHECK constraint failed: write_guard_failed"),
             StorageError::Check("write_guard_failed".into())
         );
-        assert!(matches!(
-            StorageError::from_message("no such table: x"),
-            StorageError::Backend(_)
-        ));
+        assert!(matches!(StorageError::from_message("no such table: x"), StorageError::Backend(_)));
     }
 }

@@ -41,10 +41,7 @@ struct MemberRow {
     person_id: String,
 }
 
-fn assemble(
-    teams: &QueryResult,
-    members: &QueryResult,
-) -> Result<Vec<Team>, crate::storage::StorageError> {
+fn assemble(teams: &QueryResult, members: &QueryResult) -> Result<Vec<Team>, crate::storage::StorageError> {
     let members: Vec<MemberRow> = members.decode_all()?;
     let teams: Vec<TeamRow> = teams.decode_all()?;
     Ok(teams
@@ -79,11 +76,7 @@ pub async fn list_teams(context: &mut Context<'_>) -> Result<Response, Refusal> 
 
 fn validate_name(name: &str) -> Result<String, TeamError> {
     let name = name.trim();
-    if name.is_empty() || name.chars().count() > 100 {
-        Err(TeamError::InvalidName)
-    } else {
-        Ok(name.to_string())
-    }
+    if name.is_empty() || name.chars().count() > 100 { Err(TeamError::InvalidName) } else { Ok(name.to_string()) }
 }
 
 /// `POST /api/teams`.
@@ -105,12 +98,7 @@ pub async fn create_team(context: &mut Context<'_>) -> Result<Response, Refusal>
     context.on_unique_violation("teams.name", TeamError::NameTaken);
     context.audit_object(team_id.clone());
     context.audit_detail(serde_json::json!({ "name": name }));
-    Ok(context.json(&Team {
-        id: team_id,
-        name,
-        created_at: rfc3339(context.now_ms),
-        members: Vec::new(),
-    }))
+    Ok(context.json(&Team { id: team_id, name, created_at: rfc3339(context.now_ms), members: Vec::new() }))
 }
 
 /// Reads the team and person a membership route names, refusing unknown ones.
@@ -123,15 +111,10 @@ async fn membership(context: &mut Context<'_>) -> Result<(Team, String), Refusal
     if !is_id_of(&person_id, IdKind::Person) {
         return Err(TeamError::NoSuchPerson { id: person_id }.into());
     }
-    let team = Statement::new("SELECT id, name, created_at FROM teams WHERE id = ?1")
-        .bind(team_id.as_str());
+    let team = Statement::new("SELECT id, name, created_at FROM teams WHERE id = ?1").bind(team_id.as_str());
     let person = Statement::new("SELECT id FROM people WHERE id = ?1").bind(person_id.as_str());
-    let [team, person, members] = context
-        .read_array([team, person, members_of(Some(&team_id))])
-        .await?;
-    let team = assemble(&team, &members)
-        .map_err(|error| context.internal(error))?
-        .pop();
+    let [team, person, members] = context.read_array([team, person, members_of(Some(&team_id))]).await?;
+    let team = assemble(&team, &members).map_err(|error| context.internal(error))?.pop();
     let Some(team) = team else {
         return Err(TeamError::NoSuchTeam { id: team_id }.into());
     };
@@ -169,10 +152,7 @@ pub async fn remove_member(context: &mut Context<'_>) -> Result<Response, Refusa
             .bind(team.id.as_str())
             .bind(person_id.as_str()),
     );
-    context.guard(
-        tuples::a_live_administrator_remains(),
-        TeamError::LastAdministrator,
-    );
+    context.guard(tuples::a_live_administrator_remains(), TeamError::LastAdministrator);
     team.members.retain(|member| *member != person_id);
     Ok(context.json(&team))
 }

@@ -29,9 +29,7 @@ impl SqliteDatabase {
     pub fn migrated() -> SqliteDatabase {
         let connection = rusqlite::Connection::open_in_memory().expect("in-memory SQLite opens");
         // D1 enforces foreign keys; so must the native twin.
-        connection
-            .execute_batch("PRAGMA foreign_keys = ON;")
-            .expect("foreign keys on");
+        connection.execute_batch("PRAGMA foreign_keys = ON;").expect("foreign keys on");
         let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
         let mut files: Vec<_> = std::fs::read_dir(&directory)
             .expect("migrations/ exists")
@@ -42,42 +40,25 @@ impl SqliteDatabase {
         files.sort();
         for file in files {
             let sql = std::fs::read_to_string(&file).expect("migration is readable");
-            connection
-                .execute_batch(&sql)
-                .unwrap_or_else(|error| panic!("{}: {error}", file.display()));
+            connection.execute_batch(&sql).unwrap_or_else(|error| panic!("{}: {error}", file.display()));
         }
-        SqliteDatabase {
-            connection: RefCell::new(connection),
-        }
+        SqliteDatabase { connection: RefCell::new(connection) }
     }
 
     /// Runs raw SQL outside the core, for a test that must tamper with storage.
     pub fn tamper(&self, sql: &str) {
-        self.connection
-            .borrow()
-            .execute_batch(sql)
-            .expect("tampering SQL runs");
+        self.connection.borrow().execute_batch(sql).expect("tampering SQL runs");
     }
 
     /// A single integer from raw SQL, for assertions about storage.
     pub fn count(&self, sql: &str) -> i64 {
-        self.connection
-            .borrow()
-            .query_row(sql, [], |row| row.get(0))
-            .expect("count query runs")
+        self.connection.borrow().query_row(sql, [], |row| row.get(0)).expect("count query runs")
     }
 
-    fn run(
-        connection: &rusqlite::Connection,
-        statement: &Statement,
-    ) -> Result<QueryResult, StorageError> {
+    fn run(connection: &rusqlite::Connection, statement: &Statement) -> Result<QueryResult, StorageError> {
         let error = |error: rusqlite::Error| StorageError::from_message(&error.to_string());
         let mut prepared = connection.prepare(&statement.sql).map_err(error)?;
-        let columns: Vec<String> = prepared
-            .column_names()
-            .into_iter()
-            .map(str::to_string)
-            .collect();
+        let columns: Vec<String> = prepared.column_names().into_iter().map(str::to_string).collect();
         let parameters: Vec<rusqlite::types::Value> = statement
             .parameters
             .iter()
@@ -88,9 +69,7 @@ impl SqliteDatabase {
                 Value::Text(text) => rusqlite::types::Value::Text(text.clone()),
             })
             .collect();
-        let mut rows = prepared
-            .query(rusqlite::params_from_iter(parameters))
-            .map_err(error)?;
+        let mut rows = prepared.query(rusqlite::params_from_iter(parameters)).map_err(error)?;
         let mut result = QueryResult::default();
         while let Some(row) = rows.next().map_err(error)? {
             let mut map = serde_json::Map::new();
@@ -115,23 +94,16 @@ impl SqliteDatabase {
 }
 
 impl Database for SqliteDatabase {
-    fn execute(
-        &self,
-        statements: Vec<Statement>,
-    ) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
         Box::pin(async move {
             let mut connection = self.connection.borrow_mut();
-            let transaction = connection
-                .transaction()
-                .map_err(|error| StorageError::Backend(error.to_string()))?;
+            let transaction = connection.transaction().map_err(|error| StorageError::Backend(error.to_string()))?;
             let mut results = Vec::with_capacity(statements.len());
             for statement in &statements {
                 // Dropping the transaction on error rolls it back, as D1 does a batch.
                 results.push(SqliteDatabase::run(&transaction, statement)?);
             }
-            transaction
-                .commit()
-                .map_err(|error| StorageError::Backend(error.to_string()))?;
+            transaction.commit().map_err(|error| StorageError::Backend(error.to_string()))?;
             Ok(results)
         })
     }
@@ -242,20 +214,14 @@ impl TestNode {
     /// it would between two real requests, so creation order is observable.
     pub fn send_from(&self, request: Request, surface: Surface) -> Response {
         self.platform.advance(1);
-        let node = Node {
-            database: &self.database,
-            platform: &self.platform,
-            config: &self.config,
-        };
+        let node = Node { database: &self.database, platform: &self.platform, config: &self.config };
         futures_executor::block_on(dispatch(&node, &request, surface))
     }
 }
 
 /// Builds a request to the test origin.
 pub fn request(method: &str, path_and_query: &str) -> Request {
-    let (path, query) = path_and_query
-        .split_once('?')
-        .unwrap_or((path_and_query, ""));
+    let (path, query) = path_and_query.split_once('?').unwrap_or((path_and_query, ""));
     Request {
         method: method.to_string(),
         path: path.to_string(),
@@ -278,8 +244,7 @@ pub trait RequestExt {
 impl RequestExt for Request {
     fn json(mut self, body: Json) -> Request {
         self.body = serde_json::to_vec(&body).expect("JSON serialises");
-        self.headers
-            .push(("content-type".into(), "application/json".into()));
+        self.headers.push(("content-type".into(), "application/json".into()));
         self
     }
 
@@ -289,8 +254,7 @@ impl RequestExt for Request {
     }
 
     fn bearer(mut self, token: &str) -> Request {
-        self.headers
-            .push(("authorization".into(), format!("Bearer {token}")));
+        self.headers.push(("authorization".into(), format!("Bearer {token}")));
         self
     }
 

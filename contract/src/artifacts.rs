@@ -9,8 +9,7 @@ use crate::{openapi, skill};
 
 /// Every generated file: (path from the repository root, contents).
 pub fn all(registry: &Registry) -> Vec<(&'static str, String)> {
-    let mut openapi =
-        serde_json::to_string_pretty(&openapi::document(registry)).unwrap_or_default();
+    let mut openapi = serde_json::to_string_pretty(&openapi::document(registry)).unwrap_or_default();
     openapi.push('\n');
     vec![
         ("contract/openapi.json", openapi),

@@ -44,31 +44,20 @@ impl Capability {
         let required: BTreeSet<Relation> = self
             .routes
             .iter()
-            .flat_map(|id| {
-                registry
-                    .route(*id)
-                    .authority
-                    .required_relations()
-                    .iter()
-                    .copied()
-            })
+            .flat_map(|id| registry.route(*id).authority.required_relations().iter().copied())
             .collect();
         required.into_iter().collect()
     }
 
     /// Whether any of its routes reaches message content.
     pub fn reaches_content(&self, registry: &Registry) -> bool {
-        self.routes
-            .iter()
-            .any(|id| registry.route(*id).reaches_content)
+        self.routes.iter().any(|id| registry.route(*id).reaches_content)
     }
 }
 
 /// The capability a route belongs to, if any.
 pub fn capability_of(route: RouteId) -> Option<&'static Capability> {
-    CAPABILITIES
-        .iter()
-        .find(|capability| capability.routes.contains(&route))
+    CAPABILITIES.iter().find(|capability| capability.routes.contains(&route))
 }
 
 /// The vocabulary as `GET /api/agent-capabilities` publishes it.
@@ -143,48 +132,23 @@ mod tests {
     #[test]
     fn what_is_offered_and_what_is_not_grantable_are_disjoint() {
         let registry = registry();
-        let offered: BTreeSet<RouteId> = CAPABILITIES
-            .iter()
-            .flat_map(|capability| capability.routes.iter().copied())
-            .collect();
-        let withheld: BTreeSet<RouteId> = registry
-            .routes()
-            .iter()
-            .map(|route| route.id)
-            .filter(|id| !registry.is_grantable(*id))
-            .collect();
-        assert!(
-            offered.is_disjoint(&withheld),
-            "offered and withheld overlap: {:?}",
-            offered.intersection(&withheld)
-        );
-        let grantable: BTreeSet<RouteId> =
-            registry.grantable_routes().map(|route| route.id).collect();
-        assert_eq!(
-            offered, grantable,
-            "every grantable route is offered through a capability, and nothing else is"
-        );
+        let offered: BTreeSet<RouteId> =
+            CAPABILITIES.iter().flat_map(|capability| capability.routes.iter().copied()).collect();
+        let withheld: BTreeSet<RouteId> =
+            registry.routes().iter().map(|route| route.id).filter(|id| !registry.is_grantable(*id)).collect();
+        assert!(offered.is_disjoint(&withheld), "offered and withheld overlap: {:?}", offered.intersection(&withheld));
+        let grantable: BTreeSet<RouteId> = registry.grantable_routes().map(|route| route.id).collect();
+        assert_eq!(offered, grantable, "every grantable route is offered through a capability, and nothing else is");
     }
 
     #[test]
     fn capability_names_are_unique_and_in_product_words() {
         let mut names = BTreeSet::new();
         for capability in CAPABILITIES {
-            assert!(
-                names.insert(capability.name),
-                "{} is declared twice",
-                capability.name
-            );
-            let (noun, verb) = capability
-                .name
-                .split_once('.')
-                .expect("capabilities are noun.verb");
+            assert!(names.insert(capability.name), "{} is declared twice", capability.name);
+            let (noun, verb) = capability.name.split_once('.').expect("capabilities are noun.verb");
             assert!(!noun.is_empty() && !verb.is_empty());
-            assert!(
-                !capability.routes.is_empty(),
-                "{} grants nothing",
-                capability.name
-            );
+            assert!(!capability.routes.is_empty(), "{} grants nothing", capability.name);
             assert!(!capability.summary.is_empty() && !capability.description.is_empty());
         }
     }
@@ -198,10 +162,7 @@ mod tests {
             all_of: &[Relation::MailboxContentRead, Relation::MessageExport],
             any_of: &[Relation::SendPropose],
         };
-        assert_eq!(
-            content.authority.required_relations(),
-            &[Relation::MailboxContentRead, Relation::MessageExport]
-        );
+        assert_eq!(content.authority.required_relations(), &[Relation::MailboxContentRead, Relation::MessageExport]);
         let mut either = content;
         either.authority = Authority::Mailbox {
             mailbox_parameter: "mailboxId",

@@ -30,11 +30,7 @@ fn generator(serialize: bool) -> SchemaGenerator {
         settings.definitions_path = "/components/schemas".into();
         settings.meta_schema = None;
     });
-    let settings = if serialize {
-        settings.for_serialize()
-    } else {
-        settings.for_deserialize()
-    };
+    let settings = if serialize { settings.for_serialize() } else { settings.for_deserialize() };
     SchemaGenerator::new(settings)
 }
 
@@ -91,41 +87,24 @@ pub fn document(registry: &Registry) -> Value {
                 "5XX": refused("The node could not complete the request; the body carries no internal detail."),
             }),
         );
-        let security = if route.authority == Authority::Public {
-            json!([])
-        } else {
-            json!([{ "bearer": [] }, { "cookie": [] }])
-        };
+        let security =
+            if route.authority == Authority::Public { json!([]) } else { json!([{ "bearer": [] }, { "cookie": [] }]) };
         operation.insert("security".into(), security);
         operation.insert("x-mailroom-tier".into(), tier.as_str().into());
-        operation.insert(
-            "x-mailroom-grantable".into(),
-            registry.is_grantable(route.id).into(),
-        );
+        operation.insert("x-mailroom-grantable".into(), registry.is_grantable(route.id).into());
         if let Some(capability) = capability_of(route.id) {
             operation.insert("x-mailroom-capability".into(), capability.name.into());
         }
-        operation.insert(
-            "x-mailroom-reaches-content".into(),
-            route.reaches_content.into(),
-        );
-        let entry = paths
-            .entry(template(route.path))
-            .or_insert_with(|| Value::Object(Map::new()));
+        operation.insert("x-mailroom-reaches-content".into(), route.reaches_content.into());
+        let entry = paths.entry(template(route.path)).or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(methods) = entry {
-            methods.insert(
-                route.method.as_str().to_lowercase(),
-                Value::Object(operation),
-            );
+            methods.insert(route.method.as_str().to_lowercase(), Value::Object(operation));
         }
     }
     let mut schemas = requests.take_definitions(true);
     for (name, schema) in responses.take_definitions(true) {
         if let Some(existing) = schemas.get(&name) {
-            assert_eq!(
-                existing, &schema,
-                "{name} is described differently as a request and as a response"
-            );
+            assert_eq!(existing, &schema, "{name} is described differently as a request and as a response");
         }
         schemas.insert(name, schema);
     }
@@ -155,12 +134,8 @@ pub fn document(registry: &Registry) -> Value {
 /// tier in a sentence each.
 fn describe(route: &Route, registry: &Registry) -> String {
     let tier = registry.tier(route.id);
-    let mut text = format!(
-        "{}\n\nWho may call it: {}\nTier: {}.",
-        route.description,
-        route.authority.describe(),
-        tier.as_str()
-    );
+    let mut text =
+        format!("{}\n\nWho may call it: {}\nTier: {}.", route.description, route.authority.describe(), tier.as_str());
     if route.reaches_content {
         text.push_str(" Reaches message content; every call is recorded in the audit chain.");
     }
@@ -168,12 +143,7 @@ fn describe(route: &Route, registry: &Registry) -> String {
 }
 
 fn tag(route: &Route) -> &'static str {
-    let segment = route
-        .path
-        .trim_start_matches('/')
-        .split('/')
-        .nth(1)
-        .unwrap_or("");
+    let segment = route.path.trim_start_matches('/').split('/').nth(1).unwrap_or("");
     match segment {
         "" => "interface",
         "setup" | "sessions" | "me" => "identity",
@@ -192,10 +162,7 @@ mod tests {
 
     #[test]
     fn templates_use_braces() {
-        assert_eq!(
-            template("/api/teams/:teamId/members/:personId"),
-            "/api/teams/{teamId}/members/{personId}"
-        );
+        assert_eq!(template("/api/teams/:teamId/members/:personId"), "/api/teams/{teamId}/members/{personId}");
         assert_eq!(template("/"), "/");
     }
 
@@ -204,30 +171,15 @@ mod tests {
     fn every_parameter_and_property_is_described() {
         let document = document(registry());
         let mut undescribed = Vec::new();
-        walk(
-            &document["components"]["schemas"],
-            "schemas",
-            &mut undescribed,
-        );
+        walk(&document["components"]["schemas"], "schemas", &mut undescribed);
         for (path, methods) in document["paths"].as_object().unwrap() {
             for (method, operation) in methods.as_object().unwrap() {
                 for parameter in operation["parameters"].as_array().into_iter().flatten() {
-                    if parameter["description"]
-                        .as_str()
-                        .unwrap_or("")
-                        .trim()
-                        .is_empty()
-                    {
-                        undescribed
-                            .push(format!("{method} {path} parameter {}", parameter["name"]));
+                    if parameter["description"].as_str().unwrap_or("").trim().is_empty() {
+                        undescribed.push(format!("{method} {path} parameter {}", parameter["name"]));
                     }
                 }
-                if operation["description"]
-                    .as_str()
-                    .unwrap_or("")
-                    .trim()
-                    .is_empty()
-                {
+                if operation["description"].as_str().unwrap_or("").trim().is_empty() {
                     undescribed.push(format!("{method} {path}"));
                 }
             }
@@ -238,10 +190,8 @@ mod tests {
     fn walk(value: &Value, at: &str, undescribed: &mut Vec<String>) {
         if let Some(properties) = value.get("properties").and_then(Value::as_object) {
             for (name, property) in properties {
-                let described = property
-                    .get("description")
-                    .and_then(Value::as_str)
-                    .is_some_and(|text| !text.trim().is_empty());
+                let described =
+                    property.get("description").and_then(Value::as_str).is_some_and(|text| !text.trim().is_empty());
                 if !described {
                     undescribed.push(format!("{at}.{name}"));
                 }
@@ -266,12 +216,8 @@ mod tests {
         let document = document(registry());
         for (path, methods) in document["paths"].as_object().unwrap() {
             for (method, operation) in methods.as_object().unwrap() {
-                let schema =
-                    &operation["responses"]["4XX"]["content"]["application/json"]["schema"]["$ref"];
-                assert_eq!(
-                    schema, "#/components/schemas/RefusalBody",
-                    "{method} {path}"
-                );
+                let schema = &operation["responses"]["4XX"]["content"]["application/json"]["schema"]["$ref"];
+                assert_eq!(schema, "#/components/schemas/RefusalBody", "{method} {path}");
             }
         }
     }

@@ -48,10 +48,7 @@ impl Registry {
         let mut endpoints = HashSet::new();
         for route in &routes {
             let mut problem = |problem: String| {
-                errors.push(ContractError {
-                    route: describe(route),
-                    problem,
-                });
+                errors.push(ContractError { route: describe(route), problem });
             };
             match route.derive_tier() {
                 Ok(tier) => tiers.push(tier),
@@ -67,23 +64,18 @@ impl Registry {
                 ));
             }
             if !tools.insert(route.tool) {
-                problem(format!(
-                    "tool name `{}` is already used by another route",
-                    route.tool
-                ));
+                problem(format!("tool name `{}` is already used by another route", route.tool));
             }
             if !endpoints.insert((route.method, route.path)) {
                 problem("another route already answers this method and path".to_string());
             }
             if route.summary.trim().is_empty() || route.description.trim().is_empty() {
-                problem("every route needs a summary and a description written for the model that reads them".to_string());
+                problem(
+                    "every route needs a summary and a description written for the model that reads them".to_string(),
+                );
             }
             let named_in_path: Vec<&str> = route.path_parameter_names().collect();
-            let declared: Vec<&str> = route
-                .path_parameters
-                .iter()
-                .map(|parameter| parameter.name)
-                .collect();
+            let declared: Vec<&str> = route.path_parameters.iter().map(|parameter| parameter.name).collect();
             if named_in_path != declared {
                 problem(format!(
                     "the path names parameters {named_in_path:?} but the declaration describes {declared:?}"
@@ -96,18 +88,11 @@ impl Registry {
             }
             for query in route.query_parameters {
                 if named_in_path.contains(&query.name) {
-                    problem(format!(
-                        "query parameter `{}` has the same name as a path parameter",
-                        query.name
-                    ));
+                    problem(format!("query parameter `{}` has the same name as a path parameter", query.name));
                 }
             }
         }
-        if errors.is_empty() {
-            Ok(Registry { routes, tiers })
-        } else {
-            Err(errors)
-        }
+        if errors.is_empty() { Ok(Registry { routes, tiers }) } else { Err(errors) }
     }
 
     /// Every route, in declaration order.
@@ -139,9 +124,7 @@ impl Registry {
     /// The tier of the route a `RouteId` names.
     pub fn tier(&self, id: RouteId) -> Tier {
         let index = self.routes.iter().position(|route| route.id == id);
-        index
-            .map(|index| self.tiers[index])
-            .unwrap_or(Tier::Operator)
+        index.map(|index| self.tiers[index]).unwrap_or(Tier::Operator)
     }
 
     /// Whether a machine may ever be offered the route: its tier is offerable
@@ -152,9 +135,7 @@ impl Registry {
 
     /// Every grantable route, in declaration order.
     pub fn grantable_routes(&self) -> impl Iterator<Item = &Route> {
-        self.routes
-            .iter()
-            .filter(|route| self.is_grantable(route.id))
+        self.routes.iter().filter(|route| self.is_grantable(route.id))
     }
 
     /// The route a tool name names, if any.
@@ -169,14 +150,10 @@ fn describe(route: &Route) -> String {
 
 fn valid_tool_name(name: &str) -> bool {
     let mut characters = name.chars();
-    let starts_with_letter = characters
-        .next()
-        .is_some_and(|first| first.is_ascii_lowercase());
+    let starts_with_letter = characters.next().is_some_and(|first| first.is_ascii_lowercase());
     starts_with_letter
         && name.len() <= MAXIMUM_TOOL_NAME_LENGTH
-        && name
-            .chars()
-            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
 }
 
 /// The node's registry, built from every declaration on first use.
@@ -220,73 +197,32 @@ mod tests {
         forgotten.path = "/api/teams/forgotten";
         forgotten.tool = "forgotten_route";
         routes.push(forgotten);
-        let errors =
-            Registry::build(routes).expect_err("an unclassified changing route must not build");
+        let errors = Registry::build(routes).expect_err("an unclassified changing route must not build");
         assert_eq!(errors.len(), 1);
         assert_eq!(errors[0].route, "POST /api/teams/forgotten");
-        assert!(
-            errors[0].problem.contains("nobody has decided its tier"),
-            "{}",
-            errors[0].problem
-        );
+        assert!(errors[0].problem.contains("nobody has decided its tier"), "{}", errors[0].problem);
     }
 
     fn check(method: Method, exposure: Exposure, expected: Result<Tier, ()>) {
         let mut route = declare(RouteId::GetMe);
         route.method = method;
         route.exposure = exposure;
-        assert_eq!(
-            route.derive_tier().map_err(|_| ()),
-            expected,
-            "{method:?} {exposure:?}"
-        );
+        assert_eq!(route.derive_tier().map_err(|_| ()), expected, "{method:?} {exposure:?}");
     }
 
     #[test]
     fn tiers_derive_from_method_and_exposure() {
         use Exposure::*;
         check(Method::Get, Derived, Ok(Tier::Read));
-        check(
-            Method::Get,
-            Exception {
-                tier: Tier::Operator,
-                reason: "a page",
-            },
-            Ok(Tier::Operator),
-        );
-        check(
-            Method::Get,
-            Exception {
-                tier: Tier::Operator,
-                reason: " ",
-            },
-            Err(()),
-        );
-        check(
-            Method::Get,
-            Exception {
-                tier: Tier::Read,
-                reason: "pointless",
-            },
-            Err(()),
-        );
+        check(Method::Get, Exception { tier: Tier::Operator, reason: "a page" }, Ok(Tier::Operator));
+        check(Method::Get, Exception { tier: Tier::Operator, reason: " " }, Err(()));
+        check(Method::Get, Exception { tier: Tier::Read, reason: "pointless" }, Err(()));
         check(Method::Get, Classified(Tier::Act), Err(()));
         check(Method::Post, Classified(Tier::Act), Ok(Tier::Act));
-        check(
-            Method::Delete,
-            Classified(Tier::Governed),
-            Ok(Tier::Governed),
-        );
+        check(Method::Delete, Classified(Tier::Governed), Ok(Tier::Governed));
         check(Method::Post, Unclassified, Err(()));
         check(Method::Put, Derived, Err(()));
-        check(
-            Method::Patch,
-            Exception {
-                tier: Tier::Act,
-                reason: "no",
-            },
-            Err(()),
-        );
+        check(Method::Patch, Exception { tier: Tier::Act, reason: "no" }, Err(()));
     }
 
     #[test]
@@ -306,10 +242,6 @@ mod tests {
         let mut route = declare(RouteId::GetPerson);
         route.path_parameters = &[];
         let errors = Registry::build(vec![route]).expect_err("undescribed path parameter");
-        assert!(
-            errors[0].problem.contains("personId"),
-            "{}",
-            errors[0].problem
-        );
+        assert!(errors[0].problem.contains("personId"), "{}", errors[0].problem);
     }
 }

@@ -69,10 +69,7 @@ relations! {
 impl Relation {
     /// Parses a relation from its name; `None` for anything not in the vocabulary.
     pub fn parse(name: &str) -> Option<Relation> {
-        Relation::ALL
-            .iter()
-            .copied()
-            .find(|relation| relation.name() == name)
+        Relation::ALL.iter().copied().find(|relation| relation.name() == name)
     }
 }
 
@@ -102,9 +99,7 @@ mod tests {
                 ObjectKind::Mailbox => &["mailbox.", "message.", "send.", "approval."],
             };
             assert!(
-                expected_prefixes
-                    .iter()
-                    .any(|prefix| relation.name().starts_with(prefix)),
+                expected_prefixes.iter().any(|prefix| relation.name().starts_with(prefix)),
                 "{} is held on {:?} but its name does not say so",
                 relation.name(),
                 relation.object_kind()

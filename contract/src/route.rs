@@ -112,11 +112,7 @@ pub enum Authority {
     SelfOrAdmin { person_parameter: &'static str },
     /// Relations on the mailbox the path parameter names: every one of `all_of`
     /// and, when `any_of` is not empty, at least one of `any_of`.
-    Mailbox {
-        mailbox_parameter: &'static str,
-        all_of: &'static [Relation],
-        any_of: &'static [Relation],
-    },
+    Mailbox { mailbox_parameter: &'static str, all_of: &'static [Relation], any_of: &'static [Relation] },
     /// Objects the caller created.
     Requester,
     /// The caller's own person-scoped data: a person's own, an agent's sponsor's.
@@ -151,13 +147,8 @@ impl Authority {
 
     /// The authority in a sentence, for documents a person or a model reads.
     pub fn describe(&self) -> String {
-        let names = |relations: &[Relation]| {
-            relations
-                .iter()
-                .map(|relation| relation.name())
-                .collect::<Vec<_>>()
-                .join(", ")
-        };
+        let names =
+            |relations: &[Relation]| relations.iter().map(|relation| relation.name()).collect::<Vec<_>>().join(", ");
         match self {
             Authority::Public => "Anyone, signed in or not.".into(),
             Authority::Member => "Any signed-in person or agent.".into(),
@@ -165,34 +156,25 @@ impl Authority {
                 format!("Holders of {} on the organisation.", relation.name())
             }
             Authority::Filtered => {
-                "Any signed-in person or agent; the answer holds only what the caller may see."
-                    .into()
+                "Any signed-in person or agent; the answer holds only what the caller may see.".into()
             }
             Authority::SelfOrAdmin { person_parameter } => {
                 format!("The person named by `{person_parameter}`, or a holder of org.admin.")
             }
-            Authority::Mailbox {
-                mailbox_parameter,
-                all_of,
-                any_of,
-            } => {
+            Authority::Mailbox { mailbox_parameter, all_of, any_of } => {
                 let mut sentence = format!("On the mailbox named by `{mailbox_parameter}`: ");
                 match (all_of.is_empty(), any_of.is_empty()) {
                     (false, true) => sentence.push_str(&format!("all of {}.", names(all_of))),
                     (true, false) => sentence.push_str(&format!("any of {}.", names(any_of))),
-                    (false, false) => sentence.push_str(&format!(
-                        "all of {}, and any of {}.",
-                        names(all_of),
-                        names(any_of)
-                    )),
+                    (false, false) => {
+                        sentence.push_str(&format!("all of {}, and any of {}.", names(all_of), names(any_of)))
+                    }
                     (true, true) => sentence.push_str("nothing more than membership."),
                 }
                 sentence
             }
             Authority::Requester => "The caller who created the object.".into(),
-            Authority::Personal => {
-                "The caller's own person-scoped data (for an agent, its sponsor's).".into()
-            }
+            Authority::Personal => "The caller's own person-scoped data (for an agent, its sponsor's).".into(),
         }
     }
 }
@@ -264,11 +246,7 @@ impl Route {
             response: None,
             produces: Produces::Json,
             success_status: 200,
-            exposure: if method.is_safe() {
-                Exposure::Derived
-            } else {
-                Exposure::Unclassified
-            },
+            exposure: if method.is_safe() { Exposure::Derived } else { Exposure::Unclassified },
             authority: Authority::Member,
             reaches_content: false,
         }
@@ -358,16 +336,14 @@ impl Route {
             (false, Exposure::Unclassified | Exposure::Derived) => Err(
                 "this route changes something and nobody has decided its tier: classify it with .tier(..) as act, governed, operator or surface",
             ),
-            (false, Exposure::Exception { .. }) => Err(
-                "only a GET can be an exception to the derived read tier; classify a changing route with .tier(..)",
-            ),
+            (false, Exposure::Exception { .. }) => {
+                Err("only a GET can be an exception to the derived read tier; classify a changing route with .tier(..)")
+            }
         }
     }
 
     /// The names of the `:name` segments of the path, in order.
     pub fn path_parameter_names(&self) -> impl Iterator<Item = &'static str> {
-        self.path
-            .split('/')
-            .filter_map(|segment| segment.strip_prefix(':'))
+        self.path.split('/').filter_map(|segment| segment.strip_prefix(':'))
     }
 }

@@ -47,14 +47,8 @@ route_ids! {
     ListAgentCapabilities,
 }
 
-const PERSON_ID: Parameter = Parameter {
-    name: "personId",
-    description: "The person's id (`usr_…`).",
-};
-const TEAM_ID: Parameter = Parameter {
-    name: "teamId",
-    description: "The team's id (`tm_…`).",
-};
+const PERSON_ID: Parameter = Parameter { name: "personId", description: "The person's id (`usr_…`)." };
+const TEAM_ID: Parameter = Parameter { name: "teamId", description: "The team's id (`tm_…`)." };
 
 const ADMIN: Authority = Authority::Organization(Relation::OrgAdmin);
 

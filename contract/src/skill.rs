@@ -45,10 +45,7 @@ pub fn withheld_reason(route: &Route, registry: &Registry) -> String {
 
 fn sentence(reason: &str) -> String {
     let mut characters = reason.chars();
-    let first = characters
-        .next()
-        .map(|c| c.to_uppercase().collect::<String>())
-        .unwrap_or_default();
+    let first = characters.next().map(|c| c.to_uppercase().collect::<String>()).unwrap_or_default();
     format!("{first}{}.", characters.as_str().trim_end_matches('.'))
 }
 
@@ -95,10 +92,7 @@ pub fn skill(registry: &Registry) -> String {
          Read `fix`: it says what would change the answer. An object you may not see answers exactly like one \
          that does not exist (404)."
     );
-    let _ = writeln!(
-        out,
-        "- **Audit**: every change you make is recorded under your id and your sponsor's."
-    );
+    let _ = writeln!(out, "- **Audit**: every change you make is recorded under your id and your sponsor's.");
     let _ = writeln!(out);
     let _ = writeln!(out, "## What an agent can be given, by capability");
     let _ = writeln!(out);
@@ -113,11 +107,7 @@ pub fn skill(registry: &Registry) -> String {
         let requires = if requirements.is_empty() {
             "nothing on a mailbox".to_string()
         } else {
-            requirements
-                .iter()
-                .map(|relation| format!("`{}`", relation.name()))
-                .collect::<Vec<_>>()
-                .join(", ")
+            requirements.iter().map(|relation| format!("`{}`", relation.name())).collect::<Vec<_>>().join(", ")
         };
         let _ = writeln!(out);
         let _ = writeln!(out, "### `{}`: {}", capability.name, capability.summary);
@@ -127,24 +117,14 @@ pub fn skill(registry: &Registry) -> String {
         let _ = writeln!(
             out,
             "Requires: {requires}. Reaches message content: {}.",
-            if capability.reaches_content(registry) {
-                "yes"
-            } else {
-                "no"
-            }
+            if capability.reaches_content(registry) { "yes" } else { "no" }
         );
         let _ = writeln!(out);
         let _ = writeln!(out, "| tool | route | what it does |");
         let _ = writeln!(out, "|---|---|---|");
         for id in capability.routes {
             let route = registry.route(*id);
-            let _ = writeln!(
-                out,
-                "| `{}` | {} | {} |",
-                route.tool,
-                route_cell(route),
-                route.description
-            );
+            let _ = writeln!(out, "| `{}` | {} | {} |", route.tool, route_cell(route), route.description);
         }
     }
     let _ = writeln!(out);
@@ -158,18 +138,8 @@ pub fn skill(registry: &Registry) -> String {
     let _ = writeln!(out);
     let _ = writeln!(out, "| tool | route | why it is withheld |");
     let _ = writeln!(out, "|---|---|---|");
-    for route in registry
-        .routes()
-        .iter()
-        .filter(|route| !registry.is_grantable(route.id))
-    {
-        let _ = writeln!(
-            out,
-            "| `{}` | {} | {} |",
-            route.tool,
-            route_cell(route),
-            withheld_reason(route, registry)
-        );
+    for route in registry.routes().iter().filter(|route| !registry.is_grantable(route.id)) {
+        let _ = writeln!(out, "| `{}` | {} | {} |", route.tool, route_cell(route), withheld_reason(route, registry));
     }
     out
 }
@@ -186,22 +156,10 @@ pub fn route_table(registry: &Registry) -> String {
     let _ = writeln!(out);
     let _ = writeln!(out, "| tier | offered to machines | routes | grantable |");
     let _ = writeln!(out, "|---|---|---|---|");
-    for tier in [
-        Tier::Read,
-        Tier::Act,
-        Tier::Governed,
-        Tier::Operator,
-        Tier::Surface,
-    ] {
-        let routes: Vec<&Route> = registry
-            .routes_with_tiers()
-            .filter(|(_, t)| *t == tier)
-            .map(|(route, _)| route)
-            .collect();
-        let grantable = routes
-            .iter()
-            .filter(|route| registry.is_grantable(route.id))
-            .count();
+    for tier in [Tier::Read, Tier::Act, Tier::Governed, Tier::Operator, Tier::Surface] {
+        let routes: Vec<&Route> =
+            registry.routes_with_tiers().filter(|(_, t)| *t == tier).map(|(route, _)| route).collect();
+        let grantable = routes.iter().filter(|route| registry.is_grantable(route.id)).count();
         let _ = writeln!(
             out,
             "| {} | {} | {} | {} |",
@@ -211,24 +169,15 @@ pub fn route_table(registry: &Registry) -> String {
             grantable
         );
     }
-    let _ = writeln!(
-        out,
-        "| all | | {} | {} |",
-        registry.routes().len(),
-        registry.grantable_routes().count()
-    );
+    let _ = writeln!(out, "| all | | {} | {} |", registry.routes().len(), registry.grantable_routes().count());
     let _ = writeln!(out);
     let _ = writeln!(out, "## Every route");
     let _ = writeln!(out);
-    let _ = writeln!(
-        out,
-        "| route | tool | tier | who may call it | capability |"
-    );
+    let _ = writeln!(out, "| route | tool | tier | who may call it | capability |");
     let _ = writeln!(out, "|---|---|---|---|---|");
     for (route, tier) in registry.routes_with_tiers() {
-        let capability = capability_of(route.id).map_or("—".to_string(), |capability| {
-            format!("`{}`", capability.name)
-        });
+        let capability =
+            capability_of(route.id).map_or("—".to_string(), |capability| format!("`{}`", capability.name));
         let tier_cell = match route.exposure {
             Exposure::Exception { .. } => format!("{} (exception)", tier.as_str()),
             _ => tier.as_str().to_string(),
@@ -248,13 +197,7 @@ pub fn route_table(registry: &Registry) -> String {
     let _ = writeln!(out);
     for route in registry.routes() {
         if let Exposure::Exception { tier, reason } = route.exposure {
-            let _ = writeln!(
-                out,
-                "- {} is {}: {}.",
-                route_cell(route),
-                tier.as_str(),
-                reason
-            );
+            let _ = writeln!(out, "- {} is {}: {}.", route_cell(route), tier.as_str(), reason);
         }
     }
     out
@@ -268,17 +211,9 @@ mod tests {
     #[test]
     fn every_withheld_route_has_a_specific_reason() {
         let registry = registry();
-        for route in registry
-            .routes()
-            .iter()
-            .filter(|route| !registry.is_grantable(route.id))
-        {
+        for route in registry.routes().iter().filter(|route| !registry.is_grantable(route.id)) {
             let reason = withheld_reason(route, registry);
-            assert!(
-                reason.len() > 30 && reason != "It is not offered to agents.",
-                "{}: {reason}",
-                route.path
-            );
+            assert!(reason.len() > 30 && reason != "It is not offered to agents.", "{}: {reason}", route.path);
         }
     }
 

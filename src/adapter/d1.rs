@@ -32,36 +32,19 @@ fn storage_error(error: worker::Error) -> StorageError {
 }
 
 impl Database for D1Storage {
-    fn execute(
-        &self,
-        statements: Vec<Statement>,
-    ) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
         Box::pin(async move {
             let mut prepared = Vec::with_capacity(statements.len());
             for statement in &statements {
                 let parameters: Vec<JsValue> = statement.parameters.iter().map(bound).collect();
-                prepared.push(
-                    self.database
-                        .prepare(statement.sql.as_ref())
-                        .bind(&parameters)
-                        .map_err(storage_error)?,
-                );
+                prepared.push(self.database.prepare(statement.sql.as_ref()).bind(&parameters).map_err(storage_error)?);
             }
             let results = self.database.batch(prepared).await.map_err(storage_error)?;
             let mut answers = Vec::with_capacity(results.len());
             for result in results {
-                let rows: Vec<serde_json::Map<String, serde_json::Value>> =
-                    result.results().map_err(storage_error)?;
-                let changes = result
-                    .meta()
-                    .ok()
-                    .flatten()
-                    .and_then(|meta| meta.changes)
-                    .unwrap_or(0) as u64;
-                answers.push(QueryResult {
-                    rows: rows.into_iter().map(Row).collect(),
-                    changes,
-                });
+                let rows: Vec<serde_json::Map<String, serde_json::Value>> = result.results().map_err(storage_error)?;
+                let changes = result.meta().ok().flatten().and_then(|meta| meta.changes).unwrap_or(0) as u64;
+                answers.push(QueryResult { rows: rows.into_iter().map(Row).collect(), changes });
             }
             Ok(answers)
         })

@@ -22,26 +22,16 @@ fn member(target: &JsValue, name: &str) -> Result<JsValue, PlatformError> {
 }
 
 fn method(target: &JsValue, name: &str) -> Result<Function, PlatformError> {
-    member(target, name)?
-        .dyn_into::<Function>()
-        .map_err(|error| js_error(name, error))
+    member(target, name)?.dyn_into::<Function>().map_err(|error| js_error(name, error))
 }
 
 async fn call(target: &JsValue, name: &str, arguments: &Array) -> Result<JsValue, PlatformError> {
-    let promise = method(target, name)?
-        .apply(target, arguments)
-        .map_err(|error| js_error(name, error))?;
+    let promise = method(target, name)?.apply(target, arguments).map_err(|error| js_error(name, error))?;
     let promise: Promise = promise.dyn_into().map_err(|error| js_error(name, error))?;
-    JsFuture::from(promise)
-        .await
-        .map_err(|error| js_error(name, error))
+    JsFuture::from(promise).await.map_err(|error| js_error(name, error))
 }
 
-async fn web_crypto_pbkdf2(
-    password: &[u8],
-    salt: &[u8],
-    iterations: u32,
-) -> Result<[u8; 32], PlatformError> {
+async fn web_crypto_pbkdf2(password: &[u8], salt: &[u8], iterations: u32) -> Result<[u8; 32], PlatformError> {
     let crypto = member(&js_sys::global(), "crypto")?;
     let subtle = member(&crypto, "subtle")?;
     let usages = Array::of1(&JsValue::from_str("deriveBits"));
@@ -55,8 +45,7 @@ async fn web_crypto_pbkdf2(
     let key = call(&subtle, "importKey", &import_arguments).await?;
     let algorithm = Object::new();
     let set = |name: &str, value: &JsValue| {
-        Reflect::set(&algorithm, &JsValue::from_str(name), value)
-            .map_err(|error| js_error(name, error))
+        Reflect::set(&algorithm, &JsValue::from_str(name), value).map_err(|error| js_error(name, error))
     };
     set("name", &JsValue::from_str("PBKDF2"))?;
     set("hash", &JsValue::from_str("SHA-256"))?;
@@ -67,10 +56,7 @@ async fn web_crypto_pbkdf2(
     let bytes = Uint8Array::new(&bits);
     let mut output = [0u8; 32];
     if bytes.length() != 32 {
-        return Err(PlatformError(format!(
-            "deriveBits returned {} bytes",
-            bytes.length()
-        )));
+        return Err(PlatformError(format!("deriveBits returned {} bytes", bytes.length())));
     }
     bytes.copy_to(&mut output);
     Ok(output)
@@ -100,9 +86,7 @@ impl Platform for WorkersPlatform {
     }
 
     fn sleep(&self, milliseconds: u32) -> LocalBoxFuture<'_, ()> {
-        Box::pin(worker::Delay::from(Duration::from_millis(u64::from(
-            milliseconds,
-        ))))
+        Box::pin(worker::Delay::from(Duration::from_millis(u64::from(milliseconds))))
     }
 
     fn log(&self, message: &str) {

@@ -84,33 +84,20 @@ pub fn checks_for(
         statement: tuples::holds(&holder, relation, ORGANIZATION_OBJECT),
     };
     match authority {
-        Authority::Public
-        | Authority::Member
-        | Authority::Filtered
-        | Authority::Requester
-        | Authority::Personal => {}
+        Authority::Public | Authority::Member | Authority::Filtered | Authority::Requester | Authority::Personal => {}
         Authority::Organization(relation) => {
-            checks.push(holds(
-                *relation,
-                AuthorityError::MissingOrganizationRelation(*relation),
-            ));
+            checks.push(holds(*relation, AuthorityError::MissingOrganizationRelation(*relation)));
         }
         Authority::SelfOrAdmin { person_parameter } => {
             let named = path_parameter(person_parameter);
             if named.as_deref() != caller.actor_id() {
-                checks.push(holds(
-                    Relation::OrgAdmin,
-                    AuthorityError::NotSelfOrAdministrator,
-                ));
+                checks.push(holds(Relation::OrgAdmin, AuthorityError::NotSelfOrAdministrator));
             }
         }
         Authority::Mailbox { .. } => {
             // No mailbox routes are declared yet; a mailbox route must not be
             // answered until its relations are checked, so refuse outright.
-            checks.push(holds(
-                Relation::OrgAdmin,
-                AuthorityError::NotSelfOrAdministrator,
-            ));
+            checks.push(holds(Relation::OrgAdmin, AuthorityError::NotSelfOrAdministrator));
         }
     }
     Ok(checks)

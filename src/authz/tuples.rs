@@ -42,15 +42,11 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ),
     (
         "any_administrator_ever",
-        Predicate::Exempt(
-            "closes setup for ever: asks whether any org.admin tuple exists, not what a caller holds",
-        ),
+        Predicate::Exempt("closes setup for ever: asks whether any org.admin tuple exists, not what a caller holds"),
     ),
     (
         "list",
-        Predicate::Exempt(
-            "an administrator's view of the table itself, not a question of the caller's authority",
-        ),
+        Predicate::Exempt("an administrator's view of the table itself, not a question of the caller's authority"),
     ),
     (
         "find",
@@ -58,14 +54,8 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
             "locates one tuple for an administrator to grant or revoke; the caller's authority is checked by the route",
         ),
     ),
-    (
-        "grant",
-        Predicate::Exempt("writes a tuple; it answers no question"),
-    ),
-    (
-        "revoke",
-        Predicate::Exempt("removes a tuple; it answers no question"),
-    ),
+    ("grant", Predicate::Exempt("writes a tuple; it answers no question")),
+    ("revoke", Predicate::Exempt("removes a tuple; it answers no question")),
 ];
 
 /// Who a predicate asks about.
@@ -87,13 +77,7 @@ fn holds_condition(holder: &Holder, relation: &str, object: &str) -> (String, Ve
                       (SELECT m.team_id || '#member' FROM team_members m WHERE m.person_id = ?)) \
                  AND EXISTS (SELECT 1 FROM people p WHERE p.id = ? AND p.disabled_at IS NULL))"
                 .to_string(),
-            vec![
-                relation.into(),
-                object.into(),
-                person_id.into(),
-                person_id.into(),
-                person_id.into(),
-            ],
+            vec![relation.into(), object.into(), person_id.into(), person_id.into(), person_id.into()],
         ),
     }
 }
@@ -101,10 +85,7 @@ fn holds_condition(holder: &Holder, relation: &str, object: &str) -> (String, Ve
 /// `SELECT held`: 1 when `holder` holds `relation` on `object`, else 0.
 pub fn holds(holder: &Holder, relation: Relation, object: &str) -> Statement {
     let (condition, parameters) = holds_condition(holder, relation.name(), object);
-    Statement {
-        sql: format!("SELECT {condition} AS held").into(),
-        parameters,
-    }
+    Statement { sql: format!("SELECT {condition} AS held").into(), parameters }
 }
 
 /// `SELECT held`: whether `holder` administers the node.
@@ -166,13 +147,7 @@ pub fn find(subject: &str, relation: Relation, object: &str) -> Statement {
 }
 
 /// Grants a tuple; granting one already held changes nothing.
-pub fn grant(
-    subject: &str,
-    relation: Relation,
-    object: &str,
-    granted_at: i64,
-    granted_by: &str,
-) -> Statement {
+pub fn grant(subject: &str, relation: Relation, object: &str, granted_at: i64, granted_by: &str) -> Statement {
     Statement::new(
         "INSERT INTO relation_tuples (subject, relation, object, granted_at, granted_by) \
          VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (subject, relation, object) DO NOTHING",
@@ -186,10 +161,8 @@ pub fn grant(
 
 /// Revokes a tuple.
 pub fn revoke(subject: &str, relation: Relation, object: &str) -> Statement {
-    Statement::new(
-        "DELETE FROM relation_tuples WHERE subject = ?1 AND relation = ?2 AND object = ?3",
-    )
-    .bind(subject)
-    .bind(relation.name())
-    .bind(object)
+    Statement::new("DELETE FROM relation_tuples WHERE subject = ?1 AND relation = ?2 AND object = ?3")
+        .bind(subject)
+        .bind(relation.name())
+        .bind(object)
 }

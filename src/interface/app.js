@@ -1,1 +1,838 @@
-document.getElementById("app").textContent = "Mailroom";
+// Mailroom's browser interface: one page, plain JavaScript, no build step.
+//
+// Everything the page shows comes from the node's own API, with the session in
+// `__Host-` cookies this script never sees. Every string the API returns is
+// untrusted text, so the DOM is built with createElement and textContent, never
+// with innerHTML. The page runs under a Content-Security-Policy that allows this
+// script and its style sheet by hash and nothing else: no inline handlers, no
+// style attributes, no eval, nothing fetched from anywhere but the node.
+//
+// The file reads top to bottom:
+//   1. DOM helpers      h(), labelled(), formatting
+//   2. The API          api(), ApiError, renewing the session
+//   3. Shared pieces    refusal boxes, perform(), the directory of names
+//   4. Sections         one render function per section, listed in SECTIONS
+//   5. The shell        sign-in, header, navigation, router, start-up
+//
+// A new section (mailboxes, messages, approvals, reminders, agents) is a render
+// function plus one entry in SECTIONS; its route is `#/<route>/<params…>`.
+(() => {
+  "use strict";
+
+  // ------------------------------------------------------------ 1. DOM helpers
+
+  /**
+   * Creates an element. `props`: `class`, `text` (textContent), `on<event>`
+   * (a listener), `true` for a bare attribute, anything else an attribute.
+   * Children are nodes or strings (as text), nested arrays, or null to skip.
+   */
+  function h(tag, props = {}, ...children) {
+    const element = document.createElement(tag);
+    for (const [key, value] of Object.entries(props)) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === "class") element.className = value;
+      else if (key === "text") element.textContent = value;
+      else if (key.startsWith("on") && typeof value === "function") element.addEventListener(key.slice(2), value);
+      else element.setAttribute(key, value === true ? "" : String(value));
+    }
+    append(element, children);
+    return element;
+  }
+
+  function append(parent, children) {
+    for (const child of children) {
+      if (child === null || child === undefined || child === false) continue;
+      if (Array.isArray(child)) append(parent, child);
+      else parent.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    }
+    return parent;
+  }
+
+  let nextId = 0;
+  const uniqueId = (prefix) => `${prefix}-${++nextId}`;
+
+  /** A labelled form control, with an optional hint read out with it. */
+  function labelled(text, control, hint) {
+    control.id ||= uniqueId("field");
+    const parts = [h("label", { for: control.id, text }), control];
+    if (hint) {
+      const hintId = uniqueId("hint");
+      control.setAttribute("aria-describedby", hintId);
+      parts.push(h("p", { class: "hint", id: hintId, text: hint }));
+    }
+    return h("div", { class: "field" }, parts);
+  }
+
+  /** Text only screen readers announce, to give a row's button its context. */
+  const hidden = (text) => h("span", { class: "visually-hidden", text });
+
+  const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
+  function time(rfc3339) {
+    if (!rfc3339) return "";
+    const date = new Date(rfc3339);
+    return h("time", { datetime: rfc3339, title: rfc3339, text: Number.isNaN(date.getTime()) ? rfc3339 : dateFormat.format(date) });
+  }
+
+  const code = (text) => h("code", { class: "id", text });
+
+  /** A table with a caption, column headers and rows (arrays of cells). */
+  function table(caption, columns, rows, { captionHidden = true } = {}) {
+    return h("div", { class: "table-wrap" },
+      h("table", {},
+        h("caption", { class: captionHidden ? "visually-hidden" : null, text: caption }),
+        h("thead", {}, h("tr", {}, columns.map((column) => h("th", { scope: "col", text: column })))),
+        h("tbody", {}, rows)));
+  }
+
+  const row = (...cells) => h("tr", {}, cells.map((cell) => (cell instanceof HTMLTableCellElement ? cell : h("td", {}, cell))));
+
+  // ------------------------------------------------------------ 2. The API
+
+  /** A refusal from the node: `{code, message, reason, fix}` and the HTTP status. */
+  class ApiError extends Error {
+    constructor(status, refusal) {
+      super(refusal.message);
+      this.name = "ApiError";
+      this.status = status;
+      this.code = refusal.code;
+      this.reason = refusal.reason;
+      this.fix = refusal.fix;
+    }
+  }
+
+  /** Thrown once the session cannot go on; the sign-in form is already showing. */
+  class SessionOver extends Error {}
+
+  // Codes that mean "this request carried no usable session". Only an expired
+  // access token is worth renewing: the access cookie outlives its token (it
+  // lasts as long as the session), so an expired token is always presented and
+  // answered with this code; anything else means there is no session to renew.
+  const EXPIRED = "access_token_expired";
+  const SESSION_CODES = new Set([EXPIRED, "session_ended", "not_signed_in", "invalid_credential"]);
+
+  // Whether this browser believes it holds a session. Not a secret and not
+  // authority (the cookies are HttpOnly): it only decides whether a visit starts
+  // by asking who is signed in or goes straight to the sign-in form.
+  const SIGNED_IN_HINT = "mailroom.signed-in";
+  const hint = {
+    get() {
+      try {
+        return localStorage.getItem(SIGNED_IN_HINT) === "1";
+      } catch {
+        return false;
+      }
+    },
+    set(on) {
+      try {
+        if (on) localStorage.setItem(SIGNED_IN_HINT, "1");
+        else localStorage.removeItem(SIGNED_IN_HINT);
+      } catch {}
+    },
+  };
+
+  async function send(method, path, body) {
+    const init = { method, credentials: "same-origin", cache: "no-store", headers: { accept: "application/json" } };
+    if (body !== undefined) {
+      init.headers["content-type"] = "application/json";
+      init.body = JSON.stringify(body);
+    }
+    try {
+      return await fetch(path, init);
+    } catch (error) {
+      throw new ApiError(0, {
+        code: "network_error",
+        message: "The node could not be reached.",
+        reason: String(error?.message ?? error),
+        fix: "Check the connection and try again.",
+      });
+    }
+  }
+
+  /** Reads a refusal body, or describes an answer that is not one. */
+  async function refusalOf(response) {
+    const text = await response.text();
+    try {
+      const error = JSON.parse(text)?.error;
+      if (error && typeof error.code === "string") return error;
+    } catch {}
+    return {
+      code: "unexpected_answer",
+      message: `The node answered ${response.status} ${response.statusText}`.trim() + ".",
+      reason: "The answer was not one the interface understands.",
+      fix: "Try again; if it keeps happening, tell the node's operator.",
+    };
+  }
+
+  let renewal = null;
+
+  /**
+   * Exchanges the refresh cookie for fresh cookies, once however many requests
+   * ask at a time. Answers null when the session goes on, or the refusal.
+   */
+  function renewSession() {
+    renewal ??= (async () => {
+      try {
+        const response = await send("POST", "/api/sessions/refresh");
+        if (response.ok) return null;
+        const refusal = await refusalOf(response);
+        // Another tab refreshed the same token a moment ago: the browser already
+        // holds its new cookies.
+        return refusal.code === "refresh_raced" ? null : refusal;
+      } finally {
+        renewal = null;
+      }
+    })();
+    return renewal;
+  }
+
+  /**
+   * Calls the API: JSON in, JSON out; a refusal is thrown as an ApiError. A
+   * session that has expired is renewed once and the request retried; one that
+   * cannot go on shows the sign-in form and throws SessionOver.
+   */
+  async function api(method, path, body) {
+    let response = await send(method, path, body);
+    if (response.status === 401) {
+      const refusal = await refusalOf(response);
+      if (!SESSION_CODES.has(refusal.code)) throw new ApiError(401, refusal);
+      const failure = refusal.code === EXPIRED ? await renewSession() : refusal;
+      if (failure) sessionOver(failure);
+      response = await send(method, path, body);
+      if (response.status === 401) {
+        const again = await refusalOf(response);
+        if (SESSION_CODES.has(again.code)) sessionOver(again);
+        throw new ApiError(401, again);
+      }
+    }
+    if (!response.ok) throw new ApiError(response.status, await refusalOf(response));
+    const text = await response.text();
+    return text ? JSON.parse(text) : null;
+  }
+
+  // Refusals that say something a person should read when their session ends;
+  // the others are written for API clients and would only puzzle them.
+  const TELLING = new Set(["session_ended", "refresh_token_reused"]);
+
+  function sessionOver(refusal) {
+    const hadSession = me !== null || hint.get();
+    hint.set(false);
+    if (TELLING.has(refusal.code)) showSignIn({ title: "You have been signed out.", refusal });
+    else showSignIn(hadSession ? { text: "Your session has ended. Sign in again to continue." } : null);
+    throw new SessionOver(refusal.message);
+  }
+
+  const query = (parameters) => {
+    const search = new URLSearchParams();
+    for (const [key, value] of Object.entries(parameters)) if (value !== undefined && value !== null) search.set(key, String(value));
+    const text = search.toString();
+    return text ? `?${text}` : "";
+  };
+  const segment = encodeURIComponent;
+
+  // ------------------------------------------------------------ 3. Shared pieces
+
+  /** A refusal, shown in full: what was refused, why, and what would change it. */
+  function refusalBox(error, title) {
+    if (!(error instanceof ApiError) && typeof error?.code === "string" && typeof error.message === "string") {
+      error = new ApiError(error.status ?? 0, error);
+    } else if (!(error instanceof ApiError)) {
+      error = new ApiError(0, {
+        code: "interface_error",
+        message: "Something went wrong in the page.",
+        reason: String(error?.message ?? error),
+        fix: "Reload the page and try again.",
+      });
+    }
+    return h("div", { class: "refusal", role: "alert" },
+      title ? h("p", { class: "refusal-title", text: title }) : null,
+      h("p", { class: "refusal-message", text: error.message }),
+      error.reason ? h("p", {}, h("span", { class: "refusal-label", text: "Why: " }), error.reason) : null,
+      error.fix ? h("p", {}, h("span", { class: "refusal-label", text: "What to do: " }), error.fix) : null,
+      h("p", { class: "refusal-code" }, code(error.code), error.status ? ` · HTTP ${error.status}` : null));
+  }
+
+  const success = (...content) => h("div", { class: "notice success", role: "status" }, content);
+  const statusArea = () => h("div", { class: "status-area", "aria-live": "polite" });
+
+  /**
+   * Runs one action: disables its controls, shows its refusal in `status` (or
+   * its success message), and reports whether it succeeded.
+   */
+  async function perform(status, controls, work, failureTitle) {
+    status.replaceChildren();
+    for (const control of controls) control.disabled = true;
+    try {
+      const message = await work();
+      if (message) status.replaceChildren(success(message));
+      return true;
+    } catch (error) {
+      if (!(error instanceof SessionOver)) status.replaceChildren(refusalBox(error, failureTitle));
+      return false;
+    } finally {
+      for (const control of controls) if (control.isConnected) control.disabled = false;
+    }
+  }
+
+  /** Shows a row action's refusal in a row of its own, directly under the row. */
+  function rowStatus(tableRow) {
+    let next = tableRow.nextElementSibling;
+    if (!next?.classList.contains("row-status")) {
+      next = h("tr", { class: "row-status" }, h("td", { colspan: tableRow.cells.length }));
+      tableRow.after(next);
+    }
+    return next.cells[0];
+  }
+
+  /** A form whose submit (button or Enter) runs `onSubmit` through perform(). */
+  function actionForm({ fields, submit, onSubmit, failureTitle, className }) {
+    const status = statusArea();
+    const button = h("button", { type: "submit", text: submit });
+    const form = h("form", { class: className ?? "action-form" },
+      h("div", { class: "fields" }, fields, h("div", { class: "field actions" }, button)),
+      status);
+    form.addEventListener("submit", async (event) => {
+      event.preventDefault();
+      if (!form.reportValidity()) return;
+      await perform(status, [button], () => onSubmit(form), failureTitle);
+    });
+    return form;
+  }
+
+  function panel(title, ...content) {
+    const headingId = uniqueId("panel");
+    return h("section", { class: "panel", "aria-labelledby": headingId }, h("h2", { id: headingId, text: title }), content);
+  }
+
+  const loading = () => h("p", { class: "muted", role: "status", text: "Loading…" });
+  const empty = (text) => h("p", { class: "empty", text });
+
+  // Names of what the page has seen, so ids can be shown with the name beside them.
+  const directory = {
+    people: new Map(),
+    teams: new Map(),
+    rememberPeople(people) {
+      for (const person of people) this.people.set(person.id, person);
+    },
+    rememberTeams(teams) {
+      for (const team of teams) this.teams.set(team.id, team);
+    },
+    async loadPeople() {
+      const { people } = await api("GET", "/api/people");
+      this.rememberPeople(people);
+      return people;
+    },
+    async loadTeams() {
+      const { teams } = await api("GET", "/api/teams");
+      this.rememberTeams(teams);
+      return teams;
+    },
+    nameOf(id) {
+      if (!id) return null;
+      return this.people.get(id)?.name ?? this.teams.get(id)?.name ?? (me?.id === id ? me.name : null);
+    },
+  };
+
+  /** An id with its name beside it where the page knows it. */
+  function who(id) {
+    if (!id) return h("span", { class: "muted", text: "nobody" });
+    if (id === "org") return h("span", { class: "who" }, h("span", { class: "who-name", text: "The organisation" }), " ", code("org"));
+    const name = directory.nameOf(id);
+    return h("span", { class: "who" }, name ? [h("span", { class: "who-name", text: name }), " "] : null, code(id));
+  }
+
+  /** A relation's subject: a person, an agent, or the members of a team. */
+  function subject(id) {
+    const team = /^(tm_[0-9A-Za-z]+)#member$/.exec(id ?? "");
+    if (!team) return who(id);
+    const name = directory.teams.get(team[1])?.name;
+    return h("span", { class: "who" }, h("span", { class: "who-name", text: name ? `Members of ${name}` : "Team members" }), " ", code(id));
+  }
+
+  /**
+   * The audit trail's actor cell. An agent acts under a person's authority, so
+   * its act reads as one cell: `agt_… for usr_…`.
+   */
+  function actor(entry) {
+    switch (entry.actor_kind) {
+      case "agent":
+        return h("span", { class: "actor" }, who(entry.actor), " for ", entry.delegator ? who(entry.delegator) : h("span", { class: "muted", text: "an unknown person" }));
+      case "person":
+      case "source":
+        return who(entry.actor);
+      default:
+        return h("span", { class: "muted", text: "not signed in" });
+    }
+  }
+
+  const PERSON_OR_TEAM = /^(usr|agt|tm|src)_[0-9A-Za-z]+$/;
+
+  /** Further facts of an audit entry, key by key, with names beside ids. */
+  function detail(value) {
+    if (value === null || value === undefined) return null;
+    if (typeof value !== "object" || Array.isArray(value)) return h("span", { text: JSON.stringify(value) });
+    return h("dl", { class: "detail" }, Object.entries(value).map(([key, item]) => [
+      h("dt", { text: key }),
+      h("dd", {}, typeof item === "string" ? (PERSON_OR_TEAM.test(item) || /#member$/.test(item) ? subject(item) : item) : typeof item === "object" && item !== null ? detail(item) : JSON.stringify(item)),
+    ]));
+  }
+
+  // The relation vocabulary, in the product's words (SPEC §2).
+  const RELATIONS = [
+    { name: "org.admin", on: "org", description: "Administer the node: people, teams, relations, agents, sources, mailboxes and the audit trail." },
+    { name: "ediscovery.export", on: "org", description: "Run eDiscovery exports across mailboxes." },
+    { name: "mailbox.metadata.read", on: "mailbox", description: "See that mail exists in a mailbox: sender, recipients, subject, date and size." },
+    { name: "mailbox.content.read", on: "mailbox", description: "Read the bodies and attachments of mail in a mailbox." },
+    { name: "message.export", on: "mailbox", description: "Download the original .eml of mail in a mailbox." },
+    { name: "send.propose", on: "mailbox", description: "Draft outbound mail from a mailbox and submit it for approval." },
+    { name: "approval.decide", on: "mailbox", description: "Approve or refuse a send that someone else submitted from a mailbox (dual control)." },
+  ];
+
+  // ------------------------------------------------------------ 4. Sections
+
+  async function renderAccount(view) {
+    const facts = h("dl", { class: "facts" },
+      h("dt", { text: "Name" }), h("dd", { text: me.name }),
+      h("dt", { text: "Email" }), h("dd", { text: me.email ?? "" }),
+      h("dt", { text: "ID" }), h("dd", {}, code(me.id)),
+      h("dt", { text: "Administrator" }), h("dd", { text: me.is_admin ? "Yes (org.admin)" : "No" }),
+      h("dt", { text: "Teams" }), h("dd", {}, me.teams.length ? me.teams.map((team, index) => [index ? ", " : null, team.name]) : h("span", { class: "muted", text: "None" })));
+
+    const current = h("input", { type: "password", name: "current_password", autocomplete: "current-password", required: true });
+    const replacement = h("input", { type: "password", name: "new_password", autocomplete: "new-password", required: true });
+    const form = actionForm({
+      fields: [
+        // Lets a password manager know whose password this is.
+        h("input", { type: "text", name: "username", autocomplete: "username", value: me.email ?? me.id, readonly: true, hidden: true }),
+        labelled("Current password", current),
+        labelled("New password", replacement, "At least 12 characters. Your other sessions are signed out."),
+      ],
+      submit: "Change password",
+      failureTitle: "The password was not changed.",
+      async onSubmit(form) {
+        const answer = await api("POST", "/api/me/password", { current_password: current.value, new_password: replacement.value });
+        form.reset();
+        const others = answer.other_sessions_revoked;
+        return `Password changed. ${others === 1 ? "1 other session was" : `${others} other sessions were`} signed out.`;
+      },
+    });
+    view.append(panel("Who you are", facts), panel("Change my password", form));
+  }
+
+  async function renderPeople(view) {
+    const list = h("div", {}, loading());
+
+    const name = h("input", { type: "text", name: "name", autocomplete: "off", required: true });
+    const email = h("input", { type: "email", name: "email", autocomplete: "off", required: true });
+    const password = h("input", { type: "password", name: "password", autocomplete: "new-password", required: true });
+    const create = actionForm({
+      fields: [
+        labelled("Name", name),
+        labelled("Email", email),
+        labelled("First password", password, "At least 12 characters. They can change it under Account."),
+      ],
+      submit: "Create person",
+      failureTitle: "The person was not created.",
+      async onSubmit(form) {
+        const person = await api("POST", "/api/people", { name: name.value, email: email.value, password: password.value });
+        form.reset();
+        await refresh();
+        name.focus();
+        return [`Created ${person.name} (${person.email}), `, code(person.id), ". They hold nothing until you grant a relation."];
+      },
+    });
+
+    async function setDisabled(person, disable, button, tableRow) {
+      const verb = disable ? "disable" : "enable";
+      const ok = await perform(rowStatus(tableRow), [button], () => api("POST", `/api/people/${segment(person.id)}/${verb}`), `${person.name} was not ${verb}d.`);
+      if (ok) await refresh();
+    }
+
+    function personRow(person) {
+      const self = person.id === me.id;
+      const tableRow = row(
+        person.name,
+        person.email,
+        code(person.id),
+        time(person.created_at),
+        person.disabled_at
+          ? [h("span", { class: "badge off", text: "Disabled" }), h("span", { class: "since" }, "since ", time(person.disabled_at))]
+          : h("span", { class: "badge on", text: "Active" }),
+        null,
+      );
+      const cell = tableRow.cells[5];
+      if (self) {
+        cell.append(h("span", { class: "muted", text: "You" }));
+      } else {
+        const disable = !person.disabled_at;
+        const button = h("button", { type: "button", class: disable ? "secondary danger" : "secondary" }, disable ? "Disable" : "Enable", hidden(` ${person.name}`));
+        button.addEventListener("click", () => setDisabled(person, disable, button, tableRow));
+        cell.append(button);
+      }
+      return tableRow;
+    }
+
+    async function refresh() {
+      const people = await directory.loadPeople();
+      list.replaceChildren(people.length
+        ? table("People on this node", ["Name", "Email", "ID", "Created", "Status", "Actions"], people.map(personRow))
+        : empty("Nobody yet."));
+    }
+
+    view.append(panel("Create a person", create), panel("Everyone on the node", list));
+    await refresh();
+  }
+
+  async function renderTeams(view) {
+    const list = h("div", {}, loading());
+    let people = [];
+
+    const teamName = h("input", { type: "text", name: "name", autocomplete: "off", required: true, maxlength: 100 });
+    const create = actionForm({
+      fields: [labelled("Team name", teamName, "Unique on the node. A relation granted to the team is held by every member.")],
+      submit: "Create team",
+      failureTitle: "The team was not created.",
+      async onSubmit(form) {
+        const team = await api("POST", "/api/teams", { name: teamName.value });
+        form.reset();
+        await refresh();
+        return [`Created ${team.name}, `, code(team.id), "."];
+      },
+    });
+
+    function teamCard(team) {
+      const members = team.members.map((id) => directory.people.get(id) ?? { id, name: "", email: "" });
+      const rows = members.map((person) => {
+        const button = h("button", { type: "button", class: "secondary" }, "Remove", hidden(` ${person.name || person.id} from ${team.name}`));
+        const tableRow = row(person.name, person.email, code(person.id), button);
+        button.addEventListener("click", async () => {
+          const ok = await perform(rowStatus(tableRow), [button],
+            () => api("DELETE", `/api/teams/${segment(team.id)}/members/${segment(person.id)}`),
+            `${person.name || person.id} was not removed from ${team.name}.`);
+          if (ok) await refresh();
+        });
+        return tableRow;
+      });
+
+      const candidates = people.filter((person) => !team.members.includes(person.id));
+      const choice = h("select", { name: "person", required: true },
+        h("option", { value: "", text: "Choose a person…" }),
+        candidates.map((person) => h("option", { value: person.id, text: `${person.name} <${person.email}>${person.disabled_at ? " (disabled)" : ""}` })));
+      const add = candidates.length
+        ? actionForm({
+            className: "action-form inline",
+            fields: [labelled(`Add a person to ${team.name}`, choice)],
+            submit: "Add to team",
+            failureTitle: `The person was not added to ${team.name}.`,
+            async onSubmit() {
+              await api("PUT", `/api/teams/${segment(team.id)}/members/${segment(choice.value)}`);
+              await refresh();
+            },
+          })
+        : h("p", { class: "muted", text: "Everyone on the node is a member." });
+
+      const headingId = uniqueId("team");
+      return h("article", { class: "card", "aria-labelledby": headingId },
+        h("header", { class: "card-header" },
+          h("h3", { id: headingId, text: team.name }),
+          h("p", { class: "muted" }, code(team.id), " · created ", time(team.created_at), " · grant to its members as ", code(`${team.id}#member`))),
+        rows.length ? table(`Members of ${team.name}`, ["Name", "Email", "ID", "Actions"], rows) : empty("No members yet."),
+        add);
+    }
+
+    async function refresh() {
+      const [teams, everyone] = await Promise.all([directory.loadTeams(), directory.loadPeople()]);
+      people = everyone;
+      list.replaceChildren(...(teams.length ? teams.map(teamCard) : [empty("No teams yet.")]));
+    }
+
+    view.append(panel("Create a team", create), panel("All teams", list));
+    await refresh();
+  }
+
+  async function renderRelations(view) {
+    const list = h("div", {}, loading());
+    const [people, teams] = await Promise.all([directory.loadPeople(), directory.loadTeams()]);
+
+    const subjectChoice = h("select", { name: "subject", required: true },
+      h("option", { value: "", text: "Choose who holds it…" }),
+      h("optgroup", { label: "People" }, people.map((person) => h("option", { value: person.id, text: `${person.name} <${person.email}>${person.disabled_at ? " (disabled)" : ""}` }))),
+      teams.length ? h("optgroup", { label: "Every member of a team" }, teams.map((team) => h("option", { value: `${team.id}#member`, text: `Members of ${team.name}` }))) : null);
+    const relationChoice = h("select", { name: "relation", required: true },
+      h("optgroup", { label: "On the organisation" }, RELATIONS.filter((r) => r.on === "org").map((r) => h("option", { value: r.name, text: r.name }))),
+      h("optgroup", { label: "On a mailbox" }, RELATIONS.filter((r) => r.on === "mailbox").map((r) => h("option", { value: r.name, text: r.name }))));
+    const objectChoice = h("select", { name: "object", required: true });
+    const relationField = labelled("Relation", relationChoice, " ");
+    const relationHint = relationField.querySelector(".hint");
+
+    function fitObjects() {
+      const relation = RELATIONS.find((r) => r.name === relationChoice.value);
+      relationHint.textContent = relation?.description ?? "";
+      if (relation?.on === "org") {
+        objectChoice.replaceChildren(h("option", { value: "org", text: "org (the organisation)" }));
+      } else {
+        // Mailboxes arrive with the mail sections; until then there is none to choose.
+        objectChoice.replaceChildren(h("option", { value: "", text: "No mailboxes yet" }));
+      }
+    }
+    relationChoice.addEventListener("change", fitObjects);
+    fitObjects();
+
+    const grant = actionForm({
+      fields: [labelled("Subject", subjectChoice, "A person, or every member of a team."), relationField, labelled("Object", objectChoice)],
+      submit: "Grant",
+      failureTitle: "The relation was not granted.",
+      async onSubmit() {
+        const tuple = await api("POST", "/api/relations", { subject: subjectChoice.value, relation: relationChoice.value, object: objectChoice.value });
+        await refresh();
+        return ["Granted ", h("strong", { text: tuple.relation }), " on ", code(tuple.object), " to ", subject(tuple.subject), "."];
+      },
+    });
+
+    function relationRow(tuple) {
+      const button = h("button", { type: "button", class: "secondary danger" }, "Revoke",
+        hidden(` ${tuple.relation} on ${tuple.object} from ${directory.nameOf(tuple.subject.replace(/#member$/, "")) ?? tuple.subject}`));
+      const tableRow = row(subject(tuple.subject), h("strong", { text: tuple.relation }), who(tuple.object), time(tuple.granted_at), who(tuple.granted_by), button);
+      button.addEventListener("click", async () => {
+        const change = { subject: tuple.subject, relation: tuple.relation, object: tuple.object };
+        const ok = await perform(rowStatus(tableRow), [button], () => api("POST", "/api/relations/revoke", change), `${tuple.relation} was not revoked.`);
+        if (!ok) return;
+        // Revoking what the signed-in person holds changes what they may see.
+        const mine = tuple.subject === me.id || me.teams.some((team) => tuple.subject === `${team.id}#member`);
+        if (mine) await start();
+        else await refresh();
+      });
+      return tableRow;
+    }
+
+    async function refresh() {
+      const { relations } = await api("GET", "/api/relations");
+      list.replaceChildren(relations.length
+        ? table("Relationship tuples", ["Subject", "Relation", "Object", "Granted", "Granted by", "Actions"], relations.map(relationRow))
+        : empty("No relations are held."));
+    }
+
+    view.append(panel("Grant a relation", grant), panel("Who holds what", list));
+    await refresh();
+  }
+
+  async function renderAudit(view) {
+    const PAGE = 50;
+    const body = h("tbody");
+    const more = h("button", { type: "button", class: "secondary", hidden: true, text: "Show older entries" });
+    const listStatus = statusArea();
+    let cursor = null;
+
+    // Names for the actor and object cells; the trail is readable without them.
+    await Promise.all([directory.loadPeople(), directory.loadTeams()]).catch((error) => {
+      if (error instanceof SessionOver) throw error;
+    });
+
+    function entryRow(entry) {
+      const refused = entry.outcome !== "ok";
+      return row(
+        String(entry.seq),
+        time(entry.at),
+        actor(entry),
+        h("span", { class: "action", text: entry.action }),
+        entry.object ? (/#member$/.test(entry.object) ? subject(entry.object) : who(entry.object)) : h("span", { class: "muted", text: "—" }),
+        h("span", { class: refused ? "badge off" : "badge on", text: entry.outcome }),
+        detail(entry.detail),
+      );
+    }
+
+    async function loadPage() {
+      const page = await api("GET", `/api/audit${query({ limit: PAGE, cursor })}`);
+      append(body, page.entries.map(entryRow));
+      cursor = page.next_cursor ?? null;
+      more.hidden = !cursor;
+    }
+    more.addEventListener("click", () => perform(listStatus, [more], loadPage, "Older entries could not be loaded."));
+
+    const verifyButton = h("button", { type: "button", text: "Verify chain" });
+    const verifyStatus = statusArea();
+    verifyButton.addEventListener("click", () => perform(verifyStatus, [verifyButton], verify, "The chain could not be verified."));
+
+    async function verify() {
+      let afterSeq = null;
+      let checked = 0;
+      for (;;) {
+        const answer = await api("GET", `/api/audit/verify${query({ after_seq: afterSeq })}`);
+        checked += answer.checked;
+        if (!answer.intact) {
+          verifyStatus.replaceChildren(h("div", { class: "refusal", role: "alert" },
+            h("p", { class: "refusal-message", text: `Chain broken at seq ${answer.first_bad_seq}.` }),
+            h("p", {}, h("span", { class: "refusal-label", text: "Problem: " }), answer.problem ?? "unknown"),
+            h("p", { class: "muted", text: `${checked} entries checked before it.` })));
+          return null;
+        }
+        const next = answer.next_after_seq;
+        if (next === null || next === undefined || (afterSeq !== null && next <= afterSeq)) {
+          return [
+            h("strong", { text: `Chain intact: ${checked} entries checked` }),
+            answer.head ? h("span", { class: "muted" }, ". Head: seq ", String(answer.head.seq), ", hash ", code(answer.head.hash), ".") : ".",
+          ];
+        }
+        verifyStatus.replaceChildren(h("p", { class: "muted", text: `Checked ${checked} entries…` }));
+        afterSeq = next;
+      }
+    }
+
+    view.append(
+      panel("Verify", h("p", { text: "Recomputes every entry's hash and its link to the one before, and names the first that does not verify." }), verifyButton, verifyStatus),
+      panel("Entries, newest first",
+        h("div", { class: "table-wrap" },
+          h("table", { class: "audit" },
+            h("caption", { class: "visually-hidden", text: "Audit entries, newest first" }),
+            h("thead", {}, h("tr", {}, ["Seq", "Time", "Actor", "Action", "Object", "Outcome", "Detail"].map((column) => h("th", { scope: "col", text: column })))),
+            body)),
+        more, listStatus));
+    await loadPage();
+  }
+
+  const isAdmin = () => me?.is_admin === true;
+
+  /**
+   * Every section, in navigation order. `route` is the first segment of the hash
+   * (`#/people`); the rest are passed to `render(view, params)` as parameters.
+   */
+  const SECTIONS = [
+    { route: "people", title: "People", visible: isAdmin, render: renderPeople },
+    { route: "teams", title: "Teams", visible: isAdmin, render: renderTeams },
+    { route: "relations", title: "Relations", visible: isAdmin, render: renderRelations },
+    { route: "audit", title: "Audit", visible: isAdmin, render: renderAudit },
+    { route: "account", title: "Account", visible: () => true, render: renderAccount },
+  ];
+
+  // ------------------------------------------------------------ 5. The shell
+
+  const root = document.getElementById("app");
+  /** Who is signed in (`GET /api/me`), or null. */
+  let me = null;
+  let main = null;
+  let navigation = null;
+  let rendering = 0;
+
+  function showSignIn(notice) {
+    me = null;
+    main = null;
+    navigation = null;
+    rendering++;
+    document.title = "Sign in · Mailroom";
+
+    const email = h("input", { type: "email", name: "email", autocomplete: "username", required: true });
+    const password = h("input", { type: "password", name: "password", autocomplete: "current-password", required: true });
+    const form = actionForm({
+      className: "signin-form",
+      fields: [labelled("Email", email), labelled("Password", password)],
+      submit: "Sign in",
+      failureTitle: "You are not signed in.",
+      async onSubmit() {
+        const response = await send("POST", "/api/sessions", { email: email.value, password: password.value, transport: "cookie" });
+        if (!response.ok) throw new ApiError(response.status, await refusalOf(response));
+        hint.set(true);
+        password.value = "";
+        await start();
+      },
+    });
+
+    root.replaceChildren(h("main", { class: "signin" },
+      h("div", { class: "signin-card" },
+        h("p", { class: "brand", text: "Mailroom" }),
+        h("h1", { text: "Sign in" }),
+        notice?.refusal ? h("div", { class: "notice" }, refusalBox(notice.refusal, notice.title)) : null,
+        notice?.text ? h("div", { class: "notice info", role: "status", text: notice.text }) : null,
+        form)));
+    email.focus();
+  }
+
+  function showShell() {
+    navigation = h("ul");
+    const signOut = h("button", { type: "button", class: "secondary", text: "Sign out" });
+    const shellStatus = statusArea();
+    signOut.addEventListener("click", async () => {
+      const ok = await perform(shellStatus, [signOut], () => api("DELETE", "/api/sessions/current"), "You are still signed in.");
+      if (ok) {
+        hint.set(false);
+        showSignIn(null);
+      }
+    });
+    main = h("main", { id: "main", tabindex: "-1" });
+    root.replaceChildren(
+      h("a", { class: "skip-link", href: "#main", text: "Skip to content" }),
+      h("header", { class: "topbar" },
+        h("p", { class: "brand", text: "Mailroom" }),
+        h("nav", { "aria-label": "Sections" }, navigation),
+        h("div", { class: "whoami" },
+          h("span", { class: "whoami-name", text: me.name }),
+          me.email ? h("span", { class: "whoami-email", text: me.email }) : null,
+          me.is_admin ? h("span", { class: "badge", text: "Administrator" }) : null,
+          signOut)),
+      shellStatus,
+      main);
+    // The skip link must not change the route.
+    root.querySelector(".skip-link").addEventListener("click", (event) => {
+      event.preventDefault();
+      main.focus();
+    });
+    for (const section of SECTIONS.filter((section) => section.visible())) {
+      navigation.append(h("li", {}, h("a", { href: `#/${section.route}`, "data-route": section.route, text: section.title })));
+    }
+  }
+
+  function parseHash() {
+    const parts = location.hash.replace(/^#\/?/, "").split("/").filter(Boolean);
+    try {
+      return parts.map(decodeURIComponent);
+    } catch {
+      return [];
+    }
+  }
+
+  async function route() {
+    if (!me || !main) return;
+    const [name, ...params] = parseHash();
+    const visible = SECTIONS.filter((section) => section.visible());
+    const section = visible.find((candidate) => candidate.route === name);
+    if (!section) {
+      location.replace(`#/${visible[0].route}`);
+      return;
+    }
+    const generation = ++rendering;
+    for (const link of navigation.querySelectorAll("a")) {
+      if (link.dataset.route === section.route) link.setAttribute("aria-current", "page");
+      else link.removeAttribute("aria-current");
+    }
+    document.title = `${section.title} · Mailroom`;
+    const heading = h("h1", { tabindex: "-1", text: section.title });
+    const view = h("div", { class: "view" });
+    main.replaceChildren(heading, view);
+    heading.focus({ preventScroll: true });
+    try {
+      await section.render(view, params);
+    } catch (error) {
+      if (error instanceof SessionOver || generation !== rendering) return;
+      view.append(refusalBox(error, `${section.title} could not be shown.`));
+    }
+  }
+
+  /** Learns who is signed in and shows the interface, or the sign-in form. */
+  async function start() {
+    try {
+      me = await api("GET", "/api/me");
+    } catch (error) {
+      if (error instanceof SessionOver) return;
+      root.replaceChildren(h("main", { class: "signin" }, h("div", { class: "signin-card" },
+        h("p", { class: "brand", text: "Mailroom" }),
+        refusalBox(error, "Mailroom could not start."),
+        h("button", { type: "button", text: "Try again", onclick: () => start() }))));
+      return;
+    }
+    showShell();
+    await route();
+  }
+
+  window.addEventListener("hashchange", route);
+  if (hint.get()) start();
+  else showSignIn(null);
+})();

@@ -35,10 +35,7 @@ fn busy_world() -> World {
 fn every_changing_call_is_recorded_with_its_actor_and_outcome() {
     let world = busy_world();
     let entries = world.audit();
-    let actions: Vec<&str> = entries
-        .iter()
-        .map(|entry| entry["action"].as_str().unwrap())
-        .collect();
+    let actions: Vec<&str> = entries.iter().map(|entry| entry["action"].as_str().unwrap()).collect();
     assert_eq!(
         actions,
         [
@@ -57,14 +54,8 @@ fn every_changing_call_is_recorded_with_its_actor_and_outcome() {
         assert_eq!(entry["seq"], index as i64 + 1);
         assert_eq!(entry["surface"], "rest");
     }
-    assert_eq!(
-        entries[0]["actor_kind"], "stranger",
-        "setup is done by whoever holds the token"
-    );
-    assert_eq!(
-        entries[1]["actor"], world.admin_id,
-        "a successful sign-in names who signed in"
-    );
+    assert_eq!(entries[0]["actor_kind"], "stranger", "setup is done by whoever holds the token");
+    assert_eq!(entries[1]["actor"], world.admin_id, "a successful sign-in names who signed in");
     assert_eq!(entries[2]["actor"], world.admin_id);
     assert_eq!(entries[2]["actor_kind"], "person");
     assert_eq!(entries[7]["outcome"], "refused");
@@ -105,15 +96,10 @@ fn altering_any_field_of_any_entry_is_found_at_that_entry() {
     for seq in [1, 5, 9] {
         for (column, value) in columns {
             let world = busy_world();
-            world.node.database.tamper(&format!(
-                "UPDATE audit_entries SET {column} = {value} WHERE seq = {seq}"
-            ));
+            world.node.database.tamper(&format!("UPDATE audit_entries SET {column} = {value} WHERE seq = {seq}"));
             let verification = world.verify();
             assert_eq!(verification["intact"], false, "{column} at {seq}");
-            assert_eq!(
-                verification["first_bad_seq"], seq,
-                "{column} at {seq}: {verification}"
-            );
+            assert_eq!(verification["first_bad_seq"], seq, "{column} at {seq}: {verification}");
         }
     }
 }
@@ -121,25 +107,20 @@ fn altering_any_field_of_any_entry_is_found_at_that_entry() {
 #[test]
 fn deleting_an_entry_is_found_where_it_was() {
     let world = busy_world();
-    world
-        .node
-        .database
-        .tamper("DELETE FROM audit_entries WHERE seq = 4");
+    world.node.database.tamper("DELETE FROM audit_entries WHERE seq = 4");
     let verification = world.verify();
     assert_eq!(verification["intact"], false);
     assert_eq!(verification["first_bad_seq"], 4);
-    assert!(
-        verification["problem"]
-            .as_str()
-            .unwrap()
-            .contains("missing")
-    );
+    assert!(verification["problem"].as_str().unwrap().contains("missing"));
 }
 
 #[test]
 fn deleting_an_entry_and_renumbering_the_rest_is_found_where_it_was() {
     let world = busy_world();
-    world.node.database.tamper("DELETE FROM audit_entries WHERE seq = 4; UPDATE audit_entries SET seq = seq - 1 WHERE seq > 4;");
+    world
+        .node
+        .database
+        .tamper("DELETE FROM audit_entries WHERE seq = 4; UPDATE audit_entries SET seq = seq - 1 WHERE seq > 4;");
     let verification = world.verify();
     assert_eq!(verification["first_bad_seq"], 4);
 }
@@ -161,13 +142,7 @@ fn reordering_entries_is_found_at_the_first_moved_one() {
 fn verification_walks_a_long_chain_a_page_at_a_time() {
     let world = World::new();
     let existing = world.audit().len() as i64;
-    let mut head = (
-        existing,
-        world.last_audit_entry()["hash"]
-            .as_str()
-            .unwrap()
-            .to_string(),
-    );
+    let mut head = (existing, world.last_audit_entry()["hash"].as_str().unwrap().to_string());
     let total = VERIFY_PAGE + 700;
     let mut statements = Vec::new();
     for index in existing..total {
@@ -195,24 +170,13 @@ fn verification_walks_a_long_chain_a_page_at_a_time() {
     assert_eq!(first["intact"], true);
     assert_eq!(first["checked"], VERIFY_PAGE);
     assert_eq!(first["next_after_seq"], VERIFY_PAGE);
-    let second = body(&world.admin(
-        "GET",
-        &format!("/api/audit/verify?after_seq={VERIFY_PAGE}"),
-        None,
-    ));
+    let second = body(&world.admin("GET", &format!("/api/audit/verify?after_seq={VERIFY_PAGE}"), None));
     assert_eq!(second["intact"], true);
     assert!(second["next_after_seq"].is_null());
     assert_eq!(second["verified_through"], second["head"]["seq"]);
 
-    world.node.database.tamper(&format!(
-        "UPDATE audit_entries SET at = 0 WHERE seq = {}",
-        VERIFY_PAGE + 10
-    ));
-    let tampered = body(&world.admin(
-        "GET",
-        &format!("/api/audit/verify?after_seq={VERIFY_PAGE}"),
-        None,
-    ));
+    world.node.database.tamper(&format!("UPDATE audit_entries SET at = 0 WHERE seq = {}", VERIFY_PAGE + 10));
+    let tampered = body(&world.admin("GET", &format!("/api/audit/verify?after_seq={VERIFY_PAGE}"), None));
     assert_eq!(tampered["first_bad_seq"], VERIFY_PAGE + 10);
 }
 
@@ -220,37 +184,17 @@ fn verification_walks_a_long_chain_a_page_at_a_time() {
 fn the_audit_list_pages_newest_first_with_an_opaque_cursor() {
     let world = busy_world();
     let first = body(&world.admin("GET", "/api/audit?limit=4", None));
-    let seqs: Vec<i64> = first["entries"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|entry| entry["seq"].as_i64().unwrap())
-        .collect();
+    let seqs: Vec<i64> =
+        first["entries"].as_array().unwrap().iter().map(|entry| entry["seq"].as_i64().unwrap()).collect();
     assert_eq!(seqs, [9, 8, 7, 6]);
     let cursor = first["next_cursor"].as_str().unwrap();
     let second = body(&world.admin("GET", &format!("/api/audit?limit=4&cursor={cursor}"), None));
     assert_eq!(second["entries"][0]["seq"], 5);
-    let rest = body(&world.admin(
-        "GET",
-        &format!("/api/audit?limit=200&cursor={cursor}"),
-        None,
-    ));
+    let rest = body(&world.admin("GET", &format!("/api/audit?limit=200&cursor={cursor}"), None));
     assert!(rest["next_cursor"].is_null());
-    assert_refused(
-        &world.admin("GET", "/api/audit?cursor=bogus", None),
-        400,
-        "invalid_query_parameter",
-    );
-    assert_refused(
-        &world.admin("GET", "/api/audit?limit=0", None),
-        400,
-        "invalid_query_parameter",
-    );
-    assert_refused(
-        &world.admin("GET", "/api/audit?limit=201", None),
-        400,
-        "invalid_query_parameter",
-    );
+    assert_refused(&world.admin("GET", "/api/audit?cursor=bogus", None), 400, "invalid_query_parameter");
+    assert_refused(&world.admin("GET", "/api/audit?limit=0", None), 400, "invalid_query_parameter");
+    assert_refused(&world.admin("GET", "/api/audit?limit=201", None), 400, "invalid_query_parameter");
 }
 
 /// A database that lets another writer take the chain's next `seq` just before
@@ -261,22 +205,12 @@ struct RacingDatabase<'a> {
 }
 
 impl Database for RacingDatabase<'_> {
-    fn execute(
-        &self,
-        statements: Vec<Statement>,
-    ) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
         Box::pin(async move {
-            let commits = statements
-                .iter()
-                .any(|statement| statement.sql.starts_with("INSERT INTO audit_entries"));
+            let commits = statements.iter().any(|statement| statement.sql.starts_with("INSERT INTO audit_entries"));
             if commits && self.races.get() > 0 {
                 self.races.set(self.races.get() - 1);
-                let [head] = self
-                    .inner
-                    .execute(vec![audit::head()])
-                    .await?
-                    .try_into()
-                    .unwrap();
+                let [head] = self.inner.execute(vec![audit::head()]).await?.try_into().unwrap();
                 let (seq, hash) = audit::head_from(head.first())?;
                 let rival = AuditRecord {
                     at: 0,
@@ -288,9 +222,7 @@ impl Database for RacingDatabase<'_> {
                     outcome: "refused",
                     detail: None,
                 };
-                self.inner
-                    .execute(vec![audit::append(seq, &hash, &rival)])
-                    .await?;
+                self.inner.execute(vec![audit::append(seq, &hash, &rival)]).await?;
             }
             self.inner.execute(statements).await
         })
@@ -300,46 +232,17 @@ impl Database for RacingDatabase<'_> {
 #[test]
 fn a_commit_that_loses_the_race_for_its_seq_is_retried_and_nothing_is_lost() {
     let world = World::new();
-    let racing = RacingDatabase {
-        inner: &world.node.database,
-        races: Cell::new(3),
-    };
-    let node = Node {
-        database: &racing,
-        platform: &world.node.platform,
-        config: &world.node.config,
-    };
+    let racing = RacingDatabase { inner: &world.node.database, races: Cell::new(3) };
+    let node = Node { database: &racing, platform: &world.node.platform, config: &world.node.config };
     let created = futures_executor::block_on(dispatch(
         &node,
-        &request("POST", "/api/teams")
-            .bearer(&world.admin_token)
-            .json(json!({ "name": "Contended" })),
+        &request("POST", "/api/teams").bearer(&world.admin_token).json(json!({ "name": "Contended" })),
         Surface::Rest,
     ));
     assert_eq!(created.status, 201, "{}", text(&created));
-    assert_eq!(
-        world
-            .node
-            .database
-            .count("SELECT COUNT(*) FROM teams WHERE name = 'Contended'"),
-        1,
-        "applied once"
-    );
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM teams WHERE name = 'Contended'"), 1, "applied once");
     let entries = world.audit();
-    assert_eq!(
-        entries
-            .iter()
-            .filter(|entry| entry["action"] == "create_team")
-            .count(),
-        1
-    );
-    assert_eq!(
-        entries
-            .iter()
-            .filter(|entry| entry["at"] == "1970-01-01T00:00:00.000Z")
-            .count(),
-        3,
-        "three rivals"
-    );
+    assert_eq!(entries.iter().filter(|entry| entry["action"] == "create_team").count(), 1);
+    assert_eq!(entries.iter().filter(|entry| entry["at"] == "1970-01-01T00:00:00.000Z").count(), 3, "three rivals");
     assert_eq!(world.verify()["intact"], true);
 }

@@ -29,7 +29,9 @@ fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request, u16) {
             })),
             409,
         ),
-        RouteId::SignIn => (request("POST", "/api/sessions").json(json!({ "email": ADMIN_EMAIL, "password": ADMIN_PASSWORD })), 201),
+        RouteId::SignIn => {
+            (request("POST", "/api/sessions").json(json!({ "email": ADMIN_EMAIL, "password": ADMIN_PASSWORD })), 201)
+        }
         RouteId::RefreshSession => {
             let (_, refresh) = sign_in(&world.node, ADMIN_EMAIL, ADMIN_PASSWORD);
             (request("POST", "/api/sessions/refresh").json(json!({ "refresh_token": refresh })), 200)
@@ -60,13 +62,15 @@ fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request, u16) {
         }
         RouteId::ListRelations => (admin("GET", "/api/relations"), 200),
         RouteId::GrantRelation => (
-            admin("POST", "/api/relations").json(json!({ "subject": format!("{team}#member"), "relation": "org.admin", "object": "org" })),
+            admin("POST", "/api/relations")
+                .json(json!({ "subject": format!("{team}#member"), "relation": "org.admin", "object": "org" })),
             201,
         ),
         RouteId::RevokeRelation => {
             world.grant(&ben, "org.admin", "org");
             (
-                admin("POST", "/api/relations/revoke").json(json!({ "subject": ben, "relation": "org.admin", "object": "org" })),
+                admin("POST", "/api/relations/revoke")
+                    .json(json!({ "subject": ben, "relation": "org.admin", "object": "org" })),
                 200,
             )
         }
@@ -83,20 +87,8 @@ fn every_route_stays_within_two_round_trips() {
     for route in registry().routes() {
         let (request, expected_status) = fixture(&world, route.id);
         let response = world.node.send(request);
-        assert_eq!(
-            response.status,
-            expected_status,
-            "{} {}: {}",
-            route.method.as_str(),
-            route.path,
-            text(&response)
-        );
-        report.push(format!(
-            "{:>2} {} {}",
-            response.round_trips,
-            route.method.as_str(),
-            route.path
-        ));
+        assert_eq!(response.status, expected_status, "{} {}: {}", route.method.as_str(), route.path, text(&response));
+        report.push(format!("{:>2} {} {}", response.round_trips, route.method.as_str(), route.path));
         assert!(
             response.round_trips <= BUDGET,
             "{} {} took {} round trips; the budget is {BUDGET}",
@@ -112,17 +104,9 @@ fn every_route_stays_within_two_round_trips() {
 fn a_refused_changing_call_costs_no_more_than_an_accepted_one() {
     let world = World::new();
     let (_, ben_token) = world.person("ben@example.com");
-    let refused = world.call(
-        "POST",
-        "/api/teams",
-        Some(&ben_token),
-        Some(json!({ "name": "Nope" })),
-    );
+    let refused = world.call("POST", "/api/teams", Some(&ben_token), Some(json!({ "name": "Nope" })));
     assert_refused(&refused, 403, "missing_relation");
     assert!(refused.round_trips <= BUDGET);
     let unauthenticated = world.call("POST", "/api/teams", None, Some(json!({ "name": "Nope" })));
-    assert_eq!(
-        unauthenticated.round_trips, 0,
-        "a request without credentials is refused before any I/O"
-    );
+    assert_eq!(unauthenticated.round_trips, 0, "a request without credentials is refused before any I/O");
 }

@@ -19,10 +19,7 @@ fn source_files() -> Vec<(PathBuf, String)> {
         }
     }
     let mut files = Vec::new();
-    visit(
-        &Path::new(env!("CARGO_MANIFEST_DIR")).join("src"),
-        &mut files,
-    );
+    visit(&Path::new(env!("CARGO_MANIFEST_DIR")).join("src"), &mut files);
     files
 }
 
@@ -36,68 +33,42 @@ fn offenders(allowed: impl Fn(&Path) -> bool, needles: &[&str]) -> Vec<String> {
 
 #[test]
 fn only_the_tuples_module_names_the_tuple_table() {
-    let found = offenders(
-        |path| path.ends_with("authz/tuples.rs"),
-        &["relation_tuples"],
-    );
-    assert!(
-        found.is_empty(),
-        "only src/authz/tuples.rs may name relation_tuples; also: {found:?}"
-    );
+    let found = offenders(|path| path.ends_with("authz/tuples.rs"), &["relation_tuples"]);
+    assert!(found.is_empty(), "only src/authz/tuples.rs may name relation_tuples; also: {found:?}");
 }
 
 #[test]
 fn only_the_adapter_names_the_worker_runtime() {
     let found = offenders(
-        |path| {
-            path.components()
-                .any(|component| component.as_os_str() == "adapter")
-        },
+        |path| path.components().any(|component| component.as_os_str() == "adapter"),
         &["worker::", "js_sys", "wasm_bindgen", "web_sys"],
     );
-    assert!(
-        found.is_empty(),
-        "only src/adapter/ may name the Workers runtime; also: {found:?}"
-    );
+    assert!(found.is_empty(), "only src/adapter/ may name the Workers runtime; also: {found:?}");
 }
 
 #[test]
 fn the_contract_crate_does_no_io() {
     let contract = Path::new(env!("CARGO_MANIFEST_DIR")).join("contract");
     let manifest = std::fs::read_to_string(contract.join("Cargo.toml")).unwrap();
-    assert!(
-        !manifest.contains("worker"),
-        "the contract crate must not depend on worker"
-    );
+    assert!(!manifest.contains("worker"), "the contract crate must not depend on worker");
     let mut io = Vec::new();
-    for entry in std::fs::read_dir(contract.join("src"))
-        .unwrap()
-        .filter_map(Result::ok)
-    {
+    for entry in std::fs::read_dir(contract.join("src")).unwrap().filter_map(Result::ok) {
         let path = entry.path();
         if path.extension().is_some_and(|extension| extension == "rs") {
             let text = std::fs::read_to_string(&path).unwrap();
             // Tests may read the committed files they compare against.
             let text = text.split("#[cfg(test)]").next().unwrap_or_default();
-            if ["std::fs", "std::net", "std::env", "std::process"]
-                .iter()
-                .any(|needle| text.contains(needle))
-            {
+            if ["std::fs", "std::net", "std::env", "std::process"].iter().any(|needle| text.contains(needle)) {
                 io.push(path.display().to_string());
             }
         }
     }
-    assert!(
-        io.is_empty(),
-        "the contract library performs no I/O (its generator binary may): {io:?}"
-    );
+    assert!(io.is_empty(), "the contract library performs no I/O (its generator binary may): {io:?}");
 }
 
 #[test]
 fn every_tuple_predicate_is_classified_and_intersected_ones_use_the_delegation_point() {
-    let source =
-        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/authz/tuples.rs"))
-            .unwrap();
+    let source = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/authz/tuples.rs")).unwrap();
     let functions: Vec<(&str, &str)> = source
         .split("\npub fn ")
         .skip(1)
@@ -109,10 +80,7 @@ fn every_tuple_predicate_is_classified_and_intersected_ones_use_the_delegation_p
         .collect();
     assert!(!functions.is_empty());
     for (name, body) in &functions {
-        let classification = PREDICATES
-            .iter()
-            .find(|(classified, _)| classified == name)
-            .map(|(_, how)| *how);
+        let classification = PREDICATES.iter().find(|(classified, _)| classified == name).map(|(_, how)| *how);
         match classification {
             None => panic!(
                 "tuples::{name} is not classified: add it to PREDICATES as Intersected (it asks what a principal holds) \

@@ -15,10 +15,7 @@ fn an_administrator_creates_and_lists_people() {
         .iter()
         .map(|person| person["email"].as_str().unwrap().to_string())
         .collect();
-    assert_eq!(
-        emails,
-        vec![ADMIN_EMAIL.to_string(), "ben@example.com".to_string()]
-    );
+    assert_eq!(emails, vec![ADMIN_EMAIL.to_string(), "ben@example.com".to_string()]);
     let shown = world.admin("GET", &format!("/api/people/{ben}"), None);
     assert_eq!(body(&shown)["id"], ben);
 
@@ -34,24 +31,10 @@ fn an_administrator_creates_and_lists_people() {
 fn a_person_sees_their_own_record_and_nobody_else_s() {
     let world = World::new();
     let (ben, ben_token) = world.person("ben@example.com");
-    assert_eq!(
-        world
-            .call("GET", &format!("/api/people/{ben}"), Some(&ben_token), None)
-            .status,
-        200
-    );
-    let other = world.call(
-        "GET",
-        &format!("/api/people/{}", world.admin_id),
-        Some(&ben_token),
-        None,
-    );
+    assert_eq!(world.call("GET", &format!("/api/people/{ben}"), Some(&ben_token), None).status, 200);
+    let other = world.call("GET", &format!("/api/people/{}", world.admin_id), Some(&ben_token), None);
     assert_refused(&other, 403, "not_self_or_administrator");
-    assert_refused(
-        &world.call("GET", "/api/people", Some(&ben_token), None),
-        403,
-        "missing_relation",
-    );
+    assert_refused(&world.call("GET", "/api/people", Some(&ben_token), None), 403, "missing_relation");
     let me = body(&world.call("GET", "/api/me", Some(&ben_token), None));
     assert_eq!(me["is_admin"], false);
     assert_eq!(me["kind"], "person");
@@ -60,71 +43,36 @@ fn a_person_sees_their_own_record_and_nobody_else_s() {
 #[test]
 fn unknown_and_malformed_person_ids_are_not_found() {
     let world = World::new();
-    assert_refused(
-        &world.admin("GET", "/api/people/usr_00000000000000000000000000", None),
-        404,
-        "not_found",
-    );
-    assert_refused(
-        &world.admin("GET", "/api/people/robert'); DROP TABLE people;--", None),
-        404,
-        "not_found",
-    );
-    assert_refused(
-        &world.admin(
-            "POST",
-            "/api/people/usr_00000000000000000000000000/disable",
-            None,
-        ),
-        404,
-        "not_found",
-    );
+    assert_refused(&world.admin("GET", "/api/people/usr_00000000000000000000000000", None), 404, "not_found");
+    assert_refused(&world.admin("GET", "/api/people/robert'); DROP TABLE people;--", None), 404, "not_found");
+    assert_refused(&world.admin("POST", "/api/people/usr_00000000000000000000000000/disable", None), 404, "not_found");
 }
 
 #[test]
 fn disabling_a_person_stops_their_live_token_at_once_and_enabling_lets_them_back() {
     let world = World::new();
     let (ben, ben_token) = world.person("ben@example.com");
-    assert_eq!(
-        world.call("GET", "/api/me", Some(&ben_token), None).status,
-        200
-    );
+    assert_eq!(world.call("GET", "/api/me", Some(&ben_token), None).status, 200);
     let disabled = world.admin("POST", &format!("/api/people/{ben}/disable"), None);
     assert_eq!(disabled.status, 200, "{}", text(&disabled));
     assert!(body(&disabled)["disabled_at"].is_string());
     // Same access token, well inside its 15 minutes: refused on its next use.
-    assert_refused(
-        &world.call("GET", "/api/me", Some(&ben_token), None),
-        401,
-        "session_ended",
-    );
-    let signing_in = world.call(
-        "POST",
-        "/api/sessions",
-        None,
-        Some(json!({ "email": "ben@example.com", "password": PASSWORD })),
-    );
+    assert_refused(&world.call("GET", "/api/me", Some(&ben_token), None), 401, "session_ended");
+    let signing_in =
+        world.call("POST", "/api/sessions", None, Some(json!({ "email": "ben@example.com", "password": PASSWORD })));
     assert_refused(&signing_in, 401, "wrong_email_or_password");
 
     let enabled = world.admin("POST", &format!("/api/people/{ben}/enable"), None);
     assert_eq!(enabled.status, 200);
     assert!(body(&enabled).get("disabled_at").is_none());
-    assert_refused(
-        &world.call("GET", "/api/me", Some(&ben_token), None),
-        401,
-        "session_ended",
-    );
+    assert_refused(&world.call("GET", "/api/me", Some(&ben_token), None), 401, "session_ended");
     sign_in(&world.node, "ben@example.com", PASSWORD);
 }
 
 #[test]
 fn the_node_keeps_an_administrator() {
     let world = World::new();
-    let own = world.admin(
-        "POST",
-        &format!("/api/people/{}/disable", world.admin_id),
-        None,
-    );
+    let own = world.admin("POST", &format!("/api/people/{}/disable", world.admin_id), None);
     assert_refused(&own, 409, "cannot_disable_self");
     let last = world.revoke(&world.admin_id, "org.admin", "org");
     assert_refused(&last, 409, "last_administrator");
@@ -133,26 +81,10 @@ fn the_node_keeps_an_administrator() {
     // With a second administrator, the first may go.
     let (ben, ben_token) = world.person("ben@example.com");
     assert_eq!(world.grant(&ben, "org.admin", "org").status, 201);
-    assert_eq!(
-        world.revoke(&world.admin_id, "org.admin", "org").status,
-        200
-    );
-    let disabling_last = world.call(
-        "POST",
-        &format!("/api/people/{}/disable", world.admin_id),
-        Some(&ben_token),
-        None,
-    );
-    assert_eq!(
-        disabling_last.status, 200,
-        "ada no longer administers, so disabling her leaves ben"
-    );
-    let own = world.call(
-        "POST",
-        &format!("/api/people/{ben}/disable"),
-        Some(&ben_token),
-        None,
-    );
+    assert_eq!(world.revoke(&world.admin_id, "org.admin", "org").status, 200);
+    let disabling_last = world.call("POST", &format!("/api/people/{}/disable", world.admin_id), Some(&ben_token), None);
+    assert_eq!(disabling_last.status, 200, "ada no longer administers, so disabling her leaves ben");
+    let own = world.call("POST", &format!("/api/people/{ben}/disable"), Some(&ben_token), None);
     assert_refused(&own, 409, "cannot_disable_self");
 }
 
@@ -161,50 +93,21 @@ fn a_team_membership_confers_the_team_s_relations_and_removal_withdraws_them() {
     let world = World::new();
     let (ben, ben_token) = world.person("ben@example.com");
     let admins = world.team("Administrators");
-    assert_eq!(
-        world
-            .grant(&format!("{admins}#member"), "org.admin", "org")
-            .status,
-        201
-    );
-    assert_refused(
-        &world.call("GET", "/api/people", Some(&ben_token), None),
-        403,
-        "missing_relation",
-    );
+    assert_eq!(world.grant(&format!("{admins}#member"), "org.admin", "org").status, 201);
+    assert_refused(&world.call("GET", "/api/people", Some(&ben_token), None), 403, "missing_relation");
 
     let added = world.admin("PUT", &format!("/api/teams/{admins}/members/{ben}"), None);
     assert_eq!(added.status, 200, "{}", text(&added));
     assert_eq!(body(&added)["members"], json!([ben]));
-    assert_eq!(
-        world
-            .call("GET", "/api/people", Some(&ben_token), None)
-            .status,
-        200
-    );
-    assert_eq!(
-        body(&world.call("GET", "/api/me", Some(&ben_token), None))["teams"][0]["name"],
-        "Administrators"
-    );
+    assert_eq!(world.call("GET", "/api/people", Some(&ben_token), None).status, 200);
+    assert_eq!(body(&world.call("GET", "/api/me", Some(&ben_token), None))["teams"][0]["name"], "Administrators");
 
     let again = world.admin("PUT", &format!("/api/teams/{admins}/members/{ben}"), None);
-    assert_eq!(
-        body(&again)["members"],
-        json!([ben]),
-        "adding twice changes nothing"
-    );
+    assert_eq!(body(&again)["members"], json!([ben]), "adding twice changes nothing");
 
-    let removed = world.admin(
-        "DELETE",
-        &format!("/api/teams/{admins}/members/{ben}"),
-        None,
-    );
+    let removed = world.admin("DELETE", &format!("/api/teams/{admins}/members/{ben}"), None);
     assert_eq!(removed.status, 200);
-    assert_refused(
-        &world.call("GET", "/api/people", Some(&ben_token), None),
-        403,
-        "missing_relation",
-    );
+    assert_refused(&world.call("GET", "/api/people", Some(&ben_token), None), 403, "missing_relation");
 }
 
 #[test]
@@ -212,21 +115,9 @@ fn removing_the_last_administrator_from_a_team_is_refused() {
     let world = World::new();
     let admins = world.team("Administrators");
     world.grant(&format!("{admins}#member"), "org.admin", "org");
-    world.admin(
-        "PUT",
-        &format!("/api/teams/{admins}/members/{}", world.admin_id),
-        None,
-    );
-    assert_eq!(
-        world.revoke(&world.admin_id, "org.admin", "org").status,
-        200,
-        "still admin through the team"
-    );
-    let removed = world.admin(
-        "DELETE",
-        &format!("/api/teams/{admins}/members/{}", world.admin_id),
-        None,
-    );
+    world.admin("PUT", &format!("/api/teams/{admins}/members/{}", world.admin_id), None);
+    assert_eq!(world.revoke(&world.admin_id, "org.admin", "org").status, 200, "still admin through the team");
+    let removed = world.admin("DELETE", &format!("/api/teams/{admins}/members/{}", world.admin_id), None);
     assert_refused(&removed, 409, "last_administrator");
     assert_eq!(world.admin("GET", "/api/people", None).status, 200);
 }
@@ -235,30 +126,13 @@ fn removing_the_last_administrator_from_a_team_is_refused() {
 fn teams_have_unique_names_and_known_members() {
     let world = World::new();
     let support = world.team("Support");
-    assert_refused(
-        &world.admin("POST", "/api/teams", Some(json!({ "name": " Support " }))),
-        409,
-        "team_name_taken",
-    );
-    assert_refused(
-        &world.admin("POST", "/api/teams", Some(json!({ "name": "   " }))),
-        400,
-        "invalid_team_name",
-    );
-    let unknown_person = world.admin(
-        "PUT",
-        &format!("/api/teams/{support}/members/usr_00000000000000000000000000"),
-        None,
-    );
+    assert_refused(&world.admin("POST", "/api/teams", Some(json!({ "name": " Support " }))), 409, "team_name_taken");
+    assert_refused(&world.admin("POST", "/api/teams", Some(json!({ "name": "   " }))), 400, "invalid_team_name");
+    let unknown_person =
+        world.admin("PUT", &format!("/api/teams/{support}/members/usr_00000000000000000000000000"), None);
     assert_refused(&unknown_person, 404, "not_found");
-    let unknown_team = world.admin(
-        "PUT",
-        &format!(
-            "/api/teams/tm_00000000000000000000000000/members/{}",
-            world.admin_id
-        ),
-        None,
-    );
+    let unknown_team =
+        world.admin("PUT", &format!("/api/teams/tm_00000000000000000000000000/members/{}", world.admin_id), None);
     assert_refused(&unknown_team, 404, "not_found");
     let listed = body(&world.admin("GET", "/api/teams", None));
     assert_eq!(listed["teams"][0]["name"], "Support");

@@ -10,29 +10,15 @@ use crate::support::*;
 #[test]
 fn malformed_and_mistyped_bodies_are_refused_by_field() {
     let world = World::new();
-    let send = |raw: &[u8]| {
-        world.node.send(
-            request("POST", "/api/teams")
-                .bearer(&world.admin_token)
-                .raw_body(raw),
-        )
-    };
+    let send = |raw: &[u8]| world.node.send(request("POST", "/api/teams").bearer(&world.admin_token).raw_body(raw));
     assert_refused(&send(b"{\"name\": "), 400, "malformed_json");
     assert_refused(&send(b"not json at all"), 400, "malformed_json");
     let wrong_type = send(br#"{"name": 42}"#);
     assert_refused(&wrong_type, 400, "invalid_body");
-    assert!(
-        text(&wrong_type).contains("invalid type"),
-        "{}",
-        text(&wrong_type)
-    );
+    assert!(text(&wrong_type).contains("invalid type"), "{}", text(&wrong_type));
     let missing = send(b"{}");
     assert_refused(&missing, 400, "invalid_body");
-    assert!(
-        text(&missing).contains("missing field `name`"),
-        "{}",
-        text(&missing)
-    );
+    assert!(text(&missing).contains("missing field `name`"), "{}", text(&missing));
     let unknown = send(br#"{"name": "A", "colour": "red"}"#);
     assert_refused(&unknown, 400, "invalid_body");
     assert!(text(&unknown).contains("colour"), "{}", text(&unknown));
@@ -44,11 +30,7 @@ fn malformed_and_mistyped_bodies_are_refused_by_field() {
 fn oversized_bodies_are_refused_before_they_are_read() {
     let world = World::new();
     let huge = vec![b' '; MAXIMUM_BODY_BYTES + 1];
-    let response = world.node.send(
-        request("POST", "/api/teams")
-            .bearer(&world.admin_token)
-            .raw_body(&huge),
-    );
+    let response = world.node.send(request("POST", "/api/teams").bearer(&world.admin_token).raw_body(&huge));
     assert_refused(&response, 413, "body_too_large");
     assert_eq!(response.round_trips, 0);
 }
@@ -56,24 +38,12 @@ fn oversized_bodies_are_refused_before_they_are_read() {
 #[test]
 fn unknown_routes_methods_and_parameters_are_refused() {
     let world = World::new();
-    assert_refused(
-        &world.admin("GET", "/api/nothing-here", None),
-        404,
-        "no_such_route",
-    );
+    assert_refused(&world.admin("GET", "/api/nothing-here", None), 404, "no_such_route");
     let wrong_method = world.admin("PATCH", "/api/people", None);
     assert_refused(&wrong_method, 405, "method_not_allowed");
     assert_eq!(wrong_method.header("allow"), Some("GET, POST"));
-    assert_refused(
-        &world.admin("GET", "/api/people?sort=name", None),
-        400,
-        "unknown_query_parameter",
-    );
-    let body_on_get = world.node.send(
-        request("GET", "/api/me")
-            .bearer(&world.admin_token)
-            .json(json!({})),
-    );
+    assert_refused(&world.admin("GET", "/api/people?sort=name", None), 400, "unknown_query_parameter");
+    let body_on_get = world.node.send(request("GET", "/api/me").bearer(&world.admin_token).json(json!({})));
     assert_refused(&body_on_get, 400, "unexpected_body");
 }
 
@@ -83,7 +53,11 @@ fn no_refusal_leaks_an_internal_detail() {
     let probes = [
         world.admin("GET", "/api/people/usr_%27%3B--", None),
         world.node.send(request("POST", "/api/people").bearer(&world.admin_token).raw_body(b"\xff\xfe")),
-        world.admin("POST", "/api/relations", Some(json!({ "subject": "'; DROP TABLE people; --", "relation": "org.admin", "object": "org" }))),
+        world.admin(
+            "POST",
+            "/api/relations",
+            Some(json!({ "subject": "'; DROP TABLE people; --", "relation": "org.admin", "object": "org" })),
+        ),
         world.admin("GET", "/api/audit?limit=9999999999999999999999", None),
         world.admin("GET", "/api/relations?subject=%00", None),
     ];
@@ -91,16 +65,8 @@ fn no_refusal_leaks_an_internal_detail() {
         assert!(response.status < 500, "{}", text(&response));
         let lowered = text(&response).to_lowercase();
         for leak in ["sqlite", "constraint", "panicked", "select ", "d1_error"] {
-            assert!(
-                !lowered.contains(leak),
-                "{leak} leaked: {}",
-                text(&response)
-            );
+            assert!(!lowered.contains(leak), "{leak} leaked: {}", text(&response));
         }
     }
-    assert!(
-        world.node.platform.logs.borrow().is_empty(),
-        "{:?}",
-        world.node.platform.logs.borrow()
-    );
+    assert!(world.node.platform.logs.borrow().is_empty(), "{:?}", world.node.platform.logs.borrow());
 }

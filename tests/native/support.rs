@@ -26,26 +26,13 @@ impl World {
             "password": ADMIN_PASSWORD,
         })));
         assert_eq!(setup.status, 201, "{}", text(&setup));
-        let admin_id = body(&setup)["administrator"]["id"]
-            .as_str()
-            .unwrap()
-            .to_string();
+        let admin_id = body(&setup)["administrator"]["id"].as_str().unwrap().to_string();
         let admin_token = sign_in(&node, ADMIN_EMAIL, ADMIN_PASSWORD).0;
-        World {
-            node,
-            admin_id,
-            admin_token,
-        }
+        World { node, admin_id, admin_token }
     }
 
     /// Calls a route as the holder of `token` (or as a stranger with `None`).
-    pub fn call(
-        &self,
-        method: &str,
-        path: &str,
-        token: Option<&str>,
-        payload: Option<Value>,
-    ) -> Response {
+    pub fn call(&self, method: &str, path: &str, token: Option<&str>, payload: Option<Value>) -> Response {
         let mut built = request(method, path);
         if let Some(token) = token {
             built = built.bearer(token);
@@ -117,15 +104,10 @@ impl World {
 
 /// Signs in with a bearer transport: (access token, refresh token).
 pub fn sign_in(node: &TestNode, email: &str, password: &str) -> (String, String) {
-    let response = node.send(
-        request("POST", "/api/sessions").json(json!({ "email": email, "password": password })),
-    );
+    let response = node.send(request("POST", "/api/sessions").json(json!({ "email": email, "password": password })));
     assert_eq!(response.status, 201, "{}", text(&response));
     let session = &body(&response)["session"];
-    (
-        session["access_token"].as_str().unwrap().to_string(),
-        session["refresh_token"].as_str().unwrap().to_string(),
-    )
+    (session["access_token"].as_str().unwrap().to_string(), session["refresh_token"].as_str().unwrap().to_string())
 }
 
 pub fn body(response: &Response) -> Value {
@@ -144,10 +126,6 @@ pub fn assert_refused(response: &Response, status: u16, code: &str) {
     assert_eq!(error["code"], code, "{}", text(response));
     for part in ["message", "reason", "fix"] {
         let value = error[part].as_str().unwrap_or_default();
-        assert!(
-            !value.trim().is_empty(),
-            "refusal {code} has no {part}: {}",
-            text(response)
-        );
+        assert!(!value.trim().is_empty(), "refusal {code} has no {part}: {}", text(response));
     }
 }

@@ -27,10 +27,7 @@ fn main() -> ExitCode {
     if stale.is_empty() {
         ExitCode::SUCCESS
     } else {
-        eprintln!(
-            "out of date: {}\nrun `cargo run -p mailroom-contract --bin generate`",
-            stale.join(", ")
-        );
+        eprintln!("out of date: {}\nrun `cargo run -p mailroom-contract --bin generate`", stale.join(", "));
         ExitCode::FAILURE
     }
 }

@@ -1,0 +1,235 @@
+// The browser interface in a real browser: headless Chromium against the built
+// Worker on workerd, driven the way a person would, by label, role and text.
+// The session travels in `__Host-` cookies; every refusal the page provokes on
+// purpose is declared, and anything else the console reports fails the file.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { chromium } from "playwright-core";
+import { startNode, setUp, signAccessToken, ADMIN } from "./harness.mjs";
+
+const ACCESS_COOKIE = "__Host-mailroom-access";
+const REFRESH_COOKIE = "__Host-mailroom-refresh";
+const BEN = { name: "Ben Baker", email: "ben@example.com", password: "ben's first long password" };
+const PERSON_ID = /usr_[0-9A-HJKMNP-TV-Z]{26}/;
+
+let node, call, token, browser, context, page;
+let benId;
+const consoleErrors = [];
+const pageErrors = [];
+const cspViolations = [];
+/** Refusals the page is made to provoke on purpose: `{ status, path }`. */
+const expectedRefusals = [];
+
+before(async () => {
+  node = await startNode();
+  ({ call, token } = await setUp(node));
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
+  });
+  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  // Reports every Content-Security-Policy violation, from before the page's own
+  // script runs (init scripts and bindings are not subject to the page's CSP).
+  await context.exposeFunction("reportCspViolation", (violation) => cspViolations.push(violation));
+  await context.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (event) => {
+      window.reportCspViolation(`${event.effectiveDirective} blocked ${event.blockedURI || "inline"} (${event.sourceFile}:${event.lineNumber})`);
+    });
+  });
+  page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on("console", (message) => {
+    if (message.type() === "error") consoleErrors.push({ text: message.text(), url: message.location().url });
+  });
+  page.on("pageerror", (error) => pageErrors.push(String(error?.stack ?? error)));
+});
+
+after(async () => {
+  await browser?.close();
+  await node?.stop();
+});
+
+const cookies = async () => Object.fromEntries((await context.cookies()).map((cookie) => [cookie.name, cookie]));
+const section = (name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
+
+test("the page is served under a strict Content-Security-Policy and opens on the sign-in form", async () => {
+  const shell = await call("GET", "/");
+  assert.equal(shell.status, 200);
+  const policy = shell.headers.get("content-security-policy");
+  assert.match(policy, /default-src 'none'/);
+  assert.match(policy, /script-src 'sha256-[A-Za-z0-9+/=]+';/);
+  assert.match(policy, /style-src 'sha256-[A-Za-z0-9+/=]+';/);
+  assert.doesNotMatch(policy, /unsafe-inline|unsafe-eval/);
+
+  const response = await page.goto(node.url);
+  assert.equal(response.status(), 200);
+  // The form exists only if the page's script ran, so its hash matched.
+  await page.getByRole("heading", { name: "Sign in" }).waitFor();
+  assert.ok(await page.getByLabel("Email").isVisible());
+  assert.ok(await page.getByLabel("Password").isVisible());
+});
+
+test("an administrator signs in through the form, and the session is held in __Host- cookies", async () => {
+  await page.getByLabel("Email").fill(ADMIN.email);
+  await page.getByLabel("Password").fill(ADMIN.password);
+  await page.getByLabel("Password").press("Enter");
+
+  const header = page.getByRole("banner");
+  await header.getByRole("button", { name: "Sign out" }).waitFor();
+  assert.match(await header.textContent(), new RegExp(`${ADMIN.name}.*${ADMIN.email}.*Administrator`));
+  for (const name of ["People", "Teams", "Relations", "Audit", "Account"]) assert.ok(await section(name).isVisible(), name);
+  assert.equal(await section("People").getAttribute("aria-current"), "page");
+
+  const jar = await cookies();
+  for (const name of [ACCESS_COOKIE, REFRESH_COOKIE]) {
+    assert.ok(jar[name], `${name} was not stored on ${node.url}`);
+    assert.equal(jar[name].httpOnly, true);
+    assert.equal(jar[name].secure, true);
+    assert.equal(jar[name].sameSite, "Strict");
+    assert.equal(jar[name].path, "/");
+  }
+  assert.equal(await page.evaluate(() => document.cookie), "", "the session cookies are out of the script's reach");
+});
+
+test("a refusal is shown beside the form that provoked it: message, reason and fix", async () => {
+  const weak = { ...BEN, password: "too short" };
+  const refusal = (await call("POST", "/api/people", { token, body: weak })).body.error;
+  assert.equal(refusal.code, "weak_password");
+
+  expectedRefusals.push({ status: 400, path: "/api/people" });
+  await page.getByLabel("Name", { exact: true }).fill(weak.name);
+  await page.getByLabel("Email", { exact: true }).fill(weak.email);
+  await page.getByLabel("First password").fill(weak.password);
+  await page.getByRole("button", { name: "Create person" }).click();
+
+  const alert = page.getByRole("region", { name: "Create a person" }).getByRole("alert");
+  await alert.waitFor();
+  const shown = await alert.textContent();
+  for (const part of [refusal.message, refusal.reason, refusal.fix, refusal.code]) assert.ok(shown.includes(part), `${part} in ${shown}`);
+});
+
+test("an administrator creates a person through the form", async () => {
+  await page.getByLabel("First password").fill(BEN.password);
+  await page.getByRole("button", { name: "Create person" }).click();
+
+  const row = page.getByRole("row").filter({ hasText: BEN.email });
+  await row.waitFor();
+  assert.match(await row.textContent(), new RegExp(BEN.name));
+  benId = (await row.textContent()).match(PERSON_ID)?.[0];
+  assert.ok(benId, "the new person's id is shown");
+  assert.equal(await page.getByRole("region", { name: "Create a person" }).getByRole("alert").count(), 0, "the old refusal is gone");
+
+  const person = await call("GET", `/api/people/${benId}`, { token });
+  assert.equal(person.status, 200, person.text);
+  assert.equal(person.body.email, BEN.email);
+  assert.equal(person.body.disabled_at, undefined);
+});
+
+test("an administrator grants the person org.admin through the form", async () => {
+  await section("Relations").click();
+  await page.getByRole("heading", { name: "Relations", level: 1 }).waitFor();
+  await page.getByLabel("Subject", { exact: true }).selectOption(benId);
+  await page.getByLabel("Relation", { exact: true }).selectOption("org.admin");
+  await page.getByLabel("Object", { exact: true }).selectOption("org");
+  await page.getByRole("button", { name: "Grant", exact: true }).click();
+
+  await page.getByRole("status").filter({ hasText: `Granted org.admin on org to ${BEN.name}` }).waitFor();
+  const row = page.getByRole("row").filter({ hasText: benId }).filter({ hasText: "org.admin" });
+  await row.waitFor();
+  assert.ok(await row.getByRole("button", { name: `Revoke org.admin on org from ${BEN.name}` }).isVisible());
+
+  const held = await call("GET", `/api/relations?subject=${benId}`, { token });
+  assert.deepEqual(held.body.relations.map(({ relation, object }) => ({ relation, object })), [{ relation: "org.admin", object: "org" }]);
+});
+
+test("the audit section shows the grant, and Verify reports the chain intact", async () => {
+  await section("Audit").click();
+  const row = page.getByRole("row").filter({ hasText: "grant_relation" }).filter({ hasText: benId });
+  await row.waitFor();
+  const cells = await row.getByRole("cell").allTextContents();
+  const [seq, , actor, action, object, outcome, detail] = cells;
+  assert.match(seq, /^\d+$/);
+  assert.match(actor, new RegExp(`^${ADMIN.name}`), "the actor is shown by name");
+  assert.equal(action, "grant_relation");
+  assert.match(object, /org/);
+  assert.equal(outcome, "ok");
+  assert.match(detail, /org\.admin/);
+  assert.match(detail, new RegExp(BEN.name));
+
+  const entries = (await call("GET", "/api/audit?limit=200", { token })).body.entries;
+  const grant = entries.find((entry) => entry.action === "grant_relation" && entry.detail?.subject === benId);
+  assert.equal(String(grant.seq), seq);
+
+  await page.getByRole("button", { name: "Verify chain" }).click();
+  const verdict = page.getByText(/Chain intact: \d+ entries checked/);
+  await verdict.waitFor();
+  const checked = Number((await verdict.textContent()).match(/(\d+) entries/)[1]);
+  const verification = (await call("GET", "/api/audit/verify", { token })).body;
+  assert.equal(verification.intact, true);
+  assert.equal(checked, verification.checked);
+  assert.equal(checked, entries[0].seq, "every entry was checked");
+});
+
+test("when the access token expires, the page renews the session from the refresh cookie", async () => {
+  // The access cookie outlives its 15-minute token, so an expired token is what
+  // the browser presents. Make it one now: same person and session, signed with
+  // the node's key, expired a second ago.
+  const jar = await cookies();
+  const refreshBefore = jar[REFRESH_COOKIE].value;
+  const claims = JSON.parse(Buffer.from(jar[ACCESS_COOKIE].value.slice("mr_ses_".length).split(".")[0], "base64url"));
+  assert.ok(claims.e - Date.now() <= 15 * 60 * 1000 && claims.e > Date.now(), "the token inside lasts 15 minutes");
+  assert.ok(jar[ACCESS_COOKIE].expires * 1000 - Date.now() > 24 * 60 * 60 * 1000, "the cookie lasts as long as the session");
+  const expired = signAccessToken(node.secrets.SESSION_SECRET, { ...claims, e: Date.now() - 1000 });
+  // A __Host- cookie cannot be planted from outside the page, so the next
+  // request for who is signed in carries the expired token instead, once.
+  let substituted = false;
+  await page.route("**/api/me", async (route) => {
+    if (substituted) return route.continue();
+    substituted = true;
+    const headers = { ...route.request().headers() };
+    headers.cookie = `${ACCESS_COOKIE}=${expired}; ${REFRESH_COOKIE}=${jar[REFRESH_COOKIE].value}`;
+    await route.fulfill({ response: await route.fetch({ headers }) });
+  });
+  expectedRefusals.push({ status: 401, path: "/api/me" });
+  await page.reload();
+
+  await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
+  await page.getByRole("heading", { name: "Audit", level: 1 }).waitFor();
+  await page.unroute("**/api/me");
+  assert.ok(substituted, "the expired token was presented");
+  const renewed = await cookies();
+  assert.notEqual(renewed[ACCESS_COOKIE].value, jar[ACCESS_COOKIE].value, "a new access cookie was set");
+  assert.notEqual(renewed[REFRESH_COOKIE].value, refreshBefore, "the refresh token rotated");
+});
+
+test("signing out ends the session and clears the cookies", async () => {
+  await page.getByRole("banner").getByRole("button", { name: "Sign out" }).click();
+  await page.getByRole("heading", { name: "Sign in" }).waitFor();
+  const jar = await cookies();
+  assert.equal(jar[ACCESS_COOKIE], undefined);
+  assert.equal(jar[REFRESH_COOKIE], undefined);
+  await page.reload();
+  await page.getByRole("heading", { name: "Sign in" }).waitFor();
+});
+
+test("nothing went wrong in the console, and nothing broke the Content-Security-Policy", async () => {
+  const unexpected = consoleErrors.filter(({ text, url }) => {
+    const status = /^Failed to load resource: the server responded with a status of (\d+)/.exec(text)?.[1];
+    if (!status || !url.startsWith(node.url)) return true;
+    const index = expectedRefusals.findIndex((refusal) => refusal.status === Number(status) && refusal.path === new URL(url).pathname);
+    if (index < 0) return true;
+    expectedRefusals.splice(index, 1);
+    return false;
+  });
+  assert.deepEqual(unexpected, []);
+  assert.deepEqual(expectedRefusals, [], "every refusal provoked on purpose was seen");
+  assert.deepEqual(pageErrors, []);
+  assert.deepEqual(cspViolations, []);
+
+  // The detector itself works: a style attribute is exactly what the policy forbids.
+  await page.evaluate(() => document.body.setAttribute("style", "outline: 1px solid red"));
+  for (let attempt = 0; attempt < 50 && cspViolations.length === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(cspViolations.length, 1, "a deliberate violation is reported");
+  assert.match(cspViolations[0], /^style-src-attr/);
+});
