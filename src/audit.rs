@@ -22,8 +22,9 @@ use crate::credentials::hex;
 use crate::dispatch::RequestError;
 use crate::http::Response;
 use crate::ids::{IdKind, kind_of};
+use crate::platform::{Platform, random_bytes};
 use crate::refusal::Refusal;
-use crate::storage::{Row, Statement, StorageError};
+use crate::storage::{Counted, QueryResult, Row, Statement, StorageError};
 use crate::time::rfc3339;
 
 /// The hash the first entry links to.
@@ -110,6 +111,59 @@ fn chain_hash(prev_hash: &str, canonical: &str) -> String {
     hasher.update(prev_hash.as_bytes());
     hasher.update(canonical.as_bytes());
     hex(&hasher.finalize())
+}
+
+/// How many times a commit that lost the race for the chain's next `seq` is
+/// retried before the caller is told to try again.
+const COMMIT_ATTEMPTS: u32 = 16;
+
+/// Why a commit with an audit row did not apply.
+#[derive(Clone, Debug, PartialEq)]
+pub enum CommitError {
+    /// Every attempt lost the race for the next `seq`; nothing was applied.
+    Busy,
+    /// The batch failed for another reason (a guard, a constraint); nothing was
+    /// applied, and the head the attempt used is still the head.
+    Storage(StorageError),
+}
+
+/// Commits `statements` with `record` appended to the chain, in one batch: both
+/// apply or neither does. When another writer took the next `seq` first, the head
+/// is read again and the batch retried, after a short random wait. `head` is the
+/// head already read, if any; on a `Storage` error it holds the head that attempt
+/// used, which is still the head because the batch rolled back.
+pub async fn commit(
+    database: &Counted<'_>,
+    platform: &dyn Platform,
+    head: &mut Option<(i64, String)>,
+    statements: Vec<Statement>,
+    record: &AuditRecord,
+) -> Result<(), CommitError> {
+    for attempt in 0..COMMIT_ATTEMPTS {
+        let (head_seq, head_hash) = match head.take() {
+            Some(known) => known,
+            None => {
+                let results = database.execute(vec![self::head()]).await.map_err(CommitError::Storage)?;
+                head_from(results.first().and_then(QueryResult::first)).map_err(CommitError::Storage)?
+            }
+        };
+        let mut batch = statements.clone();
+        batch.push(append(head_seq, &head_hash, record));
+        match database.execute(batch).await {
+            Ok(_) => return Ok(()),
+            Err(StorageError::Unique(constraint)) if constraint == "audit_entries.seq" => {
+                // Another writer took this `seq`; the whole batch rolled back.
+                let ceiling = 5u32.saturating_mul(1 << attempt.min(8));
+                let jitter: [u8; 2] = random_bytes(platform);
+                platform.sleep(u32::from(u16::from_le_bytes(jitter)) % ceiling).await;
+            }
+            Err(error) => {
+                *head = Some((head_seq, head_hash));
+                return Err(CommitError::Storage(error));
+            }
+        }
+    }
+    Err(CommitError::Busy)
 }
 
 /// The statement reading the chain's head: its last `seq` and hash.

@@ -13,7 +13,7 @@ use mailroom_contract::{Method, Route};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::audit::{self, AuditRecord};
+use crate::audit::{self, AuditRecord, CommitError};
 use crate::authz::{Check, PendingCheck};
 use crate::credentials::{AuthenticationError, Caller};
 use crate::dispatch::RequestError;
@@ -22,12 +22,11 @@ use crate::node::Node;
 use crate::refusal::Refusal;
 use crate::storage::{Counted, QueryResult, Statement, StorageError};
 
-/// How many times a commit that lost the race for the chain's next `seq` is
-/// retried before the caller is told to try again.
-const COMMIT_ATTEMPTS: u32 = 16;
-
-/// The constraint a failed write guard reports.
-const WRITE_GUARD: &str = "write_guard_failed";
+/// The constraints a failed write guard reports: `write_guard_<slot>`, one slot
+/// per guard a handler registers, so the refusal answered is that guard's own.
+const WRITE_GUARD_PREFIX: &str = "write_guard_";
+/// How many guards one call may register (the `write_guards` table's columns).
+const WRITE_GUARD_SLOTS: usize = 8;
 
 /// Everything a handler may use.
 pub struct Context<'request> {
@@ -48,8 +47,15 @@ pub struct Context<'request> {
     chain_head: Option<(i64, String)>,
     writes: Vec<Statement>,
     attempt_writes: Vec<Statement>,
-    guards: Vec<(Statement, Refusal)>,
-    unique_refusals: Vec<(&'static str, Refusal)>,
+    /// Guards evaluated after every write, in the same transaction.
+    final_guards: Vec<Statement>,
+    /// The refusal of each guard, by slot (slot 1 is index 0).
+    guard_refusals: Vec<Refusal>,
+    /// Writes to run after the response, outside the transaction.
+    deferred: Vec<Statement>,
+    /// Whether the handler already committed its writes and audit row.
+    committed: bool,
+    constraint_refusals: Vec<(&'static str, Refusal)>,
     audit_object: Option<String>,
     audit_detail: Option<serde_json::Value>,
     response_headers: Vec<(String, String)>,
@@ -85,8 +91,11 @@ impl<'request> Context<'request> {
             chain_head: None,
             writes: Vec::new(),
             attempt_writes: Vec::new(),
-            guards: Vec::new(),
-            unique_refusals: Vec::new(),
+            final_guards: Vec::new(),
+            guard_refusals: Vec::new(),
+            deferred: Vec::new(),
+            committed: false,
+            constraint_refusals: Vec::new(),
             audit_object: None,
             audit_detail: None,
             response_headers: Vec::new(),
@@ -175,23 +184,69 @@ impl<'request> Context<'request> {
         self.attempt_writes.push(statement);
     }
 
+    /// A statement that fails its slot's CHECK when `condition` is false.
+    fn guard_statement(
+        &mut self,
+        condition: &str,
+        parameters: Vec<crate::storage::Value>,
+        refusal: Refusal,
+    ) -> Statement {
+        self.guard_refusals.push(refusal);
+        let slot = self.guard_refusals.len().min(WRITE_GUARD_SLOTS);
+        debug_assert!(
+            self.guard_refusals.len() <= WRITE_GUARD_SLOTS,
+            "a call registered more guards than there are slots"
+        );
+        Statement {
+            sql: format!("INSERT INTO write_guards (slot_{slot}) SELECT 1 WHERE NOT ({condition})").into(),
+            parameters,
+        }
+    }
+
     /// Makes the commit conditional: `condition` (an SQL boolean expression, with
     /// its parameters) is evaluated after the queued writes, inside the same
     /// transaction, and if it is false nothing applies and `refusal` is answered.
     /// This is how an invariant such as "an administrator remains" holds under
     /// concurrent requests, without a read-then-write race.
     pub fn guard(&mut self, condition: Statement, refusal: impl Into<Refusal>) {
-        let statement = Statement {
-            sql: format!("INSERT INTO write_guards (name) SELECT 'failed' WHERE NOT ({})", condition.sql).into(),
-            parameters: condition.parameters,
-        };
-        self.guards.push((statement, refusal.into()));
+        let statement = self.guard_statement(&condition.sql, condition.parameters, refusal.into());
+        self.final_guards.push(statement);
+    }
+
+    /// Queues a change that must change exactly one row, or the whole commit is
+    /// refused with `refusal`. An `UPDATE … WHERE state = 'submitted'` that finds
+    /// the state already moved (another request decided first) changes nothing, and
+    /// this turns that into a refusal instead of a success that did nothing.
+    pub fn write_changing_one_row(&mut self, statement: Statement, refusal: impl Into<Refusal>) {
+        self.writes.push(statement);
+        let guard = self.guard_statement("changes() = 1", Vec::new(), refusal.into());
+        self.writes.push(guard);
+    }
+
+    /// Queues a write to run after the response is sent, outside the transaction
+    /// and the audit row: only for recording an outcome that happened after the
+    /// commit, such as a dispatch.
+    pub fn defer_write(&mut self, statement: Statement) {
+        self.deferred.push(statement);
+    }
+
+    /// Commits the queued writes and the audit row now, before the handler goes on
+    /// to do something that must follow a durable record (handing a sealed send to
+    /// the mail binding). On a guard's refusal, that refusal is recorded and returned.
+    pub async fn commit_now(&mut self) -> Result<(), Refusal> {
+        if !self.pending_checks.is_empty() || self.chain_head.is_none() {
+            self.read(Vec::new()).await?;
+        }
+        self.committed = true;
+        let placeholder = Ok(Response::json(200, &serde_json::Value::Null));
+        self.commit(placeholder).await.map(|_| ())
     }
 
     /// Answers `refusal` instead of an internal error if the commit breaks the
-    /// UNIQUE constraint on `table.column` (a concurrent request got there first).
-    pub fn on_unique_violation(&mut self, constraint: &'static str, refusal: impl Into<Refusal>) {
-        self.unique_refusals.push((constraint, refusal.into()));
+    /// UNIQUE constraint on `table.column` (a concurrent request got there first),
+    /// or a trigger aborts with `refused:<constraint>`.
+    pub fn on_constraint_violation(&mut self, constraint: &'static str, refusal: impl Into<Refusal>) {
+        self.constraint_refusals.push((constraint, refusal.into()));
     }
 
     /// Names the object this call acts on, for its audit entry.
@@ -224,7 +279,7 @@ impl<'request> Context<'request> {
     /// handler did not need a read for, then commits its writes and the audit row.
     pub(crate) async fn finish(mut self, outcome: Result<Response, Refusal>) -> Response {
         let mut outcome = outcome;
-        if !self.pending_checks.is_empty() || (self.audited && self.chain_head.is_none()) {
+        if !self.committed && (!self.pending_checks.is_empty() || (self.audited && self.chain_head.is_none())) {
             if let Err(refusal) = self.read(Vec::new()).await {
                 outcome = Err(refusal);
             }
@@ -232,7 +287,9 @@ impl<'request> Context<'request> {
         if let Some(refusal) = &self.failed_check {
             outcome = Err(refusal.clone());
         }
-        let outcome = if self.audited && self.identified() {
+        let outcome = if self.committed {
+            outcome
+        } else if self.audited && self.identified() {
             self.commit(outcome).await
         } else if (!self.writes.is_empty() && outcome.is_ok()) || !self.attempt_writes.is_empty() {
             // Every changing route is audited, so this is unreachable by the
@@ -248,6 +305,7 @@ impl<'request> Context<'request> {
         };
         response.headers.extend(self.response_headers);
         response.round_trips = round_trips;
+        response.deferred = self.deferred;
         response
     }
 
@@ -259,54 +317,43 @@ impl<'request> Context<'request> {
 
     async fn commit(&mut self, outcome: Result<Response, Refusal>) -> Result<Response, Refusal> {
         let mut outcome = outcome;
-        for attempt in 0..COMMIT_ATTEMPTS {
-            let (head_seq, head_hash) = match self.chain_head.clone() {
-                Some(head) => head,
-                None => {
-                    let [head] = self
-                        .database
-                        .execute(vec![audit::head()])
-                        .await
-                        .map_err(|error| self.internal(error))?
-                        .try_into()
-                        .map_err(|_| Refusal::internal())?;
-                    audit::head_from(head.first()).map_err(|error| self.internal(error))?
-                }
-            };
+        // A guard or constraint turns a success into a refusal, whose audit row is
+        // then committed on its own: at most one such turn, so at most two tries.
+        for _ in 0..2 {
             let record = self.record(&outcome);
             let mut batch = self.attempt_writes.clone();
             if outcome.is_ok() {
                 batch.extend(self.writes.iter().cloned());
-                batch.extend(self.guards.iter().map(|(statement, _)| statement.clone()));
+                batch.extend(self.final_guards.iter().cloned());
             }
-            batch.push(audit::append(head_seq, &head_hash, &record));
-            match self.database.execute(batch).await {
-                Ok(_) => return outcome,
-                Err(StorageError::Unique(constraint)) if constraint == "audit_entries.seq" => {
-                    // Another request took this `seq`; the whole batch rolled back.
-                    self.chain_head = None;
-                    let ceiling = 5u32.saturating_mul(1 << attempt.min(8));
-                    let jitter: [u8; 2] = crate::platform::random_bytes(self.node.platform);
-                    let delay = u32::from(u16::from_le_bytes(jitter)) % ceiling.max(1);
-                    self.node.platform.sleep(delay).await;
-                }
-                Err(StorageError::Check(constraint)) if constraint == WRITE_GUARD && outcome.is_ok() => {
-                    // The batch rolled back, so the head read is still the head.
-                    self.chain_head = Some((head_seq, head_hash));
-                    let refusal = self.guards.first().map(|(_, refusal)| refusal.clone());
+            let committed =
+                audit::commit(&self.database, self.node.platform, &mut self.chain_head, batch, &record).await;
+            match committed {
+                Ok(()) => return outcome,
+                Err(CommitError::Busy) => return Err(Refusal::busy()),
+                Err(CommitError::Storage(StorageError::Check(constraint)))
+                    if constraint.starts_with(WRITE_GUARD_PREFIX) && outcome.is_ok() =>
+                {
+                    let slot: usize = constraint[WRITE_GUARD_PREFIX.len()..].parse().unwrap_or(1);
+                    let refusal = self.guard_refusals.get(slot.saturating_sub(1)).cloned();
                     outcome = Err(refusal.unwrap_or_else(Refusal::internal));
                 }
-                Err(StorageError::Unique(constraint))
-                    if outcome.is_ok() && self.unique_refusals.iter().any(|(name, _)| *name == constraint) =>
-                {
-                    self.chain_head = Some((head_seq, head_hash));
-                    let refusal = self.unique_refusals.iter().find(|(name, _)| *name == constraint);
-                    outcome = Err(refusal.map(|(_, refusal)| refusal.clone()).unwrap_or_else(Refusal::internal));
+                Err(CommitError::Storage(error)) if outcome.is_ok() && self.refusal_for(&error).is_some() => {
+                    outcome = Err(self.refusal_for(&error).unwrap_or_else(Refusal::internal));
                 }
-                Err(error) => return Err(self.internal(error)),
+                Err(CommitError::Storage(error)) => return Err(self.internal(error)),
             }
         }
-        Err(Refusal::busy())
+        Err(Refusal::internal())
+    }
+
+    /// The refusal a handler registered for this constraint failure, if any.
+    fn refusal_for(&self, error: &StorageError) -> Option<Refusal> {
+        let name = match error {
+            StorageError::Unique(name) | StorageError::Aborted(name) => name,
+            _ => return None,
+        };
+        self.constraint_refusals.iter().find(|(constraint, _)| constraint == name).map(|(_, refusal)| refusal.clone())
     }
 
     fn record(&self, outcome: &Result<Response, Refusal>) -> AuditRecord {
@@ -336,14 +383,14 @@ impl<'request> Context<'request> {
 
 /// Whether a check's result lets the request through.
 fn settle(check: &Check, result: &QueryResult) -> Result<(), Refusal> {
-    let passed = match check {
-        Check::SessionLive => !result.rows.is_empty(),
-        Check::Holds(_) => result.first().and_then(|row| row.flag("held").ok()).unwrap_or(false),
-    };
-    match (passed, check) {
-        (true, _) => Ok(()),
-        (false, Check::SessionLive) => Err(AuthenticationError::SessionEnded.into()),
-        (false, Check::Holds(error)) => Err(error.clone().into()),
+    match check {
+        Check::SessionLive if result.rows.is_empty() => Err(AuthenticationError::SessionEnded.into()),
+        Check::SessionLive => Ok(()),
+        Check::Holds(error) => match result.first().and_then(|row| row.flag("held").ok()) {
+            Some(true) => Ok(()),
+            _ => Err(error.clone().into()),
+        },
+        Check::Mailbox { .. } => check.settle(&result.rows).map_err(Refusal::from),
     }
 }
 

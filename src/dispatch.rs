@@ -17,7 +17,7 @@ use crate::credentials::{self, Caller};
 use crate::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
 use crate::node::Node;
 use crate::refusal::Refusal;
-use crate::{agents, audit, interface, people, relations, sessions, setup, teams};
+use crate::{agents, audit, interface, mailboxes, messages, people, relations, search, sends, sessions, setup, teams};
 
 /// Why a request could not be understood, before any question of authority.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -189,6 +189,27 @@ async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         RouteId::ListAuditEntries => audit::list_entries(context).await,
         RouteId::VerifyAuditChain => audit::verify_chain(context).await,
         RouteId::ListAgentCapabilities => agents::list_capabilities(context).await,
+        RouteId::ListMailboxes => mailboxes::list_work_queue(context).await,
+        RouteId::ListReadableMailboxes => mailboxes::list_readable(context).await,
+        RouteId::ListAllMailboxes => mailboxes::list_all(context).await,
+        RouteId::CreateMailbox => mailboxes::create(context).await,
+        RouteId::UpdateMailbox => mailboxes::update(context).await,
+        RouteId::ListMessages => messages::list(context).await,
+        RouteId::GetMessage => messages::get(context).await,
+        RouteId::GetMessageBody => messages::body(context).await,
+        RouteId::GetMessageOriginal => messages::original(context).await,
+        RouteId::GetAttachment => messages::attachment(context).await,
+        RouteId::SearchMessages => search::search(context).await,
+        RouteId::ListSends => sends::list(context).await,
+        RouteId::CreateDraft => sends::create_draft(context).await,
+        RouteId::GetSend => sends::get(context).await,
+        RouteId::UpdateDraft => sends::update_draft(context).await,
+        RouteId::DeleteDraft => sends::delete_draft(context).await,
+        RouteId::SubmitSend => sends::submit(context).await,
+        RouteId::CancelSend => sends::cancel(context).await,
+        RouteId::ApproveSend => sends::approve(context).await,
+        RouteId::RefuseSend => sends::refuse(context).await,
+        RouteId::ListApprovals => sends::approvals(context).await,
     }
 }
 

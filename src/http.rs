@@ -74,6 +74,10 @@ pub struct Response {
     /// How many storage round trips producing this response took. Not sent; read by
     /// the tests that hold each route to its budget.
     pub round_trips: u32,
+    /// Writes to run after the response is sent (the adapter hands them to
+    /// `waitUntil`), such as recording a dispatch's outcome. Never an authority
+    /// decision, never an audit row.
+    pub deferred: Vec<crate::storage::Statement>,
 }
 
 impl Response {
@@ -89,6 +93,7 @@ impl Response {
             ],
             body,
             round_trips: 0,
+            deferred: Vec::new(),
         }
     }
 
@@ -104,6 +109,36 @@ impl Response {
             ],
             body: body.into_bytes(),
             round_trips: 0,
+            deferred: Vec::new(),
+        }
+    }
+
+    /// Bytes a browser must save, never render: attacker-written content (an HTML
+    /// attachment, say) served from the node's own origin would otherwise run
+    /// with the signed-in person's session. `Content-Disposition: attachment` and a
+    /// sandboxing policy keep it inert.
+    pub fn download(status: u16, content_type: &str, body: Vec<u8>, file_name: &str) -> Response {
+        let safe_name: String = file_name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+            .take(120)
+            .collect();
+        let content_type = if content_type.chars().all(|c| c.is_ascii_graphic()) && content_type.contains('/') {
+            content_type
+        } else {
+            "application/octet-stream"
+        };
+        Response {
+            status,
+            headers: vec![
+                ("content-type".into(), content_type.into()),
+                ("content-disposition".into(), format!("attachment; filename=\"{safe_name}\"")),
+                ("content-security-policy".into(), "default-src 'none'; sandbox".into()),
+                ("cache-control".into(), "no-store".into()),
+            ],
+            body,
+            round_trips: 0,
+            deferred: Vec::new(),
         }
     }
 

@@ -15,6 +15,8 @@ pub enum IdKind {
     Agent,
     Source,
     Mailbox,
+    Receipt,
+    Send,
 }
 
 impl IdKind {
@@ -26,11 +28,21 @@ impl IdKind {
             IdKind::Agent => "agt_",
             IdKind::Source => "src_",
             IdKind::Mailbox => "mbx_",
+            IdKind::Receipt => "rcp_",
+            IdKind::Send => "snd_",
         }
     }
 
-    const ALL: [IdKind; 6] =
-        [IdKind::Person, IdKind::Session, IdKind::Team, IdKind::Agent, IdKind::Source, IdKind::Mailbox];
+    const ALL: [IdKind; 8] = [
+        IdKind::Person,
+        IdKind::Session,
+        IdKind::Team,
+        IdKind::Agent,
+        IdKind::Source,
+        IdKind::Mailbox,
+        IdKind::Receipt,
+        IdKind::Send,
+    ];
 }
 
 const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";

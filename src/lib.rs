@@ -7,21 +7,29 @@
 //! the `worker` crate: it turns Worker events into core calls and implements the
 //! two traits on D1 and WebCrypto.
 
+pub mod addresses;
 pub mod agents;
 pub mod audit;
 pub mod authz;
+pub mod blobs;
 pub mod context;
 pub mod credentials;
 pub mod dispatch;
 pub mod http;
 pub mod ids;
+pub mod inbound;
 pub mod interface;
+pub mod mailboxes;
+pub mod messages;
 pub mod node;
+pub mod outbound;
 pub mod password;
 pub mod people;
 pub mod platform;
 pub mod refusal;
 pub mod relations;
+pub mod search;
+pub mod sends;
 pub mod sessions;
 pub mod setup;
 pub mod storage;

@@ -1,9 +1,14 @@
 //! The node as the core sees it: its storage, its platform and its configuration,
 //! handed in by the adapter (or a test) for each request.
 
+use crate::blobs::BlobStore;
+use crate::outbound::Mailer;
 use crate::password;
 use crate::platform::Platform;
 use crate::storage::Database;
+
+/// The largest message the node accepts by default: Email Routing's own limit.
+pub const DEFAULT_MAXIMUM_MESSAGE_BYTES: usize = 25 * 1024 * 1024;
 
 /// The configuration a deployment supplies: secrets and feature switches.
 #[derive(Clone, Debug)]
@@ -15,18 +20,30 @@ pub struct Config {
     /// PBKDF2 iterations for new password hashes. Existing hashes keep the count
     /// stored with them, so this can change without locking anyone out.
     pub password_iterations: u32,
+    /// The largest inbound message accepted (`MAXIMUM_MESSAGE_BYTES`); bigger ones are
+    /// rejected with an SMTP reason and stored nowhere.
+    pub maximum_message_bytes: usize,
 }
 
 impl Config {
     /// A deployment's configuration, hashing at the production iteration count.
     pub fn new(session_key: Vec<u8>, setup_token: Option<String>) -> Config {
-        Config { session_key, setup_token, password_iterations: password::ITERATIONS }
+        Config {
+            session_key,
+            setup_token,
+            password_iterations: password::ITERATIONS,
+            maximum_message_bytes: DEFAULT_MAXIMUM_MESSAGE_BYTES,
+        }
     }
 }
 
 /// One node: everything a request is handled with.
 pub struct Node<'a> {
     pub database: &'a dyn Database,
+    /// Raw messages (R2).
+    pub blobs: &'a dyn BlobStore,
+    /// Outbound mail (the `send_email` binding).
+    pub mailer: &'a dyn Mailer,
     pub platform: &'a dyn Platform,
     pub config: &'a Config,
 }

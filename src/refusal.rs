@@ -12,8 +12,12 @@ use crate::audit::AuditError;
 use crate::authz::AuthorityError;
 use crate::credentials::AuthenticationError;
 use crate::dispatch::RequestError;
+use crate::mailboxes::MailboxError;
+use crate::messages::MessageError;
 use crate::people::PersonError;
 use crate::relations::RelationError;
+use crate::search::SearchError;
+use crate::sends::SendError;
 use crate::sessions::SessionError;
 use crate::setup::SetupError;
 use crate::teams::TeamError;
@@ -268,6 +272,27 @@ impl From<AuthorityError> for Refusal {
                 "The path names another person and you do not hold org.admin.",
                 "Use your own id (see GET /api/me), or ask an administrator.",
             ),
+            AuthorityError::NoSuchMailbox { mailbox_id } => Refusal::not_found("mailbox", &mailbox_id),
+            AuthorityError::MissingMailboxRelations { mailbox_id, missing, any } => {
+                let names: Vec<&str> = missing.iter().map(|relation| relation.name()).collect();
+                let (needs, grant) = if any {
+                    (format!("one of {}", names.join(", ")), format!("one of {}", names.join(", ")))
+                } else {
+                    (names.join(" and "), names.join(" and "))
+                };
+                Refusal::new(
+                    403,
+                    "missing_relation",
+                    format!("This needs {needs} on mailbox {mailbox_id}."),
+                    format!(
+                        "You hold something on this mailbox, but not {needs} ({}).",
+                        missing.iter().map(|relation| relation.description()).collect::<Vec<_>>().join(" / ")
+                    ),
+                    format!(
+                        "Ask an administrator to grant you {grant} on {mailbox_id}, or ask someone who holds it to do this."
+                    ),
+                )
+            }
             AuthorityError::PeopleOnly => Refusal::new(
                 403,
                 "people_only",
@@ -492,6 +517,172 @@ impl From<AuditError> for Refusal {
     fn from(error: AuditError) -> Refusal {
         match error {
             AuditError::Request(request) => request.into(),
+        }
+    }
+}
+
+impl From<MailboxError> for Refusal {
+    fn from(error: MailboxError) -> Refusal {
+        match error {
+            MailboxError::InvalidAddress => Refusal::new(
+                400,
+                "invalid_address",
+                "That is not an address mail can be delivered to.",
+                "A mailbox address needs a local part, an @ and a domain with a dot, and no spaces.",
+                "Send an address such as support@example.com.",
+            ),
+            MailboxError::AddressTaken => Refusal::new(
+                409,
+                "address_taken",
+                "A mailbox with that address already exists.",
+                "Each address is delivered to exactly one mailbox.",
+                "Use the existing mailbox from GET /api/mailboxes/all, or choose another address.",
+            ),
+            MailboxError::InvalidDisplayName => Refusal::new(
+                400,
+                "invalid_display_name",
+                "That display name cannot be used.",
+                "A display name has 1 to 100 characters and no control characters.",
+                "Send a name such as \"Support\".",
+            ),
+            MailboxError::NoSuchMailbox { id } => Refusal::not_found("mailbox", &id),
+        }
+    }
+}
+
+impl From<MessageError> for Refusal {
+    fn from(error: MessageError) -> Refusal {
+        match error {
+            MessageError::NoSuchMessage { id } => Refusal::not_found("message", &id),
+            MessageError::NoSuchAttachment { index } => Refusal::new(
+                404,
+                "not_found",
+                format!("This message has no attachment {index}."),
+                "Attachments are numbered from 0, in the order get_message lists them.",
+                "Use an `index` from the message's `attachments`.",
+            ),
+        }
+    }
+}
+
+impl From<SearchError> for Refusal {
+    fn from(error: SearchError) -> Refusal {
+        let (code, message, reason) = match error {
+            SearchError::EmptyQuery => {
+                ("empty_query", "There is nothing to search for.", "`q` is missing, or has no letters or digits in it.")
+            }
+            SearchError::UnclosedQuote => (
+                "unclosed_quote",
+                "The search has a quote that is never closed.",
+                "A \" starts a phrase, and another \" must end it.",
+            ),
+            SearchError::QueryTooLong => {
+                ("query_too_long", "The search is too long.", "A search has at most 16 terms and 500 characters.")
+            }
+        };
+        Refusal::new(
+            400,
+            code,
+            message,
+            reason,
+            "Search for words, such as `q=invoice march`, a prefix with *, or a \"quoted phrase\".",
+        )
+    }
+}
+
+impl From<SendError> for Refusal {
+    fn from(error: SendError) -> Refusal {
+        match error {
+            SendError::NoSuchSend { id } => Refusal::not_found("send", &id),
+            SendError::NoSuchReplyTarget { id } => Refusal::new(
+                404,
+                "not_found",
+                format!("There is no message {id} to reply to in this mailbox."),
+                "A reply must answer a message this mailbox received and that you can see.",
+                "Use a message id from list_messages for this mailbox, or leave `reply_to` out.",
+            ),
+            SendError::InvalidRecipient { address } => Refusal::new(
+                400,
+                "invalid_recipient",
+                format!("`{address}` is not an address mail can be sent to."),
+                "Each recipient is one plain address, without a display name or angle brackets.",
+                "Send addresses such as ana@example.com, one per list entry.",
+            ),
+            SendError::RecipientCount => Refusal::new(
+                400,
+                "recipient_count",
+                "A send needs at least one To recipient, and at most 50 recipients in all.",
+                "Mail without a recipient goes nowhere; very wide sends are not what a shared mailbox is for.",
+                "Name between 1 and 50 recipients across `to` and `cc`.",
+            ),
+            SendError::InvalidSubject => Refusal::new(
+                400,
+                "invalid_subject",
+                "That subject cannot be sent.",
+                "A subject is one line of 1 to 998 characters, with no line breaks.",
+                "Send a single-line subject.",
+            ),
+            SendError::TextTooLong => Refusal::new(
+                400,
+                "text_too_long",
+                "The message text is too long.",
+                "A send's text may have at most 256 KiB.",
+                "Shorten the text.",
+            ),
+            SendError::WrongState { state, needs } => Refusal::new(
+                409,
+                "wrong_state",
+                format!("This send is {state}, and this needs it to be {needs}."),
+                match needs {
+                    "draft" => "Only a draft can be edited, deleted or submitted.",
+                    _ => "Only a submitted send can be cancelled, approved or refused.",
+                },
+                "Get the send to see its state; cancel a submission to edit it again.",
+            ),
+            SendError::NotYours => Refusal::new(
+                403,
+                "not_yours",
+                "Only the person or agent who wrote this draft, or submitted it, can do that.",
+                "Drafts and submissions are their author's until a second person decides.",
+                "Ask the author, or draft your own.",
+            ),
+            SendError::OwnSubmission => Refusal::new(
+                403,
+                "own_submission",
+                "You submitted this send, so you cannot be the one to decide on it.",
+                "Dual control needs a second person: the submitter never approves their own send.",
+                "Ask another person who holds approval.decide on this mailbox to approve or refuse it; to change it yourself, cancel the submission.",
+            ),
+            SendError::AgentsCannotDecide => Refusal::new(
+                403,
+                "agents_cannot_decide",
+                "An agent cannot approve or refuse a send.",
+                "An agent acts under its sponsor's authority, so it can never be the second person dual control needs.",
+                "Ask a person who holds approval.decide on this mailbox to decide.",
+            ),
+            SendError::AuthorLostAuthority { author } => Refusal::new(
+                409,
+                "author_lost_authority",
+                "This send cannot be sealed: its author no longer holds send.propose on the mailbox.",
+                format!(
+                    "{author} lost send.propose after submitting; a send is sealed only while its author may still propose it."
+                ),
+                "Refuse it, or ask an administrator to grant send.propose to the author again.",
+            ),
+            SendError::InvalidReason => Refusal::new(
+                400,
+                "invalid_reason",
+                "A refusal needs a reason.",
+                "The reason tells the submitter why; it has 1 to 1,000 characters.",
+                "Send `{\"reason\": \"…\"}`.",
+            ),
+            SendError::Raced => Refusal::new(
+                409,
+                "raced",
+                "Someone else changed this send a moment ago.",
+                "Another request edited, submitted or decided it between your read and your change.",
+                "Get the send again and decide from its current state.",
+            ),
         }
     }
 }

@@ -76,13 +76,14 @@ fn validate(change: &RelationChange) -> Result<ValidTuple, RelationError> {
                 expected: "a mailbox id (`mbx_…`)",
             });
         }
-        ObjectKind::Mailbox => {
-            // Mailboxes arrive with the mail domain; until then none exists.
-            return Err(RelationError::NoSuchObject { object });
-        }
-        ObjectKind::Organization => {}
+        ObjectKind::Mailbox | ObjectKind::Organization => {}
     }
     Ok(ValidTuple { subject, parsed_subject, relation, object })
+}
+
+/// `SELECT found`: whether the tuple's object exists (the organisation always does).
+fn object_exists(object: &str) -> Statement {
+    Statement::new("SELECT (?1 = 'org' OR EXISTS (SELECT 1 FROM mailboxes WHERE id = ?1)) AS found").bind(object)
 }
 
 fn subject_exists(subject: &Subject) -> Statement {
@@ -132,14 +133,20 @@ pub async fn grant(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let tuple = validate(&change)?;
     context.audit_object(tuple.object.clone());
     context.audit_detail(serde_json::json!({ "subject": tuple.subject, "relation": tuple.relation.name() }));
-    let [exists, held] = context
+    let [subject_found, object_found, held] = context
         .read_array([
             subject_exists(&tuple.parsed_subject),
+            object_exists(&tuple.object),
             tuples::find(&tuple.subject, tuple.relation, &tuple.object),
         ])
         .await?;
-    if !exists.first().and_then(|row| row.flag("found").ok()).unwrap_or(false) {
+    let found =
+        |result: &crate::storage::QueryResult| result.first().and_then(|row| row.flag("found").ok()).unwrap_or(false);
+    if !found(&subject_found) {
         return Err(RelationError::NoSuchSubject { subject: tuple.subject }.into());
+    }
+    if !found(&object_found) {
+        return Err(RelationError::NoSuchObject { object: tuple.object }.into());
     }
     if let Some(row) = held.first() {
         let existing: TupleRow = row.decode().map_err(|error| context.internal(error))?;

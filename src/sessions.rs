@@ -246,7 +246,9 @@ pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }
     let refresh_token = new_refresh_token(context.node.platform);
     let new_hash = hash_secret(&refresh_token);
-    context.write(
+    // Two refreshes of one token may both pass the read; only the one whose
+    // rotation still finds the old hash in place commits.
+    context.write_changing_one_row(
         Statement::new(
             "UPDATE sessions SET previous_refresh_hash = refresh_hash, refresh_hash = ?3, refreshed_at = ?4 \
              WHERE id = ?1 AND refresh_hash = ?2",
@@ -255,13 +257,6 @@ pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .bind(presented_hash)
         .bind(new_hash.as_str())
         .bind(context.now_ms),
-    );
-    // Two refreshes of one token may both pass the read; only the one whose
-    // rotation is in place commits.
-    context.guard(
-        Statement::new("EXISTS (SELECT 1 FROM sessions WHERE id = ? AND refresh_hash = ?)")
-            .bind(session.id.as_str())
-            .bind(new_hash),
         SessionError::RefreshRaced,
     );
     let tokens = issue(context, &session.person_id, &session.id, refresh_token, session.expires_at, transport);

@@ -52,7 +52,7 @@ pub async fn set_up_node(context: &mut Context<'_>) -> Result<Response, Refusal>
             .bind(context.now_ms)
             .bind(person_id.as_str()),
     );
-    context.on_unique_violation("node_setup.id", SetupError::AlreadySetUp);
+    context.on_constraint_violation("node_setup.id", SetupError::AlreadySetUp);
     context.audit_object(person_id);
     Ok(context.json(&NodeSetUp { administrator: person }))
 }

@@ -154,6 +154,8 @@ pub enum StorageError {
     Unique(String),
     /// A named CHECK constraint failed, such as the write guard.
     Check(String),
+    /// A trigger refused the change with `RAISE(ABORT, 'refused:<name>')`.
+    Aborted(String),
     /// A row could not be decoded into the shape the core expected.
     Decode(String),
     /// Anything else the backend reported.
@@ -169,6 +171,9 @@ impl StorageError {
         if let Some(rest) = message.split("CHECK constraint failed: ").nth(1) {
             return StorageError::Check(first_word(rest));
         }
+        if let Some(rest) = message.split("refused:").nth(1) {
+            return StorageError::Aborted(first_word(rest));
+        }
         StorageError::Backend(message.to_string())
     }
 }
@@ -182,6 +187,7 @@ impl fmt::Display for StorageError {
         match self {
             StorageError::Unique(what) => write!(formatter, "unique constraint failed: {what}"),
             StorageError::Check(what) => write!(formatter, "check constraint failed: {what}"),
+            StorageError::Aborted(what) => write!(formatter, "a trigger refused the change: {what}"),
             StorageError::Decode(what) => write!(formatter, "could not decode a row: {what}"),
             StorageError::Backend(what) => write!(formatter, "storage backend error: {what}"),
         }
@@ -239,6 +245,10 @@ mod tests {
         assert_eq!(
             StorageError::from_message("CHECK constraint failed: write_guard_failed"),
             StorageError::Check("write_guard_failed".into())
+        );
+        assert_eq!(
+            StorageError::from_message("D1_ERROR: refused:sealed_send_is_immutable: SQLITE_CONSTRAINT"),
+            StorageError::Aborted("sealed_send_is_immutable".into())
         );
         assert!(matches!(StorageError::from_message("no such table: x"), StorageError::Backend(_)));
     }

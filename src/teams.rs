@@ -95,7 +95,7 @@ pub async fn create_team(context: &mut Context<'_>) -> Result<Response, Refusal>
             .bind(name.as_str())
             .bind(context.now_ms),
     );
-    context.on_unique_violation("teams.name", TeamError::NameTaken);
+    context.on_constraint_violation("teams.name", TeamError::NameTaken);
     context.audit_object(team_id.clone());
     context.audit_detail(serde_json::json!({ "name": name }));
     Ok(context.json(&Team { id: team_id, name, created_at: rfc3339(context.now_ms), members: Vec::new() }))

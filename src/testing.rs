@@ -12,9 +12,12 @@ use std::path::Path;
 use rusqlite::types::ValueRef;
 use serde_json::Value as Json;
 
+use crate::blobs::{BlobError, BlobStore};
 use crate::dispatch::dispatch;
 use crate::http::{Request, Response, Surface};
+use crate::inbound::{self, Delivery, Rejection};
 use crate::node::{Config, Node};
+use crate::outbound::{Mailer, MailerError};
 use crate::platform::{Platform, PlatformError};
 use crate::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
 
@@ -169,6 +172,62 @@ impl Platform for FixedPlatform {
     }
 }
 
+/// An object store in memory.
+#[derive(Default)]
+pub struct MemoryBlobs {
+    pub objects: RefCell<std::collections::BTreeMap<String, Vec<u8>>>,
+}
+
+impl BlobStore for MemoryBlobs {
+    fn put<'a>(&'a self, key: &'a str, bytes: &'a [u8]) -> LocalBoxFuture<'a, Result<(), BlobError>> {
+        Box::pin(async move {
+            self.objects.borrow_mut().insert(key.to_string(), bytes.to_vec());
+            Ok(())
+        })
+    }
+
+    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>, BlobError>> {
+        Box::pin(async move { Ok(self.objects.borrow().get(key).cloned()) })
+    }
+}
+
+/// One message handed to the mail binding.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct SentMessage {
+    pub envelope_from: String,
+    pub envelope_to: String,
+    pub raw: Vec<u8>,
+}
+
+/// A mail binding that records what it is handed, and refuses the recipients a
+/// test names.
+#[derive(Default)]
+pub struct RecordingMailer {
+    pub sent: RefCell<Vec<SentMessage>>,
+    pub refuse: RefCell<Vec<String>>,
+}
+
+impl Mailer for RecordingMailer {
+    fn send<'a>(
+        &'a self,
+        envelope_from: &'a str,
+        envelope_to: &'a str,
+        raw: &'a [u8],
+    ) -> LocalBoxFuture<'a, Result<(), MailerError>> {
+        Box::pin(async move {
+            if self.refuse.borrow().iter().any(|refused| refused == envelope_to) {
+                return Err(MailerError(format!("destination {envelope_to} is not allowed")));
+            }
+            self.sent.borrow_mut().push(SentMessage {
+                envelope_from: envelope_from.to_string(),
+                envelope_to: envelope_to.to_string(),
+                raw: raw.to_vec(),
+            });
+            Ok(())
+        })
+    }
+}
+
 /// The origin test requests are addressed to.
 pub const TEST_ORIGIN: &str = "https://mailroom.test";
 /// The setup token a `TestNode` is configured with.
@@ -180,6 +239,8 @@ pub const TEST_PASSWORD_ITERATIONS: u32 = 1_000;
 /// A whole node on SQLite, driven through the real dispatcher.
 pub struct TestNode {
     pub database: SqliteDatabase,
+    pub blobs: MemoryBlobs,
+    pub mailer: RecordingMailer,
     pub platform: FixedPlatform,
     pub config: Config,
 }
@@ -194,6 +255,8 @@ impl TestNode {
     pub fn new() -> TestNode {
         TestNode {
             database: SqliteDatabase::migrated(),
+            blobs: MemoryBlobs::default(),
+            mailer: RecordingMailer::default(),
             platform: FixedPlatform::at(1_795_000_000_000),
             config: Config {
                 session_key: b"native-test-session-key-0123456789".to_vec(),
@@ -201,6 +264,7 @@ impl TestNode {
                 // Real PBKDF2, fewer rounds: hundreds of sign-ins stay fast. The
                 // production count is `Config::new`'s, checked by its own test.
                 password_iterations: TEST_PASSWORD_ITERATIONS,
+                maximum_message_bytes: 64 * 1024,
             },
         }
     }
@@ -214,8 +278,31 @@ impl TestNode {
     /// it would between two real requests, so creation order is observable.
     pub fn send_from(&self, request: Request, surface: Surface) -> Response {
         self.platform.advance(1);
-        let node = Node { database: &self.database, platform: &self.platform, config: &self.config };
-        futures_executor::block_on(dispatch(&node, &request, surface))
+        let node = self.node();
+        let response = futures_executor::block_on(dispatch(&node, &request, surface));
+        // What the adapter hands to `waitUntil` runs here, after the response.
+        if !response.deferred.is_empty() {
+            futures_executor::block_on(self.database.execute(response.deferred.clone()))
+                .expect("deferred writes apply");
+        }
+        response
+    }
+
+    /// Delivers a raw message to `to` through the same path as the email handler.
+    pub fn deliver(&self, from: &str, to: &str, raw: &[u8]) -> Result<Delivery, Rejection> {
+        self.platform.advance(1);
+        let node = self.node();
+        futures_executor::block_on(inbound::receive(&node, from, to, raw))
+    }
+
+    fn node(&self) -> Node<'_> {
+        Node {
+            database: &self.database,
+            blobs: &self.blobs,
+            mailer: &self.mailer,
+            platform: &self.platform,
+            config: &self.config,
+        }
     }
 }
 

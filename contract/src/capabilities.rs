@@ -30,12 +30,51 @@ pub struct Capability {
 }
 
 /// The vocabulary.
-pub const CAPABILITIES: &[Capability] = &[Capability {
-    name: "identity.read",
-    summary: "Know who it is",
-    description: "Read its own identity: its id, its name, and for an agent the person whose authority it acts under.",
-    routes: &[RouteId::GetMe],
-}];
+pub const CAPABILITIES: &[Capability] = &[
+    Capability {
+        name: "identity.read",
+        summary: "Know who it is",
+        description: "Read its own identity: its id, its name, and for an agent the person whose authority it acts under.",
+        routes: &[RouteId::GetMe],
+    },
+    Capability {
+        name: "mail.triage",
+        summary: "See what mail exists",
+        description: "List the mailboxes it can read and their messages: senders, recipients, subjects, dates, sizes and attachment names. Never bodies.",
+        routes: &[RouteId::ListReadableMailboxes, RouteId::ListMessages, RouteId::GetMessage],
+    },
+    Capability {
+        name: "mail.read",
+        summary: "Read mail",
+        description: "Read messages' text and attachments, and search bodies as well as headers. Every read is recorded in the audit chain.",
+        routes: &[RouteId::GetMessageBody, RouteId::GetAttachment, RouteId::SearchMessages],
+    },
+    Capability {
+        name: "mail.export",
+        summary: "Download original messages",
+        description: "Download received messages exactly as they arrived (.eml), every header and part included.",
+        routes: &[RouteId::GetMessageOriginal],
+    },
+    Capability {
+        name: "mail.draft",
+        summary: "Draft and submit mail",
+        description: "Find the mailboxes it can send from, draft new mail and replies, edit and delete its drafts, and submit them for a person's approval or take a submission back. It can never approve: a second person always decides.",
+        routes: &[
+            RouteId::ListMailboxes,
+            RouteId::CreateDraft,
+            RouteId::UpdateDraft,
+            RouteId::DeleteDraft,
+            RouteId::SubmitSend,
+            RouteId::CancelSend,
+        ],
+    },
+    Capability {
+        name: "sends.observe",
+        summary: "Follow outbound mail",
+        description: "List a mailbox's sends and follow each one's state: submitted, sealed, dispatched, failed or refused, with who decided and why.",
+        routes: &[RouteId::ListSends, RouteId::GetSend],
+    },
+];
 
 impl Capability {
     /// The relations this capability needs on a mailbox: the union of its routes'

@@ -77,6 +77,10 @@ pub fn document(registry: &Registry) -> Value {
                 json!({ "description": route.summary, "content": { "application/json": { "schema": schema(&mut responses) } } })
             }
             (Produces::Json, None) => json!({ "description": route.summary }),
+            (Produces::Message, _) => json!({ "description": route.summary,
+                "content": { "message/rfc822": { "schema": { "type": "string", "contentMediaType": "message/rfc822" } } } }),
+            (Produces::Attachment, _) => json!({ "description": route.summary,
+                "content": { "*/*": { "schema": { "type": "string", "description": "The attachment's bytes, with the content type the message gave them." } } } }),
         };
         let refused = |description: &str| json!({ "description": description, "content": { "application/json": { "schema": refusal } } });
         operation.insert(
@@ -151,6 +155,11 @@ fn tag(route: &Route) -> &'static str {
         "relations" => "relations",
         "audit" => "audit",
         "agent-capabilities" => "agents",
+        "mailboxes" if route.path.contains("/sends") => "sends",
+        "mailboxes" if route.path.contains("/messages") => "messages",
+        "mailboxes" => "mailboxes",
+        "search" => "messages",
+        "approvals" => "sends",
         _ => "other",
     }
 }

@@ -107,7 +107,10 @@ pub enum Authority {
     /// A relation held on the organisation.
     Organization(Relation),
     /// Answers every member; the rows are filtered to what the caller may see.
-    Filtered,
+    /// `machine_visible` says whether an agent could ever see a row: a filter no
+    /// machine satisfies (decisions that need a second person) would answer an
+    /// agent with an empty list for ever, so such a route is not grantable.
+    Filtered { machine_visible: bool },
     /// The person named by the path parameter, or an administrator.
     SelfOrAdmin { person_parameter: &'static str },
     /// Relations on the mailbox the path parameter names: every one of `all_of`
@@ -127,11 +130,13 @@ impl Authority {
         match self {
             Authority::Public
             | Authority::Member
-            | Authority::Filtered
+            | Authority::Filtered { machine_visible: true }
             | Authority::Mailbox { .. }
             | Authority::Requester
             | Authority::Personal => true,
-            Authority::Organization(_) | Authority::SelfOrAdmin { .. } => false,
+            Authority::Organization(_)
+            | Authority::SelfOrAdmin { .. }
+            | Authority::Filtered { machine_visible: false } => false,
         }
     }
 
@@ -155,7 +160,7 @@ impl Authority {
             Authority::Organization(relation) => {
                 format!("Holders of {} on the organisation.", relation.name())
             }
-            Authority::Filtered => {
+            Authority::Filtered { .. } => {
                 "Any signed-in person or agent; the answer holds only what the caller may see.".into()
             }
             Authority::SelfOrAdmin { person_parameter } => {
@@ -193,6 +198,10 @@ pub enum Produces {
     Json,
     /// `text/html`: a page for a browser.
     Html,
+    /// `message/rfc822`: an original message, byte for byte.
+    Message,
+    /// An attachment's bytes, with the content type the message gave them.
+    Attachment,
 }
 
 /// Builds the JSON Schema of a request or response type, registering any
@@ -284,6 +293,11 @@ impl Route {
 
     pub fn html(mut self) -> Route {
         self.produces = Produces::Html;
+        self
+    }
+
+    pub fn produces(mut self, produces: Produces) -> Route {
+        self.produces = produces;
         self
     }
 

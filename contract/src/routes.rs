@@ -7,7 +7,7 @@
 
 use crate::api::*;
 use crate::relation::Relation;
-use crate::route::{Authority, Method, Parameter, Route, Tier};
+use crate::route::{Authority, Method, Parameter, Produces, Route, Tier};
 
 macro_rules! route_ids {
     ($($variant:ident),* $(,)?) => {
@@ -45,12 +45,58 @@ route_ids! {
     ListAuditEntries,
     VerifyAuditChain,
     ListAgentCapabilities,
+    ListMailboxes,
+    ListReadableMailboxes,
+    ListAllMailboxes,
+    CreateMailbox,
+    UpdateMailbox,
+    ListMessages,
+    GetMessage,
+    GetMessageBody,
+    GetMessageOriginal,
+    GetAttachment,
+    SearchMessages,
+    ListSends,
+    CreateDraft,
+    GetSend,
+    UpdateDraft,
+    DeleteDraft,
+    SubmitSend,
+    CancelSend,
+    ApproveSend,
+    RefuseSend,
+    ListApprovals,
 }
 
 const PERSON_ID: Parameter = Parameter { name: "personId", description: "The person's id (`usr_…`)." };
 const TEAM_ID: Parameter = Parameter { name: "teamId", description: "The team's id (`tm_…`)." };
 
+const MAILBOX_ID: Parameter = Parameter { name: "mailboxId", description: "The mailbox's id (`mbx_…`)." };
+const RECEIPT_ID: Parameter = Parameter {
+    name: "receiptId",
+    description: "The received message's id in this mailbox (`rcp_…`), from the message list or a search.",
+};
+const SEND_ID: Parameter = Parameter { name: "sendId", description: "The send's id (`snd_…`)." };
+const LIMIT: Parameter = Parameter { name: "limit", description: "How many to return: 1 to 100, default 50." };
+const CURSOR: Parameter = Parameter {
+    name: "cursor",
+    description: "The `next_cursor` of the previous page, unchanged, to continue with older items. Leave it out for the newest.",
+};
+
 const ADMIN: Authority = Authority::Organization(Relation::OrgAdmin);
+
+/// Relations on the path's mailbox: every one of `all_of`.
+const fn on_mailbox(all_of: &'static [Relation]) -> Authority {
+    Authority::Mailbox { mailbox_parameter: "mailboxId", all_of, any_of: &[] }
+}
+
+/// Relations on the path's mailbox: at least one of `any_of`.
+const fn on_mailbox_any(any_of: &'static [Relation]) -> Authority {
+    Authority::Mailbox { mailbox_parameter: "mailboxId", all_of: &[], any_of }
+}
+
+const SEES_MAIL: &[Relation] = &[Relation::MailboxMetadataRead, Relation::MailboxContentRead];
+const WORKS_ON_SENDS: &[Relation] = &[Relation::SendPropose, Relation::ApprovalDecide];
 
 /// Why reading the audit trail is not offered to machines.
 const AUDIT_IS_AN_ESCALATION_MAP: &str = "the audit trail records who holds what and who acted on what across the whole node: a map of how to escalate, not a question an agent's work depends on";
@@ -238,5 +284,184 @@ pub fn declare(id: RouteId) -> Route {
             .response::<CapabilityVocabulary>()
             .exception(Tier::Operator, "the vocabulary is a map of what an agent could be given: it serves the person minting one, not the agent")
             .authority(Authority::Member),
+
+        R::ListMailboxes => Route::new(id, Get, "/api/mailboxes", "list_mailboxes")
+            .summary("Mailboxes I can send from")
+            .description("Lists the mailboxes where the caller may draft and submit outbound mail (send.propose): the work queue. Each lists the relations the caller holds on it. To find mailboxes whose mail the caller can read, use list_readable_mailboxes.")
+            .response::<MailboxList>()
+            .authority(Authority::Filtered { machine_visible: true }),
+
+        R::ListReadableMailboxes => Route::new(id, Get, "/api/mailboxes/readable", "list_readable_mailboxes")
+            .summary("Mailboxes I can read")
+            .description("Lists the mailboxes where the caller may see mail: its metadata (mailbox.metadata.read) or its content too (mailbox.content.read). Each lists the relations the caller holds on it; use the ids with list_messages and search_messages.")
+            .response::<MailboxList>()
+            .authority(Authority::Filtered { machine_visible: true }),
+
+        R::ListAllMailboxes => Route::new(id, Get, "/api/mailboxes/all", "list_all_mailboxes")
+            .summary("Every mailbox")
+            .description("Lists every mailbox on the node, for administering them and granting relations on them.")
+            .response::<MailboxList>()
+            .authority(ADMIN),
+
+        R::CreateMailbox => Route::new(id, Post, "/api/mailboxes", "create_mailbox")
+            .summary("Create a mailbox")
+            .description("Creates a mailbox for an address. Mail to the address is stored once Cloudflare Email Routing sends it to this Worker. Nobody can see its mail until an administrator grants relations on it.")
+            .request::<CreateMailbox>()
+            .response::<Mailbox>()
+            .created()
+            .tier(Tier::Operator)
+            .authority(ADMIN),
+
+        R::UpdateMailbox => Route::new(id, Patch, "/api/mailboxes/:mailboxId", "update_mailbox")
+            .summary("Rename a mailbox")
+            .description("Changes a mailbox's display name, which is also the sender name on mail it sends. The address cannot change.")
+            .path_parameters(&[MAILBOX_ID])
+            .request::<UpdateMailbox>()
+            .response::<Mailbox>()
+            .tier(Tier::Operator)
+            .authority(ADMIN),
+
+        R::ListMessages => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages", "list_messages")
+            .summary("List a mailbox's messages")
+            .description("Lists the messages received by a mailbox, newest first, a page at a time: sender, recipients, subject, dates, size. Never bodies. Follow `next_cursor` to page back in time.")
+            .path_parameters(&[MAILBOX_ID])
+            .query_parameters(&[LIMIT, CURSOR])
+            .response::<MessagePage>()
+            .authority(on_mailbox_any(SEES_MAIL)),
+
+        R::GetMessage => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages/:receiptId", "get_message")
+            .summary("Show a message's metadata")
+            .description("Returns one received message's metadata: headers, threading (Message-ID, In-Reply-To, References) and its attachments' names, types and sizes. Never its body; use get_message_body for that.")
+            .path_parameters(&[MAILBOX_ID, RECEIPT_ID])
+            .response::<Message>()
+            .authority(on_mailbox_any(SEES_MAIL)),
+
+        R::GetMessageBody => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages/:receiptId/body", "get_message_body")
+            .summary("Read a message's text")
+            .description("Returns a received message's text. A message with only an HTML body is rendered to text. Reading content is recorded in the audit chain.")
+            .path_parameters(&[MAILBOX_ID, RECEIPT_ID])
+            .response::<MessageBody>()
+            .authority(on_mailbox(&[Relation::MailboxContentRead]))
+            .reaches_content(),
+
+        R::GetMessageOriginal => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages/:receiptId/original", "get_message_original")
+            .summary("Download the original .eml")
+            .description("Returns the message exactly as it was received (message/rfc822), every header and part included. Needs both content reading and export on the mailbox; recorded in the audit chain.")
+            .path_parameters(&[MAILBOX_ID, RECEIPT_ID])
+            .produces(Produces::Message)
+            .authority(on_mailbox(&[Relation::MailboxContentRead, Relation::MessageExport]))
+            .reaches_content(),
+
+        R::GetAttachment => Route::new(
+            id,
+            Get,
+            "/api/mailboxes/:mailboxId/messages/:receiptId/attachments/:attachmentIndex",
+            "get_attachment",
+        )
+            .summary("Download an attachment")
+            .description("Returns one attachment's bytes with its content type. Recorded in the audit chain.")
+            .path_parameters(&[
+                MAILBOX_ID,
+                RECEIPT_ID,
+                Parameter { name: "attachmentIndex", description: "The attachment's `index` from get_message, from 0." },
+            ])
+            .produces(Produces::Attachment)
+            .authority(on_mailbox(&[Relation::MailboxContentRead]))
+            .reaches_content(),
+
+        R::SearchMessages => Route::new(id, Get, "/api/search", "search_messages")
+            .summary("Search mail")
+            .description("Searches every mailbox the caller can read, newest first. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Recorded in the audit chain, because a body match reveals content.")
+            .query_parameters(&[
+                Parameter { name: "q", description: "The search terms, such as `invoice march` or `\"late payment\" refund*`." },
+                Parameter { name: "limit", description: "How many results to return: 1 to 100, default 25." },
+            ])
+            .response::<SearchResults>()
+            .authority(Authority::Filtered { machine_visible: true })
+            .reaches_content(),
+
+        R::ListSends => Route::new(id, Get, "/api/mailboxes/:mailboxId/sends", "list_sends")
+            .summary("List a mailbox's outbound mail")
+            .description("Lists a mailbox's sends, newest first: the caller's own drafts, and everything submitted, sealed, dispatched, failed or refused. Use it to follow what happened to a send.")
+            .path_parameters(&[MAILBOX_ID])
+            .query_parameters(&[Parameter {
+                name: "state",
+                description: "Only sends in this state: draft, submitted, sealed, dispatched, failed or refused.",
+            }])
+            .response::<SendList>()
+            .authority(on_mailbox_any(WORKS_ON_SENDS)),
+
+        R::CreateDraft => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends", "create_draft")
+            .summary("Draft a message")
+            .description("Starts a draft from this mailbox, new or in reply to a received message (`reply_to`), which gives it the In-Reply-To and References headers. Nothing is sent: submit it for a second person's approval with submit_send.")
+            .path_parameters(&[MAILBOX_ID])
+            .request::<CreateDraft>()
+            .response::<Send>()
+            .created()
+            .tier(Tier::Act)
+            .authority(on_mailbox(&[Relation::SendPropose])),
+
+        R::GetSend => Route::new(id, Get, "/api/mailboxes/:mailboxId/sends/:sendId", "get_send")
+            .summary("Show a send")
+            .description("Returns one send and its state: draft, submitted, sealed, dispatched, failed or refused, with who decided and why.")
+            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .response::<Send>()
+            .authority(on_mailbox_any(WORKS_ON_SENDS)),
+
+        R::UpdateDraft => Route::new(id, Patch, "/api/mailboxes/:mailboxId/sends/:sendId", "update_draft")
+            .summary("Edit a draft")
+            .description("Changes a draft's recipients, subject or text. Only its author can edit it, and only while it is a draft (cancel a submission to edit it again).")
+            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .request::<UpdateDraft>()
+            .response::<Send>()
+            .tier(Tier::Act)
+            .authority(on_mailbox(&[Relation::SendPropose])),
+
+        R::DeleteDraft => Route::new(id, Delete, "/api/mailboxes/:mailboxId/sends/:sendId", "delete_draft")
+            .summary("Delete a draft")
+            .description("Deletes a draft. Only its author can, and only while it is a draft.")
+            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .response::<Send>()
+            .tier(Tier::Act)
+            .authority(on_mailbox(&[Relation::SendPropose])),
+
+        R::SubmitSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/submit", "submit_send")
+            .summary("Submit a draft for approval")
+            .description("Submits the caller's draft for approval. A second person who holds approval.decide on the mailbox must approve it before anything is sent; until then cancel_send takes it back.")
+            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .response::<Send>()
+            .tier(Tier::Act)
+            .authority(on_mailbox(&[Relation::SendPropose])),
+
+        R::CancelSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/cancel", "cancel_send")
+            .summary("Take back a submission")
+            .description("Returns a submitted send to a draft, before anyone has decided on it. Only its submitter can.")
+            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .response::<Send>()
+            .tier(Tier::Act)
+            .authority(on_mailbox(&[Relation::SendPropose])),
+
+        R::ApproveSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/approve", "approve_send")
+            .summary("Approve a send")
+            .description("Approves a submitted send as the second person: it is sealed (made immutable, its manifest hash written into the audit chain) and handed to the mail binding. The submitter cannot approve their own, and an agent never can.")
+            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .response::<Send>()
+            .tier(Tier::Governed)
+            .authority(on_mailbox(&[Relation::ApprovalDecide])),
+
+        R::RefuseSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/refuse", "refuse_send")
+            .summary("Refuse a send")
+            .description("Declines a submitted send, with a reason for its submitter. Nothing is sent.")
+            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .request::<RefuseSend>()
+            .response::<Send>()
+            .tier(Tier::Governed)
+            .authority(on_mailbox(&[Relation::ApprovalDecide])),
+
+        R::ListApprovals => Route::new(id, Get, "/api/approvals", "list_approvals")
+            .summary("Sends awaiting my decision")
+            .description("Lists submitted sends awaiting a decision in mailboxes where the caller holds approval.decide, leaving out the caller's own submissions, oldest first.")
+            .response::<ApprovalQueue>()
+            .authority(Authority::Filtered { machine_visible: false }),
     }
 }

@@ -5,50 +5,140 @@
 //! timers, console), and turns the core's `Response` back into a Worker one. It
 //! decides nothing about the product: every rule lives in the core.
 
+mod bindings;
 mod d1;
 mod platform;
 
-use worker::{Context, Env, event};
+use worker::{Context, Env, ForwardableEmailMessage, event};
 
 use crate::dispatch::dispatch;
 use crate::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
-use crate::node::{Config, Node};
+use crate::inbound::{self, Rejection};
+use crate::node::{Config, DEFAULT_MAXIMUM_MESSAGE_BYTES, Node};
 use crate::refusal::Refusal;
+use crate::storage::Database;
 
 /// The shortest `SESSION_SECRET` the node accepts: 32 bytes of key material.
 const MINIMUM_SESSION_SECRET_LENGTH: usize = 32;
 
 #[event(fetch)]
-async fn fetch(request: worker::Request, env: Env, _context: Context) -> worker::Result<worker::Response> {
+async fn fetch(request: worker::Request, env: Env, context: Context) -> worker::Result<worker::Response> {
     console_error_panic_hook::set_once();
     let response = match handle(request, &env).await {
         Ok(response) => response,
         Err(refusal) => Response::refusal(&refusal),
     };
+    if !response.deferred.is_empty() {
+        // Outcomes recorded after the answer (a dispatch's result) must not hold
+        // it up; the runtime keeps the isolate alive until they are written.
+        if let Ok(database) = env.d1("DB") {
+            let deferred = response.deferred.clone();
+            context.wait_until(async move {
+                if let Err(error) = d1::D1Storage::new(database).execute(deferred).await {
+                    worker::console_error!("a deferred write failed: {error}");
+                }
+            });
+        }
+    }
     to_worker_response(response)
 }
 
-async fn handle(mut request: worker::Request, env: &Env) -> Result<Response, Refusal> {
-    let platform = platform::WorkersPlatform;
-    let config = configuration(env, &platform)?;
-    let core_request = to_core_request(&mut request).await?;
-    let database = env.d1("DB").map_err(|error| {
-        crate::platform::Platform::log(&platform, &format!("the DB binding is missing: {error}"));
-        Refusal::misconfigured("the D1 binding `DB`")
-    })?;
-    let database = d1::D1Storage::new(database);
-    let node = Node { database: &database, platform: &platform, config: &config };
-    Ok(dispatch(&node, &core_request, Surface::Rest).await)
+/// The bindings a request or an email is handled with.
+struct Bindings {
+    platform: platform::WorkersPlatform,
+    config: Config,
+    database: d1::D1Storage,
+    blobs: bindings::R2Blobs,
+    mailer: bindings::EmailBinding,
 }
 
-fn configuration(env: &Env, platform: &platform::WorkersPlatform) -> Result<Config, Refusal> {
+/// Logs a missing binding for the operator and answers the refusal naming it.
+fn missing(what: &'static str) -> impl Fn(worker::Error) -> Refusal {
+    move |error| {
+        worker::console_error!("the binding {what} is missing: {error}");
+        Refusal::misconfigured(what)
+    }
+}
+
+impl Bindings {
+    fn from(env: &Env) -> Result<Bindings, Refusal> {
+        let platform = platform::WorkersPlatform;
+        let config = configuration(env)?;
+        Ok(Bindings {
+            database: d1::D1Storage::new(env.d1("DB").map_err(missing("the D1 binding `DB`"))?),
+            blobs: bindings::R2Blobs::new(env.bucket("RAW_MAIL").map_err(missing("the R2 binding `RAW_MAIL`"))?),
+            mailer: bindings::EmailBinding::new(
+                env.send_email("SEND_EMAIL").map_err(missing("the send_email binding `SEND_EMAIL`"))?,
+            ),
+            platform,
+            config,
+        })
+    }
+
+    fn node(&self) -> Node<'_> {
+        Node {
+            database: &self.database,
+            blobs: &self.blobs,
+            mailer: &self.mailer,
+            platform: &self.platform,
+            config: &self.config,
+        }
+    }
+}
+
+async fn handle(mut request: worker::Request, env: &Env) -> Result<Response, Refusal> {
+    let bindings = Bindings::from(env)?;
+    let core_request = to_core_request(&mut request).await?;
+    Ok(dispatch(&bindings.node(), &core_request, Surface::Rest).await)
+}
+
+/// Inbound mail from Cloudflare Email Routing: stored, or rejected with an SMTP
+/// reason the sender's server reports back.
+#[event(email)]
+async fn email(message: ForwardableEmailMessage, env: Env, _context: Context) -> worker::Result<()> {
+    console_error_panic_hook::set_once();
+    let Ok(bindings) = Bindings::from(&env) else {
+        return reject(&message, &Rejection::TemporaryFailure).await;
+    };
+    let limit = bindings.config.maximum_message_bytes;
+    // Refuse an oversized message on its declared size, before reading it.
+    if message.raw_size() > limit as f64 {
+        return reject(&message, &Rejection::TooLarge { limit }).await;
+    }
+    let raw = match message.raw_bytes().await {
+        Ok(raw) => raw,
+        Err(error) => {
+            worker::console_error!("reading an inbound message failed: {error}");
+            return reject(&message, &Rejection::TemporaryFailure).await;
+        }
+    };
+    let (from, to) = (message.from(), message.to());
+    match inbound::receive(&bindings.node(), &from, &to, &raw).await {
+        Ok(_) => Ok(()),
+        Err(rejection) => reject(&message, &rejection).await,
+    }
+}
+
+/// Rejects an inbound message with its SMTP reason.
+async fn reject(message: &ForwardableEmailMessage, rejection: &Rejection) -> worker::Result<()> {
+    message.set_reject(&rejection.smtp_reason());
+    Ok(())
+}
+
+fn configuration(env: &Env) -> Result<Config, Refusal> {
     let secret = |name: &str| env.secret(name).ok().map(|value| value.to_string()).filter(|value| !value.is_empty());
     let Some(session_secret) = secret("SESSION_SECRET").filter(|value| value.len() >= MINIMUM_SESSION_SECRET_LENGTH)
     else {
-        crate::platform::Platform::log(platform, "SESSION_SECRET is missing or shorter than 32 characters");
+        worker::console_error!("SESSION_SECRET is missing or shorter than 32 characters");
         return Err(Refusal::misconfigured("the SESSION_SECRET secret (32 characters or more)"));
     };
-    Ok(Config::new(session_secret.into_bytes(), secret("SETUP_TOKEN")))
+    let mut config = Config::new(session_secret.into_bytes(), secret("SETUP_TOKEN"));
+    config.maximum_message_bytes = env
+        .var("MAXIMUM_MESSAGE_BYTES")
+        .ok()
+        .and_then(|value| value.to_string().parse().ok())
+        .unwrap_or(DEFAULT_MAXIMUM_MESSAGE_BYTES);
+    Ok(config)
 }
 
 async fn to_core_request(request: &mut worker::Request) -> Result<Request, Refusal> {

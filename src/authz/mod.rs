@@ -17,6 +17,10 @@ use tuples::Holder;
 /// Why a signed-in caller may not use a route.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum AuthorityError {
+    /// The caller holds nothing on the mailbox, which answers as if it did not exist.
+    NoSuchMailbox { mailbox_id: String },
+    /// The caller holds something on the mailbox, but not these relations.
+    MissingMailboxRelations { mailbox_id: String, missing: Vec<Relation>, any: bool },
     /// The route needs this relation on the organisation.
     MissingOrganizationRelation(Relation),
     /// The route is the named person's own, or an administrator's.
@@ -32,6 +36,45 @@ pub enum Check {
     SessionLive,
     /// The caller holds a relation; if not, the route refuses with the error.
     Holds(AuthorityError),
+    /// The caller holds, on the mailbox, every one of `all_of` and (when not empty)
+    /// one of `any_of`. The statement lists what it holds there.
+    Mailbox { mailbox_id: String, all_of: &'static [Relation], any_of: &'static [Relation] },
+}
+
+impl Check {
+    /// Whether the result of this check's statement lets the request through.
+    pub fn settle(&self, rows: &[crate::storage::Row]) -> Result<(), AuthorityError> {
+        match self {
+            Check::SessionLive | Check::Holds(_) => Ok(()),
+            Check::Mailbox { mailbox_id, all_of, any_of } => {
+                let held: Vec<Relation> = rows
+                    .iter()
+                    .filter_map(|row| row.text("relation").ok())
+                    .filter_map(|name| Relation::parse(&name))
+                    .collect();
+                if held.is_empty() {
+                    return Err(AuthorityError::NoSuchMailbox { mailbox_id: mailbox_id.clone() });
+                }
+                let missing: Vec<Relation> =
+                    all_of.iter().copied().filter(|relation| !held.contains(relation)).collect();
+                if !missing.is_empty() {
+                    return Err(AuthorityError::MissingMailboxRelations {
+                        mailbox_id: mailbox_id.clone(),
+                        missing,
+                        any: false,
+                    });
+                }
+                if !any_of.is_empty() && !any_of.iter().any(|relation| held.contains(relation)) {
+                    return Err(AuthorityError::MissingMailboxRelations {
+                        mailbox_id: mailbox_id.clone(),
+                        missing: any_of.to_vec(),
+                        any: true,
+                    });
+                }
+                Ok(())
+            }
+        }
+    }
 }
 
 /// A check with the statement that answers it.
@@ -84,7 +127,11 @@ pub fn checks_for(
         statement: tuples::holds(&holder, relation, ORGANIZATION_OBJECT),
     };
     match authority {
-        Authority::Public | Authority::Member | Authority::Filtered | Authority::Requester | Authority::Personal => {}
+        Authority::Public
+        | Authority::Member
+        | Authority::Filtered { .. }
+        | Authority::Requester
+        | Authority::Personal => {}
         Authority::Organization(relation) => {
             checks.push(holds(*relation, AuthorityError::MissingOrganizationRelation(*relation)));
         }
@@ -94,10 +141,12 @@ pub fn checks_for(
                 checks.push(holds(Relation::OrgAdmin, AuthorityError::NotSelfOrAdministrator));
             }
         }
-        Authority::Mailbox { .. } => {
-            // No mailbox routes are declared yet; a mailbox route must not be
-            // answered until its relations are checked, so refuse outright.
-            checks.push(holds(Relation::OrgAdmin, AuthorityError::NotSelfOrAdministrator));
+        Authority::Mailbox { mailbox_parameter, all_of, any_of } => {
+            let mailbox_id = path_parameter(mailbox_parameter).unwrap_or_default();
+            checks.push(PendingCheck {
+                statement: tuples::relations_on(&holder, &mailbox_id),
+                check: Check::Mailbox { mailbox_id, all_of, any_of },
+            });
         }
     }
     Ok(checks)

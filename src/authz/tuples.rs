@@ -16,7 +16,7 @@ use crate::storage::{Statement, Value};
 /// sponsor's) or is exempt, with the reason.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Predicate {
-    /// Asks what a principal holds; built on `holds_condition`, where delegation lives.
+    /// Asks what a principal holds; built on `holder_condition`, where delegation lives.
     Intersected,
     /// Does not ask what a principal holds, for the stated reason.
     Exempt(&'static str),
@@ -24,9 +24,12 @@ pub enum Predicate {
 
 /// Every public function of this module, classified. A test fails when a public
 /// function is missing here, or is marked intersected without being built on
-/// `holds_condition`.
+/// `holder_condition`.
 pub const PREDICATES: &[(&str, Predicate)] = &[
     ("holds", Predicate::Intersected),
+    ("relations_on", Predicate::Intersected),
+    ("mailboxes_where", Predicate::Intersected),
+    ("mailbox_ids_where", Predicate::Intersected),
     ("is_administrator", Predicate::Intersected),
     (
         "administrators",
@@ -65,27 +68,77 @@ pub enum Holder {
     Person(String),
 }
 
-/// The SQL condition "`holder` holds `relation` on `object`", with its parameters
-/// in order. A person holds a relation directly or through a team's `#member`
-/// userset; a disabled person's tuples confer nothing.
-fn holds_condition(holder: &Holder, relation: &str, object: &str) -> (String, Vec<Value>) {
+/// The SQL condition that tuple row `t` is held by `holder`, with its parameters
+/// in order. This is the one place a principal's tuples are defined: a person
+/// holds a tuple granted to them directly or to a team they belong to, and a
+/// disabled person's tuples confer nothing. Every intersected predicate below is
+/// built on it, so delegation, added here, reaches all of them.
+fn holder_condition(holder: &Holder) -> (String, Vec<Value>) {
     match holder {
         Holder::Person(person_id) => (
-            "EXISTS (SELECT 1 FROM relation_tuples t \
-               WHERE t.relation = ? AND t.object = ? \
-                 AND (t.subject = ? OR t.subject IN \
-                      (SELECT m.team_id || '#member' FROM team_members m WHERE m.person_id = ?)) \
-                 AND EXISTS (SELECT 1 FROM people p WHERE p.id = ? AND p.disabled_at IS NULL))"
+            "(t.subject = ? OR t.subject IN (SELECT m.team_id || '#member' FROM team_members m WHERE m.person_id = ?)) \
+             AND EXISTS (SELECT 1 FROM people p WHERE p.id = ? AND p.disabled_at IS NULL)"
                 .to_string(),
-            vec![relation.into(), object.into(), person_id.into(), person_id.into(), person_id.into()],
+            vec![person_id.into(), person_id.into(), person_id.into()],
         ),
     }
 }
 
 /// `SELECT held`: 1 when `holder` holds `relation` on `object`, else 0.
 pub fn holds(holder: &Holder, relation: Relation, object: &str) -> Statement {
-    let (condition, parameters) = holds_condition(holder, relation.name(), object);
-    Statement { sql: format!("SELECT {condition} AS held").into(), parameters }
+    let (condition, holder_parameters) = holder_condition(holder);
+    let mut parameters: Vec<Value> = vec![relation.name().into(), object.into()];
+    parameters.extend(holder_parameters);
+    Statement {
+        sql: format!(
+            "SELECT EXISTS (SELECT 1 FROM relation_tuples t WHERE t.relation = ? AND t.object = ? AND {condition}) AS held"
+        )
+        .into(),
+        parameters,
+    }
+}
+
+/// `SELECT relation`: every relation `holder` holds on `object`, one row each.
+pub fn relations_on(holder: &Holder, object: &str) -> Statement {
+    let (condition, holder_parameters) = holder_condition(holder);
+    let mut parameters: Vec<Value> = vec![object.into()];
+    parameters.extend(holder_parameters);
+    Statement {
+        sql: format!("SELECT DISTINCT t.relation FROM relation_tuples t WHERE t.object = ? AND {condition}").into(),
+        parameters,
+    }
+}
+
+/// The mailboxes where `holder` holds any of `relations`, with every relation it
+/// holds on each (`held`, comma-separated), ordered by address.
+pub fn mailboxes_where(holder: &Holder, relations: &[Relation]) -> Statement {
+    let (condition, holder_parameters) = holder_condition(holder);
+    let placeholders = vec!["?"; relations.len()].join(", ");
+    let mut parameters: Vec<Value> = holder_parameters.clone();
+    parameters.extend(relations.iter().map(|relation| Value::from(relation.name())));
+    parameters.extend(holder_parameters);
+    Statement {
+        sql: format!(
+            "SELECT m.id, m.address, m.display_name, m.created_at, \
+                    (SELECT group_concat(relation) FROM (SELECT DISTINCT t.relation FROM relation_tuples t \
+                      WHERE t.object = m.id AND {condition} ORDER BY t.relation)) AS held \
+             FROM mailboxes m \
+             WHERE m.id IN (SELECT t.object FROM relation_tuples t WHERE t.relation IN ({placeholders}) AND {condition}) \
+             ORDER BY m.address"
+        )
+        .into(),
+        parameters,
+    }
+}
+
+/// The SQL subquery "ids of the mailboxes where `holder` holds any of
+/// `relations`", with its parameters, for a query that filters rows by it.
+pub fn mailbox_ids_where(holder: &Holder, relations: &[Relation]) -> (String, Vec<Value>) {
+    let (condition, holder_parameters) = holder_condition(holder);
+    let placeholders = vec!["?"; relations.len()].join(", ");
+    let mut parameters: Vec<Value> = relations.iter().map(|relation| Value::from(relation.name())).collect();
+    parameters.extend(holder_parameters);
+    (format!("SELECT t.object FROM relation_tuples t WHERE t.relation IN ({placeholders}) AND {condition}"), parameters)
 }
 
 /// `SELECT held`: whether `holder` administers the node.

@@ -21,6 +21,24 @@ test("every documented operation answers as documented, successes and refusals a
   const ben = (await call("POST", "/api/people", { token, body: { email: "ben@example.com", name: "Ben", password } })).body;
   const benSession = (await call("POST", "/api/sessions", { body: { email: "ben@example.com", password } })).body.session;
   const team = (await call("POST", "/api/teams", { token, body: { name: "Support" } })).body;
+  const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "support@mailroom.test", display_name: "Support" } })).body;
+  for (const relation of ["mailbox.content.read", "message.export", "send.propose", "approval.decide"]) {
+    await call("POST", "/api/relations", { token, body: { subject: ben.id, relation, object: mailbox.id } });
+  }
+  await call("POST", "/api/relations", { token, body: { subject: admin.id, relation: "approval.decide", object: mailbox.id } });
+  const raw = readFileSync(join(ROOT, "tests", "fixtures", "mail", "multipart-attachment.eml"));
+  assert.equal(await node.deliver("sender@outside.example", "support@mailroom.test", raw), null);
+  const benToken = benSession.access_token;
+  const receipt = (await call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token: benToken })).body.messages[0];
+  const sends = `/api/mailboxes/${mailbox.id}/sends`;
+  const draft = async () =>
+    (await call("POST", sends, { token: benToken, body: { to: ["ana@customer.example"], subject: "Re: contract", text: "Thanks.", reply_to: receipt.id } })).body.id;
+  const submitted = async () => {
+    const id = await draft();
+    await call("POST", `${sends}/${id}/submit`, { token: benToken });
+    return id;
+  };
+  const message = `/api/mailboxes/${mailbox.id}/messages/${receipt.id}`;
 
   const calls = [
     ["GET", "/"],
@@ -43,6 +61,28 @@ test("every documented operation answers as documented, successes and refusals a
     ["GET", "/api/audit?limit=5", { token }],
     ["GET", "/api/audit/verify", { token }],
     ["GET", "/api/agent-capabilities", { token }],
+    ["GET", "/api/mailboxes", { token: benToken }],
+    ["GET", "/api/mailboxes/readable", { token: benToken }],
+    ["GET", "/api/mailboxes/all", { token }],
+    ["POST", "/api/mailboxes", { token, body: { address: "support@mailroom.test", display_name: "Taken" } }],
+    ["PATCH", `/api/mailboxes/${mailbox.id}`, { token, body: { display_name: "Help desk" } }],
+    ["GET", `/api/mailboxes/${mailbox.id}/messages?limit=1`, { token: benToken }],
+    ["GET", message, { token: benToken }],
+    ["GET", `${message}/body`, { token: benToken }],
+    ["GET", `${message}/original`, { token: benToken }],
+    ["GET", `${message}/attachments/0`, { token: benToken }],
+    ["GET", `${message}/attachments/7`, { token: benToken }],
+    ["GET", "/api/search?q=contract", { token: benToken }],
+    ["POST", sends, { token: benToken, body: { to: [], subject: "x", text: "y" } }],
+    ["GET", sends, { token: benToken }],
+    ["GET", `${sends}/${await draft()}`, { token: benToken }],
+    ["PATCH", `${sends}/${await draft()}`, { token: benToken, body: { text: "Edited" } }],
+    ["DELETE", `${sends}/${await draft()}`, { token: benToken }],
+    ["POST", `${sends}/${await draft()}/submit`, { token: benToken }],
+    ["POST", `${sends}/${await submitted()}/cancel`, { token: benToken }],
+    ["GET", "/api/approvals", { token }],
+    ["POST", `${sends}/${await submitted()}/approve`, { token }],
+    ["POST", `${sends}/${await submitted()}/refuse`, { token, body: { reason: "Not yet." } }],
     ["POST", "/api/me/password", { token, body: { current_password: ADMIN.password, new_password: ADMIN.password } }],
     ["DELETE", "/api/sessions/current", { token }],
   ];

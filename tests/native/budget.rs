@@ -20,6 +20,34 @@ fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request, u16) {
     let (ben, ben_token) = world.person(&format!("ben-{route:?}@example.com").to_lowercase());
     let team = world.team(&format!("Team {route:?}"));
     let admin = |method: &str, path: &str| request(method, path).bearer(&world.admin_token);
+    let as_ben = |method: &str, path: &str| request(method, path).bearer(&ben_token);
+    // A mailbox of its own for every route, with a received message, on which ben
+    // holds every mailbox relation and the administrator may decide.
+    let address = format!("box-{route:?}@mailroom.test").to_lowercase();
+    let mailbox = world.mailbox(&address);
+    let receipt = world.deliver("multipart-attachment", &address);
+    world.grant_all(
+        &ben,
+        &["mailbox.metadata.read", "mailbox.content.read", "message.export", "send.propose", "approval.decide"],
+        &mailbox,
+    );
+    world.grant_all(&world.admin_id, &["approval.decide"], &mailbox);
+    let message = format!("/api/mailboxes/{mailbox}/messages/{receipt}");
+    let sends = format!("/api/mailboxes/{mailbox}/sends");
+    let draft = || {
+        let created = world.call(
+            "POST",
+            &sends,
+            Some(&ben_token),
+            Some(json!({ "to": ["ana@customer.example"], "subject": "Re: contract", "text": "Thanks.", "reply_to": receipt })),
+        );
+        body(&created)["id"].as_str().unwrap().to_string()
+    };
+    let submitted = || {
+        let send = draft();
+        world.call("POST", &format!("{sends}/{send}/submit"), Some(&ben_token), None);
+        send
+    };
     match route {
         RouteId::InterfaceShell => (request("GET", "/"), 200),
         RouteId::SetUpNode => (
@@ -77,6 +105,43 @@ fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request, u16) {
         RouteId::ListAuditEntries => (admin("GET", "/api/audit"), 200),
         RouteId::VerifyAuditChain => (admin("GET", "/api/audit/verify"), 200),
         RouteId::ListAgentCapabilities => (request("GET", "/api/agent-capabilities").bearer(&ben_token), 200),
+        RouteId::ListMailboxes => (as_ben("GET", "/api/mailboxes"), 200),
+        RouteId::ListReadableMailboxes => (as_ben("GET", "/api/mailboxes/readable"), 200),
+        RouteId::ListAllMailboxes => (admin("GET", "/api/mailboxes/all"), 200),
+        RouteId::CreateMailbox => (
+            admin("POST", "/api/mailboxes").json(json!({ "address": "new@mailroom.test", "display_name": "New" })),
+            201,
+        ),
+        RouteId::UpdateMailbox => {
+            (admin("PATCH", &format!("/api/mailboxes/{mailbox}")).json(json!({ "display_name": "Renamed" })), 200)
+        }
+        RouteId::ListMessages => (as_ben("GET", &format!("/api/mailboxes/{mailbox}/messages")), 200),
+        RouteId::GetMessage => (as_ben("GET", &message), 200),
+        RouteId::GetMessageBody => (as_ben("GET", &format!("{message}/body")), 200),
+        RouteId::GetMessageOriginal => (as_ben("GET", &format!("{message}/original")), 200),
+        RouteId::GetAttachment => (as_ben("GET", &format!("{message}/attachments/0")), 200),
+        RouteId::SearchMessages => (as_ben("GET", "/api/search?q=contract"), 200),
+        RouteId::ListSends => (as_ben("GET", &sends), 200),
+        RouteId::CreateDraft => (
+            as_ben("POST", &sends)
+                .json(json!({ "to": ["ana@customer.example"], "subject": "Hi", "text": "Hello", "reply_to": receipt })),
+            201,
+        ),
+        RouteId::GetSend => (as_ben("GET", &format!("{sends}/{}", draft())), 200),
+        RouteId::UpdateDraft => {
+            (as_ben("PATCH", &format!("{sends}/{}", draft())).json(json!({ "text": "Edited" })), 200)
+        }
+        RouteId::DeleteDraft => (as_ben("DELETE", &format!("{sends}/{}", draft())), 200),
+        RouteId::SubmitSend => (as_ben("POST", &format!("{sends}/{}/submit", draft())), 200),
+        RouteId::CancelSend => (as_ben("POST", &format!("{sends}/{}/cancel", submitted())), 200),
+        RouteId::ApproveSend => (admin("POST", &format!("{sends}/{}/approve", submitted())), 200),
+        RouteId::RefuseSend => {
+            (admin("POST", &format!("{sends}/{}/refuse", submitted())).json(json!({ "reason": "Not yet." })), 200)
+        }
+        RouteId::ListApprovals => {
+            submitted();
+            (admin("GET", "/api/approvals"), 200)
+        }
     }
 }
 

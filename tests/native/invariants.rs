@@ -87,8 +87,8 @@ fn every_tuple_predicate_is_classified_and_intersected_ones_use_the_delegation_p
                  or Exempt with the reason it does not"
             ),
             Some(Predicate::Intersected) => assert!(
-                body.contains("holds_condition(") || body.contains("holds("),
-                "tuples::{name} is classified as intersected but is not built on holds_condition"
+                body.contains("holder_condition(") || body.contains("holds("),
+                "tuples::{name} is classified as intersected but is not built on holder_condition"
             ),
             Some(Predicate::Exempt(reason)) => {
                 assert!(reason.len() > 20, "tuples::{name} needs a real reason")

@@ -8,6 +8,8 @@ mod audit_chain;
 mod budget;
 mod identity;
 mod invariants;
+mod mail;
 mod people_and_teams;
 mod refusals;
 mod relations;
+mod sends;

@@ -129,3 +129,35 @@ pub fn assert_refused(response: &Response, status: u16, code: &str) {
         assert!(!value.trim().is_empty(), "refusal {code} has no {part}: {}", text(response));
     }
 }
+
+/// A received-mail fixture from `tests/fixtures/mail/`, byte for byte.
+pub fn fixture(name: &str) -> Vec<u8> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/mail").join(format!("{name}.eml"));
+    std::fs::read(&path).unwrap_or_else(|error| panic!("{}: {error}", path.display()))
+}
+
+impl World {
+    /// Creates a mailbox: its id.
+    pub fn mailbox(&self, address: &str) -> String {
+        let created =
+            self.admin("POST", "/api/mailboxes", Some(json!({ "address": address, "display_name": "Support" })));
+        assert_eq!(created.status, 201, "{}", text(&created));
+        body(&created)["id"].as_str().unwrap().to_string()
+    }
+
+    /// Delivers a fixture to `to`: the receipt's id.
+    pub fn deliver(&self, name: &str, to: &str) -> String {
+        match self.node.deliver("sender@outside.example", to, &fixture(name)) {
+            Ok(mailroom::inbound::Delivery::Stored { receipt_id }) => receipt_id,
+            other => panic!("delivering {name} to {to}: {other:?}"),
+        }
+    }
+
+    /// Grants `relations` on `object` to `subject`.
+    pub fn grant_all(&self, subject: &str, relations: &[&str], object: &str) {
+        for relation in relations {
+            let granted = self.grant(subject, relation, object);
+            assert_eq!(granted.status, 201, "{}", text(&granted));
+        }
+    }
+}

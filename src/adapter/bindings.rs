@@ -1,0 +1,69 @@
+//! The R2 bucket and the `send_email` binding, behind the core's `BlobStore` and
+//! `Mailer` traits.
+
+use worker::{Bucket, EmailMessage, SendEmail};
+
+use crate::blobs::{BlobError, BlobStore};
+use crate::outbound::{Mailer, MailerError};
+use crate::storage::LocalBoxFuture;
+
+pub struct R2Blobs {
+    bucket: Bucket,
+}
+
+impl R2Blobs {
+    pub fn new(bucket: Bucket) -> R2Blobs {
+        R2Blobs { bucket }
+    }
+}
+
+impl BlobStore for R2Blobs {
+    fn put<'a>(&'a self, key: &'a str, bytes: &'a [u8]) -> LocalBoxFuture<'a, Result<(), BlobError>> {
+        Box::pin(async move {
+            self.bucket.put(key, bytes.to_vec()).execute().await.map_err(|error| BlobError(error.to_string()))?;
+            Ok(())
+        })
+    }
+
+    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>, BlobError>> {
+        Box::pin(async move {
+            let Some(object) = self.bucket.get(key).execute().await.map_err(|error| BlobError(error.to_string()))?
+            else {
+                return Ok(None);
+            };
+            let Some(body) = object.body() else {
+                return Ok(None);
+            };
+            body.bytes().await.map(Some).map_err(|error| BlobError(error.to_string()))
+        })
+    }
+}
+
+pub struct EmailBinding {
+    binding: SendEmail,
+}
+
+impl EmailBinding {
+    pub fn new(binding: SendEmail) -> EmailBinding {
+        EmailBinding { binding }
+    }
+}
+
+impl Mailer for EmailBinding {
+    fn send<'a>(
+        &'a self,
+        envelope_from: &'a str,
+        envelope_to: &'a str,
+        raw: &'a [u8],
+    ) -> LocalBoxFuture<'a, Result<(), MailerError>> {
+        Box::pin(async move {
+            // The message is written by mail-builder, which encodes everything to
+            // 7-bit ASCII, so it is always valid text.
+            let raw = std::str::from_utf8(raw).map_err(|_| MailerError("the message is not ASCII".into()))?;
+            let message = EmailMessage::new(envelope_from, envelope_to, raw)
+                .map_err(|error| MailerError(format!("{error:?}")))?;
+            self.binding.send(&message).await.map_err(|error| MailerError(format!("{error:?}")))?;
+            Ok(())
+        })
+    }
+}

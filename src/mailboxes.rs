@@ -1,0 +1,158 @@
+//! Mailboxes: the addresses mail arrives at, created and renamed by an
+//! administrator, and the two listings a caller finds its work through: where it
+//! may send from (the work queue) and where it may read.
+//!
+//! Who may see a mailbox is never decided here: every listing asks
+//! `authz::tuples`, which intersects an agent's tuples with its sponsor's.
+
+use mailroom_contract::Relation;
+use mailroom_contract::api::{CreateMailbox, Mailbox, MailboxList, UpdateMailbox};
+use serde::Deserialize;
+
+use crate::addresses;
+use crate::authz::{holder_of, tuples};
+use crate::context::Context;
+use crate::http::Response;
+use crate::ids::{IdKind, is_id_of, new_id};
+use crate::refusal::Refusal;
+use crate::storage::{QueryResult, Statement};
+use crate::time::rfc3339;
+
+/// What can be wrong with a mailbox or a request about one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MailboxError {
+    /// Not an address mail can be delivered to.
+    InvalidAddress,
+    /// Another mailbox has this address.
+    AddressTaken,
+    /// Empty or over-long display name.
+    InvalidDisplayName,
+    /// No mailbox has this id.
+    NoSuchMailbox { id: String },
+}
+
+#[derive(Deserialize)]
+struct MailboxRow {
+    id: String,
+    address: String,
+    display_name: String,
+    created_at: i64,
+    #[serde(default)]
+    held: Option<String>,
+}
+
+impl MailboxRow {
+    fn present(self) -> Mailbox {
+        let mut held: Vec<String> =
+            self.held.unwrap_or_default().split(',').filter(|name| !name.is_empty()).map(str::to_string).collect();
+        held.sort();
+        held.dedup();
+        Mailbox {
+            id: self.id,
+            address: self.address,
+            display_name: self.display_name,
+            created_at: rfc3339(self.created_at),
+            held,
+        }
+    }
+}
+
+fn present_all(context: &Context<'_>, result: &QueryResult) -> Result<Vec<Mailbox>, Refusal> {
+    let rows: Vec<MailboxRow> = result.decode_all().map_err(|error| context.internal(error))?;
+    Ok(rows.into_iter().map(MailboxRow::present).collect())
+}
+
+/// Lists the mailboxes where the caller holds any of `relations`.
+async fn list_where(context: &mut Context<'_>, relations: &[Relation]) -> Result<Response, Refusal> {
+    let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
+    let [mailboxes] = context.read_array([tuples::mailboxes_where(&holder, relations)]).await?;
+    let mailboxes = present_all(context, &mailboxes)?;
+    Ok(context.json(&MailboxList { mailboxes }))
+}
+
+/// `GET /api/mailboxes`: where the caller may propose sends.
+pub async fn list_work_queue(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    list_where(context, &[Relation::SendPropose]).await
+}
+
+/// `GET /api/mailboxes/readable`: where the caller may see mail.
+pub async fn list_readable(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    list_where(context, &[Relation::MailboxMetadataRead, Relation::MailboxContentRead]).await
+}
+
+/// `GET /api/mailboxes/all`.
+pub async fn list_all(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
+    let all = Statement::new("SELECT id, address, display_name, created_at FROM mailboxes ORDER BY address");
+    let [all, held] = context.read_array([all, tuples::mailboxes_where(&holder, Relation::ALL)]).await?;
+    let held = present_all(context, &held)?;
+    let mut mailboxes = present_all(context, &all)?;
+    for mailbox in &mut mailboxes {
+        if let Some(mine) = held.iter().find(|mine| mine.id == mailbox.id) {
+            mailbox.held = mine.held.clone();
+        }
+    }
+    Ok(context.json(&MailboxList { mailboxes }))
+}
+
+fn validate_display_name(name: &str) -> Result<String, MailboxError> {
+    let name = name.trim();
+    let valid = !name.is_empty() && name.chars().count() <= 100 && !name.chars().any(char::is_control);
+    if valid { Ok(name.to_string()) } else { Err(MailboxError::InvalidDisplayName) }
+}
+
+/// `POST /api/mailboxes`.
+pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: CreateMailbox = context.body()?;
+    let address = addresses::normalize(&request.address).ok_or(MailboxError::InvalidAddress)?;
+    let display_name = validate_display_name(&request.display_name)?;
+    let existing = Statement::new("SELECT id FROM mailboxes WHERE address = ?1").bind(address.as_str());
+    let [existing] = context.read_array([existing]).await?;
+    if !existing.rows.is_empty() {
+        return Err(MailboxError::AddressTaken.into());
+    }
+    let mailbox_id = new_id(IdKind::Mailbox, context.node.platform);
+    context.write(
+        Statement::new("INSERT INTO mailboxes (id, address, display_name, created_at) VALUES (?1, ?2, ?3, ?4)")
+            .bind(mailbox_id.as_str())
+            .bind(address.as_str())
+            .bind(display_name.as_str())
+            .bind(context.now_ms),
+    );
+    context.on_constraint_violation("mailboxes.address", MailboxError::AddressTaken);
+    context.audit_object(mailbox_id.clone());
+    context.audit_detail(serde_json::json!({ "address": address, "display_name": display_name }));
+    Ok(context.json(&Mailbox {
+        id: mailbox_id,
+        address,
+        display_name,
+        created_at: rfc3339(context.now_ms),
+        held: Vec::new(),
+    }))
+}
+
+/// `PATCH /api/mailboxes/:mailboxId`.
+pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: UpdateMailbox = context.body()?;
+    let mailbox_id = context.path("mailboxId").to_string();
+    if !is_id_of(&mailbox_id, IdKind::Mailbox) {
+        return Err(MailboxError::NoSuchMailbox { id: mailbox_id }.into());
+    }
+    let display_name = validate_display_name(&request.display_name)?;
+    let current = Statement::new("SELECT id, address, display_name, created_at FROM mailboxes WHERE id = ?1")
+        .bind(mailbox_id.as_str());
+    let [current] = context.read_array([current]).await?;
+    let Some(row) = current.first() else {
+        return Err(MailboxError::NoSuchMailbox { id: mailbox_id }.into());
+    };
+    let mut mailbox: MailboxRow = row.decode().map_err(|error| context.internal(error))?;
+    context.write(
+        Statement::new("UPDATE mailboxes SET display_name = ?2 WHERE id = ?1")
+            .bind(mailbox_id.as_str())
+            .bind(display_name.as_str()),
+    );
+    context.audit_object(mailbox_id);
+    context.audit_detail(serde_json::json!({ "from": mailbox.display_name, "to": display_name }));
+    mailbox.display_name = display_name;
+    Ok(context.json(&mailbox.present()))
+}

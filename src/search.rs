@@ -1,0 +1,164 @@
+//! Search over received mail, with SQLite FTS5, in two arms that never mix.
+//!
+//! The metadata arm matches sender, recipients and subject in mailboxes where the
+//! caller reads metadata or content; the content arm matches bodies only in
+//! mailboxes where the caller reads content. A term found only in the body of a
+//! message in a metadata-only mailbox is therefore not found at all: a result
+//! never reveals a body to a caller who may not read it. Both arms travel in one
+//! round trip with the authentication checks.
+//!
+//! The caller's words never reach FTS5's query syntax: each term is quoted, so a
+//! query cannot be a syntax error inside the database. The few things our own
+//! syntax refuses (an unclosed quote, no searchable words) are refusals.
+
+use mailroom_contract::Relation;
+use mailroom_contract::api::{SearchHit, SearchResults};
+use serde::Deserialize;
+
+use crate::authz::{holder_of, tuples};
+use crate::context::Context;
+use crate::http::Response;
+use crate::messages::{SUMMARY_COLUMNS, SummaryRow, limit};
+use crate::refusal::Refusal;
+use crate::storage::{Statement, Value};
+
+/// The most terms one query may have.
+pub const MAXIMUM_TERMS: usize = 16;
+/// The longest query accepted, in characters.
+pub const MAXIMUM_QUERY_LENGTH: usize = 500;
+
+/// Why a query could not be understood.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SearchError {
+    /// No `q`, or nothing searchable in it.
+    EmptyQuery,
+    /// A `"` opened a phrase that never closed.
+    UnclosedQuote,
+    /// Too long or too many terms.
+    QueryTooLong,
+}
+
+/// Turns what a person typed into an FTS5 query: every term and phrase quoted,
+/// a trailing `*` kept as a prefix search, terms joined by AND.
+pub fn fts_query(input: &str) -> Result<String, SearchError> {
+    if input.chars().count() > MAXIMUM_QUERY_LENGTH {
+        return Err(SearchError::QueryTooLong);
+    }
+    let mut terms: Vec<String> = Vec::new();
+    let mut rest = input.trim();
+    while !rest.is_empty() {
+        let (term, prefix, remainder) = if let Some(after_quote) = rest.strip_prefix('"') {
+            let end = after_quote.find('"').ok_or(SearchError::UnclosedQuote)?;
+            let remainder = &after_quote[end + 1..];
+            let (prefix, remainder) = match remainder.strip_prefix('*') {
+                Some(remainder) => (true, remainder),
+                None => (false, remainder),
+            };
+            (&after_quote[..end], prefix, remainder)
+        } else {
+            let end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            let word = &rest[..end];
+            match word.strip_suffix('*') {
+                Some(stem) => (stem, true, &rest[end..]),
+                None => (word, false, &rest[end..]),
+            }
+        };
+        // A term with nothing the tokenizer indexes (only punctuation) would match
+        // nothing; leaving it out is what the person meant.
+        if term.chars().any(char::is_alphanumeric) {
+            let quoted = format!("\"{}\"", term.replace('"', "\"\""));
+            terms.push(if prefix { format!("{quoted}*") } else { quoted });
+        }
+        rest = remainder.trim_start();
+    }
+    if terms.is_empty() {
+        return Err(SearchError::EmptyQuery);
+    }
+    if terms.len() > MAXIMUM_TERMS {
+        return Err(SearchError::QueryTooLong);
+    }
+    Ok(terms.join(" "))
+}
+
+#[derive(Deserialize)]
+struct HitRow {
+    #[serde(flatten)]
+    summary: SummaryRow,
+    snippet: Option<String>,
+}
+
+/// `GET /api/search`.
+pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let query = fts_query(context.query("q").unwrap_or_default())?;
+    let limit = limit(context, 25, 100)?;
+    let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
+    let arm = |index: &str, relations: &[Relation], snippet: &str| {
+        let (visible, visible_parameters) = tuples::mailbox_ids_where(&holder, relations);
+        let mut parameters: Vec<Value> = vec![query.as_str().into()];
+        parameters.extend(visible_parameters);
+        parameters.push(limit.into());
+        Statement {
+            sql: format!(
+                "SELECT {SUMMARY_COLUMNS}, {snippet} AS snippet FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
+                 WHERE {index} MATCH ? AND r.mailbox_id IN ({visible}) \
+                 ORDER BY r.received_at DESC, r.id DESC LIMIT ?"
+            )
+            .into(),
+            parameters,
+        }
+    };
+    let headers = arm("receipt_headers_index", &[Relation::MailboxMetadataRead, Relation::MailboxContentRead], "NULL");
+    let bodies = arm(
+        "receipt_bodies_index",
+        &[Relation::MailboxContentRead],
+        "snippet(receipt_bodies_index, 0, '[', ']', '…', 12)",
+    );
+    context.audit_detail(serde_json::json!({ "q": context.query("q") }));
+    let [headers, bodies] = context.read_array([headers, bodies]).await?;
+    let header_rows: Vec<HitRow> = headers.decode_all().map_err(|error| context.internal(error))?;
+    let body_rows: Vec<HitRow> = bodies.decode_all().map_err(|error| context.internal(error))?;
+    // One hit per message: a body match carries its passage, so it wins.
+    let mut hits: Vec<(i64, SearchHit)> = Vec::new();
+    for (row, matched_in) in
+        body_rows.into_iter().map(|row| (row, "body")).chain(header_rows.into_iter().map(|row| (row, "headers")))
+    {
+        if hits.iter().any(|(_, hit)| hit.message.id == row.summary.id) {
+            continue;
+        }
+        let hit = SearchHit {
+            message: row.summary.present(),
+            matched_in: matched_in.to_string(),
+            snippet: if matched_in == "body" { row.snippet } else { None },
+        };
+        hits.push((row.summary.received_at, hit));
+    }
+    hits.sort_by(|(left_at, left), (right_at, right)| {
+        right_at.cmp(left_at).then(right.message.id.cmp(&left.message.id))
+    });
+    hits.truncate(limit as usize);
+    context.audit_detail(serde_json::json!({ "q": context.query("q"), "results": hits.len() }));
+    Ok(context.json(&SearchResults { results: hits.into_iter().map(|(_, hit)| hit).collect() }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(input: &str, expected: Result<&str, SearchError>) {
+        assert_eq!(fts_query(input).as_deref().map_err(Clone::clone), expected, "{input:?}");
+    }
+
+    #[test]
+    fn queries_become_quoted_terms() {
+        check("invoice march", Ok(r#""invoice" "march""#));
+        check("refund*", Ok(r#""refund"*"#));
+        check(r#""late payment" refund*"#, Ok(r#""late payment" "refund"*"#));
+        check(r#"a"b"#, Ok(r#""a""b""#));
+        check("NEAR(a b) OR NOT c:d ^e", Ok(r#""NEAR(a" "b)" "OR" "NOT" "c:d" "^e""#));
+        check("- !! ...", Err(SearchError::EmptyQuery));
+        check("", Err(SearchError::EmptyQuery));
+        check(r#""unclosed"#, Err(SearchError::UnclosedQuote));
+        check(&"word ".repeat(17), Err(SearchError::QueryTooLong));
+        check(&"x".repeat(501), Err(SearchError::QueryTooLong));
+    }
+}

@@ -1,0 +1,603 @@
+//! Outbound mail under dual control: drafts, submission, a second person's
+//! decision, sealing and dispatch.
+//!
+//! draft → submitted → sealed → dispatched | failed, or submitted → refused;
+//! cancel takes a submission back to a draft. Drafts are their author's alone;
+//! everything after is visible to the mailbox's proposers and deciders. Approval
+//! is the governed step: a second person who holds `approval.decide`, never the
+//! submitter, never an agent. At approval the send is sealed (the manifest's hash
+//! goes into the audit chain, and a trigger makes the row immutable), the author's
+//! `send.propose` is checked again inside the same transaction, and only then is
+//! the message handed to the mail binding.
+
+use mailroom_contract::Relation;
+use mailroom_contract::api::{ApprovalQueue, CreateDraft, RefuseSend, Send, SendList, UpdateDraft};
+use serde::Deserialize;
+
+use crate::addresses;
+use crate::authz::holder_of;
+use crate::authz::tuples::{self, Holder};
+use crate::context::Context;
+use crate::credentials::Caller;
+use crate::dispatch::RequestError;
+use crate::http::Response;
+use crate::ids::{IdKind, is_id_of, new_id};
+use crate::outbound::Manifest;
+use crate::refusal::Refusal;
+use crate::storage::{Statement, Value};
+use crate::time::rfc3339;
+
+/// The most recipients (To and Cc together) one send may have.
+pub const MAXIMUM_RECIPIENTS: usize = 50;
+/// The longest subject, in characters (RFC 5322's line limit).
+pub const MAXIMUM_SUBJECT_CHARACTERS: usize = 998;
+/// The longest body, in bytes.
+pub const MAXIMUM_TEXT_BYTES: usize = 256 * 1024;
+/// How many References a reply carries: the most recent ones.
+const MAXIMUM_REFERENCES: usize = 20;
+
+/// What can be wrong with a send or a request about one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// No send with this id in this mailbox that the caller may see.
+    NoSuchSend { id: String },
+    /// The message replied to is not in this mailbox, or not visible.
+    NoSuchReplyTarget { id: String },
+    /// A recipient is not an address.
+    InvalidRecipient { address: String },
+    /// No To recipient, or too many recipients.
+    RecipientCount,
+    /// The subject is empty, too long, or spans lines.
+    InvalidSubject,
+    /// The body is too long.
+    TextTooLong,
+    /// The send is not in the state this needs.
+    WrongState { state: String, needs: &'static str },
+    /// The caller is not the draft's author or the submission's submitter.
+    NotYours,
+    /// The caller submitted this send, so cannot be its second person.
+    OwnSubmission,
+    /// An agent tried to decide; it acts as its sponsor and is never a second person.
+    AgentsCannotDecide,
+    /// The author no longer holds send.propose on the mailbox at sealing.
+    AuthorLostAuthority { author: String },
+    /// A refusal needs a reason.
+    InvalidReason,
+    /// Another decision or edit got there first.
+    Raced,
+}
+
+const SEND_COLUMNS: &str = "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.cc_json, s.subject, s.text, s.reply_to, \
+     s.in_reply_to, s.references_json, s.created_at, s.updated_at, s.submitted_at, s.submitted_by, s.decided_at, \
+     s.decided_by, s.refusal_reason, s.message_id, s.manifest_hash, s.sealed_at, s.dispatched_at, s.dispatch_error";
+
+#[derive(Clone, Debug, Deserialize)]
+struct SendRow {
+    id: String,
+    mailbox_id: String,
+    author: String,
+    state: String,
+    to_json: String,
+    cc_json: String,
+    subject: String,
+    text: String,
+    reply_to: Option<String>,
+    in_reply_to: Option<String>,
+    references_json: String,
+    created_at: i64,
+    updated_at: i64,
+    submitted_at: Option<i64>,
+    submitted_by: Option<String>,
+    decided_at: Option<i64>,
+    decided_by: Option<String>,
+    refusal_reason: Option<String>,
+    message_id: Option<String>,
+    manifest_hash: Option<String>,
+    sealed_at: Option<i64>,
+    dispatched_at: Option<i64>,
+    dispatch_error: Option<String>,
+    #[serde(default)]
+    mailbox_address: Option<String>,
+    #[serde(default)]
+    mailbox_display_name: Option<String>,
+}
+
+fn list_of(json: &str) -> Vec<String> {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+impl SendRow {
+    fn present(&self) -> Send {
+        Send {
+            id: self.id.clone(),
+            mailbox_id: self.mailbox_id.clone(),
+            state: self.state.clone(),
+            author: self.author.clone(),
+            to: list_of(&self.to_json),
+            cc: list_of(&self.cc_json),
+            subject: self.subject.clone(),
+            text: self.text.clone(),
+            reply_to: self.reply_to.clone(),
+            in_reply_to: self.in_reply_to.clone(),
+            references: list_of(&self.references_json),
+            created_at: rfc3339(self.created_at),
+            updated_at: rfc3339(self.updated_at),
+            submitted_at: self.submitted_at.map(rfc3339),
+            submitted_by: self.submitted_by.clone(),
+            decided_at: self.decided_at.map(rfc3339),
+            decided_by: self.decided_by.clone(),
+            refusal_reason: self.refusal_reason.clone(),
+            message_id: self.message_id.clone(),
+            manifest_hash: self.manifest_hash.clone(),
+            dispatched_at: self.dispatched_at.map(rfc3339),
+            dispatch_error: self.dispatch_error.clone(),
+        }
+    }
+
+    /// Drafts are their author's alone; everything else is the mailbox's.
+    fn visible_to(&self, caller: &str) -> bool {
+        self.state != "draft" || self.author == caller
+    }
+}
+
+fn caller_id(context: &Context<'_>) -> Result<String, Refusal> {
+    context.caller.actor_id().map(str::to_string).ok_or_else(Refusal::internal)
+}
+
+fn recipients(list: &[String]) -> Result<Vec<String>, SendError> {
+    list.iter()
+        .map(|address| {
+            addresses::normalize(address).ok_or_else(|| SendError::InvalidRecipient { address: address.clone() })
+        })
+        .collect()
+}
+
+fn validate_subject(subject: &str) -> Result<String, SendError> {
+    let subject = subject.trim();
+    let valid = !subject.is_empty()
+        && subject.chars().count() <= MAXIMUM_SUBJECT_CHARACTERS
+        && !subject.chars().any(|c| c == '\r' || c == '\n' || (c.is_control() && c != '\t'));
+    if valid { Ok(subject.to_string()) } else { Err(SendError::InvalidSubject) }
+}
+
+fn validate_text(text: &str) -> Result<String, SendError> {
+    if text.len() > MAXIMUM_TEXT_BYTES { Err(SendError::TextTooLong) } else { Ok(text.to_string()) }
+}
+
+fn validate_recipients(to: &[String], cc: &[String]) -> Result<(Vec<String>, Vec<String>), SendError> {
+    let (to, cc) = (recipients(to)?, recipients(cc)?);
+    if to.is_empty() || to.len() + cc.len() > MAXIMUM_RECIPIENTS {
+        return Err(SendError::RecipientCount);
+    }
+    Ok((to, cc))
+}
+
+fn json_list(list: &[String]) -> String {
+    serde_json::to_string(list).unwrap_or_else(|_| "[]".into())
+}
+
+/// The path's send, in the path's mailbox, with the mailbox's address; refuses
+/// one that does not exist or that the caller may not see.
+async fn the_send(
+    context: &mut Context<'_>,
+    extra: Vec<Statement>,
+) -> Result<(SendRow, Vec<crate::storage::QueryResult>), Refusal> {
+    let mailbox_id = context.path("mailboxId").to_string();
+    let send_id = context.path("sendId").to_string();
+    context.audit_object(send_id.clone());
+    if !is_id_of(&send_id, IdKind::Send) {
+        return Err(SendError::NoSuchSend { id: send_id }.into());
+    }
+    let statement = Statement::new(format!(
+        "SELECT {SEND_COLUMNS}, m.address AS mailbox_address, m.display_name AS mailbox_display_name \
+         FROM sends s JOIN mailboxes m ON m.id = s.mailbox_id WHERE s.id = ?1 AND s.mailbox_id = ?2"
+    ))
+    .bind(send_id.as_str())
+    .bind(mailbox_id.as_str());
+    let mut statements = vec![statement];
+    statements.extend(extra);
+    let mut results = context.read(statements).await?;
+    let rest = results.split_off(1);
+    let caller = caller_id(context)?;
+    let row: SendRow = match results[0].first() {
+        Some(row) => row.decode().map_err(|error| context.internal(error))?,
+        None => return Err(SendError::NoSuchSend { id: send_id }.into()),
+    };
+    if !row.visible_to(&caller) {
+        return Err(SendError::NoSuchSend { id: send_id }.into());
+    }
+    Ok((row, rest))
+}
+
+/// Queues an update of the send, conditional on its state not having moved
+/// since it was read: a race loses with a refusal, never a silent overwrite.
+fn transition(context: &mut Context<'_>, send_id: &str, from_state: &str, assignments: &str, parameters: Vec<Value>) {
+    let mut statement = Statement::new(format!("UPDATE sends SET {assignments} WHERE id = ? AND state = ?"));
+    statement.parameters = parameters;
+    statement.parameters.push(send_id.into());
+    statement.parameters.push(from_state.into());
+    context.write_changing_one_row(statement, SendError::Raced);
+}
+
+/// `POST /api/mailboxes/:mailboxId/sends`.
+pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: CreateDraft = context.body()?;
+    let mailbox_id = context.path("mailboxId").to_string();
+    let (to, cc) = validate_recipients(&request.to, &request.cc)?;
+    let subject = validate_subject(&request.subject)?;
+    let text = validate_text(&request.text)?;
+    let caller = caller_id(context)?;
+    let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
+    let (in_reply_to, references) = match &request.reply_to {
+        None => {
+            context.read(Vec::new()).await?;
+            (None, Vec::new())
+        }
+        Some(receipt_id) => {
+            let target =
+                Statement::new("SELECT message_id, references_json FROM receipts WHERE id = ?1 AND mailbox_id = ?2")
+                    .bind(receipt_id.as_str())
+                    .bind(mailbox_id.as_str());
+            // Replying to a message means seeing it: its metadata at least.
+            let [target, held] = context.read_array([target, tuples::relations_on(&holder, &mailbox_id)]).await?;
+            let sees = held.rows.iter().filter_map(|row| row.text("relation").ok()).any(|relation| {
+                relation == Relation::MailboxMetadataRead.name() || relation == Relation::MailboxContentRead.name()
+            });
+            let Some(row) = target.first().filter(|_| sees) else {
+                return Err(SendError::NoSuchReplyTarget { id: receipt_id.clone() }.into());
+            };
+            let message_id = row.text("message_id").map_err(|error| context.internal(error))?;
+            let mut references = list_of(&row.text("references_json").map_err(|error| context.internal(error))?);
+            references.push(message_id.clone());
+            let skip = references.len().saturating_sub(MAXIMUM_REFERENCES);
+            (Some(message_id), references.split_off(skip))
+        }
+    };
+    let send_id = new_id(IdKind::Send, context.node.platform);
+    context.write(
+        Statement::new(
+            "INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, reply_to, in_reply_to, \
+             references_json, created_at, updated_at) VALUES (?1, ?2, ?3, 'draft', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+        )
+        .bind(send_id.as_str())
+        .bind(mailbox_id.as_str())
+        .bind(caller.as_str())
+        .bind(json_list(&to))
+        .bind(json_list(&cc))
+        .bind(subject.as_str())
+        .bind(text.as_str())
+        .bind(request.reply_to.clone())
+        .bind(in_reply_to.clone())
+        .bind(json_list(&references))
+        .bind(context.now_ms),
+    );
+    context.audit_object(send_id.clone());
+    context.audit_detail(serde_json::json!({ "mailbox": mailbox_id, "reply_to": request.reply_to }));
+    let row = SendRow {
+        id: send_id,
+        mailbox_id,
+        author: caller,
+        state: "draft".into(),
+        to_json: json_list(&to),
+        cc_json: json_list(&cc),
+        subject,
+        text,
+        reply_to: request.reply_to,
+        in_reply_to,
+        references_json: json_list(&references),
+        created_at: context.now_ms,
+        updated_at: context.now_ms,
+        submitted_at: None,
+        submitted_by: None,
+        decided_at: None,
+        decided_by: None,
+        refusal_reason: None,
+        message_id: None,
+        manifest_hash: None,
+        sealed_at: None,
+        dispatched_at: None,
+        dispatch_error: None,
+        mailbox_address: None,
+        mailbox_display_name: None,
+    };
+    Ok(context.json(&row.present()))
+}
+
+/// `GET /api/mailboxes/:mailboxId/sends`.
+pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    const STATES: [&str; 6] = ["draft", "submitted", "sealed", "dispatched", "failed", "refused"];
+    let state = context.query("state").map(str::to_string);
+    if let Some(state) = &state {
+        if !STATES.contains(&state.as_str()) {
+            return Err(RequestError::InvalidQueryParameter {
+                name: "state".into(),
+                expected: format!("one of {}", STATES.join(", ")),
+            }
+            .into());
+        }
+    }
+    let caller = caller_id(context)?;
+    let statement = Statement::new(format!(
+        "SELECT {SEND_COLUMNS} FROM sends s WHERE s.mailbox_id = ?1 AND (s.state != 'draft' OR s.author = ?2) \
+         AND (?3 IS NULL OR s.state = ?3) ORDER BY s.created_at DESC, s.id DESC LIMIT 100"
+    ))
+    .bind(context.path("mailboxId"))
+    .bind(caller)
+    .bind(state);
+    let [sends] = context.read_array([statement]).await?;
+    let rows: Vec<SendRow> = sends.decode_all().map_err(|error| context.internal(error))?;
+    Ok(context.json(&SendList { sends: rows.iter().map(SendRow::present).collect() }))
+}
+
+/// `GET /api/mailboxes/:mailboxId/sends/:sendId`.
+pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (row, _) = the_send(context, Vec::new()).await?;
+    Ok(context.json(&row.present()))
+}
+
+/// Refuses unless the caller wrote this draft and it is still a draft.
+fn own_draft(context: &Context<'_>, row: &SendRow) -> Result<(), Refusal> {
+    if row.author != caller_id(context)? {
+        return Err(SendError::NotYours.into());
+    }
+    if row.state != "draft" {
+        return Err(SendError::WrongState { state: row.state.clone(), needs: "draft" }.into());
+    }
+    Ok(())
+}
+
+/// `PATCH /api/mailboxes/:mailboxId/sends/:sendId`.
+pub async fn update_draft(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: UpdateDraft = context.body()?;
+    let (mut row, _) = the_send(context, Vec::new()).await?;
+    own_draft(context, &row)?;
+    let (to, cc) = validate_recipients(
+        request.to.as_deref().unwrap_or(&list_of(&row.to_json)),
+        request.cc.as_deref().unwrap_or(&list_of(&row.cc_json)),
+    )?;
+    if let Some(subject) = &request.subject {
+        row.subject = validate_subject(subject)?;
+    }
+    if let Some(text) = &request.text {
+        row.text = validate_text(text)?;
+    }
+    row.to_json = json_list(&to);
+    row.cc_json = json_list(&cc);
+    row.updated_at = context.now_ms;
+    let parameters = vec![
+        row.to_json.as_str().into(),
+        row.cc_json.as_str().into(),
+        row.subject.as_str().into(),
+        row.text.as_str().into(),
+        context.now_ms.into(),
+    ];
+    transition(
+        context,
+        &row.id,
+        "draft",
+        "to_json = ?, cc_json = ?, subject = ?, text = ?, updated_at = ?",
+        parameters,
+    );
+    Ok(context.json(&row.present()))
+}
+
+/// `DELETE /api/mailboxes/:mailboxId/sends/:sendId`.
+pub async fn delete_draft(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (row, _) = the_send(context, Vec::new()).await?;
+    own_draft(context, &row)?;
+    context.write_changing_one_row(
+        Statement::new("DELETE FROM sends WHERE id = ?1 AND state = 'draft'").bind(row.id.as_str()),
+        SendError::Raced,
+    );
+    Ok(context.json(&row.present()))
+}
+
+/// `POST /api/mailboxes/:mailboxId/sends/:sendId/submit`.
+pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (mut row, _) = the_send(context, Vec::new()).await?;
+    own_draft(context, &row)?;
+    let caller = caller_id(context)?;
+    row.state = "submitted".into();
+    row.submitted_at = Some(context.now_ms);
+    row.submitted_by = Some(caller.clone());
+    row.updated_at = context.now_ms;
+    let parameters = vec![context.now_ms.into(), caller.as_str().into(), context.now_ms.into()];
+    transition(
+        context,
+        &row.id,
+        "draft",
+        "state = 'submitted', submitted_at = ?, submitted_by = ?, updated_at = ?",
+        parameters,
+    );
+    Ok(context.json(&row.present()))
+}
+
+/// `POST /api/mailboxes/:mailboxId/sends/:sendId/cancel`.
+pub async fn cancel(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (mut row, _) = the_send(context, Vec::new()).await?;
+    let caller = caller_id(context)?;
+    if row.state != "submitted" {
+        return Err(SendError::WrongState { state: row.state.clone(), needs: "submitted" }.into());
+    }
+    if row.submitted_by.as_deref() != Some(caller.as_str()) {
+        return Err(SendError::NotYours.into());
+    }
+    row.state = "draft".into();
+    row.submitted_at = None;
+    row.submitted_by = None;
+    row.updated_at = context.now_ms;
+    transition(
+        context,
+        &row.id,
+        "submitted",
+        "state = 'draft', submitted_at = NULL, submitted_by = NULL, updated_at = ?",
+        vec![context.now_ms.into()],
+    );
+    Ok(context.json(&row.present()))
+}
+
+/// The checks every decision shares: a person, not the submitter, on a
+/// submitted send.
+fn decidable(context: &Context<'_>, row: &SendRow) -> Result<String, Refusal> {
+    let Caller::Person { person_id, .. } = &context.caller else {
+        return Err(SendError::AgentsCannotDecide.into());
+    };
+    if row.state != "submitted" {
+        return Err(SendError::WrongState { state: row.state.clone(), needs: "submitted" }.into());
+    }
+    if row.submitted_by.as_deref() == Some(person_id.as_str()) {
+        return Err(SendError::OwnSubmission.into());
+    }
+    Ok(person_id.clone())
+}
+
+/// The holder the author's authority is read from at sealing.
+fn author_holder(author: &str) -> Holder {
+    Holder::Person(author.to_string())
+}
+
+/// `POST /api/mailboxes/:mailboxId/sends/:sendId/approve`.
+pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (mut row, _) = the_send(context, Vec::new()).await?;
+    let approver = decidable(context, &row)?;
+    let from_address = row.mailbox_address.clone().unwrap_or_default();
+    let manifest = Manifest {
+        send_id: row.id.clone(),
+        mailbox_id: row.mailbox_id.clone(),
+        from_name: row.mailbox_display_name.clone().unwrap_or_default(),
+        to: list_of(&row.to_json),
+        cc: list_of(&row.cc_json),
+        subject: row.subject.clone(),
+        text: row.text.clone(),
+        in_reply_to: row.in_reply_to.clone(),
+        references: list_of(&row.references_json),
+        message_id: format!("{}@{}", row.id, addresses::domain(&from_address)),
+        from_address,
+        author: row.author.clone(),
+        submitted_by: row.submitted_by.clone().unwrap_or_default(),
+        approved_by: approver.clone(),
+        sealed_at: context.now_ms,
+    };
+    let manifest_hash = manifest.hash();
+    let parameters = vec![
+        context.now_ms.into(),
+        approver.as_str().into(),
+        manifest.message_id.as_str().into(),
+        manifest_hash.as_str().into(),
+        context.now_ms.into(),
+        context.now_ms.into(),
+    ];
+    transition(
+        context,
+        &row.id,
+        "submitted",
+        "state = 'sealed', decided_at = ?, decided_by = ?, message_id = ?, manifest_hash = ?, sealed_at = ?, updated_at = ?",
+        parameters,
+    );
+    // The seal-time check: the author must still hold send.propose here, asked
+    // inside the transaction that seals, so no revocation can slip between.
+    let author_may_propose = tuples::holds(&author_holder(&row.author), Relation::SendPropose, &row.mailbox_id);
+    context.guard(
+        Statement {
+            sql: format!("({}) = 1", author_may_propose.sql).into(),
+            parameters: author_may_propose.parameters,
+        },
+        SendError::AuthorLostAuthority { author: row.author.clone() },
+    );
+    context.audit_detail(serde_json::json!({
+        "manifest_hash": manifest_hash,
+        "message_id": manifest.message_id,
+        "recipients": manifest.recipients().len(),
+    }));
+    context.commit_now().await?;
+
+    row.state = "sealed".into();
+    row.decided_at = Some(context.now_ms);
+    row.decided_by = Some(approver);
+    row.message_id = Some(manifest.message_id.clone());
+    row.manifest_hash = Some(manifest_hash);
+    row.sealed_at = Some(context.now_ms);
+    row.updated_at = context.now_ms;
+
+    // Sealed and recorded; now, and only now, the message leaves.
+    let mut failures = Vec::new();
+    match manifest.to_message() {
+        Ok(raw) => {
+            for recipient in manifest.recipients() {
+                if let Err(error) = context.node.mailer.send(&manifest.from_address, recipient, &raw).await {
+                    failures.push(format!("{recipient}: {}", error.0));
+                }
+            }
+        }
+        Err(error) => failures.push(error.0),
+    }
+    if failures.is_empty() {
+        row.state = "dispatched".into();
+        row.dispatched_at = Some(context.now_ms);
+        context.defer_write(
+            Statement::new(
+                "UPDATE sends SET state = 'dispatched', dispatched_at = ?2 WHERE id = ?1 AND state = 'sealed'",
+            )
+            .bind(row.id.as_str())
+            .bind(context.now_ms),
+        );
+    } else {
+        let error = failures.join("; ");
+        context.node.platform.log(&format!("dispatching {}: {error}", row.id));
+        row.state = "failed".into();
+        row.dispatch_error = Some(error.clone());
+        context.defer_write(
+            Statement::new("UPDATE sends SET state = 'failed', dispatch_error = ?2 WHERE id = ?1 AND state = 'sealed'")
+                .bind(row.id.as_str())
+                .bind(error),
+        );
+    }
+    Ok(context.json(&row.present()))
+}
+
+/// `POST /api/mailboxes/:mailboxId/sends/:sendId/refuse`.
+pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: RefuseSend = context.body()?;
+    let reason = request.reason.trim().to_string();
+    if reason.is_empty() || reason.chars().count() > 1000 {
+        return Err(SendError::InvalidReason.into());
+    }
+    let (mut row, _) = the_send(context, Vec::new()).await?;
+    let decider = decidable(context, &row)?;
+    row.state = "refused".into();
+    row.decided_at = Some(context.now_ms);
+    row.decided_by = Some(decider.clone());
+    row.refusal_reason = Some(reason.clone());
+    row.updated_at = context.now_ms;
+    let parameters =
+        vec![context.now_ms.into(), decider.as_str().into(), reason.as_str().into(), context.now_ms.into()];
+    transition(
+        context,
+        &row.id,
+        "submitted",
+        "state = 'refused', decided_at = ?, decided_by = ?, refusal_reason = ?, updated_at = ?",
+        parameters,
+    );
+    context.audit_detail(serde_json::json!({ "reason": reason }));
+    Ok(context.json(&row.present()))
+}
+
+/// `GET /api/approvals`.
+pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
+    let caller = caller_id(context)?;
+    let (deciding, deciding_parameters) = tuples::mailbox_ids_where(&holder, &[Relation::ApprovalDecide]);
+    let mut parameters: Vec<Value> = deciding_parameters;
+    parameters.push(caller.as_str().into());
+    let statement = Statement {
+        sql: format!(
+            "SELECT {SEND_COLUMNS} FROM sends s WHERE s.state = 'submitted' AND s.mailbox_id IN ({deciding}) \
+             AND s.submitted_by != ? ORDER BY s.submitted_at, s.id LIMIT 200"
+        )
+        .into(),
+        parameters,
+    };
+    let [sends] = context.read_array([statement]).await?;
+    let rows: Vec<SendRow> = sends.decode_all().map_err(|error| context.internal(error))?;
+    Ok(context.json(&ApprovalQueue { sends: rows.iter().map(SendRow::present).collect() }))
+}

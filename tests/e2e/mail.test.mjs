@@ -1,0 +1,157 @@
+// Mail on real workerd: inbound through the Worker's email handler (the path
+// Cloudflare Email Routing takes), reading on the metadata/content line, search,
+// and a reply sent under dual control to the send_email binding.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { startNode, setUp, ROOT, assertRefusal } from "./harness.mjs";
+
+const SUPPORT = "support@mailroom.test";
+const fixture = (name) => readFileSync(join(ROOT, "tests", "fixtures", "mail", `${name}.eml`));
+let node, call, token, admin, mailbox;
+const people = {};
+
+before(async () => {
+  node = await startNode();
+  ({ call, token, admin } = await setUp(node));
+  mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } })).body;
+  await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } });
+  for (const [name, relations] of [
+    ["meta", ["mailbox.metadata.read"]],
+    ["writer", ["mailbox.content.read", "send.propose"]],
+    ["approver", ["mailbox.content.read", "approval.decide"]],
+    ["exporter", ["mailbox.content.read", "message.export"]],
+  ]) {
+    const password = `${name} has a long password`;
+    const person = (await call("POST", "/api/people", { token, body: { email: `${name}@example.com`, name, password } })).body;
+    for (const relation of relations) {
+      const granted = await call("POST", "/api/relations", { token, body: { subject: person.id, relation, object: mailbox.id } });
+      assert.equal(granted.status, 201, granted.text);
+    }
+    const session = await call("POST", "/api/sessions", { body: { email: `${name}@example.com`, password } });
+    people[name] = { id: person.id, token: session.body.session.access_token };
+  }
+});
+after(() => node?.stop());
+
+const messages = (who) => call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token: people[who].token });
+const message = (who, id, suffix = "") => call("GET", `/api/mailboxes/${mailbox.id}/messages/${id}${suffix}`, { token: people[who].token });
+
+test("real messages arrive through the email handler and are parsed", async () => {
+  for (const name of ["plain", "multipart-attachment", "html-only", "latin1", "encoded-headers"]) {
+    assert.equal(await node.deliver("sender@outside.example", SUPPORT, fixture(name)), null, name);
+  }
+  const listed = (await messages("meta")).body.messages;
+  assert.equal(listed.length, 5);
+  const bySubject = Object.fromEntries(listed.map((item) => [item.subject, item]));
+  assert.ok(bySubject["Confirmación de pedido"], "ISO-8859-1 encoded word decoded");
+  assert.ok(bySubject["Вопрос по счёту — urgent"], "UTF-8 encoded words decoded");
+  assert.equal(bySubject["Signed contract attached"].attachment_count, 1);
+
+  const contract = (await message("writer", bySubject["Signed contract attached"].id)).body;
+  assert.deepEqual(contract.attachments, [{ index: 0, name: "contract.pdf", content_type: "application/pdf", size: 78 }]);
+  const pdf = await fetch(`${node.url}/api/mailboxes/${mailbox.id}/messages/${contract.id}/attachments/0`, {
+    headers: { authorization: `Bearer ${people.writer.token}` },
+  });
+  assert.equal(pdf.headers.get("content-disposition"), 'attachment; filename="contract.pdf"');
+  assert.ok(Buffer.from(await pdf.arrayBuffer()).subarray(0, 8).equals(Buffer.from("%PDF-1.4")));
+
+  const html = (await message("writer", bySubject["Quarterly update"].id, "/body")).body;
+  assert.equal(html.text_source, "html");
+  assert.match(html.text, /Revenue grew by twelve percent/);
+  const latin = (await message("writer", bySubject["Confirmación de pedido"].id, "/body")).body;
+  assert.match(latin.text, /El pedido está confirmado/);
+
+  const original = await fetch(`${node.url}/api/mailboxes/${mailbox.id}/messages/${bySubject["Where is my invoice?"].id}/original`, {
+    headers: { authorization: `Bearer ${people.exporter.token}` },
+  });
+  assert.equal(original.status, 200);
+  assert.equal(original.headers.get("content-type"), "message/rfc822");
+  assert.ok(Buffer.from(await original.arrayBuffer()).equals(fixture("plain")), "the original, byte for byte, from R2");
+});
+
+test("unknown recipients, oversized and repeated messages", async () => {
+  const before = (await messages("meta")).body.messages.length;
+  const unknown = await node.deliver("sender@outside.example", "nobody@mailroom.test", fixture("reply"));
+  assert.match(unknown, /^550 5\.1\.1 /);
+  const padding = "x".repeat(200_001);
+  const huge = Buffer.concat([fixture("reply").subarray(0, -2), Buffer.from(`\r\n${padding}\r\n`)]);
+  assert.match(await node.deliver("sender@outside.example", SUPPORT, huge), /^552 5\.3\.4 /);
+  assert.equal((await messages("meta")).body.messages.length, before, "rejected mail is stored nowhere");
+  assert.equal(await node.deliver("sender@outside.example", SUPPORT, fixture("plain")), null, "a repeat is accepted");
+  assert.equal((await messages("meta")).body.messages.length, before, "and stored once");
+
+  assert.equal(await node.deliver("sender@outside.example", "billing@mailroom.test", fixture("multipart-attachment")), null);
+  const billing = (await call("GET", "/api/mailboxes/all", { token })).body.mailboxes.find((box) => box.address === "billing@mailroom.test");
+  await call("POST", "/api/relations", { token, body: { subject: admin.id, relation: "mailbox.metadata.read", object: billing.id } });
+  const inBilling = (await call("GET", `/api/mailboxes/${billing.id}/messages`, { token })).body.messages;
+  assert.equal(inBilling.length, 1, "a message to two mailboxes makes one receipt in each");
+});
+
+test("metadata and content are separate, and content reads are audited", async () => {
+  const [first] = (await messages("meta")).body.messages;
+  assert.equal((await message("meta", first.id)).status, 200);
+  assertRefusal(assert, await message("meta", first.id, "/body"), 403, "missing_relation");
+  assertRefusal(assert, await message("writer", first.id, "/original"), 403, "missing_relation");
+  assert.equal((await message("writer", first.id, "/body")).status, 200);
+  const audit = (await call("GET", "/api/audit?limit=5", { token })).body.entries;
+  assert.ok(audit.some((entry) => entry.action === "get_message_body" && entry.actor === people.writer.id && entry.object === first.id));
+});
+
+test("search never reveals a body to a metadata reader", async () => {
+  const metaHits = (await call("GET", "/api/search?q=4471", { token: people.meta.token })).body.results;
+  assert.deepEqual(metaHits, [], "the term is only in a body");
+  const contentHits = (await call("GET", "/api/search?q=4471", { token: people.writer.token })).body.results;
+  assert.equal(contentHits.length, 1);
+  assert.equal(contentHits[0].matched_in, "body");
+  assert.match(contentHits[0].snippet, /\[4471\]/);
+  const subjectHits = (await call("GET", "/api/search?q=invoice", { token: people.meta.token })).body.results;
+  assert.equal(subjectHits[0].matched_in, "headers");
+  assertRefusal(assert, await call("GET", "/api/search?q=%22open", { token: people.meta.token }), 400, "unclosed_quote");
+  const hostile = await call("GET", "/api/search?q=NEAR(a%20b)%20OR%20c%3Ad", { token: people.meta.token });
+  assert.equal(hostile.status, 200, hostile.text);
+});
+
+test("a reply is drafted, approved by a second person, sealed and handed to the send_email binding", async () => {
+  const [question] = (await messages("meta")).body.messages.filter((item) => item.subject === "Where is my invoice?");
+  const sends = `/api/mailboxes/${mailbox.id}/sends`;
+  const draft = await call("POST", sends, {
+    token: people.writer.token,
+    body: { to: ["ana@customer.example"], subject: "Re: Where is my invoice?", text: "Hello Ana,\n\nIt is on its way.\n", reply_to: question.id },
+  });
+  assert.equal(draft.status, 201, draft.text);
+  const id = draft.body.id;
+  assert.equal((await call("POST", `${sends}/${id}/submit`, { token: people.writer.token })).body.state, "submitted");
+  assertRefusal(assert, await call("POST", `${sends}/${id}/approve`, { token: people.writer.token }), 403, "missing_relation");
+  const queue = (await call("GET", "/api/approvals", { token: people.approver.token })).body.sends;
+  assert.deepEqual(queue.map((send) => send.id), [id]);
+
+  const approved = await call("POST", `${sends}/${id}/approve`, { token: people.approver.token });
+  assert.equal(approved.status, 200, approved.text);
+  assert.equal(approved.body.state, "dispatched");
+
+  let sent = [];
+  for (let attempt = 0; attempt < 40 && sent.length === 0; attempt++) {
+    sent = node.sentMail();
+    if (!sent.length) await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  assert.equal(sent.length, 1, node.output());
+  assert.match(sent[0], /^From: "?Support"? <support@mailroom\.test>/m);
+  assert.match(sent[0], /^To: <?ana@customer\.example>?/m);
+  assert.match(sent[0], /^In-Reply-To: <invoice-question-1@customer\.example>/m);
+  assert.match(sent[0], /^References: <invoice-question-1@customer\.example>/m);
+  assert.match(sent[0], new RegExp(`^Message-ID: <${id}@mailroom\\.test>`, "m"));
+
+  let stored;
+  for (let attempt = 0; attempt < 40; attempt++) {
+    stored = (await call("GET", `${sends}/${id}`, { token: people.writer.token })).body;
+    if (stored.state === "dispatched") break;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal(stored.state, "dispatched", "the outcome recorded after the answer reached D1");
+  const sealing = (await call("GET", "/api/audit?limit=20", { token })).body.entries.find((entry) => entry.action === "approve_send");
+  assert.equal(sealing.detail.manifest_hash, stored.manifest_hash);
+  assertRefusal(assert, await call("PATCH", `${sends}/${id}`, { token: people.writer.token, body: { text: "changed" } }), 409, "wrong_state");
+  assert.equal((await call("GET", "/api/audit/verify", { token })).body.intact, true);
+});

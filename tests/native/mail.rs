@@ -1,0 +1,344 @@
+//! Mail: inbound delivery, reading on the metadata/content line, and search.
+
+use mailroom::inbound::{Delivery, Rejection};
+use serde_json::json;
+
+use crate::support::*;
+
+const SUPPORT: &str = "support@mailroom.test";
+
+fn world_with_mailbox() -> (World, String) {
+    let world = World::new();
+    let mailbox = world.mailbox(SUPPORT);
+    (world, mailbox)
+}
+
+/// A person holding exactly `relations` on the mailbox: (id, token).
+fn reader(world: &World, email: &str, relations: &[&str], mailbox: &str) -> (String, String) {
+    let (id, token) = world.person(email);
+    world.grant_all(&id, relations, mailbox);
+    (id, token)
+}
+
+fn message(world: &World, token: &str, mailbox: &str, receipt: &str, suffix: &str) -> mailroom::http::Response {
+    world.call("GET", &format!("/api/mailboxes/{mailbox}/messages/{receipt}{suffix}"), Some(token), None)
+}
+
+#[test]
+fn a_plain_message_is_stored_with_its_headers_and_text() {
+    let (world, mailbox) = world_with_mailbox();
+    let receipt = world.deliver("plain", SUPPORT);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let metadata = body(&message(&world, &token, &mailbox, &receipt, ""));
+    assert_eq!(metadata["subject"], "Where is my invoice?");
+    assert_eq!(metadata["from"], json!({ "address": "ana@customer.example", "name": "Ana Lima" }));
+    assert_eq!(metadata["to"], json!([{ "address": "support@mailroom.test", "name": "Support" }]));
+    assert_eq!(metadata["message_id"], "invoice-question-1@customer.example");
+    assert_eq!(metadata["sent_at"], "2026-11-27T09:15:00.000Z");
+    assert_eq!(metadata["size"], fixture("plain").len());
+    assert!(metadata.get("text").is_none(), "metadata never carries the body");
+    let text = body(&message(&world, &token, &mailbox, &receipt, "/body"));
+    assert!(text["text"].as_str().unwrap().contains("invoice for order 4471"));
+    assert_eq!(text["text_source"], "text");
+}
+
+#[test]
+fn multipart_mail_lists_its_attachments_and_serves_them_inert() {
+    let (world, mailbox) = world_with_mailbox();
+    let receipt = world.deliver("multipart-attachment", SUPPORT);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let metadata = body(&message(&world, &token, &mailbox, &receipt, ""));
+    assert_eq!(
+        metadata["attachments"],
+        json!([{ "index": 0, "name": "contract.pdf", "content_type": "application/pdf", "size": 78 }])
+    );
+    assert_eq!(metadata["cc"][0]["address"], "billing@mailroom.test");
+    let download = message(&world, &token, &mailbox, &receipt, "/attachments/0");
+    assert_eq!(download.status, 200);
+    assert_eq!(download.header("content-type"), Some("application/pdf"));
+    assert!(download.body.starts_with(b"%PDF-1.4"));
+    assert_eq!(download.body.len(), 78);
+    assert_eq!(download.header("content-disposition"), Some("attachment; filename=\"contract.pdf\""));
+    assert!(download.header("content-security-policy").unwrap().contains("sandbox"));
+    assert_refused(&message(&world, &token, &mailbox, &receipt, "/attachments/1"), 404, "not_found");
+    assert_refused(&message(&world, &token, &mailbox, &receipt, "/attachments/x"), 404, "not_found");
+}
+
+#[test]
+fn html_only_mail_is_read_as_text_and_never_as_markup() {
+    let (world, mailbox) = world_with_mailbox();
+    let receipt = world.deliver("html-only", SUPPORT);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let text = body(&message(&world, &token, &mailbox, &receipt, "/body"));
+    assert_eq!(text["text_source"], "html");
+    let text = text["text"].as_str().unwrap();
+    assert!(text.contains("Revenue grew by twelve percent"), "{text}");
+    assert!(!text.contains('<'), "no markup survives: {text}");
+}
+
+#[test]
+fn non_utf8_charsets_and_encoded_words_are_decoded() {
+    let (world, mailbox) = world_with_mailbox();
+    let latin = world.deliver("latin1", SUPPORT);
+    let encoded = world.deliver("encoded-headers", SUPPORT);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let metadata = body(&message(&world, &token, &mailbox, &latin, ""));
+    assert_eq!(metadata["subject"], "Confirmación de pedido");
+    assert_eq!(metadata["from"]["name"], "José García");
+    let text = body(&message(&world, &token, &mailbox, &latin, "/body"));
+    assert!(text["text"].as_str().unwrap().contains("El pedido está confirmado. Señor García"));
+    let metadata = body(&message(&world, &token, &mailbox, &encoded, ""));
+    assert_eq!(metadata["subject"], "Вопрос по счёту — urgent");
+    assert_eq!(metadata["from"]["name"], "Мария Иванова");
+    assert_eq!(metadata["to"][0]["name"], "Süpport Team");
+    let text = body(&message(&world, &token, &mailbox, &encoded, "/body"));
+    assert!(text["text"].as_str().unwrap().starts_with("Добрый день!"));
+}
+
+#[test]
+fn multibyte_charsets_are_decoded_too() {
+    let (world, mailbox) = world_with_mailbox();
+    let receipt = world.deliver("iso-2022-jp", SUPPORT);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let metadata = body(&message(&world, &token, &mailbox, &receipt, ""));
+    assert_eq!(metadata["subject"], "会議の確認");
+    assert_eq!(metadata["from"]["name"], "山田太郎");
+    let text = body(&message(&world, &token, &mailbox, &receipt, "/body"));
+    assert!(text["text"].as_str().unwrap().starts_with("明日の会議は午後三時からです。"), "{text}");
+}
+
+#[test]
+fn mail_nobody_should_keep_is_rejected_with_an_smtp_reason_and_stored_nowhere() {
+    let (world, _) = world_with_mailbox();
+    let unknown = world.node.deliver("x@outside.example", "nobody@mailroom.test", &fixture("plain"));
+    assert_eq!(unknown, Err(Rejection::UnknownRecipient { address: "nobody@mailroom.test".into() }));
+    assert!(unknown.unwrap_err().smtp_reason().starts_with("550 5.1.1"));
+
+    let mut huge = fixture("plain");
+    huge.extend(std::iter::repeat_n(b'x', world.node.config.maximum_message_bytes));
+    let too_large = world.node.deliver("x@outside.example", SUPPORT, &huge);
+    assert!(matches!(too_large, Err(Rejection::TooLarge { .. })));
+    assert!(too_large.unwrap_err().smtp_reason().starts_with("552"));
+
+    let garbage = world.node.deliver("x@outside.example", SUPPORT, &[0xff, 0xfe, 0x00, 0x01, 0x02]);
+    assert_eq!(garbage, Err(Rejection::Unparseable));
+
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 0);
+    assert!(world.node.blobs.objects.borrow().is_empty(), "no bytes kept for a rejected message");
+}
+
+#[test]
+fn the_same_message_id_twice_is_stored_once_and_two_mailboxes_get_one_receipt_each() {
+    let (world, _) = world_with_mailbox();
+    world.mailbox("billing@mailroom.test");
+    let first = world.deliver("multipart-attachment", SUPPORT);
+    let again = world.node.deliver("x@outside.example", SUPPORT, &fixture("multipart-attachment"));
+    assert_eq!(again, Ok(Delivery::Duplicate { receipt_id: first.clone() }));
+    let billing = world.deliver("multipart-attachment", "Billing@Mailroom.test");
+    assert_ne!(first, billing);
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 2);
+    assert_eq!(world.node.blobs.objects.borrow().len(), 1, "the bytes are stored once");
+    let deliveries = world.audit().into_iter().filter(|entry| entry["action"] == "receive_mail").count();
+    assert_eq!(deliveries, 2, "each stored receipt is recorded; the duplicate is not");
+    assert_eq!(world.verify()["intact"], true);
+}
+
+#[test]
+fn metadata_holders_see_that_mail_exists_and_never_its_content() {
+    let (world, mailbox) = world_with_mailbox();
+    let receipt = world.deliver("multipart-attachment", SUPPORT);
+    let (_, token) = reader(&world, "meta@example.com", &["mailbox.metadata.read"], &mailbox);
+    let listed = body(&world.call("GET", &format!("/api/mailboxes/{mailbox}/messages"), Some(&token), None));
+    assert_eq!(listed["messages"][0]["id"], receipt);
+    assert_eq!(message(&world, &token, &mailbox, &receipt, "").status, 200);
+    let refused = message(&world, &token, &mailbox, &receipt, "/body");
+    assert_refused(&refused, 403, "missing_relation");
+    assert!(text(&refused).contains("mailbox.content.read"), "the refusal names what is missing");
+    assert_refused(&message(&world, &token, &mailbox, &receipt, "/attachments/0"), 403, "missing_relation");
+    assert_refused(&message(&world, &token, &mailbox, &receipt, "/original"), 403, "missing_relation");
+}
+
+#[test]
+fn the_original_needs_content_and_export_together() {
+    let (world, mailbox) = world_with_mailbox();
+    let receipt = world.deliver("plain", SUPPORT);
+    let (_, content_only) = reader(&world, "content@example.com", &["mailbox.content.read"], &mailbox);
+    let refused = message(&world, &content_only, &mailbox, &receipt, "/original");
+    assert_refused(&refused, 403, "missing_relation");
+    assert!(text(&refused).contains("message.export"));
+    let (_, exporter) = reader(&world, "export@example.com", &["mailbox.content.read", "message.export"], &mailbox);
+    let original = message(&world, &exporter, &mailbox, &receipt, "/original");
+    assert_eq!(original.status, 200);
+    assert_eq!(original.header("content-type"), Some("message/rfc822"));
+    assert_eq!(original.body, fixture("plain"), "byte for byte");
+}
+
+#[test]
+fn a_mailbox_the_caller_holds_nothing_on_answers_like_one_that_does_not_exist() {
+    let (world, mailbox) = world_with_mailbox();
+    let receipt = world.deliver("plain", SUPPORT);
+    let (_, stranger) = world.person("stranger@example.com");
+    let hidden = world.call("GET", &format!("/api/mailboxes/{mailbox}/messages"), Some(&stranger), None);
+    let missing = world.call("GET", "/api/mailboxes/mbx_00000000000000000000000000/messages", Some(&stranger), None);
+    assert_refused(&hidden, 404, "not_found");
+    assert_eq!(hidden.status, missing.status);
+    assert_eq!(
+        body(&hidden)["error"]["reason"],
+        body(&missing)["error"]["reason"],
+        "nothing in the answer tells the two apart"
+    );
+    assert_refused(&message(&world, &stranger, &mailbox, &receipt, "/body"), 404, "not_found");
+
+    // A message of another mailbox, asked for through this one, is not here.
+    let other = world.mailbox("billing@mailroom.test");
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &other);
+    assert_refused(&message(&world, &token, &other, &receipt, ""), 404, "not_found");
+}
+
+#[test]
+fn team_relations_reach_mail_and_leaving_the_team_withdraws_them() {
+    let (world, mailbox) = world_with_mailbox();
+    let receipt = world.deliver("plain", SUPPORT);
+    let (cy, token) = world.person("cy@example.com");
+    let team = world.team("Support desk");
+    world.grant_all(&format!("{team}#member"), &["mailbox.content.read"], &mailbox);
+    world.admin("PUT", &format!("/api/teams/{team}/members/{cy}"), None);
+    assert_eq!(message(&world, &token, &mailbox, &receipt, "/body").status, 200);
+    world.admin("DELETE", &format!("/api/teams/{team}/members/{cy}"), None);
+    assert_refused(&message(&world, &token, &mailbox, &receipt, "/body"), 404, "not_found");
+}
+
+#[test]
+fn messages_page_newest_first_with_an_opaque_cursor() {
+    let (world, mailbox) = world_with_mailbox();
+    let names = ["plain", "multipart-attachment", "html-only", "latin1", "encoded-headers", "reply"];
+    let receipts: Vec<String> = names.iter().map(|name| world.deliver(name, SUPPORT)).collect();
+    let (_, token) = reader(&world, "meta@example.com", &["mailbox.metadata.read"], &mailbox);
+    let mut seen = Vec::new();
+    let mut path = format!("/api/mailboxes/{mailbox}/messages?limit=4");
+    loop {
+        let page = body(&world.call("GET", &path, Some(&token), None));
+        seen.extend(
+            page["messages"].as_array().unwrap().iter().map(|message| message["id"].as_str().unwrap().to_string()),
+        );
+        match page["next_cursor"].as_str() {
+            Some(cursor) => path = format!("/api/mailboxes/{mailbox}/messages?limit=4&cursor={cursor}"),
+            None => break,
+        }
+    }
+    let mut newest_first = receipts.clone();
+    newest_first.reverse();
+    assert_eq!(seen, newest_first);
+    let bad = world.call("GET", &format!("/api/mailboxes/{mailbox}/messages?cursor=forged"), Some(&token), None);
+    assert_refused(&bad, 400, "invalid_query_parameter");
+    let bad = world.call("GET", &format!("/api/mailboxes/{mailbox}/messages?limit=101"), Some(&token), None);
+    assert_refused(&bad, 400, "invalid_query_parameter");
+}
+
+#[test]
+fn reading_content_is_recorded_in_the_audit_chain_and_reading_metadata_is_not() {
+    let (world, mailbox) = world_with_mailbox();
+    let receipt = world.deliver("plain", SUPPORT);
+    let (cy, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let before = world.audit().len();
+    message(&world, &token, &mailbox, &receipt, "");
+    assert_eq!(world.audit().len(), before, "metadata reads leave no trace");
+    message(&world, &token, &mailbox, &receipt, "/body");
+    let entry = world.last_audit_entry();
+    assert_eq!(entry["action"], "get_message_body");
+    assert_eq!(entry["actor"], cy);
+    assert_eq!(entry["object"], receipt);
+    assert_eq!(entry["outcome"], "ok");
+}
+
+#[test]
+fn the_readable_listing_and_the_work_queue_answer_different_questions() {
+    let (world, mailbox) = world_with_mailbox();
+    let billing = world.mailbox("billing@mailroom.test");
+    let (cy, token) = world.person("cy@example.com");
+    world.grant_all(&cy, &["mailbox.metadata.read"], &mailbox);
+    world.grant_all(&cy, &["send.propose"], &billing);
+    let readable = body(&world.call("GET", "/api/mailboxes/readable", Some(&token), None));
+    assert_eq!(readable["mailboxes"].as_array().unwrap().len(), 1);
+    assert_eq!(readable["mailboxes"][0]["id"], mailbox);
+    assert_eq!(readable["mailboxes"][0]["held"], json!(["mailbox.metadata.read"]));
+    let queue = body(&world.call("GET", "/api/mailboxes", Some(&token), None));
+    assert_eq!(queue["mailboxes"].as_array().unwrap().len(), 1);
+    assert_eq!(queue["mailboxes"][0]["id"], billing);
+    let all = body(&world.admin("GET", "/api/mailboxes/all", None));
+    assert_eq!(all["mailboxes"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn administrators_create_and_rename_mailboxes() {
+    let (world, mailbox) = world_with_mailbox();
+    assert_refused(
+        &world.admin(
+            "POST",
+            "/api/mailboxes",
+            Some(json!({ "address": "SUPPORT@mailroom.test", "display_name": "x" })),
+        ),
+        409,
+        "address_taken",
+    );
+    assert_refused(
+        &world.admin("POST", "/api/mailboxes", Some(json!({ "address": "not an address", "display_name": "x" }))),
+        400,
+        "invalid_address",
+    );
+    let renamed =
+        world.admin("PATCH", &format!("/api/mailboxes/{mailbox}"), Some(json!({ "display_name": "Help desk" })));
+    assert_eq!(body(&renamed)["display_name"], "Help desk");
+    let (_, token) = world.person("cy@example.com");
+    let attempt =
+        world.call("POST", "/api/mailboxes", Some(&token), Some(json!({ "address": "x@y.z", "display_name": "x" })));
+    assert_refused(&attempt, 403, "missing_relation");
+    // Relations on mailboxes are granted through the one door.
+    assert_eq!(world.grant(&world.admin_id, "mailbox.metadata.read", &mailbox).status, 201);
+}
+
+#[test]
+fn search_finds_headers_where_metadata_is_read_and_bodies_only_where_content_is() {
+    let (world, mailbox) = world_with_mailbox();
+    let plain = world.deliver("plain", SUPPORT);
+    world.deliver("latin1", SUPPORT);
+    let (_, meta) = reader(&world, "meta@example.com", &["mailbox.metadata.read"], &mailbox);
+    let (_, content) = reader(&world, "content@example.com", &["mailbox.content.read"], &mailbox);
+    let search = |token: &str, q: &str| body(&world.call("GET", &format!("/api/search?q={q}"), Some(token), None));
+
+    // "invoice" is in the subject: both arms' callers find it.
+    assert_eq!(search(&meta, "invoice")["results"][0]["id"], plain);
+    assert_eq!(search(&meta, "invoice")["results"][0]["matched_in"], "headers");
+
+    // "4471" is only in the body: the metadata reader finds nothing at all.
+    assert_eq!(search(&meta, "4471")["results"], json!([]));
+    let found = search(&content, "4471");
+    assert_eq!(found["results"][0]["id"], plain);
+    assert_eq!(found["results"][0]["matched_in"], "body");
+    assert!(found["results"][0]["snippet"].as_str().unwrap().contains("[4471]"));
+
+    // Diacritics fold, prefixes work, a message matched in both arms comes once.
+    assert_eq!(search(&content, "senor")["results"].as_array().unwrap().len(), 1);
+    assert_eq!(search(&content, "confirm*")["results"].as_array().unwrap().len(), 1);
+    assert_eq!(search(&content, "invoice")["results"].as_array().unwrap().len(), 1);
+
+    let (_, nobody) = world.person("nobody@example.com");
+    assert_eq!(search(&nobody, "invoice")["results"], json!([]));
+}
+
+#[test]
+fn search_syntax_is_refused_by_our_rules_and_never_reaches_the_database_as_syntax() {
+    let (world, mailbox) = world_with_mailbox();
+    world.deliver("plain", SUPPORT);
+    let (_, content) = reader(&world, "content@example.com", &["mailbox.content.read"], &mailbox);
+    let search = |q: &str| world.call("GET", &format!("/api/search?q={q}"), Some(&content), None);
+    assert_refused(&search("%22unclosed"), 400, "unclosed_quote");
+    assert_refused(&search("%20%20"), 400, "empty_query");
+    assert_refused(&world.call("GET", "/api/search", Some(&content), None), 400, "empty_query");
+    assert_refused(&search("*"), 400, "empty_query");
+    for hostile in ["NEAR(a%20b)", "a%20OR%20b", "c%3Ad", "%5Ee", "a*b", "a%22b%22c", "AND", "-invoice", "invoice)"] {
+        let response = search(hostile);
+        assert_eq!(response.status, 200, "{hostile}: {}", text(&response));
+    }
+    assert!(world.node.platform.logs.borrow().is_empty(), "{:?}", world.node.platform.logs.borrow());
+}

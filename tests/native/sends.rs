@@ -1,0 +1,270 @@
+//! Outbound mail under dual control: drafts, submission, a second person's
+//! decision, sealing and dispatch.
+
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const SUPPORT: &str = "support@mailroom.test";
+
+struct Desk {
+    world: World,
+    mailbox: String,
+    receipt: String,
+    writer: (String, String),
+    approver: (String, String),
+}
+
+/// A mailbox with a received message, a writer (reads, proposes and decides) and
+/// an approver (reads and decides).
+fn desk() -> Desk {
+    let world = World::new();
+    let mailbox = world.mailbox(SUPPORT);
+    let receipt = world.deliver("plain", SUPPORT);
+    let writer = world.person("writer@example.com");
+    world.grant_all(&writer.0, &["mailbox.content.read", "send.propose", "approval.decide"], &mailbox);
+    let approver = world.person("approver@example.com");
+    world.grant_all(&approver.0, &["mailbox.content.read", "approval.decide"], &mailbox);
+    Desk { world, mailbox, receipt, writer, approver }
+}
+
+impl Desk {
+    fn call(&self, token: &str, method: &str, suffix: &str, payload: Option<Value>) -> mailroom::http::Response {
+        self.world.call(method, &format!("/api/mailboxes/{}/sends{suffix}", self.mailbox), Some(token), payload)
+    }
+
+    fn reply_draft(&self) -> String {
+        let created = self.call(
+            &self.writer.1,
+            "POST",
+            "",
+            Some(json!({
+                "to": ["ana@customer.example"],
+                "subject": "Re: Where is my invoice?",
+                "text": "Hello Ana,\n\nHere it is again.\n",
+                "reply_to": self.receipt,
+            })),
+        );
+        assert_eq!(created.status, 201, "{}", text(&created));
+        body(&created)["id"].as_str().unwrap().to_string()
+    }
+
+    fn submitted(&self) -> String {
+        let send = self.reply_draft();
+        let submitted = self.call(&self.writer.1, "POST", &format!("/{send}/submit"), None);
+        assert_eq!(submitted.status, 200, "{}", text(&submitted));
+        send
+    }
+}
+
+#[test]
+fn a_reply_is_drafted_submitted_approved_by_a_second_person_sealed_and_sent() {
+    let desk = desk();
+    let send = desk.reply_draft();
+    let draft = body(&desk.call(&desk.writer.1, "GET", &format!("/{send}"), None));
+    assert_eq!(draft["state"], "draft");
+    assert_eq!(draft["in_reply_to"], "invoice-question-1@customer.example");
+    assert_eq!(draft["references"], json!(["invoice-question-1@customer.example"]));
+
+    let submitted = body(&desk.call(&desk.writer.1, "POST", &format!("/{send}/submit"), None));
+    assert_eq!(submitted["state"], "submitted");
+    assert_eq!(submitted["submitted_by"], desk.writer.0);
+
+    let queue = body(&desk.world.call("GET", "/api/approvals", Some(&desk.approver.1), None));
+    assert_eq!(queue["sends"][0]["id"], send);
+    let own_queue = body(&desk.world.call("GET", "/api/approvals", Some(&desk.writer.1), None));
+    assert_eq!(own_queue["sends"], json!([]), "nobody is asked to approve their own submission");
+
+    let approved = desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None);
+    assert_eq!(approved.status, 200, "{}", text(&approved));
+    assert!(approved.round_trips <= 2, "approving took {} round trips", approved.round_trips);
+    let approved = body(&approved);
+    assert_eq!(approved["state"], "dispatched");
+    assert_eq!(approved["decided_by"], desk.approver.0);
+    let manifest_hash = approved["manifest_hash"].as_str().unwrap().to_string();
+
+    let sent = desk.world.node.mailer.sent.borrow().clone();
+    assert_eq!(sent.len(), 1);
+    assert_eq!(sent[0].envelope_from, SUPPORT);
+    assert_eq!(sent[0].envelope_to, "ana@customer.example");
+    let parsed = mailroom::inbound::parse(&sent[0].raw).unwrap();
+    assert_eq!(parsed.subject, "Re: Where is my invoice?");
+    assert_eq!(parsed.in_reply_to, vec!["invoice-question-1@customer.example"]);
+    assert_eq!(parsed.references, vec!["invoice-question-1@customer.example"]);
+    assert_eq!(parsed.message_id, format!("{send}@mailroom.test"));
+    assert_eq!(parsed.from.unwrap().address, SUPPORT);
+
+    let stored = body(&desk.call(&desk.writer.1, "GET", &format!("/{send}"), None));
+    assert_eq!(stored["state"], "dispatched", "the dispatch outcome was recorded after the answer");
+    let sealing = desk.world.audit().into_iter().find(|entry| entry["action"] == "approve_send").unwrap();
+    assert_eq!(sealing["detail"]["manifest_hash"], manifest_hash, "the manifest's hash is in the chain");
+    assert_eq!(sealing["actor"], desk.approver.0);
+    assert_eq!(desk.world.verify()["intact"], true);
+}
+
+#[test]
+fn the_submitter_can_never_approve_their_own_send() {
+    let desk = desk();
+    let send = desk.submitted();
+    let own = desk.call(&desk.writer.1, "POST", &format!("/{send}/approve"), None);
+    assert_refused(&own, 403, "own_submission");
+    assert!(body(&own)["error"]["fix"].as_str().unwrap().contains("approval.decide"));
+    assert!(desk.world.node.mailer.sent.borrow().is_empty());
+}
+
+#[test]
+fn approving_needs_approval_decide_on_the_mailbox() {
+    let desk = desk();
+    let send = desk.submitted();
+    let (reader, token) = desk.world.person("reader@example.com");
+    desk.world.grant_all(&reader, &["mailbox.content.read"], &desk.mailbox);
+    let refused = desk.call(&token, "POST", &format!("/{send}/approve"), None);
+    assert_refused(&refused, 403, "missing_relation");
+    assert!(text(&refused).contains("approval.decide"));
+}
+
+#[test]
+fn sealing_cannot_be_undone() {
+    let desk = desk();
+    let send = desk.submitted();
+    desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None);
+    let edit = desk.call(&desk.writer.1, "PATCH", &format!("/{send}"), Some(json!({ "text": "changed" })));
+    assert_refused(&edit, 409, "wrong_state");
+    assert_refused(&desk.call(&desk.writer.1, "POST", &format!("/{send}/cancel"), None), 409, "wrong_state");
+    assert_refused(&desk.call(&desk.writer.1, "DELETE", &format!("/{send}"), None), 409, "wrong_state");
+    assert_refused(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None), 409, "wrong_state");
+    // Even below the API, the database refuses to change what was sealed.
+    let tampered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        desk.world.node.database.tamper(&format!("UPDATE sends SET text = 'forged' WHERE id = '{send}'"))
+    }));
+    assert!(tampered.is_err(), "the trigger refuses an edit of a sealed send");
+    let deleted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        desk.world.node.database.tamper(&format!("DELETE FROM sends WHERE id = '{send}'"))
+    }));
+    assert!(deleted.is_err(), "the trigger refuses to delete a sealed send");
+}
+
+#[test]
+fn a_submission_can_be_cancelled_until_someone_decides_and_then_edited() {
+    let desk = desk();
+    let send = desk.submitted();
+    let cancelled = body(&desk.call(&desk.writer.1, "POST", &format!("/{send}/cancel"), None));
+    assert_eq!(cancelled["state"], "draft");
+    let edited = desk.call(&desk.writer.1, "PATCH", &format!("/{send}"), Some(json!({ "text": "Better text." })));
+    assert_eq!(body(&edited)["text"], "Better text.");
+    // A draft again, it is its author's alone: nobody else can see it to approve.
+    assert_refused(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None), 404, "not_found");
+}
+
+#[test]
+fn a_refusal_carries_its_reason_and_sends_nothing() {
+    let desk = desk();
+    let send = desk.submitted();
+    assert_refused(
+        &desk.call(&desk.approver.1, "POST", &format!("/{send}/refuse"), Some(json!({ "reason": "  " }))),
+        400,
+        "invalid_reason",
+    );
+    let refused = desk.call(
+        &desk.approver.1,
+        "POST",
+        &format!("/{send}/refuse"),
+        Some(json!({ "reason": "Attach the invoice." })),
+    );
+    assert_eq!(body(&refused)["state"], "refused");
+    assert_eq!(body(&refused)["refusal_reason"], "Attach the invoice.");
+    assert!(desk.world.node.mailer.sent.borrow().is_empty());
+    let own = desk.submitted();
+    assert_refused(
+        &desk.call(&desk.writer.1, "POST", &format!("/{own}/refuse"), Some(json!({ "reason": "x" }))),
+        403,
+        "own_submission",
+    );
+}
+
+#[test]
+fn an_author_who_lost_send_propose_is_not_sealed_for() {
+    let desk = desk();
+    let send = desk.submitted();
+    assert_eq!(desk.world.revoke(&desk.writer.0, "send.propose", &desk.mailbox).status, 200);
+    let approval = desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None);
+    assert_refused(&approval, 409, "author_lost_authority");
+    assert_eq!(body(&desk.call(&desk.approver.1, "GET", &format!("/{send}"), None))["state"], "submitted");
+    assert!(desk.world.node.mailer.sent.borrow().is_empty());
+    let entry = desk.world.last_audit_entry();
+    assert_eq!(entry["action"], "approve_send");
+    assert_eq!(entry["outcome"], "refused");
+}
+
+#[test]
+fn a_binding_that_refuses_leaves_the_send_failed_and_says_why() {
+    let desk = desk();
+    desk.world.node.mailer.refuse.borrow_mut().push("ana@customer.example".into());
+    let send = desk.submitted();
+    let approved = body(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None));
+    assert_eq!(approved["state"], "failed");
+    assert!(approved["dispatch_error"].as_str().unwrap().contains("not allowed"));
+    let stored = body(&desk.call(&desk.writer.1, "GET", &format!("/{send}"), None));
+    assert_eq!(stored["state"], "failed");
+    assert!(stored["manifest_hash"].is_string(), "it was sealed before it was handed over");
+}
+
+#[test]
+fn drafts_are_their_author_s_alone() {
+    let desk = desk();
+    let send = desk.reply_draft();
+    let (colleague, token) = desk.world.person("colleague@example.com");
+    desk.world.grant_all(&colleague, &["send.propose"], &desk.mailbox);
+    assert_refused(&desk.call(&token, "GET", &format!("/{send}"), None), 404, "not_found");
+    assert_refused(&desk.call(&token, "POST", &format!("/{send}/submit"), None), 404, "not_found");
+    let listed = body(&desk.call(&token, "GET", "", None));
+    assert_eq!(listed["sends"], json!([]));
+    let mine = body(&desk.call(&desk.writer.1, "GET", "?state=draft", None));
+    assert_eq!(mine["sends"][0]["id"], send);
+    assert_refused(&desk.call(&desk.writer.1, "GET", "?state=lost", None), 400, "invalid_query_parameter");
+}
+
+#[test]
+fn drafts_are_validated_before_anything_is_kept() {
+    let desk = desk();
+    let draft = |payload: Value| desk.call(&desk.writer.1, "POST", "", Some(payload));
+    assert_refused(&draft(json!({ "to": [], "subject": "s", "text": "t" })), 400, "recipient_count");
+    assert_refused(
+        &draft(json!({ "to": ["Ana <ana@x.example>"], "subject": "s", "text": "t" })),
+        400,
+        "invalid_recipient",
+    );
+    assert_refused(
+        &draft(json!({ "to": ["ana@x.example"], "subject": "a\r\nBcc: evil@x.example", "text": "t" })),
+        400,
+        "invalid_subject",
+    );
+    assert_refused(
+        &draft(
+            json!({ "to": ["ana@x.example"], "subject": "s", "text": "t", "reply_to": "rcp_00000000000000000000000000" }),
+        ),
+        404,
+        "not_found",
+    );
+    let (proposer, token) = desk.world.person("proposer@example.com");
+    desk.world.grant_all(&proposer, &["send.propose"], &desk.mailbox);
+    let blind_reply = desk.call(
+        &token,
+        "POST",
+        "",
+        Some(json!({ "to": ["ana@x.example"], "subject": "s", "text": "t", "reply_to": desk.receipt })),
+    );
+    assert_refused(&blind_reply, 404, "not_found");
+    assert_eq!(desk.world.node.database.count("SELECT COUNT(*) FROM sends"), 0);
+}
+
+#[test]
+fn two_approvals_of_one_send_seal_it_once() {
+    let desk = desk();
+    let send = desk.submitted();
+    let (third, token) = desk.world.person("third@example.com");
+    desk.world.grant_all(&third, &["approval.decide"], &desk.mailbox);
+    assert_eq!(desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None).status, 200);
+    assert_refused(&desk.call(&token, "POST", &format!("/{send}/approve"), None), 409, "wrong_state");
+    assert_eq!(desk.world.node.mailer.sent.borrow().len(), 1);
+}
