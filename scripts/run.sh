@@ -22,12 +22,16 @@ if [ ! -f "$secrets" ]; then
   printf 'SESSION_SECRET=%s\nSETUP_TOKEN=%s\n' \
     "$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')" "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')" >"$secrets"
 fi
+# The node answers only at its own origin (what defeats DNS rebinding locally).
+environment="$state/environment.env"
+cp "$secrets" "$environment"
+printf 'PUBLIC_ORIGIN=http://127.0.0.1:%s\n' "$port" >>"$environment"
 
 log "applying migrations to the local D1"
 wrangler d1 migrations apply DB --local --persist-to "$state" >/dev/null
 
 log "starting the Worker on workerd"
-wrangler dev --local --ip 127.0.0.1 --port "$port" --persist-to "$state" --env-file "$secrets" \
+wrangler dev --local --ip 127.0.0.1 --port "$port" --persist-to "$state" --env-file "$environment" \
   --show-interactive-dev-session=false --log-level warn &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null' EXIT INT TERM

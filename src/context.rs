@@ -55,6 +55,8 @@ pub struct Context<'request> {
     deferred: Vec<Statement>,
     /// Whether the handler already committed its writes and audit row.
     committed: bool,
+    /// Round trips taken by calls this one re-entered the dispatcher with.
+    inner_round_trips: u32,
     constraint_refusals: Vec<(&'static str, Refusal)>,
     audit_object: Option<String>,
     audit_detail: Option<serde_json::Value>,
@@ -95,6 +97,7 @@ impl<'request> Context<'request> {
             guard_refusals: Vec::new(),
             deferred: Vec::new(),
             committed: false,
+            inner_round_trips: 0,
             constraint_refusals: Vec::new(),
             audit_object: None,
             audit_detail: None,
@@ -230,6 +233,19 @@ impl<'request> Context<'request> {
         self.deferred.push(statement);
     }
 
+    /// Re-enters the dispatcher in process with `request` (the MCP server's tool
+    /// calls). The inner call reads the same credential and makes the same checks
+    /// in its own first round trip, so this call's own pending checks are handed
+    /// over rather than run twice; its round trips and deferred writes count as
+    /// this call's.
+    pub async fn reenter(&mut self, request: Request) -> Response {
+        self.pending_checks.clear();
+        let response = Box::pin(crate::dispatch::dispatch(self.node, &request, Surface::Mcp)).await;
+        self.inner_round_trips += response.round_trips;
+        self.deferred.extend(response.deferred.iter().cloned());
+        response
+    }
+
     /// Commits the queued writes and the audit row now, before the handler goes on
     /// to do something that must follow a durable record (handing a sealed send to
     /// the mail binding). On a guard's refusal, that refusal is recorded and returned.
@@ -298,7 +314,7 @@ impl<'request> Context<'request> {
         } else {
             outcome
         };
-        let round_trips = self.database.round_trips();
+        let round_trips = self.database.round_trips() + self.inner_round_trips;
         let mut response = match outcome {
             Ok(response) => response,
             Err(refusal) => Response::refusal(&refusal),

@@ -45,6 +45,8 @@ pub enum AuthenticationError {
     CrossOrigin,
     /// The credential is genuine but its kind cannot call this route.
     CredentialNotAccepted,
+    /// The request was addressed to a host that is not the node's.
+    WrongHost { node_origin: String },
 }
 
 /// The caller a request claims to be, before the database has confirmed it.
@@ -113,12 +115,17 @@ fn caller_from(claims: AccessClaims) -> Caller {
 /// changing request that carries an Origin must carry this node's, and one
 /// authenticated by cookie must carry one at all. Bearer clients (CLIs, MCP
 /// clients) send no Origin and no cookie, and pass.
-pub fn check_origin(request: &Request, changes_something: bool, via_cookie: bool) -> Result<(), AuthenticationError> {
+pub fn check_origin(
+    request: &Request,
+    node_origin: &str,
+    changes_something: bool,
+    via_cookie: bool,
+) -> Result<(), AuthenticationError> {
     if !changes_something {
         return Ok(());
     }
     match request.header("origin") {
-        Some(origin) if origin == request.origin => Ok(()),
+        Some(origin) if origin == node_origin => Ok(()),
         Some(_) => Err(AuthenticationError::CrossOrigin),
         None if via_cookie => Err(AuthenticationError::CrossOrigin),
         None => Ok(()),
@@ -226,7 +233,7 @@ mod tests {
         if let Some(origin) = origin {
             request.headers.push(("origin".into(), origin.into()));
         }
-        check_origin(&request, changes, via_cookie).is_ok()
+        check_origin(&request, "https://mail.example", changes, via_cookie).is_ok()
     }
 
     #[test]

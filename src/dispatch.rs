@@ -13,11 +13,13 @@ use mailroom_contract::{Method, Route, RouteId, registry};
 
 use crate::authz;
 use crate::context::{Context, is_audited};
-use crate::credentials::{self, Caller};
+use crate::credentials::{self, AuthenticationError, Caller};
 use crate::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
 use crate::node::Node;
 use crate::refusal::Refusal;
-use crate::{agents, audit, interface, mailboxes, messages, people, relations, search, sends, sessions, setup, teams};
+use crate::{
+    agents, audit, interface, mailboxes, mcp, messages, people, relations, search, sends, sessions, setup, teams,
+};
 
 /// Why a request could not be understood, before any question of authority.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -112,6 +114,10 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
         Err(error) => return Response::refusal(&error.into()),
     };
     let early = |refusal: Refusal| Response::refusal(&refusal);
+    let node_origin = node.config.public_origin.as_deref().unwrap_or(&request.origin);
+    if node_origin != request.origin {
+        return early(AuthenticationError::WrongHost { node_origin: node_origin.to_string() }.into());
+    }
     if request.body.len() > MAXIMUM_BODY_BYTES {
         return early(RequestError::BodyTooLarge { limit: MAXIMUM_BODY_BYTES }.into());
     }
@@ -139,7 +145,7 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
             Err(error) => return early(error.into()),
         }
     };
-    if let Err(error) = credentials::check_origin(request, changes_something, via_cookie) {
+    if let Err(error) = credentials::check_origin(request, node_origin, changes_something, via_cookie) {
         return early(error.into());
     }
     let path_parameter =
@@ -210,6 +216,7 @@ async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         RouteId::ApproveSend => sends::approve(context).await,
         RouteId::RefuseSend => sends::refuse(context).await,
         RouteId::ListApprovals => sends::approvals(context).await,
+        RouteId::McpEndpoint => mcp::handle(context).await,
     }
 }
 

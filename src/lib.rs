@@ -20,6 +20,7 @@ pub mod ids;
 pub mod inbound;
 pub mod interface;
 pub mod mailboxes;
+pub mod mcp;
 pub mod messages;
 pub mod node;
 pub mod outbound;

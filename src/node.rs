@@ -23,6 +23,11 @@ pub struct Config {
     /// The largest inbound message accepted (`MAXIMUM_MESSAGE_BYTES`); bigger ones are
     /// rejected with an SMTP reason and stored nowhere.
     pub maximum_message_bytes: usize,
+    /// The origin the node answers at (`PUBLIC_ORIGIN`, such as
+    /// `https://mail.example.org`). When set, a request addressed to any other host
+    /// is refused, which is what defeats DNS rebinding against a node on a
+    /// developer's machine; unset, the node trusts the host it is addressed by.
+    pub public_origin: Option<String>,
 }
 
 impl Config {
@@ -33,6 +38,7 @@ impl Config {
             setup_token,
             password_iterations: password::ITERATIONS,
             maximum_message_bytes: DEFAULT_MAXIMUM_MESSAGE_BYTES,
+            public_origin: None,
         }
     }
 }

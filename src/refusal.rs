@@ -241,6 +241,15 @@ impl From<AuthenticationError> for Refusal {
                 "Changing requests sent with cookies, or carrying an Origin header, must come from the node's own origin; anything else could be a forged request.",
                 "Call the node from its own pages, or use `Authorization: Bearer` without cookies.",
             ),
+            AuthenticationError::WrongHost { node_origin } => Refusal::new(
+                403,
+                "wrong_host",
+                "This node does not answer at that address.",
+                format!(
+                    "The node answers only at {node_origin}; a request for any other host could be a DNS rebinding attack."
+                ),
+                format!("Send the request to {node_origin}."),
+            ),
             AuthenticationError::CredentialNotAccepted => Refusal::new(
                 403,
                 "credential_not_accepted",

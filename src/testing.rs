@@ -265,6 +265,7 @@ impl TestNode {
                 // production count is `Config::new`'s, checked by its own test.
                 password_iterations: TEST_PASSWORD_ITERATIONS,
                 maximum_message_bytes: 64 * 1024,
+                public_origin: Some(TEST_ORIGIN.to_string()),
             },
         }
     }

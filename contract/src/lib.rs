@@ -18,6 +18,7 @@ pub mod relation;
 pub mod route;
 pub mod routes;
 pub mod skill;
+pub mod tools;
 
 pub use registry::{ContractError, Registry, registry};
 pub use relation::{ObjectKind, Relation};

@@ -73,24 +73,34 @@ pub fn document(registry: &Registry) -> Value {
             (Produces::Html, _) => {
                 json!({ "description": route.summary, "content": { "text/html": { "schema": { "type": "string" } } } })
             }
-            (Produces::Json, Some(schema)) => {
+            (Produces::Json | Produces::JsonRpc, Some(schema)) => {
                 json!({ "description": route.summary, "content": { "application/json": { "schema": schema(&mut responses) } } })
             }
-            (Produces::Json, None) => json!({ "description": route.summary }),
+            (Produces::Json | Produces::JsonRpc, None) => json!({ "description": route.summary }),
             (Produces::Message, _) => json!({ "description": route.summary,
                 "content": { "message/rfc822": { "schema": { "type": "string", "contentMediaType": "message/rfc822" } } } }),
             (Produces::Attachment, _) => json!({ "description": route.summary,
                 "content": { "*/*": { "schema": { "type": "string", "description": "The attachment's bytes, with the content type the message gave them." } } } }),
         };
         let refused = |description: &str| json!({ "description": description, "content": { "application/json": { "schema": refusal } } });
-        operation.insert(
-            "responses".into(),
-            json!({
-                route.success_status.to_string(): success,
-                "4XX": refused("A refusal: what was refused, why, and what would change the answer."),
-                "5XX": refused("The node could not complete the request; the body carries no internal detail."),
-            }),
-        );
+        let mut responses = json!({
+            route.success_status.to_string(): success,
+            "4XX": refused("A refusal: what was refused, why, and what would change the answer."),
+            "5XX": refused("The node could not complete the request; the body carries no internal detail."),
+        });
+        if route.produces == Produces::JsonRpc {
+            // The MCP endpoint answers protocol errors as JSON-RPC, and the
+            // dispatcher's own refusals (origin, size, method) as refusals.
+            responses["202"] = json!({ "description": "A notification or a response was accepted; there is no body." });
+            responses["4XX"] = json!({
+                "description": "A JSON-RPC error (malformed message, unknown method, header mismatch, unsupported protocol version) or a refusal (foreign origin, oversized body).",
+                "content": { "application/json": { "schema": { "anyOf": [
+                    { "$ref": "#/components/schemas/JsonRpcResponse" },
+                    refusal.clone(),
+                ] } } }
+            });
+        }
+        operation.insert("responses".into(), responses);
         let security =
             if route.authority == Authority::Public { json!([]) } else { json!([{ "bearer": [] }, { "cookie": [] }]) };
         operation.insert("security".into(), security);
@@ -147,7 +157,9 @@ fn describe(route: &Route, registry: &Registry) -> String {
 }
 
 fn tag(route: &Route) -> &'static str {
-    let segment = route.path.trim_start_matches('/').split('/').nth(1).unwrap_or("");
+    let mut segments = route.path.trim_start_matches('/').split('/');
+    let first = segments.next().unwrap_or("");
+    let segment = if first == "api" { segments.next().unwrap_or("") } else { first };
     match segment {
         "" => "interface",
         "setup" | "sessions" | "me" => "identity",
@@ -159,6 +171,7 @@ fn tag(route: &Route) -> &'static str {
         "mailboxes" if route.path.contains("/messages") => "messages",
         "mailboxes" => "mailboxes",
         "search" => "messages",
+        "mcp" => "mcp",
         "approvals" => "sends",
         _ => "other",
     }
@@ -225,8 +238,11 @@ mod tests {
         let document = document(registry());
         for (path, methods) in document["paths"].as_object().unwrap() {
             for (method, operation) in methods.as_object().unwrap() {
-                let schema = &operation["responses"]["4XX"]["content"]["application/json"]["schema"]["$ref"];
-                assert_eq!(schema, "#/components/schemas/RefusalBody", "{method} {path}");
+                let schema = &operation["responses"]["4XX"]["content"]["application/json"]["schema"];
+                let refusal = json!({ "$ref": "#/components/schemas/RefusalBody" });
+                let includes_refusal =
+                    *schema == refusal || schema["anyOf"].as_array().is_some_and(|choices| choices.contains(&refusal));
+                assert!(includes_refusal, "{method} {path}: {schema}");
             }
         }
     }

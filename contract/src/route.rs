@@ -100,8 +100,12 @@ pub enum Exposure {
 /// enforces exactly this; capabilities, the mint form and the tests read it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Authority {
-    /// Anyone, signed in or not.
+    /// Anyone, signed in or not; any credential presented is ignored, so the call
+    /// acts as a stranger (setup, sign-in, the page).
     Public,
+    /// Anyone; a caller who presents a credential is identified by it and answered
+    /// as itself, and one who presents none is a stranger (the MCP endpoint).
+    Open,
     /// Any signed-in person or agent.
     Member,
     /// A relation held on the organisation.
@@ -129,6 +133,7 @@ impl Authority {
     pub fn machine_provisionable(&self) -> bool {
         match self {
             Authority::Public
+            | Authority::Open
             | Authority::Member
             | Authority::Filtered { machine_visible: true }
             | Authority::Mailbox { .. }
@@ -156,6 +161,7 @@ impl Authority {
             |relations: &[Relation]| relations.iter().map(|relation| relation.name()).collect::<Vec<_>>().join(", ");
         match self {
             Authority::Public => "Anyone, signed in or not.".into(),
+            Authority::Open => "Anyone; a caller who presents a credential is answered as itself.".into(),
             Authority::Member => "Any signed-in person or agent.".into(),
             Authority::Organization(relation) => {
                 format!("Holders of {} on the organisation.", relation.name())
@@ -202,6 +208,9 @@ pub enum Produces {
     Message,
     /// An attachment's bytes, with the content type the message gave them.
     Attachment,
+    /// A JSON-RPC message (the MCP endpoint): a response, or 202 with no body for
+    /// a notification.
+    JsonRpc,
 }
 
 /// Builds the JSON Schema of a request or response type, registering any

@@ -66,6 +66,7 @@ route_ids! {
     ApproveSend,
     RefuseSend,
     ListApprovals,
+    McpEndpoint,
 }
 
 const PERSON_ID: Parameter = Parameter { name: "personId", description: "The person's id (`usr_…`)." };
@@ -463,5 +464,14 @@ pub fn declare(id: RouteId) -> Route {
             .description("Lists submitted sends awaiting a decision in mailboxes where the caller holds approval.decide, leaving out the caller's own submissions, oldest first.")
             .response::<ApprovalQueue>()
             .authority(Authority::Filtered { machine_visible: false }),
+
+        R::McpEndpoint => Route::new(id, Post, "/mcp", "mcp_endpoint")
+            .summary("The MCP server")
+            .description("The Model Context Protocol endpoint (Streamable HTTP, JSON responses): protocol revisions 2025-06-18 and 2025-11-25 through initialize, and 2026-07-28 statelessly. Its tools are the node's own routes, offered by who is asking, and every tool call re-enters the router as that caller.")
+            .request::<JsonRpcRequest>()
+            .response::<JsonRpcResponse>()
+            .produces(Produces::JsonRpc)
+            .tier(Tier::Surface)
+            .authority(Authority::Open),
     }
 }

@@ -86,8 +86,16 @@ pub fn skill(registry: &Registry) -> String {
     let _ = writeln!(out);
     let _ = writeln!(
         out,
-        "- **REST**: call the node's routes with `Authorization: Bearer mr_agt_…`. The OpenAPI 3.1 document \
-         (`contract/openapi.json` in the repository) describes every route, parameter and answer."
+        "- **MCP**: the node's MCP server is `POST https://<node>/mcp` (Streamable HTTP, JSON responses; protocol \
+         revisions 2025-06-18 and 2025-11-25 through `initialize`, and 2026-07-28 statelessly). Send \
+         `Authorization: Bearer <credential>`. `tools/list` shows exactly the tools your credential may use. \
+         With Claude Code: `claude mcp add --transport http mailroom https://<node>/mcp --header \"Authorization: Bearer <credential>\"`."
+    );
+    let _ = writeln!(
+        out,
+        "- **REST**: the same operations are the node's routes, with the same header. The OpenAPI 3.1 document \
+         (`contract/openapi.json` in the repository) describes every route, parameter and answer; a tool's name is \
+         its route's `operationId`."
     );
     let _ = writeln!(
         out,

@@ -138,6 +138,11 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         .ok()
         .and_then(|value| value.to_string().parse().ok())
         .unwrap_or(DEFAULT_MAXIMUM_MESSAGE_BYTES);
+    config.public_origin = env
+        .var("PUBLIC_ORIGIN")
+        .ok()
+        .map(|value| value.to_string().trim_end_matches('/').to_string())
+        .filter(|value| !value.is_empty());
     Ok(config)
 }
 

@@ -119,7 +119,10 @@ pub fn checks_for(
         return Ok(Vec::new());
     }
     let Some(holder) = holder_of(caller) else {
-        return Err(AuthenticationError::MissingCredentials);
+        return match authority {
+            Authority::Open => Ok(Vec::new()),
+            _ => Err(AuthenticationError::MissingCredentials),
+        };
     };
     let mut checks: Vec<PendingCheck> = liveness(caller).into_iter().collect();
     let holds = |relation: Relation, error: AuthorityError| PendingCheck {
@@ -128,6 +131,7 @@ pub fn checks_for(
     };
     match authority {
         Authority::Public
+        | Authority::Open
         | Authority::Member
         | Authority::Filtered { .. }
         | Authority::Requester

@@ -46,18 +46,21 @@ export async function wrangler(args) {
  */
 export async function startNode() {
   const state = mkdtempSync(join(tmpdir(), "mailroom-e2e-"));
+  const port = await freePort();
+  const inspector = await freePort();
+  const url = `http://127.0.0.1:${port}`;
   const secrets = {
     SESSION_SECRET: randomBytes(32).toString("hex"),
     SETUP_TOKEN: randomBytes(16).toString("hex"),
     // Below miniflare's own 1 MiB local limit, so the node's cap can be tested.
     MAXIMUM_MESSAGE_BYTES: "200000",
+    // The node answers only here: a request for any other host is refused.
+    PUBLIC_ORIGIN: url,
   };
   const envFile = join(state, "secrets.env");
   writeFileSync(envFile, Object.entries(secrets).map(([key, value]) => `${key}=${value}`).join("\n") + "\n");
   await wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
 
-  const port = await freePort();
-  const inspector = await freePort();
   const child = spawn(
     process.execPath,
     [
@@ -69,7 +72,6 @@ export async function startNode() {
   let output = "";
   child.stdout.on("data", (chunk) => (output += chunk));
   child.stderr.on("data", (chunk) => (output += chunk));
-  const url = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 90_000;
   for (;;) {
     if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${output}`);

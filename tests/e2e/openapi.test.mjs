@@ -83,6 +83,9 @@ test("every documented operation answers as documented, successes and refusals a
     ["GET", "/api/approvals", { token }],
     ["POST", `${sends}/${await submitted()}/approve`, { token }],
     ["POST", `${sends}/${await submitted()}/refuse`, { token, body: { reason: "Not yet." } }],
+    ["POST", "/mcp", { token: benToken, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } }],
+    ["POST", "/mcp", { body: { jsonrpc: "2.0", method: "notifications/initialized" } }],
+    ["POST", "/mcp", { raw: "[]", headers: { "content-type": "application/json" } }],
     ["POST", "/api/me/password", { token, body: { current_password: ADMIN.password, new_password: ADMIN.password } }],
     ["DELETE", "/api/sessions/current", { token }],
   ];

@@ -142,6 +142,14 @@ fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request, u16) {
             submitted();
             (admin("GET", "/api/approvals"), 200)
         }
+        // A tool call costs what the route it re-enters costs, and no more.
+        RouteId::McpEndpoint => (
+            as_ben("POST", "/mcp").json(json!({
+                "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": { "name": "list_messages", "arguments": { "mailboxId": mailbox } }
+            })),
+            200,
+        ),
     }
 }
 

@@ -9,6 +9,7 @@ mod budget;
 mod identity;
 mod invariants;
 mod mail;
+mod mcp;
 mod people_and_teams;
 mod refusals;
 mod relations;

@@ -1,0 +1,182 @@
+//! The MCP tool catalogue, derived from the registry: one tool per offerable
+//! route, with a flat input schema, an output schema, annotations from the tier,
+//! and the server's instructions.
+//!
+//! Which tools a given caller sees is decided by the worker (it needs to know
+//! who is asking); what each tool *is* is decided here, once, from the route.
+
+use schemars::SchemaGenerator;
+use schemars::generate::SchemaSettings;
+use serde_json::{Map, Value, json};
+
+use crate::api::RefusalBody;
+use crate::capabilities::CAPABILITIES;
+use crate::registry::Registry;
+use crate::route::{Route, Tier};
+
+fn inline_generator(serialize: bool) -> SchemaGenerator {
+    let settings = SchemaSettings::draft2020_12().with(|settings| {
+        settings.inline_subschemas = true;
+        settings.meta_schema = None;
+    });
+    SchemaGenerator::new(if serialize { settings.for_serialize() } else { settings.for_deserialize() })
+}
+
+/// The tool's input schema: path parameters (required strings), query parameters
+/// (optional strings) and the body's own properties, side by side in one flat
+/// object, because a model filling it is choosing values, not building a URL.
+pub fn input_schema(route: &Route) -> Value {
+    let mut properties = Map::new();
+    let mut required: Vec<Value> = Vec::new();
+    for parameter in route.path_parameters {
+        properties.insert(parameter.name.into(), json!({ "type": "string", "description": parameter.description }));
+        required.push(parameter.name.into());
+    }
+    for parameter in route.query_parameters {
+        properties.insert(parameter.name.into(), json!({ "type": "string", "description": parameter.description }));
+    }
+    if let Some(request) = route.request {
+        let body = request(&mut inline_generator(false)).to_value();
+        if let Some(body_properties) = body.get("properties").and_then(Value::as_object) {
+            for (name, schema) in body_properties {
+                properties.insert(name.clone(), schema.clone());
+            }
+        }
+        if let Some(body_required) = body.get("required").and_then(Value::as_array) {
+            required.extend(body_required.iter().cloned());
+        }
+    }
+    let mut schema = json!({ "type": "object", "properties": properties, "additionalProperties": false });
+    if !required.is_empty() {
+        schema["required"] = Value::Array(required);
+    }
+    schema
+}
+
+/// The names of a route's body properties, so arguments can be told apart from
+/// path and query parameters.
+pub fn body_property_names(route: &Route) -> Vec<String> {
+    route
+        .request
+        .map(|request| request(&mut inline_generator(false)).to_value())
+        .and_then(|body| {
+            body.get("properties").and_then(Value::as_object).map(|properties| properties.keys().cloned().collect())
+        })
+        .unwrap_or_default()
+}
+
+/// The tool's output schema: the route's answer, or the four-part refusal it
+/// gives instead (a client validating structured content accepts both).
+pub fn output_schema(route: &Route) -> Option<Value> {
+    let response = route.response?;
+    let mut generator = inline_generator(true);
+    let answer = response(&mut generator).to_value();
+    let refusal = generator.subschema_for::<RefusalBody>().to_value();
+    Some(json!({ "type": "object", "anyOf": [answer, refusal] }))
+}
+
+/// Hints from the tier: a read changes nothing; an act changes something a
+/// person can undo, so it is never destructive.
+pub fn annotations(route: &Route, tier: Tier) -> Value {
+    match tier {
+        Tier::Read => json!({
+            "title": route.summary, "readOnlyHint": true, "destructiveHint": false,
+            "idempotentHint": true, "openWorldHint": false,
+        }),
+        _ => json!({
+            "title": route.summary, "readOnlyHint": false, "destructiveHint": false,
+            "idempotentHint": false, "openWorldHint": false,
+        }),
+    }
+}
+
+/// The tool's full definition, as `tools/list` gives it.
+pub fn definition(route: &Route, tier: Tier) -> Value {
+    let mut tool = json!({
+        "name": route.tool,
+        "title": route.summary,
+        "description": format!("{}\n\nWho may call it: {}", route.description, route.authority.describe()),
+        "inputSchema": input_schema(route),
+        "annotations": annotations(route, tier),
+    });
+    if let Some(output) = output_schema(route) {
+        tool["outputSchema"] = output;
+    }
+    tool
+}
+
+/// The server's instructions, written from the contract.
+pub fn instructions(registry: &Registry) -> String {
+    let capabilities: Vec<String> = CAPABILITIES
+        .iter()
+        .map(|capability| format!("{} ({})", capability.name, capability.summary.to_lowercase()))
+        .collect();
+    let withheld = registry.routes().iter().filter(|route| !registry.is_grantable(route.id)).count();
+    format!(
+        "This is a Mailroom node: an organisation's shared mail, where people and agents work under one \
+         authority model. The tools you see are exactly what this credential may use; each one is a route of the \
+         node, called as you, checked and recorded in the audit chain as if you had called it directly. Mail is \
+         split into metadata (who, to whom, subject, when) and content (bodies, attachments, originals): list \
+         readable mailboxes and messages first, then read what you hold content access to. Sending needs a \
+         second person: you can draft and submit, never approve. Every refusal says what was refused, why, and in \
+         `fix` what would change the answer; read it before retrying. Capabilities an agent can be given: {}. \
+         {withheld} routes are withheld from agents by decision (administration, credentials, decisions that \
+         need a second person); the Agent Skill lists each with its reason.",
+        capabilities.join(", ")
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::registry::registry;
+
+    #[test]
+    fn input_names_never_collide_across_path_query_and_body() {
+        for route in registry().routes() {
+            let mut names: Vec<String> =
+                route.path_parameters.iter().map(|parameter| parameter.name.to_string()).collect();
+            names.extend(route.query_parameters.iter().map(|parameter| parameter.name.to_string()));
+            names.extend(body_property_names(route));
+            let mut unique = names.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(
+                unique.len(),
+                names.len(),
+                "{} {} flattens to colliding names: {names:?}",
+                route.method.as_str(),
+                route.path
+            );
+        }
+    }
+
+    #[test]
+    fn every_offerable_tool_is_fully_described() {
+        let registry = registry();
+        for (route, tier) in registry.routes_with_tiers().filter(|(_, tier)| tier.is_offerable()) {
+            let tool = definition(route, tier);
+            let properties = tool["inputSchema"]["properties"].as_object().unwrap();
+            for (name, property) in properties {
+                let described = property["description"].as_str().is_some_and(|text| !text.trim().is_empty());
+                assert!(described, "{}: input `{name}` has no description", route.tool);
+            }
+            assert_eq!(tool["inputSchema"]["type"], "object");
+            if let Some(output) = tool.get("outputSchema") {
+                assert_eq!(output["type"], "object", "{}: MCP output schemas are objects", route.tool);
+                assert!(!output.to_string().contains("$ref"), "{}: output schema must be inline", route.tool);
+            }
+            assert!(!tool["inputSchema"].to_string().contains("$ref"), "{}: input schema must be inline", route.tool);
+        }
+    }
+
+    #[test]
+    fn annotations_follow_the_tier() {
+        let registry = registry();
+        let me = registry.route(crate::RouteId::GetMe);
+        assert_eq!(annotations(me, Tier::Read)["readOnlyHint"], true);
+        let draft = registry.route(crate::RouteId::CreateDraft);
+        assert_eq!(annotations(draft, Tier::Act)["destructiveHint"], false);
+        assert_eq!(annotations(draft, Tier::Act)["readOnlyHint"], false);
+    }
+}

@@ -1,0 +1,422 @@
+//! The MCP server at `POST /mcp`: Streamable HTTP with JSON responses, stateless,
+//! speaking the `initialize` era (2025-06-18, 2025-11-25) and the per-request
+//! `_meta` era (2026-07-28) on the same endpoint.
+//!
+//! Its tools are the node's routes. Which ones a caller sees depends on who is
+//! asking: a stranger sees the grantable routes, a person the offerable routes
+//! they could complete. A tool call builds the route's own HTTP request from the
+//! arguments and re-enters the dispatcher in process with the caller's own
+//! credentials, so it meets the same authority check, the same refusal and the
+//! same audit entry as the REST call (recorded with surface `mcp`). Nothing here
+//! calls the functions beneath the router, and nothing fetches the node's origin.
+
+use std::sync::OnceLock;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use mailroom_contract::relation::ORGANIZATION_OBJECT;
+use mailroom_contract::{Authority, Relation, Route, RouteId, Tier, registry, tools};
+use serde_json::{Map, Value, json};
+
+use crate::authz::{holder_of, tuples};
+use crate::context::Context;
+use crate::credentials::Caller;
+use crate::http::{Request, Response};
+use crate::refusal::Refusal;
+
+/// The revision that carries its version in every request's `_meta`.
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// The `initialize` revisions, newest first.
+pub const LEGACY_VERSIONS: [&str; 2] = ["2025-11-25", "2025-06-18"];
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+const INVALID_PARAMS: i64 = -32602;
+const HEADER_MISMATCH: i64 = -32020;
+const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// Every version this server speaks, newest first.
+pub fn supported_versions() -> Vec<&'static str> {
+    let mut versions = vec![MODERN_VERSION];
+    versions.extend(LEGACY_VERSIONS);
+    versions
+}
+
+/// A JSON-RPC error, with the HTTP status it travels with.
+struct RpcError {
+    status: u16,
+    code: i64,
+    message: String,
+    data: Option<Value>,
+}
+
+impl RpcError {
+    fn new(status: u16, code: i64, message: impl Into<String>) -> RpcError {
+        RpcError { status, code, message: message.into(), data: None }
+    }
+
+    fn mismatch(message: impl Into<String>) -> RpcError {
+        RpcError::new(400, HEADER_MISMATCH, message)
+    }
+}
+
+fn rpc_response(status: u16, body: Value) -> Response {
+    Response::json(status, &body)
+}
+
+fn rpc_error(id: Value, error: RpcError) -> Response {
+    let mut body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error.code, "message": error.message } });
+    if let Some(data) = error.data {
+        body["error"]["data"] = data;
+    }
+    rpc_response(error.status, body)
+}
+
+fn accepted() -> Response {
+    Response { status: 202, headers: Vec::new(), body: Vec::new(), round_trips: 0, deferred: Vec::new() }
+}
+
+/// Which era a request speaks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Era {
+    Legacy,
+    Modern,
+}
+
+fn server_info() -> Value {
+    json!({ "name": "mailroom", "title": "Mailroom", "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// Every offerable tool's definition, built once per isolate: schemas are
+/// derived from the contract, and the same for every caller.
+fn definitions() -> &'static Vec<(RouteId, Value)> {
+    static DEFINITIONS: OnceLock<Vec<(RouteId, Value)>> = OnceLock::new();
+    DEFINITIONS.get_or_init(|| {
+        registry()
+            .routes_with_tiers()
+            .filter(|(_, tier)| tier.is_offerable())
+            .map(|(route, tier)| (route.id, tools::definition(route, tier)))
+            .collect()
+    })
+}
+
+/// Decodes a header value that may use the `=?base64?…?=` sentinel.
+fn header_value(raw: &str) -> Option<String> {
+    match raw.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
+        Some(encoded) => STANDARD.decode(encoded).ok().and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(raw.to_string()),
+    }
+}
+
+/// `POST /mcp`.
+pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let message: Value = match serde_json::from_slice(&context.request.body) {
+        Ok(message) => message,
+        Err(error) => {
+            return Ok(rpc_error(Value::Null, RpcError::new(400, PARSE_ERROR, format!("Parse error: {error}"))));
+        }
+    };
+    if message.is_array() {
+        let error =
+            RpcError::new(400, INVALID_REQUEST, "JSON-RPC batches are not supported: send one message per request");
+        return Ok(rpc_error(Value::Null, error));
+    }
+    let Some(object) = message.as_object() else {
+        return Ok(rpc_error(Value::Null, RpcError::new(400, INVALID_REQUEST, "A JSON-RPC message is an object")));
+    };
+    let id = object.get("id").cloned();
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        let error = RpcError::new(400, INVALID_REQUEST, "`jsonrpc` must be \"2.0\"");
+        return Ok(rpc_error(id.unwrap_or(Value::Null), error));
+    }
+    let Some(method) = object.get("method").and_then(Value::as_str) else {
+        // A response from the client (to nothing this server asked): accepted and ignored.
+        if object.contains_key("result") || object.contains_key("error") {
+            return Ok(accepted());
+        }
+        let error = RpcError::new(400, INVALID_REQUEST, "A JSON-RPC request needs a `method`");
+        return Ok(rpc_error(id.unwrap_or(Value::Null), error));
+    };
+    let params = match object.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(params)) => params.clone(),
+        Some(_) => {
+            let error = RpcError::new(400, INVALID_REQUEST, "`params` must be an object");
+            return Ok(rpc_error(id.unwrap_or(Value::Null), error));
+        }
+    };
+    let era = match check_protocol(context.request, method, &params) {
+        Ok(era) => era,
+        Err(error) => return Ok(rpc_error(id.unwrap_or(Value::Null), error)),
+    };
+    let Some(id) = id else {
+        // A notification (notifications/initialized, cancellations): nothing to answer.
+        return Ok(accepted());
+    };
+    if !(id.is_string() || id.is_i64() || id.is_u64()) {
+        return Ok(rpc_error(Value::Null, RpcError::new(400, INVALID_REQUEST, "`id` must be a string or an integer")));
+    }
+    let outcome = match method {
+        "initialize" => Ok(initialize(&params)),
+        "ping" => Ok(json!({})),
+        "server/discover" => Ok(discover()),
+        "tools/list" => list_tools(context).await.map(|tools| json!({ "tools": tools })),
+        "tools/call" => call_tool(context, &params).await,
+        _ => {
+            let status = if era == Era::Modern { 404 } else { 200 };
+            Err(RpcError::new(status, METHOD_NOT_FOUND, format!("Method not found: {method}")))
+        }
+    };
+    match outcome {
+        Ok(mut result) => {
+            if era == Era::Modern {
+                result["resultType"] = json!("complete");
+                result["_meta"] = json!({ META_SERVER_INFO: server_info() });
+            }
+            Ok(rpc_response(200, json!({ "jsonrpc": "2.0", "id": id, "result": result })))
+        }
+        Err(error) => Ok(rpc_error(id, error)),
+    }
+}
+
+/// Decides the era and checks the headers against the body: a modern request
+/// carries its version in `_meta` and mirrors it, its method and its tool name in
+/// headers, which must match; a legacy request's version header, when present,
+/// must name a version this server speaks.
+fn check_protocol(request: &Request, method: &str, params: &Map<String, Value>) -> Result<Era, RpcError> {
+    let header = request.header("mcp-protocol-version").map(str::trim);
+    let declared = params.get("_meta").and_then(|meta| meta.get(META_VERSION)).and_then(Value::as_str);
+    let unsupported = |requested: &str| RpcError {
+        status: 400,
+        code: UNSUPPORTED_PROTOCOL_VERSION,
+        message: "Unsupported protocol version".into(),
+        data: Some(json!({ "supported": supported_versions(), "requested": requested })),
+    };
+    let Some(declared) = declared else {
+        return match header {
+            Some(version) if LEGACY_VERSIONS.contains(&version) => Ok(Era::Legacy),
+            Some(version) if version == MODERN_VERSION => Err(RpcError::mismatch(format!(
+                "MCP-Protocol-Version is {version} but the body's _meta declares no {META_VERSION}"
+            ))),
+            Some(version) => Err(unsupported(version)),
+            None => Ok(Era::Legacy),
+        };
+    };
+    if declared != MODERN_VERSION {
+        return Err(unsupported(declared));
+    }
+    match header {
+        None => return Err(RpcError::mismatch("The MCP-Protocol-Version header is required")),
+        Some(version) if version != declared => {
+            return Err(RpcError::mismatch(format!(
+                "MCP-Protocol-Version header value '{version}' does not match body value '{declared}'"
+            )));
+        }
+        Some(_) => {}
+    }
+    match request.header("mcp-method").map(str::trim) {
+        None => return Err(RpcError::mismatch("The Mcp-Method header is required")),
+        Some(header_method) if header_method != method => {
+            return Err(RpcError::mismatch(format!(
+                "Mcp-Method header value '{header_method}' does not match body value '{method}'"
+            )));
+        }
+        Some(_) => {}
+    }
+    if method == "tools/call" {
+        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+        match request.header("mcp-name").and_then(header_value) {
+            None => return Err(RpcError::mismatch("The Mcp-Name header is required for tools/call")),
+            Some(header_name) if header_name != name => {
+                return Err(RpcError::mismatch(format!(
+                    "Mcp-Name header value '{header_name}' does not match body value '{name}'"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(Era::Modern)
+}
+
+fn initialize(params: &Map<String, Value>) -> Value {
+    let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+    let version = LEGACY_VERSIONS.iter().find(|version| **version == requested).copied().unwrap_or(LEGACY_VERSIONS[0]);
+    json!({
+        "protocolVersion": version,
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": server_info(),
+        "instructions": tools::instructions(registry()),
+    })
+}
+
+fn discover() -> Value {
+    json!({
+        "supportedVersions": supported_versions(),
+        "capabilities": { "tools": { "listChanged": false } },
+        "instructions": tools::instructions(registry()),
+    })
+}
+
+/// Whether a route is on a caller's list, as far as can be known without asking
+/// the database. `Organization` routes are on a person's list only if they hold
+/// the relation, which the caller of this function settles.
+fn offered_without_io(route: &Route, tier: Tier, caller: &Caller) -> bool {
+    match caller {
+        Caller::Stranger => registry().is_grantable(route.id),
+        Caller::Person { .. } => tier.is_offerable(),
+    }
+}
+
+/// The tools this caller may see, in the contract's order.
+async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
+    let caller = context.caller.clone();
+    let held_on_organization: Vec<Relation> = match holder_of(&caller) {
+        None => {
+            context.read(Vec::new()).await.map_err(internal)?;
+            Vec::new()
+        }
+        Some(holder) => {
+            let [held] =
+                context.read_array([tuples::relations_on(&holder, ORGANIZATION_OBJECT)]).await.map_err(internal)?;
+            held.rows
+                .iter()
+                .filter_map(|row| row.text("relation").ok())
+                .filter_map(|name| Relation::parse(&name))
+                .collect()
+        }
+    };
+    let registry = registry();
+    Ok(definitions()
+        .iter()
+        .filter(|(id, _)| {
+            let route = registry.route(*id);
+            let offered = offered_without_io(route, registry.tier(*id), &caller);
+            match route.authority {
+                Authority::Organization(relation) if offered => held_on_organization.contains(&relation),
+                _ => offered,
+            }
+        })
+        .map(|(_, definition)| definition.clone())
+        .collect())
+}
+
+fn internal(_: Refusal) -> RpcError {
+    RpcError::new(500, -32603, "Internal error")
+}
+
+fn unknown_tool(name: &str) -> RpcError {
+    RpcError::new(200, INVALID_PARAMS, format!("Unknown tool: {name}"))
+}
+
+/// An argument as it travels in a path or a query: strings as given, anything
+/// else as its JSON text, for the route to accept or refuse.
+fn as_text(value: &Value) -> String {
+    match value {
+        Value::String(text) => text.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn percent_encode(text: &str) -> String {
+    text.bytes()
+        .map(|byte| match byte {
+            b'A'..=b'Z' | b'a'..=b'z' | b'0'..=b'9' | b'-' | b'_' | b'.' | b'~' => (byte as char).to_string(),
+            _ => format!("%{byte:02X}"),
+        })
+        .collect()
+}
+
+/// The route's own HTTP request, built from a tool call's arguments: path
+/// parameters into the path, query parameters into the query, everything else
+/// into the body (or the query, for a route without one, so the route names it).
+/// Absent and null arguments are left out; nothing else is judged here.
+fn route_request(route: &Route, arguments: &Map<String, Value>, outer: &Request) -> Request {
+    let mut path = route.path.to_string();
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    let mut body = Map::new();
+    for (name, value) in arguments.iter().filter(|(_, value)| !value.is_null()) {
+        if route.path_parameters.iter().any(|parameter| parameter.name == name) {
+            path = path.replace(&format!(":{name}"), &percent_encode(&as_text(value)));
+        } else if route.query_parameters.iter().any(|parameter| parameter.name == name) || route.request.is_none() {
+            query.append_pair(name, &as_text(value));
+        } else {
+            body.insert(name.clone(), value.clone());
+        }
+    }
+    let mut headers: Vec<(String, String)> =
+        outer.headers.iter().filter(|(name, _)| name != "content-length" && name != "content-type").cloned().collect();
+    let body = if route.request.is_some() {
+        headers.push(("content-type".into(), "application/json".into()));
+        serde_json::to_vec(&Value::Object(body)).unwrap_or_default()
+    } else {
+        Vec::new()
+    };
+    Request {
+        method: route.method.as_str().to_string(),
+        path,
+        query: query.finish(),
+        headers,
+        body,
+        origin: outer.origin.clone(),
+        client_address: outer.client_address.clone(),
+    }
+}
+
+/// `tools/call`: re-enters the router as the caller.
+async fn call_tool(context: &mut Context<'_>, params: &Map<String, Value>) -> Result<Value, RpcError> {
+    let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+    let arguments = match params.get("arguments") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(arguments)) => arguments.clone(),
+        Some(_) => return Err(RpcError::new(200, INVALID_PARAMS, "`arguments` must be an object")),
+    };
+    let registry = registry();
+    let Some(route) = registry.route_by_tool(name) else {
+        return Err(unknown_tool(name));
+    };
+    if !offered_without_io(route, registry.tier(route.id), &context.caller) {
+        return Err(unknown_tool(name));
+    }
+    let request = route_request(route, &arguments, context.request);
+    let response = context.reenter(request).await;
+    // A person who does not hold an organisation relation never saw this tool on
+    // their list; the route's own check is what finds that out, for free.
+    if matches!(route.authority, Authority::Organization(_)) && response.status == 403 {
+        let code = response.json_body().and_then(|body| body["error"]["code"].as_str().map(str::to_string));
+        if code.as_deref() == Some("missing_relation") {
+            return Err(unknown_tool(name));
+        }
+    }
+    Ok(tool_result(route, &response))
+}
+
+/// A route's answer as a tool result: JSON as text and as structured content; a
+/// refusal the same way with `isError`; bytes as an embedded resource.
+fn tool_result(route: &Route, response: &Response) -> Value {
+    let is_error = response.status >= 400;
+    let content_type = response.header("content-type").unwrap_or("application/octet-stream");
+    if content_type.starts_with("application/json") {
+        let text = String::from_utf8_lossy(&response.body).into_owned();
+        let structured = response.json_body().unwrap_or(Value::Null);
+        return json!({
+            "content": [{ "type": "text", "text": text }],
+            "structuredContent": structured,
+            "isError": is_error,
+        });
+    }
+    json!({
+        "content": [{
+            "type": "resource",
+            "resource": {
+                "uri": format!("mailroom:{}", route.path),
+                "mimeType": content_type,
+                "blob": STANDARD.encode(&response.body),
+            }
+        }],
+        "isError": is_error,
+    })
+}

@@ -1,0 +1,392 @@
+//! The MCP server: both protocol eras, the catalogue by caller, and tool calls
+//! that are, in authority and audit, the REST calls they re-enter.
+
+use std::collections::BTreeSet;
+
+use mailroom::http::Response;
+use mailroom::testing::{RequestExt, TEST_ORIGIN, request};
+use mailroom_contract::registry;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const MODERN: &str = "2026-07-28";
+
+fn rpc(world: &World, token: Option<&str>, message: Value) -> Response {
+    let mut built = request("POST", "/mcp").json(message);
+    if let Some(token) = token {
+        built = built.bearer(token);
+    }
+    world.node.send(built)
+}
+
+fn call(world: &World, token: Option<&str>, method: &str, params: Value) -> Value {
+    let response = rpc(world, token, json!({ "jsonrpc": "2.0", "id": 7, "method": method, "params": params }));
+    assert_eq!(response.status, 200, "{}", text(&response));
+    let body = body(&response);
+    assert_eq!(body["id"], 7);
+    body
+}
+
+fn tool_names(world: &World, token: Option<&str>) -> Vec<String> {
+    call(world, token, "tools/list", json!({}))["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_string())
+        .collect()
+}
+
+fn modern(world: &World, method: &str, params: Value, headers: &[(&str, &str)]) -> Response {
+    let mut params = params;
+    params["_meta"] =
+        json!({ "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} });
+    let mut built =
+        request("POST", "/mcp").json(json!({ "jsonrpc": "2.0", "id": "m1", "method": method, "params": params }));
+    for (name, value) in headers {
+        built = built.header(name, value);
+    }
+    world.node.send(built)
+}
+
+#[test]
+fn initialize_negotiates_a_legacy_revision_statelessly() {
+    let world = World::new();
+    for (asked, answered) in [("2025-06-18", "2025-06-18"), ("2025-11-25", "2025-11-25"), ("2024-01-01", "2025-11-25")]
+    {
+        let result = &call(
+            &world,
+            None,
+            "initialize",
+            json!({ "protocolVersion": asked, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+        )["result"];
+        assert_eq!(result["protocolVersion"], answered);
+        assert_eq!(result["capabilities"]["tools"], json!({ "listChanged": false }));
+        assert!(result["instructions"].as_str().unwrap().contains("Mailroom"));
+        assert_eq!(result["serverInfo"]["name"], "mailroom");
+    }
+    let initialized = rpc(&world, None, json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    assert_eq!(initialized.status, 202);
+    assert!(initialized.body.is_empty());
+    assert!(initialized.header("mcp-session-id").is_none(), "stateless: no session is minted");
+    let reply = rpc(&world, None, json!({ "jsonrpc": "2.0", "id": 3, "result": {} }));
+    assert_eq!(reply.status, 202, "a response from the client is accepted and ignored");
+    assert_eq!(call(&world, None, "ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn the_transport_refuses_what_it_does_not_speak() {
+    let world = World::new();
+    for method in ["GET", "DELETE"] {
+        let response = world.node.send(request(method, "/mcp"));
+        assert_eq!(response.status, 405, "{method}");
+        assert_eq!(response.header("allow"), Some("POST"));
+    }
+    let batch = rpc(&world, None, json!([{ "jsonrpc": "2.0", "id": 1, "method": "ping" }]));
+    assert_eq!(batch.status, 400);
+    assert_eq!(body(&batch)["error"]["code"], -32600);
+    let malformed = world.node.send(request("POST", "/mcp").raw_body(b"{\"jsonrpc\": "));
+    assert_eq!(malformed.status, 400);
+    assert_eq!(body(&malformed)["error"]["code"], -32700);
+    assert_eq!(body(&malformed)["id"], Value::Null);
+    let no_method = rpc(&world, None, json!({ "jsonrpc": "2.0", "id": 1 }));
+    assert_eq!(body(&no_method)["error"]["code"], -32600);
+    let wrong_version = rpc(&world, None, json!({ "jsonrpc": "1.0", "id": 1, "method": "ping" }));
+    assert_eq!(body(&wrong_version)["error"]["code"], -32600);
+    let unknown = call(&world, None, "resources/list", json!({}));
+    assert_eq!(unknown["error"]["code"], -32601);
+    let unsupported = world.node.send(
+        request("POST", "/mcp")
+            .header("mcp-protocol-version", "1999-01-01")
+            .json(json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })),
+    );
+    assert_eq!(unsupported.status, 400);
+    assert_eq!(body(&unsupported)["error"]["code"], -32022);
+    assert!(body(&unsupported)["error"]["data"]["supported"].as_array().unwrap().contains(&json!("2025-11-25")));
+    let foreign = world.node.send(
+        request("POST", "/mcp")
+            .header("origin", "http://evil.example")
+            .json(json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })),
+    );
+    assert_refused(&foreign, 403, "cross_origin_refused");
+    let own = world.node.send(
+        request("POST", "/mcp")
+            .header("origin", TEST_ORIGIN)
+            .json(json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })),
+    );
+    assert_eq!(own.status, 200);
+    let mut rebound = request("POST", "/mcp").json(json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }));
+    rebound.origin = "http://evil.example".into();
+    assert_refused(&world.node.send(rebound), 403, "wrong_host");
+}
+
+#[test]
+fn the_stateless_revision_is_served_with_its_headers_checked_against_the_body() {
+    let world = World::new();
+    let discover = modern(
+        &world,
+        "server/discover",
+        json!({}),
+        &[("mcp-protocol-version", MODERN), ("mcp-method", "server/discover")],
+    );
+    assert_eq!(discover.status, 200, "{}", text(&discover));
+    let result = &body(&discover)["result"];
+    assert_eq!(result["resultType"], "complete");
+    assert_eq!(result["supportedVersions"], json!(["2026-07-28", "2025-11-25", "2025-06-18"]));
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mailroom");
+    assert!(result["instructions"].is_string());
+
+    let listed =
+        modern(&world, "tools/list", json!({}), &[("mcp-protocol-version", MODERN), ("mcp-method", "tools/list")]);
+    assert_eq!(body(&listed)["result"]["resultType"], "complete");
+
+    let mismatch = |headers: &[(&str, &str)], method: &str, params: Value| {
+        let response = modern(&world, method, params, headers);
+        assert_eq!(response.status, 400, "{headers:?}: {}", text(&response));
+        assert_eq!(body(&response)["error"]["code"], -32020, "{headers:?}");
+    };
+    mismatch(&[("mcp-method", "server/discover")], "server/discover", json!({}));
+    mismatch(
+        &[("mcp-protocol-version", "2025-11-25"), ("mcp-method", "server/discover")],
+        "server/discover",
+        json!({}),
+    );
+    mismatch(&[("mcp-protocol-version", MODERN)], "server/discover", json!({}));
+    mismatch(&[("mcp-protocol-version", MODERN), ("mcp-method", "tools/list")], "server/discover", json!({}));
+    let call_params = json!({ "name": "get_me", "arguments": {} });
+    mismatch(&[("mcp-protocol-version", MODERN), ("mcp-method", "tools/call")], "tools/call", call_params.clone());
+    mismatch(
+        &[("mcp-protocol-version", MODERN), ("mcp-method", "tools/call"), ("mcp-name", "list_people")],
+        "tools/call",
+        call_params.clone(),
+    );
+    let encoded = modern(
+        &world,
+        "tools/call",
+        call_params,
+        &[("mcp-protocol-version", MODERN), ("mcp-method", "tools/call"), ("mcp-name", "=?base64?Z2V0X21l?=")],
+    );
+    assert_eq!(encoded.status, 200, "a base64 sentinel name is decoded before comparing: {}", text(&encoded));
+
+    let unknown =
+        modern(&world, "nothing/here", json!({}), &[("mcp-protocol-version", MODERN), ("mcp-method", "nothing/here")]);
+    assert_eq!(unknown.status, 404);
+    assert_eq!(body(&unknown)["error"]["code"], -32601);
+    let header_without_meta = world.node.send(
+        request("POST", "/mcp")
+            .header("mcp-protocol-version", MODERN)
+            .json(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })),
+    );
+    assert_eq!(body(&header_without_meta)["error"]["code"], -32020);
+}
+
+#[test]
+fn a_stranger_is_offered_exactly_the_grantable_routes() {
+    let world = World::new();
+    let offered: BTreeSet<String> = tool_names(&world, None).into_iter().collect();
+    let grantable: BTreeSet<String> = registry().grantable_routes().map(|route| route.tool.to_string()).collect();
+    assert_eq!(offered, grantable);
+    let withheld: BTreeSet<String> = registry()
+        .routes()
+        .iter()
+        .filter(|route| !registry().is_grantable(route.id))
+        .map(|route| route.tool.to_string())
+        .collect();
+    assert!(offered.is_disjoint(&withheld));
+}
+
+#[test]
+fn a_person_is_offered_what_they_could_complete_and_an_administrator_also_their_reads() {
+    let world = World::new();
+    let (_, ben) = world.person("ben@example.com");
+    let person: Vec<String> = tool_names(&world, Some(&ben));
+    let admin: Vec<String> = tool_names(&world, Some(&world.admin_token));
+    for tool in ["get_me", "list_messages", "create_draft", "get_person", "search_messages"] {
+        assert!(person.contains(&tool.to_string()), "{tool} is offered to a person");
+    }
+    for tool in ["list_people", "list_all_mailboxes", "list_teams", "list_relations"] {
+        assert!(!person.contains(&tool.to_string()), "{tool} needs org.admin, which ben lacks");
+        assert!(admin.contains(&tool.to_string()), "{tool} is offered to an administrator");
+    }
+    for tool in [
+        "approve_send",
+        "refuse_send",
+        "create_person",
+        "grant_relation",
+        "list_audit_entries",
+        "sign_in",
+        "mcp_endpoint",
+        "interface_shell",
+    ] {
+        assert!(!admin.contains(&tool.to_string()), "{tool} is never offered");
+    }
+    assert_eq!(admin, tool_names(&world, Some(&world.admin_token)), "the order is deterministic");
+    let tools = call(&world, Some(&ben), "tools/list", json!({}))["result"]["tools"].clone();
+    for tool in tools.as_array().unwrap() {
+        let name = tool["name"].as_str().unwrap();
+        assert!(name.len() <= 40 && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
+        assert!(!tool["description"].as_str().unwrap().is_empty());
+        assert_eq!(tool["inputSchema"]["type"], "object");
+        let read_only = tool["annotations"]["readOnlyHint"].as_bool().unwrap();
+        assert_eq!(tool["annotations"]["destructiveHint"], false, "{name}");
+        let route = registry().route_by_tool(name).unwrap();
+        assert_eq!(read_only, route.method.is_safe(), "{name}");
+    }
+}
+
+#[test]
+fn listing_tools_costs_at_most_one_round_trip() {
+    let world = World::new();
+    let listed = rpc(&world, Some(&world.admin_token), json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
+    assert_eq!(listed.round_trips, 1, "authentication and the caller's organisation relations in one batch");
+    let stranger = rpc(&world, None, json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
+    assert_eq!(stranger.round_trips, 0);
+}
+
+#[test]
+fn a_tool_call_answers_exactly_what_the_route_answers() {
+    let world = World::new();
+    let rest = body(&world.admin("GET", "/api/me", None));
+    let result =
+        &call(&world, Some(&world.admin_token), "tools/call", json!({ "name": "get_me", "arguments": {} }))["result"];
+    assert_eq!(result["isError"], false);
+    assert_eq!(result["structuredContent"], rest);
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, rest);
+}
+
+#[test]
+fn a_refusal_is_a_tool_result_with_its_four_parts_and_a_withheld_route_is_no_tool_at_all() {
+    let world = World::new();
+    let (_, ben) = world.person("ben@example.com");
+    let refused = &call(
+        &world,
+        Some(&ben),
+        "tools/call",
+        json!({ "name": "list_messages", "arguments": { "mailboxId": "mbx_00000000000000000000000000" } }),
+    )["result"];
+    assert_eq!(refused["isError"], true);
+    for part in ["code", "message", "reason", "fix"] {
+        assert!(refused["structuredContent"]["error"][part].is_string(), "{part}");
+    }
+    assert!(refused["content"][0]["text"].as_str().unwrap().contains("\"fix\""));
+    for withheld in ["approve_send", "create_person", "list_audit_entries", "no_such_tool"] {
+        let error = &call(&world, Some(&world.admin_token), "tools/call", json!({ "name": withheld, "arguments": {} }))
+            ["error"];
+        assert_eq!(error["code"], -32602, "{withheld}");
+    }
+    let admin_read_for_ben =
+        &call(&world, Some(&ben), "tools/call", json!({ "name": "list_people", "arguments": {} }))["error"];
+    assert_eq!(admin_read_for_ben["code"], -32602, "a tool not on ben's list is no tool for ben");
+    let stranger = &call(&world, None, "tools/call", json!({ "name": "get_me" }))["result"];
+    assert_eq!(stranger["isError"], true);
+    assert_eq!(stranger["structuredContent"]["error"]["code"], "not_signed_in");
+}
+
+#[test]
+fn arguments_are_forwarded_as_given_and_the_route_judges_them() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    world.grant(&world.admin_id, "mailbox.metadata.read", &mailbox);
+    let absent = &call(
+        &world,
+        Some(&world.admin_token),
+        "tools/call",
+        json!({ "name": "list_messages", "arguments": { "mailboxId": mailbox, "cursor": null } }),
+    )["result"];
+    assert_eq!(absent["isError"], false, "a null argument is left out: {absent}");
+    let wrong = &call(
+        &world,
+        Some(&world.admin_token),
+        "tools/call",
+        json!({ "name": "list_messages", "arguments": { "mailboxId": mailbox, "limit": 1000 } }),
+    )["result"];
+    assert_eq!(wrong["isError"], true);
+    assert_eq!(wrong["structuredContent"]["error"]["code"], "invalid_query_parameter");
+    let extra = &call(
+        &world,
+        Some(&world.admin_token),
+        "tools/call",
+        json!({ "name": "get_me", "arguments": { "colour": "red" } }),
+    )["result"];
+    assert_eq!(extra["structuredContent"]["error"]["code"], "unknown_query_parameter");
+    let bad_body = &call(
+        &world,
+        Some(&world.admin_token),
+        "tools/call",
+        json!({ "name": "create_draft", "arguments": { "mailboxId": mailbox, "to": "not a list" } }),
+    )["result"];
+    assert_eq!(bad_body["isError"], true);
+}
+
+#[test]
+fn a_call_through_mcp_and_through_rest_leave_the_same_audit_entry_apart_from_the_surface() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (ben, token) = world.person("ben@example.com");
+    world.grant_all(&ben, &["send.propose"], &mailbox);
+    let created = world.call(
+        "POST",
+        &format!("/api/mailboxes/{mailbox}/sends"),
+        Some(&token),
+        Some(json!({ "to": ["ana@example.org"], "subject": "Hello", "text": "Hi." })),
+    );
+    let send = body(&created)["id"].as_str().unwrap().to_string();
+    let path = format!("/api/mailboxes/{mailbox}/sends/{send}");
+    world.call("POST", &format!("{path}/submit"), Some(&token), None);
+    world.call("POST", &format!("{path}/cancel"), Some(&token), None);
+    let rest_entry = world.last_audit_entry();
+    world.call("POST", &format!("{path}/submit"), Some(&token), None);
+    let result = &call(
+        &world,
+        Some(&token),
+        "tools/call",
+        json!({ "name": "cancel_send", "arguments": { "mailboxId": mailbox, "sendId": send } }),
+    )["result"];
+    assert_eq!(result["isError"], false, "{result}");
+    let mcp_entry = world.last_audit_entry();
+    let comparable = |entry: &Value| {
+        let mut entry = entry.clone();
+        for volatile in ["seq", "at", "prev_hash", "hash", "surface"] {
+            entry.as_object_mut().unwrap().remove(volatile);
+        }
+        entry
+    };
+    assert_eq!(rest_entry["surface"], "rest");
+    assert_eq!(mcp_entry["surface"], "mcp");
+    assert_eq!(comparable(&rest_entry), comparable(&mcp_entry));
+
+    let refused_rest = world.call("POST", &format!("{path}/cancel"), Some(&world.admin_token), None);
+    assert_eq!(refused_rest.status, 404, "the administrator holds nothing on the mailbox");
+    let rest_refusal = world.last_audit_entry();
+    call(
+        &world,
+        Some(&world.admin_token),
+        "tools/call",
+        json!({ "name": "cancel_send", "arguments": { "mailboxId": mailbox, "sendId": send } }),
+    );
+    let mcp_refusal = world.last_audit_entry();
+    assert_eq!(comparable(&rest_refusal), comparable(&mcp_refusal), "refusals are recorded alike too");
+}
+
+#[test]
+fn a_tool_call_costs_no_more_round_trips_than_its_route() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    world.grant(&world.admin_id, "mailbox.content.read", &mailbox);
+    world.deliver("plain", "support@mailroom.test");
+    let rest = world.admin("GET", &format!("/api/mailboxes/{mailbox}/messages"), None);
+    let mcp = rpc(
+        &world,
+        Some(&world.admin_token),
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "list_messages", "arguments": { "mailboxId": mailbox } } }),
+    );
+    assert_eq!(mcp.round_trips, rest.round_trips);
+    let search_rest = world.admin("GET", "/api/search?q=invoice", None);
+    let search_mcp = rpc(
+        &world,
+        Some(&world.admin_token),
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "search_messages", "arguments": { "q": "invoice" } } }),
+    );
+    assert_eq!(search_mcp.round_trips, search_rest.round_trips);
+}
