@@ -14,6 +14,8 @@ cd "$ROOT"
 if [ "${1:-}" != "e2e" ]; then
   log "native tests"
   cargo test --workspace --quiet
+  log "mutations of delegation, each of which the native tests must catch"
+  "$ROOT/scripts/mutations.sh"
 fi
 
 "$ROOT/scripts/build.sh"

@@ -14,8 +14,8 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::audit::{self, AuditRecord, CommitError};
-use crate::authz::{Check, PendingCheck};
-use crate::credentials::{AuthenticationError, Caller};
+use crate::authz::PendingCheck;
+use crate::credentials::Caller;
 use crate::dispatch::RequestError;
 use crate::http::{Request, Response, Surface};
 use crate::node::Node;
@@ -37,6 +37,9 @@ pub struct Context<'request> {
     pub now_ms: i64,
     /// Who the request claims to be; confirmed by the first read.
     pub caller: Caller,
+    /// For an agent, its sponsor, as its liveness check found it: the delegator
+    /// its acts are recorded under.
+    pub delegator: Option<String>,
     pub surface: Surface,
     database: Counted<'request>,
     path_parameters: Vec<(String, String)>,
@@ -83,6 +86,7 @@ impl<'request> Context<'request> {
             node,
             now_ms,
             caller,
+            delegator: None,
             surface,
             database: Counted::new(node.database),
             path_parameters,
@@ -157,8 +161,16 @@ impl<'request> Context<'request> {
             self.chain_head = Some(audit::head_from(head_row.first()).map_err(|error| self.internal(error))?);
         }
         for (pending, result) in checks.into_iter().zip(results) {
-            if self.failed_check.is_none() {
-                self.failed_check = settle(&pending.check, &result).err();
+            if self.failed_check.is_some() {
+                continue;
+            }
+            match pending.check.settle(&result) {
+                Ok(established) => {
+                    if established.sponsor.is_some() {
+                        self.delegator = established.sponsor;
+                    }
+                }
+                Err(refusal) => self.failed_check = Some(refusal),
             }
         }
         match &self.failed_check {
@@ -387,26 +399,13 @@ impl<'request> Context<'request> {
         AuditRecord {
             at: self.now_ms,
             actor: self.caller.actor_id().map(str::to_string),
-            delegator: None,
+            delegator: self.delegator.clone(),
             surface: Some(self.surface.as_str()),
             action: self.route.tool.to_string(),
             object,
             outcome: outcome_name,
             detail: detail.map(|detail| detail.to_string()),
         }
-    }
-}
-
-/// Whether a check's result lets the request through.
-fn settle(check: &Check, result: &QueryResult) -> Result<(), Refusal> {
-    match check {
-        Check::SessionLive if result.rows.is_empty() => Err(AuthenticationError::SessionEnded.into()),
-        Check::SessionLive => Ok(()),
-        Check::Holds(error) => match result.first().and_then(|row| row.flag("held").ok()) {
-            Some(true) => Ok(()),
-            _ => Err(error.clone().into()),
-        },
-        Check::Mailbox { .. } => check.settle(&result.rows).map_err(Refusal::from),
     }
 }
 

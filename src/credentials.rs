@@ -28,6 +28,8 @@ pub const SESSION_LIFETIME_MS: i64 = 30 * DAY_MS;
 
 const ACCESS_TOKEN_PREFIX: &str = "mr_ses_";
 const REFRESH_TOKEN_PREFIX: &str = "mr_ref_";
+const AGENT_CREDENTIAL_PREFIX: &str = "mr_agt_";
+const PAIRING_CODE_PREFIX: &str = "mr_pair_";
 const ACCESS_TOKEN_DOMAIN: &[u8] = b"mailroom.access-token.v1\n";
 
 /// Why a request's credential was not accepted.
@@ -47,6 +49,16 @@ pub enum AuthenticationError {
     CredentialNotAccepted,
     /// The request was addressed to a host that is not the node's.
     WrongHost { node_origin: String },
+    /// The agent credential is unknown, or its secret does not match.
+    AgentCredentialInvalid,
+    /// The agent was revoked.
+    AgentRevoked,
+    /// The agent is paused.
+    AgentPaused,
+    /// The agent's credential expired.
+    AgentExpired,
+    /// The agent's sponsor is disabled, so the agent has no authority to act under.
+    SponsorDisabled,
 }
 
 /// The caller a request claims to be, before the database has confirmed it.
@@ -56,6 +68,9 @@ pub enum Caller {
     Stranger,
     /// A person's session.
     Person { person_id: String, session_id: String },
+    /// An agent's credential: the id it names and the SHA-256 of the whole
+    /// credential, which the database must confirm.
+    Agent { agent_id: String, credential_hash: String },
 }
 
 impl Caller {
@@ -64,6 +79,7 @@ impl Caller {
         match self {
             Caller::Stranger => None,
             Caller::Person { person_id, .. } => Some(person_id),
+            Caller::Agent { agent_id, .. } => Some(agent_id),
         }
     }
 }
@@ -97,6 +113,13 @@ pub fn identify(request: &Request, session_key: &[u8], now_ms: i64) -> Result<Pr
             .or_else(|| authorization.strip_prefix("bearer "))
             .map(str::trim)
             .ok_or(AuthenticationError::MalformedCredential)?;
+        if token.starts_with(AGENT_CREDENTIAL_PREFIX) {
+            let agent_id = agent_of_credential(token).ok_or(AuthenticationError::MalformedCredential)?;
+            return Ok(Presented {
+                caller: Caller::Agent { agent_id, credential_hash: hash_secret(token) },
+                via_cookie: false,
+            });
+        }
         let claims = verify_access_token(token, session_key, now_ms)?;
         return Ok(Presented { caller: caller_from(claims), via_cookie: false });
     }
@@ -175,6 +198,33 @@ pub fn new_refresh_token(platform: &dyn Platform) -> String {
     format!("{REFRESH_TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(secret))
 }
 
+/// A new agent credential: `mr_agt_<agent ULID>.<secret>`. The agent's id is
+/// public and names the row to check; the 256-bit secret is what proves it. Only
+/// the SHA-256 of the whole credential is stored.
+pub fn new_agent_credential(agent_id: &str, platform: &dyn Platform) -> String {
+    let secret: [u8; 32] = random_bytes(platform);
+    let ulid = agent_id.strip_prefix("agt_").unwrap_or(agent_id);
+    format!("{AGENT_CREDENTIAL_PREFIX}{ulid}.{}", URL_SAFE_NO_PAD.encode(secret))
+}
+
+/// The agent id an agent credential names, if it is well formed.
+pub fn agent_of_credential(credential: &str) -> Option<String> {
+    let (ulid, secret) = credential.strip_prefix(AGENT_CREDENTIAL_PREFIX)?.split_once('.')?;
+    let agent_id = format!("agt_{ulid}");
+    let well_formed = crate::ids::is_id_of(&agent_id, crate::ids::IdKind::Agent)
+        && secret.len() == 43
+        && URL_SAFE_NO_PAD.decode(secret).is_ok();
+    well_formed.then_some(agent_id)
+}
+
+/// A new pairing code: 160 random bits, typed or pasted once.
+pub fn new_pairing_code(platform: &dyn Platform) -> String {
+    const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let random: [u8; 32] = random_bytes(platform);
+    let code: String = random.iter().map(|byte| CROCKFORD[(*byte & 0x1F) as usize] as char).collect();
+    format!("{PAIRING_CODE_PREFIX}{code}")
+}
+
 /// SHA-256 of a secret, as lower-case hex: how every bearer secret is stored.
 pub fn hash_secret(secret: &str) -> String {
     hex(&Sha256::digest(secret.as_bytes()))
@@ -244,6 +294,18 @@ mod tests {
         assert!(!origin_check(None, true, true));
         assert!(origin_check(None, true, false));
         assert!(origin_check(Some("https://evil.example"), false, true));
+    }
+
+    #[test]
+    fn agent_credentials_name_their_agent_and_nothing_else_parses() {
+        let platform = crate::testing::FixedPlatform::at(0);
+        let agent = crate::ids::new_id(crate::ids::IdKind::Agent, &platform);
+        let credential = new_agent_credential(&agent, &platform);
+        assert!(credential.starts_with("mr_agt_"));
+        assert_eq!(agent_of_credential(&credential), Some(agent));
+        assert_eq!(agent_of_credential("mr_agt_nonsense"), None);
+        assert_eq!(agent_of_credential(&credential.replace('.', "")), None);
+        assert_eq!(agent_of_credential(&format!("{credential}x")), None);
     }
 
     #[test]

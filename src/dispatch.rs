@@ -150,7 +150,7 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
     }
     let path_parameter =
         |name: &str| path_parameters.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
-    let checks = match authz::checks_for(&route.authority, &caller, path_parameter) {
+    let checks = match authz::checks_for(route, &caller, now_ms, path_parameter) {
         Ok(checks) => checks,
         Err(error) => return early(error.into()),
     };
@@ -217,6 +217,15 @@ async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         RouteId::RefuseSend => sends::refuse(context).await,
         RouteId::ListApprovals => sends::approvals(context).await,
         RouteId::McpEndpoint => mcp::handle(context).await,
+        RouteId::ListAgents => agents::list(context).await,
+        RouteId::MintAgent => agents::mint(context).await,
+        RouteId::GetAgent => agents::get(context).await,
+        RouteId::PauseAgent => agents::pause(context).await,
+        RouteId::ResumeAgent => agents::resume(context).await,
+        RouteId::RevokeAgent => agents::revoke(context).await,
+        RouteId::IssuePairingCode => agents::issue_pairing_code(context).await,
+        RouteId::RedeemPairingCode => agents::redeem_pairing_code(context).await,
+        RouteId::ListPersonMailboxes => agents::person_mailboxes(context).await,
     }
 }
 

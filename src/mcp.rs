@@ -18,11 +18,12 @@ use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{Authority, Relation, Route, RouteId, Tier, registry, tools};
 use serde_json::{Map, Value, json};
 
-use crate::authz::{holder_of, tuples};
+use crate::authz::tuples;
 use crate::context::Context;
 use crate::credentials::Caller;
 use crate::http::{Request, Response};
 use crate::refusal::Refusal;
+use crate::storage::Statement;
 
 /// The revision that carries its version in every request's `_meta`.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -52,11 +53,25 @@ struct RpcError {
     code: i64,
     message: String,
     data: Option<Value>,
+    /// Set when the caller itself was refused; answered as a refusal, not JSON-RPC.
+    refusal: Option<Refusal>,
 }
 
 impl RpcError {
     fn new(status: u16, code: i64, message: impl Into<String>) -> RpcError {
-        RpcError { status, code, message: message.into(), data: None }
+        RpcError { status, code, message: message.into(), data: None, refusal: None }
+    }
+
+    /// The caller's own refusal (authentication), answered as HTTP with the
+    /// four-part body, as every other route does.
+    fn refusal(refusal: Refusal) -> RpcError {
+        RpcError {
+            status: refusal.status,
+            code: -32001,
+            message: refusal.message.clone(),
+            data: None,
+            refusal: Some(refusal),
+        }
     }
 
     fn mismatch(message: impl Into<String>) -> RpcError {
@@ -69,6 +84,9 @@ fn rpc_response(status: u16, body: Value) -> Response {
 }
 
 fn rpc_error(id: Value, error: RpcError) -> Response {
+    if let Some(refusal) = &error.refusal {
+        return Response::refusal(refusal);
+    }
     let mut body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error.code, "message": error.message } });
     if let Some(data) = error.data {
         body["error"]["data"] = data;
@@ -195,6 +213,7 @@ fn check_protocol(request: &Request, method: &str, params: &Map<String, Value>) 
         code: UNSUPPORTED_PROTOCOL_VERSION,
         message: "Unsupported protocol version".into(),
         data: Some(json!({ "supported": supported_versions(), "requested": requested })),
+        refusal: None,
     };
     let Some(declared) = declared else {
         return match header {
@@ -266,27 +285,34 @@ fn discover() -> Value {
 /// the relation, which the caller of this function settles.
 fn offered_without_io(route: &Route, tier: Tier, caller: &Caller) -> bool {
     match caller {
-        Caller::Stranger => registry().is_grantable(route.id),
+        Caller::Stranger | Caller::Agent { .. } => registry().is_grantable(route.id),
         Caller::Person { .. } => tier.is_offerable(),
     }
 }
 
-/// The tools this caller may see, in the contract's order.
+/// The tools this caller may see, in the contract's order: for a stranger the
+/// grantable routes; for a person the offerable routes they can complete; for an
+/// agent the grantable routes within its pinned ceiling. What it takes to know
+/// that travels in one round trip with the caller's own authentication.
 async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
     let caller = context.caller.clone();
-    let held_on_organization: Vec<Relation> = match holder_of(&caller) {
-        None => {
-            context.read(Vec::new()).await.map_err(internal)?;
-            Vec::new()
+    let (held_on_organization, ceiling): (Vec<Relation>, Option<Vec<String>>) = match &caller {
+        Caller::Stranger => {
+            context.read(Vec::new()).await.map_err(refused)?;
+            (Vec::new(), None)
         }
-        Some(holder) => {
+        Caller::Person { person_id, .. } => {
+            let holder = tuples::Holder::Person(person_id.clone());
             let [held] =
-                context.read_array([tuples::relations_on(&holder, ORGANIZATION_OBJECT)]).await.map_err(internal)?;
-            held.rows
-                .iter()
-                .filter_map(|row| row.text("relation").ok())
-                .filter_map(|name| Relation::parse(&name))
-                .collect()
+                context.read_array([tuples::relations_on(&holder, ORGANIZATION_OBJECT)]).await.map_err(refused)?;
+            let held =
+                held.rows.iter().filter_map(|row| row.text("relation").ok()).filter_map(|name| Relation::parse(&name));
+            (held.collect(), None)
+        }
+        Caller::Agent { agent_id, .. } => {
+            let pinned = Statement::new("SELECT route FROM agent_routes WHERE agent_id = ?1").bind(agent_id.as_str());
+            let [pinned] = context.read_array([pinned]).await.map_err(refused)?;
+            (Vec::new(), Some(pinned.rows.iter().filter_map(|row| row.text("route").ok()).collect()))
         }
     };
     let registry = registry();
@@ -294,7 +320,8 @@ async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
         .iter()
         .filter(|(id, _)| {
             let route = registry.route(*id);
-            let offered = offered_without_io(route, registry.tier(*id), &caller);
+            let offered = offered_without_io(route, registry.tier(*id), &caller)
+                && ceiling.as_ref().is_none_or(|pinned| pinned.iter().any(|tool| tool == route.tool));
             match route.authority {
                 Authority::Organization(relation) if offered => held_on_organization.contains(&relation),
                 _ => offered,
@@ -304,8 +331,10 @@ async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
         .collect())
 }
 
-fn internal(_: Refusal) -> RpcError {
-    RpcError::new(500, -32603, "Internal error")
+/// A refusal of the caller itself (a revoked session, a paused agent) while
+/// working out its tools: answered as any route's refusal, not as JSON-RPC.
+fn refused(refusal: Refusal) -> RpcError {
+    RpcError::refusal(refusal)
 }
 
 fn unknown_tool(name: &str) -> RpcError {
@@ -383,11 +412,17 @@ async fn call_tool(context: &mut Context<'_>, params: &Map<String, Value>) -> Re
     }
     let request = route_request(route, &arguments, context.request);
     let response = context.reenter(request).await;
-    // A person who does not hold an organisation relation never saw this tool on
-    // their list; the route's own check is what finds that out, for free.
-    if matches!(route.authority, Authority::Organization(_)) && response.status == 403 {
+    // A person without an organisation relation, or an agent without the route
+    // in its ceiling, never saw this tool on their list; the route's own check is
+    // what finds that out, at no extra cost.
+    if response.status == 403 {
         let code = response.json_body().and_then(|body| body["error"]["code"].as_str().map(str::to_string));
-        if code.as_deref() == Some("missing_relation") {
+        let not_on_list = match code.as_deref() {
+            Some("missing_relation") => matches!(route.authority, Authority::Organization(_)),
+            Some("outside_ceiling" | "not_for_agents") => true,
+            _ => false,
+        };
+        if not_on_list {
             return Err(unknown_tool(name));
         }
     }

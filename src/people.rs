@@ -121,8 +121,10 @@ pub async fn insert(context: &mut Context<'_>, person_id: &str, person: NewPerso
 
 /// `GET /api/me`.
 pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let Caller::Person { person_id, session_id } = context.caller.clone() else {
-        return Err(Refusal::internal());
+    let (person_id, session_id) = match context.caller.clone() {
+        Caller::Person { person_id, session_id } => (person_id, session_id),
+        Caller::Agent { agent_id, .. } => return agent_me(context, agent_id).await,
+        Caller::Stranger => return Err(Refusal::internal()),
     };
     let holder = Holder::Person(person_id.clone());
     let teams = Statement::new(
@@ -146,6 +148,25 @@ pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
         is_admin,
         teams,
         session_id: Some(session_id),
+        sponsor: None,
+    }))
+}
+
+/// `GET /api/me` for an agent: who it is and whose authority it acts under.
+async fn agent_me(context: &mut Context<'_>, agent_id: String) -> Result<Response, Refusal> {
+    let agent = Statement::new("SELECT name, sponsor_id FROM agents WHERE id = ?1").bind(agent_id.as_str());
+    let [agent, administrator] =
+        context.read_array([agent, tuples::is_administrator(&Holder::Agent(agent_id.clone()))]).await?;
+    let row = agent.first().ok_or_else(|| context.internal("a live agent's row is missing"))?;
+    Ok(context.json(&Me {
+        id: agent_id,
+        kind: "agent".into(),
+        name: row.text("name").map_err(|error| context.internal(error))?,
+        email: None,
+        is_admin: administrator.first().and_then(|row| row.flag("held").ok()).unwrap_or(false),
+        teams: Vec::new(),
+        session_id: None,
+        sponsor: Some(row.text("sponsor_id").map_err(|error| context.internal(error))?),
     }))
 }
 

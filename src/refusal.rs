@@ -8,6 +8,7 @@
 
 use mailroom_contract::api::{RefusalBody, RefusalDetail};
 
+use crate::agents::AgentError;
 use crate::audit::AuditError;
 use crate::authz::AuthorityError;
 use crate::credentials::AuthenticationError;
@@ -250,6 +251,41 @@ impl From<AuthenticationError> for Refusal {
                 ),
                 format!("Send the request to {node_origin}."),
             ),
+            AuthenticationError::AgentCredentialInvalid => Refusal::new(
+                401,
+                "agent_credential_invalid",
+                "That agent credential does not work.",
+                "It is unknown, or it was replaced by pairing again.",
+                "Ask an administrator for a new credential or pairing code for this agent.",
+            ),
+            AuthenticationError::AgentRevoked => Refusal::new(
+                401,
+                "agent_revoked",
+                "This agent was revoked.",
+                "An administrator ended this agent for good; its credential never works again.",
+                "Ask an administrator to mint a new agent if the work should continue.",
+            ),
+            AuthenticationError::AgentPaused => Refusal::new(
+                403,
+                "agent_paused",
+                "This agent is paused.",
+                "An administrator paused it; its credential works again when it is resumed.",
+                "Ask an administrator (or your sponsor) to resume the agent.",
+            ),
+            AuthenticationError::AgentExpired => Refusal::new(
+                401,
+                "agent_expired",
+                "This agent's credential has expired.",
+                "It was minted with an expiry, which has passed.",
+                "Ask an administrator to mint a new agent.",
+            ),
+            AuthenticationError::SponsorDisabled => Refusal::new(
+                403,
+                "sponsor_disabled",
+                "This agent's sponsor is disabled, so it cannot act.",
+                "An agent acts under its sponsor's authority, and a disabled person has none to lend.",
+                "Ask an administrator to enable the sponsor, or to mint a new agent under another sponsor.",
+            ),
             AuthenticationError::CredentialNotAccepted => Refusal::new(
                 403,
                 "credential_not_accepted",
@@ -302,6 +338,20 @@ impl From<AuthorityError> for Refusal {
                     ),
                 )
             }
+            AuthorityError::OutsideCeiling { tool, never_offered_because: Some(reason) } => Refusal::new(
+                403,
+                "not_for_agents",
+                format!("An agent cannot use {tool}."),
+                reason,
+                "Ask a person to do it; if your work needs it, tell your sponsor what you were trying to do.",
+            ),
+            AuthorityError::OutsideCeiling { tool, never_offered_because: None } => Refusal::new(
+                403,
+                "outside_ceiling",
+                format!("This agent was not given {tool}."),
+                "An agent can use only the routes pinned to it when it was minted, and nothing widens that ceiling later.",
+                "Ask an administrator to mint an agent with the capability that contains this route.",
+            ),
             AuthorityError::PeopleOnly => Refusal::new(
                 403,
                 "people_only",
@@ -518,6 +568,13 @@ impl From<RelationError> for Refusal {
                 "List the subject's relations with GET /api/relations?subject=… to see what it holds.",
             ),
             RelationError::LastAdministrator => last_administrator(),
+            RelationError::AgentsHoldOnlyMailboxRelations { relation } => Refusal::new(
+                400,
+                "agents_hold_only_mailbox_relations",
+                format!("An agent cannot hold {relation}."),
+                "Agents hold mailbox relations only; organisation relations (administration, exports) stay with people.",
+                "Grant the agent a mailbox relation, or ask a person who holds the organisation relation to act.",
+            ),
         }
     }
 }
@@ -692,6 +749,104 @@ impl From<SendError> for Refusal {
                 "Another request edited, submitted or decided it between your read and your change.",
                 "Get the send again and decide from its current state.",
             ),
+        }
+    }
+}
+
+impl From<AgentError> for Refusal {
+    fn from(error: AgentError) -> Refusal {
+        match error {
+            AgentError::InvalidName => Refusal::new(
+                400,
+                "invalid_agent_name",
+                "That agent name cannot be used.",
+                "An agent's name has 1 to 100 characters.",
+                "Name it for its work, such as \"Invoice triage\".",
+            ),
+            AgentError::NoSuchAgent { id } => Refusal::not_found("agent", &id),
+            AgentError::NoSuchSponsor { id } => Refusal::not_found("person", &id),
+            AgentError::SponsorDisabled => Refusal::new(
+                409,
+                "sponsor_disabled",
+                "A disabled person cannot sponsor an agent.",
+                "An agent acts under its sponsor's authority, and a disabled person has none to lend.",
+                "Choose an enabled sponsor, or enable this person first.",
+            ),
+            AgentError::NoCapabilities => Refusal::new(
+                400,
+                "no_capabilities",
+                "An agent needs at least one capability.",
+                "Capabilities are what an agent may do; with none it could do nothing.",
+                "Choose capabilities from GET /api/agent-capabilities.",
+            ),
+            AgentError::UnknownCapability { name } => Refusal::new(
+                400,
+                "unknown_capability",
+                format!("`{name}` is not a capability."),
+                "Capabilities are a fixed vocabulary.",
+                "Choose from GET /api/agent-capabilities.",
+            ),
+            AgentError::NoSuchMailbox { id } => Refusal::not_found("mailbox", &id),
+            AgentError::DuplicateMailbox { id } => Refusal::new(
+                400,
+                "duplicate_mailbox",
+                format!("Mailbox {id} is named twice."),
+                "Each mailbox takes one list of relations.",
+                "Merge the two entries into one.",
+            ),
+            AgentError::NotAMailboxRelation { relation } => Refusal::new(
+                400,
+                "not_a_mailbox_relation",
+                format!("`{relation}` cannot be granted on a mailbox."),
+                "An agent holds only mailbox relations; organisation relations are never given to agents.",
+                "Use mailbox.metadata.read, mailbox.content.read, message.export, send.propose or approval.decide.",
+            ),
+            AgentError::SponsorLacks { relation, mailbox } => Refusal::new(
+                403,
+                "sponsor_lacks_relation",
+                format!("The sponsor does not hold {relation} on {mailbox}."),
+                "An agent can never hold more than its sponsor: it acts under the sponsor's authority.",
+                "Leave that relation out, choose a sponsor who holds it, or grant it to the sponsor first.",
+            ),
+            AgentError::CapabilityUnsatisfiable { capability, requires } => Refusal::new(
+                400,
+                "capability_unsatisfiable",
+                format!("No chosen mailbox lets {capability} work."),
+                format!("{capability} needs {} together on one mailbox.", requires.join(" and ")),
+                format!("Grant {} on at least one mailbox, or leave {capability} out.", requires.join(" and ")),
+            ),
+            AgentError::InvalidExpiry => Refusal::new(
+                400,
+                "invalid_expiry",
+                "That expiry cannot be used.",
+                "`expires_at` must be an RFC 3339 time in the future, such as 2027-01-31T00:00:00Z.",
+                "Send a future time, or leave it out for no expiry.",
+            ),
+            AgentError::Revoked => Refusal::new(
+                409,
+                "agent_revoked",
+                "This agent was revoked.",
+                "A revoked agent stays revoked; nothing can pause, resume or pair it.",
+                "Mint a new agent.",
+            ),
+            AgentError::PairingCodeInvalid => Refusal::new(
+                401,
+                "pairing_code_invalid",
+                "That pairing code does not pair anything.",
+                "It is unknown, was already used, has expired (codes last 10 minutes), or its agent was revoked.",
+                "Ask an administrator for a new pairing code.",
+            ),
+            AgentError::TooManyPairingAttempts { retry_after_seconds } => {
+                let mut refusal = Refusal::new(
+                    429,
+                    "too_many_pairing_attempts",
+                    "Pairing is paused for this address.",
+                    "Too many pairing codes failed from this address recently.",
+                    format!("Wait {} minutes and try again with the right code.", retry_after_seconds.div_ceil(60)),
+                );
+                refusal.retry_after_seconds = Some(retry_after_seconds);
+                refusal
+            }
         }
     }
 }

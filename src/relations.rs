@@ -35,12 +35,15 @@ pub enum RelationError {
     NotHeld,
     /// Revoking this would leave no enabled administrator.
     LastAdministrator,
+    /// Organisation relations are never granted to agents.
+    AgentsHoldOnlyMailboxRelations { relation: String },
 }
 
 /// A subject that can hold a relation.
 enum Subject {
     Person(String),
     TeamMembers(String),
+    Agent(String),
 }
 
 /// A requested tuple, checked for shape (not yet for existence).
@@ -60,8 +63,10 @@ fn validate(change: &RelationChange) -> Result<ValidTuple, RelationError> {
     } else if let Some(team_id) = subject.strip_suffix("#member").filter(|team| is_id_of(team, IdKind::Team)) {
         Subject::TeamMembers(team_id.to_string())
     } else if is_id_of(&subject, IdKind::Agent) {
-        // Agents hold tuples once they can be minted; none exists yet.
-        return Err(RelationError::NoSuchSubject { subject });
+        if relation.object_kind() != ObjectKind::Mailbox {
+            return Err(RelationError::AgentsHoldOnlyMailboxRelations { relation: relation.name().into() });
+        }
+        Subject::Agent(subject.clone())
     } else {
         return Err(RelationError::InvalidSubject { subject });
     };
@@ -93,6 +98,10 @@ fn subject_exists(subject: &Subject) -> Statement {
         }
         Subject::TeamMembers(id) => {
             Statement::new("SELECT EXISTS (SELECT 1 FROM teams WHERE id = ?1) AS found").bind(id.as_str())
+        }
+        Subject::Agent(id) => {
+            Statement::new("SELECT EXISTS (SELECT 1 FROM agents WHERE id = ?1 AND revoked_at IS NULL) AS found")
+                .bind(id.as_str())
         }
     }
 }

@@ -1,8 +1,8 @@
 //! Search over received mail, with SQLite FTS5, in two arms that never mix.
 //!
 //! The metadata arm matches sender, recipients and subject in mailboxes where the
-//! caller reads metadata or content; the content arm matches bodies only in
-//! mailboxes where the caller reads content. A term found only in the body of a
+//! caller reads metadata; the content arm matches bodies only in mailboxes where
+//! the caller reads content (and metadata, since a hit shows who sent what). A term found only in the body of a
 //! message in a metadata-only mailbox is therefore not found at all: a result
 //! never reveals a body to a caller who may not read it. Both arms travel in one
 //! round trip with the authentication checks.
@@ -92,25 +92,33 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let query = fts_query(context.query("q").unwrap_or_default())?;
     let limit = limit(context, 25, 100)?;
     let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
+    // Each arm names the relations a caller must hold on a mailbox for it to be
+    // searched there; every one of them, so the body arm needs metadata (to see
+    // that the message exists) as well as content.
     let arm = |index: &str, relations: &[Relation], snippet: &str| {
-        let (visible, visible_parameters) = tuples::mailbox_ids_where(&holder, relations);
+        let mut visible = Vec::new();
         let mut parameters: Vec<Value> = vec![query.as_str().into()];
-        parameters.extend(visible_parameters);
+        for relation in relations {
+            let (subquery, subquery_parameters) = tuples::mailbox_ids_where(&holder, &[*relation]);
+            visible.push(format!("r.mailbox_id IN ({subquery})"));
+            parameters.extend(subquery_parameters);
+        }
         parameters.push(limit.into());
         Statement {
             sql: format!(
                 "SELECT {SUMMARY_COLUMNS}, {snippet} AS snippet FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
-                 WHERE {index} MATCH ? AND r.mailbox_id IN ({visible}) \
-                 ORDER BY r.received_at DESC, r.id DESC LIMIT ?"
+                 WHERE {index} MATCH ? AND {} \
+                 ORDER BY r.received_at DESC, r.id DESC LIMIT ?",
+                visible.join(" AND ")
             )
             .into(),
             parameters,
         }
     };
-    let headers = arm("receipt_headers_index", &[Relation::MailboxMetadataRead, Relation::MailboxContentRead], "NULL");
+    let headers = arm("receipt_headers_index", &[Relation::MailboxMetadataRead], "NULL");
     let bodies = arm(
         "receipt_bodies_index",
-        &[Relation::MailboxContentRead],
+        &[Relation::MailboxMetadataRead, Relation::MailboxContentRead],
         "snippet(receipt_bodies_index, 0, '[', ']', '…', 12)",
     );
     context.audit_detail(serde_json::json!({ "q": context.query("q") }));

@@ -100,6 +100,9 @@ struct SendRow {
     mailbox_address: Option<String>,
     #[serde(default)]
     mailbox_display_name: Option<String>,
+    /// When an agent submitted it, the agent's sponsor.
+    #[serde(default)]
+    submitted_by_sponsor: Option<String>,
 }
 
 fn list_of(json: &str) -> Vec<String> {
@@ -189,7 +192,8 @@ async fn the_send(
         return Err(SendError::NoSuchSend { id: send_id }.into());
     }
     let statement = Statement::new(format!(
-        "SELECT {SEND_COLUMNS}, m.address AS mailbox_address, m.display_name AS mailbox_display_name \
+        "SELECT {SEND_COLUMNS}, m.address AS mailbox_address, m.display_name AS mailbox_display_name, \
+                (SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by) AS submitted_by_sponsor \
          FROM sends s JOIN mailboxes m ON m.id = s.mailbox_id WHERE s.id = ?1 AND s.mailbox_id = ?2"
     ))
     .bind(send_id.as_str())
@@ -299,6 +303,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         dispatch_error: None,
         mailbox_address: None,
         mailbox_display_name: None,
+        submitted_by_sponsor: None,
     };
     Ok(context.json(&row.present()))
 }
@@ -437,7 +442,8 @@ pub async fn cancel(context: &mut Context<'_>) -> Result<Response, Refusal> {
 }
 
 /// The checks every decision shares: a person, not the submitter, on a
-/// submitted send.
+/// submitted send. An agent's submission is its sponsor's for this purpose: the
+/// agent acted under their authority, so they cannot be its second person.
 fn decidable(context: &Context<'_>, row: &SendRow) -> Result<String, Refusal> {
     let Caller::Person { person_id, .. } = &context.caller else {
         return Err(SendError::AgentsCannotDecide.into());
@@ -445,15 +451,17 @@ fn decidable(context: &Context<'_>, row: &SendRow) -> Result<String, Refusal> {
     if row.state != "submitted" {
         return Err(SendError::WrongState { state: row.state.clone(), needs: "submitted" }.into());
     }
-    if row.submitted_by.as_deref() == Some(person_id.as_str()) {
+    let submitted_as = [row.submitted_by.as_deref(), row.submitted_by_sponsor.as_deref()];
+    if submitted_as.contains(&Some(person_id.as_str())) {
         return Err(SendError::OwnSubmission.into());
     }
     Ok(person_id.clone())
 }
 
-/// The holder the author's authority is read from at sealing.
+/// The holder the author's authority is read from at sealing: a person's own,
+/// or an agent's intersected with its sponsor's.
 fn author_holder(author: &str) -> Holder {
-    Holder::Person(author.to_string())
+    Holder::of_actor(author)
 }
 
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/approve`.
@@ -589,10 +597,13 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (deciding, deciding_parameters) = tuples::mailbox_ids_where(&holder, &[Relation::ApprovalDecide]);
     let mut parameters: Vec<Value> = deciding_parameters;
     parameters.push(caller.as_str().into());
+    parameters.push(caller.as_str().into());
     let statement = Statement {
         sql: format!(
             "SELECT {SEND_COLUMNS} FROM sends s WHERE s.state = 'submitted' AND s.mailbox_id IN ({deciding}) \
-             AND s.submitted_by != ? ORDER BY s.submitted_at, s.id LIMIT 200"
+             AND s.submitted_by != ? \
+             AND COALESCE((SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by), '') != ? \
+             ORDER BY s.submitted_at, s.id LIMIT 200"
         )
         .into(),
         parameters,

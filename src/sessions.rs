@@ -67,7 +67,7 @@ fn read_failures(key: &str) -> Statement {
 }
 
 /// Counts one failure under `key`, opening a new window when the last has passed.
-fn count_failure(key: &str, now_ms: i64) -> Statement {
+pub fn count_failure(key: &str, now_ms: i64) -> Statement {
     Statement::new(
         "INSERT INTO sign_in_failures (key, failures, window_started_at) VALUES (?1, 1, ?2) \
          ON CONFLICT (key) DO UPDATE SET \

@@ -175,6 +175,9 @@ pub struct Me {
     /// The session in use (`ses_…`), for a person signed in with a session.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub session_id: Option<String>,
+    /// For an agent: the person whose authority it acts under (`usr_…`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sponsor: Option<String>,
 }
 
 /// A team named by id and name.
@@ -714,4 +717,135 @@ pub struct JsonRpcError {
     /// Further facts, such as the supported protocol versions.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub data: Option<serde_json::Value>,
+}
+
+// ---------------------------------------------------------------- agents
+
+/// Relations to grant an agent on one mailbox at mint.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MailboxGrant {
+    /// The mailbox (`mbx_…`).
+    pub mailbox: String,
+    /// The relations to grant the agent there; the sponsor must hold each of them there.
+    pub relations: Vec<String>,
+}
+
+/// How a new agent's credential is handed over.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum CredentialDelivery {
+    /// The credential itself, shown once in the answer.
+    #[default]
+    Credential,
+    /// A pairing code the agent's software redeems for the credential.
+    PairingCode,
+}
+
+/// Mints an agent.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MintAgent {
+    /// A name for the agent, such as "Invoice triage bot" (at most 100 characters).
+    pub name: String,
+    /// The person whose authority the agent acts under (`usr_…`); it can never do more than they can.
+    pub sponsor: String,
+    /// The capabilities to give it, by name (see list_agent_capabilities); expanded to routes and pinned.
+    pub capabilities: Vec<String>,
+    /// The mailboxes it may work on, with the relations it holds on each.
+    #[serde(default)]
+    pub mailboxes: Vec<MailboxGrant>,
+    /// When its credential stops working (RFC 3339); absent for no expiry.
+    #[serde(default)]
+    pub expires_at: Option<String>,
+    /// `credential` (default) shows the credential once; `pairing_code` issues a code to redeem instead.
+    #[serde(default)]
+    pub delivery: CredentialDelivery,
+}
+
+/// How much of one capability an agent holds.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct CapabilityHeld {
+    /// The capability's name.
+    pub name: String,
+    /// How many of the capability's current routes are pinned to the agent.
+    pub held: i64,
+    /// How many routes the capability has now.
+    pub total: i64,
+}
+
+/// An agent: a principal that acts in its own right under a sponsor's authority.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Agent {
+    /// The agent's id (`agt_…`).
+    pub id: String,
+    /// Its name.
+    pub name: String,
+    /// The person whose authority it acts under (`usr_…`).
+    pub sponsor: String,
+    /// `active`, `awaiting_pairing` (no credential yet), `paused`, `expired` or `revoked`.
+    pub state: String,
+    /// When it was minted (RFC 3339).
+    pub created_at: String,
+    /// Who minted it.
+    pub created_by: String,
+    /// When its credential stops working (RFC 3339), if ever.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<String>,
+    /// Its ceiling, held of total, per capability it holds any route of.
+    pub capabilities: Vec<CapabilityHeld>,
+    /// Pinned routes (tool names) that no current capability contains: still pinned, still checked.
+    pub other_routes: Vec<String>,
+    /// Every pinned route (tool names).
+    pub routes: Vec<String>,
+    /// The relations it holds, by mailbox.
+    pub mailboxes: Vec<MailboxGrant>,
+}
+
+/// Every agent.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct AgentList {
+    /// The agents, newest first.
+    pub agents: Vec<Agent>,
+}
+
+/// A pairing code, shown once.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct PairingCode {
+    /// The agent it pairs (`agt_…`).
+    pub agent_id: String,
+    /// The code: give it to the agent's software, which redeems it at POST /api/agents/pair.
+    pub code: String,
+    /// When it stops working (RFC 3339), at most 10 minutes away.
+    pub expires_at: String,
+}
+
+/// A newly minted agent, with its credential or pairing code, shown once.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct MintedAgent {
+    /// The agent.
+    pub agent: Agent,
+    /// The credential (`mr_agt_…`), when delivered directly. Shown once; only its hash is kept.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credential: Option<String>,
+    /// The pairing code, when delivered by pairing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pairing: Option<PairingCode>,
+}
+
+/// Redeems a pairing code.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RedeemPairingCode {
+    /// The pairing code the administrator issued.
+    pub code: String,
+}
+
+/// An agent's credential, shown once.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct AgentCredential {
+    /// The agent (`agt_…`).
+    pub agent_id: String,
+    /// The credential: send it as `Authorization: Bearer mr_agt_…`. Shown once.
+    pub credential: String,
 }

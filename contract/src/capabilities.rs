@@ -58,21 +58,17 @@ pub const CAPABILITIES: &[Capability] = &[
     Capability {
         name: "mail.draft",
         summary: "Draft and submit mail",
-        description: "Find the mailboxes it can send from, draft new mail and replies, edit and delete its drafts, and submit them for a person's approval or take a submission back. It can never approve: a second person always decides.",
+        description: "Find the mailboxes it can send from, draft new mail and replies, edit and delete its drafts, submit them for a person's approval or take a submission back, and follow what became of them. It can never approve: a second person always decides.",
         routes: &[
             RouteId::ListMailboxes,
+            RouteId::ListSends,
+            RouteId::GetSend,
             RouteId::CreateDraft,
             RouteId::UpdateDraft,
             RouteId::DeleteDraft,
             RouteId::SubmitSend,
             RouteId::CancelSend,
         ],
-    },
-    Capability {
-        name: "sends.observe",
-        summary: "Follow outbound mail",
-        description: "List a mailbox's sends and follow each one's state: submitted, sealed, dispatched, failed or refused, with who decided and why.",
-        routes: &[RouteId::ListSends, RouteId::GetSend],
     },
 ];
 

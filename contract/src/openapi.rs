@@ -166,7 +166,7 @@ fn tag(route: &Route) -> &'static str {
         "people" | "teams" => "people",
         "relations" => "relations",
         "audit" => "audit",
-        "agent-capabilities" => "agents",
+        "agent-capabilities" | "agents" => "agents",
         "mailboxes" if route.path.contains("/sends") => "sends",
         "mailboxes" if route.path.contains("/messages") => "messages",
         "mailboxes" => "mailboxes",

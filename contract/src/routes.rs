@@ -67,9 +67,19 @@ route_ids! {
     RefuseSend,
     ListApprovals,
     McpEndpoint,
+    ListAgents,
+    MintAgent,
+    GetAgent,
+    PauseAgent,
+    ResumeAgent,
+    RevokeAgent,
+    IssuePairingCode,
+    RedeemPairingCode,
+    ListPersonMailboxes,
 }
 
 const PERSON_ID: Parameter = Parameter { name: "personId", description: "The person's id (`usr_…`)." };
+const AGENT_ID: Parameter = Parameter { name: "agentId", description: "The agent's id (`agt_…`)." };
 const TEAM_ID: Parameter = Parameter { name: "teamId", description: "The team's id (`tm_…`)." };
 
 const MAILBOX_ID: Parameter = Parameter { name: "mailboxId", description: "The mailbox's id (`mbx_…`)." };
@@ -96,8 +106,10 @@ const fn on_mailbox_any(any_of: &'static [Relation]) -> Authority {
     Authority::Mailbox { mailbox_parameter: "mailboxId", all_of: &[], any_of }
 }
 
-const SEES_MAIL: &[Relation] = &[Relation::MailboxMetadataRead, Relation::MailboxContentRead];
 const WORKS_ON_SENDS: &[Relation] = &[Relation::SendPropose, Relation::ApprovalDecide];
+
+/// Why the list of agents and their ceilings is not offered to machines.
+const AGENTS_ARE_AN_ESCALATION_MAP: &str = "agents and their ceilings are a map of which credential can do what: it serves the administrator who mints and revokes them";
 
 /// Why reading the audit trail is not offered to machines.
 const AUDIT_IS_AN_ESCALATION_MAP: &str = "the audit trail records who holds what and who acted on what across the whole node: a map of how to escalate, not a question an agent's work depends on";
@@ -328,14 +340,14 @@ pub fn declare(id: RouteId) -> Route {
             .path_parameters(&[MAILBOX_ID])
             .query_parameters(&[LIMIT, CURSOR])
             .response::<MessagePage>()
-            .authority(on_mailbox_any(SEES_MAIL)),
+            .authority(on_mailbox(&[Relation::MailboxMetadataRead])),
 
         R::GetMessage => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages/:receiptId", "get_message")
             .summary("Show a message's metadata")
             .description("Returns one received message's metadata: headers, threading (Message-ID, In-Reply-To, References) and its attachments' names, types and sizes. Never its body; use get_message_body for that.")
             .path_parameters(&[MAILBOX_ID, RECEIPT_ID])
             .response::<Message>()
-            .authority(on_mailbox_any(SEES_MAIL)),
+            .authority(on_mailbox(&[Relation::MailboxMetadataRead])),
 
         R::GetMessageBody => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages/:receiptId/body", "get_message_body")
             .summary("Read a message's text")
@@ -473,5 +485,78 @@ pub fn declare(id: RouteId) -> Route {
             .produces(Produces::JsonRpc)
             .tier(Tier::Surface)
             .authority(Authority::Open),
+
+        R::ListAgents => Route::new(id, Get, "/api/agents", "list_agents")
+            .summary("List agents")
+            .description("Lists every agent with its sponsor, state and ceiling, held of total per capability.")
+            .response::<AgentList>()
+            .exception(Tier::Operator, AGENTS_ARE_AN_ESCALATION_MAP)
+            .authority(ADMIN),
+
+        R::MintAgent => Route::new(id, Post, "/api/agents", "mint_agent")
+            .summary("Mint an agent")
+            .description("Creates an agent that acts in its own right under a named sponsor's authority. The chosen capabilities are expanded to routes, which are pinned: no later change widens this agent. Each chosen mailbox grants the agent relations the sponsor holds there. The credential is shown once, or a pairing code (10 minutes, single use) is issued instead.")
+            .request::<MintAgent>()
+            .response::<MintedAgent>()
+            .created()
+            .tier(Tier::Operator)
+            .authority(ADMIN),
+
+        R::GetAgent => Route::new(id, Get, "/api/agents/:agentId", "get_agent")
+            .summary("Show an agent")
+            .description("Returns one agent: sponsor, state, its pinned ceiling as held of total per capability (and any pinned routes no current capability contains), and its mailbox relations.")
+            .path_parameters(&[AGENT_ID])
+            .response::<Agent>()
+            .exception(Tier::Operator, AGENTS_ARE_AN_ESCALATION_MAP)
+            .authority(ADMIN),
+
+        R::PauseAgent => Route::new(id, Post, "/api/agents/:agentId/pause", "pause_agent")
+            .summary("Pause an agent")
+            .description("Stops an agent's credential working until it is resumed. Its ceiling and relations are kept.")
+            .path_parameters(&[AGENT_ID])
+            .response::<Agent>()
+            .tier(Tier::Operator)
+            .authority(ADMIN),
+
+        R::ResumeAgent => Route::new(id, Post, "/api/agents/:agentId/resume", "resume_agent")
+            .summary("Resume an agent")
+            .description("Lets a paused agent's credential work again.")
+            .path_parameters(&[AGENT_ID])
+            .response::<Agent>()
+            .tier(Tier::Operator)
+            .authority(ADMIN),
+
+        R::RevokeAgent => Route::new(id, Post, "/api/agents/:agentId/revoke", "revoke_agent")
+            .summary("Revoke an agent")
+            .description("Ends an agent for good: its credential stops working on its next request and cannot be restored. Mint a new agent to replace it.")
+            .path_parameters(&[AGENT_ID])
+            .response::<Agent>()
+            .tier(Tier::Operator)
+            .authority(ADMIN),
+
+        R::IssuePairingCode => Route::new(id, Post, "/api/agents/:agentId/pairing-code", "issue_pairing_code")
+            .summary("Issue a pairing code")
+            .description("Issues a short-lived, single-use code the agent's software redeems for a new credential, so nobody has to copy the credential by hand. Redeeming it replaces any credential the agent had.")
+            .path_parameters(&[AGENT_ID])
+            .response::<PairingCode>()
+            .created()
+            .tier(Tier::Operator)
+            .authority(ADMIN),
+
+        R::RedeemPairingCode => Route::new(id, Post, "/api/agents/pair", "redeem_pairing_code")
+            .summary("Redeem a pairing code")
+            .description("Exchanges a pairing code for the agent's credential. Needs no other authentication: the code is the credential, and it works once, within its 10 minutes.")
+            .request::<RedeemPairingCode>()
+            .response::<AgentCredential>()
+            .tier(Tier::Operator)
+            .authority(Authority::Public),
+
+        R::ListPersonMailboxes => Route::new(id, Get, "/api/people/:personId/mailboxes", "list_person_mailboxes")
+            .summary("What a person holds on each mailbox")
+            .description("Lists every mailbox with the relations the person holds on it (directly or through a team): what they could sponsor an agent for.")
+            .path_parameters(&[PERSON_ID])
+            .response::<MailboxList>()
+            .exception(Tier::Operator, "a person's mailboxes and relations are a map of how to escalate: they serve the administrator minting an agent, not an agent")
+            .authority(ADMIN),
     }
 }

@@ -3,15 +3,17 @@
 //!
 //! The contract says what a route needs; this module says how that is asked of
 //! the database. It decides nothing per route: a route's authority is data in the
-//! contract, and the dispatcher enforces exactly that data.
+//! contract, and the dispatcher enforces exactly that data, plus, for an agent,
+//! its pinned ceiling, on every surface alike.
 
 pub mod tuples;
 
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
-use mailroom_contract::{Authority, Relation};
+use mailroom_contract::{Authority, Relation, Route, Tier, registry, skill};
 
 use crate::credentials::{AuthenticationError, Caller};
-use crate::storage::Statement;
+use crate::refusal::Refusal;
+use crate::storage::{QueryResult, Row, Statement};
 use tuples::Holder;
 
 /// Why a signed-in caller may not use a route.
@@ -27,6 +29,9 @@ pub enum AuthorityError {
     NotSelfOrAdministrator,
     /// The route acts on a person's own account and the caller is not a person.
     PeopleOnly,
+    /// The route is not in the agent's pinned ceiling; for a route no agent is ever
+    /// given, why.
+    OutsideCeiling { tool: &'static str, never_offered_because: Option<String> },
 }
 
 /// A fact the dispatcher must confirm before a handler's answer is released.
@@ -34,47 +39,16 @@ pub enum AuthorityError {
 pub enum Check {
     /// The claimed session is live: not signed out, not revoked, person enabled.
     SessionLive,
+    /// The claimed agent exists with this credential, is neither revoked, paused
+    /// nor expired at `now_ms`, and its sponsor is enabled. Yields the sponsor.
+    AgentLive { now_ms: i64 },
     /// The caller holds a relation; if not, the route refuses with the error.
     Holds(AuthorityError),
     /// The caller holds, on the mailbox, every one of `all_of` and (when not empty)
     /// one of `any_of`. The statement lists what it holds there.
     Mailbox { mailbox_id: String, all_of: &'static [Relation], any_of: &'static [Relation] },
-}
-
-impl Check {
-    /// Whether the result of this check's statement lets the request through.
-    pub fn settle(&self, rows: &[crate::storage::Row]) -> Result<(), AuthorityError> {
-        match self {
-            Check::SessionLive | Check::Holds(_) => Ok(()),
-            Check::Mailbox { mailbox_id, all_of, any_of } => {
-                let held: Vec<Relation> = rows
-                    .iter()
-                    .filter_map(|row| row.text("relation").ok())
-                    .filter_map(|name| Relation::parse(&name))
-                    .collect();
-                if held.is_empty() {
-                    return Err(AuthorityError::NoSuchMailbox { mailbox_id: mailbox_id.clone() });
-                }
-                let missing: Vec<Relation> =
-                    all_of.iter().copied().filter(|relation| !held.contains(relation)).collect();
-                if !missing.is_empty() {
-                    return Err(AuthorityError::MissingMailboxRelations {
-                        mailbox_id: mailbox_id.clone(),
-                        missing,
-                        any: false,
-                    });
-                }
-                if !any_of.is_empty() && !any_of.iter().any(|relation| held.contains(relation)) {
-                    return Err(AuthorityError::MissingMailboxRelations {
-                        mailbox_id: mailbox_id.clone(),
-                        missing: any_of.to_vec(),
-                        any: true,
-                    });
-                }
-                Ok(())
-            }
-        }
-    }
+    /// The agent's pinned ceiling contains the route.
+    Ceiling { error: AuthorityError },
 }
 
 /// A check with the statement that answers it.
@@ -84,16 +58,92 @@ pub struct PendingCheck {
     pub statement: Statement,
 }
 
+/// What a passed check established.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Established {
+    /// For an agent, its sponsor: the delegator its acts are recorded under.
+    pub sponsor: Option<String>,
+}
+
+impl Check {
+    /// Whether the result of this check's statement lets the request through.
+    pub fn settle(&self, result: &QueryResult) -> Result<Established, Refusal> {
+        let first = result.first();
+        match self {
+            Check::SessionLive if result.rows.is_empty() => Err(AuthenticationError::SessionEnded.into()),
+            Check::SessionLive => Ok(Established::default()),
+            Check::AgentLive { now_ms } => settle_agent(first, *now_ms),
+            Check::Holds(error) => match first.and_then(|row| row.flag("held").ok()) {
+                Some(true) => Ok(Established::default()),
+                _ => Err(error.clone().into()),
+            },
+            Check::Ceiling { error } => match first.and_then(|row| row.flag("held").ok()) {
+                Some(true) => Ok(Established::default()),
+                _ => Err(error.clone().into()),
+            },
+            Check::Mailbox { mailbox_id, all_of, any_of } => {
+                let held: Vec<Relation> = result
+                    .rows
+                    .iter()
+                    .filter_map(|row| row.text("relation").ok())
+                    .filter_map(|name| Relation::parse(&name))
+                    .collect();
+                if held.is_empty() {
+                    return Err(AuthorityError::NoSuchMailbox { mailbox_id: mailbox_id.clone() }.into());
+                }
+                let missing: Vec<Relation> =
+                    all_of.iter().copied().filter(|relation| !held.contains(relation)).collect();
+                if !missing.is_empty() {
+                    let error =
+                        AuthorityError::MissingMailboxRelations { mailbox_id: mailbox_id.clone(), missing, any: false };
+                    return Err(error.into());
+                }
+                if !any_of.is_empty() && !any_of.iter().any(|relation| held.contains(relation)) {
+                    let error = AuthorityError::MissingMailboxRelations {
+                        mailbox_id: mailbox_id.clone(),
+                        missing: any_of.to_vec(),
+                        any: true,
+                    };
+                    return Err(error.into());
+                }
+                Ok(Established::default())
+            }
+        }
+    }
+}
+
+fn settle_agent(row: Option<&Row>, now_ms: i64) -> Result<Established, Refusal> {
+    let invalid = || Refusal::from(AuthenticationError::AgentCredentialInvalid);
+    let row = row.ok_or_else(invalid)?;
+    if !row.flag("matches").unwrap_or(false) {
+        return Err(invalid());
+    }
+    if row.optional_integer("revoked_at").ok().flatten().is_some() {
+        return Err(AuthenticationError::AgentRevoked.into());
+    }
+    if row.optional_integer("expires_at").ok().flatten().is_some_and(|expires_at| expires_at <= now_ms) {
+        return Err(AuthenticationError::AgentExpired.into());
+    }
+    if row.optional_integer("paused_at").ok().flatten().is_some() {
+        return Err(AuthenticationError::AgentPaused.into());
+    }
+    if row.optional_integer("sponsor_disabled_at").ok().flatten().is_some() {
+        return Err(AuthenticationError::SponsorDisabled.into());
+    }
+    Ok(Established { sponsor: row.text("sponsor_id").ok() })
+}
+
 /// The holder a caller's authority is read from.
 pub fn holder_of(caller: &Caller) -> Option<Holder> {
     match caller {
         Caller::Stranger => None,
         Caller::Person { person_id, .. } => Some(Holder::Person(person_id.clone())),
+        Caller::Agent { agent_id, .. } => Some(Holder::Agent(agent_id.clone())),
     }
 }
 
 /// The statement confirming a claimed caller is live.
-fn liveness(caller: &Caller) -> Option<PendingCheck> {
+fn liveness(caller: &Caller, now_ms: i64) -> Option<PendingCheck> {
     match caller {
         Caller::Stranger => None,
         Caller::Person { person_id, session_id } => Some(PendingCheck {
@@ -105,16 +155,28 @@ fn liveness(caller: &Caller) -> Option<PendingCheck> {
             .bind(session_id)
             .bind(person_id),
         }),
+        Caller::Agent { agent_id, credential_hash } => Some(PendingCheck {
+            check: Check::AgentLive { now_ms },
+            statement: Statement::new(
+                "SELECT a.sponsor_id, (a.credential_hash IS NOT NULL AND a.credential_hash = ?2) AS matches, \
+                        a.revoked_at, a.paused_at, a.expires_at, p.disabled_at AS sponsor_disabled_at \
+                 FROM agents a JOIN people p ON p.id = a.sponsor_id WHERE a.id = ?1",
+            )
+            .bind(agent_id)
+            .bind(credential_hash),
+        }),
     }
 }
 
 /// The checks a route's authority needs for this caller, or the refusal when no
 /// database fact could help (a stranger on a member route).
 pub fn checks_for(
-    authority: &Authority,
+    route: &Route,
     caller: &Caller,
+    now_ms: i64,
     path_parameter: impl Fn(&str) -> Option<String>,
 ) -> Result<Vec<PendingCheck>, AuthenticationError> {
+    let authority = &route.authority;
     if *authority == Authority::Public {
         return Ok(Vec::new());
     }
@@ -124,7 +186,27 @@ pub fn checks_for(
             _ => Err(AuthenticationError::MissingCredentials),
         };
     };
-    let mut checks: Vec<PendingCheck> = liveness(caller).into_iter().collect();
+    let mut checks: Vec<PendingCheck> = liveness(caller, now_ms).into_iter().collect();
+    if let Caller::Agent { agent_id, .. } = caller {
+        // The ceiling binds every route an agent calls, on every surface. The
+        // machine surface itself is not a capability: the calls it re-enters are
+        // checked against the ceiling one by one.
+        let tier = registry().tier(route.id);
+        if tier != Tier::Surface {
+            let never_offered_because =
+                (!registry().is_grantable(route.id)).then(|| skill::withheld_reason(route, registry()));
+            checks.push(PendingCheck {
+                check: Check::Ceiling {
+                    error: AuthorityError::OutsideCeiling { tool: route.tool, never_offered_because },
+                },
+                statement: Statement::new(
+                    "SELECT EXISTS (SELECT 1 FROM agent_routes WHERE agent_id = ?1 AND route = ?2) AS held",
+                )
+                .bind(agent_id)
+                .bind(route.tool),
+            });
+        }
+    }
     let holds = |relation: Relation, error: AuthorityError| PendingCheck {
         check: Check::Holds(error),
         statement: tuples::holds(&holder, relation, ORGANIZATION_OBJECT),

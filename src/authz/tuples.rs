@@ -30,6 +30,13 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("relations_on", Predicate::Intersected),
     ("mailboxes_where", Predicate::Intersected),
     ("mailbox_ids_where", Predicate::Intersected),
+    ("every_mailbox_with_held", Predicate::Intersected),
+    (
+        "granted_to_agents",
+        Predicate::Exempt(
+            "an administrator's view of what was granted to agents, not a question of what an agent may do",
+        ),
+    ),
     ("is_administrator", Predicate::Intersected),
     (
         "administrators",
@@ -66,13 +73,36 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
 pub enum Holder {
     /// A person: their own tuples and those of every team they belong to.
     Person(String),
+    /// An agent: its own tuples, each only while its sponsor (derived from the
+    /// agent's row, never passed in) holds the same relation on the same object.
+    Agent(String),
+}
+
+impl Holder {
+    /// The holder an actor id names, by its prefix.
+    pub fn of_actor(actor_id: &str) -> Holder {
+        if actor_id.starts_with("agt_") {
+            Holder::Agent(actor_id.to_string())
+        } else {
+            Holder::Person(actor_id.to_string())
+        }
+    }
 }
 
 /// The SQL condition that tuple row `t` is held by `holder`, with its parameters
-/// in order. This is the one place a principal's tuples are defined: a person
-/// holds a tuple granted to them directly or to a team they belong to, and a
-/// disabled person's tuples confer nothing. Every intersected predicate below is
-/// built on it, so delegation, added here, reaches all of them.
+/// in order. This is the one place a principal's tuples are defined, and so the
+/// one place delegation lives:
+///
+/// - a person holds a tuple granted to them or to a team they belong to, while
+///   they are enabled;
+/// - an agent holds a tuple granted to it only while its sponsor holds the *same
+///   relation* on the *same object* (directly or through a team), while the agent
+///   is neither revoked nor paused and the sponsor is enabled. Each of those terms
+///   is load-bearing: without the relation term an agent's content read would ride
+///   on a sponsor's metadata read; without the object term one mailbox of the
+///   sponsor's would license the agent everywhere.
+///
+/// Every intersected predicate below is built on this, so none can forget it.
 fn holder_condition(holder: &Holder) -> (String, Vec<Value>) {
     match holder {
         Holder::Person(person_id) => (
@@ -80,6 +110,18 @@ fn holder_condition(holder: &Holder) -> (String, Vec<Value>) {
              AND EXISTS (SELECT 1 FROM people p WHERE p.id = ? AND p.disabled_at IS NULL)"
                 .to_string(),
             vec![person_id.into(), person_id.into(), person_id.into()],
+        ),
+        Holder::Agent(agent_id) => (
+            "(t.subject = ? \
+              AND EXISTS (SELECT 1 FROM relation_tuples s \
+                WHERE s.relation = t.relation AND s.object = t.object \
+                  AND (s.subject = (SELECT a.sponsor_id FROM agents a WHERE a.id = ?) \
+                       OR s.subject IN (SELECT m.team_id || '#member' FROM team_members m \
+                                        WHERE m.person_id = (SELECT a.sponsor_id FROM agents a WHERE a.id = ?)))) \
+              AND EXISTS (SELECT 1 FROM agents a JOIN people p ON p.id = a.sponsor_id \
+                WHERE a.id = ? AND a.revoked_at IS NULL AND a.paused_at IS NULL AND p.disabled_at IS NULL))"
+                .to_string(),
+            vec![agent_id.into(), agent_id.into(), agent_id.into(), agent_id.into()],
         ),
     }
 }
@@ -129,6 +171,30 @@ pub fn mailboxes_where(holder: &Holder, relations: &[Relation]) -> Statement {
         .into(),
         parameters,
     }
+}
+
+/// Every mailbox, with every relation `holder` holds on each (`held`,
+/// comma-separated, empty where nothing), ordered by address.
+pub fn every_mailbox_with_held(holder: &Holder) -> Statement {
+    let (condition, parameters) = holder_condition(holder);
+    Statement {
+        sql: format!(
+            "SELECT m.id, m.address, m.display_name, m.created_at, \
+                    (SELECT group_concat(relation) FROM (SELECT DISTINCT t.relation FROM relation_tuples t \
+                      WHERE t.object = m.id AND {condition} ORDER BY t.relation)) AS held \
+             FROM mailboxes m ORDER BY m.address"
+        )
+        .into(),
+        parameters,
+    }
+}
+
+/// Every tuple granted to an agent, for the administrator's view of agents.
+pub fn granted_to_agents() -> Statement {
+    Statement::new(
+        "SELECT subject, relation, object, granted_at, granted_by FROM relation_tuples \
+         WHERE subject LIKE 'agt\\_%' ESCAPE '\\' ORDER BY subject, object, relation",
+    )
 }
 
 /// The SQL subquery "ids of the mailboxes where `holder` holds any of

@@ -24,7 +24,7 @@ before(async () => {
   node = await startNode();
   ({ call, token, admin } = await setUp(node));
   mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "support@mailroom.test", display_name: "Support" } })).body;
-  for (const relation of ["mailbox.content.read", "send.propose"]) {
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]) {
     await call("POST", "/api/relations", { token, body: { subject: admin.id, relation, object: mailbox.id } });
   }
   const raw = readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"));

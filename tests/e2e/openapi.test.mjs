@@ -22,7 +22,7 @@ test("every documented operation answers as documented, successes and refusals a
   const benSession = (await call("POST", "/api/sessions", { body: { email: "ben@example.com", password } })).body.session;
   const team = (await call("POST", "/api/teams", { token, body: { name: "Support" } })).body;
   const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "support@mailroom.test", display_name: "Support" } })).body;
-  for (const relation of ["mailbox.content.read", "message.export", "send.propose", "approval.decide"]) {
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "message.export", "send.propose", "approval.decide"]) {
     await call("POST", "/api/relations", { token, body: { subject: ben.id, relation, object: mailbox.id } });
   }
   await call("POST", "/api/relations", { token, body: { subject: admin.id, relation: "approval.decide", object: mailbox.id } });
@@ -39,6 +39,13 @@ test("every documented operation answers as documented, successes and refusals a
     return id;
   };
   const message = `/api/mailboxes/${mailbox.id}/messages/${receipt.id}`;
+  const minted = (await call("POST", "/api/agents", {
+    token,
+    body: { name: "Bot", sponsor: ben.id, capabilities: ["identity.read"], mailboxes: [], delivery: "pairing_code" },
+  })).body;
+  const agent = minted.agent;
+  const pairing = (await call("POST", `/api/agents/${agent.id}/pairing-code`, { token })).body;
+  const agentCredential = (await call("POST", "/api/agents/pair", { body: { code: minted.pairing.code } })).body.credential;
 
   const calls = [
     ["GET", "/"],
@@ -84,6 +91,16 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", `${sends}/${await submitted()}/approve`, { token }],
     ["POST", `${sends}/${await submitted()}/refuse`, { token, body: { reason: "Not yet." } }],
     ["POST", "/mcp", { token: benToken, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } }],
+    ["GET", `/api/people/${ben.id}/mailboxes`, { token }],
+    ["GET", "/api/agents", { token }],
+    ["POST", "/api/agents", { token, body: { name: "Bot", sponsor: ben.id, capabilities: ["mail.read"], mailboxes: [] } }],
+    ["GET", `/api/agents/${agent.id}`, { token }],
+    ["POST", `/api/agents/${agent.id}/pause`, { token }],
+    ["POST", `/api/agents/${agent.id}/resume`, { token }],
+    ["POST", `/api/agents/${agent.id}/pairing-code`, { token }],
+    ["POST", "/api/agents/pair", { body: { code: pairing.code } }],
+    ["GET", "/api/me", { token: agentCredential }],
+    ["POST", `/api/agents/${agent.id}/revoke`, { token }],
     ["POST", "/mcp", { body: { jsonrpc: "2.0", method: "notifications/initialized" } }],
     ["POST", "/mcp", { raw: "[]", headers: { "content-type": "application/json" } }],
     ["POST", "/api/me/password", { token, body: { current_password: ADMIN.password, new_password: ADMIN.password } }],

@@ -43,6 +43,8 @@ fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request, u16) {
         );
         body(&created)["id"].as_str().unwrap().to_string()
     };
+    let agent =
+        || world.mint(&ben, &["mail.triage"], json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]));
     let submitted = || {
         let send = draft();
         world.call("POST", &format!("{sends}/{send}/submit"), Some(&ben_token), None);
@@ -142,6 +144,25 @@ fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request, u16) {
             submitted();
             (admin("GET", "/api/approvals"), 200)
         }
+        RouteId::ListAgents => (admin("GET", "/api/agents"), 200),
+        RouteId::MintAgent => (
+            admin("POST", "/api/agents").json(json!({
+                "name": "Budget", "sponsor": ben, "capabilities": ["mail.read", "mail.triage"],
+                "mailboxes": [{ "mailbox": mailbox, "relations": ["mailbox.metadata.read", "mailbox.content.read"] }]
+            })),
+            201,
+        ),
+        RouteId::GetAgent => (admin("GET", &format!("/api/agents/{}", agent().0)), 200),
+        RouteId::PauseAgent => (admin("POST", &format!("/api/agents/{}/pause", agent().0)), 200),
+        RouteId::ResumeAgent => (admin("POST", &format!("/api/agents/{}/resume", agent().0)), 200),
+        RouteId::RevokeAgent => (admin("POST", &format!("/api/agents/{}/revoke", agent().0)), 200),
+        RouteId::IssuePairingCode => (admin("POST", &format!("/api/agents/{}/pairing-code", agent().0)), 201),
+        RouteId::RedeemPairingCode => {
+            let issued = world.admin("POST", &format!("/api/agents/{}/pairing-code", agent().0), None);
+            let code = body(&issued)["code"].as_str().unwrap().to_string();
+            (request("POST", "/api/agents/pair").json(json!({ "code": code })), 200)
+        }
+        RouteId::ListPersonMailboxes => (admin("GET", &format!("/api/people/{ben}/mailboxes")), 200),
         // A tool call costs what the route it re-enters costs, and no more.
         RouteId::McpEndpoint => (
             as_ben("POST", "/mcp").json(json!({

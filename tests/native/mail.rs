@@ -28,7 +28,7 @@ fn message(world: &World, token: &str, mailbox: &str, receipt: &str, suffix: &st
 fn a_plain_message_is_stored_with_its_headers_and_text() {
     let (world, mailbox) = world_with_mailbox();
     let receipt = world.deliver("plain", SUPPORT);
-    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
     let metadata = body(&message(&world, &token, &mailbox, &receipt, ""));
     assert_eq!(metadata["subject"], "Where is my invoice?");
     assert_eq!(metadata["from"], json!({ "address": "ana@customer.example", "name": "Ana Lima" }));
@@ -46,7 +46,7 @@ fn a_plain_message_is_stored_with_its_headers_and_text() {
 fn multipart_mail_lists_its_attachments_and_serves_them_inert() {
     let (world, mailbox) = world_with_mailbox();
     let receipt = world.deliver("multipart-attachment", SUPPORT);
-    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
     let metadata = body(&message(&world, &token, &mailbox, &receipt, ""));
     assert_eq!(
         metadata["attachments"],
@@ -68,7 +68,7 @@ fn multipart_mail_lists_its_attachments_and_serves_them_inert() {
 fn html_only_mail_is_read_as_text_and_never_as_markup() {
     let (world, mailbox) = world_with_mailbox();
     let receipt = world.deliver("html-only", SUPPORT);
-    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
     let text = body(&message(&world, &token, &mailbox, &receipt, "/body"));
     assert_eq!(text["text_source"], "html");
     let text = text["text"].as_str().unwrap();
@@ -81,7 +81,7 @@ fn non_utf8_charsets_and_encoded_words_are_decoded() {
     let (world, mailbox) = world_with_mailbox();
     let latin = world.deliver("latin1", SUPPORT);
     let encoded = world.deliver("encoded-headers", SUPPORT);
-    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
     let metadata = body(&message(&world, &token, &mailbox, &latin, ""));
     assert_eq!(metadata["subject"], "Confirmación de pedido");
     assert_eq!(metadata["from"]["name"], "José García");
@@ -99,7 +99,7 @@ fn non_utf8_charsets_and_encoded_words_are_decoded() {
 fn multibyte_charsets_are_decoded_too() {
     let (world, mailbox) = world_with_mailbox();
     let receipt = world.deliver("iso-2022-jp", SUPPORT);
-    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
     let metadata = body(&message(&world, &token, &mailbox, &receipt, ""));
     assert_eq!(metadata["subject"], "会議の確認");
     assert_eq!(metadata["from"]["name"], "山田太郎");
@@ -162,11 +162,17 @@ fn metadata_holders_see_that_mail_exists_and_never_its_content() {
 fn the_original_needs_content_and_export_together() {
     let (world, mailbox) = world_with_mailbox();
     let receipt = world.deliver("plain", SUPPORT);
-    let (_, content_only) = reader(&world, "content@example.com", &["mailbox.content.read"], &mailbox);
+    let (_, content_only) =
+        reader(&world, "content@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
     let refused = message(&world, &content_only, &mailbox, &receipt, "/original");
     assert_refused(&refused, 403, "missing_relation");
     assert!(text(&refused).contains("message.export"));
-    let (_, exporter) = reader(&world, "export@example.com", &["mailbox.content.read", "message.export"], &mailbox);
+    let (_, exporter) = reader(
+        &world,
+        "export@example.com",
+        &["mailbox.metadata.read", "mailbox.content.read", "message.export"],
+        &mailbox,
+    );
     let original = message(&world, &exporter, &mailbox, &receipt, "/original");
     assert_eq!(original.status, 200);
     assert_eq!(original.header("content-type"), Some("message/rfc822"));
@@ -191,7 +197,7 @@ fn a_mailbox_the_caller_holds_nothing_on_answers_like_one_that_does_not_exist() 
 
     // A message of another mailbox, asked for through this one, is not here.
     let other = world.mailbox("billing@mailroom.test");
-    let (_, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &other);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &other);
     assert_refused(&message(&world, &token, &other, &receipt, ""), 404, "not_found");
 }
 
@@ -201,7 +207,7 @@ fn team_relations_reach_mail_and_leaving_the_team_withdraws_them() {
     let receipt = world.deliver("plain", SUPPORT);
     let (cy, token) = world.person("cy@example.com");
     let team = world.team("Support desk");
-    world.grant_all(&format!("{team}#member"), &["mailbox.content.read"], &mailbox);
+    world.grant_all(&format!("{team}#member"), &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
     world.admin("PUT", &format!("/api/teams/{team}/members/{cy}"), None);
     assert_eq!(message(&world, &token, &mailbox, &receipt, "/body").status, 200);
     world.admin("DELETE", &format!("/api/teams/{team}/members/{cy}"), None);
@@ -239,7 +245,7 @@ fn messages_page_newest_first_with_an_opaque_cursor() {
 fn reading_content_is_recorded_in_the_audit_chain_and_reading_metadata_is_not() {
     let (world, mailbox) = world_with_mailbox();
     let receipt = world.deliver("plain", SUPPORT);
-    let (cy, token) = reader(&world, "cy@example.com", &["mailbox.content.read"], &mailbox);
+    let (cy, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
     let before = world.audit().len();
     message(&world, &token, &mailbox, &receipt, "");
     assert_eq!(world.audit().len(), before, "metadata reads leave no trace");
@@ -303,7 +309,8 @@ fn search_finds_headers_where_metadata_is_read_and_bodies_only_where_content_is(
     let plain = world.deliver("plain", SUPPORT);
     world.deliver("latin1", SUPPORT);
     let (_, meta) = reader(&world, "meta@example.com", &["mailbox.metadata.read"], &mailbox);
-    let (_, content) = reader(&world, "content@example.com", &["mailbox.content.read"], &mailbox);
+    let (_, content) =
+        reader(&world, "content@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
     let search = |token: &str, q: &str| body(&world.call("GET", &format!("/api/search?q={q}"), Some(token), None));
 
     // "invoice" is in the subject: both arms' callers find it.
@@ -330,7 +337,8 @@ fn search_finds_headers_where_metadata_is_read_and_bodies_only_where_content_is(
 fn search_syntax_is_refused_by_our_rules_and_never_reaches_the_database_as_syntax() {
     let (world, mailbox) = world_with_mailbox();
     world.deliver("plain", SUPPORT);
-    let (_, content) = reader(&world, "content@example.com", &["mailbox.content.read"], &mailbox);
+    let (_, content) =
+        reader(&world, "content@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
     let search = |q: &str| world.call("GET", &format!("/api/search?q={q}"), Some(&content), None);
     assert_refused(&search("%22unclosed"), 400, "unclosed_quote");
     assert_refused(&search("%20%20"), 400, "empty_query");

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod agents;
 mod audit_chain;
 mod budget;
 mod identity;

@@ -22,9 +22,13 @@ fn desk() -> Desk {
     let mailbox = world.mailbox(SUPPORT);
     let receipt = world.deliver("plain", SUPPORT);
     let writer = world.person("writer@example.com");
-    world.grant_all(&writer.0, &["mailbox.content.read", "send.propose", "approval.decide"], &mailbox);
+    world.grant_all(
+        &writer.0,
+        &["mailbox.metadata.read", "mailbox.content.read", "send.propose", "approval.decide"],
+        &mailbox,
+    );
     let approver = world.person("approver@example.com");
-    world.grant_all(&approver.0, &["mailbox.content.read", "approval.decide"], &mailbox);
+    world.grant_all(&approver.0, &["mailbox.metadata.read", "mailbox.content.read", "approval.decide"], &mailbox);
     Desk { world, mailbox, receipt, writer, approver }
 }
 

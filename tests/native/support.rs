@@ -161,3 +161,18 @@ impl World {
         }
     }
 }
+
+impl World {
+    /// Mints an agent for `sponsor` with `capabilities` and mailbox grants:
+    /// (agent id, credential).
+    pub fn mint(&self, sponsor: &str, capabilities: &[&str], mailboxes: Value) -> (String, String) {
+        let minted = self.admin(
+            "POST",
+            "/api/agents",
+            Some(json!({ "name": "Test agent", "sponsor": sponsor, "capabilities": capabilities, "mailboxes": mailboxes })),
+        );
+        assert_eq!(minted.status, 201, "{}", text(&minted));
+        let minted = body(&minted);
+        (minted["agent"]["id"].as_str().unwrap().to_string(), minted["credential"].as_str().unwrap().to_string())
+    }
+}

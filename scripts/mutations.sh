@@ -1,0 +1,56 @@
+#!/usr/bin/env bash
+# Delegation's terms are load-bearing: each mutation below removes one term of
+# the intersection (or the ceiling, or the recorded delegator), and the native
+# tests must fail for every one of them. A mutation the tests survive means the
+# suite no longer guards that term. Runs in a copy of the tree; the tree itself
+# is never touched.
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ROOT"
+
+work="$(mktemp -d)"
+trap 'rm -rf "$work"' EXIT
+export CARGO_TARGET_DIR="$ROOT/target/mutations"
+
+# name | file | text to find | replacement
+mutations=(
+  'the agent'"'"'s own tuple|src/authz/tuples.rs|"(t.subject = ? \|"(? IS NOT NULL \'
+  "the sponsor holds the same relation|src/authz/tuples.rs|WHERE s.relation = t.relation AND s.object = t.object|WHERE s.object = t.object"
+  "the sponsor holds it on the same object|src/authz/tuples.rs|WHERE s.relation = t.relation AND s.object = t.object|WHERE s.relation = t.relation"
+  "the sponsor's teams count|src/authz/tuples.rs|OR s.subject IN (SELECT m.team_id|OR s.subject IN (SELECT NULL AND m.team_id"
+  "the agent and its sponsor are live|src/authz/tuples.rs|WHERE a.id = ? AND a.revoked_at IS NULL AND a.paused_at IS NULL AND p.disabled_at IS NULL))|WHERE a.id = ?))"
+  "the ceiling binds every route|src/authz/mod.rs|if tier != Tier::Surface {|if tier == Tier::Surface {"
+  "the delegator is recorded|src/context.rs|delegator: self.delegator.clone(),|delegator: None,"
+)
+
+survived=()
+for mutation in "${mutations[@]}"; do
+  IFS='|' read -r name file find replace <<<"$mutation"
+  rm -rf "$work/tree"
+  mkdir -p "$work/tree"
+  git ls-files -z | xargs -0 -I{} cp --parents {} "$work/tree/"
+  python3 - "$work/tree/$file" "$find" "$replace" <<'PY'
+import sys
+path, find, replace = sys.argv[1], sys.argv[2], sys.argv[3]
+text = open(path).read()
+if find not in text:
+    sys.exit(f"mutation target not found in {path}: {find!r}")
+open(path, "w").write(text.replace(find, replace, 1))
+PY
+  if ! (cd "$work/tree" && cargo test --quiet --test native --no-run >/dev/null 2>&1); then
+    log "mutation '$name' does not compile: fix the mutation, not the code"
+    exit 1
+  fi
+  if (cd "$work/tree" && cargo test --quiet --test native >/dev/null 2>&1); then
+    survived+=("$name")
+    log "SURVIVED: without $name, every test still passes"
+  else
+    log "caught: without $name, a test fails"
+  fi
+done
+
+if [ ${#survived[@]} -gt 0 ]; then
+  printf 'mutations the tests did not catch:\n' >&2
+  printf '  - %s\n' "${survived[@]}" >&2
+  exit 1
+fi

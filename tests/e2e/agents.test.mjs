@@ -1,0 +1,94 @@
+// Agents on real workerd: minted by an administrator for a sponsor, connected
+// with the official MCP client under their mr_agt_ credential, bound by their
+// ceiling and by their sponsor's live authority, and recorded as "agt_… for usr_…".
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { startNode, setUp, ROOT, assertRefusal } from "./harness.mjs";
+
+let node, call, token, mailbox, ben, receipt;
+
+before(async () => {
+  node = await startNode();
+  ({ call, token } = await setUp(node));
+  mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "support@mailroom.test", display_name: "Support" } })).body;
+  ben = (await call("POST", "/api/people", { token, body: { email: "ben@example.com", name: "Ben", password: "ben's long password" } })).body;
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) {
+    await call("POST", "/api/relations", { token, body: { subject: ben.id, relation, object: mailbox.id } });
+  }
+  assert.equal(await node.deliver("ana@customer.example", "support@mailroom.test", readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"))), null);
+});
+after(() => node?.stop());
+
+async function mint(capabilities, relations, delivery) {
+  const minted = await call("POST", "/api/agents", {
+    token,
+    body: { name: "Triage bot", sponsor: ben.id, capabilities, mailboxes: [{ mailbox: mailbox.id, relations }], ...(delivery ? { delivery } : {}) },
+  });
+  assert.equal(minted.status, 201, minted.text);
+  return minted.body;
+}
+
+async function connect(credential) {
+  const client = new Client({ name: "mailroom-agent-e2e", version: "1.0.0" });
+  await client.connect(
+    new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${credential}` } } }),
+  );
+  return client;
+}
+
+test("a minted agent connects over MCP, sees exactly its tools, reads what it may and is refused the rest", async () => {
+  const { agent, credential } = await mint(["mail.triage", "identity.read"], ["mailbox.metadata.read"]);
+  const client = await connect(credential);
+  const { tools } = await client.listTools();
+  assert.deepEqual(tools.map((tool) => tool.name).sort(), ["get_me", "get_message", "list_messages", "list_readable_mailboxes"]);
+
+  const me = await client.callTool({ name: "get_me", arguments: {} });
+  assert.equal(me.structuredContent.kind, "agent");
+  assert.equal(me.structuredContent.sponsor, ben.id);
+  const listed = await client.callTool({ name: "list_messages", arguments: { mailboxId: mailbox.id } });
+  receipt = listed.structuredContent.messages[0].id;
+  assert.equal(listed.structuredContent.messages[0].subject, "Where is my invoice?");
+  await assert.rejects(client.callTool({ name: "get_message_body", arguments: { mailboxId: mailbox.id, receiptId: receipt } }), (error) => error.code === -32602);
+
+  // The ceiling binds the same route over REST.
+  const rest = await call("GET", `/api/mailboxes/${mailbox.id}/messages/${receipt}/body`, { token: credential });
+  assertRefusal(assert, rest, 403, "outside_ceiling");
+
+  const audit = (await call("GET", "/api/audit?limit=10", { token })).body.entries;
+  const read = audit.find((entry) => entry.action === "list_messages");
+  assert.equal(read, undefined, "metadata reads are not audited");
+  const refused = audit.find((entry) => entry.action === "get_message_body");
+  assert.equal(refused.actor, agent.id);
+  assert.equal(refused.delegator, ben.id);
+  assert.equal(refused.actor_kind, "agent");
+  assert.equal(refused.outcome, "refused");
+  await client.close();
+});
+
+test("the agent loses what its sponsor loses, on its next request", async () => {
+  const { credential } = await mint(["mail.read", "mail.triage"], ["mailbox.metadata.read", "mailbox.content.read"]);
+  const body = () => call("GET", `/api/mailboxes/${mailbox.id}/messages/${receipt}/body`, { token: credential });
+  assert.equal((await body()).status, 200);
+  await call("POST", "/api/relations/revoke", { token, body: { subject: ben.id, relation: "mailbox.content.read", object: mailbox.id } });
+  assertRefusal(assert, await body(), 403, "missing_relation");
+  await call("POST", "/api/relations", { token, body: { subject: ben.id, relation: "mailbox.content.read", object: mailbox.id } });
+  assert.equal((await body()).status, 200);
+});
+
+test("pairing: a code redeemed once for a credential that works, then revocation stops it", async () => {
+  const { agent, pairing } = await mint(["identity.read"], ["mailbox.metadata.read"], "pairing_code");
+  const redeemed = await call("POST", "/api/agents/pair", { body: { code: pairing.code } });
+  assert.equal(redeemed.status, 200, redeemed.text);
+  const credential = redeemed.body.credential;
+  assert.equal((await call("GET", "/api/me", { token: credential })).body.id, agent.id);
+  assertRefusal(assert, await call("POST", "/api/agents/pair", { body: { code: pairing.code } }), 401, "pairing_code_invalid");
+  await call("POST", `/api/agents/${agent.id}/revoke`, { token });
+  assertRefusal(assert, await call("GET", "/api/me", { token: credential }), 401, "agent_revoked");
+  const shown = (await call("GET", `/api/agents/${agent.id}`, { token })).body;
+  assert.equal(shown.state, "revoked");
+  assert.deepEqual(shown.capabilities, [{ name: "identity.read", held: 1, total: 1 }]);
+});

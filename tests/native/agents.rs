@@ -1,0 +1,563 @@
+//! Agents: minting, pairing, the pinned ceiling, and delegation that intersects
+//! an agent's tuples with its sponsor's on every predicate.
+
+use mailroom_contract::capabilities::CAPABILITIES;
+use mailroom_contract::{RouteId, registry};
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const SUPPORT: &str = "support@mailroom.test";
+const READ_MAIL: &[&str] = &["mailbox.metadata.read", "mailbox.content.read"];
+
+/// A node with a mailbox holding a message, a sponsor (ben) who reads it, and the
+/// administrator: (world, mailbox, receipt, ben's id, ben's token).
+fn office() -> (World, String, String, String, String) {
+    let world = World::new();
+    let mailbox = world.mailbox(SUPPORT);
+    let receipt = world.deliver("plain", SUPPORT);
+    let (ben, token) = world.person("ben@example.com");
+    world.grant_all(&ben, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &mailbox);
+    (world, mailbox, receipt, ben, token)
+}
+
+fn grants(mailbox: &str, relations: &[&str]) -> Value {
+    json!([{ "mailbox": mailbox, "relations": relations }])
+}
+
+fn as_agent(
+    world: &World,
+    credential: &str,
+    method: &str,
+    path: &str,
+    payload: Option<Value>,
+) -> mailroom::http::Response {
+    world.call(method, path, Some(credential), payload)
+}
+
+#[test]
+fn an_administrator_mints_an_agent_for_another_person_and_its_credential_works() {
+    let (world, mailbox, _, ben, _) = office();
+    let minted = world.admin(
+        "POST",
+        "/api/agents",
+        Some(json!({ "name": "Triage", "sponsor": ben, "capabilities": ["identity.read", "mail.triage"], "mailboxes": grants(&mailbox, &["mailbox.metadata.read"]) })),
+    );
+    assert_eq!(minted.status, 201, "{}", text(&minted));
+    let minted = body(&minted);
+    let credential = minted["credential"].as_str().unwrap();
+    assert!(credential.starts_with("mr_agt_"));
+    let agent = minted["agent"]["id"].as_str().unwrap();
+    assert_eq!(minted["agent"]["sponsor"], ben);
+    assert_eq!(minted["agent"]["state"], "active");
+    assert_eq!(minted["agent"]["mailboxes"], json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]));
+    let me = body(&as_agent(&world, credential, "GET", "/api/me", None));
+    assert_eq!(me["id"], agent);
+    assert_eq!(me["kind"], "agent");
+    assert_eq!(me["sponsor"], ben);
+    assert_eq!(me["is_admin"], false);
+    assert_eq!(
+        world.node.database.count(&format!("SELECT COUNT(*) FROM agents WHERE credential_hash = '{credential}'")),
+        0,
+        "only a hash is kept"
+    );
+
+    let shown = body(&world.admin("GET", &format!("/api/agents/{agent}"), None));
+    let held: Vec<(String, i64, i64)> = shown["capabilities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|capability| {
+            (
+                capability["name"].as_str().unwrap().to_string(),
+                capability["held"].as_i64().unwrap(),
+                capability["total"].as_i64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(held, vec![("identity.read".to_string(), 1, 1), ("mail.triage".to_string(), 3, 3)]);
+    assert!(body(&world.admin("GET", "/api/agents", None))["agents"][0]["id"] == agent);
+}
+
+#[test]
+fn minting_refuses_what_the_sponsor_could_not_lend() {
+    let (world, mailbox, _, ben, _) = office();
+    let other = world.mailbox("billing@mailroom.test");
+    let mint = |capabilities: Value, mailboxes: Value| {
+        world.admin(
+            "POST",
+            "/api/agents",
+            Some(json!({ "name": "A", "sponsor": ben, "capabilities": capabilities, "mailboxes": mailboxes })),
+        )
+    };
+    assert_refused(
+        &mint(json!(["mail.read"]), grants(&other, &["mailbox.content.read"])),
+        403,
+        "sponsor_lacks_relation",
+    );
+    assert_refused(
+        &mint(json!(["mail.read"]), grants(&mailbox, &["mailbox.metadata.read"])),
+        400,
+        "capability_unsatisfiable",
+    );
+    assert_refused(&mint(json!(["mail.teleport"]), json!([])), 400, "unknown_capability");
+    assert_refused(&mint(json!([]), json!([])), 400, "no_capabilities");
+    assert_refused(&mint(json!(["mail.triage"]), grants(&mailbox, &["org.admin"])), 400, "not_a_mailbox_relation");
+    // Requirements are evaluated per mailbox: content on one and export on
+    // another does not make an export capability work anywhere.
+    world.grant_all(&ben, &["message.export"], &other);
+    world.grant_all(&ben, &["mailbox.content.read"], &other);
+    world.revoke(&ben, "mailbox.content.read", &other);
+    let split = json!([
+        { "mailbox": mailbox, "relations": ["mailbox.content.read"] },
+        { "mailbox": other, "relations": ["message.export"] },
+    ]);
+    assert_refused(&mint(json!(["mail.export"]), split), 400, "capability_unsatisfiable");
+    let late = world.admin(
+        "POST",
+        "/api/agents",
+        Some(json!({ "name": "A", "sponsor": ben, "capabilities": ["identity.read"], "expires_at": "2001-01-01T00:00:00Z" })),
+    );
+    assert_refused(&late, 400, "invalid_expiry");
+    let (ben_token, _) = sign_in_as(&world, "ben@example.com");
+    let by_ben = world.call(
+        "POST",
+        "/api/agents",
+        Some(&ben_token),
+        Some(json!({ "name": "A", "sponsor": ben, "capabilities": ["identity.read"] })),
+    );
+    assert_refused(&by_ben, 403, "missing_relation");
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM agents"), 0);
+}
+
+fn sign_in_as(world: &World, email: &str) -> (String, String) {
+    sign_in(&world.node, email, PASSWORD)
+}
+
+#[test]
+fn pausing_revoking_and_expiry_stop_the_credential_on_its_next_request() {
+    let (world, mailbox, _, ben, _) = office();
+    let (agent, credential) = world.mint(&ben, &["identity.read"], grants(&mailbox, &["mailbox.metadata.read"]));
+    assert_eq!(as_agent(&world, &credential, "GET", "/api/me", None).status, 200);
+    world.admin("POST", &format!("/api/agents/{agent}/pause"), None);
+    assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 403, "agent_paused");
+    world.admin("POST", &format!("/api/agents/{agent}/resume"), None);
+    assert_eq!(as_agent(&world, &credential, "GET", "/api/me", None).status, 200);
+    let revoked = world.admin("POST", &format!("/api/agents/{agent}/revoke"), None);
+    assert_eq!(body(&revoked)["state"], "revoked");
+    assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 401, "agent_revoked");
+    assert_refused(&world.admin("POST", &format!("/api/agents/{agent}/resume"), None), 409, "agent_revoked");
+
+    let expiring = world.admin(
+        "POST",
+        "/api/agents",
+        Some(json!({ "name": "Brief", "sponsor": ben, "capabilities": ["identity.read"], "expires_at": "2026-11-18T12:00:00Z" })),
+    );
+    let credential = body(&expiring)["credential"].as_str().unwrap().to_string();
+    assert_eq!(as_agent(&world, &credential, "GET", "/api/me", None).status, 200);
+    world.node.platform.advance(2 * 24 * 60 * 60 * 1000);
+    assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 401, "agent_expired");
+    let position = credential.len() - 10;
+    let replacement = if &credential[position..=position] == "A" { "B" } else { "A" };
+    let forged = format!("{}{replacement}{}", &credential[..position], &credential[position + 1..]);
+    assert_refused(&as_agent(&world, &forged, "GET", "/api/me", None), 401, "agent_credential_invalid");
+}
+
+#[test]
+fn a_pairing_code_is_redeemed_once_within_ten_minutes_for_the_credential() {
+    let (world, _, _, ben, _) = office();
+    let minted = world.admin(
+        "POST",
+        "/api/agents",
+        Some(
+            json!({ "name": "Paired", "sponsor": ben, "capabilities": ["identity.read"], "delivery": "pairing_code" }),
+        ),
+    );
+    let minted = body(&minted);
+    assert!(minted.get("credential").is_none());
+    assert_eq!(minted["agent"]["state"], "awaiting_pairing");
+    let code = minted["pairing"]["code"].as_str().unwrap().to_string();
+    let redeem = |code: &str| world.call("POST", "/api/agents/pair", None, Some(json!({ "code": code })));
+    let redeemed = redeem(&code);
+    assert_eq!(redeemed.status, 200, "{}", text(&redeemed));
+    let credential = body(&redeemed)["credential"].as_str().unwrap().to_string();
+    assert_eq!(body(&as_agent(&world, &credential, "GET", "/api/me", None))["kind"], "agent");
+    assert_refused(&redeem(&code), 401, "pairing_code_invalid");
+
+    let agent = minted["agent"]["id"].as_str().unwrap();
+    let late = body(&world.admin("POST", &format!("/api/agents/{agent}/pairing-code"), None))["code"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    world.node.platform.advance(10 * 60 * 1000);
+    assert_refused(&redeem(&late), 401, "pairing_code_invalid");
+
+    let again = body(&world.admin("POST", &format!("/api/agents/{agent}/pairing-code"), None))["code"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let replacement = body(&redeem(&again))["credential"].as_str().unwrap().to_string();
+    assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 401, "agent_credential_invalid");
+    assert_eq!(
+        as_agent(&world, &replacement, "GET", "/api/me", None).status,
+        200,
+        "pairing again replaces the credential"
+    );
+
+    // Two codes above failed (the reused one and the expired one); the address
+    // pauses when the failures reach the limit.
+    for _ in 2..mailroom::agents::PAIRING_FAILURE_LIMIT {
+        assert_refused(&redeem("mr_pair_guess"), 401, "pairing_code_invalid");
+    }
+    assert_refused(&redeem("mr_pair_guess"), 429, "too_many_pairing_attempts");
+}
+
+#[test]
+fn the_ceiling_binds_rest_calls_and_names_what_no_agent_is_given() {
+    let (world, mailbox, receipt, ben, _) = office();
+    let (_, credential) = world.mint(&ben, &["mail.triage"], grants(&mailbox, READ_MAIL));
+    let message = format!("/api/mailboxes/{mailbox}/messages/{receipt}");
+    assert_eq!(as_agent(&world, &credential, "GET", &message, None).status, 200);
+    let body_read = as_agent(&world, &credential, "GET", &format!("{message}/body"), None);
+    assert_refused(&body_read, 403, "outside_ceiling");
+    assert!(text(&body_read).contains("get_message_body"));
+    let people = as_agent(&world, &credential, "GET", "/api/people", None);
+    assert_refused(&people, 403, "not_for_agents");
+    assert!(text(&people).contains("org.admin"));
+    let approve = as_agent(
+        &world,
+        &credential,
+        "POST",
+        &format!("/api/mailboxes/{mailbox}/sends/snd_00000000000000000000000000/approve"),
+        None,
+    );
+    assert_refused(&approve, 403, "not_for_agents");
+    assert!(
+        text(&approve).contains("second person"),
+        "the refusal says why an agent never approves: {}",
+        text(&approve)
+    );
+}
+
+#[test]
+fn an_agent_s_acts_are_recorded_under_it_and_its_sponsor() {
+    let (world, mailbox, receipt, ben, _) = office();
+    let (agent, credential) = world.mint(&ben, &["mail.read", "mail.triage"], grants(&mailbox, READ_MAIL));
+    as_agent(&world, &credential, "GET", &format!("/api/mailboxes/{mailbox}/messages/{receipt}/body"), None);
+    let entry = world.last_audit_entry();
+    assert_eq!(entry["action"], "get_message_body");
+    assert_eq!(entry["actor"], agent);
+    assert_eq!(entry["actor_kind"], "agent");
+    assert_eq!(entry["delegator"], ben);
+    let minting = world.audit().into_iter().find(|entry| entry["action"] == "mint_agent").unwrap();
+    assert!(minting["delegator"].is_null(), "a person's own act has no delegator");
+    assert!(!minting.to_string().contains("mr_agt_"), "the credential never reaches the audit trail");
+    assert_eq!(world.verify()["intact"], true);
+    world.node.database.tamper(&format!("UPDATE audit_entries SET delegator = NULL WHERE actor = '{agent}'"));
+    assert_eq!(world.verify()["intact"], false, "the delegator is inside the hash");
+}
+
+/// The agent (and its sponsor) on two mailboxes, for the delegation tests:
+/// (world, mailbox a, mailbox b, receipt in a, ben, agent credential).
+fn delegated(agent_relations: &[&str]) -> (World, String, String, String, String, String) {
+    let (world, a, receipt, ben, _) = office();
+    let b = world.mailbox("billing@mailroom.test");
+    world.deliver("plain", "billing@mailroom.test");
+    world.grant_all(&ben, READ_MAIL, &b);
+    let mut capabilities = vec!["mail.read", "mail.triage"];
+    if agent_relations.contains(&"send.propose") {
+        capabilities.push("mail.draft");
+    }
+    let (_, credential) = world.mint(&ben, &capabilities, grants(&a, agent_relations));
+    (world, a, b, receipt, ben, credential)
+}
+
+#[test]
+fn revoking_the_sponsor_s_relation_withdraws_it_from_the_agent_on_every_predicate() {
+    let (world, a, _, receipt, ben, credential) =
+        delegated(&["mailbox.metadata.read", "mailbox.content.read", "send.propose"]);
+    let body_path = format!("/api/mailboxes/{a}/messages/{receipt}/body");
+    assert_eq!(as_agent(&world, &credential, "GET", &body_path, None).status, 200);
+    let search = |q: &str| {
+        body(&as_agent(&world, &credential, "GET", &format!("/api/search?q={q}"), None))["results"]
+            .as_array()
+            .unwrap()
+            .len()
+    };
+    assert_eq!(search("4471"), 1, "the body arm reaches a");
+    world.revoke(&ben, "mailbox.content.read", &a);
+    assert_refused(&as_agent(&world, &credential, "GET", &body_path, None), 403, "missing_relation");
+    assert_eq!(search("4471"), 0, "the body arm no longer reaches a");
+    assert_eq!(
+        search("invoice"),
+        1,
+        "metadata, still held by both, still searches a's headers (the agent holds nothing on b)"
+    );
+    let readable = body(&as_agent(&world, &credential, "GET", "/api/mailboxes/readable", None));
+    assert_eq!(
+        readable["mailboxes"][0]["held"],
+        json!(["mailbox.metadata.read", "send.propose"]),
+        "listings intersect too"
+    );
+    world.revoke(&ben, "send.propose", &a);
+    assert_eq!(
+        body(&as_agent(&world, &credential, "GET", "/api/mailboxes", None))["mailboxes"],
+        json!([]),
+        "the work queue too"
+    );
+}
+
+#[test]
+fn removing_the_sponsor_from_the_team_that_granted_it_withdraws_it_from_the_agent() {
+    let world = World::new();
+    let a = world.mailbox(SUPPORT);
+    let receipt = world.deliver("plain", SUPPORT);
+    let (ben, _) = world.person("ben@example.com");
+    let desk = world.team("Desk");
+    world.grant_all(&format!("{desk}#member"), READ_MAIL, &a);
+    world.admin("PUT", &format!("/api/teams/{desk}/members/{ben}"), None);
+    let (_, credential) = world.mint(&ben, &["mail.read", "mail.triage"], grants(&a, READ_MAIL));
+    let body_path = format!("/api/mailboxes/{a}/messages/{receipt}/body");
+    assert_eq!(as_agent(&world, &credential, "GET", &body_path, None).status, 200);
+    world.admin("DELETE", &format!("/api/teams/{desk}/members/{ben}"), None);
+    assert_refused(&as_agent(&world, &credential, "GET", &body_path, None), 404, "not_found");
+}
+
+#[test]
+fn a_sponsor_with_only_metadata_lends_no_content_even_when_the_agent_holds_it() {
+    let (world, a, _, receipt, ben, credential) = delegated(READ_MAIL);
+    world.revoke(&ben, "mailbox.content.read", &a);
+    // The agent's own tuple for content on a is still there; the sponsor's
+    // metadata on a must not carry it.
+    assert!(body(&world.admin("GET", &format!("/api/relations?object={a}"), None)).to_string().contains("agt_"));
+    let refused = as_agent(&world, &credential, "GET", &format!("/api/mailboxes/{a}/messages/{receipt}/body"), None);
+    assert_refused(&refused, 403, "missing_relation");
+    assert_eq!(
+        as_agent(&world, &credential, "GET", &format!("/api/mailboxes/{a}/messages/{receipt}"), None).status,
+        200
+    );
+}
+
+#[test]
+fn a_sponsor_s_relation_on_another_mailbox_lends_nothing_here() {
+    let (world, a, b, receipt, ben, credential) = delegated(READ_MAIL);
+    world.revoke(&ben, "mailbox.content.read", &a);
+    world.revoke(&ben, "mailbox.metadata.read", &a);
+    // Ben still reads b in full; that must not license the agent on a.
+    let refused = as_agent(&world, &credential, "GET", &format!("/api/mailboxes/{a}/messages/{receipt}"), None);
+    assert_refused(&refused, 404, "not_found");
+    let readable = body(&as_agent(&world, &credential, "GET", "/api/mailboxes/readable", None));
+    assert_eq!(readable["mailboxes"], json!([]), "the agent holds nothing on b, and ben's a is gone");
+    let _ = b;
+}
+
+#[test]
+fn an_agent_whose_own_tuple_is_revoked_loses_it_whatever_the_sponsor_holds() {
+    let (world, a, _, receipt, _, credential) = delegated(READ_MAIL);
+    let agent = body(&world.admin("GET", "/api/agents", None))["agents"][0]["id"].as_str().unwrap().to_string();
+    world.revoke(&agent, "mailbox.content.read", &a);
+    let refused = as_agent(&world, &credential, "GET", &format!("/api/mailboxes/{a}/messages/{receipt}/body"), None);
+    assert_refused(&refused, 403, "missing_relation");
+}
+
+#[test]
+fn a_disabled_sponsor_leaves_the_agent_without_authority() {
+    let (world, _, _, _, ben, credential) = delegated(READ_MAIL);
+    world.admin("POST", &format!("/api/people/{ben}/disable"), None);
+    assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 403, "sponsor_disabled");
+}
+
+#[test]
+fn an_agent_drafts_and_submits_but_its_sponsor_is_never_its_second_person() {
+    let (world, a, _, receipt, ben, credential) =
+        delegated(&["mailbox.metadata.read", "mailbox.content.read", "send.propose"]);
+    let sends = format!("/api/mailboxes/{a}/sends");
+    let draft = as_agent(
+        &world,
+        &credential,
+        "POST",
+        &sends,
+        Some(
+            json!({ "to": ["ana@customer.example"], "subject": "Re: invoice", "text": "Resent.", "reply_to": receipt }),
+        ),
+    );
+    assert_eq!(draft.status, 201, "{}", text(&draft));
+    let send = body(&draft)["id"].as_str().unwrap().to_string();
+    assert_eq!(as_agent(&world, &credential, "POST", &format!("{sends}/{send}/submit"), None).status, 200);
+    world.grant_all(&ben, &["approval.decide"], &a);
+    let (ben_token, _) = sign_in_as(&world, "ben@example.com");
+    assert_eq!(
+        body(&world.call("GET", "/api/approvals", Some(&ben_token), None))["sends"],
+        json!([]),
+        "not offered to the sponsor"
+    );
+    assert_refused(
+        &world.call("POST", &format!("{sends}/{send}/approve"), Some(&ben_token), None),
+        403,
+        "own_submission",
+    );
+
+    // A second person decides, and the seal-time check reads the agent through its sponsor.
+    let (carol, carol_token) = world.person("carol@example.com");
+    world.grant_all(&carol, &["mailbox.metadata.read", "approval.decide"], &a);
+    world.revoke(&ben, "send.propose", &a);
+    assert_refused(
+        &world.call("POST", &format!("{sends}/{send}/approve"), Some(&carol_token), None),
+        409,
+        "author_lost_authority",
+    );
+    world.grant_all(&ben, &["send.propose"], &a);
+    let approved = world.call("POST", &format!("{sends}/{send}/approve"), Some(&carol_token), None);
+    assert_eq!(body(&approved)["state"], "dispatched", "{}", text(&approved));
+}
+
+#[test]
+fn agents_hold_only_mailbox_relations() {
+    let (world, mailbox, _, ben, _) = office();
+    let (agent, credential) = world.mint(&ben, &["identity.read"], grants(&mailbox, &["mailbox.metadata.read"]));
+    assert_refused(&world.grant(&agent, "org.admin", "org"), 400, "agents_hold_only_mailbox_relations");
+    world.grant_all(&ben, &[], &mailbox);
+    assert_eq!(body(&as_agent(&world, &credential, "GET", "/api/me", None))["is_admin"], false);
+    // Even an administrator's agent is not an administrator.
+    let (_, admin_agent) = world.mint(&world.admin_id, &["identity.read"], json!([]));
+    assert_eq!(body(&as_agent(&world, &admin_agent, "GET", "/api/me", None))["is_admin"], false);
+}
+
+/// The capability promise: an agent minted with exactly what a capability
+/// declares drives every route in it without an authority refusal, and with 200
+/// (or 201) wherever the fixture exists.
+#[test]
+fn every_capability_keeps_its_promise() {
+    for capability in CAPABILITIES {
+        let (world, mailbox, receipt, ben, _) = office();
+        world.deliver("multipart-attachment", SUPPORT);
+        world.grant_all(&ben, &["message.export", "approval.decide"], &mailbox);
+        let requirements: Vec<&str> =
+            capability.requirements(registry()).iter().map(|relation| relation.name()).collect();
+        let (_, credential) = world.mint(&ben, &[capability.name], grants(&mailbox, &requirements));
+        let attachment_receipt = body(&world.admin("GET", "/api/mailboxes/all", None));
+        let _ = attachment_receipt;
+        let multipart: String = world
+            .node
+            .database
+            .count(&format!("SELECT COUNT(*) FROM receipts WHERE mailbox_id = '{mailbox}'"))
+            .to_string();
+        assert_eq!(multipart, "2");
+        let with_attachment = {
+            let rows = world.admin("GET", &format!("/api/audit?limit=200"), None);
+            body(&rows)["entries"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|entry| entry["action"] == "receive_mail")
+                .map(|entry| entry["object"].as_str().unwrap().to_string())
+                .find(|id| *id != receipt)
+                .unwrap()
+        };
+        let sends = format!("/api/mailboxes/{mailbox}/sends");
+        let draft = || {
+            let created = world.call(
+                "POST",
+                &sends,
+                Some(&credential),
+                Some(json!({ "to": ["ana@customer.example"], "subject": "Hello", "text": "Hi." })),
+            );
+            body(&created)["id"].as_str().unwrap_or("snd_00000000000000000000000000").to_string()
+        };
+        for id in capability.routes {
+            let route = registry().route(*id);
+            let (method, path, payload): (&str, String, Option<Value>) = match id {
+                RouteId::GetMe => ("GET", "/api/me".into(), None),
+                RouteId::ListReadableMailboxes => ("GET", "/api/mailboxes/readable".into(), None),
+                RouteId::ListMessages => ("GET", format!("/api/mailboxes/{mailbox}/messages"), None),
+                RouteId::GetMessage => ("GET", format!("/api/mailboxes/{mailbox}/messages/{receipt}"), None),
+                RouteId::GetMessageBody => ("GET", format!("/api/mailboxes/{mailbox}/messages/{receipt}/body"), None),
+                RouteId::GetAttachment => {
+                    ("GET", format!("/api/mailboxes/{mailbox}/messages/{with_attachment}/attachments/0"), None)
+                }
+                RouteId::SearchMessages => ("GET", "/api/search?q=invoice".into(), None),
+                RouteId::GetMessageOriginal => {
+                    ("GET", format!("/api/mailboxes/{mailbox}/messages/{receipt}/original"), None)
+                }
+                RouteId::ListMailboxes => ("GET", "/api/mailboxes".into(), None),
+                RouteId::ListSends => ("GET", sends.clone(), None),
+                RouteId::GetSend => ("GET", format!("{sends}/{}", draft()), None),
+                RouteId::CreateDraft => (
+                    "POST",
+                    sends.clone(),
+                    Some(json!({ "to": ["ana@customer.example"], "subject": "S", "text": "T" })),
+                ),
+                RouteId::UpdateDraft => ("PATCH", format!("{sends}/{}", draft()), Some(json!({ "text": "Edited" }))),
+                RouteId::DeleteDraft => ("DELETE", format!("{sends}/{}", draft()), None),
+                RouteId::SubmitSend => ("POST", format!("{sends}/{}/submit", draft()), None),
+                RouteId::CancelSend => {
+                    let send = draft();
+                    world.call("POST", &format!("{sends}/{send}/submit"), Some(&credential), None);
+                    ("POST", format!("{sends}/{send}/cancel"), None)
+                }
+                other => {
+                    panic!("{other:?} is in capability {} but has no promise fixture here: add one", capability.name)
+                }
+            };
+            let response = world.call(method, &path, Some(&credential), payload);
+            assert!(
+                response.status == 200 || response.status == 201,
+                "{} promises {} {}, which answered {}: {}",
+                capability.name,
+                route.method.as_str(),
+                route.path,
+                response.status,
+                text(&response)
+            );
+        }
+    }
+}
+
+#[test]
+fn an_agent_sees_the_grantable_routes_within_its_ceiling_over_mcp_and_calls_them_as_itself() {
+    let (world, mailbox, receipt, ben, _) = office();
+    let (agent, credential) = world.mint(&ben, &["mail.triage"], grants(&mailbox, &["mailbox.metadata.read"]));
+    let listed = world.call(
+        "POST",
+        "/mcp",
+        Some(&credential),
+        Some(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })),
+    );
+    assert!(listed.round_trips <= 1);
+    let mut names: Vec<String> = body(&listed)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_string())
+        .collect();
+    names.sort();
+    assert_eq!(names, vec!["get_message", "list_messages", "list_readable_mailboxes"]);
+    let called = world.call(
+        "POST",
+        "/mcp",
+        Some(&credential),
+        Some(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "get_message", "arguments": { "mailboxId": mailbox, "receiptId": receipt } } })),
+    );
+    assert_eq!(body(&called)["result"]["structuredContent"]["subject"], "Where is my invoice?");
+    let outside = world.call(
+        "POST",
+        "/mcp",
+        Some(&credential),
+        Some(json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "get_message_body", "arguments": { "mailboxId": mailbox, "receiptId": receipt } } })),
+    );
+    assert_eq!(body(&outside)["error"]["code"], -32602, "a route outside the ceiling is no tool for this agent");
+    world.call(
+        "POST",
+        "/mcp",
+        Some(&credential),
+        Some(json!({ "jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": { "name": "search_messages", "arguments": { "q": "x" } } })),
+    );
+    world.admin("POST", &format!("/api/agents/{agent}/pause"), None);
+    let paused = world.call(
+        "POST",
+        "/mcp",
+        Some(&credential),
+        Some(json!({ "jsonrpc": "2.0", "id": 5, "method": "tools/list" })),
+    );
+    assert_refused(&paused, 403, "agent_paused");
+}
