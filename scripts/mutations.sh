@@ -4,6 +4,9 @@
 # tests must fail for every one of them. A mutation the tests survive means the
 # suite no longer guards that term. Runs in a copy of the tree; the tree itself
 # is never touched.
+#
+#   scripts/mutations.sh            every mutation
+#   scripts/mutations.sh sponsor    only those whose name contains "sponsor"
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
@@ -26,6 +29,7 @@ mutations=(
 survived=()
 for mutation in "${mutations[@]}"; do
   IFS='|' read -r name file find replace <<<"$mutation"
+  case "$name" in *"${1:-}"*) ;; *) continue ;; esac
   rm -rf "$work/tree"
   mkdir -p "$work/tree"
   git ls-files -z | xargs -0 -I{} cp --parents {} "$work/tree/"

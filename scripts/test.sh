@@ -10,15 +10,18 @@ source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
 "$ROOT/scripts/setup.sh" --browser
+log "setup done after ${SECONDS}s"
 
 if [ "${1:-}" != "e2e" ]; then
   log "native tests"
   cargo test --workspace --quiet
   log "mutations of delegation, each of which the native tests must catch"
   "$ROOT/scripts/mutations.sh"
+  log "native tests and mutations done after ${SECONDS}s"
 fi
 
 "$ROOT/scripts/build.sh"
 
 log "end-to-end tests on workerd"
 "$NODE" "$ROOT/tests/e2e/run.mjs" "${@:2}"
+log "all tests passed in ${SECONDS}s"

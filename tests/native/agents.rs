@@ -561,3 +561,31 @@ fn an_agent_sees_the_grantable_routes_within_its_ceiling_over_mcp_and_calls_them
     );
     assert_refused(&paused, 403, "agent_paused");
 }
+
+#[test]
+fn an_agent_s_submission_is_not_sealed_once_the_agent_or_its_sponsor_has_lost_authority() {
+    for ending in ["revoke the agent", "disable the sponsor"] {
+        let (world, a, _, _, ben, credential) =
+            delegated(&["mailbox.metadata.read", "mailbox.content.read", "send.propose"]);
+        let sends = format!("/api/mailboxes/{a}/sends");
+        let draft = as_agent(
+            &world,
+            &credential,
+            "POST",
+            &sends,
+            Some(json!({ "to": ["ana@x.example"], "subject": "S", "text": "T" })),
+        );
+        let send = body(&draft)["id"].as_str().unwrap().to_string();
+        as_agent(&world, &credential, "POST", &format!("{sends}/{send}/submit"), None);
+        let (carol, carol_token) = world.person("carol@example.com");
+        world.grant_all(&carol, &["mailbox.metadata.read", "approval.decide"], &a);
+        let agent = body(&world.admin("GET", "/api/agents", None))["agents"][0]["id"].as_str().unwrap().to_string();
+        match ending {
+            "revoke the agent" => world.admin("POST", &format!("/api/agents/{agent}/revoke"), None),
+            _ => world.admin("POST", &format!("/api/people/{ben}/disable"), None),
+        };
+        let approval = world.call("POST", &format!("{sends}/{send}/approve"), Some(&carol_token), None);
+        assert_refused(&approval, 409, "author_lost_authority");
+        assert!(world.node.mailer.sent.borrow().is_empty(), "{ending}: nothing leaves");
+    }
+}
