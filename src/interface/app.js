@@ -14,7 +14,7 @@
 //   4. Sections         one render function per section, listed in SECTIONS
 //   5. The shell        sign-in, header, navigation, router, start-up
 //
-// A new section (mailboxes, messages, approvals, reminders, agents) is a render
+// A new section (mail, approvals, reminders, agents) is a render
 // function plus one entry in SECTIONS; its route is `#/<route>/<params…>`.
 (() => {
   "use strict";
@@ -46,6 +46,12 @@
       else parent.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
     return parent;
+  }
+
+  /** Replaces an element's children, taking the same children as h(). */
+  function replace(parent, ...children) {
+    parent.replaceChildren();
+    return append(parent, children);
   }
 
   let nextId = 0;
@@ -311,11 +317,15 @@
   const directory = {
     people: new Map(),
     teams: new Map(),
+    mailboxes: new Map(),
     rememberPeople(people) {
       for (const person of people) this.people.set(person.id, person);
     },
     rememberTeams(teams) {
       for (const team of teams) this.teams.set(team.id, team);
+    },
+    rememberMailboxes(mailboxes) {
+      for (const mailbox of mailboxes) this.mailboxes.set(mailbox.id, mailbox);
     },
     async loadPeople() {
       const { people } = await api("GET", "/api/people");
@@ -327,9 +337,15 @@
       this.rememberTeams(teams);
       return teams;
     },
+    /** Every mailbox on the node (administrators only). */
+    async loadAllMailboxes() {
+      const { mailboxes } = await api("GET", "/api/mailboxes/all");
+      this.rememberMailboxes(mailboxes);
+      return mailboxes;
+    },
     nameOf(id) {
       if (!id) return null;
-      return this.people.get(id)?.name ?? this.teams.get(id)?.name ?? (me?.id === id ? me.name : null);
+      return this.people.get(id)?.name ?? this.teams.get(id)?.name ?? this.mailboxes.get(id)?.address ?? (me?.id === id ? me.name : null);
     },
   };
 
@@ -552,7 +568,7 @@
 
   async function renderRelations(view) {
     const list = h("div", {}, loading());
-    const [people, teams] = await Promise.all([directory.loadPeople(), directory.loadTeams()]);
+    const [people, teams, mailboxes] = await Promise.all([directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes()]);
 
     const subjectChoice = h("select", { name: "subject", required: true },
       h("option", { value: "", text: "Choose who holds it…" }),
@@ -565,14 +581,20 @@
     const relationField = labelled("Relation", relationChoice, " ");
     const relationHint = relationField.querySelector(".hint");
 
+    // The objects a relation can be held on: the organisation, or a mailbox (by address).
     function fitObjects() {
       const relation = RELATIONS.find((r) => r.name === relationChoice.value);
       relationHint.textContent = relation?.description ?? "";
+      const chosen = objectChoice.value;
       if (relation?.on === "org") {
         objectChoice.replaceChildren(h("option", { value: "org", text: "org (the organisation)" }));
+      } else if (mailboxes.length) {
+        replace(objectChoice,
+          h("option", { value: "", text: "Choose a mailbox…" }),
+          mailboxes.map((mailbox) => h("option", { value: mailbox.id, text: `${mailbox.address} (${mailbox.display_name})` })));
+        if (mailboxes.some((mailbox) => mailbox.id === chosen)) objectChoice.value = chosen;
       } else {
-        // Mailboxes arrive with the mail sections; until then there is none to choose.
-        objectChoice.replaceChildren(h("option", { value: "", text: "No mailboxes yet" }));
+        objectChoice.replaceChildren(h("option", { value: "", text: "No mailboxes yet: create one under Mailboxes" }));
       }
     }
     relationChoice.addEventListener("change", fitObjects);
@@ -585,13 +607,14 @@
       async onSubmit() {
         const tuple = await api("POST", "/api/relations", { subject: subjectChoice.value, relation: relationChoice.value, object: objectChoice.value });
         await refresh();
-        return ["Granted ", h("strong", { text: tuple.relation }), " on ", code(tuple.object), " to ", subject(tuple.subject), "."];
+        const mailbox = directory.mailboxes.get(tuple.object);
+        return ["Granted ", h("strong", { text: tuple.relation }), " on ", mailbox ? h("strong", { text: mailbox.address }) : code(tuple.object), " to ", subject(tuple.subject), "."];
       },
     });
 
     function relationRow(tuple) {
       const button = h("button", { type: "button", class: "secondary danger" }, "Revoke",
-        hidden(` ${tuple.relation} on ${tuple.object} from ${directory.nameOf(tuple.subject.replace(/#member$/, "")) ?? tuple.subject}`));
+        hidden(` ${tuple.relation} on ${directory.mailboxes.get(tuple.object)?.address ?? tuple.object} from ${directory.nameOf(tuple.subject.replace(/#member$/, "")) ?? tuple.subject}`));
       const tableRow = row(subject(tuple.subject), h("strong", { text: tuple.relation }), who(tuple.object), time(tuple.granted_at), who(tuple.granted_by), button);
       button.addEventListener("click", async () => {
         const change = { subject: tuple.subject, relation: tuple.relation, object: tuple.object };
@@ -624,7 +647,7 @@
     let cursor = null;
 
     // Names for the actor and object cells; the trail is readable without them.
-    await Promise.all([directory.loadPeople(), directory.loadTeams()]).catch((error) => {
+    await Promise.all([directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes()]).catch((error) => {
       if (error instanceof SessionOver) throw error;
     });
 
@@ -690,6 +713,75 @@
     await loadPage();
   }
 
+  /** The relations held on a mailbox. */
+  function heldList(mailbox) {
+    return mailbox.held.length
+      ? h("ul", { class: "held" }, mailbox.held.map((relation) => h("li", {}, code(relation))))
+      : h("span", { class: "muted", text: "Nothing" });
+  }
+
+  async function renderMailboxes(view) {
+    const list = h("div", {}, loading());
+    const listStatus = statusArea();
+
+    const address = h("input", { type: "email", name: "address", autocomplete: "off", required: true });
+    const displayName = h("input", { type: "text", name: "display_name", autocomplete: "off", required: true, maxlength: 100 });
+    const create = actionForm({
+      fields: [
+        labelled("Address", address, "Cloudflare Email Routing must deliver this address's mail to this Worker."),
+        labelled("Display name", displayName, "Shown for the mailbox, and the sender's name on mail it sends."),
+      ],
+      submit: "Create mailbox",
+      failureTitle: "The mailbox was not created.",
+      async onSubmit(form) {
+        const mailbox = await api("POST", "/api/mailboxes", { address: address.value, display_name: displayName.value });
+        form.reset();
+        await refresh();
+        address.focus();
+        return [`Created ${mailbox.address}, `, code(mailbox.id), ". Nobody can see its mail or send from it until you grant relations on it under Relations."];
+      },
+    });
+
+    function mailboxRow(mailbox) {
+      const rename = h("button", { type: "button", class: "secondary" }, "Rename", hidden(` ${mailbox.address}`));
+      const tableRow = row(h("strong", { text: mailbox.address }), mailbox.display_name, code(mailbox.id), time(mailbox.created_at), heldList(mailbox), rename);
+      rename.addEventListener("click", () => {
+        const name = h("input", { type: "text", name: "display_name", autocomplete: "off", required: true, maxlength: 100, value: mailbox.display_name });
+        const close = h("button", { type: "button", class: "secondary", text: "Cancel" });
+        const form = actionForm({
+          className: "action-form inline",
+          fields: [labelled(`New display name for ${mailbox.address}`, name)],
+          submit: "Save name",
+          failureTitle: `${mailbox.address} was not renamed.`,
+          async onSubmit() {
+            const renamed = await api("PATCH", `/api/mailboxes/${segment(mailbox.id)}`, { display_name: name.value });
+            await refresh();
+            listStatus.replaceChildren(success(`Renamed ${renamed.address} to “${renamed.display_name}”.`));
+          },
+        });
+        form.querySelector(".field.actions").append(close);
+        const cell = rowStatus(tableRow);
+        close.addEventListener("click", () => {
+          cell.parentElement.remove();
+          rename.focus();
+        });
+        cell.replaceChildren(form);
+        name.focus();
+      });
+      return tableRow;
+    }
+
+    async function refresh() {
+      const mailboxes = await directory.loadAllMailboxes();
+      list.replaceChildren(mailboxes.length
+        ? table("Mailboxes on this node", ["Address", "Display name", "ID", "Created", "I hold", "Actions"], mailboxes.map(mailboxRow))
+        : empty("No mailboxes yet."));
+    }
+
+    view.append(panel("Create a mailbox", create), panel("Every mailbox", list, listStatus));
+    await refresh();
+  }
+
   const isAdmin = () => me?.is_admin === true;
 
   /**
@@ -699,6 +791,7 @@
   const SECTIONS = [
     { route: "people", title: "People", visible: isAdmin, render: renderPeople },
     { route: "teams", title: "Teams", visible: isAdmin, render: renderTeams },
+    { route: "mailboxes", title: "Mailboxes", visible: isAdmin, render: renderMailboxes },
     { route: "relations", title: "Relations", visible: isAdmin, render: renderRelations },
     { route: "audit", title: "Audit", visible: isAdmin, render: renderAudit },
     { route: "account", title: "Account", visible: () => true, render: renderAccount },
