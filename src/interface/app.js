@@ -14,8 +14,10 @@
 //   4. Sections         one render function per section, listed in SECTIONS
 //   5. The shell        sign-in, header, navigation, router, start-up
 //
-// A new section (mailboxes, messages, approvals, reminders, agents) is a render
-// function plus one entry in SECTIONS; its route is `#/<route>/<params…>`.
+// A new section (reminders, agents, connections) is a render function plus one
+// entry in SECTIONS; its route is `#/<route>/<params…>`. A section with views of
+// its own (Mail: a mailbox, a message, outbound mail) reads them from the params
+// and hands each to a view function of its own.
 (() => {
   "use strict";
 
@@ -46,6 +48,12 @@
       else parent.append(child instanceof Node ? child : document.createTextNode(String(child)));
     }
     return parent;
+  }
+
+  /** Replaces an element's children, taking the same children as h(). */
+  function replace(parent, ...children) {
+    parent.replaceChildren();
+    return append(parent, children);
   }
 
   let nextId = 0;
@@ -86,6 +94,35 @@
   }
 
   const row = (...cells) => h("tr", {}, cells.map((cell) => (cell instanceof HTMLTableCellElement ? cell : h("td", {}, cell))));
+
+  /** A description list of `[term, value]` pairs; a pair whose value is null is left out. */
+  function facts(pairs, className = "facts") {
+    return h("dl", { class: className }, pairs.filter(([, value]) => value !== null && value !== undefined && value !== false)
+      .map(([term, value]) => [h("dt", { text: term }), h("dd", {}, value)]));
+  }
+
+  /** A byte count in the units people read. */
+  function byteSize(bytes) {
+    if (bytes < 1024) return `${bytes} bytes`;
+    const units = ["KB", "MB", "GB"];
+    let value = bytes / 1024;
+    let unit = 0;
+    while (value >= 1024 && unit < units.length - 1) {
+      value /= 1024;
+      unit++;
+    }
+    return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+  }
+
+  /** Where a view sits: links to the views above it, and its own name. */
+  function breadcrumbs(...steps) {
+    return h("nav", { class: "breadcrumbs", "aria-label": "Breadcrumb" },
+      h("ol", {}, steps.map(([text, href]) => h("li", {}, href ? h("a", { href, text }) : h("span", { "aria-current": "page", text })))));
+  }
+
+  /** A link that looks like a button: it goes somewhere rather than acts. */
+  const linkButton = (href, text, { secondary = false, context = null } = {}) =>
+    h("a", { href, class: secondary ? "button secondary" : "button" }, text, context ? hidden(context) : null);
 
   // ------------------------------------------------------------ 2. The API
 
@@ -306,16 +343,43 @@
 
   const loading = () => h("p", { class: "muted", role: "status", text: "Loading…" });
   const empty = (text) => h("p", { class: "empty", text });
+  const info = (...content) => h("div", { class: "notice info" }, content);
+
+  /**
+   * A link that downloads what the node serves at `href` (an attachment, an
+   * original). The browser fetches it itself with the session cookies, so the
+   * session is confirmed first (renewing an expired access token), or the file
+   * saved would be a refusal. The node serves these as attachments under a
+   * sandboxing policy: they are saved, never rendered on this origin.
+   */
+  function downloadLink(href, text, { asButton = false } = {}) {
+    const link = h("a", { href, download: true, class: asButton ? "button secondary" : "download", text });
+    link.addEventListener("click", async (event) => {
+      if (!event.isTrusted) return; // the click below, once the session is confirmed
+      event.preventDefault();
+      try {
+        await api("GET", "/api/me");
+      } catch (error) {
+        if (error instanceof SessionOver) return;
+      }
+      link.click();
+    });
+    return link;
+  }
 
   // Names of what the page has seen, so ids can be shown with the name beside them.
   const directory = {
     people: new Map(),
     teams: new Map(),
+    mailboxes: new Map(),
     rememberPeople(people) {
       for (const person of people) this.people.set(person.id, person);
     },
     rememberTeams(teams) {
       for (const team of teams) this.teams.set(team.id, team);
+    },
+    rememberMailboxes(mailboxes) {
+      for (const mailbox of mailboxes) this.mailboxes.set(mailbox.id, mailbox);
     },
     async loadPeople() {
       const { people } = await api("GET", "/api/people");
@@ -327,9 +391,15 @@
       this.rememberTeams(teams);
       return teams;
     },
+    /** Every mailbox on the node (administrators only). */
+    async loadAllMailboxes() {
+      const { mailboxes } = await api("GET", "/api/mailboxes/all");
+      this.rememberMailboxes(mailboxes);
+      return mailboxes;
+    },
     nameOf(id) {
       if (!id) return null;
-      return this.people.get(id)?.name ?? this.teams.get(id)?.name ?? (me?.id === id ? me.name : null);
+      return this.people.get(id)?.name ?? this.teams.get(id)?.name ?? this.mailboxes.get(id)?.address ?? (me?.id === id ? me.name : null);
     },
   };
 
@@ -552,7 +622,7 @@
 
   async function renderRelations(view) {
     const list = h("div", {}, loading());
-    const [people, teams] = await Promise.all([directory.loadPeople(), directory.loadTeams()]);
+    const [people, teams, mailboxes] = await Promise.all([directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes()]);
 
     const subjectChoice = h("select", { name: "subject", required: true },
       h("option", { value: "", text: "Choose who holds it…" }),
@@ -565,14 +635,20 @@
     const relationField = labelled("Relation", relationChoice, " ");
     const relationHint = relationField.querySelector(".hint");
 
+    // The objects a relation can be held on: the organisation, or a mailbox (by address).
     function fitObjects() {
       const relation = RELATIONS.find((r) => r.name === relationChoice.value);
       relationHint.textContent = relation?.description ?? "";
+      const chosen = objectChoice.value;
       if (relation?.on === "org") {
         objectChoice.replaceChildren(h("option", { value: "org", text: "org (the organisation)" }));
+      } else if (mailboxes.length) {
+        replace(objectChoice,
+          h("option", { value: "", text: "Choose a mailbox…" }),
+          mailboxes.map((mailbox) => h("option", { value: mailbox.id, text: `${mailbox.address} (${mailbox.display_name})` })));
+        if (mailboxes.some((mailbox) => mailbox.id === chosen)) objectChoice.value = chosen;
       } else {
-        // Mailboxes arrive with the mail sections; until then there is none to choose.
-        objectChoice.replaceChildren(h("option", { value: "", text: "No mailboxes yet" }));
+        objectChoice.replaceChildren(h("option", { value: "", text: "No mailboxes yet: create one under Mailboxes" }));
       }
     }
     relationChoice.addEventListener("change", fitObjects);
@@ -585,13 +661,14 @@
       async onSubmit() {
         const tuple = await api("POST", "/api/relations", { subject: subjectChoice.value, relation: relationChoice.value, object: objectChoice.value });
         await refresh();
-        return ["Granted ", h("strong", { text: tuple.relation }), " on ", code(tuple.object), " to ", subject(tuple.subject), "."];
+        const mailbox = directory.mailboxes.get(tuple.object);
+        return ["Granted ", h("strong", { text: tuple.relation }), " on ", mailbox ? h("strong", { text: mailbox.address }) : code(tuple.object), " to ", subject(tuple.subject), "."];
       },
     });
 
     function relationRow(tuple) {
       const button = h("button", { type: "button", class: "secondary danger" }, "Revoke",
-        hidden(` ${tuple.relation} on ${tuple.object} from ${directory.nameOf(tuple.subject.replace(/#member$/, "")) ?? tuple.subject}`));
+        hidden(` ${tuple.relation} on ${directory.mailboxes.get(tuple.object)?.address ?? tuple.object} from ${directory.nameOf(tuple.subject.replace(/#member$/, "")) ?? tuple.subject}`));
       const tableRow = row(subject(tuple.subject), h("strong", { text: tuple.relation }), who(tuple.object), time(tuple.granted_at), who(tuple.granted_by), button);
       button.addEventListener("click", async () => {
         const change = { subject: tuple.subject, relation: tuple.relation, object: tuple.object };
@@ -624,7 +701,7 @@
     let cursor = null;
 
     // Names for the actor and object cells; the trail is readable without them.
-    await Promise.all([directory.loadPeople(), directory.loadTeams()]).catch((error) => {
+    await Promise.all([directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes()]).catch((error) => {
       if (error instanceof SessionOver) throw error;
     });
 
@@ -690,18 +767,572 @@
     await loadPage();
   }
 
+  // ---- Mail (SPEC §8): mailboxes, messages, drafts, sends and approvals.
+  //
+  // A message's subject, names and text are written by whoever sent it. They are
+  // only ever set as textContent, and a body is shown as plain text in a <pre>,
+  // never rendered as HTML.
+
+  /** What the signed-in person may do in a mailbox, from the relations they hold on it. */
+  function access(mailbox) {
+    const held = new Set(mailbox?.held ?? []);
+    return {
+      metadata: held.has("mailbox.metadata.read") || held.has("mailbox.content.read"),
+      content: held.has("mailbox.content.read"),
+      original: held.has("mailbox.content.read") && held.has("message.export"),
+      propose: held.has("send.propose"),
+      decide: held.has("approval.decide"),
+    };
+  }
+
+  /**
+   * The mailboxes the signed-in person can read (`readable`) and send from
+   * (`sendable`), and both by id; each carries every relation held on it.
+   */
+  async function myMailboxes() {
+    const [readable, sendable] = await Promise.all([api("GET", "/api/mailboxes/readable"), api("GET", "/api/mailboxes")]);
+    const byId = new Map([...readable.mailboxes, ...sendable.mailboxes].map((mailbox) => [mailbox.id, mailbox]));
+    directory.rememberMailboxes(byId.values());
+    return { readable: readable.mailboxes, sendable: sendable.mailboxes, byId };
+  }
+
+  const mailHref = (...parts) => `#/mail${parts.map((part) => `/${segment(part)}`).join("")}`;
+  const mailboxApi = (mailboxId, ...parts) => `/api/mailboxes/${segment(mailboxId)}${parts.map((part) => `/${segment(part)}`).join("")}`;
+
+  /** The relations held on a mailbox. */
+  function heldList(mailbox) {
+    return mailbox.held.length
+      ? h("ul", { class: "held" }, mailbox.held.map((relation) => h("li", {}, code(relation))))
+      : h("span", { class: "muted", text: "Nothing" });
+  }
+
+  /** A mailbox by its address where the page knows it, else by id. */
+  function mailboxName(mailboxId) {
+    const mailbox = directory.mailboxes.get(mailboxId);
+    if (!mailbox) return code(mailboxId);
+    return h("span", { class: "who" }, h("span", { class: "who-name", text: mailbox.address }), " ", h("span", { class: "muted", text: `(${mailbox.display_name})` }));
+  }
+
+  /** An address from a header: the name it gave, with the address beside it. */
+  function mailAddress(address) {
+    if (!address) return h("span", { class: "muted", text: "no sender" });
+    if (!address.name) return h("span", { class: "address", text: address.address });
+    return h("span", { class: "address" },
+      h("span", { class: "address-name", text: address.name }), " ", h("span", { class: "address-email", text: `<${address.address}>` }));
+  }
+  const mailAddresses = (list) => list.map((address, index) => [index ? ", " : null, mailAddress(address)]);
+
+  const subjectOf = (subject) => (subject?.trim() ? subject : "(no subject)");
+  const replySubject = (subject) => (/^\s*re\s*:/i.test(subject ?? "") ? subject : `Re: ${subject ?? ""}`.trim());
+  /** The addresses typed into a To or Cc field; an address holds no comma, semicolon or space. */
+  const addressesIn = (text) => text.split(/[\s,;]+/).filter(Boolean);
+
+  /** Mail's text: plain text, wrapped, never rendered as HTML. */
+  const mailText = (text) => h("pre", { class: "mail-text", text });
+
+  /** A send's state: draft, submitted, sealed, dispatched, failed or refused. */
+  function stateBadge(state) {
+    const tone = { dispatched: "on", failed: "off", refused: "off", draft: "quiet" }[state];
+    return h("span", { class: tone ? `badge ${tone}` : "badge", text: state });
+  }
+
+  /** When a send last moved: dispatched, decided, submitted or edited. */
+  const lastChange = (send) => send.dispatched_at ?? send.decided_at ?? send.submitted_at ?? send.updated_at;
+
+  /** The message a send answers: a link to it where the person can read the mailbox. */
+  function repliedTo(send) {
+    const id = code(`<${send.in_reply_to}>`);
+    if (!send.reply_to || !access(directory.mailboxes.get(send.mailbox_id)).metadata) return id;
+    return h("a", { href: mailHref(send.mailbox_id, send.reply_to) }, id);
+  }
+
+  /** A send's facts and its full text, whatever its state. */
+  function sendDetails(send) {
+    return [
+      facts([
+        ["State", stateBadge(send.state)],
+        ["From", mailboxName(send.mailbox_id)],
+        ["To", send.to.join(", ")],
+        ["Cc", send.cc.length ? send.cc.join(", ") : null],
+        ["Subject", send.subject],
+        ["In reply to", send.in_reply_to ? repliedTo(send) : null],
+        ["Written by", who(send.author)],
+        ["Submitted", send.submitted_at ? [time(send.submitted_at), " by ", who(send.submitted_by)] : null],
+        [send.state === "refused" ? "Refused" : "Approved", send.decided_at ? [time(send.decided_at), " by ", who(send.decided_by)] : null],
+        ["Reason", send.refusal_reason ?? null],
+        ["Dispatched", send.dispatched_at ? time(send.dispatched_at) : null],
+        ["Dispatch error", send.dispatch_error ? h("span", { class: "error-text", text: send.dispatch_error }) : null],
+        ["Message-ID", send.message_id ? code(`<${send.message_id}>`) : null],
+        ["Manifest hash", send.manifest_hash ? code(send.manifest_hash) : null],
+      ]),
+      h("p", { class: "text-label", text: "Text" }),
+      mailText(send.text),
+    ];
+  }
+
+  /**
+   * A send from `mailbox` as its author works on it: a form while it is new or
+   * their draft (save it; then submit it for approval, or delete it), and its
+   * state and details once submitted, with Cancel while it awaits a decision.
+   * It renders itself again after each change. `replyTo` is the received
+   * message it answers, which gives it its threading headers.
+   */
+  function sendEditor(mailbox, { send = null, replyTo = null, to = [], subject = "" } = {}) {
+    const content = h("div");
+    const status = statusArea();
+    const sends = mailboxApi(mailbox.id, "sends");
+    const outbound = () => ["Find it under ", h("a", { href: mailHref(mailbox.id, "outbound"), text: `Outbound for ${mailbox.address}` }), "."];
+
+    function show(current) {
+      send = current;
+      const editable = !send || (send.state === "draft" && send.author === me.id);
+      replace(content, editable ? form() : [sendDetails(send), actions()]);
+    }
+
+    function actions() {
+      if (send.state !== "submitted" || send.submitted_by !== me.id) return null;
+      const cancel = h("button", { type: "button", class: "secondary", text: "Cancel submission" });
+      cancel.addEventListener("click", () => perform(status, [cancel], async () => {
+        show(await api("POST", `${sends}/${segment(send.id)}/cancel`));
+        return "Submission cancelled: it is your draft again, to edit, submit or delete.";
+      }, "The submission was not cancelled."));
+      return h("div", { class: "button-row" }, cancel);
+    }
+
+    function form() {
+      const addressField = (name, list, required) => h("input", {
+        type: "text", name, inputmode: "email", autocomplete: "off", spellcheck: "false", required, value: list.join(", "),
+      });
+      const toField = addressField("to", send?.to ?? to, true);
+      const ccField = addressField("cc", send?.cc ?? [], false);
+      const subjectField = h("input", { type: "text", name: "subject", autocomplete: "off", required: true, maxlength: 998, value: send?.subject ?? subject });
+      const textField = h("textarea", { name: "text", rows: 12 });
+      textField.value = send?.text ?? "";
+
+      const save = h("button", { type: "submit", class: send ? "secondary" : null, text: send ? "Save changes" : "Save draft" });
+      const submit = send ? h("button", { type: "button", text: "Submit for approval" }) : null;
+      const remove = send ? h("button", { type: "button", class: "secondary danger", text: "Delete draft" }) : null;
+      const controls = [save, submit, remove].filter(Boolean);
+      const buttons = h("div", { class: "button-row" }, submit, save, remove);
+      const element = h("form", { class: "send-form" },
+        labelled("To", toField, "Addresses, separated by commas."),
+        labelled("Cc", ccField),
+        labelled("Subject", subjectField),
+        labelled("Text", textField, "Plain text. Nothing is sent until it is submitted and a second person approves it."),
+        buttons);
+
+      const values = () => ({ to: addressesIn(toField.value), cc: addressesIn(ccField.value), subject: subjectField.value, text: textField.value });
+      const unsaved = (next) => JSON.stringify(next) !== JSON.stringify({ to: send.to, cc: send.cc, subject: send.subject, text: send.text });
+
+      element.addEventListener("submit", async (event) => {
+        event.preventDefault();
+        if (!element.reportValidity()) return;
+        await perform(status, controls, async () => {
+          if (!send) {
+            show(await api("POST", sends, { ...values(), reply_to: replyTo?.id }));
+            return ["Draft saved. Nothing is sent until you submit it and a second person approves it. ", outbound()];
+          }
+          show(await api("PATCH", `${sends}/${segment(send.id)}`, values()));
+          return "Changes saved.";
+        }, "The draft was not saved.");
+      });
+
+      // Submitting saves what the form holds first, so no edit is lost.
+      submit?.addEventListener("click", async () => {
+        if (!element.reportValidity()) return;
+        await perform(status, controls, async () => {
+          const next = values();
+          if (unsaved(next)) send = await api("PATCH", `${sends}/${segment(send.id)}`, next);
+          show(await api("POST", `${sends}/${segment(send.id)}/submit`));
+          return [`Submitted for approval. It is sent once a second person who holds approval.decide on ${mailbox.address} approves it; until then you can cancel the submission. `, outbound()];
+        }, "The draft was not submitted.");
+      });
+
+      // Deleting asks once more, in the page (no dialog): a draft cannot be brought back.
+      remove?.addEventListener("click", () => {
+        const really = h("button", { type: "button", class: "danger", text: "Delete for good" });
+        const keep = h("button", { type: "button", class: "secondary", text: "Keep it" });
+        const question = h("div", { class: "confirm", role: "group", "aria-label": "Delete this draft?" },
+          h("p", { text: "Delete this draft? It cannot be brought back." }), h("div", { class: "button-row" }, really, keep));
+        buttons.replaceWith(question);
+        really.focus();
+        keep.addEventListener("click", () => {
+          question.replaceWith(buttons);
+          remove.focus();
+        });
+        really.addEventListener("click", () => perform(status, [really, keep], async () => {
+          await api("DELETE", `${sends}/${segment(send.id)}`);
+          send = null;
+          content.replaceChildren(empty("This draft was deleted."));
+          return "Draft deleted.";
+        }, "The draft was not deleted."));
+      });
+      return element;
+    }
+
+    show(send);
+    return h("div", { class: "send-editor" }, content, status);
+  }
+
+  /** `#/mail/<mailbox>/<view>…`: the mailboxes, one mailbox, a message, a new message, outbound mail. */
+  async function renderMail(view, [mailboxId, second, third]) {
+    const mine = await myMailboxes();
+    if (!mailboxId) return mailHome(view, mine);
+    const mailbox = mine.byId.get(mailboxId);
+    if (!mailbox) {
+      view.append(breadcrumbs(["Mail", "#/mail"], [mailboxId]), panel("Not one of your mailboxes",
+        h("p", { text: "This mailbox does not exist, or you hold nothing on it that lets you read its mail or send from it." }),
+        h("p", {}, h("a", { href: "#/mail", text: "Back to your mailboxes" }))));
+      return;
+    }
+    if (!second) return mailboxView(view, mailbox);
+    if (second === "new") return composeView(view, mailbox);
+    if (second === "outbound") return third ? sendView(view, mailbox, third) : outboundView(view, mailbox);
+    return messageView(view, mailbox, second);
+  }
+
+  function mailHome(view, { readable, sendable }) {
+    const readRows = readable.map((mailbox) => row(
+      h("a", { href: mailHref(mailbox.id), text: mailbox.address }), mailbox.display_name, heldList(mailbox)));
+    const sendRows = sendable.map((mailbox) => row(
+      mailbox.address,
+      mailbox.display_name,
+      h("div", { class: "button-row" },
+        linkButton(mailHref(mailbox.id, "new"), "New message", { secondary: true, context: ` from ${mailbox.address}` }),
+        linkButton(mailHref(mailbox.id, "outbound"), "Outbound", { secondary: true, context: ` for ${mailbox.address}` }))));
+    view.append(
+      panel("Mailboxes I can read", readRows.length
+        ? table("Mailboxes I can read", ["Mailbox", "Name", "What I hold"], readRows)
+        : empty("None yet. Seeing a mailbox's mail needs mailbox.metadata.read (who wrote, to whom, about what) or mailbox.content.read (the text too), which an administrator grants.")),
+      panel("Mailboxes I can send from", sendRows.length
+        ? table("Mailboxes I can send from", ["Mailbox", "Name", "Actions"], sendRows)
+        : empty("None. Drafting mail from a mailbox needs send.propose on it.")));
+  }
+
+  async function mailboxView(view, mailbox) {
+    const can = access(mailbox);
+    document.title = `${mailbox.address} · Mail · Mailroom`;
+    const tools = can.propose || can.decide
+      ? h("div", { class: "button-row" },
+          can.propose ? linkButton(mailHref(mailbox.id, "new"), "New message") : null,
+          linkButton(mailHref(mailbox.id, "outbound"), "Outbound", { secondary: true }))
+      : null;
+    view.append(
+      breadcrumbs(["Mail", "#/mail"], [mailbox.address]),
+      panel(mailbox.address, facts([["Name", mailbox.display_name], ["I hold", heldList(mailbox)]]), tools));
+    if (!can.metadata) {
+      view.append(panel("Messages", info(`Seeing this mailbox's mail needs mailbox.metadata.read or mailbox.content.read on ${mailbox.address}. You can still draft mail from it and follow it under Outbound.`)));
+      return;
+    }
+
+    const PAGE = 50;
+    const messages = table(`Messages in ${mailbox.address}, newest first`, ["From", "Subject", "Received", "Attachments"], []);
+    const body = messages.querySelector("tbody");
+    const list = h("div", {}, loading());
+    const more = h("button", { type: "button", class: "secondary", hidden: true, text: "Older messages" });
+    const listStatus = statusArea();
+    let cursor = null;
+
+    const messageRow = (message) => row(
+      mailAddress(message.from),
+      h("a", { href: mailHref(mailbox.id, message.id), text: subjectOf(message.subject) }),
+      time(message.received_at),
+      message.attachment_count ? String(message.attachment_count) : h("span", { class: "muted", text: "—" }));
+
+    async function loadPage() {
+      const page = await api("GET", `${mailboxApi(mailbox.id, "messages")}${query({ limit: PAGE, cursor })}`);
+      append(body, page.messages.map(messageRow));
+      cursor = page.next_cursor ?? null;
+      more.hidden = !cursor;
+      list.replaceChildren(body.rows.length ? messages : empty("No mail has arrived yet."));
+    }
+    more.addEventListener("click", () => perform(listStatus, [more], loadPage, "Older messages could not be loaded."));
+
+    view.append(panel("Messages, newest first", list, more, listStatus));
+    await loadPage();
+  }
+
+  async function messageView(view, mailbox, receiptId) {
+    const can = access(mailbox);
+    const path = mailboxApi(mailbox.id, "messages", receiptId);
+    const message = await api("GET", path);
+    const title = subjectOf(message.subject);
+    document.title = `${title} · Mail · Mailroom`;
+
+    const reply = can.propose ? h("button", { type: "button", "aria-expanded": "false", text: "Reply" }) : null;
+    const original = can.original ? downloadLink(`${path}/original`, "Download the original (.eml)", { asButton: true }) : null;
+    view.append(
+      breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], [title]),
+      panel(title,
+        facts([
+          ["From", mailAddress(message.from)],
+          ["To", message.to.length ? mailAddresses(message.to) : null],
+          ["Cc", message.cc.length ? mailAddresses(message.cc) : null],
+          ["Sent", message.sent_at ? time(message.sent_at) : null],
+          ["Received", time(message.received_at)],
+          ["Size", byteSize(message.size)],
+          ["Message-ID", message.message_id ? code(`<${message.message_id}>`) : null],
+          ["In reply to", message.in_reply_to.length ? message.in_reply_to.map((id, index) => [index ? " " : null, code(`<${id}>`)]) : null],
+        ]),
+        reply || original ? h("div", { class: "button-row" }, reply, original) : null));
+
+    const text = h("div", {}, can.content ? loading() : null);
+    view.append(panel("Text", text));
+    if (message.attachments.length) {
+      view.append(panel("Attachments",
+        h("ul", { class: "attachments" }, message.attachments.map((attachment) => {
+          const name = attachment.name ?? `Attachment ${attachment.index + 1}`;
+          return h("li", {},
+            can.content ? downloadLink(`${path}/attachments/${attachment.index}`, name) : h("span", { class: "attachment-name", text: name }),
+            h("span", { class: "muted", text: ` ${attachment.content_type}, ${byteSize(attachment.size)}` }));
+        })),
+        can.content ? null : h("p", { class: "muted", text: "Downloading attachments needs mailbox.content.read." })));
+    }
+
+    if (reply) {
+      const replyPanel = panel(`Reply to ${message.from?.address ?? "the sender"}`);
+      replyPanel.id = uniqueId("reply");
+      replyPanel.hidden = true;
+      reply.setAttribute("aria-controls", replyPanel.id);
+      let editor = null;
+      reply.addEventListener("click", () => {
+        editor ??= replyPanel.appendChild(sendEditor(mailbox, {
+          replyTo: message,
+          to: message.from ? [message.from.address] : [],
+          subject: replySubject(message.subject),
+        }));
+        replyPanel.hidden = false;
+        reply.setAttribute("aria-expanded", "true");
+        (replyPanel.querySelector("textarea") ?? replyPanel).focus();
+      });
+      view.append(replyPanel);
+    }
+
+    if (!can.content) {
+      text.append(info(h("strong", { text: "Reading the text needs mailbox.content.read." }),
+        ` On ${mailbox.address} you hold ${mailbox.held.join(", ")}: enough to see that this message exists, who sent it, to whom, its subject, date and size. An administrator can grant mailbox.content.read.`));
+      return;
+    }
+    try {
+      const body = await api("GET", `${path}/body`);
+      replace(text,
+        body.text_source === "html" ? info("This message came only as HTML; this is its text, without the formatting.") : null,
+        mailText(body.text),
+        body.truncated ? info("The text was cut at the node's limit; the original has all of it.") : null);
+    } catch (error) {
+      if (error instanceof SessionOver) throw error;
+      text.replaceChildren(refusalBox(error, "The text could not be shown."));
+    }
+  }
+
+  function composeView(view, mailbox) {
+    document.title = `New message · ${mailbox.address} · Mailroom`;
+    view.append(breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], ["New message"]));
+    if (!access(mailbox).propose) {
+      view.append(panel("New message", info(`Drafting mail from ${mailbox.address} needs send.propose on it.`)));
+      return;
+    }
+    view.append(panel(`New message from ${mailbox.address}`, sendEditor(mailbox)));
+    view.querySelector("input")?.focus();
+  }
+
+  async function sendView(view, mailbox, sendId) {
+    const send = await api("GET", mailboxApi(mailbox.id, "sends", sendId));
+    const title = subjectOf(send.subject);
+    document.title = `${title} · Outbound · Mailroom`;
+    view.append(
+      breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], ["Outbound", mailHref(mailbox.id, "outbound")], [title]),
+      panel(title, sendEditor(mailbox, { send })));
+  }
+
+  async function outboundView(view, mailbox) {
+    document.title = `Outbound · ${mailbox.address} · Mailroom`;
+    const list = h("div", {}, loading());
+
+    function sendRow(send) {
+      const mine = send.state === "submitted" && send.submitted_by === me.id;
+      const cancel = mine ? h("button", { type: "button", class: "secondary" }, "Cancel submission", hidden(` of ${subjectOf(send.subject)}`)) : null;
+      const tableRow = row(
+        stateBadge(send.state),
+        h("a", { href: mailHref(mailbox.id, "outbound", send.id), text: subjectOf(send.subject) }),
+        send.to.join(", "),
+        who(send.author),
+        time(lastChange(send)),
+        cancel);
+      cancel?.addEventListener("click", async () => {
+        const ok = await perform(rowStatus(tableRow), [cancel], () => api("POST", mailboxApi(mailbox.id, "sends", send.id, "cancel")), "The submission was not cancelled.");
+        if (ok) await refresh();
+      });
+      return tableRow;
+    }
+
+    async function refresh() {
+      const { sends } = await api("GET", mailboxApi(mailbox.id, "sends"));
+      list.replaceChildren(sends.length
+        ? table(`Mail from ${mailbox.address}, newest first`, ["State", "Subject", "To", "Written by", "Last change", "Actions"], sends.map(sendRow))
+        : empty("Nothing yet: no drafts of yours, and nothing submitted."));
+    }
+
+    view.append(
+      breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], ["Outbound"]),
+      panel(`Outbound from ${mailbox.address}`,
+        h("p", { class: "muted", text: "Your drafts, and every send from this mailbox that was submitted, sealed, dispatched, failed or refused: the latest 100, newest first." }),
+        access(mailbox).propose ? h("div", { class: "button-row" }, linkButton(mailHref(mailbox.id, "new"), "New message")) : null,
+        list));
+    await refresh();
+  }
+
+  async function renderApprovals(view) {
+    // Addresses for the mailboxes; the queue is readable without them.
+    await myMailboxes().catch((error) => {
+      if (error instanceof SessionOver) throw error;
+    });
+    const { sends } = await api("GET", "/api/approvals");
+
+    function approvalCard(send) {
+      const headingId = uniqueId("approval");
+      const status = statusArea();
+      const details = h("div", {}, sendDetails(send));
+      const approve = h("button", { type: "button" }, "Approve", hidden(` “${subjectOf(send.subject)}”`));
+      const refuse = h("button", { type: "button", class: "secondary danger" }, "Refuse", hidden(` “${subjectOf(send.subject)}”`));
+      const buttons = h("div", { class: "button-row" }, approve, refuse);
+      const decision = h("div", { class: "decision" }, buttons);
+
+      function decided(result) {
+        replace(details, sendDetails(result));
+        decision.replaceChildren();
+      }
+
+      approve.addEventListener("click", () => perform(status, [approve, refuse], async () => {
+        const result = await api("POST", mailboxApi(send.mailbox_id, "sends", send.id, "approve"));
+        decided(result);
+        if (result.state === "failed") {
+          status.replaceChildren(h("div", { class: "refusal", role: "alert" },
+            h("p", { class: "refusal-title", text: "Approved and sealed, but not sent." }),
+            h("p", {}, h("span", { class: "refusal-label", text: "Why: " }), result.dispatch_error ?? "The mail binding refused it."),
+            h("p", {}, h("span", { class: "refusal-label", text: "What to do: " }), "A sealed send never changes and is not sent again; if it must go, write it again as a new draft.")));
+          return null;
+        }
+        return result.state === "dispatched"
+          ? [h("strong", { text: "Approved and dispatched." }), ` Sealed as <${result.message_id}> and handed to the mail binding.`]
+          : [h("strong", { text: "Approved and sealed." }), " It has not been dispatched yet."];
+      }, "The send was not approved."));
+
+      refuse.addEventListener("click", () => {
+        const reason = h("textarea", { name: "reason", rows: 3, required: true, maxlength: 1000 });
+        const keep = h("button", { type: "button", class: "secondary", text: "Keep it" });
+        const form = actionForm({
+          className: "action-form refuse-form",
+          fields: [labelled("Reason for refusing", reason, "The submitter reads it. At most 1,000 characters.")],
+          submit: "Refuse send",
+          failureTitle: "The send was not refused.",
+          async onSubmit() {
+            const result = await api("POST", mailboxApi(send.mailbox_id, "sends", send.id, "refuse"), { reason: reason.value });
+            decided(result);
+            status.replaceChildren(success(h("strong", { text: "Refused." }), " Nothing was sent; the submitter sees your reason."));
+          },
+        });
+        form.querySelector(".field.actions").append(keep);
+        keep.addEventListener("click", () => {
+          decision.replaceChildren(buttons);
+          refuse.focus();
+        });
+        decision.replaceChildren(form);
+        reason.focus();
+      });
+
+      return h("article", { class: "card", "aria-labelledby": headingId },
+        h("header", { class: "card-header" }, h("h3", { id: headingId, text: subjectOf(send.subject) })),
+        details, decision, status);
+    }
+
+    view.append(panel("Awaiting my decision",
+      h("p", { class: "muted", text: "Sends submitted from mailboxes where you hold approval.decide, oldest first. Nothing leaves a mailbox until a second person approves it, so your own submissions are never listed here." }),
+      sends.length ? sends.map(approvalCard) : empty("Nothing awaits your decision.")));
+  }
+
+  async function renderMailboxes(view) {
+    const list = h("div", {}, loading());
+    const listStatus = statusArea();
+
+    const address = h("input", { type: "email", name: "address", autocomplete: "off", required: true });
+    const displayName = h("input", { type: "text", name: "display_name", autocomplete: "off", required: true, maxlength: 100 });
+    const create = actionForm({
+      fields: [
+        labelled("Address", address, "Cloudflare Email Routing must deliver this address's mail to this Worker."),
+        labelled("Display name", displayName, "Shown for the mailbox, and the sender's name on mail it sends."),
+      ],
+      submit: "Create mailbox",
+      failureTitle: "The mailbox was not created.",
+      async onSubmit(form) {
+        const mailbox = await api("POST", "/api/mailboxes", { address: address.value, display_name: displayName.value });
+        form.reset();
+        await refresh();
+        address.focus();
+        return [`Created ${mailbox.address}, `, code(mailbox.id), ". Nobody can see its mail or send from it until you grant relations on it under Relations."];
+      },
+    });
+
+    function mailboxRow(mailbox) {
+      const rename = h("button", { type: "button", class: "secondary" }, "Rename", hidden(` ${mailbox.address}`));
+      const tableRow = row(h("strong", { text: mailbox.address }), mailbox.display_name, code(mailbox.id), time(mailbox.created_at), heldList(mailbox), rename);
+      rename.addEventListener("click", () => {
+        const name = h("input", { type: "text", name: "display_name", autocomplete: "off", required: true, maxlength: 100, value: mailbox.display_name });
+        const close = h("button", { type: "button", class: "secondary", text: "Cancel" });
+        const form = actionForm({
+          className: "action-form inline",
+          fields: [labelled(`New display name for ${mailbox.address}`, name)],
+          submit: "Save name",
+          failureTitle: `${mailbox.address} was not renamed.`,
+          async onSubmit() {
+            const renamed = await api("PATCH", `/api/mailboxes/${segment(mailbox.id)}`, { display_name: name.value });
+            await refresh();
+            listStatus.replaceChildren(success(`Renamed ${renamed.address} to “${renamed.display_name}”.`));
+          },
+        });
+        form.querySelector(".field.actions").append(close);
+        const cell = rowStatus(tableRow);
+        close.addEventListener("click", () => {
+          cell.parentElement.remove();
+          rename.focus();
+        });
+        cell.replaceChildren(form);
+        name.focus();
+      });
+      return tableRow;
+    }
+
+    async function refresh() {
+      const mailboxes = await directory.loadAllMailboxes();
+      list.replaceChildren(mailboxes.length
+        ? table("Mailboxes on this node", ["Address", "Display name", "ID", "Created", "I hold", "Actions"], mailboxes.map(mailboxRow))
+        : empty("No mailboxes yet."));
+    }
+
+    view.append(panel("Create a mailbox", create), panel("Every mailbox", list, listStatus));
+    await refresh();
+  }
+
   const isAdmin = () => me?.is_admin === true;
+
+  const everyone = () => true;
 
   /**
    * Every section, in navigation order. `route` is the first segment of the hash
    * (`#/people`); the rest are passed to `render(view, params)` as parameters.
+   * A visit with no route opens the first visible section whose `landing` holds,
+   * else the first visible one: an administrator's work starts with the people
+   * on the node (administering confers no mail), everyone else's with mail.
    */
   const SECTIONS = [
-    { route: "people", title: "People", visible: isAdmin, render: renderPeople },
+    { route: "mail", title: "Mail", visible: everyone, render: renderMail },
+    { route: "approvals", title: "Approvals", visible: everyone, render: renderApprovals },
+    { route: "people", title: "People", visible: isAdmin, landing: isAdmin, render: renderPeople },
     { route: "teams", title: "Teams", visible: isAdmin, render: renderTeams },
+    { route: "mailboxes", title: "Mailboxes", visible: isAdmin, render: renderMailboxes },
     { route: "relations", title: "Relations", visible: isAdmin, render: renderRelations },
     { route: "audit", title: "Audit", visible: isAdmin, render: renderAudit },
-    { route: "account", title: "Account", visible: () => true, render: renderAccount },
+    { route: "account", title: "Account", visible: everyone, render: renderAccount },
   ];
 
   // ------------------------------------------------------------ 5. The shell
@@ -795,7 +1426,7 @@
     const visible = SECTIONS.filter((section) => section.visible());
     const section = visible.find((candidate) => candidate.route === name);
     if (!section) {
-      location.replace(`#/${visible[0].route}`);
+      location.replace(`#/${(visible.find((candidate) => candidate.landing?.()) ?? visible[0]).route}`);
       return;
     }
     const generation = ++rendering;

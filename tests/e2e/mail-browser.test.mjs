@@ -1,0 +1,400 @@
+// Mail in a real browser: headless Chromium against the built Worker on workerd.
+// An administrator sets up a mailbox and two people through the page, a real
+// message arrives through the Worker's email handler, one person reads it and
+// replies, a second person approves the reply, and the reply leaves through the
+// send_email binding, threaded. Three people, three browser contexts (three
+// cookie jars); every console error and CSP violation in any of them fails the file.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { chromium } from "playwright-core";
+import { startNode, setUp, ROOT, ADMIN } from "./harness.mjs";
+
+const SUPPORT = { address: "support@mailroom.test", name: "Support" };
+const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
+const APPROVER = { name: "Abe Approver", email: "abe@example.com", password: "abe's first long password" };
+const QUESTION = "Where is my invoice?";
+const REPLY_SUBJECT = `Re: ${QUESTION}`;
+const FIRST_DRAFT = "Hello Ana,\n\nLet me check.\n";
+const REPLY_TEXT = "Hello Ana,\n\nWe have sent the invoice for order 4471 again today.\n\nSupport\n";
+const PERSON_ID = /usr_[0-9A-HJKMNP-TV-Z]{26}/;
+const MAILBOX_ID = /mbx_[0-9A-HJKMNP-TV-Z]{26}/;
+const fixture = (name) => readFileSync(join(ROOT, "tests", "fixtures", "mail", `${name}.eml`));
+// Mail is written by strangers: markup in its name, subject and text must reach the page as text.
+const HOSTILE_SUBJECT = `<img src=x onerror="document.title='owned'"> Urgent`;
+const HOSTILE = Buffer.from([
+  `From: "<b>Mallory</b>" <mallory@evil.example>`,
+  "To: support@mailroom.test",
+  `Subject: ${HOSTILE_SUBJECT}`,
+  "Date: Fri, 27 Nov 2026 10:00:00 +0000",
+  "Message-ID: <hostile-1@evil.example>",
+  "MIME-Version: 1.0",
+  "Content-Type: text/plain; charset=utf-8",
+  "",
+  `<script>document.title = "owned"</script><a href="javascript:alert(1)">click</a>`,
+  "",
+].join("\r\n"));
+
+let node, call, token, browser, mailboxId;
+const ids = {};
+/** Everything any page reported that it should not have, by who saw it. */
+const consoleErrors = [];
+const pageErrors = [];
+const cspViolations = [];
+
+before(async () => {
+  node = await startNode();
+  ({ call, token } = await setUp(node));
+  browser = await chromium.launch({
+    executablePath: "/usr/bin/chromium",
+    headless: true,
+    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
+  });
+});
+
+after(async () => {
+  await browser?.close();
+  await node?.stop();
+});
+
+/** A page in a browser context of its own (its own cookies), watched for errors and CSP violations. */
+async function openPage(who) {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  await context.exposeFunction("reportCspViolation", (violation) => cspViolations.push(`${who}: ${violation}`));
+  await context.addInitScript(() => {
+    document.addEventListener("securitypolicyviolation", (event) => {
+      window.reportCspViolation(`${event.effectiveDirective} blocked ${event.blockedURI || "inline"} (${event.sourceFile}:${event.lineNumber})`);
+    });
+  });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  page.on("console", (message) => {
+    if (message.type() === "error") consoleErrors.push({ who, text: message.text(), url: message.location().url });
+  });
+  page.on("pageerror", (error) => pageErrors.push(`${who}: ${error?.stack ?? error}`));
+  return page;
+}
+
+async function signIn(page, { email, password }) {
+  await page.goto(node.url);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByLabel("Password").press("Enter");
+  await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
+}
+
+const section = (page, name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
+const statusSaying = (page, text) => page.getByRole("status").filter({ hasText: text });
+
+/** An API token for a person, to check what the page did from outside it. */
+async function tokenFor({ email, password }) {
+  const signedIn = await call("POST", "/api/sessions", { body: { email, password } });
+  assert.equal(signedIn.status, 201, signedIn.text);
+  return signedIn.body.session.access_token;
+}
+
+/** The text of a single-part message, its transfer encoding undone. */
+function bodyOf(raw) {
+  const [head, ...rest] = raw.replace(/\r\n/g, "\n").split("\n\n");
+  const body = rest.join("\n\n");
+  const encoding = /^Content-Transfer-Encoding:\s*(\S+)/im.exec(head)?.[1]?.toLowerCase();
+  if (encoding === "base64") return Buffer.from(body.replace(/\s+/g, ""), "base64").toString("utf8");
+  if (encoding === "quoted-printable") {
+    return Buffer.from(body.replace(/=\n/g, "").replace(/=([0-9A-F]{2})/gi, (_, hex) => String.fromCharCode(parseInt(hex, 16))), "latin1").toString("utf8");
+  }
+  return body;
+}
+
+let admin, writer, approver;
+
+test("an administrator creates the mailbox in the Mailboxes section", async () => {
+  admin = await openPage("administrator");
+  await signIn(admin, ADMIN);
+  for (const name of ["Mail", "Approvals", "People", "Teams", "Mailboxes", "Relations", "Audit", "Account"]) {
+    assert.ok(await section(admin, name).isVisible(), name);
+  }
+  assert.equal(await section(admin, "People").getAttribute("aria-current"), "page", "an administrator lands on People");
+
+  await section(admin, "Mailboxes").click();
+  await admin.getByRole("heading", { name: "Mailboxes", level: 1 }).waitFor();
+  await admin.getByLabel("Address").fill(SUPPORT.address);
+  await admin.getByLabel("Display name").fill(SUPPORT.name);
+  await admin.getByRole("button", { name: "Create mailbox" }).click();
+  await statusSaying(admin, `Created ${SUPPORT.address}`).waitFor();
+
+  const row = admin.getByRole("row").filter({ hasText: SUPPORT.address });
+  await row.waitFor();
+  mailboxId = (await row.textContent()).match(MAILBOX_ID)?.[0];
+  assert.ok(mailboxId, "the new mailbox's id is shown");
+  const all = (await call("GET", "/api/mailboxes/all", { token })).body.mailboxes;
+  assert.deepEqual(all.map(({ id, address, display_name }) => ({ id, address, display_name })), [{ id: mailboxId, address: SUPPORT.address, display_name: SUPPORT.name }]);
+});
+
+test("an administrator renames the mailbox in place", async () => {
+  const row = admin.getByRole("row").filter({ hasText: SUPPORT.address });
+  await row.getByRole("button", { name: `Rename ${SUPPORT.address}` }).click();
+  await admin.getByLabel(`New display name for ${SUPPORT.address}`).fill("Support desk");
+  await admin.getByRole("button", { name: "Save name" }).click();
+  await statusSaying(admin, `Renamed ${SUPPORT.address} to “Support desk”`).waitFor();
+  assert.equal((await call("GET", "/api/mailboxes/all", { token })).body.mailboxes[0].display_name, "Support desk");
+
+  // And back, so the sender's name on the reply is the one this file expects.
+  await admin.getByRole("row").filter({ hasText: SUPPORT.address }).getByRole("button", { name: `Rename ${SUPPORT.address}` }).click();
+  await admin.getByLabel(`New display name for ${SUPPORT.address}`).fill(SUPPORT.name);
+  await admin.getByRole("button", { name: "Save name" }).click();
+  await statusSaying(admin, `Renamed ${SUPPORT.address} to “${SUPPORT.name}”`).waitFor();
+});
+
+test("an administrator creates a writer and an approver, and grants them relations on the mailbox by its address", async () => {
+  await section(admin, "People").click();
+  await admin.getByRole("heading", { name: "People", level: 1 }).waitFor();
+  for (const [key, person] of [["writer", WRITER], ["approver", APPROVER]]) {
+    await admin.getByLabel("Name", { exact: true }).fill(person.name);
+    await admin.getByLabel("Email", { exact: true }).fill(person.email);
+    await admin.getByLabel("First password").fill(person.password);
+    await admin.getByRole("button", { name: "Create person" }).click();
+    const row = admin.getByRole("row").filter({ hasText: person.email });
+    await row.waitFor();
+    ids[key] = (await row.textContent()).match(PERSON_ID)?.[0];
+    assert.ok(ids[key], `${person.name}'s id is shown`);
+  }
+
+  await section(admin, "Relations").click();
+  await admin.getByRole("heading", { name: "Relations", level: 1 }).waitFor();
+  // The Object list follows the relation: the organisation for org relations, the mailboxes for mailbox ones.
+  await admin.getByLabel("Relation", { exact: true }).selectOption("org.admin");
+  assert.deepEqual(await admin.getByLabel("Object", { exact: true }).locator("option").allTextContents(), ["org (the organisation)"]);
+  await admin.getByLabel("Relation", { exact: true }).selectOption("send.propose");
+  assert.deepEqual(await admin.getByLabel("Object", { exact: true }).locator("option").allTextContents(), ["Choose a mailbox…", `${SUPPORT.address} (${SUPPORT.name})`]);
+
+  const grants = [
+    ["writer", WRITER, "mailbox.content.read"],
+    ["writer", WRITER, "send.propose"],
+    ["approver", APPROVER, "mailbox.content.read"],
+    ["approver", APPROVER, "approval.decide"],
+  ];
+  for (const [key, person, relation] of grants) {
+    await admin.getByLabel("Subject", { exact: true }).selectOption(ids[key]);
+    await admin.getByLabel("Relation", { exact: true }).selectOption(relation);
+    await admin.getByLabel("Object", { exact: true }).selectOption({ label: `${SUPPORT.address} (${SUPPORT.name})` });
+    await admin.getByRole("button", { name: "Grant", exact: true }).click();
+    await statusSaying(admin, `Granted ${relation} on ${SUPPORT.address} to ${person.name}`).waitFor();
+  }
+  const row = admin.getByRole("row").filter({ hasText: ids.approver }).filter({ hasText: "approval.decide" });
+  assert.match(await row.textContent(), new RegExp(SUPPORT.address.replace(/\./g, "\\.")), "the object is shown by its address");
+  assert.ok(await row.getByRole("button", { name: `Revoke approval.decide on ${SUPPORT.address} from ${APPROVER.name}` }).isVisible());
+
+  const held = (await call("GET", `/api/relations`, { token })).body.relations
+    .filter((tuple) => tuple.object === mailboxId)
+    .map(({ subject, relation }) => `${subject} ${relation}`)
+    .sort();
+  assert.deepEqual(held, grants.map(([key, , relation]) => `${ids[key]} ${relation}`).sort());
+});
+
+test("real messages arrive through the Worker's email handler", async () => {
+  assert.equal(await node.deliver("ana@customer.example", SUPPORT.address, fixture("plain")), null);
+  assert.equal(await node.deliver("sender@outside.example", SUPPORT.address, fixture("multipart-attachment")), null);
+  assert.equal(await node.deliver("mallory@evil.example", SUPPORT.address, HOSTILE), null);
+});
+
+test("someone who holds only metadata sees that a message exists, and is told what reading it needs", async () => {
+  // The administrator grants themselves mailbox.metadata.read: administering confers no mail.
+  await admin.getByLabel("Subject", { exact: true }).selectOption(await call("GET", "/api/me", { token }).then((me) => me.body.id));
+  await admin.getByLabel("Relation", { exact: true }).selectOption("mailbox.metadata.read");
+  await admin.getByLabel("Object", { exact: true }).selectOption({ label: `${SUPPORT.address} (${SUPPORT.name})` });
+  await admin.getByRole("button", { name: "Grant", exact: true }).click();
+  await statusSaying(admin, `Granted mailbox.metadata.read on ${SUPPORT.address} to ${ADMIN.name}`).waitFor();
+
+  await section(admin, "Mail").click();
+  await admin.getByRole("region", { name: "Mailboxes I can read" }).getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await admin.getByRole("link", { name: QUESTION }).click();
+  await admin.getByRole("heading", { name: QUESTION, level: 2 }).waitFor();
+  const text = admin.getByRole("region", { name: "Text" });
+  await text.getByText("Reading the text needs mailbox.content.read.").waitFor();
+  assert.match(await text.textContent(), /you hold mailbox\.metadata\.read/);
+  assert.equal(await text.locator("pre").count(), 0, "no text is shown");
+  assert.equal(await admin.getByRole("button", { name: "Reply" }).count(), 0, "no Reply without send.propose");
+  assert.equal(await admin.getByRole("link", { name: /original/ }).count(), 0, "no original without content.read and export");
+
+  const reads = (await call("GET", "/api/audit?limit=50", { token })).body.entries.filter((entry) => entry.action === "get_message_body");
+  assert.deepEqual(reads, [], "the page never asked for the text");
+});
+
+test("the writer finds the message in Mail and reads its text, as plain text", async () => {
+  writer = await openPage("writer");
+  await signIn(writer, WRITER);
+  assert.equal(await section(writer, "Mail").getAttribute("aria-current"), "page", "everyone else lands on Mail");
+  for (const name of ["People", "Mailboxes", "Relations", "Audit"]) assert.equal(await section(writer, name).count(), 0, name);
+
+  const readable = writer.getByRole("region", { name: "Mailboxes I can read" });
+  assert.match(await readable.getByRole("row").filter({ hasText: SUPPORT.address }).textContent(), /mailbox\.content\.read.*send\.propose/);
+  assert.match(await writer.getByRole("region", { name: "Mailboxes I can send from" }).textContent(), new RegExp(SUPPORT.address.replace(/\./g, "\\.")));
+  await readable.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+
+  const row = writer.getByRole("row").filter({ hasText: QUESTION });
+  await row.waitFor();
+  const [from, , received, attachments] = await row.getByRole("cell").allTextContents();
+  assert.match(from, /Ana Lima.*<ana@customer\.example>/);
+  assert.ok(received.trim(), "the received time is shown");
+  assert.equal(attachments, "—");
+  const contract = writer.getByRole("row").filter({ hasText: "Signed contract attached" });
+  assert.equal((await contract.getByRole("cell").allTextContents())[3], "1");
+
+  await row.getByRole("link", { name: QUESTION }).click();
+  await writer.getByRole("heading", { name: QUESTION, level: 2 }).waitFor();
+  assert.match(new URL(writer.url()).hash, new RegExp(`^#/mail/${mailboxId}/rcp_[0-9A-HJKMNP-TV-Z]{26}$`));
+  const text = writer.getByRole("region", { name: "Text" }).locator("pre");
+  await text.waitFor();
+  assert.match(await text.textContent(), /I have not received the invoice for order 4471\. Could you resend it\?/);
+  assert.equal(await writer.getByRole("link", { name: /original/ }).count(), 0, "no original without message.export");
+});
+
+test("markup in a stranger's name, subject and text is shown as text, never run or rendered", async () => {
+  await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  const row = writer.getByRole("row").filter({ hasText: HOSTILE_SUBJECT });
+  assert.match(await row.getByRole("cell").first().textContent(), /^<b>Mallory<\/b>/);
+  await row.getByRole("link", { name: HOSTILE_SUBJECT }).click();
+  await writer.getByRole("heading", { name: HOSTILE_SUBJECT, level: 2 }).waitFor();
+  const text = writer.getByRole("region", { name: "Text" }).locator("pre");
+  await text.waitFor();
+  assert.equal((await text.textContent()).trim(), `<script>document.title = "owned"</script><a href="javascript:alert(1)">click</a>`);
+  const main = writer.getByRole("main");
+  for (const tag of ["img", "b", "script", "a[href^='javascript']"]) assert.equal(await main.locator(tag).count(), 0, tag);
+  assert.equal(await writer.title(), `${HOSTILE_SUBJECT} · Mail · Mailroom`, "the subject is in the title as text, and no script renamed it");
+});
+
+test("the writer downloads an attachment", async () => {
+  await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await writer.getByRole("link", { name: "Signed contract attached" }).click();
+  const link = writer.getByRole("region", { name: "Attachments" }).getByRole("link", { name: "contract.pdf" });
+  const [download] = await Promise.all([writer.waitForEvent("download"), link.click()]);
+  assert.equal(download.suggestedFilename(), "contract.pdf");
+  const bytes = readFileSync(await download.path());
+  assert.ok(bytes.subarray(0, 8).equals(Buffer.from("%PDF-1.4")), "the attachment's bytes");
+  assert.equal(await writer.getByRole("heading", { name: "Signed contract attached", level: 2 }).count(), 1, "the page stayed where it was");
+});
+
+test("a draft from New message can be deleted", async () => {
+  await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await writer.getByRole("link", { name: "New message" }).click();
+  await writer.getByRole("heading", { name: `New message from ${SUPPORT.address}` }).waitFor();
+  await writer.getByLabel("To", { exact: true }).fill("someone@customer.example");
+  await writer.getByLabel("Subject").fill("A thought");
+  await writer.getByLabel("Text").fill("Never mind.");
+  await writer.getByRole("button", { name: "Save draft" }).click();
+  await statusSaying(writer, "Draft saved").waitFor();
+  await writer.getByRole("button", { name: "Delete draft" }).click();
+  await writer.getByRole("button", { name: "Delete for good" }).click();
+  await statusSaying(writer, "Draft deleted.").waitFor();
+
+  ids.writerToken = await tokenFor(WRITER);
+  const sends = (await call("GET", `/api/mailboxes/${mailboxId}/sends`, { token: ids.writerToken })).body.sends;
+  assert.deepEqual(sends, [], "the draft is gone");
+});
+
+test("the writer replies: the form is pre-filled, the draft saved, edited, submitted, taken back and submitted again", async () => {
+  await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await writer.getByRole("link", { name: QUESTION }).click();
+  await writer.getByRole("button", { name: "Reply" }).click();
+
+  const reply = writer.getByRole("region", { name: "Reply to ana@customer.example" });
+  assert.equal(await reply.getByLabel("To", { exact: true }).inputValue(), "ana@customer.example");
+  assert.equal(await reply.getByLabel("Subject").inputValue(), REPLY_SUBJECT);
+  await reply.getByLabel("Text").fill(FIRST_DRAFT);
+  await reply.getByRole("button", { name: "Save draft" }).click();
+  await statusSaying(writer, "Draft saved").waitFor();
+
+  await reply.getByLabel("Text").fill(REPLY_TEXT);
+  await reply.getByRole("button", { name: "Save changes" }).click();
+  await statusSaying(writer, "Changes saved.").waitFor();
+  let [draft] = (await call("GET", `/api/mailboxes/${mailboxId}/sends`, { token: ids.writerToken })).body.sends;
+  assert.equal(draft.state, "draft");
+  assert.equal(draft.text, REPLY_TEXT);
+  assert.equal(draft.in_reply_to, "invoice-question-1@customer.example", "a reply carries the threading header");
+  ids.send = draft.id;
+
+  await reply.getByRole("button", { name: "Submit for approval" }).click();
+  await statusSaying(writer, "Submitted for approval").waitFor();
+  assert.equal(await reply.getByText("submitted", { exact: true }).count(), 1, "the state is shown");
+
+  await reply.getByRole("button", { name: "Cancel submission" }).click();
+  await statusSaying(writer, "Submission cancelled").waitFor();
+  assert.equal(await reply.getByLabel("Text").inputValue(), REPLY_TEXT, "a draft again, to edit");
+  await reply.getByRole("button", { name: "Submit for approval" }).click();
+  await statusSaying(writer, "Submitted for approval").waitFor();
+  [draft] = (await call("GET", `/api/mailboxes/${mailboxId}/sends`, { token: ids.writerToken })).body.sends;
+  assert.equal(draft.state, "submitted");
+  assert.equal(draft.submitted_by, ids.writer);
+});
+
+test("the writer cannot approve their own submission: it is not in their Approvals", async () => {
+  // Even holding approval.decide on the mailbox, the submitter is never the second person.
+  const granted = await call("POST", "/api/relations", { token, body: { subject: ids.writer, relation: "approval.decide", object: mailboxId } });
+  assert.equal(granted.status, 201, granted.text);
+
+  await section(writer, "Approvals").click();
+  await writer.getByRole("heading", { name: "Approvals", level: 1 }).waitFor();
+  await writer.getByText("Nothing awaits your decision.").waitFor();
+  assert.equal(await writer.getByRole("button", { name: /^Approve/ }).count(), 0);
+
+  await section(writer, "Mail").click();
+  await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await writer.getByRole("link", { name: "Outbound" }).click();
+  const row = writer.getByRole("row").filter({ hasText: REPLY_SUBJECT });
+  await row.waitFor();
+  assert.equal((await row.getByRole("cell").allTextContents())[0], "submitted");
+  assert.ok(await row.getByRole("button", { name: `Cancel submission of ${REPLY_SUBJECT}` }).isVisible());
+});
+
+test("the approver sees the reply and its full text in Approvals, approves it, and sees it dispatched", async () => {
+  approver = await openPage("approver");
+  await signIn(approver, APPROVER);
+  await section(approver, "Approvals").click();
+  const card = approver.getByRole("article", { name: REPLY_SUBJECT });
+  await card.waitFor();
+  const shown = await card.textContent();
+  for (const part of [SUPPORT.address, "ana@customer.example", ids.writer, "<invoice-question-1@customer.example>"]) {
+    assert.ok(shown.includes(part), `${part} in ${shown}`);
+  }
+  assert.equal(await card.locator("pre").textContent(), REPLY_TEXT, "the full text, as written");
+
+  await card.getByRole("button", { name: `Approve “${REPLY_SUBJECT}”` }).click();
+  await card.getByRole("status").filter({ hasText: "Approved and dispatched." }).waitFor();
+  assert.equal(await card.getByText("dispatched", { exact: true }).count(), 1, "the state is shown");
+  assert.equal(await card.getByRole("button").count(), 0, "nothing left to decide");
+});
+
+test("exactly one message reached the send_email binding: to Ana, threaded, with the reply's text", async () => {
+  let sent = [];
+  for (let attempt = 0; attempt < 40 && sent.length === 0; attempt++) {
+    sent = node.sentMail();
+    if (!sent.length) await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  assert.equal(sent.length, 1, node.output());
+  const [message] = sent;
+  assert.match(message, /^From: "?Support"? <support@mailroom\.test>/m);
+  assert.match(message, /^To: <?ana@customer\.example>?\r?$/m);
+  assert.match(message, /^Subject: Re: Where is my invoice\?\r?$/m);
+  assert.match(message, /^In-Reply-To: <invoice-question-1@customer\.example>\r?$/m);
+  assert.match(message, new RegExp(`^Message-ID: <${ids.send}@mailroom\\.test>`, "m"));
+  assert.equal(bodyOf(message).trim(), REPLY_TEXT.trim());
+});
+
+test("the writer's Outbound shows the reply dispatched", async () => {
+  await writer.reload();
+  const row = writer.getByRole("row").filter({ hasText: REPLY_SUBJECT });
+  await row.waitFor();
+  assert.equal((await row.getByRole("cell").allTextContents())[0], "dispatched");
+  await row.getByRole("link", { name: REPLY_SUBJECT }).click();
+  const details = writer.getByRole("region", { name: REPLY_SUBJECT });
+  await details.getByText("dispatched", { exact: true }).waitFor();
+  assert.match(await details.textContent(), new RegExp(`Approved.*by.*${ids.approver}`));
+  assert.equal(await details.getByRole("button").count(), 0, "a sealed send has nothing to change");
+});
+
+test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", async () => {
+  assert.deepEqual(consoleErrors, []);
+  assert.deepEqual(pageErrors, []);
+  assert.deepEqual(cspViolations, []);
+});
