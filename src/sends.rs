@@ -544,7 +544,7 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
         row.dispatched_at = Some(context.now_ms);
         context.defer_write(
             Statement::new(
-                "UPDATE sends SET state = 'dispatched', dispatched_at = ?2 WHERE id = ?1 AND state = 'sealed'",
+                "UPDATE sends SET state = 'dispatched', dispatched_at = ?2, updated_at = ?2 WHERE id = ?1 AND state = 'sealed'",
             )
             .bind(row.id.as_str())
             .bind(context.now_ms),
@@ -555,9 +555,10 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
         row.state = "failed".into();
         row.dispatch_error = Some(error.clone());
         context.defer_write(
-            Statement::new("UPDATE sends SET state = 'failed', dispatch_error = ?2 WHERE id = ?1 AND state = 'sealed'")
+            Statement::new("UPDATE sends SET state = 'failed', dispatch_error = ?2, updated_at = ?3 WHERE id = ?1 AND state = 'sealed'")
                 .bind(row.id.as_str())
-                .bind(error),
+                .bind(error)
+                .bind(context.now_ms),
         );
     }
     Ok(context.json(&row.present()))

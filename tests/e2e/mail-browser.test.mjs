@@ -169,8 +169,10 @@ test("an administrator creates a writer and an approver, and grants them relatio
   assert.deepEqual(await admin.getByLabel("Object", { exact: true }).locator("option").allTextContents(), ["Choose a mailbox…", `${SUPPORT.address} (${SUPPORT.name})`]);
 
   const grants = [
+    ["writer", WRITER, "mailbox.metadata.read"],
     ["writer", WRITER, "mailbox.content.read"],
     ["writer", WRITER, "send.propose"],
+    ["approver", APPROVER, "mailbox.metadata.read"],
     ["approver", APPROVER, "mailbox.content.read"],
     ["approver", APPROVER, "approval.decide"],
   ];
