@@ -69,7 +69,10 @@ pub enum SendError {
 
 const SEND_COLUMNS: &str = "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.cc_json, s.subject, s.text, s.reply_to, \
      s.in_reply_to, s.references_json, s.created_at, s.updated_at, s.submitted_at, s.submitted_by, s.decided_at, \
-     s.decided_by, s.refusal_reason, s.message_id, s.manifest_hash, s.sealed_at, s.dispatched_at, s.dispatch_error";
+     s.decided_by, s.refusal_reason, s.message_id, s.manifest_hash, s.sealed_at, s.dispatched_at, s.dispatch_error, \
+     (SELECT m.address FROM mailboxes m WHERE m.id = s.mailbox_id) AS mailbox_address, \
+     COALESCE((SELECT p.name FROM people p WHERE p.id = s.author), (SELECT a.name FROM agents a WHERE a.id = s.author)) \
+       AS author_name";
 
 #[derive(Clone, Debug, Deserialize)]
 struct SendRow {
@@ -100,6 +103,8 @@ struct SendRow {
     mailbox_address: Option<String>,
     #[serde(default)]
     mailbox_display_name: Option<String>,
+    #[serde(default)]
+    author_name: Option<String>,
     /// When an agent submitted it, the agent's sponsor.
     #[serde(default)]
     submitted_by_sponsor: Option<String>,
@@ -114,8 +119,10 @@ impl SendRow {
         Send {
             id: self.id.clone(),
             mailbox_id: self.mailbox_id.clone(),
+            mailbox_address: self.mailbox_address.clone().unwrap_or_default(),
             state: self.state.clone(),
             author: self.author.clone(),
+            author_name: self.author_name.clone().unwrap_or_default(),
             to: list_of(&self.to_json),
             cc: list_of(&self.cc_json),
             subject: self.subject.clone(),
@@ -192,7 +199,7 @@ async fn the_send(
         return Err(SendError::NoSuchSend { id: send_id }.into());
     }
     let statement = Statement::new(format!(
-        "SELECT {SEND_COLUMNS}, m.address AS mailbox_address, m.display_name AS mailbox_display_name, \
+        "SELECT {SEND_COLUMNS}, m.display_name AS mailbox_display_name, \
                 (SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by) AS submitted_by_sponsor \
          FROM sends s JOIN mailboxes m ON m.id = s.mailbox_id WHERE s.id = ?1 AND s.mailbox_id = ?2"
     ))
@@ -232,10 +239,16 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     let text = validate_text(&request.text)?;
     let caller = caller_id(context)?;
     let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
-    let (in_reply_to, references) = match &request.reply_to {
+    let names = Statement::new(
+        "SELECT (SELECT address FROM mailboxes WHERE id = ?1) AS address, \
+                COALESCE((SELECT name FROM people WHERE id = ?2), (SELECT name FROM agents WHERE id = ?2)) AS name",
+    )
+    .bind(mailbox_id.as_str())
+    .bind(caller.as_str());
+    let (in_reply_to, references, names) = match &request.reply_to {
         None => {
-            context.read(Vec::new()).await?;
-            (None, Vec::new())
+            let [names] = context.read_array([names]).await?;
+            (None, Vec::new(), names)
         }
         Some(receipt_id) => {
             let target =
@@ -243,7 +256,8 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
                     .bind(receipt_id.as_str())
                     .bind(mailbox_id.as_str());
             // Replying to a message means seeing it: its metadata at least.
-            let [target, held] = context.read_array([target, tuples::relations_on(&holder, &mailbox_id)]).await?;
+            let [target, held, names] =
+                context.read_array([target, tuples::relations_on(&holder, &mailbox_id), names]).await?;
             let sees = held.rows.iter().filter_map(|row| row.text("relation").ok()).any(|relation| {
                 relation == Relation::MailboxMetadataRead.name() || relation == Relation::MailboxContentRead.name()
             });
@@ -254,9 +268,18 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
             let mut references = list_of(&row.text("references_json").map_err(|error| context.internal(error))?);
             references.push(message_id.clone());
             let skip = references.len().saturating_sub(MAXIMUM_REFERENCES);
-            (Some(message_id), references.split_off(skip))
+            (Some(message_id), references.split_off(skip), names)
         }
     };
+    let names = names
+        .first()
+        .map(|row| {
+            (
+                row.optional_text("address").ok().flatten().unwrap_or_default(),
+                row.optional_text("name").ok().flatten().unwrap_or_default(),
+            )
+        })
+        .unwrap_or_default();
     let send_id = new_id(IdKind::Send, context.node.platform);
     context.write(
         Statement::new(
@@ -301,8 +324,9 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         sealed_at: None,
         dispatched_at: None,
         dispatch_error: None,
-        mailbox_address: None,
+        mailbox_address: Some(names.0),
         mailbox_display_name: None,
+        author_name: Some(names.1),
         submitted_by_sponsor: None,
     };
     Ok(context.json(&row.present()))

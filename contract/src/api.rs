@@ -557,12 +557,16 @@ pub struct Send {
     pub id: String,
     /// The mailbox it is sent from (`mbx_…`).
     pub mailbox_id: String,
+    /// The mailbox's address, which the mail is sent from.
+    pub mailbox_address: String,
     /// `draft`, `submitted` (awaiting approval), `sealed` (approved and immutable),
     /// `dispatched` (handed to the mail binding), `failed` (the binding refused it) or
     /// `refused` (a second person declined it).
     pub state: String,
     /// Who wrote it (`usr_…` or `agt_…`).
     pub author: String,
+    /// The author's name.
+    pub author_name: String,
     /// The To recipients' addresses.
     pub to: Vec<String>,
     /// The Cc recipients' addresses.

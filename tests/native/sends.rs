@@ -67,6 +67,8 @@ fn a_reply_is_drafted_submitted_approved_by_a_second_person_sealed_and_sent() {
     let send = desk.reply_draft();
     let draft = body(&desk.call(&desk.writer.1, "GET", &format!("/{send}"), None));
     assert_eq!(draft["state"], "draft");
+    assert_eq!(draft["mailbox_address"], SUPPORT);
+    assert_eq!(draft["author_name"], "writer", "an approver who cannot list people still sees who wrote it");
     assert_eq!(draft["in_reply_to"], "invoice-question-1@customer.example");
     assert_eq!(draft["references"], json!(["invoice-question-1@customer.example"]));
 
@@ -76,6 +78,8 @@ fn a_reply_is_drafted_submitted_approved_by_a_second_person_sealed_and_sent() {
 
     let queue = body(&desk.world.call("GET", "/api/approvals", Some(&desk.approver.1), None));
     assert_eq!(queue["sends"][0]["id"], send);
+    assert_eq!(queue["sends"][0]["author_name"], "writer");
+    assert_eq!(queue["sends"][0]["mailbox_address"], SUPPORT);
     let own_queue = body(&desk.world.call("GET", "/api/approvals", Some(&desk.writer.1), None));
     assert_eq!(own_queue["sends"], json!([]), "nobody is asked to approve their own submission");
 
