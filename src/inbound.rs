@@ -72,6 +72,8 @@ pub struct ParsedMessage {
     pub from: Option<EmailAddress>,
     pub to: Vec<EmailAddress>,
     pub cc: Vec<EmailAddress>,
+    /// The Reply-To addresses, when the sender gave them.
+    pub reply_to: Vec<EmailAddress>,
     pub subject: String,
     /// The Date header, in milliseconds since the epoch.
     pub sent_at: Option<i64>,
@@ -167,6 +169,7 @@ pub fn parse(raw: &[u8]) -> Option<ParsedMessage> {
         from: addresses_of(message.from()).into_iter().next(),
         to: addresses_of(message.to()),
         cc: addresses_of(message.cc()),
+        reply_to: addresses_of(message.reply_to()),
         subject: message.subject().unwrap_or_default().trim().to_string(),
         sent_at: message.date().map(|date| date.to_timestamp() * 1000),
         in_reply_to: message_ids(message.in_reply_to()),
@@ -256,8 +259,8 @@ pub async fn receive(
     let insert = Statement::new(
         "INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, from_address, from_name, to_json, cc_json, \
          recipients, subject, sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body, \
-         text_source, text_truncated, attachments_json) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20)",
+         text_source, text_truncated, attachments_json, reply_to_json) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     )
     .bind(receipt_id.as_str())
     .bind(mailbox_id.as_str())
@@ -278,7 +281,8 @@ pub async fn receive(
     .bind(parsed.text.as_str())
     .bind(parsed.text_source)
     .bind(i64::from(parsed.text_truncated))
-    .bind(serde_json::to_string(&parsed.attachments).unwrap_or_else(|_| "[]".into()));
+    .bind(serde_json::to_string(&parsed.attachments).unwrap_or_else(|_| "[]".into()))
+    .bind(addresses_json(&parsed.reply_to));
     let index_headers = Statement::new(
         "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject) \
          SELECT rowid, from_address, from_name, recipients, subject FROM receipts WHERE id = ?1",

@@ -135,6 +135,7 @@ struct DetailRow {
     #[serde(flatten)]
     summary: SummaryRow,
     message_id: String,
+    reply_to_json: String,
     in_reply_to_json: String,
     references_json: String,
     raw_key: String,
@@ -152,7 +153,7 @@ async fn receipt(context: &mut Context<'_>) -> Result<DetailRow, Refusal> {
         return Err(MessageError::NoSuchMessage { id: receipt_id }.into());
     }
     let statement = Statement::new(format!(
-        "SELECT {SUMMARY_COLUMNS}, r.message_id, r.in_reply_to_json, r.references_json, r.raw_key, r.text_body, \
+        "SELECT {SUMMARY_COLUMNS}, r.message_id, r.reply_to_json, r.in_reply_to_json, r.references_json, r.raw_key, r.text_body, \
                 r.text_source, r.text_truncated \
          FROM receipts r WHERE r.id = ?1 AND r.mailbox_id = ?2"
     ))
@@ -170,6 +171,7 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     Ok(context.json(&Message {
         summary: row.summary.present(),
         message_id: row.message_id,
+        reply_to: serde_json::from_str(&row.reply_to_json).unwrap_or_default(),
         in_reply_to: ids(&row.in_reply_to_json),
         references: ids(&row.references_json),
         attachments: serde_json::from_str(&row.summary.attachments_json).unwrap_or_default(),

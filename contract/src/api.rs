@@ -505,6 +505,9 @@ pub struct Message {
     pub summary: MessageSummary,
     /// The Message-ID header (without angle brackets).
     pub message_id: String,
+    /// Where the sender asked replies to go (the Reply-To header); empty when a reply
+    /// should go to the sender.
+    pub reply_to: Vec<EmailAddress>,
     /// The In-Reply-To header's message ids.
     pub in_reply_to: Vec<String>,
     /// The References header's message ids, oldest first.

@@ -96,6 +96,17 @@ fn non_utf8_charsets_and_encoded_words_are_decoded() {
 }
 
 #[test]
+fn a_reply_to_header_says_where_replies_go() {
+    let (world, mailbox) = world_with_mailbox();
+    let ticket = world.deliver("reply-to", SUPPORT);
+    let plain = world.deliver("plain", SUPPORT);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read"], &mailbox);
+    let metadata = body(&message(&world, &token, &mailbox, &ticket, ""));
+    assert_eq!(metadata["reply_to"], json!([{ "address": "queue+4471@tickets.example", "name": "Support Queue" }]));
+    assert_eq!(body(&message(&world, &token, &mailbox, &plain, ""))["reply_to"], json!([]));
+}
+
+#[test]
 fn multibyte_charsets_are_decoded_too() {
     let (world, mailbox) = world_with_mailbox();
     let receipt = world.deliver("iso-2022-jp", SUPPORT);
