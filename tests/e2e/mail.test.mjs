@@ -19,9 +19,9 @@ before(async () => {
   await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } });
   for (const [name, relations] of [
     ["meta", ["mailbox.metadata.read"]],
-    ["writer", ["mailbox.content.read", "send.propose"]],
-    ["approver", ["mailbox.content.read", "approval.decide"]],
-    ["exporter", ["mailbox.content.read", "message.export"]],
+    ["writer", ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]],
+    ["approver", ["mailbox.metadata.read", "mailbox.content.read", "approval.decide"]],
+    ["exporter", ["mailbox.metadata.read", "mailbox.content.read", "message.export"]],
   ]) {
     const password = `${name} has a long password`;
     const person = (await call("POST", "/api/people", { token, body: { email: `${name}@example.com`, name, password } })).body;
