@@ -589,3 +589,38 @@ fn an_agent_s_submission_is_not_sealed_once_the_agent_or_its_sponsor_has_lost_au
         assert!(world.node.mailer.sent.borrow().is_empty(), "{ending}: nothing leaves");
     }
 }
+
+#[test]
+fn a_pinned_route_no_capability_contains_any_more_is_shown_never_dropped() {
+    let (world, mailbox, _, ben, _) = office();
+    let (agent, _) = world.mint(&ben, &["mail.triage"], grants(&mailbox, &["mailbox.metadata.read"]));
+    // As if a route had been renamed or a capability shrunk after this agent was minted.
+    world
+        .node
+        .database
+        .tamper(&format!("INSERT INTO agent_routes (agent_id, route) VALUES ('{agent}', 'list_threads')"));
+    let shown = body(&world.admin("GET", &format!("/api/agents/{agent}"), None));
+    assert_eq!(shown["other_routes"], json!(["list_threads"]));
+    assert!(shown["routes"].as_array().unwrap().contains(&json!("list_threads")));
+    assert_eq!(shown["capabilities"], json!([{ "name": "mail.triage", "held": 3, "total": 3 }]));
+}
+
+#[test]
+fn nothing_but_minting_writes_a_ceiling() {
+    // There is no route that widens an agent's ceiling: the only statement that
+    // inserts pinned routes is the mint's.
+    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut writers = Vec::new();
+    for entry in std::fs::read_dir(&source).unwrap().filter_map(Result::ok) {
+        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+        for (line, content) in text.lines().enumerate() {
+            if content.contains("INTO agent_routes") || content.contains("UPDATE agent_routes") {
+                writers.push(format!("{}:{}", entry.path().display(), line + 1));
+            }
+        }
+    }
+    assert_eq!(writers.len(), 1, "exactly one statement writes pinned routes: {writers:?}");
+    assert!(writers[0].contains("agents.rs"));
+    let mint = registry().route(RouteId::MintAgent);
+    assert_eq!(mint.method, mailroom_contract::Method::Post);
+}
