@@ -372,6 +372,7 @@
     people: new Map(),
     teams: new Map(),
     mailboxes: new Map(),
+    agents: new Map(),
     rememberPeople(people) {
       for (const person of people) this.people.set(person.id, person);
     },
@@ -380,6 +381,9 @@
     },
     rememberMailboxes(mailboxes) {
       for (const mailbox of mailboxes) this.mailboxes.set(mailbox.id, mailbox);
+    },
+    rememberAgents(agents) {
+      for (const agent of agents) this.agents.set(agent.id, agent);
     },
     async loadPeople() {
       const { people } = await api("GET", "/api/people");
@@ -397,9 +401,15 @@
       this.rememberMailboxes(mailboxes);
       return mailboxes;
     },
+    /** Every agent on the node (administrators only). */
+    async loadAgents() {
+      const { agents } = await api("GET", "/api/agents");
+      this.rememberAgents(agents);
+      return agents;
+    },
     nameOf(id) {
       if (!id) return null;
-      return this.people.get(id)?.name ?? this.teams.get(id)?.name ?? this.mailboxes.get(id)?.address ?? (me?.id === id ? me.name : null);
+      return this.people.get(id)?.name ?? this.agents.get(id)?.name ?? this.teams.get(id)?.name ?? this.mailboxes.get(id)?.address ?? (me?.id === id ? me.name : null);
     },
   };
 
@@ -622,7 +632,13 @@
 
   async function renderRelations(view) {
     const list = h("div", {}, loading());
-    const [people, teams, mailboxes] = await Promise.all([directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes()]);
+    // Agents' names, for the tuples they hold; the relations are readable without them.
+    const [people, teams, mailboxes] = await Promise.all([
+      directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes(),
+      directory.loadAgents().catch((error) => {
+        if (error instanceof SessionOver) throw error;
+      }),
+    ]);
 
     const subjectChoice = h("select", { name: "subject", required: true },
       h("option", { value: "", text: "Choose who holds it…" }),
@@ -701,7 +717,7 @@
     let cursor = null;
 
     // Names for the actor and object cells; the trail is readable without them.
-    await Promise.all([directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes()]).catch((error) => {
+    await Promise.all([directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes(), directory.loadAgents()]).catch((error) => {
       if (error instanceof SessionOver) throw error;
     });
 
