@@ -8,6 +8,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::relation::ObjectKind;
+
 /// The four-part refusal every 4xx (and, without detail, every 5xx) answers with.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct RefusalBody {
@@ -355,6 +357,20 @@ pub struct AuditVerification {
 pub struct CapabilityVocabulary {
     /// Every capability, in the order the mint form shows them.
     pub capabilities: Vec<PublishedCapability>,
+    /// Every relation a tuple can name, in declaration order: what the
+    /// capabilities' `requires` lists draw from, and what an administrator grants.
+    pub relations: Vec<PublishedRelation>,
+}
+
+/// One relation of the vocabulary (SPEC §2).
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct PublishedRelation {
+    /// The relation's name, such as `mailbox.content.read`.
+    pub name: String,
+    /// What it is held on: `organization` (the object `org`) or `mailbox` (an `mbx_…` id).
+    pub on: ObjectKind,
+    /// What holding it lets the holder do.
+    pub description: String,
 }
 
 /// One capability: what it lets an agent do, and what it requires.

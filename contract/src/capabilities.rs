@@ -11,7 +11,7 @@
 
 use std::collections::BTreeSet;
 
-use crate::api::{CapabilityRoute, CapabilityVocabulary, PublishedCapability};
+use crate::api::{CapabilityRoute, CapabilityVocabulary, PublishedCapability, PublishedRelation};
 use crate::registry::Registry;
 use crate::relation::Relation;
 use crate::routes::RouteId;
@@ -126,6 +126,14 @@ pub fn vocabulary(registry: &Registry) -> CapabilityVocabulary {
                     .collect(),
             })
             .collect(),
+        relations: Relation::ALL
+            .iter()
+            .map(|relation| PublishedRelation {
+                name: relation.name().to_string(),
+                on: relation.object_kind(),
+                description: relation.description().to_string(),
+            })
+            .collect(),
     }
 }
 
@@ -185,6 +193,25 @@ mod tests {
             assert!(!noun.is_empty() && !verb.is_empty());
             assert!(!capability.routes.is_empty(), "{} grants nothing", capability.name);
             assert!(!capability.summary.is_empty() && !capability.description.is_empty());
+        }
+    }
+
+    #[test]
+    fn the_published_vocabulary_names_every_relation_and_requires_only_mailbox_relations() {
+        let published = vocabulary(&registry());
+        let names: Vec<&str> = published.relations.iter().map(|relation| relation.name.as_str()).collect();
+        let declared: Vec<&str> = Relation::ALL.iter().map(|relation| relation.name()).collect();
+        assert_eq!(names, declared, "the vocabulary publishes every relation once, in declaration order");
+        for capability in &published.capabilities {
+            for required in &capability.requires {
+                let relation = published.relations.iter().find(|relation| &relation.name == required);
+                assert_eq!(
+                    relation.map(|relation| relation.on),
+                    Some(crate::relation::ObjectKind::Mailbox),
+                    "{} requires {required}, which the published relations must list as held on a mailbox",
+                    capability.name
+                );
+            }
         }
     }
 

@@ -4,10 +4,11 @@
 //! administrator's grant, read only through the worker's tuple module, and named
 //! here once so the contract, the grant validation and the documentation agree.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 /// The kind of object a relation is held on.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ObjectKind {
     /// The node's one organisation, written `org` in a tuple.

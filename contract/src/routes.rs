@@ -306,7 +306,7 @@ pub fn declare(id: RouteId) -> Route {
 
         R::ListReadableMailboxes => Route::new(id, Get, "/api/mailboxes/readable", "list_readable_mailboxes")
             .summary("Mailboxes I can read")
-            .description("Lists the mailboxes where the caller may see mail: its metadata (mailbox.metadata.read) or its content too (mailbox.content.read). Each lists the relations the caller holds on it; use the ids with list_messages and search_messages.")
+            .description("Lists the mailboxes where the caller holds mailbox.metadata.read or mailbox.content.read. Each lists the relations the caller holds on it. Listing and searching a mailbox need mailbox.metadata.read; reading bodies and attachments needs mailbox.content.read. Use the ids with list_messages and search_messages.")
             .response::<MailboxList>()
             .authority(Authority::Filtered { machine_visible: true }),
 

@@ -457,16 +457,16 @@
     ]));
   }
 
-  // The relation vocabulary, in the product's words (SPEC §2).
-  const RELATIONS = [
-    { name: "org.admin", on: "org", description: "Administer the node: people, teams, relations, agents, sources, mailboxes and the audit trail." },
-    { name: "ediscovery.export", on: "org", description: "Run eDiscovery exports across mailboxes." },
-    { name: "mailbox.metadata.read", on: "mailbox", description: "See that mail exists in a mailbox: sender, recipients, subject, date and size." },
-    { name: "mailbox.content.read", on: "mailbox", description: "Read the bodies and attachments of mail in a mailbox." },
-    { name: "message.export", on: "mailbox", description: "Download the original .eml of mail in a mailbox." },
-    { name: "send.propose", on: "mailbox", description: "Draft outbound mail from a mailbox and submit it for approval." },
-    { name: "approval.decide", on: "mailbox", description: "Approve or refuse a send that someone else submitted from a mailbox (dual control)." },
-  ];
+  // The relation vocabulary comes from the node (GET /api/agent-capabilities),
+  // which derives it from the contract, so this file never restates it.
+  let vocabularyLoad = null;
+  function loadVocabulary() {
+    vocabularyLoad ??= api("GET", "/api/agent-capabilities").catch((error) => {
+      vocabularyLoad = null;
+      throw error;
+    });
+    return vocabularyLoad;
+  }
 
   // ------------------------------------------------------------ 4. Sections
 
@@ -633,8 +633,8 @@
   async function renderRelations(view) {
     const list = h("div", {}, loading());
     // Agents' names, for the tuples they hold; the relations are readable without them.
-    const [people, teams, mailboxes] = await Promise.all([
-      directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes(),
+    const [people, teams, mailboxes, { relations: vocabulary }] = await Promise.all([
+      directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes(), loadVocabulary(),
       directory.loadAgents().catch((error) => {
         if (error instanceof SessionOver) throw error;
       }),
@@ -645,18 +645,18 @@
       h("optgroup", { label: "People" }, people.map((person) => h("option", { value: person.id, text: `${person.name} <${person.email}>${person.disabled_at ? " (disabled)" : ""}` }))),
       teams.length ? h("optgroup", { label: "Every member of a team" }, teams.map((team) => h("option", { value: `${team.id}#member`, text: `Members of ${team.name}` }))) : null);
     const relationChoice = h("select", { name: "relation", required: true },
-      h("optgroup", { label: "On the organisation" }, RELATIONS.filter((r) => r.on === "org").map((r) => h("option", { value: r.name, text: r.name }))),
-      h("optgroup", { label: "On a mailbox" }, RELATIONS.filter((r) => r.on === "mailbox").map((r) => h("option", { value: r.name, text: r.name }))));
+      h("optgroup", { label: "On the organisation" }, vocabulary.filter((r) => r.on === "organization").map((r) => h("option", { value: r.name, text: r.name }))),
+      h("optgroup", { label: "On a mailbox" }, vocabulary.filter((r) => r.on === "mailbox").map((r) => h("option", { value: r.name, text: r.name }))));
     const objectChoice = h("select", { name: "object", required: true });
     const relationField = labelled("Relation", relationChoice, " ");
     const relationHint = relationField.querySelector(".hint");
 
     // The objects a relation can be held on: the organisation, or a mailbox (by address).
     function fitObjects() {
-      const relation = RELATIONS.find((r) => r.name === relationChoice.value);
+      const relation = vocabulary.find((r) => r.name === relationChoice.value);
       relationHint.textContent = relation?.description ?? "";
       const chosen = objectChoice.value;
-      if (relation?.on === "org") {
+      if (relation?.on === "organization") {
         objectChoice.replaceChildren(h("option", { value: "org", text: "org (the organisation)" }));
       } else if (mailboxes.length) {
         replace(objectChoice,
@@ -789,11 +789,15 @@
   // only ever set as textContent, and a body is shown as plain text in a <pre>,
   // never rendered as HTML.
 
-  /** What the signed-in person may do in a mailbox, from the relations they hold on it. */
+  /**
+   * What the signed-in person may do in a mailbox, from the relations they hold
+   * on it. This only chooses which controls to show; the node decides each call.
+   * Listing and opening a message need mailbox.metadata.read alone (decision 0007).
+   */
   function access(mailbox) {
     const held = new Set(mailbox?.held ?? []);
     return {
-      metadata: held.has("mailbox.metadata.read") || held.has("mailbox.content.read"),
+      metadata: held.has("mailbox.metadata.read"),
       content: held.has("mailbox.content.read"),
       original: held.has("mailbox.content.read") && held.has("message.export"),
       propose: held.has("send.propose"),
@@ -1037,7 +1041,7 @@
       breadcrumbs(["Mail", "#/mail"], [mailbox.address]),
       panel(mailbox.address, facts([["Name", mailbox.display_name], ["I hold", heldList(mailbox)]]), tools));
     if (!can.metadata) {
-      view.append(panel("Messages", info(`Seeing this mailbox's mail needs mailbox.metadata.read or mailbox.content.read on ${mailbox.address}. You can still draft mail from it and follow it under Outbound.`)));
+      view.append(panel("Messages", info(`Seeing this mailbox's mail needs mailbox.metadata.read on ${mailbox.address}. You can still draft mail from it and follow it under Outbound.`)));
       return;
     }
 
@@ -1337,9 +1341,6 @@
   // and an agent can be granted on a mailbox only what its sponsor holds there.
   // The node refuses what the form warns about anyway; the form says so first.
 
-  /** The relations an agent can hold, in the order the mailbox grid shows them. */
-  const MAILBOX_RELATIONS = RELATIONS.filter((relation) => relation.on === "mailbox");
-
   const AGENT_STATES = {
     active: { text: "active", tone: "on" },
     awaiting_pairing: { text: "awaiting pairing", tone: null },
@@ -1441,11 +1442,13 @@
 
   async function renderAgents(view) {
     const [vocabulary, people] = await Promise.all([
-      api("GET", "/api/agent-capabilities"),
+      loadVocabulary(),
       directory.loadPeople(),
       directory.loadAllMailboxes(),
     ]);
     const capabilities = vocabulary.capabilities;
+    // The relations an agent can hold, in the order the mailbox grid shows them.
+    const MAILBOX_RELATIONS = vocabulary.relations.filter((relation) => relation.on === "mailbox");
 
     // ---- The list
     const list = h("div", {}, loading());
