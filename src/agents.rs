@@ -13,8 +13,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::DateTime;
 use mailroom_contract::api::{
-    Agent, AgentCredential, AgentList, CapabilityHeld, CredentialDelivery, MailboxGrant, MailboxList, MintAgent,
-    MintedAgent, PairingCode, RedeemPairingCode,
+    Agent, AgentCredential, AgentList, AgentState, CapabilityHeld, CredentialDelivery, MailboxGrant, MailboxList,
+    MintAgent, MintedAgent, PairingCode, RedeemPairingCode,
 };
 use mailroom_contract::capabilities::{CAPABILITIES, Capability};
 use mailroom_contract::{ObjectKind, Relation, capabilities, registry};
@@ -100,17 +100,17 @@ struct TupleRow {
 }
 
 impl AgentRow {
-    fn state(&self, now_ms: i64) -> &'static str {
+    fn state(&self, now_ms: i64) -> AgentState {
         if self.revoked_at.is_some() {
-            "revoked"
+            AgentState::Revoked
         } else if self.expires_at.is_some_and(|expires_at| expires_at <= now_ms) {
-            "expired"
+            AgentState::Expired
         } else if self.paused_at.is_some() {
-            "paused"
+            AgentState::Paused
         } else if self.credential_hash.is_none() {
-            "awaiting_pairing"
+            AgentState::AwaitingPairing
         } else {
-            "active"
+            AgentState::Active
         }
     }
 
@@ -142,10 +142,12 @@ impl AgentRow {
             id: self.id.clone(),
             name: self.name.clone(),
             sponsor: self.sponsor_id.clone(),
-            state: self.state(now_ms).to_string(),
+            state: self.state(now_ms),
             created_at: rfc3339(self.created_at),
             created_by: self.created_by.clone(),
             expires_at: self.expires_at.map(rfc3339),
+            paused_at: self.paused_at.map(rfc3339),
+            revoked_at: self.revoked_at.map(rfc3339),
             capabilities,
             other_routes,
             routes: routes.to_vec(),
@@ -221,30 +223,42 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
 /// Pause, resume or revoke: a change to the agent's own row.
 async fn set_state(context: &mut Context<'_>, change: StateChange) -> Result<Response, Refusal> {
-    let (row, mut agent) = the_agent(context).await?;
+    let (mut row, mut agent) = the_agent(context).await?;
     if row.revoked_at.is_some() {
         return Err(AgentError::Revoked.into());
     }
-    let (assignment, state) = match change {
-        StateChange::Pause => ("paused_at = ?2", "paused"),
-        StateChange::Resume => {
-            ("paused_at = NULL", if row.credential_hash.is_some() { "active" } else { "awaiting_pairing" })
+    let now_ms = context.now_ms;
+    // Pausing twice keeps the first pause's time: it is when the agent stopped.
+    let assignment = match change {
+        StateChange::Pause => {
+            row.paused_at = Some(row.paused_at.unwrap_or(now_ms));
+            "paused_at = COALESCE(paused_at, ?2)"
         }
-        StateChange::Revoke => ("revoked_at = ?2", "revoked"),
+        StateChange::Resume => {
+            row.paused_at = None;
+            "paused_at = NULL"
+        }
+        StateChange::Revoke => {
+            row.revoked_at = Some(now_ms);
+            "revoked_at = ?2"
+        }
     };
     let statement = Statement::new(format!("UPDATE agents SET {assignment} WHERE id = ?1 AND revoked_at IS NULL"))
         .bind(row.id.as_str());
-    let statement = if assignment.contains("?2") { statement.bind(context.now_ms) } else { statement };
-    context.write(statement);
+    context.write(if assignment.contains("?2") { statement.bind(now_ms) } else { statement });
     if change == StateChange::Revoke {
         // Nothing can pair a revoked agent again.
         context.write(
             Statement::new("UPDATE pairing_codes SET redeemed_at = ?2 WHERE agent_id = ?1 AND redeemed_at IS NULL")
                 .bind(row.id.as_str())
-                .bind(context.now_ms),
+                .bind(now_ms),
         );
     }
-    agent.state = state.to_string();
+    // The answer is the row as it now stands, judged as every other read judges
+    // it: resuming an expired agent answers `expired`, not `active`.
+    agent.state = row.state(now_ms);
+    agent.paused_at = row.paused_at.map(rfc3339);
+    agent.revoked_at = row.revoked_at.map(rfc3339);
     Ok(context.json(&agent))
 }
 

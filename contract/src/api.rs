@@ -420,7 +420,9 @@ pub struct Mailbox {
     pub display_name: String,
     /// When the mailbox was created (RFC 3339).
     pub created_at: String,
-    /// The relations the caller holds on this mailbox, such as `mailbox.content.read`.
+    /// The relations held on this mailbox, such as `mailbox.content.read`: the
+    /// caller's, except on `list_person_mailboxes`, where they are that person's
+    /// (directly or through a team).
     pub held: Vec<String>,
 }
 
@@ -806,8 +808,8 @@ pub struct Agent {
     pub name: String,
     /// The person whose authority it acts under (`usr_…`).
     pub sponsor: String,
-    /// `active`, `awaiting_pairing` (no credential yet), `paused`, `expired` or `revoked`.
-    pub state: String,
+    /// Whether its credential works now, and if not, why.
+    pub state: AgentState,
     /// When it was minted (RFC 3339).
     pub created_at: String,
     /// Who minted it.
@@ -815,6 +817,12 @@ pub struct Agent {
     /// When its credential stops working (RFC 3339), if ever.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<String>,
+    /// When it was paused (RFC 3339), while it is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub paused_at: Option<String>,
+    /// When it was revoked (RFC 3339), if it was.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revoked_at: Option<String>,
     /// Its ceiling, held of total, per capability it holds any route of.
     pub capabilities: Vec<CapabilityHeld>,
     /// Pinned routes (tool names) that no current capability contains: still pinned, still checked.
@@ -823,6 +831,23 @@ pub struct Agent {
     pub routes: Vec<String>,
     /// The relations it holds, by mailbox.
     pub mailboxes: Vec<MailboxGrant>,
+}
+
+/// Whether an agent's credential works now. When several apply, the first in this
+/// order is reported: revoked, expired, paused, awaiting pairing.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum AgentState {
+    /// Paired and usable.
+    Active,
+    /// Minted, but no credential has been paired yet: a pairing code redeems one.
+    AwaitingPairing,
+    /// Refused until an administrator resumes it; its grants are kept.
+    Paused,
+    /// Its expiry has passed; the credential is refused for good.
+    Expired,
+    /// Revoked by an administrator; the credential is refused for good.
+    Revoked,
 }
 
 /// Every agent.

@@ -1440,6 +1440,16 @@
       h("ul", { class: "held" }, grant.relations.map((relation) => h("li", {}, code(relation)))))));
   }
 
+  /** When the agent's state began, and when its credential stops working. */
+  function stateTimes(agent) {
+    const since = { revoked: agent.revoked_at, expired: agent.expires_at, paused: agent.paused_at }[agent.state];
+    const until = agent.state === "revoked" || agent.state === "expired" ? null : agent.expires_at;
+    return [
+      since ? h("span", { class: "since" }, "since ", time(since)) : null,
+      until ? h("span", { class: "since" }, "until ", time(until)) : null,
+    ];
+  }
+
   async function renderAgents(view) {
     const [vocabulary, people] = await Promise.all([
       loadVocabulary(),
@@ -1496,7 +1506,7 @@
         h("div", { class: "agent-name" }, h("strong", { text: agent.name }), " ", code(agent.id),
           h("span", { class: "since" }, "minted ", time(agent.created_at), " by ", directory.nameOf(agent.created_by) ?? agent.created_by)),
         who(agent.sponsor),
-        [agentStateBadge(state), agent.expires_at ? h("span", { class: "since" }, state === "expired" ? "since " : "until ", time(agent.expires_at)) : null],
+        [agentStateBadge(state), stateTimes(agent)],
         ceilingOf(agent),
         agentMailboxes(agent),
         actions.length ? h("div", { class: "button-row" }, actions) : h("span", { class: "muted", text: "None: a revoked agent stays revoked" }));

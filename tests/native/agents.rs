@@ -139,12 +139,25 @@ fn pausing_revoking_and_expiry_stop_the_credential_on_its_next_request() {
     let (world, mailbox, _, ben, _) = office();
     let (agent, credential) = world.mint(&ben, &["identity.read"], grants(&mailbox, &["mailbox.metadata.read"]));
     assert_eq!(as_agent(&world, &credential, "GET", "/api/me", None).status, 200);
-    world.admin("POST", &format!("/api/agents/{agent}/pause"), None);
+    let paused = body(&world.admin("POST", &format!("/api/agents/{agent}/pause"), None));
+    assert_eq!(paused["state"], "paused");
+    let paused_at = paused["paused_at"].as_str().expect("a paused agent says since when").to_string();
     assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 403, "agent_paused");
-    world.admin("POST", &format!("/api/agents/{agent}/resume"), None);
+    world.node.platform.advance(60 * 1000);
+    let paused_again = body(&world.admin("POST", &format!("/api/agents/{agent}/pause"), None));
+    assert_eq!(paused_again["paused_at"], paused_at.as_str(), "pausing twice keeps when it stopped");
+    let resumed = body(&world.admin("POST", &format!("/api/agents/{agent}/resume"), None));
+    assert_eq!(resumed["state"], "active");
+    assert!(resumed.get("paused_at").is_none(), "{resumed}");
+    assert_eq!(
+        body(&world.admin("GET", &format!("/api/agents/{agent}"), None)),
+        resumed,
+        "the answer is what a read shows"
+    );
     assert_eq!(as_agent(&world, &credential, "GET", "/api/me", None).status, 200);
-    let revoked = world.admin("POST", &format!("/api/agents/{agent}/revoke"), None);
-    assert_eq!(body(&revoked)["state"], "revoked");
+    let revoked = body(&world.admin("POST", &format!("/api/agents/{agent}/revoke"), None));
+    assert_eq!(revoked["state"], "revoked");
+    assert!(revoked["revoked_at"].is_string(), "{revoked}");
     assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 401, "agent_revoked");
     assert_refused(&world.admin("POST", &format!("/api/agents/{agent}/resume"), None), 409, "agent_revoked");
 
@@ -155,8 +168,14 @@ fn pausing_revoking_and_expiry_stop_the_credential_on_its_next_request() {
     );
     let credential = body(&expiring)["credential"].as_str().unwrap().to_string();
     assert_eq!(as_agent(&world, &credential, "GET", "/api/me", None).status, 200);
+    let brief = body(&expiring)["agent"]["id"].as_str().unwrap().to_string();
+    world.admin("POST", &format!("/api/agents/{brief}/pause"), None);
     world.node.platform.advance(2 * 24 * 60 * 60 * 1000);
     assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 401, "agent_expired");
+    // Two days on, the administrator's access token has long expired too.
+    let (admin_token, _) = sign_in(&world.node, ADMIN_EMAIL, ADMIN_PASSWORD);
+    let resumed = body(&world.call("POST", &format!("/api/agents/{brief}/resume"), Some(&admin_token), None));
+    assert_eq!(resumed["state"], "expired", "resuming an expired agent does not make it usable, and says so");
     let position = credential.len() - 10;
     let replacement = if &credential[position..=position] == "A" { "B" } else { "A" };
     let forged = format!("{}{replacement}{}", &credential[..position], &credential[position + 1..]);
