@@ -11,10 +11,10 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { startNode, setUp, ROOT, ADMIN, assertRefusal } from "./harness.mjs";
+import { launchChromium, PageWatch } from "./chromium.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const SALES = "sales@mailroom.test";
@@ -26,11 +26,7 @@ let node, call, token, browser, context, page;
 let support, sales, ben, vocabulary;
 /** The agent minted with its credential shown, and that credential. */
 let triage, credential;
-const consoleErrors = [];
-const pageErrors = [];
-const cspViolations = [];
-/** Refusals the page is made to provoke on purpose: `{ status, path }`. */
-const expectedRefusals = [];
+const watch = new PageWatch();
 
 before(async () => {
   node = await startNode();
@@ -47,24 +43,8 @@ before(async () => {
   assert.equal(await node.deliver("ana@customer.example", SUPPORT, readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"))), null);
   vocabulary = (await call("GET", "/api/agent-capabilities", { token })).body.capabilities;
 
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
-  });
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  await context.exposeFunction("reportCspViolation", (violation) => cspViolations.push(violation));
-  await context.addInitScript(() => {
-    document.addEventListener("securitypolicyviolation", (event) => {
-      window.reportCspViolation(`${event.effectiveDirective} blocked ${event.blockedURI || "inline"} (${event.sourceFile}:${event.lineNumber})`);
-    });
-  });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  page.on("console", (message) => {
-    if (message.type() === "error") consoleErrors.push({ text: message.text(), url: message.location().url });
-  });
-  page.on("pageerror", (error) => pageErrors.push(String(error?.stack ?? error)));
+  browser = await launchChromium();
+  ({ context, page } = await watch.open(browser));
 });
 
 after(async () => {
@@ -159,7 +139,7 @@ test("the administrator mints an agent in the product's words; the form shows wh
   assert.match(said, new RegExp(`Grant Ben message\\.export on ${SUPPORT.replaceAll(".", "\\.")} under Relations`));
 
   // The node refuses it anyway, and the page shows its refusal.
-  expectedRefusals.push({ status: 400, path: "/api/agents" });
+  watch.expectRefusal(400, "/api/agents");
   await form.getByRole("button", { name: "Mint agent" }).click();
   const refusal = form.getByRole("alert");
   await refusal.waitFor();
@@ -339,16 +319,5 @@ test("a second agent is paired: the form's code, and a code issued from the list
 });
 
 test("nothing went wrong in the console, and nothing broke the Content-Security-Policy", async () => {
-  const unexpected = consoleErrors.filter(({ text, url }) => {
-    const status = /^Failed to load resource: the server responded with a status of (\d+)/.exec(text)?.[1];
-    if (!status || !url.startsWith(node.url)) return true;
-    const index = expectedRefusals.findIndex((refusal) => refusal.status === Number(status) && refusal.path === new URL(url).pathname);
-    if (index < 0) return true;
-    expectedRefusals.splice(index, 1);
-    return false;
-  });
-  assert.deepEqual(unexpected, []);
-  assert.deepEqual(expectedRefusals, [], "every refusal provoked on purpose was seen");
-  assert.deepEqual(pageErrors, []);
-  assert.deepEqual(cspViolations, []);
+  watch.assertNothingWentWrong(node.url);
 });

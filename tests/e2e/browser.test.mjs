@@ -4,7 +4,7 @@
 // purpose is declared, and anything else the console reports fails the file.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { chromium } from "playwright-core";
+import { launchChromium, PageWatch } from "./chromium.mjs";
 import { startNode, setUp, signAccessToken, ADMIN } from "./harness.mjs";
 
 const ACCESS_COOKIE = "__Host-mailroom-access";
@@ -14,35 +14,13 @@ const PERSON_ID = /usr_[0-9A-HJKMNP-TV-Z]{26}/;
 
 let node, call, token, browser, context, page;
 let benId;
-const consoleErrors = [];
-const pageErrors = [];
-const cspViolations = [];
-/** Refusals the page is made to provoke on purpose: `{ status, path }`. */
-const expectedRefusals = [];
+const watch = new PageWatch();
 
 before(async () => {
   node = await startNode();
   ({ call, token } = await setUp(node));
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
-  });
-  context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
-  // Reports every Content-Security-Policy violation, from before the page's own
-  // script runs (init scripts and bindings are not subject to the page's CSP).
-  await context.exposeFunction("reportCspViolation", (violation) => cspViolations.push(violation));
-  await context.addInitScript(() => {
-    document.addEventListener("securitypolicyviolation", (event) => {
-      window.reportCspViolation(`${event.effectiveDirective} blocked ${event.blockedURI || "inline"} (${event.sourceFile}:${event.lineNumber})`);
-    });
-  });
-  page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  page.on("console", (message) => {
-    if (message.type() === "error") consoleErrors.push({ text: message.text(), url: message.location().url });
-  });
-  page.on("pageerror", (error) => pageErrors.push(String(error?.stack ?? error)));
+  browser = await launchChromium();
+  ({ context, page } = await watch.open(browser));
 });
 
 after(async () => {
@@ -97,7 +75,7 @@ test("a refusal is shown beside the form that provoked it: message, reason and f
   const refusal = (await call("POST", "/api/people", { token, body: weak })).body.error;
   assert.equal(refusal.code, "weak_password");
 
-  expectedRefusals.push({ status: 400, path: "/api/people" });
+  watch.expectRefusal(400, "/api/people");
   await page.getByLabel("Name", { exact: true }).fill(weak.name);
   await page.getByLabel("Email", { exact: true }).fill(weak.email);
   await page.getByLabel("First password").fill(weak.password);
@@ -191,7 +169,7 @@ test("when the access token expires, the page renews the session from the refres
     headers.cookie = `${ACCESS_COOKIE}=${expired}; ${REFRESH_COOKIE}=${jar[REFRESH_COOKIE].value}`;
     await route.fulfill({ response: await route.fetch({ headers }) });
   });
-  expectedRefusals.push({ status: 401, path: "/api/me" });
+  watch.expectRefusal(401, "/api/me");
   await page.reload();
 
   await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
@@ -214,22 +192,11 @@ test("signing out ends the session and clears the cookies", async () => {
 });
 
 test("nothing went wrong in the console, and nothing broke the Content-Security-Policy", async () => {
-  const unexpected = consoleErrors.filter(({ text, url }) => {
-    const status = /^Failed to load resource: the server responded with a status of (\d+)/.exec(text)?.[1];
-    if (!status || !url.startsWith(node.url)) return true;
-    const index = expectedRefusals.findIndex((refusal) => refusal.status === Number(status) && refusal.path === new URL(url).pathname);
-    if (index < 0) return true;
-    expectedRefusals.splice(index, 1);
-    return false;
-  });
-  assert.deepEqual(unexpected, []);
-  assert.deepEqual(expectedRefusals, [], "every refusal provoked on purpose was seen");
-  assert.deepEqual(pageErrors, []);
-  assert.deepEqual(cspViolations, []);
+  watch.assertNothingWentWrong(node.url);
 
   // The detector itself works: a style attribute is exactly what the policy forbids.
   await page.evaluate(() => document.body.setAttribute("style", "outline: 1px solid red"));
-  for (let attempt = 0; attempt < 50 && cspViolations.length === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
-  assert.equal(cspViolations.length, 1, "a deliberate violation is reported");
-  assert.match(cspViolations[0], /^style-src-attr/);
+  for (let attempt = 0; attempt < 50 && watch.cspViolations.length === 0; attempt++) await new Promise((resolve) => setTimeout(resolve, 50));
+  assert.equal(watch.cspViolations.length, 1, "a deliberate violation is reported");
+  assert.match(watch.cspViolations[0], /^page: style-src-attr/);
 });

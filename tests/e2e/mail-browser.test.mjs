@@ -8,8 +8,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { chromium } from "playwright-core";
 import { startNode, setUp, ROOT, ADMIN } from "./harness.mjs";
+import { launchChromium, PageWatch } from "./chromium.mjs";
 
 const SUPPORT = { address: "support@mailroom.test", name: "Support" };
 const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
@@ -39,18 +39,12 @@ const HOSTILE = Buffer.from([
 let node, call, token, browser, mailboxId;
 const ids = {};
 /** Everything any page reported that it should not have, by who saw it. */
-const consoleErrors = [];
-const pageErrors = [];
-const cspViolations = [];
+const watch = new PageWatch();
 
 before(async () => {
   node = await startNode();
   ({ call, token } = await setUp(node));
-  browser = await chromium.launch({
-    executablePath: "/usr/bin/chromium",
-    headless: true,
-    args: ["--no-sandbox", "--disable-gpu", "--disable-background-networking", "--disable-component-update", "--no-first-run", "--disable-sync", "--disable-quic"],
-  });
+  browser = await launchChromium();
 });
 
 after(async () => {
@@ -60,20 +54,7 @@ after(async () => {
 
 /** A page in a browser context of its own (its own cookies), watched for errors and CSP violations. */
 async function openPage(who) {
-  const context = await browser.newContext({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
-  await context.exposeFunction("reportCspViolation", (violation) => cspViolations.push(`${who}: ${violation}`));
-  await context.addInitScript(() => {
-    document.addEventListener("securitypolicyviolation", (event) => {
-      window.reportCspViolation(`${event.effectiveDirective} blocked ${event.blockedURI || "inline"} (${event.sourceFile}:${event.lineNumber})`);
-    });
-  });
-  const page = await context.newPage();
-  page.setDefaultTimeout(15_000);
-  page.on("console", (message) => {
-    if (message.type() === "error") consoleErrors.push({ who, text: message.text(), url: message.location().url });
-  });
-  page.on("pageerror", (error) => pageErrors.push(`${who}: ${error?.stack ?? error}`));
-  return page;
+  return (await watch.open(browser, { who, acceptDownloads: true })).page;
 }
 
 async function signIn(page, { email, password }) {
@@ -396,7 +377,5 @@ test("the writer's Outbound shows the reply dispatched", async () => {
 });
 
 test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", async () => {
-  assert.deepEqual(consoleErrors, []);
-  assert.deepEqual(pageErrors, []);
-  assert.deepEqual(cspViolations, []);
+  watch.assertNothingWentWrong(node.url);
 });
