@@ -413,11 +413,11 @@
     },
   };
 
-  /** An id with its name beside it where the page knows it. */
-  function who(id) {
+  /** A person or agent by name and id; `knownName` is the node's word for it where the directory has none. */
+  function who(id, knownName) {
     if (!id) return h("span", { class: "muted", text: "nobody" });
     if (id === "org") return h("span", { class: "who" }, h("span", { class: "who-name", text: "The organisation" }), " ", code("org"));
-    const name = directory.nameOf(id);
+    const name = directory.nameOf(id) ?? knownName;
     return h("span", { class: "who" }, name ? [h("span", { class: "who-name", text: name }), " "] : null, code(id));
   }
 
@@ -826,10 +826,10 @@
       : h("span", { class: "muted", text: "Nothing" });
   }
 
-  /** A mailbox by its address where the page knows it, else by id. */
-  function mailboxName(mailboxId) {
+  /** A mailbox by its address where the page knows it (or `knownAddress` says it), else by id. */
+  function mailboxName(mailboxId, knownAddress) {
     const mailbox = directory.mailboxes.get(mailboxId);
-    if (!mailbox) return code(mailboxId);
+    if (!mailbox) return knownAddress ? h("span", { class: "who" }, h("span", { class: "who-name", text: knownAddress }), " ", code(mailboxId)) : code(mailboxId);
     return h("span", { class: "who" }, h("span", { class: "who-name", text: mailbox.address }), " ", h("span", { class: "muted", text: `(${mailbox.display_name})` }));
   }
 
@@ -871,13 +871,13 @@
     return [
       facts([
         ["State", stateBadge(send.state)],
-        ["From", mailboxName(send.mailbox_id)],
+        ["From", mailboxName(send.mailbox_id, send.mailbox_address)],
         ["To", send.to.join(", ")],
         ["Cc", send.cc.length ? send.cc.join(", ") : null],
         ["Subject", send.subject],
         ["In reply to", send.in_reply_to ? repliedTo(send) : null],
-        ["Written by", who(send.author)],
-        ["Submitted", send.submitted_at ? [time(send.submitted_at), " by ", who(send.submitted_by)] : null],
+        ["Written by", who(send.author, send.author_name)],
+        ["Submitted", send.submitted_at ? [time(send.submitted_at), " by ", who(send.submitted_by, send.submitted_by === send.author ? send.author_name : undefined)] : null],
         [send.state === "refused" ? "Refused" : "Approved", send.decided_at ? [time(send.decided_at), " by ", who(send.decided_by)] : null],
         ["Reason", send.refusal_reason ?? null],
         ["Dispatched", send.dispatched_at ? time(send.dispatched_at) : null],
@@ -1176,7 +1176,7 @@
         stateBadge(send.state),
         h("a", { href: mailHref(mailbox.id, "outbound", send.id), text: subjectOf(send.subject) }),
         send.to.join(", "),
-        who(send.author),
+        who(send.author, send.author_name),
         time(lastChange(send)),
         cancel);
       cancel?.addEventListener("click", async () => {
