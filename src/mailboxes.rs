@@ -64,7 +64,7 @@ fn present_all(context: &Context<'_>, result: &QueryResult) -> Result<Vec<Mailbo
 
 /// Lists the mailboxes where the caller holds any of `relations`.
 async fn list_where(context: &mut Context<'_>, relations: &[Relation]) -> Result<Response, Refusal> {
-    let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
+    let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     let [mailboxes] = context.read_array([tuples::mailboxes_where(&holder, relations)]).await?;
     let mailboxes = present_all(context, &mailboxes)?;
     Ok(context.json(&MailboxList { mailboxes }))
@@ -82,7 +82,7 @@ pub async fn list_readable(context: &mut Context<'_>) -> Result<Response, Refusa
 
 /// `GET /api/mailboxes/all`.
 pub async fn list_all(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
+    let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     let all = Statement::new("SELECT id, address, display_name, created_at FROM mailboxes ORDER BY address");
     let [all, held] = context.read_array([all, tuples::mailboxes_where(&holder, Relation::ALL)]).await?;
     let held = present_all(context, &held)?;

@@ -155,8 +155,12 @@ pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// `GET /api/me` for an agent: who it is and whose authority it acts under.
 async fn agent_me(context: &mut Context<'_>, agent_id: String) -> Result<Response, Refusal> {
     let agent = Statement::new("SELECT name, sponsor_id FROM agents WHERE id = ?1").bind(agent_id.as_str());
-    let [agent, administrator] =
-        context.read_array([agent, tuples::is_administrator(&Holder::Agent(agent_id.clone()))]).await?;
+    let [agent, administrator] = context
+        .read_array([
+            agent,
+            tuples::is_administrator(&Holder::Agent { agent_id: agent_id.clone(), now_ms: context.now_ms }),
+        ])
+        .await?;
     let row = agent.first().ok_or_else(|| context.internal("a live agent's row is missing"))?;
     Ok(context.json(&Me {
         id: agent_id,

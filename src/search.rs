@@ -91,7 +91,7 @@ struct HitRow {
 pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let query = fts_query(context.query("q").unwrap_or_default())?;
     let limit = limit(context, 25, 100)?;
-    let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
+    let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     // Each arm names the relations a caller must hold on a mailbox for it to be
     // searched there; every one of them, so the body arm needs metadata (to see
     // that the message exists) as well as content.

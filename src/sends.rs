@@ -238,7 +238,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     let subject = validate_subject(&request.subject)?;
     let text = validate_text(&request.text)?;
     let caller = caller_id(context)?;
-    let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
+    let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     let names = Statement::new(
         "SELECT (SELECT address FROM mailboxes WHERE id = ?1) AS address, \
                 COALESCE((SELECT name FROM people WHERE id = ?2), (SELECT name FROM agents WHERE id = ?2)) AS name",
@@ -482,10 +482,10 @@ fn decidable(context: &Context<'_>, row: &SendRow) -> Result<String, Refusal> {
     Ok(person_id.clone())
 }
 
-/// The holder the author's authority is read from at sealing: a person's own,
-/// or an agent's intersected with its sponsor's.
-fn author_holder(author: &str) -> Holder {
-    Holder::of_actor(author)
+/// The holder the author's authority is read from at sealing, `now_ms`: a
+/// person's own, or an agent's intersected with its sponsor's while it is live.
+fn author_holder(author: &str, now_ms: i64) -> Holder {
+    Holder::of_actor(author, now_ms)
 }
 
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/approve`.
@@ -528,7 +528,8 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     );
     // The seal-time check: the author must still hold send.propose here, asked
     // inside the transaction that seals, so no revocation can slip between.
-    let author_may_propose = tuples::holds(&author_holder(&row.author), Relation::SendPropose, &row.mailbox_id);
+    let author_may_propose =
+        tuples::holds(&author_holder(&row.author, context.now_ms), Relation::SendPropose, &row.mailbox_id);
     context.guard(
         Statement {
             sql: format!("({}) = 1", author_may_propose.sql).into(),
@@ -617,7 +618,7 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
 /// `GET /api/approvals`.
 pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let holder = holder_of(&context.caller).ok_or_else(Refusal::internal)?;
+    let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     let caller = caller_id(context)?;
     let (deciding, deciding_parameters) = tuples::mailbox_ids_where(&holder, &[Relation::ApprovalDecide]);
     let mut parameters: Vec<Value> = deciding_parameters;

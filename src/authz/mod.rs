@@ -133,12 +133,12 @@ fn settle_agent(row: Option<&Row>, now_ms: i64) -> Result<Established, Refusal> 
     Ok(Established { sponsor: row.text("sponsor_id").ok() })
 }
 
-/// The holder a caller's authority is read from.
-pub fn holder_of(caller: &Caller) -> Option<Holder> {
+/// The holder a caller's authority is read from, judged at `now_ms`.
+pub fn holder_of(caller: &Caller, now_ms: i64) -> Option<Holder> {
     match caller {
         Caller::Stranger => None,
         Caller::Person { person_id, .. } => Some(Holder::Person(person_id.clone())),
-        Caller::Agent { agent_id, .. } => Some(Holder::Agent(agent_id.clone())),
+        Caller::Agent { agent_id, .. } => Some(Holder::Agent { agent_id: agent_id.clone(), now_ms }),
     }
 }
 
@@ -180,7 +180,7 @@ pub fn checks_for(
     if *authority == Authority::Public {
         return Ok(Vec::new());
     }
-    let Some(holder) = holder_of(caller) else {
+    let Some(holder) = holder_of(caller, now_ms) else {
         return match authority {
             Authority::Open => Ok(Vec::new()),
             _ => Err(AuthenticationError::MissingCredentials),

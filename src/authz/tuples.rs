@@ -74,15 +74,16 @@ pub enum Holder {
     /// A person: their own tuples and those of every team they belong to.
     Person(String),
     /// An agent: its own tuples, each only while its sponsor (derived from the
-    /// agent's row, never passed in) holds the same relation on the same object.
-    Agent(String),
+    /// agent's row, never passed in) holds the same relation on the same object,
+    /// and only while the agent is live at `now_ms` (not yet expired).
+    Agent { agent_id: String, now_ms: i64 },
 }
 
 impl Holder {
-    /// The holder an actor id names, by its prefix.
-    pub fn of_actor(actor_id: &str) -> Holder {
+    /// The holder an actor id names, by its prefix, judged at `now_ms`.
+    pub fn of_actor(actor_id: &str, now_ms: i64) -> Holder {
         if actor_id.starts_with("agt_") {
-            Holder::Agent(actor_id.to_string())
+            Holder::Agent { agent_id: actor_id.to_string(), now_ms }
         } else {
             Holder::Person(actor_id.to_string())
         }
@@ -97,7 +98,7 @@ impl Holder {
 ///   they are enabled;
 /// - an agent holds a tuple granted to it only while its sponsor holds the *same
 ///   relation* on the *same object* (directly or through a team), while the agent
-///   is neither revoked nor paused and the sponsor is enabled. Each of those terms
+///   is neither revoked, paused nor expired and the sponsor is enabled. Each of those terms
 ///   is load-bearing: without the relation term an agent's content read would ride
 ///   on a sponsor's metadata read; without the object term one mailbox of the
 ///   sponsor's would license the agent everywhere.
@@ -111,7 +112,7 @@ fn holder_condition(holder: &Holder) -> (String, Vec<Value>) {
                 .to_string(),
             vec![person_id.into(), person_id.into(), person_id.into()],
         ),
-        Holder::Agent(agent_id) => (
+        Holder::Agent { agent_id, now_ms } => (
             "(t.subject = ? \
               AND EXISTS (SELECT 1 FROM relation_tuples s \
                 WHERE s.relation = t.relation AND s.object = t.object \
@@ -119,9 +120,10 @@ fn holder_condition(holder: &Holder) -> (String, Vec<Value>) {
                        OR s.subject IN (SELECT m.team_id || '#member' FROM team_members m \
                                         WHERE m.person_id = (SELECT a.sponsor_id FROM agents a WHERE a.id = ?)))) \
               AND EXISTS (SELECT 1 FROM agents a JOIN people p ON p.id = a.sponsor_id \
-                WHERE a.id = ? AND a.revoked_at IS NULL AND a.paused_at IS NULL AND p.disabled_at IS NULL))"
+                WHERE a.id = ? AND a.revoked_at IS NULL AND a.paused_at IS NULL AND p.disabled_at IS NULL \
+                  AND (a.expires_at IS NULL OR a.expires_at > ?)))"
                 .to_string(),
-            vec![agent_id.into(), agent_id.into(), agent_id.into(), agent_id.into()],
+            vec![agent_id.into(), agent_id.into(), agent_id.into(), agent_id.into(), (*now_ms).into()],
         ),
     }
 }

@@ -1,6 +1,7 @@
 //! Agents: minting, pairing, the pinned ceiling, and delegation that intersects
 //! an agent's tuples with its sponsor's on every predicate.
 
+use mailroom::platform::Platform;
 use mailroom_contract::capabilities::CAPABILITIES;
 use mailroom_contract::{RouteId, registry};
 use serde_json::{Value, json};
@@ -583,7 +584,7 @@ fn an_agent_sees_the_grantable_routes_within_its_ceiling_over_mcp_and_calls_them
 
 #[test]
 fn an_agent_s_submission_is_not_sealed_once_the_agent_or_its_sponsor_has_lost_authority() {
-    for ending in ["revoke the agent", "disable the sponsor"] {
+    for ending in ["revoke the agent", "the agent expires", "disable the sponsor"] {
         let (world, a, _, _, ben, credential) =
             delegated(&["mailbox.metadata.read", "mailbox.content.read", "send.propose"]);
         let sends = format!("/api/mailboxes/{a}/sends");
@@ -600,9 +601,19 @@ fn an_agent_s_submission_is_not_sealed_once_the_agent_or_its_sponsor_has_lost_au
         world.grant_all(&carol, &["mailbox.metadata.read", "approval.decide"], &a);
         let agent = body(&world.admin("GET", "/api/agents", None))["agents"][0]["id"].as_str().unwrap().to_string();
         match ending {
-            "revoke the agent" => world.admin("POST", &format!("/api/agents/{agent}/revoke"), None),
-            _ => world.admin("POST", &format!("/api/people/{ben}/disable"), None),
-        };
+            "revoke the agent" => {
+                world.admin("POST", &format!("/api/agents/{agent}/revoke"), None);
+            }
+            // Its expiry arrives while the submission waits (set directly: moving
+            // the clock two days would expire the approver's session too).
+            "the agent expires" => world.node.database.tamper(&format!(
+                "UPDATE agents SET expires_at = {} WHERE id = '{agent}'",
+                world.node.platform.now_ms()
+            )),
+            _ => {
+                world.admin("POST", &format!("/api/people/{ben}/disable"), None);
+            }
+        }
         let approval = world.call("POST", &format!("{sends}/{send}/approve"), Some(&carol_token), None);
         assert_refused(&approval, 409, "author_lost_authority");
         assert!(world.node.mailer.sent.borrow().is_empty(), "{ending}: nothing leaves");
@@ -628,13 +639,12 @@ fn a_pinned_route_no_capability_contains_any_more_is_shown_never_dropped() {
 fn nothing_but_minting_writes_a_ceiling() {
     // There is no route that widens an agent's ceiling: the only statement that
     // inserts pinned routes is the mint's.
-    let source = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut writers = Vec::new();
-    for entry in std::fs::read_dir(&source).unwrap().filter_map(Result::ok) {
-        let text = std::fs::read_to_string(entry.path()).unwrap_or_default();
+    for path in rust_sources(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src")) {
+        let text = std::fs::read_to_string(&path).unwrap();
         for (line, content) in text.lines().enumerate() {
             if content.contains("INTO agent_routes") || content.contains("UPDATE agent_routes") {
-                writers.push(format!("{}:{}", entry.path().display(), line + 1));
+                writers.push(format!("{}:{}", path.display(), line + 1));
             }
         }
     }

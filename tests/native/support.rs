@@ -176,3 +176,17 @@ impl World {
         (minted["agent"]["id"].as_str().unwrap().to_string(), minted["credential"].as_str().unwrap().to_string())
     }
 }
+
+/// Every `.rs` file under `directory`, however deep.
+pub fn rust_sources(directory: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files = Vec::new();
+    for entry in std::fs::read_dir(directory).unwrap().filter_map(Result::ok) {
+        let path = entry.path();
+        if path.is_dir() {
+            files.extend(rust_sources(&path));
+        } else if path.extension().is_some_and(|extension| extension == "rs") {
+            files.push(path);
+        }
+    }
+    files
+}
