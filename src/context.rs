@@ -14,7 +14,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::audit::{self, AuditRecord, CommitError};
-use crate::authz::PendingCheck;
+use crate::authz::{Check, PendingCheck};
 use crate::credentials::Caller;
 use crate::dispatch::RequestError;
 use crate::http::{Request, Response, Surface};
@@ -38,8 +38,12 @@ pub struct Context<'request> {
     /// Who the request claims to be; confirmed by the first read.
     pub caller: Caller,
     /// For an agent, its sponsor, as its liveness check found it: the delegator
-    /// its acts are recorded under.
+    /// its acts are recorded under, refused ones included.
     pub delegator: Option<String>,
+    /// An agent credential whose secret did not match (or whose agent does not
+    /// exist) proves nothing: the call is attributed to nobody and not recorded,
+    /// so a forged credential cannot write an entry naming a real agent.
+    credential_unproven: bool,
     pub surface: Surface,
     database: Counted<'request>,
     path_parameters: Vec<(String, String)>,
@@ -87,6 +91,7 @@ impl<'request> Context<'request> {
             now_ms,
             caller,
             delegator: None,
+            credential_unproven: false,
             surface,
             database: Counted::new(node.database),
             path_parameters,
@@ -161,16 +166,15 @@ impl<'request> Context<'request> {
             self.chain_head = Some(audit::head_from(head_row.first()).map_err(|error| self.internal(error))?);
         }
         for (pending, result) in checks.into_iter().zip(results) {
+            if let Check::AgentLive { .. } = pending.check {
+                self.delegator = pending.check.proven_sponsor(&result);
+                self.credential_unproven = self.delegator.is_none();
+            }
             if self.failed_check.is_some() {
                 continue;
             }
-            match pending.check.settle(&result) {
-                Ok(established) => {
-                    if established.sponsor.is_some() {
-                        self.delegator = established.sponsor;
-                    }
-                }
-                Err(refusal) => self.failed_check = Some(refusal),
+            if let Err(refusal) = pending.check.settle(&result) {
+                self.failed_check = Some(refusal);
             }
         }
         match &self.failed_check {
@@ -338,9 +342,11 @@ impl<'request> Context<'request> {
     }
 
     /// Whether the call can be attributed: a public route, or a caller who named
-    /// themself with a credential the node issued.
+    /// themself with a credential the node issued (a person's signed token; an
+    /// agent's credential once its secret matched).
     fn identified(&self) -> bool {
-        self.route.authority == mailroom_contract::Authority::Public || self.caller.actor_id().is_some()
+        self.route.authority == mailroom_contract::Authority::Public
+            || (self.caller.actor_id().is_some() && !self.credential_unproven)
     }
 
     async fn commit(&mut self, outcome: Result<Response, Refusal>) -> Result<Response, Refusal> {

@@ -40,7 +40,7 @@ pub enum Check {
     /// The claimed session is live: not signed out, not revoked, person enabled.
     SessionLive,
     /// The claimed agent exists with this credential, is neither revoked, paused
-    /// nor expired at `now_ms`, and its sponsor is enabled. Yields the sponsor.
+    /// nor expired at `now_ms`, and its sponsor is enabled.
     AgentLive { now_ms: i64 },
     /// The caller holds a relation; if not, the route refuses with the error.
     Holds(AuthorityError),
@@ -58,27 +58,34 @@ pub struct PendingCheck {
     pub statement: Statement,
 }
 
-/// What a passed check established.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Established {
-    /// For an agent, its sponsor: the delegator its acts are recorded under.
-    pub sponsor: Option<String>,
-}
-
 impl Check {
+    /// For an agent's liveness check, its sponsor when the presented credential
+    /// is the agent's, whether or not the agent is live: the call is then
+    /// attributable to the agent, acting for that sponsor. `None` for every other
+    /// check, and when the credential proved nothing (an unknown agent, a wrong
+    /// secret): such a call names nobody.
+    pub fn proven_sponsor(&self, result: &QueryResult) -> Option<String> {
+        let Check::AgentLive { .. } = self else { return None };
+        let row = result.first()?;
+        if !row.flag("matches").unwrap_or(false) {
+            return None;
+        }
+        row.text("sponsor_id").ok()
+    }
+
     /// Whether the result of this check's statement lets the request through.
-    pub fn settle(&self, result: &QueryResult) -> Result<Established, Refusal> {
+    pub fn settle(&self, result: &QueryResult) -> Result<(), Refusal> {
         let first = result.first();
         match self {
             Check::SessionLive if result.rows.is_empty() => Err(AuthenticationError::SessionEnded.into()),
-            Check::SessionLive => Ok(Established::default()),
+            Check::SessionLive => Ok(()),
             Check::AgentLive { now_ms } => settle_agent(first, *now_ms),
             Check::Holds(error) => match first.and_then(|row| row.flag("held").ok()) {
-                Some(true) => Ok(Established::default()),
+                Some(true) => Ok(()),
                 _ => Err(error.clone().into()),
             },
             Check::Ceiling { error } => match first.and_then(|row| row.flag("held").ok()) {
-                Some(true) => Ok(Established::default()),
+                Some(true) => Ok(()),
                 _ => Err(error.clone().into()),
             },
             Check::Mailbox { mailbox_id, all_of, any_of } => {
@@ -106,13 +113,13 @@ impl Check {
                     };
                     return Err(error.into());
                 }
-                Ok(Established::default())
+                Ok(())
             }
         }
     }
 }
 
-fn settle_agent(row: Option<&Row>, now_ms: i64) -> Result<Established, Refusal> {
+fn settle_agent(row: Option<&Row>, now_ms: i64) -> Result<(), Refusal> {
     let invalid = || Refusal::from(AuthenticationError::AgentCredentialInvalid);
     let row = row.ok_or_else(invalid)?;
     if !row.flag("matches").unwrap_or(false) {
@@ -130,7 +137,7 @@ fn settle_agent(row: Option<&Row>, now_ms: i64) -> Result<Established, Refusal> 
     if row.optional_integer("sponsor_disabled_at").ok().flatten().is_some() {
         return Err(AuthenticationError::SponsorDisabled.into());
     }
-    Ok(Established { sponsor: row.text("sponsor_id").ok() })
+    Ok(())
 }
 
 /// The holder a caller's authority is read from, judged at `now_ms`.

@@ -277,6 +277,34 @@ fn an_agent_s_acts_are_recorded_under_it_and_its_sponsor() {
     assert_eq!(world.verify()["intact"], false, "the delegator is inside the hash");
 }
 
+#[test]
+fn a_refused_act_of_a_stopped_agent_is_recorded_under_it_and_its_sponsor_and_a_forged_one_not_at_all() {
+    let (world, mailbox, _, ben, _) = office();
+    world.grant_all(&ben, &["send.propose"], &mailbox);
+    let (agent, credential) =
+        world.mint(&ben, &["mail.draft"], grants(&mailbox, &["mailbox.metadata.read", "send.propose"]));
+    let draft = json!({ "to": ["ana@x.example"], "subject": "S", "text": "T" });
+    let sends = format!("/api/mailboxes/{mailbox}/sends");
+    for (stop, status, code) in [("pause", 403, "agent_paused"), ("revoke", 401, "agent_revoked")] {
+        world.admin("POST", &format!("/api/agents/{agent}/{stop}"), None);
+        assert_refused(&as_agent(&world, &credential, "POST", &sends, Some(draft.clone())), status, code);
+        let entry = world.last_audit_entry();
+        assert_eq!((entry["action"].as_str(), entry["outcome"].as_str()), (Some("create_draft"), Some("refused")));
+        assert_eq!(entry["actor"], agent, "{stop}: the refusal names the agent");
+        assert_eq!(entry["delegator"], ben, "{stop}: and the person it acts for");
+        if stop == "pause" {
+            world.admin("POST", &format!("/api/agents/{agent}/resume"), None);
+        }
+    }
+
+    // The same agent id with a secret the node never issued proves nothing.
+    let recorded = world.audit().len();
+    let last = credential.len() - 1;
+    let forged = format!("{}{}", &credential[..last], if credential.ends_with('A') { 'B' } else { 'A' });
+    assert_refused(&as_agent(&world, &forged, "POST", &sends, Some(draft)), 401, "agent_credential_invalid");
+    assert_eq!(world.audit().len(), recorded, "a forged credential writes nothing that names a real agent");
+}
+
 /// The agent (and its sponsor) on two mailboxes, for the delegation tests:
 /// (world, mailbox a, mailbox b, receipt in a, ben, agent credential).
 fn delegated(agent_relations: &[&str]) -> (World, String, String, String, String, String) {
