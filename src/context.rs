@@ -353,6 +353,8 @@ impl<'request> Context<'request> {
         let mut outcome = outcome;
         // A guard or constraint turns a success into a refusal, whose audit row is
         // then committed on its own: at most one such turn, so at most two tries.
+        // Handlers ask the same question in their first read, so this second try
+        // happens only when a concurrent request changed the answer in between.
         for _ in 0..2 {
             let record = self.record(&outcome);
             let mut batch = self.attempt_writes.clone();

@@ -9,7 +9,7 @@
 use mailroom_contract::api::{CreatePerson, Me, Person, PersonList, TeamReference};
 use serde::Deserialize;
 
-use crate::authz::tuples::{self, Holder};
+use crate::authz::tuples::{self, Holder, Losing};
 use crate::context::Context;
 use crate::credentials::Caller;
 use crate::http::Response;
@@ -138,7 +138,7 @@ pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .ok_or_else(|| context.internal("a live session's person is missing"))?
         .decode()
         .map_err(|error| context.internal(error))?;
-    let is_admin = administrator.first().and_then(|row| row.flag("held").ok()).unwrap_or(false);
+    let is_admin = administrator.first_flag("held").unwrap_or(false);
     let teams = teams.decode_all::<TeamReference>().map_err(|error| context.internal(error))?;
     Ok(context.json(&Me {
         id: person.id,
@@ -167,7 +167,7 @@ async fn agent_me(context: &mut Context<'_>, agent_id: String) -> Result<Respons
         kind: "agent".into(),
         name: row.text("name").map_err(|error| context.internal(error))?,
         email: None,
-        is_admin: administrator.first().and_then(|row| row.flag("held").ok()).unwrap_or(false),
+        is_admin: administrator.first_flag("held").unwrap_or(false),
         teams: Vec::new(),
         session_id: None,
         sponsor: Some(row.text("sponsor_id").map_err(|error| context.internal(error))?),
@@ -222,7 +222,9 @@ pub async fn get_person(context: &mut Context<'_>) -> Result<Response, Refusal> 
 /// `POST /api/people/:personId/disable` and `/enable`.
 pub async fn set_disabled(context: &mut Context<'_>, disabled: bool) -> Result<Response, Refusal> {
     let person_id = person_parameter(context)?;
-    let [person] = context.read_array([by_id(&person_id)]).await?;
+    let losing = Losing { person: Some(&person_id), ..Losing::default() };
+    let [person, remains] =
+        context.read_array([by_id(&person_id), tuples::an_administrator_would_remain(losing)]).await?;
     let mut person: PersonRow = person
         .first()
         .ok_or(PersonError::NoSuchPerson { id: person_id.clone() })?
@@ -230,6 +232,9 @@ pub async fn set_disabled(context: &mut Context<'_>, disabled: bool) -> Result<R
         .map_err(|error| context.internal(error))?;
     if disabled && context.caller.actor_id() == Some(person_id.as_str()) {
         return Err(PersonError::CannotDisableSelf.into());
+    }
+    if disabled && remains.first_flag("held") != Some(true) {
+        return Err(PersonError::LastAdministrator.into());
     }
     if disabled {
         let disabled_at = person.disabled_at.unwrap_or(context.now_ms);

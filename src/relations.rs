@@ -10,7 +10,7 @@ use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{ObjectKind, Relation};
 use serde::Deserialize;
 
-use crate::authz::tuples;
+use crate::authz::tuples::{self, Losing};
 use crate::context::Context;
 use crate::http::Response;
 use crate::ids::{IdKind, is_id_of};
@@ -178,10 +178,19 @@ pub async fn revoke(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let tuple = validate(&change)?;
     context.audit_object(tuple.object.clone());
     context.audit_detail(serde_json::json!({ "subject": tuple.subject, "relation": tuple.relation.name() }));
-    let [held] = context.read_array([tuples::find(&tuple.subject, tuple.relation, &tuple.object)]).await?;
+    let losing = Losing { tuple_subject: Some(&tuple.subject), ..Losing::default() };
+    let [held, remains] = context
+        .read_array([
+            tuples::find(&tuple.subject, tuple.relation, &tuple.object),
+            tuples::an_administrator_would_remain(losing),
+        ])
+        .await?;
     let Some(row) = held.first() else {
         return Err(RelationError::NotHeld.into());
     };
+    if tuple.relation == Relation::OrgAdmin && remains.first_flag("held") != Some(true) {
+        return Err(RelationError::LastAdministrator.into());
+    }
     let existing: TupleRow = row.decode().map_err(|error| context.internal(error))?;
     context.write(tuples::revoke(&tuple.subject, tuple.relation, &tuple.object));
     if tuple.relation == Relation::OrgAdmin {

@@ -37,7 +37,7 @@ pub async fn set_up_node(context: &mut Context<'_>) -> Result<Response, Refusal>
         return Err(SetupError::NotConfigured.into());
     };
     let [administrator_exists] = context.read_array([tuples::any_administrator_ever()]).await?;
-    if administrator_exists.first().and_then(|row| row.flag("held").ok()).unwrap_or(true) {
+    if administrator_exists.first_flag("held").unwrap_or(true) {
         return Err(SetupError::AlreadySetUp.into());
     }
     if !constant_time_equal(request.setup_token.as_bytes(), expected.as_bytes()) {

@@ -142,6 +142,12 @@ impl QueryResult {
         self.rows.first()
     }
 
+    /// The boolean `column` of the first row, when there is a row and it reads as
+    /// one: the answer of a `SELECT EXISTS (…) AS column`.
+    pub fn first_flag(&self, column: &str) -> Option<bool> {
+        self.first().and_then(|row| row.flag(column).ok())
+    }
+
     pub fn decode_all<T: DeserializeOwned>(&self) -> Result<Vec<T>, StorageError> {
         self.rows.iter().map(Row::decode).collect()
     }

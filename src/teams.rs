@@ -5,7 +5,7 @@
 use mailroom_contract::api::{CreateTeam, Team, TeamList};
 use serde::Deserialize;
 
-use crate::authz::tuples;
+use crate::authz::tuples::{self, Losing};
 use crate::context::Context;
 use crate::http::Response;
 use crate::ids::{IdKind, is_id_of, new_id};
@@ -102,7 +102,12 @@ pub async fn create_team(context: &mut Context<'_>) -> Result<Response, Refusal>
 }
 
 /// Reads the team and person a membership route names, refusing unknown ones.
-async fn membership(context: &mut Context<'_>) -> Result<(Team, String), Refusal> {
+/// Reads the path's team and person, refusing unknown ones, along with `also`
+/// (answered in the same round trip).
+async fn membership(
+    context: &mut Context<'_>,
+    also: impl FnOnce(&str, &str) -> Option<Statement>,
+) -> Result<(Team, String, Option<QueryResult>), Refusal> {
     let team_id = context.path("teamId").to_string();
     let person_id = context.path("personId").to_string();
     if !is_id_of(&team_id, IdKind::Team) {
@@ -113,7 +118,12 @@ async fn membership(context: &mut Context<'_>) -> Result<(Team, String), Refusal
     }
     let team = Statement::new("SELECT id, name, created_at FROM teams WHERE id = ?1").bind(team_id.as_str());
     let person = Statement::new("SELECT id FROM people WHERE id = ?1").bind(person_id.as_str());
-    let [team, person, members] = context.read_array([team, person, members_of(Some(&team_id))]).await?;
+    let mut statements = vec![team, person, members_of(Some(&team_id))];
+    statements.extend(also(&team_id, &person_id));
+    let mut results = context.read(statements).await?.into_iter();
+    let (Some(team), Some(person), Some(members)) = (results.next(), results.next(), results.next()) else {
+        return Err(Refusal::internal());
+    };
     let team = assemble(&team, &members).map_err(|error| context.internal(error))?.pop();
     let Some(team) = team else {
         return Err(TeamError::NoSuchTeam { id: team_id }.into());
@@ -123,12 +133,12 @@ async fn membership(context: &mut Context<'_>) -> Result<(Team, String), Refusal
     }
     context.audit_object(team_id);
     context.audit_detail(serde_json::json!({ "person": person_id }));
-    Ok((team, person_id))
+    Ok((team, person_id, results.next()))
 }
 
 /// `PUT /api/teams/:teamId/members/:personId`.
 pub async fn add_member(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (mut team, person_id) = membership(context).await?;
+    let (mut team, person_id, _) = membership(context, |_, _| None).await?;
     if !team.members.contains(&person_id) {
         context.write(
             Statement::new(
@@ -146,7 +156,16 @@ pub async fn add_member(context: &mut Context<'_>) -> Result<Response, Refusal> 
 
 /// `DELETE /api/teams/:teamId/members/:personId`.
 pub async fn remove_member(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (mut team, person_id) = membership(context).await?;
+    let (mut team, person_id, remains) = membership(context, |team_id, person_id| {
+        Some(tuples::an_administrator_would_remain(Losing {
+            membership: Some((team_id, person_id)),
+            ..Losing::default()
+        }))
+    })
+    .await?;
+    if remains.and_then(|result| result.first_flag("held")) != Some(true) {
+        return Err(TeamError::LastAdministrator.into());
+    }
     context.write(
         Statement::new("DELETE FROM team_members WHERE team_id = ?1 AND person_id = ?2")
             .bind(team.id.as_str())

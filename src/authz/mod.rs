@@ -80,11 +80,11 @@ impl Check {
             Check::SessionLive if result.rows.is_empty() => Err(AuthenticationError::SessionEnded.into()),
             Check::SessionLive => Ok(()),
             Check::AgentLive { now_ms } => settle_agent(first, *now_ms),
-            Check::Holds(error) => match first.and_then(|row| row.flag("held").ok()) {
+            Check::Holds(error) => match result.first_flag("held") {
                 Some(true) => Ok(()),
                 _ => Err(error.clone().into()),
             },
-            Check::Ceiling { error } => match first.and_then(|row| row.flag("held").ok()) {
+            Check::Ceiling { error } => match result.first_flag("held") {
                 Some(true) => Ok(()),
                 _ => Err(error.clone().into()),
             },

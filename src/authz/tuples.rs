@@ -22,9 +22,8 @@ pub enum Predicate {
     Exempt(&'static str),
 }
 
-/// Every public function of this module, classified. A test fails when a public
-/// function is missing here, or is marked intersected without being built on
-/// `holder_condition`.
+/// Every function of this module, classified. A test fails when one is missing
+/// here, or is marked intersected without being built on `holder_condition`.
 pub const PREDICATES: &[(&str, Predicate)] = &[
     ("holds", Predicate::Intersected),
     ("relations_on", Predicate::Intersected),
@@ -49,6 +48,16 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
         Predicate::Exempt(
             "asks whether any enabled person still administers, for the guard that keeps the node manageable",
         ),
+    ),
+    (
+        "an_administrator_would_remain",
+        Predicate::Exempt(
+            "asks, before a change, whether any enabled person would still administer without what it takes away",
+        ),
+    ),
+    (
+        "administrator_remains",
+        Predicate::Exempt("the SQL both administrator questions share; it asks about the organisation, not a caller"),
     ),
     (
         "any_administrator_ever",
@@ -226,15 +235,48 @@ pub fn administrators() -> Statement {
     )
 }
 
-/// The condition, for a write guard, that after a change at least one enabled
-/// person still administers the node.
-pub fn a_live_administrator_remains() -> Statement {
+/// What a change takes away from the node's administrators.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Losing<'a> {
+    /// A person being disabled.
+    pub person: Option<&'a str>,
+    /// The subject whose `org.admin` tuple is being revoked (a person or `tm_…#member`).
+    pub tuple_subject: Option<&'a str>,
+    /// A membership being ended: (team, person).
+    pub membership: Option<(&'a str, &'a str)>,
+}
+
+/// The SQL condition that an enabled person administers the node, leaving out
+/// what `losing` takes away, with its parameters. With nothing left out it is the
+/// state as it stands (`IS NOT NULL` and `IS NULL` make the empty exclusions true).
+fn administrator_remains(losing: Losing<'_>) -> Statement {
+    let (team, member) = losing.membership.unzip();
     Statement::new(
-        "EXISTS (SELECT 1 FROM people p WHERE p.disabled_at IS NULL AND EXISTS ( \
+        "EXISTS (SELECT 1 FROM people p WHERE p.disabled_at IS NULL AND p.id IS NOT ? AND EXISTS ( \
            SELECT 1 FROM relation_tuples t WHERE t.relation = 'org.admin' AND t.object = 'org' \
+             AND t.subject IS NOT ? \
              AND (t.subject = p.id OR t.subject IN \
-                  (SELECT m.team_id || '#member' FROM team_members m WHERE m.person_id = p.id))))",
+                  (SELECT m.team_id || '#member' FROM team_members m \
+                   WHERE m.person_id = p.id AND NOT (m.team_id IS ? AND m.person_id IS ?)))))",
     )
+    .bind(losing.person)
+    .bind(losing.tuple_subject)
+    .bind(team)
+    .bind(member)
+}
+
+/// The condition, for a write guard, that after a change at least one enabled
+/// person still administers the node. It holds the invariant under races.
+pub fn a_live_administrator_remains() -> Statement {
+    administrator_remains(Losing::default())
+}
+
+/// `SELECT held`: whether an enabled person would still administer the node
+/// without what `losing` takes away. Asked in a handler's first read, so the
+/// common refusal costs no failed commit; the guard still holds under races.
+pub fn an_administrator_would_remain(losing: Losing<'_>) -> Statement {
+    let condition = administrator_remains(losing);
+    Statement { sql: format!("SELECT {} AS held", condition.sql).into(), parameters: condition.parameters }
 }
 
 /// Whether any administrator exists at all, disabled or not: the fact that closes

@@ -7,7 +7,6 @@ use std::cell::Cell;
 use mailroom::audit::{self, AuditRecord, VERIFY_PAGE};
 use mailroom::dispatch::dispatch;
 use mailroom::http::Surface;
-use mailroom::node::Node;
 use mailroom::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use mailroom::testing::{RequestExt, request};
 use serde_json::json;
@@ -233,13 +232,7 @@ impl Database for RacingDatabase<'_> {
 fn a_commit_that_loses_the_race_for_its_seq_is_retried_and_nothing_is_lost() {
     let world = World::new();
     let racing = RacingDatabase { inner: &world.node.database, races: Cell::new(3) };
-    let node = Node {
-        database: &racing,
-        blobs: &world.node.blobs,
-        mailer: &world.node.mailer,
-        platform: &world.node.platform,
-        config: &world.node.config,
-    };
+    let node = world.node_over(&racing);
     let created = futures_executor::block_on(dispatch(
         &node,
         &request("POST", "/api/teams").bearer(&world.admin_token).json(json!({ "name": "Contended" })),

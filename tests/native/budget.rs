@@ -204,3 +204,32 @@ fn a_refused_changing_call_costs_no_more_than_an_accepted_one() {
     let unauthenticated = world.call("POST", "/api/teams", None, Some(json!({ "name": "Nope" })));
     assert_eq!(unauthenticated.round_trips, 0, "a request without credentials is refused before any I/O");
 }
+
+#[test]
+fn refusals_the_first_read_foresees_stay_within_two_round_trips() {
+    // Each of these is also guarded inside the commit, against a concurrent
+    // request; only losing such a race costs a third round trip (the refusal's
+    // own audit row, after the failed batch).
+    let world = World::new();
+    let within_budget = |response: mailroom::http::Response, status: u16, code: &str| {
+        assert_refused(&response, status, code);
+        assert!(response.round_trips <= BUDGET, "{code} took {} round trips", response.round_trips);
+    };
+    within_budget(world.revoke(&world.admin_id, "org.admin", "org"), 409, "last_administrator");
+
+    let admins = world.team("Administrators");
+    world.grant(&format!("{admins}#member"), "org.admin", "org");
+    world.admin("PUT", &format!("/api/teams/{admins}/members/{}", world.admin_id), None);
+    assert_eq!(world.revoke(&world.admin_id, "org.admin", "org").status, 200, "still admin through the team");
+    let leaving = world.admin("DELETE", &format!("/api/teams/{admins}/members/{}", world.admin_id), None);
+    within_budget(leaving, 409, "last_administrator");
+    within_budget(world.revoke(&format!("{admins}#member"), "org.admin", "org"), 409, "last_administrator");
+
+    world.person("ben@example.com");
+    let taken = json!({ "email": "ben@example.com", "name": "Ben again", "password": PASSWORD });
+    within_budget(world.admin("POST", "/api/people", Some(taken)), 409, "email_taken");
+    within_budget(world.admin("POST", "/api/teams", Some(json!({ "name": "Administrators" }))), 409, "team_name_taken");
+    world.mailbox("support@mailroom.test");
+    let mailbox = json!({ "address": "support@mailroom.test", "display_name": "Support" });
+    within_budget(world.admin("POST", "/api/mailboxes", Some(mailbox)), 409, "address_taken");
+}

@@ -1,8 +1,34 @@
 //! People and teams: who exists, who is enabled, and who belongs together.
 
+use std::cell::RefCell;
+
+use mailroom::dispatch::dispatch;
+use mailroom::http::Surface;
+use mailroom::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
+use mailroom::testing::{RequestExt, request};
 use serde_json::json;
 
 use crate::support::*;
+
+/// A database on which another request's change lands between the request under
+/// test's first read and its commit.
+struct InterleavingDatabase<'a> {
+    inner: &'a dyn Database,
+    before_commit: RefCell<Option<Statement>>,
+}
+
+impl Database for InterleavingDatabase<'_> {
+    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+        Box::pin(async move {
+            let commits = statements.iter().any(|statement| statement.sql.starts_with("INSERT INTO audit_entries"));
+            let rival = if commits { self.before_commit.borrow_mut().take() } else { None };
+            if let Some(rival) = rival {
+                self.inner.execute(vec![rival]).await?;
+            }
+            self.inner.execute(statements).await
+        })
+    }
+}
 
 #[test]
 fn an_administrator_creates_and_lists_people() {
@@ -86,6 +112,33 @@ fn the_node_keeps_an_administrator() {
     assert_eq!(disabling_last.status, 200, "ada no longer administers, so disabling her leaves ben");
     let own = world.call("POST", &format!("/api/people/{ben}/disable"), Some(&ben_token), None);
     assert_refused(&own, 409, "cannot_disable_self");
+}
+
+#[test]
+fn two_administrators_disabling_each_other_at_once_leave_one() {
+    // Each request's first read sees the other administrator still enabled; the
+    // guard inside the commit is what keeps the node manageable.
+    let world = World::new();
+    let (ben, ben_token) = world.person("ben@example.com");
+    world.grant(&ben, "org.admin", "org");
+    let database = InterleavingDatabase {
+        inner: &world.node.database,
+        before_commit: RefCell::new(Some(
+            Statement::new("UPDATE people SET disabled_at = 1 WHERE id = ?1").bind(world.admin_id.as_str()),
+        )),
+    };
+    let node = world.node_over(&database);
+    let disabling = request("POST", &format!("/api/people/{ben}/disable")).bearer(&world.admin_token);
+    let refused = futures_executor::block_on(dispatch(&node, &disabling, Surface::Rest));
+    assert_refused(&refused, 409, "last_administrator");
+    assert_eq!(refused.round_trips, 3, "losing the race costs the refusal's own commit");
+    assert_eq!(
+        world.node.database.count(&format!("SELECT COUNT(*) FROM people WHERE id = '{ben}' AND disabled_at IS NULL")),
+        1
+    );
+    let entries = world.call("GET", "/api/audit?limit=1", Some(&ben_token), None);
+    let entry = &body(&entries)["entries"][0];
+    assert_eq!((entry["action"].as_str(), entry["outcome"].as_str()), (Some("disable_person"), Some("refused")));
 }
 
 #[test]

@@ -91,6 +91,18 @@ impl World {
         entries
     }
 
+    /// This world's node over `database` instead of its own, to let a rival
+    /// request's writes land in the middle of the one under test.
+    pub fn node_over<'a>(&'a self, database: &'a dyn mailroom::storage::Database) -> mailroom::node::Node<'a> {
+        mailroom::node::Node {
+            database,
+            blobs: &self.node.blobs,
+            mailer: &self.node.mailer,
+            platform: &self.node.platform,
+            config: &self.node.config,
+        }
+    }
+
     pub fn last_audit_entry(&self) -> Value {
         self.audit().pop().unwrap()
     }
