@@ -113,21 +113,14 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
         Ok(found) => found,
         Err(error) => return Response::refusal(&error.into()),
     };
+    // Refusals before the caller is known are answered without I/O and recorded
+    // nowhere: a request for another host (DNS rebinding) or with no credential
+    // the node issued could otherwise write to the audit chain at will.
     let early = |refusal: Refusal| Response::refusal(&refusal);
     let node_origin = node.config.public_origin.as_deref().unwrap_or(&request.origin);
     if node_origin != request.origin {
         return early(AuthenticationError::WrongHost { node_origin: node_origin.to_string() }.into());
     }
-    if request.body.len() > MAXIMUM_BODY_BYTES {
-        return early(RequestError::BodyTooLarge { limit: MAXIMUM_BODY_BYTES }.into());
-    }
-    if route.request.is_none() && !request.body.iter().all(u8::is_ascii_whitespace) {
-        return early(RequestError::BodyNotExpected.into());
-    }
-    let query_parameters = match parse_query(route, &request.query) {
-        Ok(parameters) => parameters,
-        Err(error) => return early(error.into()),
-    };
     let tier = registry().tier(route.id);
     let changes_something = !route.method.is_safe();
 
@@ -145,9 +138,19 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
             Err(error) => return early(error.into()),
         }
     };
+    // From here the caller is known, so a refusal of a changing call is recorded
+    // like any other: it goes through the handler's place, with its checks.
+    let mut refused_before_handling = None;
     if let Err(error) = credentials::check_origin(request, node_origin, changes_something, via_cookie) {
-        return early(error.into());
+        refused_before_handling = Some(Refusal::from(error));
     }
+    let query_parameters = match request_shape(route, request) {
+        Ok(parameters) => parameters,
+        Err(refusal) => {
+            refused_before_handling.get_or_insert(refusal);
+            Vec::new()
+        }
+    };
     let path_parameter =
         |name: &str| path_parameters.iter().find(|(key, _)| key == name).map(|(_, value)| value.clone());
     let checks = match authz::checks_for(route, &caller, now_ms, path_parameter) {
@@ -166,8 +169,23 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
         checks,
         is_audited(route, tier),
     );
-    let outcome = handle(&mut context).await;
+    let outcome = match refused_before_handling {
+        Some(refusal) => Err(refusal),
+        None => handle(&mut context).await,
+    };
     context.finish(outcome).await
+}
+
+/// The request's size, body and query string against what the route declares;
+/// answers the query parameters.
+fn request_shape(route: &Route, request: &Request) -> Result<Vec<(String, String)>, Refusal> {
+    if request.body.len() > MAXIMUM_BODY_BYTES {
+        return Err(RequestError::BodyTooLarge { limit: MAXIMUM_BODY_BYTES }.into());
+    }
+    if route.request.is_none() && !request.body.iter().all(u8::is_ascii_whitespace) {
+        return Err(RequestError::BodyNotExpected.into());
+    }
+    Ok(parse_query(route, &request.query)?)
 }
 
 /// The one place that names every route's handler.

@@ -27,12 +27,44 @@ fn malformed_and_mistyped_bodies_are_refused_by_field() {
 }
 
 #[test]
-fn oversized_bodies_are_refused_before_they_are_read() {
+fn oversized_bodies_are_refused_unparsed_and_recorded_when_the_caller_is_known() {
     let world = World::new();
     let huge = vec![b' '; MAXIMUM_BODY_BYTES + 1];
     let response = world.node.send(request("POST", "/api/teams").bearer(&world.admin_token).raw_body(&huge));
     assert_refused(&response, 413, "body_too_large");
-    assert_eq!(response.round_trips, 0);
+    assert!(response.round_trips <= 2);
+    let entry = world.last_audit_entry();
+    assert_eq!((entry["action"].as_str(), entry["outcome"].as_str()), (Some("create_team"), Some("refused")));
+    assert_eq!(entry["detail"]["code"], "body_too_large");
+
+    let recorded = world.audit().len();
+    let anonymous = world.node.send(request("POST", "/api/teams").raw_body(&huge));
+    assert_refused(&anonymous, 401, "not_signed_in");
+    assert_eq!(anonymous.round_trips, 0, "with no credential, refused before any I/O");
+    assert_eq!(world.audit().len(), recorded, "and recorded nowhere");
+}
+
+#[test]
+fn every_refusal_of_a_known_caller_s_changing_call_is_recorded_whatever_its_stage() {
+    let world = World::new();
+    let cross_site = request("POST", "/api/teams")
+        .header("cookie", &format!("{}={}", mailroom::credentials::ACCESS_COOKIE, world.admin_token))
+        .header("origin", "https://elsewhere.example")
+        .json(json!({ "name": "Forged" }));
+    let as_admin = |method: &str, path: &str| request(method, path).bearer(&world.admin_token);
+    let cases = [
+        (cross_site, 403, "cross_origin_refused"),
+        (as_admin("POST", "/api/teams?colour=red").json(json!({ "name": "A" })), 400, "unknown_query_parameter"),
+        (as_admin("POST", "/api/agents/agt_00000000000000000000000000/pause").json(json!({})), 400, "unexpected_body"),
+    ];
+    for (request, status, code) in cases {
+        assert_refused(&world.node.send(request), status, code);
+        let entry = world.last_audit_entry();
+        assert_eq!(entry["outcome"], "refused", "{code}");
+        assert_eq!(entry["actor"], world.admin_id.as_str(), "{code}");
+        assert_eq!(entry["detail"]["code"], code);
+    }
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM teams"), 0);
 }
 
 #[test]
