@@ -405,8 +405,8 @@ impl From<SessionError> for Refusal {
                 let mut refusal = Refusal::new(
                     429,
                     "too_many_sign_in_attempts",
-                    "Sign-in is paused for this account or address.",
-                    "Too many sign-ins failed recently for this account or from this address.",
+                    "Password checks are paused for this account or address.",
+                    "Too many sign-ins or password changes failed recently with a wrong password, for this account or from this address.",
                     format!(
                         "Wait {} minutes and try again, or ask an administrator to reset your password.",
                         retry_after_seconds.div_ceil(60)

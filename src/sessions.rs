@@ -54,8 +54,11 @@ pub enum SessionError {
     WrongCurrentPassword,
 }
 
+/// Failures against an account are counted under this prefix and its email.
+const ACCOUNT_KEY_PREFIX: &str = "account:";
+
 fn failure_key_for_account(email: &str) -> String {
-    format!("account:{email}")
+    format!("{ACCOUNT_KEY_PREFIX}{email}")
 }
 
 fn failure_key_for_address(address: &str) -> String {
@@ -64,6 +67,16 @@ fn failure_key_for_address(address: &str) -> String {
 
 fn read_failures(key: &str) -> Statement {
     Statement::new("SELECT failures, window_started_at FROM sign_in_failures WHERE key = ?1").bind(key)
+}
+
+/// `read_failures` for a person's account, by their id: no dependent read for the email.
+fn read_account_failures_of(person_id: &str) -> Statement {
+    Statement::new(
+        "SELECT failures, window_started_at FROM sign_in_failures \
+         WHERE key = ?1 || (SELECT email FROM people WHERE id = ?2)",
+    )
+    .bind(ACCOUNT_KEY_PREFIX)
+    .bind(person_id)
 }
 
 /// Counts one failure under `key`, opening a new window when the last has passed.
@@ -297,11 +310,17 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
     .bind(person_id.as_str())
     .bind(session_id.as_str())
     .bind(context.now_ms);
-    let [stored, others] = context.read_array([stored, others]).await?;
+    let failures = read_account_failures_of(&person_id);
+    let [stored, others, failures] = context.read_array([stored, others, failures]).await?;
+    context.audit_object(person_id.clone());
+    // The same pause as signing in: a stolen access token must not become a way
+    // to guess the password, one request after another.
+    if let Some(retry_after_seconds) = paused_for(&failures, ACCOUNT_FAILURE_LIMIT, context.now_ms) {
+        return Err(SessionError::TooManyAttempts { retry_after_seconds }.into());
+    }
     let row = stored.first().ok_or_else(|| context.internal("a live session's person is missing"))?;
     let email = row.text("email").map_err(|error| context.internal(error))?;
     let password_hash = row.text("password_hash").map_err(|error| context.internal(error))?;
-    context.audit_object(person_id.clone());
     let matches = password::verify(
         context.node.platform,
         &request.current_password,
@@ -311,7 +330,6 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
     .await
     .map_err(|error| context.internal(error.0))?;
     if !matches {
-        // A stolen access token must not become a way to guess the password.
         context.write_whatever_the_outcome(count_failure(&failure_key_for_account(&email), context.now_ms));
         return Err(SessionError::WrongCurrentPassword.into());
     }

@@ -234,6 +234,33 @@ fn changing_a_password_needs_the_current_one_and_ends_other_sessions() {
 }
 
 #[test]
+fn a_stolen_access_token_cannot_guess_the_password_without_pause() {
+    let world = World::new();
+    let change = |token: &str, current: &str| {
+        world.call(
+            "POST",
+            "/api/me/password",
+            Some(token),
+            Some(json!({ "current_password": current, "new_password": "another long password" })),
+        )
+    };
+    for _ in 0..ACCOUNT_FAILURE_LIMIT {
+        assert_refused(&change(&world.admin_token, "a guess at it"), 403, "wrong_current_password");
+    }
+    let paused = change(&world.admin_token, ADMIN_PASSWORD);
+    assert_refused(&paused, 429, "too_many_sign_in_attempts");
+    assert!(paused.header("retry-after").is_some());
+    assert!(paused.round_trips <= 2);
+    let signing_in =
+        world.call("POST", "/api/sessions", None, Some(json!({ "email": ADMIN_EMAIL, "password": ADMIN_PASSWORD })));
+    assert_refused(&signing_in, 429, "too_many_sign_in_attempts");
+    world.node.platform.advance(FAILURE_WINDOW_MS);
+    let (token, _) = sign_in(&world.node, ADMIN_EMAIL, ADMIN_PASSWORD);
+    let changed = change(&token, ADMIN_PASSWORD);
+    assert_eq!(changed.status, 200, "{}", text(&changed));
+}
+
+#[test]
 fn a_deployment_hashes_with_the_production_iteration_count() {
     let config = mailroom::node::Config::new(b"key".to_vec(), None);
     assert_eq!(config.password_iterations, 100_000);
