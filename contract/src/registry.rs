@@ -57,6 +57,13 @@ impl Registry {
                     tiers.push(Tier::Operator);
                 }
             }
+            if !route.authority_declared {
+                problem(
+                    "it does not say who may call it: declare .authority(…) (Member for any signed-in caller, \
+                     ADMIN, a relation on the organisation, a mailbox's relations, Filtered, …)"
+                        .to_string(),
+                );
+            }
             if !valid_tool_name(route.tool) {
                 problem(format!(
                     "tool name `{}` must be 1 to {MAXIMUM_TOOL_NAME_LENGTH} characters of [a-z0-9_], starting with a letter",
@@ -189,18 +196,32 @@ mod tests {
         }
     }
 
+    /// The one error the contract gives when one more route, `CreateTeam` at
+    /// `path` altered by `break_it`, is declared.
+    fn the_error_for(path: &'static str, break_it: impl FnOnce(&mut Route)) -> ContractError {
+        let mut routes: Vec<Route> = RouteId::ALL.iter().map(|id| declare(*id)).collect();
+        let mut broken = declare(RouteId::CreateTeam);
+        broken.path = path;
+        broken.tool = "broken_route";
+        break_it(&mut broken);
+        routes.push(broken);
+        let mut errors = Registry::build(routes).expect_err("a broken route must not build");
+        assert_eq!(errors.len(), 1, "{errors:?}");
+        errors.remove(0)
+    }
+
     #[test]
     fn an_unclassified_changing_route_fails_the_build_by_name() {
-        let mut routes: Vec<Route> = RouteId::ALL.iter().map(|id| declare(*id)).collect();
-        let mut forgotten = declare(RouteId::CreateTeam);
-        forgotten.exposure = Exposure::Unclassified;
-        forgotten.path = "/api/teams/forgotten";
-        forgotten.tool = "forgotten_route";
-        routes.push(forgotten);
-        let errors = Registry::build(routes).expect_err("an unclassified changing route must not build");
-        assert_eq!(errors.len(), 1);
-        assert_eq!(errors[0].route, "POST /api/teams/forgotten");
-        assert!(errors[0].problem.contains("nobody has decided its tier"), "{}", errors[0].problem);
+        let error = the_error_for("/api/teams/forgotten", |route| route.exposure = Exposure::Unclassified);
+        assert_eq!(error.route, "POST /api/teams/forgotten");
+        assert!(error.problem.contains("nobody has decided its tier"), "{}", error.problem);
+    }
+
+    #[test]
+    fn a_route_that_does_not_say_who_may_call_it_fails_the_build_by_name() {
+        let error = the_error_for("/api/teams/unguarded", |route| route.authority_declared = false);
+        assert_eq!(error.route, "POST /api/teams/unguarded");
+        assert!(error.problem.contains("who may call it"), "{}", error.problem);
     }
 
     fn check(method: Method, exposure: Exposure, expected: Result<Tier, ()>) {

@@ -120,9 +120,11 @@ pub enum Authority {
     /// Relations on the mailbox the path parameter names: every one of `all_of`
     /// and, when `any_of` is not empty, at least one of `any_of`.
     Mailbox { mailbox_parameter: &'static str, all_of: &'static [Relation], any_of: &'static [Relation] },
-    /// Objects the caller created.
-    Requester,
     /// The caller's own person-scoped data: a person's own, an agent's sponsor's.
+    /// Every member is admitted; what "own" means is the handler's scope, as rows
+    /// are a `Filtered` route's. (SPEC §2 also names `requester`, objects the
+    /// caller created; it is added with the first route that needs it, together
+    /// with its enforcement, so no route can declare an authority nothing checks.)
     Personal,
 }
 
@@ -137,7 +139,6 @@ impl Authority {
             | Authority::Member
             | Authority::Filtered { machine_visible: true }
             | Authority::Mailbox { .. }
-            | Authority::Requester
             | Authority::Personal => true,
             Authority::Organization(_)
             | Authority::SelfOrAdmin { .. }
@@ -184,7 +185,6 @@ impl Authority {
                 }
                 sentence
             }
-            Authority::Requester => "The caller who created the object.".into(),
             Authority::Personal => "The caller's own person-scoped data (for an agent, its sponsor's).".into(),
         }
     }
@@ -243,13 +243,17 @@ pub struct Route {
     pub success_status: u16,
     pub exposure: Exposure,
     pub authority: Authority,
+    /// Whether `.authority(…)` was called. A route that never says who may call it
+    /// does not build: no default is safe for every route.
+    pub authority_declared: bool,
     /// Whether the route reaches message bytes (bodies, attachments, originals).
     pub reaches_content: bool,
 }
 
 impl Route {
     /// Starts a declaration. Every other field has the conservative default: no
-    /// parameters, no schemas, unclassified, member authority, no content.
+    /// parameters, no schemas, unclassified, no content; the authority must be
+    /// declared (the registry refuses a route without one).
     pub fn new(id: RouteId, method: Method, path: &'static str, tool: &'static str) -> Route {
         Route {
             id,
@@ -266,6 +270,7 @@ impl Route {
             success_status: 200,
             exposure: if method.is_safe() { Exposure::Derived } else { Exposure::Unclassified },
             authority: Authority::Member,
+            authority_declared: false,
             reaches_content: false,
         }
     }
@@ -329,6 +334,7 @@ impl Route {
 
     pub fn authority(mut self, authority: Authority) -> Route {
         self.authority = authority;
+        self.authority_declared = true;
         self
     }
 

@@ -219,12 +219,9 @@ pub fn checks_for(
         statement: tuples::holds(&holder, relation, ORGANIZATION_OBJECT),
     };
     match authority {
-        Authority::Public
-        | Authority::Open
-        | Authority::Member
-        | Authority::Filtered { .. }
-        | Authority::Requester
-        | Authority::Personal => {}
+        // Admission only: a filtered route answers each member with the rows they
+        // may see, and a personal route with their own (an agent's, its sponsor's).
+        Authority::Public | Authority::Open | Authority::Member | Authority::Filtered { .. } | Authority::Personal => {}
         Authority::Organization(relation) => {
             checks.push(holds(*relation, AuthorityError::MissingOrganizationRelation(*relation)));
         }
