@@ -99,7 +99,22 @@ impl Registry {
                 }
             }
         }
-        if errors.is_empty() { Ok(Registry { routes, tiers }) } else { Err(errors) }
+        let registry = Registry { routes, tiers };
+        for route in &registry.routes {
+            match route.withheld_because {
+                Some(reason) if reason.trim().is_empty() => errors.push(ContractError {
+                    route: describe(route),
+                    problem: "its reason for being withheld from agents is empty".to_string(),
+                }),
+                Some(_) if registry.is_grantable(route.id) => errors.push(ContractError {
+                    route: describe(route),
+                    problem: "it says why it is withheld from agents, but its tier and authority make it grantable"
+                        .to_string(),
+                }),
+                _ => {}
+            }
+        }
+        if errors.is_empty() { Ok(registry) } else { Err(errors) }
     }
 
     /// Every route, in declaration order.
@@ -196,11 +211,11 @@ mod tests {
         }
     }
 
-    /// The one error the contract gives when one more route, `CreateTeam` at
+    /// The one error the contract gives when one more route, a copy of `like` at
     /// `path` altered by `break_it`, is declared.
-    fn the_error_for(path: &'static str, break_it: impl FnOnce(&mut Route)) -> ContractError {
+    fn the_error_for(like: RouteId, path: &'static str, break_it: impl FnOnce(&mut Route)) -> ContractError {
         let mut routes: Vec<Route> = RouteId::ALL.iter().map(|id| declare(*id)).collect();
-        let mut broken = declare(RouteId::CreateTeam);
+        let mut broken = declare(like);
         broken.path = path;
         broken.tool = "broken_route";
         break_it(&mut broken);
@@ -212,16 +227,27 @@ mod tests {
 
     #[test]
     fn an_unclassified_changing_route_fails_the_build_by_name() {
-        let error = the_error_for("/api/teams/forgotten", |route| route.exposure = Exposure::Unclassified);
+        let error =
+            the_error_for(RouteId::CreateTeam, "/api/teams/forgotten", |route| route.exposure = Exposure::Unclassified);
         assert_eq!(error.route, "POST /api/teams/forgotten");
         assert!(error.problem.contains("nobody has decided its tier"), "{}", error.problem);
     }
 
     #[test]
     fn a_route_that_does_not_say_who_may_call_it_fails_the_build_by_name() {
-        let error = the_error_for("/api/teams/unguarded", |route| route.authority_declared = false);
+        let error =
+            the_error_for(RouteId::CreateTeam, "/api/teams/unguarded", |route| route.authority_declared = false);
         assert_eq!(error.route, "POST /api/teams/unguarded");
         assert!(error.problem.contains("who may call it"), "{}", error.problem);
+    }
+
+    #[test]
+    fn a_grantable_route_cannot_claim_to_be_withheld() {
+        let error = the_error_for(RouteId::CreateDraft, "/api/mailboxes/:mailboxId/drafts", |route| {
+            route.withheld_because = Some("agents may not draft");
+        });
+        assert_eq!(error.route, "POST /api/mailboxes/:mailboxId/drafts");
+        assert!(error.problem.contains("grantable"), "{}", error.problem);
     }
 
     fn check(method: Method, exposure: Exposure, expected: Result<Tier, ()>) {

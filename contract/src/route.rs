@@ -243,6 +243,9 @@ pub struct Route {
     pub success_status: u16,
     pub exposure: Exposure,
     pub authority: Authority,
+    /// Why agents are never offered this route, in the route's own words, where
+    /// the reason derived from its tier and authority would be too general.
+    pub withheld_because: Option<&'static str>,
     /// Whether `.authority(…)` was called. A route that never says who may call it
     /// does not build: no default is safe for every route.
     pub authority_declared: bool,
@@ -270,6 +273,7 @@ impl Route {
             success_status: 200,
             exposure: if method.is_safe() { Exposure::Derived } else { Exposure::Unclassified },
             authority: Authority::Member,
+            withheld_because: None,
             authority_declared: false,
             reaches_content: false,
         }
@@ -335,6 +339,13 @@ impl Route {
     pub fn authority(mut self, authority: Authority) -> Route {
         self.authority = authority;
         self.authority_declared = true;
+        self
+    }
+
+    /// Says, in this route's own words, why it is never offered to an agent. Only
+    /// for a route that is not grantable; the registry refuses it on one that is.
+    pub fn withheld_because(mut self, reason: &'static str) -> Route {
+        self.withheld_because = Some(reason);
         self
     }
 

@@ -133,6 +133,7 @@ pub fn declare(id: RouteId) -> Route {
             .response::<NodeSetUp>()
             .created()
             .tier(Tier::Operator)
+            .withheld_because("it creates the first administrator, once, from a secret only the person deploying the node holds")
             .authority(Authority::Public),
 
         R::SignIn => Route::new(id, Post, "/api/sessions", "sign_in")
@@ -142,6 +143,7 @@ pub fn declare(id: RouteId) -> Route {
             .response::<SignedIn>()
             .created()
             .tier(Tier::Operator)
+            .withheld_because("it signs a person in with their password; an agent has a credential of its own and no password")
             .authority(Authority::Public),
 
         R::RefreshSession => Route::new(id, Post, "/api/sessions/refresh", "refresh_session")
@@ -150,6 +152,7 @@ pub fn declare(id: RouteId) -> Route {
             .request::<RefreshSession>()
             .response::<SessionTokens>()
             .tier(Tier::Operator)
+            .withheld_because("it renews a person's session; an agent's credential has no session to renew")
             .authority(Authority::Public),
 
         R::SignOut => Route::new(id, Delete, "/api/sessions/current", "sign_out")
@@ -549,6 +552,7 @@ pub fn declare(id: RouteId) -> Route {
             .request::<RedeemPairingCode>()
             .response::<AgentCredential>()
             .tier(Tier::Operator)
+            .withheld_because("it is how an agent's software gets its credential, over REST with no credential yet (see Connecting); it is not a tool to call with one")
             .authority(Authority::Public),
 
         R::ListPersonMailboxes => Route::new(id, Get, "/api/people/:personId/mailboxes", "list_person_mailboxes")

@@ -21,6 +21,9 @@ pub fn withheld_reason(route: &Route, registry: &Registry) -> String {
     if let Exposure::Exception { reason, .. } = route.exposure {
         return sentence(reason);
     }
+    if let Some(reason) = route.withheld_because {
+        return sentence(reason);
+    }
     match (tier, route.authority) {
         (Tier::Governed, _) => {
             "It needs a second person, or cannot be undone; an agent acts as its sponsor, so it can never be that second person.".into()
@@ -37,7 +40,7 @@ pub fn withheld_reason(route: &Route, registry: &Registry) -> String {
             "It shows a person's own record to that person or to an administrator; an agent is neither.".into()
         }
         (Tier::Operator, Authority::Public) => {
-            "It sets up the node or starts a person's session: credentials are a person's own, handled in the browser or a CLI.".into()
+            "It is called with no credential, to get one; holding a credential, you have no use for it.".into()
         }
         (Tier::Operator, _) => {
             "It manages a person's own session or credentials, which only that person does, signed in themselves.".into()
@@ -63,7 +66,7 @@ pub fn skill(registry: &Registry) -> String {
     let _ = writeln!(out, "name: mailroom");
     let _ = writeln!(
         out,
-        "description: Work with a Mailroom node (an organisation's shared inboxes of mail, reminders and agent messages) \
+        "description: Work with a Mailroom node (an organisation's shared mailboxes, with dual-control outbound mail) \
          as an agent with an mr_agt_ credential. Use it to connect, to learn what each operation does and which \
          capability grants it, and to learn which acts are withheld from agents and why."
     );
@@ -84,6 +87,13 @@ pub fn skill(registry: &Registry) -> String {
     let _ = writeln!(out);
     let _ = writeln!(out, "## Connecting");
     let _ = writeln!(out);
+    let _ = writeln!(
+        out,
+        "- **Your credential** (`mr_agt_…`) is shown once, when an administrator mints you. If you were given a \
+         pairing code instead, redeem it once, within 10 minutes and with no other authentication: \
+         `POST https://<node>/api/agents/pair` with `{{\"code\": \"…\"}}` answers `{{\"credential\": \"mr_agt_…\"}}`. \
+         Keep the credential as a secret; a new pairing code replaces it."
+    );
     let _ = writeln!(
         out,
         "- **MCP**: the node's MCP server is `POST https://<node>/mcp` (Streamable HTTP, JSON responses; protocol \
