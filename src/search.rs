@@ -39,11 +39,15 @@ pub enum SearchError {
 }
 
 /// Turns what a person typed into an FTS5 query: every term and phrase quoted,
-/// a trailing `*` kept as a prefix search, terms joined by AND.
+/// a trailing `*` kept as a prefix search, terms joined by AND; control
+/// characters are word separators.
 pub fn fts_query(input: &str) -> Result<String, SearchError> {
     if input.chars().count() > MAXIMUM_QUERY_LENGTH {
         return Err(SearchError::QueryTooLong);
     }
+    // Control characters separate words for the tokenizer, and a NUL would end
+    // the query early inside SQLite: they become spaces before anything else.
+    let input: String = input.chars().map(|character| if character.is_control() { ' ' } else { character }).collect();
     let mut terms: Vec<String> = Vec::new();
     let mut rest = input.trim();
     while !rest.is_empty() {

@@ -355,7 +355,22 @@ fn search_syntax_is_refused_by_our_rules_and_never_reaches_the_database_as_synta
     assert_refused(&search("%20%20"), 400, "empty_query");
     assert_refused(&world.call("GET", "/api/search", Some(&content), None), 400, "empty_query");
     assert_refused(&search("*"), 400, "empty_query");
-    for hostile in ["NEAR(a%20b)", "a%20OR%20b", "c%3Ad", "%5Ee", "a*b", "a%22b%22c", "AND", "-invoice", "invoice)"] {
+    assert_refused(&search("%00"), 400, "empty_query");
+    assert_refused(&search("%01%1F%7F"), 400, "empty_query");
+    for hostile in [
+        "NEAR(a%20b)",
+        "a%20OR%20b",
+        "c%3Ad",
+        "%5Ee",
+        "a*b",
+        "a%22b%22c",
+        "AND",
+        "-invoice",
+        "invoice)",
+        "a%00b",
+        "invoice%00%22x%22",
+        "in%E2%80%8Bvoice",
+    ] {
         let response = search(hostile);
         assert_eq!(response.status, 200, "{hostile}: {}", text(&response));
     }

@@ -102,3 +102,80 @@ fn no_refusal_leaks_an_internal_detail() {
     }
     assert!(world.node.platform.logs.borrow().is_empty(), "{:?}", world.node.platform.logs.borrow());
 }
+
+/// Values a careless or hostile client sends: encodings, quotes, NULs, huge
+/// numbers, traversal, wrong shapes.
+const HOSTILE_VALUES: &[&str] = &[
+    "%00",
+    "a%00b",
+    "%27%3B--",
+    "%22",
+    "..%2F..%2Fetc",
+    "99999999999999999999999",
+    "-1",
+    "%E2%80%AE",
+    "mbx_00000000000000000000000000",
+    "agt_%00",
+];
+
+const HOSTILE_BODIES: &[&[u8]] = &[
+    b"{}",
+    b"[]",
+    b"null",
+    b"\"text\"",
+    b"{\"to\": [\"\\u0000\"], \"subject\": \"\\u0000\", \"text\": 1e400}",
+    b"{\"name\": \"\\u0000\", \"email\": \"a@\\u0000\", \"code\": \"\\u0000\", \"relations\": [\"x\"]}",
+];
+
+#[test]
+fn no_route_answers_hostile_input_with_a_500() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    world.deliver("plain", "support@mailroom.test");
+    let mut probes = 0;
+    let mut authorised = 0;
+    for route in mailroom_contract::registry().routes() {
+        // A fresh session per route: a probe of sign-out must not sign the rest out.
+        let (token, _) = sign_in(&world.node, ADMIN_EMAIL, ADMIN_PASSWORD);
+        for value in HOSTILE_VALUES {
+            let path = route
+                .path
+                .split('/')
+                .map(|segment| {
+                    // One mailbox that exists, so routes inside it reach their own parameters.
+                    if segment == ":mailboxId" && value.starts_with('%') {
+                        mailbox.clone()
+                    } else if segment.starts_with(':') {
+                        value.to_string()
+                    } else {
+                        segment.to_string()
+                    }
+                })
+                .collect::<Vec<_>>()
+                .join("/");
+            // The hostile value in one query parameter at a time, so that no other
+            // parameter's refusal hides what that one does.
+            let mut targets = vec![path.clone()];
+            targets.extend(route.query_parameters.iter().map(|parameter| format!("{path}?{}={value}", parameter.name)));
+            let bodies: &[&[u8]] = if route.request.is_some() { HOSTILE_BODIES } else { &[b""] };
+            for (path_and_query, body) in
+                targets.iter().flat_map(|target| bodies.iter().map(move |body| (target, body)))
+            {
+                let probe = request(route.method.as_str(), &path_and_query).bearer(&token).raw_body(body);
+                let response = world.node.send(probe);
+                probes += 1;
+                authorised += usize::from(response.status != 401);
+                assert!(
+                    response.status < 500,
+                    "{} {path_and_query} with {}: {}",
+                    route.method.as_str(),
+                    String::from_utf8_lossy(body),
+                    text(&response)
+                );
+            }
+        }
+    }
+    assert!(probes > 500, "{probes} probes");
+    assert!(authorised * 10 > probes * 9, "most probes must get past authentication: {authorised} of {probes}");
+    assert!(world.node.platform.logs.borrow().is_empty(), "{:?}", world.node.platform.logs.borrow());
+}
