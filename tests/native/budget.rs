@@ -16,7 +16,7 @@ const BUDGET: u32 = 2;
 
 /// A request that exercises the route's full path (reads, writes, audit), and the
 /// status it must answer with.
-fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request, u16) {
+pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request, u16) {
     let (ben, ben_token) = world.person(&format!("ben-{route:?}@example.com").to_lowercase());
     let team = world.team(&format!("Team {route:?}"));
     let admin = |method: &str, path: &str| request(method, path).bearer(&world.admin_token);

@@ -6,6 +6,7 @@ mod support;
 
 mod agents;
 mod audit_chain;
+mod authority;
 mod budget;
 mod identity;
 mod invariants;

@@ -1,0 +1,83 @@
+//! The dispatcher enforces exactly the authority each route declares: walked over
+//! every route in the contract, with the budget's fixtures, so a route cannot
+//! escape by being new.
+
+use mailroom::testing::RequestExt;
+use mailroom_contract::{Authority, Relation, registry};
+
+use crate::budget::fixture;
+use crate::support::*;
+
+/// The fixture's request for `route`, without the credential it came with.
+fn unsigned_fixture(world: &World, route: mailroom_contract::RouteId) -> mailroom::http::Request {
+    let (mut request, _) = fixture(world, route);
+    request.headers.retain(|(name, _)| name != "authorization");
+    request
+}
+
+/// The mailbox a fixture's path names.
+fn mailbox_in(path: &str) -> String {
+    path.split(['/', '?']).find(|segment| segment.starts_with("mbx_")).expect("a mailbox route names one").to_string()
+}
+
+#[test]
+fn every_route_refuses_a_person_who_holds_nothing_it_needs() {
+    let world = World::new();
+    let (_, nobody) = world.person("nobody@example.com");
+    let mut walked = 0;
+    for route in registry().routes() {
+        let expected = match route.authority {
+            Authority::Organization(_) => (403, "missing_relation"),
+            Authority::SelfOrAdmin { .. } => (403, "not_self_or_administrator"),
+            // Holding nothing there, the mailbox answers as if it did not exist.
+            Authority::Mailbox { .. } => (404, "not_found"),
+            Authority::Public
+            | Authority::Open
+            | Authority::Member
+            | Authority::Filtered { .. }
+            | Authority::Personal => {
+                continue;
+            }
+        };
+        let response = world.node.send(unsigned_fixture(&world, route.id).bearer(&nobody));
+        assert_refused(&response, expected.0, expected.1);
+        walked += 1;
+    }
+    assert!(walked > 20, "{walked} routes walked");
+}
+
+#[test]
+fn every_mailbox_route_refuses_a_person_missing_any_relation_it_requires() {
+    let world = World::new();
+    let mut walked = 0;
+    for route in registry().routes() {
+        let Authority::Mailbox { all_of, any_of, .. } = route.authority else { continue };
+        // Each relation of all_of withheld in turn, then all of any_of together.
+        let mut withheld: Vec<Vec<Relation>> = all_of.iter().map(|relation| vec![*relation]).collect();
+        if !any_of.is_empty() {
+            withheld.push(any_of.to_vec());
+        }
+        let request = unsigned_fixture(&world, route.id);
+        let mailbox = mailbox_in(&request.path);
+        for missing in withheld {
+            let (person, token) = world.person(&format!("partial-{walked}@example.com"));
+            let held: Vec<&str> = Relation::ALL
+                .iter()
+                .filter(|relation| relation.object_kind() == mailroom_contract::ObjectKind::Mailbox)
+                .filter(|relation| !missing.contains(relation))
+                .map(|relation| relation.name())
+                .collect();
+            world.grant_all(&person, &held, &mailbox);
+            let response = world.node.send(request.clone().bearer(&token));
+            assert_refused(&response, 403, "missing_relation");
+            let fix = body(&response)["error"]["fix"].as_str().unwrap_or_default().to_string();
+            assert!(
+                missing.iter().all(|relation| fix.contains(relation.name())),
+                "{} without {missing:?}: {fix}",
+                route.tool
+            );
+            walked += 1;
+        }
+    }
+    assert!(walked > 10, "{walked} cases walked");
+}
