@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Delegation's terms are load-bearing: each mutation below removes one term of
-# the intersection (or the ceiling, or the recorded delegator), and the native
-# tests must fail for every one of them. A mutation the tests survive means the
-# suite no longer guards that term. Runs in a copy of the tree; the tree itself
+# the intersection (or the ceiling, the content marking, or the recorded
+# delegator), and the native tests must fail for every one of them. A mutation
+# the tests survive means the suite no longer guards that term. Runs in a copy of the tree; the tree itself
 # is never touched.
 #
 #   scripts/mutations.sh            every mutation
@@ -24,6 +24,7 @@ mutations=(
   "the agent and its sponsor are live|src/authz/tuples.rs|WHERE a.id = ? AND a.revoked_at IS NULL AND a.paused_at IS NULL AND p.disabled_at IS NULL))|WHERE a.id = ?))"
   "the agent has not expired|src/authz/tuples.rs|AND (a.expires_at IS NULL OR a.expires_at > ?)|AND (a.expires_at IS NULL OR a.expires_at > ? OR 1)"
   "the ceiling binds every route|src/authz/mod.rs|if tier != Tier::Surface {|if tier == Tier::Surface {"
+  "a route that reads content says so|contract/src/route.rs|self.reaches_content = true;|self.reaches_content = false;"
   "the delegator is recorded|src/context.rs|delegator: self.delegator.clone(),|delegator: None,"
 )
 

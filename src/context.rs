@@ -143,8 +143,17 @@ impl<'request> Context<'request> {
     }
 
     /// Runs `statements` and returns their results, in the same round trip as every
-    /// check still pending. Fails with the check's refusal if one fails.
+    /// check still pending. Fails with the check's refusal if one fails, and with
+    /// an internal error if a route not marked `reaches_content` asks for content.
     pub async fn read(&mut self, statements: Vec<Statement>) -> Result<Vec<QueryResult>, Refusal> {
+        if !self.route.reaches_content
+            && let Some(statement) = statements.iter().find(|statement| names_content(&statement.sql))
+        {
+            return Err(self.internal(format!(
+                "{} reads message content ({}) but its route is not marked reaches_content",
+                self.route.tool, statement.sql
+            )));
+        }
         let checks = std::mem::take(&mut self.pending_checks);
         let wants_head = self.audited && self.chain_head.is_none();
         let mut batch: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
@@ -190,6 +199,18 @@ impl<'request> Context<'request> {
     ) -> Result<[QueryResult; N], Refusal> {
         let results = self.read(statements.into()).await?;
         results.try_into().map_err(|_| Refusal::internal())
+    }
+
+    /// A received message's raw bytes from the object store. Only a route marked
+    /// `reaches_content` may ask, so a content read is always audited.
+    pub async fn content_blob(&self, key: &str) -> Result<Option<Vec<u8>>, Refusal> {
+        if !self.route.reaches_content {
+            return Err(self.internal(format!(
+                "{} reads a raw message but its route is not marked reaches_content",
+                self.route.tool
+            )));
+        }
+        self.node.blobs.get(key).await.map_err(|error| self.internal(error.0))
     }
 
     /// Queues a change, to be committed with the audit row if the handler succeeds.
@@ -415,6 +436,14 @@ impl<'request> Context<'request> {
             detail: detail.map(|detail| detail.to_string()),
         }
     }
+}
+
+/// What in SQL reaches message content: the stored text of bodies, and the index
+/// over it. Reading either is what `reaches_content` declares.
+const CONTENT_NAMES: &[&str] = &["text_body", "receipt_bodies_index"];
+
+fn names_content(sql: &str) -> bool {
+    CONTENT_NAMES.iter().any(|name| sql.contains(name))
 }
 
 fn describe_json_error(error: &serde_json::Error) -> String {

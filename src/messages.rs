@@ -139,8 +139,11 @@ struct DetailRow {
     in_reply_to_json: String,
     references_json: String,
     raw_key: String,
+    #[serde(default)]
     text_body: String,
+    #[serde(default)]
     text_source: String,
+    #[serde(default)]
     text_truncated: i64,
 }
 
@@ -152,9 +155,10 @@ async fn receipt(context: &mut Context<'_>) -> Result<DetailRow, Refusal> {
     if !is_id_of(&receipt_id, IdKind::Receipt) {
         return Err(MessageError::NoSuchMessage { id: receipt_id }.into());
     }
+    // The body's text only for a route that declares it reads content.
+    let text = if context.route.reaches_content { ", r.text_body, r.text_source, r.text_truncated" } else { "" };
     let statement = Statement::new(format!(
-        "SELECT {SUMMARY_COLUMNS}, r.message_id, r.reply_to_json, r.in_reply_to_json, r.references_json, r.raw_key, r.text_body, \
-                r.text_source, r.text_truncated \
+        "SELECT {SUMMARY_COLUMNS}, r.message_id, r.reply_to_json, r.in_reply_to_json, r.references_json, r.raw_key{text} \
          FROM receipts r WHERE r.id = ?1 AND r.mailbox_id = ?2"
     ))
     .bind(receipt_id.as_str())
@@ -191,11 +195,10 @@ pub async fn body(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
 /// The raw bytes of a receipt, from the object store.
 async fn original_bytes(context: &Context<'_>, raw_key: &str) -> Result<Vec<u8>, Refusal> {
-    match context.node.blobs.get(raw_key).await {
-        Ok(Some(bytes)) => Ok(bytes),
-        Ok(None) => Err(context.internal(format!("raw message {raw_key} is missing from the object store"))),
-        Err(error) => Err(context.internal(error.0)),
-    }
+    context
+        .content_blob(raw_key)
+        .await?
+        .ok_or_else(|| context.internal(format!("raw message {raw_key} is missing from the object store")))
 }
 
 /// `GET /api/mailboxes/:mailboxId/messages/:receiptId/original`.

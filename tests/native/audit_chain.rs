@@ -245,3 +245,29 @@ fn a_commit_that_loses_the_race_for_its_seq_is_retried_and_nothing_is_lost() {
     assert_eq!(entries.iter().filter(|entry| entry["at"] == "1970-01-01T00:00:00.000Z").count(), 3, "three rivals");
     assert_eq!(world.verify()["intact"], true);
 }
+
+#[test]
+fn every_content_read_is_recorded_and_no_other_read_is() {
+    let world = World::new();
+    let mut content_reads = 0;
+    for route in mailroom_contract::registry().routes() {
+        if route.method != mailroom_contract::Method::Get {
+            continue;
+        }
+        let (request, expected_status) = crate::budget::fixture(&world, route.id);
+        let before = world.node.database.count("SELECT COUNT(*) FROM audit_entries");
+        let response = world.node.send(request);
+        assert_eq!(response.status, expected_status, "{}: {}", route.tool, text(&response));
+        let after = world.node.database.count("SELECT COUNT(*) FROM audit_entries");
+        if route.reaches_content {
+            assert_eq!(after, before + 1, "{} reaches content, so it is recorded", route.tool);
+            let entry = world.last_audit_entry();
+            assert_eq!(entry["action"], route.tool);
+            assert_eq!(entry["outcome"], "ok");
+            content_reads += 1;
+        } else {
+            assert_eq!(after, before, "{} reads no content, so it is not recorded", route.tool);
+        }
+    }
+    assert!(content_reads >= 4, "body, original, attachment and search at least: {content_reads}");
+}
