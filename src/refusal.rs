@@ -7,6 +7,7 @@
 //! detail-free 500, so nothing about storage or code ever reaches a client.
 
 use mailroom_contract::api::{RefusalBody, RefusalDetail};
+use mailroom_contract::{ObjectKind, Relation};
 
 use crate::agents::AgentError;
 use crate::audit::AuditError;
@@ -530,7 +531,7 @@ impl From<RelationError> for Refusal {
                 "unknown_relation",
                 format!("`{name}` is not a relation."),
                 "Relations are a fixed vocabulary.",
-                "Use one of org.admin, ediscovery.export, mailbox.metadata.read, mailbox.content.read, message.export, send.propose, approval.decide.",
+                format!("Use one of {}.", relation_names(|_| true)),
             ),
             RelationError::InvalidSubject { subject } => Refusal::new(
                 400,
@@ -575,6 +576,7 @@ impl From<RelationError> for Refusal {
                 "Agents hold mailbox relations only; organisation relations (administration, exports) stay with people.",
                 "Grant the agent a mailbox relation, or ask a person who holds the organisation relation to act.",
             ),
+            RelationError::SponsorLacks { relation, object } => sponsor_lacks(&relation, &object),
         }
     }
 }
@@ -799,15 +801,9 @@ impl From<AgentError> for Refusal {
                 "not_a_mailbox_relation",
                 format!("`{relation}` cannot be granted on a mailbox."),
                 "An agent holds only mailbox relations; organisation relations are never given to agents.",
-                "Use mailbox.metadata.read, mailbox.content.read, message.export, send.propose or approval.decide.",
+                format!("Use one of {}.", relation_names(|kind| kind == ObjectKind::Mailbox)),
             ),
-            AgentError::SponsorLacks { relation, mailbox } => Refusal::new(
-                403,
-                "sponsor_lacks_relation",
-                format!("The sponsor does not hold {relation} on {mailbox}."),
-                "An agent can never hold more than its sponsor: it acts under the sponsor's authority.",
-                "Leave that relation out, choose a sponsor who holds it, or grant it to the sponsor first.",
-            ),
+            AgentError::SponsorLacks { relation, mailbox } => sponsor_lacks(&relation, &mailbox),
             AgentError::CapabilityUnsatisfiable { capability, requires } => Refusal::new(
                 400,
                 "capability_unsatisfiable",
@@ -859,4 +855,26 @@ fn last_administrator() -> Refusal {
         "At least one enabled person must hold org.admin, or nobody could manage the node.",
         "Grant org.admin to another person first, then try again.",
     )
+}
+
+/// An agent asked to hold what its sponsor does not, at minting or by a later grant.
+fn sponsor_lacks(relation: &str, object: &str) -> Refusal {
+    Refusal::new(
+        403,
+        "sponsor_lacks_relation",
+        format!("The sponsor does not hold {relation} on {object}."),
+        "An agent can never hold more than its sponsor: it acts under the sponsor's authority.",
+        "Leave that relation out, choose a sponsor who holds it, or grant it to the sponsor first.",
+    )
+}
+
+/// The names of the relations held on objects of the kinds `held_on` accepts, from
+/// the vocabulary itself.
+fn relation_names(held_on: impl Fn(ObjectKind) -> bool) -> String {
+    let names: Vec<&str> = Relation::ALL
+        .iter()
+        .filter(|relation| held_on(relation.object_kind()))
+        .map(|relation| relation.name())
+        .collect();
+    names.join(", ")
 }

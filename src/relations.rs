@@ -10,7 +10,7 @@ use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{ObjectKind, Relation};
 use serde::Deserialize;
 
-use crate::authz::tuples::{self, Losing};
+use crate::authz::tuples::{self, Holder, Losing};
 use crate::context::Context;
 use crate::http::Response;
 use crate::ids::{IdKind, is_id_of};
@@ -37,6 +37,8 @@ pub enum RelationError {
     LastAdministrator,
     /// Organisation relations are never granted to agents.
     AgentsHoldOnlyMailboxRelations { relation: String },
+    /// An agent can hold only what its sponsor holds, on the same object.
+    SponsorLacks { relation: String, object: String },
 }
 
 /// A subject that can hold a relation.
@@ -142,11 +144,18 @@ pub async fn grant(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let tuple = validate(&change)?;
     context.audit_object(tuple.object.clone());
     context.audit_detail(serde_json::json!({ "subject": tuple.subject, "relation": tuple.relation.name() }));
-    let [subject_found, object_found, held] = context
+    // For an agent, whether its sponsor holds the same relation on the same
+    // object: the rule minting applies, applied to every later grant too.
+    let sponsor_holds = match &tuple.parsed_subject {
+        Subject::Agent(agent_id) => tuples::holds(&Holder::SponsorOf(agent_id.clone()), tuple.relation, &tuple.object),
+        _ => Statement::new("SELECT 1 AS held"),
+    };
+    let [subject_found, object_found, held, sponsor_holds] = context
         .read_array([
             subject_exists(&tuple.parsed_subject),
             object_exists(&tuple.object),
             tuples::find(&tuple.subject, tuple.relation, &tuple.object),
+            sponsor_holds,
         ])
         .await?;
     let found =
@@ -160,6 +169,9 @@ pub async fn grant(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if let Some(row) = held.first() {
         let existing: TupleRow = row.decode().map_err(|error| context.internal(error))?;
         return Ok(context.json(&existing.present()));
+    }
+    if sponsor_holds.first_flag("held") != Some(true) {
+        return Err(RelationError::SponsorLacks { relation: tuple.relation.name().into(), object: tuple.object }.into());
     }
     let granted_by = context.caller.actor_id().unwrap_or_default().to_string();
     context.write(tuples::grant(&tuple.subject, tuple.relation, &tuple.object, context.now_ms, &granted_by));

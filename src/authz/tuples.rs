@@ -56,6 +56,10 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
         ),
     ),
     (
+        "person_condition",
+        Predicate::Exempt("the person half of holder_condition, which every intersected predicate goes through"),
+    ),
+    (
         "administrator_remains",
         Predicate::Exempt("the SQL both administrator questions share; it asks about the organisation, not a caller"),
     ),
@@ -86,6 +90,9 @@ pub enum Holder {
     /// agent's row, never passed in) holds the same relation on the same object,
     /// and only while the agent is live at `now_ms` (not yet expired).
     Agent { agent_id: String, now_ms: i64 },
+    /// The person an agent acts for, named by the agent: what the agent could be
+    /// granted, since it can never hold more than its sponsor.
+    SponsorOf(String),
 }
 
 impl Holder {
@@ -115,11 +122,12 @@ impl Holder {
 /// Every intersected predicate below is built on this, so none can forget it.
 fn holder_condition(holder: &Holder) -> (String, Vec<Value>) {
     match holder {
-        Holder::Person(person_id) => (
-            "(t.subject = ? OR t.subject IN (SELECT m.team_id || '#member' FROM team_members m WHERE m.person_id = ?)) \
-             AND EXISTS (SELECT 1 FROM people p WHERE p.id = ? AND p.disabled_at IS NULL)"
-                .to_string(),
-            vec![person_id.into(), person_id.into(), person_id.into()],
+        Holder::Person(person_id) => {
+            (person_condition("?"), vec![person_id.into(), person_id.into(), person_id.into()])
+        }
+        Holder::SponsorOf(agent_id) => (
+            person_condition("(SELECT a.sponsor_id FROM agents a WHERE a.id = ?)"),
+            vec![agent_id.into(), agent_id.into(), agent_id.into()],
         ),
         Holder::Agent { agent_id, now_ms } => (
             "(t.subject = ? \
@@ -135,6 +143,16 @@ fn holder_condition(holder: &Holder) -> (String, Vec<Value>) {
             vec![agent_id.into(), agent_id.into(), agent_id.into(), agent_id.into(), (*now_ms).into()],
         ),
     }
+}
+
+/// The condition that tuple row `t` is held by the person `person` (an SQL
+/// expression with one parameter, used three times): theirs or a team's they
+/// belong to, while they are enabled.
+fn person_condition(person: &str) -> String {
+    format!(
+        "(t.subject = {person} OR t.subject IN (SELECT m.team_id || '#member' FROM team_members m WHERE m.person_id = {person})) \
+         AND EXISTS (SELECT 1 FROM people p WHERE p.id = {person} AND p.disabled_at IS NULL)"
+    )
 }
 
 /// `SELECT held`: 1 when `holder` holds `relation` on `object`, else 0.

@@ -81,6 +81,24 @@ fn an_administrator_mints_an_agent_for_another_person_and_its_credential_works()
 }
 
 #[test]
+fn a_later_grant_to_an_agent_follows_the_minting_rule() {
+    let (world, mailbox, _, ben, _) = office();
+    let other = world.mailbox("billing@mailroom.test");
+    let (agent, _) = world.mint(&ben, &["mail.triage"], grants(&mailbox, &["mailbox.metadata.read"]));
+    // Ben holds content on support@ but nothing on billing@, and no export anywhere.
+    assert_eq!(world.grant(&agent, "mailbox.content.read", &mailbox).status, 201);
+    assert_refused(&world.grant(&agent, "mailbox.content.read", &other), 403, "sponsor_lacks_relation");
+    assert_refused(&world.grant(&agent, "message.export", &mailbox), 403, "sponsor_lacks_relation");
+    // Held through a team counts, as it does for every other predicate.
+    let team = world.team("Exporters");
+    world.grant(&format!("{team}#member"), "message.export", &mailbox);
+    world.admin("PUT", &format!("/api/teams/{team}/members/{ben}"), None);
+    assert_eq!(world.grant(&agent, "message.export", &mailbox).status, 201);
+    let unknown = world.grant(&agent, "mailbox.secrets", &mailbox);
+    assert!(text(&unknown).contains("mailbox.metadata.read"), "the fix lists the vocabulary: {}", text(&unknown));
+}
+
+#[test]
 fn minting_refuses_what_the_sponsor_could_not_lend() {
     let (world, mailbox, _, ben, _) = office();
     let other = world.mailbox("billing@mailroom.test");
