@@ -62,29 +62,31 @@ fn present_all(context: &Context<'_>, result: &QueryResult) -> Result<Vec<Mailbo
     Ok(rows.into_iter().map(MailboxRow::present).collect())
 }
 
-/// Lists the mailboxes where the caller holds any of `relations`.
-async fn list_where(context: &mut Context<'_>, relations: &[Relation]) -> Result<Response, Refusal> {
+/// Lists the mailboxes the route's declared filter lets the caller see (its
+/// `Filtered` authority's relations, so the contract and the answer agree).
+async fn list_declared(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
-    let [mailboxes] = context.read_array([tuples::mailboxes_where(&holder, relations)]).await?;
+    let (all_of, any_of) = context.route.authority.rows_where().ok_or_else(Refusal::internal)?;
+    let [mailboxes] = context.read_array([tuples::mailboxes_where(&holder, all_of, any_of)]).await?;
     let mailboxes = present_all(context, &mailboxes)?;
     Ok(context.json(&MailboxList { mailboxes }))
 }
 
 /// `GET /api/mailboxes`: where the caller may propose sends.
 pub async fn list_work_queue(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    list_where(context, &[Relation::SendPropose]).await
+    list_declared(context).await
 }
 
 /// `GET /api/mailboxes/readable`: where the caller may see mail.
 pub async fn list_readable(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    list_where(context, &[Relation::MailboxMetadataRead, Relation::MailboxContentRead]).await
+    list_declared(context).await
 }
 
 /// `GET /api/mailboxes/all`.
 pub async fn list_all(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     let all = Statement::new("SELECT id, address, display_name, created_at FROM mailboxes ORDER BY address");
-    let [all, held] = context.read_array([all, tuples::mailboxes_where(&holder, Relation::ALL)]).await?;
+    let [all, held] = context.read_array([all, tuples::mailboxes_where(&holder, &[], Relation::ALL)]).await?;
     let held = present_all(context, &held)?;
     let mut mailboxes = present_all(context, &all)?;
     for mailbox in &mut mailboxes {

@@ -97,32 +97,28 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let limit = limit(context, 25, 100)?;
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     // Each arm names the relations a caller must hold on a mailbox for it to be
-    // searched there; every one of them, so the body arm needs metadata (to see
-    // that the message exists) as well as content.
-    let arm = |index: &str, relations: &[Relation], snippet: &str| {
-        let mut visible = Vec::new();
+    // searched there: the headers arm what the route declares (metadata), the
+    // body arm that and content, since a hit shows who sent what.
+    let (all_of, any_of) = context.route.authority.rows_where().ok_or_else(Refusal::internal)?;
+    let arm = |index: &str, all_of: &[Relation], snippet: &str| {
+        let (visible, visible_parameters) = tuples::mailbox_ids_where(&holder, all_of, any_of);
         let mut parameters: Vec<Value> = vec![query.as_str().into()];
-        for relation in relations {
-            let (subquery, subquery_parameters) = tuples::mailbox_ids_where(&holder, &[*relation]);
-            visible.push(format!("r.mailbox_id IN ({subquery})"));
-            parameters.extend(subquery_parameters);
-        }
+        parameters.extend(visible_parameters);
         parameters.push(limit.into());
         Statement {
             sql: format!(
                 "SELECT {SUMMARY_COLUMNS}, {snippet} AS snippet FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
-                 WHERE {index} MATCH ? AND {} \
-                 ORDER BY r.received_at DESC, r.id DESC LIMIT ?",
-                visible.join(" AND ")
+                 WHERE {index} MATCH ? AND r.mailbox_id IN ({visible}) \
+                 ORDER BY r.received_at DESC, r.id DESC LIMIT ?"
             )
             .into(),
             parameters,
         }
     };
-    let headers = arm("receipt_headers_index", &[Relation::MailboxMetadataRead], "NULL");
+    let headers = arm("receipt_headers_index", all_of, "NULL");
     let bodies = arm(
         "receipt_bodies_index",
-        &[Relation::MailboxMetadataRead, Relation::MailboxContentRead],
+        &[all_of, &[Relation::MailboxContentRead]].concat(),
         "snippet(receipt_bodies_index, 0, '[', ']', '…', 12)",
     );
     context.audit_detail(serde_json::json!({ "q": context.query("q") }));

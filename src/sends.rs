@@ -620,7 +620,8 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
 pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     let caller = caller_id(context)?;
-    let (deciding, deciding_parameters) = tuples::mailbox_ids_where(&holder, &[Relation::ApprovalDecide]);
+    let (all_of, any_of) = context.route.authority.rows_where().ok_or_else(Refusal::internal)?;
+    let (deciding, deciding_parameters) = tuples::mailbox_ids_where(&holder, all_of, any_of);
     let mut parameters: Vec<Value> = deciding_parameters;
     parameters.push(caller.as_str().into());
     parameters.push(caller.as_str().into());

@@ -110,11 +110,14 @@ pub enum Authority {
     Member,
     /// A relation held on the organisation.
     Organization(Relation),
-    /// Answers every member; the rows are filtered to what the caller may see.
-    /// `machine_visible` says whether an agent could ever see a row: a filter no
-    /// machine satisfies (decisions that need a second person) would answer an
-    /// agent with an empty list for ever, so such a route is not grantable.
-    Filtered { machine_visible: bool },
+    /// Answers every member; the rows are filtered to what the caller may see:
+    /// rows on mailboxes where it holds every one of `all_of` and, when `any_of`
+    /// is not empty, one of `any_of` (as for `Mailbox`, `all_of` is what a
+    /// capability requires). `machine_visible` says whether an agent could ever
+    /// see a row: a filter no machine satisfies (decisions that need a second
+    /// person) would answer an agent with an empty list for ever, so such a route
+    /// is not grantable.
+    Filtered { machine_visible: bool, all_of: &'static [Relation], any_of: &'static [Relation] },
     /// The person named by the path parameter, or an administrator.
     SelfOrAdmin { person_parameter: &'static str },
     /// Relations on the mailbox the path parameter names: every one of `all_of`
@@ -137,22 +140,32 @@ impl Authority {
             Authority::Public
             | Authority::Open
             | Authority::Member
-            | Authority::Filtered { machine_visible: true }
+            | Authority::Filtered { machine_visible: true, .. }
             | Authority::Mailbox { .. }
             | Authority::Personal => true,
             Authority::Organization(_)
             | Authority::SelfOrAdmin { .. }
-            | Authority::Filtered { machine_visible: false } => false,
+            | Authority::Filtered { machine_visible: false, .. } => false,
         }
     }
 
-    /// The relations a caller must hold on the object for this authority: every
-    /// one of `all_of`. `any_of` contributes nothing, because a route satisfied by
-    /// either of two relations cannot say which one to grant.
+    /// The relations a caller must hold on a mailbox for this authority to let it
+    /// act there, or see rows there: every one of `all_of`. `any_of` contributes
+    /// nothing, because a route satisfied by either of two relations cannot say
+    /// which one to grant.
     pub fn required_relations(&self) -> &'static [Relation] {
         match self {
-            Authority::Mailbox { all_of, .. } => all_of,
+            Authority::Mailbox { all_of, .. } | Authority::Filtered { all_of, .. } => all_of,
             _ => &[],
+        }
+    }
+
+    /// For a route that names no mailbox, the relations that make a mailbox's rows
+    /// appear in its answer: (`all_of`, `any_of`).
+    pub fn rows_where(&self) -> Option<(&'static [Relation], &'static [Relation])> {
+        match self {
+            Authority::Filtered { all_of, any_of, .. } => Some((all_of, any_of)),
+            _ => None,
         }
     }
 
@@ -167,8 +180,16 @@ impl Authority {
             Authority::Organization(relation) => {
                 format!("Holders of {} on the organisation.", relation.name())
             }
-            Authority::Filtered { .. } => {
-                "Any signed-in person or agent; the answer holds only what the caller may see.".into()
+            Authority::Filtered { all_of, any_of, .. } => {
+                let mut sentence =
+                    "Any signed-in person or agent; the answer holds only mailboxes where the caller holds "
+                        .to_string();
+                match (all_of.is_empty(), any_of.is_empty()) {
+                    (false, true) => sentence.push_str(&format!("all of {}.", names(all_of))),
+                    (true, false) => sentence.push_str(&format!("any of {}.", names(any_of))),
+                    _ => sentence.push_str(&format!("all of {}, and any of {}.", names(all_of), names(any_of))),
+                }
+                sentence
             }
             Authority::SelfOrAdmin { person_parameter } => {
                 format!("The person named by `{person_parameter}`, or a holder of org.admin.")

@@ -305,13 +305,17 @@ pub fn declare(id: RouteId) -> Route {
             .summary("Mailboxes I can send from")
             .description("Lists the mailboxes where the caller may draft and submit outbound mail (send.propose): the work queue. Each lists the relations the caller holds on it. To find mailboxes whose mail the caller can read, use list_readable_mailboxes.")
             .response::<MailboxList>()
-            .authority(Authority::Filtered { machine_visible: true }),
+            .authority(Authority::Filtered { machine_visible: true, all_of: &[Relation::SendPropose], any_of: &[] }),
 
         R::ListReadableMailboxes => Route::new(id, Get, "/api/mailboxes/readable", "list_readable_mailboxes")
             .summary("Mailboxes I can read")
             .description("Lists the mailboxes where the caller holds mailbox.metadata.read or mailbox.content.read. Each lists the relations the caller holds on it. Listing and searching a mailbox need mailbox.metadata.read; reading bodies and attachments needs mailbox.content.read. Use the ids with list_messages and search_messages.")
             .response::<MailboxList>()
-            .authority(Authority::Filtered { machine_visible: true }),
+            .authority(Authority::Filtered {
+                machine_visible: true,
+                all_of: &[],
+                any_of: &[Relation::MailboxMetadataRead, Relation::MailboxContentRead],
+            }),
 
         R::ListAllMailboxes => Route::new(id, Get, "/api/mailboxes/all", "list_all_mailboxes")
             .summary("Every mailbox")
@@ -393,7 +397,12 @@ pub fn declare(id: RouteId) -> Route {
                 Parameter { name: "limit", description: "How many results to return: 1 to 100, default 25." },
             ])
             .response::<SearchResults>()
-            .authority(Authority::Filtered { machine_visible: true })
+            // Headers need metadata; bodies need content as well (decision 0007).
+            .authority(Authority::Filtered {
+                machine_visible: true,
+                all_of: &[Relation::MailboxMetadataRead],
+                any_of: &[],
+            })
             .reaches_content(),
 
         R::ListSends => Route::new(id, Get, "/api/mailboxes/:mailboxId/sends", "list_sends")
@@ -478,7 +487,11 @@ pub fn declare(id: RouteId) -> Route {
             .summary("Sends awaiting my decision")
             .description("Lists submitted sends awaiting a decision in mailboxes where the caller holds approval.decide, leaving out the caller's own submissions, oldest first.")
             .response::<ApprovalQueue>()
-            .authority(Authority::Filtered { machine_visible: false }),
+            .authority(Authority::Filtered {
+                machine_visible: false,
+                all_of: &[Relation::ApprovalDecide],
+                any_of: &[],
+            }),
 
         R::McpEndpoint => Route::new(id, Post, "/mcp", "mcp_endpoint")
             .summary("The MCP server")

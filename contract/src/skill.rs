@@ -33,7 +33,7 @@ pub fn withheld_reason(route: &Route, registry: &Registry) -> String {
             "It needs {} on the organisation, which is never given to an agent; ask a person who holds it.",
             relation.name()
         ),
-        (_, Authority::Filtered { machine_visible: false }) => {
+        (_, Authority::Filtered { machine_visible: false, .. }) => {
             "It lists decisions that need a second person; an agent acts as its sponsor, so for an agent it would always be empty.".into()
         }
         (_, Authority::SelfOrAdmin { .. }) => {

@@ -180,22 +180,20 @@ pub fn relations_on(holder: &Holder, object: &str) -> Statement {
     }
 }
 
-/// The mailboxes where `holder` holds any of `relations`, with every relation it
-/// holds on each (`held`, comma-separated), ordered by address.
-pub fn mailboxes_where(holder: &Holder, relations: &[Relation]) -> Statement {
+/// The mailboxes where `holder` holds every one of `all_of` and (when not empty)
+/// one of `any_of`, with every relation it holds on each (`held`,
+/// comma-separated), ordered by address.
+pub fn mailboxes_where(holder: &Holder, all_of: &[Relation], any_of: &[Relation]) -> Statement {
     let (condition, holder_parameters) = holder_condition(holder);
-    let placeholders = vec!["?"; relations.len()].join(", ");
-    let mut parameters: Vec<Value> = holder_parameters.clone();
-    parameters.extend(relations.iter().map(|relation| Value::from(relation.name())));
-    parameters.extend(holder_parameters);
+    let (visible, visible_parameters) = mailbox_ids_where(holder, all_of, any_of);
+    let mut parameters: Vec<Value> = holder_parameters;
+    parameters.extend(visible_parameters);
     Statement {
         sql: format!(
             "SELECT m.id, m.address, m.display_name, m.created_at, \
                     (SELECT group_concat(relation) FROM (SELECT DISTINCT t.relation FROM relation_tuples t \
                       WHERE t.object = m.id AND {condition} ORDER BY t.relation)) AS held \
-             FROM mailboxes m \
-             WHERE m.id IN (SELECT t.object FROM relation_tuples t WHERE t.relation IN ({placeholders}) AND {condition}) \
-             ORDER BY m.address"
+             FROM mailboxes m WHERE m.id IN ({visible}) ORDER BY m.address"
         )
         .into(),
         parameters,
@@ -226,14 +224,26 @@ pub fn granted_to_agents() -> Statement {
     )
 }
 
-/// The SQL subquery "ids of the mailboxes where `holder` holds any of
-/// `relations`", with its parameters, for a query that filters rows by it.
-pub fn mailbox_ids_where(holder: &Holder, relations: &[Relation]) -> (String, Vec<Value>) {
+/// The SQL subquery "ids of the mailboxes where `holder` holds every one of
+/// `all_of` and (when not empty) one of `any_of`", with its parameters, for a
+/// query that filters rows by it. With neither, it names no mailbox.
+pub fn mailbox_ids_where(holder: &Holder, all_of: &[Relation], any_of: &[Relation]) -> (String, Vec<Value>) {
     let (condition, holder_parameters) = holder_condition(holder);
-    let placeholders = vec!["?"; relations.len()].join(", ");
-    let mut parameters: Vec<Value> = relations.iter().map(|relation| Value::from(relation.name())).collect();
-    parameters.extend(holder_parameters);
-    (format!("SELECT t.object FROM relation_tuples t WHERE t.relation IN ({placeholders}) AND {condition}"), parameters)
+    let mut clauses = Vec::new();
+    let mut parameters: Vec<Value> = Vec::new();
+    let groups = all_of.iter().map(std::slice::from_ref).chain((!any_of.is_empty()).then_some(any_of));
+    for relations in groups {
+        let placeholders = vec!["?"; relations.len()].join(", ");
+        clauses.push(format!(
+            "m.id IN (SELECT t.object FROM relation_tuples t WHERE t.relation IN ({placeholders}) AND {condition})"
+        ));
+        parameters.extend(relations.iter().map(|relation| Value::from(relation.name())));
+        parameters.extend(holder_parameters.iter().cloned());
+    }
+    if clauses.is_empty() {
+        clauses.push("0".to_string());
+    }
+    (format!("SELECT m.id FROM mailboxes m WHERE {}", clauses.join(" AND ")), parameters)
 }
 
 /// `SELECT held`: whether `holder` administers the node.

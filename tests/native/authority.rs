@@ -81,3 +81,52 @@ fn every_mailbox_route_refuses_a_person_missing_any_relation_it_requires() {
     }
     assert!(walked > 10, "{walked} cases walked");
 }
+
+#[test]
+fn every_filtered_route_shows_rows_exactly_where_its_declared_relations_are_held() {
+    let world = World::new();
+    let mailbox_relations: Vec<Relation> = Relation::ALL
+        .iter()
+        .copied()
+        .filter(|relation| relation.object_kind() == mailroom_contract::ObjectKind::Mailbox)
+        .collect();
+    let mut walked = 0;
+    for route in registry().routes() {
+        let Some((all_of, any_of)) = route.authority.rows_where() else { continue };
+        let request = unsigned_fixture(&world, route.id);
+        // The fixture's own mailbox, by the address the budget gives it.
+        let address = format!("box-{:?}@mailroom.test", route.id).to_lowercase();
+        let all = body(&world.admin("GET", "/api/mailboxes/all", None));
+        let mailbox =
+            all["mailboxes"].as_array().unwrap().iter().find(|mailbox| mailbox["address"] == address.as_str());
+        let mailbox = mailbox.and_then(|mailbox| mailbox["id"].as_str()).unwrap().to_string();
+
+        // Exactly what the declaration asks for shows the rows; everything but one
+        // relation of all_of, or everything but any_of, shows none.
+        let exactly: Vec<Relation> = all_of.iter().chain(any_of.first()).copied().collect();
+        let mut cases = vec![(exactly, true)];
+        let without = |missing: &[Relation]| -> Vec<Relation> {
+            mailbox_relations.iter().copied().filter(|relation| !missing.contains(relation)).collect()
+        };
+        cases.extend(all_of.iter().map(|relation| (without(std::slice::from_ref(relation)), false)));
+        if !any_of.is_empty() {
+            cases.push((without(any_of), false));
+        }
+        for (held, visible) in cases {
+            let (person, token) = world.person(&format!("filtered-{walked}@example.com"));
+            let names: Vec<&str> = held.iter().map(|relation| relation.name()).collect();
+            world.grant_all(&person, &names, &mailbox);
+            let response = world.node.send(request.clone().bearer(&token));
+            assert_eq!(response.status, 200, "{}: {}", route.tool, text(&response));
+            assert_eq!(
+                text(&response).contains(&mailbox),
+                visible,
+                "{} for a caller holding {names:?}: {}",
+                route.tool,
+                text(&response)
+            );
+            walked += 1;
+        }
+    }
+    assert!(walked >= 8, "{walked} cases walked");
+}
