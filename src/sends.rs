@@ -70,6 +70,7 @@ pub enum SendError {
 const SEND_COLUMNS: &str = "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.cc_json, s.subject, s.text, s.reply_to, \
      s.in_reply_to, s.references_json, s.created_at, s.updated_at, s.submitted_at, s.submitted_by, s.decided_at, \
      s.decided_by, s.refusal_reason, s.message_id, s.manifest_hash, s.sealed_at, s.dispatched_at, s.dispatch_error, \
+     s.sealed_from_address, s.sealed_from_name, \
      (SELECT m.address FROM mailboxes m WHERE m.id = s.mailbox_id) AS mailbox_address, \
      COALESCE((SELECT p.name FROM people p WHERE p.id = s.author), (SELECT a.name FROM agents a WHERE a.id = s.author)) \
        AS author_name";
@@ -99,6 +100,10 @@ struct SendRow {
     sealed_at: Option<i64>,
     dispatched_at: Option<i64>,
     dispatch_error: Option<String>,
+    #[serde(default)]
+    sealed_from_address: Option<String>,
+    #[serde(default)]
+    sealed_from_name: Option<String>,
     #[serde(default)]
     mailbox_address: Option<String>,
     #[serde(default)]
@@ -139,9 +144,47 @@ impl SendRow {
             refusal_reason: self.refusal_reason.clone(),
             message_id: self.message_id.clone(),
             manifest_hash: self.manifest_hash.clone(),
+            manifest_intact: self
+                .sealed_manifest()
+                .zip(self.manifest_hash.as_ref())
+                .map(|(manifest, recorded)| manifest.hash() == *recorded),
+            sealed_from_address: self.sealed_from_address.clone(),
+            sealed_from_name: self.sealed_from_name.clone(),
             dispatched_at: self.dispatched_at.map(rfc3339),
             dispatch_error: self.dispatch_error.clone(),
         }
+    }
+
+    /// What a second person approves: this send from `from`, approved by
+    /// `approved_by` at `sealed_at`.
+    fn manifest(&self, from_address: &str, from_name: &str, approved_by: &str, sealed_at: i64) -> Manifest {
+        Manifest {
+            send_id: self.id.clone(),
+            mailbox_id: self.mailbox_id.clone(),
+            from_name: from_name.to_string(),
+            to: list_of(&self.to_json),
+            cc: list_of(&self.cc_json),
+            subject: self.subject.clone(),
+            text: self.text.clone(),
+            in_reply_to: self.in_reply_to.clone(),
+            references: list_of(&self.references_json),
+            message_id: format!("{}@{}", self.id, addresses::domain(from_address)),
+            from_address: from_address.to_string(),
+            author: self.author.clone(),
+            submitted_by: self.submitted_by.clone().unwrap_or_default(),
+            approved_by: approved_by.to_string(),
+            sealed_at,
+        }
+    }
+
+    /// The manifest this sealed send was approved as, rebuilt from the row alone.
+    fn sealed_manifest(&self) -> Option<Manifest> {
+        Some(self.manifest(
+            self.sealed_from_address.as_deref()?,
+            self.sealed_from_name.as_deref()?,
+            self.decided_by.as_deref()?,
+            self.sealed_at?,
+        ))
     }
 
     /// Drafts are their author's alone; everything else is the mailbox's.
@@ -324,6 +367,8 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         sealed_at: None,
         dispatched_at: None,
         dispatch_error: None,
+        sealed_from_address: None,
+        sealed_from_name: None,
         mailbox_address: Some(names.0),
         mailbox_display_name: None,
         author_name: Some(names.1),
@@ -493,23 +538,8 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (mut row, _) = the_send(context, Vec::new()).await?;
     let approver = decidable(context, &row)?;
     let from_address = row.mailbox_address.clone().unwrap_or_default();
-    let manifest = Manifest {
-        send_id: row.id.clone(),
-        mailbox_id: row.mailbox_id.clone(),
-        from_name: row.mailbox_display_name.clone().unwrap_or_default(),
-        to: list_of(&row.to_json),
-        cc: list_of(&row.cc_json),
-        subject: row.subject.clone(),
-        text: row.text.clone(),
-        in_reply_to: row.in_reply_to.clone(),
-        references: list_of(&row.references_json),
-        message_id: format!("{}@{}", row.id, addresses::domain(&from_address)),
-        from_address,
-        author: row.author.clone(),
-        submitted_by: row.submitted_by.clone().unwrap_or_default(),
-        approved_by: approver.clone(),
-        sealed_at: context.now_ms,
-    };
+    let from_name = row.mailbox_display_name.clone().unwrap_or_default();
+    let manifest = row.manifest(&from_address, &from_name, &approver, context.now_ms);
     let manifest_hash = manifest.hash();
     let parameters = vec![
         context.now_ms.into(),
@@ -518,12 +548,15 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
         manifest_hash.as_str().into(),
         context.now_ms.into(),
         context.now_ms.into(),
+        from_address.as_str().into(),
+        from_name.as_str().into(),
     ];
     transition(
         context,
         &row.id,
         "submitted",
-        "state = 'sealed', decided_at = ?, decided_by = ?, message_id = ?, manifest_hash = ?, sealed_at = ?, updated_at = ?",
+        "state = 'sealed', decided_at = ?, decided_by = ?, message_id = ?, manifest_hash = ?, sealed_at = ?, \
+         updated_at = ?, sealed_from_address = ?, sealed_from_name = ?",
         parameters,
     );
     // The seal-time check: the author must still hold send.propose here, asked
@@ -550,19 +583,28 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.message_id = Some(manifest.message_id.clone());
     row.manifest_hash = Some(manifest_hash);
     row.sealed_at = Some(context.now_ms);
+    row.sealed_from_address = Some(from_address);
+    row.sealed_from_name = Some(from_name);
     row.updated_at = context.now_ms;
 
-    // Sealed and recorded; now, and only now, the message leaves.
+    // Sealed and recorded; now, and only now, the message leaves, one envelope
+    // recipient at a time (the binding takes one). A send that reached some
+    // recipients and not others is failed, and says exactly who has it.
     let mut failures = Vec::new();
+    let mut delivered = Vec::new();
     match manifest.to_message() {
         Ok(raw) => {
             for recipient in manifest.recipients() {
-                if let Err(error) = context.node.mailer.send(&manifest.from_address, recipient, &raw).await {
-                    failures.push(format!("{recipient}: {}", error.0));
+                match context.node.mailer.send(&manifest.from_address, recipient, &raw).await {
+                    Ok(()) => delivered.push(recipient),
+                    Err(error) => failures.push(format!("not delivered to {recipient}: {}", error.0)),
                 }
             }
         }
         Err(error) => failures.push(error.0),
+    }
+    if !failures.is_empty() && !delivered.is_empty() {
+        failures.push(format!("delivered to {}", delivered.join(", ")));
     }
     if failures.is_empty() {
         row.state = "dispatched".into();

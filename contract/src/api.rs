@@ -629,6 +629,17 @@ pub struct Send {
     /// SHA-256 of the sealed manifest, also written into the audit chain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest_hash: Option<String>,
+    /// Whether the send as stored still hashes to `manifest_hash`: false means its
+    /// row was changed after sealing, outside the node. Absent when it was never
+    /// sealed, or was sealed before the node recorded the sealed sender.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_intact: Option<bool>,
+    /// The From address it was sealed with (the mailbox's, at that moment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_from_address: Option<String>,
+    /// The From name it was sealed with (the mailbox's display name, at that moment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_from_name: Option<String>,
     /// When the mail binding accepted it (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dispatched_at: Option<String>,

@@ -142,10 +142,12 @@ fn sealing_cannot_be_undone() {
     assert_refused(&desk.call(&desk.writer.1, "DELETE", &format!("/{send}"), None), 409, "wrong_state");
     assert_refused(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None), 409, "wrong_state");
     // Even below the API, the database refuses to change what was sealed.
-    let tampered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        desk.world.node.database.tamper(&format!("UPDATE sends SET text = 'forged' WHERE id = '{send}'"))
-    }));
-    assert!(tampered.is_err(), "the trigger refuses an edit of a sealed send");
+    for column in ["text", "sealed_from_address", "sealed_from_name"] {
+        let tampered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            desk.world.node.database.tamper(&format!("UPDATE sends SET {column} = 'forged' WHERE id = '{send}'"))
+        }));
+        assert!(tampered.is_err(), "the trigger refuses an edit of a sealed send's {column}");
+    }
     let deleted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
         desk.world.node.database.tamper(&format!("DELETE FROM sends WHERE id = '{send}'"))
     }));
@@ -215,6 +217,56 @@ fn a_binding_that_refuses_leaves_the_send_failed_and_says_why() {
     let stored = body(&desk.call(&desk.writer.1, "GET", &format!("/{send}"), None));
     assert_eq!(stored["state"], "failed");
     assert!(stored["manifest_hash"].is_string(), "it was sealed before it was handed over");
+}
+
+#[test]
+fn a_send_that_reaches_some_recipients_and_not_others_says_who_has_it() {
+    let desk = desk();
+    desk.world.node.mailer.refuse.borrow_mut().push("bea@customer.example".into());
+    let created = desk.call(
+        &desk.writer.1,
+        "POST",
+        "",
+        Some(json!({ "to": ["ana@customer.example", "bea@customer.example"], "cc": ["cy@customer.example"], "subject": "S", "text": "T" })),
+    );
+    let send = body(&created)["id"].as_str().unwrap().to_string();
+    desk.call(&desk.writer.1, "POST", &format!("/{send}/submit"), None);
+    let approved = body(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None));
+    assert_eq!(approved["state"], "failed");
+    let error = approved["dispatch_error"].as_str().unwrap();
+    assert!(error.contains("not delivered to bea@customer.example"), "{error}");
+    assert!(error.contains("delivered to ana@customer.example, cy@customer.example"), "{error}");
+    let sent: Vec<String> =
+        desk.world.node.mailer.sent.borrow().iter().map(|message| message.envelope_to.clone()).collect();
+    assert_eq!(sent, vec!["ana@customer.example", "cy@customer.example"]);
+}
+
+#[test]
+fn a_sealed_send_can_be_checked_against_its_manifest_hash_from_its_row_alone() {
+    let desk = desk();
+    let send = desk.submitted();
+    let approved = body(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None));
+    assert_eq!(approved["manifest_intact"], true, "{approved}");
+    assert_eq!(approved["sealed_from_address"], SUPPORT);
+    let recorded = desk.world.audit().into_iter().find(|entry| entry["action"] == "approve_send").unwrap();
+    assert_eq!(recorded["detail"]["manifest_hash"], approved["manifest_hash"]);
+
+    // Renaming the mailbox changes what it would send from next, not what was sealed.
+    let renamed = desk.world.admin(
+        "PATCH",
+        &format!("/api/mailboxes/{}", desk.mailbox),
+        Some(json!({ "display_name": "Customer care" })),
+    );
+    assert_eq!(renamed.status, 200, "{}", text(&renamed));
+    let stored = body(&desk.call(&desk.writer.1, "GET", &format!("/{send}"), None));
+    assert_eq!(stored["manifest_intact"], true, "{stored}");
+    assert_eq!(stored["sealed_from_name"], approved["sealed_from_name"]);
+
+    // Changed outside the node (the trigger dropped first), it no longer matches.
+    desk.world.node.database.tamper("DROP TRIGGER sends_sealed_are_immutable");
+    desk.world.node.database.tamper(&format!("UPDATE sends SET text = 'Something else' WHERE id = '{send}'"));
+    let tampered = body(&desk.call(&desk.writer.1, "GET", &format!("/{send}"), None));
+    assert_eq!(tampered["manifest_intact"], false);
 }
 
 #[test]
