@@ -97,30 +97,44 @@ async fn handle(mut request: worker::Request, env: &Env) -> Result<Response, Ref
 #[event(email)]
 async fn email(message: ForwardableEmailMessage, env: Env, _context: Context) -> worker::Result<()> {
     console_error_panic_hook::set_once();
+    let fallback = env.var("INBOUND_FALLBACK_ADDRESS").ok().map(|value| value.to_string()).filter(|value| !value.is_empty());
+    let reject = |rejection: Rejection| reject(&message, rejection, fallback.as_deref());
     let Ok(bindings) = Bindings::from(&env) else {
-        return reject(&message, &Rejection::TemporaryFailure).await;
+        return reject(Rejection::TemporaryFailure).await;
     };
     let limit = bindings.config.maximum_message_bytes;
     // Refuse an oversized message on its declared size, before reading it.
     if message.raw_size() > limit as f64 {
-        return reject(&message, &Rejection::TooLarge { limit }).await;
+        return reject(Rejection::TooLarge { limit }).await;
     }
     let raw = match message.raw_bytes().await {
         Ok(raw) => raw,
         Err(error) => {
             worker::console_error!("reading an inbound message failed: {error}");
-            return reject(&message, &Rejection::TemporaryFailure).await;
+            return reject(Rejection::TemporaryFailure).await;
         }
     };
     let (from, to) = (message.from(), message.to());
     match inbound::receive(&bindings.node(), &from, &to, &raw).await {
         Ok(_) => Ok(()),
-        Err(rejection) => reject(&message, &rejection).await,
+        Err(rejection) => reject(rejection).await,
     }
 }
 
-/// Rejects an inbound message with its SMTP reason.
-async fn reject(message: &ForwardableEmailMessage, rejection: &Rejection) -> worker::Result<()> {
+/// Rejects an inbound message with its SMTP reason. Email Routing turns every
+/// rejection (and every exception) into a permanent failure, so a sender never
+/// retries mail the node failed to store; when the operator named a fallback
+/// address, such mail is forwarded there instead of being bounced.
+async fn reject(message: &ForwardableEmailMessage, rejection: Rejection, fallback: Option<&str>) -> worker::Result<()> {
+    if let (Rejection::TemporaryFailure, Some(address)) = (&rejection, fallback) {
+        match message.forward(address).await {
+            Ok(_) => {
+                worker::console_error!("could not store mail for {}; forwarded it to {address}", message.to());
+                return Ok(());
+            }
+            Err(error) => worker::console_error!("forwarding mail for {} to {address} failed: {error:?}", message.to()),
+        }
+    }
     message.set_reject(&rejection.smtp_reason());
     Ok(())
 }

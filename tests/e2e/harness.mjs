@@ -41,10 +41,11 @@ export async function wrangler(args) {
 }
 
 /**
- * A running node. `url` is its origin; `sql(command)` runs SQL against its local
+ * Starts the built Worker; `vars` adds or overrides its configuration. Answers a
+ * running node: `url` is its origin; `sql(command)` runs SQL against its local
  * D1 from outside the Worker (for tests that tamper with storage).
  */
-export async function startNode() {
+export async function startNode({ vars = {} } = {}) {
   const state = mkdtempSync(join(tmpdir(), "mailroom-e2e-"));
   const port = await freePort();
   const inspector = await freePort();
@@ -56,6 +57,7 @@ export async function startNode() {
     MAXIMUM_MESSAGE_BYTES: "200000",
     // The node answers only here: a request for any other host is refused.
     PUBLIC_ORIGIN: url,
+    ...vars,
   };
   const envFile = join(state, "secrets.env");
   writeFileSync(envFile, Object.entries(secrets).map(([key, value]) => `${key}=${value}`).join("\n") + "\n");

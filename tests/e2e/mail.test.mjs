@@ -8,12 +8,13 @@ import { join } from "node:path";
 import { startNode, setUp, ROOT, assertRefusal } from "./harness.mjs";
 
 const SUPPORT = "support@mailroom.test";
+const FALLBACK = "postmaster@fallback.example";
 const fixture = (name) => readFileSync(join(ROOT, "tests", "fixtures", "mail", `${name}.eml`));
 let node, call, token, admin, mailbox;
 const people = {};
 
 before(async () => {
-  node = await startNode();
+  node = await startNode({ vars: { INBOUND_FALLBACK_ADDRESS: FALLBACK } });
   ({ call, token, admin } = await setUp(node));
   mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } })).body;
   await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } });
@@ -87,6 +88,29 @@ test("unknown recipients, oversized and repeated messages", async () => {
   await call("POST", "/api/relations", { token, body: { subject: admin.id, relation: "mailbox.metadata.read", object: billing.id } });
   const inBilling = (await call("GET", `/api/mailboxes/${billing.id}/messages`, { token })).body.messages;
   assert.equal(inBilling.length, 1, "a message to two mailboxes makes one receipt in each");
+});
+
+test("mail the node cannot store goes to the fallback address instead of bouncing", async () => {
+  const before = (await messages("meta")).body.messages.length;
+  // D1 fails every new receipt, as it might during an outage.
+  await node.sql("CREATE TRIGGER storage_outage BEFORE INSERT ON receipts BEGIN SELECT RAISE(ABORT, 'outage'); END");
+  try {
+    const mark = node.output().length;
+    const raw = Buffer.from(fixture("plain").toString("latin1").replace("invoice-question-1@", "outage-1@"), "latin1");
+    assert.equal(await node.deliver("ana@customer.example", SUPPORT, raw), null, "not bounced");
+    let forwarded = null;
+    for (let attempt = 0; attempt < 40 && !forwarded; attempt++) {
+      forwarded = /Email handler forwarded message with\s+rcptTo: (\S+)/.exec(node.output().slice(mark));
+      if (!forwarded) await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    assert.equal(forwarded?.[1], FALLBACK, node.output().slice(mark));
+    assert.match(node.output().slice(mark), /could not store mail for support@mailroom\.test; forwarded it to postmaster@fallback\.example/);
+  } finally {
+    await node.sql("DROP TRIGGER storage_outage");
+  }
+  assert.equal((await messages("meta")).body.messages.length, before, "nothing half-stored");
+  // Rejections that are the sender's to fix still bounce.
+  assert.match(await node.deliver("sender@outside.example", "nobody@mailroom.test", fixture("reply")), /^550 5\.1\.1 /);
 });
 
 test("metadata and content are separate, and content reads are audited", async () => {
