@@ -72,7 +72,9 @@ impl SummaryRow {
     }
 }
 
-fn encode_cursor(received_at: i64, id: &str) -> String {
+/// A position in newest-first order (received time, then id), as the `next_cursor`
+/// of a message list or a search. Both page in the same order, so they share it.
+pub fn encode_cursor(received_at: i64, id: &str) -> String {
     URL_SAFE_NO_PAD.encode(format!("messages-before:{received_at}:{id}"))
 }
 
@@ -83,6 +85,21 @@ fn decode_cursor(cursor: &str) -> Option<(i64, String)> {
         return None;
     }
     Some((received_at.parse().ok()?, id.to_string()))
+}
+
+/// The `cursor` query parameter as the received time and id to continue below, or
+/// a position above every message when absent.
+pub fn cursor(context: &Context<'_>) -> Result<(i64, String), Refusal> {
+    match context.query("cursor") {
+        None => Ok((i64::MAX, String::new())),
+        Some(cursor) => decode_cursor(cursor).ok_or_else(|| {
+            RequestError::InvalidQueryParameter {
+                name: "cursor".into(),
+                expected: "the `next_cursor` of a previous page, unchanged".into(),
+            }
+            .into()
+        }),
+    }
 }
 
 /// A `limit` query parameter: 1 to `maximum`, or `default` when absent.
@@ -103,13 +120,7 @@ pub fn limit(context: &Context<'_>, default: i64, maximum: i64) -> Result<i64, R
 pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let mailbox_id = context.path("mailboxId").to_string();
     let limit = limit(context, 50, 100)?;
-    let (before_at, before_id) = match context.query("cursor") {
-        None => (i64::MAX, String::new()),
-        Some(cursor) => decode_cursor(cursor).ok_or_else(|| RequestError::InvalidQueryParameter {
-            name: "cursor".into(),
-            expected: "the `next_cursor` of a previous page, unchanged".into(),
-        })?,
-    };
+    let (before_at, before_id) = cursor(context)?;
     let page = Statement::new(format!(
         "SELECT {SUMMARY_COLUMNS} FROM receipts r WHERE r.mailbox_id = ?1 \
          AND (r.received_at < ?2 OR (r.received_at = ?2 AND (?3 = '' OR r.id < ?3))) \

@@ -17,8 +17,10 @@ use serde::Deserialize;
 
 use crate::authz::{holder_of, tuples};
 use crate::context::Context;
+use crate::dispatch::RequestError;
 use crate::http::Response;
-use crate::messages::{SUMMARY_COLUMNS, SummaryRow, limit};
+use crate::ids::{IdKind, is_id_of};
+use crate::messages::{SUMMARY_COLUMNS, SummaryRow, cursor, encode_cursor, limit};
 use crate::refusal::Refusal;
 use crate::storage::{Statement, Value};
 
@@ -94,22 +96,44 @@ struct HitRow {
 /// `GET /api/search`.
 pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let query = fts_query(context.query("q").unwrap_or_default())?;
+    let mailbox_id = match context.query("mailbox") {
+        None => None,
+        Some(id) if is_id_of(id, IdKind::Mailbox) => Some(id.to_string()),
+        Some(_) => {
+            return Err(RequestError::InvalidQueryParameter {
+                name: "mailbox".into(),
+                expected: "a mailbox's id (`mbx_…`), or nothing to search every mailbox".into(),
+            }
+            .into());
+        }
+    };
+    let (before_at, before_id) = cursor(context)?;
     let limit = limit(context, 25, 100)?;
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     // Each arm names the relations a caller must hold on a mailbox for it to be
     // searched there: the headers arm what the route declares (metadata), the
-    // body arm that and content, since a hit shows who sent what.
+    // body arm that and content, since a hit shows who sent what. Each arm reads
+    // one more than a page past the cursor: the first `limit + 1` distinct hits of
+    // the two together are among them, which is all it takes to know whether
+    // another page follows.
     let (all_of, any_of) = context.route.authority.rows_where().ok_or_else(Refusal::internal)?;
     let arm = |index: &str, all_of: &[Relation], snippet: &str| {
         let (visible, visible_parameters) = tuples::mailbox_ids_where(&holder, all_of, any_of);
+        let mut conditions = vec![format!("{index} MATCH ?"), format!("r.mailbox_id IN ({visible})")];
         let mut parameters: Vec<Value> = vec![query.as_str().into()];
         parameters.extend(visible_parameters);
-        parameters.push(limit.into());
+        if let Some(mailbox_id) = &mailbox_id {
+            conditions.push("r.mailbox_id = ?".into());
+            parameters.push(mailbox_id.as_str().into());
+        }
+        conditions.push("(r.received_at < ? OR (r.received_at = ? AND (? = '' OR r.id < ?)))".into());
+        parameters.extend([before_at.into(), before_at.into(), before_id.as_str().into(), before_id.as_str().into()]);
+        parameters.push((limit + 1).into());
         Statement {
             sql: format!(
                 "SELECT {SUMMARY_COLUMNS}, {snippet} AS snippet FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
-                 WHERE {index} MATCH ? AND r.mailbox_id IN ({visible}) \
-                 ORDER BY r.received_at DESC, r.id DESC LIMIT ?"
+                 WHERE {} ORDER BY r.received_at DESC, r.id DESC LIMIT ?",
+                conditions.join(" AND ")
             )
             .into(),
             parameters,
@@ -121,7 +145,19 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
         &[all_of, &[Relation::MailboxContentRead]].concat(),
         "snippet(receipt_bodies_index, 0, '[', ']', '…', 12)",
     );
-    context.audit_detail(serde_json::json!({ "q": context.query("q") }));
+    // Which mailbox was searched is part of what was asked; absent, every readable one.
+    let q = context.query("q").map(str::to_string);
+    let asked = |results: Option<usize>| {
+        let mut detail = serde_json::json!({ "q": q });
+        if let Some(mailbox_id) = &mailbox_id {
+            detail["mailbox"] = mailbox_id.as_str().into();
+        }
+        if let Some(results) = results {
+            detail["results"] = results.into();
+        }
+        detail
+    };
+    context.audit_detail(asked(None));
     let [headers, bodies] = context.read_array([headers, bodies]).await?;
     let header_rows: Vec<HitRow> = headers.decode_all().map_err(|error| context.internal(error))?;
     let body_rows: Vec<HitRow> = bodies.decode_all().map_err(|error| context.internal(error))?;
@@ -143,9 +179,14 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     hits.sort_by(|(left_at, left), (right_at, right)| {
         right_at.cmp(left_at).then(right.message.id.cmp(&left.message.id))
     });
-    hits.truncate(limit as usize);
-    context.audit_detail(serde_json::json!({ "q": context.query("q"), "results": hits.len() }));
-    Ok(context.json(&SearchResults { results: hits.into_iter().map(|(_, hit)| hit).collect() }))
+    let next_cursor = if hits.len() as i64 > limit {
+        hits.truncate(limit as usize);
+        hits.last().map(|(received_at, hit)| encode_cursor(*received_at, &hit.message.id))
+    } else {
+        None
+    };
+    context.audit_detail(asked(Some(hits.len())));
+    Ok(context.json(&SearchResults { results: hits.into_iter().map(|(_, hit)| hit).collect(), next_cursor }))
 }
 
 #[cfg(test)]

@@ -566,6 +566,9 @@ pub struct SearchHit {
 pub struct SearchResults {
     /// The matching messages, newest first, each once.
     pub results: Vec<SearchHit>,
+    /// Pass as `cursor`, with the same `q` and `mailbox`, to get the next (older)
+    /// results; absent on the last page.
+    pub next_cursor: Option<String>,
 }
 
 // ---------------------------------------------------------------- sends

@@ -391,10 +391,12 @@ pub fn declare(id: RouteId) -> Route {
 
         R::SearchMessages => Route::new(id, Get, "/api/search", "search_messages")
             .summary("Search mail")
-            .description("Searches every mailbox the caller can read, newest first. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Recorded in the audit chain, because a body match reveals content.")
+            .description("Searches every mailbox the caller can read, or one of them, newest first, a page at a time. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Follow `next_cursor` to page back in time. Recorded in the audit chain, because a body match reveals content.")
             .query_parameters(&[
                 Parameter { name: "q", description: "The search terms, such as `invoice march` or `\"late payment\" refund*`." },
+                Parameter { name: "mailbox", description: "Search only this mailbox (`mbx_…`). Leave it out to search every mailbox the caller can read." },
                 Parameter { name: "limit", description: "How many results to return: 1 to 100, default 25." },
+                CURSOR,
             ])
             .response::<SearchResults>()
             // Headers need metadata; bodies need content as well (decision 0007).

@@ -97,7 +97,8 @@ async fn handle(mut request: worker::Request, env: &Env) -> Result<Response, Ref
 #[event(email)]
 async fn email(message: ForwardableEmailMessage, env: Env, _context: Context) -> worker::Result<()> {
     console_error_panic_hook::set_once();
-    let fallback = env.var("INBOUND_FALLBACK_ADDRESS").ok().map(|value| value.to_string()).filter(|value| !value.is_empty());
+    let fallback =
+        env.var("INBOUND_FALLBACK_ADDRESS").ok().map(|value| value.to_string()).filter(|value| !value.is_empty());
     let reject = |rejection: Rejection| reject(&message, rejection, fallback.as_deref());
     let Ok(bindings) = Bindings::from(&env) else {
         return reject(Rejection::TemporaryFailure).await;

@@ -16,8 +16,8 @@
 //
 // A new section (reminders, connections) is a render function plus one
 // entry in SECTIONS; its route is `#/<route>/<params…>`. A section with views of
-// its own (Mail: a mailbox, a message, outbound mail) reads them from the params
-// and hands each to a view function of its own.
+// its own (Mail: a mailbox, a message, a search, outbound mail) reads them from
+// the params and hands each to a view function of its own.
 (() => {
   "use strict";
 
@@ -850,6 +850,53 @@
   /** Mail's text: plain text, wrapped, never rendered as HTML. */
   const mailText = (text) => h("pre", { class: "mail-text", text });
 
+  /** How many messages a mailbox's list, or a search, shows at a time. */
+  const MESSAGES_PER_PAGE = 50;
+
+  /**
+   * The columns a list of received messages can show, each a header and a cell
+   * made from a message summary (or a search hit, which is one). The subject
+   * links to the message in its own mailbox.
+   */
+  const MESSAGE_COLUMNS = {
+    from: ["From", (message) => mailAddress(message.from)],
+    subject: ["Subject", (message) => h("a", { href: mailHref(message.mailbox_id, message.id), text: subjectOf(message.subject) })],
+    mailbox: ["Mailbox", (message) => mailboxName(message.mailbox_id)],
+    received: ["Received", (message) => time(message.received_at)],
+    attachments: ["Attachments", (message) => (message.attachment_count ? String(message.attachment_count) : h("span", { class: "muted", text: "—" }))],
+    // A body match's passage is the stranger's text, so it is text like the rest.
+    found: ["Found in", (hit) => (hit.matched_in === "body"
+      ? h("span", { class: "snippet" }, h("span", { class: "found-where", text: "Text: " }), hit.snippet ?? "")
+      : h("span", { class: "found-where", text: "Sender, recipients or subject" }))],
+  };
+
+  /**
+   * Received messages, newest first, a page at a time: `fetchPage(query)` asks the
+   * node for one page (`limit` and `cursor` in `query`) and answers its messages
+   * and `next_cursor`; `more` names the button that asks for the next. Answers the
+   * element and `start()`, which loads the first page (and throws its refusal).
+   */
+  function pagedMessages({ caption, columns, fetchPage, emptyText, more: moreText, failure }) {
+    const headers = columns.map((key) => MESSAGE_COLUMNS[key][0]);
+    const cells = columns.map((key) => MESSAGE_COLUMNS[key][1]);
+    const messages = table(caption, headers, []);
+    const body = messages.querySelector("tbody");
+    const list = h("div", {}, loading());
+    const more = h("button", { type: "button", class: "secondary more", hidden: true, text: moreText });
+    const listStatus = statusArea();
+    let cursor = null;
+
+    async function loadPage() {
+      const page = await fetchPage({ limit: MESSAGES_PER_PAGE, cursor });
+      append(body, page.messages.map((message) => row(...cells.map((cell) => cell(message)))));
+      cursor = page.next_cursor ?? null;
+      more.hidden = !cursor;
+      list.replaceChildren(body.rows.length ? messages : empty(emptyText));
+    }
+    more.addEventListener("click", () => perform(listStatus, [more], loadPage, failure));
+    return { element: h("div", {}, list, more, listStatus), start: loadPage };
+  }
+
   /** A send's state: draft, submitted, sealed, dispatched, failed or refused. */
   function stateBadge(state) {
     const tone = { dispatched: "on", failed: "off", refused: "off", draft: "quiet" }[state];
@@ -994,10 +1041,15 @@
     return h("div", { class: "send-editor" }, content, status);
   }
 
-  /** `#/mail/<mailbox>/<view>…`: the mailboxes, one mailbox, a message, a new message, outbound mail. */
+  /**
+   * `#/mail/<mailbox>/<view>…`: the mailboxes, one mailbox, a message, a new
+   * message, outbound mail; `#/mail/search/<words>` and
+   * `#/mail/<mailbox>/search/<words>`, a search of every mailbox or of one.
+   */
   async function renderMail(view, [mailboxId, second, third]) {
     const mine = await myMailboxes();
     if (!mailboxId) return mailHome(view, mine);
+    if (mailboxId === "search") return searchView(view, mine, { q: second });
     const mailbox = mine.byId.get(mailboxId);
     if (!mailbox) {
       view.append(breadcrumbs(["Mail", "#/mail"], [mailboxId]), panel("Not one of your mailboxes",
@@ -1005,13 +1057,15 @@
         h("p", {}, h("a", { href: "#/mail", text: "Back to your mailboxes" }))));
       return;
     }
-    if (!second) return mailboxView(view, mailbox);
+    if (!second) return mailboxView(view, mine, mailbox);
+    if (second === "search") return searchView(view, mine, { mailbox, q: third });
     if (second === "new") return composeView(view, mailbox);
     if (second === "outbound") return third ? sendView(view, mailbox, third) : outboundView(view, mailbox);
     return messageView(view, mailbox, second);
   }
 
   function mailHome(view, { readable, sendable }) {
+    if (readable.length) view.append(panel("Search mail", searchForm(readable)));
     const readRows = readable.map((mailbox) => row(
       h("a", { href: mailHref(mailbox.id), text: mailbox.address }), mailbox.display_name, heldList(mailbox)));
     const sendRows = sendable.map((mailbox) => row(
@@ -1029,7 +1083,7 @@
         : empty("None. Drafting mail from a mailbox needs send.propose on it.")));
   }
 
-  async function mailboxView(view, mailbox) {
+  async function mailboxView(view, mine, mailbox) {
     const can = access(mailbox);
     document.title = `${mailbox.address} · Mail · Mailroom`;
     const tools = can.propose || can.decide
@@ -1045,31 +1099,95 @@
       return;
     }
 
-    const PAGE = 50;
-    const messages = table(`Messages in ${mailbox.address}, newest first`, ["From", "Subject", "Received", "Attachments"], []);
-    const body = messages.querySelector("tbody");
-    const list = h("div", {}, loading());
-    const more = h("button", { type: "button", class: "secondary", hidden: true, text: "Older messages" });
-    const listStatus = statusArea();
-    let cursor = null;
+    const list = pagedMessages({
+      caption: `Messages in ${mailbox.address}, newest first`,
+      columns: ["from", "subject", "received", "attachments"],
+      fetchPage: (page) => api("GET", `${mailboxApi(mailbox.id, "messages")}${query(page)}`),
+      emptyText: "No mail has arrived yet.",
+      more: "Older messages",
+      failure: "Older messages could not be loaded.",
+    });
+    view.append(panel(`Search ${mailbox.address}`, searchForm(mine.readable, { mailboxId: mailbox.id })), panel("Messages, newest first", list.element));
+    await list.start();
+  }
 
-    const messageRow = (message) => row(
-      mailAddress(message.from),
-      h("a", { href: mailHref(mailbox.id, message.id), text: subjectOf(message.subject) }),
-      time(message.received_at),
-      message.attachment_count ? String(message.attachment_count) : h("span", { class: "muted", text: "—" }));
+  /**
+   * The search box: words, and where to look (every mailbox the person can read,
+   * or one of them). Searching opens the results' own route, so a search can be
+   * kept as a link, and Back returns to the one before.
+   */
+  function searchForm(readable, { q = "", mailboxId = null } = {}) {
+    const words = h("input", { type: "search", name: "q", autocomplete: "off", spellcheck: "false", required: true, value: q });
+    const scope = h("select", { name: "mailbox" },
+      h("option", { value: "", text: "Every mailbox I can read" }),
+      readable.map((mailbox) => h("option", { value: mailbox.id, text: mailbox.address })));
+    if (readable.some((mailbox) => mailbox.id === mailboxId)) scope.value = mailboxId;
+    const form = actionForm({
+      className: "action-form search-form",
+      fields: [
+        labelled("Search for", words, "Whole words: add * for a prefix, such as refund*, or “quotes” for a phrase."),
+        labelled("In", scope),
+      ],
+      submit: "Search",
+      failureTitle: "The search was not run.",
+      async onSubmit() {
+        const before = location.hash;
+        location.hash = scope.value ? mailHref(scope.value, "search", words.value) : mailHref("search", words.value);
+        // The same search again changes no hash, so it is run from here.
+        if (location.hash === before) await route();
+      },
+    });
+    form.setAttribute("role", "search");
+    form.setAttribute("aria-label", "Search mail");
+    return form;
+  }
 
-    async function loadPage() {
-      const page = await api("GET", `${mailboxApi(mailbox.id, "messages")}${query({ limit: PAGE, cursor })}`);
-      append(body, page.messages.map(messageRow));
-      cursor = page.next_cursor ?? null;
-      more.hidden = !cursor;
-      list.replaceChildren(body.rows.length ? messages : empty("No mail has arrived yet."));
+  /**
+   * What a search cannot find, and why: the text of mail where the person reads
+   * metadata alone, and anything where they do not read metadata at all.
+   */
+  function searchReach(mailboxes) {
+    const headersOnly = mailboxes.filter((mailbox) => access(mailbox).metadata && !access(mailbox).content);
+    const unsearched = mailboxes.filter((mailbox) => !access(mailbox).metadata);
+    const addresses = (list) => list.map((mailbox) => mailbox.address).join(", ");
+    return [
+      headersOnly.length
+        ? info(`In ${addresses(headersOnly)} you hold mailbox.metadata.read without mailbox.content.read: mail there is found by its sender, recipients and subject, never by its text.`)
+        : null,
+      unsearched.length
+        ? info(`${addresses(unsearched)} ${unsearched.length === 1 ? "is" : "are"} not searched: searching a mailbox needs mailbox.metadata.read on it.`)
+        : null,
+    ];
+  }
+
+  /** Search results, newest first, a page at a time; a refusal is shown in their place. */
+  async function searchView(view, { readable }, { mailbox = null, q = "" }) {
+    const where = mailbox ? mailbox.address : "every mailbox I can read";
+    document.title = `${q ? `“${q}” · ` : ""}Search · Mail · Mailroom`;
+    view.append(
+      breadcrumbs(...[["Mail", "#/mail"], mailbox ? [mailbox.address, mailHref(mailbox.id)] : null, ["Search"]].filter(Boolean)),
+      panel("Search mail", searchForm(readable, { q, mailboxId: mailbox?.id })));
+    if (!q) return;
+
+    const list = pagedMessages({
+      caption: `Mail in ${where} matching “${q}”, newest first`,
+      columns: mailbox ? ["from", "subject", "received", "found"] : ["from", "subject", "mailbox", "received", "found"],
+      fetchPage: async (page) => {
+        const answer = await api("GET", `/api/search${query({ q, mailbox: mailbox?.id, ...page })}`);
+        return { messages: answer.results, next_cursor: answer.next_cursor };
+      },
+      emptyText: `Nothing in ${where} matches “${q}”.`,
+      more: "More results",
+      failure: "More results could not be loaded.",
+    });
+    const results = h("div", { class: "search-results" }, searchReach(mailbox ? [mailbox] : readable), list.element);
+    view.append(panel(`Results for “${q}”`, results));
+    try {
+      await list.start();
+    } catch (error) {
+      if (error instanceof SessionOver) throw error;
+      results.replaceChildren(refusalBox(error, "The search was not run."));
     }
-    more.addEventListener("click", () => perform(listStatus, [more], loadPage, "Older messages could not be loaded."));
-
-    view.append(panel("Messages, newest first", list, more, listStatus));
-    await loadPage();
   }
 
   async function messageView(view, mailbox, receiptId) {

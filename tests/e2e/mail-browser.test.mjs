@@ -21,6 +21,25 @@ const REPLY_TEXT = "Hello Ana,\n\nWe have sent the invoice for order 4471 again 
 const PERSON_ID = /usr_[0-9A-HJKMNP-TV-Z]{26}/;
 const MAILBOX_ID = /mbx_[0-9A-HJKMNP-TV-Z]{26}/;
 const fixture = (name) => readFileSync(join(ROOT, "tests", "fixtures", "mail", `${name}.eml`));
+// How many messages a list or a search shows at a time, read from the page's own
+// script so this file never restates it.
+const PER_PAGE = Number(/const MESSAGES_PER_PAGE = (\d+);/.exec(readFileSync(join(ROOT, "src", "interface", "app.js"), "utf8"))?.[1]);
+const NEWS = { address: "news@mailroom.test", name: "Newsletters" };
+/** A small message to the news mailbox, the `number`th of a run. */
+const bulletin = (number) => Buffer.from([
+  "From: Press Office <press@outside.example>",
+  `To: ${NEWS.address}`,
+  `Subject: Bulletin ${String(number).padStart(2, "0")}`,
+  `Date: Sat, 28 Nov 2026 08:${String(number % 60).padStart(2, "0")}:00 +0000`,
+  `Message-ID: <bulletin-${number}@outside.example>`,
+  "MIME-Version: 1.0",
+  "Content-Type: text/plain; charset=utf-8",
+  "",
+  `Issue ${number} of the bulletin.`,
+  "",
+].join("\r\n"));
+const REFUSED_SUBJECT = "Free upgrades for every customer";
+const REFUSAL_REASON = "We do not promise upgrades by mail; offer a call instead.";
 // Mail is written by strangers: markup in its name, subject and text must reach the page as text.
 const HOSTILE_SUBJECT = `<img src=x onerror="document.title='owned'"> Urgent`;
 const HOSTILE = Buffer.from([
@@ -63,6 +82,33 @@ async function signIn(page, { email, password }) {
   await page.getByLabel("Password").fill(password);
   await page.getByLabel("Password").press("Enter");
   await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
+}
+
+/** Searches from the search box on the page, for `words`, in `scope` (a mailbox's address) if given. */
+async function search(page, words, scope) {
+  const box = page.getByRole("search", { name: "Search mail" });
+  await box.getByLabel("Search for").fill(words);
+  if (scope) await box.getByLabel("In", { exact: true }).selectOption({ label: scope });
+  await box.getByRole("button", { name: "Search" }).click();
+}
+
+/** The rows of a table's body (its header row has no cells), as their cells' text. */
+async function bodyRows(within) {
+  const rows = within.getByRole("row").filter({ has: within.page().getByRole("cell") });
+  return Promise.all((await rows.all()).map((row) => row.getByRole("cell").allTextContents()));
+}
+
+/** Every result of a search through the API, following `next_cursor`. */
+async function searchAll(parameters, asToken) {
+  const results = [];
+  let cursor;
+  do {
+    const page = await call("GET", `/api/search?${new URLSearchParams({ ...parameters, ...(cursor ? { cursor } : {}) })}`, { token: asToken });
+    assert.equal(page.status, 200, page.text);
+    results.push(...page.body.results);
+    cursor = page.body.next_cursor;
+  } while (cursor);
+  return results;
 }
 
 const section = (page, name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
@@ -258,6 +304,81 @@ test("the writer downloads an attachment", async () => {
   assert.equal(await writer.getByRole("heading", { name: "Signed contract attached", level: 2 }).count(), 1, "the page stayed where it was");
 });
 
+test("the writer searches every mailbox they can read, finds a message by its text, and opens it", async () => {
+  ids.writerToken = await tokenFor(WRITER);
+  await section(writer, "Mail").click();
+  await search(writer, "4471");
+  await writer.waitForURL((url) => url.hash === "#/mail/search/4471");
+  const results = writer.getByRole("region", { name: "Results for “4471”" });
+  await results.getByRole("table").waitFor();
+  const audit = (await call("GET", "/api/audit?limit=20", { token })).body.entries.find((entry) => entry.action === "search_messages");
+  assert.equal(audit?.actor, ids.writer, "the page's search is recorded as the writer's");
+  assert.equal(audit.detail.q, "4471");
+
+  const answer = await searchAll({ q: "4471" }, ids.writerToken);
+  assert.deepEqual(answer.map((hit) => [hit.subject, hit.matched_in]), [[QUESTION, "body"]], "the node found it by its text");
+  const [[from, subject, mailbox, received, found]] = await bodyRows(results);
+  assert.match(from, /Ana Lima.*<ana@customer\.example>/);
+  assert.equal(subject, QUESTION);
+  assert.match(mailbox, /^support@mailroom\.test/);
+  assert.ok(received.trim(), "the received time is shown");
+  assert.match(found, /^Text: .*order \[4471\]/s, "the passage it was found in");
+
+  await results.getByRole("link", { name: QUESTION }).click();
+  await writer.getByRole("heading", { name: QUESTION, level: 2 }).waitFor();
+  assert.equal(new URL(writer.url()).hash, `#/mail/${mailboxId}/${answer[0].id}`);
+  await writer.goBack();
+  await writer.getByRole("region", { name: "Results for “4471”" }).getByRole("link", { name: QUESTION }).waitFor();
+});
+
+test("a stranger's markup found by a search is shown as text", async () => {
+  await search(writer, "owned");
+  const results = writer.getByRole("region", { name: "Results for “owned”" });
+  await results.getByRole("table").waitFor();
+  const [[from, subject, , , found]] = await bodyRows(results);
+  assert.match(from, /^<b>Mallory<\/b>/);
+  assert.equal(subject, HOSTILE_SUBJECT);
+  assert.match(found, /<script>document\.title = "\[owned\]"<\/script>/);
+  const main = writer.getByRole("main");
+  for (const tag of ["img", "b", "script", "a[href^='javascript']"]) assert.equal(await main.locator(tag).count(), 0, tag);
+  assert.equal(await writer.title(), "“owned” · Search · Mail · Mailroom");
+});
+
+test("a search the node cannot read is refused on the page with its reason and what to do", async () => {
+  for (const [words, expectedCode] of [['"late payment', "unclosed_quote"], ["!!", "empty_query"]]) {
+    watch.expectRefusal(400, "/api/search");
+    await search(writer, words);
+    const alert = writer.getByRole("region", { name: `Results for “${words}”` }).getByRole("alert");
+    await alert.waitFor();
+    const refused = await call("GET", `/api/search?q=${encodeURIComponent(words)}`, { token: ids.writerToken });
+    assert.equal(refused.status, 400);
+    const { code, message, reason, fix } = refused.body.error;
+    assert.equal(code, expectedCode);
+    const shown = await alert.textContent();
+    for (const part of ["The search was not run.", message, `Why: ${reason}`, `What to do: ${fix}`, code, "HTTP 400"]) {
+      assert.ok(shown.includes(part), `${part} in ${shown}`);
+    }
+    assert.equal(await writer.getByRole("search", { name: "Search mail" }).getByLabel("Search for").inputValue(), words, "the words stay, to be corrected");
+  }
+  await section(writer, "Mail").click();
+});
+
+test("someone who reads metadata alone finds mail by its subject, and never by its text", async () => {
+  await section(admin, "Mail").click();
+  await search(admin, "4471");
+  const byText = admin.getByRole("region", { name: "Results for “4471”" });
+  await byText.getByText("Nothing in every mailbox I can read matches “4471”.").waitFor();
+  assert.match(await byText.textContent(), /In support@mailroom\.test you hold mailbox\.metadata\.read without mailbox\.content\.read/);
+  assert.deepEqual(await searchAll({ q: "4471" }, token), [], "the node found nothing for them");
+  assert.equal((await searchAll({ q: "4471" }, ids.writerToken)).length, 1, "though the word is there, in the text");
+
+  await search(admin, "invoice");
+  const bySubject = admin.getByRole("region", { name: "Results for “invoice”" });
+  await bySubject.getByRole("table").waitFor();
+  assert.deepEqual((await bodyRows(bySubject)).map(([, subject, , , found]) => [subject, found]), [[QUESTION, "Sender, recipients or subject"]]);
+  assert.deepEqual((await searchAll({ q: "invoice" }, token)).map((hit) => [hit.subject, hit.matched_in, hit.snippet]), [[QUESTION, "headers", undefined]]);
+});
+
 test("a draft from New message can be deleted", async () => {
   await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
   await writer.getByRole("link", { name: "New message" }).click();
@@ -375,6 +496,115 @@ test("the writer's Outbound shows the reply dispatched", async () => {
   await details.getByText("dispatched", { exact: true }).waitFor();
   assert.match(await details.textContent(), new RegExp(`Approved.*by.*${ids.approver}`));
   assert.equal(await details.getByRole("button").count(), 0, "a sealed send has nothing to change");
+});
+
+test("the approver refuses a submitted send with a reason, and nothing is sent", async () => {
+  await writer.getByRole("link", { name: SUPPORT.address, exact: true }).first().click();
+  await writer.getByRole("link", { name: "New message" }).click();
+  await writer.getByLabel("To", { exact: true }).fill("everyone@customer.example");
+  await writer.getByLabel("Subject").fill(REFUSED_SUBJECT);
+  await writer.getByLabel("Text").fill("Everyone gets a free upgrade.");
+  await writer.getByRole("button", { name: "Save draft" }).click();
+  await statusSaying(writer, "Draft saved").waitFor();
+  await writer.getByRole("button", { name: "Submit for approval" }).click();
+  await statusSaying(writer, "Submitted for approval").waitFor();
+  const submitted = (await call("GET", `/api/mailboxes/${mailboxId}/sends`, { token: ids.writerToken })).body.sends.find((send) => send.subject === REFUSED_SUBJECT);
+  assert.equal(submitted?.state, "submitted");
+
+  await approver.reload();
+  const card = approver.getByRole("article", { name: REFUSED_SUBJECT });
+  await card.getByRole("button", { name: `Refuse “${REFUSED_SUBJECT}”` }).click();
+  await card.getByLabel("Reason for refusing").fill(REFUSAL_REASON);
+  await card.getByRole("button", { name: "Refuse send" }).click();
+  await card.getByRole("status").filter({ hasText: "Refused." }).waitFor();
+  assert.equal(await card.getByText("refused", { exact: true }).count(), 1, "the state is shown");
+  assert.ok((await card.textContent()).includes(REFUSAL_REASON), "with the reason");
+  assert.equal(await card.getByRole("button").count(), 0, "nothing left to decide");
+
+  const refused = (await call("GET", `/api/mailboxes/${mailboxId}/sends/${submitted.id}`, { token: ids.writerToken })).body;
+  assert.equal(refused.state, "refused");
+  assert.equal(refused.refusal_reason, REFUSAL_REASON);
+  assert.equal(refused.decided_by, ids.approver);
+  // A refusal dispatches nothing: give the binding the time a dispatch took, then look.
+  await new Promise((resolve) => setTimeout(resolve, 1500));
+  const sent = node.sentMail();
+  assert.equal(sent.length, 1, "still only the approved reply");
+  assert.ok(!sent.some((message) => message.includes(REFUSED_SUBJECT)));
+});
+
+test("the writer's Outbound shows the send refused, with the approver's reason", async () => {
+  await writer.getByRole("link", { name: SUPPORT.address, exact: true }).first().click();
+  await writer.getByRole("link", { name: "Outbound" }).click();
+  const row = writer.getByRole("row").filter({ hasText: REFUSED_SUBJECT });
+  await row.waitFor();
+  assert.equal((await row.getByRole("cell").allTextContents())[0], "refused");
+  assert.equal(await row.getByRole("button").count(), 0, "nothing to cancel");
+  await row.getByRole("link", { name: REFUSED_SUBJECT }).click();
+  const details = writer.getByRole("region", { name: REFUSED_SUBJECT });
+  await details.getByText("refused", { exact: true }).waitFor();
+  const shown = await details.textContent();
+  assert.ok(shown.includes(`Reason${REFUSAL_REASON}`), shown);
+  assert.match(shown, new RegExp(`Refused.*by.*${ids.approver}`));
+  assert.equal(await details.getByRole("button").count(), 0, "a refused send cannot be changed");
+});
+
+test("more than a page of mail: the rest of a mailbox, and of a search, is shown on asking", async () => {
+  assert.ok(PER_PAGE > 0, "the page size is read from app.js");
+  const created = await call("POST", "/api/mailboxes", { token, body: { address: NEWS.address, display_name: NEWS.name } });
+  assert.equal(created.status, 201, created.text);
+  const newsId = created.body.id;
+  const granted = await call("POST", "/api/relations", { token, body: { subject: ids.writer, relation: "mailbox.metadata.read", object: newsId } });
+  assert.equal(granted.status, 201, granted.text);
+  const count = PER_PAGE + 5;
+  for (let first = 1; first <= count; first += 10) {
+    const numbers = Array.from({ length: Math.min(10, count - first + 1) }, (_, index) => first + index);
+    const rejections = await Promise.all(numbers.map((number) => node.deliver("press@outside.example", NEWS.address, bulletin(number))));
+    assert.deepEqual(rejections, numbers.map(() => null));
+  }
+  const listed = [];
+  for (let cursor; ;) {
+    const page = await call("GET", `/api/mailboxes/${newsId}/messages?${new URLSearchParams({ limit: String(PER_PAGE), ...(cursor ? { cursor } : {}) })}`, { token: ids.writerToken });
+    listed.push(...page.body.messages.map((message) => message.subject));
+    cursor = page.body.next_cursor;
+    if (!cursor) break;
+  }
+  assert.equal(listed.length, count, "every bulletin arrived");
+
+  await section(writer, "Mail").click();
+  await writer.getByRole("region", { name: "Mailboxes I can read" }).getByRole("link", { name: NEWS.address, exact: true }).click();
+  const messages = writer.getByRole("region", { name: "Messages, newest first" });
+  await messages.getByRole("table").waitFor();
+  const older = messages.getByRole("button", { name: "Older messages" });
+  assert.deepEqual((await bodyRows(messages)).map(([, subject]) => subject), listed.slice(0, PER_PAGE), "the first page, newest first");
+  await older.click();
+  await messages.getByRole("row").filter({ hasText: listed.at(-1) }).waitFor();
+  assert.deepEqual((await bodyRows(messages)).map(([, subject]) => subject), listed, "then the rest, after it");
+  assert.ok(await older.isHidden(), "nothing older is offered once all is shown");
+
+  // The mailbox's own search box looks in it alone.
+  await search(writer, "bulletin");
+  await writer.waitForURL((url) => url.hash === `#/mail/${newsId}/search/bulletin`);
+  const results = writer.getByRole("region", { name: "Results for “bulletin”" });
+  await results.getByRole("table").waitFor();
+  assert.deepEqual(await results.getByRole("columnheader").allTextContents(), ["From", "Subject", "Received", "Found in"]);
+  const found = (await searchAll({ q: "bulletin", mailbox: newsId, limit: String(PER_PAGE) }, ids.writerToken)).map((hit) => hit.subject);
+  assert.deepEqual(found, listed, "the node finds every bulletin, newest first");
+  assert.deepEqual((await bodyRows(results)).map(([, subject]) => subject), found.slice(0, PER_PAGE));
+  const more = results.getByRole("button", { name: "More results" });
+  await more.click();
+  await results.getByRole("row").filter({ hasText: found.at(-1) }).waitFor();
+  assert.deepEqual((await bodyRows(results)).map(([, subject]) => subject), found);
+  assert.ok(await more.isHidden());
+
+  // The invoice question is not in this mailbox; in every mailbox, it is.
+  await search(writer, "invoice");
+  await writer.getByRole("region", { name: "Results for “invoice”" }).getByText(`Nothing in ${NEWS.address} matches “invoice”.`).waitFor();
+  assert.deepEqual(await searchAll({ q: "invoice", mailbox: newsId }, ids.writerToken), []);
+  await search(writer, "invoice", "Every mailbox I can read");
+  await writer.waitForURL((url) => url.hash === "#/mail/search/invoice");
+  const everywhere = writer.getByRole("region", { name: "Results for “invoice”" });
+  await everywhere.getByRole("table").waitFor();
+  assert.deepEqual((await bodyRows(everywhere)).map(([, subject, mailbox]) => [subject, mailbox.split(" ")[0]]), [[QUESTION, SUPPORT.address]]);
 });
 
 test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", async () => {

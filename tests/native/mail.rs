@@ -344,6 +344,101 @@ fn search_finds_headers_where_metadata_is_read_and_bodies_only_where_content_is(
     assert_eq!(search(&nobody, "invoice")["results"], json!([]));
 }
 
+/// A small message to `to` with its own Message-ID, `subject` and `text`.
+fn deliver_note(world: &World, to: &str, number: usize, subject: &str, text: &str) -> String {
+    let raw = format!(
+        "From: Ana Lima <ana@customer.example>\r\nTo: {to}\r\nSubject: {subject}\r\n\
+         Message-ID: <note-{number}@customer.example>\r\nDate: Fri, 27 Nov 2026 09:15:00 +0000\r\n\
+         Content-Type: text/plain; charset=utf-8\r\n\r\n{text}\r\n"
+    );
+    match world.node.deliver("ana@customer.example", to, raw.as_bytes()) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("delivering note {number}: {other:?}"),
+    }
+}
+
+/// Every result of a search, following `next_cursor` page by page (a cursor that
+/// went nowhere would never end, so ten pages are the most there may be).
+fn search_all(world: &World, token: &str, path: &str) -> Vec<(String, String)> {
+    let mut seen = Vec::new();
+    let mut cursor: Option<String> = None;
+    for _ in 0..10 {
+        let page_path = match &cursor {
+            Some(cursor) => format!("{path}&cursor={cursor}"),
+            None => path.to_string(),
+        };
+        let page = body(&world.call("GET", &page_path, Some(token), None));
+        let results = page["results"].as_array().unwrap();
+        assert!(results.len() <= 2, "a page holds at most its limit");
+        seen.extend(
+            results
+                .iter()
+                .map(|hit| (hit["id"].as_str().unwrap().to_string(), hit["matched_in"].as_str().unwrap().to_string())),
+        );
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => return seen,
+        }
+    }
+    panic!("{path} went on for more than ten pages: {seen:?}");
+}
+
+#[test]
+fn search_pages_with_a_cursor_across_both_arms_and_can_keep_to_one_mailbox() {
+    let (world, support) = world_with_mailbox();
+    let billing = world.mailbox("billing@mailroom.test");
+    // The word is in the subject, the body, both, or (note 4) neither, so a page's
+    // hits come from both arms; and three are in subjects alone, so a reader of
+    // metadata pages through one arm.
+    let notes = [
+        (SUPPORT, "Refund please", "Nothing else."),
+        (SUPPORT, "A question", "About my refund."),
+        ("billing@mailroom.test", "Refund for order 7", "Thanks."),
+        (SUPPORT, "Refund again", "Still no refund."),
+        (SUPPORT, "Hello", "Just saying hello."),
+        (SUPPORT, "Another", "The refund arrived."),
+        (SUPPORT, "Refund status", "Any news?"),
+    ];
+    let receipts: Vec<String> = notes
+        .iter()
+        .enumerate()
+        .map(|(number, (to, subject, text))| deliver_note(&world, to, number, subject, text))
+        .collect();
+    let newest_first = |indexes: &[usize], arms: &[&str]| -> Vec<(String, String)> {
+        indexes.iter().rev().zip(arms.iter().rev()).map(|(&i, arm)| (receipts[i].clone(), arm.to_string())).collect()
+    };
+    let (cy, content) =
+        reader(&world, "content@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &support);
+    world.grant_all(&cy, &["mailbox.metadata.read", "mailbox.content.read"], &billing);
+    let (_, meta) = reader(&world, "meta@example.com", &["mailbox.metadata.read"], &support);
+
+    assert_eq!(
+        search_all(&world, &content, "/api/search?q=refund&limit=2"),
+        newest_first(&[0, 1, 2, 3, 5, 6], &["headers", "body", "headers", "body", "body", "headers"]),
+        "every match once, newest first, a body match winning over a header match"
+    );
+    assert_eq!(
+        search_all(&world, &content, &format!("/api/search?q=refund&limit=2&mailbox={support}")),
+        newest_first(&[0, 1, 3, 5, 6], &["headers", "body", "body", "body", "headers"]),
+    );
+    assert_eq!(
+        search_all(&world, &content, &format!("/api/search?q=refund&limit=2&mailbox={billing}")),
+        newest_first(&[2], &["headers"]),
+    );
+    // The metadata reader finds subjects alone, and nothing in a mailbox they cannot read.
+    assert_eq!(
+        search_all(&world, &meta, "/api/search?q=refund&limit=2"),
+        newest_first(&[0, 3, 6], &["headers", "headers", "headers"]),
+        "three pages' worth from one arm alone, none lost at a page's edge"
+    );
+    assert_eq!(search_all(&world, &meta, &format!("/api/search?q=refund&limit=2&mailbox={billing}")), vec![]);
+
+    for bad in ["&mailbox=support", "&mailbox=", "&cursor=forged"] {
+        let response = world.call("GET", &format!("/api/search?q=refund{bad}"), Some(&content), None);
+        assert_refused(&response, 400, "invalid_query_parameter");
+    }
+}
+
 #[test]
 fn search_syntax_is_refused_by_our_rules_and_never_reaches_the_database_as_syntax() {
     let (world, mailbox) = world_with_mailbox();
