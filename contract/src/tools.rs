@@ -162,6 +162,12 @@ mod tests {
                 assert!(described, "{}: input `{name}` has no description", route.tool);
             }
             assert_eq!(tool["inputSchema"]["type"], "object");
+            assert_eq!(
+                tool.get("outputSchema").is_some(),
+                route.response.is_some(),
+                "{}: a tool has an outputSchema exactly when its route declares a response schema",
+                route.tool
+            );
             if let Some(output) = tool.get("outputSchema") {
                 assert_eq!(output["type"], "object", "{}: MCP output schemas are objects", route.tool);
                 assert!(!output.to_string().contains("$ref"), "{}: output schema must be inline", route.tool);
