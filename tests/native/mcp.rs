@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use mailroom::http::Response;
 use mailroom::testing::{RequestExt, TEST_ORIGIN, request};
+use mailroom_contract::capabilities::CAPABILITIES;
 use mailroom_contract::registry;
 use serde_json::{Value, json};
 
@@ -72,6 +73,35 @@ fn initialize_negotiates_a_legacy_revision_statelessly() {
     let reply = rpc(&world, None, json!({ "jsonrpc": "2.0", "id": 3, "result": {} }));
     assert_eq!(reply.status, 202, "a response from the client is accepted and ignored");
     assert_eq!(call(&world, None, "ping", json!({}))["result"], json!({}));
+}
+
+#[test]
+fn the_instructions_name_every_capability_and_how_many_routes_are_withheld() {
+    let world = World::new();
+    let registry = registry();
+    let withheld = registry.routes().iter().filter(|route| !registry.is_grantable(route.id)).count();
+    let initialized = call(
+        &world,
+        None,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+    );
+    let discovered = modern(
+        &world,
+        "server/discover",
+        json!({}),
+        &[("mcp-protocol-version", MODERN), ("mcp-method", "server/discover")],
+    );
+    for instructions in [&initialized["result"]["instructions"], &body(&discovered)["result"]["instructions"]] {
+        let instructions = instructions.as_str().unwrap_or_default();
+        for capability in CAPABILITIES {
+            assert!(instructions.contains(capability.name), "the instructions do not name {}", capability.name);
+        }
+        assert!(
+            instructions.contains(&format!(" {withheld} routes are withheld")),
+            "the instructions do not give the registry's {withheld} withheld routes: {instructions}"
+        );
+    }
 }
 
 #[test]
