@@ -389,13 +389,25 @@ fn a_call_through_mcp_and_through_rest_leave_the_same_audit_entry_apart_from_the
     let refused_rest = world.call("POST", &format!("{path}/cancel"), Some(&world.admin_token), None);
     assert_eq!(refused_rest.status, 404, "the administrator holds nothing on the mailbox");
     let rest_refusal = world.last_audit_entry();
-    call(
+    assert_eq!(rest_refusal["surface"], "rest");
+    assert_eq!(rest_refusal["action"], "cancel_send");
+    assert_eq!(rest_refusal["actor"], world.admin_id.as_str());
+    assert_eq!(rest_refusal["outcome"], "refused");
+    let refused_mcp = &call(
         &world,
         Some(&world.admin_token),
         "tools/call",
         json!({ "name": "cancel_send", "arguments": { "mailboxId": mailbox, "sendId": send } }),
-    );
+    )["result"];
+    assert_eq!(refused_mcp["isError"], true, "{refused_mcp}");
+    assert_eq!(refused_mcp["structuredContent"]["error"]["code"], "not_found");
     let mcp_refusal = world.last_audit_entry();
+    assert_eq!(
+        mcp_refusal["seq"].as_i64(),
+        rest_refusal["seq"].as_i64().map(|seq| seq + 1),
+        "the refusal through MCP appends an entry of its own: {mcp_refusal}"
+    );
+    assert_eq!(mcp_refusal["surface"], "mcp");
     assert_eq!(comparable(&rest_refusal), comparable(&mcp_refusal), "refusals are recorded alike too");
 }
 
