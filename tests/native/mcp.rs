@@ -432,3 +432,61 @@ fn a_tool_call_costs_no_more_round_trips_than_its_route() {
     );
     assert_eq!(search_mcp.round_trips, search_rest.round_trips);
 }
+
+/// Sends `request` and counts the batches the storage itself executed for it.
+fn measured(world: &World, request: mailroom::http::Request) -> (Response, u32) {
+    let before = world.node.database.batches();
+    let response = world.node.send(request);
+    (response, world.node.database.batches() - before)
+}
+
+#[test]
+fn an_audited_act_through_mcp_costs_no_more_round_trips_than_through_rest() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (ben, token) = world.person("ben@example.com");
+    world.grant_all(&ben, &["send.propose"], &mailbox);
+    let draft = json!({ "to": ["ana@example.org"], "subject": "Hello", "text": "Hi." });
+    let tool_call = |mailbox: &str| {
+        let mut arguments = draft.clone();
+        arguments["mailboxId"] = json!(mailbox);
+        request("POST", "/mcp").bearer(&token).json(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "create_draft", "arguments": arguments }
+        }))
+    };
+    let rest_call =
+        |mailbox: &str| request("POST", &format!("/api/mailboxes/{mailbox}/sends")).bearer(&token).json(draft.clone());
+
+    let (rest, rest_batches) = measured(&world, rest_call(&mailbox));
+    assert_eq!(rest.status, 201, "{}", text(&rest));
+    let rest_entry = world.last_audit_entry();
+    let (mcp, mcp_batches) = measured(&world, tool_call(&mailbox));
+    assert_eq!(body(&mcp)["result"]["isError"], false, "{}", text(&mcp));
+    let mcp_entry = world.last_audit_entry();
+    assert_eq!(
+        (rest_entry["action"].as_str(), mcp_entry["action"].as_str()),
+        (Some("create_draft"), Some("create_draft"))
+    );
+    assert_eq!(mcp_entry["surface"], "mcp", "the act was done and recorded through MCP");
+    assert_eq!(rest_batches, rest.round_trips, "REST reports the round trips the storage saw");
+    assert_eq!(mcp_batches, mcp.round_trips, "MCP reports the round trips the storage saw");
+    assert!(
+        mcp_batches <= rest_batches,
+        "create_draft: {mcp_batches} round trips through MCP, {rest_batches} through REST"
+    );
+
+    // A refused act is recorded too, and costs no more through MCP either.
+    let elsewhere = world.mailbox("sales@mailroom.test");
+    world.grant_all(&ben, &["mailbox.metadata.read"], &elsewhere);
+    let (rest, rest_batches) = measured(&world, rest_call(&elsewhere));
+    assert_refused(&rest, 403, "missing_relation");
+    let (mcp, mcp_batches) = measured(&world, tool_call(&elsewhere));
+    assert_eq!(body(&mcp)["result"]["structuredContent"]["error"]["code"], "missing_relation", "{}", text(&mcp));
+    assert_eq!(world.last_audit_entry()["outcome"], "refused");
+    assert_eq!(mcp_batches, mcp.round_trips);
+    assert!(
+        mcp_batches <= rest_batches,
+        "refused create_draft: {mcp_batches} through MCP, {rest_batches} through REST"
+    );
+}
