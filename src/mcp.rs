@@ -147,9 +147,11 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Ok(rpc_error(Value::Null, RpcError::new(400, INVALID_REQUEST, "A JSON-RPC message is an object")));
     };
     let id = object.get("id").cloned();
+    // An error echoes the request's id only when it is one JSON-RPC allows.
+    let echoed = id.clone().filter(is_valid_id).unwrap_or(Value::Null);
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         let error = RpcError::new(400, INVALID_REQUEST, "`jsonrpc` must be \"2.0\"");
-        return Ok(rpc_error(id.unwrap_or(Value::Null), error));
+        return Ok(rpc_error(echoed, error));
     }
     let Some(method) = object.get("method").and_then(Value::as_str) else {
         // A response from the client (to nothing this server asked): accepted and ignored.
@@ -157,25 +159,30 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
             return Ok(accepted());
         }
         let error = RpcError::new(400, INVALID_REQUEST, "A JSON-RPC request needs a `method`");
-        return Ok(rpc_error(id.unwrap_or(Value::Null), error));
+        return Ok(rpc_error(echoed, error));
     };
     let params = match object.get("params") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(params)) => params.clone(),
+        // JSON-RPC allows parameters by position; MCP names every parameter.
+        Some(Value::Array(_)) => {
+            let error = RpcError::new(400, INVALID_PARAMS, "`params` must be an object: MCP parameters are named");
+            return Ok(rpc_error(echoed, error));
+        }
         Some(_) => {
             let error = RpcError::new(400, INVALID_REQUEST, "`params` must be an object");
-            return Ok(rpc_error(id.unwrap_or(Value::Null), error));
+            return Ok(rpc_error(echoed, error));
         }
     };
     let era = match check_protocol(context.request, method, &params) {
         Ok(era) => era,
-        Err(error) => return Ok(rpc_error(id.unwrap_or(Value::Null), error)),
+        Err(error) => return Ok(rpc_error(echoed, error)),
     };
     let Some(id) = id else {
         // A notification (notifications/initialized, cancellations): nothing to answer.
         return Ok(accepted());
     };
-    if !(id.is_string() || id.is_i64() || id.is_u64()) {
+    if !is_valid_id(&id) {
         return Ok(rpc_error(Value::Null, RpcError::new(400, INVALID_REQUEST, "`id` must be a string or an integer")));
     }
     let outcome = match method {
@@ -199,6 +206,11 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         }
         Err(error) => Ok(rpc_error(id, error)),
     }
+}
+
+/// Whether a request id is one MCP allows: a string or an integer (never null).
+fn is_valid_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
 }
 
 /// Decides the era and checks the headers against the body: a modern request
@@ -397,7 +409,13 @@ fn route_request(route: &Route, arguments: &Map<String, Value>, outer: &Request)
 
 /// `tools/call`: re-enters the router as the caller.
 async fn call_tool(context: &mut Context<'_>, params: &Map<String, Value>) -> Result<Value, RpcError> {
-    let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Err(RpcError::new(
+            200,
+            INVALID_PARAMS,
+            "tools/call needs `name`, a string naming a tool from tools/list",
+        ));
+    };
     let arguments = match params.get("arguments") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(arguments)) => arguments.clone(),

@@ -150,6 +150,92 @@ fn the_transport_refuses_what_it_does_not_speak() {
     assert_refused(&world.node.send(rebound), 403, "wrong_host");
 }
 
+/// Sends a raw JSON-RPC message and requires the error it must answer: never a
+/// 500, always a JSON-RPC error object with the code, echoing the id only when
+/// it is one JSON-RPC allows.
+#[track_caller]
+fn check_probe(world: &World, what: &str, message: Value, status: u16, code: i64, id: Value) {
+    let response = rpc(world, Some(&world.admin_token), message);
+    assert_eq!(response.status, status, "{what}: {}", text(&response));
+    let answer = body(&response);
+    assert_eq!(answer["jsonrpc"], "2.0", "{what}: {answer}");
+    assert_eq!(answer["error"]["code"], code, "{what}: {answer}");
+    assert!(answer["error"]["message"].as_str().is_some_and(|message| !message.is_empty()), "{what}: {answer}");
+    assert_eq!(answer["id"], id, "{what}: {answer}");
+}
+
+#[test]
+fn malformed_messages_answer_the_right_json_rpc_error_and_never_a_500() {
+    let world = World::new();
+    let world = &world;
+    let message = |id: Value, method: Value, params: Value| {
+        let mut message = json!({ "jsonrpc": "2.0", "id": id, "method": method });
+        if !params.is_null() {
+            message["params"] = params;
+        }
+        message
+    };
+    let tool = |params: Value| message(json!(1), json!("tools/call"), params);
+    let meta = |version: Value| json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": version } });
+
+    // `params` that are not a structured value make an invalid request; a
+    // structured value by position is valid JSON-RPC that MCP cannot use.
+    check_probe(world, "params a string", message(json!(1), json!("ping"), json!("x")), 400, -32600, json!(1));
+    check_probe(world, "params a number", message(json!(1), json!("tools/list"), json!(3)), 400, -32600, json!(1));
+    check_probe(world, "params a boolean", message(json!(1), json!("tools/list"), json!(true)), 400, -32600, json!(1));
+    check_probe(
+        world,
+        "params by position",
+        message(json!(1), json!("tools/call"), json!(["get_me"])),
+        400,
+        -32602,
+        json!(1),
+    );
+    // An id is a string or an integer; any other is an invalid request, answered with a null id.
+    check_probe(world, "id a float", message(json!(1.5), json!("ping"), Value::Null), 400, -32600, Value::Null);
+    check_probe(world, "id a boolean", message(json!(true), json!("ping"), Value::Null), 400, -32600, Value::Null);
+    check_probe(
+        world,
+        "id an object",
+        message(json!({ "n": 1 }), json!("ping"), Value::Null),
+        400,
+        -32600,
+        Value::Null,
+    );
+    check_probe(world, "id an array", message(json!([1]), json!("ping"), Value::Null), 400, -32600, Value::Null);
+    check_probe(world, "id null", message(Value::Null, json!("ping"), Value::Null), 400, -32600, Value::Null);
+    check_probe(
+        world,
+        "float id, bad params",
+        message(json!(2.5), json!("ping"), json!("x")),
+        400,
+        -32600,
+        Value::Null,
+    );
+    check_probe(world, "method a number", message(json!(1), json!(5), Value::Null), 400, -32600, json!(1));
+    // A tool call's own parameters are the method's: invalid params.
+    check_probe(
+        world,
+        "arguments a string",
+        tool(json!({ "name": "get_me", "arguments": "{}" })),
+        200,
+        -32602,
+        json!(1),
+    );
+    check_probe(world, "arguments an array", tool(json!({ "name": "get_me", "arguments": [] })), 200, -32602, json!(1));
+    check_probe(world, "arguments a number", tool(json!({ "name": "get_me", "arguments": 0 })), 200, -32602, json!(1));
+    check_probe(world, "name missing", tool(json!({ "arguments": {} })), 200, -32602, json!(1));
+    check_probe(world, "name a number", tool(json!({ "name": 7, "arguments": {} })), 200, -32602, json!(1));
+    check_probe(world, "name null", tool(json!({ "name": null })), 200, -32602, json!(1));
+    check_probe(world, "no params at all", message(json!(1), json!("tools/call"), Value::Null), 200, -32602, json!(1));
+    // A `_meta` version this server does not speak, with no header to compare.
+    let probe = message(json!(1), json!("tools/list"), meta(json!("1999-01-01")));
+    check_probe(world, "_meta version 1999-01-01", probe.clone(), 400, -32022, json!(1));
+    let answer = body(&rpc(world, None, probe));
+    assert_eq!(answer["error"]["data"]["requested"], "1999-01-01");
+    assert_eq!(answer["error"]["data"]["supported"], json!(["2026-07-28", "2025-11-25", "2025-06-18"]));
+}
+
 #[test]
 fn the_stateless_revision_is_served_with_its_headers_checked_against_the_body() {
     let world = World::new();
