@@ -14,6 +14,7 @@ use std::sync::OnceLock;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use mailroom_contract::api::RefusalBody;
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{Authority, Relation, Route, RouteId, Tier, registry, tools};
 use serde_json::{Map, Value, json};
@@ -292,13 +293,44 @@ fn discover() -> Value {
     })
 }
 
-/// Whether a route is on a caller's list, as far as can be known without asking
-/// the database. `Organization` routes are on a person's list only if they hold
-/// the relation, which the caller of this function settles.
-fn offered_without_io(route: &Route, tier: Tier, caller: &Caller) -> bool {
+/// Why a route that exists is not on a caller's list, as far as that can be
+/// known without asking the database. A call to it is the protocol error -32602
+/// carrying the four-part refusal this maps to (in `refusal.rs`), so a model
+/// meeting the absence reads why rather than going to look for a way round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WithheldTool {
+    /// The caller is an agent and no agent is ever given the route (its tier, or
+    /// an authority no machine can be provisioned for). Answered as the REST call
+    /// would be: the route is outside every agent's ceiling, and why.
+    NotForAgents(RouteId),
+    /// The route's tier (governed, operator, surface) is offered to no machine,
+    /// not even a signed-in person's client.
+    NeverOffered(RouteId),
+    /// The route is offered to a signed-in person's client but never to an agent,
+    /// and the call carried no credential, so it is offered what an agent could be.
+    PeopleOnly(RouteId),
+}
+
+impl WithheldTool {
+    /// The route withheld.
+    pub fn route_id(self) -> RouteId {
+        match self {
+            WithheldTool::NotForAgents(id) | WithheldTool::NeverOffered(id) | WithheldTool::PeopleOnly(id) => id,
+        }
+    }
+}
+
+/// Whether, and why, a route is off a caller's list before any database fact is
+/// known. `Organization` routes are on a person's list only if they hold the
+/// relation, which the caller of this function settles.
+fn withheld_without_io(route: &Route, tier: Tier, caller: &Caller) -> Option<WithheldTool> {
+    let grantable = registry().is_grantable(route.id);
     match caller {
-        Caller::Stranger | Caller::Agent { .. } => registry().is_grantable(route.id),
-        Caller::Person { .. } => tier.is_offerable(),
+        Caller::Agent { .. } if !grantable => Some(WithheldTool::NotForAgents(route.id)),
+        Caller::Agent { .. } => None,
+        _ if !tier.is_offerable() => Some(WithheldTool::NeverOffered(route.id)),
+        Caller::Stranger if !grantable => Some(WithheldTool::PeopleOnly(route.id)),
+        Caller::Stranger | Caller::Person { .. } => None,
     }
 }
 
@@ -332,7 +364,7 @@ async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
         .iter()
         .filter(|(id, _)| {
             let route = registry.route(*id);
-            let offered = offered_without_io(route, registry.tier(*id), &caller)
+            let offered = withheld_without_io(route, registry.tier(*id), &caller).is_none()
                 && ceiling.as_ref().is_none_or(|pinned| pinned.iter().any(|tool| tool == route.tool));
             match route.authority {
                 Authority::Organization(relation) if offered => held_on_organization.contains(&relation),
@@ -351,6 +383,14 @@ fn refused(refusal: Refusal) -> RpcError {
 
 fn unknown_tool(name: &str) -> RpcError {
     RpcError::new(200, INVALID_PARAMS, format!("Unknown tool: {name}"))
+}
+
+/// A tool that exists but is not this caller's: still no tool (-32602), with the
+/// refusal in the message a model reads and, whole, in `data`.
+fn withheld_tool(name: &str, refusal: RefusalBody) -> RpcError {
+    let detail = &refusal.error;
+    let message = format!("Tool withheld: {name}. {} {} Fix: {}", detail.message, detail.reason, detail.fix);
+    RpcError { status: 200, code: INVALID_PARAMS, message, data: serde_json::to_value(&refusal).ok(), refusal: None }
 }
 
 /// An argument as it travels in a path or a query: strings as given, anything
@@ -425,23 +465,23 @@ async fn call_tool(context: &mut Context<'_>, params: &Map<String, Value>) -> Re
     let Some(route) = registry.route_by_tool(name) else {
         return Err(unknown_tool(name));
     };
-    if !offered_without_io(route, registry.tier(route.id), &context.caller) {
-        return Err(unknown_tool(name));
+    if let Some(withheld) = withheld_without_io(route, registry.tier(route.id), &context.caller) {
+        return Err(withheld_tool(name, Refusal::from(withheld).body()));
     }
     let request = route_request(route, &arguments, context.request);
     let response = context.reenter(request).await;
     // A person without an organisation relation, or an agent without the route
     // in its ceiling, never saw this tool on their list; the route's own check is
-    // what finds that out, at no extra cost.
+    // what finds that out, at no extra cost, and its refusal says why.
     if response.status == 403 {
-        let code = response.json_body().and_then(|body| body["error"]["code"].as_str().map(str::to_string));
-        let not_on_list = match code.as_deref() {
-            Some("missing_relation") => matches!(route.authority, Authority::Organization(_)),
-            Some("outside_ceiling" | "not_for_agents") => true,
+        let refusal: Option<RefusalBody> = response.json_body().and_then(|body| serde_json::from_value(body).ok());
+        let not_on_list = refusal.as_ref().is_some_and(|refusal| match refusal.error.code.as_str() {
+            "missing_relation" => matches!(route.authority, Authority::Organization(_)),
+            "outside_ceiling" | "not_for_agents" => true,
             _ => false,
-        };
-        if not_on_list {
-            return Err(unknown_tool(name));
+        });
+        if let (true, Some(refusal)) = (not_on_list, refusal) {
+            return Err(withheld_tool(name, refusal));
         }
     }
     Ok(tool_result(route, &response))

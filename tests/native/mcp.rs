@@ -399,6 +399,73 @@ fn a_refusal_is_a_tool_result_with_its_four_parts_and_a_withheld_route_is_no_too
     assert_eq!(stranger["structuredContent"]["error"]["code"], "not_signed_in");
 }
 
+/// Calls `tool` as the holder of `token` and requires it to be no tool for them
+/// (-32602) whose error says, in its message and in `data`, the four-part
+/// refusal with `code`, a reason containing `why`, and a fix.
+#[track_caller]
+fn check_withheld(world: &World, token: Option<&str>, tool: &str, code: &str, why: &str) {
+    let answer = call(world, token, "tools/call", json!({ "name": tool, "arguments": {} }));
+    let error = &answer["error"];
+    assert_eq!(error["code"], -32602, "{tool}: {answer}");
+    let refusal = &error["data"]["error"];
+    assert_eq!(refusal["code"], code, "{tool}: {answer}");
+    for part in ["message", "reason", "fix"] {
+        let text = refusal[part].as_str().unwrap_or_default();
+        assert!(!text.trim().is_empty(), "{tool}: no {part}: {answer}");
+        assert!(error["message"].as_str().unwrap_or_default().contains(text), "{tool}: the message omits the {part}");
+    }
+    assert!(refusal["reason"].as_str().unwrap_or_default().contains(why), "{tool}: the reason does not say {why:?}");
+}
+
+#[test]
+fn a_withheld_tool_is_no_tool_and_says_why_and_what_would_change_it() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (ben, ben_token) = world.person("ben@example.com");
+    world.grant_all(&ben, &["mailbox.metadata.read", "approval.decide"], &mailbox);
+    let metadata = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
+    let (_, agent) = world.mint(&ben, &["mail.triage"], metadata);
+    let (agent, ben, admin) = (Some(agent.as_str()), Some(ben_token.as_str()), Some(world.admin_token.as_str()));
+
+    // An agent: what no agent is given, and what this one was not given.
+    check_withheld(&world, agent, "approve_send", "not_for_agents", "can never be that second person");
+    check_withheld(&world, agent, "list_people", "not_for_agents", "org.admin");
+    check_withheld(&world, agent, "get_message_body", "outside_ceiling", "pinned to it");
+    // A person: what no machine is offered, and what they do not hold.
+    check_withheld(&world, ben, "approve_send", "never_offered", "second person");
+    check_withheld(&world, ben, "list_people", "missing_relation", "org.admin");
+    check_withheld(&world, admin, "create_person", "never_offered", "administers the node");
+    check_withheld(&world, admin, "list_audit_entries", "never_offered", "The audit trail");
+    check_withheld(&world, admin, "mcp_endpoint", "never_offered", "MCP endpoint itself");
+    // A stranger: what only a person is offered, and what nobody is.
+    check_withheld(&world, None, "list_people", "people_only", "org.admin");
+    check_withheld(&world, None, "get_person", "people_only", "no credential");
+    check_withheld(&world, None, "approve_send", "never_offered", "second person");
+
+    for caller in [agent, ben, admin, None] {
+        let error = &call(&world, caller, "tools/call", json!({ "name": "no_such_tool", "arguments": {} }))["error"];
+        assert_eq!(error["code"], -32602);
+        assert_eq!(error["message"], "Unknown tool: no_such_tool", "a name no route has stays a plain unknown tool");
+        assert!(error.get("data").is_none(), "{error}");
+    }
+}
+
+#[test]
+fn every_route_off_a_strangers_or_an_agents_list_explains_itself_when_called() {
+    let world = World::new();
+    let (ben, _) = world.person("ben@example.com");
+    let (_, agent) = world.mint(&ben, &["identity.read"], json!([]));
+    for token in [None, Some(agent.as_str())] {
+        let offered = tool_names(&world, token);
+        for route in registry().routes().iter().filter(|route| !offered.iter().any(|tool| tool == route.tool)) {
+            let answer = call(&world, token, "tools/call", json!({ "name": route.tool, "arguments": {} }));
+            assert_eq!(answer["error"]["code"], -32602, "{}: {answer}", route.tool);
+            let code = answer["error"]["data"]["error"]["code"].as_str().unwrap_or_default();
+            assert!(!code.is_empty(), "{} is withheld without a refusal: {answer}", route.tool);
+        }
+    }
+}
+
 #[test]
 fn arguments_are_forwarded_as_given_and_the_route_judges_them() {
     let world = World::new();
