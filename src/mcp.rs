@@ -3,12 +3,26 @@
 //! `_meta` era (2026-07-28) on the same endpoint.
 //!
 //! Its tools are the node's routes. Which ones a caller sees depends on who is
-//! asking: a stranger sees the grantable routes, a person the offerable routes
-//! they could complete. A tool call builds the route's own HTTP request from the
-//! arguments and re-enters the dispatcher in process with the caller's own
-//! credentials, so it meets the same authority check, the same refusal and the
-//! same audit entry as the REST call (recorded with surface `mcp`). Nothing here
-//! calls the functions beneath the router, and nothing fetches the node's origin.
+//! asking: a stranger sees the grantable routes, an agent the grantable routes
+//! pinned to it, a person the offerable routes they could complete. A tool call
+//! builds the route's own HTTP request from the arguments and re-enters the
+//! dispatcher in process with the caller's own credentials, so it meets the same
+//! authority check, the same refusal and the same audit entry as the REST call
+//! (recorded with surface `mcp`). Nothing here calls the functions beneath the
+//! router, and nothing fetches the node's origin.
+//!
+//! "Could complete" is exact as far as tuples go, in the one round trip
+//! `tools/list` may cost: with the session's liveness travel the relations the
+//! person holds on the organisation and each distinct set of relations they hold
+//! together on some mailbox (a few rows, however many mailboxes), so a mailbox
+//! route is listed only where one mailbox meets its whole authority. A call is
+//! judged by the route alone, as REST is: a withheld tool (by tier, by
+//! grantability, an organisation relation not held, outside an agent's ceiling)
+//! is the protocol error -32602 carrying the four-part refusal, but a mailbox
+//! tool off a person's list answers the route's own refusal (`not_found`,
+//! `missing_relation`) as a tool result, because knowing that no mailbox anywhere
+//! would do costs a round trip the route itself does not take
+//! (`docs/decisions/0008-mcp-catalogue-by-mailbox.md`).
 
 use std::sync::OnceLock;
 
@@ -19,12 +33,12 @@ use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{Authority, Relation, Route, RouteId, Tier, registry, tools};
 use serde_json::{Map, Value, json};
 
-use crate::authz::tuples;
+use crate::authz::{self, tuples};
 use crate::context::Context;
 use crate::credentials::Caller;
 use crate::http::{Request, Response};
 use crate::refusal::Refusal;
-use crate::storage::Statement;
+use crate::storage::{QueryResult, Statement};
 
 /// The revision that carries its version in every request's `_meta`.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -334,29 +348,72 @@ fn withheld_without_io(route: &Route, tier: Tier, caller: &Caller) -> Option<Wit
     }
 }
 
+/// What a person holds, as far as their catalogue needs to know: the relations
+/// on the organisation, and each distinct set of relations held together on
+/// some mailbox.
+struct Held {
+    on_organization: Vec<Relation>,
+    on_mailboxes: Vec<Vec<Relation>>,
+}
+
+impl Held {
+    /// Whether what is held could meet `authority` somewhere: an organisation
+    /// relation held, or a mailbox where the route's relations are held together.
+    /// Every other authority depends on no tuple the catalogue could read (or on
+    /// the row or person the call names), so the route is offered.
+    fn could_complete(&self, authority: &Authority) -> bool {
+        match authority {
+            Authority::Organization(relation) => self.on_organization.contains(relation),
+            Authority::Mailbox { all_of, any_of, .. } => {
+                self.on_mailboxes.iter().any(|held| authz::mailbox_authority_met(all_of, any_of, held))
+            }
+            _ => true,
+        }
+    }
+}
+
+/// Each row's `column`, a comma-separated list of relation names, as relations.
+fn relation_lists<'result>(
+    result: &'result QueryResult,
+    column: &'result str,
+) -> impl Iterator<Item = Vec<Relation>> + 'result {
+    result
+        .rows
+        .iter()
+        .filter_map(move |row| row.text(column).ok())
+        .map(|names| names.split(',').filter_map(Relation::parse).collect())
+}
+
 /// The tools this caller may see, in the contract's order: for a stranger the
 /// grantable routes; for a person the offerable routes they can complete; for an
 /// agent the grantable routes within its pinned ceiling. What it takes to know
 /// that travels in one round trip with the caller's own authentication.
 async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
     let caller = context.caller.clone();
-    let (held_on_organization, ceiling): (Vec<Relation>, Option<Vec<String>>) = match &caller {
+    let (held, ceiling): (Option<Held>, Option<Vec<String>>) = match &caller {
         Caller::Stranger => {
             context.read(Vec::new()).await.map_err(refused)?;
-            (Vec::new(), None)
+            (None, None)
         }
         Caller::Person { person_id, .. } => {
             let holder = tuples::Holder::Person(person_id.clone());
-            let [held] =
-                context.read_array([tuples::relations_on(&holder, ORGANIZATION_OBJECT)]).await.map_err(refused)?;
-            let held =
-                held.rows.iter().filter_map(|row| row.text("relation").ok()).filter_map(|name| Relation::parse(&name));
-            (held.collect(), None)
+            let [organization, mailboxes] = context
+                .read_array([
+                    tuples::relations_on(&holder, ORGANIZATION_OBJECT),
+                    tuples::mailbox_relation_sets(&holder),
+                ])
+                .await
+                .map_err(refused)?;
+            let held = Held {
+                on_organization: relation_lists(&organization, "relation").flatten().collect(),
+                on_mailboxes: relation_lists(&mailboxes, "held").collect(),
+            };
+            (Some(held), None)
         }
         Caller::Agent { agent_id, .. } => {
             let pinned = Statement::new("SELECT route FROM agent_routes WHERE agent_id = ?1").bind(agent_id.as_str());
             let [pinned] = context.read_array([pinned]).await.map_err(refused)?;
-            (Vec::new(), Some(pinned.rows.iter().filter_map(|row| row.text("route").ok()).collect()))
+            (None, Some(pinned.rows.iter().filter_map(|row| row.text("route").ok()).collect()))
         }
     };
     let registry = registry();
@@ -364,12 +421,9 @@ async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
         .iter()
         .filter(|(id, _)| {
             let route = registry.route(*id);
-            let offered = withheld_without_io(route, registry.tier(*id), &caller).is_none()
-                && ceiling.as_ref().is_none_or(|pinned| pinned.iter().any(|tool| tool == route.tool));
-            match route.authority {
-                Authority::Organization(relation) if offered => held_on_organization.contains(&relation),
-                _ => offered,
-            }
+            withheld_without_io(route, registry.tier(*id), &caller).is_none()
+                && ceiling.as_ref().is_none_or(|pinned| pinned.iter().any(|tool| tool == route.tool))
+                && held.as_ref().is_none_or(|held| held.could_complete(&route.authority))
         })
         .map(|(_, definition)| definition.clone())
         .collect())

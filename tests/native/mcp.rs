@@ -314,7 +314,9 @@ fn a_stranger_is_offered_exactly_the_grantable_routes() {
 #[test]
 fn a_person_is_offered_what_they_could_complete_and_an_administrator_also_their_reads() {
     let world = World::new();
-    let (_, ben) = world.person("ben@example.com");
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (ben_id, ben) = world.person("ben@example.com");
+    world.grant_all(&ben_id, &["mailbox.metadata.read", "send.propose"], &mailbox);
     let person: Vec<String> = tool_names(&world, Some(&ben));
     let admin: Vec<String> = tool_names(&world, Some(&world.admin_token));
     for tool in ["get_me", "list_messages", "create_draft", "get_person", "search_messages"] {
@@ -348,6 +350,58 @@ fn a_person_is_offered_what_they_could_complete_and_an_administrator_also_their_
         let route = registry().route_by_tool(name).unwrap();
         assert_eq!(read_only, route.method.is_safe(), "{name}");
     }
+}
+
+#[test]
+fn a_persons_mailbox_tools_are_those_some_mailbox_lets_them_complete() {
+    let world = World::new();
+    let support = world.mailbox("support@mailroom.test");
+    let sales = world.mailbox("sales@mailroom.test");
+    let (ben, token) = world.person("ben@example.com");
+    let check = |step: &str, expected: &[&str]| {
+        let offered: BTreeSet<String> = tool_names(&world, Some(&token))
+            .into_iter()
+            .filter(|tool| {
+                let route = registry().route_by_tool(tool).unwrap();
+                matches!(route.authority, mailroom_contract::Authority::Mailbox { .. })
+            })
+            .collect();
+        let expected: BTreeSet<String> = expected.iter().map(|tool| tool.to_string()).collect();
+        assert_eq!(offered, expected, "{step}");
+    };
+    check("holding nothing on any mailbox, no mailbox tool is offered", &[]);
+    world.grant_all(&ben, &["mailbox.metadata.read"], &support);
+    check("metadata on support", &["list_messages", "get_message"]);
+    world.grant_all(&ben, &["message.export"], &sales);
+    world.grant_all(&ben, &["mailbox.content.read"], &support);
+    check(
+        "content on support and export on sales are not both held on one mailbox, so no original",
+        &["list_messages", "get_message", "get_message_body", "get_attachment"],
+    );
+    let team = world.team("Sales desk");
+    world.admin("PUT", &format!("/api/teams/{team}/members/{ben}"), None);
+    world.grant_all(&format!("{team}#member"), &["mailbox.content.read"], &sales);
+    check(
+        "content through a team and export of his own, together on sales",
+        &["list_messages", "get_message", "get_message_body", "get_attachment", "get_message_original"],
+    );
+    world.grant_all(&ben, &["approval.decide"], &support);
+    let reads = ["list_messages", "get_message", "get_message_body", "get_attachment", "get_message_original"];
+    let deciding: Vec<&str> = reads.iter().copied().chain(["list_sends", "get_send"]).collect();
+    check("approval.decide is one of what the sends' reads take, not what a draft takes", &deciding);
+    world.grant_all(&ben, &["send.propose"], &sales);
+    let proposing: Vec<&str> = deciding
+        .iter()
+        .copied()
+        .chain(["create_draft", "update_draft", "delete_draft", "submit_send", "cancel_send"])
+        .collect();
+    check("send.propose", &proposing);
+    world.revoke(&format!("{team}#member"), "mailbox.content.read", &sales);
+    let without_original: Vec<&str> =
+        proposing.iter().copied().filter(|tool| *tool != "get_message_original").collect();
+    check("the team's relation revoked", &without_original);
+    let listed = rpc(&world, Some(&token), json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
+    assert_eq!(listed.round_trips, 1, "what is held on mailboxes rides in the same round trip");
 }
 
 #[test]
