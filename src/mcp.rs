@@ -3,27 +3,42 @@
 //! `_meta` era (2026-07-28) on the same endpoint.
 //!
 //! Its tools are the node's routes. Which ones a caller sees depends on who is
-//! asking: a stranger sees the grantable routes, a person the offerable routes
-//! they could complete. A tool call builds the route's own HTTP request from the
-//! arguments and re-enters the dispatcher in process with the caller's own
-//! credentials, so it meets the same authority check, the same refusal and the
-//! same audit entry as the REST call (recorded with surface `mcp`). Nothing here
-//! calls the functions beneath the router, and nothing fetches the node's origin.
+//! asking: a stranger sees the grantable routes, an agent the grantable routes
+//! pinned to it, a person the offerable routes they could complete. A tool call
+//! builds the route's own HTTP request from the arguments and re-enters the
+//! dispatcher in process with the caller's own credentials, so it meets the same
+//! authority check, the same refusal and the same audit entry as the REST call
+//! (recorded with surface `mcp`). Nothing here calls the functions beneath the
+//! router, and nothing fetches the node's origin.
+//!
+//! "Could complete" is exact as far as tuples go, in the one round trip
+//! `tools/list` may cost: with the session's liveness travel the relations the
+//! person holds on the organisation and each distinct set of relations they hold
+//! together on some mailbox (a few rows, however many mailboxes), so a mailbox
+//! route is listed only where one mailbox meets its whole authority. A call is
+//! judged by the route alone, as REST is: a withheld tool (by tier, by
+//! grantability, an organisation relation not held, outside an agent's ceiling)
+//! is the protocol error -32602 carrying the four-part refusal, but a mailbox
+//! tool off a person's list answers the route's own refusal (`not_found`,
+//! `missing_relation`) as a tool result, because knowing that no mailbox anywhere
+//! would do costs a round trip the route itself does not take
+//! (`docs/decisions/0009-mcp-catalogue-by-mailbox.md`).
 
 use std::sync::OnceLock;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
+use mailroom_contract::api::RefusalBody;
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{Authority, Relation, Route, RouteId, Tier, registry, tools};
 use serde_json::{Map, Value, json};
 
-use crate::authz::tuples;
+use crate::authz::{self, tuples};
 use crate::context::Context;
 use crate::credentials::Caller;
 use crate::http::{Request, Response};
 use crate::refusal::Refusal;
-use crate::storage::Statement;
+use crate::storage::{QueryResult, Statement};
 
 /// The revision that carries its version in every request's `_meta`.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -147,9 +162,11 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Ok(rpc_error(Value::Null, RpcError::new(400, INVALID_REQUEST, "A JSON-RPC message is an object")));
     };
     let id = object.get("id").cloned();
+    // An error echoes the request's id only when it is one JSON-RPC allows.
+    let echoed = id.clone().filter(is_valid_id).unwrap_or(Value::Null);
     if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
         let error = RpcError::new(400, INVALID_REQUEST, "`jsonrpc` must be \"2.0\"");
-        return Ok(rpc_error(id.unwrap_or(Value::Null), error));
+        return Ok(rpc_error(echoed, error));
     }
     let Some(method) = object.get("method").and_then(Value::as_str) else {
         // A response from the client (to nothing this server asked): accepted and ignored.
@@ -157,25 +174,30 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
             return Ok(accepted());
         }
         let error = RpcError::new(400, INVALID_REQUEST, "A JSON-RPC request needs a `method`");
-        return Ok(rpc_error(id.unwrap_or(Value::Null), error));
+        return Ok(rpc_error(echoed, error));
     };
     let params = match object.get("params") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(params)) => params.clone(),
+        // JSON-RPC allows parameters by position; MCP names every parameter.
+        Some(Value::Array(_)) => {
+            let error = RpcError::new(400, INVALID_PARAMS, "`params` must be an object: MCP parameters are named");
+            return Ok(rpc_error(echoed, error));
+        }
         Some(_) => {
             let error = RpcError::new(400, INVALID_REQUEST, "`params` must be an object");
-            return Ok(rpc_error(id.unwrap_or(Value::Null), error));
+            return Ok(rpc_error(echoed, error));
         }
     };
     let era = match check_protocol(context.request, method, &params) {
         Ok(era) => era,
-        Err(error) => return Ok(rpc_error(id.unwrap_or(Value::Null), error)),
+        Err(error) => return Ok(rpc_error(echoed, error)),
     };
     let Some(id) = id else {
         // A notification (notifications/initialized, cancellations): nothing to answer.
         return Ok(accepted());
     };
-    if !(id.is_string() || id.is_i64() || id.is_u64()) {
+    if !is_valid_id(&id) {
         return Ok(rpc_error(Value::Null, RpcError::new(400, INVALID_REQUEST, "`id` must be a string or an integer")));
     }
     let outcome = match method {
@@ -199,6 +221,11 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         }
         Err(error) => Ok(rpc_error(id, error)),
     }
+}
+
+/// Whether a request id is one MCP allows: a string or an integer (never null).
+fn is_valid_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
 }
 
 /// Decides the era and checks the headers against the body: a modern request
@@ -280,14 +307,81 @@ fn discover() -> Value {
     })
 }
 
-/// Whether a route is on a caller's list, as far as can be known without asking
-/// the database. `Organization` routes are on a person's list only if they hold
-/// the relation, which the caller of this function settles.
-fn offered_without_io(route: &Route, tier: Tier, caller: &Caller) -> bool {
-    match caller {
-        Caller::Stranger | Caller::Agent { .. } => registry().is_grantable(route.id),
-        Caller::Person { .. } => tier.is_offerable(),
+/// Why a route that exists is not on a caller's list, as far as that can be
+/// known without asking the database. A call to it is the protocol error -32602
+/// carrying the four-part refusal this maps to (in `refusal.rs`), so a model
+/// meeting the absence reads why rather than going to look for a way round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WithheldTool {
+    /// The caller is an agent and no agent is ever given the route (its tier, or
+    /// an authority no machine can be provisioned for). Answered as the REST call
+    /// would be: the route is outside every agent's ceiling, and why.
+    NotForAgents(RouteId),
+    /// The route's tier (governed, operator, surface) is offered to no machine,
+    /// not even a signed-in person's client.
+    NeverOffered(RouteId),
+    /// The route is offered to a signed-in person's client but never to an agent,
+    /// and the call carried no credential, so it is offered what an agent could be.
+    PeopleOnly(RouteId),
+}
+
+impl WithheldTool {
+    /// The route withheld.
+    pub fn route_id(self) -> RouteId {
+        match self {
+            WithheldTool::NotForAgents(id) | WithheldTool::NeverOffered(id) | WithheldTool::PeopleOnly(id) => id,
+        }
     }
+}
+
+/// Whether, and why, a route is off a caller's list before any database fact is
+/// known. `Organization` routes are on a person's list only if they hold the
+/// relation, which the caller of this function settles.
+fn withheld_without_io(route: &Route, tier: Tier, caller: &Caller) -> Option<WithheldTool> {
+    let grantable = registry().is_grantable(route.id);
+    match caller {
+        Caller::Agent { .. } if !grantable => Some(WithheldTool::NotForAgents(route.id)),
+        Caller::Agent { .. } => None,
+        _ if !tier.is_offerable() => Some(WithheldTool::NeverOffered(route.id)),
+        Caller::Stranger if !grantable => Some(WithheldTool::PeopleOnly(route.id)),
+        Caller::Stranger | Caller::Person { .. } => None,
+    }
+}
+
+/// What a person holds, as far as their catalogue needs to know: the relations
+/// on the organisation, and each distinct set of relations held together on
+/// some mailbox.
+struct Held {
+    on_organization: Vec<Relation>,
+    on_mailboxes: Vec<Vec<Relation>>,
+}
+
+impl Held {
+    /// Whether what is held could meet `authority` somewhere: an organisation
+    /// relation held, or a mailbox where the route's relations are held together.
+    /// Every other authority depends on no tuple the catalogue could read (or on
+    /// the row or person the call names), so the route is offered.
+    fn could_complete(&self, authority: &Authority) -> bool {
+        match authority {
+            Authority::Organization(relation) => self.on_organization.contains(relation),
+            Authority::Mailbox { all_of, any_of, .. } => {
+                self.on_mailboxes.iter().any(|held| authz::mailbox_authority_met(all_of, any_of, held))
+            }
+            _ => true,
+        }
+    }
+}
+
+/// Each row's `column`, a comma-separated list of relation names, as relations.
+fn relation_lists<'result>(
+    result: &'result QueryResult,
+    column: &'result str,
+) -> impl Iterator<Item = Vec<Relation>> + 'result {
+    result
+        .rows
+        .iter()
+        .filter_map(move |row| row.text(column).ok())
+        .map(|names| names.split(',').filter_map(Relation::parse).collect())
 }
 
 /// The tools this caller may see, in the contract's order: for a stranger the
@@ -296,23 +390,30 @@ fn offered_without_io(route: &Route, tier: Tier, caller: &Caller) -> bool {
 /// that travels in one round trip with the caller's own authentication.
 async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
     let caller = context.caller.clone();
-    let (held_on_organization, ceiling): (Vec<Relation>, Option<Vec<String>>) = match &caller {
+    let (held, ceiling): (Option<Held>, Option<Vec<String>>) = match &caller {
         Caller::Stranger => {
             context.read(Vec::new()).await.map_err(refused)?;
-            (Vec::new(), None)
+            (None, None)
         }
         Caller::Person { person_id, .. } => {
             let holder = tuples::Holder::Person(person_id.clone());
-            let [held] =
-                context.read_array([tuples::relations_on(&holder, ORGANIZATION_OBJECT)]).await.map_err(refused)?;
-            let held =
-                held.rows.iter().filter_map(|row| row.text("relation").ok()).filter_map(|name| Relation::parse(&name));
-            (held.collect(), None)
+            let [organization, mailboxes] = context
+                .read_array([
+                    tuples::relations_on(&holder, ORGANIZATION_OBJECT),
+                    tuples::mailbox_relation_sets(&holder),
+                ])
+                .await
+                .map_err(refused)?;
+            let held = Held {
+                on_organization: relation_lists(&organization, "relation").flatten().collect(),
+                on_mailboxes: relation_lists(&mailboxes, "held").collect(),
+            };
+            (Some(held), None)
         }
         Caller::Agent { agent_id, .. } => {
             let pinned = Statement::new("SELECT route FROM agent_routes WHERE agent_id = ?1").bind(agent_id.as_str());
             let [pinned] = context.read_array([pinned]).await.map_err(refused)?;
-            (Vec::new(), Some(pinned.rows.iter().filter_map(|row| row.text("route").ok()).collect()))
+            (None, Some(pinned.rows.iter().filter_map(|row| row.text("route").ok()).collect()))
         }
     };
     let registry = registry();
@@ -320,12 +421,9 @@ async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
         .iter()
         .filter(|(id, _)| {
             let route = registry.route(*id);
-            let offered = offered_without_io(route, registry.tier(*id), &caller)
-                && ceiling.as_ref().is_none_or(|pinned| pinned.iter().any(|tool| tool == route.tool));
-            match route.authority {
-                Authority::Organization(relation) if offered => held_on_organization.contains(&relation),
-                _ => offered,
-            }
+            withheld_without_io(route, registry.tier(*id), &caller).is_none()
+                && ceiling.as_ref().is_none_or(|pinned| pinned.iter().any(|tool| tool == route.tool))
+                && held.as_ref().is_none_or(|held| held.could_complete(&route.authority))
         })
         .map(|(_, definition)| definition.clone())
         .collect())
@@ -339,6 +437,14 @@ fn refused(refusal: Refusal) -> RpcError {
 
 fn unknown_tool(name: &str) -> RpcError {
     RpcError::new(200, INVALID_PARAMS, format!("Unknown tool: {name}"))
+}
+
+/// A tool that exists but is not this caller's: still no tool (-32602), with the
+/// refusal in the message a model reads and, whole, in `data`.
+fn withheld_tool(name: &str, refusal: RefusalBody) -> RpcError {
+    let detail = &refusal.error;
+    let message = format!("Tool withheld: {name}. {} {} Fix: {}", detail.message, detail.reason, detail.fix);
+    RpcError { status: 200, code: INVALID_PARAMS, message, data: serde_json::to_value(&refusal).ok(), refusal: None }
 }
 
 /// An argument as it travels in a path or a query: strings as given, anything
@@ -397,7 +503,13 @@ fn route_request(route: &Route, arguments: &Map<String, Value>, outer: &Request)
 
 /// `tools/call`: re-enters the router as the caller.
 async fn call_tool(context: &mut Context<'_>, params: &Map<String, Value>) -> Result<Value, RpcError> {
-    let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+    let Some(name) = params.get("name").and_then(Value::as_str) else {
+        return Err(RpcError::new(
+            200,
+            INVALID_PARAMS,
+            "tools/call needs `name`, a string naming a tool from tools/list",
+        ));
+    };
     let arguments = match params.get("arguments") {
         None | Some(Value::Null) => Map::new(),
         Some(Value::Object(arguments)) => arguments.clone(),
@@ -407,23 +519,23 @@ async fn call_tool(context: &mut Context<'_>, params: &Map<String, Value>) -> Re
     let Some(route) = registry.route_by_tool(name) else {
         return Err(unknown_tool(name));
     };
-    if !offered_without_io(route, registry.tier(route.id), &context.caller) {
-        return Err(unknown_tool(name));
+    if let Some(withheld) = withheld_without_io(route, registry.tier(route.id), &context.caller) {
+        return Err(withheld_tool(name, Refusal::from(withheld).body()));
     }
     let request = route_request(route, &arguments, context.request);
     let response = context.reenter(request).await;
     // A person without an organisation relation, or an agent without the route
     // in its ceiling, never saw this tool on their list; the route's own check is
-    // what finds that out, at no extra cost.
+    // what finds that out, at no extra cost, and its refusal says why.
     if response.status == 403 {
-        let code = response.json_body().and_then(|body| body["error"]["code"].as_str().map(str::to_string));
-        let not_on_list = match code.as_deref() {
-            Some("missing_relation") => matches!(route.authority, Authority::Organization(_)),
-            Some("outside_ceiling" | "not_for_agents") => true,
+        let refusal: Option<RefusalBody> = response.json_body().and_then(|body| serde_json::from_value(body).ok());
+        let not_on_list = refusal.as_ref().is_some_and(|refusal| match refusal.error.code.as_str() {
+            "missing_relation" => matches!(route.authority, Authority::Organization(_)),
+            "outside_ceiling" | "not_for_agents" => true,
             _ => false,
-        };
-        if not_on_list {
-            return Err(unknown_tool(name));
+        });
+        if let (true, Some(refusal)) = (not_on_list, refusal) {
+            return Err(withheld_tool(name, refusal));
         }
     }
     Ok(tool_result(route, &response))

@@ -7,7 +7,7 @@
 //! detail-free 500, so nothing about storage or code ever reaches a client.
 
 use mailroom_contract::api::{RefusalBody, RefusalDetail};
-use mailroom_contract::{ObjectKind, Relation};
+use mailroom_contract::{ObjectKind, Relation, Tier, registry, skill, tools};
 
 use crate::agents::AgentError;
 use crate::audit::AuditError;
@@ -15,6 +15,7 @@ use crate::authz::AuthorityError;
 use crate::credentials::AuthenticationError;
 use crate::dispatch::RequestError;
 use crate::mailboxes::MailboxError;
+use crate::mcp::WithheldTool;
 use crate::messages::MessageError;
 use crate::people::PersonError;
 use crate::relations::RelationError;
@@ -359,6 +360,46 @@ impl From<AuthorityError> for Refusal {
                 "Only a person can do this.",
                 "This route acts on a person's own account, and the caller is not a person.",
                 "Ask the person to do it themselves, signed in with their own session.",
+            ),
+        }
+    }
+}
+
+impl From<WithheldTool> for Refusal {
+    fn from(error: WithheldTool) -> Refusal {
+        let registry = registry();
+        let route = registry.route(error.route_id());
+        let tier = registry.tier(route.id);
+        match error {
+            WithheldTool::NotForAgents(_) => AuthorityError::OutsideCeiling {
+                tool: route.tool,
+                never_offered_because: Some(skill::withheld_reason(route, registry)),
+            }
+            .into(),
+            WithheldTool::NeverOffered(_) => Refusal::new(
+                403,
+                "never_offered",
+                format!("{} is not offered as a tool to anyone.", route.tool),
+                tools::never_offered_reason(route, tier)
+                    .unwrap_or_else(|| "Its tier is never offered to a machine.".into()),
+                if tier == Tier::Surface {
+                    "Call the tools that tools/list offers; each one is a route of the node."
+                } else {
+                    "A person does this themselves, signed in to Mailroom's web interface; ask the person you are working for."
+                },
+            ),
+            WithheldTool::PeopleOnly(_) => Refusal::new(
+                403,
+                "people_only",
+                format!("{} is offered only to a signed-in person.", route.tool),
+                format!(
+                    "This call carried no credential, so it is offered only what an agent could be given, and no \
+                     agent is ever given {}. Who may call it: {}",
+                    route.tool,
+                    route.authority.describe()
+                ),
+                "Connect with a person's access token (sign in at POST /api/sessions, then send \
+                 `Authorization: Bearer <token>`) as someone who may call it.",
             ),
         }
     }

@@ -24,6 +24,9 @@ use crate::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, Stor
 /// SQLite in memory, migrated from `migrations/`.
 pub struct SqliteDatabase {
     connection: RefCell<rusqlite::Connection>,
+    /// Batches executed so far: round trips, counted by the storage itself rather
+    /// than reported by the code under test.
+    batches: Cell<u32>,
 }
 
 impl SqliteDatabase {
@@ -45,7 +48,12 @@ impl SqliteDatabase {
             let sql = std::fs::read_to_string(&file).expect("migration is readable");
             connection.execute_batch(&sql).unwrap_or_else(|error| panic!("{}: {error}", file.display()));
         }
-        SqliteDatabase { connection: RefCell::new(connection) }
+        SqliteDatabase { connection: RefCell::new(connection), batches: Cell::new(0) }
+    }
+
+    /// How many batches (round trips) have been executed so far.
+    pub fn batches(&self) -> u32 {
+        self.batches.get()
     }
 
     /// Runs raw SQL outside the core, for a test that must tamper with storage.
@@ -99,6 +107,7 @@ impl SqliteDatabase {
 impl Database for SqliteDatabase {
     fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
         Box::pin(async move {
+            self.batches.set(self.batches.get() + 1);
             let mut connection = self.connection.borrow_mut();
             let transaction = connection.transaction().map_err(|error| StorageError::Backend(error.to_string()))?;
             let mut results = Vec::with_capacity(statements.len());

@@ -49,7 +49,8 @@ pub fn withheld_reason(route: &Route, registry: &Registry) -> String {
     }
 }
 
-fn sentence(reason: &str) -> String {
+/// A reason written as a clause, as a sentence: capitalised, one full stop.
+pub(crate) fn sentence(reason: &str) -> String {
     let mut characters = reason.chars();
     let first = characters.next().map(|c| c.to_uppercase().collect::<String>()).unwrap_or_default();
     format!("{first}{}.", characters.as_str().trim_end_matches('.'))

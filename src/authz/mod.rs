@@ -95,28 +95,29 @@ impl Check {
                     .filter_map(|row| row.text("relation").ok())
                     .filter_map(|name| Relation::parse(&name))
                     .collect();
+                if mailbox_authority_met(all_of, any_of, &held) {
+                    return Ok(());
+                }
                 if held.is_empty() {
                     return Err(AuthorityError::NoSuchMailbox { mailbox_id: mailbox_id.clone() }.into());
                 }
+                // What is missing: some of `all_of`, or else none of `any_of` is held.
                 let missing: Vec<Relation> =
                     all_of.iter().copied().filter(|relation| !held.contains(relation)).collect();
-                if !missing.is_empty() {
-                    let error =
-                        AuthorityError::MissingMailboxRelations { mailbox_id: mailbox_id.clone(), missing, any: false };
-                    return Err(error.into());
-                }
-                if !any_of.is_empty() && !any_of.iter().any(|relation| held.contains(relation)) {
-                    let error = AuthorityError::MissingMailboxRelations {
-                        mailbox_id: mailbox_id.clone(),
-                        missing: any_of.to_vec(),
-                        any: true,
-                    };
-                    return Err(error.into());
-                }
-                Ok(())
+                let (missing, any) = if missing.is_empty() { (any_of.to_vec(), true) } else { (missing, false) };
+                Err(AuthorityError::MissingMailboxRelations { mailbox_id: mailbox_id.clone(), missing, any }.into())
             }
         }
     }
+}
+
+/// Whether the relations held on one mailbox meet a mailbox authority: something
+/// is held there, every one of `all_of`, and one of `any_of` when it names any.
+/// The rule itself, read by the check and by the MCP catalogue alike.
+pub fn mailbox_authority_met(all_of: &[Relation], any_of: &[Relation], held: &[Relation]) -> bool {
+    !held.is_empty()
+        && all_of.iter().all(|relation| held.contains(relation))
+        && (any_of.is_empty() || any_of.iter().any(|relation| held.contains(relation)))
 }
 
 fn settle_agent(row: Option<&Row>, now_ms: i64) -> Result<(), Refusal> {

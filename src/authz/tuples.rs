@@ -6,8 +6,8 @@
 //! sponsor's half of the intersection is added here, once, and every predicate
 //! gets it. A test fails if any other file names the table.
 
-use mailroom_contract::Relation;
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
+use mailroom_contract::{ObjectKind, Relation};
 
 use crate::storage::{Statement, Value};
 
@@ -30,6 +30,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ("mailboxes_where", Predicate::Intersected),
     ("mailbox_ids_where", Predicate::Intersected),
     ("every_mailbox_with_held", Predicate::Intersected),
+    ("mailbox_relation_sets", Predicate::Intersected),
     (
         "granted_to_agents",
         Predicate::Exempt(
@@ -210,6 +211,34 @@ pub fn every_mailbox_with_held(holder: &Holder) -> Statement {
                     (SELECT group_concat(relation) FROM (SELECT DISTINCT t.relation FROM relation_tuples t \
                       WHERE t.object = m.id AND {condition} ORDER BY t.relation)) AS held \
              FROM mailboxes m ORDER BY m.address"
+        )
+        .into(),
+        parameters,
+    }
+}
+
+/// `SELECT held`: each distinct set of mailbox relations `holder` holds on some
+/// mailbox (comma-separated), one row per set rather than per mailbox, so the
+/// answer stays a few rows however many mailboxes there are. Enough to know
+/// whether a mailbox route could be completed anywhere, since a route needs its
+/// relations together on one mailbox.
+pub fn mailbox_relation_sets(holder: &Holder) -> Statement {
+    let (condition, holder_parameters) = holder_condition(holder);
+    let mailbox_relations: Vec<Value> = Relation::ALL
+        .iter()
+        .filter(|relation| relation.object_kind() == ObjectKind::Mailbox)
+        .map(|relation| Value::from(relation.name()))
+        .collect();
+    let placeholders = vec!["?"; mailbox_relations.len()].join(", ");
+    let mut parameters = mailbox_relations;
+    parameters.extend(holder_parameters);
+    Statement {
+        sql: format!(
+            "SELECT DISTINCT held FROM ( \
+               SELECT object, group_concat(relation) AS held FROM ( \
+                 SELECT DISTINCT t.object, t.relation FROM relation_tuples t \
+                 WHERE t.relation IN ({placeholders}) AND {condition} ORDER BY t.object, t.relation) \
+               GROUP BY object)"
         )
         .into(),
         parameters,

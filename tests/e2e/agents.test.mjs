@@ -52,7 +52,20 @@ test("a minted agent connects over MCP, sees exactly its tools, reads what it ma
   const listed = await client.callTool({ name: "list_messages", arguments: { mailboxId: mailbox.id } });
   receipt = listed.structuredContent.messages[0].id;
   assert.equal(listed.structuredContent.messages[0].subject, "Where is my invoice?");
-  await assert.rejects(client.callTool({ name: "get_message_body", arguments: { mailboxId: mailbox.id, receiptId: receipt } }), (error) => error.code === -32602);
+  await assert.rejects(client.callTool({ name: "get_message_body", arguments: { mailboxId: mailbox.id, receiptId: receipt } }), (error) => {
+    assert.equal(error.code, -32602);
+    assert.equal(error.data.error.code, "outside_ceiling");
+    assert.ok(error.data.error.fix);
+    return true;
+  });
+  // An agent is never the second person on a send: no tool, and the refusal says why and what would change it.
+  await assert.rejects(client.callTool({ name: "approve_send", arguments: { mailboxId: mailbox.id, sendId: "snd_00000000000000000000000000" } }), (error) => {
+    assert.equal(error.code, -32602);
+    assert.equal(error.data.error.code, "not_for_agents");
+    assert.match(error.data.error.reason, /never be that second person/);
+    assert.match(error.message, /Fix: Ask a person/);
+    return true;
+  });
 
   // The ceiling binds the same route over REST.
   const rest = await call("GET", `/api/mailboxes/${mailbox.id}/messages/${receipt}/body`, { token: credential });

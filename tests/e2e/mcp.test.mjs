@@ -1,5 +1,5 @@
 // The MCP server on real workerd, driven by the official TypeScript SDK client
-// as a person and as a stranger, by raw HTTP for the stateless revision, and by
+// as an administrator, as a person who is not one and as a stranger, by raw HTTP for the stateless revision, and by
 // the MCP conformance suite.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -79,6 +79,66 @@ test("a person's session sees read and act tools, calls them, and gets refusals 
 
   await assert.rejects(client.callTool({ name: "approve_send", arguments: { mailboxId: mailbox.id, sendId: draft.structuredContent.id } }), (error) => {
     assert.equal(error.code, -32602);
+    assertWithheld(error, "never_offered", /second person/);
+    return true;
+  });
+  await assert.rejects(client.callTool({ name: "no_such_tool", arguments: {} }), (error) => {
+    assert.equal(error.code, -32602);
+    assert.match(error.message, /Unknown tool: no_such_tool/);
+    assert.equal(error.data, undefined, "a name no route has carries no refusal");
+    return true;
+  });
+  await client.close();
+});
+
+/** A withheld tool's -32602: the four-part refusal in `data`, and in the message a model reads. */
+function assertWithheld(error, code, why) {
+  const refusal = error.data?.error;
+  assert.equal(refusal?.code, code, JSON.stringify(error.data));
+  for (const part of ["message", "reason", "fix"]) {
+    assert.ok(refusal[part]?.trim(), `the withheld tool's refusal has no ${part}`);
+    assert.ok(error.message.includes(refusal[part]), `the error's message omits the ${part}`);
+  }
+  assert.match(refusal.reason, why);
+}
+
+test("a person who is not an administrator sees the mailbox tools they hold, reads, acts, and is told what is withheld", async () => {
+  const ben = (await call("POST", "/api/people", { token, body: { email: "ben@example.com", name: "Ben", password: "ben's long password" } })).body;
+  for (const relation of ["mailbox.metadata.read", "send.propose"]) {
+    assert.equal((await call("POST", "/api/relations", { token, body: { subject: ben.id, relation, object: mailbox.id } })).status, 201);
+  }
+  const session = await call("POST", "/api/sessions", { body: { email: "ben@example.com", password: "ben's long password" } });
+  assert.equal(session.status, 201, session.text);
+  const client = await connect(session.body.session.access_token);
+  const names = (await client.listTools()).tools.map((tool) => tool.name);
+  for (const name of ["get_me", "list_messages", "get_message", "create_draft", "submit_send"]) {
+    assert.ok(names.includes(name), `${name} is offered to ben, who holds what it needs on support@`);
+  }
+  for (const name of ["list_people", "list_all_mailboxes", "get_message_body", "get_message_original", "approve_send"]) {
+    assert.ok(!names.includes(name), `${name} is not offered to ben`);
+  }
+
+  const { messages } = (await client.callTool({ name: "list_messages", arguments: { mailboxId: mailbox.id } })).structuredContent;
+  assert.equal(messages[0].subject, "Where is my invoice?");
+  const draft = await client.callTool({
+    name: "create_draft",
+    arguments: { mailboxId: mailbox.id, to: ["ana@customer.example"], subject: "Re: Where is my invoice?", text: "Looking into it.", reply_to: messages[0].id },
+  });
+  assert.equal(draft.isError, false, JSON.stringify(draft));
+  assert.equal(draft.structuredContent.state, "draft");
+  const recorded = (await call("GET", "/api/audit?limit=5", { token })).body.entries.find((entry) => entry.object === draft.structuredContent.id);
+  assert.equal(recorded.action, "create_draft");
+  assert.equal(recorded.actor, ben.id);
+  assert.equal(recorded.surface, "mcp");
+
+  // Off his list by what he holds: the route's own refusal, as over REST.
+  const body = await client.callTool({ name: "get_message_body", arguments: { mailboxId: mailbox.id, receiptId: messages[0].id } });
+  assert.equal(body.isError, true);
+  assert.equal(body.structuredContent.error.code, "missing_relation");
+  // Withheld: no tool, with why and what would change it.
+  await assert.rejects(client.callTool({ name: "list_people", arguments: {} }), (error) => {
+    assert.equal(error.code, -32602);
+    assertWithheld(error, "missing_relation", /org\.admin/);
     return true;
   });
   await client.close();
@@ -91,7 +151,19 @@ test("a stranger sees exactly the grantable tools and is refused by the routes t
   const me = await client.callTool({ name: "get_me", arguments: {} });
   assert.equal(me.isError, true);
   assert.equal(me.structuredContent.error.code, "not_signed_in");
-  await assert.rejects(client.callTool({ name: "list_people", arguments: {} }), (error) => error.code === -32602);
+  const draft = await client.callTool({
+    name: "create_draft",
+    arguments: { mailboxId: mailbox.id, to: ["ana@customer.example"], subject: "Hello", text: "From nobody." },
+  });
+  assert.equal(draft.isError, true, JSON.stringify(draft));
+  assert.equal(draft.structuredContent.error.code, "not_signed_in");
+  assert.ok(draft.structuredContent.error.fix);
+  assert.match(draft.content[0].text, /not_signed_in/);
+  await assert.rejects(client.callTool({ name: "list_people", arguments: {} }), (error) => {
+    assert.equal(error.code, -32602);
+    assertWithheld(error, "people_only", /no credential/);
+    return true;
+  });
   await client.close();
 });
 

@@ -5,6 +5,7 @@ use std::collections::BTreeSet;
 
 use mailroom::http::Response;
 use mailroom::testing::{RequestExt, TEST_ORIGIN, request};
+use mailroom_contract::capabilities::CAPABILITIES;
 use mailroom_contract::registry;
 use serde_json::{Value, json};
 
@@ -75,6 +76,35 @@ fn initialize_negotiates_a_legacy_revision_statelessly() {
 }
 
 #[test]
+fn the_instructions_name_every_capability_and_how_many_routes_are_withheld() {
+    let world = World::new();
+    let registry = registry();
+    let withheld = registry.routes().iter().filter(|route| !registry.is_grantable(route.id)).count();
+    let initialized = call(
+        &world,
+        None,
+        "initialize",
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
+    );
+    let discovered = modern(
+        &world,
+        "server/discover",
+        json!({}),
+        &[("mcp-protocol-version", MODERN), ("mcp-method", "server/discover")],
+    );
+    for instructions in [&initialized["result"]["instructions"], &body(&discovered)["result"]["instructions"]] {
+        let instructions = instructions.as_str().unwrap_or_default();
+        for capability in CAPABILITIES {
+            assert!(instructions.contains(capability.name), "the instructions do not name {}", capability.name);
+        }
+        assert!(
+            instructions.contains(&format!(" {withheld} routes are withheld")),
+            "the instructions do not give the registry's {withheld} withheld routes: {instructions}"
+        );
+    }
+}
+
+#[test]
 fn the_transport_refuses_what_it_does_not_speak() {
     let world = World::new();
     for method in ["GET", "DELETE"] {
@@ -118,6 +148,92 @@ fn the_transport_refuses_what_it_does_not_speak() {
     let mut rebound = request("POST", "/mcp").json(json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" }));
     rebound.origin = "http://evil.example".into();
     assert_refused(&world.node.send(rebound), 403, "wrong_host");
+}
+
+/// Sends a raw JSON-RPC message and requires the error it must answer: never a
+/// 500, always a JSON-RPC error object with the code, echoing the id only when
+/// it is one JSON-RPC allows.
+#[track_caller]
+fn check_probe(world: &World, what: &str, message: Value, status: u16, code: i64, id: Value) {
+    let response = rpc(world, Some(&world.admin_token), message);
+    assert_eq!(response.status, status, "{what}: {}", text(&response));
+    let answer = body(&response);
+    assert_eq!(answer["jsonrpc"], "2.0", "{what}: {answer}");
+    assert_eq!(answer["error"]["code"], code, "{what}: {answer}");
+    assert!(answer["error"]["message"].as_str().is_some_and(|message| !message.is_empty()), "{what}: {answer}");
+    assert_eq!(answer["id"], id, "{what}: {answer}");
+}
+
+#[test]
+fn malformed_messages_answer_the_right_json_rpc_error_and_never_a_500() {
+    let world = World::new();
+    let world = &world;
+    let message = |id: Value, method: Value, params: Value| {
+        let mut message = json!({ "jsonrpc": "2.0", "id": id, "method": method });
+        if !params.is_null() {
+            message["params"] = params;
+        }
+        message
+    };
+    let tool = |params: Value| message(json!(1), json!("tools/call"), params);
+    let meta = |version: Value| json!({ "_meta": { "io.modelcontextprotocol/protocolVersion": version } });
+
+    // `params` that are not a structured value make an invalid request; a
+    // structured value by position is valid JSON-RPC that MCP cannot use.
+    check_probe(world, "params a string", message(json!(1), json!("ping"), json!("x")), 400, -32600, json!(1));
+    check_probe(world, "params a number", message(json!(1), json!("tools/list"), json!(3)), 400, -32600, json!(1));
+    check_probe(world, "params a boolean", message(json!(1), json!("tools/list"), json!(true)), 400, -32600, json!(1));
+    check_probe(
+        world,
+        "params by position",
+        message(json!(1), json!("tools/call"), json!(["get_me"])),
+        400,
+        -32602,
+        json!(1),
+    );
+    // An id is a string or an integer; any other is an invalid request, answered with a null id.
+    check_probe(world, "id a float", message(json!(1.5), json!("ping"), Value::Null), 400, -32600, Value::Null);
+    check_probe(world, "id a boolean", message(json!(true), json!("ping"), Value::Null), 400, -32600, Value::Null);
+    check_probe(
+        world,
+        "id an object",
+        message(json!({ "n": 1 }), json!("ping"), Value::Null),
+        400,
+        -32600,
+        Value::Null,
+    );
+    check_probe(world, "id an array", message(json!([1]), json!("ping"), Value::Null), 400, -32600, Value::Null);
+    check_probe(world, "id null", message(Value::Null, json!("ping"), Value::Null), 400, -32600, Value::Null);
+    check_probe(
+        world,
+        "float id, bad params",
+        message(json!(2.5), json!("ping"), json!("x")),
+        400,
+        -32600,
+        Value::Null,
+    );
+    check_probe(world, "method a number", message(json!(1), json!(5), Value::Null), 400, -32600, json!(1));
+    // A tool call's own parameters are the method's: invalid params.
+    check_probe(
+        world,
+        "arguments a string",
+        tool(json!({ "name": "get_me", "arguments": "{}" })),
+        200,
+        -32602,
+        json!(1),
+    );
+    check_probe(world, "arguments an array", tool(json!({ "name": "get_me", "arguments": [] })), 200, -32602, json!(1));
+    check_probe(world, "arguments a number", tool(json!({ "name": "get_me", "arguments": 0 })), 200, -32602, json!(1));
+    check_probe(world, "name missing", tool(json!({ "arguments": {} })), 200, -32602, json!(1));
+    check_probe(world, "name a number", tool(json!({ "name": 7, "arguments": {} })), 200, -32602, json!(1));
+    check_probe(world, "name null", tool(json!({ "name": null })), 200, -32602, json!(1));
+    check_probe(world, "no params at all", message(json!(1), json!("tools/call"), Value::Null), 200, -32602, json!(1));
+    // A `_meta` version this server does not speak, with no header to compare.
+    let probe = message(json!(1), json!("tools/list"), meta(json!("1999-01-01")));
+    check_probe(world, "_meta version 1999-01-01", probe.clone(), 400, -32022, json!(1));
+    let answer = body(&rpc(world, None, probe));
+    assert_eq!(answer["error"]["data"]["requested"], "1999-01-01");
+    assert_eq!(answer["error"]["data"]["supported"], json!(["2026-07-28", "2025-11-25", "2025-06-18"]));
 }
 
 #[test]
@@ -198,7 +314,9 @@ fn a_stranger_is_offered_exactly_the_grantable_routes() {
 #[test]
 fn a_person_is_offered_what_they_could_complete_and_an_administrator_also_their_reads() {
     let world = World::new();
-    let (_, ben) = world.person("ben@example.com");
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (ben_id, ben) = world.person("ben@example.com");
+    world.grant_all(&ben_id, &["mailbox.metadata.read", "send.propose"], &mailbox);
     let person: Vec<String> = tool_names(&world, Some(&ben));
     let admin: Vec<String> = tool_names(&world, Some(&world.admin_token));
     for tool in ["get_me", "list_messages", "create_draft", "get_person", "search_messages"] {
@@ -232,6 +350,58 @@ fn a_person_is_offered_what_they_could_complete_and_an_administrator_also_their_
         let route = registry().route_by_tool(name).unwrap();
         assert_eq!(read_only, route.method.is_safe(), "{name}");
     }
+}
+
+#[test]
+fn a_persons_mailbox_tools_are_those_some_mailbox_lets_them_complete() {
+    let world = World::new();
+    let support = world.mailbox("support@mailroom.test");
+    let sales = world.mailbox("sales@mailroom.test");
+    let (ben, token) = world.person("ben@example.com");
+    let check = |step: &str, expected: &[&str]| {
+        let offered: BTreeSet<String> = tool_names(&world, Some(&token))
+            .into_iter()
+            .filter(|tool| {
+                let route = registry().route_by_tool(tool).unwrap();
+                matches!(route.authority, mailroom_contract::Authority::Mailbox { .. })
+            })
+            .collect();
+        let expected: BTreeSet<String> = expected.iter().map(|tool| tool.to_string()).collect();
+        assert_eq!(offered, expected, "{step}");
+    };
+    check("holding nothing on any mailbox, no mailbox tool is offered", &[]);
+    world.grant_all(&ben, &["mailbox.metadata.read"], &support);
+    check("metadata on support", &["list_messages", "get_message"]);
+    world.grant_all(&ben, &["message.export"], &sales);
+    world.grant_all(&ben, &["mailbox.content.read"], &support);
+    check(
+        "content on support and export on sales are not both held on one mailbox, so no original",
+        &["list_messages", "get_message", "get_message_body", "get_attachment"],
+    );
+    let team = world.team("Sales desk");
+    world.admin("PUT", &format!("/api/teams/{team}/members/{ben}"), None);
+    world.grant_all(&format!("{team}#member"), &["mailbox.content.read"], &sales);
+    check(
+        "content through a team and export of his own, together on sales",
+        &["list_messages", "get_message", "get_message_body", "get_attachment", "get_message_original"],
+    );
+    world.grant_all(&ben, &["approval.decide"], &support);
+    let reads = ["list_messages", "get_message", "get_message_body", "get_attachment", "get_message_original"];
+    let deciding: Vec<&str> = reads.iter().copied().chain(["list_sends", "get_send"]).collect();
+    check("approval.decide is one of what the sends' reads take, not what a draft takes", &deciding);
+    world.grant_all(&ben, &["send.propose"], &sales);
+    let proposing: Vec<&str> = deciding
+        .iter()
+        .copied()
+        .chain(["create_draft", "update_draft", "delete_draft", "submit_send", "cancel_send"])
+        .collect();
+    check("send.propose", &proposing);
+    world.revoke(&format!("{team}#member"), "mailbox.content.read", &sales);
+    let without_original: Vec<&str> =
+        proposing.iter().copied().filter(|tool| *tool != "get_message_original").collect();
+    check("the team's relation revoked", &without_original);
+    let listed = rpc(&world, Some(&token), json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
+    assert_eq!(listed.round_trips, 1, "what is held on mailboxes rides in the same round trip");
 }
 
 #[test]
@@ -281,6 +451,73 @@ fn a_refusal_is_a_tool_result_with_its_four_parts_and_a_withheld_route_is_no_too
     let stranger = &call(&world, None, "tools/call", json!({ "name": "get_me" }))["result"];
     assert_eq!(stranger["isError"], true);
     assert_eq!(stranger["structuredContent"]["error"]["code"], "not_signed_in");
+}
+
+/// Calls `tool` as the holder of `token` and requires it to be no tool for them
+/// (-32602) whose error says, in its message and in `data`, the four-part
+/// refusal with `code`, a reason containing `why`, and a fix.
+#[track_caller]
+fn check_withheld(world: &World, token: Option<&str>, tool: &str, code: &str, why: &str) {
+    let answer = call(world, token, "tools/call", json!({ "name": tool, "arguments": {} }));
+    let error = &answer["error"];
+    assert_eq!(error["code"], -32602, "{tool}: {answer}");
+    let refusal = &error["data"]["error"];
+    assert_eq!(refusal["code"], code, "{tool}: {answer}");
+    for part in ["message", "reason", "fix"] {
+        let text = refusal[part].as_str().unwrap_or_default();
+        assert!(!text.trim().is_empty(), "{tool}: no {part}: {answer}");
+        assert!(error["message"].as_str().unwrap_or_default().contains(text), "{tool}: the message omits the {part}");
+    }
+    assert!(refusal["reason"].as_str().unwrap_or_default().contains(why), "{tool}: the reason does not say {why:?}");
+}
+
+#[test]
+fn a_withheld_tool_is_no_tool_and_says_why_and_what_would_change_it() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (ben, ben_token) = world.person("ben@example.com");
+    world.grant_all(&ben, &["mailbox.metadata.read", "approval.decide"], &mailbox);
+    let metadata = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
+    let (_, agent) = world.mint(&ben, &["mail.triage"], metadata);
+    let (agent, ben, admin) = (Some(agent.as_str()), Some(ben_token.as_str()), Some(world.admin_token.as_str()));
+
+    // An agent: what no agent is given, and what this one was not given.
+    check_withheld(&world, agent, "approve_send", "not_for_agents", "can never be that second person");
+    check_withheld(&world, agent, "list_people", "not_for_agents", "org.admin");
+    check_withheld(&world, agent, "get_message_body", "outside_ceiling", "pinned to it");
+    // A person: what no machine is offered, and what they do not hold.
+    check_withheld(&world, ben, "approve_send", "never_offered", "second person");
+    check_withheld(&world, ben, "list_people", "missing_relation", "org.admin");
+    check_withheld(&world, admin, "create_person", "never_offered", "administers the node");
+    check_withheld(&world, admin, "list_audit_entries", "never_offered", "The audit trail");
+    check_withheld(&world, admin, "mcp_endpoint", "never_offered", "MCP endpoint itself");
+    // A stranger: what only a person is offered, and what nobody is.
+    check_withheld(&world, None, "list_people", "people_only", "org.admin");
+    check_withheld(&world, None, "get_person", "people_only", "no credential");
+    check_withheld(&world, None, "approve_send", "never_offered", "second person");
+
+    for caller in [agent, ben, admin, None] {
+        let error = &call(&world, caller, "tools/call", json!({ "name": "no_such_tool", "arguments": {} }))["error"];
+        assert_eq!(error["code"], -32602);
+        assert_eq!(error["message"], "Unknown tool: no_such_tool", "a name no route has stays a plain unknown tool");
+        assert!(error.get("data").is_none(), "{error}");
+    }
+}
+
+#[test]
+fn every_route_off_a_strangers_or_an_agents_list_explains_itself_when_called() {
+    let world = World::new();
+    let (ben, _) = world.person("ben@example.com");
+    let (_, agent) = world.mint(&ben, &["identity.read"], json!([]));
+    for token in [None, Some(agent.as_str())] {
+        let offered = tool_names(&world, token);
+        for route in registry().routes().iter().filter(|route| !offered.iter().any(|tool| tool == route.tool)) {
+            let answer = call(&world, token, "tools/call", json!({ "name": route.tool, "arguments": {} }));
+            assert_eq!(answer["error"]["code"], -32602, "{}: {answer}", route.tool);
+            let code = answer["error"]["data"]["error"]["code"].as_str().unwrap_or_default();
+            assert!(!code.is_empty(), "{} is withheld without a refusal: {answer}", route.tool);
+        }
+    }
 }
 
 #[test]
@@ -359,13 +596,25 @@ fn a_call_through_mcp_and_through_rest_leave_the_same_audit_entry_apart_from_the
     let refused_rest = world.call("POST", &format!("{path}/cancel"), Some(&world.admin_token), None);
     assert_eq!(refused_rest.status, 404, "the administrator holds nothing on the mailbox");
     let rest_refusal = world.last_audit_entry();
-    call(
+    assert_eq!(rest_refusal["surface"], "rest");
+    assert_eq!(rest_refusal["action"], "cancel_send");
+    assert_eq!(rest_refusal["actor"], world.admin_id.as_str());
+    assert_eq!(rest_refusal["outcome"], "refused");
+    let refused_mcp = &call(
         &world,
         Some(&world.admin_token),
         "tools/call",
         json!({ "name": "cancel_send", "arguments": { "mailboxId": mailbox, "sendId": send } }),
-    );
+    )["result"];
+    assert_eq!(refused_mcp["isError"], true, "{refused_mcp}");
+    assert_eq!(refused_mcp["structuredContent"]["error"]["code"], "not_found");
     let mcp_refusal = world.last_audit_entry();
+    assert_eq!(
+        mcp_refusal["seq"].as_i64(),
+        rest_refusal["seq"].as_i64().map(|seq| seq + 1),
+        "the refusal through MCP appends an entry of its own: {mcp_refusal}"
+    );
+    assert_eq!(mcp_refusal["surface"], "mcp");
     assert_eq!(comparable(&rest_refusal), comparable(&mcp_refusal), "refusals are recorded alike too");
 }
 
@@ -389,4 +638,62 @@ fn a_tool_call_costs_no_more_round_trips_than_its_route() {
         json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "search_messages", "arguments": { "q": "invoice" } } }),
     );
     assert_eq!(search_mcp.round_trips, search_rest.round_trips);
+}
+
+/// Sends `request` and counts the batches the storage itself executed for it.
+fn measured(world: &World, request: mailroom::http::Request) -> (Response, u32) {
+    let before = world.node.database.batches();
+    let response = world.node.send(request);
+    (response, world.node.database.batches() - before)
+}
+
+#[test]
+fn an_audited_act_through_mcp_costs_no_more_round_trips_than_through_rest() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (ben, token) = world.person("ben@example.com");
+    world.grant_all(&ben, &["send.propose"], &mailbox);
+    let draft = json!({ "to": ["ana@example.org"], "subject": "Hello", "text": "Hi." });
+    let tool_call = |mailbox: &str| {
+        let mut arguments = draft.clone();
+        arguments["mailboxId"] = json!(mailbox);
+        request("POST", "/mcp").bearer(&token).json(json!({
+            "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": { "name": "create_draft", "arguments": arguments }
+        }))
+    };
+    let rest_call =
+        |mailbox: &str| request("POST", &format!("/api/mailboxes/{mailbox}/sends")).bearer(&token).json(draft.clone());
+
+    let (rest, rest_batches) = measured(&world, rest_call(&mailbox));
+    assert_eq!(rest.status, 201, "{}", text(&rest));
+    let rest_entry = world.last_audit_entry();
+    let (mcp, mcp_batches) = measured(&world, tool_call(&mailbox));
+    assert_eq!(body(&mcp)["result"]["isError"], false, "{}", text(&mcp));
+    let mcp_entry = world.last_audit_entry();
+    assert_eq!(
+        (rest_entry["action"].as_str(), mcp_entry["action"].as_str()),
+        (Some("create_draft"), Some("create_draft"))
+    );
+    assert_eq!(mcp_entry["surface"], "mcp", "the act was done and recorded through MCP");
+    assert_eq!(rest_batches, rest.round_trips, "REST reports the round trips the storage saw");
+    assert_eq!(mcp_batches, mcp.round_trips, "MCP reports the round trips the storage saw");
+    assert!(
+        mcp_batches <= rest_batches,
+        "create_draft: {mcp_batches} round trips through MCP, {rest_batches} through REST"
+    );
+
+    // A refused act is recorded too, and costs no more through MCP either.
+    let elsewhere = world.mailbox("sales@mailroom.test");
+    world.grant_all(&ben, &["mailbox.metadata.read"], &elsewhere);
+    let (rest, rest_batches) = measured(&world, rest_call(&elsewhere));
+    assert_refused(&rest, 403, "missing_relation");
+    let (mcp, mcp_batches) = measured(&world, tool_call(&elsewhere));
+    assert_eq!(body(&mcp)["result"]["structuredContent"]["error"]["code"], "missing_relation", "{}", text(&mcp));
+    assert_eq!(world.last_audit_entry()["outcome"], "refused");
+    assert_eq!(mcp_batches, mcp.round_trips);
+    assert!(
+        mcp_batches <= rest_batches,
+        "refused create_draft: {mcp_batches} through MCP, {rest_batches} through REST"
+    );
 }
