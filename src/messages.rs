@@ -2,9 +2,9 @@
 //! original bytes and its attachments.
 //!
 //! The line between metadata and content is drawn by the contract: the list and
-//! the metadata answer holders of either `mailbox.metadata.read` or
-//! `mailbox.content.read`; text and attachments need content; the original needs
-//! content and export. The routes that reach content are recorded in the audit
+//! the metadata answer holders of `mailbox.metadata.read` (decision 0007); the
+//! text and attachments need `mailbox.content.read`; the original needs content
+//! and export. The routes that reach content are recorded in the audit
 //! chain by the dispatcher, because the contract marks them.
 
 use base64::Engine;

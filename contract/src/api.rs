@@ -318,7 +318,7 @@ pub struct AuditEntry {
 pub struct AuditPage {
     /// The entries, newest first.
     pub entries: Vec<AuditEntry>,
-    /// Pass as `cursor` to get the next (older) page; absent on the last page.
+    /// Pass as `cursor` to get the next (older) page; null on the last page.
     pub next_cursor: Option<String>,
 }
 
@@ -496,7 +496,7 @@ pub struct MessageSummary {
 pub struct MessagePage {
     /// The messages on this page, newest first.
     pub messages: Vec<MessageSummary>,
-    /// Pass as `cursor` to get the next (older) page; absent on the last page.
+    /// Pass as `cursor` to get the next (older) page; null on the last page.
     pub next_cursor: Option<String>,
 }
 
@@ -567,7 +567,7 @@ pub struct SearchResults {
     /// The matching messages, newest first, each once.
     pub results: Vec<SearchHit>,
     /// Pass as `cursor`, with the same `q` and `mailbox`, to get the next (older)
-    /// results; absent on the last page.
+    /// results; null on the last page.
     pub next_cursor: Option<String>,
 }
 
