@@ -154,7 +154,8 @@ function validatorFor(path) {
   if (!validators.has(path)) validators.set(path, ajv.compile({ $ref: `openapi#/${path}` }));
   return validators.get(path);
 }
-export const documentedCalls = new Set();
+/** For each documented operation ("GET /api/me"), the response keys ("200", "4XX") its answers in this process matched. */
+export const documentedAnswers = new Map();
 
 /** Throws unless `status` and `body` are what the OpenAPI document says `method path` answers. */
 export function checkAgainstOpenApi(method, path, status, contentType, body) {
@@ -165,10 +166,12 @@ export function checkAgainstOpenApi(method, path, status, contentType, body) {
     if ((status === 404 || status === 405) && refusal(body)) return;
     throw new Error(`${method} ${bare} is not in contract/openapi.json but answered ${status}`);
   }
-  documentedCalls.add(`${found.method} ${found.template}`);
   const responses = found.operation.responses;
   const key = responses[String(status)] ? String(status) : status >= 400 && status < 500 ? "4XX" : status >= 500 ? "5XX" : null;
   if (!key) throw new Error(`${method} ${found.template} answered ${status}, which contract/openapi.json does not document`);
+  const operation = `${found.method} ${found.template}`;
+  if (!documentedAnswers.has(operation)) documentedAnswers.set(operation, new Set());
+  documentedAnswers.get(operation).add(key);
   const media = responses[key].content ? Object.keys(responses[key].content)[0] : null;
   if (media === "application/json") {
     if (!contentType?.startsWith("application/json")) throw new Error(`${method} ${found.template} ${status}: content-type ${contentType}`);

@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, setUp, client, documentedCalls, ROOT, ADMIN } from "./harness.mjs";
+import { startNode, setUp, client, documentedAnswers, ROOT, ADMIN } from "./harness.mjs";
 
 const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
 let node, call, token, admin;
@@ -56,8 +56,6 @@ test("every documented operation answers as documented, successes and refusals a
     ["GET", `/api/people/${ben.id}`, { token }],
     ["GET", `/api/people/${ben.id}`, { token: benSession.access_token }],
     ["GET", `/api/people/${admin.id}`, { token: benSession.access_token }],
-    ["POST", `/api/people/${ben.id}/disable`, { token }],
-    ["POST", `/api/people/${ben.id}/enable`, { token }],
     ["GET", "/api/teams", { token }],
     ["PUT", `/api/teams/${team.id}/members/${ben.id}`, { token }],
     ["DELETE", `/api/teams/${team.id}/members/${ben.id}`, { token }],
@@ -103,6 +101,9 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", `/api/agents/${agent.id}/revoke`, { token }],
     ["POST", "/mcp", { body: { jsonrpc: "2.0", method: "notifications/initialized" } }],
     ["POST", "/mcp", { raw: "[]", headers: { "content-type": "application/json" } }],
+    // Disabling Ben ends his sessions, so it comes after every call made as him.
+    ["POST", `/api/people/${ben.id}/disable`, { token }],
+    ["POST", `/api/people/${ben.id}/enable`, { token }],
     ["POST", "/api/me/password", { token, body: { current_password: ADMIN.password, new_password: ADMIN.password } }],
     ["DELETE", "/api/sessions/current", { token }],
   ];
@@ -110,9 +111,16 @@ test("every documented operation answers as documented, successes and refusals a
     const response = await call(method, path, options);
     assert.ok(response.status < 500, `${method} ${path}: ${response.text}`);
   }
-  const documented = Object.entries(openapi.paths).flatMap(([template, methods]) =>
-    Object.keys(methods).map((method) => `${method.toUpperCase()} ${template}`),
+  // Every answer an operation documents by its own status (its successes) was
+  // given here and matched its schema; a refusal alone proves nothing about them.
+  const unseen = Object.entries(openapi.paths).flatMap(([template, methods]) =>
+    Object.entries(methods).flatMap(([method, operation]) => {
+      const name = `${method.toUpperCase()} ${template}`;
+      const seen = documentedAnswers.get(name) ?? new Set();
+      return Object.keys(operation.responses)
+        .filter((key) => /^\d{3}$/.test(key) && !seen.has(key))
+        .map((key) => `${name} ${key}`);
+    }),
   );
-  const missed = documented.filter((operation) => !documentedCalls.has(operation));
-  assert.deepEqual(missed, [], "operations never exercised against the document");
+  assert.deepEqual(unseen, [], "documented answers never given by the running Worker");
 });
