@@ -562,30 +562,7 @@ pub async fn person_mailboxes(context: &mut Context<'_>) -> Result<Response, Ref
     if person.rows.is_empty() {
         return Err(crate::people::PersonError::NoSuchPerson { id: person_id }.into());
     }
-    #[derive(Deserialize)]
-    struct Row {
-        id: String,
-        address: String,
-        display_name: String,
-        created_at: i64,
-        held: Option<String>,
-    }
-    let rows: Vec<Row> = mailboxes.decode_all().map_err(|error| context.internal(error))?;
-    let mailboxes = rows
-        .into_iter()
-        .map(|row| {
-            let mut held: Vec<String> =
-                row.held.unwrap_or_default().split(',').filter(|name| !name.is_empty()).map(str::to_string).collect();
-            held.sort();
-            mailroom_contract::api::Mailbox {
-                id: row.id,
-                address: row.address,
-                display_name: row.display_name,
-                created_at: rfc3339(row.created_at),
-                held,
-            }
-        })
-        .collect();
+    let mailboxes = crate::mailboxes::present_all(context, &mailboxes, None)?;
     Ok(context.json(&MailboxList { mailboxes }))
 }
 

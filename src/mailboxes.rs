@@ -3,15 +3,20 @@
 //! may send from (the work queue) and where it may read.
 //!
 //! Who may see a mailbox is never decided here: every listing asks
-//! `authz::tuples`, which intersects an agent's tuples with its sponsor's.
+//! `authz::tuples`, which intersects an agent's tuples with its sponsor's. Each
+//! listed mailbox carries the relations held on it and the tools those let their
+//! holder call there, derived from the route declarations (and, for an agent,
+//! its ceiling, read in the same batch), so no client restates which relation a
+//! route needs.
 
-use mailroom_contract::Relation;
 use mailroom_contract::api::{CreateMailbox, Mailbox, MailboxList, UpdateMailbox};
+use mailroom_contract::{Relation, registry};
 use serde::Deserialize;
 
 use crate::addresses;
 use crate::authz::{holder_of, tuples};
 use crate::context::Context;
+use crate::credentials::Caller;
 use crate::http::Response;
 use crate::ids::{IdKind, is_id_of, new_id};
 use crate::refusal::Refusal;
@@ -42,24 +47,40 @@ struct MailboxRow {
 }
 
 impl MailboxRow {
-    fn present(self) -> Mailbox {
+    /// The mailbox as answered, its `tools` derived from what is held on it and,
+    /// for an agent, narrowed to the routes of its `ceiling`.
+    fn present(self, ceiling: Option<&[String]>) -> Mailbox {
         let mut held: Vec<String> =
             self.held.unwrap_or_default().split(',').filter(|name| !name.is_empty()).map(str::to_string).collect();
         held.sort();
         held.dedup();
+        let relations: Vec<Relation> = held.iter().filter_map(|name| Relation::parse(name)).collect();
+        let tools = registry()
+            .tools_on_mailbox(&relations)
+            .into_iter()
+            .filter(|tool| ceiling.is_none_or(|ceiling| ceiling.iter().any(|route| route == tool)))
+            .map(str::to_string)
+            .collect();
         Mailbox {
             id: self.id,
             address: self.address,
             display_name: self.display_name,
             created_at: rfc3339(self.created_at),
             held,
+            tools,
         }
     }
 }
 
-fn present_all(context: &Context<'_>, result: &QueryResult) -> Result<Vec<Mailbox>, Refusal> {
+/// Mailbox rows (`id`, `address`, `display_name`, `created_at`, and `held`: a
+/// comma-separated list of relation names) as answered.
+pub(crate) fn present_all(
+    context: &Context<'_>,
+    result: &QueryResult,
+    ceiling: Option<&[String]>,
+) -> Result<Vec<Mailbox>, Refusal> {
     let rows: Vec<MailboxRow> = result.decode_all().map_err(|error| context.internal(error))?;
-    Ok(rows.into_iter().map(MailboxRow::present).collect())
+    Ok(rows.into_iter().map(|row| row.present(ceiling)).collect())
 }
 
 /// Lists the mailboxes the route's declared filter lets the caller see (its
@@ -67,8 +88,17 @@ fn present_all(context: &Context<'_>, result: &QueryResult) -> Result<Vec<Mailbo
 async fn list_declared(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     let (all_of, any_of) = context.route.authority.rows_where().ok_or_else(Refusal::internal)?;
-    let [mailboxes] = context.read_array([tuples::mailboxes_where(&holder, all_of, any_of)]).await?;
-    let mailboxes = present_all(context, &mailboxes)?;
+    let listing = tuples::mailboxes_where(&holder, all_of, any_of);
+    let Caller::Agent { agent_id, .. } = &context.caller else {
+        let [mailboxes] = context.read_array([listing]).await?;
+        let mailboxes = present_all(context, &mailboxes, None)?;
+        return Ok(context.json(&MailboxList { mailboxes }));
+    };
+    // An agent's tools are bounded by its ceiling too; read in the same batch.
+    let ceiling = Statement::new("SELECT route FROM agent_routes WHERE agent_id = ?1").bind(agent_id.as_str());
+    let [mailboxes, ceiling] = context.read_array([listing, ceiling]).await?;
+    let ceiling: Vec<String> = ceiling.rows.iter().filter_map(|row| row.text("route").ok()).collect();
+    let mailboxes = present_all(context, &mailboxes, Some(&ceiling))?;
     Ok(context.json(&MailboxList { mailboxes }))
 }
 
@@ -87,11 +117,12 @@ pub async fn list_all(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     let all = Statement::new("SELECT id, address, display_name, created_at FROM mailboxes ORDER BY address");
     let [all, held] = context.read_array([all, tuples::mailboxes_where(&holder, &[], Relation::ALL)]).await?;
-    let held = present_all(context, &held)?;
-    let mut mailboxes = present_all(context, &all)?;
+    let held = present_all(context, &held, None)?;
+    let mut mailboxes = present_all(context, &all, None)?;
     for mailbox in &mut mailboxes {
         if let Some(mine) = held.iter().find(|mine| mine.id == mailbox.id) {
             mailbox.held = mine.held.clone();
+            mailbox.tools = mine.tools.clone();
         }
     }
     Ok(context.json(&MailboxList { mailboxes }))
@@ -130,6 +161,7 @@ pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
         display_name,
         created_at: rfc3339(context.now_ms),
         held: Vec::new(),
+        tools: Vec::new(),
     }))
 }
 
@@ -156,5 +188,5 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     context.audit_object(mailbox_id);
     context.audit_detail(serde_json::json!({ "from": mailbox.display_name, "to": display_name }));
     mailbox.display_name = display_name;
-    Ok(context.json(&mailbox.present()))
+    Ok(context.json(&mailbox.present(None)))
 }

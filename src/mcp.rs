@@ -33,7 +33,7 @@ use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{Authority, Relation, Route, RouteId, Tier, registry, tools};
 use serde_json::{Map, Value, json};
 
-use crate::authz::{self, tuples};
+use crate::authz::tuples;
 use crate::context::Context;
 use crate::credentials::Caller;
 use crate::http::{Request, Response};
@@ -364,9 +364,7 @@ impl Held {
     fn could_complete(&self, authority: &Authority) -> bool {
         match authority {
             Authority::Organization(relation) => self.on_organization.contains(relation),
-            Authority::Mailbox { all_of, any_of, .. } => {
-                self.on_mailboxes.iter().any(|held| authz::mailbox_authority_met(all_of, any_of, held))
-            }
+            Authority::Mailbox { .. } => self.on_mailboxes.iter().any(|held| authority.met_on_mailbox(held)),
             _ => true,
         }
     }

@@ -424,6 +424,12 @@ pub struct Mailbox {
     /// caller's, except on `list_person_mailboxes`, where they are that person's
     /// (directly or through a team).
     pub held: Vec<String>,
+    /// The tools that `held` lets its holder call on this mailbox, as the
+    /// contract declares each route's authority (a tool is a route's
+    /// `operationId`): `get_message_body` where `mailbox.content.read` is held,
+    /// for instance. For an agent, only those within its ceiling. What to offer,
+    /// not a promise: each call is decided when it is made.
+    pub tools: Vec<String>,
 }
 
 /// Mailboxes.

@@ -11,6 +11,7 @@ use std::collections::HashSet;
 use std::fmt;
 use std::sync::OnceLock;
 
+use crate::relation::Relation;
 use crate::route::{Route, Tier};
 use crate::routes::{RouteId, declare};
 
@@ -158,6 +159,12 @@ impl Registry {
     /// Every grantable route, in declaration order.
     pub fn grantable_routes(&self) -> impl Iterator<Item = &Route> {
         self.routes.iter().filter(|route| self.is_grantable(route.id))
+    }
+
+    /// The tools of the routes that act on one mailbox and that `held`, the
+    /// relations held there, lets their holder call, in declaration order.
+    pub fn tools_on_mailbox(&self, held: &[Relation]) -> Vec<&'static str> {
+        self.routes.iter().filter(|route| route.authority.met_on_mailbox(held)).map(|route| route.tool).collect()
     }
 
     /// The route a tool name names, if any.

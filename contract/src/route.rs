@@ -131,6 +131,14 @@ pub enum Authority {
     Personal,
 }
 
+/// Whether `held`, the relations held on one mailbox, meet a mailbox authority's
+/// `all_of` and `any_of`: see [`Authority::met_on_mailbox`].
+pub fn mailbox_relations_met(all_of: &[Relation], any_of: &[Relation], held: &[Relation]) -> bool {
+    !held.is_empty()
+        && all_of.iter().all(|relation| held.contains(relation))
+        && (any_of.is_empty() || any_of.iter().any(|relation| held.contains(relation)))
+}
+
 impl Authority {
     /// Whether a machine (an agent) can ever be provisioned to satisfy this
     /// authority. Organisation relations are never conferred on agents, and a
@@ -157,6 +165,18 @@ impl Authority {
         match self {
             Authority::Mailbox { all_of, .. } | Authority::Filtered { all_of, .. } => all_of,
             _ => &[],
+        }
+    }
+
+    /// Whether the relations held on one mailbox meet this authority there:
+    /// something is held, every one of `all_of`, and one of `any_of` when it
+    /// names any. False for every authority that is not a mailbox's. The rule
+    /// itself, read by the dispatcher's check, the MCP catalogue and the
+    /// mailbox listings' `tools` alike.
+    pub fn met_on_mailbox(&self, held: &[Relation]) -> bool {
+        match self {
+            Authority::Mailbox { all_of, any_of, .. } => mailbox_relations_met(all_of, any_of, held),
+            _ => false,
         }
     }
 

@@ -9,6 +9,7 @@
 pub mod tuples;
 
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
+use mailroom_contract::route::mailbox_relations_met;
 use mailroom_contract::{Authority, Relation, Route, Tier, registry, skill};
 
 use crate::credentials::{AuthenticationError, Caller};
@@ -95,7 +96,7 @@ impl Check {
                     .filter_map(|row| row.text("relation").ok())
                     .filter_map(|name| Relation::parse(&name))
                     .collect();
-                if mailbox_authority_met(all_of, any_of, &held) {
+                if mailbox_relations_met(all_of, any_of, &held) {
                     return Ok(());
                 }
                 if held.is_empty() {
@@ -109,15 +110,6 @@ impl Check {
             }
         }
     }
-}
-
-/// Whether the relations held on one mailbox meet a mailbox authority: something
-/// is held there, every one of `all_of`, and one of `any_of` when it names any.
-/// The rule itself, read by the check and by the MCP catalogue alike.
-pub fn mailbox_authority_met(all_of: &[Relation], any_of: &[Relation], held: &[Relation]) -> bool {
-    !held.is_empty()
-        && all_of.iter().all(|relation| held.contains(relation))
-        && (any_of.is_empty() || any_of.iter().any(|relation| held.contains(relation)))
 }
 
 fn settle_agent(row: Option<&Row>, now_ms: i64) -> Result<(), Refusal> {

@@ -790,18 +790,18 @@
   // never rendered as HTML.
 
   /**
-   * What the signed-in person may do in a mailbox, from the relations they hold
-   * on it. This only chooses which controls to show; the node decides each call.
-   * Listing and opening a message need mailbox.metadata.read alone (decision 0007).
+   * What the signed-in person may do in a mailbox: the tools the node lists on
+   * it, which it derives from the relations held there and each route's declared
+   * authority. This only chooses which controls to show; the node decides each call.
    */
   function access(mailbox) {
-    const held = new Set(mailbox?.held ?? []);
+    const tools = new Set(mailbox?.tools ?? []);
     return {
-      metadata: held.has("mailbox.metadata.read"),
-      content: held.has("mailbox.content.read"),
-      original: held.has("mailbox.content.read") && held.has("message.export"),
-      propose: held.has("send.propose"),
-      decide: held.has("approval.decide"),
+      metadata: tools.has("list_messages"),
+      content: tools.has("get_message_body"),
+      original: tools.has("get_message_original"),
+      propose: tools.has("create_draft"),
+      decide: tools.has("approve_send"),
     };
   }
 

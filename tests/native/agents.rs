@@ -758,3 +758,32 @@ fn nothing_but_minting_writes_a_ceiling() {
     let mint = registry().route(RouteId::MintAgent);
     assert_eq!(mint.method, mailroom_contract::Method::Post);
 }
+
+#[test]
+fn an_agent_s_mailbox_tools_stop_at_its_ceiling_though_it_holds_more() {
+    let (world, a, receipt, ben, ben_token) = office();
+    let (agent, credential) = world.mint(&ben, &["mail.read", "mail.triage"], grants(&a, READ_MAIL));
+    // Granted later, and backed by the sponsor: held, but outside the ceiling.
+    assert_eq!(world.grant(&agent, "send.propose", &a).status, 201);
+    let tools_on_a = |token: &str| {
+        let listed = body(&world.call("GET", "/api/mailboxes/readable", Some(token), None));
+        let mailbox =
+            listed["mailboxes"].as_array().unwrap().iter().find(|mailbox| mailbox["id"] == a.as_str()).cloned();
+        mailbox.map(|mailbox| (mailbox["held"].clone(), mailbox["tools"].clone())).unwrap()
+    };
+    let (held, tools) = tools_on_a(&credential);
+    assert!(held.as_array().unwrap().iter().any(|relation| relation == "send.propose"), "{held}");
+    assert!(tools.as_array().unwrap().iter().any(|tool| tool == "get_message_body"), "{tools}");
+    assert!(!tools.as_array().unwrap().iter().any(|tool| tool == "create_draft"), "{tools}");
+    let drafted = as_agent(
+        &world,
+        &credential,
+        "POST",
+        &format!("/api/mailboxes/{a}/sends"),
+        Some(json!({ "to": [], "subject": "x", "text": "y", "reply_to": receipt })),
+    );
+    assert_refused(&drafted, 403, "outside_ceiling");
+    // The sponsor, who has no ceiling, is offered it on the same relations.
+    let (_, tools) = tools_on_a(&ben_token);
+    assert!(tools.as_array().unwrap().iter().any(|tool| tool == "create_draft"), "{tools}");
+}

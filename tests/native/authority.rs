@@ -20,6 +20,26 @@ fn mailbox_in(path: &str) -> String {
     path.split(['/', '?']).find(|segment| segment.starts_with("mbx_")).expect("a mailbox route names one").to_string()
 }
 
+/// The holdings on one mailbox that decide an authority of `all_of` and
+/// `any_of`, each with whether it meets it: exactly what is needed (meets), and
+/// every mailbox relation but one of `all_of`, or but all of `any_of` (neither does).
+fn holdings_that_decide(all_of: &[Relation], any_of: &[Relation]) -> Vec<(Vec<Relation>, bool)> {
+    let every_but = |missing: &[Relation]| -> Vec<Relation> {
+        Relation::ALL
+            .iter()
+            .copied()
+            .filter(|relation| relation.object_kind() == mailroom_contract::ObjectKind::Mailbox)
+            .filter(|relation| !missing.contains(relation))
+            .collect()
+    };
+    let mut cases = vec![(all_of.iter().chain(any_of.first()).copied().collect(), true)];
+    cases.extend(all_of.iter().map(|relation| (every_but(std::slice::from_ref(relation)), false)));
+    if !any_of.is_empty() {
+        cases.push((every_but(any_of), false));
+    }
+    cases
+}
+
 #[test]
 fn every_route_refuses_a_person_who_holds_nothing_it_needs() {
     let world = World::new();
@@ -85,11 +105,6 @@ fn every_mailbox_route_refuses_a_person_missing_any_relation_it_requires() {
 #[test]
 fn every_filtered_route_shows_rows_exactly_where_its_declared_relations_are_held() {
     let world = World::new();
-    let mailbox_relations: Vec<Relation> = Relation::ALL
-        .iter()
-        .copied()
-        .filter(|relation| relation.object_kind() == mailroom_contract::ObjectKind::Mailbox)
-        .collect();
     let mut walked = 0;
     for route in registry().routes() {
         let Some((all_of, any_of)) = route.authority.rows_where() else { continue };
@@ -103,16 +118,7 @@ fn every_filtered_route_shows_rows_exactly_where_its_declared_relations_are_held
 
         // Exactly what the declaration asks for shows the rows; everything but one
         // relation of all_of, or everything but any_of, shows none.
-        let exactly: Vec<Relation> = all_of.iter().chain(any_of.first()).copied().collect();
-        let mut cases = vec![(exactly, true)];
-        let without = |missing: &[Relation]| -> Vec<Relation> {
-            mailbox_relations.iter().copied().filter(|relation| !missing.contains(relation)).collect()
-        };
-        cases.extend(all_of.iter().map(|relation| (without(std::slice::from_ref(relation)), false)));
-        if !any_of.is_empty() {
-            cases.push((without(any_of), false));
-        }
-        for (held, visible) in cases {
+        for (held, visible) in holdings_that_decide(all_of, any_of) {
             let (person, token) = world.person(&format!("filtered-{walked}@example.com"));
             let names: Vec<&str> = held.iter().map(|relation| relation.name()).collect();
             world.grant_all(&person, &names, &mailbox);
@@ -129,4 +135,38 @@ fn every_filtered_route_shows_rows_exactly_where_its_declared_relations_are_held
         }
     }
     assert!(walked >= 8, "{walked} cases walked");
+}
+
+#[test]
+fn a_mailbox_s_tools_are_exactly_the_routes_the_dispatcher_lets_its_holder_call() {
+    let world = World::new();
+    let mut walked = 0;
+    for route in registry().routes() {
+        let Authority::Mailbox { all_of, any_of, .. } = route.authority else { continue };
+        let request = unsigned_fixture(&world, route.id);
+        let mailbox = mailbox_in(&request.path);
+        for (held, meets) in holdings_that_decide(all_of, any_of) {
+            let (person, token) = world.person(&format!("tools-{walked}@example.com"));
+            let names: Vec<&str> = held.iter().map(|relation| relation.name()).collect();
+            world.grant_all(&person, &names, &mailbox);
+            let response = world.node.send(request.clone().bearer(&token));
+            let code = body(&response)["error"]["code"].as_str().map(str::to_string);
+            // Something is held in every case, so the check's only refusal is a
+            // missing relation; anything else is the handler's own answer.
+            let let_through = code.as_deref() != Some("missing_relation");
+            let listed = body(&world.admin("GET", &format!("/api/people/{person}/mailboxes"), None));
+            let tools = listed["mailboxes"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|listed| listed["id"] == mailbox.as_str())
+                .map(|listed| listed["tools"].clone())
+                .unwrap_or_default();
+            let offered = tools.as_array().is_some_and(|tools| tools.iter().any(|tool| tool == route.tool));
+            assert_eq!(let_through, meets, "{} for a holder of {names:?}: {}", route.tool, text(&response));
+            assert_eq!(offered, meets, "{} for a holder of {names:?}: tools {tools}", route.tool);
+            walked += 1;
+        }
+    }
+    assert!(walked > 20, "{walked} cases walked");
 }
