@@ -105,3 +105,47 @@ test("pairing: a code redeemed once for a credential that works, then revocation
   assert.equal(shown.state, "revoked");
   assert.deepEqual(shown.capabilities, [{ name: "identity.read", held: 1, total: 1 }]);
 });
+
+test("what the sponsor holds through a team the agent loses when the sponsor leaves it, on every reading predicate", async () => {
+  const billing = (await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } })).body;
+  assert.equal(await node.deliver("ana@customer.example", billing.address, readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"))), null);
+  const team = (await call("POST", "/api/teams", { token, body: { name: "Billing" } })).body;
+  assert.equal((await call("PUT", `/api/teams/${team.id}/members/${ben.id}`, { token })).status, 200);
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) {
+    const granted = await call("POST", "/api/relations", { token, body: { subject: `${team.id}#member`, relation, object: billing.id } });
+    assert.equal(granted.status, 201, granted.text);
+  }
+  const minted = await call("POST", "/api/agents", {
+    token,
+    body: {
+      name: "Billing reader",
+      sponsor: ben.id,
+      capabilities: ["mail.read", "mail.triage"],
+      mailboxes: [{ mailbox: billing.id, relations: ["mailbox.metadata.read", "mailbox.content.read"] }],
+    },
+  });
+  assert.equal(minted.status, 201, minted.text);
+  const credential = minted.body.credential;
+  const billingReceipt = (await call("GET", `/api/mailboxes/${billing.id}/messages`, { token: credential })).body.messages[0].id;
+  /** What the agent sees of billing@: its listing, a message's text, and search by a word of the text. */
+  const seen = async () => ({
+    listed: (await call("GET", "/api/mailboxes/readable", { token: credential })).body.mailboxes.some((each) => each.id === billing.id),
+    text: (await call("GET", `/api/mailboxes/${billing.id}/messages/${billingReceipt}/body`, { token: credential })).status,
+    found: (await call("GET", `/api/search?q=invoice&mailbox=${billing.id}`, { token: credential })).body.results?.length ?? 0,
+  });
+  assert.deepEqual(await seen(), { listed: true, text: 200, found: 1 });
+
+  assert.equal((await call("DELETE", `/api/teams/${team.id}/members/${ben.id}`, { token })).status, 200);
+  const after = await seen();
+  assert.equal(after.listed, false, "billing@ is no longer listed");
+  assert.equal(after.text, 404, "holding nothing there, the mailbox answers as if it did not exist");
+  assert.equal(after.found, 0);
+
+  // Back in the team, the agent's own tuples count again; a disabled sponsor stops everything.
+  assert.equal((await call("PUT", `/api/teams/${team.id}/members/${ben.id}`, { token })).status, 200);
+  assert.deepEqual(await seen(), { listed: true, text: 200, found: 1 });
+  assert.equal((await call("POST", `/api/people/${ben.id}/disable`, { token })).status, 200);
+  assertRefusal(assert, await call("GET", "/api/mailboxes/readable", { token: credential }), 403, "sponsor_disabled");
+  assert.equal((await call("POST", `/api/people/${ben.id}/enable`, { token })).status, 200);
+  assert.deepEqual(await seen(), { listed: true, text: 200, found: 1 });
+});
