@@ -214,3 +214,16 @@ for (const scenario of CONFORMANCE) {
     assert.doesNotMatch(stdout, /FAIL/, stdout);
   });
 }
+
+test("every server scenario of the pinned suite is run here or named in the README with its reason", async () => {
+  const { stdout } = await promisify(execFile)(process.execPath, [conformanceCli, "list"], { cwd: ROOT, env: { ...process.env, NO_COLOR: "1" } });
+  const server = stdout.split(/Client scenarios/)[0];
+  const scenarios = [...server.matchAll(/^\s+- (\S+)/gm)].map((match) => match[1]);
+  assert.ok(scenarios.length > CONFORMANCE.length, stdout);
+  for (const scenario of CONFORMANCE) assert.ok(scenarios.includes(scenario), `${scenario} is a scenario of the suite`);
+  const readme = readFileSync(join(ROOT, "README.md"), "utf8");
+  const paragraph = readme.slice(readme.indexOf("MCP conformance suite"), readme.indexOf("\n## ", readme.indexOf("MCP conformance suite")));
+  const named = [...paragraph.matchAll(/`([a-z0-9-]+)(\*?)`/g)].map(([, name, wildcard]) => (wildcard ? new RegExp(`^${name}`) : new RegExp(`^${name}$`)));
+  const unaccounted = scenarios.filter((scenario) => !CONFORMANCE.includes(scenario) && !named.some((pattern) => pattern.test(scenario)));
+  assert.deepEqual(unaccounted, [], "scenarios neither run nor explained in the README");
+});
