@@ -303,15 +303,18 @@ fn administrators_create_and_rename_mailboxes() {
         400,
         "invalid_address",
     );
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read"], &mailbox);
     let renamed =
         world.admin("PATCH", &format!("/api/mailboxes/{mailbox}"), Some(json!({ "display_name": "Help desk" })));
     assert_eq!(body(&renamed)["display_name"], "Help desk");
+    assert_eq!(body(&renamed)["held"], json!(["mailbox.metadata.read"]), "the answer says what the caller holds");
+    assert!(body(&renamed)["tools"].as_array().unwrap().iter().any(|tool| tool == "list_messages"));
     let (_, token) = world.person("cy@example.com");
     let attempt =
         world.call("POST", "/api/mailboxes", Some(&token), Some(json!({ "address": "x@y.z", "display_name": "x" })));
     assert_refused(&attempt, 403, "missing_relation");
     // Relations on mailboxes are granted through the one door.
-    assert_eq!(world.grant(&world.admin_id, "mailbox.metadata.read", &mailbox).status, 201);
+    assert_eq!(world.grant(&world.admin_id, "mailbox.content.read", &mailbox).status, 201);
 }
 
 #[test]
