@@ -24,6 +24,7 @@ pub mod mcp;
 pub mod messages;
 pub mod node;
 pub mod outbound;
+pub mod paging;
 pub mod password;
 pub mod people;
 pub mod platform;

@@ -7,16 +7,14 @@
 //! and export. The routes that reach content are recorded in the audit
 //! chain by the dispatcher, because the contract marks them.
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mailroom_contract::api::{AttachmentSummary, EmailAddress, Message, MessageBody, MessagePage, MessageSummary};
 use serde::Deserialize;
 
 use crate::context::Context;
-use crate::dispatch::RequestError;
 use crate::http::Response;
 use crate::ids::{IdKind, is_id_of};
 use crate::inbound;
+use crate::paging;
 use crate::refusal::Refusal;
 use crate::storage::Statement;
 use crate::time::rfc3339;
@@ -72,55 +70,11 @@ impl SummaryRow {
     }
 }
 
-/// A position in newest-first order (received time, then id), as the `next_cursor`
-/// of a message list or a search. Both page in the same order, so they share it.
-pub fn encode_cursor(received_at: i64, id: &str) -> String {
-    URL_SAFE_NO_PAD.encode(format!("messages-before:{received_at}:{id}"))
-}
-
-fn decode_cursor(cursor: &str) -> Option<(i64, String)> {
-    let text = String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()?;
-    let (received_at, id) = text.strip_prefix("messages-before:")?.split_once(':')?;
-    if !is_id_of(id, IdKind::Receipt) {
-        return None;
-    }
-    Some((received_at.parse().ok()?, id.to_string()))
-}
-
-/// The `cursor` query parameter as the received time and id to continue below, or
-/// a position above every message when absent.
-pub fn cursor(context: &Context<'_>) -> Result<(i64, String), Refusal> {
-    match context.query("cursor") {
-        None => Ok((i64::MAX, String::new())),
-        Some(cursor) => decode_cursor(cursor).ok_or_else(|| {
-            RequestError::InvalidQueryParameter {
-                name: "cursor".into(),
-                expected: "the `next_cursor` of a previous page, unchanged".into(),
-            }
-            .into()
-        }),
-    }
-}
-
-/// A `limit` query parameter: 1 to `maximum`, or `default` when absent.
-pub fn limit(context: &Context<'_>, default: i64, maximum: i64) -> Result<i64, Refusal> {
-    match context.query("limit") {
-        None => Ok(default),
-        Some(text) => text.parse::<i64>().ok().filter(|limit| (1..=maximum).contains(limit)).ok_or_else(|| {
-            RequestError::InvalidQueryParameter {
-                name: "limit".into(),
-                expected: format!("a whole number from 1 to {maximum}"),
-            }
-            .into()
-        }),
-    }
-}
-
 /// `GET /api/mailboxes/:mailboxId/messages`.
 pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let mailbox_id = context.path("mailboxId").to_string();
-    let limit = limit(context, 50, 100)?;
-    let (before_at, before_id) = cursor(context)?;
+    let limit = paging::limit(context, 50, 100)?;
+    let (before_at, before_id) = paging::cursor(context, IdKind::Receipt, i64::MAX)?;
     let page = Statement::new(format!(
         "SELECT {SUMMARY_COLUMNS} FROM receipts r WHERE r.mailbox_id = ?1 \
          AND (r.received_at < ?2 OR (r.received_at = ?2 AND (?3 = '' OR r.id < ?3))) \
@@ -132,12 +86,7 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     .bind(limit + 1);
     let [page] = context.read_array([page]).await?;
     let mut rows: Vec<SummaryRow> = page.decode_all().map_err(|error| context.internal(error))?;
-    let next_cursor = if rows.len() as i64 > limit {
-        rows.truncate(limit as usize);
-        rows.last().map(|row| encode_cursor(row.received_at, &row.id))
-    } else {
-        None
-    };
+    let next_cursor = paging::cut(&mut rows, limit, |row| (row.received_at, &row.id));
     Ok(context.json(&MessagePage { messages: rows.iter().map(SummaryRow::present).collect(), next_cursor }))
 }
 
@@ -234,18 +183,4 @@ pub async fn attachment(context: &mut Context<'_>) -> Result<Response, Refusal> 
         .ok_or_else(|| context.internal("a stored attachment could not be parsed"))?;
     let file_name = name.unwrap_or_else(|| format!("attachment-{index}"));
     Ok(Response::download(200, &content_type, contents, &file_name))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cursors_round_trip_and_refuse_anything_else() {
-        let cursor = encode_cursor(42, "rcp_01M8MECXYJD8V8NXZMYC8H1337");
-        assert_eq!(decode_cursor(&cursor), Some((42, "rcp_01M8MECXYJD8V8NXZMYC8H1337".to_string())));
-        assert_eq!(decode_cursor("nope"), None);
-        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("messages-before:x:rcp_01M8MECXYJD8V8NXZMYC8H1337")), None);
-        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("messages-before:1:'; DROP")), None);
-    }
 }

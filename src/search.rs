@@ -20,7 +20,8 @@ use crate::context::Context;
 use crate::dispatch::RequestError;
 use crate::http::Response;
 use crate::ids::{IdKind, is_id_of};
-use crate::messages::{SUMMARY_COLUMNS, SummaryRow, cursor, encode_cursor, limit};
+use crate::messages::{SUMMARY_COLUMNS, SummaryRow};
+use crate::paging;
 use crate::refusal::Refusal;
 use crate::storage::{Statement, Value};
 
@@ -107,8 +108,8 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
             .into());
         }
     };
-    let (before_at, before_id) = cursor(context)?;
-    let limit = limit(context, 25, 100)?;
+    let (before_at, before_id) = paging::cursor(context, IdKind::Receipt, i64::MAX)?;
+    let limit = paging::limit(context, 25, 100)?;
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     // Each arm names the relations a caller must hold on a mailbox for it to be
     // searched there: the headers arm what the route declares (metadata), the
@@ -179,12 +180,7 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     hits.sort_by(|(left_at, left), (right_at, right)| {
         right_at.cmp(left_at).then(right.message.id.cmp(&left.message.id))
     });
-    let next_cursor = if hits.len() as i64 > limit {
-        hits.truncate(limit as usize);
-        hits.last().map(|(received_at, hit)| encode_cursor(*received_at, &hit.message.id))
-    } else {
-        None
-    };
+    let next_cursor = paging::cut(&mut hits, limit, |(received_at, hit)| (*received_at, &hit.message.id));
     context.audit_detail(asked(Some(hits.len())));
     Ok(context.json(&SearchResults { results: hits.into_iter().map(|(_, hit)| hit).collect(), next_cursor }))
 }

@@ -23,6 +23,7 @@ use crate::dispatch::RequestError;
 use crate::http::Response;
 use crate::ids::{IdKind, is_id_of, new_id};
 use crate::outbound::Manifest;
+use crate::paging;
 use crate::refusal::Refusal;
 use crate::storage::{Statement, Value};
 use crate::time::rfc3339;
@@ -391,16 +392,24 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
         }
     }
     let caller = caller_id(context)?;
+    let limit = paging::limit(context, 50, 100)?;
+    let (before_at, before_id) = paging::cursor(context, IdKind::Send, i64::MAX)?;
     let statement = Statement::new(format!(
         "SELECT {SEND_COLUMNS} FROM sends s WHERE s.mailbox_id = ?1 AND (s.state != 'draft' OR s.author = ?2) \
-         AND (?3 IS NULL OR s.state = ?3) ORDER BY s.created_at DESC, s.id DESC LIMIT 100"
+         AND (?3 IS NULL OR s.state = ?3) \
+         AND (s.created_at < ?4 OR (s.created_at = ?4 AND (?5 = '' OR s.id < ?5))) \
+         ORDER BY s.created_at DESC, s.id DESC LIMIT ?6"
     ))
     .bind(context.path("mailboxId"))
     .bind(caller)
-    .bind(state);
+    .bind(state)
+    .bind(before_at)
+    .bind(before_id)
+    .bind(limit + 1);
     let [sends] = context.read_array([statement]).await?;
-    let rows: Vec<SendRow> = sends.decode_all().map_err(|error| context.internal(error))?;
-    Ok(context.json(&SendList { sends: rows.iter().map(SendRow::present).collect() }))
+    let mut rows: Vec<SendRow> = sends.decode_all().map_err(|error| context.internal(error))?;
+    let next_cursor = paging::cut(&mut rows, limit, |row| (row.created_at, &row.id));
+    Ok(context.json(&SendList { sends: rows.iter().map(SendRow::present).collect(), next_cursor }))
 }
 
 /// `GET /api/mailboxes/:mailboxId/sends/:sendId`.
@@ -663,21 +672,28 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     let caller = caller_id(context)?;
     let (all_of, any_of) = context.route.authority.rows_where().ok_or_else(Refusal::internal)?;
+    let limit = paging::limit(context, 50, 100)?;
+    // Oldest first, the order a queue is worked in.
+    let (after_at, after_id) = paging::cursor(context, IdKind::Send, i64::MIN)?;
     let (deciding, deciding_parameters) = tuples::mailbox_ids_where(&holder, all_of, any_of);
     let mut parameters: Vec<Value> = deciding_parameters;
     parameters.push(caller.as_str().into());
     parameters.push(caller.as_str().into());
+    parameters.extend([after_at.into(), after_at.into(), after_id.as_str().into(), after_id.as_str().into()]);
+    parameters.push((limit + 1).into());
     let statement = Statement {
         sql: format!(
             "SELECT {SEND_COLUMNS} FROM sends s WHERE s.state = 'submitted' AND s.mailbox_id IN ({deciding}) \
              AND s.submitted_by != ? \
              AND COALESCE((SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by), '') != ? \
-             ORDER BY s.submitted_at, s.id LIMIT 200"
+             AND (s.submitted_at > ? OR (s.submitted_at = ? AND (? = '' OR s.id > ?))) \
+             ORDER BY s.submitted_at, s.id LIMIT ?"
         )
         .into(),
         parameters,
     };
     let [sends] = context.read_array([statement]).await?;
-    let rows: Vec<SendRow> = sends.decode_all().map_err(|error| context.internal(error))?;
-    Ok(context.json(&ApprovalQueue { sends: rows.iter().map(SendRow::present).collect() }))
+    let mut rows: Vec<SendRow> = sends.decode_all().map_err(|error| context.internal(error))?;
+    let next_cursor = paging::cut(&mut rows, limit, |row| (row.submitted_at.unwrap_or_default(), &row.id));
+    Ok(context.json(&ApprovalQueue { sends: rows.iter().map(SendRow::present).collect(), next_cursor }))
 }

@@ -660,8 +660,11 @@ pub struct Send {
 /// Sends.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SendList {
-    /// The sends, newest first.
+    /// The sends on this page, newest first.
     pub sends: Vec<Send>,
+    /// Pass as `cursor`, with the same `state`, to get the next (older) page; null
+    /// on the last page.
+    pub next_cursor: Option<String>,
 }
 
 /// Starts a draft, new or in reply to a received message.
@@ -713,8 +716,11 @@ pub struct RefuseSend {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct ApprovalQueue {
     /// Submitted sends in mailboxes where the caller holds approval.decide, that the
-    /// caller did not submit, oldest first.
+    /// caller did not submit, oldest first: those on this page.
     pub sends: Vec<Send>,
+    /// Pass as `cursor` to get the next page (later submissions); null on the
+    /// last page.
+    pub next_cursor: Option<String>,
 }
 
 // ---------------------------------------------------------------- the MCP endpoint

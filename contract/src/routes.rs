@@ -91,7 +91,7 @@ const SEND_ID: Parameter = Parameter { name: "sendId", description: "The send's 
 const LIMIT: Parameter = Parameter { name: "limit", description: "How many to return: 1 to 100, default 50." };
 const CURSOR: Parameter = Parameter {
     name: "cursor",
-    description: "The `next_cursor` of the previous page, unchanged, to continue with older items. Leave it out for the newest.",
+    description: "The `next_cursor` of the previous page, unchanged, to continue where that page ended. Leave it out for the first page.",
 };
 
 const ADMIN: Authority = Authority::Organization(Relation::OrgAdmin);
@@ -409,12 +409,16 @@ pub fn declare(id: RouteId) -> Route {
 
         R::ListSends => Route::new(id, Get, "/api/mailboxes/:mailboxId/sends", "list_sends")
             .summary("List a mailbox's outbound mail")
-            .description("Lists a mailbox's sends, newest first: the caller's own drafts, and everything submitted, sealed, dispatched, failed or refused. Use it to follow what happened to a send.")
+            .description("Lists a mailbox's sends, newest first, a page at a time: the caller's own drafts, and everything submitted, sealed, dispatched, failed or refused. Use it to follow what happened to a send; follow `next_cursor` to page back in time.")
             .path_parameters(&[MAILBOX_ID])
-            .query_parameters(&[Parameter {
-                name: "state",
-                description: "Only sends in this state: draft, submitted, sealed, dispatched, failed or refused.",
-            }])
+            .query_parameters(&[
+                Parameter {
+                    name: "state",
+                    description: "Only sends in this state: draft, submitted, sealed, dispatched, failed or refused.",
+                },
+                LIMIT,
+                CURSOR,
+            ])
             .response::<SendList>()
             .authority(on_mailbox_any(WORKS_ON_SENDS)),
 
@@ -487,7 +491,8 @@ pub fn declare(id: RouteId) -> Route {
 
         R::ListApprovals => Route::new(id, Get, "/api/approvals", "list_approvals")
             .summary("Sends awaiting my decision")
-            .description("Lists submitted sends awaiting a decision in mailboxes where the caller holds approval.decide, leaving out the caller's own submissions, oldest first.")
+            .description("Lists submitted sends awaiting a decision in mailboxes where the caller holds approval.decide, leaving out the caller's own submissions, oldest first, a page at a time; follow `next_cursor` for later submissions.")
+            .query_parameters(&[LIMIT, CURSOR])
             .response::<ApprovalQueue>()
             .authority(Authority::Filtered {
                 machine_visible: false,

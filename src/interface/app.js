@@ -850,8 +850,8 @@
   /** Mail's text: plain text, wrapped, never rendered as HTML. */
   const mailText = (text) => h("pre", { class: "mail-text", text });
 
-  /** How many messages a mailbox's list, or a search, shows at a time. */
-  const MESSAGES_PER_PAGE = 50;
+  /** How many items a paged list (messages, a search, sends, approvals) shows at a time. */
+  const PER_PAGE = 50;
 
   /**
    * The columns a list of received messages can show, each a header and a cell
@@ -871,30 +871,59 @@
   };
 
   /**
+   * A list the node answers a page at a time (`limit` and `cursor` in, `next_cursor`
+   * out). `fetchPage(query)` asks for one page and answers `{ items, next_cursor }`;
+   * `show(items)` puts a later page's items on the page. Answers `first()`, which
+   * loads the first page and answers its items (throwing its refusal), and the
+   * element holding the button that asks for the next page and any refusal of it.
+   */
+  function pager({ fetchPage, show, more: moreText, failure }) {
+    const more = h("button", { type: "button", class: "secondary more", hidden: true, text: moreText });
+    const status = statusArea();
+    let cursor = null;
+    async function load() {
+      const page = await fetchPage({ limit: PER_PAGE, cursor });
+      cursor = page.next_cursor ?? null;
+      more.hidden = !cursor;
+      return page.items;
+    }
+    more.addEventListener("click", () => perform(status, [more], async () => show(await load()), failure));
+    return {
+      element: h("div", {}, more, status),
+      first() {
+        cursor = null;
+        return load();
+      },
+    };
+  }
+
+  /**
    * Received messages, newest first, a page at a time: `fetchPage(query)` asks the
    * node for one page (`limit` and `cursor` in `query`) and answers its messages
    * and `next_cursor`; `more` names the button that asks for the next. Answers the
    * element and `start()`, which loads the first page (and throws its refusal).
    */
-  function pagedMessages({ caption, columns, fetchPage, emptyText, more: moreText, failure }) {
+  function pagedMessages({ caption, columns, fetchPage, emptyText, more, failure }) {
     const headers = columns.map((key) => MESSAGE_COLUMNS[key][0]);
     const cells = columns.map((key) => MESSAGE_COLUMNS[key][1]);
     const messages = table(caption, headers, []);
     const body = messages.querySelector("tbody");
     const list = h("div", {}, loading());
-    const more = h("button", { type: "button", class: "secondary more", hidden: true, text: moreText });
-    const listStatus = statusArea();
-    let cursor = null;
-
-    async function loadPage() {
-      const page = await fetchPage({ limit: MESSAGES_PER_PAGE, cursor });
-      append(body, page.messages.map((message) => row(...cells.map((cell) => cell(message)))));
-      cursor = page.next_cursor ?? null;
-      more.hidden = !cursor;
+    const show = (items) => append(body, items.map((message) => row(...cells.map((cell) => cell(message)))));
+    const pages = pager({
+      fetchPage: async (query) => {
+        const page = await fetchPage(query);
+        return { items: page.messages, next_cursor: page.next_cursor };
+      },
+      show,
+      more,
+      failure,
+    });
+    async function start() {
+      show(await pages.first());
       list.replaceChildren(body.rows.length ? messages : empty(emptyText));
     }
-    more.addEventListener("click", () => perform(listStatus, [more], loadPage, failure));
-    return { element: h("div", {}, list, more, listStatus), start: loadPage };
+    return { element: h("div", {}, list, pages.element), start };
   }
 
   /** A send's state: draft, submitted, sealed, dispatched, failed or refused. */
@@ -1304,19 +1333,29 @@
       return tableRow;
     }
 
+    const sendsTable = table(`Mail from ${mailbox.address}, newest first`, ["State", "Subject", "To", "Written by", "Last change", "Actions"], []);
+    const pages = pager({
+      fetchPage: async (asked) => {
+        const page = await api("GET", `${mailboxApi(mailbox.id, "sends")}${query(asked)}`);
+        return { items: page.sends, next_cursor: page.next_cursor };
+      },
+      show: (sends) => append(sendsTable.querySelector("tbody"), sends.map(sendRow)),
+      more: "Show older mail",
+      failure: "Older mail could not be loaded.",
+    });
+
     async function refresh() {
-      const { sends } = await api("GET", mailboxApi(mailbox.id, "sends"));
-      list.replaceChildren(sends.length
-        ? table(`Mail from ${mailbox.address}, newest first`, ["State", "Subject", "To", "Written by", "Last change", "Actions"], sends.map(sendRow))
-        : empty("Nothing yet: no drafts of yours, and nothing submitted."));
+      const sends = await pages.first();
+      sendsTable.querySelector("tbody").replaceChildren(...sends.map(sendRow));
+      list.replaceChildren(sends.length ? sendsTable : empty("Nothing yet: no drafts of yours, and nothing submitted."));
     }
 
     view.append(
       breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], ["Outbound"]),
       panel(`Outbound from ${mailbox.address}`,
-        h("p", { class: "muted", text: "Your drafts, and every send from this mailbox that was submitted, sealed, dispatched, failed or refused: the latest 100, newest first." }),
+        h("p", { class: "muted", text: "Your drafts, and every send from this mailbox that was submitted, sealed, dispatched, failed or refused, newest first." }),
         access(mailbox).propose ? h("div", { class: "button-row" }, linkButton(mailHref(mailbox.id, "new"), "New message")) : null,
-        list));
+        list, pages.element));
     await refresh();
   }
 
@@ -1325,7 +1364,16 @@
     await myMailboxes().catch((error) => {
       if (error instanceof SessionOver) throw error;
     });
-    const { sends } = await api("GET", "/api/approvals");
+    const cards = h("div", {});
+    const pages = pager({
+      fetchPage: async (asked) => {
+        const page = await api("GET", `/api/approvals${query(asked)}`);
+        return { items: page.sends, next_cursor: page.next_cursor };
+      },
+      show: (sends) => append(cards, sends.map(approvalCard)),
+      more: "Show later submissions",
+      failure: "Later submissions could not be loaded.",
+    });
 
     function approvalCard(send) {
       const headingId = uniqueId("approval");
@@ -1386,7 +1434,10 @@
 
     view.append(panel("Awaiting my decision",
       h("p", { class: "muted", text: "Sends submitted from mailboxes where you hold approval.decide, oldest first. Nothing leaves a mailbox until a second person approves it, so your own submissions are never listed here." }),
-      sends.length ? sends.map(approvalCard) : empty("Nothing awaits your decision.")));
+      cards, pages.element));
+    const first = await pages.first();
+    if (first.length) append(cards, first.map(approvalCard));
+    else cards.replaceChildren(empty("Nothing awaits your decision."));
   }
 
   async function renderMailboxes(view) {

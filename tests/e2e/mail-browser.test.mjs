@@ -23,7 +23,7 @@ const MAILBOX_ID = /mbx_[0-9A-HJKMNP-TV-Z]{26}/;
 const fixture = (name) => readFileSync(join(ROOT, "tests", "fixtures", "mail", `${name}.eml`));
 // How many messages a list or a search shows at a time, read from the page's own
 // script so this file never restates it.
-const PER_PAGE = Number(/const MESSAGES_PER_PAGE = (\d+);/.exec(readFileSync(join(ROOT, "src", "interface", "app.js"), "utf8"))?.[1]);
+const PER_PAGE = Number(/const PER_PAGE = (\d+);/.exec(readFileSync(join(ROOT, "src", "interface", "app.js"), "utf8"))?.[1]);
 const NEWS = { address: "news@mailroom.test", name: "Newsletters" };
 /** A small message to the news mailbox, the `number`th of a run. */
 const bulletin = (number) => Buffer.from([
@@ -605,6 +605,63 @@ test("more than a page of mail: the rest of a mailbox, and of a search, is shown
   const everywhere = writer.getByRole("region", { name: "Results for “invoice”" });
   await everywhere.getByRole("table").waitFor();
   assert.deepEqual((await bodyRows(everywhere)).map(([, subject, mailbox]) => [subject, mailbox.split(" ")[0]]), [[QUESTION, SUPPORT.address]]);
+});
+
+test("more than a page of outbound mail, and of approvals: the rest is shown on asking", async () => {
+  const newsId = (await call("GET", "/api/mailboxes/all", { token })).body.mailboxes.find((mailbox) => mailbox.address === NEWS.address).id;
+  for (const [subject, relation] of [[ids.writer, "send.propose"], [ids.approver, "approval.decide"]]) {
+    const granted = await call("POST", "/api/relations", { token, body: { subject, relation, object: newsId } });
+    assert.equal(granted.status, 201, granted.text);
+  }
+  const sends = `/api/mailboxes/${newsId}/sends`;
+  const count = PER_PAGE + 2;
+  for (let first = 1; first <= count; first += 10) {
+    const numbers = Array.from({ length: Math.min(10, count - first + 1) }, (_, index) => first + index);
+    await Promise.all(numbers.map(async (number) => {
+      const drafted = await call("POST", sends, { token: ids.writerToken, body: { to: ["press@outside.example"], subject: `Notice ${String(number).padStart(2, "0")}`, text: "Noted." } });
+      assert.equal(drafted.status, 201, drafted.text);
+      const submitted = await call("POST", `${sends}/${drafted.body.id}/submit`, { token: ids.writerToken });
+      assert.equal(submitted.status, 200, submitted.text);
+    }));
+  }
+  /** Every page of `path` through the API, following `next_cursor`: the subjects. */
+  const everything = async (path, asToken) => {
+    const subjects = [];
+    for (let cursor; ;) {
+      const page = await call("GET", `${path}?${new URLSearchParams({ limit: String(PER_PAGE), ...(cursor ? { cursor } : {}) })}`, { token: asToken });
+      assert.equal(page.status, 200, page.text);
+      subjects.push(...page.body.sends.map((send) => send.subject));
+      cursor = page.body.next_cursor;
+      if (!cursor) return subjects;
+    }
+  };
+  const outbound = await everything(sends, ids.writerToken);
+  assert.equal(outbound.length, count);
+
+  await writer.goto(`${node.url}/#/mail/${newsId}/outbound`);
+  const list = writer.getByRole("region", { name: `Outbound from ${NEWS.address}` });
+  await list.getByRole("table").waitFor();
+  assert.deepEqual((await bodyRows(list)).map(([, subject]) => subject), outbound.slice(0, PER_PAGE), "the first page, newest first");
+  const older = list.getByRole("button", { name: "Show older mail" });
+  await older.click();
+  await list.getByRole("row").filter({ hasText: outbound.at(-1) }).waitFor();
+  assert.deepEqual((await bodyRows(list)).map(([, subject]) => subject), outbound, "then the rest");
+  assert.ok(await older.isHidden());
+
+  // The approver's queue holds the earlier reply's mailbox too; all of it pages oldest first.
+  const queue = await everything("/api/approvals", await tokenFor(APPROVER));
+  assert.ok(queue.length > PER_PAGE, `${queue.length} awaiting`);
+  await section(approver, "Mail").click();
+  await section(approver, "Approvals").click();
+  const awaiting = approver.getByRole("region", { name: "Awaiting my decision" });
+  const headings = () => awaiting.getByRole("heading", { level: 3 }).allTextContents();
+  await awaiting.getByRole("heading", { level: 3 }).first().waitFor();
+  assert.deepEqual(await headings(), queue.slice(0, PER_PAGE));
+  const later = awaiting.getByRole("button", { name: "Show later submissions" });
+  await later.click();
+  await awaiting.getByRole("heading", { name: queue.at(-1), level: 3 }).waitFor();
+  assert.deepEqual(await headings(), queue);
+  assert.ok(await later.isHidden());
 });
 
 test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", async () => {

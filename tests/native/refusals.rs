@@ -179,3 +179,31 @@ fn no_route_answers_hostile_input_with_a_500() {
     assert!(authorised * 10 > probes * 9, "most probes must get past authentication: {authorised} of {probes}");
     assert!(world.node.platform.logs.borrow().is_empty(), "{:?}", world.node.platform.logs.borrow());
 }
+
+#[test]
+fn every_paged_route_enforces_the_limit_its_declaration_documents() {
+    let world = World::new();
+    let mut walked = 0;
+    for route in mailroom_contract::registry().routes() {
+        let Some(limit) = route.query_parameters.iter().find(|parameter| parameter.name == "limit") else { continue };
+        // "…: 1 to N, default D." is how every limit is documented.
+        let range = limit.description.split_once("1 to ").map(|(_, rest)| rest);
+        let maximum: u32 = range
+            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
+            .and_then(|digits| digits.parse().ok())
+            .unwrap_or_else(|| panic!("{}: `limit` does not say its range: {}", route.tool, limit.description));
+        let (request, _) = crate::budget::fixture(&world, route.id);
+        let with_limit = |value: u32| {
+            let mut asked = request.clone();
+            let others = request.query.split('&').filter(|pair| !pair.is_empty() && !pair.starts_with("limit="));
+            asked.query = others.chain([format!("limit={value}").as_str()]).collect::<Vec<_>>().join("&");
+            world.node.send(asked)
+        };
+        assert_eq!(with_limit(maximum).status, 200, "{}: limit={maximum} is documented", route.tool);
+        let refused = with_limit(maximum + 1);
+        assert_refused(&refused, 400, "invalid_query_parameter");
+        assert!(text(&refused).contains(&format!("1 to {maximum}")), "{}: {}", route.tool, text(&refused));
+        walked += 1;
+    }
+    assert!(walked >= 4, "{walked} paged routes walked");
+}

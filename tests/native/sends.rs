@@ -328,3 +328,64 @@ fn two_approvals_of_one_send_seal_it_once() {
     assert_refused(&desk.call(&token, "POST", &format!("/{send}/approve"), None), 409, "wrong_state");
     assert_eq!(desk.world.node.mailer.sent.borrow().len(), 1);
 }
+
+/// Every page of `path` (which already has a query) at `limit`, followed by
+/// `next_cursor` to the end: the ids of `key`'s items, page by page.
+fn pages(world: &World, token: &str, path: &str, key: &str, limit: usize) -> Vec<Vec<String>> {
+    let mut pages = Vec::new();
+    let mut cursor: Option<String> = None;
+    loop {
+        let after = cursor.as_ref().map(|cursor| format!("&cursor={cursor}")).unwrap_or_default();
+        let page = body(&world.call("GET", &format!("{path}&limit={limit}{after}"), Some(token), None));
+        let ids: Vec<String> =
+            page[key].as_array().unwrap().iter().map(|item| item["id"].as_str().unwrap().into()).collect();
+        assert!(ids.len() <= limit, "{page}");
+        pages.push(ids);
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = Some(next.to_string()),
+            None => return pages,
+        }
+        assert!(pages.len() < 20, "paging never ends");
+    }
+}
+
+#[test]
+fn a_mailbox_s_sends_and_the_approval_queue_are_paged_without_gaps_or_repeats() {
+    let desk = desk();
+    let drafts: Vec<String> = (0..3).map(|_| desk.reply_draft()).collect();
+    let submitted: Vec<String> = (0..3).map(|_| desk.submitted()).collect();
+    let sends = format!("/api/mailboxes/{}/sends?", desk.mailbox);
+    let every = pages(&desk.world, &desk.writer.1, &sends, "sends", 100);
+    assert_eq!(every.len(), 1);
+    assert_eq!(every[0].len(), drafts.len() + submitted.len());
+    let paged = pages(&desk.world, &desk.writer.1, &sends, "sends", 4);
+    assert_eq!(paged.iter().map(Vec::len).collect::<Vec<_>>(), vec![4, 2]);
+    assert_eq!(paged.concat(), every[0], "the same sends in the same order, newest first");
+    // A filter holds across pages.
+    let only_drafts = pages(&desk.world, &desk.writer.1, &format!("{sends}state=draft"), "sends", 2);
+    assert_eq!(only_drafts.concat().len(), drafts.len());
+
+    // The queue is worked oldest first, and pages the same way.
+    let queue = pages(&desk.world, &desk.approver.1, "/api/approvals?", "sends", 2);
+    assert_eq!(queue.iter().map(Vec::len).collect::<Vec<_>>(), vec![2, 1]);
+    assert_eq!(queue.concat(), submitted, "oldest submission first");
+
+    // A cursor is this list's own: another list's, or a made-up one, is refused.
+    desk.world.deliver("reply", SUPPORT);
+    let messages = body(&desk.world.call(
+        "GET",
+        &format!("/api/mailboxes/{}/messages?limit=1", desk.mailbox),
+        Some(&desk.writer.1),
+        None,
+    ));
+    let foreign = messages["next_cursor"].as_str().unwrap();
+    for cursor in [foreign, "not-a-cursor"] {
+        let refused = desk.world.call("GET", &format!("{sends}cursor={cursor}"), Some(&desk.writer.1), None);
+        assert_refused(&refused, 400, "invalid_query_parameter");
+    }
+    assert_refused(
+        &desk.world.call("GET", &format!("{sends}limit=101"), Some(&desk.writer.1), None),
+        400,
+        "invalid_query_parameter",
+    );
+}
