@@ -231,6 +231,7 @@ async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         RouteId::DeleteDraft => sends::delete_draft(context).await,
         RouteId::SubmitSend => sends::submit(context).await,
         RouteId::CancelSend => sends::cancel(context).await,
+        RouteId::RetrySend => sends::retry(context).await,
         RouteId::ApproveSend => sends::approve(context).await,
         RouteId::RefuseSend => sends::refuse(context).await,
         RouteId::ListApprovals => sends::approvals(context).await,

@@ -744,9 +744,19 @@ impl From<SendError> for Refusal {
                 format!("This send is {state}, and this needs it to be {needs}."),
                 match needs {
                     "draft" => "Only a draft can be edited, deleted or submitted.",
+                    "failed" => {
+                        "Only a send whose dispatch failed can be sent again; a dispatched one has reached everyone, and one still sealed is being handed over."
+                    }
                     _ => "Only a submitted send can be cancelled, approved or refused.",
                 },
                 "Get the send to see its state; cancel a submission to edit it again.",
+            ),
+            SendError::NotAsApproved { id } => Refusal::new(
+                409,
+                "not_as_approved",
+                format!("Send {id} cannot be sent again as it was approved."),
+                "What leaves is rebuilt from the stored send, and the stored send no longer hashes to the manifest recorded when it was sealed (or was sealed before the node kept the sender it was sealed with).",
+                "Do not send it: verify the audit chain (GET /api/audit/verify), then draft it again for a new approval.",
             ),
             SendError::NotYours => Refusal::new(
                 403,

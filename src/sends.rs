@@ -2,7 +2,8 @@
 //! decision, sealing and dispatch.
 //!
 //! draft → submitted → sealed → dispatched | failed, or submitted → refused;
-//! cancel takes a submission back to a draft. Drafts are their author's alone;
+//! cancel takes a submission back to a draft, and retry a failed send back to
+//! sealed and on to the recipients it has not reached (decision 0010). Drafts are their author's alone;
 //! everything after is visible to the mailbox's proposers and deciders. Approval
 //! is the governed step: a second person who holds `approval.decide`, never the
 //! submitter, never an agent. At approval the send is sealed (the manifest's hash
@@ -66,12 +67,16 @@ pub enum SendError {
     InvalidReason,
     /// Another decision or edit got there first.
     Raced,
+    /// A sealed send's row no longer hashes to the manifest recorded when it was
+    /// sealed (changed outside the node), or was sealed before the node kept what
+    /// rebuilding it needs: it cannot be sent again as approved.
+    NotAsApproved { id: String },
 }
 
 const SEND_COLUMNS: &str = "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.cc_json, s.subject, s.text, s.reply_to, \
      s.in_reply_to, s.references_json, s.created_at, s.updated_at, s.submitted_at, s.submitted_by, s.decided_at, \
      s.decided_by, s.refusal_reason, s.message_id, s.manifest_hash, s.sealed_at, s.dispatched_at, s.dispatch_error, \
-     s.sealed_from_address, s.sealed_from_name, \
+     s.sealed_from_address, s.sealed_from_name, s.delivered_json, \
      (SELECT m.address FROM mailboxes m WHERE m.id = s.mailbox_id) AS mailbox_address, \
      COALESCE((SELECT p.name FROM people p WHERE p.id = s.author), (SELECT a.name FROM agents a WHERE a.id = s.author)) \
        AS author_name";
@@ -105,6 +110,9 @@ struct SendRow {
     sealed_from_address: Option<String>,
     #[serde(default)]
     sealed_from_name: Option<String>,
+    /// The envelope recipients the binding has accepted it for.
+    #[serde(default = "no_one")]
+    delivered_json: String,
     #[serde(default)]
     mailbox_address: Option<String>,
     #[serde(default)]
@@ -114,6 +122,10 @@ struct SendRow {
     /// When an agent submitted it, the agent's sponsor.
     #[serde(default)]
     submitted_by_sponsor: Option<String>,
+}
+
+fn no_one() -> String {
+    "[]".into()
 }
 
 fn list_of(json: &str) -> Vec<String> {
@@ -153,6 +165,7 @@ impl SendRow {
             sealed_from_name: self.sealed_from_name.clone(),
             dispatched_at: self.dispatched_at.map(rfc3339),
             dispatch_error: self.dispatch_error.clone(),
+            delivered_to: list_of(&self.delivered_json),
         }
     }
 
@@ -370,6 +383,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         dispatch_error: None,
         sealed_from_address: None,
         sealed_from_name: None,
+        delivered_json: no_one(),
         mailbox_address: Some(names.0),
         mailbox_display_name: None,
         author_name: Some(names.1),
@@ -596,16 +610,54 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.sealed_from_name = Some(from_name);
     row.updated_at = context.now_ms;
 
-    // Sealed and recorded; now, and only now, the message leaves, one envelope
-    // recipient at a time (the binding takes one). A send that reached some
-    // recipients and not others is failed, and says exactly who has it.
+    dispatch(context, &mut row, &manifest).await;
+    Ok(context.json(&row.present()))
+}
+
+/// `POST /api/mailboxes/:mailboxId/sends/:sendId/retry`.
+pub async fn retry(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (mut row, _) = the_send(context, Vec::new()).await?;
+    if row.state != "failed" {
+        return Err(SendError::WrongState { state: row.state.clone(), needs: "failed" }.into());
+    }
+    // What leaves is rebuilt from the row, so it must still be what was approved.
+    let manifest = row
+        .sealed_manifest()
+        .filter(|manifest| row.manifest_hash.as_deref() == Some(manifest.hash().as_str()))
+        .ok_or_else(|| SendError::NotAsApproved { id: row.id.clone() })?;
+    // Back to sealed before anything leaves, committed: of two retries at once,
+    // one finds it sealed and is refused, so nobody receives it twice.
+    transition(context, &row.id, "failed", "state = 'sealed', updated_at = ?", vec![context.now_ms.into()]);
+    let delivered = list_of(&row.delivered_json);
+    let remaining: Vec<&str> =
+        manifest.recipients().into_iter().filter(|recipient| !delivered.iter().any(|done| done == recipient)).collect();
+    context.audit_detail(serde_json::json!({
+        "manifest_hash": row.manifest_hash,
+        "recipients": remaining.len(),
+        "earlier_error": row.dispatch_error,
+    }));
+    context.commit_now().await?;
+    row.state = "sealed".into();
+    row.updated_at = context.now_ms;
+    dispatch(context, &mut row, &manifest).await;
+    Ok(context.json(&row.present()))
+}
+
+/// Hands a sealed send's message to the mail binding, one envelope recipient at
+/// a time (the binding takes one), skipping those it already reached, and records
+/// the outcome with a deferred write: dispatched once every recipient has it,
+/// otherwise failed, saying exactly who has it and who does not.
+async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manifest) {
+    let mut delivered = list_of(&row.delivered_json);
     let mut failures = Vec::new();
-    let mut delivered = Vec::new();
     match manifest.to_message() {
         Ok(raw) => {
             for recipient in manifest.recipients() {
+                if delivered.iter().any(|done| done == recipient) {
+                    continue;
+                }
                 match context.node.mailer.send(&manifest.from_address, recipient, &raw).await {
-                    Ok(()) => delivered.push(recipient),
+                    Ok(()) => delivered.push(recipient.to_string()),
                     Err(error) => failures.push(format!("not delivered to {recipient}: {}", error.0)),
                 }
             }
@@ -615,15 +667,21 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if !failures.is_empty() && !delivered.is_empty() {
         failures.push(format!("delivered to {}", delivered.join(", ")));
     }
+    let delivered_json = serde_json::to_string(&delivered).unwrap_or_else(|_| no_one());
+    row.delivered_json = delivered_json.clone();
+    row.updated_at = context.now_ms;
     if failures.is_empty() {
         row.state = "dispatched".into();
         row.dispatched_at = Some(context.now_ms);
+        row.dispatch_error = None;
         context.defer_write(
             Statement::new(
-                "UPDATE sends SET state = 'dispatched', dispatched_at = ?2, updated_at = ?2 WHERE id = ?1 AND state = 'sealed'",
+                "UPDATE sends SET state = 'dispatched', dispatched_at = ?2, updated_at = ?2, dispatch_error = NULL, \
+                 delivered_json = ?3 WHERE id = ?1 AND state = 'sealed'",
             )
             .bind(row.id.as_str())
-            .bind(context.now_ms),
+            .bind(context.now_ms)
+            .bind(delivered_json),
         );
     } else {
         let error = failures.join("; ");
@@ -631,13 +689,16 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
         row.state = "failed".into();
         row.dispatch_error = Some(error.clone());
         context.defer_write(
-            Statement::new("UPDATE sends SET state = 'failed', dispatch_error = ?2, updated_at = ?3 WHERE id = ?1 AND state = 'sealed'")
-                .bind(row.id.as_str())
-                .bind(error)
-                .bind(context.now_ms),
+            Statement::new(
+                "UPDATE sends SET state = 'failed', dispatch_error = ?2, updated_at = ?3, delivered_json = ?4 \
+                 WHERE id = ?1 AND state = 'sealed'",
+            )
+            .bind(row.id.as_str())
+            .bind(error)
+            .bind(context.now_ms)
+            .bind(delivered_json),
         );
     }
-    Ok(context.json(&row.present()))
 }
 
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/refuse`.

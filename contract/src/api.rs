@@ -655,6 +655,9 @@ pub struct Send {
     /// Why the mail binding refused it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dispatch_error: Option<String>,
+    /// The envelope recipients the mail binding has accepted it for so far: all of
+    /// them once dispatched, some or none when it failed.
+    pub delivered_to: Vec<String>,
 }
 
 /// Sends.

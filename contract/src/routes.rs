@@ -63,6 +63,7 @@ route_ids! {
     DeleteDraft,
     SubmitSend,
     CancelSend,
+    RetrySend,
     ApproveSend,
     RefuseSend,
     ListApprovals,
@@ -467,6 +468,14 @@ pub fn declare(id: RouteId) -> Route {
         R::CancelSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/cancel", "cancel_send")
             .summary("Take back a submission")
             .description("Returns a submitted send to a draft, before anyone has decided on it. Only its submitter can.")
+            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .response::<Send>()
+            .tier(Tier::Act)
+            .authority(on_mailbox(&[Relation::SendPropose])),
+
+        R::RetrySend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/retry", "retry_send")
+            .summary("Send a failed send again")
+            .description("Hands a send whose dispatch failed to the mail binding again, exactly as it was sealed and approved, and only to the recipients it has not reached, so nobody receives it twice. Nothing about it can change, so it needs no new approval. Answers the send as it now stands: dispatched, or failed again with why.")
             .path_parameters(&[MAILBOX_ID, SEND_ID])
             .response::<Send>()
             .tier(Tier::Act)

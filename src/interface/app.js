@@ -801,6 +801,7 @@
       content: tools.has("get_message_body"),
       original: tools.has("get_message_original"),
       propose: tools.has("create_draft"),
+      retry: tools.has("retry_send"),
       decide: tools.has("approve_send"),
     };
   }
@@ -986,6 +987,7 @@
     }
 
     function actions() {
+      if (send.state === "failed" && access(mailbox).retry) return retryAction();
       if (send.state !== "submitted" || send.submitted_by !== me.id) return null;
       const cancel = h("button", { type: "button", class: "secondary", text: "Cancel submission" });
       cancel.addEventListener("click", () => perform(status, [cancel], async () => {
@@ -993,6 +995,26 @@
         return "Submission cancelled: it is your draft again, to edit, submit or delete.";
       }, "The submission was not cancelled."));
       return h("div", { class: "button-row" }, cancel);
+    }
+
+    /** Sends a failed send again, as sealed, to the recipients it has not reached. */
+    function retryAction() {
+      const waiting = send.to.concat(send.cc).filter((address) => !send.delivered_to.includes(address));
+      const retry = h("button", { type: "button", text: "Send again" });
+      retry.addEventListener("click", () => perform(status, [retry], async () => {
+        show(await api("POST", `${sends}/${segment(send.id)}/retry`));
+        if (send.state === "dispatched") return "Sent: every recipient has it now.";
+        throw new ApiError(0, {
+          code: "not_delivered",
+          message: "The mail service refused it again.",
+          reason: send.dispatch_error ?? "The mail binding refused it.",
+          fix: "Check the addresses it was not delivered to; you can send it again once the cause is fixed.",
+        });
+      }, "It was not sent."));
+      return [
+        h("p", { class: "muted", text: `Sending again hands it over exactly as it was approved, only to ${waiting.join(", ") || "those it has not reached"}; nobody receives it twice.` }),
+        h("div", { class: "button-row" }, retry),
+      ];
     }
 
     function form() {

@@ -41,11 +41,36 @@ export async function wrangler(args) {
 }
 
 /**
- * Starts the built Worker; `vars` adds or overrides its configuration. Answers a
+ * wrangler.toml with `sendEmail`'s settings added to the send_email binding (such
+ * as `allowed_destination_addresses`, which workerd enforces as Cloudflare does),
+ * written beside the node's state with its paths made absolute: the `--config`
+ * arguments that use it, or none when there is nothing to add.
+ */
+function configWith(state, sendEmail) {
+  if (!sendEmail) return [];
+  const original = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  const replacements = [
+    ['main = "build/index.js"', `main = ${JSON.stringify(join(ROOT, "build", "index.js"))}`],
+    ['migrations_dir = "migrations"', `migrations_dir = ${JSON.stringify(join(ROOT, "migrations"))}`],
+    ['[[send_email]]\nname = "SEND_EMAIL"\n', `[[send_email]]\nname = "SEND_EMAIL"\n${Object.entries(sendEmail).map(([key, value]) => `${key} = ${JSON.stringify(value)}\n`).join("")}`],
+  ];
+  let config = original;
+  for (const [find, replace] of replacements) {
+    if (!config.includes(find)) throw new Error(`wrangler.toml no longer has ${find}: update the harness`);
+    config = config.replace(find, replace);
+  }
+  const path = join(state, "wrangler.toml");
+  writeFileSync(path, config);
+  return ["--config", path];
+}
+
+/**
+ * Starts the built Worker; `vars` adds or overrides its configuration and
+ * `sendEmail` its send_email binding's settings (see `configWith`). Answers a
  * running node: `url` is its origin; `sql(command)` runs SQL against its local
  * D1 from outside the Worker (for tests that tamper with storage).
  */
-export async function startNode({ vars = {} } = {}) {
+export async function startNode({ vars = {}, sendEmail } = {}) {
   const state = mkdtempSync(join(tmpdir(), "mailroom-e2e-"));
   const port = await freePort();
   const inspector = await freePort();
@@ -61,13 +86,15 @@ export async function startNode({ vars = {} } = {}) {
   };
   const envFile = join(state, "secrets.env");
   writeFileSync(envFile, Object.entries(secrets).map(([key, value]) => `${key}=${value}`).join("\n") + "\n");
-  await wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state]);
+  const config = configWith(state, sendEmail);
+  await wrangler(["d1", "migrations", "apply", "DB", "--local", "--persist-to", state, ...config]);
 
   const child = spawn(
     process.execPath,
     [
       WRANGLER, "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector),
       "--persist-to", state, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "info",
+      ...config,
     ],
     { cwd: ROOT, env: wranglerEnvironment(), stdio: ["ignore", "pipe", "pipe"], detached: true },
   );
@@ -120,7 +147,7 @@ export async function startNode({ vars = {} } = {}) {
       return files.map((file) => readFileSync(file, "utf8"));
     },
     async sql(command) {
-      const { stdout } = await wrangler(["d1", "execute", "DB", "--local", "--persist-to", state, "--json", "--command", command]);
+      const { stdout } = await wrangler(["d1", "execute", "DB", "--local", "--persist-to", state, "--json", "--command", command, ...config]);
       return JSON.parse(stdout)[0].results;
     },
     async stop() {

@@ -61,7 +61,9 @@ const ids = {};
 const watch = new PageWatch();
 
 before(async () => {
-  node = await startNode();
+  // Ana is the one destination the send_email binding accepts, as Email Routing
+  // accepts only verified ones.
+  node = await startNode({ sendEmail: { allowed_destination_addresses: ["ana@customer.example"] } });
   ({ call, token } = await setUp(node));
   browser = await launchChromium();
 });
@@ -605,6 +607,30 @@ test("more than a page of mail: the rest of a mailbox, and of a search, is shown
   const everywhere = writer.getByRole("region", { name: "Results for “invoice”" });
   await everywhere.getByRole("table").waitFor();
   assert.deepEqual((await bodyRows(everywhere)).map(([, subject, mailbox]) => [subject, mailbox.split(" ")[0]]), [[QUESTION, SUPPORT.address]]);
+});
+
+test("a send the mail service refused for one recipient is sent again from its page, never twice to the other", async () => {
+  const sends = `/api/mailboxes/${mailboxId}/sends`;
+  const blocked = "bea@unverified.example";
+  const drafted = await call("POST", sends, { token: ids.writerToken, body: { to: ["ana@customer.example", blocked], subject: "Your refund", text: "It is on its way." } });
+  assert.equal(drafted.status, 201, drafted.text);
+  const id = drafted.body.id;
+  assert.equal((await call("POST", `${sends}/${id}/submit`, { token: ids.writerToken })).status, 200);
+  const approved = await call("POST", `${sends}/${id}/approve`, { token: await tokenFor(APPROVER) });
+  assert.equal(approved.body.state, "failed", approved.text);
+  const copies = () => node.sentMail().filter((raw) => raw.includes("Subject: Your refund")).length;
+
+  await writer.goto(`${node.url}/#/mail/${mailboxId}/outbound/${id}`);
+  const page = writer.getByRole("region", { name: "Your refund" });
+  await page.getByText(`only to ${blocked}`).waitFor();
+  assert.match(await page.textContent(), new RegExp(`not delivered to ${blocked.replaceAll(".", "\\.")}`));
+  await page.getByRole("button", { name: "Send again" }).click();
+  const alert = page.getByRole("alert");
+  await alert.waitFor();
+  assert.match(await alert.textContent(), /refused it again/);
+  assert.equal(await page.getByRole("button", { name: "Send again" }).count(), 1, "it can be tried again later");
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  assert.equal(copies(), 1, "Ana has it once");
 });
 
 test("more than a page of outbound mail, and of approvals: the rest is shown on asking", async () => {

@@ -9,12 +9,15 @@ import { startNode, setUp, ROOT, assertRefusal } from "./harness.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const FALLBACK = "postmaster@fallback.example";
+// The only destination the send_email binding accepts, as Email Routing allows
+// only verified destinations: mail to anyone else fails, as it would deployed.
+const ALLOWED = "ana@customer.example";
 const fixture = (name) => readFileSync(join(ROOT, "tests", "fixtures", "mail", `${name}.eml`));
 let node, call, token, admin, mailbox;
 const people = {};
 
 before(async () => {
-  node = await startNode({ vars: { INBOUND_FALLBACK_ADDRESS: FALLBACK } });
+  node = await startNode({ vars: { INBOUND_FALLBACK_ADDRESS: FALLBACK }, sendEmail: { allowed_destination_addresses: [ALLOWED] } });
   ({ call, token, admin } = await setUp(node));
   mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } })).body;
   await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } });
@@ -178,4 +181,43 @@ test("a reply is drafted, approved by a second person, sealed and handed to the 
   assert.equal(sealing.detail.manifest_hash, stored.manifest_hash);
   assertRefusal(assert, await call("PATCH", `${sends}/${id}`, { token: people.writer.token, body: { text: "changed" } }), 409, "wrong_state");
   assert.equal((await call("GET", "/api/audit/verify", { token })).body.intact, true);
+});
+
+test("a send the binding refuses for one recipient fails saying who has it, and sending it again never repeats it", async () => {
+  const sends = `/api/mailboxes/${mailbox.id}/sends`;
+  const blocked = "bea@unverified.example";
+  const draft = await call("POST", sends, { token: people.writer.token, body: { to: [ALLOWED, blocked], subject: "Your refund", text: "It is on its way." } });
+  assert.equal(draft.status, 201, draft.text);
+  const id = draft.body.id;
+  assert.equal((await call("POST", `${sends}/${id}/submit`, { token: people.writer.token })).status, 200);
+  const sentBefore = node.sentMail().length;
+  const approved = await call("POST", `${sends}/${id}/approve`, { token: people.approver.token });
+  assert.equal(approved.status, 200, approved.text);
+  assert.equal(approved.body.state, "failed");
+  assert.deepEqual(approved.body.delivered_to, [ALLOWED]);
+  assert.match(approved.body.dispatch_error, new RegExp(`not delivered to ${blocked.replaceAll(".", "\\.")}`));
+
+  /** The send as stored, once its deferred outcome has reached D1. */
+  const settled = async () => {
+    for (let attempt = 0; attempt < 40; attempt++) {
+      const stored = (await call("GET", `${sends}/${id}`, { token: people.writer.token })).body;
+      if (stored.state !== "sealed") return stored;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    throw new Error("the send stayed sealed");
+  };
+  assert.deepEqual((await settled()).delivered_to, [ALLOWED]);
+
+  const retried = await call("POST", `${sends}/${id}/retry`, { token: people.writer.token });
+  assert.equal(retried.status, 200, retried.text);
+  assert.equal(retried.body.state, "failed", "the binding still refuses that destination");
+  const stored = await settled();
+  assert.deepEqual(stored.delivered_to, [ALLOWED]);
+  assert.equal(stored.manifest_intact, true);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  const toAna = node.sentMail().slice(sentBefore).filter((raw) => raw.includes("Your refund"));
+  assert.equal(toAna.length, 1, "Ana has it once, however often it is sent again");
+  const audit = (await call("GET", "/api/audit?limit=5", { token })).body.entries;
+  assert.equal(audit[0].action, "retry_send");
+  assert.equal(audit[0].detail.recipients, 1, "only the recipient it had not reached");
 });

@@ -11,7 +11,8 @@ const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), 
 let node, call, token, admin;
 
 before(async () => {
-  node = await startNode();
+  // Only Ana is a destination the mail binding accepts, so a send can fail.
+  node = await startNode({ sendEmail: { allowed_destination_addresses: ["ana@customer.example"] } });
   ({ call, token, admin } = await setUp(node));
 });
 after(() => node?.stop());
@@ -37,6 +38,13 @@ test("every documented operation answers as documented, successes and refusals a
     const id = await draft();
     await call("POST", `${sends}/${id}/submit`, { token: benToken });
     return id;
+  };
+  const failed = async () => {
+    const created = await call("POST", sends, { token: benToken, body: { to: ["bea@unverified.example"], subject: "Refund", text: "Sent." } });
+    await call("POST", `${sends}/${created.body.id}/submit`, { token: benToken });
+    const approved = await call("POST", `${sends}/${created.body.id}/approve`, { token });
+    assert.equal(approved.body.state, "failed", approved.text);
+    return created.body.id;
   };
   const message = `/api/mailboxes/${mailbox.id}/messages/${receipt.id}`;
   const minted = (await call("POST", "/api/agents", {
@@ -87,6 +95,8 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", `${sends}/${await submitted()}/cancel`, { token: benToken }],
     ["GET", "/api/approvals", { token }],
     ["POST", `${sends}/${await submitted()}/approve`, { token }],
+    ["POST", `${sends}/${await failed()}/retry`, { token: benToken }],
+    ["POST", `${sends}/${await submitted()}/retry`, { token: benToken }],
     ["POST", `${sends}/${await submitted()}/refuse`, { token, body: { reason: "Not yet." } }],
     ["POST", "/mcp", { token: benToken, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } }],
     ["GET", `/api/people/${ben.id}/mailboxes`, { token }],

@@ -607,6 +607,17 @@ fn every_capability_keeps_its_promise() {
                     world.call("POST", &format!("{sends}/{send}/submit"), Some(&credential), None);
                     ("POST", format!("{sends}/{send}/cancel"), None)
                 }
+                RouteId::RetrySend => {
+                    // Its own submission, approved by a person, failed by the binding once.
+                    let send = draft();
+                    world.call("POST", &format!("{sends}/{send}/submit"), Some(&credential), None);
+                    world.grant_all(&world.admin_id, &["approval.decide"], &mailbox);
+                    world.node.mailer.refuse.borrow_mut().push("ana@customer.example".into());
+                    let approved = world.admin("POST", &format!("{sends}/{send}/approve"), None);
+                    assert_eq!(body(&approved)["state"], "failed", "{}", text(&approved));
+                    world.node.mailer.refuse.borrow_mut().clear();
+                    ("POST", format!("{sends}/{send}/retry"), None)
+                }
                 other => {
                     panic!("{other:?} is in capability {} but has no promise fixture here: add one", capability.name)
                 }

@@ -137,6 +137,14 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request
         RouteId::SubmitSend => (as_ben("POST", &format!("{sends}/{}/submit", draft())), 200),
         RouteId::CancelSend => (as_ben("POST", &format!("{sends}/{}/cancel", submitted())), 200),
         RouteId::ApproveSend => (admin("POST", &format!("{sends}/{}/approve", submitted())), 200),
+        RouteId::RetrySend => {
+            // Failed once, by a binding that refused it, which now accepts it.
+            let send = submitted();
+            world.node.mailer.refuse.borrow_mut().push("ana@customer.example".into());
+            world.node.send(admin("POST", &format!("{sends}/{send}/approve")));
+            world.node.mailer.refuse.borrow_mut().clear();
+            (as_ben("POST", &format!("{sends}/{send}/retry")), 200)
+        }
         RouteId::RefuseSend => {
             (admin("POST", &format!("{sends}/{}/refuse", submitted())).json(json!({ "reason": "Not yet." })), 200)
         }

@@ -389,3 +389,74 @@ fn a_mailbox_s_sends_and_the_approval_queue_are_paged_without_gaps_or_repeats() 
         "invalid_query_parameter",
     );
 }
+
+#[test]
+fn a_failed_send_goes_again_as_approved_and_only_to_those_it_did_not_reach() {
+    let desk = desk();
+    let mailer = &desk.world.node.mailer;
+    mailer.refuse.borrow_mut().push("bea@customer.example".into());
+    let created = desk.call(
+        &desk.writer.1,
+        "POST",
+        "",
+        Some(json!({ "to": ["ana@customer.example", "bea@customer.example"], "subject": "S", "text": "T" })),
+    );
+    let send = body(&created)["id"].as_str().unwrap().to_string();
+    desk.call(&desk.writer.1, "POST", &format!("/{send}/submit"), None);
+    let failed = body(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None));
+    assert_eq!(failed["state"], "failed");
+    assert_eq!(failed["delivered_to"], json!(["ana@customer.example"]));
+    let first = mailer.sent.borrow()[0].raw.clone();
+
+    // Still refused: failed again, and still not sent twice to Ana.
+    let again = body(&desk.call(&desk.writer.1, "POST", &format!("/{send}/retry"), None));
+    assert_eq!(again["state"], "failed", "{again}");
+    assert_eq!(mailer.sent.borrow().len(), 1);
+
+    mailer.refuse.borrow_mut().clear();
+    let retried = desk.call(&desk.writer.1, "POST", &format!("/{send}/retry"), None);
+    let retried = body(&retried);
+    assert_eq!(retried["state"], "dispatched", "{retried}");
+    assert_eq!(retried["delivered_to"], json!(["ana@customer.example", "bea@customer.example"]));
+    assert!(retried.get("dispatch_error").is_none(), "{retried}");
+    let sent: Vec<(String, Vec<u8>)> =
+        mailer.sent.borrow().iter().map(|message| (message.envelope_to.clone(), message.raw.clone())).collect();
+    assert_eq!(sent, vec![("ana@customer.example".into(), first.clone()), ("bea@customer.example".into(), first)]);
+    let stored = body(&desk.call(&desk.writer.1, "GET", &format!("/{send}"), None));
+    assert_eq!(stored["state"], "dispatched");
+    assert_eq!(stored["manifest_intact"], true);
+    let entry = desk.world.last_audit_entry();
+    assert_eq!(entry["action"], "retry_send");
+    assert_eq!(entry["actor"], desk.writer.0);
+
+    // Once it has reached everyone there is nothing to send again.
+    let refused = desk.call(&desk.writer.1, "POST", &format!("/{send}/retry"), None);
+    assert_refused(&refused, 409, "wrong_state");
+    assert_eq!(mailer.sent.borrow().len(), 2);
+}
+
+#[test]
+fn a_failed_send_changed_outside_the_node_is_never_sent_again() {
+    let desk = desk();
+    desk.world.node.mailer.refuse.borrow_mut().push("ana@customer.example".into());
+    let send = desk.submitted();
+    desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None);
+    desk.world.node.mailer.refuse.borrow_mut().clear();
+    // Past the trigger that keeps sealed sends immutable, as someone with the
+    // database itself could.
+    desk.world.node.database.tamper("DROP TRIGGER sends_sealed_are_immutable");
+    desk.world.node.database.tamper(&format!("UPDATE sends SET text = 'Something else.' WHERE id = '{send}'"));
+    let refused = desk.call(&desk.writer.1, "POST", &format!("/{send}/retry"), None);
+    assert_refused(&refused, 409, "not_as_approved");
+    assert!(desk.world.node.mailer.sent.borrow().is_empty());
+}
+
+#[test]
+fn sending_again_needs_send_propose_on_the_mailbox() {
+    let desk = desk();
+    desk.world.node.mailer.refuse.borrow_mut().push("ana@customer.example".into());
+    let send = desk.submitted();
+    desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None);
+    let refused = desk.call(&desk.approver.1, "POST", &format!("/{send}/retry"), None);
+    assert_refused(&refused, 403, "missing_relation");
+}
