@@ -60,9 +60,11 @@ impl Mailer for EmailBinding {
             // The message is written by mail-builder, which encodes everything to
             // 7-bit ASCII, so it is always valid text.
             let raw = std::str::from_utf8(raw).map_err(|_| MailerError("the message is not ASCII".into()))?;
-            let message = EmailMessage::new(envelope_from, envelope_to, raw)
-                .map_err(|error| MailerError(format!("{error:?}")))?;
-            self.binding.send(&message).await.map_err(|error| MailerError(format!("{error:?}")))?;
+            // The error's own words ("email to … not allowed"): a person reads
+            // them on the send, so never a debug dump of the JavaScript value.
+            let words = |error: js_sys::Error| MailerError(String::from(error.message()));
+            let message = EmailMessage::new(envelope_from, envelope_to, raw).map_err(words)?;
+            self.binding.send(&message).await.map_err(words)?;
             Ok(())
         })
     }

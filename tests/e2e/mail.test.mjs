@@ -195,7 +195,8 @@ test("a send the binding refuses for one recipient fails saying who has it, and 
   assert.equal(approved.status, 200, approved.text);
   assert.equal(approved.body.state, "failed");
   assert.deepEqual(approved.body.delivered_to, [ALLOWED]);
-  assert.match(approved.body.dispatch_error, new RegExp(`not delivered to ${blocked.replaceAll(".", "\\.")}`));
+  assert.match(approved.body.dispatch_error, new RegExp(`not delivered to ${blocked.replaceAll(".", "\\.")}: .*not allowed`));
+  assert.doesNotMatch(approved.body.dispatch_error, /JsValue|PhantomData|obj:/, `the runtime's words, not a debug dump: ${approved.body.dispatch_error}`);
 
   /** The send as stored, once its deferred outcome has reached D1. */
   const settled = async () => {
