@@ -79,7 +79,8 @@ const SEND_COLUMNS: &str = "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.
      s.sealed_from_address, s.sealed_from_name, s.delivered_json, \
      (SELECT m.address FROM mailboxes m WHERE m.id = s.mailbox_id) AS mailbox_address, \
      COALESCE((SELECT p.name FROM people p WHERE p.id = s.author), (SELECT a.name FROM agents a WHERE a.id = s.author)) \
-       AS author_name";
+       AS author_name, \
+     (SELECT p.name FROM people p WHERE p.id = s.decided_by) AS decided_by_name";
 
 #[derive(Clone, Debug, Deserialize)]
 struct SendRow {
@@ -119,9 +120,14 @@ struct SendRow {
     mailbox_display_name: Option<String>,
     #[serde(default)]
     author_name: Option<String>,
+    #[serde(default)]
+    decided_by_name: Option<String>,
     /// When an agent submitted it, the agent's sponsor.
     #[serde(default)]
     submitted_by_sponsor: Option<String>,
+    /// The name of the person asking, when read for a decision.
+    #[serde(default)]
+    caller_name: Option<String>,
 }
 
 fn no_one() -> String {
@@ -154,6 +160,7 @@ impl SendRow {
             submitted_by: self.submitted_by.clone(),
             decided_at: self.decided_at.map(rfc3339),
             decided_by: self.decided_by.clone(),
+            decided_by_name: self.decided_by_name.clone(),
             refusal_reason: self.refusal_reason.clone(),
             message_id: self.message_id.clone(),
             manifest_hash: self.manifest_hash.clone(),
@@ -255,18 +262,20 @@ async fn the_send(
     if !is_id_of(&send_id, IdKind::Send) {
         return Err(SendError::NoSuchSend { id: send_id }.into());
     }
+    let caller = caller_id(context)?;
     let statement = Statement::new(format!(
         "SELECT {SEND_COLUMNS}, m.display_name AS mailbox_display_name, \
-                (SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by) AS submitted_by_sponsor \
+                (SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by) AS submitted_by_sponsor, \
+                (SELECT p.name FROM people p WHERE p.id = ?3) AS caller_name \
          FROM sends s JOIN mailboxes m ON m.id = s.mailbox_id WHERE s.id = ?1 AND s.mailbox_id = ?2"
     ))
     .bind(send_id.as_str())
-    .bind(mailbox_id.as_str());
+    .bind(mailbox_id.as_str())
+    .bind(caller.as_str());
     let mut statements = vec![statement];
     statements.extend(extra);
     let mut results = context.read(statements).await?;
     let rest = results.split_off(1);
-    let caller = caller_id(context)?;
     let row: SendRow = match results[0].first() {
         Some(row) => row.decode().map_err(|error| context.internal(error))?,
         None => return Err(SendError::NoSuchSend { id: send_id }.into()),
@@ -384,6 +393,8 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         sealed_from_address: None,
         sealed_from_name: None,
         delivered_json: no_one(),
+        decided_by_name: None,
+        caller_name: None,
         mailbox_address: Some(names.0),
         mailbox_display_name: None,
         author_name: Some(names.1),
@@ -603,6 +614,7 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.state = "sealed".into();
     row.decided_at = Some(context.now_ms);
     row.decided_by = Some(approver);
+    row.decided_by_name = row.caller_name.clone();
     row.message_id = Some(manifest.message_id.clone());
     row.manifest_hash = Some(manifest_hash);
     row.sealed_at = Some(context.now_ms);
@@ -713,6 +725,7 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.state = "refused".into();
     row.decided_at = Some(context.now_ms);
     row.decided_by = Some(decider.clone());
+    row.decided_by_name = row.caller_name.clone();
     row.refusal_reason = Some(reason.clone());
     row.updated_at = context.now_ms;
     let parameters =

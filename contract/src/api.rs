@@ -629,6 +629,9 @@ pub struct Send {
     /// Who approved or refused it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_by: Option<String>,
+    /// The name of who approved or refused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by_name: Option<String>,
     /// Why it was refused.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refusal_reason: Option<String>,

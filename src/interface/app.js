@@ -955,7 +955,7 @@
         ["In reply to", send.in_reply_to ? repliedTo(send) : null],
         ["Written by", who(send.author, send.author_name)],
         ["Submitted", send.submitted_at ? [time(send.submitted_at), " by ", who(send.submitted_by, send.submitted_by === send.author ? send.author_name : undefined)] : null],
-        [send.state === "refused" ? "Refused" : "Approved", send.decided_at ? [time(send.decided_at), " by ", who(send.decided_by)] : null],
+        [send.state === "refused" ? "Refused" : "Approved", send.decided_at ? [time(send.decided_at), " by ", who(send.decided_by, send.decided_by_name)] : null],
         ["Reason", send.refusal_reason ?? null],
         ["Dispatched", send.dispatched_at ? time(send.dispatched_at) : null],
         ["Dispatch error", send.dispatch_error ? h("span", { class: "error-text", text: send.dispatch_error }) : null],

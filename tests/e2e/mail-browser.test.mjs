@@ -547,6 +547,7 @@ test("the writer's Outbound shows the send refused, with the approver's reason",
   const shown = await details.textContent();
   assert.ok(shown.includes(`Reason${REFUSAL_REASON}`), shown);
   assert.match(shown, new RegExp(`Refused.*by.*${ids.approver}`));
+  assert.match(shown, new RegExp(`Refused.*by ${APPROVER.name}`), "the approver is named, not only identified");
   assert.equal(await details.getByRole("button").count(), 0, "a refused send cannot be changed");
 });
 

@@ -89,6 +89,9 @@ fn a_reply_is_drafted_submitted_approved_by_a_second_person_sealed_and_sent() {
     let approved = body(&approved);
     assert_eq!(approved["state"], "dispatched");
     assert_eq!(approved["decided_by"], desk.approver.0);
+    assert_eq!(approved["decided_by_name"], "approver", "the writer sees who approved it by name");
+    let stored = body(&desk.call(&desk.writer.1, "GET", &format!("/{send}"), None));
+    assert_eq!(stored["decided_by_name"], "approver");
     let manifest_hash = approved["manifest_hash"].as_str().unwrap().to_string();
 
     let sent = desk.world.node.mailer.sent.borrow().clone();
@@ -183,6 +186,7 @@ fn a_refusal_carries_its_reason_and_sends_nothing() {
     );
     assert_eq!(body(&refused)["state"], "refused");
     assert_eq!(body(&refused)["refusal_reason"], "Attach the invoice.");
+    assert_eq!(body(&refused)["decided_by_name"], "approver");
     assert!(desk.world.node.mailer.sent.borrow().is_empty());
     let own = desk.submitted();
     assert_refused(
