@@ -14,7 +14,7 @@ use mailroom_contract::{Relation, registry};
 use serde::Deserialize;
 
 use crate::addresses;
-use crate::authz::{holder_of, tuples};
+use crate::authz::{ceiling_of, ceiling_tools, holder_of, tuples};
 use crate::context::Context;
 use crate::credentials::Caller;
 use crate::http::Response;
@@ -95,9 +95,8 @@ async fn list_declared(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Ok(context.json(&MailboxList { mailboxes }));
     };
     // An agent's tools are bounded by its ceiling too; read in the same batch.
-    let ceiling = Statement::new("SELECT route FROM agent_routes WHERE agent_id = ?1").bind(agent_id.as_str());
-    let [mailboxes, ceiling] = context.read_array([listing, ceiling]).await?;
-    let ceiling: Vec<String> = ceiling.rows.iter().filter_map(|row| row.text("route").ok()).collect();
+    let [mailboxes, ceiling] = context.read_array([listing, ceiling_of(agent_id)]).await?;
+    let ceiling = ceiling_tools(&ceiling);
     let mailboxes = present_all(context, &mailboxes, Some(&ceiling))?;
     Ok(context.json(&MailboxList { mailboxes }))
 }

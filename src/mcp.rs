@@ -33,12 +33,12 @@ use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{Authority, Relation, Route, RouteId, Tier, registry, tools};
 use serde_json::{Map, Value, json};
 
-use crate::authz::tuples;
+use crate::authz::{self, tuples};
 use crate::context::Context;
 use crate::credentials::Caller;
 use crate::http::{Request, Response};
 use crate::refusal::Refusal;
-use crate::storage::{QueryResult, Statement};
+use crate::storage::QueryResult;
 
 /// The revision that carries its version in every request's `_meta`.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -409,9 +409,8 @@ async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
             (Some(held), None)
         }
         Caller::Agent { agent_id, .. } => {
-            let pinned = Statement::new("SELECT route FROM agent_routes WHERE agent_id = ?1").bind(agent_id.as_str());
-            let [pinned] = context.read_array([pinned]).await.map_err(refused)?;
-            (None, Some(pinned.rows.iter().filter_map(|row| row.text("route").ok()).collect()))
+            let [pinned] = context.read_array([authz::ceiling_of(agent_id)]).await.map_err(refused)?;
+            (None, Some(authz::ceiling_tools(&pinned)))
         }
     };
     let registry = registry();

@@ -133,6 +133,18 @@ fn settle_agent(row: Option<&Row>, now_ms: i64) -> Result<(), Refusal> {
     Ok(())
 }
 
+/// The statement that reads an agent's ceiling: the tools pinned to it at mint.
+/// For callers that show what an agent may do (its MCP catalogue, the tools on
+/// each mailbox it lists); the dispatcher checks one route at a time instead.
+pub fn ceiling_of(agent_id: &str) -> Statement {
+    Statement::new("SELECT route FROM agent_routes WHERE agent_id = ?1").bind(agent_id)
+}
+
+/// The tools a `ceiling_of` statement's result names.
+pub fn ceiling_tools(result: &QueryResult) -> Vec<String> {
+    result.rows.iter().filter_map(|row| row.text("route").ok()).collect()
+}
+
 /// The holder a caller's authority is read from, judged at `now_ms`.
 pub fn holder_of(caller: &Caller, now_ms: i64) -> Option<Holder> {
     match caller {
