@@ -3,8 +3,9 @@
 //!
 //! draft → submitted → sealed → dispatched | failed, or submitted → refused;
 //! cancel takes a submission back to a draft, and retry a failed send back to
-//! sealed and on to the recipients it has not reached (decision 0010). Drafts are their author's alone;
-//! everything after is visible to the mailbox's proposers and deciders. Approval
+//! sealed and on to the recipients it has not reached (decision 0010). Drafts
+//! are their author's alone; everything after is visible to the mailbox's
+//! proposers and deciders. Approval
 //! is the governed step: a second person who holds `approval.decide`, never the
 //! submitter, never an agent. At approval the send is sealed (the manifest's hash
 //! goes into the audit chain, and a trigger makes the row immutable), the author's
