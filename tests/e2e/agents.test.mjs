@@ -49,6 +49,9 @@ test("a minted agent connects over MCP, sees exactly its tools, reads what it ma
   const me = await client.callTool({ name: "get_me", arguments: {} });
   assert.equal(me.structuredContent.kind, "agent");
   assert.equal(me.structuredContent.sponsor, ben.id);
+  // Each mailbox names what the agent can do there: its relations, cut to its ceiling.
+  const readable = await client.callTool({ name: "list_readable_mailboxes", arguments: {} });
+  assert.deepEqual(readable.structuredContent.mailboxes.map((each) => [each.address, each.tools]), [["support@mailroom.test", ["list_messages", "get_message"]]]);
   const listed = await client.callTool({ name: "list_messages", arguments: { mailboxId: mailbox.id } });
   receipt = listed.structuredContent.messages[0].id;
   assert.equal(listed.structuredContent.messages[0].subject, "Where is my invoice?");
