@@ -304,13 +304,13 @@ pub fn declare(id: RouteId) -> Route {
 
         R::ListMailboxes => Route::new(id, Get, "/api/mailboxes", "list_mailboxes")
             .summary("Mailboxes I can send from")
-            .description("Lists the mailboxes where the caller may draft and submit outbound mail (send.propose): the work queue. Each lists the relations the caller holds on it. To find mailboxes whose mail the caller can read, use list_readable_mailboxes.")
+            .description("Lists the mailboxes where the caller may draft and submit outbound mail (send.propose): the work queue. Each lists the relations the caller holds on it and the tools those let it call there. To find mailboxes whose mail the caller can read, use list_readable_mailboxes.")
             .response::<MailboxList>()
             .authority(Authority::Filtered { machine_visible: true, all_of: &[Relation::SendPropose], any_of: &[] }),
 
         R::ListReadableMailboxes => Route::new(id, Get, "/api/mailboxes/readable", "list_readable_mailboxes")
             .summary("Mailboxes I can read")
-            .description("Lists the mailboxes where the caller holds mailbox.metadata.read or mailbox.content.read. Each lists the relations the caller holds on it. Listing and searching a mailbox need mailbox.metadata.read; reading bodies and attachments needs mailbox.content.read. Use the ids with list_messages and search_messages.")
+            .description("Lists the mailboxes where the caller holds mailbox.metadata.read or mailbox.content.read. Each lists the relations the caller holds on it and the tools those let it call there (listing and searching need mailbox.metadata.read; reading bodies and attachments needs mailbox.content.read). Use the ids with list_messages and search_messages.")
             .response::<MailboxList>()
             .authority(Authority::Filtered {
                 machine_visible: true,
