@@ -175,14 +175,14 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let current = Statement::new("SELECT id, address, display_name, created_at FROM mailboxes WHERE id = ?1")
         .bind(mailbox_id.as_str());
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
-    let [current, held] = context.read_array([current, tuples::mailboxes_where(&holder, &[], Relation::ALL)]).await?;
+    let [current, held] = context.read_array([current, tuples::relations_on(&holder, &mailbox_id)]).await?;
     let Some(row) = current.first() else {
         return Err(MailboxError::NoSuchMailbox { id: mailbox_id }.into());
     };
     let mut mailbox: MailboxRow = row.decode().map_err(|error| context.internal(error))?;
     // The answer names what the caller holds here, as every listing does.
-    let held: Vec<MailboxRow> = held.decode_all().map_err(|error| context.internal(error))?;
-    mailbox.held = held.into_iter().find(|mine| mine.id == mailbox.id).and_then(|mine| mine.held);
+    let held: Vec<String> = held.rows.iter().filter_map(|row| row.text("relation").ok()).collect();
+    mailbox.held = Some(held.join(","));
     context.write(
         Statement::new("UPDATE mailboxes SET display_name = ?2 WHERE id = ?1")
             .bind(mailbox_id.as_str())
