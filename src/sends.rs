@@ -641,12 +641,9 @@ pub async fn retry(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // Back to sealed before anything leaves, committed: of two retries at once,
     // one finds it sealed and is refused, so nobody receives it twice.
     transition(context, &row.id, "failed", "state = 'sealed', updated_at = ?", vec![context.now_ms.into()]);
-    let delivered = list_of(&row.delivered_json);
-    let remaining: Vec<&str> =
-        manifest.recipients().into_iter().filter(|recipient| !delivered.iter().any(|done| done == recipient)).collect();
     context.audit_detail(serde_json::json!({
         "manifest_hash": row.manifest_hash,
-        "recipients": remaining.len(),
+        "recipients": undelivered(manifest.recipients(), &list_of(&row.delivered_json)).len(),
         "earlier_error": row.dispatch_error,
     }));
     context.commit_now().await?;
@@ -654,6 +651,12 @@ pub async fn retry(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.updated_at = context.now_ms;
     dispatch(context, &mut row, &manifest).await;
     Ok(context.json(&row.present()))
+}
+
+/// The envelope recipients of `recipients` not yet among `delivered`: those a
+/// dispatch hands the message to, so nobody receives it twice.
+fn undelivered<'recipient>(recipients: Vec<&'recipient str>, delivered: &[String]) -> Vec<&'recipient str> {
+    recipients.into_iter().filter(|recipient| !delivered.iter().any(|done| done == recipient)).collect()
 }
 
 /// Hands a sealed send's message to the mail binding, one envelope recipient at
@@ -665,10 +668,8 @@ async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manif
     let mut failures = Vec::new();
     match manifest.to_message() {
         Ok(raw) => {
-            for recipient in manifest.recipients() {
-                if delivered.iter().any(|done| done == recipient) {
-                    continue;
-                }
+            let pending = undelivered(manifest.recipients(), &delivered);
+            for recipient in pending {
                 match context.node.mailer.send(&manifest.from_address, recipient, &raw).await {
                     Ok(()) => delivered.push(recipient.to_string()),
                     Err(error) => failures.push(format!("not delivered to {recipient}: {}", error.0)),
