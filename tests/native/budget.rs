@@ -140,9 +140,7 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request
         RouteId::RetrySend => {
             // Failed once, by a binding that refused it, which now accepts it.
             let send = submitted();
-            world.node.mailer.refuse.borrow_mut().push("ana@customer.example".into());
-            world.node.send(admin("POST", &format!("{sends}/{send}/approve")));
-            world.node.mailer.refuse.borrow_mut().clear();
+            world.approve_while_refusing(&world.admin_token, &format!("{sends}/{send}"), "ana@customer.example");
             (as_ben("POST", &format!("{sends}/{send}/retry")), 200)
         }
         RouteId::RefuseSend => {

@@ -33,6 +33,11 @@ fn desk() -> Desk {
 }
 
 impl Desk {
+    /// The path of one of the mailbox's sends.
+    fn path(&self, send: &str) -> String {
+        format!("/api/mailboxes/{}/sends/{send}", self.mailbox)
+    }
+
     fn call(&self, token: &str, method: &str, suffix: &str, payload: Option<Value>) -> mailroom::http::Response {
         self.world.call(method, &format!("/api/mailboxes/{}/sends{suffix}", self.mailbox), Some(token), payload)
     }
@@ -442,10 +447,8 @@ fn a_failed_send_goes_again_as_approved_and_only_to_those_it_did_not_reach() {
 #[test]
 fn a_failed_send_changed_outside_the_node_is_never_sent_again() {
     let desk = desk();
-    desk.world.node.mailer.refuse.borrow_mut().push("ana@customer.example".into());
     let send = desk.submitted();
-    desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None);
-    desk.world.node.mailer.refuse.borrow_mut().clear();
+    desk.world.approve_while_refusing(&desk.approver.1, &desk.path(&send), "ana@customer.example");
     // Past the trigger that keeps sealed sends immutable, as someone with the
     // database itself could.
     desk.world.node.database.tamper("DROP TRIGGER sends_sealed_are_immutable");
@@ -458,9 +461,8 @@ fn a_failed_send_changed_outside_the_node_is_never_sent_again() {
 #[test]
 fn sending_again_needs_send_propose_on_the_mailbox() {
     let desk = desk();
-    desk.world.node.mailer.refuse.borrow_mut().push("ana@customer.example".into());
     let send = desk.submitted();
-    desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None);
+    desk.world.approve_while_refusing(&desk.approver.1, &desk.path(&send), "ana@customer.example");
     let refused = desk.call(&desk.approver.1, "POST", &format!("/{send}/retry"), None);
     assert_refused(&refused, 403, "missing_relation");
 }

@@ -175,6 +175,17 @@ impl World {
 }
 
 impl World {
+    /// Approves the submitted send at `send_path` as `approver` while the mail
+    /// binding refuses `refused`, then lets the binding accept everyone again: a
+    /// send that failed once, ready to be sent again. Answers the approval.
+    pub fn approve_while_refusing(&self, approver: &str, send_path: &str, refused: &str) -> Value {
+        self.node.mailer.refuse.borrow_mut().push(refused.to_string());
+        let approved = self.call("POST", &format!("{send_path}/approve"), Some(approver), None);
+        self.node.mailer.refuse.borrow_mut().clear();
+        assert_eq!(body(&approved)["state"], "failed", "{}", text(&approved));
+        body(&approved)
+    }
+
     /// Mints an agent for `sponsor` with `capabilities` and mailbox grants:
     /// (agent id, credential).
     pub fn mint(&self, sponsor: &str, capabilities: &[&str], mailboxes: Value) -> (String, String) {
