@@ -192,6 +192,7 @@ fn request_shape(route: &Route, request: &Request) -> Result<Vec<(String, String
 async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
     match context.route.id {
         RouteId::InterfaceShell => Ok(interface::shell()),
+        RouteId::InterfaceModule => interface::module(context.path("module")),
         RouteId::SetUpNode => setup::set_up_node(context).await,
         RouteId::SignIn => sessions::sign_in(context).await,
         RouteId::RefreshSession => sessions::refresh(context).await,

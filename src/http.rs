@@ -113,6 +113,20 @@ impl Response {
         }
     }
 
+    /// One of the browser interface's script modules.
+    pub fn script(source: &str) -> Response {
+        Response {
+            status: 200,
+            headers: vec![
+                ("content-type".into(), "text/javascript; charset=utf-8".into()),
+                ("cache-control".into(), "no-cache".into()),
+            ],
+            body: source.as_bytes().to_vec(),
+            round_trips: 0,
+            deferred: Vec::new(),
+        }
+    }
+
     /// Bytes a browser must save, never render: attacker-written content (an HTML
     /// attachment, say) served from the node's own origin would otherwise run
     /// with the signed-in person's session. `Content-Disposition: attachment` and a

@@ -1,8 +1,13 @@
-//! The browser interface: one page, its script and its style, served at `GET /`.
+//! The browser interface: one page, its style, and its script as ES modules,
+//! served at `GET /` and `GET /interface/:module`.
 //!
 //! The page is static; everything it shows comes from the same API a CLI or an
 //! agent calls, with the session in `__Host-` cookies. The Content-Security-Policy
-//! allows exactly this page's own script and style, by hash, and nothing else.
+//! allows the page's style, its import map and its one inline entry script by
+//! hash, and nothing else inline. The entry starts the first module;
+//! `'strict-dynamic'` extends trust from it to the modules it imports, and the
+//! import map pins every module's bytes with a Subresource Integrity hash, so the
+//! browser runs exactly the modules compiled into this Worker (decision 0011).
 
 use std::sync::OnceLock;
 
@@ -11,30 +16,60 @@ use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 
 use crate::http::Response;
+use crate::refusal::Refusal;
 
 const PAGE: &str = include_str!("interface/index.html");
-const SCRIPT: &str = include_str!("interface/app.js");
 const STYLE: &str = include_str!("interface/style.css");
+
+/// Where the modules are served from; an import map key is this plus a file name.
+const MODULE_PATH: &str = "/interface/";
+
+/// The module the page starts: the shell, which imports every section.
+const ENTRY_MODULE: &str = "main.js";
+
+/// Every script module, by file name. A test holds this list to the files in
+/// `src/interface/scripts/`, so a new section is a new file and a line here.
+const MODULES: &[(&str, &str)] = &[("main.js", include_str!("interface/scripts/main.js"))];
 
 struct Shell {
     html: String,
     content_security_policy: String,
 }
 
-fn csp_hash(source: &str) -> String {
-    format!("'sha256-{}'", STANDARD.encode(Sha256::digest(source.as_bytes())))
+fn sha256_base64(source: &str) -> String {
+    format!("sha256-{}", STANDARD.encode(Sha256::digest(source.as_bytes())))
 }
 
 fn shell_page() -> &'static Shell {
     static SHELL: OnceLock<Shell> = OnceLock::new();
-    SHELL.get_or_init(|| Shell {
-        html: PAGE.replace("/*STYLE*/", STYLE).replace("/*SCRIPT*/", SCRIPT),
-        content_security_policy: format!(
-            "default-src 'none'; script-src {}; style-src {}; connect-src 'self'; img-src 'self' data:; \
-             form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
-            csp_hash(SCRIPT),
-            csp_hash(STYLE)
-        ),
+    SHELL.get_or_init(|| {
+        let integrity: serde_json::Map<String, serde_json::Value> = MODULES
+            .iter()
+            .map(|(name, source)| (format!("{MODULE_PATH}{name}"), sha256_base64(source).into()))
+            .collect();
+        let import_map = serde_json::json!({ "integrity": integrity }).to_string();
+        // The entry adds the first module as an element of its own rather than
+        // importing it: a parser-inserted script's imports stay parser-inserted,
+        // which `'strict-dynamic'` does not extend trust to (only a nonce would).
+        let entry = format!(
+            "document.head.append(Object.assign(document.createElement(\"script\"), \
+             {{ type: \"module\", src: \"{MODULE_PATH}{ENTRY_MODULE}\", integrity: \"{}\" }}));",
+            MODULES
+                .iter()
+                .find(|(name, _)| *name == ENTRY_MODULE)
+                .map(|(_, source)| sha256_base64(source))
+                .unwrap_or_default()
+        );
+        Shell {
+            html: PAGE.replace("/*STYLE*/", STYLE).replace("/*IMPORTMAP*/", &import_map).replace("/*ENTRY*/", &entry),
+            content_security_policy: format!(
+                "default-src 'none'; script-src '{}' '{}' 'strict-dynamic'; style-src '{}'; connect-src 'self'; \
+                 img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+                sha256_base64(&import_map),
+                sha256_base64(&entry),
+                sha256_base64(STYLE)
+            ),
+        }
     })
 }
 
@@ -42,4 +77,59 @@ fn shell_page() -> &'static Shell {
 pub fn shell() -> Response {
     let shell = shell_page();
     Response::html(shell.html.clone(), &shell.content_security_policy)
+}
+
+/// `GET /interface/:module`.
+pub fn module(name: &str) -> Result<Response, Refusal> {
+    let (_, source) = MODULES
+        .iter()
+        .find(|(module, _)| *module == name)
+        .ok_or_else(|| Refusal::not_found("interface module", name))?;
+    Ok(Response::script(source))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_script_file_is_served_and_nothing_else() {
+        let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts");
+        let mut files: Vec<String> = std::fs::read_dir(directory)
+            .expect("src/interface/scripts exists")
+            .filter_map(Result::ok)
+            .map(|entry| entry.file_name().to_string_lossy().into_owned())
+            .filter(|name| name.ends_with(".js"))
+            .collect();
+        files.sort();
+        let mut served: Vec<String> = MODULES.iter().map(|(name, _)| name.to_string()).collect();
+        served.sort();
+        assert_eq!(files, served, "every file in src/interface/scripts is a module in MODULES, and only those");
+    }
+
+    #[test]
+    fn every_module_imports_only_served_modules() {
+        for (name, source) in MODULES {
+            for line in source.lines().filter(|line| line.starts_with("import ")) {
+                let Some(specifier) = line.split(['"', '\'']).nth(1) else { continue };
+                let imported = specifier.trim_start_matches("./");
+                assert!(
+                    MODULES.iter().any(|(module, _)| *module == imported),
+                    "{name} imports {specifier}, which is not a served module"
+                );
+            }
+        }
+    }
+
+    #[test]
+    fn the_page_pins_every_module_and_allows_nothing_else_inline() {
+        let shell = shell_page();
+        for (name, source) in MODULES {
+            assert!(shell.html.contains(&format!("\"{MODULE_PATH}{name}\":\"{}\"", sha256_base64(source))), "{name}");
+        }
+        assert!(!shell.content_security_policy.contains("unsafe"));
+        for placeholder in ["/*STYLE*/", "/*IMPORTMAP*/", "/*ENTRY*/"] {
+            assert!(PAGE.contains(placeholder) && !shell.html.contains(placeholder), "{placeholder} is filled");
+        }
+    }
 }

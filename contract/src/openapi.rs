@@ -73,6 +73,8 @@ pub fn document(registry: &Registry) -> Value {
             (Produces::Html, _) => {
                 json!({ "description": route.summary, "content": { "text/html": { "schema": { "type": "string" } } } })
             }
+            (Produces::Script, _) => json!({ "description": route.summary,
+                "content": { "text/javascript": { "schema": { "type": "string" } } } }),
             (Produces::Json | Produces::JsonRpc, Some(schema)) => {
                 json!({ "description": route.summary, "content": { "application/json": { "schema": schema(&mut responses) } } })
             }
@@ -161,7 +163,7 @@ fn tag(route: &Route) -> &'static str {
     let first = segments.next().unwrap_or("");
     let segment = if first == "api" { segments.next().unwrap_or("") } else { first };
     match segment {
-        "" => "interface",
+        "" | "interface" => "interface",
         "setup" | "sessions" | "me" => "identity",
         "people" | "teams" => "people",
         "relations" => "relations",

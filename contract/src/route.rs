@@ -245,6 +245,8 @@ pub enum Produces {
     Json,
     /// `text/html`: a page for a browser.
     Html,
+    /// `text/javascript`: one of the browser interface's script modules.
+    Script,
     /// `message/rfc822`: an original message, byte for byte.
     Message,
     /// An attachment's bytes, with the content type the message gave them.

@@ -24,6 +24,7 @@ macro_rules! route_ids {
 
 route_ids! {
     InterfaceShell,
+    InterfaceModule,
     SetUpNode,
     SignIn,
     RefreshSession,
@@ -125,6 +126,17 @@ pub fn declare(id: RouteId) -> Route {
             .description("Serves the single-page browser interface: sign-in, people, teams, relations and the audit trail.")
             .html()
             .exception(Tier::Operator, "the interface shell is a page for a person's browser, not a question anyone would ask a node")
+            .authority(Authority::Public),
+
+        R::InterfaceModule => Route::new(id, Get, "/interface/:module", "interface_module")
+            .summary("A script module of the browser interface")
+            .description("Serves one ES module of the browser interface's script (a section, or a piece the sections share). The page pins each module's bytes with a Subresource Integrity hash.")
+            .path_parameters(&[Parameter {
+                name: "module",
+                description: "The module's file name, such as `mail.js`, as the page's import map names it.",
+            }])
+            .produces(Produces::Script)
+            .exception(Tier::Operator, "the interface's script modules are parts of a page for a person's browser, not a question anyone would ask a node")
             .authority(Authority::Public),
 
         R::SetUpNode => Route::new(id, Post, "/api/setup", "set_up_node")

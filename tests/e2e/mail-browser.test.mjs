@@ -23,7 +23,7 @@ const MAILBOX_ID = /mbx_[0-9A-HJKMNP-TV-Z]{26}/;
 const fixture = (name) => readFileSync(join(ROOT, "tests", "fixtures", "mail", `${name}.eml`));
 // How many messages a list or a search shows at a time, read from the page's own
 // script so this file never restates it.
-const PER_PAGE = Number(/const PER_PAGE = (\d+);/.exec(readFileSync(join(ROOT, "src", "interface", "app.js"), "utf8"))?.[1]);
+const PER_PAGE = Number(/const PER_PAGE = (\d+);/.exec(readFileSync(join(ROOT, "src", "interface", "scripts", "main.js"), "utf8"))?.[1]);
 const NEWS = { address: "news@mailroom.test", name: "Newsletters" };
 /** A small message to the news mailbox, the `number`th of a run. */
 const bulletin = (number) => Buffer.from([

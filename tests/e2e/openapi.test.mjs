@@ -57,6 +57,8 @@ test("every documented operation answers as documented, successes and refusals a
 
   const calls = [
     ["GET", "/"],
+    ["GET", "/interface/main.js"],
+    ["GET", "/interface/nothing.js"],
     ["POST", "/api/setup", { body: { setup_token: "x", email: "x@example.com", name: "X", password } }],
     ["POST", "/api/sessions/refresh", { body: { refresh_token: benSession.refresh_token } }],
     ["GET", "/api/me", { token }],

@@ -52,6 +52,7 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request
     };
     match route {
         RouteId::InterfaceShell => (request("GET", "/"), 200),
+        RouteId::InterfaceModule => (request("GET", "/interface/main.js"), 200),
         RouteId::SetUpNode => (
             request("POST", "/api/setup").json(json!({
                 "setup_token": mailroom::testing::TEST_SETUP_TOKEN,
