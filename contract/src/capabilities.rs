@@ -14,7 +14,7 @@ use std::collections::BTreeSet;
 use crate::api::{CapabilityRoute, CapabilityVocabulary, PublishedCapability, PublishedRelation};
 use crate::registry::Registry;
 use crate::relation::Relation;
-use crate::routes::RouteId;
+use crate::route_id::RouteId;
 
 /// One capability, in the product's words.
 #[derive(Clone, Copy, Debug)]

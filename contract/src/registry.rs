@@ -13,7 +13,8 @@ use std::sync::OnceLock;
 
 use crate::relation::Relation;
 use crate::route::{Route, Tier};
-use crate::routes::{RouteId, declare};
+use crate::route_id::RouteId;
+use crate::routes::declare;
 
 /// A declaration that breaks a rule of the contract.
 #[derive(Clone, Debug, PartialEq, Eq)]

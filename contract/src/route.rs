@@ -5,7 +5,7 @@
 //! from one by a method here. Nothing in this module knows how a route is served.
 
 use crate::relation::Relation;
-use crate::routes::RouteId;
+use crate::route_id::RouteId;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 
 /// An HTTP method a route answers.

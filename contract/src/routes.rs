@@ -1,84 +1,14 @@
 //! The declarations: every route of the node, once.
 //!
-//! `RouteId` names each route; `declare` says everything about it. The match in
-//! `declare` is exhaustive, so a new `RouteId` cannot exist without a declaration,
-//! and the worker's dispatcher matches on `RouteId` too, so it cannot exist
-//! without a handler.
+//! `RouteId` (in `route_id`) names each route; `declare` says everything about
+//! it. The match in `declare` is exhaustive, so a new `RouteId` cannot exist
+//! without a declaration, and the worker's dispatcher matches on `RouteId` too, so
+//! it cannot exist without a handler.
 
 use crate::api::*;
 use crate::relation::Relation;
 use crate::route::{Authority, Method, Parameter, Produces, Route, Tier};
-
-macro_rules! route_ids {
-    ($($variant:ident),* $(,)?) => {
-        /// Names one route of the contract.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
-        pub enum RouteId { $($variant,)* }
-
-        impl RouteId {
-            /// Every route, in declaration order.
-            pub const ALL: &'static [RouteId] = &[$(RouteId::$variant,)*];
-        }
-    };
-}
-
-route_ids! {
-    InterfaceShell,
-    InterfaceModule,
-    SetUpNode,
-    SignIn,
-    RefreshSession,
-    SignOut,
-    GetMe,
-    ChangePassword,
-    ListPeople,
-    CreatePerson,
-    GetPerson,
-    DisablePerson,
-    EnablePerson,
-    ListTeams,
-    CreateTeam,
-    AddTeamMember,
-    RemoveTeamMember,
-    ListRelations,
-    GrantRelation,
-    RevokeRelation,
-    ListAuditEntries,
-    VerifyAuditChain,
-    ListAgentCapabilities,
-    ListMailboxes,
-    ListReadableMailboxes,
-    ListAllMailboxes,
-    CreateMailbox,
-    UpdateMailbox,
-    ListMessages,
-    GetMessage,
-    GetMessageBody,
-    GetMessageOriginal,
-    GetAttachment,
-    SearchMessages,
-    ListSends,
-    CreateDraft,
-    GetSend,
-    UpdateDraft,
-    DeleteDraft,
-    SubmitSend,
-    CancelSend,
-    RetrySend,
-    ApproveSend,
-    RefuseSend,
-    ListApprovals,
-    McpEndpoint,
-    ListAgents,
-    MintAgent,
-    GetAgent,
-    PauseAgent,
-    ResumeAgent,
-    RevokeAgent,
-    IssuePairingCode,
-    RedeemPairingCode,
-    ListPersonMailboxes,
-}
+use crate::route_id::RouteId;
 
 const PERSON_ID: Parameter = Parameter { name: "personId", description: "The person's id (`usr_…`)." };
 const AGENT_ID: Parameter = Parameter { name: "agentId", description: "The agent's id (`agt_…`)." };

@@ -1,0 +1,321 @@
+//! Mailboxes, received messages, search and outbound mail.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+/// A mailbox: an address mail arrives at, shared by the people and agents who hold
+/// relations on it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct Mailbox {
+    /// The mailbox's id (`mbx_…`).
+    pub id: String,
+    /// The address mail is delivered to, such as `support@example.com`.
+    pub address: String,
+    /// The name shown for the mailbox and used as the sender's name on mail it sends.
+    pub display_name: String,
+    /// When the mailbox was created (RFC 3339).
+    pub created_at: String,
+    /// The relations held on this mailbox, such as `mailbox.content.read`: the
+    /// caller's, except on `list_person_mailboxes`, where they are that person's
+    /// (directly or through a team).
+    pub held: Vec<String>,
+    /// The tools that `held` lets its holder call on this mailbox, as the
+    /// contract declares each route's authority (a tool is a route's
+    /// `operationId`): `get_message_body` where `mailbox.content.read` is held,
+    /// for instance. For an agent, only those within its ceiling. What to offer,
+    /// not a promise: each call is decided when it is made.
+    pub tools: Vec<String>,
+}
+
+/// Mailboxes.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct MailboxList {
+    /// The mailboxes, ordered by address.
+    pub mailboxes: Vec<Mailbox>,
+}
+
+/// Creates a mailbox.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateMailbox {
+    /// The address mail is delivered to; Email Routing must route it to this Worker.
+    pub address: String,
+    /// The name shown for the mailbox, at most 100 characters.
+    pub display_name: String,
+}
+
+/// Renames a mailbox.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateMailbox {
+    /// The new display name, at most 100 characters.
+    pub display_name: String,
+}
+
+/// An email address with its display name, as a message header gave it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct EmailAddress {
+    /// The address, such as `ana@example.com`.
+    pub address: String,
+    /// The display name, when the header gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+}
+
+/// A received message's metadata: who, to whom, what about, when and how big.
+/// Never its body.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct MessageSummary {
+    /// The receipt's id (`rcp_…`): this message as delivered to this mailbox.
+    pub id: String,
+    /// The mailbox it was delivered to (`mbx_…`).
+    pub mailbox_id: String,
+    /// The sender from the From header, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<EmailAddress>,
+    /// The To recipients.
+    pub to: Vec<EmailAddress>,
+    /// The Cc recipients.
+    pub cc: Vec<EmailAddress>,
+    /// The subject (empty when the message had none).
+    pub subject: String,
+    /// When the sender says it was sent (the Date header, RFC 3339), when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_at: Option<String>,
+    /// When the node received it (RFC 3339).
+    pub received_at: String,
+    /// The message's size in bytes, as received.
+    pub size: i64,
+    /// How many attachments it carries.
+    pub attachment_count: i64,
+}
+
+/// A page of a mailbox's messages, newest first.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct MessagePage {
+    /// The messages on this page, newest first.
+    pub messages: Vec<MessageSummary>,
+    /// Pass as `cursor` to get the next (older) page; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// An attachment's metadata.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AttachmentSummary {
+    /// Its position among the message's attachments, from 0: the `attachmentIndex` to fetch it with.
+    pub index: i64,
+    /// Its file name, when the message gave one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    /// Its content type, such as `application/pdf`.
+    pub content_type: String,
+    /// Its size in bytes, decoded.
+    pub size: i64,
+}
+
+/// A received message's full metadata, threading headers and attachment list
+/// included. Never its body.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Message {
+    /// The message's summary.
+    #[serde(flatten)]
+    pub summary: MessageSummary,
+    /// The Message-ID header (without angle brackets).
+    pub message_id: String,
+    /// Where the sender asked replies to go (the Reply-To header); empty when a reply
+    /// should go to the sender.
+    pub reply_to: Vec<EmailAddress>,
+    /// The In-Reply-To header's message ids.
+    pub in_reply_to: Vec<String>,
+    /// The References header's message ids, oldest first.
+    pub references: Vec<String>,
+    /// The attachments' names, types and sizes.
+    pub attachments: Vec<AttachmentSummary>,
+}
+
+/// A received message's text.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct MessageBody {
+    /// The receipt's id (`rcp_…`).
+    pub id: String,
+    /// The message's text. For a message with only an HTML body, a text rendering of it.
+    pub text: String,
+    /// `text` when the message had a plain-text body, `html` when the text was rendered from HTML.
+    pub text_source: String,
+    /// Whether the text was cut at the node's limit; the original has all of it.
+    pub truncated: bool,
+}
+
+/// Where a search term matched.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SearchHit {
+    /// The matching message's summary.
+    #[serde(flatten)]
+    pub message: MessageSummary,
+    /// `headers` (sender, recipients or subject) or `body`. A body match is only ever
+    /// reported in a mailbox where the caller reads content.
+    pub matched_in: String,
+    /// For a body match, the passage around the terms, with matches in [brackets].
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snippet: Option<String>,
+}
+
+/// Search results, newest first.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SearchResults {
+    /// The matching messages, newest first, each once.
+    pub results: Vec<SearchHit>,
+    /// Pass as `cursor`, with the same `q` and `mailbox`, to get the next (older)
+    /// results; null on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// An outbound message: a draft, a send awaiting a second person's decision, or a
+/// sealed send handed to the mail binding.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct Send {
+    /// The send's id (`snd_…`).
+    pub id: String,
+    /// The mailbox it is sent from (`mbx_…`).
+    pub mailbox_id: String,
+    /// The mailbox's address, which the mail is sent from.
+    pub mailbox_address: String,
+    /// `draft`, `submitted` (awaiting approval), `sealed` (approved and immutable),
+    /// `dispatched` (handed to the mail binding), `failed` (the binding refused it) or
+    /// `refused` (a second person declined it).
+    pub state: String,
+    /// Who wrote it (`usr_…` or `agt_…`).
+    pub author: String,
+    /// The author's name.
+    pub author_name: String,
+    /// The To recipients' addresses.
+    pub to: Vec<String>,
+    /// The Cc recipients' addresses.
+    pub cc: Vec<String>,
+    /// The subject.
+    pub subject: String,
+    /// The plain-text body.
+    pub text: String,
+    /// The received message this replies to (`rcp_…`), when it is a reply.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub reply_to: Option<String>,
+    /// The In-Reply-To message id it will carry.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub in_reply_to: Option<String>,
+    /// The References message ids it will carry, oldest first.
+    pub references: Vec<String>,
+    /// When it was created (RFC 3339).
+    pub created_at: String,
+    /// When it was last edited (RFC 3339).
+    pub updated_at: String,
+    /// When it was submitted for approval (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submitted_at: Option<String>,
+    /// Who submitted it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub submitted_by: Option<String>,
+    /// When it was approved or refused (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_at: Option<String>,
+    /// Who approved or refused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by: Option<String>,
+    /// The name of who approved or refused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub decided_by_name: Option<String>,
+    /// Why it was refused.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refusal_reason: Option<String>,
+    /// The Message-ID it was sealed with.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id: Option<String>,
+    /// SHA-256 of the sealed manifest, also written into the audit chain.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_hash: Option<String>,
+    /// Whether the send as stored still hashes to `manifest_hash`: false means its
+    /// row was changed after sealing, outside the node. Absent when it was never
+    /// sealed, or was sealed before the node recorded the sealed sender.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub manifest_intact: Option<bool>,
+    /// The From address it was sealed with (the mailbox's, at that moment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_from_address: Option<String>,
+    /// The From name it was sealed with (the mailbox's display name, at that moment).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sealed_from_name: Option<String>,
+    /// When the mail binding accepted it (RFC 3339).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatched_at: Option<String>,
+    /// Why the mail binding refused it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dispatch_error: Option<String>,
+    /// The envelope recipients the mail binding has accepted it for so far: all of
+    /// them once dispatched, some or none when it failed.
+    pub delivered_to: Vec<String>,
+}
+
+/// Sends.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SendList {
+    /// The sends on this page, newest first.
+    pub sends: Vec<Send>,
+    /// Pass as `cursor`, with the same `state`, to get the next (older) page; null
+    /// on the last page.
+    pub next_cursor: Option<String>,
+}
+
+/// Starts a draft, new or in reply to a received message.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreateDraft {
+    /// The To recipients' addresses (at least one).
+    pub to: Vec<String>,
+    /// The Cc recipients' addresses.
+    #[serde(default)]
+    pub cc: Vec<String>,
+    /// The subject, one line.
+    pub subject: String,
+    /// The plain-text body.
+    pub text: String,
+    /// A received message in the same mailbox (`rcp_…`) this replies to: the draft then
+    /// carries its In-Reply-To and References headers.
+    #[serde(default)]
+    pub reply_to: Option<String>,
+}
+
+/// Edits a draft; fields left out are unchanged.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct UpdateDraft {
+    /// The To recipients' addresses (at least one).
+    #[serde(default)]
+    pub to: Option<Vec<String>>,
+    /// The Cc recipients' addresses.
+    #[serde(default)]
+    pub cc: Option<Vec<String>>,
+    /// The subject, one line.
+    #[serde(default)]
+    pub subject: Option<String>,
+    /// The plain-text body.
+    #[serde(default)]
+    pub text: Option<String>,
+}
+
+/// Declines a submitted send.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct RefuseSend {
+    /// Why it is refused, for the person who submitted it (at most 1,000 characters).
+    pub reason: String,
+}
+
+/// The sends awaiting the caller's decision.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ApprovalQueue {
+    /// Submitted sends in mailboxes where the caller holds approval.decide, that the
+    /// caller did not submit, oldest first: those on this page.
+    pub sends: Vec<Send>,
+    /// Pass as `cursor` to get the next page (later submissions); null on the
+    /// last page.
+    pub next_cursor: Option<String>,
+}

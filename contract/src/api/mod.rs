@@ -1,0 +1,22 @@
+//! The request and response bodies of every route, as Rust types, one module per
+//! noun as `src/` has them.
+//!
+//! Handlers decode requests into these types and answer with them, and the JSON
+//! Schemas in the OpenAPI document and the MCP catalogue are derived from them, so
+//! a field's name, type and description are written once. Every field carries a
+//! doc comment because it becomes the description a model reads. Every type is
+//! re-exported here, so a body is named `api::Send` wherever it is used.
+
+mod agents;
+mod audit;
+mod identity;
+mod mail;
+mod mcp;
+mod refusal;
+
+pub use agents::*;
+pub use audit::*;
+pub use identity::*;
+pub use mail::*;
+pub use mcp::*;
+pub use refusal::*;
