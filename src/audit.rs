@@ -22,6 +22,7 @@ use crate::credentials::hex;
 use crate::dispatch::RequestError;
 use crate::http::Response;
 use crate::ids::{IdKind, kind_of};
+use crate::paging;
 use crate::platform::{Platform, random_bytes};
 use crate::refusal::Refusal;
 use crate::storage::{Counted, QueryResult, Row, Statement, StorageError};
@@ -245,15 +246,7 @@ fn decode_cursor(cursor: &str) -> Option<i64> {
 
 /// `GET /api/audit`: entries newest first, a page at a time.
 pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let limit = match context.query("limit") {
-        None => 50,
-        Some(text) => text.parse::<i64>().ok().filter(|limit| (1..=200).contains(limit)).ok_or(AuditError::Request(
-            RequestError::InvalidQueryParameter {
-                name: "limit".into(),
-                expected: "a whole number from 1 to 200".into(),
-            },
-        ))?,
-    };
+    let limit = paging::limit(context)?;
     let before = match context.query("cursor") {
         None => i64::MAX,
         Some(cursor) => decode_cursor(cursor).ok_or(AuditError::Request(RequestError::InvalidQueryParameter {

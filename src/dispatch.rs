@@ -96,9 +96,12 @@ fn find_route(method: &str, path: &str) -> Result<(&'static Route, Vec<(String, 
 fn parse_query(route: &Route, query: &str) -> Result<Vec<(String, String)>, RequestError> {
     let mut parameters = Vec::new();
     for (name, value) in form_urlencoded::parse(query.as_bytes()) {
-        if !route.query_parameters.iter().any(|parameter| parameter.name == name) {
+        let Some(parameter) = route.query_parameter(&name) else {
             let known: Vec<&str> = route.query_parameters.iter().map(|parameter| parameter.name).collect();
             return Err(RequestError::UnknownQueryParameter { name: name.into_owned(), known: known.join(", ") });
+        };
+        if let (false, Some(expected)) = (parameter.accepts(&value), parameter.expects()) {
+            return Err(RequestError::InvalidQueryParameter { name: name.into_owned(), expected });
         }
         parameters.push((name.into_owned(), value.into_owned()));
     }

@@ -471,7 +471,7 @@ fn route_request(route: &Route, arguments: &Map<String, Value>, outer: &Request)
     let mut query = form_urlencoded::Serializer::new(String::new());
     let mut body = Map::new();
     for (name, value) in arguments.iter().filter(|(_, value)| !value.is_null()) {
-        if route.path_parameters.iter().any(|parameter| parameter.name == name) {
+        if route.path_parameters.iter().any(|parameter| parameter.name() == name) {
             path = path.replace(&format!(":{name}"), &percent_encode(&as_text(value)));
         } else if route.query_parameters.iter().any(|parameter| parameter.name == name) || route.request.is_none() {
             query.append_pair(name, &as_text(value));

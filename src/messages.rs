@@ -73,7 +73,7 @@ impl SummaryRow {
 /// `GET /api/mailboxes/:mailboxId/messages`.
 pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let mailbox_id = context.path("mailboxId").to_string();
-    let limit = paging::limit(context, 50, 100)?;
+    let limit = paging::limit(context)?;
     let (before_at, before_id) = paging::cursor(context, IdKind::Receipt, i64::MAX)?;
     let page = Statement::new(format!(
         "SELECT {SUMMARY_COLUMNS} FROM receipts r WHERE r.mailbox_id = ?1 \

@@ -11,6 +11,8 @@
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 
+use mailroom_contract::Accepts;
+
 use crate::context::Context;
 use crate::dispatch::RequestError;
 use crate::ids::{IdKind, is_id_of};
@@ -51,17 +53,17 @@ pub fn cursor(context: &Context<'_>, kind: IdKind, start: i64) -> Result<(i64, S
     }
 }
 
-/// A `limit` query parameter: 1 to `maximum`, or `default` when absent.
-pub fn limit(context: &Context<'_>, default: i64, maximum: i64) -> Result<i64, Refusal> {
+/// The `limit` query parameter: the page size the request asked for, or the
+/// route's declared default. The dispatcher has already refused a value outside
+/// the declared range, so the range is stated once, on the route.
+pub fn limit(context: &Context<'_>) -> Result<i64, Refusal> {
+    let declared = context.route.query_parameter("limit").map(|parameter| parameter.accepts);
+    let Some(Accepts::PageSize { default, .. }) = declared else {
+        return Err(context.internal(format!("{} reads a page size it does not declare", context.route.tool)));
+    };
     match context.query("limit") {
-        None => Ok(default),
-        Some(text) => text.parse::<i64>().ok().filter(|limit| (1..=maximum).contains(limit)).ok_or_else(|| {
-            RequestError::InvalidQueryParameter {
-                name: "limit".into(),
-                expected: format!("a whole number from 1 to {maximum}"),
-            }
-            .into()
-        }),
+        None => Ok(i64::from(default)),
+        Some(text) => text.parse().map_err(|_| context.internal("a page size the dispatcher accepted does not parse")),
     }
 }
 

@@ -6,8 +6,8 @@
 //! and the sentences a person or a model reads. Internal failures map to a single
 //! detail-free 500, so nothing about storage or code ever reaches a client.
 
-use mailroom_contract::api::{RefusalBody, RefusalDetail};
-use mailroom_contract::{ObjectKind, Relation, Tier, registry, skill, tools};
+use mailroom_contract::api::{RefusalBody, RefusalDetail, SendState};
+use mailroom_contract::{ObjectKind, Relation, Tier, registry};
 
 use crate::agents::AgentError;
 use crate::audit::AuditError;
@@ -373,14 +373,15 @@ impl From<WithheldTool> for Refusal {
         match error {
             WithheldTool::NotForAgents(_) => AuthorityError::OutsideCeiling {
                 tool: route.tool,
-                never_offered_because: Some(skill::withheld_reason(route, registry)),
+                never_offered_because: registry.withheld_from_agents_because(route.id),
             }
             .into(),
             WithheldTool::NeverOffered(_) => Refusal::new(
                 403,
                 "never_offered",
                 format!("{} is not offered as a tool to anyone.", route.tool),
-                tools::never_offered_reason(route, tier)
+                registry
+                    .never_offered_because(route.id)
                     .unwrap_or_else(|| "Its tier is never offered to a machine.".into()),
                 if tier == Tier::Surface {
                     "Call the tools that tools/list offers; each one is a route of the node."
@@ -741,10 +742,10 @@ impl From<SendError> for Refusal {
             SendError::WrongState { state, needs } => Refusal::new(
                 409,
                 "wrong_state",
-                format!("This send is {state}, and this needs it to be {needs}."),
+                format!("This send is {}, and this needs it to be {}.", state.as_str(), needs.as_str()),
                 match needs {
-                    "draft" => "Only a draft can be edited, deleted or submitted.",
-                    "failed" => {
+                    SendState::Draft => "Only a draft can be edited, deleted or submitted.",
+                    SendState::Failed => {
                         "Only a send whose dispatch failed can be sent again; a dispatched one has reached everyone, and one still sealed is being handed over."
                     }
                     _ => "Only a submitted send can be cancelled, approved or refused.",

@@ -109,7 +109,7 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
         }
     };
     let (before_at, before_id) = paging::cursor(context, IdKind::Receipt, i64::MAX)?;
-    let limit = paging::limit(context, 25, 100)?;
+    let limit = paging::limit(context)?;
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     // Each arm names the relations a caller must hold on a mailbox for it to be
     // searched there: the headers arm what the route declares (metadata), the

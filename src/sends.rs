@@ -13,7 +13,7 @@
 //! the message handed to the mail binding.
 
 use mailroom_contract::Relation;
-use mailroom_contract::api::{ApprovalQueue, CreateDraft, RefuseSend, Send, SendList, UpdateDraft};
+use mailroom_contract::api::{ApprovalQueue, CreateDraft, RefuseSend, Send, SendList, SendState, UpdateDraft};
 use serde::Deserialize;
 
 use crate::addresses;
@@ -21,7 +21,6 @@ use crate::authz::holder_of;
 use crate::authz::tuples::{self, Holder};
 use crate::context::Context;
 use crate::credentials::Caller;
-use crate::dispatch::RequestError;
 use crate::http::Response;
 use crate::ids::{IdKind, is_id_of, new_id};
 use crate::outbound::Manifest;
@@ -55,7 +54,7 @@ pub enum SendError {
     /// The body is too long.
     TextTooLong,
     /// The send is not in the state this needs.
-    WrongState { state: String, needs: &'static str },
+    WrongState { state: SendState, needs: SendState },
     /// The caller is not the draft's author or the submission's submitter.
     NotYours,
     /// The caller submitted this send, so cannot be its second person.
@@ -88,7 +87,7 @@ struct SendRow {
     id: String,
     mailbox_id: String,
     author: String,
-    state: String,
+    state: SendState,
     to_json: String,
     cc_json: String,
     subject: String,
@@ -145,7 +144,7 @@ impl SendRow {
             id: self.id.clone(),
             mailbox_id: self.mailbox_id.clone(),
             mailbox_address: self.mailbox_address.clone().unwrap_or_default(),
-            state: self.state.clone(),
+            state: self.state,
             author: self.author.clone(),
             author_name: self.author_name.clone().unwrap_or_default(),
             to: list_of(&self.to_json),
@@ -211,7 +210,7 @@ impl SendRow {
 
     /// Drafts are their author's alone; everything else is the mailbox's.
     fn visible_to(&self, caller: &str) -> bool {
-        self.state != "draft" || self.author == caller
+        self.state != SendState::Draft || self.author == caller
     }
 }
 
@@ -287,13 +286,21 @@ async fn the_send(
     Ok((row, rest))
 }
 
-/// Queues an update of the send, conditional on its state not having moved
-/// since it was read: a race loses with a refusal, never a silent overwrite.
-fn transition(context: &mut Context<'_>, send_id: &str, from_state: &str, assignments: &str, parameters: Vec<Value>) {
-    let mut statement = Statement::new(format!("UPDATE sends SET {assignments} WHERE id = ? AND state = ?"));
-    statement.parameters = parameters;
+/// Queues the move of a send from one state to another, with `assignments`
+/// (and their `parameters`) alongside, conditional on its state not having
+/// moved since it was read: a race loses with a refusal, never a silent overwrite.
+fn transition(
+    context: &mut Context<'_>,
+    send_id: &str,
+    (from, to): (SendState, SendState),
+    assignments: &str,
+    parameters: Vec<Value>,
+) {
+    let mut statement = Statement::new(format!("UPDATE sends SET state = ?, {assignments} WHERE id = ? AND state = ?"));
+    statement.parameters.push(to.as_str().into());
+    statement.parameters.extend(parameters);
     statement.parameters.push(send_id.into());
-    statement.parameters.push(from_state.into());
+    statement.parameters.push(from.as_str().into());
     context.write_changing_one_row(statement, SendError::Raced);
 }
 
@@ -351,7 +358,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     context.write(
         Statement::new(
             "INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, reply_to, in_reply_to, \
-             references_json, created_at, updated_at) VALUES (?1, ?2, ?3, 'draft', ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+             references_json, created_at, updated_at) VALUES (?1, ?2, ?3, ?12, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
         )
         .bind(send_id.as_str())
         .bind(mailbox_id.as_str())
@@ -363,7 +370,8 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         .bind(request.reply_to.clone())
         .bind(in_reply_to.clone())
         .bind(json_list(&references))
-        .bind(context.now_ms),
+        .bind(context.now_ms)
+        .bind(SendState::Draft.as_str()),
     );
     context.audit_object(send_id.clone());
     context.audit_detail(serde_json::json!({ "mailbox": mailbox_id, "reply_to": request.reply_to }));
@@ -371,7 +379,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         id: send_id,
         mailbox_id,
         author: caller,
-        state: "draft".into(),
+        state: SendState::Draft,
         to_json: json_list(&to),
         cc_json: json_list(&cc),
         subject,
@@ -406,22 +414,13 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
 
 /// `GET /api/mailboxes/:mailboxId/sends`.
 pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    const STATES: [&str; 6] = ["draft", "submitted", "sealed", "dispatched", "failed", "refused"];
+    // The dispatcher has refused any `state` the declaration does not name.
     let state = context.query("state").map(str::to_string);
-    if let Some(state) = &state {
-        if !STATES.contains(&state.as_str()) {
-            return Err(RequestError::InvalidQueryParameter {
-                name: "state".into(),
-                expected: format!("one of {}", STATES.join(", ")),
-            }
-            .into());
-        }
-    }
     let caller = caller_id(context)?;
-    let limit = paging::limit(context, 50, 100)?;
+    let limit = paging::limit(context)?;
     let (before_at, before_id) = paging::cursor(context, IdKind::Send, i64::MAX)?;
     let statement = Statement::new(format!(
-        "SELECT {SEND_COLUMNS} FROM sends s WHERE s.mailbox_id = ?1 AND (s.state != 'draft' OR s.author = ?2) \
+        "SELECT {SEND_COLUMNS} FROM sends s WHERE s.mailbox_id = ?1 AND (s.state != ?7 OR s.author = ?2) \
          AND (?3 IS NULL OR s.state = ?3) \
          AND (s.created_at < ?4 OR (s.created_at = ?4 AND (?5 = '' OR s.id < ?5))) \
          ORDER BY s.created_at DESC, s.id DESC LIMIT ?6"
@@ -431,7 +430,8 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     .bind(state)
     .bind(before_at)
     .bind(before_id)
-    .bind(limit + 1);
+    .bind(limit + 1)
+    .bind(SendState::Draft.as_str());
     let [sends] = context.read_array([statement]).await?;
     let mut rows: Vec<SendRow> = sends.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut rows, limit, |row| (row.created_at, &row.id));
@@ -449,8 +449,8 @@ fn own_draft(context: &Context<'_>, row: &SendRow) -> Result<(), Refusal> {
     if row.author != caller_id(context)? {
         return Err(SendError::NotYours.into());
     }
-    if row.state != "draft" {
-        return Err(SendError::WrongState { state: row.state.clone(), needs: "draft" }.into());
+    if row.state != SendState::Draft {
+        return Err(SendError::WrongState { state: row.state, needs: SendState::Draft }.into());
     }
     Ok(())
 }
@@ -483,7 +483,7 @@ pub async fn update_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     transition(
         context,
         &row.id,
-        "draft",
+        (SendState::Draft, SendState::Draft),
         "to_json = ?, cc_json = ?, subject = ?, text = ?, updated_at = ?",
         parameters,
     );
@@ -495,7 +495,9 @@ pub async fn delete_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     let (row, _) = the_send(context, Vec::new()).await?;
     own_draft(context, &row)?;
     context.write_changing_one_row(
-        Statement::new("DELETE FROM sends WHERE id = ?1 AND state = 'draft'").bind(row.id.as_str()),
+        Statement::new("DELETE FROM sends WHERE id = ?1 AND state = ?2")
+            .bind(row.id.as_str())
+            .bind(SendState::Draft.as_str()),
         SendError::Raced,
     );
     Ok(context.json(&row.present()))
@@ -506,7 +508,7 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (mut row, _) = the_send(context, Vec::new()).await?;
     own_draft(context, &row)?;
     let caller = caller_id(context)?;
-    row.state = "submitted".into();
+    row.state = SendState::Submitted;
     row.submitted_at = Some(context.now_ms);
     row.submitted_by = Some(caller.clone());
     row.updated_at = context.now_ms;
@@ -514,8 +516,8 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     transition(
         context,
         &row.id,
-        "draft",
-        "state = 'submitted', submitted_at = ?, submitted_by = ?, updated_at = ?",
+        (SendState::Draft, SendState::Submitted),
+        "submitted_at = ?, submitted_by = ?, updated_at = ?",
         parameters,
     );
     Ok(context.json(&row.present()))
@@ -525,21 +527,21 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
 pub async fn cancel(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (mut row, _) = the_send(context, Vec::new()).await?;
     let caller = caller_id(context)?;
-    if row.state != "submitted" {
-        return Err(SendError::WrongState { state: row.state.clone(), needs: "submitted" }.into());
+    if row.state != SendState::Submitted {
+        return Err(SendError::WrongState { state: row.state, needs: SendState::Submitted }.into());
     }
     if row.submitted_by.as_deref() != Some(caller.as_str()) {
         return Err(SendError::NotYours.into());
     }
-    row.state = "draft".into();
+    row.state = SendState::Draft;
     row.submitted_at = None;
     row.submitted_by = None;
     row.updated_at = context.now_ms;
     transition(
         context,
         &row.id,
-        "submitted",
-        "state = 'draft', submitted_at = NULL, submitted_by = NULL, updated_at = ?",
+        (SendState::Submitted, SendState::Draft),
+        "submitted_at = NULL, submitted_by = NULL, updated_at = ?",
         vec![context.now_ms.into()],
     );
     Ok(context.json(&row.present()))
@@ -552,8 +554,8 @@ fn decidable(context: &Context<'_>, row: &SendRow) -> Result<String, Refusal> {
     let Caller::Person { person_id, .. } = &context.caller else {
         return Err(SendError::AgentsCannotDecide.into());
     };
-    if row.state != "submitted" {
-        return Err(SendError::WrongState { state: row.state.clone(), needs: "submitted" }.into());
+    if row.state != SendState::Submitted {
+        return Err(SendError::WrongState { state: row.state, needs: SendState::Submitted }.into());
     }
     let submitted_as = [row.submitted_by.as_deref(), row.submitted_by_sponsor.as_deref()];
     if submitted_as.contains(&Some(person_id.as_str())) {
@@ -589,8 +591,8 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     transition(
         context,
         &row.id,
-        "submitted",
-        "state = 'sealed', decided_at = ?, decided_by = ?, message_id = ?, manifest_hash = ?, sealed_at = ?, \
+        (SendState::Submitted, SendState::Sealed),
+        "decided_at = ?, decided_by = ?, message_id = ?, manifest_hash = ?, sealed_at = ?, \
          updated_at = ?, sealed_from_address = ?, sealed_from_name = ?",
         parameters,
     );
@@ -612,7 +614,7 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }));
     context.commit_now().await?;
 
-    row.state = "sealed".into();
+    row.state = SendState::Sealed;
     row.decided_at = Some(context.now_ms);
     row.decided_by = Some(approver);
     row.decided_by_name = row.caller_name.clone();
@@ -630,8 +632,8 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/retry`.
 pub async fn retry(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (mut row, _) = the_send(context, Vec::new()).await?;
-    if row.state != "failed" {
-        return Err(SendError::WrongState { state: row.state.clone(), needs: "failed" }.into());
+    if row.state != SendState::Failed {
+        return Err(SendError::WrongState { state: row.state, needs: SendState::Failed }.into());
     }
     // What leaves is rebuilt from the row, so it must still be what was approved.
     let manifest = row
@@ -640,14 +642,14 @@ pub async fn retry(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .ok_or_else(|| SendError::NotAsApproved { id: row.id.clone() })?;
     // Back to sealed before anything leaves, committed: of two retries at once,
     // one finds it sealed and is refused, so nobody receives it twice.
-    transition(context, &row.id, "failed", "state = 'sealed', updated_at = ?", vec![context.now_ms.into()]);
+    transition(context, &row.id, (SendState::Failed, SendState::Sealed), "updated_at = ?", vec![context.now_ms.into()]);
     context.audit_detail(serde_json::json!({
         "manifest_hash": row.manifest_hash,
         "recipients": undelivered(manifest.recipients(), &list_of(&row.delivered_json)).len(),
         "earlier_error": row.dispatch_error,
     }));
     context.commit_now().await?;
-    row.state = "sealed".into();
+    row.state = SendState::Sealed;
     row.updated_at = context.now_ms;
     dispatch(context, &mut row, &manifest).await;
     Ok(context.json(&row.present()))
@@ -685,32 +687,36 @@ async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manif
     row.delivered_json = delivered_json.clone();
     row.updated_at = context.now_ms;
     if failures.is_empty() {
-        row.state = "dispatched".into();
+        row.state = SendState::Dispatched;
         row.dispatched_at = Some(context.now_ms);
         row.dispatch_error = None;
         context.defer_write(
             Statement::new(
-                "UPDATE sends SET state = 'dispatched', dispatched_at = ?2, updated_at = ?2, dispatch_error = NULL, \
-                 delivered_json = ?3 WHERE id = ?1 AND state = 'sealed'",
+                "UPDATE sends SET state = ?4, dispatched_at = ?2, updated_at = ?2, dispatch_error = NULL, \
+                 delivered_json = ?3 WHERE id = ?1 AND state = ?5",
             )
             .bind(row.id.as_str())
             .bind(context.now_ms)
-            .bind(delivered_json),
+            .bind(delivered_json)
+            .bind(SendState::Dispatched.as_str())
+            .bind(SendState::Sealed.as_str()),
         );
     } else {
         let error = failures.join("; ");
         context.node.platform.log(&format!("dispatching {}: {error}", row.id));
-        row.state = "failed".into();
+        row.state = SendState::Failed;
         row.dispatch_error = Some(error.clone());
         context.defer_write(
             Statement::new(
-                "UPDATE sends SET state = 'failed', dispatch_error = ?2, updated_at = ?3, delivered_json = ?4 \
-                 WHERE id = ?1 AND state = 'sealed'",
+                "UPDATE sends SET state = ?5, dispatch_error = ?2, updated_at = ?3, delivered_json = ?4 \
+                 WHERE id = ?1 AND state = ?6",
             )
             .bind(row.id.as_str())
             .bind(error)
             .bind(context.now_ms)
-            .bind(delivered_json),
+            .bind(delivered_json)
+            .bind(SendState::Failed.as_str())
+            .bind(SendState::Sealed.as_str()),
         );
     }
 }
@@ -724,7 +730,7 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }
     let (mut row, _) = the_send(context, Vec::new()).await?;
     let decider = decidable(context, &row)?;
-    row.state = "refused".into();
+    row.state = SendState::Refused;
     row.decided_at = Some(context.now_ms);
     row.decided_by = Some(decider.clone());
     row.decided_by_name = row.caller_name.clone();
@@ -735,8 +741,8 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
     transition(
         context,
         &row.id,
-        "submitted",
-        "state = 'refused', decided_at = ?, decided_by = ?, refusal_reason = ?, updated_at = ?",
+        (SendState::Submitted, SendState::Refused),
+        "decided_at = ?, decided_by = ?, refusal_reason = ?, updated_at = ?",
         parameters,
     );
     context.audit_detail(serde_json::json!({ "reason": reason }));
@@ -748,18 +754,19 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let holder = holder_of(&context.caller, context.now_ms).ok_or_else(Refusal::internal)?;
     let caller = caller_id(context)?;
     let (all_of, any_of) = context.route.authority.rows_where().ok_or_else(Refusal::internal)?;
-    let limit = paging::limit(context, 50, 100)?;
+    let limit = paging::limit(context)?;
     // Oldest first, the order a queue is worked in.
     let (after_at, after_id) = paging::cursor(context, IdKind::Send, i64::MIN)?;
     let (deciding, deciding_parameters) = tuples::mailbox_ids_where(&holder, all_of, any_of);
-    let mut parameters: Vec<Value> = deciding_parameters;
+    let mut parameters: Vec<Value> = vec![SendState::Submitted.as_str().into()];
+    parameters.extend(deciding_parameters);
     parameters.push(caller.as_str().into());
     parameters.push(caller.as_str().into());
     parameters.extend([after_at.into(), after_at.into(), after_id.as_str().into(), after_id.as_str().into()]);
     parameters.push((limit + 1).into());
     let statement = Statement {
         sql: format!(
-            "SELECT {SEND_COLUMNS} FROM sends s WHERE s.state = 'submitted' AND s.mailbox_id IN ({deciding}) \
+            "SELECT {SEND_COLUMNS} FROM sends s WHERE s.state = ? AND s.mailbox_id IN ({deciding}) \
              AND s.submitted_by != ? \
              AND COALESCE((SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by), '') != ? \
              AND (s.submitted_at > ? OR (s.submitted_at = ? AND (? = '' OR s.id > ?))) \

@@ -221,14 +221,14 @@ mod tests {
         use crate::route::{Authority, Method, Route};
         let mut content = Route::new(RouteId::GetMe, Method::Get, "/a/:mailboxId", "a");
         content.authority = Authority::Mailbox {
-            mailbox_parameter: "mailboxId",
+            mailbox_parameter: crate::route::PathParameter::MailboxId,
             all_of: &[Relation::MailboxContentRead, Relation::MessageExport],
             any_of: &[Relation::SendPropose],
         };
         assert_eq!(content.authority.required_relations(), &[Relation::MailboxContentRead, Relation::MessageExport]);
         let mut either = content;
         either.authority = Authority::Mailbox {
-            mailbox_parameter: "mailboxId",
+            mailbox_parameter: crate::route::PathParameter::MailboxId,
             all_of: &[],
             any_of: &[Relation::MailboxMetadataRead, Relation::MailboxContentRead],
         };

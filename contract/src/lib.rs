@@ -20,8 +20,9 @@ pub mod route_id;
 pub mod routes;
 pub mod skill;
 pub mod tools;
+pub mod withheld;
 
 pub use registry::{ContractError, Registry, registry};
 pub use relation::{ObjectKind, Relation};
-pub use route::{Authority, Exposure, Method, Parameter, Route, Tier};
+pub use route::{Accepts, Authority, Exposure, Method, Parameter, PathParameter, Route, Tier};
 pub use route_id::RouteId;

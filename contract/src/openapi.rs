@@ -52,12 +52,14 @@ pub fn document(registry: &Registry) -> Value {
             .path_parameters
             .iter()
             .map(|parameter| {
-                json!({ "name": parameter.name, "in": "path", "required": true,
-                        "description": parameter.description, "schema": { "type": "string" } })
+                json!({ "name": parameter.name(), "in": "path", "required": true,
+                        "description": parameter.description(), "schema": { "type": "string" } })
             })
             .chain(route.query_parameters.iter().map(|parameter| {
+                let mut schema = parameter.schema();
+                let description = schema.as_object_mut().and_then(|schema| schema.remove("description"));
                 json!({ "name": parameter.name, "in": "query", "required": false,
-                        "description": parameter.description, "schema": { "type": "string" } })
+                        "description": description, "schema": schema })
             }))
             .collect();
         if !parameters.is_empty() {

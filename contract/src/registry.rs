@@ -15,6 +15,7 @@ use crate::relation::Relation;
 use crate::route::{Route, Tier};
 use crate::route_id::RouteId;
 use crate::routes::declare;
+use crate::withheld;
 
 /// A declaration that breaks a rule of the contract.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -84,18 +85,21 @@ impl Registry {
                 );
             }
             let named_in_path: Vec<&str> = route.path_parameter_names().collect();
-            let declared: Vec<&str> = route.path_parameters.iter().map(|parameter| parameter.name).collect();
+            let declared: Vec<&str> = route.path_parameters.iter().map(|parameter| parameter.name()).collect();
             if named_in_path != declared {
                 problem(format!(
                     "the path names parameters {named_in_path:?} but the declaration describes {declared:?}"
                 ));
             }
-            for parameter in route.path_parameters.iter().chain(route.query_parameters) {
-                if parameter.description.trim().is_empty() {
-                    problem(format!("parameter `{}` has no description", parameter.name));
-                }
+            if let Some(parameter) =
+                route.authority_parameter().filter(|parameter| !declared.contains(&parameter.name()))
+            {
+                problem(format!("its authority is judged on `{}`, which its path does not name", parameter.name()));
             }
             for query in route.query_parameters {
+                if query.describe().trim().is_empty() {
+                    problem(format!("parameter `{}` has no description", query.name));
+                }
                 if named_in_path.contains(&query.name) {
                     problem(format!("query parameter `{}` has the same name as a path parameter", query.name));
                 }
@@ -166,6 +170,29 @@ impl Registry {
     /// relations held there, lets their holder call, in declaration order.
     pub fn tools_on_mailbox(&self, held: &[Relation]) -> Vec<&'static str> {
         self.routes.iter().filter(|route| route.authority.met_on_mailbox(held)).map(|route| route.tool).collect()
+    }
+
+    /// Whether a route's calls are recorded in the audit chain: every changing
+    /// call except the machine surface (whose tool calls are recorded as the
+    /// routes they re-enter), and every read that reaches message content.
+    pub fn is_audited(&self, id: RouteId) -> bool {
+        let route = self.route(id);
+        (!route.method.is_safe() && self.tier(id) != Tier::Surface) || route.reaches_content
+    }
+
+    /// Why no agent is ever given a route, in a sentence an agent can act on;
+    /// `None` for a grantable route. The Agent Skill's withheld table, the
+    /// refusal an agent meets outside its ceiling and the MCP server's answer to
+    /// a withheld tool all read it here.
+    pub fn withheld_from_agents_because(&self, id: RouteId) -> Option<String> {
+        (!self.is_grantable(id)).then(|| withheld::from_agents(self.route(id), self.tier(id)))
+    }
+
+    /// Why no MCP caller is offered a route, not even the client of a signed-in
+    /// person who may call it over REST: its tier says a machine should not do it.
+    /// `None` for the read and act tiers, whose routes are offered by who asks.
+    pub fn never_offered_because(&self, id: RouteId) -> Option<String> {
+        withheld::from_every_machine(self.route(id), self.tier(id))
     }
 
     /// The route a tool name names, if any.
@@ -298,5 +325,19 @@ mod tests {
         route.path_parameters = &[];
         let errors = Registry::build(vec![route]).expect_err("undescribed path parameter");
         assert!(errors[0].problem.contains("personId"), "{}", errors[0].problem);
+    }
+
+    #[test]
+    fn an_authority_judged_on_a_parameter_the_path_lacks_fails_the_build() {
+        use crate::route::{Authority, PathParameter};
+        let error = the_error_for(RouteId::GetMessage, "/api/messages/:receiptId", |route| {
+            route.path_parameters = &[PathParameter::ReceiptId];
+            route.authority = Authority::Mailbox {
+                mailbox_parameter: PathParameter::MailboxId,
+                all_of: &[crate::Relation::MailboxMetadataRead],
+                any_of: &[],
+            };
+        });
+        assert!(error.problem.contains("mailboxId"), "{}", error.problem);
     }
 }

@@ -119,10 +119,10 @@ pub enum Authority {
     /// is not grantable.
     Filtered { machine_visible: bool, all_of: &'static [Relation], any_of: &'static [Relation] },
     /// The person named by the path parameter, or an administrator.
-    SelfOrAdmin { person_parameter: &'static str },
+    SelfOrAdmin { person_parameter: PathParameter },
     /// Relations on the mailbox the path parameter names: every one of `all_of`
     /// and, when `any_of` is not empty, at least one of `any_of`.
-    Mailbox { mailbox_parameter: &'static str, all_of: &'static [Relation], any_of: &'static [Relation] },
+    Mailbox { mailbox_parameter: PathParameter, all_of: &'static [Relation], any_of: &'static [Relation] },
     /// The caller's own person-scoped data: a person's own, an agent's sponsor's.
     /// Every member is admitted; what "own" means is the handler's scope, as rows
     /// are a `Filtered` route's. (SPEC §2 also names `requester`, objects the
@@ -212,10 +212,10 @@ impl Authority {
                 sentence
             }
             Authority::SelfOrAdmin { person_parameter } => {
-                format!("The person named by `{person_parameter}`, or a holder of org.admin.")
+                format!("The person named by `{}`, or a holder of org.admin.", person_parameter.name())
             }
             Authority::Mailbox { mailbox_parameter, all_of, any_of } => {
-                let mut sentence = format!("On the mailbox named by `{mailbox_parameter}`: ");
+                let mut sentence = format!("On the mailbox named by `{}`: ", mailbox_parameter.name());
                 match (all_of.is_empty(), any_of.is_empty()) {
                     (false, true) => sentence.push_str(&format!("all of {}.", names(all_of))),
                     (true, false) => sentence.push_str(&format!("any of {}.", names(any_of))),
@@ -231,11 +231,131 @@ impl Authority {
     }
 }
 
-/// A path or query parameter, with the words a reader needs to use it.
+macro_rules! path_parameters {
+    ($($variant:ident = $name:literal : $description:literal;)*) => {
+        /// A segment of a path that names something. An enum, so a handler asking
+        /// for a parameter that does not exist does not compile, and the registry
+        /// refuses a route whose path and declaration disagree.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+        pub enum PathParameter {
+            $(#[doc = $description] $variant,)*
+        }
+
+        impl PathParameter {
+            /// Every path parameter, in declaration order.
+            pub const ALL: &'static [PathParameter] = &[$(PathParameter::$variant,)*];
+
+            /// The name of its `:name` segment.
+            pub fn name(self) -> &'static str {
+                match self { $(PathParameter::$variant => $name,)* }
+            }
+
+            /// What a reader needs to fill it.
+            pub fn description(self) -> &'static str {
+                match self { $(PathParameter::$variant => $description,)* }
+            }
+        }
+    };
+}
+
+path_parameters! {
+    PersonId = "personId": "The person's id (`usr_…`).";
+    AgentId = "agentId": "The agent's id (`agt_…`).";
+    TeamId = "teamId": "The team's id (`tm_…`).";
+    MailboxId = "mailboxId": "The mailbox's id (`mbx_…`).";
+    ReceiptId = "receiptId": "The received message's id in this mailbox (`rcp_…`), from the message list or a search.";
+    SendId = "sendId": "The send's id (`snd_…`).";
+    AttachmentIndex = "attachmentIndex": "The attachment's `index` from get_message, from 0.";
+    Module = "module": "The module's file name, such as `mail.js`, as the page's import map names it.";
+}
+
+impl PathParameter {
+    /// The parameter a `:name` segment names, if any.
+    pub fn parse(name: &str) -> Option<PathParameter> {
+        PathParameter::ALL.iter().copied().find(|parameter| parameter.name() == name)
+    }
+}
+
+/// What a query parameter accepts. The dispatcher refuses anything else before a
+/// handler runs, and the parameter's description and schema are generated from
+/// it, so the documented range and the enforced one are one fact.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Accepts {
+    /// Any text; the route judges it.
+    Text,
+    /// How many items a page holds: a whole number from 1 to `maximum`, `default`
+    /// when absent. `items` names them for the description ("results").
+    PageSize { items: &'static str, default: u32, maximum: u32 },
+    /// One of a fixed set of words, such as a state.
+    OneOf(&'static [&'static str]),
+}
+
+/// A query parameter, with the words a reader needs to use it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Parameter {
     pub name: &'static str,
+    /// What it does. For a page size the whole sentence is generated instead.
     pub description: &'static str,
+    pub accepts: Accepts,
+}
+
+impl Parameter {
+    /// A parameter that takes any text.
+    pub const fn text(name: &'static str, description: &'static str) -> Parameter {
+        Parameter { name, description, accepts: Accepts::Text }
+    }
+
+    /// The `limit` of a paged list: `items` per page, `default` and at most `maximum`.
+    pub const fn page_size(items: &'static str, default: u32, maximum: u32) -> Parameter {
+        Parameter { name: "limit", description: "", accepts: Accepts::PageSize { items, default, maximum } }
+    }
+
+    /// A parameter that takes one of `values`.
+    pub const fn one_of(name: &'static str, description: &'static str, values: &'static [&'static str]) -> Parameter {
+        Parameter { name, description, accepts: Accepts::OneOf(values) }
+    }
+
+    /// The description a reader sees, with what it accepts.
+    pub fn describe(&self) -> String {
+        match self.accepts {
+            Accepts::Text => self.description.to_string(),
+            Accepts::PageSize { items, default, maximum } => {
+                let items = if items.is_empty() { String::new() } else { format!(" {items}") };
+                format!("How many{items} to return: 1 to {maximum}, default {default}.")
+            }
+            Accepts::OneOf(values) => format!("{} One of: {}.", self.description, values.join(", ")),
+        }
+    }
+
+    /// What a value must be, in words, for a refusal; `None` when any text will do.
+    pub fn expects(&self) -> Option<String> {
+        match self.accepts {
+            Accepts::Text => None,
+            Accepts::PageSize { maximum, .. } => Some(format!("a whole number from 1 to {maximum}")),
+            Accepts::OneOf(values) => Some(format!("one of {}", values.join(", "))),
+        }
+    }
+
+    /// Whether `value` is one this parameter accepts.
+    pub fn accepts(&self, value: &str) -> bool {
+        match self.accepts {
+            Accepts::Text => true,
+            Accepts::PageSize { maximum, .. } => value.parse::<u32>().is_ok_and(|size| (1..=maximum).contains(&size)),
+            Accepts::OneOf(values) => values.contains(&value),
+        }
+    }
+
+    /// Its JSON Schema, as OpenAPI and the MCP tools describe it.
+    pub fn schema(&self) -> serde_json::Value {
+        let described = self.describe();
+        match self.accepts {
+            Accepts::Text => serde_json::json!({ "type": "string", "description": described }),
+            Accepts::PageSize { default, maximum, .. } => serde_json::json!({
+                "type": "integer", "minimum": 1, "maximum": maximum, "default": default, "description": described,
+            }),
+            Accepts::OneOf(values) => serde_json::json!({ "type": "string", "enum": values, "description": described }),
+        }
+    }
 }
 
 /// What a route's successful answer is.
@@ -277,7 +397,7 @@ pub struct Route {
     pub summary: &'static str,
     /// What the route does and when to use it, written for the model that reads it.
     pub description: &'static str,
-    pub path_parameters: &'static [Parameter],
+    pub path_parameters: &'static [PathParameter],
     pub query_parameters: &'static [Parameter],
     pub request: Option<SchemaFunction>,
     pub response: Option<SchemaFunction>,
@@ -332,7 +452,7 @@ impl Route {
         self
     }
 
-    pub fn path_parameters(mut self, parameters: &'static [Parameter]) -> Route {
+    pub fn path_parameters(mut self, parameters: &'static [PathParameter]) -> Route {
         self.path_parameters = parameters;
         self
     }
@@ -428,5 +548,20 @@ impl Route {
     /// The names of the `:name` segments of the path, in order.
     pub fn path_parameter_names(&self) -> impl Iterator<Item = &'static str> {
         self.path.split('/').filter_map(|segment| segment.strip_prefix(':'))
+    }
+
+    /// The query parameter named `name`, if the route takes one.
+    pub fn query_parameter(&self, name: &str) -> Option<&'static Parameter> {
+        self.query_parameters.iter().find(|parameter| parameter.name == name)
+    }
+
+    /// The path parameter naming the mailbox or person its authority is judged
+    /// on, if it names one.
+    pub fn authority_parameter(&self) -> Option<PathParameter> {
+        match self.authority {
+            Authority::SelfOrAdmin { person_parameter } => Some(person_parameter),
+            Authority::Mailbox { mailbox_parameter, .. } => Some(mailbox_parameter),
+            _ => None,
+        }
     }
 }

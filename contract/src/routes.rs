@@ -5,37 +5,29 @@
 //! without a declaration, and the worker's dispatcher matches on `RouteId` too, so
 //! it cannot exist without a handler.
 
+use crate::api::SendState;
 use crate::api::*;
 use crate::relation::Relation;
-use crate::route::{Authority, Method, Parameter, Produces, Route, Tier};
+use crate::route::{Authority, Method, Parameter, PathParameter, Produces, Route, Tier};
 use crate::route_id::RouteId;
 
-const PERSON_ID: Parameter = Parameter { name: "personId", description: "The person's id (`usr_…`)." };
-const AGENT_ID: Parameter = Parameter { name: "agentId", description: "The agent's id (`agt_…`)." };
-const TEAM_ID: Parameter = Parameter { name: "teamId", description: "The team's id (`tm_…`)." };
-
-const MAILBOX_ID: Parameter = Parameter { name: "mailboxId", description: "The mailbox's id (`mbx_…`)." };
-const RECEIPT_ID: Parameter = Parameter {
-    name: "receiptId",
-    description: "The received message's id in this mailbox (`rcp_…`), from the message list or a search.",
-};
-const SEND_ID: Parameter = Parameter { name: "sendId", description: "The send's id (`snd_…`)." };
-const LIMIT: Parameter = Parameter { name: "limit", description: "How many to return: 1 to 100, default 50." };
-const CURSOR: Parameter = Parameter {
-    name: "cursor",
-    description: "The `next_cursor` of the previous page, unchanged, to continue where that page ended. Leave it out for the first page.",
-};
+/// A page of up to 100 of a list's items, 50 by default.
+const LIMIT: Parameter = Parameter::page_size("", 50, 100);
+const CURSOR: Parameter = Parameter::text(
+    "cursor",
+    "The `next_cursor` of the previous page, unchanged, to continue where that page ended. Leave it out for the first page.",
+);
 
 const ADMIN: Authority = Authority::Organization(Relation::OrgAdmin);
 
 /// Relations on the path's mailbox: every one of `all_of`.
 const fn on_mailbox(all_of: &'static [Relation]) -> Authority {
-    Authority::Mailbox { mailbox_parameter: "mailboxId", all_of, any_of: &[] }
+    Authority::Mailbox { mailbox_parameter: PathParameter::MailboxId, all_of, any_of: &[] }
 }
 
 /// Relations on the path's mailbox: at least one of `any_of`.
 const fn on_mailbox_any(any_of: &'static [Relation]) -> Authority {
-    Authority::Mailbox { mailbox_parameter: "mailboxId", all_of: &[], any_of }
+    Authority::Mailbox { mailbox_parameter: PathParameter::MailboxId, all_of: &[], any_of }
 }
 
 const WORKS_ON_SENDS: &[Relation] = &[Relation::SendPropose, Relation::ApprovalDecide];
@@ -61,10 +53,7 @@ pub fn declare(id: RouteId) -> Route {
         R::InterfaceModule => Route::new(id, Get, "/interface/:module", "interface_module")
             .summary("A script module of the browser interface")
             .description("Serves one ES module of the browser interface's script (a section, or a piece the sections share). The page pins each module's bytes with a Subresource Integrity hash.")
-            .path_parameters(&[Parameter {
-                name: "module",
-                description: "The module's file name, such as `mail.js`, as the page's import map names it.",
-            }])
+            .path_parameters(&[PathParameter::Module])
             .produces(Produces::Script)
             .exception(Tier::Operator, "the interface's script modules are parts of a page for a person's browser, not a question anyone would ask a node")
             .authority(Authority::Public),
@@ -137,14 +126,14 @@ pub fn declare(id: RouteId) -> Route {
         R::GetPerson => Route::new(id, Get, "/api/people/:personId", "get_person")
             .summary("Show a person")
             .description("Returns one person. A person may read their own record; an administrator may read anyone's.")
-            .path_parameters(&[PERSON_ID])
+            .path_parameters(&[PathParameter::PersonId])
             .response::<Person>()
-            .authority(Authority::SelfOrAdmin { person_parameter: "personId" }),
+            .authority(Authority::SelfOrAdmin { person_parameter: PathParameter::PersonId }),
 
         R::DisablePerson => Route::new(id, Post, "/api/people/:personId/disable", "disable_person")
             .summary("Disable a person")
             .description("Stops a person from signing in and ends every session of theirs at once. Their relations stay, inert, until they are enabled again.")
-            .path_parameters(&[PERSON_ID])
+            .path_parameters(&[PathParameter::PersonId])
             .response::<Person>()
             .tier(Tier::Operator)
             .authority(ADMIN),
@@ -152,7 +141,7 @@ pub fn declare(id: RouteId) -> Route {
         R::EnablePerson => Route::new(id, Post, "/api/people/:personId/enable", "enable_person")
             .summary("Enable a person")
             .description("Lets a disabled person sign in again.")
-            .path_parameters(&[PERSON_ID])
+            .path_parameters(&[PathParameter::PersonId])
             .response::<Person>()
             .tier(Tier::Operator)
             .authority(ADMIN),
@@ -175,7 +164,7 @@ pub fn declare(id: RouteId) -> Route {
         R::AddTeamMember => Route::new(id, Put, "/api/teams/:teamId/members/:personId", "add_team_member")
             .summary("Add a person to a team")
             .description("Makes a person a member of a team, so they hold every relation granted to the team. Adding a member twice changes nothing.")
-            .path_parameters(&[TEAM_ID, PERSON_ID])
+            .path_parameters(&[PathParameter::TeamId, PathParameter::PersonId])
             .response::<Team>()
             .tier(Tier::Operator)
             .authority(ADMIN),
@@ -183,7 +172,7 @@ pub fn declare(id: RouteId) -> Route {
         R::RemoveTeamMember => Route::new(id, Delete, "/api/teams/:teamId/members/:personId", "remove_team_member")
             .summary("Remove a person from a team")
             .description("Removes a person from a team; relations they held only through the team stop applying on their next request.")
-            .path_parameters(&[TEAM_ID, PERSON_ID])
+            .path_parameters(&[PathParameter::TeamId, PathParameter::PersonId])
             .response::<Team>()
             .tier(Tier::Operator)
             .authority(ADMIN),
@@ -191,10 +180,10 @@ pub fn declare(id: RouteId) -> Route {
         R::ListRelations => Route::new(id, Get, "/api/relations", "list_relations")
             .summary("List relationship tuples")
             .description("Lists relationship tuples, optionally only those of one subject or on one object.")
-            .query_parameters(&[
-                Parameter { name: "subject", description: "Only tuples held by this subject (`usr_…`, `agt_…` or `tm_…#member`)." },
-                Parameter { name: "object", description: "Only tuples on this object (`org` or `mbx_…`)." },
-            ])
+            .query_parameters(const { &[
+                Parameter::text("subject", "Only tuples held by this subject (`usr_…`, `agt_…` or `tm_…#member`)."),
+                Parameter::text("object", "Only tuples on this object (`org` or `mbx_…`)."),
+            ] })
             .response::<RelationList>()
             .authority(ADMIN),
 
@@ -218,10 +207,10 @@ pub fn declare(id: RouteId) -> Route {
         R::ListAuditEntries => Route::new(id, Get, "/api/audit", "list_audit_entries")
             .summary("Read the audit trail")
             .description("Lists audit entries newest first: who acted (and, for an agent, under whose authority), through which route, on what, and with what outcome.")
-            .query_parameters(&[
-                Parameter { name: "limit", description: "How many entries to return: 1 to 200, default 50." },
-                Parameter { name: "cursor", description: "The `next_cursor` of the previous page, to continue with older entries." },
-            ])
+            .query_parameters(const { &[
+                Parameter::page_size("entries", 50, 200),
+                Parameter::text("cursor", "The `next_cursor` of the previous page, to continue with older entries."),
+            ] })
             .response::<AuditPage>()
             .exception(Tier::Operator, AUDIT_IS_AN_ESCALATION_MAP)
             .authority(ADMIN),
@@ -229,10 +218,10 @@ pub fn declare(id: RouteId) -> Route {
         R::VerifyAuditChain => Route::new(id, Get, "/api/audit/verify", "verify_audit_chain")
             .summary("Verify the audit chain")
             .description("Recomputes the hash chain from the start (or from `after_seq`) for up to 5,000 entries and names the first entry that does not verify. Continue with `next_after_seq` until it is absent.")
-            .query_parameters(&[Parameter {
-                name: "after_seq",
-                description: "Start after this entry, trusting its stored hash; use the previous answer's `next_after_seq`. Default: verify from the first entry.",
-            }])
+            .query_parameters(const { &[Parameter::text(
+                "after_seq",
+                "Start after this entry, trusting its stored hash; use the previous answer's `next_after_seq`. Default: verify from the first entry.",
+            )] })
             .response::<AuditVerification>()
             .exception(Tier::Operator, AUDIT_IS_AN_ESCALATION_MAP)
             .authority(ADMIN),
@@ -278,7 +267,7 @@ pub fn declare(id: RouteId) -> Route {
         R::UpdateMailbox => Route::new(id, Patch, "/api/mailboxes/:mailboxId", "update_mailbox")
             .summary("Rename a mailbox")
             .description("Changes a mailbox's display name, which is also the sender name on mail it sends. The address cannot change.")
-            .path_parameters(&[MAILBOX_ID])
+            .path_parameters(&[PathParameter::MailboxId])
             .request::<UpdateMailbox>()
             .response::<Mailbox>()
             .tier(Tier::Operator)
@@ -287,22 +276,22 @@ pub fn declare(id: RouteId) -> Route {
         R::ListMessages => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages", "list_messages")
             .summary("List a mailbox's messages")
             .description("Lists the messages received by a mailbox, newest first, a page at a time: sender, recipients, subject, dates, size. Never bodies. Follow `next_cursor` to page back in time.")
-            .path_parameters(&[MAILBOX_ID])
-            .query_parameters(&[LIMIT, CURSOR])
+            .path_parameters(&[PathParameter::MailboxId])
+            .query_parameters(const { &[LIMIT, CURSOR] })
             .response::<MessagePage>()
             .authority(on_mailbox(&[Relation::MailboxMetadataRead])),
 
         R::GetMessage => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages/:receiptId", "get_message")
             .summary("Show a message's metadata")
             .description("Returns one received message's metadata: headers, threading (Message-ID, In-Reply-To, References) and its attachments' names, types and sizes. Never its body; use get_message_body for that.")
-            .path_parameters(&[MAILBOX_ID, RECEIPT_ID])
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::ReceiptId])
             .response::<Message>()
             .authority(on_mailbox(&[Relation::MailboxMetadataRead])),
 
         R::GetMessageBody => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages/:receiptId/body", "get_message_body")
             .summary("Read a message's text")
             .description("Returns a received message's text. A message with only an HTML body is rendered to text. Reading content is recorded in the audit chain.")
-            .path_parameters(&[MAILBOX_ID, RECEIPT_ID])
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::ReceiptId])
             .response::<MessageBody>()
             .authority(on_mailbox(&[Relation::MailboxContentRead]))
             .reaches_content(),
@@ -310,7 +299,7 @@ pub fn declare(id: RouteId) -> Route {
         R::GetMessageOriginal => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages/:receiptId/original", "get_message_original")
             .summary("Download the original .eml")
             .description("Returns the message exactly as it was received (message/rfc822), every header and part included. Needs both content reading and export on the mailbox; recorded in the audit chain.")
-            .path_parameters(&[MAILBOX_ID, RECEIPT_ID])
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::ReceiptId])
             .produces(Produces::Message)
             .authority(on_mailbox(&[Relation::MailboxContentRead, Relation::MessageExport]))
             .reaches_content(),
@@ -324,9 +313,9 @@ pub fn declare(id: RouteId) -> Route {
             .summary("Download an attachment")
             .description("Returns one attachment's bytes with its content type. Recorded in the audit chain.")
             .path_parameters(&[
-                MAILBOX_ID,
-                RECEIPT_ID,
-                Parameter { name: "attachmentIndex", description: "The attachment's `index` from get_message, from 0." },
+                PathParameter::MailboxId,
+                PathParameter::ReceiptId,
+                PathParameter::AttachmentIndex,
             ])
             .produces(Produces::Attachment)
             .authority(on_mailbox(&[Relation::MailboxContentRead]))
@@ -335,12 +324,12 @@ pub fn declare(id: RouteId) -> Route {
         R::SearchMessages => Route::new(id, Get, "/api/search", "search_messages")
             .summary("Search mail")
             .description("Searches every mailbox the caller can read, or one of them, newest first, a page at a time. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Follow `next_cursor` to page back in time. Recorded in the audit chain, because a body match reveals content.")
-            .query_parameters(&[
-                Parameter { name: "q", description: "The search terms, such as `invoice march` or `\"late payment\" refund*`." },
-                Parameter { name: "mailbox", description: "Search only this mailbox (`mbx_…`). Leave it out to search every mailbox the caller can read." },
-                Parameter { name: "limit", description: "How many results to return: 1 to 100, default 25." },
+            .query_parameters(const { &[
+                Parameter::text("q", "The search terms, such as `invoice march` or `\"late payment\" refund*`."),
+                Parameter::text("mailbox", "Search only this mailbox (`mbx_…`). Leave it out to search every mailbox the caller can read."),
+                Parameter::page_size("results", 25, 100),
                 CURSOR,
-            ])
+            ] })
             .response::<SearchResults>()
             // Headers need metadata; bodies need content as well (decision 0007).
             .authority(Authority::Filtered {
@@ -352,23 +341,20 @@ pub fn declare(id: RouteId) -> Route {
 
         R::ListSends => Route::new(id, Get, "/api/mailboxes/:mailboxId/sends", "list_sends")
             .summary("List a mailbox's outbound mail")
-            .description("Lists a mailbox's sends, newest first, a page at a time: the caller's own drafts, and everything submitted, sealed, dispatched, failed or refused. Use it to follow what happened to a send; follow `next_cursor` to page back in time.")
-            .path_parameters(&[MAILBOX_ID])
-            .query_parameters(&[
-                Parameter {
-                    name: "state",
-                    description: "Only sends in this state: draft, submitted, sealed, dispatched, failed or refused.",
-                },
+            .description("Lists a mailbox's sends, newest first, a page at a time: the caller's own drafts, and every send submitted from it, whatever became of it (`state` filters by where they stand). Use it to follow what happened to a send; follow `next_cursor` to page back in time.")
+            .path_parameters(&[PathParameter::MailboxId])
+            .query_parameters(const { &[
+                Parameter::one_of("state", "Only sends in this state.", SendState::NAMES),
                 LIMIT,
                 CURSOR,
-            ])
+            ] })
             .response::<SendList>()
             .authority(on_mailbox_any(WORKS_ON_SENDS)),
 
         R::CreateDraft => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends", "create_draft")
             .summary("Draft a message")
             .description("Starts a draft from this mailbox, new or in reply to a received message (`reply_to`), which gives it the In-Reply-To and References headers. Nothing is sent: submit it for a second person's approval with submit_send.")
-            .path_parameters(&[MAILBOX_ID])
+            .path_parameters(&[PathParameter::MailboxId])
             .request::<CreateDraft>()
             .response::<Send>()
             .created()
@@ -377,15 +363,15 @@ pub fn declare(id: RouteId) -> Route {
 
         R::GetSend => Route::new(id, Get, "/api/mailboxes/:mailboxId/sends/:sendId", "get_send")
             .summary("Show a send")
-            .description("Returns one send and its state: draft, submitted, sealed, dispatched, failed or refused, with who decided and why.")
-            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .description("Returns one send: where it stands in dual control (its `state`), who wrote, submitted and decided it, and why it was refused or failed.")
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .authority(on_mailbox_any(WORKS_ON_SENDS)),
 
         R::UpdateDraft => Route::new(id, Patch, "/api/mailboxes/:mailboxId/sends/:sendId", "update_draft")
             .summary("Edit a draft")
             .description("Changes a draft's recipients, subject or text. Only its author can edit it, and only while it is a draft (cancel a submission to edit it again).")
-            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .request::<UpdateDraft>()
             .response::<Send>()
             .tier(Tier::Act)
@@ -394,7 +380,7 @@ pub fn declare(id: RouteId) -> Route {
         R::DeleteDraft => Route::new(id, Delete, "/api/mailboxes/:mailboxId/sends/:sendId", "delete_draft")
             .summary("Delete a draft")
             .description("Deletes a draft. Only its author can, and only while it is a draft.")
-            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .tier(Tier::Act)
             .authority(on_mailbox(&[Relation::SendPropose])),
@@ -402,7 +388,7 @@ pub fn declare(id: RouteId) -> Route {
         R::SubmitSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/submit", "submit_send")
             .summary("Submit a draft for approval")
             .description("Submits the caller's draft for approval. A second person who holds approval.decide on the mailbox must approve it before anything is sent; until then cancel_send takes it back.")
-            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .tier(Tier::Act)
             .authority(on_mailbox(&[Relation::SendPropose])),
@@ -410,7 +396,7 @@ pub fn declare(id: RouteId) -> Route {
         R::CancelSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/cancel", "cancel_send")
             .summary("Take back a submission")
             .description("Returns a submitted send to a draft, before anyone has decided on it. Only its submitter can.")
-            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .tier(Tier::Act)
             .authority(on_mailbox(&[Relation::SendPropose])),
@@ -418,7 +404,7 @@ pub fn declare(id: RouteId) -> Route {
         R::RetrySend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/retry", "retry_send")
             .summary("Send a failed send again")
             .description("Hands a send whose dispatch failed to the mail binding again, exactly as it was sealed and approved, and only to the recipients it has not reached, so nobody receives it twice. Nothing about it can change, so it needs no new approval. Answers the send as it now stands: dispatched, or failed again with why.")
-            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .tier(Tier::Act)
             .authority(on_mailbox(&[Relation::SendPropose])),
@@ -426,7 +412,7 @@ pub fn declare(id: RouteId) -> Route {
         R::ApproveSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/approve", "approve_send")
             .summary("Approve a send")
             .description("Approves a submitted send as the second person: it is sealed (made immutable, its manifest hash written into the audit chain) and handed to the mail binding. The submitter cannot approve their own, and an agent never can.")
-            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .tier(Tier::Governed)
             .authority(on_mailbox(&[Relation::ApprovalDecide])),
@@ -434,7 +420,7 @@ pub fn declare(id: RouteId) -> Route {
         R::RefuseSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/refuse", "refuse_send")
             .summary("Refuse a send")
             .description("Declines a submitted send, with a reason for its submitter. Nothing is sent.")
-            .path_parameters(&[MAILBOX_ID, SEND_ID])
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .request::<RefuseSend>()
             .response::<Send>()
             .tier(Tier::Governed)
@@ -443,7 +429,7 @@ pub fn declare(id: RouteId) -> Route {
         R::ListApprovals => Route::new(id, Get, "/api/approvals", "list_approvals")
             .summary("Sends awaiting my decision")
             .description("Lists submitted sends awaiting a decision in mailboxes where the caller holds approval.decide, leaving out the caller's own submissions, oldest first, a page at a time; follow `next_cursor` for later submissions.")
-            .query_parameters(&[LIMIT, CURSOR])
+            .query_parameters(const { &[LIMIT, CURSOR] })
             .response::<ApprovalQueue>()
             .authority(Authority::Filtered {
                 machine_visible: false,
@@ -479,7 +465,7 @@ pub fn declare(id: RouteId) -> Route {
         R::GetAgent => Route::new(id, Get, "/api/agents/:agentId", "get_agent")
             .summary("Show an agent")
             .description("Returns one agent: sponsor, state, its pinned ceiling as held of total per capability (and any pinned routes no current capability contains), and its mailbox relations.")
-            .path_parameters(&[AGENT_ID])
+            .path_parameters(&[PathParameter::AgentId])
             .response::<Agent>()
             .exception(Tier::Operator, AGENTS_ARE_AN_ESCALATION_MAP)
             .authority(ADMIN),
@@ -487,7 +473,7 @@ pub fn declare(id: RouteId) -> Route {
         R::PauseAgent => Route::new(id, Post, "/api/agents/:agentId/pause", "pause_agent")
             .summary("Pause an agent")
             .description("Stops an agent's credential working until it is resumed. Its ceiling and relations are kept.")
-            .path_parameters(&[AGENT_ID])
+            .path_parameters(&[PathParameter::AgentId])
             .response::<Agent>()
             .tier(Tier::Operator)
             .authority(ADMIN),
@@ -495,7 +481,7 @@ pub fn declare(id: RouteId) -> Route {
         R::ResumeAgent => Route::new(id, Post, "/api/agents/:agentId/resume", "resume_agent")
             .summary("Resume an agent")
             .description("Lets a paused agent's credential work again.")
-            .path_parameters(&[AGENT_ID])
+            .path_parameters(&[PathParameter::AgentId])
             .response::<Agent>()
             .tier(Tier::Operator)
             .authority(ADMIN),
@@ -503,7 +489,7 @@ pub fn declare(id: RouteId) -> Route {
         R::RevokeAgent => Route::new(id, Post, "/api/agents/:agentId/revoke", "revoke_agent")
             .summary("Revoke an agent")
             .description("Ends an agent for good: its credential stops working on its next request and cannot be restored. Mint a new agent to replace it.")
-            .path_parameters(&[AGENT_ID])
+            .path_parameters(&[PathParameter::AgentId])
             .response::<Agent>()
             .tier(Tier::Operator)
             .authority(ADMIN),
@@ -511,7 +497,7 @@ pub fn declare(id: RouteId) -> Route {
         R::IssuePairingCode => Route::new(id, Post, "/api/agents/:agentId/pairing-code", "issue_pairing_code")
             .summary("Issue a pairing code")
             .description("Issues a short-lived, single-use code the agent's software redeems for a new credential, so nobody has to copy the credential by hand. Redeeming it replaces any credential the agent had.")
-            .path_parameters(&[AGENT_ID])
+            .path_parameters(&[PathParameter::AgentId])
             .response::<PairingCode>()
             .created()
             .tier(Tier::Operator)
@@ -529,7 +515,7 @@ pub fn declare(id: RouteId) -> Route {
         R::ListPersonMailboxes => Route::new(id, Get, "/api/people/:personId/mailboxes", "list_person_mailboxes")
             .summary("What a person holds on each mailbox")
             .description("Lists every mailbox with the relations the person holds on it (directly or through a team): what they could sponsor an agent for.")
-            .path_parameters(&[PERSON_ID])
+            .path_parameters(&[PathParameter::PersonId])
             .response::<MailboxList>()
             .exception(Tier::Operator, "a person's mailboxes and relations are a map of how to escalate: they serve the administrator minting an agent, not an agent")
             .authority(ADMIN),

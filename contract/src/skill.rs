@@ -3,58 +3,17 @@
 //!
 //! The Skill says what an agent can be given, by capability, and what is withheld
 //! with the reason for each: an agent that meets an unexplained absence infers a
-//! gap and goes looking; one that reads why it stops. The reasons are derived
-//! from each route's tier and authority (or its exception's own reason), so a
-//! route cannot be withheld without one.
+//! gap and goes looking; one that reads why it stops. The reasons are the
+//! registry's (`Registry::withheld_from_agents_because`), so a route cannot be
+//! withheld without one, and the refusals say the same.
 
 use std::fmt::Write;
 
 use crate::capabilities::{CAPABILITIES, capability_of};
 use crate::registry::Registry;
-use crate::route::{Authority, Exposure, Route, Tier};
+use crate::route::{Exposure, Route, Tier};
 
 const GENERATED: &str = "<!-- Generated from the contract by `cargo run -p mailroom-contract --bin generate`; edit contract/src, not this file. -->";
-
-/// Why a route is never offered to an agent, in a sentence an agent can act on.
-pub fn withheld_reason(route: &Route, registry: &Registry) -> String {
-    let tier = registry.tier(route.id);
-    if let Exposure::Exception { reason, .. } = route.exposure {
-        return sentence(reason);
-    }
-    if let Some(reason) = route.withheld_because {
-        return sentence(reason);
-    }
-    match (tier, route.authority) {
-        (Tier::Governed, _) => {
-            "It needs a second person, or cannot be undone; an agent acts as its sponsor, so it can never be that second person.".into()
-        }
-        (Tier::Surface, _) => "It is the machine surface itself, not something to do through it.".into(),
-        (_, Authority::Organization(relation)) => format!(
-            "It needs {} on the organisation, which is never given to an agent; ask a person who holds it.",
-            relation.name()
-        ),
-        (_, Authority::Filtered { machine_visible: false, .. }) => {
-            "It lists decisions that need a second person; an agent acts as its sponsor, so for an agent it would always be empty.".into()
-        }
-        (_, Authority::SelfOrAdmin { .. }) => {
-            "It shows a person's own record to that person or to an administrator; an agent is neither.".into()
-        }
-        (Tier::Operator, Authority::Public) => {
-            "It is called with no credential, to get one; holding a credential, you have no use for it.".into()
-        }
-        (Tier::Operator, _) => {
-            "It manages a person's own session or credentials, which only that person does, signed in themselves.".into()
-        }
-        (Tier::Read | Tier::Act, _) => "It is not offered to agents.".into(),
-    }
-}
-
-/// A reason written as a clause, as a sentence: capitalised, one full stop.
-pub(crate) fn sentence(reason: &str) -> String {
-    let mut characters = reason.chars();
-    let first = characters.next().map(|c| c.to_uppercase().collect::<String>()).unwrap_or_default();
-    format!("{first}{}.", characters.as_str().trim_end_matches('.'))
-}
 
 fn route_cell(route: &Route) -> String {
     format!("`{} {}`", route.method.as_str(), route.path)
@@ -161,7 +120,13 @@ pub fn skill(registry: &Registry) -> String {
     let _ = writeln!(out, "| tool | route | why it is withheld |");
     let _ = writeln!(out, "|---|---|---|");
     for route in registry.routes().iter().filter(|route| !registry.is_grantable(route.id)) {
-        let _ = writeln!(out, "| `{}` | {} | {} |", route.tool, route_cell(route), withheld_reason(route, registry));
+        let _ = writeln!(
+            out,
+            "| `{}` | {} | {} |",
+            route.tool,
+            route_cell(route),
+            registry.withheld_from_agents_because(route.id).unwrap_or_default()
+        );
     }
     out
 }
@@ -229,15 +194,6 @@ pub fn route_table(registry: &Registry) -> String {
 mod tests {
     use super::*;
     use crate::registry::registry;
-
-    #[test]
-    fn every_withheld_route_has_a_specific_reason() {
-        let registry = registry();
-        for route in registry.routes().iter().filter(|route| !registry.is_grantable(route.id)) {
-            let reason = withheld_reason(route, registry);
-            assert!(reason.len() > 30 && reason != "It is not offered to agents.", "{}: {reason}", route.path);
-        }
-    }
 
     #[test]
     fn the_skill_lists_every_route_once_either_offered_or_withheld() {

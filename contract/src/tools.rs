@@ -12,8 +12,7 @@ use serde_json::{Map, Value, json};
 use crate::api::RefusalBody;
 use crate::capabilities::CAPABILITIES;
 use crate::registry::Registry;
-use crate::route::{Exposure, Route, Tier};
-use crate::skill::sentence;
+use crate::route::{Route, Tier};
 
 fn inline_generator(serialize: bool) -> SchemaGenerator {
     let settings = SchemaSettings::draft2020_12().with(|settings| {
@@ -30,11 +29,11 @@ pub fn input_schema(route: &Route) -> Value {
     let mut properties = Map::new();
     let mut required: Vec<Value> = Vec::new();
     for parameter in route.path_parameters {
-        properties.insert(parameter.name.into(), json!({ "type": "string", "description": parameter.description }));
-        required.push(parameter.name.into());
+        properties.insert(parameter.name().into(), json!({ "type": "string", "description": parameter.description() }));
+        required.push(parameter.name().into());
     }
     for parameter in route.query_parameters {
-        properties.insert(parameter.name.into(), json!({ "type": "string", "description": parameter.description }));
+        properties.insert(parameter.name.into(), parameter.schema());
     }
     if let Some(request) = route.request {
         let body = request(&mut inline_generator(false)).to_value();
@@ -91,27 +90,6 @@ pub fn annotations(route: &Route, tier: Tier) -> Value {
     }
 }
 
-/// Why no MCP caller is offered a route, not even the client of a signed-in
-/// person who may call it over REST: its tier says a machine should not do it.
-/// `None` for the read and act tiers, whose routes are offered by who asks.
-///
-/// The Agent Skill's reasons (`skill::withheld_reason`) answer the narrower
-/// question of why an agent is never given a route; this one is for everyone.
-pub fn never_offered_reason(route: &Route, tier: Tier) -> Option<String> {
-    const NO_MACHINE: &str = "It is never offered to a machine, even one a person signed in with.";
-    if let Exposure::Exception { reason, .. } = route.exposure {
-        return (!tier.is_offerable()).then(|| format!("{} {NO_MACHINE}", sentence(reason)));
-    }
-    match tier {
-        Tier::Read | Tier::Act => None,
-        Tier::Governed => Some(format!("It needs a second person, or cannot be undone. {NO_MACHINE}")),
-        Tier::Operator => {
-            Some(format!("It sets up or administers the node: its people, access or credentials. {NO_MACHINE}"))
-        }
-        Tier::Surface => Some("It is the MCP endpoint itself, not something to do through it.".into()),
-    }
-}
-
 /// The tool's full definition, as `tools/list` gives it.
 pub fn definition(route: &Route, tier: Tier) -> Value {
     let mut tool = json!({
@@ -157,7 +135,7 @@ mod tests {
     fn input_names_never_collide_across_path_query_and_body() {
         for route in registry().routes() {
             let mut names: Vec<String> =
-                route.path_parameters.iter().map(|parameter| parameter.name.to_string()).collect();
+                route.path_parameters.iter().map(|parameter| parameter.name().to_string()).collect();
             names.extend(route.query_parameters.iter().map(|parameter| parameter.name.to_string()));
             names.extend(body_property_names(route));
             let mut unique = names.clone();
@@ -196,27 +174,6 @@ mod tests {
             }
             assert!(!tool["inputSchema"].to_string().contains("$ref"), "{}: input schema must be inline", route.tool);
         }
-    }
-
-    #[test]
-    fn every_route_no_caller_is_offered_says_why_and_no_other_route_does() {
-        let registry = registry();
-        for (route, tier) in registry.routes_with_tiers() {
-            match never_offered_reason(route, tier) {
-                Some(reason) => {
-                    assert!(
-                        !tier.is_offerable(),
-                        "{}: an offerable route is given a reason to withhold it",
-                        route.tool
-                    );
-                    assert!(reason.len() > 40 && reason.ends_with('.'), "{}: {reason}", route.tool);
-                }
-                None => assert!(tier.is_offerable(), "{} is never offered, and says no reason why", route.tool),
-            }
-        }
-        let audit = registry.route(crate::RouteId::ListAuditEntries);
-        let reason = never_offered_reason(audit, registry.tier(audit.id)).unwrap_or_default();
-        assert!(reason.starts_with("The audit trail"), "an exception gives its own reason first: {reason}");
     }
 
     #[test]

@@ -10,7 +10,7 @@ pub mod tuples;
 
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::route::mailbox_relations_met;
-use mailroom_contract::{Authority, Relation, Route, Tier, registry, skill};
+use mailroom_contract::{Authority, Relation, Route, Tier, registry};
 
 use crate::credentials::{AuthenticationError, Caller};
 use crate::refusal::Refusal;
@@ -205,8 +205,7 @@ pub fn checks_for(
         // checked against the ceiling one by one.
         let tier = registry().tier(route.id);
         if tier != Tier::Surface {
-            let never_offered_because =
-                (!registry().is_grantable(route.id)).then(|| skill::withheld_reason(route, registry()));
+            let never_offered_because = registry().withheld_from_agents_because(route.id);
             checks.push(PendingCheck {
                 check: Check::Ceiling {
                     error: AuthorityError::OutsideCeiling { tool: route.tool, never_offered_because },
@@ -231,13 +230,13 @@ pub fn checks_for(
             checks.push(holds(*relation, AuthorityError::MissingOrganizationRelation(*relation)));
         }
         Authority::SelfOrAdmin { person_parameter } => {
-            let named = path_parameter(person_parameter);
+            let named = path_parameter(person_parameter.name());
             if named.as_deref() != caller.actor_id() {
                 checks.push(holds(Relation::OrgAdmin, AuthorityError::NotSelfOrAdministrator));
             }
         }
         Authority::Mailbox { mailbox_parameter, all_of, any_of } => {
-            let mailbox_id = path_parameter(mailbox_parameter).unwrap_or_default();
+            let mailbox_id = path_parameter(mailbox_parameter.name()).unwrap_or_default();
             checks.push(PendingCheck {
                 statement: tuples::relations_on(&holder, &mailbox_id),
                 check: Check::Mailbox { mailbox_id, all_of, any_of },

@@ -107,3 +107,32 @@ fn every_tuple_predicate_is_classified_and_intersected_ones_use_the_delegation_p
         );
     }
 }
+
+/// The quoted words of every `<column> IN (…)` list in `sql` that follows `lead`.
+fn listed_after<'sql>(sql: &'sql str, lead: &str) -> Vec<Vec<&'sql str>> {
+    sql.match_indices(lead)
+        .map(|(start, _)| {
+            let list = &sql[start + lead.len()..];
+            let list = &list[..list.find(')').unwrap_or(list.len())];
+            list.split(',').map(|word| word.trim().trim_matches('\'')).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn the_schema_names_exactly_the_send_states_the_contract_declares() {
+    use mailroom_contract::api::SendState;
+    let schema =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/0002_mail.sql")).unwrap();
+    let checked = listed_after(&schema, "CHECK (state IN (");
+    assert_eq!(checked, vec![SendState::NAMES.to_vec()], "the sends table's CHECK lists every state, in order");
+    // The triggers that keep a sealed send immutable name exactly the sealed states.
+    let sealed: Vec<&str> =
+        SendState::ALL.iter().filter(|state| state.is_sealed()).map(|state| state.as_str()).collect();
+    let guarded: Vec<Vec<&str>> =
+        [listed_after(&schema, "OLD.state IN ("), listed_after(&schema, "NEW.state NOT IN (")].concat();
+    assert_eq!(guarded.len(), 3, "two triggers, three lists of sealed states");
+    for list in guarded {
+        assert_eq!(list, sealed);
+    }
+}

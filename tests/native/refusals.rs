@@ -185,13 +185,11 @@ fn every_paged_route_enforces_the_limit_its_declaration_documents() {
     let world = World::new();
     let mut walked = 0;
     for route in mailroom_contract::registry().routes() {
-        let Some(limit) = route.query_parameters.iter().find(|parameter| parameter.name == "limit") else { continue };
-        // "…: 1 to N, default D." is how every limit is documented.
-        let range = limit.description.split_once("1 to ").map(|(_, rest)| rest);
-        let maximum: u32 = range
-            .and_then(|rest| rest.split(|c: char| !c.is_ascii_digit()).next())
-            .and_then(|digits| digits.parse().ok())
-            .unwrap_or_else(|| panic!("{}: `limit` does not say its range: {}", route.tool, limit.description));
+        let Some(limit) = route.query_parameter("limit") else { continue };
+        let mailroom_contract::Accepts::PageSize { maximum, .. } = limit.accepts else {
+            panic!("{}: `limit` is not declared as a page size", route.tool)
+        };
+        assert!(limit.describe().contains(&format!("1 to {maximum}")), "{}: {}", route.tool, limit.describe());
         let (request, _) = crate::budget::fixture(&world, route.id);
         let with_limit = |value: u32| {
             let mut asked = request.clone();

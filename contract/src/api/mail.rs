@@ -180,10 +180,8 @@ pub struct Send {
     pub mailbox_id: String,
     /// The mailbox's address, which the mail is sent from.
     pub mailbox_address: String,
-    /// `draft`, `submitted` (awaiting approval), `sealed` (approved and immutable),
-    /// `dispatched` (handed to the mail binding), `failed` (the binding refused it) or
-    /// `refused` (a second person declined it).
-    pub state: String,
+    /// Where it stands in dual control.
+    pub state: SendState,
     /// Who wrote it (`usr_…` or `agt_…`).
     pub author: String,
     /// The author's name.
@@ -254,6 +252,52 @@ pub struct Send {
     pub delivered_to: Vec<String>,
 }
 
+macro_rules! send_states {
+    ($($variant:ident = $name:literal : $description:literal;)*) => {
+        /// Where a send stands: draft → submitted → sealed → dispatched or failed,
+        /// or submitted → refused. Cancelling returns a submission to a draft, and
+        /// sending a failed send again returns it to sealed.
+        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+        #[serde(rename_all = "snake_case")]
+        pub enum SendState {
+            $(#[doc = $description] $variant,)*
+        }
+
+        impl SendState {
+            /// Every state, in the order a send moves through them.
+            pub const ALL: &'static [SendState] = &[$(SendState::$variant,)*];
+            /// Every state's name, in the same order: what a `state` filter accepts.
+            pub const NAMES: &'static [&'static str] = &[$($name,)*];
+
+            /// The state's name, as stored and answered.
+            pub fn as_str(self) -> &'static str {
+                match self { $(SendState::$variant => $name,)* }
+            }
+        }
+    };
+}
+
+send_states! {
+    Draft = "draft": "Its author's alone, and editable; nothing is sent.";
+    Submitted = "submitted": "Awaiting a second person's decision; its submitter can take it back.";
+    Sealed = "sealed": "Approved and immutable, its manifest hash in the audit chain; being handed to the mail binding.";
+    Dispatched = "dispatched": "The mail binding accepted it for every recipient.";
+    Failed = "failed": "The mail binding refused it for some recipients; it can be sent again, as sealed, to those.";
+    Refused = "refused": "A second person declined it, with a reason; nothing was sent.";
+}
+
+impl SendState {
+    /// The state a stored name names, if any.
+    pub fn parse(name: &str) -> Option<SendState> {
+        SendState::ALL.iter().copied().find(|state| state.as_str() == name)
+    }
+
+    /// Whether a send in this state was sealed: what was approved can never change.
+    pub fn is_sealed(self) -> bool {
+        matches!(self, SendState::Sealed | SendState::Dispatched | SendState::Failed)
+    }
+}
+
 /// Sends.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct SendList {
@@ -318,4 +362,19 @@ pub struct ApprovalQueue {
     /// Pass as `cursor` to get the next page (later submissions); null on the
     /// last page.
     pub next_cursor: Option<String>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::SendState;
+
+    #[test]
+    fn every_send_state_is_named_as_it_is_stored_and_answered() {
+        for state in SendState::ALL {
+            assert_eq!(serde_json::to_value(state).unwrap(), state.as_str());
+            assert_eq!(SendState::parse(state.as_str()), Some(*state));
+        }
+        assert_eq!(SendState::NAMES.len(), SendState::ALL.len());
+        assert_eq!(SendState::parse("posted"), None);
+    }
 }
