@@ -25,7 +25,7 @@ mutations=(
   "the agent has not expired|src/authz/tuples.rs|AND (a.expires_at IS NULL OR a.expires_at > ?)|AND (a.expires_at IS NULL OR a.expires_at > ? OR 1)"
   "the ceiling binds every route|src/authz/mod.rs|if tier != Tier::Surface {|if tier == Tier::Surface {"
   "a route that reads content says so|contract/src/route.rs|self.reaches_content = true;|self.reaches_content = false;"
-  "the delegator is recorded|src/context.rs|delegator: self.delegator.clone(),|delegator: None,"
+  "the delegator is recorded|src/core/context/note.rs|delegator: self.delegator.clone(),|delegator: None,"
 )
 
 survived=()

@@ -15,8 +15,8 @@ use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
 use sha2::{Digest, Sha256};
 
-use crate::http::Response;
-use crate::refusal::Refusal;
+use crate::core::http::Response;
+use crate::core::refusal::Refusal;
 
 const PAGE: &str = include_str!("interface/index.html");
 const STYLE: &str = include_str!("interface/style.css");

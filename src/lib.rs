@@ -1,42 +1,35 @@
 //! Mailroom: an agent-native mail node, one Cloudflare Worker per organisation.
 //!
-//! The crate is a core that does no I/O plus one thin adapter. The core (every
-//! module but `adapter`) takes a request, a `Database`, a `Platform` and a
-//! `Config`, and returns a response; it compiles and is tested natively against
-//! SQLite built from `migrations/`. Only `adapter`, compiled for `wasm32`, names
-//! the `worker` crate: it turns Worker events into core calls and implements the
-//! two traits on D1 and WebCrypto.
+//! The crate is layered, and a layer imports only those beneath it:
+//!
+//! 1. `core`: the request and response, storage, the platform and bindings as
+//!    traits, ids, time, crypto, paging, the refusal type and the context a
+//!    handler works through. It names no runtime and no domain.
+//! 2. `authz` (credentials, checks, the tuple table, the failure window) and
+//!    `audit` (the chain and its routes).
+//! 3. The domains: `identity`, `mail`, `agents`. A domain reaches another only
+//!    through the items that domain's module re-exports.
+//! 4. The surfaces: `dispatch` (the one path every request takes), `mcp` (which
+//!    re-enters `dispatch`: the one import that runs back up) and `interface`.
+//! 5. `adapter`, compiled for `wasm32` only, the one module that names the
+//!    `worker` crate; and `testing`, the native test kit.
+//!
+//! Everything but the adapter compiles natively and is tested against SQLite
+//! built from `migrations/`. `tests/native/layers.rs` reads the source and fails
+//! on an import that climbs a layer or closes a new circle.
 
-pub mod addresses;
-pub mod agents;
+pub mod core;
+
 pub mod audit;
 pub mod authz;
-pub mod blobs;
-pub mod context;
-pub mod credentials;
+
+pub mod agents;
+pub mod identity;
+pub mod mail;
+
 pub mod dispatch;
-pub mod http;
-pub mod ids;
-pub mod inbound;
 pub mod interface;
-pub mod mailboxes;
 pub mod mcp;
-pub mod messages;
-pub mod node;
-pub mod outbound;
-pub mod paging;
-pub mod password;
-pub mod people;
-pub mod platform;
-pub mod refusal;
-pub mod relations;
-pub mod search;
-pub mod sends;
-pub mod sessions;
-pub mod setup;
-pub mod storage;
-pub mod teams;
-pub mod time;
 
 #[cfg(target_arch = "wasm32")]
 mod adapter;

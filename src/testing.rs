@@ -12,14 +12,13 @@ use std::path::Path;
 use rusqlite::types::ValueRef;
 use serde_json::Value as Json;
 
-use crate::blobs::{BlobError, BlobStore};
+use crate::core::bindings::{BlobError, BlobStore, Mailer, MailerError};
+use crate::core::http::{Request, Response, Surface};
+use crate::core::node::{Config, Installation};
+use crate::core::platform::{Platform, PlatformError};
+use crate::core::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
 use crate::dispatch::dispatch;
-use crate::http::{Request, Response, Surface};
-use crate::inbound::{self, Delivery, Rejection};
-use crate::node::{Config, Node};
-use crate::outbound::{Mailer, MailerError};
-use crate::platform::{Platform, PlatformError};
-use crate::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
+use crate::mail::{self, Delivery, Rejection};
 
 /// SQLite in memory, migrated from `migrations/`.
 pub struct SqliteDatabase {
@@ -245,14 +244,9 @@ pub const TEST_SETUP_TOKEN: &str = "test-setup-token";
 /// PBKDF2 iterations in native tests.
 pub const TEST_PASSWORD_ITERATIONS: u32 = 1_000;
 
-/// A whole node on SQLite, driven through the real dispatcher.
-pub struct TestNode {
-    pub database: SqliteDatabase,
-    pub blobs: MemoryBlobs,
-    pub mailer: RecordingMailer,
-    pub platform: FixedPlatform,
-    pub config: Config,
-}
+/// A whole node on SQLite, driven through the real dispatcher: an installation
+/// like the Worker's, on SQLite, memory and a fixed clock.
+pub type TestNode = Installation<SqliteDatabase, MemoryBlobs, RecordingMailer, FixedPlatform>;
 
 impl Default for TestNode {
     fn default() -> Self {
@@ -262,7 +256,7 @@ impl Default for TestNode {
 
 impl TestNode {
     pub fn new() -> TestNode {
-        TestNode {
+        Installation {
             database: SqliteDatabase::migrated(),
             blobs: MemoryBlobs::default(),
             mailer: RecordingMailer::default(),
@@ -302,17 +296,7 @@ impl TestNode {
     pub fn deliver(&self, from: &str, to: &str, raw: &[u8]) -> Result<Delivery, Rejection> {
         self.platform.advance(1);
         let node = self.node();
-        futures_executor::block_on(inbound::receive(&node, from, to, raw))
-    }
-
-    fn node(&self) -> Node<'_> {
-        Node {
-            database: &self.database,
-            blobs: &self.blobs,
-            mailer: &self.mailer,
-            platform: &self.platform,
-            config: &self.config,
-        }
+        futures_executor::block_on(mail::receive(&node, from, to, raw))
     }
 }
 

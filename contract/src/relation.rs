@@ -68,6 +68,17 @@ relations! {
 }
 
 impl Relation {
+    /// The names of the relations held on objects of the kinds `held_on` accepts,
+    /// in declaration order, as a list a sentence can carry.
+    pub fn names_held_on(held_on: impl Fn(ObjectKind) -> bool) -> String {
+        let names: Vec<&str> = Relation::ALL
+            .iter()
+            .filter(|relation| held_on(relation.object_kind()))
+            .map(|relation| relation.name())
+            .collect();
+        names.join(", ")
+    }
+
     /// Parses a relation from its name; `None` for anything not in the vocabulary.
     pub fn parse(name: &str) -> Option<Relation> {
         Relation::ALL.iter().copied().find(|relation| relation.name() == name)

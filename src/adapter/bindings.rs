@@ -3,9 +3,8 @@
 
 use worker::{Bucket, EmailMessage, SendEmail};
 
-use crate::blobs::{BlobError, BlobStore};
-use crate::outbound::{Mailer, MailerError};
-use crate::storage::LocalBoxFuture;
+use crate::core::bindings::{BlobError, BlobStore, Mailer, MailerError};
+use crate::core::storage::LocalBoxFuture;
 
 pub struct R2Blobs {
     bucket: Bucket,

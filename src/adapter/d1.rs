@@ -4,7 +4,7 @@
 use wasm_bindgen::JsValue;
 use worker::D1Database;
 
-use crate::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
+use crate::core::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
 
 pub struct D1Storage {
     database: D1Database,

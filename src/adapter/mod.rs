@@ -11,12 +11,12 @@ mod platform;
 
 use worker::{Context, Env, ForwardableEmailMessage, event};
 
+use crate::core::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
+use crate::core::node::{Config, DEFAULT_MAXIMUM_MESSAGE_BYTES, Installation};
+use crate::core::refusal::Refusal;
+use crate::core::storage::Database;
 use crate::dispatch::dispatch;
-use crate::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
-use crate::inbound::{self, Rejection};
-use crate::node::{Config, DEFAULT_MAXIMUM_MESSAGE_BYTES, Node};
-use crate::refusal::Refusal;
-use crate::storage::Database;
+use crate::mail::{self, Rejection};
 
 /// The shortest `SESSION_SECRET` the node accepts: 32 bytes of key material.
 const MINIMUM_SESSION_SECRET_LENGTH: usize = 32;
@@ -44,13 +44,7 @@ async fn fetch(request: worker::Request, env: Env, context: Context) -> worker::
 }
 
 /// The bindings a request or an email is handled with.
-struct Bindings {
-    platform: platform::WorkersPlatform,
-    config: Config,
-    database: d1::D1Storage,
-    blobs: bindings::R2Blobs,
-    mailer: bindings::EmailBinding,
-}
+type Bindings = Installation<d1::D1Storage, bindings::R2Blobs, bindings::EmailBinding, platform::WorkersPlatform>;
 
 /// Logs a missing binding for the operator and answers the refusal naming it.
 fn missing(what: &'static str) -> impl Fn(worker::Error) -> Refusal {
@@ -60,34 +54,24 @@ fn missing(what: &'static str) -> impl Fn(worker::Error) -> Refusal {
     }
 }
 
-impl Bindings {
-    fn from(env: &Env) -> Result<Bindings, Refusal> {
-        let platform = platform::WorkersPlatform;
-        let config = configuration(env)?;
-        Ok(Bindings {
-            database: d1::D1Storage::new(env.d1("DB").map_err(missing("the D1 binding `DB`"))?),
-            blobs: bindings::R2Blobs::new(env.bucket("RAW_MAIL").map_err(missing("the R2 binding `RAW_MAIL`"))?),
-            mailer: bindings::EmailBinding::new(
-                env.send_email("SEND_EMAIL").map_err(missing("the send_email binding `SEND_EMAIL`"))?,
-            ),
-            platform,
-            config,
-        })
-    }
-
-    fn node(&self) -> Node<'_> {
-        Node {
-            database: &self.database,
-            blobs: &self.blobs,
-            mailer: &self.mailer,
-            platform: &self.platform,
-            config: &self.config,
-        }
-    }
+/// The installation a Worker's environment describes, or the refusal naming
+/// what it lacks.
+fn bindings(env: &Env) -> Result<Bindings, Refusal> {
+    let platform = platform::WorkersPlatform;
+    let config = configuration(env)?;
+    Ok(Installation {
+        database: d1::D1Storage::new(env.d1("DB").map_err(missing("the D1 binding `DB`"))?),
+        blobs: bindings::R2Blobs::new(env.bucket("RAW_MAIL").map_err(missing("the R2 binding `RAW_MAIL`"))?),
+        mailer: bindings::EmailBinding::new(
+            env.send_email("SEND_EMAIL").map_err(missing("the send_email binding `SEND_EMAIL`"))?,
+        ),
+        platform,
+        config,
+    })
 }
 
 async fn handle(mut request: worker::Request, env: &Env) -> Result<Response, Refusal> {
-    let bindings = Bindings::from(env)?;
+    let bindings = bindings(env)?;
     let core_request = to_core_request(&mut request).await?;
     Ok(dispatch(&bindings.node(), &core_request, Surface::Rest).await)
 }
@@ -100,7 +84,7 @@ async fn email(message: ForwardableEmailMessage, env: Env, _context: Context) ->
     let fallback =
         env.var("INBOUND_FALLBACK_ADDRESS").ok().map(|value| value.to_string()).filter(|value| !value.is_empty());
     let reject = |rejection: Rejection| reject(&message, rejection, fallback.as_deref());
-    let Ok(bindings) = Bindings::from(&env) else {
+    let Ok(bindings) = bindings(&env) else {
         return reject(Rejection::TemporaryFailure).await;
     };
     let limit = bindings.config.maximum_message_bytes;
@@ -116,7 +100,7 @@ async fn email(message: ForwardableEmailMessage, env: Env, _context: Context) ->
         }
     };
     let (from, to) = (message.from(), message.to());
-    match inbound::receive(&bindings.node(), &from, &to, &raw).await {
+    match mail::receive(&bindings.node(), &from, &to, &raw).await {
         Ok(_) => Ok(()),
         Err(rejection) => reject(rejection).await,
     }

@@ -8,8 +8,8 @@ use js_sys::{Array, Function, Object, Promise, Reflect, Uint8Array};
 use wasm_bindgen::{JsCast, JsValue};
 use wasm_bindgen_futures::JsFuture;
 
-use crate::platform::{Platform, PlatformError};
-use crate::storage::LocalBoxFuture;
+use crate::core::platform::{Platform, PlatformError};
+use crate::core::storage::LocalBoxFuture;
 
 pub struct WorkersPlatform;
 

@@ -4,17 +4,26 @@
 //! The contract says what a route needs; this module says how that is asked of
 //! the database. It decides nothing per route: a route's authority is data in the
 //! contract, and the dispatcher enforces exactly that data, plus, for an agent,
-//! its pinned ceiling, on every surface alike.
+//! its pinned ceiling, on every surface alike. Each check is an `Admission` the
+//! core's unit of work settles in the request's first round trip.
+//!
+//! Beside it: `credentials` (what a request claims, read without I/O), `tuples`
+//! (the only code that reads the relation table, where delegation lives) and
+//! `throttle` (the failure window that rate-limits guessing a secret).
 
+pub mod credentials;
+pub mod throttle;
 pub mod tuples;
 
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::route::mailbox_relations_met;
-use mailroom_contract::{Authority, Relation, Route, Tier, registry};
+use mailroom_contract::{Authority, PathParameter, Relation, Route, Tier, registry};
 
-use crate::credentials::{AuthenticationError, Caller};
-use crate::refusal::Refusal;
-use crate::storage::{QueryResult, Row, Statement};
+use crate::core::caller::Caller;
+use crate::core::context::ports::{Admission, Attribution, PendingCheck};
+use crate::core::refusal::Refusal;
+use crate::core::storage::{QueryResult, Row, Statement};
+use credentials::AuthenticationError;
 use tuples::Holder;
 
 /// Why a signed-in caller may not use a route.
@@ -33,6 +42,82 @@ pub enum AuthorityError {
     /// The route is not in the agent's pinned ceiling; for a route no agent is ever
     /// given, why.
     OutsideCeiling { tool: &'static str, never_offered_because: Option<String> },
+    /// An agent was to hold what its sponsor does not, at minting or by a later
+    /// grant: an agent can never hold more than the person it acts for.
+    SponsorLacks { relation: String, object: String },
+}
+
+impl From<AuthorityError> for Refusal {
+    fn from(error: AuthorityError) -> Refusal {
+        match error {
+            AuthorityError::MissingOrganizationRelation(relation) => Refusal::new(
+                403,
+                "missing_relation",
+                format!("This needs {} on the organisation.", relation.name()),
+                format!("You do not hold {} ({}).", relation.name(), relation.description()),
+                format!(
+                    "Ask an administrator to grant you {} on org, or ask someone who holds it to do this.",
+                    relation.name()
+                ),
+            ),
+            AuthorityError::NotSelfOrAdministrator => Refusal::new(
+                403,
+                "not_self_or_administrator",
+                "Only the person themself or an administrator can do this.",
+                "The path names another person and you do not hold org.admin.",
+                "Use your own id (see GET /api/me), or ask an administrator.",
+            ),
+            AuthorityError::NoSuchMailbox { mailbox_id } => Refusal::not_found("mailbox", &mailbox_id),
+            AuthorityError::MissingMailboxRelations { mailbox_id, missing, any } => {
+                let names: Vec<&str> = missing.iter().map(|relation| relation.name()).collect();
+                let (needs, grant) = if any {
+                    (format!("one of {}", names.join(", ")), format!("one of {}", names.join(", ")))
+                } else {
+                    (names.join(" and "), names.join(" and "))
+                };
+                Refusal::new(
+                    403,
+                    "missing_relation",
+                    format!("This needs {needs} on mailbox {mailbox_id}."),
+                    format!(
+                        "You hold something on this mailbox, but not {needs} ({}).",
+                        missing.iter().map(|relation| relation.description()).collect::<Vec<_>>().join(" / ")
+                    ),
+                    format!(
+                        "Ask an administrator to grant you {grant} on {mailbox_id}, or ask someone who holds it to do this."
+                    ),
+                )
+            }
+            AuthorityError::OutsideCeiling { tool, never_offered_because: Some(reason) } => Refusal::new(
+                403,
+                "not_for_agents",
+                format!("An agent cannot use {tool}."),
+                reason,
+                "Ask a person to do it; if your work needs it, tell your sponsor what you were trying to do.",
+            ),
+            AuthorityError::OutsideCeiling { tool, never_offered_because: None } => Refusal::new(
+                403,
+                "outside_ceiling",
+                format!("This agent was not given {tool}."),
+                "An agent can use only the routes pinned to it when it was minted, and nothing widens that ceiling later.",
+                "Ask an administrator to mint an agent with the capability that contains this route.",
+            ),
+            AuthorityError::SponsorLacks { relation, object } => Refusal::new(
+                403,
+                "sponsor_lacks_relation",
+                format!("The sponsor does not hold {relation} on {object}."),
+                "An agent can never hold more than its sponsor: it acts under the sponsor's authority.",
+                "Leave that relation out, choose a sponsor who holds it, or grant it to the sponsor first.",
+            ),
+            AuthorityError::PeopleOnly => Refusal::new(
+                403,
+                "people_only",
+                "Only a person can do this.",
+                "This route acts on a person's own account, and the caller is not a person.",
+                "Ask the person to do it themselves, signed in with their own session.",
+            ),
+        }
+    }
 }
 
 /// A fact the dispatcher must confirm before a handler's answer is released.
@@ -52,30 +137,22 @@ pub enum Check {
     Ceiling { error: AuthorityError },
 }
 
-/// A check with the statement that answers it.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PendingCheck {
-    pub check: Check,
-    pub statement: Statement,
-}
-
-impl Check {
-    /// For an agent's liveness check, its sponsor when the presented credential
-    /// is the agent's, whether or not the agent is live: the call is then
-    /// attributable to the agent, acting for that sponsor. `None` for every other
-    /// check, and when the credential proved nothing (an unknown agent, a wrong
-    /// secret): such a call names nobody.
-    pub fn proven_sponsor(&self, result: &QueryResult) -> Option<String> {
+impl Admission for Check {
+    /// For an agent's liveness check, what the presented credential proves:
+    /// the agent acting for its sponsor when the credential is the agent's,
+    /// whether or not the agent is live; nothing when it proved nothing (an
+    /// unknown agent, a wrong secret). No other check speaks to attribution.
+    fn attribution(&self, result: &QueryResult) -> Option<Attribution> {
         let Check::AgentLive { .. } = self else { return None };
-        let row = result.first()?;
-        if !row.flag("matches").unwrap_or(false) {
-            return None;
-        }
-        row.text("sponsor_id").ok()
+        let sponsor = result
+            .first()
+            .filter(|row| row.flag("matches").unwrap_or(false))
+            .and_then(|row| row.text("sponsor_id").ok());
+        Some(sponsor.map_or(Attribution::Unproven, Attribution::ActingFor))
     }
 
     /// Whether the result of this check's statement lets the request through.
-    pub fn settle(&self, result: &QueryResult) -> Result<(), Refusal> {
+    fn settle(&self, result: &QueryResult) -> Result<(), Refusal> {
         let first = result.first();
         match self {
             Check::SessionLive if result.rows.is_empty() => Err(AuthenticationError::SessionEnded.into()),
@@ -110,6 +187,10 @@ impl Check {
             }
         }
     }
+}
+
+fn pending(check: Check, statement: Statement) -> PendingCheck {
+    PendingCheck { statement, admission: Box::new(check) }
 }
 
 fn settle_agent(row: Option<&Row>, now_ms: i64) -> Result<(), Refusal> {
@@ -158,25 +239,25 @@ pub fn holder_of(caller: &Caller, now_ms: i64) -> Option<Holder> {
 fn liveness(caller: &Caller, now_ms: i64) -> Option<PendingCheck> {
     match caller {
         Caller::Stranger => None,
-        Caller::Person { person_id, session_id } => Some(PendingCheck {
-            check: Check::SessionLive,
-            statement: Statement::new(
+        Caller::Person { person_id, session_id } => Some(pending(
+            Check::SessionLive,
+            Statement::new(
                 "SELECT 1 AS live FROM sessions s JOIN people p ON p.id = s.person_id \
                  WHERE s.id = ?1 AND s.person_id = ?2 AND s.revoked_at IS NULL AND p.disabled_at IS NULL",
             )
             .bind(session_id)
             .bind(person_id),
-        }),
-        Caller::Agent { agent_id, credential_hash } => Some(PendingCheck {
-            check: Check::AgentLive { now_ms },
-            statement: Statement::new(
+        )),
+        Caller::Agent { agent_id, credential_hash } => Some(pending(
+            Check::AgentLive { now_ms },
+            Statement::new(
                 "SELECT a.sponsor_id, (a.credential_hash IS NOT NULL AND a.credential_hash = ?2) AS matches, \
                         a.revoked_at, a.paused_at, a.expires_at, p.disabled_at AS sponsor_disabled_at \
                  FROM agents a JOIN people p ON p.id = a.sponsor_id WHERE a.id = ?1",
             )
             .bind(agent_id)
             .bind(credential_hash),
-        }),
+        )),
     }
 }
 
@@ -186,7 +267,7 @@ pub fn checks_for(
     route: &Route,
     caller: &Caller,
     now_ms: i64,
-    path_parameter: impl Fn(&str) -> Option<String>,
+    path_parameter: impl Fn(PathParameter) -> Option<String>,
 ) -> Result<Vec<PendingCheck>, AuthenticationError> {
     let authority = &route.authority;
     if *authority == Authority::Public {
@@ -206,21 +287,16 @@ pub fn checks_for(
         let tier = registry().tier(route.id);
         if tier != Tier::Surface {
             let never_offered_because = registry().withheld_from_agents_because(route.id);
-            checks.push(PendingCheck {
-                check: Check::Ceiling {
-                    error: AuthorityError::OutsideCeiling { tool: route.tool, never_offered_because },
-                },
-                statement: Statement::new(
-                    "SELECT EXISTS (SELECT 1 FROM agent_routes WHERE agent_id = ?1 AND route = ?2) AS held",
-                )
-                .bind(agent_id)
-                .bind(route.tool),
-            });
+            checks.push(pending(
+                Check::Ceiling { error: AuthorityError::OutsideCeiling { tool: route.tool, never_offered_because } },
+                Statement::new("SELECT EXISTS (SELECT 1 FROM agent_routes WHERE agent_id = ?1 AND route = ?2) AS held")
+                    .bind(agent_id)
+                    .bind(route.tool),
+            ));
         }
     }
-    let holds = |relation: Relation, error: AuthorityError| PendingCheck {
-        check: Check::Holds(error),
-        statement: tuples::holds(&holder, relation, ORGANIZATION_OBJECT),
+    let holds = |relation: Relation, error: AuthorityError| {
+        pending(Check::Holds(error), tuples::holds(&holder, relation, ORGANIZATION_OBJECT))
     };
     match authority {
         // Admission only: a filtered route answers each member with the rows they
@@ -230,17 +306,15 @@ pub fn checks_for(
             checks.push(holds(*relation, AuthorityError::MissingOrganizationRelation(*relation)));
         }
         Authority::SelfOrAdmin { person_parameter } => {
-            let named = path_parameter(person_parameter.name());
+            let named = path_parameter(*person_parameter);
             if named.as_deref() != caller.actor_id() {
                 checks.push(holds(Relation::OrgAdmin, AuthorityError::NotSelfOrAdministrator));
             }
         }
         Authority::Mailbox { mailbox_parameter, all_of, any_of } => {
-            let mailbox_id = path_parameter(mailbox_parameter.name()).unwrap_or_default();
-            checks.push(PendingCheck {
-                statement: tuples::relations_on(&holder, &mailbox_id),
-                check: Check::Mailbox { mailbox_id, all_of, any_of },
-            });
+            let mailbox_id = path_parameter(*mailbox_parameter).unwrap_or_default();
+            let statement = tuples::relations_on(&holder, &mailbox_id);
+            checks.push(pending(Check::Mailbox { mailbox_id, all_of, any_of }, statement));
         }
     }
     Ok(checks)

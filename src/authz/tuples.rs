@@ -9,7 +9,7 @@
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{ObjectKind, Relation};
 
-use crate::storage::{Statement, Value};
+use crate::core::storage::{Statement, Value};
 
 /// How a public function of this module relates to delegation: whether it asks
 /// what a principal holds (and so must intersect an agent's tuples with its

@@ -1,7 +1,7 @@
 //! Agents: minting, pairing, the pinned ceiling, and delegation that intersects
 //! an agent's tuples with its sponsor's on every predicate.
 
-use mailroom::platform::Platform;
+use mailroom::core::platform::Platform;
 use mailroom_contract::capabilities::CAPABILITIES;
 use mailroom_contract::{RouteId, registry};
 use serde_json::{Value, json};
@@ -32,7 +32,7 @@ fn as_agent(
     method: &str,
     path: &str,
     payload: Option<Value>,
-) -> mailroom::http::Response {
+) -> mailroom::core::http::Response {
     world.call(method, path, Some(credential), payload)
 }
 
@@ -244,7 +244,7 @@ fn a_pairing_code_is_redeemed_once_within_ten_minutes_for_the_credential() {
 
     // Two codes above failed (the reused one and the expired one); the address
     // pauses when the failures reach the limit.
-    for _ in 2..mailroom::agents::PAIRING_FAILURE_LIMIT {
+    for _ in 2..mailroom::authz::throttle::PAIRING_FAILURE_LIMIT {
         assert_refused(&redeem("mr_pair_guess"), 401, "pairing_code_invalid");
     }
     assert_refused(&redeem("mr_pair_guess"), 429, "too_many_pairing_attempts");
@@ -763,7 +763,7 @@ fn nothing_but_minting_writes_a_ceiling() {
         }
     }
     assert_eq!(writers.len(), 1, "exactly one statement writes pinned routes: {writers:?}");
-    assert!(writers[0].contains("agents.rs"));
+    assert!(writers[0].contains("agents/mint.rs"), "{writers:?}");
     let mint = registry().route(RouteId::MintAgent);
     assert_eq!(mint.method, mailroom_contract::Method::Post);
 }

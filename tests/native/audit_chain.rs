@@ -4,10 +4,11 @@
 
 use std::cell::Cell;
 
-use mailroom::audit::{self, AuditRecord, VERIFY_PAGE};
+use mailroom::audit::chain::{self as audit, VERIFY_PAGE};
+use mailroom::core::context::ports::AuditRecord;
+use mailroom::core::http::Surface;
+use mailroom::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use mailroom::dispatch::dispatch;
-use mailroom::http::Surface;
-use mailroom::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use mailroom::testing::{RequestExt, request};
 use serde_json::json;
 
@@ -157,7 +158,7 @@ fn verification_walks_a_long_chain_a_page_at_a_time() {
         };
         let statement = audit::append(head.0, &head.1, &record);
         let hash = match statement.parameters.last() {
-            Some(mailroom::storage::Value::Text(hash)) => hash.clone(),
+            Some(mailroom::core::storage::Value::Text(hash)) => hash.clone(),
             other => panic!("{other:?}"),
         };
         statements.push(statement);

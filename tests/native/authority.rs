@@ -9,7 +9,7 @@ use crate::budget::fixture;
 use crate::support::*;
 
 /// The fixture's request for `route`, without the credential it came with.
-fn unsigned_fixture(world: &World, route: mailroom_contract::RouteId) -> mailroom::http::Request {
+fn unsigned_fixture(world: &World, route: mailroom_contract::RouteId) -> mailroom::core::http::Request {
     let (mut request, _) = fixture(world, route);
     request.headers.retain(|(name, _)| name != "authorization");
     request

@@ -16,7 +16,7 @@ const BUDGET: u32 = 2;
 
 /// A request that exercises the route's full path (reads, writes, audit), and the
 /// status it must answer with.
-pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::http::Request, u16) {
+pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::Request, u16) {
     let (ben, ben_token) = world.person(&format!("ben-{route:?}@example.com").to_lowercase());
     let team = world.team(&format!("Team {route:?}"));
     let admin = |method: &str, path: &str| request(method, path).bearer(&world.admin_token);
@@ -218,7 +218,7 @@ fn refusals_the_first_read_foresees_stay_within_two_round_trips() {
     // request; only losing such a race costs a third round trip (the refusal's
     // own audit row, after the failed batch).
     let world = World::new();
-    let within_budget = |response: mailroom::http::Response, status: u16, code: &str| {
+    let within_budget = |response: mailroom::core::http::Response, status: u16, code: &str| {
         assert_refused(&response, status, code);
         assert!(response.round_trips <= BUDGET, "{code} took {} round trips", response.round_trips);
     };

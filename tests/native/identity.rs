@@ -1,7 +1,7 @@
 //! Setup, sign-in, sessions and their ends.
 
-use mailroom::credentials::{ACCESS_COOKIE, ACCESS_TOKEN_LIFETIME_MS, SESSION_LIFETIME_MS};
-use mailroom::sessions::{ACCOUNT_FAILURE_LIMIT, ADDRESS_FAILURE_LIMIT, FAILURE_WINDOW_MS};
+use mailroom::authz::credentials::{ACCESS_COOKIE, ACCESS_TOKEN_LIFETIME_MS, SESSION_LIFETIME_MS};
+use mailroom::authz::throttle::{ACCOUNT_FAILURE_LIMIT, ADDRESS_FAILURE_LIMIT, FAILURE_WINDOW_MS};
 use mailroom::testing::{RequestExt, TEST_ORIGIN, TEST_SETUP_TOKEN, TestNode, request};
 use serde_json::json;
 
@@ -143,8 +143,8 @@ fn a_token_signed_with_another_key_is_refused() {
     let world = World::new();
     let mut other = TestNode::new();
     other.config.session_key = b"someone else's key".to_vec();
-    let forged = mailroom::credentials::sign_access_token(
-        &mailroom::credentials::AccessClaims {
+    let forged = mailroom::authz::credentials::sign_access_token(
+        &mailroom::authz::credentials::AccessClaims {
             person_id: world.admin_id.clone(),
             session_id: "ses_00000000000000000000000000".into(),
             expires_at_ms: i64::MAX,
@@ -262,7 +262,7 @@ fn a_stolen_access_token_cannot_guess_the_password_without_pause() {
 
 #[test]
 fn a_deployment_hashes_with_the_production_iteration_count() {
-    let config = mailroom::node::Config::new(b"key".to_vec(), None);
+    let config = mailroom::core::node::Config::new(b"key".to_vec(), None);
     assert_eq!(config.password_iterations, 100_000);
 }
 

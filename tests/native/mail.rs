@@ -1,6 +1,6 @@
 //! Mail: inbound delivery, reading on the metadata/content line, and search.
 
-use mailroom::inbound::{Delivery, Rejection};
+use mailroom::mail::{Delivery, Rejection};
 use serde_json::json;
 
 use crate::support::*;
@@ -20,7 +20,7 @@ fn reader(world: &World, email: &str, relations: &[&str], mailbox: &str) -> (Str
     (id, token)
 }
 
-fn message(world: &World, token: &str, mailbox: &str, receipt: &str, suffix: &str) -> mailroom::http::Response {
+fn message(world: &World, token: &str, mailbox: &str, receipt: &str, suffix: &str) -> mailroom::core::http::Response {
     world.call("GET", &format!("/api/mailboxes/{mailbox}/messages/{receipt}{suffix}"), Some(token), None)
 }
 

@@ -10,6 +10,7 @@ mod authority;
 mod budget;
 mod identity;
 mod invariants;
+mod layers;
 mod mail;
 mod mcp;
 mod people_and_teams;

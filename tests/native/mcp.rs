@@ -3,7 +3,7 @@
 
 use std::collections::BTreeSet;
 
-use mailroom::http::Response;
+use mailroom::core::http::Response;
 use mailroom::testing::{RequestExt, TEST_ORIGIN, request};
 use mailroom_contract::capabilities::CAPABILITIES;
 use mailroom_contract::registry;
@@ -641,7 +641,7 @@ fn a_tool_call_costs_no_more_round_trips_than_its_route() {
 }
 
 /// Sends `request` and counts the batches the storage itself executed for it.
-fn measured(world: &World, request: mailroom::http::Request) -> (Response, u32) {
+fn measured(world: &World, request: mailroom::core::http::Request) -> (Response, u32) {
     let before = world.node.database.batches();
     let response = world.node.send(request);
     (response, world.node.database.batches() - before)

@@ -2,9 +2,9 @@
 
 use std::cell::RefCell;
 
+use mailroom::core::http::Surface;
+use mailroom::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use mailroom::dispatch::dispatch;
-use mailroom::http::Surface;
-use mailroom::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use mailroom::testing::{RequestExt, request};
 use serde_json::json;
 

@@ -1,7 +1,7 @@
 //! Bad input gets a clear four-part refusal, never a 500 and never an internal
 //! detail.
 
-use mailroom::http::MAXIMUM_BODY_BYTES;
+use mailroom::core::http::MAXIMUM_BODY_BYTES;
 use mailroom::testing::{RequestExt, request};
 use serde_json::json;
 
@@ -48,7 +48,7 @@ fn oversized_bodies_are_refused_unparsed_and_recorded_when_the_caller_is_known()
 fn every_refusal_of_a_known_caller_s_changing_call_is_recorded_whatever_its_stage() {
     let world = World::new();
     let cross_site = request("POST", "/api/teams")
-        .header("cookie", &format!("{}={}", mailroom::credentials::ACCESS_COOKIE, world.admin_token))
+        .header("cookie", &format!("{}={}", mailroom::authz::credentials::ACCESS_COOKIE, world.admin_token))
         .header("origin", "https://elsewhere.example")
         .json(json!({ "name": "Forged" }));
     let as_admin = |method: &str, path: &str| request(method, path).bearer(&world.admin_token);

@@ -38,7 +38,7 @@ impl Desk {
         format!("/api/mailboxes/{}/sends/{send}", self.mailbox)
     }
 
-    fn call(&self, token: &str, method: &str, suffix: &str, payload: Option<Value>) -> mailroom::http::Response {
+    fn call(&self, token: &str, method: &str, suffix: &str, payload: Option<Value>) -> mailroom::core::http::Response {
         self.world.call(method, &format!("/api/mailboxes/{}/sends{suffix}", self.mailbox), Some(token), payload)
     }
 
@@ -103,7 +103,7 @@ fn a_reply_is_drafted_submitted_approved_by_a_second_person_sealed_and_sent() {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].envelope_from, SUPPORT);
     assert_eq!(sent[0].envelope_to, "ana@customer.example");
-    let parsed = mailroom::inbound::parse(&sent[0].raw).unwrap();
+    let parsed = mailroom::mail::inbound::parse(&sent[0].raw).unwrap();
     assert_eq!(parsed.subject, "Re: Where is my invoice?");
     assert_eq!(parsed.in_reply_to, vec!["invoice-question-1@customer.example"]);
     assert_eq!(parsed.references, vec!["invoice-question-1@customer.example"]);

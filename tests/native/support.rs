@@ -1,7 +1,7 @@
 //! Helpers shared by the native tests: a node with an administrator, people
 //! signed in, and short ways to call routes and read answers.
 
-use mailroom::http::Response;
+use mailroom::core::http::Response;
 use mailroom::testing::{RequestExt, TEST_SETUP_TOKEN, TestNode, request};
 use serde_json::{Value, json};
 
@@ -93,8 +93,11 @@ impl World {
 
     /// This world's node over `database` instead of its own, to let a rival
     /// request's writes land in the middle of the one under test.
-    pub fn node_over<'a>(&'a self, database: &'a dyn mailroom::storage::Database) -> mailroom::node::Node<'a> {
-        mailroom::node::Node {
+    pub fn node_over<'a>(
+        &'a self,
+        database: &'a dyn mailroom::core::storage::Database,
+    ) -> mailroom::core::node::Node<'a> {
+        mailroom::core::node::Node {
             database,
             blobs: &self.node.blobs,
             mailer: &self.node.mailer,
@@ -160,7 +163,7 @@ impl World {
     /// Delivers a fixture to `to`: the receipt's id.
     pub fn deliver(&self, name: &str, to: &str) -> String {
         match self.node.deliver("sender@outside.example", to, &fixture(name)) {
-            Ok(mailroom::inbound::Delivery::Stored { receipt_id }) => receipt_id,
+            Ok(mailroom::mail::Delivery::Stored { receipt_id }) => receipt_id,
             other => panic!("delivering {name} to {to}: {other:?}"),
         }
     }

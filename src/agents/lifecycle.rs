@@ -1,0 +1,131 @@
+//! An agent's life after minting: listing and showing agents, pausing,
+//! resuming and revoking one; and the two reads the mint form is built from
+//! (what a person holds on each mailbox, and the capability vocabulary).
+
+use mailroom_contract::api::{Agent, AgentList, MailboxList};
+use mailroom_contract::{PathParameter, capabilities, registry};
+
+use super::AgentError;
+use super::present::{AGENT_COLUMNS, AgentRow, present_all, routes_of};
+use crate::authz::tuples::{self, Holder};
+use crate::core::context::Context;
+use crate::core::http::Response;
+use crate::core::ids::{IdKind, is_id_of};
+use crate::core::refusal::Refusal;
+use crate::core::storage::Statement;
+use crate::core::time::rfc3339;
+use crate::mail;
+
+/// `GET /api/agents`.
+pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let agents = Statement::new(format!("SELECT {AGENT_COLUMNS} FROM agents ORDER BY created_at DESC, id DESC"));
+    let [agents, routes, held] = context.read_array([agents, routes_of(None), tuples::granted_to_agents()]).await?;
+    let agents = present_all(context, &agents, &routes, &held)?;
+    Ok(context.json(&AgentList { agents }))
+}
+
+/// Reads the path's agent, its routes and its tuples, refusing an unknown one.
+pub(super) async fn the_agent(context: &mut Context<'_>) -> Result<(AgentRow, Agent), Refusal> {
+    let agent_id = context.path(PathParameter::AgentId)?.to_string();
+    context.audit_object(agent_id.clone());
+    if !is_id_of(&agent_id, IdKind::Agent) {
+        return Err(AgentError::NoSuchAgent { id: agent_id }.into());
+    }
+    let row = Statement::new(format!("SELECT {AGENT_COLUMNS} FROM agents WHERE id = ?1")).bind(agent_id.as_str());
+    let held = tuples::list(Some(&agent_id), None);
+    let [row, routes, held] = context.read_array([row, routes_of(Some(&agent_id)), held]).await?;
+    let agents = present_all(context, &row, &routes, &held)?;
+    let agent = agents.into_iter().next().ok_or(AgentError::NoSuchAgent { id: agent_id })?;
+    let row: AgentRow = row.rows[0].decode().map_err(|error| context.internal(error))?;
+    Ok((row, agent))
+}
+
+/// `GET /api/agents/:agentId`.
+pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (_, agent) = the_agent(context).await?;
+    Ok(context.json(&agent))
+}
+
+/// Pause, resume or revoke: a change to the agent's own row.
+async fn set_state(context: &mut Context<'_>, change: StateChange) -> Result<Response, Refusal> {
+    let (mut row, mut agent) = the_agent(context).await?;
+    if row.revoked_at.is_some() {
+        return Err(AgentError::Revoked.into());
+    }
+    let now_ms = context.now_ms();
+    // Pausing twice keeps the first pause's time: it is when the agent stopped.
+    let assignment = match change {
+        StateChange::Pause => {
+            row.paused_at = Some(row.paused_at.unwrap_or(now_ms));
+            "paused_at = COALESCE(paused_at, ?2)"
+        }
+        StateChange::Resume => {
+            row.paused_at = None;
+            "paused_at = NULL"
+        }
+        StateChange::Revoke => {
+            row.revoked_at = Some(now_ms);
+            "revoked_at = ?2"
+        }
+    };
+    let statement = Statement::new(format!("UPDATE agents SET {assignment} WHERE id = ?1 AND revoked_at IS NULL"))
+        .bind(row.id.as_str());
+    context.write(if assignment.contains("?2") { statement.bind(now_ms) } else { statement });
+    if change == StateChange::Revoke {
+        // Nothing can pair a revoked agent again.
+        context.write(
+            Statement::new("UPDATE pairing_codes SET redeemed_at = ?2 WHERE agent_id = ?1 AND redeemed_at IS NULL")
+                .bind(row.id.as_str())
+                .bind(now_ms),
+        );
+    }
+    // The answer is the row as it now stands, judged as every other read judges
+    // it: resuming an expired agent answers `expired`, not `active`.
+    agent.state = row.state(now_ms);
+    agent.paused_at = row.paused_at.map(rfc3339);
+    agent.revoked_at = row.revoked_at.map(rfc3339);
+    Ok(context.json(&agent))
+}
+
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum StateChange {
+    Pause,
+    Resume,
+    Revoke,
+}
+
+/// `POST /api/agents/:agentId/pause`.
+pub async fn pause(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    set_state(context, StateChange::Pause).await
+}
+
+/// `POST /api/agents/:agentId/resume`.
+pub async fn resume(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    set_state(context, StateChange::Resume).await
+}
+
+/// `POST /api/agents/:agentId/revoke`.
+pub async fn revoke(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    set_state(context, StateChange::Revoke).await
+}
+
+/// `GET /api/people/:personId/mailboxes`.
+pub async fn person_mailboxes(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let person_id = context.path(PathParameter::PersonId)?.to_string();
+    if !is_id_of(&person_id, IdKind::Person) {
+        return Err(AgentError::NoSuchSponsor { id: person_id }.into());
+    }
+    let person = Statement::new("SELECT id FROM people WHERE id = ?1").bind(person_id.as_str());
+    let [person, mailboxes] =
+        context.read_array([person, tuples::every_mailbox_with_held(&Holder::Person(person_id.clone()))]).await?;
+    if person.rows.is_empty() {
+        return Err(AgentError::NoSuchSponsor { id: person_id }.into());
+    }
+    let mailboxes = mail::present_mailboxes(context, &mailboxes, None)?;
+    Ok(context.json(&MailboxList { mailboxes }))
+}
+
+/// `GET /api/agent-capabilities`.
+pub async fn list_capabilities(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    Ok(context.json(&capabilities::vocabulary(registry())))
+}

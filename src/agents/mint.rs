@@ -1,0 +1,206 @@
+//! Minting: an administrator's choice of capabilities, expanded to routes and
+//! pinned, and of mailboxes, granted only where the sponsor holds the same
+//! relation; then the credential shown once, or a pairing code.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::DateTime;
+use mailroom_contract::api::{CredentialDelivery, MintAgent, MintedAgent};
+use mailroom_contract::capabilities::{CAPABILITIES, Capability};
+use mailroom_contract::{ObjectKind, Relation, registry};
+
+use super::AgentError;
+use super::pairing::issue_code;
+use super::present::AgentRow;
+use crate::authz::credentials::new_agent_credential;
+use crate::authz::tuples::{self, Holder};
+use crate::core::context::Context;
+use crate::core::crypto::hash_secret;
+use crate::core::http::Response;
+use crate::core::ids::{IdKind, is_id_of, new_id};
+use crate::core::refusal::Refusal;
+use crate::core::storage::{Statement, Value};
+
+/// A mint request, checked for shape.
+struct ValidMint {
+    name: String,
+    sponsor: String,
+    capabilities: Vec<&'static Capability>,
+    grants: Vec<(String, Vec<Relation>)>,
+    expires_at: Option<i64>,
+}
+
+fn validate(request: &MintAgent, now_ms: i64) -> Result<ValidMint, AgentError> {
+    let name = request.name.trim();
+    if name.is_empty() || name.chars().count() > 100 {
+        return Err(AgentError::InvalidName);
+    }
+    if !is_id_of(&request.sponsor, IdKind::Person) {
+        return Err(AgentError::NoSuchSponsor { id: request.sponsor.clone() });
+    }
+    if request.capabilities.is_empty() {
+        return Err(AgentError::NoCapabilities);
+    }
+    let mut capabilities: Vec<&'static Capability> = Vec::new();
+    for name in &request.capabilities {
+        let capability = CAPABILITIES
+            .iter()
+            .find(|capability| capability.name == name)
+            .ok_or_else(|| AgentError::UnknownCapability { name: name.clone() })?;
+        if !capabilities.iter().any(|chosen| chosen.name == capability.name) {
+            capabilities.push(capability);
+        }
+    }
+    let mut grants: Vec<(String, Vec<Relation>)> = Vec::new();
+    for grant in &request.mailboxes {
+        if !is_id_of(&grant.mailbox, IdKind::Mailbox) {
+            return Err(AgentError::NoSuchMailbox { id: grant.mailbox.clone() });
+        }
+        if grants.iter().any(|(mailbox, _)| *mailbox == grant.mailbox) {
+            return Err(AgentError::DuplicateMailbox { id: grant.mailbox.clone() });
+        }
+        let mut relations = Vec::new();
+        for name in &grant.relations {
+            let relation = Relation::parse(name)
+                .filter(|relation| relation.object_kind() == ObjectKind::Mailbox)
+                .ok_or_else(|| AgentError::NotAMailboxRelation { relation: name.clone() })?;
+            if !relations.contains(&relation) {
+                relations.push(relation);
+            }
+        }
+        grants.push((grant.mailbox.clone(), relations));
+    }
+    let expires_at = match &request.expires_at {
+        None => None,
+        Some(text) => {
+            let moment = DateTime::parse_from_rfc3339(text).map_err(|_| AgentError::InvalidExpiry)?;
+            let milliseconds = moment.timestamp_millis();
+            if milliseconds <= now_ms {
+                return Err(AgentError::InvalidExpiry);
+            }
+            Some(milliseconds)
+        }
+    };
+    Ok(ValidMint { name: name.to_string(), sponsor: request.sponsor.clone(), capabilities, grants, expires_at })
+}
+
+/// `POST /api/agents`.
+pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: MintAgent = context.body()?;
+    let mint = validate(&request, context.now_ms())?;
+    let sponsor = Statement::new("SELECT id, disabled_at FROM people WHERE id = ?1").bind(mint.sponsor.as_str());
+    let held_by_sponsor = tuples::every_mailbox_with_held(&Holder::Person(mint.sponsor.clone()));
+    let [sponsor, mailboxes] = context.read_array([sponsor, held_by_sponsor]).await?;
+    let Some(sponsor_row) = sponsor.first() else {
+        return Err(AgentError::NoSuchSponsor { id: mint.sponsor }.into());
+    };
+    if sponsor_row.optional_integer("disabled_at").ok().flatten().is_some() {
+        return Err(AgentError::SponsorDisabled.into());
+    }
+    // What the sponsor holds on each mailbox: the most an agent can be granted there.
+    let sponsor_holds: BTreeMap<String, Vec<Relation>> = mailboxes
+        .rows
+        .iter()
+        .filter_map(|row| {
+            let id = row.text("id").ok()?;
+            let held = row.optional_text("held").ok().flatten().unwrap_or_default();
+            Some((id, held.split(',').filter_map(Relation::parse).collect()))
+        })
+        .collect();
+    for (mailbox, relations) in &mint.grants {
+        let Some(held) = sponsor_holds.get(mailbox) else {
+            return Err(AgentError::NoSuchMailbox { id: mailbox.clone() }.into());
+        };
+        if let Some(missing) = relations.iter().find(|relation| !held.contains(relation)) {
+            return Err(AgentError::SponsorLacks { relation: missing.name().into(), mailbox: mailbox.clone() }.into());
+        }
+    }
+    // Requirements are evaluated per mailbox: a capability needing two relations
+    // together is satisfied only where one mailbox grants both.
+    for capability in &mint.capabilities {
+        let requires = capability.requirements(registry());
+        let satisfied = requires.is_empty()
+            || mint.grants.iter().any(|(_, granted)| requires.iter().all(|relation| granted.contains(relation)));
+        if !satisfied {
+            return Err(AgentError::CapabilityUnsatisfiable {
+                capability: capability.name.to_string(),
+                requires: requires.iter().map(|relation| relation.name().to_string()).collect(),
+            }
+            .into());
+        }
+    }
+
+    let agent_id = new_id(IdKind::Agent, context.platform());
+    let caller = context.caller().actor_id().unwrap_or_default().to_string();
+    let routes: BTreeSet<&'static str> = mint
+        .capabilities
+        .iter()
+        .flat_map(|capability| capability.routes.iter().map(|id| registry().route(*id).tool))
+        .collect();
+    let (credential, credential_hash) = match request.delivery {
+        CredentialDelivery::Credential => {
+            let credential = new_agent_credential(&agent_id, context.platform());
+            let hash = hash_secret(&credential);
+            (Some(credential), Some(hash))
+        }
+        CredentialDelivery::PairingCode => (None, None),
+    };
+    context.write(
+        Statement::new(
+            "INSERT INTO agents (id, name, sponsor_id, credential_hash, created_at, created_by, expires_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )
+        .bind(agent_id.as_str())
+        .bind(mint.name.as_str())
+        .bind(mint.sponsor.as_str())
+        .bind(credential_hash)
+        .bind(context.now_ms())
+        .bind(caller.as_str())
+        .bind(mint.expires_at),
+    );
+    let mut pin = Statement::new(format!(
+        "INSERT INTO agent_routes (agent_id, route) VALUES {}",
+        vec!["(?, ?)"; routes.len()].join(", ")
+    ));
+    for route in &routes {
+        pin.parameters.push(Value::from(agent_id.as_str()));
+        pin.parameters.push(Value::from(*route));
+    }
+    context.write(pin);
+    for (mailbox, relations) in &mint.grants {
+        for relation in relations {
+            context.write(tuples::grant(&agent_id, *relation, mailbox, context.now_ms(), &caller));
+        }
+    }
+    let pairing = (request.delivery == CredentialDelivery::PairingCode).then(|| issue_code(context, &agent_id));
+    context.audit_object(agent_id.clone());
+    context.audit_detail(serde_json::json!({
+        "name": mint.name,
+        "sponsor": mint.sponsor,
+        "capabilities": mint.capabilities.iter().map(|capability| capability.name).collect::<Vec<_>>(),
+        "routes": routes.len(),
+        "mailboxes": request.mailboxes.iter().map(|grant| &grant.mailbox).collect::<Vec<_>>(),
+        "delivery": if pairing.is_some() { "pairing_code" } else { "credential" },
+    }));
+    let row = AgentRow {
+        id: agent_id,
+        name: mint.name,
+        sponsor_id: mint.sponsor,
+        credential_hash: credential.as_ref().map(|credential| hash_secret(credential)),
+        created_at: context.now_ms(),
+        created_by: caller,
+        expires_at: mint.expires_at,
+        paused_at: None,
+        revoked_at: None,
+    };
+    let held: Vec<(String, String)> = mint
+        .grants
+        .iter()
+        .flat_map(|(mailbox, relations)| {
+            relations.iter().map(|relation| (relation.name().to_string(), mailbox.clone()))
+        })
+        .collect();
+    let routes: Vec<String> = routes.iter().map(|route| route.to_string()).collect();
+    let agent = row.present(context.now_ms(), &routes, &held);
+    Ok(context.json(&MintedAgent { agent, credential, pairing }))
+}

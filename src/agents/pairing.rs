@@ -1,0 +1,89 @@
+//! Pairing: a short-lived, single-use code an agent's software redeems for the
+//! agent's credential, so nobody copies a credential by hand. The code is the
+//! credential for that one call; wrong codes are throttled per address.
+
+use mailroom_contract::api::{AgentCredential, PairingCode, RedeemPairingCode};
+
+use super::AgentError;
+use super::lifecycle::the_agent;
+use crate::authz::credentials::{new_agent_credential, new_pairing_code};
+use crate::authz::throttle::Window;
+use crate::core::context::Context;
+use crate::core::crypto::hash_secret;
+use crate::core::http::Response;
+use crate::core::refusal::Refusal;
+use crate::core::storage::Statement;
+use crate::core::time::{MINUTE_MS, rfc3339};
+
+/// How long a pairing code works.
+pub const PAIRING_CODE_LIFETIME_MS: i64 = 10 * MINUTE_MS;
+
+/// Queues a new pairing code for `agent_id` and answers it.
+pub(super) fn issue_code(context: &mut Context<'_>, agent_id: &str) -> PairingCode {
+    let code = new_pairing_code(context.platform());
+    let expires_at = context.now_ms() + PAIRING_CODE_LIFETIME_MS;
+    context.write(
+        Statement::new(
+            "INSERT INTO pairing_codes (code_hash, agent_id, created_at, expires_at) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .bind(hash_secret(&code))
+        .bind(agent_id)
+        .bind(context.now_ms())
+        .bind(expires_at),
+    );
+    PairingCode { agent_id: agent_id.to_string(), code, expires_at: rfc3339(expires_at) }
+}
+
+/// `POST /api/agents/:agentId/pairing-code`.
+pub async fn issue_pairing_code(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (row, _) = the_agent(context).await?;
+    if row.revoked_at.is_some() {
+        return Err(AgentError::Revoked.into());
+    }
+    let code = issue_code(context, &row.id);
+    context.audit_detail(serde_json::json!({ "expires_at": code.expires_at }));
+    Ok(context.json(&code))
+}
+
+/// `POST /api/agents/pair`.
+pub async fn redeem_pairing_code(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: RedeemPairingCode = context.body()?;
+    let window = Window::pairing(context.request().client_address.as_deref());
+    let code_hash = hash_secret(request.code.trim());
+    let code = Statement::new(
+        "SELECT c.agent_id, c.expires_at, c.redeemed_at, a.revoked_at, a.sponsor_id \
+         FROM pairing_codes c JOIN agents a ON a.id = c.agent_id WHERE c.code_hash = ?1",
+    )
+    .bind(code_hash.as_str());
+    let [code, failures] = context.read_array([code, window.read()]).await?;
+    if let Some(retry_after_seconds) = window.paused_for(&failures, context.now_ms()) {
+        return Err(AgentError::TooManyPairingAttempts { retry_after_seconds }.into());
+    }
+    let usable = code.first().filter(|row| {
+        row.optional_integer("redeemed_at").ok().flatten().is_none()
+            && row.optional_integer("revoked_at").ok().flatten().is_none()
+            && row.integer("expires_at").is_ok_and(|expires_at| expires_at > context.now_ms())
+    });
+    let Some(row) = usable else {
+        context.write_whatever_the_outcome(window.count_failure(context.now_ms()));
+        return Err(AgentError::PairingCodeInvalid.into());
+    };
+    let agent_id = row.text("agent_id").map_err(|error| context.internal(error))?;
+    let sponsor = row.text("sponsor_id").map_err(|error| context.internal(error))?;
+    let credential = new_agent_credential(&agent_id, context.platform());
+    context.write_changing_one_row(
+        Statement::new("UPDATE pairing_codes SET redeemed_at = ?2 WHERE code_hash = ?1 AND redeemed_at IS NULL")
+            .bind(code_hash.as_str())
+            .bind(context.now_ms()),
+        AgentError::PairingCodeInvalid,
+    );
+    context.write(
+        Statement::new("UPDATE agents SET credential_hash = ?2 WHERE id = ?1")
+            .bind(agent_id.as_str())
+            .bind(hash_secret(&credential)),
+    );
+    // The code proved who is redeeming it: the entry names the agent, under its sponsor.
+    context.attribute_to_agent(agent_id.clone(), hash_secret(&credential), sponsor);
+    context.audit_object(agent_id.clone());
+    Ok(context.json(&AgentCredential { agent_id, credential }))
+}

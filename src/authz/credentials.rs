@@ -1,0 +1,369 @@
+//! Who is calling: reading a request's credential, signing and checking access
+//! tokens, minting refresh tokens, and the cookies and Origin rule for browsers.
+//!
+//! This module decides what a request *claims* without any I/O: an access token's
+//! HMAC is checked here, in memory. Whether the claimed session is still live (not
+//! signed out, person not disabled) is a database fact, confirmed by the dispatcher
+//! in the same round trip as the route's own reads. `AuthenticationError` and the
+//! refusals it answers with are here, beside the rules that raise them.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use hmac::{Hmac, KeyInit, Mac};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+use crate::core::caller::Caller;
+use crate::core::crypto::hash_secret;
+use crate::core::http::Request;
+use crate::core::ids::{IdKind, is_id_of};
+use crate::core::platform::{Platform, random_bytes};
+use crate::core::refusal::Refusal;
+use crate::core::time::{DAY_MS, MINUTE_MS};
+
+/// The browser's access-token cookie. `__Host-` binds it to this origin, Secure, Path=/.
+pub const ACCESS_COOKIE: &str = "__Host-mailroom-access";
+/// The browser's refresh-token cookie.
+pub const REFRESH_COOKIE: &str = "__Host-mailroom-refresh";
+
+/// An access token's lifetime: short, because it is checked without a database read.
+pub const ACCESS_TOKEN_LIFETIME_MS: i64 = 15 * MINUTE_MS;
+/// A session's lifetime, however often it is refreshed.
+pub const SESSION_LIFETIME_MS: i64 = 30 * DAY_MS;
+
+const ACCESS_TOKEN_PREFIX: &str = "mr_ses_";
+const REFRESH_TOKEN_PREFIX: &str = "mr_ref_";
+const AGENT_CREDENTIAL_PREFIX: &str = "mr_agt_";
+const PAIRING_CODE_PREFIX: &str = "mr_pair_";
+const ACCESS_TOKEN_DOMAIN: &[u8] = b"mailroom.access-token.v1\n";
+
+/// Why a request's credential was not accepted.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuthenticationError {
+    /// The route needs a signed-in caller and none was presented.
+    MissingCredentials,
+    /// The credential is not one the node issued, or its signature fails.
+    MalformedCredential,
+    /// The access token's 15 minutes are over.
+    AccessTokenExpired,
+    /// The session was revoked or signed out, or its person disabled.
+    SessionEnded,
+    /// A changing request came from another origin.
+    CrossOrigin,
+    /// The credential is genuine but its kind cannot call this route.
+    CredentialNotAccepted,
+    /// The request was addressed to a host that is not the node's.
+    WrongHost { node_origin: String },
+    /// The agent credential is unknown, or its secret does not match.
+    AgentCredentialInvalid,
+    /// The agent was revoked.
+    AgentRevoked,
+    /// The agent is paused.
+    AgentPaused,
+    /// The agent's credential expired.
+    AgentExpired,
+    /// The agent's sponsor is disabled, so the agent has no authority to act under.
+    SponsorDisabled,
+}
+
+impl From<AuthenticationError> for Refusal {
+    fn from(error: AuthenticationError) -> Refusal {
+        match error {
+            AuthenticationError::MissingCredentials => Refusal::new(
+                401,
+                "not_signed_in",
+                "This route needs a signed-in caller.",
+                "The request carried no session and no agent credential.",
+                "Sign in at POST /api/sessions and send the access token as `Authorization: Bearer <token>`, or use an agent's `mr_agt_` credential.",
+            ),
+            AuthenticationError::MalformedCredential => Refusal::new(
+                401,
+                "invalid_credential",
+                "The credential in this request is not one the node issued.",
+                "The bearer token or session cookie is malformed or its signature does not verify.",
+                "Sign in again at POST /api/sessions to get a fresh access token.",
+            ),
+            AuthenticationError::AccessTokenExpired => Refusal::new(
+                401,
+                "access_token_expired",
+                "The access token has expired.",
+                "Access tokens last 15 minutes.",
+                "Exchange your refresh token at POST /api/sessions/refresh for a new access token, then retry.",
+            ),
+            AuthenticationError::SessionEnded => Refusal::new(
+                401,
+                "session_ended",
+                "This session no longer works.",
+                "The session was signed out or revoked, or the person was disabled.",
+                "Sign in again at POST /api/sessions; if your account was disabled, ask an administrator.",
+            ),
+            AuthenticationError::CrossOrigin => Refusal::new(
+                403,
+                "cross_origin_refused",
+                "A request that changes something came from another origin.",
+                "Changing requests sent with cookies, or carrying an Origin header, must come from the node's own origin; anything else could be a forged request.",
+                "Call the node from its own pages, or use `Authorization: Bearer` without cookies.",
+            ),
+            AuthenticationError::WrongHost { node_origin } => Refusal::new(
+                403,
+                "wrong_host",
+                "This node does not answer at that address.",
+                format!(
+                    "The node answers only at {node_origin}; a request for any other host could be a DNS rebinding attack."
+                ),
+                format!("Send the request to {node_origin}."),
+            ),
+            AuthenticationError::AgentCredentialInvalid => Refusal::new(
+                401,
+                "agent_credential_invalid",
+                "That agent credential does not work.",
+                "It is unknown, or it was replaced by pairing again.",
+                "Ask an administrator for a new credential or pairing code for this agent.",
+            ),
+            AuthenticationError::AgentRevoked => Refusal::new(
+                401,
+                "agent_revoked",
+                "This agent was revoked.",
+                "An administrator ended this agent for good; its credential never works again.",
+                "Ask an administrator to mint a new agent if the work should continue.",
+            ),
+            AuthenticationError::AgentPaused => Refusal::new(
+                403,
+                "agent_paused",
+                "This agent is paused.",
+                "An administrator paused it; its credential works again when it is resumed.",
+                "Ask an administrator (or your sponsor) to resume the agent.",
+            ),
+            AuthenticationError::AgentExpired => Refusal::new(
+                401,
+                "agent_expired",
+                "This agent's credential has expired.",
+                "It was minted with an expiry, which has passed.",
+                "Ask an administrator to mint a new agent.",
+            ),
+            AuthenticationError::SponsorDisabled => Refusal::new(
+                403,
+                "sponsor_disabled",
+                "This agent's sponsor is disabled, so it cannot act.",
+                "An agent acts under its sponsor's authority, and a disabled person has none to lend.",
+                "Ask an administrator to enable the sponsor, or to mint a new agent under another sponsor.",
+            ),
+            AuthenticationError::CredentialNotAccepted => Refusal::new(
+                403,
+                "credential_not_accepted",
+                "This kind of credential cannot call this route.",
+                "The route answers people signed in with a session.",
+                "Sign in as a person and call it with that session.",
+            ),
+        }
+    }
+}
+
+/// What a request presented.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Presented {
+    pub caller: Caller,
+    /// Whether the credential came from a cookie (so the Origin rule applies).
+    pub via_cookie: bool,
+}
+
+/// The claims an access token carries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AccessClaims {
+    #[serde(rename = "p")]
+    pub person_id: String,
+    #[serde(rename = "s")]
+    pub session_id: String,
+    #[serde(rename = "e")]
+    pub expires_at_ms: i64,
+}
+
+/// Reads the request's credential: `Authorization: Bearer` first, then the access
+/// cookie. A present but unusable credential is an error, never a silent stranger,
+/// so a client with a broken token learns that rather than seeing less.
+pub fn identify(request: &Request, session_key: &[u8], now_ms: i64) -> Result<Presented, AuthenticationError> {
+    if let Some(authorization) = request.header("authorization") {
+        let token = authorization
+            .strip_prefix("Bearer ")
+            .or_else(|| authorization.strip_prefix("bearer "))
+            .map(str::trim)
+            .ok_or(AuthenticationError::MalformedCredential)?;
+        if token.starts_with(AGENT_CREDENTIAL_PREFIX) {
+            let agent_id = agent_of_credential(token).ok_or(AuthenticationError::MalformedCredential)?;
+            return Ok(Presented {
+                caller: Caller::Agent { agent_id, credential_hash: hash_secret(token) },
+                via_cookie: false,
+            });
+        }
+        let claims = verify_access_token(token, session_key, now_ms)?;
+        return Ok(Presented { caller: caller_from(claims), via_cookie: false });
+    }
+    if let Some(token) = request.cookie(ACCESS_COOKIE) {
+        let claims = verify_access_token(token, session_key, now_ms)?;
+        return Ok(Presented { caller: caller_from(claims), via_cookie: true });
+    }
+    Ok(Presented { caller: Caller::Stranger, via_cookie: false })
+}
+
+fn caller_from(claims: AccessClaims) -> Caller {
+    Caller::Person { person_id: claims.person_id, session_id: claims.session_id }
+}
+
+/// The rule that keeps another site from acting with a browser's cookies: a
+/// changing request that carries an Origin must carry this node's, and one
+/// authenticated by cookie must carry one at all. Bearer clients (CLIs, MCP
+/// clients) send no Origin and no cookie, and pass.
+pub fn check_origin(
+    request: &Request,
+    node_origin: &str,
+    changes_something: bool,
+    via_cookie: bool,
+) -> Result<(), AuthenticationError> {
+    if !changes_something {
+        return Ok(());
+    }
+    match request.header("origin") {
+        Some(origin) if origin == node_origin => Ok(()),
+        Some(_) => Err(AuthenticationError::CrossOrigin),
+        None if via_cookie => Err(AuthenticationError::CrossOrigin),
+        None => Ok(()),
+    }
+}
+
+/// Signs an access token for `claims`.
+pub fn sign_access_token(claims: &AccessClaims, session_key: &[u8]) -> String {
+    let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims).unwrap_or_default());
+    let signature = URL_SAFE_NO_PAD.encode(access_token_mac(session_key, &payload));
+    format!("{ACCESS_TOKEN_PREFIX}{payload}.{signature}")
+}
+
+/// Checks an access token's signature (in constant time) and expiry.
+pub fn verify_access_token(token: &str, session_key: &[u8], now_ms: i64) -> Result<AccessClaims, AuthenticationError> {
+    let malformed = AuthenticationError::MalformedCredential;
+    let body = token.strip_prefix(ACCESS_TOKEN_PREFIX).ok_or(malformed.clone())?;
+    let (payload, signature) = body.split_once('.').ok_or(malformed.clone())?;
+    let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| malformed.clone())?;
+    let mut mac = keyed_mac(session_key);
+    mac.update(ACCESS_TOKEN_DOMAIN);
+    mac.update(payload.as_bytes());
+    mac.verify_slice(&signature).map_err(|_| malformed.clone())?;
+    let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| malformed.clone())?;
+    let claims: AccessClaims = serde_json::from_slice(&payload).map_err(|_| malformed)?;
+    if now_ms >= claims.expires_at_ms {
+        return Err(AuthenticationError::AccessTokenExpired);
+    }
+    Ok(claims)
+}
+
+fn keyed_mac(session_key: &[u8]) -> Hmac<Sha256> {
+    // HMAC accepts keys of any length, so this cannot fail.
+    <Hmac<Sha256> as KeyInit>::new_from_slice(session_key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
+}
+
+fn access_token_mac(session_key: &[u8], payload: &str) -> Vec<u8> {
+    let mut mac = keyed_mac(session_key);
+    mac.update(ACCESS_TOKEN_DOMAIN);
+    mac.update(payload.as_bytes());
+    mac.finalize().into_bytes().to_vec()
+}
+
+/// A new opaque refresh token. Only its hash is stored.
+pub fn new_refresh_token(platform: &dyn Platform) -> String {
+    let secret: [u8; 32] = random_bytes(platform);
+    format!("{REFRESH_TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(secret))
+}
+
+/// A new agent credential: `mr_agt_<agent ULID>.<secret>`. The agent's id is
+/// public and names the row to check; the 256-bit secret is what proves it. Only
+/// the SHA-256 of the whole credential is stored.
+pub fn new_agent_credential(agent_id: &str, platform: &dyn Platform) -> String {
+    let secret: [u8; 32] = random_bytes(platform);
+    let ulid = agent_id.strip_prefix("agt_").unwrap_or(agent_id);
+    format!("{AGENT_CREDENTIAL_PREFIX}{ulid}.{}", URL_SAFE_NO_PAD.encode(secret))
+}
+
+/// The agent id an agent credential names, if it is well formed.
+pub fn agent_of_credential(credential: &str) -> Option<String> {
+    let (ulid, secret) = credential.strip_prefix(AGENT_CREDENTIAL_PREFIX)?.split_once('.')?;
+    let agent_id = format!("agt_{ulid}");
+    let well_formed =
+        is_id_of(&agent_id, IdKind::Agent) && secret.len() == 43 && URL_SAFE_NO_PAD.decode(secret).is_ok();
+    well_formed.then_some(agent_id)
+}
+
+/// A new pairing code: 160 random bits, typed or pasted once.
+pub fn new_pairing_code(platform: &dyn Platform) -> String {
+    const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
+    let random: [u8; 32] = random_bytes(platform);
+    let code: String = random.iter().map(|byte| CROCKFORD[(*byte & 0x1F) as usize] as char).collect();
+    format!("{PAIRING_CODE_PREFIX}{code}")
+}
+
+/// A `Set-Cookie` value for a `__Host-` cookie: HttpOnly, Secure, SameSite=Strict.
+pub fn set_cookie(name: &str, value: &str, max_age_seconds: i64) -> String {
+    format!("{name}={value}; Path=/; Secure; HttpOnly; SameSite=Strict; Max-Age={max_age_seconds}")
+}
+
+/// A `Set-Cookie` value that removes a cookie.
+pub fn clear_cookie(name: &str) -> String {
+    set_cookie(name, "", 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const KEY: &[u8] = b"a session key for tests only";
+
+    fn claims(expires_at_ms: i64) -> AccessClaims {
+        AccessClaims { person_id: "usr_A".into(), session_id: "ses_B".into(), expires_at_ms }
+    }
+
+    #[test]
+    fn a_signed_token_verifies_until_it_expires() {
+        let token = sign_access_token(&claims(1_000), KEY);
+        assert_eq!(verify_access_token(&token, KEY, 999), Ok(claims(1_000)));
+        assert_eq!(verify_access_token(&token, KEY, 1_000), Err(AuthenticationError::AccessTokenExpired));
+    }
+
+    #[test]
+    fn a_token_signed_with_another_key_or_altered_is_refused() {
+        let token = sign_access_token(&claims(1_000), KEY);
+        assert_eq!(verify_access_token(&token, b"another key", 0), Err(AuthenticationError::MalformedCredential));
+        let forged_claims = URL_SAFE_NO_PAD.encode(serde_json::to_vec(&claims(9_999_999)).unwrap());
+        let signature = token.rsplit('.').next().unwrap();
+        let forged = format!("{ACCESS_TOKEN_PREFIX}{forged_claims}.{signature}");
+        assert_eq!(verify_access_token(&forged, KEY, 0), Err(AuthenticationError::MalformedCredential));
+        assert_eq!(verify_access_token("mr_ses_nonsense", KEY, 0), Err(AuthenticationError::MalformedCredential));
+    }
+
+    fn origin_check(origin: Option<&str>, changes: bool, via_cookie: bool) -> bool {
+        let mut request = Request { origin: "https://mail.example".into(), ..Request::default() };
+        if let Some(origin) = origin {
+            request.headers.push(("origin".into(), origin.into()));
+        }
+        check_origin(&request, "https://mail.example", changes, via_cookie).is_ok()
+    }
+
+    #[test]
+    fn the_origin_rule_guards_changing_requests() {
+        assert!(origin_check(Some("https://mail.example"), true, true));
+        assert!(!origin_check(Some("https://evil.example"), true, true));
+        assert!(!origin_check(Some("https://evil.example"), true, false));
+        assert!(!origin_check(None, true, true));
+        assert!(origin_check(None, true, false));
+        assert!(origin_check(Some("https://evil.example"), false, true));
+    }
+
+    #[test]
+    fn agent_credentials_name_their_agent_and_nothing_else_parses() {
+        let platform = crate::testing::FixedPlatform::at(0);
+        let agent = crate::core::ids::new_id(IdKind::Agent, &platform);
+        let credential = new_agent_credential(&agent, &platform);
+        assert!(credential.starts_with("mr_agt_"));
+        assert_eq!(agent_of_credential(&credential), Some(agent));
+        assert_eq!(agent_of_credential("mr_agt_nonsense"), None);
+        assert_eq!(agent_of_credential(&credential.replace('.', "")), None);
+        assert_eq!(agent_of_credential(&format!("{credential}x")), None);
+    }
+}

@@ -1,0 +1,33 @@
+//! The two bindings besides storage that the core asks of its runtime: an object
+//! store for raw messages (R2 on Cloudflare) and the outbound mail binding
+//! (`send_email`). Traits, so the core stores and sends without knowing either;
+//! the adapter implements them on the Worker's bindings and the test kit in memory.
+
+use crate::core::storage::LocalBoxFuture;
+
+/// Why the object store could not do what was asked. Logged, never shown.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlobError(pub String);
+
+/// Where raw messages are kept.
+pub trait BlobStore {
+    /// Stores `bytes` under `key`, replacing anything there.
+    fn put<'a>(&'a self, key: &'a str, bytes: &'a [u8]) -> LocalBoxFuture<'a, Result<(), BlobError>>;
+    /// The bytes under `key`, or `None` if there are none.
+    fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>, BlobError>>;
+}
+
+/// Why the mail binding did not accept a message. Logged and recorded on the send.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MailerError(pub String);
+
+/// The outbound mail binding.
+pub trait Mailer {
+    /// Hands one message to the binding for one envelope recipient.
+    fn send<'a>(
+        &'a self,
+        envelope_from: &'a str,
+        envelope_to: &'a str,
+        raw: &'a [u8],
+    ) -> LocalBoxFuture<'a, Result<(), MailerError>>;
+}

@@ -1,0 +1,29 @@
+//! Who a request claims to be, before the database has confirmed it.
+//!
+//! The claim is read from the credential without I/O (`authz::credentials`);
+//! whether it still holds (a live session, a live agent whose secret matched) is
+//! settled in the request's first round trip. The prefix of an id is its kind, so
+//! nothing here carries a kind or a sponsor alongside an id.
+
+/// The caller a request claims to be.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Caller {
+    /// No credential.
+    Stranger,
+    /// A person's session.
+    Person { person_id: String, session_id: String },
+    /// An agent's credential: the id it names and the SHA-256 of the whole
+    /// credential, which the database must confirm.
+    Agent { agent_id: String, credential_hash: String },
+}
+
+impl Caller {
+    /// The id that acts: what the audit chain records as the actor.
+    pub fn actor_id(&self) -> Option<&str> {
+        match self {
+            Caller::Stranger => None,
+            Caller::Person { person_id, .. } => Some(person_id),
+            Caller::Agent { agent_id, .. } => Some(agent_id),
+        }
+    }
+}

@@ -1,0 +1,363 @@
+//! The per-request context a handler works through, and the two round trips it
+//! is held to.
+//!
+//! A handler never talks to the database directly. Its first `read` travels in
+//! one batch with the checks the dispatcher queued (the session is live, the
+//! caller holds what the route's authority needs) and, for a changing route, the
+//! audit chain's head; the results come back only if every check passed. Its
+//! writes are not run at all: they are collected, and the dispatcher commits them
+//! in one batch with the audit row. So a route that reads and then changes costs
+//! two round trips, and a refused one never touches what it was refused.
+//!
+//! Three parts, one file each: the request as read (`request`), the unit of work
+//! (`work`: reads, writes, guards, the commit) and the audit note (`note`: whom
+//! the entry names and what it says). `ports` names what the layers above
+//! provide: the checks (`Admission`, from `authz`) and the chain (`Ledger`, from
+//! `audit`). `Context` puts them together and is all a handler sees.
+
+mod note;
+pub mod ports;
+mod request;
+mod work;
+
+use mailroom_contract::{Authority, PathParameter, Route};
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+
+use crate::core::caller::Caller;
+use crate::core::http::{Request, Response, Surface};
+use crate::core::node::Node;
+use crate::core::refusal::Refusal;
+use crate::core::storage::{QueryResult, Statement};
+use note::AuditNote;
+use ports::{Ledger, PendingCheck};
+use request::RequestView;
+use work::{UnitOfWork, WorkError};
+
+/// What the dispatcher hands a handler's context: the route it matched, the
+/// request as read, who the request claims to be, the checks the route's
+/// authority needs, and the chain its call is recorded in.
+pub struct Admitted<'request> {
+    pub route: &'static Route,
+    pub request: &'request Request,
+    pub surface: Surface,
+    /// The time the request is handled at, read once from the platform.
+    pub now_ms: i64,
+    pub caller: Caller,
+    pub path: Vec<(PathParameter, String)>,
+    pub query: Vec<(String, String)>,
+    pub checks: Vec<PendingCheck>,
+    /// Whether the route's calls are recorded (`Registry::is_audited`).
+    pub audited: bool,
+    pub ledger: &'request dyn Ledger,
+}
+
+/// Everything a handler may use.
+pub struct Context<'request> {
+    node: &'request Node<'request>,
+    view: RequestView<'request>,
+    work: UnitOfWork<'request>,
+    note: AuditNote,
+    response_headers: Vec<(String, String)>,
+}
+
+impl<'request> Context<'request> {
+    pub fn new(node: &'request Node<'request>, admitted: Admitted<'request>) -> Context<'request> {
+        Context {
+            node,
+            view: RequestView::new(
+                admitted.route,
+                admitted.request,
+                admitted.now_ms,
+                admitted.surface,
+                admitted.path,
+                admitted.query,
+            ),
+            work: UnitOfWork::new(node.database, admitted.ledger, admitted.checks),
+            note: AuditNote::new(admitted.caller, admitted.audited),
+            response_headers: Vec::new(),
+        }
+    }
+
+    // ---- The request, as read.
+
+    pub fn route(&self) -> &'static Route {
+        self.view.route()
+    }
+
+    /// The HTTP request: headers, body, the client's address.
+    pub fn request(&self) -> &'request Request {
+        self.view.request()
+    }
+
+    /// The time this request is handled at.
+    pub fn now_ms(&self) -> i64 {
+        self.view.now_ms()
+    }
+
+    pub fn surface(&self) -> Surface {
+        self.view.surface()
+    }
+
+    /// A path parameter the route declares. Asking for one it does not declare is
+    /// a defect in the handler: an internal error, never a 404 that hides it.
+    pub fn path(&self, parameter: PathParameter) -> Result<&str, Refusal> {
+        self.view.path(parameter).ok_or_else(|| {
+            self.internal(format!(
+                "{} asks for the path parameter {}, which its path lacks",
+                self.route().tool,
+                parameter.name()
+            ))
+        })
+    }
+
+    /// A query parameter, if the request sent it.
+    pub fn query(&self, name: &str) -> Option<&str> {
+        self.view.query(name)
+    }
+
+    /// Decodes the JSON body into the route's request type, naming the field at fault.
+    pub fn body<T: DeserializeOwned>(&self) -> Result<T, Refusal> {
+        self.view.body()
+    }
+
+    /// Decodes an optional JSON body: an empty body is the type's default.
+    pub fn optional_body<T: DeserializeOwned + Default>(&self) -> Result<T, Refusal> {
+        self.view.optional_body()
+    }
+
+    // ---- Who is calling.
+
+    /// Who the request claims to be; confirmed by the first read.
+    pub fn caller(&self) -> &Caller {
+        self.note.caller()
+    }
+
+    /// For an agent, the sponsor its acts are recorded under.
+    pub fn delegator(&self) -> Option<&str> {
+        self.note.delegator()
+    }
+
+    /// Attributes this call to a person whose session it has just proved (a
+    /// sign-in, a refresh): its entry names them.
+    pub fn attribute_to_person(&mut self, person_id: String, session_id: String) {
+        self.note.attribute_to_person(person_id, session_id);
+    }
+
+    /// Attributes this call to an agent it has just proved, acting for `sponsor`
+    /// (a pairing code redeemed for the agent's credential).
+    pub fn attribute_to_agent(&mut self, agent_id: String, credential_hash: String, sponsor: String) {
+        self.note.attribute_to_agent(agent_id, credential_hash, sponsor);
+    }
+
+    // ---- The node's platform and bindings.
+
+    pub fn node(&self) -> &'request Node<'request> {
+        self.node
+    }
+
+    pub fn platform(&self) -> &'request dyn crate::core::platform::Platform {
+        self.node.platform
+    }
+
+    pub fn config(&self) -> &'request crate::core::node::Config {
+        self.node.config
+    }
+
+    // ---- Reading and writing.
+
+    /// Runs `statements` and returns their results, in the same round trip as every
+    /// check still pending. Fails with the check's refusal if one fails, and with
+    /// an internal error if a route not marked `reaches_content` asks for content.
+    pub async fn read(&mut self, statements: Vec<Statement>) -> Result<Vec<QueryResult>, Refusal> {
+        if !self.route().reaches_content
+            && let Some(statement) = statements.iter().find(|statement| names_content(&statement.sql))
+        {
+            return Err(self.internal(format!(
+                "{} reads message content ({}) but its route is not marked reaches_content",
+                self.route().tool,
+                statement.sql
+            )));
+        }
+        let audited = self.note.audited();
+        match self.work.read(statements, audited, &mut self.note).await {
+            Ok(results) => Ok(results),
+            Err(error) => Err(self.refusal(error)),
+        }
+    }
+
+    /// `read` for a fixed number of statements, destructured by the caller.
+    pub async fn read_array<const N: usize>(
+        &mut self,
+        statements: [Statement; N],
+    ) -> Result<[QueryResult; N], Refusal> {
+        let results = self.read(statements.into()).await?;
+        results.try_into().map_err(|_| Refusal::internal())
+    }
+
+    /// A received message's raw bytes from the object store. Only a route marked
+    /// `reaches_content` may ask, so a content read is always audited.
+    pub async fn content_blob(&self, key: &str) -> Result<Option<Vec<u8>>, Refusal> {
+        if !self.route().reaches_content {
+            return Err(self.internal(format!(
+                "{} reads a raw message but its route is not marked reaches_content",
+                self.route().tool
+            )));
+        }
+        self.node.blobs.get(key).await.map_err(|error| self.internal(error.0))
+    }
+
+    /// Queues a change, to be committed with the audit row if the handler succeeds.
+    pub fn write(&mut self, statement: Statement) {
+        self.work.write(statement);
+    }
+
+    /// Queues a change that stands whatever the outcome, such as counting a failed
+    /// sign-in: it is committed with the audit row of a refusal as well as a success.
+    pub fn write_whatever_the_outcome(&mut self, statement: Statement) {
+        self.work.write_whatever_the_outcome(statement);
+    }
+
+    /// Makes the commit conditional: `condition` (an SQL boolean expression, with
+    /// its parameters) is evaluated after the queued writes, inside the same
+    /// transaction, and if it is false nothing applies and `refusal` is answered.
+    /// This is how an invariant such as "an administrator remains" holds under
+    /// concurrent requests, without a read-then-write race.
+    pub fn guard(&mut self, condition: Statement, refusal: impl Into<Refusal>) {
+        self.work.guard(condition, refusal.into());
+    }
+
+    /// Queues a change that must change exactly one row, or the whole commit is
+    /// refused with `refusal`. An `UPDATE … WHERE state = 'submitted'` that finds
+    /// the state already moved (another request decided first) changes nothing, and
+    /// this turns that into a refusal instead of a success that did nothing.
+    pub fn write_changing_one_row(&mut self, statement: Statement, refusal: impl Into<Refusal>) {
+        self.work.write_changing_one_row(statement, refusal.into());
+    }
+
+    /// Queues a write to run after the response is sent, outside the transaction
+    /// and the audit row: only for recording an outcome that happened after the
+    /// commit, such as a dispatch.
+    pub fn defer_write(&mut self, statement: Statement) {
+        self.work.defer_write(statement);
+    }
+
+    /// Answers `refusal` instead of an internal error if the commit breaks the
+    /// UNIQUE constraint on `table.column` (a concurrent request got there first),
+    /// or a trigger aborts with `refused:<constraint>`.
+    pub fn on_constraint_violation(&mut self, constraint: &'static str, refusal: impl Into<Refusal>) {
+        self.work.on_constraint_violation(constraint, refusal.into());
+    }
+
+    /// Commits the queued writes and the audit row now, before the handler goes on
+    /// to do something that must follow a durable record (handing a sealed send to
+    /// the mail binding). On a guard's refusal, that refusal is recorded and returned.
+    pub async fn commit_now(&mut self) -> Result<(), Refusal> {
+        if self.work.owes_a_read(true) {
+            self.read(Vec::new()).await?;
+        }
+        let placeholder = Ok(Response::json(200, &serde_json::Value::Null));
+        self.commit(placeholder).await.map(|_| ())
+    }
+
+    // ---- Calls that re-enter the dispatcher (the MCP server's tool calls).
+
+    /// Drops the checks still pending before this call re-enters the dispatcher:
+    /// the inner call reads the same credential and makes the same checks in its
+    /// own first round trip, so they are handed over rather than run twice.
+    pub fn hand_over_checks(&mut self) {
+        self.work.hand_over_checks();
+    }
+
+    /// Counts the answer of a call this one re-entered the dispatcher with: its
+    /// round trips and deferred writes are this call's.
+    pub fn absorb(&mut self, inner: &Response) {
+        self.work.absorb(inner);
+    }
+
+    // ---- The audit entry and the answer.
+
+    /// Names the object this call acts on, for its audit entry.
+    pub fn audit_object(&mut self, object: impl Into<String>) {
+        self.note.object(object.into());
+    }
+
+    /// Records further facts about this call in its audit entry. Never a secret.
+    pub fn audit_detail(&mut self, detail: serde_json::Value) {
+        self.note.detail(detail);
+    }
+
+    /// Adds a header (such as `Set-Cookie`) to the response, whatever its body.
+    pub fn response_header(&mut self, name: &str, value: String) {
+        self.response_headers.push((name.to_string(), value));
+    }
+
+    /// The route's success answer with `body`.
+    pub fn json<T: Serialize>(&self, body: &T) -> Response {
+        Response::json(self.route().success_status, body)
+    }
+
+    /// Logs an internal failure for the operator and returns the detail-free refusal.
+    pub fn internal(&self, error: impl std::fmt::Display) -> Refusal {
+        let route = self.route();
+        self.node.platform.log(&format!("{} {}: {error}", route.method.as_str(), route.path));
+        Refusal::internal()
+    }
+
+    fn refusal(&self, error: WorkError) -> Refusal {
+        match error {
+            WorkError::Refused(refusal) => refusal,
+            WorkError::Internal(detail) => self.internal(detail),
+        }
+    }
+
+    async fn commit(&mut self, outcome: Result<Response, Refusal>) -> Result<Response, Refusal> {
+        let Context { node, view, work, note, .. } = self;
+        let committed = work.commit(node.platform, outcome, |outcome| note.record(outcome, view)).await;
+        committed.map_err(|error| self.refusal(error))
+    }
+
+    /// Turns the handler's result into the response: confirms any checks the
+    /// handler did not need a read for, then commits its writes and the audit row.
+    pub async fn finish(mut self, outcome: Result<Response, Refusal>) -> Response {
+        let mut outcome = outcome;
+        let audited = self.note.audited();
+        if !self.work.committed()
+            && self.work.owes_a_read(audited)
+            && let Err(refusal) = self.read(Vec::new()).await
+        {
+            outcome = Err(refusal);
+        }
+        if let Some(refusal) = self.work.failed_check() {
+            outcome = Err(refusal.clone());
+        }
+        let public = self.route().authority == Authority::Public;
+        let outcome = if self.work.committed() {
+            outcome
+        } else if audited && self.note.identified(public) {
+            self.commit(outcome).await
+        } else if self.work.has_writes(outcome.is_ok()) {
+            // Every changing route is audited, so this is unreachable by the
+            // contract; committing without a record would be worse than refusing.
+            Err(self.internal("a route with writes was not audited"))
+        } else {
+            outcome
+        };
+        let mut response = match outcome {
+            Ok(response) => response,
+            Err(refusal) => Response::refusal(&refusal),
+        };
+        response.headers.extend(std::mem::take(&mut self.response_headers));
+        response.round_trips = self.work.round_trips();
+        response.deferred = self.work.take_deferred();
+        response
+    }
+}
+
+/// What in SQL reaches message content: the stored text of bodies, and the index
+/// over it. Reading either is what `reaches_content` declares.
+const CONTENT_NAMES: &[&str] = &["text_body", "receipt_bodies_index"];
+
+fn names_content(sql: &str) -> bool {
+    CONTENT_NAMES.iter().any(|name| sql.contains(name))
+}

@@ -1,0 +1,255 @@
+//! The unit of work: a request's reads, its queued writes and guards, and the
+//! commit that applies them with the audit row.
+//!
+//! The first read travels in one batch with the checks the dispatcher queued and,
+//! for an audited route, the chain's head; its results come back only if every
+//! check passed. Writes are never run as they are queued: they are committed in
+//! one batch with the audit row, through the `Ledger`, so a route costs at most two
+//! round trips and a refused call changes nothing but the chain.
+
+use crate::core::context::note::AuditNote;
+use crate::core::context::ports::{AuditRecord, ChainHead, CommitError, Ledger, PendingCheck};
+use crate::core::http::Response;
+use crate::core::platform::Platform;
+use crate::core::refusal::Refusal;
+use crate::core::storage::{Counted, Database, QueryResult, Statement, StorageError, Value};
+
+/// The constraints a failed write guard reports: `write_guard_<slot>`, one slot
+/// per guard a handler registers, so the refusal answered is that guard's own.
+const WRITE_GUARD_PREFIX: &str = "write_guard_";
+/// How many guards one call may register (the `write_guards` table's columns).
+const WRITE_GUARD_SLOTS: usize = 8;
+
+/// Why the unit of work could not go on.
+pub(super) enum WorkError {
+    /// A refusal to answer: a failed check, a guard, a constraint, a busy chain.
+    Refused(Refusal),
+    /// Storage failed; the text is for the operator's log, never the client.
+    Internal(String),
+}
+
+/// Everything a request reads and writes, and how it is committed.
+pub struct UnitOfWork<'request> {
+    database: Counted<'request>,
+    ledger: &'request dyn Ledger,
+    pending_checks: Vec<PendingCheck>,
+    failed_check: Option<Refusal>,
+    chain_head: Option<ChainHead>,
+    writes: Vec<Statement>,
+    attempt_writes: Vec<Statement>,
+    /// Guards evaluated after every write, in the same transaction.
+    final_guards: Vec<Statement>,
+    /// The refusal of each guard, by slot (slot 1 is index 0).
+    guard_refusals: Vec<Refusal>,
+    /// Writes to run after the response, outside the transaction.
+    deferred: Vec<Statement>,
+    /// Whether the writes and audit row were already committed.
+    committed: bool,
+    /// Round trips taken by calls this one re-entered the dispatcher with.
+    inner_round_trips: u32,
+    constraint_refusals: Vec<(&'static str, Refusal)>,
+}
+
+impl<'request> UnitOfWork<'request> {
+    pub(super) fn new(
+        database: &'request dyn Database,
+        ledger: &'request dyn Ledger,
+        pending_checks: Vec<PendingCheck>,
+    ) -> UnitOfWork<'request> {
+        UnitOfWork {
+            database: Counted::new(database),
+            ledger,
+            pending_checks,
+            failed_check: None,
+            chain_head: None,
+            writes: Vec::new(),
+            attempt_writes: Vec::new(),
+            final_guards: Vec::new(),
+            guard_refusals: Vec::new(),
+            deferred: Vec::new(),
+            committed: false,
+            inner_round_trips: 0,
+            constraint_refusals: Vec::new(),
+        }
+    }
+
+    /// Whether a read is still owed before an answer can be released: checks
+    /// not yet run, or (for an audited call) the chain's head not yet read.
+    pub(super) fn owes_a_read(&self, audited: bool) -> bool {
+        !self.pending_checks.is_empty() || (audited && self.chain_head.is_none())
+    }
+
+    pub(super) fn committed(&self) -> bool {
+        self.committed
+    }
+
+    pub(super) fn failed_check(&self) -> Option<&Refusal> {
+        self.failed_check.as_ref()
+    }
+
+    /// Whether anything is queued to be written.
+    pub(super) fn has_writes(&self, outcome_ok: bool) -> bool {
+        (!self.writes.is_empty() && outcome_ok) || !self.attempt_writes.is_empty()
+    }
+
+    /// Runs `statements` in the same round trip as every pending check (and the
+    /// chain's head when `audited` and not yet read); answers their results if
+    /// every check passed. What a credential check proves goes to `note`.
+    pub(super) async fn read(
+        &mut self,
+        statements: Vec<Statement>,
+        audited: bool,
+        note: &mut AuditNote,
+    ) -> Result<Vec<QueryResult>, WorkError> {
+        let checks = std::mem::take(&mut self.pending_checks);
+        let wants_head = audited && self.chain_head.is_none();
+        let mut batch: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
+        if wants_head {
+            batch.push(self.ledger.head());
+        }
+        let handler_statements = statements.len();
+        batch.extend(statements);
+        if batch.is_empty() {
+            return match &self.failed_check {
+                Some(refusal) => Err(WorkError::Refused(refusal.clone())),
+                None => Ok(Vec::new()),
+            };
+        }
+        let mut results = self.database.execute(batch).await.map_err(|error| WorkError::Internal(error.to_string()))?;
+        let handler_results = results.split_off(results.len() - handler_statements);
+        if wants_head {
+            let head_row = results.pop().unwrap_or_default();
+            let head =
+                self.ledger.head_from(head_row.first()).map_err(|error| WorkError::Internal(error.to_string()))?;
+            self.chain_head = Some(head);
+        }
+        for (pending, result) in checks.into_iter().zip(results) {
+            if let Some(attribution) = pending.admission.attribution(&result) {
+                note.prove(attribution);
+            }
+            if self.failed_check.is_some() {
+                continue;
+            }
+            if let Err(refusal) = pending.admission.settle(&result) {
+                self.failed_check = Some(refusal);
+            }
+        }
+        match &self.failed_check {
+            Some(refusal) => Err(WorkError::Refused(refusal.clone())),
+            None => Ok(handler_results),
+        }
+    }
+
+    pub(super) fn write(&mut self, statement: Statement) {
+        self.writes.push(statement);
+    }
+
+    pub(super) fn write_whatever_the_outcome(&mut self, statement: Statement) {
+        self.attempt_writes.push(statement);
+    }
+
+    /// A statement that fails its slot's CHECK when `condition` is false.
+    fn guard_statement(&mut self, condition: &str, parameters: Vec<Value>, refusal: Refusal) -> Statement {
+        self.guard_refusals.push(refusal);
+        let slot = self.guard_refusals.len().min(WRITE_GUARD_SLOTS);
+        debug_assert!(
+            self.guard_refusals.len() <= WRITE_GUARD_SLOTS,
+            "a call registered more guards than there are slots"
+        );
+        Statement {
+            sql: format!("INSERT INTO write_guards (slot_{slot}) SELECT 1 WHERE NOT ({condition})").into(),
+            parameters,
+        }
+    }
+
+    pub(super) fn guard(&mut self, condition: Statement, refusal: Refusal) {
+        let statement = self.guard_statement(&condition.sql, condition.parameters, refusal);
+        self.final_guards.push(statement);
+    }
+
+    pub(super) fn write_changing_one_row(&mut self, statement: Statement, refusal: Refusal) {
+        self.writes.push(statement);
+        let guard = self.guard_statement("changes() = 1", Vec::new(), refusal);
+        self.writes.push(guard);
+    }
+
+    pub(super) fn defer_write(&mut self, statement: Statement) {
+        self.deferred.push(statement);
+    }
+
+    pub(super) fn on_constraint_violation(&mut self, constraint: &'static str, refusal: Refusal) {
+        self.constraint_refusals.push((constraint, refusal));
+    }
+
+    /// Drops the checks still pending: a call re-entering the dispatcher hands
+    /// them to the inner call, which reads the same credential and makes them in
+    /// its own first round trip.
+    pub(super) fn hand_over_checks(&mut self) {
+        self.pending_checks.clear();
+    }
+
+    /// Counts a re-entered call's round trips and deferred writes as this one's.
+    pub(super) fn absorb(&mut self, inner: &Response) {
+        self.inner_round_trips += inner.round_trips;
+        self.deferred.extend(inner.deferred.iter().cloned());
+    }
+
+    /// Round trips this call took, its re-entered calls' included.
+    pub(super) fn round_trips(&self) -> u32 {
+        self.database.round_trips() + self.inner_round_trips
+    }
+
+    pub(super) fn take_deferred(&mut self) -> Vec<Statement> {
+        std::mem::take(&mut self.deferred)
+    }
+
+    /// Commits the queued writes (the attempt's own, and the rest only on
+    /// success) with the audit row `record` gives for the outcome. A guard or
+    /// constraint turns a success into a refusal, whose audit row is then
+    /// committed on its own: at most one such turn, so at most two tries.
+    /// Handlers ask the same question in their first read, so the second try
+    /// happens only when a concurrent request changed the answer in between.
+    pub(super) async fn commit(
+        &mut self,
+        platform: &dyn Platform,
+        outcome: Result<Response, Refusal>,
+        record: impl Fn(&Result<Response, Refusal>) -> AuditRecord,
+    ) -> Result<Response, WorkError> {
+        self.committed = true;
+        let mut outcome = outcome;
+        let ledger = self.ledger;
+        for _ in 0..2 {
+            let entry = record(&outcome);
+            let mut batch = self.attempt_writes.clone();
+            if outcome.is_ok() {
+                batch.extend(self.writes.iter().cloned());
+                batch.extend(self.final_guards.iter().cloned());
+            }
+            match ledger.commit(&self.database, platform, &mut self.chain_head, batch, &entry).await {
+                Ok(()) => return outcome.map_err(WorkError::Refused),
+                Err(CommitError::Busy) => return Err(WorkError::Refused(Refusal::busy())),
+                Err(CommitError::Storage(StorageError::Check(constraint)))
+                    if constraint.starts_with(WRITE_GUARD_PREFIX) && outcome.is_ok() =>
+                {
+                    let slot: usize = constraint[WRITE_GUARD_PREFIX.len()..].parse().unwrap_or(1);
+                    let refusal = self.guard_refusals.get(slot.saturating_sub(1)).cloned();
+                    outcome = Err(refusal.unwrap_or_else(Refusal::internal));
+                }
+                Err(CommitError::Storage(error)) if outcome.is_ok() && self.refusal_for(&error).is_some() => {
+                    outcome = Err(self.refusal_for(&error).unwrap_or_else(Refusal::internal));
+                }
+                Err(CommitError::Storage(error)) => return Err(WorkError::Internal(error.to_string())),
+            }
+        }
+        Err(WorkError::Refused(Refusal::internal()))
+    }
+
+    /// The refusal a handler registered for this constraint failure, if any.
+    fn refusal_for(&self, error: &StorageError) -> Option<Refusal> {
+        let name = match error {
+            StorageError::Unique(name) | StorageError::Aborted(name) => name,
+            _ => return None,
+        };
+        self.constraint_refusals.iter().find(|(constraint, _)| constraint == name).map(|(_, refusal)| refusal.clone())
+    }
+}

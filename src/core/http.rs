@@ -1,0 +1,199 @@
+//! The plain-data request and response the dispatcher works on.
+//!
+//! The adapter converts a Worker request into a `Request` and a `Response` back;
+//! the MCP server builds `Request`s to re-enter the router in process. Nothing here
+//! performs I/O.
+
+use serde::Serialize;
+
+use crate::core::refusal::Refusal;
+
+/// The largest request body the node reads. Bigger bodies are refused before they
+/// are decoded, so a client cannot make the node hold an arbitrary payload.
+pub const MAXIMUM_BODY_BYTES: usize = 1024 * 1024;
+
+/// Where a request came from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Surface {
+    /// A REST call over HTTP.
+    Rest,
+    /// A tool call through `POST /mcp`, re-entering the router in process.
+    Mcp,
+}
+
+impl Surface {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Surface::Rest => "rest",
+            Surface::Mcp => "mcp",
+        }
+    }
+}
+
+/// An HTTP request, as the core sees it.
+#[derive(Clone, Debug, Default)]
+pub struct Request {
+    pub method: String,
+    /// The path, without the query.
+    pub path: String,
+    /// The raw query string, without the `?`.
+    pub query: String,
+    /// Header names in lower case.
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// `scheme://host[:port]` of the URL the request was sent to, for the Origin check.
+    pub origin: String,
+    /// The client's address as Cloudflare reports it, for rate limits.
+    pub client_address: Option<String>,
+}
+
+impl Request {
+    /// The first value of a header, by case-insensitive name.
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str())
+    }
+
+    /// The value of a cookie, from every `Cookie` header.
+    pub fn cookie(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .filter(|(key, _)| key.eq_ignore_ascii_case("cookie"))
+            .flat_map(|(_, value)| value.split(';'))
+            .filter_map(|pair| pair.trim().split_once('='))
+            .find(|(key, _)| *key == name)
+            .map(|(_, value)| value)
+    }
+}
+
+/// An HTTP response, as the core produces it.
+#[derive(Clone, Debug)]
+pub struct Response {
+    pub status: u16,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// How many storage round trips producing this response took. Not sent; read by
+    /// the tests that hold each route to its budget.
+    pub round_trips: u32,
+    /// Writes to run after the response is sent (the adapter hands them to
+    /// `waitUntil`), such as recording a dispatch's outcome. Never an authority
+    /// decision, never an audit row.
+    pub deferred: Vec<crate::core::storage::Statement>,
+}
+
+impl Response {
+    pub fn json<T: Serialize>(status: u16, body: &T) -> Response {
+        // Serialising the contract's own types cannot fail: they hold no maps with
+        // non-string keys and no custom serialisers that error.
+        let body = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
+        Response {
+            status,
+            headers: vec![
+                ("content-type".into(), "application/json; charset=utf-8".into()),
+                ("cache-control".into(), "no-store".into()),
+            ],
+            body,
+            round_trips: 0,
+            deferred: Vec::new(),
+        }
+    }
+
+    pub fn html(body: String, content_security_policy: &str) -> Response {
+        Response {
+            status: 200,
+            headers: vec![
+                ("content-type".into(), "text/html; charset=utf-8".into()),
+                ("cache-control".into(), "no-store".into()),
+                ("content-security-policy".into(), content_security_policy.into()),
+                ("x-frame-options".into(), "DENY".into()),
+                ("referrer-policy".into(), "no-referrer".into()),
+            ],
+            body: body.into_bytes(),
+            round_trips: 0,
+            deferred: Vec::new(),
+        }
+    }
+
+    /// One of the browser interface's script modules.
+    pub fn script(source: &str) -> Response {
+        Response {
+            status: 200,
+            headers: vec![
+                ("content-type".into(), "text/javascript; charset=utf-8".into()),
+                ("cache-control".into(), "no-cache".into()),
+            ],
+            body: source.as_bytes().to_vec(),
+            round_trips: 0,
+            deferred: Vec::new(),
+        }
+    }
+
+    /// Bytes a browser must save, never render: attacker-written content (an HTML
+    /// attachment, say) served from the node's own origin would otherwise run
+    /// with the signed-in person's session. `Content-Disposition: attachment` and a
+    /// sandboxing policy keep it inert.
+    pub fn download(status: u16, content_type: &str, body: Vec<u8>, file_name: &str) -> Response {
+        let safe_name: String = file_name
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+            .take(120)
+            .collect();
+        let content_type = if content_type.chars().all(|c| c.is_ascii_graphic()) && content_type.contains('/') {
+            content_type
+        } else {
+            "application/octet-stream"
+        };
+        Response {
+            status,
+            headers: vec![
+                ("content-type".into(), content_type.into()),
+                ("content-disposition".into(), format!("attachment; filename=\"{safe_name}\"")),
+                ("content-security-policy".into(), "default-src 'none'; sandbox".into()),
+                ("cache-control".into(), "no-store".into()),
+            ],
+            body,
+            round_trips: 0,
+            deferred: Vec::new(),
+        }
+    }
+
+    pub fn refusal(refusal: &Refusal) -> Response {
+        let mut response = Response::json(refusal.status, &refusal.body());
+        if let Some(seconds) = refusal.retry_after_seconds {
+            response.headers.push(("retry-after".into(), seconds.to_string()));
+        }
+        if let Some(allowed) = &refusal.allow {
+            response.headers.push(("allow".into(), allowed.clone()));
+        }
+        response
+    }
+
+    pub fn with_header(mut self, name: &str, value: impl Into<String>) -> Response {
+        self.headers.push((name.to_string(), value.into()));
+        self
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str())
+    }
+
+    /// The body as JSON, for tests and for the MCP server reading a re-entered call.
+    pub fn json_body(&self) -> Option<serde_json::Value> {
+        serde_json::from_slice(&self.body).ok()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cookies_are_found_across_headers_and_pairs() {
+        let request = Request {
+            headers: vec![("Cookie".into(), "a=1; __Host-mailroom-access=tok".into()), ("cookie".into(), "b=2".into())],
+            ..Request::default()
+        };
+        assert_eq!(request.cookie("__Host-mailroom-access"), Some("tok"));
+        assert_eq!(request.cookie("b"), Some("2"));
+        assert_eq!(request.cookie("c"), None);
+    }
+}

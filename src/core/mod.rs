@@ -1,0 +1,26 @@
+//! The core: what every request is made of, naming no runtime and no domain.
+//!
+//! The request and response (`http`), why a request is not understood
+//! (`request_error`), the refusal type (`refusal`), storage (`storage`), the
+//! runtime's other bindings as traits (`platform`, `bindings`), the node a request
+//! is handled with (`node`), typed ids, time, the small crypto every layer needs,
+//! paging, email addresses, who a request claims to be (`caller`), and the context
+//! a handler works through (`context`: the request as read, the unit of work and
+//! the audit note). Nothing here imports a module above it: the layers above
+//! provide the authority checks and the audit chain through the ports
+//! `context::ports` names.
+
+pub mod addresses;
+pub mod bindings;
+pub mod caller;
+pub mod context;
+pub mod crypto;
+pub mod http;
+pub mod ids;
+pub mod node;
+pub mod paging;
+pub mod platform;
+pub mod refusal;
+pub mod request_error;
+pub mod storage;
+pub mod time;

@@ -1,0 +1,83 @@
+//! The node as the core sees it: its storage, its bindings, its platform and its
+//! configuration, handed in by the adapter (or the test kit) for each request.
+//!
+//! `Installation` owns them and `Installation::node` is the one place a `Node` is
+//! assembled: the Worker builds an installation from its bindings, the test kit
+//! from SQLite and memory, and both hand the core the same shape.
+
+use crate::core::bindings::{BlobStore, Mailer};
+use crate::core::platform::Platform;
+use crate::core::storage::Database;
+
+/// The largest message the node accepts by default: Email Routing's own limit.
+pub const DEFAULT_MAXIMUM_MESSAGE_BYTES: usize = 25 * 1024 * 1024;
+
+/// PBKDF2 iterations for new password hashes in production. Cloudflare's
+/// WebCrypto caps PBKDF2 at 100,000 iterations; this is that cap.
+pub const PASSWORD_ITERATIONS: u32 = 100_000;
+
+/// The configuration a deployment supplies: secrets and feature switches.
+#[derive(Clone, Debug)]
+pub struct Config {
+    /// The key access tokens are signed with (`SESSION_SECRET`).
+    pub session_key: Vec<u8>,
+    /// The one-time setup secret (`SETUP_TOKEN`), if configured.
+    pub setup_token: Option<String>,
+    /// PBKDF2 iterations for new password hashes. Existing hashes keep the count
+    /// stored with them, so this can change without locking anyone out.
+    pub password_iterations: u32,
+    /// The largest inbound message accepted (`MAXIMUM_MESSAGE_BYTES`); bigger ones are
+    /// rejected with an SMTP reason and stored nowhere.
+    pub maximum_message_bytes: usize,
+    /// The origin the node answers at (`PUBLIC_ORIGIN`, such as
+    /// `https://mail.example.org`). When set, a request addressed to any other host
+    /// is refused, which is what defeats DNS rebinding against a node on a
+    /// developer's machine; unset, the node trusts the host it is addressed by.
+    pub public_origin: Option<String>,
+}
+
+impl Config {
+    /// A deployment's configuration, hashing at the production iteration count.
+    pub fn new(session_key: Vec<u8>, setup_token: Option<String>) -> Config {
+        Config {
+            session_key,
+            setup_token,
+            password_iterations: PASSWORD_ITERATIONS,
+            maximum_message_bytes: DEFAULT_MAXIMUM_MESSAGE_BYTES,
+            public_origin: None,
+        }
+    }
+}
+
+/// One node: everything a request is handled with.
+pub struct Node<'a> {
+    pub database: &'a dyn Database,
+    /// Raw messages (R2).
+    pub blobs: &'a dyn BlobStore,
+    /// Outbound mail (the `send_email` binding).
+    pub mailer: &'a dyn Mailer,
+    pub platform: &'a dyn Platform,
+    pub config: &'a Config,
+}
+
+/// Everything a node runs on, owned.
+pub struct Installation<D, B, M, P> {
+    pub database: D,
+    pub blobs: B,
+    pub mailer: M,
+    pub platform: P,
+    pub config: Config,
+}
+
+impl<D: Database, B: BlobStore, M: Mailer, P: Platform> Installation<D, B, M, P> {
+    /// The node a request is handled with, borrowing this installation.
+    pub fn node(&self) -> Node<'_> {
+        Node {
+            database: &self.database,
+            blobs: &self.blobs,
+            mailer: &self.mailer,
+            platform: &self.platform,
+            config: &self.config,
+        }
+    }
+}

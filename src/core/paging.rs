@@ -1,0 +1,113 @@
+//! Pages of a list kept in a stable order (a time, then an id): the `limit` and
+//! `cursor` query parameters every paged route reads, and the `next_cursor` every
+//! page answers.
+//!
+//! A cursor is the position of the last item on a page, opaque to clients. It
+//! holds an id of the kind the list is made of, so one list's cursor handed to
+//! another is refused rather than answered with a wrong page. A page is read as
+//! one row more than asked for: that row, if it comes, is how the node knows
+//! another page exists, without a count.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+
+use mailroom_contract::Accepts;
+
+use crate::core::context::Context;
+use crate::core::ids::{IdKind, is_id_of};
+use crate::core::refusal::Refusal;
+use crate::core::request_error::RequestError;
+
+/// The text every cursor starts with, so a cursor is recognisably one.
+const CURSOR_PREFIX: &str = "after:";
+
+/// The cursor naming the item at time `at` with id `id`: the next page starts
+/// right after it, in the list's own order.
+pub fn encode_cursor(at: i64, id: &str) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{at}:{id}"))
+}
+
+fn decode_cursor(cursor: &str, kind: IdKind) -> Option<(i64, String)> {
+    let text = String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()?;
+    let (at, id) = text.strip_prefix(CURSOR_PREFIX)?.split_once(':')?;
+    if !is_id_of(id, kind) {
+        return None;
+    }
+    Some((at.parse().ok()?, id.to_string()))
+}
+
+/// The `cursor` query parameter as the time and id of a list of `kind` to
+/// continue after, or `start` (with no id) when absent: a time before every item
+/// of the list in its own order (`i64::MAX` for newest first, `i64::MIN` for
+/// oldest first).
+pub fn cursor(context: &Context<'_>, kind: IdKind, start: i64) -> Result<(i64, String), Refusal> {
+    match context.query("cursor") {
+        None => Ok((start, String::new())),
+        Some(cursor) => decode_cursor(cursor, kind).ok_or_else(|| {
+            RequestError::InvalidQueryParameter {
+                name: "cursor".into(),
+                expected: "the `next_cursor` of a previous page of this list, unchanged".into(),
+            }
+            .into()
+        }),
+    }
+}
+
+/// The `limit` query parameter: the page size the request asked for, or the
+/// route's declared default. The dispatcher has already refused a value outside
+/// the declared range, so the range is stated once, on the route.
+pub fn limit(context: &Context<'_>) -> Result<i64, Refusal> {
+    let declared = context.route().query_parameter("limit").map(|parameter| parameter.accepts);
+    let Some(Accepts::PageSize { default, .. }) = declared else {
+        return Err(context.internal(format!("{} reads a page size it does not declare", context.route().tool)));
+    };
+    match context.query("limit") {
+        None => Ok(i64::from(default)),
+        Some(text) => text.parse().map_err(|_| context.internal("a page size the dispatcher accepted does not parse")),
+    }
+}
+
+/// Cuts `rows`, read as `limit + 1`, to the page, and answers the page's
+/// `next_cursor`: the position of its last row when a further row came back.
+pub fn cut<Row>(rows: &mut Vec<Row>, limit: i64, position: impl Fn(&Row) -> (i64, &str)) -> Option<String> {
+    let limit = usize::try_from(limit).unwrap_or(0);
+    if rows.len() <= limit {
+        return None;
+    }
+    rows.truncate(limit);
+    rows.last().map(|row| {
+        let (at, id) = position(row);
+        encode_cursor(at, id)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const RECEIPT: &str = "rcp_01M8MECXYJD8V8NXZMYC8H1337";
+
+    #[test]
+    fn cursors_round_trip_and_refuse_anything_else() {
+        let cursor = encode_cursor(42, RECEIPT);
+        assert_eq!(decode_cursor(&cursor, IdKind::Receipt), Some((42, RECEIPT.to_string())));
+        assert_eq!(decode_cursor(&cursor, IdKind::Send), None, "another list's cursor");
+        assert_eq!(decode_cursor("nope", IdKind::Receipt), None);
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode(format!("after:x:{RECEIPT}")), IdKind::Receipt), None);
+        assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("after:1:'; DROP"), IdKind::Receipt), None);
+    }
+
+    #[test]
+    fn a_page_is_cut_at_its_limit_and_names_its_last_row() {
+        fn position(row: &(i64, String)) -> (i64, &str) {
+            (row.0, &row.1)
+        }
+        let rows = |count: i64| -> Vec<(i64, String)> { (0..count).map(|at| (10 - at, format!("row {at}"))).collect() };
+        let mut page = rows(3);
+        assert_eq!(cut(&mut page, 2, position), Some(encode_cursor(9, "row 1")));
+        assert_eq!(page, rows(2));
+        let mut page = rows(2);
+        assert_eq!(cut(&mut page, 2, position), None, "no row beyond the page: the last page");
+        assert_eq!(page, rows(2));
+    }
+}

@@ -1,0 +1,117 @@
+//! Why a request could not be understood, before any question of authority, and
+//! the refusals that say so.
+//!
+//! The dispatcher finds most of these (no route, a body or query the route does
+//! not take); a handler meets the rest while reading its own parameters and body.
+
+use crate::core::refusal::Refusal;
+
+/// Why a request could not be understood, before any question of authority.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum RequestError {
+    /// No route has this path.
+    NoSuchRoute { method: String, path: String },
+    /// The path exists but not with this method.
+    MethodNotAllowed { method: String, path: String, allowed: String },
+    /// The body is over the node's cap.
+    BodyTooLarge { limit: usize },
+    /// The route takes no body and one was sent.
+    BodyNotExpected,
+    /// The route needs a body and none was sent.
+    MissingBody,
+    /// The body is not JSON.
+    MalformedJson { detail: String },
+    /// The body is JSON of the wrong shape.
+    InvalidBody { detail: String },
+    /// A query parameter the route does not take.
+    UnknownQueryParameter { name: String, known: String },
+    /// A query parameter with an unusable value.
+    InvalidQueryParameter { name: String, expected: String },
+    /// A path parameter that cannot name anything.
+    InvalidPathParameter { name: String, expected: String },
+}
+
+impl From<RequestError> for Refusal {
+    fn from(error: RequestError) -> Refusal {
+        match error {
+            RequestError::NoSuchRoute { method, path } => Refusal::new(
+                404,
+                "no_such_route",
+                format!("Nothing answers {method} {path}."),
+                "The node declares no route with that path.",
+                "See the OpenAPI document or the Agent Skill for the routes the node offers.",
+            ),
+            RequestError::MethodNotAllowed { method, path, allowed } => {
+                let mut refusal = Refusal::new(
+                    405,
+                    "method_not_allowed",
+                    format!("{path} does not answer {method}."),
+                    format!("The route exists but answers only {allowed}."),
+                    format!("Use {allowed}."),
+                );
+                refusal.allow = Some(allowed);
+                refusal
+            }
+            RequestError::BodyTooLarge { limit } => Refusal::new(
+                413,
+                "body_too_large",
+                "The request body is too large.",
+                format!("The node reads request bodies of at most {limit} bytes."),
+                "Send a smaller body.",
+            ),
+            RequestError::BodyNotExpected => Refusal::new(
+                400,
+                "unexpected_body",
+                "This route takes no request body.",
+                "A body was sent to a route that declares none, so the node cannot tell what was meant.",
+                "Send the request without a body; pass values in the path or query.",
+            ),
+            RequestError::MissingBody => Refusal::new(
+                400,
+                "missing_body",
+                "This route needs a JSON request body.",
+                "The request had no body.",
+                "Send a JSON object as described by the route's request schema.",
+            ),
+            RequestError::MalformedJson { detail } => Refusal::new(
+                400,
+                "malformed_json",
+                "The request body is not valid JSON.",
+                detail,
+                "Send a well-formed JSON object.",
+            ),
+            RequestError::InvalidBody { detail } => Refusal::new(
+                400,
+                "invalid_body",
+                "The request body does not have the shape this route needs.",
+                detail,
+                "Correct the named field to match the route's request schema.",
+            ),
+            RequestError::UnknownQueryParameter { name, known } => Refusal::new(
+                400,
+                "unknown_query_parameter",
+                format!("The query parameter `{name}` is not one this route takes."),
+                if known.is_empty() {
+                    "This route takes no query parameters.".to_string()
+                } else {
+                    format!("This route takes: {known}.")
+                },
+                "Remove it, or correct its spelling.",
+            ),
+            RequestError::InvalidQueryParameter { name, expected } => Refusal::new(
+                400,
+                "invalid_query_parameter",
+                format!("The query parameter `{name}` has a value this route cannot use."),
+                format!("`{name}` must be {expected}."),
+                format!("Send `{name}` as {expected}, or leave it out."),
+            ),
+            RequestError::InvalidPathParameter { name, expected } => Refusal::new(
+                404,
+                "not_found",
+                format!("`{name}` does not name anything here."),
+                format!("`{name}` must be {expected}."),
+                "Check the id; list what you can see to find the right one.",
+            ),
+        }
+    }
+}

@@ -1,0 +1,206 @@
+//! The dispatcher: the one path every request takes, REST or MCP alike.
+//!
+//! parse (route, body size, query) → authenticate (the credential's claim) →
+//! authority (the checks the route's declared authority needs) → handler →
+//! audit → response. The route table is built from the contract, and the match in
+//! `handlers::handle` names every route's handler, so a declared route without a
+//! handler does not compile.
+
+mod handlers;
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use mailroom_contract::{Authority, Method, PathParameter, Route, RouteId, registry};
+
+use crate::audit::AuditChain;
+use crate::authz::credentials::{self, AuthenticationError};
+use crate::authz::{self};
+use crate::core::caller::Caller;
+use crate::core::context::{Admitted, Context};
+use crate::core::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
+use crate::core::node::Node;
+use crate::core::refusal::Refusal;
+use crate::core::request_error::RequestError;
+
+type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
+
+/// The path router, built once from the contract.
+fn route_table() -> &'static RouteTable {
+    static TABLE: OnceLock<RouteTable> = OnceLock::new();
+    TABLE.get_or_init(|| {
+        let mut by_path: Vec<(&'static str, HashMap<Method, RouteId>)> = Vec::new();
+        for route in registry().routes() {
+            match by_path.iter_mut().find(|(path, _)| *path == route.path) {
+                Some((_, methods)) => {
+                    methods.insert(route.method, route.id);
+                }
+                None => by_path.push((route.path, HashMap::from([(route.method, route.id)]))),
+            }
+        }
+        let mut table = matchit::Router::new();
+        for (path, methods) in by_path {
+            // The contract's own tests build this table; a path it cannot hold
+            // fails there, never on a deployed node.
+            if let Err(error) = table.insert(path, methods) {
+                panic!("the contract declares a path the router cannot hold: {path}: {error}");
+            }
+        }
+        table
+    })
+}
+
+/// Finds the route for a method and path, with its path parameters.
+fn find_route(method: &str, path: &str) -> Result<(&'static Route, Vec<(PathParameter, String)>), RequestError> {
+    let matched = route_table()
+        .at(path)
+        .map_err(|_| RequestError::NoSuchRoute { method: method.to_string(), path: path.to_string() })?;
+    let route_id = Method::parse(method).and_then(|method| matched.value.get(&method).copied());
+    let Some(route_id) = route_id else {
+        let mut allowed: Vec<&str> = matched.value.keys().map(|method| method.as_str()).collect();
+        allowed.sort_unstable();
+        return Err(RequestError::MethodNotAllowed {
+            method: method.to_string(),
+            path: path.to_string(),
+            allowed: allowed.join(", "),
+        });
+    };
+    // The registry refuses a path naming a parameter the contract does not
+    // declare, so every `:name` the table matched parses.
+    let parameters = matched
+        .params
+        .iter()
+        .filter_map(|(name, value)| Some((PathParameter::parse(name)?, value.to_string())))
+        .collect();
+    Ok((registry().route(route_id), parameters))
+}
+
+/// Parses the query string, refusing parameters the route does not declare.
+fn parse_query(route: &Route, query: &str) -> Result<Vec<(String, String)>, RequestError> {
+    let mut parameters = Vec::new();
+    for (name, value) in form_urlencoded::parse(query.as_bytes()) {
+        let Some(parameter) = route.query_parameter(&name) else {
+            let known: Vec<&str> = route.query_parameters.iter().map(|parameter| parameter.name).collect();
+            return Err(RequestError::UnknownQueryParameter { name: name.into_owned(), known: known.join(", ") });
+        };
+        if let (false, Some(expected)) = (parameter.accepts(&value), parameter.expects()) {
+            return Err(RequestError::InvalidQueryParameter { name: name.into_owned(), expected });
+        }
+        parameters.push((name.into_owned(), value.into_owned()));
+    }
+    Ok(parameters)
+}
+
+/// Handles one request from `surface`. Never panics on input and never answers a
+/// 500 for anything a client sent.
+pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> Response {
+    let now_ms = node.platform.now_ms();
+    let (route, path_parameters) = match find_route(&request.method, &request.path) {
+        Ok(found) => found,
+        Err(error) => return Response::refusal(&error.into()),
+    };
+    // Refusals before the caller is known are answered without I/O and recorded
+    // nowhere: a request for another host (DNS rebinding) or with no credential
+    // the node issued could otherwise write to the audit chain at will.
+    let early = |refusal: Refusal| Response::refusal(&refusal);
+    let node_origin = node.config.public_origin.as_deref().unwrap_or(&request.origin);
+    if node_origin != request.origin {
+        return early(AuthenticationError::WrongHost { node_origin: node_origin.to_string() }.into());
+    }
+    let changes_something = !route.method.is_safe();
+
+    // Public routes answer anyone and act as a stranger, whatever credential a
+    // browser happens to send along.
+    let (caller, via_cookie) = if route.authority == Authority::Public {
+        (
+            Caller::Stranger,
+            request.cookie(credentials::ACCESS_COOKIE).is_some()
+                || request.cookie(credentials::REFRESH_COOKIE).is_some(),
+        )
+    } else {
+        match credentials::identify(request, &node.config.session_key, now_ms) {
+            Ok(presented) => (presented.caller, presented.via_cookie),
+            Err(error) => return early(error.into()),
+        }
+    };
+    // From here the caller is known, so a refusal of a changing call is recorded
+    // like any other: it goes through the handler's place, with its checks.
+    let mut refused_before_handling = None;
+    if let Err(error) = credentials::check_origin(request, node_origin, changes_something, via_cookie) {
+        refused_before_handling = Some(Refusal::from(error));
+    }
+    let query_parameters = match request_shape(route, request) {
+        Ok(parameters) => parameters,
+        Err(refusal) => {
+            refused_before_handling.get_or_insert(refusal);
+            Vec::new()
+        }
+    };
+    let path_parameter = |wanted: PathParameter| {
+        path_parameters.iter().find(|(name, _)| *name == wanted).map(|(_, value)| value.clone())
+    };
+    let checks = match authz::checks_for(route, &caller, now_ms, path_parameter) {
+        Ok(checks) => checks,
+        Err(error) => return early(error.into()),
+    };
+    let mut context = Context::new(
+        node,
+        Admitted {
+            route,
+            request,
+            surface,
+            now_ms,
+            caller,
+            path: path_parameters,
+            query: query_parameters,
+            checks,
+            audited: registry().is_audited(route.id),
+            ledger: &AuditChain,
+        },
+    );
+    let outcome = match refused_before_handling {
+        Some(refusal) => Err(refusal),
+        None => handlers::handle(&mut context).await,
+    };
+    context.finish(outcome).await
+}
+
+/// The request's size, body and query string against what the route declares;
+/// answers the query parameters.
+fn request_shape(route: &Route, request: &Request) -> Result<Vec<(String, String)>, Refusal> {
+    if request.body.len() > MAXIMUM_BODY_BYTES {
+        return Err(RequestError::BodyTooLarge { limit: MAXIMUM_BODY_BYTES }.into());
+    }
+    if route.request.is_none() && !request.body.iter().all(u8::is_ascii_whitespace) {
+        return Err(RequestError::BodyNotExpected.into());
+    }
+    Ok(parse_query(route, &request.query)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_declared_path_fits_the_router() {
+        for route in registry().routes() {
+            let concrete: String = route
+                .path
+                .split('/')
+                .map(|segment| if segment.starts_with(':') { "x" } else { segment })
+                .collect::<Vec<_>>()
+                .join("/");
+            let (found, _) = find_route(route.method.as_str(), &concrete).expect("declared route is routable");
+            assert_eq!(found.id, route.id, "{} {}", route.method.as_str(), route.path);
+        }
+    }
+
+    #[test]
+    fn a_known_path_with_the_wrong_method_names_the_allowed_ones() {
+        match find_route("PATCH", "/api/people") {
+            Err(RequestError::MethodNotAllowed { allowed, .. }) => assert_eq!(allowed, "GET, POST"),
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(find_route("GET", "/api/nothing"), Err(RequestError::NoSuchRoute { .. })));
+    }
+}

@@ -1,0 +1,303 @@
+//! People: the accounts that sign in with a password, and the routes that create,
+//! show, list, disable and enable them.
+//!
+//! A person holds nothing by being created; authority comes only from relations.
+//! Disabling a person revokes every session of theirs in the same batch, and the
+//! liveness check every request makes means even a live access token stops
+//! working on its next use.
+
+use mailroom_contract::PathParameter;
+use mailroom_contract::api::{CreatePerson, Me, Person, PersonList, TeamReference};
+use serde::Deserialize;
+
+use crate::authz::tuples::{self, Holder, Losing};
+use crate::core::caller::Caller;
+use crate::core::context::Context;
+use crate::core::http::Response;
+use crate::core::ids::{IdKind, is_id_of, new_id};
+use crate::core::refusal::Refusal;
+use crate::core::storage::Statement;
+use crate::core::time::rfc3339;
+use crate::identity::password;
+
+/// What can be wrong with a person or a request about one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PersonError {
+    /// Not a usable email address.
+    InvalidEmail,
+    /// Another person has this email.
+    EmailTaken,
+    /// Empty or over-long display name.
+    InvalidName,
+    /// Password shorter than the minimum (or absurdly long).
+    WeakPassword { minimum: usize },
+    /// No person has this id.
+    NoSuchPerson { id: String },
+    /// An administrator tried to disable themself.
+    CannotDisableSelf,
+    /// The change would leave no enabled administrator.
+    LastAdministrator,
+}
+
+impl From<PersonError> for Refusal {
+    fn from(error: PersonError) -> Refusal {
+        match error {
+            PersonError::InvalidEmail => Refusal::new(
+                400,
+                "invalid_email",
+                "That is not an email address the node can use.",
+                "An email address needs a local part, an @ and a domain with a dot, and no spaces, at most 254 characters.",
+                "Send an address such as ana@example.com.",
+            ),
+            PersonError::EmailTaken => Refusal::new(
+                409,
+                "email_taken",
+                "Someone on the node already uses that email address.",
+                "An email address signs in exactly one person.",
+                "Use another address, or find the existing person in GET /api/people.",
+            ),
+            PersonError::InvalidName => Refusal::new(
+                400,
+                "invalid_name",
+                "That name cannot be used.",
+                "A name must have 1 to 200 characters and not be only spaces.",
+                "Send a display name such as \"Ana Lima\".",
+            ),
+            PersonError::WeakPassword { minimum } => Refusal::new(
+                400,
+                "weak_password",
+                "That password is too short.",
+                format!("Passwords need at least {minimum} characters (and at most 1024)."),
+                format!("Choose a password of at least {minimum} characters; a few unrelated words work well."),
+            ),
+            PersonError::NoSuchPerson { id } => Refusal::not_found("person", &id),
+            PersonError::CannotDisableSelf => Refusal::new(
+                409,
+                "cannot_disable_self",
+                "You cannot disable your own account.",
+                "Disabling yourself would end your own session and could leave the node without an administrator.",
+                "Ask another administrator to do it.",
+            ),
+            PersonError::LastAdministrator => super::last_administrator(),
+        }
+    }
+}
+
+/// A person's fields, validated, before they have an id.
+#[derive(Clone, Debug)]
+pub struct NewPerson {
+    pub email: String,
+    pub name: String,
+    password: String,
+}
+
+impl NewPerson {
+    pub fn validate(email: &str, name: &str, password: &str) -> Result<NewPerson, PersonError> {
+        let email = normalize_email(email)?;
+        let name = name.trim();
+        if name.is_empty() || name.chars().count() > 200 {
+            return Err(PersonError::InvalidName);
+        }
+        if !password::is_acceptable(password) {
+            return Err(PersonError::WeakPassword { minimum: password::MINIMUM_LENGTH });
+        }
+        Ok(NewPerson { email, name: name.to_string(), password: password.to_string() })
+    }
+}
+
+/// Lower-cases and checks an email address used as a sign-in name.
+pub fn normalize_email(email: &str) -> Result<String, PersonError> {
+    crate::core::addresses::normalize(email).ok_or(PersonError::InvalidEmail)
+}
+
+/// A person as stored.
+#[derive(Clone, Debug, Deserialize)]
+pub struct PersonRow {
+    pub id: String,
+    pub email: String,
+    pub name: String,
+    pub created_at: i64,
+    pub disabled_at: Option<i64>,
+}
+
+impl PersonRow {
+    pub fn present(&self) -> Person {
+        Person {
+            id: self.id.clone(),
+            email: self.email.clone(),
+            name: self.name.clone(),
+            created_at: rfc3339(self.created_at),
+            disabled_at: self.disabled_at.map(rfc3339),
+        }
+    }
+}
+
+pub const PERSON_COLUMNS: &str = "id, email, name, created_at, disabled_at";
+
+pub fn by_id(person_id: &str) -> Statement {
+    Statement::new(format!("SELECT {PERSON_COLUMNS} FROM people WHERE id = ?1")).bind(person_id)
+}
+
+/// Hashes the password and queues the insert; answers the person as they will be.
+pub async fn insert(context: &mut Context<'_>, person_id: &str, person: NewPerson) -> Result<Person, Refusal> {
+    let password_hash = password::hash(context.platform(), &person.password, context.config().password_iterations)
+        .await
+        .map_err(|error| context.internal(error.0))?;
+    context.write(
+        Statement::new("INSERT INTO people (id, email, name, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
+            .bind(person_id)
+            .bind(person.email.as_str())
+            .bind(person.name.as_str())
+            .bind(password_hash)
+            .bind(context.now_ms()),
+    );
+    context.on_constraint_violation("people.email", PersonError::EmailTaken);
+    context.audit_detail(serde_json::json!({ "email": person.email }));
+    Ok(PersonRow {
+        id: person_id.to_string(),
+        email: person.email,
+        name: person.name,
+        created_at: context.now_ms(),
+        disabled_at: None,
+    }
+    .present())
+}
+
+/// `GET /api/me`.
+pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (person_id, session_id) = match context.caller().clone() {
+        Caller::Person { person_id, session_id } => (person_id, session_id),
+        Caller::Agent { agent_id, .. } => return agent_me(context, agent_id).await,
+        Caller::Stranger => return Err(Refusal::internal()),
+    };
+    let holder = Holder::Person(person_id.clone());
+    let teams = Statement::new(
+        "SELECT t.id, t.name FROM teams t JOIN team_members m ON m.team_id = t.id WHERE m.person_id = ?1 ORDER BY t.name",
+    )
+    .bind(person_id.as_str());
+    let [person, administrator, teams] =
+        context.read_array([by_id(&person_id), tuples::is_administrator(&holder), teams]).await?;
+    let person: PersonRow = person
+        .first()
+        .ok_or_else(|| context.internal("a live session's person is missing"))?
+        .decode()
+        .map_err(|error| context.internal(error))?;
+    let is_admin = administrator.first_flag("held").unwrap_or(false);
+    let teams = teams.decode_all::<TeamReference>().map_err(|error| context.internal(error))?;
+    Ok(context.json(&Me {
+        id: person.id,
+        kind: "person".into(),
+        name: person.name,
+        email: Some(person.email),
+        is_admin,
+        teams,
+        session_id: Some(session_id),
+        sponsor: None,
+    }))
+}
+
+/// `GET /api/me` for an agent: who it is and whose authority it acts under.
+async fn agent_me(context: &mut Context<'_>, agent_id: String) -> Result<Response, Refusal> {
+    let agent = Statement::new("SELECT name, sponsor_id FROM agents WHERE id = ?1").bind(agent_id.as_str());
+    let [agent, administrator] = context
+        .read_array([
+            agent,
+            tuples::is_administrator(&Holder::Agent { agent_id: agent_id.clone(), now_ms: context.now_ms() }),
+        ])
+        .await?;
+    let row = agent.first().ok_or_else(|| context.internal("a live agent's row is missing"))?;
+    Ok(context.json(&Me {
+        id: agent_id,
+        kind: "agent".into(),
+        name: row.text("name").map_err(|error| context.internal(error))?,
+        email: None,
+        is_admin: administrator.first_flag("held").unwrap_or(false),
+        teams: Vec::new(),
+        session_id: None,
+        sponsor: Some(row.text("sponsor_id").map_err(|error| context.internal(error))?),
+    }))
+}
+
+/// `GET /api/people`.
+pub async fn list_people(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let statement = Statement::new(format!("SELECT {PERSON_COLUMNS} FROM people ORDER BY created_at, id"));
+    let [people] = context.read_array([statement]).await?;
+    let people: Vec<PersonRow> = people.decode_all().map_err(|error| context.internal(error))?;
+    Ok(context.json(&PersonList { people: people.iter().map(PersonRow::present).collect() }))
+}
+
+/// `POST /api/people`.
+pub async fn create_person(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: CreatePerson = context.body()?;
+    let new_person = NewPerson::validate(&request.email, &request.name, &request.password)?;
+    let existing = Statement::new("SELECT id FROM people WHERE email = ?1").bind(new_person.email.as_str());
+    let [existing] = context.read_array([existing]).await?;
+    if !existing.rows.is_empty() {
+        return Err(PersonError::EmailTaken.into());
+    }
+    let person_id = new_id(IdKind::Person, context.platform());
+    context.audit_object(person_id.clone());
+    let person = insert(context, &person_id, new_person).await?;
+    Ok(context.json(&person))
+}
+
+/// The path's person id, or the 404 an unknown id gets.
+fn person_parameter(context: &Context<'_>) -> Result<String, Refusal> {
+    let id = context.path(PathParameter::PersonId)?;
+    if is_id_of(id, IdKind::Person) {
+        Ok(id.to_string())
+    } else {
+        Err(PersonError::NoSuchPerson { id: id.to_string() }.into())
+    }
+}
+
+/// `GET /api/people/:personId`.
+pub async fn get_person(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let person_id = person_parameter(context)?;
+    let [person] = context.read_array([by_id(&person_id)]).await?;
+    let person: PersonRow = person
+        .first()
+        .ok_or(PersonError::NoSuchPerson { id: person_id })?
+        .decode()
+        .map_err(|error| context.internal(error))?;
+    Ok(context.json(&person.present()))
+}
+
+/// `POST /api/people/:personId/disable` and `/enable`.
+pub async fn set_disabled(context: &mut Context<'_>, disabled: bool) -> Result<Response, Refusal> {
+    let person_id = person_parameter(context)?;
+    let losing = Losing { person: Some(&person_id), ..Losing::default() };
+    let [person, remains] =
+        context.read_array([by_id(&person_id), tuples::an_administrator_would_remain(losing)]).await?;
+    let mut person: PersonRow = person
+        .first()
+        .ok_or(PersonError::NoSuchPerson { id: person_id.clone() })?
+        .decode()
+        .map_err(|error| context.internal(error))?;
+    if disabled && context.caller().actor_id() == Some(person_id.as_str()) {
+        return Err(PersonError::CannotDisableSelf.into());
+    }
+    if disabled && remains.first_flag("held") != Some(true) {
+        return Err(PersonError::LastAdministrator.into());
+    }
+    if disabled {
+        let disabled_at = person.disabled_at.unwrap_or(context.now_ms());
+        person.disabled_at = Some(disabled_at);
+        context.write(
+            Statement::new("UPDATE people SET disabled_at = ?2 WHERE id = ?1")
+                .bind(person_id.as_str())
+                .bind(disabled_at),
+        );
+        context.write(
+            Statement::new("UPDATE sessions SET revoked_at = ?2 WHERE person_id = ?1 AND revoked_at IS NULL")
+                .bind(person_id.as_str())
+                .bind(context.now_ms()),
+        );
+        context.guard(tuples::a_live_administrator_remains(), PersonError::LastAdministrator);
+    } else {
+        person.disabled_at = None;
+        context.write(Statement::new("UPDATE people SET disabled_at = NULL WHERE id = ?1").bind(person_id.as_str()));
+    }
+    context.audit_object(person_id);
+    Ok(context.json(&person.present()))
+}

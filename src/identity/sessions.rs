@@ -1,0 +1,363 @@
+//! Sessions: signing in, refreshing, signing out and changing a password.
+//!
+//! Authority travels in a 15-minute HMAC-signed access token that needs no
+//! database read to check; revocation lives in the database, in the session row
+//! and its hashed, rotating refresh token. A refresh token works once: presenting
+//! a retired one ends the session, because only a copy would be presented twice.
+//! Sign-in spends the one deliberate burst of CPU in the node (PBKDF2), so it is
+//! rate limited per account and per address before any hashing happens.
+
+use mailroom_contract::api::{
+    ChangePassword, PasswordChanged, RefreshSession, SessionTokens, SessionTransport, SignIn, SignedIn, SignedOut,
+};
+use serde::Deserialize;
+
+use crate::authz::AuthorityError;
+use crate::authz::credentials::{
+    ACCESS_COOKIE, ACCESS_TOKEN_LIFETIME_MS, AccessClaims, REFRESH_COOKIE, SESSION_LIFETIME_MS, clear_cookie,
+    new_refresh_token, set_cookie, sign_access_token,
+};
+use crate::authz::throttle::{self, Window};
+use crate::core::caller::Caller;
+use crate::core::context::Context;
+use crate::core::crypto::hash_secret;
+use crate::core::http::Response;
+use crate::core::ids::{IdKind, new_id};
+use crate::core::refusal::Refusal;
+use crate::core::storage::Statement;
+use crate::core::time::rfc3339;
+use crate::identity::password;
+use crate::identity::people::{self, PERSON_COLUMNS, PersonError, PersonRow};
+/// A retired refresh token presented this soon after its rotation is a race
+/// between two tabs, not a theft.
+const REFRESH_RACE_GRACE_MS: i64 = 60 * 1000;
+
+/// Why a session could not be started, refreshed or used.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SessionError {
+    /// Unknown email, wrong password or disabled person: deliberately one answer.
+    WrongEmailOrPassword,
+    /// Too many recent failures for this account or address.
+    TooManyAttempts { retry_after_seconds: u32 },
+    /// No refresh token in the body or the cookie.
+    MissingRefreshToken,
+    /// The refresh token refreshes nothing live.
+    RefreshTokenInvalid,
+    /// A retired refresh token was presented: the session was ended.
+    RefreshTokenReused,
+    /// Another refresh of the same token won a moment ago.
+    RefreshRaced,
+    /// The current password given to change it was wrong.
+    WrongCurrentPassword,
+}
+
+impl From<SessionError> for Refusal {
+    fn from(error: SessionError) -> Refusal {
+        match error {
+            SessionError::WrongEmailOrPassword => Refusal::new(
+                401,
+                "wrong_email_or_password",
+                "Those credentials do not sign anyone in.",
+                "The email is unknown, the password is wrong, or the person is disabled; the node does not say which.",
+                "Check the email and password. After repeated failures the node refuses for a while, so ask an administrator if you are unsure.",
+            ),
+            SessionError::TooManyAttempts { retry_after_seconds } => {
+                let mut refusal = Refusal::new(
+                    429,
+                    "too_many_sign_in_attempts",
+                    "Password checks are paused for this account or address.",
+                    "Too many sign-ins or password changes failed recently with a wrong password, for this account or from this address.",
+                    format!(
+                        "Wait {} minutes and try again, or ask an administrator to reset your password.",
+                        retry_after_seconds.div_ceil(60)
+                    ),
+                );
+                refusal.retry_after_seconds = Some(retry_after_seconds);
+                refusal
+            }
+            SessionError::MissingRefreshToken => Refusal::new(
+                400,
+                "missing_refresh_token",
+                "No refresh token was sent.",
+                "A refresh needs the refresh token, in the body or in the browser's refresh cookie.",
+                "Send `{\"refresh_token\": \"…\"}` with the token from sign-in or the last refresh.",
+            ),
+            SessionError::RefreshTokenInvalid => Refusal::new(
+                401,
+                "refresh_token_invalid",
+                "That refresh token does not refresh any session.",
+                "It is unknown, expired, or its session was signed out or revoked.",
+                "Sign in again at POST /api/sessions.",
+            ),
+            SessionError::RefreshTokenReused => Refusal::new(
+                401,
+                "refresh_token_reused",
+                "That refresh token was already exchanged, so its session has been ended.",
+                "A refresh token works once; presenting a retired one means a copy may have leaked, and the node ends the session to protect it.",
+                "Sign in again at POST /api/sessions.",
+            ),
+            SessionError::RefreshRaced => Refusal::new(
+                409,
+                "refresh_raced",
+                "This session was refreshed a moment ago by another request.",
+                "Two refreshes of the same token arrived together; the other one won.",
+                "Use the tokens from the other refresh (a browser already has them in its cookies) and retry.",
+            ),
+            SessionError::WrongCurrentPassword => Refusal::new(
+                403,
+                "wrong_current_password",
+                "The current password is not right, so the password was not changed.",
+                "Changing a password needs the one in use now.",
+                "Send your current password; if you have forgotten it, ask an administrator.",
+            ),
+        }
+    }
+}
+
+#[derive(Deserialize)]
+struct Credentials {
+    id: String,
+    password_hash: String,
+    disabled_at: Option<i64>,
+}
+
+/// `POST /api/sessions`.
+pub async fn sign_in(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: SignIn = context.body()?;
+    // An unusable address cannot belong to anyone; it is counted like any failure.
+    let email = people::normalize_email(&request.email).unwrap_or_else(|_| request.email.trim().to_lowercase());
+    let account = Window::account(&email);
+    let address = context.request().client_address.as_deref().map(Window::address);
+    // No client address is ever empty, so without one this reads no row.
+    let address_read = address.as_ref().map_or_else(|| Window::address("").read(), Window::read);
+    let person = Statement::new(format!("SELECT {PERSON_COLUMNS}, password_hash FROM people WHERE email = ?1"))
+        .bind(email.as_str());
+    let [person, account_failures, address_failures] =
+        context.read_array([person, account.read(), address_read]).await?;
+    let credentials: Option<Credentials> =
+        person.first().map(|row| row.decode()).transpose().map_err(|error| context.internal(error))?;
+    if let Some(credentials) = &credentials {
+        context.audit_object(credentials.id.clone());
+    }
+    let now_ms = context.now_ms();
+    let paused = account
+        .paused_for(&account_failures, now_ms)
+        .max(address.as_ref().and_then(|address| address.paused_for(&address_failures, now_ms)));
+    if let Some(retry_after_seconds) = paused {
+        return Err(SessionError::TooManyAttempts { retry_after_seconds }.into());
+    }
+    let stored = credentials.as_ref().map(|credentials| credentials.password_hash.as_str());
+    let matches = password::verify(context.platform(), &request.password, stored, context.config().password_iterations)
+        .await
+        .map_err(|error| context.internal(error.0))?;
+    let enabled = credentials.as_ref().is_some_and(|credentials| credentials.disabled_at.is_none());
+    let (Some(credentials), true, true) = (credentials, matches, enabled) else {
+        context.write_whatever_the_outcome(account.count_failure(now_ms));
+        if let Some(address) = &address {
+            context.write_whatever_the_outcome(address.count_failure(now_ms));
+        }
+        return Err(SessionError::WrongEmailOrPassword.into());
+    };
+    let person: PersonRow = person.rows[0].decode().map_err(|error| context.internal(error))?;
+    context.write(account.clear());
+    let session_id = new_id(IdKind::Session, context.platform());
+    let refresh_token = new_refresh_token(context.platform());
+    let session_expires_at = context.now_ms() + SESSION_LIFETIME_MS;
+    context.write(
+        Statement::new(
+            "INSERT INTO sessions (id, person_id, refresh_hash, created_at, refreshed_at, expires_at) \
+             VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
+        )
+        .bind(session_id.as_str())
+        .bind(credentials.id.as_str())
+        .bind(hash_secret(&refresh_token))
+        .bind(context.now_ms())
+        .bind(session_expires_at),
+    );
+    // From here the caller has proved who they are, so the entry names them.
+    context.attribute_to_person(credentials.id.clone(), session_id.clone());
+    context.audit_detail(serde_json::json!({ "session": session_id }));
+    let tokens = issue(context, &credentials.id, &session_id, refresh_token, session_expires_at, request.transport);
+    Ok(context.json(&SignedIn { person: person.present(), session: tokens }))
+}
+
+/// Signs a fresh access token and hands the pair over by the chosen transport.
+fn issue(
+    context: &mut Context<'_>,
+    person_id: &str,
+    session_id: &str,
+    refresh_token: String,
+    session_expires_at: i64,
+    transport: SessionTransport,
+) -> SessionTokens {
+    let access_expires_at = (context.now_ms() + ACCESS_TOKEN_LIFETIME_MS).min(session_expires_at);
+    let claims = AccessClaims {
+        person_id: person_id.to_string(),
+        session_id: session_id.to_string(),
+        expires_at_ms: access_expires_at,
+    };
+    let access_token = sign_access_token(&claims, &context.config().session_key);
+    let mut tokens = SessionTokens {
+        session_id: session_id.to_string(),
+        access_token: Some(access_token),
+        access_token_expires_at: rfc3339(access_expires_at),
+        refresh_token: Some(refresh_token),
+        session_expires_at: rfc3339(session_expires_at),
+    };
+    if transport == SessionTransport::Cookie {
+        // Both cookies live as long as the session. The access token inside its
+        // cookie still expires after 15 minutes, and because the browser keeps
+        // presenting it the node can answer `access_token_expired`, which tells the
+        // page to refresh; a cookie that vanished with its token would read as
+        // "not signed in" instead.
+        let session_seconds = (session_expires_at - context.now_ms()) / 1000;
+        let access = tokens.access_token.take().unwrap_or_default();
+        let refresh = tokens.refresh_token.take().unwrap_or_default();
+        context.response_header("set-cookie", set_cookie(ACCESS_COOKIE, &access, session_seconds));
+        context.response_header("set-cookie", set_cookie(REFRESH_COOKIE, &refresh, session_seconds));
+    }
+    tokens
+}
+
+#[derive(Deserialize)]
+struct SessionRow {
+    id: String,
+    person_id: String,
+    is_current: i64,
+    refreshed_at: i64,
+    expires_at: i64,
+    revoked_at: Option<i64>,
+    person_disabled_at: Option<i64>,
+}
+
+/// `POST /api/sessions/refresh`.
+pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: RefreshSession = context.optional_body()?;
+    let cookie = context.request().cookie(REFRESH_COOKIE).filter(|token| !token.is_empty());
+    let (presented, transport) = match (request.refresh_token, cookie) {
+        (Some(token), _) => (token, SessionTransport::Bearer),
+        (None, Some(token)) => (token.to_string(), SessionTransport::Cookie),
+        (None, None) => return Err(SessionError::MissingRefreshToken.into()),
+    };
+    let presented_hash = hash_secret(&presented);
+    let lookup = Statement::new(
+        "SELECT s.id, s.person_id, (s.refresh_hash = ?1) AS is_current, s.refreshed_at, s.expires_at, s.revoked_at, \
+                p.disabled_at AS person_disabled_at \
+         FROM sessions s JOIN people p ON p.id = s.person_id \
+         WHERE s.refresh_hash = ?1 OR s.previous_refresh_hash = ?1",
+    )
+    .bind(presented_hash.as_str());
+    let [found] = context.read_array([lookup]).await?;
+    let Some(session) = found.first() else {
+        return Err(SessionError::RefreshTokenInvalid.into());
+    };
+    let session: SessionRow = session.decode().map_err(|error| context.internal(error))?;
+    context.audit_object(session.id.clone());
+    context.attribute_to_person(session.person_id.clone(), session.id.clone());
+    let live =
+        session.revoked_at.is_none() && session.person_disabled_at.is_none() && session.expires_at > context.now_ms();
+    if !live {
+        return Err(SessionError::RefreshTokenInvalid.into());
+    }
+    if session.is_current == 0 {
+        if context.now_ms() - session.refreshed_at <= REFRESH_RACE_GRACE_MS {
+            return Err(SessionError::RefreshRaced.into());
+        }
+        context.write_whatever_the_outcome(
+            Statement::new("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")
+                .bind(session.id.as_str())
+                .bind(context.now_ms()),
+        );
+        return Err(SessionError::RefreshTokenReused.into());
+    }
+    let refresh_token = new_refresh_token(context.platform());
+    let new_hash = hash_secret(&refresh_token);
+    // Two refreshes of one token may both pass the read; only the one whose
+    // rotation still finds the old hash in place commits.
+    context.write_changing_one_row(
+        Statement::new(
+            "UPDATE sessions SET previous_refresh_hash = refresh_hash, refresh_hash = ?3, refreshed_at = ?4 \
+             WHERE id = ?1 AND refresh_hash = ?2",
+        )
+        .bind(session.id.as_str())
+        .bind(presented_hash)
+        .bind(new_hash.as_str())
+        .bind(context.now_ms()),
+        SessionError::RefreshRaced,
+    );
+    let tokens = issue(context, &session.person_id, &session.id, refresh_token, session.expires_at, transport);
+    Ok(context.json(&tokens))
+}
+
+/// `DELETE /api/sessions/current`.
+pub async fn sign_out(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let Caller::Person { session_id, .. } = context.caller().clone() else {
+        return Err(AuthorityError::PeopleOnly.into());
+    };
+    context.read(Vec::new()).await?;
+    context.write(
+        Statement::new("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")
+            .bind(session_id.as_str())
+            .bind(context.now_ms()),
+    );
+    context.audit_object(session_id.clone());
+    context.response_header("set-cookie", clear_cookie(ACCESS_COOKIE));
+    context.response_header("set-cookie", clear_cookie(REFRESH_COOKIE));
+    Ok(context.json(&SignedOut { session_id }))
+}
+
+/// `POST /api/me/password`.
+pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let Caller::Person { person_id, session_id } = context.caller().clone() else {
+        return Err(AuthorityError::PeopleOnly.into());
+    };
+    let request: ChangePassword = context.body()?;
+    if !password::is_acceptable(&request.new_password) {
+        return Err(PersonError::WeakPassword { minimum: password::MINIMUM_LENGTH }.into());
+    }
+    let stored = Statement::new("SELECT email, password_hash FROM people WHERE id = ?1").bind(person_id.as_str());
+    let others = Statement::new(
+        "SELECT COUNT(*) AS other_sessions FROM sessions \
+         WHERE person_id = ?1 AND id != ?2 AND revoked_at IS NULL AND expires_at > ?3",
+    )
+    .bind(person_id.as_str())
+    .bind(session_id.as_str())
+    .bind(context.now_ms());
+    let failures = throttle::read_account_of(&person_id);
+    let [stored, others, failures] = context.read_array([stored, others, failures]).await?;
+    context.audit_object(person_id.clone());
+    // The same pause as signing in: a stolen access token must not become a way
+    // to guess the password, one request after another.
+    if let Some(retry_after_seconds) = throttle::account_paused_for(&failures, context.now_ms()) {
+        return Err(SessionError::TooManyAttempts { retry_after_seconds }.into());
+    }
+    let row = stored.first().ok_or_else(|| context.internal("a live session's person is missing"))?;
+    let email = row.text("email").map_err(|error| context.internal(error))?;
+    let password_hash = row.text("password_hash").map_err(|error| context.internal(error))?;
+    let matches = password::verify(
+        context.platform(),
+        &request.current_password,
+        Some(&password_hash),
+        context.config().password_iterations,
+    )
+    .await
+    .map_err(|error| context.internal(error.0))?;
+    if !matches {
+        context.write_whatever_the_outcome(Window::account(&email).count_failure(context.now_ms()));
+        return Err(SessionError::WrongCurrentPassword.into());
+    }
+    let new_hash = password::hash(context.platform(), &request.new_password, context.config().password_iterations)
+        .await
+        .map_err(|error| context.internal(error.0))?;
+    context.write(
+        Statement::new("UPDATE people SET password_hash = ?2 WHERE id = ?1").bind(person_id.as_str()).bind(new_hash),
+    );
+    context.write(
+        Statement::new("UPDATE sessions SET revoked_at = ?3 WHERE person_id = ?1 AND id != ?2 AND revoked_at IS NULL")
+            .bind(person_id.as_str())
+            .bind(session_id.as_str())
+            .bind(context.now_ms()),
+    );
+    let other_sessions_revoked = others.first().and_then(|row| row.integer("other_sessions").ok()).unwrap_or(0);
+    Ok(context.json(&PasswordChanged { other_sessions_revoked: other_sessions_revoked as u32 }))
+}

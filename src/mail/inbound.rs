@@ -1,0 +1,350 @@
+//! Inbound mail: what the Worker's email handler does with a message Email
+//! Routing delivers.
+//!
+//! A message is parsed once (mail-parser: charsets, encoded words, multipart,
+//! HTML-only bodies rendered to text), its raw bytes stored in R2, and a receipt
+//! written to D1 for the mailbox it was delivered to, with its search index rows
+//! and an audit entry, in one batch. A message to an unknown address, over the
+//! size cap, or that is not a message at all is rejected with an SMTP reason and
+//! stored nowhere. The same Message-ID delivered twice to one mailbox is stored
+//! once.
+
+use mail_parser::{Address, HeaderValue, MessageParser, MimeHeaders, PartType};
+use mailroom_contract::api::{AttachmentSummary, EmailAddress};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::audit::chain;
+use crate::core::addresses;
+use crate::core::context::ports::{AuditRecord, CommitError};
+use crate::core::crypto::{hex, sha256_hex};
+use crate::core::ids::{IdKind, new_id};
+use crate::core::node::Node;
+use crate::core::storage::{Counted, Statement, StorageError};
+
+/// The key a received message's raw bytes are stored under in the object store:
+/// content-addressed, so a message delivered to two mailboxes is stored once and
+/// storing it again is harmless.
+pub fn raw_message_key(raw: &[u8]) -> String {
+    format!("raw/{}", sha256_hex(raw))
+}
+
+/// The most text kept per message for reading and search; the original keeps all.
+pub const MAXIMUM_TEXT_BYTES: usize = 256 * 1024;
+
+/// Why a message was not accepted, as the SMTP reply Email Routing gives the sender.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Rejection {
+    /// Bigger than the configured cap.
+    TooLarge { limit: usize },
+    /// Not a message: no header could be read.
+    Unparseable,
+    /// No mailbox has the envelope recipient's address.
+    UnknownRecipient { address: String },
+    /// The node could not store it; the sender should try again later.
+    TemporaryFailure,
+}
+
+impl Rejection {
+    /// The reason handed to `setReject`: an SMTP reply code, an enhanced status
+    /// code and words for the sender.
+    pub fn smtp_reason(&self) -> String {
+        match self {
+            Rejection::TooLarge { limit } => {
+                format!("552 5.3.4 Message too big for this mailbox (limit {limit} bytes)")
+            }
+            Rejection::Unparseable => "550 5.6.0 Message could not be parsed as RFC 5322".to_string(),
+            Rejection::UnknownRecipient { address } => format!("550 5.1.1 No such mailbox here: {address}"),
+            Rejection::TemporaryFailure => {
+                "451 4.3.0 Temporary failure storing the message; try again later".to_string()
+            }
+        }
+    }
+}
+
+/// What happened to an accepted message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Delivery {
+    /// A new receipt (`rcp_…`).
+    Stored { receipt_id: String },
+    /// This mailbox already holds a message with this Message-ID.
+    Duplicate { receipt_id: String },
+}
+
+/// A message, parsed into what a receipt records.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ParsedMessage {
+    /// Message-ID without angle brackets; derived from the bytes when absent.
+    pub message_id: String,
+    pub from: Option<EmailAddress>,
+    pub to: Vec<EmailAddress>,
+    pub cc: Vec<EmailAddress>,
+    /// The Reply-To addresses, when the sender gave them.
+    pub reply_to: Vec<EmailAddress>,
+    pub subject: String,
+    /// The Date header, in milliseconds since the epoch.
+    pub sent_at: Option<i64>,
+    pub in_reply_to: Vec<String>,
+    pub references: Vec<String>,
+    pub text: String,
+    /// `text`, `html` (rendered from an HTML-only body) or `none`.
+    pub text_source: &'static str,
+    pub text_truncated: bool,
+    pub attachments: Vec<AttachmentSummary>,
+}
+
+fn addresses_of(address: Option<&Address<'_>>) -> Vec<EmailAddress> {
+    address
+        .map(|address| {
+            address
+                .iter()
+                .filter_map(|addr| {
+                    let email = addr.address()?.trim().to_string();
+                    let name = addr.name().map(str::trim).filter(|name| !name.is_empty()).map(str::to_string);
+                    Some(EmailAddress { address: email, name })
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn message_ids(value: &HeaderValue<'_>) -> Vec<String> {
+    match value {
+        HeaderValue::Text(text) => vec![text.to_string()],
+        HeaderValue::TextList(list) => list.iter().map(|id| id.to_string()).collect(),
+        _ => Vec::new(),
+    }
+}
+
+/// Cuts `text` to at most `limit` bytes, on a character boundary.
+fn truncate(text: &str, limit: usize) -> (String, bool) {
+    if text.len() <= limit {
+        return (text.to_string(), false);
+    }
+    let mut end = limit;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    (text[..end].to_string(), true)
+}
+
+/// Parses a raw RFC 5322 message, or `None` when it is not one.
+pub fn parse(raw: &[u8]) -> Option<ParsedMessage> {
+    let message = MessageParser::default().parse(raw)?;
+    // A parser this lenient reads almost any bytes as something; a message is
+    // what carries at least one of the headers every message has.
+    let identifying = message.from().is_some()
+        || message.to().is_some()
+        || message.subject().is_some()
+        || message.date().is_some()
+        || message.message_id().is_some();
+    if !identifying {
+        return None;
+    }
+    let message_id = match message.message_id().map(str::trim).filter(|id| !id.is_empty()) {
+        Some(id) => id.to_string(),
+        // Without a Message-ID, the bytes themselves identify the message, so a
+        // redelivery is still recognised.
+        None => format!("{}@derived.mailroom.invalid", &hex(&Sha256::digest(raw))[..32]),
+    };
+    let text_source = match message.text_part(0).map(|part| &part.body) {
+        Some(PartType::Html(_)) => "html",
+        Some(_) => "text",
+        None => "none",
+    };
+    let text = message.body_text(0).map(|text| text.into_owned()).unwrap_or_default();
+    let (text, text_truncated) = truncate(&text, MAXIMUM_TEXT_BYTES);
+    let attachments = message
+        .attachments()
+        .enumerate()
+        .map(|(index, part)| AttachmentSummary {
+            index: index as i64,
+            name: part.attachment_name().map(str::to_string),
+            content_type: part
+                .content_type()
+                .map(|kind| match kind.subtype() {
+                    Some(subtype) => format!("{}/{}", kind.ctype(), subtype),
+                    None => kind.ctype().to_string(),
+                })
+                .unwrap_or_else(|| "application/octet-stream".to_string())
+                .to_lowercase(),
+            size: part.len() as i64,
+        })
+        .collect();
+    Some(ParsedMessage {
+        message_id,
+        from: addresses_of(message.from()).into_iter().next(),
+        to: addresses_of(message.to()),
+        cc: addresses_of(message.cc()),
+        reply_to: addresses_of(message.reply_to()),
+        subject: message.subject().unwrap_or_default().trim().to_string(),
+        sent_at: message.date().map(|date| date.to_timestamp() * 1000),
+        in_reply_to: message_ids(message.in_reply_to()),
+        references: message_ids(message.references()),
+        text,
+        text_source,
+        text_truncated,
+        attachments,
+    })
+}
+
+/// The bytes of attachment `index` of a raw message, with its content type and
+/// file name.
+pub fn attachment(raw: &[u8], index: usize) -> Option<(Vec<u8>, String, Option<String>)> {
+    let message = MessageParser::default().parse(raw)?;
+    let part = message.attachment(u32::try_from(index).ok()?)?;
+    let content_type = parse(raw)?.attachments.get(index)?.content_type.clone();
+    Some((part.contents().to_vec(), content_type, part.attachment_name().map(str::to_string)))
+}
+
+#[derive(Serialize)]
+struct StoredAddress<'a> {
+    address: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    name: Option<&'a str>,
+}
+
+fn addresses_json(addresses: &[EmailAddress]) -> String {
+    let stored: Vec<StoredAddress<'_>> = addresses
+        .iter()
+        .map(|address| StoredAddress { address: &address.address, name: address.name.as_deref() })
+        .collect();
+    serde_json::to_string(&stored).unwrap_or_else(|_| "[]".into())
+}
+
+/// Receives one message for one envelope recipient.
+pub async fn receive(
+    node: &Node<'_>,
+    envelope_from: &str,
+    envelope_to: &str,
+    raw: &[u8],
+) -> Result<Delivery, Rejection> {
+    let limit = node.config.maximum_message_bytes;
+    if raw.len() > limit {
+        return Err(Rejection::TooLarge { limit });
+    }
+    let parsed = parse(raw).ok_or(Rejection::Unparseable)?;
+    let recipient = addresses::normalize(envelope_to).unwrap_or_else(|| envelope_to.trim().to_lowercase());
+    let database = Counted::new(node.database);
+    let failure = |error: &dyn std::fmt::Display| {
+        node.platform.log(&format!("receiving mail for {recipient}: {error}"));
+        Rejection::TemporaryFailure
+    };
+
+    let mailbox = Statement::new("SELECT id FROM mailboxes WHERE address = ?1").bind(recipient.as_str());
+    let existing = Statement::new(
+        "SELECT r.id FROM receipts r JOIN mailboxes m ON m.id = r.mailbox_id WHERE m.address = ?1 AND r.message_id = ?2",
+    )
+    .bind(recipient.as_str())
+    .bind(parsed.message_id.as_str());
+    let results = database.execute(vec![mailbox, existing, chain::head()]).await.map_err(|error| failure(&error))?;
+    let Some(mailbox_id) = results[0].first().and_then(|row| row.text("id").ok()) else {
+        return Err(Rejection::UnknownRecipient { address: recipient });
+    };
+    if let Some(receipt_id) = results[1].first().and_then(|row| row.text("id").ok()) {
+        return Ok(Delivery::Duplicate { receipt_id });
+    }
+    let mut head = Some(chain::head_from(results[2].first()).map_err(|error| failure(&error))?);
+
+    // The bytes first: a receipt must never point at nothing. A stored blob whose
+    // receipt then fails to commit is harmless (content-addressed, written again
+    // on redelivery).
+    let raw_key = raw_message_key(raw);
+    node.blobs.put(&raw_key, raw).await.map_err(|error| failure(&error.0))?;
+
+    let receipt_id = new_id(IdKind::Receipt, node.platform);
+    let now_ms = node.platform.now_ms();
+    let recipients: Vec<String> = parsed
+        .to
+        .iter()
+        .chain(&parsed.cc)
+        .map(|address| match &address.name {
+            Some(name) => format!("{name} {}", address.address),
+            None => address.address.clone(),
+        })
+        .collect();
+    let insert = Statement::new(
+        "INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, from_address, from_name, to_json, cc_json, \
+         recipients, subject, sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body, \
+         text_source, text_truncated, attachments_json, reply_to_json) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+    )
+    .bind(receipt_id.as_str())
+    .bind(mailbox_id.as_str())
+    .bind(parsed.message_id.as_str())
+    .bind(envelope_from.trim())
+    .bind(parsed.from.as_ref().map(|from| from.address.clone()))
+    .bind(parsed.from.as_ref().and_then(|from| from.name.clone()))
+    .bind(addresses_json(&parsed.to))
+    .bind(addresses_json(&parsed.cc))
+    .bind(recipients.join(" "))
+    .bind(parsed.subject.as_str())
+    .bind(parsed.sent_at)
+    .bind(now_ms)
+    .bind(serde_json::to_string(&parsed.in_reply_to).unwrap_or_else(|_| "[]".into()))
+    .bind(serde_json::to_string(&parsed.references).unwrap_or_else(|_| "[]".into()))
+    .bind(raw.len() as i64)
+    .bind(raw_key.as_str())
+    .bind(parsed.text.as_str())
+    .bind(parsed.text_source)
+    .bind(i64::from(parsed.text_truncated))
+    .bind(serde_json::to_string(&parsed.attachments).unwrap_or_else(|_| "[]".into()))
+    .bind(addresses_json(&parsed.reply_to));
+    let index_headers = Statement::new(
+        "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject) \
+         SELECT rowid, from_address, from_name, recipients, subject FROM receipts WHERE id = ?1",
+    )
+    .bind(receipt_id.as_str());
+    let index_body = Statement::new(
+        "INSERT INTO receipt_bodies_index (rowid, text_body) SELECT rowid, text_body FROM receipts WHERE id = ?1",
+    )
+    .bind(receipt_id.as_str());
+    let record = AuditRecord {
+        at: now_ms,
+        actor: None,
+        delegator: None,
+        surface: Some("email"),
+        action: "receive_mail".into(),
+        object: Some(receipt_id.clone()),
+        outcome: "ok",
+        detail: Some(
+            serde_json::json!({
+                "mailbox": mailbox_id,
+                "message_id": parsed.message_id,
+                "size": raw.len(),
+                "envelope_from": envelope_from.trim(),
+            })
+            .to_string(),
+        ),
+    };
+    match chain::commit(&database, node.platform, &mut head, vec![insert, index_headers, index_body], &record).await {
+        Ok(()) => Ok(Delivery::Stored { receipt_id }),
+        // A concurrent delivery of the same message to the same mailbox won.
+        Err(CommitError::Storage(StorageError::Unique(constraint)))
+            if constraint.starts_with("receipts.mailbox_id") =>
+        {
+            Ok(Delivery::Duplicate { receipt_id: String::new() })
+        }
+        Err(CommitError::Busy) => Err(Rejection::TemporaryFailure),
+        Err(CommitError::Storage(error)) => Err(failure(&error)),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn truncation_keeps_whole_characters() {
+        assert_eq!(truncate("héllo", 2), ("h".to_string(), true));
+        assert_eq!(truncate("héllo", 3), ("hé".to_string(), true));
+        assert_eq!(truncate("hi", 10), ("hi".to_string(), false));
+    }
+
+    #[test]
+    fn rejections_carry_smtp_codes() {
+        assert!(Rejection::UnknownRecipient { address: "x@y.z".into() }.smtp_reason().starts_with("550 5.1.1"));
+        assert!(Rejection::TooLarge { limit: 10 }.smtp_reason().starts_with("552"));
+        assert!(Rejection::TemporaryFailure.smtp_reason().starts_with("451"));
+    }
+}

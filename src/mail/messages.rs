@@ -1,0 +1,202 @@
+//! Received messages: a mailbox's list, one message's metadata, its text, its
+//! original bytes and its attachments.
+//!
+//! The line between metadata and content is drawn by the contract: the list and
+//! the metadata answer holders of `mailbox.metadata.read` (decision 0007); the
+//! text and attachments need `mailbox.content.read`; the original needs content
+//! and export. The routes that reach content are recorded in the audit
+//! chain by the dispatcher, because the contract marks them.
+
+use mailroom_contract::PathParameter;
+use mailroom_contract::api::{AttachmentSummary, EmailAddress, Message, MessageBody, MessagePage, MessageSummary};
+use serde::Deserialize;
+
+use crate::core::context::Context;
+use crate::core::http::Response;
+use crate::core::ids::{IdKind, is_id_of};
+use crate::core::paging;
+use crate::core::refusal::Refusal;
+use crate::core::storage::Statement;
+use crate::core::time::rfc3339;
+use crate::mail::inbound;
+
+/// What can be wrong with a request about a message.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MessageError {
+    /// No message with this id in this mailbox.
+    NoSuchMessage { id: String },
+    /// The message has no attachment at this index.
+    NoSuchAttachment { index: String },
+}
+
+impl From<MessageError> for Refusal {
+    fn from(error: MessageError) -> Refusal {
+        match error {
+            MessageError::NoSuchMessage { id } => Refusal::not_found("message", &id),
+            MessageError::NoSuchAttachment { index } => Refusal::new(
+                404,
+                "not_found",
+                format!("This message has no attachment {index}."),
+                "Attachments are numbered from 0, in the order get_message lists them.",
+                "Use an `index` from the message's `attachments`.",
+            ),
+        }
+    }
+}
+
+/// The columns every message query selects.
+pub const SUMMARY_COLUMNS: &str = "r.id, r.mailbox_id, r.from_address, r.from_name, r.to_json, r.cc_json, r.subject, \
+     r.sent_at, r.received_at, r.size, r.attachments_json";
+
+/// A receipt's summary as stored.
+#[derive(Clone, Debug, Deserialize)]
+pub struct SummaryRow {
+    pub id: String,
+    pub mailbox_id: String,
+    pub from_address: Option<String>,
+    pub from_name: Option<String>,
+    pub to_json: String,
+    pub cc_json: String,
+    pub subject: String,
+    pub sent_at: Option<i64>,
+    pub received_at: i64,
+    pub size: i64,
+    pub attachments_json: String,
+}
+
+impl SummaryRow {
+    pub fn present(&self) -> MessageSummary {
+        let addresses = |json: &str| serde_json::from_str::<Vec<EmailAddress>>(json).unwrap_or_default();
+        let attachments: Vec<AttachmentSummary> = serde_json::from_str(&self.attachments_json).unwrap_or_default();
+        MessageSummary {
+            id: self.id.clone(),
+            mailbox_id: self.mailbox_id.clone(),
+            from: self
+                .from_address
+                .as_ref()
+                .map(|address| EmailAddress { address: address.clone(), name: self.from_name.clone() }),
+            to: addresses(&self.to_json),
+            cc: addresses(&self.cc_json),
+            subject: self.subject.clone(),
+            sent_at: self.sent_at.map(rfc3339),
+            received_at: rfc3339(self.received_at),
+            size: self.size,
+            attachment_count: attachments.len() as i64,
+        }
+    }
+}
+
+/// `GET /api/mailboxes/:mailboxId/messages`.
+pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
+    let limit = paging::limit(context)?;
+    let (before_at, before_id) = paging::cursor(context, IdKind::Receipt, i64::MAX)?;
+    let page = Statement::new(format!(
+        "SELECT {SUMMARY_COLUMNS} FROM receipts r WHERE r.mailbox_id = ?1 \
+         AND (r.received_at < ?2 OR (r.received_at = ?2 AND (?3 = '' OR r.id < ?3))) \
+         ORDER BY r.received_at DESC, r.id DESC LIMIT ?4"
+    ))
+    .bind(mailbox_id.as_str())
+    .bind(before_at)
+    .bind(before_id)
+    .bind(limit + 1);
+    let [page] = context.read_array([page]).await?;
+    let mut rows: Vec<SummaryRow> = page.decode_all().map_err(|error| context.internal(error))?;
+    let next_cursor = paging::cut(&mut rows, limit, |row| (row.received_at, &row.id));
+    Ok(context.json(&MessagePage { messages: rows.iter().map(SummaryRow::present).collect(), next_cursor }))
+}
+
+#[derive(Deserialize)]
+struct DetailRow {
+    #[serde(flatten)]
+    summary: SummaryRow,
+    message_id: String,
+    reply_to_json: String,
+    in_reply_to_json: String,
+    references_json: String,
+    raw_key: String,
+    #[serde(default)]
+    text_body: String,
+    #[serde(default)]
+    text_source: String,
+    #[serde(default)]
+    text_truncated: i64,
+}
+
+/// Reads the path's receipt, in the path's mailbox, refusing one that is not there.
+async fn receipt(context: &mut Context<'_>) -> Result<DetailRow, Refusal> {
+    let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
+    let receipt_id = context.path(PathParameter::ReceiptId)?.to_string();
+    context.audit_object(receipt_id.clone());
+    if !is_id_of(&receipt_id, IdKind::Receipt) {
+        return Err(MessageError::NoSuchMessage { id: receipt_id }.into());
+    }
+    // The body's text only for a route that declares it reads content.
+    let text = if context.route().reaches_content { ", r.text_body, r.text_source, r.text_truncated" } else { "" };
+    let statement = Statement::new(format!(
+        "SELECT {SUMMARY_COLUMNS}, r.message_id, r.reply_to_json, r.in_reply_to_json, r.references_json, r.raw_key{text} \
+         FROM receipts r WHERE r.id = ?1 AND r.mailbox_id = ?2"
+    ))
+    .bind(receipt_id.as_str())
+    .bind(mailbox_id.as_str());
+    let [found] = context.read_array([statement]).await?;
+    let row = found.first().ok_or(MessageError::NoSuchMessage { id: receipt_id })?;
+    row.decode().map_err(|error| context.internal(error))
+}
+
+/// `GET /api/mailboxes/:mailboxId/messages/:receiptId`.
+pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let row = receipt(context).await?;
+    let ids = |json: &str| serde_json::from_str::<Vec<String>>(json).unwrap_or_default();
+    Ok(context.json(&Message {
+        summary: row.summary.present(),
+        message_id: row.message_id,
+        reply_to: serde_json::from_str(&row.reply_to_json).unwrap_or_default(),
+        in_reply_to: ids(&row.in_reply_to_json),
+        references: ids(&row.references_json),
+        attachments: serde_json::from_str(&row.summary.attachments_json).unwrap_or_default(),
+    }))
+}
+
+/// `GET /api/mailboxes/:mailboxId/messages/:receiptId/body`.
+pub async fn body(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let row = receipt(context).await?;
+    Ok(context.json(&MessageBody {
+        id: row.summary.id,
+        text: row.text_body,
+        text_source: row.text_source,
+        truncated: row.text_truncated != 0,
+    }))
+}
+
+/// The raw bytes of a receipt, from the object store.
+async fn original_bytes(context: &Context<'_>, raw_key: &str) -> Result<Vec<u8>, Refusal> {
+    context
+        .content_blob(raw_key)
+        .await?
+        .ok_or_else(|| context.internal(format!("raw message {raw_key} is missing from the object store")))
+}
+
+/// `GET /api/mailboxes/:mailboxId/messages/:receiptId/original`.
+pub async fn original(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let row = receipt(context).await?;
+    let bytes = original_bytes(context, &row.raw_key).await?;
+    Ok(Response::download(200, "message/rfc822", bytes, &format!("{}.eml", row.summary.id)))
+}
+
+/// `GET /api/mailboxes/:mailboxId/messages/:receiptId/attachments/:attachmentIndex`.
+pub async fn attachment(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let index_text = context.path(PathParameter::AttachmentIndex)?.to_string();
+    let row = receipt(context).await?;
+    let attachments: Vec<AttachmentSummary> = serde_json::from_str(&row.summary.attachments_json).unwrap_or_default();
+    let index = index_text
+        .parse::<usize>()
+        .ok()
+        .filter(|index| *index < attachments.len())
+        .ok_or(MessageError::NoSuchAttachment { index: index_text })?;
+    let bytes = original_bytes(context, &row.raw_key).await?;
+    let (contents, content_type, name) = inbound::attachment(&bytes, index)
+        .ok_or_else(|| context.internal("a stored attachment could not be parsed"))?;
+    let file_name = name.unwrap_or_else(|| format!("attachment-{index}"));
+    Ok(Response::download(200, &content_type, contents, &file_name))
+}

@@ -1,0 +1,17 @@
+//! Mail: mailboxes (`mailboxes`), received messages (`inbound` stores them,
+//! `messages` reads them, `search` finds them) and outbound mail under dual
+//! control (`sends`, with `outbound` writing the sealed message), each with its
+//! routes, its errors and their refusals.
+//!
+//! Other domains and the surfaces reach this one through the items re-exported
+//! here.
+
+pub mod inbound;
+pub mod mailboxes;
+pub mod messages;
+pub mod outbound;
+pub mod search;
+pub mod sends;
+
+pub use inbound::{Delivery, Rejection, receive};
+pub use mailboxes::present_all as present_mailboxes;

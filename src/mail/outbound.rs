@@ -1,0 +1,149 @@
+//! Outbound mail once a send is approved: the sealed manifest, and the message
+//! written from it for the `send_email` binding (the core's `Mailer`).
+//!
+//! The manifest is everything that was approved (who, to whom, what, in reply to
+//! what, approved by whom, when). Its SHA-256 is written into the audit chain at
+//! sealing, and the message is written from the manifest alone, so what leaves
+//! the node is exactly what the second person approved.
+
+use std::collections::BTreeMap;
+
+use mail_builder::MessageBuilder;
+use mail_builder::headers::address::Address;
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use crate::core::bindings::MailerError;
+use crate::core::crypto::hex;
+
+/// What a second person approved, frozen at sealing.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Manifest {
+    pub send_id: String,
+    pub mailbox_id: String,
+    pub from_address: String,
+    pub from_name: String,
+    pub to: Vec<String>,
+    pub cc: Vec<String>,
+    pub subject: String,
+    pub text: String,
+    pub in_reply_to: Option<String>,
+    pub references: Vec<String>,
+    /// Without angle brackets.
+    pub message_id: String,
+    pub author: String,
+    pub submitted_by: String,
+    pub approved_by: String,
+    pub sealed_at: i64,
+}
+
+impl Manifest {
+    /// The manifest's canonical JSON: sorted keys, no whitespace.
+    pub fn canonical_json(&self) -> String {
+        let value = serde_json::to_value(self).unwrap_or_default();
+        let sorted: BTreeMap<String, serde_json::Value> =
+            value.as_object().map(|object| object.clone().into_iter().collect()).unwrap_or_default();
+        serde_json::to_string(&sorted).unwrap_or_default()
+    }
+
+    /// SHA-256 of the canonical JSON, as hex.
+    pub fn hash(&self) -> String {
+        let mut hasher = Sha256::new();
+        hasher.update(b"mailroom.send-manifest.v1\n");
+        hasher.update(self.canonical_json().as_bytes());
+        hex(&hasher.finalize())
+    }
+
+    /// Every envelope recipient, To then Cc, each once.
+    pub fn recipients(&self) -> Vec<&str> {
+        let mut recipients: Vec<&str> = Vec::new();
+        for address in self.to.iter().chain(&self.cc) {
+            if !recipients.contains(&address.as_str()) {
+                recipients.push(address);
+            }
+        }
+        recipients
+    }
+
+    /// The RFC 5322 message, written from the manifest alone. The Date is the
+    /// sealing time, so the same manifest always writes the same message.
+    pub fn to_message(&self) -> Result<Vec<u8>, MailerError> {
+        let mut builder = MessageBuilder::new()
+            .from((self.from_name.as_str(), self.from_address.as_str()))
+            .to(address_list(&self.to))
+            .subject(self.subject.as_str())
+            .message_id(self.message_id.as_str())
+            .date(self.sealed_at / 1000)
+            .text_body(self.text.as_str());
+        if !self.cc.is_empty() {
+            builder = builder.cc(address_list(&self.cc));
+        }
+        if let Some(in_reply_to) = &self.in_reply_to {
+            builder = builder.in_reply_to(in_reply_to.as_str());
+        }
+        if !self.references.is_empty() {
+            builder = builder.references(self.references.iter().map(String::as_str).collect::<Vec<_>>());
+        }
+        builder.write_to_vec().map_err(|error| MailerError(format!("writing the message failed: {error}")))
+    }
+}
+
+fn address_list(list: &[String]) -> Address<'_> {
+    Address::new_list(list.iter().map(|address| Address::new_address(None::<&str>, address.as_str())).collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn manifest() -> Manifest {
+        Manifest {
+            send_id: "snd_1".into(),
+            mailbox_id: "mbx_1".into(),
+            from_address: "support@example.com".into(),
+            from_name: "Support désk".into(),
+            to: vec!["ana@example.org".into()],
+            cc: vec!["ben@example.org".into(), "ana@example.org".into()],
+            subject: "Re: Ça va? Your invoice".into(),
+            text: "Hello Ana,\n\nThe invoice is attached in spirit.\n".into(),
+            in_reply_to: Some("original@example.org".into()),
+            references: vec!["root@example.org".into(), "original@example.org".into()],
+            message_id: "snd_1@example.com".into(),
+            author: "usr_1".into(),
+            submitted_by: "usr_1".into(),
+            approved_by: "usr_2".into(),
+            sealed_at: 1_795_000_000_000,
+        }
+    }
+
+    #[test]
+    fn the_message_carries_exactly_the_manifest_and_threads_as_a_reply() {
+        let raw = manifest().to_message().unwrap();
+        let parsed = crate::mail::inbound::parse(&raw).unwrap();
+        assert_eq!(parsed.message_id, "snd_1@example.com");
+        assert_eq!(parsed.subject, "Re: Ça va? Your invoice");
+        assert_eq!(parsed.from.unwrap().name.as_deref(), Some("Support désk"));
+        assert_eq!(parsed.in_reply_to, vec!["original@example.org"]);
+        assert_eq!(parsed.references, vec!["root@example.org", "original@example.org"]);
+        assert_eq!(parsed.text.replace("\r\n", "\n").trim_end(), "Hello Ana,\n\nThe invoice is attached in spirit.");
+        assert_eq!(parsed.sent_at, Some(1_795_000_000_000));
+        assert_eq!(manifest().to_message().unwrap(), raw, "the same manifest writes the same message");
+    }
+
+    #[test]
+    fn recipients_are_each_named_once() {
+        assert_eq!(manifest().recipients(), vec!["ana@example.org", "ben@example.org"]);
+    }
+
+    #[test]
+    fn any_change_to_what_was_approved_changes_the_hash() {
+        let original = manifest().hash();
+        let mut changed = manifest();
+        changed.text.push('!');
+        assert_ne!(changed.hash(), original);
+        let mut changed = manifest();
+        changed.cc.pop();
+        assert_ne!(changed.hash(), original);
+        assert_eq!(manifest().hash(), original);
+    }
+}

@@ -1,0 +1,192 @@
+//! Which tools a caller sees, and why a real route is not among them.
+//!
+//! A stranger sees the grantable routes, an agent the grantable routes pinned to
+//! it, a person the offerable routes they could complete, read in the one round
+//! trip `tools/list` may cost. A route withheld before any database fact is known
+//! is a `WithheldTool`, whose refusal (beside it) a call to it carries.
+
+use std::sync::OnceLock;
+
+use mailroom_contract::relation::ORGANIZATION_OBJECT;
+use mailroom_contract::{Authority, Relation, Route, RouteId, Tier, registry, tools};
+use serde_json::Value;
+
+use super::{RpcError, refused};
+use crate::authz::{self, AuthorityError, tuples};
+use crate::core::caller::Caller;
+use crate::core::context::Context;
+use crate::core::refusal::Refusal;
+use crate::core::storage::QueryResult;
+
+/// Every offerable tool's definition, built once per isolate: schemas are
+/// derived from the contract, and the same for every caller.
+pub(super) fn definitions() -> &'static Vec<(RouteId, Value)> {
+    static DEFINITIONS: OnceLock<Vec<(RouteId, Value)>> = OnceLock::new();
+    DEFINITIONS.get_or_init(|| {
+        registry()
+            .routes_with_tiers()
+            .filter(|(_, tier)| tier.is_offerable())
+            .map(|(route, tier)| (route.id, tools::definition(route, tier)))
+            .collect()
+    })
+}
+
+/// Why a route that exists is not on a caller's list, as far as that can be
+/// known without asking the database. A call to it is the protocol error -32602
+/// carrying the four-part refusal this maps to (below), so a model
+/// meeting the absence reads why rather than going to look for a way round.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WithheldTool {
+    /// The caller is an agent and no agent is ever given the route (its tier, or
+    /// an authority no machine can be provisioned for). Answered as the REST call
+    /// would be: the route is outside every agent's ceiling, and why.
+    NotForAgents(RouteId),
+    /// The route's tier (governed, operator, surface) is offered to no machine,
+    /// not even a signed-in person's client.
+    NeverOffered(RouteId),
+    /// The route is offered to a signed-in person's client but never to an agent,
+    /// and the call carried no credential, so it is offered what an agent could be.
+    PeopleOnly(RouteId),
+}
+
+impl WithheldTool {
+    /// The route withheld.
+    pub fn route_id(self) -> RouteId {
+        match self {
+            WithheldTool::NotForAgents(id) | WithheldTool::NeverOffered(id) | WithheldTool::PeopleOnly(id) => id,
+        }
+    }
+}
+
+impl From<WithheldTool> for Refusal {
+    fn from(error: WithheldTool) -> Refusal {
+        let registry = registry();
+        let route = registry.route(error.route_id());
+        let tier = registry.tier(route.id);
+        match error {
+            WithheldTool::NotForAgents(_) => AuthorityError::OutsideCeiling {
+                tool: route.tool,
+                never_offered_because: registry.withheld_from_agents_because(route.id),
+            }
+            .into(),
+            WithheldTool::NeverOffered(_) => Refusal::new(
+                403,
+                "never_offered",
+                format!("{} is not offered as a tool to anyone.", route.tool),
+                registry
+                    .never_offered_because(route.id)
+                    .unwrap_or_else(|| "Its tier is never offered to a machine.".into()),
+                if tier == Tier::Surface {
+                    "Call the tools that tools/list offers; each one is a route of the node."
+                } else {
+                    "A person does this themselves, signed in to Mailroom's web interface; ask the person you are working for."
+                },
+            ),
+            WithheldTool::PeopleOnly(_) => Refusal::new(
+                403,
+                "people_only",
+                format!("{} is offered only to a signed-in person.", route.tool),
+                format!(
+                    "This call carried no credential, so it is offered only what an agent could be given, and no \
+                     agent is ever given {}. Who may call it: {}",
+                    route.tool,
+                    route.authority.describe()
+                ),
+                "Connect with a person's access token (sign in at POST /api/sessions, then send \
+                 `Authorization: Bearer <token>`) as someone who may call it.",
+            ),
+        }
+    }
+}
+
+/// Whether, and why, a route is off a caller's list before any database fact is
+/// known. `Organization` routes are on a person's list only if they hold the
+/// relation, which the caller of this function settles.
+pub(super) fn withheld_without_io(route: &Route, tier: Tier, caller: &Caller) -> Option<WithheldTool> {
+    let grantable = registry().is_grantable(route.id);
+    match caller {
+        Caller::Agent { .. } if !grantable => Some(WithheldTool::NotForAgents(route.id)),
+        Caller::Agent { .. } => None,
+        _ if !tier.is_offerable() => Some(WithheldTool::NeverOffered(route.id)),
+        Caller::Stranger if !grantable => Some(WithheldTool::PeopleOnly(route.id)),
+        Caller::Stranger | Caller::Person { .. } => None,
+    }
+}
+
+/// What a person holds, as far as their catalogue needs to know: the relations
+/// on the organisation, and each distinct set of relations held together on
+/// some mailbox.
+struct Held {
+    on_organization: Vec<Relation>,
+    on_mailboxes: Vec<Vec<Relation>>,
+}
+
+impl Held {
+    /// Whether what is held could meet `authority` somewhere: an organisation
+    /// relation held, or a mailbox where the route's relations are held together.
+    /// Every other authority depends on no tuple the catalogue could read (or on
+    /// the row or person the call names), so the route is offered.
+    fn could_complete(&self, authority: &Authority) -> bool {
+        match authority {
+            Authority::Organization(relation) => self.on_organization.contains(relation),
+            Authority::Mailbox { .. } => self.on_mailboxes.iter().any(|held| authority.met_on_mailbox(held)),
+            _ => true,
+        }
+    }
+}
+
+/// Each row's `column`, a comma-separated list of relation names, as relations.
+fn relation_lists<'result>(
+    result: &'result QueryResult,
+    column: &'result str,
+) -> impl Iterator<Item = Vec<Relation>> + 'result {
+    result
+        .rows
+        .iter()
+        .filter_map(move |row| row.text(column).ok())
+        .map(|names| names.split(',').filter_map(Relation::parse).collect())
+}
+
+/// The tools this caller may see, in the contract's order: for a stranger the
+/// grantable routes; for a person the offerable routes they can complete; for an
+/// agent the grantable routes within its pinned ceiling. What it takes to know
+/// that travels in one round trip with the caller's own authentication.
+pub(super) async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
+    let caller = context.caller().clone();
+    let (held, ceiling): (Option<Held>, Option<Vec<String>>) = match &caller {
+        Caller::Stranger => {
+            context.read(Vec::new()).await.map_err(refused)?;
+            (None, None)
+        }
+        Caller::Person { person_id, .. } => {
+            let holder = tuples::Holder::Person(person_id.clone());
+            let [organization, mailboxes] = context
+                .read_array([
+                    tuples::relations_on(&holder, ORGANIZATION_OBJECT),
+                    tuples::mailbox_relation_sets(&holder),
+                ])
+                .await
+                .map_err(refused)?;
+            let held = Held {
+                on_organization: relation_lists(&organization, "relation").flatten().collect(),
+                on_mailboxes: relation_lists(&mailboxes, "held").collect(),
+            };
+            (Some(held), None)
+        }
+        Caller::Agent { agent_id, .. } => {
+            let [pinned] = context.read_array([authz::ceiling_of(agent_id)]).await.map_err(refused)?;
+            (None, Some(authz::ceiling_tools(&pinned)))
+        }
+    };
+    let registry = registry();
+    Ok(definitions()
+        .iter()
+        .filter(|(id, _)| {
+            let route = registry.route(*id);
+            withheld_without_io(route, registry.tier(*id), &caller).is_none()
+                && ceiling.as_ref().is_none_or(|pinned| pinned.iter().any(|tool| tool == route.tool))
+                && held.as_ref().is_none_or(|held| held.could_complete(&route.authority))
+        })
+        .map(|(_, definition)| definition.clone())
+        .collect())
+}

@@ -1,0 +1,316 @@
+//! The MCP server at `POST /mcp`: Streamable HTTP with JSON responses, stateless,
+//! speaking the `initialize` era (2025-06-18, 2025-11-25) and the per-request
+//! `_meta` era (2026-07-28) on the same endpoint.
+//!
+//! Its tools are the node's routes. Which ones a caller sees depends on who is
+//! asking: a stranger sees the grantable routes, an agent the grantable routes
+//! pinned to it, a person the offerable routes they could complete. A tool call
+//! builds the route's own HTTP request from the arguments and re-enters the
+//! dispatcher in process with the caller's own credentials, so it meets the same
+//! authority check, the same refusal and the same audit entry as the REST call
+//! (recorded with surface `mcp`). Nothing here calls the functions beneath the
+//! router, and nothing fetches the node's origin.
+//!
+//! "Could complete" is exact as far as tuples go, in the one round trip
+//! `tools/list` may cost: with the session's liveness travel the relations the
+//! person holds on the organisation and each distinct set of relations they hold
+//! together on some mailbox (a few rows, however many mailboxes), so a mailbox
+//! route is listed only where one mailbox meets its whole authority. A call is
+//! judged by the route alone, as REST is: a withheld tool (by tier, by
+//! grantability, an organisation relation not held, outside an agent's ceiling)
+//! is the protocol error -32602 carrying the four-part refusal, but a mailbox
+//! tool off a person's list answers the route's own refusal (`not_found`,
+//! `missing_relation`) as a tool result, because knowing that no mailbox anywhere
+//! would do costs a round trip the route itself does not take
+//! (`docs/decisions/0009-mcp-catalogue-by-mailbox.md`).
+//!
+//! `catalogue` decides which tools a caller sees and why a real route is
+//! withheld; `call` turns a tool call into the route's own request and back.
+//! This file is the protocol: JSON-RPC, the two eras, their headers.
+
+mod call;
+mod catalogue;
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use mailroom_contract::api::RefusalBody;
+use mailroom_contract::{registry, tools};
+use serde_json::{Map, Value, json};
+
+use crate::core::context::Context;
+use crate::core::http::{Request, Response};
+use crate::core::refusal::Refusal;
+
+pub use catalogue::WithheldTool;
+
+/// The revision that carries its version in every request's `_meta`.
+pub const MODERN_VERSION: &str = "2026-07-28";
+/// The `initialize` revisions, newest first.
+pub const LEGACY_VERSIONS: [&str; 2] = ["2025-11-25", "2025-06-18"];
+
+const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
+const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
+
+const PARSE_ERROR: i64 = -32700;
+const INVALID_REQUEST: i64 = -32600;
+const METHOD_NOT_FOUND: i64 = -32601;
+pub(crate) const INVALID_PARAMS: i64 = -32602;
+const HEADER_MISMATCH: i64 = -32020;
+const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+
+/// Every version this server speaks, newest first.
+pub fn supported_versions() -> Vec<&'static str> {
+    let mut versions = vec![MODERN_VERSION];
+    versions.extend(LEGACY_VERSIONS);
+    versions
+}
+
+/// A JSON-RPC error, with the HTTP status it travels with.
+pub(crate) struct RpcError {
+    status: u16,
+    code: i64,
+    message: String,
+    data: Option<Value>,
+    /// Set when the caller itself was refused; answered as a refusal, not JSON-RPC.
+    refusal: Option<Refusal>,
+}
+
+impl RpcError {
+    pub(crate) fn new(status: u16, code: i64, message: impl Into<String>) -> RpcError {
+        RpcError { status, code, message: message.into(), data: None, refusal: None }
+    }
+
+    /// The caller's own refusal (authentication), answered as HTTP with the
+    /// four-part body, as every other route does.
+    fn refusal(refusal: Refusal) -> RpcError {
+        RpcError {
+            status: refusal.status,
+            code: -32001,
+            message: refusal.message.clone(),
+            data: None,
+            refusal: Some(refusal),
+        }
+    }
+
+    fn mismatch(message: impl Into<String>) -> RpcError {
+        RpcError::new(400, HEADER_MISMATCH, message)
+    }
+}
+
+fn rpc_response(status: u16, body: Value) -> Response {
+    Response::json(status, &body)
+}
+
+fn rpc_error(id: Value, error: RpcError) -> Response {
+    if let Some(refusal) = &error.refusal {
+        return Response::refusal(refusal);
+    }
+    let mut body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error.code, "message": error.message } });
+    if let Some(data) = error.data {
+        body["error"]["data"] = data;
+    }
+    rpc_response(error.status, body)
+}
+
+fn accepted() -> Response {
+    Response { status: 202, headers: Vec::new(), body: Vec::new(), round_trips: 0, deferred: Vec::new() }
+}
+
+/// Which era a request speaks.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Era {
+    Legacy,
+    Modern,
+}
+
+fn server_info() -> Value {
+    json!({ "name": "mailroom", "title": "Mailroom", "version": env!("CARGO_PKG_VERSION") })
+}
+
+/// Decodes a header value that may use the `=?base64?…?=` sentinel.
+fn header_value(raw: &str) -> Option<String> {
+    match raw.strip_prefix("=?base64?").and_then(|rest| rest.strip_suffix("?=")) {
+        Some(encoded) => STANDARD.decode(encoded).ok().and_then(|bytes| String::from_utf8(bytes).ok()),
+        None => Some(raw.to_string()),
+    }
+}
+
+/// `POST /mcp`.
+pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let message: Value = match serde_json::from_slice(&context.request().body) {
+        Ok(message) => message,
+        Err(error) => {
+            return Ok(rpc_error(Value::Null, RpcError::new(400, PARSE_ERROR, format!("Parse error: {error}"))));
+        }
+    };
+    if message.is_array() {
+        let error =
+            RpcError::new(400, INVALID_REQUEST, "JSON-RPC batches are not supported: send one message per request");
+        return Ok(rpc_error(Value::Null, error));
+    }
+    let Some(object) = message.as_object() else {
+        return Ok(rpc_error(Value::Null, RpcError::new(400, INVALID_REQUEST, "A JSON-RPC message is an object")));
+    };
+    let id = object.get("id").cloned();
+    // An error echoes the request's id only when it is one JSON-RPC allows.
+    let echoed = id.clone().filter(is_valid_id).unwrap_or(Value::Null);
+    if object.get("jsonrpc").and_then(Value::as_str) != Some("2.0") {
+        let error = RpcError::new(400, INVALID_REQUEST, "`jsonrpc` must be \"2.0\"");
+        return Ok(rpc_error(echoed, error));
+    }
+    let Some(method) = object.get("method").and_then(Value::as_str) else {
+        // A response from the client (to nothing this server asked): accepted and ignored.
+        if object.contains_key("result") || object.contains_key("error") {
+            return Ok(accepted());
+        }
+        let error = RpcError::new(400, INVALID_REQUEST, "A JSON-RPC request needs a `method`");
+        return Ok(rpc_error(echoed, error));
+    };
+    let params = match object.get("params") {
+        None | Some(Value::Null) => Map::new(),
+        Some(Value::Object(params)) => params.clone(),
+        // JSON-RPC allows parameters by position; MCP names every parameter.
+        Some(Value::Array(_)) => {
+            let error = RpcError::new(400, INVALID_PARAMS, "`params` must be an object: MCP parameters are named");
+            return Ok(rpc_error(echoed, error));
+        }
+        Some(_) => {
+            let error = RpcError::new(400, INVALID_REQUEST, "`params` must be an object");
+            return Ok(rpc_error(echoed, error));
+        }
+    };
+    let era = match check_protocol(context.request(), method, &params) {
+        Ok(era) => era,
+        Err(error) => return Ok(rpc_error(echoed, error)),
+    };
+    let Some(id) = id else {
+        // A notification (notifications/initialized, cancellations): nothing to answer.
+        return Ok(accepted());
+    };
+    if !is_valid_id(&id) {
+        return Ok(rpc_error(Value::Null, RpcError::new(400, INVALID_REQUEST, "`id` must be a string or an integer")));
+    }
+    let outcome = match method {
+        "initialize" => Ok(initialize(&params)),
+        "ping" => Ok(json!({})),
+        "server/discover" => Ok(discover()),
+        "tools/list" => catalogue::list_tools(context).await.map(|tools| json!({ "tools": tools })),
+        "tools/call" => call::call_tool(context, &params).await,
+        _ => {
+            let status = if era == Era::Modern { 404 } else { 200 };
+            Err(RpcError::new(status, METHOD_NOT_FOUND, format!("Method not found: {method}")))
+        }
+    };
+    match outcome {
+        Ok(mut result) => {
+            if era == Era::Modern {
+                result["resultType"] = json!("complete");
+                result["_meta"] = json!({ META_SERVER_INFO: server_info() });
+            }
+            Ok(rpc_response(200, json!({ "jsonrpc": "2.0", "id": id, "result": result })))
+        }
+        Err(error) => Ok(rpc_error(id, error)),
+    }
+}
+
+/// Whether a request id is one MCP allows: a string or an integer (never null).
+fn is_valid_id(id: &Value) -> bool {
+    id.is_string() || id.is_i64() || id.is_u64()
+}
+
+/// Decides the era and checks the headers against the body: a modern request
+/// carries its version in `_meta` and mirrors it, its method and its tool name in
+/// headers, which must match; a legacy request's version header, when present,
+/// must name a version this server speaks.
+fn check_protocol(request: &Request, method: &str, params: &Map<String, Value>) -> Result<Era, RpcError> {
+    let header = request.header("mcp-protocol-version").map(str::trim);
+    let declared = params.get("_meta").and_then(|meta| meta.get(META_VERSION)).and_then(Value::as_str);
+    let unsupported = |requested: &str| RpcError {
+        status: 400,
+        code: UNSUPPORTED_PROTOCOL_VERSION,
+        message: "Unsupported protocol version".into(),
+        data: Some(json!({ "supported": supported_versions(), "requested": requested })),
+        refusal: None,
+    };
+    let Some(declared) = declared else {
+        return match header {
+            Some(version) if LEGACY_VERSIONS.contains(&version) => Ok(Era::Legacy),
+            Some(version) if version == MODERN_VERSION => Err(RpcError::mismatch(format!(
+                "MCP-Protocol-Version is {version} but the body's _meta declares no {META_VERSION}"
+            ))),
+            Some(version) => Err(unsupported(version)),
+            None => Ok(Era::Legacy),
+        };
+    };
+    if declared != MODERN_VERSION {
+        return Err(unsupported(declared));
+    }
+    match header {
+        None => return Err(RpcError::mismatch("The MCP-Protocol-Version header is required")),
+        Some(version) if version != declared => {
+            return Err(RpcError::mismatch(format!(
+                "MCP-Protocol-Version header value '{version}' does not match body value '{declared}'"
+            )));
+        }
+        Some(_) => {}
+    }
+    match request.header("mcp-method").map(str::trim) {
+        None => return Err(RpcError::mismatch("The Mcp-Method header is required")),
+        Some(header_method) if header_method != method => {
+            return Err(RpcError::mismatch(format!(
+                "Mcp-Method header value '{header_method}' does not match body value '{method}'"
+            )));
+        }
+        Some(_) => {}
+    }
+    if method == "tools/call" {
+        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+        match request.header("mcp-name").and_then(header_value) {
+            None => return Err(RpcError::mismatch("The Mcp-Name header is required for tools/call")),
+            Some(header_name) if header_name != name => {
+                return Err(RpcError::mismatch(format!(
+                    "Mcp-Name header value '{header_name}' does not match body value '{name}'"
+                )));
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(Era::Modern)
+}
+
+fn initialize(params: &Map<String, Value>) -> Value {
+    let requested = params.get("protocolVersion").and_then(Value::as_str).unwrap_or_default();
+    let version = LEGACY_VERSIONS.iter().find(|version| **version == requested).copied().unwrap_or(LEGACY_VERSIONS[0]);
+    json!({
+        "protocolVersion": version,
+        "capabilities": { "tools": { "listChanged": false } },
+        "serverInfo": server_info(),
+        "instructions": tools::instructions(registry()),
+    })
+}
+
+fn discover() -> Value {
+    json!({
+        "supportedVersions": supported_versions(),
+        "capabilities": { "tools": { "listChanged": false } },
+        "instructions": tools::instructions(registry()),
+    })
+}
+
+/// A refusal of the caller itself (a revoked session, a paused agent) while
+/// working out its tools: answered as any route's refusal, not as JSON-RPC.
+pub(crate) fn refused(refusal: Refusal) -> RpcError {
+    RpcError::refusal(refusal)
+}
+
+pub(crate) fn unknown_tool(name: &str) -> RpcError {
+    RpcError::new(200, INVALID_PARAMS, format!("Unknown tool: {name}"))
+}
+
+/// A tool that exists but is not this caller's: still no tool (-32602), with the
+/// refusal in the message a model reads and, whole, in `data`.
+pub(crate) fn withheld_tool(name: &str, refusal: RefusalBody) -> RpcError {
+    let detail = &refusal.error;
+    let message = format!("Tool withheld: {name}. {} {} Fix: {}", detail.message, detail.reason, detail.fix);
+    RpcError { status: 200, code: INVALID_PARAMS, message, data: serde_json::to_value(&refusal).ok(), refusal: None }
+}
