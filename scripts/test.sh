@@ -13,6 +13,10 @@ cd "$ROOT"
 log "setup done after ${SECONDS}s"
 
 if [ "${1:-}" != "e2e" ]; then
+  log "formatting and lints (rustfmt, clippy natively and for the Worker's wasm32 target)"
+  cargo fmt --all --check
+  cargo clippy --workspace --all-targets --quiet -- -D warnings
+  cargo clippy --target wasm32-unknown-unknown --quiet -- -D warnings
   log "native tests"
   cargo test --workspace --quiet
   log "mutations of delegation, each of which the native tests must catch"

@@ -68,7 +68,7 @@ impl SqliteDatabase {
     fn run(connection: &rusqlite::Connection, statement: &Statement) -> Result<QueryResult, StorageError> {
         let error = |error: rusqlite::Error| StorageError::from_message(&error.to_string());
         let mut prepared = connection.prepare(&statement.sql).map_err(error)?;
-        let columns: Vec<String> = prepared.column_names().into_iter().map(str::to_string).collect();
+        let columns: Vec<String> = prepared.column_names().map(str::to_string).collect();
         let parameters: Vec<rusqlite::types::Value> = statement
             .parameters
             .iter()

@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn the_published_vocabulary_names_every_relation_and_requires_only_mailbox_relations() {
-        let published = vocabulary(&registry());
+        let published = vocabulary(registry());
         let names: Vec<&str> = published.relations.iter().map(|relation| relation.name.as_str()).collect();
         let declared: Vec<&str> = Relation::ALL.iter().map(|relation| relation.name()).collect();
         assert_eq!(names, declared, "the vocabulary publishes every relation once, in declaration order");

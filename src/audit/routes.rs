@@ -71,7 +71,7 @@ pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal
     };
     let entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
     let (head_seq, head_hash) = head_from(head_row.first()).map_err(|error| context.internal(error))?;
-    let head = (head_seq > 0).then(|| ChainHead { seq: head_seq, hash: head_hash });
+    let head = (head_seq > 0).then_some(ChainHead { seq: head_seq, hash: head_hash });
     Ok(context.json(&verify(after, anchor_hash, &entries, head)))
 }
 

@@ -50,8 +50,11 @@ fn route_table() -> &'static RouteTable {
     })
 }
 
+/// A route the table found, with the values of its path's parameters.
+type Found = (&'static Route, Vec<(PathParameter, String)>);
+
 /// Finds the route for a method and path, with its path parameters.
-fn find_route(method: &str, path: &str) -> Result<(&'static Route, Vec<(PathParameter, String)>), RequestError> {
+fn find_route(method: &str, path: &str) -> Result<Found, RequestError> {
     let matched = route_table()
         .at(path)
         .map_err(|_| RequestError::NoSuchRoute { method: method.to_string(), path: path.to_string() })?;

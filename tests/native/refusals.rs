@@ -161,7 +161,7 @@ fn no_route_answers_hostile_input_with_a_500() {
             for (path_and_query, body) in
                 targets.iter().flat_map(|target| bodies.iter().map(move |body| (target, body)))
             {
-                let probe = request(route.method.as_str(), &path_and_query).bearer(&token).raw_body(body);
+                let probe = request(route.method.as_str(), path_and_query).bearer(&token).raw_body(body);
                 let response = world.node.send(probe);
                 probes += 1;
                 authorised += usize::from(response.status != 401);
