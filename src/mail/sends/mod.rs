@@ -1,0 +1,182 @@
+//! Outbound mail under dual control: drafts, submission, a second person's
+//! decision, sealing and dispatch.
+//!
+//! draft → submitted → sealed → dispatched | failed, or submitted → refused;
+//! cancel takes a submission back to a draft, and retry a failed send back to
+//! sealed and on to the recipients it has not reached (decision 0010). Drafts
+//! are their author's alone; everything after is visible to the mailbox's
+//! proposers and deciders. Approval
+//! is the governed step: a second person who holds `approval.decide`, never the
+//! submitter, never an agent. At approval the send is sealed (the manifest's hash
+//! goes into the audit chain, and a trigger makes the row immutable), the author's
+//! `send.propose` is checked again inside the same transaction, and only then is
+//! the message handed to the mail binding.
+//!
+//! `record` is a send as stored and answered, and the reads of sends; `drafts`
+//! the author's side (draft, edit, delete, submit, cancel); `decisions` the
+//! second person's side and what follows it (approve and seal, refuse, dispatch,
+//! send a failed send again). What can go wrong, and the refusals that say so,
+//! are here.
+
+mod decisions;
+mod drafts;
+mod record;
+
+use mailroom_contract::api::SendState;
+
+use crate::core::refusal::Refusal;
+
+pub use decisions::{approve, refuse, retry};
+pub use drafts::{cancel, create_draft, delete_draft, submit, update_draft};
+pub use record::{approvals, get, list};
+
+/// The most recipients (To and Cc together) one send may have.
+pub const MAXIMUM_RECIPIENTS: usize = 50;
+/// The longest subject, in characters (RFC 5322's line limit).
+pub const MAXIMUM_SUBJECT_CHARACTERS: usize = 998;
+/// The longest body, in bytes.
+pub const MAXIMUM_TEXT_BYTES: usize = 256 * 1024;
+/// How many References a reply carries: the most recent ones.
+pub(super) const MAXIMUM_REFERENCES: usize = 20;
+
+/// What can be wrong with a send or a request about one.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SendError {
+    /// No send with this id in this mailbox that the caller may see.
+    NoSuchSend { id: String },
+    /// The message replied to is not in this mailbox, or not visible.
+    NoSuchReplyTarget { id: String },
+    /// A recipient is not an address.
+    InvalidRecipient { address: String },
+    /// No To recipient, or too many recipients.
+    RecipientCount,
+    /// The subject is empty, too long, or spans lines.
+    InvalidSubject,
+    /// The body is too long.
+    TextTooLong,
+    /// The send is not in the state this needs.
+    WrongState { state: SendState, needs: SendState },
+    /// The caller is not the draft's author or the submission's submitter.
+    NotYours,
+    /// The caller submitted this send, so cannot be its second person.
+    OwnSubmission,
+    /// An agent tried to decide; it acts as its sponsor and is never a second person.
+    AgentsCannotDecide,
+    /// The author no longer holds send.propose on the mailbox at sealing.
+    AuthorLostAuthority { author: String },
+    /// A refusal needs a reason.
+    InvalidReason,
+    /// Another decision or edit got there first.
+    Raced,
+    /// A sealed send's row no longer hashes to the manifest recorded when it was
+    /// sealed (changed outside the node), or was sealed before the node kept what
+    /// rebuilding it needs: it cannot be sent again as approved.
+    NotAsApproved { id: String },
+}
+
+impl From<SendError> for Refusal {
+    fn from(error: SendError) -> Refusal {
+        match error {
+            SendError::NoSuchSend { id } => Refusal::not_found("send", &id),
+            SendError::NoSuchReplyTarget { id } => Refusal::new(
+                404,
+                "not_found",
+                format!("There is no message {id} to reply to in this mailbox."),
+                "A reply must answer a message this mailbox received and that you can see.",
+                "Use a message id from list_messages for this mailbox, or leave `reply_to` out.",
+            ),
+            SendError::InvalidRecipient { address } => Refusal::new(
+                400,
+                "invalid_recipient",
+                format!("`{address}` is not an address mail can be sent to."),
+                "Each recipient is one plain address, without a display name or angle brackets.",
+                "Send addresses such as ana@example.com, one per list entry.",
+            ),
+            SendError::RecipientCount => Refusal::new(
+                400,
+                "recipient_count",
+                "A send needs at least one To recipient, and at most 50 recipients in all.",
+                "Mail without a recipient goes nowhere; very wide sends are not what a shared mailbox is for.",
+                "Name between 1 and 50 recipients across `to` and `cc`.",
+            ),
+            SendError::InvalidSubject => Refusal::new(
+                400,
+                "invalid_subject",
+                "That subject cannot be sent.",
+                "A subject is one line of 1 to 998 characters, with no line breaks.",
+                "Send a single-line subject.",
+            ),
+            SendError::TextTooLong => Refusal::new(
+                400,
+                "text_too_long",
+                "The message text is too long.",
+                "A send's text may have at most 256 KiB.",
+                "Shorten the text.",
+            ),
+            SendError::WrongState { state, needs } => Refusal::new(
+                409,
+                "wrong_state",
+                format!("This send is {}, and this needs it to be {}.", state.as_str(), needs.as_str()),
+                match needs {
+                    SendState::Draft => "Only a draft can be edited, deleted or submitted.",
+                    SendState::Failed => {
+                        "Only a send whose dispatch failed can be sent again; a dispatched one has reached everyone, and one still sealed is being handed over."
+                    }
+                    _ => "Only a submitted send can be cancelled, approved or refused.",
+                },
+                "Get the send to see its state; cancel a submission to edit it again.",
+            ),
+            SendError::NotAsApproved { id } => Refusal::new(
+                409,
+                "not_as_approved",
+                format!("Send {id} cannot be sent again as it was approved."),
+                "What leaves is rebuilt from the stored send, and the stored send no longer hashes to the manifest recorded when it was sealed (or was sealed before the node kept the sender it was sealed with).",
+                "Do not send it: verify the audit chain (GET /api/audit/verify), then draft it again for a new approval.",
+            ),
+            SendError::NotYours => Refusal::new(
+                403,
+                "not_yours",
+                "Only the person or agent who wrote this draft, or submitted it, can do that.",
+                "Drafts and submissions are their author's until a second person decides.",
+                "Ask the author, or draft your own.",
+            ),
+            SendError::OwnSubmission => Refusal::new(
+                403,
+                "own_submission",
+                "You submitted this send, so you cannot be the one to decide on it.",
+                "Dual control needs a second person: the submitter never approves their own send.",
+                "Ask another person who holds approval.decide on this mailbox to approve or refuse it; to change it yourself, cancel the submission.",
+            ),
+            SendError::AgentsCannotDecide => Refusal::new(
+                403,
+                "agents_cannot_decide",
+                "An agent cannot approve or refuse a send.",
+                "An agent acts under its sponsor's authority, so it can never be the second person dual control needs.",
+                "Ask a person who holds approval.decide on this mailbox to decide.",
+            ),
+            SendError::AuthorLostAuthority { author } => Refusal::new(
+                409,
+                "author_lost_authority",
+                "This send cannot be sealed: its author no longer holds send.propose on the mailbox.",
+                format!(
+                    "{author} lost send.propose after submitting; a send is sealed only while its author may still propose it."
+                ),
+                "Refuse it, or ask an administrator to grant send.propose to the author again.",
+            ),
+            SendError::InvalidReason => Refusal::new(
+                400,
+                "invalid_reason",
+                "A refusal needs a reason.",
+                "The reason tells the submitter why; it has 1 to 1,000 characters.",
+                "Send `{\"reason\": \"…\"}`.",
+            ),
+            SendError::Raced => Refusal::new(
+                409,
+                "raced",
+                "Someone else changed this send a moment ago.",
+                "Another request edited, submitted or decided it between your read and your change.",
+                "Get the send again and decide from its current state.",
+            ),
+        }
+    }
+}
