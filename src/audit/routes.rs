@@ -80,6 +80,14 @@ mod tests {
     use super::*;
 
     #[test]
+    fn the_verify_route_says_how_many_entries_one_call_checks() {
+        let route = mailroom_contract::registry().route(mailroom_contract::RouteId::VerifyAuditChain);
+        let thousands = VERIFY_PAGE / 1000;
+        let written = format!("{thousands},{:03}", VERIFY_PAGE % 1000);
+        assert!(route.description.contains(&written), "the description states {written}: {}", route.description);
+    }
+
+    #[test]
     fn cursors_round_trip_and_refuse_tampering() {
         assert_eq!(decode_cursor(&encode_cursor(17)), Some(17));
         assert_eq!(decode_cursor("not a cursor"), None);
