@@ -20,6 +20,7 @@ pub mod route_id;
 pub mod routes;
 pub mod skill;
 pub mod tools;
+mod vocabulary;
 pub mod withheld;
 
 pub use registry::{ContractError, Registry, registry};

@@ -6,6 +6,7 @@
 
 use crate::relation::Relation;
 use crate::route_id::RouteId;
+use crate::vocabulary::vocabulary;
 use schemars::{JsonSchema, Schema, SchemaGenerator};
 
 /// An HTTP method a route answers.
@@ -231,48 +232,20 @@ impl Authority {
     }
 }
 
-macro_rules! path_parameters {
-    ($($variant:ident = $name:literal : $description:literal;)*) => {
-        /// A segment of a path that names something. An enum, so a handler asking
-        /// for a parameter that does not exist does not compile, and the registry
-        /// refuses a route whose path and declaration disagree.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
-        pub enum PathParameter {
-            $(#[doc = $description] $variant,)*
-        }
-
-        impl PathParameter {
-            /// Every path parameter, in declaration order.
-            pub const ALL: &'static [PathParameter] = &[$(PathParameter::$variant,)*];
-
-            /// The name of its `:name` segment.
-            pub fn name(self) -> &'static str {
-                match self { $(PathParameter::$variant => $name,)* }
-            }
-
-            /// What a reader needs to fill it.
-            pub fn description(self) -> &'static str {
-                match self { $(PathParameter::$variant => $description,)* }
-            }
-        }
-    };
-}
-
-path_parameters! {
-    PersonId = "personId": "The person's id (`usr_…`).";
-    AgentId = "agentId": "The agent's id (`agt_…`).";
-    TeamId = "teamId": "The team's id (`tm_…`).";
-    MailboxId = "mailboxId": "The mailbox's id (`mbx_…`).";
-    ReceiptId = "receiptId": "The received message's id in this mailbox (`rcp_…`), from the message list or a search.";
-    SendId = "sendId": "The send's id (`snd_…`).";
-    AttachmentIndex = "attachmentIndex": "The attachment's `index` from get_message, from 0.";
-    Module = "module": "The module's file name, such as `mail.js`, as the page's import map names it.";
-}
-
-impl PathParameter {
-    /// The parameter a `:name` segment names, if any.
-    pub fn parse(name: &str) -> Option<PathParameter> {
-        PathParameter::ALL.iter().copied().find(|parameter| parameter.name() == name)
+vocabulary! {
+    /// A segment of a path that names something. An enum, so a handler asking
+    /// for a parameter that does not exist does not compile, and the registry
+    /// refuses a route whose path and declaration disagree.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+    pub enum PathParameter {
+        PersonId = "personId": "The person's id (`usr_…`).";
+        AgentId = "agentId": "The agent's id (`agt_…`).";
+        TeamId = "teamId": "The team's id (`tm_…`).";
+        MailboxId = "mailboxId": "The mailbox's id (`mbx_…`).";
+        ReceiptId = "receiptId": "The received message's id in this mailbox (`rcp_…`), from the message list or a search.";
+        SendId = "sendId": "The send's id (`snd_…`).";
+        AttachmentIndex = "attachmentIndex": "The attachment's `index` from get_message, from 0.";
+        Module = "module": "The module's file name, such as `mail.js`, as the page's import map names it.";
     }
 }
 

@@ -141,17 +141,14 @@ impl From<AgentError> for Refusal {
                 "It is unknown, was already used, has expired (codes last 10 minutes), or its agent was revoked.",
                 "Ask an administrator for a new pairing code.",
             ),
-            AgentError::TooManyPairingAttempts { retry_after_seconds } => {
-                let mut refusal = Refusal::new(
-                    429,
-                    "too_many_pairing_attempts",
-                    "Pairing is paused for this address.",
-                    "Too many pairing codes failed from this address recently.",
-                    format!("Wait {} minutes and try again with the right code.", retry_after_seconds.div_ceil(60)),
-                );
-                refusal.retry_after_seconds = Some(retry_after_seconds);
-                refusal
-            }
+            AgentError::TooManyPairingAttempts { retry_after_seconds } => Refusal::new(
+                429,
+                "too_many_pairing_attempts",
+                "Pairing is paused for this address.",
+                "Too many pairing codes failed from this address recently.",
+                format!("Wait {} minutes and try again with the right code.", retry_after_seconds.div_ceil(60)),
+            )
+            .retry_after(retry_after_seconds),
         }
     }
 }

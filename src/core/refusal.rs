@@ -57,15 +57,21 @@ impl Refusal {
     /// The answer when the audit chain stayed contended through every retry. The
     /// change was not applied, so nothing is lost by trying again.
     pub fn busy() -> Refusal {
-        let mut refusal = Refusal::new(
+        Refusal::new(
             503,
             "busy",
             "The node is busy and did not apply this change.",
             "Many changes arrived at once and this one could not take its place in the audit chain; it was rolled back.",
             "Try again in a moment; nothing was changed.",
-        );
-        refusal.retry_after_seconds = Some(1);
-        refusal
+        )
+        .retry_after(1)
+    }
+
+    /// The same refusal, saying how long waiting takes to change the answer
+    /// (sent as `Retry-After`).
+    pub fn retry_after(mut self, seconds: u32) -> Refusal {
+        self.retry_after_seconds = Some(seconds);
+        self
     }
 
     /// The answer when the deployment lacks something it needs. Names the missing

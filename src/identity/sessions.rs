@@ -61,20 +61,17 @@ impl From<SessionError> for Refusal {
                 "The email is unknown, the password is wrong, or the person is disabled; the node does not say which.",
                 "Check the email and password. After repeated failures the node refuses for a while, so ask an administrator if you are unsure.",
             ),
-            SessionError::TooManyAttempts { retry_after_seconds } => {
-                let mut refusal = Refusal::new(
-                    429,
-                    "too_many_sign_in_attempts",
-                    "Password checks are paused for this account or address.",
-                    "Too many sign-ins or password changes failed recently with a wrong password, for this account or from this address.",
-                    format!(
-                        "Wait {} minutes and try again, or ask an administrator to reset your password.",
-                        retry_after_seconds.div_ceil(60)
-                    ),
-                );
-                refusal.retry_after_seconds = Some(retry_after_seconds);
-                refusal
-            }
+            SessionError::TooManyAttempts { retry_after_seconds } => Refusal::new(
+                429,
+                "too_many_sign_in_attempts",
+                "Password checks are paused for this account or address.",
+                "Too many sign-ins or password changes failed recently with a wrong password, for this account or from this address.",
+                format!(
+                    "Wait {} minutes and try again, or ask an administrator to reset your password.",
+                    retry_after_seconds.div_ceil(60)
+                ),
+            )
+            .retry_after(retry_after_seconds),
             SessionError::MissingRefreshToken => Refusal::new(
                 400,
                 "missing_refresh_token",

@@ -127,8 +127,7 @@ fn the_schema_names_exactly_the_send_states_the_contract_declares() {
     let checked = listed_after(&schema, "CHECK (state IN (");
     assert_eq!(checked, vec![SendState::NAMES.to_vec()], "the sends table's CHECK lists every state, in order");
     // The triggers that keep a sealed send immutable name exactly the sealed states.
-    let sealed: Vec<&str> =
-        SendState::ALL.iter().filter(|state| state.is_sealed()).map(|state| state.as_str()).collect();
+    let sealed: Vec<&str> = SendState::ALL.iter().filter(|state| state.is_sealed()).map(|state| state.name()).collect();
     let guarded: Vec<Vec<&str>> =
         [listed_after(&schema, "OLD.state IN ("), listed_after(&schema, "NEW.state NOT IN (")].concat();
     assert_eq!(guarded.len(), 3, "two triggers, three lists of sealed states");

@@ -3,6 +3,8 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::vocabulary::vocabulary;
+
 /// A mailbox: an address mail arrives at, shared by the people and agents who hold
 /// relations on it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -252,46 +254,23 @@ pub struct Send {
     pub delivered_to: Vec<String>,
 }
 
-macro_rules! send_states {
-    ($($variant:ident = $name:literal : $description:literal;)*) => {
-        /// Where a send stands: draft → submitted → sealed → dispatched or failed,
-        /// or submitted → refused. Cancelling returns a submission to a draft, and
-        /// sending a failed send again returns it to sealed.
-        #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-        #[serde(rename_all = "snake_case")]
-        pub enum SendState {
-            $(#[doc = $description] $variant,)*
-        }
-
-        impl SendState {
-            /// Every state, in the order a send moves through them.
-            pub const ALL: &'static [SendState] = &[$(SendState::$variant,)*];
-            /// Every state's name, in the same order: what a `state` filter accepts.
-            pub const NAMES: &'static [&'static str] = &[$($name,)*];
-
-            /// The state's name, as stored and answered.
-            pub fn as_str(self) -> &'static str {
-                match self { $(SendState::$variant => $name,)* }
-            }
-        }
-    };
-}
-
-send_states! {
-    Draft = "draft": "Its author's alone, and editable; nothing is sent.";
-    Submitted = "submitted": "Awaiting a second person's decision; its submitter can take it back.";
-    Sealed = "sealed": "Approved and immutable, its manifest hash in the audit chain; being handed to the mail binding.";
-    Dispatched = "dispatched": "The mail binding accepted it for every recipient.";
-    Failed = "failed": "The mail binding refused it for some recipients; it can be sent again, as sealed, to those.";
-    Refused = "refused": "A second person declined it, with a reason; nothing was sent.";
+vocabulary! {
+    /// Where a send stands: draft → submitted → sealed → dispatched or failed,
+    /// or submitted → refused. Cancelling returns a submission to a draft, and
+    /// sending a failed send again returns it to sealed.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum SendState {
+        Draft = "draft": "Its author's alone, and editable; nothing is sent.";
+        Submitted = "submitted": "Awaiting a second person's decision; its submitter can take it back.";
+        Sealed = "sealed": "Approved and immutable, its manifest hash in the audit chain; being handed to the mail binding.";
+        Dispatched = "dispatched": "The mail binding accepted it for every recipient.";
+        Failed = "failed": "The mail binding refused it for some recipients; it can be sent again, as sealed, to those.";
+        Refused = "refused": "A second person declined it, with a reason; nothing was sent.";
+    }
 }
 
 impl SendState {
-    /// The state a stored name names, if any.
-    pub fn parse(name: &str) -> Option<SendState> {
-        SendState::ALL.iter().copied().find(|state| state.as_str() == name)
-    }
-
     /// Whether a send in this state was sealed: what was approved can never change.
     pub fn is_sealed(self) -> bool {
         matches!(self, SendState::Sealed | SendState::Dispatched | SendState::Failed)
@@ -371,8 +350,8 @@ mod tests {
     #[test]
     fn every_send_state_is_named_as_it_is_stored_and_answered() {
         for state in SendState::ALL {
-            assert_eq!(serde_json::to_value(state).unwrap(), state.as_str());
-            assert_eq!(SendState::parse(state.as_str()), Some(*state));
+            assert_eq!(serde_json::to_value(state).unwrap(), state.name());
+            assert_eq!(SendState::parse(state.name()), Some(*state));
         }
         assert_eq!(SendState::NAMES.len(), SendState::ALL.len());
         assert_eq!(SendState::parse("posted"), None);

@@ -172,8 +172,8 @@ async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manif
             .bind(row.id.as_str())
             .bind(context.now_ms())
             .bind(delivered_json)
-            .bind(SendState::Dispatched.as_str())
-            .bind(SendState::Sealed.as_str()),
+            .bind(SendState::Dispatched.name())
+            .bind(SendState::Sealed.name()),
         );
     } else {
         let error = failures.join("; ");
@@ -189,8 +189,8 @@ async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manif
             .bind(error)
             .bind(context.now_ms())
             .bind(delivered_json)
-            .bind(SendState::Failed.as_str())
-            .bind(SendState::Sealed.as_str()),
+            .bind(SendState::Failed.name())
+            .bind(SendState::Sealed.name()),
         );
     }
 }

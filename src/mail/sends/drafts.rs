@@ -111,7 +111,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         .bind(in_reply_to.clone())
         .bind(json_list(&references))
         .bind(context.now_ms())
-        .bind(SendState::Draft.as_str()),
+        .bind(SendState::Draft.name()),
     );
     context.audit_object(send_id.clone());
     context.audit_detail(serde_json::json!({ "mailbox": mailbox_id, "reply_to": request.reply_to }));
@@ -205,7 +205,7 @@ pub async fn delete_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     context.write_changing_one_row(
         Statement::new("DELETE FROM sends WHERE id = ?1 AND state = ?2")
             .bind(row.id.as_str())
-            .bind(SendState::Draft.as_str()),
+            .bind(SendState::Draft.name()),
         SendError::Raced,
     );
     Ok(context.json(&row.present()))

@@ -116,7 +116,7 @@ impl From<SendError> for Refusal {
             SendError::WrongState { state, needs } => Refusal::new(
                 409,
                 "wrong_state",
-                format!("This send is {}, and this needs it to be {}.", state.as_str(), needs.as_str()),
+                format!("This send is {}, and this needs it to be {}.", state.name(), needs.name()),
                 match needs {
                     SendState::Draft => "Only a draft can be edited, deleted or submitted.",
                     SendState::Failed => {

@@ -214,10 +214,10 @@ pub(super) fn transition(
     parameters: Vec<Value>,
 ) {
     let mut statement = Statement::new(format!("UPDATE sends SET state = ?, {assignments} WHERE id = ? AND state = ?"));
-    statement.parameters.push(to.as_str().into());
+    statement.parameters.push(to.name().into());
     statement.parameters.extend(parameters);
     statement.parameters.push(send_id.into());
-    statement.parameters.push(from.as_str().into());
+    statement.parameters.push(from.name().into());
     context.write_changing_one_row(statement, SendError::Raced);
 }
 
@@ -240,7 +240,7 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     .bind(before_at)
     .bind(before_id)
     .bind(limit + 1)
-    .bind(SendState::Draft.as_str());
+    .bind(SendState::Draft.name());
     let [sends] = context.read_array([statement]).await?;
     let mut rows: Vec<SendRow> = sends.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut rows, limit, |row| (row.created_at, &row.id));
@@ -262,7 +262,7 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // Oldest first, the order a queue is worked in.
     let (after_at, after_id) = paging::cursor(context, IdKind::Send, i64::MIN)?;
     let (deciding, deciding_parameters) = tuples::mailbox_ids_where(&holder, all_of, any_of);
-    let mut parameters: Vec<Value> = vec![SendState::Submitted.as_str().into()];
+    let mut parameters: Vec<Value> = vec![SendState::Submitted.name().into()];
     parameters.extend(deciding_parameters);
     parameters.push(caller.as_str().into());
     parameters.push(caller.as_str().into());
