@@ -29,7 +29,16 @@ const ENTRY_MODULE: &str = "main.js";
 
 /// Every script module, by file name. A test holds this list to the files in
 /// `src/interface/scripts/`, so a new section is a new file and a line here.
-const MODULES: &[(&str, &str)] = &[("main.js", include_str!("interface/scripts/main.js"))];
+const MODULES: &[(&str, &str)] = &[
+    ("api.js", include_str!("interface/scripts/api.js")),
+    ("dom.js", include_str!("interface/scripts/dom.js")),
+    ("main.js", include_str!("interface/scripts/main.js")),
+    ("names.js", include_str!("interface/scripts/names.js")),
+    ("pager.js", include_str!("interface/scripts/pager.js")),
+    ("session.js", include_str!("interface/scripts/session.js")),
+    ("shared.js", include_str!("interface/scripts/shared.js")),
+    ("vocabulary.js", include_str!("interface/scripts/vocabulary.js")),
+];
 
 struct Shell {
     html: String,
