@@ -29,7 +29,27 @@ const ENTRY_MODULE: &str = "main.js";
 
 /// Every script module, by file name. A test holds this list to the files in
 /// `src/interface/scripts/`, so a new section is a new file and a line here.
-const MODULES: &[(&str, &str)] = &[("main.js", include_str!("interface/scripts/main.js"))];
+const MODULES: &[(&str, &str)] = &[
+    ("account.js", include_str!("interface/scripts/account.js")),
+    ("agents.js", include_str!("interface/scripts/agents.js")),
+    ("api.js", include_str!("interface/scripts/api.js")),
+    ("approvals.js", include_str!("interface/scripts/approvals.js")),
+    ("audit.js", include_str!("interface/scripts/audit.js")),
+    ("dom.js", include_str!("interface/scripts/dom.js")),
+    ("mail-shared.js", include_str!("interface/scripts/mail-shared.js")),
+    ("mail.js", include_str!("interface/scripts/mail.js")),
+    ("mailboxes.js", include_str!("interface/scripts/mailboxes.js")),
+    ("main.js", include_str!("interface/scripts/main.js")),
+    ("names.js", include_str!("interface/scripts/names.js")),
+    ("pager.js", include_str!("interface/scripts/pager.js")),
+    ("people.js", include_str!("interface/scripts/people.js")),
+    ("relations.js", include_str!("interface/scripts/relations.js")),
+    ("sends.js", include_str!("interface/scripts/sends.js")),
+    ("session.js", include_str!("interface/scripts/session.js")),
+    ("shared.js", include_str!("interface/scripts/shared.js")),
+    ("teams.js", include_str!("interface/scripts/teams.js")),
+    ("vocabulary.js", include_str!("interface/scripts/vocabulary.js")),
+];
 
 struct Shell {
     html: String,

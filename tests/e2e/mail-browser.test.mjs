@@ -22,8 +22,8 @@ const PERSON_ID = /usr_[0-9A-HJKMNP-TV-Z]{26}/;
 const MAILBOX_ID = /mbx_[0-9A-HJKMNP-TV-Z]{26}/;
 const fixture = (name) => readFileSync(join(ROOT, "tests", "fixtures", "mail", `${name}.eml`));
 // How many messages a list or a search shows at a time, read from the page's own
-// script so this file never restates it.
-const PER_PAGE = Number(/const PER_PAGE = (\d+);/.exec(readFileSync(join(ROOT, "src", "interface", "scripts", "main.js"), "utf8"))?.[1]);
+// script (its pager module) so this file never restates it.
+const PER_PAGE = Number(/const PER_PAGE = (\d+);/.exec(readFileSync(join(ROOT, "src", "interface", "scripts", "pager.js"), "utf8"))?.[1]);
 const NEWS = { address: "news@mailroom.test", name: "Newsletters" };
 /** A small message to the news mailbox, the `number`th of a run. */
 const bulletin = (number) => Buffer.from([
@@ -552,7 +552,7 @@ test("the writer's Outbound shows the send refused, with the approver's reason",
 });
 
 test("more than a page of mail: the rest of a mailbox, and of a search, is shown on asking", async () => {
-  assert.ok(PER_PAGE > 0, "the page size is read from app.js");
+  assert.ok(PER_PAGE > 0, "the page size is read from pager.js");
   const created = await call("POST", "/api/mailboxes", { token, body: { address: NEWS.address, display_name: NEWS.name } });
   assert.equal(created.status, 201, created.text);
   const newsId = created.body.id;

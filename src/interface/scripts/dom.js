@@ -1,0 +1,105 @@
+// DOM helpers: h() makes an element, and the rest make what every view is built
+// of (labelled controls, tables and rows, facts, breadcrumbs, link buttons) and
+// show what the node answers (times, byte sizes). Every string is set as text,
+// never parsed as HTML: whatever the API returns is untrusted text.
+
+/**
+ * Creates an element. `props`: `class`, `text` (textContent), `on<event>`
+ * (a listener), `true` for a bare attribute, anything else an attribute.
+ * Children are nodes or strings (as text), nested arrays, or null to skip.
+ */
+export function h(tag, props = {}, ...children) {
+  const element = document.createElement(tag);
+  for (const [key, value] of Object.entries(props)) {
+    if (value === undefined || value === null || value === false) continue;
+    if (key === "class") element.className = value;
+    else if (key === "text") element.textContent = value;
+    else if (key.startsWith("on") && typeof value === "function") element.addEventListener(key.slice(2), value);
+    else element.setAttribute(key, value === true ? "" : String(value));
+  }
+  append(element, children);
+  return element;
+}
+
+export function append(parent, children) {
+  for (const child of children) {
+    if (child === null || child === undefined || child === false) continue;
+    if (Array.isArray(child)) append(parent, child);
+    else parent.append(child instanceof Node ? child : document.createTextNode(String(child)));
+  }
+  return parent;
+}
+
+/** Replaces an element's children, taking the same children as h(). */
+export function replace(parent, ...children) {
+  parent.replaceChildren();
+  return append(parent, children);
+}
+
+let nextId = 0;
+export const uniqueId = (prefix) => `${prefix}-${++nextId}`;
+
+/** A labelled form control, with an optional hint read out with it. */
+export function labelled(text, control, hint) {
+  control.id ||= uniqueId("field");
+  const parts = [h("label", { for: control.id, text }), control];
+  if (hint) {
+    const hintId = uniqueId("hint");
+    control.setAttribute("aria-describedby", hintId);
+    parts.push(h("p", { class: "hint", id: hintId, text: hint }));
+  }
+  return h("div", { class: "field" }, parts);
+}
+
+/** Text only screen readers announce, to give a row's button its context. */
+export const hidden = (text) => h("span", { class: "visually-hidden", text });
+
+const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+
+export function time(rfc3339) {
+  if (!rfc3339) return "";
+  const date = new Date(rfc3339);
+  return h("time", { datetime: rfc3339, title: rfc3339, text: Number.isNaN(date.getTime()) ? rfc3339 : dateFormat.format(date) });
+}
+
+export const code = (text) => h("code", { class: "id", text });
+
+/** A table with a caption, column headers and rows (arrays of cells). */
+export function table(caption, columns, rows, { captionHidden = true } = {}) {
+  return h("div", { class: "table-wrap" },
+    h("table", {},
+      h("caption", { class: captionHidden ? "visually-hidden" : null, text: caption }),
+      h("thead", {}, h("tr", {}, columns.map((column) => h("th", { scope: "col", text: column })))),
+      h("tbody", {}, rows)));
+}
+
+export const row = (...cells) => h("tr", {}, cells.map((cell) => (cell instanceof HTMLTableCellElement ? cell : h("td", {}, cell))));
+
+/** A description list of `[term, value]` pairs; a pair whose value is null is left out. */
+export function facts(pairs, className = "facts") {
+  return h("dl", { class: className }, pairs.filter(([, value]) => value !== null && value !== undefined && value !== false)
+    .map(([term, value]) => [h("dt", { text: term }), h("dd", {}, value)]));
+}
+
+/** A byte count in the units people read. */
+export function byteSize(bytes) {
+  if (bytes < 1024) return `${bytes} bytes`;
+  const units = ["KB", "MB", "GB"];
+  let value = bytes / 1024;
+  let unit = 0;
+  while (value >= 1024 && unit < units.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return `${value < 10 ? value.toFixed(1) : Math.round(value)} ${units[unit]}`;
+}
+
+/** Where a view sits: links to the views above it, and its own name. */
+export function breadcrumbs(...steps) {
+  return h("nav", { class: "breadcrumbs", "aria-label": "Breadcrumb" },
+    h("ol", {}, steps.map(([text, href]) => h("li", {}, href ? h("a", { href, text }) : h("span", { "aria-current": "page", text })))));
+}
+
+/** A link that looks like a button: it goes somewhere rather than acts. */
+export const linkButton = (href, text, { secondary = false, context = null } = {}) =>
+  h("a", { href, class: secondary ? "button secondary" : "button" }, text, context ? hidden(context) : null);

@@ -1,0 +1,58 @@
+// What the mail views share (mail.js, sends.js, approvals.js, and mailboxes.js
+// for heldList()): what the signed-in person may do in a mailbox, the mailboxes
+// they can read and send from, links within Mail and paths in the API, and how a
+// mailbox, a subject and mail's text are shown.
+
+import { code, h } from "./dom.js";
+import { api, segment } from "./api.js";
+import { directory } from "./names.js";
+
+/**
+ * What the signed-in person may do in a mailbox: the tools the node lists on
+ * it, which it derives from the relations held there and each route's declared
+ * authority. This only chooses which controls to show; the node decides each call.
+ */
+export function access(mailbox) {
+  const tools = new Set(mailbox?.tools ?? []);
+  return {
+    metadata: tools.has("list_messages"),
+    content: tools.has("get_message_body"),
+    original: tools.has("get_message_original"),
+    propose: tools.has("create_draft"),
+    retry: tools.has("retry_send"),
+    decide: tools.has("approve_send"),
+  };
+}
+
+/**
+ * The mailboxes the signed-in person can read (`readable`) and send from
+ * (`sendable`), and both by id; each carries every relation held on it.
+ */
+export async function myMailboxes() {
+  const [readable, sendable] = await Promise.all([api("GET", "/api/mailboxes/readable"), api("GET", "/api/mailboxes")]);
+  const byId = new Map([...readable.mailboxes, ...sendable.mailboxes].map((mailbox) => [mailbox.id, mailbox]));
+  directory.rememberMailboxes(byId.values());
+  return { readable: readable.mailboxes, sendable: sendable.mailboxes, byId };
+}
+
+export const mailHref = (...parts) => `#/mail${parts.map((part) => `/${segment(part)}`).join("")}`;
+export const mailboxApi = (mailboxId, ...parts) => `/api/mailboxes/${segment(mailboxId)}${parts.map((part) => `/${segment(part)}`).join("")}`;
+
+/** The relations held on a mailbox. */
+export function heldList(mailbox) {
+  return mailbox.held.length
+    ? h("ul", { class: "held" }, mailbox.held.map((relation) => h("li", {}, code(relation))))
+    : h("span", { class: "muted", text: "Nothing" });
+}
+
+/** A mailbox by its address where the page knows it (or `knownAddress` says it), else by id. */
+export function mailboxName(mailboxId, knownAddress) {
+  const mailbox = directory.mailboxes.get(mailboxId);
+  if (!mailbox) return knownAddress ? h("span", { class: "who" }, h("span", { class: "who-name", text: knownAddress }), " ", code(mailboxId)) : code(mailboxId);
+  return h("span", { class: "who" }, h("span", { class: "who-name", text: mailbox.address }), " ", h("span", { class: "muted", text: `(${mailbox.display_name})` }));
+}
+
+export const subjectOf = (subject) => (subject?.trim() ? subject : "(no subject)");
+
+/** Mail's text: plain text, wrapped, never rendered as HTML. */
+export const mailText = (text) => h("pre", { class: "mail-text", text });

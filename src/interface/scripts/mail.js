@@ -1,0 +1,294 @@
+// Mail (SPEC §8): the mailboxes the signed-in person can read and send from,
+// one mailbox's messages, a message, and searches of every mailbox or of one.
+// Its route hands a mailbox's outbound mail to sends.js.
+//
+// A message's subject, names and text are written by whoever sent it. They are
+// only ever set as textContent, and a body is shown as plain text in a <pre>,
+// never rendered as HTML.
+
+import { append, breadcrumbs, byteSize, code, facts, h, labelled, linkButton, replace, row, table, time, uniqueId } from "./dom.js";
+import { route } from "./session.js";
+import { api, query, SessionOver } from "./api.js";
+import { actionForm, downloadLink, empty, info, loading, panel, refusalBox } from "./shared.js";
+import { pager } from "./pager.js";
+import { access, heldList, mailboxApi, mailboxName, mailHref, mailText, myMailboxes, subjectOf } from "./mail-shared.js";
+import { composeView, outboundView, sendEditor, sendView } from "./sends.js";
+
+/** An address from a header: the name it gave, with the address beside it. */
+function mailAddress(address) {
+  if (!address) return h("span", { class: "muted", text: "no sender" });
+  if (!address.name) return h("span", { class: "address", text: address.address });
+  return h("span", { class: "address" },
+    h("span", { class: "address-name", text: address.name }), " ", h("span", { class: "address-email", text: `<${address.address}>` }));
+}
+const mailAddresses = (list) => list.map((address, index) => [index ? ", " : null, mailAddress(address)]);
+
+const replySubject = (subject) => (/^\s*re\s*:/i.test(subject ?? "") ? subject : `Re: ${subject ?? ""}`.trim());
+
+/**
+ * The columns a list of received messages can show, each a header and a cell
+ * made from a message summary (or a search hit, which is one). The subject
+ * links to the message in its own mailbox.
+ */
+const MESSAGE_COLUMNS = {
+  from: ["From", (message) => mailAddress(message.from)],
+  subject: ["Subject", (message) => h("a", { href: mailHref(message.mailbox_id, message.id), text: subjectOf(message.subject) })],
+  mailbox: ["Mailbox", (message) => mailboxName(message.mailbox_id)],
+  received: ["Received", (message) => time(message.received_at)],
+  attachments: ["Attachments", (message) => (message.attachment_count ? String(message.attachment_count) : h("span", { class: "muted", text: "—" }))],
+  // A body match's passage is the stranger's text, so it is text like the rest.
+  found: ["Found in", (hit) => (hit.matched_in === "body"
+    ? h("span", { class: "snippet" }, h("span", { class: "found-where", text: "Text: " }), hit.snippet ?? "")
+    : h("span", { class: "found-where", text: "Sender, recipients or subject" }))],
+};
+
+/**
+ * Received messages, newest first, a page at a time: `fetchPage(query)` asks the
+ * node for one page (`limit` and `cursor` in `query`) and answers its messages
+ * and `next_cursor`; `more` names the button that asks for the next. Answers the
+ * element and `start()`, which loads the first page (and throws its refusal).
+ */
+function pagedMessages({ caption, columns, fetchPage, emptyText, more, failure }) {
+  const headers = columns.map((key) => MESSAGE_COLUMNS[key][0]);
+  const cells = columns.map((key) => MESSAGE_COLUMNS[key][1]);
+  const messages = table(caption, headers, []);
+  const body = messages.querySelector("tbody");
+  const list = h("div", {}, loading());
+  const show = (items) => append(body, items.map((message) => row(...cells.map((cell) => cell(message)))));
+  const pages = pager({
+    fetchPage: async (query) => {
+      const page = await fetchPage(query);
+      return { items: page.messages, next_cursor: page.next_cursor };
+    },
+    show,
+    more,
+    failure,
+  });
+  async function start() {
+    show(await pages.first());
+    list.replaceChildren(body.rows.length ? messages : empty(emptyText));
+  }
+  return { element: h("div", {}, list, pages.element), start };
+}
+
+/**
+ * `#/mail/<mailbox>/<view>…`: the mailboxes, one mailbox, a message, a new
+ * message, outbound mail; `#/mail/search/<words>` and
+ * `#/mail/<mailbox>/search/<words>`, a search of every mailbox or of one.
+ */
+export async function renderMail(view, [mailboxId, second, third]) {
+  const mine = await myMailboxes();
+  if (!mailboxId) return mailHome(view, mine);
+  if (mailboxId === "search") return searchView(view, mine, { q: second });
+  const mailbox = mine.byId.get(mailboxId);
+  if (!mailbox) {
+    view.append(breadcrumbs(["Mail", "#/mail"], [mailboxId]), panel("Not one of your mailboxes",
+      h("p", { text: "This mailbox does not exist, or you hold nothing on it that lets you read its mail or send from it." }),
+      h("p", {}, h("a", { href: "#/mail", text: "Back to your mailboxes" }))));
+    return;
+  }
+  if (!second) return mailboxView(view, mine, mailbox);
+  if (second === "search") return searchView(view, mine, { mailbox, q: third });
+  if (second === "new") return composeView(view, mailbox);
+  if (second === "outbound") return third ? sendView(view, mailbox, third) : outboundView(view, mailbox);
+  return messageView(view, mailbox, second);
+}
+
+function mailHome(view, { readable, sendable }) {
+  if (readable.length) view.append(panel("Search mail", searchForm(readable)));
+  const readRows = readable.map((mailbox) => row(
+    h("a", { href: mailHref(mailbox.id), text: mailbox.address }), mailbox.display_name, heldList(mailbox)));
+  const sendRows = sendable.map((mailbox) => row(
+    mailbox.address,
+    mailbox.display_name,
+    h("div", { class: "button-row" },
+      linkButton(mailHref(mailbox.id, "new"), "New message", { secondary: true, context: ` from ${mailbox.address}` }),
+      linkButton(mailHref(mailbox.id, "outbound"), "Outbound", { secondary: true, context: ` for ${mailbox.address}` }))));
+  view.append(
+    panel("Mailboxes I can read", readRows.length
+      ? table("Mailboxes I can read", ["Mailbox", "Name", "What I hold"], readRows)
+      : empty("None yet. Seeing a mailbox's mail needs mailbox.metadata.read (who wrote, to whom, about what) or mailbox.content.read (the text too), which an administrator grants.")),
+    panel("Mailboxes I can send from", sendRows.length
+      ? table("Mailboxes I can send from", ["Mailbox", "Name", "Actions"], sendRows)
+      : empty("None. Drafting mail from a mailbox needs send.propose on it.")));
+}
+
+async function mailboxView(view, mine, mailbox) {
+  const can = access(mailbox);
+  document.title = `${mailbox.address} · Mail · Mailroom`;
+  const tools = can.propose || can.decide
+    ? h("div", { class: "button-row" },
+        can.propose ? linkButton(mailHref(mailbox.id, "new"), "New message") : null,
+        linkButton(mailHref(mailbox.id, "outbound"), "Outbound", { secondary: true }))
+    : null;
+  view.append(
+    breadcrumbs(["Mail", "#/mail"], [mailbox.address]),
+    panel(mailbox.address, facts([["Name", mailbox.display_name], ["I hold", heldList(mailbox)]]), tools));
+  if (!can.metadata) {
+    view.append(panel("Messages", info(`Seeing this mailbox's mail needs mailbox.metadata.read on ${mailbox.address}. You can still draft mail from it and follow it under Outbound.`)));
+    return;
+  }
+
+  const list = pagedMessages({
+    caption: `Messages in ${mailbox.address}, newest first`,
+    columns: ["from", "subject", "received", "attachments"],
+    fetchPage: (page) => api("GET", `${mailboxApi(mailbox.id, "messages")}${query(page)}`),
+    emptyText: "No mail has arrived yet.",
+    more: "Older messages",
+    failure: "Older messages could not be loaded.",
+  });
+  view.append(panel(`Search ${mailbox.address}`, searchForm(mine.readable, { mailboxId: mailbox.id })), panel("Messages, newest first", list.element));
+  await list.start();
+}
+
+/**
+ * The search box: words, and where to look (every mailbox the person can read,
+ * or one of them). Searching opens the results' own route, so a search can be
+ * kept as a link, and Back returns to the one before.
+ */
+function searchForm(readable, { q = "", mailboxId = null } = {}) {
+  const words = h("input", { type: "search", name: "q", autocomplete: "off", spellcheck: "false", required: true, value: q });
+  const scope = h("select", { name: "mailbox" },
+    h("option", { value: "", text: "Every mailbox I can read" }),
+    readable.map((mailbox) => h("option", { value: mailbox.id, text: mailbox.address })));
+  if (readable.some((mailbox) => mailbox.id === mailboxId)) scope.value = mailboxId;
+  const form = actionForm({
+    className: "action-form search-form",
+    fields: [
+      labelled("Search for", words, "Whole words: add * for a prefix, such as refund*, or “quotes” for a phrase."),
+      labelled("In", scope),
+    ],
+    submit: "Search",
+    failureTitle: "The search was not run.",
+    async onSubmit() {
+      const before = location.hash;
+      location.hash = scope.value ? mailHref(scope.value, "search", words.value) : mailHref("search", words.value);
+      // The same search again changes no hash, so it is run from here.
+      if (location.hash === before) await route();
+    },
+  });
+  form.setAttribute("role", "search");
+  form.setAttribute("aria-label", "Search mail");
+  return form;
+}
+
+/**
+ * What a search cannot find, and why: the text of mail where the person reads
+ * metadata alone, and anything where they do not read metadata at all.
+ */
+function searchReach(mailboxes) {
+  const headersOnly = mailboxes.filter((mailbox) => access(mailbox).metadata && !access(mailbox).content);
+  const unsearched = mailboxes.filter((mailbox) => !access(mailbox).metadata);
+  const addresses = (list) => list.map((mailbox) => mailbox.address).join(", ");
+  return [
+    headersOnly.length
+      ? info(`In ${addresses(headersOnly)} you hold mailbox.metadata.read without mailbox.content.read: mail there is found by its sender, recipients and subject, never by its text.`)
+      : null,
+    unsearched.length
+      ? info(`${addresses(unsearched)} ${unsearched.length === 1 ? "is" : "are"} not searched: searching a mailbox needs mailbox.metadata.read on it.`)
+      : null,
+  ];
+}
+
+/** Search results, newest first, a page at a time; a refusal is shown in their place. */
+async function searchView(view, { readable }, { mailbox = null, q = "" }) {
+  const where = mailbox ? mailbox.address : "every mailbox I can read";
+  document.title = `${q ? `“${q}” · ` : ""}Search · Mail · Mailroom`;
+  view.append(
+    breadcrumbs(...[["Mail", "#/mail"], mailbox ? [mailbox.address, mailHref(mailbox.id)] : null, ["Search"]].filter(Boolean)),
+    panel("Search mail", searchForm(readable, { q, mailboxId: mailbox?.id })));
+  if (!q) return;
+
+  const list = pagedMessages({
+    caption: `Mail in ${where} matching “${q}”, newest first`,
+    columns: mailbox ? ["from", "subject", "received", "found"] : ["from", "subject", "mailbox", "received", "found"],
+    fetchPage: async (page) => {
+      const answer = await api("GET", `/api/search${query({ q, mailbox: mailbox?.id, ...page })}`);
+      return { messages: answer.results, next_cursor: answer.next_cursor };
+    },
+    emptyText: `Nothing in ${where} matches “${q}”.`,
+    more: "More results",
+    failure: "More results could not be loaded.",
+  });
+  const results = h("div", { class: "search-results" }, searchReach(mailbox ? [mailbox] : readable), list.element);
+  view.append(panel(`Results for “${q}”`, results));
+  try {
+    await list.start();
+  } catch (error) {
+    if (error instanceof SessionOver) throw error;
+    results.replaceChildren(refusalBox(error, "The search was not run."));
+  }
+}
+
+async function messageView(view, mailbox, receiptId) {
+  const can = access(mailbox);
+  const path = mailboxApi(mailbox.id, "messages", receiptId);
+  const message = await api("GET", path);
+  const title = subjectOf(message.subject);
+  document.title = `${title} · Mail · Mailroom`;
+
+  const reply = can.propose ? h("button", { type: "button", "aria-expanded": "false", text: "Reply" }) : null;
+  const original = can.original ? downloadLink(`${path}/original`, "Download the original (.eml)", { asButton: true }) : null;
+  view.append(
+    breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], [title]),
+    panel(title,
+      facts([
+        ["From", mailAddress(message.from)],
+        ["To", message.to.length ? mailAddresses(message.to) : null],
+        ["Cc", message.cc.length ? mailAddresses(message.cc) : null],
+        ["Sent", message.sent_at ? time(message.sent_at) : null],
+        ["Received", time(message.received_at)],
+        ["Size", byteSize(message.size)],
+        ["Message-ID", message.message_id ? code(`<${message.message_id}>`) : null],
+        ["In reply to", message.in_reply_to.length ? message.in_reply_to.map((id, index) => [index ? " " : null, code(`<${id}>`)]) : null],
+      ]),
+      reply || original ? h("div", { class: "button-row" }, reply, original) : null));
+
+  const text = h("div", {}, can.content ? loading() : null);
+  view.append(panel("Text", text));
+  if (message.attachments.length) {
+    view.append(panel("Attachments",
+      h("ul", { class: "attachments" }, message.attachments.map((attachment) => {
+        const name = attachment.name ?? `Attachment ${attachment.index + 1}`;
+        return h("li", {},
+          can.content ? downloadLink(`${path}/attachments/${attachment.index}`, name) : h("span", { class: "attachment-name", text: name }),
+          h("span", { class: "muted", text: ` ${attachment.content_type}, ${byteSize(attachment.size)}` }));
+      })),
+      can.content ? null : h("p", { class: "muted", text: "Downloading attachments needs mailbox.content.read." })));
+  }
+
+  if (reply) {
+    const replyPanel = panel(`Reply to ${message.from?.address ?? "the sender"}`);
+    replyPanel.id = uniqueId("reply");
+    replyPanel.hidden = true;
+    reply.setAttribute("aria-controls", replyPanel.id);
+    let editor = null;
+    reply.addEventListener("click", () => {
+      editor ??= replyPanel.appendChild(sendEditor(mailbox, {
+        replyTo: message,
+        to: message.from ? [message.from.address] : [],
+        subject: replySubject(message.subject),
+      }));
+      replyPanel.hidden = false;
+      reply.setAttribute("aria-expanded", "true");
+      (replyPanel.querySelector("textarea") ?? replyPanel).focus();
+    });
+    view.append(replyPanel);
+  }
+
+  if (!can.content) {
+    text.append(info(h("strong", { text: "Reading the text needs mailbox.content.read." }),
+      ` On ${mailbox.address} you hold ${mailbox.held.join(", ")}: enough to see that this message exists, who sent it, to whom, its subject, date and size. An administrator can grant mailbox.content.read.`));
+    return;
+  }
+  try {
+    const body = await api("GET", `${path}/body`);
+    replace(text,
+      body.text_source === "html" ? info("This message came only as HTML; this is its text, without the formatting.") : null,
+      mailText(body.text),
+      body.truncated ? info("The text was cut at the node's limit; the original has all of it.") : null);
+  } catch (error) {
+    if (error instanceof SessionOver) throw error;
+    text.replaceChildren(refusalBox(error, "The text could not be shown."));
+  }
+}

@@ -1,0 +1,70 @@
+// Mailboxes (administrators): every mailbox on the node, creating one and
+// renaming it. Reading a mailbox's mail is Mail's (mail.js).
+
+import { code, h, hidden, labelled, row, table, time } from "./dom.js";
+import { api, segment } from "./api.js";
+import { actionForm, empty, loading, panel, rowStatus, statusArea, success } from "./shared.js";
+import { directory } from "./names.js";
+import { heldList } from "./mail-shared.js";
+
+export async function renderMailboxes(view) {
+  const list = h("div", {}, loading());
+  const listStatus = statusArea();
+
+  const address = h("input", { type: "email", name: "address", autocomplete: "off", required: true });
+  const displayName = h("input", { type: "text", name: "display_name", autocomplete: "off", required: true, maxlength: 100 });
+  const create = actionForm({
+    fields: [
+      labelled("Address", address, "Cloudflare Email Routing must deliver this address's mail to this Worker."),
+      labelled("Display name", displayName, "Shown for the mailbox, and the sender's name on mail it sends."),
+    ],
+    submit: "Create mailbox",
+    failureTitle: "The mailbox was not created.",
+    async onSubmit(form) {
+      const mailbox = await api("POST", "/api/mailboxes", { address: address.value, display_name: displayName.value });
+      form.reset();
+      await refresh();
+      address.focus();
+      return [`Created ${mailbox.address}, `, code(mailbox.id), ". Nobody can see its mail or send from it until you grant relations on it under Relations."];
+    },
+  });
+
+  function mailboxRow(mailbox) {
+    const rename = h("button", { type: "button", class: "secondary" }, "Rename", hidden(` ${mailbox.address}`));
+    const tableRow = row(h("strong", { text: mailbox.address }), mailbox.display_name, code(mailbox.id), time(mailbox.created_at), heldList(mailbox), rename);
+    rename.addEventListener("click", () => {
+      const name = h("input", { type: "text", name: "display_name", autocomplete: "off", required: true, maxlength: 100, value: mailbox.display_name });
+      const close = h("button", { type: "button", class: "secondary", text: "Cancel" });
+      const form = actionForm({
+        className: "action-form inline",
+        fields: [labelled(`New display name for ${mailbox.address}`, name)],
+        submit: "Save name",
+        failureTitle: `${mailbox.address} was not renamed.`,
+        async onSubmit() {
+          const renamed = await api("PATCH", `/api/mailboxes/${segment(mailbox.id)}`, { display_name: name.value });
+          await refresh();
+          listStatus.replaceChildren(success(`Renamed ${renamed.address} to “${renamed.display_name}”.`));
+        },
+      });
+      form.querySelector(".field.actions").append(close);
+      const cell = rowStatus(tableRow);
+      close.addEventListener("click", () => {
+        cell.parentElement.remove();
+        rename.focus();
+      });
+      cell.replaceChildren(form);
+      name.focus();
+    });
+    return tableRow;
+  }
+
+  async function refresh() {
+    const mailboxes = await directory.loadAllMailboxes();
+    list.replaceChildren(mailboxes.length
+      ? table("Mailboxes on this node", ["Address", "Display name", "ID", "Created", "I hold", "Actions"], mailboxes.map(mailboxRow))
+      : empty("No mailboxes yet."));
+  }
+
+  view.append(panel("Create a mailbox", create), panel("Every mailbox", list, listStatus));
+  await refresh();
+}

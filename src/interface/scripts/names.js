@@ -1,0 +1,68 @@
+// The directory of names: the people, teams, mailboxes and agents the page has
+// seen, and who() and subject(), which show an id with its name beside it.
+
+import { code, h } from "./dom.js";
+import { me } from "./session.js";
+import { api } from "./api.js";
+
+// Names of what the page has seen, so ids can be shown with the name beside them.
+export const directory = {
+  people: new Map(),
+  teams: new Map(),
+  mailboxes: new Map(),
+  agents: new Map(),
+  rememberPeople(people) {
+    for (const person of people) this.people.set(person.id, person);
+  },
+  rememberTeams(teams) {
+    for (const team of teams) this.teams.set(team.id, team);
+  },
+  rememberMailboxes(mailboxes) {
+    for (const mailbox of mailboxes) this.mailboxes.set(mailbox.id, mailbox);
+  },
+  rememberAgents(agents) {
+    for (const agent of agents) this.agents.set(agent.id, agent);
+  },
+  async loadPeople() {
+    const { people } = await api("GET", "/api/people");
+    this.rememberPeople(people);
+    return people;
+  },
+  async loadTeams() {
+    const { teams } = await api("GET", "/api/teams");
+    this.rememberTeams(teams);
+    return teams;
+  },
+  /** Every mailbox on the node (administrators only). */
+  async loadAllMailboxes() {
+    const { mailboxes } = await api("GET", "/api/mailboxes/all");
+    this.rememberMailboxes(mailboxes);
+    return mailboxes;
+  },
+  /** Every agent on the node (administrators only). */
+  async loadAgents() {
+    const { agents } = await api("GET", "/api/agents");
+    this.rememberAgents(agents);
+    return agents;
+  },
+  nameOf(id) {
+    if (!id) return null;
+    return this.people.get(id)?.name ?? this.agents.get(id)?.name ?? this.teams.get(id)?.name ?? this.mailboxes.get(id)?.address ?? (me?.id === id ? me.name : null);
+  },
+};
+
+/** A person or agent by name and id; `knownName` is the node's word for it where the directory has none. */
+export function who(id, knownName) {
+  if (!id) return h("span", { class: "muted", text: "nobody" });
+  if (id === "org") return h("span", { class: "who" }, h("span", { class: "who-name", text: "The organisation" }), " ", code("org"));
+  const name = directory.nameOf(id) ?? knownName;
+  return h("span", { class: "who" }, name ? [h("span", { class: "who-name", text: name }), " "] : null, code(id));
+}
+
+/** A relation's subject: a person, an agent, or the members of a team. */
+export function subject(id) {
+  const team = /^(tm_[0-9A-Za-z]+)#member$/.exec(id ?? "");
+  if (!team) return who(id);
+  const name = directory.teams.get(team[1])?.name;
+  return h("span", { class: "who" }, h("span", { class: "who-name", text: name ? `Members of ${name}` : "Team members" }), " ", code(id));
+}

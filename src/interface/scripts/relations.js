@@ -1,0 +1,88 @@
+// Relations (administrators): who holds what, granting a relation and revoking
+// one. Revoking what the signed-in person holds starts the interface again.
+
+import { code, h, hidden, labelled, replace, row, table, time } from "./dom.js";
+import { me, start } from "./session.js";
+import { api, SessionOver } from "./api.js";
+import { actionForm, empty, loading, panel, perform, rowStatus } from "./shared.js";
+import { directory, subject, who } from "./names.js";
+import { loadVocabulary } from "./vocabulary.js";
+
+export async function renderRelations(view) {
+  const list = h("div", {}, loading());
+  // Agents' names, for the tuples they hold; the relations are readable without them.
+  const [people, teams, mailboxes, { relations: vocabulary }] = await Promise.all([
+    directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes(), loadVocabulary(),
+    directory.loadAgents().catch((error) => {
+      if (error instanceof SessionOver) throw error;
+    }),
+  ]);
+
+  const subjectChoice = h("select", { name: "subject", required: true },
+    h("option", { value: "", text: "Choose who holds it…" }),
+    h("optgroup", { label: "People" }, people.map((person) => h("option", { value: person.id, text: `${person.name} <${person.email}>${person.disabled_at ? " (disabled)" : ""}` }))),
+    teams.length ? h("optgroup", { label: "Every member of a team" }, teams.map((team) => h("option", { value: `${team.id}#member`, text: `Members of ${team.name}` }))) : null);
+  const relationChoice = h("select", { name: "relation", required: true },
+    h("optgroup", { label: "On the organisation" }, vocabulary.filter((r) => r.on === "organization").map((r) => h("option", { value: r.name, text: r.name }))),
+    h("optgroup", { label: "On a mailbox" }, vocabulary.filter((r) => r.on === "mailbox").map((r) => h("option", { value: r.name, text: r.name }))));
+  const objectChoice = h("select", { name: "object", required: true });
+  const relationField = labelled("Relation", relationChoice, " ");
+  const relationHint = relationField.querySelector(".hint");
+
+  // The objects a relation can be held on: the organisation, or a mailbox (by address).
+  function fitObjects() {
+    const relation = vocabulary.find((r) => r.name === relationChoice.value);
+    relationHint.textContent = relation?.description ?? "";
+    const chosen = objectChoice.value;
+    if (relation?.on === "organization") {
+      objectChoice.replaceChildren(h("option", { value: "org", text: "org (the organisation)" }));
+    } else if (mailboxes.length) {
+      replace(objectChoice,
+        h("option", { value: "", text: "Choose a mailbox…" }),
+        mailboxes.map((mailbox) => h("option", { value: mailbox.id, text: `${mailbox.address} (${mailbox.display_name})` })));
+      if (mailboxes.some((mailbox) => mailbox.id === chosen)) objectChoice.value = chosen;
+    } else {
+      objectChoice.replaceChildren(h("option", { value: "", text: "No mailboxes yet: create one under Mailboxes" }));
+    }
+  }
+  relationChoice.addEventListener("change", fitObjects);
+  fitObjects();
+
+  const grant = actionForm({
+    fields: [labelled("Subject", subjectChoice, "A person, or every member of a team."), relationField, labelled("Object", objectChoice)],
+    submit: "Grant",
+    failureTitle: "The relation was not granted.",
+    async onSubmit() {
+      const tuple = await api("POST", "/api/relations", { subject: subjectChoice.value, relation: relationChoice.value, object: objectChoice.value });
+      await refresh();
+      const mailbox = directory.mailboxes.get(tuple.object);
+      return ["Granted ", h("strong", { text: tuple.relation }), " on ", mailbox ? h("strong", { text: mailbox.address }) : code(tuple.object), " to ", subject(tuple.subject), "."];
+    },
+  });
+
+  function relationRow(tuple) {
+    const button = h("button", { type: "button", class: "secondary danger" }, "Revoke",
+      hidden(` ${tuple.relation} on ${directory.mailboxes.get(tuple.object)?.address ?? tuple.object} from ${directory.nameOf(tuple.subject.replace(/#member$/, "")) ?? tuple.subject}`));
+    const tableRow = row(subject(tuple.subject), h("strong", { text: tuple.relation }), who(tuple.object), time(tuple.granted_at), who(tuple.granted_by), button);
+    button.addEventListener("click", async () => {
+      const change = { subject: tuple.subject, relation: tuple.relation, object: tuple.object };
+      const ok = await perform(rowStatus(tableRow), [button], () => api("POST", "/api/relations/revoke", change), `${tuple.relation} was not revoked.`);
+      if (!ok) return;
+      // Revoking what the signed-in person holds changes what they may see.
+      const mine = tuple.subject === me.id || me.teams.some((team) => tuple.subject === `${team.id}#member`);
+      if (mine) await start();
+      else await refresh();
+    });
+    return tableRow;
+  }
+
+  async function refresh() {
+    const { relations } = await api("GET", "/api/relations");
+    list.replaceChildren(relations.length
+      ? table("Relationship tuples", ["Subject", "Relation", "Object", "Granted", "Granted by", "Actions"], relations.map(relationRow))
+      : empty("No relations are held."));
+  }
+
+  view.append(panel("Grant a relation", grant), panel("Who holds what", list));
+  await refresh();
+}

@@ -1,0 +1,48 @@
+// The session as the page holds it, in one place for every module: who is
+// signed in (`me`), whether this browser believes it holds a session (the
+// signed-in hint), and the shell's steps that the API and the sections take.
+
+/**
+ * Who is signed in (`GET /api/me`), or null. Importers read it live, as it is
+ * now; only the shell changes it, through setMe().
+ */
+export let me = null;
+
+export function setMe(person) {
+  me = person;
+}
+
+// Whether this browser believes it holds a session. Not a secret and not
+// authority (the cookies are HttpOnly): it only decides whether a visit starts
+// by asking who is signed in or goes straight to the sign-in form.
+const SIGNED_IN_HINT = "mailroom.signed-in";
+export const hint = {
+  get() {
+    try {
+      return localStorage.getItem(SIGNED_IN_HINT) === "1";
+    } catch {
+      return false;
+    }
+  },
+  set(on) {
+    try {
+      if (on) localStorage.setItem(SIGNED_IN_HINT, "1");
+      else localStorage.removeItem(SIGNED_IN_HINT);
+    } catch {}
+  },
+};
+
+// The shell's steps that others take: the API shows the sign-in form when a
+// session cannot go on, Relations starts again when the signed-in person's own
+// relations change, and a search routes again when its hash does not change.
+// The shell (main.js) imports every section, so they cannot import it back
+// without a cycle through the entry; it hands its steps over here as it loads.
+let shell = null;
+
+export function connectShell(steps) {
+  shell = steps;
+}
+
+export const showSignIn = (notice) => shell.showSignIn(notice);
+export const start = () => shell.start();
+export const route = () => shell.route();
