@@ -2,6 +2,7 @@
 //! name the tuple table, who may name the Worker runtime, and that every tuple
 //! predicate is classified for delegation.
 
+use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use mailroom::authz::tuples::{PREDICATES, Predicate};
@@ -134,4 +135,84 @@ fn the_schema_names_exactly_the_send_states_the_contract_declares() {
     for list in guarded {
         assert_eq!(list, sealed);
     }
+}
+
+/// The quoted words `script` compares a state with (`state === "draft"`,
+/// `send.state !== "submitted"`) or keys a table by state with (`{ draft: … }[state]`,
+/// and the keys of a `…_STATES` table).
+fn state_words(script: &str) -> BTreeSet<String> {
+    let mut words = BTreeSet::new();
+    for (start, _) in script.match_indices("state") {
+        let rest = script[start + "state".len()..].trim_start();
+        for operator in ["===", "!=="] {
+            if let Some(compared) =
+                rest.strip_prefix(operator).map(str::trim_start).and_then(|rest| rest.strip_prefix('"'))
+            {
+                words.insert(compared.split('"').next().unwrap_or_default().to_string());
+            }
+        }
+    }
+    let mut tables: Vec<&str> = Vec::new();
+    for (end, _) in script
+        .match_indices("}[")
+        .filter(|(end, _)| script[end + 2..].split(']').next().unwrap_or("").ends_with("state"))
+    {
+        let start = script[..end].rfind('{').unwrap_or(end);
+        tables.push(&script[start + 1..end]);
+    }
+    for (start, _) in script.match_indices("_STATES = {") {
+        let table = &script[start + "_STATES = {".len()..];
+        let mut depth = 1;
+        let end = table
+            .char_indices()
+            .find(|(_, c)| {
+                depth += match c {
+                    '{' => 1,
+                    '}' => -1,
+                    _ => 0,
+                };
+                depth == 0
+            })
+            .map_or(table.len(), |(index, _)| index);
+        // Only the table's own keys: the word before each entry's `: {`.
+        let keys =
+            table[..end].lines().filter_map(|line| line.trim().split_once(": {").map(|(key, _)| key.to_string()));
+        words.extend(keys);
+    }
+    for table in tables {
+        for entry in table.split(',') {
+            if let Some((key, _)) = entry.split_once(':') {
+                let key = key.trim();
+                if !key.is_empty() && key.chars().all(|c| c.is_ascii_lowercase() || c == '_') {
+                    words.insert(key.to_string());
+                }
+            }
+        }
+    }
+    words
+}
+
+#[test]
+fn the_interface_names_only_states_the_contract_declares() {
+    use mailroom_contract::api::{AgentState, SendState};
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(scripts).unwrap().filter_map(Result::ok) {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let script = std::fs::read_to_string(entry.path()).unwrap();
+        // Agents' scripts speak of agents' states; every other script of sends'.
+        let declared: &[&str] = if name.starts_with("agents") { AgentState::NAMES } else { SendState::NAMES };
+        for word in state_words(&script) {
+            assert!(
+                declared.contains(&word.as_str()),
+                "{name} names the state `{word}`, which the contract does not declare"
+            );
+            seen += 1;
+        }
+    }
+    assert!(seen >= 10, "the scripts compare states {seen} times: the reader has stopped finding them");
+    let sample = "if (send.state === \"draft\") x; const t = { sealed: \"on\", failed: \"off\" }[send.state];";
+    assert_eq!(state_words(sample), ["draft", "failed", "sealed"].map(String::from).into());
+    let table = "const AGENT_STATES = {\n  active: { text: \"active\" },\n  paused: { tone: \"quiet\" },\n};";
+    assert_eq!(state_words(table), ["active", "paused"].map(String::from).into());
 }

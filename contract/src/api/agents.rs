@@ -4,6 +4,7 @@ use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
 use crate::relation::ObjectKind;
+use crate::vocabulary::vocabulary;
 
 /// The capability vocabulary administrators mint agents from.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -146,21 +147,18 @@ pub struct Agent {
     pub mailboxes: Vec<MailboxGrant>,
 }
 
-/// Whether an agent's credential works now. When several apply, the first in this
-/// order is reported: revoked, expired, paused, awaiting pairing.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum AgentState {
-    /// Paired and usable.
-    Active,
-    /// Minted, but no credential has been paired yet: a pairing code redeems one.
-    AwaitingPairing,
-    /// Refused until an administrator resumes it; its grants are kept.
-    Paused,
-    /// Its expiry has passed; the credential is refused for good.
-    Expired,
-    /// Revoked by an administrator; the credential is refused for good.
-    Revoked,
+vocabulary! {
+    /// Whether an agent's credential works now. When several apply, the first in this
+    /// order is reported: revoked, expired, paused, awaiting pairing.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum AgentState {
+        Active = "active": "Paired and usable.";
+        AwaitingPairing = "awaiting_pairing": "Minted, but no credential has been paired yet: a pairing code redeems one.";
+        Paused = "paused": "Refused until an administrator resumes it; its grants are kept.";
+        Expired = "expired": "Its expiry has passed; the credential is refused for good.";
+        Revoked = "revoked": "Revoked by an administrator; the credential is refused for good.";
+    }
 }
 
 /// Every agent.
@@ -209,4 +207,16 @@ pub struct AgentCredential {
     pub agent_id: String,
     /// The credential: send it as `Authorization: Bearer mr_agt_…`. Shown once.
     pub credential: String,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::AgentState;
+
+    #[test]
+    fn every_agent_state_is_named_as_it_is_answered() {
+        for state in AgentState::ALL {
+            assert_eq!(serde_json::to_value(state).unwrap(), state.name());
+        }
+    }
 }

@@ -11,7 +11,7 @@ import { directory, who } from "./names.js";
 import { pager } from "./pager.js";
 import { access, mailboxApi, mailboxName, mailHref, mailText, subjectOf } from "./mail-shared.js";
 
-/** A send's state: draft, submitted, sealed, dispatched, failed or refused. */
+/** A send's state as a badge; the states are the contract's (SendState), a test holds this file to them. */
 function stateBadge(state) {
   const tone = { dispatched: "on", failed: "off", refused: "off", draft: "quiet" }[state];
   return h("span", { class: tone ? `badge ${tone}` : "badge", text: state });
