@@ -39,6 +39,7 @@ route_ids! {
     RevokeRelation,
     ListAuditEntries,
     VerifyAuditChain,
+    WriteAuditCheckpoint,
     ListAgentCapabilities,
     ListMailboxes,
     ListReadableMailboxes,

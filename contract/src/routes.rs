@@ -217,13 +217,21 @@ pub fn declare(id: RouteId) -> Route {
 
         R::VerifyAuditChain => Route::new(id, Get, "/api/audit/verify", "verify_audit_chain")
             .summary("Verify the audit chain")
-            .description("Recomputes the hash chain from the start (or from `after_seq`) for up to 5,000 entries and names the first entry that does not verify. Continue with `next_after_seq` until it is absent.")
+            .description("Recomputes the keyed hash chain from the start (or from `after_seq`) for up to 5,000 entries, checks each entry's own MAC, compares the chain with the latest checkpoint kept outside the database, and names the first entry that does not verify, or that the chain was truncated after a checkpoint. Continue with `next_after_seq` until it is absent.")
             .query_parameters(const { &[Parameter::text(
                 "after_seq",
                 "Start after this entry, trusting its stored hash; use the previous answer's `next_after_seq`. Default: verify from the first entry.",
             )] })
             .response::<AuditVerification>()
             .exception(Tier::Operator, AUDIT_IS_AN_ESCALATION_MAP)
+            .authority(ADMIN),
+
+        R::WriteAuditCheckpoint => Route::new(id, Post, "/api/audit/checkpoints", "write_audit_checkpoint")
+            .summary("Checkpoint the audit chain")
+            .description("Seals the chain's newest entries and writes a checkpoint of its head outside the database (the node's object store), signed with the audit key, so that a later truncation or rewrite is found. The node writes one on a schedule too; this writes one now, such as before an export or an audit.")
+            .response::<AuditCheckpoint>()
+            .created()
+            .tier(Tier::Operator)
             .authority(ADMIN),
 
         R::ListAgentCapabilities => Route::new(id, Get, "/api/agent-capabilities", "list_agent_capabilities")

@@ -78,6 +78,12 @@ pub struct Response {
     /// `waitUntil`), such as recording a dispatch's outcome. Never an authority
     /// decision, never an audit row.
     pub deferred: Vec<crate::core::storage::Statement>,
+    /// Commit batches producing this response took: 1 for a change, 0 for a
+    /// read. Sent as `x-mailroom-commit-attempts` for the benchmark to count.
+    pub commit_attempts: u32,
+    /// Whether producing this response appended to the audit chain: the adapter
+    /// seals the chain after the answer (`audit::seal`).
+    pub seal_chain: bool,
 }
 
 impl Response {
@@ -94,6 +100,8 @@ impl Response {
             body,
             round_trips: 0,
             deferred: Vec::new(),
+            commit_attempts: 0,
+            seal_chain: false,
         }
     }
 
@@ -110,6 +118,21 @@ impl Response {
             body: body.into_bytes(),
             round_trips: 0,
             deferred: Vec::new(),
+            commit_attempts: 0,
+            seal_chain: false,
+        }
+    }
+
+    /// An answer with no body, such as a 202 to a notification.
+    pub fn empty(status: u16) -> Response {
+        Response {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+            round_trips: 0,
+            deferred: Vec::new(),
+            commit_attempts: 0,
+            seal_chain: false,
         }
     }
 
@@ -124,6 +147,8 @@ impl Response {
             body: source.as_bytes().to_vec(),
             round_trips: 0,
             deferred: Vec::new(),
+            commit_attempts: 0,
+            seal_chain: false,
         }
     }
 
@@ -153,6 +178,8 @@ impl Response {
             body,
             round_trips: 0,
             deferred: Vec::new(),
+            commit_attempts: 0,
+            seal_chain: false,
         }
     }
 

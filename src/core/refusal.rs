@@ -54,19 +54,6 @@ impl Refusal {
         )
     }
 
-    /// The answer when the audit chain stayed contended through every retry. The
-    /// change was not applied, so nothing is lost by trying again.
-    pub fn busy() -> Refusal {
-        Refusal::new(
-            503,
-            "busy",
-            "The node is busy and did not apply this change.",
-            "Many changes arrived at once and this one could not take its place in the audit chain; it was rolled back.",
-            "Try again in a moment; nothing was changed.",
-        )
-        .retry_after(1)
-    }
-
     /// The same refusal, saying how long waiting takes to change the answer
     /// (sent as `Retry-After`).
     pub fn retry_after(mut self, seconds: u32) -> Refusal {

@@ -37,6 +37,7 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::RevokeRelation => relations::revoke(context).await,
         RouteId::ListAuditEntries => audit::list_entries(context).await,
         RouteId::VerifyAuditChain => audit::verify_chain(context).await,
+        RouteId::WriteAuditCheckpoint => audit::write_checkpoint(context).await,
         RouteId::ListAgentCapabilities => agents::list_capabilities(context).await,
         RouteId::ListMailboxes => mailboxes::list_work_queue(context).await,
         RouteId::ListReadableMailboxes => mailboxes::list_readable(context).await,

@@ -146,6 +146,7 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
         Ok(checks) => checks,
         Err(error) => return early(error.into()),
     };
+    let chain = AuditChain::new(node.config);
     let mut context = Context::new(
         node,
         Admitted {
@@ -158,7 +159,7 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
             query: query_parameters,
             checks,
             audited: registry().is_audited(route.id),
-            ledger: &AuditChain,
+            ledger: &chain,
         },
     );
     let outcome = match refused_before_handling {

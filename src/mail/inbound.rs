@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::audit::chain;
 use crate::core::addresses;
-use crate::core::context::ports::{AuditRecord, CommitError};
+use crate::core::context::ports::AuditRecord;
 use crate::core::crypto::{hex, sha256_hex};
 use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
@@ -237,14 +237,13 @@ pub async fn receive(
     )
     .bind(recipient.as_str())
     .bind(parsed.message_id.as_str());
-    let results = database.execute(vec![mailbox, existing, chain::head()]).await.map_err(|error| failure(&error))?;
+    let results = database.execute(vec![mailbox, existing]).await.map_err(|error| failure(&error))?;
     let Some(mailbox_id) = results[0].first().and_then(|row| row.text("id").ok()) else {
         return Err(Rejection::UnknownRecipient { address: recipient });
     };
     if let Some(receipt_id) = results[1].first().and_then(|row| row.text("id").ok()) {
         return Ok(Delivery::Duplicate { receipt_id });
     }
-    let mut head = Some(chain::head_from(results[2].first()).map_err(|error| failure(&error))?);
 
     // The bytes first: a receipt must never point at nothing. A stored blob whose
     // receipt then fails to commit is harmless (content-addressed, written again
@@ -317,16 +316,16 @@ pub async fn receive(
             .to_string(),
         ),
     };
-    match chain::commit(&database, node.platform, &mut head, vec![insert, index_headers, index_body], &record).await {
-        Ok(()) => Ok(Delivery::Stored { receipt_id }),
+    let entry = chain::append(&node.config.audit_key, &record);
+    // One batch, one attempt: the entry's place in the chain is the database's
+    // to assign, so concurrent deliveries never contend for it.
+    match database.execute(vec![insert, index_headers, index_body, entry]).await {
+        Ok(_) => Ok(Delivery::Stored { receipt_id }),
         // A concurrent delivery of the same message to the same mailbox won.
-        Err(CommitError::Storage(StorageError::Unique(constraint)))
-            if constraint.starts_with("receipts.mailbox_id") =>
-        {
+        Err(StorageError::Unique(constraint)) if constraint.starts_with("receipts.mailbox_id") => {
             Ok(Delivery::Duplicate { receipt_id: String::new() })
         }
-        Err(CommitError::Busy) => Err(Rejection::TemporaryFailure),
-        Err(CommitError::Storage(error)) => Err(failure(&error)),
+        Err(error) => Err(failure(&error)),
     }
 }
 

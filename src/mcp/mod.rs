@@ -113,7 +113,7 @@ fn rpc_error(id: Value, error: RpcError) -> Response {
 }
 
 fn accepted() -> Response {
-    Response { status: 202, headers: Vec::new(), body: Vec::new(), round_trips: 0, deferred: Vec::new() }
+    Response::empty(202)
 }
 
 /// Which era a request speaks.

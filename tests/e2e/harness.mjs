@@ -77,6 +77,7 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
   const url = `http://127.0.0.1:${port}`;
   const secrets = {
     SESSION_SECRET: randomBytes(32).toString("hex"),
+    AUDIT_KEY: randomBytes(32).toString("hex"),
     SETUP_TOKEN: randomBytes(16).toString("hex"),
     // Below miniflare's own 1 MiB local limit, so the node's cap can be tested.
     MAXIMUM_MESSAGE_BYTES: "200000",
@@ -94,6 +95,8 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
     [
       WRANGLER, "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector),
       "--persist-to", state, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "info",
+      // Scheduled events are triggered through /__scheduled, as the cron would.
+      "--test-scheduled",
       ...config,
     ],
     { cwd: ROOT, env: wranglerEnvironment(), stdio: ["ignore", "pipe", "pipe"], detached: true },
@@ -118,14 +121,11 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
     output: () => output,
     /**
      * Delivers a raw message through the Worker's email handler, as Email Routing
-     * would. Answers the SMTP reason the Worker rejected it with, or null.
-     *
-     * Locally, `setReject` crosses an RPC boundary and can land after miniflare has
-     * already answered the HTTP call, so the rejection is read from what workerd
-     * logs for this delivery rather than from the status.
+     * would. Answers the SMTP reason the Worker rejected it with, or null: read
+     * from the handler's own answer (the Worker waits for its rejection to land
+     * before it returns), never from a log.
      */
     async deliver(from, to, raw) {
-      const mark = output.length;
       const response = await fetch(`${url}/cdn-cgi/handler/email?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`, {
         method: "POST",
         body: raw,
@@ -133,13 +133,12 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
       const text = await response.text();
       if (response.status === 400) return /reason: (.*)$/m.exec(text)?.[1] ?? text;
       if (response.status !== 200) throw new Error(`delivering to ${to} answered ${response.status}: ${text}`);
-      const pattern = /rejected message with the following reason: "([^"]*)"/;
-      for (let attempt = 0; attempt < 10; attempt++) {
-        const rejected = pattern.exec(output.slice(mark));
-        if (rejected) return rejected[1];
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
       return null;
+    },
+    /** Runs the Worker's scheduled event, as its cron trigger would. */
+    async scheduled() {
+      const response = await fetch(`${url}/__scheduled?cron=${encodeURIComponent("*/5 * * * *")}`);
+      if (response.status !== 200) throw new Error(`the scheduled event answered ${response.status}: ${await response.text()}`);
     },
     /** The messages workerd has handed to the send_email binding so far, as raw text. */
     sentMail() {

@@ -75,6 +75,7 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", "/api/relations/revoke", { token, body: { subject: ben.id, relation: "org.admin", object: "org" } }],
     ["GET", "/api/audit?limit=5", { token }],
     ["GET", "/api/audit/verify", { token }],
+    ["POST", "/api/audit/checkpoints", { token }],
     ["GET", "/api/agent-capabilities", { token }],
     ["GET", "/api/mailboxes", { token: benToken }],
     ["GET", "/api/mailboxes/readable", { token: benToken }],

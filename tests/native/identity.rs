@@ -262,7 +262,7 @@ fn a_stolen_access_token_cannot_guess_the_password_without_pause() {
 
 #[test]
 fn a_deployment_hashes_with_the_production_iteration_count() {
-    let config = mailroom::core::node::Config::new(b"key".to_vec(), None);
+    let config = mailroom::core::node::Config::new(b"key".to_vec(), b"audit key".to_vec(), None);
     assert_eq!(config.password_iterations, 100_000);
 }
 
