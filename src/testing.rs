@@ -358,7 +358,7 @@ impl TestNode {
     /// Runs the scheduled upkeep, as the cron trigger does.
     pub fn maintain(&self) -> Option<AuditCheckpoint> {
         self.platform.advance(1);
-        futures_executor::block_on(audit::maintain(&self.node())).expect("the upkeep runs")
+        futures_executor::block_on(crate::dispatch::upkeep(&self.node())).expect("the upkeep runs")
     }
 
     /// Delivers a raw message to `to` through the same path as the email handler.

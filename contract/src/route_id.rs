@@ -30,6 +30,7 @@ route_ids! {
     GetPerson,
     DisablePerson,
     EnablePerson,
+    ResetPassword,
     ListTeams,
     CreateTeam,
     AddTeamMember,

@@ -146,6 +146,15 @@ pub fn declare(id: RouteId) -> Route {
             .tier(Tier::Operator)
             .authority(ADMIN),
 
+        R::ResetPassword => Route::new(id, Post, "/api/people/:personId/password", "reset_password")
+            .summary("Set a new password for a person")
+            .description("Sets a new password for a person who has lost theirs, or whose sign-ins are being slowed by guesses from elsewhere. Every session of theirs ends at once, and the guesses counted against their account are forgotten. Tell them the new password by another channel; they can change it at POST /api/me/password.")
+            .path_parameters(&[PathParameter::PersonId])
+            .request::<ResetPassword>()
+            .response::<PasswordReset>()
+            .tier(Tier::Operator)
+            .authority(ADMIN),
+
         R::ListTeams => Route::new(id, Get, "/api/teams", "list_teams")
             .summary("List teams")
             .description("Lists every team with its members.")

@@ -80,7 +80,7 @@ async fn scheduled(_event: ScheduledEvent, env: Env, _context: ScheduleContext) 
             return;
         }
     };
-    if let Err(error) = audit::maintain(&bindings.node()).await {
+    if let Err(error) = crate::dispatch::upkeep(&bindings.node()).await {
         worker::console_error!("the scheduled upkeep of the audit chain failed: {error}");
     }
 }

@@ -28,6 +28,7 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::GetPerson => people::get_person(context).await,
         RouteId::DisablePerson => people::set_disabled(context, true).await,
         RouteId::EnablePerson => people::set_disabled(context, false).await,
+        RouteId::ResetPassword => people::reset_password(context).await,
         RouteId::ListTeams => teams::list_teams(context).await,
         RouteId::CreateTeam => teams::create_team(context).await,
         RouteId::AddTeamMember => teams::add_member(context).await,

@@ -11,10 +11,12 @@ mod handlers;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use mailroom_contract::api::AuditCheckpoint;
 use mailroom_contract::{Authority, Method, PathParameter, Route, RouteId, registry};
 
-use crate::audit::AuditChain;
+use crate::audit::{self, AuditChain};
 use crate::authz::credentials::{self, AuthenticationError};
+use crate::authz::throttle;
 use crate::authz::{self};
 use crate::core::caller::Caller;
 use crate::core::context::{Admitted, Context};
@@ -22,6 +24,7 @@ use crate::core::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
+use crate::identity::sessions;
 
 type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
 
@@ -167,6 +170,18 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
         None => handlers::handle(&mut context).await,
     };
     context.finish(outcome).await
+}
+
+/// The scheduled upkeep (the cron trigger): failure windows that ended and the
+/// spent refresh tokens of ended sessions forgotten, then the audit chain sealed,
+/// refused attempts folded into it, and a checkpoint of its head kept. Answers the
+/// latest checkpoint.
+pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> {
+    let now_ms = node.platform.now_ms();
+    let mut forgetting = throttle::forget_ended(now_ms);
+    forgetting.push(sessions::forget_spent(now_ms));
+    node.database.execute(forgetting).await.map_err(|error| error.to_string())?;
+    audit::maintain(node).await
 }
 
 /// The request's size, body and query string against what the route declares;

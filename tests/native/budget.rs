@@ -83,6 +83,11 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         ),
         RouteId::GetPerson => (admin("GET", &format!("/api/people/{ben}")), 200),
         RouteId::DisablePerson => (admin("POST", &format!("/api/people/{ben}/disable")), 200),
+        RouteId::ResetPassword => (
+            admin("POST", &format!("/api/people/{ben}/password"))
+                .json(json!({ "new_password": "a brand new long password" })),
+            200,
+        ),
         RouteId::EnablePerson => (admin("POST", &format!("/api/people/{ben}/enable")), 200),
         RouteId::ListTeams => (admin("GET", "/api/teams"), 200),
         RouteId::CreateTeam => (admin("POST", "/api/teams").json(json!({ "name": "Brand new" })), 201),

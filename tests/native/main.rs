@@ -16,4 +16,5 @@ mod mcp;
 mod people_and_teams;
 mod refusals;
 mod relations;
+mod security;
 mod sends;
