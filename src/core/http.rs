@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::core::refusal::Refusal;
+use crate::core::refusal::{CredentialRefused, Refusal};
 
 /// The largest request body the node reads. Bigger bodies are refused before they
 /// are decoded, so a client cannot make the node hold an arbitrary payload.
@@ -78,6 +78,10 @@ pub struct Response {
     /// `waitUntil`), such as recording a dispatch's outcome. Never an authority
     /// decision, never an audit row.
     pub deferred: Vec<crate::core::storage::Statement>,
+    /// Not sent: set when the answer refuses the credential the request
+    /// presented, so the MCP server, reading a call it re-entered the
+    /// dispatcher with, answers that as HTTP rather than as a tool's result.
+    pub credential_refused: Option<CredentialRefused>,
 }
 
 impl Response {
@@ -94,6 +98,7 @@ impl Response {
             body,
             round_trips: 0,
             deferred: Vec::new(),
+            credential_refused: None,
         }
     }
 
@@ -110,6 +115,7 @@ impl Response {
             body: body.into_bytes(),
             round_trips: 0,
             deferred: Vec::new(),
+            credential_refused: None,
         }
     }
 
@@ -124,6 +130,7 @@ impl Response {
             body: source.as_bytes().to_vec(),
             round_trips: 0,
             deferred: Vec::new(),
+            credential_refused: None,
         }
     }
 
@@ -153,6 +160,7 @@ impl Response {
             body,
             round_trips: 0,
             deferred: Vec::new(),
+            credential_refused: None,
         }
     }
 
@@ -164,6 +172,10 @@ impl Response {
         if let Some(allowed) = &refusal.allow {
             response.headers.push(("allow".into(), allowed.clone()));
         }
+        if let Some(challenge) = refusal.challenge() {
+            response.headers.push(("www-authenticate".into(), challenge));
+        }
+        response.credential_refused = refusal.credential;
         response
     }
 

@@ -22,7 +22,11 @@
 //! tool off a person's list answers the route's own refusal (`not_found`,
 //! `missing_relation`) as a tool result, because knowing that no mailbox anywhere
 //! would do costs a round trip the route itself does not take
-//! (`docs/decisions/0009-mcp-catalogue-by-mailbox.md`).
+//! (`docs/decisions/0009-mcp-catalogue-by-mailbox.md`). A withheld tool's call
+//! still re-enters the dispatcher, so the chain holds what the REST call leaves
+//! there; and a refusal of the caller's own credential (dead, or its agent
+//! stopped) is answered as HTTP on every method, a tool call's included
+//! (`docs/decisions/0012-withheld-tool-calls-and-dead-credentials-over-mcp.md`).
 //!
 //! `catalogue` decides which tools a caller sees and why a real route is
 //! withheld; `call` turns a tool call into the route's own request and back.
@@ -71,25 +75,25 @@ pub(crate) struct RpcError {
     code: i64,
     message: String,
     data: Option<Value>,
-    /// Set when the caller itself was refused; answered as a refusal, not JSON-RPC.
-    refusal: Option<Refusal>,
+    /// Set when the caller itself was refused: this HTTP answer goes as it is
+    /// (the four-part body, its status, its `WWW-Authenticate`), not JSON-RPC.
+    answer: Option<Response>,
 }
 
 impl RpcError {
     pub(crate) fn new(status: u16, code: i64, message: impl Into<String>) -> RpcError {
-        RpcError { status, code, message: message.into(), data: None, refusal: None }
+        RpcError { status, code, message: message.into(), data: None, answer: None }
     }
 
-    /// The caller's own refusal (authentication), answered as HTTP with the
-    /// four-part body, as every other route does.
+    /// The caller's own refusal, answered as HTTP, as every other route answers it.
     fn refusal(refusal: Refusal) -> RpcError {
-        RpcError {
-            status: refusal.status,
-            code: -32001,
-            message: refusal.message.clone(),
-            data: None,
-            refusal: Some(refusal),
-        }
+        RpcError::answered(Response::refusal(&refusal))
+    }
+
+    /// A route's refusal of the caller's own credential, met while re-entering
+    /// the dispatcher for a tool call: answered as the route answered it.
+    pub(crate) fn answered(answer: Response) -> RpcError {
+        RpcError { status: answer.status, code: -32001, message: String::new(), data: None, answer: Some(answer) }
     }
 
     fn mismatch(message: impl Into<String>) -> RpcError {
@@ -102,8 +106,8 @@ fn rpc_response(status: u16, body: Value) -> Response {
 }
 
 fn rpc_error(id: Value, error: RpcError) -> Response {
-    if let Some(refusal) = &error.refusal {
-        return Response::refusal(refusal);
+    if let Some(answer) = error.answer {
+        return answer;
     }
     let mut body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error.code, "message": error.message } });
     if let Some(data) = error.data {
@@ -113,7 +117,14 @@ fn rpc_error(id: Value, error: RpcError) -> Response {
 }
 
 fn accepted() -> Response {
-    Response { status: 202, headers: Vec::new(), body: Vec::new(), round_trips: 0, deferred: Vec::new() }
+    Response {
+        status: 202,
+        headers: Vec::new(),
+        body: Vec::new(),
+        round_trips: 0,
+        deferred: Vec::new(),
+        credential_refused: None,
+    }
 }
 
 /// Which era a request speaks.
@@ -230,7 +241,7 @@ fn check_protocol(request: &Request, method: &str, params: &Map<String, Value>) 
         code: UNSUPPORTED_PROTOCOL_VERSION,
         message: "Unsupported protocol version".into(),
         data: Some(json!({ "supported": supported_versions(), "requested": requested })),
-        refusal: None,
+        answer: None,
     };
     let Some(declared) = declared else {
         return match header {
@@ -312,5 +323,5 @@ pub(crate) fn unknown_tool(name: &str) -> RpcError {
 pub(crate) fn withheld_tool(name: &str, refusal: RefusalBody) -> RpcError {
     let detail = &refusal.error;
     let message = format!("Tool withheld: {name}. {} {} Fix: {}", detail.message, detail.reason, detail.fix);
-    RpcError { status: 200, code: INVALID_PARAMS, message, data: serde_json::to_value(&refusal).ok(), refusal: None }
+    RpcError { status: 200, code: INVALID_PARAMS, message, data: serde_json::to_value(&refusal).ok(), answer: None }
 }
