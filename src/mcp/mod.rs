@@ -201,12 +201,14 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if !is_valid_id(&id) {
         return Ok(rpc_error(Value::Null, RpcError::new(400, INVALID_REQUEST, "`id` must be a string or an integer")));
     }
-    let outcome = match method {
-        "initialize" => Ok(initialize(&params)),
-        "ping" => Ok(json!({})),
-        "server/discover" => Ok(discover()),
-        "tools/list" => catalogue::list_tools(context).await.map(|tools| json!({ "tools": tools })),
-        "tools/call" => call::call_tool(context, &params).await,
+    // 2026-07-28 removed `initialize` and `ping`: a request of that era naming
+    // them names no method it has.
+    let outcome = match (era, method) {
+        (Era::Legacy, "initialize") => Ok(initialize(&params)),
+        (Era::Legacy, "ping") => Ok(json!({})),
+        (_, "server/discover") => Ok(discover()),
+        (_, "tools/list") => catalogue::list_tools(context).await.map(|tools| json!({ "tools": tools })),
+        (_, "tools/call") => call::call_tool(context, &params).await,
         _ => {
             let status = if era == Era::Modern { 404 } else { 200 };
             Err(RpcError::new(status, METHOD_NOT_FOUND, format!("Method not found: {method}")))
@@ -216,11 +218,43 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         Ok(mut result) => {
             if era == Era::Modern {
                 result["resultType"] = json!("complete");
+                if let Some(hint) = cache_hint(method) {
+                    result["ttlMs"] = json!(hint.ttl_ms);
+                    result["cacheScope"] = json!(hint.scope);
+                }
                 result["_meta"] = json!({ META_SERVER_INFO: server_info() });
             }
             Ok(rpc_response(200, json!({ "jsonrpc": "2.0", "id": id, "result": result })))
         }
         Err(error) => Ok(rpc_error(id, error)),
+    }
+}
+
+/// How long a client may reuse a result, and who may share it: what 2026-07-28
+/// requires on every cacheable result (`CacheableResult`: `ttlMs`, `cacheScope`).
+struct CacheHint {
+    ttl_ms: u64,
+    scope: &'static str,
+}
+
+/// How long `server/discover`'s answer stays fresh: it changes only when a new
+/// version of the node is deployed, which no client can foresee, and a stale one
+/// costs little (a version no longer spoken is refused with the ones that are).
+const DISCOVER_TTL_MS: u64 = 60 * 60 * 1000;
+
+/// The hint for a method whose result the revision makes cacheable.
+fn cache_hint(method: &str) -> Option<CacheHint> {
+    match method {
+        // The catalogue is the caller's own (by credential, ceiling and
+        // relations held), so it is private. It changes the moment an
+        // administrator grants or revokes a relation, which the node cannot
+        // foresee and does not announce, so it promises no freshness at all:
+        // a client lists again when it needs the list. Nothing depends on a
+        // stale list but what is shown: every call is judged afresh.
+        "tools/list" => Some(CacheHint { ttl_ms: 0, scope: "private" }),
+        // The same answer for every caller, credential or none.
+        "server/discover" => Some(CacheHint { ttl_ms: DISCOVER_TTL_MS, scope: "public" }),
+        _ => None,
     }
 }
 
