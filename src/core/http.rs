@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::core::refusal::Refusal;
+use crate::core::refusal::{CredentialRefused, Refusal};
 
 /// The largest request body the node reads. Bigger bodies are refused before they
 /// are decoded, so a client cannot make the node hold an arbitrary payload.
@@ -84,6 +84,10 @@ pub struct Response {
     /// Whether producing this response appended to the audit chain: the adapter
     /// seals the chain after the answer (`audit::seal`).
     pub seal_chain: bool,
+    /// Not sent: set when the answer refuses the credential the request
+    /// presented, so the MCP server, reading a call it re-entered the
+    /// dispatcher with, answers that as HTTP rather than as a tool's result.
+    pub credential_refused: Option<CredentialRefused>,
 }
 
 impl Response {
@@ -102,6 +106,7 @@ impl Response {
             deferred: Vec::new(),
             commit_attempts: 0,
             seal_chain: false,
+            credential_refused: None,
         }
     }
 
@@ -120,6 +125,7 @@ impl Response {
             deferred: Vec::new(),
             commit_attempts: 0,
             seal_chain: false,
+            credential_refused: None,
         }
     }
 
@@ -133,6 +139,7 @@ impl Response {
             deferred: Vec::new(),
             commit_attempts: 0,
             seal_chain: false,
+            credential_refused: None,
         }
     }
 
@@ -149,6 +156,7 @@ impl Response {
             deferred: Vec::new(),
             commit_attempts: 0,
             seal_chain: false,
+            credential_refused: None,
         }
     }
 
@@ -180,6 +188,7 @@ impl Response {
             deferred: Vec::new(),
             commit_attempts: 0,
             seal_chain: false,
+            credential_refused: None,
         }
     }
 
@@ -191,6 +200,10 @@ impl Response {
         if let Some(allowed) = &refusal.allow {
             response.headers.push(("allow".into(), allowed.clone()));
         }
+        if let Some(challenge) = refusal.challenge() {
+            response.headers.push(("www-authenticate".into(), challenge));
+        }
+        response.credential_refused = refusal.credential;
         response
     }
 

@@ -21,7 +21,25 @@ pub struct Refusal {
     pub retry_after_seconds: Option<u32>,
     /// Sent as `Allow` on a 405.
     pub allow: Option<String>,
+    /// Set when what was refused is the credential the request presented, not
+    /// what it asked for: every surface answers that as HTTP (a tool call too),
+    /// and a dead one's 401 says `error="invalid_token"`.
+    pub credential: Option<CredentialRefused>,
 }
+
+/// How the credential a request presented was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CredentialRefused {
+    /// Revoked, expired, unknown or malformed: it will never work again as it
+    /// is, so its 401 challenges with `error="invalid_token"` (RFC 6750 §3.1).
+    Dead,
+    /// Genuine, but its holder may not act now (an agent paused, its sponsor
+    /// disabled): a 403, which a resumed agent's same credential gets past.
+    Suspended,
+}
+
+/// The realm every challenge names.
+pub const REALM: &str = "mailroom";
 
 impl Refusal {
     pub fn new(
@@ -39,7 +57,30 @@ impl Refusal {
             fix: fix.into(),
             retry_after_seconds: None,
             allow: None,
+            credential: None,
         }
+    }
+
+    /// The same refusal, saying it refuses the credential the request presented.
+    pub fn of_credential(mut self, how: CredentialRefused) -> Refusal {
+        self.credential = Some(how);
+        self
+    }
+
+    /// The `WWW-Authenticate` challenge a 401 carries (RFC 9110 §11.6.1 requires
+    /// one on every 401): the Bearer scheme in this node's realm, and
+    /// `error="invalid_token"` when the credential presented is dead. A request
+    /// that presented none, or a sign-in whose password was wrong, is only told
+    /// which scheme to use (RFC 6750 §3: no error code when the request lacked
+    /// the token). `None` for any other status.
+    pub fn challenge(&self) -> Option<String> {
+        if self.status != 401 {
+            return None;
+        }
+        Some(match self.credential {
+            Some(CredentialRefused::Dead) => format!("Bearer realm=\"{REALM}\", error=\"invalid_token\""),
+            _ => format!("Bearer realm=\"{REALM}\""),
+        })
     }
 
     /// The answer to anything that went wrong inside the node. Deliberately says

@@ -100,6 +100,23 @@ fn parse_query(route: &Route, query: &str) -> Result<Vec<(String, String)>, Requ
 /// Handles one request from `surface`. Never panics on input and never answers a
 /// 500 for anything a client sent.
 pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> Response {
+    dispatch_deciding(node, request, surface, None).await
+}
+
+/// Handles a request whose refusal was decided before its handler, by a
+/// surface that withholds the route from this caller (the MCP server, for a
+/// tool it never offers). Everything else is the route's own: its credential,
+/// Origin, shape and authority are checked as for any call, whichever of them
+/// refuses first is the answer (so a dead credential is still a 401), and the
+/// call is recorded as the route's refused call wherever the route's calls are
+/// recorded. Only the handler never runs. A caller who presented no
+/// credential is answered without I/O, as every refusal before the caller is
+/// known is: no one writes to the chain at will.
+pub async fn dispatch_refused(node: &Node<'_>, request: &Request, surface: Surface, refusal: Refusal) -> Response {
+    dispatch_deciding(node, request, surface, Some(refusal)).await
+}
+
+async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface, decided: Option<Refusal>) -> Response {
     let now_ms = node.platform.now_ms();
     let (route, path_parameters) = match find_route(&request.method, &request.path) {
         Ok(found) => found,
@@ -142,6 +159,12 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
             Vec::new()
         }
     };
+    if let Some(refusal) = decided {
+        if caller == Caller::Stranger {
+            return early(refusal);
+        }
+        refused_before_handling.get_or_insert(refusal);
+    }
     let path_parameter = |wanted: PathParameter| {
         path_parameters.iter().find(|(name, _)| *name == wanted).map(|(_, value)| value.clone())
     };
