@@ -142,7 +142,7 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
     },
     /** The messages workerd has handed to the send_email binding so far, as raw text. */
     sentMail() {
-      const files = [...output.matchAll(/send_email binding called with the following message:\s+(\S+\.eml)/g)].map((match) => match[1]);
+      const files = [...output.matchAll(/send_email binding called with the following message:\s+(?:Email:\s+)?(\S+\.eml)/g)].map((match) => match[1]);
       return files.map((file) => readFileSync(file, "utf8"));
     },
     async sql(command) {

@@ -117,6 +117,7 @@ test("every documented operation answers as documented, successes and refusals a
     // Disabling Ben ends his sessions, so it comes after every call made as him.
     ["POST", `/api/people/${ben.id}/disable`, { token }],
     ["POST", `/api/people/${ben.id}/enable`, { token }],
+    ["POST", `/api/people/${ben.id}/password`, { token, body: { new_password: "another long enough password" } }],
     ["POST", "/api/me/password", { token, body: { current_password: ADMIN.password, new_password: ADMIN.password } }],
     ["DELETE", "/api/sessions/current", { token }],
   ];
