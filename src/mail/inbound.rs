@@ -298,12 +298,13 @@ pub async fn receive(
     .bind(serde_json::to_string(&parsed.attachments).unwrap_or_else(|_| "[]".into()))
     .bind(addresses_json(&parsed.reply_to));
     let index_headers = Statement::new(
-        "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject) \
-         SELECT rowid, from_address, from_name, recipients, subject FROM receipts WHERE id = ?1",
+        "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject, mailbox_id) \
+         SELECT rowid, from_address, from_name, recipients, subject, mailbox_id FROM receipts WHERE id = ?1",
     )
     .bind(receipt_id.as_str());
     let index_body = Statement::new(
-        "INSERT INTO receipt_bodies_index (rowid, text_body) SELECT rowid, text_body FROM receipts WHERE id = ?1",
+        "INSERT INTO receipt_bodies_index (rowid, text_body, mailbox_id) \
+         SELECT rowid, text_body, mailbox_id FROM receipts WHERE id = ?1",
     )
     .bind(receipt_id.as_str());
     let record = AuditRecord {

@@ -112,6 +112,24 @@ pub fn fts_query(input: &str) -> Result<String, SearchError> {
     Ok(terms.join(" "))
 }
 
+/// One arm of the search: an FTS5 index over the receipts (migrations 0002 and
+/// 0008), the columns the caller's words are matched in (never its `mailbox_id`),
+/// and what a hit shows of them.
+struct Arm {
+    index: &'static str,
+    columns: &'static str,
+    snippet: &'static str,
+}
+
+const HEADERS: Arm =
+    Arm { index: "receipt_headers_index", columns: "from_address from_name recipients subject", snippet: "NULL" };
+
+const BODIES: Arm = Arm {
+    index: "receipt_bodies_index",
+    columns: "text_body",
+    snippet: "snippet(receipt_bodies_index, 0, '[', ']', '…', 12)",
+};
+
 #[derive(Deserialize)]
 struct HitRow {
     #[serde(flatten)]
@@ -149,11 +167,31 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // together are among them, which is all it takes to know whether another page
     // follows. No match older than the page is read, so a page costs the same
     // however much mail matches (decision 0014).
+    //
+    // The walk visits only the mailboxes the arm may search: each index also
+    // indexes the receipt's mailbox, and the match asks for the caller's words in
+    // the arm's columns AND one of those mailboxes, so FTS5 skips the rest of the
+    // node within its own lists instead of handing over every match to be turned
+    // away. A mailbox is indexed as `mbx` and its ULID (the tokenizer splits at
+    // the underscore); the ULID alone names it. The same mailboxes filter the rows
+    // once more after the join, so what the caller may read is decided by the
+    // relation table whatever the index holds. With no mailbox to search, the
+    // match asks for a mailbox token no id has, and finds nothing.
     let (all_of, any_of) = context.route().authority.rows_where().ok_or_else(Refusal::internal)?;
-    let arm = |index: &str, all_of: &[Relation], snippet: &str| {
+    let ulid_starts_at = IdKind::Mailbox.prefix().len() + 1;
+    let search_arm = |arm: &Arm, all_of: &[Relation]| {
+        let index = arm.index;
         let (visible, visible_parameters) = tuples::mailbox_ids_where(&holder, all_of, any_of);
-        let mut conditions = vec![format!("{index} MATCH ?"), format!("r.mailbox_id IN ({visible})")];
-        let mut parameters: Vec<Value> = vec![query.as_str().into()];
+        let only_this_mailbox = if mailbox_id.is_some() { " WHERE v.id = ?" } else { "" };
+        let matching = format!(
+            "{index} MATCH (SELECT ? || ' AND mailbox_id : (' \
+             || COALESCE(group_concat('\"' || substr(v.id, {ulid_starts_at}) || '\"', ' OR '), '\"none\"') || ')' \
+             FROM ({visible}) v{only_this_mailbox})"
+        );
+        let mut conditions = vec![matching, format!("r.mailbox_id IN ({visible})")];
+        let mut parameters: Vec<Value> = vec![format!("{{{}}} : ({query})", arm.columns).into()];
+        parameters.extend(visible_parameters.iter().cloned());
+        parameters.extend(mailbox_id.iter().map(|id| Value::from(id.as_str())));
         parameters.extend(visible_parameters);
         if let Some(mailbox_id) = &mailbox_id {
             conditions.push("r.mailbox_id = ?".into());
@@ -166,21 +204,18 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
         parameters.push((limit + 1).into());
         Statement {
             sql: format!(
-                "SELECT {SUMMARY_COLUMNS}, r.rowid AS stored, {snippet} AS snippet \
+                "SELECT {SUMMARY_COLUMNS}, r.rowid AS stored, {} AS snippet \
                  FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
                  WHERE {} ORDER BY {index}.rowid DESC LIMIT ?",
+                arm.snippet,
                 conditions.join(" AND ")
             )
             .into(),
             parameters,
         }
     };
-    let headers = arm("receipt_headers_index", all_of, "NULL");
-    let bodies = arm(
-        "receipt_bodies_index",
-        &[all_of, &[Relation::MailboxContentRead]].concat(),
-        "snippet(receipt_bodies_index, 0, '[', ']', '…', 12)",
-    );
+    let headers = search_arm(&HEADERS, all_of);
+    let bodies = search_arm(&BODIES, &[all_of, &[Relation::MailboxContentRead]].concat());
     // Which mailbox was searched is part of what was asked; absent, every readable one.
     let q = context.query("q").map(str::to_string);
     let asked = |results: Option<usize>| {

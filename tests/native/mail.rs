@@ -555,3 +555,48 @@ fn mail_is_newest_first_in_the_order_it_was_stored_even_when_the_clock_says_othe
         );
     }
 }
+
+#[test]
+fn a_reader_of_one_small_mailbox_does_not_pay_for_the_rest_of_the_node() {
+    let (world, support) = world_with_mailbox();
+    world.mailbox("billing@mailroom.test");
+    let (_, content) =
+        reader(&world, "content@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &support);
+    let mine = [
+        deliver_note(&world, SUPPORT, 0, "Refund please", "About my refund."),
+        deliver_note(&world, SUPPORT, 1, "Refund again", "Still no refund."),
+    ];
+    // The rest of the node's mail, which this reader cannot see, matches both
+    // words: "refund" often, and "invoice" (in none of the reader's mail) always.
+    let mut delivered = 2;
+    let mut deliver_up_to = |count: usize| {
+        while delivered < count {
+            deliver_note(&world, "billing@mailroom.test", delivered, &format!("Invoice {delivered}"), "Refund owed.");
+            delivered += 1;
+        }
+    };
+    let ids = |answer: &serde_json::Value| -> Vec<String> {
+        answer["results"].as_array().unwrap().iter().map(|hit| hit["id"].as_str().unwrap().to_string()).collect()
+    };
+    let measure = || {
+        let (refund, _, found) = cost_of(&world, &content, "/api/search?q=refund&limit=5", " MATCH ");
+        assert_eq!(ids(&found), [mine[1].clone(), mine[0].clone()], "the reader's own mail, and nothing else");
+        let (invoice, _, found) = cost_of(&world, &content, "/api/search?q=invoice&limit=5", " MATCH ");
+        assert_eq!(ids(&found), Vec::<String>::new());
+        let (scoped, _, found) =
+            cost_of(&world, &content, &format!("/api/search?q=refund&limit=5&mailbox={support}"), " MATCH ");
+        assert_eq!(ids(&found).len(), 2);
+        [refund, invoice, scoped]
+    };
+    deliver_up_to(40);
+    let small = measure();
+    deliver_up_to(400);
+    let large = measure();
+    for ((small, large), what) in small.iter().zip(large).zip([
+        "refund",
+        "invoice, which only others' mail has",
+        "refund in the reader's mailbox",
+    ]) {
+        assert!(large <= small + small / 10, "{what}: {small} steps beside 40 messages of others, {large} beside 400");
+    }
+}
