@@ -589,6 +589,13 @@ fn a_reader_of_one_small_mailbox_does_not_pay_for_the_rest_of_the_node() {
         [refund, invoice, scoped]
     };
     deliver_up_to(40);
+    // The indexes hold each message's mailbox, but the caller's words are never
+    // matched against it.
+    let ulid = support.strip_prefix("mbx_").unwrap();
+    for q in ["mbx", ulid, &support] {
+        let found = body(&world.call("GET", &format!("/api/search?q={q}"), Some(&content), None));
+        assert_eq!(found["results"], json!([]), "{q}");
+    }
     let small = measure();
     deliver_up_to(400);
     let large = measure();
