@@ -28,6 +28,19 @@ pub struct SqliteDatabase {
     /// Batches executed so far: round trips, counted by the storage itself rather
     /// than reported by the code under test.
     batches: Cell<u32>,
+    /// What each statement executed so far cost SQLite, in order.
+    costs: RefCell<Vec<StatementCost>>,
+}
+
+/// What one statement cost SQLite, counted by SQLite itself: the work a query
+/// does, whatever the machine's speed.
+#[derive(Clone, Debug)]
+pub struct StatementCost {
+    pub sql: String,
+    /// Steps of SQLite's virtual machine: grows with every row a query visits.
+    pub steps: i32,
+    /// Sorts the query needed (an ORDER BY no index serves).
+    pub sorts: i32,
 }
 
 impl SqliteDatabase {
@@ -49,12 +62,17 @@ impl SqliteDatabase {
             let sql = std::fs::read_to_string(&file).expect("migration is readable");
             connection.execute_batch(&sql).unwrap_or_else(|error| panic!("{}: {error}", file.display()));
         }
-        SqliteDatabase { connection: RefCell::new(connection), batches: Cell::new(0) }
+        SqliteDatabase { connection: RefCell::new(connection), batches: Cell::new(0), costs: RefCell::default() }
     }
 
     /// How many batches (round trips) have been executed so far.
     pub fn batches(&self) -> u32 {
         self.batches.get()
+    }
+
+    /// What the statements executed since the last call cost, in order.
+    pub fn take_costs(&self) -> Vec<StatementCost> {
+        self.costs.take()
     }
 
     /// Runs raw SQL outside the core, for a test that must tamper with storage.
@@ -103,7 +121,7 @@ impl SqliteDatabase {
         self.connection.borrow().query_row(sql, [], |row| row.get(0)).expect("count query runs")
     }
 
-    fn run(connection: &rusqlite::Connection, statement: &Statement) -> Result<QueryResult, StorageError> {
+    fn run(&self, connection: &rusqlite::Connection, statement: &Statement) -> Result<QueryResult, StorageError> {
         let error = |error: rusqlite::Error| StorageError::from_message(&error.to_string());
         let mut prepared = connection.prepare(&statement.sql).map_err(error)?;
         let columns: Vec<String> = prepared.column_names().map(str::to_string).collect();
@@ -137,6 +155,11 @@ impl SqliteDatabase {
         }
         drop(rows);
         result.changes = connection.changes();
+        self.costs.borrow_mut().push(StatementCost {
+            sql: statement.sql.to_string(),
+            steps: prepared.get_status(rusqlite::StatementStatus::VmStep),
+            sorts: prepared.get_status(rusqlite::StatementStatus::Sort),
+        });
         Ok(result)
     }
 }
@@ -150,7 +173,7 @@ impl Database for SqliteDatabase {
             let mut results = Vec::with_capacity(statements.len());
             for statement in &statements {
                 // Dropping the transaction on error rolls it back, as D1 does a batch.
-                results.push(SqliteDatabase::run(&transaction, statement)?);
+                results.push(self.run(&transaction, statement)?);
             }
             transaction.commit().map_err(|error| StorageError::Backend(error.to_string()))?;
             Ok(results)

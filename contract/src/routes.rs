@@ -292,7 +292,7 @@ pub fn declare(id: RouteId) -> Route {
 
         R::ListMessages => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages", "list_messages")
             .summary("List a mailbox's messages")
-            .description("Lists the messages received by a mailbox, newest first, a page at a time: sender, recipients, subject, dates, size. Never bodies. Follow `next_cursor` to page back in time.")
+            .description("Lists the messages received by a mailbox, newest first (in the order the node stored them; `received_at` never decreases along it), a page at a time: sender, recipients, subject, dates, size. Never bodies. Follow `next_cursor` to page back in time.")
             .path_parameters(&[PathParameter::MailboxId])
             .query_parameters(const { &[LIMIT, CURSOR] })
             .response::<MessagePage>()
@@ -340,7 +340,7 @@ pub fn declare(id: RouteId) -> Route {
 
         R::SearchMessages => Route::new(id, Get, "/api/search", "search_messages")
             .summary("Search mail")
-            .description("Searches every mailbox the caller can read, or one of them, newest first, a page at a time. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Follow `next_cursor` to page back in time. Recorded in the audit chain, because a body match reveals content.")
+            .description("Searches every mailbox the caller can read, or one of them, newest first (in the order the node stored the messages, as list_messages does), a page at a time. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Follow `next_cursor` to page back in time. Recorded in the audit chain, because a body match reveals content.")
             .query_parameters(const { &[
                 Parameter::text("q", "The search terms, such as `invoice march` or `\"late payment\" refund*`."),
                 Parameter::text("mailbox", "Search only this mailbox (`mbx_…`). Leave it out to search every mailbox the caller can read."),

@@ -262,11 +262,18 @@ pub async fn receive(
             None => address.address.clone(),
         })
         .collect();
+    // Mail is listed and searched newest first in the order it was stored (the
+    // receipts' rowid, decision 0014). Its time is this Worker's clock, read
+    // before the bytes were stored, so a delivery that commits after another can
+    // hold an earlier time; it takes the time of the one stored before it
+    // instead, so that newest first by time and by storage never disagree.
     let insert = Statement::new(
         "INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, from_address, from_name, to_json, cc_json, \
          recipients, subject, sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body, \
          text_source, text_truncated, attachments_json, reply_to_json) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+         MAX(?12, COALESCE((SELECT latest.received_at FROM receipts latest ORDER BY latest.rowid DESC LIMIT 1), ?12)), \
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     )
     .bind(receipt_id.as_str())
     .bind(mailbox_id.as_str())
@@ -290,12 +297,13 @@ pub async fn receive(
     .bind(serde_json::to_string(&parsed.attachments).unwrap_or_else(|_| "[]".into()))
     .bind(addresses_json(&parsed.reply_to));
     let index_headers = Statement::new(
-        "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject) \
-         SELECT rowid, from_address, from_name, recipients, subject FROM receipts WHERE id = ?1",
+        "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject, mailbox_id) \
+         SELECT rowid, from_address, from_name, recipients, subject, mailbox_id FROM receipts WHERE id = ?1",
     )
     .bind(receipt_id.as_str());
     let index_body = Statement::new(
-        "INSERT INTO receipt_bodies_index (rowid, text_body) SELECT rowid, text_body FROM receipts WHERE id = ?1",
+        "INSERT INTO receipt_bodies_index (rowid, text_body, mailbox_id) \
+         SELECT rowid, text_body, mailbox_id FROM receipts WHERE id = ?1",
     )
     .bind(receipt_id.as_str());
     let record = AuditRecord {
