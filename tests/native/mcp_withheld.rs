@@ -12,7 +12,8 @@ use crate::support::*;
 const SUPPORT: &str = "support@mailroom.test";
 
 /// A tool call as the holder of `token` (a stranger with `None`), with the
-/// batches the storage itself executed for it.
+/// batches the storage itself executed for it (the chain is sealed after the
+/// count, as the adapter seals it after the answer).
 fn tool_call(world: &World, token: Option<&str>, tool: &str, arguments: Value) -> (Response, u32) {
     let mut built = request("POST", "/mcp").json(json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments }
@@ -21,17 +22,24 @@ fn tool_call(world: &World, token: Option<&str>, tool: &str, arguments: Value) -
         built = built.bearer(token);
     }
     let before = world.node.database.batches();
-    let response = world.node.send(built);
+    let response = world.node.send_without_sealing(built);
     let batches = world.node.database.batches() - before;
+    world.node.seal();
     assert_eq!(batches, response.round_trips, "{tool}: the answer reports the round trips the storage saw");
     (response, batches)
 }
 
-/// The same call over REST, with the batches it cost.
+/// The same call over REST, with the batches it cost before sealing.
 fn rest_call(world: &World, token: Option<&str>, method: &str, path: &str) -> (Response, u32) {
+    let mut built = request(method, path);
+    if let Some(token) = token {
+        built = built.bearer(token);
+    }
     let before = world.node.database.batches();
-    let response = world.call(method, path, token, None);
-    (response, world.node.database.batches() - before)
+    let response = world.node.send_without_sealing(built);
+    let batches = world.node.database.batches() - before;
+    world.node.seal();
+    (response, batches)
 }
 
 /// Requires a withheld tool's answer: -32602 whose `data` is the four-part
