@@ -116,6 +116,23 @@ impl SqliteDatabase {
         hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
     }
 
+    /// Runs raw SQL outside the core and answers what SQLite said, for a test
+    /// that requires the schema itself to refuse a change.
+    pub fn try_tamper(&self, sql: &str) -> Result<(), String> {
+        self.connection.borrow().execute_batch(sql).map_err(|error| error.to_string())
+    }
+
+    /// The columns of `table`, in order.
+    pub fn column_names(&self, table: &str) -> Vec<String> {
+        let connection = self.connection.borrow();
+        let mut statement = connection.prepare(&format!("PRAGMA table_info({table})")).expect("table_info runs");
+        statement
+            .query_map([], |row| row.get::<_, String>(1))
+            .expect("table_info answers")
+            .collect::<Result<_, _>>()
+            .expect("column names read")
+    }
+
     /// A single integer from raw SQL, for assertions about storage.
     pub fn count(&self, sql: &str) -> i64 {
         self.connection.borrow().query_row(sql, [], |row| row.get(0)).expect("count query runs")

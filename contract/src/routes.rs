@@ -428,15 +428,16 @@ pub fn declare(id: RouteId) -> Route {
 
         R::ApproveSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/approve", "approve_send")
             .summary("Approve a send")
-            .description("Approves a submitted send as the second person: it is sealed (made immutable, its manifest hash written into the audit chain) and handed to the mail binding. The submitter cannot approve their own, and an agent never can.")
+            .description("Approves the version of a submitted send the approver was shown, as the second person: it is sealed (made immutable, its manifest hash, which includes the version, written into the audit chain) and handed to the mail binding. A send taken back, changed or submitted again since has a new version, and approving the old one is refused (409 send_changed, naming what changed). The submitter cannot approve their own, nor can whoever minted or paired the agent that submitted it, and an agent never can.")
             .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
+            .request::<ApproveSend>()
             .response::<Send>()
             .tier(Tier::Governed)
             .authority(on_mailbox(&[Relation::ApprovalDecide])),
 
         R::RefuseSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/refuse", "refuse_send")
             .summary("Refuse a send")
-            .description("Declines a submitted send, with a reason for its submitter. Nothing is sent.")
+            .description("Declines the version of a submitted send the caller was shown, with a reason for its submitter. Nothing is sent. A send changed since is refused as with approve_send (409 send_changed).")
             .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .request::<RefuseSend>()
             .response::<Send>()

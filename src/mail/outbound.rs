@@ -31,6 +31,11 @@ pub struct Manifest {
     pub references: Vec<String>,
     /// Without angle brackets.
     pub message_id: String,
+    /// The submitted version approved (`Send::version`). Absent from the hash of
+    /// a send sealed before versions were recorded, so its manifest still hashes
+    /// as it was sealed.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     pub author: String,
     pub submitted_by: String,
     pub approved_by: String,
@@ -109,6 +114,7 @@ mod tests {
             in_reply_to: Some("original@example.org".into()),
             references: vec!["root@example.org".into(), "original@example.org".into()],
             message_id: "snd_1@example.com".into(),
+            version: Some("a".repeat(64)),
             author: "usr_1".into(),
             submitted_by: "usr_1".into(),
             approved_by: "usr_2".into(),

@@ -537,6 +537,47 @@ test("the approver refuses a submitted send with a reason, and nothing is sent",
   assert.ok(!sent.some((message) => message.includes(REFUSED_SUBJECT)));
 });
 
+test("a send switched after the approver opened it is not approved: the card says what changed and shows it as it stands", async () => {
+  const sends = `/api/mailboxes/${mailboxId}/sends`;
+  const subject = "Invoice 2041";
+  const drafted = await call("POST", sends, { token: ids.writerToken, body: { to: ["ana@customer.example"], subject, text: "Invoice, 100 EUR." } });
+  assert.equal(drafted.status, 201, drafted.text);
+  const id = drafted.body.id;
+  assert.equal((await call("POST", `${sends}/${id}/submit`, { token: ids.writerToken })).status, 200);
+
+  await approver.reload();
+  const card = approver.getByRole("article", { name: subject });
+  await card.getByText("ana@customer.example").first().waitFor();
+  // While the approver reads it, the writer takes it back, switches it and submits again.
+  assert.equal((await call("POST", `${sends}/${id}/cancel`, { token: ids.writerToken })).status, 200);
+  const switched = await call("PATCH", `${sends}/${id}`, { token: ids.writerToken, body: { to: ["attacker@evil.example"], text: "Pay to this account instead." } });
+  assert.equal(switched.status, 200, switched.text);
+  assert.equal((await call("POST", `${sends}/${id}/submit`, { token: ids.writerToken })).status, 200);
+
+  const sentBefore = node.sentMail().length;
+  watch.expectRefusal(409, `${sends}/${id}/approve`);
+  await card.getByRole("button", { name: `Approve “${subject}”` }).click();
+  const alert = card.getByRole("alert");
+  await alert.waitFor();
+  assert.match(await alert.textContent(), /changed after you were shown it: the recipients, the text/);
+  await card.getByText("attacker@evil.example").first().waitFor();
+  assert.equal(await card.getByText("ana@customer.example").count(), 0, "the card shows the send as it now stands");
+  assert.match(await card.textContent(), /Changed since you opened it/);
+  const stored = (await call("GET", `${sends}/${id}`, { token: ids.writerToken })).body;
+  assert.equal(stored.state, "submitted", "nothing was approved");
+
+  // Refusing the version now on screen works: it names the version shown.
+  await card.getByRole("button", { name: `Refuse “${subject}”` }).click();
+  await card.getByLabel("Reason for refusing").fill("This is not where our invoices go.");
+  await card.getByRole("button", { name: "Refuse send" }).click();
+  await card.getByRole("status").filter({ hasText: "Refused." }).waitFor();
+  const refused = (await call("GET", `${sends}/${id}`, { token: ids.writerToken })).body;
+  assert.equal(refused.state, "refused");
+  assert.equal(refused.version, stored.version);
+  await new Promise((resolve) => setTimeout(resolve, 1000));
+  assert.equal(node.sentMail().length, sentBefore, "nothing was sent");
+});
+
 test("the writer's Outbound shows the send refused, with the approver's reason", async () => {
   await writer.getByRole("link", { name: SUPPORT.address, exact: true }).first().click();
   await writer.getByRole("link", { name: "Outbound" }).click();
@@ -619,8 +660,9 @@ test("a send the mail service refused for one recipient is sent again from its p
   const drafted = await call("POST", sends, { token: ids.writerToken, body: { to: ["ana@customer.example", blocked], subject: "Your refund", text: "It is on its way." } });
   assert.equal(drafted.status, 201, drafted.text);
   const id = drafted.body.id;
-  assert.equal((await call("POST", `${sends}/${id}/submit`, { token: ids.writerToken })).status, 200);
-  const approved = await call("POST", `${sends}/${id}/approve`, { token: await tokenFor(APPROVER) });
+  const submitted = await call("POST", `${sends}/${id}/submit`, { token: ids.writerToken });
+  assert.equal(submitted.status, 200);
+  const approved = await call("POST", `${sends}/${id}/approve`, { token: await tokenFor(APPROVER), body: { version: submitted.body.version } });
   assert.equal(approved.body.state, "failed", approved.text);
   const copies = () => node.sentMail().filter((raw) => raw.includes("Subject: Your refund")).length;
 

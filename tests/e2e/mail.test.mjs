@@ -149,12 +149,15 @@ test("a reply is drafted, approved by a second person, sealed and handed to the 
   });
   assert.equal(draft.status, 201, draft.text);
   const id = draft.body.id;
-  assert.equal((await call("POST", `${sends}/${id}/submit`, { token: people.writer.token })).body.state, "submitted");
-  assertRefusal(assert, await call("POST", `${sends}/${id}/approve`, { token: people.writer.token }), 403, "missing_relation");
+  const submitted = await call("POST", `${sends}/${id}/submit`, { token: people.writer.token });
+  assert.equal(submitted.body.state, "submitted");
+  const { version } = submitted.body;
+  assertRefusal(assert, await call("POST", `${sends}/${id}/approve`, { token: people.writer.token, body: { version } }), 403, "missing_relation");
   const queue = (await call("GET", "/api/approvals", { token: people.approver.token })).body.sends;
   assert.deepEqual(queue.map((send) => send.id), [id]);
+  assert.equal(queue[0].version, version, "the queue shows the version submitted");
 
-  const approved = await call("POST", `${sends}/${id}/approve`, { token: people.approver.token });
+  const approved = await call("POST", `${sends}/${id}/approve`, { token: people.approver.token, body: { version: queue[0].version } });
   assert.equal(approved.status, 200, approved.text);
   assert.equal(approved.body.state, "dispatched");
 
@@ -192,9 +195,10 @@ test("a send the binding refuses for one recipient fails saying who has it, and 
   const draft = await call("POST", sends, { token: people.writer.token, body: { to: [ALLOWED, blocked], subject: "Your refund", text: "It is on its way." } });
   assert.equal(draft.status, 201, draft.text);
   const id = draft.body.id;
-  assert.equal((await call("POST", `${sends}/${id}/submit`, { token: people.writer.token })).status, 200);
+  const submitted = await call("POST", `${sends}/${id}/submit`, { token: people.writer.token });
+  assert.equal(submitted.status, 200);
   const sentBefore = node.sentMail().length;
-  const approved = await call("POST", `${sends}/${id}/approve`, { token: people.approver.token });
+  const approved = await call("POST", `${sends}/${id}/approve`, { token: people.approver.token, body: { version: submitted.body.version } });
   assert.equal(approved.status, 200, approved.text);
   assert.equal(approved.body.state, "failed");
   assert.deepEqual(approved.body.delivered_to, [ALLOWED]);

@@ -34,15 +34,21 @@ test("every documented operation answers as documented, successes and refusals a
   const sends = `/api/mailboxes/${mailbox.id}/sends`;
   const draft = async () =>
     (await call("POST", sends, { token: benToken, body: { to: ["ana@customer.example"], subject: "Re: contract", text: "Thanks.", reply_to: receipt.id } })).body.id;
+  const versions = new Map();
   const submitted = async () => {
     const id = await draft();
-    await call("POST", `${sends}/${id}/submit`, { token: benToken });
+    versions.set(id, (await call("POST", `${sends}/${id}/submit`, { token: benToken })).body.version);
     return id;
+  };
+  // A decision names the version its decider was shown.
+  const decided = async (decision, extra = {}) => {
+    const id = await submitted();
+    return ["POST", `${sends}/${id}/${decision}`, { token, body: { version: versions.get(id), ...extra } }];
   };
   const failed = async () => {
     const created = await call("POST", sends, { token: benToken, body: { to: ["bea@unverified.example"], subject: "Refund", text: "Sent." } });
-    await call("POST", `${sends}/${created.body.id}/submit`, { token: benToken });
-    const approved = await call("POST", `${sends}/${created.body.id}/approve`, { token });
+    const { version } = (await call("POST", `${sends}/${created.body.id}/submit`, { token: benToken })).body;
+    const approved = await call("POST", `${sends}/${created.body.id}/approve`, { token, body: { version } });
     assert.equal(approved.body.state, "failed", approved.text);
     return created.body.id;
   };
@@ -97,10 +103,11 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", `${sends}/${await draft()}/submit`, { token: benToken }],
     ["POST", `${sends}/${await submitted()}/cancel`, { token: benToken }],
     ["GET", "/api/approvals", { token }],
-    ["POST", `${sends}/${await submitted()}/approve`, { token }],
+    await decided("approve"),
+    ["POST", `${sends}/${await submitted()}/approve`, { token, body: { version: "0".repeat(64) } }],
     ["POST", `${sends}/${await failed()}/retry`, { token: benToken }],
     ["POST", `${sends}/${await submitted()}/retry`, { token: benToken }],
-    ["POST", `${sends}/${await submitted()}/refuse`, { token, body: { reason: "Not yet." } }],
+    await decided("refuse", { reason: "Not yet." }),
     ["POST", "/mcp", { token: benToken, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } }],
     ["GET", `/api/people/${ben.id}/mailboxes`, { token }],
     ["GET", "/api/agents", { token }],

@@ -1,16 +1,23 @@
-// Limits that hold under concurrency, on real workerd and D1: an attempt is
-// counted before its secret is checked, so of a hundred parallel guesses only
-// those within the limit are ever checked, and the right secret sent among them
-// past the limit is refused like the rest.
+// The attacks of a security review, on real workerd and D1. Limits that hold
+// under concurrency: an attempt is counted before its secret is checked, so of a
+// hundred parallel guesses only those within the limit are ever checked, and the
+// right secret sent among them past the limit is refused like the rest. Dual
+// control that cannot be switched: an agent changing its submission over MCP
+// after a person was shown it never gets the changed one approved.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startNode, setUp, ADMIN } from "./harness.mjs";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { startNode, setUp, ADMIN, assertRefusal } from "./harness.mjs";
 
-let node, call, token, admin;
+const PASSWORD = "a long enough password";
+let node, call, token, admin, carol, carolToken;
 
 before(async () => {
   node = await startNode();
   ({ call, token, admin } = await setUp(node));
+  // Signed in before the guessing tests spend this address's sign-in window.
+  carol = (await call("POST", "/api/people", { token, body: { email: "carol@example.com", name: "Carol", password: PASSWORD } })).body;
+  carolToken = (await call("POST", "/api/sessions", { body: { email: carol.email, password: PASSWORD } })).body.session.access_token;
 });
 after(() => node?.stop());
 
@@ -60,4 +67,55 @@ test("a hundred parallel wrong pairing codes from one address: at most twenty ar
   assert.ok(checked <= 20, `${checked} codes were checked: ${codes}`);
   assert.equal(checked + paused, 100, String(codes));
   assert.equal(admin.email, ADMIN.email);
+});
+
+test("an agent that switches its submission over MCP after the approver was shown it never has the switch approved", async () => {
+  const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } })).body;
+  const dan = (await call("POST", "/api/people", { token, body: { email: "dan@example.com", name: "Dan", password: PASSWORD } })).body;
+  await call("POST", "/api/relations", { token, body: { subject: dan.id, relation: "send.propose", object: mailbox.id } });
+  await call("POST", "/api/relations", { token, body: { subject: carol.id, relation: "approval.decide", object: mailbox.id } });
+  const minted = await call("POST", "/api/agents", {
+    token,
+    body: { name: "Billing bot", sponsor: dan.id, capabilities: ["mail.draft"], mailboxes: [{ mailbox: mailbox.id, relations: ["send.propose"] }] },
+  });
+  assert.equal(minted.status, 201, minted.text);
+  const client = new Client({ name: "mailroom-security-e2e", version: "1.0.0" });
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { authProvider: { token: async () => minted.body.credential } }));
+  try {
+    const tool = async (name, args) => {
+      const result = await client.callTool({ name, arguments: args });
+      assert.ok(!result.isError, `${name}: ${JSON.stringify(result)}`);
+      return result.structuredContent;
+    };
+    const draft = await tool("create_draft", { mailboxId: mailbox.id, to: ["customer@example.org"], subject: "Invoice", text: "Invoice, 100 EUR." });
+    const ids = { mailboxId: mailbox.id, sendId: draft.id };
+    await tool("submit_send", ids);
+
+    // Carol is shown the submission; then the agent switches it.
+    const shown = (await call("GET", "/api/approvals", { token: carolToken })).body.sends.find((send) => send.id === draft.id);
+    assert.deepEqual(shown.to, ["customer@example.org"]);
+    await tool("cancel_send", ids);
+    await tool("update_draft", { ...ids, to: ["attacker@evil.example"], text: "Pay to this account instead." });
+    const resubmitted = await tool("submit_send", ids);
+    assert.notEqual(resubmitted.version, shown.version);
+
+    const approve = `/api/mailboxes/${mailbox.id}/sends/${draft.id}/approve`;
+    const refused = await call("POST", approve, { token: carolToken, body: { version: shown.version } });
+    assertRefusal(assert, refused, 409, "send_changed");
+    assert.match(refused.body.error.message, /the recipients, the text/);
+    const sentBefore = node.sentMail().length;
+    // Approving both at once, the shown version and the current one: only the current is sealed.
+    const [stale, current] = await Promise.all([
+      call("POST", approve, { token: carolToken, body: { version: shown.version } }),
+      call("POST", approve, { token: carolToken, body: { version: resubmitted.version } }),
+    ]);
+    assert.equal(stale.status, 409, stale.text);
+    assert.equal(current.status, 200, current.text);
+    assert.equal(current.body.version, resubmitted.version);
+    assert.deepEqual(current.body.to, ["attacker@evil.example"], "what Carol approved knowingly");
+    for (let attempt = 0; attempt < 40 && node.sentMail().length === sentBefore; attempt++) await new Promise((resolve) => setTimeout(resolve, 100));
+    assert.equal(node.sentMail().length, sentBefore + 1, "one message: the version approved");
+  } finally {
+    await client.close();
+  }
 });

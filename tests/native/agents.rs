@@ -406,7 +406,12 @@ fn a_sponsor_losing_a_relation_directly_or_by_team_withdraws_exactly_it_from_the
             } else {
                 world.revoke(&ben, lost, &a);
             }
-            let approval = world.call("POST", &format!("{sends}/{send}/approve"), Some(&carol_token), None);
+            let approval = world.call(
+                "POST",
+                &format!("{sends}/{send}/approve"),
+                Some(&carol_token),
+                Some(world.decision(&carol_token, &format!("{sends}/{send}"))),
+            );
             let sealed = match approval.status {
                 200 => "sealed".to_string(),
                 _ => body(&approval)["error"]["code"].as_str().unwrap_or_default().to_string(),
@@ -514,7 +519,12 @@ fn an_agent_drafts_and_submits_but_its_sponsor_is_never_its_second_person() {
         "not offered to the sponsor"
     );
     assert_refused(
-        &world.call("POST", &format!("{sends}/{send}/approve"), Some(&ben_token), None),
+        &world.call(
+            "POST",
+            &format!("{sends}/{send}/approve"),
+            Some(&ben_token),
+            Some(world.decision(&ben_token, &format!("{sends}/{send}"))),
+        ),
         403,
         "own_submission",
     );
@@ -524,12 +534,22 @@ fn an_agent_drafts_and_submits_but_its_sponsor_is_never_its_second_person() {
     world.grant_all(&carol, &["mailbox.metadata.read", "approval.decide"], &a);
     world.revoke(&ben, "send.propose", &a);
     assert_refused(
-        &world.call("POST", &format!("{sends}/{send}/approve"), Some(&carol_token), None),
+        &world.call(
+            "POST",
+            &format!("{sends}/{send}/approve"),
+            Some(&carol_token),
+            Some(world.decision(&carol_token, &format!("{sends}/{send}"))),
+        ),
         409,
         "author_lost_authority",
     );
     world.grant_all(&ben, &["send.propose"], &a);
-    let approved = world.call("POST", &format!("{sends}/{send}/approve"), Some(&carol_token), None);
+    let approved = world.call(
+        "POST",
+        &format!("{sends}/{send}/approve"),
+        Some(&carol_token),
+        Some(world.decision(&carol_token, &format!("{sends}/{send}"))),
+    );
     assert_eq!(body(&approved)["state"], "dispatched", "{}", text(&approved));
 }
 
@@ -730,7 +750,12 @@ fn an_agent_s_submission_is_not_sealed_once_the_agent_or_its_sponsor_has_lost_au
                 world.admin("POST", &format!("/api/people/{ben}/disable"), None);
             }
         }
-        let approval = world.call("POST", &format!("{sends}/{send}/approve"), Some(&carol_token), None);
+        let approval = world.call(
+            "POST",
+            &format!("{sends}/{send}/approve"),
+            Some(&carol_token),
+            Some(world.decision(&carol_token, &format!("{sends}/{send}"))),
+        );
         assert_refused(&approval, 409, "author_lost_authority");
         assert!(world.node.mailer.sent.borrow().is_empty(), "{ending}: nothing leaves");
     }

@@ -143,7 +143,10 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::DeleteDraft => (as_ben("DELETE", &format!("{sends}/{}", draft())), 200),
         RouteId::SubmitSend => (as_ben("POST", &format!("{sends}/{}/submit", draft())), 200),
         RouteId::CancelSend => (as_ben("POST", &format!("{sends}/{}/cancel", submitted())), 200),
-        RouteId::ApproveSend => (admin("POST", &format!("{sends}/{}/approve", submitted())), 200),
+        RouteId::ApproveSend => {
+            let send = format!("{sends}/{}", submitted());
+            (admin("POST", &format!("{send}/approve")).json(world.decision(&world.admin_token, &send)), 200)
+        }
         RouteId::RetrySend => {
             // Failed once, by a binding that refused it, which now accepts it.
             let send = submitted();
@@ -151,7 +154,11 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             (as_ben("POST", &format!("{sends}/{send}/retry")), 200)
         }
         RouteId::RefuseSend => {
-            (admin("POST", &format!("{sends}/{}/refuse", submitted())).json(json!({ "reason": "Not yet." })), 200)
+            let send = format!("{sends}/{}", submitted());
+            (
+                admin("POST", &format!("{send}/refuse")).json(world.refusal_of(&world.admin_token, &send, "Not yet.")),
+                200,
+            )
         }
         RouteId::ListApprovals => {
             submitted();

@@ -127,11 +127,18 @@ fn the_schema_names_exactly_the_send_states_the_contract_declares() {
         std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/0002_mail.sql")).unwrap();
     let checked = listed_after(&schema, "CHECK (state IN (");
     assert_eq!(checked, vec![SendState::NAMES.to_vec()], "the sends table's CHECK lists every state, in order");
-    // The triggers that keep a sealed send immutable name exactly the sealed states.
+    // The triggers that keep a sealed send immutable, as first written and as
+    // every later migration redefines them, name exactly the sealed states.
     let sealed: Vec<&str> = SendState::ALL.iter().filter(|state| state.is_sealed()).map(|state| state.name()).collect();
+    let mut migrations: Vec<_> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations"))
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .collect();
+    migrations.sort();
+    let all = migrations.iter().map(|path| std::fs::read_to_string(path).unwrap()).collect::<Vec<_>>().join("\n");
     let guarded: Vec<Vec<&str>> =
-        [listed_after(&schema, "OLD.state IN ("), listed_after(&schema, "NEW.state NOT IN (")].concat();
-    assert_eq!(guarded.len(), 3, "two triggers, three lists of sealed states");
+        [listed_after(&all, "OLD.state IN ("), listed_after(&all, "NEW.state NOT IN (")].concat();
+    assert!(guarded.len() >= 3, "two triggers, three lists of sealed states at least");
     for list in guarded {
         assert_eq!(list, sealed);
     }

@@ -145,7 +145,15 @@ fn whoever_minted_or_paired_an_agent_is_never_the_second_person_on_what_it_submi
     assert_eq!(world.call("POST", &format!("{sends}/{send}/submit"), Some(&credential), None).status, 200);
     let queue = body(&world.admin("GET", "/api/approvals", None));
     assert!(queue["sends"].as_array().unwrap().is_empty(), "not in her queue: {queue}");
-    assert_refused(&world.admin("POST", &format!("{sends}/{send}/approve"), None), 403, "handed_the_agent");
+    assert_refused(
+        &world.admin(
+            "POST",
+            &format!("{sends}/{send}/approve"),
+            Some(world.decision(&world.admin_token, &format!("{sends}/{send}"))),
+        ),
+        403,
+        "handed_the_agent",
+    );
 
     // Paired by another administrator: they are the one who cannot approve.
     let (dora, dora_token) = world.person("dora@example.com");
@@ -166,13 +174,199 @@ fn whoever_minted_or_paired_an_agent_is_never_the_second_person_on_what_it_submi
     let second = body(&created)["id"].as_str().unwrap().to_string();
     world.call("POST", &format!("{sends}/{second}/submit"), Some(&credential), None);
     assert_refused(
-        &world.call("POST", &format!("{sends}/{second}/approve"), Some(&dora_token), None),
+        &world.call(
+            "POST",
+            &format!("{sends}/{second}/approve"),
+            Some(&dora_token),
+            Some(world.decision(&dora_token, &format!("{sends}/{second}"))),
+        ),
         403,
         "handed_the_agent",
     );
     // A person who neither minted nor paired it decides.
     let (carol, carol_token) = world.person("carol@example.com");
     world.grant_all(&carol, &["approval.decide"], &mailbox);
-    let approved = world.call("POST", &format!("{sends}/{send}/approve"), Some(&carol_token), None);
+    let approved = world.call(
+        "POST",
+        &format!("{sends}/{send}/approve"),
+        Some(&carol_token),
+        Some(world.decision(&carol_token, &format!("{sends}/{send}"))),
+    );
     assert_eq!(approved.status, 200, "{}", text(&approved));
+}
+
+/// Ben's submission of an invoice to a customer, from a mailbox Ben proposes in
+/// and Ada (the administrator) decides on: (world, sends path, send id, Ben's token).
+fn an_invoice_awaiting_ada() -> (World, String, String, String) {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (ben, ben_token) = world.person("ben@example.com");
+    world.grant_all(&ben, &["mailbox.metadata.read", "send.propose"], &mailbox);
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read", "approval.decide"], &mailbox);
+    let sends = format!("/api/mailboxes/{mailbox}/sends");
+    let created = world.call(
+        "POST",
+        &sends,
+        Some(&ben_token),
+        Some(json!({ "to": ["customer@example.org"], "subject": "Invoice", "text": "Invoice, 100 EUR." })),
+    );
+    let send = body(&created)["id"].as_str().unwrap().to_string();
+    assert_eq!(world.call("POST", &format!("{sends}/{send}/submit"), Some(&ben_token), None).status, 200);
+    (world, sends, send, ben_token)
+}
+
+/// Takes the send back, points it at the attacker with new text, and submits
+/// it again, as its submitter (over REST).
+fn switch_to_the_attacker(world: &World, sends: &str, send: &str, token: &str) {
+    assert_eq!(world.call("POST", &format!("{sends}/{send}/cancel"), Some(token), None).status, 200);
+    let edited = world.call(
+        "PATCH",
+        &format!("{sends}/{send}"),
+        Some(token),
+        Some(json!({ "to": ["attacker@evil.example"], "text": "Pay to this account instead." })),
+    );
+    assert_eq!(edited.status, 200, "{}", text(&edited));
+    assert_eq!(world.call("POST", &format!("{sends}/{send}/submit"), Some(token), None).status, 200);
+}
+
+#[test]
+fn an_approval_of_the_version_shown_never_seals_one_switched_since() {
+    let (world, sends, send, ben_token) = an_invoice_awaiting_ada();
+    // Ada opens her queue: the version she is shown.
+    let queue = body(&world.admin("GET", "/api/approvals", None));
+    let shown = queue["sends"][0]["version"].as_str().unwrap().to_string();
+    assert_eq!(queue["sends"][0]["to"], json!(["customer@example.org"]));
+    switch_to_the_attacker(&world, &sends, &send, &ben_token);
+
+    let approve = format!("{sends}/{send}/approve");
+    let refused = world.admin("POST", &approve, Some(json!({ "version": shown })));
+    assert_refused(&refused, 409, "send_changed");
+    let message = body(&refused)["error"]["message"].as_str().unwrap().to_string();
+    assert!(message.contains("the recipients") && message.contains("the text"), "{message}");
+    assert!(!message.contains("subject"), "only what changed is named: {message}");
+    // Refusing with a reason about the text she read is refused alike.
+    let refusal =
+        world.admin("POST", &format!("{sends}/{send}/refuse"), Some(json!({ "version": shown, "reason": "No." })));
+    assert_refused(&refusal, 409, "send_changed");
+    assert!(world.node.mailer.sent.borrow().is_empty(), "nothing was sent");
+    assert_eq!(body(&world.admin("GET", &format!("{sends}/{send}"), None))["state"], "submitted");
+    assert_eq!(world.last_audit_entry()["detail"]["code"], "send_changed", "the attempt is in the chain");
+
+    // A version this send never had: refused, without claiming to know what changed.
+    let made_up = world.admin("POST", &approve, Some(json!({ "version": "0".repeat(64) })));
+    assert_refused(&made_up, 409, "send_changed");
+    assert!(text(&made_up).contains("not the version you named"), "{}", text(&made_up));
+    assert_refused(&world.admin("POST", &approve, None), 400, "missing_body");
+
+    // Taken back and submitted again unchanged is still a new version.
+    let current = world.decision(&world.admin_token, &format!("{sends}/{send}"));
+    assert_ne!(current["version"], json!(shown));
+    world.node.platform.advance(1);
+    assert_eq!(world.call("POST", &format!("{sends}/{send}/cancel"), Some(&ben_token), None).status, 200);
+    assert_eq!(world.call("POST", &format!("{sends}/{send}/submit"), Some(&ben_token), None).status, 200);
+    let resubmitted = world.admin("POST", &approve, Some(current));
+    assert_refused(&resubmitted, 409, "send_changed");
+    assert!(text(&resubmitted).contains("taken back and submitted again"), "{}", text(&resubmitted));
+
+    // The version she is shown now is the one she seals, and the seal records it.
+    let now = world.decision(&world.admin_token, &format!("{sends}/{send}"));
+    let approved = world.admin("POST", &approve, Some(now.clone()));
+    assert_eq!(approved.status, 200, "{}", text(&approved));
+    assert_eq!(body(&approved)["version"], now["version"]);
+    assert_eq!(body(&approved)["manifest_intact"], true);
+    assert_eq!(world.last_audit_entry()["detail"]["version"], now["version"]);
+    assert_eq!(world.node.mailer.sent.borrow().len(), 1);
+}
+
+/// A tool call over MCP as the holder of `token`: the JSON-RPC result.
+fn tool(world: &World, token: &str, name: &str, arguments: serde_json::Value) -> serde_json::Value {
+    let call = request("POST", "/mcp").bearer(token).json(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": name, "arguments": arguments }
+    }));
+    let response = world.node.send(call);
+    assert_eq!(response.status, 200, "{}", text(&response));
+    let answer = body(&response);
+    assert!(answer["result"].is_object(), "{name}: {answer}");
+    answer["result"].clone()
+}
+
+#[test]
+fn an_agent_switching_a_submission_over_mcp_cannot_have_it_approved_as_shown() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (ben, _) = world.person("ben@example.com");
+    world.grant_all(&ben, &["send.propose"], &mailbox);
+    let (carol, carol_token) = world.person("carol@example.com");
+    world.grant_all(&carol, &["approval.decide"], &mailbox);
+    let (_, agent) = world.mint(&ben, &["mail.draft"], json!([{ "mailbox": mailbox, "relations": ["send.propose"] }]));
+    let created = tool(
+        &world,
+        &agent,
+        "create_draft",
+        json!({ "mailboxId": mailbox, "to": ["customer@example.org"], "subject": "Invoice", "text": "100 EUR" }),
+    );
+    assert_ne!(created["isError"], true, "{created}");
+    let send = created["structuredContent"]["id"].as_str().unwrap().to_string();
+    let ids = json!({ "mailboxId": mailbox, "sendId": send });
+    assert_ne!(tool(&world, &agent, "submit_send", ids.clone())["isError"], true);
+
+    // Carol is shown the submission (over MCP, as a client of hers would read
+    // it); the agent switches it.
+    let shown = tool(&world, &carol_token, "get_send", ids.clone())["structuredContent"]["version"].clone();
+    assert!(shown.is_string());
+    for (name, extra) in [
+        ("cancel_send", json!({})),
+        ("update_draft", json!({ "to": ["attacker@evil.example"], "text": "Pay here instead." })),
+        ("submit_send", json!({})),
+    ] {
+        let mut arguments = ids.clone();
+        arguments.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
+        let result = tool(&world, &agent, name, arguments);
+        assert_ne!(result["isError"], true, "{name}: {result}");
+    }
+    // Approval is never a machine's (approve_send is offered to no one over
+    // MCP): Carol approves where people do, naming the version she was shown.
+    let approve = format!("/api/mailboxes/{mailbox}/sends/{send}/approve");
+    let refused = world.call("POST", &approve, Some(&carol_token), Some(json!({ "version": shown })));
+    assert_refused(&refused, 409, "send_changed");
+    assert!(text(&refused).contains("the recipients, the text"), "{}", text(&refused));
+    assert!(world.node.mailer.sent.borrow().is_empty());
+}
+
+#[test]
+fn a_send_submitted_before_versions_were_recorded_is_decided_on_the_version_it_reads_as() {
+    let (world, sends, send, _) = an_invoice_awaiting_ada();
+    world
+        .node
+        .database
+        .tamper(&format!("UPDATE sends SET submitted_version = NULL WHERE id = '{send}'; DELETE FROM send_versions;"));
+    let shown = world.decision(&world.admin_token, &format!("{sends}/{send}"));
+    assert_eq!(shown["version"].as_str().map(str::len), Some(64), "computed from the row: {shown}");
+    let approved = world.admin("POST", &format!("{sends}/{send}/approve"), Some(shown.clone()));
+    assert_eq!(approved.status, 200, "{}", text(&approved));
+    assert_eq!(body(&approved)["version"], shown["version"], "sealed with the version it read as");
+    assert_eq!(body(&approved)["manifest_intact"], true);
+}
+
+#[test]
+fn nothing_a_sealed_send_was_approved_as_can_change_but_its_dispatch_outcome() {
+    let (world, sends, send, _) = an_invoice_awaiting_ada();
+    let shown = world.decision(&world.admin_token, &format!("{sends}/{send}"));
+    assert_eq!(world.admin("POST", &format!("{sends}/{send}/approve"), Some(shown)).status, 200);
+    // What dispatch records after sealing, and the link to a received message
+    // that deleting the message clears: every other column is what was approved.
+    const RECORDED_AFTER_SEALING: [&str; 6] =
+        ["state", "updated_at", "dispatched_at", "dispatch_error", "delivered_json", "reply_to"];
+    let columns = world.node.database.column_names("sends");
+    assert!(columns.len() > RECORDED_AFTER_SEALING.len() + 10, "{columns:?}");
+    for column in columns {
+        let changed = world.node.database.try_tamper(&format!(
+            "UPDATE sends SET {column} = CASE WHEN {column} IS NULL THEN 'x' ELSE {column} || 'x' END WHERE id = '{send}'"
+        ));
+        if RECORDED_AFTER_SEALING.contains(&column.as_str()) {
+            continue;
+        }
+        let refused = changed.expect_err(&format!("{column} changed after sealing"));
+        assert!(refused.contains("sealed_send_is_immutable"), "{column}: {refused}");
+    }
 }

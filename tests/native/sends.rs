@@ -38,6 +38,11 @@ impl Desk {
         format!("/api/mailboxes/{}/sends/{send}", self.mailbox)
     }
 
+    /// What deciding on `send` as the holder of `token` sends: the version shown.
+    fn decision(&self, token: &str, send: &str) -> Value {
+        self.world.decision(token, &self.path(send))
+    }
+
     fn call(&self, token: &str, method: &str, suffix: &str, payload: Option<Value>) -> mailroom::core::http::Response {
         self.world.call(method, &format!("/api/mailboxes/{}/sends{suffix}", self.mailbox), Some(token), payload)
     }
@@ -88,7 +93,8 @@ fn a_reply_is_drafted_submitted_approved_by_a_second_person_sealed_and_sent() {
     let own_queue = body(&desk.world.call("GET", "/api/approvals", Some(&desk.writer.1), None));
     assert_eq!(own_queue["sends"], json!([]), "nobody is asked to approve their own submission");
 
-    let approved = desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None);
+    let approved =
+        desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), Some(desk.decision(&desk.approver.1, &send)));
     assert_eq!(approved.status, 200, "{}", text(&approved));
     assert!(approved.round_trips <= 2, "approving took {} round trips", approved.round_trips);
     let approved = body(&approved);
@@ -122,7 +128,8 @@ fn a_reply_is_drafted_submitted_approved_by_a_second_person_sealed_and_sent() {
 fn the_submitter_can_never_approve_their_own_send() {
     let desk = desk();
     let send = desk.submitted();
-    let own = desk.call(&desk.writer.1, "POST", &format!("/{send}/approve"), None);
+    let own =
+        desk.call(&desk.writer.1, "POST", &format!("/{send}/approve"), Some(desk.decision(&desk.writer.1, &send)));
     assert_refused(&own, 403, "own_submission");
     assert!(body(&own)["error"]["fix"].as_str().unwrap().contains("approval.decide"));
     assert!(desk.world.node.mailer.sent.borrow().is_empty());
@@ -134,7 +141,7 @@ fn approving_needs_approval_decide_on_the_mailbox() {
     let send = desk.submitted();
     let (reader, token) = desk.world.person("reader@example.com");
     desk.world.grant_all(&reader, &["mailbox.content.read"], &desk.mailbox);
-    let refused = desk.call(&token, "POST", &format!("/{send}/approve"), None);
+    let refused = desk.call(&token, "POST", &format!("/{send}/approve"), Some(desk.decision(&token, &send)));
     assert_refused(&refused, 403, "missing_relation");
     assert!(text(&refused).contains("approval.decide"));
 }
@@ -143,12 +150,16 @@ fn approving_needs_approval_decide_on_the_mailbox() {
 fn sealing_cannot_be_undone() {
     let desk = desk();
     let send = desk.submitted();
-    desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None);
+    desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), Some(desk.decision(&desk.approver.1, &send)));
     let edit = desk.call(&desk.writer.1, "PATCH", &format!("/{send}"), Some(json!({ "text": "changed" })));
     assert_refused(&edit, 409, "wrong_state");
     assert_refused(&desk.call(&desk.writer.1, "POST", &format!("/{send}/cancel"), None), 409, "wrong_state");
     assert_refused(&desk.call(&desk.writer.1, "DELETE", &format!("/{send}"), None), 409, "wrong_state");
-    assert_refused(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None), 409, "wrong_state");
+    assert_refused(
+        &desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), Some(desk.decision(&desk.approver.1, &send))),
+        409,
+        "wrong_state",
+    );
     // Even below the API, the database refuses to change what was sealed.
     for column in ["text", "sealed_from_address", "sealed_from_name"] {
         let tampered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
@@ -171,7 +182,11 @@ fn a_submission_can_be_cancelled_until_someone_decides_and_then_edited() {
     let edited = desk.call(&desk.writer.1, "PATCH", &format!("/{send}"), Some(json!({ "text": "Better text." })));
     assert_eq!(body(&edited)["text"], "Better text.");
     // A draft again, it is its author's alone: nobody else can see it to approve.
-    assert_refused(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None), 404, "not_found");
+    assert_refused(
+        &desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), Some(desk.decision(&desk.approver.1, &send))),
+        404,
+        "not_found",
+    );
 }
 
 #[test]
@@ -179,7 +194,12 @@ fn a_refusal_carries_its_reason_and_sends_nothing() {
     let desk = desk();
     let send = desk.submitted();
     assert_refused(
-        &desk.call(&desk.approver.1, "POST", &format!("/{send}/refuse"), Some(json!({ "reason": "  " }))),
+        &desk.call(
+            &desk.approver.1,
+            "POST",
+            &format!("/{send}/refuse"),
+            Some(desk.world.refusal_of(&desk.approver.1, &desk.path(&send), "  ")),
+        ),
         400,
         "invalid_reason",
     );
@@ -187,7 +207,7 @@ fn a_refusal_carries_its_reason_and_sends_nothing() {
         &desk.approver.1,
         "POST",
         &format!("/{send}/refuse"),
-        Some(json!({ "reason": "Attach the invoice." })),
+        Some(desk.world.refusal_of(&desk.approver.1, &desk.path(&send), "Attach the invoice.")),
     );
     assert_eq!(body(&refused)["state"], "refused");
     assert_eq!(body(&refused)["refusal_reason"], "Attach the invoice.");
@@ -195,7 +215,12 @@ fn a_refusal_carries_its_reason_and_sends_nothing() {
     assert!(desk.world.node.mailer.sent.borrow().is_empty());
     let own = desk.submitted();
     assert_refused(
-        &desk.call(&desk.writer.1, "POST", &format!("/{own}/refuse"), Some(json!({ "reason": "x" }))),
+        &desk.call(
+            &desk.writer.1,
+            "POST",
+            &format!("/{own}/refuse"),
+            Some(desk.world.refusal_of(&desk.writer.1, &desk.path(&own), "x")),
+        ),
         403,
         "own_submission",
     );
@@ -206,7 +231,8 @@ fn an_author_who_lost_send_propose_is_not_sealed_for() {
     let desk = desk();
     let send = desk.submitted();
     assert_eq!(desk.world.revoke(&desk.writer.0, "send.propose", &desk.mailbox).status, 200);
-    let approval = desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None);
+    let approval =
+        desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), Some(desk.decision(&desk.approver.1, &send)));
     assert_refused(&approval, 409, "author_lost_authority");
     assert_eq!(body(&desk.call(&desk.approver.1, "GET", &format!("/{send}"), None))["state"], "submitted");
     assert!(desk.world.node.mailer.sent.borrow().is_empty());
@@ -220,7 +246,12 @@ fn a_binding_that_refuses_leaves_the_send_failed_and_says_why() {
     let desk = desk();
     desk.world.node.mailer.refuse.borrow_mut().push("ana@customer.example".into());
     let send = desk.submitted();
-    let approved = body(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None));
+    let approved = body(&desk.call(
+        &desk.approver.1,
+        "POST",
+        &format!("/{send}/approve"),
+        Some(desk.decision(&desk.approver.1, &send)),
+    ));
     assert_eq!(approved["state"], "failed");
     assert!(approved["dispatch_error"].as_str().unwrap().contains("not allowed"));
     let stored = body(&desk.call(&desk.writer.1, "GET", &format!("/{send}"), None));
@@ -240,7 +271,12 @@ fn a_send_that_reaches_some_recipients_and_not_others_says_who_has_it() {
     );
     let send = body(&created)["id"].as_str().unwrap().to_string();
     desk.call(&desk.writer.1, "POST", &format!("/{send}/submit"), None);
-    let approved = body(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None));
+    let approved = body(&desk.call(
+        &desk.approver.1,
+        "POST",
+        &format!("/{send}/approve"),
+        Some(desk.decision(&desk.approver.1, &send)),
+    ));
     assert_eq!(approved["state"], "failed");
     let error = approved["dispatch_error"].as_str().unwrap();
     assert!(error.contains("not delivered to bea@customer.example"), "{error}");
@@ -254,7 +290,12 @@ fn a_send_that_reaches_some_recipients_and_not_others_says_who_has_it() {
 fn a_sealed_send_can_be_checked_against_its_manifest_hash_from_its_row_alone() {
     let desk = desk();
     let send = desk.submitted();
-    let approved = body(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None));
+    let approved = body(&desk.call(
+        &desk.approver.1,
+        "POST",
+        &format!("/{send}/approve"),
+        Some(desk.decision(&desk.approver.1, &send)),
+    ));
     assert_eq!(approved["manifest_intact"], true, "{approved}");
     assert_eq!(approved["sealed_from_address"], SUPPORT);
     let recorded = desk.world.audit().into_iter().find(|entry| entry["action"] == "approve_send").unwrap();
@@ -333,8 +374,16 @@ fn two_approvals_of_one_send_seal_it_once() {
     let send = desk.submitted();
     let (third, token) = desk.world.person("third@example.com");
     desk.world.grant_all(&third, &["approval.decide"], &desk.mailbox);
-    assert_eq!(desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None).status, 200);
-    assert_refused(&desk.call(&token, "POST", &format!("/{send}/approve"), None), 409, "wrong_state");
+    assert_eq!(
+        desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), Some(desk.decision(&desk.approver.1, &send)))
+            .status,
+        200
+    );
+    assert_refused(
+        &desk.call(&token, "POST", &format!("/{send}/approve"), Some(desk.decision(&token, &send))),
+        409,
+        "wrong_state",
+    );
     assert_eq!(desk.world.node.mailer.sent.borrow().len(), 1);
 }
 
@@ -412,7 +461,12 @@ fn a_failed_send_goes_again_as_approved_and_only_to_those_it_did_not_reach() {
     );
     let send = body(&created)["id"].as_str().unwrap().to_string();
     desk.call(&desk.writer.1, "POST", &format!("/{send}/submit"), None);
-    let failed = body(&desk.call(&desk.approver.1, "POST", &format!("/{send}/approve"), None));
+    let failed = body(&desk.call(
+        &desk.approver.1,
+        "POST",
+        &format!("/{send}/approve"),
+        Some(desk.decision(&desk.approver.1, &send)),
+    ));
     assert_eq!(failed["state"], "failed");
     assert_eq!(failed["delivered_to"], json!(["ana@customer.example"]));
     let first = mailer.sent.borrow()[0].raw.clone();

@@ -178,12 +178,29 @@ impl World {
 }
 
 impl World {
+    /// What deciding on the send at `send_path` as the holder of `token` sends:
+    /// the version they are shown now (a made-up one when they cannot see it,
+    /// for tests of who may decide).
+    pub fn decision(&self, token: &str, send_path: &str) -> Value {
+        let shown = self.call("GET", send_path, Some(token), None);
+        let version = body(&shown)["version"].as_str().map(str::to_string).unwrap_or_else(|| "0".repeat(64));
+        json!({ "version": version })
+    }
+
+    /// A refusal of the send at `send_path` as the holder of `token`, for `reason`.
+    pub fn refusal_of(&self, token: &str, send_path: &str, reason: &str) -> Value {
+        let mut decision = self.decision(token, send_path);
+        decision["reason"] = json!(reason);
+        decision
+    }
+
     /// Approves the submitted send at `send_path` as `approver` while the mail
     /// binding refuses `refused`, then lets the binding accept everyone again: a
     /// send that failed once, ready to be sent again. Answers the approval.
     pub fn approve_while_refusing(&self, approver: &str, send_path: &str, refused: &str) -> Value {
         self.node.mailer.refuse.borrow_mut().push(refused.to_string());
-        let approved = self.call("POST", &format!("{send_path}/approve"), Some(approver), None);
+        let decision = self.decision(approver, send_path);
+        let approved = self.call("POST", &format!("{send_path}/approve"), Some(approver), Some(decision));
         self.node.mailer.refuse.borrow_mut().clear();
         assert_eq!(body(&approved)["state"], "failed", "{}", text(&approved));
         body(&approved)

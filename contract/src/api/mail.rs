@@ -214,6 +214,13 @@ pub struct Send {
     /// Who submitted it.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub submitted_by: Option<String>,
+    /// The version a second person decides on: SHA-256 of what was submitted
+    /// (sender mailbox, recipients, subject, text, what it replies to, who wrote
+    /// and submitted it, and when). Every submission is a new version, even of
+    /// unchanged text; approve_send and refuse_send name the one their caller was
+    /// shown, and the seal records the version approved. Absent on a draft.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<String>,
     /// When it was approved or refused (RFC 3339).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub decided_at: Option<String>,
@@ -324,12 +331,27 @@ pub struct UpdateDraft {
     pub text: Option<String>,
 }
 
-/// Declines a submitted send.
+/// Approves one version of a submitted send.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ApproveSend {
+    /// The send's `version` as it was shown to the approver. If the send has been
+    /// taken back, changed or submitted again since, its version is no longer
+    /// this one and the approval is refused (409 `send_changed`), naming what
+    /// changed.
+    pub version: String,
+}
+
+/// Declines one version of a submitted send.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RefuseSend {
     /// Why it is refused, for the person who submitted it (at most 1,000 characters).
     pub reason: String,
+    /// The send's `version` as it was shown to the person refusing: a reason is
+    /// about what they read, so a send changed since is refused as with
+    /// approve_send (409 `send_changed`).
+    pub version: String,
 }
 
 /// The sends awaiting the caller's decision.

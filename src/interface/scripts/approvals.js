@@ -28,6 +28,10 @@ export async function renderApprovals(view) {
     const headingId = uniqueId("approval");
     const status = statusArea();
     const details = h("div", {}, sendDetails(send));
+    // The version on screen is the one a decision names: if the submitter has
+    // changed the send since, the node refuses the decision (send_changed) and
+    // the card shows the send as it now stands, to decide on afresh.
+    let shown = send;
     const approve = h("button", { type: "button" }, "Approve", hidden(` “${subjectOf(send.subject)}”`));
     const refuse = h("button", { type: "button", class: "secondary danger" }, "Refuse", hidden(` “${subjectOf(send.subject)}”`));
     const buttons = h("div", { class: "button-row" }, approve, refuse);
@@ -38,8 +42,31 @@ export async function renderApprovals(view) {
       decision.replaceChildren();
     }
 
+    async function decide(action, body) {
+      try {
+        return await api("POST", mailboxApi(send.mailbox_id, "sends", send.id, action), { ...body, version: shown.version });
+      } catch (error) {
+        if (error.code === "send_changed") await showCurrent();
+        throw error;
+      }
+    }
+
+    async function showCurrent() {
+      try {
+        shown = await api("GET", mailboxApi(send.mailbox_id, "sends", send.id));
+      } catch (error) {
+        if (error instanceof SessionOver) throw error;
+        decision.replaceChildren();
+        return;
+      }
+      replace(details, h("div", {},
+        h("p", { class: "notice info changed", text: "Changed since you opened it: this is the send as it now stands." }),
+        sendDetails(shown)));
+      if (shown.state !== "submitted") decision.replaceChildren();
+    }
+
     approve.addEventListener("click", () => perform(status, [approve, refuse], async () => {
-      const result = await api("POST", mailboxApi(send.mailbox_id, "sends", send.id, "approve"));
+      const result = await decide("approve", {});
       decided(result);
       if (result.state === "failed") {
         status.replaceChildren(h("div", { class: "refusal", role: "alert" },
@@ -62,7 +89,7 @@ export async function renderApprovals(view) {
         submit: "Refuse send",
         failureTitle: "The send was not refused.",
         async onSubmit() {
-          const result = await api("POST", mailboxApi(send.mailbox_id, "sends", send.id, "refuse"), { reason: reason.value });
+          const result = await decide("refuse", { reason: reason.value });
           decided(result);
           status.replaceChildren(success(h("strong", { text: "Refused." }), " Nothing was sent; the submitter sees your reason."));
         },

@@ -2,11 +2,12 @@
 //! seals it, re-checking the author's authority in the same transaction, then
 //! dispatches it), refusing with a reason, and sending a failed send again.
 
-use mailroom_contract::Relation;
-use mailroom_contract::api::{RefuseSend, SendState};
+use mailroom_contract::api::{ApproveSend, RefuseSend, SendState};
+use mailroom_contract::{PathParameter, Relation};
 
 use super::SendError;
-use super::record::{SendRow, list_of, no_one, the_send, transition};
+use super::record::{SendRow, decide, list_of, no_one, the_send, transition};
+use super::version::Submission;
 use crate::authz::tuples::{self, Holder};
 use crate::core::caller::Caller;
 use crate::core::context::Context;
@@ -44,10 +45,35 @@ fn author_holder(author: &str, now_ms: i64) -> Holder {
     Holder::of_actor(author, now_ms)
 }
 
+/// Reads the path's send for a decision on `version`, the one the decider was
+/// shown, and refuses unless the send is still exactly that submission, saying
+/// what changed since (read from the version named, in the same round trip).
+async fn the_version(context: &mut Context<'_>, version: &str) -> Result<(SendRow, String), Refusal> {
+    let send_id = context.path(PathParameter::SendId)?.to_string();
+    let named = Statement::new("SELECT submission_json FROM send_versions WHERE send_id = ?1 AND version = ?2")
+        .bind(send_id.as_str())
+        .bind(version);
+    let (row, results) = the_send(context, vec![named]).await?;
+    let decider = decidable(context, &row)?;
+    if row.version().as_deref() != Some(version) {
+        let earlier: Option<Submission> = results
+            .first()
+            .and_then(|result| result.rows.first())
+            .and_then(|named| named.text("submission_json").ok())
+            .and_then(|json| serde_json::from_str(&json).ok());
+        let changes = earlier.zip(row.submission()).map(|(earlier, now)| now.changes_from(&earlier));
+        return Err(SendError::Changed { changes }.into());
+    }
+    Ok((row, decider))
+}
+
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/approve`.
 pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (mut row, _) = the_send(context, Vec::new()).await?;
-    let approver = decidable(context, &row)?;
+    let request: ApproveSend = context.body()?;
+    let (mut row, approver) = the_version(context, &request.version).await?;
+    // A send submitted before versions were recorded is sealed with the version
+    // its row read as, so its manifest names it too.
+    row.submitted_version = Some(request.version.clone());
     let from_address = row.mailbox_address.clone().unwrap_or_default();
     let from_name = row.mailbox_display_name.clone().unwrap_or_default();
     let manifest = row.manifest(&from_address, &from_name, &approver, context.now_ms());
@@ -61,13 +87,15 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
         context.now_ms().into(),
         from_address.as_str().into(),
         from_name.as_str().into(),
+        request.version.as_str().into(),
     ];
-    transition(
+    decide(
         context,
-        &row.id,
-        (SendState::Submitted, SendState::Sealed),
+        &row,
+        &request.version,
+        SendState::Sealed,
         "decided_at = ?, decided_by = ?, message_id = ?, manifest_hash = ?, sealed_at = ?, \
-         updated_at = ?, sealed_from_address = ?, sealed_from_name = ?",
+         updated_at = ?, sealed_from_address = ?, sealed_from_name = ?, submitted_version = ?",
         parameters,
     );
     // The seal-time check: the author must still hold send.propose here, asked
@@ -83,6 +111,7 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     );
     context.audit_detail(serde_json::json!({
         "manifest_hash": manifest_hash,
+        "version": request.version,
         "message_id": manifest.message_id,
         "recipients": manifest.recipients().len(),
     }));
@@ -208,8 +237,7 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if reason.is_empty() || reason.chars().count() > 1000 {
         return Err(SendError::InvalidReason.into());
     }
-    let (mut row, _) = the_send(context, Vec::new()).await?;
-    let decider = decidable(context, &row)?;
+    let (mut row, decider) = the_version(context, &request.version).await?;
     row.state = SendState::Refused;
     row.decided_at = Some(context.now_ms());
     row.decided_by = Some(decider.clone());
@@ -218,13 +246,14 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.updated_at = context.now_ms();
     let parameters =
         vec![context.now_ms().into(), decider.as_str().into(), reason.as_str().into(), context.now_ms().into()];
-    transition(
+    decide(
         context,
-        &row.id,
-        (SendState::Submitted, SendState::Refused),
+        &row,
+        &request.version,
+        SendState::Refused,
         "decided_at = ?, decided_by = ?, refusal_reason = ?, updated_at = ?",
         parameters,
     );
-    context.audit_detail(serde_json::json!({ "reason": reason }));
+    context.audit_detail(serde_json::json!({ "reason": reason, "version": request.version }));
     Ok(context.json(&row.present()))
 }

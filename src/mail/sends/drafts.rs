@@ -142,6 +142,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         sealed_from_address: None,
         sealed_from_name: None,
         delivered_json: no_one(),
+        submitted_version: None,
         decided_by_name: None,
         caller_name: None,
         mailbox_address: Some(names.0),
@@ -222,14 +223,31 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.submitted_at = Some(context.now_ms());
     row.submitted_by = Some(caller.clone());
     row.updated_at = context.now_ms();
-    let parameters = vec![context.now_ms().into(), caller.as_str().into(), context.now_ms().into()];
+    // Every submission is a new version, kept whole so that a decision on an
+    // older one can be told what changed.
+    let submission = row.submission().ok_or_else(Refusal::internal)?;
+    let version = submission.version();
+    row.submitted_version = Some(version.clone());
+    let parameters =
+        vec![context.now_ms().into(), caller.as_str().into(), context.now_ms().into(), version.as_str().into()];
     transition(
         context,
         &row.id,
         (SendState::Draft, SendState::Submitted),
-        "submitted_at = ?, submitted_by = ?, updated_at = ?",
+        "submitted_at = ?, submitted_by = ?, updated_at = ?, submitted_version = ?",
         parameters,
     );
+    let submission_json = serde_json::to_string(&submission).map_err(|error| context.internal(error))?;
+    context.write(
+        Statement::new(
+            "INSERT INTO send_versions (send_id, version, submission_json, submitted_at) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .bind(row.id.as_str())
+        .bind(version.as_str())
+        .bind(submission_json)
+        .bind(context.now_ms()),
+    );
+    context.audit_detail(serde_json::json!({ "version": version }));
     Ok(context.json(&row.present()))
 }
 
@@ -246,12 +264,13 @@ pub async fn cancel(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.state = SendState::Draft;
     row.submitted_at = None;
     row.submitted_by = None;
+    row.submitted_version = None;
     row.updated_at = context.now_ms();
     transition(
         context,
         &row.id,
         (SendState::Submitted, SendState::Draft),
-        "submitted_at = NULL, submitted_by = NULL, updated_at = ?",
+        "submitted_at = NULL, submitted_by = NULL, submitted_version = NULL, updated_at = ?",
         vec![context.now_ms().into()],
     );
     Ok(context.json(&row.present()))

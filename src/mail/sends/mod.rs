@@ -12,6 +12,9 @@
 //! `send.propose` is checked again inside the same transaction, and only then is
 //! the message handed to the mail binding.
 //!
+//! A decision names the version its decider was shown (`version`): a submission
+//! replaced since is refused, naming what changed, never sealed unseen.
+//!
 //! `record` is a send as stored and answered, and the reads of sends; `drafts`
 //! the author's side (draft, edit, delete, submit, cancel); `decisions` the
 //! second person's side and what follows it (approve and seal, refuse, dispatch,
@@ -21,6 +24,7 @@
 mod decisions;
 mod drafts;
 mod record;
+mod version;
 
 use mailroom_contract::api::SendState;
 
@@ -69,6 +73,10 @@ pub enum SendError {
     AuthorLostAuthority { author: String },
     /// A refusal needs a reason.
     InvalidReason,
+    /// The send is no longer the version the decider was shown: taken back,
+    /// changed or submitted again since. `changes` says what, when the version
+    /// named is one this send had.
+    Changed { changes: Option<Vec<&'static str>> },
     /// Another decision or edit got there first.
     Raced,
     /// A sealed send's row no longer hashes to the manifest recorded when it was
@@ -179,6 +187,16 @@ impl From<SendError> for Refusal {
                 "A refusal needs a reason.",
                 "The reason tells the submitter why; it has 1 to 1,000 characters.",
                 "Send `{\"reason\": \"…\"}`.",
+            ),
+            SendError::Changed { changes } => Refusal::new(
+                409,
+                "send_changed",
+                match changes {
+                    Some(changes) => format!("This send changed after you were shown it: {}.", changes.join(", ")),
+                    None => "This send is not the version you named.".to_string(),
+                },
+                "A decision is bound to the version its decider read; a send taken back, edited or submitted again is a new version, and deciding on an older one would seal words nobody approved.",
+                "Get the send again, read it as it now stands, and decide on its current `version`.",
             ),
             SendError::Raced => Refusal::new(
                 409,

@@ -18,10 +18,12 @@ use crate::core::storage::{QueryResult, Statement, Value};
 use crate::core::time::rfc3339;
 use crate::mail::outbound::Manifest;
 
+use super::version::Submission;
+
 pub(super) const SEND_COLUMNS: &str = "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.cc_json, s.subject, s.text, s.reply_to, \
      s.in_reply_to, s.references_json, s.created_at, s.updated_at, s.submitted_at, s.submitted_by, s.decided_at, \
      s.decided_by, s.refusal_reason, s.message_id, s.manifest_hash, s.sealed_at, s.dispatched_at, s.dispatch_error, \
-     s.sealed_from_address, s.sealed_from_name, s.delivered_json, \
+     s.sealed_from_address, s.sealed_from_name, s.delivered_json, s.submitted_version, \
      (SELECT m.address FROM mailboxes m WHERE m.id = s.mailbox_id) AS mailbox_address, \
      COALESCE((SELECT p.name FROM people p WHERE p.id = s.author), (SELECT a.name FROM agents a WHERE a.id = s.author)) \
        AS author_name, \
@@ -59,6 +61,11 @@ pub(super) struct SendRow {
     /// The envelope recipients the binding has accepted it for.
     #[serde(default = "no_one")]
     pub(super) delivered_json: String,
+    /// The version submitted (`Submission::version`); absent on a draft, and on
+    /// a send submitted before versions were recorded, whose version is then
+    /// computed from the row (`version`).
+    #[serde(default)]
+    pub(super) submitted_version: Option<String>,
     #[serde(default)]
     pub(super) mailbox_address: Option<String>,
     #[serde(default)]
@@ -109,6 +116,7 @@ impl SendRow {
             updated_at: rfc3339(self.updated_at),
             submitted_at: self.submitted_at.map(rfc3339),
             submitted_by: self.submitted_by.clone(),
+            version: self.version(),
             decided_at: self.decided_at.map(rfc3339),
             decided_by: self.decided_by.clone(),
             decided_by_name: self.decided_by_name.clone(),
@@ -127,6 +135,29 @@ impl SendRow {
         }
     }
 
+    /// The submission as it stands, if it was ever submitted.
+    pub(super) fn submission(&self) -> Option<Submission> {
+        Some(Submission {
+            send_id: self.id.clone(),
+            mailbox_id: self.mailbox_id.clone(),
+            author: self.author.clone(),
+            to: list_of(&self.to_json),
+            cc: list_of(&self.cc_json),
+            subject: self.subject.clone(),
+            text: self.text.clone(),
+            in_reply_to: self.in_reply_to.clone(),
+            references: list_of(&self.references_json),
+            submitted_by: self.submitted_by.clone()?,
+            submitted_at: self.submitted_at?,
+        })
+    }
+
+    /// The version a decision names: the one recorded at submission, or, for a
+    /// send submitted before versions were recorded, the one its row holds now.
+    pub(super) fn version(&self) -> Option<String> {
+        self.submitted_version.clone().or_else(|| self.submission().map(|submission| submission.version()))
+    }
+
     /// What a second person approves: this send from `from`, approved by
     /// `approved_by` at `sealed_at`.
     pub(super) fn manifest(&self, from_address: &str, from_name: &str, approved_by: &str, sealed_at: i64) -> Manifest {
@@ -141,6 +172,7 @@ impl SendRow {
             in_reply_to: self.in_reply_to.clone(),
             references: list_of(&self.references_json),
             message_id: format!("{}@{}", self.id, addresses::domain(from_address)),
+            version: self.submitted_version.clone(),
             from_address: from_address.to_string(),
             author: self.author.clone(),
             submitted_by: self.submitted_by.clone().unwrap_or_default(),
@@ -227,6 +259,30 @@ pub(super) fn transition(
     statement.parameters.extend(parameters);
     statement.parameters.push(send_id.into());
     statement.parameters.push(from.name().into());
+    context.write_changing_one_row(statement, SendError::Raced);
+}
+
+/// A decision's move out of `submitted`, changing the row only while it still
+/// holds `version` (the one the decider named; `row_version` is what the row
+/// read as, for a send submitted before versions were recorded): a submission
+/// replaced between the read and this commit is never what gets decided.
+pub(super) fn decide(
+    context: &mut Context<'_>,
+    row: &SendRow,
+    version: &str,
+    to: SendState,
+    assignments: &str,
+    parameters: Vec<Value>,
+) {
+    let mut statement = Statement::new(format!(
+        "UPDATE sends SET state = ?, {assignments} WHERE id = ? AND state = ? AND COALESCE(submitted_version, ?) = ?"
+    ));
+    statement.parameters.push(to.name().into());
+    statement.parameters.extend(parameters);
+    statement.parameters.push(row.id.as_str().into());
+    statement.parameters.push(SendState::Submitted.name().into());
+    statement.parameters.push(row.version().unwrap_or_default().into());
+    statement.parameters.push(version.into());
     context.write_changing_one_row(statement, SendError::Raced);
 }
 
