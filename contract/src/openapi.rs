@@ -53,7 +53,7 @@ pub fn document(registry: &Registry) -> Value {
             .iter()
             .map(|parameter| {
                 json!({ "name": parameter.name(), "in": "path", "required": true,
-                        "description": parameter.description(), "schema": { "type": "string" } })
+                        "description": parameter.description(), "schema": parameter.accepts().schema() })
             })
             .chain(route.query_parameters.iter().map(|parameter| {
                 let mut schema = parameter.schema();

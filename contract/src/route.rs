@@ -249,9 +249,9 @@ vocabulary! {
     }
 }
 
-/// What a query parameter accepts. The dispatcher refuses anything else before a
-/// handler runs, and the parameter's description and schema are generated from
-/// it, so the documented range and the enforced one are one fact.
+/// What a query or path parameter accepts. The dispatcher refuses anything else
+/// before a handler runs, and the parameter's description and schema are
+/// generated from it, so the documented range and the enforced one are one fact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Accepts {
     /// Any text; the route judges it.
@@ -259,8 +259,71 @@ pub enum Accepts {
     /// How many items a page holds: a whole number from 1 to `maximum`, `default`
     /// when absent. `items` names them for the description ("results").
     PageSize { items: &'static str, default: u32, maximum: u32 },
+    /// A whole number no smaller than `minimum`, such as a position in the audit
+    /// chain or in a message's attachments.
+    WholeNumber { minimum: i64 },
     /// One of a fixed set of words, such as a state.
     OneOf(&'static [&'static str]),
+}
+
+impl Accepts {
+    /// What a value must be, in words, for a refusal; `None` when any text will do.
+    pub fn expects(self) -> Option<String> {
+        match self {
+            Accepts::Text => None,
+            Accepts::PageSize { maximum, .. } => Some(format!("a whole number from 1 to {maximum}")),
+            Accepts::WholeNumber { minimum } => Some(format!("a whole number, {minimum} or more")),
+            Accepts::OneOf(values) => Some(format!("one of {}", values.join(", "))),
+        }
+    }
+
+    /// Whether `value`, as it arrived in the path or query, is one this accepts.
+    pub fn admits(self, value: &str) -> bool {
+        match self {
+            Accepts::Text => true,
+            Accepts::PageSize { maximum, .. } => value.parse::<u32>().is_ok_and(|size| (1..=maximum).contains(&size)),
+            Accepts::WholeNumber { minimum } => value.parse::<i64>().is_ok_and(|number| number >= minimum),
+            Accepts::OneOf(values) => values.contains(&value),
+        }
+    }
+
+    /// Its JSON Schema, without a description: an integer is an integer, so a
+    /// client generated from the document sends a number, not text.
+    pub fn schema(self) -> serde_json::Value {
+        match self {
+            Accepts::Text => serde_json::json!({ "type": "string" }),
+            Accepts::PageSize { default, maximum, .. } => {
+                serde_json::json!({ "type": "integer", "minimum": 1, "maximum": maximum, "default": default })
+            }
+            Accepts::WholeNumber { minimum } => serde_json::json!({ "type": "integer", "minimum": minimum }),
+            Accepts::OneOf(values) => serde_json::json!({ "type": "string", "enum": values }),
+        }
+    }
+}
+
+impl PathParameter {
+    /// What the segment accepts: an id or a name is text the route looks up; a
+    /// position is a whole number. Exhaustive, so a new parameter is typed by
+    /// whoever adds it.
+    pub fn accepts(self) -> Accepts {
+        match self {
+            PathParameter::AttachmentIndex => Accepts::WholeNumber { minimum: 0 },
+            PathParameter::PersonId
+            | PathParameter::AgentId
+            | PathParameter::TeamId
+            | PathParameter::MailboxId
+            | PathParameter::ReceiptId
+            | PathParameter::SendId
+            | PathParameter::Module => Accepts::Text,
+        }
+    }
+
+    /// Its JSON Schema, as OpenAPI and the MCP tools describe it.
+    pub fn schema(self) -> serde_json::Value {
+        let mut schema = self.accepts().schema();
+        schema["description"] = self.description().into();
+        schema
+    }
 }
 
 /// A query parameter, with the words a reader needs to use it.
@@ -283,6 +346,11 @@ impl Parameter {
         Parameter { name: "limit", description: "", accepts: Accepts::PageSize { items, default, maximum } }
     }
 
+    /// A parameter that takes a whole number, `minimum` or more.
+    pub const fn whole_number(name: &'static str, description: &'static str, minimum: i64) -> Parameter {
+        Parameter { name, description, accepts: Accepts::WholeNumber { minimum } }
+    }
+
     /// A parameter that takes one of `values`.
     pub const fn one_of(name: &'static str, description: &'static str, values: &'static [&'static str]) -> Parameter {
         Parameter { name, description, accepts: Accepts::OneOf(values) }
@@ -296,38 +364,26 @@ impl Parameter {
                 let items = if items.is_empty() { String::new() } else { format!(" {items}") };
                 format!("How many{items} to return: 1 to {maximum}, default {default}.")
             }
+            Accepts::WholeNumber { minimum } => format!("{} A whole number, {minimum} or more.", self.description),
             Accepts::OneOf(values) => format!("{} One of: {}.", self.description, values.join(", ")),
         }
     }
 
     /// What a value must be, in words, for a refusal; `None` when any text will do.
     pub fn expects(&self) -> Option<String> {
-        match self.accepts {
-            Accepts::Text => None,
-            Accepts::PageSize { maximum, .. } => Some(format!("a whole number from 1 to {maximum}")),
-            Accepts::OneOf(values) => Some(format!("one of {}", values.join(", "))),
-        }
+        self.accepts.expects()
     }
 
     /// Whether `value` is one this parameter accepts.
     pub fn accepts(&self, value: &str) -> bool {
-        match self.accepts {
-            Accepts::Text => true,
-            Accepts::PageSize { maximum, .. } => value.parse::<u32>().is_ok_and(|size| (1..=maximum).contains(&size)),
-            Accepts::OneOf(values) => values.contains(&value),
-        }
+        self.accepts.admits(value)
     }
 
     /// Its JSON Schema, as OpenAPI and the MCP tools describe it.
     pub fn schema(&self) -> serde_json::Value {
-        let described = self.describe();
-        match self.accepts {
-            Accepts::Text => serde_json::json!({ "type": "string", "description": described }),
-            Accepts::PageSize { default, maximum, .. } => serde_json::json!({
-                "type": "integer", "minimum": 1, "maximum": maximum, "default": default, "description": described,
-            }),
-            Accepts::OneOf(values) => serde_json::json!({ "type": "string", "enum": values, "description": described }),
-        }
+        let mut schema = self.accepts.schema();
+        schema["description"] = self.describe().into();
+        schema
     }
 }
 

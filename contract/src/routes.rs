@@ -218,9 +218,10 @@ pub fn declare(id: RouteId) -> Route {
         R::VerifyAuditChain => Route::new(id, Get, "/api/audit/verify", "verify_audit_chain")
             .summary("Verify the audit chain")
             .description("Recomputes the hash chain from the start (or from `after_seq`) for up to 5,000 entries and names the first entry that does not verify. Continue with `next_after_seq` until it is absent.")
-            .query_parameters(const { &[Parameter::text(
+            .query_parameters(const { &[Parameter::whole_number(
                 "after_seq",
                 "Start after this entry, trusting its stored hash; use the previous answer's `next_after_seq`. Default: verify from the first entry.",
+                0,
             )] })
             .response::<AuditVerification>()
             .exception(Tier::Operator, AUDIT_IS_AN_ESCALATION_MAP)

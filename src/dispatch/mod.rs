@@ -132,7 +132,7 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
     if let Err(error) = credentials::check_origin(request, node_origin, changes_something, via_cookie) {
         refused_before_handling = Some(Refusal::from(error));
     }
-    let query_parameters = match request_shape(route, request) {
+    let query_parameters = match request_shape(route, request, &path_parameters) {
         Ok(parameters) => parameters,
         Err(refusal) => {
             refused_before_handling.get_or_insert(refusal);
@@ -168,14 +168,25 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
     context.finish(outcome).await
 }
 
-/// The request's size, body and query string against what the route declares;
-/// answers the query parameters.
-fn request_shape(route: &Route, request: &Request) -> Result<Vec<(String, String)>, Refusal> {
+/// The request's size, body, path and query string against what the route
+/// declares; answers the query parameters.
+fn request_shape(
+    route: &Route,
+    request: &Request,
+    path_parameters: &[(PathParameter, String)],
+) -> Result<Vec<(String, String)>, Refusal> {
     if request.body.len() > MAXIMUM_BODY_BYTES {
         return Err(RequestError::BodyTooLarge { limit: MAXIMUM_BODY_BYTES }.into());
     }
     if route.request.is_none() && !request.body.iter().all(u8::is_ascii_whitespace) {
         return Err(RequestError::BodyNotExpected.into());
+    }
+    // A segment that cannot be what its parameter names (a position that is not
+    // a whole number) names nothing: the 404 any missing object gets.
+    for (parameter, value) in path_parameters {
+        if let (false, Some(expected)) = (parameter.accepts().admits(value), parameter.accepts().expects()) {
+            return Err(RequestError::InvalidPathParameter { name: parameter.name().to_string(), expected }.into());
+        }
     }
     Ok(parse_query(route, &request.query)?)
 }
