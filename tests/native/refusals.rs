@@ -13,17 +13,82 @@ fn malformed_and_mistyped_bodies_are_refused_by_field() {
     let send = |raw: &[u8]| world.node.send(request("POST", "/api/teams").bearer(&world.admin_token).raw_body(raw));
     assert_refused(&send(b"{\"name\": "), 400, "malformed_json");
     assert_refused(&send(b"not json at all"), 400, "malformed_json");
-    let wrong_type = send(br#"{"name": 42}"#);
-    assert_refused(&wrong_type, 400, "invalid_body");
-    assert!(text(&wrong_type).contains("invalid type"), "{}", text(&wrong_type));
-    let missing = send(b"{}");
-    assert_refused(&missing, 400, "invalid_body");
-    assert!(text(&missing).contains("missing field `name`"), "{}", text(&missing));
-    let unknown = send(br#"{"name": "A", "colour": "red"}"#);
-    assert_refused(&unknown, 400, "invalid_body");
-    assert!(text(&unknown).contains("colour"), "{}", text(&unknown));
-    assert_refused(&send(b"[1, 2]"), 400, "invalid_body");
+    let not_an_object = send(b"[1, 2]");
+    assert_refused(&not_an_object, 400, "invalid_body");
+    assert!(refusal(&not_an_object)["reason"].as_str().unwrap().contains("a JSON object, not an array"));
     assert_refused(&send(b""), 400, "missing_body");
+}
+
+/// The refusal's four parts, as a JSON object.
+fn refusal(response: &mailroom::core::http::Response) -> serde_json::Value {
+    body(response)["error"].clone()
+}
+
+/// Sends `payload` to a route that takes a body and answers what the
+/// `invalid_body` refusal says: its message, reason and fix.
+fn invalid_body(world: &World, path: &str, payload: serde_json::Value) -> (String, String, String) {
+    let response = world.admin("POST", path, Some(payload));
+    assert_refused(&response, 400, "invalid_body");
+    let refusal = refusal(&response);
+    let part = |name: &str| refusal[name].as_str().unwrap_or_default().to_string();
+    (part("message"), part("reason"), part("fix"))
+}
+
+#[test]
+fn a_body_of_the_wrong_shape_is_refused_naming_the_path_to_the_field() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    world.grant(&world.admin_id, "send.propose", &mailbox);
+    let sends = format!("/api/mailboxes/{mailbox}/sends");
+
+    // A top-level field of the wrong type.
+    let (message, reason, fix) = invalid_body(&world, "/api/teams", json!({ "name": 42 }));
+    assert!(message.contains("`name`"), "{message}");
+    assert!(reason.starts_with("`name`: invalid type: integer `42`, expected a string"), "{reason}");
+    assert!(fix.contains("`name`"), "{fix}");
+
+    // An element of an array.
+    let (message, reason, _) =
+        invalid_body(&world, &sends, json!({ "to": ["ana@example.org", 42], "subject": "s", "text": "t" }));
+    assert!(message.contains("`to[1]`"), "{message}");
+    assert!(reason.starts_with("`to[1]`: invalid type: integer"), "{reason}");
+
+    // A field of an object inside an array, missing.
+    let mint = |mailboxes: serde_json::Value| json!({ "name": "Bot", "sponsor": world.admin_id, "capabilities": ["mail.read"], "mailboxes": mailboxes });
+    let (message, reason, fix) = invalid_body(
+        &world,
+        "/api/agents",
+        mint(json!([{ "mailbox": mailbox, "relations": [] }, { "mailbox": mailbox }])),
+    );
+    assert!(message.contains("`mailboxes[1].relations`"), "{message}");
+    assert!(reason.contains("`mailboxes[1].relations` is required"), "{reason}");
+    assert!(fix.contains("Send `mailboxes[1].relations`"), "{fix}");
+
+    // Nested deeper: an element of an array inside an object inside an array.
+    let (_, reason, _) =
+        invalid_body(&world, "/api/agents", mint(json!([{ "mailbox": mailbox, "relations": ["send.propose", 7] }])));
+    assert!(reason.starts_with("`mailboxes[0].relations[1]`: invalid type: integer `7`"), "{reason}");
+
+    // A field the route does not take, nested and at the top.
+    let (message, reason, fix) =
+        invalid_body(&world, "/api/agents", mint(json!([{ "mailbox": mailbox, "relations": [], "colour": "red" }])));
+    assert!(message.contains("`mailboxes[0].colour`"), "{message}");
+    assert!(reason.contains("expected `mailbox` or `relations`"), "{reason}");
+    assert!(fix.starts_with("Remove `mailboxes[0].colour`"), "{fix}");
+    let (message, _, _) = invalid_body(&world, "/api/teams", json!({ "name": "A", "colour": "red" }));
+    assert!(message.contains("`colour`"), "{message}");
+
+    // A missing field at the top, and a word outside its set.
+    let (message, _, fix) = invalid_body(&world, "/api/teams", json!({}));
+    assert!(message.contains("`name`"), "{message}");
+    assert!(fix.contains("Send `name`"), "{fix}");
+    let (message, reason, _) = invalid_body(
+        &world,
+        "/api/agents",
+        json!({ "name": "Bot", "sponsor": world.admin_id, "capabilities": [], "delivery": "pigeon" }),
+    );
+    assert!(message.contains("`delivery`"), "{message}");
+    assert!(reason.contains("unknown variant `pigeon`"), "{reason}");
 }
 
 #[test]
