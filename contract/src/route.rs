@@ -387,6 +387,60 @@ impl Parameter {
     }
 }
 
+/// A refusal a route's own handler gives, which nothing else in its declaration
+/// shows, with the words that say when. The status follows from the kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refuses {
+    /// 401 on a route anyone may call: a secret the body carries (a password, a
+    /// refresh token, a pairing code) is wrong, expired or spent.
+    WrongSecret(&'static str),
+    /// 403: a rule of the handler's own refuses this caller, beyond the route's
+    /// declared authority (only the author edits a draft).
+    Forbidden(&'static str),
+    /// 404: something the body or query names does not exist, or the caller may
+    /// not know that it does.
+    NotFound(&'static str),
+    /// 409: what the route acts on is not in a state that allows it, or another
+    /// change won a race for it.
+    Conflict(&'static str),
+    /// 429: too many failed attempts; `Retry-After` says when to try again.
+    TooManyAttempts(&'static str),
+    /// An error of the machine surface's own protocol (JSON-RPC), answered with
+    /// this HTTP status and a JSON-RPC error rather than the four-part refusal.
+    JsonRpc { status: u16, when: &'static str },
+}
+
+impl Refuses {
+    /// The HTTP status it is answered with.
+    pub fn status(self) -> u16 {
+        match self {
+            Refuses::WrongSecret(_) => 401,
+            Refuses::Forbidden(_) => 403,
+            Refuses::NotFound(_) => 404,
+            Refuses::Conflict(_) => 409,
+            Refuses::TooManyAttempts(_) => 429,
+            Refuses::JsonRpc { status, .. } => status,
+        }
+    }
+
+    /// When the handler gives it, in the declaration's words.
+    pub fn when(self) -> &'static str {
+        match self {
+            Refuses::WrongSecret(when)
+            | Refuses::Forbidden(when)
+            | Refuses::NotFound(when)
+            | Refuses::Conflict(when)
+            | Refuses::TooManyAttempts(when)
+            | Refuses::JsonRpc { when, .. } => when,
+        }
+    }
+
+    /// Whether it is answered as a JSON-RPC error rather than a refusal.
+    pub fn is_json_rpc(self) -> bool {
+        matches!(self, Refuses::JsonRpc { .. })
+    }
+}
+
 /// What a route's successful answer is.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Produces {
@@ -443,11 +497,15 @@ pub struct Route {
     pub authority_declared: bool,
     /// Whether the route reaches message bytes (bodies, attachments, originals).
     pub reaches_content: bool,
+    /// The refusals its handler gives that nothing else in the declaration shows;
+    /// every other status it answers is derived (`statuses::answers`).
+    pub refuses: &'static [Refuses],
 }
 
 impl Route {
     /// Starts a declaration. Every other field has the conservative default: no
-    /// parameters, no schemas, unclassified, no content; the authority must be
+    /// parameters, no schemas, unclassified, no content, no refusals of the
+    /// handler's own; the authority must be
     /// declared (the registry refuses a route without one).
     pub fn new(id: RouteId, method: Method, path: &'static str, tool: &'static str) -> Route {
         Route {
@@ -468,6 +526,7 @@ impl Route {
             withheld_because: None,
             authority_declared: false,
             reaches_content: false,
+            refuses: &[],
         }
     }
 
@@ -543,6 +602,13 @@ impl Route {
 
     pub fn reaches_content(mut self) -> Route {
         self.reaches_content = true;
+        self
+    }
+
+    /// The refusals the route's handler gives that its declaration cannot show
+    /// otherwise (a send in the wrong state, too many guesses), each with when.
+    pub fn refuses(mut self, refusals: &'static [Refuses]) -> Route {
+        self.refuses = refusals;
         self
     }
 

@@ -78,6 +78,12 @@ fn find_route(method: &str, path: &str) -> Result<Found, RequestError> {
     Ok((registry().route(route_id), parameters))
 }
 
+/// The route a method and path reach, if any. The test kit holds every answer a
+/// native test receives to the statuses the contract lists for that route.
+pub fn route_for(method: &str, path: &str) -> Option<RouteId> {
+    find_route(method, path).ok().map(|(route, _)| route.id)
+}
+
 /// Parses the query string, refusing parameters the route does not declare.
 fn parse_query(route: &Route, query: &str) -> Result<Vec<(String, String)>, RequestError> {
     let mut parameters = Vec::new();
@@ -175,11 +181,14 @@ fn request_shape(
     request: &Request,
     path_parameters: &[(PathParameter, String)],
 ) -> Result<Vec<(String, String)>, Refusal> {
-    if request.body.len() > MAXIMUM_BODY_BYTES {
-        return Err(RequestError::BodyTooLarge { limit: MAXIMUM_BODY_BYTES }.into());
-    }
-    if route.request.is_none() && !request.body.iter().all(u8::is_ascii_whitespace) {
+    let too_large = request.body.len() > MAXIMUM_BODY_BYTES;
+    // A route that takes no body refuses any body as one it does not take, so
+    // only a route that takes one answers 413, as the contract says.
+    if route.request.is_none() && (too_large || !request.body.iter().all(u8::is_ascii_whitespace)) {
         return Err(RequestError::BodyNotExpected.into());
+    }
+    if too_large {
+        return Err(RequestError::BodyTooLarge { limit: MAXIMUM_BODY_BYTES }.into());
     }
     // A segment that cannot be what its parameter names (a position that is not
     // a whole number) names nothing: the 404 any missing object gets.

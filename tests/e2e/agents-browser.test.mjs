@@ -13,7 +13,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { startNode, setUp, ROOT, ADMIN, assertRefusal } from "./harness.mjs";
+import { startNode, setUp, ROOT, ADMIN, assertRefusal, checkedFetch } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 
 const SUPPORT = "support@mailroom.test";
@@ -73,7 +73,7 @@ async function openAgents() {
 async function connect(secret) {
   const client = new Client({ name: "mailroom-agents-browser-e2e", version: "1.0.0" });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } } }),
+    new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } }, fetch: checkedFetch }),
   );
   return client;
 }

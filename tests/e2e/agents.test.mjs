@@ -7,7 +7,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { startNode, setUp, ROOT, assertRefusal } from "./harness.mjs";
+import { startNode, setUp, ROOT, assertRefusal, checkedFetch } from "./harness.mjs";
 
 let node, call, token, mailbox, ben, receipt;
 
@@ -35,7 +35,7 @@ async function mint(capabilities, relations, delivery) {
 async function connect(credential) {
   const client = new Client({ name: "mailroom-agent-e2e", version: "1.0.0" });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${credential}` } } }),
+    new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${credential}` } }, fetch: checkedFetch }),
   );
   return client;
 }

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { startNode, setUp, ROOT } from "./harness.mjs";
+import { startNode, setUp, ROOT, checkedFetch } from "./harness.mjs";
 
 const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
 const grantable = Object.values(openapi.paths)
@@ -35,7 +35,7 @@ after(() => node?.stop());
 async function connect(bearer) {
   const client = new Client({ name: "mailroom-e2e", version: "1.0.0" });
   const headers = bearer ? { authorization: `Bearer ${bearer}` } : {};
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { requestInit: { headers } }));
+  await client.connect(new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { requestInit: { headers }, fetch: checkedFetch }));
   return client;
 }
 
@@ -170,7 +170,7 @@ test("a stranger sees exactly the grantable tools and is refused by the routes t
 test("the stateless revision answers server/discover and checks its headers", async () => {
   const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
   const post = (headers, body) =>
-    fetch(`${node.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+    checkedFetch(`${node.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
   const discover = await post(
     { "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover", accept: "application/json" },
     { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: meta } },
@@ -192,7 +192,7 @@ test("the stateless revision answers server/discover and checks its headers", as
   const called = (await call.json()).result;
   assert.equal(called.resultType, "complete");
   assert.equal(called.structuredContent.id, admin.id);
-  for (const method of ["GET", "DELETE"]) assert.equal((await fetch(`${node.url}/mcp`, { method })).status, 405);
+  for (const method of ["GET", "DELETE"]) assert.equal((await checkedFetch(`${node.url}/mcp`, { method })).status, 405);
   const foreign = await post({ origin: "http://evil.example" }, { jsonrpc: "2.0", id: 4, method: "ping" });
   assert.equal(foreign.status, 403);
 });

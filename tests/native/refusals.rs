@@ -102,6 +102,11 @@ fn oversized_bodies_are_refused_unparsed_and_recorded_when_the_caller_is_known()
     assert_eq!((entry["action"].as_str(), entry["outcome"].as_str()), (Some("create_team"), Some("refused")));
     assert_eq!(entry["detail"]["code"], "body_too_large");
 
+    // A route that takes no body refuses one as a body it does not take, however
+    // large: only routes that take a body list 413.
+    let bodyless = world.node.send(request("GET", "/api/me").bearer(&world.admin_token).raw_body(&huge));
+    assert_refused(&bodyless, 400, "unexpected_body");
+
     let recorded = world.audit().len();
     let anonymous = world.node.send(request("POST", "/api/teams").raw_body(&huge));
     assert_refused(&anonymous, 401, "not_signed_in");
@@ -192,16 +197,22 @@ const HOSTILE_BODIES: &[&[u8]] = &[
     b"{\"name\": \"\\u0000\", \"email\": \"a@\\u0000\", \"code\": \"\\u0000\", \"relations\": [\"x\"]}",
 ];
 
+/// Every route, walked with every hostile value in each of its path and query
+/// parameters and every hostile body: no answer is a 500, and every answer is a
+/// status the contract lists for that route.
 #[test]
-fn no_route_answers_hostile_input_with_a_500() {
+fn no_route_answers_hostile_input_with_a_500_or_a_status_it_does_not_list() {
     let world = World::new();
     let mailbox = world.mailbox("support@mailroom.test");
     world.deliver("plain", "support@mailroom.test");
     let mut probes = 0;
     let mut authorised = 0;
+    let mut statuses = std::collections::BTreeSet::new();
     for route in mailroom_contract::registry().routes() {
         // A fresh session per route: a probe of sign-out must not sign the rest out.
         let (token, _) = sign_in(&world.node, ADMIN_EMAIL, ADMIN_PASSWORD);
+        let listed: Vec<u16> =
+            mailroom_contract::registry().answers(route.id).iter().map(|answer| answer.status).collect();
         for value in HOSTILE_VALUES {
             let path = route
                 .path
@@ -237,10 +248,26 @@ fn no_route_answers_hostile_input_with_a_500() {
                     String::from_utf8_lossy(body),
                     text(&response)
                 );
+                // A segment that matches no route (a traversal) is answered by
+                // no operation; every other answer is one the route lists.
+                if mailroom::dispatch::route_for(route.method.as_str(), path_and_query.split('?').next().unwrap_or(""))
+                    == Some(route.id)
+                {
+                    assert!(
+                        listed.contains(&response.status),
+                        "{} {path_and_query} answered {}, which {} does not list ({listed:?}): {}",
+                        route.method.as_str(),
+                        response.status,
+                        route.tool,
+                        text(&response)
+                    );
+                    statuses.insert(response.status);
+                }
             }
         }
     }
     assert!(probes > 500, "{probes} probes");
+    assert!(statuses.contains(&400) && statuses.contains(&404), "the probes met only {statuses:?}");
     assert!(authorised * 10 > probes * 9, "most probes must get past authentication: {authorised} of {probes}");
     assert!(world.node.platform.logs.borrow().is_empty(), "{:?}", world.node.platform.logs.borrow());
 }
