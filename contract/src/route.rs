@@ -295,7 +295,11 @@ impl Accepts {
             Accepts::PageSize { default, maximum, .. } => {
                 serde_json::json!({ "type": "integer", "minimum": 1, "maximum": maximum, "default": default })
             }
-            Accepts::WholeNumber { minimum } => serde_json::json!({ "type": "integer", "minimum": minimum }),
+            // The maximum is the dispatcher's too (a 64-bit integer), so a value a
+            // client generates within the schema is one the node accepts.
+            Accepts::WholeNumber { minimum } => {
+                serde_json::json!({ "type": "integer", "minimum": minimum, "maximum": i64::MAX })
+            }
             Accepts::OneOf(values) => serde_json::json!({ "type": "string", "enum": values }),
         }
     }

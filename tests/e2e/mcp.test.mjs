@@ -185,6 +185,14 @@ test("the stateless revision answers server/discover and checks its headers", as
   );
   assert.equal(mismatch.status, 400);
   assert.equal((await mismatch.json()).error.code, -32020);
+  // A method the server does not have is a JSON-RPC error with a 404 of its own in
+  // this revision, which the contract lists for the endpoint.
+  const unknown = await post(
+    { "mcp-protocol-version": "2026-07-28", "mcp-method": "resources/list" },
+    { jsonrpc: "2.0", id: 5, method: "resources/list", params: { _meta: meta } },
+  );
+  assert.equal(unknown.status, 404);
+  assert.equal((await unknown.json()).error.code, -32601);
   const call = await post(
     { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "get_me", authorization: `Bearer ${token}` },
     { jsonrpc: "2.0", id: 3, method: "tools/call", params: { _meta: meta, name: "get_me", arguments: {} } },

@@ -185,6 +185,11 @@ fn verification_takes_after_seq_as_the_whole_number_its_declaration_says() {
     let world = busy_world();
     assert_eq!(body(&world.admin("GET", "/api/audit/verify?after_seq=0", None))["intact"], true);
     assert_eq!(body(&world.admin("GET", "/api/audit/verify?after_seq=3", None))["verified_through"], 9);
+    // The schema's maximum is accepted: a client generated from it is never refused.
+    let declared =
+        mailroom_contract::registry().route(mailroom_contract::RouteId::VerifyAuditChain).query_parameters[0];
+    let maximum = declared.schema()["maximum"].as_i64().unwrap();
+    assert_eq!(world.admin("GET", &format!("/api/audit/verify?after_seq={maximum}"), None).status, 200);
     // Refused by the dispatcher from the declaration: the handler no longer checks,
     // so a declaration that took any text would answer these with a 500.
     for value in ["-1", "x", "1.5", "99999999999999999999"] {
