@@ -1,48 +1,315 @@
 // Latency benchmark: the built Worker on workerd with a local D1, measured from
-// a client on 127.0.0.1. Prints percentiles per route; asserts nothing (speed is
+// a client on 127.0.0.1. Prints a table per phase; asserts nothing (speed is
 // measured, never tested). Run after scripts/build.sh:
 //
 //   node scripts/bench.mjs            (through scripts/lib.sh's Node, or Node 22+)
+//
+// Three phases, each on its own fresh node:
+//   sequential   one request at a time, per route (ROUNDS each)
+//   concurrent   create_draft over REST and over MCP with 10 and 30 in flight
+//                (CALLS each): tail latency, busy answers, commit attempts
+//   scale        1,000, 10,000 and 100,000 received messages seeded straight into
+//                the local D1 (SIZES), then search and the message list
+//                (SCALE_ROUNDS each) at every size
+//
+// Options, all environment variables (the defaults are the full run):
+//   PHASES=sequential,concurrent,scale  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
+//   SIZES=1000,10000,100000  SCALE_ROUNDS=40
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, setUp, ROOT } from "../tests/e2e/harness.mjs";
+import { startNode, setUp, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
 
+const list = (name, fallback) => (process.env[name] ?? fallback).split(",").map((item) => item.trim()).filter(Boolean);
+const PHASES = list("PHASES", "sequential,concurrent,scale");
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
-const node = await startNode();
-try {
-  const { call, token, admin } = await setUp(node);
-  const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "support@mailroom.test", display_name: "Support" } })).body;
+const CALLS = Number(process.env.CALLS ?? 300);
+const IN_FLIGHT = list("IN_FLIGHT", "10,30").map(Number);
+const SIZES = list("SIZES", "1000,10000,100000").map(Number).sort((left, right) => left - right);
+const SCALE_ROUNDS = Number(process.env.SCALE_ROUNDS ?? 40);
+// The header a response carries saying how many attempts its commit took (absent
+// when nothing was committed, or from a node that does not say).
+const COMMIT_ATTEMPTS = "x-mailroom-commit-attempts";
+
+const plain = readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"), "latin1");
+
+/** The value at `fraction` of sorted `timings`, in ms with one decimal. */
+function percentile(timings, fraction) {
+  if (timings.length === 0) return "—";
+  const sorted = [...timings].sort((left, right) => left - right);
+  return sorted[Math.min(sorted.length - 1, Math.floor(fraction * sorted.length))].toFixed(1);
+}
+
+/** Prints `rows` (arrays of cells) under `columns`, the first `left` of them left-aligned and the rest right. */
+function table(columns, rows, left = 1) {
+  const widths = columns.map((column, index) => Math.max(column.length, ...rows.map((row) => String(row[index]).length)));
+  const line = (cells) => cells.map((cell, index) => (index < left ? String(cell).padEnd(widths[index]) : String(cell).padStart(widths[index]))).join("  ");
+  console.log(line(columns));
+  console.log(widths.map((width) => "-".repeat(width)).join("  "));
+  for (const row of rows) console.log(line(row));
+  console.log();
+}
+
+/** Times `request` `rounds` times after `warmUp` untimed calls; throws on a refusal. */
+async function measure(name, request, rounds, warmUp = 5) {
+  for (let index = 0; index < warmUp; index++) await request();
+  const timings = [];
+  for (let index = 0; index < rounds; index++) {
+    const started = performance.now();
+    const response = await request();
+    timings.push(performance.now() - started);
+    if (response.status >= 400) throw new Error(`${name}: ${response.status} ${response.text}`);
+  }
+  return timings;
+}
+
+/** A mailbox the administrator reads (metadata and content) and may draft from. */
+async function mailboxFor(call, token, admin, address, name) {
+  const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address, display_name: name } })).body;
   for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]) {
     await call("POST", "/api/relations", { token, body: { subject: admin.id, relation, object: mailbox.id } });
   }
-  const raw = readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"), "latin1");
-  for (let index = 0; index < 50; index++) {
-    await node.deliver("ana@customer.example", "support@mailroom.test", raw.replace("invoice-question-1", `bench-${index}`));
-  }
-  const receipt = (await call("GET", `/api/mailboxes/${mailbox.id}/messages?limit=1`, { token })).body.messages[0].id;
-  const cases = [
-    ["GET /api/me", () => call("GET", "/api/me", { token })],
-    ["GET …/messages (50 stored)", () => call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token })],
-    ["GET …/messages/:id/body (audited)", () => call("GET", `/api/mailboxes/${mailbox.id}/messages/${receipt}/body`, { token })],
-    ["GET /api/search?q=invoice (audited)", () => call("GET", "/api/search?q=invoice", { token })],
-    ["POST …/sends (a draft, audited)", () => call("POST", `/api/mailboxes/${mailbox.id}/sends`, { token, body: { to: ["a@b.example"], subject: "S", text: "T" } })],
-    ["POST /mcp tools/list", () => call("POST", "/mcp", { token, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } })],
-  ];
-  console.log(`${ROUNDS} sequential requests per route, after 10 warm-up requests\n`);
-  console.log("route".padEnd(40), "p50 ms".padStart(8), "p90 ms".padStart(8), "p99 ms".padStart(8));
-  for (const [name, request] of cases) {
-    for (let index = 0; index < 10; index++) await request();
-    const timings = [];
-    for (let index = 0; index < ROUNDS; index++) {
-      const started = performance.now();
-      const response = await request();
-      timings.push(performance.now() - started);
-      if (response.status >= 400) throw new Error(`${name}: ${response.status} ${response.text}`);
+  return mailbox;
+}
+
+async function signIn(call, email, password) {
+  const signedIn = await call("POST", "/api/sessions", { body: { email, password } });
+  if (signedIn.status !== 201) throw new Error(`sign-in failed: ${signedIn.text}`);
+  return signedIn.body.session.access_token;
+}
+
+async function sequential() {
+  const node = await startNode();
+  try {
+    const { call, token, admin } = await setUp(node);
+    const mailbox = await mailboxFor(call, token, admin, "support@mailroom.test", "Support");
+    for (let index = 0; index < 50; index++) {
+      await node.deliver("ana@customer.example", "support@mailroom.test", plain.replace("invoice-question-1", `bench-${index}`));
     }
-    timings.sort((left, right) => left - right);
-    const at = (fraction) => timings[Math.min(timings.length - 1, Math.floor(fraction * timings.length))].toFixed(1);
-    console.log(name.padEnd(40), at(0.5).padStart(8), at(0.9).padStart(8), at(0.99).padStart(8));
+    const receipt = (await call("GET", `/api/mailboxes/${mailbox.id}/messages?limit=1`, { token })).body.messages[0].id;
+    const cases = [
+      ["GET /api/me", () => call("GET", "/api/me", { token })],
+      ["GET …/messages (50 stored)", () => call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token })],
+      ["GET …/messages/:id/body (audited)", () => call("GET", `/api/mailboxes/${mailbox.id}/messages/${receipt}/body`, { token })],
+      ["GET /api/search?q=invoice (audited)", () => call("GET", "/api/search?q=invoice", { token })],
+      ["POST …/sends (a draft, audited)", () => call("POST", `/api/mailboxes/${mailbox.id}/sends`, { token, body: { to: ["a@b.example"], subject: "S", text: "T" } })],
+      ["POST /mcp tools/list", () => call("POST", "/mcp", { token, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } })],
+    ];
+    console.log(`## Sequential: ${ROUNDS} requests per route, one at a time, after 10 warm-up requests\n`);
+    const rows = [];
+    for (const [name, request] of cases) {
+      const timings = await measure(name, request, ROUNDS, 10);
+      rows.push([name, percentile(timings, 0.5), percentile(timings, 0.9), percentile(timings, 0.99)]);
+    }
+    table(["route", "p50 ms", "p90 ms", "p99 ms"], rows);
+  } finally {
+    await node.stop();
   }
-} finally {
-  await node.stop();
+}
+
+/**
+ * `total` calls of `request` with `inFlight` of them outstanding at any moment.
+ * Answers each call's time, whether it was answered busy, and the commit
+ * attempts its response declared (null when it declared none).
+ */
+async function flood(request, total, inFlight) {
+  const outcomes = [];
+  let started = 0;
+  async function worker() {
+    while (started < total) {
+      started++;
+      const begun = performance.now();
+      const response = await request();
+      const elapsed = performance.now() - begun;
+      const error = response.body?.error ?? response.body?.result?.structuredContent?.error;
+      const busy = error?.code === "busy";
+      if (!busy && (response.status >= 400 || response.body?.result?.isError || response.body?.error)) {
+        throw new Error(`${response.status} ${response.text}`);
+      }
+      const attempts = response.headers.get(COMMIT_ATTEMPTS);
+      outcomes.push({ elapsed, busy, attempts: attempts === null ? null : Number(attempts) });
+    }
+  }
+  await Promise.all(Array.from({ length: inFlight }, worker));
+  return outcomes;
+}
+
+async function concurrent() {
+  const node = await startNode();
+  try {
+    const { call, token, admin } = await setUp(node);
+    const mailbox = await mailboxFor(call, token, admin, "support@mailroom.test", "Support");
+    const draft = { to: ["ana@customer.example"], subject: "Re: your invoice", text: "It is on its way." };
+    let id = 0;
+    const surfaces = [
+      ["REST POST …/sends", () => call("POST", `/api/mailboxes/${mailbox.id}/sends`, { token, body: draft })],
+      [
+        "MCP tools/call create_draft",
+        () =>
+          call("POST", "/mcp", {
+            token,
+            body: { jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "create_draft", arguments: { mailboxId: mailbox.id, ...draft } } },
+          }),
+      ],
+    ];
+    console.log(`## Concurrent: ${CALLS} create_draft calls per row, with ${IN_FLIGHT.join(" and ")} in flight\n`);
+    const rows = [];
+    for (const inFlight of IN_FLIGHT) {
+      for (const [name, request] of surfaces) {
+        await flood(request, inFlight, inFlight);
+        const outcomes = await flood(request, CALLS, inFlight);
+        const timings = outcomes.map((outcome) => outcome.elapsed);
+        const declared = outcomes.filter((outcome) => outcome.attempts !== null && !outcome.busy);
+        const attempts = declared.length === 0 ? "n/a" : (declared.reduce((sum, outcome) => sum + outcome.attempts, 0) / declared.length).toFixed(2);
+        rows.push([
+          `${name}, ${inFlight} in flight`,
+          percentile(timings, 0.5),
+          percentile(timings, 0.95),
+          percentile(timings, 0.99),
+          Math.max(...timings).toFixed(1),
+          outcomes.filter((outcome) => outcome.busy).length,
+          attempts,
+        ]);
+      }
+    }
+    table(["write", "p50 ms", "p95 ms", "p99 ms", "max ms", "busy", "attempts/commit"], rows);
+  } finally {
+    await node.stop();
+  }
+}
+
+// The scale phase's mail. Every message has "invoice" in its subject and its
+// body (a common word); one in a hundred has "quartz" in both (a rare word);
+// one in a hundred goes to small@, whose reader sees that 1% of the node; and
+// every message but small@'s has "ledger" in its body, which that reader
+// therefore never finds, however far the search looks.
+const COMMON = "invoice";
+const RARE = "quartz";
+const ELSEWHERE = "ledger";
+const FILLER = [
+  "We have checked the account and everything looks in order on our side.",
+  "Please let us know if the delivery address has changed since last month.",
+  "The attached statement covers the period up to the end of the quarter.",
+  "Our office is closed on Friday, so a reply may take until Monday.",
+  "Thank you for your patience while the warehouse processes the return.",
+  "A colleague from the finance team will follow up with the details.",
+  "The payment terms are thirty days from the date on the statement.",
+];
+
+/**
+ * Receipts `from` to `to - 1`, as `mail::inbound::receive` writes them: the
+ * receipt row, then its header and body index rows (the receipt's own values of
+ * the columns each index has, `indexed`). Each copies the template receipt (a
+ * message really delivered through the email handler, so its raw bytes are in R2)
+ * with its own id, Message-ID, mailbox, subject, text and time, in the order of
+ * `i`, so storage order and received time agree.
+ */
+function seedStatements(from, to, template, bulk, small, indexed) {
+  const id = (expression) => `printf('rcp_01SEED%020d', ${expression})`;
+  const filler = FILLER.map((sentence, index) => `WHEN ${index} THEN '${sentence}'`).join(" ");
+  return [
+    `INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, from_address, from_name, to_json, cc_json,
+       recipients, subject, sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body,
+       text_source, text_truncated, attachments_json, reply_to_json)
+     WITH RECURSIVE n(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM n WHERE i < ${to - 1})
+     SELECT ${id("i")}, CASE WHEN i % 100 = 0 THEN '${small}' ELSE '${bulk}' END, printf('seed-%d@bench.example', i),
+       t.envelope_from, t.from_address, t.from_name, t.to_json, t.cc_json, t.recipients,
+       printf('Invoice %d for order %d', i, i) || CASE WHEN i % 100 = 7 THEN ' (${RARE})' ELSE '' END,
+       t.sent_at, t.received_at + i, t.in_reply_to_json, t.references_json, t.size, t.raw_key,
+       printf('Hello, this is about the ${COMMON} for order %d. ', i)
+         || CASE i % 7 ${filler} END || ' '
+         || CASE WHEN i % 100 = 7 THEN 'The ${RARE} sample is ready. ' ELSE '' END
+         || CASE WHEN i % 100 <> 0 THEN 'See the ${ELSEWHERE}. ' ELSE '' END || 'Regards, Ana',
+       t.text_source, t.text_truncated, t.attachments_json, t.reply_to_json
+     FROM n, receipts t WHERE t.id = '${template}'`,
+    ...Object.entries(indexed).map(
+      ([index, columns]) =>
+        `INSERT INTO ${index} (rowid, ${columns.join(", ")})
+         SELECT rowid, ${columns.join(", ")} FROM receipts WHERE id >= ${id(from)} AND id < ${id(to)}`,
+    ),
+  ];
+}
+
+/** Follows `next_cursor` from `path` until page `page` (1 is the first): its path, or null when there are fewer pages. */
+async function pagePath(call, token, path, page) {
+  let current = path;
+  for (let number = 1; number < page; number++) {
+    const answer = await call("GET", current, { token });
+    if (!answer.body.next_cursor) return null;
+    current = `${path}&cursor=${answer.body.next_cursor}`;
+  }
+  return current;
+}
+
+async function scale() {
+  const node = await startNode();
+  try {
+    const { call, admin } = await setUp(node);
+    let token = await signIn(call, ADMIN.email, ADMIN.password);
+    const bulk = await mailboxFor(call, token, admin, "bulk@mailroom.test", "Bulk");
+    const small = await mailboxFor(call, token, admin, "small@mailroom.test", "Small");
+    const reader = { email: "sam@example.com", password: "sam has a long password" };
+    const sam = (await call("POST", "/api/people", { token, body: { email: reader.email, name: "Sam", password: reader.password } })).body;
+    for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) {
+      await call("POST", "/api/relations", { token, body: { subject: sam.id, relation, object: small.id } });
+    }
+    if ((await node.deliver("ana@customer.example", "bulk@mailroom.test", plain)) !== null) throw new Error("the template was rejected");
+    const template = (await call("GET", `/api/mailboxes/${bulk.id}/messages?limit=1`, { token })).body.messages[0].id;
+    const indexed = {};
+    for (const index of ["receipt_headers_index", "receipt_bodies_index"]) {
+      indexed[index] = (await node.sql(`SELECT name FROM pragma_table_info('${index}')`)).map((column) => column.name);
+    }
+
+    console.log(`## Scale: ${SCALE_ROUNDS} requests per row after 5 warm-up requests, at ${SIZES.join(", ")} messages`);
+    console.log(`   "${COMMON}" is in every message, "${RARE}" in 1 in 100; small@ holds 1 in 100 and its reader sees only it;`);
+    console.log(`   "${ELSEWHERE}" is in every message but small@'s. Pages: 25 results, 50 messages.\n`);
+    const rows = [];
+    let seeded = 1;
+    for (const size of SIZES) {
+      const began = performance.now();
+      // The template is message 1; batches of at most 50,000 keep each statement's memory modest.
+      for (let from = seeded; from < size; from += 50_000) {
+        const to = Math.min(size, from + 50_000);
+        await node.sql(seedStatements(from, to, template, bulk.id, small.id, indexed).join(";\n"));
+      }
+      seeded = Math.max(seeded, size);
+      const seconds = ((performance.now() - began) / 1000).toFixed(0);
+      // Signed in afresh at each size: an access token lasts 15 minutes.
+      token = await signIn(call, ADMIN.email, ADMIN.password);
+      const samToken = await signIn(call, reader.email, reader.password);
+      const search = (q, extra = "") => `/api/search?q=${q}${extra}`;
+      const cases = [
+        ["list, first page", token, `/api/mailboxes/${bulk.id}/messages?limit=50`, "messages", 1],
+        ["list, page 10", token, `/api/mailboxes/${bulk.id}/messages?limit=50`, "messages", 10],
+        [`search "${COMMON}", first page`, token, search(COMMON), "results", 1],
+        [`search "${COMMON}", page 10`, token, search(COMMON), "results", 10],
+        [`search "${RARE}", first page`, token, search(RARE), "results", 1],
+        [`search "${RARE}", page 4`, token, search(RARE), "results", 4],
+        [`search "${COMMON}" in small@ (1%)`, token, search(COMMON, `&mailbox=${small.id}`), "results", 1],
+        [`reader of 1%: "${COMMON}"`, samToken, search(COMMON), "results", 1],
+        [`reader of 1%: "${ELSEWHERE}" (none)`, samToken, search(ELSEWHERE), "results", 1],
+      ];
+      const count = (await node.sql("SELECT count(*) AS n FROM receipts"))[0].n;
+      console.log(`   ${count} receipts stored (seeding took ${seconds} s)`);
+      for (const [name, as, path, key, page] of cases) {
+        const at = await pagePath(call, as, path, page);
+        if (at === null) {
+          rows.push([size, name, "—", "—", "—"]);
+          continue;
+        }
+        const hits = (await call("GET", at, { token: as })).body[key].length;
+        const timings = await measure(name, () => call("GET", at, { token: as }), SCALE_ROUNDS);
+        rows.push([size, name, hits, percentile(timings, 0.5), percentile(timings, 0.95)]);
+      }
+    }
+    console.log();
+    table(["messages", "request", "items", "p50 ms", "p95 ms"], rows, 2);
+  } finally {
+    await node.stop();
+  }
+}
+
+const phases = { sequential, concurrent, scale };
+for (const phase of PHASES) {
+  if (!phases[phase]) throw new Error(`PHASES names ${phase}; the phases are ${Object.keys(phases).join(", ")}`);
+  await phases[phase]();
 }

@@ -22,6 +22,10 @@ if [ ! -f "$secrets" ]; then
   printf 'SESSION_SECRET=%s\nSETUP_TOKEN=%s\n' \
     "$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')" "$(od -An -N16 -tx1 /dev/urandom | tr -d ' \n')" >"$secrets"
 fi
+if ! grep -q '^AUDIT_KEY=' "$secrets"; then
+  # Keys the audit chain; added to local state made before the chain was keyed.
+  printf 'AUDIT_KEY=%s\n' "$(od -An -N32 -tx1 /dev/urandom | tr -d ' \n')" >>"$secrets"
+fi
 # The node answers only at its own origin (what defeats DNS rebinding locally).
 environment="$state/environment.env"
 cp "$secrets" "$environment"
@@ -32,7 +36,7 @@ wrangler d1 migrations apply DB --local --persist-to "$state" >/dev/null
 
 log "starting the Worker on workerd"
 wrangler dev --local --ip 127.0.0.1 --port "$port" --persist-to "$state" --env-file "$environment" \
-  --show-interactive-dev-session=false --log-level warn &
+  --show-interactive-dev-session=false --log-level warn --test-scheduled &
 server=$!
 trap 'kill "$server" 2>/dev/null; wait "$server" 2>/dev/null' EXIT INT TERM
 

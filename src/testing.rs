@@ -9,12 +9,14 @@
 use std::cell::{Cell, RefCell};
 use std::path::Path;
 
+use mailroom_contract::api::AuditCheckpoint;
 use rusqlite::types::ValueRef;
 use serde_json::Value as Json;
 
+use crate::audit;
 use crate::core::bindings::{BlobError, BlobStore, Mailer, MailerError};
 use crate::core::http::{Request, Response, Surface};
-use crate::core::node::{Config, Installation};
+use crate::core::node::{AuditKey, Config, Installation};
 use crate::core::platform::{Platform, PlatformError};
 use crate::core::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
 use crate::dispatch::{dispatch, route_for};
@@ -26,6 +28,19 @@ pub struct SqliteDatabase {
     /// Batches executed so far: round trips, counted by the storage itself rather
     /// than reported by the code under test.
     batches: Cell<u32>,
+    /// What each statement executed so far cost SQLite, in order.
+    costs: RefCell<Vec<StatementCost>>,
+}
+
+/// What one statement cost SQLite, counted by SQLite itself: the work a query
+/// does, whatever the machine's speed.
+#[derive(Clone, Debug)]
+pub struct StatementCost {
+    pub sql: String,
+    /// Steps of SQLite's virtual machine: grows with every row a query visits.
+    pub steps: i32,
+    /// Sorts the query needed (an ORDER BY no index serves).
+    pub sorts: i32,
 }
 
 impl SqliteDatabase {
@@ -47,7 +62,7 @@ impl SqliteDatabase {
             let sql = std::fs::read_to_string(&file).expect("migration is readable");
             connection.execute_batch(&sql).unwrap_or_else(|error| panic!("{}: {error}", file.display()));
         }
-        SqliteDatabase { connection: RefCell::new(connection), batches: Cell::new(0) }
+        SqliteDatabase { connection: RefCell::new(connection), batches: Cell::new(0), costs: RefCell::default() }
     }
 
     /// How many batches (round trips) have been executed so far.
@@ -55,9 +70,50 @@ impl SqliteDatabase {
         self.batches.get()
     }
 
+    /// What the statements executed since the last call cost, in order.
+    pub fn take_costs(&self) -> Vec<StatementCost> {
+        self.costs.take()
+    }
+
     /// Runs raw SQL outside the core, for a test that must tamper with storage.
     pub fn tamper(&self, sql: &str) {
         self.connection.borrow().execute_batch(sql).expect("tampering SQL runs");
+    }
+
+    /// The unkeyed SHA-256 link an entry had before the chain was keyed, computed
+    /// from the stored row after `prev_hash`, as anyone who can read the database
+    /// can: what a test rewriting history without the key writes. Written here
+    /// apart from the chain's own code, so it also checks that format.
+    pub fn legacy_hash(&self, seq: i64, prev_hash: &str) -> String {
+        use sha2::Digest;
+        let connection = self.connection.borrow();
+        let entry: serde_json::Map<String, Json> = connection
+            .query_row(
+                "SELECT seq, at, actor, actor_kind, delegator, surface, action, object, outcome, detail                  FROM audit_entries WHERE seq = ?1",
+                [seq],
+                |row| {
+                    let mut fields = serde_json::Map::new();
+                    fields.insert("seq".into(), Json::from(row.get::<_, i64>(0)?));
+                    fields.insert("at".into(), Json::from(row.get::<_, i64>(1)?));
+                    fields.insert("actor_kind".into(), Json::from(row.get::<_, String>(3)?));
+                    fields.insert("action".into(), Json::from(row.get::<_, String>(6)?));
+                    fields.insert("outcome".into(), Json::from(row.get::<_, String>(8)?));
+                    for (index, name) in [(2, "actor"), (4, "delegator"), (5, "surface"), (7, "object"), (9, "detail")] {
+                        if let Some(value) = row.get::<_, Option<String>>(index)? {
+                            fields.insert(name.into(), Json::from(value));
+                        }
+                    }
+                    Ok(fields)
+                },
+            )
+            .expect("the entry exists");
+        // serde_json's map keeps keys sorted: the canonical form.
+        let canonical = serde_json::to_string(&entry).expect("JSON serialises");
+        let mut hasher = sha2::Sha256::new();
+        hasher.update(b"mailroom.audit-chain.v1\n");
+        hasher.update(prev_hash.as_bytes());
+        hasher.update(canonical.as_bytes());
+        hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
     }
 
     /// A single integer from raw SQL, for assertions about storage.
@@ -65,7 +121,7 @@ impl SqliteDatabase {
         self.connection.borrow().query_row(sql, [], |row| row.get(0)).expect("count query runs")
     }
 
-    fn run(connection: &rusqlite::Connection, statement: &Statement) -> Result<QueryResult, StorageError> {
+    fn run(&self, connection: &rusqlite::Connection, statement: &Statement) -> Result<QueryResult, StorageError> {
         let error = |error: rusqlite::Error| StorageError::from_message(&error.to_string());
         let mut prepared = connection.prepare(&statement.sql).map_err(error)?;
         let columns: Vec<String> = prepared.column_names().map(str::to_string).collect();
@@ -99,6 +155,11 @@ impl SqliteDatabase {
         }
         drop(rows);
         result.changes = connection.changes();
+        self.costs.borrow_mut().push(StatementCost {
+            sql: statement.sql.to_string(),
+            steps: prepared.get_status(rusqlite::StatementStatus::VmStep),
+            sorts: prepared.get_status(rusqlite::StatementStatus::Sort),
+        });
         Ok(result)
     }
 }
@@ -112,7 +173,7 @@ impl Database for SqliteDatabase {
             let mut results = Vec::with_capacity(statements.len());
             for statement in &statements {
                 // Dropping the transaction on error rolls it back, as D1 does a batch.
-                results.push(SqliteDatabase::run(&transaction, statement)?);
+                results.push(self.run(&transaction, statement)?);
             }
             transaction.commit().map_err(|error| StorageError::Backend(error.to_string()))?;
             Ok(results)
@@ -241,6 +302,9 @@ pub const TEST_ORIGIN: &str = "https://mailroom.test";
 /// The setup token a `TestNode` is configured with.
 pub const TEST_SETUP_TOKEN: &str = "test-setup-token";
 
+/// The audit key a `TestNode` writes and seals its chain with.
+pub const TEST_AUDIT_KEY: &[u8] = b"native-test-audit-key-0123456789ab";
+
 /// PBKDF2 iterations in native tests.
 pub const TEST_PASSWORD_ITERATIONS: u32 = 1_000;
 
@@ -263,6 +327,8 @@ impl TestNode {
             platform: FixedPlatform::at(1_795_000_000_000),
             config: Config {
                 session_key: b"native-test-session-key-0123456789".to_vec(),
+                audit_key: AuditKey::new(TEST_AUDIT_KEY.to_vec()),
+                previous_audit_keys: Vec::new(),
                 setup_token: Some(TEST_SETUP_TOKEN.to_string()),
                 // Real PBKDF2, fewer rounds: hundreds of sign-ins stay fast. The
                 // production count is `Config::new`'s, checked by its own test.
@@ -281,6 +347,20 @@ impl TestNode {
     /// Sends a request from `surface`. The clock moves on a millisecond first, as
     /// it would between two real requests, so creation order is observable.
     pub fn send_from(&self, request: Request, surface: Surface) -> Response {
+        let response = self.send_without_sealing_from(request, surface);
+        if response.seal_chain {
+            self.seal();
+        }
+        response
+    }
+
+    /// Sends a request as REST and leaves the audit entries it appended waiting
+    /// for their seal, as they are for a moment after a real answer.
+    pub fn send_without_sealing(&self, request: Request) -> Response {
+        self.send_without_sealing_from(request, Surface::Rest)
+    }
+
+    fn send_without_sealing_from(&self, request: Request, surface: Surface) -> Response {
         self.platform.advance(1);
         let node = self.node();
         let response = futures_executor::block_on(dispatch(&node, &request, surface));
@@ -308,11 +388,27 @@ impl TestNode {
         response
     }
 
+    /// Seals the audit chain's waiting entries, as the adapter does after an
+    /// answer that appended to it.
+    pub fn seal(&self) -> audit::chain::Sealing {
+        futures_executor::block_on(audit::seal(&self.database, &self.config)).expect("the chain seals")
+    }
+
+    /// Runs the scheduled upkeep, as the cron trigger does.
+    pub fn maintain(&self) -> Option<AuditCheckpoint> {
+        self.platform.advance(1);
+        futures_executor::block_on(crate::dispatch::upkeep(&self.node())).expect("the upkeep runs")
+    }
+
     /// Delivers a raw message to `to` through the same path as the email handler.
     pub fn deliver(&self, from: &str, to: &str, raw: &[u8]) -> Result<Delivery, Rejection> {
         self.platform.advance(1);
         let node = self.node();
-        futures_executor::block_on(mail::receive(&node, from, to, raw))
+        let delivery = futures_executor::block_on(mail::receive(&node, from, to, raw));
+        if matches!(delivery, Ok(Delivery::Stored { .. })) {
+            self.seal();
+        }
+        delivery
     }
 }
 

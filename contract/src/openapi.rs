@@ -105,11 +105,21 @@ pub fn document(registry: &Registry) -> Value {
                 Carries::JsonRpcErrorOrRefusal => json!({ "description": description,
                     "content": body(&json!({ "anyOf": [json_rpc_error.clone(), refusal.clone()] })) }),
             };
-            if answer.retry_after {
-                response["headers"] = json!({ "Retry-After": {
-                    "description": "When it says, the seconds to wait before trying again.",
-                    "schema": { "type": "integer", "minimum": 0 },
-                } });
+            let headers: Map<String, Value> = answer
+                .headers()
+                .into_iter()
+                .map(|header| {
+                    let schema = if header.is_integer {
+                        json!({ "type": "integer", "minimum": 0 })
+                    } else {
+                        json!({ "type": "string" })
+                    };
+                    let documented = json!({ "description": header.description, "required": true, "schema": schema });
+                    (header.name.to_string(), documented)
+                })
+                .collect();
+            if !headers.is_empty() {
+                response["headers"] = Value::Object(headers);
             }
             answered.insert(answer.status.to_string(), response);
         }

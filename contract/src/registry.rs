@@ -188,7 +188,7 @@ impl Registry {
     /// from its declaration and the refusals it declares. OpenAPI lists exactly
     /// these, and the tests fail on an answer outside them.
     pub fn answers(&self, id: RouteId) -> Vec<Answer> {
-        statuses::answers(self.route(id), self.tier(id), self.is_audited(id))
+        statuses::answers(self.route(id), self.tier(id))
     }
 
     /// Why no agent is ever given a route, in a sentence an agent can act on;

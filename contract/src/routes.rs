@@ -168,6 +168,15 @@ pub fn declare(id: RouteId) -> Route {
             .tier(Tier::Operator)
             .authority(ADMIN),
 
+        R::ResetPassword => Route::new(id, Post, "/api/people/:personId/password", "reset_password")
+            .summary("Set a new password for a person")
+            .description("Sets a new password for a person who has lost theirs, or whose sign-ins are being slowed by guesses from elsewhere. Every session of theirs ends at once, and the guesses counted against their account are forgotten. Tell them the new password by another channel; they can change it at POST /api/me/password.")
+            .path_parameters(&[PathParameter::PersonId])
+            .request::<ResetPassword>()
+            .response::<PasswordReset>()
+            .tier(Tier::Operator)
+            .authority(ADMIN),
+
         R::ListTeams => Route::new(id, Get, "/api/teams", "list_teams")
             .summary("List teams")
             .description("Lists every team with its members.")
@@ -253,7 +262,7 @@ pub fn declare(id: RouteId) -> Route {
 
         R::VerifyAuditChain => Route::new(id, Get, "/api/audit/verify", "verify_audit_chain")
             .summary("Verify the audit chain")
-            .description("Recomputes the hash chain from the start (or from `after_seq`) for up to 5,000 entries and names the first entry that does not verify. Continue with `next_after_seq` until it is absent.")
+            .description("Recomputes the keyed hash chain from the start (or from `after_seq`) for up to 5,000 entries, checks each entry's own MAC, compares the chain with the latest checkpoint kept outside the database, and names the first entry that does not verify, or that the chain was truncated after a checkpoint. Continue with `next_after_seq` until it is absent.")
             .query_parameters(const { &[Parameter::whole_number(
                 "after_seq",
                 "Start after this entry, trusting its stored hash; use the previous answer's `next_after_seq`. Default: verify from the first entry.",
@@ -261,6 +270,14 @@ pub fn declare(id: RouteId) -> Route {
             )] })
             .response::<AuditVerification>()
             .exception(Tier::Operator, AUDIT_IS_AN_ESCALATION_MAP)
+            .authority(ADMIN),
+
+        R::WriteAuditCheckpoint => Route::new(id, Post, "/api/audit/checkpoints", "write_audit_checkpoint")
+            .summary("Checkpoint the audit chain")
+            .description("Seals the chain's newest entries and writes a checkpoint of its head outside the database (the node's object store), signed with the audit key, so that a later truncation or rewrite is found. The node writes one on a schedule too; this writes one now, such as before an export or an audit.")
+            .response::<AuditCheckpoint>()
+            .created()
+            .tier(Tier::Operator)
             .authority(ADMIN),
 
         R::ListAgentCapabilities => Route::new(id, Get, "/api/agent-capabilities", "list_agent_capabilities")
@@ -315,7 +332,7 @@ pub fn declare(id: RouteId) -> Route {
 
         R::ListMessages => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages", "list_messages")
             .summary("List a mailbox's messages")
-            .description("Lists the messages received by a mailbox, newest first, a page at a time: sender, recipients, subject, dates, size. Never bodies. Follow `next_cursor` to page back in time.")
+            .description("Lists the messages received by a mailbox, newest first (in the order the node stored them; `received_at` never decreases along it), a page at a time: sender, recipients, subject, dates, size. Never bodies. Follow `next_cursor` to page back in time.")
             .path_parameters(&[PathParameter::MailboxId])
             .query_parameters(const { &[LIMIT, CURSOR] })
             .response::<MessagePage>()
@@ -363,7 +380,7 @@ pub fn declare(id: RouteId) -> Route {
 
         R::SearchMessages => Route::new(id, Get, "/api/search", "search_messages")
             .summary("Search mail")
-            .description("Searches every mailbox the caller can read, or one of them, newest first, a page at a time. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Follow `next_cursor` to page back in time. Recorded in the audit chain, because a body match reveals content.")
+            .description("Searches every mailbox the caller can read, or one of them, newest first (in the order the node stored the messages, as list_messages does), a page at a time. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Follow `next_cursor` to page back in time. Recorded in the audit chain, because a body match reveals content.")
             .query_parameters(const { &[
                 Parameter::text("q", "The search terms, such as `invoice march` or `\"late payment\" refund*`."),
                 Parameter::text("mailbox", "Search only this mailbox (`mbx_…`). Leave it out to search every mailbox the caller can read."),

@@ -6,7 +6,7 @@
 //! needs a credential answers 401 without a good one; a changing route refuses a
 //! browser's call from another origin; a path that names something answers 404
 //! when it names nothing; a route that takes a body can be sent one too large
-//! (413); a route whose calls are recorded can find the chain contended. What only
+//! (413). What only
 //! its handler knows (a send in the wrong state, too many guesses) a route
 //! declares with `Route::refuses`, as a `Refuses` in words. OpenAPI lists exactly
 //! these statuses per operation, the registry refuses a declaration that cannot
@@ -42,8 +42,15 @@ pub struct Answer {
     /// Each a sentence.
     pub reasons: Vec<String>,
     pub carries: Carries,
-    /// Whether the answer may carry `Retry-After`.
-    pub retry_after: bool,
+}
+
+/// A header every answer of a status carries.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Header {
+    pub name: &'static str,
+    pub description: &'static str,
+    /// Whether its value is a whole number (otherwise text).
+    pub is_integer: bool,
 }
 
 impl Answer {
@@ -51,27 +58,42 @@ impl Answer {
     pub fn description(&self) -> String {
         self.reasons.join(" ")
     }
+
+    /// The headers the status carries: every 401 a challenge (RFC 9110), a 429
+    /// when to try again.
+    pub fn headers(&self) -> Vec<Header> {
+        match self.status {
+            401 => vec![Header {
+                name: "WWW-Authenticate",
+                description: "The Bearer scheme in the node's realm, with `error=\"invalid_token\"` when the credential presented is dead.",
+                is_integer: false,
+            }],
+            429 => vec![Header {
+                name: "Retry-After",
+                description: "How many seconds to wait before trying again.",
+                is_integer: true,
+            }],
+            _ => Vec::new(),
+        }
+    }
 }
 
 /// Every status `route` answers, success first, then in order, with why:
-/// derived from its declaration (`tier` and whether it is `audited` are the
-/// registry's) and the refusals it declares.
-pub fn answers(route: &Route, tier: Tier, audited: bool) -> Vec<Answer> {
+/// derived from its declaration (`tier` is the registry's) and the refusals it
+/// declares.
+pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
     let mut answers: Vec<Answer> = Vec::new();
-    let mut add = |status: u16, reason: String, carries: Carries| match answers
-        .iter_mut()
-        .find(|answer| answer.status == status)
-    {
-        Some(answer) => {
-            answer.reasons.push(reason);
-            if answer.carries != carries {
-                answer.carries = Carries::JsonRpcErrorOrRefusal;
+    let mut add =
+        |status: u16, reason: String, carries: Carries| match answers.iter_mut().find(|answer| answer.status == status)
+        {
+            Some(answer) => {
+                answer.reasons.push(reason);
+                if answer.carries != carries {
+                    answer.carries = Carries::JsonRpcErrorOrRefusal;
+                }
             }
-        }
-        None => {
-            answers.push(Answer { status, reasons: vec![reason], carries, retry_after: matches!(status, 429 | 503) })
-        }
-    };
+            None => answers.push(Answer { status, reasons: vec![reason], carries }),
+        };
     let refusal = Carries::Refusal;
     let json_rpc = route.produces == Produces::JsonRpc;
     let needs_credential = !matches!(route.authority, Authority::Public);
@@ -163,15 +185,6 @@ pub fn answers(route: &Route, tier: Tier, audited: bool) -> Vec<Answer> {
         refusal,
     );
     add(503, "The deployment lacks a binding or secret the node needs.".into(), refusal);
-    if audited {
-        add(
-            503,
-            "Many changes arrived at once and this call could not take its place in the audit chain; nothing was \
-             changed."
-                .into(),
-            refusal,
-        );
-    }
     answers.sort_by_key(|answer| answer.status);
     answers
 }

@@ -9,38 +9,80 @@ mod bindings;
 mod d1;
 mod platform;
 
-use worker::{Context, Env, ForwardableEmailMessage, event};
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use worker::{Context, Env, ForwardableEmailMessage, ScheduleContext, ScheduledEvent, event};
 
+use crate::audit;
 use crate::core::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
-use crate::core::node::{Config, DEFAULT_MAXIMUM_MESSAGE_BYTES, Installation};
+use crate::core::node::{AuditKey, Config, DEFAULT_MAXIMUM_MESSAGE_BYTES, Installation};
 use crate::core::refusal::Refusal;
 use crate::core::storage::Database;
 use crate::dispatch::dispatch;
 use crate::mail::{self, Rejection};
 
-/// The shortest `SESSION_SECRET` the node accepts: 32 bytes of key material.
+/// The shortest `SESSION_SECRET` and `AUDIT_KEY` the node accepts: 32 bytes of
+/// key material.
 const MINIMUM_SESSION_SECRET_LENGTH: usize = 32;
 
 #[event(fetch)]
-async fn fetch(request: worker::Request, env: Env, context: Context) -> worker::Result<worker::Response> {
+async fn fetch(mut request: worker::Request, env: Env, context: Context) -> worker::Result<worker::Response> {
     console_error_panic_hook::set_once();
-    let response = match handle(request, &env).await {
-        Ok(response) => response,
+    let bindings = match bindings(&env) {
+        Ok(bindings) => bindings,
+        Err(refusal) => return to_worker_response(Response::refusal(&refusal)),
+    };
+    let response = match to_core_request(&mut request).await {
+        Ok(core_request) => dispatch(&bindings.node(), &core_request, Surface::Rest).await,
         Err(refusal) => Response::refusal(&refusal),
     };
-    if !response.deferred.is_empty() {
-        // Outcomes recorded after the answer (a dispatch's result) must not hold
-        // it up; the runtime keeps the isolate alive until they are written.
-        if let Ok(database) = env.d1("DB") {
-            let deferred = response.deferred.clone();
-            context.wait_until(async move {
-                if let Err(error) = d1::D1Storage::new(database).execute(deferred).await {
-                    worker::console_error!("a deferred write failed: {error}");
-                }
-            });
-        }
+    if !response.deferred.is_empty() || response.seal_chain {
+        // What follows the answer must not hold it up: outcomes recorded after it
+        // (a dispatch's result), and sealing the entries it appended to the audit
+        // chain. The runtime keeps the isolate alive until they are done.
+        let (deferred, seal) = (response.deferred.clone(), response.seal_chain);
+        context.wait_until(async move {
+            if !deferred.is_empty()
+                && let Err(error) = bindings.database.execute(deferred).await
+            {
+                worker::console_error!("a deferred write failed: {error}");
+            }
+            if seal {
+                seal_chain(&bindings).await;
+            }
+        });
     }
     to_worker_response(response)
+}
+
+/// Seals the audit chain's waiting entries, logging what stops the sealer.
+async fn seal_chain(bindings: &Bindings) {
+    match audit::seal(&bindings.database, &bindings.config).await {
+        Ok(sealing) => {
+            if let Some(stopped) = sealing.stopped {
+                worker::console_error!("the audit chain was not sealed past its head: {stopped}");
+            }
+        }
+        Err(error) => worker::console_error!("sealing the audit chain failed: {error}"),
+    }
+}
+
+/// The scheduled upkeep (`[triggers]` in wrangler.toml): the audit chain sealed,
+/// refused attempts folded into it, a checkpoint of its head kept outside D1.
+#[event(scheduled)]
+async fn scheduled(_event: ScheduledEvent, env: Env, _context: ScheduleContext) {
+    console_error_panic_hook::set_once();
+    let bindings = match bindings(&env) {
+        Ok(bindings) => bindings,
+        Err(refusal) => {
+            worker::console_error!("the scheduled upkeep cannot run: {}", refusal.reason);
+            return;
+        }
+    };
+    if let Err(error) = crate::dispatch::upkeep(&bindings.node()).await {
+        worker::console_error!("the scheduled upkeep of the audit chain failed: {error}");
+    }
 }
 
 /// The bindings a request or an email is handled with.
@@ -70,16 +112,10 @@ fn bindings(env: &Env) -> Result<Bindings, Refusal> {
     })
 }
 
-async fn handle(mut request: worker::Request, env: &Env) -> Result<Response, Refusal> {
-    let bindings = bindings(env)?;
-    let core_request = to_core_request(&mut request).await?;
-    Ok(dispatch(&bindings.node(), &core_request, Surface::Rest).await)
-}
-
 /// Inbound mail from Cloudflare Email Routing: stored, or rejected with an SMTP
 /// reason the sender's server reports back.
 #[event(email)]
-async fn email(message: ForwardableEmailMessage, env: Env, _context: Context) -> worker::Result<()> {
+async fn email(message: ForwardableEmailMessage, env: Env, context: Context) -> worker::Result<()> {
     console_error_panic_hook::set_once();
     let fallback =
         env.var("INBOUND_FALLBACK_ADDRESS").ok().map(|value| value.to_string()).filter(|value| !value.is_empty());
@@ -101,7 +137,11 @@ async fn email(message: ForwardableEmailMessage, env: Env, _context: Context) ->
     };
     let (from, to) = (message.from(), message.to());
     match mail::receive(&bindings.node(), &from, &to, &raw).await {
-        Ok(_) => Ok(()),
+        Ok(mail::Delivery::Stored { .. }) => {
+            context.wait_until(async move { seal_chain(&bindings).await });
+            Ok(())
+        }
+        Ok(mail::Delivery::Duplicate { .. }) => Ok(()),
         Err(rejection) => reject(rejection).await,
     }
 }
@@ -120,8 +160,30 @@ async fn reject(message: &ForwardableEmailMessage, rejection: Rejection, fallbac
             Err(error) => worker::console_error!("forwarding mail for {} to {address} failed: {error:?}", message.to()),
         }
     }
-    message.set_reject(&rejection.smtp_reason());
+    set_reject(message, &rejection.smtp_reason()).await;
     Ok(())
+}
+
+/// Rejects `message` with `reason` and waits for the rejection to land. Where
+/// the message is a stub across an RPC boundary (locally, under wrangler dev),
+/// `setReject` answers a promise, and a handler that returned first would leave
+/// the rejection unheard; in production it answers nothing, and this waits for
+/// nothing.
+async fn set_reject(message: &ForwardableEmailMessage, reason: &str) {
+    let returned = message.unchecked_ref::<Rejectable>().set_reject_answering(reason);
+    if let Err(error) = JsFuture::from(js_sys::Promise::resolve(&returned)).await {
+        worker::console_error!("rejecting an inbound message failed: {error:?}");
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// An inbound message, seen only as something with `setReject`.
+    type Rejectable;
+
+    /// `setReject`, keeping what it answers (the worker crate's binding drops it).
+    #[wasm_bindgen(method, js_name = setReject)]
+    fn set_reject_answering(this: &Rejectable, reason: &str) -> JsValue;
 }
 
 fn configuration(env: &Env) -> Result<Config, Refusal> {
@@ -131,7 +193,18 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         worker::console_error!("SESSION_SECRET is missing or shorter than 32 characters");
         return Err(Refusal::misconfigured("the SESSION_SECRET secret (32 characters or more)"));
     };
-    let mut config = Config::new(session_secret.into_bytes(), secret("SETUP_TOKEN"));
+    let Some(audit_key) = secret("AUDIT_KEY").filter(|value| value.len() >= MINIMUM_SESSION_SECRET_LENGTH) else {
+        worker::console_error!("AUDIT_KEY is missing or shorter than 32 characters");
+        return Err(Refusal::misconfigured("the AUDIT_KEY secret (32 characters or more)"));
+    };
+    let mut config = Config::new(session_secret.into_bytes(), audit_key.into_bytes(), secret("SETUP_TOKEN"));
+    // Keys the chain was written with before a rotation, kept to verify what
+    // they wrote: comma-separated, newest first.
+    config.previous_audit_keys = secret("AUDIT_PREVIOUS_KEYS")
+        .map(|keys| {
+            keys.split(',').map(str::trim).filter(|key| !key.is_empty()).map(|key| AuditKey::new(key.into())).collect()
+        })
+        .unwrap_or_default();
     config.maximum_message_bytes = env
         .var("MAXIMUM_MESSAGE_BYTES")
         .ok()
@@ -175,6 +248,11 @@ fn to_worker_response(response: Response) -> worker::Result<worker::Response> {
         headers.append(name, value)?;
     }
     headers.set("x-content-type-options", "nosniff")?;
+    if response.commit_attempts > 0 {
+        // How many commit batches the answer took (1: the chain never makes a
+        // writer retry), for the benchmark to count.
+        headers.set("x-mailroom-commit-attempts", &response.commit_attempts.to_string())?;
+    }
     let body = if response.body.is_empty() { None } else { Some(response.body) };
     let builder = worker::ResponseBuilder::new().with_status(response.status).with_headers(headers);
     Ok(match body {

@@ -147,16 +147,18 @@ pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
     };
     context.write(
         Statement::new(
-            "INSERT INTO agents (id, name, sponsor_id, credential_hash, created_at, created_by, expires_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+            "INSERT INTO agents (id, name, sponsor_id, credential_hash, created_at, created_by, expires_at, \
+             credential_issued_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )
         .bind(agent_id.as_str())
         .bind(mint.name.as_str())
         .bind(mint.sponsor.as_str())
-        .bind(credential_hash)
+        // Shown once to whoever minted it: they hold the credential now.
+        .bind(credential_hash.clone())
         .bind(context.now_ms())
         .bind(caller.as_str())
-        .bind(mint.expires_at),
+        .bind(mint.expires_at)
+        .bind(credential_hash.as_ref().map(|_| caller.as_str())),
     );
     let mut pin = Statement::new(format!(
         "INSERT INTO agent_routes (agent_id, route) VALUES {}",

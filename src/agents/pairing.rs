@@ -9,8 +9,9 @@ use super::lifecycle::the_agent;
 use crate::authz::credentials::{new_agent_credential, new_pairing_code};
 use crate::authz::throttle::Window;
 use crate::core::context::Context;
-use crate::core::crypto::hash_secret;
+use crate::core::crypto::{hash_secret, hex};
 use crate::core::http::Response;
+use crate::core::platform::random_bytes;
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::core::time::{MINUTE_MS, rfc3339};
@@ -22,14 +23,17 @@ pub const PAIRING_CODE_LIFETIME_MS: i64 = 10 * MINUTE_MS;
 pub(super) fn issue_code(context: &mut Context<'_>, agent_id: &str) -> PairingCode {
     let code = new_pairing_code(context.platform());
     let expires_at = context.now_ms() + PAIRING_CODE_LIFETIME_MS;
+    let issued_by = context.caller().actor_id().map(str::to_string);
     context.write(
         Statement::new(
-            "INSERT INTO pairing_codes (code_hash, agent_id, created_at, expires_at) VALUES (?1, ?2, ?3, ?4)",
+            "INSERT INTO pairing_codes (code_hash, agent_id, created_at, expires_at, issued_by) \
+             VALUES (?1, ?2, ?3, ?4, ?5)",
         )
         .bind(hash_secret(&code))
         .bind(agent_id)
         .bind(context.now_ms())
-        .bind(expires_at),
+        .bind(expires_at)
+        .bind(issued_by),
     );
     PairingCode { agent_id: agent_id.to_string(), code, expires_at: rfc3339(expires_at) }
 }
@@ -48,15 +52,17 @@ pub async fn issue_pairing_code(context: &mut Context<'_>) -> Result<Response, R
 /// `POST /api/agents/pair`.
 pub async fn redeem_pairing_code(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: RedeemPairingCode = context.body()?;
+    // Counted before the code is looked at: parallel guesses cannot all slip under the limit.
     let window = Window::pairing(context.request().client_address.as_deref());
+    let attempt = hex(&random_bytes::<16>(context.platform()));
     let code_hash = hash_secret(request.code.trim());
     let code = Statement::new(
-        "SELECT c.agent_id, c.expires_at, c.redeemed_at, a.revoked_at, a.sponsor_id \
+        "SELECT c.agent_id, c.expires_at, c.redeemed_at, c.issued_by, a.revoked_at, a.sponsor_id \
          FROM pairing_codes c JOIN agents a ON a.id = c.agent_id WHERE c.code_hash = ?1",
     )
     .bind(code_hash.as_str());
-    let [code, failures] = context.read_array([code, window.read()]).await?;
-    if let Some(retry_after_seconds) = window.paused_for(&failures, context.now_ms()) {
+    let [code, reserved] = context.read_array([code, window.reserve(context.now_ms(), &attempt)]).await?;
+    if let Err(retry_after_seconds) = window.admits(&reserved, context.now_ms(), &attempt) {
         return Err(AgentError::TooManyPairingAttempts { retry_after_seconds }.into());
     }
     let usable = code.first().filter(|row| {
@@ -64,10 +70,11 @@ pub async fn redeem_pairing_code(context: &mut Context<'_>) -> Result<Response, 
             && row.optional_integer("revoked_at").ok().flatten().is_none()
             && row.integer("expires_at").is_ok_and(|expires_at| expires_at > context.now_ms())
     });
+    // A wrong code keeps its reservation: it is its failure.
     let Some(row) = usable else {
-        context.write_whatever_the_outcome(window.count_failure(context.now_ms()));
         return Err(AgentError::PairingCodeInvalid.into());
     };
+    context.write(window.release());
     let agent_id = row.text("agent_id").map_err(|error| context.internal(error))?;
     let sponsor = row.text("sponsor_id").map_err(|error| context.internal(error))?;
     let credential = new_agent_credential(&agent_id, context.platform());
@@ -77,10 +84,14 @@ pub async fn redeem_pairing_code(context: &mut Context<'_>) -> Result<Response, 
             .bind(context.now_ms()),
         AgentError::PairingCodeInvalid,
     );
+    // Whoever issued the code handed the agent this credential: never the second
+    // person on what the agent submits.
+    let issued_by = row.optional_text("issued_by").map_err(|error| context.internal(error))?;
     context.write(
-        Statement::new("UPDATE agents SET credential_hash = ?2 WHERE id = ?1")
+        Statement::new("UPDATE agents SET credential_hash = ?2, credential_issued_by = ?3 WHERE id = ?1")
             .bind(agent_id.as_str())
-            .bind(hash_secret(&credential)),
+            .bind(hash_secret(&credential))
+            .bind(issued_by),
     );
     // The code proved who is redeeming it: the entry names the agent, under its sponsor.
     context.attribute_to_agent(agent_id.clone(), hash_secret(&credential), sponsor);

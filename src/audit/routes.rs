@@ -8,7 +8,7 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mailroom_contract::api::{AuditPage, ChainHead};
 
-use crate::audit::chain::{ENTRY_COLUMNS, GENESIS_HASH, StoredEntry, VERIFY_PAGE, head, head_from, present, verify};
+use crate::audit::chain::{self, ENTRY_COLUMNS, GENESIS_HASH, Reference, StoredEntry, VERIFY_PAGE, verify};
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::paging;
@@ -47,11 +47,12 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
     } else {
         None
     };
-    let entries = entries.into_iter().map(present).collect();
+    let entries = entries.into_iter().map(StoredEntry::present).collect();
     Ok(context.json(&AuditPage { entries, next_cursor }))
 }
 
-/// `GET /api/audit/verify`: recomputes up to `VERIFY_PAGE` entries after `after_seq`.
+/// `GET /api/audit/verify`: recomputes up to `VERIFY_PAGE` entries after
+/// `after_seq` and compares the chain with the latest checkpoint.
 pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let after = context.whole_number("after_seq")?.unwrap_or(0);
     let anchor = Statement::new("SELECT hash FROM audit_entries WHERE seq = ?1").bind(after);
@@ -59,16 +60,49 @@ pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal
         Statement::new(format!("SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq > ?1 ORDER BY seq LIMIT ?2"))
             .bind(after)
             .bind(VERIFY_PAGE);
-    let [anchor, page, head_row] = context.read_array([anchor, page, head()]).await?;
+    let ends = Statement::new(
+        "SELECT (SELECT COALESCE(MAX(seq), 0) FROM audit_entries) AS last_seq, sealed.seq AS head_seq, \
+                sealed.hash AS head_hash \
+         FROM (SELECT 1) LEFT JOIN (SELECT seq, hash FROM audit_entries WHERE hash IS NOT NULL \
+                                    ORDER BY seq DESC LIMIT 1) AS sealed",
+    );
+    let [anchor, page, ends] = context.read_array([anchor, page, ends]).await?;
     let anchor_hash = match (after, anchor.first()) {
         (0, _) => Some(GENESIS_HASH.to_string()),
-        (_, Some(row)) => Some(row.text("hash").map_err(|error| context.internal(error))?),
+        (_, Some(row)) => row.optional_text("hash").map_err(|error| context.internal(error))?,
         (_, None) => None,
     };
     let entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
-    let (head_seq, head_hash) = head_from(head_row.first()).map_err(|error| context.internal(error))?;
-    let head = (head_seq > 0).then_some(ChainHead { seq: head_seq, hash: head_hash });
-    Ok(context.json(&verify(after, anchor_hash, &entries, head)))
+    let ends = ends.first().ok_or_else(|| context.internal("the chain's ends were not read"))?;
+    let last_seq = ends.integer("last_seq").map_err(|error| context.internal(error))?;
+    let head = match (ends.optional_integer("head_seq"), ends.optional_text("head_hash")) {
+        (Ok(Some(seq)), Ok(Some(hash))) => Some(ChainHead { seq, hash }),
+        _ => None,
+    };
+    let checkpoint = chain::latest_checkpoint(context.node()).await.map_err(|error| context.internal(error))?;
+    let reference = Reference { anchor_hash, last_seq, head, checkpoint };
+    Ok(context.json(&verify(context.config(), after, &entries, reference)))
+}
+
+/// `POST /api/audit/checkpoints`: seals the chain's waiting entries with this
+/// call's own commit and keeps a checkpoint of the head outside the database.
+pub async fn write_checkpoint(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let [last_sealed, waiting] = context.read_array(chain::seal_reads()).await?;
+    let (updates, sealing) =
+        chain::seals(context.config(), &last_sealed, &waiting).map_err(|error| context.internal(error))?;
+    if let Some(stopped) = &sealing.stopped {
+        context.platform().log(&format!("the audit chain was not sealed past its head: {stopped}"));
+    }
+    let head = sealing.head.ok_or_else(|| context.internal("a checkpoint was asked of an empty chain"))?;
+    for update in updates {
+        context.write(update);
+    }
+    // Sealing is deterministic, so the checkpoint can be kept before the seals
+    // commit: should the commit fail, the next sealer writes the same hashes.
+    let checkpoint = chain::checkpoint(context.config(), &head, context.now_ms());
+    chain::keep_checkpoint(context.node(), &checkpoint).await.map_err(|error| context.internal(error))?;
+    context.audit_detail(serde_json::json!({ "seq": checkpoint.seq, "sealed": sealing.sealed }));
+    Ok(context.json(&checkpoint))
 }
 
 #[cfg(test)]

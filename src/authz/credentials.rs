@@ -18,7 +18,7 @@ use crate::core::crypto::hash_secret;
 use crate::core::http::Request;
 use crate::core::ids::{IdKind, is_id_of};
 use crate::core::platform::{Platform, random_bytes};
-use crate::core::refusal::Refusal;
+use crate::core::refusal::{CredentialRefused, Refusal};
 use crate::core::time::{DAY_MS, MINUTE_MS};
 
 /// The browser's access-token cookie. `__Host-` binds it to this origin, Secure, Path=/.
@@ -66,9 +66,34 @@ pub enum AuthenticationError {
     SponsorDisabled,
 }
 
+impl AuthenticationError {
+    /// Whether this refuses the credential the request presented, and how: a
+    /// dead one (401, `error="invalid_token"`) or one whose holder is stopped
+    /// (403). `None` when no credential was presented, or when the credential is
+    /// fine and the refusal is of where or how it was used.
+    pub fn credential_refused(&self) -> Option<CredentialRefused> {
+        match self {
+            AuthenticationError::MalformedCredential
+            | AuthenticationError::AccessTokenExpired
+            | AuthenticationError::SessionEnded
+            | AuthenticationError::AgentCredentialInvalid
+            | AuthenticationError::AgentRevoked
+            | AuthenticationError::AgentExpired => Some(CredentialRefused::Dead),
+            AuthenticationError::AgentPaused | AuthenticationError::SponsorDisabled => {
+                Some(CredentialRefused::Suspended)
+            }
+            AuthenticationError::MissingCredentials
+            | AuthenticationError::CrossOrigin
+            | AuthenticationError::CredentialNotAccepted
+            | AuthenticationError::WrongHost { .. } => None,
+        }
+    }
+}
+
 impl From<AuthenticationError> for Refusal {
     fn from(error: AuthenticationError) -> Refusal {
-        match error {
+        let credential = error.credential_refused();
+        let refusal = match error {
             AuthenticationError::MissingCredentials => Refusal::new(
                 401,
                 "not_signed_in",
@@ -155,7 +180,8 @@ impl From<AuthenticationError> for Refusal {
                 "The route answers people signed in with a session.",
                 "Sign in as a person and call it with that session.",
             ),
-        }
+        };
+        Refusal { credential, ..refusal }
     }
 }
 

@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::core::refusal::Refusal;
+use crate::core::refusal::{CredentialRefused, Refusal};
 
 /// The largest request body the node reads, stated in the contract (which
 /// documents the 413 that refuses a bigger one).
@@ -78,6 +78,16 @@ pub struct Response {
     /// `waitUntil`), such as recording a dispatch's outcome. Never an authority
     /// decision, never an audit row.
     pub deferred: Vec<crate::core::storage::Statement>,
+    /// Commit batches producing this response took: 1 for a change, 0 for a
+    /// read. Sent as `x-mailroom-commit-attempts` for the benchmark to count.
+    pub commit_attempts: u32,
+    /// Whether producing this response appended to the audit chain: the adapter
+    /// seals the chain after the answer (`audit::seal`).
+    pub seal_chain: bool,
+    /// Not sent: set when the answer refuses the credential the request
+    /// presented, so the MCP server, reading a call it re-entered the
+    /// dispatcher with, answers that as HTTP rather than as a tool's result.
+    pub credential_refused: Option<CredentialRefused>,
 }
 
 impl Response {
@@ -94,6 +104,9 @@ impl Response {
             body,
             round_trips: 0,
             deferred: Vec::new(),
+            commit_attempts: 0,
+            seal_chain: false,
+            credential_refused: None,
         }
     }
 
@@ -110,6 +123,23 @@ impl Response {
             body: body.into_bytes(),
             round_trips: 0,
             deferred: Vec::new(),
+            commit_attempts: 0,
+            seal_chain: false,
+            credential_refused: None,
+        }
+    }
+
+    /// An answer with no body, such as a 202 to a notification.
+    pub fn empty(status: u16) -> Response {
+        Response {
+            status,
+            headers: Vec::new(),
+            body: Vec::new(),
+            round_trips: 0,
+            deferred: Vec::new(),
+            commit_attempts: 0,
+            seal_chain: false,
+            credential_refused: None,
         }
     }
 
@@ -124,6 +154,9 @@ impl Response {
             body: source.as_bytes().to_vec(),
             round_trips: 0,
             deferred: Vec::new(),
+            commit_attempts: 0,
+            seal_chain: false,
+            credential_refused: None,
         }
     }
 
@@ -153,6 +186,9 @@ impl Response {
             body,
             round_trips: 0,
             deferred: Vec::new(),
+            commit_attempts: 0,
+            seal_chain: false,
+            credential_refused: None,
         }
     }
 
@@ -164,6 +200,10 @@ impl Response {
         if let Some(allowed) = &refusal.allow {
             response.headers.push(("allow".into(), allowed.clone()));
         }
+        if let Some(challenge) = refusal.challenge() {
+            response.headers.push(("www-authenticate".into(), challenge));
+        }
+        response.credential_refused = refusal.credential;
         response
     }
 

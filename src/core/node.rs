@@ -6,6 +6,7 @@
 //! from SQLite and memory, and both hand the core the same shape.
 
 use crate::core::bindings::{BlobStore, Mailer};
+use crate::core::crypto::sha256_hex;
 use crate::core::platform::Platform;
 use crate::core::storage::Database;
 
@@ -16,11 +17,41 @@ pub const DEFAULT_MAXIMUM_MESSAGE_BYTES: usize = 25 * 1024 * 1024;
 /// WebCrypto caps PBKDF2 at 100,000 iterations; this is that cap.
 pub const PASSWORD_ITERATIONS: u32 = 100_000;
 
+/// A key the audit chain is written, sealed and checkpointed with: a Worker
+/// secret the database never holds, so whoever can write the database cannot
+/// forge or recompute an entry. Its id is derived from it, and every entry
+/// names the id of the key it was written with, so keys can rotate.
+#[derive(Clone)]
+pub struct AuditKey {
+    /// A short public name for the key, derived from it.
+    pub id: String,
+    pub secret: Vec<u8>,
+}
+
+impl AuditKey {
+    pub fn new(secret: Vec<u8>) -> AuditKey {
+        let mut named = b"mailroom.audit-key-id.v1\n".to_vec();
+        named.extend_from_slice(&secret);
+        AuditKey { id: sha256_hex(&named)[..16].to_string(), secret }
+    }
+}
+
+impl std::fmt::Debug for AuditKey {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("AuditKey").field("id", &self.id).finish_non_exhaustive()
+    }
+}
+
 /// The configuration a deployment supplies: secrets and feature switches.
 #[derive(Clone, Debug)]
 pub struct Config {
     /// The key access tokens are signed with (`SESSION_SECRET`).
     pub session_key: Vec<u8>,
+    /// The key new audit entries are written and sealed with (`AUDIT_KEY`).
+    pub audit_key: AuditKey,
+    /// Keys the chain was written with before a rotation (`AUDIT_PREVIOUS_KEYS`):
+    /// kept to verify the entries they wrote, never to write new ones.
+    pub previous_audit_keys: Vec<AuditKey>,
     /// The one-time setup secret (`SETUP_TOKEN`), if configured.
     pub setup_token: Option<String>,
     /// PBKDF2 iterations for new password hashes. Existing hashes keep the count
@@ -38,9 +69,11 @@ pub struct Config {
 
 impl Config {
     /// A deployment's configuration, hashing at the production iteration count.
-    pub fn new(session_key: Vec<u8>, setup_token: Option<String>) -> Config {
+    pub fn new(session_key: Vec<u8>, audit_key: Vec<u8>, setup_token: Option<String>) -> Config {
         Config {
             session_key,
+            audit_key: AuditKey::new(audit_key),
+            previous_audit_keys: Vec::new(),
             setup_token,
             password_iterations: PASSWORD_ITERATIONS,
             maximum_message_bytes: DEFAULT_MAXIMUM_MESSAGE_BYTES,
@@ -67,6 +100,13 @@ pub struct Installation<D, B, M, P> {
     pub mailer: M,
     pub platform: P,
     pub config: Config,
+}
+
+impl Config {
+    /// The audit key named `id`: the current one or one kept from before a rotation.
+    pub fn audit_key_named(&self, id: &str) -> Option<&AuditKey> {
+        std::iter::once(&self.audit_key).chain(&self.previous_audit_keys).find(|key| key.id == id)
+    }
 }
 
 impl<D: Database, B: BlobStore, M: Mailer, P: Platform> Installation<D, B, M, P> {

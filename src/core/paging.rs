@@ -1,12 +1,16 @@
-//! Pages of a list kept in a stable order (a time, then an id): the `limit` and
-//! `cursor` query parameters every paged route reads, and the `next_cursor` every
-//! page answers.
+//! Pages of a list kept in a stable order: the `limit` and `cursor` query
+//! parameters every paged route reads, and the `next_cursor` every page answers.
 //!
-//! A cursor is the position of the last item on a page, opaque to clients. It
-//! holds an id of the kind the list is made of, so one list's cursor handed to
-//! another is refused rather than answered with a wrong page. A page is read as
-//! one row more than asked for: that row, if it comes, is how the node knows
-//! another page exists, without a count.
+//! A cursor is the position of the last item on a page, opaque to clients. A list
+//! ordered by a time, then an id, holds both (`cursor`, `cut`); a list in the
+//! order its items were stored holds the last item's id alone, and the query
+//! finds where that item was stored (`cursor_id`, `cut_at_id`), so the storage
+//! order itself, which would tell how much the whole node holds, is never handed
+//! out. Either way the cursor holds an id of the kind the list is made of, and the
+//! two forms cannot be read as each other, so one list's cursor handed to another
+//! is refused rather than answered with a wrong page. A page is read as one row
+//! more than asked for: that row, if it comes, is how the node knows another page
+//! exists, without a count.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -36,6 +40,20 @@ fn decode_cursor(cursor: &str, kind: IdKind) -> Option<(i64, String)> {
     Some((at.parse().ok()?, id.to_string()))
 }
 
+fn decode_id_cursor(cursor: &str, kind: IdKind) -> Option<String> {
+    let text = String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()?;
+    let id = text.strip_prefix(CURSOR_PREFIX)?;
+    is_id_of(id, kind).then(|| id.to_string())
+}
+
+fn invalid_cursor() -> Refusal {
+    RequestError::InvalidQueryParameter {
+        name: "cursor".into(),
+        expected: "the `next_cursor` of a previous page of this list, unchanged".into(),
+    }
+    .into()
+}
+
 /// The `cursor` query parameter as the time and id of a list of `kind` to
 /// continue after, or `start` (with no id) when absent: a time before every item
 /// of the list in its own order (`i64::MAX` for newest first, `i64::MIN` for
@@ -43,14 +61,14 @@ fn decode_cursor(cursor: &str, kind: IdKind) -> Option<(i64, String)> {
 pub fn cursor(context: &Context<'_>, kind: IdKind, start: i64) -> Result<(i64, String), Refusal> {
     match context.query("cursor") {
         None => Ok((start, String::new())),
-        Some(cursor) => decode_cursor(cursor, kind).ok_or_else(|| {
-            RequestError::InvalidQueryParameter {
-                name: "cursor".into(),
-                expected: "the `next_cursor` of a previous page of this list, unchanged".into(),
-            }
-            .into()
-        }),
+        Some(cursor) => decode_cursor(cursor, kind).ok_or_else(invalid_cursor),
     }
+}
+
+/// The `cursor` query parameter of a list in storage order, as the id (of
+/// `kind`) of the item to continue after, or `None` for the first page.
+pub fn cursor_id(context: &Context<'_>, kind: IdKind) -> Result<Option<String>, Refusal> {
+    context.query("cursor").map(|cursor| decode_id_cursor(cursor, kind).ok_or_else(invalid_cursor)).transpose()
 }
 
 /// The `limit` query parameter: the page size the request asked for, or the
@@ -81,6 +99,18 @@ pub fn cut<Row>(rows: &mut Vec<Row>, limit: i64, position: impl Fn(&Row) -> (i64
     })
 }
 
+/// Cuts `rows` of a list in storage order, read as `limit + 1`, to the page,
+/// and answers the page's `next_cursor`: its last row's id when a further row
+/// came back.
+pub fn cut_at_id<Row>(rows: &mut Vec<Row>, limit: i64, id: impl Fn(&Row) -> &str) -> Option<String> {
+    let limit = usize::try_from(limit).unwrap_or(0);
+    if rows.len() <= limit {
+        return None;
+    }
+    rows.truncate(limit);
+    rows.last().map(|row| URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{}", id(row))))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -95,6 +125,19 @@ mod tests {
         assert_eq!(decode_cursor("nope", IdKind::Receipt), None);
         assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode(format!("after:x:{RECEIPT}")), IdKind::Receipt), None);
         assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("after:1:'; DROP"), IdKind::Receipt), None);
+    }
+
+    #[test]
+    fn cursors_by_id_round_trip_and_are_never_read_as_cursors_by_time() {
+        let mut rows = vec![RECEIPT, RECEIPT, "rcp_01M8MECXYJD8V8NXZMYC8H1338"];
+        let cursor = cut_at_id(&mut rows, 2, |row| row).expect("a row beyond the page");
+        assert_eq!(rows.len(), 2);
+        assert_eq!(decode_id_cursor(&cursor, IdKind::Receipt), Some(RECEIPT.to_string()));
+        assert_eq!(decode_id_cursor(&cursor, IdKind::Send), None, "another list's cursor");
+        assert_eq!(decode_cursor(&cursor, IdKind::Receipt), None, "a list by time refuses it");
+        assert_eq!(decode_id_cursor(&encode_cursor(42, RECEIPT), IdKind::Receipt), None, "and the other way round");
+        assert_eq!(decode_id_cursor("nope", IdKind::Receipt), None);
+        assert_eq!(cut_at_id(&mut rows, 2, |row| row), None, "no row beyond the page: the last page");
     }
 
     #[test]

@@ -21,7 +21,25 @@ pub struct Refusal {
     pub retry_after_seconds: Option<u32>,
     /// Sent as `Allow` on a 405.
     pub allow: Option<String>,
+    /// Set when what was refused is the credential the request presented, not
+    /// what it asked for: every surface answers that as HTTP (a tool call too),
+    /// and a dead one's 401 says `error="invalid_token"`.
+    pub credential: Option<CredentialRefused>,
 }
+
+/// How the credential a request presented was refused.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum CredentialRefused {
+    /// Revoked, expired, unknown or malformed: it will never work again as it
+    /// is, so its 401 challenges with `error="invalid_token"` (RFC 6750 §3.1).
+    Dead,
+    /// Genuine, but its holder may not act now (an agent paused, its sponsor
+    /// disabled): a 403, which a resumed agent's same credential gets past.
+    Suspended,
+}
+
+/// The realm every challenge names.
+pub const REALM: &str = "mailroom";
 
 impl Refusal {
     pub fn new(
@@ -39,7 +57,30 @@ impl Refusal {
             fix: fix.into(),
             retry_after_seconds: None,
             allow: None,
+            credential: None,
         }
+    }
+
+    /// The same refusal, saying it refuses the credential the request presented.
+    pub fn of_credential(mut self, how: CredentialRefused) -> Refusal {
+        self.credential = Some(how);
+        self
+    }
+
+    /// The `WWW-Authenticate` challenge a 401 carries (RFC 9110 §11.6.1 requires
+    /// one on every 401): the Bearer scheme in this node's realm, and
+    /// `error="invalid_token"` when the credential presented is dead. A request
+    /// that presented none, or a sign-in whose password was wrong, is only told
+    /// which scheme to use (RFC 6750 §3: no error code when the request lacked
+    /// the token). `None` for any other status.
+    pub fn challenge(&self) -> Option<String> {
+        if self.status != 401 {
+            return None;
+        }
+        Some(match self.credential {
+            Some(CredentialRefused::Dead) => format!("Bearer realm=\"{REALM}\", error=\"invalid_token\""),
+            _ => format!("Bearer realm=\"{REALM}\""),
+        })
     }
 
     /// The answer to anything that went wrong inside the node. Deliberately says
@@ -52,19 +93,6 @@ impl Refusal {
             "Something failed inside the node; the details are in the operator's logs, not here.",
             "Try again. If it keeps failing, tell the node's operator the time of the request.",
         )
-    }
-
-    /// The answer when the audit chain stayed contended through every retry. The
-    /// change was not applied, so nothing is lost by trying again.
-    pub fn busy() -> Refusal {
-        Refusal::new(
-            503,
-            "busy",
-            "The node is busy and did not apply this change.",
-            "Many changes arrived at once and this one could not take its place in the audit chain; it was rolled back.",
-            "Try again in a moment; nothing was changed.",
-        )
-        .retry_after(1)
     }
 
     /// The same refusal, saying how long waiting takes to change the answer

@@ -11,10 +11,12 @@ mod handlers;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
+use mailroom_contract::api::AuditCheckpoint;
 use mailroom_contract::{Authority, Method, PathParameter, Route, RouteId, registry};
 
-use crate::audit::AuditChain;
+use crate::audit::{self, AuditChain};
 use crate::authz::credentials::{self, AuthenticationError};
+use crate::authz::throttle;
 use crate::authz::{self};
 use crate::core::caller::Caller;
 use crate::core::context::{Admitted, Context};
@@ -22,6 +24,7 @@ use crate::core::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
+use crate::identity::sessions;
 
 type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
 
@@ -103,6 +106,23 @@ fn parse_query(route: &Route, query: &str) -> Result<Vec<(String, String)>, Requ
 /// Handles one request from `surface`. Never panics on input and never answers a
 /// 500 for anything a client sent.
 pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> Response {
+    dispatch_deciding(node, request, surface, None).await
+}
+
+/// Handles a request whose refusal was decided before its handler, by a
+/// surface that withholds the route from this caller (the MCP server, for a
+/// tool it never offers). Everything else is the route's own: its credential,
+/// Origin, shape and authority are checked as for any call, whichever of them
+/// refuses first is the answer (so a dead credential is still a 401), and the
+/// call is recorded as the route's refused call wherever the route's calls are
+/// recorded. Only the handler never runs. A caller who presented no
+/// credential is answered without I/O, as every refusal before the caller is
+/// known is: no one writes to the chain at will.
+pub async fn dispatch_refused(node: &Node<'_>, request: &Request, surface: Surface, refusal: Refusal) -> Response {
+    dispatch_deciding(node, request, surface, Some(refusal)).await
+}
+
+async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface, decided: Option<Refusal>) -> Response {
     let now_ms = node.platform.now_ms();
     let (route, path_parameters) = match find_route(&request.method, &request.path) {
         Ok(found) => found,
@@ -145,6 +165,12 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
             Vec::new()
         }
     };
+    if let Some(refusal) = decided {
+        if caller == Caller::Stranger {
+            return early(refusal);
+        }
+        refused_before_handling.get_or_insert(refusal);
+    }
     let path_parameter = |wanted: PathParameter| {
         path_parameters.iter().find(|(name, _)| *name == wanted).map(|(_, value)| value.clone())
     };
@@ -152,6 +178,7 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
         Ok(checks) => checks,
         Err(error) => return early(error.into()),
     };
+    let chain = AuditChain::new(node.config);
     let mut context = Context::new(
         node,
         Admitted {
@@ -164,7 +191,7 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
             query: query_parameters,
             checks,
             audited: registry().is_audited(route.id),
-            ledger: &AuditChain,
+            ledger: &chain,
         },
     );
     let outcome = match refused_before_handling {
@@ -172,6 +199,18 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
         None => handlers::handle(&mut context).await,
     };
     context.finish(outcome).await
+}
+
+/// The scheduled upkeep (the cron trigger): failure windows that ended and the
+/// spent refresh tokens of ended sessions forgotten, then the audit chain sealed,
+/// refused attempts folded into it, and a checkpoint of its head kept. Answers the
+/// latest checkpoint.
+pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> {
+    let now_ms = node.platform.now_ms();
+    let mut forgetting = throttle::forget_ended(now_ms);
+    forgetting.push(sessions::forget_spent(now_ms));
+    node.database.execute(forgetting).await.map_err(|error| error.to_string())?;
+    audit::maintain(node).await
 }
 
 /// The request's size, body, path and query string against what the route

@@ -7,9 +7,10 @@
 //! working on its next use.
 
 use mailroom_contract::PathParameter;
-use mailroom_contract::api::{CreatePerson, Me, Person, PersonList, TeamReference};
+use mailroom_contract::api::{CreatePerson, Me, PasswordReset, Person, PersonList, ResetPassword, TeamReference};
 use serde::Deserialize;
 
+use crate::authz::throttle::Window;
 use crate::authz::tuples::{self, Holder, Losing};
 use crate::core::caller::Caller;
 use crate::core::context::Context;
@@ -300,4 +301,42 @@ pub async fn set_disabled(context: &mut Context<'_>, disabled: bool) -> Result<R
     }
     context.audit_object(person_id);
     Ok(context.json(&person.present()))
+}
+
+/// `POST /api/people/:personId/password`: an administrator sets a new password
+/// for a person; every session of theirs ends, and the guesses counted against
+/// their account from elsewhere are forgotten.
+pub async fn reset_password(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: ResetPassword = context.body()?;
+    let person_id = person_parameter(context)?;
+    context.audit_object(person_id.clone());
+    if !password::is_acceptable(&request.new_password) {
+        return Err(PersonError::WeakPassword { minimum: password::MINIMUM_LENGTH }.into());
+    }
+    let sessions = Statement::new(
+        "SELECT COUNT(*) AS live FROM sessions WHERE person_id = ?1 AND revoked_at IS NULL AND expires_at > ?2",
+    )
+    .bind(person_id.as_str())
+    .bind(context.now_ms());
+    let [person, sessions] = context.read_array([by_id(&person_id), sessions]).await?;
+    let person: PersonRow = person
+        .first()
+        .ok_or(PersonError::NoSuchPerson { id: person_id.clone() })?
+        .decode()
+        .map_err(|error| context.internal(error))?;
+    let new_hash = password::hash(context.platform(), &request.new_password, context.config().password_iterations)
+        .await
+        .map_err(|error| context.internal(error.0))?;
+    context.write(
+        Statement::new("UPDATE people SET password_hash = ?2 WHERE id = ?1").bind(person_id.as_str()).bind(new_hash),
+    );
+    context.write(
+        Statement::new("UPDATE sessions SET revoked_at = ?2 WHERE person_id = ?1 AND revoked_at IS NULL")
+            .bind(person_id.as_str())
+            .bind(context.now_ms()),
+    );
+    context.write(Window::account(&person.email).clear());
+    let sessions_ended = sessions.first().and_then(|row| row.integer("live").ok()).unwrap_or(0) as u32;
+    context.audit_detail(serde_json::json!({ "sessions_ended": sessions_ended }));
+    Ok(context.json(&PasswordReset { person: person.present(), sessions_ended }))
 }

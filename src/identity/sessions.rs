@@ -3,7 +3,8 @@
 //! Authority travels in a 15-minute HMAC-signed access token that needs no
 //! database read to check; revocation lives in the database, in the session row
 //! and its hashed, rotating refresh token. A refresh token works once: presenting
-//! a retired one ends the session, because only a copy would be presented twice.
+//! any token the session already spent ends the session, because only a copy would
+//! be presented twice.
 //! Sign-in spends the one deliberate burst of CPU in the node (PBKDF2), so it is
 //! rate limited per account and per address before any hashing happens.
 
@@ -20,9 +21,10 @@ use crate::authz::credentials::{
 use crate::authz::throttle::{self, Window};
 use crate::core::caller::Caller;
 use crate::core::context::Context;
-use crate::core::crypto::hash_secret;
+use crate::core::crypto::{hash_secret, hex};
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, new_id};
+use crate::core::platform::random_bytes;
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
@@ -67,7 +69,9 @@ impl From<SessionError> for Refusal {
                 "Password checks are paused for this account or address.",
                 "Too many sign-ins or password changes failed recently with a wrong password, for this account or from this address.",
                 format!(
-                    "Wait {} minutes and try again, or ask an administrator to reset your password.",
+                    "Wait {} minutes and try again, or sign in from an address you have signed in from before; \
+                     an administrator can also set a new password for you (reset_password, \
+                     POST /api/people/:personId/password).",
                     retry_after_seconds.div_ceil(60)
                 ),
             )
@@ -123,24 +127,49 @@ pub async fn sign_in(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: SignIn = context.body()?;
     // An unusable address cannot belong to anyone; it is counted like any failure.
     let email = people::normalize_email(&request.email).unwrap_or_else(|_| request.email.trim().to_lowercase());
+    let address = context.request().client_address.clone();
+    let now_ms = context.now_ms();
+    // Every window this attempt counts against is reserved with the first read,
+    // before the password is checked: parallel guesses cannot all slip under a limit.
+    let attempt = hex(&random_bytes::<16>(context.platform()));
+    let pair = Window::account_from(&email, address.as_deref());
     let account = Window::account(&email);
-    let address = context.request().client_address.as_deref().map(Window::address);
-    // No client address is ever empty, so without one this reads no row.
-    let address_read = address.as_ref().map_or_else(|| Window::address("").read(), Window::read);
+    let from_address = address.as_deref().map(Window::address);
     let person = Statement::new(format!("SELECT {PERSON_COLUMNS}, password_hash FROM people WHERE email = ?1"))
         .bind(email.as_str());
-    let [person, account_failures, address_failures] =
-        context.read_array([person, account.read(), address_read]).await?;
+    let mut statements = vec![
+        person,
+        throttle::is_known(&email, address.as_deref(), now_ms),
+        pair.reserve(now_ms, &attempt),
+        account.reserve(now_ms, &attempt),
+    ];
+    statements.extend(from_address.as_ref().map(|window| window.reserve(now_ms, &attempt)));
+    let mut results = context.read(statements).await?.into_iter();
+    let (Some(person), Some(known), Some(pair_count), Some(account_count)) =
+        (results.next(), results.next(), results.next(), results.next())
+    else {
+        return Err(context.internal("a sign-in's first read answered too few results"));
+    };
+    let address_count = results.next();
     let credentials: Option<Credentials> =
         person.first().map(|row| row.decode()).transpose().map_err(|error| context.internal(error))?;
     if let Some(credentials) = &credentials {
         context.audit_object(credentials.id.clone());
     }
-    let now_ms = context.now_ms();
-    let paused = account
-        .paused_for(&account_failures, now_ms)
-        .max(address.as_ref().and_then(|address| address.paused_for(&address_failures, now_ms)));
-    if let Some(retry_after_seconds) = paused {
+    // An address this account signed in from is never slowed by what others try
+    // against it: its attempts do not count towards the account's ceiling.
+    let known = known.first_flag("known").unwrap_or(false);
+    if known {
+        context.write_whatever_the_outcome(account.release());
+    }
+    let mut admitted = vec![pair.admits(&pair_count, now_ms, &attempt)];
+    if !known {
+        admitted.push(account.admits(&account_count, now_ms, &attempt));
+    }
+    if let (Some(window), Some(count)) = (&from_address, &address_count) {
+        admitted.push(window.admits(count, now_ms, &attempt));
+    }
+    if let Some(retry_after_seconds) = admitted.into_iter().filter_map(Result::err).max() {
         return Err(SessionError::TooManyAttempts { retry_after_seconds }.into());
     }
     let stored = credentials.as_ref().map(|credentials| credentials.password_hash.as_str());
@@ -148,15 +177,19 @@ pub async fn sign_in(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .await
         .map_err(|error| context.internal(error.0))?;
     let enabled = credentials.as_ref().is_some_and(|credentials| credentials.disabled_at.is_none());
+    // A wrong password keeps its reservations: they are its failures.
     let (Some(credentials), true, true) = (credentials, matches, enabled) else {
-        context.write_whatever_the_outcome(account.count_failure(now_ms));
-        if let Some(address) = &address {
-            context.write_whatever_the_outcome(address.count_failure(now_ms));
-        }
         return Err(SessionError::WrongEmailOrPassword.into());
     };
+    context.write(pair.clear());
+    if !known {
+        context.write(account.release());
+    }
+    if let (Some(window), Some(address)) = (&from_address, &address) {
+        context.write(window.release());
+        context.write(throttle::remember(&email, address, now_ms));
+    }
     let person: PersonRow = person.rows[0].decode().map_err(|error| context.internal(error))?;
-    context.write(account.clear());
     let session_id = new_id(IdKind::Session, context.platform());
     let refresh_token = new_refresh_token(context.platform());
     let session_expires_at = context.now_ms() + SESSION_LIFETIME_MS;
@@ -221,6 +254,8 @@ struct SessionRow {
     id: String,
     person_id: String,
     is_current: i64,
+    /// When the presented token was spent, if it was.
+    spent_at: Option<i64>,
     refreshed_at: i64,
     expires_at: i64,
     revoked_at: Option<i64>,
@@ -238,10 +273,11 @@ pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
     };
     let presented_hash = hash_secret(&presented);
     let lookup = Statement::new(
-        "SELECT s.id, s.person_id, (s.refresh_hash = ?1) AS is_current, s.refreshed_at, s.expires_at, s.revoked_at, \
-                p.disabled_at AS person_disabled_at \
+        "SELECT s.id, s.person_id, (s.refresh_hash = ?1) AS is_current, spent.spent_at, s.refreshed_at, \
+                s.expires_at, s.revoked_at, p.disabled_at AS person_disabled_at \
          FROM sessions s JOIN people p ON p.id = s.person_id \
-         WHERE s.refresh_hash = ?1 OR s.previous_refresh_hash = ?1",
+         LEFT JOIN spent_refresh_tokens spent ON spent.token_hash = ?1 AND spent.session_id = s.id \
+         WHERE s.refresh_hash = ?1 OR spent.token_hash IS NOT NULL",
     )
     .bind(presented_hash.as_str());
     let [found] = context.read_array([lookup]).await?;
@@ -257,7 +293,12 @@ pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(SessionError::RefreshTokenInvalid.into());
     }
     if session.is_current == 0 {
-        if context.now_ms() - session.refreshed_at <= REFRESH_RACE_GRACE_MS {
+        // Every token the session spent is remembered, not only the last: a thief
+        // who rotated a stolen token twice still meets this when the victim
+        // presents theirs. Only the token the last rotation spent, presented
+        // within moments of it, is a race between two tabs.
+        let spent_last = session.spent_at == Some(session.refreshed_at);
+        if spent_last && context.now_ms() - session.refreshed_at <= REFRESH_RACE_GRACE_MS {
             return Err(SessionError::RefreshRaced.into());
         }
         context.write_whatever_the_outcome(
@@ -272,15 +313,19 @@ pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // Two refreshes of one token may both pass the read; only the one whose
     // rotation still finds the old hash in place commits.
     context.write_changing_one_row(
-        Statement::new(
-            "UPDATE sessions SET previous_refresh_hash = refresh_hash, refresh_hash = ?3, refreshed_at = ?4 \
-             WHERE id = ?1 AND refresh_hash = ?2",
-        )
-        .bind(session.id.as_str())
-        .bind(presented_hash)
-        .bind(new_hash.as_str())
-        .bind(context.now_ms()),
+        Statement::new("UPDATE sessions SET refresh_hash = ?3, refreshed_at = ?4 WHERE id = ?1 AND refresh_hash = ?2")
+            .bind(session.id.as_str())
+            .bind(presented_hash.as_str())
+            .bind(new_hash.as_str())
+            .bind(context.now_ms()),
         SessionError::RefreshRaced,
+    );
+    // The spent token joins the session's family of spent tokens.
+    context.write(
+        Statement::new("INSERT INTO spent_refresh_tokens (token_hash, session_id, spent_at) VALUES (?1, ?2, ?3)")
+            .bind(presented_hash)
+            .bind(session.id.as_str())
+            .bind(context.now_ms()),
     );
     let tokens = issue(context, &session.person_id, &session.id, refresh_token, session.expires_at, transport);
     Ok(context.json(&tokens))
@@ -312,7 +357,7 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
     if !password::is_acceptable(&request.new_password) {
         return Err(PersonError::WeakPassword { minimum: password::MINIMUM_LENGTH }.into());
     }
-    let stored = Statement::new("SELECT email, password_hash FROM people WHERE id = ?1").bind(person_id.as_str());
+    let stored = Statement::new("SELECT password_hash FROM people WHERE id = ?1").bind(person_id.as_str());
     let others = Statement::new(
         "SELECT COUNT(*) AS other_sessions FROM sessions \
          WHERE person_id = ?1 AND id != ?2 AND revoked_at IS NULL AND expires_at > ?3",
@@ -320,16 +365,17 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
     .bind(person_id.as_str())
     .bind(session_id.as_str())
     .bind(context.now_ms());
-    let failures = throttle::read_account_of(&person_id);
-    let [stored, others, failures] = context.read_array([stored, others, failures]).await?;
+    // The same reservation as signing in: a stolen access token must not become
+    // a way to guess the password, one request after another.
+    let attempt = hex(&random_bytes::<16>(context.platform()));
+    let window = Window::session(&session_id);
+    let [stored, others, reserved] =
+        context.read_array([stored, others, window.reserve(context.now_ms(), &attempt)]).await?;
     context.audit_object(person_id.clone());
-    // The same pause as signing in: a stolen access token must not become a way
-    // to guess the password, one request after another.
-    if let Some(retry_after_seconds) = throttle::account_paused_for(&failures, context.now_ms()) {
+    if let Err(retry_after_seconds) = window.admits(&reserved, context.now_ms(), &attempt) {
         return Err(SessionError::TooManyAttempts { retry_after_seconds }.into());
     }
     let row = stored.first().ok_or_else(|| context.internal("a live session's person is missing"))?;
-    let email = row.text("email").map_err(|error| context.internal(error))?;
     let password_hash = row.text("password_hash").map_err(|error| context.internal(error))?;
     let matches = password::verify(
         context.platform(),
@@ -340,9 +386,9 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
     .await
     .map_err(|error| context.internal(error.0))?;
     if !matches {
-        context.write_whatever_the_outcome(Window::account(&email).count_failure(context.now_ms()));
         return Err(SessionError::WrongCurrentPassword.into());
     }
+    context.write(window.release());
     let new_hash = password::hash(context.platform(), &request.new_password, context.config().password_iterations)
         .await
         .map_err(|error| context.internal(error.0))?;
@@ -357,4 +403,14 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
     );
     let other_sessions_revoked = others.first().and_then(|row| row.integer("other_sessions").ok()).unwrap_or(0);
     Ok(context.json(&PasswordChanged { other_sessions_revoked: other_sessions_revoked as u32 }))
+}
+
+/// The statement that forgets the spent refresh tokens of sessions that ended:
+/// none of them can refresh anything any more.
+pub fn forget_spent(now_ms: i64) -> Statement {
+    Statement::new(
+        "DELETE FROM spent_refresh_tokens WHERE session_id IN \
+         (SELECT id FROM sessions WHERE expires_at <= ?1 OR revoked_at IS NOT NULL)",
+    )
+    .bind(now_ms)
 }

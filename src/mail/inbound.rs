@@ -16,7 +16,7 @@ use sha2::{Digest, Sha256};
 
 use crate::audit::chain;
 use crate::core::addresses;
-use crate::core::context::ports::{AuditRecord, CommitError};
+use crate::core::context::ports::AuditRecord;
 use crate::core::crypto::{hex, sha256_hex};
 use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
@@ -237,14 +237,13 @@ pub async fn receive(
     )
     .bind(recipient.as_str())
     .bind(parsed.message_id.as_str());
-    let results = database.execute(vec![mailbox, existing, chain::head()]).await.map_err(|error| failure(&error))?;
+    let results = database.execute(vec![mailbox, existing]).await.map_err(|error| failure(&error))?;
     let Some(mailbox_id) = results[0].first().and_then(|row| row.text("id").ok()) else {
         return Err(Rejection::UnknownRecipient { address: recipient });
     };
     if let Some(receipt_id) = results[1].first().and_then(|row| row.text("id").ok()) {
         return Ok(Delivery::Duplicate { receipt_id });
     }
-    let mut head = Some(chain::head_from(results[2].first()).map_err(|error| failure(&error))?);
 
     // The bytes first: a receipt must never point at nothing. A stored blob whose
     // receipt then fails to commit is harmless (content-addressed, written again
@@ -263,11 +262,18 @@ pub async fn receive(
             None => address.address.clone(),
         })
         .collect();
+    // Mail is listed and searched newest first in the order it was stored (the
+    // receipts' rowid, decision 0014). Its time is this Worker's clock, read
+    // before the bytes were stored, so a delivery that commits after another can
+    // hold an earlier time; it takes the time of the one stored before it
+    // instead, so that newest first by time and by storage never disagree.
     let insert = Statement::new(
         "INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, from_address, from_name, to_json, cc_json, \
          recipients, subject, sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body, \
          text_source, text_truncated, attachments_json, reply_to_json) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
+         MAX(?12, COALESCE((SELECT latest.received_at FROM receipts latest ORDER BY latest.rowid DESC LIMIT 1), ?12)), \
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
     )
     .bind(receipt_id.as_str())
     .bind(mailbox_id.as_str())
@@ -291,12 +297,13 @@ pub async fn receive(
     .bind(serde_json::to_string(&parsed.attachments).unwrap_or_else(|_| "[]".into()))
     .bind(addresses_json(&parsed.reply_to));
     let index_headers = Statement::new(
-        "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject) \
-         SELECT rowid, from_address, from_name, recipients, subject FROM receipts WHERE id = ?1",
+        "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject, mailbox_id) \
+         SELECT rowid, from_address, from_name, recipients, subject, mailbox_id FROM receipts WHERE id = ?1",
     )
     .bind(receipt_id.as_str());
     let index_body = Statement::new(
-        "INSERT INTO receipt_bodies_index (rowid, text_body) SELECT rowid, text_body FROM receipts WHERE id = ?1",
+        "INSERT INTO receipt_bodies_index (rowid, text_body, mailbox_id) \
+         SELECT rowid, text_body, mailbox_id FROM receipts WHERE id = ?1",
     )
     .bind(receipt_id.as_str());
     let record = AuditRecord {
@@ -317,16 +324,16 @@ pub async fn receive(
             .to_string(),
         ),
     };
-    match chain::commit(&database, node.platform, &mut head, vec![insert, index_headers, index_body], &record).await {
-        Ok(()) => Ok(Delivery::Stored { receipt_id }),
+    let entry = chain::append(&node.config.audit_key, &record);
+    // One batch, one attempt: the entry's place in the chain is the database's
+    // to assign, so concurrent deliveries never contend for it.
+    match database.execute(vec![insert, index_headers, index_body, entry]).await {
+        Ok(_) => Ok(Delivery::Stored { receipt_id }),
         // A concurrent delivery of the same message to the same mailbox won.
-        Err(CommitError::Storage(StorageError::Unique(constraint)))
-            if constraint.starts_with("receipts.mailbox_id") =>
-        {
+        Err(StorageError::Unique(constraint)) if constraint.starts_with("receipts.mailbox_id") => {
             Ok(Delivery::Duplicate { receipt_id: String::new() })
         }
-        Err(CommitError::Busy) => Err(Rejection::TemporaryFailure),
-        Err(CommitError::Storage(error)) => Err(failure(&error)),
+        Err(error) => Err(failure(&error)),
     }
 }
 

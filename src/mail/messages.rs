@@ -86,23 +86,35 @@ impl SummaryRow {
     }
 }
 
+/// The condition "stored before the receipt whose id is bound at `placeholder`"
+/// on `column` (a receipt's rowid, or a search index's, which is the same), for a
+/// list in storage order that continues after that receipt: the position is
+/// looked up by id, so a cursor never carries it. A receipt's rowid grows with
+/// every one stored and its `received_at` never falls behind the one stored
+/// before it (`inbound`), so this order is newest first by both (decision 0014).
+pub fn stored_before(column: &str, placeholder: &str) -> String {
+    format!("{column} < (SELECT before.rowid FROM receipts before WHERE before.id = {placeholder})")
+}
+
 /// `GET /api/mailboxes/:mailboxId/messages`.
 pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
     let limit = paging::limit(context)?;
-    let (before_at, before_id) = paging::cursor(context, IdKind::Receipt, i64::MAX)?;
-    let page = Statement::new(format!(
-        "SELECT {SUMMARY_COLUMNS} FROM receipts r WHERE r.mailbox_id = ?1 \
-         AND (r.received_at < ?2 OR (r.received_at = ?2 AND (?3 = '' OR r.id < ?3))) \
-         ORDER BY r.received_at DESC, r.id DESC LIMIT ?4"
+    let after = paging::cursor_id(context, IdKind::Receipt)?;
+    // Newest first in the order the receipts were stored, walked backwards along
+    // the mailbox's index: a page costs the same however much the mailbox holds.
+    let continuing = if after.is_some() { format!("AND {}", stored_before("r.rowid", "?3")) } else { String::new() };
+    let mut page = Statement::new(format!(
+        "SELECT {SUMMARY_COLUMNS} FROM receipts r WHERE r.mailbox_id = ?1 {continuing} ORDER BY r.rowid DESC LIMIT ?2"
     ))
     .bind(mailbox_id.as_str())
-    .bind(before_at)
-    .bind(before_id)
     .bind(limit + 1);
+    if let Some(after) = after {
+        page = page.bind(after);
+    }
     let [page] = context.read_array([page]).await?;
     let mut rows: Vec<SummaryRow> = page.decode_all().map_err(|error| context.internal(error))?;
-    let next_cursor = paging::cut(&mut rows, limit, |row| (row.received_at, &row.id));
+    let next_cursor = paging::cut_at_id(&mut rows, limit, |row| &row.id);
     Ok(context.json(&MessagePage { messages: rows.iter().map(SummaryRow::present).collect(), next_cursor }))
 }
 

@@ -23,7 +23,7 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{Statement, Value};
-use crate::mail::messages::{SUMMARY_COLUMNS, SummaryRow};
+use crate::mail::messages::{SUMMARY_COLUMNS, SummaryRow, stored_before};
 
 /// The most terms one query may have.
 pub const MAXIMUM_TERMS: usize = 16;
@@ -112,10 +112,30 @@ pub fn fts_query(input: &str) -> Result<String, SearchError> {
     Ok(terms.join(" "))
 }
 
+/// One arm of the search: an FTS5 index over the receipts (migrations 0002 and
+/// 0010), the columns the caller's words are matched in (never its `mailbox_id`),
+/// and what a hit shows of them.
+struct Arm {
+    index: &'static str,
+    columns: &'static str,
+    snippet: &'static str,
+}
+
+const HEADERS: Arm =
+    Arm { index: "receipt_headers_index", columns: "from_address from_name recipients subject", snippet: "NULL" };
+
+const BODIES: Arm = Arm {
+    index: "receipt_bodies_index",
+    columns: "text_body",
+    snippet: "snippet(receipt_bodies_index, 0, '[', ']', '…', 12)",
+};
+
 #[derive(Deserialize)]
 struct HitRow {
     #[serde(flatten)]
     summary: SummaryRow,
+    /// Where the receipt was stored (its rowid): the order both arms walk in.
+    stored: i64,
     snippet: Option<String>,
 }
 
@@ -133,44 +153,69 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
             .into());
         }
     };
-    let (before_at, before_id) = paging::cursor(context, IdKind::Receipt, i64::MAX)?;
+    let after = paging::cursor_id(context, IdKind::Receipt)?;
     let limit = paging::limit(context)?;
     let holder = holder_of(context.caller(), context.now_ms()).ok_or_else(Refusal::internal)?;
     // Each arm names the relations a caller must hold on a mailbox for it to be
     // searched there: the headers arm what the route declares (metadata), the
-    // body arm that and content, since a hit shows who sent what. Each arm reads
-    // one more than a page past the cursor: the first `limit + 1` distinct hits of
-    // the two together are among them, which is all it takes to know whether
-    // another page follows.
+    // body arm that and content, since a hit shows who sent what.
+    //
+    // Each arm walks its index newest first, in the order the receipts were
+    // stored (FTS5 keeps its rows in rowid order, the receipts' own, and walks
+    // them backwards without sorting), from just past the cursor, and stops at
+    // one more than a page: the first `limit + 1` distinct hits of the two
+    // together are among them, which is all it takes to know whether another page
+    // follows. No match older than the page is read, so a page costs the same
+    // however much mail matches (decision 0014).
+    //
+    // The walk visits only the mailboxes the arm may search: each index also
+    // indexes the receipt's mailbox, and the match asks for the caller's words in
+    // the arm's columns AND one of those mailboxes, so FTS5 skips the rest of the
+    // node within its own lists instead of handing over every match to be turned
+    // away. A mailbox is indexed as `mbx` and its ULID (the tokenizer splits at
+    // the underscore); the ULID alone names it. The same mailboxes filter the rows
+    // once more after the join, so what the caller may read is decided by the
+    // relation table whatever the index holds. With no mailbox to search, the
+    // match asks for a mailbox token no id has, and finds nothing.
     let (all_of, any_of) = context.route().authority.rows_where().ok_or_else(Refusal::internal)?;
-    let arm = |index: &str, all_of: &[Relation], snippet: &str| {
+    let ulid_starts_at = IdKind::Mailbox.prefix().len() + 1;
+    let search_arm = |arm: &Arm, all_of: &[Relation]| {
+        let index = arm.index;
         let (visible, visible_parameters) = tuples::mailbox_ids_where(&holder, all_of, any_of);
-        let mut conditions = vec![format!("{index} MATCH ?"), format!("r.mailbox_id IN ({visible})")];
-        let mut parameters: Vec<Value> = vec![query.as_str().into()];
+        let only_this_mailbox = if mailbox_id.is_some() { " WHERE v.id = ?" } else { "" };
+        let matching = format!(
+            "{index} MATCH (SELECT ? || ' AND mailbox_id : (' \
+             || COALESCE(group_concat('\"' || substr(v.id, {ulid_starts_at}) || '\"', ' OR '), '\"none\"') || ')' \
+             FROM ({visible}) v{only_this_mailbox})"
+        );
+        let mut conditions = vec![matching, format!("r.mailbox_id IN ({visible})")];
+        let mut parameters: Vec<Value> = vec![format!("{{{}}} : ({query})", arm.columns).into()];
+        parameters.extend(visible_parameters.iter().cloned());
+        parameters.extend(mailbox_id.iter().map(|id| Value::from(id.as_str())));
         parameters.extend(visible_parameters);
         if let Some(mailbox_id) = &mailbox_id {
             conditions.push("r.mailbox_id = ?".into());
             parameters.push(mailbox_id.as_str().into());
         }
-        conditions.push("(r.received_at < ? OR (r.received_at = ? AND (? = '' OR r.id < ?)))".into());
-        parameters.extend([before_at.into(), before_at.into(), before_id.as_str().into(), before_id.as_str().into()]);
+        if let Some(after) = &after {
+            conditions.push(stored_before(&format!("{index}.rowid"), "?"));
+            parameters.push(after.as_str().into());
+        }
         parameters.push((limit + 1).into());
         Statement {
             sql: format!(
-                "SELECT {SUMMARY_COLUMNS}, {snippet} AS snippet FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
-                 WHERE {} ORDER BY r.received_at DESC, r.id DESC LIMIT ?",
+                "SELECT {SUMMARY_COLUMNS}, r.rowid AS stored, {} AS snippet \
+                 FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
+                 WHERE {} ORDER BY {index}.rowid DESC LIMIT ?",
+                arm.snippet,
                 conditions.join(" AND ")
             )
             .into(),
             parameters,
         }
     };
-    let headers = arm("receipt_headers_index", all_of, "NULL");
-    let bodies = arm(
-        "receipt_bodies_index",
-        &[all_of, &[Relation::MailboxContentRead]].concat(),
-        "snippet(receipt_bodies_index, 0, '[', ']', '…', 12)",
-    );
+    let headers = search_arm(&HEADERS, all_of);
+    let bodies = search_arm(&BODIES, &[all_of, &[Relation::MailboxContentRead]].concat());
     // Which mailbox was searched is part of what was asked; absent, every readable one.
     let q = context.query("q").map(str::to_string);
     let asked = |results: Option<usize>| {
@@ -200,12 +245,10 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
             matched_in: matched_in.to_string(),
             snippet: if matched_in == "body" { row.snippet } else { None },
         };
-        hits.push((row.summary.received_at, hit));
+        hits.push((row.stored, hit));
     }
-    hits.sort_by(|(left_at, left), (right_at, right)| {
-        right_at.cmp(left_at).then(right.message.id.cmp(&left.message.id))
-    });
-    let next_cursor = paging::cut(&mut hits, limit, |(received_at, hit)| (*received_at, &hit.message.id));
+    hits.sort_by(|(left, _), (right, _)| right.cmp(left));
+    let next_cursor = paging::cut_at_id(&mut hits, limit, |(_, hit)| &hit.message.id);
     context.audit_detail(asked(Some(hits.len())));
     Ok(context.json(&SearchResults { results: hits.into_iter().map(|(_, hit)| hit).collect(), next_cursor }))
 }

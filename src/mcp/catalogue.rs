@@ -39,10 +39,13 @@ pub(super) fn definitions() -> &'static Vec<(RouteId, Value)> {
 pub enum WithheldTool {
     /// The caller is an agent and no agent is ever given the route (its tier, or
     /// an authority no machine can be provisioned for). Answered as the REST call
-    /// would be: the route is outside every agent's ceiling, and why.
+    /// would be: the route is outside every agent's ceiling, and why. The
+    /// route's own ceiling check refuses it too, whatever the database holds
+    /// (no ceiling ever holds such a route), so the call is re-entered as it is.
     NotForAgents(RouteId),
     /// The route's tier (governed, operator, surface) is offered to no machine,
-    /// not even a signed-in person's client.
+    /// not even a signed-in person's client. Over REST it might succeed, so the
+    /// route must not run: its refusal is decided before its handler.
     NeverOffered(RouteId),
     /// The route is offered to a signed-in person's client but never to an agent,
     /// and the call carried no credential, so it is offered what an agent could be.
@@ -50,6 +53,13 @@ pub enum WithheldTool {
 }
 
 impl WithheldTool {
+    /// Whether the route's own checks refuse the call whatever the database
+    /// holds, so the dispatcher re-entered as for any call records exactly what
+    /// REST would; otherwise the route must not run at all.
+    pub fn refused_by_the_route(self) -> bool {
+        matches!(self, WithheldTool::NotForAgents(_))
+    }
+
     /// The route withheld.
     pub fn route_id(self) -> RouteId {
         match self {
@@ -105,6 +115,10 @@ impl From<WithheldTool> for Refusal {
 pub(super) fn withheld_without_io(route: &Route, tier: Tier, caller: &Caller) -> Option<WithheldTool> {
     let grantable = registry().is_grantable(route.id);
     match caller {
+        // The machine surface itself is no tool for anyone, and no ceiling
+        // check refuses an agent it (a surface is not a capability), so it is
+        // never offered rather than outside the agent's ceiling.
+        _ if tier == Tier::Surface => Some(WithheldTool::NeverOffered(route.id)),
         Caller::Agent { .. } if !grantable => Some(WithheldTool::NotForAgents(route.id)),
         Caller::Agent { .. } => None,
         _ if !tier.is_offerable() => Some(WithheldTool::NeverOffered(route.id)),

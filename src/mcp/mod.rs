@@ -22,7 +22,11 @@
 //! tool off a person's list answers the route's own refusal (`not_found`,
 //! `missing_relation`) as a tool result, because knowing that no mailbox anywhere
 //! would do costs a round trip the route itself does not take
-//! (`docs/decisions/0009-mcp-catalogue-by-mailbox.md`).
+//! (`docs/decisions/0009-mcp-catalogue-by-mailbox.md`). A withheld tool's call
+//! still re-enters the dispatcher, so the chain holds what the REST call leaves
+//! there; and a refusal of the caller's own credential (dead, or its agent
+//! stopped) is answered as HTTP on every method, a tool call's included
+//! (`docs/decisions/0012-withheld-tool-calls-and-dead-credentials-over-mcp.md`).
 //!
 //! `catalogue` decides which tools a caller sees and why a real route is
 //! withheld; `call` turns a tool call into the route's own request and back.
@@ -71,25 +75,25 @@ pub(crate) struct RpcError {
     code: i64,
     message: String,
     data: Option<Value>,
-    /// Set when the caller itself was refused; answered as a refusal, not JSON-RPC.
-    refusal: Option<Refusal>,
+    /// Set when the caller itself was refused: this HTTP answer goes as it is
+    /// (the four-part body, its status, its `WWW-Authenticate`), not JSON-RPC.
+    answer: Option<Response>,
 }
 
 impl RpcError {
     pub(crate) fn new(status: u16, code: i64, message: impl Into<String>) -> RpcError {
-        RpcError { status, code, message: message.into(), data: None, refusal: None }
+        RpcError { status, code, message: message.into(), data: None, answer: None }
     }
 
-    /// The caller's own refusal (authentication), answered as HTTP with the
-    /// four-part body, as every other route does.
+    /// The caller's own refusal, answered as HTTP, as every other route answers it.
     fn refusal(refusal: Refusal) -> RpcError {
-        RpcError {
-            status: refusal.status,
-            code: -32001,
-            message: refusal.message.clone(),
-            data: None,
-            refusal: Some(refusal),
-        }
+        RpcError::answered(Response::refusal(&refusal))
+    }
+
+    /// A route's refusal of the caller's own credential, met while re-entering
+    /// the dispatcher for a tool call: answered as the route answered it.
+    pub(crate) fn answered(answer: Response) -> RpcError {
+        RpcError { status: answer.status, code: -32001, message: String::new(), data: None, answer: Some(answer) }
     }
 
     fn mismatch(message: impl Into<String>) -> RpcError {
@@ -102,8 +106,8 @@ fn rpc_response(status: u16, body: Value) -> Response {
 }
 
 fn rpc_error(id: Value, error: RpcError) -> Response {
-    if let Some(refusal) = &error.refusal {
-        return Response::refusal(refusal);
+    if let Some(answer) = error.answer {
+        return answer;
     }
     let mut body = json!({ "jsonrpc": "2.0", "id": id, "error": { "code": error.code, "message": error.message } });
     if let Some(data) = error.data {
@@ -113,7 +117,7 @@ fn rpc_error(id: Value, error: RpcError) -> Response {
 }
 
 fn accepted() -> Response {
-    Response { status: 202, headers: Vec::new(), body: Vec::new(), round_trips: 0, deferred: Vec::new() }
+    Response::empty(202)
 }
 
 /// Which era a request speaks.
@@ -190,12 +194,14 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if !is_valid_id(&id) {
         return Ok(rpc_error(Value::Null, RpcError::new(400, INVALID_REQUEST, "`id` must be a string or an integer")));
     }
-    let outcome = match method {
-        "initialize" => Ok(initialize(&params)),
-        "ping" => Ok(json!({})),
-        "server/discover" => Ok(discover()),
-        "tools/list" => catalogue::list_tools(context).await.map(|tools| json!({ "tools": tools })),
-        "tools/call" => call::call_tool(context, &params).await,
+    // 2026-07-28 removed `initialize` and `ping`: a request of that era naming
+    // them names no method it has.
+    let outcome = match (era, method) {
+        (Era::Legacy, "initialize") => Ok(initialize(&params)),
+        (Era::Legacy, "ping") => Ok(json!({})),
+        (_, "server/discover") => Ok(discover()),
+        (_, "tools/list") => catalogue::list_tools(context).await.map(|tools| json!({ "tools": tools })),
+        (_, "tools/call") => call::call_tool(context, &params).await,
         _ => {
             let status = if era == Era::Modern { 404 } else { 200 };
             Err(RpcError::new(status, METHOD_NOT_FOUND, format!("Method not found: {method}")))
@@ -205,11 +211,43 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         Ok(mut result) => {
             if era == Era::Modern {
                 result["resultType"] = json!("complete");
+                if let Some(hint) = cache_hint(method) {
+                    result["ttlMs"] = json!(hint.ttl_ms);
+                    result["cacheScope"] = json!(hint.scope);
+                }
                 result["_meta"] = json!({ META_SERVER_INFO: server_info() });
             }
             Ok(rpc_response(200, json!({ "jsonrpc": "2.0", "id": id, "result": result })))
         }
         Err(error) => Ok(rpc_error(id, error)),
+    }
+}
+
+/// How long a client may reuse a result, and who may share it: what 2026-07-28
+/// requires on every cacheable result (`CacheableResult`: `ttlMs`, `cacheScope`).
+struct CacheHint {
+    ttl_ms: u64,
+    scope: &'static str,
+}
+
+/// How long `server/discover`'s answer stays fresh: it changes only when a new
+/// version of the node is deployed, which no client can foresee, and a stale one
+/// costs little (a version no longer spoken is refused with the ones that are).
+const DISCOVER_TTL_MS: u64 = 60 * 60 * 1000;
+
+/// The hint for a method whose result the revision makes cacheable.
+fn cache_hint(method: &str) -> Option<CacheHint> {
+    match method {
+        // The catalogue is the caller's own (by credential, ceiling and
+        // relations held), so it is private. It changes the moment an
+        // administrator grants or revokes a relation, which the node cannot
+        // foresee and does not announce, so it promises no freshness at all:
+        // a client lists again when it needs the list. Nothing depends on a
+        // stale list but what is shown: every call is judged afresh.
+        "tools/list" => Some(CacheHint { ttl_ms: 0, scope: "private" }),
+        // The same answer for every caller, credential or none.
+        "server/discover" => Some(CacheHint { ttl_ms: DISCOVER_TTL_MS, scope: "public" }),
+        _ => None,
     }
 }
 
@@ -230,7 +268,7 @@ fn check_protocol(request: &Request, method: &str, params: &Map<String, Value>) 
         code: UNSUPPORTED_PROTOCOL_VERSION,
         message: "Unsupported protocol version".into(),
         data: Some(json!({ "supported": supported_versions(), "requested": requested })),
-        refusal: None,
+        answer: None,
     };
     let Some(declared) = declared else {
         return match header {
@@ -312,5 +350,5 @@ pub(crate) fn unknown_tool(name: &str) -> RpcError {
 pub(crate) fn withheld_tool(name: &str, refusal: RefusalBody) -> RpcError {
     let detail = &refusal.error;
     let message = format!("Tool withheld: {name}. {} {} Fix: {}", detail.message, detail.reason, detail.fix);
-    RpcError { status: 200, code: INVALID_PARAMS, message, data: serde_json::to_value(&refusal).ok(), refusal: None }
+    RpcError { status: 200, code: INVALID_PARAMS, message, data: serde_json::to_value(&refusal).ok(), answer: None }
 }

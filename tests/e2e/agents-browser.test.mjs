@@ -11,8 +11,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { startNode, setUp, ROOT, ADMIN, assertRefusal, checkedFetch } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 
@@ -73,7 +72,7 @@ async function openAgents() {
 async function connect(secret) {
   const client = new Client({ name: "mailroom-agents-browser-e2e", version: "1.0.0" });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${secret}` } }, fetch: checkedFetch }),
+    new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { authProvider: { token: async () => secret }, fetch: checkedFetch }),
   );
   return client;
 }

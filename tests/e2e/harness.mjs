@@ -77,6 +77,7 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
   const url = `http://127.0.0.1:${port}`;
   const secrets = {
     SESSION_SECRET: randomBytes(32).toString("hex"),
+    AUDIT_KEY: randomBytes(32).toString("hex"),
     SETUP_TOKEN: randomBytes(16).toString("hex"),
     // Below miniflare's own 1 MiB local limit, so the node's cap can be tested.
     MAXIMUM_MESSAGE_BYTES: "200000",
@@ -94,6 +95,8 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
     [
       WRANGLER, "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector),
       "--persist-to", state, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "info",
+      // Scheduled events are triggered through /__scheduled, as the cron would.
+      "--test-scheduled",
       ...config,
     ],
     { cwd: ROOT, env: wranglerEnvironment(), stdio: ["ignore", "pipe", "pipe"], detached: true },
@@ -118,14 +121,11 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
     output: () => output,
     /**
      * Delivers a raw message through the Worker's email handler, as Email Routing
-     * would. Answers the SMTP reason the Worker rejected it with, or null.
-     *
-     * Locally, `setReject` crosses an RPC boundary and can land after miniflare has
-     * already answered the HTTP call, so the rejection is read from what workerd
-     * logs for this delivery rather than from the status.
+     * would. Answers the SMTP reason the Worker rejected it with, or null: read
+     * from the handler's own answer (the Worker waits for its rejection to land
+     * before it returns), never from a log.
      */
     async deliver(from, to, raw) {
-      const mark = output.length;
       const response = await fetch(`${url}/cdn-cgi/handler/email?from=${encodeURIComponent(from)}&to=${encodeURIComponent(to)}`, {
         method: "POST",
         body: raw,
@@ -133,17 +133,16 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
       const text = await response.text();
       if (response.status === 400) return /reason: (.*)$/m.exec(text)?.[1] ?? text;
       if (response.status !== 200) throw new Error(`delivering to ${to} answered ${response.status}: ${text}`);
-      const pattern = /rejected message with the following reason: "([^"]*)"/;
-      for (let attempt = 0; attempt < 10; attempt++) {
-        const rejected = pattern.exec(output.slice(mark));
-        if (rejected) return rejected[1];
-        await new Promise((resolve) => setTimeout(resolve, 50));
-      }
       return null;
+    },
+    /** Runs the Worker's scheduled event, as its cron trigger would. */
+    async scheduled() {
+      const response = await fetch(`${url}/__scheduled?cron=${encodeURIComponent("*/5 * * * *")}`);
+      if (response.status !== 200) throw new Error(`the scheduled event answered ${response.status}: ${await response.text()}`);
     },
     /** The messages workerd has handed to the send_email binding so far, as raw text. */
     sentMail() {
-      const files = [...output.matchAll(/send_email binding called with the following message:\s+(\S+\.eml)/g)].map((match) => match[1]);
+      const files = [...output.matchAll(/send_email binding called with the following message:\s+(?:Email:\s+)?(\S+\.eml)/g)].map((match) => match[1]);
       return files.map((file) => readFileSync(file, "utf8"));
     },
     async sql(command) {
@@ -184,8 +183,8 @@ function validatorFor(path) {
 /** For each documented operation ("GET /api/me"), the statuses ("200", "404") its answers in this process had. */
 export const documentedAnswers = new Map();
 
-/** Throws unless `status` and `body` are what the OpenAPI document says `method path` answers. */
-export function checkAgainstOpenApi(method, path, status, contentType, body) {
+/** Throws unless `status`, `body` and `headers` are what the OpenAPI document says `method path` answers. */
+export function checkAgainstOpenApi(method, path, status, contentType, body, headers) {
   const bare = path.split("?")[0];
   const found = operations.find((candidate) => candidate.method === method && candidate.pattern.test(bare));
   const refusal = validatorFor(pointer("components", "schemas", "RefusalBody"));
@@ -198,6 +197,9 @@ export function checkAgainstOpenApi(method, path, status, contentType, body) {
   const key = String(status);
   if (!responses[key]) {
     throw new Error(`${method} ${found.template} answered ${status}, which contract/openapi.json does not list for it (it lists ${Object.keys(responses).join(", ")}): ${JSON.stringify(body)}`);
+  }
+  for (const [name, header] of Object.entries(responses[key].headers ?? {})) {
+    if (header.required && headers && !headers.get(name)) throw new Error(`${method} ${found.template} ${status} carries no ${name}`);
   }
   const operation = `${found.method} ${found.template}`;
   if (!documentedAnswers.has(operation)) documentedAnswers.set(operation, new Set());
@@ -226,7 +228,7 @@ export async function checkedFetch(url, init = {}) {
     parsed = JSON.parse(await response.clone().text());
   } catch {}
   const { pathname, search } = new URL(url);
-  checkAgainstOpenApi((init.method ?? "GET").toUpperCase(), pathname + search, response.status, response.headers.get("content-type"), parsed);
+  checkAgainstOpenApi((init.method ?? "GET").toUpperCase(), pathname + search, response.status, response.headers.get("content-type"), parsed, response.headers);
   return response;
 }
 
@@ -247,7 +249,7 @@ export function client(url) {
     try {
       parsed = JSON.parse(text);
     } catch {}
-    checkAgainstOpenApi(method, path, response.status, response.headers.get("content-type"), parsed);
+    checkAgainstOpenApi(method, path, response.status, response.headers.get("content-type"), parsed, response.headers);
     return { status: response.status, body: parsed, text, headers: response.headers };
   };
 }

@@ -484,7 +484,10 @@ test("exactly one message reached the send_email binding: to Ana, threaded, with
   assert.match(message, /^To: <?ana@customer\.example>?\r?$/m);
   assert.match(message, /^Subject: Re: Where is my invoice\?\r?$/m);
   assert.match(message, /^In-Reply-To: <invoice-question-1@customer\.example>\r?$/m);
-  assert.match(message, new RegExp(`^Message-ID: <${ids.send}@mailroom\\.test>`, "m"));
+  // The mail service writes the Message-ID itself (Cloudflare Email Service
+  // replaces the one the node composed, as wrangler's simulator does): one, at
+  // the sending domain.
+  assert.equal(message.match(/^Message-ID: <[^>\s]+@mailroom\.test>\r?$/gm)?.length, 1, message);
   assert.equal(bodyOf(message).trim(), REPLY_TEXT.trim());
 });
 

@@ -168,7 +168,10 @@ test("a reply is drafted, approved by a second person, sealed and handed to the 
   assert.match(sent[0], /^To: <?ana@customer\.example>?/m);
   assert.match(sent[0], /^In-Reply-To: <invoice-question-1@customer\.example>/m);
   assert.match(sent[0], /^References: <invoice-question-1@customer\.example>/m);
-  assert.match(sent[0], new RegExp(`^Message-ID: <${id}@mailroom\\.test>`, "m"));
+  // The mail service writes the Message-ID itself (Cloudflare Email Service
+  // replaces the one the node composed, as wrangler's simulator does): one, at
+  // the sending domain.
+  assert.equal(sent[0].match(/^Message-ID: <[^>\s]+@mailroom\.test>\r?$/gm)?.length, 1, sent[0]);
 
   let stored;
   for (let attempt = 0; attempt < 40; attempt++) {

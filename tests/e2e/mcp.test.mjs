@@ -1,14 +1,15 @@
-// The MCP server on real workerd, driven by the official TypeScript SDK client
-// as an administrator, as a person who is not one and as a stranger, by raw HTTP for the stateless revision, and by
-// the MCP conformance suite.
+// The MCP server on real workerd, driven by the official TypeScript client (v2)
+// as an administrator, as a person who is not one and as a stranger, in both
+// protocol eras (the initialize handshake, and 2026-07-28 stateless with its
+// per-request `_meta`), with credentials that stop working under it, by raw HTTP
+// for the stateless revision's header checks, and by the MCP conformance suite.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { Client } from "@modelcontextprotocol/sdk/client/index.js";
-import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { Client, StreamableHTTPClientTransport, ProtocolError, SdkHttpError, UnauthorizedError } from "@modelcontextprotocol/client";
 import { startNode, setUp, ROOT, checkedFetch } from "./harness.mjs";
 
 const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
@@ -32,10 +33,23 @@ before(async () => {
 });
 after(() => node?.stop());
 
-async function connect(bearer) {
-  const client = new Client({ name: "mailroom-e2e", version: "1.0.0" });
-  const headers = bearer ? { authorization: `Bearer ${bearer}` } : {};
-  await client.connect(new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { requestInit: { headers }, fetch: checkedFetch }));
+const MODERN = "2026-07-28";
+
+/**
+ * The official client connected as the holder of `bearer` (a stranger with none),
+ * in the initialize era unless `modern`, when it is pinned to 2026-07-28. `fetch`
+ * lets a test see what went over the wire (through `checkedFetch`, as the default).
+ */
+async function connect(bearer, { modern = false, fetch } = {}) {
+  const options = modern ? { versionNegotiation: { mode: { pin: MODERN } } } : {};
+  const client = new Client({ name: "mailroom-e2e", version: "1.0.0" }, options);
+  const transport = new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), {
+    ...(bearer ? { authProvider: { token: async () => bearer } } : {}),
+    // Every answer is held to the OpenAPI document, as every REST call is.
+    fetch: fetch ?? checkedFetch,
+  });
+  await client.connect(transport);
+  assert.equal(client.getProtocolEra(), modern ? "modern" : "legacy");
   return client;
 }
 
@@ -167,6 +181,179 @@ test("a stranger sees exactly the grantable tools and is refused by the routes t
   await client.close();
 });
 
+/** A fetch that records each exchange with the node: what was sent and what came back. */
+function recordingFetch() {
+  const exchanges = [];
+  const recording = async (url, init) => {
+    const response = await checkedFetch(url, init);
+    const sent = typeof init?.body === "string" ? JSON.parse(init.body) : null;
+    const text = await response.clone().text();
+    let answered = null;
+    try {
+      answered = JSON.parse(text);
+    } catch {}
+    exchanges.push({ headers: new Headers(init?.headers), sent, status: response.status, responseHeaders: response.headers, answered });
+    return response;
+  };
+  return { recording, exchanges };
+}
+
+test("the official client speaks 2026-07-28 statelessly, and every result carries what that revision requires", async () => {
+  const { recording, exchanges } = recordingFetch();
+  const client = await connect(token, { modern: true, fetch: recording });
+  assert.equal(client.getNegotiatedProtocolVersion(), MODERN);
+  assert.match(client.getInstructions() ?? "", /Mailroom/);
+
+  // The client checks a 2026-07-28 tool list for its caching hints; listing is that check.
+  const { tools } = await client.listTools();
+  const names = tools.map((tool) => tool.name);
+  for (const name of ["get_me", "list_messages", "create_draft"]) assert.ok(names.includes(name), name);
+  assert.ok(!names.includes("approve_send"));
+  const me = await client.callTool({ name: "get_me", arguments: {} });
+  assert.equal(me.isError, false);
+  assert.equal(me.structuredContent.id, admin.id);
+  const draft = await client.callTool({
+    name: "create_draft",
+    arguments: { mailboxId: mailbox.id, to: ["ana@customer.example"], subject: "Stateless", text: "Sent with _meta." },
+  });
+  assert.equal(draft.isError, false, JSON.stringify(draft));
+  const refused = await client.callTool({ name: "list_messages", arguments: { mailboxId: "mbx_00000000000000000000000000" } });
+  assert.equal(refused.isError, true);
+  assert.equal(refused.structuredContent.error.code, "not_found");
+
+  // A withheld tool: no tool, and recorded as the route's refused call, which did
+  // not run, though the administrator may decide here over REST.
+  const decide = { subject: admin.id, relation: "approval.decide", object: mailbox.id };
+  assert.equal((await call("POST", "/api/relations", { token, body: decide })).status, 201);
+  await assert.rejects(client.callTool({ name: "approve_send", arguments: { mailboxId: mailbox.id, sendId: draft.structuredContent.id } }), (error) => {
+    assert.ok(error instanceof ProtocolError, String(error));
+    assert.equal(error.code, -32602);
+    assertWithheld(error, "never_offered", /second person/);
+    return true;
+  });
+  const entries = (await call("GET", "/api/audit?limit=5", { token })).body.entries;
+  const withheld = entries.find((entry) => entry.action === "approve_send");
+  assert.deepEqual(
+    [withheld?.surface, withheld?.outcome, withheld?.actor, withheld?.detail?.code],
+    ["mcp", "refused", admin.id, "never_offered"],
+    JSON.stringify(entries),
+  );
+  assert.equal((await call("GET", `/api/mailboxes/${mailbox.id}/sends/${draft.structuredContent.id}`, { token })).body.state, "draft");
+  assert.equal((await call("POST", "/api/relations/revoke", { token, body: decide })).status, 200);
+  await client.close();
+
+  // What went over the wire: no handshake, every request carrying its version in
+  // `_meta` and mirrored in headers, every result its type, the server's identity
+  // and, where the revision makes it cacheable, how long and for whom.
+  const requests = exchanges.filter((exchange) => exchange.sent?.method && exchange.sent.id !== undefined);
+  const methods = requests.map((exchange) => exchange.sent.method);
+  assert.ok(!methods.includes("initialize"), methods.join());
+  for (const method of ["tools/list", "tools/call"]) assert.ok(methods.includes(method), methods.join());
+  for (const { headers, sent, status, responseHeaders, answered } of requests) {
+    const what = `${sent.method}: ${JSON.stringify(answered)}`;
+    assert.equal(sent.params?._meta?.["io.modelcontextprotocol/protocolVersion"], MODERN, what);
+    assert.ok(sent.params._meta["io.modelcontextprotocol/clientCapabilities"], what);
+    assert.equal(headers.get("mcp-protocol-version"), MODERN, what);
+    assert.equal(headers.get("mcp-method"), sent.method, what);
+    assert.equal(responseHeaders.get("mcp-session-id"), null, "stateless: no session");
+    assert.equal(status, 200, what);
+    const result = answered.result;
+    if (!result) continue; // a withheld tool's -32602
+    assert.equal(result.resultType, "complete", what);
+    assert.equal(result._meta?.["io.modelcontextprotocol/serverInfo"]?.name, "mailroom", what);
+    if (sent.method === "tools/list") {
+      assert.deepEqual([result.ttlMs, result.cacheScope], [0, "private"], what);
+    } else if (sent.method === "server/discover") {
+      assert.ok(Number.isInteger(result.ttlMs) && result.ttlMs >= 0, what);
+      assert.equal(result.cacheScope, "public", what);
+      assert.ok(result.supportedVersions.includes(MODERN), what);
+    } else {
+      assert.equal(result.ttlMs, undefined, what);
+    }
+  }
+});
+
+/** An agent of the administrator's that may read who it is: its id and credential. */
+async function mintReader(name) {
+  const minted = await call("POST", "/api/agents", { token, body: { name, sponsor: admin.id, capabilities: ["identity.read"], mailboxes: [] } });
+  assert.equal(minted.status, 201, minted.text);
+  return { agent: minted.body.agent.id, credential: minted.body.credential };
+}
+
+/** Requires `promise` to fail as the official client fails an HTTP refusal of its credential. */
+async function assertCredentialRefused(promise, status, what) {
+  await assert.rejects(promise, (error) => {
+    if (status === 401) {
+      assert.ok(error instanceof UnauthorizedError, `${what}: ${error}`);
+    } else {
+      assert.ok(error instanceof SdkHttpError, `${what}: ${error}`);
+      assert.equal(error.status, status, what);
+    }
+    return true;
+  }, what);
+}
+
+for (const modern of [false, true]) {
+  const era = modern ? MODERN : "the initialize era";
+  test(`in ${era}, a credential that stops working fails the official client's calls as authentication, not as tool results`, async () => {
+    const { agent, credential } = await mintReader(`Reader (${era})`);
+    const client = await connect(credential, { modern });
+    assert.equal((await client.callTool({ name: "get_me", arguments: {} })).structuredContent.id, agent);
+
+    assert.equal((await call("POST", `/api/agents/${agent}/pause`, { token })).status, 200);
+    await assertCredentialRefused(client.callTool({ name: "get_me", arguments: {} }), 403, "paused: tools/call");
+    await assertCredentialRefused(client.listTools(), 403, "paused: tools/list");
+    assert.equal((await call("POST", `/api/agents/${agent}/resume`, { token })).status, 200);
+    assert.equal((await client.callTool({ name: "get_me", arguments: {} })).structuredContent.id, agent, "resumed, it works again");
+
+    assert.equal((await call("POST", `/api/agents/${agent}/revoke`, { token })).status, 200);
+    await assertCredentialRefused(client.callTool({ name: "get_me", arguments: {} }), 401, "revoked: tools/call");
+    await assertCredentialRefused(client.listTools(), 401, "revoked: tools/list");
+    await client.close();
+
+    // A person's session signed out under a connected client.
+    const email = `reader-${modern ? "modern" : "legacy"}@example.com`;
+    const password = "a reader's long password";
+    assert.equal((await call("POST", "/api/people", { token, body: { email, name: "Reader", password } })).status, 201);
+    const signedIn = await call("POST", "/api/sessions", { body: { email, password } });
+    assert.equal(signedIn.status, 201, signedIn.text);
+    const session = signedIn.body.session.access_token;
+    const person = await connect(session, { modern });
+    assert.equal((await person.callTool({ name: "get_me", arguments: {} })).isError, false);
+    assert.equal((await call("DELETE", "/api/sessions/current", { token: session })).status, 200);
+    await assertCredentialRefused(person.callTool({ name: "get_me", arguments: {} }), 401, "signed out: tools/call");
+    await person.close();
+  });
+}
+
+test("a dead credential's 401 says invalid_token and a stopped agent's 403 no challenge, over REST and MCP alike", async () => {
+  const { agent, credential } = await mintReader("Challenged");
+  assert.equal((await call("POST", `/api/agents/${agent}/revoke`, { token })).status, 200);
+  const toolCall = (bearer) =>
+    checkedFetch(`${node.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${bearer}` },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_me", arguments: {} } }),
+    });
+  for (const [what, answer] of [
+    ["REST", await checkedFetch(`${node.url}/api/me`, { headers: { authorization: `Bearer ${credential}` } })],
+    ["tools/call", await toolCall(credential)],
+  ]) {
+    assert.equal(answer.status, 401, what);
+    assert.equal(answer.headers.get("www-authenticate"), 'Bearer realm="mailroom", error="invalid_token"', what);
+    assert.equal((await answer.json()).error.code, "agent_revoked", what);
+  }
+  const anonymous = await checkedFetch(`${node.url}/api/me`);
+  assert.equal(anonymous.status, 401);
+  assert.equal(anonymous.headers.get("www-authenticate"), 'Bearer realm="mailroom"', "no credential, no error");
+  const paused = await mintReader("Paused");
+  assert.equal((await call("POST", `/api/agents/${paused.agent}/pause`, { token })).status, 200);
+  const answer = await toolCall(paused.credential);
+  assert.equal(answer.status, 403);
+  assert.equal(answer.headers.get("www-authenticate"), null);
+  assert.equal((await answer.json()).error.code, "agent_paused");
+});
+
 test("the stateless revision answers server/discover and checks its headers", async () => {
   const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
   const post = (headers, body) =>
@@ -179,6 +366,7 @@ test("the stateless revision answers server/discover and checks its headers", as
   const result = (await discover.json()).result;
   assert.equal(result.resultType, "complete");
   assert.ok(result.supportedVersions.includes("2026-07-28"));
+  assert.equal(result.cacheScope, "public");
   const mismatch = await post(
     { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "list_people" },
     { jsonrpc: "2.0", id: 2, method: "tools/call", params: { _meta: meta, name: "get_me", arguments: {} } },

@@ -75,6 +75,7 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", "/api/relations/revoke", { token, body: { subject: ben.id, relation: "org.admin", object: "org" } }],
     ["GET", "/api/audit?limit=5", { token }],
     ["GET", "/api/audit/verify", { token }],
+    ["POST", "/api/audit/checkpoints", { token }],
     ["GET", "/api/agent-capabilities", { token }],
     ["GET", "/api/mailboxes", { token: benToken }],
     ["GET", "/api/mailboxes/readable", { token: benToken }],
@@ -116,6 +117,7 @@ test("every documented operation answers as documented, successes and refusals a
     // Disabling Ben ends his sessions, so it comes after every call made as him.
     ["POST", `/api/people/${ben.id}/disable`, { token }],
     ["POST", `/api/people/${ben.id}/enable`, { token }],
+    ["POST", `/api/people/${ben.id}/password`, { token, body: { new_password: "another long enough password" } }],
     ["POST", "/api/me/password", { token, body: { current_password: ADMIN.password, new_password: ADMIN.password } }],
     ["DELETE", "/api/sessions/current", { token }],
   ];

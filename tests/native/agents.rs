@@ -611,9 +611,11 @@ fn every_capability_keeps_its_promise() {
                     // Its own submission, approved by a person, failed by the binding once.
                     let send = draft();
                     world.call("POST", &format!("{sends}/{send}/submit"), Some(&credential), None);
-                    world.grant_all(&world.admin_id, &["approval.decide"], &mailbox);
+                    // Neither its sponsor nor the administrator who minted it: a third person.
+                    let (carol, carol_token) = world.person("carol@example.com");
+                    world.grant_all(&carol, &["approval.decide"], &mailbox);
                     let path = format!("{sends}/{send}");
-                    world.approve_while_refusing(&world.admin_token, &path, "ana@customer.example");
+                    world.approve_while_refusing(&carol_token, &path, "ana@customer.example");
                     ("POST", format!("{sends}/{send}/retry"), None)
                 }
                 other => {

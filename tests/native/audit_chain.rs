@@ -1,12 +1,14 @@
-//! The audit chain: every change recorded with who and what, linked by hashes
-//! that reveal any alteration, deletion or reordering at the entry where it
-//! happened, and contiguous under contention.
+//! The audit chain: every change recorded with who and what, each entry keyed
+//! with a secret the database does not hold and linked into a hash chain, so an
+//! alteration, a deletion, a reordering, a truncated tail or a history rewritten
+//! from the start is found, and appends that never contend (decision 0015).
 
 use std::cell::Cell;
 
-use mailroom::audit::chain::{self as audit, VERIFY_PAGE};
+use mailroom::audit::chain::{self as audit, ATTEMPT_WINDOW_MS, SEAL_BATCH, VERIFY_PAGE};
 use mailroom::core::context::ports::AuditRecord;
 use mailroom::core::http::Surface;
+use mailroom::core::node::AuditKey;
 use mailroom::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use mailroom::dispatch::dispatch;
 use mailroom::testing::{RequestExt, request};
@@ -22,13 +24,24 @@ fn busy_world() -> World {
     world.admin("PUT", &format!("/api/teams/{team}/members/{ben}"), None);
     world.grant(&format!("{team}#member"), "org.admin", "org");
     world.grant("usr_00000000000000000000000000", "org.admin", "org");
-    world.call(
-        "POST",
-        "/api/sessions",
-        None,
-        Some(json!({ "email": "x@example.com", "password": "wrong wrong wrong" })),
-    );
     world
+}
+
+fn record(at: i64, action: &str) -> AuditRecord {
+    AuditRecord {
+        at,
+        actor: None,
+        delegator: None,
+        surface: Some("rest"),
+        action: action.into(),
+        object: None,
+        outcome: "refused",
+        detail: None,
+    }
+}
+
+fn problem(verification: &serde_json::Value) -> &str {
+    verification["problem"].as_str().unwrap_or_default()
 }
 
 #[test]
@@ -46,13 +59,13 @@ fn every_changing_call_is_recorded_with_its_actor_and_outcome() {
             "create_team",
             "add_team_member",
             "grant_relation",
-            "grant_relation",
-            "sign_in"
+            "grant_relation"
         ]
     );
     for (index, entry) in entries.iter().enumerate() {
         assert_eq!(entry["seq"], index as i64 + 1);
         assert_eq!(entry["surface"], "rest");
+        assert_eq!(entry["key_id"], world.node.config.audit_key.id.as_str(), "written with the node's audit key");
     }
     assert_eq!(entries[0]["actor_kind"], "stranger", "setup is done by whoever holds the token");
     assert_eq!(entries[1]["actor"], world.admin_id, "a successful sign-in names who signed in");
@@ -60,10 +73,9 @@ fn every_changing_call_is_recorded_with_its_actor_and_outcome() {
     assert_eq!(entries[2]["actor_kind"], "person");
     assert_eq!(entries[7]["outcome"], "refused");
     assert_eq!(entries[7]["detail"]["code"], "not_found");
-    assert_eq!(entries[8]["outcome"], "refused");
-    assert!(entries[8].get("actor").is_none());
     assert_eq!(world.verify()["intact"], true);
-    assert_eq!(world.verify()["checked"], 9);
+    assert_eq!(world.verify()["checked"], 8);
+    assert_eq!(world.verify()["awaiting_seal"], 0, "every answer that appended was sealed after it");
     for window in entries.windows(2) {
         assert_eq!(window[1]["prev_hash"], window[0]["hash"]);
     }
@@ -79,6 +91,24 @@ fn reads_are_not_recorded() {
 }
 
 #[test]
+fn an_entry_is_written_unsealed_with_its_change_and_sealed_after_the_answer() {
+    let world = World::new();
+    let response = world.node.send_without_sealing(
+        request("POST", "/api/teams").bearer(&world.admin_token).json(json!({ "name": "Unsealed" })),
+    );
+    assert_eq!(response.status, 201);
+    assert_eq!(response.commit_attempts, 1);
+    assert!(response.seal_chain, "the answer asks to be sealed after");
+    let waiting = world.node.database.count("SELECT COUNT(*) FROM audit_entries WHERE hash IS NULL");
+    assert_eq!(waiting, 1, "written with the change, not yet linked");
+    assert_eq!(world.verify()["awaiting_seal"], 1);
+    assert_eq!(world.verify()["intact"], true, "an entry awaiting its seal is still checked against its MAC");
+    assert_eq!(world.node.seal().sealed, 1);
+    assert_eq!(world.verify()["awaiting_seal"], 0);
+    assert_eq!(world.node.seal().sealed, 0, "sealing again changes nothing");
+}
+
+#[test]
 fn altering_any_field_of_any_entry_is_found_at_that_entry() {
     let columns = [
         ("at", "at + 1"),
@@ -90,10 +120,12 @@ fn altering_any_field_of_any_entry_is_found_at_that_entry() {
         ("object", "'tampered'"),
         ("outcome", "'tampered'"),
         ("detail", "'{}'"),
+        ("key_id", "'0000000000000000'"),
+        ("mac", "'00'"),
         ("prev_hash", "'00'"),
         ("hash", "'00'"),
     ];
-    for seq in [1, 5, 9] {
+    for seq in [1, 5, 8] {
         for (column, value) in columns {
             let world = busy_world();
             world.node.database.tamper(&format!("UPDATE audit_entries SET {column} = {value} WHERE seq = {seq}"));
@@ -111,7 +143,7 @@ fn deleting_an_entry_is_found_where_it_was() {
     let verification = world.verify();
     assert_eq!(verification["intact"], false);
     assert_eq!(verification["first_bad_seq"], 4);
-    assert!(verification["problem"].as_str().unwrap().contains("missing"));
+    assert!(problem(&verification).contains("missing"));
 }
 
 #[test]
@@ -139,32 +171,160 @@ fn reordering_entries_is_found_at_the_first_moved_one() {
 }
 
 #[test]
+fn an_entry_forged_by_a_database_writer_is_never_sealed_into_the_chain() {
+    let world = busy_world();
+    // Without the key, a forger can write every column but a MAC that verifies.
+    world.node.database.tamper(
+        "INSERT INTO audit_entries (seq, at, actor_kind, action, outcome, key_id, mac) \
+         SELECT MAX(seq) + 1, 0, 'stranger', 'grant_relation', 'ok', key_id, mac FROM audit_entries",
+    );
+    let sealing = world.node.seal();
+    assert_eq!(sealing.sealed, 0);
+    assert!(sealing.stopped.unwrap_or_default().contains("MAC"));
+    let verification = world.verify();
+    assert_eq!(verification["first_bad_seq"], 9);
+    assert!(problem(&verification).contains("MAC"), "{verification}");
+}
+
+#[test]
+fn each_of_five_tamperings_is_found_against_the_checkpoint_kept_outside_the_database() {
+    // An edited entry, a deleted middle entry, two entries swapped, a truncated
+    // tail, and a history rewritten from the start with hashes recomputed as an
+    // attacker without the key can (the unkeyed scheme entries had before).
+    let tamperings: [Tampering; 5] = [
+        ("edited", "UPDATE audit_entries SET object = 'elsewhere' WHERE seq = 5", |v| v["first_bad_seq"] == 5),
+        ("deleted", "DELETE FROM audit_entries WHERE seq = 4", |v| v["first_bad_seq"] == 4),
+        (
+            "swapped",
+            "UPDATE audit_entries SET seq = -1 WHERE seq = 2; UPDATE audit_entries SET seq = 2 WHERE seq = 3; \
+             UPDATE audit_entries SET seq = 3 WHERE seq = -1;",
+            |v| v["first_bad_seq"] == 2,
+        ),
+        ("truncated", "DELETE FROM audit_entries WHERE seq > 6", |v| {
+            v["first_bad_seq"] == 7 && problem(v).starts_with("truncated after checkpoint")
+        }),
+        ("rewritten", "", |v| problem(v).contains("checkpoint") || problem(v).contains("predate")),
+    ];
+    for (name, sql, found) in tamperings {
+        let world = busy_world();
+        let checkpoint = world.admin("POST", "/api/audit/checkpoints", None);
+        assert_eq!(checkpoint.status, 201, "{}", text(&checkpoint));
+        let kept = body(&checkpoint);
+        assert_eq!(kept["seq"], 8, "the checkpoint is of the head before its own entry");
+        assert_eq!(world.verify()["intact"], true, "{name}: intact before");
+        assert_eq!(world.verify()["checkpoint"]["seq"], 8);
+        if name == "rewritten" {
+            rewrite_without_the_key(&world);
+        } else {
+            world.node.database.tamper(sql);
+        }
+        let verification = world.verify();
+        assert_eq!(verification["intact"], false, "{name}: {verification}");
+        assert!(found(&verification), "{name}: {verification}");
+    }
+}
+
+/// A way of tampering with the chain: its name, its SQL, and whether a
+/// verification found it.
+type Tampering = (&'static str, &'static str, fn(&serde_json::Value) -> bool);
+
+/// Rewrites the whole chain as someone who can write the database but does not
+/// hold the key would: every entry relabelled as written before the chain was
+/// keyed, one altered, and every hash recomputed with the unkeyed scheme.
+fn rewrite_without_the_key(world: &World) {
+    world.node.database.tamper("UPDATE audit_entries SET key_id = NULL, mac = NULL, object = 'forged' WHERE seq = 3");
+    world.node.database.tamper("UPDATE audit_entries SET key_id = NULL, mac = NULL");
+    let rows = world.node.database.count("SELECT COUNT(*) FROM audit_entries");
+    let mut previous = audit::GENESIS_HASH.to_string();
+    for seq in 1..=rows {
+        let hash = world.node.database.legacy_hash(seq, &previous);
+        world
+            .node
+            .database
+            .tamper(&format!("UPDATE audit_entries SET prev_hash = '{previous}', hash = '{hash}' WHERE seq = {seq}"));
+        previous = hash;
+    }
+}
+
+#[test]
+fn a_checkpoint_not_signed_by_this_node_is_found() {
+    let world = busy_world();
+    assert_eq!(world.admin("POST", "/api/audit/checkpoints", None).status, 201);
+    let mut kept: serde_json::Value =
+        serde_json::from_slice(world.node.blobs.objects.borrow().get(audit::LATEST_CHECKPOINT_KEY).unwrap()).unwrap();
+    kept["seq"] = json!(2);
+    world
+        .node
+        .blobs
+        .objects
+        .borrow_mut()
+        .insert(audit::LATEST_CHECKPOINT_KEY.into(), serde_json::to_vec(&kept).unwrap());
+    let verification = world.verify();
+    assert_eq!(verification["intact"], false);
+    assert!(problem(&verification).contains("signature"), "{verification}");
+}
+
+#[test]
+fn the_scheduled_upkeep_seals_and_keeps_a_checkpoint_when_the_head_moved() {
+    let world = busy_world();
+    let first = world.node.maintain().expect("a checkpoint");
+    assert_eq!(first.seq, 8);
+    assert!(world.node.blobs.objects.borrow().contains_key(&audit::checkpoint_key(8)));
+    assert_eq!(world.node.maintain(), Some(first.clone()), "the head did not move: the same checkpoint");
+    world.team("Later");
+    let second = world.node.maintain().expect("a checkpoint");
+    assert_eq!(second.seq, 9);
+    assert_eq!(world.verify()["checkpoint"]["seq"], 9);
+}
+
+#[test]
+fn keys_rotate_and_every_entry_verifies_with_the_key_it_names() {
+    let mut world = busy_world();
+    let old = world.node.config.audit_key.clone();
+    world.node.config.audit_key = AuditKey::new(b"the next audit key, after a rotation".to_vec());
+    world.node.config.previous_audit_keys = vec![old.clone()];
+    world.team("After the rotation");
+    let entries = world.audit();
+    assert_eq!(entries.first().unwrap()["key_id"], old.id.as_str());
+    assert_eq!(entries.last().unwrap()["key_id"], world.node.config.audit_key.id.as_str());
+    assert_eq!(world.verify()["intact"], true, "{}", world.verify());
+    world.node.config.previous_audit_keys.clear();
+    let forgotten = world.verify();
+    assert_eq!(forgotten["first_bad_seq"], 1, "without the old key its entries cannot be verified: {forgotten}");
+}
+
+#[test]
+fn entries_from_before_the_chain_was_keyed_still_verify_before_the_keyed_ones() {
+    let world = World::new();
+    // The chain as a node wrote it before it was keyed: no key, no MAC, unkeyed hashes.
+    world.node.database.tamper("UPDATE audit_entries SET key_id = NULL, mac = NULL");
+    let rows = world.node.database.count("SELECT COUNT(*) FROM audit_entries");
+    let mut previous = audit::GENESIS_HASH.to_string();
+    for seq in 1..=rows {
+        let hash = world.node.database.legacy_hash(seq, &previous);
+        world
+            .node
+            .database
+            .tamper(&format!("UPDATE audit_entries SET prev_hash = '{previous}', hash = '{hash}' WHERE seq = {seq}"));
+        previous = hash;
+    }
+    world.team("Keyed from here");
+    let verification = world.verify();
+    assert_eq!(verification["intact"], true, "{verification}");
+    assert_eq!(verification["checked"], rows + 1);
+}
+
+#[test]
 fn verification_walks_a_long_chain_a_page_at_a_time() {
     let world = World::new();
     let existing = world.audit().len() as i64;
-    let mut head = (existing, world.last_audit_entry()["hash"].as_str().unwrap().to_string());
     let total = VERIFY_PAGE + 700;
-    let mut statements = Vec::new();
-    for index in existing..total {
-        let record = AuditRecord {
-            at: index,
-            actor: None,
-            delegator: None,
-            surface: Some("rest"),
-            action: "sign_in".into(),
-            object: None,
-            outcome: "refused",
-            detail: None,
-        };
-        let statement = audit::append(head.0, &head.1, &record);
-        let hash = match statement.parameters.last() {
-            Some(mailroom::core::storage::Value::Text(hash)) => hash.clone(),
-            other => panic!("{other:?}"),
-        };
-        statements.push(statement);
-        head = (head.0 + 1, hash);
-    }
+    let statements: Vec<Statement> =
+        (existing..total).map(|index| audit::append(&world.node.config.audit_key, &record(index, "sign_in"))).collect();
     futures_executor::block_on(world.node.database.execute(statements)).unwrap();
+    for _ in 0..(total / SEAL_BATCH + 1) {
+        world.node.seal();
+    }
 
     let first = world.verify();
     assert_eq!(first["intact"], true);
@@ -184,7 +344,9 @@ fn verification_walks_a_long_chain_a_page_at_a_time() {
 fn verification_takes_after_seq_as_the_whole_number_its_declaration_says() {
     let world = busy_world();
     assert_eq!(body(&world.admin("GET", "/api/audit/verify?after_seq=0", None))["intact"], true);
-    assert_eq!(body(&world.admin("GET", "/api/audit/verify?after_seq=3", None))["verified_through"], 9);
+    let from_three = body(&world.admin("GET", "/api/audit/verify?after_seq=3", None));
+    assert_eq!(from_three["intact"], true, "{from_three}");
+    assert_eq!(from_three["verified_through"], from_three["head"]["seq"], "{from_three}");
     // The schema's maximum is accepted: a client generated from it is never refused.
     let declared =
         mailroom_contract::registry().route(mailroom_contract::RouteId::VerifyAuditChain).query_parameters[0];
@@ -205,10 +367,10 @@ fn the_audit_list_pages_newest_first_with_an_opaque_cursor() {
     let first = body(&world.admin("GET", "/api/audit?limit=4", None));
     let seqs: Vec<i64> =
         first["entries"].as_array().unwrap().iter().map(|entry| entry["seq"].as_i64().unwrap()).collect();
-    assert_eq!(seqs, [9, 8, 7, 6]);
+    assert_eq!(seqs, [8, 7, 6, 5]);
     let cursor = first["next_cursor"].as_str().unwrap();
     let second = body(&world.admin("GET", &format!("/api/audit?limit=4&cursor={cursor}"), None));
-    assert_eq!(second["entries"][0]["seq"], 5);
+    assert_eq!(second["entries"][0]["seq"], 4);
     let rest = body(&world.admin("GET", &format!("/api/audit?limit=200&cursor={cursor}"), None));
     assert!(rest["next_cursor"].is_null());
     assert_refused(&world.admin("GET", "/api/audit?cursor=bogus", None), 400, "invalid_query_parameter");
@@ -216,10 +378,11 @@ fn the_audit_list_pages_newest_first_with_an_opaque_cursor() {
     assert_refused(&world.admin("GET", "/api/audit?limit=201", None), 400, "invalid_query_parameter");
 }
 
-/// A database that lets another writer take the chain's next `seq` just before
-/// the request under test commits, the first `races` times.
+/// A database that lets another writer append to the chain just before the
+/// request under test commits, the first `races` times.
 struct RacingDatabase<'a> {
     inner: &'a dyn Database,
+    key: AuditKey,
     races: Cell<u32>,
 }
 
@@ -229,19 +392,7 @@ impl Database for RacingDatabase<'_> {
             let commits = statements.iter().any(|statement| statement.sql.starts_with("INSERT INTO audit_entries"));
             if commits && self.races.get() > 0 {
                 self.races.set(self.races.get() - 1);
-                let [head] = self.inner.execute(vec![audit::head()]).await?.try_into().unwrap();
-                let (seq, hash) = audit::head_from(head.first())?;
-                let rival = AuditRecord {
-                    at: 0,
-                    actor: None,
-                    delegator: None,
-                    surface: Some("rest"),
-                    action: "sign_in".into(),
-                    object: None,
-                    outcome: "refused",
-                    detail: None,
-                };
-                self.inner.execute(vec![audit::append(seq, &hash, &rival)]).await?;
+                self.inner.execute(vec![audit::append(&self.key, &record(0, "sign_in"))]).await?;
             }
             self.inner.execute(statements).await
         })
@@ -249,9 +400,10 @@ impl Database for RacingDatabase<'_> {
 }
 
 #[test]
-fn a_commit_that_loses_the_race_for_its_seq_is_retried_and_nothing_is_lost() {
+fn a_writer_that_another_overtakes_still_commits_at_once_and_nothing_is_lost() {
     let world = World::new();
-    let racing = RacingDatabase { inner: &world.node.database, races: Cell::new(3) };
+    let racing =
+        RacingDatabase { inner: &world.node.database, key: world.node.config.audit_key.clone(), races: Cell::new(3) };
     let node = world.node_over(&racing);
     let created = futures_executor::block_on(dispatch(
         &node,
@@ -259,10 +411,13 @@ fn a_commit_that_loses_the_race_for_its_seq_is_retried_and_nothing_is_lost() {
         Surface::Rest,
     ));
     assert_eq!(created.status, 201, "{}", text(&created));
+    assert_eq!(created.commit_attempts, 1, "no race for a place in the chain, so no retry");
+    assert_eq!(created.round_trips, 2);
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM teams WHERE name = 'Contended'"), 1, "applied once");
+    world.node.seal();
     let entries = world.audit();
     assert_eq!(entries.iter().filter(|entry| entry["action"] == "create_team").count(), 1);
-    assert_eq!(entries.iter().filter(|entry| entry["at"] == "1970-01-01T00:00:00.000Z").count(), 3, "three rivals");
+    assert_eq!(entries.iter().filter(|entry| entry["at"] == "1970-01-01T00:00:00.000Z").count(), 1, "the rival's");
     assert_eq!(world.verify()["intact"], true);
 }
 
@@ -290,4 +445,48 @@ fn every_content_read_is_recorded_and_no_other_read_is() {
         }
     }
     assert!(content_reads >= 4, "body, original, attachment and search at least: {content_reads}");
+}
+
+#[test]
+fn refused_attempts_without_a_credential_are_counted_not_written_and_folded_in_a_window_at_a_time() {
+    let mut world = World::new();
+    let (ben, _) = world.person("ben@example.com");
+    let entries = world.node.database.count("SELECT COUNT(*) FROM audit_entries");
+    // A flood from many addresses: wrong pairing codes and wrong passwords, some
+    // of them rate limited.
+    for attempt in 0..300 {
+        let address = format!("198.51.100.{}", attempt % 40);
+        let mut pair = request("POST", "/api/agents/pair").json(json!({ "code": format!("mr_pair_{attempt}") }));
+        pair.client_address = Some(address.clone());
+        assert!([401, 429].contains(&world.node.send(pair).status));
+        let mut sign_in = request("POST", "/api/sessions")
+            .json(json!({ "email": "ben@example.com", "password": format!("guess number {attempt}") }));
+        sign_in.client_address = Some(address);
+        assert!([401, 429].contains(&world.node.send(sign_in).status));
+        // Meanwhile the administrator's writes go through at once.
+        if attempt % 50 == 0 {
+            let created = world.admin("POST", "/api/teams", Some(json!({ "name": format!("Team {attempt}") })));
+            assert_eq!(created.status, 201, "{}", text(&created));
+            assert_eq!(created.commit_attempts, 1);
+        }
+    }
+    let written = world.node.database.count("SELECT COUNT(*) FROM audit_entries") - entries;
+    assert_eq!(written, 6, "only the administrator's six writes: the flood wrote no entry");
+    let summaries = world.node.database.count("SELECT COUNT(*) FROM audit_attempts");
+    assert!(summaries <= 4, "counted per window, action and code: {summaries}");
+    assert_eq!(world.node.database.count("SELECT SUM(attempts) FROM audit_attempts"), 600);
+    assert_eq!(world.node.maintain().map(|checkpoint| checkpoint.seq), Some(entries + 6), "the window is still open");
+    world.node.platform.advance(ATTEMPT_WINDOW_MS);
+    world.node.maintain();
+    // The administrator's access token has aged out meanwhile.
+    world.admin_token = sign_in(&world.node, ADMIN_EMAIL, ADMIN_PASSWORD).0;
+    let folded: Vec<serde_json::Value> =
+        world.audit().into_iter().filter(|entry| entry["detail"]["attempts"].is_i64()).collect();
+    assert_eq!(folded.len() as i64, summaries, "one entry per window, action and code");
+    let total: i64 = folded.iter().map(|entry| entry["detail"]["attempts"].as_i64().unwrap()).sum();
+    assert_eq!(total, 600, "every attempt is accounted for");
+    assert!(folded.iter().all(|entry| entry["outcome"] == "refused" && entry["actor_kind"] == "stranger"));
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM audit_attempts"), 0);
+    assert_eq!(world.verify()["intact"], true);
+    let _ = ben;
 }

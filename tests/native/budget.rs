@@ -83,6 +83,11 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         ),
         RouteId::GetPerson => (admin("GET", &format!("/api/people/{ben}")), 200),
         RouteId::DisablePerson => (admin("POST", &format!("/api/people/{ben}/disable")), 200),
+        RouteId::ResetPassword => (
+            admin("POST", &format!("/api/people/{ben}/password"))
+                .json(json!({ "new_password": "a brand new long password" })),
+            200,
+        ),
         RouteId::EnablePerson => (admin("POST", &format!("/api/people/{ben}/enable")), 200),
         RouteId::ListTeams => (admin("GET", "/api/teams"), 200),
         RouteId::CreateTeam => (admin("POST", "/api/teams").json(json!({ "name": "Brand new" })), 201),
@@ -107,6 +112,7 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         }
         RouteId::ListAuditEntries => (admin("GET", "/api/audit"), 200),
         RouteId::VerifyAuditChain => (admin("GET", "/api/audit/verify"), 200),
+        RouteId::WriteAuditCheckpoint => (admin("POST", "/api/audit/checkpoints"), 201),
         RouteId::ListAgentCapabilities => (request("GET", "/api/agent-capabilities").bearer(&ben_token), 200),
         RouteId::ListMailboxes => (as_ben("GET", "/api/mailboxes"), 200),
         RouteId::ListReadableMailboxes => (as_ben("GET", "/api/mailboxes/readable"), 200),

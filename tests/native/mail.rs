@@ -477,3 +477,136 @@ fn search_syntax_is_refused_by_our_rules_and_never_reaches_the_database_as_synta
     }
     assert!(world.node.platform.logs.borrow().is_empty(), "{:?}", world.node.platform.logs.borrow());
 }
+
+/// What SQLite did for the statements of one call whose SQL contains `marks`:
+/// virtual machine steps (which grow with every row visited) and sorts, with the
+/// answer's body.
+fn cost_of(world: &World, token: &str, path: &str, marks: &str) -> (i32, i32, serde_json::Value) {
+    world.node.database.take_costs();
+    let answer = body(&world.call("GET", path, Some(token), None));
+    let costs: Vec<_> = world.node.database.take_costs().into_iter().filter(|cost| cost.sql.contains(marks)).collect();
+    assert!(!costs.is_empty(), "{path} ran no statement containing {marks:?}");
+    (costs.iter().map(|cost| cost.steps).sum(), costs.iter().map(|cost| cost.sorts).sum(), answer)
+}
+
+/// The path of page `page` (1 is the first) of `path`, following `next_cursor`.
+fn page_path(world: &World, token: &str, path: &str, page: usize) -> String {
+    let mut current = path.to_string();
+    for _ in 1..page {
+        let next = body(&world.call("GET", &current, Some(token), None))["next_cursor"].as_str().unwrap().to_string();
+        current = format!("{path}&cursor={next}");
+    }
+    current
+}
+
+#[test]
+fn a_page_of_a_search_or_of_the_list_costs_the_same_however_much_mail_there_is() {
+    let (world, support) = world_with_mailbox();
+    let (_, content) =
+        reader(&world, "content@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &support);
+    // "invoice" is in every message's subject and text: every message matches both arms.
+    let mut delivered = 0;
+    let mut deliver_up_to = |count: usize| {
+        while delivered < count {
+            deliver_note(&world, SUPPORT, delivered, &format!("Invoice {delivered}"), "About the invoice.");
+            delivered += 1;
+        }
+    };
+    let search = "/api/search?q=invoice&limit=5";
+    let list = format!("/api/mailboxes/{support}/messages?limit=5");
+    let measure = || {
+        let first_search = cost_of(&world, &content, search, " MATCH ");
+        let later_search = cost_of(&world, &content, &page_path(&world, &content, search, 4), " MATCH ");
+        let first_list = cost_of(&world, &content, &list, "FROM receipts r WHERE r.mailbox_id");
+        let later_list =
+            cost_of(&world, &content, &page_path(&world, &content, &list, 4), "FROM receipts r WHERE r.mailbox_id");
+        for (steps, sorts, answer) in [&first_search, &later_search, &first_list, &later_list] {
+            assert_eq!(*sorts, 0, "nothing is sorted: {steps} steps for {answer}");
+        }
+        [first_search.0, later_search.0, first_list.0, later_list.0]
+    };
+    deliver_up_to(40);
+    let small = measure();
+    deliver_up_to(400);
+    let large = measure();
+    for ((small, large), what) in
+        small.iter().zip(large).zip(["first search page", "fourth search page", "first list page", "fourth list page"])
+    {
+        assert!(large <= small + small / 10, "{what}: {small} steps at 40 messages, {large} at 400");
+    }
+}
+
+#[test]
+fn mail_is_newest_first_in_the_order_it_was_stored_even_when_the_clock_says_otherwise() {
+    let (world, support) = world_with_mailbox();
+    let (_, content) =
+        reader(&world, "content@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &support);
+    let first = deliver_note(&world, SUPPORT, 1, "Refund one", "Stored first.");
+    // A delivery whose Worker read an earlier time (another machine's clock, or
+    // a slower store of its bytes) is still stored after the first.
+    world.node.platform.advance(-60_000);
+    let second = deliver_note(&world, SUPPORT, 2, "Refund two", "Stored second.");
+    let listed = body(&world.call("GET", &format!("/api/mailboxes/{support}/messages"), Some(&content), None));
+    let found = body(&world.call("GET", "/api/search?q=refund", Some(&content), None));
+    for (answer, items) in [(&listed, "messages"), (&found, "results")] {
+        let items = answer[items].as_array().unwrap();
+        let ids: Vec<&str> = items.iter().map(|item| item["id"].as_str().unwrap()).collect();
+        assert_eq!(ids, [second.as_str(), first.as_str()], "{answer}");
+        assert_eq!(
+            items[0]["received_at"], items[1]["received_at"],
+            "the later-stored is never shown as received earlier"
+        );
+    }
+}
+
+#[test]
+fn a_reader_of_one_small_mailbox_does_not_pay_for_the_rest_of_the_node() {
+    let (world, support) = world_with_mailbox();
+    world.mailbox("billing@mailroom.test");
+    let (_, content) =
+        reader(&world, "content@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &support);
+    let mine = [
+        deliver_note(&world, SUPPORT, 0, "Refund please", "About my refund."),
+        deliver_note(&world, SUPPORT, 1, "Refund again", "Still no refund."),
+    ];
+    // The rest of the node's mail, which this reader cannot see, matches both
+    // words: "refund" often, and "invoice" (in none of the reader's mail) always.
+    let mut delivered = 2;
+    let mut deliver_up_to = |count: usize| {
+        while delivered < count {
+            deliver_note(&world, "billing@mailroom.test", delivered, &format!("Invoice {delivered}"), "Refund owed.");
+            delivered += 1;
+        }
+    };
+    let ids = |answer: &serde_json::Value| -> Vec<String> {
+        answer["results"].as_array().unwrap().iter().map(|hit| hit["id"].as_str().unwrap().to_string()).collect()
+    };
+    let measure = || {
+        let (refund, _, found) = cost_of(&world, &content, "/api/search?q=refund&limit=5", " MATCH ");
+        assert_eq!(ids(&found), [mine[1].clone(), mine[0].clone()], "the reader's own mail, and nothing else");
+        let (invoice, _, found) = cost_of(&world, &content, "/api/search?q=invoice&limit=5", " MATCH ");
+        assert_eq!(ids(&found), Vec::<String>::new());
+        let (scoped, _, found) =
+            cost_of(&world, &content, &format!("/api/search?q=refund&limit=5&mailbox={support}"), " MATCH ");
+        assert_eq!(ids(&found).len(), 2);
+        [refund, invoice, scoped]
+    };
+    deliver_up_to(40);
+    // The indexes hold each message's mailbox, but the caller's words are never
+    // matched against it.
+    let ulid = support.strip_prefix("mbx_").unwrap();
+    for q in ["mbx", ulid, &support] {
+        let found = body(&world.call("GET", &format!("/api/search?q={q}"), Some(&content), None));
+        assert_eq!(found["results"], json!([]), "{q}");
+    }
+    let small = measure();
+    deliver_up_to(400);
+    let large = measure();
+    for ((small, large), what) in small.iter().zip(large).zip([
+        "refund",
+        "invoice, which only others' mail has",
+        "refund in the reader's mailbox",
+    ]) {
+        assert!(large <= small + small / 10, "{what}: {small} steps beside 40 messages of others, {large} beside 400");
+    }
+}

@@ -296,6 +296,72 @@ fn the_stateless_revision_is_served_with_its_headers_checked_against_the_body() 
     assert_eq!(body(&header_without_meta)["error"]["code"], -32020);
 }
 
+/// A modern request's answer, which must be a result: its `result`.
+#[track_caller]
+fn modern_result(world: &World, token: Option<&str>, method: &str, params: Value, name: Option<&str>) -> Value {
+    let mut headers = vec![("mcp-protocol-version", MODERN), ("mcp-method", method)];
+    if let Some(name) = name {
+        headers.push(("mcp-name", name));
+    }
+    let mut params = params;
+    params["_meta"] =
+        json!({ "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} });
+    let mut built =
+        request("POST", "/mcp").json(json!({ "jsonrpc": "2.0", "id": "m1", "method": method, "params": params }));
+    for (header, value) in headers {
+        built = built.header(header, value);
+    }
+    if let Some(token) = token {
+        built = built.bearer(token);
+    }
+    let answer = world.node.send(built);
+    assert_eq!(answer.status, 200, "{method}: {}", text(&answer));
+    let result = body(&answer)["result"].clone();
+    assert_eq!(result["resultType"], "complete", "{method}: every result of the revision says its type");
+    assert_eq!(result["_meta"]["io.modelcontextprotocol/serverInfo"]["name"], "mailroom", "{method}");
+    result
+}
+
+#[test]
+fn the_stateless_revisions_cacheable_results_say_for_how_long_and_for_whom() {
+    let world = World::new();
+    for token in [None, Some(world.admin_token.as_str())] {
+        let listed = modern_result(&world, token, "tools/list", json!({}), None);
+        assert!(listed["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
+        assert_eq!(listed["cacheScope"], "private", "the catalogue depends on who asks");
+        assert_eq!(listed["ttlMs"], 0, "a relation granted or revoked changes it at any moment");
+    }
+    let discovered = modern_result(&world, None, "server/discover", json!({}), None);
+    assert_eq!(discovered["cacheScope"], "public", "the same for every caller");
+    assert!(discovered["ttlMs"].as_u64().is_some_and(|ttl| ttl > 0), "{discovered}");
+    let called =
+        modern_result(&world, Some(&world.admin_token), "tools/call", json!({ "name": "get_me" }), Some("get_me"));
+    assert!(called.get("ttlMs").is_none() && called.get("cacheScope").is_none(), "a tool call is not cacheable");
+    assert!(called["content"].is_array());
+
+    // The initialize era's answers stay as they were.
+    let legacy_list = &call(&world, None, "tools/list", json!({}))["result"];
+    let legacy_discover = &call(&world, None, "server/discover", json!({}))["result"];
+    for legacy in [legacy_list, legacy_discover] {
+        for field in ["ttlMs", "cacheScope", "resultType", "_meta"] {
+            assert!(legacy.get(field).is_none(), "{field} in an initialize-era answer: {legacy}");
+        }
+    }
+}
+
+#[test]
+fn the_stateless_revision_has_no_initialize_and_no_ping() {
+    let world = World::new();
+    for method in ["initialize", "ping"] {
+        let params =
+            json!({ "protocolVersion": MODERN, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } });
+        let answer = modern(&world, method, params, &[("mcp-protocol-version", MODERN), ("mcp-method", method)]);
+        assert_eq!(answer.status, 404, "{method}: {}", text(&answer));
+        assert_eq!(body(&answer)["error"]["code"], -32601, "{method}");
+        assert_eq!(call(&world, None, method, json!({}))["error"], Value::Null, "the initialize era keeps {method}");
+    }
+}
+
 #[test]
 fn a_stranger_is_offered_exactly_the_grantable_routes() {
     let world = World::new();
@@ -666,10 +732,14 @@ fn a_tool_call_costs_no_more_round_trips_than_its_route() {
 }
 
 /// Sends `request` and counts the batches the storage itself executed for it.
+/// A request's answer and the round trips the storage saw it take, before the
+/// chain is sealed after the answer (which is not the request's to wait for).
 fn measured(world: &World, request: mailroom::core::http::Request) -> (Response, u32) {
     let before = world.node.database.batches();
-    let response = world.node.send(request);
-    (response, world.node.database.batches() - before)
+    let response = world.node.send_without_sealing(request);
+    let taken = world.node.database.batches() - before;
+    world.node.seal();
+    (response, taken)
 }
 
 #[test]

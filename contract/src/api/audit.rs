@@ -31,10 +31,19 @@ pub struct AuditEntry {
     /// Further facts about the act, as a JSON object.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub detail: Option<serde_json::Value>,
-    /// The previous entry's hash (64 zeros for the first).
-    pub prev_hash: String,
-    /// SHA-256 over a domain tag, `prev_hash` and the entry's canonical JSON.
-    pub hash: String,
+    /// The key the entry was written and sealed with (its id, never the key);
+    /// absent for entries written before the chain was keyed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub key_id: Option<String>,
+    /// The previous entry's hash (64 zeros for the first). Absent, with `hash`,
+    /// for the moment between an entry's writing and its sealing.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub prev_hash: Option<String>,
+    /// HMAC-SHA256, under the node's audit key, of a domain tag, `prev_hash` and the
+    /// entry's canonical JSON (plain SHA-256 for entries from before the chain was
+    /// keyed). Absent until the entry is sealed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hash: Option<String>,
 }
 
 /// A page of the audit chain, newest first.
@@ -46,13 +55,30 @@ pub struct AuditPage {
     pub next_cursor: Option<String>,
 }
 
-/// The chain's last entry.
+/// The chain's last sealed entry.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct ChainHead {
-    /// The last entry's `seq`.
+    /// The last sealed entry's `seq`.
     pub seq: i64,
-    /// The last entry's hash. Record it outside the node to detect a truncated tail later.
+    /// The last sealed entry's hash.
     pub hash: String,
+}
+
+/// A record of the chain's head kept outside the database (in the node's object
+/// store), signed with the audit key: an edit, a rewrite or a truncated tail
+/// after it is found by comparing the chain with it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct AuditCheckpoint {
+    /// The last sealed entry when the checkpoint was written.
+    pub seq: i64,
+    /// That entry's hash.
+    pub hash: String,
+    /// When the checkpoint was written (RFC 3339).
+    pub at: String,
+    /// The id of the audit key that signed it.
+    pub key_id: String,
+    /// HMAC-SHA256 of the checkpoint's other fields under that key.
+    pub signature: String,
 }
 
 /// The result of recomputing part of the audit chain.
@@ -70,6 +96,13 @@ pub struct AuditVerification {
     pub verified_through: Option<i64>,
     /// Pass as `after_seq` to continue verifying; absent when the whole chain was checked.
     pub next_after_seq: Option<i64>,
-    /// The chain's last entry at the time of the check.
+    /// The chain's last sealed entry at the time of the check.
     pub head: Option<ChainHead>,
+    /// Entries written but not yet sealed: normally none, or the few written in
+    /// the last moment. Their own MACs are checked; their links are not yet made.
+    pub awaiting_seal: i64,
+    /// The latest checkpoint kept outside the database, when there is one; the
+    /// chain is compared with it, so a truncated tail or a rewritten history is found.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub checkpoint: Option<AuditCheckpoint>,
 }

@@ -104,6 +104,23 @@ pub struct ChangePassword {
     pub new_password: String,
 }
 
+/// Sets a new password for a person, as an administrator.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ResetPassword {
+    /// The person's new password: at least 12 characters.
+    pub new_password: String,
+}
+
+/// The answer to setting a new password for a person.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct PasswordReset {
+    /// The person whose password was set.
+    pub person: Person,
+    /// How many of their sessions were ended.
+    pub sessions_ended: u32,
+}
+
 /// The answer to changing a password.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct PasswordChanged {

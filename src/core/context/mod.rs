@@ -3,11 +3,11 @@
 //!
 //! A handler never talks to the database directly. Its first `read` travels in
 //! one batch with the checks the dispatcher queued (the session is live, the
-//! caller holds what the route's authority needs) and, for a changing route, the
-//! audit chain's head; the results come back only if every check passed. Its
-//! writes are not run at all: they are collected, and the dispatcher commits them
-//! in one batch with the audit row. So a route that reads and then changes costs
-//! two round trips, and a refused one never touches what it was refused.
+//! caller holds what the route's authority needs); the results come back only if
+//! every check passed. Its writes are not run at all: they are collected, and the
+//! dispatcher commits them in one batch with the audit row. So a route that reads
+//! and then changes costs two round trips, and a refused one never touches what
+//! it was refused.
 //!
 //! Three parts, one file each: the request as read (`request`), the unit of work
 //! (`work`: reads, writes, guards, the commit) and the audit note (`note`: whom
@@ -193,8 +193,7 @@ impl<'request> Context<'request> {
                 statement.sql
             )));
         }
-        let audited = self.note.audited();
-        match self.work.read(statements, audited, &mut self.note).await {
+        match self.work.read(statements, &mut self.note).await {
             Ok(results) => Ok(results),
             Err(error) => Err(self.refusal(error)),
         }
@@ -267,7 +266,7 @@ impl<'request> Context<'request> {
     /// to do something that must follow a durable record (handing a sealed send to
     /// the mail binding). On a guard's refusal, that refusal is recorded and returned.
     pub async fn commit_now(&mut self) -> Result<(), Refusal> {
-        if self.work.owes_a_read(true) {
+        if self.work.owes_a_read() {
             self.read(Vec::new()).await?;
         }
         let placeholder = Ok(Response::json(200, &serde_json::Value::Null));
@@ -284,7 +283,7 @@ impl<'request> Context<'request> {
     }
 
     /// Counts the answer of a call this one re-entered the dispatcher with: its
-    /// round trips and deferred writes are this call's.
+    /// round trips, commits and deferred writes are this call's.
     pub fn absorb(&mut self, inner: &Response) {
         self.work.absorb(inner);
     }
@@ -326,8 +325,16 @@ impl<'request> Context<'request> {
     }
 
     async fn commit(&mut self, outcome: Result<Response, Refusal>) -> Result<Response, Refusal> {
-        let Context { node, view, work, note, .. } = self;
-        let committed = work.commit(node.platform, outcome, |outcome| note.record(outcome, view)).await;
+        let Context { view, work, note, .. } = self;
+        let committed = work.commit(outcome, |outcome| note.record(outcome, view)).await;
+        committed.map_err(|error| self.refusal(error))
+    }
+
+    /// Commits a refusal of a call made without a proven credential, as a counted
+    /// attempt rather than an entry of its own.
+    async fn commit_attempt(&mut self, refusal: Refusal) -> Result<Response, Refusal> {
+        let record = self.note.record(&Err(refusal.clone()), &self.view);
+        let committed = self.work.commit_attempt(refusal, &record).await;
         committed.map_err(|error| self.refusal(error))
     }
 
@@ -337,7 +344,7 @@ impl<'request> Context<'request> {
         let mut outcome = outcome;
         let audited = self.note.audited();
         if !self.work.committed()
-            && self.work.owes_a_read(audited)
+            && self.work.owes_a_read()
             && let Err(refusal) = self.read(Vec::new()).await
         {
             outcome = Err(refusal);
@@ -348,6 +355,14 @@ impl<'request> Context<'request> {
         let public = self.route().authority == Authority::Public;
         let outcome = if self.work.committed() {
             outcome
+        } else if audited
+            && public
+            && !self.note.attributed()
+            && let Err(refusal) = outcome
+        {
+            // Refused before anyone proved who they are (a wrong password, a wrong
+            // pairing code, a rate-limited try): counted, not written one by one.
+            self.commit_attempt(refusal).await
         } else if audited && self.note.identified(public) {
             self.commit(outcome).await
         } else if self.work.has_writes(outcome.is_ok()) {
@@ -363,6 +378,8 @@ impl<'request> Context<'request> {
         };
         response.headers.extend(std::mem::take(&mut self.response_headers));
         response.round_trips = self.work.round_trips();
+        response.commit_attempts = self.work.commit_attempts();
+        response.seal_chain |= self.work.appended();
         response.deferred = self.work.take_deferred();
         response
     }

@@ -83,6 +83,12 @@ impl AuditNote {
         self.detail = Some(detail);
     }
 
+    /// Whether the call names who made it: a credential the node issued, or a
+    /// public route's handler that proved who is calling.
+    pub(super) fn attributed(&self) -> bool {
+        self.caller.actor_id().is_some() && !self.credential_unproven
+    }
+
     /// Whether the call can be attributed: a public route, or a caller who named
     /// themself with a credential the node issued (a person's signed token; an
     /// agent's credential once its secret matched).

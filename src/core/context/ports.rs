@@ -5,9 +5,8 @@
 
 use std::fmt;
 
-use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{Counted, LocalBoxFuture, QueryResult, Row, Statement, StorageError};
+use crate::core::storage::{QueryResult, Statement};
 
 /// A fact a request's first read must confirm before its handler's answer is
 /// released: a live session, a live agent, a relation held.
@@ -55,36 +54,16 @@ pub struct AuditRecord {
     pub detail: Option<String>,
 }
 
-/// The chain's last entry, as a writer needs it: its `seq` and its hash.
-pub type ChainHead = (i64, String);
-
-/// Why a commit with an audit row did not apply.
-#[derive(Clone, Debug, PartialEq)]
-pub enum CommitError {
-    /// Every attempt lost the race for the next `seq`; nothing was applied.
-    Busy,
-    /// The batch failed for another reason (a guard, a constraint); nothing was
-    /// applied, and the head the attempt used is still the head.
-    Storage(StorageError),
-}
-
 /// The audit chain, as a unit of work commits through it.
 pub trait Ledger {
-    /// The statement reading the chain's head, sent with a request's first read.
-    fn head(&self) -> Statement;
+    /// The statement that appends `record` to the chain, in the same batch as the
+    /// change it records: its place in the chain is assigned by the database
+    /// inside that transaction, so concurrent writers never race for it.
+    fn append(&self, record: &AuditRecord) -> Statement;
 
-    /// The head from the result of `head()`.
-    fn head_from(&self, row: Option<&Row>) -> Result<ChainHead, StorageError>;
-
-    /// Commits `statements` with `record` appended to the chain, in one batch:
-    /// both apply or neither does. `head` is the head already read, if any; on a
-    /// `Storage` error it holds the head the attempt used.
-    fn commit<'a>(
-        &'a self,
-        database: &'a Counted<'a>,
-        platform: &'a dyn Platform,
-        head: &'a mut Option<ChainHead>,
-        statements: Vec<Statement>,
-        record: &'a AuditRecord,
-    ) -> LocalBoxFuture<'a, Result<(), CommitError>>;
+    /// The statement that counts `record`, a refused attempt made without a
+    /// proven credential, in its window instead of appending it: such attempts
+    /// are folded into the chain a window at a time, so nobody can make the node
+    /// write an entry at will.
+    fn count_attempt(&self, record: &AuditRecord) -> Statement;
 }

@@ -1,16 +1,16 @@
 //! The unit of work: a request's reads, its queued writes and guards, and the
 //! commit that applies them with the audit row.
 //!
-//! The first read travels in one batch with the checks the dispatcher queued and,
-//! for an audited route, the chain's head; its results come back only if every
-//! check passed. Writes are never run as they are queued: they are committed in
-//! one batch with the audit row, through the `Ledger`, so a route costs at most two
-//! round trips and a refused call changes nothing but the chain.
+//! The first read travels in one batch with the checks the dispatcher queued; its
+//! results come back only if every check passed. Writes are never run as they are
+//! queued: they are committed in one batch with the audit row the `Ledger` writes,
+//! whose place in the chain the database assigns inside that same transaction, so
+//! a commit never races another for it and never retries. A route costs at most
+//! two round trips, and a refused call changes nothing but the chain.
 
 use crate::core::context::note::AuditNote;
-use crate::core::context::ports::{AuditRecord, ChainHead, CommitError, Ledger, PendingCheck};
+use crate::core::context::ports::{AuditRecord, Ledger, PendingCheck};
 use crate::core::http::Response;
-use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{Counted, Database, QueryResult, Statement, StorageError, Value};
 
@@ -34,7 +34,6 @@ pub struct UnitOfWork<'request> {
     ledger: &'request dyn Ledger,
     pending_checks: Vec<PendingCheck>,
     failed_check: Option<Refusal>,
-    chain_head: Option<ChainHead>,
     writes: Vec<Statement>,
     attempt_writes: Vec<Statement>,
     /// Guards evaluated after every write, in the same transaction.
@@ -45,6 +44,12 @@ pub struct UnitOfWork<'request> {
     deferred: Vec<Statement>,
     /// Whether the writes and audit row were already committed.
     committed: bool,
+    /// Commit batches sent: one, or two when a guard or constraint turned a
+    /// success into a refusal whose row is then committed on its own.
+    commit_attempts: u32,
+    /// Whether a commit appended an entry to the chain, which is then sealed
+    /// after the answer.
+    appended: bool,
     /// Round trips taken by calls this one re-entered the dispatcher with.
     inner_round_trips: u32,
     constraint_refusals: Vec<(&'static str, Refusal)>,
@@ -61,22 +66,23 @@ impl<'request> UnitOfWork<'request> {
             ledger,
             pending_checks,
             failed_check: None,
-            chain_head: None,
             writes: Vec::new(),
             attempt_writes: Vec::new(),
             final_guards: Vec::new(),
             guard_refusals: Vec::new(),
             deferred: Vec::new(),
             committed: false,
+            commit_attempts: 0,
+            appended: false,
             inner_round_trips: 0,
             constraint_refusals: Vec::new(),
         }
     }
 
     /// Whether a read is still owed before an answer can be released: checks
-    /// not yet run, or (for an audited call) the chain's head not yet read.
-    pub(super) fn owes_a_read(&self, audited: bool) -> bool {
-        !self.pending_checks.is_empty() || (audited && self.chain_head.is_none())
+    /// not yet run.
+    pub(super) fn owes_a_read(&self) -> bool {
+        !self.pending_checks.is_empty()
     }
 
     pub(super) fn committed(&self) -> bool {
@@ -92,21 +98,16 @@ impl<'request> UnitOfWork<'request> {
         (!self.writes.is_empty() && outcome_ok) || !self.attempt_writes.is_empty()
     }
 
-    /// Runs `statements` in the same round trip as every pending check (and the
-    /// chain's head when `audited` and not yet read); answers their results if
-    /// every check passed. What a credential check proves goes to `note`.
+    /// Runs `statements` in the same round trip as every pending check; answers
+    /// their results if every check passed. What a credential check proves goes
+    /// to `note`.
     pub(super) async fn read(
         &mut self,
         statements: Vec<Statement>,
-        audited: bool,
         note: &mut AuditNote,
     ) -> Result<Vec<QueryResult>, WorkError> {
         let checks = std::mem::take(&mut self.pending_checks);
-        let wants_head = audited && self.chain_head.is_none();
         let mut batch: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
-        if wants_head {
-            batch.push(self.ledger.head());
-        }
         let handler_statements = statements.len();
         batch.extend(statements);
         if batch.is_empty() {
@@ -117,12 +118,6 @@ impl<'request> UnitOfWork<'request> {
         }
         let mut results = self.database.execute(batch).await.map_err(|error| WorkError::Internal(error.to_string()))?;
         let handler_results = results.split_off(results.len() - handler_statements);
-        if wants_head {
-            let head_row = results.pop().unwrap_or_default();
-            let head =
-                self.ledger.head_from(head_row.first()).map_err(|error| WorkError::Internal(error.to_string()))?;
-            self.chain_head = Some(head);
-        }
         for (pending, result) in checks.into_iter().zip(results) {
             if let Some(attribution) = pending.admission.attribution(&result) {
                 note.prove(attribution);
@@ -188,9 +183,12 @@ impl<'request> UnitOfWork<'request> {
         self.pending_checks.clear();
     }
 
-    /// Counts a re-entered call's round trips and deferred writes as this one's.
+    /// Counts a re-entered call's round trips, commits and deferred writes as
+    /// this one's.
     pub(super) fn absorb(&mut self, inner: &Response) {
         self.inner_round_trips += inner.round_trips;
+        self.commit_attempts += inner.commit_attempts;
+        self.appended |= inner.seal_chain;
         self.deferred.extend(inner.deferred.iter().cloned());
     }
 
@@ -199,49 +197,76 @@ impl<'request> UnitOfWork<'request> {
         self.database.round_trips() + self.inner_round_trips
     }
 
+    /// Commit batches this call sent.
+    pub(super) fn commit_attempts(&self) -> u32 {
+        self.commit_attempts
+    }
+
+    /// Whether this call appended an entry to the chain.
+    pub(super) fn appended(&self) -> bool {
+        self.appended
+    }
+
     pub(super) fn take_deferred(&mut self) -> Vec<Statement> {
         std::mem::take(&mut self.deferred)
     }
 
     /// Commits the queued writes (the attempt's own, and the rest only on
-    /// success) with the audit row `record` gives for the outcome. A guard or
-    /// constraint turns a success into a refusal, whose audit row is then
-    /// committed on its own: at most one such turn, so at most two tries.
-    /// Handlers ask the same question in their first read, so the second try
-    /// happens only when a concurrent request changed the answer in between.
+    /// success) with the audit row `record` gives for the outcome, in one batch.
+    /// A guard or constraint turns a success into a refusal, whose row is then
+    /// committed on its own: at most one such turn, so at most two batches.
+    /// Handlers ask the same question in their first read, so the second batch
+    /// is sent only when a concurrent request changed the answer in between.
     pub(super) async fn commit(
         &mut self,
-        platform: &dyn Platform,
         outcome: Result<Response, Refusal>,
         record: impl Fn(&Result<Response, Refusal>) -> AuditRecord,
     ) -> Result<Response, WorkError> {
         self.committed = true;
         let mut outcome = outcome;
-        let ledger = self.ledger;
         for _ in 0..2 {
-            let entry = record(&outcome);
             let mut batch = self.attempt_writes.clone();
             if outcome.is_ok() {
                 batch.extend(self.writes.iter().cloned());
                 batch.extend(self.final_guards.iter().cloned());
             }
-            match ledger.commit(&self.database, platform, &mut self.chain_head, batch, &entry).await {
-                Ok(()) => return outcome.map_err(WorkError::Refused),
-                Err(CommitError::Busy) => return Err(WorkError::Refused(Refusal::busy())),
-                Err(CommitError::Storage(StorageError::Check(constraint)))
+            batch.push(self.ledger.append(&record(&outcome)));
+            self.commit_attempts += 1;
+            match self.database.execute(batch).await {
+                Ok(_) => {
+                    self.appended = true;
+                    return outcome.map_err(WorkError::Refused);
+                }
+                Err(StorageError::Check(constraint))
                     if constraint.starts_with(WRITE_GUARD_PREFIX) && outcome.is_ok() =>
                 {
                     let slot: usize = constraint[WRITE_GUARD_PREFIX.len()..].parse().unwrap_or(1);
                     let refusal = self.guard_refusals.get(slot.saturating_sub(1)).cloned();
                     outcome = Err(refusal.unwrap_or_else(Refusal::internal));
                 }
-                Err(CommitError::Storage(error)) if outcome.is_ok() && self.refusal_for(&error).is_some() => {
+                Err(error) if outcome.is_ok() && self.refusal_for(&error).is_some() => {
                     outcome = Err(self.refusal_for(&error).unwrap_or_else(Refusal::internal));
                 }
-                Err(CommitError::Storage(error)) => return Err(WorkError::Internal(error.to_string())),
+                Err(error) => return Err(WorkError::Internal(error.to_string())),
             }
         }
         Err(WorkError::Refused(Refusal::internal()))
+    }
+
+    /// Commits a refused attempt made without a proven credential: the writes
+    /// that stand whatever the outcome (counting the failure) and the attempt
+    /// counted in its window, in one batch, with no entry of its own in the chain.
+    pub(super) async fn commit_attempt(
+        &mut self,
+        refusal: Refusal,
+        record: &AuditRecord,
+    ) -> Result<Response, WorkError> {
+        self.committed = true;
+        let mut batch = std::mem::take(&mut self.attempt_writes);
+        batch.push(self.ledger.count_attempt(record));
+        self.commit_attempts += 1;
+        self.database.execute(batch).await.map_err(|error| WorkError::Internal(error.to_string()))?;
+        Err(WorkError::Refused(refusal))
     }
 
     /// The refusal a handler registered for this constraint failure, if any.

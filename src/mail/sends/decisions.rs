@@ -29,6 +29,12 @@ fn decidable(context: &Context<'_>, row: &SendRow) -> Result<String, Refusal> {
     if submitted_as.contains(&Some(person_id.as_str())) {
         return Err(SendError::OwnSubmission.into());
     }
+    // Whoever minted the submitting agent, or handed it its credential, may be
+    // holding that credential: they would be both sides of dual control.
+    let handled_by = [row.submitted_by_minter.as_deref(), row.submitted_by_credential_issuer.as_deref()];
+    if handled_by.contains(&Some(person_id.as_str())) {
+        return Err(SendError::HandedTheAgent.into());
+    }
     Ok(person_id.clone())
 }
 

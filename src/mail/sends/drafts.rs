@@ -148,6 +148,8 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         mailbox_display_name: None,
         author_name: Some(names.1),
         submitted_by_sponsor: None,
+        submitted_by_minter: None,
+        submitted_by_credential_issuer: None,
     };
     Ok(context.json(&row.present()))
 }

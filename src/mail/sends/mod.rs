@@ -62,6 +62,9 @@ pub enum SendError {
     OwnSubmission,
     /// An agent tried to decide; it acts as its sponsor and is never a second person.
     AgentsCannotDecide,
+    /// The caller minted the agent that submitted the send, or handed it its
+    /// credential, so may hold that credential: never its second person.
+    HandedTheAgent,
     /// The author no longer holds send.propose on the mailbox at sealing.
     AuthorLostAuthority { author: String },
     /// A refusal needs a reason.
@@ -146,6 +149,13 @@ impl From<SendError> for Refusal {
                 "You submitted this send, so you cannot be the one to decide on it.",
                 "Dual control needs a second person: the submitter never approves their own send.",
                 "Ask another person who holds approval.decide on this mailbox to approve or refuse it; to change it yourself, cancel the submission.",
+            ),
+            SendError::HandedTheAgent => Refusal::new(
+                403,
+                "handed_the_agent",
+                "You minted or paired the agent that submitted this send, so you cannot be the one to decide on it.",
+                "Whoever handed an agent its credential may still hold it: approving what it submitted would make you both people dual control needs.",
+                "Ask another person who holds approval.decide on this mailbox to approve or refuse it.",
             ),
             SendError::AgentsCannotDecide => Refusal::new(
                 403,

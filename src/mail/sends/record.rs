@@ -70,6 +70,12 @@ pub(super) struct SendRow {
     /// When an agent submitted it, the agent's sponsor.
     #[serde(default)]
     pub(super) submitted_by_sponsor: Option<String>,
+    /// When an agent submitted it, who minted the agent.
+    #[serde(default)]
+    pub(super) submitted_by_minter: Option<String>,
+    /// When an agent submitted it, who handed the agent its credential.
+    #[serde(default)]
+    pub(super) submitted_by_credential_issuer: Option<String>,
     /// The name of the person asking, when read for a decision.
     #[serde(default)]
     pub(super) caller_name: Option<String>,
@@ -183,6 +189,9 @@ pub(super) async fn the_send(
     let statement = Statement::new(format!(
         "SELECT {SEND_COLUMNS}, m.display_name AS mailbox_display_name, \
                 (SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by) AS submitted_by_sponsor, \
+                (SELECT a.created_by FROM agents a WHERE a.id = s.submitted_by) AS submitted_by_minter, \
+                (SELECT a.credential_issued_by FROM agents a WHERE a.id = s.submitted_by) \
+                  AS submitted_by_credential_issuer, \
                 (SELECT p.name FROM people p WHERE p.id = ?3) AS caller_name \
          FROM sends s JOIN mailboxes m ON m.id = s.mailbox_id WHERE s.id = ?1 AND s.mailbox_id = ?2"
     ))
@@ -264,8 +273,7 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (deciding, deciding_parameters) = tuples::mailbox_ids_where(&holder, all_of, any_of);
     let mut parameters: Vec<Value> = vec![SendState::Submitted.name().into()];
     parameters.extend(deciding_parameters);
-    parameters.push(caller.as_str().into());
-    parameters.push(caller.as_str().into());
+    parameters.extend([caller.as_str().into(), caller.as_str().into(), caller.as_str().into(), caller.as_str().into()]);
     parameters.extend([after_at.into(), after_at.into(), after_id.as_str().into(), after_id.as_str().into()]);
     parameters.push((limit + 1).into());
     let statement = Statement {
@@ -273,6 +281,8 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
             "SELECT {SEND_COLUMNS} FROM sends s WHERE s.state = ? AND s.mailbox_id IN ({deciding}) \
              AND s.submitted_by != ? \
              AND COALESCE((SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by), '') != ? \
+             AND COALESCE((SELECT a.created_by FROM agents a WHERE a.id = s.submitted_by), '') != ? \
+             AND COALESCE((SELECT a.credential_issued_by FROM agents a WHERE a.id = s.submitted_by), '') != ? \
              AND (s.submitted_at > ? OR (s.submitted_at = ? AND (? = '' OR s.id > ?))) \
              ORDER BY s.submitted_at, s.id LIMIT ?"
         )
