@@ -19,7 +19,7 @@ use crate::core::http::{Request, Response, Surface};
 use crate::core::node::{AuditKey, Config, Installation};
 use crate::core::platform::{Platform, PlatformError};
 use crate::core::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
-use crate::dispatch::dispatch;
+use crate::dispatch::{dispatch, route_for};
 use crate::mail::{self, Delivery, Rejection};
 
 /// SQLite in memory, migrated from `migrations/`.
@@ -381,6 +381,22 @@ impl TestNode {
         self.platform.advance(1);
         let node = self.node();
         let response = futures_executor::block_on(dispatch(&node, &request, surface));
+        // As the end-to-end harness holds every answer to the OpenAPI document,
+        // every answer a native test receives must be a status the contract lists
+        // for its route: a refusal the declaration misses fails the test that met it.
+        if let Some(route) = route_for(&request.method, &request.path) {
+            let answers = mailroom_contract::registry().answers(route);
+            let listed: Vec<u16> = answers.iter().map(|answer| answer.status).collect();
+            assert!(
+                listed.contains(&response.status),
+                "{} {} answered {}, which the contract does not list for {:?} (it lists {listed:?}): {}",
+                request.method,
+                request.path,
+                response.status,
+                route,
+                String::from_utf8_lossy(&response.body),
+            );
+        }
         // What the adapter hands to `waitUntil` runs here, after the response.
         if !response.deferred.is_empty() {
             futures_executor::block_on(self.database.execute(response.deferred.clone()))

@@ -19,11 +19,13 @@ pub mod route;
 pub mod route_id;
 pub mod routes;
 pub mod skill;
+pub mod statuses;
 pub mod tools;
 mod vocabulary;
 pub mod withheld;
 
 pub use registry::{ContractError, Registry, registry};
 pub use relation::{ObjectKind, Relation};
-pub use route::{Accepts, Authority, Exposure, Method, Parameter, PathParameter, Route, Tier};
+pub use route::{Accepts, Authority, Exposure, Method, Parameter, PathParameter, Refuses, Route, Tier};
 pub use route_id::RouteId;
+pub use statuses::{Answer, Carries, MAXIMUM_BODY_BYTES};

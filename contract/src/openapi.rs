@@ -1,7 +1,8 @@
 //! The OpenAPI 3.1 document, generated from the registry.
 //!
-//! Every operation, parameter, schema and refusal in `contract/openapi.json` is
-//! derived from the route declarations and the API types; a test fails when the
+//! Every operation, parameter, schema and status in `contract/openapi.json` is
+//! derived from the route declarations and the API types (each operation lists
+//! exactly the statuses `statuses::answers` gives it, never a range); a test fails when the
 //! committed file differs from what this module generates, and an end-to-end test
 //! validates the running Worker's real answers against it.
 
@@ -13,6 +14,7 @@ use crate::api::RefusalBody;
 use crate::capabilities::capability_of;
 use crate::registry::Registry;
 use crate::route::{Authority, Produces, Route};
+use crate::statuses::Carries;
 
 /// A path in OpenAPI's template syntax: `:name` becomes `{name}`.
 pub fn template(path: &str) -> String {
@@ -40,7 +42,7 @@ pub fn document(registry: &Registry) -> Value {
     // an optional field is optional on the side where it is.
     let mut requests = generator(false);
     let mut responses = generator(true);
-    let refusal = responses.subschema_for::<RefusalBody>();
+    let refusal = responses.subschema_for::<RefusalBody>().to_value();
     let mut paths = Map::new();
     for (route, tier) in registry.routes_with_tiers() {
         let mut operation = Map::new();
@@ -53,7 +55,7 @@ pub fn document(registry: &Registry) -> Value {
             .iter()
             .map(|parameter| {
                 json!({ "name": parameter.name(), "in": "path", "required": true,
-                        "description": parameter.description(), "schema": { "type": "string" } })
+                        "description": parameter.description(), "schema": parameter.accepts().schema() })
             })
             .chain(route.query_parameters.iter().map(|parameter| {
                 let mut schema = parameter.schema();
@@ -86,24 +88,42 @@ pub fn document(registry: &Registry) -> Value {
             (Produces::Attachment, _) => json!({ "description": route.summary,
                 "content": { "*/*": { "schema": { "type": "string", "description": "The attachment's bytes, with the content type the message gave them." } } } }),
         };
-        let refused = |description: &str| json!({ "description": description, "content": { "application/json": { "schema": refusal } } });
-        let mut responses = json!({
-            route.success_status.to_string(): success,
-            "4XX": refused("A refusal: what was refused, why, and what would change the answer."),
-            "5XX": refused("The node could not complete the request; the body carries no internal detail."),
-        });
-        if route.produces == Produces::JsonRpc {
-            // The MCP endpoint answers protocol errors as JSON-RPC, and the
-            // dispatcher's own refusals (origin, size, method) as refusals.
-            responses["202"] = json!({ "description": "A notification or a response was accepted; there is no body." });
-            responses["4XX"] = json!({
-                "description": "A JSON-RPC error (malformed message, unknown method, header mismatch, unsupported protocol version) or a refusal (foreign origin, oversized body).",
-                "content": { "application/json": { "schema": { "anyOf": [
-                    { "$ref": "#/components/schemas/JsonRpcResponse" },
-                    refusal.clone(),
-                ] } } }
-            });
+        let json_rpc_error = json!({ "$ref": "#/components/schemas/JsonRpcResponse" });
+        let mut answered = Map::new();
+        for answer in registry.answers(route.id) {
+            let description = answer.description();
+            let body = |schema: &Value| json!({ "application/json": { "schema": schema } });
+            let mut response = match answer.carries {
+                Carries::Answer => {
+                    let mut response = success.clone();
+                    response["description"] = description.into();
+                    response
+                }
+                Carries::Nothing => json!({ "description": description }),
+                Carries::Refusal => json!({ "description": description, "content": body(&refusal) }),
+                Carries::JsonRpcError => json!({ "description": description, "content": body(&json_rpc_error) }),
+                Carries::JsonRpcErrorOrRefusal => json!({ "description": description,
+                    "content": body(&json!({ "anyOf": [json_rpc_error.clone(), refusal.clone()] })) }),
+            };
+            let headers: Map<String, Value> = answer
+                .headers()
+                .into_iter()
+                .map(|header| {
+                    let schema = if header.is_integer {
+                        json!({ "type": "integer", "minimum": 0 })
+                    } else {
+                        json!({ "type": "string" })
+                    };
+                    let documented = json!({ "description": header.description, "required": true, "schema": schema });
+                    (header.name.to_string(), documented)
+                })
+                .collect();
+            if !headers.is_empty() {
+                response["headers"] = Value::Object(headers);
+            }
+            answered.insert(answer.status.to_string(), response);
         }
+        let responses = Value::Object(answered);
         operation.insert("responses".into(), responses);
         let security =
             if route.authority == Authority::Public { json!([]) } else { json!([{ "bearer": [] }, { "cookie": [] }]) };
@@ -238,16 +258,47 @@ mod tests {
     }
 
     #[test]
-    fn every_operation_answers_refusals_with_the_four_parts() {
+    fn every_operation_lists_exact_statuses_each_described_and_refusals_with_the_four_parts() {
         let document = document(registry());
+        let refusal = json!({ "$ref": "#/components/schemas/RefusalBody" });
+        let json_rpc = json!({ "$ref": "#/components/schemas/JsonRpcResponse" });
         for (path, methods) in document["paths"].as_object().unwrap() {
             for (method, operation) in methods.as_object().unwrap() {
-                let schema = &operation["responses"]["4XX"]["content"]["application/json"]["schema"];
-                let refusal = json!({ "$ref": "#/components/schemas/RefusalBody" });
-                let includes_refusal =
-                    *schema == refusal || schema["anyOf"].as_array().is_some_and(|choices| choices.contains(&refusal));
-                assert!(includes_refusal, "{method} {path}: {schema}");
+                let surface = operation["x-mailroom-tier"] == "surface";
+                for (status, response) in operation["responses"].as_object().unwrap() {
+                    let code: u16 = status.parse().unwrap_or_else(|_| panic!("{method} {path}: `{status}` is a range"));
+                    let described = response["description"].as_str().is_some_and(|text| !text.trim().is_empty());
+                    assert!(described, "{method} {path} {status} has no description");
+                    if code < 400 {
+                        continue;
+                    }
+                    let schema = &response["content"]["application/json"]["schema"];
+                    let choices = schema["anyOf"].as_array().cloned().unwrap_or_else(|| vec![schema.clone()]);
+                    let fits = choices.contains(&refusal) || (surface && choices == [json_rpc.clone()]);
+                    assert!(fits, "{method} {path} {status}: {schema}");
+                }
             }
         }
+    }
+
+    #[test]
+    fn statuses_follow_from_the_declaration() {
+        let document = document(registry());
+        let statuses = |method: &str, path: &str| -> Vec<String> {
+            document["paths"][path][method]["responses"].as_object().unwrap().keys().cloned().collect()
+        };
+        // Public, no body, no path parameter: no 401, 404 or 413.
+        assert_eq!(statuses("get", "/"), ["200", "400", "403", "500", "503"]);
+        // A signed-in caller's question: 401 for the credential, nothing it names.
+        assert_eq!(statuses("get", "/api/me"), ["200", "400", "401", "403", "500", "503"]);
+        // A public route guarding a secret declares its own 401 and 429, and takes a body.
+        assert_eq!(statuses("post", "/api/sessions"), ["201", "400", "401", "403", "413", "429", "500", "503"]);
+        // A path naming things, a handler's own conflict.
+        let approve = statuses("post", "/api/mailboxes/{mailboxId}/sends/{sendId}/approve");
+        assert_eq!(approve, ["200", "400", "401", "403", "404", "409", "500", "503"]);
+        // The machine surface: 202 for a notification, a JSON-RPC 404.
+        assert_eq!(statuses("post", "/mcp"), ["200", "202", "400", "401", "403", "404", "413", "500", "503"]);
+        let retry_after = &document["paths"]["/api/sessions"]["post"]["responses"]["429"]["headers"]["Retry-After"];
+        assert_eq!(retry_after["schema"]["type"], "integer");
     }
 }

@@ -4,7 +4,7 @@
 //! Building the registry checks the rules a declaration cannot express in its
 //! types (a tier for every changing route, a reason for every exception, tool
 //! names real clients accept, parameters that match the path, words for every
-//! parameter). The process-wide registry panics on a violation, and the tests
+//! parameter, refusals of the handler's own that can be true of the route). The process-wide registry panics on a violation, and the tests
 //! build it, so a route that breaks a rule fails `cargo test` by name.
 
 use std::collections::HashSet;
@@ -15,6 +15,7 @@ use crate::relation::Relation;
 use crate::route::{Route, Tier};
 use crate::route_id::RouteId;
 use crate::routes::declare;
+use crate::statuses::{self, Answer};
 use crate::withheld;
 
 /// A declaration that breaks a rule of the contract.
@@ -95,6 +96,9 @@ impl Registry {
                 route.authority_parameter().filter(|parameter| !declared.contains(&parameter.name()))
             {
                 problem(format!("its authority is judged on `{}`, which its path does not name", parameter.name()));
+            }
+            for refusal in statuses::problems(route) {
+                problem(refusal);
             }
             for query in route.query_parameters {
                 if query.describe().trim().is_empty() {
@@ -178,6 +182,13 @@ impl Registry {
     pub fn is_audited(&self, id: RouteId) -> bool {
         let route = self.route(id);
         (!route.method.is_safe() && self.tier(id) != Tier::Surface) || route.reaches_content
+    }
+
+    /// Every status the route answers, success first, each with why: derived
+    /// from its declaration and the refusals it declares. OpenAPI lists exactly
+    /// these, and the tests fail on an answer outside them.
+    pub fn answers(&self, id: RouteId) -> Vec<Answer> {
+        statuses::answers(self.route(id), self.tier(id))
     }
 
     /// Why no agent is ever given a route, in a sentence an agent can act on;
@@ -283,6 +294,29 @@ mod tests {
         });
         assert_eq!(error.route, "POST /api/mailboxes/:mailboxId/drafts");
         assert!(error.problem.contains("grantable"), "{}", error.problem);
+    }
+
+    #[test]
+    fn a_declared_refusal_that_cannot_be_true_of_its_route_fails_the_build_by_name() {
+        use crate::route::Refuses;
+        let cases: [(RouteId, &'static str, &'static [Refuses], &str); 7] = [
+            (RouteId::GetMe, "/api/me/conflicted", &[Refuses::Conflict("never")], "a GET changes nothing"),
+            (RouteId::CreateTeam, "/api/teams/secret", &[Refuses::WrongSecret("wrong")], "needs a credential"),
+            (RouteId::InterfaceShell, "/secret", &[Refuses::WrongSecret("wrong")], "takes no body"),
+            (RouteId::GetMe, "/api/me/missing", &[Refuses::NotFound("gone")], "takes neither"),
+            (RouteId::CreateTeam, "/api/teams/rpc", &[Refuses::JsonRpc { status: 400, when: "x" }], "JSON-RPC"),
+            (RouteId::CreateTeam, "/api/teams/twice", &[Refuses::Conflict("a"), Refuses::Conflict("b")], "once"),
+            (RouteId::CreateTeam, "/api/teams/mute", &[Refuses::Conflict(" ")], "does not say when"),
+        ];
+        for (like, path, refuses, expected) in cases {
+            let error = the_error_for(like, path, |route| route.refuses = refuses);
+            assert!(error.route.ends_with(path), "{error}");
+            assert!(error.problem.contains(expected), "{path}: {}", error.problem);
+        }
+        let mut surface = declare(RouteId::McpEndpoint);
+        surface.refuses = &[Refuses::JsonRpc { status: 200, when: "fine" }];
+        let problems = crate::statuses::problems(&surface);
+        assert!(problems.iter().any(|problem| problem.contains("a 4xx")), "{problems:?}");
     }
 
     fn check(method: Method, exposure: Exposure, expected: Result<Tier, ()>) {

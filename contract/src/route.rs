@@ -249,9 +249,9 @@ vocabulary! {
     }
 }
 
-/// What a query parameter accepts. The dispatcher refuses anything else before a
-/// handler runs, and the parameter's description and schema are generated from
-/// it, so the documented range and the enforced one are one fact.
+/// What a query or path parameter accepts. The dispatcher refuses anything else
+/// before a handler runs, and the parameter's description and schema are
+/// generated from it, so the documented range and the enforced one are one fact.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Accepts {
     /// Any text; the route judges it.
@@ -259,8 +259,75 @@ pub enum Accepts {
     /// How many items a page holds: a whole number from 1 to `maximum`, `default`
     /// when absent. `items` names them for the description ("results").
     PageSize { items: &'static str, default: u32, maximum: u32 },
+    /// A whole number no smaller than `minimum`, such as a position in the audit
+    /// chain or in a message's attachments.
+    WholeNumber { minimum: i64 },
     /// One of a fixed set of words, such as a state.
     OneOf(&'static [&'static str]),
+}
+
+impl Accepts {
+    /// What a value must be, in words, for a refusal; `None` when any text will do.
+    pub fn expects(self) -> Option<String> {
+        match self {
+            Accepts::Text => None,
+            Accepts::PageSize { maximum, .. } => Some(format!("a whole number from 1 to {maximum}")),
+            Accepts::WholeNumber { minimum } => Some(format!("a whole number, {minimum} or more")),
+            Accepts::OneOf(values) => Some(format!("one of {}", values.join(", "))),
+        }
+    }
+
+    /// Whether `value`, as it arrived in the path or query, is one this accepts.
+    pub fn admits(self, value: &str) -> bool {
+        match self {
+            Accepts::Text => true,
+            Accepts::PageSize { maximum, .. } => value.parse::<u32>().is_ok_and(|size| (1..=maximum).contains(&size)),
+            Accepts::WholeNumber { minimum } => value.parse::<i64>().is_ok_and(|number| number >= minimum),
+            Accepts::OneOf(values) => values.contains(&value),
+        }
+    }
+
+    /// Its JSON Schema, without a description: an integer is an integer, so a
+    /// client generated from the document sends a number, not text.
+    pub fn schema(self) -> serde_json::Value {
+        match self {
+            Accepts::Text => serde_json::json!({ "type": "string" }),
+            Accepts::PageSize { default, maximum, .. } => {
+                serde_json::json!({ "type": "integer", "minimum": 1, "maximum": maximum, "default": default })
+            }
+            // The maximum is the dispatcher's too (a 64-bit integer), so a value a
+            // client generates within the schema is one the node accepts.
+            Accepts::WholeNumber { minimum } => {
+                serde_json::json!({ "type": "integer", "minimum": minimum, "maximum": i64::MAX })
+            }
+            Accepts::OneOf(values) => serde_json::json!({ "type": "string", "enum": values }),
+        }
+    }
+}
+
+impl PathParameter {
+    /// What the segment accepts: an id or a name is text the route looks up; a
+    /// position is a whole number. Exhaustive, so a new parameter is typed by
+    /// whoever adds it.
+    pub fn accepts(self) -> Accepts {
+        match self {
+            PathParameter::AttachmentIndex => Accepts::WholeNumber { minimum: 0 },
+            PathParameter::PersonId
+            | PathParameter::AgentId
+            | PathParameter::TeamId
+            | PathParameter::MailboxId
+            | PathParameter::ReceiptId
+            | PathParameter::SendId
+            | PathParameter::Module => Accepts::Text,
+        }
+    }
+
+    /// Its JSON Schema, as OpenAPI and the MCP tools describe it.
+    pub fn schema(self) -> serde_json::Value {
+        let mut schema = self.accepts().schema();
+        schema["description"] = self.description().into();
+        schema
+    }
 }
 
 /// A query parameter, with the words a reader needs to use it.
@@ -283,6 +350,11 @@ impl Parameter {
         Parameter { name: "limit", description: "", accepts: Accepts::PageSize { items, default, maximum } }
     }
 
+    /// A parameter that takes a whole number, `minimum` or more.
+    pub const fn whole_number(name: &'static str, description: &'static str, minimum: i64) -> Parameter {
+        Parameter { name, description, accepts: Accepts::WholeNumber { minimum } }
+    }
+
     /// A parameter that takes one of `values`.
     pub const fn one_of(name: &'static str, description: &'static str, values: &'static [&'static str]) -> Parameter {
         Parameter { name, description, accepts: Accepts::OneOf(values) }
@@ -296,38 +368,80 @@ impl Parameter {
                 let items = if items.is_empty() { String::new() } else { format!(" {items}") };
                 format!("How many{items} to return: 1 to {maximum}, default {default}.")
             }
+            Accepts::WholeNumber { minimum } => format!("{} A whole number, {minimum} or more.", self.description),
             Accepts::OneOf(values) => format!("{} One of: {}.", self.description, values.join(", ")),
         }
     }
 
     /// What a value must be, in words, for a refusal; `None` when any text will do.
     pub fn expects(&self) -> Option<String> {
-        match self.accepts {
-            Accepts::Text => None,
-            Accepts::PageSize { maximum, .. } => Some(format!("a whole number from 1 to {maximum}")),
-            Accepts::OneOf(values) => Some(format!("one of {}", values.join(", "))),
-        }
+        self.accepts.expects()
     }
 
     /// Whether `value` is one this parameter accepts.
     pub fn accepts(&self, value: &str) -> bool {
-        match self.accepts {
-            Accepts::Text => true,
-            Accepts::PageSize { maximum, .. } => value.parse::<u32>().is_ok_and(|size| (1..=maximum).contains(&size)),
-            Accepts::OneOf(values) => values.contains(&value),
-        }
+        self.accepts.admits(value)
     }
 
     /// Its JSON Schema, as OpenAPI and the MCP tools describe it.
     pub fn schema(&self) -> serde_json::Value {
-        let described = self.describe();
-        match self.accepts {
-            Accepts::Text => serde_json::json!({ "type": "string", "description": described }),
-            Accepts::PageSize { default, maximum, .. } => serde_json::json!({
-                "type": "integer", "minimum": 1, "maximum": maximum, "default": default, "description": described,
-            }),
-            Accepts::OneOf(values) => serde_json::json!({ "type": "string", "enum": values, "description": described }),
+        let mut schema = self.accepts.schema();
+        schema["description"] = self.describe().into();
+        schema
+    }
+}
+
+/// A refusal a route's own handler gives, which nothing else in its declaration
+/// shows, with the words that say when. The status follows from the kind.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Refuses {
+    /// 401 on a route anyone may call: a secret the body carries (a password, a
+    /// refresh token, a pairing code) is wrong, expired or spent.
+    WrongSecret(&'static str),
+    /// 403: a rule of the handler's own refuses this caller, beyond the route's
+    /// declared authority (only the author edits a draft).
+    Forbidden(&'static str),
+    /// 404: something the body or query names does not exist, or the caller may
+    /// not know that it does.
+    NotFound(&'static str),
+    /// 409: what the route acts on is not in a state that allows it, or another
+    /// change won a race for it.
+    Conflict(&'static str),
+    /// 429: too many failed attempts; `Retry-After` says when to try again.
+    TooManyAttempts(&'static str),
+    /// An error of the machine surface's own protocol (JSON-RPC), answered with
+    /// this HTTP status and a JSON-RPC error rather than the four-part refusal.
+    JsonRpc { status: u16, when: &'static str },
+}
+
+impl Refuses {
+    /// The HTTP status it is answered with.
+    pub fn status(self) -> u16 {
+        match self {
+            Refuses::WrongSecret(_) => 401,
+            Refuses::Forbidden(_) => 403,
+            Refuses::NotFound(_) => 404,
+            Refuses::Conflict(_) => 409,
+            Refuses::TooManyAttempts(_) => 429,
+            Refuses::JsonRpc { status, .. } => status,
         }
+    }
+
+    /// When the handler gives it, in the declaration's words.
+    pub fn when(self) -> &'static str {
+        match self {
+            Refuses::WrongSecret(when)
+            | Refuses::Forbidden(when)
+            | Refuses::NotFound(when)
+            | Refuses::Conflict(when)
+            | Refuses::TooManyAttempts(when)
+            | Refuses::JsonRpc { when, .. } => when,
+        }
+    }
+
+    /// Whether it is answered as a JSON-RPC error rather than a refusal.
+    pub fn is_json_rpc(self) -> bool {
+        matches!(self, Refuses::JsonRpc { .. })
     }
 }
 
@@ -387,11 +501,15 @@ pub struct Route {
     pub authority_declared: bool,
     /// Whether the route reaches message bytes (bodies, attachments, originals).
     pub reaches_content: bool,
+    /// The refusals its handler gives that nothing else in the declaration shows;
+    /// every other status it answers is derived (`statuses::answers`).
+    pub refuses: &'static [Refuses],
 }
 
 impl Route {
     /// Starts a declaration. Every other field has the conservative default: no
-    /// parameters, no schemas, unclassified, no content; the authority must be
+    /// parameters, no schemas, unclassified, no content, no refusals of the
+    /// handler's own; the authority must be
     /// declared (the registry refuses a route without one).
     pub fn new(id: RouteId, method: Method, path: &'static str, tool: &'static str) -> Route {
         Route {
@@ -412,6 +530,7 @@ impl Route {
             withheld_because: None,
             authority_declared: false,
             reaches_content: false,
+            refuses: &[],
         }
     }
 
@@ -487,6 +606,13 @@ impl Route {
 
     pub fn reaches_content(mut self) -> Route {
         self.reaches_content = true;
+        self
+    }
+
+    /// The refusals the route's handler gives that its declaration cannot show
+    /// otherwise (a send in the wrong state, too many guesses), each with when.
+    pub fn refuses(mut self, refusals: &'static [Refuses]) -> Route {
+        self.refuses = refusals;
         self
     }
 

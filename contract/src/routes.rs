@@ -8,7 +8,7 @@
 use crate::api::SendState;
 use crate::api::*;
 use crate::relation::Relation;
-use crate::route::{Authority, Method, Parameter, PathParameter, Produces, Route, Tier};
+use crate::route::{Authority, Method, Parameter, PathParameter, Produces, Refuses, Route, Tier};
 use crate::route_id::RouteId;
 
 /// A page of up to 100 of a list's items, 50 by default.
@@ -66,6 +66,10 @@ pub fn declare(id: RouteId) -> Route {
             .created()
             .tier(Tier::Operator)
             .withheld_because("it creates the first administrator, once, from a secret only the person deploying the node holds")
+            .refuses(const { &[
+                Refuses::Forbidden("The node has no SETUP_TOKEN secret, or `setup_token` is not it."),
+                Refuses::Conflict("The node is already set up: an administrator exists."),
+            ] })
             .authority(Authority::Public),
 
         R::SignIn => Route::new(id, Post, "/api/sessions", "sign_in")
@@ -76,6 +80,10 @@ pub fn declare(id: RouteId) -> Route {
             .created()
             .tier(Tier::Operator)
             .withheld_because("it signs a person in with their password; an agent has a credential of its own and no password")
+            .refuses(const { &[
+                Refuses::WrongSecret("The email and password do not match a person who may sign in."),
+                Refuses::TooManyAttempts("Too many wrong passwords for this account, or from this address, within the window."),
+            ] })
             .authority(Authority::Public),
 
         R::RefreshSession => Route::new(id, Post, "/api/sessions/refresh", "refresh_session")
@@ -85,6 +93,10 @@ pub fn declare(id: RouteId) -> Route {
             .response::<SessionTokens>()
             .tier(Tier::Operator)
             .withheld_because("it renews a person's session; an agent's credential has no session to renew")
+            .refuses(const { &[
+                Refuses::WrongSecret("The refresh token is not one the node issued or its session has ended; or it was already used, which ends the session, because only a stolen copy is presented twice."),
+                Refuses::Conflict("Another refresh with the same token won a race; use the tokens that one answered."),
+            ] })
             .authority(Authority::Public),
 
         R::SignOut => Route::new(id, Delete, "/api/sessions/current", "sign_out")
@@ -106,6 +118,10 @@ pub fn declare(id: RouteId) -> Route {
             .request::<ChangePassword>()
             .response::<PasswordChanged>()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Forbidden("`current_password` is not the person's password."),
+                Refuses::TooManyAttempts("Too many wrong current passwords for this account within the window."),
+            ] })
             .authority(Authority::Personal),
 
         R::ListPeople => Route::new(id, Get, "/api/people", "list_people")
@@ -121,6 +137,9 @@ pub fn declare(id: RouteId) -> Route {
             .response::<Person>()
             .created()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Conflict("A person already has that email."),
+            ] })
             .authority(ADMIN),
 
         R::GetPerson => Route::new(id, Get, "/api/people/:personId", "get_person")
@@ -136,6 +155,9 @@ pub fn declare(id: RouteId) -> Route {
             .path_parameters(&[PathParameter::PersonId])
             .response::<Person>()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Conflict("A person cannot disable themselves, and the last live administrator cannot be disabled."),
+            ] })
             .authority(ADMIN),
 
         R::EnablePerson => Route::new(id, Post, "/api/people/:personId/enable", "enable_person")
@@ -168,6 +190,9 @@ pub fn declare(id: RouteId) -> Route {
             .response::<Team>()
             .created()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Conflict("A team already has that name."),
+            ] })
             .authority(ADMIN),
 
         R::AddTeamMember => Route::new(id, Put, "/api/teams/:teamId/members/:personId", "add_team_member")
@@ -184,6 +209,9 @@ pub fn declare(id: RouteId) -> Route {
             .path_parameters(&[PathParameter::TeamId, PathParameter::PersonId])
             .response::<Team>()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Conflict("Removing the person would leave no live administrator."),
+            ] })
             .authority(ADMIN),
 
         R::ListRelations => Route::new(id, Get, "/api/relations", "list_relations")
@@ -203,6 +231,10 @@ pub fn declare(id: RouteId) -> Route {
             .response::<RelationTuple>()
             .created()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Forbidden("An agent cannot hold a relation its sponsor does not hold on that object."),
+                Refuses::NotFound("The subject or the object does not exist."),
+            ] })
             .authority(ADMIN),
 
         R::RevokeRelation => Route::new(id, Post, "/api/relations/revoke", "revoke_relation")
@@ -211,6 +243,10 @@ pub fn declare(id: RouteId) -> Route {
             .request::<RelationChange>()
             .response::<RelationTuple>()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::NotFound("The subject does not hold that relation on that object."),
+                Refuses::Conflict("Revoking it would leave no live administrator."),
+            ] })
             .authority(ADMIN),
 
         R::ListAuditEntries => Route::new(id, Get, "/api/audit", "list_audit_entries")
@@ -227,9 +263,10 @@ pub fn declare(id: RouteId) -> Route {
         R::VerifyAuditChain => Route::new(id, Get, "/api/audit/verify", "verify_audit_chain")
             .summary("Verify the audit chain")
             .description("Recomputes the keyed hash chain from the start (or from `after_seq`) for up to 5,000 entries, checks each entry's own MAC, compares the chain with the latest checkpoint kept outside the database, and names the first entry that does not verify, or that the chain was truncated after a checkpoint. Continue with `next_after_seq` until it is absent.")
-            .query_parameters(const { &[Parameter::text(
+            .query_parameters(const { &[Parameter::whole_number(
                 "after_seq",
                 "Start after this entry, trusting its stored hash; use the previous answer's `next_after_seq`. Default: verify from the first entry.",
+                0,
             )] })
             .response::<AuditVerification>()
             .exception(Tier::Operator, AUDIT_IS_AN_ESCALATION_MAP)
@@ -279,6 +316,9 @@ pub fn declare(id: RouteId) -> Route {
             .response::<Mailbox>()
             .created()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Conflict("A mailbox already has that address."),
+            ] })
             .authority(ADMIN),
 
         R::UpdateMailbox => Route::new(id, Patch, "/api/mailboxes/:mailboxId", "update_mailbox")
@@ -376,6 +416,9 @@ pub fn declare(id: RouteId) -> Route {
             .response::<Send>()
             .created()
             .tier(Tier::Act)
+            .refuses(const { &[
+                Refuses::NotFound("`reply_to` names no message received by this mailbox."),
+            ] })
             .authority(on_mailbox(&[Relation::SendPropose])),
 
         R::GetSend => Route::new(id, Get, "/api/mailboxes/:mailboxId/sends/:sendId", "get_send")
@@ -392,6 +435,10 @@ pub fn declare(id: RouteId) -> Route {
             .request::<UpdateDraft>()
             .response::<Send>()
             .tier(Tier::Act)
+            .refuses(const { &[
+                Refuses::Forbidden("Only the draft's author can."),
+                Refuses::Conflict("The send is no longer a draft, or another change to it won a race."),
+            ] })
             .authority(on_mailbox(&[Relation::SendPropose])),
 
         R::DeleteDraft => Route::new(id, Delete, "/api/mailboxes/:mailboxId/sends/:sendId", "delete_draft")
@@ -400,6 +447,10 @@ pub fn declare(id: RouteId) -> Route {
             .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .tier(Tier::Act)
+            .refuses(const { &[
+                Refuses::Forbidden("Only the draft's author can."),
+                Refuses::Conflict("The send is no longer a draft, or another change to it won a race."),
+            ] })
             .authority(on_mailbox(&[Relation::SendPropose])),
 
         R::SubmitSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/submit", "submit_send")
@@ -408,6 +459,10 @@ pub fn declare(id: RouteId) -> Route {
             .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .tier(Tier::Act)
+            .refuses(const { &[
+                Refuses::Forbidden("Only the draft's author can."),
+                Refuses::Conflict("The send is no longer a draft, or another change to it won a race."),
+            ] })
             .authority(on_mailbox(&[Relation::SendPropose])),
 
         R::CancelSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/cancel", "cancel_send")
@@ -416,6 +471,10 @@ pub fn declare(id: RouteId) -> Route {
             .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .tier(Tier::Act)
+            .refuses(const { &[
+                Refuses::Forbidden("Only the send's submitter can take it back."),
+                Refuses::Conflict("The send is not awaiting a decision, or another change to it won a race."),
+            ] })
             .authority(on_mailbox(&[Relation::SendPropose])),
 
         R::RetrySend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/retry", "retry_send")
@@ -424,6 +483,9 @@ pub fn declare(id: RouteId) -> Route {
             .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .tier(Tier::Act)
+            .refuses(const { &[
+                Refuses::Conflict("The send has not failed, what would be sent no longer hashes to what was approved, or another change to it won a race."),
+            ] })
             .authority(on_mailbox(&[Relation::SendPropose])),
 
         R::ApproveSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/approve", "approve_send")
@@ -433,6 +495,10 @@ pub fn declare(id: RouteId) -> Route {
             .request::<ApproveSend>()
             .response::<Send>()
             .tier(Tier::Governed)
+            .refuses(const { &[
+                Refuses::Forbidden("An agent never decides on a send, and nobody decides on their own submission."),
+                Refuses::Conflict("The send is not awaiting a decision, another decision won a race, or its author no longer holds send.propose on the mailbox."),
+            ] })
             .authority(on_mailbox(&[Relation::ApprovalDecide])),
 
         R::RefuseSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/refuse", "refuse_send")
@@ -442,6 +508,10 @@ pub fn declare(id: RouteId) -> Route {
             .request::<RefuseSend>()
             .response::<Send>()
             .tier(Tier::Governed)
+            .refuses(const { &[
+                Refuses::Forbidden("An agent never decides on a send, and nobody decides on their own submission."),
+                Refuses::Conflict("The send is not awaiting a decision, or another decision won a race."),
+            ] })
             .authority(on_mailbox(&[Relation::ApprovalDecide])),
 
         R::ListApprovals => Route::new(id, Get, "/api/approvals", "list_approvals")
@@ -462,6 +532,10 @@ pub fn declare(id: RouteId) -> Route {
             .response::<JsonRpcResponse>()
             .produces(Produces::JsonRpc)
             .tier(Tier::Surface)
+            .refuses(const { &[
+                Refuses::JsonRpc { status: 400, when: "A JSON-RPC error: the body is not JSON or not one JSON-RPC request, the protocol headers do not match the body, or the protocol version is one the server does not speak." },
+                Refuses::JsonRpc { status: 404, when: "A JSON-RPC error: a method the server does not have, asked in the 2026-07-28 era (earlier eras answer it with 200)." },
+            ] })
             .authority(Authority::Open),
 
         R::ListAgents => Route::new(id, Get, "/api/agents", "list_agents")
@@ -478,6 +552,11 @@ pub fn declare(id: RouteId) -> Route {
             .response::<MintedAgent>()
             .created()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Forbidden("The sponsor does not hold a relation the agent was to hold on a mailbox."),
+                Refuses::NotFound("The sponsor, or a mailbox named in `mailboxes`, does not exist."),
+                Refuses::Conflict("The sponsor is disabled."),
+            ] })
             .authority(ADMIN),
 
         R::GetAgent => Route::new(id, Get, "/api/agents/:agentId", "get_agent")
@@ -494,6 +573,9 @@ pub fn declare(id: RouteId) -> Route {
             .path_parameters(&[PathParameter::AgentId])
             .response::<Agent>()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Conflict("The agent is revoked: nothing changes it any more."),
+            ] })
             .authority(ADMIN),
 
         R::ResumeAgent => Route::new(id, Post, "/api/agents/:agentId/resume", "resume_agent")
@@ -502,6 +584,9 @@ pub fn declare(id: RouteId) -> Route {
             .path_parameters(&[PathParameter::AgentId])
             .response::<Agent>()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Conflict("The agent is revoked: nothing changes it any more."),
+            ] })
             .authority(ADMIN),
 
         R::RevokeAgent => Route::new(id, Post, "/api/agents/:agentId/revoke", "revoke_agent")
@@ -510,6 +595,9 @@ pub fn declare(id: RouteId) -> Route {
             .path_parameters(&[PathParameter::AgentId])
             .response::<Agent>()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Conflict("The agent is revoked: nothing changes it any more."),
+            ] })
             .authority(ADMIN),
 
         R::IssuePairingCode => Route::new(id, Post, "/api/agents/:agentId/pairing-code", "issue_pairing_code")
@@ -519,6 +607,9 @@ pub fn declare(id: RouteId) -> Route {
             .response::<PairingCode>()
             .created()
             .tier(Tier::Operator)
+            .refuses(const { &[
+                Refuses::Conflict("The agent is revoked: nothing changes it any more."),
+            ] })
             .authority(ADMIN),
 
         R::RedeemPairingCode => Route::new(id, Post, "/api/agents/pair", "redeem_pairing_code")
@@ -528,6 +619,10 @@ pub fn declare(id: RouteId) -> Route {
             .response::<AgentCredential>()
             .tier(Tier::Operator)
             .withheld_because("it is how an agent's software gets its credential, over REST with no credential yet (see Connecting); it is not a tool to call with one")
+            .refuses(const { &[
+                Refuses::WrongSecret("The code is not one the node issued, has expired, or was already used."),
+                Refuses::TooManyAttempts("Too many wrong codes from this address within the window."),
+            ] })
             .authority(Authority::Public),
 
         R::ListPersonMailboxes => Route::new(id, Get, "/api/people/:personId/mailboxes", "list_person_mailboxes")

@@ -22,14 +22,15 @@ fn inline_generator(serialize: bool) -> SchemaGenerator {
     SchemaGenerator::new(if serialize { settings.for_serialize() } else { settings.for_deserialize() })
 }
 
-/// The tool's input schema: path parameters (required strings), query parameters
-/// (optional strings) and the body's own properties, side by side in one flat
-/// object, because a model filling it is choosing values, not building a URL.
+/// The tool's input schema: path parameters (required) and query parameters
+/// (optional), each typed as it accepts (an integer is an integer), and the
+/// body's own properties, side by side in one flat object, because a model
+/// filling it is choosing values, not building a URL.
 pub fn input_schema(route: &Route) -> Value {
     let mut properties = Map::new();
     let mut required: Vec<Value> = Vec::new();
     for parameter in route.path_parameters {
-        properties.insert(parameter.name().into(), json!({ "type": "string", "description": parameter.description() }));
+        properties.insert(parameter.name().into(), parameter.schema());
         required.push(parameter.name().into());
     }
     for parameter in route.query_parameters {

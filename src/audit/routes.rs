@@ -1,6 +1,8 @@
 //! The audit chain's routes: reading the trail a page at a time, and verifying
 //! it. Administrators' questions, never offered to machines; the chain itself is
-//! `chain`. Their only refusals are unusable query parameters (`RequestError`).
+//! `chain`. Their only refusals are unusable query parameters (`RequestError`):
+//! a cursor this route did not write, or what the dispatcher refuses by the
+//! parameter's declaration.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -52,13 +54,7 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
 /// `GET /api/audit/verify`: recomputes up to `VERIFY_PAGE` entries after
 /// `after_seq` and compares the chain with the latest checkpoint.
 pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let after = match context.query("after_seq") {
-        None => 0,
-        Some(text) => text.parse::<i64>().ok().filter(|seq| *seq >= 0).ok_or(RequestError::InvalidQueryParameter {
-            name: "after_seq".into(),
-            expected: "a whole number, 0 or more".into(),
-        })?,
-    };
+    let after = context.whole_number("after_seq")?.unwrap_or(0);
     let anchor = Statement::new("SELECT hash FROM audit_entries WHERE seq = ?1").bind(after);
     let page =
         Statement::new(format!("SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq > ?1 ORDER BY seq LIMIT ?2"))

@@ -8,9 +8,9 @@ use serde::Serialize;
 
 use crate::core::refusal::{CredentialRefused, Refusal};
 
-/// The largest request body the node reads. Bigger bodies are refused before they
-/// are decoded, so a client cannot make the node hold an arbitrary payload.
-pub const MAXIMUM_BODY_BYTES: usize = 1024 * 1024;
+/// The largest request body the node reads, stated in the contract (which
+/// documents the 413 that refuses a bigger one).
+pub use mailroom_contract::MAXIMUM_BODY_BYTES;
 
 /// Where a request came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

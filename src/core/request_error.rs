@@ -6,6 +6,17 @@
 
 use crate::core::refusal::Refusal;
 
+/// What is wrong with the value at a body's field.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum BodyFault {
+    /// The route needs the field and it was not sent.
+    Missing,
+    /// The route takes no such field; `detail` names those it takes.
+    Unknown { detail: String },
+    /// The value has the wrong type, or is not one of the words the field takes.
+    Wrong { detail: String },
+}
+
 /// Why a request could not be understood, before any question of authority.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RequestError {
@@ -21,8 +32,9 @@ pub enum RequestError {
     MissingBody,
     /// The body is not JSON.
     MalformedJson { detail: String },
-    /// The body is JSON of the wrong shape.
-    InvalidBody { detail: String },
+    /// The body is JSON of the wrong shape. `field` is the path to the value at
+    /// fault (`to[0]`, `mailboxes[1].relations`), empty for the body as a whole.
+    InvalidBody { field: String, fault: BodyFault },
     /// A query parameter the route does not take.
     UnknownQueryParameter { name: String, known: String },
     /// A query parameter with an unusable value.
@@ -80,13 +92,31 @@ impl From<RequestError> for Refusal {
                 detail,
                 "Send a well-formed JSON object.",
             ),
-            RequestError::InvalidBody { detail } => Refusal::new(
-                400,
-                "invalid_body",
-                "The request body does not have the shape this route needs.",
-                detail,
-                "Correct the named field to match the route's request schema.",
-            ),
+            RequestError::InvalidBody { field, fault } => {
+                let (message, reason, fix) = match fault {
+                    BodyFault::Missing => (
+                        format!("The request body lacks `{field}`."),
+                        format!("`{field}` is required by this route's request schema and was not sent."),
+                        format!("Send `{field}`, as the route's request schema describes."),
+                    ),
+                    BodyFault::Unknown { detail } => (
+                        format!("The request body has a field this route does not take: `{field}`."),
+                        format!("`{field}`: {detail}."),
+                        format!("Remove `{field}`, or correct its spelling."),
+                    ),
+                    BodyFault::Wrong { detail } if field.is_empty() => (
+                        "The request body does not have the shape this route needs.".to_string(),
+                        format!("{detail}."),
+                        "Send a JSON object as described by the route's request schema.".to_string(),
+                    ),
+                    BodyFault::Wrong { detail } => (
+                        format!("The request body's `{field}` does not have the shape this route needs."),
+                        format!("`{field}`: {detail}."),
+                        format!("Correct `{field}` to match the route's request schema."),
+                    ),
+                };
+                Refusal::new(400, "invalid_body", message, reason, fix)
+            }
             RequestError::UnknownQueryParameter { name, known } => Refusal::new(
                 400,
                 "unknown_query_parameter",

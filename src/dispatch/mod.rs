@@ -81,6 +81,12 @@ fn find_route(method: &str, path: &str) -> Result<Found, RequestError> {
     Ok((registry().route(route_id), parameters))
 }
 
+/// The route a method and path reach, if any. The test kit holds every answer a
+/// native test receives to the statuses the contract lists for that route.
+pub fn route_for(method: &str, path: &str) -> Option<RouteId> {
+    find_route(method, path).ok().map(|(route, _)| route.id)
+}
+
 /// Parses the query string, refusing parameters the route does not declare.
 fn parse_query(route: &Route, query: &str) -> Result<Vec<(String, String)>, RequestError> {
     let mut parameters = Vec::new();
@@ -152,7 +158,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     if let Err(error) = credentials::check_origin(request, node_origin, changes_something, via_cookie) {
         refused_before_handling = Some(Refusal::from(error));
     }
-    let query_parameters = match request_shape(route, request) {
+    let query_parameters = match request_shape(route, request, &path_parameters) {
         Ok(parameters) => parameters,
         Err(refusal) => {
             refused_before_handling.get_or_insert(refusal);
@@ -207,14 +213,28 @@ pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> 
     audit::maintain(node).await
 }
 
-/// The request's size, body and query string against what the route declares;
-/// answers the query parameters.
-fn request_shape(route: &Route, request: &Request) -> Result<Vec<(String, String)>, Refusal> {
-    if request.body.len() > MAXIMUM_BODY_BYTES {
+/// The request's size, body, path and query string against what the route
+/// declares; answers the query parameters.
+fn request_shape(
+    route: &Route,
+    request: &Request,
+    path_parameters: &[(PathParameter, String)],
+) -> Result<Vec<(String, String)>, Refusal> {
+    let too_large = request.body.len() > MAXIMUM_BODY_BYTES;
+    // A route that takes no body refuses any body as one it does not take, so
+    // only a route that takes one answers 413, as the contract says.
+    if route.request.is_none() && (too_large || !request.body.iter().all(u8::is_ascii_whitespace)) {
+        return Err(RequestError::BodyNotExpected.into());
+    }
+    if too_large {
         return Err(RequestError::BodyTooLarge { limit: MAXIMUM_BODY_BYTES }.into());
     }
-    if route.request.is_none() && !request.body.iter().all(u8::is_ascii_whitespace) {
-        return Err(RequestError::BodyNotExpected.into());
+    // A segment that cannot be what its parameter names (a position that is not
+    // a whole number) names nothing: the 404 any missing object gets.
+    for (parameter, value) in path_parameters {
+        if let (false, Some(expected)) = (parameter.accepts().admits(value), parameter.accepts().expects()) {
+            return Err(RequestError::InvalidPathParameter { name: parameter.name().to_string(), expected }.into());
+        }
     }
     Ok(parse_query(route, &request.query)?)
 }

@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { startNode, setUp, ROOT, ADMIN, assertRefusal } from "./harness.mjs";
+import { startNode, setUp, ROOT, ADMIN, assertRefusal, checkedFetch } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 
 const SUPPORT = "support@mailroom.test";
@@ -72,7 +72,7 @@ async function openAgents() {
 async function connect(secret) {
   const client = new Client({ name: "mailroom-agents-browser-e2e", version: "1.0.0" });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { authProvider: { token: async () => secret } }),
+    new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { authProvider: { token: async () => secret }, fetch: checkedFetch }),
   );
   return client;
 }

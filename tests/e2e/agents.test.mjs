@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { startNode, setUp, ROOT, assertRefusal } from "./harness.mjs";
+import { startNode, setUp, ROOT, assertRefusal, checkedFetch } from "./harness.mjs";
 
 let node, call, token, mailbox, ben, receipt;
 
@@ -34,7 +34,7 @@ async function mint(capabilities, relations, delivery) {
 async function connect(credential) {
   const client = new Client({ name: "mailroom-agent-e2e", version: "1.0.0" });
   await client.connect(
-    new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { authProvider: { token: async () => credential } }),
+    new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), { authProvider: { token: async () => credential }, fetch: checkedFetch }),
   );
   return client;
 }

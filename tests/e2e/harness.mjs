@@ -180,11 +180,11 @@ function validatorFor(path) {
   if (!validators.has(path)) validators.set(path, ajv.compile({ $ref: `openapi#/${path}` }));
   return validators.get(path);
 }
-/** For each documented operation ("GET /api/me"), the response keys ("200", "4XX") its answers in this process matched. */
+/** For each documented operation ("GET /api/me"), the statuses ("200", "404") its answers in this process had. */
 export const documentedAnswers = new Map();
 
-/** Throws unless `status` and `body` are what the OpenAPI document says `method path` answers. */
-export function checkAgainstOpenApi(method, path, status, contentType, body) {
+/** Throws unless `status`, `body` and `headers` are what the OpenAPI document says `method path` answers. */
+export function checkAgainstOpenApi(method, path, status, contentType, body, headers) {
   const bare = path.split("?")[0];
   const found = operations.find((candidate) => candidate.method === method && candidate.pattern.test(bare));
   const refusal = validatorFor(pointer("components", "schemas", "RefusalBody"));
@@ -192,9 +192,15 @@ export function checkAgainstOpenApi(method, path, status, contentType, body) {
     if ((status === 404 || status === 405) && refusal(body)) return;
     throw new Error(`${method} ${bare} is not in contract/openapi.json but answered ${status}`);
   }
+  // Exactly: each operation lists every status it answers, never a range.
   const responses = found.operation.responses;
-  const key = responses[String(status)] ? String(status) : status >= 400 && status < 500 ? "4XX" : status >= 500 ? "5XX" : null;
-  if (!key) throw new Error(`${method} ${found.template} answered ${status}, which contract/openapi.json does not document`);
+  const key = String(status);
+  if (!responses[key]) {
+    throw new Error(`${method} ${found.template} answered ${status}, which contract/openapi.json does not list for it (it lists ${Object.keys(responses).join(", ")}): ${JSON.stringify(body)}`);
+  }
+  for (const [name, header] of Object.entries(responses[key].headers ?? {})) {
+    if (header.required && headers && !headers.get(name)) throw new Error(`${method} ${found.template} ${status} carries no ${name}`);
+  }
   const operation = `${found.method} ${found.template}`;
   if (!documentedAnswers.has(operation)) documentedAnswers.set(operation, new Set());
   documentedAnswers.get(operation).add(key);
@@ -208,6 +214,22 @@ export function checkAgainstOpenApi(method, path, status, contentType, body) {
   } else if (media && media !== "*/*" && !contentType?.startsWith(media)) {
     throw new Error(`${method} ${found.template} ${status}: expected ${media}, got ${contentType}`);
   }
+}
+
+/**
+ * `fetch`, with every answer held to contract/openapi.json as `client` holds
+ * its own: for clients that bring their own HTTP, such as the MCP SDK's
+ * transport (its `fetch` option), and raw protocol requests.
+ */
+export async function checkedFetch(url, init = {}) {
+  const response = await fetch(url, init);
+  let parsed = null;
+  try {
+    parsed = JSON.parse(await response.clone().text());
+  } catch {}
+  const { pathname, search } = new URL(url);
+  checkAgainstOpenApi((init.method ?? "GET").toUpperCase(), pathname + search, response.status, response.headers.get("content-type"), parsed, response.headers);
+  return response;
 }
 
 /** Calls the node's API like a CLI would: JSON in, `{ status, body, headers }` out. */
@@ -227,7 +249,7 @@ export function client(url) {
     try {
       parsed = JSON.parse(text);
     } catch {}
-    checkAgainstOpenApi(method, path, response.status, response.headers.get("content-type"), parsed);
+    checkAgainstOpenApi(method, path, response.status, response.headers.get("content-type"), parsed, response.headers);
     return { status: response.status, body: parsed, text, headers: response.headers };
   };
 }

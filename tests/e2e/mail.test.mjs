@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, setUp, ROOT, assertRefusal } from "./harness.mjs";
+import { startNode, setUp, ROOT, assertRefusal, checkedFetch } from "./harness.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const FALLBACK = "postmaster@fallback.example";
@@ -55,7 +55,7 @@ test("real messages arrive through the email handler and are parsed", async () =
 
   const contract = (await message("writer", bySubject["Signed contract attached"].id)).body;
   assert.deepEqual(contract.attachments, [{ index: 0, name: "contract.pdf", content_type: "application/pdf", size: 78 }]);
-  const pdf = await fetch(`${node.url}/api/mailboxes/${mailbox.id}/messages/${contract.id}/attachments/0`, {
+  const pdf = await checkedFetch(`${node.url}/api/mailboxes/${mailbox.id}/messages/${contract.id}/attachments/0`, {
     headers: { authorization: `Bearer ${people.writer.token}` },
   });
   assert.equal(pdf.headers.get("content-disposition"), 'attachment; filename="contract.pdf"');
@@ -67,7 +67,7 @@ test("real messages arrive through the email handler and are parsed", async () =
   const latin = (await message("writer", bySubject["Confirmación de pedido"].id, "/body")).body;
   assert.match(latin.text, /El pedido está confirmado/);
 
-  const original = await fetch(`${node.url}/api/mailboxes/${mailbox.id}/messages/${bySubject["Where is my invoice?"].id}/original`, {
+  const original = await checkedFetch(`${node.url}/api/mailboxes/${mailbox.id}/messages/${bySubject["Where is my invoice?"].id}/original`, {
     headers: { authorization: `Bearer ${people.exporter.token}` },
   });
   assert.equal(original.status, 200);

@@ -10,7 +10,7 @@ import { promisify } from "node:util";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport, ProtocolError, SdkHttpError, UnauthorizedError } from "@modelcontextprotocol/client";
-import { startNode, setUp, ROOT } from "./harness.mjs";
+import { startNode, setUp, ROOT, checkedFetch } from "./harness.mjs";
 
 const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
 const grantable = Object.values(openapi.paths)
@@ -38,14 +38,15 @@ const MODERN = "2026-07-28";
 /**
  * The official client connected as the holder of `bearer` (a stranger with none),
  * in the initialize era unless `modern`, when it is pinned to 2026-07-28. `fetch`
- * lets a test see what went over the wire.
+ * lets a test see what went over the wire (through `checkedFetch`, as the default).
  */
 async function connect(bearer, { modern = false, fetch } = {}) {
   const options = modern ? { versionNegotiation: { mode: { pin: MODERN } } } : {};
   const client = new Client({ name: "mailroom-e2e", version: "1.0.0" }, options);
   const transport = new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), {
     ...(bearer ? { authProvider: { token: async () => bearer } } : {}),
-    ...(fetch ? { fetch } : {}),
+    // Every answer is held to the OpenAPI document, as every REST call is.
+    fetch: fetch ?? checkedFetch,
   });
   await client.connect(transport);
   assert.equal(client.getProtocolEra(), modern ? "modern" : "legacy");
@@ -184,7 +185,7 @@ test("a stranger sees exactly the grantable tools and is refused by the routes t
 function recordingFetch() {
   const exchanges = [];
   const recording = async (url, init) => {
-    const response = await fetch(url, init);
+    const response = await checkedFetch(url, init);
     const sent = typeof init?.body === "string" ? JSON.parse(init.body) : null;
     const text = await response.clone().text();
     let answered = null;
@@ -329,20 +330,20 @@ test("a dead credential's 401 says invalid_token and a stopped agent's 403 no ch
   const { agent, credential } = await mintReader("Challenged");
   assert.equal((await call("POST", `/api/agents/${agent}/revoke`, { token })).status, 200);
   const toolCall = (bearer) =>
-    fetch(`${node.url}/mcp`, {
+    checkedFetch(`${node.url}/mcp`, {
       method: "POST",
       headers: { "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${bearer}` },
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "get_me", arguments: {} } }),
     });
   for (const [what, answer] of [
-    ["REST", await fetch(`${node.url}/api/me`, { headers: { authorization: `Bearer ${credential}` } })],
+    ["REST", await checkedFetch(`${node.url}/api/me`, { headers: { authorization: `Bearer ${credential}` } })],
     ["tools/call", await toolCall(credential)],
   ]) {
     assert.equal(answer.status, 401, what);
     assert.equal(answer.headers.get("www-authenticate"), 'Bearer realm="mailroom", error="invalid_token"', what);
     assert.equal((await answer.json()).error.code, "agent_revoked", what);
   }
-  const anonymous = await fetch(`${node.url}/api/me`);
+  const anonymous = await checkedFetch(`${node.url}/api/me`);
   assert.equal(anonymous.status, 401);
   assert.equal(anonymous.headers.get("www-authenticate"), 'Bearer realm="mailroom"', "no credential, no error");
   const paused = await mintReader("Paused");
@@ -356,7 +357,7 @@ test("a dead credential's 401 says invalid_token and a stopped agent's 403 no ch
 test("the stateless revision answers server/discover and checks its headers", async () => {
   const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
   const post = (headers, body) =>
-    fetch(`${node.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+    checkedFetch(`${node.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
   const discover = await post(
     { "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover", accept: "application/json" },
     { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: meta } },
@@ -372,6 +373,14 @@ test("the stateless revision answers server/discover and checks its headers", as
   );
   assert.equal(mismatch.status, 400);
   assert.equal((await mismatch.json()).error.code, -32020);
+  // A method the server does not have is a JSON-RPC error with a 404 of its own in
+  // this revision, which the contract lists for the endpoint.
+  const unknown = await post(
+    { "mcp-protocol-version": "2026-07-28", "mcp-method": "resources/list" },
+    { jsonrpc: "2.0", id: 5, method: "resources/list", params: { _meta: meta } },
+  );
+  assert.equal(unknown.status, 404);
+  assert.equal((await unknown.json()).error.code, -32601);
   const call = await post(
     { "mcp-protocol-version": "2026-07-28", "mcp-method": "tools/call", "mcp-name": "get_me", authorization: `Bearer ${token}` },
     { jsonrpc: "2.0", id: 3, method: "tools/call", params: { _meta: meta, name: "get_me", arguments: {} } },
@@ -379,7 +388,7 @@ test("the stateless revision answers server/discover and checks its headers", as
   const called = (await call.json()).result;
   assert.equal(called.resultType, "complete");
   assert.equal(called.structuredContent.id, admin.id);
-  for (const method of ["GET", "DELETE"]) assert.equal((await fetch(`${node.url}/mcp`, { method })).status, 405);
+  for (const method of ["GET", "DELETE"]) assert.equal((await checkedFetch(`${node.url}/mcp`, { method })).status, 405);
   const foreign = await post({ origin: "http://evil.example" }, { jsonrpc: "2.0", id: 4, method: "ping" });
   assert.equal(foreign.status, 403);
 });

@@ -341,6 +341,27 @@ fn verification_walks_a_long_chain_a_page_at_a_time() {
 }
 
 #[test]
+fn verification_takes_after_seq_as_the_whole_number_its_declaration_says() {
+    let world = busy_world();
+    assert_eq!(body(&world.admin("GET", "/api/audit/verify?after_seq=0", None))["intact"], true);
+    let from_three = body(&world.admin("GET", "/api/audit/verify?after_seq=3", None));
+    assert_eq!(from_three["intact"], true, "{from_three}");
+    assert_eq!(from_three["verified_through"], from_three["head"]["seq"], "{from_three}");
+    // The schema's maximum is accepted: a client generated from it is never refused.
+    let declared =
+        mailroom_contract::registry().route(mailroom_contract::RouteId::VerifyAuditChain).query_parameters[0];
+    let maximum = declared.schema()["maximum"].as_i64().unwrap();
+    assert_eq!(world.admin("GET", &format!("/api/audit/verify?after_seq={maximum}"), None).status, 200);
+    // Refused by the dispatcher from the declaration: the handler no longer checks,
+    // so a declaration that took any text would answer these with a 500.
+    for value in ["-1", "x", "1.5", "99999999999999999999"] {
+        let refused = world.admin("GET", &format!("/api/audit/verify?after_seq={value}"), None);
+        assert_refused(&refused, 400, "invalid_query_parameter");
+        assert!(text(&refused).contains("a whole number, 0 or more"), "{value}: {}", text(&refused));
+    }
+}
+
+#[test]
 fn the_audit_list_pages_newest_first_with_an_opaque_cursor() {
     let world = busy_world();
     let first = body(&world.admin("GET", "/api/audit?limit=4", None));

@@ -61,7 +61,10 @@ fn multipart_mail_lists_its_attachments_and_serves_them_inert() {
     assert_eq!(download.header("content-disposition"), Some("attachment; filename=\"contract.pdf\""));
     assert!(download.header("content-security-policy").unwrap().contains("sandbox"));
     assert_refused(&message(&world, &token, &mailbox, &receipt, "/attachments/1"), 404, "not_found");
-    assert_refused(&message(&world, &token, &mailbox, &receipt, "/attachments/x"), 404, "not_found");
+    let not_a_position = message(&world, &token, &mailbox, &receipt, "/attachments/x");
+    assert_refused(&not_a_position, 404, "not_found");
+    assert!(text(&not_a_position).contains("a whole number, 0 or more"), "{}", text(&not_a_position));
+    assert_refused(&message(&world, &token, &mailbox, &receipt, "/attachments/-1"), 404, "not_found");
 }
 
 #[test]

@@ -623,6 +623,31 @@ fn arguments_are_forwarded_as_given_and_the_route_judges_them() {
 }
 
 #[test]
+fn numbers_are_integers_in_the_tool_schemas_and_are_taken_as_numbers() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let receipt = world.deliver("multipart-attachment", "support@mailroom.test");
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
+    let tools = call(&world, Some(&world.admin_token), "tools/list", json!({}))["result"]["tools"].clone();
+    let input = |tool: &str, name: &str| {
+        let tool = tools.as_array().unwrap().iter().find(|candidate| candidate["name"] == tool).unwrap();
+        tool["inputSchema"]["properties"][name].clone()
+    };
+    assert_eq!(input("get_attachment", "attachmentIndex")["type"], "integer");
+    assert_eq!(input("get_attachment", "attachmentIndex")["minimum"], 0);
+    assert_eq!(input("list_messages", "limit")["type"], "integer");
+    let arguments = json!({ "mailboxId": mailbox, "receiptId": receipt, "attachmentIndex": 0 });
+    let attachment = &call(
+        &world,
+        Some(&world.admin_token),
+        "tools/call",
+        json!({ "name": "get_attachment", "arguments": arguments }),
+    )["result"];
+    assert_eq!(attachment["isError"], false, "{attachment}");
+    assert_eq!(attachment["content"][0]["resource"]["mimeType"], "application/pdf");
+}
+
+#[test]
 fn a_call_through_mcp_and_through_rest_leave_the_same_audit_entry_apart_from_the_surface() {
     let world = World::new();
     let mailbox = world.mailbox("support@mailroom.test");

@@ -13,17 +13,82 @@ fn malformed_and_mistyped_bodies_are_refused_by_field() {
     let send = |raw: &[u8]| world.node.send(request("POST", "/api/teams").bearer(&world.admin_token).raw_body(raw));
     assert_refused(&send(b"{\"name\": "), 400, "malformed_json");
     assert_refused(&send(b"not json at all"), 400, "malformed_json");
-    let wrong_type = send(br#"{"name": 42}"#);
-    assert_refused(&wrong_type, 400, "invalid_body");
-    assert!(text(&wrong_type).contains("invalid type"), "{}", text(&wrong_type));
-    let missing = send(b"{}");
-    assert_refused(&missing, 400, "invalid_body");
-    assert!(text(&missing).contains("missing field `name`"), "{}", text(&missing));
-    let unknown = send(br#"{"name": "A", "colour": "red"}"#);
-    assert_refused(&unknown, 400, "invalid_body");
-    assert!(text(&unknown).contains("colour"), "{}", text(&unknown));
-    assert_refused(&send(b"[1, 2]"), 400, "invalid_body");
+    let not_an_object = send(b"[1, 2]");
+    assert_refused(&not_an_object, 400, "invalid_body");
+    assert!(refusal(&not_an_object)["reason"].as_str().unwrap().contains("a JSON object, not an array"));
     assert_refused(&send(b""), 400, "missing_body");
+}
+
+/// The refusal's four parts, as a JSON object.
+fn refusal(response: &mailroom::core::http::Response) -> serde_json::Value {
+    body(response)["error"].clone()
+}
+
+/// Sends `payload` to a route that takes a body and answers what the
+/// `invalid_body` refusal says: its message, reason and fix.
+fn invalid_body(world: &World, path: &str, payload: serde_json::Value) -> (String, String, String) {
+    let response = world.admin("POST", path, Some(payload));
+    assert_refused(&response, 400, "invalid_body");
+    let refusal = refusal(&response);
+    let part = |name: &str| refusal[name].as_str().unwrap_or_default().to_string();
+    (part("message"), part("reason"), part("fix"))
+}
+
+#[test]
+fn a_body_of_the_wrong_shape_is_refused_naming_the_path_to_the_field() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    world.grant(&world.admin_id, "send.propose", &mailbox);
+    let sends = format!("/api/mailboxes/{mailbox}/sends");
+
+    // A top-level field of the wrong type.
+    let (message, reason, fix) = invalid_body(&world, "/api/teams", json!({ "name": 42 }));
+    assert!(message.contains("`name`"), "{message}");
+    assert!(reason.starts_with("`name`: invalid type: integer `42`, expected a string"), "{reason}");
+    assert!(fix.contains("`name`"), "{fix}");
+
+    // An element of an array.
+    let (message, reason, _) =
+        invalid_body(&world, &sends, json!({ "to": ["ana@example.org", 42], "subject": "s", "text": "t" }));
+    assert!(message.contains("`to[1]`"), "{message}");
+    assert!(reason.starts_with("`to[1]`: invalid type: integer"), "{reason}");
+
+    // A field of an object inside an array, missing.
+    let mint = |mailboxes: serde_json::Value| json!({ "name": "Bot", "sponsor": world.admin_id, "capabilities": ["mail.read"], "mailboxes": mailboxes });
+    let (message, reason, fix) = invalid_body(
+        &world,
+        "/api/agents",
+        mint(json!([{ "mailbox": mailbox, "relations": [] }, { "mailbox": mailbox }])),
+    );
+    assert!(message.contains("`mailboxes[1].relations`"), "{message}");
+    assert!(reason.contains("`mailboxes[1].relations` is required"), "{reason}");
+    assert!(fix.contains("Send `mailboxes[1].relations`"), "{fix}");
+
+    // Nested deeper: an element of an array inside an object inside an array.
+    let (_, reason, _) =
+        invalid_body(&world, "/api/agents", mint(json!([{ "mailbox": mailbox, "relations": ["send.propose", 7] }])));
+    assert!(reason.starts_with("`mailboxes[0].relations[1]`: invalid type: integer `7`"), "{reason}");
+
+    // A field the route does not take, nested and at the top.
+    let (message, reason, fix) =
+        invalid_body(&world, "/api/agents", mint(json!([{ "mailbox": mailbox, "relations": [], "colour": "red" }])));
+    assert!(message.contains("`mailboxes[0].colour`"), "{message}");
+    assert!(reason.contains("expected `mailbox` or `relations`"), "{reason}");
+    assert!(fix.starts_with("Remove `mailboxes[0].colour`"), "{fix}");
+    let (message, _, _) = invalid_body(&world, "/api/teams", json!({ "name": "A", "colour": "red" }));
+    assert!(message.contains("`colour`"), "{message}");
+
+    // A missing field at the top, and a word outside its set.
+    let (message, _, fix) = invalid_body(&world, "/api/teams", json!({}));
+    assert!(message.contains("`name`"), "{message}");
+    assert!(fix.contains("Send `name`"), "{fix}");
+    let (message, reason, _) = invalid_body(
+        &world,
+        "/api/agents",
+        json!({ "name": "Bot", "sponsor": world.admin_id, "capabilities": [], "delivery": "pigeon" }),
+    );
+    assert!(message.contains("`delivery`"), "{message}");
+    assert!(reason.contains("unknown variant `pigeon`"), "{reason}");
 }
 
 #[test]
@@ -36,6 +101,11 @@ fn oversized_bodies_are_refused_unparsed_and_recorded_when_the_caller_is_known()
     let entry = world.last_audit_entry();
     assert_eq!((entry["action"].as_str(), entry["outcome"].as_str()), (Some("create_team"), Some("refused")));
     assert_eq!(entry["detail"]["code"], "body_too_large");
+
+    // A route that takes no body refuses one as a body it does not take, however
+    // large: only routes that take a body list 413.
+    let bodyless = world.node.send(request("GET", "/api/me").bearer(&world.admin_token).raw_body(&huge));
+    assert_refused(&bodyless, 400, "unexpected_body");
 
     let recorded = world.audit().len();
     let anonymous = world.node.send(request("POST", "/api/teams").raw_body(&huge));
@@ -127,16 +197,22 @@ const HOSTILE_BODIES: &[&[u8]] = &[
     b"{\"name\": \"\\u0000\", \"email\": \"a@\\u0000\", \"code\": \"\\u0000\", \"relations\": [\"x\"]}",
 ];
 
+/// Every route, walked with every hostile value in each of its path and query
+/// parameters and every hostile body: no answer is a 500, and every answer is a
+/// status the contract lists for that route.
 #[test]
-fn no_route_answers_hostile_input_with_a_500() {
+fn no_route_answers_hostile_input_with_a_500_or_a_status_it_does_not_list() {
     let world = World::new();
     let mailbox = world.mailbox("support@mailroom.test");
     world.deliver("plain", "support@mailroom.test");
     let mut probes = 0;
     let mut authorised = 0;
+    let mut statuses = std::collections::BTreeSet::new();
     for route in mailroom_contract::registry().routes() {
         // A fresh session per route: a probe of sign-out must not sign the rest out.
         let (token, _) = sign_in(&world.node, ADMIN_EMAIL, ADMIN_PASSWORD);
+        let listed: Vec<u16> =
+            mailroom_contract::registry().answers(route.id).iter().map(|answer| answer.status).collect();
         for value in HOSTILE_VALUES {
             let path = route
                 .path
@@ -172,10 +248,26 @@ fn no_route_answers_hostile_input_with_a_500() {
                     String::from_utf8_lossy(body),
                     text(&response)
                 );
+                // A segment that matches no route (a traversal) is answered by
+                // no operation; every other answer is one the route lists.
+                if mailroom::dispatch::route_for(route.method.as_str(), path_and_query.split('?').next().unwrap_or(""))
+                    == Some(route.id)
+                {
+                    assert!(
+                        listed.contains(&response.status),
+                        "{} {path_and_query} answered {}, which {} does not list ({listed:?}): {}",
+                        route.method.as_str(),
+                        response.status,
+                        route.tool,
+                        text(&response)
+                    );
+                    statuses.insert(response.status);
+                }
             }
         }
     }
     assert!(probes > 500, "{probes} probes");
+    assert!(statuses.contains(&400) && statuses.contains(&404), "the probes met only {statuses:?}");
     assert!(authorised * 10 > probes * 9, "most probes must get past authentication: {authorised} of {probes}");
     assert!(world.node.platform.logs.borrow().is_empty(), "{:?}", world.node.platform.logs.borrow());
 }

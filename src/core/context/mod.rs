@@ -20,7 +20,7 @@ pub mod ports;
 mod request;
 mod work;
 
-use mailroom_contract::{Authority, PathParameter, Route};
+use mailroom_contract::{Accepts, Authority, PathParameter, Route};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
@@ -114,6 +114,20 @@ impl<'request> Context<'request> {
     /// A query parameter, if the request sent it.
     pub fn query(&self, name: &str) -> Option<&str> {
         self.view.query(name)
+    }
+
+    /// A query parameter the route declares as a whole number, if the request
+    /// sent it. The dispatcher has already refused a value the declaration does
+    /// not accept, so reading one it does not declare, or one that does not
+    /// parse, is a defect in the handler: an internal error.
+    pub fn whole_number(&self, name: &str) -> Result<Option<i64>, Refusal> {
+        let declared = self.route().query_parameter(name).map(|parameter| parameter.accepts);
+        if !matches!(declared, Some(Accepts::WholeNumber { .. })) {
+            return Err(self.internal(format!("{} reads {name} as a number it does not declare", self.route().tool)));
+        }
+        self.query(name)
+            .map(|text| text.parse().map_err(|_| self.internal(format!("an accepted {name} does not parse"))))
+            .transpose()
     }
 
     /// Decodes the JSON body into the route's request type, naming the field at fault.

@@ -9,7 +9,7 @@ use serde::de::DeserializeOwned;
 
 use crate::core::http::{Request, Surface};
 use crate::core::refusal::Refusal;
-use crate::core::request_error::RequestError;
+use crate::core::request_error::{BodyFault, RequestError};
 
 /// What was asked, and of which route.
 pub struct RequestView<'request> {
@@ -74,7 +74,13 @@ impl<'request> RequestView<'request> {
         }
         let value: serde_json::Value = serde_json::from_slice(&self.request.body)
             .map_err(|error| RequestError::MalformedJson { detail: describe_json_error(&error) })?;
-        serde_json::from_value(value).map_err(|error| RequestError::InvalidBody { detail: error.to_string() }.into())
+        // Every request body the contract declares is an object; serde would
+        // read an array as a struct's fields in order, and fault its first element.
+        if !value.is_object() {
+            let detail = format!("the body must be a JSON object, not {}", json_kind(&value));
+            return Err(RequestError::InvalidBody { field: String::new(), fault: BodyFault::Wrong { detail } }.into());
+        }
+        serde_path_to_error::deserialize(value).map_err(|error| invalid_body(&error).into())
     }
 
     /// Decodes an optional JSON body: an empty body is the type's default.
@@ -83,6 +89,33 @@ impl<'request> RequestView<'request> {
             return Ok(T::default());
         }
         self.body()
+    }
+}
+
+/// Where a body that does not deserialize goes wrong, and how.
+fn invalid_body(error: &serde_path_to_error::Error<serde_json::Error>) -> RequestError {
+    let path = error.path().to_string();
+    let at = if path == "." { String::new() } else { path };
+    let detail = error.inner().to_string();
+    // serde names a missing field only in its message, and the path stops at the
+    // object that lacks it; an unknown field's path ends at its key.
+    if let Some(name) = detail.strip_prefix("missing field `").and_then(|rest| rest.strip_suffix('`')) {
+        let field = if at.is_empty() { name.to_string() } else { format!("{at}.{name}") };
+        return RequestError::InvalidBody { field, fault: BodyFault::Missing };
+    }
+    let fault =
+        if detail.starts_with("unknown field `") { BodyFault::Unknown { detail } } else { BodyFault::Wrong { detail } };
+    RequestError::InvalidBody { field: at, fault }
+}
+
+fn json_kind(value: &serde_json::Value) -> &'static str {
+    match value {
+        serde_json::Value::Null => "null",
+        serde_json::Value::Bool(_) => "true or false",
+        serde_json::Value::Number(_) => "a number",
+        serde_json::Value::String(_) => "a string",
+        serde_json::Value::Array(_) => "an array",
+        serde_json::Value::Object(_) => "an object",
     }
 }
 
