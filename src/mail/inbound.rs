@@ -21,6 +21,7 @@ use crate::core::crypto::{hex, sha256_hex};
 use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
 use crate::core::storage::{Counted, Statement, StorageError};
+use crate::mail::message_ids;
 
 /// The key a received message's raw bytes are stored under in the object store:
 /// content-addressed, so a message delivered to two mailboxes is stored once and
@@ -93,6 +94,9 @@ pub struct ParsedMessage {
     pub attachments: Vec<AttachmentSummary>,
 }
 
+/// The addresses of a header, each as it can be shown and replied to: names
+/// without control characters, and only what is an address by RFC 5322 (what a
+/// reply could never be sent to is not kept as an address).
 fn addresses_of(address: Option<&Address<'_>>) -> Vec<EmailAddress> {
     address
         .map(|address| {
@@ -100,7 +104,10 @@ fn addresses_of(address: Option<&Address<'_>>) -> Vec<EmailAddress> {
                 .iter()
                 .filter_map(|addr| {
                     let email = addr.address()?.trim().to_string();
-                    let name = addr.name().map(str::trim).filter(|name| !name.is_empty()).map(str::to_string);
+                    if !addresses::is_address(&email.to_lowercase()) {
+                        return None;
+                    }
+                    let name = addr.name().map(one_line).filter(|name| !name.is_empty());
                     Some(EmailAddress { address: email, name })
                 })
                 .collect()
@@ -108,12 +115,22 @@ fn addresses_of(address: Option<&Address<'_>>) -> Vec<EmailAddress> {
         .unwrap_or_default()
 }
 
+/// `text` on one line: every control character (CR and LF among them) becomes a
+/// space, and the ends are trimmed. For what is shown as a header's value.
+fn one_line(text: &str) -> String {
+    text.chars().map(|c| if c.is_control() { ' ' } else { c }).collect::<String>().trim().to_string()
+}
+
+/// The Message-IDs of In-Reply-To or References that are Message-IDs: anything
+/// else (a CR or LF that would start another header in a reply, a space, a
+/// bracket) is dropped here, so it is never stored and never written out.
 fn message_ids(value: &HeaderValue<'_>) -> Vec<String> {
-    match value {
-        HeaderValue::Text(text) => vec![text.to_string()],
-        HeaderValue::TextList(list) => list.iter().map(|id| id.to_string()).collect(),
+    let ids: Vec<&str> = match value {
+        HeaderValue::Text(text) => vec![text.as_ref()],
+        HeaderValue::TextList(list) => list.iter().map(|id| id.as_ref()).collect(),
         _ => Vec::new(),
-    }
+    };
+    ids.into_iter().filter_map(message_ids::message_id).collect()
 }
 
 /// Cuts `text` to at most `limit` bytes, on a character boundary.
@@ -141,10 +158,11 @@ pub fn parse(raw: &[u8]) -> Option<ParsedMessage> {
     if !identifying {
         return None;
     }
-    let message_id = match message.message_id().map(str::trim).filter(|id| !id.is_empty()) {
-        Some(id) => id.to_string(),
-        // Without a Message-ID, the bytes themselves identify the message, so a
-        // redelivery is still recognised.
+    let message_id = match message.message_id().and_then(message_ids::message_id) {
+        Some(id) => id,
+        // Without a Message-ID (or with one that is not one, which is never kept:
+        // a reply would write it out), the bytes themselves identify the message,
+        // so a redelivery is still recognised.
         None => format!("{}@derived.mailroom.invalid", &hex(&Sha256::digest(raw))[..32]),
     };
     let text_source = match message.text_part(0).map(|part| &part.body) {
@@ -177,7 +195,7 @@ pub fn parse(raw: &[u8]) -> Option<ParsedMessage> {
         to: addresses_of(message.to()),
         cc: addresses_of(message.cc()),
         reply_to: addresses_of(message.reply_to()),
-        subject: message.subject().unwrap_or_default().trim().to_string(),
+        subject: one_line(message.subject().unwrap_or_default()),
         sent_at: message.date().map(|date| date.to_timestamp() * 1000),
         in_reply_to: message_ids(message.in_reply_to()),
         references: message_ids(message.references()),

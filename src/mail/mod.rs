@@ -1,13 +1,15 @@
 //! Mail: mailboxes (`mailboxes`), received messages (`inbound` stores them,
 //! `messages` reads them, `search` finds them) and outbound mail under dual
 //! control (`sends`, with `outbound` writing the sealed message), each with its
-//! routes, its errors and their refusals.
+//! routes, its errors and their refusals; `message_ids` is the Message-ID syntax
+//! both directions hold to.
 //!
 //! Other domains and the surfaces reach this one through the items re-exported
 //! here.
 
 pub mod inbound;
 pub mod mailboxes;
+pub mod message_ids;
 pub mod messages;
 pub mod outbound;
 pub mod search;

@@ -13,8 +13,10 @@ use mail_builder::headers::address::Address;
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
+use crate::core::addresses;
 use crate::core::bindings::MailerError;
 use crate::core::crypto::hex;
+use crate::mail::message_ids;
 
 /// What a second person approved, frozen at sealing.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
@@ -70,9 +72,45 @@ impl Manifest {
         recipients
     }
 
+    /// What in the manifest could not be written as a header, checked whatever
+    /// was stored: every address an RFC 5322 `addr-spec`, every Message-ID a
+    /// `msg-id`, the sender's name and the subject free of control characters (a
+    /// CR or LF would end the header and start another).
+    pub fn unwritable_header(&self) -> Option<String> {
+        if self.to.is_empty() {
+            return Some("there is no To recipient".into());
+        }
+        let addresses = std::iter::once(("From", &self.from_address))
+            .chain(self.to.iter().map(|address| ("To", address)))
+            .chain(self.cc.iter().map(|address| ("Cc", address)));
+        for (header, address) in addresses {
+            if !addresses::is_address(address) {
+                return Some(format!("{header} address {address:?} is not an address"));
+            }
+        }
+        let ids = std::iter::once(("Message-ID", &self.message_id))
+            .chain(self.in_reply_to.iter().map(|id| ("In-Reply-To", id)))
+            .chain(self.references.iter().map(|id| ("References", id)));
+        for (header, id) in ids {
+            if !message_ids::is_message_id(id) {
+                return Some(format!("{header} {id:?} is not a Message-ID"));
+            }
+        }
+        for (header, text) in [("From name", &self.from_name), ("Subject", &self.subject)] {
+            if text.chars().any(|c| c.is_control() && c != '\t') {
+                return Some(format!("the {header} holds a control character"));
+            }
+        }
+        None
+    }
+
     /// The RFC 5322 message, written from the manifest alone. The Date is the
     /// sealing time, so the same manifest always writes the same message.
+    /// Refused, and nothing written, when a header could not be written as one.
     pub fn to_message(&self) -> Result<Vec<u8>, MailerError> {
+        if let Some(problem) = self.unwritable_header() {
+            return Err(MailerError(format!("not written: {problem}")));
+        }
         let mut builder = MessageBuilder::new()
             .from((self.from_name.as_str(), self.from_address.as_str()))
             .to(address_list(&self.to))
@@ -151,5 +189,28 @@ mod tests {
         changed.cc.pop();
         assert_ne!(changed.hash(), original);
         assert_eq!(manifest().hash(), original);
+    }
+
+    #[test]
+    fn a_header_that_could_end_and_start_another_is_never_written() {
+        type MakeHostile = fn(&mut Manifest);
+        let hostile: [(&str, MakeHostile); 7] = [
+            ("To", |m| m.to = vec!["ana@example.org\r\nBcc: hidden@evil.example".into()]),
+            ("Cc", |m| m.cc = vec!["ana@example.org>, <hidden@evil.example".into()]),
+            ("From", |m| m.from_address = "support@example.com\nBcc: hidden@evil.example".into()),
+            ("In-Reply-To", |m| m.in_reply_to = Some("m@evil.example\rBcc: hidden@evil.example".into())),
+            ("References", |m| m.references.push("m@evil.example\nBcc: hidden@evil.example".into())),
+            ("Subject", |m| m.subject = "Hello\r\nBcc: hidden@evil.example".into()),
+            ("From name", |m| m.from_name = "Support\nBcc: hidden@evil.example".into()),
+        ];
+        for (header, make_hostile) in hostile {
+            let mut hostile = manifest();
+            make_hostile(&mut hostile);
+            let refused = hostile.to_message().expect_err(header);
+            assert!(refused.0.contains(header), "{header}: {}", refused.0);
+        }
+        let mut tabbed = manifest();
+        tabbed.subject = "Re:\tinvoice".into();
+        assert!(tabbed.to_message().is_ok(), "a tab is whitespace a header may hold");
     }
 }

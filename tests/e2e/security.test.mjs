@@ -119,3 +119,43 @@ test("an agent that switches its submission over MCP after the approver was show
     await client.close();
   }
 });
+
+test("a Message-ID carrying a CR and a Bcc is never kept, and a reply to it leaves with no header it did not write", async () => {
+  const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "help@mailroom.test", display_name: "Help" } })).body;
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]) {
+    await call("POST", "/api/relations", { token, body: { subject: admin.id, relation, object: mailbox.id } });
+  }
+  await call("POST", "/api/relations", { token, body: { subject: carol.id, relation: "approval.decide", object: mailbox.id } });
+  const hostile = [
+    "From: Mallory <mallory@evil.example>",
+    "To: help@mailroom.test",
+    "Subject: Invoice",
+    "Message-ID: <m@evil.example\rBcc: hidden@evil.example>",
+    "References: <ok@evil.example> <r@evil.example\rBcc: also@evil.example>",
+    "",
+    "Please reply.",
+    "",
+  ].join("\r\n");
+  assert.equal(await node.deliver("mallory@evil.example", "help@mailroom.test", Buffer.from(hostile)), null);
+  const [received] = (await call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token })).body.messages;
+  const stored = (await call("GET", `/api/mailboxes/${mailbox.id}/messages/${received.id}`, { token })).body;
+  assert.doesNotMatch(JSON.stringify(stored), /hidden@evil|also@evil|\\r/);
+
+  const sends = `/api/mailboxes/${mailbox.id}/sends`;
+  const draft = await call("POST", sends, { token, body: { to: ["mallory@evil.example"], subject: "Re: Invoice", text: "No.", reply_to: received.id } });
+  assert.equal(draft.status, 201, draft.text);
+  assert.ok(draft.body.references.includes("ok@evil.example"));
+  const { version } = (await call("POST", `${sends}/${draft.body.id}/submit`, { token })).body;
+  const sentBefore = node.sentMail().length;
+  const approved = await call("POST", `${sends}/${draft.body.id}/approve`, { token: carolToken, body: { version } });
+  assert.equal(approved.body.state, "dispatched", approved.text);
+  let sent = [];
+  for (let attempt = 0; attempt < 40 && sent.length === 0; attempt++) {
+    sent = node.sentMail().slice(sentBefore);
+    if (!sent.length) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.equal(sent.length, 1);
+  assert.doesNotMatch(sent[0], /^Bcc:/im);
+  assert.doesNotMatch(sent[0], /hidden@evil|also@evil/);
+  assert.match(sent[0], /^References: <ok@evil\.example>/m);
+});

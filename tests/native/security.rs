@@ -370,3 +370,83 @@ fn nothing_a_sealed_send_was_approved_as_can_change_but_its_dispatch_outcome() {
         assert!(refused.contains("sealed_send_is_immutable"), "{column}: {refused}");
     }
 }
+
+/// A message whose Message-ID and References each carry a CR that a lenient
+/// reader takes for the end of the header, and a Bcc after it.
+const HOSTILE_IDS: &str = "From: Mallory <mallory@evil.example>\r\n\
+To: support@mailroom.test\r\n\
+Subject: Invoice\rBcc: subject@evil.example\r\n\
+Message-ID: <m@evil.example\rBcc: hidden@evil.example>\r\n\
+References: <ok@evil.example> <r@evil.example\rBcc: also@evil.example>\r\n\
+\r\n\
+Please reply.\r\n";
+
+#[test]
+fn a_message_id_that_would_inject_a_header_is_never_kept_nor_written_into_a_reply() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let receipt = match world.node.deliver("mallory@evil.example", "support@mailroom.test", HOSTILE_IDS.as_bytes()) {
+        Ok(mailroom::mail::Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    };
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &mailbox);
+    let message = body(&world.admin("GET", &format!("/api/mailboxes/{mailbox}/messages/{receipt}"), None));
+    let stored = message.to_string();
+    assert!(!stored.contains("hidden@evil.example") && !stored.contains("also@evil.example"), "{stored}");
+    assert!(!stored.contains("\\r"), "no CR kept in any header value: {stored}");
+    assert!(message["message_id"].as_str().unwrap().ends_with("@derived.mailroom.invalid"), "{message}");
+
+    // A reply threads on what is left, and the message written has no Bcc.
+    let sends = format!("/api/mailboxes/{mailbox}/sends");
+    let draft = world.admin(
+        "POST",
+        &sends,
+        Some(json!({ "to": ["mallory@evil.example"], "subject": "Re: Invoice", "text": "No.", "reply_to": receipt })),
+    );
+    assert_eq!(draft.status, 201, "{}", text(&draft));
+    let draft = body(&draft);
+    let derived = message["message_id"].clone();
+    assert_eq!(draft["references"], json!(["ok@evil.example", derived]), "{draft}");
+    assert_eq!(draft["in_reply_to"], derived, "{draft}");
+
+    // A receipt stored before ids were checked (tampered here to hold one) is
+    // checked again when replied to.
+    world.node.database.tamper(&format!(
+        "UPDATE receipts SET message_id = 'm@evil.example' || char(13) || 'Bcc: hidden@evil.example', \
+         references_json = '[\"r@evil.example\\nBcc: also@evil.example\", \"ok@evil.example\"]' \
+         WHERE id = '{receipt}'"
+    ));
+    let legacy = world.admin(
+        "POST",
+        &sends,
+        Some(json!({ "to": ["mallory@evil.example"], "subject": "Re: Invoice", "text": "No.", "reply_to": receipt })),
+    );
+    let legacy = body(&legacy);
+    assert_eq!(legacy["references"], json!(["ok@evil.example"]), "{legacy}");
+    assert!(legacy["in_reply_to"].is_null(), "{legacy}");
+}
+
+#[test]
+fn an_address_or_id_that_is_not_one_is_refused_at_the_draft_and_never_leaves() {
+    let (world, sends, send, ben_token) = an_invoice_awaiting_ada();
+    for hostile in ["ana@example.org\r\nBcc: hidden@evil.example", "ana(x)@example.org", "\"a b\"@example.org"] {
+        let created = world.call(
+            "POST",
+            &sends,
+            Some(&ben_token),
+            Some(json!({ "to": [hostile], "subject": "Hi", "text": "Hello" })),
+        );
+        assert_refused(&created, 400, "invalid_recipient");
+    }
+    // Past the API, a stored recipient that is not an address (written into the
+    // row directly before sealing): the seal succeeds, the message is never
+    // written, and the send fails saying why.
+    world.node.database.tamper(&format!(
+        "UPDATE sends SET to_json = '[\"customer@example.org\\r\\nBcc: hidden@evil.example\"]' WHERE id = '{send}'"
+    ));
+    let shown = world.decision(&world.admin_token, &format!("{sends}/{send}"));
+    let approved = world.admin("POST", &format!("{sends}/{send}/approve"), Some(shown));
+    assert_eq!(body(&approved)["state"], "failed", "{}", text(&approved));
+    assert!(body(&approved)["dispatch_error"].as_str().unwrap().contains("To address"), "{}", text(&approved));
+    assert!(world.node.mailer.sent.borrow().is_empty(), "nothing left");
+}

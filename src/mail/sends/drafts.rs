@@ -15,6 +15,7 @@ use crate::core::http::Response;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
+use crate::mail::message_ids;
 
 fn recipients(list: &[String]) -> Result<Vec<String>, SendError> {
     list.iter()
@@ -78,11 +79,15 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
             let Some(row) = target.first().filter(|_| sees) else {
                 return Err(SendError::NoSuchReplyTarget { id: receipt_id.clone() }.into());
             };
-            let message_id = row.text("message_id").map_err(|error| context.internal(error))?;
+            // Checked again here, not only on the way in: a receipt stored before
+            // the node dropped what is not a Message-ID must not write it out.
+            let message_id = Some(row.text("message_id").map_err(|error| context.internal(error))?)
+                .filter(|id| message_ids::is_message_id(id));
             let mut references = list_of(&row.text("references_json").map_err(|error| context.internal(error))?);
-            references.push(message_id.clone());
+            references.extend(message_id.clone());
+            references.retain(|id| message_ids::is_message_id(id));
             let skip = references.len().saturating_sub(MAXIMUM_REFERENCES);
-            (Some(message_id), references.split_off(skip), names)
+            (message_id, references.split_off(skip), names)
         }
     };
     let names = names
