@@ -91,16 +91,13 @@ pub struct Response {
 }
 
 impl Response {
-    pub fn json<T: Serialize>(status: u16, body: &T) -> Response {
-        // Serialising the contract's own types cannot fail: they hold no maps with
-        // non-string keys and no custom serialisers that error.
-        let body = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
+    /// An answer of `status` with `headers` and `body`; what is not sent (its
+    /// round trips, deferred writes, commit attempts, sealing, a refused
+    /// credential) starts empty, for the dispatcher and the context to fill.
+    fn answer(status: u16, headers: Vec<(String, String)>, body: Vec<u8>) -> Response {
         Response {
             status,
-            headers: vec![
-                ("content-type".into(), "application/json; charset=utf-8".into()),
-                ("cache-control".into(), "no-store".into()),
-            ],
+            headers,
             body,
             round_trips: 0,
             deferred: Vec::new(),
@@ -110,54 +107,49 @@ impl Response {
         }
     }
 
+    pub fn json<T: Serialize>(status: u16, body: &T) -> Response {
+        // Serialising the contract's own types cannot fail: they hold no maps with
+        // non-string keys and no custom serialisers that error.
+        let body = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
+        Response::answer(
+            status,
+            vec![
+                ("content-type".into(), "application/json; charset=utf-8".into()),
+                ("cache-control".into(), "no-store".into()),
+            ],
+            body,
+        )
+    }
+
     pub fn html(body: String, content_security_policy: &str) -> Response {
-        Response {
-            status: 200,
-            headers: vec![
+        Response::answer(
+            200,
+            vec![
                 ("content-type".into(), "text/html; charset=utf-8".into()),
                 ("cache-control".into(), "no-store".into()),
                 ("content-security-policy".into(), content_security_policy.into()),
                 ("x-frame-options".into(), "DENY".into()),
                 ("referrer-policy".into(), "no-referrer".into()),
             ],
-            body: body.into_bytes(),
-            round_trips: 0,
-            deferred: Vec::new(),
-            commit_attempts: 0,
-            seal_chain: false,
-            credential_refused: None,
-        }
+            body.into_bytes(),
+        )
     }
 
     /// An answer with no body, such as a 202 to a notification.
     pub fn empty(status: u16) -> Response {
-        Response {
-            status,
-            headers: Vec::new(),
-            body: Vec::new(),
-            round_trips: 0,
-            deferred: Vec::new(),
-            commit_attempts: 0,
-            seal_chain: false,
-            credential_refused: None,
-        }
+        Response::answer(status, Vec::new(), Vec::new())
     }
 
     /// One of the browser interface's script modules.
     pub fn script(source: &str) -> Response {
-        Response {
-            status: 200,
-            headers: vec![
+        Response::answer(
+            200,
+            vec![
                 ("content-type".into(), "text/javascript; charset=utf-8".into()),
                 ("cache-control".into(), "no-cache".into()),
             ],
-            body: source.as_bytes().to_vec(),
-            round_trips: 0,
-            deferred: Vec::new(),
-            commit_attempts: 0,
-            seal_chain: false,
-            credential_refused: None,
-        }
+            source.as_bytes().to_vec(),
+        )
     }
 
     /// Bytes a browser must save, never render: attacker-written content (an HTML
@@ -175,21 +167,16 @@ impl Response {
         } else {
             "application/octet-stream"
         };
-        Response {
+        Response::answer(
             status,
-            headers: vec![
+            vec![
                 ("content-type".into(), content_type.into()),
                 ("content-disposition".into(), format!("attachment; filename=\"{safe_name}\"")),
                 ("content-security-policy".into(), "default-src 'none'; sandbox".into()),
                 ("cache-control".into(), "no-store".into()),
             ],
             body,
-            round_trips: 0,
-            deferred: Vec::new(),
-            commit_attempts: 0,
-            seal_chain: false,
-            credential_refused: None,
-        }
+        )
     }
 
     pub fn refusal(refusal: &Refusal) -> Response {

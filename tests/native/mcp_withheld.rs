@@ -11,13 +11,10 @@ use crate::support::*;
 
 const SUPPORT: &str = "support@mailroom.test";
 
-/// A tool call as the holder of `token` (a stranger with `None`), with the
-/// batches the storage itself executed for it (the chain is sealed after the
-/// count, as the adapter seals it after the answer).
-fn tool_call(world: &World, token: Option<&str>, tool: &str, arguments: Value) -> (Response, u32) {
-    let mut built = request("POST", "/mcp").json(json!({
-        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments }
-    }));
+/// `built` as the holder of `token` (a stranger with `None`), with the batches
+/// the storage itself executed for it (the chain is sealed after the count, as
+/// the adapter seals it after the answer).
+fn counted(world: &World, token: Option<&str>, mut built: mailroom::core::http::Request) -> (Response, u32) {
     if let Some(token) = token {
         built = built.bearer(token);
     }
@@ -25,21 +22,22 @@ fn tool_call(world: &World, token: Option<&str>, tool: &str, arguments: Value) -
     let response = world.node.send_without_sealing(built);
     let batches = world.node.database.batches() - before;
     world.node.seal();
+    (response, batches)
+}
+
+/// A tool call, with the batches it cost.
+fn tool_call(world: &World, token: Option<&str>, tool: &str, arguments: Value) -> (Response, u32) {
+    let built = request("POST", "/mcp").json(json!({
+        "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": tool, "arguments": arguments }
+    }));
+    let (response, batches) = counted(world, token, built);
     assert_eq!(batches, response.round_trips, "{tool}: the answer reports the round trips the storage saw");
     (response, batches)
 }
 
-/// The same call over REST, with the batches it cost before sealing.
+/// The same call over REST, with the batches it cost.
 fn rest_call(world: &World, token: Option<&str>, method: &str, path: &str) -> (Response, u32) {
-    let mut built = request(method, path);
-    if let Some(token) = token {
-        built = built.bearer(token);
-    }
-    let before = world.node.database.batches();
-    let response = world.node.send_without_sealing(built);
-    let batches = world.node.database.batches() - before;
-    world.node.seal();
-    (response, batches)
+    counted(world, token, request(method, path))
 }
 
 /// Requires a withheld tool's answer: -32602 whose `data` is the four-part
