@@ -47,7 +47,7 @@ impl From<PersonError> for Refusal {
                 400,
                 "invalid_email",
                 "That is not an email address the node can use.",
-                "An email address needs a local part, an @ and a domain with a dot, and no spaces, at most 254 characters.",
+                "An email address is a local part, an @ and a domain with a dot, written plainly (RFC 5322: no spaces, quotes, comments or brackets), at most 254 characters.",
                 "Send an address such as ana@example.com.",
             ),
             PersonError::EmailTaken => Refusal::new(

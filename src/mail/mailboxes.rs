@@ -43,7 +43,7 @@ impl From<MailboxError> for Refusal {
                 400,
                 "invalid_address",
                 "That is not an address mail can be delivered to.",
-                "A mailbox address needs a local part, an @ and a domain with a dot, and no spaces.",
+                "A mailbox address is a local part, an @ and a domain with a dot, written plainly (RFC 5322: no spaces, quotes, comments or brackets).",
                 "Send an address such as support@example.com.",
             ),
             MailboxError::AddressTaken => Refusal::new(
