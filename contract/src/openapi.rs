@@ -293,9 +293,9 @@ mod tests {
         assert_eq!(statuses("get", "/api/me"), ["200", "400", "401", "403", "500", "503"]);
         // A public route guarding a secret declares its own 401 and 429, and takes a body.
         assert_eq!(statuses("post", "/api/sessions"), ["201", "400", "401", "403", "413", "429", "500", "503"]);
-        // A path naming things, a handler's own conflict.
+        // A path naming things, a body (the version approved), a handler's own conflict.
         let approve = statuses("post", "/api/mailboxes/{mailboxId}/sends/{sendId}/approve");
-        assert_eq!(approve, ["200", "400", "401", "403", "404", "409", "500", "503"]);
+        assert_eq!(approve, ["200", "400", "401", "403", "404", "409", "413", "500", "503"]);
         // The machine surface: 202 for a notification, a JSON-RPC 404.
         assert_eq!(statuses("post", "/mcp"), ["200", "202", "400", "401", "403", "404", "413", "500", "503"]);
         let retry_after = &document["paths"]["/api/sessions"]["post"]["responses"]["429"]["headers"]["Retry-After"];
