@@ -47,22 +47,48 @@ impl SqliteDatabase {
     /// A fresh database with every migration applied, in file-name order, as
     /// `wrangler d1 migrations apply` does.
     pub fn migrated() -> SqliteDatabase {
+        // `~` sorts after every migration's name, which starts with its number.
+        SqliteDatabase::migrated_before("~")
+    }
+
+    /// A fresh database with the migrations whose file names sort before
+    /// `first_not_applied` applied, to store rows as they were before it: then
+    /// `migrate_from` applies the rest, as a deployment would.
+    pub fn migrated_before(first_not_applied: &str) -> SqliteDatabase {
         let connection = rusqlite::Connection::open_in_memory().expect("in-memory SQLite opens");
         // D1 enforces foreign keys; so must the native twin.
         connection.execute_batch("PRAGMA foreign_keys = ON;").expect("foreign keys on");
+        let database =
+            SqliteDatabase { connection: RefCell::new(connection), batches: Cell::new(0), costs: RefCell::default() };
+        database.apply_migrations(|name| name < first_not_applied);
+        database
+    }
+
+    /// Applies the migrations from `first` on, in file-name order.
+    pub fn migrate_from(&self, first: &str) {
+        self.apply_migrations(|name| name >= first);
+    }
+
+    fn apply_migrations(&self, which: impl Fn(&str) -> bool) {
         let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
         let mut files: Vec<_> = std::fs::read_dir(&directory)
             .expect("migrations/ exists")
             .filter_map(Result::ok)
             .map(|entry| entry.path())
             .filter(|path| path.extension().is_some_and(|extension| extension == "sql"))
+            .filter(|path| path.file_name().and_then(|name| name.to_str()).is_some_and(&which))
             .collect();
         files.sort();
         for file in files {
             let sql = std::fs::read_to_string(&file).expect("migration is readable");
-            connection.execute_batch(&sql).unwrap_or_else(|error| panic!("{}: {error}", file.display()));
+            self.connection.borrow().execute_batch(&sql).unwrap_or_else(|error| panic!("{}: {error}", file.display()));
         }
-        SqliteDatabase { connection: RefCell::new(connection), batches: Cell::new(0), costs: RefCell::default() }
+    }
+
+    /// Runs `sql` (one or more statements) outside any request, as a test that
+    /// stores rows directly does.
+    pub fn execute_sql(&self, sql: &str) {
+        self.connection.borrow().execute_batch(sql).expect("the test's SQL runs");
     }
 
     /// How many batches (round trips) have been executed so far.

@@ -1,5 +1,6 @@
 //! Mail: mailboxes (`mailboxes`), received messages (`inbound` stores them,
-//! `messages` reads them, `search` finds them) and outbound mail under dual
+//! `limits` says how much of them it keeps and serves, `messages` reads them,
+//! `search` finds them) and outbound mail under dual
 //! control (`sends`, with `outbound` writing the sealed message), each with its
 //! routes, its errors and their refusals; `message_ids` is the Message-ID syntax
 //! both directions hold to.
@@ -8,6 +9,7 @@
 //! here.
 
 pub mod inbound;
+pub mod limits;
 pub mod mailboxes;
 pub mod message_ids;
 pub mod messages;

@@ -10,6 +10,7 @@ mod authority;
 mod budget;
 mod dead_credentials;
 mod identity;
+mod inbound_limits;
 mod invariants;
 mod layers;
 mod mail;
