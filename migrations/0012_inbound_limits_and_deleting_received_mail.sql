@@ -1,5 +1,5 @@
--- What a received message may make the node store (decision 0017; the limits
--- are `mailroom_contract::api::limits`).
+-- What a received message may make the node store, and deleting received mail
+-- (decision 0017; the limits are `mailroom_contract::api::limits`).
 
 -- A receipt keeps the first 100 To and 100 Cc recipients and the first 125
 -- attachments' metadata; these count the rest, so a summary can say how many
@@ -7,6 +7,25 @@
 ALTER TABLE receipts ADD COLUMN to_not_kept INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE receipts ADD COLUMN cc_not_kept INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE receipts ADD COLUMN attachments_not_listed INTEGER NOT NULL DEFAULT 0;
+
+-- Whether another receipt still refers to a message's original bytes (the same
+-- message delivered to two mailboxes is stored once), asked when one is deleted.
+CREATE INDEX receipts_by_raw_key ON receipts (raw_key);
+
+-- Where a deleted receipt was in storage order (its rowid), so a page of a list
+-- or a search that ended at it continues from there (`messages::stored_before`).
+CREATE TABLE deleted_receipts (
+    id     TEXT PRIMARY KEY,                 -- rcp_…
+    stored INTEGER NOT NULL
+);
+
+-- Original bytes owed deletion from R2: written with the deletion of the last
+-- receipt that referred to them, in the same batch, and removed once R2 has
+-- deleted them; the scheduled upkeep deletes whatever is left here.
+CREATE TABLE originals_to_delete (
+    raw_key TEXT PRIMARY KEY,
+    since   INTEGER NOT NULL
+);
 
 -- Receipts stored before the limits, cut to them like new ones, so that every
 -- stored receipt is within them. Only the receipts over a limit are touched, and

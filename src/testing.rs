@@ -288,6 +288,9 @@ impl Platform for FixedPlatform {
 #[derive(Default)]
 pub struct MemoryBlobs {
     pub objects: RefCell<std::collections::BTreeMap<String, Vec<u8>>>,
+    /// Set by a test to make deleting fail, as an object store that does not
+    /// answer would.
+    pub unavailable: Cell<bool>,
 }
 
 impl BlobStore for MemoryBlobs {
@@ -300,6 +303,16 @@ impl BlobStore for MemoryBlobs {
 
     fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>, BlobError>> {
         Box::pin(async move { Ok(self.objects.borrow().get(key).cloned()) })
+    }
+
+    fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), BlobError>> {
+        Box::pin(async move {
+            if self.unavailable.get() {
+                return Err(BlobError("the object store is unavailable".into()));
+            }
+            self.objects.borrow_mut().remove(key);
+            Ok(())
+        })
     }
 }
 

@@ -117,11 +117,16 @@ impl SummaryRow {
 /// The condition "stored before the receipt whose id is bound at `placeholder`"
 /// on `column` (a receipt's rowid, or a search index's, which is the same), for a
 /// list in storage order that continues after that receipt: the position is
-/// looked up by id, so a cursor never carries it. A receipt's rowid grows with
-/// every one stored and its `received_at` never falls behind the one stored
-/// before it (`inbound`), so this order is newest first by both (decision 0014).
+/// looked up by id, so a cursor never carries it, and a receipt deleted since
+/// is looked up where it was (`deleted_receipts`), so the list goes on from
+/// there. A receipt's rowid grows with every one stored and its `received_at`
+/// never falls behind the one stored before it (`inbound`), so this order is
+/// newest first by both (decision 0014).
 pub fn stored_before(column: &str, placeholder: &str) -> String {
-    format!("{column} < (SELECT before.rowid FROM receipts before WHERE before.id = {placeholder})")
+    format!(
+        "{column} < (SELECT coalesce(kept.rowid, gone.stored) FROM (SELECT {placeholder} AS id) AS continuing \
+         LEFT JOIN receipts kept ON kept.id = continuing.id LEFT JOIN deleted_receipts gone ON gone.id = continuing.id)"
+    )
 }
 
 /// `GET /api/mailboxes/:mailboxId/messages`.

@@ -9,6 +9,7 @@ mod audit_chain;
 mod authority;
 mod budget;
 mod dead_credentials;
+mod deleting_mail;
 mod identity;
 mod inbound_limits;
 mod invariants;

@@ -240,6 +240,28 @@ pub struct Message {
     pub attachments: Vec<AttachmentSummary>,
 }
 
+/// A received message deleted: what is gone, and what became of its original.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct MessageDeleted {
+    /// The receipt's id (`rcp_…`), which names nothing any more.
+    pub id: String,
+    /// The mailbox it had been delivered to (`mbx_…`).
+    pub mailbox_id: String,
+    /// What became of the original bytes.
+    pub original: OriginalFate,
+}
+
+vocabulary! {
+    /// What became of a deleted message's original bytes in the object store.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum OriginalFate {
+        Deleted = "deleted": "Removed from the object store.";
+        KeptForOtherCopies = "kept_for_other_copies": "Kept: the same message was delivered to another mailbox too, and that copy still refers to them; they go with the last copy.";
+        DeletedLater = "deleted_later": "The object store did not answer; the scheduled upkeep removes them.";
+    }
+}
+
 /// A received message's text.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct MessageBody {
