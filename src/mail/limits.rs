@@ -69,9 +69,15 @@ pub fn depth(message: &Message<'_>) -> usize {
     while let Some((message, part, level)) = pending.pop() {
         deepest = deepest.max(level);
         match message.parts.get(part).map(|part| &part.body) {
-            Some(PartType::Multipart(children)) => {
-                pending.extend(children.iter().map(|child| (message, *child as usize, level + 1)));
-            }
+            // A part's children come after it in the message's list of parts; a
+            // child said to come before it would be a loop, and is not followed.
+            Some(PartType::Multipart(children)) => pending.extend(
+                children
+                    .iter()
+                    .map(|child| *child as usize)
+                    .filter(|child| *child > part)
+                    .map(|child| (message, child, level + 1)),
+            ),
             Some(PartType::Message(attached)) => pending.push((attached, 0, level + 1)),
             _ => {}
         }
