@@ -47,22 +47,48 @@ impl SqliteDatabase {
     /// A fresh database with every migration applied, in file-name order, as
     /// `wrangler d1 migrations apply` does.
     pub fn migrated() -> SqliteDatabase {
+        // `~` sorts after every migration's name, which starts with its number.
+        SqliteDatabase::migrated_before("~")
+    }
+
+    /// A fresh database with the migrations whose file names sort before
+    /// `first_not_applied` applied, to store rows as they were before it: then
+    /// `migrate_from` applies the rest, as a deployment would.
+    pub fn migrated_before(first_not_applied: &str) -> SqliteDatabase {
         let connection = rusqlite::Connection::open_in_memory().expect("in-memory SQLite opens");
         // D1 enforces foreign keys; so must the native twin.
         connection.execute_batch("PRAGMA foreign_keys = ON;").expect("foreign keys on");
+        let database =
+            SqliteDatabase { connection: RefCell::new(connection), batches: Cell::new(0), costs: RefCell::default() };
+        database.apply_migrations(|name| name < first_not_applied);
+        database
+    }
+
+    /// Applies the migrations from `first` on, in file-name order.
+    pub fn migrate_from(&self, first: &str) {
+        self.apply_migrations(|name| name >= first);
+    }
+
+    fn apply_migrations(&self, which: impl Fn(&str) -> bool) {
         let directory = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
         let mut files: Vec<_> = std::fs::read_dir(&directory)
             .expect("migrations/ exists")
             .filter_map(Result::ok)
             .map(|entry| entry.path())
             .filter(|path| path.extension().is_some_and(|extension| extension == "sql"))
+            .filter(|path| path.file_name().and_then(|name| name.to_str()).is_some_and(&which))
             .collect();
         files.sort();
         for file in files {
             let sql = std::fs::read_to_string(&file).expect("migration is readable");
-            connection.execute_batch(&sql).unwrap_or_else(|error| panic!("{}: {error}", file.display()));
+            self.connection.borrow().execute_batch(&sql).unwrap_or_else(|error| panic!("{}: {error}", file.display()));
         }
-        SqliteDatabase { connection: RefCell::new(connection), batches: Cell::new(0), costs: RefCell::default() }
+    }
+
+    /// Runs `sql` (one or more statements) outside any request, as a test that
+    /// stores rows directly does.
+    pub fn execute_sql(&self, sql: &str) {
+        self.connection.borrow().execute_batch(sql).expect("the test's SQL runs");
     }
 
     /// How many batches (round trips) have been executed so far.
@@ -262,6 +288,9 @@ impl Platform for FixedPlatform {
 #[derive(Default)]
 pub struct MemoryBlobs {
     pub objects: RefCell<std::collections::BTreeMap<String, Vec<u8>>>,
+    /// Set by a test to make deleting fail, as an object store that does not
+    /// answer would.
+    pub unavailable: Cell<bool>,
 }
 
 impl BlobStore for MemoryBlobs {
@@ -274,6 +303,16 @@ impl BlobStore for MemoryBlobs {
 
     fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>, BlobError>> {
         Box::pin(async move { Ok(self.objects.borrow().get(key).cloned()) })
+    }
+
+    fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), BlobError>> {
+        Box::pin(async move {
+            if self.unavailable.get() {
+                return Err(BlobError("the object store is unavailable".into()));
+            }
+            self.objects.borrow_mut().remove(key);
+            Ok(())
+        })
     }
 }
 

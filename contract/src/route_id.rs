@@ -52,6 +52,7 @@ route_ids! {
     GetMessageBody,
     GetMessageOriginal,
     GetAttachment,
+    DeleteMessage,
     SearchMessages,
     ListSends,
     CreateDraft,

@@ -378,6 +378,18 @@ pub fn declare(id: RouteId) -> Route {
             .authority(on_mailbox(&[Relation::MailboxContentRead]))
             .reaches_content(),
 
+        R::DeleteMessage => Route::new(id, Delete, "/api/mailboxes/:mailboxId/messages/:receiptId", "delete_message")
+            .summary("Delete a received message")
+            .description("Deletes a message a mailbox received, for good: its receipt, its search entries and its attachments' list, and its original bytes from the object store (kept while another mailbox's copy of the same message refers to them). Sends replying to it keep their In-Reply-To and References but no longer link to it. Cannot be undone; recorded in the audit chain.")
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::ReceiptId])
+            .response::<MessageDeleted>()
+            .tier(Tier::Governed)
+            .withheld_because("deleting received mail cannot be undone, and it is an administrator's decision (org.admin), which is never given to an agent")
+            .refuses(const { &[
+                Refuses::Conflict("The same message was delivered again while this copy was being deleted, so whether its original is still needed changed; ask again."),
+            ] })
+            .authority(ADMIN),
+
         R::SearchMessages => Route::new(id, Get, "/api/search", "search_messages")
             .summary("Search mail")
             .description("Searches every mailbox the caller can read, or one of them, newest first (in the order the node stored the messages, as list_messages does), a page at a time. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Follow `next_cursor` to page back in time. Recorded in the audit chain, because a body match reveals content.")

@@ -36,6 +36,10 @@ impl BlobStore for R2Blobs {
             body.bytes().await.map(Some).map_err(|error| BlobError(error.to_string()))
         })
     }
+
+    fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), BlobError>> {
+        Box::pin(async move { self.bucket.delete(key).await.map_err(|error| BlobError(error.to_string())) })
+    }
 }
 
 pub struct EmailBinding {

@@ -15,6 +15,8 @@ pub trait BlobStore {
     fn put<'a>(&'a self, key: &'a str, bytes: &'a [u8]) -> LocalBoxFuture<'a, Result<(), BlobError>>;
     /// The bytes under `key`, or `None` if there are none.
     fn get<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<Option<Vec<u8>>, BlobError>>;
+    /// Removes whatever is under `key`; removing nothing is not an error.
+    fn delete<'a>(&'a self, key: &'a str) -> LocalBoxFuture<'a, Result<(), BlobError>>;
 }
 
 /// Why the mail binding did not accept a message. Logged and recorded on the send.

@@ -9,7 +9,7 @@ use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::identity::{people, relations, sessions, setup, teams};
-use crate::mail::{mailboxes, messages, search, sends};
+use crate::mail::{deletion, mailboxes, messages, search, sends};
 use crate::{agents, interface, mcp};
 
 /// The one place that names every route's handler.
@@ -50,6 +50,7 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::GetMessageBody => messages::body(context).await,
         RouteId::GetMessageOriginal => messages::original(context).await,
         RouteId::GetAttachment => messages::attachment(context).await,
+        RouteId::DeleteMessage => deletion::delete(context).await,
         RouteId::SearchMessages => search::search(context).await,
         RouteId::ListSends => sends::list(context).await,
         RouteId::CreateDraft => sends::create_draft(context).await,

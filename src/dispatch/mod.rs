@@ -25,6 +25,7 @@ use crate::core::node::Node;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::identity::sessions;
+use crate::mail;
 
 type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
 
@@ -202,14 +203,19 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
 }
 
 /// The scheduled upkeep (the cron trigger): failure windows that ended and the
-/// spent refresh tokens of ended sessions forgotten, then the audit chain sealed,
-/// refused attempts folded into it, and a checkpoint of its head kept. Answers the
-/// latest checkpoint.
+/// spent refresh tokens of ended sessions forgotten, the originals of deleted
+/// mail that the object store failed to delete deleted, then the audit chain
+/// sealed, refused attempts folded into it, and a checkpoint of its head kept.
+/// Answers the latest checkpoint.
 pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> {
     let now_ms = node.platform.now_ms();
     let mut forgetting = throttle::forget_ended(now_ms);
     forgetting.push(sessions::forget_spent(now_ms));
     node.database.execute(forgetting).await.map_err(|error| error.to_string())?;
+    // Logged and left for the next run: the chain's upkeep does not wait on R2.
+    if let Err(error) = mail::delete_originals_owed(node).await {
+        node.platform.log(&format!("deleting the originals of deleted mail: {error}"));
+    }
     audit::maintain(node).await
 }
 

@@ -5,11 +5,12 @@
 //! HTML-only bodies rendered to text), its raw bytes stored in R2, and a receipt
 //! written to D1 for the mailbox it was delivered to, with its search index rows
 //! and an audit entry, in one batch. A message to an unknown address, over the
-//! size cap, or that is not a message at all is rejected with an SMTP reason and
-//! stored nowhere. The same Message-ID delivered twice to one mailbox is stored
-//! once.
+//! size cap, beyond the limits on its shape (`limits`), or that is not a message
+//! at all is rejected with an SMTP reason and stored nowhere; what a receipt
+//! keeps of the rest is cut to the limits. The same Message-ID delivered twice to
+//! one mailbox is stored once.
 
-use mail_parser::{Address, HeaderValue, MessageParser, MimeHeaders, PartType};
+use mail_parser::{Address, HeaderValue, Message, MessageParser, MimeHeaders, PartType};
 use mailroom_contract::api::{AttachmentSummary, EmailAddress};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -21,6 +22,7 @@ use crate::core::crypto::{hex, sha256_hex};
 use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
 use crate::core::storage::{Counted, Statement, StorageError};
+use crate::mail::limits::{self, Exceeded};
 use crate::mail::message_ids;
 
 /// The key a received message's raw bytes are stored under in the object store:
@@ -40,6 +42,8 @@ pub enum Rejection {
     TooLarge { limit: usize },
     /// Not a message: no header could be read.
     Unparseable,
+    /// Beyond what the node reads: its header block or its nesting.
+    Exceeds(Exceeded),
     /// No mailbox has the envelope recipient's address.
     UnknownRecipient { address: String },
     /// The node could not store it; the sender should try again later.
@@ -55,6 +59,7 @@ impl Rejection {
                 format!("552 5.3.4 Message too big for this mailbox (limit {limit} bytes)")
             }
             Rejection::Unparseable => "550 5.6.0 Message could not be parsed as RFC 5322".to_string(),
+            Rejection::Exceeds(exceeded) => exceeded.smtp_reason(),
             Rejection::UnknownRecipient { address } => format!("550 5.1.1 No such mailbox here: {address}"),
             Rejection::TemporaryFailure => {
                 "451 4.3.0 Temporary failure storing the message; try again later".to_string()
@@ -147,7 +152,12 @@ fn truncate(text: &str, limit: usize) -> (String, bool) {
 
 /// Parses a raw RFC 5322 message, or `None` when it is not one.
 pub fn parse(raw: &[u8]) -> Option<ParsedMessage> {
-    let message = MessageParser::default().parse(raw)?;
+    read(&MessageParser::default().parse(raw)?, raw)
+}
+
+/// What a receipt records of `message`, parsed from `raw`, or `None` when it is
+/// not a message.
+fn read(message: &Message<'_>, raw: &[u8]) -> Option<ParsedMessage> {
     // A parser this lenient reads almost any bytes as something; a message is
     // what carries at least one of the headers every message has.
     let identifying = message.from().is_some()
@@ -163,7 +173,7 @@ pub fn parse(raw: &[u8]) -> Option<ParsedMessage> {
         // Without a Message-ID (or with one that is not one, which is never kept:
         // a reply would write it out), the bytes themselves identify the message,
         // so a redelivery is still recognised.
-        None => format!("{}@derived.mailroom.invalid", &hex(&Sha256::digest(raw))[..32]),
+        None => derived_message_id(raw),
     };
     let text_source = match message.text_part(0).map(|part| &part.body) {
         Some(PartType::Html(_)) => "html",
@@ -206,6 +216,52 @@ pub fn parse(raw: &[u8]) -> Option<ParsedMessage> {
     })
 }
 
+/// The Message-ID of a message that has none the node keeps: derived from its
+/// bytes, so a redelivery is still recognised.
+fn derived_message_id(raw: &[u8]) -> String {
+    format!("{}@derived.mailroom.invalid", &hex(&Sha256::digest(raw))[..32])
+}
+
+/// A message as a receipt keeps it (decision 0017): refused before anything is
+/// stored when its header block is too big or its parts nest too deep, otherwise
+/// parsed and cut to the limits, counting the recipients and attachments not kept.
+fn within_limits(raw: &[u8]) -> Result<Kept, Rejection> {
+    limits::refuse_header_block(raw).map_err(Rejection::Exceeds)?;
+    let message = MessageParser::default().parse(raw).ok_or(Rejection::Unparseable)?;
+    let message = limits::refuse_nesting(message).map_err(Rejection::Exceeds)?;
+    let parsed = read(&message, raw).ok_or(Rejection::Unparseable)?;
+    Ok(Kept::cut_to_the_limits(parsed))
+}
+
+/// A parsed message cut to what a receipt keeps, with what it did not keep counted.
+struct Kept {
+    parsed: ParsedMessage,
+    to_not_kept: i64,
+    cc_not_kept: i64,
+    attachments_not_listed: i64,
+}
+
+impl Kept {
+    fn cut_to_the_limits(parsed: ParsedMessage) -> Kept {
+        let (to, to_not_kept) = limits::addresses(parsed.to);
+        let (cc, cc_not_kept) = limits::addresses(parsed.cc);
+        let (reply_to, _) = limits::addresses(parsed.reply_to);
+        let (attachments, attachments_not_listed) = limits::attachments(parsed.attachments);
+        let parsed = ParsedMessage {
+            from: parsed.from.and_then(limits::address),
+            to,
+            cc,
+            reply_to,
+            subject: limits::cut(&parsed.subject, limits::SUBJECT_CHARACTERS),
+            in_reply_to: limits::in_reply_to(parsed.in_reply_to),
+            references: limits::references(parsed.references),
+            attachments,
+            ..parsed
+        };
+        Kept { parsed, to_not_kept, cc_not_kept, attachments_not_listed }
+    }
+}
+
 /// The bytes of attachment `index` of a raw message, with its content type and
 /// file name.
 pub fn attachment(raw: &[u8], index: usize) -> Option<(Vec<u8>, String, Option<String>)> {
@@ -241,7 +297,7 @@ pub async fn receive(
     if raw.len() > limit {
         return Err(Rejection::TooLarge { limit });
     }
-    let parsed = parse(raw).ok_or(Rejection::Unparseable)?;
+    let Kept { parsed, to_not_kept, cc_not_kept, attachments_not_listed } = within_limits(raw)?;
     let recipient = addresses::normalize(envelope_to).unwrap_or_else(|| envelope_to.trim().to_lowercase());
     let database = Counted::new(node.database);
     let failure = |error: &dyn std::fmt::Display| {
@@ -288,10 +344,10 @@ pub async fn receive(
     let insert = Statement::new(
         "INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, from_address, from_name, to_json, cc_json, \
          recipients, subject, sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body, \
-         text_source, text_truncated, attachments_json, reply_to_json) \
+         text_source, text_truncated, attachments_json, reply_to_json, to_not_kept, cc_not_kept, attachments_not_listed) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
          MAX(?12, COALESCE((SELECT latest.received_at FROM receipts latest ORDER BY latest.rowid DESC LIMIT 1), ?12)), \
-         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21)",
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
     )
     .bind(receipt_id.as_str())
     .bind(mailbox_id.as_str())
@@ -313,7 +369,10 @@ pub async fn receive(
     .bind(parsed.text_source)
     .bind(i64::from(parsed.text_truncated))
     .bind(serde_json::to_string(&parsed.attachments).unwrap_or_else(|_| "[]".into()))
-    .bind(addresses_json(&parsed.reply_to));
+    .bind(addresses_json(&parsed.reply_to))
+    .bind(to_not_kept)
+    .bind(cc_not_kept)
+    .bind(attachments_not_listed);
     let index_headers = Statement::new(
         "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject, mailbox_id) \
          SELECT rowid, from_address, from_name, recipients, subject, mailbox_id FROM receipts WHERE id = ?1",

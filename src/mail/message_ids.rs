@@ -9,15 +9,12 @@
 //! leaves.
 
 use crate::core::addresses::is_dot_atom;
-
-/// The longest Message-ID kept: RFC 5322 allows a line of 998 characters, and
-/// real ids are far shorter; this keeps a References list of them bounded.
-pub const MAXIMUM_MESSAGE_ID_BYTES: usize = 250;
+use crate::mail::limits::MESSAGE_ID_BYTES;
 
 /// `text` as a Message-ID without angle brackets, when it is one: surrounding
 /// whitespace and one pair of brackets are removed, and what is left must be an
 /// RFC 5322 `id-left "@" id-right` of printable US-ASCII (or UTF-8 beyond it,
-/// RFC 6532), at most `MAXIMUM_MESSAGE_ID_BYTES`.
+/// RFC 6532), at most `MESSAGE_ID_BYTES` (stated with the other inbound limits).
 pub fn message_id(text: &str) -> Option<String> {
     let trimmed = text.trim_matches(|c: char| c == ' ' || c == '\t');
     let bare = trimmed.strip_prefix('<').and_then(|rest| rest.strip_suffix('>')).unwrap_or(trimmed);
@@ -29,7 +26,7 @@ pub fn is_message_id(id: &str) -> bool {
     let Some((left, right)) = id.rsplit_once('@') else {
         return false;
     };
-    id.len() <= MAXIMUM_MESSAGE_ID_BYTES && is_dot_atom(left) && (is_dot_atom(right) || is_domain_literal(right))
+    id.len() <= MESSAGE_ID_BYTES && is_dot_atom(left) && (is_dot_atom(right) || is_domain_literal(right))
 }
 
 /// RFC 5322 `no-fold-literal`: `[` printable ASCII but `[`, `]` and `\` `]`.
@@ -76,7 +73,7 @@ mod tests {
         ] {
             assert_eq!(message_id(hostile), None, "{hostile:?}");
         }
-        let long = format!("{}@example.org", "a".repeat(MAXIMUM_MESSAGE_ID_BYTES));
+        let long = format!("{}@example.org", "a".repeat(MESSAGE_ID_BYTES));
         assert_eq!(message_id(&long), None, "too long");
     }
 }

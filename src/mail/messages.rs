@@ -6,8 +6,13 @@
 //! text and attachments need `mailbox.content.read`; the original needs content
 //! and export. The routes that reach content are recorded in the audit
 //! chain by the dispatcher, because the contract marks them.
+//!
+//! A receipt holds what `limits` lets it keep; a summary, which lists and
+//! searches answer pages of, shows its first few recipients and how many there
+//! were, so a page's size has a ceiling whatever arrived (decision 0017).
 
 use mailroom_contract::PathParameter;
+use mailroom_contract::api::limits::RECIPIENTS_SHOWN;
 use mailroom_contract::api::{AttachmentSummary, EmailAddress, Message, MessageBody, MessagePage, MessageSummary};
 use serde::Deserialize;
 
@@ -44,9 +49,11 @@ impl From<MessageError> for Refusal {
     }
 }
 
-/// The columns every message query selects.
-pub const SUMMARY_COLUMNS: &str = "r.id, r.mailbox_id, r.from_address, r.from_name, r.to_json, r.cc_json, r.subject, \
-     r.sent_at, r.received_at, r.size, r.attachments_json";
+/// The columns every message query selects: a receipt's summary, and how many
+/// attachments it has (those listed and those not).
+pub const SUMMARY_COLUMNS: &str = "r.id, r.mailbox_id, r.from_address, r.from_name, r.to_json, r.to_not_kept, \
+     r.cc_json, r.cc_not_kept, r.subject, r.sent_at, r.received_at, r.size, \
+     json_array_length(r.attachments_json) + r.attachments_not_listed AS attachment_count";
 
 /// A receipt's summary as stored.
 #[derive(Clone, Debug, Deserialize)]
@@ -56,32 +63,53 @@ pub struct SummaryRow {
     pub from_address: Option<String>,
     pub from_name: Option<String>,
     pub to_json: String,
+    pub to_not_kept: i64,
     pub cc_json: String,
+    pub cc_not_kept: i64,
     pub subject: String,
     pub sent_at: Option<i64>,
     pub received_at: i64,
     pub size: i64,
-    pub attachments_json: String,
+    pub attachment_count: i64,
+}
+
+/// The addresses a receipt keeps in one of its lists.
+fn addresses(json: &str) -> Vec<EmailAddress> {
+    serde_json::from_str(json).unwrap_or_default()
+}
+
+/// How many addresses a list had: those kept and those counted.
+fn had(kept: &[EmailAddress], not_kept: i64) -> i64 {
+    i64::try_from(kept.len()).unwrap_or(i64::MAX).saturating_add(not_kept)
 }
 
 impl SummaryRow {
+    fn from(&self) -> Option<EmailAddress> {
+        self.from_address
+            .as_ref()
+            .map(|address| EmailAddress { address: address.clone(), name: self.from_name.clone() })
+    }
+
+    /// The summary a list or a search shows: the first `RECIPIENTS_SHOWN` To and
+    /// Cc recipients, and how many there were.
     pub fn present(&self) -> MessageSummary {
-        let addresses = |json: &str| serde_json::from_str::<Vec<EmailAddress>>(json).unwrap_or_default();
-        let attachments: Vec<AttachmentSummary> = serde_json::from_str(&self.attachments_json).unwrap_or_default();
+        let (mut to, mut cc) = (addresses(&self.to_json), addresses(&self.cc_json));
+        let (to_count, cc_count) = (had(&to, self.to_not_kept), had(&cc, self.cc_not_kept));
+        to.truncate(RECIPIENTS_SHOWN);
+        cc.truncate(RECIPIENTS_SHOWN);
         MessageSummary {
             id: self.id.clone(),
             mailbox_id: self.mailbox_id.clone(),
-            from: self
-                .from_address
-                .as_ref()
-                .map(|address| EmailAddress { address: address.clone(), name: self.from_name.clone() }),
-            to: addresses(&self.to_json),
-            cc: addresses(&self.cc_json),
+            from: self.from(),
+            to,
+            to_count,
+            cc,
+            cc_count,
             subject: self.subject.clone(),
             sent_at: self.sent_at.map(rfc3339),
             received_at: rfc3339(self.received_at),
             size: self.size,
-            attachment_count: attachments.len() as i64,
+            attachment_count: self.attachment_count,
         }
     }
 }
@@ -89,11 +117,16 @@ impl SummaryRow {
 /// The condition "stored before the receipt whose id is bound at `placeholder`"
 /// on `column` (a receipt's rowid, or a search index's, which is the same), for a
 /// list in storage order that continues after that receipt: the position is
-/// looked up by id, so a cursor never carries it. A receipt's rowid grows with
-/// every one stored and its `received_at` never falls behind the one stored
-/// before it (`inbound`), so this order is newest first by both (decision 0014).
+/// looked up by id, so a cursor never carries it, and a receipt deleted since
+/// is looked up where it was (`deleted_receipts`), so the list goes on from
+/// there. A receipt's rowid grows with every one stored and its `received_at`
+/// never falls behind the one stored before it (`inbound`), so this order is
+/// newest first by both (decision 0014).
 pub fn stored_before(column: &str, placeholder: &str) -> String {
-    format!("{column} < (SELECT before.rowid FROM receipts before WHERE before.id = {placeholder})")
+    format!(
+        "{column} < (SELECT coalesce(kept.rowid, gone.stored) FROM (SELECT {placeholder} AS id) AS continuing \
+         LEFT JOIN receipts kept ON kept.id = continuing.id LEFT JOIN deleted_receipts gone ON gone.id = continuing.id)"
+    )
 }
 
 /// `GET /api/mailboxes/:mailboxId/messages`.
@@ -126,6 +159,7 @@ struct DetailRow {
     reply_to_json: String,
     in_reply_to_json: String,
     references_json: String,
+    attachments_json: String,
     raw_key: String,
     #[serde(default)]
     text_body: String,
@@ -146,7 +180,8 @@ async fn receipt(context: &mut Context<'_>) -> Result<DetailRow, Refusal> {
     // The body's text only for a route that declares it reads content.
     let text = if context.route().reaches_content { ", r.text_body, r.text_source, r.text_truncated" } else { "" };
     let statement = Statement::new(format!(
-        "SELECT {SUMMARY_COLUMNS}, r.message_id, r.reply_to_json, r.in_reply_to_json, r.references_json, r.raw_key{text} \
+        "SELECT {SUMMARY_COLUMNS}, r.message_id, r.reply_to_json, r.in_reply_to_json, r.references_json, \
+         r.attachments_json, r.raw_key{text} \
          FROM receipts r WHERE r.id = ?1 AND r.mailbox_id = ?2"
     ))
     .bind(receipt_id.as_str())
@@ -160,13 +195,26 @@ async fn receipt(context: &mut Context<'_>) -> Result<DetailRow, Refusal> {
 pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let row = receipt(context).await?;
     let ids = |json: &str| serde_json::from_str::<Vec<String>>(json).unwrap_or_default();
+    let summary = &row.summary;
+    let (to, cc) = (addresses(&summary.to_json), addresses(&summary.cc_json));
     Ok(context.json(&Message {
-        summary: row.summary.present(),
+        id: summary.id.clone(),
+        mailbox_id: summary.mailbox_id.clone(),
+        from: summary.from(),
+        to_count: had(&to, summary.to_not_kept),
+        to,
+        cc_count: had(&cc, summary.cc_not_kept),
+        cc,
+        subject: summary.subject.clone(),
+        sent_at: summary.sent_at.map(rfc3339),
+        received_at: rfc3339(summary.received_at),
+        size: summary.size,
+        attachment_count: summary.attachment_count,
         message_id: row.message_id,
-        reply_to: serde_json::from_str(&row.reply_to_json).unwrap_or_default(),
+        reply_to: addresses(&row.reply_to_json),
         in_reply_to: ids(&row.in_reply_to_json),
         references: ids(&row.references_json),
-        attachments: serde_json::from_str(&row.summary.attachments_json).unwrap_or_default(),
+        attachments: serde_json::from_str(&row.attachments_json).unwrap_or_default(),
     }))
 }
 
@@ -200,7 +248,7 @@ pub async fn original(context: &mut Context<'_>) -> Result<Response, Refusal> {
 pub async fn attachment(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let index_text = context.path(PathParameter::AttachmentIndex)?.to_string();
     let row = receipt(context).await?;
-    let attachments: Vec<AttachmentSummary> = serde_json::from_str(&row.summary.attachments_json).unwrap_or_default();
+    let attachments: Vec<AttachmentSummary> = serde_json::from_str(&row.attachments_json).unwrap_or_default();
     let index = index_text
         .parse::<usize>()
         .ok()

@@ -1,5 +1,6 @@
 //! Mail: mailboxes (`mailboxes`), received messages (`inbound` stores them,
-//! `messages` reads them, `search` finds them) and outbound mail under dual
+//! `limits` says how much of them it keeps and serves, `messages` reads them,
+//! `search` finds them, `deletion` deletes them) and outbound mail under dual
 //! control (`sends`, with `outbound` writing the sealed message), each with its
 //! routes, its errors and their refusals; `message_ids` is the Message-ID syntax
 //! both directions hold to.
@@ -7,7 +8,9 @@
 //! Other domains and the surfaces reach this one through the items re-exported
 //! here.
 
+pub mod deletion;
 pub mod inbound;
+pub mod limits;
 pub mod mailboxes;
 pub mod message_ids;
 pub mod messages;
@@ -15,5 +18,6 @@ pub mod outbound;
 pub mod search;
 pub mod sends;
 
+pub use deletion::delete_originals_owed;
 pub use inbound::{Delivery, Rejection, receive};
 pub use mailboxes::present_all as present_mailboxes;

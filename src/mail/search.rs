@@ -23,6 +23,7 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{Statement, Value};
+use crate::mail::limits;
 use crate::mail::messages::{SUMMARY_COLUMNS, SummaryRow, stored_before};
 
 /// The most terms one query may have.
@@ -243,7 +244,7 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
         let hit = SearchHit {
             message: row.summary.present(),
             matched_in: matched_in.to_string(),
-            snippet: if matched_in == "body" { row.snippet } else { None },
+            snippet: if matched_in == "body" { row.snippet.map(limits::snippet) } else { None },
         };
         hits.push((row.stored, hit));
     }

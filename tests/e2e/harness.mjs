@@ -149,6 +149,27 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
       const { stdout } = await wrangler(["d1", "execute", "DB", "--local", "--persist-to", state, "--json", "--command", command, ...config]);
       return JSON.parse(stdout)[0].results;
     },
+    /**
+     * Whether the node's local R2 bucket holds an object under `key`, read from
+     * outside the Worker (for tests that check what the node deleted).
+     */
+    async hasObject(key) {
+      const bucket = /bucket_name = "([^"]+)"/.exec(readFileSync(join(ROOT, "wrangler.toml"), "utf8"))[1];
+      const file = join(state, `object-${randomBytes(8).toString("hex")}`);
+      try {
+        await wrangler(["r2", "object", "get", `${bucket}/${key}`, "--local", "--persist-to", state, "--file", file, ...config]);
+      } catch (error) {
+        if (/does not exist/i.test(`${error.stdout}${error.stderr}`)) return false;
+        throw error;
+      }
+      try {
+        readFileSync(file);
+        rmSync(file);
+        return true;
+      } catch {
+        return false;
+      }
+    },
     async stop() {
       try {
         process.kill(-child.pid, "SIGTERM");

@@ -736,6 +736,54 @@ test("more than a page of outbound mail, and of approvals: the rest is shown on 
   assert.ok(await later.isHidden());
 });
 
+test("an administrator deletes a received message from its page, after saying so twice, and nobody finds it again", async () => {
+  const subject = "Win a prize today";
+  const spam = Buffer.from([
+    "From: Prize Desk <prizes@spam.example>",
+    `To: ${SUPPORT.address}`,
+    `Subject: ${subject}`,
+    "Date: Sat, 28 Nov 2026 12:00:00 +0000",
+    "Message-ID: <prize-1@spam.example>",
+    "Content-Type: text/plain; charset=utf-8",
+    "",
+    "Claim your jackpot now.",
+    "",
+  ].join("\r\n"));
+  assert.equal(await node.deliver("prizes@spam.example", SUPPORT.address, spam), null);
+  const writerToken = await tokenFor(WRITER);
+  const found = await searchAll({ q: "jackpot" }, writerToken);
+  assert.equal(found.length, 1, "the writer finds it by its text");
+  const path = `/api/mailboxes/${mailboxId}/messages/${found[0].id}`;
+
+  // The writer reads it and is offered no Delete: deleting is an administrator's.
+  await section(writer, "Mail").click();
+  await writer.getByRole("region", { name: "Mailboxes I can read" }).getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await writer.getByRole("link", { name: subject }).click();
+  await writer.getByRole("heading", { name: subject, level: 2 }).waitFor();
+  assert.equal(await writer.getByRole("button", { name: "Delete message" }).count(), 0);
+
+  await section(admin, "Mail").click();
+  await admin.getByRole("region", { name: "Mailboxes I can read" }).getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await admin.getByRole("link", { name: subject }).click();
+  await admin.getByRole("heading", { name: subject, level: 2 }).waitFor();
+  await admin.getByRole("button", { name: "Delete message" }).click();
+  const question = admin.getByRole("group", { name: "Delete this message?" });
+  assert.match(await question.textContent(), /cannot be brought back/);
+  await question.getByRole("button", { name: "Keep it" }).click();
+  assert.equal((await call("GET", path, { token: writerToken })).status, 200, "kept means kept");
+  await admin.getByRole("button", { name: "Delete message" }).click();
+  await admin.getByRole("button", { name: "Delete for good" }).click();
+  await statusSaying(admin, `“${subject}” was deleted from ${SUPPORT.address}.`).waitFor();
+  await admin.getByRole("link", { name: `Back to ${SUPPORT.address}` }).click();
+  await admin.getByRole("link", { name: QUESTION }).waitFor();
+  assert.equal(await admin.getByRole("link", { name: subject }).count(), 0, "gone from the list");
+
+  assert.equal((await call("GET", path, { token: writerToken })).status, 404);
+  assert.deepEqual(await searchAll({ q: "jackpot" }, writerToken), [], "and from search");
+  const entries = (await call("GET", "/api/audit?limit=20", { token })).body.entries;
+  assert.ok(entries.some((entry) => entry.action === "delete_message" && entry.object === found[0].id && entry.outcome === "ok"));
+});
+
 test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", async () => {
   watch.assertNothingWentWrong(node.url);
 });

@@ -31,6 +31,11 @@ test("every documented operation answers as documented, successes and refusals a
   assert.equal(await node.deliver("sender@outside.example", "support@mailroom.test", raw), null);
   const benToken = benSession.access_token;
   const receipt = (await call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token: benToken })).body.messages[0];
+  // A second message, for an administrator to delete.
+  const plain = readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"));
+  assert.equal(await node.deliver("ana@customer.example", "support@mailroom.test", plain), null);
+  const doomed = (await call("GET", `/api/mailboxes/${mailbox.id}/messages?limit=1`, { token: benToken })).body.messages[0];
+  assert.notEqual(doomed.id, receipt.id);
   const sends = `/api/mailboxes/${mailbox.id}/sends`;
   const draft = async () =>
     (await call("POST", sends, { token: benToken, body: { to: ["ana@customer.example"], subject: "Re: contract", text: "Thanks.", reply_to: receipt.id } })).body.id;
@@ -95,6 +100,8 @@ test("every documented operation answers as documented, successes and refusals a
     ["GET", `${message}/attachments/0`, { token: benToken }],
     ["GET", `${message}/attachments/7`, { token: benToken }],
     ["GET", "/api/search?q=contract", { token: benToken }],
+    ["DELETE", `/api/mailboxes/${mailbox.id}/messages/${doomed.id}`, { token }],
+    ["DELETE", `/api/mailboxes/${mailbox.id}/messages/${doomed.id}`, { token: benToken }],
     ["POST", sends, { token: benToken, body: { to: [], subject: "x", text: "y" } }],
     ["GET", sends, { token: benToken }],
     ["GET", `${sends}/${await draft()}`, { token: benToken }],

@@ -3,17 +3,25 @@
 // hundred parallel guesses only those within the limit are ever checked, and the
 // right secret sent among them past the limit is refused like the rest. Dual
 // control that cannot be switched: an agent changing its submission over MCP
-// after a person was shown it never gets the changed one approved.
+// after a person was shown it never gets the changed one approved. Mail that
+// cannot bloat a mailbox: a message beyond what the node reads is refused, the
+// rest is kept within the limits the contract publishes, so a page of the list or
+// of a search has a ceiling computed from them, and an administrator can delete
+// a received message with its search entries and its bytes in R2.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
+import { createHash } from "node:crypto";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { startNode, setUp, ADMIN, assertRefusal } from "./harness.mjs";
+import { startNode, setUp, ADMIN, ROOT, assertRefusal } from "./harness.mjs";
 
 const PASSWORD = "a long enough password";
 let node, call, token, admin, carol, carolToken;
 
 before(async () => {
-  node = await startNode();
+  // Messages as big as miniflare takes locally (1 MiB), for the bloat attack.
+  node = await startNode({ vars: { MAXIMUM_MESSAGE_BYTES: "1000000" } });
   ({ call, token, admin } = await setUp(node));
   // Signed in before the guessing tests spend this address's sign-in window.
   carol = (await call("POST", "/api/people", { token, body: { email: "carol@example.com", name: "Carol", password: PASSWORD } })).body;
@@ -158,4 +166,98 @@ test("a Message-ID carrying a CR and a Bcc is never kept, and a reply to it leav
   assert.doesNotMatch(sent[0], /^Bcc:/im);
   assert.doesNotMatch(sent[0], /hidden@evil|also@evil/);
   assert.match(sent[0], /^References: <ok@evil\.example>/m);
+});
+
+// ---- Inbound mail cannot bloat a mailbox (issue 11, item 3).
+
+const BLOAT = "bloat@mailroom.test";
+const schemas = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8")).components.schemas;
+/** The limits as the contract publishes them. */
+const published = {
+  shown: schemas.MessageSummary.properties.to.maxItems,
+  subject: schemas.MessageSummary.properties.subject.maxLength,
+  address: schemas.EmailAddress.properties.address.maxLength,
+  name: schemas.EmailAddress.properties.name.maxLength,
+  snippet: schemas.SearchHit.properties.snippet.maxLength,
+};
+/** The most bytes a string of `characters` takes in JSON: each escaped at worst (`\u0001`), and its quotes. */
+const jsonText = (characters) => 6 * characters + 2;
+/** The most bytes a page of `count` summaries (or search hits) takes in JSON, from the published limits alone. */
+function pageCeiling(count, hits) {
+  const address = jsonText(published.address) + jsonText(published.name) + 20;
+  const summary = 2 * jsonText(40) + address * (1 + 2 * published.shown) + jsonText(published.subject) + 2 * jsonText(30) + 100 + 200;
+  return count * (summary + (hits ? jsonText(published.snippet) + 40 : 0) + 1) + 100;
+}
+
+/** A message `to` To recipients wide, with a long subject and names, and one word of 20,000 letters in its text. */
+function wide(messageId, to) {
+  const recipients = Array.from({ length: to }, (_, n) => `u${n}@bloat.example`).join(", ");
+  return Buffer.from([
+    `From: "${"F".repeat(600)}" <flood@evil.example>`,
+    `To: ${recipients}`,
+    `Cc: "${"C".repeat(600)}" <cc@evil.example>`,
+    `Subject: ${messageId} ${"Bloat ".repeat(500)}`,
+    `Message-ID: <${messageId}@evil.example>`,
+    "Date: Fri, 27 Nov 2026 09:15:00 +0000",
+    "Content-Type: text/plain; charset=utf-8",
+    "",
+    `needle ${"a".repeat(20_000)} needle`,
+    "",
+  ].join("\r\n"));
+}
+
+test("inbound mail cannot bloat a mailbox: refused beyond the limits, kept within them, every page bounded, deletable", async () => {
+  const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: BLOAT, display_name: "Bloat" } })).body;
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "message.export"]) {
+    await call("POST", "/api/relations", { token, body: { subject: admin.id, relation, object: mailbox.id } });
+  }
+
+  // The attack as it was found: 30,000 To addresses, some 540 KB of header. Refused, stored nowhere.
+  const attack = wide("attack", 30_000);
+  assert.ok(attack.length > 500_000, `${attack.length} bytes`);
+  assert.match(await node.deliver("flood@evil.example", BLOAT, attack), /^552 5\.3\.4 /);
+  // MIME parts nested past the limit: refused, and the isolate does not fall over.
+  const deep = Buffer.from(["From: a@evil.example", `To: ${BLOAT}`, "Subject: deep", "Message-ID: <deep@evil.example>", ...Array(150).fill("Content-Type: message/rfc822\r\n\r\nSubject: inner"), "Content-Type: text/plain", "", "hi", ""].join("\r\n"));
+  assert.match(await node.deliver("a@evil.example", BLOAT, deep), /^554 5\.6\.0 /);
+  const list = () => call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token });
+  assert.deepEqual((await list()).body.messages, [], "refused mail is stored nowhere");
+
+  // Just within the header limit, eight times over: kept, cut to the limits.
+  const kept = Array.from({ length: 8 }, (_, n) => wide(`kept${n}`, 20_000));
+  for (const raw of kept) assert.equal(await node.deliver("flood@evil.example", BLOAT, raw), null);
+  const page = await list();
+  assert.equal(page.status, 200);
+  assert.equal(page.body.messages.length, 8);
+  for (const summary of page.body.messages) {
+    assert.equal(summary.to.length, published.shown);
+    assert.equal(summary.to_count, 20_000);
+    assert.equal([...summary.subject].length, published.subject);
+  }
+  assert.ok(page.text.length <= pageCeiling(8, false), `the list answered ${page.text.length} bytes for eight messages`);
+  for (const q of ["bloat", "needle", "a*"]) {
+    const found = await call("GET", `/api/search?q=${encodeURIComponent(q)}`, { token });
+    assert.equal(found.status, 200, found.text);
+    assert.equal(found.body.results.length, 8, q);
+    assert.ok(found.text.length <= pageCeiling(8, true), `${q}: the search answered ${found.text.length} bytes`);
+  }
+  const one = page.body.messages.find((summary) => summary.subject.startsWith("kept3 "));
+  const message = await call("GET", `/api/mailboxes/${mailbox.id}/messages/${one.id}`, { token });
+  assert.equal(message.body.to.length, schemas.Message.properties.to.maxItems);
+  assert.equal(message.body.cc[0].name.length, published.name);
+
+  // An administrator deletes one: its receipt, its search entries and its bytes in R2 go.
+  const key = `raw/${createHash("sha256").update(kept[3]).digest("hex")}`;
+  assert.equal(await node.hasObject(key), true, "the original is in R2");
+  const deleted = await call("DELETE", `/api/mailboxes/${mailbox.id}/messages/${one.id}`, { token });
+  assert.equal(deleted.status, 200, deleted.text);
+  assert.deepEqual(deleted.body, { id: one.id, mailbox_id: mailbox.id, original: "deleted" });
+  assert.equal(await node.hasObject(key), false, "the original is gone from R2");
+  for (const suffix of ["", "/body", "/original"]) {
+    assertRefusal(assert, await call("GET", `/api/mailboxes/${mailbox.id}/messages/${one.id}${suffix}`, { token }), 404, "not_found");
+  }
+  assert.deepEqual((await call("GET", "/api/search?q=kept3", { token })).body.results, [], "no search finds it");
+  assert.equal((await list()).body.messages.length, 7);
+  assertRefusal(assert, await call("DELETE", `/api/mailboxes/${mailbox.id}/messages/${one.id}`, { token }), 404, "not_found");
+  const entry = (await call("GET", "/api/audit?limit=5", { token })).body.entries.find((row) => row.action === "delete_message");
+  assert.equal(entry?.object, one.id);
 });

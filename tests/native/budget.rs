@@ -129,6 +129,7 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::GetMessageBody => (as_ben("GET", &format!("{message}/body")), 200),
         RouteId::GetMessageOriginal => (as_ben("GET", &format!("{message}/original")), 200),
         RouteId::GetAttachment => (as_ben("GET", &format!("{message}/attachments/0")), 200),
+        RouteId::DeleteMessage => (admin("DELETE", &message), 200),
         RouteId::SearchMessages => (as_ben("GET", "/api/search?q=contract"), 200),
         RouteId::ListSends => (as_ben("GET", &sends), 200),
         RouteId::CreateDraft => (

@@ -3,32 +3,12 @@
 use std::cell::RefCell;
 
 use mailroom::core::http::Surface;
-use mailroom::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
+use mailroom::core::storage::Statement;
 use mailroom::dispatch::dispatch;
 use mailroom::testing::{RequestExt, request};
 use serde_json::json;
 
 use crate::support::*;
-
-/// A database on which another request's change lands between the request under
-/// test's first read and its commit.
-struct InterleavingDatabase<'a> {
-    inner: &'a dyn Database,
-    before_commit: RefCell<Option<Statement>>,
-}
-
-impl Database for InterleavingDatabase<'_> {
-    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
-        Box::pin(async move {
-            let commits = statements.iter().any(|statement| statement.sql.starts_with("INSERT INTO audit_entries"));
-            let rival = if commits { self.before_commit.borrow_mut().take() } else { None };
-            if let Some(rival) = rival {
-                self.inner.execute(vec![rival]).await?;
-            }
-            self.inner.execute(statements).await
-        })
-    }
-}
 
 #[test]
 fn an_administrator_creates_and_lists_people() {

@@ -1,7 +1,10 @@
 //! Helpers shared by the native tests: a node with an administrator, people
 //! signed in, and short ways to call routes and read answers.
 
+use std::cell::RefCell;
+
 use mailroom::core::http::Response;
+use mailroom::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use mailroom::testing::{RequestExt, TEST_SETUP_TOKEN, TestNode, request};
 use serde_json::{Value, json};
 
@@ -114,6 +117,26 @@ impl World {
         let verified = self.admin("GET", "/api/audit/verify", None);
         assert_eq!(verified.status, 200, "{}", text(&verified));
         body(&verified)
+    }
+}
+
+/// A database on which another request's change lands between the request under
+/// test's first read and its commit.
+pub struct InterleavingDatabase<'a> {
+    pub inner: &'a dyn Database,
+    pub before_commit: RefCell<Option<Statement>>,
+}
+
+impl Database for InterleavingDatabase<'_> {
+    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+        Box::pin(async move {
+            let commits = statements.iter().any(|statement| statement.sql.starts_with("INSERT INTO audit_entries"));
+            let rival = if commits { self.before_commit.borrow_mut().take() } else { None };
+            if let Some(rival) = rival {
+                self.inner.execute(vec![rival]).await?;
+            }
+            self.inner.execute(statements).await
+        })
     }
 }
 

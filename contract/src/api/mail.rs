@@ -5,6 +5,58 @@ use serde::{Deserialize, Serialize};
 
 use crate::vocabulary::vocabulary;
 
+/// What a received message may make the node store and serve, whatever arrived
+/// (decision 0017). Stated once, here, because the contract publishes them: the
+/// `maxItems` and `maxLength` of the message schemas below are these constants.
+/// The node enforces them in `mail::limits`: on the way in (a message beyond the
+/// first two is refused; everything else is cut to fit, the rest counted) and on
+/// the way out (a summary shows a few recipients and how many there were).
+pub mod limits {
+    /// The most bytes a message's header block (everything before its first empty
+    /// line) may take; a message with a bigger one is refused. Gmail refuses mail
+    /// whose headers together exceed 500 KB.
+    pub const HEADER_BYTES: usize = 500 * 1024;
+    /// How deeply a message's MIME parts may nest, the message itself being the
+    /// first level and every multipart or attached message one more; a message
+    /// nested deeper is refused. Postfix's `mime_nesting_limit`.
+    pub const MIME_DEPTH: usize = 100;
+    /// The most To recipients a receipt keeps, and the most Cc recipients (and
+    /// Reply-To addresses): the first ones, in the header's order. How many there
+    /// were is kept too.
+    pub const RECIPIENTS_KEPT: usize = 100;
+    /// How many To and how many Cc recipients a message summary shows, in a list or
+    /// a search, beside how many there were.
+    pub const RECIPIENTS_SHOWN: usize = 3;
+    /// The longest address kept, in characters (RFC 5321's limit on a path): a
+    /// longer one is not an address any server delivers to, and is not kept.
+    pub const ADDRESS_CHARACTERS: usize = 254;
+    /// The longest display name kept, in characters; a longer one is cut.
+    pub const NAME_CHARACTERS: usize = 256;
+    /// The longest subject kept, in characters (RFC 5322's line, and Gmail's limit
+    /// on a Subject); a longer one is cut.
+    pub const SUBJECT_CHARACTERS: usize = 998;
+    /// The longest message id kept, in bytes: RFC 5322 allows a line of 998
+    /// characters, real ids are far shorter, and Gmail refuses one over 500. A
+    /// longer In-Reply-To or References id is dropped, as one that is not a
+    /// Message-ID at all is (`mail::message_ids`); a message's own is replaced by
+    /// one derived from its bytes, as a missing one is.
+    pub const MESSAGE_ID_BYTES: usize = 250;
+    /// How many References ids a receipt keeps (the most recent: the parent last),
+    /// and In-Reply-To ids (the first); RFC 5537 trims References to one line.
+    pub const REFERENCES_KEPT: usize = 20;
+    /// How many attachments a receipt lists (the first ones); how many there were
+    /// is kept too, and the original holds them all. Outlook.com sends at most 125.
+    pub const ATTACHMENTS_LISTED: usize = 125;
+    /// The longest attachment file name kept, in characters (what file systems
+    /// allow); a longer one is cut.
+    pub const FILE_NAME_CHARACTERS: usize = 255;
+    /// The longest content type kept, in characters (RFC 6838: a type and a
+    /// subtype of at most 127 each); a longer one is cut.
+    pub const CONTENT_TYPE_CHARACTERS: usize = 255;
+    /// The longest passage a search hit shows around a body match, in characters.
+    pub const SNIPPET_CHARACTERS: usize = 300;
+}
+
 /// A mailbox: an address mail arrives at, shared by the people and agents who hold
 /// relations on it.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
@@ -58,14 +110,18 @@ pub struct UpdateMailbox {
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct EmailAddress {
     /// The address, such as `ana@example.com`.
+    #[schemars(length(max = limits::ADDRESS_CHARACTERS))]
     pub address: String,
-    /// The display name, when the header gave one.
+    /// The display name, when the header gave one (cut at the node's limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = limits::NAME_CHARACTERS))]
     pub name: Option<String>,
 }
 
-/// A received message's metadata: who, to whom, what about, when and how big.
-/// Never its body.
+/// A received message's metadata: who, to whom, what about, when and how big,
+/// its recipients summarised (the first few, and how many). Never its body.
+/// However the message arrived, a summary's size is bounded: lists and searches
+/// answer pages of these.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct MessageSummary {
     /// The receipt's id (`rcp_…`): this message as delivered to this mailbox.
@@ -75,11 +131,22 @@ pub struct MessageSummary {
     /// The sender from the From header, when it had one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub from: Option<EmailAddress>,
-    /// The To recipients.
+    /// The first To recipients, in the header's order; `to_count` says how many
+    /// there were, and get_message shows more.
+    #[schemars(length(max = limits::RECIPIENTS_SHOWN))]
     pub to: Vec<EmailAddress>,
-    /// The Cc recipients.
+    /// How many To recipients the message had (addresses; what is not one is
+    /// not counted).
+    pub to_count: i64,
+    /// The first Cc recipients, in the header's order; `cc_count` says how many
+    /// there were, and get_message shows more.
+    #[schemars(length(max = limits::RECIPIENTS_SHOWN))]
     pub cc: Vec<EmailAddress>,
-    /// The subject (empty when the message had none).
+    /// How many Cc recipients the message had (addresses; what is not one is
+    /// not counted).
+    pub cc_count: i64,
+    /// The subject (empty when the message had none; cut at the node's limit).
+    #[schemars(length(max = limits::SUBJECT_CHARACTERS))]
     pub subject: String,
     /// When the sender says it was sent (the Date header, RFC 3339), when present.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -106,33 +173,93 @@ pub struct MessagePage {
 pub struct AttachmentSummary {
     /// Its position among the message's attachments, from 0: the `attachmentIndex` to fetch it with.
     pub index: i64,
-    /// Its file name, when the message gave one.
+    /// Its file name, when the message gave one (cut at the node's limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = limits::FILE_NAME_CHARACTERS))]
     pub name: Option<String>,
     /// Its content type, such as `application/pdf`.
+    #[schemars(length(max = limits::CONTENT_TYPE_CHARACTERS))]
     pub content_type: String,
     /// Its size in bytes, decoded.
     pub size: i64,
 }
 
 /// A received message's full metadata, threading headers and attachment list
-/// included. Never its body.
+/// included, as far as the node keeps them (the original has every header).
+/// Never its body.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct Message {
-    /// The message's summary.
-    #[serde(flatten)]
-    pub summary: MessageSummary,
+    /// The receipt's id (`rcp_…`): this message as delivered to this mailbox.
+    pub id: String,
+    /// The mailbox it was delivered to (`mbx_…`).
+    pub mailbox_id: String,
+    /// The sender from the From header, when it had one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<EmailAddress>,
+    /// The To recipients the node kept: the first ones, in the header's order;
+    /// `to_count` says how many there were.
+    #[schemars(length(max = limits::RECIPIENTS_KEPT))]
+    pub to: Vec<EmailAddress>,
+    /// How many To recipients the message had (addresses; what is not one is
+    /// not counted).
+    pub to_count: i64,
+    /// The Cc recipients the node kept: the first ones, in the header's order;
+    /// `cc_count` says how many there were.
+    #[schemars(length(max = limits::RECIPIENTS_KEPT))]
+    pub cc: Vec<EmailAddress>,
+    /// How many Cc recipients the message had (addresses; what is not one is
+    /// not counted).
+    pub cc_count: i64,
+    /// The subject (empty when the message had none; cut at the node's limit).
+    #[schemars(length(max = limits::SUBJECT_CHARACTERS))]
+    pub subject: String,
+    /// When the sender says it was sent (the Date header, RFC 3339), when present.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub sent_at: Option<String>,
+    /// When the node received it (RFC 3339).
+    pub received_at: String,
+    /// The message's size in bytes, as received.
+    pub size: i64,
+    /// How many attachments it carries (`attachments` lists the first ones).
+    pub attachment_count: i64,
     /// The Message-ID header (without angle brackets).
     pub message_id: String,
-    /// Where the sender asked replies to go (the Reply-To header); empty when a reply
-    /// should go to the sender.
+    /// Where the sender asked replies to go (the Reply-To header; the first
+    /// addresses); empty when a reply should go to the sender.
+    #[schemars(length(max = limits::RECIPIENTS_KEPT))]
     pub reply_to: Vec<EmailAddress>,
     /// The In-Reply-To header's message ids.
+    #[schemars(length(max = limits::REFERENCES_KEPT))]
     pub in_reply_to: Vec<String>,
-    /// The References header's message ids, oldest first.
+    /// The References header's message ids, oldest first: the most recent ones.
+    #[schemars(length(max = limits::REFERENCES_KEPT))]
     pub references: Vec<String>,
-    /// The attachments' names, types and sizes.
+    /// The attachments' names, types and sizes: the first ones, by `index`;
+    /// `attachment_count` says how many there are.
+    #[schemars(length(max = limits::ATTACHMENTS_LISTED))]
     pub attachments: Vec<AttachmentSummary>,
+}
+
+/// A received message deleted: what is gone, and what became of its original.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct MessageDeleted {
+    /// The receipt's id (`rcp_…`), which names nothing any more.
+    pub id: String,
+    /// The mailbox it had been delivered to (`mbx_…`).
+    pub mailbox_id: String,
+    /// What became of the original bytes.
+    pub original: OriginalFate,
+}
+
+vocabulary! {
+    /// What became of a deleted message's original bytes in the object store.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum OriginalFate {
+        Deleted = "deleted": "Removed from the object store.";
+        KeptForOtherCopies = "kept_for_other_copies": "Kept: the same message was delivered to another mailbox too, and that copy still refers to them; they go with the last copy.";
+        DeletedLater = "deleted_later": "The object store did not answer; the scheduled upkeep removes them.";
+    }
 }
 
 /// A received message's text.
@@ -157,8 +284,10 @@ pub struct SearchHit {
     /// `headers` (sender, recipients or subject) or `body`. A body match is only ever
     /// reported in a mailbox where the caller reads content.
     pub matched_in: String,
-    /// For a body match, the passage around the terms, with matches in [brackets].
+    /// For a body match, the passage around the terms, with matches in [brackets]
+    /// (cut at the node's limit).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = limits::SNIPPET_CHARACTERS))]
     pub snippet: Option<String>,
 }
 

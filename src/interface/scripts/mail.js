@@ -4,12 +4,13 @@
 //
 // A message's subject, names and text are written by whoever sent it. They are
 // only ever set as textContent, and a body is shown as plain text in a <pre>,
-// never rendered as HTML.
+// never rendered as HTML. An administrator can delete a received message from
+// its own view, after saying so twice.
 
 import { append, breadcrumbs, byteSize, code, facts, h, labelled, linkButton, replace, row, table, time, uniqueId } from "./dom.js";
-import { route } from "./session.js";
+import { me, route } from "./session.js";
 import { api, query, SessionOver } from "./api.js";
-import { actionForm, downloadLink, empty, info, loading, panel, refusalBox } from "./shared.js";
+import { actionForm, downloadLink, empty, info, loading, panel, perform, refusalBox, statusArea } from "./shared.js";
 import { pager } from "./pager.js";
 import { access, heldList, mailboxApi, mailboxName, mailHref, mailText, myMailboxes, subjectOf } from "./mail-shared.js";
 import { composeView, outboundView, sendEditor, sendView } from "./sends.js";
@@ -22,6 +23,13 @@ function mailAddress(address) {
     h("span", { class: "address-name", text: address.name }), " ", h("span", { class: "address-email", text: `<${address.address}>` }));
 }
 const mailAddresses = (list) => list.map((address, index) => [index ? ", " : null, mailAddress(address)]);
+
+/** The recipients the node kept, and how many more the message had (the original has them all). */
+function recipients(list, count) {
+  if (!count) return null;
+  const more = count - list.length;
+  return [mailAddresses(list), more > 0 ? h("span", { class: "muted", text: `${list.length ? " and " : ""}${more.toLocaleString()} more` }) : null];
+}
 
 const replySubject = (subject) => (/^\s*re\s*:/i.test(subject ?? "") ? subject : `Re: ${subject ?? ""}`.trim());
 
@@ -229,24 +237,59 @@ async function messageView(view, mailbox, receiptId) {
 
   const reply = can.propose ? h("button", { type: "button", "aria-expanded": "false", text: "Reply" }) : null;
   const original = can.original ? downloadLink(`${path}/original`, "Download the original (.eml)", { asButton: true }) : null;
+  const remove = me?.is_admin ? h("button", { type: "button", class: "secondary danger", text: "Delete message" }) : null;
+  const buttons = reply || original || remove ? h("div", { class: "button-row" }, reply, original, remove) : null;
+  const status = statusArea();
   view.append(
     breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], [title]),
     panel(title,
       facts([
         ["From", mailAddress(message.from)],
-        ["To", message.to.length ? mailAddresses(message.to) : null],
-        ["Cc", message.cc.length ? mailAddresses(message.cc) : null],
+        ["To", recipients(message.to, message.to_count)],
+        ["Cc", recipients(message.cc, message.cc_count)],
         ["Sent", message.sent_at ? time(message.sent_at) : null],
         ["Received", time(message.received_at)],
         ["Size", byteSize(message.size)],
         ["Message-ID", message.message_id ? code(`<${message.message_id}>`) : null],
         ["In reply to", message.in_reply_to.length ? message.in_reply_to.map((id, index) => [index ? " " : null, code(`<${id}>`)]) : null],
       ]),
-      reply || original ? h("div", { class: "button-row" }, reply, original) : null));
+      buttons,
+      status));
+
+  // Deleting asks once more, in the page (no dialog): a message deleted cannot be brought back.
+  remove?.addEventListener("click", () => {
+    const really = h("button", { type: "button", class: "danger", text: "Delete for good" });
+    const keep = h("button", { type: "button", class: "secondary", text: "Keep it" });
+    const question = h("div", { class: "confirm", role: "group", "aria-label": "Delete this message?" },
+      h("p", { text: `Delete this message from ${mailbox.address} for good? Its text, attachments and original are removed from the node and cannot be brought back. Replies to it keep their threading headers.` }),
+      h("div", { class: "button-row" }, really, keep));
+    buttons.replaceWith(question);
+    really.focus();
+    keep.addEventListener("click", () => {
+      question.replaceWith(buttons);
+      remove.focus();
+    });
+    really.addEventListener("click", () => perform(status, [really, keep], async () => {
+      const deleted = await api("DELETE", path);
+      const original = {
+        kept_for_other_copies: " Its original stays for the copy another mailbox received.",
+        deleted_later: " Its original is removed by the node's scheduled upkeep.",
+      }[deleted.original] ?? "";
+      const back = h("a", { href: mailHref(mailbox.id), text: `Back to ${mailbox.address}` });
+      view.replaceChildren(
+        breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], ["Deleted"]),
+        panel("Message deleted",
+          h("p", { role: "status", text: `“${title}” was deleted from ${mailbox.address}.${original}` }),
+          h("p", {}, back)));
+      back.focus();
+      return null;
+    }, "The message was not deleted."));
+  });
 
   const text = h("div", {}, can.content ? loading() : null);
   view.append(panel("Text", text));
   if (message.attachments.length) {
+    const unlisted = message.attachment_count - message.attachments.length;
     view.append(panel("Attachments",
       h("ul", { class: "attachments" }, message.attachments.map((attachment) => {
         const name = attachment.name ?? `Attachment ${attachment.index + 1}`;
@@ -254,6 +297,7 @@ async function messageView(view, mailbox, receiptId) {
           can.content ? downloadLink(`${path}/attachments/${attachment.index}`, name) : h("span", { class: "attachment-name", text: name }),
           h("span", { class: "muted", text: ` ${attachment.content_type}, ${byteSize(attachment.size)}` }));
       })),
+      unlisted > 0 ? h("p", { class: "muted", text: `And ${unlisted.toLocaleString()} more, which only the original holds.` }) : null,
       can.content ? null : h("p", { class: "muted", text: "Downloading attachments needs mailbox.content.read." })));
   }
 

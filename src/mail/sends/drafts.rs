@@ -100,10 +100,13 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         })
         .unwrap_or_default();
     let send_id = new_id(IdKind::Send, context.platform());
-    context.write(
+    // The message it answers may be deleted between the read and the commit
+    // (decision 0017): then nothing is written, and the answer is that it is gone.
+    context.write_changing_one_row(
         Statement::new(
             "INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, reply_to, in_reply_to, \
-             references_json, created_at, updated_at) VALUES (?1, ?2, ?3, ?12, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11)",
+             references_json, created_at, updated_at) SELECT ?1, ?2, ?3, ?12, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11 \
+             WHERE ?8 IS NULL OR EXISTS (SELECT 1 FROM receipts WHERE id = ?8 AND mailbox_id = ?2)",
         )
         .bind(send_id.as_str())
         .bind(mailbox_id.as_str())
@@ -117,6 +120,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         .bind(json_list(&references))
         .bind(context.now_ms())
         .bind(SendState::Draft.name()),
+        SendError::NoSuchReplyTarget { id: request.reply_to.clone().unwrap_or_default() },
     );
     context.audit_object(send_id.clone());
     context.audit_detail(serde_json::json!({ "mailbox": mailbox_id, "reply_to": request.reply_to }));
