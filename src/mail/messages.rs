@@ -32,6 +32,9 @@ pub enum MessageError {
     NoSuchMessage { id: String },
     /// The message has no attachment at this index.
     NoSuchAttachment { index: String },
+    /// The message's original is no longer in the object store: deleted while the
+    /// same bytes arrived again (decision 0017), or lost by the store.
+    OriginalGone { id: String },
 }
 
 impl From<MessageError> for Refusal {
@@ -44,6 +47,13 @@ impl From<MessageError> for Refusal {
                 format!("This message has no attachment {index}."),
                 "Attachments are numbered from 0, in the order get_message lists them.",
                 "Use an `index` from the message's `attachments`.",
+            ),
+            MessageError::OriginalGone { id } => Refusal::new(
+                404,
+                "original_gone",
+                format!("The original of message {id} is no longer stored."),
+                "Its bytes were removed from the object store (a copy of it was deleted as it arrived again, or the store lost them); its details and text are still here.",
+                "Read its text with get_message_body; if you need the original or its attachments, ask the sender to send it again.",
             ),
         }
     }
@@ -229,18 +239,22 @@ pub async fn body(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }))
 }
 
-/// The raw bytes of a receipt, from the object store.
-async fn original_bytes(context: &Context<'_>, raw_key: &str) -> Result<Vec<u8>, Refusal> {
-    context
-        .content_blob(raw_key)
-        .await?
-        .ok_or_else(|| context.internal(format!("raw message {raw_key} is missing from the object store")))
+/// The raw bytes of a receipt, from the object store; refused as gone, never a
+/// failure, when they are not there.
+async fn original_bytes(context: &Context<'_>, receipt_id: &str, raw_key: &str) -> Result<Vec<u8>, Refusal> {
+    match context.content_blob(raw_key).await? {
+        Some(bytes) => Ok(bytes),
+        None => {
+            context.platform().log(&format!("raw message {raw_key} of {receipt_id} is missing from the object store"));
+            Err(MessageError::OriginalGone { id: receipt_id.to_string() }.into())
+        }
+    }
 }
 
 /// `GET /api/mailboxes/:mailboxId/messages/:receiptId/original`.
 pub async fn original(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let row = receipt(context).await?;
-    let bytes = original_bytes(context, &row.raw_key).await?;
+    let bytes = original_bytes(context, &row.summary.id, &row.raw_key).await?;
     Ok(Response::download(200, "message/rfc822", bytes, &format!("{}.eml", row.summary.id)))
 }
 
@@ -254,7 +268,7 @@ pub async fn attachment(context: &mut Context<'_>) -> Result<Response, Refusal> 
         .ok()
         .filter(|index| *index < attachments.len())
         .ok_or(MessageError::NoSuchAttachment { index: index_text })?;
-    let bytes = original_bytes(context, &row.raw_key).await?;
+    let bytes = original_bytes(context, &row.summary.id, &row.raw_key).await?;
     let (contents, content_type, name) = inbound::attachment(&bytes, index)
         .ok_or_else(|| context.internal("a stored attachment could not be parsed"))?;
     let file_name = name.unwrap_or_else(|| format!("attachment-{index}"));

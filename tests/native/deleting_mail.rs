@@ -295,3 +295,20 @@ fn a_reply_drafted_while_its_message_is_deleted_is_refused_as_replying_to_nothin
     assert_refused(&refused, 404, "not_found");
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM sends"), 0);
 }
+
+#[test]
+fn an_original_no_longer_in_the_object_store_is_refused_as_gone_never_a_failure() {
+    let world = World::new();
+    let mailbox = world.mailbox(SUPPORT);
+    let receipt = world.deliver("multipart-attachment", SUPPORT);
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read", "mailbox.content.read", "message.export"], &mailbox);
+    // The window decision 0017 leaves: the bytes went as the same message arrived again.
+    world.node.blobs.objects.borrow_mut().retain(|key, _| !key.starts_with("raw/"));
+    let message = format!("/api/mailboxes/{mailbox}/messages/{receipt}");
+    for suffix in ["/original", "/attachments/0"] {
+        let gone = world.admin("GET", &format!("{message}{suffix}"), None);
+        assert_refused(&gone, 404, "original_gone");
+    }
+    let text = world.admin("GET", &format!("{message}/body"), None);
+    assert_eq!(text.status, 200, "its text is still read");
+}
