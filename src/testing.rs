@@ -14,7 +14,7 @@ use rusqlite::types::ValueRef;
 use serde_json::Value as Json;
 
 use crate::audit;
-use crate::core::bindings::{BlobError, BlobStore, Mailer, MailerError};
+use crate::core::bindings::{BlobError, BlobStore, Mailer, MailerError, WebhookError, Webhooks};
 use crate::core::http::{Request, Response, Surface};
 use crate::core::node::{AuditKey, Config, Installation};
 use crate::core::platform::{Platform, PlatformError};
@@ -353,8 +353,53 @@ impl Mailer for RecordingMailer {
     }
 }
 
+/// A webhook POST a `RecordingWebhooks` was handed.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PostedWebhook {
+    pub url: String,
+    pub headers: Vec<(String, String)>,
+    pub body: String,
+}
+
+/// Outbound HTTP that records what it is handed and answers `status` (200
+/// unless a test sets another), or fails to connect while `unreachable`.
+pub struct RecordingWebhooks {
+    pub posted: RefCell<Vec<PostedWebhook>>,
+    pub status: Cell<u16>,
+    pub unreachable: Cell<bool>,
+}
+
+impl Default for RecordingWebhooks {
+    fn default() -> Self {
+        RecordingWebhooks { posted: RefCell::default(), status: Cell::new(200), unreachable: Cell::new(false) }
+    }
+}
+
+impl Webhooks for RecordingWebhooks {
+    fn post<'a>(
+        &'a self,
+        url: &'a str,
+        headers: &'a [(String, String)],
+        body: &'a str,
+    ) -> LocalBoxFuture<'a, Result<u16, WebhookError>> {
+        Box::pin(async move {
+            if self.unreachable.get() {
+                return Err(WebhookError("the receiver did not answer".into()));
+            }
+            self.posted.borrow_mut().push(PostedWebhook {
+                url: url.to_string(),
+                headers: headers.to_vec(),
+                body: body.to_string(),
+            });
+            Ok(self.status.get())
+        })
+    }
+}
+
 /// The origin test requests are addressed to.
 pub const TEST_ORIGIN: &str = "https://mailroom.test";
+/// The address a `TestNode` sends reminder emails from.
+pub const TEST_REMINDER_SENDER: &str = "reminders@mailroom.test";
 /// The setup token a `TestNode` is configured with.
 pub const TEST_SETUP_TOKEN: &str = "test-setup-token";
 
@@ -366,7 +411,7 @@ pub const TEST_PASSWORD_ITERATIONS: u32 = 1_000;
 
 /// A whole node on SQLite, driven through the real dispatcher: an installation
 /// like the Worker's, on SQLite, memory and a fixed clock.
-pub type TestNode = Installation<SqliteDatabase, MemoryBlobs, RecordingMailer, FixedPlatform>;
+pub type TestNode = Installation<SqliteDatabase, MemoryBlobs, RecordingMailer, RecordingWebhooks, FixedPlatform>;
 
 impl Default for TestNode {
     fn default() -> Self {
@@ -380,6 +425,7 @@ impl TestNode {
             database: SqliteDatabase::migrated(),
             blobs: MemoryBlobs::default(),
             mailer: RecordingMailer::default(),
+            webhooks: RecordingWebhooks::default(),
             platform: FixedPlatform::at(1_795_000_000_000),
             config: Config {
                 session_key: b"native-test-session-key-0123456789".to_vec(),
@@ -391,6 +437,7 @@ impl TestNode {
                 password_iterations: TEST_PASSWORD_ITERATIONS,
                 maximum_message_bytes: 64 * 1024,
                 public_origin: Some(TEST_ORIGIN.to_string()),
+                reminder_sender: Some(TEST_REMINDER_SENDER.to_string()),
             },
         }
     }
@@ -454,6 +501,11 @@ impl TestNode {
     pub fn maintain(&self) -> Option<AuditCheckpoint> {
         self.platform.advance(1);
         futures_executor::block_on(crate::dispatch::upkeep(&self.node())).expect("the upkeep runs")
+    }
+
+    /// Runs the reminders' cron trigger, as wrangler's scheduled event does.
+    pub fn run_reminders(&self) -> crate::reminders::NotifyReport {
+        futures_executor::block_on(crate::reminders::notify_due(&self.node())).expect("the reminders run")
     }
 
     /// Delivers a raw message to `to` through the same path as the email handler.

@@ -71,6 +71,25 @@ pub const CAPABILITIES: &[Capability] = &[
             RouteId::RetrySend,
         ],
     },
+    Capability {
+        name: "reminders.read",
+        summary: "See its person's reminders",
+        description: "List and read the reminders in its sponsor's inbox, from every source, and their profile (time zone, quiet hours, channels). Only its sponsor's, never anyone else's.",
+        routes: &[RouteId::ListEvents, RouteId::GetEvent, RouteId::GetProfile],
+    },
+    Capability {
+        name: "reminders.manage",
+        summary: "Manage its person's reminders",
+        description: "Add reminders to its sponsor's inbox, change and delete the manual ones (its own and those the person added by hand), mark any reminder done or acknowledged, and change the time zone, quiet hours and email channel. It cannot change or withdraw another source's reminder, nor set where notifications go.",
+        routes: &[
+            RouteId::CreateEvent,
+            RouteId::UpdateEvent,
+            RouteId::DeleteEvent,
+            RouteId::MarkDone,
+            RouteId::MarkAck,
+            RouteId::UpdateProfile,
+        ],
+    },
 ];
 
 impl Capability {

@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use crate::relation::Relation;
-use crate::route::{Route, Tier};
+use crate::route::{Authority, Route, Tier};
 use crate::route_id::RouteId;
 use crate::routes::declare;
 use crate::statuses::{self, Answer};
@@ -157,6 +157,13 @@ impl Registry {
     pub fn tier(&self, id: RouteId) -> Tier {
         let index = self.routes.iter().position(|route| route.id == id);
         index.map(|index| self.tiers[index]).unwrap_or(Tier::Operator)
+    }
+
+    /// Whether the route is a tool over MCP for anyone who may call it: its tier
+    /// is offerable (read or act) and it is not a reminder source's own route,
+    /// which a source calls over REST with its own credential.
+    pub fn is_offered_to_machines(&self, id: RouteId) -> bool {
+        self.tier(id).is_offerable() && self.route(id).authority != Authority::Source
     }
 
     /// Whether a machine may ever be offered the route: its tier is offerable

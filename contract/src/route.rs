@@ -130,6 +130,10 @@ pub enum Authority {
     /// caller created; it is added with the first route that needs it, together
     /// with its enforcement, so no route can declare an authority nothing checks.)
     Personal,
+    /// A reminder source's own credential (`mr_src_…`): the handler touches only
+    /// that source's events. No person or agent is admitted, and a source is
+    /// admitted nowhere else.
+    Source,
 }
 
 /// Whether `held`, the relations held on one mailbox, meet a mailbox authority's
@@ -154,6 +158,7 @@ impl Authority {
             | Authority::Personal => true,
             Authority::Organization(_)
             | Authority::SelfOrAdmin { .. }
+            | Authority::Source
             | Authority::Filtered { machine_visible: false, .. } => false,
         }
     }
@@ -228,6 +233,9 @@ impl Authority {
                 sentence
             }
             Authority::Personal => "The caller's own person-scoped data (for an agent, its sponsor's).".into(),
+            Authority::Source => {
+                "A reminder source, with its own `mr_src_` credential; only that source's events.".into()
+            }
         }
     }
 }
@@ -244,6 +252,8 @@ vocabulary! {
         MailboxId = "mailboxId": "The mailbox's id (`mbx_…`).";
         ReceiptId = "receiptId": "The received message's id in this mailbox (`rcp_…`), from the message list or a search.";
         SendId = "sendId": "The send's id (`snd_…`).";
+        EventId = "eventId": "The event's id (`evt_…`).";
+        SourceId = "sourceId": "The reminder source's id (`src_…`).";
         AttachmentIndex = "attachmentIndex": "The attachment's `index` from get_message, from 0.";
         Module = "module": "The module's file name, such as `mail.js`, as the page's import map names it.";
     }
@@ -264,6 +274,8 @@ pub enum Accepts {
     WholeNumber { minimum: i64 },
     /// One of a fixed set of words, such as a state.
     OneOf(&'static [&'static str]),
+    /// `true` or `false`; absent is false.
+    Flag,
 }
 
 impl Accepts {
@@ -274,6 +286,7 @@ impl Accepts {
             Accepts::PageSize { maximum, .. } => Some(format!("a whole number from 1 to {maximum}")),
             Accepts::WholeNumber { minimum } => Some(format!("a whole number, {minimum} or more")),
             Accepts::OneOf(values) => Some(format!("one of {}", values.join(", "))),
+            Accepts::Flag => Some("true or false".into()),
         }
     }
 
@@ -284,6 +297,7 @@ impl Accepts {
             Accepts::PageSize { maximum, .. } => value.parse::<u32>().is_ok_and(|size| (1..=maximum).contains(&size)),
             Accepts::WholeNumber { minimum } => value.parse::<i64>().is_ok_and(|number| number >= minimum),
             Accepts::OneOf(values) => values.contains(&value),
+            Accepts::Flag => value == "true" || value == "false",
         }
     }
 
@@ -301,6 +315,7 @@ impl Accepts {
                 serde_json::json!({ "type": "integer", "minimum": minimum, "maximum": i64::MAX })
             }
             Accepts::OneOf(values) => serde_json::json!({ "type": "string", "enum": values }),
+            Accepts::Flag => serde_json::json!({ "type": "boolean", "default": false }),
         }
     }
 }
@@ -318,6 +333,8 @@ impl PathParameter {
             | PathParameter::MailboxId
             | PathParameter::ReceiptId
             | PathParameter::SendId
+            | PathParameter::EventId
+            | PathParameter::SourceId
             | PathParameter::Module => Accepts::Text,
         }
     }
@@ -360,6 +377,11 @@ impl Parameter {
         Parameter { name, description, accepts: Accepts::OneOf(values) }
     }
 
+    /// A parameter that is `true` or `false`, false when absent.
+    pub const fn flag(name: &'static str, description: &'static str) -> Parameter {
+        Parameter { name, description, accepts: Accepts::Flag }
+    }
+
     /// The description a reader sees, with what it accepts.
     pub fn describe(&self) -> String {
         match self.accepts {
@@ -370,6 +392,7 @@ impl Parameter {
             }
             Accepts::WholeNumber { minimum } => format!("{} A whole number, {minimum} or more.", self.description),
             Accepts::OneOf(values) => format!("{} One of: {}.", self.description, values.join(", ")),
+            Accepts::Flag => format!("{} true or false; default false.", self.description),
         }
     }
 

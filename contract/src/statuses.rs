@@ -157,7 +157,21 @@ pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
         Authority::Organization(_) | Authority::SelfOrAdmin { .. } | Authority::Mailbox { .. } => {
             add(403, format!("The caller lacks the authority it needs. {}", route.authority.describe()), refusal)
         }
-        Authority::Public | Authority::Open | Authority::Member | Authority::Filtered { .. } | Authority::Personal => {}
+        Authority::Source => add(
+            403,
+            "The caller is not a reminder source: only a source's `mr_src_` credential is admitted.".into(),
+            refusal,
+        ),
+        Authority::Public | Authority::Open | Authority::Member | Authority::Filtered { .. } | Authority::Personal => {
+            if needs_credential {
+                add(
+                    403,
+                    "The caller presented a reminder source's credential, which pushes reminders and does nothing else."
+                        .into(),
+                    refusal,
+                )
+            }
+        }
     }
 
     if !route.path_parameters.is_empty() {

@@ -155,7 +155,8 @@ mod tests {
     #[test]
     fn every_offerable_tool_is_fully_described() {
         let registry = registry();
-        for (route, tier) in registry.routes_with_tiers().filter(|(_, tier)| tier.is_offerable()) {
+        for (route, tier) in registry.routes_with_tiers().filter(|(route, _)| registry.is_offered_to_machines(route.id))
+        {
             let tool = definition(route, tier);
             let properties = tool["inputSchema"]["properties"].as_object().unwrap();
             for (name, property) in properties {

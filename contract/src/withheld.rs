@@ -49,6 +49,13 @@ pub(crate) fn from_every_machine(route: &Route, tier: Tier) -> Option<String> {
     if let Exposure::Exception { reason, .. } = route.exposure {
         return (!tier.is_offerable()).then(|| format!("{} {NO_MACHINE}", sentence(reason)));
     }
+    if route.authority == Authority::Source {
+        return Some(
+            "It is a reminder source's own route, called over REST with the source's `mr_src_` credential. It is never \
+             offered to a machine over MCP."
+                .into(),
+        );
+    }
     match tier {
         Tier::Read | Tier::Act => None,
         Tier::Governed => Some(format!("It needs a second person, or cannot be undone. {NO_MACHINE}")),
@@ -86,17 +93,21 @@ mod tests {
     #[test]
     fn every_route_no_machine_is_offered_says_why_and_no_other_route_does() {
         let registry = registry();
-        for (route, tier) in registry.routes_with_tiers() {
+        for route in registry.routes() {
             match registry.never_offered_because(route.id) {
                 Some(reason) => {
                     assert!(
-                        !tier.is_offerable(),
+                        !registry.is_offered_to_machines(route.id),
                         "{}: an offerable route is given a reason to withhold it",
                         route.tool
                     );
                     assert!(reason.len() > 40 && reason.ends_with('.'), "{}: {reason}", route.tool);
                 }
-                None => assert!(tier.is_offerable(), "{} is never offered, and says no reason why", route.tool),
+                None => assert!(
+                    registry.is_offered_to_machines(route.id),
+                    "{} is never offered, and says no reason why",
+                    route.tool
+                ),
             }
         }
         let reason = registry.never_offered_because(crate::RouteId::ListAuditEntries).unwrap_or_default();

@@ -1,9 +1,13 @@
-//! The R2 bucket and the `send_email` binding, behind the core's `BlobStore` and
-//! `Mailer` traits.
+//! The R2 bucket, the `send_email` binding and `fetch`, behind the core's
+//! `BlobStore`, `Mailer` and `Webhooks` traits.
 
-use worker::{Bucket, EmailMessage, SendEmail};
+use std::time::Duration;
 
-use crate::core::bindings::{BlobError, BlobStore, Mailer, MailerError};
+use worker::{
+    AbortController, Bucket, Delay, EmailMessage, Fetch, Headers, Method, RequestInit, RequestRedirect, SendEmail,
+};
+
+use crate::core::bindings::{BlobError, BlobStore, Mailer, MailerError, WebhookError, Webhooks};
 use crate::core::storage::LocalBoxFuture;
 
 pub struct R2Blobs {
@@ -69,6 +73,45 @@ impl Mailer for EmailBinding {
             let message = EmailMessage::new(envelope_from, envelope_to, raw).map_err(words)?;
             self.binding.send(&message).await.map_err(words)?;
             Ok(())
+        })
+    }
+}
+
+/// How long a webhook receiver has to answer.
+const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// Webhooks through the Workers `fetch`, without following redirects (a
+/// receiver answers where it was asked to be reached, or the delivery fails).
+pub struct FetchWebhooks;
+
+impl Webhooks for FetchWebhooks {
+    fn post<'a>(
+        &'a self,
+        url: &'a str,
+        headers: &'a [(String, String)],
+        body: &'a str,
+    ) -> LocalBoxFuture<'a, Result<u16, WebhookError>> {
+        Box::pin(async move {
+            let words = |error: worker::Error| WebhookError(error.to_string());
+            let sent = Headers::new();
+            for (name, value) in headers {
+                sent.set(name, value).map_err(words)?;
+            }
+            let mut init = RequestInit::new();
+            init.with_method(Method::Post)
+                .with_headers(sent)
+                .with_redirect(RequestRedirect::Manual)
+                .with_body(Some(wasm_bindgen::JsValue::from_str(body)));
+            let request = worker::Request::new_with_init(url, &init).map_err(words)?;
+            let controller = AbortController::default();
+            let signal = controller.signal();
+            // Aborting a fetch that already finished does nothing.
+            wasm_bindgen_futures::spawn_local(async move {
+                Delay::from(WEBHOOK_TIMEOUT).await;
+                controller.abort();
+            });
+            let response = Fetch::Request(request).send_with_signal(&signal).await.map_err(words)?;
+            Ok(response.status_code())
         })
     }
 }

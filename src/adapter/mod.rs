@@ -68,10 +68,11 @@ async fn seal_chain(bindings: &Bindings) {
     }
 }
 
-/// The scheduled upkeep (`[triggers]` in wrangler.toml): the audit chain sealed,
-/// refused attempts folded into it, a checkpoint of its head kept outside D1.
+/// The cron triggers (`[triggers]` in wrangler.toml): reminders delivered every
+/// minute; and the upkeep, the audit chain sealed, refused attempts folded into
+/// it, a checkpoint of its head kept outside D1.
 #[event(scheduled)]
-async fn scheduled(_event: ScheduledEvent, env: Env, _context: ScheduleContext) {
+async fn scheduled(event: ScheduledEvent, env: Env, _context: ScheduleContext) {
     console_error_panic_hook::set_once();
     let bindings = match bindings(&env) {
         Ok(bindings) => bindings,
@@ -80,13 +81,19 @@ async fn scheduled(_event: ScheduledEvent, env: Env, _context: ScheduleContext) 
             return;
         }
     };
-    if let Err(error) = crate::dispatch::upkeep(&bindings.node()).await {
-        worker::console_error!("the scheduled upkeep of the audit chain failed: {error}");
+    if let Err(error) = crate::dispatch::on_schedule(&bindings.node(), &event.cron()).await {
+        worker::console_error!("the scheduled run `{}` failed: {error}", event.cron());
     }
 }
 
 /// The bindings a request or an email is handled with.
-type Bindings = Installation<d1::D1Storage, bindings::R2Blobs, bindings::EmailBinding, platform::WorkersPlatform>;
+type Bindings = Installation<
+    d1::D1Storage,
+    bindings::R2Blobs,
+    bindings::EmailBinding,
+    bindings::FetchWebhooks,
+    platform::WorkersPlatform,
+>;
 
 /// Logs a missing binding for the operator and answers the refusal naming it.
 fn missing(what: &'static str) -> impl Fn(worker::Error) -> Refusal {
@@ -107,6 +114,7 @@ fn bindings(env: &Env) -> Result<Bindings, Refusal> {
         mailer: bindings::EmailBinding::new(
             env.send_email("SEND_EMAIL").map_err(missing("the send_email binding `SEND_EMAIL`"))?,
         ),
+        webhooks: bindings::FetchWebhooks,
         platform,
         config,
     })
@@ -214,6 +222,11 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         .var("PUBLIC_ORIGIN")
         .ok()
         .map(|value| value.to_string().trim_end_matches('/').to_string())
+        .filter(|value| !value.is_empty());
+    config.reminder_sender = env
+        .var("REMINDER_SENDER")
+        .ok()
+        .map(|value| value.to_string().trim().to_string())
         .filter(|value| !value.is_empty());
     Ok(config)
 }

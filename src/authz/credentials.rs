@@ -35,6 +35,7 @@ const ACCESS_TOKEN_PREFIX: &str = "mr_ses_";
 const REFRESH_TOKEN_PREFIX: &str = "mr_ref_";
 const AGENT_CREDENTIAL_PREFIX: &str = "mr_agt_";
 const PAIRING_CODE_PREFIX: &str = "mr_pair_";
+const SOURCE_CREDENTIAL_PREFIX: &str = "mr_src_";
 const ACCESS_TOKEN_DOMAIN: &[u8] = b"mailroom.access-token.v1\n";
 
 /// Why a request's credential was not accepted.
@@ -64,6 +65,14 @@ pub enum AuthenticationError {
     AgentExpired,
     /// The agent's sponsor is disabled, so the agent has no authority to act under.
     SponsorDisabled,
+    /// The source credential is unknown, or its secret does not match.
+    SourceCredentialInvalid,
+    /// The source was revoked.
+    SourceRevoked,
+    /// A source's credential was presented to a route that is not a source's.
+    SourceOnlyPushes,
+    /// A route only a reminder source calls was called with another credential.
+    SourcesOnly,
 }
 
 impl AuthenticationError {
@@ -78,13 +87,17 @@ impl AuthenticationError {
             | AuthenticationError::SessionEnded
             | AuthenticationError::AgentCredentialInvalid
             | AuthenticationError::AgentRevoked
-            | AuthenticationError::AgentExpired => Some(CredentialRefused::Dead),
+            | AuthenticationError::AgentExpired
+            | AuthenticationError::SourceCredentialInvalid
+            | AuthenticationError::SourceRevoked => Some(CredentialRefused::Dead),
             AuthenticationError::AgentPaused | AuthenticationError::SponsorDisabled => {
                 Some(CredentialRefused::Suspended)
             }
             AuthenticationError::MissingCredentials
             | AuthenticationError::CrossOrigin
             | AuthenticationError::CredentialNotAccepted
+            | AuthenticationError::SourceOnlyPushes
+            | AuthenticationError::SourcesOnly
             | AuthenticationError::WrongHost { .. } => None,
         }
     }
@@ -173,6 +186,34 @@ impl From<AuthenticationError> for Refusal {
                 "An agent acts under its sponsor's authority, and a disabled person has none to lend.",
                 "Ask an administrator to enable the sponsor, or to mint a new agent under another sponsor.",
             ),
+            AuthenticationError::SourceCredentialInvalid => Refusal::new(
+                401,
+                "source_credential_invalid",
+                "That source credential does not work.",
+                "It is not one this node issued, or its secret does not match.",
+                "Ask an administrator for the source's credential; a lost one is replaced by creating a new source.",
+            ),
+            AuthenticationError::SourceRevoked => Refusal::new(
+                401,
+                "source_revoked",
+                "This reminder source was revoked.",
+                "An administrator ended this source; its credential never works again.",
+                "Ask an administrator to create a new source if it should push reminders again.",
+            ),
+            AuthenticationError::SourceOnlyPushes => Refusal::new(
+                403,
+                "source_only_pushes",
+                "A reminder source's credential can only push and withdraw its reminders.",
+                "A source is a service that keeps people's reminders in step with its own records; it reads and changes nothing else.",
+                "Call PUT /api/source/events or DELETE /api/source/events with it, or use a person's or an agent's credential for anything else.",
+            ),
+            AuthenticationError::SourcesOnly => Refusal::new(
+                403,
+                "sources_only",
+                "Only a reminder source can call this.",
+                "This route pushes or withdraws a source's own reminders, so it takes a source's `mr_src_` credential.",
+                "Add a reminder of your own with POST /api/me/events (create_event), or ask an administrator to create a source.",
+            ),
             AuthenticationError::CredentialNotAccepted => Refusal::new(
                 403,
                 "credential_not_accepted",
@@ -214,6 +255,13 @@ pub fn identify(request: &Request, session_key: &[u8], now_ms: i64) -> Result<Pr
             .or_else(|| authorization.strip_prefix("bearer "))
             .map(str::trim)
             .ok_or(AuthenticationError::MalformedCredential)?;
+        if token.starts_with(SOURCE_CREDENTIAL_PREFIX) {
+            let source_id = source_of_credential(token).ok_or(AuthenticationError::MalformedCredential)?;
+            return Ok(Presented {
+                caller: Caller::Source { source_id, credential_hash: hash_secret(token) },
+                via_cookie: false,
+            });
+        }
         if token.starts_with(AGENT_CREDENTIAL_PREFIX) {
             let agent_id = agent_of_credential(token).ok_or(AuthenticationError::MalformedCredential)?;
             return Ok(Presented {
@@ -317,6 +365,24 @@ pub fn agent_of_credential(credential: &str) -> Option<String> {
     well_formed.then_some(agent_id)
 }
 
+/// A new reminder source's credential: `mr_src_<source ULID>.<secret>`, made
+/// like an agent's: the id names the row, the 256-bit secret proves it, and only
+/// the SHA-256 of the whole is stored.
+pub fn new_source_credential(source_id: &str, platform: &dyn Platform) -> String {
+    let secret: [u8; 32] = random_bytes(platform);
+    let ulid = source_id.strip_prefix("src_").unwrap_or(source_id);
+    format!("{SOURCE_CREDENTIAL_PREFIX}{ulid}.{}", URL_SAFE_NO_PAD.encode(secret))
+}
+
+/// The source id a source credential names, if it is well formed.
+pub fn source_of_credential(credential: &str) -> Option<String> {
+    let (ulid, secret) = credential.strip_prefix(SOURCE_CREDENTIAL_PREFIX)?.split_once('.')?;
+    let source_id = format!("src_{ulid}");
+    let well_formed =
+        is_id_of(&source_id, IdKind::Source) && secret.len() == 43 && URL_SAFE_NO_PAD.decode(secret).is_ok();
+    well_formed.then_some(source_id)
+}
+
 /// A new pairing code: 160 random bits, typed or pasted once.
 pub fn new_pairing_code(platform: &dyn Platform) -> String {
     const CROCKFORD: &[u8; 32] = b"0123456789ABCDEFGHJKMNPQRSTVWXYZ";
@@ -391,5 +457,20 @@ mod tests {
         assert_eq!(agent_of_credential("mr_agt_nonsense"), None);
         assert_eq!(agent_of_credential(&credential.replace('.', "")), None);
         assert_eq!(agent_of_credential(&format!("{credential}x")), None);
+    }
+
+    #[test]
+    fn source_credentials_name_their_source_and_are_read_as_a_source() {
+        let platform = crate::testing::FixedPlatform::at(0);
+        let source = crate::core::ids::new_id(IdKind::Source, &platform);
+        let credential = new_source_credential(&source, &platform);
+        assert!(credential.starts_with("mr_src_"));
+        assert_eq!(source_of_credential(&credential), Some(source.clone()));
+        assert_eq!(source_of_credential(&credential.replace("mr_src_", "mr_agt_")), None);
+        assert_eq!(source_of_credential(&format!("{credential}x")), None);
+        let request =
+            Request { headers: vec![("authorization".into(), format!("Bearer {credential}"))], ..Request::default() };
+        let presented = identify(&request, b"key", 0).unwrap();
+        assert_eq!(presented.caller, Caller::Source { source_id: source, credential_hash: hash_secret(&credential) });
     }
 }

@@ -135,6 +135,8 @@ pub enum Check {
     Mailbox { mailbox_id: String, all_of: &'static [Relation], any_of: &'static [Relation] },
     /// The agent's pinned ceiling contains the route.
     Ceiling { error: AuthorityError },
+    /// The claimed reminder source exists with this credential and is not revoked.
+    SourceLive,
 }
 
 impl Admission for Check {
@@ -143,6 +145,10 @@ impl Admission for Check {
     /// whether or not the agent is live; nothing when it proved nothing (an
     /// unknown agent, a wrong secret). No other check speaks to attribution.
     fn attribution(&self, result: &QueryResult) -> Option<Attribution> {
+        if let Check::SourceLive = self {
+            let matches = result.first().is_some_and(|row| row.flag("matches").unwrap_or(false));
+            return Some(if matches { Attribution::OnItsOwn } else { Attribution::Unproven });
+        }
         let Check::AgentLive { .. } = self else { return None };
         let sponsor = result
             .first()
@@ -158,6 +164,15 @@ impl Admission for Check {
             Check::SessionLive if result.rows.is_empty() => Err(AuthenticationError::SessionEnded.into()),
             Check::SessionLive => Ok(()),
             Check::AgentLive { now_ms } => settle_agent(first, *now_ms),
+            Check::SourceLive => match first {
+                Some(row) if row.flag("matches").unwrap_or(false) => {
+                    match row.optional_integer("revoked_at").ok().flatten() {
+                        Some(_) => Err(AuthenticationError::SourceRevoked.into()),
+                        None => Ok(()),
+                    }
+                }
+                _ => Err(AuthenticationError::SourceCredentialInvalid.into()),
+            },
             Check::Holds(error) => match result.first_flag("held") {
                 Some(true) => Ok(()),
                 _ => Err(error.clone().into()),
@@ -229,7 +244,8 @@ pub fn ceiling_tools(result: &QueryResult) -> Vec<String> {
 /// The holder a caller's authority is read from, judged at `now_ms`.
 pub fn holder_of(caller: &Caller, now_ms: i64) -> Option<Holder> {
     match caller {
-        Caller::Stranger => None,
+        // A source holds no relation: it is admitted to its own routes alone.
+        Caller::Stranger | Caller::Source { .. } => None,
         Caller::Person { person_id, .. } => Some(Holder::Person(person_id.clone())),
         Caller::Agent { agent_id, .. } => Some(Holder::Agent { agent_id: agent_id.clone(), now_ms }),
     }
@@ -258,6 +274,12 @@ fn liveness(caller: &Caller, now_ms: i64) -> Option<PendingCheck> {
             .bind(agent_id)
             .bind(credential_hash),
         )),
+        Caller::Source { source_id, credential_hash } => Some(pending(
+            Check::SourceLive,
+            Statement::new("SELECT (credential_hash = ?2) AS matches, revoked_at FROM reminder_sources WHERE id = ?1")
+                .bind(source_id)
+                .bind(credential_hash),
+        )),
     }
 }
 
@@ -272,6 +294,15 @@ pub fn checks_for(
     let authority = &route.authority;
     if *authority == Authority::Public {
         return Ok(Vec::new());
+    }
+    // A source's credential opens its own routes and nothing else, and those
+    // routes open to nothing else: both known before any I/O.
+    match (caller, authority) {
+        (Caller::Source { .. }, Authority::Source) => return Ok(liveness(caller, now_ms).into_iter().collect()),
+        (Caller::Source { .. }, _) => return Err(AuthenticationError::SourceOnlyPushes),
+        (Caller::Stranger, Authority::Source) => return Err(AuthenticationError::MissingCredentials),
+        (_, Authority::Source) => return Err(AuthenticationError::SourcesOnly),
+        _ => {}
     }
     let Some(holder) = holder_of(caller, now_ms) else {
         return match authority {
@@ -301,7 +332,12 @@ pub fn checks_for(
     match authority {
         // Admission only: a filtered route answers each member with the rows they
         // may see, and a personal route with their own (an agent's, its sponsor's).
-        Authority::Public | Authority::Open | Authority::Member | Authority::Filtered { .. } | Authority::Personal => {}
+        Authority::Public
+        | Authority::Open
+        | Authority::Member
+        | Authority::Filtered { .. }
+        | Authority::Personal
+        | Authority::Source => {}
         Authority::Organization(relation) => {
             checks.push(holds(*relation, AuthorityError::MissingOrganizationRelation(*relation)));
         }

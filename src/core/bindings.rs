@@ -1,6 +1,7 @@
-//! The two bindings besides storage that the core asks of its runtime: an object
-//! store for raw messages (R2 on Cloudflare) and the outbound mail binding
-//! (`send_email`). Traits, so the core stores and sends without knowing either;
+//! The bindings besides storage that the core asks of its runtime: an object
+//! store for raw messages (R2 on Cloudflare), the outbound mail binding
+//! (`send_email`) and outbound HTTP for the webhooks reminders are delivered to
+//! (`fetch`). Traits, so the core stores and sends without knowing any of them;
 //! the adapter implements them on the Worker's bindings and the test kit in memory.
 
 use crate::core::storage::LocalBoxFuture;
@@ -32,4 +33,20 @@ pub trait Mailer {
         envelope_to: &'a str,
         raw: &'a [u8],
     ) -> LocalBoxFuture<'a, Result<(), MailerError>>;
+}
+
+/// Why a webhook delivery did not land: the receiver's status, or why there was none.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct WebhookError(pub String);
+
+/// Outbound HTTP to the webhooks people give for their notifications.
+pub trait Webhooks {
+    /// POSTs `body` to `url` with `headers`, within a few seconds; the
+    /// receiver's status, whatever it is, or why nothing answered.
+    fn post<'a>(
+        &'a self,
+        url: &'a str,
+        headers: &'a [(String, String)],
+        body: &'a str,
+    ) -> LocalBoxFuture<'a, Result<u16, WebhookError>>;
 }

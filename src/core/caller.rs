@@ -15,6 +15,9 @@ pub enum Caller {
     /// An agent's credential: the id it names and the SHA-256 of the whole
     /// credential, which the database must confirm.
     Agent { agent_id: String, credential_hash: String },
+    /// A reminder source's credential: the source it names and the SHA-256 of
+    /// the whole credential, which the database must confirm.
+    Source { source_id: String, credential_hash: String },
 }
 
 impl Caller {
@@ -24,6 +27,7 @@ impl Caller {
             Caller::Stranger => None,
             Caller::Person { person_id, .. } => Some(person_id),
             Caller::Agent { agent_id, .. } => Some(agent_id),
+            Caller::Source { source_id, .. } => Some(source_id),
         }
     }
 }

@@ -17,6 +17,7 @@ pub enum IdKind {
     Mailbox,
     Receipt,
     Send,
+    Event,
 }
 
 impl IdKind {
@@ -30,10 +31,11 @@ impl IdKind {
             IdKind::Mailbox => "mbx_",
             IdKind::Receipt => "rcp_",
             IdKind::Send => "snd_",
+            IdKind::Event => "evt_",
         }
     }
 
-    const ALL: [IdKind; 8] = [
+    const ALL: [IdKind; 9] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,
@@ -42,6 +44,7 @@ impl IdKind {
         IdKind::Mailbox,
         IdKind::Receipt,
         IdKind::Send,
+        IdKind::Event,
     ];
 }
 

@@ -5,7 +5,7 @@
 //! assembled: the Worker builds an installation from its bindings, the test kit
 //! from SQLite and memory, and both hand the core the same shape.
 
-use crate::core::bindings::{BlobStore, Mailer};
+use crate::core::bindings::{BlobStore, Mailer, Webhooks};
 use crate::core::crypto::sha256_hex;
 use crate::core::platform::Platform;
 use crate::core::storage::Database;
@@ -65,6 +65,10 @@ pub struct Config {
     /// is refused, which is what defeats DNS rebinding against a node on a
     /// developer's machine; unset, the node trusts the host it is addressed by.
     pub public_origin: Option<String>,
+    /// The address reminder emails come from (`REMINDER_SENDER`), on a domain
+    /// the mail service sends from; without one, the email channel reports that
+    /// it cannot send.
+    pub reminder_sender: Option<String>,
 }
 
 impl Config {
@@ -78,6 +82,7 @@ impl Config {
             password_iterations: PASSWORD_ITERATIONS,
             maximum_message_bytes: DEFAULT_MAXIMUM_MESSAGE_BYTES,
             public_origin: None,
+            reminder_sender: None,
         }
     }
 }
@@ -89,15 +94,18 @@ pub struct Node<'a> {
     pub blobs: &'a dyn BlobStore,
     /// Outbound mail (the `send_email` binding).
     pub mailer: &'a dyn Mailer,
+    /// Outbound HTTP to people's notification webhooks.
+    pub webhooks: &'a dyn Webhooks,
     pub platform: &'a dyn Platform,
     pub config: &'a Config,
 }
 
 /// Everything a node runs on, owned.
-pub struct Installation<D, B, M, P> {
+pub struct Installation<D, B, M, W, P> {
     pub database: D,
     pub blobs: B,
     pub mailer: M,
+    pub webhooks: W,
     pub platform: P,
     pub config: Config,
 }
@@ -109,13 +117,14 @@ impl Config {
     }
 }
 
-impl<D: Database, B: BlobStore, M: Mailer, P: Platform> Installation<D, B, M, P> {
+impl<D: Database, B: BlobStore, M: Mailer, W: Webhooks, P: Platform> Installation<D, B, M, W, P> {
     /// The node a request is handled with, borrowing this installation.
     pub fn node(&self) -> Node<'_> {
         Node {
             database: &self.database,
             blobs: &self.blobs,
             mailer: &self.mailer,
+            webhooks: &self.webhooks,
             platform: &self.platform,
             config: &self.config,
         }

@@ -10,7 +10,7 @@ use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::identity::{people, relations, sessions, setup, teams};
 use crate::mail::{deletion, mailboxes, messages, search, sends};
-use crate::{agents, interface, mcp};
+use crate::{agents, interface, mcp, reminders};
 
 /// The one place that names every route's handler.
 pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
@@ -73,5 +73,21 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::IssuePairingCode => agents::issue_pairing_code(context).await,
         RouteId::RedeemPairingCode => agents::redeem_pairing_code(context).await,
         RouteId::ListPersonMailboxes => agents::person_mailboxes(context).await,
+        RouteId::ListEvents => reminders::list_events(context).await,
+        RouteId::CreateEvent => reminders::create_event(context).await,
+        RouteId::GetEvent => reminders::get_event(context).await,
+        RouteId::UpdateEvent => reminders::update_event(context).await,
+        RouteId::DeleteEvent => reminders::delete_event(context).await,
+        RouteId::MarkDone => reminders::mark_done(context).await,
+        RouteId::MarkAck => reminders::mark_acknowledged(context).await,
+        RouteId::GetProfile => reminders::get_profile(context).await,
+        RouteId::UpdateProfile => reminders::update_profile(context).await,
+        RouteId::SetReminderWebhook => reminders::set_webhook(context).await,
+        RouteId::RemoveReminderWebhook => reminders::remove_webhook(context).await,
+        RouteId::ListReminderSources => reminders::list_sources(context).await,
+        RouteId::CreateReminderSource => reminders::create_source(context).await,
+        RouteId::RevokeReminderSource => reminders::revoke_source(context).await,
+        RouteId::PushEvent => reminders::push_event(context).await,
+        RouteId::WithdrawEvent => reminders::withdraw_event(context).await,
     }
 }

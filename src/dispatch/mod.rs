@@ -26,6 +26,7 @@ use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::identity::sessions;
 use crate::mail;
+use crate::reminders;
 
 type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
 
@@ -200,6 +201,25 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
         None => handlers::handle(&mut context).await,
     };
     context.finish(outcome).await
+}
+
+/// The cron trigger that delivers reminders, every minute so a notification
+/// arrives at the minute it falls due; every other trigger runs the upkeep. Both
+/// are declared in `wrangler.toml` (a test holds it to these).
+pub const REMINDERS_CRON: &str = "* * * * *";
+/// The cron trigger of the upkeep.
+pub const UPKEEP_CRON: &str = "*/5 * * * *";
+
+/// What a cron trigger runs: reminders every minute, the upkeep on its own.
+pub async fn on_schedule(node: &Node<'_>, cron: &str) -> Result<(), String> {
+    if cron == REMINDERS_CRON {
+        let report = reminders::notify_due(node).await?;
+        if report.failed > 0 {
+            node.platform.log(&format!("reminders: {report:?}"));
+        }
+        return Ok(());
+    }
+    upkeep(node).await.map(|_| ())
 }
 
 /// The scheduled upkeep (the cron trigger): failure windows that ended and the

@@ -169,7 +169,8 @@ pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (person_id, session_id) = match context.caller().clone() {
         Caller::Person { person_id, session_id } => (person_id, session_id),
         Caller::Agent { agent_id, .. } => return agent_me(context, agent_id).await,
-        Caller::Stranger => return Err(Refusal::internal()),
+        // Neither reaches a member route: the dispatcher refuses both first.
+        Caller::Stranger | Caller::Source { .. } => return Err(Refusal::internal()),
     };
     let holder = Holder::Person(person_id.clone());
     let teams = Statement::new(

@@ -25,7 +25,7 @@ pub(super) fn definitions() -> &'static Vec<(RouteId, Value)> {
     DEFINITIONS.get_or_init(|| {
         registry()
             .routes_with_tiers()
-            .filter(|(_, tier)| tier.is_offerable())
+            .filter(|(route, _)| registry().is_offered_to_machines(route.id))
             .map(|(route, tier)| (route.id, tools::definition(route, tier)))
             .collect()
     })
@@ -121,9 +121,11 @@ pub(super) fn withheld_without_io(route: &Route, tier: Tier, caller: &Caller) ->
         _ if tier == Tier::Surface => Some(WithheldTool::NeverOffered(route.id)),
         Caller::Agent { .. } if !grantable => Some(WithheldTool::NotForAgents(route.id)),
         Caller::Agent { .. } => None,
-        _ if !tier.is_offerable() => Some(WithheldTool::NeverOffered(route.id)),
+        _ if !registry().is_offered_to_machines(route.id) => Some(WithheldTool::NeverOffered(route.id)),
         Caller::Stranger if !grantable => Some(WithheldTool::PeopleOnly(route.id)),
         Caller::Stranger | Caller::Person { .. } => None,
+        // A source's credential is refused by the endpoint before any catalogue.
+        Caller::Source { .. } => Some(WithheldTool::NeverOffered(route.id)),
     }
 }
 
@@ -191,6 +193,8 @@ pub(super) async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, 
             let [pinned] = context.read_array([authz::ceiling_of(agent_id)]).await.map_err(refused)?;
             (None, Some(authz::ceiling_tools(&pinned)))
         }
+        // A source's credential is refused by the endpoint before any catalogue.
+        Caller::Source { .. } => return Err(refused(Refusal::internal())),
     };
     let registry = registry();
     Ok(definitions()

@@ -577,7 +577,7 @@ fn agents_hold_only_mailbox_relations() {
 #[test]
 fn every_capability_keeps_its_promise() {
     for capability in CAPABILITIES {
-        let (world, mailbox, receipt, ben, _) = office();
+        let (world, mailbox, receipt, ben, ben_token) = office();
         let with_attachment = world.deliver("multipart-attachment", SUPPORT);
         world.grant_all(&ben, &["message.export", "approval.decide"], &mailbox);
         let requirements: Vec<&str> =
@@ -638,6 +638,29 @@ fn every_capability_keeps_its_promise() {
                     world.approve_while_refusing(&carol_token, &path, "ana@customer.example");
                     ("POST", format!("{sends}/{send}/retry"), None)
                 }
+                RouteId::ListEvents => ("GET", "/api/me/events".into(), None),
+                RouteId::GetEvent => {
+                    ("GET", format!("/api/me/events/{}", world.reminder(&ben_token, "2026-12-14")), None)
+                }
+                RouteId::GetProfile => ("GET", "/api/me/profile".into(), None),
+                RouteId::CreateEvent => {
+                    ("POST", "/api/me/events".into(), Some(json!({ "title": "Call", "due_at": "2026-12-14T09:00" })))
+                }
+                RouteId::UpdateEvent => (
+                    "PATCH",
+                    format!("/api/me/events/{}", world.reminder(&ben_token, "2026-12-14")),
+                    Some(json!({ "due_at": "2026-12-15" })),
+                ),
+                RouteId::DeleteEvent => {
+                    ("DELETE", format!("/api/me/events/{}", world.reminder(&ben_token, "2026-12-14")), None)
+                }
+                RouteId::MarkDone => {
+                    ("POST", format!("/api/me/events/{}/done", world.reminder(&ben_token, "2026-12-14")), None)
+                }
+                RouteId::MarkAck => {
+                    ("POST", format!("/api/me/events/{}/ack", world.reminder(&ben_token, "2026-12-14")), None)
+                }
+                RouteId::UpdateProfile => ("PATCH", "/api/me/profile".into(), Some(json!({ "tz": "Europe/Berlin" }))),
                 other => {
                     panic!("{other:?} is in capability {} but has no promise fixture here: add one", capability.name)
                 }

@@ -51,6 +51,8 @@ fn every_route_refuses_a_person_who_holds_nothing_it_needs() {
             Authority::SelfOrAdmin { .. } => (403, "not_self_or_administrator"),
             // Holding nothing there, the mailbox answers as if it did not exist.
             Authority::Mailbox { .. } => (404, "not_found"),
+            // A person's credential is not a source's.
+            Authority::Source => (403, "sources_only"),
             Authority::Public
             | Authority::Open
             | Authority::Member

@@ -184,6 +184,77 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             (request("POST", "/api/agents/pair").json(json!({ "code": code })), 200)
         }
         RouteId::ListPersonMailboxes => (admin("GET", &format!("/api/people/{ben}/mailboxes")), 200),
+        RouteId::ListEvents => {
+            world.reminder(&ben_token, "2026-12-14");
+            (as_ben("GET", "/api/me/events"), 200)
+        }
+        RouteId::CreateEvent => (
+            as_ben("POST", "/api/me/events").json(json!({ "title": "Visa renewal", "due_at": "2026-12-14T09:00" })),
+            201,
+        ),
+        RouteId::GetEvent => {
+            (as_ben("GET", &format!("/api/me/events/{}", world.reminder(&ben_token, "2026-12-14"))), 200)
+        }
+        RouteId::UpdateEvent => (
+            as_ben("PATCH", &format!("/api/me/events/{}", world.reminder(&ben_token, "2026-12-14")))
+                .json(json!({ "due_at": "2026-12-20" })),
+            200,
+        ),
+        RouteId::DeleteEvent => {
+            (as_ben("DELETE", &format!("/api/me/events/{}", world.reminder(&ben_token, "2026-12-14"))), 200)
+        }
+        RouteId::MarkDone => {
+            (as_ben("POST", &format!("/api/me/events/{}/done", world.reminder(&ben_token, "2026-12-14"))), 200)
+        }
+        RouteId::MarkAck => {
+            (as_ben("POST", &format!("/api/me/events/{}/ack", world.reminder(&ben_token, "2026-12-14"))), 200)
+        }
+        RouteId::GetProfile => (as_ben("GET", "/api/me/profile"), 200),
+        RouteId::UpdateProfile => {
+            world.reminder(&ben_token, "2026-12-14");
+            (
+                as_ben("PATCH", "/api/me/profile")
+                    .json(json!({ "tz": "Asia/Tokyo", "quiet_start": "22:00", "quiet_end": "07:00" })),
+                200,
+            )
+        }
+        RouteId::SetReminderWebhook => {
+            (as_ben("PUT", "/api/me/profile/webhook").json(json!({ "url": "https://hooks.example.org/ben" })), 200)
+        }
+        RouteId::RemoveReminderWebhook => (as_ben("DELETE", "/api/me/profile/webhook"), 200),
+        RouteId::ListReminderSources => (admin("GET", "/api/reminder-sources"), 200),
+        RouteId::CreateReminderSource => {
+            (admin("POST", "/api/reminder-sources").json(json!({ "name": format!("source-{route:?}") })), 201)
+        }
+        RouteId::RevokeReminderSource => {
+            let (source, _) = world.source(&format!("source-{route:?}"));
+            (admin("POST", &format!("/api/reminder-sources/{source}/revoke")), 200)
+        }
+        RouteId::PushEvent => {
+            let (_, credential) = world.source(&format!("source-{route:?}"));
+            let ben_email = format!("ben-{route:?}@example.com").to_lowercase();
+            (
+                request("PUT", "/api/source/events").bearer(&credential).json(json!({
+                    "person": ben_email, "source_ref": "visa-4471", "topic": "renewal",
+                    "title": "Visa renewal", "due_at": "2026-12-14"
+                })),
+                200,
+            )
+        }
+        RouteId::WithdrawEvent => {
+            let (_, credential) = world.source(&format!("source-{route:?}"));
+            let ben_email = format!("ben-{route:?}@example.com").to_lowercase();
+            let pushed = json!({
+                "person": ben_email, "source_ref": "visa-4471", "topic": "renewal",
+                "title": "Visa renewal", "due_at": "2026-12-14"
+            });
+            world.node.send(request("PUT", "/api/source/events").bearer(&credential).json(pushed));
+            (
+                request("DELETE", &format!("/api/source/events?person={ben_email}&source_ref=visa-4471&topic=renewal"))
+                    .bearer(&credential),
+                200,
+            )
+        }
         // A tool call costs what the route it re-enters costs, and no more.
         RouteId::McpEndpoint => (
             as_ben("POST", "/mcp").json(json!({

@@ -20,5 +20,6 @@ mod mcp_withheld;
 mod people_and_teams;
 mod refusals;
 mod relations;
+mod reminders;
 mod security;
 mod sends;

@@ -21,7 +21,19 @@ pub struct World {
 
 impl World {
     pub fn new() -> World {
+        World::set_up(TestNode::new())
+    }
+
+    /// A world whose clock starts at `now_ms` (after the test node's own start).
+    pub fn at(now_ms: i64) -> World {
         let node = TestNode::new();
+        let start = mailroom::core::platform::Platform::now_ms(&node.platform);
+        assert!(now_ms >= start, "a world's clock starts after the test node's");
+        node.platform.advance(now_ms - start);
+        World::set_up(node)
+    }
+
+    fn set_up(node: TestNode) -> World {
         let setup = node.send(request("POST", "/api/setup").json(json!({
             "setup_token": TEST_SETUP_TOKEN,
             "email": ADMIN_EMAIL,
@@ -104,6 +116,7 @@ impl World {
             database,
             blobs: &self.node.blobs,
             mailer: &self.node.mailer,
+            webhooks: &self.node.webhooks,
             platform: &self.node.platform,
             config: &self.node.config,
         }
@@ -240,6 +253,26 @@ impl World {
         assert_eq!(minted.status, 201, "{}", text(&minted));
         let minted = body(&minted);
         (minted["agent"]["id"].as_str().unwrap().to_string(), minted["credential"].as_str().unwrap().to_string())
+    }
+
+    /// Adds a manual reminder due at `due_at` to the inbox `token` works in: its id.
+    pub fn reminder(&self, token: &str, due_at: &str) -> String {
+        let created = self.call(
+            "POST",
+            "/api/me/events",
+            Some(token),
+            Some(json!({ "title": "Visa renewal", "due_at": due_at })),
+        );
+        assert_eq!(created.status, 201, "{}", text(&created));
+        body(&created)["id"].as_str().unwrap().to_string()
+    }
+
+    /// Creates a reminder source named `name`: (source id, credential).
+    pub fn source(&self, name: &str) -> (String, String) {
+        let created = self.admin("POST", "/api/reminder-sources", Some(json!({ "name": name })));
+        assert_eq!(created.status, 201, "{}", text(&created));
+        let created = body(&created);
+        (created["source"]["id"].as_str().unwrap().to_string(), created["credential"].as_str().unwrap().to_string())
     }
 }
 

@@ -13,6 +13,7 @@ mod identity;
 mod mail;
 mod mcp;
 mod refusal;
+mod reminders;
 
 pub use agents::*;
 pub use audit::*;
@@ -20,3 +21,4 @@ pub use identity::*;
 pub use mail::*;
 pub use mcp::*;
 pub use refusal::*;
+pub use reminders::*;

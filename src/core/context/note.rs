@@ -53,6 +53,10 @@ impl AuditNote {
                 self.delegator = Some(sponsor);
                 self.credential_unproven = false;
             }
+            Attribution::OnItsOwn => {
+                self.delegator = None;
+                self.credential_unproven = false;
+            }
             Attribution::Unproven => {
                 self.delegator = None;
                 self.credential_unproven = true;

@@ -27,6 +27,9 @@ pub enum Attribution {
     /// The credential is the agent's, live or not: the call is the agent's,
     /// acting for this sponsor.
     ActingFor(String),
+    /// The credential is this caller's own and acts for nobody (a reminder
+    /// source's): the call is recorded under it, with no delegator.
+    OnItsOwn,
     /// The credential proved nothing (an unknown agent, a wrong secret), so the
     /// call is attributed to nobody and not recorded: a forged credential cannot
     /// write an entry naming a real agent.

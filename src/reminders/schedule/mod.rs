@@ -46,28 +46,12 @@ use zone::Resolution;
 
 use crate::core::time::MINUTE_MS;
 
-/// After the due moment: stay overdue (keep) or close as expired (expire).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum AfterDue {
-    Keep,
-    Expire,
-}
-
-/// The computed phase of an open event (done and withdrawn are closures the
-/// reminders domain records, not phases time can bring).
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Phase {
-    /// Before its `fire_at` day.
-    Scheduled,
-    /// From its `fire_at` day until its due day.
-    Preparing,
-    /// On its due day, before the due moment.
-    Today,
-    /// Past due, and kept open.
-    Overdue,
-    /// Past due, and closed as expired.
-    Expired,
-}
+/// What happens after the due moment (the contract's words): stay overdue, or
+/// close as expired.
+pub use mailroom_contract::api::AfterDue;
+/// An event's state; time brings an open event through the first five
+/// (scheduled, preparing, today, then overdue or expired).
+pub use mailroom_contract::api::EventState as Phase;
 
 /// What decides an event's phase.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -137,36 +121,37 @@ pub fn phase_at(timing: &Timing, zone: &Zone, now_ms: i64) -> Phase {
 /// the `fire_at` day, the start of the due day, the due moment), or `None` once past
 /// due. An acknowledgement is silent until then, and the cron need not look before.
 pub fn next_checkpoint(timing: &Timing, zone: &Zone, now_ms: i64) -> Option<i64> {
-    let checkpoints = Checkpoints::of(timing, zone);
-    let phase_now = checkpoints.phase_at(now_ms, timing.after_due);
-    let mut instants = [checkpoints.fire_day_start, checkpoints.due_day_start, checkpoints.due_moment];
-    instants.sort_unstable();
-    // The phase is constant between these instants, so the first one after now where
-    // it differs is where it changes. One may change nothing: a `fire_at` on the due
-    // day, or, for a placed time, a `fire_at` after the person's own due day.
-    instants
-        .into_iter()
-        .filter(|instant| *instant > now_ms)
-        .find(|instant| checkpoints.phase_at(*instant, timing.after_due) != phase_now)
+    Checkpoints::of(timing, zone).next_after(now_ms, timing.after_due)
 }
 
-/// The three instants at which an event's phase can change, in the person's zone.
-struct Checkpoints {
-    fire_day_start: i64,
-    due_day_start: i64,
-    due_moment: i64,
+/// The three instants at which an event's phase can change, in the person's zone,
+/// each at most the next: a `fire_at` day that starts after the due day (possible
+/// for a placed time falling due on the person's day before the date written) is
+/// taken as the due day's start, and so on. That changes no phase (before the due
+/// day begins, being past a later `fire_at` start and past the due day's start
+/// are the same question), and it lets anyone holding the three, such as a
+/// database query, read a phase as plain comparisons in this order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Checkpoints {
+    /// Preparing from here.
+    pub fire_day_start: i64,
+    /// Today from here.
+    pub due_day_start: i64,
+    /// Overdue or expired from here.
+    pub due_moment: i64,
 }
 
 impl Checkpoints {
-    fn of(timing: &Timing, zone: &Zone) -> Checkpoints {
-        Checkpoints {
-            fire_day_start: zone.start_of_day(timing.fire_at),
-            due_day_start: zone.start_of_day(local_due_day(&timing.due, zone)),
-            due_moment: due_moment(&timing.due, zone),
-        }
+    /// An event's checkpoints in `zone`.
+    pub fn of(timing: &Timing, zone: &Zone) -> Checkpoints {
+        let due_moment = due_moment(&timing.due, zone);
+        let due_day_start = zone.start_of_day(local_due_day(&timing.due, zone)).min(due_moment);
+        let fire_day_start = zone.start_of_day(timing.fire_at).min(due_day_start);
+        Checkpoints { fire_day_start, due_day_start, due_moment }
     }
 
-    fn phase_at(&self, now_ms: i64, after_due: AfterDue) -> Phase {
+    /// The phase at `now_ms`.
+    pub fn phase_at(&self, now_ms: i64, after_due: AfterDue) -> Phase {
         if now_ms >= self.due_moment {
             match after_due {
                 AfterDue::Keep => Phase::Overdue,
@@ -178,6 +163,29 @@ impl Checkpoints {
             Phase::Preparing
         } else {
             Phase::Scheduled
+        }
+    }
+
+    /// The next instant after `now_ms` at which the phase changes, or `None` once past due.
+    pub fn next_after(&self, now_ms: i64, after_due: AfterDue) -> Option<i64> {
+        let phase_now = self.phase_at(now_ms, after_due);
+        // The phase is constant between these instants, so the first one after now
+        // where it differs is where it changes; one may change nothing (a `fire_at`
+        // on the due day).
+        [self.fire_day_start, self.due_day_start, self.due_moment]
+            .into_iter()
+            .filter(|instant| *instant > now_ms)
+            .find(|instant| self.phase_at(*instant, after_due) != phase_now)
+    }
+
+    /// The instant the phase at `now_ms` began, for a phase a person is told of
+    /// (preparing, today, overdue); `None` before preparing and once expired.
+    pub fn began(&self, now_ms: i64, after_due: AfterDue) -> Option<i64> {
+        match self.phase_at(now_ms, after_due) {
+            Phase::Preparing => Some(self.fire_day_start),
+            Phase::Today => Some(self.due_day_start),
+            Phase::Overdue => Some(self.due_moment),
+            _ => None,
         }
     }
 }

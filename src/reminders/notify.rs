@@ -1,0 +1,297 @@
+//! What the scheduled run delivers: one notification per event, checkpoint and
+//! channel, outside the person's quiet hours and never while acknowledged.
+//!
+//! A run reads the events whose current checkpoint (the moment preparing, the
+//! due day or being overdue began) has not been delivered through a channel the
+//! person has, claims each (event, checkpoint, channel) with one guarded upsert,
+//! delivers the claimed ones, and records each outcome. The claim is the row's
+//! primary key, so two runs at once never both send; a delivery still `sending`
+//! after its lease (a run that died mid-way) or `failed` is claimed again by a
+//! later run, at most `ATTEMPTS_MAXIMUM` times. A webhook receiver that answered
+//! but whose answer was not recorded may see a delivery twice: each carries its
+//! id (`Mailroom-Delivery`) so it can tell.
+//!
+//! A webhook is signed like Stripe's: `Mailroom-Signature: t=<unix seconds>,
+//! v1=<hex HMAC-SHA256 of "<t>.<body>" under the person's secret>`. The email
+//! goes to the person's own address, from `REMINDER_SENDER`.
+
+use hmac::{Hmac, KeyInit, Mac};
+use mail_builder::MessageBuilder;
+use mailroom_contract::api::{Channel, Event, EventState};
+use serde::{Deserialize, Serialize};
+use sha2::Sha256;
+
+use super::events::{EVENT_COLUMNS, EventRow};
+use super::schedule::{ClockTime, QuietHours, Zone};
+use crate::core::crypto::hex;
+use crate::core::node::Node;
+use crate::core::storage::Statement;
+use crate::core::time::{MINUTE_MS, rfc3339};
+
+/// How many deliveries one run attempts; the rest wait for the next run.
+pub const DELIVERIES_PER_RUN: i64 = 100;
+/// How long a claimed delivery is another run's to finish.
+pub const LEASE_MS: i64 = 2 * MINUTE_MS;
+/// How many times a delivery is tried before it is left failed.
+pub const ATTEMPTS_MAXIMUM: i64 = 10;
+
+/// What one run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct NotifyReport {
+    /// Deliveries the channel accepted.
+    pub delivered: usize,
+    /// Deliveries the channel refused or that did not answer.
+    pub failed: usize,
+    /// Deliveries due but inside the person's quiet hours.
+    pub waiting_for_quiet_hours: usize,
+    /// Events closed as expired because their due moment passed.
+    pub expired: u64,
+}
+
+/// A delivery to make: the event at its checkpoint, the channel and where it goes.
+#[derive(Clone, Debug, Deserialize)]
+struct Due {
+    #[serde(flatten)]
+    event: EventRow,
+    checkpoint: i64,
+    state_entered: String,
+    channel: String,
+    email: String,
+    time_zone: String,
+    quiet_start: Option<String>,
+    quiet_end: Option<String>,
+    webhook_url: Option<String>,
+    webhook_secret: Option<String>,
+}
+
+impl Due {
+    fn in_quiet_hours(&self, now_ms: i64) -> bool {
+        let (Some(start), Some(end)) = (self.quiet_start.as_deref(), self.quiet_end.as_deref()) else {
+            return false;
+        };
+        let (Ok(start), Ok(end)) = (ClockTime::parse(start), ClockTime::parse(end)) else { return false };
+        let zone = Zone::parse(&self.time_zone).unwrap_or_else(|_| Zone::utc());
+        QuietHours { start, end }.contains(&zone, now_ms)
+    }
+
+    /// The delivery's id, the same on every attempt.
+    fn delivery_id(&self) -> String {
+        format!("{}.{}.{}", self.event.id, self.checkpoint, self.channel)
+    }
+}
+
+/// What a webhook receives.
+#[derive(Serialize)]
+struct WebhookBody<'a> {
+    /// `reminder.state`: an event entered a state the person is told of.
+    #[serde(rename = "type")]
+    kind: &'static str,
+    /// The delivery's id: the same on a retry.
+    delivery: &'a str,
+    /// The state entered: preparing, today or overdue.
+    state: &'a str,
+    /// When it was entered (RFC 3339).
+    checkpoint: String,
+    /// The event as the person's inbox shows it now.
+    event: Event,
+}
+
+/// The statement reading what is due: each open event past its `fire_at` day,
+/// not acknowledged, of an enabled person, with each channel they have that has
+/// not delivered its current checkpoint (nor is delivering it, nor gave up).
+fn due_deliveries(now_ms: i64) -> Statement {
+    Statement::new(format!(
+        "WITH current AS ( \
+           SELECT {EVENT_COLUMNS}, \
+             CASE WHEN ?1 >= e.due_moment THEN e.due_moment WHEN ?1 >= e.day_moment THEN e.day_moment \
+                  ELSE e.fire_moment END AS checkpoint, \
+             CASE WHEN ?1 >= e.due_moment THEN 'overdue' WHEN ?1 >= e.day_moment THEN 'today' \
+                  ELSE 'preparing' END AS state_entered, \
+             p.email, r.time_zone, r.quiet_start, r.quiet_end, r.email_channel, r.webhook_url, r.webhook_secret \
+           FROM reminder_events e LEFT JOIN reminder_sources s ON s.id = e.source_id \
+           JOIN people p ON p.id = e.person_id JOIN reminder_profiles r ON r.person_id = e.person_id \
+           WHERE e.closed_as IS NULL AND e.fire_moment <= ?1 AND NOT (e.after_due = 'expire' AND e.due_moment <= ?1) \
+             AND (e.quiet_until IS NULL OR e.quiet_until <= ?1) AND p.disabled_at IS NULL \
+             AND (r.email_channel = 1 OR r.webhook_url IS NOT NULL)) \
+         SELECT c.*, ch.channel FROM current c \
+         JOIN (SELECT 'webhook' AS channel UNION ALL SELECT 'email') ch \
+           ON (ch.channel = 'webhook' AND c.webhook_url IS NOT NULL) OR (ch.channel = 'email' AND c.email_channel = 1) \
+         WHERE NOT EXISTS (SELECT 1 FROM reminder_deliveries d \
+           WHERE d.event_id = c.id AND d.checkpoint = c.checkpoint AND d.channel = ch.channel \
+             AND (d.outcome = 'delivered' OR d.attempts >= {ATTEMPTS_MAXIMUM} \
+                  OR (d.outcome = 'sending' AND d.updated_at > ?1 - {LEASE_MS}))) \
+         ORDER BY c.checkpoint, c.id, ch.channel LIMIT ?2"
+    ))
+    .bind(now_ms)
+    .bind(DELIVERIES_PER_RUN)
+}
+
+/// The statement claiming one delivery: it changes a row only if no other run
+/// holds it (new, failed, or a lease that ran out).
+fn claim(due: &Due, now_ms: i64) -> Statement {
+    Statement::new(format!(
+        "INSERT INTO reminder_deliveries (event_id, checkpoint, state_entered, channel, outcome, attempts, updated_at) \
+         VALUES (?1, ?2, ?3, ?4, 'sending', 1, ?5) \
+         ON CONFLICT (event_id, checkpoint, channel) DO UPDATE SET outcome = 'sending', \
+           attempts = reminder_deliveries.attempts + 1, updated_at = excluded.updated_at \
+         WHERE reminder_deliveries.attempts < {ATTEMPTS_MAXIMUM} AND (reminder_deliveries.outcome = 'failed' \
+           OR (reminder_deliveries.outcome = 'sending' AND reminder_deliveries.updated_at <= excluded.updated_at - {LEASE_MS}))"
+    ))
+    .bind(due.event.id.as_str())
+    .bind(due.checkpoint)
+    .bind(due.state_entered.as_str())
+    .bind(due.channel.as_str())
+    .bind(now_ms)
+}
+
+fn record(due: &Due, outcome: &Result<(), String>, now_ms: i64) -> Statement {
+    let (name, error) = match outcome {
+        Ok(()) => ("delivered", None),
+        Err(error) => ("failed", Some(error.chars().take(500).collect::<String>())),
+    };
+    Statement::new(
+        "UPDATE reminder_deliveries SET outcome = ?4, last_error = ?5, updated_at = ?6 \
+         WHERE event_id = ?1 AND checkpoint = ?2 AND channel = ?3",
+    )
+    .bind(due.event.id.as_str())
+    .bind(due.checkpoint)
+    .bind(due.channel.as_str())
+    .bind(name)
+    .bind(error)
+    .bind(now_ms)
+}
+
+/// The signature header of a webhook body sent at `now_ms`.
+pub fn signature(secret: &str, now_ms: i64, body: &str) -> String {
+    let timestamp = now_ms / 1000;
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret.as_bytes())
+        .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+    mac.update(format!("{timestamp}.{body}").as_bytes());
+    format!("t={timestamp},v1={}", hex(&mac.finalize().into_bytes()))
+}
+
+async fn post_webhook(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), String> {
+    let (Some(url), Some(secret)) = (due.webhook_url.as_deref(), due.webhook_secret.as_deref()) else {
+        return Err("the webhook was removed".into());
+    };
+    let delivery = due.delivery_id();
+    let body = WebhookBody {
+        kind: "reminder.state",
+        delivery: &delivery,
+        state: &due.state_entered,
+        checkpoint: rfc3339(due.checkpoint),
+        event: due.event.present(now_ms, &[]),
+    };
+    let body = serde_json::to_string(&body).map_err(|error| error.to_string())?;
+    let headers = vec![
+        ("content-type".to_string(), "application/json".to_string()),
+        ("mailroom-delivery".to_string(), delivery.clone()),
+        ("mailroom-signature".to_string(), signature(secret, now_ms, &body)),
+    ];
+    match node.webhooks.post(url, &headers, &body).await {
+        Ok(status) if (200..300).contains(&status) => Ok(()),
+        Ok(status) => Err(format!("the webhook answered {status}")),
+        Err(error) => Err(error.0),
+    }
+}
+
+/// The subject line for a state entered.
+fn subject(state: EventState, title: &str, due_at: &str) -> String {
+    match state {
+        EventState::Preparing => format!("Coming up: {title} (due {due_at})"),
+        EventState::Today => format!("Today: {title}"),
+        _ => format!("Overdue: {title} (was due {due_at})"),
+    }
+}
+
+async fn send_email(node: &Node<'_>, due: &Due) -> Result<(), String> {
+    let Some(sender) = node.config.reminder_sender.as_deref() else {
+        return Err("the node has no REMINDER_SENDER address to send reminders from; tell its operator".into());
+    };
+    let state = EventState::parse(&due.state_entered).unwrap_or(EventState::Preparing);
+    let event = &due.event;
+    let mut text = format!("{}\n", event.title);
+    if let Some(subtitle) = &event.subtitle {
+        text.push_str(&format!("{subtitle}\n"));
+    }
+    text.push_str(&format!("\nDue: {} ({})\n", event.due_at, due.time_zone));
+    if let Some(link) = &event.deep_link {
+        text.push_str(&format!("Open: {link}\n"));
+    }
+    text.push_str(&format!(
+        "\nIn Mailroom's Reminders, mark it \"{}\" when it is, or acknowledge it to hear nothing more until its next step.\n",
+        event.done_label
+    ));
+    let domain = sender.rsplit_once('@').map_or("mailroom.invalid", |(_, domain)| domain);
+    let message = MessageBuilder::new()
+        .from(("Mailroom reminders", sender))
+        .to(due.email.as_str())
+        .subject(subject(state, &event.title, &event.due_at))
+        .message_id(format!("{}@{domain}", due.delivery_id()))
+        .text_body(text)
+        .write_to_vec()
+        .map_err(|error| format!("writing the reminder failed: {error}"))?;
+    node.mailer.send(sender, &due.email, &message).await.map_err(|error| error.0)
+}
+
+/// One scheduled run: events past due with `after_due` expire closed, and every
+/// notification due is delivered once.
+pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
+    let now_ms = node.platform.now_ms();
+    let mut report = NotifyReport::default();
+    let expire = Statement::new(
+        "UPDATE reminder_events SET closed_as = 'expired', closed_at = due_moment, updated_at = ?1 \
+         WHERE closed_as IS NULL AND after_due = 'expire' AND due_moment <= ?1",
+    )
+    .bind(now_ms);
+    let mut results =
+        node.database.execute(vec![expire, due_deliveries(now_ms)]).await.map_err(|error| error.to_string())?;
+    let due = results.pop().unwrap_or_default();
+    report.expired = results.pop().map_or(0, |result| result.changes);
+    let due: Vec<Due> = due.decode_all().map_err(|error| error.to_string())?;
+    let (quiet, ready): (Vec<Due>, Vec<Due>) = due.into_iter().partition(|due| due.in_quiet_hours(now_ms));
+    report.waiting_for_quiet_hours = quiet.len();
+    if ready.is_empty() {
+        return Ok(report);
+    }
+    let claims = node
+        .database
+        .execute(ready.iter().map(|due| claim(due, now_ms)).collect())
+        .await
+        .map_err(|error| error.to_string())?;
+    let mut outcomes = Vec::new();
+    for (due, claimed) in ready.iter().zip(claims) {
+        if claimed.changes != 1 {
+            continue;
+        }
+        let outcome = match Channel::parse(&due.channel) {
+            Some(Channel::Webhook) => post_webhook(node, due, now_ms).await,
+            Some(Channel::Email) => send_email(node, due).await,
+            None => Err(format!("no channel is called {}", due.channel)),
+        };
+        match &outcome {
+            Ok(()) => report.delivered += 1,
+            Err(error) => {
+                report.failed += 1;
+                node.platform.log(&format!("reminder {} by {}: {error}", due.event.id, due.channel));
+            }
+        }
+        outcomes.push(record(due, &outcome, node.platform.now_ms()));
+    }
+    if !outcomes.is_empty() {
+        node.database.execute(outcomes).await.map_err(|error| error.to_string())?;
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::signature;
+
+    #[test]
+    fn the_signature_is_the_hmac_of_the_timestamp_and_body() {
+        // Computed independently: printf '1796000000.{"a":1}' | openssl dgst -sha256 -hmac whsec_test
+        let header = signature("whsec_test", 1_796_000_000_123, r#"{"a":1}"#);
+        assert_eq!(header, "t=1796000000,v1=085ae0e1f7d07c47ac6d09a4d065480abc30b77a8295721984b7a20f8b9c2000");
+    }
+}
