@@ -119,7 +119,12 @@ pub fn instructions(registry: &Registry) -> String {
          node, called as you, checked and recorded in the audit chain as if you had called it directly. Mail is \
          split into metadata (who, to whom, subject, when) and content (bodies, attachments, originals): list \
          readable mailboxes and messages first, then read what you hold content access to. Sending needs a \
-         second person: you can draft and submit, never approve. Every refusal says what was refused, why, and in \
+         second person: you can draft and submit, never approve. Reminders are your person's inbox of things \
+         that fall due, in their time zone: `due_at` is a day, a time in their zone, or a time with an offset only \
+         when the event is bound to a place; something that repeats is a separate event each time. Acknowledging \
+         (mark_ack, \"I remember\") only silences an event until its next step; done (mark_done) closes it. Events \
+         another source pushed (not `editable`) can be closed or acknowledged, never changed or deleted: that \
+         source would overwrite the change. Every refusal says what was refused, why, and in \
          `fix` what would change the answer; read it before retrying. Capabilities an agent can be given: {}. \
          {withheld} routes are withheld from agents by decision (administration, credentials, decisions that \
          need a second person); the Agent Skill lists each with its reason.",
