@@ -66,6 +66,12 @@ test("every documented operation answers as documented, successes and refusals a
   const pairing = (await call("POST", `/api/agents/${agent.id}/pairing-code`, { token })).body;
   const agentCredential = (await call("POST", "/api/agents/pair", { body: { code: minted.pairing.code } })).body.credential;
 
+  // Reminders: Ben's own inbox, a source, and an event it pushes for him.
+  const reminder = async () =>
+    (await call("POST", "/api/me/events", { token: benToken, body: { title: "Visa renewal", due_at: "2027-03-01" } })).body.id;
+  const source = (await call("POST", "/api/reminder-sources", { token, body: { name: "visa-office" } })).body;
+  const pushed = { person: "ben@example.com", source_ref: "visa-4471", topic: "renewal", title: "Visa renewal", due_at: "2027-03-01" };
+
   const calls = [
     ["GET", "/"],
     ["GET", "/interface/main.js"],
@@ -117,6 +123,24 @@ test("every documented operation answers as documented, successes and refusals a
     await decided("refuse", { reason: "Not yet." }),
     ["POST", "/mcp", { token: benToken, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } }],
     ["GET", `/api/people/${ben.id}/mailboxes`, { token }],
+    ["POST", "/api/me/events", { token: benToken, body: { title: "Dentist", due_at: "2027-01-12T09:00" } }],
+    ["POST", "/api/me/events", { token: benToken, body: { title: "Dentist", due_at: "2027-01-12", fire_at: "2027-01-13" } }],
+    ["GET", "/api/me/events?state=scheduled", { token: benToken }],
+    ["GET", `/api/me/events/${await reminder()}`, { token: benToken }],
+    ["PATCH", `/api/me/events/${await reminder()}`, { token: benToken, body: { due_at: "2027-03-02" } }],
+    ["DELETE", `/api/me/events/${await reminder()}`, { token: benToken }],
+    ["POST", `/api/me/events/${await reminder()}/done`, { token: benToken }],
+    ["POST", `/api/me/events/${await reminder()}/ack`, { token: benToken }],
+    ["GET", "/api/me/profile", { token: benToken }],
+    ["PATCH", "/api/me/profile", { token: benToken, body: { tz: "Europe/Berlin", quiet_start: "22:00", quiet_end: "07:00" } }],
+    ["PUT", "/api/me/profile/webhook", { token: benToken, body: { url: "https://hooks.example.org/ben" } }],
+    ["DELETE", "/api/me/profile/webhook", { token: benToken }],
+    ["GET", "/api/reminder-sources", { token }],
+    ["PUT", "/api/source/events", { token: source.credential, body: pushed }],
+    ["PUT", "/api/source/events", { token: benToken, body: pushed }],
+    ["DELETE", "/api/source/events?person=ben@example.com&source_ref=visa-4471&topic=renewal", { token: source.credential }],
+    ["POST", `/api/reminder-sources/${source.source.id}/revoke`, { token }],
+    ["PUT", "/api/source/events", { token: source.credential, body: pushed }],
     ["GET", "/api/agents", { token }],
     ["POST", "/api/agents", { token, body: { name: "Bot", sponsor: ben.id, capabilities: ["mail.read"], mailboxes: [] } }],
     ["GET", `/api/agents/${agent.id}`, { token }],
