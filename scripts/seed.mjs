@@ -100,6 +100,29 @@ async function seed() {
     { method: "POST", body: welcomeMessage() },
   );
   if (delivery.status !== 200) throw new Error(`delivering the first message: ${delivery.status} ${await delivery.text()}`);
+  await seedReminders(token);
+}
+
+/** The day `offset` days from today (UTC), as `YYYY-MM-DD`. */
+function day(offset) {
+  return new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+}
+
+/** Ben's reminders: a few of his own, and one a source keeps for him. */
+async function seedReminders(token) {
+  const ben = await call("signing in as Ben", 201, "POST", "/api/sessions", { email: demo.person.email, password: demo.person.password });
+  const benToken = ben.session.access_token;
+  const events = [
+    { title: "Call the landlord about the boiler", due_at: day(0) },
+    { title: "Dentist", subtitle: "Dr Okafor, 2nd floor", due_at: `${day(10)}T09:30` },
+    { title: "Send the quarterly VAT return", due_at: day(-2), done_label: "Filed" },
+  ];
+  for (const event of events) {
+    await call(`adding the reminder "${event.title}"`, 201, "POST", "/api/me/events", event, benToken);
+  }
+  const source = await call("creating the source visa-office", 201, "POST", "/api/reminder-sources", { name: "visa-office" }, token);
+  const pushed = { person: demo.person.email, source_ref: "visa-4471", topic: "renewal", title: "Residence permit renewal", due_at: day(45) };
+  await call("pushing the visa office's reminder", 200, "PUT", "/api/source/events", pushed, source.credential);
 }
 
 try {
@@ -115,7 +138,7 @@ Mailroom is running at ${base}
   Sign in as the administrator:  ${demo.admin.email} / ${demo.admin.password}
   or as a second person:         ${demo.person.email} / ${demo.person.password}
   (both are in the team "${demo.team}", which reads and drafts from ${demo.mailbox.address};
-  Ada approves what Ben submits)
+  Ada approves what Ben submits; Ben has a few reminders, one kept by the source visa-office)
 
   Send it mail:  curl -X POST '${base}/cdn-cgi/handler/email?from=you@example.com&to=${demo.mailbox.address}' --data-binary @message.eml
   API:           curl -X POST ${base}/api/sessions -d '{"email":"${demo.admin.email}","password":"${demo.admin.password}"}'

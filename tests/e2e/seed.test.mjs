@@ -74,6 +74,11 @@ test("the seeded people sign in with what was printed, and find mail to read, an
   assert.ok(held.includes("approval.decide"), held);
   assert.ok(adminsOwn.some((each) => each.id === mailbox.id), "the administrator is in the team that drafts there");
   assert.match(seeded.stdout, new RegExp(`Mailroom is running at ${node.url}`));
+
+  // Ben's reminders: one due today, one coming up, one overdue, and the visa office's.
+  const events = (await call("GET", "/api/me/events", { token: personToken })).body.events;
+  assert.deepEqual(events.map((event) => event.state).sort(), ["overdue", "preparing", "scheduled", "today"]);
+  assert.ok(events.some((event) => event.source === "visa-office" && !event.editable), JSON.stringify(events));
 });
 
 test("seeding again changes nothing", async () => {
