@@ -93,6 +93,8 @@ async function sequential() {
       ["GET /api/search?q=invoice (audited)", () => call("GET", "/api/search?q=invoice", { token })],
       ["POST …/sends (a draft, audited)", () => call("POST", `/api/mailboxes/${mailbox.id}/sends`, { token, body: { to: ["a@b.example"], subject: "S", text: "T" } })],
       ["POST /mcp tools/list", () => call("POST", "/mcp", { token, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } })],
+      ["POST /api/me/events (a reminder, audited)", () => call("POST", "/api/me/events", { token, body: { title: "Bench", due_at: "2027-03-01T09:00" } })],
+      ["GET /api/me/events (open, soonest first)", () => call("GET", "/api/me/events", { token })],
     ];
     console.log(`## Sequential: ${ROUNDS} requests per route, one at a time, after 10 warm-up requests\n`);
     const rows = [];
