@@ -682,7 +682,7 @@ pub fn declare(id: RouteId) -> Route {
 
         R::DeleteEvent => Route::new(id, Delete, "/api/me/events/:eventId", "delete_event")
             .summary("Delete a reminder")
-            .description("Withdraws a manual reminder (`editable`): it closes as withdrawn and leaves the open list. Another source's event is withdrawn only by that source.")
+            .description("Withdraws a manual reminder (`editable`): it closes as withdrawn and leaves the open list. One already closed stays as it closed. Another source's event is withdrawn only by that source.")
             .path_parameters(&[PathParameter::EventId])
             .response::<Event>()
             .tier(Tier::Act)
