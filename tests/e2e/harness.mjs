@@ -135,9 +135,12 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
       if (response.status !== 200) throw new Error(`delivering to ${to} answered ${response.status}: ${text}`);
       return null;
     },
-    /** Runs the Worker's scheduled event, as its cron trigger would. */
-    async scheduled() {
-      const response = await fetch(`${url}/__scheduled?cron=${encodeURIComponent("*/5 * * * *")}`);
+    /**
+     * Runs the Worker's scheduled event as the cron trigger `cron` would: by
+     * default the upkeep's, every five minutes; `* * * * *` delivers reminders.
+     */
+    async scheduled(cron = "*/5 * * * *") {
+      const response = await fetch(`${url}/__scheduled?cron=${encodeURIComponent(cron)}`);
       if (response.status !== 200) throw new Error(`the scheduled event answered ${response.status}: ${await response.text()}`);
     },
     /** The messages workerd has handed to the send_email binding so far, as raw text. */
