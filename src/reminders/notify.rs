@@ -204,7 +204,7 @@ fn subject(state: EventState, title: &str, due_at: &str) -> String {
     }
 }
 
-async fn send_email(node: &Node<'_>, due: &Due) -> Result<(), String> {
+async fn send_email(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), String> {
     let Some(sender) = node.config.reminder_sender.as_deref() else {
         return Err("the node has no REMINDER_SENDER address to send reminders from; tell its operator".into());
     };
@@ -228,6 +228,9 @@ async fn send_email(node: &Node<'_>, due: &Due) -> Result<(), String> {
         .to(due.email.as_str())
         .subject(subject(state, &event.title, &event.due_at))
         .message_id(format!("{}@{domain}", due.delivery_id()))
+        // Dated by the node's clock: left out, mail-builder would read the
+        // system clock, which the Workers runtime does not have (it panics).
+        .date(now_ms / 1000)
         .text_body(text)
         .write_to_vec()
         .map_err(|error| format!("writing the reminder failed: {error}"))?;
@@ -266,7 +269,7 @@ pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
         }
         let outcome = match Channel::parse(&due.channel) {
             Some(Channel::Webhook) => post_webhook(node, due, now_ms).await,
-            Some(Channel::Email) => send_email(node, due).await,
+            Some(Channel::Email) => send_email(node, due, now_ms).await,
             None => Err(format!("no channel is called {}", due.channel)),
         };
         match &outcome {

@@ -67,15 +67,32 @@ fn decode_profile(context: &Context<'_>, result: &QueryResult) -> Result<Profile
         .map_err(|error| context.internal(error))
 }
 
-/// The statement writing a whole profile.
-fn store(profile: &ProfileRow, webhook_secret: Option<&str>, keep_secret: bool, now_ms: i64) -> Statement {
+/// What a profile write does to the webhook's secret.
+enum Secret<'a> {
+    /// Keeps the stored one (the webhook is not being changed).
+    Kept,
+    /// A new one, with a new address.
+    New(&'a str),
+    /// None: the webhook is removed.
+    Removed,
+}
+
+/// The statement writing a whole profile. A kept secret is read inside the
+/// statement, so the secret never travels through the handler, and the row's
+/// rule that an address has a secret holds for the inserted values themselves.
+fn store(profile: &ProfileRow, secret: Secret<'_>, now_ms: i64) -> Statement {
+    let (keep, new_secret) = match secret {
+        Secret::Kept => (1_i64, None),
+        Secret::New(secret) => (0, Some(secret)),
+        Secret::Removed => (0, None),
+    };
     Statement::new(
         "INSERT INTO reminder_profiles (person_id, time_zone, quiet_start, quiet_end, email_channel, webhook_url, \
-         webhook_secret, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) \
+         webhook_secret, updated_at) VALUES (?1, ?2, ?3, ?4, ?5, ?6, \
+         CASE WHEN ?9 THEN (SELECT webhook_secret FROM reminder_profiles WHERE person_id = ?1) ELSE ?7 END, ?8) \
          ON CONFLICT (person_id) DO UPDATE SET time_zone = excluded.time_zone, quiet_start = excluded.quiet_start, \
          quiet_end = excluded.quiet_end, email_channel = excluded.email_channel, webhook_url = excluded.webhook_url, \
-         webhook_secret = CASE WHEN ?9 THEN reminder_profiles.webhook_secret ELSE excluded.webhook_secret END, \
-         updated_at = excluded.updated_at",
+         webhook_secret = excluded.webhook_secret, updated_at = excluded.updated_at",
     )
     .bind(profile.person_id.as_str())
     .bind(profile.time_zone.as_str())
@@ -83,9 +100,9 @@ fn store(profile: &ProfileRow, webhook_secret: Option<&str>, keep_secret: bool, 
     .bind(profile.quiet_end.as_deref())
     .bind(profile.email_channel)
     .bind(profile.webhook_url.as_deref())
-    .bind(webhook_secret)
+    .bind(new_secret)
     .bind(now_ms)
-    .bind(i64::from(keep_secret))
+    .bind(keep)
 }
 
 /// `GET /api/me/profile`.
@@ -141,7 +158,7 @@ pub async fn update_profile(context: &mut Context<'_>) -> Result<Response, Refus
     if let Some(email) = changes.email {
         profile.email_channel = i64::from(email);
     }
-    context.write(store(&profile, None, true, now_ms));
+    context.write(store(&profile, Secret::Kept, now_ms));
     if let Some(zone) = &new_zone {
         let events: Vec<EventRow> = open_events.decode_all().map_err(|error| context.internal(error))?;
         if let Some(statement) = recompute_moments(&person_id, &events, zone, now_ms) {
@@ -215,7 +232,7 @@ pub async fn set_webhook(context: &mut Context<'_>) -> Result<Response, Refusal>
     let secret_bytes: [u8; 32] = random_bytes(context.platform());
     let secret = format!("whsec_{}", URL_SAFE_NO_PAD.encode(secret_bytes));
     profile.webhook_url = Some(url.clone());
-    context.write(store(&profile, Some(&secret), false, context.now_ms()));
+    context.write(store(&profile, Secret::New(&secret), context.now_ms()));
     context.audit_object(profile.person_id.clone());
     context.audit_detail(serde_json::json!({ "webhook_url": url }));
     Ok(context.json(&ReminderWebhookSet { profile: profile.present(), secret }))
@@ -226,7 +243,7 @@ pub async fn remove_webhook(context: &mut Context<'_>) -> Result<Response, Refus
     let [profile] = context.read_array([owner_profile(owner_cte(context.caller()))]).await?;
     let mut profile = decode_profile(context, &profile)?;
     profile.webhook_url = None;
-    context.write(store(&profile, None, false, context.now_ms()));
+    context.write(store(&profile, Secret::Removed, context.now_ms()));
     context.audit_object(profile.person_id.clone());
     Ok(context.json(&profile.present()))
 }

@@ -518,7 +518,20 @@ fn the_scheduled_run_notifies_once_per_checkpoint_at_the_local_time_outside_quie
     assert_eq!(mail.len(), 1);
     assert_eq!(mail[0].envelope_to, "kei@example.com");
     assert_eq!(mail[0].envelope_from, mailroom::testing::TEST_REMINDER_SENDER);
-    assert!(String::from_utf8_lossy(&mail[0].raw).contains("Coming up: Visa renewal"));
+    let written = String::from_utf8_lossy(&mail[0].raw).into_owned();
+    assert!(written.contains("Coming up: Visa renewal"), "{written}");
+    // Dated by the node's clock, never the system's (which workerd lacks).
+    assert!(written.contains("Date: Fri, 4 Dec 2026 22:00:00 +0000"), "{written}");
+
+    // With a webhook set, the rest of the profile still changes and the secret stays.
+    let changed = world.call(
+        "PATCH",
+        "/api/me/profile",
+        Some(&fresh(&world, "kei@example.com")),
+        Some(json!({ "quiet_start": "23:00", "quiet_end": "06:00" })),
+    );
+    assert_eq!(changed.status, 200, "{}", text(&changed));
+    assert_eq!(body(&changed)["channels"]["webhook_url"], "https://hooks.example.org/kei");
     let token = fresh(&world, "kei@example.com");
     let shown = get(&world, &token, &id);
     let outcomes: Vec<&str> =
