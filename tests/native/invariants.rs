@@ -43,6 +43,18 @@ fn only_the_adapter_names_the_worker_runtime() {
 }
 
 #[test]
+fn every_message_the_node_writes_is_dated_by_its_own_clock() {
+    // Left without a Date, mail-builder reads the system clock, which the
+    // Workers runtime does not have: the Worker panics. Natively it would pass.
+    for (path, text) in source_files() {
+        for (index, _) in text.match_indices("MessageBuilder::new()") {
+            let statement = &text[index..text[index..].find(';').map_or(text.len(), |end| index + end)];
+            assert!(statement.contains(".date("), "{}: a MessageBuilder without .date(…)", path.display());
+        }
+    }
+}
+
+#[test]
 fn the_contract_crate_does_no_io() {
     let contract = Path::new(env!("CARGO_MANIFEST_DIR")).join("contract");
     let manifest = std::fs::read_to_string(contract.join("Cargo.toml")).unwrap();
