@@ -44,9 +44,11 @@ const MODULES: &[(&str, &str)] = &[
     ("pager.js", include_str!("interface/scripts/pager.js")),
     ("people.js", include_str!("interface/scripts/people.js")),
     ("relations.js", include_str!("interface/scripts/relations.js")),
+    ("reminders.js", include_str!("interface/scripts/reminders.js")),
     ("sends.js", include_str!("interface/scripts/sends.js")),
     ("session.js", include_str!("interface/scripts/session.js")),
     ("shared.js", include_str!("interface/scripts/shared.js")),
+    ("sources.js", include_str!("interface/scripts/sources.js")),
     ("teams.js", include_str!("interface/scripts/teams.js")),
     ("vocabulary.js", include_str!("interface/scripts/vocabulary.js")),
 ];

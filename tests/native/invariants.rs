@@ -213,14 +213,20 @@ fn state_words(script: &str) -> BTreeSet<String> {
 
 #[test]
 fn the_interface_names_only_states_the_contract_declares() {
-    use mailroom_contract::api::{AgentState, SendState};
+    use mailroom_contract::api::{AgentState, EventState, SendState};
     let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts");
     let mut seen = 0;
     for entry in std::fs::read_dir(scripts).unwrap().filter_map(Result::ok) {
         let name = entry.file_name().to_string_lossy().into_owned();
         let script = std::fs::read_to_string(entry.path()).unwrap();
-        // Agents' scripts speak of agents' states; every other script of sends'.
-        let declared: &[&str] = if name.starts_with("agents") { AgentState::NAMES } else { SendState::NAMES };
+        // Agents' scripts speak of agents' states, reminders' of events'; every other script of sends'.
+        let declared: &[&str] = if name.starts_with("agents") {
+            AgentState::NAMES
+        } else if name.starts_with("reminders") {
+            EventState::NAMES
+        } else {
+            SendState::NAMES
+        };
         for word in state_words(&script) {
             assert!(
                 declared.contains(&word.as_str()),

@@ -9,7 +9,7 @@
 
 import { code, facts, h, hidden, labelled, replace, row, table, time, uniqueId } from "./dom.js";
 import { api, ApiError, segment, SessionOver } from "./api.js";
-import { empty, info, loading, panel, perform, refusalBox, rowStatus, statusArea } from "./shared.js";
+import { empty, info, loading, panel, perform, refusalBox, rowStatus, secretField, statusArea } from "./shared.js";
 import { directory, who } from "./names.js";
 import { loadVocabulary } from "./vocabulary.js";
 
@@ -30,24 +30,6 @@ function agentStateBadge(state) {
 const inWords = (items) => (items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`);
 
 const addressOf = (mailboxId) => directory.mailboxes.get(mailboxId)?.address ?? mailboxId;
-
-/** A secret to copy: a read-only field that selects itself, and a Copy button. */
-function secretField(label, value) {
-  const field = h("input", { type: "text", class: "secret", readonly: true, value, spellcheck: "false", autocomplete: "off" });
-  field.addEventListener("focus", () => field.select());
-  const copy = h("button", { type: "button", class: "secondary" }, "Copy", hidden(` the ${label.toLowerCase()}`));
-  const said = h("span", { class: "muted", "aria-live": "polite" });
-  copy.addEventListener("click", async () => {
-    field.focus();
-    try {
-      await navigator.clipboard.writeText(value);
-      said.textContent = "Copied.";
-    } catch {
-      said.textContent = "This browser did not let the page copy it: it is selected, so press Ctrl+C (⌘C on a Mac).";
-    }
-  });
-  return h("div", { class: "secret-field" }, labelled(label, field), h("div", { class: "button-row" }, copy, said));
-}
 
 /**
  * What a new credential or pairing code is shown in, once: the node keeps

@@ -19,12 +19,12 @@
 //   vocabulary.js    the relations and capabilities, loaded from the node once
 //   pager.js         lists a page at a time, PER_PAGE
 //   mail-shared.js   what the mail views share: access(), links, mailbox names
-//   mail.js, sends.js, approvals.js, people.js, teams.js, mailboxes.js,
-//   relations.js, agents.js, audit.js, account.js
+//   mail.js, sends.js, approvals.js, reminders.js, people.js, teams.js,
+//   mailboxes.js, relations.js, agents.js, sources.js, audit.js, account.js
 //                    the sections, one module each, exporting its render function
 //   main.js          the shell: sign-in, header, navigation, router, start-up
 //
-// A new section (reminders, connections) is a module exporting a render
+// A new section (connections) is a module exporting a render
 // function, a line in src/interface.rs's MODULES, and one entry in SECTIONS; its
 // route is `#/<route>/<params…>`. A section with views of its own (Mail: a
 // mailbox, a message, a search, outbound mail) reads them from the params and
@@ -42,6 +42,8 @@ import { renderMail } from "./mail.js";
 import { renderMailboxes } from "./mailboxes.js";
 import { renderPeople } from "./people.js";
 import { renderRelations } from "./relations.js";
+import { renderReminders } from "./reminders.js";
+import { renderSources } from "./sources.js";
 import { renderTeams } from "./teams.js";
 
 const isAdmin = () => me?.is_admin === true;
@@ -57,12 +59,14 @@ const everyone = () => true;
  */
 const SECTIONS = [
   { route: "mail", title: "Mail", visible: everyone, render: renderMail },
+  { route: "reminders", title: "Reminders", visible: everyone, render: renderReminders },
   { route: "approvals", title: "Approvals", visible: everyone, render: renderApprovals },
   { route: "people", title: "People", visible: isAdmin, landing: isAdmin, render: renderPeople },
   { route: "teams", title: "Teams", visible: isAdmin, render: renderTeams },
   { route: "mailboxes", title: "Mailboxes", visible: isAdmin, render: renderMailboxes },
   { route: "relations", title: "Relations", visible: isAdmin, render: renderRelations },
   { route: "agents", title: "Agents", visible: isAdmin, render: renderAgents },
+  { route: "sources", title: "Sources", visible: isAdmin, render: renderSources },
   { route: "audit", title: "Audit", visible: isAdmin, render: renderAudit },
   { route: "account", title: "Account", visible: everyone, render: renderAccount },
 ];

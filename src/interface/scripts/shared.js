@@ -1,9 +1,9 @@
 // Shared pieces every section builds with: panels, notices, a refusal shown in
 // full, and actions run through perform() (a form's, a button's, a table row's),
-// which shows their refusal or success where they were taken; and links that
-// download what the node serves.
+// which shows their refusal or success where they were taken; a secret shown
+// once to copy; and links that download what the node serves.
 
-import { code, h, uniqueId } from "./dom.js";
+import { code, h, hidden, labelled, uniqueId } from "./dom.js";
 import { api, ApiError, SessionOver } from "./api.js";
 
 /** A refusal, shown in full: what was refused, why, and what would change it. */
@@ -31,7 +31,9 @@ export const statusArea = () => h("div", { class: "status-area", "aria-live": "p
 
 /**
  * Runs one action: disables its controls, shows its refusal in `status` (or
- * its success message), and reports whether it succeeded.
+ * its success message), and reports whether it succeeded. `failureTitle` is
+ * the refusal's title, or a function of the refusal that words it (to name
+ * the field it was about).
  */
 export async function perform(status, controls, work, failureTitle) {
   status.replaceChildren();
@@ -41,11 +43,34 @@ export async function perform(status, controls, work, failureTitle) {
     if (message) status.replaceChildren(success(message));
     return true;
   } catch (error) {
-    if (!(error instanceof SessionOver)) status.replaceChildren(refusalBox(error, failureTitle));
+    if (error instanceof SessionOver) return false;
+    status.replaceChildren(refusalBox(error, typeof failureTitle === "function" ? failureTitle(error) : failureTitle));
     return false;
   } finally {
     for (const control of controls) if (control.isConnected) control.disabled = false;
   }
+}
+
+/**
+ * A failure title that names the field a refusal was about. The node names a
+ * field by its API name in backquotes (`due_at`); `fields` maps those names to
+ * the words the form labels it with and its control, which is marked invalid
+ * (and focused) so the person sees which one to change. Controls are marked
+ * valid again when the next attempt starts.
+ */
+export function namingField(what, fields) {
+  const title = (error) => {
+    const named = /`([a-z_]+)`/.exec(error?.message ?? "")?.[1];
+    const field = named ? fields[named] : null;
+    if (!field) return `${what}.`;
+    field.control.setAttribute("aria-invalid", "true");
+    field.control.focus();
+    return `${what}: check “${field.label}”.`;
+  };
+  title.reset = () => {
+    for (const { control } of Object.values(fields)) control.removeAttribute("aria-invalid");
+  };
+  return title;
 }
 
 /** Shows a row action's refusal in a row of its own, directly under the row. */
@@ -71,6 +96,24 @@ export function actionForm({ fields, submit, onSubmit, failureTitle, className }
     await perform(status, [button], () => onSubmit(form), failureTitle);
   });
   return form;
+}
+
+/** A secret to copy: a read-only field that selects itself, and a Copy button. */
+export function secretField(label, value) {
+  const field = h("input", { type: "text", class: "secret", readonly: true, value, spellcheck: "false", autocomplete: "off" });
+  field.addEventListener("focus", () => field.select());
+  const copy = h("button", { type: "button", class: "secondary" }, "Copy", hidden(` the ${label.toLowerCase()}`));
+  const said = h("span", { class: "muted", "aria-live": "polite" });
+  copy.addEventListener("click", async () => {
+    field.focus();
+    try {
+      await navigator.clipboard.writeText(value);
+      said.textContent = "Copied.";
+    } catch {
+      said.textContent = "This browser did not let the page copy it: it is selected, so press Ctrl+C (⌘C on a Mac).";
+    }
+  });
+  return h("div", { class: "secret-field" }, labelled(label, field), h("div", { class: "button-row" }, copy, said));
 }
 
 export function panel(title, ...content) {
