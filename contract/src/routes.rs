@@ -639,11 +639,12 @@ pub fn declare(id: RouteId) -> Route {
 
         R::ListEvents => Route::new(id, Get, "/api/me/events", "list_events")
             .summary("List my reminders")
-            .description("Lists the caller's reminders (an agent's: its sponsor's), from every source. By default the open ones, soonest due first; `state` narrows them to one open state; `archive` lists the most recently closed instead (done, expired, withdrawn), with `closed_as`. States are computed now, in the person's zone.")
+            .description("Lists the caller's reminders (an agent's: its sponsor's), from every source. By default the open ones, soonest due first, a page at a time (follow `next_cursor`); `state` narrows them to one open state; `archive` lists the last 100 closed instead (done, expired, withdrawn), most recent first, with `closed_as`. States are computed now, in the person's zone.")
             .query_parameters(const { &[
                 Parameter::one_of("state", "Only open events in this state.", EventState::OPEN),
-                Parameter::flag("archive", "List the most recently closed events instead of the open ones."),
+                Parameter::flag("archive", "List the last 100 closed events instead of the open ones."),
                 Parameter::page_size("events", 100, 100),
+                CURSOR,
             ] })
             .response::<EventList>()
             .authority(Authority::Personal),

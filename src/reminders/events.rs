@@ -24,6 +24,7 @@ use super::{
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
+use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
 use crate::core::time::rfc3339;
@@ -471,7 +472,11 @@ pub async fn list_events(context: &mut Context<'_>) -> Result<Response, Refusal>
     let now_ms = context.now_ms();
     let archive = context.query("archive") == Some("true");
     let state = context.query("state").and_then(EventState::parse);
-    let limit: i64 = context.query("limit").and_then(|limit| limit.parse().ok()).unwrap_or(100);
+    let limit = paging::limit(context)?;
+    // Open events page on their due moment (soonest first); the archive is the
+    // last 100 closed, one page.
+    let (after_due, after_id) =
+        if archive { (i64::MIN, String::new()) } else { paging::cursor(context, IdKind::Event, i64::MIN)? };
     let owner = owner_cte(context.caller());
     let (condition, order) = if archive {
         (
@@ -487,7 +492,8 @@ pub async fn list_events(context: &mut Context<'_>) -> Result<Response, Refusal>
             Some(EventState::Overdue) => " AND e.due_moment <= ?2",
             _ => "",
         };
-        (format!("{open}{within}"), "e.due_moment, e.id")
+        let after = " AND (e.due_moment > ?4 OR (e.due_moment = ?4 AND (?5 = '' OR e.id > ?5)))";
+        (format!("{open}{within}{after}"), "e.due_moment, e.id")
     };
     let events = Statement::new(format!(
         "{}SELECT {EVENT_COLUMNS} FROM {EVENT_FROM} JOIN owner o ON e.person_id = o.id \
@@ -496,7 +502,8 @@ pub async fn list_events(context: &mut Context<'_>) -> Result<Response, Refusal>
     ))
     .bind(owner.1.as_str())
     .bind(now_ms)
-    .bind(limit);
+    .bind(if archive { limit } else { limit + 1 });
+    let events = if archive { events } else { events.bind(after_due).bind(after_id) };
     let deliveries = Statement::new(format!(
         "{}SELECT d.event_id, d.checkpoint, d.state_entered, d.channel, d.outcome, d.attempts, d.last_error, \
          d.updated_at FROM reminder_deliveries d JOIN reminder_events e ON e.id = d.event_id \
@@ -506,10 +513,11 @@ pub async fn list_events(context: &mut Context<'_>) -> Result<Response, Refusal>
     .bind(owner.1)
     .bind(now_ms);
     let [events, deliveries] = context.read_array([events, deliveries]).await?;
-    let rows: Vec<EventRow> = events.decode_all().map_err(|error| context.internal(error))?;
+    let mut rows: Vec<EventRow> = events.decode_all().map_err(|error| context.internal(error))?;
     let deliveries: Vec<DeliveryRow> = deliveries.decode_all().map_err(|error| context.internal(error))?;
+    let next_cursor = if archive { None } else { paging::cut(&mut rows, limit, |row| (row.due_moment, &row.id)) };
     let events = rows.iter().map(|row| row.present(now_ms, &deliveries)).collect();
-    Ok(context.json(&EventList { events }))
+    Ok(context.json(&EventList { events, next_cursor }))
 }
 
 /// `GET /api/me/events/:eventId`.

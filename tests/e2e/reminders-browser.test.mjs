@@ -336,6 +336,25 @@ for (const layout of LAYOUTS) {
     assert.equal(again.status, 401, again.text);
     await assertFits(page(), "the sources");
   });
+
+  if (layout.name === "desktop") {
+    test(`${layout.name}: an inbox of more than a page shows the soonest, and the rest on asking`, async () => {
+      const before = (await openEvents()).length;
+      const far = Array.from({ length: 100 }, (_, index) => addDays(run.today, 200 + index));
+      await Promise.all(far.map((due, index) =>
+        call("POST", "/api/me/events", { token: run.token, body: { title: `Far off ${index}`, due_at: due } })));
+      await section("Mail").click();
+      await section("Reminders").click();
+      const cards = page().getByRole("article");
+      await card("Far off 0").waitFor();
+      assert.equal(await cards.count(), 100, "the first page: the 100 soonest");
+      const later = page().getByRole("button", { name: "Show later reminders" });
+      await later.click();
+      await card("Far off 99").waitFor();
+      assert.equal(await cards.count(), before + 100, "every open reminder, once");
+      assert.ok(await later.isHidden(), "nothing later to show");
+    });
+  }
 }
 
 test("no page logged an error, threw, or broke the Content-Security-Policy", () => {

@@ -603,3 +603,27 @@ fn wrangler_declares_both_cron_triggers_the_node_answers_to() {
         assert!(crons.contains(&format!("\"{cron}\"")), "wrangler.toml's crons lack {cron}: {crons}");
     }
 }
+
+#[test]
+fn open_events_page_soonest_first_and_the_archive_is_one_page() {
+    let world = World::at(utc("2026-12-01T10:00"));
+    let (_, token) = person_in(&world, "pages@example.com", "UTC");
+    for day in 1..=5 {
+        create(&world, &token, json!({ "title": format!("Day {day}"), "due_at": format!("2027-01-0{day}") }));
+    }
+    let mut titles = Vec::new();
+    let mut path = "/api/me/events?limit=2".to_string();
+    loop {
+        let page = body(&world.call("GET", &path, Some(&token), None));
+        titles.extend(
+            page["events"].as_array().unwrap().iter().map(|event| event["title"].as_str().unwrap().to_string()),
+        );
+        let Some(cursor) = page["next_cursor"].as_str() else { break };
+        path = format!("/api/me/events?limit=2&cursor={cursor}");
+    }
+    assert_eq!(titles, ["Day 1", "Day 2", "Day 3", "Day 4", "Day 5"]);
+    let archive = body(&world.call("GET", "/api/me/events?archive=true&limit=2", Some(&token), None));
+    assert_eq!(archive["next_cursor"], Value::Null);
+    let foreign = world.call("GET", "/api/me/events?cursor=not-a-cursor", Some(&token), None);
+    assert_eq!(foreign.status, 400, "{}", text(&foreign));
+}

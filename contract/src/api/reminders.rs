@@ -147,6 +147,8 @@ pub struct Delivery {
 pub struct EventList {
     /// Open events soonest due first, or, in the archive, the most recently closed first.
     pub events: Vec<Event>,
+    /// Pass as `cursor` for the open events due after these; absent on the last page, and always in the archive (the last 100 closed).
+    pub next_cursor: Option<String>,
 }
 
 /// A new manual event.

@@ -12,7 +12,7 @@
 
 import { h, hidden, labelled, replace, time, uniqueId } from "./dom.js";
 import { api, query, segment } from "./api.js";
-import { empty, info, loading, namingField, panel, perform, secretField, statusArea, success } from "./shared.js";
+import { empty, loading, namingField, panel, perform, secretField, statusArea, success } from "./shared.js";
 
 /** An event's state in words; the keys are the contract's EventState, a test holds this file to them. */
 const EVENT_STATES = {
@@ -121,21 +121,26 @@ async function renderInbox(view) {
   const zoneLine = h("p", { class: "muted" });
   let profile = null;
 
+  // The open events shown so far (the soonest first, a page at a time), and
+  // where the next page starts.
+  let events = [];
+  let nextCursor = null;
+  const later = h("button", { type: "button", class: "secondary more", hidden: true, text: "Show later reminders" });
+  const laterStatus = statusArea();
+  later.addEventListener("click", () => perform(laterStatus, [later], async () => {
+    const page = await api("GET", `/api/me/events${query({ limit: LIST_LIMIT, cursor: nextCursor })}`);
+    events = events.concat(page.events);
+    nextCursor = page.next_cursor ?? null;
+    show();
+  }, "Later reminders could not be shown."));
+
   /** Loads the open events again and shows them; `said` is what the last action did. */
   async function refresh(said) {
-    const [{ events }, current] = await Promise.all([api("GET", `/api/me/events${query({ limit: LIST_LIMIT })}`), api("GET", "/api/me/profile")]);
+    const [page, current] = await Promise.all([api("GET", `/api/me/events${query({ limit: LIST_LIMIT })}`), api("GET", "/api/me/profile")]);
     profile = current;
-    const today = dayIn(profile.tz);
-    replace(zoneLine, "Days are counted in your time zone, ", h("strong", { text: profile.tz }), today ? `, where it is ${dayWords(today)}. ` : ". ",
-      h("a", { href: "#/reminders/settings", text: "Change it" }), ".");
-    replace(groups,
-      events.length >= LIST_LIMIT ? info(`Showing the ${LIST_LIMIT} soonest: close or delete some to see the rest.`) : null,
-      GROUPS.map((group) => {
-        const held = events.filter(group.holds).sort((a, b) => Date.parse(a.due_moment) - Date.parse(b.due_moment));
-        return panel(`${group.title} (${held.length})`, held.length
-          ? h("div", { class: "reminder-list" }, held.map((event) => eventCard(event, { zone: profile.tz, today, refresh })))
-          : empty(group.none));
-      }));
+    events = page.events;
+    nextCursor = page.next_cursor ?? null;
+    show();
     status.replaceChildren();
     if (said) {
       // The card acted on has moved or gone: what became of it is said at the
@@ -147,7 +152,22 @@ async function renderInbox(view) {
     }
   }
 
-  view.append(zoneLine, status, groups, panel("Add a reminder", addForm(refresh)));
+  /** Shows the events loaded so far in their groups. */
+  function show() {
+    const today = dayIn(profile.tz);
+    replace(zoneLine, "Days are counted in your time zone, ", h("strong", { text: profile.tz }), today ? `, where it is ${dayWords(today)}. ` : ". ",
+      h("a", { href: "#/reminders/settings", text: "Change it" }), ".");
+    later.hidden = !nextCursor;
+    replace(groups,
+      GROUPS.map((group) => {
+        const held = events.filter(group.holds).sort((a, b) => Date.parse(a.due_moment) - Date.parse(b.due_moment));
+        return panel(`${group.title} (${held.length})`, held.length
+          ? h("div", { class: "reminder-list" }, held.map((event) => eventCard(event, { zone: profile.tz, today, refresh })))
+          : empty(group.none));
+      }));
+  }
+
+  view.append(zoneLine, status, groups, h("div", {}, later, laterStatus), panel("Add a reminder", addForm(refresh)));
   await refresh();
 }
 
