@@ -18,8 +18,16 @@ use sha2::{Digest, Sha256};
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 
-const PAGE: &str = include_str!("interface/index.html");
-const STYLE: &str = include_str!("interface/style.css");
+/// A file of the interface, as compiled in: as written, or minified for the
+/// Worker by `scripts/build.sh` (see `build.rs`).
+macro_rules! interface_file {
+    ($name:literal) => {
+        include_str!(concat!(env!("MAILROOM_INTERFACE"), "/", $name))
+    };
+}
+
+const PAGE: &str = interface_file!("index.html");
+const STYLE: &str = interface_file!("style.css");
 
 /// Where the modules are served from; an import map key is this plus a file name.
 const MODULE_PATH: &str = "/interface/";
@@ -30,27 +38,27 @@ const ENTRY_MODULE: &str = "main.js";
 /// Every script module, by file name. A test holds this list to the files in
 /// `src/interface/scripts/`, so a new section is a new file and a line here.
 const MODULES: &[(&str, &str)] = &[
-    ("account.js", include_str!("interface/scripts/account.js")),
-    ("agents.js", include_str!("interface/scripts/agents.js")),
-    ("api.js", include_str!("interface/scripts/api.js")),
-    ("approvals.js", include_str!("interface/scripts/approvals.js")),
-    ("audit.js", include_str!("interface/scripts/audit.js")),
-    ("dom.js", include_str!("interface/scripts/dom.js")),
-    ("mail-shared.js", include_str!("interface/scripts/mail-shared.js")),
-    ("mail.js", include_str!("interface/scripts/mail.js")),
-    ("mailboxes.js", include_str!("interface/scripts/mailboxes.js")),
-    ("main.js", include_str!("interface/scripts/main.js")),
-    ("names.js", include_str!("interface/scripts/names.js")),
-    ("pager.js", include_str!("interface/scripts/pager.js")),
-    ("people.js", include_str!("interface/scripts/people.js")),
-    ("relations.js", include_str!("interface/scripts/relations.js")),
-    ("reminders.js", include_str!("interface/scripts/reminders.js")),
-    ("sends.js", include_str!("interface/scripts/sends.js")),
-    ("session.js", include_str!("interface/scripts/session.js")),
-    ("shared.js", include_str!("interface/scripts/shared.js")),
-    ("sources.js", include_str!("interface/scripts/sources.js")),
-    ("teams.js", include_str!("interface/scripts/teams.js")),
-    ("vocabulary.js", include_str!("interface/scripts/vocabulary.js")),
+    ("account.js", interface_file!("scripts/account.js")),
+    ("agents.js", interface_file!("scripts/agents.js")),
+    ("api.js", interface_file!("scripts/api.js")),
+    ("approvals.js", interface_file!("scripts/approvals.js")),
+    ("audit.js", interface_file!("scripts/audit.js")),
+    ("dom.js", interface_file!("scripts/dom.js")),
+    ("mail-shared.js", interface_file!("scripts/mail-shared.js")),
+    ("mail.js", interface_file!("scripts/mail.js")),
+    ("mailboxes.js", interface_file!("scripts/mailboxes.js")),
+    ("main.js", interface_file!("scripts/main.js")),
+    ("names.js", interface_file!("scripts/names.js")),
+    ("pager.js", interface_file!("scripts/pager.js")),
+    ("people.js", interface_file!("scripts/people.js")),
+    ("relations.js", interface_file!("scripts/relations.js")),
+    ("reminders.js", interface_file!("scripts/reminders.js")),
+    ("sends.js", interface_file!("scripts/sends.js")),
+    ("session.js", interface_file!("scripts/session.js")),
+    ("shared.js", interface_file!("scripts/shared.js")),
+    ("sources.js", interface_file!("scripts/sources.js")),
+    ("teams.js", interface_file!("scripts/teams.js")),
+    ("vocabulary.js", interface_file!("scripts/vocabulary.js")),
 ];
 
 struct Shell {
