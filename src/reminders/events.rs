@@ -566,30 +566,6 @@ fn only_manual(row: &EventRow) -> Result<(), ReminderError> {
     if row.editable() { Ok(()) } else { Err(ReminderError::OtherSourcesEvent { source: row.source_name.clone() }) }
 }
 
-/// The statement writing `row` over the stored event it was read as.
-fn overwrite(row: &EventRow) -> Statement {
-    Statement::new(
-        "UPDATE reminder_events SET title = ?2, subtitle = ?3, due_at = ?4, fire_at = ?5, after_due = ?6, \
-         done_label = ?7, deep_link = ?8, fire_moment = ?9, day_moment = ?10, due_moment = ?11, quiet_until = ?12, \
-         closed_as = ?13, closed_at = ?14, updated_at = ?15 WHERE id = ?1",
-    )
-    .bind(row.id.as_str())
-    .bind(row.title.as_str())
-    .bind(row.subtitle.as_deref())
-    .bind(row.due_at.as_str())
-    .bind(row.fire_at.as_str())
-    .bind(row.after_due.as_str())
-    .bind(row.done_label.as_str())
-    .bind(row.deep_link.as_deref())
-    .bind(row.fire_moment)
-    .bind(row.day_moment)
-    .bind(row.due_moment)
-    .bind(row.quiet_until)
-    .bind(row.closed_as.as_deref())
-    .bind(row.closed_at)
-    .bind(row.updated_at)
-}
-
 /// `PATCH /api/me/events/:eventId`.
 pub async fn update_event(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let changes: UpdateEvent = context.body()?;
@@ -598,7 +574,9 @@ pub async fn update_event(context: &mut Context<'_>) -> Result<Response, Refusal
     let now_ms = context.now_ms();
     let (fields, rescheduled) = Fields::merged(&existing, &changes)?;
     let row = fields.applied_to(&existing, rescheduled, &zone, now_ms);
-    context.write(overwrite(&row));
+    // The same upsert every writer uses: the event's key finds the stored row.
+    let actor = context.caller().actor_id().unwrap_or_default().to_string();
+    context.write(upsert(&row, &actor));
     if rescheduled && existing.is_closed_at(now_ms) {
         context.guard(open_events_within_limit(&existing.person_id), ReminderError::TooManyOpenEvents);
     }
@@ -615,19 +593,23 @@ pub async fn delete_event(context: &mut Context<'_>) -> Result<Response, Refusal
     Ok(context.json(&closed.present(now_ms, &deliveries)))
 }
 
+/// The statement closing an open event as `how` (done, withdrawn); one
+/// already closed stays as it closed.
+pub(crate) fn closing(event_id: &str, how: &'static str, now_ms: i64) -> Statement {
+    Statement::new(
+        "UPDATE reminder_events SET closed_as = ?2, closed_at = ?3, updated_at = ?3 WHERE id = ?1 AND closed_as IS NULL",
+    )
+    .bind(event_id)
+    .bind(how)
+    .bind(now_ms)
+}
+
 /// Closes `row` as `how` unless it is closed already, which stays as it is.
 fn close(context: &mut Context<'_>, mut row: EventRow, how: &'static str, now_ms: i64) -> EventRow {
     if row.is_closed_at(now_ms) {
         return row;
     }
-    context.write(
-        Statement::new(
-            "UPDATE reminder_events SET closed_as = ?2, closed_at = ?3, updated_at = ?3 WHERE id = ?1 AND closed_as IS NULL",
-        )
-        .bind(row.id.as_str())
-        .bind(how)
-        .bind(now_ms),
-    );
+    context.write(closing(&row.id, how, now_ms));
     row.closed_as = Some(how.to_string());
     row.closed_at = Some(now_ms);
     row.updated_at = now_ms;

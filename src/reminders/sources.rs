@@ -10,7 +10,7 @@ use mailroom_contract::api::{
 };
 use serde::Deserialize;
 
-use super::events::{EVENT_COLUMNS, EVENT_FROM, EventRow, Fields, open_events_within_limit, upsert, zone_of};
+use super::events::{EVENT_COLUMNS, EVENT_FROM, EventRow, Fields, closing, open_events_within_limit, upsert, zone_of};
 use super::{MANUAL_SOURCE, ReminderError, SOURCE_REF, TOPIC, line};
 use crate::authz::credentials::new_source_credential;
 use crate::core::caller::Caller;
@@ -207,14 +207,7 @@ pub async fn withdraw_event(context: &mut Context<'_>) -> Result<Response, Refus
     let now_ms = context.now_ms();
     context.audit_object(row.id.clone());
     if row.closed_as.is_none() {
-        context.write(
-            Statement::new(
-                "UPDATE reminder_events SET closed_as = 'withdrawn', closed_at = ?2, updated_at = ?2 \
-                 WHERE id = ?1 AND closed_as IS NULL",
-            )
-            .bind(row.id.as_str())
-            .bind(now_ms),
-        );
+        context.write(closing(&row.id, "withdrawn", now_ms));
         row.closed_as = Some("withdrawn".to_string());
         row.closed_at = Some(now_ms);
         row.updated_at = now_ms;
