@@ -181,6 +181,18 @@ test("a webhook that answers 500 is failed with its error, then delivered by the
   assert.equal(postedTo("/flo").length, 2, "no duplicate after delivery");
 });
 
+test("changing the time zone moves open events to it, in one statement on D1", async () => {
+  const { token: ida } = await person("ivo@example.com");
+  assert.equal((await call("PATCH", "/api/me/profile", { token: ida, body: { tz: "UTC" } })).status, 200);
+  const dentist = await createEvent(ida, { title: "Dentist", due_at: "2027-01-12T09:00" });
+  const flight = await createEvent(ida, { title: "Flight", due_at: "2027-01-13T01:00+09:00" });
+  assert.equal(dentist.due_moment, "2027-01-12T09:00:00.000Z");
+  const moved = await call("PATCH", "/api/me/profile", { token: ida, body: { tz: "America/New_York" } });
+  assert.equal(moved.status, 200, moved.text);
+  assert.equal((await getEvent(ida, dentist.id)).due_moment, "2027-01-12T14:00:00.000Z", "09:00 in New York");
+  assert.equal((await getEvent(ida, flight.id)).due_moment, "2027-01-12T16:00:00.000Z", "a place's time does not move");
+});
+
 test("changing the profile of a person with a webhook keeps the webhook", async () => {
   const { token: gus } = await person("gus@example.com");
   const set = await call("PUT", "/api/me/profile/webhook", { token: gus, body: { url: `${hooks}/gus` } });
