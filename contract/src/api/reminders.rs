@@ -69,8 +69,10 @@ pub struct Event {
     /// The source's topic; with `source_ref`, the key a source upserts by.
     pub topic: String,
     /// What falls due.
+    #[schemars(length(min = 1, max = EVENT_TITLE_MAXIMUM))]
     pub title: String,
     /// A second line, if any.
+    #[schemars(length(max = EVENT_TITLE_MAXIMUM))]
     pub subtitle: Option<String>,
     /// When it is due, as given: `YYYY-MM-DD`, `YYYY-MM-DDTHH:MM` in the person's zone, or with an offset when bound to a place.
     pub due_at: String,
@@ -79,6 +81,7 @@ pub struct Event {
     /// What happens when the due moment passes.
     pub after_due: AfterDue,
     /// The label of the button that closes it.
+    #[schemars(length(min = 1, max = DONE_LABEL_MAXIMUM))]
     pub done_label: String,
     /// Where the event leads, if anywhere.
     pub deep_link: Option<String>,
@@ -156,11 +159,13 @@ pub struct EventList {
 #[serde(deny_unknown_fields)]
 pub struct CreateEvent {
     /// What falls due: 1 to 200 characters.
+    #[schemars(length(min = 1, max = EVENT_TITLE_MAXIMUM))]
     pub title: String,
     /// When it is due: `YYYY-MM-DD` (a day), `YYYY-MM-DDTHH:MM` (a time in your zone), or `YYYY-MM-DDTHH:MM+09:00` (with an offset, only when the event is bound to a place, such as a flight).
     pub due_at: String,
     /// A second line: up to 200 characters.
     #[serde(default)]
+    #[schemars(length(max = EVENT_TITLE_MAXIMUM))]
     pub subtitle: Option<String>,
     /// The day preparing starts (`YYYY-MM-DD`), never after the due day. Default: 30 days before the due day.
     #[serde(default)]
@@ -170,9 +175,11 @@ pub struct CreateEvent {
     pub after_due: Option<AfterDue>,
     /// The label of the button that closes it: up to 40 characters. Default: Done.
     #[serde(default)]
+    #[schemars(length(max = DONE_LABEL_MAXIMUM))]
     pub done_label: Option<String>,
     /// Where the event leads: an https address.
     #[serde(default)]
+    #[schemars(length(max = DEEP_LINK_MAXIMUM))]
     pub deep_link: Option<String>,
 }
 
@@ -182,12 +189,14 @@ pub struct CreateEvent {
 pub struct UpdateEvent {
     /// What falls due: 1 to 200 characters.
     #[serde(default)]
+    #[schemars(length(min = 1, max = EVENT_TITLE_MAXIMUM))]
     pub title: Option<String>,
     /// When it is due, in one of the three forms.
     #[serde(default)]
     pub due_at: Option<String>,
     /// A second line: up to 200 characters; an empty string removes it.
     #[serde(default)]
+    #[schemars(length(max = EVENT_TITLE_MAXIMUM))]
     pub subtitle: Option<String>,
     /// The day preparing starts (`YYYY-MM-DD`), never after the due day.
     #[serde(default)]
@@ -197,9 +206,11 @@ pub struct UpdateEvent {
     pub after_due: Option<AfterDue>,
     /// The label of the button that closes it: up to 40 characters.
     #[serde(default)]
+    #[schemars(length(max = DONE_LABEL_MAXIMUM))]
     pub done_label: Option<String>,
     /// Where the event leads: an https address; an empty string removes it.
     #[serde(default)]
+    #[schemars(length(max = DEEP_LINK_MAXIMUM))]
     pub deep_link: Option<String>,
 }
 
@@ -252,6 +263,7 @@ pub struct UpdateReminderProfile {
 #[serde(deny_unknown_fields)]
 pub struct SetReminderWebhook {
     /// An https address (http only for localhost) that accepts a POST of JSON.
+    #[schemars(length(max = WEBHOOK_URL_MAXIMUM))]
     pub url: String,
 }
 
@@ -291,6 +303,7 @@ pub struct ReminderSourceList {
 #[serde(deny_unknown_fields)]
 pub struct CreateReminderSource {
     /// Its name, shown on its events: 1 to 100 characters of letters, digits, `-`, `_` and `.`; not `manual`.
+    #[schemars(length(min = 1, max = SOURCE_NAME_MAXIMUM))]
     pub name: String,
 }
 
@@ -310,16 +323,20 @@ pub struct PushEvent {
     /// The person's sign-in address.
     pub person: String,
     /// The source's reference for the event; with `topic`, the key.
+    #[schemars(length(min = 1, max = SOURCE_KEY_MAXIMUM))]
     pub source_ref: String,
     /// The topic within the reference, such as `renewal`; with `source_ref`, the key. Default: empty.
     #[serde(default)]
+    #[schemars(length(max = SOURCE_KEY_MAXIMUM))]
     pub topic: String,
     /// What falls due: 1 to 200 characters.
+    #[schemars(length(min = 1, max = EVENT_TITLE_MAXIMUM))]
     pub title: String,
     /// When it is due, in one of the three forms.
     pub due_at: String,
     /// A second line: up to 200 characters.
     #[serde(default)]
+    #[schemars(length(max = EVENT_TITLE_MAXIMUM))]
     pub subtitle: Option<String>,
     /// The day preparing starts; default 30 days before the due day.
     #[serde(default)]
@@ -329,8 +346,10 @@ pub struct PushEvent {
     pub after_due: Option<AfterDue>,
     /// The closing button's label: up to 40 characters. Default: Done.
     #[serde(default)]
+    #[schemars(length(max = DONE_LABEL_MAXIMUM))]
     pub done_label: Option<String>,
     /// Where the event leads: an https address.
     #[serde(default)]
+    #[schemars(length(max = DEEP_LINK_MAXIMUM))]
     pub deep_link: Option<String>,
 }
