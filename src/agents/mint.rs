@@ -12,7 +12,7 @@ use mailroom_contract::{ObjectKind, Relation, registry};
 use super::AgentError;
 use super::pairing::issue_code;
 use super::present::AgentRow;
-use crate::authz::credentials::new_agent_credential;
+use crate::authz::credentials::NamingCredential;
 use crate::authz::tuples::{self, Holder};
 use crate::core::context::Context;
 use crate::core::crypto::hash_secret;
@@ -139,7 +139,7 @@ pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .collect();
     let (credential, credential_hash) = match request.delivery {
         CredentialDelivery::Credential => {
-            let credential = new_agent_credential(&agent_id, context.platform());
+            let credential = NamingCredential::Agent.issue(&agent_id, context.platform());
             let hash = hash_secret(&credential);
             (Some(credential), Some(hash))
         }

@@ -6,7 +6,7 @@ use mailroom_contract::api::{AgentCredential, PairingCode, RedeemPairingCode};
 
 use super::AgentError;
 use super::lifecycle::the_agent;
-use crate::authz::credentials::{new_agent_credential, new_pairing_code};
+use crate::authz::credentials::{NamingCredential, new_pairing_code};
 use crate::authz::throttle::Window;
 use crate::core::context::Context;
 use crate::core::crypto::{hash_secret, hex};
@@ -77,7 +77,7 @@ pub async fn redeem_pairing_code(context: &mut Context<'_>) -> Result<Response, 
     context.write(window.release());
     let agent_id = row.text("agent_id").map_err(|error| context.internal(error))?;
     let sponsor = row.text("sponsor_id").map_err(|error| context.internal(error))?;
-    let credential = new_agent_credential(&agent_id, context.platform());
+    let credential = NamingCredential::Agent.issue(&agent_id, context.platform());
     context.write_changing_one_row(
         Statement::new("UPDATE pairing_codes SET redeemed_at = ?2 WHERE code_hash = ?1 AND redeemed_at IS NULL")
             .bind(code_hash.as_str())

@@ -255,19 +255,14 @@ pub fn identify(request: &Request, session_key: &[u8], now_ms: i64) -> Result<Pr
             .or_else(|| authorization.strip_prefix("bearer "))
             .map(str::trim)
             .ok_or(AuthenticationError::MalformedCredential)?;
-        if token.starts_with(SOURCE_CREDENTIAL_PREFIX) {
-            let source_id = source_of_credential(token).ok_or(AuthenticationError::MalformedCredential)?;
-            return Ok(Presented {
-                caller: Caller::Source { source_id, credential_hash: hash_secret(token) },
-                via_cookie: false,
-            });
-        }
-        if token.starts_with(AGENT_CREDENTIAL_PREFIX) {
-            let agent_id = agent_of_credential(token).ok_or(AuthenticationError::MalformedCredential)?;
-            return Ok(Presented {
-                caller: Caller::Agent { agent_id, credential_hash: hash_secret(token) },
-                via_cookie: false,
-            });
+        if let Some(kind) = NamingCredential::claimed_by(token) {
+            let id = kind.named_id(token).ok_or(AuthenticationError::MalformedCredential)?;
+            let credential_hash = hash_secret(token);
+            let caller = match kind {
+                NamingCredential::Agent => Caller::Agent { agent_id: id, credential_hash },
+                NamingCredential::Source => Caller::Source { source_id: id, credential_hash },
+            };
+            return Ok(Presented { caller, via_cookie: false });
         }
         let claims = verify_access_token(token, session_key, now_ms)?;
         return Ok(Presented { caller: caller_from(claims), via_cookie: false });
@@ -347,40 +342,52 @@ pub fn new_refresh_token(platform: &dyn Platform) -> String {
     format!("{REFRESH_TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(secret))
 }
 
-/// A new agent credential: `mr_agt_<agent ULID>.<secret>`. The agent's id is
-/// public and names the row to check; the 256-bit secret is what proves it. Only
-/// the SHA-256 of the whole credential is stored.
-pub fn new_agent_credential(agent_id: &str, platform: &dyn Platform) -> String {
-    let secret: [u8; 32] = random_bytes(platform);
-    let ulid = agent_id.strip_prefix("agt_").unwrap_or(agent_id);
-    format!("{AGENT_CREDENTIAL_PREFIX}{ulid}.{}", URL_SAFE_NO_PAD.encode(secret))
+/// The credentials that name the row they prove: `<prefix><ULID>.<secret>`. The
+/// id is public and names the row to check; the 256-bit secret is what proves it;
+/// only the SHA-256 of the whole credential is stored, so liveness is one indexed
+/// read in the route's own first round trip.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum NamingCredential {
+    /// An agent's: `mr_agt_<agent ULID>.<secret>`.
+    Agent,
+    /// A reminder source's: `mr_src_<source ULID>.<secret>`.
+    Source,
 }
 
-/// The agent id an agent credential names, if it is well formed.
-pub fn agent_of_credential(credential: &str) -> Option<String> {
-    let (ulid, secret) = credential.strip_prefix(AGENT_CREDENTIAL_PREFIX)?.split_once('.')?;
-    let agent_id = format!("agt_{ulid}");
-    let well_formed =
-        is_id_of(&agent_id, IdKind::Agent) && secret.len() == 43 && URL_SAFE_NO_PAD.decode(secret).is_ok();
-    well_formed.then_some(agent_id)
-}
+impl NamingCredential {
+    fn prefix(self) -> &'static str {
+        match self {
+            NamingCredential::Agent => AGENT_CREDENTIAL_PREFIX,
+            NamingCredential::Source => SOURCE_CREDENTIAL_PREFIX,
+        }
+    }
 
-/// A new reminder source's credential: `mr_src_<source ULID>.<secret>`, made
-/// like an agent's: the id names the row, the 256-bit secret proves it, and only
-/// the SHA-256 of the whole is stored.
-pub fn new_source_credential(source_id: &str, platform: &dyn Platform) -> String {
-    let secret: [u8; 32] = random_bytes(platform);
-    let ulid = source_id.strip_prefix("src_").unwrap_or(source_id);
-    format!("{SOURCE_CREDENTIAL_PREFIX}{ulid}.{}", URL_SAFE_NO_PAD.encode(secret))
-}
+    fn kind(self) -> IdKind {
+        match self {
+            NamingCredential::Agent => IdKind::Agent,
+            NamingCredential::Source => IdKind::Source,
+        }
+    }
 
-/// The source id a source credential names, if it is well formed.
-pub fn source_of_credential(credential: &str) -> Option<String> {
-    let (ulid, secret) = credential.strip_prefix(SOURCE_CREDENTIAL_PREFIX)?.split_once('.')?;
-    let source_id = format!("src_{ulid}");
-    let well_formed =
-        is_id_of(&source_id, IdKind::Source) && secret.len() == 43 && URL_SAFE_NO_PAD.decode(secret).is_ok();
-    well_formed.then_some(source_id)
+    /// The kind a presented token claims to be, by its prefix.
+    fn claimed_by(token: &str) -> Option<NamingCredential> {
+        [NamingCredential::Agent, NamingCredential::Source].into_iter().find(|kind| token.starts_with(kind.prefix()))
+    }
+
+    /// A new credential for the row `id`.
+    pub fn issue(self, id: &str, platform: &dyn Platform) -> String {
+        let secret: [u8; 32] = random_bytes(platform);
+        let ulid = id.strip_prefix(self.kind().prefix()).unwrap_or(id);
+        format!("{}{ulid}.{}", self.prefix(), URL_SAFE_NO_PAD.encode(secret))
+    }
+
+    /// The id a credential of this kind names, if it is well formed.
+    pub fn named_id(self, credential: &str) -> Option<String> {
+        let (ulid, secret) = credential.strip_prefix(self.prefix())?.split_once('.')?;
+        let id = format!("{}{ulid}", self.kind().prefix());
+        let well_formed = is_id_of(&id, self.kind()) && secret.len() == 43 && URL_SAFE_NO_PAD.decode(secret).is_ok();
+        well_formed.then_some(id)
+    }
 }
 
 /// A new pairing code: 160 random bits, typed or pasted once.
@@ -451,23 +458,23 @@ mod tests {
     fn agent_credentials_name_their_agent_and_nothing_else_parses() {
         let platform = crate::testing::FixedPlatform::at(0);
         let agent = crate::core::ids::new_id(IdKind::Agent, &platform);
-        let credential = new_agent_credential(&agent, &platform);
+        let credential = NamingCredential::Agent.issue(&agent, &platform);
         assert!(credential.starts_with("mr_agt_"));
-        assert_eq!(agent_of_credential(&credential), Some(agent));
-        assert_eq!(agent_of_credential("mr_agt_nonsense"), None);
-        assert_eq!(agent_of_credential(&credential.replace('.', "")), None);
-        assert_eq!(agent_of_credential(&format!("{credential}x")), None);
+        assert_eq!(NamingCredential::Agent.named_id(&credential), Some(agent));
+        assert_eq!(NamingCredential::Agent.named_id("mr_agt_nonsense"), None);
+        assert_eq!(NamingCredential::Agent.named_id(&credential.replace('.', "")), None);
+        assert_eq!(NamingCredential::Agent.named_id(&format!("{credential}x")), None);
     }
 
     #[test]
     fn source_credentials_name_their_source_and_are_read_as_a_source() {
         let platform = crate::testing::FixedPlatform::at(0);
         let source = crate::core::ids::new_id(IdKind::Source, &platform);
-        let credential = new_source_credential(&source, &platform);
+        let credential = NamingCredential::Source.issue(&source, &platform);
         assert!(credential.starts_with("mr_src_"));
-        assert_eq!(source_of_credential(&credential), Some(source.clone()));
-        assert_eq!(source_of_credential(&credential.replace("mr_src_", "mr_agt_")), None);
-        assert_eq!(source_of_credential(&format!("{credential}x")), None);
+        assert_eq!(NamingCredential::Source.named_id(&credential), Some(source.clone()));
+        assert_eq!(NamingCredential::Source.named_id(&credential.replace("mr_src_", "mr_agt_")), None);
+        assert_eq!(NamingCredential::Source.named_id(&format!("{credential}x")), None);
         let request =
             Request { headers: vec![("authorization".into(), format!("Bearer {credential}"))], ..Request::default() };
         let presented = identify(&request, b"key", 0).unwrap();

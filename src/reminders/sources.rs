@@ -12,7 +12,7 @@ use serde::Deserialize;
 
 use super::events::{EVENT_COLUMNS, EVENT_FROM, EventRow, Fields, closing, open_events_within_limit, upsert, zone_of};
 use super::{MANUAL_SOURCE, ReminderError, SOURCE_REF, TOPIC, line};
-use crate::authz::credentials::new_source_credential;
+use crate::authz::credentials::NamingCredential;
 use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::crypto::hash_secret;
@@ -73,7 +73,7 @@ pub async fn create_source(context: &mut Context<'_>) -> Result<Response, Refusa
         return Err(ReminderError::SourceNameTaken.into());
     }
     let id = new_id(IdKind::Source, context.platform());
-    let credential = new_source_credential(&id, context.platform());
+    let credential = NamingCredential::Source.issue(&id, context.platform());
     let created_by = context.caller().actor_id().unwrap_or_default().to_string();
     let now_ms = context.now_ms();
     context.write(
