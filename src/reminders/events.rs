@@ -18,8 +18,8 @@ use serde::Deserialize;
 
 use super::schedule::{self, Checkpoints, Day, DueAt, Timing, Zone};
 use super::{
-    DONE_LABEL, MANUAL_SOURCE, ReminderError, SUBTITLE, TITLE, deep_link, line, optional_line, owner_after_read,
-    owner_cte,
+    DONE_LABEL, MANUAL_SOURCE, ReminderError, SUBTITLE, TITLE, ZONE_OR_DEFAULT, deep_link, line, optional_line,
+    owner_after_read, owner_cte,
 };
 use crate::core::context::Context;
 use crate::core::http::Response;
@@ -38,6 +38,27 @@ pub(crate) const EVENT_COLUMNS: &str = "e.id, e.person_id, e.source_id, COALESCE
      e.fire_moment, e.day_moment, e.due_moment, e.quiet_until, e.closed_as, e.closed_at, e.created_at, e.updated_at";
 /// Where they are read from.
 pub(crate) const EVENT_FROM: &str = "reminder_events e LEFT JOIN reminder_sources s ON s.id = e.source_id";
+
+/// An event's state at `now` (an SQL expression, such as a parameter), read
+/// from the event `e`'s stored closure and checkpoints: what `EventRow::state_at`
+/// says, as a query can filter on it. A test holds the two to each other.
+pub(crate) fn state_sql(now: &str) -> String {
+    format!(
+        "(CASE WHEN e.closed_as IS NOT NULL THEN e.closed_as \
+          WHEN {now} >= e.due_moment THEN (CASE e.after_due WHEN 'expire' THEN 'expired' ELSE 'overdue' END) \
+          WHEN {now} >= e.day_moment THEN 'today' WHEN {now} >= e.fire_moment THEN 'preparing' \
+          ELSE 'scheduled' END)"
+    )
+}
+
+/// The moment the state of the open event `e` at `now` began (see `state_sql`;
+/// `EventRow::checkpoint_at` for a state a person is told of).
+pub(crate) fn checkpoint_sql(now: &str) -> String {
+    format!(
+        "(CASE WHEN {now} >= e.due_moment THEN e.due_moment WHEN {now} >= e.day_moment THEN e.day_moment \
+          ELSE e.fire_moment END)"
+    )
+}
 
 /// An event as stored.
 #[derive(Clone, Debug, Deserialize)]
@@ -413,7 +434,7 @@ pub(crate) fn open_events_within_limit(person_id: &str) -> Statement {
 /// The statement reading the caller's profile zone (a person's own, an agent's sponsor's).
 fn owner_zone(owner: (&'static str, String)) -> Statement {
     Statement::new(format!(
-        "{}SELECT o.id AS person_id, COALESCE(r.time_zone, 'UTC') AS time_zone FROM owner o \
+        "{}SELECT o.id AS person_id, {ZONE_OR_DEFAULT} FROM owner o \
          LEFT JOIN reminder_profiles r ON r.person_id = o.id",
         owner.0
     ))
@@ -478,22 +499,20 @@ pub async fn list_events(context: &mut Context<'_>) -> Result<Response, Refusal>
     let (after_due, after_id) =
         if archive { (i64::MIN, String::new()) } else { paging::cursor(context, IdKind::Event, i64::MIN)? };
     let owner = owner_cte(context.caller());
+    let state_now = state_sql("?2");
     let (condition, order) = if archive {
         (
-            "(e.closed_as IS NOT NULL OR (e.after_due = 'expire' AND e.due_moment <= ?2))".to_string(),
+            format!("{state_now} IN ('done', 'withdrawn', 'expired')"),
             "COALESCE(e.closed_at, e.due_moment) DESC, e.id DESC",
         )
     } else {
-        let open = "e.closed_as IS NULL AND NOT (e.after_due = 'expire' AND e.due_moment <= ?2)";
+        // `closed_as IS NULL` first, for the index of open events.
         let within = match state {
-            Some(EventState::Scheduled) => " AND ?2 < e.fire_moment",
-            Some(EventState::Preparing) => " AND e.fire_moment <= ?2 AND ?2 < e.day_moment",
-            Some(EventState::Today) => " AND e.day_moment <= ?2 AND ?2 < e.due_moment",
-            Some(EventState::Overdue) => " AND e.due_moment <= ?2",
-            _ => "",
+            Some(state) => format!("{state_now} = '{}'", state.name()),
+            None => format!("{state_now} != 'expired'"),
         };
-        let after = " AND (e.due_moment > ?4 OR (e.due_moment = ?4 AND (?5 = '' OR e.id > ?5)))";
-        (format!("{open}{within}{after}"), "e.due_moment, e.id")
+        let after = "(e.due_moment > ?4 OR (e.due_moment = ?4 AND (?5 = '' OR e.id > ?5)))";
+        (format!("e.closed_as IS NULL AND {within} AND {after}"), "e.due_moment, e.id")
     };
     let events = Statement::new(format!(
         "{}SELECT {EVENT_COLUMNS} FROM {EVENT_FROM} JOIN owner o ON e.person_id = o.id \
@@ -648,6 +667,52 @@ mod tests {
 
     /// 2026-12-14T01:00+09:00.
     const MOMENT_2026_12_13_1600_UTC: i64 = 1_797_177_600_000;
+
+    #[test]
+    fn the_state_a_query_reads_is_the_state_an_event_answers() {
+        use crate::core::storage::Database;
+        let database = crate::testing::SqliteDatabase::migrated();
+        database.execute_sql(
+            "INSERT INTO people (id, email, name, password_hash, created_at) VALUES ('usr_1', 'a@example.com', 'A', 'x', 0)",
+        );
+        let zone = Zone::utc();
+        let fields = Fields::new("Tax", "2026-12-10", None, Some("2026-12-01"), None, None, None).unwrap();
+        let mut rows = Vec::new();
+        for (index, (after_due, closed_as)) in
+            [("keep", None), ("expire", None), ("keep", Some("done")), ("expire", Some("withdrawn"))]
+                .into_iter()
+                .enumerate()
+        {
+            let mut row = fields.new_row(
+                format!("evt_{index}"),
+                "usr_1".into(),
+                "manual".into(),
+                "manual".into(),
+                format!("manual:{index}"),
+                String::new(),
+                &zone,
+                0,
+            );
+            row.after_due = after_due.to_string();
+            row.closed_as = closed_as.map(str::to_string);
+            row.closed_at = closed_as.map(|_| 0);
+            futures_executor::block_on(database.execute(vec![upsert(&row, "usr_1")])).unwrap();
+            rows.push(row);
+        }
+        let checkpoints = rows[0].checkpoints();
+        let moments = [checkpoints.fire_day_start, checkpoints.due_day_start, checkpoints.due_moment];
+        for now in moments.iter().flat_map(|moment| [moment - 1, *moment, moment + 1]) {
+            let read = Statement::new(format!(
+                "SELECT e.id, {} AS state FROM reminder_events e ORDER BY e.id",
+                state_sql("?1")
+            ))
+            .bind(now);
+            let result = futures_executor::block_on(database.execute(vec![read])).unwrap().remove(0);
+            for (row, stored) in rows.iter().zip(&result.rows) {
+                assert_eq!(stored.text("state").unwrap(), row.state_at(now).name(), "{} at {now}", row.id);
+            }
+        }
+    }
 
     #[test]
     fn a_place_bound_due_before_the_local_due_day_keeps_the_order_of_states() {

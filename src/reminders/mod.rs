@@ -35,6 +35,10 @@ pub use notify::{NotifyReport, notify_due};
 pub use profile::{get_profile, remove_webhook, set_webhook, update_profile};
 pub use sources::{create_source, list_sources, push_event, revoke_source, withdraw_event};
 
+/// A person's zone as every read selects it, from `reminder_profiles r`: theirs,
+/// or UTC for a person who never set one (the table's default too).
+pub(crate) const ZONE_OR_DEFAULT: &str = "COALESCE(r.time_zone, 'UTC') AS time_zone";
+
 /// The source every event a person or their agent adds belongs to.
 pub const MANUAL_SOURCE: &str = "manual";
 

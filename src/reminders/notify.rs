@@ -21,7 +21,7 @@ use mailroom_contract::api::{Channel, Event, EventState};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-use super::events::{EVENT_COLUMNS, EventRow};
+use super::events::{EVENT_COLUMNS, EventRow, checkpoint_sql, state_sql};
 use super::schedule::{ClockTime, QuietHours, Zone};
 use crate::core::crypto::hex;
 use crate::core::node::Node;
@@ -100,17 +100,14 @@ struct WebhookBody<'a> {
 /// not acknowledged, of an enabled person, with each channel they have that has
 /// not delivered its current checkpoint (nor is delivering it, nor gave up).
 fn due_deliveries(now_ms: i64) -> Statement {
+    let (state, checkpoint) = (state_sql("?1"), checkpoint_sql("?1"));
     Statement::new(format!(
         "WITH current AS ( \
-           SELECT {EVENT_COLUMNS}, \
-             CASE WHEN ?1 >= e.due_moment THEN e.due_moment WHEN ?1 >= e.day_moment THEN e.day_moment \
-                  ELSE e.fire_moment END AS checkpoint, \
-             CASE WHEN ?1 >= e.due_moment THEN 'overdue' WHEN ?1 >= e.day_moment THEN 'today' \
-                  ELSE 'preparing' END AS state_entered, \
+           SELECT {EVENT_COLUMNS}, {checkpoint} AS checkpoint, {state} AS state_entered, \
              p.email, r.time_zone, r.quiet_start, r.quiet_end, r.email_channel, r.webhook_url, r.webhook_secret \
            FROM reminder_events e LEFT JOIN reminder_sources s ON s.id = e.source_id \
            JOIN people p ON p.id = e.person_id JOIN reminder_profiles r ON r.person_id = e.person_id \
-           WHERE e.closed_as IS NULL AND e.fire_moment <= ?1 AND NOT (e.after_due = 'expire' AND e.due_moment <= ?1) \
+           WHERE e.closed_as IS NULL AND {state} IN ('preparing', 'today', 'overdue') \
              AND (e.quiet_until IS NULL OR e.quiet_until <= ?1) AND p.disabled_at IS NULL \
              AND (r.email_channel = 1 OR r.webhook_url IS NOT NULL)) \
          SELECT c.*, ch.channel FROM current c \
@@ -242,10 +239,11 @@ async fn send_email(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), Strin
 pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
     let now_ms = node.platform.now_ms();
     let mut report = NotifyReport::default();
-    let expire = Statement::new(
-        "UPDATE reminder_events SET closed_as = 'expired', closed_at = due_moment, updated_at = ?1 \
-         WHERE closed_as IS NULL AND after_due = 'expire' AND due_moment <= ?1",
-    )
+    let expire = Statement::new(format!(
+        "UPDATE reminder_events AS e SET closed_as = 'expired', closed_at = e.due_moment, updated_at = ?1 \
+         WHERE e.closed_as IS NULL AND {} = 'expired'",
+        state_sql("?1")
+    ))
     .bind(now_ms);
     let mut results =
         node.database.execute(vec![expire, due_deliveries(now_ms)]).await.map_err(|error| error.to_string())?;

@@ -16,7 +16,7 @@ use serde::Deserialize;
 
 use super::events::{EVENT_COLUMNS, EVENT_FROM, EventRow};
 use super::schedule::{AfterDue, Checkpoints, ClockTime, Day, DueAt, Timing, Zone};
-use super::{ReminderError, owner_after_read, owner_cte};
+use super::{ReminderError, ZONE_OR_DEFAULT, owner_after_read, owner_cte};
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::platform::random_bytes;
@@ -51,7 +51,7 @@ impl ProfileRow {
 /// The caller's profile (a person's own, an agent's sponsor's).
 fn owner_profile(owner: (&'static str, String)) -> Statement {
     Statement::new(format!(
-        "{}SELECT p.id AS person_id, p.email, COALESCE(r.time_zone, 'UTC') AS time_zone, r.quiet_start, \
+        "{}SELECT p.id AS person_id, p.email, {ZONE_OR_DEFAULT}, r.quiet_start, \
          r.quiet_end, COALESCE(r.email_channel, 0) AS email_channel, r.webhook_url \
          FROM owner o JOIN people p ON p.id = o.id LEFT JOIN reminder_profiles r ON r.person_id = p.id",
         owner.0

@@ -11,7 +11,7 @@ use mailroom_contract::api::{
 use serde::Deserialize;
 
 use super::events::{EVENT_COLUMNS, EVENT_FROM, EventRow, Fields, closing, open_events_within_limit, upsert, zone_of};
-use super::{MANUAL_SOURCE, ReminderError, SOURCE_REF, TOPIC, line};
+use super::{MANUAL_SOURCE, ReminderError, SOURCE_REF, TOPIC, ZONE_OR_DEFAULT, line};
 use crate::authz::credentials::NamingCredential;
 use crate::core::caller::Caller;
 use crate::core::context::Context;
@@ -134,10 +134,10 @@ fn calling_source(context: &Context<'_>) -> Result<String, Refusal> {
 /// event under the key, if any.
 fn about(source_id: &str, person: &str, source_ref: &str, topic: &str) -> [Statement; 3] {
     let email = person.trim().to_lowercase();
-    let person = Statement::new(
-        "SELECT p.id AS person_id, COALESCE(r.time_zone, 'UTC') AS time_zone FROM people p \
-         LEFT JOIN reminder_profiles r ON r.person_id = p.id WHERE p.email = ?1 AND p.disabled_at IS NULL",
-    )
+    let person = Statement::new(format!(
+        "SELECT p.id AS person_id, {ZONE_OR_DEFAULT} FROM people p \
+         LEFT JOIN reminder_profiles r ON r.person_id = p.id WHERE p.email = ?1 AND p.disabled_at IS NULL"
+    ))
     .bind(email.as_str());
     let name = Statement::new("SELECT name FROM reminder_sources WHERE id = ?1").bind(source_id);
     let event = Statement::new(format!(
