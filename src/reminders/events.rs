@@ -514,23 +514,22 @@ pub async fn list_events(context: &mut Context<'_>) -> Result<Response, Refusal>
         let after = "(e.due_moment > ?4 OR (e.due_moment = ?4 AND (?5 = '' OR e.id > ?5)))";
         (format!("e.closed_as IS NULL AND {within} AND {after}"), "e.due_moment, e.id")
     };
-    let events = Statement::new(format!(
-        "{}SELECT {EVENT_COLUMNS} FROM {EVENT_FROM} JOIN owner o ON e.person_id = o.id \
-         WHERE {condition} ORDER BY {order} LIMIT ?3",
-        owner.0
-    ))
-    .bind(owner.1.as_str())
-    .bind(now_ms)
-    .bind(if archive { limit } else { limit + 1 });
-    let events = if archive { events } else { events.bind(after_due).bind(after_id) };
-    let deliveries = Statement::new(format!(
+    let page =
+        format!("FROM {EVENT_FROM} JOIN owner o ON e.person_id = o.id WHERE {condition} ORDER BY {order} LIMIT ?3");
+    let bound = |statement: Statement| {
+        let statement = statement.bind(owner.1.as_str()).bind(now_ms).bind(if archive { limit } else { limit + 1 });
+        if archive { statement } else { statement.bind(after_due).bind(after_id.as_str()) }
+    };
+    let events = bound(Statement::new(format!("{}SELECT {EVENT_COLUMNS} {page}", owner.0)));
+    // The deliveries of this page's open events at their current checkpoints:
+    // what `EventRow::present` shows, and nothing more.
+    let deliveries = bound(Statement::new(format!(
         "{}SELECT d.event_id, d.checkpoint, d.state_entered, d.channel, d.outcome, d.attempts, d.last_error, \
          d.updated_at FROM reminder_deliveries d JOIN reminder_events e ON e.id = d.event_id \
-         JOIN owner o ON e.person_id = o.id WHERE e.closed_as IS NULL AND d.checkpoint <= ?2 AND d.checkpoint >= e.fire_moment",
-        owner.0
-    ))
-    .bind(owner.1)
-    .bind(now_ms);
+         WHERE d.event_id IN (SELECT e.id {page}) AND e.closed_as IS NULL AND d.checkpoint = {}",
+        owner.0,
+        checkpoint_sql("?2")
+    )));
     let [events, deliveries] = context.read_array([events, deliveries]).await?;
     let mut rows: Vec<EventRow> = events.decode_all().map_err(|error| context.internal(error))?;
     let deliveries: Vec<DeliveryRow> = deliveries.decode_all().map_err(|error| context.internal(error))?;

@@ -138,7 +138,13 @@ pub async fn update_profile(context: &mut Context<'_>) -> Result<Response, Refus
         owner.0
     ))
     .bind(owner.1.as_str());
-    let [profile, open_events] = context.read_array([owner_profile(owner), open_events]).await?;
+    // Open events are read only to move them to a new zone.
+    let mut statements = vec![owner_profile(owner)];
+    statements.extend(zone.is_some().then_some(open_events));
+    let mut results = context.read(statements).await?.into_iter();
+    let (Some(profile), open_events) = (results.next(), results.next()) else {
+        return Err(context.internal("a profile read answered nothing"));
+    };
     let person_id = owner_after_read(context)?;
     let mut profile = decode_profile(context, &profile)?;
     let now_ms = context.now_ms();
@@ -160,7 +166,8 @@ pub async fn update_profile(context: &mut Context<'_>) -> Result<Response, Refus
     }
     context.write(store(&profile, Secret::Kept, now_ms));
     if let Some(zone) = &new_zone {
-        let events: Vec<EventRow> = open_events.decode_all().map_err(|error| context.internal(error))?;
+        let events: Vec<EventRow> =
+            open_events.unwrap_or_default().decode_all().map_err(|error| context.internal(error))?;
         if let Some(statement) = recompute_moments(&person_id, &events, zone, now_ms) {
             context.write(statement);
         }

@@ -537,6 +537,8 @@ fn the_scheduled_run_notifies_once_per_checkpoint_at_the_local_time_outside_quie
     let outcomes: Vec<&str> =
         shown["deliveries"].as_array().unwrap().iter().map(|d| d["outcome"].as_str().unwrap()).collect();
     assert_eq!(outcomes, ["delivered", "delivered"], "{shown}");
+    let listed = body(&world.call("GET", "/api/me/events", Some(&token), None));
+    assert_eq!(listed["events"][0]["deliveries"], shown["deliveries"], "the list shows what the event shows");
 
     // Acknowledged: the due day's start is the next checkpoint, and it is notified.
     world.call("POST", &format!("/api/me/events/{id}/ack"), Some(&token), None);
