@@ -30,6 +30,8 @@ fi
 environment="$state/environment.env"
 cp "$secrets" "$environment"
 printf 'PUBLIC_ORIGIN=http://127.0.0.1:%s\n' "$port" >>"$environment"
+# The demo runs agent messaging, which a deployment turns on in wrangler.toml.
+printf 'FEATURE_AGENT_NETWORK=true\n' >>"$environment"
 
 log "applying migrations to the local D1"
 wrangler d1 migrations apply DB --local --persist-to "$state" >/dev/null

@@ -29,9 +29,11 @@ pub mod core;
 pub mod audit;
 pub mod authz;
 
+pub mod a2a;
 pub mod agents;
 pub mod identity;
 pub mod mail;
+pub mod messaging;
 pub mod reminders;
 
 pub mod dispatch;

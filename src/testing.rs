@@ -438,6 +438,7 @@ impl TestNode {
                 maximum_message_bytes: 64 * 1024,
                 public_origin: Some(TEST_ORIGIN.to_string()),
                 reminder_sender: Some(TEST_REMINDER_SENDER.to_string()),
+                agent_network: true,
             },
         }
     }

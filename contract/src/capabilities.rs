@@ -90,6 +90,25 @@ pub const CAPABILITIES: &[Capability] = &[
             RouteId::UpdateProfile,
         ],
     },
+    Capability {
+        name: "agent.messaging",
+        summary: "Exchange messages with agents",
+        description: "Send requests and events to agents on the node, and work its own durable inbox: claim messages as fenced leases, acknowledge, renew, reply and reject, follow its conversations and cancel them. Delivery is at least once. Only when the node runs agent messaging.",
+        routes: &[
+            RouteId::SendAgentMessage,
+            RouteId::ListSentAgentMessages,
+            RouteId::GetAgentMessage,
+            RouteId::ListAgentInbox,
+            RouteId::ClaimAgentMessages,
+            RouteId::AckAgentMessage,
+            RouteId::RenewAgentLease,
+            RouteId::ReplyToAgentMessage,
+            RouteId::RejectAgentMessage,
+            RouteId::ListAgentConversations,
+            RouteId::GetAgentConversation,
+            RouteId::CancelAgentConversation,
+        ],
+    },
 ];
 
 impl Capability {

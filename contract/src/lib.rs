@@ -26,6 +26,6 @@ pub mod withheld;
 
 pub use registry::{ContractError, Registry, registry};
 pub use relation::{ObjectKind, Relation};
-pub use route::{Accepts, Authority, Exposure, Method, Parameter, PathParameter, Refuses, Route, Tier};
+pub use route::{Accepts, Authority, Exposure, Feature, Method, Parameter, PathParameter, Refuses, Route, Tier};
 pub use route_id::RouteId;
 pub use statuses::{Answer, Carries, MAXIMUM_BODY_BYTES};

@@ -134,6 +134,34 @@ pub enum Authority {
     /// that source's events. No person or agent is admitted, and a source is
     /// admitted nowhere else.
     Source,
+    /// The agent the path parameter names: its sponsor, or an administrator
+    /// (the owner plane of an agent's messaging). No machine is ever admitted.
+    Sponsor { agent_parameter: PathParameter },
+}
+
+/// A part of the node an operator turns on (a `FEATURE_…` variable). Off, every
+/// route of it refuses with `feature_disabled` before anything else is read,
+/// and its tools are in no catalogue.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Feature {
+    /// Agent messaging and the A2A gateway (`FEATURE_AGENT_NETWORK`).
+    AgentNetwork,
+}
+
+impl Feature {
+    /// The variable that turns it on, set to `true` in `wrangler.toml`.
+    pub fn variable(self) -> &'static str {
+        match self {
+            Feature::AgentNetwork => "FEATURE_AGENT_NETWORK",
+        }
+    }
+
+    /// What it is, in a few words.
+    pub fn describe(self) -> &'static str {
+        match self {
+            Feature::AgentNetwork => "agent messaging",
+        }
+    }
 }
 
 /// Whether `held`, the relations held on one mailbox, meet a mailbox authority's
@@ -159,6 +187,7 @@ impl Authority {
             Authority::Organization(_)
             | Authority::SelfOrAdmin { .. }
             | Authority::Source
+            | Authority::Sponsor { .. }
             | Authority::Filtered { machine_visible: false, .. } => false,
         }
     }
@@ -236,6 +265,9 @@ impl Authority {
             Authority::Source => {
                 "A reminder source, with its own `mr_src_` credential; only that source's events.".into()
             }
+            Authority::Sponsor { agent_parameter } => {
+                format!("The sponsor of the agent named by `{}`, or a holder of org.admin.", agent_parameter.name())
+            }
         }
     }
 }
@@ -254,6 +286,8 @@ vocabulary! {
         SendId = "sendId": "The send's id (`snd_…`).";
         EventId = "eventId": "The event's id (`evt_…`).";
         SourceId = "sourceId": "The reminder source's id (`src_…`).";
+        AgentMessageId = "agentMessageId": "The agent message's id (`amg_…`).";
+        ConversationId = "conversationId": "The conversation's id (`cnv_…`).";
         AttachmentIndex = "attachmentIndex": "The attachment's `index` from get_message, from 0.";
         Module = "module": "The module's file name, such as `mail.js`, as the page's import map names it.";
     }
@@ -335,6 +369,8 @@ impl PathParameter {
             | PathParameter::SendId
             | PathParameter::EventId
             | PathParameter::SourceId
+            | PathParameter::AgentMessageId
+            | PathParameter::ConversationId
             | PathParameter::Module => Accepts::Text,
         }
     }
@@ -527,6 +563,8 @@ pub struct Route {
     /// The refusals its handler gives that nothing else in the declaration shows;
     /// every other status it answers is derived (`statuses::answers`).
     pub refuses: &'static [Refuses],
+    /// The feature it belongs to, if it is one an operator turns on.
+    pub feature: Option<Feature>,
 }
 
 impl Route {
@@ -554,7 +592,14 @@ impl Route {
             authority_declared: false,
             reaches_content: false,
             refuses: &[],
+            feature: None,
         }
+    }
+
+    /// Puts the route in a feature an operator turns on.
+    pub fn feature(mut self, feature: Feature) -> Route {
+        self.feature = Some(feature);
+        self
     }
 
     pub fn summary(mut self, summary: &'static str) -> Route {
@@ -599,6 +644,12 @@ impl Route {
 
     pub fn created(mut self) -> Route {
         self.success_status = 201;
+        self
+    }
+
+    /// Answers 202: accepted, stored, and handled later (a message to an agent).
+    pub fn accepted(mut self) -> Route {
+        self.success_status = 202;
         self
     }
 
@@ -683,6 +734,7 @@ impl Route {
         match self.authority {
             Authority::SelfOrAdmin { person_parameter } => Some(person_parameter),
             Authority::Mailbox { mailbox_parameter, .. } => Some(mailbox_parameter),
+            Authority::Sponsor { agent_parameter } => Some(agent_parameter),
             _ => None,
         }
     }

@@ -8,7 +8,7 @@
 use crate::api::SendState;
 use crate::api::*;
 use crate::relation::Relation;
-use crate::route::{Authority, Method, Parameter, PathParameter, Produces, Refuses, Route, Tier};
+use crate::route::{Authority, Feature, Method, Parameter, PathParameter, Produces, Refuses, Route, Tier};
 use crate::route_id::RouteId;
 
 /// A page of up to 100 of a list's items, 50 by default.
@@ -29,6 +29,17 @@ const fn on_mailbox(all_of: &'static [Relation]) -> Authority {
 const fn on_mailbox_any(any_of: &'static [Relation]) -> Authority {
     Authority::Mailbox { mailbox_parameter: PathParameter::MailboxId, all_of: &[], any_of }
 }
+
+/// The agent the path names: its sponsor, or an administrator.
+const SPONSOR: Authority = Authority::Sponsor { agent_parameter: PathParameter::AgentId };
+
+/// Why an agent's owner plane is not offered to machines.
+const OWNER_PLANE: &str = "an agent's inbox, policy and connection are its owner's to watch and set: a person, signed in themselves, never a machine";
+
+/// The refusals every route that acts on a lease shares.
+const LEASE_REFUSALS: &[Refuses] = &[Refuses::Conflict(
+    "The lease is stale: the fencing token is not the message's current one, the lease lapsed, or the message is no longer leased (acknowledged, answered, rejected, canceled, expired or failed).",
+)];
 
 const WORKS_ON_SENDS: &[Relation] = &[Relation::SendPropose, Relation::ApprovalDecide];
 
@@ -588,7 +599,7 @@ pub fn declare(id: RouteId) -> Route {
             .refuses(const { &[
                 Refuses::Conflict("The agent is revoked: nothing changes it any more."),
             ] })
-            .authority(ADMIN),
+            .authority(SPONSOR),
 
         R::ResumeAgent => Route::new(id, Post, "/api/agents/:agentId/resume", "resume_agent")
             .summary("Resume an agent")
@@ -599,7 +610,7 @@ pub fn declare(id: RouteId) -> Route {
             .refuses(const { &[
                 Refuses::Conflict("The agent is revoked: nothing changes it any more."),
             ] })
-            .authority(ADMIN),
+            .authority(SPONSOR),
 
         R::RevokeAgent => Route::new(id, Post, "/api/agents/:agentId/revoke", "revoke_agent")
             .summary("Revoke an agent")
@@ -796,6 +807,213 @@ pub fn declare(id: RouteId) -> Route {
                 Refuses::NotFound("The source has no such event for that person."),
             ] })
             .authority(Authority::Source),
+
+        R::ListSponsoredAgents => Route::new(id, Get, "/api/me/agents", "list_sponsored_agents")
+            .summary("List the agents I sponsor")
+            .description("Lists the agents that act under the caller's authority, with whether each is paused and when it last looked at its inbox.")
+            .response::<SponsoredAgentList>()
+            .exception(Tier::Operator, AGENTS_ARE_AN_ESCALATION_MAP)
+            .authority(Authority::Personal),
+
+        R::SendAgentMessage => Route::new(id, Post, "/api/agent-messages", "send_agent_message")
+            .summary("Send a message to an agent")
+            .description("Sends a request (which the recipient answers or rejects) or an event (which it acknowledges) to an agent on this node, in a new conversation or one the caller takes part in. The message is stored before the 202 answers; it is delivered at least once, so give every message its own `idempotency_key`: repeating the call with the same key and body returns the original (`deduplicated: true`). The sender is always the caller. The recipient's policy applies when the message is delivered: follow it with get_agent_message (`state`, `held_because`, `reason`).")
+            .request::<SendAgentMessage>()
+            .response::<AgentMessage>()
+            .accepted()
+            .tier(Tier::Act)
+            .feature(Feature::AgentNetwork)
+            .refuses(const { &[
+                Refuses::NotFound("No live agent is `recipient`, or the caller takes no part in `conversation_id`."),
+                Refuses::Conflict("The idempotency key was used with another body, the conversation is canceled, or the recipient's inbox holds as many waiting messages as the node keeps (`MAXIMUM_WAITING_MESSAGES`)."),
+            ] })
+            .authority(Authority::Member),
+
+        R::ListSentAgentMessages => Route::new(id, Get, "/api/agent-messages", "list_sent_agent_messages")
+            .summary("List messages I sent")
+            .description("Lists the messages the caller sent, most recently changed first, with where each stands now and the reply to each answered request.")
+            .query_parameters(const { &[
+                Parameter::text("recipient", "Only messages to this agent (`agt_…`)."),
+                Parameter::one_of("kind", "Only messages of this kind.", SendableKind::NAMES),
+                Parameter::page_size("messages", 50, 100),
+                CURSOR,
+            ] })
+            .response::<AgentMessageList>()
+            .feature(Feature::AgentNetwork)
+            .authority(Authority::Member),
+
+        R::GetAgentMessage => Route::new(id, Get, "/api/agent-messages/:agentMessageId", "get_agent_message")
+            .summary("Show an agent message")
+            .description("Returns a message the caller sent or received (or one to or from an agent the caller sponsors), with where it stands now and, for an answered request, its reply.")
+            .path_parameters(&[PathParameter::AgentMessageId])
+            .response::<AgentMessage>()
+            .feature(Feature::AgentNetwork)
+            .authority(Authority::Member),
+
+        R::ListAgentInbox => Route::new(id, Get, "/api/agent-inbox", "list_agent_inbox")
+            .summary("List my inbox")
+            .description("Lists the messages waiting for the calling agent or leased by it, oldest first, without claiming them. To work on messages, claim them with claim_agent_messages.")
+            .query_parameters(const { &[
+                Parameter::page_size("messages", 50, 100),
+                CURSOR,
+            ] })
+            .response::<AgentMessageList>()
+            .feature(Feature::AgentNetwork)
+            .refuses(const { &[
+                Refuses::Forbidden("The caller is a person: only an agent has an inbox."),
+            ] })
+            .authority(Authority::Member),
+
+        R::ClaimAgentMessages => Route::new(id, Post, "/api/agent-inbox/leases", "claim_agent_messages")
+            .summary("Claim messages from my inbox")
+            .description("Leases up to `max` of the calling agent's waiting messages, oldest first, for `lease_seconds` (30 by default). Each carries a `fencing_token` that grows with every grant: ack, renew, reply and reject must carry it, and a lapsed lease makes the message claimable again (by this agent, with a new token). After the recipient policy's number of attempts the message fails. Its policy may deliver fewer than asked (rate and lease caps); an empty list means nothing is deliverable now.")
+            .request::<ClaimAgentMessages>()
+            .response::<ClaimedAgentMessages>()
+            .tier(Tier::Act)
+            .feature(Feature::AgentNetwork)
+            .refuses(const { &[
+                Refuses::Forbidden("The caller is a person: only an agent has an inbox."),
+            ] })
+            .authority(Authority::Member),
+
+        R::AckAgentMessage => Route::new(id, Post, "/api/agent-inbox/:agentMessageId/ack", "ack_agent_message")
+            .summary("Acknowledge a claimed message")
+            .description("Finishes a leased message: it is acknowledged and never delivered again. Needs the live lease's `fencing_token`; a stale one is refused, so a receiver whose lease lapsed learns that another may be working on it.")
+            .path_parameters(&[PathParameter::AgentMessageId])
+            .request::<AckAgentMessage>()
+            .response::<AgentMessage>()
+            .tier(Tier::Act)
+            .feature(Feature::AgentNetwork)
+            .refuses(LEASE_REFUSALS)
+            .authority(Authority::Member),
+
+        R::RenewAgentLease => Route::new(id, Post, "/api/agent-inbox/:agentMessageId/renew", "renew_agent_lease")
+            .summary("Extend a lease")
+            .description("Extends the live lease on a message to `lease_seconds` from now (30 by default), never past 12 hours after it was granted. Needs the lease's `fencing_token`.")
+            .path_parameters(&[PathParameter::AgentMessageId])
+            .request::<RenewAgentLease>()
+            .response::<AgentMessage>()
+            .tier(Tier::Act)
+            .feature(Feature::AgentNetwork)
+            .refuses(LEASE_REFUSALS)
+            .authority(Authority::Member),
+
+        R::ReplyToAgentMessage => Route::new(id, Post, "/api/agent-inbox/:agentMessageId/reply", "reply_to_agent_message")
+            .summary("Reply to a claimed request")
+            .description("Answers a leased request with `content`: the request is answered, and the reply goes to its sender in the same conversation. Needs the live lease's `fencing_token`. Events are acknowledged, not answered.")
+            .path_parameters(&[PathParameter::AgentMessageId])
+            .request::<ReplyToAgentMessage>()
+            .response::<AgentMessage>()
+            .tier(Tier::Act)
+            .feature(Feature::AgentNetwork)
+            .refuses(const { &[
+                Refuses::Conflict("The lease is stale (the fencing token is not the current one, the lease lapsed, or the message is no longer leased), or the message is an event, which is acknowledged rather than answered."),
+            ] })
+            .authority(Authority::Member),
+
+        R::RejectAgentMessage => Route::new(id, Post, "/api/agent-inbox/:agentMessageId/reject", "reject_agent_message")
+            .summary("Reject a claimed message")
+            .description("Refuses a leased message with a `reason` its sender sees: it is rejected and never delivered again. Needs the live lease's `fencing_token`.")
+            .path_parameters(&[PathParameter::AgentMessageId])
+            .request::<RejectAgentMessage>()
+            .response::<AgentMessage>()
+            .tier(Tier::Act)
+            .feature(Feature::AgentNetwork)
+            .refuses(LEASE_REFUSALS)
+            .authority(Authority::Member),
+
+        R::ListAgentConversations => Route::new(id, Get, "/api/agent-conversations", "list_agent_conversations")
+            .summary("List my conversations")
+            .description("Lists the conversations the caller takes part in (or, with `agent`, those of an agent the caller sponsors), most recently active first.")
+            .query_parameters(const { &[
+                Parameter::text("agent", "List this agent's conversations instead (`agt_…`): the caller's own id, or an agent it sponsors."),
+                Parameter::page_size("conversations", 50, 100),
+                CURSOR,
+            ] })
+            .response::<AgentConversationList>()
+            .feature(Feature::AgentNetwork)
+            .refuses(const { &[
+                Refuses::NotFound("`agent` is not the caller nor an agent it sponsors."),
+            ] })
+            .authority(Authority::Member),
+
+        R::GetAgentConversation => Route::new(id, Get, "/api/agent-conversations/:conversationId", "get_agent_conversation")
+            .summary("Show a conversation")
+            .description("Returns a conversation the caller takes part in (or one of an agent the caller sponsors): every message in it, oldest first, with where each stands.")
+            .path_parameters(&[PathParameter::ConversationId])
+            .response::<AgentConversation>()
+            .feature(Feature::AgentNetwork)
+            .authority(Authority::Member),
+
+        R::CancelAgentConversation => Route::new(id, Post, "/api/agent-conversations/:conversationId/cancel", "cancel_agent_conversation")
+            .summary("Cancel a conversation")
+            .description("Cancels a conversation the caller takes part in: every message in it that is not finished becomes canceled (a lease on one is then stale), and nothing more can be sent in it. Finished messages stay as they ended.")
+            .path_parameters(&[PathParameter::ConversationId])
+            .response::<AgentConversation>()
+            .tier(Tier::Act)
+            .feature(Feature::AgentNetwork)
+            .refuses(const { &[
+                Refuses::Conflict("The conversation is already canceled."),
+            ] })
+            .authority(Authority::Member),
+
+        R::GetAgentMessaging => Route::new(id, Get, "/api/agents/:agentId/messaging", "get_agent_messaging")
+            .summary("Show an agent's messaging")
+            .description("An agent's connection (when it last looked at its inbox), its delivery policy (allowlist, rate and lease caps, attempts) and how many messages wait for it.")
+            .path_parameters(&[PathParameter::AgentId])
+            .response::<AgentMessaging>()
+            .exception(Tier::Operator, OWNER_PLANE)
+            .feature(Feature::AgentNetwork)
+            .authority(SPONSOR),
+
+        R::UpdateAgentMessaging => Route::new(id, Patch, "/api/agents/:agentId/messaging", "update_agent_messaging")
+            .summary("Set an agent's delivery policy")
+            .description("Sets who an agent receives from (an allowlist of agents and people, or everyone), how many messages it is delivered per minute, how many leases it holds at once, and how many leases a message gets before it fails. The policy applies at delivery, to messages already waiting too.")
+            .path_parameters(&[PathParameter::AgentId])
+            .request::<UpdateAgentMessaging>()
+            .response::<AgentMessaging>()
+            .tier(Tier::Operator)
+            .feature(Feature::AgentNetwork)
+            .refuses(const { &[
+                Refuses::Conflict("The agent is revoked."),
+            ] })
+            .authority(SPONSOR),
+
+        R::ListOwnedAgentInbox => Route::new(id, Get, "/api/agents/:agentId/inbox", "list_owned_agent_inbox")
+            .summary("An agent's inbox, as its owner sees it")
+            .description("Every message to the agent, newest first, in every state (waiting, held and why, leased, finished), without claiming anything.")
+            .path_parameters(&[PathParameter::AgentId])
+            .query_parameters(const { &[
+                Parameter::page_size("messages", 50, 100),
+                CURSOR,
+            ] })
+            .response::<AgentMessageList>()
+            .exception(Tier::Operator, OWNER_PLANE)
+            .feature(Feature::AgentNetwork)
+            .authority(SPONSOR),
+
+        R::GetA2aAgentCard => Route::new(id, Get, "/a2a/:agentId/.well-known/agent-card.json", "get_a2a_agent_card")
+            .summary("An agent's A2A card")
+            .description("The A2A agent card of an agent on this node: its JSON-RPC endpoint, in A2A 1.0 (`supportedInterfaces`) and 0.3 (`url`, `preferredTransport`) at once, and the bearer credential it takes.")
+            .path_parameters(&[PathParameter::AgentId])
+            .response::<A2aAgentCard>()
+            .exception(Tier::Operator, "an agent card is how agents elsewhere find an agent's A2A endpoint, read before any credential is used")
+            .feature(Feature::AgentNetwork)
+            .authority(Authority::Public),
+
+        R::A2aEndpoint => Route::new(id, Post, "/a2a/:agentId", "a2a_endpoint")
+            .summary("An agent's A2A endpoint")
+            .description("A2A JSON-RPC for sending the agent requests as tasks: A2A 1.0 (`SendMessage`, `GetTask`, `ListTasks`, `CancelTask`, with the `A2A-Version` header) and 0.3 (`message/send`, `tasks/get`, `tasks/cancel`, no header). A send is a durable request to the agent; its reply becomes the task's artifact. The caller is its bearer credential (an agent's `mr_agt_` or a person's session); every call re-enters the node's own routes as that caller.")
+            .path_parameters(&[PathParameter::AgentId])
+            .request::<JsonRpcRequest>()
+            .response::<JsonRpcResponse>()
+            .produces(Produces::JsonRpc)
+            .tier(Tier::Surface)
+            .feature(Feature::AgentNetwork)
+            .refuses(const { &[
+                Refuses::JsonRpc { status: 400, when: "A JSON-RPC error: the body is not one JSON-RPC request, or the `A2A-Version` is one the gateway does not speak." },
+            ] })
+            .authority(Authority::Open),
 
         R::ListPersonMailboxes => Route::new(id, Get, "/api/people/:personId/mailboxes", "list_person_mailboxes")
             .summary("What a person holds on each mailbox")

@@ -154,7 +154,10 @@ pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
         }
     }
     match route.authority {
-        Authority::Organization(_) | Authority::SelfOrAdmin { .. } | Authority::Mailbox { .. } => {
+        Authority::Organization(_)
+        | Authority::SelfOrAdmin { .. }
+        | Authority::Mailbox { .. }
+        | Authority::Sponsor { .. } => {
             add(403, format!("The caller lacks the authority it needs. {}", route.authority.describe()), refusal)
         }
         Authority::Source => add(
@@ -180,6 +183,18 @@ pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
         add(
             404,
             format!("Nothing the path's {} names exists, or the caller may not know that it does.", named.join(", ")),
+            refusal,
+        );
+    }
+
+    if let Some(feature) = route.feature {
+        add(
+            404,
+            format!(
+                "The node does not run {} (`{}` is not `true`): `feature_disabled`.",
+                feature.describe(),
+                feature.variable()
+            ),
             refusal,
         );
     }

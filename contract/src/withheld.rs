@@ -29,6 +29,9 @@ pub(crate) fn from_agents(route: &Route, tier: Tier) -> String {
         (_, Authority::Filtered { machine_visible: false, .. }) => {
             "It lists decisions that need a second person; an agent acts as its sponsor, so for an agent it would always be empty.".into()
         }
+        (_, Authority::Sponsor { .. }) => {
+            "It is an agent's owner plane, for its sponsor or an administrator; an agent is neither.".into()
+        }
         (_, Authority::SelfOrAdmin { .. }) => {
             "It shows a person's own record to that person or to an administrator; an agent is neither.".into()
         }

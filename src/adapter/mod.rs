@@ -228,6 +228,10 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         .ok()
         .map(|value| value.to_string().trim().to_string())
         .filter(|value| !value.is_empty());
+    config.agent_network = env
+        .var("FEATURE_AGENT_NETWORK")
+        .ok()
+        .is_some_and(|value| value.to_string().trim().eq_ignore_ascii_case("true"));
     Ok(config)
 }
 

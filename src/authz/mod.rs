@@ -37,6 +37,9 @@ pub enum AuthorityError {
     MissingOrganizationRelation(Relation),
     /// The route is the named person's own, or an administrator's.
     NotSelfOrAdministrator,
+    /// The route is an agent's owner plane and the caller neither sponsors the
+    /// agent nor administers the node.
+    NotSponsorOrAdministrator,
     /// The route acts on a person's own account and the caller is not a person.
     PeopleOnly,
     /// The route is not in the agent's pinned ceiling; for a route no agent is ever
@@ -66,6 +69,13 @@ impl From<AuthorityError> for Refusal {
                 "Only the person themself or an administrator can do this.",
                 "The path names another person and you do not hold org.admin.",
                 "Use your own id (see GET /api/me), or ask an administrator.",
+            ),
+            AuthorityError::NotSponsorOrAdministrator => Refusal::new(
+                403,
+                "not_sponsor_or_administrator",
+                "Only the agent's sponsor or an administrator can do this.",
+                "An agent's inbox, policy and pause are its owner's: the person it acts for, or an administrator.",
+                "Ask the agent's sponsor or an administrator.",
             ),
             AuthorityError::NoSuchMailbox { mailbox_id } => Refusal::not_found("mailbox", &mailbox_id),
             AuthorityError::MissingMailboxRelations { mailbox_id, missing, any } => {
@@ -346,6 +356,13 @@ pub fn checks_for(
             if named.as_deref() != caller.actor_id() {
                 checks.push(holds(Relation::OrgAdmin, AuthorityError::NotSelfOrAdministrator));
             }
+        }
+        Authority::Sponsor { agent_parameter } => {
+            let agent_id = path_parameter(*agent_parameter).unwrap_or_default();
+            checks.push(pending(
+                Check::Holds(AuthorityError::NotSponsorOrAdministrator),
+                tuples::sponsors_or_administers(&holder, &agent_id),
+            ));
         }
         Authority::Mailbox { mailbox_parameter, all_of, any_of } => {
             let mailbox_id = path_parameter(*mailbox_parameter).unwrap_or_default();

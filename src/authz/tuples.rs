@@ -38,6 +38,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
         ),
     ),
     ("is_administrator", Predicate::Intersected),
+    ("sponsors_or_administers", Predicate::Intersected),
     (
         "administrators",
         Predicate::Exempt(
@@ -278,6 +279,27 @@ pub fn mailbox_ids_where(holder: &Holder, all_of: &[Relation], any_of: &[Relatio
 /// `SELECT held`: whether `holder` administers the node.
 pub fn is_administrator(holder: &Holder) -> Statement {
     holds(holder, Relation::OrgAdmin, ORGANIZATION_OBJECT)
+}
+
+/// `SELECT held`: whether `holder` is the sponsor of the agent `agent_id` or
+/// administers the node: who may watch and set an agent's messaging. Only a
+/// person sponsors; an agent's administration is intersected as everywhere.
+pub fn sponsors_or_administers(holder: &Holder, agent_id: &str) -> Statement {
+    let (condition, holder_parameters) = holder_condition(holder);
+    let sponsor = match holder {
+        Holder::Person(person_id) => person_id.as_str(),
+        Holder::Agent { .. } | Holder::SponsorOf(_) => "",
+    };
+    let mut parameters: Vec<Value> =
+        vec![agent_id.into(), sponsor.into(), Relation::OrgAdmin.name().into(), ORGANIZATION_OBJECT.into()];
+    parameters.extend(holder_parameters);
+    Statement {
+        sql: format!(
+            "SELECT (EXISTS (SELECT 1 FROM agents a WHERE a.id = ? AND a.sponsor_id = ?)                OR EXISTS (SELECT 1 FROM relation_tuples t WHERE t.relation = ? AND t.object = ? AND {condition})) AS held"
+        )
+        .into(),
+        parameters,
+    }
 }
 
 /// Every administrator's person id: people who hold `org.admin` directly or through

@@ -19,6 +19,8 @@ pub enum Surface {
     Rest,
     /// A tool call through `POST /mcp`, re-entering the router in process.
     Mcp,
+    /// A call through an agent's A2A endpoint, re-entering the router in process.
+    A2a,
 }
 
 impl Surface {
@@ -26,6 +28,7 @@ impl Surface {
         match self {
             Surface::Rest => "rest",
             Surface::Mcp => "mcp",
+            Surface::A2a => "a2a",
         }
     }
 }

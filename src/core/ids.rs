@@ -18,6 +18,8 @@ pub enum IdKind {
     Receipt,
     Send,
     Event,
+    AgentMessage,
+    Conversation,
 }
 
 impl IdKind {
@@ -32,10 +34,12 @@ impl IdKind {
             IdKind::Receipt => "rcp_",
             IdKind::Send => "snd_",
             IdKind::Event => "evt_",
+            IdKind::AgentMessage => "amg_",
+            IdKind::Conversation => "cnv_",
         }
     }
 
-    const ALL: [IdKind; 9] = [
+    const ALL: [IdKind; 11] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,
@@ -45,6 +49,8 @@ impl IdKind {
         IdKind::Receipt,
         IdKind::Send,
         IdKind::Event,
+        IdKind::AgentMessage,
+        IdKind::Conversation,
     ];
 }
 

@@ -69,6 +69,19 @@ pub struct Config {
     /// the mail service sends from; without one, the email channel reports that
     /// it cannot send.
     pub reminder_sender: Option<String>,
+    /// Whether agent messaging and the A2A gateway run (`FEATURE_AGENT_NETWORK`
+    /// is `true`). Off by default: every route of the feature then refuses
+    /// with `feature_disabled`, and nothing of it is stored or delivered.
+    pub agent_network: bool,
+}
+
+impl Config {
+    /// Whether the node runs `feature`.
+    pub fn runs(&self, feature: mailroom_contract::Feature) -> bool {
+        match feature {
+            mailroom_contract::Feature::AgentNetwork => self.agent_network,
+        }
+    }
 }
 
 impl Config {
@@ -83,6 +96,7 @@ impl Config {
             maximum_message_bytes: DEFAULT_MAXIMUM_MESSAGE_BYTES,
             public_origin: None,
             reminder_sender: None,
+            agent_network: false,
         }
     }
 }

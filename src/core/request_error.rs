@@ -41,11 +41,23 @@ pub enum RequestError {
     InvalidQueryParameter { name: String, expected: String },
     /// A path parameter that cannot name anything.
     InvalidPathParameter { name: String, expected: String },
+    /// The route belongs to a feature this node does not run.
+    FeatureDisabled { feature: mailroom_contract::Feature },
 }
 
 impl From<RequestError> for Refusal {
     fn from(error: RequestError) -> Refusal {
         match error {
+            RequestError::FeatureDisabled { feature } => Refusal::new(
+                404,
+                "feature_disabled",
+                format!("This node does not run {}.", feature.describe()),
+                format!("{} is a feature the node's operator turns on, and it is off here.", feature.describe()),
+                format!(
+                    "Ask the node's operator to set {} = \"true\" in wrangler.toml's [vars] and deploy.",
+                    feature.variable()
+                ),
+            ),
             RequestError::NoSuchRoute { method, path } => Refusal::new(
                 404,
                 "no_such_route",

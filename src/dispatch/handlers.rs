@@ -10,7 +10,7 @@ use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::identity::{people, relations, sessions, setup, teams};
 use crate::mail::{deletion, mailboxes, messages, search, sends};
-use crate::{agents, interface, mcp, reminders};
+use crate::{a2a, agents, interface, mcp, messaging, reminders};
 
 /// The one place that names every route's handler.
 pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
@@ -89,5 +89,23 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::RevokeReminderSource => reminders::revoke_source(context).await,
         RouteId::PushEvent => reminders::push_event(context).await,
         RouteId::WithdrawEvent => reminders::withdraw_event(context).await,
+        RouteId::ListSponsoredAgents => messaging::list_sponsored_agents(context).await,
+        RouteId::SendAgentMessage => messaging::send(context).await,
+        RouteId::ListSentAgentMessages => messaging::list_sent(context).await,
+        RouteId::GetAgentMessage => messaging::get_message(context).await,
+        RouteId::ListAgentInbox => messaging::list_inbox(context).await,
+        RouteId::ClaimAgentMessages => messaging::claim(context).await,
+        RouteId::AckAgentMessage => messaging::acknowledge(context).await,
+        RouteId::RenewAgentLease => messaging::renew(context).await,
+        RouteId::ReplyToAgentMessage => messaging::reply(context).await,
+        RouteId::RejectAgentMessage => messaging::reject(context).await,
+        RouteId::ListAgentConversations => messaging::list_conversations(context).await,
+        RouteId::GetAgentConversation => messaging::get_conversation(context).await,
+        RouteId::CancelAgentConversation => messaging::cancel_conversation(context).await,
+        RouteId::GetAgentMessaging => messaging::get_messaging(context).await,
+        RouteId::UpdateAgentMessaging => messaging::update_messaging(context).await,
+        RouteId::ListOwnedAgentInbox => messaging::list_owned_inbox(context).await,
+        RouteId::GetA2aAgentCard => a2a::card(context).await,
+        RouteId::A2aEndpoint => a2a::handle(context).await,
     }
 }

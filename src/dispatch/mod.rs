@@ -26,7 +26,7 @@ use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::identity::sessions;
 use crate::mail;
-use crate::reminders;
+use crate::{messaging, reminders};
 
 type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
 
@@ -138,6 +138,11 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     if node_origin != request.origin {
         return early(AuthenticationError::WrongHost { node_origin: node_origin.to_string() }.into());
     }
+    // A feature the node does not run answers before anything is read, so
+    // nothing of it is stored, delivered or recorded.
+    if let Some(feature) = route.feature.filter(|feature| !node.config.runs(*feature)) {
+        return early(RequestError::FeatureDisabled { feature }.into());
+    }
     let changes_something = !route.method.is_safe();
 
     // Public routes answer anyone and act as a stranger, whatever credential a
@@ -216,6 +221,9 @@ pub async fn on_schedule(node: &Node<'_>, cron: &str) -> Result<(), String> {
         let report = reminders::notify_due(node).await?;
         if report.failed > 0 {
             node.platform.log(&format!("reminders: {report:?}"));
+        }
+        if node.config.agent_network {
+            messaging::sweep(node).await?;
         }
         return Ok(());
     }

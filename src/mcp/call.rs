@@ -91,7 +91,10 @@ pub(super) async fn call_tool(context: &mut Context<'_>, params: &Map<String, Va
         Some(_) => return Err(RpcError::new(200, INVALID_PARAMS, "`arguments` must be an object")),
     };
     let registry = registry();
-    let Some(route) = registry.route_by_tool(name) else {
+    // A tool of a feature the node does not run is no tool at all.
+    let Some(route) =
+        registry.route_by_tool(name).filter(|route| route.feature.is_none_or(|feature| context.config().runs(feature)))
+    else {
         return Err(unknown_tool(name));
     };
     let withheld = withheld_without_io(route, registry.tier(route.id), context.caller());

@@ -197,11 +197,13 @@ pub(super) async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, 
         Caller::Source { .. } => return Err(refused(Refusal::internal())),
     };
     let registry = registry();
+    let config = context.config();
     Ok(definitions()
         .iter()
         .filter(|(id, _)| {
             let route = registry.route(*id);
-            withheld_without_io(route, registry.tier(*id), &caller).is_none()
+            route.feature.is_none_or(|feature| config.runs(feature))
+                && withheld_without_io(route, registry.tier(*id), &caller).is_none()
                 && ceiling.as_ref().is_none_or(|pinned| pinned.iter().any(|tool| tool == route.tool))
                 && held.as_ref().is_none_or(|held| held.could_complete(&route.authority))
         })

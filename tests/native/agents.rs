@@ -582,8 +582,16 @@ fn every_capability_keeps_its_promise() {
         world.grant_all(&ben, &["message.export", "approval.decide"], &mailbox);
         let requirements: Vec<&str> =
             capability.requirements(registry()).iter().map(|relation| relation.name()).collect();
-        let (_, credential) = world.mint(&ben, &[capability.name], grants(&mailbox, &requirements));
+        let (agent_id, credential) = world.mint(&ben, &[capability.name], grants(&mailbox, &requirements));
         let sends = format!("/api/mailboxes/{mailbox}/sends");
+        // Agent messaging: a peer on the node, and a message each way.
+        let peer = || world.messenger(&ben);
+        let sent_by_agent = || world.send_message(&credential, &peer().0, "request", json!("37 + 58?"));
+        let leased_by_agent = || {
+            world.send_message(&peer().1, &agent_id, "request", json!("37 + 58?"));
+            let leased = world.claim(&credential, 1).remove(0);
+            (leased["id"].as_str().unwrap().to_string(), leased["fencing_token"].clone())
+        };
         let draft = || {
             let created = world.call(
                 "POST",
@@ -661,13 +669,63 @@ fn every_capability_keeps_its_promise() {
                     ("POST", format!("/api/me/events/{}/ack", world.reminder(&ben_token, "2026-12-14")), None)
                 }
                 RouteId::UpdateProfile => ("PATCH", "/api/me/profile".into(), Some(json!({ "tz": "Europe/Berlin" }))),
+                RouteId::SendAgentMessage => (
+                    "POST",
+                    "/api/agent-messages".into(),
+                    Some(json!({ "recipient": peer().0, "kind": "event", "content": {}, "idempotency_key": "k" })),
+                ),
+                RouteId::ListSentAgentMessages => {
+                    sent_by_agent();
+                    ("GET", "/api/agent-messages".into(), None)
+                }
+                RouteId::GetAgentMessage => {
+                    ("GET", format!("/api/agent-messages/{}", sent_by_agent()["id"].as_str().unwrap()), None)
+                }
+                RouteId::ListAgentInbox | RouteId::ClaimAgentMessages => {
+                    world.send_message(&peer().1, &agent_id, "event", json!({ "deployed": true }));
+                    if *id == RouteId::ListAgentInbox {
+                        ("GET", "/api/agent-inbox".into(), None)
+                    } else {
+                        ("POST", "/api/agent-inbox/leases".into(), Some(json!({ "max": 2 })))
+                    }
+                }
+                RouteId::AckAgentMessage => {
+                    let (message, token) = leased_by_agent();
+                    ("POST", format!("/api/agent-inbox/{message}/ack"), Some(json!({ "fencing_token": token })))
+                }
+                RouteId::RenewAgentLease => {
+                    let (message, token) = leased_by_agent();
+                    ("POST", format!("/api/agent-inbox/{message}/renew"), Some(json!({ "fencing_token": token })))
+                }
+                RouteId::ReplyToAgentMessage => {
+                    let (message, token) = leased_by_agent();
+                    let reply = json!({ "fencing_token": token, "content": 95 });
+                    ("POST", format!("/api/agent-inbox/{message}/reply"), Some(reply))
+                }
+                RouteId::RejectAgentMessage => {
+                    let (message, token) = leased_by_agent();
+                    let reject = json!({ "fencing_token": token, "reason": "Not mine." });
+                    ("POST", format!("/api/agent-inbox/{message}/reject"), Some(reject))
+                }
+                RouteId::ListAgentConversations => {
+                    sent_by_agent();
+                    ("GET", "/api/agent-conversations".into(), None)
+                }
+                RouteId::GetAgentConversation => {
+                    let conversation = sent_by_agent()["conversation_id"].as_str().unwrap().to_string();
+                    ("GET", format!("/api/agent-conversations/{conversation}"), None)
+                }
+                RouteId::CancelAgentConversation => {
+                    let conversation = sent_by_agent()["conversation_id"].as_str().unwrap().to_string();
+                    ("POST", format!("/api/agent-conversations/{conversation}/cancel"), None)
+                }
                 other => {
                     panic!("{other:?} is in capability {} but has no promise fixture here: add one", capability.name)
                 }
             };
             let response = world.call(method, &path, Some(&credential), payload);
             assert!(
-                response.status == 200 || response.status == 201,
+                response.status == 200 || response.status == 201 || response.status == 202,
                 "{} promises {} {}, which answered {}: {}",
                 capability.name,
                 route.method.as_str(),
@@ -678,7 +736,7 @@ fn every_capability_keeps_its_promise() {
             // A filtered route answers 200 even to a caller who sees nothing, so a
             // listing must also show the fixture's rows.
             if let Some(listing) = body(&response).as_object().and_then(|object| {
-                ["results", "mailboxes", "messages", "sends"].iter().find_map(|key| object.get(*key))
+                ["results", "mailboxes", "messages", "sends", "conversations"].iter().find_map(|key| object.get(*key))
             }) {
                 assert!(
                     listing.as_array().is_some_and(|rows| !rows.is_empty()),

@@ -53,6 +53,7 @@ fn every_route_refuses_a_person_who_holds_nothing_it_needs() {
             Authority::Mailbox { .. } => (404, "not_found"),
             // A person's credential is not a source's.
             Authority::Source => (403, "sources_only"),
+            Authority::Sponsor { .. } => (403, "not_sponsor_or_administrator"),
             Authority::Public
             | Authority::Open
             | Authority::Member

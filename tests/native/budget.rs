@@ -255,6 +255,89 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
                 200,
             )
         }
+        RouteId::ListSponsoredAgents => {
+            agent();
+            (as_ben("GET", "/api/me/agents"), 200)
+        }
+        RouteId::SendAgentMessage => {
+            let ((_, sender), (recipient, _)) = (world.messenger(&ben), world.messenger(&ben));
+            let message = json!({ "recipient": recipient, "kind": "request", "content": { "text": "37 + 58?" }, "idempotency_key": "k-1" });
+            (request("POST", "/api/agent-messages").bearer(&sender).json(message), 202)
+        }
+        RouteId::ListSentAgentMessages => {
+            let ((_, sender), (recipient, _)) = (world.messenger(&ben), world.messenger(&ben));
+            world.send_message(&sender, &recipient, "request", json!("37 + 58?"));
+            (request("GET", "/api/agent-messages").bearer(&sender), 200)
+        }
+        RouteId::GetAgentMessage => {
+            let ((_, sender), (recipient, _)) = (world.messenger(&ben), world.messenger(&ben));
+            let sent = world.send_message(&sender, &recipient, "request", json!("37 + 58?"));
+            (request("GET", &format!("/api/agent-messages/{}", sent["id"].as_str().unwrap())).bearer(&sender), 200)
+        }
+        RouteId::ListAgentInbox => {
+            let ((_, sender), (recipient, receiver)) = (world.messenger(&ben), world.messenger(&ben));
+            world.send_message(&sender, &recipient, "request", json!("37 + 58?"));
+            (request("GET", "/api/agent-inbox").bearer(&receiver), 200)
+        }
+        RouteId::ClaimAgentMessages => {
+            let ((_, sender), (recipient, receiver)) = (world.messenger(&ben), world.messenger(&ben));
+            world.send_message(&sender, &recipient, "request", json!("37 + 58?"));
+            (request("POST", "/api/agent-inbox/leases").bearer(&receiver).json(json!({ "max": 5 })), 200)
+        }
+        RouteId::AckAgentMessage
+        | RouteId::RenewAgentLease
+        | RouteId::ReplyToAgentMessage
+        | RouteId::RejectAgentMessage => {
+            let ((_, sender), (recipient, receiver)) = (world.messenger(&ben), world.messenger(&ben));
+            world.send_message(&sender, &recipient, "request", json!("37 + 58?"));
+            let leased = world.claim(&receiver, 1).remove(0);
+            let (id, token) = (leased["id"].as_str().unwrap().to_string(), leased["fencing_token"].clone());
+            let (action, body) = match route {
+                RouteId::AckAgentMessage => ("ack", json!({ "fencing_token": token })),
+                RouteId::RenewAgentLease => ("renew", json!({ "fencing_token": token, "lease_seconds": 120 })),
+                RouteId::ReplyToAgentMessage => ("reply", json!({ "fencing_token": token, "content": { "sum": 95 } })),
+                _ => ("reject", json!({ "fencing_token": token, "reason": "Not mine to answer." })),
+            };
+            (request("POST", &format!("/api/agent-inbox/{id}/{action}")).bearer(&receiver).json(body), 200)
+        }
+        RouteId::ListAgentConversations => {
+            let ((_, sender), (recipient, _)) = (world.messenger(&ben), world.messenger(&ben));
+            world.send_message(&sender, &recipient, "request", json!("37 + 58?"));
+            (request("GET", "/api/agent-conversations").bearer(&sender), 200)
+        }
+        RouteId::GetAgentConversation | RouteId::CancelAgentConversation => {
+            let ((_, sender), (recipient, _)) = (world.messenger(&ben), world.messenger(&ben));
+            let sent = world.send_message(&sender, &recipient, "request", json!("37 + 58?"));
+            let path = format!("/api/agent-conversations/{}", sent["conversation_id"].as_str().unwrap());
+            if route == RouteId::GetAgentConversation {
+                (request("GET", &path).bearer(&sender), 200)
+            } else {
+                (request("POST", &format!("{path}/cancel")).bearer(&sender), 200)
+            }
+        }
+        RouteId::GetAgentMessaging => {
+            (as_ben("GET", &format!("/api/agents/{}/messaging", world.messenger(&ben).0)), 200)
+        }
+        RouteId::UpdateAgentMessaging => (
+            as_ben("PATCH", &format!("/api/agents/{}/messaging", world.messenger(&ben).0))
+                .json(json!({ "rate_per_minute": 10, "allowed_peers": [ben] })),
+            200,
+        ),
+        RouteId::ListOwnedAgentInbox => {
+            let ((_, sender), (recipient, _)) = (world.messenger(&ben), world.messenger(&ben));
+            world.send_message(&sender, &recipient, "event", json!({ "note": "deployed" }));
+            (as_ben("GET", &format!("/api/agents/{recipient}/inbox")), 200)
+        }
+        RouteId::GetA2aAgentCard => {
+            (request("GET", &format!("/a2a/{}/.well-known/agent-card.json", world.messenger(&ben).0)), 200)
+        }
+        // A gateway call costs what the route it re-enters costs, and no more.
+        RouteId::A2aEndpoint => {
+            let ((_, sender), (recipient, _)) = (world.messenger(&ben), world.messenger(&ben));
+            let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+                "message": { "messageId": "m-1", "role": "ROLE_USER", "parts": [{ "text": "37 + 58?" }] } } });
+            (request("POST", &format!("/a2a/{recipient}")).bearer(&sender).json(call), 200)
+        }
         // A tool call costs what the route it re-enters costs, and no more.
         RouteId::McpEndpoint => (
             as_ben("POST", "/mcp").json(json!({

@@ -267,6 +267,33 @@ impl World {
         body(&created)["id"].as_str().unwrap().to_string()
     }
 
+    /// Mints an agent for `sponsor` that exchanges messages: (agent id, credential).
+    pub fn messenger(&self, sponsor: &str) -> (String, String) {
+        self.mint(sponsor, &["agent.messaging"], json!([]))
+    }
+
+    /// Sends a message of `kind` with `content` from `token`'s caller to
+    /// `recipient`: the answer's body.
+    pub fn send_message(&self, token: &str, recipient: &str, kind: &str, content: Value) -> Value {
+        static SENT: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        let key = format!("key-{}", SENT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let sent = self.call(
+            "POST",
+            "/api/agent-messages",
+            Some(token),
+            Some(json!({ "recipient": recipient, "kind": kind, "content": content, "idempotency_key": key })),
+        );
+        assert_eq!(sent.status, 202, "{}", text(&sent));
+        body(&sent)
+    }
+
+    /// Claims up to `max` messages from `token`'s agent inbox: the leased messages.
+    pub fn claim(&self, token: &str, max: i64) -> Vec<Value> {
+        let claimed = self.call("POST", "/api/agent-inbox/leases", Some(token), Some(json!({ "max": max })));
+        assert_eq!(claimed.status, 200, "{}", text(&claimed));
+        body(&claimed)["messages"].as_array().unwrap().clone()
+    }
+
     /// Creates a reminder source named `name`: (source id, credential).
     pub fn source(&self, name: &str) -> (String, String) {
         let created = self.admin("POST", "/api/reminder-sources", Some(json!({ "name": name })));

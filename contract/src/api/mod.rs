@@ -12,6 +12,7 @@ mod audit;
 mod identity;
 mod mail;
 mod mcp;
+mod messaging;
 mod refusal;
 mod reminders;
 
@@ -20,5 +21,6 @@ pub use audit::*;
 pub use identity::*;
 pub use mail::*;
 pub use mcp::*;
+pub use messaging::*;
 pub use refusal::*;
 pub use reminders::*;

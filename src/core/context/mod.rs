@@ -273,6 +273,24 @@ impl<'request> Context<'request> {
         self.commit(placeholder).await.map(|_| ())
     }
 
+    /// Commits like `commit_now`, and answers the results of the handler's own
+    /// queued writes, in order: what their `RETURNING` clauses gave, for a
+    /// change whose outcome only the statement itself knows (a claim's leases).
+    pub async fn commit_returning(&mut self) -> Result<Vec<QueryResult>, Refusal> {
+        self.commit_now().await?;
+        Ok(self.work.take_write_results())
+    }
+
+    /// Leaves this call out of the audit chain because it changed nothing and
+    /// read no content: a poll of an empty inbox, which agents repeat every few
+    /// seconds, would otherwise write an entry each time. Only before any
+    /// write is queued; a call that then queues one is refused as unaudited.
+    pub fn leave_unrecorded(&mut self) {
+        if !self.route().reaches_content && !self.work.has_writes(true) {
+            self.note.leave_unrecorded();
+        }
+    }
+
     // ---- Calls that re-enter the dispatcher (the MCP server's tool calls).
 
     /// Drops the checks still pending before this call re-enters the dispatcher:

@@ -38,6 +38,12 @@ impl AuditNote {
         self.audited
     }
 
+    /// Takes this call out of the chain: it changed nothing (see
+    /// `Context::leave_unrecorded`).
+    pub(super) fn leave_unrecorded(&mut self) {
+        self.audited = false;
+    }
+
     pub fn caller(&self) -> &Caller {
         &self.caller
     }

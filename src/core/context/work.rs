@@ -53,6 +53,8 @@ pub struct UnitOfWork<'request> {
     /// Round trips taken by calls this one re-entered the dispatcher with.
     inner_round_trips: u32,
     constraint_refusals: Vec<(&'static str, Refusal)>,
+    /// What the handler's own writes answered in the commit that applied them.
+    write_results: Vec<QueryResult>,
 }
 
 impl<'request> UnitOfWork<'request> {
@@ -76,6 +78,7 @@ impl<'request> UnitOfWork<'request> {
             appended: false,
             inner_round_trips: 0,
             constraint_refusals: Vec::new(),
+            write_results: Vec::new(),
         }
     }
 
@@ -207,6 +210,10 @@ impl<'request> UnitOfWork<'request> {
         self.appended
     }
 
+    pub(super) fn take_write_results(&mut self) -> Vec<QueryResult> {
+        std::mem::take(&mut self.write_results)
+    }
+
     pub(super) fn take_deferred(&mut self) -> Vec<Statement> {
         std::mem::take(&mut self.deferred)
     }
@@ -226,6 +233,7 @@ impl<'request> UnitOfWork<'request> {
         let mut outcome = outcome;
         for _ in 0..2 {
             let mut batch = self.attempt_writes.clone();
+            let own_writes = self.attempt_writes.len()..self.attempt_writes.len() + self.writes.len();
             if outcome.is_ok() {
                 batch.extend(self.writes.iter().cloned());
                 batch.extend(self.final_guards.iter().cloned());
@@ -233,7 +241,10 @@ impl<'request> UnitOfWork<'request> {
             batch.push(self.ledger.append(&record(&outcome)));
             self.commit_attempts += 1;
             match self.database.execute(batch).await {
-                Ok(_) => {
+                Ok(mut results) => {
+                    if outcome.is_ok() && results.len() >= own_writes.end {
+                        self.write_results = results.drain(own_writes).collect();
+                    }
                     self.appended = true;
                     return outcome.map_err(WorkError::Refused);
                 }

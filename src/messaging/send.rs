@@ -1,0 +1,216 @@
+//! Sending: a message is stored, in its conversation, before the 202 answers,
+//! once per idempotency key.
+//!
+//! The first round trip reads (beside the caller's credential) the recipient,
+//! the sender's earlier message under the same key and the conversation being
+//! continued; the commit inserts the message under the table's UNIQUE
+//! (sender, key), with guards that the recipient's inbox has room and the
+//! conversation was not canceled in between. The sender is the caller, always.
+//!
+//! The recipient's allowlist is policy at delivery: a sender it does not name
+//! is refused when the message is delivered, and when the allowlist already
+//! excludes the sender at sending, the message is stored refused at once, so
+//! the sender learns it from the 202 rather than later.
+
+use mailroom_contract::api::{
+    DEFAULT_MESSAGE_EXPIRY_SECONDS, IDEMPOTENCY_KEY_MAXIMUM, MAXIMUM_MESSAGE_EXPIRY_SECONDS, MAXIMUM_WAITING_MESSAGES,
+    SendAgentMessage,
+};
+use serde_json::json;
+
+use super::{
+    MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, content_text, held_because_sql, in_range, participant,
+};
+use crate::core::context::Context;
+use crate::core::crypto::sha256_hex;
+use crate::core::http::Response;
+use crate::core::ids::{IdKind, is_id_of, new_id};
+use crate::core::refusal::Refusal;
+use crate::core::storage::Statement;
+
+/// Why the recipient's allowlist refuses a sender, as the message records it.
+pub(crate) const NOT_ALLOWED: &str = "the recipient's allowlist does not name the sender";
+
+/// `POST /api/agent-messages`.
+pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let body: SendAgentMessage = context.body()?;
+    let sender = participant(context.caller())?;
+    let key = body.idempotency_key.trim();
+    if key.is_empty() || key.chars().count() > IDEMPOTENCY_KEY_MAXIMUM || key.chars().any(char::is_control) {
+        return Err(MessagingError::InvalidIdempotencyKey.into());
+    }
+    let content = content_text(&body.content)?;
+    let expires_in = in_range(
+        "expires_in_seconds",
+        body.expires_in_seconds,
+        DEFAULT_MESSAGE_EXPIRY_SECONDS,
+        (1, MAXIMUM_MESSAGE_EXPIRY_SECONDS),
+    )?;
+    // What a repeat must match: everything the sender chose but the key.
+    let body_hash = sha256_hex(
+        json!([body.recipient, body.kind.name(), content, body.expires_in_seconds, body.conversation_id])
+            .to_string()
+            .as_bytes(),
+    );
+    let now = context.now_ms();
+
+    let recipient = Statement::new(
+        "SELECT a.id, \
+           (a.revoked_at IS NULL AND (a.expires_at IS NULL OR a.expires_at > ?1)) AS live, \
+           (SELECT allowed_peers FROM agent_messaging_policies WHERE agent_id = a.id) AS allowed_peers \
+         FROM agents a WHERE a.id = ?2",
+    )
+    .bind(now)
+    .bind(body.recipient.as_str());
+    let earlier = Statement::new(format!(
+        "SELECT {MESSAGE_COLUMNS}, {}, m.body_hash {MESSAGE_FROM} WHERE m.sender_id = ?2 AND m.idempotency_key = ?3",
+        held_because_sql()
+    ))
+    .bind(now)
+    .bind(sender.as_str())
+    .bind(key);
+    let conversation = Statement::new(
+        "SELECT c.canceled_at, EXISTS (SELECT 1 FROM agent_conversation_participants p \
+                WHERE p.conversation_id = c.id AND p.participant_id = ?2) AS takes_part \
+         FROM agent_conversations c WHERE c.id = ?1",
+    )
+    .bind(body.conversation_id.as_deref().unwrap_or_default())
+    .bind(sender.as_str());
+    let [recipient, earlier, conversation] = context.read_array([recipient, earlier, conversation]).await?;
+
+    if let Some(row) = earlier.first() {
+        let message: MessageRow = row.decode().map_err(|error| context.internal(error))?;
+        if row.text("body_hash").ok().as_deref() != Some(body_hash.as_str()) {
+            return Err(MessagingError::IdempotencyConflict { original: message.id }.into());
+        }
+        context.audit_object(message.id.clone());
+        context.audit_detail(json!({ "deduplicated": true }));
+        let mut presented = message.present(now);
+        presented.deduplicated = true;
+        return Ok(context.json(&presented));
+    }
+
+    let live = recipient.first().is_some_and(|row| row.flag("live").unwrap_or(false));
+    if !is_id_of(&body.recipient, IdKind::Agent) || !live {
+        return Err(MessagingError::NoSuchRecipient { id: body.recipient }.into());
+    }
+    let allowed_peers = recipient.first().and_then(|row| row.optional_text("allowed_peers").ok().flatten());
+    let allowed = match allowed_peers {
+        None => true,
+        Some(peers) => serde_json::from_str::<Vec<String>>(&peers).is_ok_and(|peers| peers.contains(&sender)),
+    };
+
+    let conversation_id = match &body.conversation_id {
+        None => {
+            let id = new_id(IdKind::Conversation, context.platform());
+            context.write(
+                Statement::new(
+                    "INSERT INTO agent_conversations (id, started_by, created_at, last_activity_at) VALUES (?1, ?2, ?3, ?3)",
+                )
+                .bind(id.as_str())
+                .bind(sender.as_str())
+                .bind(now),
+            );
+            id
+        }
+        Some(id) => {
+            let Some(row) = conversation.first().filter(|row| row.flag("takes_part").unwrap_or(false)) else {
+                return Err(MessagingError::NoSuchConversation { id: id.clone() }.into());
+            };
+            if row.optional_integer("canceled_at").ok().flatten().is_some() {
+                return Err(MessagingError::ConversationCanceled { id: id.clone() }.into());
+            }
+            context.write(
+                Statement::new("UPDATE agent_conversations SET last_activity_at = ?2 WHERE id = ?1")
+                    .bind(id.as_str())
+                    .bind(now),
+            );
+            context.guard(
+                Statement::new("(SELECT canceled_at FROM agent_conversations WHERE id = ?) IS NULL").bind(id.as_str()),
+                MessagingError::ConversationCanceled { id: id.clone() },
+            );
+            id.clone()
+        }
+    };
+
+    let id = new_id(IdKind::AgentMessage, context.platform());
+    let (state, reason) = if allowed { ("queued", None) } else { ("refused", Some(NOT_ALLOWED)) };
+    let expires_at = now + expires_in * 1000;
+    context.write(
+        Statement::new(
+            "INSERT INTO agent_messages (id, conversation_id, sender_id, recipient_id, kind, content, body_hash, \
+               idempotency_key, surface, state, reason, created_at, updated_at, expires_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)",
+        )
+        .bind(id.as_str())
+        .bind(conversation_id.as_str())
+        .bind(sender.as_str())
+        .bind(body.recipient.as_str())
+        .bind(body.kind.name())
+        .bind(content.as_str())
+        .bind(body_hash.as_str())
+        .bind(key)
+        .bind(context.surface().as_str())
+        .bind(state)
+        .bind(reason)
+        .bind(now)
+        .bind(expires_at),
+    );
+    context.write(participants(&conversation_id, &[&sender, &body.recipient]));
+    context.guard(
+        Statement::new(format!(
+            "(SELECT COUNT(*) FROM agent_messages WHERE recipient_id = ? AND state IN ('queued', 'leased')) <= {MAXIMUM_WAITING_MESSAGES}"
+        ))
+        .bind(body.recipient.as_str()),
+        MessagingError::InboxFull,
+    );
+    // Two sends with one key racing: the loser is told to repeat, and its
+    // repeat reads back the winner's message.
+    context.on_constraint_violation(
+        "agent_messages.sender_id",
+        MessagingError::IdempotencyConflict { original: "a message being sent at this moment".into() },
+    );
+    context.audit_object(id.clone());
+    context.audit_detail(
+        json!({ "recipient": body.recipient, "kind": body.kind.name(), "conversation": conversation_id }),
+    );
+
+    let row = MessageRow {
+        id,
+        conversation_id,
+        sender_id: sender,
+        recipient_id: body.recipient,
+        kind: body.kind.name().to_string(),
+        in_reply_to: None,
+        content,
+        state: state.to_string(),
+        reason: reason.map(str::to_string),
+        attempts: 0,
+        fencing_token: 0,
+        lease_granted_at: None,
+        lease_expires_at: None,
+        created_at: now,
+        updated_at: now,
+        expires_at,
+        reply_id: None,
+        reply_content: None,
+        reply_created_at: None,
+        held_because: None,
+        maximum_attempts: None,
+    };
+    Ok(context.json(&row.present(now)))
+}
+
+/// Records who takes part in a conversation (a no-op for those already in it).
+pub(crate) fn participants(conversation_id: &str, ids: &[&str]) -> Statement {
+    let values: Vec<String> = (0..ids.len()).map(|index| format!("(?1, ?{})", index + 2)).collect();
+    let values = values.join(", ");
+    let mut statement = Statement::new(format!(
+        "INSERT OR IGNORE INTO agent_conversation_participants (conversation_id, participant_id) VALUES {values}"
+    ))
+    .bind(conversation_id);
+    for id in ids {
+        statement = statement.bind(*id);
+    }
+    statement
+}
