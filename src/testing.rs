@@ -509,6 +509,13 @@ impl TestNode {
         futures_executor::block_on(crate::reminders::notify_due(&self.node())).expect("the reminders run")
     }
 
+    /// Runs the per-minute cron trigger as wrangler's scheduled event does:
+    /// reminders delivered, and agent messages that expired or failed ended.
+    pub fn run_every_minute(&self) {
+        futures_executor::block_on(crate::dispatch::on_schedule(&self.node(), crate::dispatch::REMINDERS_CRON))
+            .expect("the per-minute run runs")
+    }
+
     /// Delivers a raw message to `to` through the same path as the email handler.
     pub fn deliver(&self, from: &str, to: &str, raw: &[u8]) -> Result<Delivery, Rejection> {
         self.platform.advance(1);

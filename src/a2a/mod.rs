@@ -259,8 +259,9 @@ impl Gateway<'_, '_> {
         let Some(message_id) = message.get("messageId").and_then(Value::as_str).filter(|id| !id.is_empty()) else {
             return Err(RpcError::new(INVALID_PARAMS, "`message.messageId` is required."));
         };
-        if message.get("taskId").and_then(Value::as_str).is_some_and(|id| !id.is_empty()) {
-            let task = self.task(message).await;
+        if let Some(task_id) = message.get("taskId").and_then(Value::as_str).filter(|id| !id.is_empty()) {
+            let named = Map::from_iter([("id".to_string(), Value::from(task_id))]);
+            let task = self.task(&named).await;
             let task =
                 task.map_err(|_| RpcError::new(TASK_NOT_FOUND, "The message names a task that is not found."))?;
             let why = if is_terminal(task.state) {

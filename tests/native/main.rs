@@ -17,6 +17,7 @@ mod layers;
 mod mail;
 mod mcp;
 mod mcp_withheld;
+mod messaging;
 mod people_and_teams;
 mod refusals;
 mod relations;

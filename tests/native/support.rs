@@ -33,6 +33,13 @@ impl World {
         World::set_up(node)
     }
 
+    /// A world whose node does not run agent messaging (`FEATURE_AGENT_NETWORK` unset).
+    pub fn without_agent_network() -> World {
+        let mut node = TestNode::new();
+        node.config.agent_network = false;
+        World::set_up(node)
+    }
+
     fn set_up(node: TestNode) -> World {
         let setup = node.send(request("POST", "/api/setup").json(json!({
             "setup_token": TEST_SETUP_TOKEN,
