@@ -126,7 +126,10 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
             ));
         }
     };
-    let id = request.get("id").cloned().unwrap_or(Value::Null);
+    // A notification (no `id`) wants no answer, and A2A has none: accepted, ignored.
+    let Some(id) = request.get("id").cloned() else {
+        return Ok(Response::empty(202));
+    };
     let (Some(method), true) =
         (request.get("method").and_then(Value::as_str), request.get("jsonrpc") == Some(&json!("2.0")))
     else {

@@ -12,7 +12,10 @@ let node, call, token, admin;
 
 before(async () => {
   // Only Ana is a destination the mail binding accepts, so a send can fail.
-  node = await startNode({ sendEmail: { allowed_destination_addresses: ["ana@customer.example"] } });
+  node = await startNode({
+    sendEmail: { allowed_destination_addresses: ["ana@customer.example"] },
+    vars: { FEATURE_AGENT_NETWORK: "true" },
+  });
   ({ call, token, admin } = await setUp(node));
 });
 after(() => node?.stop());
@@ -72,8 +75,58 @@ test("every documented operation answers as documented, successes and refusals a
   const source = (await call("POST", "/api/reminder-sources", { token, body: { name: "visa-office" } })).body;
   const pushed = { person: "ben@example.com", source_ref: "visa-4471", topic: "renewal", title: "Visa renewal", due_at: "2027-03-01" };
 
+  // Agent messaging: two of Ben's agents, one asking, one answering.
+  const messenger = async (name) => {
+    const created = await call("POST", "/api/agents", { token, body: { name, sponsor: ben.id, capabilities: ["agent.messaging"], mailboxes: [] } });
+    return { id: created.body.agent.id, credential: created.body.credential };
+  };
+  const asker = await messenger("Asker");
+  const answerer = await messenger("Answerer");
+  const ask = async () =>
+    (await call("POST", "/api/agent-messages", {
+      token: asker.credential,
+      body: { recipient: answerer.id, kind: "request", content: { text: "37 + 58?" }, idempotency_key: crypto.randomUUID() },
+    })).body;
+  /** A request the answerer holds a lease on: [its inbox path, its fencing token]. */
+  const leased = async () => {
+    await ask();
+    const claimed = (await call("POST", "/api/agent-inbox/leases", { token: answerer.credential, body: { max: 1 } })).body.messages[0];
+    return [`/api/agent-inbox/${claimed.id}`, claimed.fencing_token];
+  };
+  const asked = await ask();
+  const [acking, ackToken] = await leased();
+  const [renewing, renewToken] = await leased();
+  const [replying, replyToken] = await leased();
+  const [rejecting, rejectToken] = await leased();
+  const a2aCall = { jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { messageId: "m-1", role: "ROLE_USER", parts: [{ text: "37 + 58?" }] } } };
+
   const calls = [
     ["GET", "/"],
+    ["GET", "/api/me/agents", { token: benToken }],
+    ["GET", "/api/agent-messages", { token: asker.credential }],
+    ["GET", `/api/agent-messages/${asked.id}`, { token: asker.credential }],
+    ["GET", "/api/agent-inbox", { token: answerer.credential }],
+    ["GET", "/api/agent-inbox", { token: benToken }],
+    ["POST", "/api/agent-inbox/leases", { token: answerer.credential, body: { max: 2, lease_seconds: 60 } }],
+    ["POST", `${acking}/ack`, { token: answerer.credential, body: { fencing_token: ackToken } }],
+    ["POST", `${acking}/ack`, { token: answerer.credential, body: { fencing_token: ackToken } }],
+    ["POST", `${renewing}/renew`, { token: answerer.credential, body: { fencing_token: renewToken, lease_seconds: 120 } }],
+    ["POST", `${replying}/reply`, { token: answerer.credential, body: { fencing_token: replyToken, content: { sum: 95 } } }],
+    ["POST", `${rejecting}/reject`, { token: answerer.credential, body: { fencing_token: rejectToken, reason: "Not mine." } }],
+    ["GET", "/api/agent-conversations", { token: asker.credential }],
+    ["GET", `/api/agent-conversations/${asked.conversation_id}`, { token: benToken }],
+    ["POST", `/api/agent-conversations/${asked.conversation_id}/cancel`, { token: asker.credential }],
+    ["POST", `/api/agent-conversations/${asked.conversation_id}/cancel`, { token: asker.credential }],
+    ["POST", "/api/agent-messages", { token: asker.credential, body: { recipient: answerer.id, kind: "request", content: 1, idempotency_key: "x", conversation_id: asked.conversation_id } }],
+    ["GET", `/api/agents/${answerer.id}/messaging`, { token: benToken }],
+    ["PATCH", `/api/agents/${answerer.id}/messaging`, { token: benToken, body: { rate_per_minute: 120, allowed_peers: [asker.id, ben.id] } }],
+    ["PATCH", `/api/agents/${answerer.id}/messaging`, { token: benToken, body: { pending_cap: 0 } }],
+    ["GET", `/api/agents/${answerer.id}/inbox`, { token: benToken }],
+    ["GET", `/api/agents/${answerer.id}/inbox`, { token: asker.credential }],
+    ["GET", `/a2a/${answerer.id}/.well-known/agent-card.json`],
+    ["POST", `/a2a/${answerer.id}`, { token: asker.credential, body: a2aCall }],
+    ["POST", `/a2a/${answerer.id}`, { body: a2aCall }],
+    ["POST", `/a2a/${answerer.id}`, { token: asker.credential, body: { jsonrpc: "2.0", method: "SendMessage", params: {} } }],
     ["GET", "/interface/main.js"],
     ["GET", "/interface/nothing.js"],
     ["POST", "/api/setup", { body: { setup_token: "x", email: "x@example.com", name: "X", password } }],
