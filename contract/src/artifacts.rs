@@ -5,14 +5,17 @@
 //! contract generates, naming the file and the command that fixes it.
 
 use crate::registry::Registry;
-use crate::{openapi, skill};
+use crate::{openapi, skill, tools};
 
 /// Every generated file: (path from the repository root, contents).
 pub fn all(registry: &Registry) -> Vec<(&'static str, String)> {
     let mut openapi = serde_json::to_string_pretty(&openapi::document(registry)).unwrap_or_default();
     openapi.push('\n');
+    let mut catalogue = serde_json::to_string(&tools::catalogue(registry)).unwrap_or_default();
+    catalogue.push('\n');
     vec![
         ("contract/openapi.json", openapi),
+        ("contract/tools.json", catalogue),
         ("skills/mailroom/SKILL.md", skill::skill(registry)),
         ("docs/routes.md", skill::route_table(registry)),
     ]

@@ -10,8 +10,10 @@
 //! data and the pure functions that derive facts from it.
 
 pub mod api;
+#[cfg(feature = "schemas")]
 pub mod artifacts;
 pub mod capabilities;
+#[cfg(feature = "schemas")]
 pub mod openapi;
 pub mod registry;
 pub mod relation;

@@ -7,7 +7,9 @@
 use crate::relation::Relation;
 use crate::route_id::RouteId;
 use crate::vocabulary::vocabulary;
-use schemars::{JsonSchema, Schema, SchemaGenerator};
+use schemars::JsonSchema;
+#[cfg(feature = "schemas")]
+use schemars::{Schema, SchemaGenerator};
 
 /// An HTTP method a route answers.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -524,8 +526,13 @@ pub enum Produces {
 
 /// Builds the JSON Schema of a request or response type, registering any
 /// definitions it refers to with the generator.
+#[cfg(feature = "schemas")]
 pub type SchemaFunction = fn(&mut SchemaGenerator) -> Schema;
+/// Without the `schemas` feature a route records only that it has a body.
+#[cfg(not(feature = "schemas"))]
+pub type SchemaFunction = ();
 
+#[cfg(feature = "schemas")]
 fn subschema<T: JsonSchema>(generator: &mut SchemaGenerator) -> Schema {
     generator.subschema_for::<T>()
 }
@@ -623,12 +630,20 @@ impl Route {
     }
 
     pub fn request<T: JsonSchema>(mut self) -> Route {
-        self.request = Some(subschema::<T>);
+        #[cfg(feature = "schemas")]
+        let schema: SchemaFunction = subschema::<T>;
+        #[cfg(not(feature = "schemas"))]
+        let schema: SchemaFunction = ();
+        self.request = Some(schema);
         self
     }
 
     pub fn response<T: JsonSchema>(mut self) -> Route {
-        self.response = Some(subschema::<T>);
+        #[cfg(feature = "schemas")]
+        let schema: SchemaFunction = subschema::<T>;
+        #[cfg(not(feature = "schemas"))]
+        let schema: SchemaFunction = ();
+        self.response = Some(schema);
         self
     }
 

@@ -5,15 +5,21 @@
 //! Which tools a given caller sees is decided by the worker (it needs to know
 //! who is asking); what each tool *is* is decided here, once, from the route.
 
+#[cfg(feature = "schemas")]
 use schemars::SchemaGenerator;
+#[cfg(feature = "schemas")]
 use schemars::generate::SchemaSettings;
-use serde_json::{Map, Value, json};
+#[cfg(feature = "schemas")]
+use serde_json::Map;
+use serde_json::{Value, json};
 
+#[cfg(feature = "schemas")]
 use crate::api::RefusalBody;
 use crate::capabilities::CAPABILITIES;
 use crate::registry::Registry;
 use crate::route::{Route, Tier};
 
+#[cfg(feature = "schemas")]
 fn inline_generator(serialize: bool) -> SchemaGenerator {
     let settings = SchemaSettings::draft2020_12().with(|settings| {
         settings.inline_subschemas = true;
@@ -22,6 +28,7 @@ fn inline_generator(serialize: bool) -> SchemaGenerator {
     SchemaGenerator::new(if serialize { settings.for_serialize() } else { settings.for_deserialize() })
 }
 
+#[cfg(feature = "schemas")]
 /// The tool's input schema: path parameters (required) and query parameters
 /// (optional), each typed as it accepts (an integer is an integer), and the
 /// body's own properties, side by side in one flat object, because a model
@@ -54,6 +61,7 @@ pub fn input_schema(route: &Route) -> Value {
     schema
 }
 
+#[cfg(feature = "schemas")]
 /// The names of a route's body properties, so arguments can be told apart from
 /// path and query parameters.
 pub fn body_property_names(route: &Route) -> Vec<String> {
@@ -66,6 +74,7 @@ pub fn body_property_names(route: &Route) -> Vec<String> {
         .unwrap_or_default()
 }
 
+#[cfg(feature = "schemas")]
 /// The tool's output schema: the route's answer, or the four-part refusal it
 /// gives instead (a client validating structured content accepts both).
 pub fn output_schema(route: &Route) -> Option<Value> {
@@ -91,6 +100,7 @@ pub fn annotations(route: &Route, tier: Tier) -> Value {
     }
 }
 
+#[cfg(feature = "schemas")]
 /// The tool's full definition, as `tools/list` gives it.
 pub fn definition(route: &Route, tier: Tier) -> Value {
     let mut tool = json!({
@@ -104,6 +114,19 @@ pub fn definition(route: &Route, tier: Tier) -> Value {
         tool["outputSchema"] = output;
     }
     tool
+}
+
+/// Every offerable tool's definition, in the registry's order: what
+/// `contract/tools.json` holds and the Worker serves (it is built without the
+/// schema code, so the catalogue is generated here and read there).
+#[cfg(feature = "schemas")]
+pub fn catalogue(registry: &Registry) -> Value {
+    let tools = registry
+        .routes_with_tiers()
+        .filter(|(route, _)| registry.is_offered_to_machines(route.id))
+        .map(|(route, tier)| definition(route, tier))
+        .collect();
+    Value::Array(tools)
 }
 
 /// The server's instructions, written from the contract.
@@ -124,7 +147,10 @@ pub fn instructions(registry: &Registry) -> String {
          when the event is bound to a place; something that repeats is a separate event each time. Acknowledging \
          (mark_ack, \"I remember\") only silences an event until its next step; done (mark_done) closes it. Events \
          another source pushed (not `editable`) can be closed or acknowledged, never changed or deleted: that \
-         source would overwrite the change. Every refusal says what was refused, why, and in \
+         source would overwrite the change. Where the node runs agent messaging, your inbox is durable and delivery \
+         is at least once: claim messages as leases, finish each (acknowledge, reply, reject) with the fencing token \
+         its claim gave, deduplicate by message id, and treat a stale-lease refusal as the message being someone \
+         else's now. Every refusal says what was refused, why, and in \
          `fix` what would change the answer; read it before retrying. Capabilities an agent can be given: {}. \
          {withheld} routes are withheld from agents by decision (administration, credentials, decisions that \
          need a second person); the Agent Skill lists each with its reason.",
@@ -132,7 +158,7 @@ pub fn instructions(registry: &Registry) -> String {
     )
 }
 
-#[cfg(test)]
+#[cfg(all(test, feature = "schemas"))]
 mod tests {
     use super::*;
     use crate::registry::registry;

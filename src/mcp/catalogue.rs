@@ -8,7 +8,7 @@
 use std::sync::OnceLock;
 
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
-use mailroom_contract::{Authority, Relation, Route, RouteId, Tier, registry, tools};
+use mailroom_contract::{Authority, Relation, Route, RouteId, Tier, registry};
 use serde_json::Value;
 
 use super::{RpcError, refused};
@@ -18,15 +18,19 @@ use crate::core::context::Context;
 use crate::core::refusal::Refusal;
 use crate::core::storage::QueryResult;
 
-/// Every offerable tool's definition, built once per isolate: schemas are
-/// derived from the contract, and the same for every caller.
+/// Every offerable tool's definition, read once per isolate from the catalogue
+/// the contract generates (`contract/tools.json`, held to the contract by its
+/// generated-artifacts test): the same for every caller.
 pub(super) fn definitions() -> &'static Vec<(RouteId, Value)> {
     static DEFINITIONS: OnceLock<Vec<(RouteId, Value)>> = OnceLock::new();
     DEFINITIONS.get_or_init(|| {
-        registry()
-            .routes_with_tiers()
-            .filter(|(route, _)| registry().is_offered_to_machines(route.id))
-            .map(|(route, tier)| (route.id, tools::definition(route, tier)))
+        let catalogue: Vec<Value> = serde_json::from_str(include_str!("../../contract/tools.json")).unwrap_or_default();
+        catalogue
+            .into_iter()
+            .filter_map(|tool| {
+                let route = registry().route_by_tool(tool["name"].as_str()?)?;
+                Some((route.id, tool))
+            })
             .collect()
     })
 }
@@ -209,4 +213,24 @@ pub(super) async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, 
         })
         .map(|(_, definition)| definition.clone())
         .collect())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_generated_catalogue_holds_every_offerable_route_and_reads_back_whole() {
+        let offered: Vec<RouteId> = registry()
+            .routes()
+            .iter()
+            .filter(|route| registry().is_offered_to_machines(route.id))
+            .map(|route| route.id)
+            .collect();
+        let served: Vec<RouteId> = definitions().iter().map(|(id, _)| *id).collect();
+        assert_eq!(served, offered, "contract/tools.json is the catalogue of every offerable route, in order");
+        let derived = mailroom_contract::tools::catalogue(registry());
+        let served: Vec<&Value> = definitions().iter().map(|(_, tool)| tool).collect();
+        assert_eq!(serde_json::to_value(served).unwrap(), derived, "and exactly what the contract derives");
+    }
 }
