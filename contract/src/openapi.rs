@@ -134,6 +134,11 @@ pub fn document(registry: &Registry) -> Value {
             operation.insert("x-mailroom-capability".into(), capability.name.into());
         }
         operation.insert("x-mailroom-reaches-content".into(), route.reaches_content.into());
+        if let Some(feature) = route.feature {
+            // Off unless the operator sets this variable to `true`: then the
+            // route answers 404 feature_disabled and its tool is in no catalogue.
+            operation.insert("x-mailroom-feature".into(), feature.variable().into());
+        }
         let entry = paths.entry(template(route.path)).or_insert_with(|| Value::Object(Map::new()));
         if let Value::Object(methods) = entry {
             methods.insert(route.method.as_str().to_lowercase(), Value::Object(operation));

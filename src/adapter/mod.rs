@@ -15,7 +15,7 @@ use wasm_bindgen_futures::JsFuture;
 use worker::{Context, Env, ForwardableEmailMessage, ScheduleContext, ScheduledEvent, event};
 
 use crate::audit;
-use crate::core::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
+use crate::core::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface, url_parts};
 use crate::core::node::{AuditKey, Config, DEFAULT_MAXIMUM_MESSAGE_BYTES, Installation};
 use crate::core::refusal::Refusal;
 use crate::core::storage::Database;
@@ -236,7 +236,8 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
 }
 
 async fn to_core_request(request: &mut worker::Request) -> Result<Request, Refusal> {
-    let url = request.url().map_err(|_| Refusal::internal())?;
+    // The URL as the runtime parsed and normalised it, split by hand.
+    let (origin, path, query) = url_parts(&request.inner().url()).ok_or_else(Refusal::internal)?;
     let headers: Vec<(String, String)> =
         request.headers().entries().map(|(name, value)| (name.to_ascii_lowercase(), value)).collect();
     let declared_length =
@@ -248,15 +249,7 @@ async fn to_core_request(request: &mut worker::Request) -> Result<Request, Refus
         request.bytes().await.unwrap_or_default()
     };
     let client_address = headers.iter().find(|(name, _)| name == "cf-connecting-ip").map(|(_, value)| value.clone());
-    Ok(Request {
-        method: request.method().to_string(),
-        path: url.path().to_string(),
-        query: url.query().unwrap_or_default().to_string(),
-        headers,
-        body,
-        origin: url.origin().ascii_serialization(),
-        client_address,
-    })
+    Ok(Request { method: request.method().to_string(), path, query, headers, body, origin, client_address })
 }
 
 fn to_worker_response(response: Response) -> worker::Result<worker::Response> {

@@ -50,6 +50,23 @@ pub struct Request {
     pub client_address: Option<String>,
 }
 
+/// The parts of an absolute URL the node reads, as the runtime normalised it
+/// (WHATWG: lower-case host, default port left out): `scheme://host[:port]`, the
+/// path (still percent-encoded; `/` when empty) and the raw query (without `?`).
+/// Split by hand because the runtime has already parsed it, and a URL parser
+/// would be a sizeable part of the Worker for this alone.
+pub fn url_parts(url: &str) -> Option<(String, String, String)> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let authority = &rest[..authority_end];
+    let host = authority.rsplit_once('@').map_or(authority, |(_, host)| host);
+    let rest = rest[authority_end..].split('#').next().unwrap_or_default();
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    let path = if path.is_empty() { "/" } else { path };
+    (!scheme.is_empty() && !host.is_empty())
+        .then(|| (format!("{scheme}://{host}"), path.to_string(), query.to_string()))
+}
+
 impl Request {
     /// The first value of a header, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
@@ -225,5 +242,27 @@ mod tests {
         assert_eq!(request.cookie("__Host-mailroom-access"), Some("tok"));
         assert_eq!(request.cookie("b"), Some("2"));
         assert_eq!(request.cookie("c"), None);
+    }
+}
+
+#[cfg(test)]
+mod url_tests {
+    use super::url_parts;
+
+    #[test]
+    fn a_normalised_url_splits_into_origin_path_and_query() {
+        let parts = |url| url_parts(url).map(|(origin, path, query)| [origin, path, query]);
+        assert_eq!(
+            parts("https://mail.example.org/api/me?x=1&y=%20#top"),
+            Some(["https://mail.example.org".into(), "/api/me".into(), "x=1&y=%20".into()])
+        );
+        assert_eq!(parts("http://127.0.0.1:8787"), Some(["http://127.0.0.1:8787".into(), "/".into(), String::new()]));
+        assert_eq!(
+            parts("http://user:pw@127.0.0.1:8787/a%2Fb?"),
+            Some(["http://127.0.0.1:8787".into(), "/a%2Fb".into(), String::new()])
+        );
+        assert_eq!(parts("http://h/?q=a?b"), Some(["http://h".into(), "/".into(), "q=a?b".into()]));
+        assert_eq!(parts("not a url"), None);
+        assert_eq!(parts("http:///path"), None);
     }
 }
