@@ -272,4 +272,13 @@ mod tests {
         };
         assert!(either.authority.required_relations().is_empty());
     }
+
+    #[test]
+    fn a_capabilitys_routes_share_one_feature() {
+        for capability in CAPABILITIES {
+            let features: BTreeSet<_> =
+                capability.routes.iter().map(|id| format!("{:?}", registry().route(*id).feature)).collect();
+            assert_eq!(features.len(), 1, "{} mixes routes of different features: {features:?}", capability.name);
+        }
+    }
 }

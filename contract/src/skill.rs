@@ -100,6 +100,16 @@ pub fn skill(registry: &Registry) -> String {
             "Requires: {requires}. Reaches message content: {}.",
             if capability.reaches_content(registry) { "yes" } else { "no" }
         );
+        // A capability's routes share their feature (a test holds them to it).
+        if let Some(feature) = capability.routes.first().and_then(|id| registry.route(*id).feature) {
+            let _ = writeln!(
+                out,
+                "\nOnly where the node runs {} (`{}`): elsewhere these tools are not offered, and their routes \
+                 answer 404 `feature_disabled`.",
+                feature.describe(),
+                feature.variable()
+            );
+        }
         let _ = writeln!(out);
         let _ = writeln!(out, "| tool | route | what it does |");
         let _ = writeln!(out, "|---|---|---|");
