@@ -95,13 +95,28 @@ pub async fn claim(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let now = context.now_ms();
     seen(context, &agent_id);
 
-    // Whether anything at all is deliverable: an empty poll is answered from
-    // this read and changes nothing, so polling an empty inbox writes nothing.
+    // The policy's room, computed inside each statement that needs it: what
+    // was asked for, less the live leases over the lease cap, less the last
+    // minute's grants over the rate cap; never negative (a negative LIMIT is
+    // no limit).
+    let room = format!(
+        "MAX(0, MIN(?3, \
+            {pending} - (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = ?2 AND state = 'leased' AND lease_expires_at > ?1), \
+            {rate} - (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = ?2 AND lease_granted_at > ?1 - 60000)))",
+        pending = policy_sql("pending_cap", "?2"),
+        rate = policy_sql("rate_per_minute", "?2"),
+    );
+    // Whether anything is deliverable now: a poll that would be granted nothing
+    // (an empty inbox, or caps with no room) is answered from this read and
+    // changes nothing, so polling writes nothing. What it leaves unrecorded
+    // (a lease that ran out of attempts) the cron's sweep records.
     let waiting = Statement::new(format!(
-        "SELECT EXISTS (SELECT 1 FROM agent_messages m WHERE m.recipient_id = ?2 AND {DELIVERABLE}) AS waiting"
+        "SELECT (EXISTS (SELECT 1 FROM agent_messages m WHERE m.recipient_id = ?2 AND {DELIVERABLE}) \
+           AND {room} > 0) AS waiting"
     ))
     .bind(now)
-    .bind(agent_id.as_str());
+    .bind(agent_id.as_str())
+    .bind(wanted);
     let [waiting] = context.read_array([waiting]).await?;
     if waiting.first_flag("waiting") != Some(true) {
         context.leave_unrecorded();
@@ -129,16 +144,6 @@ pub async fn claim(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .bind(now)
         .bind(agent_id.as_str())
         .bind(NOT_ALLOWED),
-    );
-    // The policy's room, computed inside the statement: what was asked for,
-    // less the live leases over the lease cap, less the last minute's grants
-    // over the rate cap; never negative (a negative LIMIT is no limit).
-    let room = format!(
-        "MAX(0, MIN(?3, \
-            {pending} - (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = ?2 AND state = 'leased' AND lease_expires_at > ?1), \
-            {rate} - (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = ?2 AND lease_granted_at > ?1 - 60000)))",
-        pending = policy_sql("pending_cap", "?2"),
-        rate = policy_sql("rate_per_minute", "?2"),
     );
     context.write(
         Statement::new(format!(

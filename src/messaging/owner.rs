@@ -128,14 +128,18 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
         row.allowed_peers = None;
     }
     let by = context.caller().actor_id().unwrap_or_default().to_string();
+    // Only what the body names is written, so two owners changing different
+    // parts of the policy at once both keep their change.
+    let allowlist_changes = body.allowed_peers.is_some() || body.allow_everyone == Some(true);
     context.write(
         Statement::new(
             "INSERT INTO agent_messaging_policies \
                (agent_id, allowed_peers, rate_per_minute, pending_cap, maximum_attempts, updated_at, updated_by) \
              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
-             ON CONFLICT (agent_id) DO UPDATE SET allowed_peers = excluded.allowed_peers, \
-               rate_per_minute = excluded.rate_per_minute, pending_cap = excluded.pending_cap, \
-               maximum_attempts = excluded.maximum_attempts, updated_at = excluded.updated_at, \
+             ON CONFLICT (agent_id) DO UPDATE SET \
+               allowed_peers = CASE WHEN ?8 THEN excluded.allowed_peers ELSE allowed_peers END, \
+               rate_per_minute = COALESCE(?9, rate_per_minute), pending_cap = COALESCE(?10, pending_cap), \
+               maximum_attempts = COALESCE(?11, maximum_attempts), updated_at = excluded.updated_at, \
                updated_by = excluded.updated_by",
         )
         .bind(agent_id.as_str())
@@ -144,7 +148,11 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
         .bind(row.pending_cap)
         .bind(row.maximum_attempts)
         .bind(now)
-        .bind(by),
+        .bind(by)
+        .bind(i64::from(allowlist_changes))
+        .bind(body.rate_per_minute)
+        .bind(body.pending_cap)
+        .bind(body.maximum_attempts),
     );
     context.audit_detail(json!({
         "allowed_peers": row.allowed_peers.as_deref().and_then(|peers| serde_json::from_str::<serde_json::Value>(peers).ok()),

@@ -378,7 +378,9 @@ fn policy_applies_at_delivery_and_the_held_or_refused_state_is_visible_to_sender
         world.send_message(&sender_token, &receiver, "event", json!(3));
     }
     assert_eq!(acknowledge(world.claim(&receiver_token, 10)), 3);
+    let entries = world.audit().len();
     assert!(world.claim(&receiver_token, 10).is_empty(), "the minute's deliveries are spent");
+    assert_eq!(world.audit().len(), entries, "a poll the caps leave no room for writes nothing");
     assert_eq!(world.send_message(&sender_token, &receiver, "event", json!(3))["state"], "queued");
     let inbox = body(&call(&world, &ben_token, "GET", &format!("/api/agents/{receiver}/inbox"), None));
     assert_eq!(inbox["messages"][0]["held_because"], "rate_cap", "{inbox}");
