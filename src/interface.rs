@@ -43,6 +43,7 @@ const MODULES: &[(&str, &str)] = &[
     ("api.js", interface_file!("scripts/api.js")),
     ("approvals.js", interface_file!("scripts/approvals.js")),
     ("audit.js", interface_file!("scripts/audit.js")),
+    ("connections.js", interface_file!("scripts/connections.js")),
     ("dom.js", interface_file!("scripts/dom.js")),
     ("mail-shared.js", interface_file!("scripts/mail-shared.js")),
     ("mail.js", interface_file!("scripts/mail.js")),
@@ -149,6 +150,45 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// The keys of the object literal `const <name> = {` in `script`: each entry's
+    /// word before `: {`, at the literal's own depth.
+    fn table_keys(script: &str, name: &str) -> Vec<String> {
+        let opening = format!("const {name} = {{");
+        let start = script.find(&opening).map(|at| at + opening.len()).unwrap_or_else(|| panic!("{name} is declared"));
+        let mut depth = 1;
+        let mut keys = Vec::new();
+        for line in script[start..].lines() {
+            if depth == 1
+                && let Some((key, _)) = line.trim().split_once(": {")
+                && key.chars().all(|c| c.is_ascii_lowercase() || c == '_')
+            {
+                keys.push(key.to_string());
+            }
+            depth += line.matches('{').count() as i32 - line.matches('}').count() as i32;
+            if depth <= 0 {
+                break;
+            }
+        }
+        keys
+    }
+
+    #[test]
+    fn connections_words_every_message_state_and_hold_the_contract_declares_and_no_other() {
+        use mailroom_contract::api::{AgentMessageState, HeldBecause};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts/connections.js");
+        let script = std::fs::read_to_string(path).expect("connections.js exists");
+        // Every state the node can answer has words, in the contract's order, and nothing else does.
+        assert_eq!(table_keys(&script, "DELIVERY"), AgentMessageState::NAMES);
+        assert_eq!(table_keys(&script, "HELD"), HeldBecause::NAMES);
+        assert_eq!(
+            table_keys(
+                "const T = {\n  a: { x: { y: 1 } },\n  b_c: {\n    d: { e: 2 },\n  },\n};\nconst U = { z: {} };",
+                "T"
+            ),
+            ["a", "b_c"]
+        );
     }
 
     #[test]

@@ -20,11 +20,11 @@
 //   pager.js         lists a page at a time, PER_PAGE
 //   mail-shared.js   what the mail views share: access(), links, mailbox names
 //   mail.js, sends.js, approvals.js, reminders.js, people.js, teams.js,
-//   mailboxes.js, relations.js, agents.js, sources.js, audit.js, account.js
-//                    the sections, one module each, exporting its render function
+//   mailboxes.js, relations.js, agents.js, connections.js, sources.js, audit.js,
+//   account.js       the sections, one module each, exporting its render function
 //   main.js          the shell: sign-in, header, navigation, router, start-up
 //
-// A new section (connections) is a module exporting a render
+// A new section is a module exporting a render
 // function, a line in src/interface.rs's MODULES, and one entry in SECTIONS; its
 // route is `#/<route>/<params…>`. A section with views of its own (Mail: a
 // mailbox, a message, a search, outbound mail) reads them from the params and
@@ -38,6 +38,7 @@ import { renderAccount } from "./account.js";
 import { renderAgents } from "./agents.js";
 import { renderApprovals } from "./approvals.js";
 import { renderAudit } from "./audit.js";
+import { renderConnections } from "./connections.js";
 import { renderMail } from "./mail.js";
 import { renderMailboxes } from "./mailboxes.js";
 import { renderPeople } from "./people.js";
@@ -61,6 +62,7 @@ const SECTIONS = [
   { route: "mail", title: "Mail", visible: everyone, render: renderMail },
   { route: "reminders", title: "Reminders", visible: everyone, render: renderReminders },
   { route: "approvals", title: "Approvals", visible: everyone, render: renderApprovals },
+  { route: "connections", title: "Connections", visible: everyone, render: renderConnections },
   { route: "people", title: "People", visible: isAdmin, landing: isAdmin, render: renderPeople },
   { route: "teams", title: "Teams", visible: isAdmin, render: renderTeams },
   { route: "mailboxes", title: "Mailboxes", visible: isAdmin, render: renderMailboxes },

@@ -1,0 +1,308 @@
+// Agent messaging's owner plane in a real browser: headless Chromium against the
+// built Worker on workerd with FEATURE_AGENT_NETWORK on, at a desktop's width and
+// a phone's. Each of two sponsors (one per width, neither an administrator) finds
+// their agents in Connections, one connected a moment ago and one never; pauses
+// one and sees a message to it held because it is paused, resumes it and sees
+// the message queued; lets it receive only from their other agent, chosen by
+// name; sends messages as themselves (one the allowlist refuses, one the other
+// agent answers through its own credential) and opens the answered one's
+// conversation. An administrator sees every agent with its sponsor. On a node
+// without the feature, the section says messaging is off and how to turn it on.
+// No view may be wider than the window, and every console error and CSP
+// violation fails the file, apart from the refusals provoked on purpose.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startNode, setUp, client, ADMIN } from "./harness.mjs";
+import { launchChromium, PageWatch } from "./chromium.mjs";
+
+const LAYOUTS = [
+  {
+    name: "desktop",
+    person: { name: "Sam Sponsor", email: "sam@example.com", password: "sam's first long password" },
+    agents: { watched: "Scout", other: "Courier" },
+    viewport: { width: 1280, height: 900 },
+  },
+  {
+    name: "phone",
+    person: { name: "Pia Phone", email: "pia@example.com", password: "pia's first long password" },
+    agents: { watched: "Pathfinder", other: "Runner" },
+    viewport: { width: 390, height: 844 },
+    isMobile: true,
+    hasTouch: true,
+  },
+];
+
+let node, call, token, browser;
+const watch = new PageWatch();
+
+before(async () => {
+  node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
+  ({ call, token } = await setUp(node));
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await node?.stop();
+});
+
+async function tokenFor({ email, password }) {
+  const signedIn = await call("POST", "/api/sessions", { body: { email, password } });
+  assert.equal(signedIn.status, 201, signedIn.text);
+  return signedIn.body.session.access_token;
+}
+
+/** Mints an agent with agent.messaging for `sponsor`: `{ agent, credential }`. */
+async function mint(name, sponsor) {
+  const minted = await call("POST", "/api/agents", { token, body: { name, sponsor, capabilities: ["agent.messaging"], mailboxes: [], delivery: "credential" } });
+  assert.equal(minted.status, 201, minted.text);
+  return minted.body;
+}
+
+/** Fails if the page is wider than its window, or a button or link-button in it lies outside the window. */
+async function assertFits(page, where) {
+  const measured = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    const outside = [...document.querySelectorAll("main button, main a.button, main pre, main select, main textarea")]
+      .filter((element) => element.offsetParent !== null && !element.closest(".table-wrap"))
+      .filter((element) => {
+        const box = element.getBoundingClientRect();
+        return box.left < 0 || box.right > width;
+      })
+      .map((element) => `${element.tagName} ${element.textContent.slice(0, 40)}`);
+    return { scrollWidth: document.documentElement.scrollWidth, width, outside };
+  });
+  assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
+  assert.deepEqual(measured.outside, [], `${where}: elements outside the window`);
+  return measured.width;
+}
+
+const runs = {};
+
+for (const layout of LAYOUTS) {
+  const run = (runs[layout.name] = {});
+  const page = () => run.page;
+  const { watched: WATCHED, other: OTHER } = layout.agents;
+  const section = (name) => page().getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
+  const statusSaying = (text) => page().getByRole("status").filter({ hasText: text });
+  const card = (name) => page().getByRole("article").filter({ has: page().getByRole("heading", { name, exact: true }) });
+  const inbox = () => page().getByRole("region", { name: /^Inbox \(/ });
+  const sent = () => page().getByRole("region", { name: "Messages you sent" });
+  const messaging = async (agent) => (await call("GET", `/api/agents/${agent.agent.id}/messaging`, { token: run.token })).body;
+
+  async function openConnections() {
+    await section("Connections").click();
+    await page().getByRole("heading", { name: "Connections", level: 1 }).waitFor();
+    await page().getByRole("region", { name: "Your agents" }).waitFor();
+  }
+
+  test(`${layout.name}: a sponsor sees their agents' connections: one seen a moment ago, one never`, async () => {
+    const person = await call("POST", "/api/people", { token, body: layout.person });
+    assert.equal(person.status, 201, person.text);
+    run.person = person.body;
+    run.watched = await mint(WATCHED, run.person.id);
+    run.other = await mint(OTHER, run.person.id);
+    // The watched agent looks at its inbox, as a connected agent does; the other never does.
+    const looked = await call("GET", "/api/agent-inbox", { token: run.watched.credential });
+    assert.equal(looked.status, 200, looked.text);
+    run.token = await tokenFor(layout.person);
+
+    const { name, person: _, agents: __, ...options } = layout;
+    ({ page: run.page } = await watch.open(browser, { who: name, ...options, locale: "en-US" }));
+    await page().goto(node.url);
+    await page().getByLabel("Email").fill(layout.person.email);
+    await page().getByLabel("Password").fill(layout.person.password);
+    await page().getByLabel("Password").press("Enter");
+    await page().getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
+    assert.equal(await assertFits(page(), "after signing in"), layout.viewport.width, "the window is as wide as the layout");
+    await openConnections();
+
+    await card(WATCHED).getByText("Last seen just now").waitFor();
+    await card(OTHER).getByText("Never connected").waitFor();
+    // What waits, once each agent's messaging has been read.
+    await card(WATCHED).getByText("0 messages waiting, 0 leased now").waitFor();
+    assert.match(await card(WATCHED).textContent(), /Active.*Last seen just now.*0 messages waiting, 0 leased now/s);
+    // Names, not ids: the agents' ids are nowhere in the cards' text.
+    for (const agent of [run.watched, run.other]) assert.equal((await card(agent.agent.name).textContent()).includes(agent.agent.id), false);
+    // The interface never asks for an agent's credential.
+    assert.equal(await page().locator("input[type=password]").count(), 0);
+    await assertFits(page(), "the agents");
+  });
+
+  test(`${layout.name}: pausing an agent holds a message to it, and resuming delivers it`, async () => {
+    await card(WATCHED).getByRole("link", { name: `Inbox and policy of ${WATCHED}` }).click();
+    await page().getByRole("heading", { name: "Connection", level: 2 }).waitFor();
+    await inbox().getByText(`Nothing has been sent to ${WATCHED} yet.`).waitFor();
+    await page().getByRole("button", { name: `Pause ${WATCHED}`, exact: true }).click();
+    await statusSaying(`Paused ${WATCHED}: it receives nothing`).waitFor();
+    assert.equal((await messaging(run.watched)).paused, true);
+    assert.ok(await page().getByRole("button", { name: `Resume ${WATCHED}`, exact: true }).isVisible());
+
+    // The other agent sends it an event, with its own credential.
+    const event = await call("POST", "/api/agent-messages", {
+      token: run.other.credential,
+      body: { recipient: run.watched.agent.id, kind: "event", content: { stock: "low", item: "paper" }, idempotency_key: `${layout.name}-stock` },
+    });
+    assert.equal(event.status, 202, event.text);
+    await page().reload();
+    const message = inbox().getByRole("article").filter({ has: page().getByRole("heading", { name: `Event from ${OTHER} to ${WATCHED}` }) });
+    await message.waitFor();
+    assert.match(await message.textContent(), /Held.*Held: paused It is delivered once the agent is resumed\./s);
+    // Pretty JSON, as the node keeps it (an object's keys in order).
+    assert.match(await message.getByLabel("Content of the event").textContent(), /^\{\n  "item": "paper",\n  "stock": "low"\n\}$/);
+    assert.match(await inbox().getByRole("heading", { level: 2 }).textContent(), /^Inbox \(1 message waiting, 0 leased\)$/);
+    await assertFits(page(), "a held message");
+
+    await page().getByRole("button", { name: `Resume ${WATCHED}`, exact: true }).click();
+    await statusSaying(`Resumed ${WATCHED}`).waitFor();
+    assert.equal((await messaging(run.watched)).paused, false);
+    assert.match(await message.textContent(), /Queued.*Queued: waiting to be claimed/s);
+    assert.equal((await message.textContent()).includes("Held"), false, "no longer held");
+  });
+
+  test(`${layout.name}: the sponsor lets the agent receive only from their other agent, chosen by name`, async () => {
+    const form = page().getByRole("form", { name: `Delivery policy of ${WATCHED}` });
+    assert.equal(await form.getByLabel("Everyone on this node").isChecked(), true, "everyone, until told otherwise");
+    const peers = form.getByRole("group", { name: `Who ${WATCHED} receives from` }).getByRole("checkbox");
+    // The sponsor's other agent and the sponsor, by name; never the agent itself.
+    assert.deepEqual((await peers.evaluateAll((boxes) => boxes.map((box) => box.labels[0].textContent))).sort(),
+      [`${OTHER} agent`, `${layout.person.name} (you) person`].sort());
+    await form.getByRole("checkbox", { name: `${OTHER} agent` }).check();
+    assert.equal(await form.getByLabel("Only those chosen").isChecked(), true, "choosing someone chooses an allowlist");
+    await form.getByLabel("Attempts before failing").fill("3");
+    await assertFits(page(), "the policy form");
+    await form.getByRole("button", { name: "Save policy" }).click();
+    await statusSaying(`Saved the policy of ${WATCHED}: it receives from only ${OTHER}; at most 60 a minute, 100 leases at once, 3 attempts before a message fails.`).waitFor();
+    const saved = await messaging(run.watched);
+    assert.deepEqual(saved.allowed_peers, [run.other.agent.id]);
+    assert.equal(saved.maximum_attempts, 3);
+    // The form shows what was saved.
+    assert.equal(await form.getByRole("checkbox", { name: `${OTHER} agent` }).isChecked(), true);
+    assert.equal(await form.getByLabel("Attempts before failing").inputValue(), "3");
+
+    // The agent claims the event (its sender is allowed) with its own credential: the owner sees the lease.
+    const claimed = await call("POST", "/api/agent-inbox/leases", { token: run.watched.credential, body: { max: 1, lease_seconds: 600 } });
+    assert.equal(claimed.status, 200, claimed.text);
+    assert.equal(claimed.body.messages.length, 1, claimed.text);
+    await page().reload();
+    const message = inbox().getByRole("article").filter({ has: page().getByRole("heading", { name: `Event from ${OTHER} to ${WATCHED}` }) });
+    await message.getByText("Leased", { exact: true }).waitFor();
+    // The browser is en-US: "Leased until 08:47 PM (attempt 1 of 3)", 3 being the policy just saved.
+    assert.match(await message.locator(".standing").textContent(), /^Leased until \d{2}:\d{2}\s[AP]M \(attempt 1 of 3\)$/);
+    assert.match(await inbox().getByRole("heading", { level: 2 }).textContent(), /^Inbox \(0 messages waiting, 1 leased\)$/);
+  });
+
+  test(`${layout.name}: the sponsor sends messages as themselves: one the allowlist refuses, one answered, and opens its conversation`, async () => {
+    await page().getByRole("navigation", { name: "Breadcrumb" }).getByRole("link", { name: "Connections" }).click();
+    const form = page().getByRole("region", { name: "Send a message" });
+    await form.waitFor();
+    await sent().getByText("You have not sent an agent a message yet.").waitFor();
+
+    await form.getByLabel("To", { exact: true }).selectOption({ label: WATCHED });
+    await form.getByLabel("Kind").selectOption("request");
+    await form.getByLabel("Content").fill('{"city": "Lisbon"}');
+    await form.getByRole("button", { name: "Send message" }).click();
+    await statusSaying(`Sent a request to ${WATCHED}. Refused: not on the allowlist.`).waitFor();
+    const refused = sent().getByRole("article").filter({ has: page().getByRole("heading", { name: `Request from ${layout.person.name} (you) to ${WATCHED}` }) });
+    assert.match(await refused.textContent(), /Refused.*Refused: not on the allowlist/s);
+
+    await form.getByLabel("To", { exact: true }).selectOption({ label: OTHER });
+    await form.getByLabel("Content").fill("What is the weather in Lisbon?");
+    await form.getByRole("button", { name: "Send message" }).click();
+    await statusSaying(`Sent a request to ${OTHER}. Queued: waiting to be claimed.`).waitFor();
+    const mine = (await call("GET", "/api/agent-messages", { token: run.token })).body.messages;
+    assert.deepEqual(mine.map(({ recipient, state, content }) => ({ recipient, state, content })), [
+      { recipient: run.other.agent.id, state: "queued", content: "What is the weather in Lisbon?" },
+      { recipient: run.watched.agent.id, state: "refused", content: { city: "Lisbon" } },
+    ], "JSON is sent as JSON, text as a string, newest first");
+    assert.notEqual(mine[0].id, mine[1].id);
+
+    // The other agent claims the request with its own credential and answers it.
+    const claimed = await call("POST", "/api/agent-inbox/leases", { token: run.other.credential, body: { max: 1 } });
+    assert.equal(claimed.status, 200, claimed.text);
+    const [request] = claimed.body.messages;
+    assert.equal(request.id, mine[0].id);
+    const replied = await call("POST", `/api/agent-inbox/${request.id}/reply`, {
+      token: run.other.credential,
+      body: { fencing_token: request.fencing_token, content: { forecast: "sun", high: 24 } },
+    });
+    assert.equal(replied.status, 200, replied.text);
+
+    await page().reload();
+    const answered = sent().getByRole("article").filter({ has: page().getByRole("heading", { name: `Request from ${layout.person.name} (you) to ${OTHER}` }) });
+    await answered.getByText("Answered", { exact: true }).first().waitFor();
+    assert.match(await answered.getByLabel("The reply").textContent(), /"forecast": "sun",\n  "high": 24/);
+    await assertFits(page(), "the messages sent");
+
+    await answered.getByRole("link", { name: /^Open its conversation/ }).click();
+    const messages = page().getByRole("region", { name: "Messages, in order" });
+    await messages.waitFor();
+    assert.deepEqual(await messages.getByRole("heading", { level: 3 }).allTextContents(), [
+      `Request from ${layout.person.name} (you) to ${OTHER}`,
+      `Reply from ${OTHER} to ${layout.person.name} (you)`,
+    ]);
+    const [asked, answer] = await messages.getByRole("article").all();
+    assert.match(await asked.textContent(), /Answered/);
+    assert.equal(await asked.getByLabel("Content of the request").textContent(), '"What is the weather in Lisbon?"');
+    assert.match(await answer.textContent(), /Delivered/);
+    assert.match(await answer.getByLabel("Content of the reply").textContent(), /^\{\n  "forecast": "sun",\n  "high": 24\n\}$/);
+    const between = page().getByRole("region", { name: "Conversation" });
+    assert.match(await between.textContent(), new RegExp(`Between.*(${OTHER} and ${layout.person.name} \\(you\\)|${layout.person.name} \\(you\\) and ${OTHER}).*Messages2`, "s"));
+    // Ids on request only.
+    assert.equal(await between.getByText(request.conversation_id).isVisible(), false);
+    await assertFits(page(), "a conversation");
+  });
+}
+
+test("an administrator sees every agent in Connections, with its sponsor, and never an agent's credential", async () => {
+  const { page } = await watch.open(browser, { who: "administrator", locale: "en-US" });
+  await page.goto(node.url);
+  await page.getByLabel("Email").fill(ADMIN.email);
+  await page.getByLabel("Password").fill(ADMIN.password);
+  await page.getByLabel("Password").press("Enter");
+  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Connections", exact: true }).click();
+  const every = page.getByRole("region", { name: "Every agent" });
+  await every.waitFor();
+  const cards = every.getByRole("article");
+  await cards.first().waitFor();
+  assert.deepEqual((await cards.getByRole("heading", { level: 3 }).allTextContents()).sort(), ["Courier", "Pathfinder", "Runner", "Scout"]);
+  const scout = cards.filter({ has: page.getByRole("heading", { name: "Scout", exact: true }) });
+  await scout.getByText("Sponsored by Sam Sponsor").waitFor();
+  // The administrator reads each agent's connection from its messaging.
+  await scout.getByText(/^Last seen/).first().waitFor();
+  assert.equal(await page.locator("input[type=password]").count(), 0);
+  await assertFits(page, "every agent");
+  await page.context().close();
+});
+
+test("nothing went wrong in any page", () => {
+  watch.assertNothingWentWrong(node.url);
+});
+
+test("on a node without agent messaging, Connections says it is off and how to turn it on", async () => {
+  const off = await startNode();
+  const offWatch = new PageWatch();
+  try {
+    const { token: offToken } = await setUp(off);
+    const { page } = await offWatch.open(browser, { who: "feature off", locale: "en-US" });
+    await page.goto(off.url);
+    await page.getByLabel("Email").fill(ADMIN.email);
+    await page.getByLabel("Password").fill(ADMIN.password);
+    await page.getByLabel("Password").press("Enter");
+    offWatch.expectRefusal(404, "/api/agent-messages");
+    await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Connections", exact: true }).click();
+    const notice = page.getByRole("status").filter({ hasText: "Agent messaging is off on this node." });
+    await notice.waitFor();
+    assert.match(await notice.textContent(), /To turn it on: .*FEATURE_AGENT_NETWORK = "true"/);
+    // The node refuses as the page says.
+    const refused = await client(off.url)("GET", "/api/agent-messages", { token: offToken });
+    assert.equal(refused.body.error.code, "feature_disabled");
+    assert.equal(await page.getByRole("region", { name: "Send a message" }).count(), 0, "nothing to send with");
+    await assertFits(page, "messaging off");
+    await page.context().close();
+    offWatch.assertNothingWentWrong(off.url);
+  } finally {
+    await off.stop();
+  }
+});
+
