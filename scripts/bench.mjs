@@ -77,10 +77,55 @@ async function signIn(call, email, password) {
   return signedIn.body.session.access_token;
 }
 
+/** Two agents of the administrator that exchange messages: `{ sender, receiver }`, each `{ id, credential }`. */
+async function messengers(call, token, admin) {
+  const mint = async (name) => {
+    const created = await call("POST", "/api/agents", { token, body: { name, sponsor: admin.id, capabilities: ["agent.messaging"], mailboxes: [] } });
+    if (created.status !== 201) throw new Error(`minting failed: ${created.text}`);
+    return { id: created.body.agent.id, credential: created.body.credential };
+  };
+  const sender = await mint("Bench sender");
+  const receiver = await mint("Bench receiver");
+  // No caps in the way of measuring.
+  await call("PATCH", `/api/agents/${receiver.id}/messaging`, { token, body: { rate_per_minute: 10_000, pending_cap: 1_000 } });
+  return { sender, receiver };
+}
+
 async function sequential() {
-  const node = await startNode();
+  const node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
   try {
     const { call, token, admin } = await setUp(node);
+    const { sender, receiver } = await messengers(call, token, admin);
+    let key = 0;
+    const send = () =>
+      call("POST", "/api/agent-messages", {
+        token: sender.credential,
+        body: { recipient: receiver.id, kind: "request", content: { text: "37 + 58?" }, idempotency_key: `bench-${++key}` },
+      });
+    // Leases for the acknowledgements to finish, one per timed call.
+    const leases = [];
+    const lease = async () => {
+      if (leases.length === 0) {
+        for (let index = 0; index < 10; index++) await send();
+        const claimed = await call("POST", "/api/agent-inbox/leases", { token: receiver.credential, body: { max: 10, lease_seconds: 3600 } });
+        leases.push(...claimed.body.messages);
+      }
+      return leases.pop();
+    };
+    const acknowledge = async () => {
+      const leased = await lease();
+      return call("POST", `/api/agent-inbox/${leased.id}/ack`, { token: receiver.credential, body: { fencing_token: leased.fencing_token } });
+    };
+    const empty = await messengers(call, token, admin);
+    // Filled on the first (untimed, warm-up) call: a message waiting for every claim.
+    let filled = false;
+    const claimOne = async () => {
+      if (!filled) {
+        for (let index = 0; index < ROUNDS + 20; index++) await send();
+        filled = true;
+      }
+      return call("POST", "/api/agent-inbox/leases", { token: receiver.credential, body: { max: 1, lease_seconds: 3600 } });
+    };
     const mailbox = await mailboxFor(call, token, admin, "support@mailroom.test", "Support");
     for (let index = 0; index < 50; index++) {
       await node.deliver("ana@customer.example", "support@mailroom.test", plain.replace("invoice-question-1", `bench-${index}`));
@@ -95,6 +140,14 @@ async function sequential() {
       ["POST /mcp tools/list", () => call("POST", "/mcp", { token, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } })],
       ["POST /api/me/events (a reminder, audited)", () => call("POST", "/api/me/events", { token, body: { title: "Bench", due_at: "2027-03-01T09:00" } })],
       ["GET /api/me/events (open, soonest first)", () => call("GET", "/api/me/events", { token })],
+      ["POST /api/agent-messages (202, audited)", send],
+      ["POST /api/agent-inbox/leases (max 1, hundreds waiting)", claimOne],
+      ["POST /api/agent-inbox/leases (an empty poll)", () => call("POST", "/api/agent-inbox/leases", { token: empty.receiver.credential, body: { max: 1 } })],
+      ["POST /api/agent-inbox/:id/ack", acknowledge],
+      ["POST /a2a/:agentId SendMessage", () => call("POST", `/a2a/${receiver.id}`, {
+        token: sender.credential,
+        body: { jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { messageId: `bench-a2a-${++key}`, role: "ROLE_USER", parts: [{ text: "hi" }] } } },
+      })],
     ];
     console.log(`## Sequential: ${ROUNDS} requests per route, one at a time, after 10 warm-up requests\n`);
     const rows = [];
@@ -136,13 +189,31 @@ async function flood(request, total, inFlight) {
 }
 
 async function concurrent() {
-  const node = await startNode();
+  const node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
   try {
     const { call, token, admin } = await setUp(node);
     const mailbox = await mailboxFor(call, token, admin, "support@mailroom.test", "Support");
     const draft = { to: ["ana@customer.example"], subject: "Re: your invoice", text: "It is on its way." };
+    const { sender, receiver } = await messengers(call, token, admin);
     let id = 0;
     const surfaces = [
+      [
+        "REST POST /api/agent-messages",
+        () =>
+          call("POST", "/api/agent-messages", {
+            token: sender.credential,
+            body: { recipient: receiver.id, kind: "event", content: { n: ++id }, idempotency_key: `flood-${id}` },
+          }),
+      ],
+      [
+        "REST claim + ack, racing receivers",
+        async () => {
+          const claimed = await call("POST", "/api/agent-inbox/leases", { token: receiver.credential, body: { max: 1 } });
+          const [leased] = claimed.body?.messages ?? [];
+          if (!leased) return claimed;
+          return call("POST", `/api/agent-inbox/${leased.id}/ack`, { token: receiver.credential, body: { fencing_token: leased.fencing_token } });
+        },
+      ],
       ["REST POST …/sends", () => call("POST", `/api/mailboxes/${mailbox.id}/sends`, { token, body: draft })],
       [
         "MCP tools/call create_draft",

@@ -953,6 +953,7 @@ pub fn declare(id: RouteId) -> Route {
             .tier(Tier::Act)
             .feature(Feature::AgentNetwork)
             .refuses(const { &[
+                Refuses::Forbidden("The caller reads the conversation as an owner (the sponsor of an agent in it, or an administrator) but takes no part in it."),
                 Refuses::Conflict("The conversation is already canceled."),
             ] })
             .authority(Authority::Member),

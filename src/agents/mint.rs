@@ -194,6 +194,7 @@ pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
         expires_at: mint.expires_at,
         paused_at: None,
         revoked_at: None,
+        last_seen_at: None,
     };
     let held: Vec<(String, String)> = mint
         .grants

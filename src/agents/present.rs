@@ -25,10 +25,11 @@ pub(super) struct AgentRow {
     pub(super) expires_at: Option<i64>,
     pub(super) paused_at: Option<i64>,
     pub(super) revoked_at: Option<i64>,
+    pub(super) last_seen_at: Option<i64>,
 }
 
 pub(super) const AGENT_COLUMNS: &str =
-    "id, name, sponsor_id, credential_hash, created_at, created_by, expires_at, paused_at, revoked_at";
+    "id, name, sponsor_id, credential_hash, created_at, created_by, expires_at, paused_at, revoked_at, last_seen_at";
 
 #[derive(Deserialize)]
 struct RouteRow {
@@ -92,6 +93,7 @@ impl AgentRow {
             expires_at: self.expires_at.map(rfc3339),
             paused_at: self.paused_at.map(rfc3339),
             revoked_at: self.revoked_at.map(rfc3339),
+            last_seen_at: self.last_seen_at.map(rfc3339),
             capabilities,
             other_routes,
             routes: routes.to_vec(),

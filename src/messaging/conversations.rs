@@ -210,8 +210,7 @@ pub async fn cancel_conversation(context: &mut Context<'_>) -> Result<Response, 
     let (mut conversation, takes_part) = visible_conversation(context).await?;
     context.audit_object(conversation.id.clone());
     if !takes_part {
-        // An owner watches; only a participant cancels.
-        return Err(MessagingError::NoSuchConversation { id: conversation.id }.into());
+        return Err(MessagingError::OnlyParticipantsCancel.into());
     }
     if conversation.canceled_at.is_some() {
         return Err(MessagingError::ConversationCanceled { id: conversation.id }.into());

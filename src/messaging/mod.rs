@@ -75,6 +75,8 @@ pub enum MessagingError {
     InvalidPeer { peer: String },
     /// The agent is revoked.
     AgentRevoked,
+    /// An owner who reads a conversation is not one of its participants.
+    OnlyParticipantsCancel,
 }
 
 impl From<MessagingError> for Refusal {
@@ -168,6 +170,13 @@ impl From<MessagingError> for Refusal {
                 format!("`allowed_peers` names {peer}, which is not an agent's or a person's id."),
                 "An allowlist names the agents (`agt_…`) and people (`usr_…`) the agent receives from.",
                 "Send ids from the agents and people lists.",
+            ),
+            MessagingError::OnlyParticipantsCancel => Refusal::new(
+                403,
+                "not_a_participant",
+                "Only those taking part in a conversation cancel it.",
+                "You read this conversation as the sponsor of an agent in it or as an administrator; canceling it is its participants' call.",
+                "Ask a participant to cancel it, or pause the agent (POST /api/agents/:agentId/pause) to hold what is sent to it.",
             ),
             MessagingError::AgentRevoked => Refusal::new(
                 409,

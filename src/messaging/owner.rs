@@ -63,7 +63,8 @@ fn messaging_of(agent_id: &str, now_ms: i64) -> Statement {
            (SELECT allowed_peers FROM agent_messaging_policies WHERE agent_id = a.id) AS allowed_peers, \
            {rate} AS rate_per_minute, {pending} AS pending_cap, {attempts} AS maximum_attempts, \
            (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = a.id AND expires_at > ?1 \
-              AND (state = 'queued' OR (state = 'leased' AND lease_expires_at <= ?1))) AS waiting, \
+              AND (state = 'queued' OR (state = 'leased' AND lease_expires_at <= ?1 AND attempts < {attempts}))) \
+              AS waiting, \
            (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = a.id AND state = 'leased' \
               AND lease_expires_at > ?1) AS leased \
          FROM agents a WHERE a.id = ?2",

@@ -224,6 +224,8 @@ fn a_message_leased_as_many_times_as_the_policy_allows_ends_failed_visibly() {
     }
     let failed = message(&world, &sender_token, &id);
     assert_eq!(failed["state"], "failed", "{failed}");
+    let owner = body(&call(&world, &ben_token, "GET", &format!("/api/agents/{receiver}/messaging"), None));
+    assert_eq!(owner["waiting"], 0, "a failed message is not counted as waiting: {owner}");
     assert!(failed["reason"].as_str().unwrap().contains("3 times"), "{failed}");
     assert!(world.claim(&receiver_token, 1).is_empty());
     world.node.run_every_minute();
@@ -265,6 +267,14 @@ fn a_reply_answers_the_request_in_its_conversation_and_reaches_the_requesting_ag
     assert_eq!(history["participants"], json!(participants));
     // The sponsor of the participants reads it; someone else does not learn it exists.
     assert_eq!(call(&world, &ben_token, "GET", &format!("/api/agent-conversations/{conversation}"), None).status, 200);
+    let cancel = format!("/api/agent-conversations/{conversation}/cancel");
+    assert_refused(&call(&world, &ben_token, "POST", &cancel, None), 403, "not_a_participant");
+    let listed = world.admin("GET", "/api/agents", None);
+    assert!(
+        body(&listed)["agents"].as_array().unwrap().iter().any(|agent| agent["last_seen_at"].is_string()),
+        "{}",
+        text(&listed)
+    );
     let (_, stranger_token) = world.person("eve@example.com");
     assert_refused(
         &call(&world, &stranger_token, "GET", &format!("/api/agent-conversations/{conversation}"), None),

@@ -137,6 +137,9 @@ pub struct Agent {
     /// When it was revoked (RFC 3339), if it was.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub revoked_at: Option<String>,
+    /// When it last listed or claimed its agent-messaging inbox (RFC 3339), to the minute; absent if never.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_seen_at: Option<String>,
     /// Its ceiling, held of total, per capability it holds any route of.
     pub capabilities: Vec<CapabilityHeld>,
     /// Pinned routes (tool names) that no current capability contains: still pinned, still checked.
@@ -155,7 +158,7 @@ vocabulary! {
     pub enum AgentState {
         Active = "active": "Paired and usable.";
         AwaitingPairing = "awaiting_pairing": "Minted, but no credential has been paired yet: a pairing code redeems one.";
-        Paused = "paused": "Refused until an administrator resumes it; its grants are kept.";
+        Paused = "paused": "Refused until its sponsor or an administrator resumes it; its grants are kept.";
         Expired = "expired": "Its expiry has passed; the credential is refused for good.";
         Revoked = "revoked": "Revoked by an administrator; the credential is refused for good.";
     }

@@ -131,8 +131,7 @@ const nameText = (id) => (id === me?.id ? "you" : directory.nameOf(id) ?? id);
 /**
  * The agents the person may watch: those they sponsor, or for an
  * administrator every agent (and every person, for names). Each as
- * `{ id, name, sponsor, paused, revoked, last_seen_at }`; an administrator's
- * list does not carry `last_seen_at`, which each agent's messaging gives.
+ * `{ id, name, sponsor, paused, revoked, last_seen_at }`.
  */
 async function watchedAgents() {
   if (isAdmin()) {
@@ -143,7 +142,7 @@ async function watchedAgents() {
       sponsor: agent.sponsor,
       paused: Boolean(agent.paused_at),
       revoked: Boolean(agent.revoked_at),
-      last_seen_at: undefined,
+      last_seen_at: agent.last_seen_at ?? null,
     }));
   }
   const { agents } = await api("GET", "/api/me/agents");
