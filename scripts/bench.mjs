@@ -102,14 +102,16 @@ async function sequential() {
         token: sender.credential,
         body: { recipient: receiver.id, kind: "request", content: { text: "37 + 58?" }, idempotency_key: `bench-${++key}` },
       });
-    // Leases for the acknowledgements to finish, one per timed call.
+    // Leases for the acknowledgements to finish, one per timed call, all taken
+    // on the first (untimed, warm-up) call so no timed call pays for them.
     const leases = [];
     const lease = async () => {
-      if (leases.length === 0) {
+      while (leases.length === 0 || (leases.length < ROUNDS + 20 && !lease.filled)) {
         for (let index = 0; index < 10; index++) await send();
         const claimed = await call("POST", "/api/agent-inbox/leases", { token: receiver.credential, body: { max: 10, lease_seconds: 3600 } });
         leases.push(...claimed.body.messages);
       }
+      lease.filled = true;
       return leases.pop();
     };
     const acknowledge = async () => {
