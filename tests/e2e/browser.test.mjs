@@ -121,8 +121,16 @@ test("an administrator grants the person org.admin through the form", async () =
   await section("Relations").click();
   await page.getByRole("heading", { name: "Relations", level: 1 }).waitFor();
   await page.getByLabel("Subject", { exact: true }).selectOption(benId);
+  // Nothing is chosen for the administrator: choosing the person and granting grants nothing.
+  assert.equal(await page.getByLabel("Relation", { exact: true }).inputValue(), "");
+  await page.getByRole("button", { name: "Grant", exact: true }).click();
   await page.getByLabel("Relation", { exact: true }).selectOption("org.admin");
   await page.getByLabel("Object", { exact: true }).selectOption("org");
+  // Administration is asked for twice: unticked, the form does not send.
+  await page.getByRole("button", { name: "Grant", exact: true }).click();
+  const before = await call("GET", `/api/relations?subject=${benId}`, { token });
+  assert.deepEqual(before.body.relations, [], "nothing granted without the choice and the confirmation");
+  await page.getByLabel(/Make them an administrator of the whole node/).check();
   await page.getByRole("button", { name: "Grant", exact: true }).click();
 
   await page.getByRole("status").filter({ hasText: `Granted org.admin on org to ${BEN.name}` }).waitFor();

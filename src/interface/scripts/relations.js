@@ -22,17 +22,28 @@ export async function renderRelations(view) {
     h("option", { value: "", text: "Choose who holds it…" }),
     h("optgroup", { label: "People" }, people.map((person) => h("option", { value: person.id, text: `${person.name} <${person.email}>${person.disabled_at ? " (disabled)" : ""}` }))),
     teams.length ? h("optgroup", { label: "Every member of a team" }, teams.map((team) => h("option", { value: `${team.id}#member`, text: `Members of ${team.name}` }))) : null);
+  // No relation is chosen until the administrator chooses one: a default would
+  // make whoever is granted it an administrator without a question.
   const relationChoice = h("select", { name: "relation", required: true },
+    h("option", { value: "", text: "Choose what they may do…" }),
     h("optgroup", { label: "On the organisation" }, vocabulary.filter((r) => r.on === "organization").map((r) => h("option", { value: r.name, text: r.name }))),
     h("optgroup", { label: "On a mailbox" }, vocabulary.filter((r) => r.on === "mailbox").map((r) => h("option", { value: r.name, text: r.name }))));
   const objectChoice = h("select", { name: "object", required: true });
   const relationField = labelled("Relation", relationChoice, " ");
   const relationHint = relationField.querySelector(".hint");
+  // Administering the node is asked for twice: the box must be ticked to grant it.
+  const administers = h("input", { type: "checkbox", name: "administers" });
+  const administersField = h("div", { class: "field confirm", hidden: true },
+    h("label", {}, administers, " Make them an administrator of the whole node: people, relations, agents, mailboxes and the audit trail."));
 
   // The objects a relation can be held on: the organisation, or a mailbox (by address).
   function fitObjects() {
     const relation = vocabulary.find((r) => r.name === relationChoice.value);
     relationHint.textContent = relation?.description ?? "";
+    const administration = relationChoice.value === "org.admin";
+    administersField.hidden = !administration;
+    administers.required = administration;
+    if (!administration) administers.checked = false;
     const chosen = objectChoice.value;
     if (relation?.on === "organization") {
       objectChoice.replaceChildren(h("option", { value: "org", text: "org (the organisation)" }));
@@ -49,7 +60,7 @@ export async function renderRelations(view) {
   fitObjects();
 
   const grant = actionForm({
-    fields: [labelled("Subject", subjectChoice, "A person, or every member of a team."), relationField, labelled("Object", objectChoice)],
+    fields: [labelled("Subject", subjectChoice, "A person, or every member of a team."), relationField, administersField, labelled("Object", objectChoice)],
     submit: "Grant",
     failureTitle: "The relation was not granted.",
     async onSubmit() {
