@@ -21,7 +21,6 @@ use crate::core::context::Context;
 use crate::core::http::{Request, Response, Surface};
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
-use crate::dispatch::dispatch;
 
 /// The two protocol versions, as the method names tell them.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -150,7 +149,6 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(AuthenticationError::MissingCredentials.into());
     }
     let params = request.get("params").and_then(Value::as_object).cloned().unwrap_or_default();
-    context.hand_over_checks();
     let mut gateway = Gateway { context, agent_id, answered: None };
     let outcome = match method {
         "SendMessage" => gateway.send(&params, Version::V1).await.map(|task| json!({ "task": task })),
@@ -214,9 +212,7 @@ impl Gateway<'_, '_> {
             origin: outer.origin.clone(),
             client_address: outer.client_address.clone(),
         };
-        let node = self.context.node();
-        let response = Box::pin(dispatch(node, &request, Surface::A2a)).await;
-        self.context.absorb(&response);
+        let response = self.context.reenter(&request, Surface::A2a, None).await;
         let body = response.json_body().unwrap_or(Value::Null);
         if response.credential_refused.is_some() {
             self.answered = Some(response);

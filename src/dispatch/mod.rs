@@ -24,6 +24,7 @@ use crate::core::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
+use crate::core::storage::LocalBoxFuture;
 use crate::identity::sessions;
 use crate::mail;
 use crate::{messaging, reminders};
@@ -105,13 +106,24 @@ fn parse_query(route: &Route, query: &str) -> Result<Vec<(String, String)>, Requ
     Ok(parameters)
 }
 
+/// The dispatcher as the core's `Reentry`: what a machine surface's context
+/// re-enters it through.
+fn reenter<'call>(
+    node: &'call Node<'call>,
+    request: &'call Request,
+    surface: Surface,
+    decided: Option<Refusal>,
+) -> LocalBoxFuture<'call, Response> {
+    Box::pin(dispatch_deciding(node, request, surface, decided))
+}
+
 /// Handles one request from `surface`. Never panics on input and never answers a
 /// 500 for anything a client sent.
 pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> Response {
     dispatch_deciding(node, request, surface, None).await
 }
 
-/// Handles a request whose refusal was decided before its handler, by a
+/// Handles one request; with `decided`, a refusal decided before its handler by a
 /// surface that withholds the route from this caller (the MCP server, for a
 /// tool it never offers). Everything else is the route's own: its credential,
 /// Origin, shape and authority are checked as for any call, whichever of them
@@ -120,10 +132,6 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
 /// recorded. Only the handler never runs. A caller who presented no
 /// credential is answered without I/O, as every refusal before the caller is
 /// known is: no one writes to the chain at will.
-pub async fn dispatch_refused(node: &Node<'_>, request: &Request, surface: Surface, refusal: Refusal) -> Response {
-    dispatch_deciding(node, request, surface, Some(refusal)).await
-}
-
 async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface, decided: Option<Refusal>) -> Response {
     let now_ms = node.platform.now_ms();
     let (route, path_parameters) = match find_route(&request.method, &request.path) {
@@ -199,6 +207,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
             checks,
             audited: registry().is_audited(route.id),
             ledger: &chain,
+            reentry: reenter,
         },
     );
     let outcome = match refused_before_handling {

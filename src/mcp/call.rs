@@ -2,12 +2,12 @@
 //! arguments, the dispatcher re-entered in process with the caller's
 //! credentials, and the route's answer as a tool result.
 //!
-//! Re-entering `dispatch` is the one import that runs back up the layers (the
-//! dispatcher names this server's handler too): a tool call must meet the same
-//! authority check, refusal and audit entry as the REST call, so it goes through
-//! the same door rather than the functions beneath it. A tool withheld from the
-//! caller goes through it too, with its refusal decided before the handler
-//! (`dispatch_refused`), so the call is recorded as the route's refused call.
+//! A tool call must meet the same authority check, refusal and audit entry as
+//! the REST call, so it goes through the same door rather than the functions
+//! beneath it: `Context::reenter`, the dispatcher the context was handed (no
+//! import of it here). A tool withheld from the caller goes through it too,
+//! with its refusal decided before the handler, so the call is recorded as the
+//! route's refused call.
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
@@ -20,7 +20,6 @@ use super::{INVALID_PARAMS, RpcError, unknown_tool, withheld_tool};
 use crate::core::context::Context;
 use crate::core::http::{Request, Response, Surface};
 use crate::core::refusal::Refusal;
-use crate::dispatch::{dispatch, dispatch_refused};
 
 /// An argument as it travels in a path or a query: strings as given, anything
 /// else as its JSON text, for the route to accept or refuse.
@@ -100,23 +99,18 @@ pub(super) async fn call_tool(context: &mut Context<'_>, params: &Map<String, Va
     let withheld = withheld_without_io(route, registry.tier(route.id), context.caller());
     let request = route_request(route, &arguments, context.request());
     // The inner call reads the same credential and makes the same checks in its
-    // own first round trip, so this call's pending checks are handed over; its
-    // round trips and deferred writes count as this call's.
-    context.hand_over_checks();
-    let node = context.node();
-    let response = match withheld {
+    // own first round trip; its round trips and deferred writes are this call's.
+    let decided = match withheld {
         // A route REST might let this caller run, withheld here whatever the
         // database holds: it must not run, but the call is still the route's,
         // refused, with its credential and authority checked and recorded as
         // the route's refused call.
-        Some(withheld) if !withheld.refused_by_the_route() => {
-            Box::pin(dispatch_refused(node, &request, Surface::Mcp, withheld.into())).await
-        }
+        Some(withheld) if !withheld.refused_by_the_route() => Some(withheld.into()),
         // Anything else meets the route's own checks, which refuse it exactly
         // as over REST when it is withheld (an agent's ceiling).
-        _ => Box::pin(dispatch(node, &request, Surface::Mcp)).await,
+        _ => None,
     };
-    context.absorb(&response);
+    let response = context.reenter(&request, Surface::Mcp, decided).await;
     // A dead or stopped credential is the caller's own refusal, not the tool's:
     // answered as HTTP, as REST, `tools/list` and `initialize` answer it, so a
     // client meets it as an authentication failure rather than a tool result.

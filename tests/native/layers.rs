@@ -6,8 +6,8 @@
 //! - a domain reaches another only through what that domain's module re-exports,
 //!   never through one of its files;
 //! - no two top-level modules import each other, and no two files of one module
-//!   import each other, but for the one named exception: the MCP server
-//!   re-enters the dispatcher, which names the MCP server's handler;
+//!   import each other: the machine surfaces (MCP, A2A) re-enter the dispatcher
+//!   through the `Reentry` the core's context is handed, never by importing it;
 //! - the contract crate's files import each other in one direction only.
 //!
 //! Reading imports from text is approximate, so the reader is tested too.
@@ -30,20 +30,6 @@ const FLOORS: &[(&str, &[&str])] = &[
 /// Floors whose modules may import a peer on the same floor (each through its
 /// root, and never in a circle).
 const PEERS_ALLOWED: &[&str] = &["the domains", "the surfaces"];
-
-/// The machine surfaces that re-enter the dispatcher (a tool call or an A2A
-/// call must meet the route's own authority, refusal and audit entry): the one
-/// circle allowed between top-level modules, each surface with `dispatch`.
-const REENTERING_SURFACES: &[&str] = &["mcp", "a2a"];
-
-/// Whether an import between these two top-level modules is a re-entering
-/// surface and the dispatcher, either way round.
-fn named_exception(from: Option<&str>, to: Option<&str>) -> bool {
-    match (from, to) {
-        (Some(surface), Some("dispatch")) | (Some("dispatch"), Some(surface)) => REENTERING_SURFACES.contains(&surface),
-        _ => false,
-    }
-}
 
 fn floor_of(module: &str) -> Option<(usize, &'static str)> {
     FLOORS
@@ -299,8 +285,7 @@ fn no_import_climbs_a_floor() {
         for target in imported {
             let Some(to) = target.first().and_then(|top| floor_of(top)) else { continue };
             let peers = to.0 == from.0 && module.first() != target.first();
-            let exception = named_exception(Some(module[0].as_str()), Some(target[0].as_str()));
-            if to.0 > from.0 && !exception {
+            if to.0 > from.0 {
                 climbing.push(format!("{} ({}) imports {} ({})", module.join("::"), from.1, target.join("::"), to.1));
             } else if peers && !PEERS_ALLOWED.contains(&from.1) {
                 climbing.push(format!("{} imports its peer {} ({})", module.join("::"), target.join("::"), from.1));
@@ -347,8 +332,7 @@ fn no_new_circle_between_modules_or_files() {
     for (module, imported) in &imports {
         let Some(from) = module.first() else { continue };
         let entry = tops.entry(from.clone()).or_default();
-        let imports_of = imported.iter().filter_map(|target| target.first()).filter(|to| *to != from);
-        entry.extend(imports_of.filter(|to| !named_exception(Some(from), Some(to))).cloned());
+        entry.extend(imported.iter().filter_map(|target| target.first()).filter(|to| *to != from).cloned());
     }
     let between_modules: Vec<_> = circles(&tops);
     assert!(between_modules.is_empty(), "top-level modules in a circle: {between_modules:?}");
@@ -360,8 +344,7 @@ fn no_new_circle_between_modules_or_files() {
     for (module, imported) in &imports {
         let siblings = imported.iter().filter(|target| {
             let parent_child = target.starts_with(module) || module.starts_with(target);
-            let exception = named_exception(module.first().map(String::as_str), target.first().map(String::as_str));
-            !parent_child && !exception && !target.is_empty()
+            !parent_child && !target.is_empty()
         });
         files.entry(module.clone()).or_default().extend(siblings.cloned());
     }

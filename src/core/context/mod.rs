@@ -30,7 +30,7 @@ use crate::core::node::Node;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
 use note::AuditNote;
-use ports::{Ledger, PendingCheck};
+use ports::{Ledger, PendingCheck, Reentry};
 use request::RequestView;
 use work::{UnitOfWork, WorkError};
 
@@ -50,6 +50,8 @@ pub struct Admitted<'request> {
     /// Whether the route's calls are recorded (`Registry::is_audited`).
     pub audited: bool,
     pub ledger: &'request dyn Ledger,
+    /// The dispatcher, for a surface that re-enters it.
+    pub reentry: Reentry,
 }
 
 /// Everything a handler may use.
@@ -59,6 +61,7 @@ pub struct Context<'request> {
     work: UnitOfWork<'request>,
     note: AuditNote,
     response_headers: Vec<(String, String)>,
+    reentry: Reentry,
 }
 
 impl<'request> Context<'request> {
@@ -76,6 +79,7 @@ impl<'request> Context<'request> {
             work: UnitOfWork::new(node.database, admitted.ledger, admitted.checks),
             note: AuditNote::new(admitted.caller, admitted.audited),
             response_headers: Vec::new(),
+            reentry: admitted.reentry,
         }
     }
 
@@ -293,17 +297,17 @@ impl<'request> Context<'request> {
 
     // ---- Calls that re-enter the dispatcher (the MCP server's tool calls).
 
-    /// Drops the checks still pending before this call re-enters the dispatcher:
-    /// the inner call reads the same credential and makes the same checks in its
-    /// own first round trip, so they are handed over rather than run twice.
-    pub fn hand_over_checks(&mut self) {
+    /// Re-enters the dispatcher with `request`, as this call's caller (the
+    /// request carries the same credentials) on `surface`, and counts the
+    /// answer's round trips, commits and deferred writes as this call's. The
+    /// first re-entry takes over this call's pending checks: the inner call
+    /// reads the same credential and makes the same checks in its own first
+    /// round trip. `decided`: see [`Reentry`].
+    pub async fn reenter(&mut self, request: &Request, surface: Surface, decided: Option<Refusal>) -> Response {
         self.work.hand_over_checks();
-    }
-
-    /// Counts the answer of a call this one re-entered the dispatcher with: its
-    /// round trips, commits and deferred writes are this call's.
-    pub fn absorb(&mut self, inner: &Response) {
-        self.work.absorb(inner);
+        let response = (self.reentry)(self.node, request, surface, decided).await;
+        self.work.absorb(&response);
+        response
     }
 
     // ---- The audit entry and the answer.

@@ -1,12 +1,23 @@
 //! What the context asks of the layers above it: the checks that admit a request
-//! (built by `authz` from the route's declared authority) and the chain that
-//! records it (`audit`). Traits and plain data here, so the core runs both
-//! without importing either.
+//! (built by `authz` from the route's declared authority), the chain that
+//! records it (`audit`), and the dispatcher a machine surface re-enters
+//! (`Reentry`). Traits and plain data here, so the core runs all three without
+//! importing any, and no surface imports the dispatcher that names it.
 
 use std::fmt;
 
+use crate::core::http::{Request, Response, Surface};
+use crate::core::node::Node;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{QueryResult, Statement};
+use crate::core::storage::{LocalBoxFuture, QueryResult, Statement};
+
+/// The dispatcher, handed to every `Context`: a surface (MCP, A2A) re-enters it
+/// with a route's own request, so the call meets that route's credential check,
+/// authority, audit entry and refusal. `decided` is a refusal the surface made
+/// before the handler (a tool it withholds): the handler then never runs, and
+/// everything else is the route's.
+pub type Reentry =
+    for<'call> fn(&'call Node<'call>, &'call Request, Surface, Option<Refusal>) -> LocalBoxFuture<'call, Response>;
 
 /// A fact a request's first read must confirm before its handler's answer is
 /// released: a live session, a live agent, a relation held.
