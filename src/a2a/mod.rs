@@ -18,7 +18,7 @@ use serde_json::{Map, Value, json};
 
 use crate::authz::credentials::AuthenticationError;
 use crate::core::context::Context;
-use crate::core::http::{Request, Response, Surface};
+use crate::core::http::{Response, Surface};
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 
@@ -55,8 +55,7 @@ const INVALID_PARAMS: i64 = -32602;
 
 /// The endpoint of `agent_id` at this node.
 fn endpoint(context: &Context<'_>, agent_id: &str) -> String {
-    let origin = context.config().public_origin.clone().unwrap_or_else(|| context.request().origin.clone());
-    format!("{origin}/a2a/{agent_id}")
+    format!("{}/a2a/{agent_id}", context.config().origin_of(context.request()))
 }
 
 /// `GET /a2a/:agentId/.well-known/agent-card.json`.
@@ -193,25 +192,8 @@ impl Gateway<'_, '_> {
         query: String,
         body: Option<Value>,
     ) -> Result<Value, RpcError> {
-        let outer = self.context.request();
-        let mut headers: Vec<(String, String)> = outer
-            .headers
-            .iter()
-            .filter(|(name, _)| name != "content-length" && name != "content-type")
-            .cloned()
-            .collect();
-        if body.is_some() {
-            headers.push(("content-type".into(), "application/json".into()));
-        }
-        let request = Request {
-            method: method.into(),
-            path,
-            query,
-            headers,
-            body: body.map(|body| body.to_string().into_bytes()).unwrap_or_default(),
-            origin: outer.origin.clone(),
-            client_address: outer.client_address.clone(),
-        };
+        let body = body.map(|body| body.to_string().into_bytes());
+        let request = self.context.request().reentering(method, path, query, body);
         let response = self.context.reenter(&request, Surface::A2a, None).await;
         let body = response.json_body().unwrap_or(Value::Null);
         if response.credential_refused.is_some() {
@@ -263,7 +245,7 @@ impl Gateway<'_, '_> {
             let task = self.task(&named).await;
             let task =
                 task.map_err(|_| RpcError::new(TASK_NOT_FOUND, "The message names a task that is not found."))?;
-            let why = if is_terminal(task.state) {
+            let why = if task.state.is_finished() {
                 "the task is in a terminal state"
             } else {
                 "this agent takes no further input on a task"
@@ -333,7 +315,7 @@ impl Gateway<'_, '_> {
 
     async fn cancel(&mut self, params: &Map<String, Value>, version: Version) -> Result<Value, RpcError> {
         let task = self.task(params).await?;
-        if is_terminal(task.state) {
+        if task.state.is_finished() {
             return Err(RpcError::new(
                 TASK_NOT_CANCELABLE,
                 format!("Task not cancelable: {} is {}", task.id, v1_state(task_state(&task))),
@@ -351,10 +333,6 @@ impl Gateway<'_, '_> {
             .unwrap_or(task);
         Ok(task_json(&now, version, None))
     }
-}
-
-fn is_terminal(state: AgentMessageState) -> bool {
-    !matches!(state, AgentMessageState::Queued | AgentMessageState::Held | AgentMessageState::Leased)
 }
 
 /// A message's parts as the node stores them (A2A 1.0's shape): text and data

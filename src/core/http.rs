@@ -68,6 +68,30 @@ pub fn url_parts(url: &str) -> Option<(String, String, String)> {
 }
 
 impl Request {
+    /// The request a surface re-enters the dispatcher with for one route: this
+    /// request's credentials, origin and client, with the route's own method,
+    /// path and query, and `body` as JSON when the route takes one.
+    pub fn reentering(&self, method: &str, path: String, query: String, body: Option<Vec<u8>>) -> Request {
+        let mut headers: Vec<(String, String)> = self
+            .headers
+            .iter()
+            .filter(|(name, _)| name != "content-length" && name != "content-type")
+            .cloned()
+            .collect();
+        if body.is_some() {
+            headers.push(("content-type".into(), "application/json".into()));
+        }
+        Request {
+            method: method.to_string(),
+            path,
+            query,
+            headers,
+            body: body.unwrap_or_default(),
+            origin: self.origin.clone(),
+            client_address: self.client_address.clone(),
+        }
+    }
+
     /// The first value of a header, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
         self.headers.iter().find(|(key, _)| key.eq_ignore_ascii_case(name)).map(|(_, value)| value.as_str())

@@ -76,6 +76,12 @@ pub struct Config {
 }
 
 impl Config {
+    /// The origin the node answers at: `PUBLIC_ORIGIN`, or, unset, the one
+    /// `request` was addressed to.
+    pub fn origin_of<'a>(&'a self, request: &'a crate::core::http::Request) -> &'a str {
+        self.public_origin.as_deref().unwrap_or(&request.origin)
+    }
+
     /// Whether the node runs `feature`.
     pub fn runs(&self, feature: mailroom_contract::Feature) -> bool {
         match feature {

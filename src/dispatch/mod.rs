@@ -142,7 +142,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     // nowhere: a request for another host (DNS rebinding) or with no credential
     // the node issued could otherwise write to the audit chain at will.
     let early = |refusal: Refusal| Response::refusal(&refusal);
-    let node_origin = node.config.public_origin.as_deref().unwrap_or(&request.origin);
+    let node_origin = node.config.origin_of(request);
     if node_origin != request.origin {
         return early(AuthenticationError::WrongHost { node_origin: node_origin.to_string() }.into());
     }

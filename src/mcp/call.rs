@@ -56,23 +56,8 @@ fn route_request(route: &Route, arguments: &Map<String, Value>, outer: &Request)
             body.insert(name.clone(), value.clone());
         }
     }
-    let mut headers: Vec<(String, String)> =
-        outer.headers.iter().filter(|(name, _)| name != "content-length" && name != "content-type").cloned().collect();
-    let body = if route.request.is_some() {
-        headers.push(("content-type".into(), "application/json".into()));
-        serde_json::to_vec(&Value::Object(body)).unwrap_or_default()
-    } else {
-        Vec::new()
-    };
-    Request {
-        method: route.method.as_str().to_string(),
-        path,
-        query: query.finish(),
-        headers,
-        body,
-        origin: outer.origin.clone(),
-        client_address: outer.client_address.clone(),
-    }
+    let body = route.request.map(|_| serde_json::to_vec(&Value::Object(body)).unwrap_or_default());
+    outer.reentering(route.method.as_str(), path, query.finish(), body)
 }
 
 /// `tools/call`: re-enters the router as the caller.

@@ -10,7 +10,9 @@ use mailroom_contract::api::{AgentConversation, AgentConversationList, AgentConv
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, held_because_sql, participant, policy_sql};
+use super::{
+    MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, PolicyNumber, held_because_sql, participant, policy_sql,
+};
 use crate::authz::{holder_of, tuples};
 use crate::core::context::Context;
 use crate::core::http::Response;
@@ -229,7 +231,7 @@ pub async fn cancel_conversation(context: &mut Context<'_>) -> Result<Response, 
     );
     // What is still unfinished: not expired, and not a lapsed lease that had
     // its attempts (failed, though not yet recorded so).
-    let attempts = policy_sql("maximum_attempts", "recipient_id");
+    let attempts = policy_sql(PolicyNumber::MaximumAttempts, "recipient_id");
     context.write(
         Statement::new(format!(
             "UPDATE agent_messages SET state = 'canceled', lease_expires_at = NULL, updated_at = ?2 \
@@ -241,9 +243,8 @@ pub async fn cancel_conversation(context: &mut Context<'_>) -> Result<Response, 
     );
     let mut canceled = 0;
     for message in &mut conversation.messages {
-        use mailroom_contract::api::AgentMessageState as State;
-        if matches!(message.state, State::Queued | State::Held | State::Leased) {
-            message.state = State::Canceled;
+        if !message.state.is_finished() {
+            message.state = mailroom_contract::api::AgentMessageState::Canceled;
             message.held_because = None;
             message.lease_expires_at = None;
             message.updated_at = rfc3339(now);

@@ -23,10 +23,10 @@ use mailroom_contract::api::{
 };
 use serde_json::json;
 
-use super::send::{NOT_ALLOWED, participants};
+use super::send::NOT_ALLOWED;
 use super::{
-    MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, content_text, held_because_sql, in_range, inbox_owner,
-    policy_sql,
+    MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, PolicyNumber, content_text, held_because_sql, in_range,
+    inbox_owner, policy_sql,
 };
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
@@ -103,8 +103,8 @@ pub async fn claim(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "MAX(0, MIN(?3, \
             {pending} - (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = ?2 AND state = 'leased' AND lease_expires_at > ?1), \
             {rate} - (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = ?2 AND lease_granted_at > ?1 - 60000)))",
-        pending = policy_sql("pending_cap", "?2"),
-        rate = policy_sql("rate_per_minute", "?2"),
+        pending = policy_sql(PolicyNumber::PendingCap, "?2"),
+        rate = policy_sql(PolicyNumber::RatePerMinute, "?2"),
     );
     // Whether anything is deliverable now: a poll that would be granted nothing
     // (an empty inbox, or caps with no room) is answered from this read and
@@ -123,7 +123,7 @@ pub async fn claim(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Ok(context.json(&ClaimedAgentMessages { messages: Vec::new() }));
     }
 
-    let attempts = policy_sql("maximum_attempts", "?2");
+    let attempts = policy_sql(PolicyNumber::MaximumAttempts, "?2");
     context.write(
         Statement::new(format!(
             "UPDATE agent_messages SET state = 'failed', updated_at = ?1 \
@@ -168,8 +168,12 @@ pub async fn claim(context: &mut Context<'_>) -> Result<Response, Refusal> {
     Ok(context.json(&ClaimedAgentMessages { messages: granted.iter().map(|row| row.present(now)).collect() }))
 }
 
-/// The message an inbox call names, as its recipient's first read finds it.
-async fn leased_message(context: &mut Context<'_>, agent_id: &str) -> Result<MessageRow, Refusal> {
+/// What every lease operation starts with: the message the path names, as the
+/// calling agent's first read finds it in its own inbox, and the time; refused
+/// (saying which staleness) unless `fencing_token` is its live lease's. The
+/// commit's guard (`on_live_lease`) is what decides; this says why early.
+async fn live_leased_message(context: &mut Context<'_>, fencing_token: i64) -> Result<(MessageRow, i64), Refusal> {
+    let agent_id = inbox_owner(context.caller())?;
     let id = context.path(PathParameter::AgentMessageId)?.to_string();
     let now = context.now_ms();
     let message = Statement::new(format!(
@@ -178,27 +182,27 @@ async fn leased_message(context: &mut Context<'_>, agent_id: &str) -> Result<Mes
     ))
     .bind(now)
     .bind(id.as_str())
-    .bind(agent_id);
+    .bind(agent_id.as_str());
     let [message] = context.read_array([message]).await?;
     let Some(row) = message.first() else { return Err(MessagingError::NoSuchMessage { id }.into()) };
     context.audit_object(id);
-    row.decode().map_err(|error| context.internal(error))
+    let row: MessageRow = row.decode().map_err(|error| context.internal(error))?;
+    let stale = |why| Err(MessagingError::StaleLease { id: row.id.clone(), why }.into());
+    match row.state_at(now).0 {
+        AgentMessageState::Leased if fencing_token != row.fencing_token => {
+            stale("the fencing token is not the current one")
+        }
+        AgentMessageState::Leased => Ok((row, now)),
+        AgentMessageState::Queued | AgentMessageState::Held => stale("the lease lapsed"),
+        _ => stale("the message is no longer leased"),
+    }
 }
 
-/// Refuses a call whose token or lease is not the live one, saying which.
-fn live_lease(row: &MessageRow, fencing_token: i64, now_ms: i64) -> Result<(), MessagingError> {
-    let stale = |why| Err(MessagingError::StaleLease { id: row.id.clone(), why });
-    let (state, _) = row.state_at(now_ms);
-    if state != AgentMessageState::Leased {
-        return match state {
-            AgentMessageState::Queued | AgentMessageState::Held => stale("the lease lapsed"),
-            _ => stale("the message is no longer leased"),
-        };
-    }
-    if fencing_token != row.fencing_token {
-        return stale("the fencing token is not the current one");
-    }
-    Ok(())
+/// The row as a finishing statement leaves it: `state`, no lease, changed now.
+fn finished(row: &mut MessageRow, state: AgentMessageState, now_ms: i64) {
+    row.state = state.name().into();
+    row.lease_expires_at = None;
+    row.updated_at = now_ms;
 }
 
 /// The guarded UPDATE every lease operation is: it matches only the live lease
@@ -229,26 +233,18 @@ fn on_live_lease(
 /// `POST /api/agent-inbox/:agentMessageId/ack`.
 pub async fn acknowledge(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let body: AckAgentMessage = context.body()?;
-    let agent_id = inbox_owner(context.caller())?;
-    let mut row = leased_message(context, &agent_id).await?;
-    let now = context.now_ms();
-    live_lease(&row, body.fencing_token, now)?;
+    let (mut row, now) = live_leased_message(context, body.fencing_token).await?;
     on_live_lease(context, &row, body.fencing_token, "state = 'acknowledged', lease_expires_at = NULL", Vec::new());
-    row.state = "acknowledged".into();
-    row.lease_expires_at = None;
-    row.updated_at = now;
+    finished(&mut row, AgentMessageState::Acknowledged, now);
     Ok(context.json(&row.present(now)))
 }
 
 /// `POST /api/agent-inbox/:agentMessageId/renew`.
 pub async fn renew(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let body: RenewAgentLease = context.body()?;
-    let agent_id = inbox_owner(context.caller())?;
-    let mut row = leased_message(context, &agent_id).await?;
     let lease_seconds =
         in_range("lease_seconds", body.lease_seconds, DEFAULT_LEASE_SECONDS, (1, MAXIMUM_LEASE_SECONDS))?;
-    let now = context.now_ms();
-    live_lease(&row, body.fencing_token, now)?;
+    let (mut row, now) = live_leased_message(context, body.fencing_token).await?;
     // Never past twelve hours after the grant: the row holds when it was.
     on_live_lease(
         context,
@@ -267,11 +263,8 @@ pub async fn renew(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// `POST /api/agent-inbox/:agentMessageId/reply`.
 pub async fn reply(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let body: ReplyToAgentMessage = context.body()?;
-    let agent_id = inbox_owner(context.caller())?;
-    let mut row = leased_message(context, &agent_id).await?;
     let content = content_text(&body.content)?;
-    let now = context.now_ms();
-    live_lease(&row, body.fencing_token, now)?;
+    let (mut row, now) = live_leased_message(context, body.fencing_token).await?;
     if row.kind != AgentMessageKind::Request.name() {
         return Err(MessagingError::EventsAreAcknowledged.into());
     }
@@ -307,11 +300,8 @@ pub async fn reply(context: &mut Context<'_>) -> Result<Response, Refusal> {
             .bind(row.conversation_id.as_str())
             .bind(now),
     );
-    context.write(participants(&row.conversation_id, &[&row.sender_id, &row.recipient_id]));
     context.audit_detail(json!({ "fencing_token": body.fencing_token, "reply": reply_id }));
-    row.state = "answered".into();
-    row.lease_expires_at = None;
-    row.updated_at = now;
+    finished(&mut row, AgentMessageState::Answered, now);
     row.reply_id = Some(reply_id);
     row.reply_content = Some(content);
     row.reply_created_at = Some(now);
@@ -321,14 +311,11 @@ pub async fn reply(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// `POST /api/agent-inbox/:agentMessageId/reject`.
 pub async fn reject(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let body: RejectAgentMessage = context.body()?;
-    let agent_id = inbox_owner(context.caller())?;
-    let mut row = leased_message(context, &agent_id).await?;
     let reason = body.reason.trim().to_string();
     if reason.is_empty() || reason.chars().count() > REJECTION_REASON_MAXIMUM || reason.chars().any(char::is_control) {
         return Err(MessagingError::InvalidReason.into());
     }
-    let now = context.now_ms();
-    live_lease(&row, body.fencing_token, now)?;
+    let (mut row, now) = live_leased_message(context, body.fencing_token).await?;
     on_live_lease(
         context,
         &row,
@@ -336,9 +323,7 @@ pub async fn reject(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "state = 'rejected', lease_expires_at = NULL, reason = ?5",
         vec![reason.as_str().into()],
     );
-    row.state = "rejected".into();
+    finished(&mut row, AgentMessageState::Rejected, now);
     row.reason = Some(reason);
-    row.lease_expires_at = None;
-    row.updated_at = now;
     Ok(context.json(&row.present(now)))
 }

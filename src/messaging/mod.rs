@@ -212,24 +212,40 @@ pub(crate) fn held_because_sql() -> String {
                 WHEN (SELECT COUNT(*) FROM agent_messages f WHERE f.recipient_id = m.recipient_id \
                         AND f.lease_granted_at > ?1 - 60000) >= {rate} THEN 'rate_cap' END END AS held_because, \
          {attempts} AS maximum_attempts",
-        pending = policy_sql("pending_cap", "m.recipient_id"),
-        rate = policy_sql("rate_per_minute", "m.recipient_id"),
-        attempts = policy_sql("maximum_attempts", "m.recipient_id"),
+        pending = policy_sql(PolicyNumber::PendingCap, "m.recipient_id"),
+        rate = policy_sql(PolicyNumber::RatePerMinute, "m.recipient_id"),
+        attempts = policy_sql(PolicyNumber::MaximumAttempts, "m.recipient_id"),
     )
 }
 
-/// One number of an agent's policy as SQL: its owner's choice, or the default.
-pub(crate) fn policy_sql(column: &'static str, agent: &str) -> String {
-    let default = match column {
-        "pending_cap" => DEFAULT_PENDING_CAP,
-        "rate_per_minute" => DEFAULT_RATE_PER_MINUTE,
-        _ => DEFAULT_MAXIMUM_ATTEMPTS,
-    };
+/// The numbers of an agent's delivery policy: each its column and its default,
+/// stated once for every statement that reads one.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum PolicyNumber {
+    RatePerMinute,
+    PendingCap,
+    MaximumAttempts,
+}
+
+impl PolicyNumber {
+    fn column_and_default(self) -> (&'static str, i64) {
+        match self {
+            PolicyNumber::RatePerMinute => ("rate_per_minute", DEFAULT_RATE_PER_MINUTE),
+            PolicyNumber::PendingCap => ("pending_cap", DEFAULT_PENDING_CAP),
+            PolicyNumber::MaximumAttempts => ("maximum_attempts", DEFAULT_MAXIMUM_ATTEMPTS),
+        }
+    }
+}
+
+/// One number of the policy of the agent `agent` (an SQL expression) as SQL:
+/// its owner's choice, or the default.
+pub(crate) fn policy_sql(number: PolicyNumber, agent: &str) -> String {
+    let (column, default) = number.column_and_default();
     format!("COALESCE((SELECT {column} FROM agent_messaging_policies WHERE agent_id = {agent}), {default})")
 }
 
 /// A message as stored, with its reply and what its recipient's policy says now.
-#[derive(Clone, Debug, Deserialize)]
+#[derive(Clone, Debug, Default, Deserialize)]
 pub(crate) struct MessageRow {
     pub id: String,
     pub conversation_id: String,
@@ -363,10 +379,12 @@ pub(crate) fn inbox_owner(caller: &Caller) -> Result<String, MessagingError> {
 }
 
 /// Who sends and reads as the caller: an agent or a person.
+/// The routes are `Member`'s, so the caller is an agent or a person.
 pub(crate) fn participant(caller: &Caller) -> Result<String, Refusal> {
     match caller {
-        Caller::Agent { agent_id, .. } => Ok(agent_id.clone()),
-        Caller::Person { person_id, .. } => Ok(person_id.clone()),
+        Caller::Agent { .. } | Caller::Person { .. } => {
+            caller.actor_id().map(str::to_string).ok_or_else(Refusal::internal)
+        }
         Caller::Stranger | Caller::Source { .. } => Err(Refusal::internal()),
     }
 }

@@ -11,7 +11,9 @@ use mailroom_contract::api::{
 use serde::Deserialize;
 use serde_json::json;
 
-use super::{MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, held_because_sql, in_range, policy_sql};
+use super::{
+    MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, PolicyNumber, held_because_sql, in_range, policy_sql,
+};
 use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::http::Response;
@@ -68,17 +70,12 @@ fn messaging_of(agent_id: &str, now_ms: i64) -> Statement {
            (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = a.id AND state = 'leased' \
               AND lease_expires_at > ?1) AS leased \
          FROM agents a WHERE a.id = ?2",
-        rate = policy_sql("rate_per_minute", "a.id"),
-        pending = policy_sql("pending_cap", "a.id"),
-        attempts = policy_sql("maximum_attempts", "a.id"),
+        rate = policy_sql(PolicyNumber::RatePerMinute, "a.id"),
+        pending = policy_sql(PolicyNumber::PendingCap, "a.id"),
+        attempts = policy_sql(PolicyNumber::MaximumAttempts, "a.id"),
     ))
     .bind(now_ms)
     .bind(agent_id)
-}
-
-/// The origin agents elsewhere reach this node at.
-fn origin(context: &Context<'_>) -> String {
-    context.config().public_origin.clone().unwrap_or_else(|| context.request().origin.clone())
 }
 
 /// `GET /api/agents/:agentId/messaging`.
@@ -87,7 +84,7 @@ pub async fn get_messaging(context: &mut Context<'_>) -> Result<Response, Refusa
     let [found] = context.read_array([messaging_of(&agent_id, context.now_ms())]).await?;
     let Some(row) = found.first() else { return Err(MessagingError::NoSuchAgent { id: agent_id }.into()) };
     let row: MessagingRow = row.decode().map_err(|error| context.internal(error))?;
-    Ok(context.json(&row.present(&origin(context))))
+    Ok(context.json(&row.present(context.config().origin_of(context.request()))))
 }
 
 /// `PATCH /api/agents/:agentId/messaging`.
@@ -161,7 +158,7 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
         "pending_cap": row.pending_cap,
         "maximum_attempts": row.maximum_attempts,
     }));
-    Ok(context.json(&row.present(&origin(context))))
+    Ok(context.json(&row.present(context.config().origin_of(context.request()))))
 }
 
 /// `GET /api/agents/:agentId/inbox`: every message to the agent, newest first.

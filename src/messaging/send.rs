@@ -181,22 +181,13 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
         sender_id: sender,
         recipient_id: body.recipient,
         kind: body.kind.name().to_string(),
-        in_reply_to: None,
         content,
         state: state.to_string(),
         reason: reason.map(str::to_string),
-        attempts: 0,
-        fencing_token: 0,
-        lease_granted_at: None,
-        lease_expires_at: None,
         created_at: now,
         updated_at: now,
         expires_at,
-        reply_id: None,
-        reply_content: None,
-        reply_created_at: None,
-        held_because: None,
-        maximum_attempts: None,
+        ..MessageRow::default()
     };
     Ok(context.json(&row.present(now)))
 }

@@ -7,7 +7,7 @@
 use crate::core::node::Node;
 use crate::core::storage::Statement;
 
-use super::policy_sql;
+use super::{PolicyNumber, policy_sql};
 
 /// What one sweep ended.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -29,7 +29,7 @@ pub async fn sweep(node: &Node<'_>) -> Result<SweepReport, String> {
     let failed = Statement::new(format!(
         "UPDATE agent_messages SET state = 'failed', updated_at = ?1 \
          WHERE state = 'leased' AND lease_expires_at <= ?1 AND attempts >= {}",
-        policy_sql("maximum_attempts", "agent_messages.recipient_id")
+        policy_sql(PolicyNumber::MaximumAttempts, "agent_messages.recipient_id")
     ))
     .bind(now_ms);
     let results = node.database.execute(vec![expired, failed]).await.map_err(|error| error.to_string())?;

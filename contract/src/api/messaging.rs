@@ -73,6 +73,13 @@ vocabulary! {
     }
 }
 
+impl AgentMessageState {
+    /// Whether the message is finished: nothing more happens to it.
+    pub fn is_finished(self) -> bool {
+        !matches!(self, AgentMessageState::Queued | AgentMessageState::Held | AgentMessageState::Leased)
+    }
+}
+
 vocabulary! {
     /// Why the recipient's policy holds a waiting message back.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
