@@ -106,6 +106,12 @@ impl SqliteDatabase {
         self.connection.borrow().execute_batch(sql).expect("tampering SQL runs");
     }
 
+    /// The first column of the first row `sql` answers, as text, read outside
+    /// the core: what a test looks up without a route for it.
+    pub fn peek(&self, sql: &str) -> Option<String> {
+        self.connection.borrow().query_row(sql, [], |row| row.get::<_, Option<String>>(0)).ok().flatten()
+    }
+
     /// The unkeyed SHA-256 link an entry had before the chain was keyed, computed
     /// from the stored row after `prev_hash`, as anyone who can read the database
     /// can: what a test rewriting history without the key writes. Written here
@@ -338,7 +344,7 @@ impl Mailer for RecordingMailer {
         envelope_from: &'a str,
         envelope_to: &'a str,
         raw: &'a [u8],
-    ) -> LocalBoxFuture<'a, Result<(), MailerError>> {
+    ) -> LocalBoxFuture<'a, Result<Option<String>, MailerError>> {
         Box::pin(async move {
             if self.refuse.borrow().iter().any(|refused| refused == envelope_to) {
                 return Err(MailerError(format!("destination {envelope_to} is not allowed")));
@@ -348,7 +354,8 @@ impl Mailer for RecordingMailer {
                 envelope_to: envelope_to.to_string(),
                 raw: raw.to_vec(),
             });
-            Ok(())
+            // As Cloudflare's service does: its own Message-ID on what left.
+            Ok(Some(format!("<sent-{}@mail-service.test>", self.sent.borrow().len())))
         })
     }
 }

@@ -46,8 +46,20 @@ pub const CAPABILITIES: &[Capability] = &[
     Capability {
         name: "mail.read",
         summary: "Read mail",
-        description: "Read messages' text and attachments, and search bodies as well as headers. Every read is recorded in the audit chain.",
-        routes: &[RouteId::GetMessageBody, RouteId::GetAttachment, RouteId::SearchMessages],
+        description: "Read messages' text and attachments, follow conversations with their messages in order, and search bodies as well as headers. Every read is recorded in the audit chain.",
+        routes: &[
+            RouteId::GetMessageBody,
+            RouteId::GetAttachment,
+            RouteId::SearchMessages,
+            RouteId::ListThreads,
+            RouteId::GetThread,
+        ],
+    },
+    Capability {
+        name: "mail.manage",
+        summary: "Work conversations",
+        description: "Set a conversation's status (open, waiting, closed) and assignee in the mailboxes it works (send.propose), and mark conversations read or unread for itself. Never reads bodies.",
+        routes: &[RouteId::UpdateThread, RouteId::MarkThreadRead, RouteId::MarkThreadUnread],
     },
     Capability {
         name: "mail.export",

@@ -286,6 +286,7 @@ vocabulary! {
         MailboxId = "mailboxId": "The mailbox's id (`mbx_…`).";
         ReceiptId = "receiptId": "The received message's id in this mailbox (`rcp_…`), from the message list or a search.";
         SendId = "sendId": "The send's id (`snd_…`).";
+        ThreadId = "threadId": "The conversation's id in this mailbox (`thr_…`), from list_threads.";
         EventId = "eventId": "The event's id (`evt_…`).";
         SourceId = "sourceId": "The reminder source's id (`src_…`).";
         AgentMessageId = "agentMessageId": "The agent message's id (`amg_…`).";
@@ -369,6 +370,7 @@ impl PathParameter {
             | PathParameter::MailboxId
             | PathParameter::ReceiptId
             | PathParameter::SendId
+            | PathParameter::ThreadId
             | PathParameter::EventId
             | PathParameter::SourceId
             | PathParameter::AgentMessageId

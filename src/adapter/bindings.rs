@@ -62,7 +62,7 @@ impl Mailer for EmailBinding {
         envelope_from: &'a str,
         envelope_to: &'a str,
         raw: &'a [u8],
-    ) -> LocalBoxFuture<'a, Result<(), MailerError>> {
+    ) -> LocalBoxFuture<'a, Result<Option<String>, MailerError>> {
         Box::pin(async move {
             // The message is written by mail-builder, which encodes everything to
             // 7-bit ASCII, so it is always valid text.
@@ -71,8 +71,12 @@ impl Mailer for EmailBinding {
             // them on the send, so never a debug dump of the JavaScript value.
             let words = |error: js_sys::Error| MailerError(String::from(error.message()));
             let message = EmailMessage::new(envelope_from, envelope_to, raw).map_err(words)?;
-            self.binding.send(&message).await.map_err(words)?;
-            Ok(())
+            let sent = self.binding.send(&message).await.map_err(words)?;
+            // The service's own Message-ID on what left, when it reports one.
+            let message_id = js_sys::Reflect::get(sent.as_ref(), &wasm_bindgen::JsValue::from_str("messageId"))
+                .ok()
+                .and_then(|id| id.as_string());
+            Ok(message_id)
         })
     }
 }

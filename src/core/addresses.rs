@@ -45,12 +45,61 @@ pub fn domain(address: &str) -> &str {
     address.rsplit_once('@').map_or("", |(_, domain)| domain)
 }
 
+/// The longest display name kept on a recipient, in characters.
+pub const MAXIMUM_NAME_CHARACTERS: usize = 256;
+
+/// A recipient as a person writes one, `ana@example.com` or
+/// `Ana Lima <ana@example.com>` (the name may be quoted): its display name, if
+/// any, and its address normalised. `None` when the address is not one, or the
+/// name holds what could end a header or confuse the form (a control, `<`, `>`,
+/// `"`), or is too long.
+pub fn recipient(input: &str) -> Option<(Option<String>, String)> {
+    let input = input.trim();
+    let Some(open) = input.rfind('<') else {
+        return normalize(input).map(|address| (None, address));
+    };
+    let address = input[open + 1..].strip_suffix('>')?;
+    let address = normalize(address)?;
+    let name = input[..open].trim();
+    let name = name.strip_prefix('"').and_then(|name| name.strip_suffix('"')).unwrap_or(name).trim();
+    if name.chars().any(|c| c.is_control() || matches!(c, '<' | '>' | '"'))
+        || name.chars().count() > MAXIMUM_NAME_CHARACTERS
+    {
+        return None;
+    }
+    Some(((!name.is_empty()).then(|| name.to_string()), address))
+}
+
+/// A recipient as the node stores and shows it: `Name <address>`, or the bare
+/// address when it has no name.
+pub fn display(name: Option<&str>, address: &str) -> String {
+    match name {
+        Some(name) => format!("{name} <{address}>"),
+        None => address.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn check(address: &str, expected: Option<&str>) {
         assert_eq!(normalize(address).as_deref(), expected, "{address}");
+    }
+
+    #[test]
+    fn recipients_keep_their_display_names() {
+        assert_eq!(recipient(" Ana@Example.com "), Some((None, "ana@example.com".into())));
+        assert_eq!(recipient("Ana Lima <Ana@Example.com>"), Some((Some("Ana Lima".into()), "ana@example.com".into())));
+        assert_eq!(
+            recipient("\"Lima, Ana\" <ana@example.com>"),
+            Some((Some("Lima, Ana".into()), "ana@example.com".into()))
+        );
+        assert_eq!(recipient("<ana@example.com>"), Some((None, "ana@example.com".into())));
+        assert_eq!(recipient("Ana\r\nBcc: x@evil.example <ana@example.com>"), None);
+        assert_eq!(recipient("Ana <ana@example.com"), None);
+        assert_eq!(recipient("Ana <not an address>"), None);
+        assert_eq!(display(Some("Ana Lima"), "ana@example.com"), "Ana Lima <ana@example.com>");
     }
 
     #[test]

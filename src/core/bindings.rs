@@ -26,13 +26,15 @@ pub struct MailerError(pub String);
 
 /// The outbound mail binding.
 pub trait Mailer {
-    /// Hands one message to the binding for one envelope recipient.
+    /// Hands one message to the binding for one envelope recipient; answers the
+    /// Message-ID the mail service gave what left, when it reports one (it sets
+    /// its own, whatever the message carried).
     fn send<'a>(
         &'a self,
         envelope_from: &'a str,
         envelope_to: &'a str,
         raw: &'a [u8],
-    ) -> LocalBoxFuture<'a, Result<(), MailerError>>;
+    ) -> LocalBoxFuture<'a, Result<Option<String>, MailerError>>;
 }
 
 /// Why a webhook delivery did not land: the receiver's status, or why there was none.

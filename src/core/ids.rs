@@ -20,6 +20,7 @@ pub enum IdKind {
     Event,
     AgentMessage,
     Conversation,
+    Thread,
 }
 
 impl IdKind {
@@ -36,10 +37,11 @@ impl IdKind {
             IdKind::Event => "evt_",
             IdKind::AgentMessage => "amg_",
             IdKind::Conversation => "cnv_",
+            IdKind::Thread => "thr_",
         }
     }
 
-    const ALL: [IdKind; 11] = [
+    const ALL: [IdKind; 12] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,
@@ -51,6 +53,7 @@ impl IdKind {
         IdKind::Event,
         IdKind::AgentMessage,
         IdKind::Conversation,
+        IdKind::Thread,
     ];
 }
 

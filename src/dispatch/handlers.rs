@@ -9,7 +9,7 @@ use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::identity::{people, relations, sessions, setup, teams};
-use crate::mail::{deletion, mailboxes, messages, search, sends};
+use crate::mail::{deletion, mailboxes, messages, search, sends, threads};
 use crate::{a2a, agents, interface, mcp, messaging, reminders};
 
 /// The one place that names every route's handler.
@@ -52,6 +52,11 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::GetAttachment => messages::attachment(context).await,
         RouteId::DeleteMessage => deletion::delete(context).await,
         RouteId::SearchMessages => search::search(context).await,
+        RouteId::ListThreads => threads::list(context).await,
+        RouteId::GetThread => threads::get(context).await,
+        RouteId::UpdateThread => threads::update(context).await,
+        RouteId::MarkThreadRead => threads::mark_read(context).await,
+        RouteId::MarkThreadUnread => threads::mark_unread(context).await,
         RouteId::ListSends => sends::list(context).await,
         RouteId::CreateDraft => sends::create_draft(context).await,
         RouteId::GetSend => sends::get(context).await,

@@ -27,6 +27,7 @@ use crate::core::node::Node;
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::mail::messages::MessageError;
+use crate::mail::threads::linking;
 
 /// How many originals owed deletion one upkeep deletes: a bounded amount of work
 /// per run; the next run takes the rest.
@@ -90,6 +91,9 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // Sends that answer it, whatever their state, keep their threading headers
     // and lose the link (the foreign key would refuse the deletion otherwise).
     context.write(Statement::new("UPDATE sends SET reply_to = NULL WHERE reply_to = ?1").bind(receipt_id.as_str()));
+    // Its conversation counts one message fewer; it keeps its Message-ID, so a
+    // late reply to it still joins.
+    context.write(linking::leave(&receipt_id));
     for (index, columns) in [
         ("receipt_headers_index", "from_address, from_name, recipients, subject, mailbox_id"),
         ("receipt_bodies_index", "text_body, mailbox_id"),

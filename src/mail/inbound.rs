@@ -11,7 +11,7 @@
 //! one mailbox is stored once.
 
 use mail_parser::{Address, HeaderValue, Message, MessageParser, MimeHeaders, PartType};
-use mailroom_contract::api::{AttachmentSummary, EmailAddress};
+use mailroom_contract::api::{AttachmentSummary, EmailAddress, SenderAuthentication};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -24,6 +24,8 @@ use crate::core::node::Node;
 use crate::core::storage::{Counted, Statement, StorageError};
 use crate::mail::limits::{self, Exceeded};
 use crate::mail::message_ids;
+use crate::mail::threads::linking;
+use crate::mail::trust;
 
 /// The key a received message's raw bytes are stored under in the object store:
 /// content-addressed, so a message delivered to two mailboxes is stored once and
@@ -311,7 +313,14 @@ pub async fn receive(
     )
     .bind(recipient.as_str())
     .bind(parsed.message_id.as_str());
-    let results = database.execute(vec![mailbox, existing]).await.map_err(|error| failure(&error))?;
+    // Which conversation it joins is read in the same round trip: by the
+    // Message-IDs it names, or failing those by its subject (`linking`).
+    let wanted = linking::wanted_ids(&parsed.message_id, &parsed.in_reply_to, &parsed.references);
+    let by_ids = linking::by_message_ids(&recipient, &wanted);
+    let sender = parsed.from.as_ref().map(|from| from.address.as_str());
+    let by_subject = linking::by_subject(&recipient, &parsed.subject, sender, node.platform.now_ms());
+    let results =
+        database.execute(vec![mailbox, existing, by_ids, by_subject]).await.map_err(|error| failure(&error))?;
     let Some(mailbox_id) = results[0].first().and_then(|row| row.text("id").ok()) else {
         return Err(Rejection::UnknownRecipient { address: recipient });
     };
@@ -326,6 +335,14 @@ pub async fn receive(
     node.blobs.put(&raw_key, raw).await.map_err(|error| failure(&error.0))?;
 
     let receipt_id = new_id(IdKind::Receipt, node.platform);
+    let joined = [&results[2], &results[3]]
+        .into_iter()
+        .find_map(|result| result.first().and_then(|row| row.text("thread_id").ok()));
+    let (thread_id, new_thread) = match joined {
+        Some(thread_id) => (thread_id, false),
+        None => (new_id(IdKind::Thread, node.platform), true),
+    };
+    let authentication = trust::authentication_of(raw, sender);
     let now_ms = node.platform.now_ms();
     let recipients: Vec<String> = parsed
         .to
@@ -344,10 +361,11 @@ pub async fn receive(
     let insert = Statement::new(
         "INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, from_address, from_name, to_json, cc_json, \
          recipients, subject, sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body, \
-         text_source, text_truncated, attachments_json, reply_to_json, to_not_kept, cc_not_kept, attachments_not_listed) \
+         text_source, text_truncated, attachments_json, reply_to_json, to_not_kept, cc_not_kept, attachments_not_listed, \
+         thread_id, sender_authentication, authentication_json) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
          MAX(?12, COALESCE((SELECT latest.received_at FROM receipts latest ORDER BY latest.rowid DESC LIMIT 1), ?12)), \
-         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24)",
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
     )
     .bind(receipt_id.as_str())
     .bind(mailbox_id.as_str())
@@ -372,7 +390,10 @@ pub async fn receive(
     .bind(addresses_json(&parsed.reply_to))
     .bind(to_not_kept)
     .bind(cc_not_kept)
-    .bind(attachments_not_listed);
+    .bind(attachments_not_listed)
+    .bind(thread_id.as_str())
+    .bind(authentication.sender.unwrap_or(SenderAuthentication::Unverified).name())
+    .bind(serde_json::json!({ "spf": authentication.spf, "dkim": authentication.dkim, "dmarc": authentication.dmarc }).to_string());
     let index_headers = Statement::new(
         "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject, mailbox_id) \
          SELECT rowid, from_address, from_name, recipients, subject, mailbox_id FROM receipts WHERE id = ?1",
@@ -397,6 +418,8 @@ pub async fn receive(
                 "message_id": parsed.message_id,
                 "size": raw.len(),
                 "envelope_from": envelope_from.trim(),
+                "thread": thread_id,
+                "sender_authentication": authentication.sender.map(SenderAuthentication::name),
             })
             .to_string(),
         ),
@@ -404,7 +427,10 @@ pub async fn receive(
     let entry = chain::append(&node.config.audit_key, &record);
     // One batch, one attempt: the entry's place in the chain is the database's
     // to assign, so concurrent deliveries never contend for it.
-    match database.execute(vec![insert, index_headers, index_body, entry]).await {
+    let mut batch = vec![insert, index_headers, index_body];
+    batch.extend(linking::receive_into(&thread_id, new_thread, &receipt_id, &parsed.subject));
+    batch.push(entry);
+    match database.execute(batch).await {
         Ok(_) => Ok(Delivery::Stored { receipt_id }),
         // A concurrent delivery of the same message to the same mailbox won.
         Err(StorageError::Unique(constraint)) if constraint.starts_with("receipts.mailbox_id") => {

@@ -1,4 +1,6 @@
 //! Mail: mailboxes (`mailboxes`), received messages (`inbound` stores them,
+//! `trust` reads how far their senders were authenticated and fences their text
+//! for agents, `threads` groups them with sent mail into conversations,
 //! `limits` says how much of them it keeps and serves, `messages` reads them,
 //! `search` finds them, `deletion` deletes them) and outbound mail under dual
 //! control (`sends`, with `outbound` writing the sealed message), each with its
@@ -17,6 +19,8 @@ pub mod messages;
 pub mod outbound;
 pub mod search;
 pub mod sends;
+pub mod threads;
+pub mod trust;
 
 pub use deletion::delete_originals_owed;
 pub use inbound::{Delivery, Rejection, receive};

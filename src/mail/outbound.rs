@@ -61,11 +61,13 @@ impl Manifest {
         hex(&hasher.finalize())
     }
 
-    /// Every envelope recipient, To then Cc, each once.
+    /// Every envelope recipient's address, To then Cc, each once (a recipient
+    /// may be stored with its display name, `Ana <ana@example.org>`).
     pub fn recipients(&self) -> Vec<&str> {
         let mut recipients: Vec<&str> = Vec::new();
-        for address in self.to.iter().chain(&self.cc) {
-            if !recipients.contains(&address.as_str()) {
+        for recipient in self.to.iter().chain(&self.cc) {
+            let address = address_of(recipient);
+            if !recipients.contains(&address) {
                 recipients.push(address);
             }
         }
@@ -80,12 +82,18 @@ impl Manifest {
         if self.to.is_empty() {
             return Some("there is no To recipient".into());
         }
-        let addresses = std::iter::once(("From", &self.from_address))
-            .chain(self.to.iter().map(|address| ("To", address)))
-            .chain(self.cc.iter().map(|address| ("Cc", address)));
-        for (header, address) in addresses {
-            if !addresses::is_address(address) {
-                return Some(format!("{header} address {address:?} is not an address"));
+        if !addresses::is_address(&self.from_address) {
+            return Some(format!("From address {:?} is not an address", self.from_address));
+        }
+        let recipients =
+            self.to.iter().map(|recipient| ("To", recipient)).chain(self.cc.iter().map(|recipient| ("Cc", recipient)));
+        for (header, recipient) in recipients {
+            // Written again from its parts, a stored recipient must come out the
+            // same: otherwise it held something that is not a name and an address.
+            let rewritten =
+                addresses::recipient(recipient).map(|(name, address)| addresses::display(name.as_deref(), &address));
+            if rewritten.as_deref() != Some(recipient.as_str()) {
+                return Some(format!("{header} address {recipient:?} is not an address"));
             }
         }
         let ids = std::iter::once(("Message-ID", &self.message_id))
@@ -131,8 +139,23 @@ impl Manifest {
     }
 }
 
+/// The address of a stored recipient, `Name <address>` or a bare address.
+fn address_of(recipient: &str) -> &str {
+    match recipient.rfind('<') {
+        Some(open) => recipient[open + 1..].trim_end_matches('>'),
+        None => recipient,
+    }
+}
+
 fn address_list(list: &[String]) -> Address<'_> {
-    Address::new_list(list.iter().map(|address| Address::new_address(None::<&str>, address.as_str())).collect())
+    Address::new_list(
+        list.iter()
+            .map(|recipient| match recipient.rfind('<') {
+                Some(open) => Address::new_address(Some(recipient[..open].trim()), address_of(recipient)),
+                None => Address::new_address(None::<&str>, recipient.as_str()),
+            })
+            .collect(),
+    )
 }
 
 #[cfg(test)]
@@ -145,7 +168,7 @@ mod tests {
             mailbox_id: "mbx_1".into(),
             from_address: "support@example.com".into(),
             from_name: "Support désk".into(),
-            to: vec!["ana@example.org".into()],
+            to: vec!["Ana Lima <ana@example.org>".into()],
             cc: vec!["ben@example.org".into(), "ana@example.org".into()],
             subject: "Re: Ça va? Your invoice".into(),
             text: "Hello Ana,\n\nThe invoice is attached in spirit.\n".into(),
@@ -171,6 +194,8 @@ mod tests {
         assert_eq!(parsed.references, vec!["root@example.org", "original@example.org"]);
         assert_eq!(parsed.text.replace("\r\n", "\n").trim_end(), "Hello Ana,\n\nThe invoice is attached in spirit.");
         assert_eq!(parsed.sent_at, Some(1_795_000_000_000));
+        assert_eq!(parsed.to[0].name.as_deref(), Some("Ana Lima"), "display names are kept");
+        assert_eq!(parsed.to[0].address, "ana@example.org");
         assert_eq!(manifest().to_message().unwrap(), raw, "the same manifest writes the same message");
     }
 
@@ -194,8 +219,9 @@ mod tests {
     #[test]
     fn a_header_that_could_end_and_start_another_is_never_written() {
         type MakeHostile = fn(&mut Manifest);
-        let hostile: [(&str, MakeHostile); 7] = [
+        let hostile: [(&str, MakeHostile); 8] = [
             ("To", |m| m.to = vec!["ana@example.org\r\nBcc: hidden@evil.example".into()]),
+            ("To", |m| m.to = vec!["Ana\r\nBcc: hidden@evil.example <ana@example.org>".into()]),
             ("Cc", |m| m.cc = vec!["ana@example.org>, <hidden@evil.example".into()]),
             ("From", |m| m.from_address = "support@example.com\nBcc: hidden@evil.example".into()),
             ("In-Reply-To", |m| m.in_reply_to = Some("m@evil.example\rBcc: hidden@evil.example".into())),

@@ -231,7 +231,7 @@ async fn send_email(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), Strin
         .text_body(text)
         .write_to_vec()
         .map_err(|error| format!("writing the reminder failed: {error}"))?;
-    node.mailer.send(sender, &due.email, &message).await.map_err(|error| error.0)
+    node.mailer.send(sender, &due.email, &message).await.map(|_| ()).map_err(|error| error.0)
 }
 
 /// One scheduled run: events past due with `after_due` expire closed, and every

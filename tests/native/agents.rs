@@ -317,8 +317,11 @@ fn a_refused_act_of_a_stopped_agent_is_recorded_under_it_and_its_sponsor_and_a_f
 
     // The same agent id with a secret the node never issued proves nothing.
     let recorded = world.audit().len();
-    let last = credential.len() - 1;
-    let forged = format!("{}{}", &credential[..last], if credential.ends_with('A') { 'B' } else { 'A' });
+    // One character changed in the middle of the secret: the last one also holds
+    // padding bits, and changing those can make it no credential at all.
+    let middle = credential.len() - 10;
+    let replacement = if &credential[middle..=middle] == "A" { "B" } else { "A" };
+    let forged = format!("{}{replacement}{}", &credential[..middle], &credential[middle + 1..]);
     assert_refused(&as_agent(&world, &forged, "POST", &sends, Some(draft)), 401, "agent_credential_invalid");
     assert_eq!(world.audit().len(), recorded, "a forged credential writes nothing that names a real agent");
 }
@@ -613,6 +616,13 @@ fn every_capability_keeps_its_promise() {
                     ("GET", format!("/api/mailboxes/{mailbox}/messages/{with_attachment}/attachments/0"), None)
                 }
                 RouteId::SearchMessages => ("GET", "/api/search?q=invoice".into(), None),
+                RouteId::ListThreads => ("GET", format!("/api/mailboxes/{mailbox}/threads"), None),
+                RouteId::GetThread => ("GET", world.thread_of(&mailbox, &receipt), None),
+                RouteId::UpdateThread => {
+                    ("PATCH", world.thread_of(&mailbox, &receipt), Some(json!({ "status": "closed", "assignee": "" })))
+                }
+                RouteId::MarkThreadRead => ("PUT", format!("{}/read", world.thread_of(&mailbox, &receipt)), None),
+                RouteId::MarkThreadUnread => ("DELETE", format!("{}/read", world.thread_of(&mailbox, &receipt)), None),
                 RouteId::GetMessageOriginal => {
                     ("GET", format!("/api/mailboxes/{mailbox}/messages/{receipt}/original"), None)
                 }
@@ -850,10 +860,10 @@ fn a_pinned_route_no_capability_contains_any_more_is_shown_never_dropped() {
     world
         .node
         .database
-        .tamper(&format!("INSERT INTO agent_routes (agent_id, route) VALUES ('{agent}', 'list_threads')"));
+        .tamper(&format!("INSERT INTO agent_routes (agent_id, route) VALUES ('{agent}', 'list_labels')"));
     let shown = body(&world.admin("GET", &format!("/api/agents/{agent}"), None));
-    assert_eq!(shown["other_routes"], json!(["list_threads"]));
-    assert!(shown["routes"].as_array().unwrap().contains(&json!("list_threads")));
+    assert_eq!(shown["other_routes"], json!(["list_labels"]));
+    assert!(shown["routes"].as_array().unwrap().contains(&json!("list_labels")));
     assert_eq!(shown["capabilities"], json!([{ "name": "mail.triage", "held": 3, "total": 3 }]));
 }
 

@@ -43,6 +43,11 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         );
         body(&created)["id"].as_str().unwrap().to_string()
     };
+    let threads = format!("/api/mailboxes/{mailbox}/threads");
+    let thread = || {
+        let listed = world.call("GET", &threads, Some(&ben_token), None);
+        format!("{threads}/{}", body(&listed)["threads"][0]["id"].as_str().unwrap())
+    };
     let agent =
         || world.mint(&ben, &["mail.triage"], json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]));
     let submitted = || {
@@ -131,6 +136,13 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::GetAttachment => (as_ben("GET", &format!("{message}/attachments/0")), 200),
         RouteId::DeleteMessage => (admin("DELETE", &message), 200),
         RouteId::SearchMessages => (as_ben("GET", "/api/search?q=contract"), 200),
+        RouteId::ListThreads => (as_ben("GET", &format!("{threads}?status=open&unread=true&q=contract")), 200),
+        RouteId::GetThread => (as_ben("GET", &thread()), 200),
+        RouteId::UpdateThread => {
+            (as_ben("PATCH", &thread()).json(json!({ "status": "waiting", "assignee": ben.clone() })), 200)
+        }
+        RouteId::MarkThreadRead => (as_ben("PUT", &format!("{}/read", thread())), 200),
+        RouteId::MarkThreadUnread => (as_ben("DELETE", &format!("{}/read", thread())), 200),
         RouteId::ListSends => (as_ben("GET", &sends), 200),
         RouteId::CreateDraft => (
             as_ben("POST", &sends)

@@ -24,3 +24,4 @@ mod relations;
 mod reminders;
 mod security;
 mod sends;
+mod threads;

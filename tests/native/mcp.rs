@@ -437,22 +437,27 @@ fn a_persons_mailbox_tools_are_those_some_mailbox_lets_them_complete() {
     };
     check("holding nothing on any mailbox, no mailbox tool is offered", &[]);
     world.grant_all(&ben, &["mailbox.metadata.read"], &support);
-    check("metadata on support", &["list_messages", "get_message"]);
+    // Conversations are read and marked read with metadata alone (their text
+    // only where content is held too); setting one's status takes send.propose.
+    const THREADS: [&str; 4] = ["list_threads", "get_thread", "mark_thread_read", "mark_thread_unread"];
+    let with_threads = |tools: &[&'static str]| -> Vec<&'static str> { tools.iter().copied().chain(THREADS).collect() };
+    check("metadata on support", &with_threads(&["list_messages", "get_message"]));
     world.grant_all(&ben, &["message.export"], &sales);
     world.grant_all(&ben, &["mailbox.content.read"], &support);
     check(
         "content on support and export on sales are not both held on one mailbox, so no original",
-        &["list_messages", "get_message", "get_message_body", "get_attachment"],
+        &with_threads(&["list_messages", "get_message", "get_message_body", "get_attachment"]),
     );
     let team = world.team("Sales desk");
     world.admin("PUT", &format!("/api/teams/{team}/members/{ben}"), None);
     world.grant_all(&format!("{team}#member"), &["mailbox.content.read"], &sales);
     check(
         "content through a team and export of his own, together on sales",
-        &["list_messages", "get_message", "get_message_body", "get_attachment", "get_message_original"],
+        &with_threads(&["list_messages", "get_message", "get_message_body", "get_attachment", "get_message_original"]),
     );
     world.grant_all(&ben, &["approval.decide"], &support);
-    let reads = ["list_messages", "get_message", "get_message_body", "get_attachment", "get_message_original"];
+    let reads =
+        with_threads(&["list_messages", "get_message", "get_message_body", "get_attachment", "get_message_original"]);
     let deciding: Vec<&str> = reads.iter().copied().chain(["list_sends", "get_send"]).collect();
     check("approval.decide is one of what the sends' reads take, not what a draft takes", &deciding);
     world.grant_all(&ben, &["send.propose"], &sales);

@@ -353,10 +353,20 @@ fn nothing_a_sealed_send_was_approved_as_can_change_but_its_dispatch_outcome() {
     let (world, sends, send, _) = an_invoice_awaiting_ada();
     let shown = world.decision(&world.admin_token, &format!("{sends}/{send}"));
     assert_eq!(world.admin("POST", &format!("{sends}/{send}/approve"), Some(shown)).status, 200);
-    // What dispatch records after sealing, and the link to a received message
-    // that deleting the message clears: every other column is what was approved.
-    const RECORDED_AFTER_SEALING: [&str; 6] =
-        ["state", "updated_at", "dispatched_at", "dispatch_error", "delivered_json", "reply_to"];
+    // What dispatch records after sealing (the outcome, and the Message-IDs the
+    // mail service reported), the link to a received message that deleting the
+    // message clears, and the conversation it is filed in: every other column is
+    // what was approved.
+    const RECORDED_AFTER_SEALING: [&str; 8] = [
+        "state",
+        "updated_at",
+        "dispatched_at",
+        "dispatch_error",
+        "delivered_json",
+        "reply_to",
+        "thread_id",
+        "sent_message_ids_json",
+    ];
     let columns = world.node.database.column_names("sends");
     assert!(columns.len() > RECORDED_AFTER_SEALING.len() + 10, "{columns:?}");
     for column in columns {

@@ -339,11 +339,12 @@ fn drafts_are_validated_before_anything_is_kept() {
     let desk = desk();
     let draft = |payload: Value| desk.call(&desk.writer.1, "POST", "", Some(payload));
     assert_refused(&draft(json!({ "to": [], "subject": "s", "text": "t" })), 400, "recipient_count");
-    assert_refused(
-        &draft(json!({ "to": ["Ana <ana@x.example>"], "subject": "s", "text": "t" })),
-        400,
-        "invalid_recipient",
-    );
+    for hostile in ["Ana <ana@x.example", "Ana\r\nBcc: evil@x.example <ana@x.example>", "\"Ana <ana@x.example>"] {
+        assert_refused(&draft(json!({ "to": [hostile], "subject": "s", "text": "t" })), 400, "invalid_recipient");
+    }
+    let named =
+        body(&draft(json!({ "to": ["\"Lima, Ana\" <Ana@X.example>", "ana@x.example"], "subject": "s", "text": "t" })));
+    assert_eq!(named["to"], json!(["Lima, Ana <ana@x.example>"]), "the name kept, the address once: {named}");
     assert_refused(
         &draft(json!({ "to": ["ana@x.example"], "subject": "a\r\nBcc: evil@x.example", "text": "t" })),
         400,
@@ -365,7 +366,7 @@ fn drafts_are_validated_before_anything_is_kept() {
         Some(json!({ "to": ["ana@x.example"], "subject": "s", "text": "t", "reply_to": desk.receipt })),
     );
     assert_refused(&blind_reply, 404, "not_found");
-    assert_eq!(desk.world.node.database.count("SELECT COUNT(*) FROM sends"), 0);
+    assert_eq!(desk.world.node.database.count("SELECT COUNT(*) FROM sends"), 1, "only the well-named draft");
 }
 
 #[test]

@@ -211,6 +211,12 @@ impl World {
         }
     }
 
+    /// The conversation a received message is in, as `/api/mailboxes/…/threads/thr_…`.
+    pub fn thread_of(&self, mailbox: &str, receipt: &str) -> String {
+        let thread = self.node.database.peek(&format!("SELECT thread_id FROM receipts WHERE id = '{receipt}'"));
+        format!("/api/mailboxes/{mailbox}/threads/{}", thread.expect("a received message is in a conversation"))
+    }
+
     /// Grants `relations` on `object` to `subject`.
     pub fn grant_all(&self, subject: &str, relations: &[&str], object: &str) {
         for relation in relations {

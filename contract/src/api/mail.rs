@@ -317,14 +317,22 @@ pub struct Send {
     pub author: String,
     /// The author's name.
     pub author_name: String,
-    /// The To recipients' addresses.
+    /// The To recipients, each an address or `Name <address>`.
     pub to: Vec<String>,
-    /// The Cc recipients' addresses.
+    /// The Cc recipients, each an address or `Name <address>`.
     pub cc: Vec<String>,
     /// The subject.
     pub subject: String,
     /// The plain-text body.
     pub text: String,
+    /// The conversation it belongs to (`thr_…`): the one it answers, or the one
+    /// it began when sealed. Absent on a new message not yet sealed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub thread_id: Option<String>,
+    /// On create_draft in reply to a message: true when the caller's draft
+    /// already open in that conversation was answered instead of a new one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub resumed: Option<bool>,
     /// The received message this replies to (`rcp_…`), when it is a reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
@@ -365,6 +373,10 @@ pub struct Send {
     /// The Message-ID it was sealed with.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub message_id: Option<String>,
+    /// The Message-IDs the mail service reported for it as it left (the service
+    /// sets its own): replies naming any of them join its conversation.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub sent_message_ids: Vec<String>,
     /// SHA-256 of the sealed manifest, also written into the audit chain.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub manifest_hash: Option<String>,
@@ -427,29 +439,45 @@ pub struct SendList {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateDraft {
-    /// The To recipients' addresses (at least one).
+    /// The To recipients: addresses, each optionally with a display name
+    /// (`Ana Lima <ana@example.com>`). At least one, except in a reply, where
+    /// leaving them out answers whoever the message asked replies to go to (its
+    /// Reply-To, or else its sender).
+    #[serde(default)]
     pub to: Vec<String>,
-    /// The Cc recipients' addresses.
+    /// The Cc recipients, written as `to` is.
     #[serde(default)]
     pub cc: Vec<String>,
-    /// The subject, one line.
-    pub subject: String,
-    /// The plain-text body.
+    /// The subject, one line. In a reply it may be left out: the message's own,
+    /// with `Re: ` before it unless it already reads as a reply.
+    #[serde(default)]
+    pub subject: Option<String>,
+    /// The plain-text body. May be empty in a draft; a send is only submitted
+    /// with some text.
+    #[serde(default)]
     pub text: String,
-    /// A received message in the same mailbox (`rcp_…`) this replies to: the draft then
-    /// carries its In-Reply-To and References headers.
+    /// A received message in the same mailbox (`rcp_…`) this replies to: the draft
+    /// joins its conversation and carries its In-Reply-To and References headers.
+    /// A reply that brings nothing of its own (no recipients, subject or text)
+    /// is reopening Reply: if the caller already has a draft in that
+    /// conversation, that draft is answered instead of a second one
+    /// (`resumed: true`), unchanged.
     #[serde(default)]
     pub reply_to: Option<String>,
+    /// With `reply_to`: also address everyone the message was sent to and copied
+    /// (its To and Cc, less this mailbox and anyone already a recipient), as Cc.
+    #[serde(default)]
+    pub reply_all: bool,
 }
 
 /// Edits a draft; fields left out are unchanged.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateDraft {
-    /// The To recipients' addresses (at least one).
+    /// The To recipients, each an address or `Name <address>` (at least one).
     #[serde(default)]
     pub to: Option<Vec<String>>,
-    /// The Cc recipients' addresses.
+    /// The Cc recipients, each an address or `Name <address>`.
     #[serde(default)]
     pub cc: Option<Vec<String>>,
     /// The subject, one line.

@@ -15,6 +15,7 @@ mod mcp;
 mod messaging;
 mod refusal;
 mod reminders;
+mod threads;
 
 pub use agents::*;
 pub use audit::*;
@@ -24,3 +25,4 @@ pub use mcp::*;
 pub use messaging::*;
 pub use refusal::*;
 pub use reminders::*;
+pub use threads::*;

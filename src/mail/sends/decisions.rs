@@ -12,9 +12,12 @@ use crate::authz::tuples::{self, Holder};
 use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::http::Response;
+use crate::core::ids::{IdKind, new_id};
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
+use crate::mail::message_ids;
 use crate::mail::outbound::Manifest;
+use crate::mail::threads::linking;
 
 /// The checks every decision shares: a person, not the submitter, on a
 /// submitted send. An agent's submission is its sponsor's for this purpose: the
@@ -109,13 +112,23 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
         },
         SendError::AuthorLostAuthority { author: row.author.clone() },
     );
+    // The sealed send joins the conversation it answers, or begins one.
+    let (thread_id, new_thread) = match &row.thread_id {
+        Some(thread_id) => (thread_id.clone(), false),
+        None => (new_id(IdKind::Thread, context.platform()), true),
+    };
+    for statement in linking::seal_into(&row.id, &thread_id, new_thread, &row.subject) {
+        context.write(statement);
+    }
     context.audit_detail(serde_json::json!({
         "manifest_hash": manifest_hash,
         "version": request.version,
         "message_id": manifest.message_id,
         "recipients": manifest.recipients().len(),
+        "thread": thread_id,
     }));
     context.commit_now().await?;
+    row.thread_id = Some(thread_id);
 
     row.state = SendState::Sealed;
     row.decided_at = Some(context.now_ms());
@@ -182,7 +195,23 @@ async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manif
             let pending = undelivered(manifest.recipients(), &delivered);
             for recipient in pending {
                 match context.node().mailer.send(&manifest.from_address, recipient, &raw).await {
-                    Ok(()) => delivered.push(recipient.to_string()),
+                    Ok(reported) => {
+                        delivered.push(recipient.to_string());
+                        // The service sets its own Message-ID on what leaves: a
+                        // reply will name that one, so the conversation knows it.
+                        if let Some(message_id) = reported.as_deref().and_then(message_ids::message_id) {
+                            let mut known = list_of(&row.sent_message_ids_json);
+                            if !known.contains(&message_id) {
+                                known.push(message_id.clone());
+                                row.sent_message_ids_json = serde_json::to_string(&known).unwrap_or_else(|_| no_one());
+                            }
+                            for statement in
+                                linking::sent_as(&row.id, &row.mailbox_id, row.thread_id.as_deref(), &message_id)
+                            {
+                                context.defer_write(statement);
+                            }
+                        }
+                    }
                     Err(error) => failures.push(format!("not delivered to {recipient}: {}", error.0)),
                 }
             }

@@ -2,10 +2,10 @@
 //! message), editing and deleting the draft, submitting it for a second
 //! person's decision, and taking a submission back.
 
-use mailroom_contract::api::{CreateDraft, SendState, UpdateDraft};
+use mailroom_contract::api::{CreateDraft, EmailAddress, SendState, UpdateDraft};
 use mailroom_contract::{PathParameter, Relation};
 
-use super::record::{SendRow, caller_id, json_list, list_of, no_one, the_send, transition};
+use super::record::{SEND_COLUMNS, SendRow, caller_id, json_list, list_of, no_one, the_send, transition};
 use super::{MAXIMUM_RECIPIENTS, MAXIMUM_REFERENCES, MAXIMUM_SUBJECT_CHARACTERS, MAXIMUM_TEXT_BYTES, SendError};
 use crate::authz::holder_of;
 use crate::authz::tuples;
@@ -16,13 +16,25 @@ use crate::core::ids::{IdKind, new_id};
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::mail::message_ids;
+use crate::mail::threads::linking;
 
+/// Each recipient as stored: `Name <address>` or the address, normalised, each
+/// address once (the first time it is written wins).
 fn recipients(list: &[String]) -> Result<Vec<String>, SendError> {
-    list.iter()
-        .map(|address| {
-            addresses::normalize(address).ok_or_else(|| SendError::InvalidRecipient { address: address.clone() })
-        })
-        .collect()
+    let mut kept: Vec<(Option<String>, String)> = Vec::new();
+    for written in list {
+        let (name, address) =
+            addresses::recipient(written).ok_or_else(|| SendError::InvalidRecipient { address: written.clone() })?;
+        if !kept.iter().any(|(_, seen)| *seen == address) {
+            kept.push((name, address));
+        }
+    }
+    Ok(kept.into_iter().map(|(name, address)| addresses::display(name.as_deref(), &address)).collect())
+}
+
+/// The address of a recipient as stored.
+fn address_in(recipient: &str) -> String {
+    addresses::recipient(recipient).map(|(_, address)| address).unwrap_or_default()
 }
 
 fn validate_subject(subject: &str) -> Result<String, SendError> {
@@ -45,13 +57,31 @@ fn validate_recipients(to: &[String], cc: &[String]) -> Result<(Vec<String>, Vec
     Ok((to, cc))
 }
 
+/// The stored form of a received message's addresses (`[{"address","name"}]`).
+fn stored_recipients(json: &str) -> Vec<String> {
+    let addresses: Vec<EmailAddress> = serde_json::from_str(json).unwrap_or_default();
+    addresses
+        .iter()
+        .filter_map(|address| {
+            let address_only = addresses::normalize(&address.address)?;
+            let name = address.name.as_deref().filter(|name| {
+                !name.chars().any(|c| c.is_control() || matches!(c, '<' | '>' | '"'))
+                    && name.chars().count() <= addresses::MAXIMUM_NAME_CHARACTERS
+            });
+            Some(addresses::display(name, &address_only))
+        })
+        .collect()
+}
+
+/// The subject of a reply to `subject`: `Re: ` before it, unless it already reads as one.
+fn reply_subject(subject: &str) -> String {
+    if linking::subject_key(subject).1 { subject.to_string() } else { format!("Re: {subject}") }
+}
+
 /// `POST /api/mailboxes/:mailboxId/sends`.
 pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: CreateDraft = context.body()?;
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
-    let (to, cc) = validate_recipients(&request.to, &request.cc)?;
-    let subject = validate_subject(&request.subject)?;
-    let text = validate_text(&request.text)?;
     let caller = caller_id(context)?;
     let holder = holder_of(context.caller(), context.now_ms()).ok_or_else(Refusal::internal)?;
     let names = Statement::new(
@@ -60,36 +90,94 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     )
     .bind(mailbox_id.as_str())
     .bind(caller.as_str());
-    let (in_reply_to, references, names) = match &request.reply_to {
+    let mut to = request.to.clone();
+    let mut cc = request.cc.clone();
+    let mut subject = request.subject.clone();
+    let (in_reply_to, references, thread_id, names) = match &request.reply_to {
         None => {
             let [names] = context.read_array([names]).await?;
-            (None, Vec::new(), names)
+            (None, Vec::new(), None, names)
         }
         Some(receipt_id) => {
-            let target =
-                Statement::new("SELECT message_id, references_json FROM receipts WHERE id = ?1 AND mailbox_id = ?2")
-                    .bind(receipt_id.as_str())
-                    .bind(mailbox_id.as_str());
+            let target = Statement::new(
+                "SELECT message_id, references_json, thread_id, subject, from_address, from_name, reply_to_json, \
+                 to_json, cc_json FROM receipts WHERE id = ?1 AND mailbox_id = ?2",
+            )
+            .bind(receipt_id.as_str())
+            .bind(mailbox_id.as_str());
+            // The caller's draft already open in the same conversation, if any.
+            let open_draft = Statement::new(format!(
+                "SELECT {SEND_COLUMNS} FROM sends s WHERE s.author = ?1 AND s.state = ?2 AND s.mailbox_id = ?3 \
+                 AND s.thread_id = (SELECT thread_id FROM receipts WHERE id = ?4 AND mailbox_id = ?3) \
+                 ORDER BY s.updated_at DESC LIMIT 1"
+            ))
+            .bind(caller.as_str())
+            .bind(SendState::Draft.name())
+            .bind(mailbox_id.as_str())
+            .bind(receipt_id.as_str());
             // Replying to a message means seeing it: its metadata at least.
-            let [target, held, names] =
-                context.read_array([target, tuples::relations_on(&holder, &mailbox_id), names]).await?;
+            let [target, held, names, open_draft] =
+                context.read_array([target, tuples::relations_on(&holder, &mailbox_id), names, open_draft]).await?;
             let sees = held.rows.iter().filter_map(|row| row.text("relation").ok()).any(|relation| {
                 relation == Relation::MailboxMetadataRead.name() || relation == Relation::MailboxContentRead.name()
             });
             let Some(row) = target.first().filter(|_| sees) else {
                 return Err(SendError::NoSuchReplyTarget { id: receipt_id.clone() }.into());
             };
+            // Reopening Reply (a reply that brings nothing of its own) resumes the
+            // draft already begun there, never a second identical one.
+            let brings_nothing = request.to.is_empty()
+                && request.cc.is_empty()
+                && request.subject.is_none()
+                && request.text.is_empty()
+                && !request.reply_all;
+            if let Some(draft) = open_draft.first().filter(|_| brings_nothing) {
+                let draft: SendRow = draft.decode().map_err(|error| context.internal(error))?;
+                context.audit_object(draft.id.clone());
+                context.audit_detail(
+                    serde_json::json!({ "mailbox": mailbox_id, "reply_to": receipt_id, "resumed": true }),
+                );
+                let mut answer = draft.present();
+                answer.resumed = Some(true);
+                return Ok(context.json(&answer));
+            }
+            let text = |column: &str| row.optional_text(column).ok().flatten().unwrap_or_default();
+            let mailbox_address = names.first().and_then(|row| row.optional_text("address").ok().flatten());
+            let not_this_mailbox =
+                |recipient: &String| Some(address_in(recipient)) != mailbox_address.as_deref().map(str::to_string);
+            if to.is_empty() {
+                // Where the sender asked replies to go, or else the sender.
+                to = stored_recipients(&text("reply_to_json"));
+                if to.is_empty()
+                    && let Some(from) = row.optional_text("from_address").ok().flatten()
+                {
+                    let from_name = row.optional_text("from_name").ok().flatten();
+                    to = stored_recipients(&serde_json::json!([{ "address": from, "name": from_name }]).to_string());
+                }
+                to.retain(not_this_mailbox);
+            }
+            if request.reply_all {
+                let mut everyone = stored_recipients(&text("to_json"));
+                everyone.extend(stored_recipients(&text("cc_json")));
+                let addressed: Vec<String> = to.iter().chain(&cc).map(|recipient| address_in(recipient)).collect();
+                everyone.retain(|recipient| not_this_mailbox(recipient) && !addressed.contains(&address_in(recipient)));
+                cc.extend(everyone);
+            }
+            subject = subject.or_else(|| Some(reply_subject(&text("subject"))));
             // Checked again here, not only on the way in: a receipt stored before
             // the node dropped what is not a Message-ID must not write it out.
-            let message_id = Some(row.text("message_id").map_err(|error| context.internal(error))?)
-                .filter(|id| message_ids::is_message_id(id));
-            let mut references = list_of(&row.text("references_json").map_err(|error| context.internal(error))?);
+            let message_id = Some(text("message_id")).filter(|id| message_ids::is_message_id(id));
+            let mut references = list_of(&text("references_json"));
             references.extend(message_id.clone());
             references.retain(|id| message_ids::is_message_id(id));
             let skip = references.len().saturating_sub(MAXIMUM_REFERENCES);
-            (message_id, references.split_off(skip), names)
+            let thread_id = row.optional_text("thread_id").ok().flatten();
+            (message_id, references.split_off(skip), thread_id, names)
         }
     };
+    let (to, cc) = validate_recipients(&to, &cc)?;
+    let subject = validate_subject(subject.as_deref().unwrap_or_default())?;
+    let text = validate_text(&request.text)?;
     let names = names
         .first()
         .map(|row| {
@@ -105,7 +193,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     context.write_changing_one_row(
         Statement::new(
             "INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, reply_to, in_reply_to, \
-             references_json, created_at, updated_at) SELECT ?1, ?2, ?3, ?12, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11 \
+             references_json, created_at, updated_at, thread_id) SELECT ?1, ?2, ?3, ?12, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?13 \
              WHERE ?8 IS NULL OR EXISTS (SELECT 1 FROM receipts WHERE id = ?8 AND mailbox_id = ?2)",
         )
         .bind(send_id.as_str())
@@ -119,7 +207,8 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         .bind(in_reply_to.clone())
         .bind(json_list(&references))
         .bind(context.now_ms())
-        .bind(SendState::Draft.name()),
+        .bind(SendState::Draft.name())
+        .bind(thread_id.clone()),
         SendError::NoSuchReplyTarget { id: request.reply_to.clone().unwrap_or_default() },
     );
     context.audit_object(send_id.clone());
@@ -152,6 +241,8 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         sealed_from_name: None,
         delivered_json: no_one(),
         submitted_version: None,
+        thread_id,
+        sent_message_ids_json: no_one(),
         decided_by_name: None,
         caller_name: None,
         mailbox_address: Some(names.0),
@@ -161,7 +252,9 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         submitted_by_minter: None,
         submitted_by_credential_issuer: None,
     };
-    Ok(context.json(&row.present()))
+    let mut answer = row.present();
+    answer.resumed = answer.reply_to.is_some().then_some(false);
+    Ok(context.json(&answer))
 }
 
 /// Refuses unless the caller wrote this draft and it is still a draft.
@@ -227,6 +320,9 @@ pub async fn delete_draft(context: &mut Context<'_>) -> Result<Response, Refusal
 pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (mut row, _) = the_send(context, Vec::new()).await?;
     own_draft(context, &row)?;
+    if row.text.trim().is_empty() {
+        return Err(SendError::EmptyText.into());
+    }
     let caller = caller_id(context)?;
     row.state = SendState::Submitted;
     row.submitted_at = Some(context.now_ms());

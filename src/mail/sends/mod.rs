@@ -32,7 +32,7 @@ use crate::core::refusal::Refusal;
 
 pub use decisions::{approve, refuse, retry};
 pub use drafts::{cancel, create_draft, delete_draft, submit, update_draft};
-pub use record::{approvals, get, list};
+pub use record::{approvals, get, in_thread, list, present_in_thread};
 
 /// The most recipients (To and Cc together) one send may have.
 pub const MAXIMUM_RECIPIENTS: usize = 50;
@@ -58,6 +58,8 @@ pub enum SendError {
     InvalidSubject,
     /// The body is too long.
     TextTooLong,
+    /// Submitted with no text.
+    EmptyText,
     /// The send is not in the state this needs.
     WrongState { state: SendState, needs: SendState },
     /// The caller is not the draft's author or the submission's submitter.
@@ -100,8 +102,8 @@ impl From<SendError> for Refusal {
                 400,
                 "invalid_recipient",
                 format!("`{address}` is not an address mail can be sent to."),
-                "Each recipient is one plain address, without a display name or angle brackets.",
-                "Send addresses such as ana@example.com, one per list entry.",
+                "Each recipient is one address, optionally after a display name in angle brackets; a name may not hold quotes, angle brackets or line breaks.",
+                "Send recipients such as ana@example.com or Ana Lima <ana@example.com>, one per list entry.",
             ),
             SendError::RecipientCount => Refusal::new(
                 400,
@@ -123,6 +125,13 @@ impl From<SendError> for Refusal {
                 "The message text is too long.",
                 "A send's text may have at most 256 KiB.",
                 "Shorten the text.",
+            ),
+            SendError::EmptyText => Refusal::new(
+                400,
+                "empty_text",
+                "The send has no text, so it was not submitted.",
+                "A message is only put before a second person with something to say; a draft may be empty until then.",
+                "Write the reply's text with update_draft, then submit it again.",
             ),
             SendError::WrongState { state, needs } => Refusal::new(
                 409,

@@ -23,7 +23,8 @@ use super::version::Submission;
 pub(super) const SEND_COLUMNS: &str = "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.cc_json, s.subject, s.text, s.reply_to, \
      s.in_reply_to, s.references_json, s.created_at, s.updated_at, s.submitted_at, s.submitted_by, s.decided_at, \
      s.decided_by, s.refusal_reason, s.message_id, s.manifest_hash, s.sealed_at, s.dispatched_at, s.dispatch_error, \
-     s.sealed_from_address, s.sealed_from_name, s.delivered_json, s.submitted_version, \
+     s.sealed_from_address, s.sealed_from_name, s.delivered_json, s.submitted_version, s.thread_id, \
+     s.sent_message_ids_json, \
      (SELECT m.address FROM mailboxes m WHERE m.id = s.mailbox_id) AS mailbox_address, \
      COALESCE((SELECT p.name FROM people p WHERE p.id = s.author), (SELECT a.name FROM agents a WHERE a.id = s.author)) \
        AS author_name, \
@@ -66,6 +67,12 @@ pub(super) struct SendRow {
     /// computed from the row (`version`).
     #[serde(default)]
     pub(super) submitted_version: Option<String>,
+    /// The conversation it belongs to.
+    #[serde(default)]
+    pub(super) thread_id: Option<String>,
+    /// The Message-IDs the mail service reported for it.
+    #[serde(default = "no_one")]
+    pub(super) sent_message_ids_json: String,
     #[serde(default)]
     pub(super) mailbox_address: Option<String>,
     #[serde(default)]
@@ -109,6 +116,8 @@ impl SendRow {
             cc: list_of(&self.cc_json),
             subject: self.subject.clone(),
             text: self.text.clone(),
+            thread_id: self.thread_id.clone(),
+            resumed: None,
             reply_to: self.reply_to.clone(),
             in_reply_to: self.in_reply_to.clone(),
             references: list_of(&self.references_json),
@@ -122,6 +131,7 @@ impl SendRow {
             decided_by_name: self.decided_by_name.clone(),
             refusal_reason: self.refusal_reason.clone(),
             message_id: self.message_id.clone(),
+            sent_message_ids: list_of(&self.sent_message_ids_json),
             manifest_hash: self.manifest_hash.clone(),
             manifest_intact: self
                 .sealed_manifest()
@@ -349,4 +359,23 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let mut rows: Vec<SendRow> = sends.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut rows, limit, |row| (row.submitted_at.unwrap_or_default(), &row.id));
     Ok(context.json(&ApprovalQueue { sends: rows.iter().map(SendRow::present).collect(), next_cursor }))
+}
+
+/// The sends of conversation `thread_id` that `caller` may see: everything but
+/// other people's drafts, in the order they happened.
+pub fn in_thread(thread_id: &str, caller: &str) -> Statement {
+    Statement::new(format!(
+        "SELECT {SEND_COLUMNS} FROM sends s WHERE s.thread_id = ?1 AND (s.state != ?3 OR s.author = ?2) \
+         ORDER BY COALESCE(s.sealed_at, s.submitted_at, s.created_at), s.id"
+    ))
+    .bind(thread_id)
+    .bind(caller)
+    .bind(SendState::Draft.name())
+}
+
+/// The sends `in_thread` read, each with when it happened: sealed, submitted or
+/// begun.
+pub fn present_in_thread(result: &QueryResult) -> Result<Vec<(i64, Send)>, crate::core::storage::StorageError> {
+    let rows: Vec<SendRow> = result.decode_all()?;
+    Ok(rows.iter().map(|row| (row.sealed_at.or(row.submitted_at).unwrap_or(row.created_at), row.present())).collect())
 }

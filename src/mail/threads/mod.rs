@@ -1,0 +1,446 @@
+//! Conversations (threads): a mailbox's received and sent mail grouped by its
+//! threading headers (`linking` decides which conversation a message joins), the
+//! working state a shared inbox keeps on each (status, assignee, who has read
+//! it), and the routes that list, show and change them.
+//!
+//! Listing and showing answer holders of `mailbox.metadata.read`; the snippet
+//! and the messages' text only where the caller also reads content, which is why
+//! both routes are marked `reaches_content` and audited. Text handed to an agent
+//! (or to anyone over MCP) is fenced as untrusted external content (`trust`).
+
+pub mod linking;
+
+use mailroom_contract::api::thread_limits::{MESSAGES_SHOWN, PARTICIPANTS_SHOWN, SNIPPET_CHARACTERS};
+use mailroom_contract::api::{
+    AttachmentSummary, EmailAddress, SenderAuthentication, Thread, ThreadEntry, ThreadEntryKind, ThreadMessage,
+    ThreadPage, ThreadStatus, ThreadSummary, UpdateThread,
+};
+use mailroom_contract::{PathParameter, Relation};
+use serde::Deserialize;
+
+use crate::authz::holder_of;
+use crate::authz::tuples::{self, Holder};
+use crate::core::context::Context;
+use crate::core::crypto::hex;
+use crate::core::http::{Response, Surface};
+use crate::core::ids::{IdKind, is_id_of, kind_of};
+use crate::core::paging;
+use crate::core::platform::random_bytes;
+use crate::core::refusal::Refusal;
+use crate::core::request_error::RequestError;
+use crate::core::storage::{QueryResult, Statement, Value};
+use crate::core::time::rfc3339;
+use crate::mail::search::fts_query;
+use crate::mail::{sends, trust};
+
+/// What can be wrong with a request about a conversation.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ThreadError {
+    /// No conversation with this id in this mailbox.
+    NoSuchThread { id: String },
+    /// The assignee named is no person or agent who works this mailbox.
+    NotAnAssignee { id: String },
+    /// The change names nothing to change.
+    NothingToChange,
+}
+
+impl From<ThreadError> for Refusal {
+    fn from(error: ThreadError) -> Refusal {
+        match error {
+            ThreadError::NoSuchThread { id } => Refusal::not_found("conversation", &id),
+            ThreadError::NotAnAssignee { id } => Refusal::new(
+                400,
+                "invalid_assignee",
+                format!("The conversation cannot be assigned to {id}."),
+                "A conversation is assigned to a person or an agent who works its mailbox: one holding send.propose on it, as the person or, for an agent, as the agent and its sponsor both.",
+                "Name in `assignee` someone who can answer mail from this mailbox, or pass \"\" to assign it to nobody.",
+            ),
+            ThreadError::NothingToChange => Refusal::new(
+                400,
+                "invalid_body",
+                "The change names nothing to change.",
+                "`status` and `assignee` were both left out.",
+                "Give a `status` (open, waiting or closed), an `assignee`, or both.",
+            ),
+        }
+    }
+}
+
+/// What every conversation query selects, for the caller bound at `?1`: its
+/// row, its assignee's name, how far the caller has read it, its latest senders
+/// and whether any of its senders was unauthenticated. Never content.
+const SUMMARY_COLUMNS: &str = "t.id, t.mailbox_id, t.subject, t.status, t.assignee, t.last_activity_at, \
+     t.last_received_at, t.received_count, t.sent_count, \
+     COALESCE((SELECT p.name FROM people p WHERE p.id = t.assignee), (SELECT a.name FROM agents a WHERE a.id = t.assignee)) \
+       AS assignee_name, \
+     (SELECT rd.read_up_to FROM mail_thread_reads rd WHERE rd.thread_id = t.id AND rd.reader = ?1) AS read_up_to, \
+     (SELECT json_group_array(json_object('address', x.address, 'name', x.name)) FROM \
+        (SELECT max(r.from_address) AS address, max(r.from_name) AS name FROM receipts r \
+         WHERE r.thread_id = t.id AND r.from_address IS NOT NULL \
+         GROUP BY lower(r.from_address) ORDER BY max(r.rowid) DESC) AS x) AS participants_json, \
+     EXISTS (SELECT 1 FROM receipts r WHERE r.thread_id = t.id AND r.sender_authentication != 'authenticated') \
+       AS has_unauthenticated";
+
+/// The text a snippet is cut from: the start of the latest received message.
+const SNIPPET_COLUMN: &str =
+    "(SELECT substr(r.text_body, 1, 600) FROM receipts r WHERE r.id = t.latest_receipt_id) AS snippet_source";
+
+#[derive(Clone, Debug, Deserialize)]
+struct SummaryRow {
+    id: String,
+    mailbox_id: String,
+    subject: String,
+    status: ThreadStatus,
+    assignee: Option<String>,
+    assignee_name: Option<String>,
+    last_activity_at: i64,
+    last_received_at: Option<i64>,
+    received_count: i64,
+    sent_count: i64,
+    read_up_to: Option<i64>,
+    participants_json: Option<String>,
+    has_unauthenticated: i64,
+    #[serde(default)]
+    snippet_source: Option<String>,
+}
+
+/// The start of `text` on one line, cut at the snippet limit on a character.
+fn snippet(text: &str) -> String {
+    let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    match line.char_indices().nth(SNIPPET_CHARACTERS) {
+        Some((end, _)) => format!("{}…", &line[..end]),
+        None => line,
+    }
+}
+
+impl SummaryRow {
+    fn present(&self, reads_content: bool) -> ThreadSummary {
+        let participants: Vec<EmailAddress> =
+            self.participants_json.as_deref().and_then(|json| serde_json::from_str(json).ok()).unwrap_or_default();
+        ThreadSummary {
+            id: self.id.clone(),
+            mailbox_id: self.mailbox_id.clone(),
+            subject: self.subject.clone(),
+            status: self.status,
+            assignee: self.assignee.clone(),
+            assignee_name: self.assignee_name.clone(),
+            participant_count: i64::try_from(participants.len()).unwrap_or(i64::MAX),
+            participants: participants.into_iter().take(PARTICIPANTS_SHOWN).collect(),
+            message_count: self.received_count + self.sent_count,
+            received_count: self.received_count,
+            last_activity_at: rfc3339(self.last_activity_at),
+            unread: self.last_received_at.is_some_and(|received| self.read_up_to.is_none_or(|read| read < received)),
+            has_unauthenticated: self.has_unauthenticated != 0,
+            snippet: self.snippet_source.as_deref().filter(|_| reads_content).map(snippet),
+        }
+    }
+}
+
+/// The relations the caller holds on `mailbox_id`, as names.
+fn held_relations(result: &QueryResult) -> Vec<String> {
+    result.rows.iter().filter_map(|row| row.text("relation").ok()).collect()
+}
+
+fn holds(held: &[String], relation: Relation) -> bool {
+    held.iter().any(|name| name == relation.name())
+}
+
+/// Whether what is handed to this caller is fenced as untrusted content: an
+/// agent's, or anyone's over MCP (whatever reads it there is a model).
+fn fences_content(context: &Context<'_>) -> bool {
+    context.caller().actor_id().is_some_and(|id| kind_of(id) == Some(IdKind::Agent))
+        || context.surface() == Surface::Mcp
+}
+
+/// Binds `value` as the next numbered parameter, and answers its placeholder.
+fn placeholder(parameters: &mut Vec<Value>, value: Value) -> String {
+    parameters.push(value);
+    format!("?{}", parameters.len())
+}
+
+fn caller_id(context: &Context<'_>) -> Result<String, Refusal> {
+    context.caller().actor_id().map(str::to_string).ok_or_else(Refusal::internal)
+}
+
+fn holder(context: &Context<'_>) -> Result<Holder, Refusal> {
+    holder_of(context.caller(), context.now_ms()).ok_or_else(Refusal::internal)
+}
+
+/// The path's conversation, with the caller's relations on its mailbox; refuses
+/// one that is not in the path's mailbox.
+async fn the_thread(
+    context: &mut Context<'_>,
+    with_snippet: bool,
+    extra: Vec<Statement>,
+) -> Result<(SummaryRow, Vec<String>, Vec<QueryResult>), Refusal> {
+    let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
+    let thread_id = context.path(PathParameter::ThreadId)?.to_string();
+    context.audit_object(thread_id.clone());
+    if !is_id_of(&thread_id, IdKind::Thread) {
+        return Err(ThreadError::NoSuchThread { id: thread_id }.into());
+    }
+    let snippet = if with_snippet { format!(", {SNIPPET_COLUMN}") } else { String::new() };
+    let thread = Statement::new(format!(
+        "SELECT {SUMMARY_COLUMNS}{snippet} FROM mail_threads t WHERE t.id = ?2 AND t.mailbox_id = ?3"
+    ))
+    .bind(caller_id(context)?)
+    .bind(thread_id.as_str())
+    .bind(mailbox_id.as_str());
+    let mut statements = vec![thread, tuples::relations_on(&holder(context)?, &mailbox_id)];
+    statements.extend(extra);
+    let mut results = context.read(statements).await?;
+    let rest = results.split_off(2);
+    let row: SummaryRow = match results[0].first() {
+        Some(row) => row.decode().map_err(|error| context.internal(error))?,
+        None => return Err(ThreadError::NoSuchThread { id: thread_id }.into()),
+    };
+    Ok((row, held_relations(&results[1]), rest))
+}
+
+/// `GET /api/mailboxes/:mailboxId/threads`.
+pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
+    let caller = caller_id(context)?;
+    // The dispatcher has refused a `status` the declaration does not name.
+    let status = context.query("status").map(str::to_string);
+    let assignee = match context.query("assignee") {
+        None => None,
+        Some("me") => Some(caller.clone()),
+        Some("none") => Some(String::new()),
+        Some(id) if is_id_of(id, IdKind::Person) || is_id_of(id, IdKind::Agent) => Some(id.to_string()),
+        Some(_) => {
+            return Err(RequestError::InvalidQueryParameter {
+                name: "assignee".into(),
+                expected: "`me`, `none`, or a person's or agent's id (`usr_…`, `agt_…`)".into(),
+            }
+            .into());
+        }
+    };
+    let unread = context.query("unread") == Some("true");
+    let search = context.query("q").map(fts_query).transpose()?;
+    let limit = paging::limit(context)?;
+    let (before_at, before_id) = paging::cursor(context, IdKind::Thread, i64::MAX)?;
+
+    let mut conditions = vec!["t.mailbox_id = ?2".to_string()];
+    let mut parameters: Vec<Value> = vec![caller.as_str().into(), mailbox_id.as_str().into()];
+    if let Some(status) = status {
+        conditions.push(format!("t.status = {}", placeholder(&mut parameters, status.into())));
+    }
+    match assignee.as_deref() {
+        Some("") => conditions.push("t.assignee IS NULL".into()),
+        Some(id) => conditions.push(format!("t.assignee = {}", placeholder(&mut parameters, id.into()))),
+        None => {}
+    }
+    if unread {
+        conditions.push(
+            "t.last_received_at IS NOT NULL AND COALESCE((SELECT rd.read_up_to FROM mail_thread_reads rd \
+             WHERE rd.thread_id = t.id AND rd.reader = ?1), -1) < t.last_received_at"
+                .into(),
+        );
+    }
+    if let Some(query) = search {
+        // The header index also indexes the mailbox, as `mbx` and its ULID, so the
+        // match walks only this mailbox's rows (decision 0014).
+        let ulid = mailbox_id.get(IdKind::Mailbox.prefix().len()..).unwrap_or_default();
+        let matching = format!("{{from_address from_name recipients subject}} : ({query}) AND mailbox_id : \"{ulid}\"");
+        conditions.push(format!(
+            "t.id IN (SELECT r.thread_id FROM receipt_headers_index f JOIN receipts r ON r.rowid = f.rowid \
+             WHERE receipt_headers_index MATCH {} AND r.mailbox_id = ?2)",
+            placeholder(&mut parameters, matching.into())
+        ));
+    }
+    let at = placeholder(&mut parameters, before_at.into());
+    let id = placeholder(&mut parameters, before_id.as_str().into());
+    conditions
+        .push(format!("(t.last_activity_at < {at} OR (t.last_activity_at = {at} AND ({id} = '' OR t.id < {id})))"));
+    let page = placeholder(&mut parameters, (limit + 1).into());
+    let statement = Statement {
+        sql: format!(
+            "SELECT {SUMMARY_COLUMNS}, {SNIPPET_COLUMN} FROM mail_threads t WHERE {} \
+             ORDER BY t.last_activity_at DESC, t.id DESC LIMIT {page}",
+            conditions.join(" AND "),
+        )
+        .into(),
+        parameters,
+    };
+    let [held, threads] = context.read_array([tuples::relations_on(&holder(context)?, &mailbox_id), statement]).await?;
+    let reads_content = holds(&held_relations(&held), Relation::MailboxContentRead);
+    let mut rows: Vec<SummaryRow> = threads.decode_all().map_err(|error| context.internal(error))?;
+    let next_cursor = paging::cut(&mut rows, limit, |row| (row.last_activity_at, &row.id));
+    context.audit_detail(serde_json::json!({ "mailbox": mailbox_id, "snippets": reads_content }));
+    Ok(context.json(&ThreadPage {
+        threads: rows.iter().map(|row| row.present(reads_content)).collect(),
+        next_cursor,
+        content_notice: (reads_content && fences_content(context)).then(|| trust::CONTENT_NOTICE.to_string()),
+    }))
+}
+
+#[derive(Deserialize)]
+struct ReceivedRow {
+    id: String,
+    from_address: Option<String>,
+    from_name: Option<String>,
+    to_json: String,
+    cc_json: String,
+    reply_to_json: String,
+    subject: String,
+    received_at: i64,
+    sender_authentication: SenderAuthentication,
+    authentication_json: String,
+    attachments_json: String,
+    text_body: String,
+    text_truncated: i64,
+}
+
+/// `GET /api/mailboxes/:mailboxId/threads/:threadId`.
+pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let thread_id = context.path(PathParameter::ThreadId)?.to_string();
+    let caller = caller_id(context)?;
+    let received = Statement::new(format!(
+        "SELECT * FROM (SELECT r.id, r.from_address, r.from_name, r.to_json, r.cc_json, r.reply_to_json, r.subject, \
+           r.received_at, r.sender_authentication, r.authentication_json, r.attachments_json, r.text_body, \
+           r.text_truncated, r.rowid AS stored FROM receipts r WHERE r.thread_id = ?1 ORDER BY r.rowid DESC LIMIT {MESSAGES_SHOWN}) \
+         ORDER BY stored"
+    ))
+    .bind(thread_id.as_str());
+    let sent = sends::in_thread(&thread_id, &caller);
+    let (row, held, results) = the_thread(context, true, vec![received, sent]).await?;
+    let reads_content = holds(&held, Relation::MailboxContentRead);
+    // Outbound text is the mailbox's own mail: shown to whoever reads its content,
+    // writes from it or decides on what it sends.
+    let sees_sends = reads_content || holds(&held, Relation::SendPropose) || holds(&held, Relation::ApprovalDecide);
+    let fenced = reads_content && fences_content(context);
+    let nonce = hex(&random_bytes::<12>(context.platform()));
+    let received: Vec<ReceivedRow> = results[0].decode_all().map_err(|error| context.internal(error))?;
+    let mut entries: Vec<(i64, ThreadEntry)> = received
+        .into_iter()
+        .map(|message| {
+            let text = reads_content
+                .then(|| if fenced { trust::fence(&message.text_body, &nonce) } else { message.text_body.clone() });
+            let mut authentication: mailroom_contract::api::AuthenticationResults =
+                serde_json::from_str(&message.authentication_json).unwrap_or_default();
+            authentication.sender = Some(message.sender_authentication);
+            let attachments: Vec<AttachmentSummary> =
+                serde_json::from_str(&message.attachments_json).unwrap_or_default();
+            let entry = ThreadMessage {
+                id: message.id,
+                from: message.from_address.map(|address| EmailAddress { address, name: message.from_name }),
+                to: serde_json::from_str(&message.to_json).unwrap_or_default(),
+                cc: serde_json::from_str(&message.cc_json).unwrap_or_default(),
+                reply_to: serde_json::from_str(&message.reply_to_json).unwrap_or_default(),
+                subject: message.subject,
+                received_at: rfc3339(message.received_at),
+                authentication,
+                attachments,
+                text,
+                truncated: reads_content.then_some(message.text_truncated != 0),
+            };
+            (
+                message.received_at,
+                ThreadEntry { kind: ThreadEntryKind::Received, received: Some(Box::new(entry)), sent: None },
+            )
+        })
+        .collect();
+    if sees_sends {
+        let sent = sends::present_in_thread(&results[1]).map_err(|error| context.internal(error))?;
+        entries.extend(sent.into_iter().map(|(at, send)| {
+            (at, ThreadEntry { kind: ThreadEntryKind::Sent, received: None, sent: Some(Box::new(send)) })
+        }));
+    }
+    entries.sort_by_key(|(at, _)| *at);
+    let skip = entries.len().saturating_sub(MESSAGES_SHOWN);
+    Ok(context.json(&Thread {
+        summary: row.present(reads_content),
+        entries: entries.into_iter().skip(skip).map(|(_, entry)| entry).collect(),
+        content_notice: fenced.then(|| trust::CONTENT_NOTICE.to_string()),
+    }))
+}
+
+/// `PATCH /api/mailboxes/:mailboxId/threads/:threadId`.
+pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: UpdateThread = context.body()?;
+    if request.status.is_none() && request.assignee.is_none() {
+        return Err(ThreadError::NothingToChange.into());
+    }
+    let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
+    let assignee = request.assignee.as_deref().map(str::trim).map(str::to_string);
+    // An assignee works the mailbox: holds send.propose on it, intersected with
+    // the sponsor's for an agent, as every tuple read is.
+    let mut extra = Vec::new();
+    if let Some(id) = assignee.as_deref().filter(|id| !id.is_empty()) {
+        if !(is_id_of(id, IdKind::Person) || is_id_of(id, IdKind::Agent)) {
+            return Err(ThreadError::NotAnAssignee { id: id.to_string() }.into());
+        }
+        extra.push(tuples::holds(&Holder::of_actor(id, context.now_ms()), Relation::SendPropose, &mailbox_id));
+        extra.push(
+            Statement::new(
+                "SELECT COALESCE((SELECT name FROM people WHERE id = ?1 AND disabled_at IS NULL), \
+                 (SELECT name FROM agents WHERE id = ?1 AND revoked_at IS NULL)) AS name",
+            )
+            .bind(id),
+        );
+    }
+    let (mut row, _, results) = the_thread(context, false, extra).await?;
+    if let Some(id) = assignee.as_deref().filter(|id| !id.is_empty()) {
+        let name = results[1].first().and_then(|name| name.optional_text("name").ok().flatten());
+        let works_the_mailbox = results[0].first().and_then(|held| held.integer("held").ok()) == Some(1);
+        if !works_the_mailbox || name.is_none() {
+            return Err(ThreadError::NotAnAssignee { id: id.to_string() }.into());
+        }
+        row.assignee = Some(id.to_string());
+        row.assignee_name = name;
+    } else if assignee.is_some() {
+        row.assignee = None;
+        row.assignee_name = None;
+    }
+    if let Some(status) = request.status {
+        row.status = status;
+    }
+    context.write_changing_one_row(
+        Statement::new("UPDATE mail_threads SET status = ?1, assignee = ?2 WHERE id = ?3 AND mailbox_id = ?4")
+            .bind(row.status.name())
+            .bind(row.assignee.clone())
+            .bind(row.id.as_str())
+            .bind(mailbox_id.as_str()),
+        ThreadError::NoSuchThread { id: row.id.clone() },
+    );
+    context.audit_detail(serde_json::json!({
+        "mailbox": mailbox_id,
+        "status": request.status.map(ThreadStatus::name),
+        "assignee": assignee,
+    }));
+    Ok(context.json(&row.present(false)))
+}
+
+/// `PUT /api/mailboxes/:mailboxId/threads/:threadId/read`.
+pub async fn mark_read(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let caller = caller_id(context)?;
+    let (mut row, _, _) = the_thread(context, false, Vec::new()).await?;
+    // Read up to the latest message received when the caller asked, even if
+    // another lands before this commits: that one stays unread.
+    let read_up_to = row.last_received_at.unwrap_or(0);
+    context.write(
+        Statement::new(
+            "INSERT INTO mail_thread_reads (thread_id, reader, read_up_to) VALUES (?1, ?2, ?3) \
+             ON CONFLICT (thread_id, reader) DO UPDATE SET read_up_to = max(read_up_to, excluded.read_up_to)",
+        )
+        .bind(row.id.as_str())
+        .bind(caller.as_str())
+        .bind(read_up_to),
+    );
+    row.read_up_to = Some(read_up_to);
+    Ok(context.json(&row.present(false)))
+}
+
+/// `DELETE /api/mailboxes/:mailboxId/threads/:threadId/read`.
+pub async fn mark_unread(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let caller = caller_id(context)?;
+    let (mut row, _, _) = the_thread(context, false, Vec::new()).await?;
+    context.write(
+        Statement::new("DELETE FROM mail_thread_reads WHERE thread_id = ?1 AND reader = ?2")
+            .bind(row.id.as_str())
+            .bind(caller.as_str()),
+    );
+    row.read_up_to = None;
+    Ok(context.json(&row.present(false)))
+}
