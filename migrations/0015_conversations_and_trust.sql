@@ -85,6 +85,10 @@ FROM receipts r GROUP BY r.thread_id;
 INSERT OR IGNORE INTO mail_thread_message_ids (mailbox_id, message_id, thread_id)
 SELECT mailbox_id, message_id, thread_id FROM receipts;
 
+-- What an agent read is read back from the audit chain by its actor, to tell an
+-- approver whether the agent behind a draft read unauthenticated mail.
+CREATE INDEX audit_entries_by_actor ON audit_entries (actor, action, at);
+
 -- Sends stored before join the conversation of the message they answer.
 UPDATE sends SET thread_id = (SELECT r.thread_id FROM receipts r WHERE r.id = sends.reply_to)
 WHERE reply_to IS NOT NULL;

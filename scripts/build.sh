@@ -27,6 +27,8 @@ if ! worker-build --release >target/worker-build.log 2>&1; then
 fi
 
 wasm="build/index_bg.wasm"
+# For measuring what grew (`twiggy top`, `twiggy diff`): a copy with its names.
+if [[ -n "${MAILROOM_KEEP_NAMES:-}" ]]; then cp "$wasm" "$MAILROOM_KEEP_NAMES"; fi
 # worker-build keeps the names section (function names for stack traces). A panic
 # is a defect the native tests catch, not something to debug in production, and
 # the names are an eighth of the compressed Worker, so they go.

@@ -70,7 +70,7 @@ pub const CAPABILITIES: &[Capability] = &[
     Capability {
         name: "mail.draft",
         summary: "Draft and submit mail",
-        description: "Find the mailboxes it can send from, draft new mail and replies, edit and delete its drafts, submit them for a person's approval or take a submission back, follow what became of them, and send again what the mail service failed to deliver. It can never approve: a second person always decides.",
+        description: "Find the mailboxes it can send from, draft new mail and replies, edit and delete its drafts, submit them for a person's approval or take a submission back, write a refused one again, follow what became of them, and send again what the mail service failed to deliver. It can never approve: a second person always decides.",
         routes: &[
             RouteId::ListMailboxes,
             RouteId::ListSends,
@@ -80,6 +80,7 @@ pub const CAPABILITIES: &[Capability] = &[
             RouteId::DeleteDraft,
             RouteId::SubmitSend,
             RouteId::CancelSend,
+            RouteId::RedraftSend,
             RouteId::RetrySend,
         ],
     },

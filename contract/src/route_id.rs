@@ -66,6 +66,7 @@ route_ids! {
     DeleteDraft,
     SubmitSend,
     CancelSend,
+    RedraftSend,
     RetrySend,
     ApproveSend,
     RefuseSend,

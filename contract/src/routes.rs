@@ -482,7 +482,7 @@ pub fn declare(id: RouteId) -> Route {
 
         R::CreateDraft => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends", "create_draft")
             .summary("Draft a message")
-            .description("Starts a draft from this mailbox, new or in reply to a received message (`reply_to`), which gives it the In-Reply-To and References headers. Nothing is sent: submit it for a second person's approval with submit_send.")
+            .description("Starts a draft from this mailbox, new or in reply to a received message (`reply_to`): a reply joins that message's conversation and carries its In-Reply-To and References headers, and whatever it leaves out is filled as a mail client would (recipients from Reply-To or the sender, everyone else too with `reply_all`, `Re:` and the subject). Asking again for a reply with nothing of its own resumes the caller's draft already open in that conversation. To quote the message, read it and write the quote into `text`. Nothing is sent: submit it for a second person's approval with submit_send.")
             .path_parameters(&[PathParameter::MailboxId])
             .request::<CreateDraft>()
             .response::<Send>()
@@ -527,13 +527,26 @@ pub fn declare(id: RouteId) -> Route {
 
         R::SubmitSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/submit", "submit_send")
             .summary("Submit a draft for approval")
-            .description("Submits the caller's draft for approval. A second person who holds approval.decide on the mailbox must approve it before anything is sent; until then cancel_send takes it back.")
+            .description("Submits the caller's draft for approval. A second person who holds approval.decide on the mailbox must approve it before anything is sent; until then cancel_send takes it back. A draft with no text is refused (400 empty_text).")
             .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .tier(Tier::Act)
             .refuses(const { &[
                 Refuses::Forbidden("Only the draft's author can."),
                 Refuses::Conflict("The send is no longer a draft, or another change to it won a race."),
+            ] })
+            .authority(on_mailbox(&[Relation::SendPropose])),
+
+        R::RedraftSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/redraft", "redraft_send")
+            .summary("Write a refused send again")
+            .description("Turns a send a second person refused into a new draft for its author: the same recipients, subject, text and conversation, to edit in the light of the refusal's reason and submit again. The refused send stays as it was, with its reason.")
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
+            .response::<Send>()
+            .created()
+            .tier(Tier::Act)
+            .refuses(const { &[
+                Refuses::Forbidden("Only the send's author can write it again."),
+                Refuses::Conflict("The send was not refused."),
             ] })
             .authority(on_mailbox(&[Relation::SendPropose])),
 

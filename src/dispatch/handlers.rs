@@ -64,6 +64,7 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::DeleteDraft => sends::delete_draft(context).await,
         RouteId::SubmitSend => sends::submit(context).await,
         RouteId::CancelSend => sends::cancel(context).await,
+        RouteId::RedraftSend => sends::redraft(context).await,
         RouteId::RetrySend => sends::retry(context).await,
         RouteId::ApproveSend => sends::approve(context).await,
         RouteId::RefuseSend => sends::refuse(context).await,

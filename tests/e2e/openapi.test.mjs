@@ -61,6 +61,8 @@ test("every documented operation answers as documented, successes and refusals a
     return created.body.id;
   };
   const message = `/api/mailboxes/${mailbox.id}/messages/${receipt.id}`;
+  const threads = (await call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token: benToken })).body.threads;
+  const thread = `/api/mailboxes/${mailbox.id}/threads/${threads[threads.length - 1].id}`;
   const minted = (await call("POST", "/api/agents", {
     token,
     body: { name: "Bot", sponsor: ben.id, capabilities: ["identity.read"], mailboxes: [], delivery: "pairing_code" },
@@ -159,6 +161,14 @@ test("every documented operation answers as documented, successes and refusals a
     ["GET", `${message}/attachments/0`, { token: benToken }],
     ["GET", `${message}/attachments/7`, { token: benToken }],
     ["GET", "/api/search?q=contract", { token: benToken }],
+    ["GET", `/api/mailboxes/${mailbox.id}/threads?status=open&q=contract`, { token: benToken }],
+    ["GET", `/api/mailboxes/${mailbox.id}/threads?assignee=someone`, { token: benToken }],
+    ["GET", thread, { token: benToken }],
+    ["PATCH", thread, { token: benToken, body: { status: "waiting", assignee: ben.id } }],
+    ["PATCH", thread, { token: benToken, body: { assignee: "usr_00000000000000000000000000" } }],
+    ["PUT", `${thread}/read`, { token: benToken }],
+    ["DELETE", `${thread}/read`, { token: benToken }],
+    ["GET", `/api/mailboxes/${mailbox.id}/threads/thr_00000000000000000000000000`, { token: benToken }],
     ["DELETE", `/api/mailboxes/${mailbox.id}/messages/${doomed.id}`, { token }],
     ["DELETE", `/api/mailboxes/${mailbox.id}/messages/${doomed.id}`, { token: benToken }],
     ["POST", sends, { token: benToken, body: { to: [], subject: "x", text: "y" } }],

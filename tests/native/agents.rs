@@ -645,6 +645,17 @@ fn every_capability_keeps_its_promise() {
                     world.call("POST", &format!("{sends}/{send}/submit"), Some(&credential), None);
                     ("POST", format!("{sends}/{send}/cancel"), None)
                 }
+                RouteId::RedraftSend => {
+                    let send = draft();
+                    world.call("POST", &format!("{sends}/{send}/submit"), Some(&credential), None);
+                    // Refused by a third person: neither its sponsor nor whoever minted it.
+                    let (dora, dora_token) = world.person("dora@example.com");
+                    world.grant_all(&dora, &["approval.decide"], &mailbox);
+                    let path = format!("{sends}/{send}");
+                    let refusal = world.refusal_of(&dora_token, &path, "Say it more kindly.");
+                    world.call("POST", &format!("{path}/refuse"), Some(&dora_token), Some(refusal));
+                    ("POST", format!("{sends}/{send}/redraft"), None)
+                }
                 RouteId::RetrySend => {
                     // Its own submission, approved by a person, failed by the binding once.
                     let send = draft();

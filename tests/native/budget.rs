@@ -156,6 +156,12 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::DeleteDraft => (as_ben("DELETE", &format!("{sends}/{}", draft())), 200),
         RouteId::SubmitSend => (as_ben("POST", &format!("{sends}/{}/submit", draft())), 200),
         RouteId::CancelSend => (as_ben("POST", &format!("{sends}/{}/cancel", submitted())), 200),
+        RouteId::RedraftSend => {
+            let send = submitted();
+            let refusal = world.refusal_of(&world.admin_token, &format!("{sends}/{send}"), "Not yet.");
+            world.admin("POST", &format!("{sends}/{send}/refuse"), Some(refusal));
+            (as_ben("POST", &format!("{sends}/{send}/redraft")), 201)
+        }
         RouteId::ApproveSend => {
             let send = format!("{sends}/{}", submitted());
             (admin("POST", &format!("{send}/approve")).json(world.decision(&world.admin_token, &send)), 200)

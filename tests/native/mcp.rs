@@ -464,7 +464,15 @@ fn a_persons_mailbox_tools_are_those_some_mailbox_lets_them_complete() {
     let proposing: Vec<&str> = deciding
         .iter()
         .copied()
-        .chain(["create_draft", "update_draft", "delete_draft", "submit_send", "cancel_send", "retry_send"])
+        .chain([
+            "create_draft",
+            "update_draft",
+            "delete_draft",
+            "submit_send",
+            "cancel_send",
+            "retry_send",
+            "redraft_send",
+        ])
         .collect();
     check("send.propose", &proposing);
     world.revoke(&format!("{team}#member"), "mailbox.content.read", &sales);

@@ -3,6 +3,7 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use crate::api::SenderAuthentication;
 use crate::vocabulary::vocabulary;
 
 /// What a received message may make the node store and serve, whatever arrived
@@ -333,6 +334,19 @@ pub struct Send {
     /// already open in that conversation was answered instead of a new one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed: Option<bool>,
+    /// The received message it answers, as its approver sees it beside the draft
+    /// (who wrote it, about what, when, and whether that sender was authenticated),
+    /// when the send is read one at a time or in the approval queue. Its text is
+    /// in the conversation (get_thread).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answers: Option<AnsweredMessage>,
+    /// When an agent wrote it: how many received messages whose sender was not
+    /// authenticated the agent read (their text) in the day before it submitted
+    /// this, anywhere on the node. Mail can carry instructions aimed at agents; an
+    /// approver weighs a draft by what its writer read. Shown one send at a time
+    /// and in the approval queue; absent for a person's send.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub writer_read_unverified: Option<i64>,
     /// The received message this replies to (`rcp_…`), when it is a reply.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reply_to: Option<String>,
@@ -400,6 +414,22 @@ pub struct Send {
     /// The envelope recipients the mail binding has accepted it for so far: all of
     /// them once dispatched, some or none when it failed.
     pub delivered_to: Vec<String>,
+}
+
+/// A received message a send answers, as its approver sees it.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct AnsweredMessage {
+    /// The receipt's id (`rcp_…`).
+    pub id: String,
+    /// Its sender, from the From header.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from: Option<EmailAddress>,
+    /// Its subject.
+    pub subject: String,
+    /// When the node received it (RFC 3339).
+    pub received_at: String,
+    /// How far its sender was authenticated.
+    pub sender_authentication: SenderAuthentication,
 }
 
 vocabulary! {

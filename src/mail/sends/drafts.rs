@@ -243,6 +243,8 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         submitted_version: None,
         thread_id,
         sent_message_ids_json: no_one(),
+        answers_json: None,
+        writer_unverified_reads: None,
         decided_by_name: None,
         caller_name: None,
         mailbox_address: Some(names.0),
@@ -379,4 +381,48 @@ pub async fn cancel(context: &mut Context<'_>) -> Result<Response, Refusal> {
         vec![context.now_ms().into()],
     );
     Ok(context.json(&row.present()))
+}
+
+/// `POST /api/mailboxes/:mailboxId/sends/:sendId/redraft`.
+pub async fn redraft(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (refused, _) = the_send(context, Vec::new()).await?;
+    let caller = caller_id(context)?;
+    if refused.author != caller {
+        return Err(SendError::NotYours.into());
+    }
+    if refused.state != SendState::Refused {
+        return Err(SendError::WrongState { state: refused.state, needs: SendState::Refused }.into());
+    }
+    let send_id = new_id(IdKind::Send, context.platform());
+    context.write(
+        Statement::new(
+            "INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, reply_to, in_reply_to, \
+             references_json, created_at, updated_at, thread_id) \
+             SELECT ?1, mailbox_id, author, ?2, to_json, cc_json, subject, text, reply_to, in_reply_to, references_json, \
+             ?3, ?3, thread_id FROM sends WHERE id = ?4",
+        )
+        .bind(send_id.as_str())
+        .bind(SendState::Draft.name())
+        .bind(context.now_ms())
+        .bind(refused.id.as_str()),
+    );
+    context.audit_object(send_id.clone());
+    context.audit_detail(serde_json::json!({ "mailbox": refused.mailbox_id, "from_refused": refused.id }));
+    let draft = SendRow {
+        id: send_id,
+        state: SendState::Draft,
+        created_at: context.now_ms(),
+        updated_at: context.now_ms(),
+        submitted_at: None,
+        submitted_by: None,
+        submitted_version: None,
+        decided_at: None,
+        decided_by: None,
+        decided_by_name: None,
+        refusal_reason: None,
+        answers_json: refused.answers_json.clone(),
+        writer_unverified_reads: None,
+        ..refused
+    };
+    Ok(context.json(&draft.present()))
 }

@@ -31,7 +31,7 @@ use mailroom_contract::api::SendState;
 use crate::core::refusal::Refusal;
 
 pub use decisions::{approve, refuse, retry};
-pub use drafts::{cancel, create_draft, delete_draft, submit, update_draft};
+pub use drafts::{cancel, create_draft, delete_draft, redraft, submit, update_draft};
 pub use record::{approvals, get, in_thread, list, present_in_thread};
 
 /// The most recipients (To and Cc together) one send may have.

@@ -2,7 +2,9 @@
 //! reads of sends: one send, a mailbox's sends, the approval queue.
 
 use mailroom_contract::PathParameter;
-use mailroom_contract::api::{ApprovalQueue, Send, SendList, SendState};
+use mailroom_contract::api::{
+    AnsweredMessage, ApprovalQueue, EmailAddress, Send, SendList, SendState, SenderAuthentication,
+};
 use serde::Deserialize;
 
 use super::SendError;
@@ -73,6 +75,12 @@ pub(super) struct SendRow {
     /// The Message-IDs the mail service reported for it.
     #[serde(default = "no_one")]
     pub(super) sent_message_ids_json: String,
+    /// The received message it answers, as `DECISION_COLUMNS` reads it.
+    #[serde(default)]
+    pub(super) answers_json: Option<String>,
+    /// For an agent's send, as `DECISION_COLUMNS` counts them.
+    #[serde(default)]
+    pub(super) writer_unverified_reads: Option<i64>,
     #[serde(default)]
     pub(super) mailbox_address: Option<String>,
     #[serde(default)]
@@ -93,6 +101,28 @@ pub(super) struct SendRow {
     /// The name of the person asking, when read for a decision.
     #[serde(default)]
     pub(super) caller_name: Option<String>,
+}
+
+#[derive(Deserialize)]
+struct AnsweredRow {
+    id: String,
+    from_address: Option<String>,
+    from_name: Option<String>,
+    subject: String,
+    received_at: i64,
+    sender_authentication: SenderAuthentication,
+}
+
+/// The received message a send answers, from `DECISION_COLUMNS`' JSON.
+fn answered(json: &str) -> Option<AnsweredMessage> {
+    let row: AnsweredRow = serde_json::from_str(json).ok()?;
+    Some(AnsweredMessage {
+        id: row.id,
+        from: row.from_address.map(|address| EmailAddress { address, name: row.from_name }),
+        subject: row.subject,
+        received_at: rfc3339(row.received_at),
+        sender_authentication: row.sender_authentication,
+    })
 }
 
 pub(super) fn no_one() -> String {
@@ -118,6 +148,8 @@ impl SendRow {
             text: self.text.clone(),
             thread_id: self.thread_id.clone(),
             resumed: None,
+            answers: self.answers_json.as_deref().and_then(answered),
+            writer_read_unverified: self.writer_unverified_reads,
             reply_to: self.reply_to.clone(),
             in_reply_to: self.in_reply_to.clone(),
             references: list_of(&self.references_json),
@@ -215,6 +247,18 @@ pub(super) fn json_list(list: &[String]) -> String {
     serde_json::to_string(list).unwrap_or_else(|_| "[]".into())
 }
 
+/// What a decision is taken beside: the received message the send answers, and
+/// for an agent's send how many unauthenticated messages the agent read (their
+/// text, per the audit chain) in the day before it submitted.
+pub(super) const DECISION_COLUMNS: &str = "(SELECT json_object('id', r.id, 'from_address', r.from_address, \
+       'from_name', r.from_name, 'subject', r.subject, 'received_at', r.received_at, \
+       'sender_authentication', r.sender_authentication) FROM receipts r WHERE r.id = s.reply_to) AS answers_json, \
+     CASE WHEN s.author LIKE 'agt!_%' ESCAPE '!' THEN \
+       (SELECT count(DISTINCT r.id) FROM audit_entries a JOIN receipts r ON r.id = a.object OR r.thread_id = a.object \
+        WHERE a.actor = s.author AND a.action IN ('get_message_body', 'get_thread') AND a.outcome = 'ok' \
+          AND a.at <= COALESCE(s.submitted_at, s.updated_at) AND a.at >= COALESCE(s.submitted_at, s.updated_at) - 86400000 \
+          AND r.sender_authentication != 'authenticated') END AS writer_unverified_reads";
+
 /// The path's send, in the path's mailbox, with the mailbox's address; refuses
 /// one that does not exist or that the caller may not see.
 pub(super) async fn the_send(
@@ -229,7 +273,7 @@ pub(super) async fn the_send(
     }
     let caller = caller_id(context)?;
     let statement = Statement::new(format!(
-        "SELECT {SEND_COLUMNS}, m.display_name AS mailbox_display_name, \
+        "SELECT {SEND_COLUMNS}, {DECISION_COLUMNS}, m.display_name AS mailbox_display_name, \
                 (SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by) AS submitted_by_sponsor, \
                 (SELECT a.created_by FROM agents a WHERE a.id = s.submitted_by) AS submitted_by_minter, \
                 (SELECT a.credential_issued_by FROM agents a WHERE a.id = s.submitted_by) \
@@ -344,7 +388,7 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     parameters.push((limit + 1).into());
     let statement = Statement {
         sql: format!(
-            "SELECT {SEND_COLUMNS} FROM sends s WHERE s.state = ? AND s.mailbox_id IN ({deciding}) \
+            "SELECT {SEND_COLUMNS}, {DECISION_COLUMNS} FROM sends s WHERE s.state = ? AND s.mailbox_id IN ({deciding}) \
              AND s.submitted_by != ? \
              AND COALESCE((SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by), '') != ? \
              AND COALESCE((SELECT a.created_by FROM agents a WHERE a.id = s.submitted_by), '') != ? \
