@@ -1,7 +1,7 @@
 // The directory of names: the people, teams, mailboxes, agents and sources the
 // page has seen; named() and members(), which show the name alone where it is
 // known, with the id in its title and on request (shared.js's codesToggle());
-// and who() and subject(), which show an id with its name beside it.
+// and who(), which shows an id with its name beside it.
 
 import { code, h, onRequest } from "./dom.js";
 import { me } from "./session.js";
@@ -70,14 +70,6 @@ export function who(id, knownName) {
   if (id === "org") return h("span", { class: "who" }, h("span", { class: "who-name", text: "The organisation" }), " ", code("org"));
   const name = directory.nameOf(id) ?? knownName;
   return h("span", { class: "who" }, name ? [h("span", { class: "who-name", text: name }), " "] : null, code(id));
-}
-
-/** A relation's subject: a person, an agent, or the members of a team. */
-export function subject(id) {
-  const team = /^(tm_[0-9A-Za-z]+)#member$/.exec(id ?? "");
-  if (!team) return who(id);
-  const name = directory.teams.get(team[1])?.name;
-  return h("span", { class: "who" }, h("span", { class: "who-name", text: name ? `Members of ${name}` : "Team members" }), " ", code(id));
 }
 
 /**
