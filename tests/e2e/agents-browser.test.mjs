@@ -2,7 +2,7 @@
 // An administrator mints an agent through the Agents section for a sponsor who
 // holds less than the form could offer; the form shows what the sponsor holds,
 // warns about a capability no chosen mailbox lets work, and shows the credential
-// once. The official MCP client then connects with that credential and is held
+// once, all in the vocabulary's words (the codes on request). The official MCP client then connects with that credential and is held
 // to exactly its ceiling; the page shows the ceiling held of total, the agent's
 // act in the audit trail as one cell, and pauses, resumes and revokes it. A
 // second agent is paired instead. Every console error and CSP violation fails
@@ -21,7 +21,7 @@ const BEN = { name: "Ben", email: "ben@example.com", password: "ben's long passw
 const AGENT_ID = /agt_[0-9A-HJKMNP-TV-Z]{26}/;
 
 let node, call, token, browser, context, page;
-let support, sales, ben, vocabulary, mailboxRelations;
+let support, sales, ben, vocabulary, relations, mailboxRelations;
 /** The agent minted with its credential shown, and that credential. */
 let triage, credential;
 const watch = new PageWatch();
@@ -41,6 +41,7 @@ before(async () => {
   assert.equal(await node.deliver("ana@customer.example", SUPPORT, readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"))), null);
   const published = (await call("GET", "/api/agent-capabilities", { token })).body;
   vocabulary = published.capabilities;
+  relations = published.relations;
   mailboxRelations = published.relations.filter((relation) => relation.on === "mailbox").map((relation) => relation.name);
   assert.ok(mailboxRelations.length >= 5, "the relation vocabulary is published");
 
@@ -56,12 +57,18 @@ after(async () => {
 const section = (name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
 const statusSaying = (text) => page.getByRole("status").filter({ hasText: text });
 const mintForm = () => page.getByRole("region", { name: "Mint an agent" });
-const capability = (name) => mintForm().getByRole("checkbox", { name: new RegExp(`^${name.replaceAll(".", "\\.")} `) });
-const grant = (relation, address) => mintForm().getByRole("checkbox", { name: `${relation} on ${address}`, exact: true });
+/** A capability's words (its summary), and a relation's (its description, as a sentence carries it). */
+const summaryOf = (name) => vocabulary.find((entry) => entry.name === name).summary;
+const wordsOf = (relation) => relations.find((entry) => entry.name === relation).description.replace(/\.$/, "");
+const capability = (name) => mintForm().getByRole("checkbox", { name: summaryOf(name), exact: true });
+const grant = (relation, address) => mintForm().getByRole("group", { name: address, exact: true }).getByRole("checkbox", { name: wordsOf(relation), exact: true });
+/** What a person sees of an element: its text as shown, without what is hidden or there only on request. */
+const shown = (locator) => locator.evaluate((element) => element.innerText);
 const agentRow = (id) => page.getByRole("table", { name: /^Agents on this node/ }).getByRole("row").filter({ hasText: id });
 const cellsOf = (row) => row.getByRole("cell").allTextContents();
-/** Held of total for a capability, as the vocabulary counts it now. */
-const heldOfTotal = (name) => `${name} ${vocabulary.find((entry) => entry.name === name).routes.length} of ${vocabulary.find((entry) => entry.name === name).routes.length}`;
+const shownCellsOf = (row) => row.getByRole("cell").evaluateAll((cells) => cells.map((cell) => cell.innerText));
+/** Held of total for a capability, in its words, as the vocabulary counts it now. */
+const heldOfTotal = (name) => `${summaryOf(name)} ${vocabulary.find((entry) => entry.name === name).routes.length} of ${vocabulary.find((entry) => entry.name === name).routes.length}`;
 
 async function openAgents() {
   await section("Agents").click();
@@ -91,14 +98,15 @@ test("the administrator mints an agent in the product's words; the form shows wh
     const box = capability(entry.name);
     assert.equal(await box.count(), 1, entry.name);
     const choice = box.locator("xpath=..");
-    const text = await choice.textContent();
+    const text = await shown(choice);
     assert.ok(text.includes(entry.summary) && text.includes(entry.description), `${entry.name} is described`);
-    for (const relation of entry.requires) assert.ok(text.includes(relation), `${entry.name} says it needs ${relation}`);
+    for (const relation of entry.requires) assert.ok(text.includes(wordsOf(relation)), `${entry.name} says it needs ${relation}, in words`);
+    assert.equal(text.includes(entry.name), false, `${entry.name}'s code is shown only on request`);
     assert.equal(text.includes("Reaches message content"), entry.reaches_content, `${entry.name}'s content flag`);
   }
   // Its tools, on request.
   const read = vocabulary.find((entry) => entry.name === "mail.read");
-  const tools = form.getByRole("group", { name: "Capabilities" }).locator("details").filter({ hasText: "in mail.read" });
+  const tools = form.getByRole("group", { name: "Capabilities" }).locator("details").filter({ hasText: `: ${read.summary}` });
   assert.equal(await tools.getByText(read.routes[0].tool, { exact: true }).isVisible(), false, "the tools are shown on request");
   await tools.locator("summary").click();
   for (const route of read.routes) assert.ok(await tools.getByText(route.tool, { exact: true }).isVisible(), route.tool);
@@ -118,15 +126,16 @@ test("the administrator mints an agent in the product's words; the form shows wh
   const description = (box) => box.evaluate((element) => element.getAttribute("aria-describedby").split(" ").map((id) => document.getElementById(id).textContent).join(" "));
   assert.ok(await grant("message.export", SUPPORT).locator("xpath=..").getByText("Ben does not hold this here", { exact: true }).isVisible());
   assert.equal(await description(grant("message.export", SUPPORT)), "Ben does not hold this here");
-  assert.match(await form.getByRole("row").filter({ hasText: SALES }).textContent(), /Ben holds nothing here/);
+  assert.match(await form.getByRole("group", { name: SALES, exact: true }).textContent(), /Ben holds nothing here/);
   assert.match(await description(grant("mailbox.metadata.read", SALES)), /^Ben holds nothing here/);
 
   await capability("mail.triage").check();
   await capability("mail.read").check();
   // Before any mailbox is chosen, both say why they cannot work.
-  const warning = (name) => form.getByRole("listitem").filter({ hasText: `${name} cannot work` });
+  const warning = (name) => form.getByRole("listitem").filter({ hasText: `“${summaryOf(name)}”` }).filter({ hasText: "cannot work" });
   await warning("mail.triage").waitFor();
-  assert.match(await warning("mail.read").textContent(), new RegExp(`Select mailbox\\.metadata\\.read and mailbox\\.content\\.read on ${SUPPORT.replaceAll(".", "\\.")}`));
+  assert.ok((await shown(warning("mail.read"))).includes(
+    `Select “${wordsOf("mailbox.metadata.read")}” and “${wordsOf("mailbox.content.read")}” on ${SUPPORT}`));
   await grant("mailbox.metadata.read", SUPPORT).check();
   await grant("mailbox.content.read", SUPPORT).check();
   assert.equal(await form.getByText("cannot work").count(), 0, "no warning once support@ grants what both need");
@@ -135,9 +144,9 @@ test("the administrator mints an agent in the product's words; the form shows wh
   await capability("mail.export").check();
   const exportWarning = warning("mail.export");
   await exportWarning.waitFor();
-  const said = await exportWarning.textContent();
-  assert.match(said, /needs mailbox\.content\.read and message\.export together on one mailbox/);
-  assert.match(said, new RegExp(`Grant Ben message\\.export on ${SUPPORT.replaceAll(".", "\\.")} under Relations`));
+  const said = await shown(exportWarning);
+  assert.ok(said.includes(`“${summaryOf("mail.export")}” cannot work: it needs “${wordsOf("mailbox.content.read")}” and “${wordsOf("message.export")}” together on one mailbox`), said);
+  assert.ok(said.includes(`Grant Ben “${wordsOf("message.export")}” on ${SUPPORT} under Relations`), said);
 
   // The node refuses it anyway, and the page shows its refusal.
   watch.expectRefusal(400, "/api/agents");
@@ -203,15 +212,19 @@ test("the agent list shows the ceiling held of total, and the audit trail shows 
   assert.equal((await page.content()).includes(credential.split(".")[1]), false, "the secret is gone from the page");
 
   const row = agentRow(triage.id);
-  const [agent, sponsor, state, ceiling, mailboxes, actions] = await cellsOf(row);
+  const [agent, sponsor, state, , , actions] = await cellsOf(row);
+  // The ids are there, on request; by name otherwise.
   assert.match(agent, new RegExp(`^Triage bot ${triage.id}`));
   assert.match(sponsor, new RegExp(`^Ben ${ben.id}`));
   assert.equal(state, "active");
+  const [agentShown, sponsorShown, , ceiling, mailboxes] = await shownCellsOf(row);
+  assert.match(agentShown, /^Triage bot\nminted /);
+  assert.equal(sponsorShown, "Ben");
   for (const name of ["mail.triage", "mail.read"]) assert.ok(ceiling.includes(heldOfTotal(name)), `${heldOfTotal(name)} in ${ceiling}`);
-  assert.ok(ceiling.includes("mail.triage 3 of 3"), ceiling);
+  assert.ok(ceiling.includes(`${summaryOf("mail.triage")} 3 of 3`), ceiling);
   assert.match(mailboxes, new RegExp(`^${SUPPORT.replaceAll(".", "\\.")}`));
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) assert.ok(mailboxes.includes(relation), relation);
-  assert.ok(!mailboxes.includes("message.export"));
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) assert.ok(mailboxes.includes(wordsOf(relation)), relation);
+  assert.ok(!mailboxes.includes(wordsOf("message.export")));
   assert.match(actions, /Pause.*Issue pairing code.*Revoke/);
 
   await section("Audit").click();

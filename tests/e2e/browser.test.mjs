@@ -133,10 +133,11 @@ test("an administrator grants the person org.admin through the form", async () =
   await page.getByLabel(/Make them an administrator of the whole node/).check();
   await page.getByRole("button", { name: "Grant", exact: true }).click();
 
-  await page.getByRole("status").filter({ hasText: `Granted org.admin on org to ${BEN.name}` }).waitFor();
+  // Said in the vocabulary's words, and by name; the code is there on request.
+  await page.getByRole("status").filter({ hasText: `Granted to ${BEN.name} on the organisation: Administer the node` }).waitFor();
   const row = page.getByRole("row").filter({ hasText: benId }).filter({ hasText: "org.admin" });
   await row.waitFor();
-  assert.ok(await row.getByRole("button", { name: `Revoke org.admin on org from ${BEN.name}` }).isVisible());
+  assert.ok(await row.getByRole("button", { name: new RegExp(`^Revoke “Administer the node: .*” on the organisation from ${BEN.name}$`) }).isVisible());
 
   const held = await call("GET", `/api/relations?subject=${benId}`, { token });
   assert.deepEqual(held.body.relations.map(({ relation, object }) => ({ relation, object })), [{ relation: "org.admin", object: "org" }]);

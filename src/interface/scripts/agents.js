@@ -6,12 +6,14 @@
 // capability works only where one mailbox grants everything it `requires`,
 // and an agent can be granted on a mailbox only what its sponsor holds there.
 // The node refuses what the form warns about anyway; the form says so first.
+// Capabilities read as their summaries and relations as their descriptions,
+// agents and people by name; codes and ids are shown on request.
 
-import { code, facts, h, hidden, labelled, replace, row, table, time, uniqueId } from "./dom.js";
+import { code, h, hidden, labelCells, labelled, onRequest, replace, row, table, time, uniqueId } from "./dom.js";
 import { api, ApiError, segment, SessionOver } from "./api.js";
-import { empty, info, loading, panel, perform, refusalBox, rowStatus, secretField, statusArea } from "./shared.js";
-import { directory, who } from "./names.js";
-import { loadVocabulary } from "./vocabulary.js";
+import { codesToggle, empty, info, loading, panel, perform, refusalBox, rowStatus, secretField, statusArea } from "./shared.js";
+import { directory, named } from "./names.js";
+import { capabilityTerm, capabilityText, loadVocabulary, relationTerm, relationText } from "./vocabulary.js";
 
 const AGENT_STATES = {
   active: { text: "active", tone: "on" },
@@ -28,8 +30,6 @@ function agentStateBadge(state) {
 
 /** Items in prose: "a", "a and b", "a, b and c". */
 const inWords = (items) => (items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`);
-
-const addressOf = (mailboxId) => directory.mailboxes.get(mailboxId)?.address ?? mailboxId;
 
 /**
  * What a new credential or pairing code is shown in, once: the node keeps
@@ -62,13 +62,15 @@ function handover(agent, { credential = null, pairing = null }) {
 }
 
 /** An agent's ceiling: held of total per capability, and pinned routes no capability contains. */
-function ceilingOf(agent) {
+function ceilingOf(vocabulary, agent) {
   return [
     agent.capabilities.length
-      ? h("ul", { class: "ceiling" }, agent.capabilities.map((capability) => h("li", {}, code(capability.name), " ",
+      ? h("ul", { class: "ceiling" }, agent.capabilities.map((capability) => h("li", {}, capabilityTerm(vocabulary, capability.name), " ",
           h("span", {
-            class: capability.held < capability.total ? "partial" : null,
-            title: capability.held < capability.total ? "The capability has gained routes since this agent was minted; they are not given to it." : null,
+            class: capability.held < capability.total ? "held-of partial" : "held-of",
+            title: capability.held < capability.total
+              ? `It holds ${capability.held} of the ${capability.total} tools the capability has now: it has gained tools since this agent was minted, and they are not given to it.`
+              : `It holds all ${capability.total} of the capability's tools.`,
             text: `${capability.held} of ${capability.total}`,
           }))))
       : null,
@@ -86,12 +88,12 @@ function ceilingOf(agent) {
   ];
 }
 
-/** The relations an agent holds, by mailbox address. */
-function agentMailboxes(agent) {
+/** The relations an agent holds, in words, by mailbox address. */
+function agentMailboxes(vocabulary, agent) {
   if (!agent.mailboxes.length) return h("span", { class: "muted", text: "None" });
   return h("ul", { class: "grants" }, agent.mailboxes.map((grant) => h("li", {},
-    h("span", { class: "who-name", text: addressOf(grant.mailbox) }),
-    h("ul", { class: "held" }, grant.relations.map((relation) => h("li", {}, code(relation)))))));
+    named(grant.mailbox),
+    h("ul", { class: "relations" }, grant.relations.map((relation) => h("li", {}, relationTerm(vocabulary, relation)))))));
 }
 
 /** When the agent's state began, and when its credential stops working. */
@@ -125,7 +127,7 @@ export async function renderAgents(view) {
       list.replaceChildren(empty("No agents yet."));
       return;
     }
-    const wrap = table("Agents on this node, newest first", ["Agent", "Sponsor", "State", "Capabilities", "Mailboxes", "Actions"], agents.map(agentRow));
+    const wrap = table("Agents on this node, newest first", ["Agent", "Sponsor", "State", "Capabilities", "Mailboxes", "Actions"], agents.map(agentRow), { stack: true });
     wrap.querySelector("table").classList.add("agents");
     rows = wrap.querySelector("tbody");
     list.replaceChildren(wrap);
@@ -133,8 +135,10 @@ export async function renderAgents(view) {
 
   function addAgent(agent) {
     directory.rememberAgents([agent]);
-    if (rows) rows.prepend(agentRow(agent));
-    else showAgents([agent]);
+    if (!rows) return showAgents([agent]);
+    const tableRow = agentRow(agent);
+    rows.prepend(tableRow);
+    labelCells(tableRow);
   }
 
   /**
@@ -157,12 +161,12 @@ export async function renderAgents(view) {
     const actions = [pause, resume, pair, revoke].filter(Boolean);
 
     const tableRow = row(
-      h("div", { class: "agent-name" }, h("strong", { text: agent.name }), " ", code(agent.id),
-        h("span", { class: "since" }, "minted ", time(agent.created_at), " by ", directory.nameOf(agent.created_by) ?? agent.created_by)),
-      who(agent.sponsor),
+      h("div", { class: "agent-name" }, h("strong", { title: agent.id, text: agent.name }), onRequest(agent.id),
+        h("span", { class: "since" }, "minted ", time(agent.created_at), " by ", named(agent.created_by))),
+      named(agent.sponsor),
       [agentStateBadge(state), stateTimes(agent)],
-      ceilingOf(agent),
-      agentMailboxes(agent),
+      ceilingOf(vocabulary, agent),
+      agentMailboxes(vocabulary, agent),
       actions.length ? h("div", { class: "button-row" }, actions) : h("span", { class: "muted", text: "None: a revoked agent stays revoked" }));
 
     /** Pause, resume or revoke, then show the agent as the node answers it, and say `done`. */
@@ -172,6 +176,7 @@ export async function renderAgents(view) {
         directory.rememberAgents([changed]);
         const next = agentRow(changed);
         tableRow.replaceWith(next);
+        labelCells(next);
         next.querySelector("button")?.focus();
         return done;
       }, `${agent.name} was not ${verb === "pause" ? "paused" : verb === "resume" ? "resumed" : "revoked"}.`);
@@ -227,13 +232,15 @@ export async function renderAgents(view) {
     const aboutId = uniqueId("hint");
     box.setAttribute("aria-describedby", capability.reaches_content ? `${flagId} ${aboutId}` : aboutId);
     const requires = capability.requires.length
-      ? ["Needs on a mailbox", capability.requires.length > 1 ? ", all on the same one: " : ": ", capability.requires.map((relation, index) => [index ? " and " : null, code(relation)]), "."]
+      ? ["Needs on a mailbox", capability.requires.length > 1 ? ", all on the same one: " : ": ",
+          capability.requires.map((relation, index) => [index ? (index === capability.requires.length - 1 ? " and " : ", ") : null,
+            "“", relationTerm(vocabulary, relation, { inSentence: true }), "”"]), "."]
       : "Needs nothing on a mailbox.";
     return h("div", { class: "choice" },
       box,
       h("div", { class: "choice-body" },
         h("div", { class: "choice-line" },
-          h("label", { for: box.id }, code(capability.name), " ", h("span", { class: "choice-summary", text: capability.summary })),
+          h("label", { for: box.id }, h("span", { class: "choice-summary", title: capability.name, text: capability.summary }), onRequest(capability.name)),
           capability.reaches_content ? h("span", { id: flagId, class: "badge content", text: "Reaches message content" }) : null),
         h("div", { id: aboutId, class: "choice-text" },
           h("p", { text: capability.description }),
@@ -242,7 +249,7 @@ export async function renderAgents(view) {
             ? h("p", { class: "content-note", text: "It reads what people wrote: message text, attachments or originals. Every such read is recorded in the audit trail, as the agent's act for its sponsor." })
             : null),
         h("details", { class: "tools" },
-          h("summary", {}, `Its tools (${capability.routes.length})`, hidden(` in ${capability.name}`)),
+          h("summary", {}, `Its tools (${capability.routes.length})`, hidden(`: ${capability.summary}`)),
           h("ul", {}, capability.routes.map((route) => h("li", {},
             code(route.tool), " ", h("span", { class: "muted", text: `${route.method} ${route.path}` }), ": ", route.summary,
             route.reaches_content ? [" ", h("span", { class: "badge content", text: "content" })] : null))))));
@@ -284,15 +291,17 @@ export async function renderAgents(view) {
   }
   sponsor.addEventListener("change", loadSponsor);
 
+  /**
+   * Per mailbox (a group named by its address), a box for each relation the
+   * agent may hold there, in words: only what the sponsor holds there can be
+   * ticked, and what cannot says why.
+   */
   function mailboxGrid() {
     if (!sponsorHolds.size) return empty("There are no mailboxes yet: create one under Mailboxes.");
     const holder = sponsorName();
-    const body = [...sponsorHolds.values()].map(({ mailbox, held }) => {
+    return h("div", { class: "grant-cards" }, [...sponsorHolds.values()].map(({ mailbox, held }) => {
       const nothingId = held.size ? null : uniqueId("hint");
-      const header = h("th", { scope: "row" },
-        h("span", { class: "who-name", text: mailbox.address }), " ", h("span", { class: "muted", text: `(${mailbox.display_name})` }),
-        nothingId ? h("span", { id: nothingId, class: "reason", text: `${holder} holds nothing here, so the agent can hold nothing here either.` }) : null);
-      const cells = MAILBOX_RELATIONS.map((relation) => {
+      const choices = MAILBOX_RELATIONS.map((relation) => {
         const holds = held.has(relation.name);
         const box = h("input", { type: "checkbox", id: uniqueId("grant"), disabled: !holds });
         box.checked = holds && Boolean(chosen.get(mailbox.id)?.has(relation.name));
@@ -304,26 +313,17 @@ export async function renderAgents(view) {
           else chosen.get(mailbox.id).delete(relation.name);
           updateWarnings();
         });
-        return h("td", { class: holds ? "held-here" : "not-held" },
-          h("label", { for: box.id, class: "visually-hidden", text: `${relation.name} on ${mailbox.address}` }),
-          box,
-          reasonId ? h("span", { id: reasonId, class: "reason", text: `${holder} does not hold this here` }) : null);
+        return h("div", { class: holds ? "choice" : "choice not-held" }, box,
+          h("div", { class: "choice-body" },
+            h("label", { for: box.id }, relationTerm(vocabulary, relation.name, { inSentence: true })),
+            reasonId ? h("span", { id: reasonId, class: "reason", text: `${holder} does not hold this here` }) : null));
       });
-      return h("tr", {}, header, cells);
-    });
-    return [
-      h("div", { class: "table-wrap" },
-        h("table", { class: "grants-table" },
-          h("caption", { class: "visually-hidden", text: `What the agent may hold on each mailbox, of what ${holder} holds there` }),
-          h("thead", {}, h("tr", {}, h("th", { scope: "col", text: "Mailbox" }),
-            // A relation's name may break after its dots, and nowhere else.
-            MAILBOX_RELATIONS.map((relation) => h("th", { scope: "col", title: relation.description },
-              h("code", {}, relation.name.split(".").map((part, index) => [index ? [".", h("wbr")] : null, part])))))),
-          h("tbody", {}, body))),
-      h("details", { class: "relation-words" },
-        h("summary", { text: "What each relation lets the agent do" }),
-        facts(MAILBOX_RELATIONS.map((relation) => [relation.name, relation.description]))),
-    ];
+      return h("fieldset", { class: "grant-card" },
+        h("legend", { title: mailbox.id, text: mailbox.address }),
+        h("p", { class: "muted display-name", text: mailbox.display_name }),
+        nothingId ? h("p", { id: nothingId, class: "reason", text: `${holder} holds nothing here, so the agent can hold nothing here either.` }) : null,
+        choices);
+    }));
   }
 
   const chosenCapabilities = () => capabilities.filter((capability) => capabilityBoxes.get(capability.name).checked);
@@ -331,11 +331,15 @@ export async function renderAgents(view) {
     .filter(([mailboxId, relations]) => relations.size && sponsorHolds?.has(mailboxId))
     .map(([mailbox, relations]) => ({ mailbox, relations: MAILBOX_RELATIONS.map((relation) => relation.name).filter((relation) => relations.has(relation)) }));
 
+  /** A relation's words in quotes, for a sentence. */
+  const quoted = (relation) => `“${relationText(vocabulary, relation)}”`;
+
   /** Why a chosen capability cannot work with what is chosen, and what would make it work. */
   function unsatisfied(capability) {
     const needs = capability.requires;
-    const needsText = needs.length > 1 ? `${inWords(needs)} together on one mailbox` : `${needs[0]} on a mailbox`;
-    const lead = [code(capability.name), ` cannot work: it needs ${needsText}`];
+    const needsText = needs.length > 1 ? `${inWords(needs.map(quoted))} together on one mailbox` : `${quoted(needs[0])} on a mailbox`;
+    const what = `“${capabilityText(vocabulary, capability.name)}”`;
+    const lead = [what, onRequest(capability.name), ` cannot work: it needs ${needsText}`];
     if (!sponsor.value) return h("li", {}, lead, `. Choose a sponsor, then select ${needs.length > 1 ? "them" : "it"} on a mailbox where the sponsor holds ${needs.length > 1 ? "them" : "it"}.`);
     if (!sponsorHolds) return h("li", {}, lead, ".");
     const holder = sponsorName();
@@ -344,7 +348,7 @@ export async function renderAgents(view) {
     if (selectable.length) {
       const ways = selectable.map(({ mailbox }) => {
         const missing = needs.filter((relation) => !chosen.get(mailbox.id)?.has(relation));
-        return `${inWords(missing)} on ${mailbox.address}`;
+        return `${inWords(missing.map(quoted))} on ${mailbox.address}`;
       });
       return h("li", {}, lead, `. Select ${ways.join(", or ")} (${holder} holds ${needs.length > 1 ? "them" : "it"} there).`);
     }
@@ -354,7 +358,7 @@ export async function renderAgents(view) {
       .sort((a, b) => a.missing.length - b.missing.length)[0];
     if (!closest) return h("li", {}, lead, ". There are no mailboxes yet: create one under Mailboxes.");
     return h("li", {}, lead, `, and ${holder} does not hold ${needs.length > 1 ? "that on any mailbox" : "it on any mailbox"}. `,
-      `Grant ${holder} ${inWords(closest.missing)} on ${closest.mailbox.address} under Relations first, choose a sponsor who holds ${needs.length > 1 ? "them" : "it"}, or leave ${capability.name} out.`);
+      `Grant ${holder} ${inWords(closest.missing.map(quoted))} on ${closest.mailbox.address} under Relations first, choose a sponsor who holds ${needs.length > 1 ? "them" : "it"}, or leave ${what} out.`);
   }
 
   const warnings = h("div", { class: "warnings", "aria-live": "polite" });
@@ -441,12 +445,13 @@ export async function renderAgents(view) {
       const box = handover(minted.agent, minted);
       handovers.prepend(box);
       box.querySelector("input")?.focus();
-      return ["Minted ", h("strong", { text: minted.agent.name }), ", ", code(minted.agent.id), minted.credential ? ". Its credential is below." : ". Its pairing code is below."];
+      return ["Minted ", h("strong", { title: minted.agent.id, text: minted.agent.name }), onRequest(minted.agent.id), minted.credential ? ". Its credential is below." : ". Its pairing code is below."];
     }, "The agent was not minted.");
   });
   loadSponsor();
 
   view.append(
+    codesToggle(view),
     panel("Mint an agent",
       h("p", { class: "muted", text: "An agent acts in its own right under a person's authority: what it can do is its capabilities, intersected with what it holds and what its sponsor holds, on every request. Its acts are recorded as the agent's, for its sponsor." }),
       form, handovers),

@@ -1,10 +1,13 @@
 // Audit (administrators): the trail, newest first, a page at a time, with names
-// beside ids, and verifying its hash chain from the first entry to the head.
+// for ids and the vocabulary's words for relations and capabilities (the ids
+// and codes on request), and verifying its hash chain from the first entry to
+// the head.
 
-import { append, code, h, row, time } from "./dom.js";
+import { code, h, labelCells, row, table, time } from "./dom.js";
 import { api, query, SessionOver } from "./api.js";
-import { panel, perform, statusArea } from "./shared.js";
-import { directory, subject, who } from "./names.js";
+import { codesToggle, panel, perform, statusArea } from "./shared.js";
+import { directory, members, named } from "./names.js";
+import { capabilityTerm, loadVocabulary, relationTerm } from "./vocabulary.js";
 
 /**
  * The audit trail's actor cell. An agent acts under a person's authority, so
@@ -13,36 +16,62 @@ import { directory, subject, who } from "./names.js";
 function actor(entry) {
   switch (entry.actor_kind) {
     case "agent":
-      return h("span", { class: "actor" }, who(entry.actor), " for ", entry.delegator ? who(entry.delegator) : h("span", { class: "muted", text: "an unknown person" }));
+      return h("span", { class: "actor" }, named(entry.actor), " for ", entry.delegator ? named(entry.delegator) : h("span", { class: "muted", text: "an unknown person" }));
     case "person":
     case "source":
-      return who(entry.actor);
+      return named(entry.actor);
     default:
       return h("span", { class: "muted", text: "not signed in" });
   }
 }
 
-const PERSON_OR_TEAM = /^(usr|agt|tm|src)_[0-9A-Za-z]+$/;
+const NAMED = /^(usr|agt|tm|src|mbx)_[0-9A-Za-z]+(#member)?$/;
 
-/** Further facts of an audit entry, key by key, with names beside ids. */
-function detail(value) {
+/**
+ * One value of an audit entry's detail: an id by its name, a relation or a
+ * capability in words, a list item by item, an object key by key.
+ */
+function detailValue(vocabulary, value) {
+  if (value === null || value === undefined) return h("span", { class: "muted", text: "none" });
+  if (typeof value === "string") {
+    if (NAMED.test(value)) return members(value);
+    if (vocabulary?.relations.some((relation) => relation.name === value)) return relationTerm(vocabulary, value);
+    if (vocabulary?.capabilities.some((capability) => capability.name === value)) return capabilityTerm(vocabulary, value);
+    return value;
+  }
+  if (Array.isArray(value)) {
+    return value.length ? h("ul", { class: "detail-list" }, value.map((item) => h("li", {}, detailValue(vocabulary, item)))) : h("span", { class: "muted", text: "none" });
+  }
+  if (typeof value === "object") return detail(vocabulary, value);
+  return JSON.stringify(value);
+}
+
+/** Further facts of an audit entry, key by key. */
+function detail(vocabulary, value) {
   if (value === null || value === undefined) return null;
-  if (typeof value !== "object" || Array.isArray(value)) return h("span", { text: JSON.stringify(value) });
+  if (typeof value !== "object" || Array.isArray(value)) return h("span", {}, detailValue(vocabulary, value));
   return h("dl", { class: "detail" }, Object.entries(value).map(([key, item]) => [
     h("dt", { text: key }),
-    h("dd", {}, typeof item === "string" ? (PERSON_OR_TEAM.test(item) || /#member$/.test(item) ? subject(item) : item) : typeof item === "object" && item !== null ? detail(item) : JSON.stringify(item)),
+    h("dd", {}, detailValue(vocabulary, item)),
   ]));
 }
 
 export async function renderAudit(view) {
   const PAGE = 50;
-  const body = h("tbody");
+  const entries = table("Audit entries, newest first", ["Seq", "Time", "Actor", "Action", "Object", "Outcome", "Detail"], [], { stack: true });
+  entries.querySelector("table").classList.add("audit");
+  const body = entries.querySelector("tbody");
   const more = h("button", { type: "button", class: "secondary", hidden: true, text: "Show older entries" });
   const listStatus = statusArea();
   let cursor = null;
 
-  // Names for the actor and object cells; the trail is readable without them.
-  await Promise.all([directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes(), directory.loadAgents()]).catch((error) => {
+  // Names for the actor and object cells, and words for relations and
+  // capabilities; the trail is readable without them.
+  const vocabulary = await loadVocabulary().catch((error) => {
+    if (error instanceof SessionOver) throw error;
+    return null;
+  });
+  await Promise.all([directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes(), directory.loadAgents(), directory.loadSources()]).catch((error) => {
     if (error instanceof SessionOver) throw error;
   });
 
@@ -53,15 +82,19 @@ export async function renderAudit(view) {
       time(entry.at),
       actor(entry),
       h("span", { class: "action", text: entry.action }),
-      entry.object ? (/#member$/.test(entry.object) ? subject(entry.object) : who(entry.object)) : h("span", { class: "muted", text: "—" }),
+      entry.object ? members(entry.object) : h("span", { class: "muted", text: "—" }),
       h("span", { class: refused ? "badge off" : "badge on", text: entry.outcome }),
-      detail(entry.detail),
+      detail(vocabulary, entry.detail),
     );
   }
 
   async function loadPage() {
     const page = await api("GET", `/api/audit${query({ limit: PAGE, cursor })}`);
-    append(body, page.entries.map(entryRow));
+    for (const entry of page.entries) {
+      const tableRow = entryRow(entry);
+      body.append(tableRow);
+      labelCells(tableRow);
+    }
     cursor = page.next_cursor ?? null;
     more.hidden = !cursor;
   }
@@ -97,13 +130,8 @@ export async function renderAudit(view) {
   }
 
   view.append(
+    codesToggle(view),
     panel("Verify", h("p", { text: "Recomputes every entry's hash and its link to the one before, and names the first that does not verify." }), verifyButton, verifyStatus),
-    panel("Entries, newest first",
-      h("div", { class: "table-wrap" },
-        h("table", { class: "audit" },
-          h("caption", { class: "visually-hidden", text: "Audit entries, newest first" }),
-          h("thead", {}, h("tr", {}, ["Seq", "Time", "Actor", "Action", "Object", "Outcome", "Detail"].map((column) => h("th", { scope: "col", text: column })))),
-          body)),
-      more, listStatus));
+    panel("Entries, newest first", entries, more, listStatus));
   await loadPage();
 }

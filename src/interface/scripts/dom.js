@@ -64,13 +64,43 @@ export function time(rfc3339) {
 
 export const code = (text) => h("code", { class: "id", text });
 
-/** A table with a caption, column headers and rows (arrays of cells). */
-export function table(caption, columns, rows, { captionHidden = true } = {}) {
-  return h("div", { class: "table-wrap" },
+/**
+ * An id or a code beside the name or words that stand for it, shown only when
+ * the person asks for it (shared.js's codesToggle()). It carries its own space,
+ * so where it is hidden nothing is left of it.
+ */
+export const onRequest = (text) => h("span", { class: "on-request" }, " ", code(text));
+
+/**
+ * A table with a caption, column headers and rows (arrays of cells). With
+ * `stack`, a narrow window shows each row as a card of its cells, each under
+ * its column's name (style.css), so nothing lies beyond the window's edge; a
+ * row added to it later is given its cells' names with labelCells().
+ */
+export function table(caption, columns, rows, { captionHidden = true, stack = false } = {}) {
+  const wrap = h("div", { class: stack ? "table-wrap stack" : "table-wrap" },
     h("table", {},
       h("caption", { class: captionHidden ? "visually-hidden" : null, text: caption }),
       h("thead", {}, h("tr", {}, columns.map((column) => h("th", { scope: "col", text: column })))),
       h("tbody", {}, rows)));
+  if (stack) {
+    // Shown as blocks, a table keeps what it is for screen readers only by its roles.
+    wrap.querySelector("table").setAttribute("role", "table");
+    for (const group of wrap.querySelectorAll("thead, tbody")) group.setAttribute("role", "rowgroup");
+    for (const header of wrap.querySelectorAll("th")) header.setAttribute("role", "columnheader");
+    for (const tableRow of wrap.querySelectorAll("tr")) labelCells(tableRow);
+  }
+  return wrap;
+}
+
+/** Gives a row of a stacking table its role, and each cell its column's name to be shown under. */
+export function labelCells(tableRow) {
+  tableRow.setAttribute("role", "row");
+  const columns = [...(tableRow.closest("table")?.tHead?.rows[0]?.cells ?? [])].map((cell) => cell.textContent);
+  for (const cell of tableRow.cells) {
+    if (cell.tagName === "TD") cell.setAttribute("role", "cell");
+    if (!tableRow.classList.contains("row-status") && columns[cell.cellIndex]) cell.dataset.label = columns[cell.cellIndex];
+  }
 }
 
 export const row = (...cells) => h("tr", {}, cells.map((cell) => (cell instanceof HTMLTableCellElement ? cell : h("td", {}, cell))));

@@ -1,13 +1,21 @@
 // Mailboxes (administrators): every mailbox on the node, creating one and
 // renaming it. Reading a mailbox's mail is Mail's (mail.js).
 
-import { code, h, hidden, labelled, row, table, time } from "./dom.js";
+import { h, hidden, labelled, onRequest, row, table, time } from "./dom.js";
 import { api, segment } from "./api.js";
-import { actionForm, empty, loading, panel, rowStatus, statusArea, success } from "./shared.js";
+import { actionForm, codesToggle, empty, loading, panel, rowStatus, statusArea, success } from "./shared.js";
 import { directory } from "./names.js";
-import { heldList } from "./mail-shared.js";
+import { loadVocabulary, relationTerm } from "./vocabulary.js";
+
+/** What the signed-in administrator holds on a mailbox, in words. */
+function heldWords(vocabulary, mailbox) {
+  return mailbox.held.length
+    ? h("ul", { class: "relations" }, mailbox.held.map((relation) => h("li", {}, relationTerm(vocabulary, relation))))
+    : h("span", { class: "muted", text: "Nothing" });
+}
 
 export async function renderMailboxes(view) {
+  const vocabulary = await loadVocabulary();
   const list = h("div", {}, loading());
   const listStatus = statusArea();
 
@@ -25,13 +33,15 @@ export async function renderMailboxes(view) {
       form.reset();
       await refresh();
       address.focus();
-      return [`Created ${mailbox.address}, `, code(mailbox.id), ". Nobody can see its mail or send from it until you grant relations on it under Relations."];
+      return [`Created ${mailbox.address}. Nobody can see its mail or send from it until you grant relations on it under Relations.`];
     },
   });
 
   function mailboxRow(mailbox) {
     const rename = h("button", { type: "button", class: "secondary" }, "Rename", hidden(` ${mailbox.address}`));
-    const tableRow = row(h("strong", { text: mailbox.address }), mailbox.display_name, code(mailbox.id), time(mailbox.created_at), heldList(mailbox), rename);
+    const tableRow = row(
+      h("span", { class: "mailbox" }, h("strong", { class: "mailbox-address", title: mailbox.id, text: mailbox.address }), onRequest(mailbox.id)),
+      mailbox.display_name, time(mailbox.created_at), heldWords(vocabulary, mailbox), rename);
     rename.addEventListener("click", () => {
       const name = h("input", { type: "text", name: "display_name", autocomplete: "off", required: true, maxlength: 100, value: mailbox.display_name });
       const close = h("button", { type: "button", class: "secondary", text: "Cancel" });
@@ -61,10 +71,10 @@ export async function renderMailboxes(view) {
   async function refresh() {
     const mailboxes = await directory.loadAllMailboxes();
     list.replaceChildren(mailboxes.length
-      ? table("Mailboxes on this node", ["Address", "Display name", "ID", "Created", "I hold", "Actions"], mailboxes.map(mailboxRow))
+      ? table("Mailboxes on this node", ["Address", "Display name", "Created", "You may", "Actions"], mailboxes.map(mailboxRow), { stack: true })
       : empty("No mailboxes yet."));
   }
 
-  view.append(panel("Create a mailbox", create), panel("Every mailbox", list, listStatus));
+  view.append(codesToggle(view), panel("Create a mailbox", create), panel("Every mailbox", list, listStatus));
   await refresh();
 }

@@ -15,8 +15,9 @@
 //   session.js       who is signed in, the signed-in hint, the shell's steps
 //   api.js           api(), ApiError, renewing the session
 //   shared.js        refusal boxes, perform(), actionForm(), panels
-//   names.js         the directory of names: who(), subject()
-//   vocabulary.js    the relations and capabilities, loaded from the node once
+//   names.js         the directory of names: named(), members(), who()
+//   vocabulary.js    the relations and capabilities, loaded from the node once,
+//                    and their words: relationTerm(), capabilityTerm()
 //   pager.js         lists a page at a time, PER_PAGE
 //   mail-shared.js   what the mail views share: access(), links, mailbox names
 //   mail.js, sends.js, approvals.js, reminders.js, people.js, teams.js,

@@ -1,10 +1,10 @@
 // People (administrators): everyone on the node, creating a person, and
 // disabling or enabling one.
 
-import { code, h, hidden, labelled, row, table, time } from "./dom.js";
+import { h, hidden, labelled, onRequest, row, table, time } from "./dom.js";
 import { me } from "./session.js";
 import { api, segment } from "./api.js";
-import { actionForm, empty, loading, panel, perform, rowStatus } from "./shared.js";
+import { actionForm, codesToggle, empty, loading, panel, perform, rowStatus } from "./shared.js";
 import { directory } from "./names.js";
 
 export async function renderPeople(view) {
@@ -26,7 +26,7 @@ export async function renderPeople(view) {
       form.reset();
       await refresh();
       name.focus();
-      return [`Created ${person.name} (${person.email}), `, code(person.id), ". They hold nothing until you grant a relation."];
+      return [`Created ${person.name} (${person.email}). They hold nothing until you grant them a relation under Relations.`];
     },
   });
 
@@ -39,16 +39,15 @@ export async function renderPeople(view) {
   function personRow(person) {
     const self = person.id === me.id;
     const tableRow = row(
-      person.name,
-      person.email,
-      code(person.id),
+      h("span", { class: "person" }, h("span", { class: "who-name", title: person.id, text: person.name }), onRequest(person.id)),
+      h("span", { class: "email", text: person.email }),
       time(person.created_at),
       person.disabled_at
         ? [h("span", { class: "badge off", text: "Disabled" }), h("span", { class: "since" }, "since ", time(person.disabled_at))]
         : h("span", { class: "badge on", text: "Active" }),
       null,
     );
-    const cell = tableRow.cells[5];
+    const cell = tableRow.cells[4];
     if (self) {
       cell.append(h("span", { class: "muted", text: "You" }));
     } else {
@@ -63,10 +62,10 @@ export async function renderPeople(view) {
   async function refresh() {
     const people = await directory.loadPeople();
     list.replaceChildren(people.length
-      ? table("People on this node", ["Name", "Email", "ID", "Created", "Status", "Actions"], people.map(personRow))
+      ? table("People on this node", ["Name", "Email", "Created", "Status", "Actions"], people.map(personRow), { stack: true })
       : empty("Nobody yet."));
   }
 
-  view.append(panel("Create a person", create), panel("Everyone on the node", list));
+  view.append(codesToggle(view), panel("Create a person", create), panel("Everyone on the node", list));
   await refresh();
 }

@@ -1,22 +1,25 @@
 // Relations (administrators): who holds what, granting a relation and revoking
 // one. Revoking what the signed-in person holds starts the interface again.
+// Relations read in the vocabulary's words and holders by name; their codes
+// and ids are shown on request.
 
-import { code, h, hidden, labelled, replace, row, table, time } from "./dom.js";
+import { h, hidden, labelled, onRequest, replace, row, table, time } from "./dom.js";
 import { me, start } from "./session.js";
 import { api, SessionOver } from "./api.js";
-import { actionForm, empty, loading, panel, perform, rowStatus } from "./shared.js";
-import { directory, subject, who } from "./names.js";
-import { loadVocabulary } from "./vocabulary.js";
+import { actionForm, codesToggle, empty, loading, panel, perform, rowStatus } from "./shared.js";
+import { directory, members, named, objectWords, subjectWords } from "./names.js";
+import { loadVocabulary, relationTerm, relationText } from "./vocabulary.js";
 
 export async function renderRelations(view) {
   const list = h("div", {}, loading());
   // Agents' names, for the tuples they hold; the relations are readable without them.
-  const [people, teams, mailboxes, { relations: vocabulary }] = await Promise.all([
+  const [people, teams, mailboxes, published] = await Promise.all([
     directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes(), loadVocabulary(),
     directory.loadAgents().catch((error) => {
       if (error instanceof SessionOver) throw error;
     }),
   ]);
+  const vocabulary = published.relations;
 
   const subjectChoice = h("select", { name: "subject", required: true },
     h("option", { value: "", text: "Choose who holds it…" }),
@@ -26,10 +29,11 @@ export async function renderRelations(view) {
   // make whoever is granted it an administrator without a question.
   const relationChoice = h("select", { name: "relation", required: true },
     h("option", { value: "", text: "Choose what they may do…" }),
-    h("optgroup", { label: "On the organisation" }, vocabulary.filter((r) => r.on === "organization").map((r) => h("option", { value: r.name, text: r.name }))),
-    h("optgroup", { label: "On a mailbox" }, vocabulary.filter((r) => r.on === "mailbox").map((r) => h("option", { value: r.name, text: r.name }))));
+    h("optgroup", { label: "On the organisation" }, vocabulary.filter((r) => r.on === "organization").map((r) => h("option", { value: r.name, text: r.description }))),
+    h("optgroup", { label: "On a mailbox" }, vocabulary.filter((r) => r.on === "mailbox").map((r) => h("option", { value: r.name, text: r.description }))));
   const objectChoice = h("select", { name: "object", required: true });
   const relationField = labelled("Relation", relationChoice, " ");
+  // The chosen relation in full (a narrow select cuts it short), and its code on request.
   const relationHint = relationField.querySelector(".hint");
   // Administering the node is asked for twice: the box must be ticked to grant it.
   const administers = h("input", { type: "checkbox", name: "administers" });
@@ -39,14 +43,14 @@ export async function renderRelations(view) {
   // The objects a relation can be held on: the organisation, or a mailbox (by address).
   function fitObjects() {
     const relation = vocabulary.find((r) => r.name === relationChoice.value);
-    relationHint.textContent = relation?.description ?? "";
+    replace(relationHint, relation ? [relation.description, onRequest(relation.name)] : null);
     const administration = relationChoice.value === "org.admin";
     administersField.hidden = !administration;
     administers.required = administration;
     if (!administration) administers.checked = false;
     const chosen = objectChoice.value;
     if (relation?.on === "organization") {
-      objectChoice.replaceChildren(h("option", { value: "org", text: "org (the organisation)" }));
+      objectChoice.replaceChildren(h("option", { value: "org", text: "The organisation" }));
     } else if (mailboxes.length) {
       replace(objectChoice,
         h("option", { value: "", text: "Choose a mailbox…" }),
@@ -66,18 +70,21 @@ export async function renderRelations(view) {
     async onSubmit() {
       const tuple = await api("POST", "/api/relations", { subject: subjectChoice.value, relation: relationChoice.value, object: objectChoice.value });
       await refresh();
-      const mailbox = directory.mailboxes.get(tuple.object);
-      return ["Granted ", h("strong", { text: tuple.relation }), " on ", mailbox ? h("strong", { text: mailbox.address }) : code(tuple.object), " to ", subject(tuple.subject), "."];
+      return ["Granted to ", h("strong", { text: subjectWords(tuple.subject) }), " on ", h("strong", { text: objectWords(tuple.object) }), ": ",
+        relationTerm(published, tuple.relation)];
     },
   });
 
   function relationRow(tuple) {
+    const words = relationText(published, tuple.relation);
     const button = h("button", { type: "button", class: "secondary danger" }, "Revoke",
-      hidden(` ${tuple.relation} on ${directory.mailboxes.get(tuple.object)?.address ?? tuple.object} from ${directory.nameOf(tuple.subject.replace(/#member$/, "")) ?? tuple.subject}`));
-    const tableRow = row(subject(tuple.subject), h("strong", { text: tuple.relation }), who(tuple.object), time(tuple.granted_at), who(tuple.granted_by), button);
+      hidden(` “${words}” on ${objectWords(tuple.object)} from ${subjectWords(tuple.subject)}`));
+    const tableRow = row(members(tuple.subject), relationTerm(published, tuple.relation), named(tuple.object),
+      [time(tuple.granted_at), h("span", { class: "since" }, "by ", named(tuple.granted_by))], button);
     button.addEventListener("click", async () => {
       const change = { subject: tuple.subject, relation: tuple.relation, object: tuple.object };
-      const ok = await perform(rowStatus(tableRow), [button], () => api("POST", "/api/relations/revoke", change), `${tuple.relation} was not revoked.`);
+      const ok = await perform(rowStatus(tableRow), [button], () => api("POST", "/api/relations/revoke", change),
+        `“${words}” was not revoked from ${subjectWords(tuple.subject)}.`);
       if (!ok) return;
       // Revoking what the signed-in person holds changes what they may see.
       const mine = tuple.subject === me.id || me.teams.some((team) => tuple.subject === `${team.id}#member`);
@@ -90,10 +97,10 @@ export async function renderRelations(view) {
   async function refresh() {
     const { relations } = await api("GET", "/api/relations");
     list.replaceChildren(relations.length
-      ? table("Relationship tuples", ["Subject", "Relation", "Object", "Granted", "Granted by", "Actions"], relations.map(relationRow))
+      ? table("Relationship tuples", ["Who", "What they may do", "On", "Granted", "Actions"], relations.map(relationRow), { stack: true })
       : empty("No relations are held."));
   }
 
-  view.append(panel("Grant a relation", grant), panel("Who holds what", list));
+  view.append(codesToggle(view), panel("Grant a relation", grant), panel("Who holds what", list));
   await refresh();
 }

@@ -1,9 +1,10 @@
 // Shared pieces every section builds with: panels, notices, a refusal shown in
 // full, and actions run through perform() (a form's, a button's, a table row's),
 // which shows their refusal or success where they were taken; a secret shown
-// once to copy; and links that download what the node serves.
+// once to copy; links that download what the node serves; and the box that
+// shows a section's ids and codes.
 
-import { code, h, hidden, labelled, uniqueId } from "./dom.js";
+import { code, h, hidden, labelCells, labelled, uniqueId } from "./dom.js";
 import { api, ApiError, SessionOver } from "./api.js";
 
 /** A refusal, shown in full: what was refused, why, and what would change it. */
@@ -79,8 +80,34 @@ export function rowStatus(tableRow) {
   if (!next?.classList.contains("row-status")) {
     next = h("tr", { class: "row-status" }, h("td", { colspan: tableRow.cells.length }));
     tableRow.after(next);
+    if (tableRow.hasAttribute("role")) labelCells(next);
   }
   return next.cells[0];
+}
+
+const SHOW_CODES = "mailroom.show-codes";
+
+/**
+ * The box that shows the ids and codes a section otherwise keeps out of sight
+ * (dom.js's onRequest()): people read
+ * names and words, and whoever works with the API or the audit trail asks for
+ * the codes. The choice is kept in this browser, for every section.
+ */
+export function codesToggle(view) {
+  const box = h("input", { type: "checkbox", id: uniqueId("codes") });
+  try {
+    box.checked = localStorage.getItem(SHOW_CODES) === "1";
+  } catch {}
+  view.classList.toggle("show-codes", box.checked);
+  box.addEventListener("change", () => {
+    view.classList.toggle("show-codes", box.checked);
+    try {
+      if (box.checked) localStorage.setItem(SHOW_CODES, "1");
+      else localStorage.removeItem(SHOW_CODES);
+    } catch {}
+  });
+  return h("div", { class: "codes-toggle" }, box,
+    h("label", { for: box.id, title: "The ids and codes the API and the audit trail use, beside the names and words", text: "Show ids and codes" }));
 }
 
 /** A form whose submit (button or Enter) runs `onSubmit` through perform(). */

@@ -2,10 +2,10 @@
 // people's inboxes. Creating one shows its credential once; revoking one ends
 // that credential for good, and leaves its events with the people they belong to.
 
-import { code, h, hidden, labelled, row, table, time, uniqueId } from "./dom.js";
+import { code, h, hidden, labelCells, labelled, onRequest, row, table, time, uniqueId } from "./dom.js";
 import { api, segment } from "./api.js";
-import { actionForm, empty, loading, namingField, panel, perform, rowStatus, secretField } from "./shared.js";
-import { directory } from "./names.js";
+import { actionForm, codesToggle, empty, loading, namingField, panel, perform, rowStatus, secretField } from "./shared.js";
+import { directory, named } from "./names.js";
 
 /** The body a source pushes, as an example: the fields a person would recognise on the event. */
 const EXAMPLE_EVENT = {
@@ -64,8 +64,8 @@ export async function renderSources(view) {
 
   function sourceRow(source) {
     const tableRow = row(
-      h("strong", { text: source.name }),
-      [time(source.created_at), h("span", { class: "since" }, "by ", directory.nameOf(source.created_by) ?? source.created_by)],
+      h("span", {}, h("strong", { title: source.id, text: source.name }), onRequest(source.id)),
+      [time(source.created_at), h("span", { class: "since" }, "by ", named(source.created_by))],
       source.revoked_at
         ? [h("span", { class: "badge off", text: "Revoked" }), h("span", { class: "since" }, "since ", time(source.revoked_at))]
         : h("span", { class: "badge on", text: "Active" }),
@@ -94,6 +94,7 @@ export async function renderSources(view) {
         const next = sourceRow(revoked);
         said.parentElement.remove();
         tableRow.replaceWith(next);
+        labelCells(next);
         rowStatus(next).replaceChildren(h("div", { class: "notice success", role: "status", text: `Revoked ${revoked.name}: its credential is refused from now on.` }));
         return null;
       }, `${source.name} was not revoked.`));
@@ -102,13 +103,14 @@ export async function renderSources(view) {
   }
 
   async function refresh() {
-    const [{ sources }] = await Promise.all([api("GET", "/api/reminder-sources"), directory.loadPeople()]);
+    const [sources] = await Promise.all([directory.loadSources(), directory.loadPeople()]);
     list.replaceChildren(sources.length
-      ? table("Reminder sources, oldest first", ["Name", "Created", "Status", "Actions"], sources.map(sourceRow))
+      ? table("Reminder sources, oldest first", ["Name", "Created", "Status", "Actions"], sources.map(sourceRow), { stack: true })
       : empty("No sources yet."));
   }
 
   view.append(
+    codesToggle(view),
     panel("Create a source",
       h("p", { class: "muted", text: "A source is a service (a calendar, a records system) that puts reminders into people's inboxes. People can close its reminders, but only the source changes or withdraws them." }),
       create, handovers),

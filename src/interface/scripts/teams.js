@@ -1,9 +1,9 @@
 // Teams (administrators): every team with its members, creating a team, and
 // adding and removing members.
 
-import { code, h, hidden, labelled, row, table, time, uniqueId } from "./dom.js";
+import { code, h, hidden, labelled, onRequest, row, table, time, uniqueId } from "./dom.js";
 import { api, segment } from "./api.js";
-import { actionForm, empty, loading, panel, perform, rowStatus } from "./shared.js";
+import { actionForm, codesToggle, empty, loading, panel, perform, rowStatus } from "./shared.js";
 import { directory } from "./names.js";
 
 export async function renderTeams(view) {
@@ -19,7 +19,7 @@ export async function renderTeams(view) {
       const team = await api("POST", "/api/teams", { name: teamName.value });
       form.reset();
       await refresh();
-      return [`Created ${team.name}, `, code(team.id), "."];
+      return [`Created ${team.name}. Add its members below; a relation granted to the team under Relations is held by every member.`];
     },
   });
 
@@ -27,7 +27,10 @@ export async function renderTeams(view) {
     const members = team.members.map((id) => directory.people.get(id) ?? { id, name: "", email: "" });
     const rows = members.map((person) => {
       const button = h("button", { type: "button", class: "secondary" }, "Remove", hidden(` ${person.name || person.id} from ${team.name}`));
-      const tableRow = row(person.name, person.email, code(person.id), button);
+      const tableRow = row(
+        person.name ? h("span", { class: "person" }, h("span", { class: "who-name", title: person.id, text: person.name }), onRequest(person.id)) : code(person.id),
+        h("span", { class: "email", text: person.email }),
+        button);
       button.addEventListener("click", async () => {
         const ok = await perform(rowStatus(tableRow), [button],
           () => api("DELETE", `/api/teams/${segment(team.id)}/members/${segment(person.id)}`),
@@ -58,8 +61,9 @@ export async function renderTeams(view) {
     return h("article", { class: "card", "aria-labelledby": headingId },
       h("header", { class: "card-header" },
         h("h3", { id: headingId, text: team.name }),
-        h("p", { class: "muted" }, code(team.id), " · created ", time(team.created_at), " · grant to its members as ", code(`${team.id}#member`))),
-      rows.length ? table(`Members of ${team.name}`, ["Name", "Email", "ID", "Actions"], rows) : empty("No members yet."),
+        h("p", { class: "muted" }, "Created ", time(team.created_at), " · ", `${team.members.length} ${team.members.length === 1 ? "member" : "members"}`),
+        h("p", { class: "muted on-request" }, "Id", onRequest(team.id), " · its members, as a relation's subject:", onRequest(`${team.id}#member`))),
+      rows.length ? table(`Members of ${team.name}`, ["Name", "Email", "Actions"], rows, { stack: true }) : empty("No members yet."),
       add);
   }
 
@@ -69,6 +73,6 @@ export async function renderTeams(view) {
     list.replaceChildren(...(teams.length ? teams.map(teamCard) : [empty("No teams yet.")]));
   }
 
-  view.append(panel("Create a team", create), panel("All teams", list));
+  view.append(codesToggle(view), panel("Create a team", create), panel("All teams", list));
   await refresh();
 }

@@ -1,0 +1,289 @@
+// The administrator's sections in a real browser, at a phone's width (390×844)
+// and a desktop's (1280×800), filled with real data made through the API: people
+// (one with a long name, one disabled), teams, mailboxes, every relation, agents
+// in every state, sources, reminders and agents' messages (the node runs agent
+// messaging). In each section: the page never scrolls sideways, and every cell,
+// button, link and field it shows lies inside the window; relations and
+// capabilities read in the vocabulary's words, never as codes, unless the person
+// asks for the codes; and nobody whose name the page knows is shown by id.
+// Every console error and CSP violation fails the file.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startNode, setUp, ADMIN } from "./harness.mjs";
+import { launchChromium, PageWatch } from "./chromium.mjs";
+
+const BEN = { name: "Ben Baker", email: "ben@example.com", password: "ben's first long password" };
+const MAX = {
+  name: "Maximiliana Konstantinopoulou-Worthington",
+  email: "maximiliana.konstantinopoulou-worthington@subsidiary-of-the-organisation.example",
+  password: "max's first long password",
+};
+const CLEO = { name: "Cleo Gone", email: "cleo@example.com", password: "cleo's first long password" };
+const SUPPORT = { address: "support@mailroom.test", display_name: "Support" };
+const FINANCE = { address: "accounts-receivable-and-payable@finance-department.mailroom.test", display_name: "Accounts receivable and payable" };
+/** An id the node mints: a prefix and a ULID. */
+const ID = /\b(?:usr|tm|mbx|agt|src)_[0-9A-HJKMNP-TV-Z]{26}\b/g;
+
+const LAYOUTS = [
+  { name: "phone", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
+  { name: "desktop", viewport: { width: 1280, height: 800 } },
+];
+
+let node, call, token, browser, vocabulary;
+const watch = new PageWatch();
+/** What the data is: `{ ben, max, cleo, team, finance, support, agents, … }`. */
+const made = {};
+
+async function ok(promise, status) {
+  const answer = await promise;
+  assert.equal(answer.status, status, answer.text);
+  return answer.body;
+}
+
+before(async () => {
+  node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
+  ({ call, token } = await setUp(node));
+  const post = (path, body, status = 201, as = token) => ok(call("POST", path, { token: as, body }), status);
+  vocabulary = await ok(call("GET", "/api/agent-capabilities", { token }), 200);
+
+  made.admin = await ok(call("GET", "/api/me", { token }), 200);
+  made.ben = await post("/api/people", BEN);
+  made.max = await post("/api/people", MAX);
+  made.cleo = await post("/api/people", CLEO);
+  await post(`/api/people/${made.cleo.id}/disable`, undefined, 200);
+  made.team = await post("/api/teams", { name: "Customer support and success" });
+  made.quiet = await post("/api/teams", { name: "Finance" });
+  for (const person of [made.ben, made.max, made.cleo]) await ok(call("PUT", `/api/teams/${made.team.id}/members/${person.id}`, { token }), 200);
+  made.support = await post("/api/mailboxes", SUPPORT);
+  made.finance = await post("/api/mailboxes", FINANCE);
+
+  // Every relation of the vocabulary is held by someone: the team on support@,
+  // Ben and Max on finance@, and the organisation's own.
+  const onMailbox = vocabulary.relations.filter((relation) => relation.on === "mailbox").map((relation) => relation.name);
+  for (const relation of onMailbox) {
+    await post("/api/relations", { subject: `${made.team.id}#member`, relation, object: made.support.id });
+    await post("/api/relations", { subject: made.ben.id, relation, object: made.finance.id });
+  }
+  await post("/api/relations", { subject: made.max.id, relation: "mailbox.metadata.read", object: made.finance.id });
+  await post("/api/relations", { subject: made.max.id, relation: "ediscovery.export", object: "org" });
+  await post("/api/relations", { subject: made.max.id, relation: "org.admin", object: "org" });
+
+  // Agents: one reading finance@ for Ben, one paused, one revoked, and two that message each other.
+  const mint = (name, capabilities, mailboxes = []) =>
+    post("/api/agents", { name, sponsor: made.ben.id, capabilities, mailboxes, delivery: "credential" });
+  made.triage = await mint("Invoice triage assistant", ["identity.read", "mail.triage", "mail.read", "mail.draft"],
+    [{ mailbox: made.finance.id, relations: ["mailbox.metadata.read", "mailbox.content.read", "send.propose"] }]);
+  made.paused = await mint("Weekend watcher", ["mail.triage"], [{ mailbox: made.finance.id, relations: ["mailbox.metadata.read"] }]);
+  await post(`/api/agents/${made.paused.agent.id}/pause`, undefined, 200);
+  made.revoked = await mint("Retired helper", ["identity.read"]);
+  await post(`/api/agents/${made.revoked.agent.id}/revoke`, undefined, 200);
+  made.travel = await mint("Travel desk", ["agent.messaging"]);
+  made.calendar = await mint("Calendar assistant", ["agent.messaging"]);
+  await post("/api/agent-messages", {
+    recipient: made.calendar.agent.id, kind: "request", content: { ask: "free_slots", minutes: 90 }, idempotency_key: "layout-ask",
+  }, 202, made.travel.credential);
+
+  // Sources: one that keeps a reminder for the administrator, one revoked.
+  const visa = await post("/api/reminder-sources", { name: "visa-office" });
+  await ok(call("PUT", "/api/source/events", {
+    token: visa.credential,
+    body: { person: ADMIN.email, source_ref: "visa-4471", topic: "renewal", title: "Residence permit renewal", due_at: day(45) },
+  }), 200);
+  const old = await post("/api/reminder-sources", { name: "old-calendar-import" });
+  await post(`/api/reminder-sources/${old.source.id}/revoke`, undefined, 200);
+  for (const event of [
+    { title: "Call the landlord about the boiler", due_at: day(0) },
+    { title: "Dentist", subtitle: "Dr Okafor, 2nd floor", due_at: `${day(10)}T09:30` },
+    { title: "Send the quarterly VAT return", due_at: day(-2), done_label: "Filed" },
+  ]) await post("/api/me/events", event);
+
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await node?.stop();
+});
+
+/** The day `offset` days from today (UTC), as `YYYY-MM-DD`. */
+function day(offset) {
+  return new Date(Date.now() + offset * 86_400_000).toISOString().slice(0, 10);
+}
+
+/**
+ * The sections, each with what shows it has loaded. `codes`: whether relations
+ * and capabilities appear in it, and so must read in words.
+ */
+const SECTIONS = [
+  { route: "people", title: "People", ready: (page) => page.getByRole("table", { name: "People on this node" }), codes: true },
+  { route: "teams", title: "Teams", ready: (page) => page.getByRole("table", { name: "Members of Customer support and success" }), codes: true },
+  { route: "mailboxes", title: "Mailboxes", ready: (page) => page.getByRole("table", { name: "Mailboxes on this node" }), codes: true },
+  { route: "relations", title: "Relations", ready: (page) => page.getByRole("table", { name: "Relationship tuples" }), codes: true },
+  { route: "agents", title: "Agents", ready: (page) => page.getByRole("table", { name: /^Agents on this node/ }), codes: true },
+  { route: "sources", title: "Sources", ready: (page) => page.getByRole("table", { name: /^Reminder sources/ }), codes: true },
+  { route: "audit", title: "Audit", ready: (page) => page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row").nth(5), codes: true },
+  { route: "reminders", title: "Reminders", ready: (page) => page.getByText("Call the landlord about the boiler"), codes: false },
+  { route: "connections", title: "Connections", ready: (page) => page.getByRole("heading", { name: "Calendar assistant" }), codes: false },
+];
+
+/**
+ * Measures the page as it is shown: how wide the document is, what it shows
+ * outside the window (cells, buttons, links, fields), and the text a person
+ * can see (not what is there only for screen readers, in a closed <details>,
+ * a title or hidden).
+ */
+function measure(page) {
+  return page.evaluate(() => {
+    const width = window.innerWidth;
+    const main = document.querySelector("main");
+    /** Whether an element is drawn: not hidden, and not clipped to nothing (visually hidden). */
+    function shown(element) {
+      if (!element.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
+      for (let at = element; at && at !== main; at = at.parentElement) {
+        const box = at.getBoundingClientRect();
+        const style = getComputedStyle(at);
+        if ((box.width <= 1 || box.height <= 1) && style.overflow !== "visible") return false;
+        if (style.clip !== "auto" && style.position === "absolute") return false;
+      }
+      return true;
+    }
+    const describe = (element) => `${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).replaceAll(" ", ".")}` : ""} “${(element.innerText || element.value || element.getAttribute("aria-label") || "").trim().slice(0, 50)}”`;
+    const outside = [];
+    for (const element of main.querySelectorAll("button, a, input, select, textarea, summary, td, th, pre")) {
+      if (!shown(element)) continue;
+      const box = element.getBoundingClientRect();
+      if (box.left < -0.5 || box.right > width + 0.5) outside.push(`${describe(element)} from ${Math.round(box.left)} to ${Math.round(box.right)}px`);
+    }
+    const texts = [];
+    const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+      if (!node.nodeValue.trim() || !node.parentElement || node.parentElement.closest("option, script, style")) continue;
+      const range = document.createRange();
+      range.selectNodeContents(node);
+      if (!range.getClientRects().length || !shown(node.parentElement)) continue;
+      texts.push(node.nodeValue);
+    }
+    return { scrollWidth: document.documentElement.scrollWidth, width, outside, text: texts.join(" ") };
+  });
+}
+
+/** Fails where the page is wider than the window, or shows something outside it. */
+function assertFits(measured, where) {
+  assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
+  assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
+}
+
+/** Every relation and capability code the vocabulary publishes, as a pattern for visible text. */
+const codesPattern = () => new RegExp(`(?<![\\w.@-])(?:${[...vocabulary.relations, ...vocabulary.capabilities]
+  .map((entry) => entry.name.replaceAll(".", "\\.")).join("|")})(?![\\w-]|\\.\\w)`, "g");
+
+const runs = {};
+
+for (const layout of LAYOUTS) {
+  const run = (runs[layout.name] = {});
+
+  test(`${layout.name}: the administrator signs in`, async () => {
+    const { name, ...options } = layout;
+    ({ page: run.page } = await watch.open(browser, { who: name, ...options, locale: "en-GB" }));
+    const page = run.page;
+    await page.goto(node.url);
+    await page.getByLabel("Email").fill(ADMIN.email);
+    await page.getByLabel("Password").fill(ADMIN.password);
+    await page.getByLabel("Password").press("Enter");
+    await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
+    assert.equal(await page.evaluate(() => window.innerWidth), layout.viewport.width);
+  });
+
+  for (const section of SECTIONS) {
+    test(`${layout.name}: ${section.title} fits the window, in words and names`, async () => {
+      const page = run.page;
+      await page.evaluate((route) => (location.hash = `#/${route}`), section.route);
+      await page.getByRole("heading", { name: section.title, level: 1 }).waitFor();
+      await section.ready(page).first().waitFor();
+      await page.getByRole("main").getByText("Loading…").waitFor({ state: "detached" });
+      const measured = await measure(page);
+      assertFits(measured, section.title);
+
+      // Whoever the page can name is named, not shown by id.
+      const known = new Map([made.admin, made.ben, made.max, made.cleo, made.team, made.quiet, made.support, made.finance]
+        .map((entry) => [entry.id, entry.name ?? entry.address])
+        .concat([made.triage, made.paused, made.revoked, made.travel, made.calendar].map(({ agent }) => [agent.id, agent.name])));
+      const ids = [...new Set(measured.text.match(ID) ?? [])].filter((id) => known.has(id));
+      assert.deepEqual(ids.map((id) => `${id} (${known.get(id)})`), [], `${section.title}: ids shown where the name is known`);
+
+      if (section.codes) {
+        const codes = [...new Set(measured.text.match(codesPattern()) ?? [])];
+        assert.deepEqual(codes, [], `${section.title}: codes shown instead of words`);
+      }
+    });
+  }
+
+  test(`${layout.name}: relations read in the vocabulary's words, and their codes are there on request`, async () => {
+    const page = run.page;
+    await page.evaluate(() => (location.hash = "#/relations"));
+    const tuples = page.getByRole("table", { name: "Relationship tuples" });
+    await tuples.waitFor();
+    const text = (await measure(page)).text;
+    for (const relation of vocabulary.relations) assert.ok(text.includes(relation.description), `“${relation.description}” is shown for ${relation.name}`);
+    // The team holds its relations as its members; Max by name.
+    assert.ok(text.includes("Members of Customer support and success"));
+    assert.ok(text.includes(MAX.name));
+
+    // Granting offers the relations in words, with nothing chosen.
+    const choice = page.getByLabel("Relation", { exact: true });
+    assert.equal(await choice.inputValue(), "");
+    const offered = await choice.locator("option").allTextContents();
+    for (const relation of vocabulary.relations) assert.ok(offered.some((option) => option.includes(relation.description)), relation.name);
+    assert.equal(offered.some((option) => vocabulary.relations.some((relation) => option.trim() === relation.name)), false, "no option is a bare code");
+
+    // Asked for, the codes and ids are shown, and still fit the window.
+    await page.getByLabel("Show ids and codes").check();
+    const shown = await measure(page);
+    assertFits(shown, "Relations with codes");
+    for (const relation of vocabulary.relations) assert.ok(shown.text.includes(relation.name), `${relation.name} is shown on request`);
+    assert.ok(shown.text.includes(`${made.team.id}#member`));
+    await page.getByLabel("Show ids and codes").uncheck();
+    assert.equal((await measure(page)).text.includes("mailbox.content.read"), false);
+  });
+
+  test(`${layout.name}: an agent's ceiling and mailboxes read in words, with its dates, state and actions in view`, async () => {
+    const page = run.page;
+    await page.evaluate(() => (location.hash = "#/agents"));
+    const row = page.getByRole("table", { name: /^Agents on this node/ }).getByRole("row").filter({ hasText: "Invoice triage assistant" });
+    await row.waitFor();
+    const text = (await measure(page)).text;
+    for (const name of ["identity.read", "mail.triage", "mail.read", "mail.draft"]) {
+      const capability = vocabulary.capabilities.find((entry) => entry.name === name);
+      assert.ok(text.includes(capability.summary), `${name} reads “${capability.summary}”`);
+    }
+    for (const button of ["Pause Invoice triage assistant", "Issue pairing code Invoice triage assistant", "Revoke Invoice triage assistant"]) {
+      assert.ok(await row.getByRole("button", { name: button }).isVisible(), button);
+    }
+    assert.ok(await page.getByRole("row").filter({ hasText: "Weekend watcher" }).getByText("paused", { exact: true }).isVisible());
+    assert.ok(await page.getByRole("row").filter({ hasText: "Retired helper" }).getByText("revoked", { exact: true }).isVisible());
+
+    // The mint form's grid, once a sponsor is chosen, fits too, in words.
+    const form = page.getByRole("region", { name: "Mint an agent" });
+    await form.getByLabel("Sponsor").selectOption(made.ben.id);
+    await form.getByRole("group", { name: FINANCE.address }).getByRole("checkbox", { name: /^Read the bodies and attachments of mail/ }).waitFor();
+    const minting = await measure(page);
+    assertFits(minting, "the mint form with a sponsor");
+    assert.deepEqual([...new Set(minting.text.match(codesPattern()) ?? [])], [], "the mint form speaks in words");
+  });
+
+  test(`${layout.name}: the audit trail names relations, people and mailboxes in words`, async () => {
+    const page = run.page;
+    await page.evaluate(() => (location.hash = "#/audit"));
+    const grant = page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row")
+      .filter({ hasText: "grant_relation" }).filter({ hasText: "ediscovery" });
+    await grant.waitFor();
+    const shown = await grant.evaluate((element) => element.innerText);
+    const ediscovery = vocabulary.relations.find((relation) => relation.name === "ediscovery.export");
+    assert.ok(shown.includes(ediscovery.description), shown);
+    assert.ok(shown.includes(MAX.name), shown);
+  });
+}
+
+test("nothing went wrong in the console, and nothing broke the Content-Security-Policy", async () => {
+  watch.assertNothingWentWrong(node.url);
+});
