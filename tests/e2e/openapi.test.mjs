@@ -53,6 +53,11 @@ test("every documented operation answers as documented, successes and refusals a
     const id = await submitted();
     return ["POST", `${sends}/${id}/${decision}`, { token, body: { version: versions.get(id), ...extra } }];
   };
+  const refused = async () => {
+    const id = await submitted();
+    await call("POST", `${sends}/${id}/refuse`, { token, body: { version: versions.get(id), reason: "Shorter, please." } });
+    return id;
+  };
   const failed = async () => {
     const created = await call("POST", sends, { token: benToken, body: { to: ["bea@unverified.example"], subject: "Refund", text: "Sent." } });
     const { version } = (await call("POST", `${sends}/${created.body.id}/submit`, { token: benToken })).body;
@@ -184,6 +189,8 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", `${sends}/${await failed()}/retry`, { token: benToken }],
     ["POST", `${sends}/${await submitted()}/retry`, { token: benToken }],
     await decided("refuse", { reason: "Not yet." }),
+    ["POST", `${sends}/${await refused()}/redraft`, { token: benToken }],
+    ["POST", `${sends}/${await draft()}/redraft`, { token: benToken }],
     ["POST", "/mcp", { token: benToken, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } }],
     ["GET", `/api/people/${ben.id}/mailboxes`, { token }],
     ["POST", "/api/me/events", { token: benToken, body: { title: "Dentist", due_at: "2027-01-12T09:00" } }],

@@ -13,7 +13,7 @@ const SUPPORT = "support@mailroom.test";
 const CUSTOMER = "ana@customer.example";
 const QUEUE = "queue+4471@tickets.customer.example";
 
-let node, call, token, admin, mailbox, ben, benToken, agent;
+let node, call, token, mailbox, ben, benToken, cleo, cleoToken, agent;
 
 /** A message as Email Routing hands it to the Worker: its stamp on top. */
 function message({ id, subject, body, from = `Ana Lima <${CUSTOMER}>`, headers = "", stamp = true }) {
@@ -50,15 +50,20 @@ async function tool(client, name, args) {
 
 before(async () => {
   node = await startNode({ sendEmail: { allowed_destination_addresses: [QUEUE, "bo@customer.example"] } });
-  ({ call, token, admin } = await setUp(node));
+  // The administrator sets the desk up; Ben and Cleo work it.
+  ({ call, token } = await setUp(node));
   mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } })).body;
-  ben = (await call("POST", "/api/people", { token, body: { email: "ben@example.com", name: "Ben", password: "a long enough password" } })).body;
-  benToken = (await call("POST", "/api/sessions", { body: { email: "ben@example.com", password: "a long enough password" } })).body.access_token;
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]) {
-    await call("POST", "/api/relations", { token, body: { subject: ben.id, relation, object: mailbox.id } });
-    await call("POST", "/api/relations", { token, body: { subject: admin.id, relation, object: mailbox.id } });
-  }
-  await call("POST", "/api/relations", { token, body: { subject: admin.id, relation: "approval.decide", object: mailbox.id } });
+  const person = async (name) => {
+    const email = `${name.toLowerCase()}@example.com`;
+    const created = (await call("POST", "/api/people", { token, body: { email, name, password: "a long enough password" } })).body;
+    for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "send.propose", "approval.decide"]) {
+      await call("POST", "/api/relations", { token, body: { subject: created.id, relation, object: mailbox.id } });
+    }
+    const session = (await call("POST", "/api/sessions", { body: { email, password: "a long enough password" } })).body.session;
+    return [created, session.access_token];
+  };
+  [ben, benToken] = await person("Ben");
+  [cleo, cleoToken] = await person("Cleo");
   agent = (
     await call("POST", "/api/agents", {
       token,
@@ -146,18 +151,25 @@ test("a team of two and an agent work a day's support mail", async () => {
   await bot.close();
 
   // Ben sees his assignment, unread, in the browser's API.
-  const mine = (await call("GET", `/api/mailboxes/${mailbox.id}/threads?assignee=me&unread=true`, { token: benToken })).body;
+  const assignedToBen = await call("GET", `/api/mailboxes/${mailbox.id}/threads?assignee=me&unread=true`, { token: benToken });
+  assert.equal(assignedToBen.status, 200, assignedToBen.text);
+  const mine = assignedToBen.body;
   assert.deepEqual(mine.threads.map((thread) => thread.id), [refund.id]);
   assert.match(mine.threads[0].snippet, /Any news/);
   assert.equal(mine.content_notice, undefined, "a person's REST call gets the text as it came");
   const read = await call("PUT", `/api/mailboxes/${mailbox.id}/threads/${refund.id}/read`, { token: benToken });
   assert.equal(read.body.unread, false);
 
-  // Ben cannot approve what his own agent wrote; Ada can.
+  // Ben cannot approve what his own agent wrote; Cleo, deciding, sees what it
+  // answers and that the agent read unauthenticated mail today, and approves.
   const sends = `/api/mailboxes/${mailbox.id}/sends`;
   const refused = await call("POST", `${sends}/${draft.id}/approve`, { token: benToken, body: { version: submitted.version } });
   assert.equal(refused.status, 403, refused.text);
-  const approved = await call("POST", `${sends}/${draft.id}/approve`, { token, body: { version: submitted.version } });
+  const queue = (await call("GET", "/api/approvals", { token: cleoToken })).body;
+  assert.equal(queue.sends[0].answers.subject, "Refund for order 4471");
+  assert.equal(queue.sends[0].answers.sender_authentication, "authenticated");
+  assert.equal(queue.sends[0].writer_read_unverified, 1, "it read the forgery's text");
+  const approved = await call("POST", `${sends}/${draft.id}/approve`, { token: cleoToken, body: { version: submitted.version } });
   assert.equal(approved.status, 200, approved.text);
   assert.equal(approved.body.state, "dispatched", approved.text);
   assert.equal(approved.body.thread_id, refund.id);
