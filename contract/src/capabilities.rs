@@ -70,7 +70,7 @@ pub const CAPABILITIES: &[Capability] = &[
     Capability {
         name: "mail.draft",
         summary: "Draft and submit mail",
-        description: "Find the mailboxes it can send from, draft new mail and replies, edit and delete its drafts, submit them for a person's approval or take a submission back, write a refused one again, follow what became of them, and send again what the mail service failed to deliver. It can never approve: a second person always decides.",
+        description: "Find the mailboxes it can send from, draft new mail and replies, edit and delete its drafts, submit them for a person's approval or take a submission back, write a refused one again, attach files, follow what became of them, and send again what the mail service failed to deliver. It can never approve: a second person always decides.",
         routes: &[
             RouteId::ListMailboxes,
             RouteId::ListSends,
@@ -81,6 +81,9 @@ pub const CAPABILITIES: &[Capability] = &[
             RouteId::SubmitSend,
             RouteId::CancelSend,
             RouteId::RedraftSend,
+            RouteId::AddSendAttachment,
+            RouteId::RemoveSendAttachment,
+            RouteId::GetSendAttachment,
             RouteId::RetrySend,
         ],
     },

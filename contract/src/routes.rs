@@ -550,6 +550,50 @@ pub fn declare(id: RouteId) -> Route {
             ] })
             .authority(on_mailbox(&[Relation::SendPropose])),
 
+        R::AddSendAttachment => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/attachments", "add_send_attachment")
+            .summary("Attach a file to a draft")
+            .description("Adds a file to the caller's draft, base64-encoded: at most 700 KiB decoded per file, 10 files and 5 MiB per send. The file is stored in the node's object store, named by its SHA-256, which the version the approver decides on and the sealed manifest both carry; what leaves is checked against it. Answers the draft with its files.")
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
+            .request::<AddAttachment>()
+            .response::<Send>()
+            .created()
+            .tier(Tier::Act)
+            .refuses(const { &[
+                Refuses::Forbidden("Only the draft's author can attach files to it."),
+                Refuses::Conflict("The send is no longer a draft, or the file would take it past its limits on count or size."),
+            ] })
+            .authority(on_mailbox(&[Relation::SendPropose])),
+
+        R::RemoveSendAttachment => Route::new(
+            id,
+            Delete,
+            "/api/mailboxes/:mailboxId/sends/:sendId/attachments/:attachmentIndex",
+            "remove_send_attachment",
+        )
+            .summary("Remove a file from a draft")
+            .description("Takes a file off the caller's draft; the files after it move up one place. Answers the draft.")
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId, PathParameter::AttachmentIndex])
+            .response::<Send>()
+            .tier(Tier::Act)
+            .refuses(const { &[
+                Refuses::Forbidden("Only the draft's author can remove its files."),
+                Refuses::Conflict("The send is no longer a draft."),
+            ] })
+            .authority(on_mailbox(&[Relation::SendPropose])),
+
+        R::GetSendAttachment => Route::new(
+            id,
+            Get,
+            "/api/mailboxes/:mailboxId/sends/:sendId/attachments/:attachmentIndex",
+            "get_send_attachment",
+        )
+            .summary("Download a file a send carries")
+            .description("Returns one of a send's files with its content type, for its author and for those who decide on the mailbox's sends (an approver opens what they approve). Recorded in the audit chain.")
+            .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId, PathParameter::AttachmentIndex])
+            .produces(Produces::Attachment)
+            .authority(on_mailbox_any(WORKS_ON_SENDS))
+            .reaches_content(),
+
         R::CancelSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/cancel", "cancel_send")
             .summary("Take back a submission")
             .description("Returns a submitted send to a draft, before anyone has decided on it. Only its submitter can.")

@@ -18,6 +18,24 @@ use crate::core::bindings::MailerError;
 use crate::core::crypto::hex;
 use crate::mail::message_ids;
 
+/// A file a send carries, as the version and the manifest name it: the bytes are
+/// in the object store under `key`, and must hash to `sha256` to leave.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, serde::Deserialize)]
+pub struct OutboundFile {
+    pub name: String,
+    pub content_type: String,
+    pub size: i64,
+    pub sha256: String,
+}
+
+impl OutboundFile {
+    /// Where a file's bytes are kept: content-addressed, so the same file
+    /// attached twice is stored once.
+    pub fn key(sha256: &str) -> String {
+        format!("outbound/{sha256}")
+    }
+}
+
 /// What a second person approved, frozen at sealing.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Manifest {
@@ -42,6 +60,10 @@ pub struct Manifest {
     pub submitted_by: String,
     pub approved_by: String,
     pub sealed_at: i64,
+    /// The files it carries, by hash. Absent from the hash of a send with none,
+    /// so a manifest sealed before files could be attached still hashes as it was.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub attachments: Vec<OutboundFile>,
 }
 
 impl Manifest {
@@ -112,12 +134,22 @@ impl Manifest {
         None
     }
 
-    /// The RFC 5322 message, written from the manifest alone. The Date is the
-    /// sealing time, so the same manifest always writes the same message.
-    /// Refused, and nothing written, when a header could not be written as one.
-    pub fn to_message(&self) -> Result<Vec<u8>, MailerError> {
+    /// The RFC 5322 message, written from the manifest and the bytes of its
+    /// files (`files`, in order, each checked against the hash approved). The
+    /// Date is the sealing time, so the same manifest always writes the same
+    /// message. Refused, and nothing written, when a header could not be written
+    /// as one or a file is not what was approved.
+    pub fn to_message(&self, files: &[Vec<u8>]) -> Result<Vec<u8>, MailerError> {
         if let Some(problem) = self.unwritable_header() {
             return Err(MailerError(format!("not written: {problem}")));
+        }
+        if files.len() != self.attachments.len() {
+            return Err(MailerError("not written: a file it carries is missing".into()));
+        }
+        for (file, bytes) in self.attachments.iter().zip(files) {
+            if hex(&Sha256::digest(bytes)) != file.sha256 {
+                return Err(MailerError(format!("not written: {} is not the file that was approved", file.name)));
+            }
         }
         let mut builder = MessageBuilder::new()
             .from((self.from_name.as_str(), self.from_address.as_str()))
@@ -134,6 +166,9 @@ impl Manifest {
         }
         if !self.references.is_empty() {
             builder = builder.references(self.references.iter().map(String::as_str).collect::<Vec<_>>());
+        }
+        for (file, bytes) in self.attachments.iter().zip(files) {
+            builder = builder.attachment(file.content_type.as_str(), file.name.as_str(), bytes.as_slice());
         }
         builder.write_to_vec().map_err(|error| MailerError(format!("writing the message failed: {error}")))
     }
@@ -180,12 +215,13 @@ mod tests {
             submitted_by: "usr_1".into(),
             approved_by: "usr_2".into(),
             sealed_at: 1_795_000_000_000,
+            attachments: Vec::new(),
         }
     }
 
     #[test]
     fn the_message_carries_exactly_the_manifest_and_threads_as_a_reply() {
-        let raw = manifest().to_message().unwrap();
+        let raw = manifest().to_message(&[]).unwrap();
         let parsed = crate::mail::inbound::parse(&raw).unwrap();
         assert_eq!(parsed.message_id, "snd_1@example.com");
         assert_eq!(parsed.subject, "Re: Ça va? Your invoice");
@@ -196,7 +232,28 @@ mod tests {
         assert_eq!(parsed.sent_at, Some(1_795_000_000_000));
         assert_eq!(parsed.to[0].name.as_deref(), Some("Ana Lima"), "display names are kept");
         assert_eq!(parsed.to[0].address, "ana@example.org");
-        assert_eq!(manifest().to_message().unwrap(), raw, "the same manifest writes the same message");
+        assert_eq!(manifest().to_message(&[]).unwrap(), raw, "the same manifest writes the same message");
+    }
+
+    #[test]
+    fn a_file_leaves_only_as_it_was_approved() {
+        let bytes = b"%PDF-1.7 invoice".to_vec();
+        let mut carrying = manifest();
+        carrying.attachments = vec![OutboundFile {
+            name: "invoice 4471.pdf".into(),
+            content_type: "application/pdf".into(),
+            size: bytes.len() as i64,
+            sha256: hex(&Sha256::digest(&bytes)),
+        }];
+        assert_ne!(carrying.hash(), manifest().hash(), "the file is part of what is approved");
+        let raw = carrying.to_message(std::slice::from_ref(&bytes)).unwrap();
+        let parsed = crate::mail::inbound::parse(&raw).unwrap();
+        assert_eq!(parsed.attachments.len(), 1);
+        assert_eq!(parsed.attachments[0].name.as_deref(), Some("invoice 4471.pdf"));
+        assert_eq!(crate::mail::inbound::attachment(&raw, 0).unwrap().0, bytes);
+        let refused = carrying.to_message(&[b"%PDF-1.7 other".to_vec()]).unwrap_err();
+        assert!(refused.0.contains("not the file that was approved"), "{}", refused.0);
+        assert!(carrying.to_message(&[]).is_err(), "a missing file is never left out silently");
     }
 
     #[test]
@@ -232,11 +289,11 @@ mod tests {
         for (header, make_hostile) in hostile {
             let mut hostile = manifest();
             make_hostile(&mut hostile);
-            let refused = hostile.to_message().expect_err(header);
+            let refused = hostile.to_message(&[]).expect_err(header);
             assert!(refused.0.contains(header), "{header}: {}", refused.0);
         }
         let mut tabbed = manifest();
         tabbed.subject = "Re:\tinvoice".into();
-        assert!(tabbed.to_message().is_ok(), "a tab is whitespace a header may hold");
+        assert!(tabbed.to_message(&[]).is_ok(), "a tab is whitespace a header may hold");
     }
 }

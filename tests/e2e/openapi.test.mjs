@@ -53,6 +53,11 @@ test("every documented operation answers as documented, successes and refusals a
     const id = await submitted();
     return ["POST", `${sends}/${id}/${decision}`, { token, body: { version: versions.get(id), ...extra } }];
   };
+  const attachedDraft = async () => {
+    const id = await draft();
+    await call("POST", `${sends}/${id}/attachments`, { token: benToken, body: { name: "a.txt", content_type: "text/plain", content_base64: "aGVsbG8=" } });
+    return id;
+  };
   const refused = async () => {
     const id = await submitted();
     await call("POST", `${sends}/${id}/refuse`, { token, body: { version: versions.get(id), reason: "Shorter, please." } });
@@ -190,6 +195,12 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", `${sends}/${await submitted()}/retry`, { token: benToken }],
     await decided("refuse", { reason: "Not yet." }),
     ["POST", `${sends}/${await refused()}/redraft`, { token: benToken }],
+    ["POST", `${sends}/${await draft()}/attachments`, { token: benToken, body: { name: "a.txt", content_type: "text/plain", content_base64: "aGVsbG8=" } }],
+    ["POST", `${sends}/${await draft()}/attachments`, { token: benToken, body: { name: "a/b.txt", content_type: "text/plain", content_base64: "aGVsbG8=" } }],
+    ["GET", `${sends}/${await attachedDraft()}/attachments/0`, { token: benToken }],
+    ["GET", `${sends}/${await draft()}/attachments/3`, { token: benToken }],
+    ["DELETE", `${sends}/${await attachedDraft()}/attachments/0`, { token: benToken }],
+    ["POST", `${sends}/${await submitted()}/attachments`, { token: benToken, body: { name: "a.txt", content_type: "text/plain", content_base64: "aGVsbG8=" } }],
     ["POST", `${sends}/${await draft()}/redraft`, { token: benToken }],
     ["POST", "/mcp", { token: benToken, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } }],
     ["GET", `/api/people/${ben.id}/mailboxes`, { token }],

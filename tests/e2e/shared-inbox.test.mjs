@@ -2,7 +2,7 @@
 // Worker's email handler with Email Routing's stamp (and a forgery), worked by two
 // people over REST and an agent over MCP with the official client: conversations
 // listed and filtered, triaged and assigned, a reply drafted from Reply-To by the
-// agent, approved by a person, sent through the send_email binding, and the
+// agent with a file attached, approved by a person who opens the file, sent through the send_email binding, and the
 // customer's answer to the Message-ID the mail service gave threading back in.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -147,6 +147,15 @@ test("a team of two and an agent work a day's support mail", async () => {
   assert.deepEqual(draft.to, [`Tickets <${QUEUE}>`], "Reply-To, not the sender");
   assert.deepEqual(draft.cc, ["Bo <bo@customer.example>"]);
   assert.equal(draft.subject, "Re: Refund for order 4471");
+  const pdf = Buffer.from("%PDF-1.7 refund confirmation 4471");
+  const attached = await tool(bot, "add_send_attachment", {
+    mailboxId: mailbox.id,
+    sendId: draft.id,
+    name: "refund-4471.pdf",
+    content_type: "application/pdf",
+    content_base64: pdf.toString("base64"),
+  });
+  assert.equal(attached.attachments[0].size, pdf.length);
   const submitted = await tool(bot, "submit_send", { mailboxId: mailbox.id, sendId: draft.id });
   await bot.close();
 
@@ -169,6 +178,10 @@ test("a team of two and an agent work a day's support mail", async () => {
   assert.equal(queue.sends[0].answers.subject, "Refund for order 4471");
   assert.equal(queue.sends[0].answers.sender_authentication, "authenticated");
   assert.equal(queue.sends[0].writer_read_unverified, 1, "it read the forgery's text");
+  assert.deepEqual(queue.sends[0].attachments.map((file) => file.name), ["refund-4471.pdf"]);
+  const opened = await fetch(`${node.url}${sends}/${draft.id}/attachments/0`, { headers: { authorization: `Bearer ${cleoToken}` } });
+  assert.equal(opened.status, 200);
+  assert.deepEqual(Buffer.from(await opened.arrayBuffer()), pdf, "the approver opens exactly the file");
   const approved = await call("POST", `${sends}/${draft.id}/approve`, { token: cleoToken, body: { version: submitted.version } });
   assert.equal(approved.status, 200, approved.text);
   assert.equal(approved.body.state, "dispatched", approved.text);

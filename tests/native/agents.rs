@@ -645,6 +645,18 @@ fn every_capability_keeps_its_promise() {
                     world.call("POST", &format!("{sends}/{send}/submit"), Some(&credential), None);
                     ("POST", format!("{sends}/{send}/cancel"), None)
                 }
+                RouteId::AddSendAttachment => (
+                    "POST",
+                    format!("{sends}/{}/attachments", draft()),
+                    Some(json!({ "name": "a.txt", "content_type": "text/plain", "content_base64": "aGVsbG8=" })),
+                ),
+                RouteId::RemoveSendAttachment | RouteId::GetSendAttachment => {
+                    let send = draft();
+                    let file = json!({ "name": "a.txt", "content_type": "text/plain", "content_base64": "aGVsbG8=" });
+                    world.call("POST", &format!("{sends}/{send}/attachments"), Some(&credential), Some(file));
+                    let method = if *id == RouteId::GetSendAttachment { "GET" } else { "DELETE" };
+                    (method, format!("{sends}/{send}/attachments/0"), None)
+                }
                 RouteId::RedraftSend => {
                     let send = draft();
                     world.call("POST", &format!("{sends}/{send}/submit"), Some(&credential), None);

@@ -156,6 +156,23 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::DeleteDraft => (as_ben("DELETE", &format!("{sends}/{}", draft())), 200),
         RouteId::SubmitSend => (as_ben("POST", &format!("{sends}/{}/submit", draft())), 200),
         RouteId::CancelSend => (as_ben("POST", &format!("{sends}/{}/cancel", submitted())), 200),
+        RouteId::AddSendAttachment => (
+            as_ben("POST", &format!("{sends}/{}/attachments", draft()))
+                .json(json!({ "name": "a.txt", "content_type": "text/plain", "content_base64": "aGVsbG8=" })),
+            201,
+        ),
+        RouteId::RemoveSendAttachment => {
+            let send = draft();
+            let file = json!({ "name": "a.txt", "content_type": "text/plain", "content_base64": "aGVsbG8=" });
+            world.call("POST", &format!("{sends}/{send}/attachments"), Some(&ben_token), Some(file));
+            (as_ben("DELETE", &format!("{sends}/{send}/attachments/0")), 200)
+        }
+        RouteId::GetSendAttachment => {
+            let send = draft();
+            let file = json!({ "name": "a.txt", "content_type": "text/plain", "content_base64": "aGVsbG8=" });
+            world.call("POST", &format!("{sends}/{send}/attachments"), Some(&ben_token), Some(file));
+            (as_ben("GET", &format!("{sends}/{send}/attachments/0")), 200)
+        }
         RouteId::RedraftSend => {
             let send = submitted();
             let refusal = world.refusal_of(&world.admin_token, &format!("{sends}/{send}"), "Not yet.");

@@ -458,7 +458,7 @@ fn a_persons_mailbox_tools_are_those_some_mailbox_lets_them_complete() {
     world.grant_all(&ben, &["approval.decide"], &support);
     let reads =
         with_threads(&["list_messages", "get_message", "get_message_body", "get_attachment", "get_message_original"]);
-    let deciding: Vec<&str> = reads.iter().copied().chain(["list_sends", "get_send"]).collect();
+    let deciding: Vec<&str> = reads.iter().copied().chain(["list_sends", "get_send", "get_send_attachment"]).collect();
     check("approval.decide is one of what the sends' reads take, not what a draft takes", &deciding);
     world.grant_all(&ben, &["send.propose"], &sales);
     let proposing: Vec<&str> = deciding
@@ -472,6 +472,8 @@ fn a_persons_mailbox_tools_are_those_some_mailbox_lets_them_complete() {
             "cancel_send",
             "retry_send",
             "redraft_send",
+            "add_send_attachment",
+            "remove_send_attachment",
         ])
         .collect();
     check("send.propose", &proposing);

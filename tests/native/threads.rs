@@ -449,3 +449,121 @@ fn an_approver_sees_what_a_draft_answers_and_what_its_agent_read_and_a_refusal_c
     let entry = world.last_audit_entry();
     assert_eq!((entry["action"].as_str(), entry["actor"].as_str()), (Some("redraft_send"), Some(agent.as_str())));
 }
+
+#[test]
+fn a_reply_carries_a_file_its_approver_sees_and_what_leaves_is_the_file_approved() {
+    let desk = desk();
+    let world = &desk.world;
+    let question = deliver(world, "ana@customer.example", "q1@customer.example", "Invoice", "", "Send it again?");
+    let draft = body(&world.call(
+        "POST",
+        &desk.sends(),
+        Some(&desk.ben.1),
+        Some(json!({ "reply_to": question, "text": "Attached." })),
+    ));
+    let send = format!("{}/{}", desk.sends(), draft["id"].as_str().unwrap());
+    let pdf = b"%PDF-1.7 invoice 4471";
+    let encoded = "JVBERi0xLjcgaW52b2ljZSA0NDcx";
+    let attach = |name: &str, content: &str| {
+        world.call(
+            "POST",
+            &format!("{send}/attachments"),
+            Some(&desk.ben.1),
+            Some(json!({ "name": name, "content_type": "application/pdf", "content_base64": content })),
+        )
+    };
+    let attached = attach("invoice-4471.pdf", encoded);
+    assert_eq!(attached.status, 201, "{}", text(&attached));
+    let files = body(&attached)["attachments"].clone();
+    assert_eq!(files[0]["name"], "invoice-4471.pdf");
+    assert_eq!(files[0]["size"], pdf.len());
+    assert_eq!(files[0]["sha256"].as_str().unwrap().len(), 64);
+
+    // Refused with a reason: a bad name, bad base64, too big, too many.
+    assert_refused(&attach("../etc/passwd", encoded), 400, "invalid_attachment");
+    assert_refused(&attach("x.pdf", "not base64!"), 400, "invalid_attachment");
+    let too_big = base64_of(&vec![0u8; 700 * 1024 + 1]);
+    assert_refused(&attach("big.bin", &too_big), 400, "attachment_too_large");
+    for n in 1..10 {
+        assert_eq!(attach(&format!("copy-{n}.pdf"), encoded).status, 201);
+    }
+    assert_refused(&attach("eleventh.pdf", encoded), 409, "too_many_attachments");
+    for _ in 1..10 {
+        let removed = world.call("DELETE", &format!("{send}/attachments/1"), Some(&desk.ben.1), None);
+        assert_eq!(removed.status, 200, "{}", text(&removed));
+    }
+    let kept = body(&world.call("GET", &send, Some(&desk.ben.1), None));
+    assert_eq!(kept["attachments"].as_array().unwrap().len(), 1, "{kept}");
+    assert_eq!(kept["attachments"][0]["index"], 0);
+
+    // Submitted, taken back, given another file, submitted again: approving the
+    // version shown before is refused, naming the files.
+    world.grant_all(&desk.cleo.0, &["approval.decide"], &desk.mailbox);
+    world.call("POST", &format!("{send}/submit"), Some(&desk.ben.1), None);
+    let shown_before = world.decision(&desk.cleo.1, &send);
+    world.call("POST", &format!("{send}/cancel"), Some(&desk.ben.1), None);
+    attach("terms.pdf", encoded);
+    world.call("POST", &format!("{send}/submit"), Some(&desk.ben.1), None);
+    let stale = world.call("POST", &format!("{send}/approve"), Some(&desk.cleo.1), Some(shown_before));
+    assert_refused(&stale, 409, "send_changed");
+    assert!(text(&stale).contains("the files"), "{}", text(&stale));
+
+    // The approver sees and opens the files; what leaves carries them.
+    let shown = body(&world.call("GET", &send, Some(&desk.cleo.1), None));
+    assert_eq!(shown["attachments"].as_array().unwrap().len(), 2);
+    let opened = world.call("GET", &format!("{send}/attachments/0"), Some(&desk.cleo.1), None);
+    assert_eq!(opened.status, 200);
+    assert_eq!(opened.body, pdf.to_vec());
+    let approved =
+        world.call("POST", &format!("{send}/approve"), Some(&desk.cleo.1), Some(world.decision(&desk.cleo.1, &send)));
+    assert_eq!(body(&approved)["state"], "dispatched", "{}", text(&approved));
+    let sent = world.node.mailer.sent.borrow().clone();
+    let parsed = mailroom::mail::inbound::parse(&sent[0].raw).unwrap();
+    let names: Vec<_> = parsed.attachments.iter().map(|file| file.name.clone().unwrap_or_default()).collect();
+    assert_eq!(names, ["invoice-4471.pdf", "terms.pdf"]);
+
+    // A sealed send's files can never change.
+    let sealed = world
+        .node
+        .database
+        .try_tamper(&format!("DELETE FROM send_attachments WHERE send_id = '{}'", draft["id"].as_str().unwrap()));
+    assert!(sealed.unwrap_err().contains("send_attachments_only_on_drafts"));
+    assert_refused(
+        &world.call("DELETE", &format!("{send}/attachments/0"), Some(&desk.ben.1), None),
+        409,
+        "wrong_state",
+    );
+}
+
+#[test]
+fn a_file_changed_in_the_object_store_never_leaves() {
+    let desk = desk();
+    let world = &desk.world;
+    world.grant_all(&desk.cleo.0, &["approval.decide"], &desk.mailbox);
+    let draft = body(&world.call(
+        "POST",
+        &desk.sends(),
+        Some(&desk.ben.1),
+        Some(json!({ "to": ["ana@customer.example"], "subject": "Terms", "text": "Attached." })),
+    ));
+    let send = format!("{}/{}", desk.sends(), draft["id"].as_str().unwrap());
+    let file = json!({ "name": "terms.txt", "content_type": "text/plain", "content_base64": "VGVybXMu" });
+    let attached = body(&world.call("POST", &format!("{send}/attachments"), Some(&desk.ben.1), Some(file)));
+    world.call("POST", &format!("{send}/submit"), Some(&desk.ben.1), None);
+    let key = format!("outbound/{}", attached["attachments"][0]["sha256"].as_str().unwrap());
+    world.node.blobs.objects.borrow_mut().insert(key, b"Other terms.".to_vec());
+    let approved = body(&world.call(
+        "POST",
+        &format!("{send}/approve"),
+        Some(&desk.cleo.1),
+        Some(world.decision(&desk.cleo.1, &send)),
+    ));
+    assert_eq!(approved["state"], "failed", "{approved}");
+    assert!(approved["dispatch_error"].as_str().unwrap().contains("not the file that was approved"), "{approved}");
+    assert!(world.node.mailer.sent.borrow().is_empty());
+}
+
+fn base64_of(bytes: &[u8]) -> String {
+    use base64::Engine;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}

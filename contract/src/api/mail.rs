@@ -56,6 +56,14 @@ pub mod limits {
     pub const CONTENT_TYPE_CHARACTERS: usize = 255;
     /// The longest passage a search hit shows around a body match, in characters.
     pub const SNIPPET_CHARACTERS: usize = 300;
+    /// The biggest file a send may carry, in bytes, decoded. An attachment
+    /// arrives base64-encoded in a JSON body (what MCP clients and agents can
+    /// send), and a request body is at most 1 MiB.
+    pub const OUTBOUND_ATTACHMENT_BYTES: usize = 700 * 1024;
+    /// How many files one send may carry.
+    pub const OUTBOUND_ATTACHMENTS: usize = 10;
+    /// The most bytes a send's files may take together, decoded.
+    pub const OUTBOUND_ATTACHMENTS_TOTAL_BYTES: usize = 5 * 1024 * 1024;
 }
 
 /// A mailbox: an address mail arrives at, shared by the people and agents who hold
@@ -334,6 +342,11 @@ pub struct Send {
     /// already open in that conversation was answered instead of a new one.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub resumed: Option<bool>,
+    /// The files it carries, in order. Each is part of what is approved: the
+    /// version and the sealed manifest name each file's SHA-256, and what leaves
+    /// is checked against them.
+    #[serde(default)]
+    pub attachments: Vec<SendAttachment>,
     /// The received message it answers, as its approver sees it beside the draft
     /// (who wrote it, about what, when, and whether that sender was authenticated),
     /// when the send is read one at a time or in the approval queue. Its text is
@@ -414,6 +427,37 @@ pub struct Send {
     /// The envelope recipients the mail binding has accepted it for so far: all of
     /// them once dispatched, some or none when it failed.
     pub delivered_to: Vec<String>,
+}
+
+/// A file a send carries.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SendAttachment {
+    /// Its position among the send's files, from 0: the `attachmentIndex` to
+    /// download or remove it with.
+    pub index: i64,
+    /// Its file name.
+    #[schemars(length(max = limits::FILE_NAME_CHARACTERS))]
+    pub name: String,
+    /// Its content type, such as `application/pdf`.
+    pub content_type: String,
+    /// Its size in bytes.
+    pub size: i64,
+    /// SHA-256 of its bytes, as hex: what the version and the seal name.
+    pub sha256: String,
+}
+
+/// Adds a file to a draft.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AddAttachment {
+    /// The file name the recipients see, such as `invoice-4471.pdf`: at most 255
+    /// characters, no slashes, quotes or line breaks.
+    pub name: String,
+    /// Its content type, such as `application/pdf` (`type/subtype`).
+    pub content_type: String,
+    /// The file's bytes, base64-encoded (standard alphabet, with padding). At most
+    /// 700 KiB decoded per file, 10 files and 5 MiB per send.
+    pub content_base64: String,
 }
 
 /// A received message a send answers, as its approver sees it.

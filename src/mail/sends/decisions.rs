@@ -9,6 +9,7 @@ use super::SendError;
 use super::record::{SendRow, decide, list_of, no_one, the_send, transition};
 use super::version::Submission;
 use crate::authz::tuples::{self, Holder};
+use crate::core::bindings::MailerError;
 use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::http::Response;
@@ -16,7 +17,7 @@ use crate::core::ids::{IdKind, new_id};
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::mail::message_ids;
-use crate::mail::outbound::Manifest;
+use crate::mail::outbound::{Manifest, OutboundFile};
 use crate::mail::threads::linking;
 
 /// The checks every decision shares: a person, not the submitter, on a
@@ -190,7 +191,19 @@ fn undelivered<'recipient>(recipients: Vec<&'recipient str>, delivered: &[String
 async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manifest) {
     let mut delivered = list_of(&row.delivered_json);
     let mut failures = Vec::new();
-    match manifest.to_message() {
+    // The files, from the object store; `to_message` checks each against the
+    // hash that was approved.
+    let mut files = Vec::with_capacity(manifest.attachments.len());
+    for file in &manifest.attachments {
+        match context.node().blobs.get(&OutboundFile::key(&file.sha256)).await {
+            Ok(Some(bytes)) => files.push(bytes),
+            Ok(None) => failures.push(format!("{} is no longer in the object store", file.name)),
+            Err(error) => failures.push(format!("{} could not be read: {}", file.name, error.0)),
+        }
+    }
+    let written = if failures.is_empty() { manifest.to_message(&files) } else { Err(MailerError(failures.join("; "))) };
+    failures.clear();
+    match written {
         Ok(raw) => {
             let pending = undelivered(manifest.recipients(), &delivered);
             for recipient in pending {

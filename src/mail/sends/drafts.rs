@@ -243,6 +243,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         submitted_version: None,
         thread_id,
         sent_message_ids_json: no_one(),
+        attachments_json: None,
         answers_json: None,
         writer_unverified_reads: None,
         decided_by_name: None,
@@ -309,6 +310,9 @@ pub async fn update_draft(context: &mut Context<'_>) -> Result<Response, Refusal
 pub async fn delete_draft(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (row, _) = the_send(context, Vec::new()).await?;
     own_draft(context, &row)?;
+    // Its files' rows go with it; their bytes stay in the object store, named by
+    // hash (another send may carry the same file).
+    context.write(Statement::new("DELETE FROM send_attachments WHERE send_id = ?1").bind(row.id.as_str()));
     context.write_changing_one_row(
         Statement::new("DELETE FROM sends WHERE id = ?1 AND state = ?2")
             .bind(row.id.as_str())
@@ -404,6 +408,14 @@ pub async fn redraft(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .bind(send_id.as_str())
         .bind(SendState::Draft.name())
         .bind(context.now_ms())
+        .bind(refused.id.as_str()),
+    );
+    context.write(
+        Statement::new(
+            "INSERT INTO send_attachments (send_id, position, name, content_type, size, sha256) \
+             SELECT ?1, position, name, content_type, size, sha256 FROM send_attachments WHERE send_id = ?2",
+        )
+        .bind(send_id.as_str())
         .bind(refused.id.as_str()),
     );
     context.audit_object(send_id.clone());

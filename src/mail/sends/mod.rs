@@ -23,6 +23,7 @@
 
 mod decisions;
 mod drafts;
+mod files;
 mod record;
 mod version;
 
@@ -32,6 +33,7 @@ use crate::core::refusal::Refusal;
 
 pub use decisions::{approve, refuse, retry};
 pub use drafts::{cancel, create_draft, delete_draft, redraft, submit, update_draft};
+pub use files::{add as add_attachment, download as download_attachment, remove as remove_attachment};
 pub use record::{approvals, get, in_thread, list, present_in_thread};
 
 /// The most recipients (To and Cc together) one send may have.
@@ -60,6 +62,14 @@ pub enum SendError {
     TextTooLong,
     /// Submitted with no text.
     EmptyText,
+    /// The send has no file at this index.
+    NoSuchFile { index: String },
+    /// A file's name, content type or bytes cannot be used; `field` says which.
+    InvalidFile { field: &'static str },
+    /// A file is bigger than one send may carry.
+    FileTooLarge,
+    /// The file would take the send past its count or total size of files.
+    TooManyFiles,
     /// The send is not in the state this needs.
     WrongState { state: SendState, needs: SendState },
     /// The caller is not the draft's author or the submission's submitter.
@@ -125,6 +135,40 @@ impl From<SendError> for Refusal {
                 "The message text is too long.",
                 "A send's text may have at most 256 KiB.",
                 "Shorten the text.",
+            ),
+            SendError::NoSuchFile { index } => Refusal::new(
+                404,
+                "not_found",
+                format!("This send has no file {index}."),
+                "Files are numbered from 0, in the order the send lists them.",
+                "Use an `index` from the send's `attachments`.",
+            ),
+            SendError::InvalidFile { field } => Refusal::new(
+                400,
+                "invalid_attachment",
+                format!("The file's `{field}` cannot be used."),
+                match field {
+                    "name" => {
+                        "A file name is some text of at most 255 characters, without slashes, quotes or line breaks."
+                    }
+                    "content_type" => "A content type is `type/subtype`, such as application/pdf.",
+                    _ => "The file's bytes must be base64 (the standard alphabet, with padding).",
+                },
+                "Send the file again with that field corrected.",
+            ),
+            SendError::FileTooLarge => Refusal::new(
+                400,
+                "attachment_too_large",
+                "The file is too large to attach.",
+                "A file may have at most 700 KiB (decoded): it travels base64-encoded in a request of at most 1 MiB.",
+                "Attach a smaller file, or share a link to it in the text.",
+            ),
+            SendError::TooManyFiles => Refusal::new(
+                409,
+                "too_many_attachments",
+                "The send cannot carry another file.",
+                "A send carries at most 10 files and 5 MiB of them together.",
+                "Remove a file with remove_send_attachment, or send the rest in another message.",
             ),
             SendError::EmptyText => Refusal::new(
                 400,

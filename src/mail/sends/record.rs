@@ -3,7 +3,7 @@
 
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::{
-    AnsweredMessage, ApprovalQueue, EmailAddress, Send, SendList, SendState, SenderAuthentication,
+    AnsweredMessage, ApprovalQueue, EmailAddress, Send, SendAttachment, SendList, SendState, SenderAuthentication,
 };
 use serde::Deserialize;
 
@@ -18,7 +18,7 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement, Value};
 use crate::core::time::rfc3339;
-use crate::mail::outbound::Manifest;
+use crate::mail::outbound::{Manifest, OutboundFile};
 
 use super::version::Submission;
 
@@ -27,6 +27,9 @@ pub(super) const SEND_COLUMNS: &str = "s.id, s.mailbox_id, s.author, s.state, s.
      s.decided_by, s.refusal_reason, s.message_id, s.manifest_hash, s.sealed_at, s.dispatched_at, s.dispatch_error, \
      s.sealed_from_address, s.sealed_from_name, s.delivered_json, s.submitted_version, s.thread_id, \
      s.sent_message_ids_json, \
+     (SELECT json_group_array(json_object('index', f.position, 'name', f.name, 'content_type', f.content_type, \
+        'size', f.size, 'sha256', f.sha256)) FROM (SELECT * FROM send_attachments f WHERE f.send_id = s.id \
+        ORDER BY f.position) AS f) AS attachments_json, \
      (SELECT m.address FROM mailboxes m WHERE m.id = s.mailbox_id) AS mailbox_address, \
      COALESCE((SELECT p.name FROM people p WHERE p.id = s.author), (SELECT a.name FROM agents a WHERE a.id = s.author)) \
        AS author_name, \
@@ -75,6 +78,9 @@ pub(super) struct SendRow {
     /// The Message-IDs the mail service reported for it.
     #[serde(default = "no_one")]
     pub(super) sent_message_ids_json: String,
+    /// The files it carries, as `SEND_COLUMNS` reads them.
+    #[serde(default)]
+    pub(super) attachments_json: Option<String>,
     /// The received message it answers, as `DECISION_COLUMNS` reads it.
     #[serde(default)]
     pub(super) answers_json: Option<String>,
@@ -148,6 +154,7 @@ impl SendRow {
             text: self.text.clone(),
             thread_id: self.thread_id.clone(),
             resumed: None,
+            attachments: self.attachments(),
             answers: self.answers_json.as_deref().and_then(answered),
             writer_read_unverified: self.writer_unverified_reads,
             reply_to: self.reply_to.clone(),
@@ -177,6 +184,24 @@ impl SendRow {
         }
     }
 
+    /// The files it carries, in order.
+    pub(super) fn attachments(&self) -> Vec<SendAttachment> {
+        self.attachments_json.as_deref().and_then(|json| serde_json::from_str(json).ok()).unwrap_or_default()
+    }
+
+    /// The files as the version and the manifest name them.
+    pub(super) fn files(&self) -> Vec<OutboundFile> {
+        self.attachments()
+            .into_iter()
+            .map(|file| OutboundFile {
+                name: file.name,
+                content_type: file.content_type,
+                size: file.size,
+                sha256: file.sha256,
+            })
+            .collect()
+    }
+
     /// The submission as it stands, if it was ever submitted.
     pub(super) fn submission(&self) -> Option<Submission> {
         Some(Submission {
@@ -191,6 +216,7 @@ impl SendRow {
             references: list_of(&self.references_json),
             submitted_by: self.submitted_by.clone()?,
             submitted_at: self.submitted_at?,
+            attachments: self.files(),
         })
     }
 
@@ -220,6 +246,7 @@ impl SendRow {
             submitted_by: self.submitted_by.clone().unwrap_or_default(),
             approved_by: approved_by.to_string(),
             sealed_at,
+            attachments: self.files(),
         }
     }
 

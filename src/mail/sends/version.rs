@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::core::crypto::hex;
+use crate::mail::outbound::OutboundFile;
 
 /// One submitted version of a send: everything the approver is shown and the
 /// seal carries, and who submitted it when. Submitting the same words again is a
@@ -30,6 +31,10 @@ pub(super) struct Submission {
     pub(super) references: Vec<String>,
     pub(super) submitted_by: String,
     pub(super) submitted_at: i64,
+    /// The files, by hash; absent when there are none, so a version recorded
+    /// before files could be attached still hashes as it did.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub(super) attachments: Vec<OutboundFile>,
 }
 
 impl Submission {
@@ -54,6 +59,9 @@ impl Submission {
         }
         if self.text != earlier.text {
             changes.push("the text");
+        }
+        if self.attachments != earlier.attachments {
+            changes.push("the files");
         }
         if self.in_reply_to != earlier.in_reply_to || self.references != earlier.references {
             changes.push("what it replies to");
@@ -85,6 +93,7 @@ mod tests {
             references: Vec::new(),
             submitted_by: "usr_1".into(),
             submitted_at: 1_000,
+            attachments: Vec::new(),
         }
     }
 

@@ -1,0 +1,181 @@
+//! The files a send carries: attached to a draft (the bytes to the object store,
+//! named by their SHA-256, within the limits the contract states), removed from
+//! one, and downloaded by the author or by whoever decides on the mailbox's
+//! sends. The version and the manifest name each file by hash (`record`), and
+//! dispatch checks the bytes against it (`outbound`).
+
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
+use mailroom_contract::PathParameter;
+use mailroom_contract::api::AddAttachment;
+use mailroom_contract::api::SendAttachment;
+use mailroom_contract::api::SendState;
+use mailroom_contract::api::limits::{
+    FILE_NAME_CHARACTERS, OUTBOUND_ATTACHMENT_BYTES, OUTBOUND_ATTACHMENTS, OUTBOUND_ATTACHMENTS_TOTAL_BYTES,
+};
+use sha2::{Digest, Sha256};
+
+use super::SendError;
+use super::record::{SendRow, caller_id, the_send};
+use crate::core::context::Context;
+use crate::core::crypto::hex;
+use crate::core::http::Response;
+use crate::core::refusal::Refusal;
+use crate::core::storage::Statement;
+use crate::mail::outbound::OutboundFile;
+
+/// Whether `name` can be a file name in a header and on a disk: some text, no
+/// path, no quotes, no controls.
+fn valid_name(name: &str) -> bool {
+    !name.trim().is_empty()
+        && name.chars().count() <= FILE_NAME_CHARACTERS
+        && !name.chars().any(|c| c.is_control() || matches!(c, '/' | '\\' | '"'))
+}
+
+/// Whether `content_type` is `type/subtype` in RFC 6838's characters.
+fn valid_content_type(content_type: &str) -> bool {
+    let restricted = |part: &str| {
+        !part.is_empty()
+            && part.len() <= 127
+            && part.chars().all(|c| c.is_ascii_alphanumeric() || "!#$&-^_.+".contains(c))
+    };
+    content_type.split_once('/').is_some_and(|(kind, subtype)| restricted(kind) && restricted(subtype))
+}
+
+/// Refuses unless the caller wrote this send and it is still a draft.
+fn own_draft(context: &Context<'_>, row: &SendRow) -> Result<(), Refusal> {
+    if row.author != caller_id(context)? {
+        return Err(SendError::NotYours.into());
+    }
+    if row.state != SendState::Draft {
+        return Err(SendError::WrongState { state: row.state, needs: SendState::Draft }.into());
+    }
+    Ok(())
+}
+
+/// The path's file of `row`, by index.
+fn the_file(context: &Context<'_>, row: &SendRow) -> Result<SendAttachment, Refusal> {
+    let index = context.path(PathParameter::AttachmentIndex)?.to_string();
+    row.attachments()
+        .into_iter()
+        .find(|file| file.index.to_string() == index)
+        .ok_or_else(|| SendError::NoSuchFile { index }.into())
+}
+
+/// `POST /api/mailboxes/:mailboxId/sends/:sendId/attachments`.
+pub async fn add(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: AddAttachment = context.body()?;
+    if !valid_name(&request.name) {
+        return Err(SendError::InvalidFile { field: "name" }.into());
+    }
+    let content_type = request.content_type.trim().to_ascii_lowercase();
+    if !valid_content_type(&content_type) {
+        return Err(SendError::InvalidFile { field: "content_type" }.into());
+    }
+    // Refused by its encoded length first, so no more than the limit is decoded.
+    if request.content_base64.len() > OUTBOUND_ATTACHMENT_BYTES.div_ceil(3) * 4 + 4 {
+        return Err(SendError::FileTooLarge.into());
+    }
+    let bytes = STANDARD
+        .decode(request.content_base64.trim())
+        .map_err(|_| SendError::InvalidFile { field: "content_base64" })?;
+    if bytes.len() > OUTBOUND_ATTACHMENT_BYTES {
+        return Err(SendError::FileTooLarge.into());
+    }
+    let (mut row, _) = the_send(context, Vec::new()).await?;
+    own_draft(context, &row)?;
+    let files = row.attachments();
+    let total: i64 = files.iter().map(|file| file.size).sum::<i64>() + bytes.len() as i64;
+    if files.len() >= OUTBOUND_ATTACHMENTS || total > OUTBOUND_ATTACHMENTS_TOTAL_BYTES as i64 {
+        return Err(SendError::TooManyFiles.into());
+    }
+    let sha256 = hex(&Sha256::digest(&bytes));
+    // The bytes first, as inbound mail does: a row must never name nothing. Bytes
+    // whose row then fails to commit are harmless (content-addressed).
+    context.node().blobs.put(&OutboundFile::key(&sha256), &bytes).await.map_err(|error| context.internal(error.0))?;
+    let index = files.last().map_or(0, |file| file.index + 1);
+    // Still a draft of the caller's, still within the limits, when it commits.
+    context.write_changing_one_row(
+        Statement::new(
+            "INSERT INTO send_attachments (send_id, position, name, content_type, size, sha256) \
+             SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM sends WHERE id = ?1 AND state = ?7 AND author = ?8) \
+             AND (SELECT count(*) FROM send_attachments WHERE send_id = ?1) < ?9 \
+             AND (SELECT COALESCE(sum(size), 0) FROM send_attachments WHERE send_id = ?1) + ?5 <= ?10",
+        )
+        .bind(row.id.as_str())
+        .bind(index)
+        .bind(request.name.trim())
+        .bind(content_type.as_str())
+        .bind(bytes.len() as i64)
+        .bind(sha256.as_str())
+        .bind(SendState::Draft.name())
+        .bind(row.author.as_str())
+        .bind(OUTBOUND_ATTACHMENTS as i64)
+        .bind(OUTBOUND_ATTACHMENTS_TOTAL_BYTES as i64),
+        SendError::Raced,
+    );
+    context.write(
+        Statement::new("UPDATE sends SET updated_at = ?2 WHERE id = ?1").bind(row.id.as_str()).bind(context.now_ms()),
+    );
+    context.audit_detail(serde_json::json!({ "file": request.name.trim(), "size": bytes.len(), "sha256": sha256 }));
+    let mut listed = files;
+    listed.push(SendAttachment {
+        index,
+        name: request.name.trim().to_string(),
+        content_type,
+        size: bytes.len() as i64,
+        sha256,
+    });
+    row.attachments_json = serde_json::to_string(&listed).ok();
+    row.updated_at = context.now_ms();
+    Ok(context.json(&row.present()))
+}
+
+/// `DELETE /api/mailboxes/:mailboxId/sends/:sendId/attachments/:attachmentIndex`.
+pub async fn remove(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (mut row, _) = the_send(context, Vec::new()).await?;
+    own_draft(context, &row)?;
+    let file = the_file(context, &row)?;
+    context.write_changing_one_row(
+        Statement::new("DELETE FROM send_attachments WHERE send_id = ?1 AND position = ?2")
+            .bind(row.id.as_str())
+            .bind(file.index),
+        SendError::Raced,
+    );
+    // The files after it move up one place, so indexes stay 0, 1, 2, …: through
+    // negative positions, so no two rows ever hold the same one on the way.
+    context.write(
+        Statement::new("UPDATE send_attachments SET position = -position WHERE send_id = ?1 AND position > ?2")
+            .bind(row.id.as_str())
+            .bind(file.index),
+    );
+    context.write(
+        Statement::new("UPDATE send_attachments SET position = -position - 1 WHERE send_id = ?1 AND position < 0")
+            .bind(row.id.as_str()),
+    );
+    context.write(
+        Statement::new("UPDATE sends SET updated_at = ?2 WHERE id = ?1").bind(row.id.as_str()).bind(context.now_ms()),
+    );
+    context.audit_detail(serde_json::json!({ "file": file.name, "sha256": file.sha256 }));
+    let remaining: Vec<SendAttachment> = row
+        .attachments()
+        .into_iter()
+        .filter(|kept| kept.index != file.index)
+        .map(|kept| SendAttachment { index: if kept.index > file.index { kept.index - 1 } else { kept.index }, ..kept })
+        .collect();
+    row.attachments_json = serde_json::to_string(&remaining).ok();
+    row.updated_at = context.now_ms();
+    Ok(context.json(&row.present()))
+}
+
+/// `GET /api/mailboxes/:mailboxId/sends/:sendId/attachments/:attachmentIndex`.
+pub async fn download(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (row, _) = the_send(context, Vec::new()).await?;
+    let file = the_file(context, &row)?;
+    context.audit_detail(serde_json::json!({ "file": file.name, "sha256": file.sha256 }));
+    let bytes = context
+        .content_blob(&OutboundFile::key(&file.sha256))
+        .await?
+        .ok_or_else(|| context.internal(format!("the bytes of {} are not in the object store", file.sha256)))?;
+    Ok(Response::download(200, &file.content_type, bytes, &file.name))
+}
