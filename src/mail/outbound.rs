@@ -10,6 +10,8 @@ use std::collections::BTreeMap;
 
 use mail_builder::MessageBuilder;
 use mail_builder::headers::address::Address;
+use mail_builder::headers::content_type::ContentType;
+use mail_builder::mime::{BodyPart, MimePart};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -156,8 +158,26 @@ impl Manifest {
             .to(address_list(&self.to))
             .subject(self.subject.as_str())
             .message_id(self.message_id.as_str())
-            .date(self.sealed_at / 1000)
-            .text_body(self.text.as_str());
+            .date(self.sealed_at / 1000);
+        builder = if self.attachments.is_empty() {
+            builder.text_body(self.text.as_str())
+        } else {
+            // Multipart, with a boundary of our own: mail-builder would make one
+            // from the system clock, which the Workers runtime does not have (it
+            // panics). Taken from the manifest's hash, it is the same for the same
+            // manifest and unknowable before sealing, so no text can hold it.
+            let boundary = format!("mailroom-{}", &self.hash()[..32]);
+            let mut parts = vec![MimePart::new("text/plain", BodyPart::Text(self.text.as_str().into()))];
+            for (file, bytes) in self.attachments.iter().zip(files) {
+                let content_type = ContentType::new(file.content_type.as_str());
+                parts.push(
+                    MimePart::new(content_type, BodyPart::Binary(bytes.as_slice().into()))
+                        .attachment(file.name.as_str()),
+                );
+            }
+            let mixed = ContentType::new("multipart/mixed").attribute("boundary", boundary);
+            builder.body(MimePart::new(mixed, BodyPart::Multipart(parts)))
+        };
         if !self.cc.is_empty() {
             builder = builder.cc(address_list(&self.cc));
         }
@@ -167,9 +187,7 @@ impl Manifest {
         if !self.references.is_empty() {
             builder = builder.references(self.references.iter().map(String::as_str).collect::<Vec<_>>());
         }
-        for (file, bytes) in self.attachments.iter().zip(files) {
-            builder = builder.attachment(file.content_type.as_str(), file.name.as_str(), bytes.as_slice());
-        }
+
         builder.write_to_vec().map_err(|error| MailerError(format!("writing the message failed: {error}")))
     }
 }
@@ -247,6 +265,11 @@ mod tests {
         }];
         assert_ne!(carrying.hash(), manifest().hash(), "the file is part of what is approved");
         let raw = carrying.to_message(std::slice::from_ref(&bytes)).unwrap();
+        assert_eq!(
+            carrying.to_message(std::slice::from_ref(&bytes)).unwrap(),
+            raw,
+            "the same manifest, the same bytes"
+        );
         let parsed = crate::mail::inbound::parse(&raw).unwrap();
         assert_eq!(parsed.attachments.len(), 1);
         assert_eq!(parsed.attachments[0].name.as_deref(), Some("invoice 4471.pdf"));
