@@ -1,8 +1,9 @@
 //! Inbound mail: what the Worker's email handler does with a message Email
 //! Routing delivers.
 //!
-//! A message is parsed once (mail-parser: charsets, encoded words, multipart,
-//! HTML-only bodies rendered to text), its raw bytes stored in R2, and a receipt
+//! A message is parsed once (mail-parser: charsets, encoded words, multipart;
+//! an HTML-only body rendered to text by `html_text`), its raw bytes stored in
+//! R2, and a receipt
 //! written to D1 for the mailbox it was delivered to, with its search index rows
 //! and an audit entry, in one batch. A message to an unknown address, over the
 //! size cap, beyond the limits on its shape (`limits`), or that is not a message
@@ -22,6 +23,7 @@ use crate::core::crypto::{hex, sha256_hex};
 use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
 use crate::core::storage::{Counted, Statement, StorageError};
+use crate::mail::html_text;
 use crate::mail::limits::{self, Exceeded};
 use crate::mail::message_ids;
 
@@ -175,12 +177,12 @@ fn read(message: &Message<'_>, raw: &[u8]) -> Option<ParsedMessage> {
         // so a redelivery is still recognised.
         None => derived_message_id(raw),
     };
-    let text_source = match message.text_part(0).map(|part| &part.body) {
-        Some(PartType::Html(_)) => "html",
-        Some(_) => "text",
-        None => "none",
+    let (text, text_source) = match message.text_part(0).map(|part| &part.body) {
+        // Only HTML came: its text as a browser shows it, paragraphs kept.
+        Some(PartType::Html(html)) => (html_text::render(html, MAXIMUM_TEXT_BYTES), "html"),
+        Some(_) => (message.body_text(0).map(|text| text.into_owned()).unwrap_or_default(), "text"),
+        None => (String::new(), "none"),
     };
-    let text = message.body_text(0).map(|text| text.into_owned()).unwrap_or_default();
     let (text, text_truncated) = truncate(&text, MAXIMUM_TEXT_BYTES);
     let attachments = message
         .attachments()

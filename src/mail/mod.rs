@@ -1,5 +1,6 @@
 //! Mail: mailboxes (`mailboxes`), received messages (`inbound` stores them,
-//! `limits` says how much of them it keeps and serves, `messages` reads them,
+//! `html_text` renders an HTML-only one's text, `limits` says how much of them
+//! it keeps and serves, `messages` reads them,
 //! `search` finds them, `deletion` deletes them) and outbound mail under dual
 //! control (`sends`, with `outbound` writing the sealed message), each with its
 //! routes, its errors and their refusals; `message_ids` is the Message-ID syntax
@@ -9,6 +10,7 @@
 //! here.
 
 pub mod deletion;
+pub mod html_text;
 pub mod inbound;
 pub mod limits;
 pub mod mailboxes;
