@@ -12,6 +12,7 @@
 //! one mailbox is stored once.
 
 use mail_parser::{Address, HeaderValue, Message, MessageParser, MimeHeaders, PartType};
+use mailroom_contract::api::limits::HTML_BYTES;
 use mailroom_contract::api::{AttachmentSummary, EmailAddress};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -273,6 +274,17 @@ pub fn attachment(raw: &[u8], index: usize) -> Option<(Vec<u8>, String, Option<S
     Some((part.contents().to_vec(), content_type, part.attachment_name().map(str::to_string)))
 }
 
+/// The HTML part of a raw message as the node hands it out: as its sender wrote
+/// it (in UTF-8), cut at `limits::HTML_BYTES`, and whether it was cut; `None`
+/// when the message has no HTML.
+pub fn html_part(raw: &[u8]) -> Option<(String, bool)> {
+    let message = MessageParser::default().parse(raw)?;
+    match &message.html_part(0)?.body {
+        PartType::Html(html) => Some(truncate(html, HTML_BYTES)),
+        _ => None,
+    }
+}
+
 #[derive(Serialize)]
 struct StoredAddress<'a> {
     address: &'a str,
@@ -425,6 +437,21 @@ mod tests {
         assert_eq!(truncate("héllo", 2), ("h".to_string(), true));
         assert_eq!(truncate("héllo", 3), ("hé".to_string(), true));
         assert_eq!(truncate("hi", 10), ("hi".to_string(), false));
+    }
+
+    #[test]
+    fn html_is_handed_out_as_sent_and_cut_at_the_limit() {
+        let message = |body: &str| {
+            format!("From: a@b.example\r\nSubject: s\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{body}")
+                .into_bytes()
+        };
+        let html = "<p onclick=\"x()\">é</p>";
+        assert_eq!(html_part(&message(html)), Some((html.to_string(), false)));
+        let long = "é".repeat(HTML_BYTES / 2 + 1);
+        let (cut, truncated) = html_part(&message(&long)).unwrap();
+        assert!(truncated);
+        assert_eq!(cut.len(), HTML_BYTES, "whole characters, up to the limit");
+        assert_eq!(html_part(b"From: a@b.example\r\nSubject: s\r\n\r\nplain text"), None, "text is not HTML");
     }
 
     #[test]
