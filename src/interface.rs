@@ -8,6 +8,11 @@
 //! `'strict-dynamic'` extends trust from it to the modules it imports, and the
 //! import map pins every module's bytes with a Subresource Integrity hash, so the
 //! browser runs exactly the modules compiled into this Worker (decision 0011).
+//!
+//! A received message's HTML is shown sanitised (DOMPurify, the one module not
+//! the project's own) in a sandboxed frame that inherits this page's policy: so
+//! the frame's one stylesheet is allowed by hash too, handed to the script in an
+//! inert template (decision 0021).
 
 use std::sync::OnceLock;
 
@@ -28,6 +33,8 @@ macro_rules! interface_file {
 
 const PAGE: &str = interface_file!("index.html");
 const STYLE: &str = interface_file!("style.css");
+/// The stylesheet of the frame a message's HTML is shown in (`message-body.js`).
+const FRAME_STYLE: &str = interface_file!("message-frame.css");
 
 /// Where the modules are served from; an import map key is this plus a file name.
 const MODULE_PATH: &str = "/interface/";
@@ -49,6 +56,7 @@ const MODULES: &[(&str, &str)] = &[
     ("mail.js", interface_file!("scripts/mail.js")),
     ("mailboxes.js", interface_file!("scripts/mailboxes.js")),
     ("main.js", interface_file!("scripts/main.js")),
+    ("message-body.js", interface_file!("scripts/message-body.js")),
     ("names.js", interface_file!("scripts/names.js")),
     ("pager.js", interface_file!("scripts/pager.js")),
     ("people.js", interface_file!("scripts/people.js")),
@@ -62,6 +70,15 @@ const MODULES: &[(&str, &str)] = &[
     ("vocabulary.js", interface_file!("scripts/vocabulary.js")),
 ];
 
+/// Modules that are not the project's own, by the file name they are served
+/// as: pinned devDependencies, compiled in from `node_modules/` (see `build.rs`).
+const VENDORED_MODULES: &[(&str, &str)] = &[("purify.js", include_str!(env!("MAILROOM_DOMPURIFY")))];
+
+/// Every module served: the project's and the vendored.
+fn served_modules() -> impl Iterator<Item = &'static (&'static str, &'static str)> {
+    MODULES.iter().chain(VENDORED_MODULES)
+}
+
 struct Shell {
     html: String,
     content_security_policy: String,
@@ -74,8 +91,7 @@ fn sha256_base64(source: &str) -> String {
 fn shell_page() -> &'static Shell {
     static SHELL: OnceLock<Shell> = OnceLock::new();
     SHELL.get_or_init(|| {
-        let integrity: serde_json::Map<String, serde_json::Value> = MODULES
-            .iter()
+        let integrity: serde_json::Map<String, serde_json::Value> = served_modules()
             .map(|(name, source)| (format!("{MODULE_PATH}{name}"), sha256_base64(source).into()))
             .collect();
         let import_map = serde_json::json!({ "integrity": integrity }).to_string();
@@ -92,13 +108,21 @@ fn shell_page() -> &'static Shell {
                 .unwrap_or_default()
         );
         Shell {
-            html: PAGE.replace("/*STYLE*/", STYLE).replace("/*IMPORTMAP*/", &import_map).replace("/*ENTRY*/", &entry),
+            html: PAGE
+                .replace("/*STYLE*/", STYLE)
+                .replace("/*FRAME_STYLE*/", FRAME_STYLE)
+                .replace("/*IMPORTMAP*/", &import_map)
+                .replace("/*ENTRY*/", &entry),
+            // The frame a message's HTML is shown in (a sandboxed srcdoc) inherits
+            // this policy: its stylesheet is allowed here by hash, and nothing in
+            // it may load what the page may not.
             content_security_policy: format!(
-                "default-src 'none'; script-src '{}' '{}' 'strict-dynamic'; style-src '{}'; connect-src 'self'; \
+                "default-src 'none'; script-src '{}' '{}' 'strict-dynamic'; style-src '{}' '{}'; connect-src 'self'; \
                  img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
                 sha256_base64(&import_map),
                 sha256_base64(&entry),
-                sha256_base64(STYLE)
+                sha256_base64(STYLE),
+                sha256_base64(FRAME_STYLE)
             ),
         }
     })
@@ -112,8 +136,7 @@ pub fn shell() -> Response {
 
 /// `GET /interface/:module`.
 pub fn module(name: &str) -> Result<Response, Refusal> {
-    let (_, source) = MODULES
-        .iter()
+    let (_, source) = served_modules()
         .find(|(module, _)| *module == name)
         .ok_or_else(|| Refusal::not_found("interface module", name))?;
     Ok(Response::script(source))
@@ -140,12 +163,12 @@ mod tests {
 
     #[test]
     fn every_module_imports_only_served_modules() {
-        for (name, source) in MODULES {
+        for (name, source) in served_modules() {
             for line in source.lines().filter(|line| line.starts_with("import ")) {
                 let Some(specifier) = line.split(['"', '\'']).nth(1) else { continue };
                 let imported = specifier.trim_start_matches("./");
                 assert!(
-                    MODULES.iter().any(|(module, _)| *module == imported),
+                    served_modules().any(|(module, _)| *module == imported),
                     "{name} imports {specifier}, which is not a served module"
                 );
             }
@@ -194,12 +217,23 @@ mod tests {
     #[test]
     fn the_page_pins_every_module_and_allows_nothing_else_inline() {
         let shell = shell_page();
-        for (name, source) in MODULES {
+        for (name, source) in served_modules() {
             assert!(shell.html.contains(&format!("\"{MODULE_PATH}{name}\":\"{}\"", sha256_base64(source))), "{name}");
         }
         assert!(!shell.content_security_policy.contains("unsafe"));
-        for placeholder in ["/*STYLE*/", "/*IMPORTMAP*/", "/*ENTRY*/"] {
+        for placeholder in ["/*STYLE*/", "/*FRAME_STYLE*/", "/*IMPORTMAP*/", "/*ENTRY*/"] {
             assert!(PAGE.contains(placeholder) && !shell.html.contains(placeholder), "{placeholder} is filled");
         }
+        // The message frame's stylesheet: allowed by its hash, and inert on the page itself.
+        assert!(shell.content_security_policy.contains(&sha256_base64(FRAME_STYLE)));
+        let template = format!("<template id=\"message-frame-style\"><style>{FRAME_STYLE}</style></template>");
+        assert!(shell.html.contains(&template));
+    }
+
+    #[test]
+    fn the_sanitiser_is_served_as_a_module() {
+        let (_, dompurify) = VENDORED_MODULES[0];
+        assert!(dompurify.contains("export"), "an ES module: {}", &dompurify[..dompurify.len().min(200)]);
+        assert!(module("purify.js").is_ok());
     }
 }

@@ -358,8 +358,11 @@ pub fn declare(id: RouteId) -> Route {
 
         R::GetMessageBody => Route::new(id, Get, "/api/mailboxes/:mailboxId/messages/:receiptId/body", "get_message_body")
             .summary("Read a message's text")
-            .description("Returns a received message's text. A message with only an HTML body is rendered to text. Reading content is recorded in the audit chain.")
+            .description("Returns a received message's text. A message with only an HTML body is rendered to text, its paragraphs kept. With html=true, also its HTML part as it was sent (cut at the node's limit), for a reader that renders it safely: it is not sanitised. Reading content is recorded in the audit chain.")
             .path_parameters(&[PathParameter::MailboxId, PathParameter::ReceiptId])
+            .query_parameters(const { &[
+                Parameter::flag("html", "Also return the message's HTML part, if it has one, read from its original: as the sender wrote it, unsanitised."),
+            ] })
             .response::<MessageBody>()
             .authority(on_mailbox(&[Relation::MailboxContentRead]))
             .reaches_content(),

@@ -1,8 +1,9 @@
 //! Inbound mail: what the Worker's email handler does with a message Email
 //! Routing delivers.
 //!
-//! A message is parsed once (mail-parser: charsets, encoded words, multipart,
-//! HTML-only bodies rendered to text), its raw bytes stored in R2, and a receipt
+//! A message is parsed once (mail-parser: charsets, encoded words, multipart;
+//! an HTML-only body rendered to text by `html_text`), its raw bytes stored in
+//! R2, and a receipt
 //! written to D1 for the mailbox it was delivered to, with its search index rows
 //! and an audit entry, in one batch. A message to an unknown address, over the
 //! size cap, beyond the limits on its shape (`limits`), or that is not a message
@@ -11,6 +12,7 @@
 //! one mailbox is stored once.
 
 use mail_parser::{Address, HeaderValue, Message, MessageParser, MimeHeaders, PartType};
+use mailroom_contract::api::limits::HTML_BYTES;
 use mailroom_contract::api::{AttachmentSummary, EmailAddress, SenderAuthentication};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
@@ -22,6 +24,7 @@ use crate::core::crypto::{hex, sha256_hex};
 use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
 use crate::core::storage::{Counted, Statement, StorageError};
+use crate::mail::html_text;
 use crate::mail::limits::{self, Exceeded};
 use crate::mail::message_ids;
 use crate::mail::threads::linking;
@@ -177,12 +180,12 @@ fn read(message: &Message<'_>, raw: &[u8]) -> Option<ParsedMessage> {
         // so a redelivery is still recognised.
         None => derived_message_id(raw),
     };
-    let text_source = match message.text_part(0).map(|part| &part.body) {
-        Some(PartType::Html(_)) => "html",
-        Some(_) => "text",
-        None => "none",
+    let (text, text_source) = match message.text_part(0).map(|part| &part.body) {
+        // Only HTML came: its text as a browser shows it, paragraphs kept.
+        Some(PartType::Html(html)) => (html_text::render(html, MAXIMUM_TEXT_BYTES), "html"),
+        Some(_) => (message.body_text(0).map(|text| text.into_owned()).unwrap_or_default(), "text"),
+        None => (String::new(), "none"),
     };
-    let text = message.body_text(0).map(|text| text.into_owned()).unwrap_or_default();
     let (text, text_truncated) = truncate(&text, MAXIMUM_TEXT_BYTES);
     let attachments = message
         .attachments()
@@ -271,6 +274,17 @@ pub fn attachment(raw: &[u8], index: usize) -> Option<(Vec<u8>, String, Option<S
     let part = message.attachment(u32::try_from(index).ok()?)?;
     let content_type = parse(raw)?.attachments.get(index)?.content_type.clone();
     Some((part.contents().to_vec(), content_type, part.attachment_name().map(str::to_string)))
+}
+
+/// The HTML part of a raw message as the node hands it out: as its sender wrote
+/// it (in UTF-8), cut at `limits::HTML_BYTES`, and whether it was cut; `None`
+/// when the message has no HTML.
+pub fn html_part(raw: &[u8]) -> Option<(String, bool)> {
+    let message = MessageParser::default().parse(raw)?;
+    match &message.html_part(0)?.body {
+        PartType::Html(html) => Some(truncate(html, HTML_BYTES)),
+        _ => None,
+    }
 }
 
 #[derive(Serialize)]
@@ -449,6 +463,21 @@ mod tests {
         assert_eq!(truncate("héllo", 2), ("h".to_string(), true));
         assert_eq!(truncate("héllo", 3), ("hé".to_string(), true));
         assert_eq!(truncate("hi", 10), ("hi".to_string(), false));
+    }
+
+    #[test]
+    fn html_is_handed_out_as_sent_and_cut_at_the_limit() {
+        let message = |body: &str| {
+            format!("From: a@b.example\r\nSubject: s\r\nContent-Type: text/html; charset=utf-8\r\n\r\n{body}")
+                .into_bytes()
+        };
+        let html = "<p onclick=\"x()\">é</p>";
+        assert_eq!(html_part(&message(html)), Some((html.to_string(), false)));
+        let long = "é".repeat(HTML_BYTES / 2 + 1);
+        let (cut, truncated) = html_part(&message(&long)).unwrap();
+        assert!(truncated);
+        assert_eq!(cut.len(), HTML_BYTES, "whole characters, up to the limit");
+        assert_eq!(html_part(b"From: a@b.example\r\nSubject: s\r\n\r\nplain text"), None, "text is not HTML");
     }
 
     #[test]

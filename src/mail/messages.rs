@@ -1,5 +1,5 @@
-//! Received messages: a mailbox's list, one message's metadata, its text, its
-//! original bytes and its attachments.
+//! Received messages: a mailbox's list, one message's metadata, its text (and,
+//! asked for, its HTML), its original bytes and its attachments.
 //!
 //! The line between metadata and content is drawn by the contract: the list and
 //! the metadata answer holders of `mailbox.metadata.read` (decision 0007); the
@@ -228,15 +228,33 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }))
 }
 
-/// `GET /api/mailboxes/:mailboxId/messages/:receiptId/body`.
+/// `GET /api/mailboxes/:mailboxId/messages/:receiptId/body`: the text a receipt
+/// keeps and, asked for, the HTML part of its original, which only the object
+/// store holds.
 pub async fn body(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let row = receipt(context).await?;
+    let html = if context.query("html") == Some("true") { html_part(context, &row).await? } else { None };
     Ok(context.json(&MessageBody {
         id: row.summary.id,
         text: row.text_body,
         text_source: row.text_source,
         truncated: row.text_truncated != 0,
+        html_truncated: html.as_ref().map(|(_, truncated)| *truncated),
+        html: html.map(|(html, _)| html),
     }))
+}
+
+/// The HTML part of a receipt's original, cut at the node's limit, and whether
+/// it was cut; none when the message has none, or its original is gone (its
+/// text is still here, so reading it is not refused).
+async fn html_part(context: &Context<'_>, row: &DetailRow) -> Result<Option<(String, bool)>, Refusal> {
+    let Some(bytes) = context.content_blob(&row.raw_key).await? else {
+        context
+            .platform()
+            .log(&format!("raw message {} of {} is missing from the object store", row.raw_key, row.summary.id));
+        return Ok(None);
+    };
+    Ok(inbound::html_part(&bytes))
 }
 
 /// The raw bytes of a receipt, from the object store; refused as gone, never a

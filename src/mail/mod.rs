@@ -1,7 +1,8 @@
 //! Mail: mailboxes (`mailboxes`), received messages (`inbound` stores them,
 //! `trust` reads how far their senders were authenticated and fences their text
 //! for agents, `threads` groups them with sent mail into conversations,
-//! `limits` says how much of them it keeps and serves, `messages` reads them,
+//! `html_text` renders an HTML-only one's text, `limits` says how much of them
+//! it keeps and serves, `messages` reads them,
 //! `search` finds them, `deletion` deletes them) and outbound mail under dual
 //! control (`sends`, with `outbound` writing the sealed message), each with its
 //! routes, its errors and their refusals; `message_ids` is the Message-ID syntax
@@ -11,6 +12,7 @@
 //! here.
 
 pub mod deletion;
+pub mod html_text;
 pub mod inbound;
 pub mod limits;
 pub mod mailboxes;

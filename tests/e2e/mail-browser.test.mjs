@@ -7,6 +7,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { createServer } from "node:http";
 import { join } from "node:path";
 import { startNode, setUp, ROOT, ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
@@ -293,6 +294,105 @@ test("markup in a stranger's name, subject and text is shown as text, never run 
   const main = writer.getByRole("main");
   for (const tag of ["img", "b", "script", "a[href^='javascript']"]) assert.equal(await main.locator(tag).count(), 0, tag);
   assert.equal(await writer.title(), `${HOSTILE_SUBJECT} · Mail · Mailroom`, "the subject is in the title as text, and no script renamed it");
+});
+
+test("an HTML message is shown formatted in a sandboxed frame that runs nothing and loads nothing, or as its text in paragraphs", async () => {
+  // A listener on 127.0.0.1: everything the message tries to load or call goes here, and nothing may arrive.
+  const reached = [];
+  const listener = createServer((request, response) => {
+    reached.push(request.url);
+    response.end();
+  });
+  await new Promise((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  const elsewhere = `http://127.0.0.1:${listener.address().port}`;
+  const subject = "The Ledger: quarterly update";
+  const html = [
+    "<html><head><title>The Ledger</title><style>h1 { color: #c00 }</style></head><body style='margin:0'>",
+    '<div style="display:none;max-height:0">Revenue up, a new office&nbsp;&zwnj;</div>',
+    `<table width="600" background="${elsewhere}/background"><tr><td style="padding:24px; font-family:Georgia">`,
+    '<h1 style="font-size:28px">Quarterly update</h1>',
+    "<p style=color:#333>Revenue grew by <b>twelve</b> percent.</p>",
+    "<ul><li>A new office in Lisbon</li><li>Two more hires</li></ul></td></tr></table>",
+    `<p><img src="${elsewhere}/tracker" width="1" height="1" alt=""><img src="x" onerror="fetch('${elsewhere}/onerror')">`,
+    '<img src="data:image/gif;base64,R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7" alt="A dot">',
+    `<script>fetch("${elsewhere}/script"); parent.document.title = "ran"</script></p>`,
+    `<p><a href="https://letters.example/report" onclick="fetch('${elsewhere}/onclick')">Read the full report</a></p>`,
+    `<p><a href="javascript:fetch('${elsewhere}/javascript')">Claim your reward</a> · <a href="/api/me">Your account</a></p>`,
+    "</body></html>",
+  ].join("\n");
+  assert.equal(await node.deliver("news@letters.example", SUPPORT.address, Buffer.from([
+    "From: The Ledger <news@letters.example>",
+    `To: ${SUPPORT.address}`,
+    `Subject: ${subject}`,
+    "Date: Sat, 28 Nov 2026 07:00:00 +0000",
+    "Message-ID: <ledger-quarterly@letters.example>",
+    "MIME-Version: 1.0",
+    "Content-Type: text/html; charset=utf-8",
+    "",
+    html,
+    "",
+  ].join("\r\n"))), null);
+
+  await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await writer.getByRole("link", { name: subject }).click();
+  await writer.getByRole("heading", { name: subject, level: 2 }).waitFor();
+  const text = writer.getByRole("region", { name: "Text" });
+  const views = text.getByRole("group", { name: "Show the message" });
+  assert.equal(await views.getByRole("button", { name: "Formatted" }).getAttribute("aria-pressed"), "true", "formatted first");
+
+  // Formatted: sanitised, in a frame sandboxed without scripts and without this origin.
+  const frame = text.locator("iframe");
+  await frame.waitFor();
+  const sandbox = await frame.getAttribute("sandbox");
+  assert.notEqual(sandbox, null, "the frame is sandboxed");
+  const allowed = sandbox.split(/\s+/);
+  for (const token of ["allow-same-origin", "allow-scripts", "allow-top-navigation", "allow-forms"]) assert.ok(!allowed.includes(token), `${token} in ${sandbox}`);
+  const srcdoc = await frame.getAttribute("srcdoc");
+  assert.match(srcdoc, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:;/);
+  for (const removed of ["<script", "onerror", "onclick", "javascript:", elsewhere, 'href="/api', "<style>h1", "style=", "Revenue up"]) {
+    assert.ok(!srcdoc.includes(removed), `${removed} is not in what the frame shows`);
+  }
+  const shown = frame.contentFrame();
+  await shown.getByRole("heading", { name: "Quarterly update" }).waitFor();
+  assert.equal(await shown.getByRole("listitem").count(), 2);
+  const report = shown.getByRole("link", { name: "Read the full report" });
+  assert.equal(await report.getAttribute("href"), "https://letters.example/report");
+  assert.equal(await report.getAttribute("target"), "_blank", "a link opens a tab of its own, never this page or the frame");
+  assert.match(await report.getAttribute("rel"), /noopener/);
+  assert.equal(await shown.getByRole("link").count(), 1, "javascript: and a link back to the node are left as text");
+  await shown.getByText("Claim your reward").waitFor();
+  assert.equal(await shown.locator("script, [onclick], [onerror]").count(), 0);
+  assert.ok(await shown.getByRole("img", { name: "A dot" }).evaluate((image) => image.complete && image.naturalWidth === 1), "an image inside the message is shown");
+  await text.getByText("Images from the web are not loaded (3 in this message)").waitFor();
+  await writer.waitForTimeout(1000);
+  assert.deepEqual(reached, [], "nothing in the message ran or loaded from elsewhere");
+  assert.equal(await writer.title(), `${subject} · Mail · Mailroom`);
+
+  // Plain text: the node's rendering, its paragraphs kept, in the page's own font.
+  await views.getByRole("button", { name: "Plain text" }).click();
+  assert.equal(await views.getByRole("button", { name: "Plain text" }).getAttribute("aria-pressed"), "true");
+  const plain = text.locator("pre");
+  assert.equal(await plain.textContent(), [
+    "Quarterly update",
+    "",
+    "Revenue grew by twelve percent.",
+    "",
+    "• A new office in Lisbon",
+    "• Two more hires",
+    "",
+    "Read the full report",
+    "",
+    "Claim your reward · Your account",
+  ].join("\n"), "not run together");
+  assert.doesNotMatch(await plain.evaluate((element) => getComputedStyle(element).fontFamily), /mono/i);
+  assert.equal(await text.locator("iframe").count(), 0);
+  await views.getByRole("button", { name: "Formatted" }).click();
+  await text.locator("iframe").contentFrame().getByRole("heading", { name: "Quarterly update" }).waitFor();
+  await writer.waitForTimeout(500);
+  assert.deepEqual(reached, []);
+  await fetch(`${elsewhere}/control`);
+  assert.deepEqual(reached, ["/control"], "the listener hears what does reach it");
+  await new Promise((resolve) => listener.close(resolve));
 });
 
 test("the writer downloads an attachment", async () => {

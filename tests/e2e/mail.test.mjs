@@ -142,6 +142,77 @@ test("search never reveals a body to a metadata reader", async () => {
   assert.equal(hostile.status, 200, hostile.text);
 });
 
+/** `text` as a quoted-printable body, as newsletters are sent: UTF-8, `=` escaped, lines softly broken. */
+function quotedPrintable(text) {
+  const escaped = (byte) => `=${byte.toString(16).toUpperCase().padStart(2, "0")}`;
+  return text.split("\n").map((line) => {
+    const tokens = [...Buffer.from(line, "utf8")].map((byte) => (byte === 61 || byte > 126 ? escaped(byte) : String.fromCharCode(byte)));
+    const lines = [""];
+    for (const token of tokens) {
+      if (lines.at(-1).length + token.length > 72) lines.push("");
+      lines[lines.length - 1] += token;
+    }
+    return lines.join("=\r\n");
+  }).join("\r\n");
+}
+
+test("an HTML-only message is read as text with its paragraphs, and its HTML is handed out only when asked for", async () => {
+  const html = [
+    "<html><head><title>The Ledger</title><style>h1 { color: #c00 }</style></head><body>",
+    '<div style="display:none">Revenue up, a new office&nbsp;&zwnj;&nbsp;&zwnj;</div>',
+    '<table width="600"><tr><td><h1>Quarterly update</h1>',
+    "<p>Revenue grew by <b>twelve</b> percent,",
+    "   and we opened an office in Lisbon.</p>",
+    "<p>What&rsquo;s next:</p><ul><li>A reporting tool</li><li>Two more hires</li></ul>",
+    '<p><a href="https://letters.example/report">Read the full report</a></p></td></tr></table>',
+    "</body></html>",
+  ].join("\n");
+  const raw = Buffer.from([
+    "From: The Ledger <news@letters.example>",
+    `To: ${SUPPORT}`,
+    "Subject: The Ledger, November",
+    "Date: Mon, 30 Nov 2026 07:00:00 +0000",
+    "Message-ID: <ledger-november@letters.example>",
+    "MIME-Version: 1.0",
+    "Content-Type: text/html; charset=utf-8",
+    "Content-Transfer-Encoding: quoted-printable",
+    "",
+    quotedPrintable(html),
+    "",
+  ].join("\r\n"));
+  assert.equal(await node.deliver("news@letters.example", SUPPORT, raw), null);
+  const listed = (await messages("meta")).body.messages;
+  const ledger = listed.find((item) => item.subject === "The Ledger, November");
+  const plain = listed.find((item) => item.subject === "Where is my invoice?");
+
+  const body = (await message("writer", ledger.id, "/body")).body;
+  assert.equal(body.text_source, "html");
+  assert.equal(body.text, [
+    "Quarterly update",
+    "",
+    "Revenue grew by twelve percent, and we opened an office in Lisbon.",
+    "",
+    "What’s next:",
+    "",
+    "• A reporting tool",
+    "• Two more hires",
+    "",
+    "Read the full report",
+  ].join("\n"), "paragraphs kept, not run together; what the message hides, its head and its style left out");
+  assert.equal(body.html, undefined, "the HTML only when asked for");
+  const found = (await call("GET", "/api/search?q=updateRevenue", { token: people.writer.token })).body.results;
+  assert.deepEqual(found, [], "words of two paragraphs are not indexed as one");
+
+  const asked = (await message("writer", ledger.id, "/body?html=true")).body;
+  assert.equal(asked.html, `${html.replaceAll("\n", "\r\n")}\r\n`, "the HTML part as it was sent (its lines as mail ends them), decoded, unsanitised");
+  assert.equal(asked.html_truncated, false);
+  assert.equal(asked.text, body.text);
+  const none = (await message("writer", plain.id, "/body?html=true")).body;
+  assert.equal(none.html, undefined, "a text message has no HTML to hand out");
+  assertRefusal(assert, await message("writer", ledger.id, "/body?html=please"), 400, "invalid_query_parameter");
+  assertRefusal(assert, await message("meta", ledger.id, "/body?html=true"), 403, "missing_relation");
+});
+
 test("a reply is drafted, approved by a second person, sealed and handed to the send_email binding", async () => {
   const [question] = (await messages("meta")).body.messages.filter((item) => item.subject === "Where is my invoice?");
   const sends = `/api/mailboxes/${mailbox.id}/sends`;

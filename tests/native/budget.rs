@@ -131,7 +131,7 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         }
         RouteId::ListMessages => (as_ben("GET", &format!("/api/mailboxes/{mailbox}/messages")), 200),
         RouteId::GetMessage => (as_ben("GET", &message), 200),
-        RouteId::GetMessageBody => (as_ben("GET", &format!("{message}/body")), 200),
+        RouteId::GetMessageBody => (as_ben("GET", &format!("{message}/body?html=true")), 200),
         RouteId::GetMessageOriginal => (as_ben("GET", &format!("{message}/original")), 200),
         RouteId::GetAttachment => (as_ben("GET", &format!("{message}/attachments/0")), 200),
         RouteId::DeleteMessage => (admin("DELETE", &message), 200),

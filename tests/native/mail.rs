@@ -74,9 +74,26 @@ fn html_only_mail_is_read_as_text_and_never_as_markup() {
     let (_, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
     let text = body(&message(&world, &token, &mailbox, &receipt, "/body"));
     assert_eq!(text["text_source"], "html");
+    assert!(text.get("html").is_none(), "the HTML only when asked for: {text}");
     let text = text["text"].as_str().unwrap();
-    assert!(text.contains("Revenue grew by twelve percent"), "{text}");
-    assert!(!text.contains('<'), "no markup survives: {text}");
+    assert_eq!(text, "Quarterly update\n\nRevenue grew by twelve percent.", "its paragraphs kept, its script dropped");
+}
+
+#[test]
+fn a_message_s_html_is_handed_out_as_sent_only_when_asked_for() {
+    let (world, mailbox) = world_with_mailbox();
+    let html_only = world.deliver("html-only", SUPPORT);
+    let plain = world.deliver("plain", SUPPORT);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
+    let asked = body(&message(&world, &token, &mailbox, &html_only, "/body?html=true"));
+    let html = asked["html"].as_str().unwrap();
+    assert!(html.starts_with("<html><body><h1>Quarterly update</h1>"), "{html}");
+    assert!(html.contains("<script>"), "as sent: the reader sanitises it");
+    assert_eq!(asked["html_truncated"], false);
+    assert_eq!(asked["text"], "Quarterly update\n\nRevenue grew by twelve percent.");
+    let none = body(&message(&world, &token, &mailbox, &plain, "/body?html=true"));
+    assert!(none.get("html").is_none() && none.get("html_truncated").is_none(), "a text message has no HTML: {none}");
+    assert_refused(&message(&world, &token, &mailbox, &html_only, "/body?html=yes"), 400, "invalid_query_parameter");
 }
 
 #[test]

@@ -64,6 +64,13 @@ pub mod limits {
     pub const OUTBOUND_ATTACHMENTS: usize = 10;
     /// The most bytes a send's files may take together, decoded.
     pub const OUTBOUND_ATTACHMENTS_TOTAL_BYTES: usize = 5 * 1024 * 1024;
+    /// The most of a message's HTML part the node hands out, in bytes (asked for
+    /// with `get_message_body`'s `html`); a longer one is cut on a character
+    /// boundary, and the original holds it all. Gmail clips a message's HTML at
+    /// 102 KB; this is ten times that, room for the images a message carries
+    /// inside its HTML (`data:` URLs), which the interface shows, unlike remote
+    /// ones, which it never loads.
+    pub const HTML_BYTES: usize = 1024 * 1024;
 }
 
 /// A mailbox: an address mail arrives at, shared by the people and agents who hold
@@ -276,12 +283,26 @@ vocabulary! {
 pub struct MessageBody {
     /// The receipt's id (`rcp_…`).
     pub id: String,
-    /// The message's text. For a message with only an HTML body, a text rendering of it.
+    /// The message's text. For a message with only an HTML body, a text rendering of
+    /// it as a browser shows it: a line for each block, a blank line between
+    /// paragraphs, list items bulleted or numbered, quoted lines marked `> `.
     pub text: String,
     /// `text` when the message had a plain-text body, `html` when the text was rendered from HTML.
     pub text_source: String,
     /// Whether the text was cut at the node's limit; the original has all of it.
     pub truncated: bool,
+    /// The message's HTML part as it was sent, when asked for (`html=true`) and it
+    /// has one; absent otherwise, and when its original is no longer stored. Not
+    /// sanitised: whatever the sender wrote, scripts and remote images included, so
+    /// render it only where it can run nothing and load nothing (the interface
+    /// sanitises it and shows it in a sandboxed frame that loads nothing remote).
+    /// Cut at the node's limit in bytes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = limits::HTML_BYTES))]
+    pub html: Option<String>,
+    /// With `html`: whether it was cut at the node's limit; the original has all of it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub html_truncated: Option<bool>,
 }
 
 /// Where a search term matched.

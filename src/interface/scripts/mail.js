@@ -3,8 +3,8 @@
 // Its route hands a mailbox's outbound mail to sends.js.
 //
 // A message's subject, names and text are written by whoever sent it. They are
-// only ever set as textContent, and a body is shown as plain text in a <pre>,
-// never rendered as HTML. An administrator can delete a received message from
+// only ever set as textContent; a body is shown by message-body.js, which never
+// renders HTML on this page. An administrator can delete a received message from
 // its own view, after saying so twice.
 
 import { append, breadcrumbs, byteSize, code, facts, h, labelled, linkButton, replace, row, table, time, uniqueId } from "./dom.js";
@@ -12,7 +12,8 @@ import { me, route } from "./session.js";
 import { api, query, SessionOver } from "./api.js";
 import { actionForm, downloadLink, empty, info, loading, panel, perform, refusalBox, statusArea } from "./shared.js";
 import { pager } from "./pager.js";
-import { access, heldList, mailboxApi, mailboxName, mailHref, mailText, myMailboxes, subjectOf } from "./mail-shared.js";
+import { access, heldList, mailboxApi, mailboxName, mailHref, myMailboxes, subjectOf } from "./mail-shared.js";
+import { renderMessageBody } from "./message-body.js";
 import { composeView, outboundView, sendEditor, sendView } from "./sends.js";
 
 /** An address from a header: the name it gave, with the address beside it. */
@@ -326,11 +327,7 @@ async function messageView(view, mailbox, receiptId) {
     return;
   }
   try {
-    const body = await api("GET", `${path}/body`);
-    replace(text,
-      body.text_source === "html" ? info("This message came only as HTML; this is its text, without the formatting.") : null,
-      mailText(body.text),
-      body.truncated ? info("The text was cut at the node's limit; the original has all of it.") : null);
+    replace(text, renderMessageBody(await api("GET", `${path}/body?html=true`)));
   } catch (error) {
     if (error instanceof SessionOver) throw error;
     text.replaceChildren(refusalBox(error, "The text could not be shown."));
