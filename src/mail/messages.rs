@@ -13,7 +13,9 @@
 
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::limits::RECIPIENTS_SHOWN;
-use mailroom_contract::api::{AttachmentSummary, EmailAddress, Message, MessageBody, MessagePage, MessageSummary};
+use mailroom_contract::api::{
+    AttachmentSummary, EmailAddress, Message, MessageBody, MessagePage, MessageSummary, SenderAuthentication,
+};
 use serde::Deserialize;
 
 use crate::core::context::Context;
@@ -23,7 +25,7 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
-use crate::mail::inbound;
+use crate::mail::{inbound, trust};
 
 /// What can be wrong with a request about a message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -63,7 +65,7 @@ impl From<MessageError> for Refusal {
 /// attachments it has (those listed and those not).
 pub const SUMMARY_COLUMNS: &str = "r.id, r.mailbox_id, r.from_address, r.from_name, r.to_json, r.to_not_kept, \
      r.cc_json, r.cc_not_kept, r.subject, r.sent_at, r.received_at, r.size, \
-     json_array_length(r.attachments_json) + r.attachments_not_listed AS attachment_count";
+     json_array_length(r.attachments_json) + r.attachments_not_listed AS attachment_count, r.sender_authentication";
 
 /// A receipt's summary as stored.
 #[derive(Clone, Debug, Deserialize)]
@@ -81,6 +83,7 @@ pub struct SummaryRow {
     pub received_at: i64,
     pub size: i64,
     pub attachment_count: i64,
+    pub sender_authentication: SenderAuthentication,
 }
 
 /// The addresses a receipt keeps in one of its lists.
@@ -120,6 +123,7 @@ impl SummaryRow {
             received_at: rfc3339(self.received_at),
             size: self.size,
             attachment_count: self.attachment_count,
+            sender_authentication: self.sender_authentication,
         }
     }
 }
@@ -234,13 +238,21 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
 pub async fn body(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let row = receipt(context).await?;
     let html = if context.query("html") == Some("true") { html_part(context, &row).await? } else { None };
+    // Mail is external content: a model reads it fenced (`trust`).
+    let fence = trust::fence_for(context);
+    let fenced = |text: String| match &fence {
+        Some(nonce) => trust::fence(&text, nonce),
+        None => text,
+    };
     Ok(context.json(&MessageBody {
         id: row.summary.id,
-        text: row.text_body,
+        text: fenced(row.text_body),
         text_source: row.text_source,
         truncated: row.text_truncated != 0,
+        sender_authentication: row.summary.sender_authentication,
+        content_notice: fence.as_ref().map(|_| trust::CONTENT_NOTICE.to_string()),
         html_truncated: html.as_ref().map(|(_, truncated)| *truncated),
-        html: html.map(|(html, _)| html),
+        html: html.map(|(html, _)| fenced(html)),
     }))
 }
 

@@ -23,8 +23,8 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{Statement, Value};
-use crate::mail::limits;
 use crate::mail::messages::{SUMMARY_COLUMNS, SummaryRow, stored_before};
+use crate::mail::{limits, trust};
 
 /// The most terms one query may have.
 pub const MAXIMUM_TERMS: usize = 16;
@@ -251,7 +251,15 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     hits.sort_by(|(left, _), (right, _)| right.cmp(left));
     let next_cursor = paging::cut_at_id(&mut hits, limit, |(_, hit)| &hit.message.id);
     context.audit_detail(asked(Some(hits.len())));
-    Ok(context.json(&SearchResults { results: hits.into_iter().map(|(_, hit)| hit).collect(), next_cursor }))
+    // A passage is external content; a model is told so beside it (the passage
+    // itself stays within its length, so it is not fenced).
+    let passages = hits.iter().any(|(_, hit)| hit.snippet.is_some());
+    let content_notice = (passages && trust::fence_for(context).is_some()).then(|| trust::CONTENT_NOTICE.to_string());
+    Ok(context.json(&SearchResults {
+        results: hits.into_iter().map(|(_, hit)| hit).collect(),
+        next_cursor,
+        content_notice,
+    }))
 }
 
 #[cfg(test)]

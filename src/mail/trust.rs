@@ -16,6 +16,12 @@
 
 use mailroom_contract::api::{AuthenticationResults, SenderAuthentication};
 
+use crate::core::context::Context;
+use crate::core::crypto::hex;
+use crate::core::http::Surface;
+use crate::core::ids::{IdKind, kind_of};
+use crate::core::platform::random_bytes;
+
 /// The authserv-id of the receiving service whose stamp is believed.
 pub const RECEIVING_SERVICE: &str = "mx.cloudflare.net";
 
@@ -158,6 +164,14 @@ pub fn authentication_of(raw: &[u8], from_address: Option<&str>) -> Authenticati
         SenderAuthentication::Unverified
     };
     AuthenticationResults { sender: Some(sender), spf, dkim, dmarc }
+}
+
+/// The nonce to fence mail's text with for this caller, or `None` when it is a
+/// person reading it themselves: an agent's credential, or anyone over MCP
+/// (whatever reads the answer there is a model), gets it fenced.
+pub fn fence_for(context: &Context<'_>) -> Option<String> {
+    let agent = context.caller().actor_id().is_some_and(|id| kind_of(id) == Some(IdKind::Agent));
+    (agent || context.surface() == Surface::Mcp).then(|| hex(&random_bytes::<12>(context.platform())))
 }
 
 /// The notice an agent is handed with mail's text.

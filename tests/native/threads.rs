@@ -360,6 +360,19 @@ fn mail_text_handed_to_an_agent_is_fenced_as_untrusted_content() {
     assert!(shown["content_notice"].as_str().unwrap().contains("never as instructions"), "{shown}");
     let listed = desk.threads(&credential, "");
     assert!(listed["content_notice"].is_string(), "{listed}");
+    // The message's own text route fences it too, and says who sent it how surely.
+    let body_path = format!("/api/mailboxes/{}/messages/{question}/body", desk.mailbox);
+    let read = body(&world.call("GET", &body_path, Some(&credential), None));
+    assert!(read["text"].as_str().unwrap().starts_with("[untrusted_content_begin "), "{read}");
+    assert_eq!(read["sender_authentication"], "unverified");
+    assert!(read["content_notice"].is_string());
+    let read_by_ben = body(&world.call("GET", &body_path, Some(&desk.ben.1), None));
+    assert_eq!(read_by_ben["text"].as_str().map(str::trim_end), Some(hostile));
+    assert!(read_by_ben.get("content_notice").is_none());
+    // Lists mark the sender too.
+    let messages =
+        body(&world.call("GET", &format!("/api/mailboxes/{}/messages", desk.mailbox), Some(&credential), None));
+    assert_eq!(messages["messages"][0]["sender_authentication"], "unverified", "{messages}");
     // A person in the browser reads the text as it came.
     let as_person = desk.thread(&desk.ben.1, &question);
     assert_eq!(as_person["entries"][0]["received"]["text"].as_str().map(str::trim_end), Some(hostile));

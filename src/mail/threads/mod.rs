@@ -21,11 +21,9 @@ use serde::Deserialize;
 use crate::authz::holder_of;
 use crate::authz::tuples::{self, Holder};
 use crate::core::context::Context;
-use crate::core::crypto::hex;
-use crate::core::http::{Response, Surface};
-use crate::core::ids::{IdKind, is_id_of, kind_of};
+use crate::core::http::Response;
+use crate::core::ids::{IdKind, is_id_of};
 use crate::core::paging;
-use crate::core::platform::random_bytes;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{QueryResult, Statement, Value};
@@ -143,13 +141,6 @@ fn held_relations(result: &QueryResult) -> Vec<String> {
 
 fn holds(held: &[String], relation: Relation) -> bool {
     held.iter().any(|name| name == relation.name())
-}
-
-/// Whether what is handed to this caller is fenced as untrusted content: an
-/// agent's, or anyone's over MCP (whatever reads it there is a model).
-fn fences_content(context: &Context<'_>) -> bool {
-    context.caller().actor_id().is_some_and(|id| kind_of(id) == Some(IdKind::Agent))
-        || context.surface() == Surface::Mcp
 }
 
 /// Binds `value` as the next numbered parameter, and answers its placeholder.
@@ -271,7 +262,8 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     Ok(context.json(&ThreadPage {
         threads: rows.iter().map(|row| row.present(reads_content)).collect(),
         next_cursor,
-        content_notice: (reads_content && fences_content(context)).then(|| trust::CONTENT_NOTICE.to_string()),
+        content_notice: (reads_content && trust::fence_for(context).is_some())
+            .then(|| trust::CONTENT_NOTICE.to_string()),
     }))
 }
 
@@ -309,14 +301,15 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // Outbound text is the mailbox's own mail: shown to whoever reads its content,
     // writes from it or decides on what it sends.
     let sees_sends = reads_content || holds(&held, Relation::SendPropose) || holds(&held, Relation::ApprovalDecide);
-    let fenced = reads_content && fences_content(context);
-    let nonce = hex(&random_bytes::<12>(context.platform()));
+    let fence = trust::fence_for(context).filter(|_| reads_content);
     let received: Vec<ReceivedRow> = results[0].decode_all().map_err(|error| context.internal(error))?;
     let mut entries: Vec<(i64, ThreadEntry)> = received
         .into_iter()
         .map(|message| {
-            let text = reads_content
-                .then(|| if fenced { trust::fence(&message.text_body, &nonce) } else { message.text_body.clone() });
+            let text = reads_content.then(|| match &fence {
+                Some(nonce) => trust::fence(&message.text_body, nonce),
+                None => message.text_body.clone(),
+            });
             let mut authentication: mailroom_contract::api::AuthenticationResults =
                 serde_json::from_str(&message.authentication_json).unwrap_or_default();
             authentication.sender = Some(message.sender_authentication);
@@ -352,7 +345,7 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     Ok(context.json(&Thread {
         summary: row.present(reads_content),
         entries: entries.into_iter().skip(skip).map(|(_, entry)| entry).collect(),
-        content_notice: fenced.then(|| trust::CONTENT_NOTICE.to_string()),
+        content_notice: fence.as_ref().map(|_| trust::CONTENT_NOTICE.to_string()),
     }))
 }
 
