@@ -133,11 +133,29 @@ async function sequential() {
       await node.deliver("ana@customer.example", "support@mailroom.test", plain.replace("invoice-question-1", `bench-${index}`));
     }
     const receipt = (await call("GET", `/api/mailboxes/${mailbox.id}/messages?limit=1`, { token })).body.messages[0].id;
+    const thread = `/api/mailboxes/${mailbox.id}/threads/${(await call("GET", `/api/mailboxes/${mailbox.id}/threads?limit=1`, { token })).body.threads[0].id}`;
+    // A reply through the email handler, joining its conversation by In-Reply-To.
+    let replies = 0;
+    const newline = plain.includes("\r\n") ? "\r\n" : "\n";
+    const reply = async () => {
+      const raw = plain
+        .replace("invoice-question-1", `bench-reply-${++replies}`)
+        .replace(/^Subject: [^\r\n]*/m, "Subject: Re: bench")
+        .replace("Message-ID:", `In-Reply-To: <bench-0@customer.example>${newline}Message-ID:`);
+      const rejected = await node.deliver("ana@customer.example", "support@mailroom.test", raw);
+      return { status: rejected ? 500 : 200, text: rejected ?? "" };
+    };
     const cases = [
       ["GET /api/me", () => call("GET", "/api/me", { token })],
       ["GET …/messages (50 stored)", () => call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token })],
       ["GET …/messages/:id/body (audited)", () => call("GET", `/api/mailboxes/${mailbox.id}/messages/${receipt}/body`, { token })],
       ["GET /api/search?q=invoice (audited)", () => call("GET", "/api/search?q=invoice", { token })],
+      ["GET …/threads (50 conversations, audited)", () => call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token })],
+      ["GET …/threads?status=open&unread=true&assignee=none", () => call("GET", `/api/mailboxes/${mailbox.id}/threads?status=open&unread=true&assignee=none`, { token })],
+      ["GET …/threads/:id (audited)", () => call("GET", thread, { token })],
+      ["PATCH …/threads/:id (status, audited)", () => call("PATCH", thread, { token, body: { status: "waiting" } })],
+      ["PUT …/threads/:id/read", () => call("PUT", `${thread}/read`, { token })],
+      ["email handler: a reply joining its conversation", reply],
       ["POST …/sends (a draft, audited)", () => call("POST", `/api/mailboxes/${mailbox.id}/sends`, { token, body: { to: ["a@b.example"], subject: "S", text: "T" } })],
       ["POST /mcp tools/list", () => call("POST", "/mcp", { token, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } })],
       ["POST /api/me/events (a reminder, audited)", () => call("POST", "/api/me/events", { token, body: { title: "Bench", due_at: "2027-03-01T09:00" } })],
