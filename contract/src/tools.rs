@@ -76,13 +76,40 @@ pub fn body_property_names(route: &Route) -> Vec<String> {
 
 #[cfg(feature = "schemas")]
 /// The tool's output schema: the route's answer, or the four-part refusal it
-/// gives instead (a client validating structured content accepts both).
+/// gives instead (a client validating structured content accepts both). Its
+/// shape only: what each field means is in the OpenAPI document and the Skill,
+/// and repeating it in every tool's schema was half the catalogue the Worker
+/// carries (decision 0020). The input schema keeps every description: that is
+/// what a model calls with.
 pub fn output_schema(route: &Route) -> Option<Value> {
     let response = route.response?;
     let mut generator = inline_generator(true);
     let answer = response(&mut generator).to_value();
     let refusal = generator.subschema_for::<RefusalBody>().to_value();
-    Some(json!({ "type": "object", "anyOf": [answer, refusal] }))
+    let mut schema = json!({ "type": "object", "anyOf": [answer, refusal] });
+    without_descriptions(&mut schema);
+    Some(schema)
+}
+
+/// `schema` without its `description` keywords, at every depth; a property that
+/// happens to be named `description` is kept.
+#[cfg(feature = "schemas")]
+fn without_descriptions(schema: &mut Value) {
+    match schema {
+        Value::Object(object) => {
+            object.remove("description");
+            for (keyword, value) in object.iter_mut() {
+                match (keyword.as_str(), value) {
+                    ("properties" | "$defs" | "definitions" | "patternProperties", Value::Object(named)) => {
+                        named.values_mut().for_each(without_descriptions)
+                    }
+                    (_, value) => without_descriptions(value),
+                }
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(without_descriptions),
+        _ => {}
+    }
 }
 
 /// Hints from the tier: a read changes nothing; an act changes something a
@@ -208,6 +235,7 @@ mod tests {
             );
             if let Some(output) = tool.get("outputSchema") {
                 assert_eq!(output["type"], "object", "{}: MCP output schemas are objects", route.tool);
+                assert!(!output.to_string().contains("\"description\":\""), "{}: output schemas are shapes", route.tool);
                 assert!(!output.to_string().contains("$ref"), "{}: output schema must be inline", route.tool);
             }
             assert!(!tool["inputSchema"].to_string().contains("$ref"), "{}: input schema must be inline", route.tool);
