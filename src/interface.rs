@@ -51,8 +51,11 @@ const MODULES: &[(&str, &str)] = &[
     ("approvals.js", interface_file!("scripts/approvals.js")),
     ("audit.js", interface_file!("scripts/audit.js")),
     ("connections.js", interface_file!("scripts/connections.js")),
+    ("conversation.js", interface_file!("scripts/conversation.js")),
     ("dom.js", interface_file!("scripts/dom.js")),
+    ("inbox.js", interface_file!("scripts/inbox.js")),
     ("mail-shared.js", interface_file!("scripts/mail-shared.js")),
+    ("mail-words.js", interface_file!("scripts/mail-words.js")),
     ("mail.js", interface_file!("scripts/mail.js")),
     ("mailboxes.js", interface_file!("scripts/mailboxes.js")),
     ("main.js", interface_file!("scripts/main.js")),
@@ -212,6 +215,16 @@ mod tests {
             ),
             ["a", "b_c"]
         );
+    }
+
+    #[test]
+    fn mail_words_every_send_state_conversation_status_and_sender_check_the_contract_declares_and_no_other() {
+        use mailroom_contract::api::{SendState, SenderAuthentication, ThreadStatus};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts/mail-words.js");
+        let script = std::fs::read_to_string(path).expect("mail-words.js exists");
+        assert_eq!(table_keys(&script, "SEND_STATES"), SendState::NAMES);
+        assert_eq!(table_keys(&script, "THREAD_STATUSES"), ThreadStatus::NAMES);
+        assert_eq!(table_keys(&script, "SENDER_CHECKS"), SenderAuthentication::NAMES);
     }
 
     #[test]

@@ -87,9 +87,14 @@ async function signIn(page, { email, password }) {
   await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
 }
 
-/** Searches from the search box on the page, for `words`, in `scope` (a mailbox's address) if given. */
+/**
+ * Searches from the search box on the page, for `words`, in `scope` (a
+ * mailbox's address) if given; from a mailbox's conversations, which have no
+ * such box, through their link to the search of all mail.
+ */
 async function search(page, words, scope) {
   const box = page.getByRole("search", { name: "Search mail" });
+  if (!(await box.count())) await page.getByRole("link", { name: "Search the text of mail" }).click();
   await box.getByLabel("Search for").fill(words);
   if (scope) await box.getByLabel("In", { exact: true }).selectOption({ label: scope });
   await box.getByRole("button", { name: "Search" }).click();
@@ -115,6 +120,20 @@ async function searchAll(parameters, asToken) {
 }
 
 const section = (page, name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
+
+/** From Mail (a mailbox's conversations), the mailboxes and what the person holds on each. */
+async function yourMailboxes(page) {
+  await section(page, "Mail").click();
+  await page.getByRole("link", { name: "Your mailboxes and what you hold" }).click();
+  return page.getByRole("region", { name: "Mailboxes I can read" });
+}
+
+/** Every message a mailbox received, one by one (Mail itself shows conversations). */
+async function everyMessage(page, address) {
+  await (await yourMailboxes(page)).getByRole("link", { name: address, exact: true }).click();
+  await page.getByRole("link", { name: "Every message" }).click();
+  await page.getByRole("region", { name: "Messages, newest first" }).waitFor();
+}
 const statusSaying = (page, text) => page.getByRole("status").filter({ hasText: text });
 
 /** An API token for a person, to check what the page did from outside it. */
@@ -238,8 +257,7 @@ test("someone who holds only metadata sees that a message exists, and is told wh
   await admin.getByRole("button", { name: "Grant", exact: true }).click();
   await statusSaying(admin, `Granted to ${ADMIN.name} on ${SUPPORT.address}:`).filter({ hasText: "mailbox.metadata.read" }).waitFor();
 
-  await section(admin, "Mail").click();
-  await admin.getByRole("region", { name: "Mailboxes I can read" }).getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await everyMessage(admin, SUPPORT.address);
   await admin.getByRole("link", { name: QUESTION }).click();
   await admin.getByRole("heading", { name: QUESTION, level: 2 }).waitFor();
   const text = admin.getByRole("region", { name: "Text" });
@@ -259,10 +277,17 @@ test("the writer finds the message in Mail and reads its text, as plain text", a
   assert.equal(await section(writer, "Mail").getAttribute("aria-current"), "page", "everyone else lands on Mail");
   for (const name of ["People", "Mailboxes", "Relations", "Audit"]) assert.equal(await section(writer, name).count(), 0, name);
 
-  const readable = writer.getByRole("region", { name: "Mailboxes I can read" });
-  assert.match(await readable.getByRole("row").filter({ hasText: SUPPORT.address }).textContent(), /mailbox\.content\.read.*send\.propose/);
+  // Mail lands on the mailbox's conversations; what the writer holds is a step away, in words.
+  await writer.getByRole("list", { name: `Conversations in ${SUPPORT.address}` }).waitFor();
+  const readable = await yourMailboxes(writer);
+  const { relations } = (await call("GET", "/api/agent-capabilities", { token })).body;
+  const words = (name) => relations.find((relation) => relation.name === name).description;
+  const held = await readable.getByRole("row").filter({ hasText: SUPPORT.address }).innerText();
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]) assert.ok(held.includes(words(relation)), `${words(relation)} in ${held}`);
+  assert.doesNotMatch(held, /mailbox\.content\.read|send\.propose/, "in words, not codes");
   assert.match(await writer.getByRole("region", { name: "Mailboxes I can send from" }).textContent(), new RegExp(SUPPORT.address.replace(/\./g, "\\.")));
   await readable.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await writer.getByRole("link", { name: "Every message" }).click();
 
   const row = writer.getByRole("row").filter({ hasText: QUESTION });
   await row.waitFor();
@@ -284,6 +309,7 @@ test("the writer finds the message in Mail and reads its text, as plain text", a
 
 test("markup in a stranger's name, subject and text is shown as text, never run or rendered", async () => {
   await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await writer.getByRole("link", { name: "Every message" }).click();
   const row = writer.getByRole("row").filter({ hasText: HOSTILE_SUBJECT });
   assert.match(await row.getByRole("cell").first().textContent(), /^<b>Mallory<\/b>/);
   await row.getByRole("link", { name: HOSTILE_SUBJECT }).click();
@@ -397,6 +423,7 @@ test("an HTML message is shown formatted in a sandboxed frame that runs nothing 
 
 test("the writer downloads an attachment", async () => {
   await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await writer.getByRole("link", { name: "Every message" }).click();
   await writer.getByRole("link", { name: "Signed contract attached" }).click();
   const link = writer.getByRole("region", { name: "Attachments" }).getByRole("link", { name: "contract.pdf" });
   const [download] = await Promise.all([writer.waitForEvent("download"), link.click()]);
@@ -482,7 +509,7 @@ test("someone who reads metadata alone finds mail by its subject, and never by i
 });
 
 test("a draft from New message can be deleted", async () => {
-  await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await section(writer, "Mail").click();
   await writer.getByRole("link", { name: "New message" }).click();
   await writer.getByRole("heading", { name: `New message from ${SUPPORT.address}` }).waitFor();
   await writer.getByLabel("To", { exact: true }).fill("someone@customer.example");
@@ -499,17 +526,20 @@ test("a draft from New message can be deleted", async () => {
   assert.deepEqual(sends, [], "the draft is gone");
 });
 
-test("the writer replies: the form is pre-filled, the draft saved, edited, submitted, taken back and submitted again", async () => {
+test("the writer replies from a message: the draft is begun with the sender by name, saved, edited, submitted, taken back and submitted again", async () => {
   await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await writer.getByRole("link", { name: "Every message" }).click();
   await writer.getByRole("link", { name: QUESTION }).click();
   await writer.getByRole("button", { name: "Reply" }).click();
 
+  // Reply begins the draft at once, as a mail client would: to whom the message asked, by name.
   const reply = writer.getByRole("region", { name: "Reply to ana@customer.example" });
-  assert.equal(await reply.getByLabel("To", { exact: true }).inputValue(), "ana@customer.example");
+  await reply.getByLabel("Text").waitFor();
+  assert.equal(await reply.getByLabel("To", { exact: true }).inputValue(), "Ana Lima <ana@customer.example>");
   assert.equal(await reply.getByLabel("Subject").inputValue(), REPLY_SUBJECT);
   await reply.getByLabel("Text").fill(FIRST_DRAFT);
-  await reply.getByRole("button", { name: "Save draft" }).click();
-  await statusSaying(writer, "Draft saved").waitFor();
+  await reply.getByRole("button", { name: "Save changes" }).click();
+  await statusSaying(writer, "Changes saved.").waitFor();
 
   await reply.getByLabel("Text").fill(REPLY_TEXT);
   await reply.getByRole("button", { name: "Save changes" }).click();
@@ -522,7 +552,7 @@ test("the writer replies: the form is pre-filled, the draft saved, edited, submi
 
   await reply.getByRole("button", { name: "Submit for approval" }).click();
   await statusSaying(writer, "Submitted for approval").waitFor();
-  assert.equal(await reply.getByText("submitted", { exact: true }).count(), 1, "the state is shown");
+  assert.equal(await reply.getByText("Awaiting approval", { exact: true }).count(), 1, "the state is shown, in words");
 
   await reply.getByRole("button", { name: "Cancel submission" }).click();
   await statusSaying(writer, "Submission cancelled").waitFor();
@@ -545,11 +575,10 @@ test("the writer cannot approve their own submission: it is not in their Approva
   assert.equal(await writer.getByRole("button", { name: /^Approve/ }).count(), 0);
 
   await section(writer, "Mail").click();
-  await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
   await writer.getByRole("link", { name: "Outbound" }).click();
   const row = writer.getByRole("row").filter({ hasText: REPLY_SUBJECT });
   await row.waitFor();
-  assert.equal((await row.getByRole("cell").allTextContents())[0], "submitted");
+  assert.equal((await row.getByRole("cell").allTextContents())[0], "Awaiting approval");
   assert.ok(await row.getByRole("button", { name: `Cancel submission of ${REPLY_SUBJECT}` }).isVisible());
 });
 
@@ -566,9 +595,13 @@ test("the approver sees the reply and its full text in Approvals, approves it, a
   }
   assert.equal(await card.locator("pre").textContent(), REPLY_TEXT, "the full text, as written");
 
+  // Approving asks first, in the page, naming whom it goes to.
   await card.getByRole("button", { name: `Approve “${REPLY_SUBJECT}”` }).click();
+  const confirm = card.getByRole("group", { name: "Approve and send?" });
+  assert.match(await confirm.innerText(), /to Ana Lima <ana@customer\.example>\?/);
+  await confirm.getByRole("button", { name: "Approve and send" }).click();
   await card.getByRole("status").filter({ hasText: "Approved and dispatched." }).waitFor();
-  assert.equal(await card.getByText("dispatched", { exact: true }).count(), 1, "the state is shown");
+  assert.equal(await card.getByText("Sent", { exact: true }).count(), 1, "the state is shown, in words");
   assert.equal(await card.getByRole("button").count(), 0, "nothing left to decide");
 });
 
@@ -581,7 +614,7 @@ test("exactly one message reached the send_email binding: to Ana, threaded, with
   assert.equal(sent.length, 1, node.output());
   const [message] = sent;
   assert.match(message, /^From: "?Support"? <support@mailroom\.test>/m);
-  assert.match(message, /^To: <?ana@customer\.example>?\r?$/m);
+  assert.match(message, /^To: "?Ana Lima"? <ana@customer\.example>\r?$/m, "the recipient keeps their name");
   assert.match(message, /^Subject: Re: Where is my invoice\?\r?$/m);
   assert.match(message, /^In-Reply-To: <invoice-question-1@customer\.example>\r?$/m);
   // The mail service writes the Message-ID itself (Cloudflare Email Service
@@ -595,11 +628,11 @@ test("the writer's Outbound shows the reply dispatched", async () => {
   await writer.reload();
   const row = writer.getByRole("row").filter({ hasText: REPLY_SUBJECT });
   await row.waitFor();
-  assert.equal((await row.getByRole("cell").allTextContents())[0], "dispatched");
+  assert.equal((await row.getByRole("cell").allTextContents())[0], "Sent");
   await row.getByRole("link", { name: REPLY_SUBJECT }).click();
   const details = writer.getByRole("region", { name: REPLY_SUBJECT });
-  await details.getByText("dispatched", { exact: true }).waitFor();
-  assert.match(await details.textContent(), new RegExp(`Approved.*by.*${ids.approver}`));
+  await details.getByText("Sent", { exact: true }).waitFor();
+  assert.match(await details.textContent(), new RegExp(`Approved by ${APPROVER.name}.*${ids.approver}`));
   assert.equal(await details.getByRole("button").count(), 0, "a sealed send has nothing to change");
 });
 
@@ -622,7 +655,7 @@ test("the approver refuses a submitted send with a reason, and nothing is sent",
   await card.getByLabel("Reason for refusing").fill(REFUSAL_REASON);
   await card.getByRole("button", { name: "Refuse send" }).click();
   await card.getByRole("status").filter({ hasText: "Refused." }).waitFor();
-  assert.equal(await card.getByText("refused", { exact: true }).count(), 1, "the state is shown");
+  assert.equal(await card.getByText("Refused", { exact: true }).count(), 1, "the state is shown, in words");
   assert.ok((await card.textContent()).includes(REFUSAL_REASON), "with the reason");
   assert.equal(await card.getByRole("button").count(), 0, "nothing left to decide");
 
@@ -657,6 +690,7 @@ test("a send switched after the approver opened it is not approved: the card say
   const sentBefore = node.sentMail().length;
   watch.expectRefusal(409, `${sends}/${id}/approve`);
   await card.getByRole("button", { name: `Approve “${subject}”` }).click();
+  await card.getByRole("group", { name: "Approve and send?" }).getByRole("button", { name: "Approve and send" }).click();
   const alert = card.getByRole("alert");
   await alert.waitFor();
   assert.match(await alert.textContent(), /changed after you were shown it: the recipients, the text/);
@@ -683,16 +717,19 @@ test("the writer's Outbound shows the send refused, with the approver's reason",
   await writer.getByRole("link", { name: "Outbound" }).click();
   const row = writer.getByRole("row").filter({ hasText: REFUSED_SUBJECT });
   await row.waitFor();
-  assert.equal((await row.getByRole("cell").allTextContents())[0], "refused");
-  assert.equal(await row.getByRole("button").count(), 0, "nothing to cancel");
+  assert.equal((await row.getByRole("cell").allTextContents())[0], "Refused");
+  assert.ok((await row.textContent()).includes(REFUSAL_REASON), "the reason, beside it");
+  assert.equal(await row.getByRole("button").count(), 1, "nothing to cancel");
+  assert.ok(await row.getByRole("button", { name: `Write it again “${REFUSED_SUBJECT}”` }).isVisible(), "it can be written again");
   await row.getByRole("link", { name: REFUSED_SUBJECT }).click();
   const details = writer.getByRole("region", { name: REFUSED_SUBJECT });
-  await details.getByText("refused", { exact: true }).waitFor();
+  await details.getByText("Refused", { exact: true }).waitFor();
   const shown = await details.textContent();
   assert.ok(shown.includes(`Reason${REFUSAL_REASON}`), shown);
-  assert.match(shown, new RegExp(`Refused.*by.*${ids.approver}`));
-  assert.match(shown, new RegExp(`Refused.*by ${APPROVER.name}`), "the approver is named, not only identified");
-  assert.equal(await details.getByRole("button").count(), 0, "a refused send cannot be changed");
+  assert.match(shown, new RegExp(`Refused by.*${ids.approver}`));
+  assert.match(shown, new RegExp(`Refused by ${APPROVER.name}`), "the approver is named, not only identified");
+  assert.equal(await details.getByRole("button").count(), 1, "a refused send cannot be changed");
+  assert.ok(await details.getByRole("button", { name: /^Write it again/ }).isVisible(), "only written again");
 });
 
 test("more than a page of mail: the rest of a mailbox, and of a search, is shown on asking", async () => {
@@ -717,8 +754,7 @@ test("more than a page of mail: the rest of a mailbox, and of a search, is shown
   }
   assert.equal(listed.length, count, "every bulletin arrived");
 
-  await section(writer, "Mail").click();
-  await writer.getByRole("region", { name: "Mailboxes I can read" }).getByRole("link", { name: NEWS.address, exact: true }).click();
+  await everyMessage(writer, NEWS.address);
   const messages = writer.getByRole("region", { name: "Messages, newest first" });
   await messages.getByRole("table").waitFor();
   const older = messages.getByRole("button", { name: "Older messages" });
@@ -856,14 +892,12 @@ test("an administrator deletes a received message from its page, after saying so
   const path = `/api/mailboxes/${mailboxId}/messages/${found[0].id}`;
 
   // The writer reads it and is offered no Delete: deleting is an administrator's.
-  await section(writer, "Mail").click();
-  await writer.getByRole("region", { name: "Mailboxes I can read" }).getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await everyMessage(writer, SUPPORT.address);
   await writer.getByRole("link", { name: subject }).click();
   await writer.getByRole("heading", { name: subject, level: 2 }).waitFor();
   assert.equal(await writer.getByRole("button", { name: "Delete message" }).count(), 0);
 
-  await section(admin, "Mail").click();
-  await admin.getByRole("region", { name: "Mailboxes I can read" }).getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  await everyMessage(admin, SUPPORT.address);
   await admin.getByRole("link", { name: subject }).click();
   await admin.getByRole("heading", { name: subject, level: 2 }).waitFor();
   await admin.getByRole("button", { name: "Delete message" }).click();

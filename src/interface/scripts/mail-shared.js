@@ -1,11 +1,12 @@
-// What the mail views share (mail.js, sends.js, approvals.js, and mailboxes.js
-// for heldList()): what the signed-in person may do in a mailbox, the mailboxes
+// What the mail views share (mail.js, inbox.js, conversation.js, sends.js,
+// approvals.js): what the signed-in person may do in a mailbox, the mailboxes
 // they can read and send from, links within Mail and paths in the API, and how a
-// mailbox, a subject and mail's text are shown.
+// mailbox, what is held on it, a subject and mail's text are shown.
 
 import { code, h } from "./dom.js";
 import { api, segment } from "./api.js";
 import { directory } from "./names.js";
+import { relationTerm } from "./vocabulary.js";
 
 /**
  * What the signed-in person may do in a mailbox: the tools the node lists on
@@ -21,6 +22,10 @@ export function access(mailbox) {
     propose: tools.has("create_draft"),
     retry: tools.has("retry_send"),
     decide: tools.has("approve_send"),
+    conversations: tools.has("list_threads"),
+    triage: tools.has("update_thread"),
+    markRead: tools.has("mark_thread_read"),
+    redraft: tools.has("redraft_send"),
   };
 }
 
@@ -38,10 +43,10 @@ export async function myMailboxes() {
 export const mailHref = (...parts) => `#/mail${parts.map((part) => `/${segment(part)}`).join("")}`;
 export const mailboxApi = (mailboxId, ...parts) => `/api/mailboxes/${segment(mailboxId)}${parts.map((part) => `/${segment(part)}`).join("")}`;
 
-/** The relations held on a mailbox. */
-export function heldList(mailbox) {
+/** The relations held on a mailbox, in the vocabulary's words (their codes on request). */
+export function heldList(mailbox, vocabulary) {
   return mailbox.held.length
-    ? h("ul", { class: "held" }, mailbox.held.map((relation) => h("li", {}, code(relation))))
+    ? h("ul", { class: "relations" }, mailbox.held.map((relation) => h("li", {}, vocabulary ? relationTerm(vocabulary, relation) : code(relation))))
     : h("span", { class: "muted", text: "Nothing" });
 }
 

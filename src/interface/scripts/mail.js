@@ -1,6 +1,8 @@
-// Mail (SPEC §8): the mailboxes the signed-in person can read and send from,
-// one mailbox's messages, a message, and searches of every mailbox or of one.
-// Its route hands a mailbox's outbound mail to sends.js.
+// Mail (SPEC §8): its route, which lands on a mailbox's conversations
+// (inbox.js) and hands a conversation to conversation.js and a mailbox's
+// outbound mail to sends.js; here, the mailboxes the signed-in person can read
+// and send from, every message a mailbox received, a message, and searches of
+// every mailbox or of one.
 //
 // A message's subject, names and text are written by whoever sent it. They are
 // only ever set as textContent; a body is shown by message-body.js, which never
@@ -15,6 +17,9 @@ import { pager } from "./pager.js";
 import { access, heldList, mailboxApi, mailboxName, mailHref, myMailboxes, subjectOf } from "./mail-shared.js";
 import { renderMessageBody } from "./message-body.js";
 import { composeView, outboundView, sendEditor, sendView } from "./sends.js";
+import { inboxView, landingMailbox } from "./inbox.js";
+import { conversationView } from "./conversation.js";
+import { loadVocabulary } from "./vocabulary.js";
 
 /** An address from a header: the name it gave, with the address beside it. */
 function mailAddress(address) {
@@ -31,8 +36,6 @@ function recipients(list, count) {
   const more = count - list.length;
   return [mailAddresses(list), more > 0 ? h("span", { class: "muted", text: `${list.length ? " and " : ""}${more.toLocaleString()} more` }) : null];
 }
-
-const replySubject = (subject) => (/^\s*re\s*:/i.test(subject ?? "") ? subject : `Re: ${subject ?? ""}`.trim());
 
 /**
  * The columns a list of received messages can show, each a header and a cell
@@ -81,32 +84,50 @@ function pagedMessages({ caption, columns, fetchPage, emptyText, more, failure }
 }
 
 /**
- * `#/mail/<mailbox>/<view>…`: the mailboxes, one mailbox, a message, a new
- * message, outbound mail; `#/mail/search/<words>` and
- * `#/mail/<mailbox>/search/<words>`, a search of every mailbox or of one.
+ * `#/mail/<mailbox>/<view>…`: a mailbox's conversations (where Mail lands), a
+ * conversation (`thr_…`), every message (`messages`), a message (`rcp_…`), a
+ * new message, outbound mail; `#/mail/mailboxes`, the mailboxes and what is
+ * held on each; `#/mail/search/<words>` and `#/mail/<mailbox>/search/<words>`,
+ * a search of every mailbox or of one.
  */
 export async function renderMail(view, [mailboxId, second, third]) {
   const mine = await myMailboxes();
-  if (!mailboxId) return mailHome(view, mine);
+  if (!mailboxId) {
+    const landing = landingMailbox(mine.readable);
+    return landing ? inboxView(view, mine, landing) : mailHome(view, mine);
+  }
+  if (mailboxId === "mailboxes") return mailHome(view, mine);
   if (mailboxId === "search") return searchView(view, mine, { q: second });
   const mailbox = mine.byId.get(mailboxId);
   if (!mailbox) {
     view.append(breadcrumbs(["Mail", "#/mail"], [mailboxId]), panel("Not one of your mailboxes",
       h("p", { text: "This mailbox does not exist, or you hold nothing on it that lets you read its mail or send from it." }),
-      h("p", {}, h("a", { href: "#/mail", text: "Back to your mailboxes" }))));
+      h("p", {}, h("a", { href: mailHref("mailboxes"), text: "Your mailboxes" }))));
     return;
   }
-  if (!second) return mailboxView(view, mine, mailbox);
+  if (!second) return inboxView(view, mine, mailbox);
+  if (second.startsWith("thr_")) return conversationView(view, mailbox, second);
+  if (second === "messages") return mailboxView(view, mine, mailbox);
   if (second === "search") return searchView(view, mine, { mailbox, q: third });
   if (second === "new") return composeView(view, mailbox);
   if (second === "outbound") return third ? sendView(view, mailbox, third) : outboundView(view, mailbox);
   return messageView(view, mailbox, second);
 }
 
-function mailHome(view, { readable, sendable }) {
+/** The vocabulary's words for relations, or null (the codes are shown) when it cannot be had. */
+const vocabularyOrNull = () => loadVocabulary().catch((error) => {
+  if (error instanceof SessionOver) throw error;
+  return null;
+});
+
+/** `#/mail/mailboxes`: the mailboxes the person reads and sends from, and what they hold on each, in words. */
+async function mailHome(view, { readable, sendable }) {
+  document.title = "Your mailboxes · Mail · Mailroom";
+  const vocabulary = await vocabularyOrNull();
+  view.append(breadcrumbs(["Mail", "#/mail"], ["Your mailboxes"]));
   if (readable.length) view.append(panel("Search mail", searchForm(readable)));
   const readRows = readable.map((mailbox) => row(
-    h("a", { href: mailHref(mailbox.id), text: mailbox.address }), mailbox.display_name, heldList(mailbox)));
+    h("a", { href: mailHref(mailbox.id), text: mailbox.address }), mailbox.display_name, heldList(mailbox, vocabulary)));
   const sendRows = sendable.map((mailbox) => row(
     mailbox.address,
     mailbox.display_name,
@@ -115,26 +136,28 @@ function mailHome(view, { readable, sendable }) {
       linkButton(mailHref(mailbox.id, "outbound"), "Outbound", { secondary: true, context: ` for ${mailbox.address}` }))));
   view.append(
     panel("Mailboxes I can read", readRows.length
-      ? table("Mailboxes I can read", ["Mailbox", "Name", "What I hold"], readRows)
-      : empty("None yet. Seeing a mailbox's mail needs mailbox.metadata.read (who wrote, to whom, about what) or mailbox.content.read (the text too), which an administrator grants.")),
+      ? table("Mailboxes I can read", ["Mailbox", "Name", "What I hold"], readRows, { stack: true })
+      : empty("None yet. Seeing a mailbox's mail needs the right to see who wrote to it, to whom and about what (or to read its mail), which an administrator grants.")),
     panel("Mailboxes I can send from", sendRows.length
-      ? table("Mailboxes I can send from", ["Mailbox", "Name", "Actions"], sendRows)
-      : empty("None. Drafting mail from a mailbox needs send.propose on it.")));
+      ? table("Mailboxes I can send from", ["Mailbox", "Name", "Actions"], sendRows, { stack: true })
+      : empty("None. Drafting mail from a mailbox needs the right to propose mail from it, which an administrator grants.")));
 }
 
+/** `#/mail/<mailbox>/messages`: every message the mailbox received, newest first, one by one. */
 async function mailboxView(view, mine, mailbox) {
   const can = access(mailbox);
-  document.title = `${mailbox.address} · Mail · Mailroom`;
+  document.title = `Every message · ${mailbox.address} · Mail · Mailroom`;
+  const vocabulary = await vocabularyOrNull();
   const tools = can.propose || can.decide
     ? h("div", { class: "button-row" },
         can.propose ? linkButton(mailHref(mailbox.id, "new"), "New message") : null,
         linkButton(mailHref(mailbox.id, "outbound"), "Outbound", { secondary: true }))
     : null;
   view.append(
-    breadcrumbs(["Mail", "#/mail"], [mailbox.address]),
-    panel(mailbox.address, facts([["Name", mailbox.display_name], ["I hold", heldList(mailbox)]]), tools));
+    breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], ["Every message"]),
+    panel(mailbox.address, facts([["Name", mailbox.display_name], ["I hold", heldList(mailbox, vocabulary)]]), tools));
   if (!can.metadata) {
-    view.append(panel("Messages", info(`Seeing this mailbox's mail needs mailbox.metadata.read on ${mailbox.address}. You can still draft mail from it and follow it under Outbound.`)));
+    view.append(panel("Messages", info(`Seeing this mailbox's mail needs the right to see who wrote to ${mailbox.address}, to whom and about what. You can still draft mail from it and follow it under Outbound.`)));
     return;
   }
 
@@ -307,17 +330,22 @@ async function messageView(view, mailbox, receiptId) {
     replyPanel.id = uniqueId("reply");
     replyPanel.hidden = true;
     reply.setAttribute("aria-controls", replyPanel.id);
+    // Reply drafts the answer at once, as a mail client would (the node fills
+    // its recipients from Reply-To and its subject), or resumes the one begun.
     let editor = null;
-    reply.addEventListener("click", () => {
-      editor ??= replyPanel.appendChild(sendEditor(mailbox, {
-        replyTo: message,
-        to: message.from ? [message.from.address] : [],
-        subject: replySubject(message.subject),
-      }));
+    reply.addEventListener("click", () => perform(status, [reply], async () => {
+      if (!editor) {
+        const draft = await api("POST", mailboxApi(mailbox.id, "sends"), { reply_to: message.id });
+        editor = replyPanel.appendChild(sendEditor(mailbox, {
+          send: draft,
+          notice: draft.resumed ? info(h("strong", { text: "You had already begun a reply in this conversation:" }), " here it is, as you left it.") : null,
+        }));
+      }
       replyPanel.hidden = false;
       reply.setAttribute("aria-expanded", "true");
       (replyPanel.querySelector("textarea") ?? replyPanel).focus();
-    });
+      return null;
+    }, "The reply was not begun."));
     view.append(replyPanel);
   }
 

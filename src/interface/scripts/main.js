@@ -20,6 +20,10 @@
 //                    and their words: relationTerm(), capabilityTerm()
 //   pager.js         lists a page at a time, PER_PAGE
 //   mail-shared.js   what the mail views share: access(), links, mailbox names
+//   mail-words.js    send states, conversation statuses, sender checks and
+//                    recipients in words
+//   inbox.js         a mailbox's conversations, where Mail lands
+//   conversation.js  one conversation: its messages, triage, replies
 //   mail.js, sends.js, approvals.js, reminders.js, people.js, teams.js,
 //   mailboxes.js, relations.js, agents.js, connections.js, sources.js, audit.js,
 //   account.js       the sections, one module each, exporting its render function
@@ -31,13 +35,13 @@
 // mailbox, a message, a search, outbound mail) reads them from the params and
 // hands each to a view function of its own.
 
-import { h, labelled } from "./dom.js";
+import { h, hidden, labelled } from "./dom.js";
 import { connectShell, hint, me, setMe } from "./session.js";
 import { api, ApiError, refusalOf, send, SessionOver } from "./api.js";
 import { actionForm, perform, refusalBox, statusArea } from "./shared.js";
 import { renderAccount } from "./account.js";
 import { renderAgents } from "./agents.js";
-import { renderApprovals } from "./approvals.js";
+import { approvalCount, APPROVALS_CHANGED, renderApprovals } from "./approvals.js";
 import { renderAudit } from "./audit.js";
 import { renderConnections } from "./connections.js";
 import { renderMail } from "./mail.js";
@@ -142,8 +146,25 @@ function showShell() {
     main.focus();
   });
   for (const section of SECTIONS.filter((section) => section.visible())) {
-    navigation.append(h("li", {}, h("a", { href: `#/${section.route}`, "data-route": section.route, text: section.title })));
+    navigation.append(h("li", {}, h("a", { href: `#/${section.route}`, "data-route": section.route, text: section.title }),
+      section.route === "approvals" ? h("span", { class: "nav-count", hidden: true }) : null));
   }
+}
+
+/**
+ * Shows beside Approvals how many sends await the signed-in person's decision
+ * (a page's worth, "50+" beyond), once the shell is up and whenever a view is
+ * shown or a decision made. A count that cannot be had is left as it was.
+ */
+async function showApprovalCount() {
+  const count = navigation?.querySelector(".nav-count");
+  if (!count) return;
+  try {
+    const waiting = await approvalCount();
+    count.hidden = !waiting;
+    count.replaceChildren(waiting ?? "", hidden(waiting ? ` ${waiting === "1" ? "send awaits" : "sends await"} your decision` : ""));
+    count.title = waiting ? `${waiting} awaiting your decision` : "";
+  } catch {}
 }
 
 function parseHash() {
@@ -174,6 +195,7 @@ async function route() {
   const view = h("div", { class: "view" });
   main.replaceChildren(heading, view);
   heading.focus({ preventScroll: true });
+  showApprovalCount();
   try {
     await section.render(view, params);
   } catch (error) {
@@ -201,5 +223,6 @@ async function start() {
 // The API and the sections take these steps through session.js.
 connectShell({ showSignIn, start, route });
 window.addEventListener("hashchange", route);
+document.addEventListener(APPROVALS_CHANGED, () => showApprovalCount());
 if (hint.get()) start();
 else showSignIn(null);

@@ -1,67 +1,124 @@
 // Outbound mail (SPEC §8): a send's state and details, the editor its author
 // drafts, submits, cancels or retries it in, and the views Mail's route hands
 // over to for a mailbox's outbound mail: `#/mail/<mailbox>/new`, `…/outbound`
-// and `…/outbound/<send>`. Approvals shows a send with sendDetails() too.
+// and `…/outbound/<send>`. Approvals shows a send with sendDetails() too, and a
+// conversation (conversation.js) drafts its replies in sendEditor(). A refused
+// send shows its reason to its writer, with Write it again (refusedNotice()).
 
-import { append, breadcrumbs, code, facts, h, hidden, labelled, linkButton, replace, row, table, time } from "./dom.js";
+import { append, breadcrumbs, code, facts, h, hidden, labelCells, labelled, linkButton, replace, row, table, time } from "./dom.js";
 import { me } from "./session.js";
 import { api, ApiError, query, segment } from "./api.js";
-import { empty, info, loading, panel, perform, rowStatus, statusArea } from "./shared.js";
-import { directory, who } from "./names.js";
+import { empty, info, loading, panel, perform, refusalBox, rowStatus, statusArea } from "./shared.js";
+import { directory, named } from "./names.js";
 import { pager } from "./pager.js";
 import { access, mailboxApi, mailboxName, mailHref, mailText, subjectOf } from "./mail-shared.js";
-
-/** A send's state as a badge; the states are the contract's (SendState), a test holds this file to them. */
-function stateBadge(state) {
-  const tone = { dispatched: "on", failed: "off", refused: "off", draft: "quiet" }[state];
-  return h("span", { class: tone ? `badge ${tone}` : "badge", text: state });
-}
+import { parseRecipient, recipientLabels, recipientsIn, recipientText, recipientWords, senderCheckBadge, senderWords, sendStateBadge } from "./mail-words.js";
 
 /** When a send last moved: dispatched, decided, submitted or edited. */
 const lastChange = (send) => send.dispatched_at ?? send.decided_at ?? send.submitted_at ?? send.updated_at;
 
-/** The message a send answers: a link to it where the person can read the mailbox. */
+/** The received message a send answers, in words: who wrote it, about what, when; a link to its conversation. */
 function repliedTo(send) {
-  const id = code(`<${send.in_reply_to}>`);
-  if (!send.reply_to || !access(directory.mailboxes.get(send.mailbox_id)).metadata) return id;
-  return h("a", { href: mailHref(send.mailbox_id, send.reply_to) }, id);
+  const answers = send.answers;
+  if (!answers) return send.in_reply_to ? h("span", { class: "muted", text: "an earlier message" }) : null;
+  const words = `${senderWords(answers.from)}’s “${subjectOf(answers.subject)}”`;
+  const mailbox = access(directoryMailbox(send.mailbox_id));
+  const link = send.thread_id && mailbox.conversations
+    ? h("a", { href: mailHref(send.mailbox_id, send.thread_id), text: words })
+    : h("span", { text: words });
+  return [link, ", received ", time(answers.received_at), " ", senderCheckBadge(answers.sender_authentication)];
 }
+
+/** The mailbox as the page knows it, for what the person may open from a send. */
+const directoryMailbox = (mailboxId) => directory.mailboxes.get(mailboxId);
 
 /** A send's facts and its full text, whatever its state. */
 export function sendDetails(send) {
+  const technical = [
+    ["Message-ID", send.message_id ? code(`<${send.message_id}>`) : null],
+    ["Replies to Message-ID", send.in_reply_to ? code(`<${send.in_reply_to}>`) : null],
+    ["Manifest hash", send.manifest_hash ? code(send.manifest_hash) : null],
+  ].filter(([, value]) => value);
   return [
     facts([
-      ["State", stateBadge(send.state)],
+      ["State", sendStateBadge(send.state)],
       ["From", mailboxName(send.mailbox_id, send.mailbox_address)],
-      ["To", send.to.join(", ")],
-      ["Cc", send.cc.length ? send.cc.join(", ") : null],
+      ["To", recipientLabels(send.to)],
+      ["Cc", send.cc.length ? recipientLabels(send.cc) : null],
       ["Subject", send.subject],
-      ["In reply to", send.in_reply_to ? repliedTo(send) : null],
-      ["Written by", who(send.author, send.author_name)],
-      ["Submitted", send.submitted_at ? [time(send.submitted_at), " by ", who(send.submitted_by, send.submitted_by === send.author ? send.author_name : undefined)] : null],
-      [send.state === "refused" ? "Refused" : "Approved", send.decided_at ? [time(send.decided_at), " by ", who(send.decided_by, send.decided_by_name)] : null],
+      ["In reply to", send.reply_to || send.in_reply_to ? repliedTo(send) : null],
+      ["Written by", named(send.author, send.author_name)],
+      ["Submitted", send.submitted_at ? [time(send.submitted_at), " by ", named(send.submitted_by, send.submitted_by === send.author ? send.author_name : undefined)] : null],
+      ["Decision", send.decided_at ? [send.state === "refused" ? "Refused by " : "Approved by ", named(send.decided_by, send.decided_by_name), " on ", time(send.decided_at)] : null],
       ["Reason", send.refusal_reason ?? null],
-      ["Dispatched", send.dispatched_at ? time(send.dispatched_at) : null],
-      ["Dispatch error", send.dispatch_error ? h("span", { class: "error-text", text: send.dispatch_error }) : null],
-      ["Message-ID", send.message_id ? code(`<${send.message_id}>`) : null],
-      ["Manifest hash", send.manifest_hash ? code(send.manifest_hash) : null],
+      ["Sent at", send.dispatched_at ? time(send.dispatched_at) : null],
+      ["Not delivered", send.dispatch_error ? h("span", { class: "error-text", text: send.dispatch_error }) : null],
     ]),
+    technical.length ? h("details", { class: "ids" }, h("summary", { text: "Technical details" }), facts(technical)) : null,
     h("p", { class: "text-label", text: "Text" }),
     mailText(send.text),
   ];
 }
 
-/** The addresses typed into a To or Cc field; an address holds no comma, semicolon or space. */
-const addressesIn = (text) => text.split(/[\s,;]+/).filter(Boolean);
+/**
+ * A refused send, as its writer is shown it: who refused it, when and why,
+ * prominently, and (to its writer, where they may still draft) Write it again,
+ * which makes a new draft of the same recipients, subject, text and
+ * conversation (`redraft_send`) and hands it to `onDraft`.
+ */
+export function refusedNotice(mailbox, send, { onDraft } = {}) {
+  const status = statusArea();
+  const mine = send.author === me?.id && access(mailbox).redraft;
+  const again = mine ? h("button", { type: "button" }, "Write it again", hidden(` “${subjectOf(send.subject)}”`)) : null;
+  again?.addEventListener("click", () => perform(status, [again], async () => {
+    const draft = await api("POST", mailboxApi(mailbox.id, "sends", send.id, "redraft"));
+    if (onDraft) return onDraft(draft);
+    location.hash = mailHref(mailbox.id, "outbound", draft.id);
+    return null;
+  }, "It was not written again."));
+  return h("div", { class: "refused-notice", role: "note" },
+    h("p", { class: "refused-title" },
+      "Refused",
+      send.decided_by_name ? ` by ${send.decided_by_name}` : "",
+      send.decided_at ? [" on ", time(send.decided_at)] : null,
+      ": nothing was sent."),
+    send.refusal_reason ? h("p", { class: "refused-reason" }, h("span", { class: "refusal-label", text: "Their reason: " }), send.refusal_reason) : null,
+    mine ? h("p", { class: "muted", text: "Write it again to start a new draft with the same recipients, subject and text, change it in the light of the reason, and submit it again." }) : null,
+    again ? h("div", { class: "button-row" }, again) : null,
+    status);
+}
+
+/** Refuses, in the node's own words, to submit a draft with no text. */
+const emptyText = {
+  code: "empty_text",
+  message: "There is nothing to submit: the text is empty.",
+  reason: "A message is put before a second person only with something to say; a draft may stay empty until then.",
+  fix: "Write the message (or quote the one you are answering), then submit it.",
+};
+
+/**
+ * The text of a reply that quotes `message`: "On <date>, <name> wrote:", then
+ * each of its lines after "> ". The interface writes it from the text it has
+ * shown (decision 0020: quoting is the client's).
+ */
+export function quoteOf(message) {
+  const when = new Intl.DateTimeFormat(undefined, { dateStyle: "full", timeStyle: "short" }).format(new Date(message.received_at));
+  const lines = (message.text ?? "").replace(/\r\n/g, "\n").replace(/\s+$/, "").split("\n");
+  return `On ${when}, ${senderWords(message.from)} wrote:\n${lines.map((line) => (line ? `> ${line}` : ">")).join("\n")}\n`;
+}
 
 /**
  * A send from `mailbox` as its author works on it: a form while it is new or
  * their draft (save it; then submit it for approval, or delete it), and its
- * state and details once submitted, with Cancel while it awaits a decision.
- * It renders itself again after each change. `replyTo` is the received
- * message it answers, which gives it its threading headers.
+ * state and details once submitted, with Cancel while it awaits a decision,
+ * and the reason and Write it again once refused. It renders itself again
+ * after each change. `replyTo` is the received message a new draft answers,
+ * which gives it its threading headers; `quote`, a received message with its
+ * text, offers Quote, which writes that message into the draft's text;
+ * `notice` is shown above the form (a resumed draft says so); `onDraft`
+ * receives a draft written again from a refused send.
  */
-export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subject = "" } = {}) {
+export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subject = "", quote = null, notice = null, onDraft } = {}) {
   const content = h("div");
   const status = statusArea();
   const sends = mailboxApi(mailbox.id, "sends");
@@ -70,10 +127,12 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
   function show(current) {
     send = current;
     const editable = !send || (send.state === "draft" && send.author === me.id);
-    replace(content, editable ? form() : [sendDetails(send), actions()]);
+    replace(content, editable ? [notice, form()] : [sendDetails(send), actions()]);
+    notice = null;
   }
 
   function actions() {
+    if (send.state === "refused") return refusedNotice(mailbox, send, { onDraft: onDraft ?? ((draft) => { show(draft); return "Written again as a new draft: change it, then submit it."; }) });
     if (send.state === "failed" && access(mailbox).retry) return retryAction();
     if (send.state !== "submitted" || send.submitted_by !== me.id) return null;
     const cancel = h("button", { type: "button", class: "secondary", text: "Cancel submission" });
@@ -86,7 +145,7 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
 
   /** Sends a failed send again, as sealed, to the recipients it has not reached. */
   function retryAction() {
-    const waiting = send.to.concat(send.cc).filter((address) => !send.delivered_to.includes(address));
+    const waiting = send.to.concat(send.cc).filter((address) => !send.delivered_to.includes(parseRecipient(address).address) && !send.delivered_to.includes(address));
     const retry = h("button", { type: "button", text: "Send again" });
     retry.addEventListener("click", () => perform(status, [retry], async () => {
       show(await api("POST", `${sends}/${segment(send.id)}/retry`));
@@ -99,14 +158,15 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
       });
     }, "It was not sent."));
     return [
-      h("p", { class: "muted", text: `Sending again hands it over exactly as it was approved, only to ${waiting.join(", ") || "those it has not reached"}; nobody receives it twice.` }),
+      h("p", { class: "muted", text: `Sending again hands it over exactly as it was approved, only to ${recipientWords(waiting) || "those it has not reached"}; nobody receives it twice.` }),
       h("div", { class: "button-row" }, retry),
     ];
   }
 
   function form() {
     const addressField = (name, list, required) => h("input", {
-      type: "text", name, inputmode: "email", autocomplete: "off", spellcheck: "false", required, value: list.join(", "),
+      type: "text", name, inputmode: "email", autocomplete: "off", spellcheck: "false", required,
+      value: list.map((recipient) => recipientText(parseRecipient(recipient))).join(", "),
     });
     const toField = addressField("to", send?.to ?? to, true);
     const ccField = addressField("cc", send?.cc ?? [], false);
@@ -116,18 +176,20 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
 
     const save = h("button", { type: "submit", class: send ? "secondary" : null, text: send ? "Save changes" : "Save draft" });
     const submit = send ? h("button", { type: "button", text: "Submit for approval" }) : null;
+    const quoting = send && quote?.text ? h("button", { type: "button", class: "secondary" }, "Quote", hidden(` ${senderWords(quote.from)}’s message`)) : null;
     const remove = send ? h("button", { type: "button", class: "secondary danger", text: "Delete draft" }) : null;
-    const controls = [save, submit, remove].filter(Boolean);
-    const buttons = h("div", { class: "button-row" }, submit, save, remove);
+    const controls = [save, submit, quoting, remove].filter(Boolean);
+    const buttons = h("div", { class: "button-row" }, submit, save, quoting, remove);
     const element = h("form", { class: "send-form" },
-      labelled("To", toField, "Addresses, separated by commas."),
+      labelled("To", toField, "Addresses, each with a name if you like (Ana Lima <ana@example.com>), separated by commas."),
       labelled("Cc", ccField),
       labelled("Subject", subjectField),
       labelled("Text", textField, "Plain text. Nothing is sent until it is submitted and a second person approves it."),
       buttons);
 
-    const values = () => ({ to: addressesIn(toField.value), cc: addressesIn(ccField.value), subject: subjectField.value, text: textField.value });
+    const values = () => ({ to: recipientsIn(toField.value), cc: recipientsIn(ccField.value), subject: subjectField.value, text: textField.value });
     const unsaved = (next) => JSON.stringify(next) !== JSON.stringify({ to: send.to, cc: send.cc, subject: send.subject, text: send.text });
+    textField.addEventListener("input", () => textField.removeAttribute("aria-invalid"));
 
     element.addEventListener("submit", async (event) => {
       event.preventDefault();
@@ -142,14 +204,34 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
       }, "The draft was not saved.");
     });
 
-    // Submitting saves what the form holds first, so no edit is lost.
+    // Quoting writes the message answered into the text, below what is there,
+    // and saves it: the quote is the interface's, from the text it has shown.
+    quoting?.addEventListener("click", () => perform(status, controls, async () => {
+      const written = textField.value.replace(/\s+$/, "");
+      const text = `${written ? `${written}\n\n` : "\n\n"}${quoteOf(quote)}`;
+      send = await api("PATCH", `${sends}/${segment(send.id)}`, { text });
+      textField.value = send.text;
+      quoting.remove();
+      textField.focus();
+      textField.setSelectionRange(written.length, written.length);
+      return "Quoted and saved: write your reply above the quote.";
+    }, "The quote was not added."));
+
+    // Submitting saves what the form holds first, so no edit is lost. A draft
+    // with no text is not put before anyone (the node refuses it too).
     submit?.addEventListener("click", async () => {
       if (!element.reportValidity()) return;
+      if (!textField.value.trim()) {
+        textField.setAttribute("aria-invalid", "true");
+        status.replaceChildren(refusalBox(emptyText, "The draft was not submitted."));
+        textField.focus();
+        return;
+      }
       await perform(status, controls, async () => {
         const next = values();
         if (unsaved(next)) send = await api("PATCH", `${sends}/${segment(send.id)}`, next);
         show(await api("POST", `${sends}/${segment(send.id)}/submit`));
-        return [`Submitted for approval. It is sent once a second person who holds approval.decide on ${mailbox.address} approves it; until then you can cancel the submission. `, outbound()];
+        return [`Submitted for approval. It is sent once a second person who may approve mail from ${mailbox.address} approves it; until then you can cancel the submission. `, outbound()];
       }, "The draft was not submitted.");
     });
 
@@ -183,7 +265,7 @@ export function composeView(view, mailbox) {
   document.title = `New message · ${mailbox.address} · Mailroom`;
   view.append(breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], ["New message"]));
   if (!access(mailbox).propose) {
-    view.append(panel("New message", info(`Drafting mail from ${mailbox.address} needs send.propose on it.`)));
+    view.append(panel("New message", info(`Drafting mail from ${mailbox.address} needs the right to propose mail from it, which an administrator grants.`)));
     return;
   }
   view.append(panel(`New message from ${mailbox.address}`, sendEditor(mailbox)));
@@ -194,9 +276,12 @@ export async function sendView(view, mailbox, sendId) {
   const send = await api("GET", mailboxApi(mailbox.id, "sends", sendId));
   const title = subjectOf(send.subject);
   document.title = `${title} · Outbound · Mailroom`;
+  const conversation = send.thread_id && access(mailbox).conversations
+    ? h("p", {}, h("a", { href: mailHref(mailbox.id, send.thread_id), text: "Open the conversation it belongs to" }))
+    : null;
   view.append(
     breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], ["Outbound", mailHref(mailbox.id, "outbound")], [title]),
-    panel(title, sendEditor(mailbox, { send })));
+    panel(title, conversation, sendEditor(mailbox, { send })));
 }
 
 export async function outboundView(view, mailbox) {
@@ -204,29 +289,47 @@ export async function outboundView(view, mailbox) {
   const list = h("div", {}, loading());
 
   function sendRow(send) {
+    const subject = subjectOf(send.subject);
     const mine = send.state === "submitted" && send.submitted_by === me.id;
-    const cancel = mine ? h("button", { type: "button", class: "secondary" }, "Cancel submission", hidden(` of ${subjectOf(send.subject)}`)) : null;
+    const cancel = mine ? h("button", { type: "button", class: "secondary" }, "Cancel submission", hidden(` of ${subject}`)) : null;
+    // A refused send is its writer's to write again, with the reason in view.
+    const refused = send.state === "refused";
+    const again = refused && send.author === me.id && access(mailbox).redraft
+      ? h("button", { type: "button" }, "Write it again", hidden(` “${subject}”`))
+      : null;
     const tableRow = row(
-      stateBadge(send.state),
-      h("a", { href: mailHref(mailbox.id, "outbound", send.id), text: subjectOf(send.subject) }),
-      send.to.join(", "),
-      who(send.author, send.author_name),
+      sendStateBadge(send.state),
+      h("div", {},
+        h("a", { href: mailHref(mailbox.id, "outbound", send.id), text: subject }),
+        refused ? h("p", { class: "refused-inline" },
+          h("span", { class: "refusal-label", text: `Refused${send.decided_by_name ? ` by ${send.decided_by_name}` : ""}: ` }),
+          send.refusal_reason ?? "no reason given") : null),
+      recipientWords(send.to),
+      named(send.author, send.author_name),
       time(lastChange(send)),
-      cancel);
+      cancel || again ? h("div", { class: "button-row" }, cancel, again) : null);
     cancel?.addEventListener("click", async () => {
       const ok = await perform(rowStatus(tableRow), [cancel], () => api("POST", mailboxApi(mailbox.id, "sends", send.id, "cancel")), "The submission was not cancelled.");
       if (ok) await refresh();
     });
+    again?.addEventListener("click", () => perform(rowStatus(tableRow), [again], async () => {
+      const draft = await api("POST", mailboxApi(mailbox.id, "sends", send.id, "redraft"));
+      location.hash = mailHref(mailbox.id, "outbound", draft.id);
+    }, "It was not written again."));
     return tableRow;
   }
 
-  const sendsTable = table(`Mail from ${mailbox.address}, newest first`, ["State", "Subject", "To", "Written by", "Last change", "Actions"], []);
+  const sendsTable = table(`Mail from ${mailbox.address}, newest first`, ["State", "Subject", "To", "Written by", "Last change", "Actions"], [], { stack: true });
   const pages = pager({
     fetchPage: async (asked) => {
       const page = await api("GET", `${mailboxApi(mailbox.id, "sends")}${query(asked)}`);
       return { items: page.sends, next_cursor: page.next_cursor };
     },
-    show: (sends) => append(sendsTable.querySelector("tbody"), sends.map(sendRow)),
+    show: (sends) => {
+      const rows = sends.map(sendRow);
+      append(sendsTable.querySelector("tbody"), rows);
+      for (const tableRow of rows) labelCells(tableRow);
+    },
     more: "Show older mail",
     failure: "Older mail could not be loaded.",
   });
@@ -234,13 +337,14 @@ export async function outboundView(view, mailbox) {
   async function refresh() {
     const sends = await pages.first();
     sendsTable.querySelector("tbody").replaceChildren(...sends.map(sendRow));
+    for (const tableRow of sendsTable.querySelectorAll("tbody tr")) labelCells(tableRow);
     list.replaceChildren(sends.length ? sendsTable : empty("Nothing yet: no drafts of yours, and nothing submitted."));
   }
 
   view.append(
     breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], ["Outbound"]),
     panel(`Outbound from ${mailbox.address}`,
-      h("p", { class: "muted", text: "Your drafts, and every send from this mailbox that was submitted, sealed, dispatched, failed or refused, newest first." }),
+      h("p", { class: "muted", text: "Your drafts, and every message from this mailbox that was submitted for approval, sent, not delivered or refused, newest first." }),
       access(mailbox).propose ? h("div", { class: "button-row" }, linkButton(mailHref(mailbox.id, "new"), "New message")) : null,
       list, pages.element));
   await refresh();

@@ -1,0 +1,348 @@
+// A conversation (SPEC §8, issue 14): every message a mailbox received and sent
+// in it, in the order they happened, each with who wrote it (by name), when,
+// and, for a received one, how far its sender was authenticated, in words
+// (SPF, DKIM and DMARC on request); its attachments and its text. Opening one
+// marks it read for the signed-in person (Mark unread undoes it); its status
+// and assignee are set here; Reply and Reply all draft the answer, resuming the
+// draft already begun rather than starting a second (decision 0020), and a
+// refused send shows its reason with Write it again.
+//
+// A received message's text is a stranger's: it is set as text, and drawn in
+// one place, messageBody().
+
+import { append, breadcrumbs, byteSize, h, hidden, labelled, time, uniqueId } from "./dom.js";
+import { me } from "./session.js";
+import { api, segment, SessionOver } from "./api.js";
+import { downloadLink, info, panel, perform, refusalBox, statusArea } from "./shared.js";
+import { directory } from "./names.js";
+import { access, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
+import {
+  asLines, counted, parseRecipient, recipientLabels, recipientText, resultWords, SENDER_CHECKS, senderCheckBadge, senderWords,
+  sendStateBadge, THREAD_STATUSES, threadStatusBadge,
+} from "./mail-words.js";
+import { refusedNotice, sendEditor } from "./sends.js";
+
+/**
+ * A received message's text, as a conversation shows it: paragraphs kept, in
+ * the page's own font. The one place it is drawn, so that message-body.js's
+ * renderMessageBody() can take it over: `renderMessageBody({ text:
+ * message.text, text_source: "text", truncated: message.truncated })`.
+ */
+function messageBody(message) {
+  return [
+    h("div", { class: "entry-text", text: asLines(message.text) }),
+    message.truncated ? info("The text was cut at the node's limit; the original has all of it.") : null,
+  ];
+}
+
+/** An address from a header, for reading: the name, with the address beside it. */
+const addressLabel = (address) => recipientLabels([recipientText(address)]);
+const addressLabels = (list) => recipientLabels(list.map(recipientText));
+
+/** When a send last moved: dispatched, decided, submitted or edited. */
+const lastChange = (send) => send.dispatched_at ?? send.decided_at ?? send.submitted_at ?? send.updated_at;
+
+/** Everyone a received message went to but the mailbox itself, as recipients to copy in a reply to all. */
+function othersOn(message, mailbox, already) {
+  const taken = new Set([mailbox.address.toLowerCase(), ...already.map((recipient) => parseRecipient(recipient).address.toLowerCase())]);
+  const others = [];
+  for (const address of [...message.to, ...message.cc]) {
+    const key = address.address.toLowerCase();
+    if (taken.has(key)) continue;
+    taken.add(key);
+    others.push(recipientText(address));
+  }
+  return others;
+}
+
+/** How the sender of a received message was checked: the verdict in words, and the three results on request. */
+function senderChecks(message) {
+  const results = message.authentication ?? {};
+  const verdict = results.sender ?? "unverified";
+  return h("details", { class: "sender-checks" },
+    h("summary", { text: "How the sender was checked" }),
+    h("p", { class: "muted", text: SENDER_CHECKS[verdict]?.meaning ?? "" }),
+    h("dl", { class: "facts" },
+      h("dt", { text: "SPF (the sending server)" }), h("dd", { text: resultWords(results.spf) }),
+      h("dt", { text: "DKIM (the message's signature)" }), h("dd", { text: resultWords(results.dkim) }),
+      h("dt", { text: "DMARC (the From domain's verdict)" }), h("dd", { text: resultWords(results.dmarc) })));
+}
+
+/** People and agents who work the mailbox (hold send.propose on it), for an administrator's assignee picker. */
+async function workers(mailbox) {
+  const [{ relations }, teams, people, agents] = await Promise.all([
+    api("GET", `/api/relations?object=${segment(mailbox.id)}`),
+    directory.loadTeams(),
+    directory.loadPeople(),
+    directory.loadAgents(),
+  ]);
+  const ids = new Set();
+  for (const tuple of relations.filter((tuple) => tuple.relation === "send.propose")) {
+    const team = /^(tm_[0-9A-Za-z]+)#member$/.exec(tuple.subject);
+    if (team) for (const member of teams.find((entry) => entry.id === team[1])?.members ?? []) ids.add(member);
+    else ids.add(tuple.subject);
+  }
+  const named = [
+    ...people.filter((person) => ids.has(person.id) && !person.disabled_at).map((person) => ({ id: person.id, name: person.name })),
+    ...agents.filter((agent) => ids.has(agent.id) && agent.state !== "revoked").map((agent) => ({ id: agent.id, name: `${agent.name} (agent)` })),
+  ];
+  return named.sort((a, b) => a.name.localeCompare(b.name));
+}
+
+/** `#/mail/<mailbox>/<thr_…>`: one conversation. */
+export async function conversationView(view, mailbox, threadId) {
+  const can = access(mailbox);
+  const path = mailboxApi(mailbox.id, "threads", threadId);
+  const thread = await api("GET", path);
+  let summary = thread;
+  const title = subjectOf(thread.subject);
+  document.title = `${title} · Mail · Mailroom`;
+  const status = statusArea();
+
+  // Opening a conversation marks it read (reading it changes nothing by itself).
+  if (thread.unread && can.markRead) {
+    try {
+      summary = await api("PUT", `${path}/read`);
+    } catch (error) {
+      if (error instanceof SessionOver) throw error;
+      status.replaceChildren(refusalBox(error, "It was not marked read."));
+    }
+  }
+
+  // ---- where it stands: status, assignee, read
+  const statusWords = h("span", {}, threadStatusBadge(summary.status));
+  const assigneeWords = h("span", { class: "thread-assignee" });
+  const showAssignee = () => {
+    assigneeWords.textContent = summary.assignee ? `Assigned to ${summary.assignee === me.id ? `you (${summary.assignee_name ?? me.name})` : summary.assignee_name ?? "someone"}` : "Assigned to nobody";
+  };
+  showAssignee();
+  const participants = thread.participants.length
+    ? h("span", {}, "With ", thread.participants.map((address, index) => [index ? ", " : null, address.name || address.address]),
+      thread.participant_count > thread.participants.length ? ` and ${counted(thread.participant_count - thread.participants.length, "other")}` : null)
+    : null;
+
+  const statusButtons = Object.entries(THREAD_STATUSES).map(([name, { action }]) => {
+    const button = h("button", { type: "button", class: "secondary", "aria-pressed": String(summary.status === name), "data-status": name, text: action });
+    button.addEventListener("click", () => change({ status: name }, `Now ${THREAD_STATUSES[name].words.toLowerCase()}.`));
+    return button;
+  });
+  const triage = can.triage ? h("div", { class: "triage" },
+    h("div", { class: "status-choice", role: "group", "aria-label": "Status" }, h("span", { class: "choice-label", "aria-hidden": "true", text: "Status" }), statusButtons),
+    assignControls()) : null;
+
+  function assignControls() {
+    const holder = h("div", { class: "assign" });
+    if (me?.is_admin) {
+      const picker = h("select", { name: "assignee" }, h("option", { value: "", text: "Nobody" }));
+      const known = (id, name) => {
+        if (id && ![...picker.options].some((option) => option.value === id)) picker.append(h("option", { value: id, text: name }));
+      };
+      known(summary.assignee, summary.assignee_name ?? summary.assignee);
+      picker.value = summary.assignee ?? "";
+      workers(mailbox).then((people) => {
+        for (const person of people) known(person.id, person.name);
+        picker.value = summary.assignee ?? "";
+      }).catch((error) => {
+        if (!(error instanceof SessionOver)) status.replaceChildren(refusalBox(error, "Who works this mailbox could not be listed."));
+      });
+      picker.addEventListener("change", () => change({ assignee: picker.value }, picker.value ? `Assigned to ${picker.selectedOptions[0].textContent}.` : "Assigned to nobody."));
+      holder.append(labelled("Assigned to", picker));
+      return holder;
+    }
+    const draw = () => {
+      const mine = h("button", { type: "button", class: "secondary", text: "Assign to me" });
+      const nobody = h("button", { type: "button", class: "secondary", text: "Unassign" });
+      mine.addEventListener("click", () => change({ assignee: me.id }, "Assigned to you.").then(draw));
+      nobody.addEventListener("click", () => change({ assignee: "" }, "Assigned to nobody.").then(draw));
+      holder.replaceChildren(h("div", { class: "button-row" },
+        can.propose && summary.assignee !== me.id ? mine : null,
+        summary.assignee ? nobody : null));
+    };
+    draw();
+    return holder;
+  }
+
+  async function change(body, said) {
+    const controls = [...(triage?.querySelectorAll("button, select") ?? [])];
+    await perform(status, controls, async () => {
+      summary = await api("PATCH", path, body);
+      statusWords.replaceChildren(threadStatusBadge(summary.status));
+      for (const button of statusButtons) button.setAttribute("aria-pressed", String(button.dataset.status === summary.status));
+      showAssignee();
+      return said;
+    }, "The conversation was not changed.");
+  }
+
+  // Read for this person now; Mark unread leaves it bold in the list until opened again.
+  let read = !summary.unread;
+  const readToggle = can.markRead ? h("button", { type: "button", class: "secondary", text: read ? "Mark unread" : "Mark read" }) : null;
+  readToggle?.addEventListener("click", () => perform(status, [readToggle], async () => {
+    summary = await api(read ? "DELETE" : "PUT", `${path}/read`);
+    read = !summary.unread;
+    readToggle.textContent = read ? "Mark unread" : "Mark read";
+    return read ? "Marked read." : "Marked unread: it shows as unread in the list until you open it again.";
+  }, "It was not changed."));
+
+  const unverified = thread.has_unauthenticated
+    ? h("div", { class: "warning sender-warning" },
+      h("p", { class: "warning-title", text: "A sender in this conversation is not verified." }),
+      h("p", { text: "Nothing proves that a message marked below came from the address on its From line. Do not act on what it asks (payments, passwords, changed bank details) without checking with the sender another way." }))
+    : null;
+
+  view.append(
+    breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], [title]),
+    panel(title,
+      h("p", { class: "thread-facts" }, statusWords, assigneeWords, h("span", { text: counted(thread.message_count, "message") }), participants),
+      unverified,
+      triage,
+      h("div", { class: "button-row" }, readToggle, h("a", { href: mailHref(mailbox.id), class: "button secondary", text: "Back to the conversations" })),
+      status));
+
+  // ---- the messages, in order
+  const composer = panel("Your reply");
+  composer.classList.add("composer");
+  composer.hidden = true;
+  const composerBody = h("div");
+  composer.append(composerBody);
+  /** The draft open in the composer, and its card in the list, hidden while it is. */
+  let composing = null;
+
+  const received = thread.entries.filter((entry) => entry.kind === "received").map((entry) => entry.received);
+  const receivedById = new Map(received.map((message) => [message.id, message]));
+  const cards = new Map();
+
+  function openComposer(draft, notice) {
+    if (composing) cards.get(composing.id)?.removeAttribute("hidden");
+    composing = draft;
+    cards.get(draft.id)?.setAttribute("hidden", "");
+    const quote = receivedById.get(draft.reply_to) ?? null;
+    composerBody.replaceChildren(sendEditor(mailbox, {
+      send: draft,
+      quote,
+      notice,
+      onDraft: (next) => {
+        openComposer(next, info("Written again as a new draft, with the same recipients, subject and text: change it in the light of the reason, then submit it."));
+        return null;
+      },
+    }));
+    composer.hidden = false;
+    composer.scrollIntoView({ block: "start" });
+    (composer.querySelector("textarea") ?? composer).focus({ preventScroll: true });
+  }
+
+  /** The latest draft of the signed-in person's in this conversation, open in the composer or listed. */
+  function myOpenDraft() {
+    if (composing?.state === "draft") return composing;
+    const drafts = thread.entries.filter((entry) => entry.kind === "sent" && entry.sent.state === "draft" && entry.sent.author === me.id);
+    return drafts.at(-1)?.sent ?? null;
+  }
+
+  async function reply(message, all, entryStatus, controls) {
+    await perform(entryStatus, controls, async () => {
+      const open = all ? myOpenDraft() : null;
+      if (open) {
+        // One draft per conversation: replying to all adds everyone to the draft already begun.
+        const others = othersOn(message, mailbox, [...open.to, ...open.cc, ...(message.reply_to.length ? message.reply_to : message.from ? [message.from] : []).map(recipientText)]);
+        const draft = others.length
+          ? await api("PATCH", mailboxApi(mailbox.id, "sends", open.id), { cc: [...open.cc, ...others] })
+          : open;
+        openComposer(draft, info(others.length
+          ? "You had already begun a reply here: everyone the message went to is now copied on it."
+          : "You had already begun a reply here, and it already goes to everyone: here it is."));
+        return null;
+      }
+      const draft = await api("POST", mailboxApi(mailbox.id, "sends"), all ? { reply_to: message.id, reply_all: true } : { reply_to: message.id });
+      openComposer(draft, draft.resumed
+        ? info(h("strong", { text: "You had already begun a reply in this conversation:" }), " here it is, as you left it. Nothing new was started.")
+        : null);
+      return null;
+    }, "The reply was not begun.");
+  }
+
+  function receivedCard(message) {
+    const headingId = uniqueId("message");
+    const entryStatus = statusArea();
+    const check = message.authentication?.sender ?? "unverified";
+    const everyone = othersOn(message, mailbox, (message.reply_to.length ? message.reply_to : message.from ? [message.from] : []).map(recipientText));
+    const answer = can.propose ? h("button", { type: "button" }, "Reply", hidden(` to ${senderWords(message.from)}`)) : null;
+    const answerAll = can.propose && everyone.length ? h("button", { type: "button", class: "secondary" }, "Reply all", hidden(` on ${senderWords(message.from)}’s message`)) : null;
+    const controls = [answer, answerAll].filter(Boolean);
+    answer?.addEventListener("click", () => reply(message, false, entryStatus, controls));
+    answerAll?.addEventListener("click", () => reply(message, true, entryStatus, controls));
+    const path = mailboxApi(mailbox.id, "messages", message.id);
+    return h("article", { class: `entry received sender-${check}`, "aria-labelledby": headingId, "data-message": message.id },
+      h("header", { class: "entry-head" },
+        h("h3", { id: headingId }, message.from ? addressLabel(message.from) : h("span", { class: "muted", text: "No sender given" })),
+        h("p", { class: "entry-when" }, time(message.received_at)),
+        h("p", { class: "entry-check" }, senderCheckBadge(check))),
+      h("p", { class: "entry-recipients" },
+        message.to.length ? [h("span", { class: "muted", text: "To " }), addressLabels(message.to)] : null,
+        message.cc.length ? ["; ", h("span", { class: "muted", text: "Cc " }), addressLabels(message.cc)] : null,
+        message.reply_to.length ? ["; ", h("span", { class: "muted", text: "Replies to " }), addressLabels(message.reply_to)] : null),
+      senderChecks(message),
+      message.attachments.length ? h("ul", { class: "attachments" }, message.attachments.map((attachment) => {
+        const name = attachment.name ?? `Attachment ${attachment.index + 1}`;
+        return h("li", {},
+          can.content ? downloadLink(`${path}/attachments/${attachment.index}`, name) : h("span", { class: "attachment-name", text: name }),
+          h("span", { class: "muted", text: ` ${attachment.content_type}, ${byteSize(attachment.size)}` }));
+      })) : null,
+      typeof message.text === "string"
+        ? messageBody(message)
+        : info(`Reading the text needs the right to read the bodies of mail in ${mailbox.address}, which an administrator grants.`),
+      h("div", { class: "button-row entry-actions" },
+        answer, answerAll,
+        h("a", { href: mailHref(mailbox.id, message.id), class: "entry-details" }, "Message details", hidden(` of ${senderWords(message.from)}’s message`))),
+      entryStatus);
+  }
+
+  function sentCard(send) {
+    const headingId = uniqueId("send");
+    const entryStatus = statusArea();
+    const mine = send.author === me.id;
+    let action = null;
+    if (send.state === "refused") {
+      action = refusedNotice(mailbox, send, {
+        onDraft: (draft) => {
+          openComposer(draft, info("Written again as a new draft, with the same recipients, subject and text: change it in the light of the reason, then submit it."));
+          return null;
+        },
+      });
+    } else if (send.state === "draft" && mine) {
+      const edit = h("button", { type: "button" }, "Edit draft", hidden(` “${subjectOf(send.subject)}”`));
+      edit.addEventListener("click", () => openComposer(send));
+      action = h("div", { class: "button-row" }, edit);
+    } else if (send.state === "submitted" && send.submitted_by === me.id) {
+      const cancel = h("button", { type: "button", class: "secondary", text: "Cancel submission" });
+      cancel.addEventListener("click", () => perform(entryStatus, [cancel], async () => {
+        const draft = await api("POST", mailboxApi(mailbox.id, "sends", send.id, "cancel"));
+        card.replaceWith(sentCard(draft));
+        return null;
+      }, "The submission was not cancelled."));
+      action = h("div", { class: "button-row" }, cancel);
+    } else if (send.state === "failed") {
+      action = h("p", {}, h("a", { href: mailHref(mailbox.id, "outbound", send.id), text: "See who it did not reach, and send it again" }));
+    }
+    const card = h("article", { class: `entry sent state-${send.state}`, "aria-labelledby": headingId, "data-send": send.id },
+      h("header", { class: "entry-head" },
+        h("h3", { id: headingId }, h("span", { class: "address-name", text: send.author_name }), h("span", { class: "muted", text: ` for ${mailbox.display_name || mailbox.address}` })),
+        h("p", { class: "entry-when" }, time(lastChange(send))),
+        h("p", { class: "entry-check" }, sendStateBadge(send.state))),
+      h("p", { class: "entry-recipients" },
+        h("span", { class: "muted", text: "To " }), recipientLabels(send.to),
+        send.cc.length ? ["; ", h("span", { class: "muted", text: "Cc " }), recipientLabels(send.cc)] : null),
+      send.text ? h("div", { class: "entry-text", text: asLines(send.text) }) : h("p", { class: "empty", text: "No text yet." }),
+      action,
+      entryStatus);
+    cards.set(send.id, card);
+    return card;
+  }
+
+  const entries = h("ol", { class: "entries", "aria-label": "Messages, oldest first" },
+    thread.entries.map((entry) => h("li", {}, entry.kind === "received" ? receivedCard(entry.received) : sentCard(entry.sent))));
+  const earlier = thread.message_count > thread.entries.length
+    ? info(`This shows the latest ${counted(thread.entries.length, "message")} of ${thread.message_count.toLocaleString()}; the earlier ones are under Every message.`)
+    : null;
+  append(view, [earlier, entries, composer]);
+  if (!thread.entries.length) entries.replaceWith(info("Nothing in this conversation is shown to you yet."));
+}
+

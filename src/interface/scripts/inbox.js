@@ -1,0 +1,203 @@
+// The inbox (SPEC §8, issue 14): a mailbox's conversations, latest activity
+// first, a page at a time: who wrote, about what, the start of the latest
+// message, how many messages, when it last moved, where it stands, who has it,
+// whether the signed-in person has read it, and whether a sender in it was not
+// verified. Filtered by status, assignee, unread and words; the filters are
+// kept per mailbox while the page is open, so coming back from a conversation
+// finds the list as it was left. Opening Mail lands here (mail.js).
+//
+// Everything in a row but the counts and dates was written by strangers, so it
+// is set as text, as everywhere.
+
+import { append, h, hidden, labelled, linkButton, time, uniqueId } from "./dom.js";
+import { api, query, SessionOver } from "./api.js";
+import { empty, info, loading, panel, refusalBox } from "./shared.js";
+import { pager } from "./pager.js";
+import { access, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
+import { counted, SENDER_CHECKS, THREAD_STATUSES, threadStatusBadge } from "./mail-words.js";
+
+/** The filters a list starts with: open conversations, whoever has them, read or not. */
+const FIRST_FILTERS = { status: "open", assignee: "", unread: false, q: "" };
+
+/** The filters last used on each mailbox's list, by mailbox id. */
+const filtersByMailbox = new Map();
+const filtersOf = (mailboxId) => ({ ...FIRST_FILTERS, ...filtersByMailbox.get(mailboxId) });
+
+/** The mailbox last opened, where Mail lands next time (while the page is open). */
+let lastMailbox = null;
+
+/** The mailbox Mail opens on: the last one opened, else the first whose conversations the person reads. */
+export function landingMailbox(readable) {
+  const listed = readable.filter((mailbox) => access(mailbox).conversations);
+  return listed.find((mailbox) => mailbox.id === lastMailbox) ?? listed[0] ?? null;
+}
+
+const sameDay = (a, b) => a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
+const clock = new Intl.DateTimeFormat(undefined, { timeStyle: "short" });
+const dayOfYear = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short" });
+const fullDay = new Intl.DateTimeFormat(undefined, { dateStyle: "medium" });
+
+/** When something last happened, as a list says it: the time today, the day this year, else the date. */
+export function shortTime(rfc3339) {
+  const date = new Date(rfc3339);
+  if (Number.isNaN(date.getTime())) return time(rfc3339);
+  const now = new Date();
+  const text = sameDay(date, now) ? clock.format(date) : date.getFullYear() === now.getFullYear() ? dayOfYear.format(date) : fullDay.format(date);
+  return h("time", { datetime: rfc3339, title: new Date(rfc3339).toLocaleString(), text });
+}
+
+/** Who wrote in a conversation, by name, latest first, and how many more. */
+function participantsOf(thread) {
+  if (!thread.participants.length) return h("span", { class: "muted", text: "Sent from this mailbox" });
+  const names = thread.participants.map((address) => address.name || address.address).join(", ");
+  const more = thread.participant_count - thread.participants.length;
+  return [names, more > 0 ? h("span", { class: "muted", text: ` and ${counted(more, "other")}` }) : null];
+}
+
+/** One conversation in the list; the subject links to it, and the whole row opens it. */
+function threadItem(mailbox, thread) {
+  const subject = subjectOf(thread.subject);
+  return h("li", { class: thread.unread ? "thread unread" : "thread", "data-thread": thread.id },
+    h("p", { class: "thread-who" },
+      thread.unread ? h("span", { class: "unread-dot", "aria-hidden": "true" }) : null,
+      participantsOf(thread)),
+    h("p", { class: "thread-when" }, shortTime(thread.last_activity_at)),
+    h("p", { class: "thread-subject" },
+      h("a", { href: mailHref(mailbox.id, thread.id) }, thread.unread ? hidden("Unread: ") : null, subject)),
+    thread.snippet ? h("p", { class: "thread-snippet", text: thread.snippet }) : null,
+    h("p", { class: "thread-meta" },
+      threadStatusBadge(thread.status),
+      thread.has_unauthenticated
+        ? h("span", { class: "badge warn", title: SENDER_CHECKS.unverified.meaning, text: "Sender not verified" })
+        : null,
+      h("span", { class: "thread-count", text: counted(thread.message_count, "message") }),
+      thread.assignee
+        ? h("span", { class: "thread-assignee", text: `Assigned to ${thread.assignee_name ?? "someone"}` })
+        : h("span", { class: "thread-assignee muted", text: "Unassigned" })));
+}
+
+/**
+ * The conversations a list shows: not those left with no message in them (every
+ * message deleted; the node keeps the conversation so that a late reply still
+ * finds it).
+ */
+const shownOf = (threads) => threads.filter((thread) => thread.message_count > 0);
+
+/** What an empty list says, given its filters. */
+function nothing(filters) {
+  if (filters.q) return `No conversation matches “${filters.q}” with these filters.`;
+  const status = filters.status ? THREAD_STATUSES[filters.status]?.words.toLowerCase() : null;
+  const parts = [filters.unread ? "unread" : null, status].filter(Boolean).join(" ");
+  const whose = { me: " assigned to you", none: " assigned to nobody" }[filters.assignee] ?? "";
+  return `No ${parts ? `${parts} ` : ""}conversations${whose}.`;
+}
+
+/** The filters: status, assignee, unread only, and words; a change shows the list again. */
+function filterForm(filters, onChange) {
+  const status = h("select", { name: "status" },
+    Object.entries(THREAD_STATUSES).map(([name, { words }]) => h("option", { value: name, text: words })),
+    h("option", { value: "", text: "Every status" }));
+  status.value = filters.status;
+  const assignee = h("select", { name: "assignee" },
+    h("option", { value: "", text: "Anyone" }),
+    h("option", { value: "me", text: "Me" }),
+    h("option", { value: "none", text: "Nobody" }));
+  assignee.value = filters.assignee;
+  const unread = h("input", { type: "checkbox", name: "unread" });
+  unread.checked = filters.unread;
+  const words = h("input", { type: "search", name: "q", autocomplete: "off", spellcheck: "false", value: filters.q, placeholder: "Sender, recipient or subject", id: uniqueId("find") });
+  const find = h("button", { type: "submit", class: "secondary", text: "Find" });
+  unread.id = uniqueId("unread");
+
+  const values = () => ({ status: status.value, assignee: assignee.value, unread: unread.checked, q: words.value.trim() });
+  const form = h("form", { class: "thread-filters", role: "search", "aria-label": "Filter conversations" },
+    labelled("Status", status),
+    labelled("Assigned to", assignee),
+    h("div", { class: "field check" }, unread, h("label", { for: unread.id, text: "Unread only" })),
+    h("div", { class: "field find" }, h("label", { for: words.id, text: "Find" }), h("div", { class: "find-row" }, words, find)));
+  for (const control of [status, assignee, unread]) control.addEventListener("change", () => onChange(values()));
+  form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    onChange(values());
+  });
+  return form;
+}
+
+/** The mailboxes whose conversations the person reads, to move between; none when there is one. */
+function mailboxSwitcher(readable, current) {
+  const listed = readable.filter((mailbox) => access(mailbox).conversations);
+  if (listed.length < 2) return null;
+  return h("nav", { class: "subnav mailbox-switcher", "aria-label": "Mailboxes" },
+    h("ul", {}, listed.map((mailbox) => h("li", {},
+      h("a", { href: mailHref(mailbox.id), "aria-current": mailbox.id === current.id ? "page" : null, title: mailbox.display_name, text: mailbox.address })))));
+}
+
+/** `#/mail/<mailbox>`: the mailbox's conversations. */
+export async function inboxView(view, { readable }, mailbox) {
+  const can = access(mailbox);
+  lastMailbox = mailbox.id;
+  document.title = `${mailbox.address} · Mail · Mailroom`;
+
+  const tools = h("div", { class: "button-row inbox-tools" },
+    can.propose ? linkButton(mailHref(mailbox.id, "new"), "New message") : null,
+    can.propose || can.decide ? linkButton(mailHref(mailbox.id, "outbound"), "Outbound", { secondary: true }) : null);
+  const more = h("p", { class: "inbox-more" },
+    can.metadata ? [h("a", { href: mailHref(mailbox.id, "messages"), text: "Every message" }), " · "] : null,
+    can.metadata ? [h("a", { href: mailHref("search"), text: "Search the text of mail" }), " · "] : null,
+    h("a", { href: mailHref("mailboxes"), text: "Your mailboxes and what you hold" }));
+  const heading = panel(mailbox.display_name || mailbox.address,
+    h("p", { class: "mailbox-address muted", text: mailbox.address }), tools, more);
+
+  append(view, [mailboxSwitcher(readable, mailbox), heading]);
+  if (!can.conversations) {
+    view.append(panel("Conversations", info(`Seeing this mailbox's mail needs the right to see who wrote to ${mailbox.address}, to whom and about what, which an administrator grants. You can still draft mail from it and follow it under Outbound.`)));
+    return;
+  }
+
+  let filters = filtersOf(mailbox.id);
+  const list = h("ul", { class: "threads", "aria-label": `Conversations in ${mailbox.address}` });
+  const shown = h("div", { class: "thread-list" }, loading());
+  const pages = pager({
+    fetchPage: async (page) => {
+      const answer = await api("GET", `${mailboxApi(mailbox.id, "threads")}${query({
+        status: filters.status || undefined,
+        assignee: filters.assignee || undefined,
+        unread: filters.unread ? "true" : undefined,
+        q: filters.q || undefined,
+        ...page,
+      })}`);
+      return { items: answer.threads, next_cursor: answer.next_cursor };
+    },
+    show: (threads) => list.append(...shownOf(threads).map((thread) => threadItem(mailbox, thread))),
+    more: "More conversations",
+    failure: "More conversations could not be loaded.",
+  });
+
+  // While a list is asked for again, the one shown stays (marked busy), so the
+  // page does not jump with each change of filter.
+  let asked = 0;
+  async function refresh() {
+    const mine = ++asked;
+    shown.setAttribute("aria-busy", "true");
+    try {
+      const threads = await pages.first();
+      if (mine !== asked) return;
+      const listed = shownOf(threads);
+      list.replaceChildren(...listed.map((thread) => threadItem(mailbox, thread)));
+      shown.replaceChildren(listed.length ? list : empty(nothing(filters)));
+    } catch (error) {
+      if (error instanceof SessionOver) throw error;
+      if (mine === asked) shown.replaceChildren(refusalBox(error, "The conversations could not be listed."));
+    } finally {
+      if (mine === asked) shown.removeAttribute("aria-busy");
+    }
+  }
+
+  const form = filterForm(filters, (next) => {
+    filters = next;
+    filtersByMailbox.set(mailbox.id, next);
+    refresh();
+  });
+  view.append(panel("Conversations", form, shown, pages.element));
+  await refresh();
+}

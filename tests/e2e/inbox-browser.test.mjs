@@ -1,0 +1,457 @@
+// The shared inbox in a real browser (issue 14): headless Chromium against the
+// built Worker on workerd, at a desktop's width (1280×800) and a phone's
+// (390×844), each in a mailbox of its own. Real mail arrives through the
+// Worker's email handler with Email Routing's stamp, and one forgery. A writer
+// lands on the conversations, sees which are unread and which sender is not
+// verified, opens one (it is read), marks it unread, replies (twice: one
+// draft), quotes, is stopped submitting an empty text, sets the status and takes
+// it, and finds it by the filters; an approver sees how many wait, sees the
+// reply beside the message it answers, is asked to confirm naming who it goes
+// to, and approves; a refused send offers its writer Write it again. At every
+// step the page fits its window: no sideways scroll, every button in view.
+// Every console error and CSP violation in any page fails the file.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { startNode, setUp, ADMIN } from "./harness.mjs";
+import { launchChromium, PageWatch } from "./chromium.mjs";
+
+const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
+const APPROVER = { name: "Abe Approver", email: "abe@example.com", password: "abe's first long password" };
+const ANA = "ana@customer.example";
+const BO = "bo@customer.example";
+const QUESTION_TEXT = "Hello,\n\nI have not received the invoice for order 4471.\n\nCould you send it again?\n\nAna";
+const REPLY_TEXT = "Hello Ana,\n\nWe have sent the invoice again today.";
+const REFUSED_TEXT = "Everyone gets a free upgrade.";
+const REFUSAL_REASON = "We do not promise upgrades by mail; offer a call instead.";
+
+const LAYOUTS = [
+  { name: "desktop", viewport: { width: 1280, height: 800 } },
+  { name: "phone", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
+];
+
+let node, call, token, browser;
+const watch = new PageWatch();
+const made = {};
+
+async function ok(promise, status = 200) {
+  const answer = await promise;
+  assert.equal(answer.status, status, answer.text);
+  return answer.body;
+}
+
+/** A message as Email Routing hands it to the Worker: its stamp on top, when it has one. */
+function message({ id, subject, body, from, to, headers = "", stamp }) {
+  return Buffer.from(
+    (stamp ? `Authentication-Results: mx.cloudflare.net; ${stamp}\r\n` : "") +
+    `${headers}From: ${from}\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: <${id}>\r\n` +
+    `Date: Tue, 1 Dec 2026 09:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${body.replace(/\n/g, "\r\n")}\r\n`,
+  );
+}
+const PASS = "dkim=pass header.d=customer.example header.s=s1; dmarc=pass header.from=customer.example; spf=pass smtp.mailfrom=ana@customer.example";
+const FORGED = "dkim=none; dmarc=fail header.from=customer.example; spf=fail smtp.mailfrom=mallory@forger.example";
+
+async function tokenFor({ email, password }) {
+  return (await ok(call("POST", "/api/sessions", { body: { email, password } }), 201)).session.access_token;
+}
+
+before(async () => {
+  node = await startNode({ sendEmail: { allowed_destination_addresses: [ANA] } });
+  ({ call, token } = await setUp(node));
+  made.admin = await ok(call("GET", "/api/me", { token }));
+  made.writer = await ok(call("POST", "/api/people", { token, body: WRITER }), 201);
+  made.approver = await ok(call("POST", "/api/people", { token, body: APPROVER }), 201);
+  for (const layout of LAYOUTS) {
+    const address = `${layout.name}-support@mailroom.test`;
+    const mailbox = await ok(call("POST", "/api/mailboxes", { token, body: { address, display_name: `Support (${layout.name})` } }), 201);
+    made[layout.name] = { mailbox, address, question: `Where is my invoice? (${layout.name})`, forged: `Change of bank details (${layout.name})`, delivery: `Delivery question (${layout.name})` };
+    const grants = [
+      [made.writer.id, ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]],
+      [made.approver.id, ["mailbox.metadata.read", "mailbox.content.read", "approval.decide"]],
+      [made.admin.id, ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]],
+    ];
+    for (const [subject, relations] of grants) {
+      for (const relation of relations) await ok(call("POST", "/api/relations", { token, body: { subject, relation, object: mailbox.id } }), 201);
+    }
+    const to = `Support <${address}>`;
+    const { question, forged, delivery } = made[layout.name];
+    assert.equal(await node.deliver(BO, address, message({ id: `delivery-${layout.name}@customer.example`, subject: delivery, body: "When will order 4471 arrive?", from: `Bo Berg <${BO}>`, to })), null);
+    assert.equal(await node.deliver("mallory@forger.example", address, message({ id: `forged-${layout.name}@forger.example`, subject: forged, body: "Please pay invoices to our new account from today.", from: `Ana Lima <${ANA}>`, to, stamp: FORGED })), null);
+    assert.equal(await node.deliver(ANA, address, message({ id: `question-${layout.name}@customer.example`, subject: question, body: QUESTION_TEXT, from: `Ana Lima <${ANA}>`, to, headers: `Cc: Bo Berg <${BO}>\r\n`, stamp: PASS })), null);
+  }
+  made.writerToken = await tokenFor(WRITER);
+  made.approverToken = await tokenFor(APPROVER);
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await node?.stop();
+});
+
+async function signIn(page, { email, password }) {
+  await page.goto(node.url);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByLabel("Password").press("Enter");
+  await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
+}
+
+const section = (page, name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
+const statusSaying = (page, text) => page.getByRole("status").filter({ hasText: text });
+const conversations = (page) => page.getByRole("list", { name: /^Conversations in / });
+const rowOf = (page, subject) => conversations(page).getByRole("listitem").filter({ hasText: subject });
+/** The subjects the list shows, in order. */
+const listedSubjects = async (page) => (await conversations(page).locator(".thread-subject").allInnerTexts()).map((text) => text.replace(/^Unread:\s*/, "").trim());
+/** Waits until the list of conversations asked for again (a filter changed) has arrived. */
+const settled = (page) => page.locator(".thread-list[aria-busy]").waitFor({ state: "detached" });
+
+/**
+ * Fails where the page scrolls sideways, or shows a button, link or field
+ * outside the window. Measured as drawn: what is hidden, in a closed
+ * <details> or clipped to nothing for screen readers only is not shown.
+ */
+async function assertFits(page, where) {
+  await page.getByText("Loading…").first().waitFor({ state: "detached" }).catch(() => {});
+  const measured = await page.evaluate(() => {
+    const width = window.innerWidth;
+    function shown(element) {
+      if (!element.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
+      for (let at = element; at && at !== document.body; at = at.parentElement) {
+        const box = at.getBoundingClientRect();
+        const style = getComputedStyle(at);
+        if ((box.width <= 1 || box.height <= 1) && style.overflow !== "visible") return false;
+        if (style.clip !== "auto" && style.position === "absolute") return false;
+      }
+      return true;
+    }
+    const outside = [];
+    for (const element of document.querySelectorAll("button, a, input, select, textarea, summary")) {
+      if (!shown(element)) continue;
+      const box = element.getBoundingClientRect();
+      if (box.left < -0.5 || box.right > width + 0.5) {
+        outside.push(`${element.tagName.toLowerCase()} “${(element.innerText || element.value || "").trim().slice(0, 40)}” from ${Math.round(box.left)} to ${Math.round(box.right)}px`);
+      }
+    }
+    return { scrollWidth: document.documentElement.scrollWidth, width, outside };
+  });
+  assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
+  assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
+}
+
+/** The writer's sends in a mailbox, through the API. */
+async function sendsOf(mailbox, state) {
+  return (await ok(call("GET", `/api/mailboxes/${mailbox.id}/sends${state ? `?state=${state}` : ""}`, { token: made.writerToken }))).sends;
+}
+
+/** A mailbox's conversations as the writer's API sees them, by subject. */
+async function threadsOf(mailbox, parameters = {}) {
+  const page = await ok(call("GET", `/api/mailboxes/${mailbox.id}/threads?${new URLSearchParams(parameters)}`, { token: made.writerToken }));
+  return new Map(page.threads.map((thread) => [thread.subject, thread]));
+}
+
+for (const layout of LAYOUTS) {
+  const run = {};
+  const { name, ...options } = layout;
+  const data = () => made[name];
+
+  test(`${name}: opening Mail lands on a mailbox's conversations, unread ones marked, and the forged sender not verified`, async () => {
+    ({ page: run.writer } = await watch.open(browser, { who: `${name} writer`, ...options, locale: "en-GB", acceptDownloads: true }));
+    const page = run.writer;
+    await signIn(page, WRITER);
+    assert.equal(await section(page, "Mail").getAttribute("aria-current"), "page");
+    // Mail lands on conversations, not on a table of what the person holds.
+    await conversations(page).waitFor();
+    assert.equal(await page.getByRole("region", { name: "Mailboxes I can read" }).count(), 0);
+
+    // Both mailboxes are offered; this layout's is chosen.
+    await page.getByRole("navigation", { name: "Mailboxes" }).getByRole("link", { name: data().address }).click();
+    await page.getByRole("list", { name: `Conversations in ${data().address}` }).waitFor();
+    await rowOf(page, data().question).waitFor();
+
+    const question = rowOf(page, data().question);
+    const forged = rowOf(page, data().forged);
+    const delivery = rowOf(page, data().delivery);
+    for (const row of [question, forged, delivery]) {
+      assert.match(await row.getAttribute("class"), /\bunread\b/, "new mail is unread");
+      assert.equal(await row.getByText("Unread:").count(), 1, "and says so to a screen reader");
+      assert.ok(await row.getByText("Open", { exact: true }).isVisible(), "its status, in words");
+      assert.ok(await row.getByText("Unassigned").isVisible());
+      assert.ok(await row.getByText("1 message").isVisible());
+    }
+    assert.match(await question.innerText(), /Ana Lima/, "participants by name");
+    assert.match(await question.innerText(), /I have not received the invoice/, "the snippet");
+    assert.match(await delivery.innerText(), /Bo Berg/);
+    assert.ok(await forged.getByText("Sender not verified").isVisible(), "the forgery is marked");
+    assert.equal(await question.getByText("Sender not verified").count(), 0, "Email Routing vouched for Ana's message");
+    assert.equal(await delivery.getByText("Sender not verified").isVisible(), true, "no stamp: not verified either");
+    const bold = await question.locator(".thread-subject").evaluate((element) => Number(getComputedStyle(element).fontWeight));
+    assert.ok(bold >= 600, `an unread subject is bold (${bold})`);
+    await assertFits(page, `${name}: the conversations`);
+  });
+
+  test(`${name}: opening a conversation shows its message with the sender checked, and marks it read; Mark unread undoes it`, async () => {
+    const page = run.writer;
+    await rowOf(page, data().question).getByRole("link", { name: data().question }).click();
+    await page.getByRole("heading", { name: data().question, level: 2 }).waitFor();
+    const message = page.getByRole("article", { name: /Ana Lima/ });
+    assert.ok(await message.getByText("Sender authenticated", { exact: true }).isVisible(), "the check in words");
+    const text = message.locator(".entry-text");
+    assert.equal((await text.innerText()).trim(), QUESTION_TEXT, "the text, its paragraphs kept");
+    const font = await text.evaluate((element) => getComputedStyle(element).fontFamily);
+    assert.doesNotMatch(font, /mono/i, "in a proportional font");
+    assert.equal(await text.evaluate((element) => getComputedStyle(element).whiteSpace), "pre-wrap");
+    // SPF, DKIM and DMARC on request.
+    assert.equal(await message.getByText("DMARC (the From domain's verdict)").isVisible(), false);
+    await message.getByText("How the sender was checked").click();
+    assert.match(await message.locator(".sender-checks").innerText(), /SPF[^\n]*\n?\s*passed[\s\S]*DKIM[^\n]*\n?\s*passed[\s\S]*DMARC[^\n]*\n?\s*passed/);
+    assert.match(await message.innerText(), /Cc\s+Bo Berg/);
+    await assertFits(page, `${name}: a conversation`);
+
+    const opened = (await threadsOf(data().mailbox)).get(data().question);
+    assert.equal(opened.unread, false, "opening it marked it read");
+    run.questionThread = opened.id;
+
+    await page.getByRole("button", { name: "Mark unread" }).click();
+    await statusSaying(page, "Marked unread").waitFor();
+    assert.equal((await threadsOf(data().mailbox)).get(data().question).unread, true);
+    await page.getByRole("link", { name: "Back to the conversations" }).click();
+    await rowOf(page, data().question).waitFor();
+    assert.match(await rowOf(page, data().question).getAttribute("class"), /\bunread\b/, "unread again in the list");
+
+    // The forgery: its sender failed, and the conversation warns before anything else.
+    await rowOf(page, data().forged).getByRole("link").click();
+    await page.getByRole("heading", { name: data().forged, level: 2 }).waitFor();
+    assert.ok(await page.getByText("A sender in this conversation is not verified.").isVisible());
+    assert.ok(await page.getByRole("article", { name: /Ana Lima/ }).getByText("Sender authentication failed", { exact: true }).isVisible());
+    await assertFits(page, `${name}: a forged conversation`);
+    await page.getByRole("link", { name: "Back to the conversations" }).click();
+    await rowOf(page, data().forged).waitFor();
+    assert.doesNotMatch(await rowOf(page, data().forged).getAttribute("class"), /\bunread\b/, "read once opened");
+  });
+
+  test(`${name}: Reply drafts the answer with names, and Reply again resumes it rather than start a second`, async () => {
+    const page = run.writer;
+    await rowOf(page, data().question).getByRole("link").click();
+    await page.getByRole("heading", { name: data().question, level: 2 }).waitFor();
+    await page.getByRole("button", { name: "Reply to Ana Lima" }).click();
+    const composer = page.getByRole("region", { name: "Your reply" });
+    await composer.getByLabel("Text").waitFor();
+    assert.equal(await composer.getByLabel("To", { exact: true }).inputValue(), `Ana Lima <${ANA}>`, "the recipient with their name");
+    assert.equal(await composer.getByLabel("Subject").inputValue(), `Re: ${data().question}`);
+    let drafts = await sendsOf(data().mailbox, "draft");
+    assert.equal(drafts.length, 1, "one draft");
+    const first = drafts[0].id;
+
+    // Reply again, on the page and after coming back to it: the same draft.
+    await page.getByRole("button", { name: "Reply to Ana Lima" }).click();
+    await composer.getByText("You had already begun a reply in this conversation").waitFor();
+    await page.reload();
+    await page.getByRole("heading", { name: data().question, level: 2 }).waitFor();
+    await page.getByRole("button", { name: "Reply to Ana Lima" }).click();
+    await composer.getByText("You had already begun a reply in this conversation").waitFor();
+    drafts = await sendsOf(data().mailbox, "draft");
+    assert.deepEqual(drafts.map((draft) => draft.id), [first], "still the one draft");
+
+    // Reply all adds everyone the message went to, to the same draft.
+    await page.getByRole("button", { name: /^Reply all/ }).click();
+    await composer.getByText("everyone the message went to is now copied on it").waitFor();
+    assert.equal(await composer.getByLabel("Cc", { exact: true }).inputValue(), `Bo Berg <${BO}>`);
+    drafts = await sendsOf(data().mailbox, "draft");
+    assert.deepEqual(drafts.map((draft) => [draft.id, draft.cc]), [[first, [`Bo Berg <${BO}>`]]]);
+    await assertFits(page, `${name}: the reply`);
+  });
+
+  test(`${name}: an empty reply cannot be submitted, and says why; Quote writes the message in, and it is submitted`, async () => {
+    const page = run.writer;
+    const composer = page.getByRole("region", { name: "Your reply" });
+    await composer.getByLabel("Cc", { exact: true }).fill("");
+    await composer.getByRole("button", { name: "Submit for approval" }).click();
+    const alert = composer.getByRole("alert");
+    await alert.waitFor();
+    const said = await alert.innerText();
+    for (const part of ["The draft was not submitted.", "There is nothing to submit: the text is empty.", "Why:", "What to do:"]) assert.ok(said.includes(part), `${part} in ${said}`);
+    assert.equal(await composer.getByLabel("Text").getAttribute("aria-invalid"), "true");
+    assert.equal((await sendsOf(data().mailbox, "submitted")).length, 0, "nothing was submitted");
+
+    await composer.getByRole("button", { name: /^Quote/ }).click();
+    await statusSaying(page, "Quoted and saved").waitFor();
+    const quoted = await composer.getByLabel("Text").inputValue();
+    assert.match(quoted, /^\n\nOn .*\d{4}.*, Ana Lima wrote:\n> Hello,\n>\n> I have not received the invoice for order 4471\.\n>\n> Could you send it again\?\n>\n> Ana\n$/);
+    const [saved] = await sendsOf(data().mailbox, "draft");
+    assert.equal(saved.text, quoted, "the quote is saved in the draft");
+
+    await composer.getByLabel("Text").fill(`${REPLY_TEXT}\n${quoted}`);
+    await composer.getByRole("button", { name: "Submit for approval" }).click();
+    await statusSaying(page, "Submitted for approval").waitFor();
+    assert.ok(await composer.getByText("Awaiting approval", { exact: true }).isVisible(), "its state, in words");
+    const [submitted] = await sendsOf(data().mailbox, "submitted");
+    assert.equal(submitted.id, saved.id);
+    assert.deepEqual(submitted.cc, [], "the Cc emptied on the page was saved before submitting");
+    assert.ok(submitted.text.startsWith(REPLY_TEXT));
+    run.reply = submitted;
+    await assertFits(page, `${name}: a submitted reply`);
+  });
+
+  test(`${name}: the status and the assignee set in a conversation are what the list's filters find`, async () => {
+    const page = run.writer;
+    await page.getByRole("group", { name: "Status" }).getByRole("button", { name: "Waiting" }).click();
+    await statusSaying(page, "Now waiting.").waitFor();
+    assert.equal(await page.getByRole("button", { name: "Waiting" }).getAttribute("aria-pressed"), "true");
+    await page.getByRole("button", { name: "Assign to me" }).click();
+    await statusSaying(page, "Assigned to you.").waitFor();
+    assert.ok(await page.getByText(`Assigned to you (${WRITER.name})`).isVisible());
+    const stored = (await threadsOf(data().mailbox, { status: "waiting" })).get(data().question);
+    assert.equal(stored?.assignee, made.writer.id);
+
+    await page.getByRole("link", { name: "Back to the conversations" }).click();
+    await rowOf(page, data().delivery).waitFor();
+    assert.equal(await rowOf(page, data().question).count(), 0, "no longer among the open ones");
+    const filters = page.getByRole("search", { name: "Filter conversations" });
+    await filters.getByLabel("Status").selectOption({ label: "Waiting" });
+    await settled(page);
+    assert.equal(await conversations(page).getByRole("listitem").count(), 1, "only the waiting one");
+    assert.ok(await rowOf(page, data().question).getByText(`Assigned to ${WRITER.name}`).isVisible());
+    assert.ok(await rowOf(page, data().question).getByText("Waiting", { exact: true }).isVisible());
+    await filters.getByLabel("Assigned to").selectOption({ label: "Nobody" });
+    await settled(page);
+    assert.ok(await page.getByText("No waiting conversations assigned to nobody.").isVisible());
+    await filters.getByLabel("Assigned to").selectOption({ label: "Me" });
+    await filters.getByLabel("Status").selectOption({ label: "Every status" });
+    await settled(page);
+    assert.deepEqual(await listedSubjects(page), [data().question], "only mine");
+    await filters.getByLabel("Assigned to").selectOption({ label: "Anyone" });
+    await filters.getByLabel("Unread only").check();
+    await settled(page);
+    assert.deepEqual(await listedSubjects(page), [data().delivery], "read ones are left out");
+    await filters.getByLabel("Unread only").uncheck();
+    await filters.getByLabel("Find").fill("invoice");
+    await filters.getByRole("button", { name: "Find" }).click();
+    await settled(page);
+    assert.deepEqual(await listedSubjects(page), [data().question], "found by its subject");
+    await assertFits(page, `${name}: the filtered conversations`);
+    // As it was, for what follows.
+    await filters.getByLabel("Find").fill("");
+    await filters.getByLabel("Status").selectOption({ label: "Open" });
+    await settled(page);
+  });
+
+  test(`${name}: the approver sees how many wait, the reply beside the message it answers, and confirms naming who it goes to`, async () => {
+    ({ page: run.approver } = await watch.open(browser, { who: `${name} approver`, ...options, locale: "en-GB" }));
+    const page = run.approver;
+    await signIn(page, APPROVER);
+    const waiting = (await ok(call("GET", "/api/approvals", { token: made.approverToken }))).sends;
+    assert.equal(waiting.length, 1, "this layout's reply alone awaits a decision");
+    const count = page.getByRole("navigation", { name: "Sections" }).locator(".nav-count");
+    await count.filter({ hasText: "1" }).waitFor();
+    assert.equal(await section(page, "Approvals").count(), 1, "the link keeps its name");
+    assert.match(await count.innerText(), /^1\b/);
+    assert.equal(await count.getAttribute("title"), "1 awaiting your decision");
+
+    await section(page, "Approvals").click();
+    const card = page.getByRole("article", { name: `Re: ${data().question}` });
+    await card.waitFor();
+    const answered = card.getByRole("complementary", { name: "The message it answers" });
+    await answered.locator(".entry-text").waitFor();
+    assert.equal((await answered.locator(".entry-text").innerText()).trim(), QUESTION_TEXT, "the message answered, in full");
+    assert.ok(await answered.getByText("Ana Lima").first().isVisible());
+    assert.ok(await answered.getByText("Sender authenticated", { exact: true }).isVisible());
+    assert.match(await card.innerText(), new RegExp(`Written by\\s+${WRITER.name}`), "the writer by name");
+    assert.doesNotMatch(await card.innerText(), /usr_[0-9A-Z]{26}/, "no ids unless asked for");
+    await assertFits(page, `${name}: an approval`);
+
+    // Approve asks first, naming whom it goes to; Not yet leaves it waiting.
+    await card.getByRole("button", { name: `Approve “Re: ${data().question}”` }).click();
+    const confirm = card.getByRole("group", { name: "Approve and send?" });
+    await confirm.waitFor();
+    assert.match(await confirm.innerText(), new RegExp(`to Ana Lima <${ANA.replaceAll(".", "\\.")}>\\?`));
+    await assertFits(page, `${name}: the confirmation`);
+    await confirm.getByRole("button", { name: "Not yet" }).click();
+    assert.equal((await ok(call("GET", `/api/mailboxes/${data().mailbox.id}/sends/${run.reply.id}`, { token: made.writerToken }))).state, "submitted");
+
+    await card.getByRole("button", { name: `Approve “Re: ${data().question}”` }).click();
+    await card.getByRole("group", { name: "Approve and send?" }).getByRole("button", { name: "Approve and send" }).click();
+    await card.getByRole("status").filter({ hasText: "Approved and dispatched." }).waitFor();
+    assert.ok(await card.getByText("Sent", { exact: true }).isVisible(), "its state, in words");
+    await count.waitFor({ state: "hidden" });
+    const sent = (await ok(call("GET", `/api/mailboxes/${data().mailbox.id}/sends/${run.reply.id}`, { token: made.writerToken })));
+    assert.equal(sent.state, "dispatched");
+  });
+
+  test(`${name}: a refused send shows its writer the reason, in the conversation and in Outbound, and Write it again drafts it anew`, async () => {
+    const writer = run.writer;
+    // The writer answers Bo's question; the approver refuses it.
+    await rowOf(writer, data().delivery).getByRole("link").click();
+    await writer.getByRole("heading", { name: data().delivery, level: 2 }).waitFor();
+    await writer.getByRole("button", { name: "Reply to Bo Berg" }).click();
+    const composer = writer.getByRole("region", { name: "Your reply" });
+    await composer.getByLabel("Text").fill(REFUSED_TEXT);
+    await composer.getByRole("button", { name: "Submit for approval" }).click();
+    await statusSaying(writer, "Submitted for approval").waitFor();
+    const [submitted] = await sendsOf(data().mailbox, "submitted");
+    await ok(call("POST", `/api/mailboxes/${data().mailbox.id}/sends/${submitted.id}/refuse`, {
+      token: made.approverToken, body: { version: submitted.version, reason: REFUSAL_REASON },
+    }));
+
+    await writer.reload();
+    await writer.getByRole("heading", { name: data().delivery, level: 2 }).waitFor();
+    const refused = writer.locator(`article[data-send="${submitted.id}"]`);
+    const notice = refused.getByRole("note");
+    await notice.waitFor();
+    assert.match(await notice.innerText(), new RegExp(`Refused by ${APPROVER.name}`));
+    assert.ok((await notice.innerText()).includes(`Their reason: ${REFUSAL_REASON}`));
+    assert.ok(await refused.getByText("Refused", { exact: true }).isVisible());
+    await assertFits(writer, `${name}: a refused send in its conversation`);
+
+    await notice.getByRole("button", { name: /^Write it again/ }).click();
+    await composer.getByText("Written again as a new draft").waitFor();
+    assert.equal(await composer.getByLabel("Text").inputValue(), REFUSED_TEXT);
+    const [again] = await sendsOf(data().mailbox, "draft");
+    assert.ok(again && again.id !== submitted.id, "a new draft");
+    assert.deepEqual([again.to, again.subject, again.text, again.reply_to, again.thread_id],
+      [submitted.to, submitted.subject, submitted.text, submitted.reply_to, submitted.thread_id], "the same recipients, subject, text and conversation");
+
+    // Outbound shows it too, the reason beside it, with Write it again.
+    await writer.evaluate((href) => (location.hash = href), `#/mail/${data().mailbox.id}/outbound`);
+    const row = writer.getByRole("row").filter({ hasText: REFUSAL_REASON });
+    await row.waitFor();
+    assert.equal((await row.getByRole("cell").first().innerText()).trim().split("\n").at(-1), "Refused");
+    assert.ok(await row.getByRole("button", { name: /^Write it again/ }).isVisible());
+    await assertFits(writer, `${name}: Outbound`);
+  });
+}
+
+test("desktop: an administrator who works the mailbox assigns a conversation to someone who works it, from a list of them", async () => {
+  const { page } = await watch.open(browser, { who: "administrator", viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+  await signIn(page, ADMIN);
+  const { mailbox, delivery } = made.desktop;
+  const thread = (await threadsOf(mailbox)).get(delivery);
+  await page.evaluate((href) => (location.hash = href), `#/mail/${mailbox.id}/${thread.id}`);
+  await page.getByRole("heading", { name: delivery, level: 2 }).waitFor();
+  const picker = page.getByLabel("Assigned to");
+  await picker.locator("option", { hasText: WRITER.name }).waitFor({ state: "attached" });
+  assert.deepEqual(await picker.locator("option").allTextContents(), ["Nobody", ADMIN.name, WRITER.name], "those who hold send.propose, by name");
+  await picker.selectOption({ label: WRITER.name });
+  await statusSaying(page, `Assigned to ${WRITER.name}.`).waitFor();
+  assert.equal((await threadsOf(mailbox)).get(delivery).assignee, made.writer.id);
+  await assertFits(page, "the administrator's conversation");
+});
+
+test("desktop: past a page of waiting sends, the navigation says 50+", async () => {
+  const { mailbox } = made.desktop;
+  const sends = `/api/mailboxes/${mailbox.id}/sends`;
+  for (let first = 0; first < 51; first += 5) {
+    await Promise.all(Array.from({ length: Math.min(5, 51 - first) }, async (_, index) => {
+      const draft = await ok(call("POST", sends, { token: made.writerToken, body: { to: [ANA], subject: `Notice ${first + index}`, text: "Noted." } }), 201);
+      await ok(call("POST", `${sends}/${draft.id}/submit`, { token: made.writerToken }));
+    }));
+  }
+  const { page } = await watch.open(browser, { who: "approver, many", viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+  await signIn(page, APPROVER);
+  const count = page.getByRole("navigation", { name: "Sections" }).locator(".nav-count");
+  await count.filter({ hasText: "50+" }).waitFor();
+  assert.match(await count.getAttribute("title"), /50\+ awaiting your decision/);
+});
+
+test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", () => {
+  watch.assertNothingWentWrong(node.url);
+});
