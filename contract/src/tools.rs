@@ -235,7 +235,11 @@ mod tests {
             );
             if let Some(output) = tool.get("outputSchema") {
                 assert_eq!(output["type"], "object", "{}: MCP output schemas are objects", route.tool);
-                assert!(!output.to_string().contains("\"description\":\""), "{}: output schemas are shapes", route.tool);
+                assert!(
+                    !output.to_string().contains("\"description\":\""),
+                    "{}: output schemas are shapes",
+                    route.tool
+                );
                 assert!(!output.to_string().contains("$ref"), "{}: output schema must be inline", route.tool);
             }
             assert!(!tool["inputSchema"].to_string().contains("$ref"), "{}: input schema must be inline", route.tool);

@@ -280,6 +280,14 @@ for (const layout of LAYOUTS) {
     const [saved] = await sendsOf(data().mailbox, "draft");
     assert.equal(saved.text, quoted, "the quote is saved in the draft");
 
+    // A file goes with the reply: too large is refused in the page, a PDF is attached.
+    await composer.getByLabel("Attach a file").setInputFiles({ name: "huge.bin", mimeType: "application/octet-stream", buffer: Buffer.alloc(700 * 1024 + 1) });
+    await composer.getByRole("alert").filter({ hasText: "huge.bin is too large to attach." }).waitFor();
+    await composer.getByLabel("Attach a file").setInputFiles({ name: "invoice-4471.pdf", mimeType: "application/pdf", buffer: Buffer.from("%PDF-1.7 invoice 4471") });
+    await statusSaying(page, "invoice-4471.pdf attached.").waitFor();
+    assert.ok(await composer.getByRole("link", { name: "invoice-4471.pdf" }).isVisible(), "the file, listed with the draft");
+    assert.deepEqual((await sendsOf(data().mailbox, "draft"))[0].attachments.map((file) => file.name), ["invoice-4471.pdf"]);
+
     await composer.getByLabel("Text").fill(`${REPLY_TEXT}\n${quoted}`);
     await composer.getByRole("button", { name: "Submit for approval" }).click();
     await statusSaying(page, "Submitted for approval").waitFor();
@@ -356,6 +364,7 @@ for (const layout of LAYOUTS) {
     assert.ok(await answered.getByText("Ana Lima").first().isVisible());
     assert.ok(await answered.getByText("Sender authenticated", { exact: true }).isVisible());
     assert.match(await card.innerText(), new RegExp(`Written by\\s+${WRITER.name}`), "the writer by name");
+    assert.ok(await card.getByRole("link", { name: "invoice-4471.pdf" }).isVisible(), "the approver sees the file it carries");
     assert.doesNotMatch(await card.innerText(), /usr_[0-9A-Z]{26}/, "no ids unless asked for");
     await assertFits(page, `${name}: an approval`);
 

@@ -5,10 +5,10 @@
 // conversation (conversation.js) drafts its replies in sendEditor(). A refused
 // send shows its reason to its writer, with Write it again (refusedNotice()).
 
-import { append, breadcrumbs, code, facts, h, hidden, labelCells, labelled, linkButton, replace, row, table, time } from "./dom.js";
+import { append, breadcrumbs, byteSize, code, facts, h, hidden, labelCells, labelled, linkButton, replace, row, table, time } from "./dom.js";
 import { me } from "./session.js";
 import { api, ApiError, query, segment } from "./api.js";
-import { empty, info, loading, panel, perform, refusalBox, rowStatus, statusArea } from "./shared.js";
+import { downloadLink, empty, info, loading, panel, perform, refusalBox, rowStatus, statusArea } from "./shared.js";
 import { directory, named } from "./names.js";
 import { pager } from "./pager.js";
 import { access, mailboxApi, mailboxName, mailHref, mailText, subjectOf } from "./mail-shared.js";
@@ -46,6 +46,7 @@ export function sendDetails(send) {
       ["To", recipientLabels(send.to)],
       ["Cc", send.cc.length ? recipientLabels(send.cc) : null],
       ["Subject", send.subject],
+      ["Files", send.attachments?.length ? fileList(send) : null],
       ["In reply to", send.reply_to || send.in_reply_to ? repliedTo(send) : null],
       ["Written by", named(send.author, send.author_name)],
       ["Submitted", send.submitted_at ? [time(send.submitted_at), " by ", named(send.submitted_by, send.submitted_by === send.author ? send.author_name : undefined)] : null],
@@ -58,6 +59,28 @@ export function sendDetails(send) {
     h("p", { class: "text-label", text: "Text" }),
     mailText(send.text),
   ];
+}
+
+/** The largest file a send may carry, decoded (the node's `limits`; it refuses more). */
+const LARGEST_FILE = 700 * 1024;
+
+/**
+ * A send's files, each a download (its author's and its deciders': an approver
+ * opens what they approve), with `remove(file)` beside each when it is given.
+ */
+function fileList(send, remove) {
+  return h("ul", { class: "attachments send-files" }, send.attachments.map((file) => h("li", {},
+    downloadLink(mailboxApi(send.mailbox_id, "sends", send.id, "attachments", String(file.index)), file.name),
+    h("span", { class: "muted", text: ` ${file.content_type}, ${byteSize(file.size)}` }),
+    remove ? [" ", remove(file)] : null)));
+}
+
+/** A file's bytes as base64, as the node takes them. */
+async function base64Of(file) {
+  const bytes = new Uint8Array(await file.arrayBuffer());
+  let binary = "";
+  for (let start = 0; start < bytes.length; start += 0x8000) binary += String.fromCharCode(...bytes.subarray(start, start + 0x8000));
+  return btoa(binary);
 }
 
 /**
@@ -180,11 +203,45 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
     const remove = send ? h("button", { type: "button", class: "secondary danger", text: "Delete draft" }) : null;
     const controls = [save, submit, quoting, remove].filter(Boolean);
     const buttons = h("div", { class: "button-row" }, submit, save, quoting, remove);
+    // Files go on a saved draft, one at a time, each stored as it is chosen.
+    const fileField = send ? h("input", { type: "file", name: "file" }) : null;
+    const files = send
+      ? h("div", { class: "send-files-field" },
+        send.attachments?.length ? fileList(send, (file) => {
+          const drop = h("button", { type: "button", class: "secondary" }, "Remove", hidden(` ${file.name}`));
+          drop.addEventListener("click", () => perform(status, [drop], async () => {
+            const next = values();
+            if (unsaved(next)) send = await api("PATCH", `${sends}/${segment(send.id)}`, next);
+            show(await api("DELETE", mailboxApi(mailbox.id, "sends", send.id, "attachments", String(file.index))));
+            return `${file.name} removed.`;
+          }, "The file was not removed."));
+          return drop;
+        }) : null,
+        labelled("Attach a file", fileField, "Up to 700 KiB a file, 10 files and 5 MiB in all. The approver sees and can open each one."))
+      : null;
+    fileField?.addEventListener("change", async () => {
+      const [file] = fileField.files;
+      if (!file) return;
+      if (file.size > LARGEST_FILE) {
+        status.replaceChildren(refusalBox({ code: "attachment_too_large", message: `${file.name} is too large to attach.`, reason: "A file may have at most 700 KiB.", fix: "Attach a smaller file, or share a link to it in the text." }, "The file was not attached."));
+        fileField.value = "";
+        return;
+      }
+      await perform(status, [fileField, ...controls], async () => {
+        // What the form holds is saved first: attaching redraws the draft.
+        const next = values();
+        if (unsaved(next)) send = await api("PATCH", `${sends}/${segment(send.id)}`, next);
+        const body = { name: file.name, content_type: file.type || "application/octet-stream", content_base64: await base64Of(file) };
+        show(await api("POST", mailboxApi(mailbox.id, "sends", send.id, "attachments"), body));
+        return `${file.name} attached.`;
+      }, "The file was not attached.");
+    });
     const element = h("form", { class: "send-form" },
       labelled("To", toField, "Addresses, each with a name if you like (Ana Lima <ana@example.com>), separated by commas."),
       labelled("Cc", ccField),
       labelled("Subject", subjectField),
       labelled("Text", textField, "Plain text. Nothing is sent until it is submitted and a second person approves it."),
+      files,
       buttons);
 
     const values = () => ({ to: recipientsIn(toField.value), cc: recipientsIn(ccField.value), subject: subjectField.value, text: textField.value });

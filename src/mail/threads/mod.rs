@@ -212,7 +212,9 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let limit = paging::limit(context)?;
     let (before_at, before_id) = paging::cursor(context, IdKind::Thread, i64::MAX)?;
 
-    let mut conditions = vec!["t.mailbox_id = ?2".to_string()];
+    // A conversation whose every message was deleted is not listed (its row stays,
+    // so a late reply to one of them still finds it).
+    let mut conditions = vec!["t.mailbox_id = ?2".to_string(), "t.received_count + t.sent_count > 0".to_string()];
     let mut parameters: Vec<Value> = vec![caller.as_str().into(), mailbox_id.as_str().into()];
     if let Some(status) = status {
         conditions.push(format!("t.status = {}", placeholder(&mut parameters, status.into())));
