@@ -162,6 +162,11 @@ fn the_schema_names_exactly_the_send_states_the_contract_declares() {
 fn state_words(script: &str) -> BTreeSet<String> {
     let mut words = BTreeSet::new();
     for (start, _) in script.match_indices("state") {
+        // An agent's state is held to the agents' vocabulary, wherever it is compared
+        // (`the_interface_compares_agents_only_with_agent_states`).
+        if script[..start].ends_with("agent.") {
+            continue;
+        }
         let rest = script[start + "state".len()..].trim_start();
         for operator in ["===", "!=="] {
             if let Some(compared) =
@@ -209,6 +214,33 @@ fn state_words(script: &str) -> BTreeSet<String> {
         }
     }
     words
+}
+
+#[test]
+fn the_interface_compares_agents_only_with_agent_states() {
+    use mailroom_contract::api::AgentState;
+    let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(scripts).unwrap().filter_map(Result::ok) {
+        let script = std::fs::read_to_string(entry.path()).unwrap();
+        for (start, _) in script.match_indices("agent.state") {
+            let rest = script[start + "agent.state".len()..].trim_start();
+            for operator in ["===", "!=="] {
+                if let Some(compared) =
+                    rest.strip_prefix(operator).map(str::trim_start).and_then(|rest| rest.strip_prefix('"'))
+                {
+                    let word = compared.split('"').next().unwrap_or_default();
+                    assert!(
+                        AgentState::parse(word).is_some(),
+                        "{:?} compares an agent with `{word}`",
+                        entry.file_name()
+                    );
+                    seen += 1;
+                }
+            }
+        }
+    }
+    assert!(seen > 0, "the interface compares agents' states somewhere");
 }
 
 #[test]
