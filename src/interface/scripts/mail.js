@@ -214,10 +214,10 @@ function searchReach(mailboxes) {
   const addresses = (list) => list.map((mailbox) => mailbox.address).join(", ");
   return [
     headersOnly.length
-      ? info(`In ${addresses(headersOnly)} you hold mailbox.metadata.read without mailbox.content.read: mail there is found by its sender, recipients and subject, never by its text.`)
+      ? info(`In ${addresses(headersOnly)} you may see who wrote to whom about what, but not read the text: mail there is found by its sender, recipients and subject, never by its text.`)
       : null,
     unsearched.length
-      ? info(`${addresses(unsearched)} ${unsearched.length === 1 ? "is" : "are"} not searched: searching a mailbox needs mailbox.metadata.read on it.`)
+      ? info(`${addresses(unsearched)} ${unsearched.length === 1 ? "is" : "are"} not searched: searching a mailbox needs the right to see what mail it holds, which an administrator grants.`)
       : null,
   ];
 }
@@ -322,7 +322,7 @@ async function messageView(view, mailbox, receiptId) {
           h("span", { class: "muted", text: ` ${attachment.content_type}, ${byteSize(attachment.size)}` }));
       })),
       unlisted > 0 ? h("p", { class: "muted", text: `And ${unlisted.toLocaleString()} more, which only the original holds.` }) : null,
-      can.content ? null : h("p", { class: "muted", text: "Downloading attachments needs mailbox.content.read." })));
+      can.content ? null : h("p", { class: "muted", text: "Downloading attachments needs the right to read the mail's text and attachments here, which an administrator grants." })));
   }
 
   if (reply) {
@@ -350,8 +350,8 @@ async function messageView(view, mailbox, receiptId) {
   }
 
   if (!can.content) {
-    text.append(info(h("strong", { text: "Reading the text needs mailbox.content.read." }),
-      ` On ${mailbox.address} you hold ${mailbox.held.join(", ")}: enough to see that this message exists, who sent it, to whom, its subject, date and size. An administrator can grant mailbox.content.read.`));
+    text.append(info(h("strong", { text: "Reading the text needs the right to read mail's text here." }),
+      ` In ${mailbox.address} you may see that this message exists, who sent it, to whom, its subject, date and size. An administrator can grant reading the text.`));
     return;
   }
   try {
