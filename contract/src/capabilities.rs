@@ -58,7 +58,7 @@ pub const CAPABILITIES: &[Capability] = &[
     Capability {
         name: "mail.manage",
         summary: "Work conversations",
-        description: "Set a conversation's status (open, waiting, closed) and assignee in the mailboxes it works (send.propose), and mark conversations read or unread for itself. Never reads bodies.",
+        description: "Set a conversation's status (open, waiting, closed) and who it is assigned to, in the mailboxes it may send from, and mark conversations read or unread for itself. Never reads bodies.",
         routes: &[RouteId::UpdateThread, RouteId::MarkThreadRead, RouteId::MarkThreadUnread],
     },
     Capability {

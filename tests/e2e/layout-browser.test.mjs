@@ -9,7 +9,9 @@
 // Every console error and CSP violation fails the file.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startNode, setUp, ADMIN } from "./harness.mjs";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { startNode, setUp, ADMIN, ROOT } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 
 const BEN = { name: "Ben Baker", email: "ben@example.com", password: "ben's first long password" };
@@ -82,6 +84,19 @@ before(async () => {
   await post("/api/agent-messages", {
     recipient: made.calendar.agent.id, kind: "request", content: { ask: "free_slots", minutes: 90 }, idempotency_key: "layout-ask",
   }, 202, made.travel.credential);
+
+  // Mail the administrator works in support@: a message, a conversation, a reply
+  // with a file, submitted.
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]) {
+    await post("/api/relations", { subject: made.admin.id, relation, object: made.support.id });
+  }
+  const raw = readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"));
+  assert.equal(await node.deliver("ana@customer.example", SUPPORT.address, raw), null);
+  made.receipt = (await ok(call("GET", `/api/mailboxes/${made.support.id}/messages`, { token }), 200)).messages[0];
+  made.reply = await post(`/api/mailboxes/${made.support.id}/sends`, { reply_to: made.receipt.id, text: "Here it is again." });
+  await post(`/api/mailboxes/${made.support.id}/sends/${made.reply.id}/attachments`,
+    { name: "invoice-4471-with-a-long-descriptive-file-name.pdf", content_type: "application/pdf", content_base64: "JVBERi0xLjc=" });
+  await post(`/api/mailboxes/${made.support.id}/sends/${made.reply.id}/submit`, undefined, 200);
 
   // Sources: one that keeps a reminder for the administrator, one revoked.
   const visa = await post("/api/reminder-sources", { name: "visa-office" });
@@ -217,6 +232,32 @@ for (const layout of LAYOUTS) {
       }
     });
   }
+
+  test(`${layout.name}: Mail's views fit the window, in words and names`, async () => {
+    const page = run.page;
+    const support = made.support.id;
+    const views = [
+      ["the inbox", "#/mail", () => page.getByRole("link", { name: made.receipt.subject }).first()],
+      ["a conversation", `#/mail/${support}/${made.reply.thread_id}`, () => page.getByRole("heading", { name: made.receipt.subject, level: 2 })],
+      ["every message", `#/mail/${support}/messages`, () => page.getByRole("link", { name: made.receipt.subject })],
+      ["a message", `#/mail/${support}/${made.receipt.id}`, () => page.getByRole("heading", { name: made.receipt.subject, level: 2 })],
+      ["a search", "#/mail/search/invoice", () => page.getByRole("link", { name: made.receipt.subject })],
+      ["outbound", `#/mail/${support}/outbound`, () => page.getByText(made.reply.subject).first()],
+      ["a send with a file", `#/mail/${support}/outbound/${made.reply.id}`, () => page.getByRole("link", { name: /invoice-4471/ })],
+      ["your mailboxes", "#/mail/mailboxes", () => page.getByRole("table", { name: "Mailboxes I can read" })],
+    ];
+    for (const [where, hash, ready] of views) {
+      await page.evaluate((at) => (location.hash = at), hash);
+      await ready().waitFor();
+      await page.getByRole("main").getByText("Loading…").waitFor({ state: "detached" });
+      const measured = await measure(page);
+      assertFits(measured, where);
+      const codes = [...new Set(measured.text.match(codesPattern()) ?? [])];
+      assert.deepEqual(codes, [], `${where}: codes shown instead of words`);
+      const ids = [...new Set(measured.text.match(ID) ?? [])].filter((id) => [made.admin.id, support].includes(id));
+      assert.deepEqual(ids, [], `${where}: ids shown where the name is known`);
+    }
+  });
 
   test(`${layout.name}: relations read in the vocabulary's words, and their codes are there on request`, async () => {
     const page = run.page;

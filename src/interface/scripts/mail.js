@@ -9,7 +9,7 @@
 // renders HTML on this page. An administrator can delete a received message from
 // its own view, after saying so twice.
 
-import { append, breadcrumbs, byteSize, code, facts, h, labelled, linkButton, replace, row, table, time, uniqueId } from "./dom.js";
+import { append, breadcrumbs, byteSize, code, facts, h, labelCells, labelled, linkButton, replace, row, table, time, uniqueId } from "./dom.js";
 import { me, route } from "./session.js";
 import { api, query, SessionOver } from "./api.js";
 import { actionForm, downloadLink, empty, info, loading, panel, perform, refusalBox, statusArea } from "./shared.js";
@@ -63,10 +63,15 @@ const MESSAGE_COLUMNS = {
 function pagedMessages({ caption, columns, fetchPage, emptyText, more, failure }) {
   const headers = columns.map((key) => MESSAGE_COLUMNS[key][0]);
   const cells = columns.map((key) => MESSAGE_COLUMNS[key][1]);
-  const messages = table(caption, headers, []);
+  // Stacked on a phone, each message a card with its cells named.
+  const messages = table(caption, headers, [], { stack: true });
   const body = messages.querySelector("tbody");
   const list = h("div", {}, loading());
-  const show = (items) => append(body, items.map((message) => row(...cells.map((cell) => cell(message)))));
+  const show = (items) => {
+    const rows = items.map((message) => row(...cells.map((cell) => cell(message))));
+    append(body, rows);
+    rows.forEach(labelCells);
+  };
   const pages = pager({
     fetchPage: async (query) => {
       const page = await fetchPage(query);
