@@ -34,6 +34,7 @@ pub mod agents;
 pub mod identity;
 pub mod mail;
 pub mod messaging;
+pub mod notifications;
 pub mod reminders;
 
 pub mod dispatch;

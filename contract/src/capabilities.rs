@@ -107,6 +107,18 @@ pub const CAPABILITIES: &[Capability] = &[
         ],
     },
     Capability {
+        name: "notifications.read",
+        summary: "See its person's notifications",
+        description: "Read its sponsor's notifications feed: approvals waiting, sends refused, sent or failed, conversations assigned, reminders due. Mail notifications only in mailboxes it and its sponsor both hold a relation on; the sponsor's own (reminders due, with their titles) always.",
+        routes: &[RouteId::ListNotifications],
+    },
+    Capability {
+        name: "notifications.manage",
+        summary: "Mark its person's notifications read",
+        description: "Mark notifications in its sponsor's feed read or unread again: they are marked for the sponsor, as if they had read them.",
+        routes: &[RouteId::MarkNotificationsRead, RouteId::MarkNotificationUnread],
+    },
+    Capability {
         name: "agent.messaging",
         summary: "Exchange messages with agents",
         description: "Send requests and events to agents on the node, and work its own durable inbox: claim messages as fenced leases, acknowledge, renew, reply and reject, follow its conversations and cancel them. Delivery is at least once. Only when the node runs agent messaging.",

@@ -291,6 +291,7 @@ vocabulary! {
         SourceId = "sourceId": "The reminder source's id (`src_…`).";
         AgentMessageId = "agentMessageId": "The agent message's id (`amg_…`).";
         ConversationId = "conversationId": "The conversation's id (`cnv_…`).";
+        NotificationId = "notificationId": "The notification's id (`ntf_…`), from list_notifications.";
         AttachmentIndex = "attachmentIndex": "The attachment's `index` from get_message, from 0.";
         Module = "module": "The module's file name, such as `mail.js`, as the page's import map names it.";
     }
@@ -375,6 +376,7 @@ impl PathParameter {
             | PathParameter::SourceId
             | PathParameter::AgentMessageId
             | PathParameter::ConversationId
+            | PathParameter::NotificationId
             | PathParameter::Module => Accepts::Text,
         }
     }

@@ -657,6 +657,33 @@ pub fn declare(id: RouteId) -> Route {
                 any_of: &[],
             }),
 
+        R::ListNotifications => Route::new(id, Get, "/api/me/notifications", "list_notifications")
+            .summary("List my notifications")
+            .description("Lists what needs the caller or what they are waiting to hear (an agent: its sponsor's feed), newest first, a page at a time: approvals waiting in mailboxes where they decide, their sends refused, sent or failed, conversations assigned to them, reminders due. Each is read or unread for them alone; `unread_count` counts the unread ones still needing someone. Mail notifications show only in mailboxes the caller holds a relation on (an agent: where it and its sponsor both do).")
+            .query_parameters(const { &[
+                Parameter::flag("unread", "Only notifications not yet marked read."),
+                LIMIT,
+                CURSOR,
+            ] })
+            .response::<NotificationPage>()
+            .authority(Authority::Personal),
+
+        R::MarkNotificationsRead => Route::new(id, Post, "/api/me/notifications/read", "mark_notifications_read")
+            .summary("Mark notifications read")
+            .description("Marks notifications read for the caller (an agent: for its sponsor): those named in `notification_ids`, or every one with `all`. Ids the caller cannot see are passed over. Undo one with mark_notification_unread.")
+            .request::<MarkNotificationsRead>()
+            .response::<NotificationsMarked>()
+            .tier(Tier::Act)
+            .authority(Authority::Personal),
+
+        R::MarkNotificationUnread => Route::new(id, Delete, "/api/me/notifications/:notificationId/read", "mark_notification_unread")
+            .summary("Mark a notification unread")
+            .description("Marks one notification unread again for the caller (an agent: for its sponsor).")
+            .path_parameters(&[PathParameter::NotificationId])
+            .response::<NotificationsMarked>()
+            .tier(Tier::Act)
+            .authority(Authority::Personal),
+
         R::McpEndpoint => Route::new(id, Post, "/mcp", "mcp_endpoint")
             .summary("The MCP server")
             .description("The Model Context Protocol endpoint (Streamable HTTP, JSON responses): protocol revisions 2025-06-18 and 2025-11-25 through initialize, and 2026-07-28 statelessly. Its tools are the node's own routes, offered by who is asking, and every tool call re-enters the router as that caller.")

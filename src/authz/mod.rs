@@ -8,10 +8,12 @@
 //! core's unit of work settles in the request's first round trip.
 //!
 //! Beside it: `credentials` (what a request claims, read without I/O), `tuples`
-//! (the only code that reads the relation table, where delegation lives) and
-//! `throttle` (the failure window that rate-limits guessing a secret).
+//! (the only code that reads the relation table, where delegation lives),
+//! `dual_control` (who stands on an actor's side, so cannot be its second person)
+//! and `throttle` (the failure window that rate-limits guessing a secret).
 
 pub mod credentials;
+pub mod dual_control;
 pub mod throttle;
 pub mod tuples;
 

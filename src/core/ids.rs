@@ -21,6 +21,7 @@ pub enum IdKind {
     AgentMessage,
     Conversation,
     Thread,
+    Notification,
 }
 
 impl IdKind {
@@ -38,10 +39,11 @@ impl IdKind {
             IdKind::AgentMessage => "amg_",
             IdKind::Conversation => "cnv_",
             IdKind::Thread => "thr_",
+            IdKind::Notification => "ntf_",
         }
     }
 
-    const ALL: [IdKind; 12] = [
+    const ALL: [IdKind; 13] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,
@@ -54,6 +56,7 @@ impl IdKind {
         IdKind::AgentMessage,
         IdKind::Conversation,
         IdKind::Thread,
+        IdKind::Notification,
     ];
 }
 

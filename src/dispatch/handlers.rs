@@ -10,7 +10,7 @@ use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::identity::{people, relations, sessions, setup, teams};
 use crate::mail::{deletion, mailboxes, messages, search, sends, threads};
-use crate::{a2a, agents, interface, mcp, messaging, reminders};
+use crate::{a2a, agents, interface, mcp, messaging, notifications, reminders};
 
 /// The one place that names every route's handler.
 pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
@@ -72,6 +72,9 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::ApproveSend => sends::approve(context).await,
         RouteId::RefuseSend => sends::refuse(context).await,
         RouteId::ListApprovals => sends::approvals(context).await,
+        RouteId::ListNotifications => notifications::list(context).await,
+        RouteId::MarkNotificationsRead => notifications::mark_read(context).await,
+        RouteId::MarkNotificationUnread => notifications::mark_unread(context).await,
         RouteId::McpEndpoint => mcp::handle(context).await,
         RouteId::ListAgents => agents::list(context).await,
         RouteId::MintAgent => agents::mint(context).await,

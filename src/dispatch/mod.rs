@@ -27,7 +27,7 @@ use crate::core::request_error::RequestError;
 use crate::core::storage::LocalBoxFuture;
 use crate::identity::sessions;
 use crate::mail;
-use crate::{messaging, reminders};
+use crate::{messaging, notifications, reminders};
 
 type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
 
@@ -239,8 +239,8 @@ pub async fn on_schedule(node: &Node<'_>, cron: &str) -> Result<(), String> {
     upkeep(node).await.map(|_| ())
 }
 
-/// The scheduled upkeep (the cron trigger): failure windows that ended and the
-/// spent refresh tokens of ended sessions forgotten, the originals of deleted
+/// The scheduled upkeep (the cron trigger): failure windows that ended, the
+/// spent refresh tokens of ended sessions and notifications past their keeping forgotten, the originals of deleted
 /// mail that the object store failed to delete deleted, then the audit chain
 /// sealed, refused attempts folded into it, and a checkpoint of its head kept.
 /// Answers the latest checkpoint.
@@ -248,6 +248,7 @@ pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> 
     let now_ms = node.platform.now_ms();
     let mut forgetting = throttle::forget_ended(now_ms);
     forgetting.push(sessions::forget_spent(now_ms));
+    forgetting.extend(notifications::remove_expired(now_ms));
     node.database.execute(forgetting).await.map_err(|error| error.to_string())?;
     // Logged and left for the next run: the chain's upkeep does not wait on R2.
     if let Err(error) = mail::delete_originals_owed(node).await {

@@ -11,13 +11,16 @@
 //! but whose answer was not recorded may see a delivery twice: each carries its
 //! id (`Mailroom-Delivery`) so it can tell.
 //!
+//! The same run shows each reminder due today or overdue in its person's
+//! notifications feed, once per checkpoint, quiet hours or not.
+//!
 //! A webhook is signed like Stripe's: `Mailroom-Signature: t=<unix seconds>,
 //! v1=<hex HMAC-SHA256 of "<t>.<body>" under the person's secret>`. The email
 //! goes to the person's own address, from `REMINDER_SENDER`.
 
 use hmac::{Hmac, KeyInit, Mac};
 use mail_builder::MessageBuilder;
-use mailroom_contract::api::{Channel, Event, EventState};
+use mailroom_contract::api::{Channel, Event, EventState, NotificationKind};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
@@ -25,8 +28,10 @@ use super::events::{EVENT_COLUMNS, EventRow, checkpoint_sql, state_sql};
 use super::schedule::{ClockTime, QuietHours, Zone};
 use crate::core::crypto::hex;
 use crate::core::node::Node;
+use crate::core::platform::Platform;
 use crate::core::storage::Statement;
 use crate::core::time::{MINUTE_MS, rfc3339};
+use crate::notifications::{self, Notice};
 
 /// How many deliveries one run attempts; the rest wait for the next run.
 pub const DELIVERIES_PER_RUN: i64 = 100;
@@ -46,6 +51,8 @@ pub struct NotifyReport {
     pub waiting_for_quiet_hours: usize,
     /// Events closed as expired because their due moment passed.
     pub expired: u64,
+    /// Reminders newly shown in their people's notification feeds.
+    pub in_feeds: usize,
 }
 
 /// A delivery to make: the event at its checkpoint, the channel and where it goes.
@@ -121,6 +128,68 @@ fn due_deliveries(now_ms: i64) -> Statement {
     ))
     .bind(now_ms)
     .bind(DELIVERIES_PER_RUN)
+}
+
+/// How many reminders one run adds to their people's feeds; the rest wait for
+/// the next run.
+pub const FEED_NOTICES_PER_RUN: i64 = 100;
+
+/// A reminder due today or overdue that its person's feed has not shown at
+/// this checkpoint.
+#[derive(Clone, Debug, Deserialize)]
+struct FeedDue {
+    id: String,
+    person_id: String,
+    title: String,
+    due_at: String,
+    checkpoint: i64,
+    state_entered: String,
+}
+
+impl FeedDue {
+    /// The key that makes a checkpoint's notice written once (`due_for_the_feed`
+    /// builds the same in SQL).
+    fn key(&self) -> String {
+        format!("reminder:{}:{}", self.id, self.checkpoint)
+    }
+}
+
+/// The statement reading what the feed has still to show: each open event of an
+/// enabled person due today or overdue, not acknowledged, whose current
+/// checkpoint has no notice yet. Quiet hours do not apply: the feed waits to be
+/// read, it does not interrupt.
+fn due_for_the_feed(now_ms: i64) -> Statement {
+    let (state, checkpoint) = (state_sql("?1"), checkpoint_sql("?1"));
+    let key = format!("'reminder:' || e.id || ':' || {checkpoint}");
+    Statement::new(format!(
+        "SELECT e.id, e.person_id, e.title, e.due_at, {checkpoint} AS checkpoint, {state} AS state_entered \
+         FROM reminder_events e JOIN people p ON p.id = e.person_id \
+         WHERE e.closed_as IS NULL AND {state} IN ('today', 'overdue') \
+           AND (e.quiet_until IS NULL OR e.quiet_until <= ?1) AND p.disabled_at IS NULL \
+           AND {} \
+         ORDER BY checkpoint, e.id LIMIT ?2",
+        notifications::not_yet_written(&key)
+    ))
+    .bind(now_ms)
+    .bind(FEED_NOTICES_PER_RUN)
+}
+
+/// The insert showing `due` in its person's feed, once per checkpoint.
+fn feed_notice(due: &FeedDue, platform: &dyn Platform) -> Statement {
+    let detail = if due.state_entered == EventState::Overdue.name() {
+        format!("Overdue: it was due {}.", due.due_at)
+    } else {
+        format!("Due today: {}.", due.due_at)
+    };
+    let notice = Notice {
+        kind: NotificationKind::ReminderDue,
+        object_id: &due.id,
+        mailbox_id: None,
+        actor: None,
+        title: &due.title,
+        detail: Some(&detail),
+    };
+    notifications::notify_once(&notice, &due.person_id, &due.key(), platform)
 }
 
 /// The statement claiming one delivery: it changes a row only if no other run
@@ -245,8 +314,18 @@ pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
         state_sql("?1")
     ))
     .bind(now_ms);
-    let mut results =
-        node.database.execute(vec![expire, due_deliveries(now_ms)]).await.map_err(|error| error.to_string())?;
+    let mut results = node
+        .database
+        .execute(vec![expire, due_deliveries(now_ms), due_for_the_feed(now_ms)])
+        .await
+        .map_err(|error| error.to_string())?;
+    let for_the_feed: Vec<FeedDue> =
+        results.pop().unwrap_or_default().decode_all().map_err(|error| error.to_string())?;
+    if !for_the_feed.is_empty() {
+        let notices = for_the_feed.iter().map(|due| feed_notice(due, node.platform)).collect();
+        node.database.execute(notices).await.map_err(|error| error.to_string())?;
+        report.in_feeds = for_the_feed.len();
+    }
     let due = results.pop().unwrap_or_default();
     report.expired = results.pop().map_or(0, |result| result.changes);
     let due: Vec<Due> = due.decode_all().map_err(|error| error.to_string())?;

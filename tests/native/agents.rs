@@ -679,6 +679,20 @@ fn every_capability_keeps_its_promise() {
                     world.approve_while_refusing(&carol_token, &path, "ana@customer.example");
                     ("POST", format!("{sends}/{send}/retry"), None)
                 }
+                RouteId::ListNotifications => {
+                    world.reminder_in_feed(&ben_token);
+                    ("GET", "/api/me/notifications".into(), None)
+                }
+                RouteId::MarkNotificationsRead => {
+                    world.reminder_in_feed(&ben_token);
+                    ("POST", "/api/me/notifications/read".into(), Some(json!({ "all": true })))
+                }
+                RouteId::MarkNotificationUnread => {
+                    world.reminder_in_feed(&ben_token);
+                    let feed = world.call("GET", "/api/me/notifications", Some(&ben_token), None);
+                    let id = body(&feed)["notifications"][0]["id"].as_str().unwrap_or_default().to_string();
+                    ("DELETE", format!("/api/me/notifications/{id}/read"), None)
+                }
                 RouteId::ListEvents => ("GET", "/api/me/events".into(), None),
                 RouteId::GetEvent => {
                     ("GET", format!("/api/me/events/{}", world.reminder(&ben_token, "2026-12-14")), None)
@@ -769,7 +783,9 @@ fn every_capability_keeps_its_promise() {
             // A filtered route answers 200 even to a caller who sees nothing, so a
             // listing must also show the fixture's rows.
             if let Some(listing) = body(&response).as_object().and_then(|object| {
-                ["results", "mailboxes", "messages", "sends", "conversations"].iter().find_map(|key| object.get(*key))
+                ["results", "mailboxes", "messages", "sends", "conversations", "notifications"]
+                    .iter()
+                    .find_map(|key| object.get(*key))
             }) {
                 assert!(
                     listing.as_array().is_some_and(|rows| !rows.is_empty()),

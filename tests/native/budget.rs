@@ -55,6 +55,12 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         world.call("POST", &format!("{sends}/{send}/submit"), Some(&ben_token), None);
         send
     };
+    // A send of ben's refused: a notification in ben's feed.
+    let refused_for_ben = || {
+        let send = submitted();
+        let refusal = world.refusal_of(&world.admin_token, &format!("{sends}/{send}"), "Not yet.");
+        world.admin("POST", &format!("{sends}/{send}/refuse"), Some(refusal));
+    };
     match route {
         RouteId::InterfaceShell => (request("GET", "/"), 200),
         RouteId::InterfaceModule => (request("GET", "/interface/main.js"), 200),
@@ -199,6 +205,21 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::ListApprovals => {
             submitted();
             (admin("GET", "/api/approvals"), 200)
+        }
+        RouteId::ListNotifications => {
+            refused_for_ben();
+            (as_ben("GET", "/api/me/notifications?unread=true"), 200)
+        }
+        RouteId::MarkNotificationsRead => {
+            refused_for_ben();
+            (as_ben("POST", "/api/me/notifications/read").json(json!({ "all": true })), 200)
+        }
+        RouteId::MarkNotificationUnread => {
+            refused_for_ben();
+            let feed = world.call("GET", "/api/me/notifications", Some(&ben_token), None);
+            let id = body(&feed)["notifications"][0]["id"].as_str().unwrap().to_string();
+            world.call("POST", "/api/me/notifications/read", Some(&ben_token), Some(json!({ "all": true })));
+            (as_ben("DELETE", &format!("/api/me/notifications/{id}/read")), 200)
         }
         RouteId::ListAgents => (admin("GET", "/api/agents"), 200),
         RouteId::MintAgent => (

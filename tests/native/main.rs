@@ -18,6 +18,7 @@ mod mail;
 mod mcp;
 mod mcp_withheld;
 mod messaging;
+mod notifications;
 mod people_and_teams;
 mod refusals;
 mod relations;

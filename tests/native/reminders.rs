@@ -9,12 +9,6 @@ use serde_json::{Value, json};
 
 use crate::support::*;
 
-/// Milliseconds since the epoch of a UTC time written `YYYY-MM-DDTHH:MM`.
-fn utc(text: &str) -> i64 {
-    let parsed = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M").unwrap();
-    parsed.and_utc().timestamp_millis()
-}
-
 /// Moves the node's clock to `moment` (never back).
 fn set_clock(world: &World, moment: i64) {
     let now = mailroom::core::platform::Platform::now_ms(&world.node.platform);

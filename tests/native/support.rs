@@ -168,6 +168,12 @@ pub fn sign_in(node: &TestNode, email: &str, password: &str) -> (String, String)
     (session["access_token"].as_str().unwrap().to_string(), session["refresh_token"].as_str().unwrap().to_string())
 }
 
+/// Milliseconds since the epoch of a UTC time written `YYYY-MM-DDTHH:MM`.
+pub fn utc(text: &str) -> i64 {
+    let parsed = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M").unwrap();
+    parsed.and_utc().timestamp_millis()
+}
+
 pub fn body(response: &Response) -> Value {
     serde_json::from_slice(&response.body).unwrap_or(Value::Null)
 }
@@ -278,6 +284,15 @@ impl World {
         );
         assert_eq!(created.status, 201, "{}", text(&created));
         body(&created)["id"].as_str().unwrap().to_string()
+    }
+
+    /// A reminder of the token's person due today, shown in their notifications
+    /// feed by a run of the reminders' cron trigger: its event id.
+    pub fn reminder_in_feed(&self, token: &str) -> String {
+        let today = mailroom::core::time::rfc3339(mailroom::core::platform::Platform::now_ms(&self.node.platform));
+        let event = self.reminder(token, &today[..10]);
+        assert!(self.node.run_reminders().in_feeds >= 1, "the run shows the reminder in the feed");
+        event
     }
 
     /// Mints an agent for `sponsor` that exchanges messages: (agent id, credential).

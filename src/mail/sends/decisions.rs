@@ -2,7 +2,7 @@
 //! seals it, re-checking the author's authority in the same transaction, then
 //! dispatches it), refusing with a reason, and sending a failed send again.
 
-use mailroom_contract::api::{ApproveSend, RefuseSend, SendState};
+use mailroom_contract::api::{ApproveSend, NotificationKind, RefuseSend, SendState};
 use mailroom_contract::{PathParameter, Relation};
 
 use super::SendError;
@@ -19,6 +19,7 @@ use crate::core::storage::Statement;
 use crate::mail::message_ids;
 use crate::mail::outbound::{Manifest, OutboundFile};
 use crate::mail::threads::linking;
+use crate::notifications::{self, Addressee, Notice};
 
 /// The checks every decision shares: a person, not the submitter, on a
 /// submitted send. An agent's submission is its sponsor's for this purpose: the
@@ -121,6 +122,7 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     for statement in linking::seal_into(&row.id, &thread_id, new_thread, &row.subject) {
         context.write(statement);
     }
+    context.write(notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms()));
     context.audit_detail(serde_json::json!({
         "manifest_hash": manifest_hash,
         "version": request.version,
@@ -234,6 +236,19 @@ async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manif
     if !failures.is_empty() && !delivered.is_empty() {
         failures.push(format!("delivered to {}", delivered.join(", ")));
     }
+    // The writer hears what became of it (an agent's sponsor, for an agent's).
+    let outcome = if failures.is_empty() { NotificationKind::SendSent } else { NotificationKind::SendFailed };
+    let failure = failures.join("; ");
+    let actor = context.caller().actor_id().map(str::to_string);
+    let notice = Notice {
+        kind: outcome,
+        object_id: &row.id,
+        mailbox_id: Some(&row.mailbox_id),
+        actor: actor.as_deref(),
+        title: &row.subject,
+        detail: (!failure.is_empty()).then_some(failure.as_str()),
+    };
+    context.defer_write(notifications::notify(&notice, Addressee::PersonOf(&row.author), context.platform()));
     let delivered_json = serde_json::to_string(&delivered).unwrap_or_else(|_| no_one());
     row.delivered_json = delivered_json.clone();
     row.updated_at = context.now_ms();
@@ -296,6 +311,16 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "decided_at = ?, decided_by = ?, refusal_reason = ?, updated_at = ?",
         parameters,
     );
+    context.write(notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms()));
+    let notice = Notice {
+        kind: NotificationKind::SendRefused,
+        object_id: &row.id,
+        mailbox_id: Some(&row.mailbox_id),
+        actor: Some(&decider),
+        title: &row.subject,
+        detail: Some(&reason),
+    };
+    context.write(notifications::notify(&notice, Addressee::PersonOf(&row.author), context.platform()));
     context.audit_detail(serde_json::json!({ "reason": reason, "version": request.version }));
     Ok(context.json(&row.present()))
 }

@@ -2,7 +2,7 @@
 //! message), editing and deleting the draft, submitting it for a second
 //! person's decision, and taking a submission back.
 
-use mailroom_contract::api::{CreateDraft, EmailAddress, SendState, UpdateDraft};
+use mailroom_contract::api::{CreateDraft, EmailAddress, NotificationKind, SendState, UpdateDraft};
 use mailroom_contract::{PathParameter, Relation};
 
 use super::record::{SEND_COLUMNS, SendRow, caller_id, json_list, list_of, no_one, the_send, transition};
@@ -17,6 +17,7 @@ use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::mail::message_ids;
 use crate::mail::threads::linking;
+use crate::notifications::{self, Addressee, Notice};
 
 /// Each recipient as stored: `Name <address>` or the address, normalised, each
 /// address once (the first time it is written wins).
@@ -358,6 +359,17 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .bind(submission_json)
         .bind(context.now_ms()),
     );
+    // Whoever decides on sends here hears of it, unless they are the
+    // submitter's own side (the feed asks that when it is read).
+    let notice = Notice {
+        kind: NotificationKind::ApprovalWaiting,
+        object_id: &row.id,
+        mailbox_id: Some(&row.mailbox_id),
+        actor: Some(&caller),
+        title: &row.subject,
+        detail: None,
+    };
+    context.write(notifications::notify(&notice, Addressee::Deciders, context.platform()));
     context.audit_detail(serde_json::json!({ "version": version }));
     Ok(context.json(&row.present()))
 }
@@ -384,6 +396,7 @@ pub async fn cancel(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "submitted_at = NULL, submitted_by = NULL, submitted_version = NULL, updated_at = ?",
         vec![context.now_ms().into()],
     );
+    context.write(notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms()));
     Ok(context.json(&row.present()))
 }
 

@@ -8,8 +8,8 @@ use mailroom_contract::api::{
 use serde::Deserialize;
 
 use super::SendError;
-use crate::authz::holder_of;
 use crate::authz::tuples;
+use crate::authz::{dual_control, holder_of};
 use crate::core::addresses;
 use crate::core::context::Context;
 use crate::core::http::Response;
@@ -413,13 +413,11 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     parameters.extend([caller.as_str().into(), caller.as_str().into(), caller.as_str().into(), caller.as_str().into()]);
     parameters.extend([after_at.into(), after_at.into(), after_id.as_str().into(), after_id.as_str().into()]);
     parameters.push((limit + 1).into());
+    let not_the_submitters_side = dual_control::not_on_the_side_of("s.submitted_by", "?");
     let statement = Statement {
         sql: format!(
             "SELECT {SEND_COLUMNS}, {DECISION_COLUMNS} FROM sends s WHERE s.state = ? AND s.mailbox_id IN ({deciding}) \
-             AND s.submitted_by != ? \
-             AND COALESCE((SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by), '') != ? \
-             AND COALESCE((SELECT a.created_by FROM agents a WHERE a.id = s.submitted_by), '') != ? \
-             AND COALESCE((SELECT a.credential_issued_by FROM agents a WHERE a.id = s.submitted_by), '') != ? \
+             AND {not_the_submitters_side} \
              AND (s.submitted_at > ? OR (s.submitted_at = ? AND (? = '' OR s.id > ?))) \
              ORDER BY s.submitted_at, s.id LIMIT ?"
         )

@@ -12,8 +12,8 @@ pub mod linking;
 
 use mailroom_contract::api::thread_limits::{MESSAGES_SHOWN, PARTICIPANTS_SHOWN, SNIPPET_CHARACTERS};
 use mailroom_contract::api::{
-    AttachmentSummary, EmailAddress, SenderAuthentication, Thread, ThreadEntry, ThreadEntryKind, ThreadMessage,
-    ThreadPage, ThreadStatus, ThreadSummary, UpdateThread,
+    AttachmentSummary, EmailAddress, NotificationKind, SenderAuthentication, Thread, ThreadEntry, ThreadEntryKind,
+    ThreadMessage, ThreadPage, ThreadStatus, ThreadSummary, UpdateThread,
 };
 use mailroom_contract::{PathParameter, Relation};
 use serde::Deserialize;
@@ -30,6 +30,7 @@ use crate::core::storage::{QueryResult, Statement, Value};
 use crate::core::time::rfc3339;
 use crate::mail::search::fts_query;
 use crate::mail::{sends, trust};
+use crate::notifications::{self, Addressee, Notice};
 
 /// What can be wrong with a request about a conversation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -376,6 +377,7 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         );
     }
     let (mut row, _, results) = the_thread(context, false, extra).await?;
+    let previous_assignee = row.assignee.clone();
     if let Some(id) = assignee.as_deref().filter(|id| !id.is_empty()) {
         let name = results[1].first().and_then(|name| name.optional_text("name").ok().flatten());
         let works_the_mailbox = results[0].first().and_then(|held| held.integer("held").ok()) == Some(1);
@@ -399,6 +401,21 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
             .bind(mailbox_id.as_str()),
         ThreadError::NoSuchThread { id: row.id.clone() },
     );
+    // A person newly given a conversation by someone else hears of it.
+    let caller = context.caller().actor_id().unwrap_or_default().to_string();
+    if let Some(assigned) = row.assignee.as_deref().filter(|id| is_id_of(id, IdKind::Person))
+        && row.assignee != previous_assignee
+    {
+        let notice = Notice {
+            kind: NotificationKind::ConversationAssigned,
+            object_id: &row.id,
+            mailbox_id: Some(&mailbox_id),
+            actor: Some(&caller),
+            title: &row.subject,
+            detail: None,
+        };
+        context.write(notifications::notify(&notice, Addressee::PersonOf(assigned), context.platform()));
+    }
     context.audit_detail(serde_json::json!({
         "mailbox": mailbox_id,
         "status": request.status.map(ThreadStatus::name),
