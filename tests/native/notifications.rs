@@ -148,7 +148,9 @@ fn read_state_is_each_persons_own_and_marking_names_ids_or_all() {
     // The administrator decides nowhere here, so their feed is empty; cleo's holds three.
     let admin = world.admin("GET", "/api/me/notifications", None);
     assert_eq!(body(&admin)["notifications"], json!([]), "{}", text(&admin));
-    let feed = desk.feed(&desk.cleo.1, "");
+    let listed = world.call("GET", "/api/me/notifications", Some(&desk.cleo.1), None);
+    assert_eq!(listed.round_trips, 1, "the feed is read beside the admission checks");
+    let feed = body(&listed);
     let ids: Vec<String> =
         feed["notifications"].as_array().unwrap().iter().map(|n| n["id"].as_str().unwrap().to_string()).collect();
     assert_eq!(ids.len(), 3);
