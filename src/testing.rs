@@ -106,6 +106,34 @@ impl SqliteDatabase {
         self.connection.borrow().execute_batch(sql).expect("tampering SQL runs");
     }
 
+    /// Every row of every table, as text, table by table: what a test compares
+    /// before and after a call that must change nothing.
+    pub fn snapshot(&self) -> Vec<(String, Vec<String>)> {
+        let connection = self.connection.borrow();
+        let mut tables: Vec<String> = connection
+            .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
+            .and_then(|mut statement| statement.query_map([], |row| row.get(0))?.collect())
+            .expect("the schema reads");
+        tables.retain(|name| !name.starts_with("sqlite_"));
+        tables
+            .into_iter()
+            .map(|table| {
+                let mut statement = connection.prepare(&format!("SELECT * FROM \"{table}\"")).expect("a table reads");
+                let columns = statement.column_count();
+                let rows = statement
+                    .query_map([], |row| {
+                        let values: Vec<String> = (0..columns)
+                            .map(|index| format!("{:?}", row.get_ref(index).map(|value| value.to_owned())))
+                            .collect();
+                        Ok(values.join("|"))
+                    })
+                    .and_then(|rows| rows.collect::<Result<Vec<String>, _>>())
+                    .expect("rows read");
+                (table, rows)
+            })
+            .collect()
+    }
+
     /// The first column of the first row `sql` answers, as text, read outside
     /// the core: what a test looks up without a route for it.
     pub fn peek(&self, sql: &str) -> Option<String> {

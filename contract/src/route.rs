@@ -291,6 +291,7 @@ vocabulary! {
         SourceId = "sourceId": "The reminder source's id (`src_…`).";
         AgentMessageId = "agentMessageId": "The agent message's id (`amg_…`).";
         ConversationId = "conversationId": "The conversation's id (`cnv_…`).";
+        ButlerId = "butlerId": "The butler's id (`btl_…`), from list_butlers.";
         NotificationId = "notificationId": "The notification's id (`ntf_…`), from list_notifications.";
         AttachmentIndex = "attachmentIndex": "The attachment's `index` from get_message, from 0.";
         Module = "module": "The module's file name, such as `mail.js`, as the page's import map names it.";
@@ -377,6 +378,7 @@ impl PathParameter {
             | PathParameter::AgentMessageId
             | PathParameter::ConversationId
             | PathParameter::NotificationId
+            | PathParameter::ButlerId
             | PathParameter::Module => Accepts::Text,
         }
     }

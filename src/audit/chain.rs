@@ -66,6 +66,7 @@ pub fn actor_kind(actor: Option<&str>) -> &'static str {
         Some(IdKind::Person) => "person",
         Some(IdKind::Agent) => "agent",
         Some(IdKind::Source) => "source",
+        Some(IdKind::Butler) => "butler",
         _ => "stranger",
     }
 }

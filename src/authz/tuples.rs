@@ -79,6 +79,12 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
             "locates one tuple for an administrator to grant or revoke; the caller's authority is checked by the route",
         ),
     ),
+    (
+        "relations_of_person_in",
+        Predicate::Exempt(
+            "asks what a butler's sponsor holds, and a sponsor is a person (checked when the butler is created): a person's tuples are theirs, with no sponsor above them to intersect",
+        ),
+    ),
     ("grant", Predicate::Exempt("writes a tuple; it answers no question")),
     ("revoke", Predicate::Exempt("removes a tuple; it answers no question")),
 ];
@@ -244,6 +250,17 @@ pub fn mailbox_relation_sets(holder: &Holder) -> Statement {
         .into(),
         parameters,
     }
+}
+
+/// The SQL expression "every relation the person in column `person` holds on the
+/// object in column `object`, comma-separated" (no parameters), for a query
+/// that reads, per row, what a butler's sponsor holds on its mailbox.
+pub fn relations_of_person_in(person: &str, object: &str) -> String {
+    format!(
+        "(SELECT group_concat(relation) FROM (SELECT DISTINCT t.relation FROM relation_tuples t \
+           WHERE t.object = {object} AND {} ORDER BY t.relation))",
+        person_condition(person)
+    )
 }
 
 /// Every tuple granted to an agent, for the administrator's view of agents.

@@ -22,6 +22,7 @@ pub enum IdKind {
     Conversation,
     Thread,
     Notification,
+    Butler,
 }
 
 impl IdKind {
@@ -40,10 +41,11 @@ impl IdKind {
             IdKind::Conversation => "cnv_",
             IdKind::Thread => "thr_",
             IdKind::Notification => "ntf_",
+            IdKind::Butler => "btl_",
         }
     }
 
-    const ALL: [IdKind; 13] = [
+    const ALL: [IdKind; 14] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,
@@ -57,6 +59,7 @@ impl IdKind {
         IdKind::Conversation,
         IdKind::Thread,
         IdKind::Notification,
+        IdKind::Butler,
     ];
 }
 

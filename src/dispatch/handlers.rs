@@ -9,7 +9,7 @@ use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::identity::{people, relations, sessions, setup, teams};
-use crate::mail::{deletion, mailboxes, messages, search, sends, threads};
+use crate::mail::{butlers, deletion, mailboxes, messages, search, sends, threads};
 use crate::{a2a, agents, interface, mcp, messaging, notifications, reminders};
 
 /// The one place that names every route's handler.
@@ -72,6 +72,12 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::ApproveSend => sends::approve(context).await,
         RouteId::RefuseSend => sends::refuse(context).await,
         RouteId::ListApprovals => sends::approvals(context).await,
+        RouteId::ListButlers => butlers::list(context).await,
+        RouteId::CreateButler => butlers::create(context).await,
+        RouteId::GetButler => butlers::get(context).await,
+        RouteId::UpdateButler => butlers::update(context).await,
+        RouteId::PublishButler => butlers::publish(context).await,
+        RouteId::SimulateButler => butlers::simulate(context).await,
         RouteId::ListNotifications => notifications::list(context).await,
         RouteId::MarkNotificationsRead => notifications::mark_read(context).await,
         RouteId::MarkNotificationUnread => notifications::mark_unread(context).await,

@@ -24,6 +24,7 @@ use crate::core::crypto::{hex, sha256_hex};
 use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
 use crate::core::storage::{Counted, Statement, StorageError};
+use crate::mail::butlers;
 use crate::mail::html_text;
 use crate::mail::limits::{self, Exceeded};
 use crate::mail::message_ids;
@@ -333,8 +334,12 @@ pub async fn receive(
     let by_ids = linking::by_message_ids(&recipient, &wanted);
     let sender = parsed.from.as_ref().map(|from| from.address.as_str());
     let by_subject = linking::by_subject(&recipient, &parsed.subject, sender, node.platform.now_ms());
-    let results =
-        database.execute(vec![mailbox, existing, by_ids, by_subject]).await.map_err(|error| failure(&error))?;
+    // The mailbox's published butlers, with what their sponsors hold now.
+    let butlers = butlers::active_on_delivery(&recipient);
+    let results = database
+        .execute(vec![mailbox, existing, by_ids, by_subject, butlers])
+        .await
+        .map_err(|error| failure(&error))?;
     let Some(mailbox_id) = results[0].first().and_then(|row| row.text("id").ok()) else {
         return Err(Rejection::UnknownRecipient { address: recipient });
     };
@@ -444,6 +449,19 @@ pub async fn receive(
     let mut batch = vec![insert, index_headers, index_body];
     batch.extend(linking::receive_into(&thread_id, new_thread, &receipt_id, &parsed.subject));
     batch.push(entry);
+    // The butlers act on the conversation once the message is in it, each effect
+    // audited as the butler for its sponsor, after the delivery's own entry.
+    let facts = butlers::facts_of_delivery(
+        parsed.from.as_ref(),
+        parsed.to.iter().chain(&parsed.cc).cloned(),
+        &parsed.subject,
+        authentication.sender,
+        parsed.attachments.len(),
+    );
+    let (effects, records) =
+        butlers::on_delivery(&results[4], &facts, &receipt_id, &thread_id, &mailbox_id, node.platform);
+    batch.extend(effects);
+    batch.extend(records.iter().map(|record| chain::append(&node.config.audit_key, record)));
     match database.execute(batch).await {
         Ok(_) => Ok(Delivery::Stored { receipt_id }),
         // A concurrent delivery of the same message to the same mailbox won.

@@ -11,6 +11,7 @@
 //! Other domains and the surfaces reach this one through the items re-exported
 //! here.
 
+pub mod butlers;
 pub mod deletion;
 pub mod html_text;
 pub mod inbound;

@@ -55,6 +55,14 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         world.call("POST", &format!("{sends}/{send}/submit"), Some(&ben_token), None);
         send
     };
+    // A butler on the mailbox, sponsored by ben: its path.
+    let butlers = format!("/api/mailboxes/{mailbox}/butlers");
+    let rules = || json!({ "conditions": [{ "on": "subject", "contains": "contract" }], "effects": [{ "do": "set_status", "status": "waiting" }] });
+    let new_butler = || json!({ "name": "Waiting on contracts", "sponsor": ben, "rules": rules() });
+    let butler = || {
+        let created = world.admin("POST", &butlers, Some(new_butler()));
+        format!("{butlers}/{}", body(&created)["id"].as_str().unwrap())
+    };
     // A send of ben's refused: a notification in ben's feed.
     let refused_for_ben = || {
         let send = submitted();
@@ -205,6 +213,17 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::ListApprovals => {
             submitted();
             (admin("GET", "/api/approvals"), 200)
+        }
+        RouteId::ListButlers => {
+            butler();
+            (admin("GET", &butlers), 200)
+        }
+        RouteId::CreateButler => (admin("POST", &butlers).json(new_butler()), 201),
+        RouteId::GetButler => (admin("GET", &butler()), 200),
+        RouteId::UpdateButler => (admin("PATCH", &butler()).json(json!({ "name": "Renamed", "rules": rules() })), 200),
+        RouteId::PublishButler => (admin("POST", &format!("{}/publish", butler())).json(json!({ "version": 1 })), 200),
+        RouteId::SimulateButler => {
+            (admin("POST", &format!("{}/simulate", butler())).json(json!({ "receipt_id": receipt })), 200)
         }
         RouteId::ListNotifications => {
             refused_for_ben();

@@ -8,6 +8,7 @@ mod agents;
 mod audit_chain;
 mod authority;
 mod budget;
+mod butlers;
 mod dead_credentials;
 mod deleting_mail;
 mod identity;

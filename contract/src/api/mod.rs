@@ -9,6 +9,7 @@
 
 mod agents;
 mod audit;
+mod butlers;
 mod identity;
 mod mail;
 mod mcp;
@@ -20,6 +21,7 @@ mod threads;
 
 pub use agents::*;
 pub use audit::*;
+pub use butlers::*;
 pub use identity::*;
 pub use mail::*;
 pub use mcp::*;

@@ -1,6 +1,7 @@
 //! The notifications feed: per person, what needs them or what they are waiting
 //! to hear (an approval waiting, a send of theirs refused, sent or failed, a
-//! conversation assigned to them, a reminder due), each read or unread for them.
+//! conversation assigned to them, a butler's effect skipped, a reminder due),
+//! each read or unread for them.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -26,6 +27,7 @@ vocabulary! {
         SendSent = "send_sent": "A send the reader (or their agent) wrote was approved and the mail service accepted it for every recipient.";
         SendFailed = "send_failed": "A send the reader (or their agent) wrote was approved, but the mail service did not take it for some recipients; `detail` says which. It can be sent again (retry_send).";
         ConversationAssigned = "conversation_assigned": "Someone else assigned the reader a conversation.";
+        ButlerEffectSkipped = "butler_effect_skipped": "A butler the reader sponsors skipped an effect on a delivery because they no longer hold what it needs (or never held it when it was published); `detail` says which.";
         ReminderDue = "reminder_due": "One of the reader's reminders is due today or overdue; `detail` says which.";
     }
 }

@@ -1,0 +1,192 @@
+//! What the published butlers do when mail arrives: read beside the delivery's
+//! own first round trip, judged, and their effects written in the batch that
+//! stores the message, each one audited as the butler for its pinned sponsor. An
+//! effect the sponsor can no longer authorise is skipped and recorded, and the
+//! sponsor's feed says so.
+
+use mailroom_contract::Relation;
+use mailroom_contract::api::{
+    AttachmentSummary, ButlerEffect, ButlerRules, EmailAddress, NotificationKind, SenderAuthentication, butler_limits,
+};
+use serde::Deserialize;
+
+use super::relations;
+use super::rules::{DeliveryFacts, judge};
+use crate::authz::tuples::{self, Holder};
+use crate::core::context::ports::AuditRecord;
+use crate::core::platform::Platform;
+use crate::core::storage::{QueryResult, Row, Statement, Value};
+use crate::notifications::{self, Addressee, Notice};
+
+/// The columns of `receipts r` a butler judges.
+pub(super) const FACT_COLUMNS: &str =
+    "r.from_address, r.from_name, r.to_json, r.cc_json, r.subject, r.sender_authentication, r.attachments_json";
+
+fn written(address: &EmailAddress) -> String {
+    match &address.name {
+        Some(name) if !name.is_empty() => format!("{name} <{}>", address.address),
+        _ => address.address.clone(),
+    }
+}
+
+/// A stored receipt's facts, from `FACT_COLUMNS`.
+pub(super) fn facts_of_row(row: &Row) -> DeliveryFacts {
+    let from_address = row.optional_text("from_address").ok().flatten().unwrap_or_default();
+    let from_name = row.optional_text("from_name").ok().flatten();
+    let listed = |column: &str| -> Vec<EmailAddress> {
+        row.text(column).ok().and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default()
+    };
+    let attachments: Vec<AttachmentSummary> =
+        row.text("attachments_json").ok().and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default();
+    DeliveryFacts {
+        from: written(&EmailAddress { address: from_address, name: from_name }),
+        recipients: listed("to_json").iter().chain(&listed("cc_json")).map(written).collect(),
+        subject: row.text("subject").unwrap_or_default(),
+        sender_authentication: row
+            .optional_text("sender_authentication")
+            .ok()
+            .flatten()
+            .and_then(|name| SenderAuthentication::parse(&name)),
+        attachments: attachments.len(),
+    }
+}
+
+/// A delivery's facts, as the email handler parsed them.
+pub fn facts_of_delivery(
+    from: Option<&EmailAddress>,
+    recipients: impl IntoIterator<Item = EmailAddress>,
+    subject: &str,
+    sender_authentication: Option<SenderAuthentication>,
+    attachments: usize,
+) -> DeliveryFacts {
+    DeliveryFacts {
+        from: from.map(written).unwrap_or_default(),
+        recipients: recipients.into_iter().map(|address| written(&address)).collect(),
+        subject: subject.to_string(),
+        sender_authentication,
+        attachments,
+    }
+}
+
+/// The statement reading the active published butlers of the mailbox at
+/// `address`, with their published rules, pinned relations and what each
+/// sponsor holds there now: for the delivery's first round trip.
+pub fn active_on_delivery(address: &str) -> Statement {
+    Statement::new(format!(
+        "SELECT b.id, b.sponsor_id, v.version, v.rules_json, v.pinned_relations_json, {} AS held_now \
+         FROM butlers b JOIN mailboxes m ON m.id = b.mailbox_id \
+         JOIN butler_versions v ON v.butler_id = b.id AND v.version = b.published_version \
+         WHERE m.address = ?1 AND b.active = 1 ORDER BY b.name, b.id LIMIT {}",
+        tuples::relations_of_person_in("b.sponsor_id", "b.mailbox_id"),
+        butler_limits::ACTIVE_PER_MAILBOX
+    ))
+    .bind(address)
+}
+
+#[derive(Deserialize)]
+struct ActiveButler {
+    id: String,
+    sponsor_id: String,
+    version: i64,
+    rules_json: String,
+    pinned_relations_json: Option<String>,
+    held_now: Option<String>,
+}
+
+/// The statement carrying out `effect` on conversation `thread_id` in
+/// `mailbox_id`. An assignee must still work the mailbox when it runs.
+fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i64) -> Statement {
+    match effect {
+        ButlerEffect::SetStatus { status } => {
+            Statement::new("UPDATE mail_threads SET status = ?1 WHERE id = ?2").bind(status.name()).bind(thread_id)
+        }
+        ButlerEffect::Assign { assignee } => {
+            let works = tuples::holds(&Holder::of_actor(assignee, now_ms), Relation::SendPropose, mailbox_id);
+            let mut parameters: Vec<Value> = vec![assignee.as_str().into(), thread_id.into()];
+            parameters.extend(works.parameters);
+            Statement {
+                sql: format!("UPDATE mail_threads SET assignee = ? WHERE id = ? AND ({}) = 1", works.sql).into(),
+                parameters,
+            }
+        }
+    }
+}
+
+/// What the delivery's butlers do: the statements to add to the batch that
+/// stores receipt `receipt_id` (in conversation `thread_id` of `mailbox_id`),
+/// and the audit records of each effect run or skipped.
+pub fn on_delivery(
+    butlers: &QueryResult,
+    facts: &DeliveryFacts,
+    receipt_id: &str,
+    thread_id: &str,
+    mailbox_id: &str,
+    platform: &dyn Platform,
+) -> (Vec<Statement>, Vec<AuditRecord>) {
+    let now_ms = platform.now_ms();
+    let mut statements = Vec::new();
+    let mut records = Vec::new();
+    let active: Vec<ActiveButler> = butlers.decode_all().unwrap_or_default();
+    for butler in active {
+        let Ok(rules) = serde_json::from_str::<ButlerRules>(&butler.rules_json) else { continue };
+        let pinned: Vec<String> = butler
+            .pinned_relations_json
+            .as_deref()
+            .and_then(|json| serde_json::from_str(json).ok())
+            .unwrap_or_default();
+        let pinned = relations(pinned.iter().map(String::as_str));
+        let held_now = relations(butler.held_now.as_deref().unwrap_or_default().split(','));
+        let judged = judge(&rules, facts, &held_now, Some(&pinned));
+        statements.push(
+            Statement::new(
+                "INSERT INTO butler_runs (butler_id, receipt_id, version, at, matched, outcome_json) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (butler_id, receipt_id) DO NOTHING",
+            )
+            .bind(butler.id.as_str())
+            .bind(receipt_id)
+            .bind(butler.version)
+            .bind(now_ms)
+            .bind(i64::from(judged.matched))
+            .bind(serde_json::json!({ "conditions": judged.conditions, "effects": judged.effects }).to_string()),
+        );
+        if !judged.matched {
+            continue;
+        }
+        for effect in &judged.effects {
+            let ran = effect.would_run;
+            if ran {
+                statements.push(carry_out(&effect.effect, thread_id, mailbox_id, now_ms));
+            } else {
+                let notice = Notice {
+                    kind: NotificationKind::ButlerEffectSkipped,
+                    object_id: thread_id,
+                    mailbox_id: Some(mailbox_id),
+                    actor: Some(&butler.id),
+                    title: &facts.subject,
+                    detail: Some(&effect.outcome),
+                };
+                statements.push(notifications::notify(&notice, Addressee::PersonOf(&butler.sponsor_id), platform));
+            }
+            records.push(AuditRecord {
+                at: now_ms,
+                actor: Some(butler.id.clone()),
+                delegator: Some(butler.sponsor_id.clone()),
+                surface: Some("email"),
+                action: "butler_effect".into(),
+                object: Some(thread_id.to_string()),
+                outcome: if ran { "ok" } else { "skipped" },
+                detail: Some(
+                    serde_json::json!({
+                        "butler": butler.id,
+                        "version": butler.version,
+                        "receipt": receipt_id,
+                        "effect": effect.effect,
+                        "outcome": effect.outcome,
+                    })
+                    .to_string(),
+                ),
+            });
+        }
+    }
+    (statements, records)
+}

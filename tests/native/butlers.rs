@@ -1,0 +1,254 @@
+//! Butlers: versions, publishing that pins the sponsor's authority, effects on
+//! the next delivery audited as the butler for its sponsor, an effect the
+//! sponsor can no longer authorise skipped and recorded, and a dry run that
+//! changes nothing at all.
+
+use mailroom::mail::Delivery;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const SUPPORT: &str = "support@mailroom.test";
+
+fn deliver(world: &World, subject: &str, message_id: &str) -> String {
+    let raw = format!(
+        "From: Ana <ana@customer.example>\r\nTo: Support <{SUPPORT}>\r\nSubject: {subject}\r\n\
+         Message-ID: <{message_id}>\r\nDate: Mon, 16 Nov 2026 09:00:00 +0000\r\n\r\nHello.\r\n"
+    );
+    match world.node.deliver("ana@customer.example", SUPPORT, raw.as_bytes()) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    }
+}
+
+struct Office {
+    world: World,
+    mailbox: String,
+    ben: (String, String),
+    cleo: (String, String),
+}
+
+fn office() -> Office {
+    let world = World::new();
+    let mailbox = world.mailbox(SUPPORT);
+    let ben = world.person("ben@example.com");
+    let cleo = world.person("cleo@example.com");
+    for person in [&ben.0, &cleo.0] {
+        world.grant_all(person, &["mailbox.metadata.read", "send.propose"], &mailbox);
+    }
+    Office { world, mailbox, ben, cleo }
+}
+
+impl Office {
+    fn butlers(&self) -> String {
+        format!("/api/mailboxes/{}/butlers", self.mailbox)
+    }
+
+    fn create(&self, rules: Value) -> String {
+        let created = self.world.admin(
+            "POST",
+            &self.butlers(),
+            Some(json!({ "name": "Invoices to Cleo", "sponsor": self.ben.0, "rules": rules })),
+        );
+        assert_eq!(created.status, 201, "{}", text(&created));
+        format!("{}/{}", self.butlers(), body(&created)["id"].as_str().unwrap())
+    }
+
+    fn thread(&self, receipt: &str) -> Value {
+        let shown = self.world.admin("GET", &self.world.thread_of(&self.mailbox, receipt), None);
+        body(&shown)
+    }
+}
+
+fn invoices_to_cleo(cleo: &str) -> Value {
+    json!({
+        "conditions": [{ "on": "subject", "contains": "invoice" }, { "on": "from", "contains": "customer.example" }],
+        "effects": [{ "do": "assign", "assignee": cleo }, { "do": "set_status", "status": "waiting" }]
+    })
+}
+
+#[test]
+fn a_published_butler_acts_on_the_next_delivery_as_itself_for_its_sponsor() {
+    let office = office();
+    let world = &office.world;
+    // The administrator reads the thread too.
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read"], &office.mailbox);
+    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    let before = deliver(world, "Invoice 4471", "i1@customer.example");
+    assert!(office.thread(&before)["assignee"].is_null(), "a draft acts on nothing");
+
+    let published = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
+    assert_eq!(published.status, 200, "{}", text(&published));
+    assert_eq!(body(&published)["published_version"], 1);
+    assert_eq!(body(&published)["versions"][0]["pinned_relations"], json!(["mailbox.metadata.read", "send.propose"]));
+
+    let matching = deliver(world, "Re: invoice 4472", "i2@customer.example");
+    let thread = office.thread(&matching);
+    assert_eq!(thread["assignee"], office.cleo.0.as_str(), "{thread}");
+    assert_eq!(thread["status"], "waiting");
+    let other = deliver(world, "Lunch?", "l1@customer.example");
+    assert!(office.thread(&other)["assignee"].is_null());
+
+    let acts: Vec<Value> = world.audit().into_iter().filter(|entry| entry["action"] == "butler_effect").collect();
+    assert_eq!(acts.len(), 2, "{acts:?}");
+    let butler_id = butler.rsplit('/').next().unwrap();
+    for act in &acts {
+        assert_eq!(act["actor"], butler_id);
+        assert_eq!(act["actor_kind"], "butler");
+        assert_eq!(act["delegator"], office.ben.0.as_str());
+        assert_eq!(act["outcome"], "ok");
+    }
+    assert_eq!(world.verify()["intact"], true, "{}", world.verify());
+
+    // Editing makes a new draft; the published version acts on, unchanged.
+    let edited = world.admin(
+        "PATCH",
+        &butler,
+        Some(json!({ "rules": { "conditions": [], "effects": [{ "do": "set_status", "status": "closed" }] } })),
+    );
+    assert_eq!(body(&edited)["versions"][0]["version"], 2);
+    assert_eq!(body(&edited)["published_version"], 1);
+    let third = deliver(world, "Invoice 4473", "i3@customer.example");
+    assert_eq!(office.thread(&third)["status"], "waiting");
+    assert_refused(&world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 }))), 409, "conflict");
+}
+
+#[test]
+fn a_sponsor_without_what_its_effects_need_cannot_publish_and_a_lost_relation_skips_the_effect() {
+    let office = office();
+    let world = &office.world;
+    // Ben holds only metadata when it is published: publishing is refused, since
+    // every effect would be skipped.
+    world.revoke(&office.ben.0, "send.propose", &office.mailbox);
+    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    assert_refused(
+        &world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 }))),
+        409,
+        "sponsor_lacks",
+    );
+    world.grant_all(&office.ben.0, &["send.propose"], &office.mailbox);
+    let published = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
+    assert_eq!(published.status, 200, "{}", text(&published));
+
+    // Revoked after publishing: skipped, recorded, and its sponsor told.
+    world.revoke(&office.ben.0, "send.propose", &office.mailbox);
+    let receipt = deliver(world, "Invoice 9", "i9@customer.example");
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read"], &office.mailbox);
+    assert!(office.thread(&receipt)["assignee"].is_null());
+    let skipped: Vec<Value> = world.audit().into_iter().filter(|entry| entry["outcome"] == "skipped").collect();
+    assert_eq!(skipped.len(), 2, "{skipped:?}");
+    let feed = body(&world.call("GET", "/api/me/notifications", Some(&office.ben.1), None));
+    assert_eq!(feed["notifications"][0]["kind"], "butler_effect_skipped", "{feed}");
+    assert!(feed["notifications"][0]["detail"].as_str().unwrap().contains("no longer holds send.propose"));
+    // Ben's feed shows it although he no longer holds send.propose: he still holds metadata there.
+    assert_eq!(feed["notifications"][0]["title"], "Invoice 9");
+}
+
+#[test]
+fn a_dry_run_names_what_matched_and_what_would_happen_and_changes_nothing() {
+    let office = office();
+    let world = &office.world;
+    let receipt = deliver(world, "Invoice 4471", "i1@customer.example");
+    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    let tables = || world.node.database.snapshot();
+    let blobs = || world.node.blobs.objects.borrow().len();
+    let (before, blobs_before) = (tables(), blobs());
+
+    let simulated = world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": receipt })));
+    assert_eq!(simulated.status, 200, "{}", text(&simulated));
+    let run = body(&simulated);
+    assert_eq!(run["matched"], true, "{run}");
+    assert_eq!(run["version"], 1);
+    assert_eq!(run["conditions"][0]["found"], "Invoice 4471");
+    assert_eq!(run["conditions"][1]["found"], "Ana <ana@customer.example>");
+    assert_eq!(run["effects"][0]["would_run"], true);
+    assert!(run["effects"][0]["outcome"].as_str().unwrap().contains(&office.cleo.0));
+    assert_eq!(tables(), before, "a dry run writes nothing, not even an audit entry");
+    assert_eq!(blobs(), blobs_before);
+
+    // Over MCP: offered to the administrator's own session, never to an agent.
+    let listed = world.admin("POST", "/mcp", Some(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })));
+    let names: Vec<String> = body(&listed)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().to_string())
+        .collect();
+    assert!(names.contains(&"simulate_butler".to_string()), "{names:?}");
+    assert!(!names.contains(&"publish_butler".to_string()), "publishing is an operator's act, not a tool");
+    let called = world.admin(
+        "POST",
+        "/mcp",
+        Some(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "simulate_butler",
+            "arguments": { "mailboxId": office.mailbox, "butlerId": butler.rsplit('/').next().unwrap(), "receipt_id": receipt }
+        } })),
+    );
+    assert_eq!(body(&called)["result"]["structuredContent"]["matched"], true, "{}", text(&called));
+    assert_eq!(tables(), before, "nor over MCP");
+    let (_, agent) = world.mint(
+        &office.ben.0,
+        &["mail.triage"],
+        json!([{ "mailbox": office.mailbox, "relations": ["mailbox.metadata.read"] }]),
+    );
+    let agents_list =
+        world.call("POST", "/mcp", Some(&agent), Some(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })));
+    assert!(!text(&agents_list).contains("simulate_butler"));
+
+    // A condition that fails says what it found; a stranger's receipt is not found.
+    let other = deliver(world, "Lunch?", "l1@customer.example");
+    let run = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": other }))));
+    assert_eq!(run["matched"], false);
+    assert_eq!(run["conditions"][0]["matched"], false);
+    assert_eq!(run["effects"][0]["would_run"], false);
+    let elsewhere = world.mailbox("billing@mailroom.test");
+    let foreign = world.deliver("plain", "billing@mailroom.test");
+    let _ = elsewhere;
+    assert_refused(
+        &world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": foreign }))),
+        404,
+        "not_found",
+    );
+}
+
+#[test]
+fn a_butler_is_refused_in_words_when_its_rules_or_sponsor_are_wrong() {
+    let office = office();
+    let world = &office.world;
+    let post = |payload: Value| world.admin("POST", &office.butlers(), Some(payload));
+    let (agent, _) = world.mint(&office.ben.0, &["identity.read"], json!([]));
+    for (payload, field) in [
+        (json!({ "name": "", "sponsor": office.ben.0, "rules": invoices_to_cleo(&office.cleo.0) }), "name"),
+        (
+            json!({ "name": "X", "sponsor": office.ben.0, "rules": { "conditions": [], "effects": [] } }),
+            "rules.effects",
+        ),
+        (
+            json!({ "name": "X", "sponsor": office.ben.0, "rules": { "conditions": [{ "on": "subject", "contains": " " }], "effects": [{ "do": "set_status", "status": "closed" }] } }),
+            "rules.conditions[0].contains",
+        ),
+        (
+            json!({ "name": "X", "sponsor": office.ben.0, "rules": { "conditions": [], "effects": [{ "do": "assign", "assignee": "cleo" }] } }),
+            "rules.effects[0].assignee",
+        ),
+    ] {
+        let refused = post(payload);
+        assert_refused(&refused, 400, "invalid_body");
+        assert!(text(&refused).contains(field), "{field}: {}", text(&refused));
+    }
+    assert_refused(
+        &post(json!({ "name": "X", "sponsor": agent, "rules": invoices_to_cleo(&office.cleo.0) })),
+        400,
+        "invalid_body",
+    );
+    assert_refused(
+        &world.call(
+            "POST",
+            &office.butlers(),
+            Some(&office.ben.1),
+            Some(json!({ "name": "X", "sponsor": office.ben.0, "rules": invoices_to_cleo(&office.cleo.0) })),
+        ),
+        403,
+        "missing_relation",
+    );
+}
