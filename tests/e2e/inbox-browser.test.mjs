@@ -9,6 +9,11 @@
 // reply beside the message it answers, is asked to confirm naming who it goes
 // to, and approves; a refused send offers its writer Write it again. At every
 // step the page fits its window: no sideways scroll, every button in view.
+// Past a page of conversations, More shows the rest, each once, by last
+// activity, and coming back from one on the second page finds both pages and
+// it in view; a next page that arrives after a filter changed is dropped. An
+// administrator on a phone assigns a conversation from a list of names that
+// fits the window.
 // Every console error and CSP violation in any page fails the file.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -17,6 +22,12 @@ import { launchChromium, PageWatch } from "./chromium.mjs";
 
 const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
 const APPROVER = { name: "Abe Approver", email: "abe@example.com", password: "abe's first long password" };
+/** Someone who works the phone's mailbox, whose name is longer than a phone is wide. */
+const LONG = {
+  name: "Maximiliana Konstantinopoulou-Worthington",
+  email: "maximiliana.konstantinopoulou-worthington@example.com",
+  password: "max's first long password",
+};
 const ANA = "ana@customer.example";
 const BO = "bo@customer.example";
 const QUESTION_TEXT = "Hello,\n\nI have not received the invoice for order 4471.\n\nCould you send it again?\n\nAna";
@@ -60,6 +71,7 @@ before(async () => {
   made.admin = await ok(call("GET", "/api/me", { token }));
   made.writer = await ok(call("POST", "/api/people", { token, body: WRITER }), 201);
   made.approver = await ok(call("POST", "/api/people", { token, body: APPROVER }), 201);
+  made.long = await ok(call("POST", "/api/people", { token, body: LONG }), 201);
   for (const layout of LAYOUTS) {
     const address = `${layout.name}-support@mailroom.test`;
     const mailbox = await ok(call("POST", "/api/mailboxes", { token, body: { address, display_name: `Support (${layout.name})` } }), 201);
@@ -69,6 +81,7 @@ before(async () => {
       [made.approver.id, ["mailbox.metadata.read", "mailbox.content.read", "approval.decide"]],
       [made.admin.id, ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]],
     ];
+    if (layout.name === "phone") grants.push([made.long.id, ["mailbox.metadata.read", "send.propose"]]);
     for (const [subject, relations] of grants) {
       for (const relation of relations) await ok(call("POST", "/api/relations", { token, body: { subject, relation, object: mailbox.id } }), 201);
     }
@@ -459,6 +472,169 @@ test("desktop: past a page of waiting sends, the navigation says 50+", async () 
   const count = page.getByRole("navigation", { name: "Sections" }).locator(".nav-count");
   await count.filter({ hasText: "50+" }).waitFor();
   assert.match(await count.getAttribute("title"), /50\+ awaiting your decision/);
+});
+
+/** How many conversations a page of the list holds: pager.js's PER_PAGE. */
+const PAGE = 50;
+const PAGING = "orders@mailroom.test";
+let paging;
+/** A mailbox of more conversations than a page holds, made once for both widths. */
+const pagingMailbox = () => (paging ??= seedPaging());
+
+/**
+ * Delivers PAGE + 6 conversations to orders@, one at a time so each is later
+ * than the last, then a reply to two of the oldest, which moves them to the
+ * top: the list is by last activity, not by when a conversation began. Answers
+ * the mailbox, the thread ids in the order the list must show them (latest
+ * activity first), and each id's subject.
+ */
+async function seedPaging() {
+  const mailbox = await ok(call("POST", "/api/mailboxes", { token, body: { address: PAGING, display_name: "Orders" } }), 201);
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) {
+    await ok(call("POST", "/api/relations", { token, body: { subject: made.writer.id, relation, object: mailbox.id } }), 201);
+  }
+  const order = (index) => `Order ${String(index).padStart(3, "0")}`;
+  const count = PAGE + 6;
+  for (let index = 1; index <= count; index++) {
+    const raw = message({ id: `order-${index}@customer.example`, subject: order(index), body: `About order ${index}.`, from: `Ana Lima <${ANA}>`, to: PAGING });
+    assert.equal(await node.deliver(ANA, PAGING, raw), null);
+  }
+  for (const index of [3, 1]) {
+    const parent = `<order-${index}@customer.example>`;
+    const raw = message({
+      id: `order-${index}-again@customer.example`, subject: `Re: ${order(index)}`, body: "Any news?", from: `Ana Lima <${ANA}>`, to: PAGING,
+      headers: `In-Reply-To: ${parent}\r\nReferences: ${parent}\r\n`,
+    });
+    assert.equal(await node.deliver(ANA, PAGING, raw), null);
+  }
+  const subjects = [order(1), order(3), ...Array.from({ length: count }, (_, at) => count - at).filter((index) => ![1, 3].includes(index)).map(order)];
+  // Every conversation as the API lists them, page by page.
+  const listed = [];
+  for (let cursor; ;) {
+    const answer = await ok(call("GET", `/api/mailboxes/${mailbox.id}/threads?${new URLSearchParams({ limit: "20", ...(cursor ? { cursor } : {}) })}`, { token: made.writerToken }));
+    listed.push(...answer.threads);
+    if (!(cursor = answer.next_cursor)) break;
+  }
+  assert.deepEqual(listed.map((thread) => thread.subject), subjects, "the API lists them by last activity");
+  assert.deepEqual(listed.map((thread) => thread.message_count), subjects.map((subject) => ([order(1), order(3)].includes(subject) ? 2 : 1)), "each reply joined its conversation");
+  return { mailbox, expected: listed.map((thread) => thread.id), subjects: new Map(listed.map((thread) => [thread.id, thread.subject])) };
+}
+
+/** The conversations the list shows, by id, in order. */
+const shownThreads = (page) => conversations(page).locator("li[data-thread]").evaluateAll((rows) => rows.map((row) => row.dataset.thread));
+/** Whether an element lies within the window's height, as scrolled. */
+const inView = (locator) => locator.evaluate((element) => {
+  const box = element.getBoundingClientRect();
+  return box.top >= 0 && box.bottom <= window.innerHeight;
+});
+
+for (const layout of LAYOUTS) {
+  const { name, ...options } = layout;
+
+  test(`${name}: past a page of conversations, More shows the rest, each once, latest activity first; back from one on the second page, the list is as it was left`, async () => {
+    const { mailbox, expected, subjects } = await pagingMailbox();
+    const { page } = await watch.open(browser, { who: `${name} pages`, ...options, locale: "en-GB" });
+    await signIn(page, WRITER);
+    await page.evaluate((href) => (location.hash = href), `#/mail/${mailbox.id}`);
+    await page.getByRole("list", { name: `Conversations in ${PAGING}` }).waitFor();
+    const more = page.getByRole("button", { name: "More conversations" });
+    const row = (id) => conversations(page).locator(`li[data-thread="${id}"]`);
+
+    assert.deepEqual(await shownThreads(page), expected.slice(0, PAGE), "the first page: a page's worth, latest activity first");
+    assert.equal(await rowOf(page, subjects.get(expected[0])).getByText("2 messages").count(), 1, "the conversation answered last is on top");
+    await more.waitFor();
+    await assertFits(page, `${name}: a page of conversations`);
+
+    await more.click();
+    await row(expected.at(-1)).waitFor();
+    await more.waitFor({ state: "hidden" });
+    const shown = await shownThreads(page);
+    assert.equal(new Set(shown).size, shown.length, "no conversation is shown twice");
+    assert.deepEqual(shown, expected, "both pages, none lost, in order of last activity");
+    await assertFits(page, `${name}: both pages of conversations`);
+
+    // To a conversation on the second page, and back.
+    const far = expected.at(-2);
+    await row(far).getByRole("link", { name: subjects.get(far) }).click();
+    await page.getByRole("heading", { name: subjects.get(far), level: 2 }).waitFor();
+    await page.getByRole("link", { name: "Back to the conversations" }).click();
+    await row(far).waitFor();
+    assert.deepEqual(await shownThreads(page), expected, "back, both pages are shown again, in order");
+    assert.ok(await more.isHidden(), "with nothing more to ask for");
+    assert.ok(await inView(row(far)), "and the conversation just left is in view");
+    assert.doesNotMatch(await row(far).getAttribute("class"), /\bunread\b/, "now read");
+
+    // A filter changed while the next page is on its way: that page belonged to
+    // the list no longer shown, and is not added to the new one.
+    const unreadExpected = expected.filter((id) => id !== far);
+    const filters = page.getByRole("search", { name: "Filter conversations" });
+    await filters.getByLabel("Status").selectOption({ label: "Every status" });
+    await settled(page);
+    assert.deepEqual(await shownThreads(page), expected.slice(0, PAGE), "a filter changed shows its first page");
+    let release;
+    const held = new Promise((resolve) => (release = resolve));
+    let asked;
+    const askedFor = new Promise((resolve) => (asked = resolve));
+    const nextPage = (url) => url.pathname === `/api/mailboxes/${mailbox.id}/threads` && url.searchParams.has("cursor");
+    await page.route(nextPage, async (route) => {
+      asked();
+      await held;
+      await route.continue();
+    });
+    await more.click();
+    await askedFor;
+    await filters.getByLabel("Unread only").check();
+    await settled(page);
+    const arrived = page.waitForResponse((response) => response.url().includes("cursor="));
+    release();
+    await arrived;
+    await page.unroute(nextPage);
+    await page.waitForFunction(() => !document.querySelector("button.more")?.disabled);
+    assert.deepEqual(await shownThreads(page), unreadExpected.slice(0, PAGE), "only the unread ones' first page");
+    await more.click();
+    await row(unreadExpected.at(-1)).waitFor();
+    assert.deepEqual(await shownThreads(page), unreadExpected, "and then the rest of them, each once");
+    await more.waitFor({ state: "hidden" });
+  });
+}
+
+test("phone: an administrator assigns a conversation from a list of names that fits the window, and the conversation says who has it", async () => {
+  const { name, ...phone } = LAYOUTS.find((layout) => layout.name === "phone");
+  const { page } = await watch.open(browser, { who: `administrator, ${name}`, ...phone, locale: "en-GB" });
+  await signIn(page, ADMIN);
+  const { mailbox, forged } = made.phone;
+  const thread = (await threadsOf(mailbox)).get(forged);
+  await page.evaluate((href) => (location.hash = href), `#/mail/${mailbox.id}/${thread.id}`);
+  await page.getByRole("heading", { name: forged, level: 2 }).waitFor();
+  const picker = page.getByLabel("Assigned to");
+  await picker.locator("option", { hasText: LONG.name }).waitFor({ state: "attached" });
+  await picker.focus();
+  await assertFits(page, "the administrator's conversation on a phone");
+  const box = await picker.boundingBox();
+  assert.ok(box.x >= 0 && box.x + box.width <= phone.viewport.width, `the choice lies within the window: from ${box.x} to ${box.x + box.width}px`);
+  const offered = await picker.locator("option").allTextContents();
+  assert.deepEqual(offered, ["Nobody", ADMIN.name, LONG.name, WRITER.name], "those who hold send.propose, by name");
+  assert.deepEqual(offered.filter((text) => /\b(?:usr|agt)_[0-9A-Z]{26}\b/.test(text)), [], "never by id");
+  assert.equal(await picker.inputValue(), "", "nobody has it yet");
+
+  await picker.selectOption({ label: LONG.name });
+  await statusSaying(page, `Assigned to ${LONG.name}.`).waitFor();
+  const facts = page.locator(".thread-facts");
+  assert.match(await facts.innerText(), new RegExp(`Assigned to ${LONG.name}`), "the conversation says who has it, by name");
+  assert.doesNotMatch(await facts.innerText(), /usr_/);
+  const stored = (await threadsOf(mailbox)).get(forged);
+  assert.deepEqual([stored.assignee, stored.assignee_name], [made.long.id, LONG.name], "the API confirms it");
+  await assertFits(page, "the conversation once assigned, on a phone");
+
+  // Coming back to it, the choice and the words still name who has it.
+  await page.reload();
+  await page.getByRole("heading", { name: forged, level: 2 }).waitFor();
+  assert.match(await page.locator(".thread-facts").innerText(), new RegExp(`Assigned to ${LONG.name}`));
+  assert.equal(await page.getByLabel("Assigned to").inputValue(), made.long.id);
+  assert.equal(await page.getByLabel("Assigned to").locator("option:checked").textContent(), LONG.name);
+  // Not left assigned, for what follows.
+  await page.getByLabel("Assigned to").selectOption({ label: "Nobody" });
+  await statusSaying(page, "Assigned to nobody.").waitFor();
 });
 
 test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", () => {

@@ -2,9 +2,10 @@
 // first, a page at a time: who wrote, about what, the start of the latest
 // message, how many messages, when it last moved, where it stands, who has it,
 // whether the signed-in person has read it, and whether a sender in it was not
-// verified. Filtered by status, assignee, unread and words; the filters are
-// kept per mailbox while the page is open, so coming back from a conversation
-// finds the list as it was left. Opening Mail lands here (mail.js).
+// verified. Filtered by status, assignee, unread and words; the filters, how
+// many pages were shown and the conversation last opened are kept per mailbox
+// while the page is open, so coming back from a conversation finds the list as
+// it was left, that conversation in view. Opening Mail lands here (mail.js).
 //
 // Everything in a row but the counts and dates was written by strangers, so it
 // is set as text, as everywhere.
@@ -22,6 +23,10 @@ const FIRST_FILTERS = { status: "open", assignee: "", unread: false, q: "" };
 /** The filters last used on each mailbox's list, by mailbox id. */
 const filtersByMailbox = new Map();
 const filtersOf = (mailboxId) => ({ ...FIRST_FILTERS, ...filtersByMailbox.get(mailboxId) });
+/** How many pages of each mailbox's list were shown (More), by mailbox id; one when absent. */
+const pagesByMailbox = new Map();
+/** The conversation last opened from each mailbox's list, by mailbox id. */
+const openedByMailbox = new Map();
 
 /** The mailbox last opened, where Mail lands next time (while the page is open). */
 let lastMailbox = null;
@@ -168,7 +173,10 @@ export async function inboxView(view, { readable }, mailbox) {
       })}`);
       return { items: answer.threads, next_cursor: answer.next_cursor };
     },
-    show: (threads) => list.append(...shownOf(threads).map((thread) => threadItem(mailbox, thread))),
+    show: (threads) => {
+      list.append(...shownOf(threads).map((thread) => threadItem(mailbox, thread)));
+      pagesByMailbox.set(mailbox.id, (pagesByMailbox.get(mailbox.id) ?? 1) + 1);
+    },
     more: "More conversations",
     failure: "More conversations could not be loaded.",
   });
@@ -176,11 +184,11 @@ export async function inboxView(view, { readable }, mailbox) {
   // While a list is asked for again, the one shown stays (marked busy), so the
   // page does not jump with each change of filter.
   let asked = 0;
-  async function refresh() {
+  async function refresh(count = 1) {
     const mine = ++asked;
     shown.setAttribute("aria-busy", "true");
     try {
-      const threads = await pages.first();
+      const threads = await pages.first(count);
       if (mine !== asked) return;
       const listed = shownOf(threads);
       list.replaceChildren(...listed.map((thread) => threadItem(mailbox, thread)));
@@ -196,8 +204,16 @@ export async function inboxView(view, { readable }, mailbox) {
   const form = filterForm(filters, (next) => {
     filters = next;
     filtersByMailbox.set(mailbox.id, next);
+    pagesByMailbox.delete(mailbox.id);
     refresh();
   });
+  list.addEventListener("click", (event) => {
+    const row = event.target.closest("li[data-thread]");
+    if (row) openedByMailbox.set(mailbox.id, row.dataset.thread);
+  });
   view.append(panel("Conversations", form, shown, pages.element));
-  await refresh();
+  // As it was left: as many pages, and the conversation last opened in view.
+  await refresh(pagesByMailbox.get(mailbox.id) ?? 1);
+  const opened = [...list.children].find((row) => row.dataset.thread === openedByMailbox.get(mailbox.id));
+  opened?.scrollIntoView({ block: "center" });
 }

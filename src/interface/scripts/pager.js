@@ -1,5 +1,6 @@
 // Lists the node answers a page at a time (messages, a search, sends,
-// approvals): how many a page holds, and the button that asks for the next.
+// approvals, conversations): how many a page holds, and the button that asks
+// for the next.
 
 import { h } from "./dom.js";
 import { perform, statusArea } from "./shared.js";
@@ -10,26 +11,47 @@ export const PER_PAGE = 50;
 /**
  * A list the node answers a page at a time (`limit` and `cursor` in, `next_cursor`
  * out). `fetchPage(query)` asks for one page and answers `{ items, next_cursor }`;
- * `show(items)` puts a later page's items on the page. Answers `first()`, which
- * loads the first page and answers its items (throwing its refusal), and the
- * element holding the button that asks for the next page and any refusal of it.
+ * `show(items)` puts a later page's items on the page. Answers `first(pages)`,
+ * which loads the list afresh, `pages` pages of it (one unless asked, as far as
+ * there are), and answers their items (throwing a refusal), and the element
+ * holding the button that asks for the next page and any refusal of it.
+ *
+ * A next page still on its way when the list is loaded afresh (its filters
+ * changed) belongs to the list no longer shown: it is dropped, neither shown nor
+ * taken as where the new list continues.
  */
 export function pager({ fetchPage, show, more: moreText, failure }) {
   const more = h("button", { type: "button", class: "secondary more", hidden: true, text: moreText });
   const status = statusArea();
   let cursor = null;
-  async function load() {
+  /** Which loading of the list afresh the shown list comes from. */
+  let generation = 0;
+  more.addEventListener("click", () => perform(status, [more], async () => {
+    const mine = generation;
     const page = await fetchPage({ limit: PER_PAGE, cursor });
+    if (mine !== generation) return;
     cursor = page.next_cursor ?? null;
     more.hidden = !cursor;
-    return page.items;
-  }
-  more.addEventListener("click", () => perform(status, [more], async () => show(await load()), failure));
+    show(page.items);
+  }, failure));
   return {
     element: h("div", {}, more, status),
-    first() {
-      cursor = null;
-      return load();
+    async first(pages = 1) {
+      const mine = ++generation;
+      status.replaceChildren();
+      let next = null;
+      const items = [];
+      for (let loaded = 0; loaded < pages; loaded++) {
+        const page = await fetchPage({ limit: PER_PAGE, cursor: next });
+        items.push(...page.items);
+        next = page.next_cursor ?? null;
+        if (!next) break;
+      }
+      if (mine === generation) {
+        cursor = next;
+        more.hidden = !cursor;
+      }
+      return items;
     },
   };
 }
