@@ -1,0 +1,143 @@
+// Butlers on real workerd: an administrator builds one over REST, dry-runs it
+// over a past delivery from their own session with the official MCP client
+// (which changes nothing in D1), publishes it, and watches it act on the next
+// message delivered through the Worker's email handler, audited as the butler
+// for its sponsor. An agent is never offered the dry run.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { startNode, setUp, checkedFetch } from "./harness.mjs";
+
+const SUPPORT = "support@mailroom.test";
+
+let node, call, token, mailbox, ben, cleo;
+
+function message(id, subject) {
+  return (
+    `From: Ana Lima <ana@customer.example>\r\nTo: Support <${SUPPORT}>\r\nSubject: ${subject}\r\n` +
+    `Message-ID: <${id}>\r\nDate: Tue, 1 Dec 2026 09:00:00 +0000\r\nContent-Type: text/plain\r\n\r\nHello.\r\n`
+  );
+}
+
+async function deliver(id, subject) {
+  assert.equal(await node.deliver("ana@customer.example", SUPPORT, message(id, subject)), null);
+  const listed = await call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token });
+  return listed.body.messages.find((received) => received.subject === subject);
+}
+
+async function connect(bearer) {
+  const client = new Client({ name: "mailroom-butlers", version: "1.0.0" });
+  const transport = new StreamableHTTPClientTransport(new URL(`${node.url}/mcp`), {
+    authProvider: { token: async () => bearer },
+    fetch: checkedFetch,
+  });
+  await client.connect(transport);
+  return client;
+}
+
+async function threadOf(receipt) {
+  const listed = await call("GET", `/api/mailboxes/${mailbox.id}/threads?limit=100`, { token });
+  return listed.body.threads.find((thread) => thread.subject === receipt.subject);
+}
+
+async function rows(sql) {
+  return (await node.sql(sql))[0];
+}
+
+before(async () => {
+  node = await startNode();
+  ({ call, token } = await setUp(node));
+  mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } })).body;
+  const person = async (name) => {
+    const email = `${name.toLowerCase()}@example.com`;
+    const created = (await call("POST", "/api/people", { token, body: { email, name, password: "a long enough password" } })).body;
+    for (const relation of ["mailbox.metadata.read", "send.propose"]) {
+      await call("POST", "/api/relations", { token, body: { subject: created.id, relation, object: mailbox.id } });
+    }
+    return created;
+  };
+  ben = await person("Ben");
+  cleo = await person("Cleo");
+  // The administrator reads the mailbox's conversations to watch.
+  await call("POST", "/api/relations", { token, body: { subject: (await call("GET", "/api/me", { token })).body.id, relation: "mailbox.metadata.read", object: mailbox.id } });
+});
+after(() => node?.stop());
+
+test("an administrator builds a butler, dry-runs it over a past message, publishes it and watches it act", async () => {
+  const past = await deliver("past@customer.example", "Invoice 4471");
+  const created = await call("POST", `/api/mailboxes/${mailbox.id}/butlers`, {
+    token,
+    body: {
+      name: "Invoices to Cleo",
+      sponsor: ben.id,
+      rules: {
+        conditions: [{ on: "subject", contains: "invoice" }],
+        effects: [{ do: "assign", assignee: cleo.id }, { do: "set_status", status: "waiting" }],
+      },
+    },
+  });
+  assert.equal(created.status, 201, created.text);
+  const butler = created.body;
+
+  // The dry run, from the administrator's own session over MCP: offered, and
+  // it changes nothing in D1 (not even the audit chain).
+  const before = await rows("SELECT (SELECT COUNT(*) FROM audit_entries) AS audited, (SELECT COUNT(*) FROM butler_runs) AS runs, (SELECT COUNT(*) FROM mail_threads WHERE assignee IS NOT NULL) AS assigned");
+  const admin = await connect(token);
+  const { tools } = await admin.listTools();
+  const names = tools.map((listed) => listed.name);
+  assert.ok(names.includes("simulate_butler"), names.join(", "));
+  assert.ok(!names.includes("publish_butler"), "publishing is an operator's act");
+  const simulated = await admin.callTool({
+    name: "simulate_butler",
+    arguments: { mailboxId: mailbox.id, butlerId: butler.id, receipt_id: past.id },
+  });
+  assert.ok(!simulated.isError, JSON.stringify(simulated.content));
+  const run = simulated.structuredContent;
+  assert.equal(run.matched, true);
+  assert.equal(run.conditions[0].found, "Invoice 4471");
+  assert.deepEqual(run.effects.map((effect) => effect.would_run), [true, true]);
+  assert.match(run.effects[1].outcome, /waiting/);
+  assert.deepEqual(await rows("SELECT (SELECT COUNT(*) FROM audit_entries) AS audited, (SELECT COUNT(*) FROM butler_runs) AS runs, (SELECT COUNT(*) FROM mail_threads WHERE assignee IS NOT NULL) AS assigned"), before);
+  await admin.close();
+
+  const published = await call("POST", `/api/mailboxes/${mailbox.id}/butlers/${butler.id}/publish`, { token, body: { version: 1 } });
+  assert.equal(published.status, 200, published.text);
+  assert.deepEqual(published.body.versions[0].pinned_relations, ["mailbox.metadata.read", "send.propose"]);
+
+  const next = await deliver("next@customer.example", "Re: invoice 4472");
+  const thread = await threadOf(next);
+  assert.equal(thread.assignee, cleo.id, JSON.stringify(thread));
+  assert.equal(thread.assignee_name, "Cleo");
+  assert.equal(thread.status, "waiting");
+  const untouched = await threadOf(await deliver("lunch@customer.example", "Lunch?"));
+  assert.equal(untouched.assignee, undefined);
+
+  const audit = (await call("GET", "/api/audit?limit=200", { token })).body.entries;
+  const acts = audit.filter((entry) => entry.action === "butler_effect");
+  assert.equal(acts.length, 2, JSON.stringify(acts));
+  for (const act of acts) {
+    assert.equal(act.actor, butler.id);
+    assert.equal(act.actor_kind, "butler");
+    assert.equal(act.delegator, ben.id);
+  }
+  assert.equal((await call("GET", "/api/audit/verify", { token })).body.intact, true);
+});
+
+test("an agent is never offered the dry run, and cannot call it", async () => {
+  const minted = await call("POST", "/api/agents", {
+    token,
+    body: {
+      name: "Reader",
+      sponsor: ben.id,
+      capabilities: ["mail.triage"],
+      mailboxes: [{ mailbox: mailbox.id, relations: ["mailbox.metadata.read"] }],
+    },
+  });
+  assert.equal(minted.status, 201, minted.text);
+  const agent = await connect(minted.body.credential);
+  const { tools } = await agent.listTools();
+  assert.ok(!tools.some((listed) => listed.name.includes("butler")), tools.map((listed) => listed.name).join(", "));
+  const refused = await call("GET", `/api/mailboxes/${mailbox.id}/butlers`, { token: minted.body.credential });
+  assert.equal(refused.status, 403, refused.text);
+  await agent.close();
+});
