@@ -167,8 +167,8 @@ const SECTIONS = [
  * can see (not what is there only for screen readers, in a closed <details>,
  * a title or hidden).
  */
-function measure(page) {
-  return page.evaluate(() => {
+async function measure(page) {
+  const measured = await page.evaluate(() => {
     const width = window.innerWidth;
     const main = document.querySelector("main");
     /** Whether an element is drawn: not hidden, and not clipped to nothing (visually hidden). */
@@ -200,10 +200,13 @@ function measure(page) {
     }
     return { scrollWidth: document.documentElement.scrollWidth, width, outside, text: texts.join(" ") };
   });
+  return { ...measured, viewport: page.viewportSize().width };
 }
 
 /** Fails where the page is wider than the window, or shows something outside it. */
 function assertFits(measured, where) {
+  // A phone widens its layout to fit what is too wide rather than scroll, so the window is measured too.
+  assert.equal(measured.width, measured.viewport, `${where}: the phone widened the page to ${measured.width}px`);
   assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
   assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
 }

@@ -132,8 +132,8 @@ async function navigationSays(page, count) {
 }
 
 /**
- * Fails where the page scrolls sideways, or shows a button, link or field
- * outside the window, measured as drawn.
+ * Fails where the page scrolls sideways, shows a button, link or field outside
+ * the window, or a notification's text runs past its own box, measured as drawn.
  */
 async function assertFits(page, where) {
   await page.getByText("Loading…").first().waitFor({ state: "detached" }).catch(() => {});
@@ -157,8 +157,17 @@ async function assertFits(page, where) {
         outside.push(`${element.tagName.toLowerCase()} “${(element.innerText || element.value || "").trim().slice(0, 40)}” from ${Math.round(box.left)} to ${Math.round(box.right)}px`);
       }
     }
+    // Text wider than its box, even where an ancestor clips it so the page does not widen.
+    for (const element of document.querySelectorAll("ul.notifications *, .feed-tools *")) {
+      if (!shown(element) || !element.clientWidth) continue;
+      if (element.scrollWidth > element.clientWidth + 1) {
+        outside.push(`${element.tagName.toLowerCase()} “${(element.innerText || "").trim().slice(0, 40)}” is ${element.scrollWidth}px wide in ${element.clientWidth}px`);
+      }
+    }
     return { scrollWidth: document.documentElement.scrollWidth, width, outside };
   });
+  // A phone widens its layout to fit what is too wide, rather than scroll.
+  assert.equal(measured.width, page.viewportSize().width, `${where}: the phone widened the page to ${measured.width}px`);
   assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
   assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
 }
