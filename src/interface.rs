@@ -61,6 +61,7 @@ const MODULES: &[(&str, &str)] = &[
     ("main.js", interface_file!("scripts/main.js")),
     ("message-body.js", interface_file!("scripts/message-body.js")),
     ("names.js", interface_file!("scripts/names.js")),
+    ("notifications.js", interface_file!("scripts/notifications.js")),
     ("pager.js", interface_file!("scripts/pager.js")),
     ("people.js", interface_file!("scripts/people.js")),
     ("relations.js", interface_file!("scripts/relations.js")),
@@ -225,6 +226,14 @@ mod tests {
         assert_eq!(table_keys(&script, "SEND_STATES"), SendState::NAMES);
         assert_eq!(table_keys(&script, "THREAD_STATUSES"), ThreadStatus::NAMES);
         assert_eq!(table_keys(&script, "SENDER_CHECKS"), SenderAuthentication::NAMES);
+    }
+
+    #[test]
+    fn notifications_word_every_kind_the_contract_declares_and_no_other() {
+        use mailroom_contract::api::NotificationKind;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts/notifications.js");
+        let script = std::fs::read_to_string(path).expect("notifications.js exists");
+        assert_eq!(table_keys(&script, "NOTIFICATION_KINDS"), NotificationKind::NAMES);
     }
 
     #[test]

@@ -1,8 +1,9 @@
 // The administrator's sections in a real browser, at a phone's width (390×844)
 // and a desktop's (1280×800), filled with real data made through the API: people
 // (one with a long name, one disabled), teams, mailboxes, every relation, agents
-// in every state, sources, reminders and agents' messages (the node runs agent
-// messaging). In each section: the page never scrolls sideways, and every cell,
+// in every state, sources, reminders, notifications (a refusal with a long
+// reason, an assignment, an approval waiting, reminders due) and agents'
+// messages (the node runs agent messaging). In each section: the page never scrolls sideways, and every cell,
 // button, link and field it shows lies inside the window; relations and
 // capabilities read in the vocabulary's words, never as codes, unless the person
 // asks for the codes; and nobody whose name the page knows is shown by id.
@@ -98,6 +99,22 @@ before(async () => {
     { name: "invoice-4471-with-a-long-descriptive-file-name.pdf", content_type: "application/pdf", content_base64: "JVBERi0xLjc=" });
   await post(`/api/mailboxes/${made.support.id}/sends/${made.reply.id}/submit`, undefined, 200);
 
+  // The administrator's notifications: Ben refuses a send of theirs with a long
+  // reason, assigns them the conversation, and asks them to approve one of his
+  // in finance@, where they decide.
+  const benToken = (await post("/api/sessions", { email: BEN.email, password: BEN.password })).session.access_token;
+  const refused = await post(`/api/mailboxes/${made.support.id}/sends`, {
+    to: ["ana@customer.example"], subject: "Your invoice 4471, with the corrected amount and the new bank details we spoke about", text: "Attached.",
+  });
+  const version = (await post(`/api/mailboxes/${made.support.id}/sends/${refused.id}/submit`, undefined, 200)).version;
+  await post(`/api/mailboxes/${made.support.id}/sends/${refused.id}/refuse`, {
+    version, reason: "The amount is still the old one, and we never send bank details by mail: telephone Ana instead, and write again once the finance team has confirmed the total.",
+  }, 200, benToken);
+  await ok(call("PATCH", `/api/mailboxes/${made.support.id}/threads/${made.reply.thread_id}`, { token: benToken, body: { assignee: made.admin.id } }), 200);
+  await post("/api/relations", { subject: made.admin.id, relation: "approval.decide", object: made.finance.id });
+  const asked = await post(`/api/mailboxes/${made.finance.id}/sends`, { to: ["supplier@vendor.example"], subject: "Payment run for December", text: "Ready." }, 201, benToken);
+  await post(`/api/mailboxes/${made.finance.id}/sends/${asked.id}/submit`, undefined, 200, benToken);
+
   // Sources: one that keeps a reminder for the administrator, one revoked.
   const visa = await post("/api/reminder-sources", { name: "visa-office" });
   await ok(call("PUT", "/api/source/events", {
@@ -112,6 +129,8 @@ before(async () => {
     { title: "Send the quarterly VAT return", due_at: day(-2), done_label: "Filed" },
   ]) await post("/api/me/events", event);
 
+  // Reminders due today and overdue reach the feed from the per-minute run.
+  await node.scheduled("* * * * *");
   browser = await launchChromium();
 });
 
@@ -138,6 +157,7 @@ const SECTIONS = [
   { route: "sources", title: "Sources", ready: (page) => page.getByRole("table", { name: /^Reminder sources/ }), codes: true },
   { route: "audit", title: "Audit", ready: (page) => page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row").nth(5), codes: true },
   { route: "reminders", title: "Reminders", ready: (page) => page.getByText("Call the landlord about the boiler"), codes: false },
+  { route: "notifications", title: "Notifications", ready: (page) => page.getByRole("list", { name: "Notifications, newest first" }).getByRole("listitem").filter({ hasText: "Reminder due: " }), codes: true },
   { route: "connections", title: "Connections", ready: (page) => page.getByRole("heading", { name: "Calendar assistant" }), codes: false },
 ];
 
@@ -147,8 +167,8 @@ const SECTIONS = [
  * can see (not what is there only for screen readers, in a closed <details>,
  * a title or hidden).
  */
-function measure(page) {
-  return page.evaluate(() => {
+async function measure(page) {
+  const measured = await page.evaluate(() => {
     const width = window.innerWidth;
     const main = document.querySelector("main");
     /** Whether an element is drawn: not hidden, and not clipped to nothing (visually hidden). */
@@ -180,10 +200,13 @@ function measure(page) {
     }
     return { scrollWidth: document.documentElement.scrollWidth, width, outside, text: texts.join(" ") };
   });
+  return { ...measured, viewport: page.viewportSize().width };
 }
 
 /** Fails where the page is wider than the window, or shows something outside it. */
 function assertFits(measured, where) {
+  // A phone widens its layout to fit what is too wide rather than scroll, so the window is measured too.
+  assert.equal(measured.width, measured.viewport, `${where}: the phone widened the page to ${measured.width}px`);
   assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
   assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
 }

@@ -4,6 +4,8 @@
 // listed and filtered, triaged and assigned, a reply drafted from Reply-To by the
 // agent with a file attached, approved by a person who opens the file, sent through the send_email binding, and the
 // customer's answer to the Message-ID the mail service gave threading back in.
+// Each hears of it in their notifications feed: the agent reads its sponsor's
+// over MCP, and a writer whose send is refused reads the reason over REST.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -70,7 +72,7 @@ before(async () => {
       body: {
         name: "Triage bot",
         sponsor: ben.id,
-        capabilities: ["mail.triage", "mail.read", "mail.manage", "mail.draft"],
+        capabilities: ["mail.triage", "mail.read", "mail.manage", "mail.draft", "notifications.read"],
         mailboxes: [{ mailbox: mailbox.id, relations: ["mailbox.metadata.read", "mailbox.content.read", "send.propose"] }],
       },
     })
@@ -187,6 +189,54 @@ test("a team of two and an agent work a day's support mail", async () => {
   assert.equal(approved.body.state, "dispatched", approved.text);
   assert.equal(approved.body.thread_id, refund.id);
   assert.ok(approved.body.sent_message_ids.length >= 1, `the mail service's ids are recorded: ${approved.text}`);
+
+  // Cleo was asked over her feed, and it is settled now that she decided.
+  const cleoFeed = (await call("GET", "/api/me/notifications", { token: cleoToken })).body;
+  const asked = cleoFeed.notifications.find((item) => item.kind === "approval_waiting" && item.object_id === draft.id);
+  assert.ok(asked, JSON.stringify(cleoFeed));
+  assert.deepEqual([asked.actor_name, asked.title, asked.mailbox_address, asked.resolved], ["Triage bot", "Re: Refund for order 4471", SUPPORT, true]);
+  assert.equal(cleoFeed.unread_count, 0, "a decided approval needs nobody");
+
+  // The agent reads its sponsor's feed over MCP: what became of its send and the
+  // conversation it gave Ben; never an approval Ben cannot give. It may read,
+  // not mark: its ceiling holds notifications.read alone.
+  const reader = await connect(agent.credential);
+  const offered = (await reader.listTools()).tools.map((tool) => tool.name);
+  assert.ok(offered.includes("list_notifications"), offered.join(", "));
+  assert.equal(offered.includes("mark_notifications_read"), false, "not in its ceiling");
+  const benFeed = await tool(reader, "list_notifications", { limit: 10 });
+  assert.deepEqual(benFeed.notifications.map((item) => [item.kind, item.object_id, item.actor_name]), [
+    ["send_sent", draft.id, "Cleo"],
+    ["conversation_assigned", refund.id, "Triage bot"],
+  ], JSON.stringify(benFeed));
+  assert.equal(benFeed.unread_count, 2);
+  assert.equal(benFeed.notifications.every((item) => !item.read), true);
+  const onlyUnread = await tool(reader, "list_notifications", { unread: true, limit: 1 });
+  assert.equal(onlyUnread.notifications.length, 1);
+  assert.ok(onlyUnread.next_cursor, "a page at a time");
+  await reader.close();
+
+  // Cleo writes to Bo; Ben refuses it. Cleo reads why over REST, marks it read
+  // and unread again.
+  const cleoSend = (await call("POST", sends, { token: cleoToken, body: { to: ["bo@customer.example"], subject: "Your refund", text: "It is on its way." } })).body;
+  const cleoSubmitted = (await call("POST", `${sends}/${cleoSend.id}/submit`, { token: cleoToken })).body;
+  const reason = "Bo is not the customer: write to the ticket's address.";
+  const refusedByBen = await call("POST", `${sends}/${cleoSend.id}/refuse`, { token: benToken, body: { version: cleoSubmitted.version, reason } });
+  assert.equal(refusedByBen.status, 200, refusedByBen.text);
+  const told = (await call("GET", "/api/me/notifications?unread=true", { token: cleoToken })).body;
+  assert.equal(told.unread_count, 1, "the refusal; the approval she gave needs nobody");
+  assert.deepEqual(told.notifications.filter((item) => item.resolved).map((item) => [item.kind, item.object_id]), [["approval_waiting", draft.id]]);
+  assert.deepEqual(told.notifications.filter((item) => !item.resolved).map((item) => [item.kind, item.object_id, item.title, item.detail, item.actor, item.actor_name, item.mailbox_id, item.read]), [
+    ["send_refused", cleoSend.id, "Your refund", reason, ben.id, "Ben", mailbox.id, false],
+  ]);
+  const marked = await call("POST", "/api/me/notifications/read", { token: cleoToken, body: { notification_ids: [told.notifications[0].id] } });
+  assert.deepEqual(marked.body, { marked: 1, unread_count: 0 });
+  assert.deepEqual((await call("GET", "/api/me/notifications?unread=true", { token: cleoToken })).body.notifications.map((item) => item.kind), ["approval_waiting"]);
+  const unmarked = await call("DELETE", `/api/me/notifications/${told.notifications[0].id}/read`, { token: cleoToken });
+  assert.deepEqual(unmarked.body, { marked: 1, unread_count: 1 });
+  const benRefusal = (await call("GET", "/api/me/notifications", { token: benToken })).body.notifications;
+  assert.deepEqual(benRefusal.filter((item) => item.object_id === cleoSend.id).map((item) => [item.kind, item.resolved]), [["approval_waiting", true]],
+    "the refuser was asked, and is not told of his own refusal");
 
   // The customer answers the id the mail service put on what it received.
   await deliver(

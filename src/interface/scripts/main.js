@@ -24,7 +24,7 @@
 //                    recipients in words
 //   inbox.js         a mailbox's conversations, where Mail lands
 //   conversation.js  one conversation: its messages, triage, replies
-//   mail.js, sends.js, approvals.js, reminders.js, people.js, teams.js,
+//   mail.js, sends.js, approvals.js, notifications.js, reminders.js, people.js, teams.js,
 //   mailboxes.js, relations.js, agents.js, connections.js, sources.js, audit.js,
 //   account.js       the sections, one module each, exporting its render function
 //   main.js          the shell: sign-in, header, navigation, router, start-up
@@ -46,6 +46,7 @@ import { renderAudit } from "./audit.js";
 import { renderConnections } from "./connections.js";
 import { renderMail } from "./mail.js";
 import { renderMailboxes } from "./mailboxes.js";
+import { NOTIFICATIONS_CHANGED, renderNotifications, unreadCount } from "./notifications.js";
 import { renderPeople } from "./people.js";
 import { renderRelations } from "./relations.js";
 import { renderReminders } from "./reminders.js";
@@ -67,6 +68,7 @@ const SECTIONS = [
   { route: "mail", title: "Mail", visible: everyone, render: renderMail },
   { route: "reminders", title: "Reminders", visible: everyone, render: renderReminders },
   { route: "approvals", title: "Approvals", visible: everyone, render: renderApprovals },
+  { route: "notifications", title: "Notifications", visible: everyone, render: renderNotifications },
   { route: "connections", title: "Connections", visible: everyone, render: renderConnections },
   { route: "people", title: "People", visible: isAdmin, landing: isAdmin, render: renderPeople },
   { route: "teams", title: "Teams", visible: isAdmin, render: renderTeams },
@@ -147,7 +149,8 @@ function showShell() {
   });
   for (const section of SECTIONS.filter((section) => section.visible())) {
     navigation.append(h("li", {}, h("a", { href: `#/${section.route}`, "data-route": section.route, text: section.title }),
-      section.route === "approvals" ? h("span", { class: "nav-count", hidden: true }) : null));
+      section.route === "approvals" ? h("span", { class: "nav-count", hidden: true }) : null,
+      section.route === "notifications" ? h("span", { class: "nav-unread", hidden: true }) : null));
   }
 }
 
@@ -164,6 +167,27 @@ async function showApprovalCount() {
     count.hidden = !waiting;
     count.replaceChildren(waiting ?? "", hidden(waiting ? ` ${waiting === "1" ? "send awaits" : "sends await"} your decision` : ""));
     count.title = waiting ? `${waiting} awaiting your decision` : "";
+  } catch {}
+}
+
+let notificationAsks = 0;
+
+/**
+ * Shows beside Notifications how many are unread and still need the signed-in
+ * person ("99+" beyond), whenever a view is shown or something is marked read,
+ * unread or decided: `known` is the count a marking answered. Only the latest
+ * answer is shown; a count that cannot be had is left as it was.
+ */
+async function showNotificationCount(known) {
+  const count = navigation?.querySelector(".nav-unread");
+  if (!count) return;
+  const ask = ++notificationAsks;
+  try {
+    const unread = typeof known === "number" ? known : await unreadCount();
+    if (ask !== notificationAsks) return;
+    count.hidden = !unread;
+    count.replaceChildren(unread ? (unread > 99 ? "99+" : String(unread)) : "", hidden(unread ? " unread" : ""));
+    count.title = unread ? `${unread} unread notification${unread === 1 ? "" : "s"}` : "";
   } catch {}
 }
 
@@ -196,6 +220,7 @@ async function route() {
   main.replaceChildren(heading, view);
   heading.focus({ preventScroll: true });
   showApprovalCount();
+  showNotificationCount();
   try {
     await section.render(view, params);
   } catch (error) {
@@ -223,6 +248,10 @@ async function start() {
 // The API and the sections take these steps through session.js.
 connectShell({ showSignIn, start, route });
 window.addEventListener("hashchange", route);
-document.addEventListener(APPROVALS_CHANGED, () => showApprovalCount());
+document.addEventListener(APPROVALS_CHANGED, () => {
+  showApprovalCount();
+  showNotificationCount();
+});
+document.addEventListener(NOTIFICATIONS_CHANGED, (event) => showNotificationCount(event.detail));
 if (hint.get()) start();
 else showSignIn(null);

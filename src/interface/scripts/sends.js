@@ -155,7 +155,12 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
   }
 
   function actions() {
-    if (send.state === "refused") return refusedNotice(mailbox, send, { onDraft: onDraft ?? ((draft) => { show(draft); return "Written again as a new draft: change it, then submit it."; }) });
+    if (send.state === "refused") return refusedNotice(mailbox, send, { onDraft: onDraft ?? ((draft) => {
+      // Said above the new draft: the refusal's own status goes with it.
+      notice = info("Written again as a new draft: change it, then submit it.");
+      show(draft);
+      return null;
+    }) });
     if (send.state === "failed" && access(mailbox).retry) return retryAction();
     if (send.state !== "submitted" || send.submitted_by !== me.id) return null;
     const cancel = h("button", { type: "button", class: "secondary", text: "Cancel submission" });
