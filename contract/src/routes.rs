@@ -715,7 +715,7 @@ pub fn declare(id: RouteId) -> Route {
             .summary("List my notifications")
             .description("Lists what needs the caller or what they are waiting to hear (an agent: its sponsor's feed), newest first, a page at a time: approvals waiting in mailboxes where they decide, their sends refused, sent or failed, conversations assigned to them, reminders due. Each is read or unread for them alone; `unread_count` counts the unread ones still needing someone. Mail notifications show only in mailboxes the caller holds a relation on (an agent: where it and its sponsor both do).")
             .query_parameters(const { &[
-                Parameter::flag("unread", "Only notifications not yet marked read."),
+                Parameter::flag("unread", "Only what `unread_count` counts: notifications not yet marked read that still need someone (an approval decided or taken back is left out)."),
                 LIMIT,
                 CURSOR,
             ] })

@@ -287,8 +287,9 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let mut parameters = Vec::new();
     let person = reader.person(&mut parameters);
     let mut conditions = vec![in_feed(&reader, &mut parameters)];
+    // What the count counts: unread, and still needing someone.
     if only_unread {
-        conditions.push(unread(&reader, &mut parameters));
+        conditions.push(format!("n.resolved_at IS NULL AND {}", unread(&reader, &mut parameters)));
     }
     if let Some(after) = after {
         conditions.push("n.id < ?".to_string());

@@ -103,10 +103,12 @@ fn a_refused_send_tells_its_writer_why_and_the_approval_it_asked_for_resolves() 
     assert_eq!(told["detail"], "The invoice number is wrong.");
     assert_eq!(told["actor_name"], "cleo");
     assert_eq!(told["object_id"], send.rsplit('/').next().unwrap());
-    // The approval no longer needs anyone: still listed, resolved, not counted.
+    // The approval no longer needs anyone: still listed, resolved, not counted,
+    // and not among the unread.
     let cleo_feed = desk.feed(&desk.cleo.1, "");
     assert_eq!(cleo_feed["notifications"][0]["resolved"], true);
     assert_eq!(cleo_feed["unread_count"], 0);
+    assert_eq!(desk.feed(&desk.cleo.1, "?unread=true")["notifications"], json!([]));
     // Cleo refused it herself: nothing tells her of her own act.
     assert_eq!(desk.kinds(&desk.cleo.1), ["approval_waiting"]);
 }
