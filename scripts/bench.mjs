@@ -145,8 +145,36 @@ async function sequential() {
       const rejected = await node.deliver("ana@customer.example", "support@mailroom.test", raw);
       return { status: rejected ? 500 : 200, text: rejected ?? "" };
     };
+    // A feed to read: twenty approvals waiting for the administrator, submitted
+    // by a second person.
+    await call("POST", "/api/relations", { token, body: { subject: admin.id, relation: "approval.decide", object: mailbox.id } });
+    const bo = (await call("POST", "/api/people", { token, body: { email: "bo@example.com", name: "Bo", password: "a long enough password" } })).body;
+    await call("POST", "/api/relations", { token, body: { subject: bo.id, relation: "send.propose", object: mailbox.id } });
+    const boToken = await signIn(call, "bo@example.com", "a long enough password");
+    for (let index = 0; index < 20; index++) {
+      const draft = (await call("POST", `/api/mailboxes/${mailbox.id}/sends`, { token: boToken, body: { to: ["a@b.example"], subject: `Bench ${index}`, text: "T" } })).body;
+      await call("POST", `/api/mailboxes/${mailbox.id}/sends/${draft.id}/submit`, { token: boToken });
+    }
+    // A published butler on a second mailbox, acting on every delivery there.
+    const sales = await mailboxFor(call, token, admin, "sales@mailroom.test", "Sales");
+    const butler = (await call("POST", `/api/mailboxes/${sales.id}/butlers`, {
+      token,
+      body: { name: "Bench", sponsor: admin.id, rules: { conditions: [{ on: "subject", contains: "bench" }], effects: [{ do: "set_status", status: "waiting" }, { do: "assign", assignee: admin.id }] } },
+    })).body;
+    await call("POST", `/api/mailboxes/${sales.id}/butlers/${butler.id}/publish`, { token, body: { version: 1 } });
+    let salesMail = 0;
+    const toSales = async () => {
+      const raw = plain.replace("invoice-question-1", `bench-sales-${++salesMail}`).replace(/^Subject: [^\r\n]*/m, "Subject: bench");
+      const rejected = await node.deliver("ana@customer.example", "sales@mailroom.test", raw);
+      return { status: rejected ? 500 : 200, text: rejected ?? "" };
+    };
+    await toSales();
+    const salesReceipt = (await call("GET", `/api/mailboxes/${sales.id}/messages?limit=1`, { token })).body.messages[0].id;
     const cases = [
       ["GET /api/me", () => call("GET", "/api/me", { token })],
+      ["GET /api/me/notifications (20 approvals waiting)", () => call("GET", "/api/me/notifications", { token })],
+      ["POST …/butlers/:id/simulate (a dry run)", () => call("POST", `/api/mailboxes/${sales.id}/butlers/${butler.id}/simulate`, { token, body: { receipt_id: salesReceipt } })],
+      ["email handler: a delivery a published butler acts on", toSales],
       ["GET …/messages (50 stored)", () => call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token })],
       ["GET …/messages/:id/body (audited)", () => call("GET", `/api/mailboxes/${mailbox.id}/messages/${receipt}/body`, { token })],
       ["GET /api/search?q=invoice (audited)", () => call("GET", "/api/search?q=invoice", { token })],

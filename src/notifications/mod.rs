@@ -301,7 +301,8 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
             "SELECT n.id, n.at, n.kind, n.title, n.detail, n.object_id, n.mailbox_id, \
                (SELECT m.address FROM mailboxes m WHERE m.id = n.mailbox_id) AS mailbox_address, n.actor, \
                COALESCE((SELECT p.name FROM people p WHERE p.id = n.actor), \
-                        (SELECT a.name FROM agents a WHERE a.id = n.actor)) AS actor_name, \
+                        (SELECT a.name FROM agents a WHERE a.id = n.actor), \
+                        (SELECT b.name FROM butlers b WHERE b.id = n.actor)) AS actor_name, \
                EXISTS (SELECT 1 FROM notification_reads r WHERE r.notification_id = n.id AND r.person_id = {person}) \
                  AS read, \
                n.resolved_at IS NOT NULL AS resolved \

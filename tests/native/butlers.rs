@@ -139,6 +139,7 @@ fn a_sponsor_without_what_its_effects_need_cannot_publish_and_a_lost_relation_sk
     assert_eq!(skipped.len(), 2, "{skipped:?}");
     let feed = body(&world.call("GET", "/api/me/notifications", Some(&office.ben.1), None));
     assert_eq!(feed["notifications"][0]["kind"], "butler_effect_skipped", "{feed}");
+    assert_eq!(feed["notifications"][0]["actor_name"], "Invoices to Cleo");
     assert!(feed["notifications"][0]["detail"].as_str().unwrap().contains("no longer holds send.propose"));
     // Ben's feed shows it although he no longer holds send.propose: he still holds metadata there.
     assert_eq!(feed["notifications"][0]["title"], "Invoice 9");

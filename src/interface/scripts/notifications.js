@@ -66,6 +66,13 @@ const NOTIFICATION_KINDS = {
     says: (item, who) => `${who} assigned you ${quoted(item.title)}${inMailbox(item, "in")}.`,
     link: (item) => [mailHref(item.mailbox_id, item.object_id), "the conversation"],
   },
+  butler_effect_skipped: {
+    words: () => "Butler skipped",
+    tone: () => "off",
+    says: (item, who) => `${who}, a butler you sponsor, skipped an effect on ${quoted(item.title)}${inMailbox(item, "in")}.`,
+    more: (item) => (item.detail ? ended(item.detail.charAt(0).toUpperCase() + item.detail.slice(1)) : null),
+    link: (item) => [mailHref(item.mailbox_id, item.object_id), "the conversation"],
+  },
   reminder_due: {
     words: () => "Reminder",
     tone: () => "wait",
