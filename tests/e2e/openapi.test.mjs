@@ -70,6 +70,18 @@ test("every documented operation answers as documented, successes and refusals a
     assert.equal(approved.body.state, "failed", approved.text);
     return created.body.id;
   };
+  // Ben's feed holds a refusal of his; a butler sponsored by Ben works the mailbox.
+  const benNotification = async () => {
+    await refused();
+    return (await call("GET", "/api/me/notifications", { token: benToken })).body.notifications[0].id;
+  };
+  const butlers = `/api/mailboxes/${mailbox.id}/butlers`;
+  const newButler = {
+    name: "Contracts wait",
+    sponsor: ben.id,
+    rules: { conditions: [{ on: "subject", contains: "contract" }], effects: [{ do: "set_status", status: "waiting" }] },
+  };
+  const butler = async () => (await call("POST", butlers, { token, body: newButler })).body.id;
   const message = `/api/mailboxes/${mailbox.id}/messages/${receipt.id}`;
   const threads = (await call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token: benToken })).body.threads;
   const thread = `/api/mailboxes/${mailbox.id}/threads/${threads[threads.length - 1].id}`;
@@ -189,6 +201,21 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", `${sends}/${await draft()}/submit`, { token: benToken }],
     ["POST", `${sends}/${await submitted()}/cancel`, { token: benToken }],
     ["GET", "/api/approvals", { token }],
+    ["GET", "/api/me/notifications?unread=true", { token: benToken }],
+    ["POST", "/api/me/notifications/read", { token: benToken, body: { all: true } }],
+    ["POST", "/api/me/notifications/read", { token: benToken, body: {} }],
+    ["DELETE", `/api/me/notifications/${await benNotification()}/read`, { token: benToken }],
+    ["DELETE", "/api/me/notifications/ntf_00000000000000000000000000/read", { token: benToken }],
+    ["POST", butlers, { token, body: newButler }],
+    ["POST", butlers, { token, body: { ...newButler, sponsor: "agt_00000000000000000000000000" } }],
+    ["GET", butlers, { token }],
+    ["GET", butlers, { token: benToken }],
+    ["GET", `${butlers}/${await butler()}`, { token }],
+    ["PATCH", `${butlers}/${await butler()}`, { token, body: { name: "Renamed", rules: newButler.rules } }],
+    ["POST", `${butlers}/${await butler()}/publish`, { token, body: { version: 1 } }],
+    ["POST", `${butlers}/${await butler()}/publish`, { token, body: { version: 9 } }],
+    ["POST", `${butlers}/${await butler()}/simulate`, { token, body: { receipt_id: receipt.id } }],
+    ["POST", `${butlers}/${await butler()}/simulate`, { token, body: { receipt_id: "rcp_00000000000000000000000000" } }],
     await decided("approve"),
     ["POST", `${sends}/${await submitted()}/approve`, { token, body: { version: "0".repeat(64) } }],
     ["POST", `${sends}/${await failed()}/retry`, { token: benToken }],
