@@ -17,6 +17,15 @@ pub enum BodyFault {
     Wrong { detail: String },
 }
 
+impl RequestError {
+    /// The refusal of a body whose value at `field` (`rules.effects[0].assignee`)
+    /// is not what the route takes, saying what it takes: for the checks a
+    /// handler makes beyond the body's shape.
+    pub fn wrong_field(field: &str, detail: impl Into<String>) -> Refusal {
+        RequestError::InvalidBody { field: field.to_string(), fault: BodyFault::Wrong { detail: detail.into() } }.into()
+    }
+}
+
 /// Why a request could not be understood, before any question of authority.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum RequestError {

@@ -27,7 +27,7 @@ use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::paging;
 use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
-use crate::core::request_error::{BodyFault, RequestError};
+use crate::core::request_error::RequestError;
 use crate::core::storage::{QueryResult, Statement, Value};
 use crate::core::time::{DAY_MS, rfc3339};
 
@@ -330,7 +330,7 @@ fn named(request: MarkNotificationsRead) -> Result<Option<Vec<String>>, Refusal>
         _ => return Err(NotificationError::NothingNamed.into()),
     };
     if ids.len() > notification_limits::MARKED_AT_ONCE {
-        return Err(invalid_field(
+        return Err(RequestError::wrong_field(
             "notification_ids",
             format!(
                 "at most {} ids; mark more in several calls, or all with `all`",
@@ -339,7 +339,7 @@ fn named(request: MarkNotificationsRead) -> Result<Option<Vec<String>>, Refusal>
         ));
     }
     if let Some(position) = ids.iter().position(|id| !is_id_of(id, IdKind::Notification)) {
-        return Err(invalid_field(
+        return Err(RequestError::wrong_field(
             &format!("notification_ids[{position}]"),
             "a notification's id (`ntf_…`), from list_notifications".to_string(),
         ));
@@ -347,8 +347,13 @@ fn named(request: MarkNotificationsRead) -> Result<Option<Vec<String>>, Refusal>
     Ok(Some(ids))
 }
 
-fn invalid_field(field: &str, detail: String) -> Refusal {
-    RequestError::InvalidBody { field: field.to_string(), fault: BodyFault::Wrong { detail } }.into()
+/// Commits a marking (the handler's first write) with the reader's new unread
+/// count read after it in the same batch, and answers both.
+async fn marked_and_counted(context: &mut Context<'_>, reader: &Reader) -> Result<Response, Refusal> {
+    context.write(unread_count(reader));
+    let results = context.commit_returning().await?;
+    let marked = results.first().map_or(0, |result| result.changes as i64);
+    Ok(context.json(&NotificationsMarked { marked, unread_count: counted(&results) }))
 }
 
 /// `POST /api/me/notifications/read`.
@@ -375,11 +380,8 @@ pub async fn mark_read(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .into(),
         parameters,
     });
-    context.write(unread_count(&reader));
     context.audit_detail(serde_json::json!({ "named": ids.as_ref().map(Vec::len), "all": ids.is_none() }));
-    let results = context.commit_returning().await?;
-    let marked = results.first().map_or(0, |result| result.changes as i64);
-    Ok(context.json(&NotificationsMarked { marked, unread_count: counted(&results) }))
+    marked_and_counted(context, &reader).await
 }
 
 /// `DELETE /api/me/notifications/:notificationId/read`.
@@ -404,8 +406,5 @@ pub async fn mark_unread(context: &mut Context<'_>) -> Result<Response, Refusal>
         sql: format!("DELETE FROM notification_reads WHERE notification_id = ? AND person_id = {person}").into(),
         parameters,
     });
-    context.write(unread_count(&reader));
-    let results = context.commit_returning().await?;
-    let marked = results.first().map_or(0, |result| result.changes as i64);
-    Ok(context.json(&NotificationsMarked { marked, unread_count: counted(&results) }))
+    marked_and_counted(context, &reader).await
 }

@@ -13,6 +13,7 @@ use serde::Deserialize;
 use super::relations;
 use super::rules::{DeliveryFacts, judge};
 use crate::authz::tuples::{self, Holder};
+use crate::core::addresses;
 use crate::core::context::ports::AuditRecord;
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement, Value};
@@ -23,10 +24,7 @@ pub(super) const FACT_COLUMNS: &str =
     "r.from_address, r.from_name, r.to_json, r.cc_json, r.subject, r.sender_authentication, r.attachments_json";
 
 fn written(address: &EmailAddress) -> String {
-    match &address.name {
-        Some(name) if !name.is_empty() => format!("{name} <{}>", address.address),
-        _ => address.address.clone(),
-    }
+    addresses::display(address.name.as_deref().filter(|name| !name.is_empty()), &address.address)
 }
 
 /// A stored receipt's facts, from `FACT_COLUMNS`.

@@ -25,7 +25,7 @@ use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::refusal::Refusal;
-use crate::core::request_error::{BodyFault, RequestError};
+use crate::core::request_error::RequestError;
 use crate::core::storage::{QueryResult, Statement};
 use crate::core::time::rfc3339;
 
@@ -116,15 +116,11 @@ impl From<ButlerError> for Refusal {
     }
 }
 
-fn invalid(field: &str, detail: impl Into<String>) -> Refusal {
-    RequestError::InvalidBody { field: field.to_string(), fault: BodyFault::Wrong { detail: detail.into() } }.into()
-}
-
 /// A name's checks.
 fn valid_name(name: &str) -> Result<String, Refusal> {
     let name = name.trim();
     if name.is_empty() || name.chars().count() > butler_limits::NAME_CHARACTERS {
-        return Err(invalid("name", format!("1 to {} characters", butler_limits::NAME_CHARACTERS)));
+        return Err(RequestError::wrong_field("name", format!("1 to {} characters", butler_limits::NAME_CHARACTERS)));
     }
     Ok(name.to_string())
 }
@@ -134,16 +130,19 @@ fn valid_name(name: &str) -> Result<String, Refusal> {
 fn valid_rules(rules: &ButlerRules) -> Result<(), Refusal> {
     use mailroom_contract::api::{ButlerCondition as C, ButlerEffect as E};
     if rules.conditions.len() > butler_limits::CONDITIONS {
-        return Err(invalid("rules.conditions", format!("at most {} conditions", butler_limits::CONDITIONS)));
+        return Err(RequestError::wrong_field(
+            "rules.conditions",
+            format!("at most {} conditions", butler_limits::CONDITIONS),
+        ));
     }
     if rules.effects.is_empty() || rules.effects.len() > butler_limits::EFFECTS {
-        return Err(invalid("rules.effects", format!("1 to {} effects", butler_limits::EFFECTS)));
+        return Err(RequestError::wrong_field("rules.effects", format!("1 to {} effects", butler_limits::EFFECTS)));
     }
     for (index, condition) in rules.conditions.iter().enumerate() {
         if let C::From { contains } | C::Recipients { contains } | C::Subject { contains } = condition {
             let length = contains.trim().chars().count();
             if length == 0 || contains.chars().count() > butler_limits::MATCH_CHARACTERS {
-                return Err(invalid(
+                return Err(RequestError::wrong_field(
                     &format!("rules.conditions[{index}].contains"),
                     format!("1 to {} characters of text to look for", butler_limits::MATCH_CHARACTERS),
                 ));
@@ -154,7 +153,7 @@ fn valid_rules(rules: &ButlerRules) -> Result<(), Refusal> {
         if let E::Assign { assignee } = effect
             && !(is_id_of(assignee, IdKind::Person) || is_id_of(assignee, IdKind::Agent))
         {
-            return Err(invalid(
+            return Err(RequestError::wrong_field(
                 &format!("rules.effects[{index}].assignee"),
                 "a person's or agent's id (`usr_…`, `agt_…`) who works the mailbox",
             ));
@@ -373,7 +372,7 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         valid_rules(rules)?;
     }
     if name.is_none() && request.rules.is_none() && request.active.is_none() {
-        return Err(invalid("", "at least one of `name`, `rules` or `active`"));
+        return Err(RequestError::wrong_field("", "at least one of `name`, `rules` or `active`"));
     }
     let (mut row, _) = the_butler(context, Vec::new()).await?;
     if let Some(name) = name {
@@ -482,7 +481,7 @@ pub async fn publish(context: &mut Context<'_>) -> Result<Response, Refusal> {
 pub async fn simulate(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: SimulateButler = context.body()?;
     if !is_id_of(&request.receipt_id, IdKind::Receipt) {
-        return Err(invalid("receipt_id", "a received message's id (`rcp_…`) from this mailbox"));
+        return Err(RequestError::wrong_field("receipt_id", "a received message's id (`rcp_…`) from this mailbox"));
     }
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
     let receipt = Statement::new(format!(
