@@ -325,11 +325,16 @@ pub struct MemoryBlobs {
     /// Set by a test to make deleting fail, as an object store that does not
     /// answer would.
     pub unavailable: Cell<bool>,
+    /// Set by a test to make storing fail.
+    pub refusing_puts: Cell<bool>,
 }
 
 impl BlobStore for MemoryBlobs {
     fn put<'a>(&'a self, key: &'a str, bytes: &'a [u8]) -> LocalBoxFuture<'a, Result<(), BlobError>> {
         Box::pin(async move {
+            if self.refusing_puts.get() {
+                return Err(BlobError("the object store refuses to store".into()));
+            }
             self.objects.borrow_mut().insert(key.to_string(), bytes.to_vec());
             Ok(())
         })

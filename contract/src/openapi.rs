@@ -85,6 +85,9 @@ pub fn document(registry: &Registry) -> Value {
             (Produces::Json | Produces::JsonRpc, None) => json!({ "description": route.summary }),
             (Produces::Message, _) => json!({ "description": route.summary,
                 "content": { "message/rfc822": { "schema": { "type": "string", "contentMediaType": "message/rfc822" } } } }),
+            (Produces::ExportObject, schema) => json!({ "description": route.summary, "content": {
+                "application/json": { "schema": schema.map_or_else(|| json!({}), |schema| schema(&mut responses).into()) },
+                "message/rfc822": { "schema": { "type": "string", "contentMediaType": "message/rfc822" } } } }),
             (Produces::Attachment, _) => json!({ "description": route.summary,
                 "content": { "*/*": { "schema": { "type": "string", "description": "The attachment's bytes, with the content type the message gave them." } } } }),
         };

@@ -128,10 +128,14 @@ pub enum Authority {
     Mailbox { mailbox_parameter: PathParameter, all_of: &'static [Relation], any_of: &'static [Relation] },
     /// The caller's own person-scoped data: a person's own, an agent's sponsor's.
     /// Every member is admitted; what "own" means is the handler's scope, as rows
-    /// are a `Filtered` route's. (SPEC §2 also names `requester`, objects the
-    /// caller created; it is added with the first route that needs it, together
-    /// with its enforcement, so no route can declare an authority nothing checks.)
+    /// are a `Filtered` route's.
     Personal,
+    /// Objects the caller requested (an export), while it still holds the
+    /// relation on the organisation that let it request them. The dispatcher
+    /// checks the relation; the object is looked up by its requester and the
+    /// caller together, so anyone else's answers as one that does not exist (a
+    /// native test drives every such route as a second holder of the relation).
+    Requester(Relation),
     /// A reminder source's own credential (`mr_src_…`): the handler touches only
     /// that source's events. No person or agent is admitted, and a source is
     /// admitted nowhere else.
@@ -187,6 +191,7 @@ impl Authority {
             | Authority::Mailbox { .. }
             | Authority::Personal => true,
             Authority::Organization(_)
+            | Authority::Requester(_)
             | Authority::SelfOrAdmin { .. }
             | Authority::Source
             | Authority::Sponsor { .. }
@@ -264,6 +269,9 @@ impl Authority {
                 sentence
             }
             Authority::Personal => "The caller's own person-scoped data (for an agent, its sponsor's).".into(),
+            Authority::Requester(relation) => {
+                format!("The person who requested it, while they hold {} on the organisation.", relation.name())
+            }
             Authority::Source => {
                 "A reminder source, with its own `mr_src_` credential; only that source's events.".into()
             }
@@ -293,6 +301,8 @@ vocabulary! {
         ConversationId = "conversationId": "The conversation's id (`cnv_…`).";
         ButlerId = "butlerId": "The butler's id (`btl_…`), from list_butlers.";
         NotificationId = "notificationId": "The notification's id (`ntf_…`), from list_notifications.";
+        ExportId = "exportId": "The export's id (`exp_…`), from list_exports.";
+        ExportObjectId = "objectId": "The object's id from list_export_objects: `manifest`, or a message's `rcp_…`.";
         AttachmentIndex = "attachmentIndex": "The attachment's `index` from get_message, from 0.";
         Module = "module": "The module's file name, such as `mail.js`, as the page's import map names it.";
     }
@@ -378,6 +388,8 @@ impl PathParameter {
             | PathParameter::AgentMessageId
             | PathParameter::ConversationId
             | PathParameter::NotificationId
+            | PathParameter::ExportId
+            | PathParameter::ExportObjectId
             | PathParameter::ButlerId
             | PathParameter::Module => Accepts::Text,
         }
@@ -525,6 +537,9 @@ pub enum Produces {
     Message,
     /// An attachment's bytes, with the content type the message gave them.
     Attachment,
+    /// An export's object: its manifest (`application/json`, the route's response
+    /// schema) or one original message (`message/rfc822`).
+    ExportObject,
     /// A JSON-RPC message (the MCP endpoint): a response, or 202 with no body for
     /// a notification.
     JsonRpc,

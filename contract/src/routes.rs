@@ -20,6 +20,12 @@ const CURSOR: Parameter = Parameter::text(
 
 const ADMIN: Authority = Authority::Organization(Relation::OrgAdmin);
 
+/// Who may request an eDiscovery export.
+const EXPORTER: Authority = Authority::Organization(Relation::EdiscoveryExport);
+
+/// An export and its objects: the person who requested it, while they may still export.
+const REQUESTER: Authority = Authority::Requester(Relation::EdiscoveryExport);
+
 /// Relations on the path's mailbox: every one of `all_of`.
 const fn on_mailbox(all_of: &'static [Relation]) -> Authority {
     Authority::Mailbox { mailbox_parameter: PathParameter::MailboxId, all_of, any_of: &[] }
@@ -737,6 +743,58 @@ pub fn declare(id: RouteId) -> Route {
             .response::<NotificationsMarked>()
             .tier(Tier::Act)
             .authority(Authority::Personal),
+
+        R::RequestExport => Route::new(id, Post, "/api/exports", "request_export")
+            .summary("Request an eDiscovery export")
+            .description("Requests an export of the mail some mailboxes received, optionally only between two days and only messages matching some words. The messages are chosen now and copied in the background, with a manifest of their SHA-256 hashes whose own hash goes into the audit chain; follow get_export until it is `ready`, then read it with list_export_objects. Only the requester can read it.")
+            .request::<RequestExport>()
+            .response::<Export>()
+            .created()
+            .tier(Tier::Act)
+            .refuses(const { &[
+                Refuses::Conflict("The requester already has as many exports building as one may at once."),
+            ] })
+            .reaches_content()
+            .authority(EXPORTER),
+
+        R::ListExports => Route::new(id, Get, "/api/exports", "list_exports")
+            .summary("List my exports")
+            .description("Lists the exports the caller requested, newest first, a page at a time, each with its progress.")
+            .query_parameters(const { &[LIMIT, CURSOR] })
+            .response::<ExportList>()
+            .authority(REQUESTER),
+
+        R::GetExport => Route::new(id, Get, "/api/exports/:exportId", "get_export")
+            .summary("Show an export")
+            .description("Returns one of the caller's exports: where it stands, how many messages are copied of how many, and once ready the manifest's SHA-256.")
+            .path_parameters(&[PathParameter::ExportId])
+            .response::<Export>()
+            .authority(REQUESTER),
+
+        R::DeleteExport => Route::new(id, Delete, "/api/exports/:exportId", "delete_export")
+            .summary("Delete an export")
+            .description("Deletes one of the caller's exports and its copies in the object store; the mail it copied is untouched, and the audit chain keeps its manifest's hash.")
+            .path_parameters(&[PathParameter::ExportId])
+            .response::<Export>()
+            .tier(Tier::Act)
+            .authority(REQUESTER),
+
+        R::ListExportObjects => Route::new(id, Get, "/api/exports/:exportId/objects", "list_export_objects")
+            .summary("List an export's objects")
+            .description("Lists what one of the caller's exports holds: its manifest first, then each message with its size and SHA-256 once copied, a page at a time.")
+            .path_parameters(&[PathParameter::ExportId])
+            .query_parameters(const { &[LIMIT, CURSOR] })
+            .response::<ExportObjectPage>()
+            .authority(REQUESTER),
+
+        R::GetExportObject => Route::new(id, Get, "/api/exports/:exportId/objects/:objectId", "get_export_object")
+            .summary("Download an export's object")
+            .description("Downloads one object of the caller's export: the manifest (JSON) or a message as it was received (`message/rfc822`). Each download is recorded in the audit chain.")
+            .path_parameters(&[PathParameter::ExportId, PathParameter::ExportObjectId])
+            .produces(Produces::ExportObject)
+            .response::<ExportManifest>()
+            .reaches_content()
+            .authority(REQUESTER),
 
         R::McpEndpoint => Route::new(id, Post, "/mcp", "mcp_endpoint")
             .summary("The MCP server")

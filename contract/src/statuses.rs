@@ -155,6 +155,7 @@ pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
     }
     match route.authority {
         Authority::Organization(_)
+        | Authority::Requester(_)
         | Authority::SelfOrAdmin { .. }
         | Authority::Mailbox { .. }
         | Authority::Sponsor { .. } => {

@@ -26,6 +26,10 @@ pub(crate) fn from_agents(route: &Route, tier: Tier) -> String {
             "It needs {} on the organisation, which is never given to an agent; ask a person who holds it.",
             relation.name()
         ),
+        (_, Authority::Requester(relation)) => format!(
+            "It reads what a person requested with {} on the organisation, which is never given to an agent, so no agent requests anything it could read.",
+            relation.name()
+        ),
         (_, Authority::Filtered { machine_visible: false, .. }) => {
             "It lists decisions that need a second person; an agent acts as its sponsor, so for an agent it would always be empty.".into()
         }

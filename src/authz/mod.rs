@@ -350,7 +350,9 @@ pub fn checks_for(
         | Authority::Filtered { .. }
         | Authority::Personal
         | Authority::Source => {}
-        Authority::Organization(relation) => {
+        // A requester's object is looked up by its requester too (the domain's
+        // scope), so holding the relation reaches only the caller's own.
+        Authority::Organization(relation) | Authority::Requester(relation) => {
             checks.push(holds(*relation, AuthorityError::MissingOrganizationRelation(*relation)));
         }
         Authority::SelfOrAdmin { person_parameter } => {

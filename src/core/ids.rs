@@ -23,6 +23,7 @@ pub enum IdKind {
     Thread,
     Notification,
     Butler,
+    Export,
 }
 
 impl IdKind {
@@ -42,10 +43,11 @@ impl IdKind {
             IdKind::Thread => "thr_",
             IdKind::Notification => "ntf_",
             IdKind::Butler => "btl_",
+            IdKind::Export => "exp_",
         }
     }
 
-    const ALL: [IdKind; 14] = [
+    const ALL: [IdKind; 15] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,
@@ -60,6 +62,7 @@ impl IdKind {
         IdKind::Thread,
         IdKind::Notification,
         IdKind::Butler,
+        IdKind::Export,
     ];
 }
 

@@ -9,7 +9,7 @@ use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::identity::{people, relations, sessions, setup, teams};
-use crate::mail::{butlers, deletion, mailboxes, messages, search, sends, threads};
+use crate::mail::{butlers, deletion, exports, mailboxes, messages, search, sends, threads};
 use crate::{a2a, agents, interface, mcp, messaging, notifications, reminders};
 
 /// The one place that names every route's handler.
@@ -81,6 +81,12 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::ListNotifications => notifications::list(context).await,
         RouteId::MarkNotificationsRead => notifications::mark_read(context).await,
         RouteId::MarkNotificationUnread => notifications::mark_unread(context).await,
+        RouteId::RequestExport => exports::request(context).await,
+        RouteId::ListExports => exports::list(context).await,
+        RouteId::GetExport => exports::get(context).await,
+        RouteId::DeleteExport => exports::delete(context).await,
+        RouteId::ListExportObjects => exports::list_objects(context).await,
+        RouteId::GetExportObject => exports::download(context).await,
         RouteId::McpEndpoint => mcp::handle(context).await,
         RouteId::ListAgents => agents::list(context).await,
         RouteId::MintAgent => agents::mint(context).await,

@@ -218,13 +218,14 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
 }
 
 /// The cron trigger that delivers reminders, every minute so a notification
-/// arrives at the minute it falls due; every other trigger runs the upkeep. Both
+/// arrives at the minute it falls due, and builds exports a slice at a time;
+/// every other trigger runs the upkeep. Both
 /// are declared in `wrangler.toml` (a test holds it to these).
 pub const REMINDERS_CRON: &str = "* * * * *";
 /// The cron trigger of the upkeep.
 pub const UPKEEP_CRON: &str = "*/5 * * * *";
 
-/// What a cron trigger runs: reminders every minute, the upkeep on its own.
+/// What a cron trigger runs: reminders and exports every minute, the upkeep on its own.
 pub async fn on_schedule(node: &Node<'_>, cron: &str) -> Result<(), String> {
     if cron == REMINDERS_CRON {
         let report = reminders::notify_due(node).await?;
@@ -233,6 +234,13 @@ pub async fn on_schedule(node: &Node<'_>, cron: &str) -> Result<(), String> {
         }
         if node.config.agent_network {
             messaging::sweep(node).await?;
+        }
+        // Logged, and resumed by the next run: nothing is recorded as copied
+        // until it is stored.
+        match mail::exports::build_exports(node).await {
+            Ok(built) if built == mail::exports::BuildReport::default() => {}
+            Ok(built) => node.platform.log(&format!("exports: {built:?}")),
+            Err(error) => node.platform.log(&format!("building an export: {error}")),
         }
         return Ok(());
     }

@@ -3,7 +3,8 @@
 //! for agents, `threads` groups them with sent mail into conversations,
 //! `html_text` renders an HTML-only one's text, `limits` says how much of them
 //! it keeps and serves, `messages` reads them,
-//! `search` finds them, `deletion` deletes them) and outbound mail under dual
+//! `search` finds them, `deletion` deletes them, `exports` copies them out for
+//! eDiscovery) and outbound mail under dual
 //! control (`sends`, with `outbound` writing the sealed message), each with its
 //! routes, its errors and their refusals; `message_ids` is the Message-ID syntax
 //! both directions hold to.
@@ -13,6 +14,7 @@
 
 pub mod butlers;
 pub mod deletion;
+pub mod exports;
 pub mod html_text;
 pub mod inbound;
 pub mod limits;

@@ -111,7 +111,7 @@ pub(super) async fn call_tool(context: &mut Context<'_>, params: &Map<String, Va
     if response.status == 403 {
         let refusal: Option<RefusalBody> = response.json_body().and_then(|body| serde_json::from_value(body).ok());
         let not_on_list = refusal.as_ref().is_some_and(|refusal| match refusal.error.code.as_str() {
-            "missing_relation" => matches!(route.authority, Authority::Organization(_)),
+            "missing_relation" => matches!(route.authority, Authority::Organization(_) | Authority::Requester(_)),
             "outside_ceiling" | "not_for_agents" => true,
             _ => false,
         });

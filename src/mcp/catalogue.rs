@@ -148,7 +148,9 @@ impl Held {
     /// the row or person the call names), so the route is offered.
     fn could_complete(&self, authority: &Authority) -> bool {
         match authority {
-            Authority::Organization(relation) => self.on_organization.contains(relation),
+            Authority::Organization(relation) | Authority::Requester(relation) => {
+                self.on_organization.contains(relation)
+            }
             Authority::Mailbox { .. } => self.on_mailboxes.iter().any(|held| authority.met_on_mailbox(held)),
             _ => true,
         }

@@ -82,6 +82,13 @@ test("every documented operation answers as documented, successes and refusals a
     rules: { conditions: [{ on: "subject", contains: "contract" }], effects: [{ do: "set_status", status: "waiting" }] },
   };
   const butler = async () => (await call("POST", butlers, { token, body: newButler })).body.id;
+  // Ben may export; an export of his, built by the per-minute run: its path.
+  await call("POST", "/api/relations", { token, body: { subject: ben.id, relation: "ediscovery.export", object: "org" } });
+  const exported = async () => {
+    const requested = await call("POST", "/api/exports", { token: benToken, body: { mailbox_ids: [mailbox.id] } });
+    await node.scheduled("* * * * *");
+    return `/api/exports/${requested.body.id}`;
+  };
   const message = `/api/mailboxes/${mailbox.id}/messages/${receipt.id}`;
   const threads = (await call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token: benToken })).body.threads;
   const thread = `/api/mailboxes/${mailbox.id}/threads/${threads[threads.length - 1].id}`;
@@ -216,6 +223,17 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", `${butlers}/${await butler()}/publish`, { token, body: { version: 9 } }],
     ["POST", `${butlers}/${await butler()}/simulate`, { token, body: { receipt_id: receipt.id } }],
     ["POST", `${butlers}/${await butler()}/simulate`, { token, body: { receipt_id: "rcp_00000000000000000000000000" } }],
+    ["POST", "/api/exports", { token: benToken, body: { mailbox_ids: [mailbox.id], query: "contract" } }],
+    ["POST", "/api/exports", { token: benToken, body: { mailbox_ids: [mailbox.id], since: "yesterday" } }],
+    ["POST", "/api/exports", { token, body: { mailbox_ids: [mailbox.id] } }],
+    ["GET", `${await exported()}`, { token: benToken }],
+    ["GET", "/api/exports", { token: benToken }],
+    ["GET", `${await exported()}/objects`, { token: benToken }],
+    ["GET", `${await exported()}/objects/manifest`, { token: benToken }],
+    ["GET", `${await exported()}/objects/${receipt.id}`, { token: benToken }],
+    ["GET", `${await exported()}/objects/rcp_00000000000000000000000000`, { token: benToken }],
+    ["DELETE", `${await exported()}`, { token: benToken }],
+    ["DELETE", "/api/exports/exp_00000000000000000000000000", { token: benToken }],
     await decided("approve"),
     ["POST", `${sends}/${await submitted()}/approve`, { token, body: { version: "0".repeat(64) } }],
     ["POST", `${sends}/${await failed()}/retry`, { token: benToken }],

@@ -47,7 +47,7 @@ fn every_route_refuses_a_person_who_holds_nothing_it_needs() {
     let mut walked = 0;
     for route in registry().routes() {
         let expected = match route.authority {
-            Authority::Organization(_) => (403, "missing_relation"),
+            Authority::Organization(_) | Authority::Requester(_) => (403, "missing_relation"),
             Authority::SelfOrAdmin { .. } => (403, "not_self_or_administrator"),
             // Holding nothing there, the mailbox answers as if it did not exist.
             Authority::Mailbox { .. } => (404, "not_found"),

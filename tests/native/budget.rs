@@ -69,6 +69,13 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         let refusal = world.refusal_of(&world.admin_token, &format!("{sends}/{send}"), "Not yet.");
         world.admin("POST", &format!("{sends}/{send}/refuse"), Some(refusal));
     };
+    // An export of the mailbox requested by ben, who may export, and built: its path.
+    let export = || {
+        world.grant_all(&ben, &["ediscovery.export"], "org");
+        let requested = world.call("POST", "/api/exports", Some(&ben_token), Some(json!({ "mailbox_ids": [mailbox] })));
+        world.node.run_every_minute();
+        format!("/api/exports/{}", body(&requested)["id"].as_str().unwrap())
+    };
     match route {
         RouteId::InterfaceShell => (request("GET", "/"), 200),
         RouteId::InterfaceModule => (request("GET", "/interface/main.js"), 200),
@@ -240,6 +247,18 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             world.call("POST", "/api/me/notifications/read", Some(&ben_token), Some(json!({ "all": true })));
             (as_ben("DELETE", &format!("/api/me/notifications/{id}/read")), 200)
         }
+        RouteId::RequestExport => {
+            world.grant_all(&ben, &["ediscovery.export"], "org");
+            (as_ben("POST", "/api/exports").json(json!({ "mailbox_ids": [mailbox], "query": "contract" })), 201)
+        }
+        RouteId::ListExports => {
+            export();
+            (as_ben("GET", "/api/exports"), 200)
+        }
+        RouteId::GetExport => (as_ben("GET", &export()), 200),
+        RouteId::DeleteExport => (as_ben("DELETE", &export()), 200),
+        RouteId::ListExportObjects => (as_ben("GET", &format!("{}/objects", export())), 200),
+        RouteId::GetExportObject => (as_ben("GET", &format!("{}/objects/{receipt}", export())), 200),
         RouteId::ListAgents => (admin("GET", "/api/agents"), 200),
         RouteId::MintAgent => (
             admin("POST", "/api/agents").json(json!({

@@ -11,6 +11,7 @@ mod budget;
 mod butlers;
 mod dead_credentials;
 mod deleting_mail;
+mod exports;
 mod identity;
 mod inbound_limits;
 mod invariants;

@@ -10,6 +10,7 @@
 mod agents;
 mod audit;
 mod butlers;
+mod exports;
 mod identity;
 mod mail;
 mod mcp;
@@ -22,6 +23,7 @@ mod threads;
 pub use agents::*;
 pub use audit::*;
 pub use butlers::*;
+pub use exports::*;
 pub use identity::*;
 pub use mail::*;
 pub use mcp::*;

@@ -1,0 +1,503 @@
+//! eDiscovery exports (decision 0024): a reviewer holding ediscovery.export asks
+//! for the mail some mailboxes received, between two days and matching some
+//! words. The request fixes the selection (`export_items`) in the batch that
+//! records it; the per-minute schedule copies the originals into the object
+//! store and writes the manifest (`build`); only the requester lists and
+//! downloads what it holds, and each download is an audited content read.
+
+mod build;
+
+use mailroom_contract::PathParameter;
+use mailroom_contract::api::{
+    Export, ExportList, ExportObject, ExportObjectKind, ExportObjectPage, ExportState, RequestExport, export_limits,
+};
+use serde::Deserialize;
+
+pub use build::{BuildReport, build_exports};
+
+use crate::core::context::Context;
+use crate::core::crypto::sha256_hex;
+use crate::core::http::Response;
+use crate::core::ids::{IdKind, is_id_of, new_id};
+use crate::core::paging;
+use crate::core::refusal::Refusal;
+use crate::core::request_error::RequestError;
+use crate::core::storage::{Statement, Value};
+use crate::core::time::rfc3339;
+use crate::mail::search::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, fts_query};
+
+/// The object id of an export's manifest.
+const MANIFEST: &str = "manifest";
+
+/// Where an export's objects are kept in the object store.
+fn object_key(export_id: &str, object_id: &str) -> String {
+    if object_id == MANIFEST {
+        format!("exports/{export_id}/manifest.json")
+    } else {
+        format!("exports/{export_id}/{object_id}.eml")
+    }
+}
+
+/// Why an export call was refused.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ExportError {
+    NoSuchExport {
+        id: String,
+    },
+    NoSuchObject {
+        id: String,
+    },
+    /// A message the export selected was deleted before it could be copied.
+    ObjectMissing {
+        id: String,
+    },
+    /// The object is not copied yet, or the manifest not yet written.
+    NotReady {
+        id: String,
+    },
+    TooManyMessages {
+        selected: i64,
+    },
+    TooManyBuilding,
+}
+
+impl From<ExportError> for Refusal {
+    fn from(error: ExportError) -> Refusal {
+        match error {
+            ExportError::NoSuchExport { id } => Refusal::new(
+                404,
+                "not_found",
+                format!("There is no export {id} of yours."),
+                "An export is read only by the person who requested it.",
+                "List your exports with list_exports and use an id from there.",
+            ),
+            ExportError::NoSuchObject { id } => Refusal::new(
+                404,
+                "not_found",
+                format!("The export holds no object {id}."),
+                "An export holds its manifest and the messages it selected.",
+                "List its objects with list_export_objects and use an id from there.",
+            ),
+            ExportError::ObjectMissing { id } => Refusal::new(
+                404,
+                "not_found",
+                format!("{id} was deleted before the export could copy it."),
+                "The manifest lists it as selected but not copied.",
+                "Read the manifest for what was selected; nothing else of it remains.",
+            ),
+            ExportError::NotReady { id } => Refusal::new(
+                404,
+                "not_found",
+                format!("{id} is not copied yet."),
+                "The export is still building, a run of the per-minute schedule at a time; its manifest is written last.",
+                "Follow get_export until its state is `ready`, then download it.",
+            ),
+            ExportError::TooManyMessages { selected } => Refusal::new(
+                400,
+                "invalid_body",
+                format!("The request selects {selected} messages."),
+                format!("One export holds at most {} messages.", export_limits::MESSAGES),
+                "Narrow it with `since` and `until`, or with `query`, and request the rest as another export.",
+            ),
+            ExportError::TooManyBuilding => Refusal::new(
+                409,
+                "conflict",
+                "You already have as many exports building as one may at once.".to_string(),
+                format!("At most {} of one person's exports build at a time.", export_limits::BUILDING_PER_REQUESTER),
+                "Wait for one to be ready (get_export), or delete one, then ask again.",
+            ),
+        }
+    }
+}
+
+/// A `YYYY-MM-DD` day as the millisecond it starts (UTC), or the refusal naming `field`.
+fn day_start(field: &str, day: &str) -> Result<i64, Refusal> {
+    let number =
+        |range: std::ops::Range<usize>| day.get(range).filter(|digits| digits.bytes().all(|b| b.is_ascii_digit()));
+    let date = match (day.len(), day.as_bytes().get(4), day.as_bytes().get(7)) {
+        (10, Some(b'-'), Some(b'-')) => match (number(0..4), number(5..7), number(8..10)) {
+            (Some(year), Some(month), Some(date)) => chrono::NaiveDate::from_ymd_opt(
+                year.parse().unwrap_or(0),
+                month.parse().unwrap_or(0),
+                date.parse().unwrap_or(0),
+            ),
+            _ => None,
+        },
+        _ => None,
+    };
+    date.and_then(|date| date.and_hms_opt(0, 0, 0))
+        .map(|moment| moment.and_utc().timestamp_millis())
+        .ok_or_else(|| RequestError::wrong_field(field, "a day on the calendar, written YYYY-MM-DD"))
+}
+
+const DAY_MS: i64 = 86_400_000;
+
+/// The request's checks, answered as the SQL condition on `receipts r` that
+/// selects its messages, with its parameters.
+fn selection(request: &RequestExport) -> Result<(Vec<String>, String, Vec<Value>), Refusal> {
+    let mut mailbox_ids: Vec<String> = Vec::new();
+    for (index, id) in request.mailbox_ids.iter().enumerate() {
+        if !is_id_of(id, IdKind::Mailbox) {
+            return Err(RequestError::wrong_field(&format!("mailbox_ids[{index}]"), "a mailbox's id (`mbx_…`)"));
+        }
+        if !mailbox_ids.contains(id) {
+            mailbox_ids.push(id.clone());
+        }
+    }
+    if mailbox_ids.is_empty() || mailbox_ids.len() > export_limits::MAILBOXES {
+        return Err(RequestError::wrong_field("mailbox_ids", format!("1 to {} mailbox ids", export_limits::MAILBOXES)));
+    }
+    let mut condition = "r.mailbox_id IN (SELECT value FROM json_each(?))".to_string();
+    let mut parameters: Vec<Value> = vec![serde_json::json!(mailbox_ids).to_string().into()];
+    let since = request.since.as_deref().map(|day| day_start("since", day)).transpose()?;
+    let until = request.until.as_deref().map(|day| day_start("until", day)).transpose()?;
+    if let (Some(since), Some(until)) = (since, until)
+        && until < since
+    {
+        return Err(RequestError::wrong_field("until", "a day on or after `since`"));
+    }
+    if let Some(since) = since {
+        condition.push_str(" AND r.received_at >= ?");
+        parameters.push(since.into());
+    }
+    if let Some(until) = until {
+        condition.push_str(" AND r.received_at < ?");
+        parameters.push((until + DAY_MS).into());
+    }
+    if let Some(query) = request.query.as_deref() {
+        let words = fts_query(query).map_err(|_| {
+            RequestError::wrong_field(
+                "query",
+                format!(
+                    "words to search for, as search_messages reads them: letters or digits, every \" closed, at most {MAXIMUM_TERMS} terms and {MAXIMUM_QUERY_LENGTH} characters"
+                ),
+            )
+        })?;
+        // Both arms of search: a match in the headers or in the body.
+        condition.push_str(
+            " AND (r.rowid IN (SELECT rowid FROM receipt_headers_index WHERE receipt_headers_index MATCH ?) \
+             OR r.rowid IN (SELECT rowid FROM receipt_bodies_index WHERE receipt_bodies_index MATCH ?))",
+        );
+        parameters.push(format!("{{from_address from_name recipients subject}} : ({words})").into());
+        parameters.push(format!("{{text_body}} : ({words})").into());
+    }
+    Ok((mailbox_ids, condition, parameters))
+}
+
+/// `POST /api/exports`: fixes the selection and leaves the copying to the schedule.
+pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let request: RequestExport = context.body()?;
+    let (mailbox_ids, condition, parameters) = selection(&request)?;
+    let requester = context.caller().actor_id().unwrap_or_default().to_string();
+    let [known, building, selected] = context
+        .read_array([
+            Statement::new("SELECT id FROM mailboxes WHERE id IN (SELECT value FROM json_each(?1))")
+                .bind(serde_json::json!(mailbox_ids).to_string()),
+            Statement::new("SELECT count(*) AS n FROM exports WHERE requester = ?1 AND state = 'building'")
+                .bind(requester.as_str()),
+            Statement {
+                sql: format!("SELECT count(*) AS n, max(r.rowid) AS last FROM receipts r WHERE {condition}").into(),
+                parameters: parameters.clone(),
+            },
+        ])
+        .await?;
+    let known: Vec<String> = known.rows.iter().filter_map(|row| row.text("id").ok()).collect();
+    if let Some(index) = request.mailbox_ids.iter().position(|id| !known.contains(id)) {
+        return Err(RequestError::wrong_field(&format!("mailbox_ids[{index}]"), "a mailbox of this node"));
+    }
+    let counted = |result: &crate::core::storage::QueryResult| result.first().and_then(|row| row.integer("n").ok());
+    if counted(&building).unwrap_or(0) >= export_limits::BUILDING_PER_REQUESTER as i64 {
+        return Err(ExportError::TooManyBuilding.into());
+    }
+    let total = counted(&selected).unwrap_or(0);
+    if total > export_limits::MESSAGES as i64 {
+        return Err(ExportError::TooManyMessages { selected: total }.into());
+    }
+    // Mail that arrives after this read is not part of the export: the
+    // selection is bounded by the last receipt it counted.
+    let last = selected.first().and_then(|row| row.optional_integer("last").ok().flatten()).unwrap_or(0);
+    let id = new_id(IdKind::Export, context.platform());
+    let now = context.now_ms();
+    context.write(
+        Statement::new(
+            "INSERT INTO exports (id, requester, mailbox_ids_json, query, since, until, state, messages_total, created_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'building', ?7, ?8)",
+        )
+        .bind(id.as_str())
+        .bind(requester.as_str())
+        .bind(serde_json::json!(mailbox_ids).to_string())
+        .bind(request.query.clone())
+        .bind(request.since.clone())
+        .bind(request.until.clone())
+        .bind(total)
+        .bind(now),
+    );
+    let mut insert_parameters: Vec<Value> = vec![id.as_str().into()];
+    insert_parameters.extend(parameters);
+    insert_parameters.push(last.into());
+    context.write(Statement {
+        sql: format!(
+            "INSERT INTO export_items (export_id, position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key) \
+             SELECT ?, row_number() OVER (ORDER BY r.received_at, r.id), r.id, r.mailbox_id, r.message_id, r.subject, \
+               r.received_at, r.raw_key \
+             FROM receipts r WHERE {condition} AND r.rowid <= ?"
+        )
+        .into(),
+        parameters: insert_parameters,
+    });
+    // A message deleted between the count and this batch is not selected.
+    context.write(
+        Statement::new(
+            "UPDATE exports SET messages_total = (SELECT count(*) FROM export_items WHERE export_id = ?1) WHERE id = ?1",
+        )
+        .bind(id.as_str()),
+    );
+    context.audit_object(id.clone());
+    context.audit_detail(serde_json::json!({
+        "mailboxes": mailbox_ids, "query": request.query, "since": request.since, "until": request.until, "messages": total,
+    }));
+    Ok(context.json(&Export {
+        id,
+        requester,
+        mailbox_ids,
+        query: request.query,
+        since: request.since,
+        until: request.until,
+        state: ExportState::Building,
+        messages_total: total,
+        messages_done: 0,
+        messages_missing: 0,
+        bytes: 0,
+        manifest_sha256: None,
+        created_at: rfc3339(now),
+        completed_at: None,
+    }))
+}
+
+/// The columns an export is read with, its progress counted from its items.
+const EXPORT_COLUMNS: &str = "e.id, e.requester, e.mailbox_ids_json, e.query, e.since, e.until, e.state, \
+     e.messages_total, e.manifest_sha256, e.created_at, e.completed_at, \
+     (SELECT count(*) FROM export_items i WHERE i.export_id = e.id AND (i.sha256 IS NOT NULL OR i.missing = 1)) AS done, \
+     (SELECT count(*) FROM export_items i WHERE i.export_id = e.id AND i.missing = 1) AS missing, \
+     (SELECT COALESCE(sum(i.size), 0) FROM export_items i WHERE i.export_id = e.id) AS bytes";
+
+#[derive(Deserialize)]
+struct ExportRow {
+    id: String,
+    requester: String,
+    mailbox_ids_json: String,
+    query: Option<String>,
+    since: Option<String>,
+    until: Option<String>,
+    state: String,
+    messages_total: i64,
+    manifest_sha256: Option<String>,
+    created_at: i64,
+    completed_at: Option<i64>,
+    done: i64,
+    missing: i64,
+    bytes: i64,
+}
+
+impl ExportRow {
+    fn present(self) -> Export {
+        let state =
+            ExportState::ALL.into_iter().find(|state| state.name() == self.state).unwrap_or(ExportState::Building);
+        Export {
+            id: self.id,
+            requester: self.requester,
+            mailbox_ids: serde_json::from_str(&self.mailbox_ids_json).unwrap_or_default(),
+            query: self.query,
+            since: self.since,
+            until: self.until,
+            state,
+            messages_total: self.messages_total,
+            messages_done: self.done,
+            messages_missing: self.missing,
+            bytes: self.bytes,
+            manifest_sha256: self.manifest_sha256,
+            created_at: rfc3339(self.created_at),
+            completed_at: self.completed_at.map(rfc3339),
+        }
+    }
+}
+
+/// The caller's export the path names, with `more` read in the same round trip;
+/// anyone else's answers as one that does not exist.
+async fn own_export<const N: usize>(
+    context: &mut Context<'_>,
+    more: [Statement; N],
+) -> Result<(ExportRow, Vec<crate::core::storage::QueryResult>), Refusal> {
+    let id = context.path(PathParameter::ExportId)?.to_string();
+    let requester = context.caller().actor_id().unwrap_or_default().to_string();
+    let mut statements = vec![
+        Statement::new(format!("SELECT {EXPORT_COLUMNS} FROM exports e WHERE e.id = ?1 AND e.requester = ?2"))
+            .bind(id.as_str())
+            .bind(requester.as_str()),
+    ];
+    statements.extend(more);
+    let mut results = context.read(statements).await?;
+    let export = results.remove(0);
+    let Some(row) = export.first() else {
+        return Err(ExportError::NoSuchExport { id }.into());
+    };
+    let row: ExportRow = row.decode().map_err(|error| context.internal(error))?;
+    Ok((row, results))
+}
+
+/// `GET /api/exports`.
+pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let limit = paging::limit(context)?;
+    let after = paging::cursor_id(context, IdKind::Export)?;
+    let requester = context.caller().actor_id().unwrap_or_default().to_string();
+    let page = Statement::new(format!(
+        "SELECT {EXPORT_COLUMNS} FROM exports e WHERE e.requester = ?1 AND (?2 IS NULL OR e.id < ?2) \
+         ORDER BY e.id DESC LIMIT ?3"
+    ))
+    .bind(requester.as_str())
+    .bind(after)
+    .bind(limit + 1);
+    let [rows] = context.read_array([page]).await?;
+    let mut rows: Vec<ExportRow> = rows.decode_all().map_err(|error| context.internal(error))?;
+    let next_cursor = paging::cut_at_id(&mut rows, limit, |row| &row.id);
+    Ok(context.json(&ExportList { exports: rows.into_iter().map(ExportRow::present).collect(), next_cursor }))
+}
+
+/// `GET /api/exports/:exportId`.
+pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (row, _) = own_export(context, []).await?;
+    Ok(context.json(&row.present()))
+}
+
+/// `DELETE /api/exports/:exportId`: the export and its items go now; its copies
+/// are owed to the object store, which the upkeep deletes a run at a time.
+pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (row, _) = own_export(context, []).await?;
+    let now = context.now_ms();
+    context.write(
+        Statement::new(
+            "INSERT OR IGNORE INTO originals_to_delete (raw_key, since) \
+             SELECT 'exports/' || ?1 || '/' || receipt_id || '.eml', ?2 FROM export_items \
+             WHERE export_id = ?1 AND sha256 IS NOT NULL \
+             UNION ALL SELECT 'exports/' || ?1 || '/manifest.json', ?2 FROM exports WHERE id = ?1 AND state = 'ready'",
+        )
+        .bind(row.id.as_str())
+        .bind(now),
+    );
+    context.write(Statement::new("DELETE FROM export_items WHERE export_id = ?1").bind(row.id.as_str()));
+    context.write(Statement::new("DELETE FROM exports WHERE id = ?1").bind(row.id.as_str()));
+    context.audit_object(row.id.clone());
+    context.audit_detail(serde_json::json!({ "manifest_sha256": row.manifest_sha256 }));
+    Ok(context.json(&row.present()))
+}
+
+#[derive(Deserialize)]
+struct ItemRow {
+    position: i64,
+    receipt_id: String,
+    mailbox_id: String,
+    subject: String,
+    received_at: i64,
+    size: Option<i64>,
+    sha256: Option<String>,
+    missing: i64,
+}
+
+impl ItemRow {
+    fn present(self) -> ExportObject {
+        ExportObject {
+            name: format!("{}.eml", self.receipt_id),
+            kind: ExportObjectKind::Message,
+            mailbox_id: Some(self.mailbox_id),
+            subject: Some(self.subject),
+            received_at: Some(rfc3339(self.received_at)),
+            available: self.sha256.is_some() && self.missing == 0,
+            size: self.size,
+            sha256: self.sha256,
+            id: self.receipt_id,
+        }
+    }
+}
+
+/// `GET /api/exports/:exportId/objects`: the manifest, then the messages in its order.
+pub async fn list_objects(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let limit = paging::limit(context)?;
+    let after = paging::cursor(context, IdKind::Receipt, 0)?.0;
+    let id = context.path(PathParameter::ExportId)?.to_string();
+    let (export, results) = own_export(
+        context,
+        [Statement::new(
+            "SELECT position, receipt_id, mailbox_id, subject, received_at, size, sha256, missing FROM export_items \
+         WHERE export_id = ?1 AND position > ?2 ORDER BY position LIMIT ?3",
+        )
+        .bind(id.as_str())
+        .bind(after)
+        .bind(limit + 1)],
+    )
+    .await?;
+    let mut items: Vec<ItemRow> = results[0].decode_all().map_err(|error| context.internal(error))?;
+    let next_cursor = paging::cut(&mut items, limit, |item| (item.position, &item.receipt_id));
+    let mut objects = Vec::with_capacity(items.len() + 1);
+    if after == 0 {
+        let ready = export.state == ExportState::Ready.name();
+        objects.push(ExportObject {
+            id: MANIFEST.into(),
+            kind: ExportObjectKind::Manifest,
+            name: format!("{}-manifest.json", export.id),
+            mailbox_id: None,
+            subject: None,
+            received_at: None,
+            size: None,
+            sha256: export.manifest_sha256,
+            available: ready,
+        });
+    }
+    objects.extend(items.into_iter().map(ItemRow::present));
+    Ok(context.json(&ExportObjectPage { objects, next_cursor }))
+}
+
+/// `GET /api/exports/:exportId/objects/:objectId`: the bytes, checked against
+/// the hash recorded when they were copied, and that hash in the audit entry.
+pub async fn download(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let export_id = context.path(PathParameter::ExportId)?.to_string();
+    let object_id = context.path(PathParameter::ExportObjectId)?.to_string();
+    if object_id != MANIFEST && !is_id_of(&object_id, IdKind::Receipt) {
+        return Err(ExportError::NoSuchObject { id: object_id }.into());
+    }
+    let (export, results) = own_export(
+        context,
+        [Statement::new("SELECT sha256, missing FROM export_items WHERE export_id = ?1 AND receipt_id = ?2")
+            .bind(export_id.as_str())
+            .bind(object_id.as_str())],
+    )
+    .await?;
+    let (recorded, content_type, name) = if object_id == MANIFEST {
+        let Some(sha256) = export.manifest_sha256 else {
+            return Err(ExportError::NotReady { id: object_id }.into());
+        };
+        (sha256, "application/json", format!("{export_id}-manifest.json"))
+    } else {
+        let Some(item) = results[0].first() else {
+            return Err(ExportError::NoSuchObject { id: object_id }.into());
+        };
+        if item.integer("missing").unwrap_or(0) != 0 {
+            return Err(ExportError::ObjectMissing { id: object_id }.into());
+        }
+        let Some(sha256) = item.optional_text("sha256").ok().flatten() else {
+            return Err(ExportError::NotReady { id: object_id }.into());
+        };
+        (sha256, "message/rfc822", format!("{object_id}.eml"))
+    };
+    let bytes = context
+        .content_blob(&object_key(&export_id, &object_id))
+        .await?
+        .ok_or_else(|| context.internal(format!("export object {export_id}/{object_id} is not in the object store")))?;
+    // What is handed out is what was hashed: a copy altered in the object store
+    // is an incident to look into, never a download.
+    if sha256_hex(&bytes) != recorded {
+        return Err(context.internal(format!("export object {export_id}/{object_id} no longer matches its hash")));
+    }
+    context.audit_object(format!("{export_id}/{object_id}"));
+    context.audit_detail(serde_json::json!({ "sha256": recorded, "size": bytes.len() }));
+    Ok(Response::download(200, content_type, bytes, &name))
+}
