@@ -14,6 +14,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, ADMIN, ROOT } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
+import { assertFitted as assertFits, measure as measureShown, signIn } from "./browser-helpers.mjs";
 
 const BEN = { name: "Ben Baker", email: "ben@example.com", password: "ben's first long password" };
 const MAX = {
@@ -161,55 +162,8 @@ const SECTIONS = [
   { route: "connections", title: "Connections", ready: (page) => page.getByRole("heading", { name: "Calendar assistant" }), codes: false },
 ];
 
-/**
- * Measures the page as it is shown: how wide the document is, what it shows
- * outside the window (cells, buttons, links, fields), and the text a person
- * can see (not what is there only for screen readers, in a closed <details>,
- * a title or hidden).
- */
-async function measure(page) {
-  const measured = await page.evaluate(() => {
-    const width = window.innerWidth;
-    const main = document.querySelector("main");
-    /** Whether an element is drawn: not hidden, and not clipped to nothing (visually hidden). */
-    function shown(element) {
-      if (!element.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
-      for (let at = element; at && at !== main; at = at.parentElement) {
-        const box = at.getBoundingClientRect();
-        const style = getComputedStyle(at);
-        if ((box.width <= 1 || box.height <= 1) && style.overflow !== "visible") return false;
-        if (style.clip !== "auto" && style.position === "absolute") return false;
-      }
-      return true;
-    }
-    const describe = (element) => `${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).replaceAll(" ", ".")}` : ""} “${(element.innerText || element.value || element.getAttribute("aria-label") || "").trim().slice(0, 50)}”`;
-    const outside = [];
-    for (const element of main.querySelectorAll("button, a, input, select, textarea, summary, td, th, pre")) {
-      if (!shown(element)) continue;
-      const box = element.getBoundingClientRect();
-      if (box.left < -0.5 || box.right > width + 0.5) outside.push(`${describe(element)} from ${Math.round(box.left)} to ${Math.round(box.right)}px`);
-    }
-    const texts = [];
-    const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      if (!node.nodeValue.trim() || !node.parentElement || node.parentElement.closest("option, script, style")) continue;
-      const range = document.createRange();
-      range.selectNodeContents(node);
-      if (!range.getClientRects().length || !shown(node.parentElement)) continue;
-      texts.push(node.nodeValue);
-    }
-    return { scrollWidth: document.documentElement.scrollWidth, width, outside, text: texts.join(" ") };
-  });
-  return { ...measured, viewport: page.viewportSize().width };
-}
-
-/** Fails where the page is wider than the window, or shows something outside it. */
-function assertFits(measured, where) {
-  // A phone widens its layout to fit what is too wide rather than scroll, so the window is measured too.
-  assert.equal(measured.width, measured.viewport, `${where}: the phone widened the page to ${measured.width}px`);
-  assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
-  assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
-}
+/** The page as shown (browser-helpers.mjs), with the text a person can see. */
+const measure = (page) => measureShown(page, { text: true });
 
 /** Every relation and capability code the vocabulary publishes, as a pattern for visible text. */
 const codesPattern = () => new RegExp(`(?<![\\w.@-])(?:${[...vocabulary.relations, ...vocabulary.capabilities]
@@ -224,11 +178,7 @@ for (const layout of LAYOUTS) {
     const { name, ...options } = layout;
     ({ page: run.page } = await watch.open(browser, { who: name, ...options, locale: "en-GB" }));
     const page = run.page;
-    await page.goto(node.url);
-    await page.getByLabel("Email").fill(ADMIN.email);
-    await page.getByLabel("Password").fill(ADMIN.password);
-    await page.getByLabel("Password").press("Enter");
-    await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
+    await signIn(page, node.url, ADMIN);
     assert.equal(await page.evaluate(() => window.innerWidth), layout.viewport.width);
   });
 
