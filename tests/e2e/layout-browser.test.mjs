@@ -2,9 +2,11 @@
 // and a desktop's (1280×800), filled with real data made through the API: people
 // (one with a long name, one disabled), teams, mailboxes, every relation, agents
 // in every state, sources, reminders, notifications (a refusal with a long
-// reason, an assignment, an approval waiting, reminders due) and agents'
-// messages (the node runs agent messaging). In each section: the page never scrolls sideways, and every cell,
-// button, link and field it shows lies inside the window; relations and
+// reason, an assignment, an approval waiting, reminders due), agents'
+// messages (the node runs agent messaging) and a butler, one version published
+// and one a draft, with its dry run. In each section: the page never scrolls
+// sideways, and every cell, button, link and field it shows lies inside the
+// window; relations and
 // capabilities read in the vocabulary's words, never as codes, unless the person
 // asks for the codes; and nobody whose name the page knows is shown by id.
 // Every console error and CSP violation fails the file.
@@ -132,6 +134,23 @@ before(async () => {
 
   // Reminders due today and overdue reach the feed from the per-minute run.
   await node.scheduled("* * * * *");
+
+  // A butler on support@, sponsored by Ben (through the team), with a condition
+  // of every kind; its first version published, its second a draft.
+  const butlers = `/api/mailboxes/${made.support.id}/butlers`;
+  made.butler = await post(butlers, {
+    name: "Invoices to Maximiliana, waiting",
+    sponsor: made.ben.id,
+    rules: {
+      conditions: [
+        { on: "subject", contains: "invoice" }, { on: "from", contains: "customer.example" }, { on: "recipients", contains: "support" },
+        { on: "sender_authentication", is: "unverified" }, { on: "attachments", is: false },
+      ],
+      effects: [{ do: "assign", assignee: made.max.id }, { do: "set_status", status: "waiting" }],
+    },
+  });
+  await post(`${butlers}/${made.butler.id}/publish`, { version: 1 }, 200);
+  await ok(call("PATCH", `${butlers}/${made.butler.id}`, { token, body: { rules: { conditions: [], effects: [{ do: "set_status", status: "closed" }] } } }), 200);
   browser = await launchChromium();
 });
 
@@ -156,6 +175,7 @@ const SECTIONS = [
   { route: "relations", title: "Relations", ready: (page) => page.getByRole("table", { name: "Relationship tuples" }), codes: true },
   { route: "agents", title: "Agents", ready: (page) => page.getByRole("table", { name: /^Agents on this node/ }), codes: true },
   { route: "sources", title: "Sources", ready: (page) => page.getByRole("table", { name: /^Reminder sources/ }), codes: true },
+  { route: "butlers", title: "Butlers", ready: (page) => page.getByRole("region", { name: "Create a butler" }), codes: true },
   { route: "audit", title: "Audit", ready: (page) => page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row").nth(5), codes: true },
   { route: "reminders", title: "Reminders", ready: (page) => page.getByText("Call the landlord about the boiler"), codes: false },
   { route: "notifications", title: "Notifications", ready: (page) => page.getByRole("list", { name: "Notifications, newest first" }).getByRole("listitem").filter({ hasText: "Reminder due: " }), codes: true },
@@ -229,6 +249,32 @@ for (const layout of LAYOUTS) {
       assert.deepEqual(codes, [], `${where}: codes shown instead of words`);
       const ids = [...new Set(measured.text.match(ID) ?? [])].filter((id) => [made.admin.id, support].includes(id));
       assert.deepEqual(ids, [], `${where}: ids shown where the name is known`);
+    }
+  });
+
+  test(`${layout.name}: a mailbox's butlers, a butler's versions and its dry run fit the window, in words and names`, async () => {
+    const page = run.page;
+    const check = (measured, where) => {
+      assertFits(measured, where);
+      assert.deepEqual([...new Set(measured.text.match(codesPattern()) ?? [])], [], `${where}: codes shown instead of words`);
+      const ids = [...new Set(measured.text.match(ID) ?? [])].filter((id) => [made.admin.id, made.ben.id, made.max.id, made.support.id].includes(id));
+      assert.deepEqual(ids, [], `${where}: ids shown where the name is known`);
+    };
+    await page.evaluate((at) => (location.hash = at), `#/butlers/${made.support.id}`);
+    await page.getByRole("table", { name: `Butlers on ${SUPPORT.address}` }).waitFor();
+    check(await measure(page), "a mailbox's butlers");
+    await page.getByRole("link", { name: made.butler.name }).click();
+    const region = page.getByRole("region", { name: "Try it on a past message" });
+    await region.getByRole("option", { name: new RegExp(`^${made.receipt.subject.replace("?", "\\?")} · `) }).waitFor({ state: "attached" });
+    await region.getByLabel("Version").selectOption("1");
+    await region.getByRole("button", { name: "Try it" }).click();
+    const result = region.getByRole("region", { name: "Dry run" });
+    await result.waitFor();
+    const measured = await measure(page);
+    check(measured, "a butler, its versions and a dry run");
+    assert.ok(measured.text.includes(`Assign the conversation to ${MAX.name}`), "the assignee by name");
+    for (const relation of ["mailbox.metadata.read", "send.propose"]) {
+      assert.ok(measured.text.includes(vocabulary.relations.find((entry) => entry.name === relation).description), `${relation} pinned, in words`);
     }
   });
 
