@@ -50,6 +50,7 @@ const MODULES: &[(&str, &str)] = &[
     ("api.js", interface_file!("scripts/api.js")),
     ("approvals.js", interface_file!("scripts/approvals.js")),
     ("audit.js", interface_file!("scripts/audit.js")),
+    ("butlers.js", interface_file!("scripts/butlers.js")),
     ("connections.js", interface_file!("scripts/connections.js")),
     ("conversation.js", interface_file!("scripts/conversation.js")),
     ("dom.js", interface_file!("scripts/dom.js")),

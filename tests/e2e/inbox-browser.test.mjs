@@ -19,6 +19,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startNode, setUp, ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
+import { assertFits, signIn as signInAt } from "./browser-helpers.mjs";
 
 const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
 const APPROVER = { name: "Abe Approver", email: "abe@example.com", password: "abe's first long password" };
@@ -101,14 +102,7 @@ after(async () => {
   await node?.stop();
 });
 
-async function signIn(page, { email, password }) {
-  await page.goto(node.url);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByLabel("Password").press("Enter");
-  await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
-}
-
+const signIn = (page, person) => signInAt(page, node.url, person);
 const section = (page, name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
 const statusSaying = (page, text) => page.getByRole("status").filter({ hasText: text });
 const conversations = (page) => page.getByRole("list", { name: /^Conversations in / });
@@ -117,39 +111,6 @@ const rowOf = (page, subject) => conversations(page).getByRole("listitem").filte
 const listedSubjects = async (page) => (await conversations(page).locator(".thread-subject").allInnerTexts()).map((text) => text.replace(/^Unread:\s*/, "").trim());
 /** Waits until the list of conversations asked for again (a filter changed) has arrived. */
 const settled = (page) => page.locator(".thread-list[aria-busy]").waitFor({ state: "detached" });
-
-/**
- * Fails where the page scrolls sideways, or shows a button, link or field
- * outside the window. Measured as drawn: what is hidden, in a closed
- * <details> or clipped to nothing for screen readers only is not shown.
- */
-async function assertFits(page, where) {
-  await page.getByText("Loading…").first().waitFor({ state: "detached" }).catch(() => {});
-  const measured = await page.evaluate(() => {
-    const width = window.innerWidth;
-    function shown(element) {
-      if (!element.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
-      for (let at = element; at && at !== document.body; at = at.parentElement) {
-        const box = at.getBoundingClientRect();
-        const style = getComputedStyle(at);
-        if ((box.width <= 1 || box.height <= 1) && style.overflow !== "visible") return false;
-        if (style.clip !== "auto" && style.position === "absolute") return false;
-      }
-      return true;
-    }
-    const outside = [];
-    for (const element of document.querySelectorAll("button, a, input, select, textarea, summary")) {
-      if (!shown(element)) continue;
-      const box = element.getBoundingClientRect();
-      if (box.left < -0.5 || box.right > width + 0.5) {
-        outside.push(`${element.tagName.toLowerCase()} “${(element.innerText || element.value || "").trim().slice(0, 40)}” from ${Math.round(box.left)} to ${Math.round(box.right)}px`);
-      }
-    }
-    return { scrollWidth: document.documentElement.scrollWidth, width, outside };
-  });
-  assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
-  assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
-}
 
 /** The writer's sends in a mailbox, through the API. */
 async function sendsOf(mailbox, state) {

@@ -2,9 +2,11 @@
 // and a desktop's (1280×800), filled with real data made through the API: people
 // (one with a long name, one disabled), teams, mailboxes, every relation, agents
 // in every state, sources, reminders, notifications (a refusal with a long
-// reason, an assignment, an approval waiting, reminders due) and agents'
-// messages (the node runs agent messaging). In each section: the page never scrolls sideways, and every cell,
-// button, link and field it shows lies inside the window; relations and
+// reason, an assignment, an approval waiting, reminders due), agents'
+// messages (the node runs agent messaging) and a butler, one version published
+// and one a draft, with its dry run. In each section: the page never scrolls
+// sideways, and every cell, button, link and field it shows lies inside the
+// window; relations and
 // capabilities read in the vocabulary's words, never as codes, unless the person
 // asks for the codes; and nobody whose name the page knows is shown by id.
 // Every console error and CSP violation fails the file.
@@ -14,6 +16,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, ADMIN, ROOT } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
+import { assertFitted as assertFits, measure as measureShown, signIn } from "./browser-helpers.mjs";
 
 const BEN = { name: "Ben Baker", email: "ben@example.com", password: "ben's first long password" };
 const MAX = {
@@ -131,6 +134,23 @@ before(async () => {
 
   // Reminders due today and overdue reach the feed from the per-minute run.
   await node.scheduled("* * * * *");
+
+  // A butler on support@, sponsored by Ben (through the team), with a condition
+  // of every kind; its first version published, its second a draft.
+  const butlers = `/api/mailboxes/${made.support.id}/butlers`;
+  made.butler = await post(butlers, {
+    name: "Invoices to Maximiliana, waiting",
+    sponsor: made.ben.id,
+    rules: {
+      conditions: [
+        { on: "subject", contains: "invoice" }, { on: "from", contains: "customer.example" }, { on: "recipients", contains: "support" },
+        { on: "sender_authentication", is: "unverified" }, { on: "attachments", is: false },
+      ],
+      effects: [{ do: "assign", assignee: made.max.id }, { do: "set_status", status: "waiting" }],
+    },
+  });
+  await post(`${butlers}/${made.butler.id}/publish`, { version: 1 }, 200);
+  await ok(call("PATCH", `${butlers}/${made.butler.id}`, { token, body: { rules: { conditions: [], effects: [{ do: "set_status", status: "closed" }] } } }), 200);
   browser = await launchChromium();
 });
 
@@ -155,61 +175,15 @@ const SECTIONS = [
   { route: "relations", title: "Relations", ready: (page) => page.getByRole("table", { name: "Relationship tuples" }), codes: true },
   { route: "agents", title: "Agents", ready: (page) => page.getByRole("table", { name: /^Agents on this node/ }), codes: true },
   { route: "sources", title: "Sources", ready: (page) => page.getByRole("table", { name: /^Reminder sources/ }), codes: true },
+  { route: "butlers", title: "Butlers", ready: (page) => page.getByRole("region", { name: "Create a butler" }), codes: true },
   { route: "audit", title: "Audit", ready: (page) => page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row").nth(5), codes: true },
   { route: "reminders", title: "Reminders", ready: (page) => page.getByText("Call the landlord about the boiler"), codes: false },
   { route: "notifications", title: "Notifications", ready: (page) => page.getByRole("list", { name: "Notifications, newest first" }).getByRole("listitem").filter({ hasText: "Reminder due: " }), codes: true },
   { route: "connections", title: "Connections", ready: (page) => page.getByRole("heading", { name: "Calendar assistant" }), codes: false },
 ];
 
-/**
- * Measures the page as it is shown: how wide the document is, what it shows
- * outside the window (cells, buttons, links, fields), and the text a person
- * can see (not what is there only for screen readers, in a closed <details>,
- * a title or hidden).
- */
-async function measure(page) {
-  const measured = await page.evaluate(() => {
-    const width = window.innerWidth;
-    const main = document.querySelector("main");
-    /** Whether an element is drawn: not hidden, and not clipped to nothing (visually hidden). */
-    function shown(element) {
-      if (!element.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
-      for (let at = element; at && at !== main; at = at.parentElement) {
-        const box = at.getBoundingClientRect();
-        const style = getComputedStyle(at);
-        if ((box.width <= 1 || box.height <= 1) && style.overflow !== "visible") return false;
-        if (style.clip !== "auto" && style.position === "absolute") return false;
-      }
-      return true;
-    }
-    const describe = (element) => `${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).replaceAll(" ", ".")}` : ""} “${(element.innerText || element.value || element.getAttribute("aria-label") || "").trim().slice(0, 50)}”`;
-    const outside = [];
-    for (const element of main.querySelectorAll("button, a, input, select, textarea, summary, td, th, pre")) {
-      if (!shown(element)) continue;
-      const box = element.getBoundingClientRect();
-      if (box.left < -0.5 || box.right > width + 0.5) outside.push(`${describe(element)} from ${Math.round(box.left)} to ${Math.round(box.right)}px`);
-    }
-    const texts = [];
-    const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
-    for (let node = walker.nextNode(); node; node = walker.nextNode()) {
-      if (!node.nodeValue.trim() || !node.parentElement || node.parentElement.closest("option, script, style")) continue;
-      const range = document.createRange();
-      range.selectNodeContents(node);
-      if (!range.getClientRects().length || !shown(node.parentElement)) continue;
-      texts.push(node.nodeValue);
-    }
-    return { scrollWidth: document.documentElement.scrollWidth, width, outside, text: texts.join(" ") };
-  });
-  return { ...measured, viewport: page.viewportSize().width };
-}
-
-/** Fails where the page is wider than the window, or shows something outside it. */
-function assertFits(measured, where) {
-  // A phone widens its layout to fit what is too wide rather than scroll, so the window is measured too.
-  assert.equal(measured.width, measured.viewport, `${where}: the phone widened the page to ${measured.width}px`);
-  assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
-  assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
-}
+/** The page as shown (browser-helpers.mjs), with the text a person can see. */
+const measure = (page) => measureShown(page, { text: true });
 
 /** Every relation and capability code the vocabulary publishes, as a pattern for visible text. */
 const codesPattern = () => new RegExp(`(?<![\\w.@-])(?:${[...vocabulary.relations, ...vocabulary.capabilities]
@@ -224,11 +198,7 @@ for (const layout of LAYOUTS) {
     const { name, ...options } = layout;
     ({ page: run.page } = await watch.open(browser, { who: name, ...options, locale: "en-GB" }));
     const page = run.page;
-    await page.goto(node.url);
-    await page.getByLabel("Email").fill(ADMIN.email);
-    await page.getByLabel("Password").fill(ADMIN.password);
-    await page.getByLabel("Password").press("Enter");
-    await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
+    await signIn(page, node.url, ADMIN);
     assert.equal(await page.evaluate(() => window.innerWidth), layout.viewport.width);
   });
 
@@ -279,6 +249,32 @@ for (const layout of LAYOUTS) {
       assert.deepEqual(codes, [], `${where}: codes shown instead of words`);
       const ids = [...new Set(measured.text.match(ID) ?? [])].filter((id) => [made.admin.id, support].includes(id));
       assert.deepEqual(ids, [], `${where}: ids shown where the name is known`);
+    }
+  });
+
+  test(`${layout.name}: a mailbox's butlers, a butler's versions and its dry run fit the window, in words and names`, async () => {
+    const page = run.page;
+    const check = (measured, where) => {
+      assertFits(measured, where);
+      assert.deepEqual([...new Set(measured.text.match(codesPattern()) ?? [])], [], `${where}: codes shown instead of words`);
+      const ids = [...new Set(measured.text.match(ID) ?? [])].filter((id) => [made.admin.id, made.ben.id, made.max.id, made.support.id].includes(id));
+      assert.deepEqual(ids, [], `${where}: ids shown where the name is known`);
+    };
+    await page.evaluate((at) => (location.hash = at), `#/butlers/${made.support.id}`);
+    await page.getByRole("table", { name: `Butlers on ${SUPPORT.address}` }).waitFor();
+    check(await measure(page), "a mailbox's butlers");
+    await page.getByRole("link", { name: made.butler.name }).click();
+    const region = page.getByRole("region", { name: "Try it on a past message" });
+    await region.getByRole("option", { name: new RegExp(`^${made.receipt.subject.replace("?", "\\?")} · `) }).waitFor({ state: "attached" });
+    await region.getByLabel("Version").selectOption("1");
+    await region.getByRole("button", { name: "Try it" }).click();
+    const result = region.getByRole("region", { name: "Dry run" });
+    await result.waitFor();
+    const measured = await measure(page);
+    check(measured, "a butler, its versions and a dry run");
+    assert.ok(measured.text.includes(`Assign the conversation to ${MAX.name}`), "the assignee by name");
+    for (const relation of ["mailbox.metadata.read", "send.propose"]) {
+      assert.ok(measured.text.includes(vocabulary.relations.find((entry) => entry.name === relation).description), `${relation} pinned, in words`);
     }
   });
 

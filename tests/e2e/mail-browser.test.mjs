@@ -11,6 +11,7 @@ import { createServer } from "node:http";
 import { join } from "node:path";
 import { startNode, setUp, ROOT, ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
+import { signIn as signInAt } from "./browser-helpers.mjs";
 
 const SUPPORT = { address: "support@mailroom.test", name: "Support" };
 const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
@@ -79,13 +80,7 @@ async function openPage(who) {
   return (await watch.open(browser, { who, acceptDownloads: true })).page;
 }
 
-async function signIn(page, { email, password }) {
-  await page.goto(node.url);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByLabel("Password").press("Enter");
-  await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
-}
+const signIn = (page, person) => signInAt(page, node.url, person);
 
 /**
  * Searches from the search box on the page, for `words`, in `scope` (a

@@ -13,6 +13,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startNode, setUp } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
+import { assertFits as fits, signIn as signInAt } from "./browser-helpers.mjs";
 
 const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
 const DECIDER = { name: "Cleo Checker", email: "cleo@example.com", password: "cleo's first long password" };
@@ -104,14 +105,9 @@ async function seed(layout) {
   data.refusedSend = refused;
 }
 
-async function signIn(page, { email, password }) {
-  await page.goto(node.url);
-  await page.getByLabel("Email").fill(email);
-  await page.getByLabel("Password").fill(password);
-  await page.getByLabel("Password").press("Enter");
-  await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
-}
-
+const signIn = (page, person) => signInAt(page, node.url, person);
+/** Fails where the page does not fit its window, or a notification's text runs past its own box. */
+const assertFits = (page, where) => fits(page, where, { inside: "ul.notifications *, .feed-tools *" });
 const section = (page, name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
 const unreadBadge = (page) => page.getByRole("navigation", { name: "Sections" }).locator(".nav-unread");
 const notifications = (page) => page.getByRole("list", { name: "Notifications, newest first" });
@@ -129,47 +125,6 @@ async function navigationSays(page, count) {
   await badge.filter({ hasText: new RegExp(`^${count}\\b`) }).waitFor();
   assert.equal(await badge.getAttribute("title"), `${count} unread notification${count === 1 ? "" : "s"}`);
   assert.equal(await section(page, "Notifications").count(), 1, "the link keeps its name");
-}
-
-/**
- * Fails where the page scrolls sideways, shows a button, link or field outside
- * the window, or a notification's text runs past its own box, measured as drawn.
- */
-async function assertFits(page, where) {
-  await page.getByText("Loading…").first().waitFor({ state: "detached" }).catch(() => {});
-  const measured = await page.evaluate(() => {
-    const width = window.innerWidth;
-    function shown(element) {
-      if (!element.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
-      for (let at = element; at && at !== document.body; at = at.parentElement) {
-        const box = at.getBoundingClientRect();
-        const style = getComputedStyle(at);
-        if ((box.width <= 1 || box.height <= 1) && style.overflow !== "visible") return false;
-        if (style.clip !== "auto" && style.position === "absolute") return false;
-      }
-      return true;
-    }
-    const outside = [];
-    for (const element of document.querySelectorAll("button, a, input, select, textarea, summary, li, p")) {
-      if (!shown(element)) continue;
-      const box = element.getBoundingClientRect();
-      if (box.left < -0.5 || box.right > width + 0.5) {
-        outside.push(`${element.tagName.toLowerCase()} “${(element.innerText || element.value || "").trim().slice(0, 40)}” from ${Math.round(box.left)} to ${Math.round(box.right)}px`);
-      }
-    }
-    // Text wider than its box, even where an ancestor clips it so the page does not widen.
-    for (const element of document.querySelectorAll("ul.notifications *, .feed-tools *")) {
-      if (!shown(element) || !element.clientWidth) continue;
-      if (element.scrollWidth > element.clientWidth + 1) {
-        outside.push(`${element.tagName.toLowerCase()} “${(element.innerText || "").trim().slice(0, 40)}” is ${element.scrollWidth}px wide in ${element.clientWidth}px`);
-      }
-    }
-    return { scrollWidth: document.documentElement.scrollWidth, width, outside };
-  });
-  // A phone widens its layout to fit what is too wide, rather than scroll.
-  assert.equal(measured.width, page.viewportSize().width, `${where}: the phone widened the page to ${measured.width}px`);
-  assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
-  assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
 }
 
 /** What an item says, as read on screen (without what only a screen reader hears). */

@@ -69,7 +69,7 @@ function senderChecks(message) {
 }
 
 /** People and agents who work the mailbox (hold send.propose on it), for an administrator's assignee picker. */
-async function workers(mailbox) {
+export async function workers(mailbox) {
   const [{ relations }, teams, people, agents] = await Promise.all([
     api("GET", `/api/relations?object=${segment(mailbox.id)}`),
     directory.loadTeams(),

@@ -25,7 +25,7 @@
 //   inbox.js         a mailbox's conversations, where Mail lands
 //   conversation.js  one conversation: its messages, triage, replies
 //   mail.js, sends.js, approvals.js, notifications.js, reminders.js, people.js, teams.js,
-//   mailboxes.js, relations.js, agents.js, connections.js, sources.js, audit.js,
+//   mailboxes.js, butlers.js, relations.js, agents.js, connections.js, sources.js, audit.js,
 //   account.js       the sections, one module each, exporting its render function
 //   main.js          the shell: sign-in, header, navigation, router, start-up
 //
@@ -43,6 +43,7 @@ import { renderAccount } from "./account.js";
 import { renderAgents } from "./agents.js";
 import { approvalCount, APPROVALS_CHANGED, renderApprovals } from "./approvals.js";
 import { renderAudit } from "./audit.js";
+import { renderButlers } from "./butlers.js";
 import { renderConnections } from "./connections.js";
 import { renderMail } from "./mail.js";
 import { renderMailboxes } from "./mailboxes.js";
@@ -73,6 +74,7 @@ const SECTIONS = [
   { route: "people", title: "People", visible: isAdmin, landing: isAdmin, render: renderPeople },
   { route: "teams", title: "Teams", visible: isAdmin, render: renderTeams },
   { route: "mailboxes", title: "Mailboxes", visible: isAdmin, render: renderMailboxes },
+  { route: "butlers", title: "Butlers", visible: isAdmin, render: renderButlers },
   { route: "relations", title: "Relations", visible: isAdmin, render: renderRelations },
   { route: "agents", title: "Agents", visible: isAdmin, render: renderAgents },
   { route: "sources", title: "Sources", visible: isAdmin, render: renderSources },

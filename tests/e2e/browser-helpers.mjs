@@ -1,0 +1,83 @@
+// What the browser test files share: signing in through the page, and whether
+// the page fits its window, measured as drawn. One implementation, so that a
+// check added here (a phone widening its layout, a control past the edge)
+// holds in every file.
+import assert from "node:assert/strict";
+
+/** Signs in through the sign-in form at `url` and waits for the shell. */
+export async function signIn(page, url, { email, password }) {
+  await page.goto(url);
+  await page.getByLabel("Email").fill(email);
+  await page.getByLabel("Password").fill(password);
+  await page.getByLabel("Password").press("Enter");
+  await page.getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
+}
+
+/**
+ * Measures the page as it is shown: how wide the document and the window are,
+ * every control, link, cell, list item or paragraph drawn outside the window,
+ * every element inside `inside` (a selector) whose text is wider than its own
+ * box (even where an ancestor clips it, so the page does not widen), and, with
+ * `text`, the text a person can see in `main` (not what is there only for
+ * screen readers, in a closed <details>, a title or hidden).
+ */
+export async function measure(page, { inside = null, text = false } = {}) {
+  const measured = await page.evaluate(({ inside, text }) => {
+    const width = window.innerWidth;
+    /** Whether an element is drawn: not hidden, and not clipped to nothing (visually hidden). */
+    function shown(element) {
+      if (!element.checkVisibility({ checkOpacity: true, checkVisibilityCSS: true })) return false;
+      for (let at = element; at && at !== document.body; at = at.parentElement) {
+        const box = at.getBoundingClientRect();
+        const style = getComputedStyle(at);
+        if ((box.width <= 1 || box.height <= 1) && style.overflow !== "visible") return false;
+        if (style.clip !== "auto" && style.position === "absolute") return false;
+      }
+      return true;
+    }
+    const describe = (element) => `${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).replaceAll(" ", ".")}` : ""} “${(element.innerText || element.value || element.getAttribute("aria-label") || "").trim().slice(0, 50)}”`;
+    const outside = [];
+    for (const element of document.querySelectorAll("button, a, input, select, textarea, summary, td, th, pre, li, p")) {
+      if (!shown(element)) continue;
+      const box = element.getBoundingClientRect();
+      if (box.left < -0.5 || box.right > width + 0.5) outside.push(`${describe(element)} from ${Math.round(box.left)} to ${Math.round(box.right)}px`);
+    }
+    for (const element of inside ? document.querySelectorAll(inside) : []) {
+      if (!shown(element) || !element.clientWidth) continue;
+      if (element.scrollWidth > element.clientWidth + 1) outside.push(`${describe(element)} is ${element.scrollWidth}px wide in ${element.clientWidth}px`);
+    }
+    const texts = [];
+    const main = document.querySelector("main");
+    if (text && main) {
+      const walker = document.createTreeWalker(main, NodeFilter.SHOW_TEXT);
+      for (let node = walker.nextNode(); node; node = walker.nextNode()) {
+        if (!node.nodeValue.trim() || !node.parentElement || node.parentElement.closest("option, script, style")) continue;
+        const range = document.createRange();
+        range.selectNodeContents(node);
+        if (!range.getClientRects().length || !shown(node.parentElement)) continue;
+        texts.push(node.nodeValue);
+      }
+    }
+    return { scrollWidth: document.documentElement.scrollWidth, width, outside, text: texts.join(" ") };
+  }, { inside, text });
+  return { ...measured, viewport: page.viewportSize().width };
+}
+
+/** Fails where the page is wider than the window, or shows something outside it. */
+export function assertFitted(measured, where) {
+  // A phone widens its layout to fit what is too wide rather than scroll, so the window is measured too.
+  assert.equal(measured.width, measured.viewport, `${where}: the phone widened the page to ${measured.width}px`);
+  assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
+  assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
+}
+
+/**
+ * Once nothing says Loading…, measures the page (measure()'s options) and
+ * fails where it does not fit its window; answers what was measured.
+ */
+export async function assertFits(page, where, options) {
+  await page.getByText("Loading…").first().waitFor({ state: "detached" }).catch(() => {});
+  const measured = await measure(page, options);
+  assertFitted(measured, where);
+  return measured;
+}
