@@ -569,7 +569,10 @@ pub struct Route {
     pub tool: &'static str,
     /// One line, for a list.
     pub summary: &'static str,
-    /// What the route does and when to use it, written for the model that reads it.
+    /// What the route does and when to use it, written for the model that reads
+    /// it. Kept only with the `schemas` feature: the Worker hands it out only
+    /// inside the documents generated from the contract (its MCP catalogue is
+    /// `contract/tools.json` as generated), so its own build leaves it empty.
     pub description: &'static str,
     pub path_parameters: &'static [PathParameter],
     pub query_parameters: &'static [Parameter],
@@ -636,7 +639,9 @@ impl Route {
     }
 
     pub fn description(mut self, description: &'static str) -> Route {
-        self.description = description;
+        if cfg!(feature = "schemas") {
+            self.description = description;
+        }
         self
     }
 
