@@ -4,7 +4,8 @@
 //! (`request_error`), the refusal type (`refusal`), storage (`storage`), the
 //! runtime's other bindings as traits (`platform`, `bindings`), the node a request
 //! is handled with (`node`), typed ids, time, the small crypto every layer needs,
-//! paging, email addresses, who a request claims to be (`caller`), and the context
+//! paging, email addresses, what every webhook shares (`webhooks`), who a request
+//! claims to be (`caller`), and the context
 //! a handler works through (`context`: the request as read, the unit of work and
 //! the audit note). Nothing here imports a module above it: the layers above
 //! provide the authority checks and the audit chain through the ports
@@ -24,3 +25,4 @@ pub mod refusal;
 pub mod request_error;
 pub mod storage;
 pub mod time;
+pub mod webhooks;

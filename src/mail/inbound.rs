@@ -458,12 +458,14 @@ pub async fn receive(
         authentication.sender,
         parsed.attachments.len(),
     );
-    let (effects, records) =
-        butlers::on_delivery(&results[4], &facts, &receipt_id, &thread_id, &mailbox_id, node.platform);
-    batch.extend(effects);
-    batch.extend(records.iter().map(|record| chain::append(&node.config.audit_key, record)));
+    let work = butlers::on_delivery(&results[4], &facts, &receipt_id, &thread_id, &mailbox_id, node.platform);
+    batch.extend(work.statements);
+    batch.extend(work.records.iter().map(|record| chain::append(&node.config.audit_key, record)));
     match database.execute(batch).await {
-        Ok(_) => Ok(Delivery::Stored { receipt_id }),
+        Ok(_) => {
+            butlers::post_webhooks(&work.posts, &node.config.session_key, node.webhooks, node.platform).await;
+            Ok(Delivery::Stored { receipt_id })
+        }
         // A concurrent delivery of the same message to the same mailbox won.
         Err(StorageError::Unique(constraint)) if constraint.starts_with("receipts.mailbox_id") => {
             Ok(Delivery::Duplicate { receipt_id: String::new() })

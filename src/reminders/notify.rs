@@ -18,19 +18,17 @@
 //! v1=<hex HMAC-SHA256 of "<t>.<body>" under the person's secret>`. The email
 //! goes to the person's own address, from `REMINDER_SENDER`.
 
-use hmac::{Hmac, KeyInit, Mac};
 use mail_builder::MessageBuilder;
 use mailroom_contract::api::{Channel, Event, EventState, NotificationKind};
 use serde::{Deserialize, Serialize};
-use sha2::Sha256;
 
 use super::events::{EVENT_COLUMNS, EventRow, checkpoint_sql, state_sql};
 use super::schedule::{ClockTime, QuietHours, Zone};
-use crate::core::crypto::hex;
 use crate::core::node::Node;
 use crate::core::platform::Platform;
 use crate::core::storage::Statement;
 use crate::core::time::{MINUTE_MS, rfc3339};
+use crate::core::webhooks;
 use crate::notifications::{self, Notice};
 
 /// How many deliveries one run attempts; the rest wait for the next run.
@@ -227,15 +225,6 @@ fn record(due: &Due, outcome: &Result<(), String>, now_ms: i64) -> Statement {
     .bind(now_ms)
 }
 
-/// The signature header of a webhook body sent at `now_ms`.
-pub fn signature(secret: &str, now_ms: i64, body: &str) -> String {
-    let timestamp = now_ms / 1000;
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(secret.as_bytes())
-        .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
-    mac.update(format!("{timestamp}.{body}").as_bytes());
-    format!("t={timestamp},v1={}", hex(&mac.finalize().into_bytes()))
-}
-
 async fn post_webhook(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), String> {
     let (Some(url), Some(secret)) = (due.webhook_url.as_deref(), due.webhook_secret.as_deref()) else {
         return Err("the webhook was removed".into());
@@ -252,7 +241,7 @@ async fn post_webhook(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), Str
     let headers = vec![
         ("content-type".to_string(), "application/json".to_string()),
         ("mailroom-delivery".to_string(), delivery.clone()),
-        ("mailroom-signature".to_string(), signature(secret, now_ms, &body)),
+        ("mailroom-signature".to_string(), webhooks::signature(secret, now_ms, &body)),
     ];
     match node.webhooks.post(url, &headers, &body).await {
         Ok(status) if (200..300).contains(&status) => Ok(()),
@@ -362,16 +351,4 @@ pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
         node.database.execute(outcomes).await.map_err(|error| error.to_string())?;
     }
     Ok(report)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::signature;
-
-    #[test]
-    fn the_signature_is_the_hmac_of_the_timestamp_and_body() {
-        // Computed independently: printf '1796000000.{"a":1}' | openssl dgst -sha256 -hmac whsec_test
-        let header = signature("whsec_test", 1_796_000_000_123, r#"{"a":1}"#);
-        assert_eq!(header, "t=1796000000,v1=085ae0e1f7d07c47ac6d09a4d065480abc30b77a8295721984b7a20f8b9c2000");
-    }
 }

@@ -6,6 +6,8 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
+import { createServer } from "node:http";
+import { createHmac } from "node:crypto";
 import { startNode, setUp, checkedFetch } from "./harness.mjs";
 
 const SUPPORT = "support@mailroom.test";
@@ -140,4 +142,43 @@ test("an agent is never offered the dry run, and cannot call it", async () => {
   const refused = await call("GET", `/api/mailboxes/${mailbox.id}/butlers`, { token: minted.body.credential });
   assert.equal(refused.status, 403, refused.text);
   await agent.close();
+});
+
+test("a published butler posts a delivery's metadata, signed, to its webhook on this machine", async () => {
+  const received = [];
+  const receiver = createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk) => (body += chunk));
+    request.on("end", () => {
+      received.push({ headers: request.headers, body });
+      response.writeHead(200).end("ok");
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  try {
+    const created = await call("POST", `/api/mailboxes/${mailbox.id}/butlers`, {
+      token,
+      body: {
+        name: "Refunds to the ledger",
+        sponsor: ben.id,
+        rules: { conditions: [{ on: "subject", contains: "refund" }], effects: [{ do: "notify_webhook", url: `http://127.0.0.1:${receiver.address().port}/mail` }] },
+      },
+    });
+    assert.equal(created.status, 201, created.text);
+    const secret = created.body.webhook_secret;
+    assert.match(secret, /^whsec_[0-9a-f]{64}$/);
+    const path = `/api/mailboxes/${mailbox.id}/butlers/${created.body.id}`;
+    assert.equal((await call("POST", `${path}/publish`, { token, body: { version: 1 } })).status, 200);
+    const receipt = await deliver("refund-1@customer.example", "Refund for order 88");
+    assert.equal(received.length, 1, "posted before the email handler answered");
+    const [timestamp, signature] = /^t=(\d+),v1=([0-9a-f]{64})$/.exec(received[0].headers["mailroom-signature"]).slice(1);
+    assert.equal(createHmac("sha256", secret).update(`${timestamp}.${received[0].body}`).digest("hex"), signature);
+    const posted = JSON.parse(received[0].body);
+    assert.equal(posted.receipt, receipt.id);
+    assert.equal(posted.subject, "Refund for order 88");
+    assert.ok(!received[0].body.includes("Hello."), "never the message's text");
+  } finally {
+    receiver.close();
+  }
 });

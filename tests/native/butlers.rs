@@ -253,3 +253,64 @@ fn a_butler_is_refused_in_words_when_its_rules_or_sponsor_are_wrong() {
         "missing_relation",
     );
 }
+
+#[test]
+fn a_webhook_effect_posts_the_deliverys_metadata_signed_once_it_is_stored() {
+    let office = office();
+    let world = &office.world;
+    let rules = |url: &str| {
+        json!({
+            "conditions": [{ "on": "subject", "contains": "invoice" }],
+            "effects": [{ "do": "notify_webhook", "url": url }]
+        })
+    };
+    // Only https, or http to this machine, and the refusal names the field.
+    let refused = world.admin(
+        "POST",
+        &office.butlers(),
+        Some(json!({ "name": "Hook", "sponsor": office.ben.0, "rules": rules("http://hooks.example.org/in") })),
+    );
+    assert_refused(&refused, 400, "invalid_body");
+    assert!(text(&refused).contains("rules.effects[0].url"), "{}", text(&refused));
+
+    let butler = office.create(rules("https://hooks.example.org/in"));
+    let shown = body(&world.admin("GET", &butler, None));
+    let secret = shown["webhook_secret"].as_str().expect("a butler that posts shows its secret").to_string();
+    assert!(secret.starts_with("whsec_"));
+    assert!(
+        !world.node.database.snapshot().iter().any(|(_, rows)| rows.iter().any(|row| row.contains(&secret))),
+        "the database never holds it"
+    );
+    let published = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
+    assert_eq!(published.status, 200, "{}", text(&published));
+
+    deliver(world, "Lunch on Friday", "w0@customer.example");
+    assert!(world.node.webhooks.posted.borrow().is_empty(), "a condition did not hold");
+    let receipt = deliver(world, "Invoice 4471", "w1@customer.example");
+    let posted = world.node.webhooks.posted.borrow().clone();
+    assert_eq!(posted.len(), 1);
+    assert_eq!(posted[0].url, "https://hooks.example.org/in");
+    assert!(crate::reminders::verify_signature(
+        &secret,
+        crate::reminders::header(&posted[0], "mailroom-signature"),
+        &posted[0].body
+    ));
+    let sent: Value = serde_json::from_str(&posted[0].body).unwrap();
+    assert_eq!(sent["receipt"], receipt.as_str());
+    assert_eq!(sent["subject"], "Invoice 4471");
+    assert!(!posted[0].body.contains("Hello."), "never the message's text");
+    let effect = world.audit().into_iter().rev().find(|entry| entry["action"] == "butler_effect").unwrap();
+    assert_eq!(effect["outcome"], "ok");
+    assert_eq!(effect["delegator"], office.ben.0.as_str());
+
+    // A receiver that fails does not lose the delivery.
+    world.node.webhooks.unreachable.set(true);
+    let stored = deliver(world, "Invoice 4472", "w2@customer.example");
+    assert_eq!(world.node.database.count(&format!("SELECT COUNT(*) FROM receipts WHERE id = '{stored}'")), 1);
+
+    // The sponsor no longer reads the mailbox's metadata: skipped, and nothing posted.
+    world.node.webhooks.unreachable.set(false);
+    world.revoke(&office.ben.0, "mailbox.metadata.read", &office.mailbox);
+    deliver(world, "Invoice 4473", "w3@customer.example");
+    assert_eq!(world.node.webhooks.posted.borrow().len(), 1, "nothing more was posted");
+}

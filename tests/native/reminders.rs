@@ -446,7 +446,7 @@ fn an_inbox_holds_a_bounded_number_of_open_events() {
 }
 
 /// The person's webhook secret and a signature check as a receiver would do it.
-fn verify_signature(secret: &str, header: &str, body: &str) -> bool {
+pub(crate) fn verify_signature(secret: &str, header: &str, body: &str) -> bool {
     use hmac::{Hmac, KeyInit, Mac};
     let Some((timestamp, signature)) = header.strip_prefix("t=").and_then(|rest| rest.split_once(",v1=")) else {
         return false;
@@ -457,7 +457,7 @@ fn verify_signature(secret: &str, header: &str, body: &str) -> bool {
     expected == signature
 }
 
-fn header<'a>(posted: &'a mailroom::testing::PostedWebhook, name: &str) -> &'a str {
+pub(crate) fn header<'a>(posted: &'a mailroom::testing::PostedWebhook, name: &str) -> &'a str {
     posted.headers.iter().find(|(key, _)| key == name).map(|(_, value)| value.as_str()).unwrap_or_default()
 }
 

@@ -20,6 +20,8 @@ pub mod butler_limits {
     pub const MATCH_CHARACTERS: usize = 200;
     /// How many published butlers act on one mailbox's delivery.
     pub const ACTIVE_PER_MAILBOX: usize = 20;
+    /// The longest webhook address, in bytes.
+    pub const WEBHOOK_URL_BYTES: usize = 500;
 }
 
 /// One test a delivery must pass. Text matches ignore case and look for the
@@ -89,6 +91,15 @@ pub enum ButlerEffect {
         /// Who to assign it to (`usr_…` or `agt_…`), someone who holds send.propose there.
         assignee: String,
     },
+    /// Posts the delivery's metadata (sender, recipients, subject, ids; never
+    /// its text) as JSON to `url` once it is stored, signed in the
+    /// `mailroom-signature` header with the butler's `webhook_secret`. One
+    /// attempt, not retried. Needs mailbox.metadata.read on the mailbox.
+    NotifyWebhook {
+        /// An https address (http only to this machine), at most
+        /// `butler_limits::WEBHOOK_URL_BYTES` bytes, without credentials in it.
+        url: String,
+    },
 }
 
 impl ButlerEffect {
@@ -99,6 +110,7 @@ impl ButlerEffect {
             ButlerEffect::SetStatus { .. } | ButlerEffect::Assign { .. } => {
                 &[Relation::MailboxMetadataRead, Relation::SendPropose]
             }
+            ButlerEffect::NotifyWebhook { .. } => &[Relation::MailboxMetadataRead],
         }
     }
 }
@@ -155,6 +167,12 @@ pub struct Butler {
     pub active: bool,
     /// Every version, newest first.
     pub versions: Vec<ButlerVersion>,
+    /// The secret its webhook posts are signed with (HMAC-SHA256 over
+    /// `<unix seconds>.<body>`, sent as `mailroom-signature: t=…,v1=…`), when
+    /// one of its versions notifies a webhook. Derived from the node's own
+    /// secret, so the database never holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub webhook_secret: Option<String>,
 }
 
 /// A mailbox's butlers.

@@ -37,6 +37,7 @@ const CONDITIONS = {
 const EFFECTS = {
   set_status: { words: "Set the status", field: "status", label: "To", choices: words(THREAD_STATUSES) },
   assign: { words: "Assign the conversation", field: "assignee", label: "To", choices: (assignees) => assignees.map((person) => [person.id, person.name]) },
+  notify_webhook: { words: "Post it to a webhook", field: "url", label: "Address (https)", max: 500 },
 };
 
 /** A condition or effect in words: `kinds` is CONDITIONS or EFFECTS, `tag` its tag (`on`, `do`). */
@@ -74,7 +75,7 @@ function ruleRows(noun, kinds, tag, initial, assignees) {
       if (choices && value !== undefined && !choices.some(([key]) => key === value)) choices.unshift([value, directory.nameOf(value) ?? String(value)]);
       control = choices
         ? h("select", { required: true }, choices.map(([key, text], index) => h("option", { value: index, text })))
-        : h("input", { type: "text", required: true, maxlength: 200, autocomplete: "off", spellcheck: "false", value: value ?? "" });
+        : h("input", { type: "text", required: true, maxlength: chosen.max ?? 200, autocomplete: "off", spellcheck: "false", value: value ?? "" });
       if (choices) control.value = String(Math.max(0, choices.findIndex(([key]) => key === value)));
       if (choices && !choices.length) control.append(h("option", { value: "", text: "Nobody works this mailbox" }));
       replace(slot, [...labelled(chosen.label, control).children]);
@@ -214,7 +215,8 @@ function butlerView({ view, mailbox, vocabulary, assignees }, butler) {
     const newest = butler.versions[0];
     replace(head,
       panel(butler.name,
-        facts([["Mailbox", mailbox.address], ["Sponsor", named(butler.sponsor, butler.sponsor_name)], ["State", butlerState(butler)]]),
+        facts([["Mailbox", mailbox.address], ["Sponsor", named(butler.sponsor, butler.sponsor_name)], ["State", butlerState(butler)],
+          ...(butler.webhook_secret ? [["Webhook secret", h("code", { text: butler.webhook_secret })]] : [])]),
         toggle ? h("div", { class: "button-row" }, toggle) : null, toggled),
       panel("Versions, newest first", butler.versions.map(versionCard)));
     replace(edit, panel(`Edit: write version ${newest.version + 1}`,

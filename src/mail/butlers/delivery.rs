@@ -14,6 +14,7 @@ use super::relations;
 use super::rules::{DeliveryFacts, judge};
 use crate::authz::tuples::{self, Holder};
 use crate::core::addresses;
+use crate::core::bindings::Webhooks;
 use crate::core::context::ports::AuditRecord;
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement, Value};
@@ -92,12 +93,15 @@ struct ActiveButler {
 }
 
 /// The statement carrying out `effect` on conversation `thread_id` in
-/// `mailbox_id`. An assignee must still work the mailbox when it runs.
-fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i64) -> Statement {
-    match effect {
+/// `mailbox_id`, if it is a change in the database. An assignee must still work
+/// the mailbox when it runs.
+fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i64) -> Option<Statement> {
+    Some(match effect {
         ButlerEffect::SetStatus { status } => {
             Statement::new("UPDATE mail_threads SET status = ?1 WHERE id = ?2").bind(status.name()).bind(thread_id)
         }
+        // Posted once the delivery is stored (`post_webhooks`).
+        ButlerEffect::NotifyWebhook { .. } => return None,
         ButlerEffect::Assign { assignee } => {
             let works = tuples::holds(&Holder::of_actor(assignee, now_ms), Relation::SendPropose, mailbox_id);
             let mut parameters: Vec<Value> = vec![assignee.as_str().into(), thread_id.into()];
@@ -107,12 +111,50 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i
                 parameters,
             }
         }
+    })
+}
+
+/// A webhook a butler posts once the delivery is stored.
+#[derive(Clone, Debug)]
+pub struct WebhookPost {
+    pub butler_id: String,
+    pub url: String,
+    /// The JSON body.
+    pub body: String,
+}
+
+/// What the delivery's butlers do: statements for the batch that stores the
+/// message, the audit records of each effect run or skipped, and the webhooks to
+/// post once it is stored.
+#[derive(Debug, Default)]
+pub struct ButlerWork {
+    pub statements: Vec<Statement>,
+    pub records: Vec<AuditRecord>,
+    pub posts: Vec<WebhookPost>,
+}
+
+/// Posts each of `posts`, signed with its butler's secret derived from `key`:
+/// one attempt each; a receiver that fails is logged, and the delivery stands.
+pub async fn post_webhooks(posts: &[WebhookPost], key: &[u8], webhooks: &dyn Webhooks, platform: &dyn Platform) {
+    for post in posts {
+        let secret = crate::core::webhooks::derived_secret(key, &post.butler_id);
+        let headers = vec![
+            ("content-type".to_string(), "application/json".to_string()),
+            (
+                "mailroom-signature".to_string(),
+                crate::core::webhooks::signature(&secret, platform.now_ms(), &post.body),
+            ),
+        ];
+        match webhooks.post(&post.url, &headers, &post.body).await {
+            Ok(status) if (200..300).contains(&status) => {}
+            Ok(status) => platform.log(&format!("butler {}: its webhook answered {status}", post.butler_id)),
+            Err(error) => platform.log(&format!("butler {}: its webhook: {}", post.butler_id, error.0)),
+        }
     }
 }
 
-/// What the delivery's butlers do: the statements to add to the batch that
-/// stores receipt `receipt_id` (in conversation `thread_id` of `mailbox_id`),
-/// and the audit records of each effect run or skipped.
+/// What the delivery's butlers do to receipt `receipt_id` (in conversation
+/// `thread_id` of `mailbox_id`).
 pub fn on_delivery(
     butlers: &QueryResult,
     facts: &DeliveryFacts,
@@ -120,10 +162,10 @@ pub fn on_delivery(
     thread_id: &str,
     mailbox_id: &str,
     platform: &dyn Platform,
-) -> (Vec<Statement>, Vec<AuditRecord>) {
+) -> ButlerWork {
     let now_ms = platform.now_ms();
-    let mut statements = Vec::new();
-    let mut records = Vec::new();
+    let mut work = ButlerWork::default();
+    let ButlerWork { statements, records, posts } = &mut work;
     let active: Vec<ActiveButler> = butlers.decode_all().unwrap_or_default();
     for butler in active {
         let Ok(rules) = serde_json::from_str::<ButlerRules>(&butler.rules_json) else { continue };
@@ -153,7 +195,23 @@ pub fn on_delivery(
         for effect in &judged.effects {
             let ran = effect.would_run;
             if ran {
-                statements.push(carry_out(&effect.effect, thread_id, mailbox_id, now_ms));
+                statements.extend(carry_out(&effect.effect, thread_id, mailbox_id, now_ms));
+                if let ButlerEffect::NotifyWebhook { url } = &effect.effect {
+                    let body = serde_json::json!({
+                        "kind": "butler.delivery",
+                        "butler": butler.id,
+                        "version": butler.version,
+                        "mailbox": mailbox_id,
+                        "receipt": receipt_id,
+                        "thread": thread_id,
+                        "from": facts.from,
+                        "recipients": facts.recipients,
+                        "subject": facts.subject,
+                        "sender_authentication": facts.sender_authentication.map(SenderAuthentication::name),
+                        "attachments": facts.attachments,
+                    });
+                    posts.push(WebhookPost { butler_id: butler.id.clone(), url: url.clone(), body: body.to_string() });
+                }
             } else {
                 let notice = Notice {
                     kind: NotificationKind::ButlerEffectSkipped,
@@ -186,5 +244,5 @@ pub fn on_delivery(
             });
         }
     }
-    (statements, records)
+    work
 }

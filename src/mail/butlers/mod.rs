@@ -10,13 +10,13 @@ mod delivery;
 mod rules;
 
 use mailroom_contract::api::{
-    Butler, ButlerList, ButlerRules, ButlerSimulation, ButlerVersion, CreateButler, PublishButler, SimulateButler,
-    UpdateButler, butler_limits,
+    Butler, ButlerEffect, ButlerList, ButlerRules, ButlerSimulation, ButlerVersion, CreateButler, PublishButler,
+    SimulateButler, UpdateButler, butler_limits,
 };
 use mailroom_contract::{PathParameter, Relation};
 use serde::Deserialize;
 
-pub use delivery::{active_on_delivery, facts_of_delivery, on_delivery};
+pub use delivery::{ButlerWork, WebhookPost, active_on_delivery, facts_of_delivery, on_delivery, post_webhooks};
 pub use rules::DeliveryFacts;
 use rules::judge;
 
@@ -28,6 +28,7 @@ use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{QueryResult, Statement};
 use crate::core::time::rfc3339;
+use crate::core::webhooks;
 
 /// Why a butler call was refused.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -150,6 +151,17 @@ fn valid_rules(rules: &ButlerRules) -> Result<(), Refusal> {
         }
     }
     for (index, effect) in rules.effects.iter().enumerate() {
+        if let E::NotifyWebhook { url } = effect
+            && !webhooks::acceptable_url(url, butler_limits::WEBHOOK_URL_BYTES)
+        {
+            return Err(RequestError::wrong_field(
+                &format!("rules.effects[{index}].url"),
+                format!(
+                    "an https address (http only to this machine) of at most {} bytes, without credentials in it",
+                    butler_limits::WEBHOOK_URL_BYTES
+                ),
+            ));
+        }
         if let E::Assign { assignee } = effect
             && !(is_id_of(assignee, IdKind::Person) || is_id_of(assignee, IdKind::Agent))
         {
@@ -209,8 +221,15 @@ impl ButlerRow {
         relations(self.held_now.as_deref().unwrap_or_default().split(','))
     }
 
-    fn present(&self) -> Butler {
+    /// The butler as the API shows it; `key` is the node's own secret its
+    /// webhook secret is derived from.
+    fn present(&self, key: &[u8]) -> Butler {
+        let versions = self.versions();
+        let notifies = versions.iter().any(|version| {
+            version.rules.effects.iter().any(|effect| matches!(effect, ButlerEffect::NotifyWebhook { .. }))
+        });
         Butler {
+            webhook_secret: notifies.then(|| webhooks::derived_secret(key, &self.id)),
             id: self.id.clone(),
             mailbox_id: self.mailbox_id.clone(),
             name: self.name.clone(),
@@ -218,8 +237,7 @@ impl ButlerRow {
             sponsor_name: self.sponsor_name.clone(),
             published_version: self.published_version,
             active: self.active != 0 && self.published_version.is_some(),
-            versions: self
-                .versions()
+            versions: versions
                 .into_iter()
                 .map(|version| ButlerVersion {
                     version: version.version,
@@ -296,7 +314,8 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(ButlerError::NoSuchMailbox { id: mailbox_id }.into());
     }
     let rows: Vec<ButlerRow> = butlers.decode_all().map_err(|error| context.internal(error))?;
-    Ok(context.json(&ButlerList { butlers: rows.iter().map(ButlerRow::present).collect() }))
+    Ok(context
+        .json(&ButlerList { butlers: rows.iter().map(|row| row.present(&context.config().session_key)).collect() }))
 }
 
 /// `POST /api/mailboxes/:mailboxId/butlers`.
@@ -338,7 +357,9 @@ pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
     context.write(version);
     context.audit_object(id.clone());
     context.audit_detail(serde_json::json!({ "mailbox": mailbox_id, "sponsor": request.sponsor, "version": 1 }));
+    let notifies = request.rules.effects.iter().any(|effect| matches!(effect, ButlerEffect::NotifyWebhook { .. }));
     let butler = Butler {
+        webhook_secret: notifies.then(|| webhooks::derived_secret(&context.config().session_key, &id)),
         id,
         mailbox_id,
         name,
@@ -361,7 +382,7 @@ pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// `GET /api/mailboxes/:mailboxId/butlers/:butlerId`.
 pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (row, _) = the_butler(context, Vec::new()).await?;
-    Ok(context.json(&row.present()))
+    Ok(context.json(&row.present(&context.config().session_key)))
 }
 
 /// `PATCH /api/mailboxes/:mailboxId/butlers/:butlerId`.
@@ -412,7 +433,7 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         context.audit_detail(serde_json::json!({ "version": next }));
     }
     context.audit_object(row.id.clone());
-    Ok(context.json(&row.present()))
+    Ok(context.json(&row.present(&context.config().session_key)))
 }
 
 fn versions_json(versions: &[VersionRow]) -> String {
@@ -473,7 +494,7 @@ pub async fn publish(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.versions_json = versions_json(&versions);
     row.published_version = Some(request.version);
     row.active = 1;
-    Ok(context.json(&row.present()))
+    Ok(context.json(&row.present(&context.config().session_key)))
 }
 
 /// `POST /api/mailboxes/:mailboxId/butlers/:butlerId/simulate`: reads, judges,
