@@ -170,11 +170,17 @@ async function sequential() {
     };
     await toSales();
     const salesReceipt = (await call("GET", `/api/mailboxes/${sales.id}/messages?limit=1`, { token })).body.messages[0].id;
+    // An export of the support mailbox, built by the per-minute runs.
+    await call("POST", "/api/relations", { token, body: { subject: admin.id, relation: "ediscovery.export", object: "org" } });
+    const exported = (await call("POST", "/api/exports", { token, body: { mailbox_ids: [mailbox.id] } })).body;
+    for (let run = 0; run < 4; run++) await node.scheduled("* * * * *");
     const cases = [
       ["GET /api/me", () => call("GET", "/api/me", { token })],
       ["GET /api/me/notifications (20 approvals waiting)", () => call("GET", "/api/me/notifications", { token })],
       ["POST …/butlers/:id/simulate (a dry run)", () => call("POST", `/api/mailboxes/${sales.id}/butlers/${butler.id}/simulate`, { token, body: { receipt_id: salesReceipt } })],
       ["email handler: a delivery a published butler acts on", toSales],
+      ["GET /api/exports/:id/objects (50 a page)", () => call("GET", `/api/exports/${exported.id}/objects`, { token })],
+      ["GET /api/exports/:id/objects/:id (a download, audited)", () => call("GET", `/api/exports/${exported.id}/objects/${receipt}`, { token })],
       ["GET …/messages (50 stored)", () => call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token })],
       ["GET …/messages/:id/body (audited)", () => call("GET", `/api/mailboxes/${mailbox.id}/messages/${receipt}/body`, { token })],
       ["GET /api/search?q=invoice (audited)", () => call("GET", "/api/search?q=invoice", { token })],
