@@ -123,6 +123,11 @@ fn a_reviewer_exports_a_date_range_and_downloads_what_the_manifest_hashes() {
     assert_eq!(ready["state"], "ready", "{ready}");
     assert_eq!(ready["messages_done"], 1);
     let manifest_sha256 = ready["manifest_sha256"].as_str().unwrap().to_string();
+    // The requester's feed says so.
+    let feed = body(&desk.get("/api/me/notifications"));
+    assert_eq!(feed["notifications"][0]["kind"], "export_ready", "{feed}");
+    assert_eq!(feed["notifications"][0]["object_id"], id.as_str());
+    assert_eq!(feed["notifications"][0]["title"], "1 message");
 
     let objects = desk.objects(&id, 50);
     let ids: Vec<&str> = objects.iter().map(|object| object["id"].as_str().unwrap()).collect();

@@ -29,6 +29,7 @@ vocabulary! {
         ConversationAssigned = "conversation_assigned": "Someone else assigned the reader a conversation.";
         ButlerEffectSkipped = "butler_effect_skipped": "A butler the reader sponsors skipped an effect on a delivery because they no longer hold what it needs (or never held it when it was published); `detail` says which.";
         ReminderDue = "reminder_due": "One of the reader's reminders is due today or overdue; `detail` says which.";
+        ExportReady = "export_ready": "An eDiscovery export the reader requested is ready to download; `title` says what it holds and `object_id` names it.";
     }
 }
 

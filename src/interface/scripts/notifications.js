@@ -80,6 +80,13 @@ const NOTIFICATION_KINDS = {
     more: (item) => item.detail ?? null,
     link: () => ["#/reminders", "Reminders"],
   },
+  export_ready: {
+    words: () => "Export ready",
+    tone: () => "on",
+    says: (item) => `Your export of ${item.title} is ready to download.`,
+    more: (item) => (item.detail ? ended(item.detail.charAt(0).toUpperCase() + item.detail.slice(1)) : null),
+    link: (item) => [`#/exports/${encodeURIComponent(item.object_id)}`, "the export"],
+  },
 };
 
 const UNKNOWN = { words: () => "Notification", tone: () => "quiet", says: (item) => item.title, link: () => ["#/notifications", "Notifications"] };

@@ -6,7 +6,7 @@
 //! resumes: a copy is recorded only after it is stored, and storing it again is
 //! harmless.
 
-use mailroom_contract::api::{ExportManifest, ManifestMessage, export_limits};
+use mailroom_contract::api::{ExportManifest, ManifestMessage, NotificationKind, export_limits};
 use serde::Deserialize;
 
 use super::{MANIFEST, object_key};
@@ -16,6 +16,7 @@ use crate::core::crypto::sha256_hex;
 use crate::core::node::Node;
 use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
+use crate::notifications::{self, Addressee, Notice};
 
 /// What one run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -203,13 +204,26 @@ async fn finish(node: &Node<'_>, export_id: &str) -> Result<bool, String> {
         outcome: "ok",
         detail: Some(
             serde_json::json!({
-                "requester": facts.requester,
+                "requester": &facts.requester,
                 "manifest_sha256": sha256,
                 "messages": manifest.messages.len(),
                 "missing": missing,
             })
             .to_string(),
         ),
+    };
+    let title = match manifest.messages.len() {
+        1 => "1 message".to_string(),
+        count => format!("{count} messages"),
+    };
+    let detail = (missing > 0).then(|| format!("{missing} deleted before they could be copied"));
+    let notice = Notice {
+        kind: NotificationKind::ExportReady,
+        object_id: export_id,
+        mailbox_id: None,
+        actor: None,
+        title: &title,
+        detail: detail.as_deref(),
     };
     node.database
         .execute(vec![
@@ -221,6 +235,7 @@ async fn finish(node: &Node<'_>, export_id: &str) -> Result<bool, String> {
             .bind(sha256.as_str())
             .bind(now),
             chain::append(&node.config.audit_key, &record),
+            notifications::notify(&notice, Addressee::PersonOf(&facts.requester), node.platform),
         ])
         .await
         .map_err(|error| error.to_string())?;
