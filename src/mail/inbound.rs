@@ -458,7 +458,12 @@ pub async fn receive(
         authentication.sender,
         parsed.attachments.len(),
     );
-    let work = butlers::on_delivery(&results[4], &facts, &receipt_id, &thread_id, &mailbox_id, node.platform);
+    let reply = butlers::ReplyBasis {
+        to: if parsed.reply_to.is_empty() { parsed.from.as_slice() } else { &parsed.reply_to },
+        message_id: &parsed.message_id,
+        references: &parsed.references,
+    };
+    let work = butlers::on_delivery(&results[4], &facts, &reply, &receipt_id, &thread_id, &mailbox_id, node.platform);
     batch.extend(work.statements);
     batch.extend(work.records.iter().map(|record| chain::append(&node.config.audit_key, record)));
     match database.execute(batch).await {

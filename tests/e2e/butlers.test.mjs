@@ -182,3 +182,27 @@ test("a published butler posts a delivery's metadata, signed, to its webhook on 
     receiver.close();
   }
 });
+
+test("a butler's drafted reply waits, submitted in its sponsor's name, for a second person", async () => {
+  const created = await call("POST", `/api/mailboxes/${mailbox.id}/butlers`, {
+    token,
+    body: {
+      name: "Acknowledge quotes",
+      sponsor: ben.id,
+      rules: { conditions: [{ on: "subject", contains: "quote" }], effects: [{ do: "draft_reply", text: "Thank you: we will answer {subject} today." }] },
+    },
+  });
+  assert.equal(created.status, 201, created.text);
+  assert.equal((await call("POST", `/api/mailboxes/${mailbox.id}/butlers/${created.body.id}/publish`, { token, body: { version: 1 } })).status, 200);
+  const receipt = await deliver("quote-1@customer.example", "Quote for 40 chairs");
+  // The administrator decides on the mailbox's sends, so sees them.
+  const me = (await call("GET", "/api/me", { token })).body.id;
+  await call("POST", "/api/relations", { token, body: { subject: me, relation: "approval.decide", object: mailbox.id } });
+  const sends = (await call("GET", `/api/mailboxes/${mailbox.id}/sends?limit=100`, { token })).body.sends;
+  const reply = sends.find((send) => send.reply_to === receipt.id);
+  assert.equal(reply.state, "submitted");
+  assert.equal(reply.author, ben.id);
+  assert.equal(reply.text, "Thank you: we will answer Quote for 40 chairs today.");
+  assert.equal(reply.in_reply_to, "quote-1@customer.example");
+  assert.equal(node.sentMail().length, 0, "nothing left the node");
+});

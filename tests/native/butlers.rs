@@ -314,3 +314,59 @@ fn a_webhook_effect_posts_the_deliverys_metadata_signed_once_it_is_stored() {
     deliver(world, "Invoice 4473", "w3@customer.example");
     assert_eq!(world.node.webhooks.posted.borrow().len(), 1, "nothing more was posted");
 }
+
+#[test]
+fn a_drafted_reply_waits_for_a_second_person_and_its_sponsor_cannot_be_that_person() {
+    let office = office();
+    let world = &office.world;
+    world.grant_all(&office.ben.0, &["approval.decide"], &office.mailbox);
+    world.grant_all(&office.cleo.0, &["approval.decide"], &office.mailbox);
+    let butler = office.create(json!({
+        "conditions": [{ "on": "subject", "contains": "invoice" }],
+        "effects": [{ "do": "draft_reply", "text": "Dear {sender}, we have your message about {subject}." }]
+    }));
+    let published = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
+    assert_eq!(published.status, 200, "{}", text(&published));
+    let receipt = deliver(world, "Invoice 4471", "r1@customer.example");
+
+    // A send submitted in the sponsor's name, answering the delivery; nothing sent.
+    let sends = format!("/api/mailboxes/{}/sends", office.mailbox);
+    let listed = body(&world.call("GET", &sends, Some(&office.cleo.1), None));
+    let send =
+        listed["sends"].as_array().unwrap().iter().find(|send| send["reply_to"] == receipt.as_str()).unwrap().clone();
+    assert_eq!(send["state"], "submitted", "{send}");
+    assert_eq!(send["author"], office.ben.0.as_str());
+    assert_eq!(send["to"], json!(["Ana <ana@customer.example>"]));
+    assert_eq!(send["subject"], "Re: Invoice 4471");
+    assert_eq!(send["text"], "Dear Ana <ana@customer.example>, we have your message about Invoice 4471.");
+    assert!(world.node.mailer.sent.borrow().is_empty(), "nothing is sent without a second person");
+    let effect = world.audit().into_iter().rev().find(|entry| entry["action"] == "butler_effect").unwrap();
+    assert_eq!(effect["actor_kind"], "butler");
+    assert_eq!(effect["delegator"], office.ben.0.as_str());
+
+    // The sponsor is the submitter's side: he cannot approve it, and it waits in Cleo's feed, not his.
+    let path = format!("{sends}/{}", send["id"].as_str().unwrap());
+    let own =
+        world.call("POST", &format!("{path}/approve"), Some(&office.ben.1), Some(world.decision(&office.ben.1, &path)));
+    assert_refused(&own, 403, "own_submission");
+    let waiting = |token: &str| {
+        body(&world.call("GET", "/api/me/notifications", Some(token), None))["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|item| item["kind"] == "approval_waiting" && item["object_id"] == send["id"])
+    };
+    assert!(waiting(&office.cleo.1));
+    assert!(!waiting(&office.ben.1));
+    let approved = world.call(
+        "POST",
+        &format!("{path}/approve"),
+        Some(&office.cleo.1),
+        Some(world.decision(&office.cleo.1, &path)),
+    );
+    assert_eq!(body(&approved)["state"], "dispatched", "{}", text(&approved));
+    let sent = world.node.mailer.sent.borrow().clone();
+    let parsed = mailroom::mail::inbound::parse(&sent[0].raw).unwrap();
+    assert_eq!(parsed.in_reply_to, vec!["r1@customer.example"]);
+    assert_eq!(world.verify()["intact"], true);
+}

@@ -22,6 +22,8 @@ pub mod butler_limits {
     pub const ACTIVE_PER_MAILBOX: usize = 20;
     /// The longest webhook address, in bytes.
     pub const WEBHOOK_URL_BYTES: usize = 500;
+    /// The longest reply text a butler drafts, in characters.
+    pub const REPLY_CHARACTERS: usize = 10_000;
 }
 
 /// One test a delivery must pass. Text matches ignore case and look for the
@@ -91,6 +93,15 @@ pub enum ButlerEffect {
         /// Who to assign it to (`usr_…` or `agt_…`), someone who holds send.propose there.
         assignee: String,
     },
+    /// Drafts a reply to the sender (its Reply-To, or From) with `text`, in
+    /// which `{sender}` and `{subject}` stand for the delivery's, and submits
+    /// it for approval in the sponsor's name: nothing is sent until a second
+    /// person who holds approval.decide approves it, and the sponsor can never
+    /// be that person. Needs mailbox.metadata.read and send.propose.
+    DraftReply {
+        /// The reply's text, at most `butler_limits::REPLY_CHARACTERS`.
+        text: String,
+    },
     /// Posts the delivery's metadata (sender, recipients, subject, ids; never
     /// its text) as JSON to `url` once it is stored, signed in the
     /// `mailroom-signature` header with the butler's `webhook_secret`. One
@@ -107,7 +118,7 @@ impl ButlerEffect {
     /// both when the version was published and when it runs.
     pub fn requires(&self) -> &'static [Relation] {
         match self {
-            ButlerEffect::SetStatus { .. } | ButlerEffect::Assign { .. } => {
+            ButlerEffect::SetStatus { .. } | ButlerEffect::Assign { .. } | ButlerEffect::DraftReply { .. } => {
                 &[Relation::MailboxMetadataRead, Relation::SendPropose]
             }
             ButlerEffect::NotifyWebhook { .. } => &[Relation::MailboxMetadataRead],

@@ -37,6 +37,7 @@ const CONDITIONS = {
 const EFFECTS = {
   set_status: { words: "Set the status", field: "status", label: "To", choices: words(THREAD_STATUSES) },
   assign: { words: "Assign the conversation", field: "assignee", label: "To", choices: (assignees) => assignees.map((person) => [person.id, person.name]) },
+  draft_reply: { words: "Draft a reply for approval", field: "text", label: "Text ({sender} and {subject} are filled in)", max: 10000, lines: 4 },
   notify_webhook: { words: "Post it to a webhook", field: "url", label: "Address (https)", max: 500 },
 };
 
@@ -75,7 +76,10 @@ function ruleRows(noun, kinds, tag, initial, assignees) {
       if (choices && value !== undefined && !choices.some(([key]) => key === value)) choices.unshift([value, directory.nameOf(value) ?? String(value)]);
       control = choices
         ? h("select", { required: true }, choices.map(([key, text], index) => h("option", { value: index, text })))
-        : h("input", { type: "text", required: true, maxlength: chosen.max ?? 200, autocomplete: "off", spellcheck: "false", value: value ?? "" });
+        : chosen.lines
+          ? h("textarea", { required: true, maxlength: chosen.max, rows: chosen.lines })
+          : h("input", { type: "text", required: true, maxlength: chosen.max ?? 200, autocomplete: "off", spellcheck: "false", value: value ?? "" });
+      if (chosen.lines) control.value = value ?? "";
       if (choices) control.value = String(Math.max(0, choices.findIndex(([key]) => key === value)));
       if (choices && !choices.length) control.append(h("option", { value: "", text: "Nobody works this mailbox" }));
       replace(slot, [...labelled(chosen.label, control).children]);

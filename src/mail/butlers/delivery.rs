@@ -18,6 +18,7 @@ use crate::core::bindings::Webhooks;
 use crate::core::context::ports::AuditRecord;
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement, Value};
+use crate::mail::sends;
 use crate::notifications::{self, Addressee, Notice};
 
 /// The columns of `receipts r` a butler judges.
@@ -100,8 +101,9 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i
         ButlerEffect::SetStatus { status } => {
             Statement::new("UPDATE mail_threads SET status = ?1 WHERE id = ?2").bind(status.name()).bind(thread_id)
         }
-        // Posted once the delivery is stored (`post_webhooks`).
-        ButlerEffect::NotifyWebhook { .. } => return None,
+        // Posted once the delivery is stored (`post_webhooks`); a reply is a
+        // send (`on_delivery`).
+        ButlerEffect::NotifyWebhook { .. } | ButlerEffect::DraftReply { .. } => return None,
         ButlerEffect::Assign { assignee } => {
             let works = tuples::holds(&Holder::of_actor(assignee, now_ms), Relation::SendPropose, mailbox_id);
             let mut parameters: Vec<Value> = vec![assignee.as_str().into(), thread_id.into()];
@@ -153,11 +155,21 @@ pub async fn post_webhooks(posts: &[WebhookPost], key: &[u8], webhooks: &dyn Web
     }
 }
 
+/// What a reply to the delivery is addressed and threaded by.
+pub struct ReplyBasis<'a> {
+    /// The delivery's Reply-To or, without one, its From.
+    pub to: &'a [EmailAddress],
+    pub message_id: &'a str,
+    pub references: &'a [String],
+}
+
 /// What the delivery's butlers do to receipt `receipt_id` (in conversation
 /// `thread_id` of `mailbox_id`).
+#[allow(clippy::too_many_arguments)]
 pub fn on_delivery(
     butlers: &QueryResult,
     facts: &DeliveryFacts,
+    reply: &ReplyBasis<'_>,
     receipt_id: &str,
     thread_id: &str,
     mailbox_id: &str,
@@ -193,7 +205,31 @@ pub fn on_delivery(
             continue;
         }
         for effect in &judged.effects {
-            let ran = effect.would_run;
+            let mut ran = effect.would_run;
+            let mut outcome = effect.outcome.clone();
+            if let (true, ButlerEffect::DraftReply { text }) = (ran, &effect.effect) {
+                let drafted = sends::ButlerReply {
+                    mailbox_id,
+                    thread_id,
+                    receipt_id,
+                    sponsor: &butler.sponsor_id,
+                    to: reply.to,
+                    subject: &facts.subject,
+                    text: text.replace("{sender}", &facts.from).replace("{subject}", &facts.subject),
+                    message_id: reply.message_id,
+                    references: reply.references,
+                };
+                match sends::submitted_for_butler(&drafted, platform) {
+                    Some((send_id, written)) => {
+                        statements.extend(written);
+                        outcome = format!("{outcome}: {send_id}");
+                    }
+                    None => {
+                        ran = false;
+                        outcome = "skipped: the message names no address a reply could go to".into();
+                    }
+                }
+            }
             if ran {
                 statements.extend(carry_out(&effect.effect, thread_id, mailbox_id, now_ms));
                 if let ButlerEffect::NotifyWebhook { url } = &effect.effect {
@@ -219,7 +255,7 @@ pub fn on_delivery(
                     mailbox_id: Some(mailbox_id),
                     actor: Some(&butler.id),
                     title: &facts.subject,
-                    detail: Some(&effect.outcome),
+                    detail: Some(&outcome),
                 };
                 statements.push(notifications::notify(&notice, Addressee::PersonOf(&butler.sponsor_id), platform));
             }
@@ -237,7 +273,7 @@ pub fn on_delivery(
                         "version": butler.version,
                         "receipt": receipt_id,
                         "effect": effect.effect,
-                        "outcome": effect.outcome,
+                        "outcome": outcome,
                     })
                     .to_string(),
                 ),

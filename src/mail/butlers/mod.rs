@@ -16,7 +16,9 @@ use mailroom_contract::api::{
 use mailroom_contract::{PathParameter, Relation};
 use serde::Deserialize;
 
-pub use delivery::{ButlerWork, WebhookPost, active_on_delivery, facts_of_delivery, on_delivery, post_webhooks};
+pub use delivery::{
+    ButlerWork, ReplyBasis, WebhookPost, active_on_delivery, facts_of_delivery, on_delivery, post_webhooks,
+};
 pub use rules::DeliveryFacts;
 use rules::judge;
 
@@ -151,6 +153,14 @@ fn valid_rules(rules: &ButlerRules) -> Result<(), Refusal> {
         }
     }
     for (index, effect) in rules.effects.iter().enumerate() {
+        if let E::DraftReply { text } = effect
+            && (text.trim().is_empty() || text.chars().count() > butler_limits::REPLY_CHARACTERS)
+        {
+            return Err(RequestError::wrong_field(
+                &format!("rules.effects[{index}].text"),
+                format!("1 to {} characters of the reply's text", butler_limits::REPLY_CHARACTERS),
+            ));
+        }
         if let E::NotifyWebhook { url } = effect
             && !webhooks::acceptable_url(url, butler_limits::WEBHOOK_URL_BYTES)
         {

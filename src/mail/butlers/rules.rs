@@ -66,6 +66,9 @@ fn describe(effect: &ButlerEffect) -> String {
     match effect {
         ButlerEffect::SetStatus { status } => format!("sets the conversation's status to {}", status.name()),
         ButlerEffect::Assign { assignee } => format!("assigns the conversation to {assignee}"),
+        ButlerEffect::DraftReply { .. } => {
+            "drafts a reply to the sender and submits it for a second person's approval, in its sponsor's name".into()
+        }
         ButlerEffect::NotifyWebhook { url } => {
             format!("posts the message's sender, recipients and subject to {url}")
         }

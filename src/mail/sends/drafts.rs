@@ -6,6 +6,7 @@ use mailroom_contract::api::{CreateDraft, EmailAddress, NotificationKind, SendSt
 use mailroom_contract::{PathParameter, Relation};
 
 use super::record::{SEND_COLUMNS, SendRow, caller_id, json_list, list_of, no_one, the_send, transition};
+use super::version::Submission;
 use super::{MAXIMUM_RECIPIENTS, MAXIMUM_REFERENCES, MAXIMUM_SUBJECT_CHARACTERS, MAXIMUM_TEXT_BYTES, SendError};
 use crate::authz::holder_of;
 use crate::authz::tuples;
@@ -13,6 +14,7 @@ use crate::core::addresses;
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, new_id};
+use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::mail::message_ids;
@@ -450,4 +452,95 @@ pub async fn redraft(context: &mut Context<'_>) -> Result<Response, Refusal> {
         ..refused
     };
     Ok(context.json(&draft.present()))
+}
+
+/// A reply a butler drafts and submits in its sponsor's name, for a second
+/// person to decide on.
+pub struct ButlerReply<'a> {
+    pub mailbox_id: &'a str,
+    pub thread_id: &'a str,
+    /// The delivery it answers (`rcp_…`), stored in the same batch.
+    pub receipt_id: &'a str,
+    /// The sponsor: the send's author and submitter, so dual control counts
+    /// them (and their agents) on the submitter's side.
+    pub sponsor: &'a str,
+    /// The delivery's Reply-To or, without one, its From, as stored.
+    pub to: &'a [EmailAddress],
+    /// The delivery's subject.
+    pub subject: &'a str,
+    pub text: String,
+    /// The delivery's Message-ID and References.
+    pub message_id: &'a str,
+    pub references: &'a [String],
+}
+
+/// The statements that write `reply` as a send submitted for approval: the send
+/// and its first version, and the approval waiting in the feed of whoever may
+/// decide. `None` when the delivery gives nobody to reply to, or the text is
+/// over the limit of a send.
+pub fn submitted_for_butler(reply: &ButlerReply<'_>, platform: &dyn Platform) -> Option<(String, Vec<Statement>)> {
+    let to = stored_recipients(&serde_json::to_string(reply.to).ok()?);
+    let (to, cc) = validate_recipients(&to, &[]).ok()?;
+    let subject = validate_subject(&reply_subject(reply.subject)).ok()?;
+    let text = validate_text(&reply.text).ok()?;
+    let message_id = Some(reply.message_id.to_string()).filter(|id| message_ids::is_message_id(id));
+    let mut references = reply.references.to_vec();
+    references.extend(message_id.clone());
+    references.retain(|id| message_ids::is_message_id(id));
+    let references = references.split_off(references.len().saturating_sub(MAXIMUM_REFERENCES));
+    let now_ms = platform.now_ms();
+    let send_id = new_id(IdKind::Send, platform);
+    let submission = Submission {
+        send_id: send_id.clone(),
+        mailbox_id: reply.mailbox_id.to_string(),
+        author: reply.sponsor.to_string(),
+        to: to.clone(),
+        cc: cc.clone(),
+        subject: subject.clone(),
+        text: text.clone(),
+        in_reply_to: message_id.clone(),
+        references: references.clone(),
+        submitted_by: reply.sponsor.to_string(),
+        submitted_at: now_ms,
+        attachments: Vec::new(),
+    };
+    let version = submission.version();
+    let notice = Notice {
+        kind: NotificationKind::ApprovalWaiting,
+        object_id: &send_id,
+        mailbox_id: Some(reply.mailbox_id),
+        actor: Some(reply.sponsor),
+        title: &subject,
+        detail: None,
+    };
+    let statements = vec![
+        Statement::new(
+            "INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, reply_to, in_reply_to, \
+             references_json, created_at, updated_at, thread_id, submitted_at, submitted_by, submitted_version) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?12, ?3, ?14)",
+        )
+        .bind(send_id.as_str())
+        .bind(reply.mailbox_id)
+        .bind(reply.sponsor)
+        .bind(SendState::Submitted.name())
+        .bind(json_list(&to))
+        .bind(json_list(&cc))
+        .bind(subject.as_str())
+        .bind(text.as_str())
+        .bind(reply.receipt_id)
+        .bind(message_id)
+        .bind(json_list(&references))
+        .bind(now_ms)
+        .bind(reply.thread_id)
+        .bind(version.as_str()),
+        Statement::new(
+            "INSERT INTO send_versions (send_id, version, submission_json, submitted_at) VALUES (?1, ?2, ?3, ?4)",
+        )
+        .bind(send_id.as_str())
+        .bind(version.as_str())
+        .bind(serde_json::to_string(&submission).ok()?)
+        .bind(now_ms),
+        notifications::notify(&notice, Addressee::Deciders, platform),
+    ];
+    Some((send_id, statements))
 }

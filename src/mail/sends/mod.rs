@@ -32,7 +32,9 @@ use mailroom_contract::api::SendState;
 use crate::core::refusal::Refusal;
 
 pub use decisions::{approve, refuse, retry};
-pub use drafts::{cancel, create_draft, delete_draft, redraft, submit, update_draft};
+pub use drafts::{
+    ButlerReply, cancel, create_draft, delete_draft, redraft, submit, submitted_for_butler, update_draft,
+};
 pub use files::{add as add_attachment, download as download_attachment, remove as remove_attachment};
 pub use record::{approvals, get, in_thread, list, present_in_thread};
 
