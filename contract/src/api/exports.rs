@@ -13,8 +13,9 @@ pub mod export_limits {
     /// can be split by date.
     pub const MESSAGES: usize = 5_000;
     /// How many messages one background run copies, across the exports
-    /// building, so a run stays far inside a Worker invocation's subrequest limit.
-    pub const COPIED_PER_RUN: usize = 40;
+    /// building: a read and a write of the object store each, so a run stays
+    /// inside the free plan's 50 subrequests per invocation.
+    pub const COPIED_PER_RUN: usize = 20;
     /// How many exports a requester may have building at once.
     pub const BUILDING_PER_REQUESTER: usize = 3;
 }

@@ -37,9 +37,10 @@ struct PendingRow {
     position: Option<i64>,
 }
 
-/// How many exports one run may finish: a run moves on to the next building
-/// export once one is done, while its copying budget lasts.
-const EXPORTS_PER_RUN: usize = 10;
+/// How many exports one run may work on: a run moves on to the next building
+/// export once one is done, while its copying budget lasts, and each costs a
+/// few statements of the invocation's allowance.
+const EXPORTS_PER_RUN: usize = export_limits::BUILDING_PER_REQUESTER;
 
 /// One run: the building exports, oldest first, copied while the run's budget
 /// of `export_limits::COPIED_PER_RUN` copies lasts, each finished with its
