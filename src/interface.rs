@@ -54,6 +54,7 @@ const MODULES: &[(&str, &str)] = &[
     ("connections.js", interface_file!("scripts/connections.js")),
     ("conversation.js", interface_file!("scripts/conversation.js")),
     ("dom.js", interface_file!("scripts/dom.js")),
+    ("exports.js", interface_file!("scripts/exports.js")),
     ("inbox.js", interface_file!("scripts/inbox.js")),
     ("mail-shared.js", interface_file!("scripts/mail-shared.js")),
     ("mail-words.js", interface_file!("scripts/mail-words.js")),

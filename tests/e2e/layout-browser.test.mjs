@@ -3,12 +3,12 @@
 // (one with a long name, one disabled), teams, mailboxes, every relation, agents
 // in every state, sources, reminders, notifications (a refusal with a long
 // reason, an assignment, an approval waiting, reminders due), agents'
-// messages (the node runs agent messaging) and a butler, one version published
-// and one a draft, with its dry run. In each section: the page never scrolls
-// sideways, and every cell, button, link and field it shows lies inside the
-// window; relations and
-// capabilities read in the vocabulary's words, never as codes, unless the person
-// asks for the codes; and nobody whose name the page knows is shown by id.
+// messages (the node runs agent messaging), a butler, one version published
+// and one a draft, with its dry run, and an export of two mailboxes, built by
+// the per-minute run. In each section: the page never scrolls sideways, and
+// every cell, button, link and field it shows lies inside the window; relations
+// and capabilities read in the vocabulary's words, never as codes, unless the
+// person asks for the codes; and nobody whose name the page knows is shown by id.
 // Every console error and CSP violation fails the file.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -132,6 +132,11 @@ before(async () => {
     { title: "Send the quarterly VAT return", due_at: day(-2), done_label: "Filed" },
   ]) await post("/api/me/events", event);
 
+  // The administrator also reviews: an export of both mailboxes, which the
+  // per-minute run below builds.
+  await post("/api/relations", { subject: made.admin.id, relation: "ediscovery.export", object: "org" });
+  made.export = await post("/api/exports", { mailbox_ids: [made.support.id, made.finance.id] });
+
   // Reminders due today and overdue reach the feed from the per-minute run.
   await node.scheduled("* * * * *");
 
@@ -176,6 +181,7 @@ const SECTIONS = [
   { route: "agents", title: "Agents", ready: (page) => page.getByRole("table", { name: /^Agents on this node/ }), codes: true },
   { route: "sources", title: "Sources", ready: (page) => page.getByRole("table", { name: /^Reminder sources/ }), codes: true },
   { route: "butlers", title: "Butlers", ready: (page) => page.getByRole("region", { name: "Create a butler" }), codes: true },
+  { route: "exports", title: "Exports", ready: (page) => page.getByRole("table", { name: "Your exports, newest first" }).getByText("Ready"), codes: true },
   { route: "audit", title: "Audit", ready: (page) => page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row").nth(5), codes: true },
   { route: "reminders", title: "Reminders", ready: (page) => page.getByText("Call the landlord about the boiler"), codes: false },
   { route: "notifications", title: "Notifications", ready: (page) => page.getByRole("list", { name: "Notifications, newest first" }).getByRole("listitem").filter({ hasText: "Reminder due: " }), codes: true },
@@ -278,6 +284,18 @@ for (const layout of LAYOUTS) {
     }
   });
 
+  test(`${layout.name}: an export's page, its objects and their hashes fit the window, in words and names`, async () => {
+    const page = run.page;
+    await page.evaluate((at) => (location.hash = at), `#/exports/${made.export.id}`);
+    await page.getByRole("table", { name: "What it holds" }).getByRole("link", { name: `Download ${made.receipt.subject}` }).waitFor();
+    const measured = await measure(page);
+    assertFits(measured, "an export's page");
+    assert.deepEqual([...new Set(measured.text.match(codesPattern()) ?? [])], [], "an export's page: codes shown instead of words");
+    const ids = [...new Set(measured.text.match(ID) ?? [])].filter((id) => [made.support.id, made.finance.id].includes(id));
+    assert.deepEqual(ids, [], "an export's page: ids shown where the name is known");
+    for (const { address } of [SUPPORT, FINANCE]) assert.ok(measured.text.includes(address), `${address} by address`);
+  });
+
   test(`${layout.name}: relations read in the vocabulary's words, and their codes are there on request`, async () => {
     const page = run.page;
     await page.evaluate(() => (location.hash = "#/relations"));
@@ -335,7 +353,7 @@ for (const layout of LAYOUTS) {
     const page = run.page;
     await page.evaluate(() => (location.hash = "#/audit"));
     const grant = page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row")
-      .filter({ hasText: "grant_relation" }).filter({ hasText: "ediscovery" });
+      .filter({ hasText: "grant_relation" }).filter({ hasText: "ediscovery" }).filter({ hasText: MAX.name });
     await grant.waitFor();
     const shown = await grant.evaluate((element) => element.innerText);
     const ediscovery = vocabulary.relations.find((relation) => relation.name === "ediscovery.export");

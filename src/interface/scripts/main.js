@@ -25,8 +25,8 @@
 //   inbox.js         a mailbox's conversations, where Mail lands
 //   conversation.js  one conversation: its messages, triage, replies
 //   mail.js, sends.js, approvals.js, notifications.js, reminders.js, people.js, teams.js,
-//   mailboxes.js, butlers.js, relations.js, agents.js, connections.js, sources.js, audit.js,
-//   account.js       the sections, one module each, exporting its render function
+//   mailboxes.js, butlers.js, relations.js, agents.js, connections.js, exports.js, sources.js,
+//   audit.js, account.js  the sections, one module each, exporting its render function
 //   main.js          the shell: sign-in, header, navigation, router, start-up
 //
 // A new section is a module exporting a render
@@ -45,6 +45,7 @@ import { approvalCount, APPROVALS_CHANGED, renderApprovals } from "./approvals.j
 import { renderAudit } from "./audit.js";
 import { renderButlers } from "./butlers.js";
 import { renderConnections } from "./connections.js";
+import { renderExports } from "./exports.js";
 import { renderMail } from "./mail.js";
 import { renderMailboxes } from "./mailboxes.js";
 import { NOTIFICATIONS_CHANGED, renderNotifications, unreadCount } from "./notifications.js";
@@ -71,6 +72,8 @@ const SECTIONS = [
   { route: "approvals", title: "Approvals", visible: everyone, render: renderApprovals },
   { route: "notifications", title: "Notifications", visible: everyone, render: renderNotifications },
   { route: "connections", title: "Connections", visible: everyone, render: renderConnections },
+  // The page cannot tell who holds ediscovery.export: the node's refusal says (exports.js).
+  { route: "exports", title: "Exports", visible: everyone, render: renderExports },
   { route: "people", title: "People", visible: isAdmin, landing: isAdmin, render: renderPeople },
   { route: "teams", title: "Teams", visible: isAdmin, render: renderTeams },
   { route: "mailboxes", title: "Mailboxes", visible: isAdmin, render: renderMailboxes },

@@ -154,13 +154,14 @@ export const info = (...content) => h("div", { class: "notice info" }, content);
 
 /**
  * A link that downloads what the node serves at `href` (an attachment, an
- * original). The browser fetches it itself with the session cookies, so the
+ * original, an export's object; `context`, words for screen readers that say
+ * which). The browser fetches it itself with the session cookies, so the
  * session is confirmed first (renewing an expired access token), or the file
  * saved would be a refusal. The node serves these as attachments under a
  * sandboxing policy: they are saved, never rendered on this origin.
  */
-export function downloadLink(href, text, { asButton = false } = {}) {
-  const link = h("a", { href, download: true, class: asButton ? "button secondary" : "download", text });
+export function downloadLink(href, text, { asButton = false, context = null } = {}) {
+  const link = h("a", { href, download: true, class: asButton ? "button secondary" : "download" }, text, context ? hidden(context) : null);
   link.addEventListener("click", async (event) => {
     if (!event.isTrusted) return; // the click below, once the session is confirmed
     event.preventDefault();
