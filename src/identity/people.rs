@@ -6,8 +6,9 @@
 //! liveness check every request makes means even a live access token stops
 //! working on its next use.
 
-use mailroom_contract::PathParameter;
 use mailroom_contract::api::{CreatePerson, Me, PasswordReset, Person, PersonList, ResetPassword, TeamReference};
+use mailroom_contract::relation::ORGANIZATION_OBJECT;
+use mailroom_contract::{PathParameter, Relation};
 use serde::Deserialize;
 
 use crate::authz::throttle::Window;
@@ -177,8 +178,9 @@ pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "SELECT t.id, t.name FROM teams t JOIN team_members m ON m.team_id = t.id WHERE m.person_id = ?1 ORDER BY t.name",
     )
     .bind(person_id.as_str());
-    let [person, administrator, teams] =
-        context.read_array([by_id(&person_id), tuples::is_administrator(&holder), teams]).await?;
+    let exporter = tuples::holds(&holder, Relation::EdiscoveryExport, ORGANIZATION_OBJECT);
+    let [person, administrator, exporter, teams] =
+        context.read_array([by_id(&person_id), tuples::is_administrator(&holder), exporter, teams]).await?;
     let person: PersonRow = person
         .first()
         .ok_or_else(|| context.internal("a live session's person is missing"))?
@@ -192,6 +194,7 @@ pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
         name: person.name,
         email: Some(person.email),
         is_admin,
+        may_export: exporter.first_flag("held").unwrap_or(false),
         teams,
         session_id: Some(session_id),
         sponsor: None,
@@ -214,6 +217,7 @@ async fn agent_me(context: &mut Context<'_>, agent_id: String) -> Result<Respons
         name: row.text("name").map_err(|error| context.internal(error))?,
         email: None,
         is_admin: administrator.first_flag("held").unwrap_or(false),
+        may_export: false,
         teams: Vec::new(),
         session_id: None,
         sponsor: Some(row.text("sponsor_id").map_err(|error| context.internal(error))?),

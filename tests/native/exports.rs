@@ -235,10 +235,12 @@ fn only_the_requester_reads_an_export_and_only_while_they_hold_ediscovery_export
     // The administrator is no exception.
     assert_refused(&world.admin("GET", &format!("/api/exports/{id}"), None), 403, "missing_relation");
 
-    // Revoked, the requester reads nothing more.
+    // Revoked, the requester reads nothing more, and is told so by GET /api/me.
+    assert_eq!(body(&desk.get("/api/me"))["may_export"], true);
     let revoked = world.revoke(&desk.rita.0, "ediscovery.export", "org");
     assert_eq!(revoked.status, 200, "{}", text(&revoked));
     assert_refused(&desk.get(&format!("/api/exports/{id}/objects/{receipt}")), 403, "missing_relation");
+    assert_eq!(body(&desk.get("/api/me"))["may_export"], false);
 }
 
 #[test]

@@ -158,6 +158,10 @@ pub struct Me {
     pub email: Option<String>,
     /// Whether the caller holds `org.admin`.
     pub is_admin: bool,
+    /// Whether the caller holds `ediscovery.export` on the organisation, and so
+    /// may request eDiscovery exports (never an agent).
+    #[serde(default)]
+    pub may_export: bool,
     /// The teams the caller belongs to.
     pub teams: Vec<TeamReference>,
     /// The session in use (`ses_…`), for a person signed in with a session.

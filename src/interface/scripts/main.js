@@ -72,8 +72,8 @@ const SECTIONS = [
   { route: "approvals", title: "Approvals", visible: everyone, render: renderApprovals },
   { route: "notifications", title: "Notifications", visible: everyone, render: renderNotifications },
   { route: "connections", title: "Connections", visible: everyone, render: renderConnections },
-  // The page cannot tell who holds ediscovery.export: the node's refusal says (exports.js).
-  { route: "exports", title: "Exports", visible: everyone, render: renderExports },
+  // Those who hold ediscovery.export (`may_export`, from GET /api/me).
+  { route: "exports", title: "Exports", visible: () => me?.may_export === true, render: renderExports },
   { route: "people", title: "People", visible: isAdmin, landing: isAdmin, render: renderPeople },
   { route: "teams", title: "Teams", visible: isAdmin, render: renderTeams },
   { route: "mailboxes", title: "Mailboxes", visible: isAdmin, render: renderMailboxes },
