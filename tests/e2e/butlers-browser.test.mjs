@@ -17,7 +17,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, ADMIN, ROOT } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, signIn } from "./browser-helpers.mjs";
+import { assertFits, ok, signIn } from "./browser-helpers.mjs";
 
 const BEN = { name: "Ben Sponsor", email: "ben@example.com", password: "ben's first long password" };
 const CLEO = { name: "Cleo Accounts", email: "cleo@example.com", password: "cleo's first long password" };
@@ -34,12 +34,6 @@ const LAYOUTS = [
 let node, call, token, browser, vocabulary;
 const watch = new PageWatch();
 const made = {};
-
-async function ok(promise, status = 200) {
-  const answer = await promise;
-  assert.equal(answer.status, status, answer.text);
-  return answer.body;
-}
 
 function message(id, subject, address) {
   return `From: Ana Lima <${ANA}>\r\nTo: Support <${address}>\r\nSubject: ${subject}\r\nMessage-ID: <${id}>\r\n` +

@@ -18,7 +18,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { startNode, setUp, ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, signIn } from "./browser-helpers.mjs";
+import { assertFits, ok, signIn } from "./browser-helpers.mjs";
 
 const RITA = { name: "Rita Reviewer", email: "rita@example.com", password: "rita's first long password" };
 const SUPPORT = "support@mailroom.test";
@@ -36,12 +36,6 @@ const LAYOUTS = [
 let node, call, token, browser;
 const watch = new PageWatch();
 const made = {};
-
-async function ok(promise, status = 200) {
-  const answer = await promise;
-  assert.equal(answer.status, status, answer.text);
-  return answer.body;
-}
 
 function message(id, subject, to) {
   return `From: Ana Lima <${ANA}>\r\nTo: <${to}>\r\nSubject: ${subject}\r\nMessage-ID: <${id}@customer.example>\r\n` +

@@ -19,7 +19,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startNode, setUp, ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, signIn as signInAt } from "./browser-helpers.mjs";
+import { assertFits, ok, signIn as signInAt } from "./browser-helpers.mjs";
 
 const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
 const APPROVER = { name: "Abe Approver", email: "abe@example.com", password: "abe's first long password" };
@@ -44,12 +44,6 @@ const LAYOUTS = [
 let node, call, token, browser;
 const watch = new PageWatch();
 const made = {};
-
-async function ok(promise, status = 200) {
-  const answer = await promise;
-  assert.equal(answer.status, status, answer.text);
-  return answer.body;
-}
 
 /** A message as Email Routing hands it to the Worker: its stamp on top, when it has one. */
 function message({ id, subject, body, from, to, headers = "", stamp }) {

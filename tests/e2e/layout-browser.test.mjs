@@ -16,7 +16,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, ADMIN, ROOT } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFitted as assertFits, measure as measureShown, signIn } from "./browser-helpers.mjs";
+import { assertFitted as assertFits, measure as measureShown, ok, signIn } from "./browser-helpers.mjs";
 
 const BEN = { name: "Ben Baker", email: "ben@example.com", password: "ben's first long password" };
 const MAX = {
@@ -39,12 +39,6 @@ let node, call, token, browser, vocabulary;
 const watch = new PageWatch();
 /** What the data is: `{ ben, max, cleo, team, finance, support, agents, … }`. */
 const made = {};
-
-async function ok(promise, status) {
-  const answer = await promise;
-  assert.equal(answer.status, status, answer.text);
-  return answer.body;
-}
 
 before(async () => {
   node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });

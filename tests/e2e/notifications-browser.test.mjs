@@ -13,7 +13,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startNode, setUp } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits as fits, signIn as signInAt } from "./browser-helpers.mjs";
+import { assertFits as fits, ok, signIn as signInAt } from "./browser-helpers.mjs";
 
 const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
 const DECIDER = { name: "Cleo Checker", email: "cleo@example.com", password: "cleo's first long password" };
@@ -30,12 +30,6 @@ const LAYOUTS = [
 let node, call, token, browser;
 const watch = new PageWatch();
 const made = {};
-
-async function ok(promise, status = 200) {
-  const answer = await promise;
-  assert.equal(answer.status, status, answer.text);
-  return answer.body;
-}
 
 async function tokenFor({ email, password }) {
   return (await ok(call("POST", "/api/sessions", { body: { email, password } }), 201)).session.access_token;
