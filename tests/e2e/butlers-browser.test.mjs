@@ -117,6 +117,11 @@ test("the form offers exactly the condition and effect kinds the contract declar
   assert.equal(checks.length, schemas.SenderAuthentication.oneOf.length, checks.join(", "));
   const statuses = await form.getByRole("group", { name: "Effect 1" }).getByLabel("To").locator("option").allTextContents();
   assert.equal(statuses.length, schemas.ThreadStatus.oneOf.length, statuses.join(", "));
+  // A copy is filed in another mailbox, chosen by its address, never this one.
+  await form.getByRole("group", { name: "Effect 1" }).getByLabel("Does").selectOption("forward");
+  const targets = await form.getByRole("group", { name: "Effect 1" }).getByLabel("In mailbox").locator("option").allTextContents();
+  assert.ok(targets.includes(made.phone.mailbox.address), targets.join(", "));
+  assert.ok(!targets.includes(made.desktop.mailbox.address), targets.join(", "));
   await page.context().close();
 });
 

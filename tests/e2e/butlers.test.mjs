@@ -206,3 +206,45 @@ test("a butler's drafted reply waits, submitted in its sponsor's name, for a sec
   assert.equal(reply.in_reply_to, "quote-1@customer.example");
   assert.equal(node.sentMail().length, 0, "nothing left the node");
 });
+
+test("a butler files a copy in another mailbox its sponsor reads, where it joins its conversation", async () => {
+  const billing = (await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } })).body;
+  const me = (await call("GET", "/api/me", { token })).body.id;
+  const grant = (subject, relation, object) => call("POST", "/api/relations", { token, body: { subject, relation, object } });
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) await grant(me, relation, billing.id);
+  await grant(ben.id, "mailbox.content.read", mailbox.id);
+  const created = await call("POST", `/api/mailboxes/${mailbox.id}/butlers`, {
+    token,
+    body: { name: "Receipts to billing", sponsor: ben.id, rules: { conditions: [{ on: "subject", contains: "receipt" }], effects: [{ do: "forward", mailbox: billing.id }] } },
+  });
+  assert.equal(created.status, 201, created.text);
+  const publish = () => call("POST", `/api/mailboxes/${mailbox.id}/butlers/${created.body.id}/publish`, { token, body: { version: 1 } });
+  const refused = await publish();
+  assert.equal(refused.status, 409, refused.text);
+  assert.equal(refused.body.error.code, "sponsor_lacks");
+  assert.match(refused.body.error.message, new RegExp(billing.id));
+  await grant(ben.id, "mailbox.content.read", billing.id);
+  assert.equal((await publish()).status, 200);
+
+  await deliver("receipt-1@customer.example", "Receipt 1");
+  const reply = `From: Ana Lima <ana@customer.example>\r\nTo: Support <${SUPPORT}>\r\nSubject: Re: Receipt 1\r\n` +
+    `Message-ID: <receipt-2@customer.example>\r\nIn-Reply-To: <receipt-1@customer.example>\r\nDate: Tue, 1 Dec 2026 10:00:00 +0000\r\n` +
+    `Content-Type: text/plain\r\n\r\nThe corrected receipt.\r\n`;
+  assert.equal(await node.deliver("ana@customer.example", SUPPORT, reply), null);
+  const threads = (await call("GET", `/api/mailboxes/${billing.id}/threads`, { token })).body.threads;
+  assert.equal(threads.length, 1, JSON.stringify(threads));
+  const thread = (await call("GET", `/api/mailboxes/${billing.id}/threads/${threads[0].id}`, { token })).body;
+  const copies = thread.entries.map((entry) => entry.received);
+  assert.deepEqual(copies.map((copy) => copy.subject), ["Receipt 1", "Re: Receipt 1"]);
+  assert.ok(copies.every((copy) => copy.filed_by === created.body.id));
+  assert.equal(copies[1].text.trim(), "The corrected receipt.");
+  // Its original is the one delivered, in R2, shared with support's receipt.
+  await grant(me, "message.export", billing.id);
+  const original = await call("GET", `/api/mailboxes/${billing.id}/messages/${copies[0].id}/original`, { token });
+  assert.equal(original.status, 200);
+  assert.match(original.text, /Message-ID: <receipt-1@customer\.example>/);
+  const counted = await rows("SELECT COUNT(DISTINCT raw_key) AS keys, COUNT(*) AS receipts FROM receipts WHERE message_id = 'receipt-1@customer.example'");
+  assert.deepEqual([counted.keys, counted.receipts], [1, 2]);
+  const audit = (await call("GET", "/api/audit?limit=100", { token })).body.entries.filter((entry) => entry.actor === created.body.id);
+  assert.deepEqual(audit.map((entry) => entry.outcome), ["ok", "ok"]);
+});

@@ -149,8 +149,18 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
       return files.map((file) => readFileSync(file, "utf8"));
     },
     async sql(command) {
-      const { stdout } = await wrangler(["d1", "execute", "DB", "--local", "--persist-to", state, "--json", "--command", command, ...config]);
-      return JSON.parse(stdout)[0].results;
+      // workerd holds the same SQLite file; a read from outside can meet its
+      // write lock (SQLITE_BUSY) on a loaded machine, which says nothing about
+      // the node, so it is tried again a few times.
+      for (let attempt = 1; ; attempt += 1) {
+        try {
+          const { stdout } = await wrangler(["d1", "execute", "DB", "--local", "--persist-to", state, "--json", "--command", command, ...config]);
+          return JSON.parse(stdout)[0].results;
+        } catch (error) {
+          if (attempt === 5 || !String(error.stderr).includes("SQLITE_BUSY")) throw error;
+          await new Promise((resolve) => setTimeout(resolve, 200 * attempt));
+        }
+      }
     },
     /**
      * Whether the node's local R2 bucket holds an object under `key`, read from

@@ -17,7 +17,7 @@ fn deliver(world: &World, subject: &str, message_id: &str) -> String {
     );
     match world.node.deliver("ana@customer.example", SUPPORT, raw.as_bytes()) {
         Ok(Delivery::Stored { receipt_id }) => receipt_id,
-        other => panic!("{other:?}"),
+        other => panic!("{other:?} {:?}", world.node.platform.logs.borrow()),
     }
 }
 
@@ -369,4 +369,122 @@ fn a_drafted_reply_waits_for_a_second_person_and_its_sponsor_cannot_be_that_pers
     let parsed = mailroom::mail::inbound::parse(&sent[0].raw).unwrap();
     assert_eq!(parsed.in_reply_to, vec!["r1@customer.example"]);
     assert_eq!(world.verify()["intact"], true);
+}
+
+/// A delivery to support that answers `in_reply_to`.
+fn deliver_reply(world: &World, subject: &str, message_id: &str, in_reply_to: &str) -> String {
+    let raw = format!(
+        "From: Ana <ana@customer.example>\r\nTo: Support <{SUPPORT}>\r\nSubject: {subject}\r\n\
+         Message-ID: <{message_id}>\r\nIn-Reply-To: <{in_reply_to}>\r\nDate: Mon, 16 Nov 2026 10:00:00 +0000\r\n\r\n\
+         Following up on the quarterly figures.\r\n"
+    );
+    match world.node.deliver("ana@customer.example", SUPPORT, raw.as_bytes()) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_forward_files_a_copy_where_its_sponsor_reads_and_never_where_they_do_not() {
+    let office = office();
+    let world = &office.world;
+    let billing = world.mailbox("billing@mailroom.test");
+    world.grant_all(&office.ben.0, &["mailbox.content.read"], &office.mailbox);
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read", "mailbox.content.read"], &billing);
+    let butler = office.create(json!({
+        "conditions": [{ "on": "subject", "contains": "invoice" }],
+        "effects": [{ "do": "forward", "mailbox": billing }]
+    }));
+    let butler_id = butler.rsplit('/').next().unwrap().to_string();
+    // Ben cannot read billing: the copy would put mail where its sponsor could not.
+    let refused = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
+    assert_refused(&refused, 409, "sponsor_lacks");
+    assert!(body(&refused)["error"]["message"].as_str().unwrap().contains(&billing), "{}", text(&refused));
+    world.grant_all(&office.ben.0, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &billing);
+    let published = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
+    assert_eq!(published.status, 200, "{}", text(&published));
+    // Billing's own butler closes everything delivered there; it must never act on a copy.
+    let closer = world.admin(
+        "POST",
+        &format!("/api/mailboxes/{billing}/butlers"),
+        Some(json!({ "name": "Close all", "sponsor": office.ben.0,
+                     "rules": { "conditions": [], "effects": [{ "do": "set_status", "status": "closed" }] } })),
+    );
+    let closer = format!("/api/mailboxes/{billing}/butlers/{}", body(&closer)["id"].as_str().unwrap());
+    assert_eq!(world.admin("POST", &format!("{closer}/publish"), Some(json!({ "version": 1 }))).status, 200);
+
+    let original = deliver(world, "Invoice 77", "inv77@customer.example");
+    deliver(world, "Lunch?", "lunch@customer.example");
+    deliver_reply(world, "Re: Invoice 77", "inv77b@customer.example", "inv77@customer.example");
+    let threads = body(&world.admin("GET", &format!("/api/mailboxes/{billing}/threads"), None));
+    assert_eq!(
+        threads["threads"].as_array().unwrap().len(),
+        1,
+        "the follow-up joins the copy's conversation: {threads}"
+    );
+    let thread = &threads["threads"][0];
+    assert_eq!(thread["status"], "open", "billing's own butler did not act on a copy: {thread}");
+    let shown = body(&world.admin(
+        "GET",
+        &format!("/api/mailboxes/{billing}/threads/{}", thread["id"].as_str().unwrap()),
+        None,
+    ));
+    let copies: Vec<&Value> = shown["entries"].as_array().unwrap().iter().map(|entry| &entry["received"]).collect();
+    assert_eq!(copies.len(), 2, "{shown}");
+    assert_eq!(copies[0]["subject"], "Invoice 77");
+    assert_eq!(copies[1]["text"].as_str().unwrap().trim(), "Following up on the quarterly figures.");
+    for copy in &copies {
+        assert_eq!(copy["filed_by"], butler_id.as_str());
+        assert_ne!(copy["id"], original.as_str(), "a copy is a receipt of its own");
+    }
+    // The original in support is untouched and not marked as filed.
+    let at_support = body(&world.admin("GET", &world.thread_of(&office.mailbox, &original), None));
+    assert!(at_support["entries"][0]["received"].get("filed_by").is_none(), "{at_support}");
+    // The copy is searchable in billing, by its text.
+    let found = body(&world.admin("GET", &format!("/api/search?q=quarterly&mailbox={billing}"), None));
+    assert_eq!(found["results"][0]["mailbox_id"], billing.as_str(), "{found}");
+
+    // The copy shares the original's bytes: deleting the original keeps them.
+    let deleted = world.admin("DELETE", &format!("/api/mailboxes/{}/messages/{original}", office.mailbox), None);
+    assert_eq!(deleted.status, 200, "{}", text(&deleted));
+    world.grant_all(&world.admin_id, &["message.export"], &billing);
+    let copy_original = world.admin(
+        "GET",
+        &format!("/api/mailboxes/{billing}/messages/{}/original", copies[0]["id"].as_str().unwrap()),
+        None,
+    );
+    assert_eq!(copy_original.status, 200, "{}", text(&copy_original));
+
+    // Ben can no longer read billing: the next copy is skipped, recorded and told.
+    world.revoke(&office.ben.0, "mailbox.content.read", &billing);
+    deliver(world, "Invoice 78", "inv78@customer.example");
+    let threads = body(&world.admin("GET", &format!("/api/mailboxes/{billing}/threads"), None));
+    assert_eq!(threads["threads"].as_array().unwrap().len(), 1, "{threads}");
+    let acts: Vec<Value> = world.audit().into_iter().filter(|entry| entry["action"] == "butler_effect").collect();
+    let forwards: Vec<&Value> = acts.iter().filter(|act| act["actor"] == butler_id.as_str()).collect();
+    assert_eq!(
+        forwards.iter().map(|act| act["outcome"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["ok", "ok", "skipped"]
+    );
+    let feed = body(&world.call("GET", "/api/me/notifications", Some(&office.ben.1), None));
+    assert!(feed["notifications"][0]["detail"].as_str().unwrap().contains(&billing), "{feed}");
+    assert_eq!(world.verify()["intact"], true, "{}", world.verify());
+}
+
+#[test]
+fn a_forward_names_another_mailbox_of_the_node() {
+    let office = office();
+    let world = &office.world;
+    for (mailbox, field) in
+        [(office.mailbox.as_str(), "rules.effects[0].mailbox"), ("support", "rules.effects[0].mailbox")]
+    {
+        let refused = world.admin(
+            "POST",
+            &office.butlers(),
+            Some(json!({ "name": "Loop", "sponsor": office.ben.0,
+                         "rules": { "conditions": [], "effects": [{ "do": "forward", "mailbox": mailbox }] } })),
+        );
+        assert_refused(&refused, 400, "invalid_body");
+        assert!(text(&refused).contains(field), "{}", text(&refused));
+    }
 }

@@ -111,6 +111,17 @@ pub enum ButlerEffect {
         /// `butler_limits::WEBHOOK_URL_BYTES` bytes, without credentials in it.
         url: String,
     },
+    /// Files a copy of the delivery in another mailbox of this node, where it
+    /// joins the conversation its Message-IDs name there or begins one, marked
+    /// as filed by this butler. That mailbox's own butlers do not act on the
+    /// copy, so butlers never chain, and a mailbox that already holds the
+    /// message keeps the one it has. Needs mailbox.metadata.read and
+    /// mailbox.content.read here, and the sponsor must read the other
+    /// mailbox's content too, when the version is published and when it runs.
+    Forward {
+        /// The mailbox to file the copy in (`mbx_…`), not the butler's own.
+        mailbox: String,
+    },
 }
 
 impl ButlerEffect {
@@ -122,6 +133,16 @@ impl ButlerEffect {
                 &[Relation::MailboxMetadataRead, Relation::SendPropose]
             }
             ButlerEffect::NotifyWebhook { .. } => &[Relation::MailboxMetadataRead],
+            ButlerEffect::Forward { .. } => &[Relation::MailboxMetadataRead, Relation::MailboxContentRead],
+        }
+    }
+
+    /// Another mailbox the effect reaches, with the relations the sponsor must
+    /// hold there as well, both when the version is published and when it runs.
+    pub fn requires_elsewhere(&self) -> Option<(&str, &'static [Relation])> {
+        match self {
+            ButlerEffect::Forward { mailbox } => Some((mailbox, &[Relation::MailboxContentRead])),
+            _ => None,
         }
     }
 }

@@ -158,6 +158,10 @@ pub struct ThreadMessage {
     /// Whether the text was cut at the node's limit.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub truncated: Option<bool>,
+    /// The butler (`btl_…`) that filed this copy here from another mailbox of
+    /// the node it was delivered to; absent for mail delivered here.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub filed_by: Option<String>,
 }
 
 vocabulary! {

@@ -36,17 +36,18 @@ const CONDITIONS = {
 };
 const EFFECTS = {
   set_status: { words: "Set the status", field: "status", label: "To", choices: words(THREAD_STATUSES) },
-  assign: { words: "Assign the conversation", field: "assignee", label: "To", choices: (assignees) => assignees.map((person) => [person.id, person.name]) },
+  assign: { words: "Assign the conversation", field: "assignee", label: "To", choices: (lists) => lists.assignees.map((person) => [person.id, person.name]), none: "Nobody works this mailbox" },
   draft_reply: { words: "Draft a reply for approval", field: "text", label: "Text ({sender} and {subject} are filled in)", max: 10000, lines: 4 },
   notify_webhook: { words: "Post it to a webhook", field: "url", label: "Address (https)", max: 500 },
+  forward: { words: "File a copy", field: "mailbox", label: "In mailbox", choices: (lists) => lists.mailboxes.map((mailbox) => [mailbox.id, mailbox.address]), none: "There is no other mailbox" },
 };
 
 /** A condition or effect in words: `kinds` is CONDITIONS or EFFECTS, `tag` its tag (`on`, `do`). */
-function ruleWords(kinds, tag, rule, assignees) {
+function ruleWords(kinds, tag, rule, lists) {
   const kind = kinds[rule[tag]];
   if (!kind) return rule[tag];
   const value = rule[kind.field];
-  const chosen = kind.choices?.(assignees).find(([key]) => key === value)?.[1] ?? (kind.choices ? directory.nameOf(value) ?? String(value) : `“${value}”`);
+  const chosen = kind.choices?.(lists).find(([key]) => key === value)?.[1] ?? (kind.choices ? directory.nameOf(value) ?? String(value) : `“${value}”`);
   return kind.alone ? chosen : `${kind.words} ${kind.label.toLowerCase()} ${chosen}`;
 }
 
@@ -55,7 +56,7 @@ function ruleWords(kinds, tag, rule, assignees) {
  * with a choice of kind and that kind's own value. Answers the element and
  * `read()`, the rows as the API takes them.
  */
-function ruleRows(noun, kinds, tag, initial, assignees) {
+function ruleRows(noun, kinds, tag, initial, lists) {
   const rows = [];
   const list = h("div", { class: "rule-rows" });
   const add = h("button", { type: "button", class: "secondary", text: `Add ${noun === "effect" ? "an" : "a"} ${noun}` });
@@ -72,7 +73,7 @@ function ruleRows(noun, kinds, tag, initial, assignees) {
     let choices = null;
     function showKind(value) {
       const chosen = kinds[kind.value];
-      choices = chosen.choices?.(assignees) ?? null;
+      choices = chosen.choices?.(lists) ?? null;
       if (choices && value !== undefined && !choices.some(([key]) => key === value)) choices.unshift([value, directory.nameOf(value) ?? String(value)]);
       control = choices
         ? h("select", { required: true }, choices.map(([key, text], index) => h("option", { value: index, text })))
@@ -81,7 +82,7 @@ function ruleRows(noun, kinds, tag, initial, assignees) {
           : h("input", { type: "text", required: true, maxlength: chosen.max ?? 200, autocomplete: "off", spellcheck: "false", value: value ?? "" });
       if (chosen.lines) control.value = value ?? "";
       if (choices) control.value = String(Math.max(0, choices.findIndex(([key]) => key === value)));
-      if (choices && !choices.length) control.append(h("option", { value: "", text: "Nobody works this mailbox" }));
+      if (choices && !choices.length) control.append(h("option", { value: "", text: chosen.none }));
       replace(slot, [...labelled(chosen.label, control).children]);
     }
     showKind(rule[kinds[kind.value]?.field]);
@@ -106,12 +107,12 @@ function ruleRows(noun, kinds, tag, initial, assignees) {
 }
 
 /** A form for a butler's name and rules; `sponsors` adds the choice of sponsor (a new butler). */
-function butlerForm({ name = "", rules, assignees, sponsors, submit, failure, onSubmit }) {
+function butlerForm({ name = "", rules, lists, sponsors, submit, failure, onSubmit }) {
   const nameField = h("input", { type: "text", required: true, maxlength: 100, autocomplete: "off", value: name });
   const sponsor = sponsors ? h("select", { required: true }, h("option", { value: "", text: "Choose a person…" }),
     sponsors.map((person) => h("option", { value: person.id, disabled: Boolean(person.disabled_at), text: `${person.name} <${person.email}>` }))) : null;
-  const conditions = ruleRows("condition", CONDITIONS, "on", rules.conditions, assignees);
-  const effects = ruleRows("effect", EFFECTS, "do", rules.effects, assignees);
+  const conditions = ruleRows("condition", CONDITIONS, "on", rules.conditions, lists);
+  const effects = ruleRows("effect", EFFECTS, "do", rules.effects, lists);
   const form = actionForm({
     className: "mint-form butler-form",
     fields: [
@@ -155,21 +156,21 @@ export async function renderButlers(view, [mailboxId, butlerId]) {
     else view.append(empty("There are no mailboxes yet: create one under Mailboxes."));
     return;
   }
-  const assignees = await workers(mailbox);
+  const lists = { assignees: await workers(mailbox), mailboxes: mailboxes.filter((entry) => entry.id !== mailbox.id) };
   view.append(codesToggle(view), mailboxes.length > 1
     ? h("nav", { class: "subnav mailbox-switcher", "aria-label": "Mailboxes" }, h("ul", {}, mailboxes.map((entry) => h("li", {},
         h("a", { href: butlersHref(entry.id), "aria-current": entry.id === mailbox.id ? "page" : null, title: entry.display_name, text: entry.address })))))
     : null);
-  const context = { view, mailbox, people, vocabulary, assignees };
+  const context = { view, mailbox, people, vocabulary, lists };
   return butlerId ? butlerView(context, await api("GET", mailboxApi(mailbox.id, "butlers", butlerId))) : listView(context);
 }
 
-async function listView({ view, mailbox, people, assignees }) {
+async function listView({ view, mailbox, people, lists }) {
   document.title = `${mailbox.address} · Butlers · Mailroom`;
   const { butlers } = await api("GET", mailboxApi(mailbox.id, "butlers"));
   const create = butlerForm({
     rules: { conditions: [{}], effects: [{}] },
-    assignees,
+    lists,
     sponsors: people,
     submit: "Create butler",
     failure: "The butler was not created.",
@@ -192,7 +193,7 @@ async function listView({ view, mailbox, people, assignees }) {
       create));
 }
 
-function butlerView({ view, mailbox, vocabulary, assignees }, butler) {
+function butlerView({ view, mailbox, vocabulary, lists }, butler) {
   const said = statusArea();
   if (saidBefore) said.replaceChildren(success(saidBefore));
   saidBefore = null;
@@ -228,7 +229,7 @@ function butlerView({ view, mailbox, vocabulary, assignees }, butler) {
       butlerForm({
         name: butler.name,
         rules: newest.rules,
-        assignees,
+        lists,
         submit: "Save as a draft",
         failure: "The butler was not changed.",
         async onSubmit({ name, rules }) {
@@ -252,8 +253,8 @@ function butlerView({ view, mailbox, vocabulary, assignees }, butler) {
       facts([
         ["Written", [time(entry.created_at), " by ", named(entry.created_by)]],
         ["Published", entry.published_at ? time(entry.published_at) : null],
-        ["When", conditions.length ? h("ul", {}, conditions.map((condition) => h("li", { text: ruleWords(CONDITIONS, "on", condition, assignees) }))) : "Every delivery"],
-        ["It does", h("ol", {}, effects.map((effect) => h("li", { text: ruleWords(EFFECTS, "do", effect, assignees) })))],
+        ["When", conditions.length ? h("ul", {}, conditions.map((condition) => h("li", { text: ruleWords(CONDITIONS, "on", condition, lists) }))) : "Every delivery"],
+        ["It does", h("ol", {}, effects.map((effect) => h("li", { text: ruleWords(EFFECTS, "do", effect, lists) })))],
         ["Pinned", entry.pinned_relations
           ? h("ul", { class: "relations" }, entry.pinned_relations.map((relation) => h("li", {}, relationTerm(vocabulary, relation))))
           : null],
@@ -279,10 +280,10 @@ function butlerView({ view, mailbox, vocabulary, assignees }, butler) {
       facts([["Overall", run.matched ? "Every condition holds: its effects would run." : "A condition does not hold: it would do nothing."]]),
       h("h4", { text: "Conditions" }),
       run.conditions.length
-        ? h("ol", { class: "steps" }, run.conditions.map((judged) => step(judged.matched, ["Holds", "Does not hold"], ruleWords(CONDITIONS, "on", judged.condition, assignees), `Found: ${found(judged)}`)))
+        ? h("ol", { class: "steps" }, run.conditions.map((judged) => step(judged.matched, ["Holds", "Does not hold"], ruleWords(CONDITIONS, "on", judged.condition, lists), `Found: ${found(judged)}`)))
         : h("p", { text: "None: every delivery passes." }),
       h("h4", { text: "Effects" }),
-      h("ol", { class: "steps" }, run.effects.map((judged) => step(judged.would_run, ["Would run", "Would not run"], ruleWords(EFFECTS, "do", judged.effect, assignees),
+      h("ol", { class: "steps" }, run.effects.map((judged) => step(judged.would_run, ["Would run", "Would not run"], ruleWords(EFFECTS, "do", judged.effect, lists),
         `${readable(judged.outcome).replace(/^./, (first) => first.toUpperCase())}.`))),
       info("Nothing was changed: a dry run writes nothing."));
   }

@@ -279,6 +279,7 @@ export async function conversationView(view, mailbox, threadId) {
         message.to.length ? [h("span", { class: "muted", text: "To " }), addressLabels(message.to)] : null,
         message.cc.length ? ["; ", h("span", { class: "muted", text: "Cc " }), addressLabels(message.cc)] : null,
         message.reply_to.length ? ["; ", h("span", { class: "muted", text: "Replies to " }), addressLabels(message.reply_to)] : null),
+      message.filed_by ? h("p", { class: "entry-filed muted", text: "A butler filed this copy here from another mailbox it was delivered to." }) : null,
       senderChecks(message),
       message.attachments.length ? h("ul", { class: "attachments" }, message.attachments.map((attachment) => {
         const name = attachment.name ?? `Attachment ${attachment.index + 1}`;

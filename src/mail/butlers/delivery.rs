@@ -10,15 +10,17 @@ use mailroom_contract::api::{
 };
 use serde::Deserialize;
 
-use super::relations;
 use super::rules::{DeliveryFacts, judge};
+use super::{held_elsewhere, held_elsewhere_of, relations};
 use crate::authz::tuples::{self, Holder};
 use crate::core::addresses;
 use crate::core::bindings::Webhooks;
 use crate::core::context::ports::AuditRecord;
+use crate::core::ids::{IdKind, new_id};
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement, Value};
-use crate::mail::sends;
+use crate::mail::threads::linking;
+use crate::mail::{inbound, sends};
 use crate::notifications::{self, Addressee, Notice};
 
 /// The columns of `receipts r` a butler judges.
@@ -73,11 +75,13 @@ pub fn facts_of_delivery(
 /// sponsor holds there now: for the delivery's first round trip.
 pub fn active_on_delivery(address: &str) -> Statement {
     Statement::new(format!(
-        "SELECT b.id, b.sponsor_id, v.version, v.rules_json, v.pinned_relations_json, {} AS held_now \
+        "SELECT b.id, b.sponsor_id, v.version, v.rules_json, v.pinned_relations_json, {} AS held_now, \
+           {} AS held_elsewhere \
          FROM butlers b JOIN mailboxes m ON m.id = b.mailbox_id \
          JOIN butler_versions v ON v.butler_id = b.id AND v.version = b.published_version \
          WHERE m.address = ?1 AND b.active = 1 ORDER BY b.name, b.id LIMIT {}",
         tuples::relations_of_person_in("b.sponsor_id", "b.mailbox_id"),
+        held_elsewhere("json_each(v.rules_json, '$.effects') e", "1"),
         butler_limits::ACTIVE_PER_MAILBOX
     ))
     .bind(address)
@@ -91,6 +95,7 @@ struct ActiveButler {
     rules_json: String,
     pinned_relations_json: Option<String>,
     held_now: Option<String>,
+    held_elsewhere: Option<String>,
 }
 
 /// The statement carrying out `effect` on conversation `thread_id` in
@@ -102,8 +107,10 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i
             Statement::new("UPDATE mail_threads SET status = ?1 WHERE id = ?2").bind(status.name()).bind(thread_id)
         }
         // Posted once the delivery is stored (`post_webhooks`); a reply is a
-        // send (`on_delivery`).
-        ButlerEffect::NotifyWebhook { .. } | ButlerEffect::DraftReply { .. } => return None,
+        // send (`on_delivery`), a copy a receipt of its own (`file_copy`).
+        ButlerEffect::NotifyWebhook { .. } | ButlerEffect::DraftReply { .. } | ButlerEffect::Forward { .. } => {
+            return None;
+        }
         ButlerEffect::Assign { assignee } => {
             let works = tuples::holds(&Holder::of_actor(assignee, now_ms), Relation::SendPropose, mailbox_id);
             let mut parameters: Vec<Value> = vec![assignee.as_str().into(), thread_id.into()];
@@ -114,6 +121,80 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i
             }
         }
     })
+}
+
+/// The columns a filed copy takes from the original as they are.
+const COPIED_COLUMNS: [&str; 24] = [
+    "message_id",
+    "envelope_from",
+    "from_address",
+    "from_name",
+    "to_json",
+    "cc_json",
+    "recipients",
+    "subject",
+    "sent_at",
+    "received_at",
+    "in_reply_to_json",
+    "references_json",
+    "size",
+    "raw_key",
+    "text_body",
+    "text_source",
+    "text_truncated",
+    "attachments_json",
+    "reply_to_json",
+    "to_not_kept",
+    "cc_not_kept",
+    "attachments_not_listed",
+    "sender_authentication",
+    "authentication_json",
+];
+
+/// The statements filing a copy of receipt `receipt_id` in mailbox `target`
+/// for `butler`, and the copy's id. The copy shares the original's stored
+/// bytes, joins the conversation its Message-IDs name there or begins one, and
+/// is kept only if the mailbox is still the node's and the sponsor still reads
+/// it when the batch runs; a mailbox that already holds the message keeps its
+/// own.
+fn file_copy(
+    butler: &ActiveButler,
+    receipt_id: &str,
+    target: &str,
+    subject: &str,
+    platform: &dyn Platform,
+) -> (String, Vec<Statement>) {
+    let copy_id = new_id(IdKind::Receipt, platform);
+    let new_thread_id = new_id(IdKind::Thread, platform);
+    let reads = tuples::holds(&Holder::Person(butler.sponsor_id.clone()), Relation::MailboxContentRead, target);
+    let mut parameters: Vec<Value> = vec![
+        copy_id.as_str().into(),
+        target.into(),
+        target.into(),
+        new_thread_id.as_str().into(),
+        butler.id.as_str().into(),
+        receipt_id.into(),
+        target.into(),
+    ];
+    parameters.extend(reads.parameters);
+    let copied = COPIED_COLUMNS.join(", ");
+    let from_original = COPIED_COLUMNS.map(|column| format!("r.{column}")).join(", ");
+    let insert = Statement {
+        sql: format!(
+            "INSERT INTO receipts (id, mailbox_id, thread_id, filed_by, {copied}) \
+             SELECT ?, ?, COALESCE(({}), ?), ?, {from_original} FROM receipts r \
+             WHERE r.id = ? AND EXISTS (SELECT 1 FROM mailboxes WHERE id = ?) AND ({}) = 1 \
+             ON CONFLICT (mailbox_id, message_id) DO NOTHING",
+            linking::THREAD_BY_MESSAGE_IDS_OF_R,
+            reads.sql
+        )
+        .into(),
+        parameters,
+    };
+    let mut statements = vec![insert];
+    statements.extend(inbound::indexed(&copy_id));
+    statements.extend(linking::file_into(&copy_id, &new_thread_id, subject));
+    (copy_id, statements)
 }
 
 /// A webhook a butler posts once the delivery is stored.
@@ -188,7 +269,8 @@ pub fn on_delivery(
             .unwrap_or_default();
         let pinned = relations(pinned.iter().map(String::as_str));
         let held_now = relations(butler.held_now.as_deref().unwrap_or_default().split(','));
-        let judged = judge(&rules, facts, &held_now, Some(&pinned));
+        let elsewhere = held_elsewhere_of(butler.held_elsewhere.as_deref());
+        let judged = judge(&rules, facts, &held_now, Some(&pinned), &elsewhere);
         statements.push(
             Statement::new(
                 "INSERT INTO butler_runs (butler_id, receipt_id, version, at, matched, outcome_json) \
@@ -229,6 +311,11 @@ pub fn on_delivery(
                         outcome = "skipped: the message names no address a reply could go to".into();
                     }
                 }
+            }
+            if let (true, ButlerEffect::Forward { mailbox }) = (ran, &effect.effect) {
+                let (copy_id, filed) = file_copy(&butler, receipt_id, mailbox, &facts.subject, platform);
+                statements.extend(filed);
+                outcome = format!("{outcome}: {copy_id}, unless that mailbox already holds the message");
             }
             if ran {
                 statements.extend(carry_out(&effect.effect, thread_id, mailbox_id, now_ms));

@@ -20,7 +20,7 @@ pub use delivery::{
     ButlerWork, ReplyBasis, WebhookPost, active_on_delivery, facts_of_delivery, on_delivery, post_webhooks,
 };
 pub use rules::DeliveryFacts;
-use rules::judge;
+use rules::{HeldElsewhere, judge};
 
 use crate::authz::tuples;
 use crate::core::context::Context;
@@ -57,6 +57,12 @@ pub enum ButlerError {
     /// The sponsor does not hold what the version's effects need.
     SponsorLacks {
         relation: Relation,
+    },
+    /// The sponsor does not hold what an effect needs on the other mailbox it
+    /// reaches, or there is no such mailbox.
+    SponsorLacksThere {
+        relation: Relation,
+        mailbox: String,
     },
 }
 
@@ -115,6 +121,16 @@ impl From<ButlerError> for Refusal {
                     relation.name()
                 ),
             ),
+            ButlerError::SponsorLacksThere { relation, mailbox } => Refusal::new(
+                409,
+                "sponsor_lacks",
+                format!("Its sponsor does not hold {} on mailbox {mailbox}.", relation.name()),
+                "A butler files a copy only where its sponsor could read it, and there is no such mailbox or the sponsor cannot.",
+                format!(
+                    "Ask an administrator to grant the sponsor {} on {mailbox}, or file the copy in a mailbox the sponsor reads.",
+                    relation.name()
+                ),
+            ),
         }
     }
 }
@@ -129,8 +145,8 @@ fn valid_name(name: &str) -> Result<String, Refusal> {
 }
 
 /// A version's checks: within the limits, every text to match not empty, every
-/// assignee an id.
-fn valid_rules(rules: &ButlerRules) -> Result<(), Refusal> {
+/// assignee an id, every copy filed in another mailbox than `mailbox_id`.
+fn valid_rules(rules: &ButlerRules, mailbox_id: &str) -> Result<(), Refusal> {
     use mailroom_contract::api::{ButlerCondition as C, ButlerEffect as E};
     if rules.conditions.len() > butler_limits::CONDITIONS {
         return Err(RequestError::wrong_field(
@@ -172,6 +188,14 @@ fn valid_rules(rules: &ButlerRules) -> Result<(), Refusal> {
                 ),
             ));
         }
+        if let E::Forward { mailbox } = effect
+            && (!is_id_of(mailbox, IdKind::Mailbox) || mailbox == mailbox_id)
+        {
+            return Err(RequestError::wrong_field(
+                &format!("rules.effects[{index}].mailbox"),
+                "another mailbox of this node (`mbx_…`) than the butler's own",
+            ));
+        }
         if let E::Assign { assignee } = effect
             && !(is_id_of(assignee, IdKind::Person) || is_id_of(assignee, IdKind::Agent))
         {
@@ -194,9 +218,31 @@ fn butler_columns() -> String {
             'created_at', v.created_at, 'created_by', v.created_by, 'published_at', v.published_at, \
             'pinned_relations', json(v.pinned_relations_json))) \
           FROM (SELECT * FROM butler_versions v WHERE v.butler_id = b.id ORDER BY v.version DESC) AS v) AS versions_json, \
-         {} AS held_now",
-        tuples::relations_of_person_in("b.sponsor_id", "b.mailbox_id")
+         {} AS held_now, {} AS held_elsewhere",
+        tuples::relations_of_person_in("b.sponsor_id", "b.mailbox_id"),
+        held_elsewhere("butler_versions w, json_each(w.rules_json, '$.effects') e", "w.butler_id = b.id")
     )
+}
+
+/// SQL for what the sponsor (`b.sponsor_id`) holds now on each other mailbox
+/// the effects in `effects` (FROM items ending in `json_each(…) e`, filtered by
+/// `filter`) reach, as a JSON object of comma-separated relations by mailbox
+/// id; a mailbox the node does not have is left out.
+pub(super) fn held_elsewhere(effects: &str, filter: &str) -> String {
+    format!(
+        "(SELECT json_group_object(f.target, COALESCE({}, '')) FROM \
+           (SELECT DISTINCT json_extract(e.value, '$.mailbox') AS target FROM {effects} \
+            WHERE {filter} AND json_extract(e.value, '$.do') = 'forward') f \
+         WHERE f.target IN (SELECT id FROM mailboxes))",
+        tuples::relations_of_person_in("b.sponsor_id", "f.target")
+    )
+}
+
+/// `held_elsewhere`'s answer, read.
+pub(super) fn held_elsewhere_of(json: Option<&str>) -> HeldElsewhere {
+    let by_mailbox: std::collections::BTreeMap<String, String> =
+        json.and_then(|json| serde_json::from_str(json).ok()).unwrap_or_default();
+    by_mailbox.into_iter().map(|(mailbox, names)| (mailbox, relations(names.split(',')))).collect()
 }
 
 #[derive(Clone, Debug, Deserialize)]
@@ -220,6 +266,7 @@ struct ButlerRow {
     active: i64,
     versions_json: String,
     held_now: Option<String>,
+    held_elsewhere: Option<String>,
 }
 
 impl ButlerRow {
@@ -229,6 +276,10 @@ impl ButlerRow {
 
     fn held_now(&self) -> Vec<Relation> {
         relations(self.held_now.as_deref().unwrap_or_default().split(','))
+    }
+
+    fn held_elsewhere(&self) -> HeldElsewhere {
+        held_elsewhere_of(self.held_elsewhere.as_deref())
     }
 
     /// The butler as the API shows it; `key` is the node's own secret its
@@ -332,11 +383,11 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
 pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: CreateButler = context.body()?;
     let name = valid_name(&request.name)?;
-    valid_rules(&request.rules)?;
+    let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
+    valid_rules(&request.rules, &mailbox_id)?;
     if !is_id_of(&request.sponsor, IdKind::Person) {
         return Err(ButlerError::NotASponsor { id: request.sponsor }.into());
     }
-    let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
     let [mailbox, sponsor] = context
         .read_array([
             Statement::new("SELECT id FROM mailboxes WHERE id = ?1").bind(mailbox_id.as_str()),
@@ -400,7 +451,7 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: UpdateButler = context.body()?;
     let name = request.name.as_deref().map(valid_name).transpose()?;
     if let Some(rules) = &request.rules {
-        valid_rules(rules)?;
+        valid_rules(rules, context.path(PathParameter::MailboxId)?)?;
     }
     if name.is_none() && request.rules.is_none() && request.active.is_none() {
         return Err(RequestError::wrong_field("", "at least one of `name`, `rules` or `active`"));
@@ -477,6 +528,13 @@ pub async fn publish(context: &mut Context<'_>) -> Result<Response, Refusal> {
     {
         return Err(ButlerError::SponsorLacks { relation: *relation }.into());
     }
+    let elsewhere = row.held_elsewhere();
+    for (mailbox, required) in chosen.rules.effects.iter().filter_map(ButlerEffect::requires_elsewhere) {
+        let held = elsewhere.get(mailbox).map(Vec::as_slice).unwrap_or_default();
+        if let Some(relation) = required.iter().find(|relation| !held.contains(relation)) {
+            return Err(ButlerError::SponsorLacksThere { relation: *relation, mailbox: mailbox.to_string() }.into());
+        }
+    }
     let pinned: Vec<String> = held.iter().map(|relation| relation.name().to_string()).collect();
     let pinned_json = serde_json::to_string(&pinned).map_err(|error| context.internal(error))?;
     context.write_changing_one_row(
@@ -534,7 +592,7 @@ pub async fn simulate(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(ButlerError::NoSuchVersion { version: request.version.unwrap_or(1) }.into());
     };
     let pinned = chosen.pinned_relations.as_ref().map(|names| relations(names.iter().map(String::as_str)));
-    let judged = judge(&chosen.rules, &facts, &row.held_now(), pinned.as_deref());
+    let judged = judge(&chosen.rules, &facts, &row.held_now(), pinned.as_deref(), &row.held_elsewhere());
     Ok(context.json(&ButlerSimulation {
         butler_id: row.id.clone(),
         version: chosen.version,

@@ -2,6 +2,8 @@
 //! clock: which conditions hold, and which effects its sponsor's authority
 //! allows. The dry run answers this judgement; a delivery acts on it.
 
+use std::collections::BTreeMap;
+
 use mailroom_contract::Relation;
 use mailroom_contract::api::{
     ButlerCondition, ButlerEffect, ButlerRules, ConditionJudged, EffectJudged, SenderAuthentication,
@@ -18,6 +20,10 @@ pub struct DeliveryFacts {
     pub sender_authentication: Option<SenderAuthentication>,
     pub attachments: usize,
 }
+
+/// What a sponsor holds now on the other mailboxes a version's effects reach,
+/// by mailbox id; a mailbox that is not one of the node's is absent.
+pub type HeldElsewhere = BTreeMap<String, Vec<Relation>>;
 
 /// A version judged against a delivery.
 #[derive(Clone, Debug)]
@@ -72,17 +78,21 @@ fn describe(effect: &ButlerEffect) -> String {
         ButlerEffect::NotifyWebhook { url } => {
             format!("posts the message's sender, recipients and subject to {url}")
         }
+        ButlerEffect::Forward { mailbox } => format!("files a copy of the message in mailbox {mailbox}"),
     }
 }
 
 /// Judges `rules` against `facts`, the effects with the sponsor's relations on
 /// the mailbox now (`held_now`) and, for a published version, those pinned when
-/// it was published: an effect runs only with what both allow.
+/// it was published: an effect runs only with what both allow. An effect that
+/// reaches another mailbox also needs what the sponsor holds there now
+/// (`elsewhere`); publishing required it, so that too was held when pinned.
 pub fn judge(
     rules: &ButlerRules,
     facts: &DeliveryFacts,
     held_now: &[Relation],
     pinned: Option<&[Relation]>,
+    elsewhere: &HeldElsewhere,
 ) -> Judgement {
     let conditions: Vec<ConditionJudged> =
         rules.conditions.iter().map(|condition| judge_condition(condition, facts)).collect();
@@ -93,6 +103,10 @@ pub fn judge(
         .map(|effect| {
             let missing_now = effect.requires().iter().find(|relation| !held_now.contains(relation));
             let missing_pinned = pinned.and_then(|pinned| effect.requires().iter().find(|r| !pinned.contains(r)));
+            let missing_there = effect.requires_elsewhere().and_then(|(mailbox, required)| {
+                let held = elsewhere.get(mailbox).map(Vec::as_slice).unwrap_or_default();
+                required.iter().find(|relation| !held.contains(relation)).map(|relation| (mailbox, relation))
+            });
             let (would_run, outcome) = match (matched, missing_pinned, missing_now) {
                 (false, _, _) => (false, format!("would not run: a condition did not hold; it {}", describe(effect))),
                 (true, Some(relation), _) => (
@@ -105,7 +119,16 @@ pub fn judge(
                 (true, None, Some(relation)) => {
                     (false, format!("skipped: its sponsor no longer holds {} on the mailbox", relation.name()))
                 }
-                (true, None, None) => (true, describe(effect)),
+                (true, None, None) => match missing_there {
+                    Some((mailbox, relation)) => (
+                        false,
+                        format!(
+                            "skipped: its sponsor does not hold {} on mailbox {mailbox}, or it is no longer a mailbox of this node",
+                            relation.name()
+                        ),
+                    ),
+                    None => (true, describe(effect)),
+                },
             };
             EffectJudged { effect: effect.clone(), would_run, outcome }
         })
@@ -141,7 +164,7 @@ mod tests {
             ],
             effects: vec![ButlerEffect::SetStatus { status: ThreadStatus::Waiting }],
         };
-        let judged = judge(&rules, &facts(), WORKS, Some(WORKS));
+        let judged = judge(&rules, &facts(), WORKS, Some(WORKS), &HeldElsewhere::new());
         assert!(judged.matched);
         assert_eq!(judged.running().count(), 1);
         let mut other = facts();
@@ -150,7 +173,7 @@ mod tests {
             conditions: vec![ButlerCondition::SenderAuthentication { is: SenderAuthentication::Authenticated }],
             ..rules
         };
-        let judged = judge(&rules, &other, WORKS, Some(WORKS));
+        let judged = judge(&rules, &other, WORKS, Some(WORKS), &HeldElsewhere::new());
         assert!(!judged.matched);
         assert_eq!(judged.conditions[0].found, "unverified");
         assert_eq!(judged.running().count(), 0);
@@ -161,12 +184,30 @@ mod tests {
     fn an_effect_runs_only_with_what_was_pinned_and_is_still_held() {
         let rules =
             ButlerRules { conditions: vec![], effects: vec![ButlerEffect::Assign { assignee: "usr_01".into() }] };
-        let lost = judge(&rules, &facts(), &[Relation::MailboxMetadataRead], Some(WORKS));
+        let lost = judge(&rules, &facts(), &[Relation::MailboxMetadataRead], Some(WORKS), &HeldElsewhere::new());
         assert!(lost.effects[0].outcome.contains("no longer holds send.propose"), "{:?}", lost.effects);
         // Granted since publishing: a published version never widens.
-        let widened = judge(&rules, &facts(), WORKS, Some(&[Relation::MailboxMetadataRead]));
+        let widened = judge(&rules, &facts(), WORKS, Some(&[Relation::MailboxMetadataRead]), &HeldElsewhere::new());
         assert!(widened.effects[0].outcome.contains("when this version was published"), "{:?}", widened.effects);
         assert_eq!(widened.skipped().count(), 1);
-        assert_eq!(judge(&rules, &facts(), WORKS, None).running().count(), 1, "a draft is judged by what is held now");
+        assert_eq!(
+            judge(&rules, &facts(), WORKS, None, &HeldElsewhere::new()).running().count(),
+            1,
+            "a draft is judged by what is held now"
+        );
+    }
+
+    #[test]
+    fn a_copy_needs_the_sponsor_to_read_the_other_mailbox_as_well() {
+        let rules =
+            ButlerRules { conditions: vec![], effects: vec![ButlerEffect::Forward { mailbox: "mbx_02".into() }] };
+        let reads: &[Relation] = &[Relation::MailboxMetadataRead, Relation::MailboxContentRead];
+        let unread = judge(&rules, &facts(), reads, Some(reads), &HeldElsewhere::new());
+        assert!(unread.effects[0].outcome.contains("mailbox.content.read on mailbox mbx_02"), "{:?}", unread.effects);
+        let there = HeldElsewhere::from([("mbx_02".to_string(), vec![Relation::MailboxContentRead])]);
+        assert_eq!(judge(&rules, &facts(), reads, Some(reads), &there).running().count(), 1);
+        // Reading the other mailbox never stands in for reading this one.
+        let blind = judge(&rules, &facts(), WORKS, Some(WORKS), &there);
+        assert!(blind.effects[0].outcome.contains("mailbox.content.read on the mailbox when"), "{:?}", blind.effects);
     }
 }

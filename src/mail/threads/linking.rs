@@ -117,13 +117,57 @@ pub fn receive_into(thread_id: &str, new: bool, receipt_id: &str, subject: &str)
         .bind(receipt_id)
         .bind(ThreadStatus::Open.name())
     };
-    let known = Statement::new(
+    let known = known_by_its_message_id(receipt_id);
+    vec![thread, known]
+}
+
+/// A received message's Message-ID becomes one its conversation is known by
+/// in its mailbox.
+fn known_by_its_message_id(receipt_id: &str) -> Statement {
+    Statement::new(
         "INSERT OR IGNORE INTO mail_thread_message_ids (mailbox_id, message_id, thread_id) \
          SELECT mailbox_id, message_id, thread_id FROM receipts WHERE id = ?1",
     )
-    .bind(receipt_id);
-    vec![thread, known]
+    .bind(receipt_id)
 }
+
+/// A copy a butler filed in another mailbox (`receipt_id`, decision 0023)
+/// joins the conversation its insert found by Message-ID there, or begins
+/// `new_thread_id`; when the insert kept nothing (that mailbox already held the
+/// message, or the sponsor no longer reads it) neither statement touches a row.
+/// Runs after the copy's insert, in the same batch.
+pub fn file_into(receipt_id: &str, new_thread_id: &str, subject: &str) -> Vec<Statement> {
+    let begun = Statement::new(
+        "INSERT INTO mail_threads (id, mailbox_id, subject, subject_key, status, created_at, last_activity_at, \
+         last_received_at, received_count, latest_receipt_id) \
+         SELECT ?1, r.mailbox_id, r.subject, ?3, ?4, r.received_at, r.received_at, r.received_at, 1, r.id \
+         FROM receipts r WHERE r.id = ?2 AND r.thread_id = ?1",
+    )
+    .bind(new_thread_id)
+    .bind(receipt_id)
+    .bind(subject_key(subject).0)
+    .bind(ThreadStatus::Open.name());
+    let joined = Statement::new(
+        "UPDATE mail_threads SET \
+           last_activity_at = max(last_activity_at, (SELECT received_at FROM receipts WHERE id = ?2)), \
+           last_received_at = (SELECT received_at FROM receipts WHERE id = ?2), \
+           received_count = received_count + 1, latest_receipt_id = ?2, status = ?3 \
+         WHERE id = (SELECT thread_id FROM receipts WHERE id = ?2) AND id <> ?1",
+    )
+    .bind(new_thread_id)
+    .bind(receipt_id)
+    .bind(ThreadStatus::Open.name());
+    let known = known_by_its_message_id(receipt_id);
+    vec![begun, joined, known]
+}
+
+/// The conversation of mailbox `?` that a message (`receipts r`) belongs to
+/// by its Message-ID, In-Reply-To or References, for a copy filed there: SQL
+/// for a subquery with one parameter, the mailbox.
+pub const THREAD_BY_MESSAGE_IDS_OF_R: &str = "SELECT k.thread_id FROM mail_thread_message_ids k \
+     WHERE k.mailbox_id = ? AND k.message_id IN (SELECT r.message_id UNION ALL \
+       SELECT value FROM json_each(r.in_reply_to_json) UNION ALL SELECT value FROM json_each(r.references_json)) \
+     LIMIT 1";
 
 /// A send just sealed joins its conversation, or begins one (`thread_id`, new
 /// when the send answers nothing): counts and activity move, and its sealed

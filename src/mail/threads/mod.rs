@@ -285,6 +285,7 @@ struct ReceivedRow {
     attachments_json: String,
     text_body: String,
     text_truncated: i64,
+    filed_by: Option<String>,
 }
 
 /// `GET /api/mailboxes/:mailboxId/threads/:threadId`.
@@ -294,7 +295,7 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let received = Statement::new(format!(
         "SELECT * FROM (SELECT r.id, r.from_address, r.from_name, r.to_json, r.cc_json, r.reply_to_json, r.subject, \
            r.received_at, r.sender_authentication, r.authentication_json, r.attachments_json, r.text_body, \
-           r.text_truncated, r.rowid AS stored FROM receipts r WHERE r.thread_id = ?1 ORDER BY r.rowid DESC LIMIT {MESSAGES_SHOWN}) \
+           r.text_truncated, r.filed_by, r.rowid AS stored FROM receipts r WHERE r.thread_id = ?1 ORDER BY r.rowid DESC LIMIT {MESSAGES_SHOWN}) \
          ORDER BY stored"
     ))
     .bind(thread_id.as_str());
@@ -330,6 +331,7 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
                 attachments,
                 text,
                 truncated: reads_content.then_some(message.text_truncated != 0),
+                filed_by: message.filed_by,
             };
             (
                 message.received_at,
