@@ -43,11 +43,15 @@ if find not in text:
     sys.exit(f"mutation target not found in {path}: {find!r}")
 open(path, "w").write(text.replace(find, replace, 1))
 PY
-  if ! (cd "$work/tree" && cargo test --quiet --test native --no-run >/dev/null 2>&1); then
+  binary="$(cd "$work/tree" && cargo test --quiet --test native --no-run --message-format=json 2>/dev/null |
+    python3 -c 'import json, sys; print(*[m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1:])' || true)"
+  if [ -z "$binary" ]; then
     log "mutation '$name' does not compile: fix the mutation, not the code"
     exit 1
   fi
-  if (cd "$work/tree" && cargo test --quiet --test native >/dev/null 2>&1); then
+  # One failing test is enough to catch a mutation, so the run stops at the
+  # first: grep exits, and the test binary ends on its next write.
+  if ! (cd "$work/tree" && grep -q -m1 -E '^test .* \.\.\. FAILED$' < <("$binary" 2>&1)); then
     survived+=("$name")
     log "SURVIVED: without $name, every test still passes"
   else
