@@ -111,6 +111,14 @@ pub enum ButlerEffect {
         /// `butler_limits::WEBHOOK_URL_BYTES` bytes, without credentials in it.
         url: String,
     },
+    /// Adds `label` to the conversation (normalised as `update_thread` keeps
+    /// labels); one it already has is left, and one past
+    /// `label_limits::LABELS_PER_CONVERSATION` is not added. Needs send.propose
+    /// on the mailbox.
+    Label {
+        /// The label, at most `label_limits::LABEL_CHARACTERS` characters.
+        label: String,
+    },
 }
 
 impl ButlerEffect {
@@ -122,6 +130,8 @@ impl ButlerEffect {
                 &[Relation::MailboxMetadataRead, Relation::SendPropose]
             }
             ButlerEffect::NotifyWebhook { .. } => &[Relation::MailboxMetadataRead],
+            // As setting the status: labelling is triage.
+            ButlerEffect::Label { .. } => &[Relation::MailboxMetadataRead, Relation::SendPropose],
         }
     }
 }

@@ -39,6 +39,7 @@ const EFFECTS = {
   assign: { words: "Assign the conversation", field: "assignee", label: "To", choices: (assignees) => assignees.map((person) => [person.id, person.name]) },
   draft_reply: { words: "Draft a reply for approval", field: "text", label: "Text ({sender} and {subject} are filled in)", max: 10000, lines: 4 },
   notify_webhook: { words: "Post it to a webhook", field: "url", label: "Address (https)", max: 500 },
+  label: { words: "Label the conversation", field: "label", label: "With", max: 40 },
 };
 
 /** A condition or effect in words: `kinds` is CONDITIONS or EFFECTS, `tag` its tag (`on`, `do`). */

@@ -5,6 +5,7 @@
 //! sponsor's feed says so.
 
 use mailroom_contract::Relation;
+use mailroom_contract::api::normalise_label;
 use mailroom_contract::api::{
     AttachmentSummary, ButlerEffect, ButlerRules, EmailAddress, NotificationKind, SenderAuthentication, butler_limits,
 };
@@ -19,6 +20,7 @@ use crate::core::context::ports::AuditRecord;
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement, Value};
 use crate::mail::sends;
+use crate::mail::threads;
 use crate::notifications::{self, Addressee, Notice};
 
 /// The columns of `receipts r` a butler judges.
@@ -113,6 +115,8 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i
                 parameters,
             }
         }
+        // Validated when the version was written; kept to the cap in SQL.
+        ButlerEffect::Label { label } => threads::add_label(thread_id, &normalise_label(label)?),
     })
 }
 

@@ -3,6 +3,7 @@
 //! allows. The dry run answers this judgement; a delivery acts on it.
 
 use mailroom_contract::Relation;
+use mailroom_contract::api::normalise_label;
 use mailroom_contract::api::{
     ButlerCondition, ButlerEffect, ButlerRules, ConditionJudged, EffectJudged, SenderAuthentication,
 };
@@ -71,6 +72,9 @@ fn describe(effect: &ButlerEffect) -> String {
         }
         ButlerEffect::NotifyWebhook { url } => {
             format!("posts the message's sender, recipients and subject to {url}")
+        }
+        ButlerEffect::Label { label } => {
+            format!("labels the conversation “{}”", normalise_label(label).unwrap_or_else(|| label.clone()))
         }
     }
 }
