@@ -311,6 +311,61 @@ for (const layout of LAYOUTS) {
     await settled(page);
   });
 
+  test(`${name}: labels added in a conversation show as chips and come off there; a chip in the list filters by its label`, async () => {
+    const page = run.writer;
+    await rowOf(page, data().delivery).getByRole("link").click();
+    await page.getByRole("heading", { name: data().delivery, level: 2 }).waitFor();
+    const labels = page.getByRole("list", { name: "Labels" });
+    const chipTexts = async () => labels.locator(".label-chip > span").allInnerTexts();
+    // Kept as the node keeps them: trimmed, lower-case.
+    for (const [typed, kept] of [[" VIP ", "vip"], ["Billing issue", "billing issue"], ["Later", "later"]]) {
+      await page.getByLabel("Add a label").fill(typed);
+      await page.getByRole("button", { name: "Add", exact: true }).click();
+      await labels.getByText(kept, { exact: true }).waitFor();
+    }
+    assert.deepEqual(await chipTexts(), ["billing issue", "later", "vip"]);
+    assert.equal(await page.getByLabel("Add a label").inputValue(), "", "emptied once added");
+    await assertFits(page, `${name}: a conversation's labels`);
+    await page.getByRole("button", { name: "Remove the label “later”" }).click();
+    await statusSaying(page, "The label “later” was removed.").waitFor();
+    assert.deepEqual(await chipTexts(), ["billing issue", "vip"]);
+    assert.deepEqual((await threadsOf(data().mailbox)).get(data().delivery).labels, ["billing issue", "vip"]);
+    // Too long is refused in words, naming the field.
+    watch.expectRefusal(400, `/api/mailboxes/${data().mailbox.id}/threads/${(await threadsOf(data().mailbox)).get(data().delivery).id}`);
+    await page.getByLabel("Add a label").evaluate((input) => input.removeAttribute("maxlength"));
+    await page.getByLabel("Add a label").fill("x".repeat(41));
+    await page.getByRole("button", { name: "Add", exact: true }).click();
+    const refusal = page.getByRole("alert");
+    await refusal.waitFor();
+    assert.match(await refusal.innerText(), /add_labels\[0\]/);
+
+    await page.getByRole("link", { name: "Back to the conversations" }).click();
+    const row = rowOf(page, data().delivery);
+    await row.getByRole("button", { name: "vip", exact: true }).waitFor();
+    await assertFits(page, `${name}: conversations with labels`);
+    await ok(call("PATCH", `/api/mailboxes/${data().mailbox.id}/threads/${run.questionThread}`, { token: made.writerToken, body: { add_labels: ["vip"] } }));
+    const filters = page.getByRole("search", { name: "Filter conversations" });
+    await filters.getByLabel("Status").selectOption({ label: "Every status" });
+    await settled(page);
+    await row.getByRole("button", { name: "vip", exact: true }).click();
+    await settled(page);
+    assert.equal(await filters.getByLabel("Label").inputValue(), "vip", "the filter says which label");
+    assert.deepEqual((await listedSubjects(page)).sort(), [data().delivery, data().question].sort());
+    await rowOf(page, data().question).getByRole("button", { name: "vip", exact: true }).waitFor();
+    await filters.getByLabel("Label").fill("billing issue");
+    await filters.getByLabel("Label").press("Enter");
+    await settled(page);
+    assert.deepEqual(await listedSubjects(page), [data().delivery]);
+    await filters.getByLabel("Label").fill("nothing like it");
+    await filters.getByLabel("Label").press("Enter");
+    await page.getByText("No conversations labelled “nothing like it”.").waitFor();
+    // As it was, for what follows.
+    await filters.getByLabel("Label").fill("");
+    await filters.getByLabel("Label").press("Enter");
+    await filters.getByLabel("Status").selectOption({ label: "Open" });
+    await settled(page);
+  });
+
   test(`${name}: the approver sees how many wait, the reply beside the message it answers, and confirms naming who it goes to`, async () => {
     ({ page: run.approver } = await watch.open(browser, { who: `${name} approver`, ...options, locale: "en-GB" }));
     const page = run.approver;

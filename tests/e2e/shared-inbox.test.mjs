@@ -264,3 +264,40 @@ test("a team of two and an agent work a day's support mail", async () => {
   assert.equal(triage.delegator, ben.id);
   assert.equal((await call("GET", "/api/audit/verify", { token })).body.intact, true);
 });
+
+test("labels: the agent labels over MCP, a person filters and pages by a label, one who only reads cannot change them", async () => {
+  const threads = `/api/mailboxes/${mailbox.id}/threads`;
+  const all = (await call("GET", threads, { token: benToken })).body.threads;
+  assert.equal(all.length, 2, JSON.stringify(all));
+  const bot = await connect(agent.credential);
+  for (const thread of all) {
+    const labelled = await tool(bot, "update_thread", { mailboxId: mailbox.id, threadId: thread.id, add_labels: [" Refunds ", "Q4"] });
+    assert.deepEqual(labelled.labels, ["q4", "refunds"], "trimmed, lower-case, sorted");
+  }
+  await bot.close();
+  const removed = await call("PATCH", `${threads}/${all[0].id}`, { token: benToken, body: { remove_labels: ["Q4"] } });
+  assert.deepEqual(removed.body.labels, ["refunds"]);
+
+  // Filtered as labels compare, a page at a time with the same filter.
+  const first = await call("GET", `${threads}?label=REFUNDS&limit=1`, { token: cleoToken });
+  assert.equal(first.body.threads.length, 1);
+  const rest = await call("GET", `${threads}?label=refunds&limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`, { token: cleoToken });
+  assert.deepEqual([...first.body.threads, ...rest.body.threads].map((thread) => thread.id).sort(), all.map((thread) => thread.id).sort());
+  assert.equal(rest.body.next_cursor, null);
+  assert.deepEqual((await call("GET", `${threads}?label=q4`, { token: cleoToken })).body.threads.map((thread) => thread.id), [all[1].id]);
+  const shown = await call("GET", `${threads}/${all[1].id}`, { token: cleoToken });
+  assert.deepEqual(shown.body.labels, ["q4", "refunds"]);
+
+  // A refusal names the field; a reader who does not work the mailbox sees labels but cannot change them.
+  const tooLong = await call("PATCH", `${threads}/${all[0].id}`, { token: benToken, body: { add_labels: ["x".repeat(41)] } });
+  assert.equal(tooLong.status, 400, tooLong.text);
+  assert.match(tooLong.body.error.reason, /add_labels\[0\]/);
+  const email = "dee@example.com";
+  const dee = (await call("POST", "/api/people", { token, body: { email, name: "Dee", password: "a long enough password" } })).body;
+  await call("POST", "/api/relations", { token, body: { subject: dee.id, relation: "mailbox.metadata.read", object: mailbox.id } });
+  const deeToken = (await call("POST", "/api/sessions", { body: { email, password: "a long enough password" } })).body.session.access_token;
+  assert.deepEqual((await call("GET", `${threads}?label=q4`, { token: deeToken })).body.threads[0].labels, ["q4", "refunds"]);
+  const refused = await call("PATCH", `${threads}/${all[1].id}`, { token: deeToken, body: { remove_labels: ["q4"] } });
+  assert.equal(refused.status, 403, refused.text);
+  assert.equal(refused.body.error.code, "missing_relation");
+});

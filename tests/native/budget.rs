@@ -157,10 +157,14 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::GetAttachment => (as_ben("GET", &format!("{message}/attachments/0")), 200),
         RouteId::DeleteMessage => (admin("DELETE", &message), 200),
         RouteId::SearchMessages => (as_ben("GET", "/api/search?q=contract"), 200),
-        RouteId::ListThreads => (as_ben("GET", &format!("{threads}?status=open&unread=true&q=contract")), 200),
+        RouteId::ListThreads => {
+            (as_ben("GET", &format!("{threads}?status=open&unread=true&q=contract&label=vip")), 200)
+        }
         RouteId::GetThread => (as_ben("GET", &thread()), 200),
         RouteId::UpdateThread => {
-            (as_ben("PATCH", &thread()).json(json!({ "status": "waiting", "assignee": ben.clone() })), 200)
+            let change =
+                json!({ "status": "waiting", "assignee": ben.clone(), "add_labels": ["vip"], "remove_labels": ["x"] });
+            (as_ben("PATCH", &thread()).json(change), 200)
         }
         RouteId::MarkThreadRead => (as_ben("PUT", &format!("{}/read", thread())), 200),
         RouteId::MarkThreadUnread => (as_ben("DELETE", &format!("{}/read", thread())), 200),

@@ -488,3 +488,58 @@ fn a_forward_names_another_mailbox_of_the_node() {
         assert!(text(&refused).contains(field), "{}", text(&refused));
     }
 }
+
+#[test]
+fn a_label_effect_labels_the_conversation_on_delivery_within_the_limit_and_is_skipped_without_send_propose() {
+    let office = office();
+    let world = &office.world;
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read"], &office.mailbox);
+    let label_rules = |label: &str| json!({ "conditions": [{ "on": "subject", "contains": "invoice" }], "effects": [{ "do": "label", "label": label }] });
+    let refused = world.admin(
+        "POST",
+        &office.butlers(),
+        Some(json!({ "name": "X", "sponsor": office.ben.0, "rules": label_rules(" ") })),
+    );
+    assert_refused(&refused, 400, "invalid_body");
+    assert!(text(&refused).contains("rules.effects[0].label"), "{}", text(&refused));
+
+    let butler = office.create(label_rules(" Billing  "));
+    let earlier = deliver(world, "Invoice 1", "i1@customer.example");
+    let simulated = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": earlier }))));
+    assert_eq!(simulated["effects"][0]["would_run"], true, "{simulated}");
+    assert_eq!(simulated["effects"][0]["outcome"], "labels the conversation “billing”");
+    assert_eq!(office.thread(&earlier)["labels"], json!([]), "a dry run labels nothing");
+
+    world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
+    let labelled = deliver(world, "Invoice 2", "i2@customer.example");
+    assert_eq!(office.thread(&labelled)["labels"], json!(["billing"]));
+    let act = world.audit().into_iter().rfind(|entry| entry["action"] == "butler_effect").unwrap();
+    assert_eq!((act["outcome"].as_str(), act["detail"]["effect"]["label"].as_str()), (Some("ok"), Some(" Billing  ")));
+    let listed = body(&world.admin("GET", &format!("/api/mailboxes/{}/threads?label=billing", office.mailbox), None));
+    assert_eq!(listed["threads"].as_array().unwrap().len(), 1, "{listed}");
+
+    // A conversation already carrying as many labels as it may gets no more.
+    let full = deliver(world, "Lunch", "f1@customer.example");
+    let many: Vec<String> = (0..20).map(|n| format!("l{n:02}")).collect();
+    let thread = world.thread_of(&office.mailbox, &full);
+    let filled = world.call("PATCH", &thread, Some(&office.ben.1), Some(json!({ "add_labels": many })));
+    assert_eq!(filled.status, 200, "{}", text(&filled));
+    let raw = "From: Ana <ana@customer.example>\r\nTo: Support <support@mailroom.test>\r\nSubject: Re: Lunch invoice\r\n\
+               Message-ID: <f2@customer.example>\r\nIn-Reply-To: <f1@customer.example>\r\n\r\nAnd the invoice.\r\n";
+    let reply = match world.node.deliver("ana@customer.example", SUPPORT, raw.as_bytes()) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    };
+    let labels = office.thread(&reply)["labels"].clone();
+    assert_eq!(labels.as_array().unwrap().len(), 20, "{labels}");
+    assert!(!labels.as_array().unwrap().contains(&json!("billing")));
+
+    // Without send.propose now, the label is skipped, recorded and its sponsor told.
+    world.revoke(&office.ben.0, "send.propose", &office.mailbox);
+    let skipped = deliver(world, "Invoice 3", "i3@customer.example");
+    assert_eq!(office.thread(&skipped)["labels"], json!([]));
+    let act = world.audit().into_iter().rfind(|entry| entry["action"] == "butler_effect").unwrap();
+    assert_eq!(act["outcome"], "skipped", "{act}");
+    let feed = body(&world.call("GET", "/api/me/notifications", Some(&office.ben.1), None));
+    assert_eq!(feed["notifications"][0]["kind"], "butler_effect_skipped", "{feed}");
+}

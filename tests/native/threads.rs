@@ -580,3 +580,79 @@ fn base64_of(bytes: &[u8]) -> String {
     use base64::Engine;
     base64::engine::general_purpose::STANDARD.encode(bytes)
 }
+
+#[test]
+fn labels_are_kept_normalised_within_their_limits_filtered_and_paged_by_those_who_triage() {
+    let desk = desk();
+    let world = &desk.world;
+    let first = deliver(world, "ana@customer.example", "l1@customer.example", "Refund", "", "Please.");
+    let second = deliver(world, "bo@customer.example", "l2@customer.example", "Invoice", "", "Attached.");
+    deliver(world, "cy@customer.example", "l3@customer.example", "Hello", "", "Hi.");
+    let (thread, other) = (world.thread_of(&desk.mailbox, &first), world.thread_of(&desk.mailbox, &second));
+    let patch = |path: &str, change: Value| world.call("PATCH", path, Some(&desk.ben.1), Some(change));
+
+    // Trimmed, whitespace collapsed and lower-cased: one label however it is written.
+    let labelled = patch(&thread, json!({ "add_labels": [" VIP ", "Billing \t Issue", "vip"] }));
+    assert_eq!(labelled.status, 200, "{}", text(&labelled));
+    assert_eq!(body(&labelled)["labels"], json!(["billing issue", "vip"]));
+    let entry = world.last_audit_entry();
+    assert_eq!(entry["detail"]["added_labels"], json!(["vip", "billing issue"]), "{entry}");
+    let again = patch(&thread, json!({ "add_labels": ["Vip"], "remove_labels": ["never there"] }));
+    assert_eq!(body(&again)["labels"], json!(["billing issue", "vip"]), "adding one it has, removing one it lacks");
+    assert_eq!(desk.thread(&desk.cleo.1, &first)["labels"], json!(["billing issue", "vip"]));
+    assert_eq!(body(&patch(&other, json!({ "add_labels": ["VIP"] })))["labels"], json!(["vip"]));
+
+    // A label that cannot be one is refused naming it; characters are counted, not bytes.
+    let forty = "é".repeat(40);
+    for (change, field) in [
+        (json!({ "add_labels": ["ok", "  "] }), "add_labels[1]"),
+        (json!({ "add_labels": ["a\u{7}b"] }), "add_labels[0]"),
+        (json!({ "add_labels": [format!("{forty}x")] }), "add_labels[0]"),
+        (json!({ "add_labels": ["vip"], "remove_labels": ["x", "VIP"] }), "remove_labels[1]"),
+        (json!({ "add_labels": [], "remove_labels": [] }), "add_labels"),
+    ] {
+        let refused = patch(&thread, change.clone());
+        assert_refused(&refused, 400, "invalid_body");
+        assert!(text(&refused).contains(field), "{change}: {}", text(&refused));
+    }
+    assert_eq!(body(&patch(&thread, json!({ "add_labels": [forty.clone()] })))["labels"][2], forty.as_str());
+
+    // At most twenty on a conversation: a change past it is refused whole, one that makes room is not.
+    let many: Vec<String> = (0..17).map(|n| format!("l{n:02}")).collect();
+    assert_eq!(body(&patch(&thread, json!({ "add_labels": many })))["labels"].as_array().unwrap().len(), 20);
+    let refused = patch(&thread, json!({ "add_labels": ["one more"] }));
+    assert_refused(&refused, 400, "too_many_labels");
+    assert!(text(&refused).contains("add_labels"), "{}", text(&refused));
+    let swapped = patch(&thread, json!({ "add_labels": ["one more"], "remove_labels": ["l00"] }));
+    assert_eq!(swapped.status, 200, "{}", text(&swapped));
+    assert!(body(&swapped)["labels"].as_array().unwrap().contains(&json!("one more")));
+    let stored = desk.thread(&desk.cleo.1, &first)["labels"].clone();
+    assert!(stored.as_array().unwrap().contains(&json!("one more")), "as stored: {stored}");
+    assert!(!stored.as_array().unwrap().contains(&json!("l00")), "as stored: {stored}");
+
+    // Filtered as labels are compared, and paged with the filter kept.
+    let vip = desk.threads(&desk.cleo.1, "?label=%20VIP");
+    let ids: Vec<&str> = vip["threads"].as_array().unwrap().iter().map(|t| t["id"].as_str().unwrap()).collect();
+    assert_eq!(ids.len(), 2, "{vip}");
+    assert!(ids.contains(&desk.thread_id(&first).as_str()) && ids.contains(&desk.thread_id(&second).as_str()));
+    let page = desk.threads(&desk.cleo.1, "?label=vip&limit=1");
+    let next = page["next_cursor"].as_str().unwrap();
+    let rest = desk.threads(&desk.cleo.1, &format!("?label=vip&limit=1&cursor={next}"));
+    assert_eq!(rest["threads"].as_array().unwrap().len(), 1);
+    assert_ne!(rest["threads"][0]["id"], page["threads"][0]["id"]);
+    assert!(rest["next_cursor"].is_null(), "the third conversation carries no label: {rest}");
+    assert_eq!(desk.threads(&desk.cleo.1, "?label=billing%20issue&status=closed")["threads"], json!([]));
+    assert_refused(
+        &world.call("GET", &format!("/api/mailboxes/{}/threads?label=%20", desk.mailbox), Some(&desk.cleo.1), None),
+        400,
+        "invalid_query_parameter",
+    );
+
+    // Seeing labels takes metadata; changing them takes working the mailbox, as status does.
+    let (dee, token) = world.person("dee@example.com");
+    world.grant_all(&dee, &["mailbox.metadata.read"], &desk.mailbox);
+    assert_eq!(desk.threads(&token, "?label=vip")["threads"].as_array().unwrap().len(), 2);
+    let refused = world.call("PATCH", &thread, Some(&token), Some(json!({ "remove_labels": ["vip"] })));
+    assert_refused(&refused, 403, "missing_relation");
+    assert!(desk.thread(&token, &first)["labels"].as_array().unwrap().contains(&json!("vip")));
+}

@@ -122,6 +122,14 @@ pub enum ButlerEffect {
         /// The mailbox to file the copy in (`mbx_…`), not the butler's own.
         mailbox: String,
     },
+    /// Adds `label` to the conversation (normalised as `update_thread` keeps
+    /// labels); one it already has is left, and one past
+    /// `label_limits::LABELS_PER_CONVERSATION` is not added. Needs send.propose
+    /// on the mailbox.
+    Label {
+        /// The label, at most `label_limits::LABEL_CHARACTERS` characters.
+        label: String,
+    },
 }
 
 impl ButlerEffect {
@@ -134,6 +142,8 @@ impl ButlerEffect {
             }
             ButlerEffect::NotifyWebhook { .. } => &[Relation::MailboxMetadataRead],
             ButlerEffect::Forward { .. } => &[Relation::MailboxMetadataRead, Relation::MailboxContentRead],
+            // As setting the status: labelling is triage.
+            ButlerEffect::Label { .. } => &[Relation::MailboxMetadataRead, Relation::SendPropose],
         }
     }
 

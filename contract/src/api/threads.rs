@@ -1,6 +1,7 @@
 //! Conversations in a mailbox (threads): received and sent messages grouped by
 //! their threading headers, with the working state a shared inbox keeps on each
-//! (status, assignee, who has read it), and how far a sender was authenticated.
+//! (status, assignee, labels, who has read it), and how far a sender was
+//! authenticated.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -23,6 +24,29 @@ pub mod thread_limits {
     /// matched by subject alone (a reply whose threading headers name nothing the
     /// mailbox holds), in days.
     pub const SUBJECT_MATCH_DAYS: i64 = 30;
+}
+
+/// Limits on a conversation's labels, stated once because the contract
+/// publishes them and a butler's label effect keeps to them too.
+pub mod label_limits {
+    /// The longest label, in characters, once normalised.
+    pub const LABEL_CHARACTERS: usize = 40;
+    /// How many labels one conversation may carry; also the most one change may
+    /// add or remove.
+    pub const LABELS_PER_CONVERSATION: usize = 20;
+}
+
+/// A label as the node keeps and compares it (decision 0020): trimmed, every
+/// run of whitespace one space, lower-cased, so `VIP`, ` vip ` and `Vip` are one
+/// label and every conversation shows it alike. `None` for a label that is
+/// empty, longer than `label_limits::LABEL_CHARACTERS` or holds a control
+/// character other than whitespace (a tab or a line break is whitespace, and
+/// becomes a space).
+pub fn normalise_label(label: &str) -> Option<String> {
+    let normalised = label.split_whitespace().collect::<Vec<_>>().join(" ").to_lowercase();
+    let length = normalised.chars().count();
+    let allowed = (1..=label_limits::LABEL_CHARACTERS).contains(&length) && !normalised.chars().any(char::is_control);
+    allowed.then_some(normalised)
 }
 
 vocabulary! {
@@ -90,6 +114,9 @@ pub struct ThreadSummary {
     /// The assignee's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assignee_name: Option<String>,
+    /// Its labels, normalised (lower-case), sorted.
+    #[schemars(length(max = label_limits::LABELS_PER_CONVERSATION))]
+    pub labels: Vec<String>,
     /// The people who wrote to the mailbox in it, latest first (the first few;
     /// `participant_count` says how many).
     #[schemars(length(max = thread_limits::PARTICIPANTS_SHOWN))]
@@ -216,4 +243,16 @@ pub struct UpdateThread {
     /// this mailbox (holds send.propose on it), or `""` to unassign.
     #[serde(default)]
     pub assignee: Option<String>,
+    /// Labels to add: each trimmed, its whitespace collapsed and lower-cased,
+    /// 1 to `label_limits::LABEL_CHARACTERS` characters without control
+    /// characters. One it already has is left as it is; a conversation carries
+    /// at most `label_limits::LABELS_PER_CONVERSATION`.
+    #[serde(default)]
+    #[schemars(length(max = label_limits::LABELS_PER_CONVERSATION))]
+    pub add_labels: Option<Vec<String>>,
+    /// Labels to take off, compared as `add_labels` are; one it does not have is
+    /// ignored. A label cannot be both added and removed in one change.
+    #[serde(default)]
+    #[schemars(length(max = label_limits::LABELS_PER_CONVERSATION))]
+    pub remove_labels: Option<Vec<String>>,
 }

@@ -40,6 +40,7 @@ const EFFECTS = {
   draft_reply: { words: "Draft a reply for approval", field: "text", label: "Text ({sender} and {subject} are filled in)", max: 10000, lines: 4 },
   notify_webhook: { words: "Post it to a webhook", field: "url", label: "Address (https)", max: 500 },
   forward: { words: "File a copy", field: "mailbox", label: "In mailbox", choices: (lists) => lists.mailboxes.map((mailbox) => [mailbox.id, mailbox.address]), none: "There is no other mailbox" },
+  label: { words: "Label the conversation", field: "label", label: "With", max: 40 },
 };
 
 /** A condition or effect in words: `kinds` is CONDITIONS or EFFECTS, `tag` its tag (`on`, `do`). */

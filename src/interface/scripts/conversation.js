@@ -2,20 +2,20 @@
 // in it, in the order they happened, each with who wrote it (by name), when,
 // and, for a received one, how far its sender was authenticated, in words
 // (SPF, DKIM and DMARC on request); its attachments and its text. Opening one
-// marks it read for the signed-in person (Mark unread undoes it); its status
-// and assignee are set here; Reply and Reply all draft the answer, resuming the
+// marks it read for the signed-in person (Mark unread undoes it); its status,
+// assignee and labels are set here; Reply and Reply all draft the answer, resuming the
 // draft already begun rather than starting a second (decision 0020), and a
 // refused send shows its reason with Write it again.
 //
 // A received message's text is a stranger's: it is set as text, and drawn in
 // one place, messageBody().
 
-import { append, breadcrumbs, byteSize, h, hidden, labelled, time, uniqueId } from "./dom.js";
+import { append, breadcrumbs, byteSize, h, hidden, labelled, replace, time, uniqueId } from "./dom.js";
 import { me } from "./session.js";
 import { api, segment, SessionOver } from "./api.js";
 import { downloadLink, info, panel, perform, refusalBox, statusArea } from "./shared.js";
 import { directory } from "./names.js";
-import { access, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
+import { access, labelChips, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
 import {
   asLines, counted, parseRecipient, recipientLabels, recipientText, resultWords, SENDER_CHECKS, senderCheckBadge, senderWords,
   sendStateBadge, THREAD_STATUSES, threadStatusBadge,
@@ -126,9 +126,30 @@ export async function conversationView(view, mailbox, threadId) {
     button.addEventListener("click", () => change({ status: name }, `Now ${THREAD_STATUSES[name].words.toLowerCase()}.`));
     return button;
   });
+  // ---- labels: seen by all who see it, added and removed by those who set its status
+  const labels = h("div", { class: "thread-labels" });
+  const showLabels = () => {
+    const chip = (label) => h("span", { class: "label-chip" }, h("span", { text: label }), can.triage ? removeLabel(label) : null);
+    replace(labels, summary.labels.length ? labelChips(summary.labels, chip) : can.triage ? h("span", { class: "muted", text: "No labels" }) : null);
+  };
+  function removeLabel(label) {
+    const button = h("button", { type: "button", class: "chip-remove", "aria-label": `Remove the label “${label}”`, title: "Remove", text: "×" });
+    button.addEventListener("click", () => change({ remove_labels: [label] }, `The label “${label}” was removed.`));
+    return button;
+  }
+  const newLabel = h("input", { type: "text", name: "label", maxlength: 40, autocomplete: "off", spellcheck: "false", required: true });
+  const addLabel = can.triage
+    ? h("form", { class: "label-add" }, labelled("Add a label", newLabel), h("button", { type: "submit", class: "secondary", text: "Add" }))
+    : null;
+  addLabel?.addEventListener("submit", async (event) => {
+    event.preventDefault();
+    if (await change({ add_labels: [newLabel.value] }, "Label added.")) newLabel.value = "";
+  });
+  showLabels();
+
   const triage = can.triage ? h("div", { class: "triage" },
     h("div", { class: "status-choice", role: "group", "aria-label": "Status" }, h("span", { class: "choice-label", "aria-hidden": "true", text: "Status" }), statusButtons),
-    assignControls()) : null;
+    assignControls(), addLabel) : null;
 
   function assignControls() {
     const holder = h("div", { class: "assign" });
@@ -163,12 +184,13 @@ export async function conversationView(view, mailbox, threadId) {
   }
 
   async function change(body, said) {
-    const controls = [...(triage?.querySelectorAll("button, select") ?? [])];
-    await perform(status, controls, async () => {
+    const controls = [...(triage?.querySelectorAll("button, select, input") ?? []), ...labels.querySelectorAll("button")];
+    return perform(status, controls, async () => {
       summary = await api("PATCH", path, body);
       statusWords.replaceChildren(threadStatusBadge(summary.status));
       for (const button of statusButtons) button.setAttribute("aria-pressed", String(button.dataset.status === summary.status));
       showAssignee();
+      showLabels();
       return said;
     }, "The conversation was not changed.");
   }
@@ -193,6 +215,7 @@ export async function conversationView(view, mailbox, threadId) {
     breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], [title]),
     panel(title,
       h("p", { class: "thread-facts" }, statusWords, assigneeWords, h("span", { text: counted(thread.message_count, "message") }), participants),
+      labels,
       unverified,
       triage,
       h("div", { class: "button-row" }, readToggle, h("a", { href: mailHref(mailbox.id), class: "button secondary", text: "Back to the conversations" })),

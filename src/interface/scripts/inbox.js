@@ -1,8 +1,9 @@
 // The inbox (SPEC §8, issue 14): a mailbox's conversations, latest activity
 // first, a page at a time: who wrote, about what, the start of the latest
 // message, how many messages, when it last moved, where it stands, who has it,
-// whether the signed-in person has read it, and whether a sender in it was not
-// verified. Filtered by status, assignee, unread and words; the filters, how
+// whether the signed-in person has read it, its labels, and whether a sender in
+// it was not verified. Filtered by status, assignee, label (a label's chip
+// filters by it), unread and words; the filters, how
 // many pages were shown and the conversation last opened are kept per mailbox
 // while the page is open, so coming back from a conversation finds the list as
 // it was left, that conversation in view. Opening Mail lands here (mail.js).
@@ -14,11 +15,11 @@ import { append, h, hidden, labelled, linkButton, time, uniqueId } from "./dom.j
 import { api, query, SessionOver } from "./api.js";
 import { empty, info, loading, panel, refusalBox } from "./shared.js";
 import { pager } from "./pager.js";
-import { access, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
+import { access, labelChips, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
 import { counted, SENDER_CHECKS, THREAD_STATUSES, threadStatusBadge } from "./mail-words.js";
 
 /** The filters a list starts with: open conversations, whoever has them, read or not. */
-const FIRST_FILTERS = { status: "open", assignee: "", unread: false, q: "" };
+const FIRST_FILTERS = { status: "open", assignee: "", label: "", unread: false, q: "" };
 
 /** The filters last used on each mailbox's list, by mailbox id. */
 const filtersByMailbox = new Map();
@@ -70,7 +71,7 @@ function threadItem(mailbox, thread) {
     h("p", { class: "thread-subject" },
       h("a", { href: mailHref(mailbox.id, thread.id) }, thread.unread ? hidden("Unread: ") : null, subject)),
     thread.snippet ? h("p", { class: "thread-snippet", text: thread.snippet }) : null,
-    h("p", { class: "thread-meta" },
+    h("div", { class: "thread-meta" },
       threadStatusBadge(thread.status),
       thread.has_unauthenticated
         ? h("span", { class: "badge warn", title: SENDER_CHECKS.unverified.meaning, text: "Sender not verified" })
@@ -78,7 +79,10 @@ function threadItem(mailbox, thread) {
       h("span", { class: "thread-count", text: counted(thread.message_count, "message") }),
       thread.assignee
         ? h("span", { class: "thread-assignee", text: `Assigned to ${thread.assignee_name ?? "someone"}` })
-        : h("span", { class: "thread-assignee muted", text: "Unassigned" })));
+        : h("span", { class: "thread-assignee muted", text: "Unassigned" }),
+      thread.labels.length ? labelChips(thread.labels, (label) => h("button", {
+        type: "button", class: "label-chip", "data-label": label, title: `Show only conversations labelled “${label}”`, text: label,
+      })) : null));
 }
 
 /**
@@ -94,10 +98,11 @@ function nothing(filters) {
   const status = filters.status ? THREAD_STATUSES[filters.status]?.words.toLowerCase() : null;
   const parts = [filters.unread ? "unread" : null, status].filter(Boolean).join(" ");
   const whose = { me: " assigned to you", none: " assigned to nobody" }[filters.assignee] ?? "";
-  return `No ${parts ? `${parts} ` : ""}conversations${whose}.`;
+  const labelled = filters.label ? ` labelled “${filters.label}”` : "";
+  return `No ${parts ? `${parts} ` : ""}conversations${whose}${labelled}.`;
 }
 
-/** The filters: status, assignee, unread only, and words; a change shows the list again. */
+/** The filters: status, assignee, label, unread only, and words; a change shows the list again. */
 function filterForm(filters, onChange) {
   const status = h("select", { name: "status" },
     Object.entries(THREAD_STATUSES).map(([name, { words }]) => h("option", { value: name, text: words })),
@@ -108,19 +113,21 @@ function filterForm(filters, onChange) {
     h("option", { value: "me", text: "Me" }),
     h("option", { value: "none", text: "Nobody" }));
   assignee.value = filters.assignee;
+  const label = h("input", { type: "search", name: "label", autocomplete: "off", spellcheck: "false", maxlength: 40, value: filters.label, placeholder: "Any label" });
   const unread = h("input", { type: "checkbox", name: "unread" });
   unread.checked = filters.unread;
   const words = h("input", { type: "search", name: "q", autocomplete: "off", spellcheck: "false", value: filters.q, placeholder: "Sender, recipient or subject", id: uniqueId("find") });
   const find = h("button", { type: "submit", class: "secondary", text: "Find" });
   unread.id = uniqueId("unread");
 
-  const values = () => ({ status: status.value, assignee: assignee.value, unread: unread.checked, q: words.value.trim() });
+  const values = () => ({ status: status.value, assignee: assignee.value, label: label.value.trim(), unread: unread.checked, q: words.value.trim() });
   const form = h("form", { class: "thread-filters", role: "search", "aria-label": "Filter conversations" },
     labelled("Status", status),
     labelled("Assigned to", assignee),
+    labelled("Label", label),
     h("div", { class: "field check" }, unread, h("label", { for: unread.id, text: "Unread only" })),
     h("div", { class: "field find" }, h("label", { for: words.id, text: "Find" }), h("div", { class: "find-row" }, words, find)));
-  for (const control of [status, assignee, unread]) control.addEventListener("change", () => onChange(values()));
+  for (const control of [status, assignee, label, unread]) control.addEventListener("change", () => onChange(values()));
   form.addEventListener("submit", (event) => {
     event.preventDefault();
     onChange(values());
@@ -167,6 +174,7 @@ export async function inboxView(view, { readable }, mailbox) {
       const answer = await api("GET", `${mailboxApi(mailbox.id, "threads")}${query({
         status: filters.status || undefined,
         assignee: filters.assignee || undefined,
+        label: filters.label || undefined,
         unread: filters.unread ? "true" : undefined,
         q: filters.q || undefined,
         ...page,
@@ -208,6 +216,13 @@ export async function inboxView(view, { readable }, mailbox) {
     refresh();
   });
   list.addEventListener("click", (event) => {
+    // A label's chip filters the list by it (the filter's field says so, and clears it).
+    const chip = event.target.closest("button[data-label]");
+    if (chip) {
+      form.elements.label.value = chip.dataset.label;
+      form.requestSubmit();
+      return;
+    }
     const row = event.target.closest("li[data-thread]");
     if (row) openedByMailbox.set(mailbox.id, row.dataset.thread);
   });

@@ -59,5 +59,13 @@ export function mailboxName(mailboxId, knownAddress) {
 
 export const subjectOf = (subject) => (subject?.trim() ? subject : "(no subject)");
 
+/**
+ * A conversation's labels as chips, each made by `chip(label)` (a button that
+ * filters the list, or a label with its own remove button), in a list named
+ * for screen readers.
+ */
+export const labelChips = (labels, chip) =>
+  h("ul", { class: "labels", "aria-label": "Labels" }, labels.map((label) => h("li", {}, chip(label))));
+
 /** Mail's text: plain text, wrapped, never rendered as HTML. */
 export const mailText = (text) => h("pre", { class: "mail-text", text });

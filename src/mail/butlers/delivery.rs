@@ -5,6 +5,7 @@
 //! sponsor's feed says so.
 
 use mailroom_contract::Relation;
+use mailroom_contract::api::normalise_label;
 use mailroom_contract::api::{
     AttachmentSummary, ButlerEffect, ButlerRules, EmailAddress, NotificationKind, SenderAuthentication, butler_limits,
 };
@@ -19,7 +20,7 @@ use crate::core::context::ports::AuditRecord;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement, Value};
-use crate::mail::threads::linking;
+use crate::mail::threads::{self, linking};
 use crate::mail::{inbound, sends};
 use crate::notifications::{self, Addressee, Notice};
 
@@ -120,6 +121,8 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i
                 parameters,
             }
         }
+        // Validated when the version was written; kept to the cap in SQL.
+        ButlerEffect::Label { label } => threads::add_label(thread_id, &normalise_label(label)?),
     })
 }
 

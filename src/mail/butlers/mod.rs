@@ -13,6 +13,7 @@ use mailroom_contract::api::{
     Butler, ButlerEffect, ButlerList, ButlerRules, ButlerSimulation, ButlerVersion, CreateButler, PublishButler,
     SimulateButler, UpdateButler, butler_limits,
 };
+use mailroom_contract::api::{label_limits, normalise_label};
 use mailroom_contract::{PathParameter, Relation};
 use serde::Deserialize;
 
@@ -194,6 +195,14 @@ fn valid_rules(rules: &ButlerRules, mailbox_id: &str) -> Result<(), Refusal> {
             return Err(RequestError::wrong_field(
                 &format!("rules.effects[{index}].mailbox"),
                 "another mailbox of this node (`mbx_…`) than the butler's own",
+            ));
+        }
+        if let E::Label { label } = effect
+            && normalise_label(label).is_none()
+        {
+            return Err(RequestError::wrong_field(
+                &format!("rules.effects[{index}].label"),
+                format!("a label of 1 to {} characters, without control characters", label_limits::LABEL_CHARACTERS),
             ));
         }
         if let E::Assign { assignee } = effect

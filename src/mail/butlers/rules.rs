@@ -5,6 +5,7 @@
 use std::collections::BTreeMap;
 
 use mailroom_contract::Relation;
+use mailroom_contract::api::normalise_label;
 use mailroom_contract::api::{
     ButlerCondition, ButlerEffect, ButlerRules, ConditionJudged, EffectJudged, SenderAuthentication,
 };
@@ -79,6 +80,9 @@ fn describe(effect: &ButlerEffect) -> String {
             format!("posts the message's sender, recipients and subject to {url}")
         }
         ButlerEffect::Forward { mailbox } => format!("files a copy of the message in mailbox {mailbox}"),
+        ButlerEffect::Label { label } => {
+            format!("labels the conversation “{}”", normalise_label(label).unwrap_or_else(|| label.clone()))
+        }
     }
 }
 

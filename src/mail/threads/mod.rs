@@ -1,7 +1,7 @@
 //! Conversations (threads): a mailbox's received and sent mail grouped by its
 //! threading headers (`linking` decides which conversation a message joins), the
-//! working state a shared inbox keeps on each (status, assignee, who has read
-//! it), and the routes that list, show and change them.
+//! working state a shared inbox keeps on each (status, assignee, labels, who
+//! has read it), and the routes that list, show and change them.
 //!
 //! Listing and showing answer holders of `mailbox.metadata.read`; the snippet
 //! and the messages' text only where the caller also reads content, which is why
@@ -10,10 +10,11 @@
 
 pub mod linking;
 
+use mailroom_contract::api::label_limits::{LABEL_CHARACTERS, LABELS_PER_CONVERSATION};
 use mailroom_contract::api::thread_limits::{MESSAGES_SHOWN, PARTICIPANTS_SHOWN, SNIPPET_CHARACTERS};
 use mailroom_contract::api::{
     AttachmentSummary, EmailAddress, NotificationKind, SenderAuthentication, Thread, ThreadEntry, ThreadEntryKind,
-    ThreadMessage, ThreadPage, ThreadStatus, ThreadSummary, UpdateThread,
+    ThreadMessage, ThreadPage, ThreadStatus, ThreadSummary, UpdateThread, normalise_label,
 };
 use mailroom_contract::{PathParameter, Relation};
 use serde::Deserialize;
@@ -41,6 +42,8 @@ pub enum ThreadError {
     NotAnAssignee { id: String },
     /// The change names nothing to change.
     NothingToChange,
+    /// The labels added would take the conversation past the most it may carry.
+    TooManyLabels { carried: usize, after: usize },
 }
 
 impl From<ThreadError> for Refusal {
@@ -58,8 +61,17 @@ impl From<ThreadError> for Refusal {
                 400,
                 "invalid_body",
                 "The change names nothing to change.",
-                "`status` and `assignee` were both left out.",
-                "Give a `status` (open, waiting or closed), an `assignee`, or both.",
+                "`status`, `assignee`, `add_labels` and `remove_labels` were all left out or empty.",
+                "Give a `status` (open, waiting or closed), an `assignee`, labels to add or remove, or several.",
+            ),
+            ThreadError::TooManyLabels { carried, after } => Refusal::new(
+                400,
+                "too_many_labels",
+                "The labels in `add_labels` were not added.",
+                format!(
+                    "A conversation carries at most {LABELS_PER_CONVERSATION} labels; this one carries {carried}, and the change would leave it with {after}."
+                ),
+                "Add fewer labels, or remove some in `remove_labels` in the same change.",
             ),
         }
     }
@@ -78,7 +90,8 @@ const SUMMARY_COLUMNS: &str = "t.id, t.mailbox_id, t.subject, t.status, t.assign
          WHERE r.thread_id = t.id AND r.from_address IS NOT NULL \
          GROUP BY lower(r.from_address) ORDER BY max(r.rowid) DESC) AS x) AS participants_json, \
      EXISTS (SELECT 1 FROM receipts r WHERE r.thread_id = t.id AND r.sender_authentication != 'authenticated') \
-       AS has_unauthenticated";
+       AS has_unauthenticated, \
+     (SELECT json_group_array(l.label) FROM thread_labels l WHERE l.thread_id = t.id) AS labels_json";
 
 /// The text a snippet is cut from: the start of the latest received message.
 const SNIPPET_COLUMN: &str =
@@ -99,6 +112,7 @@ struct SummaryRow {
     read_up_to: Option<i64>,
     participants_json: Option<String>,
     has_unauthenticated: i64,
+    labels_json: Option<String>,
     #[serde(default)]
     snippet_source: Option<String>,
 }
@@ -113,6 +127,14 @@ fn snippet(text: &str) -> String {
 }
 
 impl SummaryRow {
+    /// Its labels, sorted.
+    fn labels(&self) -> Vec<String> {
+        let mut labels: Vec<String> =
+            self.labels_json.as_deref().and_then(|json| serde_json::from_str(json).ok()).unwrap_or_default();
+        labels.sort();
+        labels
+    }
+
     fn present(&self, reads_content: bool) -> ThreadSummary {
         let participants: Vec<EmailAddress> =
             self.participants_json.as_deref().and_then(|json| serde_json::from_str(json).ok()).unwrap_or_default();
@@ -123,6 +145,7 @@ impl SummaryRow {
             status: self.status,
             assignee: self.assignee.clone(),
             assignee_name: self.assignee_name.clone(),
+            labels: self.labels(),
             participant_count: i64::try_from(participants.len()).unwrap_or(i64::MAX),
             participants: participants.into_iter().take(PARTICIPANTS_SHOWN).collect(),
             message_count: self.received_count + self.sent_count,
@@ -208,6 +231,14 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
             .into());
         }
     };
+    let label = context
+        .query("label")
+        .map(|label| {
+            normalise_label(label).ok_or_else(|| -> Refusal {
+                RequestError::InvalidQueryParameter { name: "label".into(), expected: label_words() }.into()
+            })
+        })
+        .transpose()?;
     let unread = context.query("unread") == Some("true");
     let search = context.query("q").map(fts_query).transpose()?;
     let limit = paging::limit(context)?;
@@ -224,6 +255,12 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
         Some("") => conditions.push("t.assignee IS NULL".into()),
         Some(id) => conditions.push(format!("t.assignee = {}", placeholder(&mut parameters, id.into()))),
         None => {}
+    }
+    if let Some(label) = label {
+        conditions.push(format!(
+            "EXISTS (SELECT 1 FROM thread_labels l WHERE l.thread_id = t.id AND l.label = {})",
+            placeholder(&mut parameters, label.into())
+        ));
     }
     if unread {
         conditions.push(
@@ -357,7 +394,12 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// `PATCH /api/mailboxes/:mailboxId/threads/:threadId`.
 pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: UpdateThread = context.body()?;
-    if request.status.is_none() && request.assignee.is_none() {
+    let adding = labels_in(request.add_labels.as_deref(), "add_labels")?;
+    let removing = labels_in(request.remove_labels.as_deref(), "remove_labels")?;
+    if let Some(index) = removing.iter().position(|label| adding.contains(label)) {
+        return Err(RequestError::wrong_field(&format!("remove_labels[{index}]"), "a label not also in `add_labels`"));
+    }
+    if request.status.is_none() && request.assignee.is_none() && adding.is_empty() && removing.is_empty() {
         return Err(ThreadError::NothingToChange.into());
     }
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
@@ -395,6 +437,13 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if let Some(status) = request.status {
         row.status = status;
     }
+    let carried = row.labels();
+    let added: Vec<&String> = adding.iter().filter(|label| !carried.contains(label)).collect();
+    let removed: Vec<&String> = removing.iter().filter(|label| carried.contains(label)).collect();
+    let after = carried.len() + added.len() - removed.len();
+    if !added.is_empty() && after > LABELS_PER_CONVERSATION {
+        return Err(ThreadError::TooManyLabels { carried: carried.len(), after }.into());
+    }
     context.write_changing_one_row(
         Statement::new("UPDATE mail_threads SET status = ?1, assignee = ?2 WHERE id = ?3 AND mailbox_id = ?4")
             .bind(row.status.name())
@@ -403,6 +452,21 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
             .bind(mailbox_id.as_str()),
         ThreadError::NoSuchThread { id: row.id.clone() },
     );
+    // Removals first: the cap each addition is held to in SQL counts what is left.
+    for label in &removed {
+        context.write(
+            Statement::new("DELETE FROM thread_labels WHERE thread_id = ?1 AND label = ?2")
+                .bind(row.id.as_str())
+                .bind(label.as_str()),
+        );
+    }
+    for label in &added {
+        context.write(add_label(&row.id, label));
+    }
+    let mut labels: Vec<String> =
+        carried.iter().filter(|label| !removed.contains(label)).chain(added.iter().copied()).cloned().collect();
+    labels.sort();
+    row.labels_json = serde_json::to_string(&labels).ok();
     // A person newly given a conversation by someone else hears of it.
     let caller = context.caller().actor_id().unwrap_or_default().to_string();
     if let Some(assigned) = row.assignee.as_deref().filter(|id| is_id_of(id, IdKind::Person))
@@ -422,8 +486,47 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "mailbox": mailbox_id,
         "status": request.status.map(ThreadStatus::name),
         "assignee": assignee,
+        "added_labels": added,
+        "removed_labels": removed,
     }));
     Ok(context.json(&row.present(false)))
+}
+
+/// What a label must be, for a refusal to say.
+fn label_words() -> String {
+    format!("a label of 1 to {LABEL_CHARACTERS} characters, without control characters, once trimmed")
+}
+
+/// The labels of a change's `field` (`add_labels`, `remove_labels`),
+/// normalised and without repeats; refuses the first that cannot be a label,
+/// naming it.
+fn labels_in(labels: Option<&[String]>, field: &str) -> Result<Vec<String>, Refusal> {
+    let labels = labels.unwrap_or_default();
+    if labels.len() > LABELS_PER_CONVERSATION {
+        return Err(RequestError::wrong_field(field, format!("at most {LABELS_PER_CONVERSATION} labels")));
+    }
+    let mut normalised: Vec<String> = Vec::with_capacity(labels.len());
+    for (index, label) in labels.iter().enumerate() {
+        let Some(label) = normalise_label(label) else {
+            return Err(RequestError::wrong_field(&format!("{field}[{index}]"), label_words()));
+        };
+        if !normalised.contains(&label) {
+            normalised.push(label);
+        }
+    }
+    Ok(normalised)
+}
+
+/// The statement adding `label` (normalised) to conversation `thread_id`,
+/// unless it carries it already or carries as many as it may: the cap is kept
+/// in SQL too, so neither two changes at once nor a butler can pass it.
+pub fn add_label(thread_id: &str, label: &str) -> Statement {
+    Statement::new(format!(
+        "INSERT OR IGNORE INTO thread_labels (thread_id, label) SELECT ?1, ?2 \
+         WHERE (SELECT count(*) FROM thread_labels WHERE thread_id = ?1) < {LABELS_PER_CONVERSATION}"
+    ))
+    .bind(thread_id)
+    .bind(label)
 }
 
 /// `PUT /api/mailboxes/:mailboxId/threads/:threadId/read`.
