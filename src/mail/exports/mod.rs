@@ -23,7 +23,7 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{Statement, Value};
-use crate::core::time::rfc3339;
+use crate::core::time::{DAY_MS, calendar_day, rfc3339, utc_day_start};
 use crate::mail::search::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, fts_query};
 
 /// The object id of an export's manifest.
@@ -112,25 +112,10 @@ impl From<ExportError> for Refusal {
 
 /// A `YYYY-MM-DD` day as the millisecond it starts (UTC), or the refusal naming `field`.
 fn day_start(field: &str, day: &str) -> Result<i64, Refusal> {
-    let number =
-        |range: std::ops::Range<usize>| day.get(range).filter(|digits| digits.bytes().all(|b| b.is_ascii_digit()));
-    let date = match (day.len(), day.as_bytes().get(4), day.as_bytes().get(7)) {
-        (10, Some(b'-'), Some(b'-')) => match (number(0..4), number(5..7), number(8..10)) {
-            (Some(year), Some(month), Some(date)) => chrono::NaiveDate::from_ymd_opt(
-                year.parse().unwrap_or(0),
-                month.parse().unwrap_or(0),
-                date.parse().unwrap_or(0),
-            ),
-            _ => None,
-        },
-        _ => None,
-    };
-    date.and_then(|date| date.and_hms_opt(0, 0, 0))
-        .map(|moment| moment.and_utc().timestamp_millis())
+    calendar_day(day.as_bytes())
+        .map(utc_day_start)
         .ok_or_else(|| RequestError::wrong_field(field, "a day on the calendar, written YYYY-MM-DD"))
 }
-
-const DAY_MS: i64 = 86_400_000;
 
 /// The request's checks, answered as the SQL condition on `receipts r` that
 /// selects its messages, with its parameters.
