@@ -24,6 +24,7 @@ use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{Statement, Value};
 use crate::core::time::{DAY_MS, calendar_day, rfc3339, utc_day_start};
+use crate::mail::deletion::owe_deletion_of;
 use crate::mail::search::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, fts_query};
 
 /// The object id of an export's manifest.
@@ -358,17 +359,15 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// are owed to the object store, which the upkeep deletes a run at a time.
 pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (row, _) = own_export(context, []).await?;
-    let now = context.now_ms();
-    context.write(
+    context.write(owe_deletion_of(
         Statement::new(
-            "INSERT OR IGNORE INTO originals_to_delete (raw_key, since) \
-             SELECT 'exports/' || ?1 || '/' || receipt_id || '.eml', ?2 FROM export_items \
+            "SELECT 'exports/' || ?1 || '/' || receipt_id || '.eml' FROM export_items \
              WHERE export_id = ?1 AND sha256 IS NOT NULL \
-             UNION ALL SELECT 'exports/' || ?1 || '/manifest.json', ?2 FROM exports WHERE id = ?1 AND state = 'ready'",
+             UNION ALL SELECT 'exports/' || ?1 || '/manifest.json' FROM exports WHERE id = ?1 AND state = 'ready'",
         )
-        .bind(row.id.as_str())
-        .bind(now),
-    );
+        .bind(row.id.as_str()),
+        context.now_ms(),
+    ));
     context.write(Statement::new("DELETE FROM export_items WHERE export_id = ?1").bind(row.id.as_str()));
     context.write(Statement::new("DELETE FROM exports WHERE id = ?1").bind(row.id.as_str()));
     context.audit_object(row.id.clone());
