@@ -308,24 +308,25 @@ impl ExportRow {
     }
 }
 
-/// The caller's export the path names, with `more` read in the same round trip;
-/// anyone else's answers as one that does not exist.
+/// The caller's export `id` (the path's, read once by the handler, which may
+/// bind it in `more`), with `more` read in the same round trip; anyone else's
+/// answers as one that does not exist.
 async fn own_export<const N: usize>(
     context: &mut Context<'_>,
+    id: &str,
     more: [Statement; N],
 ) -> Result<(ExportRow, Vec<crate::core::storage::QueryResult>), Refusal> {
-    let id = context.path(PathParameter::ExportId)?.to_string();
     let requester = context.caller().actor_id().unwrap_or_default().to_string();
     let mut statements = vec![
         Statement::new(format!("SELECT {EXPORT_COLUMNS} FROM exports e WHERE e.id = ?1 AND e.requester = ?2"))
-            .bind(id.as_str())
+            .bind(id)
             .bind(requester.as_str()),
     ];
     statements.extend(more);
     let mut results = context.read(statements).await?;
     let export = results.remove(0);
     let Some(row) = export.first() else {
-        return Err(ExportError::NoSuchExport { id }.into());
+        return Err(ExportError::NoSuchExport { id: id.to_string() }.into());
     };
     let row: ExportRow = row.decode().map_err(|error| context.internal(error))?;
     Ok((row, results))
@@ -351,14 +352,16 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
 /// `GET /api/exports/:exportId`.
 pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (row, _) = own_export(context, []).await?;
+    let id = context.path(PathParameter::ExportId)?.to_string();
+    let (row, _) = own_export(context, &id, []).await?;
     Ok(context.json(&row.present()))
 }
 
 /// `DELETE /api/exports/:exportId`: the export and its items go now; its copies
 /// are owed to the object store, which the upkeep deletes a run at a time.
 pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (row, _) = own_export(context, []).await?;
+    let id = context.path(PathParameter::ExportId)?.to_string();
+    let (row, _) = own_export(context, &id, []).await?;
     context.write(owe_deletion_of(
         Statement::new(
             "SELECT 'exports/' || ?1 || '/' || receipt_id || '.eml' FROM export_items \
@@ -408,17 +411,14 @@ pub async fn list_objects(context: &mut Context<'_>) -> Result<Response, Refusal
     let limit = paging::limit(context)?;
     let after = paging::cursor(context, IdKind::Receipt, 0)?.0;
     let id = context.path(PathParameter::ExportId)?.to_string();
-    let (export, results) = own_export(
-        context,
-        [Statement::new(
-            "SELECT position, receipt_id, mailbox_id, subject, received_at, size, sha256, missing FROM export_items \
+    let items = Statement::new(
+        "SELECT position, receipt_id, mailbox_id, subject, received_at, size, sha256, missing FROM export_items \
          WHERE export_id = ?1 AND position > ?2 ORDER BY position LIMIT ?3",
-        )
-        .bind(id.as_str())
-        .bind(after)
-        .bind(limit + 1)],
     )
-    .await?;
+    .bind(id.as_str())
+    .bind(after)
+    .bind(limit + 1);
+    let (export, results) = own_export(context, &id, [items]).await?;
     let mut items: Vec<ItemRow> = results[0].decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut items, limit, |item| (item.position, &item.receipt_id));
     let mut objects = Vec::with_capacity(items.len() + 1);
@@ -448,13 +448,10 @@ pub async fn download(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if object_id != MANIFEST && !is_id_of(&object_id, IdKind::Receipt) {
         return Err(ExportError::NoSuchObject { id: object_id }.into());
     }
-    let (export, results) = own_export(
-        context,
-        [Statement::new("SELECT sha256, missing FROM export_items WHERE export_id = ?1 AND receipt_id = ?2")
-            .bind(export_id.as_str())
-            .bind(object_id.as_str())],
-    )
-    .await?;
+    let item = Statement::new("SELECT sha256, missing FROM export_items WHERE export_id = ?1 AND receipt_id = ?2")
+        .bind(export_id.as_str())
+        .bind(object_id.as_str());
+    let (export, results) = own_export(context, &export_id, [item]).await?;
     let (recorded, content_type, name) = if object_id == MANIFEST {
         let Some(sha256) = export.manifest_sha256 else {
             return Err(ExportError::NotReady { id: object_id }.into());
