@@ -21,9 +21,11 @@ const demo = {
   person: { email: "ben@example.com", name: "Ben Baker", password: "mailroom-demo-ben" },
   team: "Support",
   mailbox: { address: "support@mailroom.example", display_name: "Support" },
-  // The team reads and drafts; Ada, as the second person, approves what Ben submits.
+  // The team reads and drafts; Ada, as the second person, approves what Ben submits,
+  // and, holding ediscovery.export on the organisation, is offered Exports.
   teamRelations: ["mailbox.metadata.read", "mailbox.content.read", "send.propose"],
   adminRelations: ["approval.decide"],
+  adminOrgRelations: ["ediscovery.export"],
   // Ben's agents: the travel desk asks the calendar, which answers, is told of a
   // booking (still waiting), and asks the travel desk something it rejects.
   agents: { travel: "Travel desk", calendar: "Calendar assistant" },
@@ -97,11 +99,12 @@ async function seed() {
   }
   const mailbox = await call("creating the mailbox", 201, "POST", "/api/mailboxes", demo.mailbox, token);
   const grants = [
-    ...demo.teamRelations.map((relation) => [`${team.id}#member`, relation]),
-    ...demo.adminRelations.map((relation) => [admin.id, relation]),
+    ...demo.teamRelations.map((relation) => [`${team.id}#member`, relation, mailbox.id]),
+    ...demo.adminRelations.map((relation) => [admin.id, relation, mailbox.id]),
+    ...demo.adminOrgRelations.map((relation) => [admin.id, relation, "org"]),
   ];
-  for (const [subject, relation] of grants) {
-    await call(`granting ${relation}`, 201, "POST", "/api/relations", { subject, relation, object: mailbox.id }, token);
+  for (const [subject, relation, object] of grants) {
+    await call(`granting ${relation}`, 201, "POST", "/api/relations", { subject, relation, object }, token);
   }
   const from = "ana@customer.example";
   const delivery = await fetch(
@@ -209,7 +212,7 @@ Mailroom is running at ${base}
   Sign in as the administrator:  ${demo.admin.email} / ${demo.admin.password}
   or as a second person:         ${demo.person.email} / ${demo.person.password}
   (both are in the team "${demo.team}", which reads and drafts from ${demo.mailbox.address};
-  Ada approves what Ben submits; Ben has a few reminders, one kept by the source visa-office${messaging
+  Ada approves what Ben submits and may export mail (Exports); Ben has a few reminders, one kept by the source visa-office${messaging
     ? `;\n  Ben sponsors two agents, ${demo.agents.travel} and ${demo.agents.calendar}, that have exchanged messages: see Connections`
     : ""})
 

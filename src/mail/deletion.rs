@@ -12,6 +12,8 @@
 //! store after the commit. Should that fail, they stay owed, and the scheduled
 //! upkeep (`delete_originals_owed`) deletes them; the receipt is never kept for
 //! want of its bytes being deleted, and the bytes never outlive it for good.
+//! Whatever else leaves objects behind (an export's copies) owes them the same
+//! way, through `owe_deletion_of`, the one writer of what is owed.
 //!
 //! It never reads content: the text body is named only in the statements that
 //! take the receipt out of the body index, which are writes.
@@ -118,14 +120,11 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
     );
     // Owed deletion only if no receipt is left that refers to it, decided inside
     // the commit, so two copies deleted at once still leave it owed.
-    context.write(
-        Statement::new(
-            "INSERT INTO originals_to_delete (raw_key, since) SELECT ?1, ?2 \
-             WHERE NOT EXISTS (SELECT 1 FROM receipts WHERE raw_key = ?1) ON CONFLICT (raw_key) DO NOTHING",
-        )
-        .bind(target.raw_key.as_str())
-        .bind(context.now_ms()),
-    );
+    context.write(owe_deletion_of(
+        Statement::new("SELECT ?1 WHERE NOT EXISTS (SELECT 1 FROM receipts WHERE raw_key = ?1)")
+            .bind(target.raw_key.as_str()),
+        context.now_ms(),
+    ));
     let fate = if shared { OriginalFate::KeptForOtherCopies } else { OriginalFate::Deleted };
     if !shared {
         // The read found no other copy, so the bytes are deleted after the commit:
@@ -158,6 +157,27 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
         }
     };
     Ok(context.json(&MessageDeleted { id: receipt_id, mailbox_id, original }))
+}
+
+/// The one statement that records objects as owed deletion from the object store
+/// (`originals_to_delete`), from `since`, for the upkeep (`delete_originals_owed`)
+/// to delete: every writer of the table queues it in the batch of the change that
+/// leaves them unreferenced. `keys` is a query answering one column, the objects'
+/// keys, run inside that batch, so what it selects is what the commit leaves; it
+/// numbers its parameters (`?1`, `?2`, …) and `since` is bound after them. A key
+/// already owed stays owed from when it first was.
+pub fn owe_deletion_of(keys: Statement, since: i64) -> Statement {
+    let Statement { sql, mut parameters } = keys;
+    parameters.push(since.into());
+    Statement {
+        sql: format!(
+            "WITH owed (raw_key) AS ({sql}) INSERT INTO originals_to_delete (raw_key, since) \
+             SELECT raw_key, ?{} FROM owed WHERE true ON CONFLICT (raw_key) DO NOTHING",
+            parameters.len()
+        )
+        .into(),
+        parameters,
+    }
 }
 
 /// Forgets that `raw_key` is owed deletion, once the object store has deleted it

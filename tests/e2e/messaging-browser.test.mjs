@@ -14,6 +14,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startNode, setUp, client, ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
+import { assertFits, ok, signIn } from "./browser-helpers.mjs";
 
 const LAYOUTS = [
   {
@@ -47,34 +48,12 @@ after(async () => {
 });
 
 async function tokenFor({ email, password }) {
-  const signedIn = await call("POST", "/api/sessions", { body: { email, password } });
-  assert.equal(signedIn.status, 201, signedIn.text);
-  return signedIn.body.session.access_token;
+  return (await ok(call("POST", "/api/sessions", { body: { email, password } }), 201)).session.access_token;
 }
 
 /** Mints an agent with agent.messaging for `sponsor`: `{ agent, credential }`. */
 async function mint(name, sponsor) {
-  const minted = await call("POST", "/api/agents", { token, body: { name, sponsor, capabilities: ["agent.messaging"], mailboxes: [], delivery: "credential" } });
-  assert.equal(minted.status, 201, minted.text);
-  return minted.body;
-}
-
-/** Fails if the page is wider than its window, or a button or link-button in it lies outside the window. */
-async function assertFits(page, where) {
-  const measured = await page.evaluate(() => {
-    const width = document.documentElement.clientWidth;
-    const outside = [...document.querySelectorAll("main button, main a.button, main pre, main select, main textarea")]
-      .filter((element) => element.offsetParent !== null && !element.closest(".table-wrap"))
-      .filter((element) => {
-        const box = element.getBoundingClientRect();
-        return box.left < 0 || box.right > width;
-      })
-      .map((element) => `${element.tagName} ${element.textContent.slice(0, 40)}`);
-    return { scrollWidth: document.documentElement.scrollWidth, width, outside };
-  });
-  assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
-  assert.deepEqual(measured.outside, [], `${where}: elements outside the window`);
-  return measured.width;
+  return ok(call("POST", "/api/agents", { token, body: { name, sponsor, capabilities: ["agent.messaging"], mailboxes: [], delivery: "credential" } }), 201);
 }
 
 const runs = {};
@@ -88,7 +67,7 @@ for (const layout of LAYOUTS) {
   const card = (name) => page().getByRole("article").filter({ has: page().getByRole("heading", { name, exact: true }) });
   const inbox = () => page().getByRole("region", { name: /^Inbox \(/ });
   const sent = () => page().getByRole("region", { name: "Messages you sent" });
-  const messaging = async (agent) => (await call("GET", `/api/agents/${agent.agent.id}/messaging`, { token: run.token })).body;
+  const messaging = (agent) => ok(call("GET", `/api/agents/${agent.agent.id}/messaging`, { token: run.token }));
 
   async function openConnections() {
     await section("Connections").click();
@@ -97,24 +76,17 @@ for (const layout of LAYOUTS) {
   }
 
   test(`${layout.name}: a sponsor sees their agents' connections: one seen a moment ago, one never`, async () => {
-    const person = await call("POST", "/api/people", { token, body: layout.person });
-    assert.equal(person.status, 201, person.text);
-    run.person = person.body;
+    run.person = await ok(call("POST", "/api/people", { token, body: layout.person }), 201);
     run.watched = await mint(WATCHED, run.person.id);
     run.other = await mint(OTHER, run.person.id);
     // The watched agent looks at its inbox, as a connected agent does; the other never does.
-    const looked = await call("GET", "/api/agent-inbox", { token: run.watched.credential });
-    assert.equal(looked.status, 200, looked.text);
+    await ok(call("GET", "/api/agent-inbox", { token: run.watched.credential }));
     run.token = await tokenFor(layout.person);
 
     const { name, person: _, agents: __, ...options } = layout;
     ({ page: run.page } = await watch.open(browser, { who: name, ...options, locale: "en-US" }));
-    await page().goto(node.url);
-    await page().getByLabel("Email").fill(layout.person.email);
-    await page().getByLabel("Password").fill(layout.person.password);
-    await page().getByLabel("Password").press("Enter");
-    await page().getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
-    assert.equal(await assertFits(page(), "after signing in"), layout.viewport.width, "the window is as wide as the layout");
+    await signIn(page(), node.url, layout.person);
+    assert.equal((await assertFits(page(), "after signing in")).width, layout.viewport.width, "the window is as wide as the layout");
     await openConnections();
 
     await card(WATCHED).getByText("Last seen just now").waitFor();
@@ -139,11 +111,10 @@ for (const layout of LAYOUTS) {
     assert.ok(await page().getByRole("button", { name: `Resume ${WATCHED}`, exact: true }).isVisible());
 
     // The other agent sends it an event, with its own credential.
-    const event = await call("POST", "/api/agent-messages", {
+    await ok(call("POST", "/api/agent-messages", {
       token: run.other.credential,
       body: { recipient: run.watched.agent.id, kind: "event", content: { stock: "low", item: "paper" }, idempotency_key: `${layout.name}-stock` },
-    });
-    assert.equal(event.status, 202, event.text);
+    }), 202);
     await page().reload();
     const message = inbox().getByRole("article").filter({ has: page().getByRole("heading", { name: `Event from ${OTHER} to ${WATCHED}` }) });
     await message.waitFor();
@@ -181,9 +152,8 @@ for (const layout of LAYOUTS) {
     assert.equal(await form.getByLabel("Attempts before failing").inputValue(), "3");
 
     // The agent claims the event (its sender is allowed) with its own credential: the owner sees the lease.
-    const claimed = await call("POST", "/api/agent-inbox/leases", { token: run.watched.credential, body: { max: 1, lease_seconds: 600 } });
-    assert.equal(claimed.status, 200, claimed.text);
-    assert.equal(claimed.body.messages.length, 1, claimed.text);
+    const claimed = await ok(call("POST", "/api/agent-inbox/leases", { token: run.watched.credential, body: { max: 1, lease_seconds: 600 } }));
+    assert.equal(claimed.messages.length, 1, JSON.stringify(claimed));
     await page().reload();
     const message = inbox().getByRole("article").filter({ has: page().getByRole("heading", { name: `Event from ${OTHER} to ${WATCHED}` }) });
     await message.getByText("Leased", { exact: true }).waitFor();
@@ -210,7 +180,7 @@ for (const layout of LAYOUTS) {
     await form.getByLabel("Content").fill("What is the weather in Lisbon?");
     await form.getByRole("button", { name: "Send message" }).click();
     await statusSaying(`Sent a request to ${OTHER}. Queued: waiting to be claimed.`).waitFor();
-    const mine = (await call("GET", "/api/agent-messages", { token: run.token })).body.messages;
+    const mine = (await ok(call("GET", "/api/agent-messages", { token: run.token }))).messages;
     assert.deepEqual(mine.map(({ recipient, state, content }) => ({ recipient, state, content })), [
       { recipient: run.other.agent.id, state: "queued", content: "What is the weather in Lisbon?" },
       { recipient: run.watched.agent.id, state: "refused", content: { city: "Lisbon" } },
@@ -218,15 +188,12 @@ for (const layout of LAYOUTS) {
     assert.notEqual(mine[0].id, mine[1].id);
 
     // The other agent claims the request with its own credential and answers it.
-    const claimed = await call("POST", "/api/agent-inbox/leases", { token: run.other.credential, body: { max: 1 } });
-    assert.equal(claimed.status, 200, claimed.text);
-    const [request] = claimed.body.messages;
+    const [request] = (await ok(call("POST", "/api/agent-inbox/leases", { token: run.other.credential, body: { max: 1 } }))).messages;
     assert.equal(request.id, mine[0].id);
-    const replied = await call("POST", `/api/agent-inbox/${request.id}/reply`, {
+    await ok(call("POST", `/api/agent-inbox/${request.id}/reply`, {
       token: run.other.credential,
       body: { fencing_token: request.fencing_token, content: { forecast: "sun", high: 24 } },
-    });
-    assert.equal(replied.status, 200, replied.text);
+    }));
 
     await page().reload();
     const answered = sent().getByRole("article").filter({ has: page().getByRole("heading", { name: `Request from ${layout.person.name} (you) to ${OTHER}` }) });
@@ -256,10 +223,7 @@ for (const layout of LAYOUTS) {
 
 test("an administrator sees every agent in Connections, with its sponsor, and never an agent's credential", async () => {
   const { page } = await watch.open(browser, { who: "administrator", locale: "en-US" });
-  await page.goto(node.url);
-  await page.getByLabel("Email").fill(ADMIN.email);
-  await page.getByLabel("Password").fill(ADMIN.password);
-  await page.getByLabel("Password").press("Enter");
+  await signIn(page, node.url, ADMIN);
   await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Connections", exact: true }).click();
   const every = page.getByRole("region", { name: "Every agent" });
   await every.waitFor();
@@ -285,10 +249,7 @@ test("on a node without agent messaging, Connections says it is off and how to t
   try {
     const { token: offToken } = await setUp(off);
     const { page } = await offWatch.open(browser, { who: "feature off", locale: "en-US" });
-    await page.goto(off.url);
-    await page.getByLabel("Email").fill(ADMIN.email);
-    await page.getByLabel("Password").fill(ADMIN.password);
-    await page.getByLabel("Password").press("Enter");
+    await signIn(page, off.url, ADMIN);
     offWatch.expectRefusal(404, "/api/agent-messages");
     await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Connections", exact: true }).click();
     const notice = page.getByRole("status").filter({ hasText: "Agent messaging is off on this node." });

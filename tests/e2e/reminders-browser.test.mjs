@@ -12,6 +12,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startNode, setUp, ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
+import { assertFits, ok, signIn } from "./browser-helpers.mjs";
 
 const PAT = { name: "Pat Phone", email: "pat@example.com", password: "pat's first long password" };
 /** A webhook receiver that refuses every connection, so a notification fails at once, with an error. */
@@ -55,10 +56,8 @@ before(async () => {
   assert.ok(ZONES.length >= 2, "two of the zones are in their day");
   node = await startNode();
   ({ call, token } = await setUp(node));
-  const pat = await call("POST", "/api/people", { token, body: PAT });
-  assert.equal(pat.status, 201, pat.text);
-  const admin = await call("POST", "/api/relations", { token, body: { subject: pat.body.id, relation: "org.admin", object: "org" } });
-  assert.equal(admin.status, 201, admin.text);
+  const pat = await ok(call("POST", "/api/people", { token, body: PAT }), 201);
+  await ok(call("POST", "/api/relations", { token, body: { subject: pat.id, relation: "org.admin", object: "org" } }), 201);
   browser = await launchChromium();
 });
 
@@ -73,27 +72,7 @@ async function deliverReminders() {
 }
 
 async function tokenFor({ email, password }) {
-  const signedIn = await call("POST", "/api/sessions", { body: { email, password } });
-  assert.equal(signedIn.status, 201, signedIn.text);
-  return signedIn.body.session.access_token;
-}
-
-/** Fails if the page is wider than its window, or a button in it lies outside the window. */
-async function assertFits(page, where) {
-  const measured = await page.evaluate(() => {
-    const width = document.documentElement.clientWidth;
-    const outside = [...document.querySelectorAll("main button, main a.button")]
-      .filter((button) => button.offsetParent !== null && !button.closest(".table-wrap"))
-      .filter((button) => {
-        const box = button.getBoundingClientRect();
-        return box.left < 0 || box.right > width;
-      })
-      .map((button) => button.textContent);
-    return { scrollWidth: document.documentElement.scrollWidth, width, outside };
-  });
-  assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
-  assert.deepEqual(measured.outside, [], `${where}: buttons outside the window`);
-  return measured.width;
+  return (await ok(call("POST", "/api/sessions", { body: { email, password } }), 201)).session.access_token;
 }
 
 /** Everything one width's run holds: its page, its person's token, zone and day. */
@@ -108,7 +87,7 @@ for (const layout of LAYOUTS) {
   const group = (name) => page().getByRole("region", { name: new RegExp(`^${name} \\(\\d+\\)$`) });
   const card = (title) => page().getByRole("article").filter({ has: page().getByRole("heading", { name: title, exact: true }) });
   const addForm = () => page().getByRole("region", { name: "Add a reminder" });
-  const openEvents = async () => (await call("GET", "/api/me/events", { token: run.token })).body.events;
+  const openEvents = async () => (await ok(call("GET", "/api/me/events", { token: run.token }))).events;
   const eventTitled = async (title) => (await openEvents()).find((event) => event.title === title);
 
   /** Adds a reminder through the form; `time` and `fire_at` only when given. */
@@ -128,12 +107,8 @@ for (const layout of LAYOUTS) {
     const { person, deviceInZone, name, ...options } = layout;
     ({ page: run.page } = await watch.open(browser, { who: name, ...options, locale: "en-US", timezoneId: deviceInZone ? run.zone : "Pacific/Honolulu" }));
     run.token = await tokenFor(person);
-    await page().goto(node.url);
-    await page().getByLabel("Email").fill(person.email);
-    await page().getByLabel("Password").fill(person.password);
-    await page().getByLabel("Password").press("Enter");
-    await page().getByRole("banner").getByRole("button", { name: "Sign out" }).waitFor();
-    assert.equal(await assertFits(page(), "after signing in"), layout.viewport.width, "the window is as wide as the layout");
+    await signIn(page(), node.url, person);
+    assert.equal((await assertFits(page(), "after signing in")).width, layout.viewport.width, "the window is as wide as the layout");
 
     await section("Reminders").click();
     await page().getByRole("heading", { name: "Reminders", level: 1 }).waitFor();
@@ -155,7 +130,7 @@ for (const layout of LAYOUTS) {
     await page().getByLabel(`Email me at ${person.email}`).check();
     await page().getByRole("button", { name: "Save", exact: true }).click();
     await statusSaying(`Saved: ${run.zone}, quiet from 00:30 to 03:00, emails on.`).waitFor();
-    const profile = (await call("GET", "/api/me/profile", { token: run.token })).body;
+    const profile = await ok(call("GET", "/api/me/profile", { token: run.token }));
     assert.deepEqual([profile.tz, profile.quiet_start, profile.quiet_end, profile.channels.email], [run.zone, "00:30", "03:00", true]);
     await assertFits(page(), "the settings");
   });
@@ -169,7 +144,7 @@ for (const layout of LAYOUTS) {
     await refusal.waitFor();
     assert.match(await refusal.textContent(), /`url` cannot be used as a webhook\..*Why: .*https.*What to do: .*invalid_webhook_url · HTTP 400/s);
     assert.equal(await address.getAttribute("aria-invalid"), "true");
-    assert.equal((await call("GET", "/api/me/profile", { token: run.token })).body.channels.webhook_url, null, "nothing was set");
+    assert.equal((await ok(call("GET", "/api/me/profile", { token: run.token }))).channels.webhook_url, null, "nothing was set");
 
     await address.fill(HOOK);
     await page().getByRole("button", { name: "Set webhook" }).click();
@@ -180,7 +155,7 @@ for (const layout of LAYOUTS) {
     const secret = await once.getByLabel("Signing secret").inputValue();
     assert.match(secret, /^whsec_\S{20,}$/);
     await assertFits(page(), "the webhook's secret");
-    assert.equal((await call("GET", "/api/me/profile", { token: run.token })).body.channels.webhook_url, HOOK);
+    assert.equal((await ok(call("GET", "/api/me/profile", { token: run.token }))).channels.webhook_url, HOOK);
 
     await once.getByRole("button", { name: "I have copied it: hide it" }).click();
     assert.equal((await page().content()).includes(secret), false, "the secret is gone from the page");
@@ -288,7 +263,7 @@ for (const layout of LAYOUTS) {
     assert.ok(await closed.getByText("Paid", { exact: true }).isVisible(), "the archive shows how it closed, in its own words");
     assert.match(await closed.textContent(), /Closed as Paid/);
     await assertFits(page(), "the archive");
-    const archive = (await call("GET", "/api/me/events?archive=true", { token: run.token })).body.events;
+    const archive = (await ok(call("GET", "/api/me/events?archive=true", { token: run.token }))).events;
     assert.deepEqual(archive.map(({ title, closed_as }) => ({ title, closed_as })), [{ title: "Pay the rent", closed_as: "Paid" }]);
   });
 
@@ -342,7 +317,7 @@ for (const layout of LAYOUTS) {
       const before = (await openEvents()).length;
       const far = Array.from({ length: 100 }, (_, index) => addDays(run.today, 200 + index));
       await Promise.all(far.map((due, index) =>
-        call("POST", "/api/me/events", { token: run.token, body: { title: `Far off ${index}`, due_at: due } })));
+        ok(call("POST", "/api/me/events", { token: run.token, body: { title: `Far off ${index}`, due_at: due } }), 201)));
       await section("Mail").click();
       await section("Reminders").click();
       const cards = page().getByRole("article");

@@ -83,6 +83,9 @@ test("the seeded people sign in with what was printed, and find mail to read, an
   const held = (await call("GET", "/api/mailboxes/all", { token: adminToken })).body.mailboxes.find((each) => each.id === mailbox.id).held;
   assert.ok(held.includes("approval.decide"), held);
   assert.ok(adminsOwn.some((each) => each.id === mailbox.id), "the administrator is in the team that drafts there");
+  // And may export, so the demo shows Exports; the second person may not.
+  assert.equal((await call("GET", "/api/me", { token: adminToken })).body.may_export, true);
+  assert.equal((await call("GET", "/api/me", { token: personToken })).body.may_export, false);
   assert.match(seeded.stdout, new RegExp(`Mailroom is running at ${node.url}`));
 
   // Ben's reminders: one due today, one coming up, one overdue, and the visa office's.

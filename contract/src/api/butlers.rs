@@ -202,8 +202,9 @@ pub struct Butler {
     pub sponsor: String,
     /// The sponsor's name.
     pub sponsor_name: Option<String>,
-    /// The version that acts on deliveries, if one was published and the butler
-    /// is active.
+    /// The version last published, if one was: it acts on deliveries while the
+    /// butler is `active`, and is kept while the butler is deactivated, to act
+    /// again when it is activated.
     pub published_version: Option<i64>,
     /// Whether a published version acts on deliveries.
     pub active: bool,

@@ -16,6 +16,7 @@ use crate::core::crypto::sha256_hex;
 use crate::core::node::Node;
 use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
+use crate::mail::deletion::owe_deletion_of;
 use crate::notifications::{self, Addressee, Notice};
 
 /// What one run did.
@@ -102,19 +103,18 @@ async fn build_oldest(node: &Node<'_>, budget: usize, report: &mut BuildReport) 
     if !recorded.is_empty() {
         // An export deleted while this run copied leaves its copies owed to the
         // upkeep that deletes objects nothing refers to.
-        recorded.push(
+        recorded.push(owe_deletion_of(
             Statement::new(
-                "INSERT OR IGNORE INTO originals_to_delete (raw_key, since) \
-                 SELECT 'exports/' || ?1 || '/' || value || '.eml', ?2 FROM json_each(?3) \
+                "SELECT 'exports/' || ?1 || '/' || value || '.eml' FROM json_each(?2) \
                  WHERE NOT EXISTS (SELECT 1 FROM exports WHERE id = ?1)",
             )
             .bind(export_id.as_str())
-            .bind(node.platform.now_ms())
             .bind(
                 serde_json::json!(rows.iter().filter_map(|row| row.receipt_id.as_deref()).collect::<Vec<_>>())
                     .to_string(),
             ),
-        );
+            node.platform.now_ms(),
+        ));
         node.database.execute(recorded).await.map_err(|error| error.to_string())?;
     }
     let copied_everything = rows.len() < budget || rows.iter().all(|row| row.position.is_none());

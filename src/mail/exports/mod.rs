@@ -23,7 +23,8 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{Statement, Value};
-use crate::core::time::rfc3339;
+use crate::core::time::{DAY_MS, calendar_day, rfc3339, utc_day_start};
+use crate::mail::deletion::owe_deletion_of;
 use crate::mail::search::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, fts_query};
 
 /// The object id of an export's manifest.
@@ -112,25 +113,10 @@ impl From<ExportError> for Refusal {
 
 /// A `YYYY-MM-DD` day as the millisecond it starts (UTC), or the refusal naming `field`.
 fn day_start(field: &str, day: &str) -> Result<i64, Refusal> {
-    let number =
-        |range: std::ops::Range<usize>| day.get(range).filter(|digits| digits.bytes().all(|b| b.is_ascii_digit()));
-    let date = match (day.len(), day.as_bytes().get(4), day.as_bytes().get(7)) {
-        (10, Some(b'-'), Some(b'-')) => match (number(0..4), number(5..7), number(8..10)) {
-            (Some(year), Some(month), Some(date)) => chrono::NaiveDate::from_ymd_opt(
-                year.parse().unwrap_or(0),
-                month.parse().unwrap_or(0),
-                date.parse().unwrap_or(0),
-            ),
-            _ => None,
-        },
-        _ => None,
-    };
-    date.and_then(|date| date.and_hms_opt(0, 0, 0))
-        .map(|moment| moment.and_utc().timestamp_millis())
+    calendar_day(day.as_bytes())
+        .map(utc_day_start)
         .ok_or_else(|| RequestError::wrong_field(field, "a day on the calendar, written YYYY-MM-DD"))
 }
-
-const DAY_MS: i64 = 86_400_000;
 
 /// The request's checks, answered as the SQL condition on `receipts r` that
 /// selects its messages, with its parameters.
@@ -322,24 +308,25 @@ impl ExportRow {
     }
 }
 
-/// The caller's export the path names, with `more` read in the same round trip;
-/// anyone else's answers as one that does not exist.
+/// The caller's export `id` (the path's, read once by the handler, which may
+/// bind it in `more`), with `more` read in the same round trip; anyone else's
+/// answers as one that does not exist.
 async fn own_export<const N: usize>(
     context: &mut Context<'_>,
+    id: &str,
     more: [Statement; N],
 ) -> Result<(ExportRow, Vec<crate::core::storage::QueryResult>), Refusal> {
-    let id = context.path(PathParameter::ExportId)?.to_string();
     let requester = context.caller().actor_id().unwrap_or_default().to_string();
     let mut statements = vec![
         Statement::new(format!("SELECT {EXPORT_COLUMNS} FROM exports e WHERE e.id = ?1 AND e.requester = ?2"))
-            .bind(id.as_str())
+            .bind(id)
             .bind(requester.as_str()),
     ];
     statements.extend(more);
     let mut results = context.read(statements).await?;
     let export = results.remove(0);
     let Some(row) = export.first() else {
-        return Err(ExportError::NoSuchExport { id }.into());
+        return Err(ExportError::NoSuchExport { id: id.to_string() }.into());
     };
     let row: ExportRow = row.decode().map_err(|error| context.internal(error))?;
     Ok((row, results))
@@ -365,25 +352,25 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
 /// `GET /api/exports/:exportId`.
 pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (row, _) = own_export(context, []).await?;
+    let id = context.path(PathParameter::ExportId)?.to_string();
+    let (row, _) = own_export(context, &id, []).await?;
     Ok(context.json(&row.present()))
 }
 
 /// `DELETE /api/exports/:exportId`: the export and its items go now; its copies
 /// are owed to the object store, which the upkeep deletes a run at a time.
 pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (row, _) = own_export(context, []).await?;
-    let now = context.now_ms();
-    context.write(
+    let id = context.path(PathParameter::ExportId)?.to_string();
+    let (row, _) = own_export(context, &id, []).await?;
+    context.write(owe_deletion_of(
         Statement::new(
-            "INSERT OR IGNORE INTO originals_to_delete (raw_key, since) \
-             SELECT 'exports/' || ?1 || '/' || receipt_id || '.eml', ?2 FROM export_items \
+            "SELECT 'exports/' || ?1 || '/' || receipt_id || '.eml' FROM export_items \
              WHERE export_id = ?1 AND sha256 IS NOT NULL \
-             UNION ALL SELECT 'exports/' || ?1 || '/manifest.json', ?2 FROM exports WHERE id = ?1 AND state = 'ready'",
+             UNION ALL SELECT 'exports/' || ?1 || '/manifest.json' FROM exports WHERE id = ?1 AND state = 'ready'",
         )
-        .bind(row.id.as_str())
-        .bind(now),
-    );
+        .bind(row.id.as_str()),
+        context.now_ms(),
+    ));
     context.write(Statement::new("DELETE FROM export_items WHERE export_id = ?1").bind(row.id.as_str()));
     context.write(Statement::new("DELETE FROM exports WHERE id = ?1").bind(row.id.as_str()));
     context.audit_object(row.id.clone());
@@ -424,17 +411,14 @@ pub async fn list_objects(context: &mut Context<'_>) -> Result<Response, Refusal
     let limit = paging::limit(context)?;
     let after = paging::cursor(context, IdKind::Receipt, 0)?.0;
     let id = context.path(PathParameter::ExportId)?.to_string();
-    let (export, results) = own_export(
-        context,
-        [Statement::new(
-            "SELECT position, receipt_id, mailbox_id, subject, received_at, size, sha256, missing FROM export_items \
+    let items = Statement::new(
+        "SELECT position, receipt_id, mailbox_id, subject, received_at, size, sha256, missing FROM export_items \
          WHERE export_id = ?1 AND position > ?2 ORDER BY position LIMIT ?3",
-        )
-        .bind(id.as_str())
-        .bind(after)
-        .bind(limit + 1)],
     )
-    .await?;
+    .bind(id.as_str())
+    .bind(after)
+    .bind(limit + 1);
+    let (export, results) = own_export(context, &id, [items]).await?;
     let mut items: Vec<ItemRow> = results[0].decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut items, limit, |item| (item.position, &item.receipt_id));
     let mut objects = Vec::with_capacity(items.len() + 1);
@@ -464,13 +448,10 @@ pub async fn download(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if object_id != MANIFEST && !is_id_of(&object_id, IdKind::Receipt) {
         return Err(ExportError::NoSuchObject { id: object_id }.into());
     }
-    let (export, results) = own_export(
-        context,
-        [Statement::new("SELECT sha256, missing FROM export_items WHERE export_id = ?1 AND receipt_id = ?2")
-            .bind(export_id.as_str())
-            .bind(object_id.as_str())],
-    )
-    .await?;
+    let item = Statement::new("SELECT sha256, missing FROM export_items WHERE export_id = ?1 AND receipt_id = ?2")
+        .bind(export_id.as_str())
+        .bind(object_id.as_str());
+    let (export, results) = own_export(context, &export_id, [item]).await?;
     let (recorded, content_type, name) = if object_id == MANIFEST {
         let Some(sha256) = export.manifest_sha256 else {
             return Err(ExportError::NotReady { id: object_id }.into());

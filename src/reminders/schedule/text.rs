@@ -12,6 +12,7 @@ use std::fmt;
 use chrono::{Datelike, Days, NaiveDate, NaiveDateTime, NaiveTime};
 
 use crate::core::refusal::Refusal;
+use crate::core::time::{calendar_day, written_number};
 
 /// The earliest and latest years a written date may have. No reminder falls due
 /// outside them, and bounding them keeps every instant computed from a date (the
@@ -255,28 +256,14 @@ pub(super) fn shown(text: &str) -> String {
     }
 }
 
-/// The number written by `bytes`, which must all be ASCII digits.
-fn number_from(bytes: &[u8]) -> Option<u32> {
-    if bytes.is_empty() || !bytes.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    Some(bytes.iter().fold(0, |number, digit| number * 10 + u32::from(digit - b'0')))
-}
-
+/// The core's one reading of a day, within the years a schedule accepts.
 fn day_from(bytes: &[u8]) -> Option<Day> {
-    let [_, _, _, _, b'-', _, _, b'-', _, _] = bytes else { return None };
-    let year = i32::try_from(number_from(&bytes[0..4])?).ok()?;
-    let month = number_from(&bytes[5..7])?;
-    let day = number_from(&bytes[8..10])?;
-    if !(EARLIEST_YEAR..=LATEST_YEAR).contains(&year) {
-        return None;
-    }
-    NaiveDate::from_ymd_opt(year, month, day).map(Day)
+    calendar_day(bytes).filter(|date| (EARLIEST_YEAR..=LATEST_YEAR).contains(&date.year())).map(Day)
 }
 
 fn clock_time_from(bytes: &[u8]) -> Option<ClockTime> {
     let [_, _, b':', _, _] = bytes else { return None };
-    ClockTime::from_hour_and_minute(number_from(&bytes[0..2])?, number_from(&bytes[3..5])?)
+    ClockTime::from_hour_and_minute(written_number(&bytes[0..2])?, written_number(&bytes[3..5])?)
 }
 
 fn due_at_from(bytes: &[u8]) -> Option<DueAt> {
@@ -295,8 +282,8 @@ fn due_at_from(bytes: &[u8]) -> Option<DueAt> {
         [] => Some(DueAt::Local { day, time }),
         [b'Z'] => Some(DueAt::Placed { day, time, offset_minutes: 0 }),
         [sign @ (b'+' | b'-'), offset @ ..] if offset.len() == 5 && offset[2] == b':' => {
-            let hours = number_from(&offset[0..2])?;
-            let minutes = number_from(&offset[3..5])?;
+            let hours = written_number(&offset[0..2])?;
+            let minutes = written_number(&offset[3..5])?;
             let magnitude = i32::try_from(hours * 60 + minutes).ok()?;
             if minutes >= 60 || magnitude > LARGEST_OFFSET_MINUTES {
                 return None;
