@@ -169,6 +169,19 @@ async function sequential() {
       return { status: rejected ? 500 : 200, text: rejected ?? "" };
     };
     await toSales();
+    // A butler on a third mailbox that labels each delivery and files a copy in support.
+    const billing = await mailboxFor(call, token, admin, "billing@mailroom.test", "Billing");
+    const filer = (await call("POST", `/api/mailboxes/${billing.id}/butlers`, {
+      token,
+      body: { name: "Bench filer", sponsor: admin.id, rules: { conditions: [], effects: [{ do: "label", label: "billing" }, { do: "forward", mailbox: mailbox.id }] } },
+    })).body;
+    await call("POST", `/api/mailboxes/${billing.id}/butlers/${filer.id}/publish`, { token, body: { version: 1 } });
+    let billingMail = 0;
+    const toBilling = async () => {
+      const raw = plain.replace("invoice-question-1", `bench-billing-${++billingMail}`);
+      const rejected = await node.deliver("ana@customer.example", "billing@mailroom.test", raw);
+      return { status: rejected ? 500 : 200, text: rejected ?? "" };
+    };
     const salesReceipt = (await call("GET", `/api/mailboxes/${sales.id}/messages?limit=1`, { token })).body.messages[0].id;
     // An export of the support mailbox, built by the per-minute runs.
     await call("POST", "/api/relations", { token, body: { subject: admin.id, relation: "ediscovery.export", object: "org" } });
@@ -179,6 +192,7 @@ async function sequential() {
       ["GET /api/me/notifications (20 approvals waiting)", () => call("GET", "/api/me/notifications", { token })],
       ["POST …/butlers/:id/simulate (a dry run)", () => call("POST", `/api/mailboxes/${sales.id}/butlers/${butler.id}/simulate`, { token, body: { receipt_id: salesReceipt } })],
       ["email handler: a delivery a published butler acts on", toSales],
+      ["email handler: a delivery a butler labels and files a copy of", toBilling],
       ["GET /api/exports/:id/objects (50 a page)", () => call("GET", `/api/exports/${exported.id}/objects`, { token })],
       ["GET /api/exports/:id/objects/:id (a download, audited)", () => call("GET", `/api/exports/${exported.id}/objects/${receipt}`, { token })],
       ["GET …/messages (50 stored)", () => call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token })],
