@@ -28,6 +28,7 @@ use crate::mail::butlers;
 use crate::mail::html_text;
 use crate::mail::limits::{self, Exceeded};
 use crate::mail::message_ids;
+use crate::mail::search::index;
 use crate::mail::threads::linking;
 use crate::mail::trust;
 
@@ -303,23 +304,6 @@ fn addresses_json(addresses: &[EmailAddress]) -> String {
     serde_json::to_string(&stored).unwrap_or_else(|_| "[]".into())
 }
 
-/// The statements that make receipt `receipt_id` searchable, by its headers
-/// and by its text: after its insert, in the same batch.
-pub(in crate::mail) fn indexed(receipt_id: &str) -> [Statement; 2] {
-    [
-        Statement::new(
-            "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject, mailbox_id) \
-             SELECT rowid, from_address, from_name, recipients, subject, mailbox_id FROM receipts WHERE id = ?1",
-        )
-        .bind(receipt_id),
-        Statement::new(
-            "INSERT INTO receipt_bodies_index (rowid, text_body, mailbox_id) \
-             SELECT rowid, text_body, mailbox_id FROM receipts WHERE id = ?1",
-        )
-        .bind(receipt_id),
-    ]
-}
-
 /// Receives one message for one envelope recipient.
 pub async fn receive(
     node: &Node<'_>,
@@ -454,7 +438,7 @@ pub async fn receive(
     // One batch, one attempt: the entry's place in the chain is the database's
     // to assign, so concurrent deliveries never contend for it.
     let mut batch = vec![insert];
-    batch.extend(indexed(&receipt_id));
+    batch.extend(index::indexed(&receipt_id));
     batch.extend(linking::receive_into(&thread_id, new_thread, &receipt_id, &parsed.subject));
     batch.push(entry);
     // The butlers act on the conversation once the message is in it, each effect

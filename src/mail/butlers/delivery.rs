@@ -20,8 +20,9 @@ use crate::core::context::ports::AuditRecord;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement, Value};
-use crate::mail::threads::{self, linking};
-use crate::mail::{inbound, sends};
+use crate::mail::search::index;
+use crate::mail::sends;
+use crate::mail::threads::{labels, linking};
 use crate::notifications::{self, Addressee, Notice};
 
 /// The columns of `receipts r` a butler judges.
@@ -122,7 +123,7 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i
             }
         }
         // Validated when the version was written; kept to the cap in SQL.
-        ButlerEffect::Label { label } => threads::add_label(thread_id, &normalise_label(label)?),
+        ButlerEffect::Label { label } => labels::add_label(thread_id, &normalise_label(label)?),
     })
 }
 
@@ -195,7 +196,7 @@ fn file_copy(
         parameters,
     };
     let mut statements = vec![insert];
-    statements.extend(inbound::indexed(&copy_id));
+    statements.extend(index::indexed(&copy_id));
     statements.extend(linking::file_into(&copy_id, &new_thread_id, subject));
     (copy_id, statements)
 }

@@ -8,6 +8,7 @@
 //! both routes are marked `reaches_content` and audited. Text handed to an agent
 //! (or to anyone over MCP) is fenced as untrusted external content (`trust`).
 
+pub mod labels;
 pub mod linking;
 
 use mailroom_contract::api::label_limits::{LABEL_CHARACTERS, LABELS_PER_CONVERSATION};
@@ -461,7 +462,7 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         );
     }
     for label in &added {
-        context.write(add_label(&row.id, label));
+        context.write(labels::add_label(&row.id, label));
     }
     let mut labels: Vec<String> =
         carried.iter().filter(|label| !removed.contains(label)).chain(added.iter().copied()).cloned().collect();
@@ -515,18 +516,6 @@ fn labels_in(labels: Option<&[String]>, field: &str) -> Result<Vec<String>, Refu
         }
     }
     Ok(normalised)
-}
-
-/// The statement adding `label` (normalised) to conversation `thread_id`,
-/// unless it carries it already or carries as many as it may: the cap is kept
-/// in SQL too, so neither two changes at once nor a butler can pass it.
-pub fn add_label(thread_id: &str, label: &str) -> Statement {
-    Statement::new(format!(
-        "INSERT OR IGNORE INTO thread_labels (thread_id, label) SELECT ?1, ?2 \
-         WHERE (SELECT count(*) FROM thread_labels WHERE thread_id = ?1) < {LABELS_PER_CONVERSATION}"
-    ))
-    .bind(thread_id)
-    .bind(label)
 }
 
 /// `PUT /api/mailboxes/:mailboxId/threads/:threadId/read`.

@@ -11,6 +11,8 @@
 //! query cannot be a syntax error inside the database. The few things our own
 //! syntax refuses (an unclosed quote, no searchable words) are refusals.
 
+pub mod index;
+
 use mailroom_contract::Relation;
 use mailroom_contract::api::{SearchHit, SearchResults};
 use serde::Deserialize;
