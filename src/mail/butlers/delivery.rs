@@ -127,8 +127,9 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i
     })
 }
 
-/// The columns a filed copy takes from the original as they are.
-const COPIED_COLUMNS: [&str; 24] = [
+/// The columns a filed copy takes from the original as they are (a native test
+/// holds them to the receipts table).
+pub const COPIED_COLUMNS: [&str; 24] = [
     "message_id",
     "envelope_from",
     "from_address",

@@ -9,16 +9,17 @@
 mod delivery;
 mod rules;
 
+use mailroom_contract::api::normalise_label;
 use mailroom_contract::api::{
     Butler, ButlerEffect, ButlerList, ButlerRules, ButlerSimulation, ButlerVersion, CreateButler, PublishButler,
     SimulateButler, UpdateButler, butler_limits,
 };
-use mailroom_contract::api::{label_limits, normalise_label};
 use mailroom_contract::{PathParameter, Relation};
 use serde::Deserialize;
 
 pub use delivery::{
-    ButlerWork, ReplyBasis, WebhookPost, active_on_delivery, facts_of_delivery, on_delivery, post_webhooks,
+    ButlerWork, COPIED_COLUMNS, ReplyBasis, WebhookPost, active_on_delivery, facts_of_delivery, on_delivery,
+    post_webhooks,
 };
 pub use rules::DeliveryFacts;
 use rules::{HeldElsewhere, judge};
@@ -202,7 +203,7 @@ fn valid_rules(rules: &ButlerRules, mailbox_id: &str) -> Result<(), Refusal> {
         {
             return Err(RequestError::wrong_field(
                 &format!("rules.effects[{index}].label"),
-                format!("a label of 1 to {} characters, without control characters", label_limits::LABEL_CHARACTERS),
+                crate::mail::threads::labels::label_words(),
             ));
         }
         if let E::Assign { assignee } = effect

@@ -2,7 +2,7 @@
 //! by `update_thread` and by a butler's `label` effect alike, so the cap on how
 //! many a conversation carries holds in SQL whoever adds one.
 
-use mailroom_contract::api::label_limits::LABELS_PER_CONVERSATION;
+use mailroom_contract::api::label_limits::{LABEL_CHARACTERS, LABELS_PER_CONVERSATION};
 
 use crate::core::storage::Statement;
 
@@ -16,4 +16,10 @@ pub fn add_label(thread_id: &str, label: &str) -> Statement {
     ))
     .bind(thread_id)
     .bind(label)
+}
+
+/// What a label must be, for a refusal to say: the routes and a butler's rules
+/// refuse a label in the same words.
+pub fn label_words() -> String {
+    format!("a label of 1 to {LABEL_CHARACTERS} characters, without control characters, once trimmed")
 }

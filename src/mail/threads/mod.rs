@@ -11,7 +11,7 @@
 pub mod labels;
 pub mod linking;
 
-use mailroom_contract::api::label_limits::{LABEL_CHARACTERS, LABELS_PER_CONVERSATION};
+use mailroom_contract::api::label_limits::LABELS_PER_CONVERSATION;
 use mailroom_contract::api::thread_limits::{MESSAGES_SHOWN, PARTICIPANTS_SHOWN, SNIPPET_CHARACTERS};
 use mailroom_contract::api::{
     AttachmentSummary, EmailAddress, NotificationKind, SenderAuthentication, Thread, ThreadEntry, ThreadEntryKind,
@@ -236,7 +236,7 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .query("label")
         .map(|label| {
             normalise_label(label).ok_or_else(|| -> Refusal {
-                RequestError::InvalidQueryParameter { name: "label".into(), expected: label_words() }.into()
+                RequestError::InvalidQueryParameter { name: "label".into(), expected: labels::label_words() }.into()
             })
         })
         .transpose()?;
@@ -493,11 +493,6 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     Ok(context.json(&row.present(false)))
 }
 
-/// What a label must be, for a refusal to say.
-fn label_words() -> String {
-    format!("a label of 1 to {LABEL_CHARACTERS} characters, without control characters, once trimmed")
-}
-
 /// The labels of a change's `field` (`add_labels`, `remove_labels`),
 /// normalised and without repeats; refuses the first that cannot be a label,
 /// naming it.
@@ -509,7 +504,7 @@ fn labels_in(labels: Option<&[String]>, field: &str) -> Result<Vec<String>, Refu
     let mut normalised: Vec<String> = Vec::with_capacity(labels.len());
     for (index, label) in labels.iter().enumerate() {
         let Some(label) = normalise_label(label) else {
-            return Err(RequestError::wrong_field(&format!("{field}[{index}]"), label_words()));
+            return Err(RequestError::wrong_field(&format!("{field}[{index}]"), labels::label_words()));
         };
         if !normalised.contains(&label) {
             normalised.push(label);
