@@ -1,4 +1,4 @@
--- OAuth 2.1 for MCP clients (decision 0025). A person's consent mints an agent
+-- OAuth 2.1 for MCP clients (decision 0026). A person's consent mints an agent
 -- they sponsor; the connection says which client it was for. Registered clients
 -- are not stored: a client id carries its registration, signed.
 

@@ -611,6 +611,10 @@ pub struct Route {
     pub refuses: &'static [Refuses],
     /// The feature it belongs to, if it is one an operator turns on.
     pub feature: Option<Feature>,
+    /// A POST that answers without storing anything (an OAuth client's
+    /// registration, carried in its signed id): nothing to record, so a
+    /// stranger calling it cannot make the node write.
+    pub stores_nothing: bool,
 }
 
 impl Route {
@@ -640,7 +644,14 @@ impl Route {
             reaches_content: false,
             refuses: &[],
             feature: None,
+            stores_nothing: false,
         }
+    }
+
+    /// Declares that the route stores nothing, so it is not recorded.
+    pub fn stores_nothing(mut self) -> Route {
+        self.stores_nothing = true;
+        self
     }
 
     /// Puts the route in a feature an operator turns on.

@@ -1324,6 +1324,7 @@ pub fn declare(id: RouteId) -> Route {
             .response::<RegisteredOAuthClient>()
             .produces(Produces::OAuth)
             .created()
+            .stores_nothing()
             .tier(Tier::Operator)
             .withheld_because(OAUTH_CLIENTS)
             .authority(Authority::Public),

@@ -1,4 +1,4 @@
-//! OAuth 2.1 for MCP clients (decision 0025): how a client that speaks only
+//! OAuth 2.1 for MCP clients (decision 0026): how a client that speaks only
 //! OAuth connects, and what a person's consent makes of it.
 //!
 //! The grant *is* an agent. A person signs in, sees the client and chooses

@@ -168,7 +168,7 @@ fn every_401_carries_a_bearer_challenge_and_only_a_dead_credential_an_error() {
         world.call("POST", "/api/sessions/refresh", None, Some(json!({ "refresh_token": "mr_ref_unknown" })));
     check_refused("an unknown refresh token", &unknown_refresh, 401, "refresh_token_invalid", Some(NO_CREDENTIAL));
     // A stranger at the MCP endpoint is challenged, the challenge naming where
-    // to learn how to sign in (decision 0025).
+    // to learn how to sign in (decision 0026).
     let stranger = world.node.send(request("POST", "/mcp").json(json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "get_me", "arguments": {} }
     })));

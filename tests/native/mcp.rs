@@ -332,12 +332,10 @@ fn modern_result(world: &World, token: Option<&str>, method: &str, params: Value
 #[test]
 fn the_stateless_revisions_cacheable_results_say_for_how_long_and_for_whom() {
     let world = World::new();
-    for token in [Some(world.admin_token.as_str())] {
-        let listed = modern_result(&world, token, "tools/list", json!({}), None);
-        assert!(listed["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
-        assert_eq!(listed["cacheScope"], "private", "the catalogue depends on who asks");
-        assert_eq!(listed["ttlMs"], 0, "a relation granted or revoked changes it at any moment");
-    }
+    let listed = modern_result(&world, Some(&world.admin_token), "tools/list", json!({}), None);
+    assert!(listed["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
+    assert_eq!(listed["cacheScope"], "private", "the catalogue depends on who asks");
+    assert_eq!(listed["ttlMs"], 0, "a relation granted or revoked changes it at any moment");
     let discovered = modern_result(&world, Some(&world.admin_token), "server/discover", json!({}), None);
     assert_eq!(discovered["cacheScope"], "public", "the same for every caller");
     assert!(discovered["ttlMs"].as_u64().is_some_and(|ttl| ttl > 0), "{discovered}");
@@ -375,7 +373,7 @@ fn the_stateless_revision_has_no_initialize_and_no_ping() {
 
 #[test]
 fn a_stranger_is_challenged_to_sign_in_whatever_it_asks() {
-    // Clients start OAuth only on a 401 (decision 0025): every message without
+    // Clients start OAuth only on a 401 (decision 0026): every message without
     // a credential is answered with the challenge naming the resource metadata.
     let world = World::new();
     let initialize =
@@ -617,14 +615,13 @@ fn every_route_off_an_agents_list_explains_itself_when_called() {
     let world = World::new();
     let (ben, _) = world.person("ben@example.com");
     let (_, agent) = world.mint(&ben, &["identity.read"], json!([]));
-    for token in [Some(agent.as_str())] {
-        let offered = tool_names(&world, token);
-        for route in registry().routes().iter().filter(|route| !offered.iter().any(|tool| tool == route.tool)) {
-            let answer = call(&world, token, "tools/call", json!({ "name": route.tool, "arguments": {} }));
-            assert_eq!(answer["error"]["code"], -32602, "{}: {answer}", route.tool);
-            let code = answer["error"]["data"]["error"]["code"].as_str().unwrap_or_default();
-            assert!(!code.is_empty(), "{} is withheld without a refusal: {answer}", route.tool);
-        }
+    let token = Some(agent.as_str());
+    let offered = tool_names(&world, token);
+    for route in registry().routes().iter().filter(|route| !offered.iter().any(|tool| tool == route.tool)) {
+        let answer = call(&world, token, "tools/call", json!({ "name": route.tool, "arguments": {} }));
+        assert_eq!(answer["error"]["code"], -32602, "{}: {answer}", route.tool);
+        let code = answer["error"]["data"]["error"]["code"].as_str().unwrap_or_default();
+        assert!(!code.is_empty(), "{} is withheld without a refusal: {answer}", route.tool);
     }
 }
 

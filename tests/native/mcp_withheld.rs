@@ -195,7 +195,7 @@ fn an_organisation_relation_not_held_leaves_what_rest_leaves() {
 
 #[test]
 fn a_strangers_tool_call_is_refused_before_any_io() {
-    // A stranger is challenged at the endpoint (decision 0025), whatever the
+    // A stranger is challenged at the endpoint (decision 0026), whatever the
     // tool: nothing is read, nothing is written, no one writes to the chain at will.
     let world = World::new();
     let before = world.audit().len();
