@@ -14,7 +14,7 @@ use rusqlite::types::ValueRef;
 use serde_json::Value as Json;
 
 use crate::audit;
-use crate::core::bindings::{BlobError, BlobStore, Mailer, MailerError, WebhookError, Webhooks};
+use crate::core::bindings::{BlobError, BlobStore, Fetched, Mailer, MailerError, WebhookError, Webhooks};
 use crate::core::http::{Request, Response, Surface};
 use crate::core::node::{AuditKey, Config, Installation};
 use crate::core::platform::{Platform, PlatformError};
@@ -407,15 +407,40 @@ pub struct RecordingWebhooks {
     pub posted: RefCell<Vec<PostedWebhook>>,
     pub status: Cell<u16>,
     pub unreachable: Cell<bool>,
+    /// What a GET of each URL answers (status, body); any other URL does not answer.
+    pub documents: RefCell<Vec<(String, u16, Vec<u8>)>>,
+    /// Every URL a GET was asked for, in order.
+    pub fetched: RefCell<Vec<String>>,
 }
 
 impl Default for RecordingWebhooks {
     fn default() -> Self {
-        RecordingWebhooks { posted: RefCell::default(), status: Cell::new(200), unreachable: Cell::new(false) }
+        RecordingWebhooks {
+            posted: RefCell::default(),
+            status: Cell::new(200),
+            unreachable: Cell::new(false),
+            documents: RefCell::default(),
+            fetched: RefCell::default(),
+        }
     }
 }
 
 impl Webhooks for RecordingWebhooks {
+    fn get<'a>(&'a self, url: &'a str, limit: usize) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>> {
+        Box::pin(async move {
+            self.fetched.borrow_mut().push(url.to_string());
+            let documents = self.documents.borrow();
+            let (_, status, body) = documents
+                .iter()
+                .find(|(known, _, _)| known == url)
+                .ok_or_else(|| WebhookError("nothing answered".into()))?;
+            if body.len() > limit {
+                return Err(WebhookError(format!("the body is longer than {limit} bytes")));
+            }
+            Ok(Fetched { status: *status, body: body.clone() })
+        })
+    }
+
     fn post<'a>(
         &'a self,
         url: &'a str,

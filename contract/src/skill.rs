@@ -63,6 +63,15 @@ pub fn skill(registry: &Registry) -> String {
     );
     let _ = writeln!(
         out,
+        "- **OAuth** (for MCP clients that connect only that way, such as connectors): without a credential, \
+         `/mcp` answers 401 with `WWW-Authenticate: Bearer resource_metadata=\"https://<node>/.well-known/oauth-protected-resource/mcp\"`. \
+         The node is its own authorization server (`/.well-known/oauth-authorization-server`): register at \
+         `/oauth/register`, send the person to `/oauth/authorize` with PKCE (S256) and `resource=https://<node>/mcp`; \
+         they sign in and choose what you may do, which mints you as an agent they sponsor. Your access token works \
+         at `/mcp` only; refresh tokens work once each, and one presented twice ends the grant."
+    );
+    let _ = writeln!(
+        out,
         "- **REST**: the same operations are the node's routes, with the same header. The OpenAPI 3.1 document \
          (`contract/openapi.json` in the repository) describes every route, parameter and answer; a tool's name is \
          its route's `operationId`."

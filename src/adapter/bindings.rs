@@ -7,7 +7,7 @@ use worker::{
     AbortController, Bucket, Delay, EmailMessage, Fetch, Headers, Method, RequestInit, RequestRedirect, SendEmail,
 };
 
-use crate::core::bindings::{BlobError, BlobStore, Mailer, MailerError, WebhookError, Webhooks};
+use crate::core::bindings::{BlobError, BlobStore, Fetched, Mailer, MailerError, WebhookError, Webhooks};
 use crate::core::storage::LocalBoxFuture;
 
 pub struct R2Blobs {
@@ -81,6 +81,9 @@ impl Mailer for EmailBinding {
     }
 }
 
+/// How long a document the node reads (an OAuth client's metadata) has to arrive.
+const DOCUMENT_TIMEOUT: Duration = Duration::from_secs(5);
+
 /// How long a webhook receiver has to answer.
 const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -89,6 +92,36 @@ const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
 pub struct FetchWebhooks;
 
 impl Webhooks for FetchWebhooks {
+    fn get<'a>(&'a self, url: &'a str, limit: usize) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>> {
+        Box::pin(async move {
+            let words = |error: worker::Error| WebhookError(error.to_string());
+            let headers = Headers::new();
+            headers.set("accept", "application/json").map_err(words)?;
+            let mut init = RequestInit::new();
+            init.with_method(Method::Get).with_headers(headers).with_redirect(RequestRedirect::Manual);
+            let request = worker::Request::new_with_init(url, &init).map_err(words)?;
+            let controller = AbortController::default();
+            let signal = controller.signal();
+            // The abort also ends a body that trickles in past the deadline.
+            wasm_bindgen_futures::spawn_local(async move {
+                Delay::from(DOCUMENT_TIMEOUT).await;
+                controller.abort();
+            });
+            let mut response = Fetch::Request(request).send_with_signal(&signal).await.map_err(words)?;
+            let too_long = || WebhookError(format!("the body is longer than {limit} bytes"));
+            let declared: Option<usize> =
+                response.headers().get("content-length").ok().flatten().and_then(|length| length.parse().ok());
+            if declared.is_some_and(|length| length > limit) {
+                return Err(too_long());
+            }
+            let body = response.bytes().await.map_err(words)?;
+            if body.len() > limit {
+                return Err(too_long());
+            }
+            Ok(Fetched { status: response.status_code(), body })
+        })
+    }
+
     fn post<'a>(
         &'a self,
         url: &'a str,

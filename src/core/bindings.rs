@@ -1,7 +1,7 @@
 //! The bindings besides storage that the core asks of its runtime: an object
 //! store for raw messages (R2 on Cloudflare), the outbound mail binding
-//! (`send_email`) and outbound HTTP for the webhooks reminders are delivered to
-//! (`fetch`). Traits, so the core stores and sends without knowing any of them;
+//! (`send_email`) and outbound HTTP (`fetch`): the webhooks reminders and
+//! butlers post to, and the metadata documents OAuth clients name. Traits, so the core stores and sends without knowing any of them;
 //! the adapter implements them on the Worker's bindings and the test kit in memory.
 
 use crate::core::storage::LocalBoxFuture;
@@ -41,8 +41,22 @@ pub trait Mailer {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct WebhookError(pub String);
 
-/// Outbound HTTP to the webhooks people give for their notifications.
+/// A document fetched with `Webhooks::get`: its status and at most the
+/// bytes asked for.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Fetched {
+    pub status: u16,
+    pub body: Vec<u8>,
+}
+
+/// Outbound HTTP: the webhooks people give for their notifications, and the
+/// documents the node reads from elsewhere (an OAuth client's metadata).
 pub trait Webhooks {
+    /// GETs `url` without following redirects, within a few seconds: its
+    /// status and body, or why there was none. A body longer than `limit` bytes
+    /// is an error, whatever its status.
+    fn get<'a>(&'a self, url: &'a str, limit: usize) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>>;
+
     /// POSTs `body` to `url` with `headers`, within a few seconds; the
     /// receiver's status, whatever it is, or why nothing answered.
     fn post<'a>(

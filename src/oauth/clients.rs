@@ -1,10 +1,18 @@
-//! OAuth clients: dynamic registration (RFC 7591) of public clients, and
-//! reading a client back from its id.
+//! OAuth clients: dynamic registration (RFC 7591) of public clients, client ID
+//! metadata documents, and reading a client back from its id.
 //!
 //! Registration is open to anyone, so it writes nothing: the client id is the
-//! registration itself (name, redirect URIs, home page), signed with a key
-//! derived from the node's session key. Nobody can make the node store a row by
-//! registering, and a client id nobody altered is all a later request needs.
+//! registration itself (name, redirect URIs, home page), signed under the
+//! node's session key in a domain of its own. Nobody can make the node store a
+//! row by registering, and a client id nobody altered is all a later request
+//! needs.
+//!
+//! A client may instead name itself by the HTTPS URL of its metadata document
+//! (the MCP authorization spec's preference). The node fetches it only for a
+//! signed-in person's consent screen, never for a stranger, and with guards
+//! against being pointed inward: a DNS name (no address literal, no
+//! `localhost`, not the node's own host), the default port, no redirects
+//! followed, a few seconds and a few kilobytes at most.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
@@ -14,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
 use super::OAuthError;
+use crate::core::bindings::Fetched;
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
@@ -27,6 +36,8 @@ const MAXIMUM_REDIRECT_URIS: usize = 10;
 const MAXIMUM_URI_BYTES: usize = 2000;
 /// The longest client name taken, in characters (an agent's name is at most 100).
 const MAXIMUM_NAME_CHARACTERS: usize = 100;
+/// The largest client metadata document the node reads.
+pub(super) const MAXIMUM_METADATA_DOCUMENT_BYTES: usize = 8 * 1024;
 
 /// A client, as its id says it registered.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -39,6 +50,10 @@ pub(super) struct Client {
     pub(super) client_uri: Option<String>,
     #[serde(rename = "t")]
     pub(super) issued_at_seconds: i64,
+    /// Whether the client named itself by its metadata document's URL rather
+    /// than registering. Never part of a signed client id.
+    #[serde(skip)]
+    pub(super) by_metadata_document: bool,
 }
 
 fn mac(session_key: &[u8]) -> Hmac<Sha256> {
@@ -129,7 +144,85 @@ fn validate(request: RegisterOAuthClient, issued_at_seconds: i64) -> Result<Clie
         redirect_uris: request.redirect_uris,
         client_uri: request.client_uri,
         issued_at_seconds,
+        by_metadata_document: false,
     })
+}
+
+/// Whether `client_id` names a metadata document the node may fetch: HTTPS on
+/// the default port, a DNS name that is not this machine, the node itself or an
+/// address literal, a path beyond `/`, no credentials, query or fragment.
+pub(super) fn is_metadata_document_url(client_id: &str, node_origin: &str) -> bool {
+    let Some(rest) = client_id.strip_prefix("https://") else { return false };
+    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+    let host = authority.to_ascii_lowercase();
+    let node_host = node_origin.split_once("://").map_or(node_origin, |(_, host)| host).to_ascii_lowercase();
+    let a_name = host.contains('.')
+        && host.split('.').all(|label| {
+            !label.is_empty() && label.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
+        })
+        // A top-level domain has a letter; without one the name is an IPv4
+        // address, however it is written (`127.1`, `0x7f.0.0.1`).
+        && host.rsplit('.').next().is_some_and(|top| top.bytes().any(|byte| byte.is_ascii_alphabetic()) && !top.starts_with("0x"))
+        && !host.ends_with(".localhost")
+        && !host.ends_with(".local")
+        && !host.ends_with(".internal");
+    a_name
+        && host != node_host
+        && path.len() > 1
+        && client_id.len() <= MAXIMUM_URI_BYTES
+        && !client_id.contains(['?', '#', '@'])
+        && !client_id.chars().any(|c| c.is_whitespace() || c.is_control())
+}
+
+/// The client a metadata document describes, when it describes `client_id`
+/// itself in a way the node can use.
+fn from_metadata_document(client_id: &str, fetched: &Fetched, issued_at_seconds: i64) -> Result<Client, OAuthError> {
+    let unusable = |why: &str| OAuthError::ClientMetadataUnusable { url: client_id.to_string(), why: why.to_string() };
+    if fetched.status != 200 {
+        return Err(unusable(&format!("it answered HTTP {}", fetched.status)));
+    }
+    #[derive(Deserialize)]
+    struct Document {
+        client_id: String,
+        #[serde(flatten)]
+        registration: RegisterOAuthClient,
+    }
+    let document: Document = serde_json::from_slice(&fetched.body)
+        .map_err(|_| unusable("it is not a client metadata document (JSON with `client_id` and `redirect_uris`)"))?;
+    if document.client_id != client_id {
+        return Err(unusable("its `client_id` is not its own URL"));
+    }
+    let mut client = validate(document.registration, issued_at_seconds).map_err(|error| match error {
+        OAuthError::InvalidRedirectUri { uri } => {
+            unusable(&format!("its redirect URI `{uri}` is not HTTPS or this machine's"))
+        }
+        OAuthError::InvalidClientMetadata { why } => unusable(&why),
+        other => other,
+    })?;
+    client.by_metadata_document = true;
+    Ok(client)
+}
+
+/// The client `client_id` names: a registration the node signed, or a metadata
+/// document fetched now.
+pub(super) async fn resolve(context: &Context<'_>, client_id: &str) -> Result<Client, OAuthError> {
+    if !client_id.starts_with("https://") {
+        return Client::from_id(client_id, &context.config().session_key);
+    }
+    let node_origin = context.config().origin_of(context.request());
+    if !is_metadata_document_url(client_id, node_origin) {
+        return Err(OAuthError::ClientMetadataUnusable {
+            url: client_id.to_string(),
+            why: "the node fetches metadata only from an HTTPS address with a DNS name, on the default port, with a path and no query".into(),
+        });
+    }
+    let fetched = context.node().webhooks.get(client_id, MAXIMUM_METADATA_DOCUMENT_BYTES).await.map_err(|error| {
+        OAuthError::ClientMetadataUnusable {
+            url: client_id.to_string(),
+            why: format!("it could not be fetched: {}", error.0),
+        }
+    })?;
+    from_metadata_document(client_id, &fetched, context.now_ms() / 1000)
 }
 
 /// `POST /oauth/register`.
@@ -199,6 +292,52 @@ mod tests {
         let mut confidential = registration(&["https://app.example/cb"]);
         confidential.token_endpoint_auth_method = Some("client_secret_basic".into());
         assert!(matches!(validate(confidential, 0), Err(OAuthError::InvalidClientMetadata { .. })));
+    }
+
+    #[test]
+    fn a_metadata_document_is_fetched_only_from_a_public_name_over_https() {
+        let node = "https://mail.example.com";
+        assert!(is_metadata_document_url("https://app.example/oauth/client.json", node));
+        for refused in [
+            "http://app.example/client.json",
+            "https://app.example/",
+            "https://app.example",
+            "https://127.0.0.1/client.json",
+            "https://10.0.0.1/client.json",
+            "https://[::1]/client.json",
+            "https://localhost/client.json",
+            "https://intranet.localhost/client.json",
+            "https://app.example:8443/client.json",
+            "https://user@app.example/client.json",
+            "https://app.example/client.json?x=1",
+            "https://mail.example.com/client.json",
+            "https://0x7f.0.0.1/client.json",
+        ] {
+            assert!(!is_metadata_document_url(refused, node), "{refused}");
+        }
+    }
+
+    #[test]
+    fn a_metadata_document_must_describe_its_own_url() {
+        let url = "https://app.example/client.json";
+        let document = |body: serde_json::Value| Fetched { status: 200, body: body.to_string().into_bytes() };
+        let good =
+            serde_json::json!({ "client_id": url, "client_name": "App", "redirect_uris": ["https://app.example/cb"] });
+        let client = from_metadata_document(url, &document(good), 0).unwrap();
+        assert!(client.by_metadata_document);
+        assert_eq!(client.redirect_uris, ["https://app.example/cb"]);
+        let elsewhere = serde_json::json!({ "client_id": "https://evil.example/c.json", "redirect_uris": ["https://app.example/cb"] });
+        assert!(matches!(
+            from_metadata_document(url, &document(elsewhere), 0),
+            Err(OAuthError::ClientMetadataUnusable { .. })
+        ));
+        let plain = serde_json::json!({ "client_id": url, "redirect_uris": ["http://app.example/cb"] });
+        assert!(matches!(
+            from_metadata_document(url, &document(plain), 0),
+            Err(OAuthError::ClientMetadataUnusable { .. })
+        ));
+        let missing = Fetched { status: 404, body: Vec::new() };
+        assert!(matches!(from_metadata_document(url, &missing, 0), Err(OAuthError::ClientMetadataUnusable { .. })));
     }
 
     #[test]

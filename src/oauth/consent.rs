@@ -13,7 +13,7 @@ use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mailroom_contract::api::{ApproveOAuthConsent, OAuthClient, OAuthConsent, OAuthConsentGiven};
 use mailroom_contract::capabilities::CAPABILITIES;
 
-use super::clients::{Client, host_of};
+use super::clients::{Client, host_of, resolve};
 use super::discovery::mcp_resource;
 use super::{CODE_LIFETIME_MS, OAuthError};
 use crate::agents;
@@ -45,14 +45,14 @@ pub(super) struct AuthorizationRequest {
 
 /// The fields of an authorization request, from the page's query or the
 /// person's answer.
-struct Fields<'a> {
-    response_type: Option<&'a str>,
-    client_id: Option<&'a str>,
-    redirect_uri: Option<&'a str>,
-    code_challenge: Option<&'a str>,
-    code_challenge_method: Option<&'a str>,
-    state: Option<&'a str>,
-    resource: Option<&'a str>,
+struct Fields {
+    response_type: Option<String>,
+    client_id: Option<String>,
+    redirect_uri: Option<String>,
+    code_challenge: Option<String>,
+    code_challenge_method: Option<String>,
+    state: Option<String>,
+    resource: Option<String>,
 }
 
 /// Whether `text` is a PKCE value: 43 to 128 of the unreserved characters (RFC 7636 §4.1).
@@ -67,39 +67,38 @@ pub(super) fn challenge_of(verifier: &str) -> String {
     URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
 }
 
-fn check(fields: Fields<'_>, session_key: &[u8], origin: &str) -> Result<AuthorizationRequest, OAuthError> {
+/// Checks an authorization request: its client first (a registration the node
+/// signed, or a metadata document fetched now), then everything else against it.
+async fn check(context: &Context<'_>, fields: Fields) -> Result<AuthorizationRequest, OAuthError> {
     let invalid = |field: &'static str, why: &str| OAuthError::InvalidAuthorizationRequest { field, why: why.into() };
     let client_id = fields.client_id.ok_or_else(|| invalid("client_id", "is missing"))?;
-    let client = Client::from_id(client_id, session_key)?;
+    let client = resolve(context, &client_id).await?;
     let redirect_uri = fields.redirect_uri.ok_or_else(|| invalid("redirect_uri", "is missing"))?;
-    if !client.redirect_uris.iter().any(|registered| registered == redirect_uri) {
+    if !client.redirect_uris.contains(&redirect_uri) {
         return Err(invalid("redirect_uri", "is not one the app registered (they are matched exactly)"));
     }
-    if let Some(response_type) = fields.response_type
-        && response_type != "code"
-    {
+    if fields.response_type.as_deref().is_some_and(|response_type| response_type != "code") {
         return Err(invalid("response_type", "must be `code`"));
     }
     let code_challenge =
         fields.code_challenge.ok_or_else(|| invalid("code_challenge", "is missing (PKCE is required)"))?;
-    if !is_pkce_value(code_challenge) {
+    if !is_pkce_value(&code_challenge) {
         return Err(invalid("code_challenge", "is not a PKCE challenge (43 to 128 unreserved characters)"));
     }
-    if fields.code_challenge_method != Some("S256") {
+    if fields.code_challenge_method.as_deref() != Some("S256") {
         return Err(invalid("code_challenge_method", "must be `S256`"));
     }
+    let origin = context.config().origin_of(context.request());
     let expected = mcp_resource(origin);
-    if let Some(resource) = fields.resource
-        && resource != expected
-    {
+    if fields.resource.as_deref().is_some_and(|resource| resource != expected) {
         return Err(invalid("resource", "names another resource: this node's tokens are for its MCP endpoint only"));
     }
     Ok(AuthorizationRequest {
-        client_id: client_id.to_string(),
+        client_id,
         client,
-        redirect_uri: redirect_uri.to_string(),
-        code_challenge: code_challenge.to_string(),
-        state: fields.state.map(str::to_string),
+        redirect_uri,
+        code_challenge,
+        state: fields.state,
         resource: expected,
         issuer: origin.to_string(),
     })
@@ -132,20 +131,17 @@ fn person(context: &Context<'_>) -> Result<String, Refusal> {
 /// `GET /api/oauth/consent`.
 pub async fn get_consent(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let person_id = person(context)?;
-    let origin = context.config().origin_of(context.request()).to_string();
-    let request = check(
-        Fields {
-            response_type: Some(context.query("response_type").unwrap_or_default()),
-            client_id: context.query("client_id"),
-            redirect_uri: context.query("redirect_uri"),
-            code_challenge: context.query("code_challenge"),
-            code_challenge_method: context.query("code_challenge_method"),
-            state: context.query("state"),
-            resource: context.query("resource"),
-        },
-        &context.config().session_key,
-        &origin,
-    )?;
+    let query = |name: &str| context.query(name).map(str::to_string);
+    let fields = Fields {
+        response_type: Some(query("response_type").unwrap_or_default()),
+        client_id: query("client_id"),
+        redirect_uri: query("redirect_uri"),
+        code_challenge: query("code_challenge"),
+        code_challenge_method: query("code_challenge_method"),
+        state: query("state"),
+        resource: query("resource"),
+    };
+    let request = check(context, fields).await?;
     let requested_capabilities: Vec<String> = context
         .query("scope")
         .unwrap_or_default()
@@ -161,7 +157,12 @@ pub async fn get_consent(context: &mut Context<'_>) -> Result<Response, Refusal>
             name: request.client.name.clone(),
             redirect_uri: request.redirect_uri.clone(),
             redirect_host: host_of(&request.redirect_uri),
-            registered_by: "dynamic_registration".into(),
+            registered_by: if request.client.by_metadata_document {
+                "metadata_document"
+            } else {
+                "dynamic_registration"
+            }
+            .into(),
             client_uri: request.client.client_uri.clone(),
         },
         resource: request.resource.clone(),
@@ -178,20 +179,16 @@ pub async fn get_consent(context: &mut Context<'_>) -> Result<Response, Refusal>
 pub async fn approve_consent(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let person_id = person(context)?;
     let answer: ApproveOAuthConsent = context.body()?;
-    let origin = context.config().origin_of(context.request()).to_string();
-    let request = check(
-        Fields {
-            response_type: None,
-            client_id: Some(&answer.client_id),
-            redirect_uri: Some(&answer.redirect_uri),
-            code_challenge: Some(&answer.code_challenge),
-            code_challenge_method: Some(&answer.code_challenge_method),
-            state: answer.state.as_deref(),
-            resource: answer.resource.as_deref(),
-        },
-        &context.config().session_key,
-        &origin,
-    )?;
+    let fields = Fields {
+        response_type: None,
+        client_id: Some(answer.client_id.clone()),
+        redirect_uri: Some(answer.redirect_uri.clone()),
+        code_challenge: Some(answer.code_challenge.clone()),
+        code_challenge_method: Some(answer.code_challenge_method.clone()),
+        state: answer.state.clone(),
+        resource: answer.resource.clone(),
+    };
+    let request = check(context, fields).await?;
     // The mint form's own rules: capabilities from the vocabulary, each
     // satisfiable on a chosen mailbox, and nothing the person does not hold.
     let agent =

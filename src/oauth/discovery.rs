@@ -61,9 +61,7 @@ pub async fn authorization_server(context: &mut Context<'_>) -> Result<Response,
         token_endpoint_auth_methods_supported: words(&["none"]),
         revocation_endpoint_auth_methods_supported: words(&["none"]),
         scopes_supported: scopes(),
-        // Client ID metadata documents are not fetched yet (decision 0026):
-        // saying so keeps clients on dynamic registration, which works.
-        client_id_metadata_document_supported: false,
+        client_id_metadata_document_supported: true,
         authorization_response_iss_parameter_supported: true,
     }))
 }

@@ -40,6 +40,8 @@ pub const REFRESH_TOKEN_LIFETIME_MS: i64 = 30 * crate::core::time::DAY_MS;
 pub enum OAuthError {
     /// The client id names no client this node registered (or it was altered).
     UnknownClient,
+    /// The client id is a metadata document's URL the node could not use.
+    ClientMetadataUnusable { url: String, why: String },
     /// A field of an authorization request is missing or unusable; shown on the
     /// consent screen, never sent to a redirect URI the node has not checked.
     InvalidAuthorizationRequest { field: &'static str, why: String },
@@ -73,6 +75,13 @@ impl From<OAuthError> for Refusal {
                 "The app asking to connect is not one this node knows.",
                 "Its client id was not issued by this node's registration endpoint, or it was altered.",
                 "Ask the app to register again (POST /oauth/register) and start over.",
+            ),
+            OAuthError::ClientMetadataUnusable { url, why } => Refusal::new(
+                404,
+                "client_metadata_unusable",
+                format!("The app's metadata document at {url} cannot be used."),
+                format!("The app names itself by that document, and {why}."),
+                "Tell the app's maker; the document must be JSON at that HTTPS address, naming itself as `client_id` and listing its `redirect_uris`.",
             ),
             OAuthError::InvalidAuthorizationRequest { field, why } => Refusal::new(
                 400,

@@ -381,3 +381,41 @@ fn the_node_still_checks_what_the_sponsor_holds_on_every_call() {
     let after = body(&mcp(&world, &access, "tools/call", list));
     assert_eq!(after["result"]["isError"], true, "the sponsor lost it, so the app did: {after}");
 }
+
+#[test]
+fn a_client_named_by_its_metadata_document_is_fetched_for_the_person_and_connects() {
+    let (world, _, ben_token, mailbox) = world_with_ben();
+    let url = "https://app.example/oauth/client.json";
+    let document = json!({ "client_id": url, "client_name": "Document client", "redirect_uris": [OAUTH_REDIRECT] });
+    world.node.webhooks.documents.borrow_mut().push((url.into(), 200, document.to_string().into_bytes()));
+    let query = consent_query(url, OAUTH_REDIRECT, &[]);
+    let consent = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&ben_token), None);
+    assert_eq!(consent.status, 200, "{}", text(&consent));
+    assert_eq!(body(&consent)["client"]["registered_by"], "metadata_document");
+    assert_eq!(body(&consent)["client"]["name"], "Document client");
+    let (agent, code) = world.oauth_consent(&ben_token, url, &["mail.triage"], metadata_on(&mailbox));
+    let tokens = world.node.send(world.oauth_code_exchange(url, &code, OAUTH_VERIFIER));
+    assert_eq!(tokens.status, 200, "{}", text(&tokens));
+    let access = body(&tokens)["access_token"].as_str().unwrap().to_string();
+    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 200);
+    let apps = body(&world.call("GET", "/api/me/connected-apps", Some(&ben_token), None));
+    assert_eq!(apps["apps"][0]["agent"]["id"], agent);
+    assert_eq!(apps["apps"][0]["client_id"], url);
+
+    // Nothing is fetched from an address that could point inward, and a
+    // document that is not there is refused on the page, naming the address.
+    let fetched_before = world.node.webhooks.fetched.borrow().len();
+    for inward in ["https://127.0.0.1/client.json", "https://localhost/client.json", "https://mailroom.test/c.json"] {
+        let query = consent_query(inward, OAUTH_REDIRECT, &[]);
+        let refused = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&ben_token), None);
+        assert_eq!(body(&refused)["error"]["code"], "client_metadata_unusable", "{inward}");
+    }
+    assert_eq!(world.node.webhooks.fetched.borrow().len(), fetched_before, "nothing inward was fetched");
+    let missing = consent_query("https://app.example/missing.json", OAUTH_REDIRECT, &[]);
+    let refused = world.call("GET", &format!("/api/oauth/consent?{missing}"), Some(&ben_token), None);
+    assert_eq!(refused.status, 404, "{}", text(&refused));
+    // A stranger cannot make the node fetch anything.
+    let stranger = world.call("GET", &format!("/api/oauth/consent?{query}"), None, None);
+    assert_eq!(stranger.status, 401);
+    assert_eq!(world.node.webhooks.fetched.borrow().len(), fetched_before + 1);
+}
