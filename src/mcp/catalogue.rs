@@ -1,8 +1,8 @@
 //! Which tools a caller sees, and why a real route is not among them.
 //!
-//! A stranger sees the grantable routes, an agent the grantable routes pinned to
-//! it, a person the offerable routes they could complete, read in the one round
-//! trip `tools/list` may cost. A route withheld before any database fact is known
+//! An agent sees the grantable routes pinned to it, a person the offerable
+//! routes they could complete, read in the one round trip `tools/list` may cost.
+//! A stranger never gets this far: the endpoint needs a credential (decision 0026). A route withheld before any database fact is known
 //! is a `WithheldTool`, whose refusal (beside it) a call to it carries.
 
 use std::sync::OnceLock;
@@ -51,9 +51,6 @@ pub enum WithheldTool {
     /// not even a signed-in person's client. Over REST it might succeed, so the
     /// route must not run: its refusal is decided before its handler.
     NeverOffered(RouteId),
-    /// The route is offered to a signed-in person's client but never to an agent,
-    /// and the call carried no credential, so it is offered what an agent could be.
-    PeopleOnly(RouteId),
 }
 
 impl WithheldTool {
@@ -67,7 +64,7 @@ impl WithheldTool {
     /// The route withheld.
     pub fn route_id(self) -> RouteId {
         match self {
-            WithheldTool::NotForAgents(id) | WithheldTool::NeverOffered(id) | WithheldTool::PeopleOnly(id) => id,
+            WithheldTool::NotForAgents(id) | WithheldTool::NeverOffered(id) => id,
         }
     }
 }
@@ -96,19 +93,6 @@ impl From<WithheldTool> for Refusal {
                     "A person does this themselves, signed in to Mailroom's web interface; ask the person you are working for."
                 },
             ),
-            WithheldTool::PeopleOnly(_) => Refusal::new(
-                403,
-                "people_only",
-                format!("{} is offered only to a signed-in person.", route.tool),
-                format!(
-                    "This call carried no credential, so it is offered only what an agent could be given, and no \
-                     agent is ever given {}. Who may call it: {}",
-                    route.tool,
-                    route.authority.describe()
-                ),
-                "Connect with a person's access token (sign in at POST /api/sessions, then send \
-                 `Authorization: Bearer <token>`) as someone who may call it.",
-            ),
         }
     }
 }
@@ -126,10 +110,9 @@ pub(super) fn withheld_without_io(route: &Route, tier: Tier, caller: &Caller) ->
         Caller::Agent { .. } if !grantable => Some(WithheldTool::NotForAgents(route.id)),
         Caller::Agent { .. } => None,
         _ if !registry().is_offered_to_machines(route.id) => Some(WithheldTool::NeverOffered(route.id)),
-        Caller::Stranger if !grantable => Some(WithheldTool::PeopleOnly(route.id)),
-        Caller::Stranger | Caller::Person { .. } => None,
-        // A source's credential is refused by the endpoint before any catalogue.
-        Caller::Source { .. } => Some(WithheldTool::NeverOffered(route.id)),
+        Caller::Person { .. } => None,
+        // The endpoint refuses a stranger and a source's credential before any catalogue.
+        Caller::Stranger | Caller::Source { .. } => Some(WithheldTool::NeverOffered(route.id)),
     }
 }
 
@@ -169,17 +152,13 @@ fn relation_lists<'result>(
         .map(|names| names.split(',').filter_map(Relation::parse).collect())
 }
 
-/// The tools this caller may see, in the contract's order: for a stranger the
-/// grantable routes; for a person the offerable routes they can complete; for an
-/// agent the grantable routes within its pinned ceiling. What it takes to know
+/// The tools this caller may see, in the contract's order: for a person the
+/// offerable routes they can complete; for an agent the grantable routes within
+/// its pinned ceiling. What it takes to know
 /// that travels in one round trip with the caller's own authentication.
 pub(super) async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
     let caller = context.caller().clone();
     let (held, ceiling): (Option<Held>, Option<Vec<String>>) = match &caller {
-        Caller::Stranger => {
-            context.read(Vec::new()).await.map_err(refused)?;
-            (None, None)
-        }
         Caller::Person { person_id, .. } => {
             let holder = tuples::Holder::Person(person_id.clone());
             let [organization, mailboxes] = context
@@ -199,8 +178,8 @@ pub(super) async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, 
             let [pinned] = context.read_array([authz::ceiling_of(agent_id)]).await.map_err(refused)?;
             (None, Some(authz::ceiling_tools(&pinned)))
         }
-        // A source's credential is refused by the endpoint before any catalogue.
-        Caller::Source { .. } => return Err(refused(Refusal::internal())),
+        // The endpoint refuses a stranger and a source's credential before any catalogue.
+        Caller::Stranger | Caller::Source { .. } => return Err(refused(Refusal::internal())),
     };
     let registry = registry();
     let config = context.config();

@@ -3,8 +3,9 @@
 //! `_meta` era (2026-07-28) on the same endpoint.
 //!
 //! Its tools are the node's routes. Which ones a caller sees depends on who is
-//! asking: a stranger sees the grantable routes, an agent the grantable routes
-//! pinned to it, a person the offerable routes they could complete. A tool call
+//! asking: an agent sees the grantable routes pinned to it, a person the
+//! offerable routes they could complete; a caller without a credential is
+//! challenged (401) before it is read at all (decision 0026). A tool call
 //! builds the route's own HTTP request from the arguments and re-enters the
 //! dispatcher in process with the caller's own credentials, so it meets the same
 //! authority check, the same refusal and the same audit entry as the REST call

@@ -1,5 +1,5 @@
 // The MCP server on real workerd, driven by the official TypeScript client (v2)
-// as an administrator, as a person who is not one and as a stranger, in both
+// as an administrator and as a person who is not one, a stranger challenged, in both
 // protocol eras (the initialize handshake, and 2026-07-28 stateless with its
 // per-request `_meta`), with credentials that stop working under it, by raw HTTP
 // for the stateless revision's header checks, and by the MCP conformance suite.
@@ -8,6 +8,7 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { readFileSync } from "node:fs";
+import { createServer, request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport, ProtocolError, SdkHttpError, UnauthorizedError } from "@modelcontextprotocol/client";
 import { startNode, setUp, ROOT, checkedFetch } from "./harness.mjs";
@@ -159,27 +160,26 @@ test("a person who is not an administrator sees the mailbox tools they hold, rea
   await client.close();
 });
 
-test("a stranger sees exactly the grantable tools and is refused by the routes themselves", async () => {
-  const client = await connect(null);
-  const { tools } = await client.listTools();
-  assert.deepEqual(tools.map((tool) => tool.name).sort(), grantable);
-  const me = await client.callTool({ name: "get_me", arguments: {} });
-  assert.equal(me.isError, true);
-  assert.equal(me.structuredContent.error.code, "not_signed_in");
-  const draft = await client.callTool({
-    name: "create_draft",
-    arguments: { mailboxId: mailbox.id, to: ["ana@customer.example"], subject: "Hello", text: "From nobody." },
-  });
-  assert.equal(draft.isError, true, JSON.stringify(draft));
-  assert.equal(draft.structuredContent.error.code, "not_signed_in");
-  assert.ok(draft.structuredContent.error.fix);
-  assert.match(draft.content[0].text, /not_signed_in/);
-  await assert.rejects(client.callTool({ name: "list_people", arguments: {} }), (error) => {
-    assert.equal(error.code, -32602);
-    assertWithheld(error, "people_only", /no credential/);
-    return true;
-  });
-  await client.close();
+test("a stranger is challenged on every method, and the challenge leads to the node's OAuth metadata", async () => {
+  // Clients start OAuth only on a 401 (decision 0026).
+  await assert.rejects(connect(null), (error) => error instanceof UnauthorizedError || error instanceof SdkHttpError || /401/.test(String(error)));
+  for (const method of ["initialize", "tools/list", "tools/call", "ping"]) {
+    const answer = await checkedFetch(`${node.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method, params: method === "tools/call" ? { name: "get_me", arguments: {} } : {} }),
+    });
+    assert.equal(answer.status, 401, method);
+    const challenge = answer.headers.get("www-authenticate");
+    assert.equal(challenge, `Bearer realm="mailroom", resource_metadata="${node.url}/.well-known/oauth-protected-resource/mcp"`, method);
+    assert.equal((await answer.json()).error.code, "not_signed_in", method);
+  }
+  const metadata = await (await checkedFetch(`${node.url}/.well-known/oauth-protected-resource/mcp`)).json();
+  assert.equal(metadata.resource, `${node.url}/mcp`);
+  assert.deepEqual(metadata.authorization_servers, [node.url]);
+  // What a stranger was once offered over MCP is published without a credential.
+  const skill = readFileSync(join(ROOT, "skills", "mailroom", "SKILL.md"), "utf8");
+  for (const tool of grantable) assert.ok(skill.includes(`\`${tool}\``), `the Skill names ${tool}`);
 });
 
 /** A fetch that records each exchange with the node: what was sent and what came back. */
@@ -358,7 +358,11 @@ test("a dead credential's 401 says invalid_token and a stopped agent's 403 no ch
 test("the stateless revision answers server/discover and checks its headers", async () => {
   const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientCapabilities": {} };
   const post = (headers, body) =>
-    checkedFetch(`${node.url}/mcp`, { method: "POST", headers: { "content-type": "application/json", ...headers }, body: JSON.stringify(body) });
+    checkedFetch(`${node.url}/mcp`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: `Bearer ${token}`, ...headers },
+      body: JSON.stringify(body),
+    });
   const discover = await post(
     { "mcp-protocol-version": "2026-07-28", "mcp-method": "server/discover", accept: "application/json" },
     { jsonrpc: "2.0", id: 1, method: "server/discover", params: { _meta: meta } },
@@ -400,15 +404,48 @@ test("the stateless revision answers server/discover and checks its headers", as
 const CONFORMANCE = ["server-initialize", "ping", "tools-list", "dns-rebinding-protection"];
 const conformanceCli = join(ROOT, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
 
+/**
+ * A loopback proxy to the node that adds the administrator's bearer token to
+ * every request: the suite's server scenarios have no way to present a
+ * credential, and the endpoint answers none without one. The proxy's own host
+ * and origin become the node's; any other Host or Origin (the DNS rebinding
+ * scenario's) goes through unchanged, for the node to refuse.
+ */
+async function withCredential(bearer) {
+  const upstream = new URL(node.url);
+  const proxy = createServer((request, response) => {
+    const own = `127.0.0.1:${proxy.address().port}`;
+    const headers = { ...request.headers, authorization: `Bearer ${bearer}` };
+    if (headers.host === own) headers.host = upstream.host;
+    if (headers.origin === `http://${own}`) headers.origin = upstream.origin;
+    const forwarded = httpRequest(
+      { host: upstream.hostname, port: upstream.port, path: request.url, method: request.method, headers },
+      (answer) => {
+        response.writeHead(answer.statusCode, answer.headers);
+        answer.pipe(response);
+      },
+    );
+    forwarded.on("error", () => response.destroy());
+    request.pipe(forwarded);
+  });
+  await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
+  return { url: `http://127.0.0.1:${proxy.address().port}`, close: () => new Promise((resolve) => proxy.close(resolve)) };
+}
+
 for (const scenario of CONFORMANCE) {
   test(`MCP conformance: ${scenario}`, async () => {
-    const { stdout } = await promisify(execFile)(process.execPath, [conformanceCli, "server", "--url", `${node.url}/mcp`, "--scenario", scenario], {
-      cwd: ROOT,
-      env: { ...process.env, NO_COLOR: "1" },
-    }).catch((error) => {
-      throw new Error(`${scenario} failed:\n${error.stdout}\n${error.stderr}`);
-    });
-    assert.doesNotMatch(stdout, /FAIL/, stdout);
+    const proxy = await withCredential(token);
+    try {
+      const { stdout } = await promisify(execFile)(process.execPath, [conformanceCli, "server", "--url", `${proxy.url}/mcp`, "--scenario", scenario], {
+        cwd: ROOT,
+        env: { ...process.env, NO_COLOR: "1" },
+      }).catch((error) => {
+        throw new Error(`${scenario} failed:\n${error.stdout}\n${error.stderr}`);
+      });
+      assert.doesNotMatch(stdout, /FAIL/, stdout);
+    } finally {
+      await proxy.close();
+    }
   });
 }
 

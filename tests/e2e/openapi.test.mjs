@@ -131,7 +131,41 @@ test("every documented operation answers as documented, successes and refusals a
   const [rejecting, rejectToken] = await leased();
   const a2aCall = { jsonrpc: "2.0", id: 1, method: "SendMessage", params: { message: { messageId: "m-1", role: "ROLE_USER", parts: [{ text: "37 + 58?" }] } } };
 
+  // OAuth: a registered client, Ben's consent, and the code it is answered with.
+  const redirect = "http://127.0.0.1:4567/callback";
+  const pkce = { code_verifier: "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk", code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM" };
+  const oauthClient = async () => (await call("POST", "/oauth/register", { body: { client_name: "Every route", redirect_uris: [redirect] } })).body.client_id;
+  const authorization = (client_id) =>
+    new URLSearchParams({ response_type: "code", client_id, redirect_uri: redirect, code_challenge: pkce.code_challenge, code_challenge_method: "S256", state: "s" });
+  const consent = (client_id) => ({
+    client_id, redirect_uri: redirect, code_challenge: pkce.code_challenge, code_challenge_method: "S256", capabilities: ["identity.read"], mailboxes: [],
+  });
+  const consented = async () => {
+    const client_id = await oauthClient();
+    const given = (await call("POST", "/api/oauth/consent", { token: benToken, body: consent(client_id) })).body;
+    return { client_id, code: new URL(given.redirect_to).searchParams.get("code"), agent: given.agent.id };
+  };
+  const form = (fields) => ({ raw: new URLSearchParams(fields).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+  const exchange = async () => {
+    const { client_id, code } = await consented();
+    return form({ grant_type: "authorization_code", code, client_id, redirect_uri: redirect, code_verifier: pkce.code_verifier });
+  };
+
   const calls = [
+    ["GET", "/.well-known/oauth-protected-resource", {}],
+    ["GET", "/.well-known/oauth-protected-resource/mcp", {}],
+    ["GET", "/.well-known/oauth-authorization-server", {}],
+    ["POST", "/oauth/register", { body: { client_name: "Every route", redirect_uris: [redirect] } }],
+    ["POST", "/oauth/register", { body: { redirect_uris: ["http://app.example/callback"] } }],
+    ["GET", `/oauth/authorize?${authorization(await oauthClient())}`, {}],
+    ["GET", `/api/oauth/consent?${authorization(await oauthClient())}`, { token: benToken }],
+    ["GET", `/api/oauth/consent?${authorization("mrc_unknown")}`, { token: benToken }],
+    ["POST", "/api/oauth/consent", { token: benToken, body: consent(await oauthClient()) }],
+    ["POST", "/oauth/token", await exchange()],
+    ["POST", "/oauth/token", form({ grant_type: "password" })],
+    ["POST", "/oauth/revoke", form({ token: "mr_ort_unknown" })],
+    ["GET", "/api/me/connected-apps", { token: benToken }],
+    ["POST", `/api/me/connected-apps/${(await consented()).agent}/disconnect`, { token: benToken }],
     ["GET", "/"],
     ["GET", "/api/me/agents", { token: benToken }],
     ["GET", "/api/agent-messages", { token: asker.credential }],
@@ -276,8 +310,9 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", "/api/agents/pair", { body: { code: pairing.code } }],
     ["GET", "/api/me", { token: agentCredential }],
     ["POST", `/api/agents/${agent.id}/revoke`, { token }],
-    ["POST", "/mcp", { body: { jsonrpc: "2.0", method: "notifications/initialized" } }],
-    ["POST", "/mcp", { raw: "[]", headers: { "content-type": "application/json" } }],
+    ["POST", "/mcp", { token, body: { jsonrpc: "2.0", method: "notifications/initialized" } }],
+    ["POST", "/mcp", { token, raw: "[]", headers: { "content-type": "application/json" } }],
+    ["POST", "/mcp", { body: { jsonrpc: "2.0", id: 1, method: "tools/list" } }],
     // Disabling Ben ends his sessions, so it comes after every call made as him.
     ["POST", `/api/people/${ben.id}/disable`, { token }],
     ["POST", `/api/people/${ben.id}/enable`, { token }],
