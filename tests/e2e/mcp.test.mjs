@@ -341,7 +341,9 @@ test("a dead credential's 401 says invalid_token and a stopped agent's 403 no ch
     ["tools/call", await toolCall(credential)],
   ]) {
     assert.equal(answer.status, 401, what);
-    assert.equal(answer.headers.get("www-authenticate"), 'Bearer realm="mailroom", error="invalid_token"', what);
+    // Every 401 from /mcp also says where its OAuth metadata is (decision 0026).
+    const metadata = what === "REST" ? "" : `, resource_metadata="${node.url}/.well-known/oauth-protected-resource/mcp"`;
+    assert.equal(answer.headers.get("www-authenticate"), `Bearer realm="mailroom", error="invalid_token"${metadata}`, what);
     assert.equal((await answer.json()).error.code, "agent_revoked", what);
   }
   const anonymous = await checkedFetch(`${node.url}/api/me`);
