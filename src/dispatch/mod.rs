@@ -274,6 +274,7 @@ pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> 
     let mut forgetting = throttle::forget_ended(now_ms);
     forgetting.push(sessions::forget_spent(now_ms));
     forgetting.extend(notifications::remove_expired(now_ms));
+    forgetting.extend(oauth::forget_ended(now_ms));
     node.database.execute(forgetting).await.map_err(|error| error.to_string())?;
     // Logged and left for the next run: the chain's upkeep does not wait on R2.
     if let Err(error) = mail::delete_originals_owed(node).await {

@@ -27,7 +27,7 @@ pub use apps::{disconnect, list_connected_apps};
 pub use clients::register;
 pub use consent::{approve_consent, get_consent};
 pub use discovery::{authorization_server, mcp_resource, protected_resource, resource_metadata_url};
-pub use tokens::{revoke, token};
+pub use tokens::{forget_ended, revoke, token};
 
 /// How long an authorization code works: long enough for a client to be
 /// redirected and exchange it, short enough that a leaked one is stale.

@@ -334,6 +334,21 @@ pub async fn revoke(context: &mut Context<'_>) -> Result<Response, Refusal> {
     Ok(Response::empty(200).with_header("cache-control", "no-store"))
 }
 
+/// The statements the upkeep runs to forget what can prove nothing any more:
+/// codes past their two minutes, and refresh tokens past their 30 days or of
+/// an agent that was revoked. A spent refresh token is kept until then, so its
+/// reuse is still caught.
+pub fn forget_ended(now_ms: i64) -> Vec<Statement> {
+    vec![
+        Statement::new("DELETE FROM oauth_codes WHERE expires_at <= ?1").bind(now_ms),
+        Statement::new(
+            "DELETE FROM oauth_refresh_tokens WHERE expires_at <= ?1 \
+             OR agent_id IN (SELECT id FROM agents WHERE revoked_at IS NOT NULL)",
+        )
+        .bind(now_ms),
+    ]
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

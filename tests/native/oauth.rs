@@ -419,3 +419,26 @@ fn a_client_named_by_its_metadata_document_is_fetched_for_the_person_and_connect
     assert_eq!(stranger.status, 401);
     assert_eq!(world.node.webhooks.fetched.borrow().len(), fetched_before + 1);
 }
+
+#[test]
+fn the_upkeep_forgets_codes_and_refresh_tokens_that_can_prove_nothing_any_more() {
+    let (world, _, ben_token, mailbox) = world_with_ben();
+    let (agent, _, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let (_, _, refresh, client_id) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let count = |table: &str| world.node.database.count(&format!("SELECT COUNT(*) FROM {table}"));
+    assert_eq!((count("oauth_codes"), count("oauth_refresh_tokens")), (2, 2));
+    assert_eq!(world.admin("POST", &format!("/api/agents/{agent}/revoke"), None).status, 200);
+    world.node.platform.advance(mailroom::oauth::CODE_LIFETIME_MS);
+    world.node.maintain();
+    assert_eq!(count("oauth_codes"), 0, "codes past their two minutes");
+    assert_eq!(count("oauth_refresh_tokens"), 1, "the revoked agent's refresh token, not the live one");
+    let refreshed = world.node.send(oauth_form(&[
+        ("grant_type", "refresh_token"),
+        ("refresh_token", &refresh),
+        ("client_id", &client_id),
+    ]));
+    assert_eq!(refreshed.status, 200, "{}", text(&refreshed));
+    world.node.platform.advance(mailroom::oauth::REFRESH_TOKEN_LIFETIME_MS);
+    world.node.maintain();
+    assert_eq!(count("oauth_refresh_tokens"), 0, "past their 30 days, spent or not");
+}
