@@ -187,6 +187,24 @@ async function sequential() {
     await call("POST", "/api/relations", { token, body: { subject: admin.id, relation: "ediscovery.export", object: "org" } });
     const exported = (await call("POST", "/api/exports", { token, body: { mailbox_ids: [mailbox.id] } })).body;
     for (let run = 0; run < 4; run++) await node.scheduled("* * * * *");
+    // An app the administrator connected over OAuth: its access token, and a
+    // refresh token that rotates with every use.
+    const redirect = "http://127.0.0.1:4567/callback";
+    const verifier = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+    const clientId = (await call("POST", "/oauth/register", { body: { client_name: "Bench app", redirect_uris: [redirect] } })).body.client_id;
+    const consented = (await call("POST", "/api/oauth/consent", { token, body: {
+      client_id: clientId, redirect_uri: redirect, code_challenge: "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM", code_challenge_method: "S256",
+      capabilities: ["mail.read"], mailboxes: [{ mailbox: mailbox.id, relations: ["mailbox.metadata.read", "mailbox.content.read"] }],
+    } })).body;
+    const form = (fields) => ({ raw: new URLSearchParams(fields).toString(), headers: { "content-type": "application/x-www-form-urlencoded" } });
+    let app = (await call("POST", "/oauth/token", form({
+      grant_type: "authorization_code", code: new URL(consented.redirect_to).searchParams.get("code"), client_id: clientId, redirect_uri: redirect, code_verifier: verifier,
+    }))).body;
+    const refreshApp = async () => {
+      const answer = await call("POST", "/oauth/token", form({ grant_type: "refresh_token", refresh_token: app.refresh_token, client_id: clientId }));
+      app = answer.body;
+      return answer;
+    };
     const cases = [
       ["GET /api/me", () => call("GET", "/api/me", { token })],
       ["GET /api/me/notifications (20 approvals waiting)", () => call("GET", "/api/me/notifications", { token })],
@@ -206,6 +224,8 @@ async function sequential() {
       ["email handler: a reply joining its conversation", reply],
       ["POST …/sends (a draft, audited)", () => call("POST", `/api/mailboxes/${mailbox.id}/sends`, { token, body: { to: ["a@b.example"], subject: "S", text: "T" } })],
       ["POST /mcp tools/list", () => call("POST", "/mcp", { token, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } })],
+      ["POST /mcp tools/list (an OAuth app's token)", () => call("POST", "/mcp", { token: app.access_token, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } })],
+      ["POST /oauth/token (a refresh, rotated, audited)", refreshApp],
       ["POST /api/me/events (a reminder, audited)", () => call("POST", "/api/me/events", { token, body: { title: "Bench", due_at: "2027-03-01T09:00" } })],
       ["GET /api/me/events (open, soonest first)", () => call("GET", "/api/me/events", { token })],
       ["POST /api/agent-messages (202, audited)", send],
