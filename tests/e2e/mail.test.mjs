@@ -75,6 +75,36 @@ test("real messages arrive through the email handler and are parsed", async () =
   assert.ok(Buffer.from(await original.arrayBuffer()).equals(fixture("plain")), "the original, byte for byte, from R2");
 });
 
+test("Japanese and Chinese mail is decoded by the runtime's TextDecoder, not left as escapes", async () => {
+  // The Worker carries no charset tables of its own (decision 0025): this is
+  // the test that the runtime decodes each of these for the Worker as
+  // encoding_rs decodes them natively (tests/native/mail.rs).
+  const address = "asia@mailroom.test";
+  const asia = (await call("POST", "/api/mailboxes", { token, body: { address, display_name: "Asia" } })).body;
+  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) {
+    await call("POST", "/api/relations", { token, body: { subject: admin.id, relation, object: asia.id } });
+  }
+  const expected = {
+    "iso-2022-jp": ["会議の確認", "山田太郎", "明日の会議は午後三時からです。よろしくお願いします。"],
+    "shift-jis": ["請求書の送付について", "鈴木花子", "今月分の請求書を添付いたします。ご確認ください。"],
+    gb18030: ["发货时间确认", "王小明", "您好，请确认订单的发货时间。谢谢！"],
+    big5: ["會議時間變更", "陳大文", "明天的會議改到下午四點。"],
+  };
+  for (const name of Object.keys(expected)) {
+    assert.equal(await node.deliver("sender@outside.example", address, fixture(name)), null, name);
+  }
+  const listed = (await call("GET", `/api/mailboxes/${asia.id}/messages`, { token })).body.messages;
+  assert.equal(listed.length, Object.keys(expected).length);
+  for (const [name, [subject, sender, text]] of Object.entries(expected)) {
+    const item = listed.find((candidate) => candidate.subject === subject);
+    assert.ok(item, `${name}: subject decoded; the node has ${JSON.stringify(listed.map((each) => each.subject))}`);
+    const metadata = (await call("GET", `/api/mailboxes/${asia.id}/messages/${item.id}`, { token })).body;
+    assert.equal(metadata.from.name, sender, name);
+    const body = (await call("GET", `/api/mailboxes/${asia.id}/messages/${item.id}/body`, { token })).body;
+    assert.equal(body.text.trimEnd(), text, name);
+  }
+});
+
 test("unknown recipients, oversized and repeated messages", async () => {
   const before = (await messages("meta")).body.messages.length;
   const unknown = await node.deliver("sender@outside.example", "nobody@mailroom.test", fixture("reply"));
