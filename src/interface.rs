@@ -46,6 +46,7 @@ const ENTRY_MODULE: &str = "main.js";
 /// `src/interface/scripts/`, so a new section is a new file and a line here.
 const MODULES: &[(&str, &str)] = &[
     ("account.js", interface_file!("scripts/account.js")),
+    ("agent-ceiling.js", interface_file!("scripts/agent-ceiling.js")),
     ("agents.js", interface_file!("scripts/agents.js")),
     ("api.js", interface_file!("scripts/api.js")),
     ("approvals.js", interface_file!("scripts/approvals.js")),
