@@ -53,6 +53,7 @@ const MODULES: &[(&str, &str)] = &[
     ("audit.js", interface_file!("scripts/audit.js")),
     ("butlers.js", interface_file!("scripts/butlers.js")),
     ("connections.js", interface_file!("scripts/connections.js")),
+    ("consent.js", interface_file!("scripts/consent.js")),
     ("conversation.js", interface_file!("scripts/conversation.js")),
     ("dom.js", interface_file!("scripts/dom.js")),
     ("exports.js", interface_file!("scripts/exports.js")),
