@@ -10,7 +10,7 @@ use schemars::SchemaGenerator;
 use schemars::generate::SchemaSettings;
 use serde_json::{Map, Value, json};
 
-use crate::api::RefusalBody;
+use crate::api::{OAuthErrorBody, RefusalBody};
 use crate::capabilities::capability_of;
 use crate::registry::Registry;
 use crate::route::{Authority, Produces, Route};
@@ -43,6 +43,7 @@ pub fn document(registry: &Registry) -> Value {
     let mut requests = generator(false);
     let mut responses = generator(true);
     let refusal = responses.subschema_for::<RefusalBody>().to_value();
+    let oauth_error = responses.subschema_for::<OAuthErrorBody>().to_value();
     let mut paths = Map::new();
     for (route, tier) in registry.routes_with_tiers() {
         let mut operation = Map::new();
@@ -68,9 +69,10 @@ pub fn document(registry: &Registry) -> Value {
             operation.insert("parameters".into(), parameters.into());
         }
         if let Some(schema) = route.request {
+            let media = if route.request_is_form { "application/x-www-form-urlencoded" } else { "application/json" };
             operation.insert(
                 "requestBody".into(),
-                json!({ "required": true, "content": { "application/json": { "schema": schema(&mut requests) } } }),
+                json!({ "required": true, "content": { media: { "schema": schema(&mut requests) } } }),
             );
         }
         let success = match (route.produces, route.response) {
@@ -79,10 +81,10 @@ pub fn document(registry: &Registry) -> Value {
             }
             (Produces::Script, _) => json!({ "description": route.summary,
                 "content": { "text/javascript": { "schema": { "type": "string" } } } }),
-            (Produces::Json | Produces::JsonRpc, Some(schema)) => {
+            (Produces::Json | Produces::JsonRpc | Produces::OAuth, Some(schema)) => {
                 json!({ "description": route.summary, "content": { "application/json": { "schema": schema(&mut responses) } } })
             }
-            (Produces::Json | Produces::JsonRpc, None) => json!({ "description": route.summary }),
+            (Produces::Json | Produces::JsonRpc | Produces::OAuth, None) => json!({ "description": route.summary }),
             (Produces::Message, _) => json!({ "description": route.summary,
                 "content": { "message/rfc822": { "schema": { "type": "string", "contentMediaType": "message/rfc822" } } } }),
             (Produces::ExportObject, schema) => json!({ "description": route.summary, "content": {
@@ -107,6 +109,9 @@ pub fn document(registry: &Registry) -> Value {
                 Carries::JsonRpcError => json!({ "description": description, "content": body(&json_rpc_error) }),
                 Carries::JsonRpcErrorOrRefusal => json!({ "description": description,
                     "content": body(&json!({ "anyOf": [json_rpc_error.clone(), refusal.clone()] })) }),
+                Carries::OAuthError => json!({ "description": description, "content": body(&oauth_error) }),
+                Carries::OAuthErrorOrRefusal => json!({ "description": description,
+                    "content": body(&json!({ "anyOf": [oauth_error.clone(), refusal.clone()] })) }),
             };
             let headers: Map<String, Value> = answer
                 .headers()
@@ -137,6 +142,9 @@ pub fn document(registry: &Registry) -> Value {
             operation.insert("x-mailroom-capability".into(), capability.name.into());
         }
         operation.insert("x-mailroom-reaches-content".into(), route.reaches_content.into());
+        if route.produces == Produces::OAuth {
+            operation.insert("x-mailroom-oauth".into(), true.into());
+        }
         if let Some(feature) = route.feature {
             // Off unless the operator sets this variable to `true`: then the
             // route answers 404 feature_disabled and its tool is in no catalogue.
@@ -270,6 +278,7 @@ mod tests {
         let document = document(registry());
         let refusal = json!({ "$ref": "#/components/schemas/RefusalBody" });
         let json_rpc = json!({ "$ref": "#/components/schemas/JsonRpcResponse" });
+        let oauth_error = json!({ "$ref": "#/components/schemas/OAuthErrorBody" });
         for (path, methods) in document["paths"].as_object().unwrap() {
             for (method, operation) in methods.as_object().unwrap() {
                 let surface = operation["x-mailroom-tier"] == "surface";
@@ -282,7 +291,11 @@ mod tests {
                     }
                     let schema = &response["content"]["application/json"]["schema"];
                     let choices = schema["anyOf"].as_array().cloned().unwrap_or_else(|| vec![schema.clone()]);
-                    let fits = choices.contains(&refusal) || (surface && choices == [json_rpc.clone()]);
+                    // An OAuth endpoint's own errors are OAuth's, for standard clients.
+                    let oauth = operation["x-mailroom-oauth"] == true;
+                    let fits = choices.contains(&refusal)
+                        || (surface && choices == [json_rpc.clone()])
+                        || (oauth && choices == [oauth_error.clone()]);
                     assert!(fits, "{method} {path} {status}: {schema}");
                 }
             }

@@ -189,10 +189,12 @@ impl Registry {
     /// call except the machine surface (whose tool calls are recorded as the
     /// routes they re-enter), and every read that reaches message content. A
     /// `read` route answers a question and changes nothing whatever its method
-    /// (a dry run is a POST), so it is recorded only if it reaches content.
+    /// (a dry run is a POST), so it is recorded only if it reaches content. A
+    /// route that stores nothing (`Route::stores_nothing`) has nothing to record.
     pub fn is_audited(&self, id: RouteId) -> bool {
         let route = self.route(id);
-        (!route.method.is_safe() && !matches!(self.tier(id), Tier::Surface | Tier::Read)) || route.reaches_content
+        (!route.method.is_safe() && !matches!(self.tier(id), Tier::Surface | Tier::Read) && !route.stores_nothing)
+            || route.reaches_content
     }
 
     /// Every status the route answers, success first, each with why: derived

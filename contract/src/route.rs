@@ -491,6 +491,9 @@ pub enum Refuses {
     /// An error of the machine surface's own protocol (JSON-RPC), answered with
     /// this HTTP status and a JSON-RPC error rather than the four-part refusal.
     JsonRpc { status: u16, when: &'static str },
+    /// An error of an OAuth endpoint's own protocol, answered with this HTTP
+    /// status and OAuth's error body (RFC 6749 §5.2) rather than the refusal.
+    OAuth { status: u16, when: &'static str },
 }
 
 impl Refuses {
@@ -502,7 +505,7 @@ impl Refuses {
             Refuses::NotFound(_) => 404,
             Refuses::Conflict(_) => 409,
             Refuses::TooManyAttempts(_) => 429,
-            Refuses::JsonRpc { status, .. } => status,
+            Refuses::JsonRpc { status, .. } | Refuses::OAuth { status, .. } => status,
         }
     }
 
@@ -514,13 +517,19 @@ impl Refuses {
             | Refuses::NotFound(when)
             | Refuses::Conflict(when)
             | Refuses::TooManyAttempts(when)
-            | Refuses::JsonRpc { when, .. } => when,
+            | Refuses::JsonRpc { when, .. }
+            | Refuses::OAuth { when, .. } => when,
         }
     }
 
     /// Whether it is answered as a JSON-RPC error rather than a refusal.
     pub fn is_json_rpc(self) -> bool {
         matches!(self, Refuses::JsonRpc { .. })
+    }
+
+    /// Whether it is answered as an OAuth error rather than a refusal.
+    pub fn is_oauth(self) -> bool {
+        matches!(self, Refuses::OAuth { .. })
     }
 }
 
@@ -543,6 +552,9 @@ pub enum Produces {
     /// A JSON-RPC message (the MCP endpoint): a response, or 202 with no body for
     /// a notification.
     JsonRpc,
+    /// An OAuth endpoint's JSON (RFC 6749, 7591): its own errors are OAuth's
+    /// `{error, error_description}`, which standard clients read, not the refusal.
+    OAuth,
 }
 
 /// Builds the JSON Schema of a request or response type, registering any
@@ -577,6 +589,9 @@ pub struct Route {
     pub path_parameters: &'static [PathParameter],
     pub query_parameters: &'static [Parameter],
     pub request: Option<SchemaFunction>,
+    /// Whether the body is a form (`application/x-www-form-urlencoded`, as
+    /// OAuth's token and revocation endpoints take) rather than JSON.
+    pub request_is_form: bool,
     pub response: Option<SchemaFunction>,
     pub produces: Produces,
     /// The status of a successful answer.
@@ -596,6 +611,10 @@ pub struct Route {
     pub refuses: &'static [Refuses],
     /// The feature it belongs to, if it is one an operator turns on.
     pub feature: Option<Feature>,
+    /// A POST that answers without storing anything (an OAuth client's
+    /// registration, carried in its signed id): nothing to record, so a
+    /// stranger calling it cannot make the node write.
+    pub stores_nothing: bool,
 }
 
 impl Route {
@@ -614,6 +633,7 @@ impl Route {
             path_parameters: &[],
             query_parameters: &[],
             request: None,
+            request_is_form: false,
             response: None,
             produces: Produces::Json,
             success_status: 200,
@@ -624,7 +644,14 @@ impl Route {
             reaches_content: false,
             refuses: &[],
             feature: None,
+            stores_nothing: false,
         }
+    }
+
+    /// Declares that the route stores nothing, so it is not recorded.
+    pub fn stores_nothing(mut self) -> Route {
+        self.stores_nothing = true;
+        self
     }
 
     /// Puts the route in a feature an operator turns on.
@@ -661,6 +688,14 @@ impl Route {
         #[cfg(not(feature = "schemas"))]
         let schema: SchemaFunction = ();
         self.request = Some(schema);
+        self
+    }
+
+    /// A body sent as a form (`application/x-www-form-urlencoded`), its fields
+    /// described by `T`.
+    pub fn form_request<T: JsonSchema>(mut self) -> Route {
+        self = self.request::<T>();
+        self.request_is_form = true;
         self
     }
 

@@ -33,6 +33,24 @@ pub enum Carries {
     /// Either of the two: the machine surface answers its protocol's errors as
     /// JSON-RPC and the dispatcher's refusals as refusals, with one status.
     JsonRpcErrorOrRefusal,
+    /// An OAuth error body (RFC 6749 §5.2).
+    OAuthError,
+    /// Either an OAuth error (the endpoint's own) or a refusal (the dispatcher's).
+    OAuthErrorOrRefusal,
+}
+
+impl Carries {
+    /// What one status carries when two of its reasons carry different bodies.
+    fn either(self, other: Carries) -> Carries {
+        let oauth = |carries: Carries| matches!(carries, Carries::OAuthError | Carries::OAuthErrorOrRefusal);
+        if self == other {
+            self
+        } else if oauth(self) || oauth(other) {
+            Carries::OAuthErrorOrRefusal
+        } else {
+            Carries::JsonRpcErrorOrRefusal
+        }
+    }
 }
 
 /// One status a route answers, with every reason it does.
@@ -88,14 +106,13 @@ pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
         {
             Some(answer) => {
                 answer.reasons.push(reason);
-                if answer.carries != carries {
-                    answer.carries = Carries::JsonRpcErrorOrRefusal;
-                }
+                answer.carries = answer.carries.either(carries);
             }
             None => answers.push(Answer { status, reasons: vec![reason], carries }),
         };
     let refusal = Carries::Refusal;
     let json_rpc = route.produces == Produces::JsonRpc;
+    let oauth = route.produces == Produces::OAuth;
     let needs_credential = !matches!(route.authority, Authority::Public);
 
     add(route.success_status, route.summary.to_string(), Carries::Answer);
@@ -114,6 +131,13 @@ pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
     );
     match route.request {
         None => add(400, "The request carries a body, and this route takes none.".into(), refusal),
+        Some(_) if oauth => add(
+            400,
+            "The body is not what the endpoint takes, or a field in it is missing or one the node cannot use \
+             (`error` names the OAuth error, `error_description` the field)."
+                .into(),
+            Carries::OAuthError,
+        ),
         Some(_) if !json_rpc => add(
             400,
             "The body is missing, is not JSON, or does not match the request schema (the refusal names the path \
@@ -205,7 +229,13 @@ pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
     }
 
     for refuses in route.refuses {
-        let carries = if refuses.is_json_rpc() { Carries::JsonRpcError } else { refusal };
+        let carries = if refuses.is_json_rpc() {
+            Carries::JsonRpcError
+        } else if refuses.is_oauth() {
+            Carries::OAuthError
+        } else {
+            refusal
+        };
         add(refuses.status(), refuses.when().to_string(), carries);
     }
 
@@ -250,6 +280,12 @@ pub fn problems(route: &Route) -> Vec<String> {
             ),
             Refuses::JsonRpc { status, .. } if !(400..500).contains(status) => problems.push(format!(
                 "it declares a JSON-RPC error with status {status}; a protocol error is the client's, a 4xx"
+            )),
+            Refuses::OAuth { .. } if route.produces != Produces::OAuth => problems.push(
+                "it declares an OAuth error, but it is not an OAuth endpoint: declare a refusal instead".to_string(),
+            ),
+            Refuses::OAuth { status, .. } if !(400..500).contains(status) => problems.push(format!(
+                "it declares an OAuth error with status {status}; a protocol error is the client's, a 4xx"
             )),
             _ => {}
         }

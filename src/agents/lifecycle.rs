@@ -12,7 +12,7 @@ use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of};
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
+use crate::core::storage::{QueryResult, Statement};
 use crate::core::time::rfc3339;
 use crate::mail;
 
@@ -26,6 +26,12 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
 /// Reads the path's agent, its routes and its tuples, refusing an unknown one.
 pub(super) async fn the_agent(context: &mut Context<'_>) -> Result<(AgentRow, Agent), Refusal> {
+    let (row, agent, _) = the_agent_with(context, Statement::new("SELECT 1")).await?;
+    Ok((row, agent))
+}
+
+/// `the_agent`, with `also` read in the same round trip.
+async fn the_agent_with(context: &mut Context<'_>, also: Statement) -> Result<(AgentRow, Agent, QueryResult), Refusal> {
     let agent_id = context.path(PathParameter::AgentId)?.to_string();
     context.audit_object(agent_id.clone());
     if !is_id_of(&agent_id, IdKind::Agent) {
@@ -33,11 +39,11 @@ pub(super) async fn the_agent(context: &mut Context<'_>) -> Result<(AgentRow, Ag
     }
     let row = Statement::new(format!("SELECT {AGENT_COLUMNS} FROM agents WHERE id = ?1")).bind(agent_id.as_str());
     let held = tuples::list(Some(&agent_id), None);
-    let [row, routes, held] = context.read_array([row, routes_of(Some(&agent_id)), held]).await?;
+    let [row, routes, held, also] = context.read_array([row, routes_of(Some(&agent_id)), held, also]).await?;
     let agents = present_all(context, &row, &routes, &held)?;
     let agent = agents.into_iter().next().ok_or(AgentError::NoSuchAgent { id: agent_id })?;
     let row: AgentRow = row.rows[0].decode().map_err(|error| context.internal(error))?;
-    Ok((row, agent))
+    Ok((row, agent, also))
 }
 
 /// `GET /api/agents/:agentId`.
@@ -46,9 +52,62 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     Ok(context.json(&agent))
 }
 
+/// The statement that ends an agent for good, as revoking it does: for a
+/// connected app's grant ended by its client (a token revoked, a code or
+/// refresh token presented twice), queued by the `oauth` domain.
+pub fn ending(agent_id: &str, now_ms: i64) -> Statement {
+    Statement::new("UPDATE agents SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL").bind(agent_id).bind(now_ms)
+}
+
+/// The agents `sponsor`'s OAuth consents minted, newest first, presented; read
+/// in one round trip with `also`, whose result comes back beside them.
+pub async fn connected_by(
+    context: &mut Context<'_>,
+    sponsor: &str,
+    also: Statement,
+) -> Result<(Vec<Agent>, QueryResult), Refusal> {
+    let agents = Statement::new(format!(
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE sponsor_id = ?1 \
+         AND id IN (SELECT agent_id FROM oauth_connections) ORDER BY created_at DESC, id DESC"
+    ))
+    .bind(sponsor);
+    let routes = Statement::new(
+        "SELECT r.agent_id, r.route FROM agent_routes r JOIN agents a ON a.id = r.agent_id \
+         WHERE a.sponsor_id = ?1 ORDER BY r.agent_id, r.route",
+    )
+    .bind(sponsor);
+    let [agents, routes, held, also] = context.read_array([agents, routes, tuples::granted_to_agents(), also]).await?;
+    Ok((present_all(context, &agents, &routes, &held)?, also))
+}
+
+/// Revokes the path's agent for `sponsor`, when it is an app their own consent
+/// connected: the person disconnecting it. Anything else is no agent of theirs.
+/// `also` is read in the same round trip, its result answered beside the agent.
+pub async fn disconnect(
+    context: &mut Context<'_>,
+    sponsor: &str,
+    also: Statement,
+) -> Result<(Agent, QueryResult), Refusal> {
+    let (row, agent, also) = the_agent_with(context, also).await?;
+    if row.sponsor_id != sponsor || row.connected.is_none() {
+        return Err(AgentError::NoSuchAgent { id: row.id }.into());
+    }
+    Ok((apply_state(context, row, agent, StateChange::Revoke)?, also))
+}
+
 /// Pause, resume or revoke: a change to the agent's own row.
 async fn set_state(context: &mut Context<'_>, change: StateChange) -> Result<Response, Refusal> {
-    let (mut row, mut agent) = the_agent(context).await?;
+    let (row, agent) = the_agent(context).await?;
+    let agent = apply_state(context, row, agent, change)?;
+    Ok(context.json(&agent))
+}
+
+fn apply_state(
+    context: &mut Context<'_>,
+    mut row: AgentRow,
+    mut agent: Agent,
+    change: StateChange,
+) -> Result<Agent, Refusal> {
     if row.revoked_at.is_some() {
         return Err(AgentError::Revoked.into());
     }
@@ -84,7 +143,7 @@ async fn set_state(context: &mut Context<'_>, change: StateChange) -> Result<Res
     agent.state = row.state(now_ms);
     agent.paused_at = row.paused_at.map(rfc3339);
     agent.revoked_at = row.revoked_at.map(rfc3339);
-    Ok(context.json(&agent))
+    Ok(agent)
 }
 
 #[derive(Clone, Copy, PartialEq, Eq)]

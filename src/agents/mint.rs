@@ -5,7 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::DateTime;
-use mailroom_contract::api::{CredentialDelivery, MintAgent, MintedAgent};
+use mailroom_contract::api::{Agent, CredentialDelivery, MailboxGrant, MintAgent, MintedAgent};
 use mailroom_contract::capabilities::{CAPABILITIES, Capability};
 use mailroom_contract::{ObjectKind, Relation, registry};
 
@@ -84,10 +84,59 @@ fn validate(request: &MintAgent, now_ms: i64) -> Result<ValidMint, AgentError> {
     Ok(ValidMint { name: name.to_string(), sponsor: request.sponsor.clone(), capabilities, grants, expires_at })
 }
 
+/// How a new agent's authority is handed over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Handover {
+    /// The `mr_agt_` credential, shown once.
+    Credential,
+    /// A pairing code its software redeems.
+    PairingCode,
+    /// An OAuth client's tokens, after the sponsor's own consent: no credential
+    /// exists, and the caller's `oauth` domain records the connection.
+    Connection,
+}
+
 /// `POST /api/agents`.
 pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: MintAgent = context.body()?;
-    let mint = validate(&request, context.now_ms())?;
+    let handover = match request.delivery {
+        CredentialDelivery::Credential => Handover::Credential,
+        CredentialDelivery::PairingCode => Handover::PairingCode,
+    };
+    let minted = mint_agent(context, &request, handover).await?;
+    Ok(context.json(&minted))
+}
+
+/// Mints the agent a person's consent to an OAuth client gives: `sponsor`, the
+/// person consenting, with the capabilities and mailboxes they chose, checked
+/// exactly as an administrator's mint is. It has no credential: the `oauth`
+/// domain records its connection and issues its tokens in the same commit.
+pub async fn mint_for_connection(
+    context: &mut Context<'_>,
+    name: &str,
+    sponsor: &str,
+    capabilities: &[String],
+    mailboxes: &[MailboxGrant],
+) -> Result<Agent, Refusal> {
+    let request = MintAgent {
+        name: name.to_string(),
+        sponsor: sponsor.to_string(),
+        capabilities: capabilities.to_vec(),
+        mailboxes: mailboxes.to_vec(),
+        expires_at: None,
+        delivery: CredentialDelivery::Credential,
+    };
+    Ok(mint_agent(context, &request, Handover::Connection).await?.agent)
+}
+
+/// Checks a mint against what the sponsor holds now, and queues the agent, its
+/// pinned routes and its tuples.
+async fn mint_agent(
+    context: &mut Context<'_>,
+    request: &MintAgent,
+    handover: Handover,
+) -> Result<MintedAgent, Refusal> {
+    let mint = validate(request, context.now_ms())?;
     let sponsor = Statement::new("SELECT id, disabled_at FROM people WHERE id = ?1").bind(mint.sponsor.as_str());
     let held_by_sponsor = tuples::every_mailbox_with_held(&Holder::Person(mint.sponsor.clone()));
     let [sponsor, mailboxes] = context.read_array([sponsor, held_by_sponsor]).await?;
@@ -137,13 +186,13 @@ pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .iter()
         .flat_map(|capability| capability.routes.iter().map(|id| registry().route(*id).tool))
         .collect();
-    let (credential, credential_hash) = match request.delivery {
-        CredentialDelivery::Credential => {
+    let (credential, credential_hash) = match handover {
+        Handover::Credential => {
             let credential = NamingCredential::Agent.issue(&agent_id, context.platform());
             let hash = hash_secret(&credential);
             (Some(credential), Some(hash))
         }
-        CredentialDelivery::PairingCode => (None, None),
+        Handover::PairingCode | Handover::Connection => (None, None),
     };
     context.write(
         Statement::new(
@@ -174,7 +223,7 @@ pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
             context.write(tuples::grant(&agent_id, *relation, mailbox, context.now_ms(), &caller));
         }
     }
-    let pairing = (request.delivery == CredentialDelivery::PairingCode).then(|| issue_code(context, &agent_id));
+    let pairing = (handover == Handover::PairingCode).then(|| issue_code(context, &agent_id));
     context.audit_object(agent_id.clone());
     context.audit_detail(serde_json::json!({
         "name": mint.name,
@@ -182,7 +231,11 @@ pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "capabilities": mint.capabilities.iter().map(|capability| capability.name).collect::<Vec<_>>(),
         "routes": routes.len(),
         "mailboxes": request.mailboxes.iter().map(|grant| &grant.mailbox).collect::<Vec<_>>(),
-        "delivery": if pairing.is_some() { "pairing_code" } else { "credential" },
+        "delivery": match handover {
+            Handover::Credential => "credential",
+            Handover::PairingCode => "pairing_code",
+            Handover::Connection => "oauth_consent",
+        },
     }));
     let row = AgentRow {
         id: agent_id,
@@ -195,6 +248,7 @@ pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
         paused_at: None,
         revoked_at: None,
         last_seen_at: None,
+        connected: (handover == Handover::Connection).then_some(1),
     };
     let held: Vec<(String, String)> = mint
         .grants
@@ -205,5 +259,5 @@ pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .collect();
     let routes: Vec<String> = routes.iter().map(|route| route.to_string()).collect();
     let agent = row.present(context.now_ms(), &routes, &held);
-    Ok(context.json(&MintedAgent { agent, credential, pairing }))
+    Ok(MintedAgent { agent, credential, pairing })
 }

@@ -23,8 +23,10 @@ use mailroom_contract::{ObjectKind, Relation};
 use crate::authz::AuthorityError;
 use crate::core::refusal::Refusal;
 
-pub use lifecycle::{get, list, list_capabilities, pause, person_mailboxes, resume, revoke};
-pub use mint::mint;
+pub use lifecycle::{
+    connected_by, disconnect, ending, get, list, list_capabilities, pause, person_mailboxes, resume, revoke,
+};
+pub use mint::{mint, mint_for_connection};
 pub use pairing::{PAIRING_CODE_LIFETIME_MS, issue_pairing_code, redeem_pairing_code};
 
 /// What can be wrong with an agent or a request about one.

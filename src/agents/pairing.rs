@@ -8,6 +8,7 @@ use super::AgentError;
 use super::lifecycle::the_agent;
 use crate::authz::credentials::{NamingCredential, new_pairing_code};
 use crate::authz::throttle::Window;
+use crate::core::caller::AgentProof;
 use crate::core::context::Context;
 use crate::core::crypto::{hash_secret, hex};
 use crate::core::http::Response;
@@ -94,7 +95,8 @@ pub async fn redeem_pairing_code(context: &mut Context<'_>) -> Result<Response, 
             .bind(issued_by),
     );
     // The code proved who is redeeming it: the entry names the agent, under its sponsor.
-    context.attribute_to_agent(agent_id.clone(), hash_secret(&credential), sponsor);
+    let proof = AgentProof::Credential { hash: hash_secret(&credential) };
+    context.attribute_to_agent(agent_id.clone(), proof, sponsor);
     context.audit_object(agent_id.clone());
     Ok(context.json(&AgentCredential { agent_id, credential }))
 }

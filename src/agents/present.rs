@@ -26,10 +26,13 @@ pub(super) struct AgentRow {
     pub(super) paused_at: Option<i64>,
     pub(super) revoked_at: Option<i64>,
     pub(super) last_seen_at: Option<i64>,
+    /// 1 when a person's OAuth consent minted it: it has tokens, not a credential.
+    pub(super) connected: Option<i64>,
 }
 
-pub(super) const AGENT_COLUMNS: &str =
-    "id, name, sponsor_id, credential_hash, created_at, created_by, expires_at, paused_at, revoked_at, last_seen_at";
+pub(super) const AGENT_COLUMNS: &str = "id, name, sponsor_id, credential_hash, created_at, created_by, expires_at, \
+     paused_at, revoked_at, last_seen_at, \
+     (SELECT 1 FROM oauth_connections c WHERE c.agent_id = agents.id) AS connected";
 
 #[derive(Deserialize)]
 struct RouteRow {
@@ -52,7 +55,7 @@ impl AgentRow {
             AgentState::Expired
         } else if self.paused_at.is_some() {
             AgentState::Paused
-        } else if self.credential_hash.is_none() {
+        } else if self.credential_hash.is_none() && self.connected.is_none() {
             AgentState::AwaitingPairing
         } else {
             AgentState::Active

@@ -13,7 +13,7 @@ use hmac::{Hmac, KeyInit, Mac};
 use serde::{Deserialize, Serialize};
 use sha2::Sha256;
 
-use crate::core::caller::Caller;
+use crate::core::caller::{AgentProof, Caller};
 use crate::core::crypto::hash_secret;
 use crate::core::http::Request;
 use crate::core::ids::{IdKind, is_id_of};
@@ -37,6 +37,14 @@ const AGENT_CREDENTIAL_PREFIX: &str = "mr_agt_";
 const PAIRING_CODE_PREFIX: &str = "mr_pair_";
 const SOURCE_CREDENTIAL_PREFIX: &str = "mr_src_";
 const ACCESS_TOKEN_DOMAIN: &[u8] = b"mailroom.access-token.v1\n";
+/// An OAuth access token: `mr_oat_<claims>.<HMAC>`, like a session's but for an
+/// agent and one resource, under a domain of its own so neither passes as the other.
+const OAUTH_ACCESS_TOKEN_PREFIX: &str = "mr_oat_";
+const OAUTH_ACCESS_TOKEN_DOMAIN: &[u8] = b"mailroom.oauth-access-token.v1\n";
+/// How long an OAuth access token works. Every request still confirms the
+/// agent is live, so revoking it ends access at once; the lifetime bounds only
+/// a token that leaked.
+pub const OAUTH_ACCESS_TOKEN_LIFETIME_MS: i64 = 15 * MINUTE_MS;
 
 /// Why a request's credential was not accepted.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -73,6 +81,8 @@ pub enum AuthenticationError {
     SourceOnlyPushes,
     /// A route only a reminder source calls was called with another credential.
     SourcesOnly,
+    /// An OAuth access token was presented somewhere other than its audience.
+    TokenForAnotherResource { resource: String },
 }
 
 impl AuthenticationError {
@@ -89,7 +99,8 @@ impl AuthenticationError {
             | AuthenticationError::AgentRevoked
             | AuthenticationError::AgentExpired
             | AuthenticationError::SourceCredentialInvalid
-            | AuthenticationError::SourceRevoked => Some(CredentialRefused::Dead),
+            | AuthenticationError::SourceRevoked
+            | AuthenticationError::TokenForAnotherResource { .. } => Some(CredentialRefused::Dead),
             AuthenticationError::AgentPaused | AuthenticationError::SponsorDisabled => {
                 Some(CredentialRefused::Suspended)
             }
@@ -214,6 +225,13 @@ impl From<AuthenticationError> for Refusal {
                 "This route pushes or withdraws a source's own reminders, so it takes a source's `mr_src_` credential.",
                 "Add a reminder of your own with POST /api/me/events (create_event), or ask an administrator to create a source.",
             ),
+            AuthenticationError::TokenForAnotherResource { resource } => Refusal::new(
+                401,
+                "token_for_another_resource",
+                "This access token is not for this route.",
+                format!("An OAuth access token works only at the resource it was issued for, {resource}."),
+                "Call the MCP endpoint with it, or use a session or an agent's `mr_agt_` credential for the REST API.",
+            ),
             AuthenticationError::CredentialNotAccepted => Refusal::new(
                 403,
                 "credential_not_accepted",
@@ -232,6 +250,20 @@ pub struct Presented {
     pub caller: Caller,
     /// Whether the credential came from a cookie (so the Origin rule applies).
     pub via_cookie: bool,
+    /// For an OAuth access token, the one resource it works at.
+    pub resource: Option<String>,
+}
+
+/// The claims an OAuth access token carries: the agent a person's consent
+/// minted, the resource (RFC 8707) it is bound to, and when it expires.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct OAuthAccessClaims {
+    #[serde(rename = "a")]
+    pub agent_id: String,
+    #[serde(rename = "r")]
+    pub resource: String,
+    #[serde(rename = "e")]
+    pub expires_at_ms: i64,
 }
 
 /// The claims an access token carries.
@@ -259,19 +291,26 @@ pub fn identify(request: &Request, session_key: &[u8], now_ms: i64) -> Result<Pr
             let id = kind.named_id(token).ok_or(AuthenticationError::MalformedCredential)?;
             let credential_hash = hash_secret(token);
             let caller = match kind {
-                NamingCredential::Agent => Caller::Agent { agent_id: id, credential_hash },
+                NamingCredential::Agent => {
+                    Caller::Agent { agent_id: id, proof: AgentProof::Credential { hash: credential_hash } }
+                }
                 NamingCredential::Source => Caller::Source { source_id: id, credential_hash },
             };
-            return Ok(Presented { caller, via_cookie: false });
+            return Ok(Presented { caller, via_cookie: false, resource: None });
+        }
+        if token.starts_with(OAUTH_ACCESS_TOKEN_PREFIX) {
+            let claims = verify_oauth_access_token(token, session_key, now_ms)?;
+            let caller = Caller::Agent { agent_id: claims.agent_id, proof: AgentProof::Connection };
+            return Ok(Presented { caller, via_cookie: false, resource: Some(claims.resource) });
         }
         let claims = verify_access_token(token, session_key, now_ms)?;
-        return Ok(Presented { caller: caller_from(claims), via_cookie: false });
+        return Ok(Presented { caller: caller_from(claims), via_cookie: false, resource: None });
     }
     if let Some(token) = request.cookie(ACCESS_COOKIE) {
         let claims = verify_access_token(token, session_key, now_ms)?;
-        return Ok(Presented { caller: caller_from(claims), via_cookie: true });
+        return Ok(Presented { caller: caller_from(claims), via_cookie: true, resource: None });
     }
-    Ok(Presented { caller: Caller::Stranger, via_cookie: false })
+    Ok(Presented { caller: Caller::Stranger, via_cookie: false, resource: None })
 }
 
 fn caller_from(claims: AccessClaims) -> Caller {
@@ -308,20 +347,55 @@ pub fn sign_access_token(claims: &AccessClaims, session_key: &[u8]) -> String {
 
 /// Checks an access token's signature (in constant time) and expiry.
 pub fn verify_access_token(token: &str, session_key: &[u8], now_ms: i64) -> Result<AccessClaims, AuthenticationError> {
-    let malformed = AuthenticationError::MalformedCredential;
-    let body = token.strip_prefix(ACCESS_TOKEN_PREFIX).ok_or(malformed.clone())?;
-    let (payload, signature) = body.split_once('.').ok_or(malformed.clone())?;
-    let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| malformed.clone())?;
-    let mut mac = keyed_mac(session_key);
-    mac.update(ACCESS_TOKEN_DOMAIN);
-    mac.update(payload.as_bytes());
-    mac.verify_slice(&signature).map_err(|_| malformed.clone())?;
-    let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| malformed.clone())?;
-    let claims: AccessClaims = serde_json::from_slice(&payload).map_err(|_| malformed)?;
+    let claims: AccessClaims = verified_claims(token, ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_DOMAIN, session_key)?;
     if now_ms >= claims.expires_at_ms {
         return Err(AuthenticationError::AccessTokenExpired);
     }
     Ok(claims)
+}
+
+/// Signs an OAuth access token for `claims`.
+pub fn sign_oauth_access_token(claims: &OAuthAccessClaims, session_key: &[u8]) -> String {
+    let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims).unwrap_or_default());
+    let mut mac = keyed_mac(session_key);
+    mac.update(OAUTH_ACCESS_TOKEN_DOMAIN);
+    mac.update(payload.as_bytes());
+    let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
+    format!("{OAUTH_ACCESS_TOKEN_PREFIX}{payload}.{signature}")
+}
+
+/// Checks an OAuth access token's signature (in constant time) and expiry.
+pub fn verify_oauth_access_token(
+    token: &str,
+    session_key: &[u8],
+    now_ms: i64,
+) -> Result<OAuthAccessClaims, AuthenticationError> {
+    let claims: OAuthAccessClaims =
+        verified_claims(token, OAUTH_ACCESS_TOKEN_PREFIX, OAUTH_ACCESS_TOKEN_DOMAIN, session_key)?;
+    if now_ms >= claims.expires_at_ms {
+        return Err(AuthenticationError::AccessTokenExpired);
+    }
+    Ok(claims)
+}
+
+/// The claims of a `<prefix><payload>.<HMAC>` token whose MAC under `domain`
+/// verifies, compared in constant time.
+fn verified_claims<T: serde::de::DeserializeOwned>(
+    token: &str,
+    prefix: &str,
+    domain: &[u8],
+    session_key: &[u8],
+) -> Result<T, AuthenticationError> {
+    let malformed = AuthenticationError::MalformedCredential;
+    let body = token.strip_prefix(prefix).ok_or(malformed.clone())?;
+    let (payload, signature) = body.split_once('.').ok_or(malformed.clone())?;
+    let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| malformed.clone())?;
+    let mut mac = keyed_mac(session_key);
+    mac.update(domain);
+    mac.update(payload.as_bytes());
+    mac.verify_slice(&signature).map_err(|_| malformed.clone())?;
+    let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| malformed.clone())?;
+    serde_json::from_slice(&payload).map_err(|_| malformed)
 }
 
 fn keyed_mac(session_key: &[u8]) -> Hmac<Sha256> {

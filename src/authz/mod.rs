@@ -21,7 +21,7 @@ use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::route::mailbox_relations_met;
 use mailroom_contract::{Authority, PathParameter, Relation, Route, Tier, registry};
 
-use crate::core::caller::Caller;
+use crate::core::caller::{AgentProof, Caller};
 use crate::core::context::ports::{Admission, Attribution, PendingCheck};
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Row, Statement};
@@ -276,16 +276,29 @@ fn liveness(caller: &Caller, now_ms: i64) -> Option<PendingCheck> {
             .bind(session_id)
             .bind(person_id),
         )),
-        Caller::Agent { agent_id, credential_hash } => Some(pending(
-            Check::AgentLive { now_ms },
-            Statement::new(
-                "SELECT a.sponsor_id, (a.credential_hash IS NOT NULL AND a.credential_hash = ?2) AS matches, \
-                        a.revoked_at, a.paused_at, a.expires_at, p.disabled_at AS sponsor_disabled_at \
-                 FROM agents a JOIN people p ON p.id = a.sponsor_id WHERE a.id = ?1",
-            )
-            .bind(agent_id)
-            .bind(credential_hash),
-        )),
+        Caller::Agent { agent_id, proof } => {
+            // A credential must be the one stored; an OAuth token, signed by the
+            // node, needs the agent's connection to stand (revoking the agent or
+            // the grant ends it).
+            let (matches, hash) = match proof {
+                AgentProof::Credential { hash } => {
+                    ("(a.credential_hash IS NOT NULL AND a.credential_hash = ?2)", Some(hash.as_str()))
+                }
+                AgentProof::Connection => {
+                    ("EXISTS (SELECT 1 FROM oauth_connections c WHERE c.agent_id = a.id AND ?2 IS NULL)", None)
+                }
+            };
+            Some(pending(
+                Check::AgentLive { now_ms },
+                Statement::new(format!(
+                    "SELECT a.sponsor_id, {matches} AS matches, \
+                            a.revoked_at, a.paused_at, a.expires_at, p.disabled_at AS sponsor_disabled_at \
+                     FROM agents a JOIN people p ON p.id = a.sponsor_id WHERE a.id = ?1"
+                ))
+                .bind(agent_id)
+                .bind(hash),
+            ))
+        }
         Caller::Source { source_id, credential_hash } => Some(pending(
             Check::SourceLive,
             Statement::new("SELECT (credential_hash = ?2) AS matches, revoked_at FROM reminder_sources WHERE id = ?1")

@@ -35,6 +35,8 @@ pub const ACCOUNT_SPACING_MS: i64 = 5_000;
 pub const SESSION_FAILURE_LIMIT: i64 = 10;
 /// Failed pairing-code redemptions from one address before pairing pauses for it.
 pub const PAIRING_FAILURE_LIMIT: i64 = 20;
+/// Unknown OAuth codes and refresh tokens one address may present in a window.
+pub const OAUTH_TOKEN_FAILURE_LIMIT: i64 = 20;
 /// How long an address a person signed in from stays theirs.
 pub const KNOWN_ADDRESS_MS: i64 = 90 * DAY_MS;
 
@@ -90,6 +92,14 @@ impl Window {
     /// address is unknown).
     pub fn pairing(address: Option<&str>) -> Window {
         Window { key: key("pairing", &[address.unwrap_or("unknown")]), limit: Limit::Pause(PAIRING_FAILURE_LIMIT) }
+    }
+
+    /// Unknown OAuth codes and refresh tokens from the client `address`.
+    pub fn oauth_token(address: Option<&str>) -> Window {
+        Window {
+            key: key("oauth-token", &[address.unwrap_or("unknown")]),
+            limit: Limit::Pause(OAUTH_TOKEN_FAILURE_LIMIT),
+        }
     }
 
     /// The upsert that counts this attempt before its secret is checked, answering

@@ -12,12 +12,23 @@ pub enum Caller {
     Stranger,
     /// A person's session.
     Person { person_id: String, session_id: String },
-    /// An agent's credential: the id it names and the SHA-256 of the whole
-    /// credential, which the database must confirm.
-    Agent { agent_id: String, credential_hash: String },
+    /// An agent: the id its credential names and what proves it, which the
+    /// database must confirm.
+    Agent { agent_id: String, proof: AgentProof },
     /// A reminder source's credential: the source it names and the SHA-256 of
     /// the whole credential, which the database must confirm.
     Source { source_id: String, credential_hash: String },
+}
+
+/// What proves a request is an agent's.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AgentProof {
+    /// Its `mr_agt_` credential: the SHA-256 of the whole credential, which must
+    /// be the one stored for the agent.
+    Credential { hash: String },
+    /// An OAuth access token the node signed for the agent a person's consent
+    /// minted; the agent's connection must still stand.
+    Connection,
 }
 
 impl Caller {

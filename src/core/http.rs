@@ -224,7 +224,17 @@ impl Response {
     }
 
     pub fn refusal(refusal: &Refusal) -> Response {
-        let mut response = Response::json(refusal.status, &refusal.body());
+        let mut response = if refusal.oauth {
+            let body = mailroom_contract::api::OAuthErrorBody {
+                error: refusal.code.to_string(),
+                error_description: format!("{} {}", refusal.message, refusal.reason),
+                fix: refusal.fix.clone(),
+            };
+            // RFC 6749 §5.1: token answers, errors included, are never cached.
+            Response::json(refusal.status, &body).with_header("cache-control", "no-store")
+        } else {
+            Response::json(refusal.status, &refusal.body())
+        };
         if let Some(seconds) = refusal.retry_after_seconds {
             response.headers.push(("retry-after".into(), seconds.to_string()));
         }

@@ -25,6 +25,9 @@ pub struct Refusal {
     /// what it asked for: every surface answers that as HTTP (a tool call too),
     /// and a dead one's 401 says `error="invalid_token"`.
     pub credential: Option<CredentialRefused>,
+    /// Answered as an OAuth endpoint's error (RFC 6749 §5.2: `error` is `code`)
+    /// rather than the four-part body, so standard clients read it.
+    pub oauth: bool,
 }
 
 /// How the credential a request presented was refused.
@@ -58,7 +61,14 @@ impl Refusal {
             retry_after_seconds: None,
             allow: None,
             credential: None,
+            oauth: false,
         }
+    }
+
+    /// This refusal as an OAuth endpoint answers it.
+    pub fn as_oauth(mut self) -> Refusal {
+        self.oauth = true;
+        self
     }
 
     /// The same refusal, saying it refuses the credential the request presented.

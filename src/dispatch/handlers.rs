@@ -10,12 +10,12 @@ use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::identity::{people, relations, sessions, setup, teams};
 use crate::mail::{butlers, deletion, exports, mailboxes, messages, search, sends, threads};
-use crate::{a2a, agents, interface, mcp, messaging, notifications, reminders};
+use crate::{a2a, agents, interface, mcp, messaging, notifications, oauth, reminders};
 
 /// The one place that names every route's handler.
 pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
     match context.route().id {
-        RouteId::InterfaceShell => Ok(interface::shell()),
+        RouteId::InterfaceShell | RouteId::OAuthAuthorize => Ok(interface::shell()),
         RouteId::InterfaceModule => interface::module(context.path(PathParameter::Module)?),
         RouteId::SetUpNode => setup::set_up_node(context).await,
         RouteId::SignIn => sessions::sign_in(context).await,
@@ -131,5 +131,16 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::ListOwnedAgentInbox => messaging::list_owned_inbox(context).await,
         RouteId::GetA2aAgentCard => a2a::card(context).await,
         RouteId::A2aEndpoint => a2a::handle(context).await,
+        RouteId::GetOAuthProtectedResource | RouteId::GetOAuthProtectedResourceOfMcp => {
+            oauth::protected_resource(context).await
+        }
+        RouteId::GetOAuthAuthorizationServer => oauth::authorization_server(context).await,
+        RouteId::RegisterOAuthClient => oauth::register(context).await,
+        RouteId::GetOAuthConsent => oauth::get_consent(context).await,
+        RouteId::ApproveOAuthConsent => oauth::approve_consent(context).await,
+        RouteId::OAuthToken => oauth::token(context).await,
+        RouteId::OAuthRevoke => oauth::revoke(context).await,
+        RouteId::ListConnectedApps => oauth::list_connected_apps(context).await,
+        RouteId::DisconnectApp => oauth::disconnect(context).await,
     }
 }

@@ -15,7 +15,7 @@ use mailroom_contract::api::AuditCheckpoint;
 use mailroom_contract::{Authority, Method, PathParameter, Route, RouteId, registry};
 
 use crate::audit::{self, AuditChain};
-use crate::authz::credentials::{self, AuthenticationError};
+use crate::authz::credentials::{self, AuthenticationError, Presented};
 use crate::authz::throttle;
 use crate::authz::{self};
 use crate::core::caller::Caller;
@@ -27,7 +27,7 @@ use crate::core::request_error::RequestError;
 use crate::core::storage::LocalBoxFuture;
 use crate::identity::sessions;
 use crate::mail;
-use crate::{messaging, notifications, reminders};
+use crate::{messaging, notifications, oauth, reminders};
 
 type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
 
@@ -120,7 +120,16 @@ fn reenter<'call>(
 /// Handles one request from `surface`. Never panics on input and never answers a
 /// 500 for anything a client sent.
 pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> Response {
-    dispatch_deciding(node, request, surface, None).await
+    let mut response = dispatch_deciding(node, request, surface, None).await;
+    // Every 401 from the MCP endpoint names where its OAuth metadata is (RFC
+    // 9728 §5.1): an OAuth-only client starts signing in from that challenge.
+    if response.status == 401 && request.path == registry().route(RouteId::McpEndpoint).path {
+        let metadata = oauth::resource_metadata_url(node.config.origin_of(request));
+        for (_, value) in response.headers.iter_mut().filter(|(name, _)| name == "www-authenticate") {
+            value.push_str(&format!(", resource_metadata=\"{metadata}\""));
+        }
+    }
+    response
 }
 
 /// Handles one request; with `decided`, a refusal decided before its handler by a
@@ -163,6 +172,14 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
         )
     } else {
         match credentials::identify(request, &node.config.session_key, now_ms) {
+            // An OAuth access token works at its resource alone: the MCP
+            // endpoint, and the routes its tool calls re-enter.
+            Ok(Presented { resource: Some(resource), .. })
+                if resource != oauth::mcp_resource(node_origin)
+                    || !(surface == Surface::Mcp || route.id == RouteId::McpEndpoint) =>
+            {
+                return early(AuthenticationError::TokenForAnotherResource { resource }.into());
+            }
             Ok(presented) => (presented.caller, presented.via_cookie),
             Err(error) => return early(error.into()),
         }

@@ -281,6 +281,59 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             let code = body(&issued)["code"].as_str().unwrap().to_string();
             (request("POST", "/api/agents/pair").json(json!({ "code": code })), 200)
         }
+        RouteId::GetOAuthProtectedResource => (request("GET", "/.well-known/oauth-protected-resource"), 200),
+        RouteId::GetOAuthProtectedResourceOfMcp => (request("GET", "/.well-known/oauth-protected-resource/mcp"), 200),
+        RouteId::GetOAuthAuthorizationServer => (request("GET", "/.well-known/oauth-authorization-server"), 200),
+        RouteId::RegisterOAuthClient => (
+            request("POST", "/oauth/register")
+                .json(json!({ "client_name": "Client", "redirect_uris": [OAUTH_REDIRECT] })),
+            201,
+        ),
+        RouteId::OAuthAuthorize => (request("GET", "/oauth/authorize?response_type=code"), 200),
+        RouteId::GetOAuthConsent => {
+            let client_id = world.oauth_client();
+            let query = form_urlencoded::Serializer::new(String::new())
+                .append_pair("response_type", "code")
+                .append_pair("client_id", &client_id)
+                .append_pair("redirect_uri", OAUTH_REDIRECT)
+                .append_pair("code_challenge", OAUTH_CHALLENGE)
+                .append_pair("code_challenge_method", "S256")
+                .append_pair("scope", "mail.triage")
+                .finish();
+            (as_ben("GET", &format!("/api/oauth/consent?{query}")), 200)
+        }
+        RouteId::ApproveOAuthConsent => {
+            let client_id = world.oauth_client();
+            let answer = json!({
+                "client_id": client_id, "redirect_uri": OAUTH_REDIRECT, "code_challenge": OAUTH_CHALLENGE,
+                "code_challenge_method": "S256", "capabilities": ["mail.triage"],
+                "mailboxes": [{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }],
+            });
+            (as_ben("POST", "/api/oauth/consent").json(answer), 200)
+        }
+        RouteId::OAuthToken => {
+            let client_id = world.oauth_client();
+            let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
+            let (_, code) = world.oauth_consent(&ben_token, &client_id, &["mail.triage"], grants);
+            (world.oauth_code_exchange(&client_id, &code, OAUTH_VERIFIER), 200)
+        }
+        RouteId::OAuthRevoke => {
+            let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
+            let (_, _, refresh, _) = world.connected_app(&ben_token, &["mail.triage"], grants);
+            let mut revoke = oauth_form(&[("token", &refresh)]);
+            revoke.path = "/oauth/revoke".into();
+            (revoke, 200)
+        }
+        RouteId::ListConnectedApps => {
+            let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
+            world.connected_app(&ben_token, &["mail.triage"], grants);
+            (as_ben("GET", "/api/me/connected-apps"), 200)
+        }
+        RouteId::DisconnectApp => {
+            let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
+            let (agent, ..) = world.connected_app(&ben_token, &["mail.triage"], grants);
+            (as_ben("POST", &format!("/api/me/connected-apps/{agent}/disconnect")), 200)
+        }
         RouteId::ListPersonMailboxes => (admin("GET", &format!("/api/people/{ben}/mailboxes")), 200),
         RouteId::ListEvents => {
             world.reminder(&ben_token, "2026-12-14");

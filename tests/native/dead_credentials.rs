@@ -13,6 +13,9 @@ use crate::support::*;
 const INVALID_TOKEN: &str = "Bearer realm=\"mailroom\", error=\"invalid_token\"";
 const NO_CREDENTIAL: &str = "Bearer realm=\"mailroom\"";
 const MODERN: &str = "2026-07-28";
+/// What every 401 from the MCP endpoint adds to its challenge (RFC 9728 §5.1).
+const RESOURCE_METADATA: &str =
+    ", resource_metadata=\"https://mailroom.test/.well-known/oauth-protected-resource/mcp\"";
 
 /// A node and a credential in one state, and how every surface must refuse it:
 /// (world, credential, status, code, challenge).
@@ -128,9 +131,10 @@ fn a_dead_or_stopped_credential_is_refused_as_http_on_rest_and_every_mcp_method(
         let (world, token, status, code, challenge) = credential_in(state);
         let rest = world.call("GET", "/api/me", Some(&token), None);
         check_refused(&format!("{state}: GET /api/me"), &rest, status, code, challenge);
+        let mcp_challenge = challenge.map(|challenge| format!("{challenge}{RESOURCE_METADATA}"));
         for (method, built) in mcp_requests(&token) {
             let answer = world.node.send(built);
-            check_refused(&format!("{state}: {method}"), &answer, status, code, challenge);
+            check_refused(&format!("{state}: {method}"), &answer, status, code, mcp_challenge.as_deref());
         }
     }
 }
@@ -163,11 +167,11 @@ fn every_401_carries_a_bearer_challenge_and_only_a_dead_credential_an_error() {
     let unknown_refresh =
         world.call("POST", "/api/sessions/refresh", None, Some(json!({ "refresh_token": "mr_ref_unknown" })));
     check_refused("an unknown refresh token", &unknown_refresh, 401, "refresh_token_invalid", Some(NO_CREDENTIAL));
-    // A stranger's tool call to a route that needs a credential stays the
-    // route's refusal as a tool result: no credential was refused.
+    // A stranger at the MCP endpoint is challenged, the challenge naming where
+    // to learn how to sign in (decision 0026).
     let stranger = world.node.send(request("POST", "/mcp").json(json!({
         "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "get_me", "arguments": {} }
     })));
-    assert_eq!(stranger.status, 200, "{}", text(&stranger));
-    assert_eq!(body(&stranger)["result"]["structuredContent"]["error"]["code"], "not_signed_in");
+    let challenge = format!("{NO_CREDENTIAL}{RESOURCE_METADATA}");
+    check_refused("a stranger at /mcp", &stranger, 401, "not_signed_in", Some(&challenge));
 }

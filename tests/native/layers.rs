@@ -22,7 +22,7 @@ use crate::support::rust_sources;
 const FLOORS: &[(&str, &[&str])] = &[
     ("the core", &["core"]),
     ("authority and audit", &["authz", "audit"]),
-    ("the domains", &["identity", "mail", "agents", "reminders", "messaging", "notifications"]),
+    ("the domains", &["identity", "mail", "agents", "reminders", "messaging", "notifications", "oauth"]),
     ("the surfaces", &["dispatch", "mcp", "a2a", "interface"]),
     ("the adapter and the test kit", &["adapter", "testing"]),
 ];

@@ -21,6 +21,7 @@ mod mcp;
 mod mcp_withheld;
 mod messaging;
 mod notifications;
+mod oauth;
 mod people_and_teams;
 mod refusals;
 mod relations;

@@ -42,8 +42,9 @@ fn modern(world: &World, method: &str, params: Value, headers: &[(&str, &str)]) 
     let mut params = params;
     params["_meta"] =
         json!({ "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} });
-    let mut built =
-        request("POST", "/mcp").json(json!({ "jsonrpc": "2.0", "id": "m1", "method": method, "params": params }));
+    let mut built = request("POST", "/mcp")
+        .bearer(&world.admin_token)
+        .json(json!({ "jsonrpc": "2.0", "id": "m1", "method": method, "params": params }));
     for (name, value) in headers {
         built = built.header(name, value);
     }
@@ -57,7 +58,7 @@ fn initialize_negotiates_a_legacy_revision_statelessly() {
     {
         let result = &call(
             &world,
-            None,
+            Some(&world.admin_token),
             "initialize",
             json!({ "protocolVersion": asked, "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
         )["result"];
@@ -66,13 +67,14 @@ fn initialize_negotiates_a_legacy_revision_statelessly() {
         assert!(result["instructions"].as_str().unwrap().contains("Mailroom"));
         assert_eq!(result["serverInfo"]["name"], "mailroom");
     }
-    let initialized = rpc(&world, None, json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
+    let initialized =
+        rpc(&world, Some(&world.admin_token), json!({ "jsonrpc": "2.0", "method": "notifications/initialized" }));
     assert_eq!(initialized.status, 202);
     assert!(initialized.body.is_empty());
     assert!(initialized.header("mcp-session-id").is_none(), "stateless: no session is minted");
-    let reply = rpc(&world, None, json!({ "jsonrpc": "2.0", "id": 3, "result": {} }));
+    let reply = rpc(&world, Some(&world.admin_token), json!({ "jsonrpc": "2.0", "id": 3, "result": {} }));
     assert_eq!(reply.status, 202, "a response from the client is accepted and ignored");
-    assert_eq!(call(&world, None, "ping", json!({}))["result"], json!({}));
+    assert_eq!(call(&world, Some(&world.admin_token), "ping", json!({}))["result"], json!({}));
 }
 
 #[test]
@@ -82,7 +84,7 @@ fn the_instructions_name_every_capability_and_how_many_routes_are_withheld() {
     let withheld = registry.routes().iter().filter(|route| !registry.is_grantable(route.id)).count();
     let initialized = call(
         &world,
-        None,
+        Some(&world.admin_token),
         "initialize",
         json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } }),
     );
@@ -112,21 +114,22 @@ fn the_transport_refuses_what_it_does_not_speak() {
         assert_eq!(response.status, 405, "{method}");
         assert_eq!(response.header("allow"), Some("POST"));
     }
-    let batch = rpc(&world, None, json!([{ "jsonrpc": "2.0", "id": 1, "method": "ping" }]));
+    let batch = rpc(&world, Some(&world.admin_token), json!([{ "jsonrpc": "2.0", "id": 1, "method": "ping" }]));
     assert_eq!(batch.status, 400);
     assert_eq!(body(&batch)["error"]["code"], -32600);
-    let malformed = world.node.send(request("POST", "/mcp").raw_body(b"{\"jsonrpc\": "));
+    let malformed = world.node.send(request("POST", "/mcp").bearer(&world.admin_token).raw_body(b"{\"jsonrpc\": "));
     assert_eq!(malformed.status, 400);
     assert_eq!(body(&malformed)["error"]["code"], -32700);
     assert_eq!(body(&malformed)["id"], Value::Null);
-    let no_method = rpc(&world, None, json!({ "jsonrpc": "2.0", "id": 1 }));
+    let no_method = rpc(&world, Some(&world.admin_token), json!({ "jsonrpc": "2.0", "id": 1 }));
     assert_eq!(body(&no_method)["error"]["code"], -32600);
-    let wrong_version = rpc(&world, None, json!({ "jsonrpc": "1.0", "id": 1, "method": "ping" }));
+    let wrong_version = rpc(&world, Some(&world.admin_token), json!({ "jsonrpc": "1.0", "id": 1, "method": "ping" }));
     assert_eq!(body(&wrong_version)["error"]["code"], -32600);
-    let unknown = call(&world, None, "resources/list", json!({}));
+    let unknown = call(&world, Some(&world.admin_token), "resources/list", json!({}));
     assert_eq!(unknown["error"]["code"], -32601);
     let unsupported = world.node.send(
         request("POST", "/mcp")
+            .bearer(&world.admin_token)
             .header("mcp-protocol-version", "1999-01-01")
             .json(json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })),
     );
@@ -135,12 +138,14 @@ fn the_transport_refuses_what_it_does_not_speak() {
     assert!(body(&unsupported)["error"]["data"]["supported"].as_array().unwrap().contains(&json!("2025-11-25")));
     let foreign = world.node.send(
         request("POST", "/mcp")
+            .bearer(&world.admin_token)
             .header("origin", "http://evil.example")
             .json(json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })),
     );
     assert_refused(&foreign, 403, "cross_origin_refused");
     let own = world.node.send(
         request("POST", "/mcp")
+            .bearer(&world.admin_token)
             .header("origin", TEST_ORIGIN)
             .json(json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })),
     );
@@ -231,7 +236,7 @@ fn malformed_messages_answer_the_right_json_rpc_error_and_never_a_500() {
     // A `_meta` version this server does not speak, with no header to compare.
     let probe = message(json!(1), json!("tools/list"), meta(json!("1999-01-01")));
     check_probe(world, "_meta version 1999-01-01", probe.clone(), 400, -32022, json!(1));
-    let answer = body(&rpc(world, None, probe));
+    let answer = body(&rpc(world, Some(&world.admin_token), probe));
     assert_eq!(answer["error"]["data"]["requested"], "1999-01-01");
     assert_eq!(answer["error"]["data"]["supported"], json!(["2026-07-28", "2025-11-25", "2025-06-18"]));
 }
@@ -290,6 +295,7 @@ fn the_stateless_revision_is_served_with_its_headers_checked_against_the_body() 
     assert_eq!(body(&unknown)["error"]["code"], -32601);
     let header_without_meta = world.node.send(
         request("POST", "/mcp")
+            .bearer(&world.admin_token)
             .header("mcp-protocol-version", MODERN)
             .json(json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" })),
     );
@@ -306,8 +312,9 @@ fn modern_result(world: &World, token: Option<&str>, method: &str, params: Value
     let mut params = params;
     params["_meta"] =
         json!({ "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientCapabilities": {} });
-    let mut built =
-        request("POST", "/mcp").json(json!({ "jsonrpc": "2.0", "id": "m1", "method": method, "params": params }));
+    let mut built = request("POST", "/mcp")
+        .bearer(&world.admin_token)
+        .json(json!({ "jsonrpc": "2.0", "id": "m1", "method": method, "params": params }));
     for (header, value) in headers {
         built = built.header(header, value);
     }
@@ -325,13 +332,11 @@ fn modern_result(world: &World, token: Option<&str>, method: &str, params: Value
 #[test]
 fn the_stateless_revisions_cacheable_results_say_for_how_long_and_for_whom() {
     let world = World::new();
-    for token in [None, Some(world.admin_token.as_str())] {
-        let listed = modern_result(&world, token, "tools/list", json!({}), None);
-        assert!(listed["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
-        assert_eq!(listed["cacheScope"], "private", "the catalogue depends on who asks");
-        assert_eq!(listed["ttlMs"], 0, "a relation granted or revoked changes it at any moment");
-    }
-    let discovered = modern_result(&world, None, "server/discover", json!({}), None);
+    let listed = modern_result(&world, Some(&world.admin_token), "tools/list", json!({}), None);
+    assert!(listed["tools"].as_array().is_some_and(|tools| !tools.is_empty()));
+    assert_eq!(listed["cacheScope"], "private", "the catalogue depends on who asks");
+    assert_eq!(listed["ttlMs"], 0, "a relation granted or revoked changes it at any moment");
+    let discovered = modern_result(&world, Some(&world.admin_token), "server/discover", json!({}), None);
     assert_eq!(discovered["cacheScope"], "public", "the same for every caller");
     assert!(discovered["ttlMs"].as_u64().is_some_and(|ttl| ttl > 0), "{discovered}");
     let called =
@@ -340,8 +345,8 @@ fn the_stateless_revisions_cacheable_results_say_for_how_long_and_for_whom() {
     assert!(called["content"].is_array());
 
     // The initialize era's answers stay as they were.
-    let legacy_list = &call(&world, None, "tools/list", json!({}))["result"];
-    let legacy_discover = &call(&world, None, "server/discover", json!({}))["result"];
+    let legacy_list = &call(&world, Some(&world.admin_token), "tools/list", json!({}))["result"];
+    let legacy_discover = &call(&world, Some(&world.admin_token), "server/discover", json!({}))["result"];
     for legacy in [legacy_list, legacy_discover] {
         for field in ["ttlMs", "cacheScope", "resultType", "_meta"] {
             assert!(legacy.get(field).is_none(), "{field} in an initialize-era answer: {legacy}");
@@ -358,23 +363,47 @@ fn the_stateless_revision_has_no_initialize_and_no_ping() {
         let answer = modern(&world, method, params, &[("mcp-protocol-version", MODERN), ("mcp-method", method)]);
         assert_eq!(answer.status, 404, "{method}: {}", text(&answer));
         assert_eq!(body(&answer)["error"]["code"], -32601, "{method}");
-        assert_eq!(call(&world, None, method, json!({}))["error"], Value::Null, "the initialize era keeps {method}");
+        assert_eq!(
+            call(&world, Some(&world.admin_token), method, json!({}))["error"],
+            Value::Null,
+            "the initialize era keeps {method}"
+        );
     }
 }
 
 #[test]
-fn a_stranger_is_offered_exactly_the_grantable_routes() {
+fn a_stranger_is_challenged_to_sign_in_whatever_it_asks() {
+    // Clients start OAuth only on a 401 (decision 0026): every message without
+    // a credential is answered with the challenge naming the resource metadata.
     let world = World::new();
-    let offered: BTreeSet<String> = tool_names(&world, None).into_iter().collect();
-    let grantable: BTreeSet<String> = registry().grantable_routes().map(|route| route.tool.to_string()).collect();
-    assert_eq!(offered, grantable);
-    let withheld: BTreeSet<String> = registry()
-        .routes()
-        .iter()
-        .filter(|route| !registry().is_grantable(route.id))
-        .map(|route| route.tool.to_string())
-        .collect();
-    assert!(offered.is_disjoint(&withheld));
+    let initialize =
+        json!({ "protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": { "name": "t", "version": "1" } });
+    for (method, params) in [
+        ("initialize", initialize),
+        ("tools/list", json!({})),
+        ("tools/call", json!({ "name": "get_me" })),
+        ("ping", json!({})),
+        ("server/discover", json!({})),
+    ] {
+        let answer = rpc(&world, None, json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params }));
+        assert_eq!(answer.status, 401, "{method}: {}", text(&answer));
+        assert_eq!(body(&answer)["error"]["code"], "not_signed_in", "{method}");
+        assert_eq!(
+            answer.header("www-authenticate"),
+            Some(
+                "Bearer realm=\"mailroom\", resource_metadata=\"https://mailroom.test/.well-known/oauth-protected-resource/mcp\""
+            ),
+            "{method}"
+        );
+        assert_eq!(answer.round_trips, 0, "{method}: answered before any I/O");
+    }
+    // The catalogue a stranger was once offered lives on where nobody needs a
+    // credential to read it: the Skill and the OpenAPI document.
+    let grantable: BTreeSet<&str> = registry().grantable_routes().map(|route| route.tool).collect();
+    let skill = include_str!("../../skills/mailroom/SKILL.md");
+    for tool in &grantable {
+        assert!(skill.contains(&format!("`{tool}`")), "the Skill names {tool}");
+    }
 }
 
 #[test]
@@ -491,7 +520,7 @@ fn listing_tools_costs_at_most_one_round_trip() {
     let listed = rpc(&world, Some(&world.admin_token), json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
     assert_eq!(listed.round_trips, 1, "authentication and the caller's organisation relations in one batch");
     let stranger = rpc(&world, None, json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
-    assert_eq!(stranger.round_trips, 0);
+    assert_eq!((stranger.status, stranger.round_trips), (401, 0), "a stranger is challenged before any I/O");
 }
 
 #[test]
@@ -529,9 +558,9 @@ fn a_refusal_is_a_tool_result_with_its_four_parts_and_a_withheld_route_is_no_too
     let admin_read_for_ben =
         &call(&world, Some(&ben), "tools/call", json!({ "name": "list_people", "arguments": {} }))["error"];
     assert_eq!(admin_read_for_ben["code"], -32602, "a tool not on ben's list is no tool for ben");
-    let stranger = &call(&world, None, "tools/call", json!({ "name": "get_me" }))["result"];
-    assert_eq!(stranger["isError"], true);
-    assert_eq!(stranger["structuredContent"]["error"]["code"], "not_signed_in");
+    let stranger =
+        rpc(&world, None, json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "get_me" } }));
+    assert_eq!(stranger.status, 401, "a stranger is challenged, not answered with a tool result");
 }
 
 /// Calls `tool` as the holder of `token` and requires it to be no tool for them
@@ -572,12 +601,8 @@ fn a_withheld_tool_is_no_tool_and_says_why_and_what_would_change_it() {
     check_withheld(&world, admin, "create_person", "never_offered", "administers the node");
     check_withheld(&world, admin, "list_audit_entries", "never_offered", "The audit trail");
     check_withheld(&world, admin, "mcp_endpoint", "never_offered", "MCP endpoint itself");
-    // A stranger: what only a person is offered, and what nobody is.
-    check_withheld(&world, None, "list_people", "people_only", "org.admin");
-    check_withheld(&world, None, "get_person", "people_only", "no credential");
-    check_withheld(&world, None, "approve_send", "never_offered", "second person");
 
-    for caller in [agent, ben, admin, None] {
+    for caller in [agent, ben, admin] {
         let error = &call(&world, caller, "tools/call", json!({ "name": "no_such_tool", "arguments": {} }))["error"];
         assert_eq!(error["code"], -32602);
         assert_eq!(error["message"], "Unknown tool: no_such_tool", "a name no route has stays a plain unknown tool");
@@ -586,18 +611,17 @@ fn a_withheld_tool_is_no_tool_and_says_why_and_what_would_change_it() {
 }
 
 #[test]
-fn every_route_off_a_strangers_or_an_agents_list_explains_itself_when_called() {
+fn every_route_off_an_agents_list_explains_itself_when_called() {
     let world = World::new();
     let (ben, _) = world.person("ben@example.com");
     let (_, agent) = world.mint(&ben, &["identity.read"], json!([]));
-    for token in [None, Some(agent.as_str())] {
-        let offered = tool_names(&world, token);
-        for route in registry().routes().iter().filter(|route| !offered.iter().any(|tool| tool == route.tool)) {
-            let answer = call(&world, token, "tools/call", json!({ "name": route.tool, "arguments": {} }));
-            assert_eq!(answer["error"]["code"], -32602, "{}: {answer}", route.tool);
-            let code = answer["error"]["data"]["error"]["code"].as_str().unwrap_or_default();
-            assert!(!code.is_empty(), "{} is withheld without a refusal: {answer}", route.tool);
-        }
+    let token = Some(agent.as_str());
+    let offered = tool_names(&world, token);
+    for route in registry().routes().iter().filter(|route| !offered.iter().any(|tool| tool == route.tool)) {
+        let answer = call(&world, token, "tools/call", json!({ "name": route.tool, "arguments": {} }));
+        assert_eq!(answer["error"]["code"], -32602, "{}: {answer}", route.tool);
+        let code = answer["error"]["data"]["error"]["code"].as_str().unwrap_or_default();
+        assert!(!code.is_empty(), "{} is withheld without a refusal: {answer}", route.tool);
     }
 }
 

@@ -274,6 +274,70 @@ impl World {
         (minted["agent"]["id"].as_str().unwrap().to_string(), minted["credential"].as_str().unwrap().to_string())
     }
 
+    /// Registers an OAuth client redirecting to a loopback callback: its client id.
+    pub fn oauth_client(&self) -> String {
+        let registered = self.node.send(
+            request("POST", "/oauth/register")
+                .json(json!({ "client_name": "Test MCP client", "redirect_uris": [OAUTH_REDIRECT] })),
+        );
+        assert_eq!(registered.status, 201, "{}", text(&registered));
+        body(&registered)["client_id"].as_str().unwrap().to_string()
+    }
+
+    /// The person behind `person_token` consents to `client_id` with
+    /// `capabilities` and mailbox grants: the agent minted and the code.
+    pub fn oauth_consent(
+        &self,
+        person_token: &str,
+        client_id: &str,
+        capabilities: &[&str],
+        mailboxes: Value,
+    ) -> (String, String) {
+        let consent = self.call(
+            "POST",
+            "/api/oauth/consent",
+            Some(person_token),
+            Some(json!({
+                "client_id": client_id, "redirect_uri": OAUTH_REDIRECT,
+                "code_challenge": OAUTH_CHALLENGE, "code_challenge_method": "S256", "state": "xyz",
+                "capabilities": capabilities, "mailboxes": mailboxes,
+            })),
+        );
+        assert_eq!(consent.status, 200, "{}", text(&consent));
+        let consent = body(&consent);
+        let redirect = consent["redirect_to"].as_str().unwrap();
+        let code = redirect.split(['?', '&']).find_map(|pair| pair.strip_prefix("code=")).unwrap().to_string();
+        (consent["agent"]["id"].as_str().unwrap().to_string(), code)
+    }
+
+    /// The token endpoint's form request exchanging `code`.
+    pub fn oauth_code_exchange(&self, client_id: &str, code: &str, verifier: &str) -> mailroom::core::http::Request {
+        oauth_form(&[
+            ("grant_type", "authorization_code"),
+            ("code", code),
+            ("redirect_uri", OAUTH_REDIRECT),
+            ("client_id", client_id),
+            ("code_verifier", verifier),
+        ])
+    }
+
+    /// A connected app for `sponsor` (its token) with `capabilities` and mailbox
+    /// grants: (agent id, access token, refresh token, client id).
+    pub fn connected_app(
+        &self,
+        person_token: &str,
+        capabilities: &[&str],
+        mailboxes: Value,
+    ) -> (String, String, String, String) {
+        let client_id = self.oauth_client();
+        let (agent, code) = self.oauth_consent(person_token, &client_id, capabilities, mailboxes);
+        let tokens = self.node.send(self.oauth_code_exchange(&client_id, &code, OAUTH_VERIFIER));
+        assert_eq!(tokens.status, 200, "{}", text(&tokens));
+        let tokens = body(&tokens);
+        let access = tokens["access_token"].as_str().unwrap().to_string();
+        (agent, access, tokens["refresh_token"].as_str().unwrap().to_string(), client_id)
+    }
+
     /// Adds a manual reminder due at `due_at` to the inbox `token` works in: its id.
     pub fn reminder(&self, token: &str, due_at: &str) -> String {
         let created = self.call(
@@ -343,4 +407,21 @@ pub fn rust_sources(directory: &std::path::Path) -> Vec<std::path::PathBuf> {
         }
     }
     files
+}
+
+/// The redirect URI the native OAuth tests register.
+pub const OAUTH_REDIRECT: &str = "http://127.0.0.1:4567/callback";
+/// RFC 7636 appendix B's verifier and its S256 challenge.
+pub const OAUTH_VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
+pub const OAUTH_CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
+
+/// A form-encoded POST to `/oauth/token`.
+pub fn oauth_form(fields: &[(&str, &str)]) -> mailroom::core::http::Request {
+    let mut form = form_urlencoded::Serializer::new(String::new());
+    for (name, value) in fields {
+        form.append_pair(name, value);
+    }
+    request("POST", "/oauth/token")
+        .raw_body(form.finish().as_bytes())
+        .header("content-type", "application/x-www-form-urlencoded")
 }

@@ -24,7 +24,7 @@ use mailroom_contract::{Accepts, Authority, PathParameter, Route};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 
-use crate::core::caller::Caller;
+use crate::core::caller::{AgentProof, Caller};
 use crate::core::http::{Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
@@ -163,9 +163,10 @@ impl<'request> Context<'request> {
     }
 
     /// Attributes this call to an agent it has just proved, acting for `sponsor`
-    /// (a pairing code redeemed for the agent's credential).
-    pub fn attribute_to_agent(&mut self, agent_id: String, credential_hash: String, sponsor: String) {
-        self.note.attribute_to_agent(agent_id, credential_hash, sponsor);
+    /// (a pairing code redeemed for the agent's credential, an OAuth code or
+    /// refresh token exchanged for the agent's tokens).
+    pub fn attribute_to_agent(&mut self, agent_id: String, proof: AgentProof, sponsor: String) {
+        self.note.attribute_to_agent(agent_id, proof, sponsor);
     }
 
     // ---- The node's platform and bindings.

@@ -6,7 +6,7 @@
 //! handler that has just proved who is calling (signing in, refreshing, pairing).
 //! Nothing else can set whom an entry names.
 
-use crate::core::caller::Caller;
+use crate::core::caller::{AgentProof, Caller};
 use crate::core::context::ports::{Attribution, AuditRecord};
 use crate::core::context::request::RequestView;
 use crate::core::http::Response;
@@ -79,8 +79,8 @@ impl AuditNote {
 
     /// The call has just proved it is this agent's, acting for `sponsor` (a
     /// pairing code redeemed for its credential).
-    pub(super) fn attribute_to_agent(&mut self, agent_id: String, credential_hash: String, sponsor: String) {
-        self.caller = Caller::Agent { agent_id, credential_hash };
+    pub(super) fn attribute_to_agent(&mut self, agent_id: String, proof: AgentProof, sponsor: String) {
+        self.caller = Caller::Agent { agent_id, proof };
         self.delegator = Some(sponsor);
         self.credential_unproven = false;
     }

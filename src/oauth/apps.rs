@@ -1,0 +1,67 @@
+//! A person's connected apps: the agents their OAuth consents minted, with the
+//! client each was for, and disconnecting one (revoking its agent).
+
+use mailroom_contract::api::{Agent, ConnectedApp, ConnectedAppList};
+
+use super::clients::host_of;
+use crate::agents;
+use crate::authz::AuthorityError;
+use crate::core::caller::Caller;
+use crate::core::context::Context;
+use crate::core::http::Response;
+use crate::core::refusal::Refusal;
+use crate::core::storage::{QueryResult, Statement};
+use crate::core::time::rfc3339;
+
+/// The person whose apps these are: only a person, signed in themselves.
+fn person(context: &Context<'_>) -> Result<String, Refusal> {
+    match context.caller() {
+        Caller::Person { person_id, .. } => Ok(person_id.clone()),
+        _ => Err(AuthorityError::PeopleOnly.into()),
+    }
+}
+
+/// The connections of the apps `sponsor`'s consents minted.
+fn connections_of(sponsor: &str) -> Statement {
+    Statement::new(
+        "SELECT c.agent_id, c.client_id, c.client_name, c.redirect_uri, c.connected_at, c.last_used_at \
+         FROM oauth_connections c JOIN agents a ON a.id = c.agent_id WHERE a.sponsor_id = ?1",
+    )
+    .bind(sponsor)
+}
+
+/// Pairs each agent with its connection, in the agents' order (newest first).
+fn apps(context: &Context<'_>, agents: Vec<Agent>, connections: &QueryResult) -> Result<Vec<ConnectedApp>, Refusal> {
+    let mut apps = Vec::new();
+    for agent in agents {
+        let Some(row) = connections.rows.iter().find(|row| row.text("agent_id").is_ok_and(|id| id == agent.id)) else {
+            continue;
+        };
+        let text = |column: &str| row.text(column).map_err(|error| context.internal(error));
+        apps.push(ConnectedApp {
+            client_id: text("client_id")?,
+            client_name: text("client_name")?,
+            redirect_host: host_of(&text("redirect_uri")?),
+            connected_at: rfc3339(row.integer("connected_at").map_err(|error| context.internal(error))?),
+            last_used_at: row.optional_integer("last_used_at").ok().flatten().map(rfc3339),
+            agent,
+        });
+    }
+    Ok(apps)
+}
+
+/// `GET /api/me/connected-apps`.
+pub async fn list_connected_apps(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let person_id = person(context)?;
+    let (agents, connections) = agents::connected_by(context, &person_id, connections_of(&person_id)).await?;
+    let apps = apps(context, agents, &connections)?;
+    Ok(context.json(&ConnectedAppList { apps }))
+}
+
+/// `POST /api/me/connected-apps/:agentId/disconnect`.
+pub async fn disconnect(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let person_id = person(context)?;
+    let (agent, connections) = agents::disconnect(context, &person_id, connections_of(&person_id)).await?;
+    let app = apps(context, vec![agent], &connections)?.into_iter().next().ok_or_else(Refusal::internal)?;
+    Ok(context.json(&app))
+}

@@ -1,0 +1,254 @@
+//! The authorization request and a person's answer to it.
+//!
+//! `GET /oauth/authorize` is the interface's page; the page asks
+//! `GET /api/oauth/consent` what the request asks (checked here before the
+//! person sees anything: the client, its exact redirect URI, PKCE with S256,
+//! the resource), and posts the person's choice to `POST /api/oauth/consent`.
+//! Approving mints the agent and a single-use code in one commit; the answer
+//! says where to send the browser. A request the node could not check is shown
+//! on the page and never sent to a redirect URI.
+
+use base64::Engine;
+use base64::engine::general_purpose::URL_SAFE_NO_PAD;
+use mailroom_contract::api::{ApproveOAuthConsent, OAuthClient, OAuthConsent, OAuthConsentGiven};
+use mailroom_contract::capabilities::CAPABILITIES;
+
+use super::clients::{Client, host_of};
+use super::discovery::mcp_resource;
+use super::{CODE_LIFETIME_MS, OAuthError};
+use crate::agents;
+use crate::authz::AuthorityError;
+use crate::authz::tuples::{self, Holder};
+use crate::core::caller::Caller;
+use crate::core::context::Context;
+use crate::core::crypto::hash_secret;
+use crate::core::http::Response;
+use crate::core::platform::random_bytes;
+use crate::core::refusal::Refusal;
+use crate::core::storage::Statement;
+use crate::mail;
+
+/// The prefix of an authorization code.
+pub(super) const CODE_PREFIX: &str = "mr_oac_";
+
+/// An authorization request, checked.
+pub(super) struct AuthorizationRequest {
+    pub(super) client_id: String,
+    pub(super) client: Client,
+    pub(super) redirect_uri: String,
+    pub(super) code_challenge: String,
+    pub(super) state: Option<String>,
+    pub(super) resource: String,
+    /// The node's origin: the issuer, sent back as `iss`.
+    pub(super) issuer: String,
+}
+
+/// The fields of an authorization request, from the page's query or the
+/// person's answer.
+struct Fields<'a> {
+    response_type: Option<&'a str>,
+    client_id: Option<&'a str>,
+    redirect_uri: Option<&'a str>,
+    code_challenge: Option<&'a str>,
+    code_challenge_method: Option<&'a str>,
+    state: Option<&'a str>,
+    resource: Option<&'a str>,
+}
+
+/// Whether `text` is a PKCE value: 43 to 128 of the unreserved characters (RFC 7636 §4.1).
+pub(super) fn is_pkce_value(text: &str) -> bool {
+    (43..=128).contains(&text.len())
+        && text.bytes().all(|byte| byte.is_ascii_alphanumeric() || matches!(byte, b'-' | b'.' | b'_' | b'~'))
+}
+
+/// The S256 challenge of a verifier.
+pub(super) fn challenge_of(verifier: &str) -> String {
+    use sha2::{Digest, Sha256};
+    URL_SAFE_NO_PAD.encode(Sha256::digest(verifier.as_bytes()))
+}
+
+fn check(fields: Fields<'_>, session_key: &[u8], origin: &str) -> Result<AuthorizationRequest, OAuthError> {
+    let invalid = |field: &'static str, why: &str| OAuthError::InvalidAuthorizationRequest { field, why: why.into() };
+    let client_id = fields.client_id.ok_or_else(|| invalid("client_id", "is missing"))?;
+    let client = Client::from_id(client_id, session_key)?;
+    let redirect_uri = fields.redirect_uri.ok_or_else(|| invalid("redirect_uri", "is missing"))?;
+    if !client.redirect_uris.iter().any(|registered| registered == redirect_uri) {
+        return Err(invalid("redirect_uri", "is not one the app registered (they are matched exactly)"));
+    }
+    if let Some(response_type) = fields.response_type
+        && response_type != "code"
+    {
+        return Err(invalid("response_type", "must be `code`"));
+    }
+    let code_challenge =
+        fields.code_challenge.ok_or_else(|| invalid("code_challenge", "is missing (PKCE is required)"))?;
+    if !is_pkce_value(code_challenge) {
+        return Err(invalid("code_challenge", "is not a PKCE challenge (43 to 128 unreserved characters)"));
+    }
+    if fields.code_challenge_method != Some("S256") {
+        return Err(invalid("code_challenge_method", "must be `S256`"));
+    }
+    let expected = mcp_resource(origin);
+    if let Some(resource) = fields.resource
+        && resource != expected
+    {
+        return Err(invalid("resource", "names another resource: this node's tokens are for its MCP endpoint only"));
+    }
+    Ok(AuthorizationRequest {
+        client_id: client_id.to_string(),
+        client,
+        redirect_uri: redirect_uri.to_string(),
+        code_challenge: code_challenge.to_string(),
+        state: fields.state.map(str::to_string),
+        resource: expected,
+        issuer: origin.to_string(),
+    })
+}
+
+impl AuthorizationRequest {
+    /// The redirect URI with `parameters`, `state` and `iss` added to its query.
+    fn back_to_client(&self, parameters: &[(&str, &str)]) -> String {
+        let mut query = form_urlencoded::Serializer::new(String::new());
+        for (name, value) in parameters {
+            query.append_pair(name, value);
+        }
+        if let Some(state) = &self.state {
+            query.append_pair("state", state);
+        }
+        query.append_pair("iss", &self.issuer);
+        let separator = if self.redirect_uri.contains('?') { '&' } else { '?' };
+        format!("{}{separator}{}", self.redirect_uri, query.finish())
+    }
+}
+
+/// The person consenting: only a person, signed in themselves, consents.
+fn person(context: &Context<'_>) -> Result<String, Refusal> {
+    match context.caller() {
+        Caller::Person { person_id, .. } => Ok(person_id.clone()),
+        _ => Err(AuthorityError::PeopleOnly.into()),
+    }
+}
+
+/// `GET /api/oauth/consent`.
+pub async fn get_consent(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let person_id = person(context)?;
+    let origin = context.config().origin_of(context.request()).to_string();
+    let request = check(
+        Fields {
+            response_type: Some(context.query("response_type").unwrap_or_default()),
+            client_id: context.query("client_id"),
+            redirect_uri: context.query("redirect_uri"),
+            code_challenge: context.query("code_challenge"),
+            code_challenge_method: context.query("code_challenge_method"),
+            state: context.query("state"),
+            resource: context.query("resource"),
+        },
+        &context.config().session_key,
+        &origin,
+    )?;
+    let requested_capabilities: Vec<String> = context
+        .query("scope")
+        .unwrap_or_default()
+        .split_whitespace()
+        .filter(|scope| CAPABILITIES.iter().any(|capability| capability.name == *scope))
+        .map(str::to_string)
+        .collect();
+    let [mailboxes] = context.read_array([tuples::every_mailbox_with_held(&Holder::Person(person_id))]).await?;
+    let mailboxes = mail::present_mailboxes(context, &mailboxes, None)?;
+    Ok(context.json(&OAuthConsent {
+        client: OAuthClient {
+            client_id: request.client_id.clone(),
+            name: request.client.name.clone(),
+            redirect_uri: request.redirect_uri.clone(),
+            redirect_host: host_of(&request.redirect_uri),
+            registered_by: "dynamic_registration".into(),
+            client_uri: request.client.client_uri.clone(),
+        },
+        resource: request.resource.clone(),
+        requested_capabilities,
+        mailboxes,
+        deny_to: request.back_to_client(&[
+            ("error", "access_denied"),
+            ("error_description", "The person declined to connect the app."),
+        ]),
+    }))
+}
+
+/// `POST /api/oauth/consent`.
+pub async fn approve_consent(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let person_id = person(context)?;
+    let answer: ApproveOAuthConsent = context.body()?;
+    let origin = context.config().origin_of(context.request()).to_string();
+    let request = check(
+        Fields {
+            response_type: None,
+            client_id: Some(&answer.client_id),
+            redirect_uri: Some(&answer.redirect_uri),
+            code_challenge: Some(&answer.code_challenge),
+            code_challenge_method: Some(&answer.code_challenge_method),
+            state: answer.state.as_deref(),
+            resource: answer.resource.as_deref(),
+        },
+        &context.config().session_key,
+        &origin,
+    )?;
+    // The mint form's own rules: capabilities from the vocabulary, each
+    // satisfiable on a chosen mailbox, and nothing the person does not hold.
+    let agent =
+        agents::mint_for_connection(context, &request.client.name, &person_id, &answer.capabilities, &answer.mailboxes)
+            .await?;
+    let now_ms = context.now_ms();
+    context.write(
+        Statement::new(
+            "INSERT INTO oauth_connections (agent_id, client_id, client_name, redirect_uri, resource, connected_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
+        )
+        .bind(agent.id.as_str())
+        .bind(request.client_id.as_str())
+        .bind(request.client.name.as_str())
+        .bind(request.redirect_uri.as_str())
+        .bind(request.resource.as_str())
+        .bind(now_ms),
+    );
+    let code = format!("{CODE_PREFIX}{}", URL_SAFE_NO_PAD.encode(random_bytes::<32>(context.platform())));
+    context.write(
+        Statement::new(
+            "INSERT INTO oauth_codes (code_hash, agent_id, client_id, redirect_uri, code_challenge, resource, expires_at) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )
+        .bind(hash_secret(&code))
+        .bind(agent.id.as_str())
+        .bind(request.client_id.as_str())
+        .bind(request.redirect_uri.as_str())
+        .bind(request.code_challenge.as_str())
+        .bind(request.resource.as_str())
+        .bind(now_ms + CODE_LIFETIME_MS),
+    );
+    context.audit_object(agent.id.clone());
+    context.audit_detail(serde_json::json!({
+        "client": request.client.name,
+        "redirect_host": host_of(&request.redirect_uri),
+        "capabilities": answer.capabilities,
+        "mailboxes": answer.mailboxes.iter().map(|grant| &grant.mailbox).collect::<Vec<_>>(),
+    }));
+    let redirect_to = request.back_to_client(&[("code", &code)]);
+    Ok(context.json(&OAuthConsentGiven { redirect_to, agent }))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_s256_challenge_is_rfc_7636s_example() {
+        // RFC 7636 appendix B.
+        assert_eq!(
+            challenge_of("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+        assert!(is_pkce_value("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"));
+        assert!(!is_pkce_value("short"));
+        assert!(!is_pkce_value(&"a".repeat(129)));
+        assert!(!is_pkce_value(&format!("{}+", "a".repeat(43))));
+    }
+}

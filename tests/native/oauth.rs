@@ -1,0 +1,383 @@
+//! OAuth 2.1 for MCP clients (decision 0026): discovery, registration, consent
+//! minting a sponsored agent with the chosen ceiling, the code and refresh
+//! grants with their replays, the token's audience, revocation and
+//! disconnecting, each through the node's own routes.
+
+use std::collections::BTreeSet;
+
+use mailroom::core::http::Response;
+use mailroom::testing::{RequestExt, request};
+use mailroom_contract::capabilities::CAPABILITIES;
+use mailroom_contract::registry;
+use serde_json::{Value, json};
+
+use crate::support::*;
+
+const SUPPORT: &str = "support@mailroom.test";
+
+/// Ben, who holds metadata and content on the support mailbox: (world, ben's id,
+/// ben's token, the mailbox).
+fn world_with_ben() -> (World, String, String, String) {
+    let world = World::new();
+    let mailbox = world.mailbox(SUPPORT);
+    let (ben, ben_token) = world.person("ben@example.com");
+    world.grant_all(&ben, &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
+    (world, ben, ben_token, mailbox)
+}
+
+fn metadata_on(mailbox: &str) -> Value {
+    json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }])
+}
+
+fn mcp(world: &World, token: &str, method: &str, params: Value) -> Response {
+    world.node.send(
+        request("POST", "/mcp")
+            .bearer(token)
+            .json(json!({ "jsonrpc": "2.0", "id": 1, "method": method, "params": params })),
+    )
+}
+
+fn tools(world: &World, token: &str) -> BTreeSet<String> {
+    let listed = mcp(world, token, "tools/list", json!({}));
+    assert_eq!(listed.status, 200, "{}", text(&listed));
+    body(&listed)["result"]["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|tool| tool["name"].as_str().unwrap().into())
+        .collect()
+}
+
+#[track_caller]
+fn oauth_error(response: &Response, status: u16, error: &str) {
+    assert_eq!(response.status, status, "{}", text(response));
+    let answer = body(response);
+    assert_eq!(answer["error"], error, "{answer}");
+    assert!(answer["error_description"].as_str().is_some_and(|text| !text.is_empty()), "{answer}");
+    assert!(answer["fix"].as_str().is_some_and(|text| !text.is_empty()), "{answer}");
+    assert_eq!(response.header("cache-control"), Some("no-store"));
+}
+
+fn consent_query(client_id: &str, redirect_uri: &str, extra: &[(&str, &str)]) -> String {
+    let mut query = form_urlencoded::Serializer::new(String::new());
+    query
+        .append_pair("response_type", "code")
+        .append_pair("client_id", client_id)
+        .append_pair("redirect_uri", redirect_uri)
+        .append_pair("code_challenge", OAUTH_CHALLENGE)
+        .append_pair("code_challenge_method", "S256")
+        .append_pair("state", "s-1");
+    for (name, value) in extra {
+        query.append_pair(name, value);
+    }
+    query.finish()
+}
+
+#[test]
+fn discovery_names_the_mcp_endpoint_and_this_node_as_its_authorization_server() {
+    let world = World::new();
+    for path in ["/.well-known/oauth-protected-resource", "/.well-known/oauth-protected-resource/mcp"] {
+        let metadata = body(&world.node.send(request("GET", path)));
+        assert_eq!(metadata["resource"], "https://mailroom.test/mcp", "{path}");
+        assert_eq!(metadata["authorization_servers"], json!(["https://mailroom.test"]), "{path}");
+    }
+    let server = body(&world.node.send(request("GET", "/.well-known/oauth-authorization-server")));
+    assert_eq!(server["issuer"], "https://mailroom.test");
+    for (field, path) in [
+        ("authorization_endpoint", "/oauth/authorize"),
+        ("token_endpoint", "/oauth/token"),
+        ("registration_endpoint", "/oauth/register"),
+        ("revocation_endpoint", "/oauth/revoke"),
+    ] {
+        assert_eq!(server[field], format!("https://mailroom.test{path}"), "{field}");
+        let method = if field == "authorization_endpoint" { "GET" } else { "POST" };
+        assert!(mailroom::dispatch::route_for(method, path).is_some(), "{field} is a route of the contract");
+    }
+    assert_eq!(server["code_challenge_methods_supported"], json!(["S256"]));
+    let scopes: Vec<&str> = CAPABILITIES.iter().map(|capability| capability.name).collect();
+    assert_eq!(server["scopes_supported"], json!(scopes), "the scopes are the capability vocabulary");
+}
+
+#[test]
+fn registration_writes_nothing_and_refuses_what_it_cannot_use() {
+    let world = World::new();
+    let client_id = world.oauth_client();
+    assert!(client_id.starts_with("mrc_"));
+    let recorded = world.audit().into_iter().filter(|entry| entry["action"] == "register_oauth_client").count();
+    assert_eq!(recorded, 0, "registering writes nothing, not even an audit row");
+    let refused = world
+        .node
+        .send(request("POST", "/oauth/register").json(json!({ "redirect_uris": ["http://app.example/callback"] })));
+    oauth_error(&refused, 400, "invalid_redirect_uri");
+    let confidential = world.node.send(request("POST", "/oauth/register").json(json!({
+        "redirect_uris": [OAUTH_REDIRECT], "token_endpoint_auth_method": "client_secret_basic",
+    })));
+    oauth_error(&confidential, 400, "invalid_client_metadata");
+    let not_json = world.node.send(request("POST", "/oauth/register").raw_body(b"redirect_uris=x"));
+    oauth_error(&not_json, 400, "invalid_client_metadata");
+}
+
+#[test]
+fn the_consent_screen_checks_the_request_and_shows_what_the_person_holds() {
+    let (world, ben, ben_token, mailbox) = world_with_ben();
+    let client_id = world.oauth_client();
+    let query = consent_query(&client_id, OAUTH_REDIRECT, &[("scope", "mail.triage not.a.capability")]);
+    let consent = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&ben_token), None);
+    assert_eq!(consent.status, 200, "{}", text(&consent));
+    let consent = body(&consent);
+    assert_eq!(consent["client"]["name"], "Test MCP client");
+    assert_eq!(consent["client"]["redirect_host"], "127.0.0.1:4567");
+    assert_eq!(consent["requested_capabilities"], json!(["mail.triage"]));
+    assert_eq!(consent["resource"], "https://mailroom.test/mcp");
+    let support = consent["mailboxes"].as_array().unwrap().iter().find(|entry| entry["id"] == mailbox).unwrap();
+    let mut held: Vec<&str> =
+        support["held"].as_array().unwrap().iter().map(|relation| relation.as_str().unwrap()).collect();
+    held.sort_unstable();
+    assert_eq!(held, ["mailbox.content.read", "mailbox.metadata.read"]);
+    let deny_to = consent["deny_to"].as_str().unwrap();
+    assert!(deny_to.starts_with("http://127.0.0.1:4567/callback?error=access_denied"), "{deny_to}");
+    assert!(deny_to.contains("state=s-1") && deny_to.contains("iss=https%3A%2F%2Fmailroom.test"), "{deny_to}");
+
+    // What cannot be checked is refused on the page, naming the field.
+    for (query, field) in [
+        (consent_query(&client_id, "http://127.0.0.1:4567/elsewhere", &[]), "redirect_uri"),
+        (consent_query(&client_id, OAUTH_REDIRECT, &[("resource", "https://other.example/mcp")]), "resource"),
+        (query.replace("S256", "plain"), "code_challenge_method"),
+    ] {
+        let refused = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&ben_token), None);
+        assert_eq!(refused.status, 400, "{}", text(&refused));
+        assert!(body(&refused)["error"]["message"].as_str().unwrap().contains(&format!("`{field}`")), "{field}");
+    }
+    let forged = consent_query(&client_id.replace("mrc_", "mrc_x"), OAUTH_REDIRECT, &[]);
+    let unknown = world.call("GET", &format!("/api/oauth/consent?{forged}"), Some(&ben_token), None);
+    assert_eq!(unknown.status, 404, "{}", text(&unknown));
+
+    // Only a person consents: an agent, even one of theirs, is refused.
+    let (_, agent) = world.mint(&ben, &["identity.read"], json!([]));
+    let by_agent = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&agent), None);
+    assert_eq!(by_agent.status, 403, "{}", text(&by_agent));
+}
+
+#[test]
+fn consent_mints_an_agent_sponsored_by_the_person_with_exactly_the_chosen_ceiling() {
+    let (world, ben, ben_token, mailbox) = world_with_ben();
+    let (agent, access, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let shown = body(&world.admin("GET", &format!("/api/agents/{agent}"), None));
+    assert_eq!(shown["sponsor"], ben);
+    assert_eq!(shown["state"], "active", "a connected app is active, not awaiting pairing");
+    let triage = CAPABILITIES.iter().find(|capability| capability.name == "mail.triage").unwrap();
+    let expected: BTreeSet<String> = triage.routes.iter().map(|id| registry().route(*id).tool.to_string()).collect();
+    assert_eq!(tools(&world, &access), expected, "the client is offered exactly the chosen capability");
+    let listed =
+        mcp(&world, &access, "tools/call", json!({ "name": "list_messages", "arguments": { "mailboxId": mailbox } }));
+    assert_eq!(body(&listed)["result"]["isError"], false, "{}", text(&listed));
+    let outside = mcp(&world, &access, "tools/call", json!({ "name": "get_me", "arguments": {} }));
+    assert_eq!(body(&outside)["error"]["code"], -32602, "a tool of another capability is no tool");
+    // Its acts are the agent's, for its sponsor: a content read is recorded so.
+    let receipt = world.deliver("multipart-attachment", SUPPORT);
+    let content = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read", "mailbox.content.read"] }]);
+    let (reader, reader_access, _, _) = world.connected_app(&ben_token, &["mail.read"], content);
+    let read = mcp(
+        &world,
+        &reader_access,
+        "tools/call",
+        json!({ "name": "get_message_body", "arguments": { "mailboxId": mailbox, "receiptId": receipt } }),
+    );
+    assert_eq!(body(&read)["result"]["isError"], false, "{}", text(&read));
+    let entry = world.audit().into_iter().rev().find(|entry| entry["action"] == "get_message_body").unwrap();
+    assert_eq!((entry["actor"].as_str(), entry["delegator"].as_str()), (Some(reader.as_str()), Some(ben.as_str())));
+    // The consent itself is the person's act, naming the agent.
+    let consented = world.audit().into_iter().find(|entry| entry["action"] == "approve_oauth_consent").unwrap();
+    assert_eq!((consented["actor"].as_str(), consented["object"].as_str()), (Some(ben.as_str()), Some(agent.as_str())));
+
+    // The mint form's rules: nothing the person does not hold, no capability that cannot work.
+    let client_id = world.oauth_client();
+    let answer = |capabilities: Value, mailboxes: Value| {
+        json!({ "client_id": client_id, "redirect_uri": OAUTH_REDIRECT, "code_challenge": OAUTH_CHALLENGE,
+                "code_challenge_method": "S256", "capabilities": capabilities, "mailboxes": mailboxes })
+    };
+    let not_held = json!([{ "mailbox": mailbox, "relations": ["send.propose"] }]);
+    let lacks =
+        world.call("POST", "/api/oauth/consent", Some(&ben_token), Some(answer(json!(["mail.triage"]), not_held)));
+    assert_eq!(lacks.status, 403, "{}", text(&lacks));
+    let unsatisfiable =
+        world.call("POST", "/api/oauth/consent", Some(&ben_token), Some(answer(json!(["mail.read"]), json!([]))));
+    assert_eq!(body(&unsatisfiable)["error"]["code"], "capability_unsatisfiable");
+}
+
+#[test]
+fn a_code_is_exchanged_once_with_its_verifier_at_its_redirect_for_its_client() {
+    let (world, _, ben_token, mailbox) = world_with_ben();
+    let client_id = world.oauth_client();
+    let (agent, code) = world.oauth_consent(&ben_token, &client_id, &["mail.triage"], metadata_on(&mailbox));
+    let exchange = |fields: &[(&str, &str)]| world.node.send(oauth_form(fields));
+    let base = [
+        ("grant_type", "authorization_code"),
+        ("code", code.as_str()),
+        ("redirect_uri", OAUTH_REDIRECT),
+        ("client_id", client_id.as_str()),
+    ];
+    let without_verifier = exchange(&base);
+    oauth_error(&without_verifier, 400, "invalid_request");
+    let wrong_verifier = [&base[..], &[("code_verifier", "a-wrong-verifier-of-the-right-length-0123456789")]].concat();
+    oauth_error(&exchange(&wrong_verifier), 400, "invalid_grant");
+    let mut elsewhere = base.to_vec();
+    elsewhere[2] = ("redirect_uri", "http://127.0.0.1:4567/elsewhere");
+    elsewhere.push(("code_verifier", OAUTH_VERIFIER));
+    oauth_error(&exchange(&elsewhere), 400, "invalid_grant");
+    let other_resource =
+        [&base[..], &[("code_verifier", OAUTH_VERIFIER), ("resource", "https://other.example/mcp")]].concat();
+    oauth_error(&exchange(&other_resource), 400, "invalid_target");
+    let mut stolen = base.to_vec();
+    stolen[3] = ("client_id", "mrc_someone-else");
+    stolen.push(("code_verifier", OAUTH_VERIFIER));
+    oauth_error(&exchange(&stolen), 400, "invalid_client");
+
+    let good = [&base[..], &[("code_verifier", OAUTH_VERIFIER), ("resource", "https://mailroom.test/mcp")]].concat();
+    let tokens = exchange(&good);
+    assert_eq!(tokens.status, 200, "{}", text(&tokens));
+    assert_eq!(tokens.header("cache-control"), Some("no-store"));
+    let tokens = body(&tokens);
+    assert_eq!(tokens["token_type"], "Bearer");
+    assert_eq!(tokens["scope"], "mail.triage");
+    assert_eq!(tokens["expires_in"], 900);
+    let access = tokens["access_token"].as_str().unwrap().to_string();
+    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 200);
+    let exchanged = world.audit().into_iter().rev().find(|entry| entry["action"] == "oauth_token").unwrap();
+    assert_eq!(exchanged["actor"], agent, "the exchange is recorded as the agent's");
+
+    // Replayed: refused, and the grant it began ends at once.
+    oauth_error(&exchange(&good), 400, "invalid_grant");
+    let after = mcp(&world, &access, "tools/list", json!({}));
+    assert_eq!(after.status, 401, "{}", text(&after));
+    assert_eq!(body(&after)["error"]["code"], "agent_revoked");
+    assert_eq!(body(&world.admin("GET", &format!("/api/agents/{agent}"), None))["state"], "revoked");
+}
+
+#[test]
+fn a_code_expires_after_two_minutes() {
+    let (world, _, ben_token, mailbox) = world_with_ben();
+    let client_id = world.oauth_client();
+    let (_, code) = world.oauth_consent(&ben_token, &client_id, &["mail.triage"], metadata_on(&mailbox));
+    world.node.platform.advance(mailroom::oauth::CODE_LIFETIME_MS);
+    oauth_error(&world.node.send(world.oauth_code_exchange(&client_id, &code, OAUTH_VERIFIER)), 400, "invalid_grant");
+}
+
+#[test]
+fn refresh_tokens_rotate_and_one_presented_twice_ends_the_grant() {
+    let (world, _, ben_token, mailbox) = world_with_ben();
+    let (agent, _, first, client_id) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let refresh = |token: &str| {
+        world.node.send(oauth_form(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", token),
+            ("client_id", &client_id),
+        ]))
+    };
+    let rotated = refresh(&first);
+    assert_eq!(rotated.status, 200, "{}", text(&rotated));
+    let second = body(&rotated)["refresh_token"].as_str().unwrap().to_string();
+    let access = body(&rotated)["access_token"].as_str().unwrap().to_string();
+    assert_ne!(second, first, "every refresh answers a new refresh token");
+    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 200);
+
+    // The spent one again: refused, and everything of the grant stops.
+    oauth_error(&refresh(&first), 400, "invalid_grant");
+    oauth_error(&refresh(&second), 400, "invalid_grant");
+    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 401);
+    assert_eq!(body(&world.admin("GET", &format!("/api/agents/{agent}"), None))["state"], "revoked");
+}
+
+#[test]
+fn unknown_codes_are_counted_and_paused_per_address() {
+    let world = World::new();
+    let guess = |index: usize| {
+        let code = format!("mr_oac_guess{index}");
+        world.node.send(oauth_form(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", OAUTH_REDIRECT),
+            ("client_id", "mrc_x"),
+            ("code_verifier", OAUTH_VERIFIER),
+        ]))
+    };
+    let limit = mailroom::authz::throttle::OAUTH_TOKEN_FAILURE_LIMIT as usize;
+    for index in 0..limit {
+        oauth_error(&guess(index), 400, "invalid_grant");
+    }
+    let paused = guess(limit);
+    assert_eq!(paused.status, 429, "{}", text(&paused));
+    assert!(paused.header("retry-after").is_some());
+}
+
+#[test]
+fn an_access_token_works_at_its_resource_only_and_ends_with_its_agent() {
+    let (world, _, ben_token, mailbox) = world_with_ben();
+    let (_, access, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let rest = world.call("GET", &format!("/api/mailboxes/{mailbox}/messages"), Some(&access), None);
+    assert_eq!(rest.status, 401, "{}", text(&rest));
+    assert_eq!(body(&rest)["error"]["code"], "token_for_another_resource");
+    assert_eq!(rest.header("www-authenticate"), Some("Bearer realm=\"mailroom\", error=\"invalid_token\""));
+    // A token the node did not sign is nobody's.
+    let forged = format!("{}x", &access[..access.len() - 1]);
+    assert_eq!(mcp(&world, &forged, "tools/list", json!({})).status, 401);
+    // An expired one says so.
+    world.node.platform.advance(mailroom::authz::credentials::OAUTH_ACCESS_TOKEN_LIFETIME_MS);
+    let expired = mcp(&world, &access, "tools/list", json!({}));
+    assert_eq!(body(&expired)["error"]["code"], "access_token_expired");
+}
+
+#[test]
+fn revoking_the_agent_disconnecting_the_app_or_revoking_a_token_ends_access_at_once() {
+    let (world, ben, ben_token, mailbox) = world_with_ben();
+    // The administrator revokes the agent in the interface.
+    let (agent, access, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    assert_eq!(world.admin("POST", &format!("/api/agents/{agent}/revoke"), None).status, 200);
+    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 401);
+
+    // The person disconnects it from their connected apps.
+    let (agent, access, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let apps = body(&world.call("GET", "/api/me/connected-apps", Some(&ben_token), None));
+    let app = apps["apps"].as_array().unwrap().iter().find(|app| app["agent"]["id"] == agent).unwrap().clone();
+    assert_eq!(app["client_name"], "Test MCP client");
+    assert_eq!(app["redirect_host"], "127.0.0.1:4567");
+    assert!(app["last_used_at"].is_string(), "the exchange is its last use");
+    let (_, someone) = world.person("someone@example.com");
+    let not_theirs = world.call("POST", &format!("/api/me/connected-apps/{agent}/disconnect"), Some(&someone), None);
+    assert_eq!(not_theirs.status, 404, "another person's app is no app of theirs");
+    let disconnected =
+        world.call("POST", &format!("/api/me/connected-apps/{agent}/disconnect"), Some(&ben_token), None);
+    assert_eq!(disconnected.status, 200, "{}", text(&disconnected));
+    assert_eq!(body(&disconnected)["agent"]["state"], "revoked");
+    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 401);
+    let again = world.call("POST", &format!("/api/me/connected-apps/{agent}/disconnect"), Some(&ben_token), None);
+    assert_eq!(again.status, 409);
+
+    // The client revokes its own token (RFC 7009).
+    let (agent, access, refresh, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let mut revoke = oauth_form(&[("token", &refresh)]);
+    revoke.path = "/oauth/revoke".into();
+    assert_eq!(world.node.send(revoke).status, 200);
+    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 401);
+    let revoked = world.audit().into_iter().rev().find(|entry| entry["action"] == "oauth_revoke").unwrap();
+    assert_eq!((revoked["actor"].as_str(), revoked["delegator"].as_str()), (Some(agent.as_str()), Some(ben.as_str())));
+    let mut unknown = oauth_form(&[("token", "mr_ort_unknown")]);
+    unknown.path = "/oauth/revoke".into();
+    assert_eq!(world.node.send(unknown).status, 200, "an unknown token is answered the same");
+}
+
+#[test]
+fn the_node_still_checks_what_the_sponsor_holds_on_every_call() {
+    let (world, ben, ben_token, mailbox) = world_with_ben();
+    let (_, access, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let list = json!({ "name": "list_messages", "arguments": { "mailboxId": mailbox } });
+    assert_eq!(body(&mcp(&world, &access, "tools/call", list.clone()))["result"]["isError"], false);
+    let revoked = world.admin(
+        "POST",
+        "/api/relations/revoke",
+        Some(json!({ "subject": ben, "relation": "mailbox.metadata.read", "object": mailbox })),
+    );
+    assert_eq!(revoked.status, 200, "{}", text(&revoked));
+    let after = body(&mcp(&world, &access, "tools/call", list));
+    assert_eq!(after["result"]["isError"], true, "the sponsor lost it, so the app did: {after}");
+}
