@@ -35,7 +35,7 @@ async function connectedApps() {
     const tableRow = row(
       h("div", { class: "agent-name" }, h("strong", { title: app.client_id, text: app.client_name }),
         h("span", { class: "on-request" }, " ", code(agent.id))),
-      h("span", { class: "address", text: app.redirect_host }),
+      h("span", { class: "web-address", text: app.redirect_host }),
       h("div", { class: "connected" }, time(app.connected_at), " ", agentStateBadge(agent.state)),
       app.last_used_at ? time(app.last_used_at) : h("span", { class: "muted", text: "Not yet" }),
       ceilingOf(vocabulary, agent),

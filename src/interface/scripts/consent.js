@@ -64,8 +64,8 @@ export async function renderConsent(view, heading) {
       onThisComputer ? ": an app running on this computer." : "."),
     facts([
       ["App", h("span", {}, h("span", { title: client.client_id, text: appName }), onRequest(client.client_id))],
-      ["Sends you back to", h("span", { class: "address", text: client.redirect_uri })],
-      ["Its site", client.client_uri ? h("span", { class: "address", text: client.client_uri }) : null],
+      ["Sends you back to", h("span", { class: "web-address", text: client.redirect_uri })],
+      ["Its site", client.client_uri ? h("span", { class: "web-address", text: client.client_uri }) : null],
       ["Known to this node", h("span", {}, registrationWords(client))],
       ["It will use", h("span", {}, "Mailroom's MCP endpoint, ", code(consent.resource))],
     ]));
