@@ -46,12 +46,14 @@ const ENTRY_MODULE: &str = "main.js";
 /// `src/interface/scripts/`, so a new section is a new file and a line here.
 const MODULES: &[(&str, &str)] = &[
     ("account.js", interface_file!("scripts/account.js")),
+    ("agent-ceiling.js", interface_file!("scripts/agent-ceiling.js")),
     ("agents.js", interface_file!("scripts/agents.js")),
     ("api.js", interface_file!("scripts/api.js")),
     ("approvals.js", interface_file!("scripts/approvals.js")),
     ("audit.js", interface_file!("scripts/audit.js")),
     ("butlers.js", interface_file!("scripts/butlers.js")),
     ("connections.js", interface_file!("scripts/connections.js")),
+    ("consent.js", interface_file!("scripts/consent.js")),
     ("conversation.js", interface_file!("scripts/conversation.js")),
     ("dom.js", interface_file!("scripts/dom.js")),
     ("exports.js", interface_file!("scripts/exports.js")),

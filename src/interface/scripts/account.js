@@ -1,9 +1,74 @@
-// Account: who is signed in, and changing their own password.
+// Account: who is signed in, changing their own password, and the apps they
+// connected through OAuth (consent.js): each is an agent they sponsor, shown
+// with its ceiling held of total as the agents list shows one, and
+// disconnected (the agent revoked) from here.
 
-import { code, h, labelled } from "./dom.js";
+import { code, h, hidden, labelCells, labelled, row, table, time } from "./dom.js";
 import { me } from "./session.js";
-import { api } from "./api.js";
-import { actionForm, panel } from "./shared.js";
+import { api, segment, SessionOver } from "./api.js";
+import { actionForm, empty, loading, panel, perform, refusalBox, rowStatus } from "./shared.js";
+import { loadVocabulary } from "./vocabulary.js";
+import { myMailboxes } from "./mail-shared.js";
+import { agentMailboxes, agentStateBadge, ceilingOf } from "./agent-ceiling.js";
+
+/**
+ * The apps the signed-in person connected (`GET /api/me/connected-apps`), a
+ * row each: who it is and where it sends them back to, when it was connected
+ * and last used, what it may do (held of total) and on which mailboxes, and
+ * Disconnect, asked twice, which revokes its agent.
+ */
+async function connectedApps() {
+  const [{ apps }, vocabulary] = await Promise.all([
+    api("GET", "/api/me/connected-apps"),
+    loadVocabulary(),
+    // Addresses for the mailboxes an app holds something on; the list is readable without them.
+    myMailboxes().catch((error) => {
+      if (error instanceof SessionOver) throw error;
+    }),
+  ]);
+  if (!apps.length) return empty("No apps are connected. An app you allow when it asks to connect to Mailroom is listed here.");
+
+  function appRow(app) {
+    const { agent } = app;
+    const live = agent.state !== "revoked" && agent.state !== "expired";
+    const disconnect = live ? h("button", { type: "button", class: "secondary danger" }, "Disconnect", hidden(` ${app.client_name}`)) : null;
+    const tableRow = row(
+      h("div", { class: "agent-name" }, h("strong", { title: app.client_id, text: app.client_name }),
+        h("span", { class: "on-request" }, " ", code(agent.id))),
+      h("span", { class: "web-address", text: app.redirect_host }),
+      h("div", { class: "connected" }, time(app.connected_at), " ", agentStateBadge(agent.state)),
+      app.last_used_at ? time(app.last_used_at) : h("span", { class: "muted", text: "Not yet" }),
+      ceilingOf(vocabulary, agent),
+      agentMailboxes(vocabulary, agent),
+      disconnect ?? h("span", { class: "muted", text: "None: a disconnected app stays disconnected" }));
+
+    disconnect?.addEventListener("click", () => {
+      const said = rowStatus(tableRow);
+      const really = h("button", { type: "button", class: "danger" }, "Disconnect for good", hidden(` ${app.client_name}`));
+      const keep = h("button", { type: "button", class: "secondary", text: "Keep it" });
+      said.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": `Disconnect ${app.client_name}?` },
+        h("p", { text: `Disconnect ${app.client_name}? Its tokens stop working on its next request. To use it again, you would allow it again when it asks.` }),
+        h("div", { class: "button-row" }, really, keep)));
+      really.focus();
+      keep.addEventListener("click", () => {
+        said.replaceChildren();
+        disconnect.focus();
+      });
+      really.addEventListener("click", () => perform(said, [really, keep], async () => {
+        const changed = await api("POST", `/api/me/connected-apps/${segment(agent.id)}/disconnect`);
+        const next = appRow(changed);
+        tableRow.replaceWith(next);
+        labelCells(next);
+        return `Disconnected ${app.client_name}: its tokens are refused from its next request on.`;
+      }, `${app.client_name} was not disconnected.`));
+    });
+    return tableRow;
+  }
+
+  const wrap = table("Apps connected to your account", ["App", "Sends you back to", "Connected", "Last used", "Capabilities", "Mailboxes", "Actions"], apps.map(appRow), { stack: true });
+  wrap.querySelector("table").classList.add("agents", "connected-apps");
+  return wrap;
+}
 
 export async function renderAccount(view) {
   const facts = h("dl", { class: "facts" },
@@ -31,5 +96,12 @@ export async function renderAccount(view) {
       return `Password changed. ${others === 1 ? "1 other session was" : `${others} other sessions were`} signed out.`;
     },
   });
-  view.append(panel("Who you are", facts), panel("Change my password", form));
+  const apps = h("div", {}, loading());
+  view.append(panel("Who you are", facts), panel("Change my password", form), panel("Connected apps", apps));
+  try {
+    apps.replaceChildren(await connectedApps());
+  } catch (error) {
+    if (error instanceof SessionOver) return;
+    apps.replaceChildren(refusalBox(error, "Your connected apps could not be shown."));
+  }
 }

@@ -2,34 +2,18 @@
 // sponsor, in the product's words, and shown back as their ceiling, held of
 // total; paused, resumed, revoked, and handed a pairing code.
 //
-// The mint form's warnings are read from the same facts the node checks: a
-// capability works only where one mailbox grants everything it `requires`,
-// and an agent can be granted on a mailbox only what its sponsor holds there.
-// The node refuses what the form warns about anyway; the form says so first.
+// The mint form's choices and warnings are agent-ceiling.js's, which the
+// consent an OAuth client asks for shares: here the holder of what is passed
+// on is the sponsor an administrator chooses.
 // Capabilities read as their summaries and relations as their descriptions,
 // agents and people by name; codes and ids are shown on request.
 
-import { code, h, hidden, labelCells, labelled, onRequest, replace, row, table, time, uniqueId } from "./dom.js";
+import { code, h, hidden, labelCells, labelled, onRequest, row, table, time, uniqueId } from "./dom.js";
 import { api, ApiError, segment, SessionOver } from "./api.js";
 import { codesToggle, empty, info, loading, panel, perform, refusalBox, rowStatus, secretField, statusArea } from "./shared.js";
 import { directory, named } from "./names.js";
-import { capabilityTerm, capabilityText, loadVocabulary, relationTerm, relationText } from "./vocabulary.js";
-
-const AGENT_STATES = {
-  active: { text: "active", tone: "on" },
-  awaiting_pairing: { text: "awaiting pairing", tone: null },
-  paused: { text: "paused", tone: "quiet" },
-  expired: { text: "expired", tone: "off" },
-  revoked: { text: "revoked", tone: "off" },
-};
-
-function agentStateBadge(state) {
-  const known = AGENT_STATES[state] ?? { text: state, tone: null };
-  return h("span", { class: known.tone ? `badge ${known.tone}` : "badge", text: known.text });
-}
-
-/** Items in prose: "a", "a and b", "a, b and c". */
-const inWords = (items) => (items.length < 2 ? items.join("") : `${items.slice(0, -1).join(", ")} and ${items[items.length - 1]}`);
+import { loadVocabulary } from "./vocabulary.js";
+import { agentMailboxes, agentStateBadge, ceilingChoices, ceilingOf } from "./agent-ceiling.js";
 
 /**
  * What a new credential or pairing code is shown in, once: the node keeps
@@ -61,41 +45,6 @@ function handover(agent, { credential = null, pairing = null }) {
   return box;
 }
 
-/** An agent's ceiling: held of total per capability, and pinned routes no capability contains. */
-function ceilingOf(vocabulary, agent) {
-  return [
-    agent.capabilities.length
-      ? h("ul", { class: "ceiling" }, agent.capabilities.map((capability) => h("li", {}, capabilityTerm(vocabulary, capability.name), " ",
-          h("span", {
-            class: capability.held < capability.total ? "held-of partial" : "held-of",
-            title: capability.held < capability.total
-              ? `It holds ${capability.held} of the ${capability.total} tools the capability has now: it has gained tools since this agent was minted, and they are not given to it.`
-              : `It holds all ${capability.total} of the capability's tools.`,
-            text: `${capability.held} of ${capability.total}`,
-          }))))
-      : null,
-    agent.other_routes.length
-      ? h("div", { class: "other-routes" },
-          h("p", { class: "muted", text: "Also pinned, in no current capability:" }),
-          h("ul", { class: "held" }, agent.other_routes.map((route) => h("li", {}, code(route)))))
-      : null,
-    agent.capabilities.length || agent.other_routes.length ? null : h("span", { class: "muted", text: "Nothing" }),
-    agent.routes.length
-      ? h("details", { class: "pinned" },
-          h("summary", { text: `${agent.routes.length} pinned ${agent.routes.length === 1 ? "tool" : "tools"}` }),
-          h("ul", { class: "held" }, agent.routes.map((route) => h("li", {}, code(route)))))
-      : null,
-  ];
-}
-
-/** The relations an agent holds, in words, by mailbox address. */
-function agentMailboxes(vocabulary, agent) {
-  if (!agent.mailboxes.length) return h("span", { class: "muted", text: "None" });
-  return h("ul", { class: "grants" }, agent.mailboxes.map((grant) => h("li", {},
-    named(grant.mailbox),
-    h("ul", { class: "relations" }, grant.relations.map((relation) => h("li", {}, relationTerm(vocabulary, relation)))))));
-}
-
 /** When the agent's state began, and when its credential stops working. */
 function stateTimes(agent) {
   const since = { revoked: agent.revoked_at, expired: agent.expires_at, paused: agent.paused_at }[agent.state];
@@ -112,10 +61,6 @@ export async function renderAgents(view) {
     directory.loadPeople(),
     directory.loadAllMailboxes(),
   ]);
-  const capabilities = vocabulary.capabilities;
-  // The relations an agent can hold, in the order the mailbox grid shows them.
-  const MAILBOX_RELATIONS = vocabulary.relations.filter((relation) => relation.on === "mailbox");
-
   // ---- The list
   const list = h("div", {}, loading());
   let rows = null;
@@ -224,157 +169,40 @@ export async function renderAgents(view) {
       text: `${person.name} <${person.email}>${person.disabled_at ? " (disabled: cannot sponsor)" : ""}`,
     })));
 
-  const capabilityBoxes = new Map();
-  function capabilityChoice(capability) {
-    const box = h("input", { type: "checkbox", name: "capability", value: capability.name, id: uniqueId("capability") });
-    capabilityBoxes.set(capability.name, box);
-    const flagId = uniqueId("hint");
-    const aboutId = uniqueId("hint");
-    box.setAttribute("aria-describedby", capability.reaches_content ? `${flagId} ${aboutId}` : aboutId);
-    const requires = capability.requires.length
-      ? ["Needs on a mailbox", capability.requires.length > 1 ? ", all on the same one: " : ": ",
-          capability.requires.map((relation, index) => [index ? (index === capability.requires.length - 1 ? " and " : ", ") : null,
-            "“", relationTerm(vocabulary, relation, { inSentence: true }), "”"]), "."]
-      : "Needs nothing on a mailbox.";
-    return h("div", { class: "choice" },
-      box,
-      h("div", { class: "choice-body" },
-        h("div", { class: "choice-line" },
-          h("label", { for: box.id }, h("span", { class: "choice-summary", title: capability.name, text: capability.summary }), onRequest(capability.name)),
-          capability.reaches_content ? h("span", { id: flagId, class: "badge content", text: "Reaches message content" }) : null),
-        h("div", { id: aboutId, class: "choice-text" },
-          h("p", { text: capability.description }),
-          h("p", { class: "requires" }, requires),
-          capability.reaches_content
-            ? h("p", { class: "content-note", text: "It reads what people wrote: message text, attachments or originals. Every such read is recorded in the audit trail, as the agent's act for its sponsor." })
-            : null),
-        h("details", { class: "tools" },
-          h("summary", {}, `Its tools (${capability.routes.length})`, hidden(`: ${capability.summary}`)),
-          h("ul", {}, capability.routes.map((route) => h("li", {},
-            code(route.tool), " ", h("span", { class: "muted", text: `${route.method} ${route.path}` }), ": ", route.summary,
-            route.reaches_content ? [" ", h("span", { class: "badge content", text: "content" })] : null))))));
-  }
-
-  // What the chosen sponsor holds on each mailbox (`GET /api/people/:id/mailboxes`),
-  // and what the agent is to hold there: mailbox id → Set of relation names.
-  let sponsorHolds = null;
-  const chosen = new Map();
-  let sponsorLoads = 0;
-  const grid = h("div", { class: "grant-grid" });
   const sponsorName = () => directory.people.get(sponsor.value)?.name ?? "The sponsor";
+  const choices = ceilingChoices(vocabulary, {
+    grantee: "the agent",
+    noMailboxes: "There are no mailboxes yet: create one under Mailboxes.",
+    noHolder: (plural) => `. Choose a sponsor, then select ${plural ? "them" : "it"} on a mailbox where the sponsor holds ${plural ? "them" : "it"}.`,
+    cannotGive: ({ holder, missing, address, what, plural }) =>
+      `Grant ${holder.within} ${missing} on ${address} under Relations first, choose a sponsor who holds ${plural ? "them" : "it"}, or leave ${what} out.`,
+    refuses: "The node refuses to mint an agent with a capability no chosen mailbox lets work.",
+  });
+  const { grid, warnings, capabilityList } = choices;
+  let sponsorLoads = 0;
 
+  // What the chosen sponsor holds on each mailbox (`GET /api/people/:id/mailboxes`).
   async function loadSponsor() {
     const generation = ++sponsorLoads;
-    sponsorHolds = null;
+    choices.setHolder(sponsor.value ? { name: sponsorName() } : null);
     if (!sponsor.value) {
       grid.replaceChildren(info("Choose a sponsor to see what they hold on each mailbox: an agent can be given there only what its sponsor holds."));
-      updateWarnings();
+      choices.update();
       return;
     }
     grid.replaceChildren(h("p", { class: "muted", role: "status", text: `Loading what ${sponsorName()} holds…` }));
-    updateWarnings();
+    choices.update();
     try {
       const { mailboxes } = await api("GET", `/api/people/${segment(sponsor.value)}/mailboxes`);
       if (generation !== sponsorLoads) return;
-      sponsorHolds = new Map(mailboxes.map((mailbox) => [mailbox.id, { mailbox, held: new Set(mailbox.held) }]));
-      // A choice the new sponsor does not hold cannot stand.
-      for (const [mailboxId, relations] of chosen) {
-        const held = sponsorHolds.get(mailboxId)?.held;
-        for (const relation of relations) if (!held?.has(relation)) relations.delete(relation);
-      }
-      replace(grid, mailboxGrid());
+      choices.showHoldings(mailboxes);
     } catch (error) {
       if (error instanceof SessionOver || generation !== sponsorLoads) return;
       grid.replaceChildren(refusalBox(error, `What ${sponsorName()} holds could not be loaded.`));
     }
-    updateWarnings();
+    choices.update();
   }
   sponsor.addEventListener("change", loadSponsor);
-
-  /**
-   * Per mailbox (a group named by its address), a box for each relation the
-   * agent may hold there, in words: only what the sponsor holds there can be
-   * ticked, and what cannot says why.
-   */
-  function mailboxGrid() {
-    if (!sponsorHolds.size) return empty("There are no mailboxes yet: create one under Mailboxes.");
-    const holder = sponsorName();
-    return h("div", { class: "grant-cards" }, [...sponsorHolds.values()].map(({ mailbox, held }) => {
-      const nothingId = held.size ? null : uniqueId("hint");
-      const choices = MAILBOX_RELATIONS.map((relation) => {
-        const holds = held.has(relation.name);
-        const box = h("input", { type: "checkbox", id: uniqueId("grant"), disabled: !holds });
-        box.checked = holds && Boolean(chosen.get(mailbox.id)?.has(relation.name));
-        const reasonId = holds || nothingId ? null : uniqueId("hint");
-        if (!holds) box.setAttribute("aria-describedby", nothingId ?? reasonId);
-        box.addEventListener("change", () => {
-          if (!chosen.has(mailbox.id)) chosen.set(mailbox.id, new Set());
-          if (box.checked) chosen.get(mailbox.id).add(relation.name);
-          else chosen.get(mailbox.id).delete(relation.name);
-          updateWarnings();
-        });
-        return h("div", { class: holds ? "choice" : "choice not-held" }, box,
-          h("div", { class: "choice-body" },
-            h("label", { for: box.id }, relationTerm(vocabulary, relation.name, { inSentence: true })),
-            reasonId ? h("span", { id: reasonId, class: "reason", text: `${holder} does not hold this here` }) : null));
-      });
-      return h("fieldset", { class: "grant-card" },
-        h("legend", { title: mailbox.id, text: mailbox.address }),
-        h("p", { class: "muted display-name", text: mailbox.display_name }),
-        nothingId ? h("p", { id: nothingId, class: "reason", text: `${holder} holds nothing here, so the agent can hold nothing here either.` }) : null,
-        choices);
-    }));
-  }
-
-  const chosenCapabilities = () => capabilities.filter((capability) => capabilityBoxes.get(capability.name).checked);
-  const grantsChosen = () => [...chosen]
-    .filter(([mailboxId, relations]) => relations.size && sponsorHolds?.has(mailboxId))
-    .map(([mailbox, relations]) => ({ mailbox, relations: MAILBOX_RELATIONS.map((relation) => relation.name).filter((relation) => relations.has(relation)) }));
-
-  /** A relation's words in quotes, for a sentence. */
-  const quoted = (relation) => `“${relationText(vocabulary, relation)}”`;
-
-  /** Why a chosen capability cannot work with what is chosen, and what would make it work. */
-  function unsatisfied(capability) {
-    const needs = capability.requires;
-    const needsText = needs.length > 1 ? `${inWords(needs.map(quoted))} together on one mailbox` : `${quoted(needs[0])} on a mailbox`;
-    const what = `“${capabilityText(vocabulary, capability.name)}”`;
-    const lead = [what, onRequest(capability.name), ` cannot work: it needs ${needsText}`];
-    if (!sponsor.value) return h("li", {}, lead, `. Choose a sponsor, then select ${needs.length > 1 ? "them" : "it"} on a mailbox where the sponsor holds ${needs.length > 1 ? "them" : "it"}.`);
-    if (!sponsorHolds) return h("li", {}, lead, ".");
-    const holder = sponsorName();
-    const mailboxes = [...sponsorHolds.values()];
-    const selectable = mailboxes.filter(({ held }) => needs.every((relation) => held.has(relation)));
-    if (selectable.length) {
-      const ways = selectable.map(({ mailbox }) => {
-        const missing = needs.filter((relation) => !chosen.get(mailbox.id)?.has(relation));
-        return `${inWords(missing.map(quoted))} on ${mailbox.address}`;
-      });
-      return h("li", {}, lead, `. Select ${ways.join(", or ")} (${holder} holds ${needs.length > 1 ? "them" : "it"} there).`);
-    }
-    // The sponsor cannot give it: say what to grant them, where they come closest.
-    const closest = mailboxes
-      .map(({ mailbox, held }) => ({ mailbox, missing: needs.filter((relation) => !held.has(relation)) }))
-      .sort((a, b) => a.missing.length - b.missing.length)[0];
-    if (!closest) return h("li", {}, lead, ". There are no mailboxes yet: create one under Mailboxes.");
-    return h("li", {}, lead, `, and ${holder} does not hold ${needs.length > 1 ? "that on any mailbox" : "it on any mailbox"}. `,
-      `Grant ${holder} ${inWords(closest.missing.map(quoted))} on ${closest.mailbox.address} under Relations first, choose a sponsor who holds ${needs.length > 1 ? "them" : "it"}, or leave ${what} out.`);
-  }
-
-  const warnings = h("div", { class: "warnings", "aria-live": "polite" });
-  function updateWarnings() {
-    const grants = grantsChosen();
-    const problems = chosenCapabilities()
-      .filter((capability) => capability.requires.length
-        && !grants.some((grant) => capability.requires.every((relation) => grant.relations.includes(relation))))
-      .map(unsatisfied);
-    replace(warnings, problems.length
-      ? h("div", { class: "warning" },
-          h("p", { class: "warning-title", text: problems.length === 1 ? "One capability cannot work with these mailboxes" : `${problems.length} capabilities cannot work with these mailboxes` }),
-          h("ul", {}, problems),
-          h("p", { class: "muted", text: "The node refuses to mint an agent with a capability no chosen mailbox lets work." }))
-      : null);
-  }
 
   // The browser refuses a time already past (the node would too); `min` is in local time.
   const now = new Date();
@@ -396,8 +224,6 @@ export async function renderAgents(view) {
   const submit = h("button", { type: "submit", text: "Mint agent" });
   const status = statusArea();
   const handovers = h("div", { class: "handovers" });
-  const capabilityList = h("div", { class: "choices" }, capabilities.map(capabilityChoice));
-  capabilityList.addEventListener("change", updateWarnings);
 
   const form = h("form", { class: "mint-form" },
     h("div", { class: "fields" },
@@ -428,8 +254,8 @@ export async function renderAgents(view) {
       const body = {
         name: name.value,
         sponsor: sponsor.value,
-        capabilities: chosenCapabilities().map((capability) => capability.name),
-        mailboxes: grantsChosen(),
+        capabilities: choices.chosenCapabilities().map((capability) => capability.name),
+        mailboxes: choices.grantsChosen(),
         delivery: issueCode.checked ? "pairing_code" : "credential",
       };
       if (expires.value) {
@@ -440,7 +266,7 @@ export async function renderAgents(view) {
       const minted = await api("POST", "/api/agents", body);
       addAgent(minted.agent);
       form.reset();
-      chosen.clear();
+      choices.clearMailboxes();
       await loadSponsor();
       const box = handover(minted.agent, minted);
       handovers.prepend(box);

@@ -27,6 +27,10 @@
 //   mail.js, sends.js, approvals.js, notifications.js, reminders.js, people.js, teams.js,
 //   mailboxes.js, butlers.js, relations.js, agents.js, connections.js, exports.js, sources.js,
 //   audit.js, account.js  the sections, one module each, exporting its render function
+//   agent-ceiling.js the choices an agent's ceiling is made of (the mint form's
+//                    and the consent's) and the ceiling shown held of total
+//   consent.js       the consent an OAuth client asks for at /oauth/authorize,
+//                    shown instead of the sections
 //   main.js          the shell: sign-in, header, navigation, router, start-up
 //
 // A new section is a module exporting a render
@@ -34,6 +38,11 @@
 // route is `#/<route>/<params…>`. A section with views of its own (Mail: a
 // mailbox, a message, a search, outbound mail) reads them from the params and
 // hands each to a view function of its own.
+//
+// The node serves this same page at /oauth/authorize, where an MCP client
+// that speaks only OAuth sends a person to allow it: there, once someone is
+// signed in (the sign-in form first if not, the request's query string kept
+// as it is), the shell shows the consent (consent.js) and no sections.
 
 import { h, hidden, labelled } from "./dom.js";
 import { connectShell, hint, me, setMe } from "./session.js";
@@ -45,6 +54,7 @@ import { approvalCount, APPROVALS_CHANGED, renderApprovals } from "./approvals.j
 import { renderAudit } from "./audit.js";
 import { renderButlers } from "./butlers.js";
 import { renderConnections } from "./connections.js";
+import { consentRefused, isConsentRequest, renderConsent } from "./consent.js";
 import { renderExports } from "./exports.js";
 import { renderMail } from "./mail.js";
 import { renderMailboxes } from "./mailboxes.js";
@@ -119,12 +129,16 @@ function showSignIn(notice) {
       h("h1", { text: "Sign in" }),
       notice?.refusal ? h("div", { class: "notice" }, refusalBox(notice.refusal, notice.title)) : null,
       notice?.text ? h("div", { class: "notice info", role: "status", text: notice.text }) : null,
+      isConsentRequest() && !notice
+        ? h("div", { class: "notice info", role: "status", text: "An app asks to connect to Mailroom as you. Sign in to see what it asks for and choose what to allow." })
+        : null,
       form)));
   email.focus();
 }
 
-function showShell() {
-  navigation = h("ul");
+/** The shell: the banner (with the sections' navigation unless `sections` is false) and an empty `main`. */
+function showShell({ sections = true } = {}) {
+  navigation = sections ? h("ul") : null;
   const signOut = h("button", { type: "button", class: "secondary", text: "Sign out" });
   const shellStatus = statusArea();
   signOut.addEventListener("click", async () => {
@@ -139,7 +153,7 @@ function showShell() {
     h("a", { class: "skip-link", href: "#main", text: "Skip to content" }),
     h("header", { class: "topbar" },
       h("p", { class: "brand", text: "Mailroom" }),
-      h("nav", { "aria-label": "Sections" }, navigation),
+      navigation ? h("nav", { "aria-label": "Sections" }, navigation) : null,
       h("div", { class: "whoami" },
         h("span", { class: "whoami-name", text: me.name }),
         me.email ? h("span", { class: "whoami-email", text: me.email }) : null,
@@ -152,7 +166,7 @@ function showShell() {
     event.preventDefault();
     main.focus();
   });
-  for (const section of SECTIONS.filter((section) => section.visible())) {
+  for (const section of sections ? SECTIONS.filter((section) => section.visible()) : []) {
     navigation.append(h("li", {}, h("a", { href: `#/${section.route}`, "data-route": section.route, text: section.title }),
       section.route === "approvals" ? h("span", { class: "nav-count", hidden: true }) : null,
       section.route === "notifications" ? h("span", { class: "nav-unread", hidden: true }) : null));
@@ -206,7 +220,8 @@ function parseHash() {
 }
 
 async function route() {
-  if (!me || !main) return;
+  // The consent is the whole page: no hash leads anywhere from it.
+  if (!me || !main || isConsentRequest()) return;
   const [name, ...params] = parseHash();
   const visible = SECTIONS.filter((section) => section.visible());
   const section = visible.find((candidate) => candidate.route === name);
@@ -234,7 +249,28 @@ async function route() {
   }
 }
 
-/** Learns who is signed in and shows the interface, or the sign-in form. */
+/**
+ * The consent an OAuth client asks for, instead of the sections: the banner
+ * (who is signed in, and Sign out, for whoever is not the person to allow it)
+ * and the consent view; a request the node refuses is shown as its refusal.
+ */
+async function showConsent() {
+  showShell({ sections: false });
+  const generation = ++rendering;
+  document.title = "Connect an app · Mailroom";
+  const heading = h("h1", { tabindex: "-1", text: "Connect an app" });
+  const view = h("div", { class: "view" });
+  main.replaceChildren(heading, view);
+  heading.focus({ preventScroll: true });
+  try {
+    await renderConsent(view, heading);
+  } catch (error) {
+    if (error instanceof SessionOver || generation !== rendering) return;
+    view.append(consentRefused(error));
+  }
+}
+
+/** Learns who is signed in and shows the interface (or the consent asked for), or the sign-in form. */
 async function start() {
   try {
     setMe(await api("GET", "/api/me"));
@@ -246,6 +282,7 @@ async function start() {
       h("button", { type: "button", text: "Try again", onclick: () => start() }))));
     return;
   }
+  if (isConsentRequest()) return showConsent();
   showShell();
   await route();
 }
