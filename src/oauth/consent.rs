@@ -150,7 +150,12 @@ pub async fn get_consent(context: &mut Context<'_>) -> Result<Response, Refusal>
         .map(str::to_string)
         .collect();
     let [mailboxes] = context.read_array([tuples::every_mailbox_with_held(&Holder::Person(person_id))]).await?;
-    let mailboxes = mail::present_mailboxes(context, &mailboxes, None)?;
+    // Only where the person holds something: the screen is no list of every
+    // mailbox on the node for someone who may not know of them.
+    let mailboxes: Vec<_> = mail::present_mailboxes(context, &mailboxes, None)?
+        .into_iter()
+        .filter(|mailbox| !mailbox.held.is_empty())
+        .collect();
     Ok(context.json(&OAuthConsent {
         client: OAuthClient {
             client_id: request.client_id.clone(),

@@ -41,7 +41,10 @@ pub async fn protected_resource(context: &mut Context<'_>) -> Result<Response, R
         resource: mcp_resource(&origin),
         authorization_servers: vec![origin],
         bearer_methods_supported: words(&["header"]),
-        scopes_supported: scopes(),
+        // No `scopes_supported` here: clients ask for every scope the resource
+        // lists when they are told nothing else, which would start the consent
+        // with everything ticked. The person chooses; a client that wants
+        // something names it (the authorization server lists the names).
         resource_name: "Mailroom".into(),
     }))
 }

@@ -47,8 +47,6 @@ pub enum OAuthError {
     InvalidAuthorizationRequest { field: &'static str, why: String },
     /// A token or revocation request lacks a field or repeats one.
     InvalidRequest { field: &'static str, why: String },
-    /// The client id is missing or not the one the grant was issued to.
-    InvalidClient { why: String },
     /// The code or refresh token is unknown, expired, already used, or its
     /// verifier or redirect URI does not match.
     InvalidGrant { why: String },
@@ -96,14 +94,6 @@ impl From<OAuthError> for Refusal {
                 format!("`{field}` {why}."),
                 "A token or revocation request carries each field it needs exactly once (RFC 6749).",
                 format!("Send `{field}` once, as the endpoint's metadata describes."),
-            )
-            .as_oauth(),
-            OAuthError::InvalidClient { why } => Refusal::new(
-                400,
-                "invalid_client",
-                "The client id does not fit this grant.",
-                why,
-                "Send the client id the app registered with, the one the code or refresh token was issued to.",
             )
             .as_oauth(),
             OAuthError::InvalidGrant { why } => Refusal::new(

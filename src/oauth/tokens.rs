@@ -209,7 +209,8 @@ async fn exchange_code(
     let routes = pinned_routes("oauth_codes", "code_hash", &code_hash);
     let (grant, routes) = known_grant(context, lookup, routes, "The code was presented a second time").await?;
     if grant.client_id != client_id {
-        return Err(OAuthError::InvalidClient { why: "The code was issued to another client.".into() }.into());
+        // RFC 6749 §5.2: a grant issued to another client is `invalid_grant`.
+        return Err(OAuthError::InvalidGrant { why: "The code was issued to another client.".into() }.into());
     }
     if grant.redirect_uri.as_deref() != Some(redirect_uri) {
         return Err(
@@ -250,7 +251,7 @@ async fn refresh(
     let routes = pinned_routes("oauth_refresh_tokens", "token_hash", &token_hash);
     let (grant, routes) = known_grant(context, lookup, routes, "The refresh token was presented a second time").await?;
     if grant.client_id != client_id {
-        return Err(OAuthError::InvalidClient { why: "The refresh token was issued to another client.".into() }.into());
+        return Err(OAuthError::InvalidGrant { why: "The refresh token was issued to another client.".into() }.into());
     }
     context.write_changing_one_row(
         Statement::new("UPDATE oauth_refresh_tokens SET spent_at = ?2 WHERE token_hash = ?1 AND spent_at IS NULL")

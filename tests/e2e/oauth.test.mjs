@@ -123,6 +123,8 @@ class MemoryProvider {
       grant_types: ["authorization_code", "refresh_token"],
       response_types: ["code"],
       token_endpoint_auth_method: "none",
+      // What it needs, as a client asks for scopes: the consent starts with it ticked.
+      scope: CHOSEN,
     };
   }
   state() {
@@ -263,7 +265,8 @@ test("discovery: the protected resource and the authorization server describe th
     assert.deepEqual(resource.authorization_servers, [node.url], path);
     assert.deepEqual(resource.bearer_methods_supported, ["header"], path);
     assert.equal(resource.resource_name, "Mailroom", path);
-    assert.deepEqual([...resource.scopes_supported].sort(), capabilityNames, `${path}: the scopes are the capabilities`);
+    // A client asks for every scope the resource lists; the person chooses instead (decision 0026).
+    assert.equal(resource.scopes_supported, undefined, path);
   }
   const server = await ok(call("GET", "/.well-known/oauth-authorization-server"));
   assert.equal(server.issuer, node.url);
@@ -273,8 +276,8 @@ test("discovery: the protected resource and the authorization server describe th
   assert.equal(server.revocation_endpoint, `${node.url}/oauth/revoke`);
   assert.deepEqual(server.code_challenge_methods_supported, ["S256"]);
   assert.deepEqual(server.token_endpoint_auth_methods_supported, ["none"]);
-  // Metadata documents are not fetched yet (decision 0026), and the node says so: clients register dynamically.
-  assert.equal(server.client_id_metadata_document_supported, false);
+  // A client may name itself by its metadata document (fetched for the person's consent; natively tested).
+  assert.equal(server.client_id_metadata_document_supported, true);
   assert.equal(server.authorization_response_iss_parameter_supported, true);
   assert.deepEqual([...server.scopes_supported].sort(), capabilityNames);
 
@@ -350,7 +353,7 @@ test("the official MCP client discovers, registers, sends Ben to the consent, an
   assert.match(await asking.innerText(), new RegExp(`will send you back to ${callback.host.replaceAll(".", "\\.")}`));
   assert.match(await asking.innerText(), /registered itself/);
 
-  // What the client asked for (every capability the node offers) is ticked to start with.
+  // What the client asked for is ticked to start with, and nothing else.
   const form = page.getByRole("region", { name: "What it may do" });
   const capability = (name) => form.getByRole("group", { name: "Capabilities" }).getByRole("checkbox", { name: summaryOf(name), exact: true });
   const grant = (relation, address) => form.getByRole("group", { name: address, exact: true }).getByRole("checkbox", { name: wordsOf(relation), exact: true });

@@ -80,6 +80,8 @@ fn discovery_names_the_mcp_endpoint_and_this_node_as_its_authorization_server() 
         let metadata = body(&world.node.send(request("GET", path)));
         assert_eq!(metadata["resource"], "https://mailroom.test/mcp", "{path}");
         assert_eq!(metadata["authorization_servers"], json!(["https://mailroom.test"]), "{path}");
+        // Clients ask for every scope a resource lists; the person chooses instead.
+        assert!(metadata.get("scopes_supported").is_none(), "{path}");
     }
     let server = body(&world.node.send(request("GET", "/.well-known/oauth-authorization-server")));
     assert_eq!(server["issuer"], "https://mailroom.test");
@@ -120,6 +122,7 @@ fn registration_writes_nothing_and_refuses_what_it_cannot_use() {
 #[test]
 fn the_consent_screen_checks_the_request_and_shows_what_the_person_holds() {
     let (world, ben, ben_token, mailbox) = world_with_ben();
+    world.mailbox("sales@mailroom.test");
     let client_id = world.oauth_client();
     let query = consent_query(&client_id, OAUTH_REDIRECT, &[("scope", "mail.triage not.a.capability")]);
     let consent = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&ben_token), None);
@@ -129,7 +132,9 @@ fn the_consent_screen_checks_the_request_and_shows_what_the_person_holds() {
     assert_eq!(consent["client"]["redirect_host"], "127.0.0.1:4567");
     assert_eq!(consent["requested_capabilities"], json!(["mail.triage"]));
     assert_eq!(consent["resource"], "https://mailroom.test/mcp");
-    let support = consent["mailboxes"].as_array().unwrap().iter().find(|entry| entry["id"] == mailbox).unwrap();
+    let listed = consent["mailboxes"].as_array().unwrap();
+    assert_eq!(listed.len(), 1, "only where ben holds something: {listed:?}");
+    let support = listed.iter().find(|entry| entry["id"] == mailbox).unwrap();
     let mut held: Vec<&str> =
         support["held"].as_array().unwrap().iter().map(|relation| relation.as_str().unwrap()).collect();
     held.sort_unstable();
@@ -231,7 +236,7 @@ fn a_code_is_exchanged_once_with_its_verifier_at_its_redirect_for_its_client() {
     let mut stolen = base.to_vec();
     stolen[3] = ("client_id", "mrc_someone-else");
     stolen.push(("code_verifier", OAUTH_VERIFIER));
-    oauth_error(&exchange(&stolen), 400, "invalid_client");
+    oauth_error(&exchange(&stolen), 400, "invalid_grant");
 
     let good = [&base[..], &[("code_verifier", OAUTH_VERIFIER), ("resource", "https://mailroom.test/mcp")]].concat();
     let tokens = exchange(&good);

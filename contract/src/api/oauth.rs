@@ -19,8 +19,6 @@ pub struct ProtectedResourceMetadata {
     pub authorization_servers: Vec<String>,
     /// How a token is presented: `header` (`Authorization: Bearer`).
     pub bearer_methods_supported: Vec<String>,
-    /// The scopes a client may ask for: the capability names, which the consent screen starts ticked.
-    pub scopes_supported: Vec<String>,
     /// The resource's name, for a person choosing it.
     pub resource_name: String,
 }
@@ -48,7 +46,8 @@ pub struct AuthorizationServerMetadata {
     pub token_endpoint_auth_methods_supported: Vec<String>,
     /// `none`, as for the token endpoint.
     pub revocation_endpoint_auth_methods_supported: Vec<String>,
-    /// The scopes a client may ask for: the capability names.
+    /// The scopes a client may ask for: the capability names. A client that asks
+    /// for some has them ticked on the consent screen to start with.
     pub scopes_supported: Vec<String>,
     /// True: a client may be named by the HTTPS URL of its metadata document.
     pub client_id_metadata_document_supported: bool,
@@ -141,7 +140,7 @@ pub struct OAuthConsent {
     pub resource: String,
     /// The capabilities the client asked for by scope, which the screen starts ticked.
     pub requested_capabilities: Vec<String>,
-    /// Every mailbox with the relations the person holds there: the most the app can be given.
+    /// The mailboxes where the person holds something, with what they hold: the most the app can be given.
     pub mailboxes: Vec<Mailbox>,
     /// Where declining sends the person: back to the client with `access_denied`.
     pub deny_to: String,
