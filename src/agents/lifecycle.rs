@@ -26,12 +26,16 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
 /// Reads the path's agent, its routes and its tuples, refusing an unknown one.
 pub(super) async fn the_agent(context: &mut Context<'_>) -> Result<(AgentRow, Agent), Refusal> {
-    let (row, agent, _) = the_agent_with(context, Statement::new("SELECT 1")).await?;
+    let (row, agent, _) = the_agent_with(context, None).await?;
     Ok((row, agent))
 }
 
-/// `the_agent`, with `also` read in the same round trip.
-async fn the_agent_with(context: &mut Context<'_>, also: Statement) -> Result<(AgentRow, Agent, QueryResult), Refusal> {
+/// `the_agent`, with `also` read in the same round trip (its result answered
+/// beside the agent, empty when there is none).
+async fn the_agent_with(
+    context: &mut Context<'_>,
+    also: Option<Statement>,
+) -> Result<(AgentRow, Agent, QueryResult), Refusal> {
     let agent_id = context.path(PathParameter::AgentId)?.to_string();
     context.audit_object(agent_id.clone());
     if !is_id_of(&agent_id, IdKind::Agent) {
@@ -39,7 +43,10 @@ async fn the_agent_with(context: &mut Context<'_>, also: Statement) -> Result<(A
     }
     let row = Statement::new(format!("SELECT {AGENT_COLUMNS} FROM agents WHERE id = ?1")).bind(agent_id.as_str());
     let held = tuples::list(Some(&agent_id), None);
-    let [row, routes, held, also] = context.read_array([row, routes_of(Some(&agent_id)), held, also]).await?;
+    let mut results = context.read([row, routes_of(Some(&agent_id)), held].into_iter().chain(also).collect()).await?;
+    let also = if results.len() > 3 { results.pop().unwrap_or_default() } else { QueryResult::default() };
+    let [row, routes, held]: [QueryResult; 3] =
+        results.try_into().map_err(|_| context.internal("an agent's read answered short"))?;
     let agents = present_all(context, &row, &routes, &held)?;
     let agent = agents.into_iter().next().ok_or(AgentError::NoSuchAgent { id: agent_id })?;
     let row: AgentRow = row.rows[0].decode().map_err(|error| context.internal(error))?;
@@ -88,7 +95,7 @@ pub async fn disconnect(
     sponsor: &str,
     also: Statement,
 ) -> Result<(Agent, QueryResult), Refusal> {
-    let (row, agent, also) = the_agent_with(context, also).await?;
+    let (row, agent, also) = the_agent_with(context, Some(also)).await?;
     if row.sponsor_id != sponsor || row.connected.is_none() {
         return Err(AgentError::NoSuchAgent { id: row.id }.into());
     }

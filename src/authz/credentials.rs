@@ -340,9 +340,7 @@ pub fn check_origin(
 
 /// Signs an access token for `claims`.
 pub fn sign_access_token(claims: &AccessClaims, session_key: &[u8]) -> String {
-    let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims).unwrap_or_default());
-    let signature = URL_SAFE_NO_PAD.encode(access_token_mac(session_key, &payload));
-    format!("{ACCESS_TOKEN_PREFIX}{payload}.{signature}")
+    signed_claims(claims, ACCESS_TOKEN_PREFIX, ACCESS_TOKEN_DOMAIN, session_key)
 }
 
 /// Checks an access token's signature (in constant time) and expiry.
@@ -356,12 +354,19 @@ pub fn verify_access_token(token: &str, session_key: &[u8], now_ms: i64) -> Resu
 
 /// Signs an OAuth access token for `claims`.
 pub fn sign_oauth_access_token(claims: &OAuthAccessClaims, session_key: &[u8]) -> String {
+    signed_claims(claims, OAUTH_ACCESS_TOKEN_PREFIX, OAUTH_ACCESS_TOKEN_DOMAIN, session_key)
+}
+
+/// `<prefix><claims>.<HMAC>`: `claims` as base64url JSON, signed under the
+/// session key in `domain`, so a token of one kind never verifies as another.
+/// Session and OAuth access tokens, and OAuth client ids, are made this way.
+pub fn signed_claims<T: Serialize>(claims: &T, prefix: &str, domain: &[u8], session_key: &[u8]) -> String {
     let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(claims).unwrap_or_default());
     let mut mac = keyed_mac(session_key);
-    mac.update(OAUTH_ACCESS_TOKEN_DOMAIN);
+    mac.update(domain);
     mac.update(payload.as_bytes());
     let signature = URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes());
-    format!("{OAUTH_ACCESS_TOKEN_PREFIX}{payload}.{signature}")
+    format!("{prefix}{payload}.{signature}")
 }
 
 /// Checks an OAuth access token's signature (in constant time) and expiry.
@@ -379,8 +384,8 @@ pub fn verify_oauth_access_token(
 }
 
 /// The claims of a `<prefix><payload>.<HMAC>` token whose MAC under `domain`
-/// verifies, compared in constant time.
-fn verified_claims<T: serde::de::DeserializeOwned>(
+/// verifies, compared in constant time (`signed_claims` makes them).
+pub fn verified_claims<T: serde::de::DeserializeOwned>(
     token: &str,
     prefix: &str,
     domain: &[u8],
@@ -401,13 +406,6 @@ fn verified_claims<T: serde::de::DeserializeOwned>(
 fn keyed_mac(session_key: &[u8]) -> Hmac<Sha256> {
     // HMAC accepts keys of any length, so this cannot fail.
     <Hmac<Sha256> as KeyInit>::new_from_slice(session_key).unwrap_or_else(|_| unreachable!("HMAC takes any key length"))
-}
-
-fn access_token_mac(session_key: &[u8], payload: &str) -> Vec<u8> {
-    let mut mac = keyed_mac(session_key);
-    mac.update(ACCESS_TOKEN_DOMAIN);
-    mac.update(payload.as_bytes());
-    mac.finalize().into_bytes().to_vec()
 }
 
 /// A new opaque refresh token. Only its hash is stored.

@@ -4,22 +4,13 @@
 use mailroom_contract::api::{Agent, ConnectedApp, ConnectedAppList};
 
 use super::clients::host_of;
+use super::person;
 use crate::agents;
-use crate::authz::AuthorityError;
-use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
 use crate::core::time::rfc3339;
-
-/// The person whose apps these are: only a person, signed in themselves.
-fn person(context: &Context<'_>) -> Result<String, Refusal> {
-    match context.caller() {
-        Caller::Person { person_id, .. } => Ok(person_id.clone()),
-        _ => Err(AuthorityError::PeopleOnly.into()),
-    }
-}
 
 /// The connections of the apps `sponsor`'s consents minted.
 fn connections_of(sponsor: &str) -> Statement {

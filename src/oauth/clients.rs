@@ -14,14 +14,11 @@
 //! `localhost`, not the node's own host), the default port, no redirects
 //! followed, a few seconds and a few kilobytes at most.
 
-use base64::Engine;
-use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use hmac::{Hmac, KeyInit, Mac};
 use mailroom_contract::api::{RegisterOAuthClient, RegisteredOAuthClient};
 use serde::{Deserialize, Serialize};
-use sha2::Sha256;
 
 use super::OAuthError;
+use crate::authz::credentials::{signed_claims, verified_claims};
 use crate::core::bindings::Fetched;
 use crate::core::context::Context;
 use crate::core::http::Response;
@@ -56,34 +53,16 @@ pub(super) struct Client {
     pub(super) by_metadata_document: bool,
 }
 
-fn mac(session_key: &[u8]) -> Hmac<Sha256> {
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(session_key)
-        .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
-    mac.update(CLIENT_ID_DOMAIN);
-    mac
-}
-
 impl Client {
     /// The id that carries this registration, signed.
     fn id(&self, session_key: &[u8]) -> String {
-        let payload = URL_SAFE_NO_PAD.encode(serde_json::to_vec(self).unwrap_or_default());
-        let mut mac = mac(session_key);
-        mac.update(payload.as_bytes());
-        format!("{CLIENT_ID_PREFIX}{payload}.{}", URL_SAFE_NO_PAD.encode(mac.finalize().into_bytes()))
+        signed_claims(self, CLIENT_ID_PREFIX, CLIENT_ID_DOMAIN, session_key)
     }
 
     /// The client a client id carries, if the node signed it.
     pub(super) fn from_id(client_id: &str, session_key: &[u8]) -> Result<Client, OAuthError> {
-        let (payload, signature) = client_id
-            .strip_prefix(CLIENT_ID_PREFIX)
-            .and_then(|rest| rest.split_once('.'))
-            .ok_or(OAuthError::UnknownClient)?;
-        let signature = URL_SAFE_NO_PAD.decode(signature).map_err(|_| OAuthError::UnknownClient)?;
-        let mut mac = mac(session_key);
-        mac.update(payload.as_bytes());
-        mac.verify_slice(&signature).map_err(|_| OAuthError::UnknownClient)?;
-        let payload = URL_SAFE_NO_PAD.decode(payload).map_err(|_| OAuthError::UnknownClient)?;
-        serde_json::from_slice(&payload).map_err(|_| OAuthError::UnknownClient)
+        verified_claims(client_id, CLIENT_ID_PREFIX, CLIENT_ID_DOMAIN, session_key)
+            .map_err(|_| OAuthError::UnknownClient)
     }
 }
 

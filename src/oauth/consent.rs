@@ -15,11 +15,10 @@ use mailroom_contract::capabilities::CAPABILITIES;
 
 use super::clients::{Client, host_of, resolve};
 use super::discovery::mcp_resource;
+use super::person;
 use super::{CODE_LIFETIME_MS, OAuthError};
 use crate::agents;
-use crate::authz::AuthorityError;
 use crate::authz::tuples::{self, Holder};
-use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::crypto::hash_secret;
 use crate::core::http::Response;
@@ -117,14 +116,6 @@ impl AuthorizationRequest {
         query.append_pair("iss", &self.issuer);
         let separator = if self.redirect_uri.contains('?') { '&' } else { '?' };
         format!("{}{separator}{}", self.redirect_uri, query.finish())
-    }
-}
-
-/// The person consenting: only a person, signed in themselves, consents.
-fn person(context: &Context<'_>) -> Result<String, Refusal> {
-    match context.caller() {
-        Caller::Person { person_id, .. } => Ok(person_id.clone()),
-        _ => Err(AuthorityError::PeopleOnly.into()),
     }
 }
 

@@ -20,6 +20,9 @@ mod consent;
 mod discovery;
 mod tokens;
 
+use crate::authz::AuthorityError;
+use crate::core::caller::Caller;
+use crate::core::context::Context;
 use crate::core::refusal::Refusal;
 use crate::core::time::MINUTE_MS;
 
@@ -34,6 +37,15 @@ pub use tokens::{forget_ended, revoke, token};
 pub const CODE_LIFETIME_MS: i64 = 2 * MINUTE_MS;
 /// How long a refresh token works unused; each use rotates it.
 pub const REFRESH_TOKEN_LIFETIME_MS: i64 = 30 * crate::core::time::DAY_MS;
+
+/// The person the consent or connected apps are for: only a person, signed in
+/// themselves, consents to an app or disconnects one.
+fn person(context: &Context<'_>) -> Result<String, Refusal> {
+    match context.caller() {
+        Caller::Person { person_id, .. } => Ok(person_id.clone()),
+        _ => Err(AuthorityError::PeopleOnly.into()),
+    }
+}
 
 /// What can go wrong at the OAuth endpoints and the consent screen.
 #[derive(Clone, Debug, PartialEq, Eq)]
