@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { chromium } from "playwright-core";
 
 /** Debian's chromium, never a downloaded browser; no network beyond the node under test. */
-const CHROMIUM = "/usr/bin/chromium";
+export const CHROMIUM = "/usr/bin/chromium";
 const ARGUMENTS = [
   "--no-sandbox",
   "--disable-gpu",

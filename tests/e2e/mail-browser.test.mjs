@@ -417,6 +417,70 @@ test("an HTML message is shown formatted in a sandboxed frame that runs nothing 
   await new Promise((resolve) => listener.close(resolve));
 });
 
+test("hostile HTML of every kind is shown formatted without a word in the console, and its text is shown as written", async () => {
+  // Each line is something the page's policy would report if any document parsed
+  // under it held it (Chrome reports what DOMPurify's inert parse holds): handlers in
+  // every place the tokenizer starts an attribute, styles, SVG and MathML, forms,
+  // javascript: addresses, and markup that hides a tag from a careless reader.
+  const hostile = [
+    `<body onload="alert(1)" style="margin:0" background="javascript:alert(1)">`,
+    `<p>Meet on Monday; the "one" online 'style' guide, on/off and/onward.</p>`,
+    `<img src=x onerror="alert(1)"><IMG SRC=x ONERROR=alert(1)><img/src/onerror=alert(1)><img src=""onerror=alert(1)>`,
+    `<img\nsrc=x\r\nonerror=alert(1)><img\tsrc=x\fonerror=alert(1)><a href='https://letters.example/a'onclick='alert(1)'>quoted</a>`,
+    `<p title="a>b" style="color:red" onclick="alert(1)">gt in a value</p><p STYLE=color:red>upper</p><p/style=color:red>slashed</p>`,
+    `<style>p{color:red}</style><STYLE media=all>p{}</STYLE><div><style>p{}</style></div>`,
+    `<svg onload="alert(1)"><circle r=1 onclick=alert(1) /><animate onbegin=alert(1) attributeName=x dur=1s /><set attributeName=onmouseover to=alert(1) />`,
+    `<a xlink:href="javascript:alert(1)"><text>x</text></a><style>circle{fill:red}</style><foreignObject><img src=x onerror=alert(1)></foreignObject></svg>`,
+    `<svg><style><img src=x onerror=alert(1)></style></svg><math><mi xlink:href="javascript:alert(1)" onclick=alert(1)>x</mi><style>x{}</style></math>`,
+    `<details open ontoggle="alert(1)">details</details><frameset onload=alert(1)>`,
+    `<a href="javascript:alert(1)">js</a><a href="  JaVaScRiPt:alert(1)">js2</a><iframe src="javascript:alert(1)"></iframe>`,
+    `<form action="javascript:alert(1)" onsubmit=alert(1)><input name=a onfocus="alert(1)" autofocus><button formaction="javascript:alert(1)">b</button>`,
+    `<select onchange=alert(1)><option>1</option></select><textarea onfocus=alert(1)><img onerror=alert(1)></textarea></form>`,
+    `<script>x = "<a title='";</script><img src=x onerror=alert(1)>`,
+    `<!--><img src=x onerror=alert(1)>--><!---><img src=x onerror=alert(2)><!-- --!><img src=x onerror=alert(3)>`,
+    `<object data="javascript:alert(1)"></object><embed src="javascript:alert(1)"><iframe srcdoc="<script>alert(1)</script>"></iframe>`,
+    `<meta http-equiv="refresh" content="0;url=javascript:alert(1)"><base href="javascript:alert(1)//">`,
+    `<video poster="x" onerror=alert(1)><source src=x onerror=alert(1)></video><noscript><img src=x onerror=alert(1)></noscript>`,
+    `<template><img src=x onerror=alert(1)></template><xmp><img src=x onerror=alert(1)></xmp>`,
+    `<p>The end.</p>`,
+  ].join("\n");
+  const subject = "Every trick in one message";
+  assert.equal(await node.deliver("mallory@evil.example", SUPPORT.address, Buffer.from([
+    "From: Mallory <mallory@evil.example>",
+    `To: ${SUPPORT.address}`,
+    `Subject: ${subject}`,
+    "Date: Sat, 28 Nov 2026 07:30:00 +0000",
+    "Message-ID: <every-trick@evil.example>",
+    "MIME-Version: 1.0",
+    "Content-Type: text/html; charset=utf-8",
+    "",
+    hostile,
+    "",
+  ].join("\r\n"))), null);
+
+  const before = { console: watch.consoleErrors.length, csp: watch.cspViolations.length, errors: watch.pageErrors.length };
+  await everyMessage(writer, SUPPORT.address);
+  await writer.getByRole("link", { name: subject }).click();
+  const frame = writer.getByRole("region", { name: "Text" }).locator("iframe");
+  await frame.waitFor();
+  const shown = frame.contentFrame();
+  await shown.getByText("The end.").waitFor();
+  assert.equal(await shown.getByText(`Meet on Monday; the "one" online 'style' guide, on/off and/onward.`).count(), 1, "text that looks like an attribute is shown as written");
+  assert.equal(await shown.getByText("<img onerror=alert(1)>").count(), 1, "a textarea's text stays text");
+  // What the frame holds is DOMPurify's serialisation: every tag in it is well formed.
+  const body = (await frame.getAttribute("srcdoc")).replace(/^[\s\S]*<body>/, "");
+  const tags = body.match(/<[a-z][^>]*>/gi);
+  assert.deepEqual(tags.filter((tag) => /\s(on|style|&#)/i.test(tag)), [], "no handler, style or renamed attribute is left");
+  assert.deepEqual(tags.filter((tag) => /^<(svg|math|form|input|button|select|textarea|iframe|object|embed|base|meta|video|script)\b/i.test(tag)), []);
+  assert.ok(!/javascript:/i.test(tags.join("")), "no javascript: address");
+  await writer.waitForTimeout(500);
+  assert.deepEqual([
+    ...watch.consoleErrors.slice(before.console).map(({ who, text }) => `${who}: ${text}`),
+    ...watch.cspViolations.slice(before.csp),
+    ...watch.pageErrors.slice(before.errors),
+  ], [], "nothing in the message made any console report");
+});
+
 test("the writer downloads an attachment", async () => {
   await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
   await writer.getByRole("link", { name: "Every message" }).click();

@@ -1,10 +1,12 @@
 // Runs every end-to-end test file against the built Worker (build/), each file
 // on its own workerd + local D1. Called by scripts/test.sh after the build.
+import { execFileSync } from "node:child_process";
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
 import { readdirSync } from "node:fs";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
+import { CHROMIUM } from "./chromium.mjs";
 
 const directory = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
@@ -13,8 +15,20 @@ const files = readdirSync(directory)
   .filter((name) => only.length === 0 || only.some((pattern) => name.includes(pattern)))
   .map((name) => join(directory, name));
 
+// The browser files' outcome can depend on the Chromium the machine installed
+// (Debian's current one), so every run says which it was before any test starts.
+console.log(`browser tests run on ${chromiumVersion()}`);
+
 let failed = false;
 const stream = run({ files, concurrency: 2, timeout: 10 * 60 * 1000 });
 stream.on("test:fail", () => (failed = true));
 stream.compose(spec).pipe(process.stdout);
 stream.on("end", () => (process.exitCode = failed ? 1 : 0));
+
+function chromiumVersion() {
+  try {
+    return execFileSync(CHROMIUM, ["--version"], { encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  } catch (error) {
+    return `no Chromium at ${CHROMIUM} (${error.message})`;
+  }
+}

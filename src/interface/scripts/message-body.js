@@ -71,17 +71,34 @@ if (DOMPurify.isSupported) {
 }
 
 /**
- * The message's HTML without its styles, before anything parses it. Chrome
- * checks the inline styles of every document it parses against the page's
- * policy, DOMPurify's inert one included, and reports each it refuses; so they
- * are cut from the text first, an element's `display:none` kept as `hidden`
- * (what a newsletter hides, such as its preview text, stays hidden). That is for
- * the console's sake only: DOMPurify removes whatever this misses.
+ * The message's HTML as DOMPurify is given it: nothing in it that the page's own
+ * policy would report when parsed. Chrome checks what every document it parses
+ * under this page holds against the page's policy, DOMPurify's inert one included,
+ * and logs each event handler, inline style and base address it finds there,
+ * though none would ever apply. So they are taken out of the text before any parse:
+ *
+ * - `<style>` blocks are cut, and an element's `display:none` kept as `hidden`
+ *   (what a newsletter hides, such as its preview text, stays hidden);
+ * - every attribute that could be named `on…` or `style` is renamed. The HTML
+ *   tokenizer starts an attribute's name only straight after whitespace, a `/`
+ *   or the quote that closed the value before it, so an `o` of `on` or an `s` of
+ *   `style` in such a place is written as its character reference;
+ * - `<base` becomes `<b&#97;se`, a tag of no meaning.
+ *
+ * A reference is never decoded in a tag's or an attribute's name (`&#111;nclick`
+ * is no handler, and DOMPurify drops it) and always decoded in text and attribute
+ * values, so what a reader sees is unchanged. `</on…` is an end tag, left alone.
+ * DOMPurify still decides everything that is kept; this only keeps the console quiet.
  */
-const withoutStyles = (html) => html
-  .replace(/<style\b[\s\S]*?(?:<\/style\s*>|$)/gi, "")
-  .replace(/<[a-z][^>]*>/gi, (tag) => tag.replace(/\sstyle\s*=\s*("[^"]*"|'[^']*'|[^\s"'>]*)/gi,
-    (_, value) => (/display\s*:\s*none/i.test(value) ? " hidden" : "")));
+const ATTRIBUTE_START = String.raw`(?<=[\t\n\f\r "']|(?<!<)\/)`;
+const TAG_NAME_END = String.raw`(?=[\t\n\f\r />]|$)`;
+const REPORTED_NAME_LETTER = new RegExp(`${ATTRIBUTE_START}(?:o(?=n)|s(?=tyle))|(?<=<b)a(?=se${TAG_NAME_END})`, "gi");
+const STYLE_BLOCK = new RegExp(`<style${TAG_NAME_END}[\\s\\S]*?(?:<\\/style\\s*>|$)`, "gi");
+const STYLE_VALUE = /\sstyle\s*=\s*("[^"]*"|'[^']*'|[^\s"'>]*)/gi;
+const quiet = (html) => html
+  .replace(STYLE_BLOCK, "")
+  .replace(/<[a-z][^>]*>/gi, (tag) => tag.replace(STYLE_VALUE, (_, value) => (/display\s*:\s*none/i.test(value) ? " hidden" : "")))
+  .replace(REPORTED_NAME_LETTER, (letter) => `&#${letter.charCodeAt(0)};`);
 
 /** The frame's stylesheet, exactly as the page's policy allows it (its hash), from the page's inert template. */
 const frameStyle = () => document.getElementById("message-frame-style")?.content.querySelector("style")?.textContent ?? "";
@@ -106,7 +123,7 @@ function textView(body) {
 /** The HTML: sanitised, in a sandboxed frame that loads nothing from elsewhere. */
 function formattedView(body) {
   remoteLoadsRemoved = 0;
-  const html = DOMPurify.sanitize(withoutStyles(body.html), SANITISE);
+  const html = DOMPurify.sanitize(quiet(body.html), SANITISE);
   const removed = remoteLoadsRemoved;
   return [
     removed ? info(`Images from the web are not loaded (${removed} in this message): loading one would tell its sender when and where the message was read.`) : null,
