@@ -11,9 +11,32 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
-work="$(mktemp -d)"
-trap 'rm -rf "$work"' EXIT
-export CARGO_TARGET_DIR="$ROOT/target/mutations"
+# The mutated copy is kept between runs (target/mutations/tree) and built in the
+# workspace's own target directory (whose dependencies the native tests built), so each mutation rebuilds only what one changed file
+# touches, incrementally, instead of the whole workspace. The copy is brought up
+# to date first: a file is rewritten only when its content differs (keeping the
+# source's modification time), so cargo's fingerprints see exactly what changed.
+tree="$ROOT/target/mutations/tree"
+export CARGO_TARGET_DIR="$ROOT/target"
+mkdir -p "$tree"
+work_marker="$ROOT/target/mutations/built-after"
+git ls-files -z | python3 -c '
+import filecmp, os, shutil, sys
+tree = sys.argv[1]
+tracked = [name for name in sys.stdin.read().split("\0") if name]
+for name in tracked:
+    copy = os.path.join(tree, name)
+    if os.path.exists(copy) and filecmp.cmp(name, copy, shallow=False):
+        continue
+    os.makedirs(os.path.dirname(copy), exist_ok=True)
+    shutil.copy2(name, copy)
+keep = set(tracked)
+for directory, _, files in os.walk(tree):
+    for file in files:
+        relative = os.path.relpath(os.path.join(directory, file), tree)
+        if relative not in keep:
+            os.remove(os.path.join(directory, file))
+' "$tree"
 
 # name | file | text to find | replacement
 mutations=(
@@ -32,10 +55,10 @@ survived=()
 for mutation in "${mutations[@]}"; do
   IFS='|' read -r name file find replace <<<"$mutation"
   case "$name" in *"${1:-}"*) ;; *) continue ;; esac
-  rm -rf "$work/tree"
-  mkdir -p "$work/tree"
-  git ls-files -z | xargs -0 -I{} cp --parents {} "$work/tree/"
-  python3 - "$work/tree/$file" "$find" "$replace" <<'PY'
+  started=$SECONDS
+  original="$(mktemp)"
+  cp "$tree/$file" "$original"
+  python3 - "$tree/$file" "$find" "$replace" <<'PY'
 import sys
 path, find, replace = sys.argv[1], sys.argv[2], sys.argv[3]
 text = open(path).read()
@@ -43,19 +66,30 @@ if find not in text:
     sys.exit(f"mutation target not found in {path}: {find!r}")
 open(path, "w").write(text.replace(find, replace, 1))
 PY
-  binary="$(cd "$work/tree" && cargo test --quiet --test native --no-run --message-format=json 2>/dev/null |
+  # The binary must be one built from this mutation, never a stale one that an
+  # earlier mutation left, which would be "caught" for the wrong reason.
+  touch "$work_marker"
+  binary="$(cd "$tree" && cargo test --quiet --test native --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json, sys; print(*[m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1:])' || true)"
+  built=$((SECONDS - started))
+  # Put the file back as it was (with a new modification time, so the next build
+  # sees the change back) before anything can stop the loop.
+  cp "$original" "$tree/$file" && rm -f "$original"
   if [ -z "$binary" ]; then
     log "mutation '$name' does not compile: fix the mutation, not the code"
     exit 1
   fi
+  if [ ! "$binary" -nt "$work_marker" ]; then
+    log "mutation '$name' was not built into $binary: the tree's copy is stale"
+    exit 1
+  fi
   # One failing test is enough to catch a mutation, so the run stops at the
   # first: grep exits, and the test binary ends on its next write.
-  if ! (cd "$work/tree" && grep -q -m1 -E '^test .* \.\.\. FAILED$' < <("$binary" 2>&1)); then
+  if ! (cd "$tree" && grep -q -m1 -E '^test .* \.\.\. FAILED$' < <("$binary" 2>&1)); then
     survived+=("$name")
-    log "SURVIVED: without $name, every test still passes"
+    log "SURVIVED: without $name, every test still passes ($((SECONDS - started))s)"
   else
-    log "caught: without $name, a test fails"
+    log "caught: without $name, a test fails (built in ${built}s, $((SECONDS - started))s in all)"
   fi
 done
 

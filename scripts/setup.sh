@@ -5,14 +5,56 @@
 #
 #   scripts/setup.sh            the toolchain, CLIs and npm packages
 #   scripts/setup.sh --browser  also Debian's Chromium, for the browser tests
+#
+# The downloads (npm packages, Chromium) run beside the two CLIs cargo compiles,
+# which keep both cores busy; everything is waited for before it returns.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
+
+background=()
+# Runs a step in the background, its output kept in target/setup-<name>.log
+# and shown only if it fails.
+in_background() {
+  local name="$1"
+  shift
+  mkdir -p target
+  ("$@" >"target/setup-$name.log" 2>&1 || { cat "target/setup-$name.log" >&2; exit 1; }) &
+  background+=("$!:$name")
+}
+
+# npm packages: wrangler (workerd, local D1), Node 22 for it, binaryen's
+# wasm-opt, and the test clients. Reinstalled only when the lockfile changed.
+stamp="node_modules/.mailroom-installed"
+if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
+  log "installing npm packages (in the background)"
+  in_background npm sh -c "npm ci --no-audit --no-fund --loglevel=error && touch '$stamp'"
+fi
+
+if [ "${1:-}" = "--browser" ] && ! command -v chromium >/dev/null; then
+  log "installing Debian's chromium for the browser tests (in the background)"
+  install_chromium() {
+    sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
+    sudo_if_needed apt-get install -y --no-install-recommends chromium \
+      || { sudo_if_needed apt-get update && sudo_if_needed apt-get install -y --no-install-recommends chromium; }
+  }
+  in_background chromium install_chromium
+fi
 
 if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   log "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
+
+# The two CLIs are compiled once per machine. They do seconds of work per build,
+# so they are compiled for compile time (opt-level 1, no debug info) rather than
+# for speed, sharing one target directory for the dependencies they have in common.
+cli() {
+  CARGO_TARGET_DIR="$ROOT/target/cli" CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false \
+    cargo install --quiet "$1" --version "=$2" --locked \
+    || CARGO_TARGET_DIR="$ROOT/target/cli" CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false \
+      cargo install --quiet "$1" --version "=$2"
+}
 
 # wasm-bindgen's CLI must match the library in Cargo.lock exactly. worker-build
 # would download it from GitHub, which is not reachable; build it from crates.io.
@@ -20,31 +62,20 @@ want="$(wasm_bindgen_version)"
 have="$(wasm-bindgen --version 2>/dev/null | awk '{print $NF}' || true)"
 if [ "$have" != "$want" ]; then
   log "installing wasm-bindgen-cli $want"
-  cargo install --quiet wasm-bindgen-cli --version "=$want" --locked \
-    || cargo install --quiet wasm-bindgen-cli --version "=$want"
+  cli wasm-bindgen-cli "$want"
 fi
 
 want="$(worker_version)"
 have="$(worker-build --version 2>/dev/null | awk '{print $NF}' || true)"
 if [ "$have" != "$want" ]; then
   log "installing worker-build $want"
-  cargo install --quiet worker-build --version "=$want" --locked \
-    || cargo install --quiet worker-build --version "=$want"
+  cli worker-build "$want"
 fi
 
-# npm packages: wrangler (workerd, local D1), Node 22 for it, binaryen's
-# wasm-opt, and the test clients. Reinstalled only when the lockfile changed.
-stamp="node_modules/.mailroom-installed"
-if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
-  log "installing npm packages"
-  npm ci --no-audit --no-fund --loglevel=error
-  touch "$stamp"
-fi
-
-if [ "${1:-}" = "--browser" ] && ! command -v chromium >/dev/null; then
-  log "installing Debian's chromium for the browser tests"
-  sudo_if_needed() { if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi; }
-  sudo_if_needed apt-get install -y --no-install-recommends chromium >/dev/null 2>&1 \
-    || { sudo_if_needed apt-get update >/dev/null && sudo_if_needed apt-get install -y --no-install-recommends chromium >/dev/null; }
-fi
+for job in "${background[@]}"; do
+  if ! wait "${job%%:*}"; then
+    log "setup failed: ${job#*:} (its log is above)"
+    exit 1
+  fi
+done
 log "setup complete (node $("$NODE" --version), wasm-bindgen $(wasm_bindgen_version), worker-build $(worker_version))"

@@ -2,7 +2,7 @@
 //! Routing delivers.
 //!
 //! A message is parsed once (mail-parser: charsets, encoded words, multipart;
-//! an HTML-only body rendered to text by `html_text`), its raw bytes stored in
+//! an HTML-only body rendered to text by `mailroom_html_text`), its raw bytes stored in
 //! R2, and a receipt
 //! written to D1 for the mailbox it was delivered to, with its search index rows
 //! and an audit entry, in one batch. A message to an unknown address, over the
@@ -25,12 +25,12 @@ use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
 use crate::core::storage::{Counted, Statement, StorageError};
 use crate::mail::butlers;
-use crate::mail::html_text;
 use crate::mail::limits::{self, Exceeded};
 use crate::mail::message_ids;
 use crate::mail::search::index;
 use crate::mail::threads::linking;
 use crate::mail::trust;
+use mailroom_html_text as html_text;
 
 /// The key a received message's raw bytes are stored under in the object store:
 /// content-addressed, so a message delivered to two mailboxes is stored once and

@@ -1,7 +1,7 @@
 //! Mail: mailboxes (`mailboxes`), received messages (`inbound` stores them,
 //! `trust` reads how far their senders were authenticated and fences their text
 //! for agents, `threads` groups them with sent mail into conversations,
-//! `html_text` renders an HTML-only one's text, `limits` says how much of them
+//! the `mailroom-html-text` crate renders an HTML-only one's text, `limits` says how much of them
 //! it keeps and serves, `messages` reads them,
 //! `search` finds them, `deletion` deletes them, `exports` copies them out for
 //! eDiscovery) and outbound mail under dual
@@ -15,7 +15,6 @@
 pub mod butlers;
 pub mod deletion;
 pub mod exports;
-pub mod html_text;
 pub mod inbound;
 pub mod limits;
 pub mod mailboxes;
