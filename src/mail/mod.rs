@@ -15,6 +15,7 @@
 pub mod butlers;
 pub mod deletion;
 pub mod exports;
+pub mod headers;
 pub mod html_text;
 pub mod inbound;
 pub mod limits;
