@@ -586,7 +586,8 @@ impl TestNode {
         self.platform.advance(1);
         let node = self.node();
         let delivery = futures_executor::block_on(mail::receive(&node, from, to, raw));
-        if matches!(delivery, Ok(Delivery::Stored { .. })) {
+        // A stored message and a re-delivery each leave an audit entry to seal.
+        if matches!(delivery, Ok(Delivery::Stored { .. } | Delivery::Duplicate { .. })) {
             self.seal();
         }
         delivery

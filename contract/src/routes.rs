@@ -515,7 +515,7 @@ pub fn declare(id: RouteId) -> Route {
 
         R::CreateDraft => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends", "create_draft")
             .summary("Draft a message")
-            .description("Starts a draft from this mailbox, new or in reply to a received message (`reply_to`): a reply joins that message's conversation and carries its In-Reply-To and References headers, and whatever it leaves out is filled as a mail client would (recipients from Reply-To or the sender, everyone else too with `reply_all`, `Re:` and the subject). Asking again for a reply with nothing of its own resumes the caller's draft already open in that conversation. To quote the message, read it and write the quote into `text`. Nothing is sent: submit it for a second person's approval with submit_send.")
+            .description("Starts a draft from this mailbox, new or in reply to a received message (`reply_to`): a reply joins that message's conversation and carries its In-Reply-To and References headers (RFC 5322 §3.6.4), and whatever it leaves out is filled as a mail client would (recipients from Reply-To, unless that is this mailbox, or the sender; everyone else too with `reply_all`; `Re:` and the subject). A reply to all of a message with more recipients than a send may have is kept as a draft with all of them, and says how many to remove (`recipients_to_remove`) before it can be submitted. Asking again for a reply with nothing of its own resumes the caller's draft already open in that conversation. To quote the message, read it and write the quote into `text`. Nothing is sent: submit it for a second person's approval with submit_send.")
             .path_parameters(&[PathParameter::MailboxId])
             .request::<CreateDraft>()
             .response::<Send>()
@@ -560,13 +560,13 @@ pub fn declare(id: RouteId) -> Route {
 
         R::SubmitSend => Route::new(id, Post, "/api/mailboxes/:mailboxId/sends/:sendId/submit", "submit_send")
             .summary("Submit a draft for approval")
-            .description("Submits the caller's draft for approval. A second person who holds approval.decide on the mailbox must approve it before anything is sent; until then cancel_send takes it back. A draft with no text is refused (400 empty_text).")
+            .description("Submits the caller's draft for approval. A second person who holds approval.decide on the mailbox must approve it before anything is sent; until then cancel_send takes it back. A draft with no text is refused (400 empty_text), and so is one with more recipients than a send may have until it is trimmed with update_draft (409 too_many_recipients; the draft's `recipients_to_remove` says by how many).")
             .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
             .response::<Send>()
             .tier(Tier::Act)
             .refuses(const { &[
                 Refuses::Forbidden("Only the draft's author can."),
-                Refuses::Conflict("The send is no longer a draft, or another change to it won a race."),
+                Refuses::Conflict("The send is no longer a draft, another change to it won a race, or it has more recipients than a send may have."),
             ] })
             .authority(on_mailbox(&[Relation::SendPropose])),
 

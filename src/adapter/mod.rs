@@ -145,11 +145,11 @@ async fn email(message: ForwardableEmailMessage, env: Env, context: Context) -> 
     };
     let (from, to) = (message.from(), message.to());
     match mail::receive(&bindings.node(), &from, &to, &raw).await {
-        Ok(mail::Delivery::Stored { .. }) => {
+        // Stored or delivered again, the message left an audit entry to seal.
+        Ok(mail::Delivery::Stored { .. } | mail::Delivery::Duplicate { .. }) => {
             context.wait_until(async move { seal_chain(&bindings).await });
             Ok(())
         }
-        Ok(mail::Delivery::Duplicate { .. }) => Ok(()),
         Err(rejection) => reject(rejection).await,
     }
 }

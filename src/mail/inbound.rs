@@ -8,12 +8,21 @@
 //! and an audit entry, in one batch. A message to an unknown address, over the
 //! size cap, beyond the limits on its shape (`limits`), or that is not a message
 //! at all is rejected with an SMTP reason and stored nowhere; what a receipt
-//! keeps of the rest is cut to the limits. The same Message-ID delivered twice to
-//! one mailbox is stored once.
+//! keeps of the rest is cut to the limits.
+//!
+//! A Message-ID is a claim the sender makes, not a key the node can trust
+//! (decision 0029). The same message delivered to one mailbox again (the same
+//! content, the trace the servers on the way add left out, with the same
+//! sender verdict) is stored once, and the delivery is audited; another
+//! message claiming a Message-ID the mailbox already holds is stored too,
+//! under a key of its own, and marked as reusing it. Nothing that arrives is
+//! dropped without an entry in the audit chain.
 
 use mail_parser::{Address, HeaderValue, Message, MessageParser, MimeHeaders, PartType};
 use mailroom_contract::api::limits::HTML_BYTES;
-use mailroom_contract::api::{AttachmentSummary, EmailAddress, SenderAuthentication};
+use mailroom_contract::api::{
+    AttachmentSummary, AuthenticationResults, EmailAddress, SenderAuthentication, SenderVerdictBasis,
+};
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
@@ -25,6 +34,7 @@ use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
 use crate::core::storage::{Counted, Statement, StorageError};
 use crate::mail::butlers;
+use crate::mail::headers;
 use crate::mail::limits::{self, Exceeded};
 use crate::mail::message_ids;
 use crate::mail::search::index;
@@ -78,18 +88,24 @@ impl Rejection {
 /// What happened to an accepted message.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Delivery {
-    /// A new receipt (`rcp_…`).
+    /// A new receipt (`rcp_…`): a new message, or one that reuses a Message-ID
+    /// the mailbox holds with other content (marked so).
     Stored { receipt_id: String },
-    /// This mailbox already holds a message with this Message-ID.
+    /// This mailbox already holds this very message (`receipt_id`): a
+    /// re-delivery, recorded in the audit chain and not stored again.
     Duplicate { receipt_id: String },
 }
 
 /// A message, parsed into what a receipt records.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct ParsedMessage {
-    /// Message-ID without angle brackets; derived from the bytes when absent.
+    /// Message-ID without angle brackets; derived from the content when absent.
     pub message_id: String,
+    /// The From line's first address that is one, with its name.
     pub from: Option<EmailAddress>,
+    /// How many addresses the From line held as parsed, kept or not: a sender
+    /// verdict covers one (`trust`).
+    pub from_addresses: usize,
     pub to: Vec<EmailAddress>,
     pub cc: Vec<EmailAddress>,
     /// The Reply-To addresses, when the sender gave them.
@@ -104,6 +120,9 @@ pub struct ParsedMessage {
     pub text_source: &'static str,
     pub text_truncated: bool,
     pub attachments: Vec<AttachmentSummary>,
+    /// What the message is, as a hash: its own header fields and its body,
+    /// without the trace mail servers add on the way (`content_digest`).
+    pub content_digest: String,
 }
 
 /// The addresses of a header, each as it can be shown and replied to: names
@@ -175,12 +194,13 @@ fn read(message: &Message<'_>, raw: &[u8]) -> Option<ParsedMessage> {
     if !identifying {
         return None;
     }
+    let content_digest = content_digest(raw);
     let message_id = match message.message_id().and_then(message_ids::message_id) {
         Some(id) => id,
         // Without a Message-ID (or with one that is not one, which is never kept:
-        // a reply would write it out), the bytes themselves identify the message,
-        // so a redelivery is still recognised.
-        None => derived_message_id(raw),
+        // a reply would write it out), its content identifies the message, so a
+        // redelivery is still recognised.
+        None => message_ids::derived(&content_digest),
     };
     let (text, text_source) = match message.text_part(0).map(|part| &part.body) {
         // Only HTML came: its text as a browser shows it, paragraphs kept.
@@ -209,6 +229,7 @@ fn read(message: &Message<'_>, raw: &[u8]) -> Option<ParsedMessage> {
     Some(ParsedMessage {
         message_id,
         from: addresses_of(message.from()).into_iter().next(),
+        from_addresses: message.from().map_or(0, |from| from.iter().count()),
         to: addresses_of(message.to()),
         cc: addresses_of(message.cc()),
         reply_to: addresses_of(message.reply_to()),
@@ -220,13 +241,52 @@ fn read(message: &Message<'_>, raw: &[u8]) -> Option<ParsedMessage> {
         text_source,
         text_truncated,
         attachments,
+        content_digest,
     })
 }
 
-/// The Message-ID of a message that has none the node keeps: derived from its
-/// bytes, so a redelivery is still recognised.
-fn derived_message_id(raw: &[u8]) -> String {
-    format!("{}@derived.mailroom.invalid", &hex(&Sha256::digest(raw))[..32])
+/// The header fields that make a message what it is: who wrote it to whom,
+/// about what, when, in answer to what, and how its body is to be read. The
+/// rest of the header block is mostly trace the servers on the way prepend
+/// (`Received`, the receiving service's stamp, ARC), which differ between two
+/// deliveries of one message.
+const CONTENT_FIELDS: &[&str] = &[
+    "from",
+    "sender",
+    "reply-to",
+    "to",
+    "cc",
+    "subject",
+    "date",
+    "message-id",
+    "in-reply-to",
+    "references",
+    "mime-version",
+    "content-type",
+    "content-transfer-encoding",
+    "content-disposition",
+];
+
+/// SHA-256 (hex) of what a message is: its `CONTENT_FIELDS` in the order they
+/// came (names lower-cased, values unfolded) and its body, byte for byte. Two
+/// deliveries of one message share it; a message that differs in any of them
+/// does not.
+pub fn content_digest(raw: &[u8]) -> String {
+    let mut hasher = Sha256::new();
+    hasher.update(b"mailroom content 1");
+    let mut part = |bytes: &[u8]| {
+        hasher.update((bytes.len() as u64).to_be_bytes());
+        hasher.update(bytes);
+    };
+    for (name, value) in headers::fields(raw) {
+        let name = name.to_ascii_lowercase();
+        if CONTENT_FIELDS.contains(&name.as_str()) {
+            part(name.as_bytes());
+            part(value.as_bytes());
+        }
+    }
+    part(headers::body(raw));
+    hex(&hasher.finalize())
 }
 
 /// A message as a receipt keeps it (decision 0017): refused before anything is
@@ -315,44 +375,172 @@ pub async fn receive(
     if raw.len() > limit {
         return Err(Rejection::TooLarge { limit });
     }
-    let Kept { parsed, to_not_kept, cc_not_kept, attachments_not_listed } = within_limits(raw)?;
-    let recipient = addresses::normalize(envelope_to).unwrap_or_else(|| envelope_to.trim().to_lowercase());
-    let database = Counted::new(node.database);
-    let failure = |error: &dyn std::fmt::Display| {
-        node.platform.log(&format!("receiving mail for {recipient}: {error}"));
-        Rejection::TemporaryFailure
+    let kept = within_limits(raw)?;
+    let shown = trust::ShownFrom { sender: kept.parsed.from.as_ref(), addresses: kept.parsed.from_addresses };
+    let authentication = trust::authentication_of(raw, &shown);
+    let arrival = Arrival {
+        envelope_from: envelope_from.trim(),
+        recipient: addresses::normalize(envelope_to).unwrap_or_else(|| envelope_to.trim().to_lowercase()),
+        raw,
+        kept: &kept,
+        authentication: &authentication,
     };
+    // A delivery that lost a race to a concurrent one of the same Message-ID is
+    // read again once: the other is then either this very message or another
+    // one reusing its id, and is answered as such.
+    match store(node, &arrival, Attempt::First).await {
+        Err(Stored::Raced) => match store(node, &arrival, Attempt::AfterARace).await {
+            Err(Stored::Raced) => Err(arrival.failure(node, &"lost the race for its Message-ID twice")),
+            Err(Stored::Rejected(rejection)) => Err(rejection),
+            Ok(delivery) => Ok(delivery),
+        },
+        Err(Stored::Rejected(rejection)) => Err(rejection),
+        Ok(delivery) => Ok(delivery),
+    }
+}
 
-    let mailbox = Statement::new("SELECT id FROM mailboxes WHERE address = ?1").bind(recipient.as_str());
-    let existing = Statement::new(
-        "SELECT r.id FROM receipts r JOIN mailboxes m ON m.id = r.mailbox_id WHERE m.address = ?1 AND r.message_id = ?2",
+/// A message on its way into one mailbox: what it is, and whom it is for.
+struct Arrival<'a> {
+    envelope_from: &'a str,
+    /// The envelope recipient, normalised: the mailbox's address.
+    recipient: String,
+    raw: &'a [u8],
+    kept: &'a Kept,
+    authentication: &'a AuthenticationResults,
+}
+
+impl Arrival<'_> {
+    fn verdict(&self) -> SenderAuthentication {
+        self.authentication.sender.unwrap_or(SenderAuthentication::Unverified)
+    }
+
+    /// Logs why the message could not be stored, and answers the rejection that
+    /// asks its sender to try again.
+    fn failure(&self, node: &Node<'_>, error: &dyn std::fmt::Display) -> Rejection {
+        node.platform.log(&format!("receiving mail for {}: {error}", self.recipient));
+        Rejection::TemporaryFailure
+    }
+}
+
+/// Whether this is the first try at storing a message, or the one after a race.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Attempt {
+    First,
+    /// The bytes are in the object store already.
+    AfterARace,
+}
+
+/// Why one try at storing a message did not.
+enum Stored {
+    /// A concurrent delivery stored a receipt under the same key first.
+    Raced,
+    Rejected(Rejection),
+}
+
+/// A receipt already in the mailbox that claims the arriving message's
+/// Message-ID, its own or one it reused.
+#[derive(serde::Deserialize)]
+struct Claimant {
+    id: String,
+    content_digest: Option<String>,
+    raw_key: String,
+    sender_authentication: SenderAuthentication,
+}
+
+impl Claimant {
+    /// Whether it is the arriving message itself, delivered again: the same
+    /// content with the same verdict on its sender (a receipt stored before
+    /// contents were hashed: the same bytes).
+    fn is(&self, arrival: &Arrival<'_>, raw_key: &str) -> bool {
+        let same_content = match &self.content_digest {
+            Some(digest) => *digest == arrival.kept.parsed.content_digest,
+            None => self.raw_key == raw_key,
+        };
+        same_content && self.sender_authentication == arrival.verdict()
+    }
+}
+
+/// One try at storing `arrival`: the first round trip reads the mailbox, the
+/// receipts that claim its Message-ID, the conversation it joins and the
+/// butlers; the second stores it, or records that it came again.
+async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Result<Delivery, Stored> {
+    let Kept { parsed, to_not_kept, cc_not_kept, attachments_not_listed } = arrival.kept;
+    let recipient = arrival.recipient.as_str();
+    let raw = arrival.raw;
+    let database = Counted::new(node.database);
+    let failure = |error: &dyn std::fmt::Display| Stored::Rejected(arrival.failure(node, error));
+
+    let mailbox = Statement::new("SELECT id FROM mailboxes WHERE address = ?1").bind(recipient);
+    let claimants = Statement::new(
+        "SELECT r.id, r.content_digest, r.raw_key, r.sender_authentication FROM receipts r \
+         JOIN mailboxes m ON m.id = r.mailbox_id WHERE m.address = ?1 AND (r.message_id = ?2 OR r.claimed_message_id = ?2) \
+         ORDER BY r.rowid",
     )
-    .bind(recipient.as_str())
+    .bind(recipient)
     .bind(parsed.message_id.as_str());
     // Which conversation it joins is read in the same round trip: by the
-    // Message-IDs it names, or failing those by its subject (`linking`).
+    // Message-IDs it names, where its sender is known or its subject is the
+    // conversation's, or failing those by a reply's subject (`linking`).
     let wanted = linking::wanted_ids(&parsed.message_id, &parsed.in_reply_to, &parsed.references);
-    let by_ids = linking::by_message_ids(&recipient, &wanted);
     let sender = parsed.from.as_ref().map(|from| from.address.as_str());
-    let by_subject = linking::by_subject(&recipient, &parsed.subject, sender, node.platform.now_ms());
+    let by_ids = linking::by_message_ids(recipient, &wanted, sender, &parsed.subject);
+    let by_subject = linking::by_subject(recipient, &parsed.subject, sender, node.platform.now_ms());
     // The mailbox's published butlers, with what their sponsors hold now.
-    let butlers = butlers::active_on_delivery(&recipient);
+    let butlers = butlers::active_on_delivery(recipient);
     let results = database
-        .execute(vec![mailbox, existing, by_ids, by_subject, butlers])
+        .execute(vec![mailbox, claimants, by_ids, by_subject, butlers])
         .await
         .map_err(|error| failure(&error))?;
     let Some(mailbox_id) = results[0].first().and_then(|row| row.text("id").ok()) else {
-        return Err(Rejection::UnknownRecipient { address: recipient });
+        return Err(Stored::Rejected(Rejection::UnknownRecipient { address: recipient.to_string() }));
     };
-    if let Some(receipt_id) = results[1].first().and_then(|row| row.text("id").ok()) {
-        return Ok(Delivery::Duplicate { receipt_id });
+    let claimants: Vec<Claimant> = results[1].decode_all().map_err(|error| failure(&error))?;
+    let raw_key = raw_message_key(raw);
+    let now_ms = node.platform.now_ms();
+    let verdict = arrival.verdict();
+    if let Some(itself) = claimants.iter().find(|claimant| claimant.is(arrival, &raw_key)) {
+        // Delivered again: kept once, and the delivery is on the record.
+        let record = AuditRecord {
+            at: now_ms,
+            actor: None,
+            delegator: None,
+            surface: Some("email"),
+            action: "receive_mail".into(),
+            object: Some(itself.id.clone()),
+            outcome: "ok",
+            detail: Some(
+                serde_json::json!({
+                    "mailbox": mailbox_id,
+                    "message_id": parsed.message_id,
+                    "size": raw.len(),
+                    "envelope_from": arrival.envelope_from,
+                    "sender_authentication": verdict.name(),
+                    "delivered_again": true,
+                })
+                .to_string(),
+            ),
+        };
+        database
+            .execute(vec![chain::append(&node.config.audit_key, &record)])
+            .await
+            .map_err(|error| failure(&error))?;
+        return Ok(Delivery::Duplicate { receipt_id: itself.id.clone() });
     }
+    // Another message claiming an id the mailbox holds is kept under a key of
+    // its own, the id it claimed beside it.
+    let reused_from = claimants.first().map(|claimant| claimant.id.clone());
+    let stored_message_id = match reused_from {
+        Some(_) => message_ids::reused_key(&parsed.content_digest, verdict.name()),
+        None => parsed.message_id.clone(),
+    };
+    let claimed_message_id = reused_from.as_ref().map(|_| parsed.message_id.as_str());
 
     // The bytes first: a receipt must never point at nothing. A stored blob whose
     // receipt then fails to commit is harmless (content-addressed, written again
     // on redelivery).
-    let raw_key = raw_message_key(raw);
-    node.blobs.put(&raw_key, raw).await.map_err(|error| failure(&error.0))?;
+    if attempt == Attempt::First {
+        node.blobs.put(&raw_key, raw).await.map_err(|error| failure(&error.0))?;
+    }
 
     let receipt_id = new_id(IdKind::Receipt, node.platform);
     let joined = [&results[2], &results[3]]
@@ -362,8 +550,7 @@ pub async fn receive(
         Some(thread_id) => (thread_id, false),
         None => (new_id(IdKind::Thread, node.platform), true),
     };
-    let authentication = trust::authentication_of(raw, sender);
-    let now_ms = node.platform.now_ms();
+    let authentication = arrival.authentication;
     let recipients: Vec<String> = parsed
         .to
         .iter()
@@ -373,6 +560,16 @@ pub async fn receive(
             None => address.address.clone(),
         })
         .collect();
+    // What the verdict rests on is stored with it; its sentence is written when
+    // it is read (`trust::stored`), so the words can change and the facts not.
+    let stored_authentication = serde_json::json!({
+        "spf": authentication.spf,
+        "dkim": authentication.dkim,
+        "dmarc": authentication.dmarc,
+        "basis": authentication.basis.map(SenderVerdictBasis::name),
+        "verified_domain": authentication.verified_domain,
+        "from_domain": authentication.from_domain,
+    });
     // Mail is listed and searched newest first in the order it was stored (the
     // receipts' rowid, decision 0014). Its time is this Worker's clock, read
     // before the bytes were stored, so a delivery that commits after another can
@@ -382,15 +579,15 @@ pub async fn receive(
         "INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, from_address, from_name, to_json, cc_json, \
          recipients, subject, sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body, \
          text_source, text_truncated, attachments_json, reply_to_json, to_not_kept, cc_not_kept, attachments_not_listed, \
-         thread_id, sender_authentication, authentication_json) \
+         thread_id, sender_authentication, authentication_json, content_digest, claimed_message_id) \
          VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
          MAX(?12, COALESCE((SELECT latest.received_at FROM receipts latest ORDER BY latest.rowid DESC LIMIT 1), ?12)), \
-         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27)",
+         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
     )
     .bind(receipt_id.as_str())
     .bind(mailbox_id.as_str())
-    .bind(parsed.message_id.as_str())
-    .bind(envelope_from.trim())
+    .bind(stored_message_id.as_str())
+    .bind(arrival.envelope_from)
     .bind(parsed.from.as_ref().map(|from| from.address.clone()))
     .bind(parsed.from.as_ref().and_then(|from| from.name.clone()))
     .bind(addresses_json(&parsed.to))
@@ -408,12 +605,14 @@ pub async fn receive(
     .bind(i64::from(parsed.text_truncated))
     .bind(serde_json::to_string(&parsed.attachments).unwrap_or_else(|_| "[]".into()))
     .bind(addresses_json(&parsed.reply_to))
-    .bind(to_not_kept)
-    .bind(cc_not_kept)
-    .bind(attachments_not_listed)
+    .bind(*to_not_kept)
+    .bind(*cc_not_kept)
+    .bind(*attachments_not_listed)
     .bind(thread_id.as_str())
-    .bind(authentication.sender.unwrap_or(SenderAuthentication::Unverified).name())
-    .bind(serde_json::json!({ "spf": authentication.spf, "dkim": authentication.dkim, "dmarc": authentication.dmarc }).to_string());
+    .bind(verdict.name())
+    .bind(stored_authentication.to_string())
+    .bind(parsed.content_digest.as_str())
+    .bind(claimed_message_id);
     let record = AuditRecord {
         at: now_ms,
         actor: None,
@@ -427,9 +626,11 @@ pub async fn receive(
                 "mailbox": mailbox_id,
                 "message_id": parsed.message_id,
                 "size": raw.len(),
-                "envelope_from": envelope_from.trim(),
+                "envelope_from": arrival.envelope_from,
                 "thread": thread_id,
-                "sender_authentication": authentication.sender.map(SenderAuthentication::name),
+                "sender_authentication": verdict.name(),
+                "sender_basis": authentication.basis.map(SenderVerdictBasis::name),
+                "message_id_reused_from": reused_from,
             })
             .to_string(),
         ),
@@ -453,6 +654,7 @@ pub async fn receive(
     let reply = butlers::ReplyBasis {
         to: if parsed.reply_to.is_empty() { parsed.from.as_slice() } else { &parsed.reply_to },
         message_id: &parsed.message_id,
+        in_reply_to: &parsed.in_reply_to,
         references: &parsed.references,
     };
     let work = butlers::on_delivery(&results[4], &facts, &reply, &receipt_id, &thread_id, &mailbox_id, node.platform);
@@ -463,10 +665,8 @@ pub async fn receive(
             butlers::post_webhooks(&work.posts, &node.config.session_key, node.webhooks, node.platform).await;
             Ok(Delivery::Stored { receipt_id })
         }
-        // A concurrent delivery of the same message to the same mailbox won.
-        Err(StorageError::Unique(constraint)) if constraint.starts_with("receipts.mailbox_id") => {
-            Ok(Delivery::Duplicate { receipt_id: String::new() })
-        }
+        // A concurrent delivery stored a receipt under the same key first.
+        Err(StorageError::Unique(constraint)) if constraint.starts_with("receipts.mailbox_id") => Err(Stored::Raced),
         Err(error) => Err(failure(&error)),
     }
 }

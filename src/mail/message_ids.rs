@@ -8,8 +8,41 @@
 //! message is written: an id that is not one is never stored as one, and never
 //! leaves.
 
+use sha2::{Digest, Sha256};
+
 use crate::core::addresses::is_dot_atom;
+use crate::core::crypto::hex;
 use crate::mail::limits::MESSAGE_ID_BYTES;
+
+/// The right side of an id the node makes up for a received message that
+/// carries none it keeps: under `.invalid` (RFC 2606), so it names nothing
+/// anywhere, and it is never written into a reply.
+const DERIVED: &str = "derived.mailroom.invalid";
+
+/// The right side of the key a receipt is kept under when its message claims a
+/// Message-ID the mailbox already holds with other content (the id it claimed
+/// is kept beside it).
+const REUSED: &str = "reused.mailroom.invalid";
+
+/// The id of a received message that carries none the node keeps, from its
+/// content (`inbound::content_digest`), so a redelivery is still recognised.
+pub fn derived(content_digest: &str) -> String {
+    format!("{}@{DERIVED}", content_digest.get(..32).unwrap_or(content_digest))
+}
+
+/// The key a receipt is kept under when its message reuses a Message-ID the
+/// mailbox holds: one per content and sender verdict, so the same message
+/// delivered again finds it.
+pub fn reused_key(content_digest: &str, sender_verdict: &str) -> String {
+    let digest = hex(&Sha256::digest(format!("{content_digest} {sender_verdict}").as_bytes()));
+    format!("{}@{REUSED}", &digest[..32])
+}
+
+/// Whether `id` is one the node made up (`derived`, `reused_key`) rather than
+/// one a message carried: never written into a reply's threading headers.
+pub fn is_made_up(id: &str) -> bool {
+    id.rsplit_once('@').is_some_and(|(_, right)| right == DERIVED || right == REUSED)
+}
 
 /// `text` as a Message-ID without angle brackets, when it is one: surrounding
 /// whitespace and one pair of brackets are removed, and what is left must be an
@@ -39,6 +72,16 @@ fn is_domain_literal(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    #[test]
+    fn ids_the_node_makes_up_are_known_as_its_own() {
+        let digest = "ab".repeat(32);
+        for id in [derived(&digest), reused_key(&digest, "unverified")] {
+            assert!(is_message_id(&id), "{id}");
+            assert!(is_made_up(&id), "{id}");
+        }
+        assert_ne!(reused_key(&digest, "unverified"), reused_key(&digest, "authenticated"));
+        assert!(!is_made_up("m1@customer.example"));
+    }
 
     #[test]
     fn a_message_id_is_kept_without_its_brackets() {

@@ -170,6 +170,10 @@ struct DetailRow {
     #[serde(flatten)]
     summary: SummaryRow,
     message_id: String,
+    /// The Message-ID it carried, when it reused one another message in the
+    /// mailbox holds and is kept under a key of its own.
+    claimed_message_id: Option<String>,
+    authentication_json: String,
     reply_to_json: String,
     in_reply_to_json: String,
     references_json: String,
@@ -194,8 +198,8 @@ async fn receipt(context: &mut Context<'_>) -> Result<DetailRow, Refusal> {
     // The body's text only for a route that declares it reads content.
     let text = if context.route().reaches_content { ", r.text_body, r.text_source, r.text_truncated" } else { "" };
     let statement = Statement::new(format!(
-        "SELECT {SUMMARY_COLUMNS}, r.message_id, r.reply_to_json, r.in_reply_to_json, r.references_json, \
-         r.attachments_json, r.raw_key{text} \
+        "SELECT {SUMMARY_COLUMNS}, r.message_id, r.claimed_message_id, r.authentication_json, r.reply_to_json, \
+         r.in_reply_to_json, r.references_json, r.attachments_json, r.raw_key{text} \
          FROM receipts r WHERE r.id = ?1 AND r.mailbox_id = ?2"
     ))
     .bind(receipt_id.as_str())
@@ -224,7 +228,9 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
         received_at: rfc3339(summary.received_at),
         size: summary.size,
         attachment_count: summary.attachment_count,
-        message_id: row.message_id,
+        message_id_reused: row.claimed_message_id.is_some().then_some(true),
+        message_id: row.claimed_message_id.unwrap_or(row.message_id),
+        authentication: trust::stored(&row.authentication_json, summary.sender_authentication),
         reply_to: addresses(&row.reply_to_json),
         in_reply_to: ids(&row.in_reply_to_json),
         references: ids(&row.references_json),
@@ -240,8 +246,9 @@ pub async fn body(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let html = if context.query("html") == Some("true") { html_part(context, &row).await? } else { None };
     // Mail is external content: a model reads it fenced (`trust`).
     let fence = trust::fence_for(context);
+    let sender = row.summary.sender_authentication;
     let fenced = |text: String| match &fence {
-        Some(nonce) => trust::fence(&text, nonce),
+        Some(nonce) => trust::fence(&text, nonce, sender),
         None => text,
     };
     Ok(context.json(&MessageBody {

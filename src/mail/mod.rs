@@ -15,6 +15,7 @@
 pub mod butlers;
 pub mod deletion;
 pub mod exports;
+pub mod headers;
 pub mod inbound;
 pub mod limits;
 pub mod mailboxes;

@@ -647,6 +647,49 @@ test("phone: an administrator assigns a conversation from a list of names that f
   await statusSaying(page, "Assigned to nobody.").waitFor();
 });
 
+test("desktop: a pass for another domain reads as not verified, naming that domain, and a reply to all past the limit says how many to remove", async () => {
+  const { mailbox, address } = made.desktop;
+  const to = `Support <${address}>`;
+  // The issue's attack: the stamp passes the attacker's own domain, the From shows the customer's.
+  const attack = "Urgent transfer (desktop)";
+  const unaligned = "dkim=pass header.d=evil.example; dmarc=pass header.from=evil.example; spf=pass smtp.mailfrom=ceo@evil.example";
+  assert.equal(await node.deliver("ceo@evil.example", address, message({ id: "transfer@evil.example", subject: attack, body: "Wire it today.", from: "CEO <ceo@customer.example>", to, stamp: unaligned })), null);
+  const wide = "Town hall (desktop)";
+  const copied = Array.from({ length: 60 }, (_, n) => `p${n}@customer.example`).join(", ");
+  assert.equal(await node.deliver(ANA, address, message({ id: "town-hall@customer.example", subject: wide, body: "All of us.", from: `Ana Lima <${ANA}>`, to, headers: `Cc: ${copied}\r\n`, stamp: PASS })), null);
+
+  const { page } = await watch.open(browser, { who: "writer, sender checks", viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+  await signIn(page, WRITER);
+  const threads = await threadsOf(mailbox);
+  await page.evaluate((href) => (location.hash = href), `#/mail/${mailbox.id}/${threads.get(attack).id}`);
+  await page.getByRole("heading", { name: attack, level: 2 }).waitFor();
+  const card = page.getByRole("article", { name: /CEO/ });
+  assert.ok(await card.getByText("Sender not verified", { exact: true }).isVisible(), "not the badge a pass would earn");
+  const said = "A check passed for evil.example, not for customer.example, the domain of the From shown: nothing proves the From.";
+  assert.ok(await card.locator(".entry-check-detail").getByText(said).isVisible(), await card.innerText());
+  await assertFits(page, "a conversation with an unaligned sender");
+  // The message's own page says the same.
+  await card.getByRole("link", { name: /^Message details/ }).click();
+  await page.getByRole("heading", { name: attack, level: 2 }).waitFor();
+  const details = page.locator("dl.facts").first();
+  assert.match(await details.innerText(), /Sender\s+Sender not verified A check passed for evil\.example, not for customer\.example/);
+
+  // Reply all on a message to 61 people: a draft to trim, and submitting it says how many.
+  await page.evaluate((href) => (location.hash = href), `#/mail/${mailbox.id}/${threads.get(wide).id}`);
+  await page.getByRole("heading", { name: wide, level: 2 }).waitFor();
+  await page.getByRole("button", { name: /^Reply all/ }).click();
+  const composer = page.getByRole("region", { name: "Your reply" });
+  const trim = composer.locator(".trim-recipients");
+  await trim.waitFor();
+  assert.equal(await trim.innerText(), "This message has 61 recipients, and mail goes to at most 50: remove 11 recipients from To or Cc, then submit it.");
+  await composer.getByLabel("Text").fill("Thanks, all.");
+  watch.expectRefusal(409, `/api/mailboxes/${mailbox.id}/sends/${(await sendsOf(mailbox, "draft")).find((send) => send.subject === `Re: ${wide}`).id}/submit`);
+  await composer.getByRole("button", { name: "Submit for approval" }).click();
+  await composer.getByText("This draft has 61 recipients, so it was not submitted.").waitFor();
+  assert.match(await composer.innerText(), /Remove 11 of its recipients/);
+  await assertFits(page, "a reply to all past the limit");
+});
+
 test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", () => {
   watch.assertNothingWentWrong(node.url);
 });

@@ -123,6 +123,52 @@ test("unknown recipients, oversized and repeated messages", async () => {
   assert.equal(inBilling.length, 1, "a message to two mailboxes makes one receipt in each");
 });
 
+test("a sender is authenticated only for the From it shows, and a reused Message-ID is kept, marked and recorded", async () => {
+  /** A message as Email Routing hands it over: its trace and stamp on top. */
+  const routed = ({ id, from = "CEO <ceo@customer.example>", stamp = "", trace = "09:00:00", headers = "", subject = "Transfer", body = "Wire it today." }) =>
+    `Received: from mail.outside.example by mx.cloudflare.net; Tue, 1 Dec 2026 ${trace} +0000\r\n` +
+    (stamp ? `Authentication-Results: mx.cloudflare.net; ${stamp}\r\n` : "") +
+    `${headers}From: ${from}\r\nTo: Support <${SUPPORT}>\r\nSubject: ${subject}\r\nMessage-ID: <${id}>\r\n` +
+    `Date: Tue, 1 Dec 2026 09:00:00 +0000\r\n\r\n${body}\r\n`;
+  const passFor = (domain) => `dkim=pass header.d=${domain}; dmarc=pass header.from=${domain}; spf=pass smtp.mailfrom=ceo@${domain}`;
+  const received = async (raw) => {
+    assert.equal(await node.deliver("ceo@outside.example", SUPPORT, raw), null);
+    return (await messages("meta")).body.messages[0];
+  };
+  // The issue's attack: the stamp passes the attacker's domain, the From shows the customer's.
+  const attack = await received(routed({ id: "t1@evil.example", stamp: passFor("evil.example") }));
+  assert.equal(attack.sender_authentication, "unverified");
+  const shown = (await message("meta", attack.id)).body;
+  assert.equal(shown.authentication.basis, "pass_for_another_domain");
+  assert.equal(shown.authentication.verified_domain, "evil.example");
+  assert.match(shown.authentication.detail, /evil\.example, not for customer\.example/);
+  const genuine = await received(routed({ id: "t2@customer.example", stamp: passFor("customer.example"), subject: "Genuine" }));
+  assert.equal(genuine.sender_authentication, "authenticated");
+  // The same pass on two From lines, or on a From naming two addresses, vouches for nobody.
+  const twoLines = await received(routed({ id: "t3@customer.example", stamp: passFor("customer.example"), headers: "From: Mallory <mallory@evil.example>\r\n", subject: "Two lines" }));
+  assert.equal((await message("meta", twoLines.id)).body.authentication.basis, "several_from_lines");
+  const twoAddresses = await received(routed({ id: "t4@customer.example", stamp: passFor("customer.example"), from: "ceo@customer.example, mallory@evil.example", subject: "Two addresses" }));
+  assert.equal((await message("meta", twoAddresses.id)).body.authentication.basis, "several_from_addresses");
+  assert.equal(twoAddresses.sender_authentication, "unverified");
+
+  // The customer's server delivers the genuine one again (a new trace): kept once, recorded.
+  const count = (await messages("meta")).body.messages.length;
+  assert.equal(await node.deliver("ceo@customer.example", SUPPORT, routed({ id: "t2@customer.example", stamp: passFor("customer.example"), subject: "Genuine", trace: "09:07:00" })), null);
+  assert.equal((await messages("meta")).body.messages.length, count, "not stored again");
+  // Another message claiming its Message-ID, with other words: kept and marked, never dropped.
+  const reusing = await received(routed({ id: "t2@customer.example", subject: "Genuine", body: "Pay account 1234 instead." }));
+  assert.notEqual(reusing.id, genuine.id);
+  const marked = (await message("meta", reusing.id)).body;
+  assert.equal(marked.message_id, "t2@customer.example");
+  assert.equal(marked.message_id_reused, true);
+  assert.equal((await message("meta", genuine.id)).body.message_id_reused, undefined);
+  const audit = (await call("GET", "/api/audit?limit=20", { token })).body.entries.filter((entry) => entry.action === "receive_mail");
+  assert.ok(audit.some((entry) => entry.object === genuine.id && entry.detail.delivered_again === true), JSON.stringify(audit));
+  assert.equal(audit.find((entry) => entry.object === reusing.id).detail.message_id_reused_from, genuine.id);
+  await node.scheduled();
+  assert.equal((await call("GET", "/api/audit/verify", { token })).body.intact, true);
+});
+
 test("mail the node cannot store goes to the fallback address instead of bouncing", async () => {
   const before = (await messages("meta")).body.messages.length;
   // D1 fails every new receipt, as it might during an outage.

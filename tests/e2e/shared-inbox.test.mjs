@@ -131,7 +131,7 @@ test("a team of two and an agent work a day's support mail", async () => {
 
   const shown = await tool(bot, "get_thread", { mailboxId: mailbox.id, threadId: forged.id });
   const text = shown.entries[0].received.text;
-  assert.match(text, /^\[untrusted_content_begin [0-9a-f]{24}\]\n/, text);
+  assert.match(text, /^\[untrusted_content_begin [0-9a-f]{24} sender=failed\]\n/, "the fence says the verdict too");
   assert.match(text, /Ignore previous instructions/);
   assert.equal(shown.entries[0].received.authentication.sender, "failed", "the receiving service's own stamp, not the copy below it");
   await tool(bot, "update_thread", { mailboxId: mailbox.id, threadId: forged.id, status: "closed" });
@@ -300,4 +300,55 @@ test("labels: the agent labels over MCP, a person filters and pages by a label, 
   const refused = await call("PATCH", `${threads}/${all[1].id}`, { token: deeToken, body: { remove_labels: ["q4"] } });
   assert.equal(refused.status, 403, refused.text);
   assert.equal(refused.body.error.code, "missing_relation");
+});
+
+test("conversations admit whom they know; replies thread by RFC 5322, never answer the mailbox, and a reply to all past the limit waits to be trimmed", async () => {
+  const threads = `/api/mailboxes/${mailbox.id}/threads`;
+  const refund = (await call("GET", threads, { token: benToken })).body.threads.find((thread) => thread.subject === "Refund for order 4471");
+  const threadOf = async (subject) => (await call("GET", `${threads}?q=${encodeURIComponent(subject)}`, { token: benToken })).body.threads;
+  const quoting = "In-Reply-To: <t4471@tickets.customer.example>\r\nReferences: <t4471@tickets.customer.example>\r\n";
+  // Anyone a copy reached knows its ids: under another subject, a stranger quoting them is not let in.
+  await deliver(message({ id: "s1@forger.example", from: "Mallory <mallory@forger.example>", subject: "Updated invoice", body: "New account.", headers: quoting, stamp: false }), "mallory@forger.example");
+  const stranger = await threadOf("Updated invoice");
+  assert.equal(stranger.length, 1);
+  assert.notEqual(stranger[0].id, refund.id, "a conversation of its own");
+  // Bo, copied on Ana's authenticated message, is known to it under any subject.
+  await deliver(message({ id: "b1@customer.example", from: "Bo <bo@customer.example>", subject: "Question from Bo", body: "And mine?", headers: quoting }), "bo@customer.example");
+  assert.deepEqual((await threadOf("Question from Bo")).map((thread) => thread.id), [refund.id]);
+
+  // A reply to a message with In-Reply-To and no References: RFC 5322's chain.
+  await deliver(message({ id: "c1@customer.example", subject: "Re: Refund for order 4471", body: "One more thing.", headers: "In-Reply-To: <t4471-2@tickets.customer.example>\r\n" }));
+  const shown = (await call("GET", `${threads}/${refund.id}`, { token: benToken })).body;
+  const latest = shown.entries.filter((entry) => entry.kind === "received").at(-1).received;
+  const sends = `/api/mailboxes/${mailbox.id}/sends`;
+  const reply = (await call("POST", sends, { token: benToken, body: { reply_to: latest.id, text: "Noted." } })).body;
+  assert.deepEqual(reply.references, ["t4471-2@tickets.customer.example", "c1@customer.example"], JSON.stringify(reply));
+  assert.equal(reply.in_reply_to, "c1@customer.example");
+
+  // A Reply-To naming the mailbox itself is passed over for the sender.
+  await deliver(message({ id: "r1@customer.example", subject: "Loop", body: "Reply here.", headers: `Reply-To: Support <${SUPPORT}>\r\n` }));
+  const loop = (await threadOf("Loop"))[0];
+  const loopMessage = (await call("GET", `${threads}/${loop.id}`, { token: benToken })).body.entries[0].received;
+  const answer = (await call("POST", sends, { token: benToken, body: { reply_to: loopMessage.id, text: "Hello." } })).body;
+  assert.deepEqual(answer.to, [`Ana Lima <${CUSTOMER}>`]);
+
+  // The agent answers everyone on a wide message: the draft holds them all and
+  // says how many to remove; submitting waits until it is trimmed.
+  const copied = Array.from({ length: 60 }, (_, n) => `p${n}@customer.example`);
+  await deliver(message({ id: "w1@customer.example", subject: "Town hall", body: "All of us.", headers: `Cc: ${copied.join(", ")}\r\n` }));
+  const wide = (await threadOf("Town hall"))[0];
+  const wideMessage = (await call("GET", `${threads}/${wide.id}`, { token: benToken })).body.entries[0].received;
+  const bot = await connect(agent.credential);
+  const draft = await tool(bot, "create_draft", { mailboxId: mailbox.id, reply_to: wideMessage.id, reply_all: true, text: "Thanks, all." });
+  assert.equal(draft.cc.length, 60);
+  assert.equal(draft.recipients_to_remove, 11);
+  const refused = await bot.callTool({ name: "submit_send", arguments: { mailboxId: mailbox.id, sendId: draft.id } });
+  assert.equal(refused.isError, true);
+  assert.equal(refused.structuredContent.error.code, "too_many_recipients");
+  assert.match(refused.structuredContent.error.fix, /Remove 11 .* update_draft/);
+  const trimmed = await tool(bot, "update_draft", { mailboxId: mailbox.id, sendId: draft.id, cc: draft.cc.slice(0, 49) });
+  assert.equal(trimmed.recipients_to_remove, undefined);
+  const submitted = await tool(bot, "submit_send", { mailboxId: mailbox.id, sendId: draft.id });
+  assert.equal(submitted.state, "submitted");
+  await bot.close();
 });

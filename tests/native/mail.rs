@@ -177,8 +177,86 @@ fn the_same_message_id_twice_is_stored_once_and_two_mailboxes_get_one_receipt_ea
     assert_ne!(first, billing);
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 2);
     assert_eq!(world.node.blobs.objects.borrow().len(), 1, "the bytes are stored once");
-    let deliveries = world.audit().into_iter().filter(|entry| entry["action"] == "receive_mail").count();
-    assert_eq!(deliveries, 2, "each stored receipt is recorded; the duplicate is not");
+    let deliveries: Vec<_> = world.audit().into_iter().filter(|entry| entry["action"] == "receive_mail").collect();
+    assert_eq!(deliveries.len(), 3, "each stored receipt is recorded, and so is the delivery not stored again");
+    let again = deliveries.iter().find(|entry| entry["detail"]["delivered_again"] == true).unwrap();
+    assert_eq!(again["object"], first.as_str(), "{again}");
+    assert_eq!(world.verify()["intact"], true);
+}
+
+/// A message from Ana with Message-ID `<reused@customer.example>`, as Email
+/// Routing hands it over: its own trace on top (`received_at` differs between
+/// two deliveries), then `stamp`, then what the sender wrote.
+fn claiming_the_id(received_at: &str, stamp: &str, body: &str) -> Vec<u8> {
+    format!(
+        "Received: from mail.customer.example by mx.cloudflare.net; {received_at}\r\n{stamp}\
+         From: Ana Lima <ana@customer.example>\r\nTo: Support <{SUPPORT}>\r\nSubject: Invoice 4471\r\n\
+         Message-ID: <reused@customer.example>\r\nDate: Mon, 16 Nov 2026 09:00:00 +0000\r\n\r\n{body}\r\n"
+    )
+    .into_bytes()
+}
+
+#[test]
+fn a_message_id_is_a_claim_another_message_making_it_is_kept_and_marked_and_nothing_goes_unrecorded() {
+    let (world, mailbox) = world_with_mailbox();
+    let (_, token) =
+        reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &mailbox);
+    let deliver = |raw: Vec<u8>| world.node.deliver("ana@customer.example", SUPPORT, &raw);
+    let stored = |raw: Vec<u8>| match deliver(raw) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    };
+    let first = stored(claiming_the_id("Mon, 16 Nov 2026 09:00:01 +0000", "", "Where is the invoice?"));
+    // The sender's server delivers it again: a new trace on top, the same message.
+    let again = deliver(claiming_the_id("Mon, 16 Nov 2026 09:05:00 +0000", "", "Where is the invoice?"));
+    assert_eq!(again, Ok(Delivery::Duplicate { receipt_id: first.clone() }));
+    // Someone else's message claiming that id, with other words: kept, not dropped.
+    let other = stored(claiming_the_id("Mon, 16 Nov 2026 09:10:00 +0000", "", "Pay into account 1234 instead."));
+    assert_ne!(other, first);
+    assert_eq!(
+        deliver(claiming_the_id("Mon, 16 Nov 2026 09:11:00 +0000", "", "Pay into account 1234 instead.")),
+        Ok(Delivery::Duplicate { receipt_id: other.clone() }),
+        "and it too is recognised when it comes again"
+    );
+    // The same words with another verdict on the sender are another message too.
+    let stamp = "Authentication-Results: mx.cloudflare.net; dkim=pass header.d=customer.example; \
+         dmarc=pass header.from=customer.example; spf=pass smtp.mailfrom=ana@customer.example\r\n";
+    let vouched = stored(claiming_the_id("Mon, 16 Nov 2026 09:12:00 +0000", stamp, "Where is the invoice?"));
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 3);
+
+    // Each shows the id it claimed; the later ones are marked as reusing it.
+    let shown = |receipt: &str| body(&message(&world, &token, &mailbox, receipt, ""));
+    assert!(shown(&first).get("message_id_reused").is_none(), "{}", shown(&first));
+    for receipt in [&other, &vouched] {
+        let message = shown(receipt);
+        assert_eq!(message["message_id"], "reused@customer.example", "{message}");
+        assert_eq!(message["message_id_reused"], true, "{message}");
+    }
+    assert_eq!(shown(&vouched)["authentication"]["sender"], "authenticated");
+    let thread = body(&world.call("GET", &world.thread_of(&mailbox, &other), Some(&token), None));
+    let marked: Vec<_> = thread["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|entry| entry["received"]["message_id_reused"] == true)
+        .map(|entry| entry["received"]["id"].as_str().unwrap().to_string())
+        .collect();
+    assert!(marked.contains(&other), "marked in its conversation too: {thread}");
+    // A reply to it names the id it carried, never the key it is kept under.
+    let draft = body(&world.call(
+        "POST",
+        &format!("/api/mailboxes/{mailbox}/sends"),
+        Some(&token),
+        Some(json!({ "reply_to": other, "text": "Which account?" })),
+    ));
+    assert_eq!(draft["in_reply_to"], "reused@customer.example", "{draft}");
+
+    // Nothing arrived unrecorded: five deliveries, five entries, each naming its receipt.
+    let entries: Vec<_> = world.audit().into_iter().filter(|entry| entry["action"] == "receive_mail").collect();
+    assert_eq!(entries.len(), 5, "{entries:?}");
+    let stored_over = entries.iter().find(|entry| entry["object"] == other.as_str()).unwrap();
+    assert_eq!(stored_over["detail"]["message_id_reused_from"], first.as_str(), "{stored_over}");
+    assert_eq!(entries.iter().filter(|entry| entry["detail"]["delivered_again"] == true).count(), 2);
     assert_eq!(world.verify()["intact"], true);
 }
 

@@ -521,3 +521,120 @@ fn sending_again_needs_send_propose_on_the_mailbox() {
     let refused = desk.call(&desk.approver.1, "POST", &format!("/{send}/retry"), None);
     assert_refused(&refused, 403, "missing_relation");
 }
+
+/// Delivers a message from Ana with `headers` to the desk's mailbox.
+fn received(desk: &Desk, message_id: &str, headers: &str) -> String {
+    let raw = format!(
+        "From: Ana Lima <ana@customer.example>\r\nTo: Support <{SUPPORT}>\r\n{headers}Subject: Invoice\r\n\
+         Message-ID: <{message_id}>\r\nDate: Mon, 16 Nov 2026 09:00:00 +0000\r\n\r\nHello.\r\n"
+    );
+    match desk.world.node.deliver("ana@customer.example", SUPPORT, raw.as_bytes()) {
+        Ok(mailroom::mail::Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_replys_references_follow_rfc_5322_and_what_leaves_carries_them() {
+    let desk = desk();
+    let reply = |receipt: &str| {
+        let created = desk.call(&desk.writer.1, "POST", "", Some(json!({ "reply_to": receipt, "text": "Yes." })));
+        assert_eq!(created.status, 201, "{}", text(&created));
+        body(&created)
+    };
+    // The parent's References, then the parent's own id.
+    let with_references =
+        received(&desk, "m3@customer.example", "References: <m1@customer.example> <m2@customer.example>\r\n");
+    let draft = reply(&with_references);
+    assert_eq!(draft["references"], json!(["m1@customer.example", "m2@customer.example", "m3@customer.example"]));
+    assert_eq!(draft["in_reply_to"], "m3@customer.example");
+    // No References, but an In-Reply-To naming one message: it begins the chain.
+    let with_parent = received(&desk, "n2@customer.example", "In-Reply-To: <n1@customer.example>\r\n");
+    let draft = reply(&with_parent);
+    assert_eq!(draft["references"], json!(["n1@customer.example", "n2@customer.example"]), "{draft}");
+    // Within the limit: the most recent, the parent last.
+    let long: Vec<String> = (0..20).map(|n| format!("<l{n}@customer.example>")).collect();
+    let with_long = received(&desk, "l20@customer.example", &format!("References: {}\r\n", long.join(" ")));
+    let draft = reply(&with_long);
+    let references = draft["references"].as_array().unwrap();
+    assert_eq!(references.len(), 20);
+    assert_eq!(
+        (references[0].as_str(), references[19].as_str()),
+        (Some("l1@customer.example"), Some("l20@customer.example"))
+    );
+
+    // What leaves carries them as approved.
+    let with_parent_draft = reply(&with_parent)["id"].as_str().unwrap().to_string();
+    desk.call(&desk.writer.1, "POST", &format!("/{with_parent_draft}/submit"), None);
+    let approved = desk.call(
+        &desk.approver.1,
+        "POST",
+        &format!("/{with_parent_draft}/approve"),
+        Some(desk.decision(&desk.approver.1, &with_parent_draft)),
+    );
+    assert_eq!(body(&approved)["state"], "dispatched", "{}", text(&approved));
+    let sent = desk.world.node.mailer.sent.borrow().clone();
+    let parsed = mailroom::mail::inbound::parse(&sent[0].raw).unwrap();
+    assert_eq!(parsed.references, vec!["n1@customer.example", "n2@customer.example"]);
+    assert_eq!(parsed.in_reply_to, vec!["n2@customer.example"]);
+}
+
+#[test]
+fn a_reply_to_all_past_the_limit_is_a_draft_to_trim_and_is_submitted_only_once_trimmed() {
+    let desk = desk();
+    let copied: Vec<String> = (0..60).map(|n| format!("Person {n} <p{n}@customer.example>")).collect();
+    let wide = received(&desk, "wide@customer.example", &format!("Cc: {}\r\n", copied.join(", ")));
+    let created =
+        desk.call(&desk.writer.1, "POST", "", Some(json!({ "reply_to": wide, "reply_all": true, "text": "Noted." })));
+    assert_eq!(created.status, 201, "kept as a draft: {}", text(&created));
+    let draft = body(&created);
+    assert_eq!(draft["to"], json!(["Ana Lima <ana@customer.example>"]));
+    assert_eq!(draft["cc"].as_array().unwrap().len(), 60, "everyone, names kept");
+    assert_eq!(draft["recipients_to_remove"], 11, "61 recipients, 50 may be sent to: {draft}");
+    let send = draft["id"].as_str().unwrap().to_string();
+    let entry = desk.world.last_audit_entry();
+    assert_eq!(entry["detail"]["recipients_to_remove"], 11, "{entry}");
+
+    // Submitting it is refused, saying how many to remove and how.
+    let refused = desk.call(&desk.writer.1, "POST", &format!("/{send}/submit"), None);
+    assert_refused(&refused, 409, "too_many_recipients");
+    assert!(text(&refused).contains("Remove 11") && text(&refused).contains("update_draft"), "{}", text(&refused));
+    assert_eq!(body(&desk.world.call("GET", &desk.path(&send), Some(&desk.writer.1), None))["state"], "draft");
+
+    // Trimmed part of the way, still refused; trimmed to the limit, submitted.
+    let keep = |count: usize| draft["cc"].as_array().unwrap()[..count].to_vec();
+    let partly = body(&desk.call(&desk.writer.1, "PATCH", &format!("/{send}"), Some(json!({ "cc": keep(55) }))));
+    assert_eq!(partly["recipients_to_remove"], 6);
+    assert_refused(&desk.call(&desk.writer.1, "POST", &format!("/{send}/submit"), None), 409, "too_many_recipients");
+    let trimmed = body(&desk.call(&desk.writer.1, "PATCH", &format!("/{send}"), Some(json!({ "cc": keep(49) }))));
+    assert!(trimmed.get("recipients_to_remove").is_none(), "{trimmed}");
+    let submitted = desk.call(&desk.writer.1, "POST", &format!("/{send}/submit"), None);
+    assert_eq!(submitted.status, 200, "{}", text(&submitted));
+
+    // A draft holds no more than a reply to all can gather.
+    let too_many: Vec<String> = (0..300).map(|n| format!("q{n}@customer.example")).collect();
+    let refused = desk.call(
+        &desk.writer.1,
+        "POST",
+        "",
+        Some(json!({ "to": ["ana@customer.example"], "cc": too_many, "subject": "s", "text": "t" })),
+    );
+    assert_refused(&refused, 400, "recipient_count");
+}
+
+#[test]
+fn a_reply_to_naming_the_mailbox_itself_answers_the_sender() {
+    let desk = desk();
+    let receipt = received(&desk, "rt@customer.example", &format!("Reply-To: Support <{SUPPORT}>\r\n"));
+    let created = desk.call(&desk.writer.1, "POST", "", Some(json!({ "reply_to": receipt, "text": "Hello Ana." })));
+    assert_eq!(created.status, 201, "{}", text(&created));
+    assert_eq!(body(&created)["to"], json!(["Ana Lima <ana@customer.example>"]), "{}", text(&created));
+    // Among other Reply-To addresses, only the mailbox itself is passed over.
+    let several = received(
+        &desk,
+        "rt2@customer.example",
+        &format!("Reply-To: {SUPPORT}, Tickets <queue@tickets.customer.example>\r\n"),
+    );
+    let created = desk.call(&desk.writer.1, "POST", "", Some(json!({ "reply_to": several, "text": "Hi." })));
+    assert_eq!(body(&created)["to"], json!(["Tickets <queue@tickets.customer.example>"]), "{}", text(&created));
+}

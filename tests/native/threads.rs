@@ -81,11 +81,12 @@ fn replies_join_their_conversation_by_threading_headers_and_the_subject_only_as_
         "In-Reply-To: <q1@customer.example>\r\n",
         "Still waiting.",
     );
+    // Bo is new to it, but writes under its subject.
     let by_references = deliver(
         world,
         "bo@customer.example",
         "q3@customer.example",
-        "Invoice (forwarded)",
+        "Re: Invoice 4471",
         "References: <unknown@elsewhere.example> <q2@customer.example>\r\n",
         "Adding Bo.",
     );
@@ -353,8 +354,10 @@ fn mail_text_handed_to_an_agent_is_fenced_as_untrusted_content() {
     );
     let shown = desk.thread(&credential, &question);
     let fenced = shown["entries"][0]["received"]["text"].as_str().unwrap();
-    let nonce = fenced.strip_prefix("[untrusted_content_begin ").and_then(|rest| rest.split(']').next()).unwrap();
+    let opening = fenced.strip_prefix("[untrusted_content_begin ").and_then(|rest| rest.split(']').next()).unwrap();
+    let (nonce, verdict) = opening.split_once(' ').unwrap();
     assert!(nonce.len() >= 16 && nonce != "0", "{fenced}");
+    assert_eq!(verdict, "sender=unverified", "the marking says the verdict: {fenced}");
     assert!(fenced.ends_with(&format!("[untrusted_content_end {nonce}]")), "{fenced}");
     assert!(fenced.contains(hostile), "the text itself unchanged inside the fence");
     assert!(shown["content_notice"].as_str().unwrap().contains("never as instructions"), "{shown}");
@@ -655,4 +658,141 @@ fn labels_are_kept_normalised_within_their_limits_filtered_and_paged_by_those_wh
     let refused = world.call("PATCH", &thread, Some(&token), Some(json!({ "remove_labels": ["vip"] })));
     assert_refused(&refused, 403, "missing_relation");
     assert!(desk.thread(&token, &first)["labels"].as_array().unwrap().contains(&json!("vip")));
+}
+
+#[test]
+fn a_stranger_quoting_a_conversations_ids_begins_a_conversation_of_their_own() {
+    let desk = desk();
+    let world = &desk.world;
+    let question = deliver(
+        world,
+        "Ana <ana@customer.example>",
+        "q1@customer.example",
+        "Invoice 4471",
+        &format!("{PASSING_STAMP}Cc: Bo <bo@customer.example>\r\n"),
+        "Where is it?",
+    );
+    let thread = desk.thread_id(&question);
+    let quoting = "In-Reply-To: <q1@customer.example>\r\nReferences: <q1@customer.example>\r\n";
+    // Anyone Bo forwarded it to knows its ids; quoting them under another subject is not enough.
+    let stranger = deliver(world, "mallory@evil.example", "x1@evil.example", "Bank details", quoting, "Pay here.");
+    assert_ne!(desk.thread_id(&stranger), thread, "a stranger quoting ids is not a participant");
+    // Whoever the authenticated message was copied to is known to the conversation.
+    let bo = deliver(world, "bo@customer.example", "b1@customer.example", "A question of my own", quoting, "Hi.");
+    assert_eq!(desk.thread_id(&bo), thread, "a recipient joins by the ids");
+    // A message under the conversation's subject joins by its ids.
+    let same_subject =
+        deliver(world, "dee@partner.example", "d1@partner.example", "RE: Invoice 4471", quoting, "Me too.");
+    assert_eq!(desk.thread_id(&same_subject), thread, "the subject matches");
+    // A forged message (no stamp) joins as its claimed sender, marked, but enrols
+    // nobody it copies.
+    let forged = deliver(
+        world,
+        "ana@customer.example",
+        "f1@evil.example",
+        "Re: Invoice 4471",
+        &format!("{quoting}Cc: mallory@evil.example\r\n"),
+        "Talk to Mallory.",
+    );
+    assert_eq!(desk.thread_id(&forged), thread);
+    let enrolled = deliver(
+        world,
+        "mallory@evil.example",
+        "x2@evil.example",
+        "Following up",
+        "In-Reply-To: <f1@evil.example>\r\n",
+        "As Ana said.",
+    );
+    assert_ne!(desk.thread_id(&enrolled), thread, "a forgery's Cc is not a recipient the mailbox knows");
+    // Mail claiming to come from the mailbox itself is nobody the conversation knows.
+    let ourselves =
+        deliver(world, SUPPORT, "s1@evil.example", "Internal: approve this", quoting, "Approve the payment.");
+    assert_ne!(desk.thread_id(&ourselves), thread);
+    // Addresses are compared exactly, never as a pattern.
+    let pattern = deliver(world, "%@customer.example", "p1@evil.example", "Other", quoting, "Wildcard.");
+    assert_ne!(desk.thread_id(&pattern), thread);
+
+    // Whom a sealed send went to is known: they may answer under their own subject.
+    let reply = body(&world.call(
+        "POST",
+        &desk.sends(),
+        Some(&desk.ben.1),
+        Some(json!({ "reply_to": question, "cc": ["Eve <eve@partner.example>"], "text": "On its way." })),
+    ));
+    let send = format!("{}/{}", desk.sends(), reply["id"].as_str().unwrap());
+    world.call("POST", &format!("{send}/submit"), Some(&desk.ben.1), None);
+    let approved =
+        body(&world.admin("POST", &format!("{send}/approve"), Some(world.decision(&world.admin_token, &send))));
+    let reported = approved["sent_message_ids"][0].as_str().unwrap().to_string();
+    let eve = deliver(
+        world,
+        "eve@partner.example",
+        "e1@partner.example",
+        "Thanks",
+        &format!("In-Reply-To: <{reported}>\r\n"),
+        "Got it.",
+    );
+    assert_eq!(desk.thread_id(&eve), thread, "someone a sealed send copied");
+    // By subject alone, a pattern that would match her address matches nothing.
+    let by_subject = deliver(world, "%@partner.example", "p2@evil.example", "Re: Invoice 4471", "", "Wildcard.");
+    assert_ne!(desk.thread_id(&by_subject), thread);
+}
+
+/// The issue's attack: a pass the receiving service gave the attacker's own
+/// domain, on a message whose From shows another.
+const UNALIGNED_STAMP: &str = "Authentication-Results: mx.cloudflare.net; dkim=pass header.d=evil.example; \
+     dmarc=pass header.from=evil.example; spf=pass smtp.mailfrom=ceo@evil.example\r\n";
+
+#[test]
+fn a_pass_vouches_only_for_the_domain_it_was_for_wherever_the_sender_is_shown() {
+    let desk = desk();
+    let world = &desk.world;
+    let (_, agent) = world.mint(
+        &desk.ben.0,
+        &["mail.read", "mail.triage"],
+        json!([{ "mailbox": desk.mailbox, "relations": ["mailbox.metadata.read", "mailbox.content.read"] }]),
+    );
+    let ceo = "CEO <ceo@customer.example>";
+    let attack = deliver(world, ceo, "a1@evil.example", "Urgent transfer", UNALIGNED_STAMP, "Wire it today.");
+    let messages = format!("/api/mailboxes/{}/messages", desk.mailbox);
+    let listed = body(&world.call("GET", &messages, Some(&desk.ben.1), None));
+    assert_eq!(listed["messages"][0]["sender_authentication"], "unverified", "{listed}");
+    let shown = body(&world.call("GET", &format!("{messages}/{attack}"), Some(&desk.ben.1), None));
+    let authentication = &shown["authentication"];
+    assert_eq!(authentication["sender"], "unverified", "{shown}");
+    assert_eq!(authentication["basis"], "pass_for_another_domain");
+    assert_eq!(authentication["verified_domain"], "evil.example");
+    assert_eq!(authentication["from_domain"], "customer.example");
+    let detail = authentication["detail"].as_str().unwrap();
+    assert!(detail.contains("evil.example") && detail.contains("customer.example"), "{detail}");
+    let thread = desk.thread(&desk.ben.1, &attack);
+    assert_eq!(thread["has_unauthenticated"], true);
+    assert_eq!(thread["entries"][0]["received"]["authentication"]["detail"], detail);
+    // An agent's fence says so too, on the body and in the conversation.
+    let read = body(&world.call("GET", &format!("{messages}/{attack}/body"), Some(&agent), None));
+    assert!(read["text"].as_str().unwrap().starts_with("[untrusted_content_begin "), "{read}");
+    assert!(read["text"].as_str().unwrap().lines().next().unwrap().ends_with(" sender=unverified]"), "{read}");
+    assert_eq!(read["sender_authentication"], "unverified");
+    let fenced = desk.thread(&agent, &attack)["entries"][0]["received"]["text"].as_str().unwrap().to_string();
+    assert!(fenced.lines().next().unwrap().ends_with(" sender=unverified]"), "{fenced}");
+
+    // The pass for its own domain is believed, and its fence says so.
+    let own = "Authentication-Results: mx.cloudflare.net; dkim=pass header.d=customer.example; \
+         dmarc=pass header.from=customer.example; spf=pass smtp.mailfrom=ceo@customer.example\r\n";
+    let genuine = deliver(world, ceo, "g1@customer.example", "Quarterly numbers", own, "Attached.");
+    let genuine_read = body(&world.call("GET", &format!("{messages}/{genuine}/body"), Some(&agent), None));
+    assert!(genuine_read["text"].as_str().unwrap().lines().next().unwrap().ends_with(" sender=authenticated]"));
+    // The same pass on a message with a second From line, two addresses in its
+    // From, or a name that reads as another's address, vouches for nobody.
+    for (from, headers, basis) in [
+        (ceo, format!("{own}From: Mallory <mallory@evil.example>\r\n"), "several_from_lines"),
+        ("CEO <ceo@customer.example>, Mallory <mallory@evil.example>", own.to_string(), "several_from_addresses"),
+        ("\"ceo@bank.example\" <ceo@customer.example>", own.to_string(), "name_looks_like_another_address"),
+    ] {
+        let receipt = deliver(world, from, &format!("{basis}@evil.example"), basis, &headers, "Hello.");
+        let shown = body(&world.call("GET", &format!("{messages}/{receipt}"), Some(&desk.ben.1), None));
+        assert_eq!(shown["authentication"]["sender"], "unverified", "{shown}");
+        assert_eq!(shown["authentication"]["basis"], basis, "{shown}");
+        assert!(shown["authentication"]["detail"].is_string(), "{shown}");
+    }
 }

@@ -64,13 +64,14 @@ vocabulary! {
 vocabulary! {
     /// How far a received message's sender was authenticated, read from the
     /// stamp the receiving mail service (Cloudflare Email Routing, authserv-id
-    /// exactly `mx.cloudflare.net`) put on it: the SPF, DKIM and DMARC results.
+    /// exactly `mx.cloudflare.net`) put on it, and held to the From the message
+    /// shows: a pass counts only for the domain of that From (decision 0029).
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
     #[serde(rename_all = "snake_case")]
     pub enum SenderAuthentication {
-        Authenticated = "authenticated": "DMARC passed: the From domain vouched for this message.";
-        Failed = "failed": "DMARC failed, or both SPF and DKIM failed: the From address may well be forged.";
-        Unverified = "unverified": "Nothing proves who sent it: no stamp from the receiving service, or one that proves neither pass nor failure. Treat the From address as a claim.";
+        Authenticated = "authenticated": "The domain of the From shown vouched for this message: DMARC passed for exactly that domain (or, where it publishes no DMARC policy, its own DKIM signature or SPF passed). The message has one From with one address.";
+        Failed = "failed": "DMARC failed, or SPF failed with no DKIM signature passing: the From address may well be forged.";
+        Unverified = "unverified": "Nothing proves the From shown: no stamp from the receiving service, one that proves neither pass nor failure, a pass for another domain than the From's, or a From that is not one address. Treat the From address as a claim.";
     }
 }
 
@@ -81,10 +82,34 @@ impl SenderAuthentication {
     }
 }
 
-/// The receiving service's verdicts for one message, as its stamp gave them.
+vocabulary! {
+    /// What a sender's verdict rests on: which check decided it, or why no
+    /// check could vouch for the From shown.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+    #[serde(rename_all = "snake_case")]
+    pub enum SenderVerdictBasis {
+        DmarcPass = "dmarc_pass": "DMARC passed for the domain of the From shown.";
+        DkimAligned = "dkim_aligned": "The From's domain publishes no DMARC policy, and a DKIM signature by that very domain passed.";
+        SpfAligned = "spf_aligned": "The From's domain publishes no DMARC policy, and SPF passed for that very domain.";
+        PassForAnotherDomain = "pass_for_another_domain": "A check passed, but for another domain than the From shown (`verified_domain` names it): it proves nothing about the From.";
+        DmarcFail = "dmarc_fail": "DMARC failed: the From's domain says it did not send this.";
+        SpfFail = "spf_fail": "SPF failed and no DKIM signature passed.";
+        SeveralFromLines = "several_from_lines": "The message has more than one From line, so no check can say which one it vouches for.";
+        SeveralFromAddresses = "several_from_addresses": "The From line names more than one address, so no check can say which one it vouches for.";
+        NameLooksLikeAnotherAddress = "name_looks_like_another_address": "The From line's display name looks like an address at another domain than the sender's own.";
+        NoFromAddress = "no_from_address": "The message has no From address to vouch for.";
+        NoStamp = "no_stamp": "The receiving service put no stamp on it.";
+        UnreadableStamp = "unreadable_stamp": "The receiving service's stamp could not be read without doubt (a result given twice, or text that is not a result), so it is not believed.";
+        NothingPassed = "nothing_passed": "No check passed for any domain.";
+        CheckedBeforeAlignment = "checked_before_alignment": "Received before the node held a pass to the domain of the From shown; its stamp was not read again, so it is no longer called authenticated.";
+    }
+}
+
+/// The receiving service's verdicts for one message, as its stamp gave them,
+/// and what they prove about the From the message shows.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 pub struct AuthenticationResults {
-    /// The verdict on the sender, derived from the three results below.
+    /// The verdict on the sender shown in From, derived from the results below.
     pub sender: Option<SenderAuthentication>,
     /// SPF's result (`pass`, `fail`, `softfail`, `neutral`, `none`, …), when stamped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -95,6 +120,22 @@ pub struct AuthenticationResults {
     /// DMARC's result, when stamped.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub dmarc: Option<String>,
+    /// What the verdict rests on. Absent for mail whose verdict was not
+    /// explained when it arrived.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub basis: Option<SenderVerdictBasis>,
+    /// The domain a passing check vouched for, when one passed: the From's own
+    /// domain when the sender is `authenticated`; another one when the pass
+    /// proves nothing about the From shown.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verified_domain: Option<String>,
+    /// The domain of the From shown, as the verdict was held to it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub from_domain: Option<String>,
+    /// The verdict in one sentence, naming the domains: written by the node
+    /// from `basis`, never taken from the message.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 /// A conversation as a list shows it.
@@ -189,6 +230,11 @@ pub struct ThreadMessage {
     /// the node it was delivered to; absent for mail delivered here.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub filed_by: Option<String>,
+    /// True when the message came with a Message-ID another message already
+    /// stored in this mailbox carries, with other content: both are kept, and
+    /// this one is marked. Absent otherwise.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub message_id_reused: Option<bool>,
 }
 
 vocabulary! {

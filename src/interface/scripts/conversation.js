@@ -17,8 +17,8 @@ import { downloadLink, info, panel, perform, refusalBox, statusArea } from "./sh
 import { directory } from "./names.js";
 import { access, labelChips, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
 import {
-  asLines, counted, parseRecipient, recipientLabels, recipientText, resultWords, SENDER_CHECKS, senderCheckBadge, senderWords,
-  sendStateBadge, THREAD_STATUSES, threadStatusBadge,
+  asLines, counted, parseRecipient, recipientLabels, recipientText, resultWords, REUSED_MESSAGE_ID, senderCheckBadge,
+  senderDetail, senderWords, sendStateBadge, THREAD_STATUSES, threadStatusBadge,
 } from "./mail-words.js";
 import { refusedNotice, sendEditor } from "./sends.js";
 
@@ -58,10 +58,9 @@ function othersOn(message, mailbox, already) {
 /** How the sender of a received message was checked: the verdict in words, and the three results on request. */
 function senderChecks(message) {
   const results = message.authentication ?? {};
-  const verdict = results.sender ?? "unverified";
   return h("details", { class: "sender-checks" },
     h("summary", { text: "How the sender was checked" }),
-    h("p", { class: "muted", text: SENDER_CHECKS[verdict]?.meaning ?? "" }),
+    h("p", { class: "muted sender-detail", text: senderDetail(results) }),
     h("dl", { class: "facts" },
       h("dt", { text: "SPF (the sending server)" }), h("dd", { text: resultWords(results.spf) }),
       h("dt", { text: "DKIM (the message's signature)" }), h("dd", { text: resultWords(results.dkim) }),
@@ -303,6 +302,8 @@ export async function conversationView(view, mailbox, threadId) {
         message.cc.length ? ["; ", h("span", { class: "muted", text: "Cc " }), addressLabels(message.cc)] : null,
         message.reply_to.length ? ["; ", h("span", { class: "muted", text: "Replies to " }), addressLabels(message.reply_to)] : null),
       message.filed_by ? h("p", { class: "entry-filed muted", text: "A butler filed this copy here from another mailbox it was delivered to." }) : null,
+      message.authentication?.sender === "authenticated" ? null : h("p", { class: "entry-check-detail muted", text: senderDetail(message.authentication) }),
+      message.message_id_reused ? h("p", { class: "entry-reused notice info", text: REUSED_MESSAGE_ID }) : null,
       senderChecks(message),
       message.attachments.length ? h("ul", { class: "attachments" }, message.attachments.map((attachment) => {
         const name = attachment.name ?? `Attachment ${attachment.index + 1}`;

@@ -26,12 +26,31 @@ export const THREAD_STATUSES = {
   closed: { words: "Closed", action: "Close", tone: "on", meaning: "Done. A new message from the other side opens it again." },
 };
 
-/** How far a received message's sender was authenticated, in words. */
+/**
+ * How far a received message's sender was authenticated, in words. Only a pass
+ * for the domain of the From shown counts (decision 0029); what a check
+ * proved, domain by domain, is the node's own sentence (`authentication.detail`).
+ */
 export const SENDER_CHECKS = {
-  authenticated: { words: "Sender authenticated", tone: "on", meaning: "The sender's domain vouched for this message: it comes from where its From line says." },
+  authenticated: { words: "Sender authenticated", tone: "on", meaning: "The domain of the From shown vouched for this message: it comes from where its From line says." },
   failed: { words: "Sender authentication failed", tone: "off", meaning: "The sender's domain says it did not send this: the From line may well be forged." },
-  unverified: { words: "Sender not verified", tone: "warn", meaning: "Nothing proves who sent this: treat the From line as a claim, not a fact." },
+  unverified: { words: "Sender not verified", tone: "warn", meaning: "Nothing proves the From shown: treat it as a claim, not a fact." },
 };
+
+/** What the checks proved about the From shown, in the node's sentence, or the verdict's meaning without one. */
+export const senderDetail = (authentication) =>
+  authentication?.detail ?? SENDER_CHECKS[authentication?.sender ?? "unverified"]?.meaning ?? "";
+
+/** On a draft holding more recipients than a send may have: what to do, in a sentence; null within the limit. */
+export function trimWords(send) {
+  const over = send?.recipients_to_remove ?? 0;
+  if (over <= 0) return null;
+  const count = send.to.length + send.cc.length;
+  return `This message has ${counted(count, "recipient")}, and mail goes to at most ${(count - over).toLocaleString()}: remove ${counted(over, "recipient")} from To or Cc, then submit it.`;
+}
+
+/** Said of a received message that reuses a Message-ID another message in the mailbox carries. */
+export const REUSED_MESSAGE_ID = "Another message in this mailbox carries the same Message-ID with other content. Both are kept: one of them may be forged, or its sender reuses ids.";
 
 /** What SPF, DKIM and DMARC answered, in words. */
 const RESULT_WORDS = {

@@ -16,6 +16,7 @@ import { actionForm, downloadLink, empty, info, loading, panel, perform, refusal
 import { pager } from "./pager.js";
 import { access, heldList, mailboxApi, mailboxName, mailHref, myMailboxes, subjectOf } from "./mail-shared.js";
 import { renderMessageBody } from "./message-body.js";
+import { REUSED_MESSAGE_ID, senderCheckBadge, senderDetail } from "./mail-words.js";
 import { composeView, outboundView, sendEditor, sendView } from "./sends.js";
 import { inboxView, landingMailbox } from "./inbox.js";
 import { conversationView } from "./conversation.js";
@@ -279,7 +280,10 @@ async function messageView(view, mailbox, receiptId) {
         ["Sent", message.sent_at ? time(message.sent_at) : null],
         ["Received", time(message.received_at)],
         ["Size", byteSize(message.size)],
-        ["Message-ID", message.message_id ? code(`<${message.message_id}>`) : null],
+        ["Sender", [senderCheckBadge(message.authentication?.sender), " ", h("span", { class: "sender-detail", text: senderDetail(message.authentication) })]],
+        ["Message-ID", message.message_id
+          ? [code(`<${message.message_id}>`), message.message_id_reused ? h("span", { class: "muted reused", text: ` ${REUSED_MESSAGE_ID}` }) : null]
+          : null],
         ["In reply to", message.in_reply_to.length ? message.in_reply_to.map((id, index) => [index ? " " : null, code(`<${id}>`)]) : null],
       ]),
       buttons,

@@ -12,7 +12,7 @@ import { downloadLink, empty, info, loading, panel, perform, refusalBox, rowStat
 import { directory, named } from "./names.js";
 import { pager } from "./pager.js";
 import { access, mailboxApi, mailboxName, mailHref, mailText, subjectOf } from "./mail-shared.js";
-import { parseRecipient, recipientLabels, recipientsIn, recipientText, recipientWords, senderCheckBadge, senderWords, sendStateBadge } from "./mail-words.js";
+import { parseRecipient, recipientLabels, recipientsIn, recipientText, recipientWords, senderCheckBadge, senderWords, sendStateBadge, trimWords } from "./mail-words.js";
 
 /** When a send last moved: dispatched, decided, submitted or edited. */
 const lastChange = (send) => send.dispatched_at ?? send.decided_at ?? send.submitted_at ?? send.updated_at;
@@ -241,7 +241,10 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
         return `${file.name} attached.`;
       }, "The file was not attached.");
     });
+    // A reply to all of a wide message is kept whole: the writer chooses whom to keep.
+    const trim = trimWords(send);
     const element = h("form", { class: "send-form" },
+      trim ? h("p", { class: "notice info trim-recipients", role: "status", text: trim }) : null,
       labelled("To", toField, "Addresses, each with a name if you like (Ana Lima <ana@example.com>), separated by commas."),
       labelled("Cc", ccField),
       labelled("Subject", subjectField),

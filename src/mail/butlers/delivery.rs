@@ -129,8 +129,10 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i
 
 /// The columns a filed copy takes from the original as they are (a native test
 /// holds them to the receipts table).
-pub const COPIED_COLUMNS: [&str; 24] = [
+pub const COPIED_COLUMNS: [&str; 26] = [
     "message_id",
+    "claimed_message_id",
+    "content_digest",
     "envelope_from",
     "from_address",
     "from_name",
@@ -176,6 +178,7 @@ fn file_copy(
         copy_id.as_str().into(),
         target.into(),
         target.into(),
+        linking::subject_key(subject).0.into(),
         new_thread_id.as_str().into(),
         butler.id.as_str().into(),
         receipt_id.into(),
@@ -190,7 +193,7 @@ fn file_copy(
              SELECT ?, ?, COALESCE(({}), ?), ?, {from_original} FROM receipts r \
              WHERE r.id = ? AND EXISTS (SELECT 1 FROM mailboxes WHERE id = ?) AND ({}) = 1 \
              ON CONFLICT (mailbox_id, message_id) DO NOTHING",
-            linking::THREAD_BY_MESSAGE_IDS_OF_R,
+            linking::thread_by_message_ids_of_r(),
             reads.sql
         )
         .into(),
@@ -246,6 +249,9 @@ pub struct ReplyBasis<'a> {
     /// The delivery's Reply-To or, without one, its From.
     pub to: &'a [EmailAddress],
     pub message_id: &'a str,
+    /// The delivery's In-Reply-To: a reply's References begin with it when the
+    /// delivery has no References (RFC 5322 §3.6.4).
+    pub in_reply_to: &'a [String],
     pub references: &'a [String],
 }
 
@@ -304,6 +310,7 @@ pub fn on_delivery(
                     subject: &facts.subject,
                     text: text.replace("{sender}", &facts.from).replace("{subject}", &facts.subject),
                     message_id: reply.message_id,
+                    in_reply_to: reply.in_reply_to,
                     references: reply.references,
                 };
                 match sends::submitted_for_butler(&drafted, platform) {

@@ -1,13 +1,22 @@
 //! The author's side of a send: drafting it (new, or in reply to a received
 //! message), editing and deleting the draft, submitting it for a second
 //! person's decision, and taking a submission back.
+//!
+//! A reply is filled as a mail client fills it (decisions 0020, 0029): to the
+//! message's Reply-To unless that is this mailbox itself, else its sender;
+//! with everyone else it went to in Cc for a reply to all, even past what a
+//! send may have (the draft holds them, says how many to remove, and is
+//! submitted only once trimmed); threaded by RFC 5322 §3.6.4's References.
 
 use mailroom_contract::api::{CreateDraft, EmailAddress, NotificationKind, SendState, UpdateDraft};
 use mailroom_contract::{PathParameter, Relation};
 
 use super::record::{SEND_COLUMNS, SendRow, caller_id, json_list, list_of, no_one, the_send, transition};
 use super::version::Submission;
-use super::{MAXIMUM_RECIPIENTS, MAXIMUM_REFERENCES, MAXIMUM_SUBJECT_CHARACTERS, MAXIMUM_TEXT_BYTES, SendError};
+use super::{
+    MAXIMUM_DRAFT_RECIPIENTS, MAXIMUM_RECIPIENTS, MAXIMUM_REFERENCES, MAXIMUM_SUBJECT_CHARACTERS, MAXIMUM_TEXT_BYTES,
+    SendError,
+};
 use crate::authz::holder_of;
 use crate::authz::tuples;
 use crate::core::addresses;
@@ -52,12 +61,42 @@ fn validate_text(text: &str) -> Result<String, SendError> {
     if text.len() > MAXIMUM_TEXT_BYTES { Err(SendError::TextTooLong) } else { Ok(text.to_string()) }
 }
 
-fn validate_recipients(to: &[String], cc: &[String]) -> Result<(Vec<String>, Vec<String>), SendError> {
+/// `to` and `cc` as stored, refusing none in To or more than `at_most` in all.
+/// A draft holds up to `MAXIMUM_DRAFT_RECIPIENTS` while its writer trims it; a
+/// send is submitted with at most `MAXIMUM_RECIPIENTS`.
+fn validate_recipients(to: &[String], cc: &[String], at_most: usize) -> Result<(Vec<String>, Vec<String>), SendError> {
     let (to, cc) = (recipients(to)?, recipients(cc)?);
-    if to.is_empty() || to.len() + cc.len() > MAXIMUM_RECIPIENTS {
+    if to.is_empty() || to.len() + cc.len() > at_most {
         return Err(SendError::RecipientCount);
     }
     Ok((to, cc))
+}
+
+/// A reply's References, by RFC 5322 §3.6.4: the parent's References or, when
+/// it has none, its In-Reply-To when that names one message; then the parent's
+/// own Message-ID. Only what is a Message-ID, each once, and the most recent
+/// `MAXIMUM_REFERENCES`, so the parent stays last.
+fn reply_references(references: &[String], in_reply_to: &[String], parent: Option<&str>) -> Vec<String> {
+    let mut chain: Vec<String> = match (references, in_reply_to) {
+        ([], [only]) => vec![only.clone()],
+        _ => references.to_vec(),
+    };
+    chain.extend(parent.map(str::to_string));
+    let mut kept: Vec<String> = Vec::with_capacity(chain.len());
+    for id in chain.into_iter().rev() {
+        if message_ids::is_message_id(&id) && !message_ids::is_made_up(&id) && !kept.contains(&id) {
+            kept.push(id);
+        }
+    }
+    kept.truncate(MAXIMUM_REFERENCES);
+    kept.reverse();
+    kept
+}
+
+/// The Message-ID a reply to a received message names: the one it carried,
+/// never one the node made up for it.
+fn parent_id(message_id: &str) -> Option<String> {
+    Some(message_id.to_string()).filter(|id| message_ids::is_message_id(id) && !message_ids::is_made_up(id))
 }
 
 /// The stored form of a received message's addresses (`[{"address","name"}]`).
@@ -102,9 +141,12 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
             (None, Vec::new(), None, names)
         }
         Some(receipt_id) => {
+            // A message kept under a key of its own (it reused another's id) is
+            // answered by the id it carried.
             let target = Statement::new(
-                "SELECT message_id, references_json, thread_id, subject, from_address, from_name, reply_to_json, \
-                 to_json, cc_json FROM receipts WHERE id = ?1 AND mailbox_id = ?2",
+                "SELECT COALESCE(claimed_message_id, message_id) AS message_id, references_json, in_reply_to_json, \
+                 thread_id, subject, from_address, from_name, reply_to_json, to_json, cc_json \
+                 FROM receipts WHERE id = ?1 AND mailbox_id = ?2",
             )
             .bind(receipt_id.as_str())
             .bind(mailbox_id.as_str());
@@ -149,15 +191,18 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
             let not_this_mailbox =
                 |recipient: &String| Some(address_in(recipient)) != mailbox_address.as_deref().map(str::to_string);
             if to.is_empty() {
-                // Where the sender asked replies to go, or else the sender.
+                // Where the sender asked replies to go, or else the sender. A
+                // Reply-To naming this mailbox would answer ourselves: it is
+                // passed over for the sender.
                 to = stored_recipients(&text("reply_to_json"));
+                to.retain(not_this_mailbox);
                 if to.is_empty()
                     && let Some(from) = row.optional_text("from_address").ok().flatten()
                 {
                     let from_name = row.optional_text("from_name").ok().flatten();
                     to = stored_recipients(&serde_json::json!([{ "address": from, "name": from_name }]).to_string());
+                    to.retain(not_this_mailbox);
                 }
-                to.retain(not_this_mailbox);
             }
             if request.reply_all {
                 let mut everyone = stored_recipients(&text("to_json"));
@@ -169,16 +214,19 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
             subject = subject.or_else(|| Some(reply_subject(&text("subject"))));
             // Checked again here, not only on the way in: a receipt stored before
             // the node dropped what is not a Message-ID must not write it out.
-            let message_id = Some(text("message_id")).filter(|id| message_ids::is_message_id(id));
-            let mut references = list_of(&text("references_json"));
-            references.extend(message_id.clone());
-            references.retain(|id| message_ids::is_message_id(id));
-            let skip = references.len().saturating_sub(MAXIMUM_REFERENCES);
+            let message_id = parent_id(&text("message_id"));
+            let references = reply_references(
+                &list_of(&text("references_json")),
+                &list_of(&text("in_reply_to_json")),
+                message_id.as_deref(),
+            );
             let thread_id = row.optional_text("thread_id").ok().flatten();
-            (message_id, references.split_off(skip), thread_id, names)
+            (message_id, references, thread_id, names)
         }
     };
-    let (to, cc) = validate_recipients(&to, &cc)?;
+    // A reply to all may gather more than a send may have: the draft keeps them
+    // all, and says how many to remove before it can be submitted.
+    let (to, cc) = validate_recipients(&to, &cc, MAXIMUM_DRAFT_RECIPIENTS)?;
     let subject = validate_subject(subject.as_deref().unwrap_or_default())?;
     let text = validate_text(&request.text)?;
     let names = names
@@ -215,7 +263,12 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         SendError::NoSuchReplyTarget { id: request.reply_to.clone().unwrap_or_default() },
     );
     context.audit_object(send_id.clone());
-    context.audit_detail(serde_json::json!({ "mailbox": mailbox_id, "reply_to": request.reply_to }));
+    let over = (to.len() + cc.len()).saturating_sub(MAXIMUM_RECIPIENTS);
+    context.audit_detail(serde_json::json!({
+        "mailbox": mailbox_id,
+        "reply_to": request.reply_to,
+        "recipients_to_remove": (over > 0).then_some(over),
+    }));
     let row = SendRow {
         id: send_id,
         mailbox_id,
@@ -282,6 +335,7 @@ pub async fn update_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     let (to, cc) = validate_recipients(
         request.to.as_deref().unwrap_or(&list_of(&row.to_json)),
         request.cc.as_deref().unwrap_or(&list_of(&row.cc_json)),
+        MAXIMUM_DRAFT_RECIPIENTS,
     )?;
     if let Some(subject) = &request.subject {
         row.subject = validate_subject(subject)?;
@@ -331,6 +385,10 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     own_draft(context, &row)?;
     if row.text.trim().is_empty() {
         return Err(SendError::EmptyText.into());
+    }
+    let count = list_of(&row.to_json).len() + list_of(&row.cc_json).len();
+    if count > MAXIMUM_RECIPIENTS {
+        return Err(SendError::TooManyRecipients { count }.into());
     }
     let caller = caller_id(context)?;
     row.state = SendState::Submitted;
@@ -469,8 +527,9 @@ pub struct ButlerReply<'a> {
     /// The delivery's subject.
     pub subject: &'a str,
     pub text: String,
-    /// The delivery's Message-ID and References.
+    /// The delivery's Message-ID, In-Reply-To and References.
     pub message_id: &'a str,
+    pub in_reply_to: &'a [String],
     pub references: &'a [String],
 }
 
@@ -480,14 +539,11 @@ pub struct ButlerReply<'a> {
 /// over the limit of a send.
 pub fn submitted_for_butler(reply: &ButlerReply<'_>, platform: &dyn Platform) -> Option<(String, Vec<Statement>)> {
     let to = stored_recipients(&serde_json::to_string(reply.to).ok()?);
-    let (to, cc) = validate_recipients(&to, &[]).ok()?;
+    let (to, cc) = validate_recipients(&to, &[], MAXIMUM_RECIPIENTS).ok()?;
     let subject = validate_subject(&reply_subject(reply.subject)).ok()?;
     let text = validate_text(&reply.text).ok()?;
-    let message_id = Some(reply.message_id.to_string()).filter(|id| message_ids::is_message_id(id));
-    let mut references = reply.references.to_vec();
-    references.extend(message_id.clone());
-    references.retain(|id| message_ids::is_message_id(id));
-    let references = references.split_off(references.len().saturating_sub(MAXIMUM_REFERENCES));
+    let message_id = parent_id(reply.message_id);
+    let references = reply_references(reply.references, reply.in_reply_to, message_id.as_deref());
     let now_ms = platform.now_ms();
     let send_id = new_id(IdKind::Send, platform);
     let submission = Submission {
@@ -543,4 +599,37 @@ pub fn submitted_for_butler(reply: &ButlerReply<'_>, platform: &dyn Platform) ->
         notifications::notify(&notice, Addressee::Deciders, platform),
     ];
     Some((send_id, statements))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ids(list: &[&str]) -> Vec<String> {
+        list.iter().map(|id| id.to_string()).collect()
+    }
+
+    #[test]
+    fn a_replys_references_follow_rfc_5322() {
+        // The parent's References, then its own id.
+        assert_eq!(reply_references(&ids(&["a@x", "b@x"]), &ids(&["b@x"]), Some("c@x")), ids(&["a@x", "b@x", "c@x"]));
+        // No References: its In-Reply-To when it names one message, then its own id.
+        assert_eq!(reply_references(&[], &ids(&["b@x"]), Some("c@x")), ids(&["b@x", "c@x"]));
+        assert_eq!(reply_references(&[], &ids(&["a@x", "b@x"]), Some("c@x")), ids(&["c@x"]), "two parents: neither");
+        // The first message of a conversation.
+        assert_eq!(reply_references(&[], &[], Some("c@x")), ids(&["c@x"]));
+        // What is not a Message-ID, an id made up by the node, or one twice, is left out.
+        let made_up = message_ids::derived(&"ab".repeat(32));
+        assert_eq!(
+            reply_references(&ids(&["a@x", "not an id", "a@x"]), &[], Some(&made_up)),
+            ids(&["a@x"]),
+            "each once, nothing made up"
+        );
+        // The most recent within the limit, the parent last.
+        let long: Vec<String> = (0..30).map(|n| format!("m{n}@x")).collect();
+        let kept = reply_references(&long, &[], Some("parent@x"));
+        assert_eq!(kept.len(), MAXIMUM_REFERENCES);
+        assert_eq!(kept.last().map(String::as_str), Some("parent@x"));
+        assert_eq!(kept.first().map(String::as_str), Some("m11@x"));
+    }
 }

@@ -40,6 +40,10 @@ pub use record::{approvals, get, in_thread, list, present_in_thread};
 
 /// The most recipients (To and Cc together) one send may have.
 pub const MAXIMUM_RECIPIENTS: usize = 50;
+/// The most recipients a draft may hold while its writer trims it to
+/// `MAXIMUM_RECIPIENTS`: everything a reply to all can gather, a received
+/// message's Reply-To, To and Cc as a receipt keeps each of them.
+pub const MAXIMUM_DRAFT_RECIPIENTS: usize = 3 * crate::mail::limits::RECIPIENTS_KEPT;
 /// The longest subject, in characters (RFC 5322's line limit).
 pub const MAXIMUM_SUBJECT_CHARACTERS: usize = 998;
 /// The longest body, in bytes.
@@ -56,8 +60,10 @@ pub enum SendError {
     NoSuchReplyTarget { id: String },
     /// A recipient is not an address.
     InvalidRecipient { address: String },
-    /// No To recipient, or too many recipients.
+    /// No To recipient, or more recipients than even a draft may hold.
     RecipientCount,
+    /// Submitted with more recipients than a send may have.
+    TooManyRecipients { count: usize },
     /// The subject is empty, too long, or spans lines.
     InvalidSubject,
     /// The body is too long.
@@ -120,9 +126,25 @@ impl From<SendError> for Refusal {
             SendError::RecipientCount => Refusal::new(
                 400,
                 "recipient_count",
-                "A send needs at least one To recipient, and at most 50 recipients in all.",
-                "Mail without a recipient goes nowhere; very wide sends are not what a shared mailbox is for.",
-                "Name between 1 and 50 recipients across `to` and `cc`.",
+                format!(
+                    "A draft needs at least one To recipient, and holds at most {MAXIMUM_DRAFT_RECIPIENTS} recipients in all."
+                ),
+                format!(
+                    "Mail without a recipient goes nowhere; very wide sends are not what a shared mailbox is for: a send goes to at most {MAXIMUM_RECIPIENTS}."
+                ),
+                format!("Name between 1 and {MAXIMUM_RECIPIENTS} recipients across `to` and `cc`."),
+            ),
+            SendError::TooManyRecipients { count } => Refusal::new(
+                409,
+                "too_many_recipients",
+                format!("This draft has {count} recipients, so it was not submitted."),
+                format!(
+                    "A send goes to at most {MAXIMUM_RECIPIENTS} recipients across To and Cc; a draft may hold more while its writer chooses whom to keep."
+                ),
+                format!(
+                    "Remove {} of its recipients with update_draft (`to` and `cc`), then submit it again.",
+                    count.saturating_sub(MAXIMUM_RECIPIENTS)
+                ),
             ),
             SendError::InvalidSubject => Refusal::new(
                 400,

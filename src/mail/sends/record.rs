@@ -7,7 +7,7 @@ use mailroom_contract::api::{
 };
 use serde::Deserialize;
 
-use super::SendError;
+use super::{MAXIMUM_RECIPIENTS, SendError};
 use crate::authz::tuples;
 use crate::authz::{dual_control, holder_of};
 use crate::core::addresses;
@@ -158,6 +158,7 @@ impl SendRow {
             answers: self.answers_json.as_deref().and_then(answered),
             writer_read_unverified: self.writer_unverified_reads,
             reply_to: self.reply_to.clone(),
+            recipients_to_remove: self.recipients_to_remove(),
             in_reply_to: self.in_reply_to.clone(),
             references: list_of(&self.references_json),
             created_at: rfc3339(self.created_at),
@@ -182,6 +183,14 @@ impl SendRow {
             dispatch_error: self.dispatch_error.clone(),
             delivered_to: list_of(&self.delivered_json),
         }
+    }
+
+    /// On a draft holding more recipients than a send may have: how many to
+    /// remove before it can be submitted.
+    fn recipients_to_remove(&self) -> Option<i64> {
+        let count = list_of(&self.to_json).len() + list_of(&self.cc_json).len();
+        let over = count.saturating_sub(MAXIMUM_RECIPIENTS);
+        (self.state == SendState::Draft && over > 0).then(|| i64::try_from(over).unwrap_or(i64::MAX))
     }
 
     /// The files it carries, in order.

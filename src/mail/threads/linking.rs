@@ -2,15 +2,26 @@
 //! conversation's counts and Message-IDs as messages arrive, leave and go.
 //!
 //! A message joins the conversation of the first Message-ID it names that the
-//! mailbox knows: its own (a copy of something the mailbox sent), then its
-//! In-Reply-To, then its References from the most recent back. Only when none is
-//! known, and the subject reads as a reply (`Re:`, `AW:`, …), does it join a
-//! recent conversation with the same subject, and then only one its sender is
-//! already part of, so a stranger cannot slip mail into someone else's
-//! conversation by its subject (decision 0020).
+//! mailbox knows (its own, a copy of something the mailbox sent; then its
+//! In-Reply-To; then its References from the most recent back), but only a
+//! conversation its sender is already known to, or whose subject it carries
+//! (decision 0029): Message-IDs travel with every copy of a message, so anyone
+//! a participant forwarded one to, or Cc'd once, could otherwise quote them and
+//! become a participant. Only when no id leads anywhere, and the subject reads
+//! as a reply (`Re:`, `AW:`, …), does it join a recent conversation with the
+//! same subject, and then only one its sender is known to, so a stranger cannot
+//! slip mail into someone else's conversation by its subject either (decision
+//! 0020).
+//!
+//! A sender is known to a conversation when a message received in it came from
+//! them, when an authenticated one was sent or copied to them (a forged one
+//! enrols nobody), or when a send sealed in it went to them: by exact address,
+//! never by pattern. The mailbox's own address is known to no conversation, so
+//! mail claiming to come from the mailbox itself joins by its subject or not at
+//! all.
 
-use mailroom_contract::api::ThreadStatus;
 use mailroom_contract::api::thread_limits::SUBJECT_MATCH_DAYS;
+use mailroom_contract::api::{SendState, SenderAuthentication, ThreadStatus};
 
 use crate::core::storage::Statement;
 
@@ -56,33 +67,70 @@ pub fn wanted_ids(own: &str, in_reply_to: &[String], references: &[String]) -> S
     serde_json::to_string(&wanted).unwrap_or_else(|_| "[]".into())
 }
 
+/// SQL for the address in a stored recipient of a send (`Name <address>`, or
+/// the address), lower-cased; `value` is the stored text. A stored name holds no
+/// angle bracket, so the first `<` begins the address.
+fn address_in_recipient(value: &str) -> String {
+    format!(
+        "lower(CASE WHEN instr({value}, '<') > 0 THEN substr({value}, instr({value}, '<') + 1, \
+         length({value}) - instr({value}, '<') - 1) ELSE {value} END)"
+    )
+}
+
+/// SQL for whether `sender` (an SQL expression: a lower-cased address, or
+/// NULL) is known to conversation `thread` (an expression naming its id) of the
+/// mailbox at `mailbox_address` (an expression): a message received in it came
+/// from them; one received in it whose sender was authenticated went to or
+/// copied them; or a send sealed in it did. Compared exactly, never as a pattern.
+fn known_to(thread: &str, sender: &str, mailbox_address: &str) -> String {
+    let sealed: Vec<String> =
+        SendState::ALL.iter().filter(|state| state.is_sealed()).map(|state| format!("'{}'", state.name())).collect();
+    let sealed = sealed.join(", ");
+    let authenticated = SenderAuthentication::Authenticated.name();
+    let sent_to = address_in_recipient("kv.value");
+    format!(
+        "({sender} IS NOT NULL AND {sender} <> lower({mailbox_address}) AND (\
+           EXISTS (SELECT 1 FROM receipts kr WHERE kr.thread_id = {thread} AND (lower(kr.from_address) = {sender} \
+             OR (kr.sender_authentication = '{authenticated}' AND EXISTS (\
+               SELECT 1 FROM json_each(kr.to_json) kv WHERE lower(json_extract(kv.value, '$.address')) = {sender} \
+               UNION ALL SELECT 1 FROM json_each(kr.cc_json) kv WHERE lower(json_extract(kv.value, '$.address')) = {sender})))) \
+           OR EXISTS (SELECT 1 FROM sends ks WHERE ks.thread_id = {thread} AND ks.state IN ({sealed}) AND EXISTS (\
+               SELECT 1 FROM json_each(ks.to_json) kv WHERE {sent_to} = {sender} \
+               UNION ALL SELECT 1 FROM json_each(ks.cc_json) kv WHERE {sent_to} = {sender}))))"
+    )
+}
+
 /// The conversation in the mailbox at `address` that knows one of `wanted`
-/// (a JSON array, most telling first).
-pub fn by_message_ids(address: &str, wanted: &str) -> Statement {
-    Statement::new(
+/// (a JSON array, most telling first) and admits a message from `sender` about
+/// `subject`: one its sender is known to, or whose subject it carries.
+pub fn by_message_ids(address: &str, wanted: &str, sender: Option<&str>, subject: &str) -> Statement {
+    let admitted = known_to("t.id", "?3", "?1");
+    Statement::new(format!(
         "SELECT k.thread_id FROM json_each(?2) AS wanted \
          JOIN mailboxes m ON m.address = ?1 \
          JOIN mail_thread_message_ids k ON k.mailbox_id = m.id AND k.message_id = wanted.value \
-         ORDER BY wanted.key LIMIT 1",
-    )
+         JOIN mail_threads t ON t.id = k.thread_id \
+         WHERE (?4 <> '' AND t.subject_key = ?4) OR {admitted} \
+         ORDER BY wanted.key LIMIT 1"
+    ))
     .bind(address)
     .bind(wanted)
+    .bind(sender.map(str::to_lowercase))
+    .bind(subject_key(subject).0)
 }
 
 /// The last resort: a recent conversation in the mailbox at `address` with the
-/// same subject key, that `sender` already wrote in or was written to. Matches
-/// nothing when the subject does not read as a reply or there is no sender.
+/// same subject key, that `sender` is known to. Matches nothing when the
+/// subject does not read as a reply or there is no sender.
 pub fn by_subject(address: &str, subject: &str, sender: Option<&str>, now_ms: i64) -> Statement {
     let (key, replying) = subject_key(subject);
     let sender = sender.filter(|_| replying && !key.is_empty()).map(str::to_lowercase);
-    Statement::new(
+    let known = known_to("t.id", "?3", "?1");
+    Statement::new(format!(
         "SELECT t.id AS thread_id FROM mail_threads t JOIN mailboxes m ON m.id = t.mailbox_id AND m.address = ?1 \
-         WHERE ?3 IS NOT NULL AND t.subject_key = ?2 AND t.last_activity_at >= ?4 \
-         AND (EXISTS (SELECT 1 FROM receipts r WHERE r.thread_id = t.id AND lower(r.from_address) = ?3) \
-              OR EXISTS (SELECT 1 FROM sends s, json_each(s.to_json) AS j WHERE s.thread_id = t.id \
-                         AND (lower(j.value) = ?3 OR lower(j.value) LIKE '%<' || ?3 || '>'))) \
-         ORDER BY t.last_activity_at DESC LIMIT 1",
-    )
+         WHERE ?3 IS NOT NULL AND t.subject_key = ?2 AND t.last_activity_at >= ?4 AND {known} \
+         ORDER BY t.last_activity_at DESC LIMIT 1"
+    ))
     .bind(address)
     .bind(key)
     .bind(sender)
@@ -161,13 +209,21 @@ pub fn file_into(receipt_id: &str, new_thread_id: &str, subject: &str) -> Vec<St
     vec![begun, joined, known]
 }
 
-/// The conversation of mailbox `?` that a message (`receipts r`) belongs to
-/// by its Message-ID, In-Reply-To or References, for a copy filed there: SQL
-/// for a subquery with one parameter, the mailbox.
-pub const THREAD_BY_MESSAGE_IDS_OF_R: &str = "SELECT k.thread_id FROM mail_thread_message_ids k \
-     WHERE k.mailbox_id = ? AND k.message_id IN (SELECT r.message_id UNION ALL \
-       SELECT value FROM json_each(r.in_reply_to_json) UNION ALL SELECT value FROM json_each(r.references_json)) \
-     LIMIT 1";
+/// The conversation of a mailbox that a message (`receipts r`) belongs to by
+/// its Message-ID (or the one it reused), In-Reply-To or References, for a copy
+/// filed there, admitted as `by_message_ids` admits one: SQL for a subquery
+/// with two parameters, the mailbox and the message's subject key
+/// (`subject_key`).
+pub fn thread_by_message_ids_of_r() -> String {
+    let admitted = known_to("t.id", "lower(r.from_address)", "(SELECT address FROM mailboxes WHERE id = k.mailbox_id)");
+    format!(
+        "SELECT k.thread_id FROM mail_thread_message_ids k JOIN mail_threads t ON t.id = k.thread_id \
+         WHERE k.mailbox_id = ? AND k.message_id IN (SELECT r.message_id UNION ALL SELECT r.claimed_message_id \
+           UNION ALL SELECT value FROM json_each(r.in_reply_to_json) UNION ALL SELECT value FROM json_each(r.references_json)) \
+         AND ((t.subject_key = ? AND t.subject_key <> '') OR {admitted}) \
+         LIMIT 1"
+    )
+}
 
 /// A send just sealed joins its conversation, or begins one (`thread_id`, new
 /// when the send answers nothing): counts and activity move, and its sealed

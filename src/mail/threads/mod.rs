@@ -324,6 +324,7 @@ struct ReceivedRow {
     text_body: String,
     text_truncated: i64,
     filed_by: Option<String>,
+    claimed_message_id: Option<String>,
 }
 
 /// `GET /api/mailboxes/:mailboxId/threads/:threadId`.
@@ -333,7 +334,7 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let received = Statement::new(format!(
         "SELECT * FROM (SELECT r.id, r.from_address, r.from_name, r.to_json, r.cc_json, r.reply_to_json, r.subject, \
            r.received_at, r.sender_authentication, r.authentication_json, r.attachments_json, r.text_body, \
-           r.text_truncated, r.filed_by, r.rowid AS stored FROM receipts r WHERE r.thread_id = ?1 ORDER BY r.rowid DESC LIMIT {MESSAGES_SHOWN}) \
+           r.text_truncated, r.filed_by, r.claimed_message_id, r.rowid AS stored FROM receipts r WHERE r.thread_id = ?1 ORDER BY r.rowid DESC LIMIT {MESSAGES_SHOWN}) \
          ORDER BY stored"
     ))
     .bind(thread_id.as_str());
@@ -349,12 +350,10 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .into_iter()
         .map(|message| {
             let text = reads_content.then(|| match &fence {
-                Some(nonce) => trust::fence(&message.text_body, nonce),
+                Some(nonce) => trust::fence(&message.text_body, nonce, message.sender_authentication),
                 None => message.text_body.clone(),
             });
-            let mut authentication: mailroom_contract::api::AuthenticationResults =
-                serde_json::from_str(&message.authentication_json).unwrap_or_default();
-            authentication.sender = Some(message.sender_authentication);
+            let authentication = trust::stored(&message.authentication_json, message.sender_authentication);
             let attachments: Vec<AttachmentSummary> =
                 serde_json::from_str(&message.attachments_json).unwrap_or_default();
             let entry = ThreadMessage {
@@ -370,6 +369,7 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
                 text,
                 truncated: reads_content.then_some(message.text_truncated != 0),
                 filed_by: message.filed_by,
+                message_id_reused: message.claimed_message_id.is_some().then_some(true),
             };
             (
                 message.received_at,
