@@ -11,14 +11,21 @@ set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
 
-# The mutated copy is kept between runs (target/mutations/tree) and built in the
-# workspace's own target directory (whose dependencies the native tests built), so each mutation rebuilds only what one changed file
-# touches, incrementally, instead of the whole workspace. The copy is brought up
-# to date first: a file is rewritten only when its content differs (keeping the
-# source's modification time), so cargo's fingerprints see exactly what changed.
+# The mutated copy is kept between runs (target/mutations/tree) with a target
+# directory of its own, so each mutation rebuilds, incrementally, only what one
+# changed file touches instead of the whole workspace. Its target is not the
+# workspace's: cargo names a workspace crate's artifacts by its path inside the
+# workspace, so the copy's would overwrite the tree's own. It starts as a copy of
+# the native tests' build (the dependencies are the same). The copy is brought
+# up to date first: a file is rewritten only when its content differs, so
+# cargo's fingerprints see exactly what changed.
 tree="$ROOT/target/mutations/tree"
-export CARGO_TARGET_DIR="$ROOT/target"
+export CARGO_TARGET_DIR="$ROOT/target/mutations/target"
 mkdir -p "$tree"
+if [ ! -d "$CARGO_TARGET_DIR/debug" ] && [ -d "$ROOT/target/debug" ]; then
+  mkdir -p "$CARGO_TARGET_DIR"
+  cp -a "$ROOT/target/debug" "$CARGO_TARGET_DIR/debug"
+fi
 work_marker="$ROOT/target/mutations/built-after"
 git ls-files -z | python3 -c '
 import filecmp, os, shutil, sys
@@ -29,7 +36,7 @@ for name in tracked:
     if os.path.exists(copy) and filecmp.cmp(name, copy, shallow=False):
         continue
     os.makedirs(os.path.dirname(copy), exist_ok=True)
-    shutil.copy2(name, copy)
+    shutil.copyfile(name, copy)
 keep = set(tracked)
 for directory, _, files in os.walk(tree):
     for file in files:
