@@ -460,7 +460,7 @@ pub async fn receive(
     batch.extend(work.records.iter().map(|record| chain::append(&node.config.audit_key, record)));
     match database.execute(batch).await {
         Ok(_) => {
-            butlers::post_webhooks(&work.posts, &node.config.session_key, node.webhooks, node.platform).await;
+            butlers::post_webhooks(&work.posts, node).await;
             Ok(Delivery::Stored { receipt_id })
         }
         // A concurrent delivery of the same message to the same mailbox won.
