@@ -115,12 +115,12 @@ impl Destination {
         }
         let parsed = parse(url)?;
         let loopback = parsed.host.is_loopback();
-        if loopback && policy.loopback_allowed {
-            // Local development: a receiver on this machine, over http or https.
-        } else {
-            if !parsed.https {
-                return Err(Refused::NotHttps);
-            }
+        // Local development: a receiver on this machine, over http or https.
+        let on_this_machine = loopback && policy.loopback_allowed;
+        if !on_this_machine && !parsed.https {
+            return Err(Refused::NotHttps);
+        }
+        if !on_this_machine {
             judge(&parsed.host, &parsed.written_host)?;
         }
         if policy.own_host.as_ref() == Some(&parsed.host) && !loopback {

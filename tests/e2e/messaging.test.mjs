@@ -102,6 +102,9 @@ test("sends with one key at once over HTTP all answer the original; another body
   const ids = new Set(answers.map((answer) => answer.body.id));
   assert.equal(ids.size, 1, `every one answers the original: ${[...ids]}`);
   assert.equal(answers.filter((answer) => answer.body.deduplicated === false).length, 1, "one stored it");
+  // They did race: a send that lost committed twice (its failed commit, then its repeat's).
+  const commits = answers.map((answer) => answer.headers.get("x-mailroom-commit-attempts"));
+  assert.ok(commits.includes("2"), `some sends raced for the key: ${commits}`);
   // The same body, its keys in another order and the default expiry written out.
   const respelled = await call("POST", "/api/agent-messages", {
     token: sender.credential,
