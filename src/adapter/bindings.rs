@@ -8,6 +8,7 @@ use worker::{
 };
 
 use crate::core::bindings::{BlobError, BlobStore, Fetched, Mailer, MailerError, WebhookError, Webhooks};
+use crate::core::outbound::{self, Destination};
 use crate::core::storage::LocalBoxFuture;
 
 pub struct R2Blobs {
@@ -81,25 +82,37 @@ impl Mailer for EmailBinding {
     }
 }
 
-/// How long a document the node reads (an OAuth client's metadata) has to arrive.
-const DOCUMENT_TIMEOUT: Duration = Duration::from_secs(5);
+/// How long a fetch may hold its connection: the core's own deadline for the
+/// request (`outbound::within`, whose words a person reads on a delivery), and
+/// a second more; then it is aborted, which also ends a body that trickles in.
+const BACKSTOP_MS: u64 = 1_000;
 
-/// How long a webhook receiver has to answer.
-const WEBHOOK_TIMEOUT: Duration = Duration::from_secs(10);
+/// How long a document the node reads (an OAuth client's metadata) may take.
+const DOCUMENT_TIMEOUT: Duration = Duration::from_millis(outbound::DOCUMENT_TIMEOUT_MS as u64 + BACKSTOP_MS);
 
-/// Webhooks through the Workers `fetch`, without following redirects (a
-/// receiver answers where it was asked to be reached, or the delivery fails).
+/// How long a webhook receiver may take.
+const WEBHOOK_TIMEOUT: Duration = Duration::from_millis(outbound::POST_TIMEOUT_MS as u64 + BACKSTOP_MS);
+
+/// Webhooks through the Workers `fetch`, only to a `Destination` the core's
+/// rule has just allowed, and without following redirects (a receiver answers
+/// where it was asked to be reached, or the delivery fails: a redirect could
+/// otherwise lead inward). `wrangler.toml` turns on the runtime's own guard,
+/// `global_fetch_strictly_public`, beneath this.
 pub struct FetchWebhooks;
 
 impl Webhooks for FetchWebhooks {
-    fn get<'a>(&'a self, url: &'a str, limit: usize) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>> {
+    fn get<'a>(
+        &'a self,
+        destination: &'a Destination,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>> {
         Box::pin(async move {
             let words = |error: worker::Error| WebhookError(error.to_string());
             let headers = Headers::new();
             headers.set("accept", "application/json").map_err(words)?;
             let mut init = RequestInit::new();
             init.with_method(Method::Get).with_headers(headers).with_redirect(RequestRedirect::Manual);
-            let request = worker::Request::new_with_init(url, &init).map_err(words)?;
+            let request = worker::Request::new_with_init(destination.url(), &init).map_err(words)?;
             let controller = AbortController::default();
             let signal = controller.signal();
             // The abort also ends a body that trickles in past the deadline.
@@ -124,7 +137,7 @@ impl Webhooks for FetchWebhooks {
 
     fn post<'a>(
         &'a self,
-        url: &'a str,
+        destination: &'a Destination,
         headers: &'a [(String, String)],
         body: &'a str,
     ) -> LocalBoxFuture<'a, Result<u16, WebhookError>> {
@@ -139,7 +152,7 @@ impl Webhooks for FetchWebhooks {
                 .with_headers(sent)
                 .with_redirect(RequestRedirect::Manual)
                 .with_body(Some(wasm_bindgen::JsValue::from_str(body)));
-            let request = worker::Request::new_with_init(url, &init).map_err(words)?;
+            let request = worker::Request::new_with_init(destination.url(), &init).map_err(words)?;
             let controller = AbortController::default();
             let signal = controller.signal();
             // Aborting a fetch that already finished does nothing.

@@ -4,6 +4,7 @@
 //! butlers post to, and the metadata documents OAuth clients name. Traits, so the core stores and sends without knowing any of them;
 //! the adapter implements them on the Worker's bindings and the test kit in memory.
 
+use crate::core::outbound::Destination;
 use crate::core::storage::LocalBoxFuture;
 
 /// Why the object store could not do what was asked. Logged, never shown.
@@ -50,18 +51,25 @@ pub struct Fetched {
 }
 
 /// Outbound HTTP: the webhooks people give for their notifications, and the
-/// documents the node reads from elsewhere (an OAuth client's metadata).
+/// documents the node reads from elsewhere (an OAuth client's metadata). Each
+/// takes a `Destination`, which only `outbound`'s rule makes: nothing leaves for
+/// an address the rule has not just allowed.
 pub trait Webhooks {
-    /// GETs `url` without following redirects, within a few seconds: its
-    /// status and body, or why there was none. A body longer than `limit` bytes
-    /// is an error, whatever its status.
-    fn get<'a>(&'a self, url: &'a str, limit: usize) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>>;
+    /// GETs `destination` without following redirects, within a few seconds:
+    /// its status and body, or why there was none. A body longer than `limit`
+    /// bytes is an error, whatever its status.
+    fn get<'a>(
+        &'a self,
+        destination: &'a Destination,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>>;
 
-    /// POSTs `body` to `url` with `headers`, within a few seconds; the
-    /// receiver's status, whatever it is, or why nothing answered.
+    /// POSTs `body` to `destination` with `headers`, without following
+    /// redirects, within a few seconds; the receiver's status, whatever it is,
+    /// or why nothing answered.
     fn post<'a>(
         &'a self,
-        url: &'a str,
+        destination: &'a Destination,
         headers: &'a [(String, String)],
         body: &'a str,
     ) -> LocalBoxFuture<'a, Result<u16, WebhookError>>;

@@ -132,6 +132,10 @@ pub struct Response {
     /// presented, so the MCP server, reading a call it re-entered the
     /// dispatcher with, answers that as HTTP rather than as a tool's result.
     pub credential_refused: Option<CredentialRefused>,
+    /// Not sent: set when the call lost a race for a unique name
+    /// (`Context::on_constraint_violation_handle_again`) and applied nothing,
+    /// so the dispatcher handles it once more.
+    pub handle_again: bool,
 }
 
 impl Response {
@@ -148,6 +152,7 @@ impl Response {
             commit_attempts: 0,
             seal_chain: false,
             credential_refused: None,
+            handle_again: false,
         }
     }
 

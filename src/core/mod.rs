@@ -4,7 +4,8 @@
 //! (`request_error`), the refusal type (`refusal`), storage (`storage`), the
 //! runtime's other bindings as traits (`platform`, `bindings`), the node a request
 //! is handled with (`node`), typed ids, time, the small crypto every layer needs,
-//! paging, email addresses, what every webhook shares (`webhooks`), who a request
+//! paging, email addresses, where the node's own requests may go (`outbound`),
+//! what every webhook shares (`webhooks`), who a request
 //! claims to be (`caller`), and the context
 //! a handler works through (`context`: the request as read, the unit of work and
 //! the audit note). Nothing here imports a module above it: the layers above
@@ -19,6 +20,7 @@ pub mod crypto;
 pub mod http;
 pub mod ids;
 pub mod node;
+pub mod outbound;
 pub mod paging;
 pub mod platform;
 pub mod refusal;

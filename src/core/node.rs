@@ -82,6 +82,12 @@ impl Config {
         self.public_origin.as_deref().unwrap_or(&request.origin)
     }
 
+    /// Where the node's own requests may go (`outbound`): loopback only when
+    /// `PUBLIC_ORIGIN` is itself a loopback origin, never the node's own host.
+    pub fn outbound_policy(&self) -> crate::core::outbound::OutboundPolicy {
+        crate::core::outbound::OutboundPolicy::for_origin(self.public_origin.as_deref())
+    }
+
     /// Whether the node runs `feature`.
     pub fn runs(&self, feature: mailroom_contract::Feature) -> bool {
         match feature {

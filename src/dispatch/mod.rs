@@ -206,32 +206,58 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     let path_parameter = |wanted: PathParameter| {
         path_parameters.iter().find(|(name, _)| *name == wanted).map(|(_, value)| value.clone())
     };
-    let checks = match authz::checks_for(route, &caller, now_ms, path_parameter) {
-        Ok(checks) => checks,
-        Err(error) => return early(error.into()),
-    };
     let chain = AuditChain::new(node.config);
-    let mut context = Context::new(
-        node,
-        Admitted {
-            route,
-            request,
-            surface,
-            now_ms,
-            caller,
-            path: path_parameters,
-            query: query_parameters,
-            checks,
-            audited: registry().is_audited(route.id),
-            ledger: &chain,
-            reentry: reenter,
-        },
-    );
-    let outcome = match refused_before_handling {
-        Some(refusal) => Err(refusal),
-        None => handlers::handle(&mut context).await,
-    };
-    context.finish(outcome).await
+    // A call that lost a race for a unique name (a message under an idempotency
+    // key another call stored first) applied nothing and recorded nothing: it
+    // is handled once more, and its second handling reads what the winner
+    // stored. The winner's row is durable by then, so once is enough.
+    let mut lost: Option<Response> = None;
+    loop {
+        let checks = match authz::checks_for(route, &caller, now_ms, path_parameter) {
+            Ok(checks) => checks,
+            Err(error) => return early(error.into()),
+        };
+        let mut context = Context::new(
+            node,
+            Admitted {
+                route,
+                request,
+                surface,
+                now_ms,
+                caller: caller.clone(),
+                path: path_parameters.clone(),
+                query: query_parameters.clone(),
+                checks,
+                audited: registry().is_audited(route.id),
+                ledger: &chain,
+                reentry: reenter,
+            },
+        );
+        let outcome = match refused_before_handling.clone() {
+            Some(refusal) => Err(refusal),
+            None => handlers::handle(&mut context).await,
+        };
+        let mut response = context.finish(outcome).await;
+        if let Some(first) = &lost {
+            response.round_trips += first.round_trips;
+            response.commit_attempts += first.commit_attempts;
+        }
+        match (response.handle_again, &lost) {
+            (false, _) => return response,
+            (true, None) => lost = Some(response),
+            (true, Some(_)) => {
+                node.platform.log(&format!(
+                    "{} {}: lost the race for a unique name twice",
+                    route.method.as_str(),
+                    route.path
+                ));
+                let mut refused = Response::refusal(&Refusal::internal());
+                refused.round_trips = response.round_trips;
+                refused.commit_attempts = response.commit_attempts;
+                return refused;
+            }
+        }
+    }
 }
 
 /// The cron trigger that delivers reminders, every minute so a notification

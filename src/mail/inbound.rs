@@ -662,7 +662,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     batch.extend(work.records.iter().map(|record| chain::append(&node.config.audit_key, record)));
     match database.execute(batch).await {
         Ok(_) => {
-            butlers::post_webhooks(&work.posts, &node.config.session_key, node.webhooks, node.platform).await;
+            butlers::post_webhooks(&work.posts, node).await;
             Ok(Delivery::Stored { receipt_id })
         }
         // A concurrent delivery stored a receipt under the same key first.

@@ -7,6 +7,14 @@
 //! (sender, key), with guards that the recipient's inbox has room and the
 //! conversation was not canceled in between. The sender is the caller, always.
 //!
+//! A repeat is the same key with the same body, compared by what the body
+//! means (`body_hash`: JSON's keys in one order, the expiry as it applies), and
+//! answers the original. Sends with one key at once: the first to commit
+//! stores its message; each other one breaks the UNIQUE (sender, key), applies
+//! nothing, and is handled again (`on_constraint_violation_handle_again`), when
+//! its first read finds the winner's message and answers as any repeat does:
+//! the original for the same body, 409 naming it for another.
+//!
 //! The recipient's allowlist is policy at delivery: a sender it does not name
 //! is refused when the message is delivered, and when the allowlist already
 //! excludes the sender at sending, the message is stored refused at once, so
@@ -46,11 +54,12 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
         DEFAULT_MESSAGE_EXPIRY_SECONDS,
         (1, MAXIMUM_MESSAGE_EXPIRY_SECONDS),
     )?;
-    // What a repeat must match: everything the sender chose but the key.
+    // What a repeat must match: everything the sender chose but the key, as it
+    // applies. The content is canonical JSON (keys sorted); an expiry sent as
+    // the default is the default left out, as it always hashed.
+    let expiry_chosen = (expires_in != DEFAULT_MESSAGE_EXPIRY_SECONDS).then_some(expires_in);
     let body_hash = sha256_hex(
-        json!([body.recipient, body.kind.name(), content, body.expires_in_seconds, body.conversation_id])
-            .to_string()
-            .as_bytes(),
+        json!([body.recipient, body.kind.name(), content, expiry_chosen, body.conversation_id]).to_string().as_bytes(),
     );
     let now = context.now_ms();
 
@@ -164,12 +173,9 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .bind(body.recipient.as_str()),
         MessagingError::InboxFull,
     );
-    // Two sends with one key racing: the loser is told to repeat, and its
-    // repeat reads back the winner's message.
-    context.on_constraint_violation(
-        "agent_messages.sender_id",
-        MessagingError::IdempotencyConflict { original: "a message being sent at this moment".into() },
-    );
+    // Two sends with one key racing: the loser applies nothing and is handled
+    // again, and its first read then finds the winner's message.
+    context.on_constraint_violation_handle_again("agent_messages.sender_id");
     context.audit_object(id.clone());
     context.audit_detail(
         json!({ "recipient": body.recipient, "kind": body.kind.name(), "conversation": conversation_id }),

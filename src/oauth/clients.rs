@@ -9,10 +9,10 @@
 //!
 //! A client may instead name itself by the HTTPS URL of its metadata document
 //! (the MCP authorization spec's preference). The node fetches it only for a
-//! signed-in person's consent screen, never for a stranger, and with guards
-//! against being pointed inward: a DNS name (no address literal, no
-//! `localhost`, not the node's own host), the default port, no redirects
-//! followed, a few seconds and a few kilobytes at most.
+//! signed-in person's consent screen, never for a stranger, only where
+//! `core::outbound`'s rule allows (never inward, checked just before the
+//! fetch), and besides from a DNS name on the default port, with a path and no
+//! query; no redirects followed, a few seconds and a few kilobytes at most.
 
 use mailroom_contract::api::{RegisterOAuthClient, RegisteredOAuthClient};
 use serde::{Deserialize, Serialize};
@@ -22,8 +22,8 @@ use crate::authz::credentials::{signed_claims, verified_claims};
 use crate::core::bindings::Fetched;
 use crate::core::context::Context;
 use crate::core::http::Response;
+use crate::core::outbound::{self, Destination, Host, OutboundPolicy};
 use crate::core::refusal::Refusal;
-use crate::core::webhooks::acceptable_url;
 
 const CLIENT_ID_PREFIX: &str = "mrc_";
 const CLIENT_ID_DOMAIN: &[u8] = b"mailroom.oauth-client.v1\n";
@@ -66,10 +66,35 @@ impl Client {
     }
 }
 
-/// Whether a redirect URI can be registered: HTTPS, or HTTP on this machine (a
-/// native app's loopback listener), with a host, no credentials and no fragment.
+/// Whether `uri` is an address a browser can be sent to: HTTPS, or HTTP on
+/// this machine (a native app's loopback listener), with a host, no
+/// credentials and nothing a URL reader could take two ways, at most 2,000
+/// bytes. The node never fetches these itself, so `core::outbound`'s rule is
+/// not theirs: a browser goes there, on the person's own machine.
+fn browsable_uri(uri: &str) -> bool {
+    let rest = if let Some(rest) = uri.strip_prefix("https://") {
+        rest
+    } else if let Some(rest) = uri.strip_prefix("http://") {
+        let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
+        let host = host.rsplit_once(':').map_or(host, |(host, _port)| host);
+        if !matches!(host, "localhost" | "127.0.0.1" | "[::1]") {
+            return false;
+        }
+        rest
+    } else {
+        return false;
+    };
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
+    uri.len() <= MAXIMUM_URI_BYTES
+        && !authority.is_empty()
+        && !authority.contains('@')
+        && !uri.chars().any(|c| c.is_whitespace() || c.is_control() || c == '\\')
+}
+
+/// Whether a redirect URI can be registered: an address a browser can be sent
+/// to, without a fragment.
 fn acceptable_redirect_uri(uri: &str) -> bool {
-    acceptable_url(uri, MAXIMUM_URI_BYTES) && !uri.contains('#')
+    browsable_uri(uri) && !uri.contains('#')
 }
 
 /// The host (and port) a redirect URI sends the grant to.
@@ -112,7 +137,7 @@ fn validate(request: RegisterOAuthClient, issued_at_seconds: i64) -> Result<Clie
         });
     }
     if let Some(uri) = &request.client_uri
-        && !(uri.starts_with("https://") && acceptable_url(uri, MAXIMUM_URI_BYTES))
+        && !(uri.starts_with("https://") && browsable_uri(uri))
     {
         return Err(OAuthError::InvalidClientMetadata {
             why: "`client_uri` must be an HTTPS address of at most 2,000 characters.".into(),
@@ -127,30 +152,24 @@ fn validate(request: RegisterOAuthClient, issued_at_seconds: i64) -> Result<Clie
     })
 }
 
-/// Whether `client_id` names a metadata document the node may fetch: HTTPS on
-/// the default port, a DNS name that is not this machine, the node itself or an
-/// address literal, a path beyond `/`, no credentials, query or fragment.
-pub(super) fn is_metadata_document_url(client_id: &str, node_origin: &str) -> bool {
-    let Some(rest) = client_id.strip_prefix("https://") else { return false };
-    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-    let host = authority.to_ascii_lowercase();
-    let node_host = node_origin.split_once("://").map_or(node_origin, |(_, host)| host).to_ascii_lowercase();
-    let a_name = host.contains('.')
-        && host.split('.').all(|label| {
-            !label.is_empty() && label.bytes().all(|byte| byte.is_ascii_alphanumeric() || byte == b'-')
-        })
-        // A top-level domain has a letter; without one the name is an IPv4
-        // address, however it is written (`127.1`, `0x7f.0.0.1`).
-        && host.rsplit('.').next().is_some_and(|top| top.bytes().any(|byte| byte.is_ascii_alphabetic()) && !top.starts_with("0x"))
-        && !host.ends_with(".localhost")
-        && !host.ends_with(".local")
-        && !host.ends_with(".internal");
-    a_name
-        && host != node_host
-        && path.len() > 1
-        && client_id.len() <= MAXIMUM_URI_BYTES
-        && !client_id.contains(['?', '#', '@'])
-        && !client_id.chars().any(|c| c.is_whitespace() || c.is_control())
+/// Where the metadata document `client_id` names may be fetched from: what
+/// `core::outbound`'s rule allows under `policy`, and besides a DNS name on the
+/// default port, with a path beyond `/` and no query or fragment. Otherwise
+/// why not, naming `client_id`.
+pub(super) fn metadata_document_destination(client_id: &str, policy: &OutboundPolicy) -> Result<Destination, String> {
+    let destination = Destination::check(client_id, MAXIMUM_URI_BYTES, policy)
+        .map_err(|refused| format!("`client_id` cannot be fetched: {}", refused.why()))?;
+    let rest = client_id.split_once("://").map_or("", |(_, rest)| rest);
+    let path = &rest[rest.find('/').unwrap_or(rest.len())..];
+    if !client_id.starts_with("https://")
+        || !matches!(destination.host(), Host::Name(_))
+        || destination.port().is_some()
+        || path.len() <= 1
+        || client_id.contains(['?', '#'])
+    {
+        return Err("`client_id` is not where the node fetches metadata from: an HTTPS address with a DNS name, on the default port, with a path and no query".into());
+    }
+    Ok(destination)
 }
 
 /// The client a metadata document describes, when it describes `client_id`
@@ -188,19 +207,16 @@ pub(super) async fn resolve(context: &Context<'_>, client_id: &str) -> Result<Cl
     if !client_id.starts_with("https://") {
         return Client::from_id(client_id, &context.config().session_key);
     }
-    let node_origin = context.config().origin_of(context.request());
-    if !is_metadata_document_url(client_id, node_origin) {
-        return Err(OAuthError::ClientMetadataUnusable {
-            url: client_id.to_string(),
-            why: "the node fetches metadata only from an HTTPS address with a DNS name, on the default port, with a path and no query".into(),
-        });
-    }
-    let fetched = context.node().webhooks.get(client_id, MAXIMUM_METADATA_DOCUMENT_BYTES).await.map_err(|error| {
-        OAuthError::ClientMetadataUnusable {
-            url: client_id.to_string(),
-            why: format!("it could not be fetched: {}", error.0),
-        }
-    })?;
+    // Checked just before the fetch, against the rule every request the node makes meets.
+    let policy = context.config().outbound_policy();
+    let destination = metadata_document_destination(client_id, &policy)
+        .map_err(|why| OAuthError::ClientMetadataUnusable { url: client_id.to_string(), why })?;
+    let fetching = context.node().webhooks.get(&destination, MAXIMUM_METADATA_DOCUMENT_BYTES);
+    let unusable = |why: String| OAuthError::ClientMetadataUnusable { url: client_id.to_string(), why };
+    let fetched = outbound::within(context.platform(), outbound::DOCUMENT_TIMEOUT_MS, fetching)
+        .await
+        .ok_or_else(|| unusable(format!("it did not arrive within {} seconds", outbound::DOCUMENT_TIMEOUT_MS / 1000)))?
+        .map_err(|error| unusable(format!("it could not be fetched: {}", error.0)))?;
     from_metadata_document(client_id, &fetched, context.now_ms() / 1000)
 }
 
@@ -275,8 +291,10 @@ mod tests {
 
     #[test]
     fn a_metadata_document_is_fetched_only_from_a_public_name_over_https() {
-        let node = "https://mail.example.com";
-        assert!(is_metadata_document_url("https://app.example/oauth/client.json", node));
+        let mut config = crate::core::node::Config::new(b"k".to_vec(), b"a".to_vec(), None);
+        config.public_origin = Some("https://mail.example.com".into());
+        let policy = config.outbound_policy();
+        assert!(metadata_document_destination("https://app.example/oauth/client.json", &policy).is_ok());
         for refused in [
             "http://app.example/client.json",
             "https://app.example/",
@@ -291,9 +309,21 @@ mod tests {
             "https://app.example/client.json?x=1",
             "https://mail.example.com/client.json",
             "https://0x7f.0.0.1/client.json",
+            "https://2130706433/client.json",
+            "https://169.254.169.254/client.json",
+            "https://[::ffff:10.0.0.1]/client.json",
+            "https://8.8.8.8/client.json",
+            "https://metadata.google.internal./client.json",
+            "https://printer.home.arpa/client.json",
+            "https://localhost./client.json",
         ] {
-            assert!(!is_metadata_document_url(refused, node), "{refused}");
+            assert!(metadata_document_destination(refused, &policy).is_err(), "{refused}");
         }
+        let why = metadata_document_destination("https://10.0.0.1/client.json", &policy).unwrap_err();
+        assert!(
+            why.starts_with("`client_id` cannot be fetched: its host `10.0.0.1` is a private address (10.0.0.0/8)"),
+            "{why}"
+        );
     }
 
     #[test]

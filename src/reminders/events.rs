@@ -97,7 +97,12 @@ pub(crate) struct DeliveryRow {
     pub attempts: i64,
     pub last_error: Option<String>,
     pub updated_at: i64,
+    pub next_attempt_at: Option<i64>,
 }
+
+/// The columns of `reminder_deliveries d` a `DeliveryRow` is read from.
+pub(crate) const DELIVERY_COLUMNS: &str = "d.event_id, d.checkpoint, d.state_entered, d.channel, d.outcome, d.attempts, \
+     d.last_error, d.updated_at, d.next_attempt_at";
 
 impl EventRow {
     /// Its checkpoints, as stored when it or the person's zone was last written.
@@ -201,6 +206,7 @@ impl DeliveryRow {
             attempts: self.attempts,
             last_error: self.last_error.clone(),
             updated_at: rfc3339(self.updated_at),
+            next_attempt_at: self.next_attempt_at.map(rfc3339),
         })
     }
 }
@@ -459,8 +465,7 @@ fn owned_event(owner: (&'static str, String), event_id: &str) -> [Statement; 2] 
     .bind(owner.1.as_str())
     .bind(event_id);
     let deliveries = Statement::new(format!(
-        "{}SELECT d.event_id, d.checkpoint, d.state_entered, d.channel, d.outcome, d.attempts, d.last_error, \
-         d.updated_at FROM reminder_deliveries d JOIN reminder_events e ON e.id = d.event_id \
+        "{}SELECT {DELIVERY_COLUMNS} FROM reminder_deliveries d JOIN reminder_events e ON e.id = d.event_id \
          JOIN owner o ON e.person_id = o.id WHERE d.event_id = ?2",
         owner.0
     ))
@@ -524,8 +529,7 @@ pub async fn list_events(context: &mut Context<'_>) -> Result<Response, Refusal>
     // The deliveries of this page's open events at their current checkpoints:
     // what `EventRow::present` shows, and nothing more.
     let deliveries = bound(Statement::new(format!(
-        "{}SELECT d.event_id, d.checkpoint, d.state_entered, d.channel, d.outcome, d.attempts, d.last_error, \
-         d.updated_at FROM reminder_deliveries d JOIN reminder_events e ON e.id = d.event_id \
+        "{}SELECT {DELIVERY_COLUMNS} FROM reminder_deliveries d JOIN reminder_events e ON e.id = d.event_id \
          WHERE d.event_id IN (SELECT e.id {page}) AND e.closed_as IS NULL AND d.checkpoint = {}",
         owner.0,
         checkpoint_sql("?2")

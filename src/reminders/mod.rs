@@ -31,7 +31,7 @@ use crate::core::refusal::Refusal;
 use schedule::ScheduleError;
 
 pub use events::{create_event, delete_event, get_event, list_events, mark_acknowledged, mark_done, update_event};
-pub use notify::{NotifyReport, notify_due};
+pub use notify::{NotifyReport, notify_due, retry_wait_ms};
 pub use profile::{get_profile, remove_webhook, set_webhook, update_profile};
 pub use sources::{create_source, list_sources, push_event, revoke_source, withdraw_event};
 
@@ -53,8 +53,8 @@ pub enum ReminderError {
     InvalidDeepLink,
     /// Quiet hours with only one end.
     HalfQuietHours,
-    /// A webhook address the node will not post to.
-    InvalidWebhookUrl,
+    /// A webhook address the node will not post to, and why (`core::outbound`'s words).
+    InvalidWebhookUrl { why: String },
     /// No event of the caller's has this id.
     NoSuchEvent { id: String },
     /// The event belongs to another source, which would overwrite a change.
@@ -104,12 +104,12 @@ impl From<ReminderError> for Refusal {
                 "Quiet hours are a window of local time, from one time to another.",
                 "Send both, such as `quiet_start` 22:00 and `quiet_end` 07:00, or both as empty strings to remove them.",
             ),
-            ReminderError::InvalidWebhookUrl => Refusal::new(
+            ReminderError::InvalidWebhookUrl { why } => Refusal::new(
                 400,
                 "invalid_webhook_url",
                 "`url` cannot be used as a webhook.",
                 format!(
-                    "A webhook is an https address of at most {WEBHOOK_URL_MAXIMUM} characters (http only for localhost), without credentials in it."
+                    "`url` {why}. A webhook is an https address on the internet of at most {WEBHOOK_URL_MAXIMUM} characters, without credentials in it: never an address inside a network (loopback, private, link-local) nor a name of one."
                 ),
                 "Send an address such as https://hooks.example.org/mailroom.",
             ),

@@ -3,29 +3,45 @@
 //!
 //! A run reads the events whose current checkpoint (the moment preparing, the
 //! due day or being overdue began) has not been delivered through a channel the
-//! person has, claims each (event, checkpoint, channel) with one guarded upsert,
-//! delivers the claimed ones, and records each outcome. The claim is the row's
-//! primary key, so two runs at once never both send; a delivery still `sending`
-//! after its lease (a run that died mid-way) or `failed` is claimed again by a
-//! later run, at most `ATTEMPTS_MAXIMUM` times. A webhook receiver that answered
-//! but whose answer was not recorded may see a delivery twice: each carries its
-//! id (`Mailroom-Delivery`) so it can tell.
+//! person has, claims each (event, checkpoint, channel) with one guarded upsert
+//! that names the run and holds the delivery for `LEASE_MS`, delivers the
+//! claimed ones, and records each outcome. The claim is the row's primary key,
+//! so two runs at once never both claim; and a run starts a delivery only while
+//! its claim outlasts the delivery's own deadline with time left to record it
+//! (`STARTS_WITHIN_MS`), so no later run can claim a delivery again while the
+//! run that holds it may still be posting it, however slow its receivers. What
+//! a run did not start it gives back; it records and gives back only what it
+//! still holds. Deliveries go `outbound::REQUESTS_AT_ONCE` at a time, each
+//! within `outbound::POST_TIMEOUT_MS`: a receiver that hangs holds one place
+//! for its deadline, never everyone else's reminders.
+//!
+//! A `failed` delivery is claimed again once its wait is over (`retry_wait_ms`:
+//! a minute, then twice as long after each attempt), at most `ATTEMPTS_MAXIMUM`
+//! times; a delivery still `sending` after its lease (a run that died mid-way)
+//! is claimed again too. A webhook receiver that answered but whose answer was
+//! not recorded (the run died between the two) may see a delivery twice: each
+//! carries its id (`Mailroom-Delivery`) so it can tell.
 //!
 //! The same run shows each reminder due today or overdue in its person's
 //! notifications feed, once per checkpoint, quiet hours or not.
 //!
 //! A webhook is signed like Stripe's: `Mailroom-Signature: t=<unix seconds>,
 //! v1=<hex HMAC-SHA256 of "<t>.<body>" under the person's secret>`. The email
-//! goes to the person's own address, from `REMINDER_SENDER`.
+//! goes to the person's own address, from `REMINDER_SENDER`, marked
+//! `Auto-Submitted: auto-generated` (RFC 3834) so that no auto-responder
+//! answers it.
 
 use mail_builder::MessageBuilder;
-use mailroom_contract::api::{Channel, Event, EventState, NotificationKind};
+use mail_builder::headers::raw::Raw;
+use mailroom_contract::api::{Channel, Event, EventState, NotificationKind, WEBHOOK_URL_MAXIMUM};
 use serde::{Deserialize, Serialize};
 
 use super::events::{EVENT_COLUMNS, EventRow, checkpoint_sql, state_sql};
 use super::schedule::{ClockTime, QuietHours, Zone};
+use crate::core::crypto::hex;
 use crate::core::node::Node;
-use crate::core::platform::Platform;
+use crate::core::outbound::{self, Destination};
+use crate::core::platform::{Platform, random_bytes};
 use crate::core::storage::Statement;
 use crate::core::time::{MINUTE_MS, rfc3339};
 use crate::core::webhooks;
@@ -33,10 +49,40 @@ use crate::notifications::{self, Notice};
 
 /// How many deliveries one run attempts; the rest wait for the next run.
 pub const DELIVERIES_PER_RUN: i64 = 100;
-/// How long a claimed delivery is another run's to finish.
+/// How long a claim holds a delivery for the run that claimed it.
 pub const LEASE_MS: i64 = 2 * MINUTE_MS;
+/// How long after it claimed a run still starts deliveries. One started at the
+/// last moment ends by its deadline (`outbound::POST_TIMEOUT_MS`), and the run
+/// then has `RECORDING_MS` to record it before the claim lapses; the rest are
+/// given back for the next run. So a run's time is bounded too, under the
+/// minute between two runs.
+pub const STARTS_WITHIN_MS: i64 = 45_000;
+/// What a run keeps, after its last delivery's deadline, to record outcomes
+/// while its claims still hold.
+const RECORDING_MS: i64 = 30_000;
+const _: () = assert!(STARTS_WITHIN_MS + outbound::POST_TIMEOUT_MS as i64 + RECORDING_MS <= LEASE_MS);
 /// How many times a delivery is tried before it is left failed.
 pub const ATTEMPTS_MAXIMUM: i64 = 10;
+/// How long a delivery waits after its first failed attempt.
+pub const FIRST_RETRY_WAIT_MS: i64 = MINUTE_MS;
+/// The longest a failed delivery waits before its next attempt.
+pub const LONGEST_RETRY_WAIT_MS: i64 = 60 * MINUTE_MS;
+
+/// How long a delivery waits after its `attempts`-th attempt failed: a minute
+/// after the first, twice as long after each later one, at most an hour.
+pub fn retry_wait_ms(attempts: i64) -> i64 {
+    let doublings = u32::try_from(attempts.saturating_sub(1)).unwrap_or(0).min(16);
+    (FIRST_RETRY_WAIT_MS << doublings).min(LONGEST_RETRY_WAIT_MS)
+}
+
+/// When a delivery whose `attempts`-th attempt failed in the run that started
+/// at `run_started_ms` is tried again: its wait after that run's start, down to
+/// the minute. The cron fires once a minute, at or just after the minute
+/// begins, so a wait of one minute is the very next run, wherever in its
+/// minute either run fell.
+fn next_attempt_at(run_started_ms: i64, attempts: i64) -> i64 {
+    (run_started_ms + retry_wait_ms(attempts)) / MINUTE_MS * MINUTE_MS
+}
 
 /// What one run did.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -45,6 +91,8 @@ pub struct NotifyReport {
     pub delivered: usize,
     /// Deliveries the channel refused or that did not answer.
     pub failed: usize,
+    /// Deliveries claimed but not started in the run's time, given back for the next run.
+    pub given_back: usize,
     /// Deliveries due but inside the person's quiet hours.
     pub waiting_for_quiet_hours: usize,
     /// Events closed as expired because their due moment passed.
@@ -103,7 +151,8 @@ struct WebhookBody<'a> {
 
 /// The statement reading what is due: each open event past its `fire_at` day,
 /// not acknowledged, of an enabled person, with each channel they have that has
-/// not delivered its current checkpoint (nor is delivering it, nor gave up).
+/// not delivered its current checkpoint (nor is delivering it under a live
+/// claim, nor waits after a failure, nor gave up).
 fn due_deliveries(now_ms: i64) -> Statement {
     let (state, checkpoint) = (state_sql("?1"), checkpoint_sql("?1"));
     Statement::new(format!(
@@ -121,7 +170,8 @@ fn due_deliveries(now_ms: i64) -> Statement {
          WHERE NOT EXISTS (SELECT 1 FROM reminder_deliveries d \
            WHERE d.event_id = c.id AND d.checkpoint = c.checkpoint AND d.channel = ch.channel \
              AND (d.outcome = 'delivered' OR d.attempts >= {ATTEMPTS_MAXIMUM} \
-                  OR (d.outcome = 'sending' AND d.updated_at > ?1 - {LEASE_MS}))) \
+                  OR (d.outcome = 'sending' AND d.lease_expires_at > ?1) \
+                  OR (d.outcome = 'failed' AND d.next_attempt_at > ?1))) \
          ORDER BY c.checkpoint, c.id, ch.channel LIMIT ?2"
     ))
     .bind(now_ms)
@@ -190,45 +240,96 @@ fn feed_notice(due: &FeedDue, platform: &dyn Platform) -> Statement {
     notifications::notify_once(&notice, &due.person_id, &due.key(), platform)
 }
 
-/// The statement claiming one delivery: it changes a row only if no other run
-/// holds it (new, failed, or a lease that ran out).
-fn claim(due: &Due, now_ms: i64) -> Statement {
+/// The statement claiming one delivery for run `run_id`: it changes a row only
+/// if no other run holds it (new, failed and done waiting, or a claim that ran
+/// out), and answers the attempt it now makes.
+fn claim(due: &Due, run_id: &str, now_ms: i64) -> Statement {
     Statement::new(format!(
-        "INSERT INTO reminder_deliveries (event_id, checkpoint, state_entered, channel, outcome, attempts, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, 'sending', 1, ?5) \
+        "INSERT INTO reminder_deliveries (event_id, checkpoint, state_entered, channel, outcome, attempts, updated_at, \
+           claimed_by, lease_expires_at) \
+         VALUES (?1, ?2, ?3, ?4, 'sending', 1, ?5, ?6, ?5 + {LEASE_MS}) \
          ON CONFLICT (event_id, checkpoint, channel) DO UPDATE SET outcome = 'sending', \
-           attempts = reminder_deliveries.attempts + 1, updated_at = excluded.updated_at \
-         WHERE reminder_deliveries.attempts < {ATTEMPTS_MAXIMUM} AND (reminder_deliveries.outcome = 'failed' \
-           OR (reminder_deliveries.outcome = 'sending' AND reminder_deliveries.updated_at <= excluded.updated_at - {LEASE_MS}))"
+           attempts = reminder_deliveries.attempts + 1, updated_at = excluded.updated_at, \
+           claimed_by = excluded.claimed_by, lease_expires_at = excluded.lease_expires_at, next_attempt_at = NULL \
+         WHERE reminder_deliveries.attempts < {ATTEMPTS_MAXIMUM} AND ( \
+           (reminder_deliveries.outcome = 'failed' \
+             AND COALESCE(reminder_deliveries.next_attempt_at, 0) <= excluded.updated_at) \
+           OR (reminder_deliveries.outcome = 'sending' \
+             AND COALESCE(reminder_deliveries.lease_expires_at, 0) <= excluded.updated_at)) \
+         RETURNING attempts"
     ))
     .bind(due.event.id.as_str())
     .bind(due.checkpoint)
     .bind(due.state_entered.as_str())
     .bind(due.channel.as_str())
     .bind(now_ms)
+    .bind(run_id)
 }
 
-fn record(due: &Due, outcome: &Result<(), String>, now_ms: i64) -> Statement {
-    let (name, error) = match outcome {
-        Ok(()) => ("delivered", None),
-        Err(error) => ("failed", Some(error.chars().take(500).collect::<String>())),
+/// The condition naming one delivery still held by run `run_id` (?1 to ?4).
+const HELD_BY_THE_RUN: &str = "event_id = ?1 AND checkpoint = ?2 AND channel = ?3 AND claimed_by = ?4";
+
+/// The run that records: its id and when it started.
+struct Run<'a> {
+    id: &'a str,
+    started_ms: i64,
+}
+
+/// The statement recording what became of a delivery `run` still holds, its
+/// `attempts`-th, at `finished_ms`: delivered, or failed and when it is tried
+/// again (never once its attempts are spent).
+fn record(due: &Due, attempts: i64, outcome: &Result<(), String>, run: &Run<'_>, finished_ms: i64) -> Statement {
+    let (name, error, next_attempt) = match outcome {
+        Ok(()) => ("delivered", None, None),
+        Err(error) => (
+            "failed",
+            Some(error.chars().take(500).collect::<String>()),
+            (attempts < ATTEMPTS_MAXIMUM).then(|| next_attempt_at(run.started_ms, attempts)),
+        ),
     };
-    Statement::new(
-        "UPDATE reminder_deliveries SET outcome = ?4, last_error = ?5, updated_at = ?6 \
-         WHERE event_id = ?1 AND checkpoint = ?2 AND channel = ?3",
-    )
+    let run_id = run.id;
+    Statement::new(format!(
+        "UPDATE reminder_deliveries SET outcome = ?5, last_error = ?6, updated_at = ?7, next_attempt_at = ?8, \
+           claimed_by = NULL, lease_expires_at = NULL \
+         WHERE {HELD_BY_THE_RUN}"
+    ))
     .bind(due.event.id.as_str())
     .bind(due.checkpoint)
     .bind(due.channel.as_str())
+    .bind(run_id)
     .bind(name)
     .bind(error)
-    .bind(now_ms)
+    .bind(finished_ms)
+    .bind(next_attempt)
+}
+
+/// The statements giving back a delivery run `run_id` claimed and did not
+/// start: its claim's attempt uncounted, a first attempt forgotten, an earlier
+/// failure failed again and due at once.
+fn give_back(due: &Due, run_id: &str, now_ms: i64) -> [Statement; 2] {
+    let bound = |statement: Statement| {
+        statement.bind(due.event.id.as_str()).bind(due.checkpoint).bind(due.channel.as_str()).bind(run_id)
+    };
+    [
+        bound(Statement::new(format!("DELETE FROM reminder_deliveries WHERE {HELD_BY_THE_RUN} AND attempts = 1"))),
+        bound(Statement::new(format!(
+            "UPDATE reminder_deliveries SET outcome = 'failed', attempts = attempts - 1, next_attempt_at = ?5, \
+               last_error = COALESCE(last_error, 'a run stopped before it recorded what became of it'), \
+               claimed_by = NULL, lease_expires_at = NULL \
+             WHERE {HELD_BY_THE_RUN}"
+        )))
+        .bind(now_ms),
+    ]
 }
 
 async fn post_webhook(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), String> {
     let (Some(url), Some(secret)) = (due.webhook_url.as_deref(), due.webhook_secret.as_deref()) else {
         return Err("the webhook was removed".into());
     };
+    // Checked again now: an address stored before the rule, or under a looser
+    // one, is refused here, and never fetched.
+    let destination = Destination::check(url, WEBHOOK_URL_MAXIMUM, &node.config.outbound_policy())
+        .map_err(|refused| format!("the webhook address is refused: {}", refused.why()))?;
     let delivery = due.delivery_id();
     let body = WebhookBody {
         kind: "reminder.state",
@@ -243,7 +344,7 @@ async fn post_webhook(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), Str
         ("mailroom-delivery".to_string(), delivery.clone()),
         ("mailroom-signature".to_string(), webhooks::signature(secret, now_ms, &body)),
     ];
-    match node.webhooks.post(url, &headers, &body).await {
+    match node.webhooks.post(&destination, &headers, &body).await {
         Ok(status) if (200..300).contains(&status) => Ok(()),
         Ok(status) => Err(format!("the webhook answered {status}")),
         Err(error) => Err(error.0),
@@ -283,6 +384,9 @@ async fn send_email(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), Strin
         .to(due.email.as_str())
         .subject(subject(state, &event.title, &event.due_at))
         .message_id(format!("{}@{domain}", due.delivery_id()))
+        // Sent by a machine, not a person (RFC 3834 §5): auto-responders and
+        // vacation replies leave it unanswered.
+        .header("Auto-Submitted", Raw::new("auto-generated"))
         // Dated by the node's clock: left out, mail-builder would read the
         // system clock, which the Workers runtime does not have (it panics).
         .date(now_ms / 1000)
@@ -290,6 +394,27 @@ async fn send_email(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), Strin
         .write_to_vec()
         .map_err(|error| format!("writing the reminder failed: {error}"))?;
     node.mailer.send(sender, &due.email, &message).await.map(|_| ()).map_err(|error| error.0)
+}
+
+/// One delivery of a run, started only by `start_by` (`STARTS_WITHIN_MS`)
+/// and given its deadline: what became of it and when it ended, or `None` when
+/// it was too late to start.
+async fn attempt(node: &Node<'_>, due: &Due, start_by: i64) -> Option<(Result<(), String>, i64)> {
+    let started = node.platform.now_ms();
+    if started > start_by {
+        return None;
+    }
+    let delivery = async {
+        match Channel::parse(&due.channel) {
+            Some(Channel::Webhook) => post_webhook(node, due, started).await,
+            Some(Channel::Email) => send_email(node, due, started).await,
+            None => Err(format!("no channel is called {}", due.channel)),
+        }
+    };
+    let outcome = outbound::within(node.platform, outbound::POST_TIMEOUT_MS, delivery).await.unwrap_or_else(|| {
+        Err(format!("the {} did not answer within {} seconds", due.channel, outbound::POST_TIMEOUT_MS / 1000))
+    });
+    Some((outcome, node.platform.now_ms()))
 }
 
 /// One scheduled run: events past due with `after_due` expire closed, and every
@@ -323,20 +448,28 @@ pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
     if ready.is_empty() {
         return Ok(report);
     }
+    let run_id = hex(&random_bytes::<16>(node.platform));
     let claims = node
         .database
-        .execute(ready.iter().map(|due| claim(due, now_ms)).collect())
+        .execute(ready.iter().map(|due| claim(due, &run_id, now_ms)).collect())
         .await
         .map_err(|error| error.to_string())?;
-    let mut outcomes = Vec::new();
-    for (due, claimed) in ready.iter().zip(claims) {
-        if claimed.changes != 1 {
+    // Each claimed delivery with the attempt its claim makes.
+    let claimed: Vec<(&Due, i64)> = ready
+        .iter()
+        .zip(claims)
+        .filter_map(|(due, claimed)| {
+            claimed.first().and_then(|row| row.integer("attempts").ok()).map(|attempts| (due, attempts))
+        })
+        .collect();
+    let start_by = now_ms + STARTS_WITHIN_MS;
+    let outcomes = outbound::each_at_once(&claimed, |(due, _)| attempt(node, due, start_by)).await;
+    let mut records = Vec::new();
+    for ((due, attempts), outcome) in claimed.iter().zip(outcomes) {
+        let Some((outcome, finished_ms)) = outcome else {
+            report.given_back += 1;
+            records.extend(give_back(due, &run_id, node.platform.now_ms()));
             continue;
-        }
-        let outcome = match Channel::parse(&due.channel) {
-            Some(Channel::Webhook) => post_webhook(node, due, now_ms).await,
-            Some(Channel::Email) => send_email(node, due, now_ms).await,
-            None => Err(format!("no channel is called {}", due.channel)),
         };
         match &outcome {
             Ok(()) => report.delivered += 1,
@@ -345,10 +478,10 @@ pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
                 node.platform.log(&format!("reminder {} by {}: {error}", due.event.id, due.channel));
             }
         }
-        outcomes.push(record(due, &outcome, node.platform.now_ms()));
+        records.push(record(due, *attempts, &outcome, &Run { id: &run_id, started_ms: now_ms }, finished_ms));
     }
-    if !outcomes.is_empty() {
-        node.database.execute(outcomes).await.map_err(|error| error.to_string())?;
+    if !records.is_empty() {
+        node.database.execute(records).await.map_err(|error| error.to_string())?;
     }
     Ok(report)
 }

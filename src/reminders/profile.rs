@@ -19,10 +19,10 @@ use super::schedule::{AfterDue, Checkpoints, ClockTime, Day, DueAt, Timing, Zone
 use super::{ReminderError, ZONE_OR_DEFAULT, owner_after_read, owner_cte};
 use crate::core::context::Context;
 use crate::core::http::Response;
+use crate::core::outbound::Destination;
 use crate::core::platform::random_bytes;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
-use crate::core::webhooks;
 
 /// A profile as stored, with the person's address; the defaults where no row is.
 #[derive(Clone, Debug, Deserialize)]
@@ -209,9 +209,9 @@ fn recompute_moments(person_id: &str, events: &[EventRow], zone: &Zone, now_ms: 
 pub async fn set_webhook(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: SetReminderWebhook = context.body()?;
     let url = request.url.trim().to_string();
-    if !webhooks::acceptable_url(&url, WEBHOOK_URL_MAXIMUM) {
-        return Err(ReminderError::InvalidWebhookUrl.into());
-    }
+    // Checked here and again before every delivery (`notify`).
+    Destination::check(&url, WEBHOOK_URL_MAXIMUM, &context.config().outbound_policy())
+        .map_err(|refused| ReminderError::InvalidWebhookUrl { why: refused.why() })?;
     let [profile] = context.read_array([owner_profile(owner_cte(context.caller()))]).await?;
     let mut profile = decode_profile(context, &profile)?;
     let secret_bytes: [u8; 32] = random_bytes(context.platform());

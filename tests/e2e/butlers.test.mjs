@@ -183,6 +183,38 @@ test("a published butler posts a delivery's metadata, signed, to its webhook on 
   }
 });
 
+test("a butler's webhook inside a network is refused naming its field, and one stored before the rule is never posted", async () => {
+  const butlers = `/api/mailboxes/${mailbox.id}/butlers`;
+  const notifying = (url) => ({ conditions: [{ on: "subject", contains: "inward" }], effects: [{ do: "notify_webhook", url }] });
+  for (const [url, range] of [
+    ["https://169.254.169.254/latest/meta-data/", "a link-local address (169.254.0.0/16"],
+    ["https://0xa9.0xfe.0xa9.0xfe/latest/meta-data/", "(read as `169.254.169.254`)"],
+    ["https://[::ffff:192.168.1.1]/hook", "the IPv4-mapped form of a private address (192.168.0.0/16)"],
+    ["https://[fe80::1]/hook", "a link-local address (fe80::/10)"],
+    ["https://vault.internal/hook", "(.internal)"],
+  ]) {
+    const refused = await call("POST", butlers, { token, body: { name: "Inward", sponsor: ben.id, rules: notifying(url) } });
+    assert.equal(refused.status, 400, refused.text);
+    assert.equal(refused.body.error.code, "invalid_body");
+    assert.ok(refused.body.error.reason.startsWith("`rules.effects[0].url`: its host"), refused.text);
+    assert.ok(refused.body.error.reason.includes(range), `${url}: ${refused.body.error.reason}`);
+  }
+  // A draft written before the rule (stored as it was), then published: the
+  // delivery is stored and the post is refused just before it would leave.
+  const created = await call("POST", butlers, { token, body: { name: "Old rule", sponsor: ben.id, rules: notifying("https://hooks.example.org/in") } });
+  assert.equal(created.status, 201, created.text);
+  await node.sql(`UPDATE butler_versions SET rules_json = replace(rules_json, 'https://hooks.example.org/in', 'https://169.254.169.254/latest') WHERE butler_id = '${created.body.id}'`);
+  assert.equal((await call("POST", `${butlers}/${created.body.id}/publish`, { token, body: { version: 1 } })).status, 200);
+  const receipt = await deliver("inward-1@customer.example", "An inward hook");
+  assert.ok(receipt, "the delivery stands");
+  let logged = false;
+  for (let attempt = 0; attempt < 20 && !logged; attempt++) {
+    logged = node.output().includes(`butler ${created.body.id}: its webhook was not posted: its host \`169.254.169.254\` is a link-local address`);
+    if (!logged) await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  assert.ok(logged, node.output().slice(-3000));
+});
+
 test("a butler's drafted reply waits, submitted in its sponsor's name, for a second person", async () => {
   const created = await call("POST", `/api/mailboxes/${mailbox.id}/butlers`, {
     token,

@@ -1,5 +1,6 @@
 // Agent messaging (SPEC §10, issue 13) on real workerd with a local D1, in real
-// time: two agents exchanging a request and its reply; receivers that claim and
+// time: two agents exchanging a request and its reply; sends racing under one
+// idempotency key all answering the original; receivers that claim and
 // die, race each other, and crash at random while nothing is lost, nothing is
 // finished twice and nothing is delivered after it was acknowledged; policy at
 // delivery; expiry swept by the cron trigger; the feature switched off; and the
@@ -88,6 +89,44 @@ test("two agents exchange a request and its reply, at least once, in one convers
   assert.equal((await finish(asker, reply.id, "ack", { fencing_token: reply.fencing_token })).status, 200);
   const history = await call("GET", `/api/agent-conversations/${request.conversation_id}`, { token: benToken });
   assert.deepEqual(history.body.messages.map((message) => [message.kind, message.state]), [["request", "answered"], ["reply", "acknowledged"]]);
+});
+
+test("sends with one key at once over HTTP all answer the original; another body racing the key is refused naming it", async () => {
+  const sender = await messenger("Retrying sender");
+  const receiver = await messenger("Busy receiver");
+  const body = { recipient: receiver.id, kind: "request", content: { text: "37 + 58?", numbers: [37, 58] }, idempotency_key: `race-${randomUUID()}` };
+  // Twelve at once, as a client retrying on its own timeout would: every one
+  // reads before the first commits, on workerd's own scheduling.
+  const answers = await Promise.all(Array.from({ length: 12 }, () => call("POST", "/api/agent-messages", { token: sender.credential, body })));
+  for (const answer of answers) assert.equal(answer.status, 202, answer.text);
+  const ids = new Set(answers.map((answer) => answer.body.id));
+  assert.equal(ids.size, 1, `every one answers the original: ${[...ids]}`);
+  assert.equal(answers.filter((answer) => answer.body.deduplicated === false).length, 1, "one stored it");
+  // They did race: a send that lost committed twice (its failed commit, then its repeat's).
+  const commits = answers.map((answer) => answer.headers.get("x-mailroom-commit-attempts"));
+  assert.ok(commits.includes("2"), `some sends raced for the key: ${commits}`);
+  // The same body, its keys in another order and the default expiry written out.
+  const respelled = await call("POST", "/api/agent-messages", {
+    token: sender.credential,
+    body: { ...body, content: { numbers: [37, 58], text: "37 + 58?" }, expires_in_seconds: 4 * 24 * 3600 },
+  });
+  assert.equal(respelled.status, 202, respelled.text);
+  assert.equal(respelled.body.id, answers[0].body.id);
+  assert.equal((await claim(receiver, 10)).length, 1, "one message waited in the inbox");
+
+  const key = `race-${randomUUID()}`;
+  const mixed = await Promise.all(["first", "second", "first", "second"].map((text) =>
+    call("POST", "/api/agent-messages", { token: sender.credential, body: { recipient: receiver.id, kind: "event", content: { text }, idempotency_key: key } }),
+  ));
+  const stored = mixed.filter((answer) => answer.status === 202);
+  const refused = mixed.filter((answer) => answer.status === 409);
+  assert.equal(stored.length + refused.length, 4, mixed.map((answer) => answer.text).join("\n"));
+  assert.equal(new Set(stored.map((answer) => answer.body.id)).size, 1, "one message under the key");
+  assert.equal(stored.length, 2, "the winner's body, sent twice, answers the winner");
+  for (const answer of refused) {
+    assertRefusal(assert, answer, 409, "idempotency_key_reused");
+    assert.ok(answer.body.error.message.includes(stored[0].body.id), `the refusal names the original: ${answer.text}`);
+  }
 });
 
 test("a receiver that claims and dies loses nothing: the lease lapses and the next claim wins with a larger token", async () => {

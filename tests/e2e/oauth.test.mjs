@@ -16,6 +16,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createServer } from "node:http";
+import { createServer as createNetServer } from "node:net";
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -460,6 +461,39 @@ test("a consent for an address the client did not register is refused in the pag
   assert.ok(post.status >= 400 && post.status < 500, post.text);
   assert.equal((await ok(call("GET", "/api/agents", { token }))).agents.length, agentsBefore, "nothing was minted");
   await page.context().close();
+});
+
+test("a client named by a metadata document inside a network is refused, naming `client_id` and the range, and nothing is fetched", async () => {
+  // A listener on this machine that counts every connection: none may come.
+  let connections = 0;
+  const listener = createNetServer((socket) => {
+    connections += 1;
+    socket.destroy();
+  });
+  await new Promise((resolve) => listener.listen(0, "127.0.0.1", resolve));
+  const { challenge } = pkce();
+  try {
+    for (const [clientId, words] of [
+      ["https://169.254.169.254/latest/client.json", "`client_id` cannot be fetched: its host `169.254.169.254` is a link-local address (169.254.0.0/16"],
+      ["https://2852039166/client.json", "(read as `169.254.169.254`)"],
+      ["https://10.0.0.1/client.json", "a private address (10.0.0.0/8)"],
+      ["https://[::ffff:10.0.0.1]/client.json", "the IPv4-mapped form of a private address (10.0.0.0/8)"],
+      ["https://metadata.google.internal./client.json", "(.internal)"],
+      ["https://app.example@10.0.0.1/client.json", "credentials before an `@`"],
+      // Loopback passes the rule on this node (it runs on 127.0.0.1), and a
+      // metadata document's own rule still wants a DNS name on the default port.
+      [`https://127.0.0.1:${listener.address().port}/client.json`, "a DNS name, on the default port"],
+      [`https://localhost:${listener.address().port}/client.json`, "a DNS name, on the default port"],
+    ]) {
+      const query = new URLSearchParams({ response_type: "code", client_id: clientId, redirect_uri: callback.url, code_challenge: challenge, code_challenge_method: "S256", resource: RESOURCE });
+      const answer = await call("GET", `/api/oauth/consent?${query}`, { token: benToken });
+      assertRefusal(assert, answer, 404, "client_metadata_unusable");
+      assert.ok(answer.body.error.reason.includes(words), `${clientId}: ${answer.body.error.reason}`);
+    }
+    assert.equal(connections, 0, "nothing was fetched");
+  } finally {
+    await new Promise((resolve) => listener.close(resolve));
+  }
 });
 
 test("on a phone the consent fits, and Deny sends Ben back to the client with access_denied and its state", async () => {

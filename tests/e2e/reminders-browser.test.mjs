@@ -237,10 +237,11 @@ for (const layout of LAYOUTS) {
     await page().reload();
     const rent = card("Pay the rent");
     await rent.getByRole("list", { name: "Notifications" }).waitFor();
-    assert.match(await rent.getByRole("list", { name: "Notifications" }).textContent(), /Webhook: not delivered \(tried once, last .*\): .+\. The next scheduled run tries again\./s);
+    assert.match(await rent.getByRole("list", { name: "Notifications" }).textContent(), /Webhook: not delivered \(tried once, last .*\): .+\. It is tried again at .+\./s);
     const stored = (await eventTitled("Pay the rent")).deliveries.find((delivery) => delivery.channel === "webhook");
     assert.equal(stored.outcome, "failed");
     assert.ok(stored.last_error);
+    assert.ok(!Number.isNaN(Date.parse(stored.next_attempt_at)), `it says when it is tried again: ${stored.next_attempt_at}`);
   });
 
   test(`${layout.name}: acknowledging a reminder hides its button; one marked done with its own label is in the archive under it`, async () => {

@@ -1,6 +1,8 @@
 // Reminders (SPEC §9, issue 12) on real workerd with a local D1, in real time:
 // the per-minute cron delivering to a local webhook receiver once, signed, and
-// not inside quiet hours; a failed delivery tried again by the next run; the
+// not inside quiet hours; a failed delivery tried again once its wait is over; a
+// receiver that never answers delaying no one else's; webhook addresses inside a
+// network refused when set and, stored before the rule, when they would be posted; the
 // email channel, failing by name without REMINDER_SENDER and, with one, through
 // the send_email binding; an agent creating, rescheduling
 // and closing an event over MCP with the official client; and a source's
@@ -33,8 +35,10 @@ function clockIn(minutes) {
 let node, call, token;
 /** What the local webhook receiver got: `{ path, headers, body }`, in order. */
 const received = [];
-/** Per path, the statuses to answer next (then 200). */
+/** Per path, the statuses to answer next (then 200); "never" holds the request open. */
 const answers = new Map();
+/** Requests held open, never answered, to be let go when the file ends. */
+const held = [];
 let receiver, hooks;
 
 before(async () => {
@@ -43,7 +47,8 @@ before(async () => {
     request.setEncoding("utf8");
     request.on("data", (chunk) => (body += chunk));
     request.on("end", () => {
-      received.push({ method: request.method, path: request.url, headers: request.headers, body });
+      received.push({ method: request.method, path: request.url, headers: request.headers, body, at: Date.now() });
+      if (answers.get(request.url)?.[0] === "never") return held.push(response);
       const status = answers.get(request.url)?.shift() ?? 200;
       response.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "not now");
     });
@@ -56,6 +61,7 @@ before(async () => {
 });
 after(async () => {
   await node?.stop();
+  for (const response of held) response.destroy();
   await new Promise((resolve) => (receiver ? receiver.close(resolve) : resolve()));
 });
 
@@ -151,7 +157,7 @@ test("the per-minute cron posts a signed webhook once, and not inside quiet hour
   );
 });
 
-test("a webhook that answers 500 is failed with its error, then delivered by the next run, and never twice", async () => {
+test("a webhook that answers 500 is failed with its error, waits, is then delivered, and never twice", async () => {
   const { token: flo } = await person("flo@example.com");
   const set = await call("PUT", "/api/me/profile/webhook", { token: flo, body: { url: `${hooks}/flo` } });
   assert.equal(set.status, 200, set.text);
@@ -165,7 +171,15 @@ test("a webhook that answers 500 is failed with its error, then delivered by the
   assert.equal(failed[0].outcome, "failed");
   assert.equal(failed[0].last_error, "the webhook answered 500");
   assert.equal(failed[0].attempts, 1);
+  // It waits a minute, to the minute: the run that comes right after leaves it.
+  const next = Date.parse(failed[0].next_attempt_at);
+  assert.equal(next % 60_000, 0, failed[0].next_attempt_at);
+  assert.ok(next > Date.now() && next <= Date.now() + 60_000, `next attempt ${failed[0].next_attempt_at}`);
+  await runReminders();
+  assert.equal(postedTo("/flo").length, 1, "not before its wait is over");
 
+  // The minute passes (as the clock would have it): the next run tries again.
+  await node.sql(`UPDATE reminder_deliveries SET next_attempt_at = ${Date.now() - 1} WHERE event_id = '${event.id}'`);
   await runReminders();
   const posted = postedTo("/flo");
   assert.equal(posted.length, 2, "tried again");
@@ -173,12 +187,74 @@ test("a webhook that answers 500 is failed with its error, then delivered by the
   assert.ok(signedWith(set.body.secret, posted[1].headers["mailroom-signature"], posted[1].body));
   const delivered = (await getEvent(flo, event.id)).deliveries;
   assert.deepEqual(
-    delivered.map(({ outcome, attempts, last_error }) => ({ outcome, attempts, last_error })),
-    [{ outcome: "delivered", attempts: 2, last_error: null }],
+    delivered.map(({ outcome, attempts, last_error, next_attempt_at }) => ({ outcome, attempts, last_error, next_attempt_at })),
+    [{ outcome: "delivered", attempts: 2, last_error: null, next_attempt_at: null }],
   );
 
   await runReminders();
   assert.equal(postedTo("/flo").length, 2, "no duplicate after delivery");
+});
+
+test("a receiver that never answers holds its own delivery for ten seconds and delays no one else's", async () => {
+  const { token: sil } = await person("sil@example.com");
+  const { token: pia } = await person("pia@example.com");
+  assert.equal((await call("PUT", "/api/me/profile/webhook", { token: sil, body: { url: `${hooks}/sil` } })).status, 200);
+  assert.equal((await call("PUT", "/api/me/profile/webhook", { token: pia, body: { url: `${hooks}/pia` } })).status, 200);
+  answers.set("/sil", ["never"]);
+  // Sil's first: in the run's order, the silent receiver comes before Pia's three.
+  const silent = await createEvent(sil, { title: "Call the bank", due_at: today() });
+  for (const title of ["Book the hall", "Send the invites", "Order the cake"]) await createEvent(pia, { title, due_at: today() });
+  const started = Date.now();
+  await runReminders();
+  const took = Date.now() - started;
+  const prompt = postedTo("/pia");
+  assert.equal(prompt.length, 3, JSON.stringify(received.map((each) => each.path)));
+  for (const each of prompt) assert.ok(each.at - started < 5_000, `Pia's reminder came ${each.at - started} ms after the run began`);
+  assert.equal(postedTo("/sil").length, 1);
+  assert.ok(took >= 9_000 && took < 30_000, `the run ended at the silent receiver's deadline: ${took} ms`);
+  const [delivery] = (await getEvent(sil, silent.id)).deliveries;
+  assert.equal(delivery.outcome, "failed", JSON.stringify(delivery));
+  assert.equal(delivery.last_error, "the webhook did not answer within 10 seconds");
+  answers.delete("/sil");
+});
+
+test("a webhook inside a network is refused naming `url` and its range, in every spelling fetch reads", async () => {
+  const { token: ivy } = await person("ivy@example.com");
+  for (const [url, range] of [
+    ["https://10.0.0.1/hook", "a private address (10.0.0.0/8)"],
+    ["https://169.254.169.254/latest/meta-data/", "a link-local address (169.254.0.0/16"],
+    ["https://0xa9fea9fe/latest/meta-data/", "(read as `169.254.169.254`) is a link-local address"],
+    ["https://2852039166/latest/", "(read as `169.254.169.254`)"],
+    ["https://0251.0376.0251.0376/latest/", "(read as `169.254.169.254`)"],
+    ["https://10.1/hook", "(read as `10.0.0.1`) is a private address"],
+    ["https://100.64.0.1/hook", "a shared address (100.64.0.0/10"],
+    ["https://[::ffff:10.0.0.1]/hook", "the IPv4-mapped form of a private address"],
+    ["https://[64:ff9b::a9fe:a9fe]/hook", "the NAT64 form of a link-local address"],
+    ["https://[fd00::1]/hook", "a unique-local address (fc00::/7)"],
+    ["https://metadata.google.internal./computeMetadata/v1/", "(.internal)"],
+    ["https://printer.local/hook", "(.local, multicast DNS)"],
+    ["https://hooks.example.org@10.0.0.1/hook", "credentials before an `@`"],
+    ["http://hooks.example.org/hook", "not an https address"],
+  ]) {
+    const refused = await call("PUT", "/api/me/profile/webhook", { token: ivy, body: { url } });
+    assertRefusal(assert, refused, 400, "invalid_webhook_url");
+    assert.equal(refused.body.error.message, "`url` cannot be used as a webhook.");
+    assert.ok(refused.body.error.reason.includes(range), `${url}: ${refused.body.error.reason}`);
+  }
+  assert.equal((await call("GET", "/api/me/profile", { token: ivy })).body.channels.webhook_url, null, "nothing was set");
+});
+
+test("a webhook address stored before the rule is refused when it would be posted, and never fetched", async () => {
+  const { person: old, token: oli } = await person("oli@example.com");
+  assert.equal((await call("PUT", "/api/me/profile/webhook", { token: oli, body: { url: `${hooks}/oli` } })).status, 200);
+  // As a deployment that stored it under the looser rule would hold it.
+  await node.sql(`UPDATE reminder_profiles SET webhook_url = 'https://169.254.169.254/latest/meta-data/' WHERE person_id = '${old.id}'`);
+  const event = await createEvent(oli, { title: "Renew the lease", due_at: today() });
+  await runReminders();
+  const [delivery] = (await getEvent(oli, event.id)).deliveries;
+  assert.equal(delivery.outcome, "failed", JSON.stringify(delivery));
+  assert.match(delivery.last_error, /^the webhook address is refused: its host `169\.254\.169\.254` is a link-local address/);
+  assert.equal(postedTo("/oli").length, 0);
 });
 
 test("changing the time zone moves open events to it, in one statement on D1", async () => {
@@ -248,6 +324,8 @@ test("with REMINDER_SENDER the email channel hands one message to the send_email
     assert.match(message, /^To: <?eve@example\.com>?\r?$/m);
     assert.match(message, /^Subject: Today: Renew the passport\r?$/m);
     assert.match(message, /Bring two photos/);
+    // A machine wrote it: auto-responders leave it unanswered (RFC 3834).
+    assert.match(message, /^Auto-Submitted: auto-generated\r?$/m);
     assert.match(message, /^Date: \w{3}, \d{1,2} \w{3} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\r?$/m);
     // The mail service writes the Message-ID itself, as in mail-browser.test.mjs: one, at the sending domain.
     assert.equal(message.match(/^Message-ID: <[^>\s]+@mailroom\.test>\r?$/gm)?.length, 1, message);

@@ -84,6 +84,63 @@ fn off_by_default_every_route_of_the_feature_refuses_and_its_tools_are_in_no_cat
 }
 
 #[test]
+fn sends_with_one_key_at_once_all_answer_the_original_and_another_body_is_refused_naming_it() {
+    let (world, _, _, (_, sender_token), (receiver, _)) = pair();
+    let sending = |key: &str, content: Value| {
+        request("POST", "/api/agent-messages")
+            .bearer(&sender_token)
+            .json(json!({ "recipient": receiver, "kind": "request", "content": content, "idempotency_key": key }))
+    };
+    // Four at once, each reading before any commits: all four see no message
+    // under the key, and three lose the race to store one.
+    let content = json!({ "text": "37 + 58?", "numbers": [37, 58] });
+    let answers = world.node.send_together((0..4).map(|_| sending("order-4471", content.clone())).collect());
+    for answer in &answers {
+        assert_eq!(answer.status, 202, "{}", text(answer));
+    }
+    let ids: Vec<Value> = answers.iter().map(|answer| body(answer)["id"].clone()).collect();
+    assert!(ids.iter().all(|id| id == &ids[0]), "every one answers the original: {ids:?}");
+    let (repeats, stored): (Vec<_>, Vec<_>) = answers.iter().partition(|answer| body(answer)["deduplicated"] == true);
+    assert_eq!((stored.len(), repeats.len()), (1, 3), "one stored it, three repeated it");
+    let count = |sql: &str| world.node.database.count(sql);
+    assert_eq!(count("SELECT COUNT(*) FROM agent_messages"), 1);
+    assert_eq!(count("SELECT COUNT(*) FROM agent_conversations"), 1, "a loser's new conversation was never stored");
+    // Each call is recorded once, as what it did.
+    assert_eq!(count("SELECT COUNT(*) FROM audit_entries WHERE action = 'send_agent_message' AND outcome = 'ok'"), 4);
+    assert_eq!(count("SELECT COUNT(*) FROM audit_entries WHERE detail LIKE '%\"deduplicated\":true%'"), 3);
+    // Only a call that lost the race takes more than two round trips: its
+    // failed commit, then the read and commit of its repeat.
+    assert_eq!(stored[0].round_trips, 2);
+    assert!(
+        repeats.iter().all(|answer| answer.round_trips == 4),
+        "{:?}",
+        answers.iter().map(|a| a.round_trips).collect::<Vec<_>>()
+    );
+
+    // The same body in another spelling is the same body: keys in another
+    // order, the default expiry written out.
+    let mut spelled = json!({ "recipient": receiver, "kind": "request", "idempotency_key": "order-4471",
+                              "content": { "numbers": [37, 58], "text": "37 + 58?" },
+                              "expires_in_seconds": mailroom_contract::api::DEFAULT_MESSAGE_EXPIRY_SECONDS });
+    let again = world.node.send(request("POST", "/api/agent-messages").bearer(&sender_token).json(spelled.clone()));
+    assert_eq!((again.status, body(&again)["id"].clone()), (202, ids[0].clone()), "{}", text(&again));
+    spelled["expires_in_seconds"] = json!(60);
+    let shorter = world.node.send(request("POST", "/api/agent-messages").bearer(&sender_token).json(spelled));
+    assert_refused(&shorter, 409, "idempotency_key_reused");
+
+    // Another body racing under one key: one is stored, the other refused,
+    // naming the message that won.
+    let answers =
+        world.node.send_together(vec![sending("order-4472", json!("first")), sending("order-4472", json!("second"))]);
+    let (won, lost): (Vec<_>, Vec<_>) = answers.iter().partition(|answer| answer.status == 202);
+    assert_eq!((won.len(), lost.len()), (1, 1), "{:?}", answers.iter().map(text).collect::<Vec<_>>());
+    assert_refused(lost[0], 409, "idempotency_key_reused");
+    let winner = body(won[0])["id"].as_str().unwrap().to_string();
+    assert!(text(lost[0]).contains(&winner), "the refusal names the original: {}", text(lost[0]));
+    assert_eq!(count("SELECT COUNT(*) FROM agent_messages"), 2);
+}
+
+#[test]
 fn a_send_is_stored_once_per_key_and_the_sender_is_always_the_caller() {
     let (world, ben, ben_token, (sender, sender_token), (receiver, _)) = pair();
     let send = |token: &str, content: Value| {

@@ -109,6 +109,8 @@ fn a_reply_is_drafted_submitted_approved_by_a_second_person_sealed_and_sent() {
     assert_eq!(sent.len(), 1);
     assert_eq!(sent[0].envelope_from, SUPPORT);
     assert_eq!(sent[0].envelope_to, "ana@customer.example");
+    let written = String::from_utf8_lossy(&sent[0].raw).to_ascii_lowercase();
+    assert!(!written.contains("auto-submitted"), "a person's reply, approved by a person, is no machine's (RFC 3834)");
     let parsed = mailroom::mail::inbound::parse(&sent[0].raw).unwrap();
     assert_eq!(parsed.subject, "Re: Where is my invoice?");
     assert_eq!(parsed.in_reply_to, vec!["invoice-question-1@customer.example"]);

@@ -107,8 +107,12 @@ pub enum ButlerEffect {
     /// `mailroom-signature` header with the butler's `webhook_secret`. One
     /// attempt, not retried. Needs mailbox.metadata.read on the mailbox.
     NotifyWebhook {
-        /// An https address (http only to this machine), at most
-        /// `butler_limits::WEBHOOK_URL_BYTES` bytes, without credentials in it.
+        /// An https address on the internet, at most
+        /// `butler_limits::WEBHOOK_URL_BYTES` bytes, without credentials in
+        /// it: never inside a network (loopback, private, link-local,
+        /// unique-local, shared addresses in any spelling, `localhost`,
+        /// `.local`, `.internal`), except loopback for a node that itself runs
+        /// on a loopback origin.
         url: String,
     },
     /// Files a copy of the delivery in another mailbox of this node, where it

@@ -114,7 +114,7 @@ vocabulary! {
     pub enum DeliveryOutcome {
         Sending = "sending": "Being sent now.";
         Delivered = "delivered": "The channel accepted it.";
-        Failed = "failed": "The channel refused it or did not answer; the next scheduled run tries again.";
+        Failed = "failed": "The channel refused it or did not answer; a later run tries again at `next_attempt_at`, waiting twice as long after each attempt, until the attempts run out.";
     }
 }
 
@@ -143,6 +143,10 @@ pub struct Delivery {
     pub last_error: Option<String>,
     /// When it was last tried (RFC 3339).
     pub updated_at: String,
+    /// After a failure, when it is tried again (RFC 3339): the wait doubles
+    /// with each attempt. None once delivered, while sending, and once its
+    /// attempts ran out.
+    pub next_attempt_at: Option<String>,
 }
 
 /// A page of events.
@@ -262,7 +266,10 @@ pub struct UpdateReminderProfile {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SetReminderWebhook {
-    /// An https address (http only for localhost) that accepts a POST of JSON.
+    /// An https address on the internet that accepts a POST of JSON: never
+    /// inside a network (loopback, private, link-local, unique-local, shared
+    /// addresses in any spelling, `localhost`, `.local`, `.internal`), except
+    /// loopback for a node that itself runs on a loopback origin.
     #[schemars(length(max = WEBHOOK_URL_MAXIMUM))]
     pub url: String,
 }

@@ -267,6 +267,16 @@ impl<'request> Context<'request> {
         self.work.on_constraint_violation(constraint, refusal.into());
     }
 
+    /// Handles the call again if the commit breaks the UNIQUE constraint on
+    /// `table.column`: a concurrent call stored the same thing first (a
+    /// message under the same idempotency key). Nothing of this handling is
+    /// applied or recorded; the dispatcher runs the handler once more, whose
+    /// first read finds what the winner stored and answers as a repeat would.
+    /// Two more round trips, only for the call that lost the race.
+    pub fn on_constraint_violation_handle_again(&mut self, constraint: &'static str) {
+        self.work.on_constraint_violation_handle_again(constraint);
+    }
+
     /// Commits the queued writes and the audit row now, before the handler goes on
     /// to do something that must follow a durable record (handing a sealed send to
     /// the mail binding). On a guard's refusal, that refusal is recorded and returned.
@@ -402,6 +412,7 @@ impl<'request> Context<'request> {
         response.headers.extend(std::mem::take(&mut self.response_headers));
         response.round_trips = self.work.round_trips();
         response.commit_attempts = self.work.commit_attempts();
+        response.handle_again = self.work.lost_race();
         response.seal_chain |= self.work.appended();
         response.deferred = self.work.take_deferred();
         response

@@ -53,6 +53,11 @@ pub struct UnitOfWork<'request> {
     /// Round trips taken by calls this one re-entered the dispatcher with.
     inner_round_trips: u32,
     constraint_refusals: Vec<(&'static str, Refusal)>,
+    /// UNIQUE constraints whose breaking means a concurrent call just stored
+    /// what this one was about to: the call is handled again (`lost_race`).
+    repeat_constraints: Vec<&'static str>,
+    /// Whether the commit broke one of `repeat_constraints`, applying nothing.
+    lost_race: bool,
     /// What the handler's own writes answered in the commit that applied them.
     write_results: Vec<QueryResult>,
 }
@@ -78,6 +83,8 @@ impl<'request> UnitOfWork<'request> {
             appended: false,
             inner_round_trips: 0,
             constraint_refusals: Vec::new(),
+            repeat_constraints: Vec::new(),
+            lost_race: false,
             write_results: Vec::new(),
         }
     }
@@ -179,6 +186,16 @@ impl<'request> UnitOfWork<'request> {
         self.constraint_refusals.push((constraint, refusal));
     }
 
+    pub(super) fn on_constraint_violation_handle_again(&mut self, constraint: &'static str) {
+        self.repeat_constraints.push(constraint);
+    }
+
+    /// Whether the commit lost a race for a unique name and applied nothing:
+    /// the call is to be handled again, and will read what the winner stored.
+    pub(super) fn lost_race(&self) -> bool {
+        self.lost_race
+    }
+
     /// Drops the checks still pending: a call re-entering the dispatcher hands
     /// them to the inner call, which reads the same credential and makes them in
     /// its own first round trip.
@@ -254,6 +271,14 @@ impl<'request> UnitOfWork<'request> {
                     let slot: usize = constraint[WRITE_GUARD_PREFIX.len()..].parse().unwrap_or(1);
                     let refusal = self.guard_refusals.get(slot.saturating_sub(1)).cloned();
                     outcome = Err(refusal.unwrap_or_else(Refusal::internal));
+                }
+                // Nothing applied and nothing recorded: the call is handled
+                // again from its first read, as the repeat it has become.
+                Err(StorageError::Unique(name))
+                    if outcome.is_ok() && self.repeat_constraints.iter().any(|constraint| *constraint == name) =>
+                {
+                    self.lost_race = true;
+                    return Err(WorkError::Refused(Refusal::internal()));
                 }
                 Err(error) if outcome.is_ok() && self.refusal_for(&error).is_some() => {
                     outcome = Err(self.refusal_for(&error).unwrap_or_else(Refusal::internal));

@@ -255,8 +255,10 @@ function deliveries(event) {
     const tries = delivery.attempts === 1 ? "tried once" : `tried ${delivery.attempts} times`;
     if (delivery.outcome === "delivered") return h("li", {}, `${channel}: delivered `, time(delivery.updated_at), ".");
     if (delivery.outcome === "failed") {
+      // The node waits longer before each attempt and says until when; none left, it has given up.
+      const next = delivery.next_attempt_at ? [" It is tried again at ", time(delivery.next_attempt_at), "."] : [" It will not be tried again."];
       return h("li", { class: "error-text" }, `${channel}: not delivered (${tries}, last `, time(delivery.updated_at), ")",
-        delivery.last_error ? `: ${delivery.last_error.replace(/\.+$/, "")}` : "", ". The next scheduled run tries again.");
+        delivery.last_error ? `: ${delivery.last_error.replace(/\.+$/, "")}` : "", ".", ...next);
     }
     return h("li", {}, `${channel}: being sent now.`);
   }));

@@ -15,9 +15,10 @@ use super::rules::{DeliveryFacts, judge};
 use super::{held_elsewhere, held_elsewhere_of, relations};
 use crate::authz::tuples::{self, Holder};
 use crate::core::addresses;
-use crate::core::bindings::Webhooks;
 use crate::core::context::ports::AuditRecord;
 use crate::core::ids::{IdKind, new_id};
+use crate::core::node::Node;
+use crate::core::outbound::{self, Destination, OutboundPolicy};
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement, Value};
 use crate::mail::search::index;
@@ -224,23 +225,37 @@ pub struct ButlerWork {
     pub posts: Vec<WebhookPost>,
 }
 
-/// Posts each of `posts`, signed with its butler's secret derived from `key`:
-/// one attempt each; a receiver that fails is logged, and the delivery stands.
-pub async fn post_webhooks(posts: &[WebhookPost], key: &[u8], webhooks: &dyn Webhooks, platform: &dyn Platform) {
-    for post in posts {
-        let secret = crate::core::webhooks::derived_secret(key, &post.butler_id);
-        let headers = vec![
-            ("content-type".to_string(), "application/json".to_string()),
-            (
-                "mailroom-signature".to_string(),
-                crate::core::webhooks::signature(&secret, platform.now_ms(), &post.body),
-            ),
-        ];
-        match webhooks.post(&post.url, &headers, &post.body).await {
-            Ok(status) if (200..300).contains(&status) => {}
-            Ok(status) => platform.log(&format!("butler {}: its webhook answered {status}", post.butler_id)),
-            Err(error) => platform.log(&format!("butler {}: its webhook: {}", post.butler_id, error.0)),
+/// Posts each of `posts`, signed with its butler's secret derived from the
+/// node's session key: one attempt each, several at once, each within its time
+/// and only where `core::outbound`'s rule allows now (an address stored before
+/// the rule is refused here). A receiver that fails is logged, and the delivery
+/// stands.
+pub async fn post_webhooks(posts: &[WebhookPost], node: &Node<'_>) {
+    let policy = node.config.outbound_policy();
+    let outcomes = outbound::each_at_once(posts, |post| post_webhook(post, node, &policy)).await;
+    for (post, outcome) in posts.iter().zip(outcomes) {
+        if let Err(error) = outcome {
+            node.platform.log(&format!("butler {}: {error}", post.butler_id));
         }
+    }
+}
+
+/// One butler's post, where `policy` allows it now, within its time.
+async fn post_webhook(post: &WebhookPost, node: &Node<'_>, policy: &OutboundPolicy) -> Result<(), String> {
+    let destination = Destination::check(&post.url, butler_limits::WEBHOOK_URL_BYTES, policy)
+        .map_err(|refused| format!("its webhook was not posted: {}", refused.why()))?;
+    let secret = crate::core::webhooks::derived_secret(&node.config.session_key, &post.butler_id);
+    let signature = crate::core::webhooks::signature(&secret, node.platform.now_ms(), &post.body);
+    let headers = vec![
+        ("content-type".to_string(), "application/json".to_string()),
+        ("mailroom-signature".to_string(), signature),
+    ];
+    let posted = node.webhooks.post(&destination, &headers, &post.body);
+    match outbound::within(node.platform, outbound::POST_TIMEOUT_MS, posted).await {
+        Some(Ok(status)) if (200..300).contains(&status) => Ok(()),
+        Some(Ok(status)) => Err(format!("its webhook answered {status}")),
+        Some(Err(error)) => Err(format!("its webhook: {}", error.0)),
+        None => Err(format!("its webhook did not answer within {} seconds", outbound::POST_TIMEOUT_MS / 1000)),
     }
 }
 

@@ -28,6 +28,7 @@ use crate::authz::tuples;
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
+use crate::core::outbound::{Destination, OutboundPolicy};
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{QueryResult, Statement};
@@ -147,8 +148,9 @@ fn valid_name(name: &str) -> Result<String, Refusal> {
 }
 
 /// A version's checks: within the limits, every text to match not empty, every
-/// assignee an id, every copy filed in another mailbox than `mailbox_id`.
-fn valid_rules(rules: &ButlerRules, mailbox_id: &str) -> Result<(), Refusal> {
+/// assignee an id, every copy filed in another mailbox than `mailbox_id`, every
+/// webhook where `policy` lets the node post.
+fn valid_rules(rules: &ButlerRules, mailbox_id: &str, policy: &OutboundPolicy) -> Result<(), Refusal> {
     use mailroom_contract::api::{ButlerCondition as C, ButlerEffect as E};
     if rules.conditions.len() > butler_limits::CONDITIONS {
         return Err(RequestError::wrong_field(
@@ -179,13 +181,15 @@ fn valid_rules(rules: &ButlerRules, mailbox_id: &str) -> Result<(), Refusal> {
                 format!("1 to {} characters of the reply's text", butler_limits::REPLY_CHARACTERS),
             ));
         }
+        // Checked here and again before every post (`delivery::post_webhooks`).
         if let E::NotifyWebhook { url } = effect
-            && !webhooks::acceptable_url(url, butler_limits::WEBHOOK_URL_BYTES)
+            && let Err(refused) = Destination::check(url, butler_limits::WEBHOOK_URL_BYTES, policy)
         {
             return Err(RequestError::wrong_field(
                 &format!("rules.effects[{index}].url"),
                 format!(
-                    "an https address (http only to this machine) of at most {} bytes, without credentials in it",
+                    "{}; a butler's webhook is an https address on the internet of at most {} bytes, without credentials in it, never one inside a network",
+                    refused.why(),
                     butler_limits::WEBHOOK_URL_BYTES
                 ),
             ));
@@ -394,7 +398,7 @@ pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: CreateButler = context.body()?;
     let name = valid_name(&request.name)?;
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
-    valid_rules(&request.rules, &mailbox_id)?;
+    valid_rules(&request.rules, &mailbox_id, &context.config().outbound_policy())?;
     if !is_id_of(&request.sponsor, IdKind::Person) {
         return Err(ButlerError::NotASponsor { id: request.sponsor }.into());
     }
@@ -461,7 +465,7 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: UpdateButler = context.body()?;
     let name = request.name.as_deref().map(valid_name).transpose()?;
     if let Some(rules) = &request.rules {
-        valid_rules(rules, context.path(PathParameter::MailboxId)?)?;
+        valid_rules(rules, context.path(PathParameter::MailboxId)?, &context.config().outbound_policy())?;
     }
     if name.is_none() && request.rules.is_none() && request.active.is_none() {
         return Err(RequestError::wrong_field("", "at least one of `name`, `rules` or `active`"));

@@ -1,13 +1,17 @@
 //! The native test kit: a `Database` on SQLite built from the same `migrations/`
-//! as D1, a deterministic `Platform`, and a `TestNode` that drives the real
-//! dispatcher the way the Worker does.
+//! as D1, a deterministic `Platform` on a virtual clock (`clock`), receivers
+//! that can be slow or silent, and a `TestNode` that drives the real dispatcher
+//! the way the Worker does, one request at a time or several at once.
 //!
 //! Compiled only with the `testing` feature, never into the Worker. Nothing here
 //! replaces the code under test: the dispatcher, handlers and SQL are the
 //! production ones; only the storage engine and the clock differ.
 
+mod clock;
+
 use std::cell::{Cell, RefCell};
 use std::path::Path;
+use std::rc::Rc;
 
 use mailroom_contract::api::AuditCheckpoint;
 use rusqlite::types::ValueRef;
@@ -16,11 +20,13 @@ use serde_json::Value as Json;
 use crate::audit;
 use crate::core::bindings::{BlobError, BlobStore, Fetched, Mailer, MailerError, WebhookError, Webhooks};
 use crate::core::http::{Request, Response, Surface};
-use crate::core::node::{AuditKey, Config, Installation};
+use crate::core::node::{AuditKey, Config, Installation, Node};
+use crate::core::outbound::Destination;
 use crate::core::platform::{Platform, PlatformError};
 use crate::core::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
 use crate::dispatch::{dispatch, route_for};
 use crate::mail::{self, Delivery, Rejection};
+pub use clock::{Timer, VirtualClock, run};
 
 /// SQLite in memory, migrated from `migrations/`.
 pub struct SqliteDatabase {
@@ -258,10 +264,11 @@ impl Database for SqliteDatabase {
     }
 }
 
-/// A platform with a clock that moves only when told to, and a seeded,
-/// deterministic random stream. PBKDF2 is the real algorithm.
+/// A platform on a virtual clock that moves only when told to or when the node
+/// waits on a timer (`VirtualClock`), and a seeded, deterministic random
+/// stream. PBKDF2 is the real algorithm.
 pub struct FixedPlatform {
-    now_ms: Cell<i64>,
+    clock: Rc<VirtualClock>,
     random_state: Cell<u64>,
     pub logs: RefCell<Vec<String>>,
 }
@@ -269,20 +276,25 @@ pub struct FixedPlatform {
 impl FixedPlatform {
     pub fn at(now_ms: i64) -> FixedPlatform {
         FixedPlatform {
-            now_ms: Cell::new(now_ms),
+            clock: VirtualClock::at(now_ms),
             random_state: Cell::new(0x9E37_79B9_7F4A_7C15),
             logs: RefCell::default(),
         }
     }
 
     pub fn advance(&self, milliseconds: i64) {
-        self.now_ms.set(self.now_ms.get() + milliseconds);
+        self.clock.advance(milliseconds);
+    }
+
+    /// The clock, which the node's other test bindings (a slow receiver) wait on too.
+    pub fn clock(&self) -> Rc<VirtualClock> {
+        Rc::clone(&self.clock)
     }
 }
 
 impl Platform for FixedPlatform {
     fn now_ms(&self) -> i64 {
-        self.now_ms.get()
+        self.clock.now_ms()
     }
 
     fn fill_random(&self, bytes: &mut [u8]) {
@@ -309,8 +321,8 @@ impl Platform for FixedPlatform {
         })
     }
 
-    fn sleep(&self, _milliseconds: u32) -> LocalBoxFuture<'_, ()> {
-        Box::pin(async {})
+    fn sleep(&self, milliseconds: u32) -> LocalBoxFuture<'_, ()> {
+        Box::pin(self.clock.sleep(i64::from(milliseconds)))
     }
 
     fn log(&self, message: &str) {
@@ -399,34 +411,65 @@ pub struct PostedWebhook {
     pub url: String,
     pub headers: Vec<(String, String)>,
     pub body: String,
+    /// When it arrived, by the virtual clock.
+    pub at_ms: i64,
 }
 
 /// Outbound HTTP that records what it is handed and answers `status` (200
-/// unless a test sets another), or fails to connect while `unreachable`.
+/// unless a test sets another), or fails to connect while `unreachable`; a
+/// receiver listed in `slow` answers only after its delay, on the node's clock.
 pub struct RecordingWebhooks {
     pub posted: RefCell<Vec<PostedWebhook>>,
     pub status: Cell<u16>,
     pub unreachable: Cell<bool>,
+    /// Receivers that take their time: a POST to the URL answers this many
+    /// milliseconds after it arrived (`i64::MAX`: never).
+    pub slow: RefCell<Vec<(String, i64)>>,
     /// What a GET of each URL answers (status, body); any other URL does not answer.
     pub documents: RefCell<Vec<(String, u16, Vec<u8>)>>,
     /// Every URL a GET was asked for, in order.
     pub fetched: RefCell<Vec<String>>,
+    clock: Rc<VirtualClock>,
 }
 
-impl Default for RecordingWebhooks {
-    fn default() -> Self {
+impl RecordingWebhooks {
+    /// Receivers whose time is `clock`'s: the node's platform's.
+    pub fn on(clock: Rc<VirtualClock>) -> RecordingWebhooks {
         RecordingWebhooks {
             posted: RefCell::default(),
             status: Cell::new(200),
             unreachable: Cell::new(false),
+            slow: RefCell::default(),
             documents: RefCell::default(),
             fetched: RefCell::default(),
+            clock,
         }
+    }
+
+    /// Makes the receiver at `url` answer `milliseconds` after a POST arrives.
+    pub fn answer_after(&self, url: &str, milliseconds: i64) {
+        self.slow.borrow_mut().push((url.to_string(), milliseconds));
+    }
+
+    /// The POSTs made to `url`, in order.
+    pub fn posted_to(&self, url: &str) -> Vec<PostedWebhook> {
+        self.posted.borrow().iter().filter(|posted| posted.url == url).cloned().collect()
+    }
+}
+
+impl Default for RecordingWebhooks {
+    fn default() -> Self {
+        RecordingWebhooks::on(VirtualClock::at(0))
     }
 }
 
 impl Webhooks for RecordingWebhooks {
-    fn get<'a>(&'a self, url: &'a str, limit: usize) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>> {
+    fn get<'a>(
+        &'a self,
+        destination: &'a Destination,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>> {
+        let url = destination.url();
         Box::pin(async move {
             self.fetched.borrow_mut().push(url.to_string());
             let documents = self.documents.borrow();
@@ -443,10 +486,11 @@ impl Webhooks for RecordingWebhooks {
 
     fn post<'a>(
         &'a self,
-        url: &'a str,
+        destination: &'a Destination,
         headers: &'a [(String, String)],
         body: &'a str,
     ) -> LocalBoxFuture<'a, Result<u16, WebhookError>> {
+        let url = destination.url();
         Box::pin(async move {
             if self.unreachable.get() {
                 return Err(WebhookError("the receiver did not answer".into()));
@@ -455,7 +499,12 @@ impl Webhooks for RecordingWebhooks {
                 url: url.to_string(),
                 headers: headers.to_vec(),
                 body: body.to_string(),
+                at_ms: self.clock.now_ms(),
             });
+            let delay = self.slow.borrow().iter().find(|(slow, _)| slow == url).map(|(_, delay)| *delay);
+            if let Some(delay) = delay {
+                self.clock.sleep(delay).await;
+            }
             Ok(self.status.get())
         })
     }
@@ -486,12 +535,13 @@ impl Default for TestNode {
 
 impl TestNode {
     pub fn new() -> TestNode {
+        let platform = FixedPlatform::at(1_795_000_000_000);
         Installation {
             database: SqliteDatabase::migrated(),
             blobs: MemoryBlobs::default(),
             mailer: RecordingMailer::default(),
-            webhooks: RecordingWebhooks::default(),
-            platform: FixedPlatform::at(1_795_000_000_000),
+            webhooks: RecordingWebhooks::on(platform.clock()),
+            platform,
             config: Config {
                 session_key: b"native-test-session-key-0123456789".to_vec(),
                 audit_key: AuditKey::new(TEST_AUDIT_KEY.to_vec()),
@@ -532,7 +582,48 @@ impl TestNode {
     fn send_without_sealing_from(&self, request: Request, surface: Surface) -> Response {
         self.platform.advance(1);
         let node = self.node();
-        let response = futures_executor::block_on(dispatch(&node, &request, surface));
+        let response = self.run(dispatch(&node, &request, surface));
+        self.answered(&request, &response);
+        response
+    }
+
+    /// Sends `requests` together, as REST, the way requests that arrive at
+    /// once meet a database: every one's first round trip (its reads, with
+    /// its checks) runs before any one's second (its commit), so each decides
+    /// on what it read before the others wrote. The answers, in order, with the
+    /// audit chain sealed after.
+    pub fn send_together(&self, requests: Vec<Request>) -> Vec<Response> {
+        self.platform.advance(1);
+        let gate = FirstReadsGate { waiting: Cell::new(requests.len()), wakers: RefCell::default() };
+        let databases: Vec<GatedDatabase<'_>> = requests
+            .iter()
+            .map(|_| GatedDatabase { database: &self.database, gate: &gate, batches: Cell::new(0) })
+            .collect();
+        let nodes: Vec<Node<'_>> = databases
+            .iter()
+            .map(|database| Node {
+                database,
+                blobs: &self.blobs,
+                mailer: &self.mailer,
+                webhooks: &self.webhooks,
+                platform: &self.platform,
+                config: &self.config,
+            })
+            .collect();
+        let answers = requests.iter().zip(&nodes).map(|(request, node)| dispatch(node, request, Surface::Rest));
+        let responses = self.run(futures_util::future::join_all(answers));
+        for (request, response) in requests.iter().zip(&responses) {
+            self.answered(request, response);
+        }
+        if responses.iter().any(|response| response.seal_chain) {
+            self.seal();
+        }
+        responses
+    }
+
+    /// What follows every answer: its status held to the contract, and its
+    /// deferred writes run.
+    fn answered(&self, request: &Request, response: &Response) {
         // As the end-to-end harness holds every answer to the OpenAPI document,
         // every answer a native test receives must be a status the contract lists
         // for its route: a refusal the declaration misses fails the test that met it.
@@ -551,33 +642,36 @@ impl TestNode {
         }
         // What the adapter hands to `waitUntil` runs here, after the response.
         if !response.deferred.is_empty() {
-            futures_executor::block_on(self.database.execute(response.deferred.clone()))
-                .expect("deferred writes apply");
+            self.run(self.database.execute(response.deferred.clone())).expect("deferred writes apply");
         }
-        response
+    }
+
+    /// Runs `future` to its end on the node's virtual clock.
+    pub fn run<F: std::future::Future>(&self, future: F) -> F::Output {
+        run(&self.platform.clock(), future)
     }
 
     /// Seals the audit chain's waiting entries, as the adapter does after an
     /// answer that appended to it.
     pub fn seal(&self) -> audit::chain::Sealing {
-        futures_executor::block_on(audit::seal(&self.database, &self.config)).expect("the chain seals")
+        self.run(audit::seal(&self.database, &self.config)).expect("the chain seals")
     }
 
     /// Runs the scheduled upkeep, as the cron trigger does.
     pub fn maintain(&self) -> Option<AuditCheckpoint> {
         self.platform.advance(1);
-        futures_executor::block_on(crate::dispatch::upkeep(&self.node())).expect("the upkeep runs")
+        self.run(crate::dispatch::upkeep(&self.node())).expect("the upkeep runs")
     }
 
     /// Runs the reminders' cron trigger, as wrangler's scheduled event does.
     pub fn run_reminders(&self) -> crate::reminders::NotifyReport {
-        futures_executor::block_on(crate::reminders::notify_due(&self.node())).expect("the reminders run")
+        self.run(crate::reminders::notify_due(&self.node())).expect("the reminders run")
     }
 
     /// Runs the per-minute cron trigger as wrangler's scheduled event does:
     /// reminders delivered, and agent messages that expired or failed ended.
     pub fn run_every_minute(&self) {
-        futures_executor::block_on(crate::dispatch::on_schedule(&self.node(), crate::dispatch::REMINDERS_CRON))
+        self.run(crate::dispatch::on_schedule(&self.node(), crate::dispatch::REMINDERS_CRON))
             .expect("the per-minute run runs")
     }
 
@@ -585,12 +679,54 @@ impl TestNode {
     pub fn deliver(&self, from: &str, to: &str, raw: &[u8]) -> Result<Delivery, Rejection> {
         self.platform.advance(1);
         let node = self.node();
-        let delivery = futures_executor::block_on(mail::receive(&node, from, to, raw));
+        let delivery = self.run(mail::receive(&node, from, to, raw));
         // A stored message and a re-delivery each leave an audit entry to seal.
         if matches!(delivery, Ok(Delivery::Stored { .. } | Delivery::Duplicate { .. })) {
             self.seal();
         }
         delivery
+    }
+}
+
+/// Holds every request of `TestNode::send_together` after its first round
+/// trip until all of them have made theirs.
+struct FirstReadsGate {
+    /// Requests whose first round trip has still to run.
+    waiting: Cell<usize>,
+    wakers: RefCell<Vec<std::task::Waker>>,
+}
+
+/// One request's view of the shared database: its first batch runs at once,
+/// every later one waits at the gate.
+struct GatedDatabase<'a> {
+    database: &'a SqliteDatabase,
+    gate: &'a FirstReadsGate,
+    batches: Cell<u32>,
+}
+
+impl Database for GatedDatabase<'_> {
+    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+        Box::pin(async move {
+            let first = self.batches.get() == 0;
+            self.batches.set(self.batches.get() + 1);
+            if first {
+                let results = self.database.execute(statements).await;
+                self.gate.waiting.set(self.gate.waiting.get() - 1);
+                if self.gate.waiting.get() == 0 {
+                    self.gate.wakers.take().into_iter().for_each(std::task::Waker::wake);
+                }
+                return results;
+            }
+            std::future::poll_fn(|context| {
+                if self.gate.waiting.get() == 0 {
+                    return std::task::Poll::Ready(());
+                }
+                self.gate.wakers.borrow_mut().push(context.waker().clone());
+                std::task::Poll::Pending
+            })
+            .await;
+            self.database.execute(statements).await
+        })
     }
 }
 
