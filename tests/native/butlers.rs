@@ -558,3 +558,54 @@ fn a_filed_copy_takes_every_column_of_the_original_but_its_own() {
     copied.sort_unstable();
     assert_eq!(in_the_table.as_deref(), Some(copied.join(",").as_str()));
 }
+
+/// A published version is what acted on deliveries: the schema itself refuses
+/// changing any of it (its rules, its pins, when and by whom it was published)
+/// and deleting it, whoever writes the database; a draft stays editable.
+#[test]
+fn the_database_keeps_a_published_version_as_published_and_never_deletes_it() {
+    let office = office();
+    let world = &office.world;
+    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    let butler_id = butler.rsplit('/').next().unwrap().to_string();
+    let published = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
+    assert_eq!(published.status, 200, "{}", text(&published));
+    let edited = world.admin(
+        "PATCH",
+        &butler,
+        Some(json!({ "rules": { "conditions": [], "effects": [{ "do": "set_status", "status": "closed" }] } })),
+    );
+    assert_eq!(edited.status, 200, "{}", text(&edited));
+    let version = |number: i64| format!("butler_id = '{butler_id}' AND version = {number}");
+    for change in [
+        format!("UPDATE butler_versions SET rules_json = '{{}}' WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET pinned_relations_json = '[]' WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET published_at = published_at + 86400000 WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET published_at = NULL WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET published_by = 'usr_someone_else' WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET created_by = 'usr_someone_else' WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET version = 7 WHERE {}", version(1)),
+        format!("DELETE FROM butler_versions WHERE {}", version(1)),
+        format!("DELETE FROM butler_versions WHERE butler_id = '{butler_id}'"),
+    ] {
+        let refused = world.node.database.try_tamper(&change);
+        assert!(
+            refused.as_ref().is_err_and(|error| error.contains("refused:butler_version_published")),
+            "{change}: {refused:?}"
+        );
+    }
+    assert_eq!(
+        world.node.database.count(&format!("SELECT COUNT(*) FROM butler_versions WHERE butler_id = '{butler_id}'")),
+        2
+    );
+    // The draft is still the administrator's to change, and to publish.
+    assert!(
+        world
+            .node
+            .database
+            .try_tamper(&format!("UPDATE butler_versions SET created_at = 1 WHERE {}", version(2)))
+            .is_ok()
+    );
+    let again = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 2 })));
+    assert_eq!(again.status, 200, "{}", text(&again));
+}
