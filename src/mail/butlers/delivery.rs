@@ -1,23 +1,26 @@
 //! What the published butlers do when mail arrives: read beside the delivery's
-//! own first round trip, judged, and their effects written in the batch that
-//! stores the message, each one audited as the butler for its pinned sponsor. An
-//! effect the sponsor can no longer authorise is skipped and recorded, and the
-//! sponsor's feed says so.
+//! own first round trip with what is around it (`surroundings`), judged, and
+//! their effects written in the batch that stores the message, each one audited
+//! as the butler for its pinned sponsor. An effect that could not apply (its
+//! sponsor's authority, its assignee, the conversation or the address did not
+//! let it) is recorded as skipped with its reason, and the sponsor's feed says
+//! so; one whose work is already done is recorded as skipped, and told to
+//! nobody. A webhook that fails once the delivery is stored is recorded then.
 
-use mailroom_contract::Relation;
 use mailroom_contract::api::normalise_label;
 use mailroom_contract::api::{
     AttachmentSummary, ButlerEffect, ButlerRules, EmailAddress, NotificationKind, SenderAuthentication, butler_limits,
 };
 use serde::Deserialize;
 
-use super::rules::{DeliveryFacts, judge};
+use super::rules::{DeliveryFacts, Skipped, SponsorAuthority, judge};
+use super::surroundings::{self, Conversation};
 use super::{held_elsewhere, held_elsewhere_of, relations};
-use crate::authz::tuples::{self, Holder};
+use crate::authz::tuples;
 use crate::core::addresses;
 use crate::core::bindings::Webhooks;
 use crate::core::context::ports::AuditRecord;
-use crate::core::ids::{IdKind, new_id};
+use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement, Value};
 use crate::mail::search::index;
@@ -26,8 +29,8 @@ use crate::mail::threads::{labels, linking};
 use crate::notifications::{self, Addressee, Notice};
 
 /// The columns of `receipts r` a butler judges.
-pub(super) const FACT_COLUMNS: &str =
-    "r.from_address, r.from_name, r.to_json, r.cc_json, r.subject, r.sender_authentication, r.attachments_json";
+pub(super) const FACT_COLUMNS: &str = "r.from_address, r.from_name, r.to_json, r.cc_json, r.subject, \
+     r.sender_authentication, r.attachments_json, r.reply_to_json";
 
 fn written(address: &EmailAddress) -> String {
     addresses::display(address.name.as_deref().filter(|name| !name.is_empty()), &address.address)
@@ -42,8 +45,11 @@ pub(super) fn facts_of_row(row: &Row) -> DeliveryFacts {
     };
     let attachments: Vec<AttachmentSummary> =
         row.text("attachments_json").ok().and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default();
+    let sender = EmailAddress { address: from_address, name: from_name };
     DeliveryFacts {
-        from: written(&EmailAddress { address: from_address, name: from_name }),
+        from: written(&sender),
+        reply_to: listed("reply_to_json"),
+        sender: Some(sender).filter(|sender| !sender.address.is_empty()),
         recipients: listed("to_json").iter().chain(&listed("cc_json")).map(written).collect(),
         subject: row.text("subject").unwrap_or_default(),
         sender_authentication: row
@@ -55,38 +61,63 @@ pub(super) fn facts_of_row(row: &Row) -> DeliveryFacts {
     }
 }
 
-/// A delivery's facts, as the email handler parsed them.
-pub fn facts_of_delivery(
-    from: Option<&EmailAddress>,
-    recipients: impl IntoIterator<Item = EmailAddress>,
-    subject: &str,
-    sender_authentication: Option<SenderAuthentication>,
-    attachments: usize,
-) -> DeliveryFacts {
-    DeliveryFacts {
-        from: from.map(written).unwrap_or_default(),
-        recipients: recipients.into_iter().map(|address| written(&address)).collect(),
-        subject: subject.to_string(),
-        sender_authentication,
-        attachments,
+/// A delivery as the email handler parsed it, for its butlers.
+pub struct Delivered<'a> {
+    pub from: Option<&'a EmailAddress>,
+    pub reply_to: &'a [EmailAddress],
+    pub to: &'a [EmailAddress],
+    pub cc: &'a [EmailAddress],
+    pub subject: &'a str,
+    pub sender_authentication: Option<SenderAuthentication>,
+    pub attachments: usize,
+    pub message_id: &'a str,
+}
+
+impl Delivered<'_> {
+    /// What its butlers judge.
+    pub fn facts(&self) -> DeliveryFacts {
+        DeliveryFacts {
+            from: self.from.map(written).unwrap_or_default(),
+            recipients: self.to.iter().chain(self.cc).map(written).collect(),
+            subject: self.subject.to_string(),
+            sender_authentication: self.sender_authentication,
+            attachments: self.attachments,
+            sender: self.from.cloned(),
+            reply_to: self.reply_to.to_vec(),
+        }
     }
 }
 
 /// The statement reading the active published butlers of the mailbox at
-/// `address`, with their published rules, pinned relations and what each
-/// sponsor holds there now: for the delivery's first round trip.
-pub fn active_on_delivery(address: &str) -> Statement {
-    Statement::new(format!(
-        "SELECT b.id, b.sponsor_id, v.version, v.rules_json, v.pinned_relations_json, {} AS held_now, \
-           {} AS held_elsewhere \
-         FROM butlers b JOIN mailboxes m ON m.id = b.mailbox_id \
-         JOIN butler_versions v ON v.butler_id = b.id AND v.version = b.published_version \
-         WHERE m.address = ?1 AND b.active = 1 ORDER BY b.name, b.id LIMIT {}",
-        tuples::relations_of_person_in("b.sponsor_id", "b.mailbox_id"),
-        held_elsewhere("json_each(v.rules_json, '$.effects') e", "1"),
-        butler_limits::ACTIVE_PER_MAILBOX
-    ))
-    .bind(address)
+/// `address`, for the delivery's first round trip: their published rules,
+/// pinned relations and what each sponsor holds there now, and what is around
+/// the delivery that their effects meet (which assignees work the mailbox,
+/// which mailboxes a copy would go to already hold the message, which of the
+/// addresses a reply could go to are the node's own).
+pub fn active_on_delivery(address: &str, delivered: &Delivered<'_>, now_ms: i64) -> Statement {
+    let effects = "json_each(v.rules_json, '$.effects') e";
+    let (working, working_parameters) = surroundings::assignees_working(effects, "1", "b.mailbox_id", now_ms);
+    let mut parameters = working_parameters;
+    parameters.push(delivered.message_id.into());
+    let candidates: Vec<&EmailAddress> = delivered.reply_to.iter().chain(delivered.from).collect();
+    parameters.push(serde_json::to_string(&candidates).unwrap_or_else(|_| "[]".into()).into());
+    parameters.push(address.into());
+    Statement {
+        sql: format!(
+            "SELECT b.id, b.sponsor_id, v.version, v.rules_json, v.pinned_relations_json, {} AS held_now, \
+               {} AS held_elsewhere, {working} AS working, {} AS holding, {} AS own_addresses \
+             FROM butlers b JOIN mailboxes m ON m.id = b.mailbox_id \
+             JOIN butler_versions v ON v.butler_id = b.id AND v.version = b.published_version \
+             WHERE m.address = ? AND b.active = 1 ORDER BY b.name, b.id LIMIT {}",
+            tuples::relations_of_person_in("b.sponsor_id", "b.mailbox_id"),
+            held_elsewhere(effects, "1"),
+            surroundings::targets_holding(effects, "1", "?"),
+            surroundings::own_addresses("?"),
+            butler_limits::ACTIVE_PER_MAILBOX
+        )
+        .into(),
+        parameters,
+    }
 }
 
 #[derive(Deserialize)]
@@ -100,10 +131,10 @@ struct ActiveButler {
     held_elsewhere: Option<String>,
 }
 
-/// The statement carrying out `effect` on conversation `thread_id` in
-/// `mailbox_id`, if it is a change in the database. An assignee must still work
-/// the mailbox when it runs.
-fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i64) -> Option<Statement> {
+/// The statement carrying out `effect` on conversation `thread_id`, if it is a
+/// change in the database. Judged to apply at the delivery's first read (the
+/// assignee worked the mailbox then), as a person's change is at its route's.
+fn carry_out(effect: &ButlerEffect, thread_id: &str) -> Option<Statement> {
     Some(match effect {
         ButlerEffect::SetStatus { status } => {
             Statement::new("UPDATE mail_threads SET status = ?1 WHERE id = ?2").bind(status.name()).bind(thread_id)
@@ -113,15 +144,9 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i
         ButlerEffect::NotifyWebhook { .. } | ButlerEffect::DraftReply { .. } | ButlerEffect::Forward { .. } => {
             return None;
         }
-        ButlerEffect::Assign { assignee } => {
-            let works = tuples::holds(&Holder::of_actor(assignee, now_ms), Relation::SendPropose, mailbox_id);
-            let mut parameters: Vec<Value> = vec![assignee.as_str().into(), thread_id.into()];
-            parameters.extend(works.parameters);
-            Statement {
-                sql: format!("UPDATE mail_threads SET assignee = ? WHERE id = ? AND ({}) = 1", works.sql).into(),
-                parameters,
-            }
-        }
+        ButlerEffect::Assign { assignee } => Statement::new("UPDATE mail_threads SET assignee = ?1 WHERE id = ?2")
+            .bind(assignee.as_str())
+            .bind(thread_id),
         // Validated when the version was written; kept to the cap in SQL.
         ButlerEffect::Label { label } => labels::add_label(thread_id, &normalise_label(label)?),
     })
@@ -158,10 +183,10 @@ pub const COPIED_COLUMNS: [&str; 24] = [
 
 /// The statements filing a copy of receipt `receipt_id` in mailbox `target`
 /// for `butler`, and the copy's id. The copy shares the original's stored
-/// bytes, joins the conversation its Message-IDs name there or begins one, and
-/// is kept only if the mailbox is still the node's and the sponsor still reads
-/// it when the batch runs; a mailbox that already holds the message keeps its
-/// own.
+/// bytes and joins the conversation its Message-IDs name there or begins one.
+/// That the sponsor reads `target` and that it does not hold the message yet
+/// were judged at the delivery's first read; a copy of the same message
+/// delivered there in between keeps the one it has.
 fn file_copy(
     butler: &ActiveButler,
     receipt_id: &str,
@@ -171,8 +196,7 @@ fn file_copy(
 ) -> (String, Vec<Statement>) {
     let copy_id = new_id(IdKind::Receipt, platform);
     let new_thread_id = new_id(IdKind::Thread, platform);
-    let reads = tuples::holds(&Holder::Person(butler.sponsor_id.clone()), Relation::MailboxContentRead, target);
-    let mut parameters: Vec<Value> = vec![
+    let parameters: Vec<Value> = vec![
         copy_id.as_str().into(),
         target.into(),
         target.into(),
@@ -181,17 +205,15 @@ fn file_copy(
         receipt_id.into(),
         target.into(),
     ];
-    parameters.extend(reads.parameters);
     let copied = COPIED_COLUMNS.join(", ");
     let from_original = COPIED_COLUMNS.map(|column| format!("r.{column}")).join(", ");
     let insert = Statement {
         sql: format!(
             "INSERT INTO receipts (id, mailbox_id, thread_id, filed_by, {copied}) \
              SELECT ?, ?, COALESCE(({}), ?), ?, {from_original} FROM receipts r \
-             WHERE r.id = ? AND EXISTS (SELECT 1 FROM mailboxes WHERE id = ?) AND ({}) = 1 \
+             WHERE r.id = ? AND EXISTS (SELECT 1 FROM mailboxes WHERE id = ?) \
              ON CONFLICT (mailbox_id, message_id) DO NOTHING",
             linking::THREAD_BY_MESSAGE_IDS_OF_R,
-            reads.sql
         )
         .into(),
         parameters,
@@ -202,13 +224,21 @@ fn file_copy(
     (copy_id, statements)
 }
 
-/// A webhook a butler posts once the delivery is stored.
+/// A webhook a butler posts once the delivery is stored, with what its
+/// failure would be recorded as.
 #[derive(Clone, Debug)]
 pub struct WebhookPost {
     pub butler_id: String,
     pub url: String,
     /// The JSON body.
     pub body: String,
+    /// The audit entry of the effect, whose outcome a failure replaces.
+    record: AuditRecord,
+    /// The butler's sponsor, told when the post fails.
+    sponsor_id: String,
+    mailbox_id: String,
+    thread_id: String,
+    subject: String,
 }
 
 /// What the delivery's butlers do: statements for the batch that stores the
@@ -222,8 +252,16 @@ pub struct ButlerWork {
 }
 
 /// Posts each of `posts`, signed with its butler's secret derived from `key`:
-/// one attempt each; a receiver that fails is logged, and the delivery stands.
-pub async fn post_webhooks(posts: &[WebhookPost], key: &[u8], webhooks: &dyn Webhooks, platform: &dyn Platform) {
+/// one attempt each, and the delivery stands either way. What failed is
+/// answered as the work that records it: an audit entry of the effect failed,
+/// with why, and a notice in its sponsor's feed (nothing when all went).
+pub async fn post_webhooks(
+    posts: &[WebhookPost],
+    key: &[u8],
+    webhooks: &dyn Webhooks,
+    platform: &dyn Platform,
+) -> ButlerWork {
+    let mut failures = ButlerWork::default();
     for post in posts {
         let secret = crate::core::webhooks::derived_secret(key, &post.butler_id);
         let headers = vec![
@@ -233,38 +271,66 @@ pub async fn post_webhooks(posts: &[WebhookPost], key: &[u8], webhooks: &dyn Web
                 crate::core::webhooks::signature(&secret, platform.now_ms(), &post.body),
             ),
         ];
-        match webhooks.post(&post.url, &headers, &post.body).await {
-            Ok(status) if (200..300).contains(&status) => {}
-            Ok(status) => platform.log(&format!("butler {}: its webhook answered {status}", post.butler_id)),
-            Err(error) => platform.log(&format!("butler {}: its webhook: {}", post.butler_id, error.0)),
-        }
+        let why = match webhooks.post(&post.url, &headers, &post.body).await {
+            Ok(status) if (200..300).contains(&status) => continue,
+            Ok(status) => format!("failed: {} answered {status}; it is not posted again", post.url),
+            Err(error) => format!("failed: {} could not be reached ({}); it is not posted again", post.url, error.0),
+        };
+        platform.log(&format!("butler {}: its webhook {why}", post.butler_id));
+        let notice = Notice {
+            kind: NotificationKind::ButlerEffectSkipped,
+            object_id: &post.thread_id,
+            mailbox_id: Some(&post.mailbox_id),
+            actor: Some(&post.butler_id),
+            title: &post.subject,
+            detail: Some(&why),
+        };
+        failures.statements.push(notifications::notify(&notice, Addressee::PersonOf(&post.sponsor_id), platform));
+        let detail = post
+            .record
+            .detail
+            .as_deref()
+            .and_then(|detail| serde_json::from_str::<serde_json::Value>(detail).ok())
+            .map(|mut detail| {
+                detail["outcome"] = why.clone().into();
+                detail.to_string()
+            });
+        failures.records.push(AuditRecord { at: platform.now_ms(), outcome: "failed", detail, ..post.record.clone() });
     }
+    failures
 }
 
-/// What a reply to the delivery is addressed and threaded by.
+/// What a reply to the delivery is threaded by.
 pub struct ReplyBasis<'a> {
-    /// The delivery's Reply-To or, without one, its From.
-    pub to: &'a [EmailAddress],
     pub message_id: &'a str,
     pub references: &'a [String],
 }
 
-/// What the delivery's butlers do to receipt `receipt_id` (in conversation
-/// `thread_id` of `mailbox_id`).
-#[allow(clippy::too_many_arguments)]
+/// Where the delivery was stored: its receipt, and the conversation it joined
+/// in its mailbox, as that stood before it.
+pub struct StoredIn<'a> {
+    pub receipt_id: &'a str,
+    pub thread_id: &'a str,
+    pub mailbox_id: &'a str,
+    pub conversation: &'a Conversation,
+}
+
+/// What the delivery's butlers do to the message stored as `stored`.
 pub fn on_delivery(
     butlers: &QueryResult,
     facts: &DeliveryFacts,
     reply: &ReplyBasis<'_>,
-    receipt_id: &str,
-    thread_id: &str,
-    mailbox_id: &str,
+    stored: &StoredIn<'_>,
     platform: &dyn Platform,
 ) -> ButlerWork {
+    let StoredIn { receipt_id, thread_id, mailbox_id, conversation } = *stored;
     let now_ms = platform.now_ms();
     let mut work = ButlerWork::default();
     let ButlerWork { statements, records, posts } = &mut work;
     let active: Vec<ActiveButler> = butlers.decode_all().unwrap_or_default();
+    // The conversation's subject, as a person assigned it would read it.
+    let conversation_subject = conversation.subject.clone().unwrap_or_else(|| facts.subject.clone());
+    let mut around = surroundings::surroundings(conversation, &butlers.rows);
     for butler in active {
         let Ok(rules) = serde_json::from_str::<ButlerRules>(&butler.rules_json) else { continue };
         let pinned: Vec<String> = butler
@@ -275,56 +341,93 @@ pub fn on_delivery(
         let pinned = relations(pinned.iter().map(String::as_str));
         let held_now = relations(butler.held_now.as_deref().unwrap_or_default().split(','));
         let elsewhere = held_elsewhere_of(butler.held_elsewhere.as_deref());
-        let judged = judge(&rules, facts, &held_now, Some(&pinned), &elsewhere);
-        statements.push(
-            Statement::new(
-                "INSERT INTO butler_runs (butler_id, receipt_id, version, at, matched, outcome_json) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (butler_id, receipt_id) DO NOTHING",
-            )
-            .bind(butler.id.as_str())
-            .bind(receipt_id)
-            .bind(butler.version)
-            .bind(now_ms)
-            .bind(i64::from(judged.matched))
-            .bind(serde_json::json!({ "conditions": judged.conditions, "effects": judged.effects }).to_string()),
-        );
-        if !judged.matched {
-            continue;
-        }
-        for effect in &judged.effects {
-            let mut ran = effect.would_run;
-            let mut outcome = effect.outcome.clone();
-            if let (true, ButlerEffect::DraftReply { text }) = (ran, &effect.effect) {
-                let drafted = sends::ButlerReply {
-                    mailbox_id,
-                    thread_id,
-                    receipt_id,
-                    sponsor: &butler.sponsor_id,
-                    to: reply.to,
-                    subject: &facts.subject,
-                    text: text.replace("{sender}", &facts.from).replace("{subject}", &facts.subject),
-                    message_id: reply.message_id,
-                    references: reply.references,
-                };
-                match sends::submitted_for_butler(&drafted, platform) {
-                    Some((send_id, written)) => {
-                        statements.extend(written);
-                        outcome = format!("{outcome}: {send_id}");
-                    }
-                    None => {
-                        ran = false;
-                        outcome = "skipped: the message names no address a reply could go to".into();
+        let authority = SponsorAuthority { held_now: &held_now, pinned: Some(&pinned), elsewhere: &elsewhere };
+        let mut judged = judge(&rules, facts, &authority, &mut around);
+        if judged.matched {
+            for verdict in &mut judged.verdicts {
+                let effect = verdict.judged.effect.clone();
+                if verdict.skipped.is_none() {
+                    match &effect {
+                        ButlerEffect::DraftReply { .. } => {
+                            let drafted = sends::ButlerReply {
+                                mailbox_id,
+                                thread_id,
+                                receipt_id,
+                                sponsor: &butler.sponsor_id,
+                                to: &verdict.reply_to,
+                                subject: &facts.subject,
+                                text: verdict.reply_text.clone(),
+                                message_id: reply.message_id,
+                                references: reply.references,
+                            };
+                            match sends::submitted_for_butler(&drafted, platform) {
+                                Some((send_id, written)) => {
+                                    statements.extend(written);
+                                    verdict.judged.outcome = format!("{}: {send_id}", verdict.judged.outcome);
+                                }
+                                // Judged writable, so this is a check the judgement does not make yet.
+                                None => {
+                                    verdict.skipped = Some(Skipped::CouldNotApply);
+                                    verdict.judged.would_run = false;
+                                    verdict.judged.outcome = "skipped: the reply could not be written as a send".into();
+                                }
+                            }
+                        }
+                        ButlerEffect::Forward { mailbox } => {
+                            let (copy_id, filed) = file_copy(&butler, receipt_id, mailbox, &facts.subject, platform);
+                            statements.extend(filed);
+                            verdict.judged.outcome = format!("{}: {copy_id}", verdict.judged.outcome);
+                        }
+                        // A person newly given the conversation hears of it, in the
+                        // words `update_thread` tells them with, the butler named
+                        // as who assigned it.
+                        ButlerEffect::Assign { assignee } if is_id_of(assignee, IdKind::Person) => {
+                            let notice = Notice {
+                                kind: NotificationKind::ConversationAssigned,
+                                object_id: thread_id,
+                                mailbox_id: Some(mailbox_id),
+                                actor: Some(&butler.id),
+                                title: &conversation_subject,
+                                detail: None,
+                            };
+                            statements.push(notifications::notify(&notice, Addressee::PersonOf(assignee), platform));
+                        }
+                        _ => {}
                     }
                 }
-            }
-            if let (true, ButlerEffect::Forward { mailbox }) = (ran, &effect.effect) {
-                let (copy_id, filed) = file_copy(&butler, receipt_id, mailbox, &facts.subject, platform);
-                statements.extend(filed);
-                outcome = format!("{outcome}: {copy_id}, unless that mailbox already holds the message");
-            }
-            if ran {
-                statements.extend(carry_out(&effect.effect, thread_id, mailbox_id, now_ms));
-                if let ButlerEffect::NotifyWebhook { url } = &effect.effect {
+                if verdict.skipped.is_none() {
+                    statements.extend(carry_out(&effect, thread_id));
+                } else if verdict.skipped == Some(Skipped::CouldNotApply) {
+                    let notice = Notice {
+                        kind: NotificationKind::ButlerEffectSkipped,
+                        object_id: thread_id,
+                        mailbox_id: Some(mailbox_id),
+                        actor: Some(&butler.id),
+                        title: &facts.subject,
+                        detail: Some(&verdict.judged.outcome),
+                    };
+                    statements.push(notifications::notify(&notice, Addressee::PersonOf(&butler.sponsor_id), platform));
+                }
+                let record = AuditRecord {
+                    at: now_ms,
+                    actor: Some(butler.id.clone()),
+                    delegator: Some(butler.sponsor_id.clone()),
+                    surface: Some("email"),
+                    action: "butler_effect".into(),
+                    object: Some(thread_id.to_string()),
+                    outcome: if verdict.skipped.is_none() { "ok" } else { "skipped" },
+                    detail: Some(
+                        serde_json::json!({
+                            "butler": butler.id,
+                            "version": butler.version,
+                            "receipt": receipt_id,
+                            "effect": effect,
+                            "outcome": verdict.judged.outcome,
+                        })
+                        .to_string(),
+                    ),
+                };
+                if let (None, ButlerEffect::NotifyWebhook { url }) = (verdict.skipped, &effect) {
                     let body = serde_json::json!({
                         "kind": "butler.delivery",
                         "butler": butler.id,
@@ -338,39 +441,34 @@ pub fn on_delivery(
                         "sender_authentication": facts.sender_authentication.map(SenderAuthentication::name),
                         "attachments": facts.attachments,
                     });
-                    posts.push(WebhookPost { butler_id: butler.id.clone(), url: url.clone(), body: body.to_string() });
+                    posts.push(WebhookPost {
+                        butler_id: butler.id.clone(),
+                        url: url.clone(),
+                        body: body.to_string(),
+                        record: record.clone(),
+                        sponsor_id: butler.sponsor_id.clone(),
+                        mailbox_id: mailbox_id.to_string(),
+                        thread_id: thread_id.to_string(),
+                        subject: facts.subject.clone(),
+                    });
                 }
-            } else {
-                let notice = Notice {
-                    kind: NotificationKind::ButlerEffectSkipped,
-                    object_id: thread_id,
-                    mailbox_id: Some(mailbox_id),
-                    actor: Some(&butler.id),
-                    title: &facts.subject,
-                    detail: Some(&outcome),
-                };
-                statements.push(notifications::notify(&notice, Addressee::PersonOf(&butler.sponsor_id), platform));
+                records.push(record);
             }
-            records.push(AuditRecord {
-                at: now_ms,
-                actor: Some(butler.id.clone()),
-                delegator: Some(butler.sponsor_id.clone()),
-                surface: Some("email"),
-                action: "butler_effect".into(),
-                object: Some(thread_id.to_string()),
-                outcome: if ran { "ok" } else { "skipped" },
-                detail: Some(
-                    serde_json::json!({
-                        "butler": butler.id,
-                        "version": butler.version,
-                        "receipt": receipt_id,
-                        "effect": effect.effect,
-                        "outcome": outcome,
-                    })
-                    .to_string(),
-                ),
-            });
         }
+        // The run's record, with every effect as it went (after a reply or a
+        // copy, with the send or the receipt it wrote).
+        statements.push(
+            Statement::new(
+                "INSERT INTO butler_runs (butler_id, receipt_id, version, at, matched, outcome_json) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (butler_id, receipt_id) DO NOTHING",
+            )
+            .bind(butler.id.as_str())
+            .bind(receipt_id)
+            .bind(butler.version)
+            .bind(now_ms)
+            .bind(i64::from(judged.matched))
+            .bind(serde_json::json!({ "conditions": judged.conditions, "effects": judged.effects() }).to_string()),
+        );
     }
     work
 }
