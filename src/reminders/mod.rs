@@ -151,7 +151,7 @@ impl From<ReminderError> for Refusal {
                 "invalid_source_name",
                 "That source name cannot be used.",
                 format!(
-                    "A source's name is 1 to {SOURCE_NAME_MAXIMUM} letters, digits, `-`, `_` or `.`, and not `manual`, which names events people add."
+                    "A source's name is 1 to {SOURCE_NAME_MAXIMUM} letters, digits, `-`, `_` or `.`, and not `manual` in any case, which names events people add."
                 ),
                 "Send a name such as `visa-office`.",
             ),
@@ -159,7 +159,7 @@ impl From<ReminderError> for Refusal {
                 409,
                 "source_name_taken",
                 "A source with that name already exists.",
-                "A source's name is shown on its events, so names are unique.",
+                "A source's name is shown on its events, so names are unique, whatever their case.",
                 "Choose another name, or use the existing source from GET /api/reminder-sources.",
             ),
             ReminderError::NoSuchSource { id } => Refusal::not_found("reminder source", &id),

@@ -336,11 +336,32 @@ fn a_revoked_source_or_a_forged_credential_is_refused_as_dead() {
         409,
         "source_name_taken",
     );
+}
+
+#[test]
+fn a_source_name_never_passes_for_manual_or_for_another_in_another_case() {
+    let world = World::new();
+    world.source("visa-office");
+    // `manual` names the events people add: reserved in any case and spacing,
+    // and a name taken in one case is taken in every other.
+    for reserved in ["manual", "Manual", "MANUAL", "mAnUaL", "  manual ", "\tManual\n"] {
+        let refused = world.admin("POST", "/api/reminder-sources", Some(json!({ "name": reserved })));
+        assert_refused(&refused, 400, "invalid_source_name");
+        assert!(body(&refused)["error"]["reason"].as_str().unwrap().contains("`manual` in any case"));
+    }
+    for lookalike in ["m\u{0430}nual", "manual\u{200b}", "\u{ff4d}anual"] {
+        assert_refused(
+            &world.admin("POST", "/api/reminder-sources", Some(json!({ "name": lookalike }))),
+            400,
+            "invalid_source_name",
+        );
+    }
     assert_refused(
-        &world.admin("POST", "/api/reminder-sources", Some(json!({ "name": "manual" }))),
-        400,
-        "invalid_source_name",
+        &world.admin("POST", "/api/reminder-sources", Some(json!({ "name": "Visa-Office" }))),
+        409,
+        "source_name_taken",
     );
+    assert!(!text(&world.admin("GET", "/api/reminder-sources", None)).to_lowercase().contains("\"manual\""));
 }
 
 #[test]
