@@ -28,7 +28,7 @@ use mailroom_contract::api::{
 use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::refusal::Refusal;
-use schedule::ScheduleError;
+use schedule::{Day, ScheduleError};
 
 pub use events::{create_event, delete_event, get_event, list_events, mark_acknowledged, mark_done, update_event};
 pub use notify::{NotifyReport, notify_due};
@@ -47,6 +47,9 @@ pub const MANUAL_SOURCE: &str = "manual";
 pub enum ReminderError {
     /// A date, time, zone or `due_at` that cannot be read, or a `fire_at` after the due day.
     Schedule { field: &'static str, error: ScheduleError },
+    /// A new `due_at` would fall before the `fire_at` the event was given, which
+    /// is kept unless it is changed too.
+    DueBeforeFireAt { due_day: Day, fire_at: Day },
     /// A text field empty where it must not be, too long, or holding a line break.
     InvalidText { field: &'static str, maximum: usize, required: bool },
     /// A deep link that is not an https address.
@@ -79,6 +82,15 @@ impl From<ReminderError> for Refusal {
     fn from(error: ReminderError) -> Refusal {
         match error {
             ReminderError::Schedule { field, error } => error.refusal(field),
+            ReminderError::DueBeforeFireAt { due_day, fire_at } => Refusal::new(
+                400,
+                "due_before_fire_at",
+                format!("`due_at` {due_day} is before this event's `fire_at`, {fire_at}."),
+                "Its `fire_at` was chosen rather than left to the default, so it is kept, and a reminder cannot start preparing after the day it is due.",
+                format!(
+                    "Send a `fire_at` on or before {due_day} with the new `due_at`, or a `due_at` on or after {fire_at}."
+                ),
+            ),
             ReminderError::InvalidText { field, maximum, required } => Refusal::new(
                 400,
                 "invalid_text",
