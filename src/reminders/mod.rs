@@ -50,6 +50,8 @@ pub enum ReminderError {
     /// A new `due_at` would fall before the `fire_at` the event was given, which
     /// is kept unless it is changed too.
     DueBeforeFireAt { due_day: Day, fire_at: Day },
+    /// A title, subtitle or done label holding a control that reorders text.
+    DirectionControl { field: &'static str, control: char },
     /// A text field empty where it must not be, too long, or holding a line break.
     InvalidText { field: &'static str, maximum: usize, required: bool },
     /// A deep link that is not an https address.
@@ -82,6 +84,9 @@ impl From<ReminderError> for Refusal {
     fn from(error: ReminderError) -> Refusal {
         match error {
             ReminderError::Schedule { field, error } => error.refusal(field),
+            ReminderError::DirectionControl { field, control } => {
+                crate::core::text::direction_control_refused(field, control)
+            }
             ReminderError::DueBeforeFireAt { due_day, fire_at } => Refusal::new(
                 400,
                 "due_before_fire_at",
@@ -190,6 +195,9 @@ impl From<ReminderError> for Refusal {
 /// longer than `maximum` characters, or empty when `required`.
 pub(crate) fn line(field: &'static str, text: &str, maximum: usize, required: bool) -> Result<String, ReminderError> {
     let text = text.trim();
+    if let Some(control) = crate::core::text::first_direction_control(text) {
+        return Err(ReminderError::DirectionControl { field, control });
+    }
     let refused = ReminderError::InvalidText { field, maximum, required };
     if text.chars().any(char::is_control) || text.chars().count() > maximum || (required && text.is_empty()) {
         return Err(refused);

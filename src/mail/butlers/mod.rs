@@ -33,6 +33,7 @@ use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{QueryResult, Statement};
+use crate::core::text;
 use crate::core::time::rfc3339;
 use crate::core::webhooks;
 
@@ -141,6 +142,7 @@ impl From<ButlerError> for Refusal {
 
 /// A name's checks.
 fn valid_name(name: &str) -> Result<String, Refusal> {
+    text::refuse_direction_controls("name", name)?;
     let name = name.trim();
     if name.is_empty() || name.chars().count() > butler_limits::NAME_CHARACTERS {
         return Err(RequestError::wrong_field("name", format!("1 to {} characters", butler_limits::NAME_CHARACTERS)));
@@ -199,6 +201,9 @@ fn valid_rules(rules: &ButlerRules, mailbox_id: &str) -> Result<(), Refusal> {
                 &format!("rules.effects[{index}].mailbox"),
                 "another mailbox of this node (`mbx_…`) than the butler's own",
             ));
+        }
+        if let E::Label { label } = effect {
+            text::refuse_direction_controls(&format!("rules.effects[{index}].label"), label)?;
         }
         if let E::Label { label } = effect
             && normalise_label(label).is_none()
