@@ -77,7 +77,7 @@ mod tests {
         for (control, _) in DIRECTION_CONTROLS {
             assert!(is_direction_control(control));
             let refused = refuse_direction_controls("name", &format!("Ana{control}lanif")).unwrap_err();
-            assert_eq!((refused.status, refused.code.as_ref()), (400, "direction_control"));
+            assert_eq!((refused.status, refused.code), (400, "direction_control"));
             assert!(refused.message.contains("`name`"), "{}", refused.message);
             assert!(refused.message.contains(&format!("U+{:04X}", u32::from(control))), "{}", refused.message);
         }
