@@ -360,7 +360,7 @@ test("a right-to-left override in a stranger's subject, name and file name rever
   const listed = conversations.getByRole("link", { name: subject });
   await listed.waitFor();
   await inOrder(listed, subject);
-  await inOrder(conversations.getByRole("listitem").filter({ hasText: "cod.exe" }), "Billing [U+202E]ecnaniF");
+  await inOrder(conversations.getByRole("listitem").filter({ hasText: "cod.exe" }).locator(".thread-who"), "Billing [U+202E]ecnaniF");
 
   // In every message, then on the message's own page and in the window's title.
   await writer.getByRole("link", { name: "Every message" }).click();

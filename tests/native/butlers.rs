@@ -613,6 +613,11 @@ fn the_database_keeps_a_published_version_as_published_and_never_deletes_it() {
         world.node.database.count(&format!("SELECT COUNT(*) FROM butler_versions WHERE butler_id = '{butler_id}'")),
         2
     );
+    // And the chain holds what was published, to check the rules against.
+    let stored =
+        world.node.database.peek(&format!("SELECT rules_json FROM butler_versions WHERE {}", version(1))).unwrap();
+    let publishing = world.audit().into_iter().find(|entry| entry["action"] == "publish_butler").unwrap();
+    assert_eq!(publishing["detail"]["rules_sha256"], mailroom::core::crypto::sha256_hex(stored.as_bytes()));
     // The draft is still the administrator's to change, and to publish.
     assert!(
         world

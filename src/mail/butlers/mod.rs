@@ -28,6 +28,7 @@ pub use surroundings::{Conversation, with_conversation};
 
 use crate::authz::tuples;
 use crate::core::context::Context;
+use crate::core::crypto::sha256_hex;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::refusal::Refusal;
@@ -572,8 +573,16 @@ pub async fn publish(context: &mut Context<'_>) -> Result<Response, Refusal> {
             .bind(row.id.as_str()),
     );
     context.audit_object(row.id.clone());
-    context
-        .audit_detail(serde_json::json!({ "version": request.version, "pinned": pinned, "sponsor": row.sponsor_id }));
+    // The chain keeps what was published: the rules' SHA-256 (of the JSON
+    // stored in `rules_json`), so a version changed behind the schema's
+    // triggers no longer matches its entry.
+    let rules_json = serde_json::to_string(&chosen.rules).map_err(|error| context.internal(error))?;
+    context.audit_detail(serde_json::json!({
+        "version": request.version,
+        "pinned": pinned,
+        "sponsor": row.sponsor_id,
+        "rules_sha256": sha256_hex(rules_json.as_bytes()),
+    }));
     chosen.published_at = Some(context.now_ms());
     chosen.pinned_relations = Some(pinned);
     row.versions_json = versions_json(&versions);
