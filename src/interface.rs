@@ -241,6 +241,25 @@ mod tests {
     }
 
     #[test]
+    fn the_page_shows_in_order_exactly_the_controls_the_node_refuses_in_names() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts/dom.js");
+        let script = std::fs::read_to_string(path).expect("dom.js exists");
+        let list = script
+            .split("export const DIRECTION_CONTROLS = [")
+            .nth(1)
+            .and_then(|rest| rest.split(']').next())
+            .expect("dom.js lists DIRECTION_CONTROLS");
+        let shown: Vec<u32> = list
+            .split(',')
+            .map(|entry| entry.trim().trim_matches('"').trim_start_matches("\\u"))
+            .map(|hex| u32::from_str_radix(hex, 16).expect("each entry is \\uXXXX"))
+            .collect();
+        let refused: Vec<u32> =
+            crate::core::text::DIRECTION_CONTROLS.iter().map(|(control, _)| u32::from(*control)).collect();
+        assert_eq!(shown, refused);
+    }
+
+    #[test]
     fn the_page_pins_every_module_and_allows_nothing_else_inline() {
         let shell = shell_page();
         for (name, source) in served_modules() {

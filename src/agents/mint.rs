@@ -99,6 +99,7 @@ enum Handover {
 /// `POST /api/agents`.
 pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: MintAgent = context.body()?;
+    crate::core::text::refuse_direction_controls("name", &request.name)?;
     let handover = match request.delivery {
         CredentialDelivery::Credential => Handover::Credential,
         CredentialDelivery::PairingCode => Handover::PairingCode,

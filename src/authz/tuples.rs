@@ -26,6 +26,7 @@ pub enum Predicate {
 /// here, or is marked intersected without being built on `holder_condition`.
 pub const PREDICATES: &[(&str, Predicate)] = &[
     ("holds", Predicate::Intersected),
+    ("holds_in_sql", Predicate::Intersected),
     ("relations_on", Predicate::Intersected),
     ("mailboxes_where", Predicate::Intersected),
     ("mailbox_ids_where", Predicate::Intersected),
@@ -56,6 +57,10 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
         Predicate::Exempt(
             "asks, before a change, whether any enabled person would still administer without what it takes away",
         ),
+    ),
+    (
+        "agent_condition",
+        Predicate::Exempt("the agent half of holder_condition, which every intersected predicate goes through"),
     ),
     (
         "person_condition",
@@ -101,6 +106,10 @@ pub enum Holder {
     /// The person an agent acts for, named by the agent: what the agent could be
     /// granted, since it can never hold more than its sponsor.
     SponsorOf(String),
+    /// The person or agent whose id is in the SQL column `column` of the row
+    /// being asked about (an assignee a butler's rules name, say), judged at
+    /// `now_ms`: a person as `Person`, an agent as `Agent`, by the id's prefix.
+    ActorIn { column: &'static str, now_ms: i64 },
 }
 
 impl Holder {
@@ -138,19 +147,37 @@ fn holder_condition(holder: &Holder) -> (String, Vec<Value>) {
             vec![agent_id.into(), agent_id.into(), agent_id.into()],
         ),
         Holder::Agent { agent_id, now_ms } => (
-            "(t.subject = ? \
-              AND EXISTS (SELECT 1 FROM relation_tuples s \
-                WHERE s.relation = t.relation AND s.object = t.object \
-                  AND (s.subject = (SELECT a.sponsor_id FROM agents a WHERE a.id = ?) \
-                       OR s.subject IN (SELECT m.team_id || '#member' FROM team_members m \
-                                        WHERE m.person_id = (SELECT a.sponsor_id FROM agents a WHERE a.id = ?)))) \
-              AND EXISTS (SELECT 1 FROM agents a JOIN people p ON p.id = a.sponsor_id \
-                WHERE a.id = ? AND a.revoked_at IS NULL AND a.paused_at IS NULL AND p.disabled_at IS NULL \
-                  AND (a.expires_at IS NULL OR a.expires_at > ?)))"
-                .to_string(),
+            agent_condition("?"),
             vec![agent_id.into(), agent_id.into(), agent_id.into(), agent_id.into(), (*now_ms).into()],
         ),
+        // The actor's kind is its id's prefix, read in SQL row by row: an agent
+        // is held to exactly what `Agent` holds it to, a person to `Person`.
+        Holder::ActorIn { column, now_ms } => (
+            format!(
+                "(CASE WHEN {column} LIKE 'agt\\_%' ESCAPE '\\' THEN {} ELSE {} END)",
+                agent_condition(column),
+                person_condition(column)
+            ),
+            vec![(*now_ms).into()],
+        ),
     }
+}
+
+/// The condition that tuple row `t` is held by the agent `agent` (an SQL
+/// expression used four times, followed by one parameter: now): the agent half
+/// of `holder_condition`, where delegation's terms are stated once.
+fn agent_condition(agent: &str) -> String {
+    format!(
+        "(t.subject = {agent} \
+          AND EXISTS (SELECT 1 FROM relation_tuples s \
+            WHERE s.relation = t.relation AND s.object = t.object \
+              AND (s.subject = (SELECT a.sponsor_id FROM agents a WHERE a.id = {agent}) \
+                   OR s.subject IN (SELECT m.team_id || '#member' FROM team_members m \
+                                    WHERE m.person_id = (SELECT a.sponsor_id FROM agents a WHERE a.id = {agent})))) \
+          AND EXISTS (SELECT 1 FROM agents a JOIN people p ON p.id = a.sponsor_id \
+            WHERE a.id = {agent} AND a.revoked_at IS NULL AND a.paused_at IS NULL AND p.disabled_at IS NULL \
+              AND (a.expires_at IS NULL OR a.expires_at > ?)))"
+    )
 }
 
 /// The condition that tuple row `t` is held by the person `person` (an SQL
@@ -175,6 +202,21 @@ pub fn holds(holder: &Holder, relation: Relation, object: &str) -> Statement {
         .into(),
         parameters,
     }
+}
+
+/// The SQL expression "1 when `holder` holds `relation` on the object in the
+/// SQL expression `object`, else 0", with its parameters, for a query that
+/// asks it per row (with `Holder::ActorIn`, of an actor named in a column).
+pub fn holds_in_sql(holder: &Holder, relation: Relation, object: &str) -> (String, Vec<Value>) {
+    let (condition, holder_parameters) = holder_condition(holder);
+    let mut parameters: Vec<Value> = vec![relation.name().into()];
+    parameters.extend(holder_parameters);
+    (
+        format!(
+            "EXISTS (SELECT 1 FROM relation_tuples t WHERE t.relation = ? AND t.object = {object} AND {condition})"
+        ),
+        parameters,
+    )
 }
 
 /// `SELECT relation`: every relation `holder` holds on `object`, one row each.
@@ -305,7 +347,7 @@ pub fn sponsors_or_administers(holder: &Holder, agent_id: &str) -> Statement {
     let (condition, holder_parameters) = holder_condition(holder);
     let sponsor = match holder {
         Holder::Person(person_id) => person_id.as_str(),
-        Holder::Agent { .. } | Holder::SponsorOf(_) => "",
+        Holder::Agent { .. } | Holder::SponsorOf(_) | Holder::ActorIn { .. } => "",
     };
     let mut parameters: Vec<Value> =
         vec![agent_id.into(), sponsor.into(), Relation::OrgAdmin.name().into(), ORGANIZATION_OBJECT.into()];

@@ -7,6 +7,7 @@
 use serde::Serialize;
 
 use crate::core::refusal::{CredentialRefused, Refusal};
+use crate::core::text;
 
 /// The largest request body the node reads, stated in the contract (which
 /// documents the 413 that refuses a bigger one).
@@ -138,6 +139,41 @@ pub struct Response {
     pub handle_again: bool,
 }
 
+/// `Content-Disposition: attachment` for a file called `file_name` (whoever
+/// wrote it: a sender, for a received attachment). The name a browser saves is
+/// cut to 120 characters, and every control, direction control
+/// (`text::is_direction_control`: one would make `invoice`, U+202E, `fdp.exe`
+/// read as a PDF), path separator and quote in it becomes `_`. It is given as
+/// `filename`, in the ASCII letters, digits, `.`, `-` and `_` every client
+/// reads (the rest `_`), and, when that is not the whole name, as RFC 6266's
+/// `filename*` in UTF-8 (RFC 8187), so a name in another script survives.
+pub fn content_disposition(file_name: &str) -> String {
+    let shown: String = file_name
+        .chars()
+        .map(|c| if c.is_control() || text::is_direction_control(c) || matches!(c, '/' | '\\' | '"') { '_' } else { c })
+        .take(120)
+        .collect();
+    let plain: String = shown
+        .chars()
+        .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
+        .collect();
+    if plain == shown {
+        return format!("attachment; filename=\"{plain}\"");
+    }
+    // RFC 8187's attr-char stays; every other byte of the UTF-8 is %XX.
+    let encoded: String = shown
+        .bytes()
+        .map(|byte| {
+            if byte.is_ascii_alphanumeric() || b"!#$&+-.^_`|~".contains(&byte) {
+                char::from(byte).to_string()
+            } else {
+                format!("%{byte:02X}")
+            }
+        })
+        .collect();
+    format!("attachment; filename=\"{plain}\"; filename*=UTF-8''{encoded}")
+}
+
 impl Response {
     /// An answer of `status` with `headers` and `body`; what is not sent (its
     /// round trips, deferred writes, commit attempts, sealing, a refused
@@ -206,11 +242,6 @@ impl Response {
     /// with the signed-in person's session. `Content-Disposition: attachment` and a
     /// sandboxing policy keep it inert.
     pub fn download(status: u16, content_type: &str, body: Vec<u8>, file_name: &str) -> Response {
-        let safe_name: String = file_name
-            .chars()
-            .map(|c| if c.is_ascii_alphanumeric() || matches!(c, '.' | '-' | '_') { c } else { '_' })
-            .take(120)
-            .collect();
         let content_type = if content_type.chars().all(|c| c.is_ascii_graphic()) && content_type.contains('/') {
             content_type
         } else {
@@ -220,7 +251,7 @@ impl Response {
             status,
             vec![
                 ("content-type".into(), content_type.into()),
-                ("content-disposition".into(), format!("attachment; filename=\"{safe_name}\"")),
+                ("content-disposition".into(), content_disposition(file_name)),
                 ("content-security-policy".into(), "default-src 'none'; sandbox".into()),
                 ("cache-control".into(), "no-store".into()),
             ],
@@ -271,6 +302,22 @@ impl Response {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_downloaded_file_is_named_without_what_could_reorder_or_escape_its_name() {
+        let check = |name: &str, expected: &str| assert_eq!(content_disposition(name), expected, "{name:?}");
+        check("contract.pdf", "attachment; filename=\"contract.pdf\"");
+        // A right-to-left override would make the name read `invoiceexe.pdf`.
+        check("invoice\u{202E}fdp.exe", "attachment; filename=\"invoice_fdp.exe\"");
+        check("a\u{2066}b\u{2069}.txt", "attachment; filename=\"a_b_.txt\"");
+        check("../etc\"x\r\n.txt", "attachment; filename=\".._etc_x__.txt\"");
+        // Another script survives in `filename*`, its controls still replaced.
+        check(
+            "请求书 \u{202E}4471.pdf",
+            "attachment; filename=\"_____4471.pdf\"; filename*=UTF-8''%E8%AF%B7%E6%B1%82%E4%B9%A6%20_4471.pdf",
+        );
+        assert!(content_disposition(&"x".repeat(500)).len() < 200, "cut to 120 characters");
+    }
 
     #[test]
     fn cookies_are_found_across_headers_and_pairs() {

@@ -5,7 +5,8 @@
 //! runtime's other bindings as traits (`platform`, `bindings`), the node a request
 //! is handled with (`node`), typed ids, time, the small crypto every layer needs,
 //! paging, email addresses, where the node's own requests may go (`outbound`),
-//! what every webhook shares (`webhooks`), who a request
+//! what every webhook shares (`webhooks`), what names people type may not hold
+//! (`text`), who a request
 //! claims to be (`caller`), and the context
 //! a handler works through (`context`: the request as read, the unit of work and
 //! the audit note). Nothing here imports a module above it: the layers above
@@ -26,5 +27,6 @@ pub mod platform;
 pub mod refusal;
 pub mod request_error;
 pub mod storage;
+pub mod text;
 pub mod time;
 pub mod webhooks;

@@ -235,6 +235,7 @@ pub async fn list_people(context: &mut Context<'_>) -> Result<Response, Refusal>
 /// `POST /api/people`.
 pub async fn create_person(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: CreatePerson = context.body()?;
+    crate::core::text::refuse_direction_controls("name", &request.name)?;
     let new_person = NewPerson::validate(&request.email, &request.name, &request.password)?;
     let existing = Statement::new("SELECT id FROM people WHERE email = ?1").bind(new_person.email.as_str());
     let [existing] = context.read_array([existing]).await?;

@@ -71,6 +71,7 @@ pub async fn set_up_node(context: &mut Context<'_>) -> Result<Response, Refusal>
     if !constant_time_equal(request.setup_token.as_bytes(), expected.as_bytes()) {
         return Err(SetupError::WrongToken.into());
     }
+    crate::core::text::refuse_direction_controls("name", &request.name)?;
     let new_person = NewPerson::validate(&request.email, &request.name, &request.password)?;
     let person_id = new_id(IdKind::Person, context.platform());
     let person = people::insert(context, &person_id, new_person).await?;

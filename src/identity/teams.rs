@@ -107,6 +107,7 @@ fn validate_name(name: &str) -> Result<String, TeamError> {
 /// `POST /api/teams`.
 pub async fn create_team(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: CreateTeam = context.body()?;
+    crate::core::text::refuse_direction_controls("name", &request.name)?;
     let name = validate_name(&request.name)?;
     let existing = Statement::new("SELECT id FROM teams WHERE name = ?1").bind(name.as_str());
     let [existing] = context.read_array([existing]).await?;

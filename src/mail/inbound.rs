@@ -483,10 +483,24 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     // conversation's, or failing those by a reply's subject (`linking`).
     let wanted = linking::wanted_ids(&parsed.message_id, &parsed.in_reply_to, &parsed.references);
     let sender = parsed.from.as_ref().map(|from| from.address.as_str());
-    let by_ids = linking::by_message_ids(recipient, &wanted, sender, &parsed.subject);
-    let by_subject = linking::by_subject(recipient, &parsed.subject, sender, node.platform.now_ms());
-    // The mailbox's published butlers, with what their sponsors hold now.
-    let butlers = butlers::active_on_delivery(recipient);
+    // Each with the conversation as it stands, for the butlers to judge.
+    let by_ids = butlers::with_conversation(linking::by_message_ids(recipient, &wanted, sender, &parsed.subject));
+    let by_subject =
+        butlers::with_conversation(linking::by_subject(recipient, &parsed.subject, sender, node.platform.now_ms()));
+    // The mailbox's published butlers, with what their sponsors hold now and
+    // what their effects would meet.
+    let authentication = arrival.authentication;
+    let delivered = butlers::Delivered {
+        from: parsed.from.as_ref(),
+        reply_to: &parsed.reply_to,
+        to: &parsed.to,
+        cc: &parsed.cc,
+        subject: &parsed.subject,
+        sender_authentication: authentication.sender,
+        attachments: parsed.attachments.len(),
+        message_id: &parsed.message_id,
+    };
+    let butlers = butlers::active_on_delivery(recipient, &delivered, node.platform.now_ms());
     let results = database
         .execute(vec![mailbox, claimants, by_ids, by_subject, butlers])
         .await
@@ -545,12 +559,13 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     let receipt_id = new_id(IdKind::Receipt, node.platform);
     let joined = [&results[2], &results[3]]
         .into_iter()
-        .find_map(|result| result.first().and_then(|row| row.text("thread_id").ok()));
-    let (thread_id, new_thread) = match joined {
+        .find_map(|result| result.first().filter(|row| row.text("thread_id").is_ok()));
+    let (thread_id, new_thread) = match joined.and_then(|row| row.text("thread_id").ok()) {
         Some(thread_id) => (thread_id, false),
         None => (new_id(IdKind::Thread, node.platform), true),
     };
-    let authentication = arrival.authentication;
+    let conversation = butlers::Conversation::of(joined);
+    let now_ms = node.platform.now_ms();
     let recipients: Vec<String> = parsed
         .to
         .iter()
@@ -644,25 +659,32 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     batch.push(entry);
     // The butlers act on the conversation once the message is in it, each effect
     // audited as the butler for its sponsor, after the delivery's own entry.
-    let facts = butlers::facts_of_delivery(
-        parsed.from.as_ref(),
-        parsed.to.iter().chain(&parsed.cc).cloned(),
-        &parsed.subject,
-        authentication.sender,
-        parsed.attachments.len(),
-    );
     let reply = butlers::ReplyBasis {
-        to: if parsed.reply_to.is_empty() { parsed.from.as_slice() } else { &parsed.reply_to },
         message_id: &parsed.message_id,
         in_reply_to: &parsed.in_reply_to,
         references: &parsed.references,
     };
-    let work = butlers::on_delivery(&results[4], &facts, &reply, &receipt_id, &thread_id, &mailbox_id, node.platform);
+    let stored = butlers::StoredIn {
+        receipt_id: &receipt_id,
+        thread_id: &thread_id,
+        mailbox_id: &mailbox_id,
+        conversation: &conversation,
+    };
+    let work = butlers::on_delivery(&results[4], &delivered.facts(), &reply, &stored, node.platform);
     batch.extend(work.statements);
     batch.extend(work.records.iter().map(|record| chain::append(&node.config.audit_key, record)));
     match database.execute(batch).await {
         Ok(_) => {
-            butlers::post_webhooks(&work.posts, node).await;
+            // A webhook that failed is recorded once it has: a round trip
+            // more, paid only then.
+            let failed = butlers::post_webhooks(&work.posts, node).await;
+            if !failed.records.is_empty() {
+                let mut recorded = failed.statements;
+                recorded.extend(failed.records.iter().map(|record| chain::append(&node.config.audit_key, record)));
+                if let Err(error) = database.execute(recorded).await {
+                    node.platform.log(&format!("recording a butler's failed webhook for {recipient}: {error}"));
+                }
+            }
             Ok(Delivery::Stored { receipt_id })
         }
         // A concurrent delivery stored a receipt under the same key first.

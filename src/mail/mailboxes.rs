@@ -21,6 +21,7 @@ use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
+use crate::core::text;
 use crate::core::time::rfc3339;
 
 /// What can be wrong with a mailbox or a request about one.
@@ -165,6 +166,7 @@ fn validate_display_name(name: &str) -> Result<String, MailboxError> {
 /// `POST /api/mailboxes`.
 pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: CreateMailbox = context.body()?;
+    text::refuse_direction_controls("display_name", &request.display_name)?;
     let address = addresses::normalize(&request.address).ok_or(MailboxError::InvalidAddress)?;
     let display_name = validate_display_name(&request.display_name)?;
     let existing = Statement::new("SELECT id FROM mailboxes WHERE address = ?1").bind(address.as_str());
@@ -196,6 +198,7 @@ pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// `PATCH /api/mailboxes/:mailboxId`.
 pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: UpdateMailbox = context.body()?;
+    text::refuse_direction_controls("display_name", &request.display_name)?;
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
     if !is_id_of(&mailbox_id, IdKind::Mailbox) {
         return Err(MailboxError::NoSuchMailbox { id: mailbox_id }.into());

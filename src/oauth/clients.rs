@@ -24,6 +24,7 @@ use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::outbound::{self, Destination, Host, OutboundPolicy};
 use crate::core::refusal::Refusal;
+use crate::core::text;
 
 const CLIENT_ID_PREFIX: &str = "mrc_";
 const CLIENT_ID_DOMAIN: &[u8] = b"mailroom.oauth-client.v1\n";
@@ -131,9 +132,15 @@ fn validate(request: RegisterOAuthClient, issued_at_seconds: i64) -> Result<Clie
     }
     let name = request.client_name.as_deref().map(str::trim).filter(|name| !name.is_empty());
     let name = name.unwrap_or("An unnamed app");
-    if name.chars().count() > MAXIMUM_NAME_CHARACTERS || name.chars().any(char::is_control) {
+    // The name becomes the agent's, shown to the person consenting: a direction
+    // control could make it read as another app's.
+    if name.chars().count() > MAXIMUM_NAME_CHARACTERS
+        || name.chars().any(|character| character.is_control() || text::is_direction_control(character))
+    {
         return Err(OAuthError::InvalidClientMetadata {
-            why: format!("`client_name` has at most {MAXIMUM_NAME_CHARACTERS} characters and no control characters."),
+            why: format!(
+                "`client_name` has at most {MAXIMUM_NAME_CHARACTERS} characters, and no control characters or direction controls (U+202A–U+202E, U+2066–U+2069)."
+            ),
         });
     }
     if let Some(uri) = &request.client_uri

@@ -273,9 +273,9 @@ impl Fields {
     }
 
     /// `existing` with `changes` applied, and whether that reschedules it (a
-    /// new `due_at`). A `fire_at` left out stays, unless it was the old due
-    /// day's default or would now fall after the due day: then it is the new
-    /// one's default.
+    /// new `due_at`). A `fire_at` left out follows the due day when it was the
+    /// old due day's default, and otherwise stays: one chosen is never moved
+    /// silently, so a new due day before it is refused, naming both.
     pub fn merged(existing: &EventRow, changes: &UpdateEvent) -> Result<(Fields, bool), ReminderError> {
         let old_due = due_at(&existing.due_at)?;
         let due = match changes.due_at.as_deref() {
@@ -287,9 +287,10 @@ impl Fields {
             Some(text) => fire_at(Some(text), &due)?,
             None => {
                 let old = Day::parse(&existing.fire_at).unwrap_or_else(|_| schedule::default_fire_at(&old_due));
-                let was_default = old == schedule::default_fire_at(&old_due);
-                if was_default || schedule::check_fire_at(old, &due).is_err() {
+                if old == schedule::default_fire_at(&old_due) {
                     schedule::default_fire_at(&due)
+                } else if schedule::check_fire_at(old, &due).is_err() {
+                    return Err(ReminderError::DueBeforeFireAt { due_day: due.day(), fire_at: old });
                 } else {
                     old
                 }

@@ -28,7 +28,7 @@ use mailroom_contract::api::{
 use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::refusal::Refusal;
-use schedule::ScheduleError;
+use schedule::{Day, ScheduleError};
 
 pub use events::{create_event, delete_event, get_event, list_events, mark_acknowledged, mark_done, update_event};
 pub use notify::{NotifyReport, notify_due, retry_wait_ms};
@@ -47,6 +47,11 @@ pub const MANUAL_SOURCE: &str = "manual";
 pub enum ReminderError {
     /// A date, time, zone or `due_at` that cannot be read, or a `fire_at` after the due day.
     Schedule { field: &'static str, error: ScheduleError },
+    /// A new `due_at` would fall before the `fire_at` the event was given, which
+    /// is kept unless it is changed too.
+    DueBeforeFireAt { due_day: Day, fire_at: Day },
+    /// A title, subtitle or done label holding a control that reorders text.
+    DirectionControl { field: &'static str, control: char },
     /// A text field empty where it must not be, too long, or holding a line break.
     InvalidText { field: &'static str, maximum: usize, required: bool },
     /// A deep link that is not an https address.
@@ -79,6 +84,18 @@ impl From<ReminderError> for Refusal {
     fn from(error: ReminderError) -> Refusal {
         match error {
             ReminderError::Schedule { field, error } => error.refusal(field),
+            ReminderError::DirectionControl { field, control } => {
+                crate::core::text::direction_control_refused(field, control)
+            }
+            ReminderError::DueBeforeFireAt { due_day, fire_at } => Refusal::new(
+                400,
+                "due_before_fire_at",
+                format!("`due_at` {due_day} is before this event's `fire_at`, {fire_at}."),
+                "Its `fire_at` was chosen rather than left to the default, so it is kept, and a reminder cannot start preparing after the day it is due.",
+                format!(
+                    "Send a `fire_at` on or before {due_day} with the new `due_at`, or a `due_at` on or after {fire_at}."
+                ),
+            ),
             ReminderError::InvalidText { field, maximum, required } => Refusal::new(
                 400,
                 "invalid_text",
@@ -151,7 +168,7 @@ impl From<ReminderError> for Refusal {
                 "invalid_source_name",
                 "That source name cannot be used.",
                 format!(
-                    "A source's name is 1 to {SOURCE_NAME_MAXIMUM} letters, digits, `-`, `_` or `.`, and not `manual`, which names events people add."
+                    "A source's name is 1 to {SOURCE_NAME_MAXIMUM} letters, digits, `-`, `_` or `.`, and not `manual` in any case, which names events people add."
                 ),
                 "Send a name such as `visa-office`.",
             ),
@@ -159,7 +176,7 @@ impl From<ReminderError> for Refusal {
                 409,
                 "source_name_taken",
                 "A source with that name already exists.",
-                "A source's name is shown on its events, so names are unique.",
+                "A source's name is shown on its events, so names are unique, whatever their case.",
                 "Choose another name, or use the existing source from GET /api/reminder-sources.",
             ),
             ReminderError::NoSuchSource { id } => Refusal::not_found("reminder source", &id),
@@ -178,6 +195,9 @@ impl From<ReminderError> for Refusal {
 /// longer than `maximum` characters, or empty when `required`.
 pub(crate) fn line(field: &'static str, text: &str, maximum: usize, required: bool) -> Result<String, ReminderError> {
     let text = text.trim();
+    if let Some(control) = crate::core::text::first_direction_control(text) {
+        return Err(ReminderError::DirectionControl { field, control });
+    }
     let refused = ReminderError::InvalidText { field, maximum, required };
     if text.chars().any(char::is_control) || text.chars().count() > maximum || (required && text.is_empty()) {
         return Err(refused);

@@ -54,11 +54,15 @@ pub async fn list_sources(context: &mut Context<'_>) -> Result<Response, Refusal
     Ok(context.json(&ReminderSourceList { sources: sources.iter().map(SourceRow::present).collect() }))
 }
 
+/// A source's name, checked: ASCII letters, digits, `-`, `_` and `.` only, so
+/// no other script's lookalike or invisible character can pass for another
+/// name, and never `manual` in any case, since a person reads `Manual` or
+/// `MANUAL` on an event as `manual`, the events people add themselves.
 fn source_name(name: &str) -> Result<String, ReminderError> {
     let name = name.trim();
     let acceptable = !name.is_empty()
         && name.len() <= SOURCE_NAME_MAXIMUM
-        && name != MANUAL_SOURCE
+        && !name.eq_ignore_ascii_case(MANUAL_SOURCE)
         && name.chars().all(|c| c.is_ascii_alphanumeric() || matches!(c, '-' | '_' | '.'));
     if acceptable { Ok(name.to_string()) } else { Err(ReminderError::InvalidSourceName) }
 }
@@ -67,7 +71,9 @@ fn source_name(name: &str) -> Result<String, ReminderError> {
 pub async fn create_source(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: CreateReminderSource = context.body()?;
     let name = source_name(&request.name)?;
-    let existing = Statement::new("SELECT id FROM reminder_sources WHERE name = ?1").bind(name.as_str());
+    // Names are shown on events, where `Visa-Office` reads as `visa-office`: a
+    // name taken in another case is taken.
+    let existing = Statement::new("SELECT id FROM reminder_sources WHERE lower(name) = lower(?1)").bind(name.as_str());
     let [existing] = context.read_array([existing]).await?;
     if !existing.rows.is_empty() {
         return Err(ReminderError::SourceNameTaken.into());

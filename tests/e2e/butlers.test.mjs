@@ -2,7 +2,11 @@
 // over a past delivery from their own session with the official MCP client
 // (which changes nothing in D1), publishes it, and watches it act on the next
 // message delivered through the Worker's email handler, audited as the butler
-// for its sponsor. An agent is never offered the dry run.
+// for its sponsor, its assignee told as a person's would be. An effect that
+// could not apply (an assignee who lost the relation, a reply with nowhere
+// outside the node to go, a webhook that failed) is recorded as such, in the
+// audit chain and the dry run, never as done. D1 itself keeps a published
+// version as published. An agent is never offered the dry run.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
@@ -125,6 +129,47 @@ test("an administrator builds a butler, dry-runs it over a past message, publish
   assert.equal((await call("GET", "/api/audit/verify", { token })).body.intact, true);
 });
 
+test("the butler's assignee is told as when a person assigns; one who no longer works the mailbox is skipped, with why, and never recorded as done", async () => {
+  const cleoToken = (await call("POST", "/api/sessions", { body: { email: "cleo@example.com", password: "a long enough password" } })).body.session.access_token;
+  const benToken = (await call("POST", "/api/sessions", { body: { email: "ben@example.com", password: "a long enough password" } })).body.session.access_token;
+  const feed = async (bearer) => (await call("GET", "/api/me/notifications", { token: bearer })).body.notifications;
+  const told = (await feed(cleoToken)).find((item) => item.kind === "conversation_assigned");
+  assert.ok(told, "Cleo was told of the butler's assignment");
+  assert.equal(told.title, "Re: invoice 4472");
+  assert.equal(told.actor_name, "Invoices to Cleo");
+
+  const butler = (await call("GET", `/api/mailboxes/${mailbox.id}/butlers`, { token })).body.butlers.find((each) => each.name === "Invoices to Cleo");
+  const revoked = await call("POST", "/api/relations/revoke", { token, body: { subject: cleo.id, relation: "send.propose", object: mailbox.id } });
+  assert.equal(revoked.status, 200, revoked.text);
+  try {
+    const receipt = await deliver("lost@customer.example", "Invoice 4473");
+    assert.equal((await threadOf(receipt)).assignee, undefined);
+    const acts = (await call("GET", "/api/audit?limit=50", { token })).body.entries
+      .filter((entry) => entry.action === "butler_effect" && entry.detail.receipt === receipt.id);
+    const assigning = acts.find((entry) => entry.detail.effect.do === "assign");
+    assert.equal(assigning.outcome, "skipped", JSON.stringify(acts));
+    assert.match(assigning.detail.outcome, new RegExp(`${cleo.id} does not work the mailbox`));
+    assert.equal(acts.find((entry) => entry.detail.effect.do === "set_status").outcome, "ok");
+    const skipped = (await feed(benToken)).find((item) => item.kind === "butler_effect_skipped");
+    assert.match(skipped?.detail ?? "", /does not work the mailbox/);
+    const run = await call("POST", `/api/mailboxes/${mailbox.id}/butlers/${butler.id}/simulate`, { token, body: { receipt_id: receipt.id } });
+    assert.equal(run.status, 200, run.text);
+    assert.equal(run.body.effects[0].would_run, false);
+    assert.match(run.body.effects[0].outcome, /does not work the mailbox/);
+  } finally {
+    await call("POST", "/api/relations", { token, body: { subject: cleo.id, relation: "send.propose", object: mailbox.id } });
+  }
+});
+
+test("D1 refuses deleting a published butler version or moving when it was published", async () => {
+  const [version] = await node.sql("SELECT butler_id, version, published_at FROM butler_versions WHERE published_at IS NOT NULL LIMIT 1");
+  const where = `butler_id = '${version.butler_id}' AND version = ${version.version}`;
+  for (const change of [`DELETE FROM butler_versions WHERE ${where}`, `UPDATE butler_versions SET published_at = published_at + 1 WHERE ${where}`]) {
+    await assert.rejects(node.sql(change), (error) => /butler_version_published/.test(`${error.message}${error.stdout}${error.stderr}`), change);
+  }
+  assert.deepEqual(await node.sql(`SELECT published_at FROM butler_versions WHERE ${where}`), [{ published_at: version.published_at }]);
+});
+
 test("an agent is never offered the dry run, and cannot call it", async () => {
   const minted = await call("POST", "/api/agents", {
     token,
@@ -179,8 +224,15 @@ test("a published butler posts a delivery's metadata, signed, to its webhook on 
     assert.equal(posted.subject, "Refund for order 88");
     assert.ok(!received[0].body.includes("Hello."), "never the message's text");
   } finally {
-    receiver.close();
+    await new Promise((resolve) => receiver.close(resolve));
   }
+  // Nobody listens there now: the post fails once the delivery is stored, and is recorded so.
+  const unheard = await deliver("refund-2@customer.example", "Refund for order 89");
+  const acts = (await call("GET", "/api/audit?limit=50", { token })).body.entries
+    .filter((entry) => entry.action === "butler_effect" && entry.detail.receipt === unheard.id);
+  assert.deepEqual(acts.map((entry) => entry.outcome).sort(), ["failed", "ok"], JSON.stringify(acts));
+  assert.match(acts.find((entry) => entry.outcome === "failed").detail.outcome, /^failed: http:\/\/127\.0\.0\.1:\d+\/mail /);
+  assert.equal((await call("GET", "/api/audit/verify", { token })).body.intact, true);
 });
 
 test("a butler's webhook inside a network is refused naming its field, and one stored before the rule is never posted", async () => {
@@ -237,6 +289,24 @@ test("a butler's drafted reply waits, submitted in its sponsor's name, for a sec
   assert.equal(reply.text, "Thank you: we will answer Quote for 40 chairs today.");
   assert.equal(reply.in_reply_to, "quote-1@customer.example");
   assert.equal(node.sentMail().length, 0, "nothing left the node");
+
+  // A Reply-To naming the mailbox itself would answer it: the reply goes to the From.
+  const reflected = `From: Ana Lima <ana@customer.example>\r\nReply-To: ${SUPPORT.toUpperCase()}\r\nTo: Support <${SUPPORT}>\r\n` +
+    `Subject: Quote for 2 desks\r\nMessage-ID: <quote-2@customer.example>\r\nDate: Tue, 1 Dec 2026 09:00:00 +0000\r\nContent-Type: text/plain\r\n\r\nHello.\r\n`;
+  assert.equal(await node.deliver("ana@customer.example", SUPPORT, reflected), null);
+  // From the mailbox itself, with no other address: no reply, and why.
+  const looping = `From: Support <${SUPPORT}>\r\nTo: Support <${SUPPORT}>\r\n` +
+    `Subject: Quote for 3 lamps\r\nMessage-ID: <quote-3@customer.example>\r\nDate: Tue, 1 Dec 2026 09:00:00 +0000\r\nContent-Type: text/plain\r\n\r\nHello.\r\n`;
+  assert.equal(await node.deliver(SUPPORT, SUPPORT, looping), null);
+  const listed = (await call("GET", `/api/mailboxes/${mailbox.id}/messages`, { token })).body.messages;
+  const answered = (await call("GET", `/api/mailboxes/${mailbox.id}/sends?limit=100`, { token })).body.sends;
+  const to = (subject) => answered.find((send) => send.reply_to === listed.find((received) => received.subject === subject).id)?.to;
+  assert.deepEqual(to("Quote for 2 desks"), ["Ana Lima <ana@customer.example>"]);
+  assert.equal(to("Quote for 3 lamps"), undefined);
+  const lamps = listed.find((received) => received.subject === "Quote for 3 lamps").id;
+  const skipped = (await call("GET", "/api/audit?limit=50", { token })).body.entries.find((entry) => entry.action === "butler_effect" && entry.detail.receipt === lamps);
+  assert.equal(skipped.outcome, "skipped");
+  assert.match(skipped.detail.outcome, /this node's own \(support@mailroom\.test\)/);
 });
 
 test("a butler files a copy in another mailbox its sponsor reads, where it joins its conversation", async () => {

@@ -318,6 +318,66 @@ test("markup in a stranger's name, subject and text is shown as text, never run 
   assert.equal(await writer.title(), `${HOSTILE_SUBJECT} · Mail · Mailroom`, "the subject is in the title as text, and no script renamed it");
 });
 
+/**
+ * The characters of `locator`'s text as laid out: in the order they were
+ * written, and in the order they stand on the screen (line by line, left to
+ * right), each leaving out what takes no room. A right-to-left override makes
+ * the two differ.
+ */
+async function orderOnScreen(locator) {
+  return locator.evaluate((element) => {
+    const placed = [];
+    const walker = document.createTreeWalker(element, NodeFilter.SHOW_TEXT);
+    for (let text = walker.nextNode(); text; text = walker.nextNode()) {
+      for (let at = 0; at < text.data.length; at += 1) {
+        const range = document.createRange();
+        range.setStart(text, at);
+        range.setEnd(text, at + 1);
+        const box = range.getBoundingClientRect();
+        if (box.width > 0 && text.data[at].trim()) placed.push({ character: text.data[at], top: Math.round(box.top), left: box.left });
+      }
+    }
+    const written = placed.map((item) => item.character).join("");
+    const seen = [...placed].sort((a, b) => a.top - b.top || a.left - b.left).map((item) => item.character).join("");
+    return { written, seen };
+  });
+}
+
+test("a right-to-left override in a stranger's subject, name and file name reverses nothing: each is shown in the order it was written", async () => {
+  // Each holds U+202E, which would show `Statement cod.exe for November` as
+  // `Statement rebmevoN rof exe.doc`, and `report`, U+202E, `fdp.exe` as `reportexe.pdf`.
+  assert.equal(await node.deliver("billing@vendor.example", SUPPORT.address, fixture("direction-controls")), null);
+  const subject = "Statement [U+202E]cod.exe for November";
+  const inOrder = async (locator, expected) => {
+    const { written, seen } = await orderOnScreen(locator);
+    assert.equal(seen, written, `shown as written: ${expected}`);
+    assert.ok(written.includes(expected.replace(/\s/g, "")), `${expected} in ${written}`);
+  };
+
+  // In the mailbox's conversations, each field isolated and the control shown.
+  await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();
+  const conversations = writer.getByRole("list", { name: `Conversations in ${SUPPORT.address}` });
+  const listed = conversations.getByRole("link", { name: subject });
+  await listed.waitFor();
+  await inOrder(listed, subject);
+  await inOrder(conversations.getByRole("listitem").filter({ hasText: "cod.exe" }).locator(".thread-who"), "Billing [U+202E]ecnaniF");
+
+  // In every message, then on the message's own page and in the window's title.
+  await writer.getByRole("link", { name: "Every message" }).click();
+  const row = writer.getByRole("row").filter({ hasText: "cod.exe" });
+  await inOrder(row.getByRole("link", { name: subject }), subject);
+  await inOrder(row.getByRole("cell").first(), "Billing [U+202E]ecnaniF <billing@vendor.example>");
+  await row.getByRole("link", { name: subject }).click();
+  const heading = writer.getByRole("heading", { name: subject, level: 2 });
+  await heading.waitFor();
+  await inOrder(heading, subject);
+  assert.equal(await writer.title(), `${subject} · Mail · Mailroom`, "no override reaches the window's title");
+  const file = writer.getByRole("region", { name: "Attachments" }).getByRole("link", { name: /^report\[U\+202E\]fdp\.exe/ });
+  await inOrder(file, "report[U+202E]fdp.exe");
+  const [download] = await Promise.all([writer.waitForEvent("download"), file.click()]);
+  assert.equal(download.suggestedFilename(), "report_fdp.exe", "saved under a name that reads as the .exe it is");
+});
+
 test("an HTML message is shown formatted in a sandboxed frame that runs nothing and loads nothing, or as its text in paragraphs", async () => {
   // A listener on 127.0.0.1: everything the message tries to load or call goes here, and nothing may arrive.
   const reached = [];

@@ -533,6 +533,21 @@ fn a_label_effect_labels_the_conversation_on_delivery_within_the_limit_and_is_sk
     let labels = office.thread(&reply)["labels"].clone();
     assert_eq!(labels.as_array().unwrap().len(), 20, "{labels}");
     assert!(!labels.as_array().unwrap().contains(&json!("billing")));
+    // Recorded as skipped, with why, never as done, and the sponsor told.
+    let effects = effects_on(world, &reply);
+    assert_eq!(effects[0].0, "skipped", "{effects:?}");
+    assert!(effects[0].1.contains("already carries 20 labels, the most it may"), "{effects:?}");
+    assert!(feed(world, &office.ben.1)[0]["detail"].as_str().unwrap().contains("the most it may"));
+    let run = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": reply }))));
+    assert_eq!(run["effects"][0]["would_run"], false, "{run}");
+    // A conversation that carries the label already: nothing to add, nobody to tell.
+    let told_before = feed(world, &office.ben.1).len();
+    let again = deliver_reply(world, "Re: Invoice 2", "i2b@customer.example", "i2@customer.example");
+    assert_eq!(office.thread(&again)["labels"], json!(["billing"]));
+    let effects = effects_on(world, &again);
+    assert_eq!(effects[0].0, "skipped", "{effects:?}");
+    assert!(effects[0].1.contains("already carries “billing”"), "{effects:?}");
+    assert_eq!(feed(world, &office.ben.1).len(), told_before);
 
     // Without send.propose now, the label is skipped, recorded and its sponsor told.
     world.revoke(&office.ben.0, "send.propose", &office.mailbox);
@@ -557,4 +572,319 @@ fn a_filed_copy_takes_every_column_of_the_original_but_its_own() {
     let mut copied = mailroom::mail::butlers::COPIED_COLUMNS.to_vec();
     copied.sort_unstable();
     assert_eq!(in_the_table.as_deref(), Some(copied.join(",").as_str()));
+}
+
+/// A published version is what acted on deliveries: the schema itself refuses
+/// changing any of it (its rules, its pins, when and by whom it was published)
+/// and deleting it, whoever writes the database; a draft stays editable.
+#[test]
+fn the_database_keeps_a_published_version_as_published_and_never_deletes_it() {
+    let office = office();
+    let world = &office.world;
+    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    let butler_id = butler.rsplit('/').next().unwrap().to_string();
+    let published = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
+    assert_eq!(published.status, 200, "{}", text(&published));
+    let edited = world.admin(
+        "PATCH",
+        &butler,
+        Some(json!({ "rules": { "conditions": [], "effects": [{ "do": "set_status", "status": "closed" }] } })),
+    );
+    assert_eq!(edited.status, 200, "{}", text(&edited));
+    let version = |number: i64| format!("butler_id = '{butler_id}' AND version = {number}");
+    for change in [
+        format!("UPDATE butler_versions SET rules_json = '{{}}' WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET pinned_relations_json = '[]' WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET published_at = published_at + 86400000 WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET published_at = NULL WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET published_by = 'usr_someone_else' WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET created_by = 'usr_someone_else' WHERE {}", version(1)),
+        format!("UPDATE butler_versions SET version = 7 WHERE {}", version(1)),
+        format!("DELETE FROM butler_versions WHERE {}", version(1)),
+        format!("DELETE FROM butler_versions WHERE butler_id = '{butler_id}'"),
+    ] {
+        let refused = world.node.database.try_tamper(&change);
+        assert!(
+            refused.as_ref().is_err_and(|error| error.contains("refused:butler_version_published")),
+            "{change}: {refused:?}"
+        );
+    }
+    assert_eq!(
+        world.node.database.count(&format!("SELECT COUNT(*) FROM butler_versions WHERE butler_id = '{butler_id}'")),
+        2
+    );
+    // And the chain holds what was published, to check the rules against.
+    let stored =
+        world.node.database.peek(&format!("SELECT rules_json FROM butler_versions WHERE {}", version(1))).unwrap();
+    let publishing = world.audit().into_iter().find(|entry| entry["action"] == "publish_butler").unwrap();
+    assert_eq!(publishing["detail"]["rules_sha256"], mailroom::core::crypto::sha256_hex(stored.as_bytes()));
+    // The draft is still the administrator's to change, and to publish.
+    assert!(
+        world
+            .node
+            .database
+            .try_tamper(&format!("UPDATE butler_versions SET created_at = 1 WHERE {}", version(2)))
+            .is_ok()
+    );
+    let again = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 2 })));
+    assert_eq!(again.status, 200, "{}", text(&again));
+}
+
+/// The butler effects audited for receipt `receipt`, in order: (outcome, what it said).
+fn effects_on(world: &World, receipt: &str) -> Vec<(String, String)> {
+    world
+        .audit()
+        .into_iter()
+        .filter(|entry| entry["action"] == "butler_effect" && entry["detail"]["receipt"] == receipt)
+        .map(|entry| {
+            (entry["outcome"].as_str().unwrap().to_string(), entry["detail"]["outcome"].as_str().unwrap().to_string())
+        })
+        .collect()
+}
+
+/// The kinds of the notifications in the feed of `token`, newest first.
+fn feed(world: &World, token: &str) -> Vec<Value> {
+    body(&world.call("GET", "/api/me/notifications", Some(token), None))["notifications"].as_array().unwrap().clone()
+}
+
+fn publish(world: &World, butler: &str) {
+    let published = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
+    assert_eq!(published.status, 200, "{}", text(&published));
+}
+
+/// The attacker's next move after "revoke the sponsor" is to make the effect's
+/// other party unable: an assignee who no longer works the mailbox (a person
+/// whose relation was revoked, a person disabled, an agent whose sponsor lost
+/// the relation). Each is skipped with its reason, in the audit entry, the
+/// run's record and the dry run, and the sponsor is told; never recorded as done.
+#[test]
+fn an_assignee_who_no_longer_works_the_mailbox_is_skipped_with_its_reason_never_recorded_as_done() {
+    let office = office();
+    let world = &office.world;
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read"], &office.mailbox);
+    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    publish(world, &butler);
+    let simulate = |receipt: &str| {
+        let run = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": receipt }))));
+        (run["effects"][0]["would_run"].as_bool().unwrap(), run["effects"][0]["outcome"].as_str().unwrap().to_string())
+    };
+
+    world.revoke(&office.cleo.0, "send.propose", &office.mailbox);
+    let receipt = deliver(world, "Invoice 1", "a1@customer.example");
+    assert!(office.thread(&receipt)["assignee"].is_null());
+    let effects = effects_on(world, &receipt);
+    assert_eq!(effects[0].0, "skipped", "{effects:?}");
+    assert!(effects[0].1.contains(&format!("{} does not work the mailbox", office.cleo.0)), "{effects:?}");
+    assert_eq!(effects[1].0, "ok", "the status is still set: {effects:?}");
+    let run = world.node.database.peek(&format!("SELECT outcome_json FROM butler_runs WHERE receipt_id = '{receipt}'"));
+    let run: Value = serde_json::from_str(&run.unwrap()).unwrap();
+    assert_eq!(run["effects"][0]["would_run"], false, "{run}");
+    let told = &feed(world, &office.ben.1)[0];
+    assert_eq!(told["kind"], "butler_effect_skipped", "{told}");
+    assert!(told["detail"].as_str().unwrap().contains("does not work the mailbox"), "{told}");
+    assert!(!feed(world, &office.cleo.1).iter().any(|item| item["kind"] == "conversation_assigned"));
+    let (would_run, outcome) = simulate(&receipt);
+    assert!(!would_run && outcome.contains("does not work the mailbox"), "{outcome}");
+
+    // Working it again, then disabled: the same.
+    world.grant_all(&office.cleo.0, &["send.propose"], &office.mailbox);
+    assert!(simulate(&receipt).0, "the dry run follows what is held now");
+    assert_eq!(world.admin("POST", &format!("/api/people/{}/disable", office.cleo.0), None).status, 200);
+    let disabled = deliver(world, "Invoice 2", "a2@customer.example");
+    assert!(office.thread(&disabled)["assignee"].is_null());
+    assert_eq!(effects_on(world, &disabled)[0].0, "skipped");
+    assert!(!simulate(&disabled).0);
+
+    // An agent assignee works the mailbox only while its sponsor does too.
+    assert_eq!(world.admin("POST", &format!("/api/people/{}/enable", office.cleo.0), None).status, 200);
+    let (agent, _) = world.mint(
+        &office.cleo.0,
+        &["mail.triage"],
+        json!([{ "mailbox": office.mailbox, "relations": ["mailbox.metadata.read", "send.propose"] }]),
+    );
+    let to_agent = world.admin(
+        "PATCH",
+        &butler,
+        Some(json!({ "rules": { "conditions": [], "effects": [{ "do": "assign", "assignee": agent }] } })),
+    );
+    assert_eq!(to_agent.status, 200, "{}", text(&to_agent));
+    assert_eq!(world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 2 }))).status, 200);
+    let assigned = deliver(world, "Invoice 3", "a3@customer.example");
+    assert_eq!(office.thread(&assigned)["assignee"], agent.as_str());
+    assert_eq!(effects_on(world, &assigned)[0].0, "ok");
+    world.revoke(&office.cleo.0, "send.propose", &office.mailbox);
+    let orphaned = deliver(world, "Invoice 4", "a4@customer.example");
+    assert!(office.thread(&orphaned)["assignee"].is_null());
+    let effects = effects_on(world, &orphaned);
+    assert_eq!(effects[0].0, "skipped", "the agent holds send.propose, its sponsor no longer does: {effects:?}");
+    assert_eq!(world.verify()["intact"], true, "{}", world.verify());
+}
+
+/// A butler's assignment is told to the assignee as a person's is: the same
+/// kind, mailbox, conversation and title, in the batch that assigns it, the
+/// butler named as who did it; and, as for a person's, not again when the
+/// conversation is already theirs.
+#[test]
+fn a_butlers_assignment_tells_the_assignee_as_a_persons_does() {
+    let office = office();
+    let world = &office.world;
+    // Ben assigns a conversation to Cleo by hand.
+    let by_hand = deliver(world, "Lunch", "h1@customer.example");
+    let assigned = world.call(
+        "PATCH",
+        &world.thread_of(&office.mailbox, &by_hand),
+        Some(&office.ben.1),
+        Some(json!({ "assignee": office.cleo.0 })),
+    );
+    assert_eq!(assigned.status, 200, "{}", text(&assigned));
+    let persons = feed(world, &office.cleo.1)[0].clone();
+    assert_eq!(persons["kind"], "conversation_assigned", "{persons}");
+
+    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    publish(world, &butler);
+    let butler_id = butler.rsplit('/').next().unwrap();
+    let receipt = deliver(world, "Invoice 4471", "b1@customer.example");
+    let items = feed(world, &office.cleo.1);
+    assert_eq!(items.len(), 2, "{items:?}");
+    let butlers = &items[0];
+    for field in ["kind", "mailbox_id", "mailbox_address", "detail"] {
+        assert_eq!(butlers[field], persons[field], "{field}: {butlers} and {persons}");
+    }
+    let keys = |item: &Value| item.as_object().unwrap().keys().cloned().collect::<Vec<_>>();
+    assert_eq!(keys(butlers), keys(&persons));
+    assert_eq!(butlers["title"], "Invoice 4471");
+    assert_eq!(butlers["actor"], butler_id);
+    assert_eq!(butlers["actor_name"], "Invoices to Cleo");
+    assert_eq!(
+        format!("/api/mailboxes/{}/threads/{}", office.mailbox, butlers["object_id"].as_str().unwrap()),
+        world.thread_of(&office.mailbox, &receipt)
+    );
+
+    // The conversation is already Cleo's when the follow-up arrives: nothing to
+    // assign, nothing to tell.
+    let follow_up = deliver_reply(world, "Re: Invoice 4471", "b2@customer.example", "b1@customer.example");
+    assert_eq!(feed(world, &office.cleo.1).len(), 2, "told once");
+    let effects = effects_on(world, &follow_up);
+    assert_eq!(effects[0].0, "skipped", "{effects:?}");
+    assert!(effects[0].1.contains("already assigned"), "{effects:?}");
+    assert!(
+        !feed(world, &office.ben.1).iter().any(|item| item["kind"] == "butler_effect_skipped"),
+        "what is already so is not the sponsor's to fix"
+    );
+}
+
+/// A drafted reply never goes to the node's own mailboxes: a Reply-To naming
+/// the mailbox itself falls back to the From; mail from another of the node's
+/// mailboxes with nowhere else to reply is skipped, with why, in the dry run too.
+#[test]
+fn a_drafted_reply_never_addresses_the_nodes_own_mailboxes() {
+    let office = office();
+    let world = &office.world;
+    world.mailbox("billing@mailroom.test");
+    let butler = office.create(json!({
+        "conditions": [],
+        "effects": [{ "do": "draft_reply", "text": "Thank you for writing about {subject}." }]
+    }));
+    publish(world, &butler);
+    let sends =
+        || body(&world.call("GET", &format!("/api/mailboxes/{}/sends", office.mailbox), Some(&office.cleo.1), None));
+    let raw = |from: &str, reply_to: &str, message_id: &str| {
+        format!(
+            "From: {from}\r\nReply-To: {reply_to}\r\nTo: Support <{SUPPORT}>\r\nSubject: Question\r\n\
+             Message-ID: <{message_id}>\r\nDate: Mon, 16 Nov 2026 09:00:00 +0000\r\n\r\nHello.\r\n"
+        )
+    };
+    let stored = |raw: String| match world.node.deliver("x@example", SUPPORT, raw.as_bytes()) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    };
+
+    // Reply-To names the mailbox itself (in another case) and billing: the reply goes to the From.
+    let looping = stored(raw("Ana <ana@customer.example>", "SUPPORT@mailroom.test, billing@mailroom.test", "q1@x"));
+    let listed = sends();
+    let send = listed["sends"].as_array().unwrap().iter().find(|send| send["reply_to"] == looping.as_str()).unwrap();
+    assert_eq!(send["to"], json!(["Ana <ana@customer.example>"]), "{send}");
+
+    // From billing, Reply-To support: no address outside the node.
+    let inside = stored(raw("Billing <billing@mailroom.test>", SUPPORT, "q2@x"));
+    assert!(!sends()["sends"].as_array().unwrap().iter().any(|send| send["reply_to"] == inside.as_str()));
+    let effects = effects_on(world, &inside);
+    assert_eq!(effects[0].0, "skipped", "{effects:?}");
+    assert!(effects[0].1.contains("this node's own"), "{effects:?}");
+    assert!(effects[0].1.contains("billing@mailroom.test") && effects[0].1.contains(SUPPORT), "{effects:?}");
+    assert_eq!(feed(world, &office.ben.1)[0]["kind"], "butler_effect_skipped");
+    let run = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": inside }))));
+    assert_eq!(run["effects"][0]["would_run"], false, "{run}");
+    assert!(run["effects"][0]["outcome"].as_str().unwrap().contains("this node's own"), "{run}");
+}
+
+/// A copy is filed only where the message is not already; a mailbox that holds
+/// it keeps its own, and the effect says so rather than claiming a copy.
+#[test]
+fn a_copy_to_a_mailbox_that_already_holds_the_message_is_skipped_as_already_there() {
+    let office = office();
+    let world = &office.world;
+    let billing = world.mailbox("billing@mailroom.test");
+    world.grant_all(&office.ben.0, &["mailbox.content.read"], &office.mailbox);
+    world.grant_all(&office.ben.0, &["mailbox.metadata.read", "mailbox.content.read"], &billing);
+    let butler = office.create(json!({ "conditions": [], "effects": [{ "do": "forward", "mailbox": billing }] }));
+    publish(world, &butler);
+    let raw = "From: Ana <ana@customer.example>\r\nTo: support@mailroom.test, billing@mailroom.test\r\n\
+               Subject: Invoice\r\nMessage-ID: <both@customer.example>\r\n\r\nHello.\r\n";
+    assert!(matches!(
+        world.node.deliver("ana@customer.example", "billing@mailroom.test", raw.as_bytes()),
+        Ok(Delivery::Stored { .. })
+    ));
+    let Ok(Delivery::Stored { receipt_id }) = world.node.deliver("ana@customer.example", SUPPORT, raw.as_bytes())
+    else {
+        panic!()
+    };
+    let effects = effects_on(world, &receipt_id);
+    assert_eq!(effects[0].0, "skipped", "{effects:?}");
+    assert!(effects[0].1.contains("already holds this message"), "{effects:?}");
+    assert_eq!(world.node.database.count(&format!("SELECT COUNT(*) FROM receipts WHERE mailbox_id = '{billing}'")), 1);
+    let run = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": receipt_id }))));
+    assert_eq!(run["effects"][0]["would_run"], false, "{run}");
+}
+
+/// A webhook is posted after the delivery is stored, so its effect is
+/// recorded then as posting; a post that fails is recorded once it has, as
+/// failed with why, and told to the sponsor. Only then does a delivery cost a
+/// third round trip.
+#[test]
+fn a_webhook_that_fails_is_recorded_as_failed_and_told() {
+    let office = office();
+    let world = &office.world;
+    let butler = office.create(json!({
+        "conditions": [],
+        "effects": [{ "do": "notify_webhook", "url": "https://hooks.example.org/in" }, { "do": "label", "label": "hooked" }]
+    }));
+    publish(world, &butler);
+    let trips = |subject: &str, id: &str| {
+        let before = world.node.database.batches();
+        let receipt = deliver(world, subject, id);
+        (receipt, world.node.database.batches() - before)
+    };
+    // Two for the delivery and two for the sealer after it (a read, the seal).
+    let (posted, round_trips) = trips("Invoice 1", "h1@customer.example");
+    assert_eq!(round_trips, 2 + 2, "{round_trips}");
+    assert_eq!(
+        effects_on(world, &posted).iter().map(|(outcome, _)| outcome.as_str()).collect::<Vec<_>>(),
+        ["ok", "ok"]
+    );
+
+    world.node.webhooks.unreachable.set(true);
+    let (failed, round_trips) = trips("Invoice 2", "h2@customer.example");
+    assert_eq!(round_trips, 2 + 1 + 2, "one more, to record the failure: {round_trips}");
+    let effects = effects_on(world, &failed);
+    assert_eq!(
+        effects.iter().map(|(outcome, _)| outcome.as_str()).collect::<Vec<_>>(),
+        ["ok", "ok", "failed"],
+        "{effects:?}"
+    );
+    assert!(effects[2].1.contains("https://hooks.example.org/in could not be reached"), "{effects:?}");
+    let told = &feed(world, &office.ben.1)[0];
+    assert_eq!(told["kind"], "butler_effect_skipped", "{told}");
+    assert!(told["detail"].as_str().unwrap().contains("could not be reached"), "{told}");
+    assert_eq!(world.verify()["intact"], true, "{}", world.verify());
 }

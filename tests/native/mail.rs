@@ -42,6 +42,27 @@ fn a_plain_message_is_stored_with_its_headers_and_text() {
     assert_eq!(text["text_source"], "text");
 }
 
+/// A sender may put a right-to-left override in anything they write. The node
+/// stores and answers it as written (the interface shows it neutralised), but a
+/// file it serves is never named with one: a browser would save
+/// `report`, U+202E, `fdp.exe` as what reads `reportexe.pdf`.
+#[test]
+fn a_received_file_is_served_under_a_name_no_direction_control_can_reorder() {
+    let (world, mailbox) = world_with_mailbox();
+    let receipt = world.deliver("direction-controls", SUPPORT);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
+    let metadata = body(&message(&world, &token, &mailbox, &receipt, ""));
+    assert_eq!(metadata["subject"], "Statement \u{202E}cod.exe for November", "stored and answered as written");
+    assert_eq!(metadata["attachments"][0]["name"], "report\u{202E}fdp.exe");
+    let download = message(&world, &token, &mailbox, &receipt, "/attachments/0");
+    assert_eq!(download.status, 200);
+    assert_eq!(
+        download.header("content-disposition"),
+        Some("attachment; filename=\"report_fdp.exe\""),
+        "the override becomes `_`, so the name reads as the .exe it is"
+    );
+}
+
 #[test]
 fn multipart_mail_lists_its_attachments_and_serves_them_inert() {
     let (world, mailbox) = world_with_mailbox();

@@ -163,7 +163,7 @@ fn a_butler_webhook_aiming_inward_is_refused_when_set_and_when_it_would_be_poste
     deliver_invoice(&world, "old-rule@customer.example");
     assert!(world.node.webhooks.posted.borrow().is_empty(), "nothing was posted inward");
     let logs = world.node.platform.logs.borrow().join("\n");
-    assert!(logs.contains("its webhook was not posted: its host `169.254.169.254` is a link-local address"), "{logs}");
+    assert!(logs.contains("may not be posted to: its host `169.254.169.254` is a link-local address"), "{logs}");
 }
 
 #[test]

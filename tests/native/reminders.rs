@@ -131,6 +131,48 @@ fn acknowledging_silences_until_the_next_checkpoint_and_a_reschedule_reopens() {
     assert_eq!(get(&world, &token, &id)["state"], "preparing", "stored as answered");
 }
 
+/// A `fire_at` someone chose is never moved silently: a new due day before it
+/// is refused, naming both fields, and nothing changes; moved with it, or
+/// after it, the change is taken. One left to its default follows the due day.
+#[test]
+fn a_due_date_before_a_chosen_fire_at_is_refused_naming_both_and_a_default_one_follows() {
+    let world = World::at(utc("2026-12-01T10:00"));
+    let (_, token) = person_in(&world, "move@example.com", "UTC");
+    let chosen =
+        create(&world, &token, json!({ "title": "Tax return", "due_at": "2027-02-10", "fire_at": "2027-01-30" }));
+    let path = format!("/api/me/events/{}", chosen["id"].as_str().unwrap());
+    let change = |changes: Value| world.call("PATCH", &path, Some(&token), Some(changes));
+
+    let refused = change(json!({ "due_at": "2027-01-20" }));
+    assert_refused(&refused, 400, "due_before_fire_at");
+    let error = &body(&refused)["error"];
+    for part in ["message", "fix"] {
+        let words = error[part].as_str().unwrap();
+        assert!(words.contains("`due_at`") && words.contains("`fire_at`"), "{part}: {error}");
+    }
+    assert!(error["message"].as_str().unwrap().contains("2027-01-20"), "{error}");
+    assert!(error["message"].as_str().unwrap().contains("2027-01-30"), "{error}");
+    let unchanged = get(&world, &token, chosen["id"].as_str().unwrap());
+    assert_eq!((unchanged["due_at"].as_str(), unchanged["fire_at"].as_str()), (Some("2027-02-10"), Some("2027-01-30")));
+    // A time on the fire day itself is not before it.
+    let same_day = change(json!({ "due_at": "2027-01-30T09:00" }));
+    assert_eq!(same_day.status, 200, "{}", text(&same_day));
+    let both = change(json!({ "due_at": "2027-01-20", "fire_at": "2027-01-10" }));
+    assert_eq!(
+        (body(&both)["due_at"].as_str(), body(&both)["fire_at"].as_str()),
+        (Some("2027-01-20"), Some("2027-01-10"))
+    );
+
+    // Without a fire_at of its own, the event's moves with its due day, earlier or later.
+    let by_default = create(&world, &token, json!({ "title": "Visa", "due_at": "2027-02-10" }));
+    assert_eq!(by_default["fire_at"], "2027-01-11");
+    let path = format!("/api/me/events/{}", by_default["id"].as_str().unwrap());
+    let earlier = world.call("PATCH", &path, Some(&token), Some(json!({ "due_at": "2027-01-05" })));
+    assert_eq!(body(&earlier)["fire_at"], "2026-12-06", "{}", text(&earlier));
+    let later = world.call("PATCH", &path, Some(&token), Some(json!({ "due_at": "2027-01-31" })));
+    assert_eq!(body(&later)["fire_at"], "2027-01-01", "{}", text(&later));
+}
+
 #[test]
 fn the_list_shows_open_events_by_state_and_the_archive_how_each_closed() {
     let world = World::at(utc("2026-12-01T10:00"));
@@ -336,11 +378,32 @@ fn a_revoked_source_or_a_forged_credential_is_refused_as_dead() {
         409,
         "source_name_taken",
     );
+}
+
+#[test]
+fn a_source_name_never_passes_for_manual_or_for_another_in_another_case() {
+    let world = World::new();
+    world.source("visa-office");
+    // `manual` names the events people add: reserved in any case and spacing,
+    // and a name taken in one case is taken in every other.
+    for reserved in ["manual", "Manual", "MANUAL", "mAnUaL", "  manual ", "\tManual\n"] {
+        let refused = world.admin("POST", "/api/reminder-sources", Some(json!({ "name": reserved })));
+        assert_refused(&refused, 400, "invalid_source_name");
+        assert!(body(&refused)["error"]["reason"].as_str().unwrap().contains("`manual` in any case"));
+    }
+    for lookalike in ["m\u{0430}nual", "manual\u{200b}", "\u{ff4d}anual"] {
+        assert_refused(
+            &world.admin("POST", "/api/reminder-sources", Some(json!({ "name": lookalike }))),
+            400,
+            "invalid_source_name",
+        );
+    }
     assert_refused(
-        &world.admin("POST", "/api/reminder-sources", Some(json!({ "name": "manual" }))),
-        400,
-        "invalid_source_name",
+        &world.admin("POST", "/api/reminder-sources", Some(json!({ "name": "Visa-Office" }))),
+        409,
+        "source_name_taken",
     );
+    assert!(!text(&world.admin("GET", "/api/reminder-sources", None)).to_lowercase().contains("\"manual\""));
 }
 
 #[test]

@@ -460,3 +460,171 @@ fn an_address_or_id_that_is_not_one_is_refused_at_the_draft_and_never_leaves() {
     assert!(body(&approved)["dispatch_error"].as_str().unwrap().contains("To address"), "{}", text(&approved));
     assert!(world.node.mailer.sent.borrow().is_empty(), "nothing left");
 }
+
+/// Every name and title a person or an agent types, the attacker's next field
+/// included: a direction control (here U+202E RIGHT-TO-LEFT OVERRIDE, which
+/// makes `Ana`, U+202E, `lanif` read `Anafinal`) is refused in each, with the four parts
+/// naming the field, and nothing is stored. The marks right-to-left writing
+/// needs are accepted.
+#[test]
+fn no_name_or_title_anyone_types_can_hold_a_control_that_reorders_it() {
+    const RLO: &str = "\u{202E}";
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (ben, ben_token) = world.person("ben@example.com");
+    world.grant_all(&ben, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &mailbox);
+    let receipt = world.deliver("plain", "support@mailroom.test");
+    let thread = world.thread_of(&mailbox, &receipt);
+    let butlers = format!("/api/mailboxes/{mailbox}/butlers");
+    let created = world.admin(
+        "POST",
+        &butlers,
+        Some(json!({ "name": "Triage", "sponsor": ben, "rules": { "conditions": [], "effects": [{ "do": "set_status", "status": "waiting" }] } })),
+    );
+    let butler = format!("{butlers}/{}", body(&created)["id"].as_str().unwrap());
+    let event = body(&world.call(
+        "POST",
+        "/api/me/events",
+        Some(&ben_token),
+        Some(json!({ "title": "Visa", "due_at": "2027-03-01" })),
+    ));
+    let event = format!("/api/me/events/{}", event["id"].as_str().unwrap());
+    let draft = body(&world.call(
+        "POST",
+        &format!("/api/mailboxes/{mailbox}/sends"),
+        Some(&ben_token),
+        Some(json!({ "to": ["ana@customer.example"], "subject": "Hello", "text": "Hi" })),
+    ));
+    let attachments = format!("/api/mailboxes/{mailbox}/sends/{}/attachments", draft["id"].as_str().unwrap());
+    let (_, source) = world.source("visa-office");
+    let named = |name: &str| format!("Ana{RLO}lanif{name}");
+
+    // (who, method, path, body, the field the refusal must name)
+    let admin = world.admin_token.clone();
+    let cases: Vec<(&str, &str, String, serde_json::Value, &str)> = vec![
+        (
+            &admin,
+            "POST",
+            "/api/people".into(),
+            json!({ "email": "cy@example.com", "name": named(""), "password": "correct horse battery" }),
+            "name",
+        ),
+        (&admin, "POST", "/api/teams".into(), json!({ "name": named(" team") }), "name"),
+        (
+            &admin,
+            "POST",
+            "/api/mailboxes".into(),
+            json!({ "address": "billing@mailroom.test", "display_name": named("") }),
+            "display_name",
+        ),
+        (&admin, "PATCH", format!("/api/mailboxes/{mailbox}"), json!({ "display_name": named("") }), "display_name"),
+        (
+            &admin,
+            "POST",
+            "/api/agents".into(),
+            json!({ "name": named(" bot"), "sponsor": ben, "capabilities": ["reminders.read"], "mailboxes": [] }),
+            "name",
+        ),
+        (
+            &admin,
+            "POST",
+            butlers.clone(),
+            json!({ "name": named(""), "sponsor": ben, "rules": { "conditions": [], "effects": [{ "do": "set_status", "status": "open" }] } }),
+            "name",
+        ),
+        (&admin, "PATCH", butler.clone(), json!({ "name": named("") }), "name"),
+        (
+            &admin,
+            "PATCH",
+            butler.clone(),
+            json!({ "rules": { "conditions": [], "effects": [{ "do": "set_status", "status": "open" }, { "do": "label", "label": named("") }] } }),
+            "rules.effects[1].label",
+        ),
+        (&ben_token, "PATCH", thread.clone(), json!({ "add_labels": ["billing", named("")] }), "add_labels[1]"),
+        (&ben_token, "POST", "/api/me/events".into(), json!({ "title": named(""), "due_at": "2027-03-01" }), "title"),
+        (
+            &ben_token,
+            "POST",
+            "/api/me/events".into(),
+            json!({ "title": "Visa", "subtitle": named(""), "due_at": "2027-03-01" }),
+            "subtitle",
+        ),
+        (
+            &ben_token,
+            "POST",
+            "/api/me/events".into(),
+            json!({ "title": "Visa", "done_label": named(""), "due_at": "2027-03-01" }),
+            "done_label",
+        ),
+        (&ben_token, "PATCH", event.clone(), json!({ "title": named("") }), "title"),
+        (
+            &source,
+            "PUT",
+            "/api/source/events".into(),
+            json!({ "person": "ben@example.com", "source_ref": "v-1", "title": named(""), "due_at": "2027-03-01" }),
+            "title",
+        ),
+        (
+            &ben_token,
+            "POST",
+            attachments.clone(),
+            json!({ "name": format!("invoice{RLO}fdp.exe"), "content_type": "application/pdf", "content_base64": "aGVsbG8=" }),
+            "name",
+        ),
+    ];
+    let before = world.node.database.snapshot();
+    for (token, method, path, payload, field) in cases {
+        let refused = world.call(method, &path, Some(token), Some(payload));
+        assert_refused(&refused, 400, "direction_control");
+        let error = &body(&refused)["error"];
+        assert!(
+            error["message"].as_str().unwrap().contains(&format!("`{field}` holds U+202E")),
+            "{method} {path}: {error}"
+        );
+        for part in ["reason", "fix"] {
+            assert!(!error[part].as_str().unwrap().is_empty(), "{method} {path}: {error}");
+        }
+    }
+    let changed: Vec<String> = world
+        .node
+        .database
+        .snapshot()
+        .into_iter()
+        .filter(|(table, _)| table != "audit_entries" && table != "audit_attempts")
+        .filter(|(table, rows)| before.iter().find(|(was, _)| was == table).map(|(_, was)| was) != Some(rows))
+        .map(|(table, _)| table)
+        .collect();
+    assert!(changed.is_empty(), "a refused name stores nothing: {changed:?}");
+
+    // The setup of a node's first administrator, and an OAuth client's name, which becomes its agent's.
+    let fresh = mailroom::testing::TestNode::new();
+    let setup = fresh.send(request("POST", "/api/setup").json(json!({
+        "setup_token": mailroom::testing::TEST_SETUP_TOKEN, "email": "first@example.com",
+        "name": named(""), "password": "correct horse battery",
+    })));
+    assert_eq!(
+        (setup.status, body(&setup)["error"]["code"].as_str()),
+        (400, Some("direction_control")),
+        "{}",
+        text(&setup)
+    );
+    let client = world.node.send(request("POST", "/oauth/register").json(json!({
+        "redirect_uris": ["http://127.0.0.1:5000/callback"], "client_name": format!("Claude{RLO}")
+    })));
+    assert_eq!(
+        (client.status, body(&client)["error"].as_str()),
+        (400, Some("invalid_client_metadata")),
+        "{}",
+        text(&client)
+    );
+
+    // Right-to-left names are written with letters and, where needed, the marks.
+    let hebrew = world.admin(
+        "POST",
+        "/api/people",
+        Some(
+            json!({ "email": "dana@example.com", "name": "דנה כהן\u{200F} (2)", "password": "correct horse battery" }),
+        ),
+    );
+    assert_eq!(hebrew.status, 201, "{}", text(&hebrew));
+}

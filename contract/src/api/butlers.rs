@@ -87,8 +87,10 @@ pub enum ButlerEffect {
         /// The status to set.
         status: ThreadStatus,
     },
-    /// Assigns the conversation to a person or agent who works the mailbox.
-    /// Needs send.propose on the mailbox.
+    /// Assigns the conversation to a person or agent who works the mailbox
+    /// when the message arrives (skipped, with why, when they no longer do);
+    /// a person is told as when someone assigns it by hand. Needs send.propose
+    /// on the mailbox.
     Assign {
         /// Who to assign it to (`usr_…` or `agt_…`), someone who holds send.propose there.
         assignee: String,
@@ -97,7 +99,10 @@ pub enum ButlerEffect {
     /// which `{sender}` and `{subject}` stand for the delivery's, and submits
     /// it for approval in the sponsor's name: nothing is sent until a second
     /// person who holds approval.decide approves it, and the sponsor can never
-    /// be that person. Needs mailbox.metadata.read and send.propose.
+    /// be that person. It never addresses one of this node's own mailboxes: a
+    /// Reply-To naming only those falls back to the From, and with no other
+    /// address the effect is skipped. Needs mailbox.metadata.read and
+    /// send.propose.
     DraftReply {
         /// The reply's text, at most `butler_limits::REPLY_CHARACTERS`.
         text: String,
@@ -105,7 +110,8 @@ pub enum ButlerEffect {
     /// Posts the delivery's metadata (sender, recipients, subject, ids; never
     /// its text) as JSON to `url` once it is stored, signed in the
     /// `mailroom-signature` header with the butler's `webhook_secret`. One
-    /// attempt, not retried. Needs mailbox.metadata.read on the mailbox.
+    /// attempt, not retried; one that fails is recorded as failed and told to
+    /// the sponsor. Needs mailbox.metadata.read on the mailbox.
     NotifyWebhook {
         /// An https address on the internet, at most
         /// `butler_limits::WEBHOOK_URL_BYTES` bytes, without credentials in
@@ -119,17 +125,18 @@ pub enum ButlerEffect {
     /// joins the conversation its Message-IDs name there or begins one, marked
     /// as filed by this butler. That mailbox's own butlers do not act on the
     /// copy, so butlers never chain, and a mailbox that already holds the
-    /// message keeps the one it has. Needs mailbox.metadata.read and
-    /// mailbox.content.read here, and the sponsor must read the other
-    /// mailbox's content too, when the version is published and when it runs.
+    /// message keeps the one it has (skipped, as already so). Needs
+    /// mailbox.metadata.read and mailbox.content.read here, and the sponsor
+    /// must read the other mailbox's content too, when the version is
+    /// published and when it runs.
     Forward {
         /// The mailbox to file the copy in (`mbx_…`), not the butler's own.
         mailbox: String,
     },
     /// Adds `label` to the conversation (normalised as `update_thread` keeps
-    /// labels); one it already has is left, and one past
-    /// `label_limits::LABELS_PER_CONVERSATION` is not added. Needs send.propose
-    /// on the mailbox.
+    /// labels); one it already has is left (skipped, as already so), and one
+    /// past `label_limits::LABELS_PER_CONVERSATION` is not added (skipped, and
+    /// the sponsor told). Needs send.propose on the mailbox.
     Label {
         /// The label, at most `label_limits::LABEL_CHARACTERS` characters.
         label: String,
@@ -291,8 +298,10 @@ pub struct ConditionJudged {
 pub struct EffectJudged {
     /// The effect.
     pub effect: ButlerEffect,
-    /// Whether it would run: every condition passed and the sponsor's authority
-    /// (pinned, intersected with what they hold now) allows it.
+    /// Whether it would run: every condition passed, the sponsor's authority
+    /// (pinned, intersected with what they hold now) allows it, and it could
+    /// apply (its assignee works the mailbox, the conversation has room for its
+    /// label, a reply has an address outside the node) and is not already so.
     pub would_run: bool,
     /// What it would do, or why it would be skipped.
     pub outcome: String,

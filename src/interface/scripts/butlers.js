@@ -10,7 +10,7 @@
 // Statuses and sender checks are worded by mail-words.js, relations by the
 // node's vocabulary, and people and agents by name.
 
-import { breadcrumbs, facts, h, hidden, labelled, replace, row, table, time } from "./dom.js";
+import { breadcrumbs, facts, h, hidden, inOrder, labelled, replace, row, table, time } from "./dom.js";
 import { api, query, segment, SessionOver } from "./api.js";
 import { actionForm, codesToggle, empty, info, loading, panel, perform, refusalBox, statusArea, success } from "./shared.js";
 import { directory, named } from "./names.js";
@@ -206,7 +206,7 @@ function butlerView({ view, mailbox, vocabulary, lists }, butler) {
   /** Shows the butler as the node answered it, and says `message`. */
   function draw(next, message) {
     butler = next;
-    document.title = `${butler.name} · Butlers · Mailroom`;
+    document.title = `${inOrder(butler.name)} · Butlers · Mailroom`;
     if (message) said.replaceChildren(success(message));
     const toggle = butler.published_version
       ? h("button", { type: "button", class: "secondary" }, butler.active ? "Deactivate" : "Activate", hidden(` ${butler.name}`))

@@ -18,7 +18,7 @@
 // States are looked up only in DELIVERY and HELD, whose keys a test in
 // src/interface.rs holds to the contract's AgentMessageState and HeldBecause.
 
-import { breadcrumbs, code, facts, h, hidden, labelled, linkButton, replace, time, uniqueId } from "./dom.js";
+import { breadcrumbs, code, facts, h, hidden, inOrder, labelled, linkButton, replace, time, uniqueId } from "./dom.js";
 import { me } from "./session.js";
 import { api, ApiError, query, segment, SessionOver } from "./api.js";
 import { empty, info, loading, namingField, panel, perform, refusalBox, statusArea, success } from "./shared.js";
@@ -470,7 +470,7 @@ async function renderAgent(view, agentId) {
       failure: "Older messages could not be shown.",
     });
     const inboxMessages = await inbox.start();
-    document.title = `${messaging.name} · Connections · Mailroom`;
+    document.title = `${inOrder(messaging.name)} · Connections · Mailroom`;
     replace(connectionPanel, panel("Connection", connectionFacts(messaging, { revoked, refresh })));
     replace(policyPanel, panel("Delivery policy", policyForm(messaging, { revoked, senders: inboxMessages.map((item) => item.sender), refresh })));
     replace(inboxPanel, panel(`Inbox (${plural(messaging.waiting, "message")} waiting, ${messaging.leased} leased)`,

@@ -16,7 +16,7 @@
 // form's (agent-ceiling.js), with the person themselves as the sponsor.
 // Denying sends the browser back with the refusal the node worded (`deny_to`).
 
-import { code, facts, h, onRequest } from "./dom.js";
+import { code, facts, h, inOrder, onRequest } from "./dom.js";
 import { api } from "./api.js";
 import { codesToggle, panel, perform, refusalBox, statusArea } from "./shared.js";
 import { loadVocabulary } from "./vocabulary.js";
@@ -53,7 +53,7 @@ export async function renderConsent(view, heading) {
     loadVocabulary(),
   ]);
   const { client } = consent;
-  const appName = client.name || "An app";
+  const appName = inOrder(client.name || "An app");
   heading.textContent = `Connect ${appName} to Mailroom`;
   document.title = `Connect ${appName} · Mailroom`;
   const onThisComputer = LOOPBACK.test(client.redirect_host);

@@ -10,7 +10,7 @@
 // A received message's text is a stranger's: it is set as text, and drawn in
 // one place, messageBody().
 
-import { append, breadcrumbs, byteSize, h, hidden, labelled, replace, time, uniqueId } from "./dom.js";
+import { append, breadcrumbs, byteSize, h, hidden, inOrder, labelled, replace, time, uniqueId } from "./dom.js";
 import { me } from "./session.js";
 import { api, segment, SessionOver } from "./api.js";
 import { downloadLink, info, panel, perform, refusalBox, statusArea } from "./shared.js";
@@ -112,7 +112,7 @@ export async function conversationView(view, mailbox, threadId) {
   const statusWords = h("span", {}, threadStatusBadge(summary.status));
   const assigneeWords = h("span", { class: "thread-assignee" });
   const showAssignee = () => {
-    assigneeWords.textContent = summary.assignee ? `Assigned to ${summary.assignee === me.id ? `you (${summary.assignee_name ?? me.name})` : summary.assignee_name ?? "someone"}` : "Assigned to nobody";
+    assigneeWords.textContent = inOrder(summary.assignee ? `Assigned to ${summary.assignee === me.id ? `you (${summary.assignee_name ?? me.name})` : summary.assignee_name ?? "someone"}` : "Assigned to nobody");
   };
   showAssignee();
   const participants = thread.participants.length

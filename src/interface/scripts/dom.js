@@ -1,7 +1,30 @@
 // DOM helpers: h() makes an element, and the rest make what every view is built
 // of (labelled controls, tables and rows, facts, breadcrumbs, link buttons) and
 // show what the node answers (times, byte sizes). Every string is set as text,
-// never parsed as HTML: whatever the API returns is untrusted text.
+// never parsed as HTML: whatever the API returns is untrusted text. And every
+// string is shown in the order it was written: a control that reorders text
+// (a stranger's subject or file name can hold one) is shown as its code point,
+// and the style sheet isolates each inline element, so text written right to
+// left in one field never moves its neighbours (decision 0032).
+
+/**
+ * The controls that embed, override or isolate a direction (U+202A–U+202E,
+ * U+2066–U+2069): the node's own list (`core::text::DIRECTION_CONTROLS`), which
+ * a test holds this one to. The marks (U+200E, U+200F, U+061C) are letters of a
+ * direction, not controls, and stay.
+ */
+export const DIRECTION_CONTROLS = ["\u202A", "\u202B", "\u202C", "\u202D", "\u202E", "\u2066", "\u2067", "\u2068", "\u2069"];
+const directionControls = new RegExp(`[${DIRECTION_CONTROLS.join("")}]`, "gu");
+
+/**
+ * `text` with each direction control written out as `[U+202E]`: seen, and
+ * unable to reverse what follows it (`Statement`, U+202E, `cod.exe` would read
+ * `Statement exe.doc`). Writing it again changes nothing.
+ */
+export const inOrder = (text) => String(text).replace(directionControls, (control) => `[U+${control.codePointAt(0).toString(16).toUpperCase()}]`);
+
+/** The attributes a person reads (a tooltip, what a screen reader says), shown in order too. */
+const READ_ATTRIBUTES = new Set(["title", "aria-label", "alt", "placeholder"]);
 
 /**
  * Creates an element. `props`: `class`, `text` (textContent), `on<event>`
@@ -13,9 +36,9 @@ export function h(tag, props = {}, ...children) {
   for (const [key, value] of Object.entries(props)) {
     if (value === undefined || value === null || value === false) continue;
     if (key === "class") element.className = value;
-    else if (key === "text") element.textContent = value;
+    else if (key === "text") element.textContent = inOrder(value);
     else if (key.startsWith("on") && typeof value === "function") element.addEventListener(key.slice(2), value);
-    else element.setAttribute(key, value === true ? "" : String(value));
+    else element.setAttribute(key, value === true ? "" : READ_ATTRIBUTES.has(key) ? inOrder(value) : String(value));
   }
   append(element, children);
   return element;
@@ -25,7 +48,7 @@ export function append(parent, children) {
   for (const child of children) {
     if (child === null || child === undefined || child === false) continue;
     if (Array.isArray(child)) append(parent, child);
-    else parent.append(child instanceof Node ? child : document.createTextNode(String(child)));
+    else parent.append(child instanceof Node ? child : document.createTextNode(inOrder(child)));
   }
   return parent;
 }

@@ -3,7 +3,7 @@
 // they can read and send from, links within Mail and paths in the API, and how a
 // mailbox, what is held on it, a subject and mail's text are shown.
 
-import { code, h } from "./dom.js";
+import { code, h, inOrder } from "./dom.js";
 import { api, segment } from "./api.js";
 import { directory } from "./names.js";
 import { relationTerm } from "./vocabulary.js";
@@ -57,7 +57,8 @@ export function mailboxName(mailboxId, knownAddress) {
   return h("span", { class: "who" }, h("span", { class: "who-name", text: mailbox.address }), " ", h("span", { class: "muted", text: `(${mailbox.display_name})` }));
 }
 
-export const subjectOf = (subject) => (subject?.trim() ? subject : "(no subject)");
+/** A subject as shown: in the order it was written (it goes into the window's title too, which h() does not reach), or "(no subject)". */
+export const subjectOf = (subject) => (subject?.trim() ? inOrder(subject) : "(no subject)");
 
 /**
  * A conversation's labels as chips, each made by `chip(label)` (a button that

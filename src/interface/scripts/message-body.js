@@ -111,11 +111,18 @@ function frameDocument(html) {
     + `</head><body>${html}</body></html>`;
 }
 
-/** The text: as text, its lines and paragraphs as the node kept them. */
+/**
+ * The text: as text, its lines and paragraphs as the node kept them. Unlike a
+ * subject or a name, it keeps the direction controls its writer put in (text
+ * written right to left may need them), set past h(), which would show them as
+ * code points; it is a block of its own, so they act only within it.
+ */
 function textView(body) {
+  const text = h("pre", { class: "mail-text message-text" });
+  text.textContent = body.text;
   return [
     body.text_source === "html" ? info("This message came only as HTML; this is its text, without the formatting.") : null,
-    h("pre", { class: "mail-text message-text", text: body.text }),
+    text,
     body.truncated ? info("The text was cut at the node's limit; the original has all of it.") : null,
   ];
 }

@@ -1,8 +1,11 @@
 //! What the published butlers do when mail arrives: read beside the delivery's
-//! own first round trip, judged, and their effects written in the batch that
-//! stores the message, each one audited as the butler for its pinned sponsor. An
-//! effect the sponsor can no longer authorise is skipped and recorded, and the
-//! sponsor's feed says so.
+//! own first round trip with what is around it (`surroundings`), judged, and
+//! their effects written in the batch that stores the message, each one audited
+//! as the butler for its pinned sponsor. An effect that could not apply (its
+//! sponsor's authority, its assignee, the conversation or the address did not
+//! let it) is recorded as skipped with its reason, and the sponsor's feed says
+//! so; one whose work is already done is recorded as skipped, and told to
+//! nobody. A webhook that fails once the delivery is stored is recorded then.
 
 use mailroom_contract::Relation;
 use mailroom_contract::api::normalise_label;
@@ -11,12 +14,13 @@ use mailroom_contract::api::{
 };
 use serde::Deserialize;
 
-use super::rules::{DeliveryFacts, judge};
+use super::rules::{DeliveryFacts, Skipped, SponsorAuthority, judge};
+use super::surroundings::{self, Conversation};
 use super::{held_elsewhere, held_elsewhere_of, relations};
 use crate::authz::tuples::{self, Holder};
 use crate::core::addresses;
 use crate::core::context::ports::AuditRecord;
-use crate::core::ids::{IdKind, new_id};
+use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::node::Node;
 use crate::core::outbound::{self, Destination, OutboundPolicy};
 use crate::core::platform::Platform;
@@ -27,8 +31,8 @@ use crate::mail::threads::{labels, linking};
 use crate::notifications::{self, Addressee, Notice};
 
 /// The columns of `receipts r` a butler judges.
-pub(super) const FACT_COLUMNS: &str =
-    "r.from_address, r.from_name, r.to_json, r.cc_json, r.subject, r.sender_authentication, r.attachments_json";
+pub(super) const FACT_COLUMNS: &str = "r.from_address, r.from_name, r.to_json, r.cc_json, r.subject, \
+     r.sender_authentication, r.attachments_json, r.reply_to_json";
 
 fn written(address: &EmailAddress) -> String {
     addresses::display(address.name.as_deref().filter(|name| !name.is_empty()), &address.address)
@@ -43,8 +47,11 @@ pub(super) fn facts_of_row(row: &Row) -> DeliveryFacts {
     };
     let attachments: Vec<AttachmentSummary> =
         row.text("attachments_json").ok().and_then(|json| serde_json::from_str(&json).ok()).unwrap_or_default();
+    let sender = EmailAddress { address: from_address, name: from_name };
     DeliveryFacts {
-        from: written(&EmailAddress { address: from_address, name: from_name }),
+        from: written(&sender),
+        reply_to: listed("reply_to_json"),
+        sender: Some(sender).filter(|sender| !sender.address.is_empty()),
         recipients: listed("to_json").iter().chain(&listed("cc_json")).map(written).collect(),
         subject: row.text("subject").unwrap_or_default(),
         sender_authentication: row
@@ -56,38 +63,63 @@ pub(super) fn facts_of_row(row: &Row) -> DeliveryFacts {
     }
 }
 
-/// A delivery's facts, as the email handler parsed them.
-pub fn facts_of_delivery(
-    from: Option<&EmailAddress>,
-    recipients: impl IntoIterator<Item = EmailAddress>,
-    subject: &str,
-    sender_authentication: Option<SenderAuthentication>,
-    attachments: usize,
-) -> DeliveryFacts {
-    DeliveryFacts {
-        from: from.map(written).unwrap_or_default(),
-        recipients: recipients.into_iter().map(|address| written(&address)).collect(),
-        subject: subject.to_string(),
-        sender_authentication,
-        attachments,
+/// A delivery as the email handler parsed it, for its butlers.
+pub struct Delivered<'a> {
+    pub from: Option<&'a EmailAddress>,
+    pub reply_to: &'a [EmailAddress],
+    pub to: &'a [EmailAddress],
+    pub cc: &'a [EmailAddress],
+    pub subject: &'a str,
+    pub sender_authentication: Option<SenderAuthentication>,
+    pub attachments: usize,
+    pub message_id: &'a str,
+}
+
+impl Delivered<'_> {
+    /// What its butlers judge.
+    pub fn facts(&self) -> DeliveryFacts {
+        DeliveryFacts {
+            from: self.from.map(written).unwrap_or_default(),
+            recipients: self.to.iter().chain(self.cc).map(written).collect(),
+            subject: self.subject.to_string(),
+            sender_authentication: self.sender_authentication,
+            attachments: self.attachments,
+            sender: self.from.cloned(),
+            reply_to: self.reply_to.to_vec(),
+        }
     }
 }
 
 /// The statement reading the active published butlers of the mailbox at
-/// `address`, with their published rules, pinned relations and what each
-/// sponsor holds there now: for the delivery's first round trip.
-pub fn active_on_delivery(address: &str) -> Statement {
-    Statement::new(format!(
-        "SELECT b.id, b.sponsor_id, v.version, v.rules_json, v.pinned_relations_json, {} AS held_now, \
-           {} AS held_elsewhere \
-         FROM butlers b JOIN mailboxes m ON m.id = b.mailbox_id \
-         JOIN butler_versions v ON v.butler_id = b.id AND v.version = b.published_version \
-         WHERE m.address = ?1 AND b.active = 1 ORDER BY b.name, b.id LIMIT {}",
-        tuples::relations_of_person_in("b.sponsor_id", "b.mailbox_id"),
-        held_elsewhere("json_each(v.rules_json, '$.effects') e", "1"),
-        butler_limits::ACTIVE_PER_MAILBOX
-    ))
-    .bind(address)
+/// `address`, for the delivery's first round trip: their published rules,
+/// pinned relations and what each sponsor holds there now, and what is around
+/// the delivery that their effects meet (which assignees work the mailbox,
+/// which mailboxes a copy would go to already hold the message, which of the
+/// addresses a reply could go to are the node's own).
+pub fn active_on_delivery(address: &str, delivered: &Delivered<'_>, now_ms: i64) -> Statement {
+    let effects = "json_each(v.rules_json, '$.effects') e";
+    let (working, working_parameters) = surroundings::assignees_working(effects, "1", "b.mailbox_id", now_ms);
+    let mut parameters = working_parameters;
+    parameters.push(delivered.message_id.into());
+    let candidates: Vec<&EmailAddress> = delivered.reply_to.iter().chain(delivered.from).collect();
+    parameters.push(serde_json::to_string(&candidates).unwrap_or_else(|_| "[]".into()).into());
+    parameters.push(address.into());
+    Statement {
+        sql: format!(
+            "SELECT b.id, b.sponsor_id, v.version, v.rules_json, v.pinned_relations_json, {} AS held_now, \
+               {} AS held_elsewhere, {working} AS working, {} AS holding, {} AS own_addresses \
+             FROM butlers b JOIN mailboxes m ON m.id = b.mailbox_id \
+             JOIN butler_versions v ON v.butler_id = b.id AND v.version = b.published_version \
+             WHERE m.address = ? AND b.active = 1 ORDER BY b.name, b.id LIMIT {}",
+            tuples::relations_of_person_in("b.sponsor_id", "b.mailbox_id"),
+            held_elsewhere(effects, "1"),
+            surroundings::targets_holding(effects, "1", "?"),
+            surroundings::own_addresses("?"),
+            butler_limits::ACTIVE_PER_MAILBOX
+        )
+        .into(),
+        parameters,
+    }
 }
 
 #[derive(Deserialize)]
@@ -101,10 +133,10 @@ struct ActiveButler {
     held_elsewhere: Option<String>,
 }
 
-/// The statement carrying out `effect` on conversation `thread_id` in
-/// `mailbox_id`, if it is a change in the database. An assignee must still work
-/// the mailbox when it runs.
-fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i64) -> Option<Statement> {
+/// The statement carrying out `effect` on conversation `thread_id`, if it is a
+/// change in the database. Judged to apply at the delivery's first read (the
+/// assignee worked the mailbox then), as a person's change is at its route's.
+fn carry_out(effect: &ButlerEffect, thread_id: &str) -> Option<Statement> {
     Some(match effect {
         ButlerEffect::SetStatus { status } => {
             Statement::new("UPDATE mail_threads SET status = ?1 WHERE id = ?2").bind(status.name()).bind(thread_id)
@@ -114,15 +146,9 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str, mailbox_id: &str, now_ms: i
         ButlerEffect::NotifyWebhook { .. } | ButlerEffect::DraftReply { .. } | ButlerEffect::Forward { .. } => {
             return None;
         }
-        ButlerEffect::Assign { assignee } => {
-            let works = tuples::holds(&Holder::of_actor(assignee, now_ms), Relation::SendPropose, mailbox_id);
-            let mut parameters: Vec<Value> = vec![assignee.as_str().into(), thread_id.into()];
-            parameters.extend(works.parameters);
-            Statement {
-                sql: format!("UPDATE mail_threads SET assignee = ? WHERE id = ? AND ({}) = 1", works.sql).into(),
-                parameters,
-            }
-        }
+        ButlerEffect::Assign { assignee } => Statement::new("UPDATE mail_threads SET assignee = ?1 WHERE id = ?2")
+            .bind(assignee.as_str())
+            .bind(thread_id),
         // Validated when the version was written; kept to the cap in SQL.
         ButlerEffect::Label { label } => labels::add_label(thread_id, &normalise_label(label)?),
     })
@@ -161,10 +187,10 @@ pub const COPIED_COLUMNS: [&str; 26] = [
 
 /// The statements filing a copy of receipt `receipt_id` in mailbox `target`
 /// for `butler`, and the copy's id. The copy shares the original's stored
-/// bytes, joins the conversation its Message-IDs name there or begins one, and
-/// is kept only if the mailbox is still the node's and the sponsor still reads
-/// it when the batch runs; a mailbox that already holds the message keeps its
-/// own.
+/// bytes and joins the conversation its Message-IDs name there or begins one.
+/// That the sponsor reads `target` and that it does not hold the message yet
+/// were judged at the delivery's first read; a copy of the same message
+/// delivered there in between keeps the one it has.
 fn file_copy(
     butler: &ActiveButler,
     receipt_id: &str,
@@ -206,13 +232,21 @@ fn file_copy(
     (copy_id, statements)
 }
 
-/// A webhook a butler posts once the delivery is stored.
+/// A webhook a butler posts once the delivery is stored, with what its
+/// failure would be recorded as.
 #[derive(Clone, Debug)]
 pub struct WebhookPost {
     pub butler_id: String,
     pub url: String,
     /// The JSON body.
     pub body: String,
+    /// The audit entry of the effect, whose outcome a failure replaces.
+    record: AuditRecord,
+    /// The butler's sponsor, told when the post fails.
+    sponsor_id: String,
+    mailbox_id: String,
+    thread_id: String,
+    subject: String,
 }
 
 /// What the delivery's butlers do: statements for the batch that stores the
@@ -228,22 +262,46 @@ pub struct ButlerWork {
 /// Posts each of `posts`, signed with its butler's secret derived from the
 /// node's session key: one attempt each, several at once, each within its time
 /// and only where `core::outbound`'s rule allows now (an address stored before
-/// the rule is refused here). A receiver that fails is logged, and the delivery
-/// stands.
-pub async fn post_webhooks(posts: &[WebhookPost], node: &Node<'_>) {
+/// the rule is refused here). The delivery stands either way. What failed is
+/// answered as the work that records it: an audit entry of the effect failed,
+/// with why, and a notice in its sponsor's feed (nothing when all went).
+pub async fn post_webhooks(posts: &[WebhookPost], node: &Node<'_>) -> ButlerWork {
     let policy = node.config.outbound_policy();
     let outcomes = outbound::each_at_once(posts, |post| post_webhook(post, node, &policy)).await;
+    let platform = node.platform;
+    let mut failures = ButlerWork::default();
     for (post, outcome) in posts.iter().zip(outcomes) {
-        if let Err(error) = outcome {
-            node.platform.log(&format!("butler {}: {error}", post.butler_id));
-        }
+        let Err(error) = outcome else { continue };
+        let why = format!("failed: {error}; it is not posted again");
+        platform.log(&format!("butler {}: its webhook {why}", post.butler_id));
+        let notice = Notice {
+            kind: NotificationKind::ButlerEffectSkipped,
+            object_id: &post.thread_id,
+            mailbox_id: Some(&post.mailbox_id),
+            actor: Some(&post.butler_id),
+            title: &post.subject,
+            detail: Some(&why),
+        };
+        failures.statements.push(notifications::notify(&notice, Addressee::PersonOf(&post.sponsor_id), platform));
+        let detail = post
+            .record
+            .detail
+            .as_deref()
+            .and_then(|detail| serde_json::from_str::<serde_json::Value>(detail).ok())
+            .map(|mut detail| {
+                detail["outcome"] = why.clone().into();
+                detail.to_string()
+            });
+        failures.records.push(AuditRecord { at: platform.now_ms(), outcome: "failed", detail, ..post.record.clone() });
     }
+    failures
 }
 
 /// One butler's post, where `policy` allows it now, within its time.
 async fn post_webhook(post: &WebhookPost, node: &Node<'_>, policy: &OutboundPolicy) -> Result<(), String> {
-    let destination = Destination::check(&post.url, butler_limits::WEBHOOK_URL_BYTES, policy)
-        .map_err(|refused| format!("its webhook was not posted: {}", refused.why()))?;
+    let url = &post.url;
+    let destination = Destination::check(url, butler_limits::WEBHOOK_URL_BYTES, policy)
+        .map_err(|refused| format!("{url} may not be posted to: {}", refused.why()))?;
     let secret = crate::core::webhooks::derived_secret(&node.config.session_key, &post.butler_id);
     let signature = crate::core::webhooks::signature(&secret, node.platform.now_ms(), &post.body);
     let headers = vec![
@@ -253,16 +311,14 @@ async fn post_webhook(post: &WebhookPost, node: &Node<'_>, policy: &OutboundPoli
     let posted = node.webhooks.post(&destination, &headers, &post.body);
     match outbound::within(node.platform, outbound::POST_TIMEOUT_MS, posted).await {
         Some(Ok(status)) if (200..300).contains(&status) => Ok(()),
-        Some(Ok(status)) => Err(format!("its webhook answered {status}")),
-        Some(Err(error)) => Err(format!("its webhook: {}", error.0)),
-        None => Err(format!("its webhook did not answer within {} seconds", outbound::POST_TIMEOUT_MS / 1000)),
+        Some(Ok(status)) => Err(format!("{url} answered {status}")),
+        Some(Err(error)) => Err(format!("{url} could not be reached ({})", error.0)),
+        None => Err(format!("{url} did not answer within {} seconds", outbound::POST_TIMEOUT_MS / 1000)),
     }
 }
 
-/// What a reply to the delivery is addressed and threaded by.
+/// What a reply to the delivery is threaded by.
 pub struct ReplyBasis<'a> {
-    /// The delivery's Reply-To or, without one, its From.
-    pub to: &'a [EmailAddress],
     pub message_id: &'a str,
     /// The delivery's In-Reply-To: a reply's References begin with it when the
     /// delivery has no References (RFC 5322 §3.6.4).
@@ -270,22 +326,31 @@ pub struct ReplyBasis<'a> {
     pub references: &'a [String],
 }
 
-/// What the delivery's butlers do to receipt `receipt_id` (in conversation
-/// `thread_id` of `mailbox_id`).
-#[allow(clippy::too_many_arguments)]
+/// Where the delivery was stored: its receipt, and the conversation it joined
+/// in its mailbox, as that stood before it.
+pub struct StoredIn<'a> {
+    pub receipt_id: &'a str,
+    pub thread_id: &'a str,
+    pub mailbox_id: &'a str,
+    pub conversation: &'a Conversation,
+}
+
+/// What the delivery's butlers do to the message stored as `stored`.
 pub fn on_delivery(
     butlers: &QueryResult,
     facts: &DeliveryFacts,
     reply: &ReplyBasis<'_>,
-    receipt_id: &str,
-    thread_id: &str,
-    mailbox_id: &str,
+    stored: &StoredIn<'_>,
     platform: &dyn Platform,
 ) -> ButlerWork {
+    let StoredIn { receipt_id, thread_id, mailbox_id, conversation } = *stored;
     let now_ms = platform.now_ms();
     let mut work = ButlerWork::default();
     let ButlerWork { statements, records, posts } = &mut work;
     let active: Vec<ActiveButler> = butlers.decode_all().unwrap_or_default();
+    // The conversation's subject, as a person assigned it would read it.
+    let conversation_subject = conversation.subject.clone().unwrap_or_else(|| facts.subject.clone());
+    let mut around = surroundings::surroundings(conversation, &butlers.rows);
     for butler in active {
         let Ok(rules) = serde_json::from_str::<ButlerRules>(&butler.rules_json) else { continue };
         let pinned: Vec<String> = butler
@@ -296,57 +361,94 @@ pub fn on_delivery(
         let pinned = relations(pinned.iter().map(String::as_str));
         let held_now = relations(butler.held_now.as_deref().unwrap_or_default().split(','));
         let elsewhere = held_elsewhere_of(butler.held_elsewhere.as_deref());
-        let judged = judge(&rules, facts, &held_now, Some(&pinned), &elsewhere);
-        statements.push(
-            Statement::new(
-                "INSERT INTO butler_runs (butler_id, receipt_id, version, at, matched, outcome_json) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (butler_id, receipt_id) DO NOTHING",
-            )
-            .bind(butler.id.as_str())
-            .bind(receipt_id)
-            .bind(butler.version)
-            .bind(now_ms)
-            .bind(i64::from(judged.matched))
-            .bind(serde_json::json!({ "conditions": judged.conditions, "effects": judged.effects }).to_string()),
-        );
-        if !judged.matched {
-            continue;
-        }
-        for effect in &judged.effects {
-            let mut ran = effect.would_run;
-            let mut outcome = effect.outcome.clone();
-            if let (true, ButlerEffect::DraftReply { text }) = (ran, &effect.effect) {
-                let drafted = sends::ButlerReply {
-                    mailbox_id,
-                    thread_id,
-                    receipt_id,
-                    sponsor: &butler.sponsor_id,
-                    to: reply.to,
-                    subject: &facts.subject,
-                    text: text.replace("{sender}", &facts.from).replace("{subject}", &facts.subject),
-                    message_id: reply.message_id,
-                    in_reply_to: reply.in_reply_to,
-                    references: reply.references,
-                };
-                match sends::submitted_for_butler(&drafted, platform) {
-                    Some((send_id, written)) => {
-                        statements.extend(written);
-                        outcome = format!("{outcome}: {send_id}");
-                    }
-                    None => {
-                        ran = false;
-                        outcome = "skipped: the message names no address a reply could go to".into();
+        let authority = SponsorAuthority { held_now: &held_now, pinned: Some(&pinned), elsewhere: &elsewhere };
+        let mut judged = judge(&rules, facts, &authority, &mut around);
+        if judged.matched {
+            for verdict in &mut judged.verdicts {
+                let effect = verdict.judged.effect.clone();
+                if verdict.skipped.is_none() {
+                    match &effect {
+                        ButlerEffect::DraftReply { .. } => {
+                            let drafted = sends::ButlerReply {
+                                mailbox_id,
+                                thread_id,
+                                receipt_id,
+                                sponsor: &butler.sponsor_id,
+                                to: &verdict.reply_to,
+                                subject: &facts.subject,
+                                text: verdict.reply_text.clone(),
+                                message_id: reply.message_id,
+                                in_reply_to: reply.in_reply_to,
+                                references: reply.references,
+                            };
+                            match sends::submitted_for_butler(&drafted, platform) {
+                                Some((send_id, written)) => {
+                                    statements.extend(written);
+                                    verdict.judged.outcome = format!("{}: {send_id}", verdict.judged.outcome);
+                                }
+                                // Judged writable, so this is a check the judgement does not make yet.
+                                None => {
+                                    verdict.skipped = Some(Skipped::CouldNotApply);
+                                    verdict.judged.would_run = false;
+                                    verdict.judged.outcome = "skipped: the reply could not be written as a send".into();
+                                }
+                            }
+                        }
+                        ButlerEffect::Forward { mailbox } => {
+                            let (copy_id, filed) = file_copy(&butler, receipt_id, mailbox, &facts.subject, platform);
+                            statements.extend(filed);
+                            verdict.judged.outcome = format!("{}: {copy_id}", verdict.judged.outcome);
+                        }
+                        // A person newly given the conversation hears of it, in the
+                        // words `update_thread` tells them with, the butler named
+                        // as who assigned it.
+                        ButlerEffect::Assign { assignee } if is_id_of(assignee, IdKind::Person) => {
+                            let notice = Notice {
+                                kind: NotificationKind::ConversationAssigned,
+                                object_id: thread_id,
+                                mailbox_id: Some(mailbox_id),
+                                actor: Some(&butler.id),
+                                title: &conversation_subject,
+                                detail: None,
+                            };
+                            statements.push(notifications::notify(&notice, Addressee::PersonOf(assignee), platform));
+                        }
+                        _ => {}
                     }
                 }
-            }
-            if let (true, ButlerEffect::Forward { mailbox }) = (ran, &effect.effect) {
-                let (copy_id, filed) = file_copy(&butler, receipt_id, mailbox, &facts.subject, platform);
-                statements.extend(filed);
-                outcome = format!("{outcome}: {copy_id}, unless that mailbox already holds the message");
-            }
-            if ran {
-                statements.extend(carry_out(&effect.effect, thread_id, mailbox_id, now_ms));
-                if let ButlerEffect::NotifyWebhook { url } = &effect.effect {
+                if verdict.skipped.is_none() {
+                    statements.extend(carry_out(&effect, thread_id));
+                } else if verdict.skipped == Some(Skipped::CouldNotApply) {
+                    let notice = Notice {
+                        kind: NotificationKind::ButlerEffectSkipped,
+                        object_id: thread_id,
+                        mailbox_id: Some(mailbox_id),
+                        actor: Some(&butler.id),
+                        title: &facts.subject,
+                        detail: Some(&verdict.judged.outcome),
+                    };
+                    statements.push(notifications::notify(&notice, Addressee::PersonOf(&butler.sponsor_id), platform));
+                }
+                let record = AuditRecord {
+                    at: now_ms,
+                    actor: Some(butler.id.clone()),
+                    delegator: Some(butler.sponsor_id.clone()),
+                    surface: Some("email"),
+                    action: "butler_effect".into(),
+                    object: Some(thread_id.to_string()),
+                    outcome: if verdict.skipped.is_none() { "ok" } else { "skipped" },
+                    detail: Some(
+                        serde_json::json!({
+                            "butler": butler.id,
+                            "version": butler.version,
+                            "receipt": receipt_id,
+                            "effect": effect,
+                            "outcome": verdict.judged.outcome,
+                        })
+                        .to_string(),
+                    ),
+                };
+                if let (None, ButlerEffect::NotifyWebhook { url }) = (verdict.skipped, &effect) {
                     let body = serde_json::json!({
                         "kind": "butler.delivery",
                         "butler": butler.id,
@@ -360,39 +462,34 @@ pub fn on_delivery(
                         "sender_authentication": facts.sender_authentication.map(SenderAuthentication::name),
                         "attachments": facts.attachments,
                     });
-                    posts.push(WebhookPost { butler_id: butler.id.clone(), url: url.clone(), body: body.to_string() });
+                    posts.push(WebhookPost {
+                        butler_id: butler.id.clone(),
+                        url: url.clone(),
+                        body: body.to_string(),
+                        record: record.clone(),
+                        sponsor_id: butler.sponsor_id.clone(),
+                        mailbox_id: mailbox_id.to_string(),
+                        thread_id: thread_id.to_string(),
+                        subject: facts.subject.clone(),
+                    });
                 }
-            } else {
-                let notice = Notice {
-                    kind: NotificationKind::ButlerEffectSkipped,
-                    object_id: thread_id,
-                    mailbox_id: Some(mailbox_id),
-                    actor: Some(&butler.id),
-                    title: &facts.subject,
-                    detail: Some(&outcome),
-                };
-                statements.push(notifications::notify(&notice, Addressee::PersonOf(&butler.sponsor_id), platform));
+                records.push(record);
             }
-            records.push(AuditRecord {
-                at: now_ms,
-                actor: Some(butler.id.clone()),
-                delegator: Some(butler.sponsor_id.clone()),
-                surface: Some("email"),
-                action: "butler_effect".into(),
-                object: Some(thread_id.to_string()),
-                outcome: if ran { "ok" } else { "skipped" },
-                detail: Some(
-                    serde_json::json!({
-                        "butler": butler.id,
-                        "version": butler.version,
-                        "receipt": receipt_id,
-                        "effect": effect.effect,
-                        "outcome": outcome,
-                    })
-                    .to_string(),
-                ),
-            });
         }
+        // The run's record, with every effect as it went (after a reply or a
+        // copy, with the send or the receipt it wrote).
+        statements.push(
+            Statement::new(
+                "INSERT INTO butler_runs (butler_id, receipt_id, version, at, matched, outcome_json) \
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (butler_id, receipt_id) DO NOTHING",
+            )
+            .bind(butler.id.as_str())
+            .bind(receipt_id)
+            .bind(butler.version)
+            .bind(now_ms)
+            .bind(i64::from(judged.matched))
+            .bind(serde_json::json!({ "conditions": judged.conditions, "effects": judged.effects() }).to_string()),
+        );
     }
     work
 }

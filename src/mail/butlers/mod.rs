@@ -8,6 +8,7 @@
 
 mod delivery;
 mod rules;
+mod surroundings;
 
 use mailroom_contract::api::normalise_label;
 use mailroom_contract::api::{
@@ -18,20 +19,23 @@ use mailroom_contract::{PathParameter, Relation};
 use serde::Deserialize;
 
 pub use delivery::{
-    ButlerWork, COPIED_COLUMNS, ReplyBasis, WebhookPost, active_on_delivery, facts_of_delivery, on_delivery,
+    ButlerWork, COPIED_COLUMNS, Delivered, ReplyBasis, StoredIn, WebhookPost, active_on_delivery, on_delivery,
     post_webhooks,
 };
 pub use rules::DeliveryFacts;
-use rules::{HeldElsewhere, judge};
+use rules::{HeldElsewhere, SponsorAuthority, judge};
+pub use surroundings::{Conversation, with_conversation};
 
 use crate::authz::tuples;
 use crate::core::context::Context;
+use crate::core::crypto::sha256_hex;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::outbound::{Destination, OutboundPolicy};
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{QueryResult, Statement};
+use crate::core::text;
 use crate::core::time::rfc3339;
 use crate::core::webhooks;
 
@@ -140,6 +144,7 @@ impl From<ButlerError> for Refusal {
 
 /// A name's checks.
 fn valid_name(name: &str) -> Result<String, Refusal> {
+    text::refuse_direction_controls("name", name)?;
     let name = name.trim();
     if name.is_empty() || name.chars().count() > butler_limits::NAME_CHARACTERS {
         return Err(RequestError::wrong_field("name", format!("1 to {} characters", butler_limits::NAME_CHARACTERS)));
@@ -201,6 +206,9 @@ fn valid_rules(rules: &ButlerRules, mailbox_id: &str, policy: &OutboundPolicy) -
                 &format!("rules.effects[{index}].mailbox"),
                 "another mailbox of this node (`mbx_…`) than the butler's own",
             ));
+        }
+        if let E::Label { label } = effect {
+            text::refuse_direction_controls(&format!("rules.effects[{index}].label"), label)?;
         }
         if let E::Label { label } = effect
             && normalise_label(label).is_none()
@@ -569,8 +577,16 @@ pub async fn publish(context: &mut Context<'_>) -> Result<Response, Refusal> {
             .bind(row.id.as_str()),
     );
     context.audit_object(row.id.clone());
-    context
-        .audit_detail(serde_json::json!({ "version": request.version, "pinned": pinned, "sponsor": row.sponsor_id }));
+    // The chain keeps what was published: the rules' SHA-256 (of the JSON
+    // stored in `rules_json`), so a version changed behind the schema's
+    // triggers no longer matches its entry.
+    let rules_json = serde_json::to_string(&chosen.rules).map_err(|error| context.internal(error))?;
+    context.audit_detail(serde_json::json!({
+        "version": request.version,
+        "pinned": pinned,
+        "sponsor": row.sponsor_id,
+        "rules_sha256": sha256_hex(rules_json.as_bytes()),
+    }));
     chosen.published_at = Some(context.now_ms());
     chosen.pinned_relations = Some(pinned);
     row.versions_json = versions_json(&versions);
@@ -580,23 +596,56 @@ pub async fn publish(context: &mut Context<'_>) -> Result<Response, Refusal> {
 }
 
 /// `POST /api/mailboxes/:mailboxId/butlers/:butlerId/simulate`: reads, judges,
-/// answers; queues no write, so nothing is committed and nothing audited.
+/// answers; queues no write, so nothing is committed and nothing audited. What
+/// is around the delivery (its conversation, the assignees, the mailboxes a
+/// copy would go to, the node's own addresses) is read as it is now, in the
+/// same round trip, so the dry run skips what a delivery now would skip.
 pub async fn simulate(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: SimulateButler = context.body()?;
     if !is_id_of(&request.receipt_id, IdKind::Receipt) {
         return Err(RequestError::wrong_field("receipt_id", "a received message's id (`rcp_…`) from this mailbox"));
     }
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
+    let butler_id = context.path(PathParameter::ButlerId)?.to_string();
     let receipt = Statement::new(format!(
-        "SELECT {} FROM receipts r WHERE r.id = ?1 AND r.mailbox_id = ?2",
-        delivery::FACT_COLUMNS
+        "SELECT {}, {} FROM receipts r LEFT JOIN mail_threads t ON t.id = r.thread_id \
+         WHERE r.id = ?1 AND r.mailbox_id = ?2",
+        delivery::FACT_COLUMNS,
+        surroundings::CONVERSATION_COLUMNS
     ))
     .bind(request.receipt_id.as_str())
     .bind(mailbox_id.as_str());
-    let (row, results) = the_butler(context, vec![receipt]).await?;
-    let Some(facts) = results.first().and_then(QueryResult::first).map(delivery::facts_of_row) else {
+    // Over every version of the butler: the one walked is chosen from them.
+    let effects = "butler_versions w, json_each(w.rules_json, '$.effects') e";
+    let (working, mut parameters) =
+        surroundings::assignees_working(effects, "w.butler_id = b.id", "b.mailbox_id", context.now_ms());
+    parameters.extend([
+        request.receipt_id.as_str().into(),
+        request.receipt_id.as_str().into(),
+        butler_id.as_str().into(),
+    ]);
+    let around = Statement {
+        sql: format!(
+            "SELECT {working} AS working, {} AS holding, {} AS own_addresses \
+             FROM butlers b, receipts r WHERE r.id = ? AND b.id = ?",
+            surroundings::targets_holding(effects, "w.butler_id = b.id", "r.message_id"),
+            surroundings::own_addresses(
+                "(SELECT json_insert(o.reply_to_json, '$[#]', json_object('address', o.from_address)) FROM receipts o WHERE o.id = ?)"
+            ),
+        )
+        .into(),
+        parameters,
+    };
+    let (row, results) = the_butler(context, vec![receipt, around]).await?;
+    let Some(received) = results.first().and_then(QueryResult::first) else {
         return Err(ButlerError::NoSuchReceipt { id: request.receipt_id }.into());
     };
+    let facts = delivery::facts_of_row(received);
+    let conversation = Conversation::of(Some(received));
+    let mut around = surroundings::surroundings(
+        &conversation,
+        results.get(1).map(|result| result.rows.as_slice()).unwrap_or_default(),
+    );
     let versions = row.versions();
     let chosen = match request.version {
         None => versions.first(),
@@ -606,13 +655,15 @@ pub async fn simulate(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(ButlerError::NoSuchVersion { version: request.version.unwrap_or(1) }.into());
     };
     let pinned = chosen.pinned_relations.as_ref().map(|names| relations(names.iter().map(String::as_str)));
-    let judged = judge(&chosen.rules, &facts, &row.held_now(), pinned.as_deref(), &row.held_elsewhere());
+    let (held_now, elsewhere) = (row.held_now(), row.held_elsewhere());
+    let authority = SponsorAuthority { held_now: &held_now, pinned: pinned.as_deref(), elsewhere: &elsewhere };
+    let judged = judge(&chosen.rules, &facts, &authority, &mut around);
     Ok(context.json(&ButlerSimulation {
         butler_id: row.id.clone(),
         version: chosen.version,
         receipt_id: request.receipt_id,
         matched: judged.matched,
+        effects: judged.effects(),
         conditions: judged.conditions,
-        effects: judged.effects,
     }))
 }

@@ -512,6 +512,24 @@ pub async fn redraft(context: &mut Context<'_>) -> Result<Response, Refusal> {
     Ok(context.json(&draft.present()))
 }
 
+/// Why a butler's reply to `to`, answering `subject` with `text` (filled in),
+/// could not be written as a send, in words; `None` when it could. The dry run
+/// and a delivery ask this before `submitted_for_butler`, which holds to the
+/// same checks, so neither records as drafted a reply that was not.
+pub fn butler_reply_unwritable(to: &[EmailAddress], subject: &str, text: &str) -> Option<&'static str> {
+    let to = stored_recipients(&serde_json::to_string(to).ok()?);
+    if validate_recipients(&to, &[], MAXIMUM_RECIPIENTS).is_err() {
+        return Some("the message names no address a reply could be written to");
+    }
+    if validate_subject(&reply_subject(subject)).is_err() {
+        return Some("the reply's subject, the message's with “Re: ”, would be longer than a send's");
+    }
+    if validate_text(text).is_err() {
+        return Some("the reply's text, with the sender and subject filled in, would be longer than a send's");
+    }
+    None
+}
+
 /// A reply a butler drafts and submits in its sponsor's name, for a second
 /// person to decide on.
 pub struct ButlerReply<'a> {
@@ -522,7 +540,8 @@ pub struct ButlerReply<'a> {
     /// The sponsor: the send's author and submitter, so dual control counts
     /// them (and their agents) on the submitter's side.
     pub sponsor: &'a str,
-    /// The delivery's Reply-To or, without one, its From, as stored.
+    /// Whom it answers: the delivery's Reply-To or, without one, its From,
+    /// never one of the node's own mailboxes (`butlers::rules`).
     pub to: &'a [EmailAddress],
     /// The delivery's subject.
     pub subject: &'a str,

@@ -65,6 +65,7 @@ fn the_file(context: &Context<'_>, row: &SendRow) -> Result<SendAttachment, Refu
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/attachments`.
 pub async fn add(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: AddAttachment = context.body()?;
+    crate::core::text::refuse_direction_controls("name", &request.name)?;
     if !valid_name(&request.name) {
         return Err(SendError::InvalidFile { field: "name" }.into());
     }

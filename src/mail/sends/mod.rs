@@ -33,7 +33,8 @@ use crate::core::refusal::Refusal;
 
 pub use decisions::{approve, refuse, retry};
 pub use drafts::{
-    ButlerReply, cancel, create_draft, delete_draft, redraft, submit, submitted_for_butler, update_draft,
+    ButlerReply, butler_reply_unwritable, cancel, create_draft, delete_draft, redraft, submit, submitted_for_butler,
+    update_draft,
 };
 pub use files::{add as add_attachment, download as download_attachment, remove as remove_attachment};
 pub use record::{approvals, get, in_thread, list, present_in_thread};

@@ -395,6 +395,11 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// `PATCH /api/mailboxes/:mailboxId/threads/:threadId`.
 pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: UpdateThread = context.body()?;
+    // A label with a direction control is refused when added; one already
+    // carried can still be taken off.
+    for (index, label) in request.add_labels.iter().flatten().enumerate() {
+        crate::core::text::refuse_direction_controls(&format!("add_labels[{index}]"), label)?;
+    }
     let adding = labels_in(request.add_labels.as_deref(), "add_labels")?;
     let removing = labels_in(request.remove_labels.as_deref(), "remove_labels")?;
     if let Some(index) = removing.iter().position(|label| adding.contains(label)) {
