@@ -434,7 +434,7 @@ pub async fn receive(
             .to_string(),
         ),
     };
-    let entry = chain::append(&node.config.audit_key, &record);
+    let entry = chain::append(&node.config.audit_key, &record, node.platform);
     // One batch, one attempt: the entry's place in the chain is the database's
     // to assign, so concurrent deliveries never contend for it.
     let mut batch = vec![insert];
@@ -457,7 +457,7 @@ pub async fn receive(
     };
     let work = butlers::on_delivery(&results[4], &facts, &reply, &receipt_id, &thread_id, &mailbox_id, node.platform);
     batch.extend(work.statements);
-    batch.extend(work.records.iter().map(|record| chain::append(&node.config.audit_key, record)));
+    batch.extend(work.records.iter().map(|record| chain::append(&node.config.audit_key, record, node.platform)));
     match database.execute(batch).await {
         Ok(_) => {
             butlers::post_webhooks(&work.posts, &node.config.session_key, node.webhooks, node.platform).await;
