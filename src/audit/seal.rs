@@ -40,10 +40,9 @@ pub struct Sealing {
     pub more: bool,
 }
 
-/// The seals for `waiting`, linked after `last_sealed`: the updates to queue,
-/// and what the pass did. Pure: a route can queue the updates with its own
-/// commit, and `seal` sends them on their own.
-pub(crate) fn seals(
+/// The seals for `waiting`, linked after `last_sealed` once its own MAC and
+/// seal are checked: the updates to send, and what the pass did. Pure.
+fn seals(
     config: &Config,
     last_sealed: &QueryResult,
     waiting: &QueryResult,
