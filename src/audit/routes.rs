@@ -1,20 +1,70 @@
-//! The audit chain's routes: reading the trail a page at a time, and verifying
-//! it. Administrators' questions, never offered to machines; the chain itself is
-//! `chain`. Their only refusals are unusable query parameters (`RequestError`):
-//! a cursor this route did not write, or what the dispatcher refuses by the
-//! parameter's declaration.
+//! The audit chain's routes: reading the trail a page at a time, verifying it,
+//! and writing a checkpoint on demand. Administrators' questions and acts,
+//! never offered to machines; the chain itself is `chain`, its checks `walk`,
+//! its checkpoints `checkpoints`. Their refusals are unusable query parameters
+//! (`RequestError`: a cursor this route did not write, or what the dispatcher
+//! refuses by the parameter's declaration) and a checkpoint refused
+//! (`AuditError`), with its words beside it.
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use mailroom_contract::api::{AuditPage, ChainHead};
+use mailroom_contract::api::{AuditCheckpoint, AuditPage, AuditVerification, ChainFault, ChainHead};
 
-use crate::audit::chain::{self, ENTRY_COLUMNS, GENESIS_HASH, Reference, StoredEntry, VERIFY_PAGE, verify};
+use crate::audit::chain::{COPY_OF, ENTRY_COLUMNS, StoredEntry, VERIFY_PAGE};
+use crate::audit::checkpoints::{
+    Lagging, RECORDED_SEQ, Recorded, checkpoint, keep_in_object_store, latest_checkpoint, latest_recorded, reconcile,
+    record, record_missing,
+};
+use crate::audit::upkeep::{CHAIN_BROKEN, TellAdministrators, alarm, alarm_detail, start_from};
+use crate::audit::walk::{Anchor, Failure, Walk, walk};
+use crate::audit::witness::tell_witnesses;
 use crate::core::context::Context;
 use crate::core::http::Response;
+use crate::core::node::Config;
 use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::Statement;
+
+/// Why a checkpoint was not written.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum AuditError {
+    /// The chain does not verify from the latest checkpoint to its head, or the
+    /// two records of the latest checkpoint disagree: nothing was signed.
+    ChainBroken(Failure),
+    /// Another checkpoint took the number first, or the latest checkpoint lies
+    /// further ahead than one call walks.
+    CheckpointInProgress { why: &'static str },
+}
+
+impl From<AuditError> for Refusal {
+    fn from(error: AuditError) -> Refusal {
+        match error {
+            AuditError::ChainBroken(failure) => Refusal::new(
+                409,
+                CHAIN_BROKEN,
+                format!("The audit chain does not verify ({}), so no checkpoint was signed.", failure.fault.name()),
+                format!("{}. Administrators were notified.", capitalised(&failure.sentence())),
+                "Read verify_audit_chain for what failed and where; the chain's history must be restored (from a \
+                 backup, or by whoever changed the database) before the node signs another checkpoint."
+                    .to_string(),
+            ),
+            AuditError::CheckpointInProgress { why } => Refusal::new(
+                409,
+                "checkpoint_in_progress",
+                "No checkpoint was written just now.".to_string(),
+                why.to_string(),
+                "Ask again in a moment, or read the latest checkpoint in verify_audit_chain.".to_string(),
+            ),
+        }
+    }
+}
+
+/// `text` with its first letter a capital, to open a sentence.
+fn capitalised(text: &str) -> String {
+    let mut characters = text.chars();
+    characters.next().map(|first| first.to_uppercase().chain(characters).collect()).unwrap_or_default()
+}
 
 fn encode_cursor(seq: i64) -> String {
     URL_SAFE_NO_PAD.encode(format!("audit-before:{seq}"))
@@ -51,58 +101,211 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
     Ok(context.json(&AuditPage { entries, next_cursor }))
 }
 
+/// The last entry's `seq`, whatever its state: an SQL statement.
+fn last_seq() -> Statement {
+    Statement::new("SELECT COALESCE(MAX(seq), 0) AS last_seq FROM audit_entries")
+}
+
 /// `GET /api/audit/verify`: recomputes up to `VERIFY_PAGE` entries after
-/// `after_seq` and compares the chain with the latest checkpoint.
+/// `after_seq`, and compares the chain with the latest checkpoint's two records.
 pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let after = context.whole_number("after_seq")?.unwrap_or(0);
-    let anchor = Statement::new("SELECT hash FROM audit_entries WHERE seq = ?1").bind(after);
-    let page =
-        Statement::new(format!("SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq > ?1 ORDER BY seq LIMIT ?2"))
-            .bind(after)
-            .bind(VERIFY_PAGE);
+    let anchor = Statement::new(format!("SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq = ?1")).bind(after);
+    let page = Statement::new(format!(
+        "SELECT {ENTRY_COLUMNS}, {COPY_OF} FROM audit_entries WHERE seq > ?1 ORDER BY seq LIMIT ?2"
+    ))
+    .bind(after)
+    .bind(VERIFY_PAGE);
     let ends = Statement::new(
         "SELECT (SELECT COALESCE(MAX(seq), 0) FROM audit_entries) AS last_seq, sealed.seq AS head_seq, \
                 sealed.hash AS head_hash \
          FROM (SELECT 1) LEFT JOIN (SELECT seq, hash FROM audit_entries WHERE hash IS NOT NULL \
                                     ORDER BY seq DESC LIMIT 1) AS sealed",
     );
-    let [anchor, page, ends] = context.read_array([anchor, page, ends]).await?;
-    let anchor_hash = match (after, anchor.first()) {
-        (0, _) => Some(GENESIS_HASH.to_string()),
-        (_, Some(row)) => row.optional_text("hash").map_err(|error| context.internal(error))?,
-        (_, None) => None,
-    };
+    let [anchor, page, ends, recorded] = context.read_array([anchor, page, ends, latest_recorded()]).await?;
+    let anchor: Vec<StoredEntry> = anchor.decode_all().map_err(|error| context.internal(error))?;
     let entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
+    let recorded = Recorded::read(&recorded).map_err(|error| context.internal(error))?;
     let ends = ends.first().ok_or_else(|| context.internal("the chain's ends were not read"))?;
     let last_seq = ends.integer("last_seq").map_err(|error| context.internal(error))?;
     let head = match (ends.optional_integer("head_seq"), ends.optional_text("head_hash")) {
         (Ok(Some(seq)), Ok(Some(hash))) => Some(ChainHead { seq, hash }),
         _ => None,
     };
-    let checkpoint = chain::latest_checkpoint(context.node()).await.map_err(|error| context.internal(error))?;
-    let reference = Reference { anchor_hash, last_seq, head, checkpoint };
-    Ok(context.json(&verify(context.config(), after, &entries, reference)))
+    let kept = latest_checkpoint(context.node()).await.map_err(|error| context.internal(error))?;
+    let ends = Ends { last_seq, head, checkpoint: kept, database_checkpoint: recorded.checkpoint };
+    Ok(context.json(&verify(context.config(), after, anchor.first(), &entries, ends)))
 }
 
-/// `POST /api/audit/checkpoints`: seals the chain's waiting entries with this
-/// call's own commit and keeps a checkpoint of the head outside the database.
-pub async fn write_checkpoint(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let [last_sealed, waiting] = context.read_array(chain::seal_reads()).await?;
-    let (updates, sealing) =
-        chain::seals(context.config(), &last_sealed, &waiting).map_err(|error| context.internal(error))?;
-    if let Some(stopped) = &sealing.stopped {
-        context.platform().log(&format!("the audit chain was not sealed past its head: {stopped}"));
+/// What verification compares the chain with, besides itself.
+pub(crate) struct Ends {
+    /// The chain's last entry, sealed or not.
+    pub last_seq: i64,
+    /// The chain's last sealed entry.
+    pub head: Option<ChainHead>,
+    /// The latest checkpoint in the object store.
+    pub checkpoint: Option<AuditCheckpoint>,
+    /// The latest checkpoint D1 records.
+    pub database_checkpoint: Option<AuditCheckpoint>,
+}
+
+/// Verifies `entries`, the rows after `after` in `seq` order (`anchor` being
+/// the row at `after`), against the latest checkpoint's two records.
+pub(crate) fn verify(
+    config: &Config,
+    after: i64,
+    anchor: Option<&StoredEntry>,
+    entries: &[StoredEntry],
+    ends: Ends,
+) -> AuditVerification {
+    let Ends { last_seq, head, checkpoint, database_checkpoint } = ends;
+    let mut verification = AuditVerification {
+        intact: true,
+        checked: 0,
+        first_bad_seq: None,
+        fault: None,
+        problem: None,
+        verified_through: None,
+        next_after_seq: None,
+        head,
+        awaiting_seal: 0,
+        checkpoint: checkpoint.clone(),
+        database_checkpoint: database_checkpoint.clone(),
+    };
+    let failed = |mut verification: AuditVerification, failure: Failure| {
+        verification.intact = false;
+        verification.first_bad_seq = failure.seq;
+        verification.fault = Some(failure.fault);
+        verification.problem = Some(failure.problem);
+        verification
+    };
+    let agreed = match reconcile(config, database_checkpoint.as_ref(), checkpoint.as_ref()) {
+        Ok(agreed) => agreed,
+        Err(failure) => return failed(verification, failure),
+    };
+    if let Some(reference) = agreed.reference.as_ref().filter(|reference| last_seq < reference.seq) {
+        return failed(verification, truncated(reference, last_seq));
     }
-    let head = sealing.head.ok_or_else(|| context.internal("a checkpoint was asked of an empty chain"))?;
-    for update in updates {
-        context.write(update);
+    let start = match (after, anchor) {
+        (0, _) => Anchor::genesis(),
+        (_, Some(anchor)) => match Anchor::verified(config, anchor) {
+            Ok(start) => start,
+            Err(failure) => return failed(verification, failure),
+        },
+        (_, None) => {
+            let failure =
+                Failure::at_entry(after, ChainFault::SeqGap, format!("there is no entry {after} to continue from"));
+            return failed(verification, failure);
+        }
+    };
+    let walked =
+        walk(config, &start, entries, Walk { seal: false, reference: agreed.reference.as_ref(), witness: None });
+    verification.checked = walked.checked;
+    verification.verified_through = walked.verified_through;
+    verification.awaiting_seal = walked.awaiting_seal;
+    if let Some(failure) = walked.failure {
+        return failed(verification, failure);
     }
-    // Sealing is deterministic, so the checkpoint can be kept before the seals
-    // commit: should the commit fail, the next sealer writes the same hashes.
-    let checkpoint = chain::checkpoint(context.config(), &head, context.now_ms());
-    chain::keep_checkpoint(context.node(), &checkpoint).await.map_err(|error| context.internal(error))?;
-    context.audit_detail(serde_json::json!({ "seq": checkpoint.seq, "sealed": sealing.sealed }));
-    Ok(context.json(&checkpoint))
+    if let Some(through) = walked.verified_through
+        && walked.checked == VERIFY_PAGE
+        && last_seq > through
+    {
+        verification.next_after_seq = Some(through);
+    }
+    verification
+}
+
+/// The chain ends at `last_seq`, before `reference`'s head.
+fn truncated(reference: &AuditCheckpoint, last_seq: i64) -> Failure {
+    Failure {
+        seq: Some(last_seq + 1),
+        fault: ChainFault::Truncated,
+        problem: format!("truncated after checkpoint {}: the chain ends at entry {last_seq}", reference.seq),
+        about: format!("checkpoint-{}", reference.seq),
+    }
+}
+
+/// The refusal of a checkpoint over a chain that failed, with its alarm: the
+/// notification and its key stand with the refusal, whose own entry says what failed.
+fn refused_with_alarm(context: &mut Context<'_>, failure: Failure, tell: TellAdministrators) -> Refusal {
+    context.platform().log(&format!("the audit chain does not verify; nothing was signed: {}", failure.sentence()));
+    for statement in alarm(&failure, tell, context.platform()) {
+        context.write_whatever_the_outcome(statement);
+    }
+    context.audit_detail(alarm_detail(&failure));
+    AuditError::ChainBroken(failure).into()
+}
+
+/// `POST /api/audit/checkpoints`: verifies the chain from the latest
+/// checkpoint D1 records to its head, seals its waiting entries with this
+/// call's own commit, and records the next checkpoint in D1, then in the object
+/// store, then tells the witness. One read: the latest record, the entries from
+/// its head on, and the chain's end.
+pub async fn write_checkpoint(context: &mut Context<'_>, tell: TellAdministrators) -> Result<Response, Refusal> {
+    let page = Statement::new(format!(
+        "SELECT {ENTRY_COLUMNS}, {COPY_OF} FROM audit_entries WHERE seq >= MAX(1, {RECORDED_SEQ}) \
+         ORDER BY seq LIMIT ?1"
+    ))
+    .bind(VERIFY_PAGE + 1);
+    let [recorded, page, last] = context.read_array([latest_recorded(), page, last_seq()]).await?;
+    let recorded = Recorded::read(&recorded).map_err(|error| context.internal(error))?;
+    let entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
+    let last_seq = last.first().and_then(|row| row.integer("last_seq").ok()).unwrap_or(0);
+    let kept = latest_checkpoint(context.node()).await.map_err(|error| context.internal(error))?;
+    let agreed = match reconcile(context.config(), recorded.checkpoint.as_ref(), kept.as_ref()) {
+        Ok(agreed) => agreed,
+        Err(failure) => return Err(refused_with_alarm(context, failure, tell)),
+    };
+    if let Some(reference) = agreed.reference.as_ref().filter(|reference| last_seq < reference.seq) {
+        return Err(refused_with_alarm(context, truncated(reference, last_seq), tell));
+    }
+    // The page begins at D1's record; the walk checks the newer record's head
+    // (R2's, while D1 is one behind) as it passes it.
+    let (start, skip) = match start_from(context.config(), recorded.checkpoint.as_ref(), &entries, last_seq) {
+        Ok(start) => start,
+        Err(failure) => return Err(refused_with_alarm(context, failure, tell)),
+    };
+    let rest = entries.get(skip..).unwrap_or_default();
+    let witness = recorded.checkpoint.as_ref().and_then(|recorded| recorded.witness.clone());
+    let walked =
+        walk(context.config(), &start, rest, Walk { seal: true, reference: agreed.reference.as_ref(), witness });
+    if let Some(failure) = walked.failure {
+        return Err(refused_with_alarm(context, failure, tell));
+    }
+    let head = walked.head.clone().ok_or_else(|| context.internal("a checkpoint was asked of an empty chain"))?;
+    if agreed.reference.as_ref().is_some_and(|reference| head.seq < reference.seq) {
+        return Err(AuditError::CheckpointInProgress {
+            why: "The latest checkpoint lies more than 5,000 entries past the one D1 records: the scheduled upkeep \
+                  verifies up to it within five minutes.",
+        }
+        .into());
+    }
+    let next = checkpoint(context.config(), agreed.next_number, &head, walked.witness.clone(), context.now_ms());
+    let sealed = walked.seals.len();
+    for seal in walked.seals {
+        context.write(seal);
+    }
+    if let (Some(Lagging::Database), Some(reference)) = (agreed.lagging, &agreed.reference) {
+        context.write(record_missing(reference));
+    }
+    context.write(record(&next));
+    context.on_constraint_violation(
+        "audit_checkpoints.number",
+        AuditError::CheckpointInProgress {
+            why: "Another checkpoint was written at the same moment, under the same number.",
+        },
+    );
+    context.audit_detail(serde_json::json!({
+        "number": next.number, "seq": next.seq, "sealed": sealed, "witness": next.witness,
+    }));
+    // D1 first, whose primary key settles a race for the number; then R2.
+    context.commit_now().await?;
+    keep_in_object_store(context.node(), &next).await.map_err(|error| context.internal(error))?;
+    let replaced = agreed.reference.as_ref().and_then(|reference| reference.witness.as_deref());
+    if let Some(told) = tell_witnesses(context.node(), &next, replaced).await {
+        context.defer_write(told);
+    }
+    Ok(context.json(&next))
 }
 
 #[cfg(test)]

@@ -4,7 +4,7 @@
 
 use mailroom_contract::{PathParameter, RouteId};
 
-use crate::audit::routes as audit;
+use crate::audit::{routes as audit, witness};
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
@@ -38,7 +38,10 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::RevokeRelation => relations::revoke(context).await,
         RouteId::ListAuditEntries => audit::list_entries(context).await,
         RouteId::VerifyAuditChain => audit::verify_chain(context).await,
-        RouteId::WriteAuditCheckpoint => audit::write_checkpoint(context).await,
+        RouteId::WriteAuditCheckpoint => audit::write_checkpoint(context, notifications::audit_alarm).await,
+        RouteId::ShowAuditWitness => witness::show_witness(context).await,
+        RouteId::SetAuditWitness => witness::set_witness(context).await,
+        RouteId::RemoveAuditWitness => witness::remove_witness(context).await,
         RouteId::ListAgentCapabilities => agents::list_capabilities(context).await,
         RouteId::ListMailboxes => mailboxes::list_work_queue(context).await,
         RouteId::ListReadableMailboxes => mailboxes::list_readable(context).await,

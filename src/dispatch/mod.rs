@@ -206,7 +206,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     let path_parameter = |wanted: PathParameter| {
         path_parameters.iter().find(|(name, _)| *name == wanted).map(|(_, value)| value.clone())
     };
-    let chain = AuditChain::new(node.config);
+    let chain = AuditChain::new(node.config, node.platform);
     // A call that lost a race for a unique name (a message under an idempotency
     // key another call stored first) applied nothing and recorded nothing: it
     // is handled once more, and its second handling reads what the winner
@@ -293,8 +293,10 @@ pub async fn on_schedule(node: &Node<'_>, cron: &str) -> Result<(), String> {
 /// The scheduled upkeep (the cron trigger): failure windows that ended, the
 /// spent refresh tokens of ended sessions and notifications past their keeping forgotten, the originals of deleted
 /// mail that the object store failed to delete deleted, then the audit chain
-/// sealed, refused attempts folded into it, and a checkpoint of its head kept.
-/// Answers the latest checkpoint.
+/// sealed, refused attempts folded into it, verified from its latest checkpoint,
+/// and a checkpoint of its head kept (or, when it does not verify, the alarm
+/// raised to administrators through their notifications). Answers the latest
+/// checkpoint.
 pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> {
     let now_ms = node.platform.now_ms();
     let mut forgetting = throttle::forget_ended(now_ms);
@@ -306,7 +308,7 @@ pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> 
     if let Err(error) = mail::delete_originals_owed(node).await {
         node.platform.log(&format!("deleting the originals of deleted mail: {error}"));
     }
-    audit::maintain(node).await
+    audit::maintain(node, notifications::audit_alarm).await
 }
 
 /// The request's size, body, path and query string against what the route

@@ -535,7 +535,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
             ),
         };
         database
-            .execute(vec![chain::append(&node.config.audit_key, &record)])
+            .execute(vec![chain::append(&node.config.audit_key, &record, node.platform)])
             .await
             .map_err(|error| failure(&error))?;
         return Ok(Delivery::Duplicate { receipt_id: itself.id.clone() });
@@ -650,7 +650,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
             .to_string(),
         ),
     };
-    let entry = chain::append(&node.config.audit_key, &record);
+    let entry = chain::append(&node.config.audit_key, &record, node.platform);
     // One batch, one attempt: the entry's place in the chain is the database's
     // to assign, so concurrent deliveries never contend for it.
     let mut batch = vec![insert];
@@ -672,7 +672,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     };
     let work = butlers::on_delivery(&results[4], &delivered.facts(), &reply, &stored, node.platform);
     batch.extend(work.statements);
-    batch.extend(work.records.iter().map(|record| chain::append(&node.config.audit_key, record)));
+    batch.extend(work.records.iter().map(|record| chain::append(&node.config.audit_key, record, node.platform)));
     match database.execute(batch).await {
         Ok(_) => {
             // A webhook that failed is recorded once it has: a round trip
@@ -680,7 +680,9 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
             let failed = butlers::post_webhooks(&work.posts, node).await;
             if !failed.records.is_empty() {
                 let mut recorded = failed.statements;
-                recorded.extend(failed.records.iter().map(|record| chain::append(&node.config.audit_key, record)));
+                recorded.extend(
+                    failed.records.iter().map(|record| chain::append(&node.config.audit_key, record, node.platform)),
+                );
                 if let Err(error) = database.execute(recorded).await {
                     node.platform.log(&format!("recording a butler's failed webhook for {recipient}: {error}"));
                 }

@@ -6,18 +6,21 @@
 //! does. One is addressed either to a person (a send's writer, a conversation's
 //! new assignee, a reminder's owner) or to an audience read when the feed is:
 //! the holders of a relation on a mailbox (approval.decide, for an approval
-//! waiting). Reading the feed asks the relation table through `authz::tuples`,
-//! so an agent reading its sponsor's feed sees mail notifications only where it
-//! and its sponsor both hold a relation (the intersection every predicate
-//! carries); what concerns the person alone (a reminder due) it sees with the
-//! feed itself.
+//! waiting), or on the organisation (org.admin, for an audit chain that failed
+//! verification: `audit_alarm`). Reading the feed asks the relation table
+//! through `authz::tuples`, so an agent reading its sponsor's feed sees mail
+//! notifications only where it and its sponsor both hold a relation (the
+//! intersection every predicate carries), and never an administrators' alarm;
+//! what concerns the person alone (a reminder due) it sees with the feed itself.
 
 use mailroom_contract::api::{
     MarkNotificationsRead, Notification, NotificationKind, NotificationPage, NotificationsMarked, notification_limits,
 };
+use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{ObjectKind, PathParameter, Relation};
 use serde::Deserialize;
 
+use crate::audit::Failure;
 use crate::authz::tuples::{self, Holder};
 use crate::authz::{dual_control, holder_of};
 use crate::core::caller::Caller;
@@ -134,6 +137,26 @@ pub fn notify_once(notice: &Notice<'_>, person_id: &str, key: &str, platform: &d
     .bind(key)
 }
 
+/// The notification telling administrators that the audit chain failed where
+/// a checkpoint was to be written (`audit::TellAdministrators`): addressed to
+/// whoever holds org.admin when the feed is read, once per fault.
+pub fn audit_alarm(failure: &Failure, platform: &dyn Platform) -> Statement {
+    Statement::new(
+        "INSERT INTO notifications (id, at, kind, audience, mailbox_id, object_id, title, detail, dedupe_key) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9) ON CONFLICT (dedupe_key) DO NOTHING",
+    )
+    .bind(new_id(IdKind::Notification, platform))
+    .bind(platform.now_ms())
+    .bind(NotificationKind::AuditChainBroken.name())
+    .bind(Relation::OrgAdmin.name())
+    // An audience is a relation on an object: here the organisation itself.
+    .bind(ORGANIZATION_OBJECT)
+    .bind(failure.alarm_key())
+    .bind("The audit chain does not verify: no checkpoint was signed")
+    .bind(failure.sentence())
+    .bind(format!("audit_alarm:{}", failure.alarm_key()))
+}
+
 /// The SQL condition that no notification was written for the key `key` (an SQL
 /// expression): for a writer choosing what `notify_once` has still to write.
 pub fn not_yet_written(key: &str) -> String {
@@ -212,9 +235,17 @@ fn in_feed(reader: &Reader, parameters: &mut Vec<Value>) -> String {
     // Every use of the person expression is the same text; the side condition
     // repeats it four times, each with its own bound value.
     let not_the_actors_side = dual_control::not_on_the_side_of("n.actor", sides[0]);
+    // The administrators' audience: the organisation's, which an agent never
+    // holds (agents hold mailbox relations only), so it reaches people alone.
+    parameters.push(Relation::OrgAdmin.name().into());
+    parameters.push(ORGANIZATION_OBJECT.into());
+    let administers = tuples::is_administrator(&reader.holder);
+    parameters.extend(administers.parameters);
     format!(
         "((n.person_id = {person} AND (n.mailbox_id IS NULL OR n.mailbox_id IN ({related}))) \
-          OR (n.audience = ? AND n.mailbox_id IN ({deciding}) AND {not_the_actors_side}))"
+          OR (n.audience = ? AND n.mailbox_id IN ({deciding}) AND {not_the_actors_side}) \
+          OR (n.audience = ? AND n.mailbox_id = ? AND ({}) = 1))",
+        administers.sql
     )
 }
 
@@ -298,7 +329,8 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     parameters.push((limit + 1).into());
     let page = Statement {
         sql: format!(
-            "SELECT n.id, n.at, n.kind, n.title, n.detail, n.object_id, n.mailbox_id, \
+            "SELECT n.id, n.at, n.kind, n.title, n.detail, n.object_id, \
+               CASE WHEN n.audience = 'org.admin' THEN NULL ELSE n.mailbox_id END AS mailbox_id, \
                (SELECT m.address FROM mailboxes m WHERE m.id = n.mailbox_id) AS mailbox_address, n.actor, \
                COALESCE((SELECT p.name FROM people p WHERE p.id = n.actor), \
                         (SELECT a.name FROM agents a WHERE a.id = n.actor), \

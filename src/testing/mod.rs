@@ -182,6 +182,54 @@ impl SqliteDatabase {
         hasher.finalize().iter().map(|byte| format!("{byte:02x}")).collect()
     }
 
+    /// Rewrites every entry as a node wrote it before nonces (migration 0024):
+    /// no nonce, no MAC version, its MAC over its own fields alone under `key`
+    /// (`mailroom.audit-entry.v2`), and unsealed, for the sealer to link as it
+    /// did then. Computed here apart from the chain's own code, so it also
+    /// checks that format.
+    pub fn as_written_before_nonces(&self, key: &AuditKey) {
+        use hmac::{KeyInit, Mac};
+        let entries: Vec<(i64, String)> = {
+            let connection = self.connection.borrow();
+            let mut statement = connection
+                .prepare(
+                    "SELECT seq, at, actor, actor_kind, delegator, surface, action, object, outcome, detail \
+                     FROM audit_entries ORDER BY seq",
+                )
+                .expect("the entries read");
+            statement
+                .query_map([], |row| {
+                    let mut fields = serde_json::Map::new();
+                    fields.insert("at".into(), Json::from(row.get::<_, i64>(1)?));
+                    fields.insert("actor_kind".into(), Json::from(row.get::<_, String>(3)?));
+                    fields.insert("action".into(), Json::from(row.get::<_, String>(6)?));
+                    fields.insert("outcome".into(), Json::from(row.get::<_, String>(8)?));
+                    for (index, name) in [(2, "actor"), (4, "delegator"), (5, "surface"), (7, "object"), (9, "detail")]
+                    {
+                        if let Some(value) = row.get::<_, Option<String>>(index)? {
+                            fields.insert(name.into(), Json::from(value));
+                        }
+                    }
+                    fields.insert("key_id".into(), Json::from(key.id.clone()));
+                    // serde_json's map keeps keys sorted: the canonical form.
+                    Ok((row.get::<_, i64>(0)?, serde_json::to_string(&fields).expect("JSON serialises")))
+                })
+                .and_then(|rows| rows.collect::<Result<_, _>>())
+                .expect("the entries read")
+        };
+        for (seq, canonical) in entries {
+            let mut mac = <hmac::Hmac<sha2::Sha256> as KeyInit>::new_from_slice(&key.secret).expect("any key length");
+            mac.update(b"mailroom.audit-entry.v2\n");
+            mac.update(canonical.as_bytes());
+            let mac: String = mac.finalize().into_bytes().iter().map(|byte| format!("{byte:02x}")).collect();
+            self.tamper(&format!(
+                "UPDATE audit_entries SET key_id = '{}', mac = '{mac}', mac_version = NULL, nonce = NULL, \
+                 prev_hash = NULL, hash = NULL WHERE seq = {seq}",
+                key.id
+            ));
+        }
+    }
+
     /// Runs raw SQL outside the core and answers what SQLite said, for a test
     /// that requires the schema itself to refuse a change.
     pub fn try_tamper(&self, sql: &str) -> Result<(), String> {
@@ -653,7 +701,7 @@ impl TestNode {
 
     /// Seals the audit chain's waiting entries, as the adapter does after an
     /// answer that appended to it.
-    pub fn seal(&self) -> audit::chain::Sealing {
+    pub fn seal(&self) -> audit::seal::Sealing {
         self.run(audit::seal(&self.database, &self.config)).expect("the chain seals")
     }
 

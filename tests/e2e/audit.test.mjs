@@ -1,10 +1,14 @@
 // The audit chain on real D1: every change recorded under contention without a
 // writer ever retrying, sealed after the answers, tampering found at the entry
 // where it happened, and a truncated tail found against the checkpoint the
-// scheduled upkeep keeps in R2.
+// scheduled upkeep keeps in R2; a copy of a real entry never sealed nor signed
+// over, with administrators told; a tail cut with R2's checkpoints still found
+// against D1's record; and each checkpoint posted, signed, to the witness.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startNode, setUp } from "./harness.mjs";
+import { createServer } from "node:http";
+import { createHmac } from "node:crypto";
+import { startNode, setUp, assertRefusal } from "./harness.mjs";
 
 let node, call, token, admin;
 
@@ -122,4 +126,123 @@ test("the scheduled upkeep keeps a signed checkpoint outside D1, and a tail trun
   assert.equal(verification.intact, false);
   assert.equal(verification.first_bad_seq, checkpointed - 1);
   assert.match(verification.problem, new RegExp(`^truncated after checkpoint ${checkpointed}`));
+});
+
+// ---- Replays, rollbacks, the alarm and the witness (decision 0027) ----
+
+/** The columns a copy of an entry carries: all but its place and its seal. */
+async function entryColumns(node) {
+  const columns = await node.sql("SELECT name FROM pragma_table_info('audit_entries')");
+  return columns.map((column) => column.name).filter((name) => !["seq", "prev_hash", "hash"].includes(name)).join(", ");
+}
+
+test("a real entry replayed at the end is never sealed, nothing is signed over it, and administrators are told", async () => {
+  const fresh = await startNode();
+  nodes.push(fresh);
+  const { call: freshCall, token: freshToken } = await setUp(fresh);
+  for (const name of ["Red", "Green"]) await freshCall("POST", "/api/teams", { token: freshToken, body: { name } });
+  await fresh.scheduled();
+  const verify = async () => (await freshCall("GET", "/api/audit/verify", { token: freshToken })).body;
+  let verification = await verify();
+  assert.equal(verification.intact, true, JSON.stringify(verification));
+  assert.equal(verification.checkpoint.number, 1);
+  assert.deepEqual(verification.database_checkpoint, verification.checkpoint, "D1 and R2 hold the same checkpoint");
+
+  const granted = (await fresh.sql("SELECT seq FROM audit_entries WHERE action = 'create_team' ORDER BY seq LIMIT 1"))[0].seq;
+  const columns = await entryColumns(fresh);
+  await fresh.sql(`INSERT INTO audit_entries (seq, ${columns}) SELECT (SELECT MAX(seq) + 1 FROM audit_entries), ${columns} FROM audit_entries WHERE seq = ${granted}`);
+  const copy = (await fresh.sql("SELECT MAX(seq) AS seq FROM audit_entries"))[0].seq;
+  verification = await verify();
+  assert.equal(verification.intact, false);
+  assert.equal(verification.fault, "copied_entry", JSON.stringify(verification));
+  assert.equal(verification.first_bad_seq, copy);
+  assert.match(verification.problem, new RegExp(`copy of entry ${granted}`));
+
+  const refused = await freshCall("POST", "/api/audit/checkpoints", { token: freshToken });
+  assertRefusal(assert, refused, 409, "audit_chain_broken");
+  await fresh.scheduled();
+  assert.equal((await verify()).checkpoint.number, 1, "nothing was signed");
+  const feed = await freshCall("GET", "/api/me/notifications", { token: freshToken });
+  const alarms = feed.body.notifications.filter((item) => item.kind === "audit_chain_broken");
+  assert.equal(alarms.length, 1, feed.text);
+  assert.match(alarms[0].detail, new RegExp(`entry ${copy}`));
+});
+
+test("cutting the newest entries is found even when R2's checkpoints are deleted with them", async () => {
+  const fresh = await startNode();
+  nodes.push(fresh);
+  const { call: freshCall, token: freshToken } = await setUp(fresh);
+  await freshCall("POST", "/api/teams", { token: freshToken, body: { name: "Kept" } });
+  const first = await freshCall("POST", "/api/audit/checkpoints", { token: freshToken });
+  assert.equal(first.status, 201, first.text);
+  await freshCall("POST", "/api/teams", { token: freshToken, body: { name: "To be cut" } });
+  const second = await freshCall("POST", "/api/audit/checkpoints", { token: freshToken });
+  assert.equal(second.body.number, 2);
+
+  await fresh.sql(`DELETE FROM audit_entries WHERE seq > ${first.body.seq}`);
+  for (const key of ["audit/checkpoints/latest.json", `audit/checkpoints/${String(second.body.seq).padStart(12, "0")}.json`]) {
+    await fresh.deleteObject(key);
+  }
+  const verification = (await freshCall("GET", "/api/audit/verify", { token: freshToken })).body;
+  assert.equal(verification.intact, false, JSON.stringify(verification));
+  assert.equal(verification.fault, "rolled_back_against_d1");
+  assert.equal(verification.database_checkpoint.number, 2);
+});
+
+test("each checkpoint is posted to the witness an administrator sets, signed with the secret it is shown", async () => {
+  const fresh = await startNode();
+  nodes.push(fresh);
+  const { call: freshCall, token: freshToken } = await setUp(fresh);
+  const received = [];
+  const receiver = createServer((request, response) => {
+    let body = "";
+    request.setEncoding("utf8");
+    request.on("data", (chunk) => (body += chunk));
+    request.on("end", () => {
+      received.push({ path: request.url, headers: request.headers, body });
+      response.writeHead(200).end("ok");
+    });
+  });
+  await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  try {
+    const hook = `http://127.0.0.1:${receiver.address().port}/witness`;
+    assertRefusal(assert, await freshCall("PUT", "/api/audit/witness", { token: freshToken, body: {} }), 400, "invalid_body");
+    const set = await freshCall("PUT", "/api/audit/witness", { token: freshToken, body: { webhook_url: hook } });
+    assert.equal(set.status, 200, set.text);
+    assert.equal(set.body.witness, hook);
+    const secret = set.body.signing_secret;
+
+    const made = await freshCall("POST", "/api/audit/checkpoints", { token: freshToken });
+    assert.equal(made.status, 201, made.text);
+    assert.equal(made.body.witness, hook);
+    assert.equal(received.length, 1);
+    const [posted] = received;
+    assert.equal(posted.headers["mailroom-delivery"], `audit-checkpoint-${made.body.number}`);
+    const [, t, v1] = /^t=(\d+),v1=([0-9a-f]+)$/.exec(posted.headers["mailroom-signature"]);
+    assert.equal(createHmac("sha256", secret).update(`${t}.${posted.body}`).digest("hex"), v1, "signed with the secret shown");
+    assert.deepEqual(JSON.parse(posted.body).checkpoint, made.body);
+
+    const shown = await freshCall("GET", "/api/audit/witness", { token: freshToken });
+    assert.equal(shown.status, 200, shown.text);
+    assert.equal(shown.body.witness, hook);
+    assert.equal(shown.body.latest_checkpoint.number, made.body.number);
+    assert.equal(typeof shown.body.delivered_at, "string", shown.text);
+
+    await freshCall("POST", "/api/teams", { token: freshToken, body: { name: "Witnessed" } });
+    await fresh.scheduled();
+    assert.equal(received.length, 2, "the scheduled checkpoint too");
+    assert.equal(JSON.parse(received[1].body).checkpoint.number, made.body.number + 1);
+
+    const removed = await freshCall("DELETE", "/api/audit/witness", { token: freshToken });
+    assert.equal(removed.status, 200, removed.text);
+    assert.equal(removed.body.witness, undefined);
+    const entries = await freshCall("GET", "/api/audit?limit=5", { token: freshToken });
+    assert.deepEqual(
+      entries.body.entries.filter((entry) => entry.action.endsWith("_audit_witness")).map((entry) => [entry.action, entry.outcome]),
+      [["remove_audit_witness", "ok"], ["set_audit_witness", "ok"], ["set_audit_witness", "refused"]],
+      "setting and removing the witness are audited acts",
+    );
+  } finally {
+    await new Promise((resolve) => receiver.close(resolve));
+  }
 });

@@ -183,6 +183,14 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
         return false;
       }
     },
+    /**
+     * Deletes the object under `key` from the node's local R2 bucket, from
+     * outside the Worker (for tests that play an attacker who can write R2).
+     */
+    async deleteObject(key) {
+      const bucket = /bucket_name = "([^"]+)"/.exec(readFileSync(join(ROOT, "wrangler.toml"), "utf8"))[1];
+      await wrangler(["r2", "object", "delete", `${bucket}/${key}`, "--local", "--persist-to", state, ...config]);
+    },
     async stop() {
       try {
         process.kill(-child.pid, "SIGTERM");

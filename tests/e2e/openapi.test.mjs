@@ -211,6 +211,12 @@ test("every documented operation answers as documented, successes and refusals a
     ["GET", "/api/audit?limit=5", { token }],
     ["GET", "/api/audit/verify", { token }],
     ["POST", "/api/audit/checkpoints", { token }],
+    ["GET", "/api/audit/witness", { token }],
+    // A receiver that is not there: should a checkpoint be written while it is
+    // the witness (or just after, to tell it it was removed), nothing leaves the machine.
+    ["PUT", "/api/audit/witness", { token, body: { webhook_url: "http://127.0.0.1:9/witness" } }],
+    ["PUT", "/api/audit/witness", { token, body: {} }],
+    ["DELETE", "/api/audit/witness", { token }],
     ["GET", "/api/agent-capabilities", { token }],
     ["GET", "/api/mailboxes", { token: benToken }],
     ["GET", "/api/mailboxes/readable", { token: benToken }],

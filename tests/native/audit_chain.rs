@@ -6,9 +6,11 @@
 use std::cell::Cell;
 
 use mailroom::audit::chain::{self as audit, ATTEMPT_WINDOW_MS, SEAL_BATCH, VERIFY_PAGE};
+use mailroom::audit::checkpoints;
 use mailroom::core::context::ports::AuditRecord;
 use mailroom::core::http::Surface;
 use mailroom::core::node::AuditKey;
+use mailroom::core::platform::Platform;
 use mailroom::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use mailroom::dispatch::dispatch;
 use mailroom::testing::{RequestExt, request};
@@ -251,14 +253,15 @@ fn a_checkpoint_not_signed_by_this_node_is_found() {
     let world = busy_world();
     assert_eq!(world.admin("POST", "/api/audit/checkpoints", None).status, 201);
     let mut kept: serde_json::Value =
-        serde_json::from_slice(world.node.blobs.objects.borrow().get(audit::LATEST_CHECKPOINT_KEY).unwrap()).unwrap();
+        serde_json::from_slice(world.node.blobs.objects.borrow().get(checkpoints::LATEST_CHECKPOINT_KEY).unwrap())
+            .unwrap();
     kept["seq"] = json!(2);
     world
         .node
         .blobs
         .objects
         .borrow_mut()
-        .insert(audit::LATEST_CHECKPOINT_KEY.into(), serde_json::to_vec(&kept).unwrap());
+        .insert(checkpoints::LATEST_CHECKPOINT_KEY.into(), serde_json::to_vec(&kept).unwrap());
     let verification = world.verify();
     assert_eq!(verification["intact"], false);
     assert!(problem(&verification).contains("signature"), "{verification}");
@@ -269,7 +272,7 @@ fn the_scheduled_upkeep_seals_and_keeps_a_checkpoint_when_the_head_moved() {
     let world = busy_world();
     let first = world.node.maintain().expect("a checkpoint");
     assert_eq!(first.seq, 8);
-    assert!(world.node.blobs.objects.borrow().contains_key(&audit::checkpoint_key(8)));
+    assert!(world.node.blobs.objects.borrow().contains_key(&checkpoints::checkpoint_key(8)));
     assert_eq!(world.node.maintain(), Some(first.clone()), "the head did not move: the same checkpoint");
     world.team("Later");
     let second = world.node.maintain().expect("a checkpoint");
@@ -296,8 +299,9 @@ fn keys_rotate_and_every_entry_verifies_with_the_key_it_names() {
 #[test]
 fn entries_from_before_the_chain_was_keyed_still_verify_before_the_keyed_ones() {
     let world = World::new();
-    // The chain as a node wrote it before it was keyed: no key, no MAC, unkeyed hashes.
-    world.node.database.tamper("UPDATE audit_entries SET key_id = NULL, mac = NULL");
+    // The chain as a node wrote it before it was keyed: no key, no MAC (and so no
+    // nonce or MAC version), unkeyed hashes.
+    world.node.database.tamper("UPDATE audit_entries SET key_id = NULL, mac = NULL, nonce = NULL, mac_version = NULL");
     let rows = world.node.database.count("SELECT COUNT(*) FROM audit_entries");
     let mut previous = audit::GENESIS_HASH.to_string();
     for seq in 1..=rows {
@@ -319,8 +323,9 @@ fn verification_walks_a_long_chain_a_page_at_a_time() {
     let world = World::new();
     let existing = world.audit().len() as i64;
     let total = VERIFY_PAGE + 700;
-    let statements: Vec<Statement> =
-        (existing..total).map(|index| audit::append(&world.node.config.audit_key, &record(index, "sign_in"))).collect();
+    let statements: Vec<Statement> = (existing..total)
+        .map(|index| audit::append(&world.node.config.audit_key, &record(index, "sign_in"), &world.node.platform))
+        .collect();
     futures_executor::block_on(world.node.database.execute(statements)).unwrap();
     for _ in 0..(total / SEAL_BATCH + 1) {
         world.node.seal();
@@ -383,6 +388,7 @@ fn the_audit_list_pages_newest_first_with_an_opaque_cursor() {
 struct RacingDatabase<'a> {
     inner: &'a dyn Database,
     key: AuditKey,
+    platform: &'a dyn Platform,
     races: Cell<u32>,
 }
 
@@ -392,7 +398,7 @@ impl Database for RacingDatabase<'_> {
             let commits = statements.iter().any(|statement| statement.sql.starts_with("INSERT INTO audit_entries"));
             if commits && self.races.get() > 0 {
                 self.races.set(self.races.get() - 1);
-                self.inner.execute(vec![audit::append(&self.key, &record(0, "sign_in"))]).await?;
+                self.inner.execute(vec![audit::append(&self.key, &record(0, "sign_in"), self.platform)]).await?;
             }
             self.inner.execute(statements).await
         })
@@ -402,8 +408,12 @@ impl Database for RacingDatabase<'_> {
 #[test]
 fn a_writer_that_another_overtakes_still_commits_at_once_and_nothing_is_lost() {
     let world = World::new();
-    let racing =
-        RacingDatabase { inner: &world.node.database, key: world.node.config.audit_key.clone(), races: Cell::new(3) };
+    let racing = RacingDatabase {
+        inner: &world.node.database,
+        key: world.node.config.audit_key.clone(),
+        platform: &world.node.platform,
+        races: Cell::new(3),
+    };
     let node = world.node_over(&racing);
     let created = futures_executor::block_on(dispatch(
         &node,
@@ -489,4 +499,290 @@ fn refused_attempts_without_a_credential_are_counted_not_written_and_folded_in_a
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM audit_attempts"), 0);
     assert_eq!(world.verify()["intact"], true);
     let _ = ben;
+}
+
+// ---- Replays, truncations and rollbacks (decision 0027) ----
+
+/// The columns a copy of an entry carries: all but its place and its seal.
+fn entry_columns_but_place_and_seal(world: &World) -> String {
+    let columns = world.node.database.column_names("audit_entries");
+    columns
+        .into_iter()
+        .filter(|column| !["seq", "prev_hash", "hash"].contains(&column.as_str()))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Writes a copy of entry `seq`, as a database writer can, at the end of the
+/// chain and waiting for its seal, as if it had just been written.
+fn copy_to_the_tail(world: &World, seq: i64) {
+    let columns = entry_columns_but_place_and_seal(world);
+    world.node.database.tamper(&format!(
+        "INSERT INTO audit_entries (seq, {columns}) \
+         SELECT (SELECT MAX(seq) + 1 FROM audit_entries), {columns} FROM audit_entries WHERE seq = {seq}"
+    ));
+}
+
+#[test]
+fn a_copy_of_a_real_entry_replayed_at_the_tail_is_never_sealed_and_is_named() {
+    let world = busy_world();
+    // Entry 7 grants a relation; a database writer replays it as if it had
+    // happened again, waiting for the sealer as a new entry would.
+    assert_eq!(world.audit()[6]["action"], "grant_relation");
+    copy_to_the_tail(&world, 7);
+    let sealing = world.node.seal();
+    assert_eq!(sealing.sealed, 0, "the sealer does not seal a copy in: {sealing:?}");
+    assert!(sealing.stopped.unwrap_or_default().contains("copy of entry 7"));
+    let verification = world.verify();
+    assert_eq!(verification["intact"], false, "{verification}");
+    assert_eq!(verification["first_bad_seq"], 9);
+    assert_eq!(verification["fault"], "copied_entry");
+    assert!(problem(&verification).contains("copy of entry 7"), "{verification}");
+}
+
+#[test]
+fn a_real_entry_moved_or_copied_to_another_place_fails_there() {
+    // Copied with its seal over another entry's place: its seal covers its own place.
+    let world = busy_world();
+    let columns = entry_columns_but_place_and_seal(&world);
+    world.node.database.tamper(&format!(
+        "DELETE FROM audit_entries WHERE seq = 6; \
+         INSERT INTO audit_entries (seq, prev_hash, hash, {columns}) \
+         SELECT 6, prev_hash, hash, {columns} FROM audit_entries WHERE seq = 3;"
+    ));
+    let verification = world.verify();
+    assert_eq!(verification["first_bad_seq"], 6, "{verification}");
+    assert_eq!(verification["fault"], "copied_entry", "{verification}");
+
+    // Moved from its place to the end, waiting as if new: a gap where it was.
+    let world = busy_world();
+    copy_to_the_tail(&world, 3);
+    world.node.database.tamper("DELETE FROM audit_entries WHERE seq = 3");
+    let verification = world.verify();
+    assert_eq!((verification["first_bad_seq"].clone(), verification["fault"].clone()), (json!(3), json!("seq_gap")));
+
+    // Moved to the end with its seal kept: its seal names another place.
+    let world = busy_world();
+    world.node.database.tamper("UPDATE audit_entries SET seq = 9 WHERE seq = 8");
+    world.team("After the move");
+    let verification = world.verify();
+    assert_eq!(verification["first_bad_seq"], 8, "{verification}");
+}
+
+#[test]
+fn truncating_the_tail_is_found_even_when_the_checkpoints_in_r2_are_deleted_too() {
+    let world = busy_world();
+    assert_eq!(world.node.maintain().and_then(|checkpoint| checkpoint.number), Some(1));
+    world.team("Nine");
+    world.team("Ten");
+    let second = world.node.maintain().expect("a second checkpoint");
+    assert_eq!((second.number, second.seq), (Some(2), 10));
+    // The newest keyed entries go, and every checkpoint object in R2 with them.
+    world.node.database.tamper("DELETE FROM audit_entries WHERE seq > 8");
+    world.node.blobs.objects.borrow_mut().retain(|key, _| !key.starts_with("audit/checkpoints/"));
+    let verification = world.verify();
+    assert_eq!(verification["intact"], false, "{verification}");
+    assert_eq!(verification["fault"], "rolled_back_against_d1", "{verification}");
+    assert_eq!(verification["database_checkpoint"]["number"], 2);
+}
+
+#[test]
+fn truncating_the_tail_is_found_even_when_r2_is_rolled_back_to_an_older_checkpoint() {
+    let world = busy_world();
+    world.node.maintain().expect("a first checkpoint");
+    let first = world.node.blobs.objects.borrow().get(checkpoints::LATEST_CHECKPOINT_KEY).cloned().unwrap();
+    world.team("Nine");
+    world.node.maintain().expect("a second checkpoint");
+    world.team("Ten");
+    assert_eq!(world.node.maintain().and_then(|checkpoint| checkpoint.number), Some(3));
+    // Back to checkpoint 1 in R2, and the chain cut to match it.
+    world.node.database.tamper("DELETE FROM audit_entries WHERE seq > 8");
+    world.node.blobs.objects.borrow_mut().insert(checkpoints::LATEST_CHECKPOINT_KEY.into(), first);
+    for seq in [9, 10] {
+        world.node.blobs.objects.borrow_mut().remove(&checkpoints::checkpoint_key(seq));
+    }
+    let verification = world.verify();
+    assert_eq!(verification["intact"], false, "{verification}");
+    assert_eq!(verification["fault"], "rolled_back_against_d1", "{verification}");
+    assert!(problem(&verification).contains("2 behind D1's 3"), "{verification}");
+}
+
+#[test]
+fn tampering_with_d1s_record_of_the_checkpoints_is_found() {
+    let checkpointed_twice = || {
+        let world = busy_world();
+        world.node.maintain().expect("a first checkpoint");
+        world.team("Nine");
+        world.node.maintain().expect("a second checkpoint");
+        world
+    };
+    let fault = |world: &World| world.verify()["fault"].as_str().unwrap_or("intact").to_string();
+
+    // Every row gone: the object store still holds checkpoint 2.
+    let world = checkpointed_twice();
+    world.node.database.tamper("DELETE FROM audit_checkpoints");
+    assert_eq!(fault(&world), "rolled_back_against_r2");
+
+    // Rolled back by one, as a write in progress would leave it, and the tail
+    // cut: the newer record, R2's, is what the chain must still reach.
+    let world = checkpointed_twice();
+    world
+        .node
+        .database
+        .tamper("DELETE FROM audit_checkpoints WHERE number = 2; DELETE FROM audit_entries WHERE seq > 8");
+    assert_eq!(fault(&world), "truncated");
+
+    // The record altered: its signature no longer verifies.
+    let world = checkpointed_twice();
+    world
+        .node
+        .database
+        .tamper("UPDATE audit_checkpoints SET checkpoint = replace(checkpoint, '\"seq\":9', '\"seq\":8')");
+    assert_eq!(fault(&world), "checkpoint_signature");
+
+    // An older genuine checkpoint moved up to pass for the latest.
+    let world = checkpointed_twice();
+    world.node.database.tamper("INSERT INTO audit_checkpoints (number, seq, checkpoint) SELECT 3, seq, checkpoint FROM audit_checkpoints WHERE number = 1");
+    assert_eq!(fault(&world), "checkpoint_signature");
+
+    // Left alone, the two records agree.
+    let world = checkpointed_twice();
+    assert_eq!(fault(&world), "intact");
+    assert_eq!(world.verify()["database_checkpoint"], world.verify()["checkpoint"]);
+}
+
+#[test]
+fn a_checkpoint_is_never_signed_over_a_chain_that_does_not_verify_and_administrators_hear_of_it() {
+    let world = busy_world();
+    let first = world.node.maintain().expect("a first checkpoint");
+    world.team("Nine");
+    world.team("Ten");
+    // An entry after the latest checkpoint is altered in D1.
+    world.node.database.tamper("UPDATE audit_entries SET object = 'elsewhere' WHERE seq = 9");
+    let objects_before = world.node.blobs.objects.borrow().clone();
+
+    assert_eq!(world.node.maintain(), None, "the upkeep signs nothing");
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM audit_checkpoints"), 1);
+    assert_eq!(*world.node.blobs.objects.borrow(), objects_before, "nothing new in R2");
+    let alarms: Vec<serde_json::Value> = world
+        .audit()
+        .into_iter()
+        .filter(|entry| entry["action"] == "write_audit_checkpoint" && entry["outcome"] == "refused")
+        .collect();
+    assert_eq!(alarms.len(), 1, "the alarm is in the chain");
+    assert_eq!(alarms[0]["detail"]["code"], "audit_chain_broken");
+    assert_eq!(alarms[0]["detail"]["fault"], "entry_mac");
+    assert_eq!(alarms[0]["detail"]["first_bad_seq"], 9);
+
+    let feed = body(&world.admin("GET", "/api/me/notifications", None));
+    let notified: Vec<&serde_json::Value> =
+        feed["notifications"].as_array().unwrap().iter().filter(|item| item["kind"] == "audit_chain_broken").collect();
+    assert_eq!(notified.len(), 1, "{feed}");
+    assert!(notified[0]["detail"].as_str().unwrap().contains("entry 9"), "{feed}");
+    assert!(notified[0].get("mailbox_id").is_none(), "it is the organisation's, not a mailbox's");
+    // An agent reading its administrator sponsor's feed is not told: it holds no org.admin.
+    let (_, agents_token) = world.mint(&world.admin_id, &["notifications.read"], json!([]));
+    let agents = body(&world.call("GET", "/api/me/notifications", Some(&agents_token), None));
+    assert!(
+        agents["notifications"].as_array().unwrap().iter().all(|item| item["kind"] != "audit_chain_broken"),
+        "{agents}"
+    );
+    // Someone who administers nothing is not told.
+    let (_, cleos_token) = world.person("cleo@example.com");
+    let cleos = body(&world.call("GET", "/api/me/notifications", Some(&cleos_token), None));
+    assert!(
+        cleos["notifications"].as_array().unwrap().iter().all(|item| item["kind"] != "audit_chain_broken"),
+        "{cleos}"
+    );
+
+    // The next run finds the same fault: no second alarm.
+    assert_eq!(world.node.maintain(), None);
+    let alarms = world.audit().into_iter().filter(|entry| entry["detail"]["code"] == "audit_chain_broken").count();
+    assert_eq!(alarms, 1);
+    let feed = body(&world.admin("GET", "/api/me/notifications", None));
+    assert_eq!(
+        feed["notifications"].as_array().unwrap().iter().filter(|item| item["kind"] == "audit_chain_broken").count(),
+        1
+    );
+
+    // On demand, the same: refused, nothing signed, and the refusal says what failed.
+    let refused = world.admin("POST", "/api/audit/checkpoints", None);
+    assert_refused(&refused, 409, "audit_chain_broken");
+    assert!(text(&refused).contains("Entry 9: its contents do not match its MAC"), "{}", text(&refused));
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM audit_checkpoints"), 1);
+    let entry = world.last_audit_entry();
+    assert_eq!(entry["action"], "write_audit_checkpoint");
+    assert_eq!(entry["detail"]["code"], "audit_chain_broken");
+    assert_eq!(entry["detail"]["attempted"]["fault"], "entry_mac");
+    assert_eq!(world.verify()["checkpoint"]["number"], first.number.unwrap());
+}
+
+#[test]
+fn a_checkpoint_is_not_signed_while_d1_and_r2_disagree() {
+    let world = busy_world();
+    world.node.maintain().expect("a first checkpoint");
+    world.team("Nine");
+    world.node.maintain().expect("a second checkpoint");
+    world.team("Ten");
+    world.node.blobs.objects.borrow_mut().retain(|key, _| !key.starts_with("audit/checkpoints/"));
+    assert_refused(&world.admin("POST", "/api/audit/checkpoints", None), 409, "audit_chain_broken");
+    assert_eq!(world.node.maintain(), None);
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM audit_checkpoints"), 2, "nothing signed");
+    assert!(!world.node.blobs.objects.borrow().contains_key(checkpoints::LATEST_CHECKPOINT_KEY));
+}
+
+#[test]
+fn a_checkpoint_half_written_is_completed_and_the_count_goes_on() {
+    // D1 took checkpoint 2, and R2 failed before it did: the two are one apart,
+    // which is what a write in progress looks like, and the upkeep completes it.
+    let world = busy_world();
+    world.node.maintain().expect("a first checkpoint");
+    world.team("Nine");
+    world.node.blobs.refusing_puts.set(true);
+    assert_eq!(world.admin("POST", "/api/audit/checkpoints", None).status, 500);
+    world.node.blobs.refusing_puts.set(false);
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM audit_checkpoints"), 2);
+    assert_eq!(world.verify()["intact"], true, "one apart is a write in progress: {}", world.verify());
+    let completed = world.node.maintain().expect("a checkpoint");
+    assert_eq!(completed.number, Some(3), "the count goes on past the one completed");
+    let verification = world.verify();
+    assert_eq!(verification["checkpoint"]["number"], 3);
+    assert_eq!(verification["database_checkpoint"], verification["checkpoint"]);
+}
+
+#[test]
+fn the_upkeep_walks_from_the_latest_checkpoint_and_full_verification_still_finds_what_is_behind_it() {
+    let world = busy_world();
+    world.node.maintain().expect("a first checkpoint");
+    // Altered behind checkpoint 1: the next checkpoint still only vouches for
+    // what checkpoint 1 did (its seal chains back to checkpoint 1's head), and
+    // verification from the start names the alteration against either.
+    world.node.database.tamper("UPDATE audit_entries SET object = 'elsewhere' WHERE seq = 4");
+    world.team("Nine");
+    let second = world.node.maintain().expect("a second checkpoint: the walk starts at checkpoint 1");
+    assert_eq!(second.seq, 9);
+    let verification = world.verify();
+    assert_eq!((verification["first_bad_seq"].clone(), verification["fault"].clone()), (json!(4), json!("entry_mac")));
+}
+
+#[test]
+fn entries_written_before_nonces_still_verify_and_a_copy_of_one_is_refused_after_the_first_with_one() {
+    let world = busy_world();
+    // The chain as a node wrote it before entries carried nonces, sealed as it sealed them then.
+    world.node.database.as_written_before_nonces(&world.node.config.audit_key);
+    assert_eq!(world.node.seal().sealed, 8);
+    assert_eq!(world.verify()["intact"], true, "{}", world.verify());
+    world.team("After the upgrade");
+    let verification = world.verify();
+    assert_eq!(
+        (verification["intact"].clone(), verification["checked"].clone()),
+        (json!(true), json!(9)),
+        "{verification}"
+    );
+    // A copy of an older entry cannot pass for one written before nonces once
+    // an entry with one was.
+    copy_to_the_tail(&world, 7);
+    assert!(world.node.seal().stopped.unwrap_or_default().contains("predate the nonces"));
+    let verification = world.verify();
+    assert_eq!((verification["first_bad_seq"].clone(), verification["fault"].clone()), (json!(10), json!("entry_mac")));
 }

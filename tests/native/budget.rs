@@ -139,6 +139,11 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::ListAuditEntries => (admin("GET", "/api/audit"), 200),
         RouteId::VerifyAuditChain => (admin("GET", "/api/audit/verify"), 200),
         RouteId::WriteAuditCheckpoint => (admin("POST", "/api/audit/checkpoints"), 201),
+        RouteId::ShowAuditWitness => (admin("GET", "/api/audit/witness"), 200),
+        RouteId::SetAuditWitness => {
+            (admin("PUT", "/api/audit/witness").json(json!({ "webhook_url": "https://auditor.example/witness" })), 200)
+        }
+        RouteId::RemoveAuditWitness => (admin("DELETE", "/api/audit/witness"), 200),
         RouteId::ListAgentCapabilities => (request("GET", "/api/agent-capabilities").bearer(&ben_token), 200),
         RouteId::ListMailboxes => (as_ben("GET", "/api/mailboxes"), 200),
         RouteId::ListReadableMailboxes => (as_ben("GET", "/api/mailboxes/readable"), 200),

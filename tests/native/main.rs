@@ -6,6 +6,7 @@ mod support;
 
 mod agents;
 mod audit_chain;
+mod audit_witness;
 mod authority;
 mod budget;
 mod butlers;

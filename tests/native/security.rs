@@ -1,7 +1,9 @@
 //! The attacks a security review tried, each now failing to do harm: a refresh
 //! token stolen and rotated twice, a lockout aimed at a person from elsewhere,
-//! rate-limit keys a caller chooses, and one person on both sides of dual
-//! control through an agent they minted. (Limits under parallel attempts are
+//! rate-limit keys a caller chooses, one person on both sides of dual control
+//! through an agent they minted, and the audit chain rewritten by whoever holds
+//! its key, which the witness still proves (the chain's other attacks are in
+//! audit_chain.rs and audit_witness.rs). (Limits under parallel attempts are
 //! tested on workerd, in tests/e2e/security.test.mjs.)
 
 use mailroom::authz::throttle::{ACCOUNT_CEILING, ACCOUNT_FAILURE_LIMIT, ACCOUNT_SPACING_MS, FAILURE_WINDOW_MS};
@@ -627,4 +629,36 @@ fn no_name_or_title_anyone_types_can_hold_a_control_that_reorders_it() {
         ),
     );
     assert_eq!(hebrew.status, 201, "{}", text(&hebrew));
+}
+
+#[test]
+fn whoever_holds_the_audit_key_too_cannot_rewrite_what_the_witness_already_holds() {
+    // The third attacker of decision 0027: D1, R2 and AUDIT_KEY. The node cannot
+    // tell a history they rewrote and re-signed from the real one; the witness can.
+    let world = World::new();
+    let hook = "https://auditor.example/witness";
+    let set = world.admin("PUT", "/api/audit/witness", Some(json!({ "webhook_url": hook })));
+    assert_eq!(set.status, 200, "{}", text(&set));
+    world.team("Audited");
+    let witnessed = world.node.maintain().expect("a checkpoint the witness takes");
+    let held: serde_json::Value =
+        serde_json::from_str(&world.node.webhooks.posted.borrow().last().unwrap().body).unwrap();
+    assert_eq!(held["checkpoint"]["hash"], witnessed.hash.as_str());
+
+    // Rewritten with the key: an entry changed, every MAC and seal made again,
+    // and both records of the checkpoints replaced by ones signed over the rewrite.
+    world.node.database.tamper("UPDATE audit_entries SET object = 'rewritten' WHERE seq = 3");
+    world.node.database.as_written_before_nonces(&world.node.config.audit_key);
+    world.node.seal();
+    world.node.database.tamper("DELETE FROM audit_checkpoints");
+    world.node.blobs.objects.borrow_mut().retain(|key, _| !key.starts_with("audit/checkpoints/"));
+    world.node.maintain().expect("a checkpoint over the rewritten history");
+    assert_eq!(world.verify()["intact"], true, "the node alone cannot tell");
+
+    // The witness's checkpoint, signed with the node's key, names another hash
+    // for that entry than the one the node now shows.
+    let shown = world.audit().into_iter().find(|entry| entry["seq"] == witnessed.seq).unwrap();
+    assert_ne!(shown["hash"], held["checkpoint"]["hash"], "the rewrite shows at the entry the witness holds");
+    let held: mailroom_contract::api::AuditCheckpoint = serde_json::from_value(held["checkpoint"].clone()).unwrap();
+    assert!(mailroom::audit::checkpoints::checkpoint_is_genuine(&world.node.config, &held));
 }

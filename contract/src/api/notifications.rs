@@ -1,6 +1,7 @@
 //! The notifications feed: per person, what needs them or what they are waiting
 //! to hear (an approval waiting, a send of theirs refused, sent or failed, a
-//! conversation assigned to them, a butler's effect skipped, a reminder due),
+//! conversation assigned to them, a butler's effect skipped, a reminder due, and
+//! for administrators an audit chain that failed verification),
 //! each read or unread for them.
 
 use schemars::JsonSchema;
@@ -30,6 +31,7 @@ vocabulary! {
         ButlerEffectSkipped = "butler_effect_skipped": "A butler the reader sponsors could not carry out an effect on a delivery: they no longer hold what it needs (or did not when it was published), its assignee no longer works the mailbox, the conversation carries as many labels as it may, a reply would have gone only to the node's own mailboxes, or its webhook failed; `detail` says which.";
         ReminderDue = "reminder_due": "One of the reader's reminders is due today or overdue; `detail` says which.";
         ExportReady = "export_ready": "An eDiscovery export the reader requested is ready to download; `title` says what it holds and `object_id` names it.";
+        AuditChainBroken = "audit_chain_broken": "For administrators: the audit chain did not verify where a checkpoint was to be written (or the checkpoint's records in D1 and the object store disagree), so nothing was signed; `detail` says what failed and where, and `object_id` names the fault. Sent once per fault, to whoever administers the node.";
     }
 }
 
@@ -48,8 +50,9 @@ pub struct Notification {
     /// not reach, or when a reminder is due.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub detail: Option<String>,
-    /// What it is about: a send (`snd_…`), a conversation (`thr_…`) or a
-    /// reminder (`evt_…`).
+    /// What it is about: a send (`snd_…`), a conversation (`thr_…`), a
+    /// reminder (`evt_…`), an export (`exp_…`), or for an audit alarm the
+    /// fault and where it is (`entry_mac:entry-12`).
     pub object_id: String,
     /// The mailbox it happened in (`mbx_…`), for mail.
     #[serde(default, skip_serializing_if = "Option::is_none")]

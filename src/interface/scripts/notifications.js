@@ -1,6 +1,7 @@
 // Notifications (issue 15): the signed-in person's feed, newest first: approvals
 // waiting, their sends refused, sent or not delivered, conversations assigned to
-// them and reminders due, each in a sentence with a link to what it is about.
+// them, reminders due and, for administrators, an audit chain that failed
+// verification, each in a sentence with a link to what it is about.
 // Opening one marks it read; each can be marked read or unread again, all at
 // once read; the feed can show only the unread. The navigation shows how many
 // are unread (unreadCount(), for main.js).
@@ -86,6 +87,13 @@ const NOTIFICATION_KINDS = {
     says: (item) => `Your export of ${item.title} is ready to download.`,
     more: (item) => (item.detail ? ended(item.detail.charAt(0).toUpperCase() + item.detail.slice(1)) : null),
     link: (item) => [`#/exports/${encodeURIComponent(item.object_id)}`, "the export"],
+  },
+  audit_chain_broken: {
+    words: () => "Audit alarm",
+    tone: () => "off",
+    says: () => "The audit chain does not verify, so no checkpoint was signed.",
+    more: (item) => (item.detail ? ended(item.detail.charAt(0).toUpperCase() + item.detail.slice(1)) : null),
+    link: () => ["#/audit", "the audit trail"],
   },
 };
 

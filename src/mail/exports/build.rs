@@ -235,7 +235,7 @@ async fn finish(node: &Node<'_>, export_id: &str) -> Result<bool, String> {
             .bind(export_id)
             .bind(sha256.as_str())
             .bind(now),
-            chain::append(&node.config.audit_key, &record),
+            chain::append(&node.config.audit_key, &record, node.platform),
             notifications::notify(&notice, Addressee::PersonOf(&facts.requester), node.platform),
         ])
         .await

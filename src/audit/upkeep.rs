@@ -1,0 +1,374 @@
+//! The chain's scheduled upkeep (every five minutes) and its alarm: seal what is
+//! waiting, fold the closed windows of refused attempts into one entry each,
+//! then verify the chain from the latest checkpoint to its head and write the
+//! next checkpoint, in D1 and in R2, and send it to the witness. When the chain
+//! does not verify, or the two records of the latest checkpoint disagree,
+//! nothing is signed and the alarm is raised: an entry in the chain and a
+//! notification to administrators, once per fault (decision 0027).
+//!
+//! Bounded: a run walks at most `UPKEEP_PAGES` pages of `VERIFY_PAGE` entries
+//! from the latest checkpoint. A longer stretch is checkpointed where the walk
+//! stopped, and the next run goes on from there. Walking from the checkpoint
+//! rather than from the first entry is sound because a checkpoint is written
+//! only after such a walk: the new head's seal chains back, through entries
+//! each verified once, to the head the last checkpoint signed, so the new
+//! checkpoint vouches for nothing the last did not. An entry altered behind the
+//! latest checkpoint is found by `GET /api/audit/verify`, against either.
+
+use mailroom_contract::api::AuditCheckpoint;
+
+use crate::audit::chain::{
+    ATTEMPT_WINDOW_MS, COPY_OF, ENTRY_COLUMNS, StoredEntry, VERIFY_PAGE, append, append_unless_raised,
+};
+use crate::audit::checkpoints::{
+    Agreed, Lagging, Recorded, checkpoint, keep_in_object_store, latest_checkpoint, latest_recorded, reconcile, record,
+    record_missing,
+};
+use crate::audit::seal::seal;
+use crate::audit::walk::{Anchor, Failure, Walk, Walked, walk};
+use crate::audit::witness::tell_witnesses;
+use crate::core::context::ports::AuditRecord;
+use crate::core::node::Node;
+use crate::core::platform::Platform;
+use crate::core::storage::{QueryResult, Row, Statement, StorageError};
+use crate::core::time::{DAY_MS, rfc3339};
+
+/// How many pages of `VERIFY_PAGE` entries one run of the upkeep walks.
+pub const UPKEEP_PAGES: usize = 4;
+/// The longest a witness goes without a checkpoint: a day, even when the chain
+/// did not move.
+pub const WITNESS_HEARTBEAT_MS: i64 = DAY_MS;
+
+/// How administrators are told that the chain failed: a statement for the
+/// batch that raises the alarm, written by the notifications domain, a floor
+/// above, which the dispatcher hands in. It must write at most once per
+/// `Failure::alarm_key`.
+pub type TellAdministrators = fn(&Failure, &dyn Platform) -> Statement;
+
+/// The action an alarm's entry is recorded under: the checkpoint it refused.
+const CHECKPOINT_ACTION: &str = "write_audit_checkpoint";
+/// The refusal code an alarm is recorded and answered with.
+pub const CHAIN_BROKEN: &str = "audit_chain_broken";
+
+/// The statements that raise `failure`'s alarm once: the notification, and the
+/// key that marks it raised. The entry is the caller's: a route's own refused
+/// entry, or the upkeep's (`raise_alarm`).
+pub(crate) fn alarm(failure: &Failure, tell: TellAdministrators, platform: &dyn Platform) -> Vec<Statement> {
+    vec![
+        tell(failure, platform),
+        Statement::new("INSERT INTO audit_alarms (key, raised_at) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING")
+            .bind(failure.alarm_key())
+            .bind(platform.now_ms()),
+    ]
+}
+
+/// What the alarm's entry says of `failure`.
+pub(crate) fn alarm_detail(failure: &Failure) -> serde_json::Value {
+    serde_json::json!({
+        "fault": failure.fault.name(),
+        "first_bad_seq": failure.seq,
+        "problem": failure.sentence(),
+    })
+}
+
+/// Raises `failure`'s alarm from the upkeep: its entry (once), the
+/// notification and the key, in one batch.
+async fn raise_alarm(node: &Node<'_>, failure: &Failure, tell: TellAdministrators) -> Result<(), String> {
+    node.platform.log(&format!("the audit chain does not verify; nothing was signed: {}", failure.sentence()));
+    let mut detail = alarm_detail(failure);
+    if let Some(map) = detail.as_object_mut() {
+        map.insert("code".into(), CHAIN_BROKEN.into());
+    }
+    let record = AuditRecord {
+        at: node.platform.now_ms(),
+        actor: None,
+        delegator: None,
+        surface: None,
+        action: CHECKPOINT_ACTION.into(),
+        object: failure.seq.map(|seq| seq.to_string()),
+        outcome: "refused",
+        detail: Some(detail.to_string()),
+    };
+    // The entry first: it is written only while the key is still absent.
+    let mut batch = vec![append_unless_raised(&node.config.audit_key, &record, node.platform, &failure.alarm_key())];
+    batch.extend(alarm(failure, tell, node.platform));
+    node.database.execute(batch).await.map(|_| ()).map_err(|error| error.to_string())
+}
+
+/// The scheduled upkeep of the chain. Answers the latest checkpoint, or none
+/// when the alarm was raised instead.
+pub async fn maintain(node: &Node<'_>, tell: TellAdministrators) -> Result<Option<AuditCheckpoint>, String> {
+    let now_ms = node.platform.now_ms();
+    seal_all(node).await?;
+    if fold_attempts(node, now_ms).await? {
+        seal_all(node).await?;
+    }
+    let [recorded]: [QueryResult; 1] = node
+        .database
+        .execute(vec![latest_recorded()])
+        .await
+        .map_err(|error| error.to_string())?
+        .try_into()
+        .map_err(|_| "the checkpoint's read answered the wrong number of results".to_string())?;
+    let recorded = Recorded::read(&recorded).map_err(|error| error.to_string())?;
+    let kept = latest_checkpoint(node).await?;
+    let agreed = match reconcile(node.config, recorded.checkpoint.as_ref(), kept.as_ref()) {
+        Ok(agreed) => agreed,
+        Err(failure) => {
+            raise_alarm(node, &failure, tell).await?;
+            return Ok(None);
+        }
+    };
+    complete(node, &agreed).await?;
+    let walked = match walk_forward(node, agreed.reference.as_ref()).await? {
+        Ok(walked) => walked,
+        Err(failure) => {
+            raise_alarm(node, &failure, tell).await?;
+            return Ok(None);
+        }
+    };
+    let Some(head) = walked.head.clone() else {
+        return Ok(agreed.reference);
+    };
+    if let Some(reference) = &agreed.reference
+        && reference.seq == head.seq
+        && reference.hash == head.hash
+        && reference.witness == walked.witness
+        && !heartbeat_due(reference, now_ms)
+    {
+        // Nothing new to sign; a witness that has not taken the latest yet is
+        // told again.
+        let unwitnessed = agreed.lagging == Some(Lagging::Database) || recorded.witnessed_at.is_none();
+        if unwitnessed
+            && reference.number.is_some()
+            && let Some(told) = tell_witnesses(node, reference, None).await
+        {
+            node.database.execute(vec![told]).await.map_err(|error| error.to_string())?;
+        }
+        return Ok(agreed.reference);
+    }
+    let next = checkpoint(node.config, agreed.next_number, &head, walked.witness.clone(), now_ms);
+    // D1 first: its primary key decides which of two writers owns the number.
+    match node.database.execute(vec![record(&next)]).await {
+        Ok(_) => {}
+        Err(StorageError::Unique(_)) => {
+            node.platform.log(&format!("checkpoint {} was written by another writer", agreed.next_number));
+            return Ok(agreed.reference);
+        }
+        Err(error) => return Err(error.to_string()),
+    }
+    keep_in_object_store(node, &next).await?;
+    let replaced = agreed.reference.as_ref().and_then(|reference| reference.witness.as_deref());
+    if let Some(told) = tell_witnesses(node, &next, replaced).await {
+        node.database.execute(vec![told]).await.map_err(|error| error.to_string())?;
+    }
+    Ok(Some(next))
+}
+
+/// Whether a witness has heard nothing for `WITNESS_HEARTBEAT_MS`: then a
+/// checkpoint of the same head goes out, so that silence longer than that
+/// means something to the witness (decision 0027).
+fn heartbeat_due(reference: &AuditCheckpoint, now_ms: i64) -> bool {
+    let written_at = chrono::DateTime::parse_from_rfc3339(&reference.at).map(|at| at.timestamp_millis());
+    reference.witness.is_some() && written_at.is_ok_and(|written_at| now_ms - written_at >= WITNESS_HEARTBEAT_MS)
+}
+
+/// Writes the newer checkpoint to the store one behind, when one is.
+async fn complete(node: &Node<'_>, agreed: &Agreed) -> Result<(), String> {
+    let (Some(lagging), Some(reference)) = (agreed.lagging, &agreed.reference) else {
+        return Ok(());
+    };
+    node.platform.log(&format!(
+        "completing checkpoint {} in {}",
+        reference.number.unwrap_or_default(),
+        match lagging {
+            Lagging::Database => "D1",
+            Lagging::ObjectStore => "the object store",
+        }
+    ));
+    match lagging {
+        Lagging::Database => {
+            node.database.execute(vec![record_missing(reference)]).await.map(|_| ()).map_err(|error| error.to_string())
+        }
+        Lagging::ObjectStore => keep_in_object_store(node, reference).await,
+    }
+}
+
+/// The entry at `seq` and up to a page after it, copies marked, and the last `seq`.
+fn page_from(seq: i64) -> Vec<Statement> {
+    vec![
+        Statement::new(format!(
+            "SELECT {ENTRY_COLUMNS}, {COPY_OF} FROM audit_entries WHERE seq >= ?1 ORDER BY seq LIMIT ?2"
+        ))
+        .bind(seq)
+        .bind(VERIFY_PAGE + 1),
+        Statement::new("SELECT COALESCE(MAX(seq), 0) AS last_seq FROM audit_entries"),
+    ]
+}
+
+/// Where a walk from `reference` starts: after its head, once the entry there
+/// is shown to be the one it recorded; from the start without one.
+pub(crate) fn start_from(
+    config: &crate::core::node::Config,
+    reference: Option<&AuditCheckpoint>,
+    entries: &[StoredEntry],
+    last_seq: i64,
+) -> Result<(Anchor, usize), Failure> {
+    let Some(reference) = reference else {
+        return Ok((Anchor::genesis(), 0));
+    };
+    let truncated = || Failure {
+        seq: Some(last_seq + 1),
+        fault: mailroom_contract::api::ChainFault::Truncated,
+        problem: format!("truncated after checkpoint {}: the chain ends at entry {last_seq}", reference.seq),
+        about: format!("checkpoint-{}", reference.seq),
+    };
+    let Some(at_head) = entries.first().filter(|entry| entry.seq == reference.seq) else {
+        return Err(truncated());
+    };
+    let anchor = Anchor::verified(config, at_head)?;
+    if anchor.hash != reference.hash {
+        return Err(Failure {
+            seq: Some(reference.seq),
+            fault: mailroom_contract::api::ChainFault::Rewritten,
+            problem: format!("it is not the entry checkpoint {} recorded: the history was rewritten", reference.seq),
+            about: format!("checkpoint-{}", reference.seq),
+        });
+    }
+    Ok((anchor, 1))
+}
+
+/// Walks from `reference` towards the head, a page at a time, at most
+/// `UPKEEP_PAGES` pages. Sealing was done before, so an entry still waiting is
+/// counted, not sealed.
+async fn walk_forward(node: &Node<'_>, reference: Option<&AuditCheckpoint>) -> Result<Result<Walked, Failure>, String> {
+    let mut from = reference.map_or(1, |reference| reference.seq);
+    let mut anchor: Option<Anchor> = None;
+    let mut witness = reference.and_then(|reference| reference.witness.clone());
+    let mut total = Walked::default();
+    for _ in 0..UPKEEP_PAGES {
+        let results = node.database.execute(page_from(from)).await.map_err(|error| error.to_string())?;
+        let [page, last]: [QueryResult; 2] =
+            results.try_into().map_err(|_| "the walk's read answered the wrong number of results".to_string())?;
+        let entries: Vec<StoredEntry> = page.decode_all().map_err(|error| error.to_string())?;
+        let last_seq =
+            last.first().map(|row: &Row| row.integer("last_seq")).transpose().map_err(|error| error.to_string())?;
+        let (start, skip) = match &anchor {
+            // The page starts at the entry the last one ended at.
+            Some(anchor) => (anchor.clone(), usize::from(entries.first().is_some_and(|first| first.seq == anchor.seq))),
+            None => match start_from(node.config, reference, &entries, last_seq.unwrap_or(0)) {
+                Ok(start) => start,
+                Err(failure) => return Ok(Err(failure)),
+            },
+        };
+        let rest = entries.get(skip..).unwrap_or_default();
+        let walked = walk(node.config, &start, rest, Walk { seal: false, reference: None, witness: witness.clone() });
+        if let Some(failure) = walked.failure {
+            return Ok(Err(failure));
+        }
+        total.checked += walked.checked;
+        total.head = walked.head.clone().or(total.head);
+        total.witness = walked.witness.clone();
+        witness = walked.witness;
+        // Go on only from a sealed entry, and only while a full page came back.
+        let full = entries.len() as i64 == VERIFY_PAGE + 1;
+        let Some(head) = walked.head.filter(|_| full && walked.awaiting_seal == 0) else {
+            break;
+        };
+        let Some(at_head) = rest.iter().find(|entry| entry.seq == head.seq) else {
+            break;
+        };
+        anchor = Some(Anchor::verified(node.config, at_head).map_err(|failure| failure.sentence())?);
+        from = head.seq;
+    }
+    Ok(Ok(total))
+}
+
+/// Seals until nothing more is waiting or the sealer stops at an entry it will
+/// not seal (which it logs, and which the walk then raises the alarm for).
+async fn seal_all(node: &Node<'_>) -> Result<(), String> {
+    // Bounded: a backlog past this many batches waits for the next run.
+    for _ in 0..64 {
+        let sealing = seal(node.database, node.config).await.map_err(|error| error.to_string())?;
+        if let Some(stopped) = &sealing.stopped {
+            node.platform.log(&format!("the audit chain was not sealed past its head: {stopped}"));
+        }
+        if !sealing.more {
+            break;
+        }
+    }
+    Ok(())
+}
+
+/// Folds each closed window of refused attempts into the chain as one entry:
+/// whether any was.
+async fn fold_attempts(node: &Node<'_>, now_ms: i64) -> Result<bool, String> {
+    let closed = Statement::new(
+        "SELECT window_start, action, code, attempts, first_at, last_at FROM audit_attempts \
+         WHERE window_start <= ?1 ORDER BY window_start, action, code LIMIT 200",
+    )
+    .bind(now_ms - ATTEMPT_WINDOW_MS);
+    let windows = node.database.execute(vec![closed]).await.map_err(|error| error.to_string())?;
+    let mut folding = Vec::new();
+    for row in windows.first().map(|result| result.rows.as_slice()).unwrap_or_default() {
+        let window = Window::read(row).map_err(|error| error.to_string())?;
+        folding.push(append(&node.config.audit_key, &window.record(), node.platform));
+        folding.push(
+            Statement::new("DELETE FROM audit_attempts WHERE window_start = ?1 AND action = ?2 AND code = ?3")
+                .bind(window.window_start)
+                .bind(window.action.as_str())
+                .bind(window.code.as_str()),
+        );
+    }
+    if folding.is_empty() {
+        return Ok(false);
+    }
+    node.database.execute(folding).await.map_err(|error| error.to_string())?;
+    Ok(true)
+}
+
+/// A closed window of refused attempts.
+struct Window {
+    window_start: i64,
+    action: String,
+    code: String,
+    attempts: i64,
+    first_at: i64,
+    last_at: i64,
+}
+
+impl Window {
+    fn read(row: &Row) -> Result<Window, StorageError> {
+        Ok(Window {
+            window_start: row.integer("window_start")?,
+            action: row.text("action")?,
+            code: row.text("code")?,
+            attempts: row.integer("attempts")?,
+            first_at: row.integer("first_at")?,
+            last_at: row.integer("last_at")?,
+        })
+    }
+
+    /// The one entry the window becomes: who cannot be named, what was tried and
+    /// refused, how often, and over what time.
+    fn record(&self) -> AuditRecord {
+        AuditRecord {
+            at: self.last_at,
+            actor: None,
+            delegator: None,
+            surface: None,
+            action: self.action.clone(),
+            object: None,
+            outcome: "refused",
+            detail: Some(
+                serde_json::json!({
+                    "code": self.code,
+                    "attempts": self.attempts,
+                    "from": rfc3339(self.first_at),
+                    "to": rfc3339(self.last_at),
+                })
+                .to_string(),
+            ),
+        }
+    }
+}
