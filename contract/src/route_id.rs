@@ -133,6 +133,8 @@ route_ids! {
     ListOwnedAgentInbox,
     GetA2aAgentCard,
     A2aEndpoint,
+    GetA2aNodeCard,
+    A2aNodeEndpoint,
     GetOAuthProtectedResource,
     GetOAuthProtectedResourceOfMcp,
     GetOAuthAuthorizationServer,
