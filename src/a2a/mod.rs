@@ -4,8 +4,8 @@
 //! 0.3 (`message/send`, `tasks/get`, `tasks/cancel`) as the request's
 //! `A2A-Version` asks (`rpc`), and the node's endpoint, which takes no tasks.
 //!
-//! A task is a request to the agent: sending creates a durable request (the
-//! A2A `messageId` is its idempotency key), and the task's state is the
+//! A task is a request to the agent: sending creates a durable request (a
+//! retry of the same message is the same task), and the task's state is the
 //! request's, its artifact the reply (`tasks`). Like the MCP server, every
 //! call re-enters the node's own router as the caller (`Surface::A2a`), so the
 //! credential, authority, policy, audit entry and refusal are the routes' own;

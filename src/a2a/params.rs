@@ -1,9 +1,9 @@
 //! A request's parameters read as ProtoJSON reads a message (A2A 1.0 §5.5):
 //! each field by its JSON name (`pageSize`) or its proto name (`page_size`),
-//! null as absent, a 32-bit integer as a number or its decimal text, and a
-//! field the message does not have refused by name, as a parser of the
-//! message's own type would refuse it. 0.3 requests are read the same way
-//! against 0.3's fields.
+//! null as absent, a 32-bit integer as a number or its decimal text. A field
+//! the message does not have is ignored (§5.7: so that a newer client's fields
+//! do not break an older server); one sent under both its names is refused,
+//! as it cannot be told which is meant. 0.3 requests are read the same way.
 
 use serde_json::{Map, Value};
 
@@ -48,18 +48,10 @@ fn proto_name(name: &str) -> String {
 }
 
 impl<'a> Fields<'a> {
-    /// The fields of `object`, which is a `what` at `at` whose fields are `known`
-    /// (by JSON name); a field not among them, or one sent under both its
-    /// names, is refused naming it.
-    pub fn read(object: &'a Map<String, Value>, at: &str, what: &str, known: &[&str]) -> Result<Fields<'a>, RpcError> {
+    /// The fields of `object`, which is at `at` (`params.message.`) in the request.
+    pub fn read(object: &'a Map<String, Value>, at: &str) -> Result<Fields<'a>, RpcError> {
         for key in object.keys() {
             let name = json_name(key);
-            if !known.contains(&name.as_str()) {
-                return Err(RpcError::invalid(
-                    format!("{at}{key}"),
-                    format!("`{at}{key}` is not a field of {what}, whose fields are {}.", known.join(", ")),
-                ));
-            }
             if name != *key && object.contains_key(&name) {
                 return Err(RpcError::invalid(
                     format!("{at}{name}"),
@@ -163,19 +155,14 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_field_is_read_by_either_name_and_one_the_type_lacks_is_refused_by_name() {
-        let object = json!({ "page_size": 2, "contextId": "cnv_1", "historyLength": "3" });
-        let object = object.as_object().unwrap();
-        let fields = Fields::read(object, "params.", "ListTasksRequest", &["pageSize", "contextId", "historyLength"]);
-        let fields = fields.ok().unwrap();
+    fn a_field_is_read_by_either_name_an_unknown_one_ignored_and_one_sent_twice_refused() {
+        let object = json!({ "page_size": 2, "contextId": "cnv_1", "historyLength": "3", "sortBy": "name" });
+        let fields = Fields::read(object.as_object().unwrap(), "params.").ok().unwrap();
         assert_eq!(fields.integer("pageSize", 1, 100).ok().flatten(), Some(2));
         assert_eq!(fields.integer("historyLength", 0, 100).ok().flatten(), Some(3));
         assert_eq!(fields.text("contextId").ok().flatten(), Some("cnv_1"));
-        let unknown = json!({ "pageSize": 2, "sortBy": "name" });
-        let refused = Fields::read(unknown.as_object().unwrap(), "params.", "ListTasksRequest", &["pageSize"]);
-        assert_eq!(refused.err().and_then(|error| error.field), Some("params.sortBy".to_string()));
         let twice = json!({ "pageSize": 2, "page_size": 3 });
-        let refused = Fields::read(twice.as_object().unwrap(), "params.", "ListTasksRequest", &["pageSize"]);
+        let refused = Fields::read(twice.as_object().unwrap(), "params.");
         assert_eq!(refused.err().and_then(|error| error.field), Some("params.pageSize".to_string()));
     }
 

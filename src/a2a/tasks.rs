@@ -14,6 +14,7 @@ use serde_json::{Map, Value, json};
 use super::params::Fields;
 use super::rpc::{ErrorKind, RpcError, Version};
 use crate::core::context::Context;
+use crate::core::crypto::sha256_hex;
 use crate::core::http::{Response, Surface};
 use crate::core::time::{instant, rfc3339};
 
@@ -193,21 +194,11 @@ impl Gateway<'_, '_> {
     /// answered as the task).
     pub async fn send(&mut self, params: &Map<String, Value>) -> Result<Value, RpcError> {
         let version = self.version;
-        let fields = match version {
-            Version::V1 => {
-                let fields = Fields::read(
-                    params,
-                    "params.",
-                    "SendMessageRequest",
-                    &["tenant", "message", "configuration", "metadata"],
-                )?;
-                fields.no_tenant()?;
-                fields
-            }
-            Version::V03 => {
-                Fields::read(params, "params.", "MessageSendParams", &["message", "configuration", "metadata"])?
-            }
-        };
+        let fields = Fields::read(params, "params.")?;
+        // Only 1.0 requests carry a tenant.
+        if version == Version::V1 {
+            fields.no_tenant()?;
+        }
         fields.object("metadata")?;
         let history = match fields.object("configuration")? {
             Some(configuration) => configured_history(configuration, version)?,
@@ -216,27 +207,7 @@ impl Gateway<'_, '_> {
         let message = fields
             .object("message")?
             .ok_or_else(|| RpcError::invalid("params.message", "`params.message` is required."))?;
-        let message = Fields::read(
-            message,
-            "params.message.",
-            "Message",
-            match version {
-                Version::V1 => {
-                    &["messageId", "contextId", "taskId", "role", "parts", "metadata", "extensions", "referenceTaskIds"]
-                }
-                Version::V03 => &[
-                    "kind",
-                    "messageId",
-                    "contextId",
-                    "taskId",
-                    "role",
-                    "parts",
-                    "metadata",
-                    "extensions",
-                    "referenceTaskIds",
-                ],
-            },
-        )?;
+        let message = Fields::read(message, "params.message.")?;
         let message_id = message.required_text("messageId")?;
         let role = message.get("role");
         let from_the_user = match version {
@@ -267,16 +238,22 @@ impl Gateway<'_, '_> {
             .with("taskId", task_id));
         }
         let parts = parts_in(&message)?;
+        let context_id = message.text("contextId")?.filter(|id| !id.is_empty());
+        // A retry repeats the message: its id, what it says, to whom and in
+        // which context. That is its idempotency key, so a retry is the same
+        // task, and a message that reuses an id with other content is a task
+        // of its own rather than a refusal or, worse, the other's answer.
+        let retry = json!([self.agent_id, message_id, parts, context_id]).to_string();
         let mut body = json!({
             "recipient": self.agent_id,
             "kind": "request",
             "content": { "parts": parts },
-            "idempotency_key": format!("a2a:{message_id}"),
+            "idempotency_key": format!("a2a:{}", sha256_hex(retry.as_bytes())),
         });
         // A context is a conversation the caller takes part in; one the node
         // never made is refused rather than replaced by a new one, so the
         // caller never mistakes the task's context for the one it named.
-        if let Some(context_id) = message.text("contextId")?.filter(|id| !id.is_empty()) {
+        if let Some(context_id) = context_id {
             if !context_id.starts_with("cnv_") {
                 return Err(RpcError::invalid(
                     "params.message.contextId",
@@ -297,14 +274,11 @@ impl Gateway<'_, '_> {
 
     /// `GetTask` and `tasks/get`.
     pub async fn get(&mut self, params: &Map<String, Value>) -> Result<Value, RpcError> {
-        let fields = match self.version {
-            Version::V1 => {
-                let fields = Fields::read(params, "params.", "GetTaskRequest", &["tenant", "id", "historyLength"])?;
-                fields.no_tenant()?;
-                fields
-            }
-            Version::V03 => Fields::read(params, "params.", "TaskQueryParams", &["id", "historyLength", "metadata"])?,
-        };
+        let fields = Fields::read(params, "params.")?;
+        // Only 1.0 requests carry a tenant.
+        if self.version == Version::V1 {
+            fields.no_tenant()?;
+        }
         let id = fields.required_text("id")?;
         let history = fields.integer("historyLength", 0, HISTORY_MAXIMUM)?;
         let task = self.task(id).await?;
@@ -314,21 +288,7 @@ impl Gateway<'_, '_> {
     /// `ListTasks` (1.0 only): the caller's requests to this agent, most
     /// recently changed first, filtered and paged by the node's own list.
     pub async fn list(&mut self, params: &Map<String, Value>) -> Result<Value, RpcError> {
-        let fields = Fields::read(
-            params,
-            "params.",
-            "ListTasksRequest",
-            &[
-                "tenant",
-                "contextId",
-                "status",
-                "pageSize",
-                "pageToken",
-                "historyLength",
-                "statusTimestampAfter",
-                "includeArtifacts",
-            ],
-        )?;
+        let fields = Fields::read(params, "params.")?;
         fields.no_tenant()?;
         let page_size = fields.integer("pageSize", 1, PAGE_SIZE_MAXIMUM)?.unwrap_or(PAGE_SIZE_DEFAULT);
         let status = TaskState::filter(fields.get("status"), &fields.path("status"))?;
@@ -399,14 +359,11 @@ impl Gateway<'_, '_> {
 
     /// `CancelTask` and `tasks/cancel`: cancels the task's conversation.
     pub async fn cancel(&mut self, params: &Map<String, Value>) -> Result<Value, RpcError> {
-        let fields = match self.version {
-            Version::V1 => {
-                let fields = Fields::read(params, "params.", "CancelTaskRequest", &["tenant", "id", "metadata"])?;
-                fields.no_tenant()?;
-                fields
-            }
-            Version::V03 => Fields::read(params, "params.", "TaskIdParams", &["id", "metadata"])?,
-        };
+        let fields = Fields::read(params, "params.")?;
+        // Only 1.0 requests carry a tenant.
+        if self.version == Version::V1 {
+            fields.no_tenant()?;
+        }
         fields.object("metadata")?;
         let id = fields.required_text("id")?;
         let task = self.task(id).await?;
@@ -438,12 +395,7 @@ fn configured_history(configuration: &Map<String, Value>, version: Version) -> R
         Version::V1 => ("taskPushNotificationConfig", "returnImmediately"),
         Version::V03 => ("pushNotificationConfig", "blocking"),
     };
-    let configuration = Fields::read(
-        configuration,
-        "params.configuration.",
-        "SendMessageConfiguration",
-        &["acceptedOutputModes", push, "historyLength", wait],
-    )?;
+    let configuration = Fields::read(configuration, "params.configuration.")?;
     if configuration.get(push).is_some() {
         return Err(RpcError::new(
             ErrorKind::PushNotificationNotSupported,
