@@ -145,6 +145,10 @@ pub fn document(registry: &Registry) -> Value {
         if route.produces == Produces::OAuth {
             operation.insert("x-mailroom-oauth".into(), true.into());
         }
+        if route.trailing_slash {
+            // The same operation, also at the path with one trailing slash.
+            operation.insert("x-mailroom-trailing-slash".into(), true.into());
+        }
         if let Some(feature) = route.feature {
             // Off unless the operator sets this variable to `true`: then the
             // route answers 404 feature_disabled and its tool is in no catalogue.

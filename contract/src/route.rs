@@ -323,6 +323,8 @@ pub enum Accepts {
     WholeNumber { minimum: i64 },
     /// One of a fixed set of words, such as a state.
     OneOf(&'static [&'static str]),
+    /// One or more of a fixed set of words, separated by commas (`queued,held`).
+    SomeOf(&'static [&'static str]),
     /// `true` or `false`; absent is false.
     Flag,
 }
@@ -335,6 +337,7 @@ impl Accepts {
             Accepts::PageSize { maximum, .. } => Some(format!("a whole number from 1 to {maximum}")),
             Accepts::WholeNumber { minimum } => Some(format!("a whole number, {minimum} or more")),
             Accepts::OneOf(values) => Some(format!("one of {}", values.join(", "))),
+            Accepts::SomeOf(values) => Some(format!("one or more of {}, separated by commas", values.join(", "))),
             Accepts::Flag => Some("true or false".into()),
         }
     }
@@ -346,6 +349,7 @@ impl Accepts {
             Accepts::PageSize { maximum, .. } => value.parse::<u32>().is_ok_and(|size| (1..=maximum).contains(&size)),
             Accepts::WholeNumber { minimum } => value.parse::<i64>().is_ok_and(|number| number >= minimum),
             Accepts::OneOf(values) => values.contains(&value),
+            Accepts::SomeOf(values) => value.split(',').all(|word| values.contains(&word)),
             Accepts::Flag => value == "true" || value == "false",
         }
     }
@@ -364,6 +368,10 @@ impl Accepts {
                 serde_json::json!({ "type": "integer", "minimum": minimum, "maximum": i64::MAX })
             }
             Accepts::OneOf(values) => serde_json::json!({ "type": "string", "enum": values }),
+            Accepts::SomeOf(values) => {
+                let word = values.join("|");
+                serde_json::json!({ "type": "string", "pattern": format!("^({word})(,({word}))*$") })
+            }
             Accepts::Flag => serde_json::json!({ "type": "boolean", "default": false }),
         }
     }
@@ -433,6 +441,11 @@ impl Parameter {
         Parameter { name, description, accepts: Accepts::OneOf(values) }
     }
 
+    /// A parameter that takes one or more of `values`, separated by commas.
+    pub const fn some_of(name: &'static str, description: &'static str, values: &'static [&'static str]) -> Parameter {
+        Parameter { name, description, accepts: Accepts::SomeOf(values) }
+    }
+
     /// A parameter that is `true` or `false`, false when absent.
     pub const fn flag(name: &'static str, description: &'static str) -> Parameter {
         Parameter { name, description, accepts: Accepts::Flag }
@@ -448,6 +461,9 @@ impl Parameter {
             }
             Accepts::WholeNumber { minimum } => format!("{} A whole number, {minimum} or more.", self.description),
             Accepts::OneOf(values) => format!("{} One of: {}.", self.description, values.join(", ")),
+            Accepts::SomeOf(values) => {
+                format!("{} One or more of: {}, separated by commas.", self.description, values.join(", "))
+            }
             Accepts::Flag => format!("{} true or false; default false.", self.description),
         }
     }
@@ -615,6 +631,10 @@ pub struct Route {
     /// registration, carried in its signed id): nothing to record, so a
     /// stranger calling it cannot make the node write.
     pub stores_nothing: bool,
+    /// Whether the path is also answered with one trailing slash: an endpoint
+    /// a client is configured with by URL, which some clients join a path to
+    /// (httpx's `base_url` makes `/a2a/agt_1` into `/a2a/agt_1/`).
+    pub trailing_slash: bool,
 }
 
 impl Route {
@@ -645,12 +665,19 @@ impl Route {
             refuses: &[],
             feature: None,
             stores_nothing: false,
+            trailing_slash: false,
         }
     }
 
     /// Declares that the route stores nothing, so it is not recorded.
     pub fn stores_nothing(mut self) -> Route {
         self.stores_nothing = true;
+        self
+    }
+
+    /// Answers the path with one trailing slash as well (see `trailing_slash`).
+    pub fn trailing_slash(mut self) -> Route {
+        self.trailing_slash = true;
         self
     }
 

@@ -136,6 +136,8 @@ route_ids! {
     ListOwnedAgentInbox,
     GetA2aAgentCard,
     A2aEndpoint,
+    GetA2aNodeCard,
+    A2aNodeEndpoint,
     GetOAuthProtectedResource,
     GetOAuthProtectedResourceOfMcp,
     GetOAuthAuthorizationServer,

@@ -18,6 +18,12 @@ const CURSOR: Parameter = Parameter::text(
     "The `next_cursor` of the previous page, unchanged, to continue where that page ended. Leave it out for the first page.",
 );
 
+/// The A2A version a request asks for, where a client cannot send the header
+/// (A2A 1.0 §3.6.1 lets it be a request parameter instead).
+const A2A_VERSION: Parameter = Parameter::text(
+    "A2A-Version",
+    "The A2A version asked for, as the `A2A-Version` header says it (which wins when both are sent): `1.0` or `0.3`.",
+);
 const ADMIN: Authority = Authority::Organization(Relation::OrgAdmin);
 
 /// Who may request an eDiscovery export.
@@ -1128,14 +1134,18 @@ pub fn declare(id: RouteId) -> Route {
 
         R::ListSentAgentMessages => Route::new(id, Get, "/api/agent-messages", "list_sent_agent_messages")
             .summary("List messages I sent")
-            .description("Lists the messages the caller sent, most recently changed first, with where each stands now and the reply to each answered request.")
+            .description("Lists the messages the caller sent, most recently changed first, with where each stands now and the reply to each answered request, and how many match in all (`total`).")
             .query_parameters(const { &[
                 Parameter::text("recipient", "Only messages to this agent (`agt_…`)."),
                 Parameter::one_of("kind", "Only messages of this kind.", SendableKind::NAMES),
+                Parameter::text("conversation", "Only messages in this conversation (`cnv_…`)."),
+                Parameter::some_of("state", "Only messages in one of these states now.", AgentMessageState::NAMES),
+                Parameter::one_of("attempted", "Only messages delivered at least once (`true`) or never (`false`).", &["true", "false"]),
+                Parameter::text("changed_since", "Only messages that changed at or after this moment (RFC 3339)."),
                 Parameter::page_size("messages", 50, 100),
                 CURSOR,
             ] })
-            .response::<AgentMessageList>()
+            .response::<SentAgentMessageList>()
             .feature(Feature::AgentNetwork)
             .authority(Authority::Member),
 
@@ -1292,26 +1302,55 @@ pub fn declare(id: RouteId) -> Route {
 
         R::GetA2aAgentCard => Route::new(id, Get, "/a2a/:agentId/.well-known/agent-card.json", "get_a2a_agent_card")
             .summary("An agent's A2A card")
-            .description("The A2A agent card of an agent on this node: its JSON-RPC endpoint, in A2A 1.0 (`supportedInterfaces`) and 0.3 (`url`, `preferredTransport`) at once, and the bearer credential it takes.")
+            .description("The A2A agent card of an agent on this node: its JSON-RPC endpoint and the bearer credential it takes, in the A2A version asked for (the `A2A-Version` header, or the query parameter): 1.0 (`supportedInterfaces`, listing the endpoint in 1.0 and 0.3) unless 0.3 is asked for (`url`, `preferredTransport`). Each carries only its own version's fields.")
             .path_parameters(&[PathParameter::AgentId])
-            .response::<A2aAgentCard>()
+            .query_parameters(const { &[A2A_VERSION] })
+            .response::<A2aCard>()
             .exception(Tier::Operator, "an agent card is how agents elsewhere find an agent's A2A endpoint, read before any credential is used")
             .feature(Feature::AgentNetwork)
             .authority(Authority::Public),
 
         R::A2aEndpoint => Route::new(id, Post, "/a2a/:agentId", "a2a_endpoint")
             .summary("An agent's A2A endpoint")
-            .description("A2A JSON-RPC for sending the agent requests as tasks: A2A 1.0 (`SendMessage`, `GetTask`, `ListTasks`, `CancelTask`, with the `A2A-Version` header) and 0.3 (`message/send`, `tasks/get`, `tasks/cancel`, no header). A send is a durable request to the agent; its reply becomes the task's artifact. The caller is its bearer credential (an agent's `mr_agt_` or a person's session); every call re-enters the node's own routes as that caller.")
+            .description("A2A JSON-RPC for sending the agent requests as tasks: A2A 1.0 (`SendMessage`, `GetTask`, `ListTasks`, `CancelTask`, with `A2A-Version: 1.0`) and 0.3 (`message/send`, `tasks/get`, `tasks/cancel`; no header, or `A2A-Version: 0.3`). The version asked for decides which methods there are. A send is a durable request to the agent; its reply becomes the task's artifact. Streaming and push notifications are not supported and answer A2A's errors for them. The caller is its bearer credential (an agent's `mr_agt_` or a person's session); every call re-enters the node's own routes as that caller. Also answered with a trailing slash.")
             .path_parameters(&[PathParameter::AgentId])
+            .query_parameters(const { &[A2A_VERSION] })
             .request::<JsonRpcRequest>()
             .response::<JsonRpcResponse>()
             .produces(Produces::JsonRpc)
+            .trailing_slash()
             .tier(Tier::Surface)
             .feature(Feature::AgentNetwork)
             .refuses(const { &[
-                Refuses::JsonRpc { status: 400, when: "A JSON-RPC error: the body is not one JSON-RPC request, or the `A2A-Version` is one the gateway does not speak." },
+                Refuses::JsonRpc { status: 400, when: "A JSON-RPC error: the body is not JSON, not one JSON-RPC request object (an array, a number, null), or the `A2A-Version` is one the gateway does not speak." },
+                Refuses::JsonRpc { status: 415, when: "A JSON-RPC error (-32005): the body is not sent as `application/json`." },
             ] })
             .authority(Authority::Open),
+
+        R::GetA2aNodeCard => Route::new(id, Get, "/.well-known/agent-card.json", "get_a2a_node_card")
+            .summary("The node's A2A card")
+            .description("The node's own A2A card, at its origin where A2A clients look first: what the node is, where each agent's card is (`/a2a/{agentId}/.well-known/agent-card.json`), and, as its skills, the agents whose owners chose to list them here. No other agent is named: an agent's id and name are its owner's to give. In the A2A version asked for, as an agent's card is.")
+            .query_parameters(const { &[A2A_VERSION] })
+            .response::<A2aCard>()
+            .exception(Tier::Operator, "the node's card is how agents elsewhere find its listed agents, read before any credential is used")
+            .feature(Feature::AgentNetwork)
+            .authority(Authority::Public),
+
+        R::A2aNodeEndpoint => Route::new(id, Post, "/a2a", "a2a_node_endpoint")
+            .summary("The node's A2A endpoint")
+            .description("The JSON-RPC endpoint the node's card names. The node itself takes no tasks: every task method answers A2A's UnsupportedOperationError (-32004) naming where an agent's endpoint is, and the framing, versions and errors are an agent endpoint's. Also answered with a trailing slash.")
+            .query_parameters(const { &[A2A_VERSION] })
+            .request::<JsonRpcRequest>()
+            .response::<JsonRpcResponse>()
+            .produces(Produces::JsonRpc)
+            .trailing_slash()
+            .tier(Tier::Surface)
+            .feature(Feature::AgentNetwork)
+            .refuses(const { &[
+                Refuses::JsonRpc { status: 400, when: "A JSON-RPC error: the body is not JSON, not one JSON-RPC request object, or the `A2A-Version` is one the node does not speak." },
+                Refuses::JsonRpc { status: 415, when: "A JSON-RPC error (-32005): the body is not sent as `application/json`." },
+            ] })
+            .authority(Authority::Public),
 
         R::ListPersonMailboxes => Route::new(id, Get, "/api/people/:personId/mailboxes", "list_person_mailboxes")
             .summary("What a person holds on each mailbox")

@@ -14,6 +14,12 @@ pub fn rfc3339(milliseconds: i64) -> String {
         .unwrap_or_else(|| "1970-01-01T00:00:00.000Z".to_string())
 }
 
+/// The millisecond an RFC 3339 moment names (`2026-11-29T19:31:00Z`, any
+/// offset, any fraction of a second), or `None` when it is not one.
+pub fn instant(text: &str) -> Option<i64> {
+    DateTime::parse_from_rfc3339(text).ok().map(|moment| moment.timestamp_millis())
+}
+
 pub const MINUTE_MS: i64 = 60 * 1000;
 pub const DAY_MS: i64 = 24 * 60 * MINUTE_MS;
 

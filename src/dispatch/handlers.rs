@@ -134,6 +134,8 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::ListOwnedAgentInbox => messaging::list_owned_inbox(context).await,
         RouteId::GetA2aAgentCard => a2a::card(context).await,
         RouteId::A2aEndpoint => a2a::handle(context).await,
+        RouteId::GetA2aNodeCard => a2a::node_card(context).await,
+        RouteId::A2aNodeEndpoint => a2a::handle_node(context).await,
         RouteId::GetOAuthProtectedResource | RouteId::GetOAuthProtectedResourceOfMcp => {
             oauth::protected_resource(context).await
         }

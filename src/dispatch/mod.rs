@@ -35,20 +35,23 @@ type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
 fn route_table() -> &'static RouteTable {
     static TABLE: OnceLock<RouteTable> = OnceLock::new();
     TABLE.get_or_init(|| {
-        let mut by_path: Vec<(&'static str, HashMap<Method, RouteId>)> = Vec::new();
+        let mut by_path: Vec<(String, HashMap<Method, RouteId>)> = Vec::new();
         for route in registry().routes() {
-            match by_path.iter_mut().find(|(path, _)| *path == route.path) {
-                Some((_, methods)) => {
-                    methods.insert(route.method, route.id);
+            let slashed = route.trailing_slash.then(|| format!("{}/", route.path));
+            for path in std::iter::once(route.path.to_string()).chain(slashed) {
+                match by_path.iter_mut().find(|(known, _)| *known == path) {
+                    Some((_, methods)) => {
+                        methods.insert(route.method, route.id);
+                    }
+                    None => by_path.push((path, HashMap::from([(route.method, route.id)]))),
                 }
-                None => by_path.push((route.path, HashMap::from([(route.method, route.id)]))),
             }
         }
         let mut table = matchit::Router::new();
         for (path, methods) in by_path {
             // The contract's own tests build this table; a path it cannot hold
             // fails there, never on a deployed node.
-            if let Err(error) = table.insert(path, methods) {
+            if let Err(error) = table.insert(path.as_str(), methods) {
                 panic!("the contract declares a path the router cannot hold: {path}: {error}");
             }
         }

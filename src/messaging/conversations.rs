@@ -6,12 +6,15 @@
 //! answers as if it did not exist.
 
 use mailroom_contract::PathParameter;
-use mailroom_contract::api::{AgentConversation, AgentConversationList, AgentConversationSummary, AgentMessageList};
+use mailroom_contract::api::{
+    AgentConversation, AgentConversationList, AgentConversationSummary, SentAgentMessageList,
+};
 use serde::Deserialize;
 use serde_json::json;
 
 use super::{
     MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, PolicyNumber, held_because_sql, participant, policy_sql,
+    state_now_sql,
 };
 use crate::authz::{holder_of, tuples};
 use crate::core::context::Context;
@@ -19,8 +22,9 @@ use crate::core::http::Response;
 use crate::core::ids::IdKind;
 use crate::core::paging;
 use crate::core::refusal::Refusal;
+use crate::core::request_error::RequestError;
 use crate::core::storage::{QueryResult, Statement};
-use crate::core::time::rfc3339;
+use crate::core::time::{instant, rfc3339};
 
 /// Whether the caller administers the node, read beside what it asks for.
 fn administers(context: &Context<'_>) -> Statement {
@@ -64,31 +68,62 @@ pub async fn get_message(context: &mut Context<'_>) -> Result<Response, Refusal>
     Ok(context.json(&found.present(now)))
 }
 
-/// `GET /api/agent-messages`: what the caller sent, most recently changed first.
+/// `GET /api/agent-messages`: what the caller sent, most recently changed
+/// first, filtered by recipient, kind, conversation, state now, whether it was
+/// ever delivered and when it last changed; with how many match in all.
 pub async fn list_sent(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let me = participant(context.caller())?;
     let limit = paging::limit(context)?;
     let (before_at, before_id) = paging::cursor(context, IdKind::AgentMessage, i64::MAX)?;
     let before_id = if before_id.is_empty() { "~".to_string() } else { before_id };
     let now = context.now_ms();
-    let page = Statement::new(format!(
-        "SELECT {MESSAGE_COLUMNS}, {} {MESSAGE_FROM} \
-         WHERE m.sender_id = ?2 AND m.kind <> 'reply' AND (?3 IS NULL OR m.recipient_id = ?3) \
-           AND (?4 IS NULL OR m.kind = ?4) AND (m.updated_at, m.id) < (?5, ?6) \
-         ORDER BY m.updated_at DESC, m.id DESC LIMIT ?7",
+    // The dispatcher has refused a state outside the vocabulary.
+    let states = context.query("state").map(|states| json!(states.split(',').collect::<Vec<_>>()).to_string());
+    let attempted = context.query("attempted").map(|attempted| i64::from(attempted == "true"));
+    let changed_since = match context.query("changed_since") {
+        None => None,
+        Some(moment) => Some(instant(moment).ok_or_else(|| RequestError::InvalidQueryParameter {
+            name: "changed_since".into(),
+            expected: "a moment in RFC 3339, such as 2026-01-31T09:00:00Z".into(),
+        })?),
+    };
+    // `?1` is the time, as the state and `held_because` are judged at it.
+    let matching = format!(
+        "m.sender_id = ?2 AND m.kind <> 'reply' AND (?3 IS NULL OR m.recipient_id = ?3) \
+           AND (?4 IS NULL OR m.kind = ?4) AND (?5 IS NULL OR m.conversation_id = ?5) \
+           AND (?6 IS NULL OR (m.attempts > 0) = ?6) AND (?7 IS NULL OR m.updated_at >= ?7) \
+           AND (?8 IS NULL OR ({}) IN (SELECT value FROM json_each(?8)))",
+        state_now_sql()
+    );
+    let filtered = |statement: Statement| {
+        statement
+            .bind(now)
+            .bind(me.as_str())
+            .bind(context.query("recipient"))
+            .bind(context.query("kind"))
+            .bind(context.query("conversation"))
+            .bind(attempted)
+            .bind(changed_since)
+            .bind(states.clone())
+    };
+    let page = filtered(Statement::new(format!(
+        "SELECT {MESSAGE_COLUMNS}, {} {MESSAGE_FROM} WHERE {matching} AND (m.updated_at, m.id) < (?9, ?10) \
+         ORDER BY m.updated_at DESC, m.id DESC LIMIT ?11",
         held_because_sql()
-    ))
-    .bind(now)
-    .bind(me.as_str())
-    .bind(context.query("recipient"))
-    .bind(context.query("kind"))
+    )))
     .bind(before_at)
     .bind(before_id)
     .bind(limit + 1);
-    let [page] = context.read_array([page]).await?;
+    let total = filtered(Statement::new(format!("SELECT COUNT(*) AS total FROM agent_messages m WHERE {matching}")));
+    let [page, total] = context.read_array([page, total]).await?;
     let mut rows: Vec<MessageRow> = page.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut rows, limit, |row| (row.updated_at, row.id.as_str()));
-    Ok(context.json(&AgentMessageList { messages: rows.iter().map(|row| row.present(now)).collect(), next_cursor }))
+    let total = total.first().and_then(|row| row.integer("total").ok()).unwrap_or_default();
+    Ok(context.json(&SentAgentMessageList {
+        messages: rows.iter().map(|row| row.present(now)).collect(),
+        next_cursor,
+        total,
+    }))
 }
 
 #[derive(Deserialize)]

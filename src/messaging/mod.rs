@@ -36,7 +36,9 @@ use crate::core::time::rfc3339;
 
 pub use conversations::{cancel_conversation, get_conversation, get_message, list_conversations, list_sent};
 pub use inbox::{acknowledge, claim, list_inbox, reject, renew, reply};
-pub use owner::{get_messaging, list_owned_inbox, list_sponsored_agents, update_messaging};
+pub use owner::{
+    ListedAgent, get_messaging, list_owned_inbox, list_sponsored_agents, listed_on_node_card, update_messaging,
+};
 pub use send::send;
 pub use sweep::{SweepReport, sweep};
 
@@ -205,16 +207,39 @@ pub(crate) const MESSAGE_FROM: &str = "FROM agent_messages m LEFT JOIN agent_mes
 /// delivered its rate in the last minute. NULL for a message not waiting.
 pub(crate) fn held_because_sql() -> String {
     format!(
+        "{} AS held_because, {} AS maximum_attempts",
+        held_because_expression(),
+        policy_sql(PolicyNumber::MaximumAttempts, "m.recipient_id"),
+    )
+}
+
+/// [`held_because_sql`]'s reason, as one expression.
+fn held_because_expression() -> String {
+    format!(
         "CASE WHEN m.state = 'queued' OR (m.state = 'leased' AND m.lease_expires_at <= ?1) THEN \
            CASE WHEN (SELECT paused_at FROM agents WHERE id = m.recipient_id) IS NOT NULL THEN 'paused' \
                 WHEN (SELECT COUNT(*) FROM agent_messages f WHERE f.recipient_id = m.recipient_id \
                         AND f.state = 'leased' AND f.lease_expires_at > ?1) >= {pending} THEN 'pending_cap' \
                 WHEN (SELECT COUNT(*) FROM agent_messages f WHERE f.recipient_id = m.recipient_id \
-                        AND f.lease_granted_at > ?1 - 60000) >= {rate} THEN 'rate_cap' END END AS held_because, \
-         {attempts} AS maximum_attempts",
+                        AND f.lease_granted_at > ?1 - 60000) >= {rate} THEN 'rate_cap' END END",
         pending = policy_sql(PolicyNumber::PendingCap, "m.recipient_id"),
         rate = policy_sql(PolicyNumber::RatePerMinute, "m.recipient_id"),
+    )
+}
+
+/// The state a message of `m` is presented in at `?1`, as one SQL expression,
+/// for filtering by it: [`MessageRow::state_at`] in SQL, decided in the same
+/// order (expired, leased, failed, held or queued, as stored), and held to it
+/// by a test that reads every state both ways.
+pub(crate) fn state_now_sql() -> String {
+    format!(
+        "CASE WHEN m.state IN ('queued', 'leased') AND m.expires_at <= ?1 THEN 'expired' \
+              WHEN m.state = 'leased' AND m.lease_expires_at > ?1 THEN 'leased' \
+              WHEN m.state = 'leased' AND m.attempts >= {attempts} THEN 'failed' \
+              WHEN m.state IN ('queued', 'leased') THEN CASE WHEN ({held}) IS NULL THEN 'queued' ELSE 'held' END \
+              ELSE m.state END",
         attempts = policy_sql(PolicyNumber::MaximumAttempts, "m.recipient_id"),
+        held = held_because_expression(),
     )
 }
 

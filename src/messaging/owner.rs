@@ -37,6 +37,7 @@ struct MessagingRow {
     maximum_attempts: i64,
     waiting: i64,
     leased: i64,
+    listed_on_node_card: i64,
 }
 
 impl MessagingRow {
@@ -54,6 +55,7 @@ impl MessagingRow {
             maximum_attempts: self.maximum_attempts,
             waiting: self.waiting,
             leased: self.leased,
+            listed_on_node_card: self.listed_on_node_card != 0,
         }
     }
 }
@@ -63,6 +65,8 @@ fn messaging_of(agent_id: &str, now_ms: i64) -> Statement {
     Statement::new(format!(
         "SELECT a.id, a.name, a.sponsor_id, a.paused_at, a.revoked_at, a.last_seen_at, \
            (SELECT allowed_peers FROM agent_messaging_policies WHERE agent_id = a.id) AS allowed_peers, \
+           COALESCE((SELECT listed_on_node_card FROM agent_messaging_policies WHERE agent_id = a.id), 0) \
+              AS listed_on_node_card, \
            {rate} AS rate_per_minute, {pending} AS pending_cap, {attempts} AS maximum_attempts, \
            (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = a.id AND expires_at > ?1 \
               AND (state = 'queued' OR (state = 'leased' AND lease_expires_at <= ?1 AND attempts < {attempts}))) \
@@ -125,6 +129,9 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
     if body.allow_everyone == Some(true) {
         row.allowed_peers = None;
     }
+    if let Some(listed) = body.listed_on_node_card {
+        row.listed_on_node_card = i64::from(listed);
+    }
     let by = context.caller().actor_id().unwrap_or_default().to_string();
     // Only what the body names is written, so two owners changing different
     // parts of the policy at once both keep their change.
@@ -132,12 +139,14 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
     context.write(
         Statement::new(
             "INSERT INTO agent_messaging_policies \
-               (agent_id, allowed_peers, rate_per_minute, pending_cap, maximum_attempts, updated_at, updated_by) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) \
+               (agent_id, allowed_peers, rate_per_minute, pending_cap, maximum_attempts, updated_at, updated_by, \
+                listed_on_node_card) \
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?12) \
              ON CONFLICT (agent_id) DO UPDATE SET \
                allowed_peers = CASE WHEN ?8 THEN excluded.allowed_peers ELSE allowed_peers END, \
                rate_per_minute = COALESCE(?9, rate_per_minute), pending_cap = COALESCE(?10, pending_cap), \
-               maximum_attempts = COALESCE(?11, maximum_attempts), updated_at = excluded.updated_at, \
+               maximum_attempts = COALESCE(?11, maximum_attempts), \
+               listed_on_node_card = COALESCE(?13, listed_on_node_card), updated_at = excluded.updated_at, \
                updated_by = excluded.updated_by",
         )
         .bind(agent_id.as_str())
@@ -150,13 +159,16 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
         .bind(i64::from(allowlist_changes))
         .bind(body.rate_per_minute)
         .bind(body.pending_cap)
-        .bind(body.maximum_attempts),
+        .bind(body.maximum_attempts)
+        .bind(row.listed_on_node_card)
+        .bind(body.listed_on_node_card.map(i64::from)),
     );
     context.audit_detail(json!({
         "allowed_peers": row.allowed_peers.as_deref().and_then(|peers| serde_json::from_str::<serde_json::Value>(peers).ok()),
         "rate_per_minute": row.rate_per_minute,
         "pending_cap": row.pending_cap,
         "maximum_attempts": row.maximum_attempts,
+        "listed_on_node_card": row.listed_on_node_card != 0,
     }));
     Ok(context.json(&row.present(context.config().origin_of(context.request()))))
 }
@@ -223,4 +235,20 @@ pub async fn list_sponsored_agents(context: &mut Context<'_>) -> Result<Response
         })
         .collect();
     Ok(context.json(&SponsoredAgentList { agents }))
+}
+
+/// An agent its owner lists on the node's own A2A card.
+#[derive(Deserialize)]
+pub struct ListedAgent {
+    pub id: String,
+    pub name: String,
+}
+
+/// The agents whose owners list them on the node's A2A card and that are not
+/// revoked, oldest first: what anyone who asks the node may learn of its agents.
+pub fn listed_on_node_card() -> Statement {
+    Statement::new(
+        "SELECT a.id, a.name FROM agents a JOIN agent_messaging_policies p ON p.agent_id = a.id \
+         WHERE p.listed_on_node_card = 1 AND a.revoked_at IS NULL ORDER BY a.created_at, a.id",
+    )
 }

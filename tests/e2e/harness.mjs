@@ -212,7 +212,8 @@ const operations = Object.entries(openapi.paths).flatMap(([template, methods]) =
   Object.entries(methods).map(([method, operation]) => ({
     method: method.toUpperCase(),
     template,
-    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`),
+    // An endpoint also answered with one trailing slash says so.
+    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}${operation["x-mailroom-trailing-slash"] ? "/?" : ""}$`),
     operation,
   })),
 );

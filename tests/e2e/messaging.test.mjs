@@ -334,9 +334,10 @@ test("A2A 0.3 clients: the 0.3.14 client and the 1.3 client in 0.3 mode", async 
     headers.set("authorization", `Bearer ${caller.credential}`);
     return checkedFetch(url, { ...init, headers });
   };
+  // A 0.3 client asks for 0.3's card: the query parameter, as it sends no header (decision 0031).
   const legacy = await new Legacy.ClientFactory(Legacy.ClientFactoryOptions.createFrom(Legacy.ClientFactoryOptions.default, {
     transports: [new Legacy.JsonRpcTransportFactory({ fetchImpl: authenticated })],
-  })).createFromUrl(cardUrl, "");
+  })).createFromUrl(`${cardUrl}?A2A-Version=0.3`, "");
   const task = await legacy.sendMessage({ message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "hello" }] } });
   assert.equal(task.kind, "task");
   assert.equal(task.status.state, "submitted");

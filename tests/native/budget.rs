@@ -492,7 +492,19 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             let ((_, sender), (recipient, _)) = (world.messenger(&ben), world.messenger(&ben));
             let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
                 "message": { "messageId": "m-1", "role": "ROLE_USER", "parts": [{ "text": "37 + 58?" }] } } });
-            (request("POST", &format!("/a2a/{recipient}")).bearer(&sender).json(call), 200)
+            (request("POST", &format!("/a2a/{recipient}")).bearer(&sender).header("a2a-version", "1.0").json(call), 200)
+        }
+        RouteId::GetA2aNodeCard => {
+            let (listed, _) = world.messenger(&ben);
+            let listing = as_ben("PATCH", &format!("/api/agents/{listed}/messaging"))
+                .json(json!({ "listed_on_node_card": true }));
+            assert_eq!(world.node.send(listing).status, 200);
+            (request("GET", "/.well-known/agent-card.json"), 200)
+        }
+        // The node's endpoint takes no tasks and reads nothing.
+        RouteId::A2aNodeEndpoint => {
+            let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": { "id": "amg_1" } });
+            (request("POST", "/a2a").header("a2a-version", "1.0").json(call), 200)
         }
         // A tool call costs what the route it re-enters costs, and no more.
         RouteId::McpEndpoint => (

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod a2a;
 mod agents;
 mod audit_chain;
 mod audit_witness;

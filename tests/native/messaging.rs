@@ -552,7 +552,7 @@ fn the_a2a_gateway_turns_a_send_into_a_durable_request_whose_reply_is_the_tasks_
     assert_eq!(card.status, 200, "{}", text(&card));
     let card = body(&card);
     assert_eq!(card["supportedInterfaces"][0]["protocolVersion"], "1.0");
-    assert!(card["url"].as_str().unwrap().ends_with(&format!("/a2a/{agent}")));
+    assert!(card["supportedInterfaces"][0]["url"].as_str().unwrap().ends_with(&format!("/a2a/{agent}")));
 
     let message = json!({ "messageId": "m-1", "role": "ROLE_USER", "parts": [{ "text": "37 + 58?" }] });
     let sent = a2a(&world, Some(&caller_token), &agent, Some("1.0"), "SendMessage", json!({ "message": message }));
@@ -619,6 +619,7 @@ fn the_a2a_gateway_turns_a_send_into_a_durable_request_whose_reply_is_the_tasks_
     // No credential, no task.
     let anonymous = world.node.send(
         request("POST", &format!("/a2a/{agent}"))
+            .header("a2a-version", "1.0")
             .json(json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": { "id": task_id } })),
     );
     assert_eq!(anonymous.status, 401);

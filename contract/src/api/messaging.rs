@@ -1,5 +1,5 @@
 //! Agent messaging (SPEC §10, seed 003): durable agent inboxes, leases with
-//! fencing tokens, conversations, the owner's policy, and the A2A gateway's card.
+//! fencing tokens, conversations and the owner's policy.
 //!
 //! Every limit here is data the handlers, the schemas and the documents read, so
 //! what a client is told and what the node enforces are one fact.
@@ -162,6 +162,17 @@ pub struct AgentMessageList {
     pub next_cursor: Option<String>,
 }
 
+/// A page of the messages the caller sent.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct SentAgentMessageList {
+    /// The page's messages.
+    pub messages: Vec<AgentMessage>,
+    /// Pass as `cursor` for the next page; absent on the last.
+    pub next_cursor: Option<String>,
+    /// How many messages match the filters, on every page together.
+    pub total: i64,
+}
+
 /// A message to send.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -310,6 +321,9 @@ pub struct AgentMessaging {
     pub leased: i64,
     /// Where agents elsewhere find it over A2A: its agent card.
     pub agent_card_url: String,
+    /// Whether the node's own A2A card (`/.well-known/agent-card.json`) names it
+    /// to anyone who asks; otherwise only those given its card learn of it.
+    pub listed_on_node_card: bool,
 }
 
 /// Changes to an agent's messaging policy; fields left out stay as they are.
@@ -334,6 +348,10 @@ pub struct UpdateAgentMessaging {
     #[serde(default)]
     #[schemars(range(min = MAXIMUM_ATTEMPTS_RANGE.0, max = MAXIMUM_ATTEMPTS_RANGE.1))]
     pub maximum_attempts: Option<i64>,
+    /// True to name the agent (its id, name and card) on the node's own A2A
+    /// card, which anyone may read; false to take it off.
+    #[serde(default)]
+    pub listed_on_node_card: Option<bool>,
 }
 
 /// The agents a person sponsors.
@@ -356,47 +374,4 @@ pub struct SponsoredAgent {
     pub revoked: bool,
     /// When it last listed or claimed its inbox (RFC 3339); absent if never.
     pub last_seen_at: Option<String>,
-}
-
-/// An A2A agent card (A2A 1.0, with the 0.3 fields beside them so clients of
-/// either version read it). Only the fields the gateway fills are described.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct A2aAgentCard {
-    /// The agent's name.
-    pub name: String,
-    /// What the agent is, for another agent choosing it.
-    pub description: String,
-    /// The card's version.
-    pub version: String,
-    /// A2A 1.0: where and how to reach it.
-    pub supported_interfaces: Vec<A2aInterface>,
-    /// A2A 0.3: the protocol version of `url`.
-    pub protocol_version: String,
-    /// A2A 0.3: the JSON-RPC endpoint.
-    pub url: String,
-    /// A2A 0.3: the transport at `url`.
-    pub preferred_transport: String,
-    /// What the endpoint supports (no streaming, no push notifications).
-    pub capabilities: serde_json::Value,
-    /// The credential the endpoint takes.
-    pub security_schemes: serde_json::Value,
-    /// The media types it reads.
-    pub default_input_modes: Vec<String>,
-    /// The media types it answers with.
-    pub default_output_modes: Vec<String>,
-    /// What it does.
-    pub skills: Vec<serde_json::Value>,
-}
-
-/// An A2A 1.0 interface of an agent card.
-#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "camelCase")]
-pub struct A2aInterface {
-    /// The endpoint.
-    pub url: String,
-    /// `JSONRPC`.
-    pub protocol_binding: String,
-    /// `1.0`.
-    pub protocol_version: String,
 }

@@ -7,6 +7,7 @@
 //! doc comment because it becomes the description a model reads. Every type is
 //! re-exported here, so a body is named `api::Send` wherever it is used.
 
+mod a2a;
 mod agents;
 mod audit;
 mod butlers;
@@ -21,6 +22,7 @@ mod refusal;
 mod reminders;
 mod threads;
 
+pub use a2a::*;
 pub use agents::*;
 pub use audit::*;
 pub use butlers::*;
