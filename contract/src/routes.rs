@@ -1375,7 +1375,7 @@ pub fn declare(id: RouteId) -> Route {
 
         R::OAuthRevoke => Route::new(id, Post, "/oauth/revoke", "oauth_revoke")
             .summary("Revoke a token")
-            .description("Token revocation (RFC 7009): revoking an access or refresh token ends the whole grant, so the app's agent stops working at once. A token the node does not know is answered the same, 200.")
+            .description("Token revocation (RFC 7009): revoking an access or refresh token ends the whole grant, so the app's agent stops working at once. Only the client the token was issued to, named by `client_id`, may revoke it: another client's token is refused (`invalid_grant`) and keeps working. A token the node does not know is answered the same, 200.")
             .form_request::<OAuthRevokeRequest>()
             .produces(Produces::OAuth)
             .tier(Tier::Operator)

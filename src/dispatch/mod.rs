@@ -84,6 +84,16 @@ fn find_route(method: &str, path: &str) -> Result<Found, RequestError> {
     Ok((registry().route(route_id), parameters))
 }
 
+/// A refusal met before a request could be dispatched (the deployment lacks a
+/// binding), answered as the route the method and path reach answers its own:
+/// an OAuth endpoint in OAuth's form, anything else in four parts.
+pub fn refused_before_dispatch(method: &str, path: &str, refusal: Refusal) -> Response {
+    match find_route(method, path) {
+        Ok((route, _)) => Response::refusal(&refusal.answered_by(route)),
+        Err(_) => Response::refusal(&refusal),
+    }
+}
+
 /// The route a method and path reach, if any. The test kit holds every answer a
 /// native test receives to the statuses the contract lists for that route.
 pub fn route_for(method: &str, path: &str) -> Option<RouteId> {
@@ -150,7 +160,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     // Refusals before the caller is known are answered without I/O and recorded
     // nowhere: a request for another host (DNS rebinding) or with no credential
     // the node issued could otherwise write to the audit chain at will.
-    let early = |refusal: Refusal| Response::refusal(&refusal);
+    let early = |refusal: Refusal| Response::refusal(&refusal.answered_by(route));
     let node_origin = node.config.origin_of(request);
     if node_origin != request.origin {
         return early(AuthenticationError::WrongHost { node_origin: node_origin.to_string() }.into());

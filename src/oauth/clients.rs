@@ -17,7 +17,7 @@
 use mailroom_contract::api::{RegisterOAuthClient, RegisteredOAuthClient};
 use serde::{Deserialize, Serialize};
 
-use super::OAuthError;
+use super::{OAuthError, redirects};
 use crate::authz::credentials::{signed_claims, verified_claims};
 use crate::core::bindings::Fetched;
 use crate::core::context::Context;
@@ -67,9 +67,10 @@ impl Client {
 }
 
 /// Whether a redirect URI can be registered: HTTPS, or HTTP on this machine (a
-/// native app's loopback listener), with a host, no credentials and no fragment.
+/// native app's loopback listener), with a host, no credentials and no
+/// fragment (`redirects` says it, and how a request's URI is matched to it).
 fn acceptable_redirect_uri(uri: &str) -> bool {
-    acceptable_url(uri, MAXIMUM_URI_BYTES) && !uri.contains('#')
+    redirects::can_be_registered(uri, MAXIMUM_URI_BYTES)
 }
 
 /// The host (and port) a redirect URI sends the grant to.
