@@ -61,7 +61,7 @@ pub fn document(registry: &Registry) -> Value {
             .chain(route.query_parameters.iter().map(|parameter| {
                 let mut schema = parameter.schema();
                 let description = schema.as_object_mut().and_then(|schema| schema.remove("description"));
-                json!({ "name": parameter.name, "in": "query", "required": false,
+                json!({ "name": parameter.name, "in": "query", "required": parameter.required,
                         "description": description, "schema": schema })
             }))
             .collect();

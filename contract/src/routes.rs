@@ -437,7 +437,7 @@ pub fn declare(id: RouteId) -> Route {
             .summary("Search mail")
             .description("Searches every mailbox the caller can read, or one of them, newest first (in the order the node stored the messages, as list_messages does), a page at a time. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Follow `next_cursor` to page back in time. Recorded in the audit chain, because a body match reveals content.")
             .query_parameters(const { &[
-                Parameter::text("q", "The search terms, such as `invoice march` or `\"late payment\" refund*`."),
+                Parameter::text("q", "The search terms, such as `invoice march` or `\"late payment\" refund*`.").required(),
                 Parameter::text("mailbox", "Search only this mailbox (`mbx_…`). Leave it out to search every mailbox the caller can read."),
                 Parameter::page_size("results", 25, 100),
                 CURSOR,
@@ -1068,8 +1068,8 @@ pub fn declare(id: RouteId) -> Route {
             .summary("Withdraw a reminder (source)")
             .description("A source withdraws its event for the person named by `person`, keyed by `source_ref` and `topic`: it closes as withdrawn.")
             .query_parameters(const { &[
-                Parameter::text("person", "The person's sign-in address."),
-                Parameter::text("source_ref", "The source's reference for the event."),
+                Parameter::text("person", "The person's sign-in address.").required(),
+                Parameter::text("source_ref", "The source's reference for the event.").required(),
                 Parameter::text("topic", "The topic within the reference; empty when left out."),
             ] })
             .response::<Event>()

@@ -117,11 +117,24 @@ pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
         400,
         if route.query_parameters.is_empty() {
             "The request carries a query parameter, and this route takes none.".into()
+        } else if route.query_parameters.iter().any(|parameter| parameter.required) {
+            "The request leaves out a query parameter this route needs (`missing_query_parameter`, naming it), or \
+             carries one it does not take, or a value outside what it accepts."
+                .into()
         } else {
             "The request carries a query parameter this route does not take, or a value outside what it accepts.".into()
         },
         refusal,
     );
+    if !route.path_parameters.is_empty() {
+        add(
+            400,
+            "A segment of the path that names something is empty or still its placeholder \
+             (`missing_path_parameter`, naming it): nothing is looked up."
+                .into(),
+            refusal,
+        );
+    }
     match route.request {
         None => add(400, "The request carries a body, and this route takes none.".into(), refusal),
         Some(_) if oauth => add(

@@ -491,7 +491,7 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::McpEndpoint => (
             as_ben("POST", "/mcp").json(json!({
                 "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": { "name": "list_messages", "arguments": { "mailboxId": mailbox } }
+                "params": { "name": "list_messages", "arguments": { "mailbox_id": mailbox } }
             })),
             200,
         ),
