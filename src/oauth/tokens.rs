@@ -300,7 +300,8 @@ fn issue_tokens(context: &mut Context<'_>, grant: Grant, routes: &QueryResult) -
         refresh_token,
         scope: scope_of(routes),
     };
-    Ok(context.json(&tokens).with_header("cache-control", "no-store").with_header("pragma", "no-cache"))
+    // RFC 6749 §5.1: never cached (every JSON answer says `no-store` already).
+    Ok(context.json(&tokens).with_header("pragma", "no-cache"))
 }
 
 /// `POST /oauth/revoke`: ends the grant an access or refresh token belongs to,

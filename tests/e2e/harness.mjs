@@ -204,7 +204,8 @@ const operations = Object.entries(openapi.paths).flatMap(([template, methods]) =
   Object.entries(methods).map(([method, operation]) => ({
     method: method.toUpperCase(),
     template,
-    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}$`),
+    // A segment may be empty, as the router matches it: the route then refuses it as left out.
+    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]*")}$`),
     operation,
   })),
 );
