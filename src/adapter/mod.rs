@@ -33,7 +33,7 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
         Ok(bindings) => bindings,
         Err(refusal) => {
             let path = request.path();
-            return to_worker_response(refused_before_dispatch(&request.method().to_string(), &path, refusal));
+            return to_worker_response(refused_before_dispatch(request.method().as_ref(), &path, refusal));
         }
     };
     let response = match to_core_request(&mut request).await {
