@@ -206,3 +206,27 @@ fn a_strangers_tool_call_is_refused_before_any_io() {
     }
     assert_eq!(world.audit().len(), before);
 }
+
+#[test]
+fn a_withheld_tool_is_withheld_whatever_its_arguments() {
+    let (world, mailbox, path, ben, ben_token) = awaiting_a_decision();
+    let send = path.rsplit('/').next().unwrap().to_string();
+    // Arguments its schema would refuse, or none at all: the answer is still
+    // why the tool is withheld, never a complaint about the arguments.
+    for arguments in [json!({}), json!({ "mailbox_id": mailbox, "send_id": send, "colour": "red" })] {
+        let (answer, _) = tool_call(&world, Some(&ben_token), "approve_send", arguments.clone());
+        assert_withheld(&answer, "never_offered");
+    }
+    // An agent's tool outside its ceiling, its path left out: outside its
+    // ceiling first, read with the agent's own checks in one round trip.
+    let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
+    let (_, agent) = world.mint(&ben, &["mail.triage"], grants);
+    let (answer, batches) = tool_call(&world, Some(&agent), "create_draft", json!({ "to": ["ana@example.org"] }));
+    assert_withheld(&answer, "outside_ceiling");
+    assert_eq!(batches, 1);
+    // Within its ceiling, the same call is told what it left out.
+    let (answer, batches) = tool_call(&world, Some(&agent), "list_messages", json!({ "limit": 5 }));
+    assert_eq!(body(&answer)["error"]["data"]["error"]["code"], "invalid_arguments", "{}", text(&answer));
+    assert_eq!(batches, 1);
+    assert_eq!(body(&world.admin("GET", &path, None))["state"], "submitted", "nothing ran");
+}
