@@ -308,7 +308,7 @@ async function concurrent() {
         () =>
           call("POST", "/mcp", {
             token,
-            body: { jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "create_draft", arguments: { mailboxId: mailbox.id, ...draft } } },
+            body: { jsonrpc: "2.0", id: ++id, method: "tools/call", params: { name: "create_draft", arguments: { mailbox_id: mailbox.id, ...draft } } },
           }),
       ],
     ];

@@ -231,8 +231,15 @@ impl Authority {
         }
     }
 
-    /// The authority in a sentence, for documents a person or a model reads.
+    /// The authority in a sentence, for documents a person or a model reads,
+    /// naming a path parameter as the path does (`mailboxId`).
     pub fn describe(&self) -> String {
+        self.describe_naming(|parameter| parameter.name().to_string())
+    }
+
+    /// The authority in a sentence, naming a path parameter by `name`: the MCP
+    /// tools name it as their argument (`mailbox_id`), not as the path does.
+    pub fn describe_naming(&self, name: impl Fn(PathParameter) -> String) -> String {
         let names =
             |relations: &[Relation]| relations.iter().map(|relation| relation.name()).collect::<Vec<_>>().join(", ");
         match self {
@@ -254,10 +261,10 @@ impl Authority {
                 sentence
             }
             Authority::SelfOrAdmin { person_parameter } => {
-                format!("The person named by `{}`, or a holder of org.admin.", person_parameter.name())
+                format!("The person named by `{}`, or a holder of org.admin.", name(*person_parameter))
             }
             Authority::Mailbox { mailbox_parameter, all_of, any_of } => {
-                let mut sentence = format!("On the mailbox named by `{}`: ", mailbox_parameter.name());
+                let mut sentence = format!("On the mailbox named by `{}`: ", name(*mailbox_parameter));
                 match (all_of.is_empty(), any_of.is_empty()) {
                     (false, true) => sentence.push_str(&format!("all of {}.", names(all_of))),
                     (true, false) => sentence.push_str(&format!("any of {}.", names(any_of))),
@@ -276,7 +283,7 @@ impl Authority {
                 "A reminder source, with its own `mr_src_` credential; only that source's events.".into()
             }
             Authority::Sponsor { agent_parameter } => {
-                format!("The sponsor of the agent named by `{}`, or a holder of org.admin.", agent_parameter.name())
+                format!("The sponsor of the agent named by `{}`, or a holder of org.admin.", name(*agent_parameter))
             }
         }
     }
@@ -418,37 +425,53 @@ pub struct Parameter {
     /// What it does. For a page size the whole sentence is generated instead.
     pub description: &'static str,
     pub accepts: Accepts,
+    /// Whether the route cannot be answered without it: the dispatcher refuses
+    /// a request that leaves it out as missing, naming it, before anything is
+    /// looked up (never as a 404 for the empty value), and OpenAPI and the MCP
+    /// tools list it as required.
+    pub required: bool,
 }
 
 impl Parameter {
     /// A parameter that takes any text.
     pub const fn text(name: &'static str, description: &'static str) -> Parameter {
-        Parameter { name, description, accepts: Accepts::Text }
+        Parameter { name, description, accepts: Accepts::Text, required: false }
     }
 
     /// The `limit` of a paged list: `items` per page, `default` and at most `maximum`.
     pub const fn page_size(items: &'static str, default: u32, maximum: u32) -> Parameter {
-        Parameter { name: "limit", description: "", accepts: Accepts::PageSize { items, default, maximum } }
+        Parameter {
+            name: "limit",
+            description: "",
+            accepts: Accepts::PageSize { items, default, maximum },
+            required: false,
+        }
     }
 
     /// A parameter that takes a whole number, `minimum` or more.
     pub const fn whole_number(name: &'static str, description: &'static str, minimum: i64) -> Parameter {
-        Parameter { name, description, accepts: Accepts::WholeNumber { minimum } }
+        Parameter { name, description, accepts: Accepts::WholeNumber { minimum }, required: false }
     }
 
     /// A parameter that takes one of `values`.
     pub const fn one_of(name: &'static str, description: &'static str, values: &'static [&'static str]) -> Parameter {
-        Parameter { name, description, accepts: Accepts::OneOf(values) }
+        Parameter { name, description, accepts: Accepts::OneOf(values), required: false }
     }
 
     /// A parameter that takes one or more of `values`, separated by commas.
     pub const fn some_of(name: &'static str, description: &'static str, values: &'static [&'static str]) -> Parameter {
-        Parameter { name, description, accepts: Accepts::SomeOf(values) }
+        Parameter { name, description, accepts: Accepts::SomeOf(values), required: false }
     }
 
     /// A parameter that is `true` or `false`, false when absent.
     pub const fn flag(name: &'static str, description: &'static str) -> Parameter {
-        Parameter { name, description, accepts: Accepts::Flag }
+        Parameter { name, description, accepts: Accepts::Flag, required: false }
+    }
+
+    /// The same parameter, which the route cannot be answered without.
+    pub const fn required(mut self) -> Parameter {
+        self.required = true;
+        self
     }
 
     /// The description a reader sees, with what it accepts.

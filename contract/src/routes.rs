@@ -468,7 +468,7 @@ pub fn declare(id: RouteId) -> Route {
             .summary("Search mail")
             .description("Searches every mailbox the caller can read, or one of them, newest first (in the order the node stored the messages, as list_messages does), a page at a time. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Follow `next_cursor` to page back in time. Recorded in the audit chain, because a body match reveals content.")
             .query_parameters(const { &[
-                Parameter::text("q", "The search terms, such as `invoice march` or `\"late payment\" refund*`."),
+                Parameter::text("q", "The search terms, such as `invoice march` or `\"late payment\" refund*`.").required(),
                 Parameter::text("mailbox", "Search only this mailbox (`mbx_…`). Leave it out to search every mailbox the caller can read."),
                 Parameter::page_size("results", 25, 100),
                 CURSOR,
@@ -1099,8 +1099,8 @@ pub fn declare(id: RouteId) -> Route {
             .summary("Withdraw a reminder (source)")
             .description("A source withdraws its event for the person named by `person`, keyed by `source_ref` and `topic`: it closes as withdrawn.")
             .query_parameters(const { &[
-                Parameter::text("person", "The person's sign-in address."),
-                Parameter::text("source_ref", "The source's reference for the event."),
+                Parameter::text("person", "The person's sign-in address.").required(),
+                Parameter::text("source_ref", "The source's reference for the event.").required(),
                 Parameter::text("topic", "The topic within the reference; empty when left out."),
             ] })
             .response::<Event>()
@@ -1439,7 +1439,7 @@ pub fn declare(id: RouteId) -> Route {
 
         R::OAuthRevoke => Route::new(id, Post, "/oauth/revoke", "oauth_revoke")
             .summary("Revoke a token")
-            .description("Token revocation (RFC 7009): revoking an access or refresh token ends the whole grant, so the app's agent stops working at once. A token the node does not know is answered the same, 200.")
+            .description("Token revocation (RFC 7009): revoking an access or refresh token ends the whole grant, so the app's agent stops working at once. Only the client the token was issued to, named by `client_id`, may revoke it: another client's token is refused (`invalid_grant`) and keeps working. A token the node does not know is answered the same, 200.")
             .form_request::<OAuthRevokeRequest>()
             .produces(Produces::OAuth)
             .tier(Tier::Operator)

@@ -11,7 +11,8 @@ use std::fmt::Write;
 
 use crate::capabilities::{CAPABILITIES, capability_of};
 use crate::registry::Registry;
-use crate::route::{Exposure, Route, Tier};
+use crate::route::{Exposure, PathParameter, Route, Tier};
+use crate::tools::argument_name;
 
 const GENERATED: &str = "<!-- Generated from the contract by `cargo run -p mailroom-contract --bin generate`; edit contract/src, not this file. -->";
 
@@ -75,6 +76,17 @@ pub fn skill(registry: &Registry) -> String {
         "- **REST**: the same operations are the node's routes, with the same header. The OpenAPI 3.1 document \
          (`contract/openapi.json` in the repository) describes every route, parameter and answer; a tool's name is \
          its route's `operationId`."
+    );
+    let mailbox = PathParameter::MailboxId;
+    let _ = writeln!(
+        out,
+        "- **Tool arguments** are the route's path parameters, its query parameters and its body's fields side by \
+         side, every one in snake_case: the path's `{{{}}}` is the argument `{}`. A call that names an argument \
+         the tool's input schema does not declare, or leaves out one it requires, is refused with JSON-RPC -32602 \
+         naming each (the four-part refusal is in `data`); a value the route cannot use is the route's refusal, as \
+         a tool result.",
+        mailbox.name(),
+        argument_name(mailbox)
     );
     let _ = writeln!(
         out,

@@ -33,23 +33,16 @@ pub enum Carries {
     /// Either of the two: the machine surface answers its protocol's errors as
     /// JSON-RPC and the dispatcher's refusals as refusals, with one status.
     JsonRpcErrorOrRefusal,
-    /// An OAuth error body (RFC 6749 §5.2).
+    /// An OAuth error body (RFC 6749 §5.2): every error of an OAuth endpoint,
+    /// the dispatcher's refusals before its handler included, so a standard
+    /// client reads each one.
     OAuthError,
-    /// Either an OAuth error (the endpoint's own) or a refusal (the dispatcher's).
-    OAuthErrorOrRefusal,
 }
 
 impl Carries {
     /// What one status carries when two of its reasons carry different bodies.
     fn either(self, other: Carries) -> Carries {
-        let oauth = |carries: Carries| matches!(carries, Carries::OAuthError | Carries::OAuthErrorOrRefusal);
-        if self == other {
-            self
-        } else if oauth(self) || oauth(other) {
-            Carries::OAuthErrorOrRefusal
-        } else {
-            Carries::JsonRpcErrorOrRefusal
-        }
+        if self == other { self } else { Carries::JsonRpcErrorOrRefusal }
     }
 }
 
@@ -124,11 +117,24 @@ pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
         400,
         if route.query_parameters.is_empty() {
             "The request carries a query parameter, and this route takes none.".into()
+        } else if route.query_parameters.iter().any(|parameter| parameter.required) {
+            "The request leaves out a query parameter this route needs (`missing_query_parameter`, naming it), or \
+             carries one it does not take, or a value outside what it accepts."
+                .into()
         } else {
             "The request carries a query parameter this route does not take, or a value outside what it accepts.".into()
         },
         refusal,
     );
+    if !route.path_parameters.is_empty() {
+        add(
+            400,
+            "A segment of the path that names something is empty or still its placeholder \
+             (`missing_path_parameter`, naming it): nothing is looked up."
+                .into(),
+            refusal,
+        );
+    }
     match route.request {
         None => add(400, "The request carries a body, and this route takes none.".into(), refusal),
         Some(_) if oauth => add(
@@ -246,6 +252,13 @@ pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
     );
     add(503, "The deployment lacks a binding or secret the node needs.".into(), refusal);
     answers.sort_by_key(|answer| answer.status);
+    if oauth {
+        // An OAuth endpoint answers every error in OAuth's form (decision 0026):
+        // a standard client parses nothing else, whatever refused it.
+        for answer in answers.iter_mut().filter(|answer| answer.status >= 400) {
+            answer.carries = Carries::OAuthError;
+        }
+    }
     answers
 }
 

@@ -4,6 +4,12 @@
 //!
 //! Which tools a given caller sees is decided by the worker (it needs to know
 //! who is asking); what each tool *is* is decided here, once, from the route.
+//!
+//! Every argument is named in one style, snake_case, as the body fields and
+//! query parameters already are: a path parameter's argument name is derived
+//! here from its name in the path (`mailboxId` is `mailbox_id`), never
+//! restated, and the MCP server reads a call's arguments back through
+//! [`argument_name`] and [`path_parameter_named`]. REST keeps the path's names.
 
 #[cfg(feature = "schemas")]
 use schemars::SchemaGenerator;
@@ -11,13 +17,44 @@ use schemars::SchemaGenerator;
 use schemars::generate::SchemaSettings;
 #[cfg(feature = "schemas")]
 use serde_json::Map;
+use std::sync::OnceLock;
+
 use serde_json::{Value, json};
 
 #[cfg(feature = "schemas")]
 use crate::api::RefusalBody;
 use crate::capabilities::CAPABILITIES;
 use crate::registry::Registry;
-use crate::route::{Route, Tier};
+use crate::route::{PathParameter, Route, Tier};
+
+/// `name` in snake_case: each capital becomes an underscore and its lower case.
+fn snake_case(name: &str) -> String {
+    let mut snake = String::with_capacity(name.len() + 4);
+    for character in name.chars() {
+        if character.is_ascii_uppercase() {
+            snake.push('_');
+            snake.push(character.to_ascii_lowercase());
+        } else {
+            snake.push(character);
+        }
+    }
+    snake
+}
+
+/// A path parameter's name as a tool argument: its name in the path, in
+/// snake_case (`mailboxId` is `mailbox_id`, `objectId` is `object_id`).
+pub fn argument_name(parameter: PathParameter) -> &'static str {
+    static NAMES: OnceLock<Vec<String>> = OnceLock::new();
+    let names = NAMES.get_or_init(|| PathParameter::ALL.iter().map(|parameter| snake_case(parameter.name())).collect());
+    // `ALL` is the declaration order, which is each word's discriminant (a
+    // test holds them together).
+    names.get(parameter as usize).map_or("", String::as_str)
+}
+
+/// The path parameter a tool argument names, if it names one.
+pub fn path_parameter_named(argument: &str) -> Option<PathParameter> {
+    PathParameter::ALL.iter().copied().find(|parameter| argument_name(*parameter) == argument)
+}
 
 #[cfg(feature = "schemas")]
 fn inline_generator(serialize: bool) -> SchemaGenerator {
@@ -29,19 +66,22 @@ fn inline_generator(serialize: bool) -> SchemaGenerator {
 }
 
 #[cfg(feature = "schemas")]
-/// The tool's input schema: path parameters (required) and query parameters
-/// (optional), each typed as it accepts (an integer is an integer), and the
+/// The tool's input schema: path parameters (required, by their argument
+/// names) and query parameters (optional unless declared required), each typed as it accepts (an integer is an integer), and the
 /// body's own properties, side by side in one flat object, because a model
 /// filling it is choosing values, not building a URL.
 pub fn input_schema(route: &Route) -> Value {
     let mut properties = Map::new();
     let mut required: Vec<Value> = Vec::new();
     for parameter in route.path_parameters {
-        properties.insert(parameter.name().into(), parameter.schema());
-        required.push(parameter.name().into());
+        properties.insert(argument_name(*parameter).into(), parameter.schema());
+        required.push(argument_name(*parameter).into());
     }
     for parameter in route.query_parameters {
         properties.insert(parameter.name.into(), parameter.schema());
+        if parameter.required {
+            required.push(parameter.name.into());
+        }
     }
     if let Some(request) = route.request {
         let body = request(&mut inline_generator(false)).to_value();
@@ -133,7 +173,11 @@ pub fn definition(route: &Route, tier: Tier) -> Value {
     let mut tool = json!({
         "name": route.tool,
         "title": route.summary,
-        "description": format!("{}\n\nWho may call it: {}", route.description, route.authority.describe()),
+        "description": format!(
+            "{}\n\nWho may call it: {}",
+            route.description,
+            route.authority.describe_naming(|parameter| argument_name(parameter).to_string())
+        ),
         "inputSchema": input_schema(route),
         "annotations": annotations(route, tier),
     });
@@ -200,7 +244,7 @@ mod tests {
     fn input_names_never_collide_across_path_query_and_body() {
         for route in registry().routes() {
             let mut names: Vec<String> =
-                route.path_parameters.iter().map(|parameter| parameter.name().to_string()).collect();
+                route.path_parameters.iter().map(|parameter| argument_name(*parameter).to_string()).collect();
             names.extend(route.query_parameters.iter().map(|parameter| parameter.name.to_string()));
             names.extend(body_property_names(route));
             let mut unique = names.clone();
@@ -213,6 +257,38 @@ mod tests {
                 route.method.as_str(),
                 route.path
             );
+        }
+    }
+
+    #[test]
+    fn every_argument_of_every_tool_is_snake_case() {
+        for (index, parameter) in PathParameter::ALL.iter().enumerate() {
+            assert_eq!(*parameter as usize, index, "PathParameter::ALL is in declaration order");
+            assert_eq!(path_parameter_named(argument_name(*parameter)), Some(*parameter));
+        }
+        assert_eq!(argument_name(PathParameter::MailboxId), "mailbox_id");
+        assert_eq!(argument_name(PathParameter::AgentMessageId), "agent_message_id");
+        assert_eq!(argument_name(PathParameter::Module), "module");
+        let registry = registry();
+        for (route, tier) in registry.routes_with_tiers().filter(|(route, _)| registry.is_offered_to_machines(route.id))
+        {
+            let tool = definition(route, tier);
+            for name in tool["inputSchema"]["properties"].as_object().unwrap().keys() {
+                let snake = !name.is_empty()
+                    && name.bytes().all(|byte| byte.is_ascii_lowercase() || byte.is_ascii_digit() || byte == b'_');
+                assert!(snake, "{}: argument `{name}` is not snake_case", route.tool);
+            }
+            let description = tool["description"].as_str().unwrap();
+            for parameter in
+                PathParameter::ALL.iter().filter(|parameter| parameter.name() != argument_name(**parameter))
+            {
+                assert!(
+                    !description.contains(&format!("`{}`", parameter.name())),
+                    "{}: its description names `{}`, which is no argument of a tool",
+                    route.tool,
+                    parameter.name()
+                );
+            }
         }
     }
 

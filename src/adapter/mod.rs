@@ -19,7 +19,7 @@ use crate::core::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface, url_part
 use crate::core::node::{AuditKey, Config, DEFAULT_MAXIMUM_MESSAGE_BYTES, Installation};
 use crate::core::refusal::Refusal;
 use crate::core::storage::Database;
-use crate::dispatch::dispatch;
+use crate::dispatch::{dispatch, refused_before_dispatch};
 use crate::mail::{self, Rejection};
 
 /// The shortest `SESSION_SECRET` and `AUDIT_KEY` the node accepts: 32 bytes of
@@ -31,7 +31,10 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
     console_error_panic_hook::set_once();
     let bindings = match bindings(&env) {
         Ok(bindings) => bindings,
-        Err(refusal) => return to_worker_response(Response::refusal(&refusal)),
+        Err(refusal) => {
+            let path = request.path();
+            return to_worker_response(refused_before_dispatch(request.method().as_ref(), &path, refusal));
+        }
     };
     let response = match to_core_request(&mut request).await {
         Ok(core_request) => dispatch(&bindings.node(), &core_request, Surface::Rest).await,

@@ -66,15 +66,36 @@ pub fn ending(agent_id: &str, now_ms: i64) -> Statement {
     Statement::new("UPDATE agents SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL").bind(agent_id).bind(now_ms)
 }
 
+/// The agents a consent minted whose code expired unexchanged by `?1`, the
+/// time now: SQL selecting their ids, which the upkeep removes whole.
+pub const UNEXCHANGED_CONNECTIONS: &str = "SELECT id FROM agents WHERE connection_pending_until <= ?1";
+
+/// The statements that remove, whole, the agents [`UNEXCHANGED_CONNECTIONS`]
+/// selects at `now_ms`: their relations, pinned routes, pairing codes and
+/// messaging policy, then their rows. Queued by the `oauth` domain after it
+/// removes their connections and codes, which name them too. Such an agent
+/// held nothing and could do nothing while it waited, so nothing it did is
+/// lost; the consent that minted it stays in the audit chain.
+pub fn removing_unexchanged(now_ms: i64) -> Vec<Statement> {
+    let which = UNEXCHANGED_CONNECTIONS;
+    let mut removing = vec![tuples::forget_held_by(which, vec![now_ms.into()])];
+    for table in ["agent_routes", "pairing_codes", "agent_messaging_policies"] {
+        removing.push(Statement::new(format!("DELETE FROM {table} WHERE agent_id IN ({which})")).bind(now_ms));
+    }
+    removing.push(Statement::new(format!("DELETE FROM agents WHERE id IN ({which})")).bind(now_ms));
+    removing
+}
+
 /// The agents `sponsor`'s OAuth consents minted, newest first, presented; read
-/// in one round trip with `also`, whose result comes back beside them.
+/// in one round trip with `also`, whose result comes back beside them. An app
+/// whose code was never exchanged is not connected: it is not among them.
 pub async fn connected_by(
     context: &mut Context<'_>,
     sponsor: &str,
     also: Statement,
 ) -> Result<(Vec<Agent>, QueryResult), Refusal> {
     let agents = Statement::new(format!(
-        "SELECT {AGENT_COLUMNS} FROM agents WHERE sponsor_id = ?1 \
+        "SELECT {AGENT_COLUMNS} FROM agents WHERE sponsor_id = ?1 AND connection_pending_until IS NULL \
          AND id IN (SELECT agent_id FROM oauth_connections) ORDER BY created_at DESC, id DESC"
     ))
     .bind(sponsor);

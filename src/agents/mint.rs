@@ -92,8 +92,10 @@ enum Handover {
     /// A pairing code its software redeems.
     PairingCode,
     /// An OAuth client's tokens, after the sponsor's own consent: no credential
-    /// exists, and the caller's `oauth` domain records the connection.
-    Connection,
+    /// exists, and the caller's `oauth` domain records the connection. Until its
+    /// code is exchanged the agent is pending, up to `pending_until` (the code's
+    /// expiry): it holds nothing and can do nothing.
+    Connection { pending_until: i64 },
 }
 
 /// `POST /api/agents`.
@@ -111,13 +113,17 @@ pub async fn mint(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// Mints the agent a person's consent to an OAuth client gives: `sponsor`, the
 /// person consenting, with the capabilities and mailboxes they chose, checked
 /// exactly as an administrator's mint is. It has no credential: the `oauth`
-/// domain records its connection and issues its tokens in the same commit.
+/// domain records its connection and its code in the same commit. It is
+/// pending until the code is exchanged ([`connection_established`]), at the
+/// latest until `pending_until`, the code's expiry, after which the upkeep
+/// removes it.
 pub async fn mint_for_connection(
     context: &mut Context<'_>,
     name: &str,
     sponsor: &str,
     capabilities: &[String],
     mailboxes: &[MailboxGrant],
+    pending_until: i64,
 ) -> Result<Agent, Refusal> {
     let request = MintAgent {
         name: name.to_string(),
@@ -127,7 +133,13 @@ pub async fn mint_for_connection(
         expires_at: None,
         delivery: CredentialDelivery::Credential,
     };
-    Ok(mint_agent(context, &request, Handover::Connection).await?.agent)
+    Ok(mint_agent(context, &request, Handover::Connection { pending_until }).await?.agent)
+}
+
+/// The statement that makes a connection's pending agent active: its code was
+/// exchanged, in the commit this is queued in.
+pub fn connection_established(agent_id: &str) -> Statement {
+    Statement::new("UPDATE agents SET connection_pending_until = NULL WHERE id = ?1").bind(agent_id)
 }
 
 /// Checks a mint against what the sponsor holds now, and queues the agent, its
@@ -193,12 +205,16 @@ async fn mint_agent(
             let hash = hash_secret(&credential);
             (Some(credential), Some(hash))
         }
-        Handover::PairingCode | Handover::Connection => (None, None),
+        Handover::PairingCode | Handover::Connection { .. } => (None, None),
+    };
+    let connection_pending_until = match handover {
+        Handover::Connection { pending_until } => Some(pending_until),
+        Handover::Credential | Handover::PairingCode => None,
     };
     context.write(
         Statement::new(
             "INSERT INTO agents (id, name, sponsor_id, credential_hash, created_at, created_by, expires_at, \
-             credential_issued_by) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+             credential_issued_by, connection_pending_until) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )
         .bind(agent_id.as_str())
         .bind(mint.name.as_str())
@@ -208,7 +224,8 @@ async fn mint_agent(
         .bind(context.now_ms())
         .bind(caller.as_str())
         .bind(mint.expires_at)
-        .bind(credential_hash.as_ref().map(|_| caller.as_str())),
+        .bind(credential_hash.as_ref().map(|_| caller.as_str()))
+        .bind(connection_pending_until),
     );
     let mut pin = Statement::new(format!(
         "INSERT INTO agent_routes (agent_id, route) VALUES {}",
@@ -235,7 +252,7 @@ async fn mint_agent(
         "delivery": match handover {
             Handover::Credential => "credential",
             Handover::PairingCode => "pairing_code",
-            Handover::Connection => "oauth_consent",
+            Handover::Connection { .. } => "oauth_consent",
         },
     }));
     let row = AgentRow {
@@ -249,7 +266,8 @@ async fn mint_agent(
         paused_at: None,
         revoked_at: None,
         last_seen_at: None,
-        connected: (handover == Handover::Connection).then_some(1),
+        connected: connection_pending_until.map(|_| 1),
+        connection_pending_until,
     };
     let held: Vec<(String, String)> = mint
         .grants

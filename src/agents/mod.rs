@@ -24,9 +24,10 @@ use crate::authz::AuthorityError;
 use crate::core::refusal::Refusal;
 
 pub use lifecycle::{
-    connected_by, disconnect, ending, get, list, list_capabilities, pause, person_mailboxes, resume, revoke,
+    UNEXCHANGED_CONNECTIONS, connected_by, disconnect, ending, get, list, list_capabilities, pause, person_mailboxes,
+    removing_unexchanged, resume, revoke,
 };
-pub use mint::{mint, mint_for_connection};
+pub use mint::{connection_established, mint, mint_for_connection};
 pub use pairing::{PAIRING_CODE_LIFETIME_MS, issue_pairing_code, redeem_pairing_code};
 
 /// What can be wrong with an agent or a request about one.

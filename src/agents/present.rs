@@ -28,10 +28,13 @@ pub(super) struct AgentRow {
     pub(super) last_seen_at: Option<i64>,
     /// 1 when a person's OAuth consent minted it: it has tokens, not a credential.
     pub(super) connected: Option<i64>,
+    /// Set while such an agent's code is not yet exchanged: when the code
+    /// expires (and the upkeep may remove the agent).
+    pub(super) connection_pending_until: Option<i64>,
 }
 
 pub(super) const AGENT_COLUMNS: &str = "id, name, sponsor_id, credential_hash, created_at, created_by, expires_at, \
-     paused_at, revoked_at, last_seen_at, \
+     paused_at, revoked_at, last_seen_at, connection_pending_until, \
      (SELECT 1 FROM oauth_connections c WHERE c.agent_id = agents.id) AS connected";
 
 #[derive(Deserialize)]
@@ -55,6 +58,8 @@ impl AgentRow {
             AgentState::Expired
         } else if self.paused_at.is_some() {
             AgentState::Paused
+        } else if self.connection_pending_until.is_some() {
+            AgentState::AwaitingExchange
         } else if self.credential_hash.is_none() && self.connected.is_none() {
             AgentState::AwaitingPairing
         } else {

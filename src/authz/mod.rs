@@ -279,14 +279,19 @@ fn liveness(caller: &Caller, now_ms: i64) -> Option<PendingCheck> {
         Caller::Agent { agent_id, proof } => {
             // A credential must be the one stored; an OAuth token, signed by the
             // node, needs the agent's connection to stand (revoking the agent or
-            // the grant ends it).
+            // the grant ends it). Neither works for an agent a consent minted
+            // whose code was never exchanged: it can do nothing (decision 0026).
             let (matches, hash) = match proof {
-                AgentProof::Credential { hash } => {
-                    ("(a.credential_hash IS NOT NULL AND a.credential_hash = ?2)", Some(hash.as_str()))
-                }
-                AgentProof::Connection => {
-                    ("EXISTS (SELECT 1 FROM oauth_connections c WHERE c.agent_id = a.id AND ?2 IS NULL)", None)
-                }
+                AgentProof::Credential { hash } => (
+                    "(a.credential_hash IS NOT NULL AND a.credential_hash = ?2 \
+                      AND a.connection_pending_until IS NULL)",
+                    Some(hash.as_str()),
+                ),
+                AgentProof::Connection => (
+                    "(EXISTS (SELECT 1 FROM oauth_connections c WHERE c.agent_id = a.id AND ?2 IS NULL) \
+                      AND a.connection_pending_until IS NULL)",
+                    None,
+                ),
             };
             Some(pending(
                 Check::AgentLive { now_ms },

@@ -92,6 +92,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ),
     ("grant", Predicate::Exempt("writes a tuple; it answers no question")),
     ("revoke", Predicate::Exempt("removes a tuple; it answers no question")),
+    ("forget_held_by", Predicate::Exempt("removes the tuples of subjects being removed; it answers no question")),
 ];
 
 /// Who a predicate asks about.
@@ -131,7 +132,8 @@ impl Holder {
 ///   they are enabled;
 /// - an agent holds a tuple granted to it only while its sponsor holds the *same
 ///   relation* on the *same object* (directly or through a team), while the agent
-///   is neither revoked, paused nor expired and the sponsor is enabled. Each of those terms
+///   is neither revoked, paused, expired nor a connection whose code was never
+///   exchanged, and the sponsor is enabled. Each of those terms
 ///   is load-bearing: without the relation term an agent's content read would ride
 ///   on a sponsor's metadata read; without the object term one mailbox of the
 ///   sponsor's would license the agent everywhere.
@@ -176,6 +178,7 @@ fn agent_condition(agent: &str) -> String {
                                     WHERE m.person_id = (SELECT a.sponsor_id FROM agents a WHERE a.id = {agent})))) \
           AND EXISTS (SELECT 1 FROM agents a JOIN people p ON p.id = a.sponsor_id \
             WHERE a.id = {agent} AND a.revoked_at IS NULL AND a.paused_at IS NULL AND p.disabled_at IS NULL \
+              AND a.connection_pending_until IS NULL \
               AND (a.expires_at IS NULL OR a.expires_at > ?)))"
     )
 }
@@ -458,6 +461,13 @@ pub fn grant(subject: &str, relation: Relation, object: &str, granted_at: i64, g
     .bind(object)
     .bind(granted_at)
     .bind(granted_by)
+}
+
+/// Forgets every tuple held by the subjects `subjects` selects (SQL selecting
+/// ids, with its `parameters`): for agents being removed whole, which nothing
+/// may go on naming as a holder.
+pub fn forget_held_by(subjects: &str, parameters: Vec<Value>) -> Statement {
+    Statement { sql: format!("DELETE FROM relation_tuples WHERE subject IN ({subjects})").into(), parameters }
 }
 
 /// Revokes a tuple.

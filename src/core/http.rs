@@ -266,8 +266,9 @@ impl Response {
                 error_description: format!("{} {}", refusal.message, refusal.reason),
                 fix: refusal.fix.clone(),
             };
-            // RFC 6749 §5.1: token answers, errors included, are never cached.
-            Response::json(refusal.status, &body).with_header("cache-control", "no-store")
+            // RFC 6749 §5.1: token answers, errors included, are never cached,
+            // which every JSON answer already says (`no-store`), once.
+            Response::json(refusal.status, &body)
         } else {
             Response::json(refusal.status, &refusal.body())
         };

@@ -7,7 +7,9 @@
 //! it will carry. This module imports no domain. Internal failures map to a single
 //! detail-free 500, so nothing about storage or code ever reaches a client.
 
+use mailroom_contract::Route;
 use mailroom_contract::api::{RefusalBody, RefusalDetail};
+use mailroom_contract::route::Produces;
 
 /// A refusal, ready to be answered.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -65,9 +67,12 @@ impl Refusal {
         }
     }
 
-    /// This refusal as an OAuth endpoint answers it.
-    pub fn as_oauth(mut self) -> Refusal {
-        self.oauth = true;
+    /// This refusal as `route` answers it: an OAuth endpoint answers every
+    /// error in OAuth's form (RFC 6749 §5.2), whoever refused the request (the
+    /// handler, the throttle, or the dispatcher before the handler ran), since
+    /// a standard client parses nothing else; every other route, in four parts.
+    pub fn answered_by(mut self, route: &Route) -> Refusal {
+        self.oauth = route.produces == Produces::OAuth;
         self
     }
 

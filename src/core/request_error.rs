@@ -6,6 +6,27 @@
 
 use crate::core::refusal::Refusal;
 
+/// Whether a path segment's value is no value at all: empty, or a placeholder
+/// left in (`:mailboxId`, `{mailboxId}`, either percent-encoded), which a
+/// client copying the path's template sends. No id the node issues, and no
+/// name a path takes, begins with `:` or `{`; such a segment is refused as a
+/// parameter left out, never looked up, so no refusal echoes a template back.
+pub fn names_nothing(value: &str) -> bool {
+    let lowered = value.to_ascii_lowercase();
+    value.is_empty() || [":", "{", "%3a", "%7b"].iter().any(|placeholder| lowered.starts_with(placeholder))
+}
+
+/// A description (`The mailbox's id (`mbx_…`).`) as part of a sentence: its
+/// first letter lower case and its full stop gone.
+fn in_a_sentence(description: &str) -> String {
+    let trimmed = description.trim().trim_end_matches('.');
+    let mut characters = trimmed.chars();
+    match characters.next() {
+        Some(first) => first.to_lowercase().chain(characters).collect(),
+        None => String::new(),
+    }
+}
+
 /// What is wrong with the value at a body's field.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum BodyFault {
@@ -50,6 +71,11 @@ pub enum RequestError {
     InvalidQueryParameter { name: String, expected: String },
     /// A path parameter that cannot name anything.
     InvalidPathParameter { name: String, expected: String },
+    /// A path parameter left out: its segment is empty or still its
+    /// placeholder ([`names_nothing`]). `described` says what goes there.
+    MissingPathParameter { name: String, described: &'static str },
+    /// A query parameter the route cannot be answered without, left out.
+    MissingQueryParameter { name: String, described: String },
     /// The route belongs to a feature this node does not run.
     FeatureDisabled { feature: mailroom_contract::Feature },
 }
@@ -155,6 +181,23 @@ impl From<RequestError> for Refusal {
                 format!("The query parameter `{name}` has a value this route cannot use."),
                 format!("`{name}` must be {expected}."),
                 format!("Send `{name}` as {expected}, or leave it out."),
+            ),
+            RequestError::MissingPathParameter { name, described } => Refusal::new(
+                400,
+                "missing_path_parameter",
+                format!("The path leaves out `{name}`."),
+                format!(
+                    "The segment of the path that gives `{name}` is empty, or still its placeholder, so it names \
+                     nothing; nothing was looked up."
+                ),
+                format!("Put {} in that segment.", in_a_sentence(described)),
+            ),
+            RequestError::MissingQueryParameter { name, described } => Refusal::new(
+                400,
+                "missing_query_parameter",
+                format!("The query leaves out `{name}`."),
+                format!("This route needs `{name}`: {}", in_a_sentence(&described)),
+                format!("Send `{name}` in the query."),
             ),
             RequestError::InvalidPathParameter { name, expected } => Refusal::new(
                 404,

@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use std::sync::OnceLock;
 
 use mailroom_contract::api::AuditCheckpoint;
-use mailroom_contract::{Authority, Method, PathParameter, Route, RouteId, registry};
+use mailroom_contract::{Authority, Method, PathParameter, Route, RouteId, registry, tools};
 
 use crate::audit::{self, AuditChain};
 use crate::authz::credentials::{self, AuthenticationError, Presented};
@@ -23,7 +23,7 @@ use crate::core::context::{Admitted, Context};
 use crate::core::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
-use crate::core::request_error::RequestError;
+use crate::core::request_error::{RequestError, names_nothing};
 use crate::core::storage::LocalBoxFuture;
 use crate::identity::sessions;
 use crate::mail;
@@ -87,6 +87,16 @@ fn find_route(method: &str, path: &str) -> Result<Found, RequestError> {
     Ok((registry().route(route_id), parameters))
 }
 
+/// A refusal met before a request could be dispatched (the deployment lacks a
+/// binding), answered as the route the method and path reach answers its own:
+/// an OAuth endpoint in OAuth's form, anything else in four parts.
+pub fn refused_before_dispatch(method: &str, path: &str, refusal: Refusal) -> Response {
+    match find_route(method, path) {
+        Ok((route, _)) => Response::refusal(&refusal.answered_by(route)),
+        Err(_) => Response::refusal(&refusal),
+    }
+}
+
 /// The route a method and path reach, if any. The test kit holds every answer a
 /// native test receives to the statuses the contract lists for that route.
 pub fn route_for(method: &str, path: &str) -> Option<RouteId> {
@@ -105,6 +115,18 @@ fn parse_query(route: &Route, query: &str) -> Result<Vec<(String, String)>, Requ
             return Err(RequestError::InvalidQueryParameter { name: name.into_owned(), expected });
         }
         parameters.push((name.into_owned(), value.into_owned()));
+    }
+    // What the route cannot be answered without is refused as missing, naming
+    // it, rather than looked up as empty and answered as a missing object.
+    if let Some(missing) = route
+        .query_parameters
+        .iter()
+        .find(|parameter| parameter.required && !parameters.iter().any(|(name, _)| name == parameter.name))
+    {
+        return Err(RequestError::MissingQueryParameter {
+            name: missing.name.to_string(),
+            described: missing.describe(),
+        });
     }
     Ok(parameters)
 }
@@ -153,7 +175,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     // Refusals before the caller is known are answered without I/O and recorded
     // nowhere: a request for another host (DNS rebinding) or with no credential
     // the node issued could otherwise write to the audit chain at will.
-    let early = |refusal: Refusal| Response::refusal(&refusal);
+    let early = |refusal: Refusal| Response::refusal(&refusal.answered_by(route));
     let node_origin = node.config.origin_of(request);
     if node_origin != request.origin {
         return early(AuthenticationError::WrongHost { node_origin: node_origin.to_string() }.into());
@@ -162,6 +184,14 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     // nothing of it is stored, delivered or recorded.
     if let Some(feature) = route.feature.filter(|feature| !node.config.runs(*feature)) {
         return early(RequestError::FeatureDisabled { feature }.into());
+    }
+    // A segment left empty or as its placeholder names nothing, so no check
+    // could judge it and no lookup could find it: it is refused as the
+    // parameter it leaves out, before anything is read (as a path no route has
+    // is), never as a missing object, and its refusal shows no template.
+    if let Some((parameter, _)) = path_parameters.iter().find(|(_, value)| names_nothing(value)) {
+        let name = named_on(*parameter, surface);
+        return early(RequestError::MissingPathParameter { name, described: parameter.description() }.into());
     }
     let changes_something = !route.method.is_safe();
 
@@ -193,7 +223,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     if let Err(error) = credentials::check_origin(request, node_origin, changes_something, via_cookie) {
         refused_before_handling = Some(Refusal::from(error));
     }
-    let query_parameters = match request_shape(route, request, &path_parameters) {
+    let query_parameters = match request_shape(route, request, surface, &path_parameters) {
         Ok(parameters) => parameters,
         Err(refusal) => {
             refused_before_handling.get_or_insert(refusal);
@@ -319,6 +349,7 @@ pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> 
 fn request_shape(
     route: &Route,
     request: &Request,
+    surface: Surface,
     path_parameters: &[(PathParameter, String)],
 ) -> Result<Vec<(String, String)>, Refusal> {
     let too_large = request.body.len() > MAXIMUM_BODY_BYTES;
@@ -334,10 +365,19 @@ fn request_shape(
     // a whole number) names nothing: the 404 any missing object gets.
     for (parameter, value) in path_parameters {
         if let (false, Some(expected)) = (parameter.accepts().admits(value), parameter.accepts().expects()) {
-            return Err(RequestError::InvalidPathParameter { name: parameter.name().to_string(), expected }.into());
+            return Err(RequestError::InvalidPathParameter { name: named_on(*parameter, surface), expected }.into());
         }
     }
     Ok(parse_query(route, &request.query)?)
+}
+
+/// A path parameter as the caller named it: a tool call by its argument's
+/// name (`mailbox_id`), anything else as the path does (`mailboxId`).
+fn named_on(parameter: PathParameter, surface: Surface) -> String {
+    match surface {
+        Surface::Mcp => tools::argument_name(parameter).to_string(),
+        Surface::Rest | Surface::A2a => parameter.name().to_string(),
+    }
 }
 
 #[cfg(test)]

@@ -70,8 +70,7 @@ impl From<SessionError> for Refusal {
                 "Too many sign-ins or password changes failed recently with a wrong password, for this account or from this address.",
                 format!(
                     "Wait {} minutes and try again, or sign in from an address you have signed in from before; \
-                     an administrator can also set a new password for you (reset_password, \
-                     POST /api/people/:personId/password).",
+                     an administrator can also set a new password for you (reset_password).",
                     retry_after_seconds.div_ceil(60)
                 ),
             )

@@ -35,6 +35,11 @@ pub(super) fn definitions() -> &'static Vec<(RouteId, Value)> {
     })
 }
 
+/// The definition `tools/list` serves for a route, if it is offerable.
+pub(super) fn definition_of(route_id: RouteId) -> Option<&'static Value> {
+    definitions().iter().find(|(id, _)| *id == route_id).map(|(_, definition)| definition)
+}
+
 /// Why a route that exists is not on a caller's list, as far as that can be
 /// known without asking the database. A call to it is the protocol error -32602
 /// carrying the four-part refusal this maps to (below), so a model

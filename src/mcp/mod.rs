@@ -30,9 +30,12 @@
 //! (`docs/decisions/0012-withheld-tool-calls-and-dead-credentials-over-mcp.md`).
 //!
 //! `catalogue` decides which tools a caller sees and why a real route is
-//! withheld; `call` turns a tool call into the route's own request and back.
+//! withheld; `arguments` holds a call's argument names to the tool's schema
+//! (decision 0030); `call` turns a tool call into the route's own request and
+//! back.
 //! This file is the protocol: JSON-RPC, the two eras, their headers.
 
+mod arguments;
 mod call;
 mod catalogue;
 
@@ -344,6 +347,15 @@ pub(crate) fn refused(refusal: Refusal) -> RpcError {
 
 pub(crate) fn unknown_tool(name: &str) -> RpcError {
     RpcError::new(200, INVALID_PARAMS, format!("Unknown tool: {name}"))
+}
+
+/// A call whose argument names its tool's schema refuses (one it does not
+/// declare, one it requires left out): the protocol's invalid params, with the
+/// refusal naming each in the message a model reads and, whole, in `data`.
+pub(crate) fn invalid_arguments(name: &str, refusal: RefusalBody) -> RpcError {
+    let detail = &refusal.error;
+    let message = format!("Invalid arguments for {name}: {} {} Fix: {}", detail.message, detail.reason, detail.fix);
+    RpcError { status: 200, code: INVALID_PARAMS, message, data: serde_json::to_value(&refusal).ok(), answer: None }
 }
 
 /// A tool that exists but is not this caller's: still no tool (-32602), with the

@@ -178,7 +178,7 @@ impl From<MessagingError> for Refusal {
                 "not_a_participant",
                 "Only those taking part in a conversation cancel it.",
                 "You read this conversation as the sponsor of an agent in it or as an administrator; canceling it is its participants' call.",
-                "Ask a participant to cancel it, or pause the agent (POST /api/agents/:agentId/pause) to hold what is sent to it.",
+                "Ask a participant to cancel it, or pause the agent (pause_agent) to hold what is sent to it.",
             ),
             MessagingError::AgentRevoked => Refusal::new(
                 409,

@@ -65,7 +65,8 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
     let recipient = Statement::new(
         "SELECT a.id, \
-           (a.revoked_at IS NULL AND (a.expires_at IS NULL OR a.expires_at > ?1)) AS live, \
+           (a.revoked_at IS NULL AND a.connection_pending_until IS NULL \
+            AND (a.expires_at IS NULL OR a.expires_at > ?1)) AS live, \
            (SELECT allowed_peers FROM agent_messaging_policies WHERE agent_id = a.id) AS allowed_peers \
          FROM agents a WHERE a.id = ?2",
     )

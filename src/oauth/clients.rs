@@ -17,7 +17,7 @@
 use mailroom_contract::api::{RegisterOAuthClient, RegisteredOAuthClient};
 use serde::{Deserialize, Serialize};
 
-use super::OAuthError;
+use super::{OAuthError, redirects};
 use crate::authz::credentials::{signed_claims, verified_claims};
 use crate::core::bindings::Fetched;
 use crate::core::context::Context;
@@ -67,22 +67,12 @@ impl Client {
     }
 }
 
-/// Whether `uri` is an address a browser can be sent to: HTTPS, or HTTP on
-/// this machine (a native app's loopback listener), with a host, no
-/// credentials and nothing a URL reader could take two ways, at most 2,000
-/// bytes. The node never fetches these itself, so `core::outbound`'s rule is
-/// not theirs: a browser goes there, on the person's own machine.
-fn browsable_uri(uri: &str) -> bool {
-    let rest = if let Some(rest) = uri.strip_prefix("https://") {
-        rest
-    } else if let Some(rest) = uri.strip_prefix("http://") {
-        let host = rest.split(['/', '?', '#']).next().unwrap_or_default();
-        let host = host.rsplit_once(':').map_or(host, |(host, _port)| host);
-        if !matches!(host, "localhost" | "127.0.0.1" | "[::1]") {
-            return false;
-        }
-        rest
-    } else {
+/// Whether `uri` is an HTTPS page a person's browser can be sent to (a
+/// client's home page): a host, no credentials and nothing a URL reader could
+/// take two ways, at most 2,000 bytes. The node never fetches it itself, so
+/// `core::outbound`'s rule is not its.
+fn https_page(uri: &str) -> bool {
+    let Some(rest) = uri.strip_prefix("https://") else {
         return false;
     };
     let authority = rest.split(['/', '?', '#']).next().unwrap_or_default();
@@ -92,10 +82,11 @@ fn browsable_uri(uri: &str) -> bool {
         && !uri.chars().any(|c| c.is_whitespace() || c.is_control() || c == '\\')
 }
 
-/// Whether a redirect URI can be registered: an address a browser can be sent
-/// to, without a fragment.
+/// Whether a redirect URI can be registered: HTTPS, or HTTP on this machine (a
+/// native app's loopback listener), with a host, no credentials and no
+/// fragment (`redirects` says it, and how a request's URI is matched to it).
 fn acceptable_redirect_uri(uri: &str) -> bool {
-    browsable_uri(uri) && !uri.contains('#')
+    redirects::can_be_registered(uri, MAXIMUM_URI_BYTES)
 }
 
 /// The host (and port) a redirect URI sends the grant to.
@@ -144,7 +135,7 @@ fn validate(request: RegisterOAuthClient, issued_at_seconds: i64) -> Result<Clie
         });
     }
     if let Some(uri) = &request.client_uri
-        && !(uri.starts_with("https://") && browsable_uri(uri))
+        && !https_page(uri)
     {
         return Err(OAuthError::InvalidClientMetadata {
             why: "`client_uri` must be an HTTPS address of at most 2,000 characters.".into(),

@@ -2,7 +2,8 @@
 //!
 //! `GET /oauth/authorize` is the interface's page; the page asks
 //! `GET /api/oauth/consent` what the request asks (checked here before the
-//! person sees anything: the client, its exact redirect URI, PKCE with S256,
+//! person sees anything: the client, its redirect URI (exact, but for a
+//! loopback address's port: `redirects`), PKCE with S256,
 //! the resource), and posts the person's choice to `POST /api/oauth/consent`.
 //! Approving mints the agent and a single-use code in one commit; the answer
 //! says where to send the browser. A request the node could not check is shown
@@ -16,6 +17,7 @@ use mailroom_contract::capabilities::CAPABILITIES;
 use super::clients::{Client, host_of, resolve};
 use super::discovery::mcp_resource;
 use super::person;
+use super::redirects;
 use super::{CODE_LIFETIME_MS, OAuthError};
 use crate::agents;
 use crate::authz::tuples::{self, Holder};
@@ -73,8 +75,11 @@ async fn check(context: &Context<'_>, fields: Fields) -> Result<AuthorizationReq
     let client_id = fields.client_id.ok_or_else(|| invalid("client_id", "is missing"))?;
     let client = resolve(context, &client_id).await?;
     let redirect_uri = fields.redirect_uri.ok_or_else(|| invalid("redirect_uri", "is missing"))?;
-    if !client.redirect_uris.contains(&redirect_uri) {
-        return Err(invalid("redirect_uri", "is not one the app registered (they are matched exactly)"));
+    if !redirects::is_registered(&client.redirect_uris, &redirect_uri) {
+        return Err(invalid(
+            "redirect_uri",
+            "is not one the app registered (they are matched exactly, but for the port of a loopback address)",
+        ));
     }
     if fields.response_type.as_deref().is_some_and(|response_type| response_type != "code") {
         return Err(invalid("response_type", "must be `code`"));
@@ -187,10 +192,19 @@ pub async fn approve_consent(context: &mut Context<'_>) -> Result<Response, Refu
     let request = check(context, fields).await?;
     // The mint form's own rules: capabilities from the vocabulary, each
     // satisfiable on a chosen mailbox, and nothing the person does not hold.
-    let agent =
-        agents::mint_for_connection(context, &request.client.name, &person_id, &answer.capabilities, &answer.mailboxes)
-            .await?;
+    // The agent waits on its code: pending, holding nothing and doing nothing,
+    // until the code is exchanged, and removed by the upkeep if it never is.
     let now_ms = context.now_ms();
+    let code_expires_at = now_ms + CODE_LIFETIME_MS;
+    let agent = agents::mint_for_connection(
+        context,
+        &request.client.name,
+        &person_id,
+        &answer.capabilities,
+        &answer.mailboxes,
+        code_expires_at,
+    )
+    .await?;
     context.write(
         Statement::new(
             "INSERT INTO oauth_connections (agent_id, client_id, client_name, redirect_uri, resource, connected_at) \
@@ -215,7 +229,7 @@ pub async fn approve_consent(context: &mut Context<'_>) -> Result<Response, Refu
         .bind(request.redirect_uri.as_str())
         .bind(request.code_challenge.as_str())
         .bind(request.resource.as_str())
-        .bind(now_ms + CODE_LIFETIME_MS),
+        .bind(code_expires_at),
     );
     context.audit_object(agent.id.clone());
     context.audit_detail(serde_json::json!({

@@ -9,15 +9,18 @@
 //! agent's act for its sponsor, like any agent's.
 //!
 //! One file per concern: `discovery` (the metadata documents), `clients`
-//! (registration, carried in a signed client id), `consent` (the authorization
-//! request, checked, and the person's answer), `tokens` (the token and
-//! revocation endpoints) and `apps` (a person's connected apps). This file
-//! holds what can go wrong and the refusals that say so.
+//! (registration, carried in a signed client id), `redirects` (which redirect
+//! URI a request may name: the registered one, a loopback literal's on any
+//! port), `consent` (the authorization request, checked, and the person's
+//! answer), `tokens` (the token and revocation endpoints) and `apps` (a
+//! person's connected apps). This file holds what can go wrong and the
+//! refusals that say so.
 
 mod apps;
 mod clients;
 mod consent;
 mod discovery;
+mod redirects;
 mod tokens;
 
 use crate::authz::AuthorityError;
@@ -106,56 +109,51 @@ impl From<OAuthError> for Refusal {
                 format!("`{field}` {why}."),
                 "A token or revocation request carries each field it needs exactly once (RFC 6749).",
                 format!("Send `{field}` once, as the endpoint's metadata describes."),
-            )
-            .as_oauth(),
+            ),
             OAuthError::InvalidGrant { why } => Refusal::new(
                 400,
                 "invalid_grant",
                 "That grant does not give tokens.",
                 why,
                 "Start the authorization again: the person consents, and the new code is exchanged once, with its verifier.",
-            )
-            .as_oauth(),
+            ),
             OAuthError::GrantEnded { why } => Refusal::new(
                 400,
                 "invalid_grant",
                 "That grant has ended.",
-                format!("{why}, which only a replay or a stolen token would do, so the whole grant was revoked and every token of it stopped working."),
+                format!(
+                    "{why}, which only a replay or a stolen token would do, so the whole grant was revoked and every token of it stopped working."
+                ),
                 "Ask the person to connect the app again.",
-            )
-            .as_oauth(),
+            ),
             OAuthError::UnsupportedGrantType { grant_type } => Refusal::new(
                 400,
                 "unsupported_grant_type",
                 format!("The grant type `{grant_type}` is not taken here."),
                 "The node issues tokens for `authorization_code` (with PKCE) and `refresh_token` only.",
                 "Use the authorization code flow.",
-            )
-            .as_oauth(),
+            ),
             OAuthError::InvalidTarget { resource, expected } => Refusal::new(
                 400,
                 "invalid_target",
                 format!("Tokens cannot be issued for `{resource}`."),
                 format!("This node's tokens are for its MCP endpoint, {expected}, and nothing else (RFC 8707)."),
                 format!("Send `resource={expected}`, or leave it out."),
-            )
-            .as_oauth(),
+            ),
             OAuthError::InvalidRedirectUri { uri } => Refusal::new(
                 400,
                 "invalid_redirect_uri",
                 format!("The redirect URI `{uri}` cannot be registered."),
                 "A redirect URI is HTTPS, or HTTP on this machine (localhost, 127.0.0.1, [::1]), without a fragment or credentials, at most 2,000 characters; between 1 and 10 of them.",
                 "Register the exact address the app listens on for the code.",
-            )
-            .as_oauth(),
+            ),
             OAuthError::InvalidClientMetadata { why } => Refusal::new(
                 400,
                 "invalid_client_metadata",
                 "That registration cannot be used.",
                 why,
                 "Register a public client (`token_endpoint_auth_method` `none`) for the authorization code flow.",
-            )
-            .as_oauth(),
+            ),
             OAuthError::TooManyAttempts { retry_after_seconds } => Refusal::new(
                 429,
                 "too_many_token_attempts",

@@ -229,6 +229,9 @@ async fn exchange_code(
             .bind(context.now_ms()),
         OAuthError::InvalidGrant { why: "The code was used by another request a moment ago.".into() },
     );
+    // Only now does the consent's agent become active: until this commit it
+    // held nothing, could do nothing and was no connected app.
+    context.write(agents::connection_established(&grant.agent_id));
     issue_tokens(context, grant, &routes)
 }
 
@@ -297,26 +300,33 @@ fn issue_tokens(context: &mut Context<'_>, grant: Grant, routes: &QueryResult) -
         refresh_token,
         scope: scope_of(routes),
     };
-    Ok(context.json(&tokens).with_header("cache-control", "no-store").with_header("pragma", "no-cache"))
+    // RFC 6749 §5.1: never cached (every JSON answer says `no-store` already).
+    Ok(context.json(&tokens).with_header("pragma", "no-cache"))
 }
 
-/// `POST /oauth/revoke`: ends the grant an access or refresh token belongs to.
-/// A token the node does not know is answered the same (RFC 7009 §2.2).
+/// `POST /oauth/revoke`: ends the grant an access or refresh token belongs to,
+/// for the client it was issued to and no other (RFC 7009 §2.1): a public
+/// client names itself with `client_id`, and a token of another client's grant
+/// is refused and left working. A token the node does not know is answered the
+/// same as one it revoked (RFC 7009 §2.2).
 pub async fn revoke(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let fields = form_fields(&context.request().body)?;
     let token = required(&fields, "token")?;
+    let client_id = required(&fields, "client_id")?;
     // An access token names its agent under the node's signature, expired or
-    // not; a refresh token is looked up by its hash.
+    // not; a refresh token is looked up by its hash. Either way the grant's
+    // connection says which client it was issued to.
     let lookup = if let Ok(claims) = verify_oauth_access_token(token, &context.config().session_key, i64::MIN) {
         Statement::new(
-            "SELECT a.id AS agent_id, a.sponsor_id, a.revoked_at FROM agents a \
+            "SELECT a.id AS agent_id, a.sponsor_id, a.revoked_at, c.client_id FROM agents a \
              JOIN oauth_connections c ON c.agent_id = a.id WHERE a.id = ?1",
         )
         .bind(claims.agent_id)
     } else if token.starts_with(REFRESH_TOKEN_PREFIX) {
         Statement::new(
-            "SELECT a.id AS agent_id, a.sponsor_id, a.revoked_at FROM oauth_refresh_tokens r \
-             JOIN agents a ON a.id = r.agent_id WHERE r.token_hash = ?1",
+            "SELECT a.id AS agent_id, a.sponsor_id, a.revoked_at, c.client_id FROM oauth_refresh_tokens r \
+             JOIN agents a ON a.id = r.agent_id JOIN oauth_connections c ON c.agent_id = r.agent_id \
+             WHERE r.token_hash = ?1",
         )
         .bind(hash_secret(token))
     } else {
@@ -325,6 +335,12 @@ pub async fn revoke(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let [found] = context.read_array([lookup]).await?;
     let live = found.first().filter(|row| row.optional_integer("revoked_at").ok().flatten().is_none());
     if let Some(row) = live {
+        if row.text("client_id").ok().as_deref() != Some(client_id) {
+            return Err(OAuthError::InvalidGrant {
+                why: "The token was issued to another client, and only the client a token was issued to may revoke it (RFC 7009 §2.1).".into(),
+            }
+            .into());
+        }
         let agent_id = row.text("agent_id").map_err(|error| context.internal(error))?;
         let sponsor = row.text("sponsor_id").map_err(|error| context.internal(error))?;
         // The token proves the grant: its end is recorded as the agent's act.
@@ -336,18 +352,27 @@ pub async fn revoke(context: &mut Context<'_>) -> Result<Response, Refusal> {
 }
 
 /// The statements the upkeep runs to forget what can prove nothing any more:
-/// codes past their two minutes, and refresh tokens past their 30 days or of
-/// an agent that was revoked. A spent refresh token is kept until then, so its
-/// reuse is still caught.
+/// the agent of a consent whose code expired unexchanged, removed whole (its
+/// connection and code, then everything of the agent); codes past their two
+/// minutes; and refresh tokens past their 30 days or of an agent that was
+/// revoked. A spent refresh token is kept until then, so its reuse is still
+/// caught.
 pub fn forget_ended(now_ms: i64) -> Vec<Statement> {
-    vec![
+    let unexchanged = agents::UNEXCHANGED_CONNECTIONS;
+    let mut forgetting: Vec<Statement> = ["oauth_codes", "oauth_refresh_tokens", "oauth_connections"]
+        .into_iter()
+        .map(|table| Statement::new(format!("DELETE FROM {table} WHERE agent_id IN ({unexchanged})")).bind(now_ms))
+        .collect();
+    forgetting.extend(agents::removing_unexchanged(now_ms));
+    forgetting.extend([
         Statement::new("DELETE FROM oauth_codes WHERE expires_at <= ?1").bind(now_ms),
         Statement::new(
             "DELETE FROM oauth_refresh_tokens WHERE expires_at <= ?1 \
              OR agent_id IN (SELECT id FROM agents WHERE revoked_at IS NOT NULL)",
         )
         .bind(now_ms),
-    ]
+    ]);
+    forgetting
 }
 
 #[cfg(test)]

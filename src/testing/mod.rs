@@ -688,6 +688,22 @@ impl TestNode {
                 String::from_utf8_lossy(&response.body),
             );
         }
+        // No refusal, and nothing the MCP server answers, shows a route's path
+        // template (`:mailboxId`): it names a parameter, or the value it was
+        // given, never the placeholder a client would copy back (decision
+        // 0030). The capability vocabulary lists REST paths as documents do.
+        let judged = response.status >= 400 || request.path == "/mcp";
+        if judged
+            && response.header("content-type").is_some_and(|content_type| content_type.starts_with("application/json"))
+        {
+            let answer = String::from_utf8_lossy(&response.body);
+            for template in mailroom_contract::PathParameter::NAMES.iter().map(|name| format!(":{name}")) {
+                let shown = answer.match_indices(&template).any(|(at, _)| {
+                    !answer[at + template.len()..].starts_with(|next: char| next.is_ascii_alphanumeric() || next == '_')
+                });
+                assert!(!shown, "{} {} answered with the template {template}: {answer}", request.method, request.path);
+            }
+        }
         // What the adapter hands to `waitUntil` runs here, after the response.
         if !response.deferred.is_empty() {
             self.run(self.database.execute(response.deferred.clone())).expect("deferred writes apply");

@@ -189,14 +189,14 @@ test("with that credential, the official MCP client sees exactly its tools, read
   const expected = vocabulary.filter((entry) => entry.name === "mail.triage" || entry.name === "mail.read").flatMap((entry) => entry.routes.map((route) => route.tool));
   assert.deepEqual(tools.map((tool) => tool.name).sort(), expected.sort());
 
-  const listed = await client.callTool({ name: "list_messages", arguments: { mailboxId: support.id } });
+  const listed = await client.callTool({ name: "list_messages", arguments: { mailbox_id: support.id } });
   const message = listed.structuredContent.messages.find((entry) => entry.subject === "Where is my invoice?");
   assert.ok(message, JSON.stringify(listed.structuredContent));
-  const body = await client.callTool({ name: "get_message_body", arguments: { mailboxId: support.id, receiptId: message.id } });
+  const body = await client.callTool({ name: "get_message_body", arguments: { mailbox_id: support.id, receipt_id: message.id } });
   assert.match(body.structuredContent.text, /invoice for order 4471/);
 
   // Outside its ceiling, a tool does not exist for it; and the REST surface holds it to the same ceiling.
-  await assert.rejects(client.callTool({ name: "get_message_original", arguments: { mailboxId: support.id, receiptId: message.id } }), (error) => error.code === -32602);
+  await assert.rejects(client.callTool({ name: "get_message_original", arguments: { mailbox_id: support.id, receipt_id: message.id } }), (error) => error.code === -32602);
   assertRefusal(assert, await call("GET", `/api/mailboxes/${support.id}/messages/${message.id}/original`, { token: credential }), 403, "outside_ceiling");
   // An administrator's route is refused to every agent, whatever its ceiling.
   assertRefusal(assert, await call("GET", "/api/people", { token: credential }), 403, "not_for_agents");

@@ -51,17 +51,17 @@ test("a minted agent connects over MCP, sees exactly its tools, reads what it ma
   // Each mailbox names what the agent can do there: its relations, cut to its ceiling.
   const readable = await client.callTool({ name: "list_readable_mailboxes", arguments: {} });
   assert.deepEqual(readable.structuredContent.mailboxes.map((each) => [each.address, each.tools]), [["support@mailroom.test", ["list_messages", "get_message"]]]);
-  const listed = await client.callTool({ name: "list_messages", arguments: { mailboxId: mailbox.id } });
+  const listed = await client.callTool({ name: "list_messages", arguments: { mailbox_id: mailbox.id } });
   receipt = listed.structuredContent.messages[0].id;
   assert.equal(listed.structuredContent.messages[0].subject, "Where is my invoice?");
-  await assert.rejects(client.callTool({ name: "get_message_body", arguments: { mailboxId: mailbox.id, receiptId: receipt } }), (error) => {
+  await assert.rejects(client.callTool({ name: "get_message_body", arguments: { mailbox_id: mailbox.id, receipt_id: receipt } }), (error) => {
     assert.equal(error.code, -32602);
     assert.equal(error.data.error.code, "outside_ceiling");
     assert.ok(error.data.error.fix);
     return true;
   });
   // An agent is never the second person on a send: no tool, and the refusal says why and what would change it.
-  await assert.rejects(client.callTool({ name: "approve_send", arguments: { mailboxId: mailbox.id, sendId: "snd_00000000000000000000000000" } }), (error) => {
+  await assert.rejects(client.callTool({ name: "approve_send", arguments: { mailbox_id: mailbox.id, send_id: "snd_00000000000000000000000000" } }), (error) => {
     assert.equal(error.code, -32602);
     assert.equal(error.data.error.code, "not_for_agents");
     assert.match(error.data.error.reason, /never be that second person/);

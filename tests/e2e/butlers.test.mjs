@@ -95,7 +95,7 @@ test("an administrator builds a butler, dry-runs it over a past message, publish
   assert.ok(!names.includes("publish_butler"), "publishing is an operator's act");
   const simulated = await admin.callTool({
     name: "simulate_butler",
-    arguments: { mailboxId: mailbox.id, butlerId: butler.id, receipt_id: past.id },
+    arguments: { mailbox_id: mailbox.id, butler_id: butler.id, receipt_id: past.id },
   });
   assert.ok(!simulated.isError, JSON.stringify(simulated.content));
   const run = simulated.structuredContent;

@@ -212,8 +212,9 @@ const operations = Object.entries(openapi.paths).flatMap(([template, methods]) =
   Object.entries(methods).map(([method, operation]) => ({
     method: method.toUpperCase(),
     template,
+    // A segment may be empty, as the router matches it: the route then refuses it as left out.
     // An endpoint also answered with one trailing slash says so.
-    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]+")}${operation["x-mailroom-trailing-slash"] ? "/?" : ""}$`),
+    pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, "[^/]*")}${operation["x-mailroom-trailing-slash"] ? "/?" : ""}$`),
     operation,
   })),
 );
@@ -225,10 +226,18 @@ function validatorFor(path) {
 }
 /** For each documented operation ("GET /api/me"), the statuses ("200", "404") its answers in this process had. */
 export const documentedAnswers = new Map();
+// No answer shows a route's path template (`:mailboxId`): a refusal names a
+// parameter or the value it was given, never a placeholder (decision 0030).
+const pathParameterNames = [...new Set(operations.flatMap(({ operation }) => (operation.parameters ?? []).filter((parameter) => parameter.in === "path").map((parameter) => parameter.name)))];
+const ROUTE_TEMPLATE = new RegExp(`:(${pathParameterNames.join("|")})(?![A-Za-z0-9_])`);
 
 /** Throws unless `status`, `body` and `headers` are what the OpenAPI document says `method path` answers. */
 export function checkAgainstOpenApi(method, path, status, contentType, body, headers) {
   const bare = path.split("?")[0];
+  // Refusals and the MCP server's answers; the capability vocabulary lists REST paths as documents do.
+  const judged = body !== null && (status >= 400 || bare === "/mcp");
+  const template = judged ? JSON.stringify(body).match(ROUTE_TEMPLATE) : null;
+  if (template) throw new Error(`${method} ${bare} answered ${status} showing the route template ${template[0]}: ${JSON.stringify(body)}`);
   const found = operations.find((candidate) => candidate.method === method && candidate.pattern.test(bare));
   const refusal = validatorFor(pointer("components", "schemas", "RefusalBody"));
   if (!found) {

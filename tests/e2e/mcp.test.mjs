@@ -71,14 +71,14 @@ test("a person's session sees read and act tools, calls them, and gets refusals 
   assert.equal(me.isError, false);
   assert.equal(me.structuredContent.id, admin.id);
 
-  const { messages } = (await client.callTool({ name: "list_messages", arguments: { mailboxId: mailbox.id } })).structuredContent;
+  const { messages } = (await client.callTool({ name: "list_messages", arguments: { mailbox_id: mailbox.id } })).structuredContent;
   assert.equal(messages[0].subject, "Where is my invoice?");
-  const body = await client.callTool({ name: "get_message_body", arguments: { mailboxId: mailbox.id, receiptId: messages[0].id } });
+  const body = await client.callTool({ name: "get_message_body", arguments: { mailbox_id: mailbox.id, receipt_id: messages[0].id } });
   assert.match(body.structuredContent.text, /order 4471/);
 
   const draft = await client.callTool({
     name: "create_draft",
-    arguments: { mailboxId: mailbox.id, to: ["ana@customer.example"], subject: "Re: Where is my invoice?", text: "On its way.", reply_to: messages[0].id },
+    arguments: { mailbox_id: mailbox.id, to: ["ana@customer.example"], subject: "Re: Where is my invoice?", text: "On its way.", reply_to: messages[0].id },
   });
   assert.equal(draft.isError, false, JSON.stringify(draft));
   assert.equal(draft.structuredContent.state, "draft");
@@ -88,12 +88,12 @@ test("a person's session sees read and act tools, calls them, and gets refusals 
   assert.equal(recorded.actor, admin.id);
   assert.equal(recorded.object, draft.structuredContent.id);
 
-  const refused = await client.callTool({ name: "list_messages", arguments: { mailboxId: "mbx_00000000000000000000000000" } });
+  const refused = await client.callTool({ name: "list_messages", arguments: { mailbox_id: "mbx_00000000000000000000000000" } });
   assert.equal(refused.isError, true);
   assert.equal(refused.structuredContent.error.code, "not_found");
   assert.ok(refused.structuredContent.error.fix);
 
-  await assert.rejects(client.callTool({ name: "approve_send", arguments: { mailboxId: mailbox.id, sendId: draft.structuredContent.id } }), (error) => {
+  await assert.rejects(client.callTool({ name: "approve_send", arguments: { mailbox_id: mailbox.id, send_id: draft.structuredContent.id } }), (error) => {
     assert.equal(error.code, -32602);
     assertWithheld(error, "never_offered", /second person/);
     return true;
@@ -105,6 +105,59 @@ test("a person's session sees read and act tools, calls them, and gets refusals 
     return true;
   });
   await client.close();
+});
+
+test("every tool argument is snake_case, and a call is held to its tool's schema, in both eras", async () => {
+  for (const modern of [false, true]) {
+    const client = await connect(token, { modern });
+    for (const tool of (await client.listTools()).tools) {
+      for (const name of Object.keys(tool.inputSchema.properties ?? {})) {
+        assert.match(name, /^[a-z0-9_]+$/, `${tool.name}: argument ${name} is not snake_case`);
+      }
+      assert.doesNotMatch(tool.description, /`[a-z]+[A-Z][A-Za-z]*Id`/, `${tool.name} names an argument it does not take`);
+    }
+    const invalid = async (name, args, says) =>
+      assert.rejects(client.callTool({ name, arguments: args }), (error) => {
+        assert.ok(error instanceof ProtocolError, String(error));
+        assert.equal(error.code, -32602, error.message);
+        assert.equal(error.data?.error?.code, "invalid_arguments", JSON.stringify(error.data));
+        for (const part of ["message", "reason", "fix"]) assert.ok(error.message.includes(error.data.error[part]), `the message omits the ${part}`);
+        assert.ok(error.data.error.message.includes(says), `${error.data.error.message} does not say ${says}`);
+        assert.doesNotMatch(JSON.stringify(error.data), /:mailboxId|:receiptId/, "no route template");
+        return true;
+      });
+    // An argument the schema does not declare, by name, whatever the tool.
+    await invalid("list_messages", { mailbox_id: mailbox.id, colour: "red" }, "takes no argument `colour`");
+    await invalid("get_me", { verbose: true }, "takes no argument `verbose`");
+    // Required ones left out, named: a path argument (no template in sight), a query parameter.
+    await invalid("list_messages", {}, "list_messages needs `mailbox_id`");
+    await invalid("get_message_body", { mailbox_id: mailbox.id }, "needs `receipt_id`");
+    await invalid("search_messages", {}, "needs `q`");
+    // The camelCase name a client may have used before: refused, with the name it has now.
+    await assert.rejects(client.callTool({ name: "list_messages", arguments: { mailboxId: mailbox.id } }), (error) => {
+      assert.equal(error.code, -32602);
+      assert.match(error.data.error.fix, /`mailboxId` is `mailbox_id`/);
+      return true;
+    });
+    // A value the route cannot use is still the route's refusal, as a tool result.
+    const wrong = await client.callTool({ name: "list_messages", arguments: { mailbox_id: mailbox.id, limit: 1000 } });
+    assert.equal(wrong.isError, true);
+    assert.equal(wrong.structuredContent.error.code, "invalid_query_parameter");
+    await client.close();
+  }
+});
+
+test("a parameter left out of a REST path or query is refused as missing, naming it, never as a missing object", async () => {
+  for (const path of ["/api/mailboxes/:mailboxId/messages", "/api/mailboxes//messages", "/api/mailboxes/%7BmailboxId%7D/messages"]) {
+    const answer = await call("GET", path, { token });
+    assert.equal(answer.status, 400, `${path}: ${answer.text}`);
+    assert.equal(answer.body.error.code, "missing_path_parameter");
+    assert.match(answer.body.error.message, /`mailboxId`/);
+  }
+  const search = await call("GET", "/api/search", { token });
+  assert.equal(search.status, 400, search.text);
+  assert.equal(search.body.error.code, "missing_query_parameter");
+  assert.match(search.body.error.message, /`q`/);
 });
 
 /** A withheld tool's -32602: the four-part refusal in `data`, and in the message a model reads. */
@@ -134,11 +187,11 @@ test("a person who is not an administrator sees the mailbox tools they hold, rea
     assert.ok(!names.includes(name), `${name} is not offered to ben`);
   }
 
-  const { messages } = (await client.callTool({ name: "list_messages", arguments: { mailboxId: mailbox.id } })).structuredContent;
+  const { messages } = (await client.callTool({ name: "list_messages", arguments: { mailbox_id: mailbox.id } })).structuredContent;
   assert.equal(messages[0].subject, "Where is my invoice?");
   const draft = await client.callTool({
     name: "create_draft",
-    arguments: { mailboxId: mailbox.id, to: ["ana@customer.example"], subject: "Re: Where is my invoice?", text: "Looking into it.", reply_to: messages[0].id },
+    arguments: { mailbox_id: mailbox.id, to: ["ana@customer.example"], subject: "Re: Where is my invoice?", text: "Looking into it.", reply_to: messages[0].id },
   });
   assert.equal(draft.isError, false, JSON.stringify(draft));
   assert.equal(draft.structuredContent.state, "draft");
@@ -148,7 +201,7 @@ test("a person who is not an administrator sees the mailbox tools they hold, rea
   assert.equal(recorded.surface, "mcp");
 
   // Off his list by what he holds: the route's own refusal, as over REST.
-  const body = await client.callTool({ name: "get_message_body", arguments: { mailboxId: mailbox.id, receiptId: messages[0].id } });
+  const body = await client.callTool({ name: "get_message_body", arguments: { mailbox_id: mailbox.id, receipt_id: messages[0].id } });
   assert.equal(body.isError, true);
   assert.equal(body.structuredContent.error.code, "missing_relation");
   // Withheld: no tool, with why and what would change it.
@@ -215,10 +268,10 @@ test("the official client speaks 2026-07-28 statelessly, and every result carrie
   assert.equal(me.structuredContent.id, admin.id);
   const draft = await client.callTool({
     name: "create_draft",
-    arguments: { mailboxId: mailbox.id, to: ["ana@customer.example"], subject: "Stateless", text: "Sent with _meta." },
+    arguments: { mailbox_id: mailbox.id, to: ["ana@customer.example"], subject: "Stateless", text: "Sent with _meta." },
   });
   assert.equal(draft.isError, false, JSON.stringify(draft));
-  const refused = await client.callTool({ name: "list_messages", arguments: { mailboxId: "mbx_00000000000000000000000000" } });
+  const refused = await client.callTool({ name: "list_messages", arguments: { mailbox_id: "mbx_00000000000000000000000000" } });
   assert.equal(refused.isError, true);
   assert.equal(refused.structuredContent.error.code, "not_found");
 
@@ -226,7 +279,7 @@ test("the official client speaks 2026-07-28 statelessly, and every result carrie
   // not run, though the administrator may decide here over REST.
   const decide = { subject: admin.id, relation: "approval.decide", object: mailbox.id };
   assert.equal((await call("POST", "/api/relations", { token, body: decide })).status, 201);
-  await assert.rejects(client.callTool({ name: "approve_send", arguments: { mailboxId: mailbox.id, sendId: draft.structuredContent.id } }), (error) => {
+  await assert.rejects(client.callTool({ name: "approve_send", arguments: { mailbox_id: mailbox.id, send_id: draft.structuredContent.id } }), (error) => {
     assert.ok(error instanceof ProtocolError, String(error));
     assert.equal(error.code, -32602);
     assertWithheld(error, "never_offered", /second person/);
@@ -474,17 +527,17 @@ test("mail text over MCP is fenced with the verdict the node holds: a pass for a
   assert.equal(await node.deliver("ceo@evil.example", "support@mailroom.test", attack("evil.example", "forged")), null);
   assert.equal(await node.deliver("ceo@customer.example", "support@mailroom.test", attack("customer.example", "genuine")), null);
   const client = await connect(token);
-  const { messages } = (await client.callTool({ name: "list_messages", arguments: { mailboxId: mailbox.id } })).structuredContent;
+  const { messages } = (await client.callTool({ name: "list_messages", arguments: { mailbox_id: mailbox.id } })).structuredContent;
   const bySubject = Object.fromEntries(messages.map((message) => [message.subject, message]));
   assert.equal(bySubject["Transfer forged"].sender_authentication, "unverified");
   assert.equal(bySubject["Transfer genuine"].sender_authentication, "authenticated");
   for (const [subject, verdict] of [["Transfer forged", "unverified"], ["Transfer genuine", "authenticated"]]) {
-    const body = await client.callTool({ name: "get_message_body", arguments: { mailboxId: mailbox.id, receiptId: bySubject[subject].id } });
+    const body = await client.callTool({ name: "get_message_body", arguments: { mailbox_id: mailbox.id, receipt_id: bySubject[subject].id } });
     assert.match(body.structuredContent.text, new RegExp(`^\\[untrusted_content_begin [0-9a-f]{24} sender=${verdict}\\]\\n`), body.structuredContent.text);
     assert.equal(body.structuredContent.sender_authentication, verdict);
     assert.match(body.structuredContent.content_notice, /only `authenticated` means the domain of the From shown vouched/);
   }
-  const forged = (await client.callTool({ name: "get_message", arguments: { mailboxId: mailbox.id, receiptId: bySubject["Transfer forged"].id } })).structuredContent;
+  const forged = (await client.callTool({ name: "get_message", arguments: { mailbox_id: mailbox.id, receipt_id: bySubject["Transfer forged"].id } })).structuredContent;
   assert.equal(forged.authentication.basis, "pass_for_another_domain");
   assert.equal(forged.authentication.verified_domain, "evil.example");
   assert.match(forged.authentication.detail, /evil\.example, not for customer\.example/);

@@ -270,7 +270,7 @@ test("an agent works its inbox over MCP with the same routes", async () => {
   const claimed = await rpc("tools/call", { name: "claim_agent_messages", arguments: { max: 1 } });
   const [message] = claimed.structuredContent.messages;
   assert.equal(message.content, "over MCP");
-  const acked = await rpc("tools/call", { name: "ack_agent_message", arguments: { agentMessageId: message.id, fencing_token: message.fencing_token } });
+  const acked = await rpc("tools/call", { name: "ack_agent_message", arguments: { agent_message_id: message.id, fencing_token: message.fencing_token } });
   assert.equal(acked.structuredContent.state, "acknowledged", JSON.stringify(acked));
 });
 

@@ -220,6 +220,11 @@ const exchange = (client, code, verifier, extra = {}) => tokenRequest({
   ...(verifier === undefined ? {} : { code_verifier: verifier }), ...extra,
 });
 const refresh = (client, refreshToken) => tokenRequest({ grant_type: "refresh_token", refresh_token: refreshToken, client_id: client.client_id });
+/** A revocation (RFC 7009) of `tokenToRevoke` by `client`, which names itself. */
+const revoke = (client, tokenToRevoke) => call("POST", "/oauth/revoke", {
+  raw: new URLSearchParams({ token: tokenToRevoke, client_id: client.client_id }).toString(),
+  headers: { "content-type": "application/x-www-form-urlencoded" },
+});
 
 /** Asserts an OAuth error answer (RFC 6749 §5.2): its status and `error`, and words for a person. */
 function assertOAuthError(answer, status, error) {
@@ -399,13 +404,13 @@ test("the official MCP client discovers, registers, sends Ben to the consent, an
   assert.deepEqual(tools.map((tool) => tool.name).sort(), toolsOf(CHOSEN), "exactly the chosen capability's tools");
 
   const message = (await ok(call("GET", `/api/mailboxes/${support.id}/messages`, { token: benToken }))).messages[0];
-  const body = await client.callTool({ name: "get_message_body", arguments: { mailboxId: support.id, receiptId: message.id } });
+  const body = await client.callTool({ name: "get_message_body", arguments: { mailbox_id: support.id, receipt_id: message.id } });
   assert.equal(body.isError, false, JSON.stringify(body));
   assert.match(body.structuredContent.text, /invoice for order 4471/);
 
   // Another capability's tool does not exist for it, though Ben could list the mailbox himself.
   assert.ok(!toolsOf(CHOSEN).includes("list_messages"));
-  await assert.rejects(client.callTool({ name: "list_messages", arguments: { mailboxId: support.id } }), (error) => error.code === -32602);
+  await assert.rejects(client.callTool({ name: "list_messages", arguments: { mailbox_id: support.id } }), (error) => error.code === -32602);
 });
 
 test("the audit trail records the client's call as its agent's act for Ben, and the agent is Ben's, pinned to what he chose", async () => {
@@ -582,14 +587,65 @@ test("the revocation endpoint ends the grant", async () => {
   const granted = await allowAsBen(client);
   const tokens = await ok(exchange(client, granted.code, granted.verifier));
   await assertAliveAtMcp(tokens.access_token, "before revocation");
-  const revoked = await call("POST", "/oauth/revoke", {
-    raw: new URLSearchParams({ token: tokens.refresh_token, client_id: client.client_id }).toString(),
-    headers: { "content-type": "application/x-www-form-urlencoded" },
-  });
+  const revoked = await revoke(client, tokens.refresh_token);
   assert.equal(revoked.status, 200, revoked.text);
   await assertDeadAtMcp(tokens.access_token, "after revocation");
   assertOAuthError(await refresh(client, tokens.refresh_token), 400, "invalid_grant");
   assert.equal((await ok(call("GET", `/api/agents/${granted.agent.id}`, { token }))).state, "revoked");
+});
+
+test("a client revokes only its own tokens: another client's revocation is refused and the grant goes on", async () => {
+  const client = await register("Its own tokens");
+  const other = await register("Someone else's app", ["https://other.example/callback"]);
+  const granted = await allowAsBen(client);
+  const tokens = await ok(exchange(client, granted.code, granted.verifier));
+  for (const presented of [tokens.refresh_token, tokens.access_token]) {
+    const refused = await revoke(other, presented);
+    assertOAuthError(refused, 400, "invalid_grant");
+    assert.match(refused.body.error_description, /another client/);
+    await assertAliveAtMcp(tokens.access_token, "after another client tried to revoke it");
+  }
+  assert.equal((await revoke(client, tokens.access_token)).status, 200);
+  await assertDeadAtMcp(tokens.access_token, "after its own client revoked it");
+});
+
+test("a loopback redirect URI is matched on any port, and the code goes back to the port the client listens on", async () => {
+  // Registered on no port at all, as a native app that learns its port only when it listens.
+  const client = await register("Native app", ["http://127.0.0.1/callback"]);
+  const { verifier, challenge } = pkce();
+  const request = { client_id: client.client_id, redirect_uri: callback.url, code_challenge: challenge, code_challenge_method: "S256", state: "native", resource: RESOURCE };
+  const consent = await ok(call("GET", `/api/oauth/consent?${new URLSearchParams({ response_type: "code", ...request })}`, { token: benToken }));
+  assert.equal(consent.client.redirect_host, callback.host);
+  const answer = await ok(call("POST", "/api/oauth/consent", { token: benToken, body: { ...request, capabilities: [CHOSEN], mailboxes: [{ mailbox: support.id, relations: NEEDED }] } }));
+  const back = new URL(answer.redirect_to);
+  assert.equal(`${back.origin}${back.pathname}`, callback.url, "sent back to the port the client listens on");
+  // The code is bound to the URI asked for, port included.
+  assertOAuthError(await tokenRequest({ grant_type: "authorization_code", code: back.searchParams.get("code"), redirect_uri: "http://127.0.0.1/callback", client_id: client.client_id, code_verifier: verifier }), 400, "invalid_grant");
+  // Any port, but nothing else moves; and localhost is matched exactly.
+  for (const elsewhere of ["http://127.0.0.1:9/elsewhere", "http://[::1]:9/callback"]) {
+    const refused = await call("GET", `/api/oauth/consent?${new URLSearchParams({ response_type: "code", ...request, redirect_uri: elsewhere })}`, { token: benToken });
+    assert.equal(refused.status, 400, `${elsewhere}: ${refused.text}`);
+  }
+  const named = await register("Named host", ["http://localhost:9/callback"]);
+  const moved = await call("GET", `/api/oauth/consent?${new URLSearchParams({ response_type: "code", ...request, client_id: named.client_id, redirect_uri: "http://localhost:10/callback" })}`, { token: benToken });
+  assert.equal(moved.status, 400, moved.text);
+});
+
+test("a consent's agent waits on its code: not connected, able to do nothing, active only once the code is exchanged", async () => {
+  const client = await register("Slow to exchange");
+  const granted = await allowAsBen(client);
+  assert.equal(granted.agent.state, "awaiting_exchange");
+  assert.equal((await ok(call("GET", `/api/agents/${granted.agent.id}`, { token }))).state, "awaiting_exchange");
+  const connected = async () => (await ok(call("GET", "/api/me/connected-apps", { token: benToken }))).apps.map((app) => app.agent.id);
+  assert.ok(!(await connected()).includes(granted.agent.id), "no connected app until its code is exchanged");
+  // Even a credential an administrator pairs for it does nothing meanwhile.
+  const pairing = await ok(call("POST", `/api/agents/${granted.agent.id}/pairing-code`, { token }), 201);
+  const { credential } = await ok(call("POST", "/api/agents/pair", { body: { code: pairing.code } }));
+  assert.equal((await call("GET", `/api/mailboxes/${support.id}/messages`, { token: credential })).status, 401);
+
+  await ok(exchange(client, granted.code, granted.verifier));
+  assert.equal((await ok(call("GET", `/api/agents/${granted.agent.id}`, { token }))).state, "active");
+  assert.ok((await connected()).includes(granted.agent.id), "connected once exchanged");
 });
 
 test("an administrator revoking the app's agent among the agents ends the grant too", async () => {
@@ -644,6 +700,22 @@ test("Ben sees the app under Account's connected apps, held of total, and Discon
   assert.equal((await ok(call("GET", `/api/agents/${sdk.agent.id}`, { token }))).state, "revoked");
   await sdk.client.close().catch(() => {});
   await page.context().close();
+});
+
+// Last of the token endpoint's tests: it spends this address's window of unknown grants.
+test("every error of the token endpoint is RFC 6749's, the throttle's 429 and the dispatcher's own included", async () => {
+  const bad = await call("POST", "/oauth/token?debug=1", { raw: "grant_type=authorization_code", headers: { "content-type": "application/x-www-form-urlencoded" } });
+  assertOAuthError(bad, 400, "unknown_query_parameter");
+  assert.ok(bad.body.fix?.trim());
+  let answer;
+  for (let attempt = 0; attempt < 25; attempt++) {
+    answer = await tokenRequest({ grant_type: "refresh_token", refresh_token: `mr_ort_guess${attempt}`, client_id: "mrc_x" });
+    if (answer.status === 429) break;
+    assertOAuthError(answer, 400, "invalid_grant");
+  }
+  assertOAuthError(answer, 429, "too_many_token_attempts");
+  assert.ok(Number(answer.headers.get("retry-after")) > 0);
+  assert.equal(answer.headers.get("cache-control"), "no-store");
 });
 
 test("nothing went wrong in the console, and nothing broke the Content-Security-Policy", async () => {

@@ -163,6 +163,8 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", "/api/oauth/consent", { token: benToken, body: consent(await oauthClient()) }],
     ["POST", "/oauth/token", await exchange()],
     ["POST", "/oauth/token", form({ grant_type: "password" })],
+    ["POST", "/oauth/revoke", form({ token: "mr_ort_unknown", client_id: "mrc_unknown" })],
+    // A revocation that names no client (RFC 7009 §2.1): invalid_request, naming `client_id`.
     ["POST", "/oauth/revoke", form({ token: "mr_ort_unknown" })],
     ["GET", "/api/me/connected-apps", { token: benToken }],
     ["POST", `/api/me/connected-apps/${(await consented()).agent}/disconnect`, { token: benToken }],

@@ -395,19 +395,19 @@ test("an agent creates, reschedules, acknowledges and closes its person's event 
   assert.equal(mine.title, "Call the embassy");
 
   const later = dayAfter(today(), 3);
-  const rescheduled = await client.callTool({ name: "update_event", arguments: { eventId: event.id, due_at: later } });
+  const rescheduled = await client.callTool({ name: "update_event", arguments: { event_id: event.id, due_at: later } });
   assert.equal(rescheduled.isError, false, JSON.stringify(rescheduled));
   assert.equal(rescheduled.structuredContent.due_at, later);
   assert.equal(rescheduled.structuredContent.id, event.id);
   assert.equal((await getEvent(benToken, event.id)).due_at, later, "the person sees the new due day");
 
-  const acknowledged = await client.callTool({ name: "mark_ack", arguments: { eventId: event.id } });
+  const acknowledged = await client.callTool({ name: "mark_ack", arguments: { event_id: event.id } });
   assert.equal(acknowledged.isError, false, JSON.stringify(acknowledged));
   assert.equal(acknowledged.structuredContent.acknowledged, true);
   assert.ok(acknowledged.structuredContent.quiet_until, "silenced until its next checkpoint");
   assert.equal(acknowledged.structuredContent.state, "preparing", "acknowledging is not done");
 
-  const done = await client.callTool({ name: "mark_done", arguments: { eventId: event.id } });
+  const done = await client.callTool({ name: "mark_done", arguments: { event_id: event.id } });
   assert.equal(done.isError, false, JSON.stringify(done));
   assert.equal(done.structuredContent.state, "done");
   assert.equal(done.structuredContent.closed_as, "Done");
@@ -429,20 +429,20 @@ test("an agent creates, reschedules, acknowledges and closes its person's event 
     body: { person: "ben@example.com", source_ref: "visa-4471", topic: "interview", title: "Visa interview", due_at: later },
   });
   assert.equal(pushed.status, 200, pushed.text);
-  const refused = await client.callTool({ name: "update_event", arguments: { eventId: pushed.body.id, title: "Mine now" } });
+  const refused = await client.callTool({ name: "update_event", arguments: { event_id: pushed.body.id, title: "Mine now" } });
   assert.equal(refused.isError, true, JSON.stringify(refused));
   assert.equal(refused.structuredContent.error.code, "other_sources_event");
   assert.match(refused.structuredContent.error.message + refused.structuredContent.error.reason, /embassy-portal/);
   assert.match(refused.content[0].text, /embassy-portal/);
   assert.equal((await getEvent(benToken, pushed.body.id)).title, "Visa interview", "unchanged");
   // It may still close it.
-  const ack = await client.callTool({ name: "mark_ack", arguments: { eventId: pushed.body.id } });
+  const ack = await client.callTool({ name: "mark_ack", arguments: { event_id: pushed.body.id } });
   assert.equal(ack.structuredContent.acknowledged, true, JSON.stringify(ack));
 
   // Someone else's event does not exist for it.
   const cys = await createEvent(cyToken, { title: "Cy's dentist", due_at: tomorrow });
   for (const [name, args] of [["get_event", {}], ["mark_done", {}], ["update_event", { title: "Gotcha" }]]) {
-    const answer = await client.callTool({ name, arguments: { eventId: cys.id, ...args } });
+    const answer = await client.callTool({ name, arguments: { event_id: cys.id, ...args } });
     assert.equal(answer.isError, true, `${name}: ${JSON.stringify(answer)}`);
     assert.equal(answer.structuredContent.error.code, "not_found", name);
   }

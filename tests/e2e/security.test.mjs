@@ -95,8 +95,8 @@ test("an agent that switches its submission over MCP after the approver was show
       assert.ok(!result.isError, `${name}: ${JSON.stringify(result)}`);
       return result.structuredContent;
     };
-    const draft = await tool("create_draft", { mailboxId: mailbox.id, to: ["customer@example.org"], subject: "Invoice", text: "Invoice, 100 EUR." });
-    const ids = { mailboxId: mailbox.id, sendId: draft.id };
+    const draft = await tool("create_draft", { mailbox_id: mailbox.id, to: ["customer@example.org"], subject: "Invoice", text: "Invoice, 100 EUR." });
+    const ids = { mailbox_id: mailbox.id, send_id: draft.id };
     await tool("submit_send", ids);
 
     // Carol is shown the submission; then the agent switches it.

@@ -120,7 +120,7 @@ test("a team of two and an agent work a day's support mail", async () => {
   for (const name of ["list_threads", "get_thread", "update_thread", "mark_thread_read", "create_draft", "submit_send"]) {
     assert.ok(names.includes(name), `${name} offered to the agent: ${names}`);
   }
-  const listed = await tool(bot, "list_threads", { mailboxId: mailbox.id, status: "open" });
+  const listed = await tool(bot, "list_threads", { mailbox_id: mailbox.id, status: "open" });
   assert.equal(listed.threads.length, 2, JSON.stringify(listed));
   assert.match(listed.content_notice, /never as instructions/);
   const refund = listed.threads.find((thread) => thread.subject === "Refund for order 4471");
@@ -129,19 +129,19 @@ test("a team of two and an agent work a day's support mail", async () => {
   assert.equal(refund.has_unauthenticated, false, "Email Routing vouched for both");
   assert.equal(forged.has_unauthenticated, true, "the forgery is marked in the list");
 
-  const shown = await tool(bot, "get_thread", { mailboxId: mailbox.id, threadId: forged.id });
+  const shown = await tool(bot, "get_thread", { mailbox_id: mailbox.id, thread_id: forged.id });
   const text = shown.entries[0].received.text;
   assert.match(text, /^\[untrusted_content_begin [0-9a-f]{24} sender=failed\]\n/, "the fence says the verdict too");
   assert.match(text, /Ignore previous instructions/);
   assert.equal(shown.entries[0].received.authentication.sender, "failed", "the receiving service's own stamp, not the copy below it");
-  await tool(bot, "update_thread", { mailboxId: mailbox.id, threadId: forged.id, status: "closed" });
+  await tool(bot, "update_thread", { mailbox_id: mailbox.id, thread_id: forged.id, status: "closed" });
 
   // It assigns the refund to Ben, answers it from the ticket's Reply-To, and submits.
-  const assigned = await tool(bot, "update_thread", { mailboxId: mailbox.id, threadId: refund.id, assignee: ben.id, status: "waiting" });
+  const assigned = await tool(bot, "update_thread", { mailbox_id: mailbox.id, thread_id: refund.id, assignee: ben.id, status: "waiting" });
   assert.equal(assigned.assignee_name, "Ben");
-  const question = (await tool(bot, "get_thread", { mailboxId: mailbox.id, threadId: refund.id })).entries[0].received;
+  const question = (await tool(bot, "get_thread", { mailbox_id: mailbox.id, thread_id: refund.id })).entries[0].received;
   const draft = await tool(bot, "create_draft", {
-    mailboxId: mailbox.id,
+    mailbox_id: mailbox.id,
     reply_to: question.id,
     reply_all: true,
     text: "Hello Ana,\n\nYour refund is on its way.\n\nSupport",
@@ -151,14 +151,14 @@ test("a team of two and an agent work a day's support mail", async () => {
   assert.equal(draft.subject, "Re: Refund for order 4471");
   const pdf = Buffer.from("%PDF-1.7 refund confirmation 4471");
   const attached = await tool(bot, "add_send_attachment", {
-    mailboxId: mailbox.id,
-    sendId: draft.id,
+    mailbox_id: mailbox.id,
+    send_id: draft.id,
     name: "refund-4471.pdf",
     content_type: "application/pdf",
     content_base64: pdf.toString("base64"),
   });
   assert.equal(attached.attachments[0].size, pdf.length);
-  const submitted = await tool(bot, "submit_send", { mailboxId: mailbox.id, sendId: draft.id });
+  const submitted = await tool(bot, "submit_send", { mailbox_id: mailbox.id, send_id: draft.id });
   await bot.close();
 
   // Ben sees his assignment, unread, in the browser's API.
@@ -271,7 +271,7 @@ test("labels: the agent labels over MCP, a person filters and pages by a label, 
   assert.equal(all.length, 2, JSON.stringify(all));
   const bot = await connect(agent.credential);
   for (const thread of all) {
-    const labelled = await tool(bot, "update_thread", { mailboxId: mailbox.id, threadId: thread.id, add_labels: [" Refunds ", "Q4"] });
+    const labelled = await tool(bot, "update_thread", { mailbox_id: mailbox.id, thread_id: thread.id, add_labels: [" Refunds ", "Q4"] });
     assert.deepEqual(labelled.labels, ["q4", "refunds"], "trimmed, lower-case, sorted");
   }
   await bot.close();
@@ -339,16 +339,16 @@ test("conversations admit whom they know; replies thread by RFC 5322, never answ
   const wide = (await threadOf("Town hall"))[0];
   const wideMessage = (await call("GET", `${threads}/${wide.id}`, { token: benToken })).body.entries[0].received;
   const bot = await connect(agent.credential);
-  const draft = await tool(bot, "create_draft", { mailboxId: mailbox.id, reply_to: wideMessage.id, reply_all: true, text: "Thanks, all." });
+  const draft = await tool(bot, "create_draft", { mailbox_id: mailbox.id, reply_to: wideMessage.id, reply_all: true, text: "Thanks, all." });
   assert.equal(draft.cc.length, 60);
   assert.equal(draft.recipients_to_remove, 11);
-  const refused = await bot.callTool({ name: "submit_send", arguments: { mailboxId: mailbox.id, sendId: draft.id } });
+  const refused = await bot.callTool({ name: "submit_send", arguments: { mailbox_id: mailbox.id, send_id: draft.id } });
   assert.equal(refused.isError, true);
   assert.equal(refused.structuredContent.error.code, "too_many_recipients");
   assert.match(refused.structuredContent.error.fix, /Remove 11 .* update_draft/);
-  const trimmed = await tool(bot, "update_draft", { mailboxId: mailbox.id, sendId: draft.id, cc: draft.cc.slice(0, 49) });
+  const trimmed = await tool(bot, "update_draft", { mailbox_id: mailbox.id, send_id: draft.id, cc: draft.cc.slice(0, 49) });
   assert.equal(trimmed.recipients_to_remove, undefined);
-  const submitted = await tool(bot, "submit_send", { mailboxId: mailbox.id, sendId: draft.id });
+  const submitted = await tool(bot, "submit_send", { mailbox_id: mailbox.id, send_id: draft.id });
   assert.equal(submitted.state, "submitted");
   await bot.close();
 });

@@ -822,14 +822,14 @@ fn an_agent_sees_the_grantable_routes_within_its_ceiling_over_mcp_and_calls_them
         "POST",
         "/mcp",
         Some(&credential),
-        Some(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "get_message", "arguments": { "mailboxId": mailbox, "receiptId": receipt } } })),
+        Some(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": { "name": "get_message", "arguments": { "mailbox_id": mailbox, "receipt_id": receipt } } })),
     );
     assert_eq!(body(&called)["result"]["structuredContent"]["subject"], "Where is my invoice?");
     let outside = world.call(
         "POST",
         "/mcp",
         Some(&credential),
-        Some(json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "get_message_body", "arguments": { "mailboxId": mailbox, "receiptId": receipt } } })),
+        Some(json!({ "jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": { "name": "get_message_body", "arguments": { "mailbox_id": mailbox, "receipt_id": receipt } } })),
     );
     assert_eq!(body(&outside)["error"]["code"], -32602, "a route outside the ceiling is no tool for this agent");
     world.call(

@@ -324,10 +324,8 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         }
         RouteId::OAuthRevoke => {
             let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
-            let (_, _, refresh, _) = world.connected_app(&ben_token, &["mail.triage"], grants);
-            let mut revoke = oauth_form(&[("token", &refresh)]);
-            revoke.path = "/oauth/revoke".into();
-            (revoke, 200)
+            let (_, _, refresh, client_id) = world.connected_app(&ben_token, &["mail.triage"], grants);
+            (oauth_revocation(&refresh, &client_id), 200)
         }
         RouteId::ListConnectedApps => {
             let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
@@ -510,7 +508,7 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::McpEndpoint => (
             as_ben("POST", "/mcp").json(json!({
                 "jsonrpc": "2.0", "id": 1, "method": "tools/call",
-                "params": { "name": "list_messages", "arguments": { "mailboxId": mailbox } }
+                "params": { "name": "list_messages", "arguments": { "mailbox_id": mailbox } }
             })),
             200,
         ),

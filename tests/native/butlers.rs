@@ -182,7 +182,7 @@ fn a_dry_run_names_what_matched_and_what_would_happen_and_changes_nothing() {
         "/mcp",
         Some(json!({ "jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
             "name": "simulate_butler",
-            "arguments": { "mailboxId": office.mailbox, "butlerId": butler.rsplit('/').next().unwrap(), "receipt_id": receipt }
+            "arguments": { "mailbox_id": office.mailbox, "butler_id": butler.rsplit('/').next().unwrap(), "receipt_id": receipt }
         } })),
     );
     assert_eq!(body(&called)["result"]["structuredContent"]["matched"], true, "{}", text(&called));

@@ -43,6 +43,28 @@ fn only_the_adapter_names_the_worker_runtime() {
 }
 
 #[test]
+fn no_text_the_node_writes_names_a_route_by_its_template() {
+    // A refusal that points elsewhere names the tool (`pause_agent`), never a
+    // path with a placeholder (`/api/agents/:agentId/pause`) a reader would
+    // copy back as it is (decision 0030). Comments may show templates.
+    let templates: Vec<String> =
+        mailroom_contract::PathParameter::NAMES.iter().map(|name| format!("/:{name}")).collect();
+    let mut found = Vec::new();
+    for (path, text) in source_files() {
+        for (number, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            if templates.iter().any(|template| code.contains(template.as_str())) {
+                found.push(format!("{}:{}: {}", path.display(), number + 1, code));
+            }
+        }
+    }
+    assert!(found.is_empty(), "text naming a route template: {found:#?}");
+}
+
+#[test]
 fn every_message_the_node_writes_is_dated_by_its_own_clock() {
     // Left without a Date, mail-builder reads the system clock, which the
     // Workers runtime does not have: the Worker panics. Natively it would pass.

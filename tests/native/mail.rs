@@ -578,7 +578,7 @@ fn search_syntax_is_refused_by_our_rules_and_never_reaches_the_database_as_synta
     let search = |q: &str| world.call("GET", &format!("/api/search?q={q}"), Some(&content), None);
     assert_refused(&search("%22unclosed"), 400, "unclosed_quote");
     assert_refused(&search("%20%20"), 400, "empty_query");
-    assert_refused(&world.call("GET", "/api/search", Some(&content), None), 400, "empty_query");
+    assert_refused(&world.call("GET", "/api/search", Some(&content), None), 400, "missing_query_parameter");
     assert_refused(&search("*"), 400, "empty_query");
     assert_refused(&search("%00"), 400, "empty_query");
     assert_refused(&search("%01%1F%7F"), 400, "empty_query");

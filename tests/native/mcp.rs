@@ -543,7 +543,7 @@ fn a_refusal_is_a_tool_result_with_its_four_parts_and_a_withheld_route_is_no_too
         &world,
         Some(&ben),
         "tools/call",
-        json!({ "name": "list_messages", "arguments": { "mailboxId": "mbx_00000000000000000000000000" } }),
+        json!({ "name": "list_messages", "arguments": { "mailbox_id": "mbx_00000000000000000000000000" } }),
     )["result"];
     assert_eq!(refused["isError"], true);
     for part in ["code", "message", "reason", "fix"] {
@@ -626,7 +626,7 @@ fn every_route_off_an_agents_list_explains_itself_when_called() {
 }
 
 #[test]
-fn arguments_are_forwarded_as_given_and_the_route_judges_them() {
+fn argument_values_are_forwarded_as_given_and_the_route_judges_them() {
     let world = World::new();
     let mailbox = world.mailbox("support@mailroom.test");
     world.grant(&world.admin_id, "mailbox.metadata.read", &mailbox);
@@ -634,31 +634,158 @@ fn arguments_are_forwarded_as_given_and_the_route_judges_them() {
         &world,
         Some(&world.admin_token),
         "tools/call",
-        json!({ "name": "list_messages", "arguments": { "mailboxId": mailbox, "cursor": null } }),
+        json!({ "name": "list_messages", "arguments": { "mailbox_id": mailbox, "cursor": null } }),
     )["result"];
     assert_eq!(absent["isError"], false, "a null argument is left out: {absent}");
     let wrong = &call(
         &world,
         Some(&world.admin_token),
         "tools/call",
-        json!({ "name": "list_messages", "arguments": { "mailboxId": mailbox, "limit": 1000 } }),
+        json!({ "name": "list_messages", "arguments": { "mailbox_id": mailbox, "limit": 1000 } }),
     )["result"];
     assert_eq!(wrong["isError"], true);
     assert_eq!(wrong["structuredContent"]["error"]["code"], "invalid_query_parameter");
-    let extra = &call(
-        &world,
-        Some(&world.admin_token),
-        "tools/call",
-        json!({ "name": "get_me", "arguments": { "colour": "red" } }),
-    )["result"];
-    assert_eq!(extra["structuredContent"]["error"]["code"], "unknown_query_parameter");
     let bad_body = &call(
         &world,
         Some(&world.admin_token),
         "tools/call",
-        json!({ "name": "create_draft", "arguments": { "mailboxId": mailbox, "to": "not a list" } }),
+        json!({ "name": "create_draft", "arguments": { "mailbox_id": mailbox, "to": "not a list" } }),
     )["result"];
     assert_eq!(bad_body["isError"], true);
+}
+
+/// Calls `tool` with `arguments` as the administrator and requires -32602
+/// whose message and four-part `data` (`invalid_arguments`) say `says`.
+#[track_caller]
+fn check_invalid_arguments(world: &World, tool: &str, arguments: Value, says: &str) -> Value {
+    let answer = call(world, Some(&world.admin_token), "tools/call", json!({ "name": tool, "arguments": arguments }));
+    let error = &answer["error"];
+    assert_eq!(error["code"], -32602, "{tool}: {answer}");
+    assert_eq!(error["data"]["error"]["code"], "invalid_arguments", "{answer}");
+    assert!(error["data"]["error"]["message"].as_str().unwrap().contains(says), "{answer}");
+    assert!(error["message"].as_str().unwrap().contains(says), "the message a model reads says it too: {answer}");
+    error["data"]["error"].clone()
+}
+
+#[test]
+fn an_argument_the_tools_schema_does_not_declare_is_refused_naming_it() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read", "send.propose"], &mailbox);
+    check_invalid_arguments(&world, "get_me", json!({ "colour": "red" }), "get_me takes no argument `colour`.");
+    let refusal = check_invalid_arguments(
+        &world,
+        "list_messages",
+        json!({ "mailbox_id": mailbox, "colour": "red", "sort": "name" }),
+        "takes no argument `colour` and `sort`",
+    );
+    assert!(refusal["reason"].as_str().unwrap().contains("mailbox_id (required)"), "{refusal}");
+    // A body field the route does not take is the same: the schema is what was offered.
+    check_invalid_arguments(
+        &world,
+        "create_draft",
+        json!({ "mailbox_id": mailbox, "to": ["ana@example.org"], "priority": "high" }),
+        "`priority`",
+    );
+    // Nothing was drafted.
+    let sends = body(&world.admin("GET", &format!("/api/mailboxes/{mailbox}/sends"), None));
+    assert_eq!(sends["sends"], json!([]), "{sends}");
+    // The old camelCase names are no arguments any more, and the refusal says
+    // what each is called now.
+    let refusal = check_invalid_arguments(&world, "list_messages", json!({ "mailboxId": mailbox }), "`mailbox_id`");
+    assert!(refusal["message"].as_str().unwrap().contains("takes no argument `mailboxId`"), "{refusal}");
+    assert!(refusal["fix"].as_str().unwrap().contains("`mailboxId` is `mailbox_id`"), "{refusal}");
+}
+
+#[test]
+fn a_missing_required_argument_is_refused_as_missing_and_never_as_a_missing_object() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    world.grant_all(&world.admin_id, &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
+    // A path argument left out, null, empty or a placeholder: no path can be
+    // built, so nothing is looked up, and nothing says `:mailboxId`.
+    for arguments in [
+        json!({}),
+        json!({ "mailbox_id": null }),
+        json!({ "mailbox_id": "" }),
+        json!({ "mailbox_id": ":mailboxId" }),
+        json!({ "mailbox_id": "{mailboxId}" }),
+    ] {
+        let response = rpc(
+            &world,
+            Some(&world.admin_token),
+            json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                    "params": { "name": "list_messages", "arguments": arguments } }),
+        );
+        let answer = body(&response);
+        assert_eq!(answer["error"]["data"]["error"]["code"], "invalid_arguments", "{arguments}: {answer}");
+        let message = answer["error"]["data"]["error"]["message"].as_str().unwrap();
+        assert_eq!(message, "list_messages needs `mailbox_id`, which the call leaves out.", "{arguments}");
+        assert!(!text(&response).contains(":mailboxId"), "{arguments}: {answer}");
+        assert!(response.round_trips <= 1, "the caller's own check at most: {}", response.round_trips);
+    }
+    let receipt = world.deliver("multipart-attachment", "support@mailroom.test");
+    check_invalid_arguments(
+        &world,
+        "get_attachment",
+        json!({ "mailbox_id": mailbox, "receipt_id": receipt }),
+        "get_attachment needs `attachment_index`, which the call leaves out.",
+    );
+    // A required query parameter and a required body field alike.
+    check_invalid_arguments(&world, "search_messages", json!({}), "search_messages needs `q`");
+    check_invalid_arguments(
+        &world,
+        "create_event",
+        json!({ "title": "Visa" }),
+        "create_event needs `due_at`, which the call leaves out.",
+    );
+    check_invalid_arguments(
+        &world,
+        "list_messages",
+        json!({ "limit": 5, "colour": "red" }),
+        "list_messages needs `mailbox_id`, which the call leaves out, and takes no argument `colour`.",
+    );
+}
+
+#[test]
+fn a_malformed_call_is_recorded_as_the_rest_call_would_be_after_the_callers_authority() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (ben, ben_token) = world.person("ben@example.com");
+    world.grant_all(&ben, &["send.propose"], &mailbox);
+    let before = world.audit().len();
+    let answer = call(
+        &world,
+        Some(&ben_token),
+        "tools/call",
+        json!({ "name": "create_draft", "arguments": { "mailbox_id": mailbox, "priority": "high" } }),
+    );
+    assert_eq!(answer["error"]["data"]["error"]["code"], "invalid_arguments", "{answer}");
+    let entries = world.audit();
+    assert_eq!(entries.len(), before + 1, "a changing route's refused call is recorded");
+    let row = entries.last().unwrap();
+    assert_eq!((row["action"].as_str(), row["surface"].as_str()), (Some("create_draft"), Some("mcp")));
+    assert_eq!(row["outcome"], "refused");
+    assert_eq!(row["detail"]["code"], "invalid_arguments");
+    // Whose authority fails first is answered first, as the dispatcher orders
+    // it: a mailbox the caller holds nothing on is a mailbox they cannot see.
+    let (_, carol) = world.person("carol@example.com");
+    let hidden = call(
+        &world,
+        Some(&carol),
+        "tools/call",
+        json!({ "name": "list_messages", "arguments": { "mailbox_id": mailbox, "colour": "red" } }),
+    );
+    assert_eq!(hidden["result"]["structuredContent"]["error"]["code"], "not_found", "{hidden}");
+    // A dead credential is still the caller's own refusal, as HTTP.
+    assert_eq!(world.call("DELETE", "/api/sessions/current", Some(&ben_token), None).status, 200);
+    let dead = rpc(
+        &world,
+        Some(&ben_token),
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
+                "params": { "name": "create_draft", "arguments": { "mailbox_id": mailbox, "priority": "high" } } }),
+    );
+    assert_eq!(dead.status, 401, "{}", text(&dead));
 }
 
 #[test]
@@ -672,10 +799,10 @@ fn numbers_are_integers_in_the_tool_schemas_and_are_taken_as_numbers() {
         let tool = tools.as_array().unwrap().iter().find(|candidate| candidate["name"] == tool).unwrap();
         tool["inputSchema"]["properties"][name].clone()
     };
-    assert_eq!(input("get_attachment", "attachmentIndex")["type"], "integer");
-    assert_eq!(input("get_attachment", "attachmentIndex")["minimum"], 0);
+    assert_eq!(input("get_attachment", "attachment_index")["type"], "integer");
+    assert_eq!(input("get_attachment", "attachment_index")["minimum"], 0);
     assert_eq!(input("list_messages", "limit")["type"], "integer");
-    let arguments = json!({ "mailboxId": mailbox, "receiptId": receipt, "attachmentIndex": 0 });
+    let arguments = json!({ "mailbox_id": mailbox, "receipt_id": receipt, "attachment_index": 0 });
     let attachment = &call(
         &world,
         Some(&world.admin_token),
@@ -684,6 +811,9 @@ fn numbers_are_integers_in_the_tool_schemas_and_are_taken_as_numbers() {
     )["result"];
     assert_eq!(attachment["isError"], false, "{attachment}");
     assert_eq!(attachment["content"][0]["resource"]["mimeType"], "application/pdf");
+    // Named by the path it was read from, never by the route's template.
+    let uri = format!("mailroom:/api/mailboxes/{mailbox}/messages/{receipt}/attachments/0");
+    assert_eq!(attachment["content"][0]["resource"]["uri"], uri);
 }
 
 #[test]
@@ -708,7 +838,7 @@ fn a_call_through_mcp_and_through_rest_leave_the_same_audit_entry_apart_from_the
         &world,
         Some(&token),
         "tools/call",
-        json!({ "name": "cancel_send", "arguments": { "mailboxId": mailbox, "sendId": send } }),
+        json!({ "name": "cancel_send", "arguments": { "mailbox_id": mailbox, "send_id": send } }),
     )["result"];
     assert_eq!(result["isError"], false, "{result}");
     let mcp_entry = world.last_audit_entry();
@@ -734,7 +864,7 @@ fn a_call_through_mcp_and_through_rest_leave_the_same_audit_entry_apart_from_the
         &world,
         Some(&world.admin_token),
         "tools/call",
-        json!({ "name": "cancel_send", "arguments": { "mailboxId": mailbox, "sendId": send } }),
+        json!({ "name": "cancel_send", "arguments": { "mailbox_id": mailbox, "send_id": send } }),
     )["result"];
     assert_eq!(refused_mcp["isError"], true, "{refused_mcp}");
     assert_eq!(refused_mcp["structuredContent"]["error"]["code"], "not_found");
@@ -758,7 +888,7 @@ fn a_tool_call_costs_no_more_round_trips_than_its_route() {
     let mcp = rpc(
         &world,
         Some(&world.admin_token),
-        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "list_messages", "arguments": { "mailboxId": mailbox } } }),
+        json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": { "name": "list_messages", "arguments": { "mailbox_id": mailbox } } }),
     );
     assert_eq!(mcp.round_trips, rest.round_trips);
     let search_rest = world.admin("GET", "/api/search?q=invoice", None);
@@ -790,7 +920,7 @@ fn an_audited_act_through_mcp_costs_no_more_round_trips_than_through_rest() {
     let draft = json!({ "to": ["ana@example.org"], "subject": "Hello", "text": "Hi." });
     let tool_call = |mailbox: &str| {
         let mut arguments = draft.clone();
-        arguments["mailboxId"] = json!(mailbox);
+        arguments["mailbox_id"] = json!(mailbox);
         request("POST", "/mcp").bearer(&token).json(json!({
             "jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": { "name": "create_draft", "arguments": arguments }

@@ -122,14 +122,14 @@ fn a_tool_no_agent_is_given_is_recorded_as_the_rest_call_outside_the_ceiling() {
     let (_, agent) = world.mint(&ben, &["mail.triage"], grants);
     let send = path.rsplit('/').next().unwrap().to_string();
     let approve = format!("{path}/approve");
-    let arguments = json!({ "mailboxId": mailbox, "sendId": send });
+    let arguments = json!({ "mailbox_id": mailbox, "send_id": send });
     let recorded = check_parity(&world, Some(&agent), "approve_send", arguments, ("POST", &approve), "not_for_agents");
     assert!(recorded, "a changing route's refusal is recorded");
     assert_eq!(world.last_audit_entry()["detail"]["code"], "not_for_agents");
     assert_eq!(body(&world.admin("GET", &path, None))["state"], "submitted", "nothing was approved");
     // Within the ceiling's tools but outside this agent's: the route's own check, recorded alike.
     let drafts = format!("/api/mailboxes/{mailbox}/sends");
-    let arguments = json!({ "mailboxId": mailbox });
+    let arguments = json!({ "mailbox_id": mailbox });
     assert!(check_parity(&world, Some(&agent), "create_draft", arguments, ("POST", &drafts), "outside_ceiling"));
     // A read that is not recorded over REST is not recorded over MCP either.
     assert!(!check_parity(&world, Some(&agent), "list_people", json!({}), ("GET", "/api/people"), "not_for_agents"));
@@ -141,7 +141,7 @@ fn a_tool_never_offered_does_not_run_and_is_recorded_as_the_routes_refused_call(
     let send = path.rsplit('/').next().unwrap().to_string();
     let before = world.audit().len();
     let (answer, batches) =
-        tool_call(&world, Some(&ben_token), "approve_send", json!({ "mailboxId": mailbox, "sendId": send }));
+        tool_call(&world, Some(&ben_token), "approve_send", json!({ "mailbox_id": mailbox, "send_id": send }));
     assert_withheld(&answer, "never_offered");
     assert_eq!(body(&world.admin("GET", &path, None))["state"], "submitted", "the route did not run");
     assert!(world.node.mailer.sent.borrow().is_empty(), "nothing left");
@@ -171,7 +171,7 @@ fn a_tool_never_offered_does_not_run_and_is_recorded_as_the_routes_refused_call(
     // and that is what the row says, as REST's would.
     let (_, carol_token) = world.person("carol@example.com");
     let (answer, _) =
-        tool_call(&world, Some(&carol_token), "approve_send", json!({ "mailboxId": mailbox, "sendId": send }));
+        tool_call(&world, Some(&carol_token), "approve_send", json!({ "mailbox_id": mailbox, "send_id": send }));
     assert_withheld(&answer, "never_offered");
     assert_eq!(world.last_audit_entry()["detail"]["code"], "not_found");
 
@@ -205,4 +205,28 @@ fn a_strangers_tool_call_is_refused_before_any_io() {
         assert_eq!(batches, 0, "{tool}");
     }
     assert_eq!(world.audit().len(), before);
+}
+
+#[test]
+fn a_withheld_tool_is_withheld_whatever_its_arguments() {
+    let (world, mailbox, path, ben, ben_token) = awaiting_a_decision();
+    let send = path.rsplit('/').next().unwrap().to_string();
+    // Arguments its schema would refuse, or none at all: the answer is still
+    // why the tool is withheld, never a complaint about the arguments.
+    for arguments in [json!({}), json!({ "mailbox_id": mailbox, "send_id": send, "colour": "red" })] {
+        let (answer, _) = tool_call(&world, Some(&ben_token), "approve_send", arguments.clone());
+        assert_withheld(&answer, "never_offered");
+    }
+    // An agent's tool outside its ceiling, its path left out: outside its
+    // ceiling first, read with the agent's own checks in one round trip.
+    let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
+    let (_, agent) = world.mint(&ben, &["mail.triage"], grants);
+    let (answer, batches) = tool_call(&world, Some(&agent), "create_draft", json!({ "to": ["ana@example.org"] }));
+    assert_withheld(&answer, "outside_ceiling");
+    assert_eq!(batches, 1);
+    // Within its ceiling, the same call is told what it left out.
+    let (answer, batches) = tool_call(&world, Some(&agent), "list_messages", json!({ "limit": 5 }));
+    assert_eq!(body(&answer)["error"]["data"]["error"]["code"], "invalid_arguments", "{}", text(&answer));
+    assert_eq!(batches, 1);
+    assert_eq!(body(&world.admin("GET", &path, None))["state"], "submitted", "nothing ran");
 }

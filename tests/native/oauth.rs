@@ -55,7 +55,9 @@ fn oauth_error(response: &Response, status: u16, error: &str) {
     assert_eq!(answer["error"], error, "{answer}");
     assert!(answer["error_description"].as_str().is_some_and(|text| !text.is_empty()), "{answer}");
     assert!(answer["fix"].as_str().is_some_and(|text| !text.is_empty()), "{answer}");
-    assert_eq!(response.header("cache-control"), Some("no-store"));
+    let cache_control: Vec<&str> =
+        response.headers.iter().filter(|(name, _)| name == "cache-control").map(|(_, value)| value.as_str()).collect();
+    assert_eq!(cache_control, ["no-store"], "said once");
 }
 
 fn consent_query(client_id: &str, redirect_uri: &str, extra: &[(&str, &str)]) -> String {
@@ -174,7 +176,7 @@ fn consent_mints_an_agent_sponsored_by_the_person_with_exactly_the_chosen_ceilin
     let expected: BTreeSet<String> = triage.routes.iter().map(|id| registry().route(*id).tool.to_string()).collect();
     assert_eq!(tools(&world, &access), expected, "the client is offered exactly the chosen capability");
     let listed =
-        mcp(&world, &access, "tools/call", json!({ "name": "list_messages", "arguments": { "mailboxId": mailbox } }));
+        mcp(&world, &access, "tools/call", json!({ "name": "list_messages", "arguments": { "mailbox_id": mailbox } }));
     assert_eq!(body(&listed)["result"]["isError"], false, "{}", text(&listed));
     let outside = mcp(&world, &access, "tools/call", json!({ "name": "get_me", "arguments": {} }));
     assert_eq!(body(&outside)["error"]["code"], -32602, "a tool of another capability is no tool");
@@ -186,7 +188,7 @@ fn consent_mints_an_agent_sponsored_by_the_person_with_exactly_the_chosen_ceilin
         &world,
         &reader_access,
         "tools/call",
-        json!({ "name": "get_message_body", "arguments": { "mailboxId": mailbox, "receiptId": receipt } }),
+        json!({ "name": "get_message_body", "arguments": { "mailbox_id": mailbox, "receipt_id": receipt } }),
     );
     assert_eq!(body(&read)["result"]["isError"], false, "{}", text(&read));
     let entry = world.audit().into_iter().rev().find(|entry| entry["action"] == "get_message_body").unwrap();
@@ -241,7 +243,8 @@ fn a_code_is_exchanged_once_with_its_verifier_at_its_redirect_for_its_client() {
     let good = [&base[..], &[("code_verifier", OAUTH_VERIFIER), ("resource", "https://mailroom.test/mcp")]].concat();
     let tokens = exchange(&good);
     assert_eq!(tokens.status, 200, "{}", text(&tokens));
-    assert_eq!(tokens.header("cache-control"), Some("no-store"));
+    let cache_control = tokens.headers.iter().filter(|(name, _)| name == "cache-control").count();
+    assert_eq!((tokens.header("cache-control"), cache_control), (Some("no-store"), 1));
     let tokens = body(&tokens);
     assert_eq!(tokens["token_type"], "Bearer");
     assert_eq!(tokens["scope"], "mail.triage");
@@ -359,23 +362,233 @@ fn revoking_the_agent_disconnecting_the_app_or_revoking_a_token_ends_access_at_o
     assert_eq!(again.status, 409);
 
     // The client revokes its own token (RFC 7009).
-    let (agent, access, refresh, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
-    let mut revoke = oauth_form(&[("token", &refresh)]);
-    revoke.path = "/oauth/revoke".into();
-    assert_eq!(world.node.send(revoke).status, 200);
+    let (agent, access, refresh, client_id) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    assert_eq!(world.node.send(oauth_revocation(&refresh, &client_id)).status, 200);
     assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 401);
     let revoked = world.audit().into_iter().rev().find(|entry| entry["action"] == "oauth_revoke").unwrap();
     assert_eq!((revoked["actor"].as_str(), revoked["delegator"].as_str()), (Some(agent.as_str()), Some(ben.as_str())));
-    let mut unknown = oauth_form(&[("token", "mr_ort_unknown")]);
-    unknown.path = "/oauth/revoke".into();
-    assert_eq!(world.node.send(unknown).status, 200, "an unknown token is answered the same");
+    let unknown = world.node.send(oauth_revocation("mr_ort_unknown", &client_id));
+    assert_eq!(unknown.status, 200, "an unknown token is answered the same");
+}
+
+#[test]
+fn a_client_revokes_only_its_own_tokens() {
+    let (world, _, ben_token, mailbox) = world_with_ben();
+    let (agent, access, refresh, client_id) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let another = world.node.send(
+        request("POST", "/oauth/register")
+            .json(json!({ "client_name": "Another client", "redirect_uris": ["https://another.example/cb"] })),
+    );
+    let another_client = body(&another)["client_id"].as_str().unwrap().to_string();
+    assert_ne!(another_client, client_id);
+    // Another client presenting this grant's tokens is refused, and the grant
+    // goes on working: RFC 7009 §2.1 lets only the client a token was issued to
+    // revoke it.
+    for token in [&refresh, &access] {
+        let refused = world.node.send(oauth_revocation(token, &another_client));
+        oauth_error(&refused, 400, "invalid_grant");
+        assert!(body(&refused)["error_description"].as_str().unwrap().contains("another client"), "{}", text(&refused));
+        assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 200, "the grant still works");
+    }
+    assert_eq!(body(&world.admin("GET", &format!("/api/agents/{agent}"), None))["state"], "active");
+    // A request that names no client is refused as missing it, naming it.
+    let mut anonymous = oauth_form(&[("token", &refresh)]);
+    anonymous.path = "/oauth/revoke".into();
+    let anonymous = world.node.send(anonymous);
+    oauth_error(&anonymous, 400, "invalid_request");
+    assert!(body(&anonymous)["error_description"].as_str().unwrap().contains("`client_id`"));
+    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 200, "the grant still works");
+    // Its own client ends it.
+    assert_eq!(world.node.send(oauth_revocation(&access, &client_id)).status, 200);
+    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 401);
+}
+
+#[test]
+fn a_loopback_redirect_uri_matches_on_any_port_and_nothing_else_does() {
+    let (world, _, ben_token, mailbox) = world_with_ben();
+    let register = |redirect_uris: Value| {
+        let registered = world.node.send(
+            request("POST", "/oauth/register")
+                .json(json!({ "client_name": "Native app", "redirect_uris": redirect_uris })),
+        );
+        assert_eq!(registered.status, 201, "{}", text(&registered));
+        body(&registered)["client_id"].as_str().unwrap().to_string()
+    };
+    let consent = |client_id: &str, redirect_uri: &str| {
+        let query = consent_query(client_id, redirect_uri, &[]);
+        world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&ben_token), None)
+    };
+    // Registered with one port (or none), asked from another: RFC 8252 §7.3.
+    let ipv4 = register(json!(["http://127.0.0.1:4567/callback"]));
+    let ipv6 = register(json!(["http://[::1]/callback"]));
+    for (client_id, asked) in [
+        (&ipv4, "http://127.0.0.1:51234/callback"),
+        (&ipv4, "http://127.0.0.1/callback"),
+        (&ipv6, "http://[::1]:61000/callback"),
+    ] {
+        let answered = consent(client_id, asked);
+        assert_eq!(answered.status, 200, "{asked}: {}", text(&answered));
+        assert!(body(&answered)["deny_to"].as_str().unwrap().starts_with(asked), "sent back where it listens");
+    }
+    // Nothing but the port moves, and only for the two loopback literals.
+    let localhost = register(json!(["http://localhost:4567/callback"]));
+    for (client_id, asked) in [
+        (&ipv4, "http://127.0.0.1:51234/elsewhere"),
+        (&ipv4, "http://[::1]:4567/callback"),
+        (&ipv4, "http://127.0.0.1:51234@evil.example/callback"),
+        (&ipv6, "http://[::1]:0/callback"),
+        (&localhost, "http://localhost:51234/callback"),
+    ] {
+        let refused = consent(client_id, asked);
+        assert_eq!(refused.status, 400, "{asked}: {}", text(&refused));
+        assert!(body(&refused)["error"]["message"].as_str().unwrap().contains("`redirect_uri`"), "{asked}");
+    }
+    assert_eq!(consent(&localhost, "http://localhost:4567/callback").status, 200, "localhost, exactly");
+
+    // The code goes to the port asked for, and is exchanged for that URI alone.
+    let asked = "http://127.0.0.1:51234/callback";
+    let given = world.call(
+        "POST",
+        "/api/oauth/consent",
+        Some(&ben_token),
+        Some(json!({ "client_id": ipv4, "redirect_uri": asked, "code_challenge": OAUTH_CHALLENGE,
+                     "code_challenge_method": "S256", "capabilities": ["mail.triage"], "mailboxes": metadata_on(&mailbox) })),
+    );
+    assert_eq!(given.status, 200, "{}", text(&given));
+    let redirect_to = body(&given)["redirect_to"].as_str().unwrap().to_string();
+    assert!(redirect_to.starts_with(&format!("{asked}?code=")), "{redirect_to}");
+    let code = redirect_to.split(['?', '&']).find_map(|pair| pair.strip_prefix("code=")).unwrap().to_string();
+    let exchange = |redirect_uri: &str| {
+        world.node.send(oauth_form(&[
+            ("grant_type", "authorization_code"),
+            ("code", &code),
+            ("redirect_uri", redirect_uri),
+            ("client_id", &ipv4),
+            ("code_verifier", OAUTH_VERIFIER),
+        ]))
+    };
+    oauth_error(&exchange(OAUTH_REDIRECT), 400, "invalid_grant");
+    assert_eq!(exchange(asked).status, 200);
+}
+
+#[test]
+fn every_token_endpoint_error_is_in_oauths_form_the_throttles_included() {
+    let world = World::new();
+    let guess = |index: usize| {
+        let code = format!("mr_oac_guess{index}");
+        world.node.send(world.oauth_code_exchange("mrc_x", &code, OAUTH_VERIFIER))
+    };
+    let limit = mailroom::authz::throttle::OAUTH_TOKEN_FAILURE_LIMIT as usize;
+    for index in 0..limit {
+        oauth_error(&guess(index), 400, "invalid_grant");
+    }
+    let paused = guess(limit);
+    oauth_error(&paused, 429, "too_many_token_attempts");
+    assert!(paused.header("retry-after").is_some());
+    // Refused before the endpoint's own code runs: a query it does not take,
+    // a body too large, a request for another host.
+    let mut with_query = world.oauth_code_exchange("mrc_x", "mr_oac_x", OAUTH_VERIFIER);
+    with_query.query = "debug=1".into();
+    oauth_error(&world.node.send(with_query), 400, "unknown_query_parameter");
+    let too_large = request("POST", "/oauth/token")
+        .raw_body(&vec![b'a'; mailroom::core::http::MAXIMUM_BODY_BYTES + 1])
+        .header("content-type", "application/x-www-form-urlencoded");
+    oauth_error(&world.node.send(too_large), 413, "body_too_large");
+    let mut elsewhere = world.oauth_code_exchange("mrc_x", "mr_oac_x", OAUTH_VERIFIER);
+    elsewhere.origin = "http://evil.example".into();
+    oauth_error(&world.node.send(elsewhere), 403, "wrong_host");
+    // The revocation and registration endpoints alike.
+    let mut revoke_with_query = oauth_revocation("mr_ort_x", "mrc_x");
+    revoke_with_query.query = "debug=1".into();
+    oauth_error(&world.node.send(revoke_with_query), 400, "unknown_query_parameter");
+    let register_with_query =
+        request("POST", "/oauth/register?debug=1").json(json!({ "redirect_uris": [OAUTH_REDIRECT] }));
+    oauth_error(&world.node.send(register_with_query), 400, "unknown_query_parameter");
+}
+
+#[test]
+fn a_consented_app_is_pending_until_its_code_is_exchanged_and_removed_if_it_never_is() {
+    let (world, ben, ben_token, mailbox) = world_with_ben();
+    let client_id = world.oauth_client();
+    let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read", "mailbox.content.read"] }]);
+    let (agent, code) = world.oauth_consent(&ben_token, &client_id, &["mail.read"], grants.clone());
+    let shown = |agent: &str| world.admin("GET", &format!("/api/agents/{agent}"), None);
+    assert_eq!(body(&shown(&agent))["state"], "awaiting_exchange");
+    let apps = |token: &str| body(&world.call("GET", "/api/me/connected-apps", Some(token), None))["apps"].clone();
+    assert_eq!(apps(&ben_token), json!([]), "not a working connection until its code is exchanged");
+
+    // Meanwhile it holds nothing and can do nothing: an administrator handing
+    // it a credential gets it nowhere, no conversation is assigned to it, and
+    // no agent message is addressed to it.
+    let pairing = world.admin("POST", &format!("/api/agents/{agent}/pairing-code"), None);
+    assert_eq!(pairing.status, 201, "{}", text(&pairing));
+    let paired = world
+        .node
+        .send(request("POST", "/api/agents/pair").json(json!({ "code": body(&pairing)["code"].as_str().unwrap() })));
+    let credential = body(&paired)["credential"].as_str().unwrap().to_string();
+    let refused = world.call("GET", &format!("/api/mailboxes/{mailbox}/messages"), Some(&credential), None);
+    assert_eq!(refused.status, 401, "{}", text(&refused));
+    let holds =
+        world.node.database.count(&format!("SELECT COUNT(*) FROM relation_tuples t WHERE t.subject = '{agent}'"));
+    assert_eq!(holds, 2, "its grants exist, to be removed or to start holding once it is exchanged");
+    world.grant(&world.admin_id, "send.propose", &mailbox);
+    world.grant(&agent, "send.propose", &mailbox);
+    let thread = {
+        world.deliver("plain", SUPPORT);
+        world.grant(&world.admin_id, "mailbox.metadata.read", &mailbox);
+        let threads = body(&world.admin("GET", &format!("/api/mailboxes/{mailbox}/threads"), None));
+        threads["threads"][0]["id"].as_str().unwrap().to_string()
+    };
+    let assigned =
+        world.admin("PATCH", &format!("/api/mailboxes/{mailbox}/threads/{thread}"), Some(json!({ "assignee": agent })));
+    assert_eq!(assigned.status, 400, "it works no mailbox while pending: {}", text(&assigned));
+    let (_, sender) = world.messenger(&ben);
+    let message = world.call(
+        "POST",
+        "/api/agent-messages",
+        Some(&sender),
+        Some(json!({ "recipient": agent, "kind": "request", "content": "hello", "idempotency_key": "k-1" })),
+    );
+    assert_eq!(message.status, 404, "{}", text(&message));
+    world.node.maintain();
+    assert_eq!(body(&shown(&agent))["state"], "awaiting_exchange", "its code is still good");
+
+    // Exchanged: active, listed, and its credential works now too.
+    let tokens = world.node.send(world.oauth_code_exchange(&client_id, &code, OAUTH_VERIFIER));
+    assert_eq!(tokens.status, 200, "{}", text(&tokens));
+    assert_eq!(body(&shown(&agent))["state"], "active");
+    assert_eq!(apps(&ben_token)[0]["agent"]["id"], agent);
+
+    // Another consent whose code expires unexchanged: removed by the upkeep,
+    // whole, its messaging policy and pairing code with it.
+    let (abandoned, _) = world.oauth_consent(&ben_token, &client_id, &["mail.read"], grants);
+    let policy = world.call(
+        "PATCH",
+        &format!("/api/agents/{abandoned}/messaging"),
+        Some(&ben_token),
+        Some(json!({ "allowed_peers": [ben] })),
+    );
+    assert_eq!(policy.status, 200, "{}", text(&policy));
+    assert_eq!(world.admin("POST", &format!("/api/agents/{abandoned}/pairing-code"), None).status, 201);
+    world.node.platform.advance(mailroom::oauth::CODE_LIFETIME_MS);
+    world.node.maintain();
+    assert_eq!(shown(&abandoned).status, 404, "{}", text(&shown(&abandoned)));
+    for table in ["agent_routes", "pairing_codes", "agent_messaging_policies", "oauth_codes", "oauth_connections"] {
+        let left = world.node.database.count(&format!("SELECT COUNT(*) FROM {table} WHERE agent_id = '{abandoned}'"));
+        assert_eq!(left, 0, "{table}");
+    }
+    let held =
+        world.node.database.count(&format!("SELECT COUNT(*) FROM relation_tuples WHERE subject = '{abandoned}'"));
+    assert_eq!(held, 0);
+    assert_eq!(body(&shown(&agent))["state"], "active", "the exchanged one stays");
+    assert_eq!(world.verify()["intact"], true, "the consent that minted it stays in a chain that verifies");
 }
 
 #[test]
 fn the_node_still_checks_what_the_sponsor_holds_on_every_call() {
     let (world, ben, ben_token, mailbox) = world_with_ben();
     let (_, access, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
-    let list = json!({ "name": "list_messages", "arguments": { "mailboxId": mailbox } });
+    let list = json!({ "name": "list_messages", "arguments": { "mailbox_id": mailbox } });
     assert_eq!(body(&mcp(&world, &access, "tools/call", list.clone()))["result"]["isError"], false);
     let revoked = world.admin(
         "POST",
@@ -446,4 +659,36 @@ fn the_upkeep_forgets_codes_and_refresh_tokens_that_can_prove_nothing_any_more()
     world.node.platform.advance(mailroom::oauth::REFRESH_TOKEN_LIFETIME_MS);
     world.node.maintain();
     assert_eq!(count("oauth_refresh_tokens"), 0, "past their 30 days, spent or not");
+}
+
+#[test]
+fn removing_an_unexchanged_agent_clears_every_table_that_refers_to_agents() {
+    // The upkeep's one batch deletes an agent row only after every row naming it:
+    // a table added later that refers to agents, and is missed here, would fail
+    // the whole upkeep on the foreign key. So the migrations are read for them.
+    let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let mut referring = Vec::new();
+    for entry in std::fs::read_dir(directory).unwrap().filter_map(Result::ok) {
+        let sql = std::fs::read_to_string(entry.path()).unwrap();
+        for table in sql.split("CREATE TABLE ").skip(1) {
+            let name = table.split([' ', '(']).next().unwrap().trim().to_string();
+            let body = table.split(");").next().unwrap_or_default();
+            if body.contains("REFERENCES agents") {
+                referring.push(name);
+            }
+        }
+    }
+    assert!(referring.len() >= 6, "{referring:?}");
+    let removing: Vec<String> =
+        mailroom::oauth::forget_ended(0).into_iter().map(|statement| statement.sql.into_owned()).collect();
+    for table in referring {
+        let cleared = removing.iter().any(|sql| {
+            sql.starts_with(&format!("DELETE FROM {table} WHERE agent_id IN "))
+                && sql.contains("connection_pending_until")
+        });
+        assert!(
+            cleared,
+            "{table} refers to agents, and removing an unexchanged agent does not clear it: {removing:#?}"
+        );
+    }
 }

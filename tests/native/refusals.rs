@@ -150,6 +150,83 @@ fn unknown_routes_methods_and_parameters_are_refused() {
 }
 
 #[test]
+fn a_path_segment_left_empty_or_as_its_template_is_refused_as_missing_naming_it() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    world.grant(&world.admin_id, "mailbox.metadata.read", &mailbox);
+    let receipt = world.deliver("plain", "support@mailroom.test");
+    for (path, named) in [
+        ("/api/mailboxes/:mailboxId/messages".to_string(), "mailboxId"),
+        ("/api/mailboxes//messages".to_string(), "mailboxId"),
+        ("/api/mailboxes/{mailboxId}/messages".to_string(), "mailboxId"),
+        ("/api/mailboxes/%7BmailboxId%7D/messages".to_string(), "mailboxId"),
+        ("/api/mailboxes/%3AmailboxId/messages".to_string(), "mailboxId"),
+        (format!("/api/mailboxes/{mailbox}/messages/:receiptId"), "receiptId"),
+        (format!("/api/mailboxes/:mailboxId/messages/{receipt}"), "mailboxId"),
+    ] {
+        for token in [Some(world.admin_token.as_str()), None] {
+            let response = world.call("GET", &path, token, None);
+            assert_refused(&response, 400, "missing_path_parameter");
+            let answer = refusal(&response);
+            assert!(answer["message"].as_str().unwrap().contains(&format!("`{named}`")), "{path}: {answer}");
+            assert!(!text(&response).contains(&format!(":{named}")), "{path}: the template is never shown: {answer}");
+            assert_eq!(response.round_trips, 0, "{path}: nothing is looked up");
+        }
+    }
+    // Every route with a path parameter, every parameter left empty in turn.
+    let mut checked = 0;
+    for route in mailroom_contract::registry().routes().iter().filter(|route| !route.path_parameters.is_empty()) {
+        for left_out in route.path_parameter_names() {
+            let path: String = route
+                .path
+                .split('/')
+                .map(|segment| match segment.strip_prefix(':') {
+                    Some(name) if name == left_out => String::new(),
+                    Some(_) => "x".to_string(),
+                    None => segment.to_string(),
+                })
+                .collect::<Vec<_>>()
+                .join("/");
+            let response = world.call(route.method.as_str(), &path, Some(&world.admin_token), None);
+            if mailroom::dispatch::route_for(route.method.as_str(), &path) == Some(route.id) {
+                assert_refused(&response, 400, "missing_path_parameter");
+                assert!(text(&response).contains(&format!("`{left_out}`")), "{path}: {}", text(&response));
+                checked += 1;
+            }
+        }
+    }
+    assert!(checked > 50, "only {checked} paths reached their route");
+}
+
+#[test]
+fn a_required_query_parameter_left_out_is_refused_as_missing_naming_it() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    world.grant(&world.admin_id, "mailbox.metadata.read", &mailbox);
+    let search = world.admin("GET", "/api/search", None);
+    assert_refused(&search, 400, "missing_query_parameter");
+    assert!(refusal(&search)["message"].as_str().unwrap().contains("`q`"));
+    // A source withdrawing an event without saying whose: refused as missing,
+    // never looked up as an empty address and answered as no such event.
+    let (_, credential) = world.source("Calendar");
+    for (query, missing) in [("source_ref=visa&topic=", "person"), ("person=ada@example.com&topic=", "source_ref")] {
+        let withdrawn = world.node.send(request("DELETE", &format!("/api/source/events?{query}")).bearer(&credential));
+        assert_refused(&withdrawn, 400, "missing_query_parameter");
+        assert!(refusal(&withdrawn)["message"].as_str().unwrap().contains(&format!("`{missing}`")), "{query}");
+    }
+    // The contract says so wherever a client reads it: OpenAPI and the tool's schema.
+    let openapi: serde_json::Value = serde_json::from_str(include_str!("../../contract/openapi.json")).unwrap();
+    let q = openapi["paths"]["/api/search"]["get"]["parameters"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|parameter| parameter["name"] == "q")
+        .unwrap()
+        .clone();
+    assert_eq!(q["required"], true);
+}
+
+#[test]
 fn no_refusal_leaks_an_internal_detail() {
     let world = World::new();
     let probes = [

@@ -305,11 +305,11 @@ fn an_agent_switching_a_submission_over_mcp_cannot_have_it_approved_as_shown() {
         &world,
         &agent,
         "create_draft",
-        json!({ "mailboxId": mailbox, "to": ["customer@example.org"], "subject": "Invoice", "text": "100 EUR" }),
+        json!({ "mailbox_id": mailbox, "to": ["customer@example.org"], "subject": "Invoice", "text": "100 EUR" }),
     );
     assert_ne!(created["isError"], true, "{created}");
     let send = created["structuredContent"]["id"].as_str().unwrap().to_string();
-    let ids = json!({ "mailboxId": mailbox, "sendId": send });
+    let ids = json!({ "mailbox_id": mailbox, "send_id": send });
     assert_ne!(tool(&world, &agent, "submit_send", ids.clone())["isError"], true);
 
     // Carol is shown the submission (over MCP, as a client of hers would read

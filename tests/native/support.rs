@@ -415,6 +415,13 @@ pub const OAUTH_REDIRECT: &str = "http://127.0.0.1:4567/callback";
 pub const OAUTH_VERIFIER: &str = "dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk";
 pub const OAUTH_CHALLENGE: &str = "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM";
 
+/// A revocation (RFC 7009) of `token` by the client `client_id`.
+pub fn oauth_revocation(token: &str, client_id: &str) -> mailroom::core::http::Request {
+    let mut revoke = oauth_form(&[("token", token), ("client_id", client_id)]);
+    revoke.path = "/oauth/revoke".into();
+    revoke
+}
+
 /// A form-encoded POST to `/oauth/token`.
 pub fn oauth_form(fields: &[(&str, &str)]) -> mailroom::core::http::Request {
     let mut form = form_urlencoded::Serializer::new(String::new());

@@ -152,11 +152,12 @@ pub struct Agent {
 
 vocabulary! {
     /// Whether an agent's credential works now. When several apply, the first in this
-    /// order is reported: revoked, expired, paused, awaiting pairing.
+    /// order is reported: revoked, expired, paused, awaiting exchange, awaiting pairing.
     #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
     #[serde(rename_all = "snake_case")]
     pub enum AgentState {
         Active = "active": "Paired and usable.";
+        AwaitingExchange = "awaiting_exchange": "A person consented to an app over OAuth, and the app has not yet exchanged its authorization code for tokens: until it does, the agent holds nothing and can do nothing, and if the code expires unexchanged the agent is removed.";
         AwaitingPairing = "awaiting_pairing": "Minted, but no credential has been paired yet: a pairing code redeems one.";
         Paused = "paused": "Refused until its sponsor or an administrator resumes it; its grants are kept.";
         Expired = "expired": "Its expiry has passed; the credential is refused for good.";

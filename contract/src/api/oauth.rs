@@ -232,9 +232,9 @@ pub struct OAuthRevokeRequest {
     /// `access_token` or `refresh_token`; a hint only.
     #[serde(default)]
     pub token_type_hint: Option<String>,
-    /// The client's id.
-    #[serde(default)]
-    pub client_id: Option<String>,
+    /// The id of the client the token was issued to, which alone may revoke it
+    /// (RFC 7009 §2.1): a public client names itself with it.
+    pub client_id: String,
 }
 
 /// An app a person connected over OAuth: the agent their consent minted.

@@ -407,7 +407,7 @@ impl<'request> Context<'request> {
         };
         let mut response = match outcome {
             Ok(response) => response,
-            Err(refusal) => Response::refusal(&refusal),
+            Err(refusal) => Response::refusal(&refusal.answered_by(self.route())),
         };
         response.headers.extend(std::mem::take(&mut self.response_headers));
         response.round_trips = self.work.round_trips();

@@ -18,6 +18,7 @@ import { capabilityTerm, capabilityText, relationTerm, relationText } from "./vo
 
 const AGENT_STATES = {
   active: { text: "active", tone: "on" },
+  awaiting_exchange: { text: "awaiting the app", tone: null },
   awaiting_pairing: { text: "awaiting pairing", tone: null },
   paused: { text: "paused", tone: "quiet" },
   expired: { text: "expired", tone: "off" },
