@@ -259,12 +259,16 @@ test("a butler's webhook inside a network is refused naming its field, and one s
   assert.equal((await call("POST", `${butlers}/${created.body.id}/publish`, { token, body: { version: 1 } })).status, 200);
   const receipt = await deliver("inward-1@customer.example", "An inward hook");
   assert.ok(receipt, "the delivery stands");
-  let logged = false;
-  for (let attempt = 0; attempt < 20 && !logged; attempt++) {
-    logged = node.output().includes(`butler ${created.body.id}: its webhook was not posted: its host \`169.254.169.254\` is a link-local address`);
-    if (!logged) await new Promise((resolve) => setTimeout(resolve, 100));
+  // Refused before it leaves, and recorded as the failure it is: in the audit and the log.
+  let refusedPost;
+  for (let attempt = 0; attempt < 20 && !refusedPost; attempt++) {
+    refusedPost = (await call("GET", "/api/audit?limit=50", { token })).body.entries
+      .find((entry) => entry.action === "butler_effect" && entry.detail.receipt === receipt.id && entry.outcome === "failed");
+    if (!refusedPost) await new Promise((resolve) => setTimeout(resolve, 100));
   }
-  assert.ok(logged, node.output().slice(-3000));
+  assert.ok(refusedPost, node.output().slice(-3000));
+  assert.match(refusedPost.detail.outcome, /^failed: https:\/\/169\.254\.169\.254\/latest may not be posted to: its host `169\.254\.169\.254` is a link-local address/);
+  assert.ok(node.output().includes(`butler ${created.body.id}: its webhook failed: https://169.254.169.254/latest may not be posted to`), node.output().slice(-3000));
 });
 
 test("a butler's drafted reply waits, submitted in its sponsor's name, for a second person", async () => {
