@@ -7,6 +7,8 @@ cd "$ROOT"
 
 export WASM_BINDGEN_BIN="$HOME/.cargo/bin/wasm-bindgen"
 export WASM_OPT_BIN="$ROOT/node_modules/.bin/wasm-opt"
+# Its own target directory, so it can run beside the native phases (scripts/test.sh).
+export CARGO_TARGET_DIR="$ROOT/target/worker"
 log "building the Worker"
 mkdir -p target
 # The interface's style and modules go into the Worker minified (about a third of

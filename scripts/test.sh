@@ -18,7 +18,7 @@ phase_done() {
   phase_started=$SECONDS
 }
 report_phases() {
-  local status=$?
+  local status=${1:-$?}
   if [ ${#phases[@]} -gt 0 ]; then
     printf '\nphases (%s):\n' "$([ "$status" = 0 ] && echo "all passed" || echo "stopped by a failure")" >&2
     printf '  %s\n' "${phases[@]}" >&2
@@ -30,11 +30,35 @@ trap report_phases EXIT
 "$ROOT/scripts/setup.sh" --browser
 phase_done "setup (toolchain, CLIs, npm packages, Chromium)"
 
+# The Worker's side (its wasm32 lints, then its release build, which ends in one
+# long link-time optimisation on one core) runs beside the native phases, in its
+# own target directory (two cargos on one would wait for each other's lock); the
+# end-to-end tests wait for it.
+mkdir -p target
+build_log="$ROOT/target/release-build.log"
+(
+  started=$SECONDS
+  if [ "${1:-}" != "e2e" ]; then
+    echo "==> lints for the Worker's wasm32 target (clippy)"
+    CARGO_TARGET_DIR="$ROOT/target/worker" cargo clippy --target wasm32-unknown-unknown --quiet -- -D warnings
+  fi
+  "$ROOT/scripts/build.sh"
+  echo "(the Worker's lints and release build took $((SECONDS - started))s)"
+) >"$build_log" 2>&1 &
+build_pid=$!
+# A failing native phase ends the run: the build beside it (cargo, wasm-opt and
+# all) ends with it.
+stop_tree() {
+  local child
+  for child in $(pgrep -P "$1" || true); do stop_tree "$child"; done
+  kill "$1" 2>/dev/null || true
+}
+trap 'status=$?; stop_tree "$build_pid"; report_phases "$status"' EXIT
+
 if [ "${1:-}" != "e2e" ]; then
-  log "formatting and lints (rustfmt, clippy natively and for the Worker's wasm32 target)"
+  log "formatting and lints (rustfmt, clippy natively; the wasm32 lints run beside)"
   cargo fmt --all --check
   cargo clippy --workspace --all-targets --quiet -- -D warnings
-  cargo clippy --target wasm32-unknown-unknown --quiet -- -D warnings
   phase_done "formatting and lints"
   log "native tests"
   cargo test --workspace --quiet
@@ -44,8 +68,13 @@ if [ "${1:-}" != "e2e" ]; then
   phase_done "mutations"
 fi
 
-"$ROOT/scripts/build.sh"
-phase_done "the Worker's release build"
+log "waiting for the Worker's lints and release build"
+if ! wait "$build_pid"; then
+  cat "$build_log" >&2
+  exit 1
+fi
+cat "$build_log"
+phase_done "the rest of the Worker's lints and release build"
 
 log "end-to-end tests on workerd"
 "$NODE" "$ROOT/tests/e2e/run.mjs" "${@:2}"

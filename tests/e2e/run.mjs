@@ -20,7 +20,9 @@ const files = readdirSync(directory)
 console.log(`browser tests run on ${chromiumVersion()}`);
 
 let failed = false;
-const stream = run({ files, concurrency: 2, timeout: 10 * 60 * 1000 });
+// Three files at once on two cores: a file spends much of its time waiting (on
+// workerd, wrangler and timers), so a third keeps both cores busy.
+const stream = run({ files, concurrency: 3, timeout: 10 * 60 * 1000 });
 stream.on("test:fail", () => (failed = true));
 stream.compose(spec).pipe(process.stdout);
 stream.on("end", () => (process.exitCode = failed ? 1 : 0));
