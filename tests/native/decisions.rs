@@ -121,13 +121,17 @@ fn record_status(record: &DecisionRecord) -> Result<RecordStatus, String> {
 
 #[test]
 fn decision_records_are_numbered_from_0001_without_gaps() {
-    let numbers: Vec<u32> = decision_records().iter().map(|record| record.number).collect();
-    let expected: Vec<u32> = (1..=numbers.len() as u32).collect();
-    assert_eq!(
-        numbers, expected,
-        "docs/decisions/: records are numbered 0001, 0002, … with no gap or repeat; \
-         give the new record the next free number"
-    );
+    // Sorted by number, the record at each place must carry that place's number;
+    // the first one that does not is where the gap or the repeat is.
+    let records = decision_records();
+    let out_of_place = records.iter().zip(1..).find(|(record, expected_number)| record.number != *expected_number);
+    if let Some((record, expected_number)) = out_of_place {
+        panic!(
+            "docs/decisions/{}: numbered {:04} where {expected_number:04} comes next; records are numbered \
+             0001, 0002, … with no gap or repeat, so give it the next free number (and its row in the index)",
+            record.file_name, record.number
+        );
+    }
 }
 
 #[test]
