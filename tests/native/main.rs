@@ -12,6 +12,7 @@ mod authority;
 mod budget;
 mod butlers;
 mod dead_credentials;
+mod decisions;
 mod deleting_mail;
 mod deliveries;
 mod exports;
