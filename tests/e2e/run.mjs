@@ -3,10 +3,12 @@
 import { execFileSync } from "node:child_process";
 import { run } from "node:test";
 import { spec } from "node:test/reporters";
-import { readdirSync } from "node:fs";
+import { readdirSync, mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, dirname } from "node:path";
 import { fileURLToPath } from "node:url";
 import { CHROMIUM } from "./chromium.mjs";
+import { migrate } from "./harness.mjs";
 
 const directory = dirname(fileURLToPath(import.meta.url));
 const only = process.argv.slice(2);
@@ -19,13 +21,22 @@ const files = readdirSync(directory)
 // (Debian's current one), so every run says which it was before any test starts.
 console.log(`browser tests run on ${chromiumVersion()}`);
 
+// The migrations are applied once, here, and every node starts from a copy: the
+// same state each file got when it applied them itself, for a fraction of the CPU.
+const migrated = mkdtempSync(join(tmpdir(), "mailroom-e2e-migrated-"));
+await migrate(migrated);
+process.env.MAILROOM_E2E_MIGRATED_STATE = migrated;
+
 let failed = false;
 // Three files at once on two cores: a file spends much of its time waiting (on
 // workerd, wrangler and timers), so a third keeps both cores busy.
 const stream = run({ files, concurrency: 3, timeout: 10 * 60 * 1000 });
 stream.on("test:fail", () => (failed = true));
 stream.compose(spec).pipe(process.stdout);
-stream.on("end", () => (process.exitCode = failed ? 1 : 0));
+stream.on("end", () => {
+  process.exitCode = failed ? 1 : 0;
+  rmSync(migrated, { recursive: true, force: true });
+});
 
 function chromiumVersion() {
   try {
