@@ -2,6 +2,9 @@
 //! `migrations/`, with a fixed clock. Fast and deep; the end-to-end tests in
 //! `tests/e2e/` drive the same code on workerd and D1.
 
+// A test's unwrap is its assertion: it fails the test, naming the line.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
 mod support;
 
 mod a2a;

@@ -17,10 +17,14 @@ fn main() -> ExitCode {
         if check {
             stale.push(path);
         } else {
-            if let Some(parent) = target.parent() {
-                std::fs::create_dir_all(parent).expect("the directory can be created");
+            let written = match target.parent() {
+                Some(parent) => std::fs::create_dir_all(parent).and_then(|()| std::fs::write(&target, &contents)),
+                None => std::fs::write(&target, &contents),
+            };
+            if let Err(error) = written {
+                eprintln!("could not write {path}: {error}");
+                return ExitCode::FAILURE;
             }
-            std::fs::write(&target, contents).expect("the file can be written");
             println!("wrote {path}");
         }
     }
