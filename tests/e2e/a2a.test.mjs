@@ -6,11 +6,12 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, DefaultAgentCardResolver } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { TaskNotFoundError, UnsupportedOperationError } from "@a2a-js/sdk/errors";
 import * as Legacy from "a2a-sdk-03/client";
-import { startNode, setUp, checkedFetch } from "./harness.mjs";
+import { DefaultAgentCardResolver } from "@a2a-js/sdk/client";
+import { checkedFetch } from "./harness.mjs";
+import { startAgentNetwork, bearerFetch, a2aFactory } from "./agent-network.mjs";
 
 // The fields of an A2A 1.0 AgentCard (a2a.proto): a 1.0 reader refuses any other.
 const CARD_FIELDS = new Set([
@@ -18,38 +19,12 @@ const CARD_FIELDS = new Set([
   "securitySchemes", "securityRequirements", "defaultInputModes", "defaultOutputModes", "skills", "signatures", "iconUrl",
 ]);
 
-let node, call, token, ben, benToken;
+let node, call, token, ben, benToken, messenger;
 
 before(async () => {
-  node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
-  ({ call, token } = await setUp(node));
-  const password = "a long enough password";
-  ben = (await call("POST", "/api/people", { token, body: { email: "ben@example.com", name: "Ben", password } })).body;
-  benToken = (await call("POST", "/api/sessions", { body: { email: "ben@example.com", password } })).body.session.access_token;
+  ({ node, call, token, ben, benToken, messenger } = await startAgentNetwork());
 });
 after(() => node?.stop());
-
-/** A new agent of Ben's that exchanges messages: `{ id, credential }`. */
-async function messenger(name) {
-  const created = await call("POST", "/api/agents", { token, body: { name, sponsor: ben.id, capabilities: ["agent.messaging"], mailboxes: [] } });
-  assert.equal(created.status, 201, created.text);
-  return { id: created.body.agent.id, credential: created.body.credential };
-}
-
-/** `checkedFetch` with the bearer `credential`. */
-const authenticated = (credential) => (url, init = {}) => {
-  const headers = new Headers(init.headers);
-  headers.set("authorization", `Bearer ${credential}`);
-  return checkedFetch(url, { ...init, headers });
-};
-
-/** An @a2a-js/sdk 1.0 client of `card` for `credential`. */
-function factory(credential) {
-  return new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ fetchImpl: authenticated(credential) })],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl: checkedFetch }),
-  }));
-}
 
 const text = (value) => ({ content: { $case: "text", value } });
 const sending = (value, extra = {}) => ({ message: { messageId: randomUUID(), role: Role.ROLE_USER, parts: [text(value)], ...extra } });
@@ -96,7 +71,7 @@ test("the card read without a version is a valid A2A 1.0 card, and 0.3's fields 
   assert.match(response.headers.get("cache-control"), /max-age=\d+/);
   assert.ok(response.headers.get("etag"));
   // The official client reads it and works through it.
-  const client = await factory((await messenger("Card caller")).credential).createFromUrl(cardUrl, "");
+  const client = await a2aFactory((await messenger("Card caller")).credential).createFromUrl(cardUrl, "");
   assert.equal(client.protocolVersion, "1.0");
   const task = await client.sendMessage(sending("hello"));
   assert.equal(TaskState[task.status.state], "TASK_STATE_SUBMITTED");
@@ -106,7 +81,7 @@ test("the card read without a version is a valid A2A 1.0 card, and 0.3's fields 
   assert.ok(legacyCard.url.endsWith(`/a2a/${agent.id}`));
   assert.equal(legacyCard.supportedInterfaces, undefined);
   const legacy = await new Legacy.ClientFactory(Legacy.ClientFactoryOptions.createFrom(Legacy.ClientFactoryOptions.default, {
-    transports: [new Legacy.JsonRpcTransportFactory({ fetchImpl: authenticated((await messenger("Legacy caller")).credential) })],
+    transports: [new Legacy.JsonRpcTransportFactory({ fetchImpl: bearerFetch((await messenger("Legacy caller")).credential) })],
   })).createFromUrl(`${cardUrl}?A2A-Version=0.3`, "");
   const legacyTask = await legacy.sendMessage({ message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "hi" }] } });
   assert.equal(legacyTask.status.state, "submitted");
@@ -117,7 +92,7 @@ test("an endpoint configured with a trailing slash answers as the endpoint (ever
   const caller = await messenger("Slash caller");
   const card = await new DefaultAgentCardResolver({ fetchImpl: checkedFetch }).resolve(`${node.url}/a2a/${agent.id}/`);
   for (const entry of card.supportedInterfaces) entry.url = `${entry.url}/`;
-  const client = await factory(caller.credential).createFromAgentCard(card);
+  const client = await a2aFactory(caller.credential).createFromAgentCard(card);
   const task = await client.sendMessage(sending("through the slash"));
   assert.equal((await client.getTask({ id: task.id })).id, task.id);
   assert.deepEqual((await client.listTasks({ pageSize: 10 })).tasks.map((listed) => listed.id), [task.id]);
@@ -163,7 +138,7 @@ test("streaming and push notifications answer A2A's codes with ErrorInfo until t
     assertA2aError(answered.body, code, reason);
   }
   // A2A's own errors, through the official client, carry their ErrorInfo on the wire.
-  const client = await factory(caller.credential).createFromUrl(`${node.url}/a2a/${agent.id}/.well-known/agent-card.json`, "");
+  const client = await a2aFactory(caller.credential).createFromUrl(`${node.url}/a2a/${agent.id}/.well-known/agent-card.json`, "");
   await assert.rejects(client.getTask({ id: "amg_01M8MECXYJD8V8NXZMYC8H1337" }), TaskNotFoundError);
   const missing = await rpc(`/a2a/${agent.id}`, { credential: caller.credential, method: "GetTask", params: { id: "tck-nonexistent" } });
   assertA2aError(missing.body, -32001, "TASK_NOT_FOUND");
@@ -173,7 +148,7 @@ test("streaming and push notifications answer A2A's codes with ErrorInfo until t
 test("ListTasks reads ProtoJSON's field names, refuses what it cannot use by name, and pages, filters and counts on the node (CORE-LIST-001…005)", async () => {
   const agent = await messenger("List agent");
   const caller = await messenger("List caller");
-  const client = await factory(caller.credential).createFromUrl(`${node.url}/a2a/${agent.id}/.well-known/agent-card.json`, "");
+  const client = await a2aFactory(caller.credential).createFromUrl(`${node.url}/a2a/${agent.id}/.well-known/agent-card.json`, "");
   const first = await client.sendMessage(sending("one"));
   await client.sendMessage(sending("two", { contextId: first.contextId }));
   await client.sendMessage(sending("three"));
@@ -222,7 +197,7 @@ test("ListTasks reads ProtoJSON's field names, refuses what it cannot use by nam
 test("a retry is the same task, and a messageId reused with other content is a task of its own (CORE-SEND-001, CORE-MULTI-003)", async () => {
   const agent = await messenger("Retry agent");
   const caller = await messenger("Retry caller");
-  const client = await factory(caller.credential).createFromUrl(`${node.url}/a2a/${agent.id}/.well-known/agent-card.json`, "");
+  const client = await a2aFactory(caller.credential).createFromUrl(`${node.url}/a2a/${agent.id}/.well-known/agent-card.json`, "");
   const messageId = randomUUID();
   const sent = (value) => client.sendMessage({ message: { messageId, role: Role.ROLE_USER, parts: [text(value)] } });
   const first = await sent("Hello from TCK");
@@ -236,7 +211,7 @@ test("a retry is the same task, and a messageId reused with other content is a t
 test("a context the node never made is refused, never replaced by a new one (CORE-MULTI-002a)", async () => {
   const agent = await messenger("Context agent");
   const caller = await messenger("Context caller");
-  const client = await factory(caller.credential).createFromUrl(`${node.url}/a2a/${agent.id}/.well-known/agent-card.json`, "");
+  const client = await a2aFactory(caller.credential).createFromUrl(`${node.url}/a2a/${agent.id}/.well-known/agent-card.json`, "");
   await assert.rejects(client.sendMessage(sending("here", { contextId: "tck-client-context-rejected" })), /contextId/);
   const sent = await call("GET", "/api/agent-messages", { token: caller.credential });
   assert.deepEqual(sent.body.messages, []);
@@ -261,6 +236,6 @@ test("the node answers /.well-known/agent-card.json with its own card, naming on
   assert.ok(named.description.includes(`${node.url}/a2a/${listed.id}/.well-known/agent-card.json`));
   assert.ok(!JSON.stringify(card).includes(unlisted.id));
   // The node's own endpoint takes no tasks, and says where they go.
-  const client = await factory(benToken).createFromAgentCard(card);
+  const client = await a2aFactory(benToken).createFromAgentCard(card);
   await assert.rejects(client.sendMessage(sending("anyone?")), UnsupportedOperationError);
 });

@@ -8,32 +8,21 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
-import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, DefaultAgentCardResolver } from "@a2a-js/sdk/client";
 import { Role, TaskState } from "@a2a-js/sdk";
 import { TaskNotFoundError, TaskNotCancelableError } from "@a2a-js/sdk/errors";
 import * as Legacy from "a2a-sdk-03/client";
 import { startNode, setUp, assertRefusal, checkedFetch } from "./harness.mjs";
+import { startAgentNetwork, bearerFetch, a2aFactory } from "./agent-network.mjs";
 
 const EVERY_MINUTE = "* * * * *";
 const sleep = (milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
-let node, call, token, ben, benToken;
+let node, call, token, ben, benToken, messenger;
 
 before(async () => {
-  node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
-  ({ call, token } = await setUp(node));
-  const password = "a long enough password";
-  ben = (await call("POST", "/api/people", { token, body: { email: "ben@example.com", name: "Ben", password } })).body;
-  benToken = (await call("POST", "/api/sessions", { body: { email: "ben@example.com", password } })).body.session.access_token;
+  ({ node, call, token, ben, benToken, messenger } = await startAgentNetwork());
 });
 after(() => node?.stop());
-
-/** A new agent of Ben's that exchanges messages: `{ id, credential }`. */
-async function messenger(name) {
-  const created = await call("POST", "/api/agents", { token, body: { name, sponsor: ben.id, capabilities: ["agent.messaging"], mailboxes: [] } });
-  assert.equal(created.status, 201, created.text);
-  return { id: created.body.agent.id, credential: created.body.credential };
-}
 
 async function send(from, to, kind, content, extra = {}) {
   const sent = await call("POST", "/api/agent-messages", {
@@ -283,19 +272,6 @@ test("an agent works its inbox over MCP with the same routes", async () => {
   assert.equal(acked.structuredContent.state, "acknowledged", JSON.stringify(acked));
 });
 
-/** An @a2a-js/sdk client of `card` for the bearer `credential`. */
-function a2aFactory(credential, legacy) {
-  const authenticated = (url, init = {}) => {
-    const headers = new Headers(init.headers);
-    headers.set("authorization", `Bearer ${credential}`);
-    return checkedFetch(url, { ...init, headers });
-  };
-  return new ClientFactory(ClientFactoryOptions.createFrom(ClientFactoryOptions.default, {
-    transports: [new JsonRpcTransportFactory({ fetchImpl: authenticated, ...(legacy ? { legacyCompat: { enabled: true } } : {}) })],
-    cardResolver: new DefaultAgentCardResolver({ fetchImpl: checkedFetch, ...(legacy ? { legacyCompat: { enabled: true } } : {}) }),
-  }));
-}
-
 const text = (value) => ({ content: { $case: "text", value } });
 
 test("an A2A 1.0 client sends a task, the agent's reply becomes its artifact, and A2A's own errors answer", async () => {
@@ -338,14 +314,9 @@ test("A2A 0.3 clients: the 0.3.14 client and the 1.3 client in 0.3 mode", async 
   const caller = await messenger("Legacy caller");
   const agent = await messenger("Legacy agent");
   const cardUrl = `${node.url}/a2a/${agent.id}/.well-known/agent-card.json`;
-  const authenticated = (url, init = {}) => {
-    const headers = new Headers(init.headers);
-    headers.set("authorization", `Bearer ${caller.credential}`);
-    return checkedFetch(url, { ...init, headers });
-  };
   // A 0.3 client asks for 0.3's card: the query parameter, as it sends no header (decision 0031).
   const legacy = await new Legacy.ClientFactory(Legacy.ClientFactoryOptions.createFrom(Legacy.ClientFactoryOptions.default, {
-    transports: [new Legacy.JsonRpcTransportFactory({ fetchImpl: authenticated })],
+    transports: [new Legacy.JsonRpcTransportFactory({ fetchImpl: bearerFetch(caller.credential) })],
   })).createFromUrl(`${cardUrl}?A2A-Version=0.3`, "");
   const task = await legacy.sendMessage({ message: { kind: "message", messageId: randomUUID(), role: "user", parts: [{ kind: "text", text: "hello" }] } });
   assert.equal(task.kind, "task");
