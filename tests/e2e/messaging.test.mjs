@@ -83,26 +83,17 @@ test("two agents exchange a request and its reply, at least once, in one convers
 test("sends with one key at once over HTTP all answer the original; another body racing the key is refused naming it", async () => {
   const sender = await messenger("Retrying sender");
   const receiver = await messenger("Busy receiver");
-  // Twelve at once, as a client retrying on its own timeout would: every one
-  // reads before the first commits, on workerd's own scheduling. A loaded
-  // machine can run a burst one by one; then it is sent again under a new key
-  // until one did race, so the racing path is the one tested.
-  let body;
-  let answers;
-  const attempts = [];
-  for (let burst = 0; burst < 5; burst++) {
-    body = { recipient: receiver.id, kind: "request", content: { text: "37 + 58?", numbers: [37, 58] }, idempotency_key: `race-${randomUUID()}` };
-    answers = await Promise.all(Array.from({ length: 12 }, () => call("POST", "/api/agent-messages", { token: sender.credential, body })));
-    for (const answer of answers) assert.equal(answer.status, 202, answer.text);
-    const ids = new Set(answers.map((answer) => answer.body.id));
-    assert.equal(ids.size, 1, `every one answers the original: ${[...ids]}`);
-    assert.equal(answers.filter((answer) => answer.body.deduplicated === false).length, 1, "one stored it");
-    // A send that lost the race committed twice (its failed commit, then its repeat's).
-    const commits = answers.map((answer) => answer.headers.get("x-mailroom-commit-attempts"));
-    attempts.push(commits.join(","));
-    if (commits.includes("2")) break;
-  }
-  assert.ok(attempts.at(-1).includes("2"), `some sends raced for the key: ${attempts.join(" | ")}`);
+  // Twelve at once, as a client retrying on its own timeout would. Whether
+  // workerd interleaves them is its own scheduling, so this asserts only what
+  // must hold under any interleaving; the racing path itself (every call reads
+  // before any commits, the losers' commits fail and repeat) is forced and
+  // counted natively, in tests/native/messaging.rs.
+  const body = { recipient: receiver.id, kind: "request", content: { text: "37 + 58?", numbers: [37, 58] }, idempotency_key: `race-${randomUUID()}` };
+  const answers = await Promise.all(Array.from({ length: 12 }, () => call("POST", "/api/agent-messages", { token: sender.credential, body })));
+  for (const answer of answers) assert.equal(answer.status, 202, answer.text);
+  const ids = new Set(answers.map((answer) => answer.body.id));
+  assert.equal(ids.size, 1, `every one answers the original: ${[...ids]}`);
+  assert.equal(answers.filter((answer) => answer.body.deduplicated === false).length, 1, "one stored it");
   // The same body, its keys in another order and the default expiry written out.
   const respelled = await call("POST", "/api/agent-messages", {
     token: sender.credential,
@@ -110,7 +101,7 @@ test("sends with one key at once over HTTP all answer the original; another body
   });
   assert.equal(respelled.status, 202, respelled.text);
   assert.equal(respelled.body.id, answers[0].body.id);
-  assert.equal((await claim(receiver, 10)).length, attempts.length, "one message per key waited in the inbox");
+  assert.equal((await claim(receiver, 10)).length, 1, "one message waited in the inbox");
 
   const key = `race-${randomUUID()}`;
   const mixed = await Promise.all(["first", "second", "first", "second"].map((text) =>
