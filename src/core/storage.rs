@@ -81,6 +81,78 @@ impl Statement {
     }
 }
 
+/// An `INSERT` whose columns are each named once, beside the value bound to
+/// them: a store builds a row this way instead of a column list and a
+/// positional bind list that must be kept in step by hand. The columns it names
+/// can be read back (`columns`), so a test can hold a row to its table.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Insert {
+    table: &'static str,
+    verb: &'static str,
+    columns: Vec<&'static str>,
+    values: Vec<String>,
+    parameters: Vec<Value>,
+    tail: &'static str,
+}
+
+impl Insert {
+    /// `INSERT INTO table`.
+    pub fn into(table: &'static str) -> Insert {
+        Insert { table, verb: "INSERT INTO", columns: Vec::new(), values: Vec::new(), parameters: Vec::new(), tail: "" }
+    }
+
+    /// `INSERT OR IGNORE INTO table`: a row already there (by a unique key) wins.
+    pub fn or_ignore_into(table: &'static str) -> Insert {
+        Insert { verb: "INSERT OR IGNORE INTO", ..Insert::into(table) }
+    }
+
+    /// `column` gets `value`.
+    pub fn value(self, column: &'static str, value: impl Into<Value>) -> Insert {
+        self.computed(column, "{}", value)
+    }
+
+    /// `column` gets an SQL expression of `value`: each `{}` in `expression`
+    /// stands for the value's parameter, as in
+    /// `"MAX({}, (SELECT MAX(at) FROM log))"`.
+    pub fn computed(mut self, column: &'static str, expression: &'static str, value: impl Into<Value>) -> Insert {
+        self.parameters.push(value.into());
+        self.values.push(expression.replace("{}", &format!("?{}", self.parameters.len())));
+        self.columns.push(column);
+        self
+    }
+
+    /// What follows the values: an `ON CONFLICT …` clause or a `RETURNING` list.
+    pub fn then(mut self, tail: &'static str) -> Insert {
+        self.tail = tail;
+        self
+    }
+
+    pub fn table(&self) -> &'static str {
+        self.table
+    }
+
+    /// The columns this row sets, in the order they were named.
+    pub fn columns(&self) -> &[&'static str] {
+        &self.columns
+    }
+
+    pub fn statement(self) -> Statement {
+        let mut sql =
+            format!("{} {} ({}) VALUES ({})", self.verb, self.table, self.columns.join(", "), self.values.join(", "));
+        if !self.tail.is_empty() {
+            sql.push(' ');
+            sql.push_str(self.tail);
+        }
+        Statement { sql: sql.into(), parameters: self.parameters }
+    }
+}
+
+impl From<Insert> for Statement {
+    fn from(insert: Insert) -> Statement {
+        insert.statement()
+    }
+}
+
 /// One row of a result, as column name → JSON value (the shape D1 returns).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Row(pub serde_json::Map<String, Json>);
@@ -237,6 +309,25 @@ impl<'database> Counted<'database> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_insert_names_each_column_beside_its_value() {
+        let insert = Insert::into("receipts")
+            .value("id", "rcp_1")
+            .computed("received_at", "MAX({}, COALESCE((SELECT MAX(received_at) FROM receipts), {}))", 7_i64)
+            .value("subject", Option::<String>::None)
+            .then("ON CONFLICT (id) DO NOTHING");
+        assert_eq!(insert.columns(), ["id", "received_at", "subject"]);
+        let statement = insert.statement();
+        assert_eq!(
+            statement.sql,
+            "INSERT INTO receipts (id, received_at, subject) VALUES (?1, MAX(?2, COALESCE((SELECT MAX(received_at) \
+             FROM receipts), ?2)), ?3) ON CONFLICT (id) DO NOTHING"
+        );
+        assert_eq!(statement.parameters, vec![Value::from("rcp_1"), Value::Integer(7), Value::Null]);
+        let ignored = Insert::or_ignore_into("marks").value("a", 1_i64).statement();
+        assert_eq!(ignored.sql, "INSERT OR IGNORE INTO marks (a) VALUES (?1)");
+    }
 
     #[test]
     fn constraint_failures_are_classified_by_table_and_column() {

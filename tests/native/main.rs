@@ -36,4 +36,5 @@ mod relations;
 mod reminders;
 mod security;
 mod sends;
+mod stores;
 mod threads;

@@ -1,0 +1,205 @@
+//! Each domain's SQL lives in its store: a file named `store.rs` or a file under
+//! a `store/` folder, whose functions build the statements a handler batches.
+//! Every string literal in `src/` that reads as SQL is found here, and one
+//! outside a store is a failure, so a handler cannot grow a query again.
+//!
+//! Files that still held SQL when stores began are listed in `NOT_YET_IN_A_STORE`:
+//! the list may only shrink, and a listed file that no longer holds SQL fails
+//! too, so the list cannot go stale.
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+
+use crate::support::rust_sources;
+
+/// Files holding SQL outside a store, being moved into their domains' stores
+/// (issue 28). Paths from `src/`.
+const NOT_YET_IN_A_STORE: &[&str] = &[
+    "a2a/cards.rs",
+    "agents/lifecycle.rs",
+    "agents/mint.rs",
+    "agents/pairing.rs",
+    "agents/present.rs",
+    "audit/chain.rs",
+    "audit/checkpoints.rs",
+    "audit/routes.rs",
+    "audit/seal.rs",
+    "audit/upkeep.rs",
+    "audit/walk.rs",
+    "audit/witness.rs",
+    "authz/dual_control.rs",
+    "authz/mod.rs",
+    "authz/throttle.rs",
+    "authz/tuples.rs",
+    "core/context/work.rs",
+    "identity/people.rs",
+    "identity/relations.rs",
+    "identity/sessions.rs",
+    "identity/setup.rs",
+    "identity/teams.rs",
+    "mail/butlers/delivery.rs",
+    "mail/butlers/mod.rs",
+    "mail/butlers/surroundings.rs",
+    "mail/deletion.rs",
+    "mail/exports/build.rs",
+    "mail/exports/mod.rs",
+    "mail/inbound.rs",
+    "mail/mailboxes.rs",
+    "mail/messages.rs",
+    "mail/search/index.rs",
+    "mail/search/mod.rs",
+    "mail/sends/decisions.rs",
+    "mail/sends/drafts.rs",
+    "mail/sends/files.rs",
+    "mail/sends/record.rs",
+    "mail/threads/labels.rs",
+    "mail/threads/linking.rs",
+    "mail/threads/mod.rs",
+    "messaging/conversations.rs",
+    "messaging/inbox.rs",
+    "messaging/mod.rs",
+    "messaging/owner.rs",
+    "messaging/send.rs",
+    "messaging/sweep.rs",
+    "notifications/mod.rs",
+    "oauth/apps.rs",
+    "oauth/consent.rs",
+    "oauth/tokens.rs",
+    "reminders/events.rs",
+    "reminders/mod.rs",
+    "reminders/notify.rs",
+    "reminders/profile.rs",
+    "reminders/sources.rs",
+];
+
+/// Where SQL may live: a store; the storage layer of the core, whose `Insert`
+/// spells the statement a store's row becomes; the test kit (which builds
+/// worlds and tampers with them) and the adapter (which speaks to D1).
+fn may_hold_sql(relative: &Path) -> bool {
+    let text = relative.to_string_lossy();
+    relative.file_name().is_some_and(|name| name == "store.rs")
+        || relative.components().any(|part| part.as_os_str() == "store")
+        || text == "core/storage.rs"
+        || text.starts_with("testing/")
+        || text.starts_with("adapter/")
+}
+
+/// The string literals of `source` outside test modules (which sit at a
+/// file's end, after `#[cfg(test)]`), comments skipped.
+fn string_literals(source: &str) -> Vec<String> {
+    let source = source.find("#[cfg(test)]").map_or(source, |tests| &source[..tests]);
+    let characters: Vec<char> = source.chars().collect();
+    let mut literals = Vec::new();
+    let mut index = 0;
+    while index < characters.len() {
+        let rest = &characters[index..];
+        let starts = |text: &str| text.chars().zip(rest).filter(|(a, b)| a == *b).count() == text.len();
+        if starts("//") {
+            while index < characters.len() && characters[index] != '\n' {
+                index += 1;
+            }
+        } else if starts("/*") {
+            index += 2;
+            while index + 1 < characters.len() && !(characters[index] == '*' && characters[index + 1] == '/') {
+                index += 1;
+            }
+            index += 2;
+        } else if starts("r#\"") || starts("r\"") {
+            let hashes = rest[1..].iter().take_while(|c| **c == '#').count();
+            index += 2 + hashes;
+            let closing: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+            let start = index;
+            while index < characters.len() && !characters[index..].iter().collect::<String>().starts_with(&closing) {
+                index += 1;
+            }
+            literals.push(characters[start..index.min(characters.len())].iter().collect());
+            index += closing.len();
+        } else if rest[0] == '"' {
+            index += 1;
+            let start = index;
+            while index < characters.len() && characters[index] != '"' {
+                index += if characters[index] == '\\' { 2 } else { 1 };
+            }
+            literals.push(characters[start..index.min(characters.len())].iter().collect());
+            index += 1;
+        } else if rest[0] == '\''
+            && (rest.get(2) == Some(&'\'') || (rest.get(1) == Some(&'\\') && rest.get(3) == Some(&'\'')))
+        {
+            index += if rest.get(1) == Some(&'\\') { 4 } else { 3 };
+        } else {
+            index += 1;
+        }
+    }
+    literals
+}
+
+/// Whether a literal reads as SQL or a piece of it: the statements' own
+/// keywords, or the words a condition is built from.
+fn reads_as_sql(literal: &str) -> bool {
+    const MARKS: &[&str] = &[
+        "SELECT ",
+        "INSERT INTO",
+        "INSERT OR ",
+        "DELETE FROM",
+        "REPLACE INTO",
+        " SET ",
+        " WHERE ",
+        " FROM ",
+        " IS NULL",
+        " IS NOT NULL",
+        "EXISTS (",
+        " JOIN ",
+        "ORDER BY",
+        "COALESCE(",
+        "PRAGMA ",
+    ];
+    MARKS.iter().any(|mark| literal.contains(mark))
+}
+
+fn source_root() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+/// Every file under `src/` holding a literal that reads as SQL, outside the
+/// places SQL may live.
+fn files_with_sql_outside_stores() -> BTreeSet<String> {
+    let root = source_root();
+    rust_sources(&root)
+        .into_iter()
+        .filter_map(|file| {
+            let relative = file.strip_prefix(&root).ok()?.to_path_buf();
+            if may_hold_sql(&relative) {
+                return None;
+            }
+            let source = std::fs::read_to_string(&file).ok()?;
+            string_literals(&source)
+                .iter()
+                .any(|literal| reads_as_sql(literal))
+                .then(|| relative.to_string_lossy().replace('\\', "/"))
+        })
+        .collect()
+}
+
+#[test]
+fn no_sql_outside_a_store() {
+    let found = files_with_sql_outside_stores();
+    let listed: BTreeSet<String> = NOT_YET_IN_A_STORE.iter().map(|path| path.to_string()).collect();
+    let new: Vec<&String> = found.difference(&listed).collect();
+    let moved: Vec<&String> = listed.difference(&found).collect();
+    assert!(new.is_empty(), "SQL outside a store (move it into the domain's store.rs): {new:?}");
+    assert!(moved.is_empty(), "these files hold no SQL any more: take them off NOT_YET_IN_A_STORE: {moved:?}");
+}
+
+#[test]
+fn the_reader_finds_sql_in_every_kind_of_literal() {
+    let source = "fn f() { let a = \"SELECT id FROM t\"; let b = r#\"DELETE FROM \"x\"\"#; }\n\
+                  // \"SELECT 1 FROM commented\"\n\
+                  fn g() { let c = \"a refusal: use DELETE /api/x\"; let d = '\"'; let e = \" AND b IS NULL\"; }\n\
+                  #[cfg(test)] mod tests { const T: &str = \"UPDATE t SET a = 1\"; }";
+    let literals = string_literals(source);
+    let sql: Vec<&String> = literals.iter().filter(|literal| reads_as_sql(literal)).collect();
+    assert_eq!(sql, ["SELECT id FROM t", "DELETE FROM \"x\"", " AND b IS NULL"]);
+    assert!(may_hold_sql(Path::new("mail/store.rs")));
+    assert!(may_hold_sql(Path::new("mail/store/receipts.rs")));
+    assert!(!may_hold_sql(Path::new("mail/inbound.rs")));
+}
