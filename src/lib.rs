@@ -42,6 +42,7 @@ pub mod reminders;
 pub mod dispatch;
 pub mod interface;
 pub mod mcp;
+pub mod schedule;
 
 #[cfg(target_arch = "wasm32")]
 mod adapter;

@@ -71,9 +71,8 @@ async fn seal_chain(bindings: &Bindings) {
     }
 }
 
-/// The cron triggers (`[triggers]` in wrangler.toml): reminders delivered every
-/// minute; and the upkeep, the audit chain sealed, refused attempts folded into
-/// it, a checkpoint of its head kept outside D1.
+/// The cron triggers (`[triggers]` in wrangler.toml): each runs the jobs
+/// `schedule::CRONS` names for its expression.
 #[event(scheduled)]
 async fn scheduled(event: ScheduledEvent, env: Env, _context: ScheduleContext) {
     console_error_panic_hook::set_once();
@@ -84,8 +83,10 @@ async fn scheduled(event: ScheduledEvent, env: Env, _context: ScheduleContext) {
             return;
         }
     };
-    if let Err(error) = crate::dispatch::on_schedule(&bindings.node(), &event.cron()).await {
-        worker::console_error!("the scheduled run `{}` failed: {error}", event.cron());
+    if let Err(failures) = crate::schedule::on_schedule(&bindings.node(), &event.cron()).await {
+        for failure in failures {
+            worker::console_error!("the scheduled run `{}` failed: {failure}", event.cron());
+        }
     }
 }
 

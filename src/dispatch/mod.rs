@@ -11,12 +11,10 @@ mod handlers;
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use mailroom_contract::api::AuditCheckpoint;
 use mailroom_contract::{Authority, Method, PathParameter, Route, RouteId, registry, tools};
 
-use crate::audit::{self, AuditChain};
+use crate::audit::AuditChain;
 use crate::authz::credentials::{self, AuthenticationError, Presented};
-use crate::authz::throttle;
 use crate::authz::{self};
 use crate::core::caller::Caller;
 use crate::core::context::{Admitted, Context};
@@ -25,9 +23,7 @@ use crate::core::node::Node;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::{RequestError, names_nothing};
 use crate::core::storage::LocalBoxFuture;
-use crate::identity::sessions;
-use crate::mail;
-use crate::{messaging, notifications, oauth, reminders};
+use crate::oauth;
 
 type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
 
@@ -291,57 +287,6 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
             }
         }
     }
-}
-
-/// The cron trigger that delivers reminders, every minute so a notification
-/// arrives at the minute it falls due, and builds exports a slice at a time;
-/// every other trigger runs the upkeep. Both
-/// are declared in `wrangler.toml` (a test holds it to these).
-pub const REMINDERS_CRON: &str = "* * * * *";
-/// The cron trigger of the upkeep.
-pub const UPKEEP_CRON: &str = "*/5 * * * *";
-
-/// What a cron trigger runs: reminders and exports every minute, the upkeep on its own.
-pub async fn on_schedule(node: &Node<'_>, cron: &str) -> Result<(), String> {
-    if cron == REMINDERS_CRON {
-        let report = reminders::notify_due(node).await?;
-        if report.failed > 0 {
-            node.platform.log(&format!("reminders: {report:?}"));
-        }
-        if node.config.agent_network {
-            messaging::sweep(node).await?;
-        }
-        // Logged, and resumed by the next run: nothing is recorded as copied
-        // until it is stored.
-        match mail::exports::build_exports(node).await {
-            Ok(built) if built == mail::exports::BuildReport::default() => {}
-            Ok(built) => node.platform.log(&format!("exports: {built:?}")),
-            Err(error) => node.platform.log(&format!("building an export: {error}")),
-        }
-        return Ok(());
-    }
-    upkeep(node).await.map(|_| ())
-}
-
-/// The scheduled upkeep (the cron trigger): failure windows that ended, the
-/// spent refresh tokens of ended sessions and notifications past their keeping forgotten, the originals of deleted
-/// mail that the object store failed to delete deleted, then the audit chain
-/// sealed, refused attempts folded into it, verified from its latest checkpoint,
-/// and a checkpoint of its head kept (or, when it does not verify, the alarm
-/// raised to administrators through their notifications). Answers the latest
-/// checkpoint.
-pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> {
-    let now_ms = node.platform.now_ms();
-    let mut forgetting = throttle::forget_ended(now_ms);
-    forgetting.push(sessions::forget_spent(now_ms));
-    forgetting.extend(notifications::remove_expired(now_ms));
-    forgetting.extend(oauth::forget_ended(now_ms));
-    node.database.execute(forgetting).await.map_err(|error| error.to_string())?;
-    // Logged and left for the next run: the chain's upkeep does not wait on R2.
-    if let Err(error) = mail::delete_originals_owed(node).await {
-        node.platform.log(&format!("deleting the originals of deleted mail: {error}"));
-    }
-    audit::maintain(node, notifications::audit_alarm).await
 }
 
 /// The request's size, body, path and query string against what the route

@@ -727,7 +727,7 @@ impl TestNode {
     /// Runs the scheduled upkeep, as the cron trigger does.
     pub fn maintain(&self) -> Option<AuditCheckpoint> {
         self.platform.advance(1);
-        self.run(crate::dispatch::upkeep(&self.node())).expect("the upkeep runs")
+        self.run(crate::schedule::upkeep(&self.node())).expect("the upkeep runs")
     }
 
     /// Runs the reminders' cron trigger, as wrangler's scheduled event does.
@@ -738,8 +738,9 @@ impl TestNode {
     /// Runs the per-minute cron trigger as wrangler's scheduled event does:
     /// reminders delivered, and agent messages that expired or failed ended.
     pub fn run_every_minute(&self) {
-        self.run(crate::dispatch::on_schedule(&self.node(), crate::dispatch::REMINDERS_CRON))
-            .expect("the per-minute run runs")
+        let every_minute =
+            crate::schedule::cron_of(crate::schedule::Job::DeliverReminders).expect("a cron runs reminders");
+        self.run(crate::schedule::on_schedule(&self.node(), every_minute)).expect("the per-minute run runs")
     }
 
     /// Delivers a raw message to `to` through the same path as the email handler.

@@ -4,6 +4,7 @@
 //! sources pushing and withdrawing their own events only, and agents working in
 //! their sponsor's inbox and no one else's.
 
+use mailroom::schedule::Job;
 use mailroom::testing::RequestExt;
 use serde_json::{Value, json};
 
@@ -654,13 +655,33 @@ fn the_run_closes_events_that_expire_and_never_notifies_them() {
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM reminder_events WHERE closed_as = 'expired'"), 1);
 }
 
+/// wrangler.toml's cron triggers are exactly the schedule's table: a trigger
+/// the table does not name would run nothing, and a row wrangler never fires
+/// would never run.
 #[test]
-fn wrangler_declares_both_cron_triggers_the_node_answers_to() {
+fn wrangler_declares_exactly_the_cron_triggers_the_schedule_names() {
     let wrangler = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/wrangler.toml")).unwrap();
     let crons = wrangler.lines().find(|line| line.starts_with("crons")).unwrap_or_default();
-    for cron in [mailroom::dispatch::REMINDERS_CRON, mailroom::dispatch::UPKEEP_CRON] {
-        assert!(crons.contains(&format!("\"{cron}\"")), "wrangler.toml's crons lack {cron}: {crons}");
+    let declared: Vec<&str> = crons.split('"').skip(1).step_by(2).collect();
+    let named: Vec<&str> = mailroom::schedule::CRONS.iter().map(|(expression, _)| *expression).collect();
+    assert_eq!(declared, named, "wrangler.toml: {crons}");
+    for job in [Job::DeliverReminders, Job::SweepAgentMessages, Job::BuildExports, Job::Upkeep] {
+        assert!(mailroom::schedule::cron_of(job).is_some(), "no cron runs {job:?}");
     }
+}
+
+/// A cron the table does not name runs nothing and says so, rather than
+/// running some job by default.
+#[test]
+fn an_unknown_cron_runs_nothing_and_names_itself() {
+    let world = World::at(utc("2026-12-01T10:00"));
+    let (_, token) = person_in(&world, "unknown-cron@example.com", "UTC");
+    create(&world, &token, json!({ "title": "Due now", "due_at": "2026-12-01T09:00" }));
+    let failures = world.node.run(mailroom::schedule::on_schedule(&world.node.node(), "0 0 * * *")).unwrap_err();
+    assert_eq!(failures.len(), 1);
+    assert!(failures[0].reason.contains("0 0 * * *"), "{}", failures[0]);
+    let delivered = world.node.database.count("SELECT COUNT(*) FROM notifications");
+    assert_eq!(delivered, 0, "no reminder went out on a cron that runs nothing");
 }
 
 #[test]

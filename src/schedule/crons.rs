@@ -1,0 +1,40 @@
+//! Which jobs each cron trigger runs, stated once. `wrangler.toml`'s
+//! `[triggers] crons` is held to this table by a native test, and the scheduled
+//! event runs exactly the row of the expression it was fired with.
+
+use crate::core::node::Node;
+
+use super::jobs::{self, Job, JobFailure};
+
+/// Every cron expression the node answers to, with the jobs it runs in order.
+pub const CRONS: &[(&str, &[Job])] = &[
+    // Every minute, so a reminder arrives at the minute it falls due.
+    ("* * * * *", &[Job::DeliverReminders, Job::SweepAgentMessages, Job::BuildExports]),
+    // Every five minutes: the upkeep, including a checkpoint of the chain's head.
+    ("*/5 * * * *", &[Job::Upkeep]),
+];
+
+/// The jobs `cron` runs, or `None` for an expression the table does not name.
+pub fn jobs_of(cron: &str) -> Option<&'static [Job]> {
+    CRONS.iter().find(|(expression, _)| *expression == cron).map(|(_, jobs)| *jobs)
+}
+
+/// The first cron expression that runs `job`.
+pub fn cron_of(job: Job) -> Option<&'static str> {
+    CRONS.iter().find(|(_, jobs)| jobs.contains(&job)).map(|(expression, _)| *expression)
+}
+
+/// Runs every job of `cron`'s row, each whatever the one before it did: a
+/// failing job is answered with the others' failures, never stops them.
+pub async fn on_schedule(node: &Node<'_>, cron: &str) -> Result<(), Vec<JobFailure>> {
+    let Some(row) = jobs_of(cron) else {
+        return Err(vec![JobFailure::unknown_cron(cron)]);
+    };
+    let mut failures = Vec::new();
+    for job in row {
+        if let Err(failure) = jobs::run(node, *job).await {
+            failures.push(failure);
+        }
+    }
+    if failures.is_empty() { Ok(()) } else { Err(failures) }
+}
