@@ -4,6 +4,7 @@
 //! ediscovery.export) able to read any of it.
 
 use mailroom::core::crypto::sha256_hex;
+use mailroom::schedule::Job;
 use mailroom_contract::api::export_limits;
 use mailroom_contract::{Authority, registry};
 use serde_json::{Value, json};
@@ -169,7 +170,12 @@ fn the_copying_resumes_run_after_run_and_a_message_deleted_before_it_is_copied_i
 
     // The object store is down for the first run: nothing is recorded, nothing lost.
     world.node.blobs.refusing_puts.set(true);
-    world.node.run_every_minute();
+    let failures = world.node.run_every_minute_answering_failures();
+    assert_eq!(
+        failures.iter().map(|failure| failure.job).collect::<Vec<_>>(),
+        [Some(Job::BuildExports)],
+        "{failures:?}"
+    );
     assert_eq!(desk.export(&id)["messages_done"], 0);
     world.node.blobs.refusing_puts.set(false);
 
