@@ -39,6 +39,7 @@ mod people_and_teams;
 mod refusals;
 mod relations;
 mod reminders;
+mod rooms;
 mod security;
 mod sends;
 mod threads;
