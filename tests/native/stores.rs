@@ -31,7 +31,6 @@ const NOT_YET_IN_A_STORE: &[&str] = &[
     "authz/mod.rs",
     "authz/throttle.rs",
     "authz/tuples.rs",
-    "core/context/work.rs",
     "identity/people.rs",
     "identity/relations.rs",
     "identity/sessions.rs",
