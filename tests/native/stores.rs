@@ -16,13 +16,6 @@ use crate::support::rust_sources;
 /// (issue 28). Paths from `src/`.
 const NOT_YET_IN_A_STORE: &[&str] = &[
     "a2a/cards.rs",
-    "audit/chain.rs",
-    "audit/checkpoints.rs",
-    "audit/routes.rs",
-    "audit/seal.rs",
-    "audit/upkeep.rs",
-    "audit/walk.rs",
-    "audit/witness.rs",
     "authz/dual_control.rs",
     "authz/mod.rs",
     "authz/throttle.rs",
