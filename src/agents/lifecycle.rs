@@ -5,8 +5,9 @@
 use mailroom_contract::api::{Agent, AgentList, MailboxList};
 use mailroom_contract::{PathParameter, capabilities, registry};
 
-use super::AgentError;
-use super::present::{AGENT_COLUMNS, AgentRow, present_all, routes_of};
+use super::errors::AgentError;
+use super::present::present_all;
+use super::store::{self, AgentRow, routes_of};
 use crate::authz::tuples::{self, Holder};
 use crate::core::context::Context;
 use crate::core::http::Response;
@@ -18,8 +19,8 @@ use crate::mail;
 
 /// `GET /api/agents`.
 pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let agents = Statement::new(format!("SELECT {AGENT_COLUMNS} FROM agents ORDER BY created_at DESC, id DESC"));
-    let [agents, routes, held] = context.read_array([agents, routes_of(None), tuples::granted_to_agents()]).await?;
+    let [agents, routes, held] =
+        context.read_array([store::every_agent(), routes_of(None), tuples::granted_to_agents()]).await?;
     let agents = present_all(context, &agents, &routes, &held)?;
     Ok(context.json(&AgentList { agents }))
 }
@@ -41,7 +42,7 @@ async fn the_agent_with(
     if !is_id_of(&agent_id, IdKind::Agent) {
         return Err(AgentError::NoSuchAgent { id: agent_id }.into());
     }
-    let row = Statement::new(format!("SELECT {AGENT_COLUMNS} FROM agents WHERE id = ?1")).bind(agent_id.as_str());
+    let row = store::agent_by_id(&agent_id);
     let held = tuples::list(Some(&agent_id), None);
     let mut results = context.read([row, routes_of(Some(&agent_id)), held].into_iter().chain(also).collect()).await?;
     let also = if results.len() > 3 { results.pop().unwrap_or_default() } else { QueryResult::default() };
@@ -63,12 +64,24 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// connected app's grant ended by its client (a token revoked, a code or
 /// refresh token presented twice), queued by the `oauth` domain.
 pub fn ending(agent_id: &str, now_ms: i64) -> Statement {
-    Statement::new("UPDATE agents SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL").bind(agent_id).bind(now_ms)
+    store::revoke_agent(agent_id, now_ms)
+}
+
+/// `SELECT name, sponsor_id` of the agent `agent_id`: who an agent is and whose
+/// authority it acts under, for identity's answer to `GET /api/me`.
+pub fn name_and_sponsor(agent_id: &str) -> Statement {
+    store::name_and_sponsor(agent_id)
+}
+
+/// `SELECT found`: whether the agent `agent_id` exists and is not revoked, for
+/// a relation granted to it.
+pub fn unrevoked_agent_exists(agent_id: &str) -> Statement {
+    store::unrevoked_agent_exists(agent_id)
 }
 
 /// The agents a consent minted whose code expired unexchanged by `?1`, the
 /// time now: SQL selecting their ids, which the upkeep removes whole.
-pub const UNEXCHANGED_CONNECTIONS: &str = "SELECT id FROM agents WHERE connection_pending_until <= ?1";
+pub const UNEXCHANGED_CONNECTIONS: &str = store::UNEXCHANGED_CONNECTIONS;
 
 /// The statements that remove, whole, the agents [`UNEXCHANGED_CONNECTIONS`]
 /// selects at `now_ms`: their relations, pinned routes, pairing codes and
@@ -77,12 +90,8 @@ pub const UNEXCHANGED_CONNECTIONS: &str = "SELECT id FROM agents WHERE connectio
 /// held nothing and could do nothing while it waited, so nothing it did is
 /// lost; the consent that minted it stays in the audit chain.
 pub fn removing_unexchanged(now_ms: i64) -> Vec<Statement> {
-    let which = UNEXCHANGED_CONNECTIONS;
-    let mut removing = vec![tuples::forget_held_by(which, vec![now_ms.into()])];
-    for table in ["agent_routes", "pairing_codes", "agent_messaging_policies"] {
-        removing.push(Statement::new(format!("DELETE FROM {table} WHERE agent_id IN ({which})")).bind(now_ms));
-    }
-    removing.push(Statement::new(format!("DELETE FROM agents WHERE id IN ({which})")).bind(now_ms));
+    let mut removing = vec![tuples::forget_held_by(UNEXCHANGED_CONNECTIONS, vec![now_ms.into()])];
+    removing.extend(store::remove_unexchanged(now_ms));
     removing
 }
 
@@ -94,16 +103,8 @@ pub async fn connected_by(
     sponsor: &str,
     also: Statement,
 ) -> Result<(Vec<Agent>, QueryResult), Refusal> {
-    let agents = Statement::new(format!(
-        "SELECT {AGENT_COLUMNS} FROM agents WHERE sponsor_id = ?1 AND connection_pending_until IS NULL \
-         AND id IN (SELECT agent_id FROM oauth_connections) ORDER BY created_at DESC, id DESC"
-    ))
-    .bind(sponsor);
-    let routes = Statement::new(
-        "SELECT r.agent_id, r.route FROM agent_routes r JOIN agents a ON a.id = r.agent_id \
-         WHERE a.sponsor_id = ?1 ORDER BY r.agent_id, r.route",
-    )
-    .bind(sponsor);
+    let agents = store::connected_by(sponsor);
+    let routes = store::routes_sponsored_by(sponsor);
     let [agents, routes, held, also] = context.read_array([agents, routes, tuples::granted_to_agents(), also]).await?;
     Ok((present_all(context, &agents, &routes, &held)?, also))
 }
@@ -141,30 +142,24 @@ fn apply_state(
     }
     let now_ms = context.now_ms();
     // Pausing twice keeps the first pause's time: it is when the agent stopped.
-    let assignment = match change {
+    let statement = match change {
         StateChange::Pause => {
             row.paused_at = Some(row.paused_at.unwrap_or(now_ms));
-            "paused_at = COALESCE(paused_at, ?2)"
+            store::pause_agent(&row.id, now_ms)
         }
         StateChange::Resume => {
             row.paused_at = None;
-            "paused_at = NULL"
+            store::resume_agent(&row.id)
         }
         StateChange::Revoke => {
             row.revoked_at = Some(now_ms);
-            "revoked_at = ?2"
+            store::revoke_agent(&row.id, now_ms)
         }
     };
-    let statement = Statement::new(format!("UPDATE agents SET {assignment} WHERE id = ?1 AND revoked_at IS NULL"))
-        .bind(row.id.as_str());
-    context.write(if assignment.contains("?2") { statement.bind(now_ms) } else { statement });
+    context.write(statement);
     if change == StateChange::Revoke {
         // Nothing can pair a revoked agent again.
-        context.write(
-            Statement::new("UPDATE pairing_codes SET redeemed_at = ?2 WHERE agent_id = ?1 AND redeemed_at IS NULL")
-                .bind(row.id.as_str())
-                .bind(now_ms),
-        );
+        context.write(store::redeem_pairing_codes_of(&row.id, now_ms));
     }
     // The answer is the row as it now stands, judged as every other read judges
     // it: resuming an expired agent answers `expired`, not `active`.
@@ -202,7 +197,7 @@ pub async fn person_mailboxes(context: &mut Context<'_>) -> Result<Response, Ref
     if !is_id_of(&person_id, IdKind::Person) {
         return Err(AgentError::NoSuchSponsor { id: person_id }.into());
     }
-    let person = Statement::new("SELECT id FROM people WHERE id = ?1").bind(person_id.as_str());
+    let person = store::person_id_if_any(&person_id);
     let [person, mailboxes] =
         context.read_array([person, tuples::every_mailbox_with_held(&Holder::Person(person_id.clone()))]).await?;
     if person.rows.is_empty() {

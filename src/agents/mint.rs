@@ -9,9 +9,9 @@ use mailroom_contract::api::{Agent, CredentialDelivery, MailboxGrant, MintAgent,
 use mailroom_contract::capabilities::{CAPABILITIES, Capability};
 use mailroom_contract::{ObjectKind, Relation, registry};
 
-use super::AgentError;
+use super::errors::AgentError;
 use super::pairing::issue_code;
-use super::present::AgentRow;
+use super::store::{self, AgentRow, NewAgent};
 use crate::authz::credentials::NamingCredential;
 use crate::authz::tuples::{self, Holder};
 use crate::core::context::Context;
@@ -19,7 +19,7 @@ use crate::core::crypto::hash_secret;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::refusal::Refusal;
-use crate::core::storage::{Statement, Value};
+use crate::core::storage::Statement;
 
 /// A mint request, checked for shape.
 struct ValidMint {
@@ -139,7 +139,7 @@ pub async fn mint_for_connection(
 /// The statement that makes a connection's pending agent active: its code was
 /// exchanged, in the commit this is queued in.
 pub fn connection_established(agent_id: &str) -> Statement {
-    Statement::new("UPDATE agents SET connection_pending_until = NULL WHERE id = ?1").bind(agent_id)
+    store::establish_connection(agent_id)
 }
 
 /// Checks a mint against what the sponsor holds now, and queues the agent, its
@@ -150,7 +150,7 @@ async fn mint_agent(
     handover: Handover,
 ) -> Result<MintedAgent, Refusal> {
     let mint = validate(request, context.now_ms())?;
-    let sponsor = Statement::new("SELECT id, disabled_at FROM people WHERE id = ?1").bind(mint.sponsor.as_str());
+    let sponsor = store::sponsor(&mint.sponsor);
     let held_by_sponsor = tuples::every_mailbox_with_held(&Holder::Person(mint.sponsor.clone()));
     let [sponsor, mailboxes] = context.read_array([sponsor, held_by_sponsor]).await?;
     let Some(sponsor_row) = sponsor.first() else {
@@ -212,30 +212,21 @@ async fn mint_agent(
         Handover::Credential | Handover::PairingCode => None,
     };
     context.write(
-        Statement::new(
-            "INSERT INTO agents (id, name, sponsor_id, credential_hash, created_at, created_by, expires_at, \
-             credential_issued_by, connection_pending_until) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
-        )
-        .bind(agent_id.as_str())
-        .bind(mint.name.as_str())
-        .bind(mint.sponsor.as_str())
-        // Shown once to whoever minted it: they hold the credential now.
-        .bind(credential_hash.clone())
-        .bind(context.now_ms())
-        .bind(caller.as_str())
-        .bind(mint.expires_at)
-        .bind(credential_hash.as_ref().map(|_| caller.as_str()))
-        .bind(connection_pending_until),
+        store::insert_agent(NewAgent {
+            agent_id: &agent_id,
+            name: &mint.name,
+            sponsor_id: &mint.sponsor,
+            credential_hash: credential_hash.clone(),
+            created_at: context.now_ms(),
+            created_by: &caller,
+            expires_at: mint.expires_at,
+            // Shown once to whoever minted it: they hold the credential now.
+            credential_issued_by: credential_hash.as_ref().map(|_| caller.as_str()),
+            connection_pending_until,
+        })
+        .statement(),
     );
-    let mut pin = Statement::new(format!(
-        "INSERT INTO agent_routes (agent_id, route) VALUES {}",
-        vec!["(?, ?)"; routes.len()].join(", ")
-    ));
-    for route in &routes {
-        pin.parameters.push(Value::from(agent_id.as_str()));
-        pin.parameters.push(Value::from(*route));
-    }
-    context.write(pin);
+    context.write(store::pin_routes(&agent_id, routes.iter().copied()));
     for (mailbox, relations) in &mint.grants {
         for relation in relations {
             context.write(tuples::grant(&agent_id, *relation, mailbox, context.now_ms(), &caller));

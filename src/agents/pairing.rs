@@ -4,8 +4,9 @@
 
 use mailroom_contract::api::{AgentCredential, PairingCode, RedeemPairingCode};
 
-use super::AgentError;
+use super::errors::AgentError;
 use super::lifecycle::the_agent;
+use super::store;
 use crate::authz::credentials::{NamingCredential, new_pairing_code};
 use crate::authz::throttle::Window;
 use crate::core::caller::AgentProof;
@@ -14,7 +15,6 @@ use crate::core::crypto::{hash_secret, hex};
 use crate::core::http::Response;
 use crate::core::platform::random_bytes;
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
 use crate::core::time::{MINUTE_MS, rfc3339};
 
 /// How long a pairing code works.
@@ -25,17 +25,7 @@ pub(super) fn issue_code(context: &mut Context<'_>, agent_id: &str) -> PairingCo
     let code = new_pairing_code(context.platform());
     let expires_at = context.now_ms() + PAIRING_CODE_LIFETIME_MS;
     let issued_by = context.caller().actor_id().map(str::to_string);
-    context.write(
-        Statement::new(
-            "INSERT INTO pairing_codes (code_hash, agent_id, created_at, expires_at, issued_by) \
-             VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .bind(hash_secret(&code))
-        .bind(agent_id)
-        .bind(context.now_ms())
-        .bind(expires_at)
-        .bind(issued_by),
-    );
+    context.write(store::insert_pairing_code(hash_secret(&code), agent_id, context.now_ms(), expires_at, issued_by));
     PairingCode { agent_id: agent_id.to_string(), code, expires_at: rfc3339(expires_at) }
 }
 
@@ -57,11 +47,7 @@ pub async fn redeem_pairing_code(context: &mut Context<'_>) -> Result<Response, 
     let window = Window::pairing(context.request().client_address.as_deref());
     let attempt = hex(&random_bytes::<16>(context.platform()));
     let code_hash = hash_secret(request.code.trim());
-    let code = Statement::new(
-        "SELECT c.agent_id, c.expires_at, c.redeemed_at, c.issued_by, a.revoked_at, a.sponsor_id \
-         FROM pairing_codes c JOIN agents a ON a.id = c.agent_id WHERE c.code_hash = ?1",
-    )
-    .bind(code_hash.as_str());
+    let code = store::pairing_code(&code_hash);
     let [code, reserved] = context.read_array([code, window.reserve(context.now_ms(), &attempt)]).await?;
     if let Err(retry_after_seconds) = window.admits(&reserved, context.now_ms(), &attempt) {
         return Err(AgentError::TooManyPairingAttempts { retry_after_seconds }.into());
@@ -80,20 +66,13 @@ pub async fn redeem_pairing_code(context: &mut Context<'_>) -> Result<Response, 
     let sponsor = row.text("sponsor_id").map_err(|error| context.internal(error))?;
     let credential = NamingCredential::Agent.issue(&agent_id, context.platform());
     context.write_changing_one_row(
-        Statement::new("UPDATE pairing_codes SET redeemed_at = ?2 WHERE code_hash = ?1 AND redeemed_at IS NULL")
-            .bind(code_hash.as_str())
-            .bind(context.now_ms()),
+        store::redeem_pairing_code(&code_hash, context.now_ms()),
         AgentError::PairingCodeInvalid,
     );
     // Whoever issued the code handed the agent this credential: never the second
     // person on what the agent submits.
     let issued_by = row.optional_text("issued_by").map_err(|error| context.internal(error))?;
-    context.write(
-        Statement::new("UPDATE agents SET credential_hash = ?2, credential_issued_by = ?3 WHERE id = ?1")
-            .bind(agent_id.as_str())
-            .bind(hash_secret(&credential))
-            .bind(issued_by),
-    );
+    context.write(store::set_credential(&agent_id, hash_secret(&credential), issued_by));
     // The code proved who is redeeming it: the entry names the agent, under its sponsor.
     let proof = AgentProof::Credential { hash: hash_secret(&credential) };
     context.attribute_to_agent(agent_id.clone(), proof, sponsor);

@@ -9,39 +9,11 @@ use mailroom_contract::capabilities::{self, CAPABILITIES};
 use mailroom_contract::registry;
 use serde::Deserialize;
 
+use super::store::{AgentRow, RouteRow};
 use crate::core::context::Context;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{QueryResult, Statement};
+use crate::core::storage::QueryResult;
 use crate::core::time::rfc3339;
-
-#[derive(Clone, Debug, Deserialize)]
-pub(super) struct AgentRow {
-    pub(super) id: String,
-    pub(super) name: String,
-    pub(super) sponsor_id: String,
-    pub(super) credential_hash: Option<String>,
-    pub(super) created_at: i64,
-    pub(super) created_by: String,
-    pub(super) expires_at: Option<i64>,
-    pub(super) paused_at: Option<i64>,
-    pub(super) revoked_at: Option<i64>,
-    pub(super) last_seen_at: Option<i64>,
-    /// 1 when a person's OAuth consent minted it: it has tokens, not a credential.
-    pub(super) connected: Option<i64>,
-    /// Set while such an agent's code is not yet exchanged: when the code
-    /// expires (and the upkeep may remove the agent).
-    pub(super) connection_pending_until: Option<i64>,
-}
-
-pub(super) const AGENT_COLUMNS: &str = "id, name, sponsor_id, credential_hash, created_at, created_by, expires_at, \
-     paused_at, revoked_at, last_seen_at, connection_pending_until, \
-     (SELECT 1 FROM oauth_connections c WHERE c.agent_id = agents.id) AS connected";
-
-#[derive(Deserialize)]
-struct RouteRow {
-    agent_id: String,
-    route: String,
-}
 
 #[derive(Deserialize)]
 struct TupleRow {
@@ -136,11 +108,4 @@ pub(super) fn present_all(
             agent.present(context.now_ms(), &pinned, &held)
         })
         .collect())
-}
-
-pub(super) fn routes_of(agent_id: Option<&str>) -> Statement {
-    Statement::new(
-        "SELECT agent_id, route FROM agent_routes WHERE (?1 IS NULL OR agent_id = ?1) ORDER BY agent_id, route",
-    )
-    .bind(agent_id)
 }

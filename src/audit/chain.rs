@@ -45,6 +45,8 @@ use crate::core::platform::{Platform, random_bytes};
 use crate::core::storage::Statement;
 use crate::core::time::{MINUTE_MS, rfc3339};
 
+use super::store::{self, NewEntry};
+
 /// The hash the first entry links to.
 pub const GENESIS_HASH: &str = "0000000000000000000000000000000000000000000000000000000000000000";
 /// The tag of the unkeyed chain every entry was hashed with before the chain was keyed.
@@ -77,15 +79,6 @@ pub fn actor_kind(actor: Option<&str>) -> &'static str {
     }
 }
 
-/// The columns of an entry as stored.
-pub(crate) const ENTRY_COLUMNS: &str = "seq, at, actor, actor_kind, delegator, surface, action, object, outcome, \
-     detail, key_id, mac, mac_version, nonce, prev_hash, hash";
-
-/// Selected beside `ENTRY_COLUMNS` wherever entries are verified in their
-/// place: the first earlier entry with the same MAC, which makes this one a copy.
-pub(crate) const COPY_OF: &str = "(SELECT MIN(original.seq) FROM audit_entries original \
-     WHERE original.mac = audit_entries.mac AND original.seq < audit_entries.seq) AS copy_of";
-
 /// How an entry was written, oldest kind first. Each verifies as it was
 /// written, and only ahead of the first entry of a later kind: a rewriter
 /// cannot relabel an entry as an older kind to escape what it now must prove.
@@ -99,7 +92,8 @@ pub(crate) enum Scheme {
     KeyedWithNonce,
 }
 
-/// An entry as stored: exactly what is hashed, and its links once sealed.
+/// An entry as stored: exactly what is hashed, and its links once sealed (the
+/// columns the store reads as `ENTRY_COLUMNS`).
 #[derive(Clone, Debug, Deserialize)]
 pub(crate) struct StoredEntry {
     pub(crate) seq: i64,
@@ -118,7 +112,7 @@ pub(crate) struct StoredEntry {
     nonce: Option<String>,
     pub(crate) prev_hash: Option<String>,
     pub(crate) hash: Option<String>,
-    /// The first earlier entry with the same MAC, where it was read (`COPY_OF`).
+    /// The first earlier entry with the same MAC, where it was read (the store's `COPY_OF`).
     #[serde(default)]
     pub(crate) copy_of: Option<i64>,
 }
@@ -279,7 +273,7 @@ fn unplaced(key: &AuditKey, record: &AuditRecord, nonce: String) -> StoredEntry 
 /// The insert that appends `record` to the chain, its `seq` one more than the
 /// last, assigned inside the batch it travels in. It is sealed later.
 pub fn append(key: &AuditKey, record: &AuditRecord, platform: &dyn Platform) -> Statement {
-    placed(key, record, platform, "")
+    store::append_entry(placed(key, record, platform), MAC_VERSION)
 }
 
 /// `append`, unless the alarm `alarm_key` was already raised (`audit_alarms`):
@@ -290,29 +284,26 @@ pub(crate) fn append_unless_raised(
     platform: &dyn Platform,
     alarm_key: &str,
 ) -> Statement {
-    placed(key, record, platform, " WHERE NOT EXISTS (SELECT 1 FROM audit_alarms WHERE key = ?13)").bind(alarm_key)
+    store::append_entry_unless_raised(placed(key, record, platform), MAC_VERSION, alarm_key)
 }
 
-fn placed(key: &AuditKey, record: &AuditRecord, platform: &dyn Platform, condition: &str) -> Statement {
+/// The entry `record` describes, MAC'd with a fresh nonce, as the store writes it.
+fn placed(key: &AuditKey, record: &AuditRecord, platform: &dyn Platform) -> NewEntry {
     let entry = unplaced(key, record, hex(&random_bytes::<16>(platform)));
-    Statement::new(format!(
-        "INSERT INTO audit_entries \
-           (seq, at, actor, actor_kind, delegator, surface, action, object, outcome, detail, key_id, mac, mac_version, nonce) \
-         SELECT * FROM (SELECT COALESCE(MAX(seq), 0) + 1, ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, {MAC_VERSION}, ?12 \
-                        FROM audit_entries){condition}"
-    ))
-    .bind(entry.at)
-    .bind(entry.actor)
-    .bind(entry.actor_kind)
-    .bind(entry.delegator)
-    .bind(entry.surface)
-    .bind(entry.action)
-    .bind(entry.object)
-    .bind(entry.outcome)
-    .bind(entry.detail)
-    .bind(entry.key_id)
-    .bind(entry.mac)
-    .bind(entry.nonce)
+    NewEntry {
+        at: entry.at,
+        actor: entry.actor,
+        actor_kind: entry.actor_kind,
+        delegator: entry.delegator,
+        surface: entry.surface,
+        action: entry.action,
+        object: entry.object,
+        outcome: entry.outcome,
+        detail: entry.detail,
+        key_id: entry.key_id,
+        mac: entry.mac,
+        nonce: entry.nonce,
+    }
 }
 
 /// The upsert that counts a refused attempt in its window.
@@ -324,15 +315,7 @@ pub fn count_attempt(record: &AuditRecord) -> Statement {
         .and_then(|detail| detail.get("code").and_then(Json::as_str).map(str::to_string))
         .unwrap_or_default();
     let window_start = record.at - record.at.rem_euclid(ATTEMPT_WINDOW_MS);
-    Statement::new(
-        "INSERT INTO audit_attempts (window_start, action, code, attempts, first_at, last_at) \
-         VALUES (?1, ?2, ?3, 1, ?4, ?4) \
-         ON CONFLICT (window_start, action, code) DO UPDATE SET attempts = attempts + 1, last_at = ?4",
-    )
-    .bind(window_start)
-    .bind(record.action.as_str())
-    .bind(code)
-    .bind(record.at)
+    store::count_attempt(window_start, &record.action, code, record.at)
 }
 
 #[cfg(test)]

@@ -25,6 +25,8 @@ use crate::core::node::{AuditKey, Config, Node};
 use crate::core::storage::{QueryResult, Statement, StorageError};
 use crate::core::time::rfc3339;
 
+use super::store;
+
 /// The tag of a checkpoint's signature before checkpoints were numbered.
 const CHECKPOINT_TAG_VERSION_1: &[u8] = b"mailroom.audit-checkpoint.v1\n";
 /// The tag of a numbered checkpoint's signature, which covers its witness too.
@@ -114,37 +116,31 @@ fn parsed_or_unsigned(text: &str) -> AuditCheckpoint {
 
 /// The latest checkpoint D1 records, with whether its witness has it.
 pub(crate) fn latest_recorded() -> Statement {
-    Statement::new(
-        "SELECT number, seq, checkpoint, witnessed_at, witness_error FROM audit_checkpoints \
-         ORDER BY number DESC LIMIT 1",
-    )
+    store::latest_recorded_checkpoint()
 }
 
-/// The `seq` of the latest checkpoint D1 records, or 0: an SQL expression.
-pub(crate) const RECORDED_SEQ: &str = "COALESCE((SELECT seq FROM audit_checkpoints ORDER BY number DESC LIMIT 1), 0)";
+/// A checkpoint's number and its JSON, as D1 records them.
+fn checkpoint_row(checkpoint: &AuditCheckpoint) -> (i64, String) {
+    (checkpoint.number.unwrap_or_default(), serde_json::to_string(checkpoint).unwrap_or_default())
+}
 
 /// The insert recording `checkpoint` in D1. A second writer of the same
 /// number fails on the primary key (`audit_checkpoints.number`).
 pub(crate) fn record(checkpoint: &AuditCheckpoint) -> Statement {
-    Statement::new("INSERT INTO audit_checkpoints (number, seq, checkpoint) VALUES (?1, ?2, ?3)")
-        .bind(checkpoint.number.unwrap_or_default())
-        .bind(checkpoint.seq)
-        .bind(serde_json::to_string(checkpoint).unwrap_or_default())
+    let (number, json) = checkpoint_row(checkpoint);
+    store::record_checkpoint(number, checkpoint.seq, json).statement()
 }
 
 /// `record`, unless D1 already holds that number: completing a checkpoint
 /// whose D1 row a failure (or a deletion) left missing.
 pub(crate) fn record_missing(checkpoint: &AuditCheckpoint) -> Statement {
-    let statement = record(checkpoint);
-    Statement { sql: format!("{} ON CONFLICT (number) DO NOTHING", statement.sql).into(), ..statement }
+    let (number, json) = checkpoint_row(checkpoint);
+    store::record_missing_checkpoint(number, checkpoint.seq, json).statement()
 }
 
 /// The update recording how telling checkpoint `number`'s witness went.
 pub(crate) fn witness_told(number: i64, outcome: &Result<(), String>, now_ms: i64) -> Statement {
-    Statement::new("UPDATE audit_checkpoints SET witnessed_at = ?2, witness_error = ?3 WHERE number = ?1")
-        .bind(number)
-        .bind(outcome.is_ok().then_some(now_ms))
-        .bind(outcome.as_ref().err().map(String::as_str))
+    store::witness_told(number, outcome.is_ok().then_some(now_ms), outcome.as_ref().err().map(String::as_str))
 }
 
 /// The latest checkpoint D1 records, as `latest_recorded` read it.

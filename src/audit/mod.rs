@@ -4,7 +4,8 @@
 //! ones into the chain (`seal`), checkpoints of its
 //! head kept in D1 and R2 that must agree (`checkpoints`), the witness outside
 //! the account each checkpoint is sent to (`witness`), the scheduled upkeep and
-//! its alarm (`upkeep`), and the administrators' routes (`routes`).
+//! its alarm (`upkeep`), and the administrators' routes (`routes`); every
+//! statement on the audit tables is built in `store`.
 //!
 //! The chain is the core's `Ledger`: the unit of work appends through
 //! `AuditChain`, and inbound mail, which has no request context, through
@@ -17,6 +18,7 @@ pub mod chain;
 pub mod checkpoints;
 pub mod routes;
 pub mod seal;
+mod store;
 pub mod upkeep;
 pub mod walk;
 pub mod witness;

@@ -10,10 +10,10 @@ use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
 use mailroom_contract::api::{AuditCheckpoint, AuditPage, AuditVerification, ChainFault, ChainHead};
 
-use crate::audit::chain::{COPY_OF, ENTRY_COLUMNS, StoredEntry, VERIFY_PAGE};
+use crate::audit::chain::{StoredEntry, VERIFY_PAGE};
 use crate::audit::checkpoints::{
-    Lagging, RECORDED_SEQ, Recorded, checkpoint, keep_in_object_store, latest_checkpoint, latest_recorded, reconcile,
-    record, record_missing,
+    Lagging, Recorded, checkpoint, keep_in_object_store, latest_checkpoint, latest_recorded, reconcile, record,
+    record_missing,
 };
 use crate::audit::upkeep::{CHAIN_BROKEN, TellAdministrators, alarm, alarm_detail, start_from};
 use crate::audit::walk::{Anchor, Failure, Walk, walk};
@@ -24,7 +24,8 @@ use crate::core::node::Config;
 use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
-use crate::core::storage::Statement;
+
+use super::store;
 
 /// Why a checkpoint was not written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -85,11 +86,7 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
             expected: "the `next_cursor` of a previous page, unchanged".into(),
         })?,
     };
-    let statement =
-        Statement::new(format!("SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq < ?1 ORDER BY seq DESC LIMIT ?2"))
-            .bind(before)
-            .bind(limit + 1);
-    let [page] = context.read_array([statement]).await?;
+    let [page] = context.read_array([store::entries_before(before, limit + 1)]).await?;
     let mut entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = if entries.len() as i64 > limit {
         entries.truncate(limit as usize);
@@ -101,27 +98,13 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
     Ok(context.json(&AuditPage { entries, next_cursor }))
 }
 
-/// The last entry's `seq`, whatever its state: an SQL statement.
-fn last_seq() -> Statement {
-    Statement::new("SELECT COALESCE(MAX(seq), 0) AS last_seq FROM audit_entries")
-}
-
 /// `GET /api/audit/verify`: recomputes up to `VERIFY_PAGE` entries after
 /// `after_seq`, and compares the chain with the latest checkpoint's two records.
 pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let after = context.whole_number("after_seq")?.unwrap_or(0);
-    let anchor = Statement::new(format!("SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq = ?1")).bind(after);
-    let page = Statement::new(format!(
-        "SELECT {ENTRY_COLUMNS}, {COPY_OF} FROM audit_entries WHERE seq > ?1 ORDER BY seq LIMIT ?2"
-    ))
-    .bind(after)
-    .bind(VERIFY_PAGE);
-    let ends = Statement::new(
-        "SELECT (SELECT COALESCE(MAX(seq), 0) FROM audit_entries) AS last_seq, sealed.seq AS head_seq, \
-                sealed.hash AS head_hash \
-         FROM (SELECT 1) LEFT JOIN (SELECT seq, hash FROM audit_entries WHERE hash IS NOT NULL \
-                                    ORDER BY seq DESC LIMIT 1) AS sealed",
-    );
+    let anchor = store::entry_at(after);
+    let page = store::entries_after(after, VERIFY_PAGE);
+    let ends = store::chain_ends();
     let [anchor, page, ends, recorded] = context.read_array([anchor, page, ends, latest_recorded()]).await?;
     let anchor: Vec<StoredEntry> = anchor.decode_all().map_err(|error| context.internal(error))?;
     let entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
@@ -242,12 +225,8 @@ fn refused_with_alarm(context: &mut Context<'_>, failure: Failure, tell: TellAdm
 /// store, then tells the witness. One read: the latest record, the entries from
 /// its head on, and the chain's end.
 pub async fn write_checkpoint(context: &mut Context<'_>, tell: TellAdministrators) -> Result<Response, Refusal> {
-    let page = Statement::new(format!(
-        "SELECT {ENTRY_COLUMNS}, {COPY_OF} FROM audit_entries WHERE seq >= MAX(1, {RECORDED_SEQ}) \
-         ORDER BY seq LIMIT ?1"
-    ))
-    .bind(VERIFY_PAGE + 1);
-    let [recorded, page, last] = context.read_array([latest_recorded(), page, last_seq()]).await?;
+    let page = store::entries_from_recorded_checkpoint(VERIFY_PAGE + 1);
+    let [recorded, page, last] = context.read_array([latest_recorded(), page, store::last_seq()]).await?;
     let recorded = Recorded::read(&recorded).map_err(|error| context.internal(error))?;
     let entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
     let last_seq = last.first().and_then(|row| row.integer("last_seq").ok()).unwrap_or(0);

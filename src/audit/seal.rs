@@ -8,7 +8,8 @@
 
 use mailroom_contract::api::ChainHead;
 
-use crate::audit::chain::{COPY_OF, ENTRY_COLUMNS, SEAL_BATCH, StoredEntry};
+use super::store;
+use crate::audit::chain::{SEAL_BATCH, StoredEntry};
 use crate::audit::walk::{self, Anchor, Walk};
 use crate::core::node::Config;
 use crate::core::storage::{Database, QueryResult, Statement, StorageError};
@@ -17,14 +18,7 @@ use crate::core::storage::{Database, QueryResult, Statement, StorageError};
 /// entries after it still waiting for their seal, each with any earlier entry
 /// it copies.
 fn seal_work() -> [Statement; 2] {
-    [
-        Statement::new(format!(
-            "SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE hash IS NOT NULL ORDER BY seq DESC LIMIT 1"
-        )),
-        Statement::new(format!(
-            "SELECT {ENTRY_COLUMNS}, {COPY_OF} FROM audit_entries WHERE hash IS NULL ORDER BY seq LIMIT {SEAL_BATCH}"
-        )),
-    ]
+    store::seal_work(SEAL_BATCH)
 }
 
 /// What a pass of the sealer did.

@@ -17,9 +17,8 @@
 
 use mailroom_contract::api::AuditCheckpoint;
 
-use crate::audit::chain::{
-    ATTEMPT_WINDOW_MS, COPY_OF, ENTRY_COLUMNS, StoredEntry, VERIFY_PAGE, append, append_unless_raised,
-};
+use super::store;
+use crate::audit::chain::{ATTEMPT_WINDOW_MS, StoredEntry, VERIFY_PAGE, append, append_unless_raised};
 use crate::audit::checkpoints::{
     Agreed, Lagging, Recorded, checkpoint, keep_in_object_store, latest_checkpoint, latest_recorded, reconcile, record,
     record_missing,
@@ -54,12 +53,7 @@ pub const CHAIN_BROKEN: &str = "audit_chain_broken";
 /// key that marks it raised. The entry is the caller's: a route's own refused
 /// entry, or the upkeep's (`raise_alarm`).
 pub(crate) fn alarm(failure: &Failure, tell: TellAdministrators, platform: &dyn Platform) -> Vec<Statement> {
-    vec![
-        tell(failure, platform),
-        Statement::new("INSERT INTO audit_alarms (key, raised_at) VALUES (?1, ?2) ON CONFLICT (key) DO NOTHING")
-            .bind(failure.alarm_key())
-            .bind(platform.now_ms()),
-    ]
+    vec![tell(failure, platform), store::raise_alarm(failure.alarm_key(), platform.now_ms())]
 }
 
 /// What the alarm's entry says of `failure`.
@@ -196,14 +190,7 @@ async fn complete(node: &Node<'_>, agreed: &Agreed) -> Result<(), String> {
 
 /// The entry at `seq` and up to a page after it, copies marked, and the last `seq`.
 fn page_from(seq: i64) -> Vec<Statement> {
-    vec![
-        Statement::new(format!(
-            "SELECT {ENTRY_COLUMNS}, {COPY_OF} FROM audit_entries WHERE seq >= ?1 ORDER BY seq LIMIT ?2"
-        ))
-        .bind(seq)
-        .bind(VERIFY_PAGE + 1),
-        Statement::new("SELECT COALESCE(MAX(seq), 0) AS last_seq FROM audit_entries"),
-    ]
+    vec![store::entries_from(seq, VERIFY_PAGE + 1), store::last_seq()]
 }
 
 /// Where a walk from `reference` starts: after its head, once the entry there
@@ -303,22 +290,13 @@ async fn seal_all(node: &Node<'_>) -> Result<(), String> {
 /// Folds each closed window of refused attempts into the chain as one entry:
 /// whether any was.
 async fn fold_attempts(node: &Node<'_>, now_ms: i64) -> Result<bool, String> {
-    let closed = Statement::new(
-        "SELECT window_start, action, code, attempts, first_at, last_at FROM audit_attempts \
-         WHERE window_start <= ?1 ORDER BY window_start, action, code LIMIT 200",
-    )
-    .bind(now_ms - ATTEMPT_WINDOW_MS);
+    let closed = store::closed_attempt_windows(now_ms - ATTEMPT_WINDOW_MS);
     let windows = node.database.execute(vec![closed]).await.map_err(|error| error.to_string())?;
     let mut folding = Vec::new();
     for row in windows.first().map(|result| result.rows.as_slice()).unwrap_or_default() {
         let window = Window::read(row).map_err(|error| error.to_string())?;
         folding.push(append(&node.config.audit_key, &window.record(), node.platform));
-        folding.push(
-            Statement::new("DELETE FROM audit_attempts WHERE window_start = ?1 AND action = ?2 AND code = ?3")
-                .bind(window.window_start)
-                .bind(window.action.as_str())
-                .bind(window.code.as_str()),
-        );
+        folding.push(store::delete_attempt_window(window.window_start, &window.action, &window.code));
     }
     if folding.is_empty() {
         return Ok(false);

@@ -18,6 +18,8 @@ use crate::audit::chain::{GENESIS_HASH, Scheme, StoredEntry, same};
 use crate::core::node::Config;
 use crate::core::storage::Statement;
 
+use super::store;
+
 /// The entry a walk starts after, trusted as stored: its hash and the kind of
 /// entry it is, which no later entry may be older than.
 #[derive(Clone, Debug)]
@@ -143,14 +145,7 @@ pub(crate) fn walk(config: &Config, anchor: &Anchor, entries: &[StoredEntry], ho
             )),
             (None, None) if how.seal && !waiting_seen => {
                 let hash = entry.link(&previous_hash, key);
-                walked.seals.push(
-                    Statement::new(
-                        "UPDATE audit_entries SET prev_hash = ?2, hash = ?3 WHERE seq = ?1 AND hash IS NULL",
-                    )
-                    .bind(entry.seq)
-                    .bind(previous_hash.as_str())
-                    .bind(hash.as_str()),
-                );
+                walked.seals.push(store::seal_entry(entry.seq, &previous_hash, &hash));
                 Ok(Some(hash))
             }
             (None, None) => {

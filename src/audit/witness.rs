@@ -21,7 +21,7 @@ use mail_builder::headers::raw::Raw;
 use mailroom_contract::api::{AuditCheckpoint, AuditWitness, SetAuditWitness, audit_limits};
 use serde::Serialize;
 
-use crate::audit::chain::{ENTRY_COLUMNS, StoredEntry};
+use crate::audit::chain::StoredEntry;
 use crate::audit::checkpoints::{Recorded, latest_recorded, witness_told};
 use crate::audit::walk::{Anchor, witness_change_in};
 use crate::core::addresses;
@@ -35,10 +35,8 @@ use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
 use crate::core::webhooks;
 
-/// The entries that change the witness: the two routes' own, by tool name. The
-/// partial index `audit_entries_witness_changes` (migration 0024) is on exactly
-/// this condition, which a test holds to the routes' names.
-pub(crate) const WITNESS_CHANGES: &str = "action IN ('set_audit_witness', 'remove_audit_witness')";
+use super::store;
+
 /// How an email witness is told apart from a webhook.
 const MAILTO: &str = "mailto:";
 
@@ -156,10 +154,7 @@ pub(crate) async fn tell_witnesses(
 
 /// The last accepted change of the witness.
 fn latest_change() -> Statement {
-    Statement::new(format!(
-        "SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE {WITNESS_CHANGES} AND outcome = 'ok' \
-         ORDER BY seq DESC LIMIT 1"
-    ))
+    store::latest_witness_change()
 }
 
 /// The witness as an administrator is shown it.
@@ -249,7 +244,7 @@ pub async fn remove_witness(context: &mut Context<'_>) -> Result<Response, Refus
 
 #[cfg(test)]
 mod tests {
-    use super::*;
+    use crate::audit::store::WITNESS_CHANGES;
     use crate::audit::walk::{REMOVE_WITNESS, SET_WITNESS};
 
     #[test]

@@ -8,12 +8,15 @@
 //! core's unit of work settles in the request's first round trip.
 //!
 //! Beside it: `credentials` (what a request claims, read without I/O), `tuples`
-//! (the only code that reads the relation table, where delegation lives),
+//! (every question of the relation table, where delegation lives), `holder`
+//! (who such a question asks about), `store` (every statement authority builds),
 //! `dual_control` (who stands on an actor's side, so cannot be its second person)
 //! and `throttle` (the failure window that rate-limits guessing a secret).
 
 pub mod credentials;
 pub mod dual_control;
+mod holder;
+mod store;
 pub mod throttle;
 pub mod tuples;
 
@@ -26,6 +29,7 @@ use crate::core::context::ports::{Admission, Attribution, PendingCheck};
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Row, Statement};
 use credentials::AuthenticationError;
+use store::access::{self, AgentProofSql};
 use tuples::Holder;
 
 /// Why a signed-in caller may not use a route.
@@ -245,7 +249,7 @@ fn settle_agent(row: Option<&Row>, now_ms: i64) -> Result<(), Refusal> {
 /// For callers that show what an agent may do (its MCP catalogue, the tools on
 /// each mailbox it lists); the dispatcher checks one route at a time instead.
 pub fn ceiling_of(agent_id: &str) -> Statement {
-    Statement::new("SELECT route FROM agent_routes WHERE agent_id = ?1").bind(agent_id)
+    access::ceiling_of(agent_id)
 }
 
 /// The tools a `ceiling_of` statement's result names.
@@ -267,49 +271,23 @@ pub fn holder_of(caller: &Caller, now_ms: i64) -> Option<Holder> {
 fn liveness(caller: &Caller, now_ms: i64) -> Option<PendingCheck> {
     match caller {
         Caller::Stranger => None,
-        Caller::Person { person_id, session_id } => Some(pending(
-            Check::SessionLive,
-            Statement::new(
-                "SELECT 1 AS live FROM sessions s JOIN people p ON p.id = s.person_id \
-                 WHERE s.id = ?1 AND s.person_id = ?2 AND s.revoked_at IS NULL AND p.disabled_at IS NULL",
-            )
-            .bind(session_id)
-            .bind(person_id),
-        )),
+        Caller::Person { person_id, session_id } => {
+            Some(pending(Check::SessionLive, access::session_live(session_id, person_id)))
+        }
         Caller::Agent { agent_id, proof } => {
             // A credential must be the one stored; an OAuth token, signed by the
             // node, needs the agent's connection to stand (revoking the agent or
             // the grant ends it). Neither works for an agent a consent minted
             // whose code was never exchanged: it can do nothing (decision 0026).
-            let (matches, hash) = match proof {
-                AgentProof::Credential { hash } => (
-                    "(a.credential_hash IS NOT NULL AND a.credential_hash = ?2 \
-                      AND a.connection_pending_until IS NULL)",
-                    Some(hash.as_str()),
-                ),
-                AgentProof::Connection => (
-                    "(EXISTS (SELECT 1 FROM oauth_connections c WHERE c.agent_id = a.id AND ?2 IS NULL) \
-                      AND a.connection_pending_until IS NULL)",
-                    None,
-                ),
+            let proof = match proof {
+                AgentProof::Credential { hash } => AgentProofSql::Credential(hash),
+                AgentProof::Connection => AgentProofSql::Connection,
             };
-            Some(pending(
-                Check::AgentLive { now_ms },
-                Statement::new(format!(
-                    "SELECT a.sponsor_id, {matches} AS matches, \
-                            a.revoked_at, a.paused_at, a.expires_at, p.disabled_at AS sponsor_disabled_at \
-                     FROM agents a JOIN people p ON p.id = a.sponsor_id WHERE a.id = ?1"
-                ))
-                .bind(agent_id)
-                .bind(hash),
-            ))
+            Some(pending(Check::AgentLive { now_ms }, access::agent_live(agent_id, proof)))
         }
-        Caller::Source { source_id, credential_hash } => Some(pending(
-            Check::SourceLive,
-            Statement::new("SELECT (credential_hash = ?2) AS matches, revoked_at FROM reminder_sources WHERE id = ?1")
-                .bind(source_id)
-                .bind(credential_hash),
-        )),
+        Caller::Source { source_id, credential_hash } => {
+            Some(pending(Check::SourceLive, access::source_live(source_id, credential_hash)))
+        }
     }
 }
 
@@ -350,9 +328,7 @@ pub fn checks_for(
             let never_offered_because = registry().withheld_from_agents_because(route.id);
             checks.push(pending(
                 Check::Ceiling { error: AuthorityError::OutsideCeiling { tool: route.tool, never_offered_because } },
-                Statement::new("SELECT EXISTS (SELECT 1 FROM agent_routes WHERE agent_id = ?1 AND route = ?2) AS held")
-                    .bind(agent_id)
-                    .bind(route.tool),
+                access::within_ceiling(agent_id, route.tool),
             ));
         }
     }

@@ -20,6 +20,8 @@ use crate::core::crypto::sha256_hex;
 use crate::core::storage::{QueryResult, Statement};
 use crate::core::time::{DAY_MS, MINUTE_MS};
 
+use super::store::throttle::{self as store, Reservation};
+
 /// How long failures are remembered.
 pub const FAILURE_WINDOW_MS: i64 = 15 * MINUTE_MS;
 /// Wrong passwords for one account from one address before that address pauses.
@@ -111,27 +113,14 @@ impl Window {
             Limit::Pause(_) => (i64::MAX, 0),
             Limit::Slow { ceiling, spacing_ms } => (ceiling, spacing_ms),
         };
-        Statement::new(
-            "INSERT INTO sign_in_failures (key, failures, window_started_at) VALUES (?1, 1, ?2) \
-             ON CONFLICT (key) DO UPDATE SET \
-               failures = CASE WHEN window_started_at <= ?2 - ?3 THEN 1 ELSE failures + 1 END, \
-               window_started_at = CASE WHEN window_started_at <= ?2 - ?3 THEN ?2 ELSE window_started_at END, \
-               last_admitted_by = CASE \
-                 WHEN window_started_at > ?2 - ?3 AND failures + 1 > ?4 \
-                      AND (last_admitted_at IS NULL OR last_admitted_at <= ?2 - ?5) THEN ?6 \
-                 ELSE last_admitted_by END, \
-               last_admitted_at = CASE \
-                 WHEN window_started_at > ?2 - ?3 AND failures + 1 > ?4 \
-                      AND (last_admitted_at IS NULL OR last_admitted_at <= ?2 - ?5) THEN ?2 \
-                 ELSE last_admitted_at END \
-             RETURNING failures, window_started_at, last_admitted_at, last_admitted_by",
-        )
-        .bind(self.key.as_str())
-        .bind(now_ms)
-        .bind(FAILURE_WINDOW_MS)
-        .bind(ceiling)
-        .bind(spacing_ms)
-        .bind(attempt)
+        store::reserve(Reservation {
+            key: &self.key,
+            now_ms,
+            window_ms: FAILURE_WINDOW_MS,
+            ceiling,
+            spacing_ms,
+            attempt,
+        })
     }
 
     /// Whether the attempt `reserve` counted may check its secret: `Err` with the
@@ -160,14 +149,13 @@ impl Window {
     /// Gives back an attempt `reserve` counted, once its secret proved right: it
     /// was not a failure.
     pub fn release(&self) -> Statement {
-        Statement::new("UPDATE sign_in_failures SET failures = MAX(failures - 1, 0) WHERE key = ?1")
-            .bind(self.key.as_str())
+        store::release(&self.key)
     }
 
     /// Forgets every failure in this window (a person's own address, after the
     /// right password; an account whose password an administrator reset).
     pub fn clear(&self) -> Statement {
-        Statement::new("DELETE FROM sign_in_failures WHERE key = ?1").bind(self.key.as_str())
+        store::clear(&self.key)
     }
 }
 
@@ -179,28 +167,18 @@ fn known_key(email: &str, address: &str) -> String {
 /// `SELECT known`: whether the account `email` signed in from `address` within
 /// `KNOWN_ADDRESS_MS` of `now_ms`.
 pub fn is_known(email: &str, address: Option<&str>, now_ms: i64) -> Statement {
-    Statement::new("SELECT EXISTS (SELECT 1 FROM sign_in_known WHERE key = ?1 AND last_success_at > ?2) AS known")
-        .bind(address.map(|address| known_key(email, address)))
-        .bind(now_ms - KNOWN_ADDRESS_MS)
+    store::is_known(address.map(|address| known_key(email, address)), now_ms - KNOWN_ADDRESS_MS)
 }
 
 /// Records that the account `email` signed in from `address` at `now_ms`.
 pub fn remember(email: &str, address: &str, now_ms: i64) -> Statement {
-    Statement::new(
-        "INSERT INTO sign_in_known (key, last_success_at) VALUES (?1, ?2) \
-         ON CONFLICT (key) DO UPDATE SET last_success_at = ?2",
-    )
-    .bind(known_key(email, address))
-    .bind(now_ms)
+    store::remember(known_key(email, address), now_ms)
 }
 
 /// The statements that delete what has expired: windows that ended, and
 /// addresses not signed in from for `KNOWN_ADDRESS_MS`.
 pub fn forget_ended(now_ms: i64) -> Vec<Statement> {
-    vec![
-        Statement::new("DELETE FROM sign_in_failures WHERE window_started_at <= ?1").bind(now_ms - FAILURE_WINDOW_MS),
-        Statement::new("DELETE FROM sign_in_known WHERE last_success_at <= ?1").bind(now_ms - KNOWN_ADDRESS_MS),
-    ]
+    store::forget_ended(now_ms - FAILURE_WINDOW_MS, now_ms - KNOWN_ADDRESS_MS)
 }
 
 #[cfg(test)]

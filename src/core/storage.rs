@@ -79,6 +79,17 @@ impl Statement {
         self.parameters.push(value.into());
         self
     }
+
+    /// A write guard: inserts into `write_guards` only when `condition` (an SQL
+    /// expression with its parameters) does not hold, and the CHECK on column
+    /// `slot_<slot>` refuses that row, so the transaction fails naming the slot.
+    /// The slot tells the unit of work which of a call's guards refused.
+    pub fn write_guard(slot: usize, condition: Statement) -> Statement {
+        Statement {
+            sql: format!("INSERT INTO write_guards (slot_{slot}) SELECT 1 WHERE NOT ({})", condition.sql).into(),
+            parameters: condition.parameters,
+        }
+    }
 }
 
 /// An `INSERT` whose columns are each named once, beside the value bound to

@@ -9,8 +9,10 @@
 use mailroom_contract::api::{CreatePerson, Me, PasswordReset, Person, PersonList, ResetPassword, TeamReference};
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{PathParameter, Relation};
-use serde::Deserialize;
 
+use super::errors::last_administrator;
+use super::store::{self, PersonRow};
+use crate::agents;
 use crate::authz::throttle::Window;
 use crate::authz::tuples::{self, Holder, Losing};
 use crate::core::caller::Caller;
@@ -80,7 +82,7 @@ impl From<PersonError> for Refusal {
                 "Disabling yourself would end your own session and could leave the node without an administrator.",
                 "Ask another administrator to do it.",
             ),
-            PersonError::LastAdministrator => super::last_administrator(),
+            PersonError::LastAdministrator => last_administrator(),
         }
     }
 }
@@ -112,16 +114,6 @@ pub fn normalize_email(email: &str) -> Result<String, PersonError> {
     crate::core::addresses::normalize(email).ok_or(PersonError::InvalidEmail)
 }
 
-/// A person as stored.
-#[derive(Clone, Debug, Deserialize)]
-pub struct PersonRow {
-    pub id: String,
-    pub email: String,
-    pub name: String,
-    pub created_at: i64,
-    pub disabled_at: Option<i64>,
-}
-
 impl PersonRow {
     pub fn present(&self) -> Person {
         Person {
@@ -134,10 +126,9 @@ impl PersonRow {
     }
 }
 
-pub const PERSON_COLUMNS: &str = "id, email, name, created_at, disabled_at";
-
+/// The person `person_id`, as a `PersonRow`.
 pub fn by_id(person_id: &str) -> Statement {
-    Statement::new(format!("SELECT {PERSON_COLUMNS} FROM people WHERE id = ?1")).bind(person_id)
+    store::person_by_id(person_id)
 }
 
 /// Hashes the password and queues the insert; answers the person as they will be.
@@ -145,14 +136,7 @@ pub async fn insert(context: &mut Context<'_>, person_id: &str, person: NewPerso
     let password_hash = password::hash(context.platform(), &person.password, context.config().password_iterations)
         .await
         .map_err(|error| context.internal(error.0))?;
-    context.write(
-        Statement::new("INSERT INTO people (id, email, name, password_hash, created_at) VALUES (?1, ?2, ?3, ?4, ?5)")
-            .bind(person_id)
-            .bind(person.email.as_str())
-            .bind(person.name.as_str())
-            .bind(password_hash)
-            .bind(context.now_ms()),
-    );
+    context.write(store::insert_person(person_id, &person.email, &person.name, password_hash, context.now_ms()));
     context.on_constraint_violation("people.email", PersonError::EmailTaken);
     context.audit_detail(serde_json::json!({ "email": person.email }));
     Ok(PersonRow {
@@ -174,10 +158,7 @@ pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
         Caller::Stranger | Caller::Source { .. } => return Err(Refusal::internal()),
     };
     let holder = Holder::Person(person_id.clone());
-    let teams = Statement::new(
-        "SELECT t.id, t.name FROM teams t JOIN team_members m ON m.team_id = t.id WHERE m.person_id = ?1 ORDER BY t.name",
-    )
-    .bind(person_id.as_str());
+    let teams = store::teams_of_person(&person_id);
     let exporter = tuples::holds(&holder, Relation::EdiscoveryExport, ORGANIZATION_OBJECT);
     let [person, administrator, exporter, teams] =
         context.read_array([by_id(&person_id), tuples::is_administrator(&holder), exporter, teams]).await?;
@@ -203,7 +184,7 @@ pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
 /// `GET /api/me` for an agent: who it is and whose authority it acts under.
 async fn agent_me(context: &mut Context<'_>, agent_id: String) -> Result<Response, Refusal> {
-    let agent = Statement::new("SELECT name, sponsor_id FROM agents WHERE id = ?1").bind(agent_id.as_str());
+    let agent = agents::name_and_sponsor(&agent_id);
     let [agent, administrator] = context
         .read_array([
             agent,
@@ -226,8 +207,7 @@ async fn agent_me(context: &mut Context<'_>, agent_id: String) -> Result<Respons
 
 /// `GET /api/people`.
 pub async fn list_people(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let statement = Statement::new(format!("SELECT {PERSON_COLUMNS} FROM people ORDER BY created_at, id"));
-    let [people] = context.read_array([statement]).await?;
+    let [people] = context.read_array([store::every_person()]).await?;
     let people: Vec<PersonRow> = people.decode_all().map_err(|error| context.internal(error))?;
     Ok(context.json(&PersonList { people: people.iter().map(PersonRow::present).collect() }))
 }
@@ -237,7 +217,7 @@ pub async fn create_person(context: &mut Context<'_>) -> Result<Response, Refusa
     let request: CreatePerson = context.body()?;
     crate::core::text::refuse_direction_controls("name", &request.name)?;
     let new_person = NewPerson::validate(&request.email, &request.name, &request.password)?;
-    let existing = Statement::new("SELECT id FROM people WHERE email = ?1").bind(new_person.email.as_str());
+    let existing = store::person_with_email(&new_person.email);
     let [existing] = context.read_array([existing]).await?;
     if !existing.rows.is_empty() {
         return Err(PersonError::EmailTaken.into());
@@ -290,20 +270,12 @@ pub async fn set_disabled(context: &mut Context<'_>, disabled: bool) -> Result<R
     if disabled {
         let disabled_at = person.disabled_at.unwrap_or(context.now_ms());
         person.disabled_at = Some(disabled_at);
-        context.write(
-            Statement::new("UPDATE people SET disabled_at = ?2 WHERE id = ?1")
-                .bind(person_id.as_str())
-                .bind(disabled_at),
-        );
-        context.write(
-            Statement::new("UPDATE sessions SET revoked_at = ?2 WHERE person_id = ?1 AND revoked_at IS NULL")
-                .bind(person_id.as_str())
-                .bind(context.now_ms()),
-        );
+        context.write(store::disable_person(&person_id, disabled_at));
+        context.write(store::revoke_sessions_of(&person_id, context.now_ms()));
         context.guard(tuples::a_live_administrator_remains(), PersonError::LastAdministrator);
     } else {
         person.disabled_at = None;
-        context.write(Statement::new("UPDATE people SET disabled_at = NULL WHERE id = ?1").bind(person_id.as_str()));
+        context.write(store::enable_person(&person_id));
     }
     context.audit_object(person_id);
     Ok(context.json(&person.present()))
@@ -319,11 +291,7 @@ pub async fn reset_password(context: &mut Context<'_>) -> Result<Response, Refus
     if !password::is_acceptable(&request.new_password) {
         return Err(PersonError::WeakPassword { minimum: password::MINIMUM_LENGTH }.into());
     }
-    let sessions = Statement::new(
-        "SELECT COUNT(*) AS live FROM sessions WHERE person_id = ?1 AND revoked_at IS NULL AND expires_at > ?2",
-    )
-    .bind(person_id.as_str())
-    .bind(context.now_ms());
+    let sessions = store::live_sessions_of(&person_id, context.now_ms());
     let [person, sessions] = context.read_array([by_id(&person_id), sessions]).await?;
     let person: PersonRow = person
         .first()
@@ -333,14 +301,8 @@ pub async fn reset_password(context: &mut Context<'_>) -> Result<Response, Refus
     let new_hash = password::hash(context.platform(), &request.new_password, context.config().password_iterations)
         .await
         .map_err(|error| context.internal(error.0))?;
-    context.write(
-        Statement::new("UPDATE people SET password_hash = ?2 WHERE id = ?1").bind(person_id.as_str()).bind(new_hash),
-    );
-    context.write(
-        Statement::new("UPDATE sessions SET revoked_at = ?2 WHERE person_id = ?1 AND revoked_at IS NULL")
-            .bind(person_id.as_str())
-            .bind(context.now_ms()),
-    );
+    context.write(store::set_password_hash(&person_id, new_hash));
+    context.write(store::revoke_sessions_of(&person_id, context.now_ms()));
     context.write(Window::account(&person.email).clear());
     let sessions_ended = sessions.first().and_then(|row| row.integer("live").ok()).unwrap_or(0) as u32;
     context.audit_detail(serde_json::json!({ "sessions_ended": sessions_ended }));

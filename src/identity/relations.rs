@@ -10,6 +10,9 @@ use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{ObjectKind, Relation};
 use serde::Deserialize;
 
+use super::errors::last_administrator;
+use super::store;
+use crate::agents;
 use crate::authz::AuthorityError;
 use crate::authz::tuples::{self, Holder, Losing};
 use crate::core::context::Context;
@@ -87,7 +90,7 @@ impl From<RelationError> for Refusal {
                 "There is no such tuple to revoke.",
                 "List the subject's relations with GET /api/relations?subject=… to see what it holds.",
             ),
-            RelationError::LastAdministrator => super::last_administrator(),
+            RelationError::LastAdministrator => last_administrator(),
             RelationError::AgentsHoldOnlyMailboxRelations { relation } => Refusal::new(
                 400,
                 "agents_hold_only_mailbox_relations",
@@ -149,23 +152,11 @@ fn validate(change: &RelationChange) -> Result<ValidTuple, RelationError> {
     Ok(ValidTuple { subject, parsed_subject, relation, object })
 }
 
-/// `SELECT found`: whether the tuple's object exists (the organisation always does).
-fn object_exists(object: &str) -> Statement {
-    Statement::new("SELECT (?1 = 'org' OR EXISTS (SELECT 1 FROM mailboxes WHERE id = ?1)) AS found").bind(object)
-}
-
 fn subject_exists(subject: &Subject) -> Statement {
     match subject {
-        Subject::Person(id) => {
-            Statement::new("SELECT EXISTS (SELECT 1 FROM people WHERE id = ?1) AS found").bind(id.as_str())
-        }
-        Subject::TeamMembers(id) => {
-            Statement::new("SELECT EXISTS (SELECT 1 FROM teams WHERE id = ?1) AS found").bind(id.as_str())
-        }
-        Subject::Agent(id) => {
-            Statement::new("SELECT EXISTS (SELECT 1 FROM agents WHERE id = ?1 AND revoked_at IS NULL) AS found")
-                .bind(id.as_str())
-        }
+        Subject::Person(id) => store::person_exists(id),
+        Subject::TeamMembers(id) => store::team_exists(id),
+        Subject::Agent(id) => agents::unrevoked_agent_exists(id),
     }
 }
 
@@ -209,12 +200,12 @@ pub async fn grant(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // object: the rule minting applies, applied to every later grant too.
     let sponsor_holds = match &tuple.parsed_subject {
         Subject::Agent(agent_id) => tuples::holds(&Holder::SponsorOf(agent_id.clone()), tuple.relation, &tuple.object),
-        _ => Statement::new("SELECT 1 AS held"),
+        _ => store::always_held(),
     };
     let [subject_found, object_found, held, sponsor_holds] = context
         .read_array([
             subject_exists(&tuple.parsed_subject),
-            object_exists(&tuple.object),
+            store::object_exists(&tuple.object),
             tuples::find(&tuple.subject, tuple.relation, &tuple.object),
             sponsor_holds,
         ])

@@ -11,8 +11,8 @@
 use mailroom_contract::api::{
     ChangePassword, PasswordChanged, RefreshSession, SessionTokens, SessionTransport, SignIn, SignedIn, SignedOut,
 };
-use serde::Deserialize;
 
+use super::store::{self, Credentials, PersonRow, SessionRow};
 use crate::authz::AuthorityError;
 use crate::authz::credentials::{
     ACCESS_COOKIE, ACCESS_TOKEN_LIFETIME_MS, AccessClaims, REFRESH_COOKIE, SESSION_LIFETIME_MS, clear_cookie,
@@ -29,7 +29,8 @@ use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
 use crate::identity::password;
-use crate::identity::people::{self, PERSON_COLUMNS, PersonError, PersonRow};
+use crate::identity::people::{self, PersonError};
+
 /// A retired refresh token presented this soon after its rotation is a race
 /// between two tabs, not a theft.
 const REFRESH_RACE_GRACE_MS: i64 = 60 * 1000;
@@ -114,13 +115,6 @@ impl From<SessionError> for Refusal {
     }
 }
 
-#[derive(Deserialize)]
-struct Credentials {
-    id: String,
-    password_hash: String,
-    disabled_at: Option<i64>,
-}
-
 /// `POST /api/sessions`.
 pub async fn sign_in(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: SignIn = context.body()?;
@@ -134,8 +128,7 @@ pub async fn sign_in(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let pair = Window::account_from(&email, address.as_deref());
     let account = Window::account(&email);
     let from_address = address.as_deref().map(Window::address);
-    let person = Statement::new(format!("SELECT {PERSON_COLUMNS}, password_hash FROM people WHERE email = ?1"))
-        .bind(email.as_str());
+    let person = store::person_to_sign_in(&email);
     let mut statements = vec![
         person,
         throttle::is_known(&email, address.as_deref(), now_ms),
@@ -192,17 +185,13 @@ pub async fn sign_in(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let session_id = new_id(IdKind::Session, context.platform());
     let refresh_token = new_refresh_token(context.platform());
     let session_expires_at = context.now_ms() + SESSION_LIFETIME_MS;
-    context.write(
-        Statement::new(
-            "INSERT INTO sessions (id, person_id, refresh_hash, created_at, refreshed_at, expires_at) \
-             VALUES (?1, ?2, ?3, ?4, ?4, ?5)",
-        )
-        .bind(session_id.as_str())
-        .bind(credentials.id.as_str())
-        .bind(hash_secret(&refresh_token))
-        .bind(context.now_ms())
-        .bind(session_expires_at),
-    );
+    context.write(store::insert_session(
+        &session_id,
+        &credentials.id,
+        hash_secret(&refresh_token),
+        context.now_ms(),
+        session_expires_at,
+    ));
     // From here the caller has proved who they are, so the entry names them.
     context.attribute_to_person(credentials.id.clone(), session_id.clone());
     context.audit_detail(serde_json::json!({ "session": session_id }));
@@ -248,19 +237,6 @@ fn issue(
     tokens
 }
 
-#[derive(Deserialize)]
-struct SessionRow {
-    id: String,
-    person_id: String,
-    is_current: i64,
-    /// When the presented token was spent, if it was.
-    spent_at: Option<i64>,
-    refreshed_at: i64,
-    expires_at: i64,
-    revoked_at: Option<i64>,
-    person_disabled_at: Option<i64>,
-}
-
 /// `POST /api/sessions/refresh`.
 pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: RefreshSession = context.optional_body()?;
@@ -271,14 +247,7 @@ pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
         (None, None) => return Err(SessionError::MissingRefreshToken.into()),
     };
     let presented_hash = hash_secret(&presented);
-    let lookup = Statement::new(
-        "SELECT s.id, s.person_id, (s.refresh_hash = ?1) AS is_current, spent.spent_at, s.refreshed_at, \
-                s.expires_at, s.revoked_at, p.disabled_at AS person_disabled_at \
-         FROM sessions s JOIN people p ON p.id = s.person_id \
-         LEFT JOIN spent_refresh_tokens spent ON spent.token_hash = ?1 AND spent.session_id = s.id \
-         WHERE s.refresh_hash = ?1 OR spent.token_hash IS NOT NULL",
-    )
-    .bind(presented_hash.as_str());
+    let lookup = store::session_by_refresh_hash(&presented_hash);
     let [found] = context.read_array([lookup]).await?;
     let Some(session) = found.first() else {
         return Err(SessionError::RefreshTokenInvalid.into());
@@ -300,11 +269,7 @@ pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
         if spent_last && context.now_ms() - session.refreshed_at <= REFRESH_RACE_GRACE_MS {
             return Err(SessionError::RefreshRaced.into());
         }
-        context.write_whatever_the_outcome(
-            Statement::new("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")
-                .bind(session.id.as_str())
-                .bind(context.now_ms()),
-        );
+        context.write_whatever_the_outcome(store::revoke_session(&session.id, context.now_ms()));
         return Err(SessionError::RefreshTokenReused.into());
     }
     let refresh_token = new_refresh_token(context.platform());
@@ -312,20 +277,11 @@ pub async fn refresh(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // Two refreshes of one token may both pass the read; only the one whose
     // rotation still finds the old hash in place commits.
     context.write_changing_one_row(
-        Statement::new("UPDATE sessions SET refresh_hash = ?3, refreshed_at = ?4 WHERE id = ?1 AND refresh_hash = ?2")
-            .bind(session.id.as_str())
-            .bind(presented_hash.as_str())
-            .bind(new_hash.as_str())
-            .bind(context.now_ms()),
+        store::rotate_refresh_hash(&session.id, &presented_hash, &new_hash, context.now_ms()),
         SessionError::RefreshRaced,
     );
     // The spent token joins the session's family of spent tokens.
-    context.write(
-        Statement::new("INSERT INTO spent_refresh_tokens (token_hash, session_id, spent_at) VALUES (?1, ?2, ?3)")
-            .bind(presented_hash)
-            .bind(session.id.as_str())
-            .bind(context.now_ms()),
-    );
+    context.write(store::insert_spent_refresh_token(presented_hash, &session.id, context.now_ms()));
     let tokens = issue(context, &session.person_id, &session.id, refresh_token, session.expires_at, transport);
     Ok(context.json(&tokens))
 }
@@ -336,11 +292,7 @@ pub async fn sign_out(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(AuthorityError::PeopleOnly.into());
     };
     context.read(Vec::new()).await?;
-    context.write(
-        Statement::new("UPDATE sessions SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")
-            .bind(session_id.as_str())
-            .bind(context.now_ms()),
-    );
+    context.write(store::revoke_session(&session_id, context.now_ms()));
     context.audit_object(session_id.clone());
     context.response_header("set-cookie", clear_cookie(ACCESS_COOKIE));
     context.response_header("set-cookie", clear_cookie(REFRESH_COOKIE));
@@ -356,14 +308,8 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
     if !password::is_acceptable(&request.new_password) {
         return Err(PersonError::WeakPassword { minimum: password::MINIMUM_LENGTH }.into());
     }
-    let stored = Statement::new("SELECT password_hash FROM people WHERE id = ?1").bind(person_id.as_str());
-    let others = Statement::new(
-        "SELECT COUNT(*) AS other_sessions FROM sessions \
-         WHERE person_id = ?1 AND id != ?2 AND revoked_at IS NULL AND expires_at > ?3",
-    )
-    .bind(person_id.as_str())
-    .bind(session_id.as_str())
-    .bind(context.now_ms());
+    let stored = store::password_hash_of(&person_id);
+    let others = store::other_live_sessions_of(&person_id, &session_id, context.now_ms());
     // The same reservation as signing in: a stolen access token must not become
     // a way to guess the password, one request after another.
     let attempt = hex(&random_bytes::<16>(context.platform()));
@@ -391,15 +337,8 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
     let new_hash = password::hash(context.platform(), &request.new_password, context.config().password_iterations)
         .await
         .map_err(|error| context.internal(error.0))?;
-    context.write(
-        Statement::new("UPDATE people SET password_hash = ?2 WHERE id = ?1").bind(person_id.as_str()).bind(new_hash),
-    );
-    context.write(
-        Statement::new("UPDATE sessions SET revoked_at = ?3 WHERE person_id = ?1 AND id != ?2 AND revoked_at IS NULL")
-            .bind(person_id.as_str())
-            .bind(session_id.as_str())
-            .bind(context.now_ms()),
-    );
+    context.write(store::set_password_hash(&person_id, new_hash));
+    context.write(store::revoke_other_sessions_of(&person_id, &session_id, context.now_ms()));
     let other_sessions_revoked = others.first().and_then(|row| row.integer("other_sessions").ok()).unwrap_or(0);
     Ok(context.json(&PasswordChanged { other_sessions_revoked: other_sessions_revoked as u32 }))
 }
@@ -407,9 +346,5 @@ pub async fn change_password(context: &mut Context<'_>) -> Result<Response, Refu
 /// The statement that forgets the spent refresh tokens of sessions that ended:
 /// none of them can refresh anything any more.
 pub fn forget_spent(now_ms: i64) -> Statement {
-    Statement::new(
-        "DELETE FROM spent_refresh_tokens WHERE session_id IN \
-         (SELECT id FROM sessions WHERE expires_at <= ?1 OR revoked_at IS NOT NULL)",
-    )
-    .bind(now_ms)
+    store::forget_spent_refresh_tokens(now_ms)
 }

@@ -9,13 +9,13 @@ use mailroom_contract::Relation;
 use mailroom_contract::api::{NodeSetUp, SetUpNode};
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
 
+use super::store;
 use crate::authz::tuples;
 use crate::core::context::Context;
 use crate::core::crypto::constant_time_equal;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
 use crate::identity::people::{self, NewPerson};
 
 /// Why the node could not be set up.
@@ -76,11 +76,7 @@ pub async fn set_up_node(context: &mut Context<'_>) -> Result<Response, Refusal>
     let person_id = new_id(IdKind::Person, context.platform());
     let person = people::insert(context, &person_id, new_person).await?;
     context.write(tuples::grant(&person_id, Relation::OrgAdmin, ORGANIZATION_OBJECT, context.now_ms(), &person_id));
-    context.write(
-        Statement::new("INSERT INTO node_setup (id, completed_at, first_administrator) VALUES (1, ?1, ?2)")
-            .bind(context.now_ms())
-            .bind(person_id.as_str()),
-    );
+    context.write(store::insert_node_setup(context.now_ms(), &person_id));
     context.on_constraint_violation("node_setup.id", SetupError::AlreadySetUp);
     context.audit_object(person_id);
     Ok(context.json(&NodeSetUp { administrator: person }))

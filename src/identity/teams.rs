@@ -4,8 +4,9 @@
 
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::{CreateTeam, Team, TeamList};
-use serde::Deserialize;
 
+use super::errors::last_administrator;
+use super::store::{self, MemberRow, TeamRow, members_of};
 use crate::authz::tuples::{self, Losing};
 use crate::core::context::Context;
 use crate::core::http::Response;
@@ -48,22 +49,9 @@ impl From<TeamError> for Refusal {
             ),
             TeamError::NoSuchTeam { id } => Refusal::not_found("team", &id),
             TeamError::NoSuchPerson { id } => Refusal::not_found("person", &id),
-            TeamError::LastAdministrator => super::last_administrator(),
+            TeamError::LastAdministrator => last_administrator(),
         }
     }
-}
-
-#[derive(Deserialize)]
-struct TeamRow {
-    id: String,
-    name: String,
-    created_at: i64,
-}
-
-#[derive(Deserialize)]
-struct MemberRow {
-    team_id: String,
-    person_id: String,
 }
 
 fn assemble(teams: &QueryResult, members: &QueryResult) -> Result<Vec<Team>, crate::core::storage::StorageError> {
@@ -84,17 +72,9 @@ fn assemble(teams: &QueryResult, members: &QueryResult) -> Result<Vec<Team>, cra
         .collect())
 }
 
-fn members_of(team_id: Option<&str>) -> Statement {
-    Statement::new(
-        "SELECT team_id, person_id FROM team_members WHERE (?1 IS NULL OR team_id = ?1) ORDER BY added_at, person_id",
-    )
-    .bind(team_id)
-}
-
 /// `GET /api/teams`.
 pub async fn list_teams(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let teams = Statement::new("SELECT id, name, created_at FROM teams ORDER BY created_at, id");
-    let [teams, members] = context.read_array([teams, members_of(None)]).await?;
+    let [teams, members] = context.read_array([store::every_team(), members_of(None)]).await?;
     let teams = assemble(&teams, &members).map_err(|error| context.internal(error))?;
     Ok(context.json(&TeamList { teams }))
 }
@@ -109,18 +89,12 @@ pub async fn create_team(context: &mut Context<'_>) -> Result<Response, Refusal>
     let request: CreateTeam = context.body()?;
     crate::core::text::refuse_direction_controls("name", &request.name)?;
     let name = validate_name(&request.name)?;
-    let existing = Statement::new("SELECT id FROM teams WHERE name = ?1").bind(name.as_str());
-    let [existing] = context.read_array([existing]).await?;
+    let [existing] = context.read_array([store::team_named(&name)]).await?;
     if !existing.rows.is_empty() {
         return Err(TeamError::NameTaken.into());
     }
     let team_id = new_id(IdKind::Team, context.platform());
-    context.write(
-        Statement::new("INSERT INTO teams (id, name, created_at) VALUES (?1, ?2, ?3)")
-            .bind(team_id.as_str())
-            .bind(name.as_str())
-            .bind(context.now_ms()),
-    );
+    context.write(store::insert_team(&team_id, &name, context.now_ms()));
     context.on_constraint_violation("teams.name", TeamError::NameTaken);
     context.audit_object(team_id.clone());
     context.audit_detail(serde_json::json!({ "name": name }));
@@ -142,9 +116,8 @@ async fn membership(
     if !is_id_of(&person_id, IdKind::Person) {
         return Err(TeamError::NoSuchPerson { id: person_id }.into());
     }
-    let team = Statement::new("SELECT id, name, created_at FROM teams WHERE id = ?1").bind(team_id.as_str());
-    let person = Statement::new("SELECT id FROM people WHERE id = ?1").bind(person_id.as_str());
-    let mut statements = vec![team, person, members_of(Some(&team_id))];
+    let mut statements =
+        vec![store::team_by_id(&team_id), store::person_id_if_any(&person_id), members_of(Some(&team_id))];
     statements.extend(also(&team_id, &person_id));
     let mut results = context.read(statements).await?.into_iter();
     let (Some(team), Some(person), Some(members)) = (results.next(), results.next(), results.next()) else {
@@ -166,15 +139,7 @@ async fn membership(
 pub async fn add_member(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (mut team, person_id, _) = membership(context, |_, _| None).await?;
     if !team.members.contains(&person_id) {
-        context.write(
-            Statement::new(
-                "INSERT INTO team_members (team_id, person_id, added_at) VALUES (?1, ?2, ?3) \
-                 ON CONFLICT (team_id, person_id) DO NOTHING",
-            )
-            .bind(team.id.as_str())
-            .bind(person_id.as_str())
-            .bind(context.now_ms()),
-        );
+        context.write(store::insert_member(&team.id, &person_id, context.now_ms()));
         team.members.push(person_id);
     }
     Ok(context.json(&team))
@@ -192,11 +157,7 @@ pub async fn remove_member(context: &mut Context<'_>) -> Result<Response, Refusa
     if remains.and_then(|result| result.first_flag("held")) != Some(true) {
         return Err(TeamError::LastAdministrator.into());
     }
-    context.write(
-        Statement::new("DELETE FROM team_members WHERE team_id = ?1 AND person_id = ?2")
-            .bind(team.id.as_str())
-            .bind(person_id.as_str()),
-    );
+    context.write(store::delete_member(&team.id, &person_id));
     context.guard(tuples::a_live_administrator_remains(), TeamError::LastAdministrator);
     team.members.retain(|member| *member != person_id);
     Ok(context.json(&team))

@@ -4,22 +4,14 @@
 use mailroom_contract::api::{Agent, ConnectedApp, ConnectedAppList};
 
 use super::clients::host_of;
-use super::person;
+use super::shared::person;
+use super::store::connections_of;
 use crate::agents;
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{QueryResult, Statement};
+use crate::core::storage::QueryResult;
 use crate::core::time::rfc3339;
-
-/// The connections of the apps `sponsor`'s consents minted.
-fn connections_of(sponsor: &str) -> Statement {
-    Statement::new(
-        "SELECT c.agent_id, c.client_id, c.client_name, c.redirect_uri, c.connected_at, c.last_used_at \
-         FROM oauth_connections c JOIN agents a ON a.id = c.agent_id WHERE a.sponsor_id = ?1",
-    )
-    .bind(sponsor)
-}
 
 /// Pairs each agent with its connection, in the agents' order (newest first).
 fn apps(context: &Context<'_>, agents: Vec<Agent>, connections: &QueryResult) -> Result<Vec<ConnectedApp>, Refusal> {

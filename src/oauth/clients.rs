@@ -17,7 +17,8 @@
 use mailroom_contract::api::{RegisterOAuthClient, RegisteredOAuthClient};
 use serde::{Deserialize, Serialize};
 
-use super::{OAuthError, redirects};
+use super::errors::OAuthError;
+use super::redirects;
 use crate::authz::credentials::{signed_claims, verified_claims};
 use crate::core::bindings::Fetched;
 use crate::core::context::Context;

@@ -16,9 +16,10 @@ use mailroom_contract::capabilities::CAPABILITIES;
 
 use super::clients::{Client, host_of, resolve};
 use super::discovery::mcp_resource;
-use super::person;
+use super::errors::OAuthError;
 use super::redirects;
-use super::{CODE_LIFETIME_MS, OAuthError};
+use super::shared::{CODE_LIFETIME_MS, person};
+use super::store::{self, NewCode, NewConnection};
 use crate::agents;
 use crate::authz::tuples::{self, Holder};
 use crate::core::context::Context;
@@ -26,7 +27,6 @@ use crate::core::crypto::hash_secret;
 use crate::core::http::Response;
 use crate::core::platform::random_bytes;
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
 use crate::mail;
 
 /// The prefix of an authorization code.
@@ -206,30 +206,28 @@ pub async fn approve_consent(context: &mut Context<'_>) -> Result<Response, Refu
     )
     .await?;
     context.write(
-        Statement::new(
-            "INSERT INTO oauth_connections (agent_id, client_id, client_name, redirect_uri, resource, connected_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6)",
-        )
-        .bind(agent.id.as_str())
-        .bind(request.client_id.as_str())
-        .bind(request.client.name.as_str())
-        .bind(request.redirect_uri.as_str())
-        .bind(request.resource.as_str())
-        .bind(now_ms),
+        store::insert_connection(NewConnection {
+            agent_id: &agent.id,
+            client_id: &request.client_id,
+            client_name: &request.client.name,
+            redirect_uri: &request.redirect_uri,
+            resource: &request.resource,
+            connected_at: now_ms,
+        })
+        .statement(),
     );
     let code = format!("{CODE_PREFIX}{}", URL_SAFE_NO_PAD.encode(random_bytes::<32>(context.platform())));
     context.write(
-        Statement::new(
-            "INSERT INTO oauth_codes (code_hash, agent_id, client_id, redirect_uri, code_challenge, resource, expires_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-        )
-        .bind(hash_secret(&code))
-        .bind(agent.id.as_str())
-        .bind(request.client_id.as_str())
-        .bind(request.redirect_uri.as_str())
-        .bind(request.code_challenge.as_str())
-        .bind(request.resource.as_str())
-        .bind(code_expires_at),
+        store::insert_code(NewCode {
+            code_hash: hash_secret(&code),
+            agent_id: &agent.id,
+            client_id: &request.client_id,
+            redirect_uri: &request.redirect_uri,
+            code_challenge: &request.code_challenge,
+            resource: &request.resource,
+            expires_at: code_expires_at,
+        })
+        .statement(),
     );
     context.audit_object(agent.id.clone());
     context.audit_detail(serde_json::json!({

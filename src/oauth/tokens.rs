@@ -21,7 +21,9 @@ use mailroom_contract::registry;
 
 use super::consent::{challenge_of, is_pkce_value};
 use super::discovery::mcp_resource;
-use super::{OAuthError, REFRESH_TOKEN_LIFETIME_MS};
+use super::errors::OAuthError;
+use super::shared::REFRESH_TOKEN_LIFETIME_MS;
+use super::store;
 use crate::agents;
 use crate::authz::credentials::{
     OAUTH_ACCESS_TOKEN_LIFETIME_MS, OAuthAccessClaims, sign_oauth_access_token, verify_oauth_access_token,
@@ -92,15 +94,6 @@ pub async fn token(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "refresh_token" => refresh(context, &fields, &expected).await,
         other => Err(OAuthError::UnsupportedGrantType { grant_type: other.chars().take(60).collect() }.into()),
     }
-}
-
-/// The statement reading the tools pinned to the agent a grant names, for the
-/// token's `scope`.
-fn pinned_routes(grant_table: &str, hash_column: &str, hash: &str) -> Statement {
-    Statement::new(format!(
-        "SELECT route FROM agent_routes WHERE agent_id = (SELECT agent_id FROM {grant_table} WHERE {hash_column} = ?1)"
-    ))
-    .bind(hash)
 }
 
 /// The capabilities an agent holds any pinned route of, space-separated.
@@ -200,13 +193,8 @@ async fn exchange_code(
     let client_id = required(fields, "client_id")?;
     check_resource(fields, expected)?;
     let code_hash = hash_secret(code);
-    let lookup = Statement::new(
-        "SELECT c.agent_id, c.client_id, c.redirect_uri, c.code_challenge, c.resource, c.expires_at, \
-                c.redeemed_at AS used_at, a.sponsor_id, a.revoked_at \
-         FROM oauth_codes c JOIN agents a ON a.id = c.agent_id WHERE c.code_hash = ?1",
-    )
-    .bind(code_hash.as_str());
-    let routes = pinned_routes("oauth_codes", "code_hash", &code_hash);
+    let lookup = store::code(&code_hash);
+    let routes = store::routes_of_code(&code_hash);
     let (grant, routes) = known_grant(context, lookup, routes, "The code was presented a second time").await?;
     if grant.client_id != client_id {
         // RFC 6749 §5.2: a grant issued to another client is `invalid_grant`.
@@ -224,9 +212,7 @@ async fn exchange_code(
         );
     }
     context.write_changing_one_row(
-        Statement::new("UPDATE oauth_codes SET redeemed_at = ?2 WHERE code_hash = ?1 AND redeemed_at IS NULL")
-            .bind(code_hash.as_str())
-            .bind(context.now_ms()),
+        store::redeem_code(&code_hash, context.now_ms()),
         OAuthError::InvalidGrant { why: "The code was used by another request a moment ago.".into() },
     );
     // Only now does the consent's agent become active: until this commit it
@@ -245,21 +231,14 @@ async fn refresh(
     let client_id = required(fields, "client_id")?;
     check_resource(fields, expected)?;
     let token_hash = hash_secret(refresh_token);
-    let lookup = Statement::new(
-        "SELECT r.agent_id, r.expires_at, r.spent_at AS used_at, c.client_id, c.resource, a.sponsor_id, a.revoked_at \
-         FROM oauth_refresh_tokens r JOIN agents a ON a.id = r.agent_id \
-         JOIN oauth_connections c ON c.agent_id = r.agent_id WHERE r.token_hash = ?1",
-    )
-    .bind(token_hash.as_str());
-    let routes = pinned_routes("oauth_refresh_tokens", "token_hash", &token_hash);
+    let lookup = store::refresh_token(&token_hash);
+    let routes = store::routes_of_refresh_token(&token_hash);
     let (grant, routes) = known_grant(context, lookup, routes, "The refresh token was presented a second time").await?;
     if grant.client_id != client_id {
         return Err(OAuthError::InvalidGrant { why: "The refresh token was issued to another client.".into() }.into());
     }
     context.write_changing_one_row(
-        Statement::new("UPDATE oauth_refresh_tokens SET spent_at = ?2 WHERE token_hash = ?1 AND spent_at IS NULL")
-            .bind(token_hash.as_str())
-            .bind(context.now_ms()),
+        store::spend_refresh_token(&token_hash, context.now_ms()),
         OAuthError::InvalidGrant { why: "The refresh token was used by another request a moment ago.".into() },
     );
     issue_tokens(context, grant, &routes)
@@ -279,20 +258,13 @@ fn issue_tokens(context: &mut Context<'_>, grant: Grant, routes: &QueryResult) -
     let access_token = sign_oauth_access_token(&claims, &context.config().session_key);
     let refresh_token =
         format!("{REFRESH_TOKEN_PREFIX}{}", URL_SAFE_NO_PAD.encode(random_bytes::<32>(context.platform())));
-    context.write(
-        Statement::new(
-            "INSERT INTO oauth_refresh_tokens (token_hash, agent_id, issued_at, expires_at) VALUES (?1, ?2, ?3, ?4)",
-        )
-        .bind(hash_secret(&refresh_token))
-        .bind(grant.agent_id.as_str())
-        .bind(now_ms)
-        .bind(now_ms + REFRESH_TOKEN_LIFETIME_MS),
-    );
-    context.write(
-        Statement::new("UPDATE oauth_connections SET last_used_at = ?2 WHERE agent_id = ?1")
-            .bind(grant.agent_id.as_str())
-            .bind(now_ms),
-    );
+    context.write(store::insert_refresh_token(
+        hash_secret(&refresh_token),
+        &grant.agent_id,
+        now_ms,
+        now_ms + REFRESH_TOKEN_LIFETIME_MS,
+    ));
+    context.write(store::connection_used(&grant.agent_id, now_ms));
     let tokens = OAuthTokens {
         access_token,
         token_type: "Bearer".into(),
@@ -317,18 +289,9 @@ pub async fn revoke(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // not; a refresh token is looked up by its hash. Either way the grant's
     // connection says which client it was issued to.
     let lookup = if let Ok(claims) = verify_oauth_access_token(token, &context.config().session_key, i64::MIN) {
-        Statement::new(
-            "SELECT a.id AS agent_id, a.sponsor_id, a.revoked_at, c.client_id FROM agents a \
-             JOIN oauth_connections c ON c.agent_id = a.id WHERE a.id = ?1",
-        )
-        .bind(claims.agent_id)
+        store::grant_of_agent(claims.agent_id)
     } else if token.starts_with(REFRESH_TOKEN_PREFIX) {
-        Statement::new(
-            "SELECT a.id AS agent_id, a.sponsor_id, a.revoked_at, c.client_id FROM oauth_refresh_tokens r \
-             JOIN agents a ON a.id = r.agent_id JOIN oauth_connections c ON c.agent_id = r.agent_id \
-             WHERE r.token_hash = ?1",
-        )
-        .bind(hash_secret(token))
+        store::grant_of_refresh_token(hash_secret(token))
     } else {
         return Ok(Response::empty(200).with_header("cache-control", "no-store"));
     };
@@ -358,20 +321,9 @@ pub async fn revoke(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// revoked. A spent refresh token is kept until then, so its reuse is still
 /// caught.
 pub fn forget_ended(now_ms: i64) -> Vec<Statement> {
-    let unexchanged = agents::UNEXCHANGED_CONNECTIONS;
-    let mut forgetting: Vec<Statement> = ["oauth_codes", "oauth_refresh_tokens", "oauth_connections"]
-        .into_iter()
-        .map(|table| Statement::new(format!("DELETE FROM {table} WHERE agent_id IN ({unexchanged})")).bind(now_ms))
-        .collect();
+    let mut forgetting = store::forget_grants_of(agents::UNEXCHANGED_CONNECTIONS, now_ms);
     forgetting.extend(agents::removing_unexchanged(now_ms));
-    forgetting.extend([
-        Statement::new("DELETE FROM oauth_codes WHERE expires_at <= ?1").bind(now_ms),
-        Statement::new(
-            "DELETE FROM oauth_refresh_tokens WHERE expires_at <= ?1 \
-             OR agent_id IN (SELECT id FROM agents WHERE revoked_at IS NOT NULL)",
-        )
-        .bind(now_ms),
-    ]);
+    forgetting.extend([store::forget_expired_codes(now_ms), store::forget_ended_refresh_tokens(now_ms)]);
     forgetting
 }
 

@@ -12,7 +12,7 @@ use crate::core::context::note::AuditNote;
 use crate::core::context::ports::{AuditRecord, Ledger, PendingCheck};
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{Counted, Database, QueryResult, Statement, StorageError, Value};
+use crate::core::storage::{Counted, Database, QueryResult, Statement, StorageError};
 
 /// The constraints a failed write guard reports: `write_guard_<slot>`, one slot
 /// per guard a handler registers, so the refusal answered is that guard's own.
@@ -154,27 +154,24 @@ impl<'request> UnitOfWork<'request> {
     }
 
     /// A statement that fails its slot's CHECK when `condition` is false.
-    fn guard_statement(&mut self, condition: &str, parameters: Vec<Value>, refusal: Refusal) -> Statement {
+    fn guard_statement(&mut self, condition: Statement, refusal: Refusal) -> Statement {
         self.guard_refusals.push(refusal);
         let slot = self.guard_refusals.len().min(WRITE_GUARD_SLOTS);
         debug_assert!(
             self.guard_refusals.len() <= WRITE_GUARD_SLOTS,
             "a call registered more guards than there are slots"
         );
-        Statement {
-            sql: format!("INSERT INTO write_guards (slot_{slot}) SELECT 1 WHERE NOT ({condition})").into(),
-            parameters,
-        }
+        Statement::write_guard(slot, condition)
     }
 
     pub(super) fn guard(&mut self, condition: Statement, refusal: Refusal) {
-        let statement = self.guard_statement(&condition.sql, condition.parameters, refusal);
+        let statement = self.guard_statement(condition, refusal);
         self.final_guards.push(statement);
     }
 
     pub(super) fn write_changing_one_row(&mut self, statement: Statement, refusal: Refusal) {
         self.writes.push(statement);
-        let guard = self.guard_statement("changes() = 1", Vec::new(), refusal);
+        let guard = self.guard_statement(Statement::new("changes() = 1"), refusal);
         self.writes.push(guard);
     }
 
