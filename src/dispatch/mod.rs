@@ -27,7 +27,7 @@ use crate::core::request_error::{RequestError, names_nothing};
 use crate::core::storage::LocalBoxFuture;
 use crate::identity::sessions;
 use crate::mail;
-use crate::{messaging, notifications, oauth, reminders};
+use crate::{ediscovery, messaging, notifications, oauth, reminders};
 
 type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
 
@@ -313,8 +313,8 @@ pub async fn on_schedule(node: &Node<'_>, cron: &str) -> Result<(), String> {
         }
         // Logged, and resumed by the next run: nothing is recorded as copied
         // until it is stored.
-        match mail::exports::build_exports(node).await {
-            Ok(built) if built == mail::exports::BuildReport::default() => {}
+        match ediscovery::build_exports(node).await {
+            Ok(built) if built == ediscovery::BuildReport::default() => {}
             Ok(built) => node.platform.log(&format!("exports: {built:?}")),
             Err(error) => node.platform.log(&format!("building an export: {error}")),
         }

@@ -225,3 +225,9 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     mailbox.display_name = display_name;
     Ok(context.json(&mailbox.present(None)))
 }
+
+/// Which of `mailbox_ids` are mailboxes of this node: one column, `id`.
+pub fn mailboxes_among(mailbox_ids: &[String]) -> Statement {
+    Statement::new("SELECT id FROM mailboxes WHERE id IN (SELECT value FROM json_each(?1))")
+        .bind(serde_json::json!(mailbox_ids).to_string())
+}

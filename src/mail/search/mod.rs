@@ -264,6 +264,76 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }))
 }
 
+/// Received mail chosen by mailbox, by when it arrived and by words, as both
+/// arms of the search match them: what an eDiscovery export copies. Its
+/// statements name their parameters in order (`?`), so a caller that wraps one
+/// numbers its own after them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReceiptSelection {
+    /// The condition on `receipts r`.
+    condition: String,
+    parameters: Vec<Value>,
+}
+
+impl ReceiptSelection {
+    /// The receipts of `mailbox_ids` received from `from_ms` and before
+    /// `before_ms` (each bound only when given) whose headers or body match
+    /// `words`, an FTS5 query as `fts_query` writes one.
+    pub fn new(
+        mailbox_ids: &[String],
+        from_ms: Option<i64>,
+        before_ms: Option<i64>,
+        words: Option<&str>,
+    ) -> ReceiptSelection {
+        let mut condition = "r.mailbox_id IN (SELECT value FROM json_each(?))".to_string();
+        let mut parameters: Vec<Value> = vec![serde_json::json!(mailbox_ids).to_string().into()];
+        if let Some(since) = from_ms {
+            condition.push_str(" AND r.received_at >= ?");
+            parameters.push(since.into());
+        }
+        if let Some(until) = before_ms {
+            condition.push_str(" AND r.received_at < ?");
+            parameters.push(until.into());
+        }
+        if let Some(words) = words {
+            // Both arms of search: a match in the headers or in the body.
+            condition.push_str(
+                " AND (r.rowid IN (SELECT rowid FROM receipt_headers_index WHERE receipt_headers_index MATCH ?) \
+                 OR r.rowid IN (SELECT rowid FROM receipt_bodies_index WHERE receipt_bodies_index MATCH ?))",
+            );
+            parameters.push(format!("{{from_address from_name recipients subject}} : ({words})").into());
+            parameters.push(format!("{{text_body}} : ({words})").into());
+        }
+        ReceiptSelection { condition, parameters }
+    }
+
+    /// How many receipts are selected (`n`), and the last of them in storage
+    /// order (`last`, its rowid): what arrives after it is not selected.
+    pub fn counted(&self) -> Statement {
+        Statement {
+            sql: format!("SELECT count(*) AS n, max(r.rowid) AS last FROM receipts r WHERE {}", self.condition).into(),
+            parameters: self.parameters.clone(),
+        }
+    }
+
+    /// The selected receipts stored up to `last`, numbered from 1 in the order
+    /// they were received: `position`, `receipt_id`, `mailbox_id`,
+    /// `message_id`, `subject`, `received_at`, `raw_key`.
+    pub fn in_order_up_to(&self, last: i64) -> Statement {
+        let mut parameters = self.parameters.clone();
+        parameters.push(last.into());
+        Statement {
+            sql: format!(
+                "SELECT row_number() OVER (ORDER BY r.received_at, r.id) AS position, r.id AS receipt_id, r.mailbox_id, \
+                 r.message_id, r.subject, r.received_at, r.raw_key FROM receipts r WHERE {} AND r.rowid <= ?",
+                self.condition
+            )
+            .into(),
+            parameters,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

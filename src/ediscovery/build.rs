@@ -9,14 +9,14 @@
 use mailroom_contract::api::{ExportManifest, ManifestMessage, NotificationKind, export_limits};
 use serde::Deserialize;
 
-use super::{MANIFEST, object_key};
+use super::objects::{MANIFEST, object_key};
 use crate::audit::chain;
 use crate::core::context::ports::AuditRecord;
 use crate::core::crypto::sha256_hex;
 use crate::core::node::Node;
 use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
-use crate::mail::deletion::owe_deletion_of;
+use crate::mail::owe_deletion_of;
 use crate::notifications::{self, Addressee, Notice};
 
 /// What one run did.

@@ -5,15 +5,11 @@
 //! store and writes the manifest (`build`); only the requester lists and
 //! downloads what it holds, and each download is an audited content read.
 
-mod build;
-
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::{
     Export, ExportList, ExportObject, ExportObjectKind, ExportObjectPage, ExportState, RequestExport, export_limits,
 };
 use serde::Deserialize;
-
-pub use build::{BuildReport, build_exports};
 
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
@@ -22,94 +18,12 @@ use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
-use crate::core::storage::{Statement, Value};
+use crate::core::storage::Statement;
 use crate::core::time::{DAY_MS, calendar_day, rfc3339, utc_day_start};
-use crate::mail::deletion::owe_deletion_of;
-use crate::mail::search::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, fts_query};
+use crate::mail::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, ReceiptSelection, fts_query, mailboxes_among, owe_deletion_of};
 
-/// The object id of an export's manifest.
-const MANIFEST: &str = "manifest";
-
-/// Where an export's objects are kept in the object store.
-fn object_key(export_id: &str, object_id: &str) -> String {
-    if object_id == MANIFEST {
-        format!("exports/{export_id}/manifest.json")
-    } else {
-        format!("exports/{export_id}/{object_id}.eml")
-    }
-}
-
-/// Why an export call was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ExportError {
-    NoSuchExport {
-        id: String,
-    },
-    NoSuchObject {
-        id: String,
-    },
-    /// A message the export selected was deleted before it could be copied.
-    ObjectMissing {
-        id: String,
-    },
-    /// The object is not copied yet, or the manifest not yet written.
-    NotReady {
-        id: String,
-    },
-    TooManyMessages {
-        selected: i64,
-    },
-    TooManyBuilding,
-}
-
-impl From<ExportError> for Refusal {
-    fn from(error: ExportError) -> Refusal {
-        match error {
-            ExportError::NoSuchExport { id } => Refusal::new(
-                404,
-                "not_found",
-                format!("There is no export {id} of yours."),
-                "An export is read only by the person who requested it.",
-                "List your exports with list_exports and use an id from there.",
-            ),
-            ExportError::NoSuchObject { id } => Refusal::new(
-                404,
-                "not_found",
-                format!("The export holds no object {id}."),
-                "An export holds its manifest and the messages it selected.",
-                "List its objects with list_export_objects and use an id from there.",
-            ),
-            ExportError::ObjectMissing { id } => Refusal::new(
-                404,
-                "not_found",
-                format!("{id} was deleted before the export could copy it."),
-                "The manifest lists it as selected but not copied.",
-                "Read the manifest for what was selected; nothing else of it remains.",
-            ),
-            ExportError::NotReady { id } => Refusal::new(
-                404,
-                "not_found",
-                format!("{id} is not copied yet."),
-                "The export is still building, a run of the per-minute schedule at a time; its manifest is written last.",
-                "Follow get_export until its state is `ready`, then download it.",
-            ),
-            ExportError::TooManyMessages { selected } => Refusal::new(
-                400,
-                "invalid_body",
-                format!("The request selects {selected} messages."),
-                format!("One export holds at most {} messages.", export_limits::MESSAGES),
-                "Narrow it with `since` and `until`, or with `query`, and request the rest as another export.",
-            ),
-            ExportError::TooManyBuilding => Refusal::new(
-                409,
-                "conflict",
-                "You already have as many exports building as one may at once.".to_string(),
-                format!("At most {} of one person's exports build at a time.", export_limits::BUILDING_PER_REQUESTER),
-                "Wait for one to be ready (get_export), or delete one, then ask again.",
-            ),
-        }
-    }
-}
+use super::errors::ExportError;
+use super::objects::{MANIFEST, object_key};
 
 /// A `YYYY-MM-DD` day as the millisecond it starts (UTC), or the refusal naming `field`.
 fn day_start(field: &str, day: &str) -> Result<i64, Refusal> {
@@ -118,9 +32,9 @@ fn day_start(field: &str, day: &str) -> Result<i64, Refusal> {
         .ok_or_else(|| RequestError::wrong_field(field, "a day on the calendar, written YYYY-MM-DD"))
 }
 
-/// The request's checks, answered as the SQL condition on `receipts r` that
-/// selects its messages, with its parameters.
-fn selection(request: &RequestExport) -> Result<(Vec<String>, String, Vec<Value>), Refusal> {
+/// The request's checks, answered as the mailboxes it names (each once) and
+/// the receipts it selects.
+fn selection(request: &RequestExport) -> Result<(Vec<String>, ReceiptSelection), Refusal> {
     let mut mailbox_ids: Vec<String> = Vec::new();
     for (index, id) in request.mailbox_ids.iter().enumerate() {
         if !is_id_of(id, IdKind::Mailbox) {
@@ -133,8 +47,6 @@ fn selection(request: &RequestExport) -> Result<(Vec<String>, String, Vec<Value>
     if mailbox_ids.is_empty() || mailbox_ids.len() > export_limits::MAILBOXES {
         return Err(RequestError::wrong_field("mailbox_ids", format!("1 to {} mailbox ids", export_limits::MAILBOXES)));
     }
-    let mut condition = "r.mailbox_id IN (SELECT value FROM json_each(?))".to_string();
-    let mut parameters: Vec<Value> = vec![serde_json::json!(mailbox_ids).to_string().into()];
     let since = request.since.as_deref().map(|day| day_start("since", day)).transpose()?;
     let until = request.until.as_deref().map(|day| day_start("until", day)).transpose()?;
     if let (Some(since), Some(until)) = (since, until)
@@ -142,49 +54,35 @@ fn selection(request: &RequestExport) -> Result<(Vec<String>, String, Vec<Value>
     {
         return Err(RequestError::wrong_field("until", "a day on or after `since`"));
     }
-    if let Some(since) = since {
-        condition.push_str(" AND r.received_at >= ?");
-        parameters.push(since.into());
-    }
-    if let Some(until) = until {
-        condition.push_str(" AND r.received_at < ?");
-        parameters.push((until + DAY_MS).into());
-    }
-    if let Some(query) = request.query.as_deref() {
-        let words = fts_query(query).map_err(|_| {
-            RequestError::wrong_field(
-                "query",
-                format!(
-                    "words to search for, as search_messages reads them: letters or digits, every \" closed, at most {MAXIMUM_TERMS} terms and {MAXIMUM_QUERY_LENGTH} characters"
-                ),
-            )
-        })?;
-        // Both arms of search: a match in the headers or in the body.
-        condition.push_str(
-            " AND (r.rowid IN (SELECT rowid FROM receipt_headers_index WHERE receipt_headers_index MATCH ?) \
-             OR r.rowid IN (SELECT rowid FROM receipt_bodies_index WHERE receipt_bodies_index MATCH ?))",
-        );
-        parameters.push(format!("{{from_address from_name recipients subject}} : ({words})").into());
-        parameters.push(format!("{{text_body}} : ({words})").into());
-    }
-    Ok((mailbox_ids, condition, parameters))
+    let words = request
+        .query
+        .as_deref()
+        .map(|query| {
+            fts_query(query).map_err(|_| {
+                RequestError::wrong_field(
+                    "query",
+                    format!(
+                        "words to search for, as search_messages reads them: letters or digits, every \" closed, at most {MAXIMUM_TERMS} terms and {MAXIMUM_QUERY_LENGTH} characters"
+                    ),
+                )
+            })
+        })
+        .transpose()?;
+    let selected = ReceiptSelection::new(&mailbox_ids, since, until.map(|until| until + DAY_MS), words.as_deref());
+    Ok((mailbox_ids, selected))
 }
 
 /// `POST /api/exports`: fixes the selection and leaves the copying to the schedule.
 pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: RequestExport = context.body()?;
-    let (mailbox_ids, condition, parameters) = selection(&request)?;
+    let (mailbox_ids, receipts) = selection(&request)?;
     let requester = context.caller().actor_id().unwrap_or_default().to_string();
     let [known, building, selected] = context
         .read_array([
-            Statement::new("SELECT id FROM mailboxes WHERE id IN (SELECT value FROM json_each(?1))")
-                .bind(serde_json::json!(mailbox_ids).to_string()),
+            mailboxes_among(&mailbox_ids),
             Statement::new("SELECT count(*) AS n FROM exports WHERE requester = ?1 AND state = 'building'")
                 .bind(requester.as_str()),
-            Statement {
-                sql: format!("SELECT count(*) AS n, max(r.rowid) AS last FROM receipts r WHERE {condition}").into(),
-                parameters: parameters.clone(),
-            },
+            receipts.counted(),
         ])
         .await?;
     let known: Vec<String> = known.rows.iter().filter_map(|row| row.text("id").ok()).collect();
@@ -218,18 +116,17 @@ pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .bind(total)
         .bind(now),
     );
-    let mut insert_parameters: Vec<Value> = vec![id.as_str().into()];
-    insert_parameters.extend(parameters);
-    insert_parameters.push(last.into());
+    let Statement { sql, mut parameters } = receipts.in_order_up_to(last);
+    parameters.push(id.as_str().into());
     context.write(Statement {
         sql: format!(
-            "INSERT INTO export_items (export_id, position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key) \
-             SELECT ?, row_number() OVER (ORDER BY r.received_at, r.id), r.id, r.mailbox_id, r.message_id, r.subject, \
-               r.received_at, r.raw_key \
-             FROM receipts r WHERE {condition} AND r.rowid <= ?"
+            "WITH selected (position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key) AS ({sql}) \
+             INSERT INTO export_items (export_id, position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key) \
+             SELECT ?{}, position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key FROM selected",
+            parameters.len()
         )
         .into(),
-        parameters: insert_parameters,
+        parameters,
     });
     // A message deleted between the count and this batch is not selected.
     context.write(

@@ -1,0 +1,16 @@
+//! eDiscovery (decision 0024): a reviewer holding ediscovery.export asks for the
+//! mail some mailboxes received, between two days and matching some words, and
+//! downloads copies of it with a manifest whose hash is in the audit chain.
+//! `exports` holds the requester's routes, `build` the per-minute run that
+//! copies, `objects` where the copies are kept, `errors` the refusals.
+//!
+//! It reads received mail only through what `mail` re-exports: the selection
+//! of receipts an export copies, and the one writer of objects owed deletion.
+
+mod build;
+mod errors;
+pub mod exports;
+mod objects;
+
+pub use build::{BuildReport, build_exports};
+pub use errors::ExportError;
