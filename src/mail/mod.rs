@@ -23,6 +23,7 @@ pub mod messages;
 pub mod outbound;
 pub mod search;
 pub mod sends;
+mod store;
 pub mod threads;
 pub mod trust;
 
