@@ -9,7 +9,6 @@ use mailroom_contract::PathParameter;
 use mailroom_contract::api::{
     Export, ExportList, ExportObject, ExportObjectKind, ExportObjectPage, ExportState, RequestExport, export_limits,
 };
-use serde::Deserialize;
 
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
@@ -24,6 +23,7 @@ use crate::mail::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, ReceiptSelection, fts_que
 
 use super::errors::ExportError;
 use super::objects::{MANIFEST, object_key};
+use super::store::{self, ExportRow, ItemRow, NewExport};
 
 /// A `YYYY-MM-DD` day as the millisecond it starts (UTC), or the refusal naming `field`.
 fn day_start(field: &str, day: &str) -> Result<i64, Refusal> {
@@ -77,14 +77,8 @@ pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: RequestExport = context.body()?;
     let (mailbox_ids, receipts) = selection(&request)?;
     let requester = context.caller().actor_id().unwrap_or_default().to_string();
-    let [known, building, selected] = context
-        .read_array([
-            mailboxes_among(&mailbox_ids),
-            Statement::new("SELECT count(*) AS n FROM exports WHERE requester = ?1 AND state = 'building'")
-                .bind(requester.as_str()),
-            receipts.counted(),
-        ])
-        .await?;
+    let [known, building, selected] =
+        context.read_array([mailboxes_among(&mailbox_ids), store::building_of(&requester), receipts.counted()]).await?;
     let known: Vec<String> = known.rows.iter().filter_map(|row| row.text("id").ok()).collect();
     if let Some(index) = request.mailbox_ids.iter().position(|id| !known.contains(id)) {
         return Err(RequestError::wrong_field(&format!("mailbox_ids[{index}]"), "a mailbox of this node"));
@@ -103,38 +97,21 @@ pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let id = new_id(IdKind::Export, context.platform());
     let now = context.now_ms();
     context.write(
-        Statement::new(
-            "INSERT INTO exports (id, requester, mailbox_ids_json, query, since, until, state, messages_total, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'building', ?7, ?8)",
-        )
-        .bind(id.as_str())
-        .bind(requester.as_str())
-        .bind(serde_json::json!(mailbox_ids).to_string())
-        .bind(request.query.clone())
-        .bind(request.since.clone())
-        .bind(request.until.clone())
-        .bind(total)
-        .bind(now),
+        store::export_requested(NewExport {
+            id: &id,
+            requester: &requester,
+            mailbox_ids_json: serde_json::json!(mailbox_ids).to_string(),
+            query: request.query.clone(),
+            since: request.since.clone(),
+            until: request.until.clone(),
+            messages_total: total,
+            created_at: now,
+        })
+        .statement(),
     );
-    let Statement { sql, mut parameters } = receipts.in_order_up_to(last);
-    parameters.push(id.as_str().into());
-    context.write(Statement {
-        sql: format!(
-            "WITH selected (position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key) AS ({sql}) \
-             INSERT INTO export_items (export_id, position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key) \
-             SELECT ?{}, position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key FROM selected",
-            parameters.len()
-        )
-        .into(),
-        parameters,
-    });
+    context.write(store::items_selected(&id, receipts.in_order_up_to(last)));
     // A message deleted between the count and this batch is not selected.
-    context.write(
-        Statement::new(
-            "UPDATE exports SET messages_total = (SELECT count(*) FROM export_items WHERE export_id = ?1) WHERE id = ?1",
-        )
-        .bind(id.as_str()),
-    );
+    context.write(store::total_counted(&id));
     context.audit_object(id.clone());
     context.audit_detail(serde_json::json!({
         "mailboxes": mailbox_ids, "query": request.query, "since": request.since, "until": request.until, "messages": total,
@@ -155,31 +132,6 @@ pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
         created_at: rfc3339(now),
         completed_at: None,
     }))
-}
-
-/// The columns an export is read with, its progress counted from its items.
-const EXPORT_COLUMNS: &str = "e.id, e.requester, e.mailbox_ids_json, e.query, e.since, e.until, e.state, \
-     e.messages_total, e.manifest_sha256, e.created_at, e.completed_at, \
-     (SELECT count(*) FROM export_items i WHERE i.export_id = e.id AND (i.sha256 IS NOT NULL OR i.missing = 1)) AS done, \
-     (SELECT count(*) FROM export_items i WHERE i.export_id = e.id AND i.missing = 1) AS missing, \
-     (SELECT COALESCE(sum(i.size), 0) FROM export_items i WHERE i.export_id = e.id) AS bytes";
-
-#[derive(Deserialize)]
-struct ExportRow {
-    id: String,
-    requester: String,
-    mailbox_ids_json: String,
-    query: Option<String>,
-    since: Option<String>,
-    until: Option<String>,
-    state: String,
-    messages_total: i64,
-    manifest_sha256: Option<String>,
-    created_at: i64,
-    completed_at: Option<i64>,
-    done: i64,
-    missing: i64,
-    bytes: i64,
 }
 
 impl ExportRow {
@@ -214,11 +166,7 @@ async fn own_export<const N: usize>(
     more: [Statement; N],
 ) -> Result<(ExportRow, Vec<crate::core::storage::QueryResult>), Refusal> {
     let requester = context.caller().actor_id().unwrap_or_default().to_string();
-    let mut statements = vec![
-        Statement::new(format!("SELECT {EXPORT_COLUMNS} FROM exports e WHERE e.id = ?1 AND e.requester = ?2"))
-            .bind(id)
-            .bind(requester.as_str()),
-    ];
+    let mut statements = vec![store::export_of(id, &requester)];
     statements.extend(more);
     let mut results = context.read(statements).await?;
     let export = results.remove(0);
@@ -234,13 +182,7 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let limit = paging::limit(context)?;
     let after = paging::cursor_id(context, IdKind::Export)?;
     let requester = context.caller().actor_id().unwrap_or_default().to_string();
-    let page = Statement::new(format!(
-        "SELECT {EXPORT_COLUMNS} FROM exports e WHERE e.requester = ?1 AND (?2 IS NULL OR e.id < ?2) \
-         ORDER BY e.id DESC LIMIT ?3"
-    ))
-    .bind(requester.as_str())
-    .bind(after)
-    .bind(limit + 1);
+    let page = store::exports_of(&requester, after, limit);
     let [rows] = context.read_array([page]).await?;
     let mut rows: Vec<ExportRow> = rows.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut_at_id(&mut rows, limit, |row| &row.id);
@@ -259,32 +201,13 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
 pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let id = context.path(PathParameter::ExportId)?.to_string();
     let (row, _) = own_export(context, &id, []).await?;
-    context.write(owe_deletion_of(
-        Statement::new(
-            "SELECT 'exports/' || ?1 || '/' || receipt_id || '.eml' FROM export_items \
-             WHERE export_id = ?1 AND sha256 IS NOT NULL \
-             UNION ALL SELECT 'exports/' || ?1 || '/manifest.json' FROM exports WHERE id = ?1 AND state = 'ready'",
-        )
-        .bind(row.id.as_str()),
-        context.now_ms(),
-    ));
-    context.write(Statement::new("DELETE FROM export_items WHERE export_id = ?1").bind(row.id.as_str()));
-    context.write(Statement::new("DELETE FROM exports WHERE id = ?1").bind(row.id.as_str()));
+    context.write(owe_deletion_of(store::copies_of(&row.id), context.now_ms()));
+    for deleted in store::export_deleted(&row.id) {
+        context.write(deleted);
+    }
     context.audit_object(row.id.clone());
     context.audit_detail(serde_json::json!({ "manifest_sha256": row.manifest_sha256 }));
     Ok(context.json(&row.present()))
-}
-
-#[derive(Deserialize)]
-struct ItemRow {
-    position: i64,
-    receipt_id: String,
-    mailbox_id: String,
-    subject: String,
-    received_at: i64,
-    size: Option<i64>,
-    sha256: Option<String>,
-    missing: i64,
 }
 
 impl ItemRow {
@@ -308,13 +231,7 @@ pub async fn list_objects(context: &mut Context<'_>) -> Result<Response, Refusal
     let limit = paging::limit(context)?;
     let after = paging::cursor(context, IdKind::Receipt, 0)?.0;
     let id = context.path(PathParameter::ExportId)?.to_string();
-    let items = Statement::new(
-        "SELECT position, receipt_id, mailbox_id, subject, received_at, size, sha256, missing FROM export_items \
-         WHERE export_id = ?1 AND position > ?2 ORDER BY position LIMIT ?3",
-    )
-    .bind(id.as_str())
-    .bind(after)
-    .bind(limit + 1);
+    let items = store::items_of(&id, after, limit);
     let (export, results) = own_export(context, &id, [items]).await?;
     let mut items: Vec<ItemRow> = results[0].decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut items, limit, |item| (item.position, &item.receipt_id));
@@ -345,9 +262,7 @@ pub async fn download(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if object_id != MANIFEST && !is_id_of(&object_id, IdKind::Receipt) {
         return Err(ExportError::NoSuchObject { id: object_id }.into());
     }
-    let item = Statement::new("SELECT sha256, missing FROM export_items WHERE export_id = ?1 AND receipt_id = ?2")
-        .bind(export_id.as_str())
-        .bind(object_id.as_str());
+    let item = store::item(&export_id, &object_id);
     let (export, results) = own_export(context, &export_id, [item]).await?;
     let (recorded, content_type, name) = if object_id == MANIFEST {
         let Some(sha256) = export.manifest_sha256 else {

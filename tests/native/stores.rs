@@ -32,8 +32,6 @@ const NOT_YET_IN_A_STORE: &[&str] = &[
     "authz/throttle.rs",
     "authz/tuples.rs",
     "core/context/work.rs",
-    "ediscovery/build.rs",
-    "ediscovery/exports.rs",
     "identity/people.rs",
     "identity/relations.rs",
     "identity/sessions.rs",
