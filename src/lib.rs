@@ -7,8 +7,8 @@
 //!    handler works through. It names no runtime and no domain.
 //! 2. `authz` (credentials, checks, the tuple table, the failure window) and
 //!    `audit` (the chain and its routes).
-//! 3. The domains: `identity`, `mail`, `agents`, `reminders`, `messaging`,
-//!    `notifications`, `oauth`. A domain reaches another only
+//! 3. The domains: `identity`, `mail`, `ediscovery`, `agents`, `reminders`,
+//!    `messaging`, `notifications`, `oauth`. A domain reaches another only
 //!    through the items that domain's module re-exports.
 //! 4. The surfaces: `dispatch` (the one path every request takes), `mcp` (which
 //!    re-enters `dispatch`: the one import that runs back up) and `interface`.
@@ -32,6 +32,7 @@ pub mod authz;
 
 pub mod a2a;
 pub mod agents;
+pub mod ediscovery;
 pub mod identity;
 pub mod mail;
 pub mod messaging;

@@ -8,8 +8,9 @@ use crate::audit::{routes as audit, witness};
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
+use crate::ediscovery::exports;
 use crate::identity::{people, relations, sessions, setup, teams};
-use crate::mail::{butlers, deletion, exports, mailboxes, messages, search, sends, threads};
+use crate::mail::{butlers, deletion, mailboxes, messages, search, sends, threads};
 use crate::{a2a, agents, interface, mcp, messaging, notifications, oauth, reminders};
 
 /// The one place that names every route's handler.

@@ -20,7 +20,6 @@
 
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::{MessageDeleted, OriginalFate};
-use serde::Deserialize;
 
 use crate::core::context::Context;
 use crate::core::http::Response;
@@ -29,6 +28,7 @@ use crate::core::node::Node;
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::mail::messages::MessageError;
+use crate::mail::store::deletion::{self as store, Target, no_longer_owed};
 use crate::mail::threads::linking;
 
 /// How many originals owed deletion one upkeep deletes: a bounded amount of work
@@ -57,16 +57,6 @@ impl From<DeletionError> for Refusal {
     }
 }
 
-/// What the deletion reads of the receipt first.
-#[derive(Deserialize)]
-struct Target {
-    raw_key: String,
-    message_id: String,
-    size: i64,
-    /// Whether another receipt (in any mailbox) refers to the same original.
-    shared: i64,
-}
-
 /// `DELETE /api/mailboxes/:mailboxId/messages/:receiptId`.
 pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
@@ -75,13 +65,7 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if !is_id_of(&receipt_id, IdKind::Receipt) {
         return Err(MessageError::NoSuchMessage { id: receipt_id }.into());
     }
-    let read = Statement::new(
-        "SELECT r.raw_key, r.message_id, r.size, \
-         EXISTS (SELECT 1 FROM receipts other WHERE other.raw_key = r.raw_key AND other.id <> r.id) AS shared \
-         FROM receipts r WHERE r.id = ?1 AND r.mailbox_id = ?2",
-    )
-    .bind(receipt_id.as_str())
-    .bind(mailbox_id.as_str());
+    let read = store::target(&receipt_id, &mailbox_id);
     let [found] = context.read_array([read]).await?;
     let target: Target = found
         .first()
@@ -92,45 +76,28 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
     // Sends that answer it, whatever their state, keep their threading headers
     // and lose the link (the foreign key would refuse the deletion otherwise).
-    context.write(Statement::new("UPDATE sends SET reply_to = NULL WHERE reply_to = ?1").bind(receipt_id.as_str()));
+    context.write(store::replies_unlinked(&receipt_id));
     // Its conversation counts one message fewer; it keeps its Message-ID, so a
     // late reply to it still joins.
     context.write(linking::leave(&receipt_id));
-    for (index, columns) in [
-        ("receipt_headers_index", "from_address, from_name, recipients, subject, mailbox_id"),
-        ("receipt_bodies_index", "text_body, mailbox_id"),
-    ] {
-        context.write(
-            Statement::new(format!(
-                "INSERT INTO {index} ({index}, rowid, {columns}) SELECT 'delete', rowid, {columns} FROM receipts WHERE id = ?1"
-            ))
-            .bind(receipt_id.as_str()),
-        );
+    for unindexed in store::unindexed(&receipt_id) {
+        context.write(unindexed);
     }
-    context.write(
-        Statement::new("INSERT INTO deleted_receipts (id, stored) SELECT id, rowid FROM receipts WHERE id = ?1")
-            .bind(receipt_id.as_str()),
-    );
+    context.write(store::remembered_as_deleted(&receipt_id));
     // Another request deleting it first leaves nothing to delete: as if it never was.
     context.write_changing_one_row(
-        Statement::new("DELETE FROM receipts WHERE id = ?1 AND mailbox_id = ?2")
-            .bind(receipt_id.as_str())
-            .bind(mailbox_id.as_str()),
+        store::receipt_deleted(&receipt_id, &mailbox_id),
         MessageError::NoSuchMessage { id: receipt_id.clone() },
     );
     // Owed deletion only if no receipt is left that refers to it, decided inside
     // the commit, so two copies deleted at once still leave it owed.
-    context.write(owe_deletion_of(
-        Statement::new("SELECT ?1 WHERE NOT EXISTS (SELECT 1 FROM receipts WHERE raw_key = ?1)")
-            .bind(target.raw_key.as_str()),
-        context.now_ms(),
-    ));
+    context.write(owe_deletion_of(store::original_if_unreferenced(&target.raw_key), context.now_ms()));
     let fate = if shared { OriginalFate::KeptForOtherCopies } else { OriginalFate::Deleted };
     if !shared {
         // The read found no other copy, so the bytes are deleted after the commit:
         // a copy delivered in between would be left without them, so it refuses.
         context.guard(
-            Statement::new("NOT EXISTS (SELECT 1 FROM receipts WHERE raw_key = ?)").bind(target.raw_key.as_str()),
+            store::no_receipt_refers_to(&target.raw_key),
             DeletionError::DeliveredAgain { id: receipt_id.clone() },
         );
     }
@@ -167,23 +134,7 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// numbers its parameters (`?1`, `?2`, …) and `since` is bound after them. A key
 /// already owed stays owed from when it first was.
 pub fn owe_deletion_of(keys: Statement, since: i64) -> Statement {
-    let Statement { sql, mut parameters } = keys;
-    parameters.push(since.into());
-    Statement {
-        sql: format!(
-            "WITH owed (raw_key) AS ({sql}) INSERT INTO originals_to_delete (raw_key, since) \
-             SELECT raw_key, ?{} FROM owed WHERE true ON CONFLICT (raw_key) DO NOTHING",
-            parameters.len()
-        )
-        .into(),
-        parameters,
-    }
-}
-
-/// Forgets that `raw_key` is owed deletion, once the object store has deleted it
-/// (or a receipt refers to it again: the same message delivered anew).
-fn no_longer_owed(raw_key: &str) -> Statement {
-    Statement::new("DELETE FROM originals_to_delete WHERE raw_key = ?1").bind(raw_key)
+    store::owed_deletion(keys, since)
 }
 
 /// The scheduled upkeep's share: deletes from the object store the originals still
@@ -192,11 +143,7 @@ fn no_longer_owed(raw_key: &str) -> Statement {
 /// message delivered anew since) is kept and no longer owed. Answers how many
 /// were deleted.
 pub async fn delete_originals_owed(node: &Node<'_>) -> Result<usize, String> {
-    let owed = Statement::new(
-        "SELECT o.raw_key, EXISTS (SELECT 1 FROM receipts r WHERE r.raw_key = o.raw_key) AS needed \
-         FROM originals_to_delete o ORDER BY o.since LIMIT ?1",
-    )
-    .bind(ORIGINALS_PER_UPKEEP);
+    let owed = store::owed(ORIGINALS_PER_UPKEEP);
     let results = node.database.execute(vec![owed]).await.map_err(|error| error.to_string())?;
     let mut settled = Vec::new();
     let mut deleted = 0;

@@ -32,12 +32,13 @@ use crate::core::context::ports::AuditRecord;
 use crate::core::crypto::{hex, sha256_hex};
 use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
-use crate::core::storage::{Counted, Statement, StorageError};
+use crate::core::storage::{Counted, StorageError};
 use crate::mail::butlers;
 use crate::mail::headers;
 use crate::mail::limits::{self, Exceeded};
 use crate::mail::message_ids;
 use crate::mail::search::index;
+use crate::mail::store::inbound::{self as store, Claimant, NewReceipt};
 use crate::mail::threads::linking;
 use crate::mail::trust;
 use mailroom_html_text as html_text;
@@ -437,16 +438,6 @@ enum Stored {
     Rejected(Rejection),
 }
 
-/// A receipt already in the mailbox that claims the arriving message's
-/// Message-ID, its own or one it reused.
-#[derive(serde::Deserialize)]
-struct Claimant {
-    id: String,
-    content_digest: Option<String>,
-    raw_key: String,
-    sender_authentication: SenderAuthentication,
-}
-
 impl Claimant {
     /// Whether it is the arriving message itself, delivered again: the same
     /// content with the same verdict on its sender (a receipt stored before
@@ -470,14 +461,8 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     let database = Counted::new(node.database);
     let failure = |error: &dyn std::fmt::Display| Stored::Rejected(arrival.failure(node, error));
 
-    let mailbox = Statement::new("SELECT id FROM mailboxes WHERE address = ?1").bind(recipient);
-    let claimants = Statement::new(
-        "SELECT r.id, r.content_digest, r.raw_key, r.sender_authentication FROM receipts r \
-         JOIN mailboxes m ON m.id = r.mailbox_id WHERE m.address = ?1 AND (r.message_id = ?2 OR r.claimed_message_id = ?2) \
-         ORDER BY r.rowid",
-    )
-    .bind(recipient)
-    .bind(parsed.message_id.as_str());
+    let mailbox = store::mailbox_at(recipient);
+    let claimants = store::claimants(recipient, &parsed.message_id);
     // Which conversation it joins is read in the same round trip: by the
     // Message-IDs it names, where its sender is known or its subject is the
     // conversation's, or failing those by a reply's subject (`linking`).
@@ -585,49 +570,40 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
         "verified_domain": authentication.verified_domain,
         "from_domain": authentication.from_domain,
     });
-    // Mail is listed and searched newest first in the order it was stored (the
-    // receipts' rowid, decision 0014). Its time is this Worker's clock, read
-    // before the bytes were stored, so a delivery that commits after another can
-    // hold an earlier time; it takes the time of the one stored before it
-    // instead, so that newest first by time and by storage never disagree.
-    let insert = Statement::new(
-        "INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, from_address, from_name, to_json, cc_json, \
-         recipients, subject, sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body, \
-         text_source, text_truncated, attachments_json, reply_to_json, to_not_kept, cc_not_kept, attachments_not_listed, \
-         thread_id, sender_authentication, authentication_json, content_digest, claimed_message_id) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, \
-         MAX(?12, COALESCE((SELECT latest.received_at FROM receipts latest ORDER BY latest.rowid DESC LIMIT 1), ?12)), \
-         ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29)",
-    )
-    .bind(receipt_id.as_str())
-    .bind(mailbox_id.as_str())
-    .bind(stored_message_id.as_str())
-    .bind(arrival.envelope_from)
-    .bind(parsed.from.as_ref().map(|from| from.address.clone()))
-    .bind(parsed.from.as_ref().and_then(|from| from.name.clone()))
-    .bind(addresses_json(&parsed.to))
-    .bind(addresses_json(&parsed.cc))
-    .bind(recipients.join(" "))
-    .bind(parsed.subject.as_str())
-    .bind(parsed.sent_at)
-    .bind(now_ms)
-    .bind(serde_json::to_string(&parsed.in_reply_to).unwrap_or_else(|_| "[]".into()))
-    .bind(serde_json::to_string(&parsed.references).unwrap_or_else(|_| "[]".into()))
-    .bind(raw.len() as i64)
-    .bind(raw_key.as_str())
-    .bind(parsed.text.as_str())
-    .bind(parsed.text_source)
-    .bind(i64::from(parsed.text_truncated))
-    .bind(serde_json::to_string(&parsed.attachments).unwrap_or_else(|_| "[]".into()))
-    .bind(addresses_json(&parsed.reply_to))
-    .bind(*to_not_kept)
-    .bind(*cc_not_kept)
-    .bind(*attachments_not_listed)
-    .bind(thread_id.as_str())
-    .bind(verdict.name())
-    .bind(stored_authentication.to_string())
-    .bind(parsed.content_digest.as_str())
-    .bind(claimed_message_id);
+    // Its time is this Worker's clock, read before the bytes were stored; the
+    // store keeps it no earlier than the last receipt's (decision 0014).
+    let insert = store::receipt(NewReceipt {
+        id: &receipt_id,
+        mailbox_id: &mailbox_id,
+        message_id: &stored_message_id,
+        envelope_from: arrival.envelope_from,
+        from_address: parsed.from.as_ref().map(|from| from.address.clone()),
+        from_name: parsed.from.as_ref().and_then(|from| from.name.clone()),
+        to_json: addresses_json(&parsed.to),
+        cc_json: addresses_json(&parsed.cc),
+        recipients: recipients.join(" "),
+        subject: &parsed.subject,
+        sent_at: parsed.sent_at,
+        received_at: now_ms,
+        in_reply_to_json: serde_json::to_string(&parsed.in_reply_to).unwrap_or_else(|_| "[]".into()),
+        references_json: serde_json::to_string(&parsed.references).unwrap_or_else(|_| "[]".into()),
+        size: raw.len() as i64,
+        raw_key: &raw_key,
+        text_body: &parsed.text,
+        text_source: parsed.text_source,
+        text_truncated: parsed.text_truncated,
+        attachments_json: serde_json::to_string(&parsed.attachments).unwrap_or_else(|_| "[]".into()),
+        reply_to_json: addresses_json(&parsed.reply_to),
+        to_not_kept: *to_not_kept,
+        cc_not_kept: *cc_not_kept,
+        attachments_not_listed: *attachments_not_listed,
+        thread_id: &thread_id,
+        sender_authentication: verdict.name(),
+        authentication_json: stored_authentication.to_string(),
+        content_digest: &parsed.content_digest,
+        claimed_message_id,
+    })
+    .statement();
     let record = AuditRecord {
         at: now_ms,
         actor: None,

@@ -23,6 +23,7 @@ use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
 use crate::core::text;
 use crate::core::time::rfc3339;
+use crate::mail::store::mailboxes as store;
 
 /// What can be wrong with a mailbox or a request about one.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -144,7 +145,7 @@ pub async fn list_readable(context: &mut Context<'_>) -> Result<Response, Refusa
 /// `GET /api/mailboxes/all`.
 pub async fn list_all(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let holder = holder_of(context.caller(), context.now_ms()).ok_or_else(Refusal::internal)?;
-    let all = Statement::new("SELECT id, address, display_name, created_at FROM mailboxes ORDER BY address");
+    let all = store::every_mailbox();
     let [all, held] = context.read_array([all, tuples::mailboxes_where(&holder, &[], Relation::ALL)]).await?;
     let held = present_all(context, &held, None)?;
     let mut mailboxes = present_all(context, &all, None)?;
@@ -169,19 +170,13 @@ pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
     text::refuse_direction_controls("display_name", &request.display_name)?;
     let address = addresses::normalize(&request.address).ok_or(MailboxError::InvalidAddress)?;
     let display_name = validate_display_name(&request.display_name)?;
-    let existing = Statement::new("SELECT id FROM mailboxes WHERE address = ?1").bind(address.as_str());
+    let existing = store::mailbox_at(&address);
     let [existing] = context.read_array([existing]).await?;
     if !existing.rows.is_empty() {
         return Err(MailboxError::AddressTaken.into());
     }
     let mailbox_id = new_id(IdKind::Mailbox, context.platform());
-    context.write(
-        Statement::new("INSERT INTO mailboxes (id, address, display_name, created_at) VALUES (?1, ?2, ?3, ?4)")
-            .bind(mailbox_id.as_str())
-            .bind(address.as_str())
-            .bind(display_name.as_str())
-            .bind(context.now_ms()),
-    );
+    context.write(store::mailbox_created(&mailbox_id, &address, &display_name, context.now_ms()));
     context.on_constraint_violation("mailboxes.address", MailboxError::AddressTaken);
     context.audit_object(mailbox_id.clone());
     context.audit_detail(serde_json::json!({ "address": address, "display_name": display_name }));
@@ -204,8 +199,7 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(MailboxError::NoSuchMailbox { id: mailbox_id }.into());
     }
     let display_name = validate_display_name(&request.display_name)?;
-    let current = Statement::new("SELECT id, address, display_name, created_at FROM mailboxes WHERE id = ?1")
-        .bind(mailbox_id.as_str());
+    let current = store::mailbox(&mailbox_id);
     let holder = holder_of(context.caller(), context.now_ms()).ok_or_else(Refusal::internal)?;
     let [current, held] = context.read_array([current, tuples::relations_on(&holder, &mailbox_id)]).await?;
     let Some(row) = current.first() else {
@@ -215,13 +209,14 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // The answer names what the caller holds here, as every listing does.
     let held: Vec<String> = held.rows.iter().filter_map(|row| row.text("relation").ok()).collect();
     mailbox.held = Some(held.join(","));
-    context.write(
-        Statement::new("UPDATE mailboxes SET display_name = ?2 WHERE id = ?1")
-            .bind(mailbox_id.as_str())
-            .bind(display_name.as_str()),
-    );
+    context.write(store::display_name_set(&mailbox_id, &display_name));
     context.audit_object(mailbox_id);
     context.audit_detail(serde_json::json!({ "from": mailbox.display_name, "to": display_name }));
     mailbox.display_name = display_name;
     Ok(context.json(&mailbox.present(None)))
+}
+
+/// Which of `mailbox_ids` are mailboxes of this node: one column, `id`.
+pub fn mailboxes_among(mailbox_ids: &[String]) -> Statement {
+    store::mailboxes_among(mailbox_ids)
 }

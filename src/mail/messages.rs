@@ -13,18 +13,16 @@
 
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::limits::RECIPIENTS_SHOWN;
-use mailroom_contract::api::{
-    AttachmentSummary, EmailAddress, Message, MessageBody, MessagePage, MessageSummary, SenderAuthentication,
-};
-use serde::Deserialize;
+use mailroom_contract::api::{AttachmentSummary, EmailAddress, Message, MessageBody, MessagePage, MessageSummary};
 
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of};
 use crate::core::paging;
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
+pub use crate::mail::store::messages::SummaryRow;
+use crate::mail::store::messages::{self as store, DetailRow};
 use crate::mail::{inbound, trust};
 
 /// What can be wrong with a request about a message.
@@ -59,31 +57,6 @@ impl From<MessageError> for Refusal {
             ),
         }
     }
-}
-
-/// The columns every message query selects: a receipt's summary, and how many
-/// attachments it has (those listed and those not).
-pub const SUMMARY_COLUMNS: &str = "r.id, r.mailbox_id, r.from_address, r.from_name, r.to_json, r.to_not_kept, \
-     r.cc_json, r.cc_not_kept, r.subject, r.sent_at, r.received_at, r.size, \
-     json_array_length(r.attachments_json) + r.attachments_not_listed AS attachment_count, r.sender_authentication";
-
-/// A receipt's summary as stored.
-#[derive(Clone, Debug, Deserialize)]
-pub struct SummaryRow {
-    pub id: String,
-    pub mailbox_id: String,
-    pub from_address: Option<String>,
-    pub from_name: Option<String>,
-    pub to_json: String,
-    pub to_not_kept: i64,
-    pub cc_json: String,
-    pub cc_not_kept: i64,
-    pub subject: String,
-    pub sent_at: Option<i64>,
-    pub received_at: i64,
-    pub size: i64,
-    pub attachment_count: i64,
-    pub sender_authentication: SenderAuthentication,
 }
 
 /// The addresses a receipt keeps in one of its lists.
@@ -128,21 +101,6 @@ impl SummaryRow {
     }
 }
 
-/// The condition "stored before the receipt whose id is bound at `placeholder`"
-/// on `column` (a receipt's rowid, or a search index's, which is the same), for a
-/// list in storage order that continues after that receipt: the position is
-/// looked up by id, so a cursor never carries it, and a receipt deleted since
-/// is looked up where it was (`deleted_receipts`), so the list goes on from
-/// there. A receipt's rowid grows with every one stored and its `received_at`
-/// never falls behind the one stored before it (`inbound`), so this order is
-/// newest first by both (decision 0014).
-pub fn stored_before(column: &str, placeholder: &str) -> String {
-    format!(
-        "{column} < (SELECT coalesce(kept.rowid, gone.stored) FROM (SELECT {placeholder} AS id) AS continuing \
-         LEFT JOIN receipts kept ON kept.id = continuing.id LEFT JOIN deleted_receipts gone ON gone.id = continuing.id)"
-    )
-}
-
 /// `GET /api/mailboxes/:mailboxId/messages`.
 pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
@@ -150,41 +108,11 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let after = paging::cursor_id(context, IdKind::Receipt)?;
     // Newest first in the order the receipts were stored, walked backwards along
     // the mailbox's index: a page costs the same however much the mailbox holds.
-    let continuing = if after.is_some() { format!("AND {}", stored_before("r.rowid", "?3")) } else { String::new() };
-    let mut page = Statement::new(format!(
-        "SELECT {SUMMARY_COLUMNS} FROM receipts r WHERE r.mailbox_id = ?1 {continuing} ORDER BY r.rowid DESC LIMIT ?2"
-    ))
-    .bind(mailbox_id.as_str())
-    .bind(limit + 1);
-    if let Some(after) = after {
-        page = page.bind(after);
-    }
+    let page = store::page(&mailbox_id, limit, after.as_deref());
     let [page] = context.read_array([page]).await?;
     let mut rows: Vec<SummaryRow> = page.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut_at_id(&mut rows, limit, |row| &row.id);
     Ok(context.json(&MessagePage { messages: rows.iter().map(SummaryRow::present).collect(), next_cursor }))
-}
-
-#[derive(Deserialize)]
-struct DetailRow {
-    #[serde(flatten)]
-    summary: SummaryRow,
-    message_id: String,
-    /// The Message-ID it carried, when it reused one another message in the
-    /// mailbox holds and is kept under a key of its own.
-    claimed_message_id: Option<String>,
-    authentication_json: String,
-    reply_to_json: String,
-    in_reply_to_json: String,
-    references_json: String,
-    attachments_json: String,
-    raw_key: String,
-    #[serde(default)]
-    text_body: String,
-    #[serde(default)]
-    text_source: String,
-    #[serde(default)]
-    text_truncated: i64,
 }
 
 /// Reads the path's receipt, in the path's mailbox, refusing one that is not there.
@@ -196,14 +124,7 @@ async fn receipt(context: &mut Context<'_>) -> Result<DetailRow, Refusal> {
         return Err(MessageError::NoSuchMessage { id: receipt_id }.into());
     }
     // The body's text only for a route that declares it reads content.
-    let text = if context.route().reaches_content { ", r.text_body, r.text_source, r.text_truncated" } else { "" };
-    let statement = Statement::new(format!(
-        "SELECT {SUMMARY_COLUMNS}, r.message_id, r.claimed_message_id, r.authentication_json, r.reply_to_json, \
-         r.in_reply_to_json, r.references_json, r.attachments_json, r.raw_key{text} \
-         FROM receipts r WHERE r.id = ?1 AND r.mailbox_id = ?2"
-    ))
-    .bind(receipt_id.as_str())
-    .bind(mailbox_id.as_str());
+    let statement = store::detail(&receipt_id, &mailbox_id, context.route().reaches_content);
     let [found] = context.read_array([statement]).await?;
     let row = found.first().ok_or(MessageError::NoSuchMessage { id: receipt_id })?;
     row.decode().map_err(|error| context.internal(error))

@@ -3,8 +3,8 @@
 //! for agents, `threads` groups them with sent mail into conversations,
 //! the `mailroom-html-text` crate renders an HTML-only one's text, `limits` says how much of them
 //! it keeps and serves, `messages` reads them,
-//! `search` finds them, `deletion` deletes them, `exports` copies them out for
-//! eDiscovery) and outbound mail under dual
+//! `search` finds them (and selects what an eDiscovery export copies), `deletion`
+//! deletes them) and outbound mail under dual
 //! control (`sends`, with `outbound` writing the sealed message), each with its
 //! routes, its errors and their refusals; `message_ids` is the Message-ID syntax
 //! both directions hold to.
@@ -14,7 +14,6 @@
 
 pub mod butlers;
 pub mod deletion;
-pub mod exports;
 pub mod headers;
 pub mod inbound;
 pub mod limits;
@@ -24,9 +23,11 @@ pub mod messages;
 pub mod outbound;
 pub mod search;
 pub mod sends;
+mod store;
 pub mod threads;
 pub mod trust;
 
-pub use deletion::delete_originals_owed;
+pub use deletion::{delete_originals_owed, owe_deletion_of};
 pub use inbound::{Delivery, Rejection, receive};
-pub use mailboxes::present_all as present_mailboxes;
+pub use mailboxes::{mailboxes_among, present_all as present_mailboxes};
+pub use search::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, ReceiptSelection, fts_query};

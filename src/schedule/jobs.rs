@@ -10,7 +10,7 @@ use crate::audit;
 use crate::authz::throttle;
 use crate::core::node::Node;
 use crate::identity::sessions;
-use crate::{mail, messaging, notifications, oauth, reminders};
+use crate::{ediscovery, mail, messaging, notifications, oauth, reminders};
 
 /// A piece of background work the schedule runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -71,8 +71,8 @@ pub(super) async fn run(node: &Node<'_>, job: Job) -> Result<(), JobFailure> {
         Job::BuildExports => {
             // Resumed by the next run: nothing is recorded as copied until it
             // is stored.
-            let built = mail::exports::build_exports(node).await.map_err(&failed)?;
-            if built != mail::exports::BuildReport::default() {
+            let built = ediscovery::build_exports(node).await.map_err(&failed)?;
+            if built != ediscovery::BuildReport::default() {
                 node.platform.log(&format!("exports: {built:?}"));
             }
         }

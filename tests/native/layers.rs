@@ -22,7 +22,7 @@ use crate::support::rust_sources;
 const FLOORS: &[(&str, &[&str])] = &[
     ("the core", &["core"]),
     ("authority and audit", &["authz", "audit"]),
-    ("the domains", &["identity", "mail", "agents", "reminders", "messaging", "notifications", "oauth"]),
+    ("the domains", &["identity", "mail", "ediscovery", "agents", "reminders", "messaging", "notifications", "oauth"]),
     ("the surfaces", &["dispatch", "schedule", "mcp", "a2a", "interface"]),
     ("the adapter and the test kit", &["adapter", "testing"]),
 ];
@@ -401,7 +401,6 @@ fn the_reader_finds_imports_as_the_compiler_would() {
 /// only shrink, and a listed file that no longer climbs fails too.
 const STILL_CLIMBING_TO_THEIR_MOD: &[&str] = &[
     "mail::butlers::delivery",
-    "mail::exports::build",
     "mail::sends::decisions",
     "mail::sends::drafts",
     "mail::sends::files",

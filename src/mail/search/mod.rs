@@ -15,7 +15,6 @@ pub mod index;
 
 use mailroom_contract::Relation;
 use mailroom_contract::api::{SearchHit, SearchResults};
-use serde::Deserialize;
 
 use crate::authz::{holder_of, tuples};
 use crate::core::context::Context;
@@ -25,7 +24,7 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{Statement, Value};
-use crate::mail::messages::{SUMMARY_COLUMNS, SummaryRow, stored_before};
+use crate::mail::store::search::{self as store, Arm, HitRow};
 use crate::mail::{limits, trust};
 
 /// The most terms one query may have.
@@ -115,33 +114,6 @@ pub fn fts_query(input: &str) -> Result<String, SearchError> {
     Ok(terms.join(" "))
 }
 
-/// One arm of the search: an FTS5 index over the receipts (migrations 0002 and
-/// 0010), the columns the caller's words are matched in (never its `mailbox_id`),
-/// and what a hit shows of them.
-struct Arm {
-    index: &'static str,
-    columns: &'static str,
-    snippet: &'static str,
-}
-
-const HEADERS: Arm =
-    Arm { index: "receipt_headers_index", columns: "from_address from_name recipients subject", snippet: "NULL" };
-
-const BODIES: Arm = Arm {
-    index: "receipt_bodies_index",
-    columns: "text_body",
-    snippet: "snippet(receipt_bodies_index, 0, '[', ']', '…', 12)",
-};
-
-#[derive(Deserialize)]
-struct HitRow {
-    #[serde(flatten)]
-    summary: SummaryRow,
-    /// Where the receipt was stored (its rowid): the order both arms walk in.
-    stored: i64,
-    snippet: Option<String>,
-}
-
 /// `GET /api/search`.
 pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let query = fts_query(context.query("q").unwrap_or_default())?;
@@ -181,44 +153,12 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // relation table whatever the index holds. With no mailbox to search, the
     // match asks for a mailbox token no id has, and finds nothing.
     let (all_of, any_of) = context.route().authority.rows_where().ok_or_else(Refusal::internal)?;
-    let ulid_starts_at = IdKind::Mailbox.prefix().len() + 1;
-    let search_arm = |arm: &Arm, all_of: &[Relation]| {
-        let index = arm.index;
-        let (visible, visible_parameters) = tuples::mailbox_ids_where(&holder, all_of, any_of);
-        let only_this_mailbox = if mailbox_id.is_some() { " WHERE v.id = ?" } else { "" };
-        let matching = format!(
-            "{index} MATCH (SELECT ? || ' AND mailbox_id : (' \
-             || COALESCE(group_concat('\"' || substr(v.id, {ulid_starts_at}) || '\"', ' OR '), '\"none\"') || ')' \
-             FROM ({visible}) v{only_this_mailbox})"
-        );
-        let mut conditions = vec![matching, format!("r.mailbox_id IN ({visible})")];
-        let mut parameters: Vec<Value> = vec![format!("{{{}}} : ({query})", arm.columns).into()];
-        parameters.extend(visible_parameters.iter().cloned());
-        parameters.extend(mailbox_id.iter().map(|id| Value::from(id.as_str())));
-        parameters.extend(visible_parameters);
-        if let Some(mailbox_id) = &mailbox_id {
-            conditions.push("r.mailbox_id = ?".into());
-            parameters.push(mailbox_id.as_str().into());
-        }
-        if let Some(after) = &after {
-            conditions.push(stored_before(&format!("{index}.rowid"), "?"));
-            parameters.push(after.as_str().into());
-        }
-        parameters.push((limit + 1).into());
-        Statement {
-            sql: format!(
-                "SELECT {SUMMARY_COLUMNS}, r.rowid AS stored, {} AS snippet \
-                 FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
-                 WHERE {} ORDER BY {index}.rowid DESC LIMIT ?",
-                arm.snippet,
-                conditions.join(" AND ")
-            )
-            .into(),
-            parameters,
-        }
+    let search_arm = |arm: Arm, all_of: &[Relation]| {
+        let visible = tuples::mailbox_ids_where(&holder, all_of, any_of);
+        store::arm(arm, &query, visible, mailbox_id.as_deref(), after.as_deref(), limit)
     };
-    let headers = search_arm(&HEADERS, all_of);
-    let bodies = search_arm(&BODIES, &[all_of, &[Relation::MailboxContentRead]].concat());
+    let headers = search_arm(Arm::Headers, all_of);
+    let bodies = search_arm(Arm::Bodies, &[all_of, &[Relation::MailboxContentRead]].concat());
     // Which mailbox was searched is part of what was asked; absent, every readable one.
     let q = context.query("q").map(str::to_string);
     let asked = |results: Option<usize>| {
@@ -262,6 +202,43 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
         next_cursor,
         content_notice,
     }))
+}
+
+/// Received mail chosen by mailbox, by when it arrived and by words, as both
+/// arms of the search match them: what an eDiscovery export copies. Its
+/// statements name their parameters in order (`?`), so a caller that wraps one
+/// numbers its own after them.
+#[derive(Clone, Debug, PartialEq)]
+pub struct ReceiptSelection {
+    /// The condition on `receipts r`, and its parameters.
+    condition: (String, Vec<Value>),
+}
+
+impl ReceiptSelection {
+    /// The receipts of `mailbox_ids` received from `from_ms` and before
+    /// `before_ms` (each only when given) whose headers or body match `words`,
+    /// an FTS5 query as `fts_query` writes one.
+    pub fn new(
+        mailbox_ids: &[String],
+        from_ms: Option<i64>,
+        before_ms: Option<i64>,
+        words: Option<&str>,
+    ) -> ReceiptSelection {
+        ReceiptSelection { condition: store::selection(mailbox_ids, from_ms, before_ms, words) }
+    }
+
+    /// How many receipts are selected (`n`), and the last of them in storage
+    /// order (`last`, its rowid): what arrives after it is not selected.
+    pub fn counted(&self) -> Statement {
+        store::selection_counted(&self.condition)
+    }
+
+    /// The selected receipts stored up to `last`, numbered from 1 in the order
+    /// they were received: `position`, `receipt_id`, `mailbox_id`,
+    /// `message_id`, `subject`, `received_at`, `raw_key`.
+    pub fn in_order_up_to(&self, last: i64) -> Statement {
+        store::selection_in_order_up_to(&self.condition, last)
+    }
 }
 
 #[cfg(test)]

@@ -2,20 +2,16 @@
 //! by `update_thread` and by a butler's `label` effect alike, so the cap on how
 //! many a conversation carries holds in SQL whoever adds one.
 
-use mailroom_contract::api::label_limits::{LABEL_CHARACTERS, LABELS_PER_CONVERSATION};
+use mailroom_contract::api::label_limits::LABEL_CHARACTERS;
 
+use super::store;
 use crate::core::storage::Statement;
 
 /// The statement adding `label` (normalised) to conversation `thread_id`,
 /// unless it carries it already or carries as many as it may: the cap is kept
 /// in SQL too, so neither two changes at once nor a butler can pass it.
 pub fn add_label(thread_id: &str, label: &str) -> Statement {
-    Statement::new(format!(
-        "INSERT OR IGNORE INTO thread_labels (thread_id, label) SELECT ?1, ?2 \
-         WHERE (SELECT count(*) FROM thread_labels WHERE thread_id = ?1) < {LABELS_PER_CONVERSATION}"
-    ))
-    .bind(thread_id)
-    .bind(label)
+    store::label_added(thread_id, label)
 }
 
 /// What a label must be, for a refusal to say: the routes and a butler's rules

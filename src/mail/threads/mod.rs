@@ -10,15 +10,15 @@
 
 pub mod labels;
 pub mod linking;
+mod store;
 
 use mailroom_contract::api::label_limits::LABELS_PER_CONVERSATION;
 use mailroom_contract::api::thread_limits::{MESSAGES_SHOWN, PARTICIPANTS_SHOWN, SNIPPET_CHARACTERS};
 use mailroom_contract::api::{
-    AttachmentSummary, EmailAddress, NotificationKind, SenderAuthentication, Thread, ThreadEntry, ThreadEntryKind,
-    ThreadMessage, ThreadPage, ThreadStatus, ThreadSummary, UpdateThread, normalise_label,
+    AttachmentSummary, EmailAddress, NotificationKind, Thread, ThreadEntry, ThreadEntryKind, ThreadMessage, ThreadPage,
+    ThreadStatus, ThreadSummary, UpdateThread, normalise_label,
 };
 use mailroom_contract::{PathParameter, Relation};
-use serde::Deserialize;
 
 use crate::authz::holder_of;
 use crate::authz::tuples::{self, Holder};
@@ -28,11 +28,13 @@ use crate::core::ids::{IdKind, is_id_of};
 use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
-use crate::core::storage::{QueryResult, Statement, Value};
+use crate::core::storage::{QueryResult, Statement};
 use crate::core::time::rfc3339;
 use crate::mail::search::fts_query;
 use crate::mail::{sends, trust};
 use crate::notifications::{self, Addressee, Notice};
+
+use store::{ReceivedRow, SummaryRow, ThreadFilter};
 
 /// What can be wrong with a request about a conversation.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -76,46 +78,6 @@ impl From<ThreadError> for Refusal {
             ),
         }
     }
-}
-
-/// What every conversation query selects, for the caller bound at `?1`: its
-/// row, its assignee's name, how far the caller has read it, its latest senders
-/// and whether any of its senders was unauthenticated. Never content.
-const SUMMARY_COLUMNS: &str = "t.id, t.mailbox_id, t.subject, t.status, t.assignee, t.last_activity_at, \
-     t.last_received_at, t.received_count, t.sent_count, \
-     COALESCE((SELECT p.name FROM people p WHERE p.id = t.assignee), (SELECT a.name FROM agents a WHERE a.id = t.assignee)) \
-       AS assignee_name, \
-     (SELECT rd.read_up_to FROM mail_thread_reads rd WHERE rd.thread_id = t.id AND rd.reader = ?1) AS read_up_to, \
-     (SELECT json_group_array(json_object('address', x.address, 'name', x.name)) FROM \
-        (SELECT max(r.from_address) AS address, max(r.from_name) AS name FROM receipts r \
-         WHERE r.thread_id = t.id AND r.from_address IS NOT NULL \
-         GROUP BY lower(r.from_address) ORDER BY max(r.rowid) DESC) AS x) AS participants_json, \
-     EXISTS (SELECT 1 FROM receipts r WHERE r.thread_id = t.id AND r.sender_authentication != 'authenticated') \
-       AS has_unauthenticated, \
-     (SELECT json_group_array(l.label) FROM thread_labels l WHERE l.thread_id = t.id) AS labels_json";
-
-/// The text a snippet is cut from: the start of the latest received message.
-const SNIPPET_COLUMN: &str =
-    "(SELECT substr(r.text_body, 1, 600) FROM receipts r WHERE r.id = t.latest_receipt_id) AS snippet_source";
-
-#[derive(Clone, Debug, Deserialize)]
-struct SummaryRow {
-    id: String,
-    mailbox_id: String,
-    subject: String,
-    status: ThreadStatus,
-    assignee: Option<String>,
-    assignee_name: Option<String>,
-    last_activity_at: i64,
-    last_received_at: Option<i64>,
-    received_count: i64,
-    sent_count: i64,
-    read_up_to: Option<i64>,
-    participants_json: Option<String>,
-    has_unauthenticated: i64,
-    labels_json: Option<String>,
-    #[serde(default)]
-    snippet_source: Option<String>,
 }
 
 /// The start of `text` on one line, cut at the snippet limit on a character.
@@ -168,12 +130,6 @@ fn holds(held: &[String], relation: Relation) -> bool {
     held.iter().any(|name| name == relation.name())
 }
 
-/// Binds `value` as the next numbered parameter, and answers its placeholder.
-fn placeholder(parameters: &mut Vec<Value>, value: Value) -> String {
-    parameters.push(value);
-    format!("?{}", parameters.len())
-}
-
 fn caller_id(context: &Context<'_>) -> Result<String, Refusal> {
     context.caller().actor_id().map(str::to_string).ok_or_else(Refusal::internal)
 }
@@ -195,13 +151,7 @@ async fn the_thread(
     if !is_id_of(&thread_id, IdKind::Thread) {
         return Err(ThreadError::NoSuchThread { id: thread_id }.into());
     }
-    let snippet = if with_snippet { format!(", {SNIPPET_COLUMN}") } else { String::new() };
-    let thread = Statement::new(format!(
-        "SELECT {SUMMARY_COLUMNS}{snippet} FROM mail_threads t WHERE t.id = ?2 AND t.mailbox_id = ?3"
-    ))
-    .bind(caller_id(context)?)
-    .bind(thread_id.as_str())
-    .bind(mailbox_id.as_str());
+    let thread = store::thread(&caller_id(context)?, &thread_id, &mailbox_id, with_snippet);
     let mut statements = vec![thread, tuples::relations_on(&holder(context)?, &mailbox_id)];
     statements.extend(extra);
     let mut results = context.read(statements).await?;
@@ -245,56 +195,8 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let limit = paging::limit(context)?;
     let (before_at, before_id) = paging::cursor(context, IdKind::Thread, i64::MAX)?;
 
-    // A conversation whose every message was deleted is not listed (its row stays,
-    // so a late reply to one of them still finds it).
-    let mut conditions = vec!["t.mailbox_id = ?2".to_string(), "t.received_count + t.sent_count > 0".to_string()];
-    let mut parameters: Vec<Value> = vec![caller.as_str().into(), mailbox_id.as_str().into()];
-    if let Some(status) = status {
-        conditions.push(format!("t.status = {}", placeholder(&mut parameters, status.into())));
-    }
-    match assignee.as_deref() {
-        Some("") => conditions.push("t.assignee IS NULL".into()),
-        Some(id) => conditions.push(format!("t.assignee = {}", placeholder(&mut parameters, id.into()))),
-        None => {}
-    }
-    if let Some(label) = label {
-        conditions.push(format!(
-            "EXISTS (SELECT 1 FROM thread_labels l WHERE l.thread_id = t.id AND l.label = {})",
-            placeholder(&mut parameters, label.into())
-        ));
-    }
-    if unread {
-        conditions.push(
-            "t.last_received_at IS NOT NULL AND COALESCE((SELECT rd.read_up_to FROM mail_thread_reads rd \
-             WHERE rd.thread_id = t.id AND rd.reader = ?1), -1) < t.last_received_at"
-                .into(),
-        );
-    }
-    if let Some(query) = search {
-        // The header index also indexes the mailbox, as `mbx` and its ULID, so the
-        // match walks only this mailbox's rows (decision 0014).
-        let ulid = mailbox_id.get(IdKind::Mailbox.prefix().len()..).unwrap_or_default();
-        let matching = format!("{{from_address from_name recipients subject}} : ({query}) AND mailbox_id : \"{ulid}\"");
-        conditions.push(format!(
-            "t.id IN (SELECT r.thread_id FROM receipt_headers_index f JOIN receipts r ON r.rowid = f.rowid \
-             WHERE receipt_headers_index MATCH {} AND r.mailbox_id = ?2)",
-            placeholder(&mut parameters, matching.into())
-        ));
-    }
-    let at = placeholder(&mut parameters, before_at.into());
-    let id = placeholder(&mut parameters, before_id.as_str().into());
-    conditions
-        .push(format!("(t.last_activity_at < {at} OR (t.last_activity_at = {at} AND ({id} = '' OR t.id < {id})))"));
-    let page = placeholder(&mut parameters, (limit + 1).into());
-    let statement = Statement {
-        sql: format!(
-            "SELECT {SUMMARY_COLUMNS}, {SNIPPET_COLUMN} FROM mail_threads t WHERE {} \
-             ORDER BY t.last_activity_at DESC, t.id DESC LIMIT {page}",
-            conditions.join(" AND "),
-        )
-        .into(),
-        parameters,
-    };
+    let filter = ThreadFilter { status, assignee, label, unread, words: search };
+    let statement = store::page(&caller, &mailbox_id, filter, before_at, &before_id, limit);
     let [held, threads] = context.read_array([tuples::relations_on(&holder(context)?, &mailbox_id), statement]).await?;
     let reads_content = holds(&held_relations(&held), Relation::MailboxContentRead);
     let mut rows: Vec<SummaryRow> = threads.decode_all().map_err(|error| context.internal(error))?;
@@ -308,36 +210,11 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }))
 }
 
-#[derive(Deserialize)]
-struct ReceivedRow {
-    id: String,
-    from_address: Option<String>,
-    from_name: Option<String>,
-    to_json: String,
-    cc_json: String,
-    reply_to_json: String,
-    subject: String,
-    received_at: i64,
-    sender_authentication: SenderAuthentication,
-    authentication_json: String,
-    attachments_json: String,
-    text_body: String,
-    text_truncated: i64,
-    filed_by: Option<String>,
-    claimed_message_id: Option<String>,
-}
-
 /// `GET /api/mailboxes/:mailboxId/threads/:threadId`.
 pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let thread_id = context.path(PathParameter::ThreadId)?.to_string();
     let caller = caller_id(context)?;
-    let received = Statement::new(format!(
-        "SELECT * FROM (SELECT r.id, r.from_address, r.from_name, r.to_json, r.cc_json, r.reply_to_json, r.subject, \
-           r.received_at, r.sender_authentication, r.authentication_json, r.attachments_json, r.text_body, \
-           r.text_truncated, r.filed_by, r.claimed_message_id, r.rowid AS stored FROM receipts r WHERE r.thread_id = ?1 ORDER BY r.rowid DESC LIMIT {MESSAGES_SHOWN}) \
-         ORDER BY stored"
-    ))
-    .bind(thread_id.as_str());
+    let received = store::received_in(&thread_id);
     let sent = sends::in_thread(&thread_id, &caller);
     let (row, held, results) = the_thread(context, true, vec![received, sent]).await?;
     let reads_content = holds(&held, Relation::MailboxContentRead);
@@ -418,13 +295,7 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
             return Err(ThreadError::NotAnAssignee { id: id.to_string() }.into());
         }
         extra.push(tuples::holds(&Holder::of_actor(id, context.now_ms()), Relation::SendPropose, &mailbox_id));
-        extra.push(
-            Statement::new(
-                "SELECT COALESCE((SELECT name FROM people WHERE id = ?1 AND disabled_at IS NULL), \
-                 (SELECT name FROM agents WHERE id = ?1 AND revoked_at IS NULL)) AS name",
-            )
-            .bind(id),
-        );
+        extra.push(store::live_name_of(id));
     }
     let (mut row, _, results) = the_thread(context, false, extra).await?;
     let previous_assignee = row.assignee.clone();
@@ -451,20 +322,12 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(ThreadError::TooManyLabels { carried: carried.len(), after }.into());
     }
     context.write_changing_one_row(
-        Statement::new("UPDATE mail_threads SET status = ?1, assignee = ?2 WHERE id = ?3 AND mailbox_id = ?4")
-            .bind(row.status.name())
-            .bind(row.assignee.clone())
-            .bind(row.id.as_str())
-            .bind(mailbox_id.as_str()),
+        store::status_and_assignee_set(&row.id, &mailbox_id, row.status, row.assignee.clone()),
         ThreadError::NoSuchThread { id: row.id.clone() },
     );
     // Removals first: the cap each addition is held to in SQL counts what is left.
     for label in &removed {
-        context.write(
-            Statement::new("DELETE FROM thread_labels WHERE thread_id = ?1 AND label = ?2")
-                .bind(row.id.as_str())
-                .bind(label.as_str()),
-        );
+        context.write(store::label_removed(&row.id, label));
     }
     for label in &added {
         context.write(labels::add_label(&row.id, label));
@@ -525,15 +388,7 @@ pub async fn mark_read(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // Read up to the latest message received when the caller asked, even if
     // another lands before this commits: that one stays unread.
     let read_up_to = row.last_received_at.unwrap_or(0);
-    context.write(
-        Statement::new(
-            "INSERT INTO mail_thread_reads (thread_id, reader, read_up_to) VALUES (?1, ?2, ?3) \
-             ON CONFLICT (thread_id, reader) DO UPDATE SET read_up_to = max(read_up_to, excluded.read_up_to)",
-        )
-        .bind(row.id.as_str())
-        .bind(caller.as_str())
-        .bind(read_up_to),
-    );
+    context.write(store::read_up_to(&row.id, &caller, read_up_to));
     row.read_up_to = Some(read_up_to);
     Ok(context.json(&row.present(false)))
 }
@@ -542,11 +397,7 @@ pub async fn mark_read(context: &mut Context<'_>) -> Result<Response, Refusal> {
 pub async fn mark_unread(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let caller = caller_id(context)?;
     let (mut row, _, _) = the_thread(context, false, Vec::new()).await?;
-    context.write(
-        Statement::new("DELETE FROM mail_thread_reads WHERE thread_id = ?1 AND reader = ?2")
-            .bind(row.id.as_str())
-            .bind(caller.as_str()),
-    );
+    context.write(store::unread(&row.id, &caller));
     row.read_up_to = None;
     Ok(context.json(&row.present(false)))
 }

@@ -5,15 +5,10 @@
 //! store and writes the manifest (`build`); only the requester lists and
 //! downloads what it holds, and each download is an audited content read.
 
-mod build;
-
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::{
     Export, ExportList, ExportObject, ExportObjectKind, ExportObjectPage, ExportState, RequestExport, export_limits,
 };
-use serde::Deserialize;
-
-pub use build::{BuildReport, build_exports};
 
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
@@ -22,94 +17,13 @@ use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
-use crate::core::storage::{Statement, Value};
+use crate::core::storage::Statement;
 use crate::core::time::{DAY_MS, calendar_day, rfc3339, utc_day_start};
-use crate::mail::deletion::owe_deletion_of;
-use crate::mail::search::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, fts_query};
+use crate::mail::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, ReceiptSelection, fts_query, mailboxes_among, owe_deletion_of};
 
-/// The object id of an export's manifest.
-const MANIFEST: &str = "manifest";
-
-/// Where an export's objects are kept in the object store.
-fn object_key(export_id: &str, object_id: &str) -> String {
-    if object_id == MANIFEST {
-        format!("exports/{export_id}/manifest.json")
-    } else {
-        format!("exports/{export_id}/{object_id}.eml")
-    }
-}
-
-/// Why an export call was refused.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ExportError {
-    NoSuchExport {
-        id: String,
-    },
-    NoSuchObject {
-        id: String,
-    },
-    /// A message the export selected was deleted before it could be copied.
-    ObjectMissing {
-        id: String,
-    },
-    /// The object is not copied yet, or the manifest not yet written.
-    NotReady {
-        id: String,
-    },
-    TooManyMessages {
-        selected: i64,
-    },
-    TooManyBuilding,
-}
-
-impl From<ExportError> for Refusal {
-    fn from(error: ExportError) -> Refusal {
-        match error {
-            ExportError::NoSuchExport { id } => Refusal::new(
-                404,
-                "not_found",
-                format!("There is no export {id} of yours."),
-                "An export is read only by the person who requested it.",
-                "List your exports with list_exports and use an id from there.",
-            ),
-            ExportError::NoSuchObject { id } => Refusal::new(
-                404,
-                "not_found",
-                format!("The export holds no object {id}."),
-                "An export holds its manifest and the messages it selected.",
-                "List its objects with list_export_objects and use an id from there.",
-            ),
-            ExportError::ObjectMissing { id } => Refusal::new(
-                404,
-                "not_found",
-                format!("{id} was deleted before the export could copy it."),
-                "The manifest lists it as selected but not copied.",
-                "Read the manifest for what was selected; nothing else of it remains.",
-            ),
-            ExportError::NotReady { id } => Refusal::new(
-                404,
-                "not_found",
-                format!("{id} is not copied yet."),
-                "The export is still building, a run of the per-minute schedule at a time; its manifest is written last.",
-                "Follow get_export until its state is `ready`, then download it.",
-            ),
-            ExportError::TooManyMessages { selected } => Refusal::new(
-                400,
-                "invalid_body",
-                format!("The request selects {selected} messages."),
-                format!("One export holds at most {} messages.", export_limits::MESSAGES),
-                "Narrow it with `since` and `until`, or with `query`, and request the rest as another export.",
-            ),
-            ExportError::TooManyBuilding => Refusal::new(
-                409,
-                "conflict",
-                "You already have as many exports building as one may at once.".to_string(),
-                format!("At most {} of one person's exports build at a time.", export_limits::BUILDING_PER_REQUESTER),
-                "Wait for one to be ready (get_export), or delete one, then ask again.",
-            ),
-        }
-    }
-}
+use super::errors::ExportError;
+use super::objects::{MANIFEST, object_key};
+use super::store::{self, ExportRow, ItemRow, NewExport};
 
 /// A `YYYY-MM-DD` day as the millisecond it starts (UTC), or the refusal naming `field`.
 fn day_start(field: &str, day: &str) -> Result<i64, Refusal> {
@@ -118,9 +32,9 @@ fn day_start(field: &str, day: &str) -> Result<i64, Refusal> {
         .ok_or_else(|| RequestError::wrong_field(field, "a day on the calendar, written YYYY-MM-DD"))
 }
 
-/// The request's checks, answered as the SQL condition on `receipts r` that
-/// selects its messages, with its parameters.
-fn selection(request: &RequestExport) -> Result<(Vec<String>, String, Vec<Value>), Refusal> {
+/// The request's checks, answered as the mailboxes it names (each once) and
+/// the receipts it selects.
+fn selection(request: &RequestExport) -> Result<(Vec<String>, ReceiptSelection), Refusal> {
     let mut mailbox_ids: Vec<String> = Vec::new();
     for (index, id) in request.mailbox_ids.iter().enumerate() {
         if !is_id_of(id, IdKind::Mailbox) {
@@ -133,8 +47,6 @@ fn selection(request: &RequestExport) -> Result<(Vec<String>, String, Vec<Value>
     if mailbox_ids.is_empty() || mailbox_ids.len() > export_limits::MAILBOXES {
         return Err(RequestError::wrong_field("mailbox_ids", format!("1 to {} mailbox ids", export_limits::MAILBOXES)));
     }
-    let mut condition = "r.mailbox_id IN (SELECT value FROM json_each(?))".to_string();
-    let mut parameters: Vec<Value> = vec![serde_json::json!(mailbox_ids).to_string().into()];
     let since = request.since.as_deref().map(|day| day_start("since", day)).transpose()?;
     let until = request.until.as_deref().map(|day| day_start("until", day)).transpose()?;
     if let (Some(since), Some(until)) = (since, until)
@@ -142,51 +54,31 @@ fn selection(request: &RequestExport) -> Result<(Vec<String>, String, Vec<Value>
     {
         return Err(RequestError::wrong_field("until", "a day on or after `since`"));
     }
-    if let Some(since) = since {
-        condition.push_str(" AND r.received_at >= ?");
-        parameters.push(since.into());
-    }
-    if let Some(until) = until {
-        condition.push_str(" AND r.received_at < ?");
-        parameters.push((until + DAY_MS).into());
-    }
-    if let Some(query) = request.query.as_deref() {
-        let words = fts_query(query).map_err(|_| {
-            RequestError::wrong_field(
-                "query",
-                format!(
-                    "words to search for, as search_messages reads them: letters or digits, every \" closed, at most {MAXIMUM_TERMS} terms and {MAXIMUM_QUERY_LENGTH} characters"
-                ),
-            )
-        })?;
-        // Both arms of search: a match in the headers or in the body.
-        condition.push_str(
-            " AND (r.rowid IN (SELECT rowid FROM receipt_headers_index WHERE receipt_headers_index MATCH ?) \
-             OR r.rowid IN (SELECT rowid FROM receipt_bodies_index WHERE receipt_bodies_index MATCH ?))",
-        );
-        parameters.push(format!("{{from_address from_name recipients subject}} : ({words})").into());
-        parameters.push(format!("{{text_body}} : ({words})").into());
-    }
-    Ok((mailbox_ids, condition, parameters))
+    let words = request
+        .query
+        .as_deref()
+        .map(|query| {
+            fts_query(query).map_err(|_| {
+                RequestError::wrong_field(
+                    "query",
+                    format!(
+                        "words to search for, as search_messages reads them: letters or digits, every \" closed, at most {MAXIMUM_TERMS} terms and {MAXIMUM_QUERY_LENGTH} characters"
+                    ),
+                )
+            })
+        })
+        .transpose()?;
+    let selected = ReceiptSelection::new(&mailbox_ids, since, until.map(|until| until + DAY_MS), words.as_deref());
+    Ok((mailbox_ids, selected))
 }
 
 /// `POST /api/exports`: fixes the selection and leaves the copying to the schedule.
 pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: RequestExport = context.body()?;
-    let (mailbox_ids, condition, parameters) = selection(&request)?;
+    let (mailbox_ids, receipts) = selection(&request)?;
     let requester = context.caller().actor_id().unwrap_or_default().to_string();
-    let [known, building, selected] = context
-        .read_array([
-            Statement::new("SELECT id FROM mailboxes WHERE id IN (SELECT value FROM json_each(?1))")
-                .bind(serde_json::json!(mailbox_ids).to_string()),
-            Statement::new("SELECT count(*) AS n FROM exports WHERE requester = ?1 AND state = 'building'")
-                .bind(requester.as_str()),
-            Statement {
-                sql: format!("SELECT count(*) AS n, max(r.rowid) AS last FROM receipts r WHERE {condition}").into(),
-                parameters: parameters.clone(),
-            },
-        ])
-        .await?;
+    let [known, building, selected] =
+        context.read_array([mailboxes_among(&mailbox_ids), store::building_of(&requester), receipts.counted()]).await?;
     let known: Vec<String> = known.rows.iter().filter_map(|row| row.text("id").ok()).collect();
     if let Some(index) = request.mailbox_ids.iter().position(|id| !known.contains(id)) {
         return Err(RequestError::wrong_field(&format!("mailbox_ids[{index}]"), "a mailbox of this node"));
@@ -205,39 +97,21 @@ pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let id = new_id(IdKind::Export, context.platform());
     let now = context.now_ms();
     context.write(
-        Statement::new(
-            "INSERT INTO exports (id, requester, mailbox_ids_json, query, since, until, state, messages_total, created_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, 'building', ?7, ?8)",
-        )
-        .bind(id.as_str())
-        .bind(requester.as_str())
-        .bind(serde_json::json!(mailbox_ids).to_string())
-        .bind(request.query.clone())
-        .bind(request.since.clone())
-        .bind(request.until.clone())
-        .bind(total)
-        .bind(now),
+        store::export_requested(NewExport {
+            id: &id,
+            requester: &requester,
+            mailbox_ids_json: serde_json::json!(mailbox_ids).to_string(),
+            query: request.query.clone(),
+            since: request.since.clone(),
+            until: request.until.clone(),
+            messages_total: total,
+            created_at: now,
+        })
+        .statement(),
     );
-    let mut insert_parameters: Vec<Value> = vec![id.as_str().into()];
-    insert_parameters.extend(parameters);
-    insert_parameters.push(last.into());
-    context.write(Statement {
-        sql: format!(
-            "INSERT INTO export_items (export_id, position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key) \
-             SELECT ?, row_number() OVER (ORDER BY r.received_at, r.id), r.id, r.mailbox_id, r.message_id, r.subject, \
-               r.received_at, r.raw_key \
-             FROM receipts r WHERE {condition} AND r.rowid <= ?"
-        )
-        .into(),
-        parameters: insert_parameters,
-    });
+    context.write(store::items_selected(&id, receipts.in_order_up_to(last)));
     // A message deleted between the count and this batch is not selected.
-    context.write(
-        Statement::new(
-            "UPDATE exports SET messages_total = (SELECT count(*) FROM export_items WHERE export_id = ?1) WHERE id = ?1",
-        )
-        .bind(id.as_str()),
-    );
+    context.write(store::total_counted(&id));
     context.audit_object(id.clone());
     context.audit_detail(serde_json::json!({
         "mailboxes": mailbox_ids, "query": request.query, "since": request.since, "until": request.until, "messages": total,
@@ -258,31 +132,6 @@ pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
         created_at: rfc3339(now),
         completed_at: None,
     }))
-}
-
-/// The columns an export is read with, its progress counted from its items.
-const EXPORT_COLUMNS: &str = "e.id, e.requester, e.mailbox_ids_json, e.query, e.since, e.until, e.state, \
-     e.messages_total, e.manifest_sha256, e.created_at, e.completed_at, \
-     (SELECT count(*) FROM export_items i WHERE i.export_id = e.id AND (i.sha256 IS NOT NULL OR i.missing = 1)) AS done, \
-     (SELECT count(*) FROM export_items i WHERE i.export_id = e.id AND i.missing = 1) AS missing, \
-     (SELECT COALESCE(sum(i.size), 0) FROM export_items i WHERE i.export_id = e.id) AS bytes";
-
-#[derive(Deserialize)]
-struct ExportRow {
-    id: String,
-    requester: String,
-    mailbox_ids_json: String,
-    query: Option<String>,
-    since: Option<String>,
-    until: Option<String>,
-    state: String,
-    messages_total: i64,
-    manifest_sha256: Option<String>,
-    created_at: i64,
-    completed_at: Option<i64>,
-    done: i64,
-    missing: i64,
-    bytes: i64,
 }
 
 impl ExportRow {
@@ -317,11 +166,7 @@ async fn own_export<const N: usize>(
     more: [Statement; N],
 ) -> Result<(ExportRow, Vec<crate::core::storage::QueryResult>), Refusal> {
     let requester = context.caller().actor_id().unwrap_or_default().to_string();
-    let mut statements = vec![
-        Statement::new(format!("SELECT {EXPORT_COLUMNS} FROM exports e WHERE e.id = ?1 AND e.requester = ?2"))
-            .bind(id)
-            .bind(requester.as_str()),
-    ];
+    let mut statements = vec![store::export_of(id, &requester)];
     statements.extend(more);
     let mut results = context.read(statements).await?;
     let export = results.remove(0);
@@ -337,13 +182,7 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let limit = paging::limit(context)?;
     let after = paging::cursor_id(context, IdKind::Export)?;
     let requester = context.caller().actor_id().unwrap_or_default().to_string();
-    let page = Statement::new(format!(
-        "SELECT {EXPORT_COLUMNS} FROM exports e WHERE e.requester = ?1 AND (?2 IS NULL OR e.id < ?2) \
-         ORDER BY e.id DESC LIMIT ?3"
-    ))
-    .bind(requester.as_str())
-    .bind(after)
-    .bind(limit + 1);
+    let page = store::exports_of(&requester, after, limit);
     let [rows] = context.read_array([page]).await?;
     let mut rows: Vec<ExportRow> = rows.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut_at_id(&mut rows, limit, |row| &row.id);
@@ -362,32 +201,13 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
 pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let id = context.path(PathParameter::ExportId)?.to_string();
     let (row, _) = own_export(context, &id, []).await?;
-    context.write(owe_deletion_of(
-        Statement::new(
-            "SELECT 'exports/' || ?1 || '/' || receipt_id || '.eml' FROM export_items \
-             WHERE export_id = ?1 AND sha256 IS NOT NULL \
-             UNION ALL SELECT 'exports/' || ?1 || '/manifest.json' FROM exports WHERE id = ?1 AND state = 'ready'",
-        )
-        .bind(row.id.as_str()),
-        context.now_ms(),
-    ));
-    context.write(Statement::new("DELETE FROM export_items WHERE export_id = ?1").bind(row.id.as_str()));
-    context.write(Statement::new("DELETE FROM exports WHERE id = ?1").bind(row.id.as_str()));
+    context.write(owe_deletion_of(store::copies_of(&row.id), context.now_ms()));
+    for deleted in store::export_deleted(&row.id) {
+        context.write(deleted);
+    }
     context.audit_object(row.id.clone());
     context.audit_detail(serde_json::json!({ "manifest_sha256": row.manifest_sha256 }));
     Ok(context.json(&row.present()))
-}
-
-#[derive(Deserialize)]
-struct ItemRow {
-    position: i64,
-    receipt_id: String,
-    mailbox_id: String,
-    subject: String,
-    received_at: i64,
-    size: Option<i64>,
-    sha256: Option<String>,
-    missing: i64,
 }
 
 impl ItemRow {
@@ -411,13 +231,7 @@ pub async fn list_objects(context: &mut Context<'_>) -> Result<Response, Refusal
     let limit = paging::limit(context)?;
     let after = paging::cursor(context, IdKind::Receipt, 0)?.0;
     let id = context.path(PathParameter::ExportId)?.to_string();
-    let items = Statement::new(
-        "SELECT position, receipt_id, mailbox_id, subject, received_at, size, sha256, missing FROM export_items \
-         WHERE export_id = ?1 AND position > ?2 ORDER BY position LIMIT ?3",
-    )
-    .bind(id.as_str())
-    .bind(after)
-    .bind(limit + 1);
+    let items = store::items_of(&id, after, limit);
     let (export, results) = own_export(context, &id, [items]).await?;
     let mut items: Vec<ItemRow> = results[0].decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut items, limit, |item| (item.position, &item.receipt_id));
@@ -448,9 +262,7 @@ pub async fn download(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if object_id != MANIFEST && !is_id_of(&object_id, IdKind::Receipt) {
         return Err(ExportError::NoSuchObject { id: object_id }.into());
     }
-    let item = Statement::new("SELECT sha256, missing FROM export_items WHERE export_id = ?1 AND receipt_id = ?2")
-        .bind(export_id.as_str())
-        .bind(object_id.as_str());
+    let item = store::item(&export_id, &object_id);
     let (export, results) = own_export(context, &export_id, [item]).await?;
     let (recorded, content_type, name) = if object_id == MANIFEST {
         let Some(sha256) = export.manifest_sha256 else {

@@ -7,16 +7,15 @@
 //! harmless.
 
 use mailroom_contract::api::{ExportManifest, ManifestMessage, NotificationKind, export_limits};
-use serde::Deserialize;
 
-use super::{MANIFEST, object_key};
+use super::objects::{MANIFEST, object_key};
+use super::store::{self, ExportFacts, ItemFacts, PendingRow};
 use crate::audit::chain;
 use crate::core::context::ports::AuditRecord;
 use crate::core::crypto::sha256_hex;
 use crate::core::node::Node;
-use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
-use crate::mail::deletion::owe_deletion_of;
+use crate::mail::owe_deletion_of;
 use crate::notifications::{self, Addressee, Notice};
 
 /// What one run did.
@@ -28,14 +27,6 @@ pub struct BuildReport {
     pub missing: usize,
     /// Exports made ready.
     pub completed: usize,
-}
-
-#[derive(Deserialize)]
-struct PendingRow {
-    export_id: String,
-    receipt_id: Option<String>,
-    raw_key: Option<String>,
-    position: Option<i64>,
 }
 
 /// How many exports one run may work on: a run moves on to the next building
@@ -63,13 +54,7 @@ pub async fn build_exports(node: &Node<'_>) -> Result<BuildReport, String> {
 async fn build_oldest(node: &Node<'_>, budget: usize, report: &mut BuildReport) -> Result<bool, String> {
     // The oldest building export, with its next uncopied items (none once all
     // are copied: the export's row still comes back, to be finished).
-    let pending = Statement::new(
-        "SELECT e.id AS export_id, i.receipt_id, i.raw_key, i.position \
-         FROM (SELECT id FROM exports WHERE state = 'building' ORDER BY id LIMIT 1) e \
-         LEFT JOIN (SELECT * FROM export_items WHERE sha256 IS NULL AND missing = 0) i ON i.export_id = e.id \
-         ORDER BY i.position LIMIT ?1",
-    )
-    .bind(budget as i64);
+    let pending = store::oldest_building(budget as i64);
     let results = node.database.execute(vec![pending]).await.map_err(|error| error.to_string())?;
     let rows: Vec<PendingRow> = results[0].decode_all().map_err(|error| error.to_string())?;
     let Some(export_id) = rows.first().map(|row| row.export_id.clone()) else {
@@ -83,38 +68,19 @@ async fn build_oldest(node: &Node<'_>, budget: usize, report: &mut BuildReport) 
         let original = node.blobs.get(raw_key).await.map_err(|error| error.0)?;
         let Some(bytes) = original else {
             report.missing += 1;
-            recorded.push(
-                Statement::new("UPDATE export_items SET missing = 1 WHERE export_id = ?1 AND position = ?2")
-                    .bind(export_id.as_str())
-                    .bind(position),
-            );
+            recorded.push(store::item_missing(&export_id, position));
             continue;
         };
         node.blobs.put(&object_key(&export_id, receipt_id), &bytes).await.map_err(|error| error.0)?;
         report.copied += 1;
-        recorded.push(
-            Statement::new("UPDATE export_items SET sha256 = ?3, size = ?4 WHERE export_id = ?1 AND position = ?2")
-                .bind(export_id.as_str())
-                .bind(position)
-                .bind(sha256_hex(&bytes))
-                .bind(bytes.len() as i64),
-        );
+        recorded.push(store::item_copied(&export_id, position, sha256_hex(&bytes), bytes.len() as i64));
     }
     if !recorded.is_empty() {
         // An export deleted while this run copied leaves its copies owed to the
         // upkeep that deletes objects nothing refers to.
-        recorded.push(owe_deletion_of(
-            Statement::new(
-                "SELECT 'exports/' || ?1 || '/' || value || '.eml' FROM json_each(?2) \
-                 WHERE NOT EXISTS (SELECT 1 FROM exports WHERE id = ?1)",
-            )
-            .bind(export_id.as_str())
-            .bind(
-                serde_json::json!(rows.iter().filter_map(|row| row.receipt_id.as_deref()).collect::<Vec<_>>())
-                    .to_string(),
-            ),
-            node.platform.now_ms(),
-        ));
+        let copied = serde_json::json!(rows.iter().filter_map(|row| row.receipt_id.as_deref()).collect::<Vec<_>>());
+        recorded
+            .push(owe_deletion_of(store::copies_if_deleted(&export_id, copied.to_string()), node.platform.now_ms()));
         node.database.execute(recorded).await.map_err(|error| error.to_string())?;
     }
     let copied_everything = rows.len() < budget || rows.iter().all(|row| row.position.is_none());
@@ -125,42 +91,11 @@ async fn build_oldest(node: &Node<'_>, budget: usize, report: &mut BuildReport) 
     Ok(false)
 }
 
-#[derive(Deserialize)]
-struct ExportFacts {
-    requester: String,
-    mailbox_ids_json: String,
-    query: Option<String>,
-    since: Option<String>,
-    until: Option<String>,
-    created_at: i64,
-    items_json: String,
-}
-
-#[derive(Deserialize)]
-struct ItemFacts {
-    receipt_id: String,
-    mailbox_id: String,
-    message_id: String,
-    subject: String,
-    received_at: i64,
-    size: Option<i64>,
-    sha256: Option<String>,
-    pending: bool,
-}
-
 /// Writes the manifest of an export with nothing left to copy, and marks it
 /// ready in the batch that puts the manifest's hash in the audit chain.
 /// Answers whether it did.
 async fn finish(node: &Node<'_>, export_id: &str) -> Result<bool, String> {
-    let facts = Statement::new(
-        "SELECT e.requester, e.mailbox_ids_json, e.query, e.since, e.until, e.created_at, \
-           (SELECT json_group_array(json_object('receipt_id', i.receipt_id, 'mailbox_id', i.mailbox_id, \
-              'message_id', i.message_id, 'subject', i.subject, 'received_at', i.received_at, 'size', i.size, \
-              'sha256', i.sha256, 'pending', json(CASE WHEN i.sha256 IS NULL AND i.missing = 0 THEN 'true' ELSE 'false' END))) \
-            FROM (SELECT * FROM export_items WHERE export_id = e.id ORDER BY position) i) AS items_json \
-         FROM exports e WHERE e.id = ?1 AND e.state = 'building'",
-    )
-    .bind(export_id);
+    let facts = store::facts(export_id);
     let results = node.database.execute(vec![facts]).await.map_err(|error| error.to_string())?;
     let Some(row) = results[0].first() else { return Ok(false) };
     let facts: ExportFacts = row.decode().map_err(|error| error.to_string())?;
@@ -228,13 +163,7 @@ async fn finish(node: &Node<'_>, export_id: &str) -> Result<bool, String> {
     };
     node.database
         .execute(vec![
-            Statement::new(
-                "UPDATE exports SET state = 'ready', manifest_sha256 = ?2, completed_at = ?3 \
-                 WHERE id = ?1 AND state = 'building'",
-            )
-            .bind(export_id)
-            .bind(sha256.as_str())
-            .bind(now),
+            store::ready(export_id, &sha256, now),
             chain::append(&node.config.audit_key, &record, node.platform),
             notifications::notify(&notice, Addressee::PersonOf(&facts.requester), node.platform),
         ])

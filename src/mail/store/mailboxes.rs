@@ -1,0 +1,39 @@
+//! The statements about mailboxes themselves: listing every one, finding one by
+//! address or id, creating and renaming one, and which ids name one.
+
+use crate::core::storage::Statement;
+
+/// Every mailbox, by address: `id`, `address`, `display_name`, `created_at`.
+pub(crate) fn every_mailbox() -> Statement {
+    Statement::new("SELECT id, address, display_name, created_at FROM mailboxes ORDER BY address")
+}
+
+/// The mailbox at `address`: one column, `id`.
+pub(crate) fn mailbox_at(address: &str) -> Statement {
+    Statement::new("SELECT id FROM mailboxes WHERE address = ?1").bind(address)
+}
+
+/// Mailbox `mailbox_id`: `id`, `address`, `display_name`, `created_at`.
+pub(crate) fn mailbox(mailbox_id: &str) -> Statement {
+    Statement::new("SELECT id, address, display_name, created_at FROM mailboxes WHERE id = ?1").bind(mailbox_id)
+}
+
+/// A new mailbox.
+pub(crate) fn mailbox_created(mailbox_id: &str, address: &str, display_name: &str, created_at: i64) -> Statement {
+    Statement::new("INSERT INTO mailboxes (id, address, display_name, created_at) VALUES (?1, ?2, ?3, ?4)")
+        .bind(mailbox_id)
+        .bind(address)
+        .bind(display_name)
+        .bind(created_at)
+}
+
+/// Mailbox `mailbox_id` renamed.
+pub(crate) fn display_name_set(mailbox_id: &str, display_name: &str) -> Statement {
+    Statement::new("UPDATE mailboxes SET display_name = ?2 WHERE id = ?1").bind(mailbox_id).bind(display_name)
+}
+
+/// Which of `mailbox_ids` are mailboxes: one column, `id`.
+pub(crate) fn mailboxes_among(mailbox_ids: &[String]) -> Statement {
+    Statement::new("SELECT id FROM mailboxes WHERE id IN (SELECT value FROM json_each(?1))")
+        .bind(serde_json::json!(mailbox_ids).to_string())
+}

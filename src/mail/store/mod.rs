@@ -1,0 +1,13 @@
+//! Mail's own SQL for received mail and mailboxes: the receipt a delivery
+//! writes and what it reads first (`inbound`), the mailboxes (`mailboxes`),
+//! reading received mail (`messages`), searching it and selecting what an
+//! export copies (`search`), and deleting it (`deletion`). The
+//! sub-domains with more of their own (`threads`, `sends`, `butlers`) keep
+//! theirs beside them. Private to mail: other domains reach these tables
+//! through mail's re-exported functions.
+
+pub(super) mod deletion;
+pub(super) mod inbound;
+pub(super) mod mailboxes;
+pub(super) mod messages;
+pub(super) mod search;

@@ -1,0 +1,169 @@
+//! The search's SQL: both arms over the FTS5 indexes, the statements that
+//! index a receipt, and the selection an eDiscovery export copies, matched as
+//! the search matches.
+
+use serde::Deserialize;
+
+use super::messages::{SUMMARY_COLUMNS, SummaryRow, stored_before};
+use crate::core::ids::IdKind;
+use crate::core::storage::{Statement, Value};
+
+/// One arm of the search: an FTS5 index over the receipts (migrations 0002 and
+/// 0010), the columns the caller's words are matched in (never its `mailbox_id`),
+/// and what a hit shows of them.
+#[derive(Clone, Copy)]
+pub(crate) enum Arm {
+    Headers,
+    Bodies,
+}
+
+impl Arm {
+    fn index(self) -> &'static str {
+        match self {
+            Arm::Headers => "receipt_headers_index",
+            Arm::Bodies => "receipt_bodies_index",
+        }
+    }
+
+    fn columns(self) -> &'static str {
+        match self {
+            Arm::Headers => "from_address from_name recipients subject",
+            Arm::Bodies => "text_body",
+        }
+    }
+
+    fn snippet(self) -> &'static str {
+        match self {
+            Arm::Headers => "NULL",
+            Arm::Bodies => "snippet(receipt_bodies_index, 0, '[', ']', '…', 12)",
+        }
+    }
+}
+
+#[derive(Deserialize)]
+pub(crate) struct HitRow {
+    #[serde(flatten)]
+    pub(crate) summary: SummaryRow,
+    /// Where the receipt was stored (its rowid): the order both arms walk in.
+    pub(crate) stored: i64,
+    pub(crate) snippet: Option<String>,
+}
+
+/// One arm's walk (`HitRow`s): `query` (an FTS5 query) in the arm's columns
+/// AND one of the `visible` mailboxes (a query answering their ids, with its
+/// parameters, from `authz::tuples`), or only `mailbox_id` among them, newest
+/// first in storage order after receipt `after`, one more than `limit`.
+pub(crate) fn arm(
+    arm: Arm,
+    query: &str,
+    visible: (String, Vec<Value>),
+    mailbox_id: Option<&str>,
+    after: Option<&str>,
+    limit: i64,
+) -> Statement {
+    let index = arm.index();
+    let (visible, visible_parameters) = visible;
+    let ulid_starts_at = IdKind::Mailbox.prefix().len() + 1;
+    let only_this_mailbox = if mailbox_id.is_some() { " WHERE v.id = ?" } else { "" };
+    let matching = format!(
+        "{index} MATCH (SELECT ? || ' AND mailbox_id : (' \
+         || COALESCE(group_concat('\"' || substr(v.id, {ulid_starts_at}) || '\"', ' OR '), '\"none\"') || ')' \
+         FROM ({visible}) v{only_this_mailbox})"
+    );
+    let mut conditions = vec![matching, format!("r.mailbox_id IN ({visible})")];
+    let mut parameters: Vec<Value> = vec![format!("{{{}}} : ({query})", arm.columns()).into()];
+    parameters.extend(visible_parameters.iter().cloned());
+    parameters.extend(mailbox_id.iter().map(|id| Value::from(*id)));
+    parameters.extend(visible_parameters);
+    if let Some(mailbox_id) = mailbox_id {
+        conditions.push("r.mailbox_id = ?".into());
+        parameters.push(mailbox_id.into());
+    }
+    if let Some(after) = after {
+        conditions.push(stored_before(&format!("{index}.rowid"), "?"));
+        parameters.push(after.into());
+    }
+    parameters.push((limit + 1).into());
+    Statement {
+        sql: format!(
+            "SELECT {SUMMARY_COLUMNS}, r.rowid AS stored, {} AS snippet \
+             FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
+             WHERE {} ORDER BY {index}.rowid DESC LIMIT ?",
+            arm.snippet(),
+            conditions.join(" AND ")
+        )
+        .into(),
+        parameters,
+    }
+}
+
+/// The statements that make receipt `receipt_id` searchable, by its headers
+/// and by its text: after its insert, in the same batch.
+pub(crate) fn indexed(receipt_id: &str) -> [Statement; 2] {
+    [
+        Statement::new(
+            "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject, mailbox_id) \
+             SELECT rowid, from_address, from_name, recipients, subject, mailbox_id FROM receipts WHERE id = ?1",
+        )
+        .bind(receipt_id),
+        Statement::new(
+            "INSERT INTO receipt_bodies_index (rowid, text_body, mailbox_id) \
+             SELECT rowid, text_body, mailbox_id FROM receipts WHERE id = ?1",
+        )
+        .bind(receipt_id),
+    ]
+}
+
+/// The condition on `receipts r` selecting the receipts of `mailbox_ids`
+/// received from `from_ms` and before `before_ms` whose headers or body match
+/// `words`, with its parameters (each `?`, in order).
+pub(crate) fn selection(
+    mailbox_ids: &[String],
+    from_ms: Option<i64>,
+    before_ms: Option<i64>,
+    words: Option<&str>,
+) -> (String, Vec<Value>) {
+    let mut condition = "r.mailbox_id IN (SELECT value FROM json_each(?))".to_string();
+    let mut parameters: Vec<Value> = vec![serde_json::json!(mailbox_ids).to_string().into()];
+    if let Some(since) = from_ms {
+        condition.push_str(" AND r.received_at >= ?");
+        parameters.push(since.into());
+    }
+    if let Some(until) = before_ms {
+        condition.push_str(" AND r.received_at < ?");
+        parameters.push(until.into());
+    }
+    if let Some(words) = words {
+        // Both arms of search: a match in the headers or in the body.
+        condition.push_str(
+            " AND (r.rowid IN (SELECT rowid FROM receipt_headers_index WHERE receipt_headers_index MATCH ?) \
+             OR r.rowid IN (SELECT rowid FROM receipt_bodies_index WHERE receipt_bodies_index MATCH ?))",
+        );
+        parameters.push(format!("{{from_address from_name recipients subject}} : ({words})").into());
+        parameters.push(format!("{{text_body}} : ({words})").into());
+    }
+    (condition, parameters)
+}
+
+/// How many receipts `selection` selects (`n`), and the last in storage order (`last`).
+pub(crate) fn selection_counted((condition, parameters): &(String, Vec<Value>)) -> Statement {
+    Statement {
+        sql: format!("SELECT count(*) AS n, max(r.rowid) AS last FROM receipts r WHERE {condition}").into(),
+        parameters: parameters.clone(),
+    }
+}
+
+/// The receipts `selection` selects stored up to `last`, numbered in the order
+/// they were received.
+pub(crate) fn selection_in_order_up_to((condition, parameters): &(String, Vec<Value>), last: i64) -> Statement {
+    let mut parameters = parameters.clone();
+    parameters.push(last.into());
+    Statement {
+        sql: format!(
+            "SELECT row_number() OVER (ORDER BY r.received_at, r.id) AS position, r.id AS receipt_id, r.mailbox_id, \
+             r.message_id, r.subject, r.received_at, r.raw_key FROM receipts r WHERE {condition} AND r.rowid <= ?"
+        )
+        .into(),
+        parameters,
+    }
+}
