@@ -418,9 +418,6 @@ const STILL_CLIMBING_TO_THEIR_MOD: &[&str] = &[
     "oauth::clients",
     "oauth::consent",
     "oauth::tokens",
-    "reminders::events",
-    "reminders::profile",
-    "reminders::sources",
 ];
 
 /// A module's `mod.rs` only declares its files and re-exports what they define,

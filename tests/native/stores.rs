@@ -58,11 +58,6 @@ const NOT_YET_IN_A_STORE: &[&str] = &[
     "oauth/apps.rs",
     "oauth/consent.rs",
     "oauth/tokens.rs",
-    "reminders/events.rs",
-    "reminders/mod.rs",
-    "reminders/notify.rs",
-    "reminders/profile.rs",
-    "reminders/sources.rs",
 ];
 
 /// Where SQL may live: a store; the storage layer of the core, whose `Insert`
