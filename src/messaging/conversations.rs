@@ -9,14 +9,12 @@ use mailroom_contract::PathParameter;
 use mailroom_contract::api::{
     AgentConversation, AgentConversationList, AgentConversationSummary, SentAgentMessageList,
 };
-use serde::Deserialize;
 use serde_json::json;
 
-use super::{
-    MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, PolicyNumber, held_because_sql, participant, policy_sql,
-    state_now_sql,
-};
-use crate::authz::{holder_of, tuples};
+use super::errors::MessagingError;
+use super::shared::participant;
+use super::store::{self, ConversationRow, MessageRow, SentFilter};
+use crate::authz::holder_of;
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::IdKind;
@@ -28,32 +26,15 @@ use crate::core::time::{instant, rfc3339};
 
 /// Whether the caller administers the node, read beside what it asks for.
 fn administers(context: &Context<'_>) -> Statement {
-    match holder_of(context.caller(), context.now_ms()) {
-        Some(holder) => tuples::is_administrator(&holder),
-        None => Statement::new("SELECT 0 AS held"),
-    }
+    store::administers(holder_of(context.caller(), context.now_ms()).as_ref())
 }
-
-/// Whether `?2` (the caller) takes part in conversation `?3`, or sponsors an
-/// agent that does: SQL for one column, `sees`.
-const SEES_CONVERSATION: &str = "EXISTS (SELECT 1 FROM agent_conversation_participants p \
-      LEFT JOIN agents a ON a.id = p.participant_id \
-      WHERE p.conversation_id = ?3 AND (p.participant_id = ?2 OR a.sponsor_id = ?2)) AS sees";
 
 /// `GET /api/agent-messages/:agentMessageId`.
 pub async fn get_message(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let id = context.path(PathParameter::AgentMessageId)?.to_string();
     let me = participant(context.caller())?;
     let now = context.now_ms();
-    let message = Statement::new(format!(
-        "SELECT {MESSAGE_COLUMNS}, {}, EXISTS (SELECT 1 FROM agents a \
-           WHERE a.id IN (m.sender_id, m.recipient_id) AND a.sponsor_id = ?2) AS sponsors \
-         {MESSAGE_FROM} WHERE m.id = ?3",
-        held_because_sql()
-    ))
-    .bind(now)
-    .bind(me.as_str())
-    .bind(id.as_str());
+    let message = store::message_with_sponsorship(&id, &me, now);
     let administers = administers(context);
     let [message, administers] = context.read_array([message, administers]).await?;
     let Some(row) = message.first() else { return Err(MessagingError::NoSuchMessage { id }.into()) };
@@ -87,34 +68,18 @@ pub async fn list_sent(context: &mut Context<'_>) -> Result<Response, Refusal> {
             expected: "a moment in RFC 3339, such as 2026-01-31T09:00:00Z".into(),
         })?),
     };
-    // `?1` is the time, as the state and `held_because` are judged at it.
-    let matching = format!(
-        "m.sender_id = ?2 AND m.kind <> 'reply' AND (?3 IS NULL OR m.recipient_id = ?3) \
-           AND (?4 IS NULL OR m.kind = ?4) AND (?5 IS NULL OR m.conversation_id = ?5) \
-           AND (?6 IS NULL OR (m.attempts > 0) = ?6) AND (?7 IS NULL OR m.updated_at >= ?7) \
-           AND (?8 IS NULL OR ({}) IN (SELECT value FROM json_each(?8)))",
-        state_now_sql()
-    );
-    let filtered = |statement: Statement| {
-        statement
-            .bind(now)
-            .bind(me.as_str())
-            .bind(context.query("recipient"))
-            .bind(context.query("kind"))
-            .bind(context.query("conversation"))
-            .bind(attempted)
-            .bind(changed_since)
-            .bind(states.clone())
+    let filter = SentFilter {
+        now_ms: now,
+        sender: &me,
+        recipient: context.query("recipient"),
+        kind: context.query("kind"),
+        conversation: context.query("conversation"),
+        attempted,
+        changed_since,
+        states,
     };
-    let page = filtered(Statement::new(format!(
-        "SELECT {MESSAGE_COLUMNS}, {} {MESSAGE_FROM} WHERE {matching} AND (m.updated_at, m.id) < (?9, ?10) \
-         ORDER BY m.updated_at DESC, m.id DESC LIMIT ?11",
-        held_because_sql()
-    )))
-    .bind(before_at)
-    .bind(before_id)
-    .bind(limit + 1);
-    let total = filtered(Statement::new(format!("SELECT COUNT(*) AS total FROM agent_messages m WHERE {matching}")));
+    let page = store::sent_page(&filter, before_at, &before_id, limit);
+    let total = store::sent_total(&filter);
     let [page, total] = context.read_array([page, total]).await?;
     let mut rows: Vec<MessageRow> = page.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut rows, limit, |row| (row.updated_at, row.id.as_str()));
@@ -124,15 +89,6 @@ pub async fn list_sent(context: &mut Context<'_>) -> Result<Response, Refusal> {
         next_cursor,
         total,
     }))
-}
-
-#[derive(Deserialize)]
-struct ConversationRow {
-    id: String,
-    participants: String,
-    message_count: i64,
-    last_activity_at: i64,
-    canceled_at: Option<i64>,
 }
 
 fn participants_of(joined: &str) -> Vec<String> {
@@ -150,23 +106,9 @@ pub async fn list_conversations(context: &mut Context<'_>) -> Result<Response, R
     let before_id = if before_id.is_empty() { "~".to_string() } else { before_id };
     // The agent named must be the caller or one it sponsors (an administrator
     // reads any agent's through the owner plane's inbox and conversations).
-    let whose_is_mine =
-        Statement::new("SELECT (?1 = ?2 OR EXISTS (SELECT 1 FROM agents WHERE id = ?1 AND sponsor_id = ?2)) AS mine")
-            .bind(whose.as_str())
-            .bind(me.as_str());
+    let whose_is_mine = store::is_mine(&whose, &me);
     let administers = administers(context);
-    let page = Statement::new(
-        "SELECT c.id, c.last_activity_at, c.canceled_at, \
-           (SELECT GROUP_CONCAT(participant_id) FROM agent_conversation_participants WHERE conversation_id = c.id) AS participants, \
-           (SELECT COUNT(*) FROM agent_messages WHERE conversation_id = c.id) AS message_count \
-         FROM agent_conversation_participants p JOIN agent_conversations c ON c.id = p.conversation_id \
-         WHERE p.participant_id = ?1 AND (c.last_activity_at, c.id) < (?2, ?3) \
-         ORDER BY c.last_activity_at DESC, c.id DESC LIMIT ?4",
-    )
-    .bind(whose.as_str())
-    .bind(before_at)
-    .bind(before_id)
-    .bind(limit + 1);
+    let page = store::conversations_page(&whose, before_at, &before_id, limit);
     let [whose_is_mine, administers, page] = context.read_array([whose_is_mine, administers, page]).await?;
     let admitted = whose_is_mine.first_flag("mine") == Some(true)
         || (administers.first_flag("held") == Some(true) && whose.starts_with(IdKind::Agent.prefix()));
@@ -193,22 +135,8 @@ async fn visible_conversation(context: &mut Context<'_>) -> Result<(AgentConvers
     let id = context.path(PathParameter::ConversationId)?.to_string();
     let me = participant(context.caller())?;
     let now = context.now_ms();
-    let conversation = Statement::new(format!(
-        "SELECT c.canceled_at, \
-           (SELECT GROUP_CONCAT(participant_id) FROM agent_conversation_participants WHERE conversation_id = c.id) AS participants, \
-           EXISTS (SELECT 1 FROM agent_conversation_participants WHERE conversation_id = c.id AND participant_id = ?2) AS takes_part, \
-           {SEES_CONVERSATION} \
-         FROM agent_conversations c WHERE c.id = ?3 AND ?1 = ?1"
-    ))
-    .bind(now)
-    .bind(me.as_str())
-    .bind(id.as_str());
-    let messages = Statement::new(format!(
-        "SELECT {MESSAGE_COLUMNS}, {} {MESSAGE_FROM} WHERE m.conversation_id = ?2 ORDER BY m.created_at, m.id",
-        held_because_sql()
-    ))
-    .bind(now)
-    .bind(id.as_str());
+    let conversation = store::conversation_seen_by(&id, &me, now);
+    let messages = store::conversation_messages(&id, now);
     let administers = administers(context);
     let [conversation, messages, administers] = context.read_array([conversation, messages, administers]).await?;
     let not_found = || Refusal::from(MessagingError::NoSuchConversation { id: id.clone() });
@@ -255,27 +183,10 @@ pub async fn cancel_conversation(context: &mut Context<'_>) -> Result<Response, 
     let me = participant(context.caller())?;
     let now = context.now_ms();
     context.write_changing_one_row(
-        Statement::new(
-            "UPDATE agent_conversations SET canceled_at = ?2, canceled_by = ?3, last_activity_at = ?2 \
-             WHERE id = ?1 AND canceled_at IS NULL",
-        )
-        .bind(conversation.id.as_str())
-        .bind(now)
-        .bind(me.as_str()),
+        store::cancel_conversation(&conversation.id, &me, now),
         MessagingError::ConversationCanceled { id: conversation.id.clone() },
     );
-    // What is still unfinished: not expired, and not a lapsed lease that had
-    // its attempts (failed, though not yet recorded so).
-    let attempts = policy_sql(PolicyNumber::MaximumAttempts, "recipient_id");
-    context.write(
-        Statement::new(format!(
-            "UPDATE agent_messages SET state = 'canceled', lease_expires_at = NULL, updated_at = ?2 \
-             WHERE conversation_id = ?1 AND expires_at > ?2 \
-               AND (state = 'queued' OR (state = 'leased' AND (lease_expires_at > ?2 OR attempts < {attempts})))"
-        ))
-        .bind(conversation.id.as_str())
-        .bind(now),
-    );
+    context.write(store::cancel_unfinished_messages(&conversation.id, now));
     let mut canceled = 0;
     for message in &mut conversation.messages {
         if !message.state.is_finished() {

@@ -23,22 +23,16 @@ use mailroom_contract::api::{
 };
 use serde_json::json;
 
+use super::errors::MessagingError;
 use super::send::NOT_ALLOWED;
-use super::{
-    MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, PolicyNumber, content_text, held_because_sql, in_range,
-    inbox_owner, policy_sql,
-};
+use super::shared::{content_text, in_range, inbox_owner};
+use super::store::{self, LeaseChange, MessageRow, NewReply};
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::paging;
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
-
-/// A message the recipient may be delivered now, as SQL over `m` (`?1` the time).
-const DELIVERABLE: &str =
-    "m.expires_at > ?1 AND (m.state = 'queued' OR (m.state = 'leased' AND m.lease_expires_at <= ?1))";
 
 /// How often, at most, an agent's `last_seen_at` is written: once a minute.
 const LAST_SEEN_RESOLUTION_MS: i64 = 60_000;
@@ -47,14 +41,7 @@ const LAST_SEEN_RESOLUTION_MS: i64 = 60_000;
 /// once a minute, so polling never writes on every call.
 fn seen(context: &mut Context<'_>, agent_id: &str) {
     let now = context.now_ms();
-    context.defer_write(
-        Statement::new(
-            "UPDATE agents SET last_seen_at = ?1 WHERE id = ?2 AND (last_seen_at IS NULL OR last_seen_at <= ?1 - ?3)",
-        )
-        .bind(now)
-        .bind(agent_id)
-        .bind(LAST_SEEN_RESOLUTION_MS),
-    );
+    context.defer_write(store::agent_seen(agent_id, now, LAST_SEEN_RESOLUTION_MS));
 }
 
 /// `GET /api/agent-inbox`: what waits for the calling agent or is leased by it,
@@ -64,18 +51,7 @@ pub async fn list_inbox(context: &mut Context<'_>) -> Result<Response, Refusal> 
     let limit = paging::limit(context)?;
     let (after_at, after_id) = paging::cursor(context, IdKind::AgentMessage, i64::MIN)?;
     let now = context.now_ms();
-    let page = Statement::new(format!(
-        "SELECT {MESSAGE_COLUMNS}, {} {MESSAGE_FROM} \
-         WHERE m.recipient_id = ?2 AND m.state IN ('queued', 'leased') AND m.expires_at > ?1 \
-           AND (m.created_at, m.id) > (?3, ?4) \
-         ORDER BY m.created_at, m.id LIMIT ?5",
-        held_because_sql()
-    ))
-    .bind(now)
-    .bind(agent_id.as_str())
-    .bind(after_at)
-    .bind(after_id)
-    .bind(limit + 1);
+    let page = store::inbox_page(&agent_id, now, after_at, &after_id, limit);
     let [page] = context.read_array([page]).await?;
     let mut rows: Vec<MessageRow> = page.decode_all().map_err(|error| context.internal(error))?;
     // A lease that lapsed on its last attempt has failed: no longer waiting.
@@ -95,70 +71,22 @@ pub async fn claim(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let now = context.now_ms();
     seen(context, &agent_id);
 
-    // The policy's room, computed inside each statement that needs it: what
-    // was asked for, less the live leases over the lease cap, less the last
-    // minute's grants over the rate cap; never negative (a negative LIMIT is
-    // no limit).
-    let room = format!(
-        "MAX(0, MIN(?3, \
-            {pending} - (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = ?2 AND state = 'leased' AND lease_expires_at > ?1), \
-            {rate} - (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = ?2 AND lease_granted_at > ?1 - 60000)))",
-        pending = policy_sql(PolicyNumber::PendingCap, "?2"),
-        rate = policy_sql(PolicyNumber::RatePerMinute, "?2"),
-    );
-    // Whether anything is deliverable now: a poll that would be granted nothing
-    // (an empty inbox, or caps with no room) is answered from this read and
-    // changes nothing, so polling writes nothing. What it leaves unrecorded
-    // (a lease that ran out of attempts) the cron's sweep records.
-    let waiting = Statement::new(format!(
-        "SELECT (EXISTS (SELECT 1 FROM agent_messages m WHERE m.recipient_id = ?2 AND {DELIVERABLE}) \
-           AND {room} > 0) AS waiting"
-    ))
-    .bind(now)
-    .bind(agent_id.as_str())
-    .bind(wanted);
+    // Whether anything is deliverable now, within the room the policy leaves
+    // (what was asked for, less the live leases over the lease cap, less the
+    // last minute's grants over the rate cap): a poll that would be granted
+    // nothing (an empty inbox, or caps with no room) is answered from this
+    // read and changes nothing, so polling writes nothing. What it leaves
+    // unrecorded (a lease that ran out of attempts) the cron's sweep records.
+    let waiting = store::anything_to_claim(&agent_id, now, wanted);
     let [waiting] = context.read_array([waiting]).await?;
     if waiting.first_flag("waiting") != Some(true) {
         context.leave_unrecorded();
         return Ok(context.json(&ClaimedAgentMessages { messages: Vec::new() }));
     }
 
-    let attempts = policy_sql(PolicyNumber::MaximumAttempts, "?2");
-    context.write(
-        Statement::new(format!(
-            "UPDATE agent_messages SET state = 'failed', updated_at = ?1 \
-             WHERE recipient_id = ?2 AND state = 'leased' AND lease_expires_at <= ?1 AND attempts >= {attempts}"
-        ))
-        .bind(now)
-        .bind(agent_id.as_str()),
-    );
-    context.write(
-        Statement::new(
-            "UPDATE agent_messages SET state = 'refused', reason = ?3, updated_at = ?1 \
-             WHERE recipient_id = ?2 AND kind <> 'reply' AND state IN ('queued', 'leased') \
-               AND (state = 'queued' OR lease_expires_at <= ?1) \
-               AND (SELECT allowed_peers FROM agent_messaging_policies WHERE agent_id = ?2) IS NOT NULL \
-               AND sender_id NOT IN (SELECT j.value FROM agent_messaging_policies p, json_each(p.allowed_peers) j \
-                                      WHERE p.agent_id = ?2)",
-        )
-        .bind(now)
-        .bind(agent_id.as_str())
-        .bind(NOT_ALLOWED),
-    );
-    context.write(
-        Statement::new(format!(
-            "UPDATE agent_messages SET state = 'leased', attempts = attempts + 1, fencing_token = fencing_token + 1, \
-               lease_granted_at = ?1, lease_expires_at = ?1 + ?4, updated_at = ?1 \
-             WHERE id IN (SELECT m.id FROM agent_messages m WHERE m.recipient_id = ?2 AND {DELIVERABLE} \
-                          ORDER BY m.created_at, m.id LIMIT {room}) \
-             RETURNING id, conversation_id, sender_id, recipient_id, kind, in_reply_to, content, state, reason, \
-               attempts, fencing_token, lease_granted_at, lease_expires_at, created_at, updated_at, expires_at"
-        ))
-        .bind(now)
-        .bind(agent_id.as_str())
-        .bind(wanted)
-        .bind(lease_seconds * 1000),
-    );
+    context.write(store::fail_spent_leases(&agent_id, now));
+    context.write(store::refuse_senders_not_allowed(&agent_id, now, NOT_ALLOWED));
+    context.write(store::grant_leases(&agent_id, now, wanted, lease_seconds * 1000));
     context.audit_object(agent_id.clone());
     context.audit_detail(json!({ "max": wanted, "lease_seconds": lease_seconds }));
     let results = context.commit_returning().await?;
@@ -176,13 +104,7 @@ async fn live_leased_message(context: &mut Context<'_>, fencing_token: i64) -> R
     let agent_id = inbox_owner(context.caller())?;
     let id = context.path(PathParameter::AgentMessageId)?.to_string();
     let now = context.now_ms();
-    let message = Statement::new(format!(
-        "SELECT {MESSAGE_COLUMNS}, {} {MESSAGE_FROM} WHERE m.id = ?2 AND m.recipient_id = ?3",
-        held_because_sql()
-    ))
-    .bind(now)
-    .bind(id.as_str())
-    .bind(agent_id.as_str());
+    let message = store::inbox_message(&id, &agent_id, now);
     let [message] = context.read_array([message]).await?;
     let Some(row) = message.first() else { return Err(MessagingError::NoSuchMessage { id }.into()) };
     context.audit_object(id);
@@ -207,24 +129,8 @@ fn finished(row: &mut MessageRow, state: AgentMessageState, now_ms: i64) {
 
 /// The guarded UPDATE every lease operation is: it matches only the live lease
 /// with this token, so anything stale changes no row and refuses the commit.
-fn on_live_lease(
-    context: &mut Context<'_>,
-    row: &MessageRow,
-    fencing_token: i64,
-    set: &str,
-    values: Vec<crate::core::storage::Value>,
-) {
-    let mut statement = Statement::new(format!(
-        "UPDATE agent_messages SET {set}, updated_at = ?1 \
-         WHERE id = ?2 AND recipient_id = ?3 AND state = 'leased' AND fencing_token = ?4 AND lease_expires_at > ?1"
-    ))
-    .bind(context.now_ms())
-    .bind(row.id.as_str())
-    .bind(row.recipient_id.as_str())
-    .bind(fencing_token);
-    for value in values {
-        statement = statement.bind(value);
-    }
+fn on_live_lease(context: &mut Context<'_>, row: &MessageRow, fencing_token: i64, change: LeaseChange<'_>) {
+    let statement = store::change_live_lease(change, &row.id, &row.recipient_id, fencing_token, context.now_ms());
     let stale = MessagingError::StaleLease { id: row.id.clone(), why: "another call changed the lease first" };
     context.write_changing_one_row(statement, stale);
     context.audit_detail(json!({ "fencing_token": fencing_token }));
@@ -234,7 +140,7 @@ fn on_live_lease(
 pub async fn acknowledge(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let body: AckAgentMessage = context.body()?;
     let (mut row, now) = live_leased_message(context, body.fencing_token).await?;
-    on_live_lease(context, &row, body.fencing_token, "state = 'acknowledged', lease_expires_at = NULL", Vec::new());
+    on_live_lease(context, &row, body.fencing_token, LeaseChange::Acknowledged);
     finished(&mut row, AgentMessageState::Acknowledged, now);
     Ok(context.json(&row.present(now)))
 }
@@ -250,8 +156,7 @@ pub async fn renew(context: &mut Context<'_>) -> Result<Response, Refusal> {
         context,
         &row,
         body.fencing_token,
-        "lease_expires_at = MIN(?1 + ?5, lease_granted_at + ?6)",
-        vec![(lease_seconds * 1000).into(), (MAXIMUM_LEASE_SECONDS * 1000).into()],
+        LeaseChange::Renewed { lease_ms: lease_seconds * 1000, longest_ms: MAXIMUM_LEASE_SECONDS * 1000 },
     );
     // The answer states what the statement sets, from the grant time read.
     let cap = row.lease_granted_at.unwrap_or(now) + MAXIMUM_LEASE_SECONDS * 1000;
@@ -269,37 +174,20 @@ pub async fn reply(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(MessagingError::EventsAreAcknowledged.into());
     }
     let reply_id = new_id(IdKind::AgentMessage, context.platform());
-    on_live_lease(
-        context,
-        &row,
-        body.fencing_token,
-        "state = 'answered', lease_expires_at = NULL, reply_id = ?5",
-        vec![reply_id.as_str().into()],
-    );
+    on_live_lease(context, &row, body.fencing_token, LeaseChange::Answered { reply_id: &reply_id });
     // A reply goes to the requester's inbox when the requester is an agent that
     // asked over REST; a person, or an A2A task, reads it where it is shown.
     let claimed_by_requester = row.sender_id.starts_with(IdKind::Agent.prefix());
-    context.write(
-        Statement::new(
-            "INSERT INTO agent_messages (id, conversation_id, sender_id, recipient_id, kind, in_reply_to, content, \
-               body_hash, idempotency_key, surface, state, created_at, updated_at, expires_at) \
-             SELECT ?1, conversation_id, recipient_id, sender_id, 'reply', id, ?2, ?3, 'reply:' || id, surface, \
-               CASE WHEN surface = 'a2a' OR ?4 = 0 THEN 'delivered' ELSE 'queued' END, ?5, ?5, ?6 \
-             FROM agent_messages WHERE id = ?7",
-        )
-        .bind(reply_id.as_str())
-        .bind(content.as_str())
-        .bind(sha256_hex(content.as_bytes()))
-        .bind(i64::from(claimed_by_requester))
-        .bind(now)
-        .bind(now + DEFAULT_MESSAGE_EXPIRY_SECONDS * 1000)
-        .bind(row.id.as_str()),
-    );
-    context.write(
-        Statement::new("UPDATE agent_conversations SET last_activity_at = ?2 WHERE id = ?1")
-            .bind(row.conversation_id.as_str())
-            .bind(now),
-    );
+    context.write(store::insert_reply(&NewReply {
+        id: &reply_id,
+        request_id: &row.id,
+        content: &content,
+        body_hash: &sha256_hex(content.as_bytes()),
+        claimed_by_requester,
+        now_ms: now,
+        expires_at: now + DEFAULT_MESSAGE_EXPIRY_SECONDS * 1000,
+    }));
+    context.write(store::conversation_active(&row.conversation_id, now));
     context.audit_detail(json!({ "fencing_token": body.fencing_token, "reply": reply_id }));
     finished(&mut row, AgentMessageState::Answered, now);
     row.reply_id = Some(reply_id);
@@ -316,13 +204,7 @@ pub async fn reject(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(MessagingError::InvalidReason.into());
     }
     let (mut row, now) = live_leased_message(context, body.fencing_token).await?;
-    on_live_lease(
-        context,
-        &row,
-        body.fencing_token,
-        "state = 'rejected', lease_expires_at = NULL, reason = ?5",
-        vec![reason.as_str().into()],
-    );
+    on_live_lease(context, &row, body.fencing_token, LeaseChange::Rejected { reason: &reason });
     finished(&mut row, AgentMessageState::Rejected, now);
     row.reason = Some(reason);
     Ok(context.json(&row.present(now)))

@@ -8,12 +8,11 @@ use mailroom_contract::api::{
     AgentMessageList, AgentMessaging, MAXIMUM_ALLOWED_PEERS, MAXIMUM_ATTEMPTS_RANGE, PENDING_CAP_RANGE,
     RATE_PER_MINUTE_RANGE, SponsoredAgent, SponsoredAgentList, UpdateAgentMessaging,
 };
-use serde::Deserialize;
 use serde_json::json;
 
-use super::{
-    MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, PolicyNumber, held_because_sql, in_range, policy_sql,
-};
+use super::errors::MessagingError;
+use super::shared::in_range;
+use super::store::{self, MessageRow, MessagingRow, PolicyChange, SponsoredRow};
 use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::http::Response;
@@ -22,23 +21,6 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
-
-#[derive(Deserialize)]
-struct MessagingRow {
-    id: String,
-    name: String,
-    sponsor_id: String,
-    paused_at: Option<i64>,
-    revoked_at: Option<i64>,
-    last_seen_at: Option<i64>,
-    allowed_peers: Option<String>,
-    rate_per_minute: i64,
-    pending_cap: i64,
-    maximum_attempts: i64,
-    waiting: i64,
-    leased: i64,
-    listed_on_node_card: i64,
-}
 
 impl MessagingRow {
     fn present(self, origin: &str) -> AgentMessaging {
@@ -60,32 +42,10 @@ impl MessagingRow {
     }
 }
 
-/// The statement reading an agent's messaging (`?1` the time, `?2` the agent).
-fn messaging_of(agent_id: &str, now_ms: i64) -> Statement {
-    Statement::new(format!(
-        "SELECT a.id, a.name, a.sponsor_id, a.paused_at, a.revoked_at, a.last_seen_at, \
-           (SELECT allowed_peers FROM agent_messaging_policies WHERE agent_id = a.id) AS allowed_peers, \
-           COALESCE((SELECT listed_on_node_card FROM agent_messaging_policies WHERE agent_id = a.id), 0) \
-              AS listed_on_node_card, \
-           {rate} AS rate_per_minute, {pending} AS pending_cap, {attempts} AS maximum_attempts, \
-           (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = a.id AND expires_at > ?1 \
-              AND (state = 'queued' OR (state = 'leased' AND lease_expires_at <= ?1 AND attempts < {attempts}))) \
-              AS waiting, \
-           (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = a.id AND state = 'leased' \
-              AND lease_expires_at > ?1) AS leased \
-         FROM agents a WHERE a.id = ?2",
-        rate = policy_sql(PolicyNumber::RatePerMinute, "a.id"),
-        pending = policy_sql(PolicyNumber::PendingCap, "a.id"),
-        attempts = policy_sql(PolicyNumber::MaximumAttempts, "a.id"),
-    ))
-    .bind(now_ms)
-    .bind(agent_id)
-}
-
 /// `GET /api/agents/:agentId/messaging`.
 pub async fn get_messaging(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let agent_id = context.path(PathParameter::AgentId)?.to_string();
-    let [found] = context.read_array([messaging_of(&agent_id, context.now_ms())]).await?;
+    let [found] = context.read_array([store::messaging_of(&agent_id, context.now_ms())]).await?;
     let Some(row) = found.first() else { return Err(MessagingError::NoSuchAgent { id: agent_id }.into()) };
     let row: MessagingRow = row.decode().map_err(|error| context.internal(error))?;
     Ok(context.json(&row.present(context.config().origin_of(context.request()))))
@@ -96,7 +56,7 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
     let agent_id = context.path(PathParameter::AgentId)?.to_string();
     let body: UpdateAgentMessaging = context.optional_body()?;
     let now = context.now_ms();
-    let [found] = context.read_array([messaging_of(&agent_id, now)]).await?;
+    let [found] = context.read_array([store::messaging_of(&agent_id, now)]).await?;
     let Some(row) = found.first() else { return Err(MessagingError::NoSuchAgent { id: agent_id }.into()) };
     let mut row: MessagingRow = row.decode().map_err(|error| context.internal(error))?;
     context.audit_object(agent_id.clone());
@@ -136,33 +96,21 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
     // Only what the body names is written, so two owners changing different
     // parts of the policy at once both keep their change.
     let allowlist_changes = body.allowed_peers.is_some() || body.allow_everyone == Some(true);
-    context.write(
-        Statement::new(
-            "INSERT INTO agent_messaging_policies \
-               (agent_id, allowed_peers, rate_per_minute, pending_cap, maximum_attempts, updated_at, updated_by, \
-                listed_on_node_card) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?12) \
-             ON CONFLICT (agent_id) DO UPDATE SET \
-               allowed_peers = CASE WHEN ?8 THEN excluded.allowed_peers ELSE allowed_peers END, \
-               rate_per_minute = COALESCE(?9, rate_per_minute), pending_cap = COALESCE(?10, pending_cap), \
-               maximum_attempts = COALESCE(?11, maximum_attempts), \
-               listed_on_node_card = COALESCE(?13, listed_on_node_card), updated_at = excluded.updated_at, \
-               updated_by = excluded.updated_by",
-        )
-        .bind(agent_id.as_str())
-        .bind(row.allowed_peers.clone())
-        .bind(row.rate_per_minute)
-        .bind(row.pending_cap)
-        .bind(row.maximum_attempts)
-        .bind(now)
-        .bind(by)
-        .bind(i64::from(allowlist_changes))
-        .bind(body.rate_per_minute)
-        .bind(body.pending_cap)
-        .bind(body.maximum_attempts)
-        .bind(row.listed_on_node_card)
-        .bind(body.listed_on_node_card.map(i64::from)),
-    );
+    context.write(store::change_policy(&PolicyChange {
+        agent_id: &agent_id,
+        allowed_peers: row.allowed_peers.as_deref(),
+        rate_per_minute: row.rate_per_minute,
+        pending_cap: row.pending_cap,
+        maximum_attempts: row.maximum_attempts,
+        listed_on_node_card: row.listed_on_node_card,
+        now_ms: now,
+        by: &by,
+        allowlist_changes,
+        named_rate_per_minute: body.rate_per_minute,
+        named_pending_cap: body.pending_cap,
+        named_maximum_attempts: body.maximum_attempts,
+        named_listed_on_node_card: body.listed_on_node_card.map(i64::from),
+    }));
     context.audit_detail(json!({
         "allowed_peers": row.allowed_peers.as_deref().and_then(|peers| serde_json::from_str::<serde_json::Value>(peers).ok()),
         "rate_per_minute": row.rate_per_minute,
@@ -180,18 +128,8 @@ pub async fn list_owned_inbox(context: &mut Context<'_>) -> Result<Response, Ref
     let (before_at, before_id) = paging::cursor(context, IdKind::AgentMessage, i64::MAX)?;
     let before_id = if before_id.is_empty() { "~".to_string() } else { before_id };
     let now = context.now_ms();
-    let exists = Statement::new("SELECT 1 AS found FROM agents WHERE id = ?1").bind(agent_id.as_str());
-    let page = Statement::new(format!(
-        "SELECT {MESSAGE_COLUMNS}, {} {MESSAGE_FROM} \
-         WHERE m.recipient_id = ?2 AND (m.created_at, m.id) < (?3, ?4) \
-         ORDER BY m.created_at DESC, m.id DESC LIMIT ?5",
-        held_because_sql()
-    ))
-    .bind(now)
-    .bind(agent_id.as_str())
-    .bind(before_at)
-    .bind(before_id)
-    .bind(limit + 1);
+    let exists = store::agent_exists(&agent_id);
+    let page = store::owned_inbox_page(&agent_id, now, before_at, &before_id, limit);
     let [exists, page] = context.read_array([exists, page]).await?;
     if exists.first().is_none() {
         return Err(MessagingError::NoSuchAgent { id: agent_id }.into());
@@ -201,15 +139,6 @@ pub async fn list_owned_inbox(context: &mut Context<'_>) -> Result<Response, Ref
     Ok(context.json(&AgentMessageList { messages: rows.iter().map(|row| row.present(now)).collect(), next_cursor }))
 }
 
-#[derive(Deserialize)]
-struct SponsoredRow {
-    id: String,
-    name: String,
-    paused_at: Option<i64>,
-    revoked_at: Option<i64>,
-    last_seen_at: Option<i64>,
-}
-
 /// `GET /api/me/agents`: the agents that act under the caller's authority.
 pub async fn list_sponsored_agents(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let person_id = match context.caller() {
@@ -217,11 +146,7 @@ pub async fn list_sponsored_agents(context: &mut Context<'_>) -> Result<Response
         // An agent sponsors nobody; the route is never in an agent's ceiling.
         _ => String::new(),
     };
-    let agents = Statement::new(
-        "SELECT id, name, paused_at, revoked_at, last_seen_at FROM agents WHERE sponsor_id = ?1 \
-         ORDER BY created_at DESC, id DESC",
-    )
-    .bind(person_id);
+    let agents = store::sponsored_agents(&person_id);
     let [agents] = context.read_array([agents]).await?;
     let agents: Vec<SponsoredRow> = agents.decode_all().map_err(|error| context.internal(error))?;
     let agents = agents
@@ -237,18 +162,9 @@ pub async fn list_sponsored_agents(context: &mut Context<'_>) -> Result<Response
     Ok(context.json(&SponsoredAgentList { agents }))
 }
 
-/// An agent its owner lists on the node's own A2A card.
-#[derive(Deserialize)]
-pub struct ListedAgent {
-    pub id: String,
-    pub name: String,
-}
-
 /// The agents whose owners list them on the node's A2A card and that are not
-/// revoked, oldest first: what anyone who asks the node may learn of its agents.
+/// revoked, oldest first, each read as a [`ListedAgent`](super::ListedAgent):
+/// what anyone who asks the node may learn of its agents.
 pub fn listed_on_node_card() -> Statement {
-    Statement::new(
-        "SELECT a.id, a.name FROM agents a JOIN agent_messaging_policies p ON p.agent_id = a.id \
-         WHERE p.listed_on_node_card = 1 AND a.revoked_at IS NULL ORDER BY a.created_at, a.id",
-    )
+    store::listed_on_node_card()
 }

@@ -21,20 +21,18 @@
 //! the sender learns it from the 202 rather than later.
 
 use mailroom_contract::api::{
-    DEFAULT_MESSAGE_EXPIRY_SECONDS, IDEMPOTENCY_KEY_MAXIMUM, MAXIMUM_MESSAGE_EXPIRY_SECONDS, MAXIMUM_WAITING_MESSAGES,
-    SendAgentMessage,
+    DEFAULT_MESSAGE_EXPIRY_SECONDS, IDEMPOTENCY_KEY_MAXIMUM, MAXIMUM_MESSAGE_EXPIRY_SECONDS, SendAgentMessage,
 };
 use serde_json::json;
 
-use super::{
-    MESSAGE_COLUMNS, MESSAGE_FROM, MessageRow, MessagingError, content_text, held_because_sql, in_range, participant,
-};
+use super::errors::MessagingError;
+use super::shared::{content_text, in_range, participant};
+use super::store::{self, MessageRow, NewMessage};
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
 
 /// Why the recipient's allowlist refuses a sender, as the message records it.
 pub(crate) const NOT_ALLOWED: &str = "the recipient's allowlist does not name the sender";
@@ -63,29 +61,10 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
     );
     let now = context.now_ms();
 
-    let recipient = Statement::new(
-        "SELECT a.id, \
-           (a.revoked_at IS NULL AND a.connection_pending_until IS NULL \
-            AND (a.expires_at IS NULL OR a.expires_at > ?1)) AS live, \
-           (SELECT allowed_peers FROM agent_messaging_policies WHERE agent_id = a.id) AS allowed_peers \
-         FROM agents a WHERE a.id = ?2",
-    )
-    .bind(now)
-    .bind(body.recipient.as_str());
-    let earlier = Statement::new(format!(
-        "SELECT {MESSAGE_COLUMNS}, {}, m.body_hash {MESSAGE_FROM} WHERE m.sender_id = ?2 AND m.idempotency_key = ?3",
-        held_because_sql()
-    ))
-    .bind(now)
-    .bind(sender.as_str())
-    .bind(key);
-    let conversation = Statement::new(
-        "SELECT c.canceled_at, EXISTS (SELECT 1 FROM agent_conversation_participants p \
-                WHERE p.conversation_id = c.id AND p.participant_id = ?2) AS takes_part \
-         FROM agent_conversations c WHERE c.id = ?1",
-    )
-    .bind(body.conversation_id.as_deref().unwrap_or_default())
-    .bind(sender.as_str());
+    let recipient = store::recipient(&body.recipient, now);
+    let earlier = store::sent_under_key(&sender, key, now);
+    let conversation =
+        store::conversation_continued(body.conversation_id.as_deref().unwrap_or_default(), sender.as_str());
     let [recipient, earlier, conversation] = context.read_array([recipient, earlier, conversation]).await?;
 
     if let Some(row) = earlier.first() {
@@ -113,14 +92,7 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let conversation_id = match &body.conversation_id {
         None => {
             let id = new_id(IdKind::Conversation, context.platform());
-            context.write(
-                Statement::new(
-                    "INSERT INTO agent_conversations (id, started_by, created_at, last_activity_at) VALUES (?1, ?2, ?3, ?3)",
-                )
-                .bind(id.as_str())
-                .bind(sender.as_str())
-                .bind(now),
-            );
+            context.write(store::start_conversation(&id, &sender, now));
             id
         }
         Some(id) => {
@@ -130,15 +102,9 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
             if row.optional_integer("canceled_at").ok().flatten().is_some() {
                 return Err(MessagingError::ConversationCanceled { id: id.clone() }.into());
             }
-            context.write(
-                Statement::new("UPDATE agent_conversations SET last_activity_at = ?2 WHERE id = ?1")
-                    .bind(id.as_str())
-                    .bind(now),
-            );
-            context.guard(
-                Statement::new("(SELECT canceled_at FROM agent_conversations WHERE id = ?) IS NULL").bind(id.as_str()),
-                MessagingError::ConversationCanceled { id: id.clone() },
-            );
+            context.write(store::conversation_active(id, now));
+            context
+                .guard(store::conversation_not_canceled(id), MessagingError::ConversationCanceled { id: id.clone() });
             id.clone()
         }
     };
@@ -146,34 +112,24 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let id = new_id(IdKind::AgentMessage, context.platform());
     let (state, reason) = if allowed { ("queued", None) } else { ("refused", Some(NOT_ALLOWED)) };
     let expires_at = now + expires_in * 1000;
-    context.write(
-        Statement::new(
-            "INSERT INTO agent_messages (id, conversation_id, sender_id, recipient_id, kind, content, body_hash, \
-               idempotency_key, surface, state, reason, created_at, updated_at, expires_at) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13)",
-        )
-        .bind(id.as_str())
-        .bind(conversation_id.as_str())
-        .bind(sender.as_str())
-        .bind(body.recipient.as_str())
-        .bind(body.kind.name())
-        .bind(content.as_str())
-        .bind(body_hash.as_str())
-        .bind(key)
-        .bind(context.surface().as_str())
-        .bind(state)
-        .bind(reason)
-        .bind(now)
-        .bind(expires_at),
-    );
-    context.write(participants(&conversation_id, &[&sender, &body.recipient]));
-    context.guard(
-        Statement::new(format!(
-            "(SELECT COUNT(*) FROM agent_messages WHERE recipient_id = ? AND state IN ('queued', 'leased')) <= {MAXIMUM_WAITING_MESSAGES}"
-        ))
-        .bind(body.recipient.as_str()),
-        MessagingError::InboxFull,
-    );
+    let message = store::new_message(&NewMessage {
+        id: &id,
+        conversation_id: &conversation_id,
+        sender_id: &sender,
+        recipient_id: &body.recipient,
+        kind: body.kind.name(),
+        content: &content,
+        body_hash: &body_hash,
+        idempotency_key: key,
+        surface: context.surface().as_str(),
+        state,
+        reason,
+        now_ms: now,
+        expires_at,
+    });
+    context.write(message.statement());
+    context.write(store::participants(&conversation_id, &[&sender, &body.recipient]));
+    context.guard(store::inbox_has_room(&body.recipient), MessagingError::InboxFull);
     // Two sends with one key racing: the loser applies nothing and is handled
     // again, and its first read then finds the winner's message.
     context.on_constraint_violation_handle_again("agent_messages.sender_id");
@@ -197,18 +153,4 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
         ..MessageRow::default()
     };
     Ok(context.json(&row.present(now)))
-}
-
-/// Records who takes part in a conversation (a no-op for those already in it).
-pub(crate) fn participants(conversation_id: &str, ids: &[&str]) -> Statement {
-    let values: Vec<String> = (0..ids.len()).map(|index| format!("(?1, ?{})", index + 2)).collect();
-    let values = values.join(", ");
-    let mut statement = Statement::new(format!(
-        "INSERT OR IGNORE INTO agent_conversation_participants (conversation_id, participant_id) VALUES {values}"
-    ))
-    .bind(conversation_id);
-    for id in ids {
-        statement = statement.bind(*id);
-    }
-    statement
 }

@@ -11,98 +11,27 @@
 
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::{
-    AfterDue, Channel, CreateEvent, Delivery, DeliveryOutcome, Event, EventList, EventState, MAXIMUM_OPEN_EVENTS,
-    UpdateEvent,
+    AfterDue, Channel, CreateEvent, Delivery, DeliveryOutcome, Event, EventList, EventState, UpdateEvent,
 };
-use serde::Deserialize;
 
+use super::checks::{DONE_LABEL, SUBTITLE, TITLE, deep_link, line, optional_line};
+use super::errors::ReminderError;
 use super::schedule::{self, Checkpoints, Day, DueAt, Timing, Zone};
-use super::{
-    DONE_LABEL, MANUAL_SOURCE, ReminderError, SUBTITLE, TITLE, ZONE_OR_DEFAULT, deep_link, line, optional_line,
-    owner_after_read, owner_cte,
-};
+use super::store::{self, DeliveryRow, EventRow, EventsListed};
+use super::whose::owner_after_read;
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::paging;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{QueryResult, Statement};
+use crate::core::storage::QueryResult;
 use crate::core::time::rfc3339;
+
+/// The source every event a person or their agent adds belongs to.
+pub const MANUAL_SOURCE: &str = "manual";
 
 /// The label of the closing button when none is given.
 pub const DEFAULT_DONE_LABEL: &str = "Done";
-
-/// An event's columns as every read selects them, with its source's name.
-pub(crate) const EVENT_COLUMNS: &str = "e.id, e.person_id, e.source_id, COALESCE(s.name, 'manual') AS source_name, \
-     e.source_ref, e.topic, e.title, e.subtitle, e.due_at, e.fire_at, e.after_due, e.done_label, e.deep_link, \
-     e.fire_moment, e.day_moment, e.due_moment, e.quiet_until, e.closed_as, e.closed_at, e.created_at, e.updated_at";
-/// Where they are read from.
-pub(crate) const EVENT_FROM: &str = "reminder_events e LEFT JOIN reminder_sources s ON s.id = e.source_id";
-
-/// An event's state at `now` (an SQL expression, such as a parameter), read
-/// from the event `e`'s stored closure and checkpoints: what `EventRow::state_at`
-/// says, as a query can filter on it. A test holds the two to each other.
-pub(crate) fn state_sql(now: &str) -> String {
-    format!(
-        "(CASE WHEN e.closed_as IS NOT NULL THEN e.closed_as \
-          WHEN {now} >= e.due_moment THEN (CASE e.after_due WHEN 'expire' THEN 'expired' ELSE 'overdue' END) \
-          WHEN {now} >= e.day_moment THEN 'today' WHEN {now} >= e.fire_moment THEN 'preparing' \
-          ELSE 'scheduled' END)"
-    )
-}
-
-/// The moment the state of the open event `e` at `now` began (see `state_sql`;
-/// `EventRow::checkpoint_at` for a state a person is told of).
-pub(crate) fn checkpoint_sql(now: &str) -> String {
-    format!(
-        "(CASE WHEN {now} >= e.due_moment THEN e.due_moment WHEN {now} >= e.day_moment THEN e.day_moment \
-          ELSE e.fire_moment END)"
-    )
-}
-
-/// An event as stored.
-#[derive(Clone, Debug, Deserialize)]
-pub(crate) struct EventRow {
-    pub id: String,
-    pub person_id: String,
-    pub source_id: String,
-    pub source_name: String,
-    pub source_ref: String,
-    pub topic: String,
-    pub title: String,
-    pub subtitle: Option<String>,
-    pub due_at: String,
-    pub fire_at: String,
-    pub after_due: String,
-    pub done_label: String,
-    pub deep_link: Option<String>,
-    pub fire_moment: i64,
-    pub day_moment: i64,
-    pub due_moment: i64,
-    pub quiet_until: Option<i64>,
-    pub closed_as: Option<String>,
-    pub closed_at: Option<i64>,
-    pub created_at: i64,
-    pub updated_at: i64,
-}
-
-/// A delivery as stored.
-#[derive(Clone, Debug, Deserialize)]
-pub(crate) struct DeliveryRow {
-    pub event_id: String,
-    pub checkpoint: i64,
-    pub state_entered: String,
-    pub channel: String,
-    pub outcome: String,
-    pub attempts: i64,
-    pub last_error: Option<String>,
-    pub updated_at: i64,
-    pub next_attempt_at: Option<i64>,
-}
-
-/// The columns of `reminder_deliveries d` a `DeliveryRow` is read from.
-pub(crate) const DELIVERY_COLUMNS: &str = "d.event_id, d.checkpoint, d.state_entered, d.channel, d.outcome, d.attempts, \
-     d.last_error, d.updated_at, d.next_attempt_at";
 
 impl EventRow {
     /// Its checkpoints, as stored when it or the person's zone was last written.
@@ -388,66 +317,6 @@ impl Fields {
     }
 }
 
-/// The statement that stores `row` as a new event, or, when its source already
-/// has an event under the same key for the person, updates that one: a new
-/// `due_at` reopens it and clears its acknowledgement, the same one changes the
-/// fields alone. One statement, so two pushes at once cannot interleave.
-pub(crate) fn upsert(row: &EventRow, created_by: &str) -> Statement {
-    Statement::new(
-        "INSERT INTO reminder_events (id, person_id, source_id, source_ref, topic, title, subtitle, due_at, fire_at, \
-         after_due, done_label, deep_link, fire_moment, day_moment, due_moment, quiet_until, closed_as, closed_at, \
-         created_by, created_at, updated_at) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?20) \
-         ON CONFLICT (person_id, source_id, source_ref, topic) DO UPDATE SET \
-           title = excluded.title, subtitle = excluded.subtitle, fire_at = excluded.fire_at, \
-           after_due = excluded.after_due, done_label = excluded.done_label, deep_link = excluded.deep_link, \
-           fire_moment = excluded.fire_moment, day_moment = excluded.day_moment, due_moment = excluded.due_moment, \
-           quiet_until = CASE WHEN excluded.due_at = reminder_events.due_at THEN reminder_events.quiet_until END, \
-           closed_as = CASE WHEN excluded.due_at = reminder_events.due_at THEN reminder_events.closed_as END, \
-           closed_at = CASE WHEN excluded.due_at = reminder_events.due_at THEN reminder_events.closed_at END, \
-           due_at = excluded.due_at, updated_at = excluded.updated_at",
-    )
-    .bind(row.id.as_str())
-    .bind(row.person_id.as_str())
-    .bind(row.source_id.as_str())
-    .bind(row.source_ref.as_str())
-    .bind(row.topic.as_str())
-    .bind(row.title.as_str())
-    .bind(row.subtitle.as_deref())
-    .bind(row.due_at.as_str())
-    .bind(row.fire_at.as_str())
-    .bind(row.after_due.as_str())
-    .bind(row.done_label.as_str())
-    .bind(row.deep_link.as_deref())
-    .bind(row.fire_moment)
-    .bind(row.day_moment)
-    .bind(row.due_moment)
-    .bind(row.quiet_until)
-    .bind(row.closed_as.as_deref())
-    .bind(row.closed_at)
-    .bind(created_by)
-    .bind(row.updated_at)
-}
-
-/// The condition a commit adding an open event keeps: the person's inbox
-/// holds no more open events than the node keeps.
-pub(crate) fn open_events_within_limit(person_id: &str) -> Statement {
-    Statement::new(format!(
-        "(SELECT COUNT(*) FROM reminder_events WHERE person_id = ?1 AND closed_as IS NULL) <= {MAXIMUM_OPEN_EVENTS}"
-    ))
-    .bind(person_id)
-}
-
-/// The statement reading the caller's profile zone (a person's own, an agent's sponsor's).
-fn owner_zone(owner: (&'static str, String)) -> Statement {
-    Statement::new(format!(
-        "{}SELECT o.id AS person_id, {ZONE_OR_DEFAULT} FROM owner o \
-         LEFT JOIN reminder_profiles r ON r.person_id = o.id",
-        owner.0
-    ))
-    .bind(owner.1)
-}
-
 /// The zone a zone-reading statement found (UTC for a name no longer known).
 pub(crate) fn zone_of(result: &QueryResult) -> Zone {
     result
@@ -457,24 +326,6 @@ pub(crate) fn zone_of(result: &QueryResult) -> Zone {
         .unwrap_or_else(Zone::utc)
 }
 
-/// The statements reading one of the caller's events and its deliveries.
-fn owned_event(owner: (&'static str, String), event_id: &str) -> [Statement; 2] {
-    let event = Statement::new(format!(
-        "{}SELECT {EVENT_COLUMNS} FROM {EVENT_FROM} JOIN owner o ON e.person_id = o.id WHERE e.id = ?2",
-        owner.0
-    ))
-    .bind(owner.1.as_str())
-    .bind(event_id);
-    let deliveries = Statement::new(format!(
-        "{}SELECT {DELIVERY_COLUMNS} FROM reminder_deliveries d JOIN reminder_events e ON e.id = d.event_id \
-         JOIN owner o ON e.person_id = o.id WHERE d.event_id = ?2",
-        owner.0
-    ))
-    .bind(owner.1)
-    .bind(event_id);
-    [event, deliveries]
-}
-
 /// Reads the path's event of the caller's, with its deliveries and the zone,
 /// refusing one that is not theirs as if it did not exist.
 async fn the_event(context: &mut Context<'_>) -> Result<(EventRow, Vec<DeliveryRow>, Zone), Refusal> {
@@ -482,9 +333,9 @@ async fn the_event(context: &mut Context<'_>) -> Result<(EventRow, Vec<DeliveryR
     if !is_id_of(&event_id, IdKind::Event) {
         return Err(ReminderError::NoSuchEvent { id: event_id }.into());
     }
-    let owner = owner_cte(context.caller());
-    let [event, deliveries] = owned_event(owner.clone(), &event_id);
-    let [event, deliveries, zone] = context.read_array([event, deliveries, owner_zone(owner)]).await?;
+    let owner = store::owner(context.caller());
+    let [event, deliveries] = store::owned_event(&owner, &event_id);
+    let [event, deliveries, zone] = context.read_array([event, deliveries, store::owner_zone(&owner)]).await?;
     let Some(row) = event.first() else {
         return Err(ReminderError::NoSuchEvent { id: event_id }.into());
     };
@@ -504,37 +355,12 @@ pub async fn list_events(context: &mut Context<'_>) -> Result<Response, Refusal>
     // last 100 closed, one page.
     let (after_due, after_id) =
         if archive { (i64::MIN, String::new()) } else { paging::cursor(context, IdKind::Event, i64::MIN)? };
-    let owner = owner_cte(context.caller());
-    let state_now = state_sql("?2");
-    let (condition, order) = if archive {
-        (
-            format!("{state_now} IN ('done', 'withdrawn', 'expired')"),
-            "COALESCE(e.closed_at, e.due_moment) DESC, e.id DESC",
-        )
+    let listed = if archive {
+        EventsListed::Archive
     } else {
-        // `closed_as IS NULL` first, for the index of open events.
-        let within = match state {
-            Some(state) => format!("{state_now} = '{}'", state.name()),
-            None => format!("{state_now} != 'expired'"),
-        };
-        let after = "(e.due_moment > ?4 OR (e.due_moment = ?4 AND (?5 = '' OR e.id > ?5)))";
-        (format!("e.closed_as IS NULL AND {within} AND {after}"), "e.due_moment, e.id")
+        EventsListed::Open { state: state.map(|state| state.name()), after_due, after_id: &after_id }
     };
-    let page =
-        format!("FROM {EVENT_FROM} JOIN owner o ON e.person_id = o.id WHERE {condition} ORDER BY {order} LIMIT ?3");
-    let bound = |statement: Statement| {
-        let statement = statement.bind(owner.1.as_str()).bind(now_ms).bind(if archive { limit } else { limit + 1 });
-        if archive { statement } else { statement.bind(after_due).bind(after_id.as_str()) }
-    };
-    let events = bound(Statement::new(format!("{}SELECT {EVENT_COLUMNS} {page}", owner.0)));
-    // The deliveries of this page's open events at their current checkpoints:
-    // what `EventRow::present` shows, and nothing more.
-    let deliveries = bound(Statement::new(format!(
-        "{}SELECT {DELIVERY_COLUMNS} FROM reminder_deliveries d JOIN reminder_events e ON e.id = d.event_id \
-         WHERE d.event_id IN (SELECT e.id {page}) AND e.closed_as IS NULL AND d.checkpoint = {}",
-        owner.0,
-        checkpoint_sql("?2")
-    )));
+    let [events, deliveries] = store::events_page(&store::owner(context.caller()), &listed, now_ms, limit);
     let [events, deliveries] = context.read_array([events, deliveries]).await?;
     let mut rows: Vec<EventRow> = events.decode_all().map_err(|error| context.internal(error))?;
     let deliveries: Vec<DeliveryRow> = deliveries.decode_all().map_err(|error| context.internal(error))?;
@@ -561,7 +387,7 @@ pub async fn create_event(context: &mut Context<'_>) -> Result<Response, Refusal
         request.done_label.as_deref(),
         request.deep_link.as_deref(),
     )?;
-    let [zone] = context.read_array([owner_zone(owner_cte(context.caller()))]).await?;
+    let [zone] = context.read_array([store::owner_zone(&store::owner(context.caller()))]).await?;
     let person_id = owner_after_read(context)?;
     let zone = zone_of(&zone);
     let now_ms = context.now_ms();
@@ -577,8 +403,8 @@ pub async fn create_event(context: &mut Context<'_>) -> Result<Response, Refusal
         now_ms,
     );
     let actor = context.caller().actor_id().unwrap_or_default().to_string();
-    context.write(upsert(&row, &actor));
-    context.guard(open_events_within_limit(&person_id), ReminderError::TooManyOpenEvents);
+    context.write(store::upsert(&row, &actor).statement());
+    context.guard(store::open_events_within_limit(&person_id), ReminderError::TooManyOpenEvents);
     context.audit_object(id);
     context.audit_detail(serde_json::json!({ "source": MANUAL_SOURCE, "due_at": row.due_at }));
     Ok(context.json(&row.present(now_ms, &[])))
@@ -599,9 +425,9 @@ pub async fn update_event(context: &mut Context<'_>) -> Result<Response, Refusal
     let row = fields.applied_to(&existing, rescheduled, &zone, now_ms);
     // The same upsert every writer uses: the event's key finds the stored row.
     let actor = context.caller().actor_id().unwrap_or_default().to_string();
-    context.write(upsert(&row, &actor));
+    context.write(store::upsert(&row, &actor).statement());
     if rescheduled && existing.is_closed_at(now_ms) {
-        context.guard(open_events_within_limit(&existing.person_id), ReminderError::TooManyOpenEvents);
+        context.guard(store::open_events_within_limit(&existing.person_id), ReminderError::TooManyOpenEvents);
     }
     context.audit_detail(serde_json::json!({ "rescheduled": rescheduled, "due_at": row.due_at }));
     Ok(context.json(&row.present(now_ms, if rescheduled { &[] } else { &deliveries })))
@@ -616,23 +442,12 @@ pub async fn delete_event(context: &mut Context<'_>) -> Result<Response, Refusal
     Ok(context.json(&closed.present(now_ms, &deliveries)))
 }
 
-/// The statement closing an open event as `how` (done, withdrawn); one
-/// already closed stays as it closed.
-pub(crate) fn closing(event_id: &str, how: &'static str, now_ms: i64) -> Statement {
-    Statement::new(
-        "UPDATE reminder_events SET closed_as = ?2, closed_at = ?3, updated_at = ?3 WHERE id = ?1 AND closed_as IS NULL",
-    )
-    .bind(event_id)
-    .bind(how)
-    .bind(now_ms)
-}
-
 /// Closes `row` as `how` unless it is closed already, which stays as it is.
 fn close(context: &mut Context<'_>, mut row: EventRow, how: &'static str, now_ms: i64) -> EventRow {
     if row.is_closed_at(now_ms) {
         return row;
     }
-    context.write(closing(&row.id, how, now_ms));
+    context.write(store::closing(&row.id, how, now_ms));
     row.closed_as = Some(how.to_string());
     row.closed_at = Some(now_ms);
     row.updated_at = now_ms;
@@ -653,12 +468,7 @@ pub async fn mark_acknowledged(context: &mut Context<'_>) -> Result<Response, Re
     let now_ms = context.now_ms();
     if !row.is_closed_at(now_ms) {
         let until = row.checkpoints().next_after(now_ms, row.after_due()).unwrap_or(SILENT_UNTIL_RESCHEDULED);
-        context.write(
-            Statement::new("UPDATE reminder_events SET quiet_until = ?2, updated_at = ?3 WHERE id = ?1")
-                .bind(row.id.as_str())
-                .bind(until)
-                .bind(now_ms),
-        );
+        context.write(store::acknowledge(&row.id, until, now_ms));
         row.quiet_until = Some(until);
         row.updated_at = now_ms;
     }
@@ -668,6 +478,8 @@ pub async fn mark_acknowledged(context: &mut Context<'_>) -> Result<Response, Re
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::storage::Statement;
+    use crate::reminders::store::state_sql;
 
     /// 2026-12-14T01:00+09:00.
     const MOMENT_2026_12_13_1600_UTC: i64 = 1_797_177_600_000;
@@ -700,7 +512,7 @@ mod tests {
             row.after_due = after_due.to_string();
             row.closed_as = closed_as.map(str::to_string);
             row.closed_at = closed_as.map(|_| 0);
-            futures_executor::block_on(database.execute(vec![upsert(&row, "usr_1")])).unwrap();
+            futures_executor::block_on(database.execute(vec![store::upsert(&row, "usr_1").statement()])).unwrap();
             rows.push(row);
         }
         let checkpoints = rows[0].checkpoints();

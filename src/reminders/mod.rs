@@ -6,263 +6,30 @@
 //! fields, its moments and state, and the person's routes), `profile` (zone,
 //! quiet hours and channels), `sources` (the administrator's routes for sources,
 //! and a source's push and withdraw) and `notify` (what the scheduled run
-//! delivers). This file holds what can go wrong and the refusals that say so,
-//! and whose inbox a call works in.
+//! delivers). Beneath them: `errors` (what can go wrong and the refusals that
+//! say so), `checks` (an event's text checked), `whose` (whose inbox a call
+//! works in) and `store` (every statement, and the rows they read). This file
+//! only declares them and re-exports what other modules use.
 //!
 //! Whose inbox: a person's own, an agent's sponsor's (the route's authority is
 //! `Personal`). The sponsor is derived in SQL from the agent's id for the first
 //! read, and known as the call's delegator after it, so a caller never names an
 //! inbox and no agent reaches anyone else's.
 
+mod checks;
+mod errors;
 pub mod events;
 pub mod notify;
 pub mod profile;
 pub mod schedule;
 pub mod sources;
+mod store;
+mod whose;
 
-use mailroom_contract::api::{
-    DEEP_LINK_MAXIMUM, DONE_LABEL_MAXIMUM, EVENT_TITLE_MAXIMUM, MAXIMUM_OPEN_EVENTS, SOURCE_KEY_MAXIMUM,
-    SOURCE_NAME_MAXIMUM, WEBHOOK_URL_MAXIMUM,
+pub use errors::ReminderError;
+pub use events::{
+    MANUAL_SOURCE, create_event, delete_event, get_event, list_events, mark_acknowledged, mark_done, update_event,
 };
-
-use crate::core::caller::Caller;
-use crate::core::context::Context;
-use crate::core::refusal::Refusal;
-use schedule::{Day, ScheduleError};
-
-pub use events::{create_event, delete_event, get_event, list_events, mark_acknowledged, mark_done, update_event};
 pub use notify::{NotifyReport, notify_due, retry_wait_ms};
 pub use profile::{get_profile, remove_webhook, set_webhook, update_profile};
 pub use sources::{create_source, list_sources, push_event, revoke_source, withdraw_event};
-
-/// A person's zone as every read selects it, from `reminder_profiles r`: theirs,
-/// or UTC for a person who never set one (the table's default too).
-pub(crate) const ZONE_OR_DEFAULT: &str = "COALESCE(r.time_zone, 'UTC') AS time_zone";
-
-/// The source every event a person or their agent adds belongs to.
-pub const MANUAL_SOURCE: &str = "manual";
-
-/// What can be wrong with a reminder, a profile, a source, or a request about one.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum ReminderError {
-    /// A date, time, zone or `due_at` that cannot be read, or a `fire_at` after the due day.
-    Schedule { field: &'static str, error: ScheduleError },
-    /// A new `due_at` would fall before the `fire_at` the event was given, which
-    /// is kept unless it is changed too.
-    DueBeforeFireAt { due_day: Day, fire_at: Day },
-    /// A title, subtitle or done label holding a control that reorders text.
-    DirectionControl { field: &'static str, control: char },
-    /// A text field empty where it must not be, too long, or holding a line break.
-    InvalidText { field: &'static str, maximum: usize, required: bool },
-    /// A deep link that is not an https address.
-    InvalidDeepLink,
-    /// Quiet hours with only one end.
-    HalfQuietHours,
-    /// A webhook address the node will not post to, and why (`core::outbound`'s words).
-    InvalidWebhookUrl { why: String },
-    /// No event of the caller's has this id.
-    NoSuchEvent { id: String },
-    /// The event belongs to another source, which would overwrite a change.
-    OtherSourcesEvent { source: String },
-    /// The person has as many open events as the node keeps.
-    TooManyOpenEvents,
-    /// A source named a person who does not exist or is disabled.
-    NoSuchPerson { email: String },
-    /// A source asked to withdraw an event it does not have.
-    NoSuchSourceEvent { source_ref: String, topic: String },
-    /// A source name that cannot be used.
-    InvalidSourceName,
-    /// Another source has this name.
-    SourceNameTaken,
-    /// No source has this id.
-    NoSuchSource { id: String },
-    /// The source is already revoked.
-    SourceAlreadyRevoked,
-}
-
-impl From<ReminderError> for Refusal {
-    fn from(error: ReminderError) -> Refusal {
-        match error {
-            ReminderError::Schedule { field, error } => error.refusal(field),
-            ReminderError::DirectionControl { field, control } => {
-                crate::core::text::direction_control_refused(field, control)
-            }
-            ReminderError::DueBeforeFireAt { due_day, fire_at } => Refusal::new(
-                400,
-                "due_before_fire_at",
-                format!("`due_at` {due_day} is before this event's `fire_at`, {fire_at}."),
-                "Its `fire_at` was chosen rather than left to the default, so it is kept, and a reminder cannot start preparing after the day it is due.",
-                format!(
-                    "Send a `fire_at` on or before {due_day} with the new `due_at`, or a `due_at` on or after {fire_at}."
-                ),
-            ),
-            ReminderError::InvalidText { field, maximum, required } => Refusal::new(
-                400,
-                "invalid_text",
-                format!("`{field}` cannot be used."),
-                if required {
-                    format!("`{field}` is one line of 1 to {maximum} characters.")
-                } else {
-                    format!("`{field}` is one line of at most {maximum} characters.")
-                },
-                format!("Send `{field}` as a single line of at most {maximum} characters."),
-            ),
-            ReminderError::InvalidDeepLink => Refusal::new(
-                400,
-                "invalid_deep_link",
-                "`deep_link` cannot be used.",
-                format!("A deep link is an https address of at most {DEEP_LINK_MAXIMUM} characters, without spaces."),
-                "Send an address such as https://example.org/visa/4471, or leave `deep_link` out.",
-            ),
-            ReminderError::HalfQuietHours => Refusal::new(
-                400,
-                "invalid_quiet_hours",
-                "Quiet hours need both `quiet_start` and `quiet_end`.",
-                "Quiet hours are a window of local time, from one time to another.",
-                "Send both, such as `quiet_start` 22:00 and `quiet_end` 07:00, or both as empty strings to remove them.",
-            ),
-            ReminderError::InvalidWebhookUrl { why } => Refusal::new(
-                400,
-                "invalid_webhook_url",
-                "`url` cannot be used as a webhook.",
-                format!(
-                    "`url` {why}. A webhook is an https address on the internet of at most {WEBHOOK_URL_MAXIMUM} characters, without credentials in it: never an address inside a network (loopback, private, link-local) nor a name of one."
-                ),
-                "Send an address such as https://hooks.example.org/mailroom.",
-            ),
-            ReminderError::NoSuchEvent { id } => Refusal::not_found("event", &id),
-            ReminderError::OtherSourcesEvent { source } => Refusal::new(
-                403,
-                "other_sources_event",
-                format!("This event belongs to the source {source}, and only {source} changes or withdraws it."),
-                format!(
-                    "{source} keeps this event in step with its own records: its next push would overwrite a change made here."
-                ),
-                "Close it with mark_done, or silence it until its next checkpoint with mark_ack; change it where it comes from.",
-            ),
-            ReminderError::TooManyOpenEvents => Refusal::new(
-                409,
-                "too_many_open_events",
-                format!("This inbox already has {MAXIMUM_OPEN_EVENTS} open events."),
-                format!(
-                    "A person's inbox keeps at most {MAXIMUM_OPEN_EVENTS} open events, so it stays one a person can read."
-                ),
-                "Close or delete events that are no longer needed, then add this one again.",
-            ),
-            ReminderError::NoSuchPerson { email } => Refusal::new(
-                404,
-                "not_found",
-                format!("There is no person {email} on this node."),
-                "An event is pushed for an enabled person, named by their sign-in address.",
-                "Check the address; an administrator can list the node's people.",
-            ),
-            ReminderError::NoSuchSourceEvent { source_ref, topic } => Refusal::new(
-                404,
-                "not_found",
-                format!("This source has no event `{source_ref}` / `{topic}` for that person."),
-                "A source withdraws only events it pushed, by the `source_ref` and `topic` it pushed them with.",
-                "Check `person`, `source_ref` and `topic` against what was pushed.",
-            ),
-            ReminderError::InvalidSourceName => Refusal::new(
-                400,
-                "invalid_source_name",
-                "That source name cannot be used.",
-                format!(
-                    "A source's name is 1 to {SOURCE_NAME_MAXIMUM} letters, digits, `-`, `_` or `.`, and not `manual` in any case, which names events people add."
-                ),
-                "Send a name such as `visa-office`.",
-            ),
-            ReminderError::SourceNameTaken => Refusal::new(
-                409,
-                "source_name_taken",
-                "A source with that name already exists.",
-                "A source's name is shown on its events, so names are unique, whatever their case.",
-                "Choose another name, or use the existing source from GET /api/reminder-sources.",
-            ),
-            ReminderError::NoSuchSource { id } => Refusal::not_found("reminder source", &id),
-            ReminderError::SourceAlreadyRevoked => Refusal::new(
-                409,
-                "source_revoked",
-                "This source is already revoked.",
-                "A revoked source's credential never works again.",
-                "Create a new source if one should push reminders again.",
-            ),
-        }
-    }
-}
-
-/// One line of text, trimmed: refused when it holds a control character or is
-/// longer than `maximum` characters, or empty when `required`.
-pub(crate) fn line(field: &'static str, text: &str, maximum: usize, required: bool) -> Result<String, ReminderError> {
-    let text = text.trim();
-    if let Some(control) = crate::core::text::first_direction_control(text) {
-        return Err(ReminderError::DirectionControl { field, control });
-    }
-    let refused = ReminderError::InvalidText { field, maximum, required };
-    if text.chars().any(char::is_control) || text.chars().count() > maximum || (required && text.is_empty()) {
-        return Err(refused);
-    }
-    Ok(text.to_string())
-}
-
-/// An optional line: absent or empty is none.
-pub(crate) fn optional_line(
-    field: &'static str,
-    text: Option<&str>,
-    maximum: usize,
-) -> Result<Option<String>, ReminderError> {
-    match text.map(str::trim) {
-        None | Some("") => Ok(None),
-        Some(text) => line(field, text, maximum, false).map(Some),
-    }
-}
-
-/// A deep link: an https address without spaces or control characters.
-pub(crate) fn deep_link(text: Option<&str>) -> Result<Option<String>, ReminderError> {
-    match text.map(str::trim) {
-        None | Some("") => Ok(None),
-        Some(link) => {
-            let host = link.strip_prefix("https://").unwrap_or_default();
-            let acceptable = link.len() <= DEEP_LINK_MAXIMUM
-                && !host.is_empty()
-                && !host.starts_with('/')
-                && !link.chars().any(|c| c.is_whitespace() || c.is_control());
-            if acceptable { Ok(Some(link.to_string())) } else { Err(ReminderError::InvalidDeepLink) }
-        }
-    }
-}
-
-/// The limits of an event's text fields, stated once for every writer.
-pub(crate) const TITLE: (&str, usize) = ("title", EVENT_TITLE_MAXIMUM);
-pub(crate) const SUBTITLE: (&str, usize) = ("subtitle", EVENT_TITLE_MAXIMUM);
-pub(crate) const DONE_LABEL: (&str, usize) = ("done_label", DONE_LABEL_MAXIMUM);
-pub(crate) const SOURCE_REF: (&str, usize) = ("source_ref", SOURCE_KEY_MAXIMUM);
-pub(crate) const TOPIC: (&str, usize) = ("topic", SOURCE_KEY_MAXIMUM);
-
-/// Whose inbox a personal call works in, as SQL for the first read: a CTE
-/// `owner(id)` that is the person, or the agent's sponsor. `?1` is bound to the
-/// caller's id, so every statement using it binds that first.
-pub(crate) fn owner_cte(caller: &Caller) -> (&'static str, String) {
-    match caller {
-        Caller::Agent { agent_id, .. } => {
-            ("WITH owner(id) AS (SELECT sponsor_id FROM agents WHERE id = ?1) ", agent_id.clone())
-        }
-        Caller::Person { person_id, .. } => ("WITH owner(id) AS (SELECT ?1) ", person_id.clone()),
-        // Admitted to no personal route: this owner matches nobody.
-        Caller::Stranger | Caller::Source { .. } => {
-            ("WITH owner(id) AS (SELECT NULL WHERE ?1 IS NULL) ", String::new())
-        }
-    }
-}
-
-/// Whose inbox a personal call works in, once its first read has confirmed the
-/// caller: the person, or the agent's sponsor (its delegator).
-pub(crate) fn owner_after_read(context: &Context<'_>) -> Result<String, Refusal> {
-    match context.caller() {
-        Caller::Person { person_id, .. } => Ok(person_id.clone()),
-        Caller::Agent { .. } => {
-            context.delegator().map(str::to_string).ok_or_else(|| context.internal("an agent without a sponsor"))
-        }
-        Caller::Stranger | Caller::Source { .. } => Err(context.internal("a personal route without a person")),
-    }
-}

@@ -34,10 +34,10 @@
 use mail_builder::MessageBuilder;
 use mail_builder::headers::raw::Raw;
 use mailroom_contract::api::{Channel, Event, EventState, NotificationKind, WEBHOOK_URL_MAXIMUM};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
-use super::events::{EVENT_COLUMNS, EventRow, checkpoint_sql, state_sql};
 use super::schedule::{ClockTime, QuietHours, Zone};
+use super::store::{self, Due, FeedDue, Outcome};
 use crate::core::crypto::hex;
 use crate::core::node::Node;
 use crate::core::outbound::{self, Destination};
@@ -101,22 +101,6 @@ pub struct NotifyReport {
     pub in_feeds: usize,
 }
 
-/// A delivery to make: the event at its checkpoint, the channel and where it goes.
-#[derive(Clone, Debug, Deserialize)]
-struct Due {
-    #[serde(flatten)]
-    event: EventRow,
-    checkpoint: i64,
-    state_entered: String,
-    channel: String,
-    email: String,
-    time_zone: String,
-    quiet_start: Option<String>,
-    quiet_end: Option<String>,
-    webhook_url: Option<String>,
-    webhook_secret: Option<String>,
-}
-
 impl Due {
     fn in_quiet_hours(&self, now_ms: i64) -> bool {
         let (Some(start), Some(end)) = (self.quiet_start.as_deref(), self.quiet_end.as_deref()) else {
@@ -149,50 +133,9 @@ struct WebhookBody<'a> {
     event: Event,
 }
 
-/// The statement reading what is due: each open event past its `fire_at` day,
-/// not acknowledged, of an enabled person, with each channel they have that has
-/// not delivered its current checkpoint (nor is delivering it under a live
-/// claim, nor waits after a failure, nor gave up).
-fn due_deliveries(now_ms: i64) -> Statement {
-    let (state, checkpoint) = (state_sql("?1"), checkpoint_sql("?1"));
-    Statement::new(format!(
-        "WITH current AS ( \
-           SELECT {EVENT_COLUMNS}, {checkpoint} AS checkpoint, {state} AS state_entered, \
-             p.email, r.time_zone, r.quiet_start, r.quiet_end, r.email_channel, r.webhook_url, r.webhook_secret \
-           FROM reminder_events e LEFT JOIN reminder_sources s ON s.id = e.source_id \
-           JOIN people p ON p.id = e.person_id JOIN reminder_profiles r ON r.person_id = e.person_id \
-           WHERE e.closed_as IS NULL AND {state} IN ('preparing', 'today', 'overdue') \
-             AND (e.quiet_until IS NULL OR e.quiet_until <= ?1) AND p.disabled_at IS NULL \
-             AND (r.email_channel = 1 OR r.webhook_url IS NOT NULL)) \
-         SELECT c.*, ch.channel FROM current c \
-         JOIN (SELECT 'webhook' AS channel UNION ALL SELECT 'email') ch \
-           ON (ch.channel = 'webhook' AND c.webhook_url IS NOT NULL) OR (ch.channel = 'email' AND c.email_channel = 1) \
-         WHERE NOT EXISTS (SELECT 1 FROM reminder_deliveries d \
-           WHERE d.event_id = c.id AND d.checkpoint = c.checkpoint AND d.channel = ch.channel \
-             AND (d.outcome = 'delivered' OR d.attempts >= {ATTEMPTS_MAXIMUM} \
-                  OR (d.outcome = 'sending' AND d.lease_expires_at > ?1) \
-                  OR (d.outcome = 'failed' AND d.next_attempt_at > ?1))) \
-         ORDER BY c.checkpoint, c.id, ch.channel LIMIT ?2"
-    ))
-    .bind(now_ms)
-    .bind(DELIVERIES_PER_RUN)
-}
-
 /// How many reminders one run adds to their people's feeds; the rest wait for
 /// the next run.
 pub const FEED_NOTICES_PER_RUN: i64 = 100;
-
-/// A reminder due today or overdue that its person's feed has not shown at
-/// this checkpoint.
-#[derive(Clone, Debug, Deserialize)]
-struct FeedDue {
-    id: String,
-    person_id: String,
-    title: String,
-    due_at: String,
-    checkpoint: i64,
-    state_entered: String,
-}
 
 impl FeedDue {
     /// The key that makes a checkpoint's notice written once (`due_for_the_feed`
@@ -200,26 +143,6 @@ impl FeedDue {
     fn key(&self) -> String {
         format!("reminder:{}:{}", self.id, self.checkpoint)
     }
-}
-
-/// The statement reading what the feed has still to show: each open event of an
-/// enabled person due today or overdue, not acknowledged, whose current
-/// checkpoint has no notice yet. Quiet hours do not apply: the feed waits to be
-/// read, it does not interrupt.
-fn due_for_the_feed(now_ms: i64) -> Statement {
-    let (state, checkpoint) = (state_sql("?1"), checkpoint_sql("?1"));
-    let key = format!("'reminder:' || e.id || ':' || {checkpoint}");
-    Statement::new(format!(
-        "SELECT e.id, e.person_id, e.title, e.due_at, {checkpoint} AS checkpoint, {state} AS state_entered \
-         FROM reminder_events e JOIN people p ON p.id = e.person_id \
-         WHERE e.closed_as IS NULL AND {state} IN ('today', 'overdue') \
-           AND (e.quiet_until IS NULL OR e.quiet_until <= ?1) AND p.disabled_at IS NULL \
-           AND {} \
-         ORDER BY checkpoint, e.id LIMIT ?2",
-        notifications::not_yet_written(&key)
-    ))
-    .bind(now_ms)
-    .bind(FEED_NOTICES_PER_RUN)
 }
 
 /// The insert showing `due` in its person's feed, once per checkpoint.
@@ -240,35 +163,6 @@ fn feed_notice(due: &FeedDue, platform: &dyn Platform) -> Statement {
     notifications::notify_once(&notice, &due.person_id, &due.key(), platform)
 }
 
-/// The statement claiming one delivery for run `run_id`: it changes a row only
-/// if no other run holds it (new, failed and done waiting, or a claim that ran
-/// out), and answers the attempt it now makes.
-fn claim(due: &Due, run_id: &str, now_ms: i64) -> Statement {
-    Statement::new(format!(
-        "INSERT INTO reminder_deliveries (event_id, checkpoint, state_entered, channel, outcome, attempts, updated_at, \
-           claimed_by, lease_expires_at) \
-         VALUES (?1, ?2, ?3, ?4, 'sending', 1, ?5, ?6, ?5 + {LEASE_MS}) \
-         ON CONFLICT (event_id, checkpoint, channel) DO UPDATE SET outcome = 'sending', \
-           attempts = reminder_deliveries.attempts + 1, updated_at = excluded.updated_at, \
-           claimed_by = excluded.claimed_by, lease_expires_at = excluded.lease_expires_at, next_attempt_at = NULL \
-         WHERE reminder_deliveries.attempts < {ATTEMPTS_MAXIMUM} AND ( \
-           (reminder_deliveries.outcome = 'failed' \
-             AND COALESCE(reminder_deliveries.next_attempt_at, 0) <= excluded.updated_at) \
-           OR (reminder_deliveries.outcome = 'sending' \
-             AND COALESCE(reminder_deliveries.lease_expires_at, 0) <= excluded.updated_at)) \
-         RETURNING attempts"
-    ))
-    .bind(due.event.id.as_str())
-    .bind(due.checkpoint)
-    .bind(due.state_entered.as_str())
-    .bind(due.channel.as_str())
-    .bind(now_ms)
-    .bind(run_id)
-}
-
-/// The condition naming one delivery still held by run `run_id` (?1 to ?4).
-const HELD_BY_THE_RUN: &str = "event_id = ?1 AND checkpoint = ?2 AND channel = ?3 AND claimed_by = ?4";
-
 /// The run that records: its id and when it started.
 struct Run<'a> {
     id: &'a str,
@@ -287,39 +181,8 @@ fn record(due: &Due, attempts: i64, outcome: &Result<(), String>, run: &Run<'_>,
             (attempts < ATTEMPTS_MAXIMUM).then(|| next_attempt_at(run.started_ms, attempts)),
         ),
     };
-    let run_id = run.id;
-    Statement::new(format!(
-        "UPDATE reminder_deliveries SET outcome = ?5, last_error = ?6, updated_at = ?7, next_attempt_at = ?8, \
-           claimed_by = NULL, lease_expires_at = NULL \
-         WHERE {HELD_BY_THE_RUN}"
-    ))
-    .bind(due.event.id.as_str())
-    .bind(due.checkpoint)
-    .bind(due.channel.as_str())
-    .bind(run_id)
-    .bind(name)
-    .bind(error)
-    .bind(finished_ms)
-    .bind(next_attempt)
-}
-
-/// The statements giving back a delivery run `run_id` claimed and did not
-/// start: its claim's attempt uncounted, a first attempt forgotten, an earlier
-/// failure failed again and due at once.
-fn give_back(due: &Due, run_id: &str, now_ms: i64) -> [Statement; 2] {
-    let bound = |statement: Statement| {
-        statement.bind(due.event.id.as_str()).bind(due.checkpoint).bind(due.channel.as_str()).bind(run_id)
-    };
-    [
-        bound(Statement::new(format!("DELETE FROM reminder_deliveries WHERE {HELD_BY_THE_RUN} AND attempts = 1"))),
-        bound(Statement::new(format!(
-            "UPDATE reminder_deliveries SET outcome = 'failed', attempts = attempts - 1, next_attempt_at = ?5, \
-               last_error = COALESCE(last_error, 'a run stopped before it recorded what became of it'), \
-               claimed_by = NULL, lease_expires_at = NULL \
-             WHERE {HELD_BY_THE_RUN}"
-        )))
-        .bind(now_ms),
-    ]
+    let outcome = Outcome { name, error, next_attempt_at: next_attempt };
+    store::record(due, run.id, outcome, finished_ms)
 }
 
 async fn post_webhook(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), String> {
@@ -422,15 +285,12 @@ async fn attempt(node: &Node<'_>, due: &Due, start_by: i64) -> Option<(Result<()
 pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
     let now_ms = node.platform.now_ms();
     let mut report = NotifyReport::default();
-    let expire = Statement::new(format!(
-        "UPDATE reminder_events AS e SET closed_as = 'expired', closed_at = e.due_moment, updated_at = ?1 \
-         WHERE e.closed_as IS NULL AND {} = 'expired'",
-        state_sql("?1")
-    ))
-    .bind(now_ms);
+    let expire = store::expire_events(now_ms);
+    let due_deliveries = store::due_deliveries(now_ms, ATTEMPTS_MAXIMUM, DELIVERIES_PER_RUN);
+    let due_for_the_feed = store::due_for_the_feed(now_ms, FEED_NOTICES_PER_RUN);
     let mut results = node
         .database
-        .execute(vec![expire, due_deliveries(now_ms), due_for_the_feed(now_ms)])
+        .execute(vec![expire, due_deliveries, due_for_the_feed])
         .await
         .map_err(|error| error.to_string())?;
     let for_the_feed: Vec<FeedDue> =
@@ -451,7 +311,7 @@ pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
     let run_id = hex(&random_bytes::<16>(node.platform));
     let claims = node
         .database
-        .execute(ready.iter().map(|due| claim(due, &run_id, now_ms)).collect())
+        .execute(ready.iter().map(|due| store::claim(due, &run_id, now_ms, LEASE_MS, ATTEMPTS_MAXIMUM)).collect())
         .await
         .map_err(|error| error.to_string())?;
     // Each claimed delivery with the attempt its claim makes.
@@ -468,7 +328,7 @@ pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
     for ((due, attempts), outcome) in claimed.iter().zip(outcomes) {
         let Some((outcome, finished_ms)) = outcome else {
             report.given_back += 1;
-            records.extend(give_back(due, &run_id, node.platform.now_ms()));
+            records.extend(store::give_back(due, &run_id, node.platform.now_ms()));
             continue;
         };
         match &outcome {

@@ -8,10 +8,11 @@ use mailroom_contract::PathParameter;
 use mailroom_contract::api::{
     CreateReminderSource, PushEvent, ReminderSource, ReminderSourceCreated, ReminderSourceList,
 };
-use serde::Deserialize;
 
-use super::events::{EVENT_COLUMNS, EVENT_FROM, EventRow, Fields, closing, open_events_within_limit, upsert, zone_of};
-use super::{MANUAL_SOURCE, ReminderError, SOURCE_REF, TOPIC, ZONE_OR_DEFAULT, line};
+use super::checks::{SOURCE_REF, TOPIC, line};
+use super::errors::ReminderError;
+use super::events::{Fields, MANUAL_SOURCE, zone_of};
+use super::store::{self, EventRow, SourceRow};
 use crate::authz::credentials::NamingCredential;
 use crate::core::caller::Caller;
 use crate::core::context::Context;
@@ -22,15 +23,6 @@ use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
 use mailroom_contract::api::SOURCE_NAME_MAXIMUM;
-
-#[derive(Deserialize)]
-struct SourceRow {
-    id: String,
-    name: String,
-    created_at: i64,
-    created_by: String,
-    revoked_at: Option<i64>,
-}
 
 impl SourceRow {
     fn present(&self) -> ReminderSource {
@@ -44,12 +36,9 @@ impl SourceRow {
     }
 }
 
-const SOURCE_COLUMNS: &str = "id, name, created_at, created_by, revoked_at";
-
 /// `GET /api/reminder-sources`.
 pub async fn list_sources(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let sources = Statement::new(format!("SELECT {SOURCE_COLUMNS} FROM reminder_sources ORDER BY created_at, id"));
-    let [sources] = context.read_array([sources]).await?;
+    let [sources] = context.read_array([store::all_sources()]).await?;
     let sources: Vec<SourceRow> = sources.decode_all().map_err(|error| context.internal(error))?;
     Ok(context.json(&ReminderSourceList { sources: sources.iter().map(SourceRow::present).collect() }))
 }
@@ -73,8 +62,7 @@ pub async fn create_source(context: &mut Context<'_>) -> Result<Response, Refusa
     let name = source_name(&request.name)?;
     // Names are shown on events, where `Visa-Office` reads as `visa-office`: a
     // name taken in another case is taken.
-    let existing = Statement::new("SELECT id FROM reminder_sources WHERE lower(name) = lower(?1)").bind(name.as_str());
-    let [existing] = context.read_array([existing]).await?;
+    let [existing] = context.read_array([store::source_named(&name)]).await?;
     if !existing.rows.is_empty() {
         return Err(ReminderError::SourceNameTaken.into());
     }
@@ -82,16 +70,7 @@ pub async fn create_source(context: &mut Context<'_>) -> Result<Response, Refusa
     let credential = NamingCredential::Source.issue(&id, context.platform());
     let created_by = context.caller().actor_id().unwrap_or_default().to_string();
     let now_ms = context.now_ms();
-    context.write(
-        Statement::new(
-            "INSERT INTO reminder_sources (id, name, credential_hash, created_at, created_by) VALUES (?1, ?2, ?3, ?4, ?5)",
-        )
-        .bind(id.as_str())
-        .bind(name.as_str())
-        .bind(hash_secret(&credential))
-        .bind(now_ms)
-        .bind(created_by.as_str()),
-    );
+    context.write(store::new_source(&id, &name, hash_secret(&credential), now_ms, &created_by));
     context.on_constraint_violation("reminder_sources.name", ReminderError::SourceNameTaken);
     context.audit_object(id.clone());
     context.audit_detail(serde_json::json!({ "name": name }));
@@ -105,9 +84,7 @@ pub async fn revoke_source(context: &mut Context<'_>) -> Result<Response, Refusa
     if !is_id_of(&id, IdKind::Source) {
         return Err(ReminderError::NoSuchSource { id }.into());
     }
-    let source =
-        Statement::new(format!("SELECT {SOURCE_COLUMNS} FROM reminder_sources WHERE id = ?1")).bind(id.as_str());
-    let [source] = context.read_array([source]).await?;
+    let [source] = context.read_array([store::source(&id)]).await?;
     let Some(row) = source.first() else {
         return Err(ReminderError::NoSuchSource { id }.into());
     };
@@ -117,12 +94,7 @@ pub async fn revoke_source(context: &mut Context<'_>) -> Result<Response, Refusa
         return Err(ReminderError::SourceAlreadyRevoked.into());
     }
     let now_ms = context.now_ms();
-    context.write_changing_one_row(
-        Statement::new("UPDATE reminder_sources SET revoked_at = ?2 WHERE id = ?1 AND revoked_at IS NULL")
-            .bind(id.as_str())
-            .bind(now_ms),
-        ReminderError::SourceAlreadyRevoked,
-    );
+    context.write_changing_one_row(store::revoke_source(&id, now_ms), ReminderError::SourceAlreadyRevoked);
     source.revoked_at = Some(now_ms);
     Ok(context.json(&source.present()))
 }
@@ -136,25 +108,10 @@ fn calling_source(context: &Context<'_>) -> Result<String, Refusal> {
 }
 
 /// The statements reading, for a source's call about one person's event: the
-/// person (enabled, by address) and their zone, the source's name, and the
-/// event under the key, if any.
+/// person (enabled, by address, in any case) and their zone, the source's
+/// name, and the event under the key, if any.
 fn about(source_id: &str, person: &str, source_ref: &str, topic: &str) -> [Statement; 3] {
-    let email = person.trim().to_lowercase();
-    let person = Statement::new(format!(
-        "SELECT p.id AS person_id, {ZONE_OR_DEFAULT} FROM people p \
-         LEFT JOIN reminder_profiles r ON r.person_id = p.id WHERE p.email = ?1 AND p.disabled_at IS NULL"
-    ))
-    .bind(email.as_str());
-    let name = Statement::new("SELECT name FROM reminder_sources WHERE id = ?1").bind(source_id);
-    let event = Statement::new(format!(
-        "SELECT {EVENT_COLUMNS} FROM {EVENT_FROM} JOIN people p ON p.id = e.person_id \
-         WHERE p.email = ?1 AND e.source_id = ?2 AND e.source_ref = ?3 AND e.topic = ?4"
-    ))
-    .bind(email.as_str())
-    .bind(source_id)
-    .bind(source_ref)
-    .bind(topic);
-    [person, name, event]
+    store::about(source_id, &person.trim().to_lowercase(), source_ref, topic)
 }
 
 /// `PUT /api/source/events`.
@@ -190,9 +147,9 @@ pub async fn push_event(context: &mut Context<'_>) -> Result<Response, Refusal> 
             fields.new_row(id, person_id.clone(), source_id.clone(), source_name, source_ref, topic, &zone, now_ms)
         }
     };
-    context.write(upsert(&row, &source_id));
+    context.write(store::upsert(&row, &source_id).statement());
     if !row.is_closed_at(now_ms) {
-        context.guard(open_events_within_limit(&person_id), ReminderError::TooManyOpenEvents);
+        context.guard(store::open_events_within_limit(&person_id), ReminderError::TooManyOpenEvents);
     }
     context.audit_object(row.id.clone());
     context.audit_detail(serde_json::json!({ "person": person_id, "source_ref": row.source_ref, "topic": row.topic, "due_at": row.due_at }));
@@ -213,7 +170,7 @@ pub async fn withdraw_event(context: &mut Context<'_>) -> Result<Response, Refus
     let now_ms = context.now_ms();
     context.audit_object(row.id.clone());
     if row.closed_as.is_none() {
-        context.write(closing(&row.id, "withdrawn", now_ms));
+        context.write(store::closing(&row.id, "withdrawn", now_ms));
         row.closed_as = Some("withdrawn".to_string());
         row.closed_at = Some(now_ms);
         row.updated_at = now_ms;

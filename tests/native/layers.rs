@@ -407,14 +407,6 @@ const STILL_CLIMBING_TO_THEIR_MOD: &[&str] = &[
     "mail::sends::record",
     "mcp::call",
     "mcp::catalogue",
-    "messaging::conversations",
-    "messaging::inbox",
-    "messaging::owner",
-    "messaging::send",
-    "messaging::sweep",
-    "reminders::events",
-    "reminders::profile",
-    "reminders::sources",
 ];
 
 /// A module's `mod.rs` only declares its files and re-exports what they define,

@@ -23,18 +23,6 @@ const NOT_YET_IN_A_STORE: &[&str] = &[
     "mail/sends/drafts.rs",
     "mail/sends/files.rs",
     "mail/sends/record.rs",
-    "messaging/conversations.rs",
-    "messaging/inbox.rs",
-    "messaging/mod.rs",
-    "messaging/owner.rs",
-    "messaging/send.rs",
-    "messaging/sweep.rs",
-    "notifications/mod.rs",
-    "reminders/events.rs",
-    "reminders/mod.rs",
-    "reminders/notify.rs",
-    "reminders/profile.rs",
-    "reminders/sources.rs",
 ];
 
 /// Where SQL may live: a store; the storage layer of the core, whose `Insert`
