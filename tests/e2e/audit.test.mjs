@@ -42,7 +42,7 @@ test("many concurrent changes leave a contiguous chain with every one recorded",
 
   const entries = await chain();
   assert.equal(entries.length, before + count);
-  entries.forEach((entry, index) => assert.equal(entry.seq, index + 1));
+  for (const [index, entry] of entries.entries()) assert.equal(entry.seq, index + 1);
   const created = entries.filter((entry) => entry.action === "create_team" && entry.outcome === "ok");
   assert.deepEqual(
     new Set(created.map((entry) => entry.detail.name)),

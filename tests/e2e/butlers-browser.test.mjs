@@ -60,7 +60,8 @@ before(async () => {
     for (const [subject, relations] of grants) {
       for (const relation of relations) await ok(call("POST", "/api/relations", { token, body: { subject, relation, object: mailbox.id } }), 201);
     }
-    const data = (made[layout.name] = { mailbox, address, invoice: `Invoice 4471 (${layout.name})`, lunch: `Lunch? (${layout.name})` });
+    const data = { mailbox, address, invoice: `Invoice 4471 (${layout.name})`, lunch: `Lunch? (${layout.name})` };
+    made[layout.name] = data;
     for (const [id, subject] of [[`invoice-${layout.name}`, data.invoice], [`lunch-${layout.name}`, data.lunch]]) {
       assert.equal(await node.deliver(ANA, address, message(`${id}@customer.example`, subject, address)), null);
     }

@@ -523,7 +523,8 @@ async function seedPaging() {
   for (let cursor; ;) {
     const answer = await ok(call("GET", `/api/mailboxes/${mailbox.id}/threads?${new URLSearchParams({ limit: "20", ...(cursor ? { cursor } : {}) })}`, { token: made.writerToken }));
     listed.push(...answer.threads);
-    if (!(cursor = answer.next_cursor)) break;
+    cursor = answer.next_cursor;
+    if (!cursor) break;
   }
   assert.deepEqual(listed.map((thread) => thread.subject), subjects, "the API lists them by last activity");
   assert.deepEqual(listed.map((thread) => thread.message_count), subjects.map((subject) => ([order(1), order(3)].includes(subject) ? 2 : 1)), "each reply joined its conversation");

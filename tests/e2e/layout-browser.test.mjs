@@ -192,7 +192,8 @@ const codesPattern = () => new RegExp(`(?<![\\w.@-])(?:${[...vocabulary.relation
 const runs = {};
 
 for (const layout of LAYOUTS) {
-  const run = (runs[layout.name] = {});
+  const run = {};
+  runs[layout.name] = run;
 
   test(`${layout.name}: the administrator signs in`, async () => {
     const { name, ...options } = layout;

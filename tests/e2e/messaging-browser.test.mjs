@@ -59,7 +59,8 @@ async function mint(name, sponsor) {
 const runs = {};
 
 for (const layout of LAYOUTS) {
-  const run = (runs[layout.name] = {});
+  const run = {};
+  runs[layout.name] = run;
   const page = () => run.page;
   const { watched: WATCHED, other: OTHER } = layout.agents;
   const section = (name) => page().getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
@@ -120,7 +121,7 @@ for (const layout of LAYOUTS) {
     await message.waitFor();
     assert.match(await message.textContent(), /Held.*Held: paused It is delivered once the agent is resumed\./s);
     // Pretty JSON, as the node keeps it (an object's keys in order).
-    assert.match(await message.getByLabel("Content of the event").textContent(), /^\{\n  "item": "paper",\n  "stock": "low"\n\}$/);
+    assert.match(await message.getByLabel("Content of the event").textContent(), /^\{\n {2}"item": "paper",\n {2}"stock": "low"\n\}$/);
     assert.match(await inbox().getByRole("heading", { level: 2 }).textContent(), /^Inbox \(1 message waiting, 0 leased\)$/);
     await assertFits(page(), "a held message");
 
@@ -198,7 +199,7 @@ for (const layout of LAYOUTS) {
     await page().reload();
     const answered = sent().getByRole("article").filter({ has: page().getByRole("heading", { name: `Request from ${layout.person.name} (you) to ${OTHER}` }) });
     await answered.getByText("Answered", { exact: true }).first().waitFor();
-    assert.match(await answered.getByLabel("The reply").textContent(), /"forecast": "sun",\n  "high": 24/);
+    assert.match(await answered.getByLabel("The reply").textContent(), /"forecast": "sun",\n {2}"high": 24/);
     await assertFits(page(), "the messages sent");
 
     await answered.getByRole("link", { name: /^Open its conversation/ }).click();
@@ -212,7 +213,7 @@ for (const layout of LAYOUTS) {
     assert.match(await asked.textContent(), /Answered/);
     assert.equal(await asked.getByLabel("Content of the request").textContent(), '"What is the weather in Lisbon?"');
     assert.match(await answer.textContent(), /Delivered/);
-    assert.match(await answer.getByLabel("Content of the reply").textContent(), /^\{\n  "forecast": "sun",\n  "high": 24\n\}$/);
+    assert.match(await answer.getByLabel("Content of the reply").textContent(), /^\{\n {2}"forecast": "sun",\n {2}"high": 24\n\}$/);
     const between = page().getByRole("region", { name: "Conversation" });
     assert.match(await between.textContent(), new RegExp(`Between.*(${OTHER} and ${layout.person.name} \\(you\\)|${layout.person.name} \\(you\\) and ${OTHER}).*Messages2`, "s"));
     // Ids on request only.

@@ -75,14 +75,15 @@ async function seed(layout) {
   for (const [subject, relations] of grants) {
     for (const relation of relations) await ok(call("POST", "/api/relations", { token, body: { subject, relation, object: mailbox.id } }), 201);
   }
-  const data = (made[layout.name] = {
+  const data = {
     mailbox,
     address,
     refused: `Re: invoice 4471 (${layout.name})`,
     sent: `Your receipt (${layout.name})`,
     question: `Where is my parcel? (${layout.name})`,
     waiting: `Quarterly statement (${layout.name})`,
-  });
+  };
+  made[layout.name] = data;
   const sends = `/api/mailboxes/${mailbox.id}/sends`;
 
   // Oldest first: a conversation assigned to the writer, a send sent, a send refused.

@@ -5,7 +5,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, setUp, client, documentedAnswers, ROOT, ADMIN } from "./harness.mjs";
+import { startNode, setUp, documentedAnswers, ROOT, ADMIN } from "./harness.mjs";
 
 const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
 let node, call, token, admin;

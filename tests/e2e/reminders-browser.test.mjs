@@ -79,7 +79,8 @@ async function tokenFor({ email, password }) {
 const runs = {};
 
 for (const layout of LAYOUTS) {
-  const run = (runs[layout.name] = {});
+  const run = {};
+  runs[layout.name] = run;
   const page = () => run.page;
   const section = (name) => page().getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
   const tab = (name) => page().getByRole("navigation", { name: "Reminders" }).getByRole("link", { name, exact: true });

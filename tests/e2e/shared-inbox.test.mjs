@@ -15,7 +15,7 @@ const SUPPORT = "support@mailroom.test";
 const CUSTOMER = "ana@customer.example";
 const QUEUE = "queue+4471@tickets.customer.example";
 
-let node, call, token, mailbox, ben, benToken, cleo, cleoToken, agent;
+let node, call, token, mailbox, ben, benToken, cleoToken, agent;
 
 /** A message as Email Routing hands it to the Worker: its stamp on top. */
 function message({ id, subject, body, from = `Ana Lima <${CUSTOMER}>`, headers = "", stamp = true }) {
@@ -65,7 +65,7 @@ before(async () => {
     return [created, session.access_token];
   };
   [ben, benToken] = await person("Ben");
-  [cleo, cleoToken] = await person("Cleo");
+  [, cleoToken] = await person("Cleo");
   agent = (
     await call("POST", "/api/agents", {
       token,
