@@ -12,7 +12,8 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { startNode, setUp, ROOT, ADMIN, assertRefusal, checkedFetch } from "./harness.mjs";
+import { ROOT, ADMIN, assertRefusal, checkedFetch } from "./harness.mjs";
+import { startDesk } from "./fixtures.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 
 const SUPPORT = "support@mailroom.test";
@@ -27,17 +28,14 @@ let triage, credential;
 const watch = new PageWatch();
 
 before(async () => {
-  node = await startNode();
-  ({ call, token } = await setUp(node));
+  let desk;
+  ({ node, call, token, desk } = await startDesk());
   // Setup that is not the point of this file goes through the API.
-  support = (await call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } })).body;
-  await call("POST", "/api/mailboxes", { token, body: { address: SALES, display_name: "Sales" } });
-  ben = (await call("POST", "/api/people", { token, body: BEN })).body;
+  support = await desk.mailbox(SUPPORT, "Support");
+  await desk.mailbox(SALES, "Sales");
+  ben = await desk.person(BEN);
   // Ben reads support@ (metadata and content) but cannot export from it, and holds nothing on sales@.
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) {
-    const granted = await call("POST", "/api/relations", { token, body: { subject: ben.id, relation, object: support.id } });
-    assert.equal(granted.status, 201, granted.text);
-  }
+  await desk.grant(ben.id, ["mailbox.metadata.read", "mailbox.content.read"], support.id);
   assert.equal(await node.deliver("ana@customer.example", SUPPORT, readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"))), null);
   const published = (await call("GET", "/api/agent-capabilities", { token })).body;
   vocabulary = published.capabilities;

@@ -14,7 +14,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startNode, setUp, client, ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, ok, signIn } from "./browser-helpers.mjs";
+import { assertFits, signIn } from "./browser-helpers.mjs";
+import { ok, startDesk } from "./fixtures.mjs";
 
 const LAYOUTS = [
   {
@@ -33,12 +34,11 @@ const LAYOUTS = [
   },
 ];
 
-let node, call, token, browser;
+let node, call, token, desk, browser;
 const watch = new PageWatch();
 
 before(async () => {
-  node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
-  ({ call, token } = await setUp(node));
+  ({ node, call, token, desk } = await startDesk({ vars: { FEATURE_AGENT_NETWORK: "true" } }));
   browser = await launchChromium();
 });
 
@@ -46,10 +46,6 @@ after(async () => {
   await browser?.close();
   await node?.stop();
 });
-
-async function tokenFor({ email, password }) {
-  return (await ok(call("POST", "/api/sessions", { body: { email, password } }), 201)).session.access_token;
-}
 
 /** Mints an agent with agent.messaging for `sponsor`: `{ agent, credential }`. */
 async function mint(name, sponsor) {
@@ -77,12 +73,12 @@ for (const layout of LAYOUTS) {
   }
 
   test(`${layout.name}: a sponsor sees their agents' connections: one seen a moment ago, one never`, async () => {
-    run.person = await ok(call("POST", "/api/people", { token, body: layout.person }), 201);
+    run.person = await desk.person(layout.person);
     run.watched = await mint(WATCHED, run.person.id);
     run.other = await mint(OTHER, run.person.id);
     // The watched agent looks at its inbox, as a connected agent does; the other never does.
     await ok(call("GET", "/api/agent-inbox", { token: run.watched.credential }));
-    run.token = await tokenFor(layout.person);
+    run.token = await desk.signIn(layout.person);
 
     const { name, person: _, agents: __, ...options } = layout;
     ({ page: run.page } = await watch.open(browser, { who: name, ...options, locale: "en-US" }));
