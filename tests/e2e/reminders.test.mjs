@@ -308,7 +308,7 @@ test("with REMINDER_SENDER the email channel hands one message to the send_email
     // A machine wrote it: auto-responders leave it unanswered (RFC 3834).
     assert.match(message, /^Auto-Submitted: auto-generated\r?$/m);
     assert.match(message, /^Date: \w{3}, \d{1,2} \w{3} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\r?$/m);
-    // The mail service writes the Message-ID itself, as in mail-browser.test.mjs: one, at the sending domain.
+    // The mail service writes the Message-ID itself, as in mail-browser-sending.test.mjs: one, at the sending domain.
     assert.equal(message.match(/^Message-ID: <[^>\s]+@mailroom\.test>\r?$/gm)?.length, 1, message);
 
     const shown = (await ask("GET", `/api/me/events/${event.id}`, { token: eve })).body;
