@@ -18,8 +18,17 @@ interface="$ROOT/target/interface"
 rm -rf "$interface" && mkdir -p "$interface/scripts" "$interface/vendor"
 cp src/interface/index.html "$interface/"
 esbuild="$ROOT/node_modules/.bin/esbuild"
-for stylesheet in src/interface/*.css; do
-  "$esbuild" "$stylesheet" --minify --log-level=warning --outfile="$interface/$(basename "$stylesheet")"
+mkdir -p "$interface/style"
+for stylesheet in src/interface/*.css src/interface/style/*.css; do
+  "$esbuild" "$stylesheet" --minify --log-level=warning --outfile="$interface/${stylesheet#src/interface/}"
+done
+# The page's stylesheet is written in parts that interface.rs joins. esbuild
+# ends each file with a line end; all but the last part's go, so the parts
+# joined are one line, as the stylesheet minified whole was.
+parts=(src/interface/style/*.css)
+for part in "${parts[@]:0:${#parts[@]}-1}"; do
+  minified="$interface/${part#src/interface/}"
+  if [ -z "$(tail -c 1 "$minified")" ]; then truncate -s -1 "$minified"; fi
 done
 for module in src/interface/scripts/*.js; do
   "$esbuild" "$module" --minify --format=esm --log-level=warning --outfile="$interface/scripts/$(basename "$module")"

@@ -24,7 +24,9 @@ in_background() {
 }
 
 # npm packages: wrangler (workerd, local D1), Node 22 for it, binaryen's
-# wasm-opt, and the test clients. Reinstalled only when the lockfile changed.
+# wasm-opt, esbuild, Biome (the JavaScript linter; its binary for this platform
+# is an optional dependency the lockfile pins), and the test clients.
+# Reinstalled only when the lockfile changed.
 stamp="node_modules/.mailroom-installed"
 if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
   log "installing npm packages (in the background)"

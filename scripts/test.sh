@@ -56,8 +56,11 @@ stop_tree() {
 trap 'status=$?; stop_tree "$build_pid"; report_phases "$status"' EXIT
 
 if [ "${1:-}" != "e2e" ]; then
-  log "formatting and lints (rustfmt, clippy natively; the wasm32 lints run beside)"
+  log "formatting and lints (rustfmt, clippy natively, Biome for the JavaScript; the wasm32 lints run beside)"
   cargo fmt --all --check
+  # Every JavaScript file (the interface's modules, the end-to-end tests, the
+  # scripts) against Biome's recommended rules, as biome.jsonc configures them.
+  "$ROOT/node_modules/.bin/biome" lint --error-on-warnings
   cargo clippy --workspace --all-targets --quiet -- -D warnings
   phase_done "formatting and lints"
   log "native tests"

@@ -32,7 +32,14 @@ macro_rules! interface_file {
 }
 
 const PAGE: &str = interface_file!("index.html");
-const STYLE: &str = interface_file!("style.css");
+/// The page's stylesheet, written in parts (`style/`, in the order of their
+/// numbers, each under 800 lines) and served as one: the parts joined are the
+/// whole, byte for byte, and a test holds every part to being here.
+const STYLE: &str = concat!(
+    interface_file!("style/1-page.css"),
+    interface_file!("style/2-sections.css"),
+    interface_file!("style/3-inbox.css"),
+);
 /// The stylesheet of the frame a message's HTML is shown in (`message-body.js`).
 const FRAME_STYLE: &str = interface_file!("message-frame.css");
 
@@ -273,6 +280,20 @@ mod tests {
         assert!(shell.content_security_policy.contains(&sha256_base64(FRAME_STYLE)));
         let template = format!("<template id=\"message-frame-style\"><style>{FRAME_STYLE}</style></template>");
         assert!(shell.html.contains(&template));
+    }
+
+    #[test]
+    fn the_stylesheet_is_every_part_in_the_order_of_their_names() {
+        let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/style");
+        let mut parts: Vec<std::path::PathBuf> = std::fs::read_dir(directory)
+            .expect("src/interface/style exists")
+            .filter_map(Result::ok)
+            .map(|entry| entry.path())
+            .filter(|path| path.extension().is_some_and(|extension| extension == "css"))
+            .collect();
+        parts.sort();
+        let whole: String = parts.iter().map(|part| std::fs::read_to_string(part).expect("a part reads")).collect();
+        assert_eq!(STYLE, whole, "STYLE joins every file in src/interface/style, in order, and nothing else");
     }
 
     #[test]

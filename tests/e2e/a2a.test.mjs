@@ -19,10 +19,10 @@ const CARD_FIELDS = new Set([
   "securitySchemes", "securityRequirements", "defaultInputModes", "defaultOutputModes", "skills", "signatures", "iconUrl",
 ]);
 
-let node, call, token, ben, benToken, messenger;
+let node, call, benToken, messenger;
 
 before(async () => {
-  ({ node, call, token, ben, benToken, messenger } = await startAgentNetwork());
+  ({ node, call, benToken, messenger } = await startAgentNetwork());
 });
 after(() => node?.stop());
 

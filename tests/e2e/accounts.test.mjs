@@ -4,15 +4,15 @@
 // both sides of dual control through an agent she minted (decision 0016).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startNode, setUp, assertRefusal } from "./harness.mjs";
+import { assertRefusal } from "./harness.mjs";
+import { startDesk } from "./fixtures.mjs";
 
 const PASSWORD = "ana's long enough password";
-let node, call, token, ana;
+let node, call, token, admin, desk, ana;
 
 before(async () => {
-  node = await startNode();
-  ({ call, token } = await setUp(node));
-  ana = (await call("POST", "/api/people", { token, body: { email: "ana@example.com", name: "Ana", password: PASSWORD } })).body;
+  ({ node, call, token, admin, desk } = await startDesk());
+  ana = await desk.person({ email: "ana@example.com", name: "Ana", password: PASSWORD });
 });
 after(() => node?.stop());
 
@@ -72,11 +72,10 @@ test("a failed sign-in with a huge email stores a key of bounded length", async 
 });
 
 test("an administrator who minted an agent and kept its credential cannot approve what it submits", async () => {
-  const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } })).body;
-  const bob = (await call("POST", "/api/people", { token, body: { email: "bob@example.com", name: "Bob", password: "bob's long enough password" } })).body;
-  await call("POST", "/api/relations", { token, body: { subject: bob.id, relation: "send.propose", object: mailbox.id } });
-  const me = (await call("GET", "/api/me", { token })).body;
-  await call("POST", "/api/relations", { token, body: { subject: me.id, relation: "approval.decide", object: mailbox.id } });
+  const mailbox = await desk.mailbox("billing@mailroom.test", "Billing");
+  const bob = await desk.person({ email: "bob@example.com", name: "Bob", password: "bob's long enough password" });
+  await desk.grant(bob.id, ["send.propose"], mailbox.id);
+  await desk.grant(admin.id, ["approval.decide"], mailbox.id);
   const minted = await call("POST", "/api/agents", {
     token,
     body: { name: "Invoicer", sponsor: bob.id, capabilities: ["mail.draft"], mailboxes: [{ mailbox: mailbox.id, relations: ["send.propose"] }] },

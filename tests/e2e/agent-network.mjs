@@ -3,7 +3,8 @@
 // way to make one of Ben's agents, and A2A clients calling with a credential.
 import assert from "node:assert/strict";
 import { ClientFactory, ClientFactoryOptions, JsonRpcTransportFactory, DefaultAgentCardResolver } from "@a2a-js/sdk/client";
-import { startNode, setUp, checkedFetch } from "./harness.mjs";
+import { checkedFetch } from "./harness.mjs";
+import { startDesk, personNamed } from "./fixtures.mjs";
 
 /**
  * Starts a node with agent messaging on and sets it up: `{ node, call, token,
@@ -11,11 +12,8 @@ import { startNode, setUp, checkedFetch } from "./harness.mjs";
  * Ben's that exchanges messages and answers `{ id, credential }`.
  */
 export async function startAgentNetwork() {
-  const node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
-  const { call, token } = await setUp(node);
-  const password = "a long enough password";
-  const ben = (await call("POST", "/api/people", { token, body: { email: "ben@example.com", name: "Ben", password } })).body;
-  const benToken = (await call("POST", "/api/sessions", { body: { email: "ben@example.com", password } })).body.session.access_token;
+  const { node, call, token, desk } = await startDesk({ vars: { FEATURE_AGENT_NETWORK: "true" } });
+  const { token: benToken, ...ben } = await desk.colleague(personNamed("Ben"));
   async function messenger(name) {
     const created = await call("POST", "/api/agents", { token, body: { name, sponsor: ben.id, capabilities: ["agent.messaging"], mailboxes: [] } });
     assert.equal(created.status, 201, created.text);

@@ -6,18 +6,16 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { startNode, setUp, ROOT, assertRefusal, checkedFetch } from "./harness.mjs";
+import { ROOT, assertRefusal, checkedFetch } from "./harness.mjs";
+import { startDesk } from "./fixtures.mjs";
 
-let node, call, token, mailbox, ben, receipt;
+let node, call, token, desk, mailbox, ben, receipt;
 
 before(async () => {
-  node = await startNode();
-  ({ call, token } = await setUp(node));
-  mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "support@mailroom.test", display_name: "Support" } })).body;
-  ben = (await call("POST", "/api/people", { token, body: { email: "ben@example.com", name: "Ben", password: "ben's long password" } })).body;
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) {
-    await call("POST", "/api/relations", { token, body: { subject: ben.id, relation, object: mailbox.id } });
-  }
+  ({ node, call, token, desk } = await startDesk());
+  mailbox = await desk.mailbox("support@mailroom.test", "Support");
+  ben = await desk.person({ email: "ben@example.com", name: "Ben", password: "ben's long password" });
+  await desk.grant(ben.id, ["mailbox.metadata.read", "mailbox.content.read"], mailbox.id);
   assert.equal(await node.deliver("ana@customer.example", "support@mailroom.test", readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"))), null);
 });
 after(() => node?.stop());
@@ -109,14 +107,11 @@ test("pairing: a code redeemed once for a credential that works, then revocation
 });
 
 test("what the sponsor holds through a team the agent loses when the sponsor leaves it, on every reading predicate", async () => {
-  const billing = (await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } })).body;
+  const billing = await desk.mailbox("billing@mailroom.test", "Billing");
   assert.equal(await node.deliver("ana@customer.example", billing.address, readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"))), null);
   const team = (await call("POST", "/api/teams", { token, body: { name: "Billing" } })).body;
   assert.equal((await call("PUT", `/api/teams/${team.id}/members/${ben.id}`, { token })).status, 200);
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) {
-    const granted = await call("POST", "/api/relations", { token, body: { subject: `${team.id}#member`, relation, object: billing.id } });
-    assert.equal(granted.status, 201, granted.text);
-  }
+  await desk.grant(`${team.id}#member`, ["mailbox.metadata.read", "mailbox.content.read"], billing.id);
   const minted = await call("POST", "/api/agents", {
     token,
     body: {

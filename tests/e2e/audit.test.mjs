@@ -6,9 +6,9 @@
 // against D1's record; and each checkpoint posted, signed, to the witness.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { createHmac } from "node:crypto";
 import { startNode, setUp, assertRefusal } from "./harness.mjs";
+import { startReceiver } from "./fixtures.mjs";
 
 let node, call, token, admin;
 
@@ -42,7 +42,7 @@ test("many concurrent changes leave a contiguous chain with every one recorded",
 
   const entries = await chain();
   assert.equal(entries.length, before + count);
-  entries.forEach((entry, index) => assert.equal(entry.seq, index + 1));
+  for (const [index, entry] of entries.entries()) assert.equal(entry.seq, index + 1);
   const created = entries.filter((entry) => entry.action === "create_team" && entry.outcome === "ok");
   assert.deepEqual(
     new Set(created.map((entry) => entry.detail.name)),
@@ -193,19 +193,10 @@ test("each checkpoint is posted to the witness an administrator sets, signed wit
   const fresh = await startNode();
   nodes.push(fresh);
   const { call: freshCall, token: freshToken } = await setUp(fresh);
-  const received = [];
-  const receiver = createServer((request, response) => {
-    let body = "";
-    request.setEncoding("utf8");
-    request.on("data", (chunk) => (body += chunk));
-    request.on("end", () => {
-      received.push({ path: request.url, headers: request.headers, body });
-      response.writeHead(200).end("ok");
-    });
-  });
-  await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  const receiver = await startReceiver();
+  const { received } = receiver;
   try {
-    const hook = `http://127.0.0.1:${receiver.address().port}/witness`;
+    const hook = `${receiver.url}/witness`;
     assertRefusal(assert, await freshCall("PUT", "/api/audit/witness", { token: freshToken, body: {} }), 400, "invalid_body");
     const set = await freshCall("PUT", "/api/audit/witness", { token: freshToken, body: { webhook_url: hook } });
     assert.equal(set.status, 200, set.text);
@@ -243,6 +234,6 @@ test("each checkpoint is posted to the witness an administrator sets, signed wit
       "setting and removing the witness are audited acts",
     );
   } finally {
-    await new Promise((resolve) => receiver.close(resolve));
+    await receiver.close();
   }
 });

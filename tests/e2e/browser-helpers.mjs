@@ -1,16 +1,8 @@
-// What the browser test files share: an API answer's body checked, signing in
-// through the page, and whether
+// What the browser test files share: signing in through the page, and whether
 // the page fits its window, measured as drawn. One implementation, so that a
 // check added here (a phone widening its layout, a control past the edge)
-// holds in every file.
+// holds in every file. (What they set up through the API is fixtures.mjs's.)
 import assert from "node:assert/strict";
-
-/** The body of the API answer `promise` gives, after asserting its status (200 by default). */
-export async function ok(promise, status = 200) {
-  const answer = await promise;
-  assert.equal(answer.status, status, answer.text);
-  return answer.body;
-}
 
 /** Signs in through the sign-in form at `url` and waits for the shell. */
 export async function signIn(page, url, { email, password }) {

@@ -15,9 +15,10 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, setUp, ADMIN, ROOT } from "./harness.mjs";
+import { ADMIN, ROOT } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, ok, signIn } from "./browser-helpers.mjs";
+import { assertFits, signIn } from "./browser-helpers.mjs";
+import { ok, startDesk } from "./fixtures.mjs";
 
 const BEN = { name: "Ben Sponsor", email: "ben@example.com", password: "ben's first long password" };
 const CLEO = { name: "Cleo Accounts", email: "cleo@example.com", password: "cleo's first long password" };
@@ -41,26 +42,25 @@ function message(id, subject, address) {
 }
 
 before(async () => {
-  node = await startNode();
-  ({ call, token } = await setUp(node));
+  let desk;
+  ({ node, call, token, desk } = await startDesk());
   vocabulary = await ok(call("GET", "/api/agent-capabilities", { token }));
   made.admin = await ok(call("GET", "/api/me", { token }));
-  made.ben = await ok(call("POST", "/api/people", { token, body: BEN }), 201);
-  made.cleo = await ok(call("POST", "/api/people", { token, body: CLEO }), 201);
-  made.nell = await ok(call("POST", "/api/people", { token, body: NELL }), 201);
+  made.ben = await desk.person(BEN);
+  made.cleo = await desk.person(CLEO);
+  made.nell = await desk.person(NELL);
   for (const layout of LAYOUTS) {
     const address = `${layout.name}-support@mailroom.test`;
-    const mailbox = await ok(call("POST", "/api/mailboxes", { token, body: { address, display_name: `Support (${layout.name})` } }), 201);
+    const mailbox = await desk.mailbox(address, `Support (${layout.name})`);
     const grants = [
       [made.ben.id, ["mailbox.metadata.read", "send.propose"]],
       [made.cleo.id, ["mailbox.metadata.read", "send.propose"]],
       // The administrator reads the mailbox, to choose a past message and watch.
       [made.admin.id, ["mailbox.metadata.read", "mailbox.content.read"]],
     ];
-    for (const [subject, relations] of grants) {
-      for (const relation of relations) await ok(call("POST", "/api/relations", { token, body: { subject, relation, object: mailbox.id } }), 201);
-    }
-    const data = (made[layout.name] = { mailbox, address, invoice: `Invoice 4471 (${layout.name})`, lunch: `Lunch? (${layout.name})` });
+    for (const [subject, relations] of grants) await desk.grant(subject, relations, mailbox.id);
+    const data = { mailbox, address, invoice: `Invoice 4471 (${layout.name})`, lunch: `Lunch? (${layout.name})` };
+    made[layout.name] = data;
     for (const [id, subject] of [[`invoice-${layout.name}`, data.invoice], [`lunch-${layout.name}`, data.lunch]]) {
       assert.equal(await node.deliver(ANA, address, message(`${id}@customer.example`, subject, address)), null);
     }

@@ -10,13 +10,13 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { createServer } from "node:http";
 import { createHmac } from "node:crypto";
-import { startNode, setUp, checkedFetch } from "./harness.mjs";
+import { checkedFetch } from "./harness.mjs";
+import { startDesk, startReceiver, personNamed } from "./fixtures.mjs";
 
 const SUPPORT = "support@mailroom.test";
 
-let node, call, token, mailbox, ben, cleo;
+let node, call, token, admin, desk, mailbox, ben, cleo;
 
 function message(id, subject) {
   return (
@@ -51,21 +51,17 @@ async function rows(sql) {
 }
 
 before(async () => {
-  node = await startNode();
-  ({ call, token } = await setUp(node));
-  mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } })).body;
+  ({ node, call, token, admin, desk } = await startDesk());
+  mailbox = await desk.mailbox(SUPPORT, "Support");
   const person = async (name) => {
-    const email = `${name.toLowerCase()}@example.com`;
-    const created = (await call("POST", "/api/people", { token, body: { email, name, password: "a long enough password" } })).body;
-    for (const relation of ["mailbox.metadata.read", "send.propose"]) {
-      await call("POST", "/api/relations", { token, body: { subject: created.id, relation, object: mailbox.id } });
-    }
+    const created = await desk.person(personNamed(name));
+    await desk.grant(created.id, ["mailbox.metadata.read", "send.propose"], mailbox.id);
     return created;
   };
   ben = await person("Ben");
   cleo = await person("Cleo");
   // The administrator reads the mailbox's conversations to watch.
-  await call("POST", "/api/relations", { token, body: { subject: (await call("GET", "/api/me", { token })).body.id, relation: "mailbox.metadata.read", object: mailbox.id } });
+  await desk.grant(admin.id, ["mailbox.metadata.read"], mailbox.id);
 });
 after(() => node?.stop());
 
@@ -130,8 +126,8 @@ test("an administrator builds a butler, dry-runs it over a past message, publish
 });
 
 test("the butler's assignee is told as when a person assigns; one who no longer works the mailbox is skipped, with why, and never recorded as done", async () => {
-  const cleoToken = (await call("POST", "/api/sessions", { body: { email: "cleo@example.com", password: "a long enough password" } })).body.session.access_token;
-  const benToken = (await call("POST", "/api/sessions", { body: { email: "ben@example.com", password: "a long enough password" } })).body.session.access_token;
+  const cleoToken = await desk.signIn(personNamed("Cleo"));
+  const benToken = await desk.signIn(personNamed("Ben"));
   const feed = async (bearer) => (await call("GET", "/api/me/notifications", { token: bearer })).body.notifications;
   const told = (await feed(cleoToken)).find((item) => item.kind === "conversation_assigned");
   assert.ok(told, "Cleo was told of the butler's assignment");
@@ -190,24 +186,15 @@ test("an agent is never offered the dry run, and cannot call it", async () => {
 });
 
 test("a published butler posts a delivery's metadata, signed, to its webhook on this machine", async () => {
-  const received = [];
-  const receiver = createServer((request, response) => {
-    let body = "";
-    request.setEncoding("utf8");
-    request.on("data", (chunk) => (body += chunk));
-    request.on("end", () => {
-      received.push({ headers: request.headers, body });
-      response.writeHead(200).end("ok");
-    });
-  });
-  await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
+  const receiver = await startReceiver();
+  const { received } = receiver;
   try {
     const created = await call("POST", `/api/mailboxes/${mailbox.id}/butlers`, {
       token,
       body: {
         name: "Refunds to the ledger",
         sponsor: ben.id,
-        rules: { conditions: [{ on: "subject", contains: "refund" }], effects: [{ do: "notify_webhook", url: `http://127.0.0.1:${receiver.address().port}/mail` }] },
+        rules: { conditions: [{ on: "subject", contains: "refund" }], effects: [{ do: "notify_webhook", url: `${receiver.url}/mail` }] },
       },
     });
     assert.equal(created.status, 201, created.text);
@@ -224,7 +211,7 @@ test("a published butler posts a delivery's metadata, signed, to its webhook on 
     assert.equal(posted.subject, "Refund for order 88");
     assert.ok(!received[0].body.includes("Hello."), "never the message's text");
   } finally {
-    await new Promise((resolve) => receiver.close(resolve));
+    await receiver.close();
   }
   // Nobody listens there now: the post fails once the delivery is stored, and is recorded so.
   const unheard = await deliver("refund-2@customer.example", "Refund for order 89");
@@ -284,8 +271,7 @@ test("a butler's drafted reply waits, submitted in its sponsor's name, for a sec
   assert.equal((await call("POST", `/api/mailboxes/${mailbox.id}/butlers/${created.body.id}/publish`, { token, body: { version: 1 } })).status, 200);
   const receipt = await deliver("quote-1@customer.example", "Quote for 40 chairs");
   // The administrator decides on the mailbox's sends, so sees them.
-  const me = (await call("GET", "/api/me", { token })).body.id;
-  await call("POST", "/api/relations", { token, body: { subject: me, relation: "approval.decide", object: mailbox.id } });
+  await desk.grant(admin.id, ["approval.decide"], mailbox.id);
   const sends = (await call("GET", `/api/mailboxes/${mailbox.id}/sends?limit=100`, { token })).body.sends;
   const reply = sends.find((send) => send.reply_to === receipt.id);
   assert.equal(reply.state, "submitted");
@@ -314,11 +300,9 @@ test("a butler's drafted reply waits, submitted in its sponsor's name, for a sec
 });
 
 test("a butler files a copy in another mailbox its sponsor reads, where it joins its conversation", async () => {
-  const billing = (await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } })).body;
-  const me = (await call("GET", "/api/me", { token })).body.id;
-  const grant = (subject, relation, object) => call("POST", "/api/relations", { token, body: { subject, relation, object } });
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) await grant(me, relation, billing.id);
-  await grant(ben.id, "mailbox.content.read", mailbox.id);
+  const billing = await desk.mailbox("billing@mailroom.test", "Billing");
+  await desk.grant(admin.id, ["mailbox.metadata.read", "mailbox.content.read"], billing.id);
+  await desk.grant(ben.id, ["mailbox.content.read"], mailbox.id);
   const created = await call("POST", `/api/mailboxes/${mailbox.id}/butlers`, {
     token,
     body: { name: "Receipts to billing", sponsor: ben.id, rules: { conditions: [{ on: "subject", contains: "receipt" }], effects: [{ do: "forward", mailbox: billing.id }] } },
@@ -329,7 +313,7 @@ test("a butler files a copy in another mailbox its sponsor reads, where it joins
   assert.equal(refused.status, 409, refused.text);
   assert.equal(refused.body.error.code, "sponsor_lacks");
   assert.match(refused.body.error.message, new RegExp(billing.id));
-  await grant(ben.id, "mailbox.content.read", billing.id);
+  await desk.grant(ben.id, ["mailbox.content.read"], billing.id);
   assert.equal((await publish()).status, 200);
 
   await deliver("receipt-1@customer.example", "Receipt 1");
@@ -345,7 +329,7 @@ test("a butler files a copy in another mailbox its sponsor reads, where it joins
   assert.ok(copies.every((copy) => copy.filed_by === created.body.id));
   assert.equal(copies[1].text.trim(), "The corrected receipt.");
   // Its original is the one delivered, in R2, shared with support's receipt.
-  await grant(me, "message.export", billing.id);
+  await desk.grant(admin.id, ["message.export"], billing.id);
   const original = await call("GET", `/api/mailboxes/${billing.id}/messages/${copies[0].id}/original`, { token });
   assert.equal(original.status, 200);
   assert.match(original.text, /Message-ID: <receipt-1@customer\.example>/);

@@ -16,9 +16,10 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
-import { startNode, setUp, ADMIN } from "./harness.mjs";
+import { ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, ok, signIn } from "./browser-helpers.mjs";
+import { assertFits, signIn } from "./browser-helpers.mjs";
+import { ok, startDesk } from "./fixtures.mjs";
 
 const RITA = { name: "Rita Reviewer", email: "rita@example.com", password: "rita's first long password" };
 const SUPPORT = "support@mailroom.test";
@@ -43,15 +44,14 @@ function message(id, subject, to) {
 }
 
 before(async () => {
-  node = await startNode();
-  ({ call, token } = await setUp(node));
-  made.rita = await ok(call("POST", "/api/people", { token, body: RITA }), 201);
-  made.support = await ok(call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } }), 201);
-  made.legal = await ok(call("POST", "/api/mailboxes", { token, body: { address: LEGAL, display_name: "Legal" } }), 201);
+  let desk;
+  ({ node, call, token, desk } = await startDesk());
+  made.rita = await desk.person(RITA);
+  made.support = await desk.mailbox(SUPPORT, "Support");
+  made.legal = await desk.mailbox(LEGAL, "Legal");
   // Rita reviews: she may export across mailboxes, and reads support@'s list, not legal@'s.
-  for (const [relation, object] of [["ediscovery.export", "org"], ["mailbox.metadata.read", made.support.id]]) {
-    await ok(call("POST", "/api/relations", { token, body: { subject: made.rita.id, relation, object } }), 201);
-  }
+  await desk.grant(made.rita.id, ["ediscovery.export"], "org");
+  await desk.grant(made.rita.id, ["mailbox.metadata.read"], made.support.id);
   made.raws = {
     "Invoice 4471": message("i4471", "Invoice 4471", SUPPORT),
     "Lunch on Friday": message("lunch", "Lunch on Friday", SUPPORT),
@@ -60,7 +60,7 @@ before(async () => {
   for (const [subject, raw] of Object.entries(made.raws)) {
     assert.equal(await node.deliver(ANA, subject.includes("4472") ? LEGAL : SUPPORT, raw), null);
   }
-  made.ritaToken = (await ok(call("POST", "/api/sessions", { body: { email: RITA.email, password: RITA.password } }), 201)).session.access_token;
+  made.ritaToken = await desk.signIn(RITA);
   browser = await launchChromium();
 });
 

@@ -7,13 +7,14 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { startNode, setUp, assertRefusal, checkedFetch } from "./harness.mjs";
+import { assertRefusal, checkedFetch } from "./harness.mjs";
+import { startDesk, personNamed } from "./fixtures.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const EVERY_MINUTE = "* * * * *";
 const sha256 = (text) => createHash("sha256").update(text).digest("hex");
 
-let node, call, token, mailbox, rita, victor;
+let node, call, token, desk, mailbox, rita, victor;
 
 function message(id, subject) {
   return (
@@ -22,19 +23,12 @@ function message(id, subject) {
   );
 }
 
-async function reviewer(name) {
-  const email = `${name.toLowerCase()}@example.com`;
-  const password = "a long enough password";
-  const person = (await call("POST", "/api/people", { token, body: { email, name, password } })).body;
-  await call("POST", "/api/relations", { token, body: { subject: person.id, relation: "ediscovery.export", object: "org" } });
-  const session = (await call("POST", "/api/sessions", { body: { email, password } })).body.session;
-  return { ...person, token: session.access_token };
-}
+/** A person who may export across mailboxes, signed in. */
+const reviewer = (name) => desk.colleague(personNamed(name), ["ediscovery.export"], "org");
 
 before(async () => {
-  node = await startNode();
-  ({ call, token } = await setUp(node));
-  mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } })).body;
+  ({ node, call, token, desk } = await startDesk());
+  mailbox = await desk.mailbox(SUPPORT, "Support");
   rita = await reviewer("Rita");
   victor = await reviewer("Victor");
 });

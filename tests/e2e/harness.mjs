@@ -96,7 +96,7 @@ export async function startNode({ vars = {}, sendEmail } = {}) {
     ...vars,
   };
   const envFile = join(state, "secrets.env");
-  writeFileSync(envFile, Object.entries(secrets).map(([key, value]) => `${key}=${value}`).join("\n") + "\n");
+  writeFileSync(envFile, `${Object.entries(secrets).map(([key, value]) => `${key}=${value}`).join("\n")}\n`);
   // A copy of the run's migrated state where run.mjs made one (nothing holds it
   // open, so its files are whole), else the migrations applied here.
   const migrated = process.env.MAILROOM_E2E_MIGRATED_STATE;

@@ -2,7 +2,7 @@
 // bearer and cookie sessions, revocation, rate limits and refusals.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startNode, setUp, client, signAccessToken, assertRefusal, ADMIN } from "./harness.mjs";
+import { startNode, setUp, signAccessToken, assertRefusal, ADMIN } from "./harness.mjs";
 
 let node, call, admin, token;
 

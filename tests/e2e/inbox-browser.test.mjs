@@ -17,9 +17,10 @@
 // Every console error and CSP violation in any page fails the file.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startNode, setUp, ADMIN } from "./harness.mjs";
+import { ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, ok, signIn as signInAt } from "./browser-helpers.mjs";
+import { assertFits, signIn as signInAt } from "./browser-helpers.mjs";
+import { ok, startDesk } from "./fixtures.mjs";
 
 const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
 const APPROVER = { name: "Abe Approver", email: "abe@example.com", password: "abe's first long password" };
@@ -41,7 +42,7 @@ const LAYOUTS = [
   { name: "phone", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
 ];
 
-let node, call, token, browser;
+let node, call, token, desk, browser;
 const watch = new PageWatch();
 const made = {};
 
@@ -56,20 +57,15 @@ function message({ id, subject, body, from, to, headers = "", stamp }) {
 const PASS = "dkim=pass header.d=customer.example header.s=s1; dmarc=pass header.from=customer.example; spf=pass smtp.mailfrom=ana@customer.example";
 const FORGED = "dkim=none; dmarc=fail header.from=customer.example; spf=fail smtp.mailfrom=mallory@forger.example";
 
-async function tokenFor({ email, password }) {
-  return (await ok(call("POST", "/api/sessions", { body: { email, password } }), 201)).session.access_token;
-}
-
 before(async () => {
-  node = await startNode({ sendEmail: { allowed_destination_addresses: [ANA] } });
-  ({ call, token } = await setUp(node));
+  ({ node, call, token, desk } = await startDesk({ sendEmail: { allowed_destination_addresses: [ANA] } }));
   made.admin = await ok(call("GET", "/api/me", { token }));
-  made.writer = await ok(call("POST", "/api/people", { token, body: WRITER }), 201);
-  made.approver = await ok(call("POST", "/api/people", { token, body: APPROVER }), 201);
-  made.long = await ok(call("POST", "/api/people", { token, body: LONG }), 201);
+  made.writer = await desk.person(WRITER);
+  made.approver = await desk.person(APPROVER);
+  made.long = await desk.person(LONG);
   for (const layout of LAYOUTS) {
     const address = `${layout.name}-support@mailroom.test`;
-    const mailbox = await ok(call("POST", "/api/mailboxes", { token, body: { address, display_name: `Support (${layout.name})` } }), 201);
+    const mailbox = await desk.mailbox(address, `Support (${layout.name})`);
     made[layout.name] = { mailbox, address, question: `Where is my invoice? (${layout.name})`, forged: `Change of bank details (${layout.name})`, delivery: `Delivery question (${layout.name})` };
     const grants = [
       [made.writer.id, ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]],
@@ -77,17 +73,15 @@ before(async () => {
       [made.admin.id, ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]],
     ];
     if (layout.name === "phone") grants.push([made.long.id, ["mailbox.metadata.read", "send.propose"]]);
-    for (const [subject, relations] of grants) {
-      for (const relation of relations) await ok(call("POST", "/api/relations", { token, body: { subject, relation, object: mailbox.id } }), 201);
-    }
+    for (const [subject, relations] of grants) await desk.grant(subject, relations, mailbox.id);
     const to = `Support <${address}>`;
     const { question, forged, delivery } = made[layout.name];
     assert.equal(await node.deliver(BO, address, message({ id: `delivery-${layout.name}@customer.example`, subject: delivery, body: "When will order 4471 arrive?", from: `Bo Berg <${BO}>`, to })), null);
     assert.equal(await node.deliver("mallory@forger.example", address, message({ id: `forged-${layout.name}@forger.example`, subject: forged, body: "Please pay invoices to our new account from today.", from: `Ana Lima <${ANA}>`, to, stamp: FORGED })), null);
     assert.equal(await node.deliver(ANA, address, message({ id: `question-${layout.name}@customer.example`, subject: question, body: QUESTION_TEXT, from: `Ana Lima <${ANA}>`, to, headers: `Cc: Bo Berg <${BO}>\r\n`, stamp: PASS })), null);
   }
-  made.writerToken = await tokenFor(WRITER);
-  made.approverToken = await tokenFor(APPROVER);
+  made.writerToken = await desk.signIn(WRITER);
+  made.approverToken = await desk.signIn(APPROVER);
   browser = await launchChromium();
 });
 
@@ -499,10 +493,8 @@ const pagingMailbox = () => (paging ??= seedPaging());
  * activity first), and each id's subject.
  */
 async function seedPaging() {
-  const mailbox = await ok(call("POST", "/api/mailboxes", { token, body: { address: PAGING, display_name: "Orders" } }), 201);
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) {
-    await ok(call("POST", "/api/relations", { token, body: { subject: made.writer.id, relation, object: mailbox.id } }), 201);
-  }
+  const mailbox = await desk.mailbox(PAGING, "Orders");
+  await desk.grant(made.writer.id, ["mailbox.metadata.read", "mailbox.content.read"], mailbox.id);
   const order = (index) => `Order ${String(index).padStart(3, "0")}`;
   const count = PAGE + 6;
   for (let index = 1; index <= count; index++) {
@@ -523,7 +515,8 @@ async function seedPaging() {
   for (let cursor; ;) {
     const answer = await ok(call("GET", `/api/mailboxes/${mailbox.id}/threads?${new URLSearchParams({ limit: "20", ...(cursor ? { cursor } : {}) })}`, { token: made.writerToken }));
     listed.push(...answer.threads);
-    if (!(cursor = answer.next_cursor)) break;
+    cursor = answer.next_cursor;
+    if (!cursor) break;
   }
   assert.deepEqual(listed.map((thread) => thread.subject), subjects, "the API lists them by last activity");
   assert.deepEqual(listed.map((thread) => thread.message_count), subjects.map((subject) => ([order(1), order(3)].includes(subject) ? 2 : 1)), "each reply joined its conversation");

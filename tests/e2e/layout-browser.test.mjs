@@ -14,9 +14,10 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, setUp, ADMIN, ROOT } from "./harness.mjs";
+import { ADMIN, ROOT } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFitted as assertFits, measure as measureShown, ok, signIn } from "./browser-helpers.mjs";
+import { assertFitted as assertFits, measure as measureShown, signIn } from "./browser-helpers.mjs";
+import { ok, startDesk } from "./fixtures.mjs";
 
 const BEN = { name: "Ben Baker", email: "ben@example.com", password: "ben's first long password" };
 const MAX = {
@@ -41,32 +42,31 @@ const watch = new PageWatch();
 const made = {};
 
 before(async () => {
-  node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
-  ({ call, token } = await setUp(node));
+  let desk;
+  ({ node, call, token, desk } = await startDesk({ vars: { FEATURE_AGENT_NETWORK: "true" } }));
   const post = (path, body, status = 201, as = token) => ok(call("POST", path, { token: as, body }), status);
   vocabulary = await ok(call("GET", "/api/agent-capabilities", { token }), 200);
 
   made.admin = await ok(call("GET", "/api/me", { token }), 200);
-  made.ben = await post("/api/people", BEN);
-  made.max = await post("/api/people", MAX);
-  made.cleo = await post("/api/people", CLEO);
+  made.ben = await desk.person(BEN);
+  made.max = await desk.person(MAX);
+  made.cleo = await desk.person(CLEO);
   await post(`/api/people/${made.cleo.id}/disable`, undefined, 200);
   made.team = await post("/api/teams", { name: "Customer support and success" });
   made.quiet = await post("/api/teams", { name: "Finance" });
   for (const person of [made.ben, made.max, made.cleo]) await ok(call("PUT", `/api/teams/${made.team.id}/members/${person.id}`, { token }), 200);
-  made.support = await post("/api/mailboxes", SUPPORT);
-  made.finance = await post("/api/mailboxes", FINANCE);
+  made.support = await desk.mailbox(SUPPORT.address, SUPPORT.display_name);
+  made.finance = await desk.mailbox(FINANCE.address, FINANCE.display_name);
 
   // Every relation of the vocabulary is held by someone: the team on support@,
   // Ben and Max on finance@, and the organisation's own.
   const onMailbox = vocabulary.relations.filter((relation) => relation.on === "mailbox").map((relation) => relation.name);
   for (const relation of onMailbox) {
-    await post("/api/relations", { subject: `${made.team.id}#member`, relation, object: made.support.id });
-    await post("/api/relations", { subject: made.ben.id, relation, object: made.finance.id });
+    await desk.grant(`${made.team.id}#member`, [relation], made.support.id);
+    await desk.grant(made.ben.id, [relation], made.finance.id);
   }
-  await post("/api/relations", { subject: made.max.id, relation: "mailbox.metadata.read", object: made.finance.id });
-  await post("/api/relations", { subject: made.max.id, relation: "ediscovery.export", object: "org" });
-  await post("/api/relations", { subject: made.max.id, relation: "org.admin", object: "org" });
+  await desk.grant(made.max.id, ["mailbox.metadata.read"], made.finance.id);
+  await desk.grant(made.max.id, ["ediscovery.export", "org.admin"], "org");
 
   // Agents: one reading finance@ for Ben, one paused, one revoked, and two that message each other.
   const mint = (name, capabilities, mailboxes = []) =>
@@ -85,9 +85,7 @@ before(async () => {
 
   // Mail the administrator works in support@: a message, a conversation, a reply
   // with a file, submitted.
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]) {
-    await post("/api/relations", { subject: made.admin.id, relation, object: made.support.id });
-  }
+  await desk.grant(made.admin.id, ["mailbox.metadata.read", "mailbox.content.read", "send.propose"], made.support.id);
   const raw = readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"));
   assert.equal(await node.deliver("ana@customer.example", SUPPORT.address, raw), null);
   made.receipt = (await ok(call("GET", `/api/mailboxes/${made.support.id}/messages`, { token }), 200)).messages[0];
@@ -99,7 +97,7 @@ before(async () => {
   // The administrator's notifications: Ben refuses a send of theirs with a long
   // reason, assigns them the conversation, and asks them to approve one of his
   // in finance@, where they decide.
-  const benToken = (await post("/api/sessions", { email: BEN.email, password: BEN.password })).session.access_token;
+  const benToken = await desk.signIn(BEN);
   const refused = await post(`/api/mailboxes/${made.support.id}/sends`, {
     to: ["ana@customer.example"], subject: "Your invoice 4471, with the corrected amount and the new bank details we spoke about", text: "Attached.",
   });
@@ -108,7 +106,7 @@ before(async () => {
     version, reason: "The amount is still the old one, and we never send bank details by mail: telephone Ana instead, and write again once the finance team has confirmed the total.",
   }, 200, benToken);
   await ok(call("PATCH", `/api/mailboxes/${made.support.id}/threads/${made.reply.thread_id}`, { token: benToken, body: { assignee: made.admin.id } }), 200);
-  await post("/api/relations", { subject: made.admin.id, relation: "approval.decide", object: made.finance.id });
+  await desk.grant(made.admin.id, ["approval.decide"], made.finance.id);
   const asked = await post(`/api/mailboxes/${made.finance.id}/sends`, { to: ["supplier@vendor.example"], subject: "Payment run for December", text: "Ready." }, 201, benToken);
   await post(`/api/mailboxes/${made.finance.id}/sends/${asked.id}/submit`, undefined, 200, benToken);
 
@@ -128,7 +126,7 @@ before(async () => {
 
   // The administrator also reviews: an export of both mailboxes, which the
   // per-minute run below builds.
-  await post("/api/relations", { subject: made.admin.id, relation: "ediscovery.export", object: "org" });
+  await desk.grant(made.admin.id, ["ediscovery.export"], "org");
   made.export = await post("/api/exports", { mailbox_ids: [made.support.id, made.finance.id] });
 
   // Reminders due today and overdue reach the feed from the per-minute run.
@@ -192,7 +190,8 @@ const codesPattern = () => new RegExp(`(?<![\\w.@-])(?:${[...vocabulary.relation
 const runs = {};
 
 for (const layout of LAYOUTS) {
-  const run = (runs[layout.name] = {});
+  const run = {};
+  runs[layout.name] = run;
 
   test(`${layout.name}: the administrator signs in`, async () => {
     const { name, ...options } = layout;

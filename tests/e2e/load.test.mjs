@@ -6,7 +6,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, setUp, ROOT } from "./harness.mjs";
+import { ROOT } from "./harness.mjs";
+import { startDesk } from "./fixtures.mjs";
 
 /** How many messages the burst delivers, and how many at a time (`BURST=3000,16`). */
 const [MESSAGES, AT_ONCE] = (process.env.BURST ?? "3000,16").split(",").map(Number);
@@ -14,9 +15,9 @@ const [MESSAGES, AT_ONCE] = (process.env.BURST ?? "3000,16").split(",").map(Numb
 let node, call, token, mailbox;
 
 before(async () => {
-  node = await startNode();
-  ({ call, token } = await setUp(node));
-  mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "support@mailroom.test", display_name: "Support" } })).body;
+  let desk;
+  ({ node, call, token, desk } = await startDesk());
+  mailbox = await desk.mailbox("support@mailroom.test", "Support");
 });
 after(() => node?.stop());
 

@@ -5,7 +5,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, setUp, ROOT, assertRefusal, checkedFetch } from "./harness.mjs";
+import { ROOT, assertRefusal, checkedFetch } from "./harness.mjs";
+import { startDesk } from "./fixtures.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const FALLBACK = "postmaster@fallback.example";
@@ -17,24 +18,18 @@ let node, call, token, admin, mailbox;
 const people = {};
 
 before(async () => {
-  node = await startNode({ vars: { INBOUND_FALLBACK_ADDRESS: FALLBACK }, sendEmail: { allowed_destination_addresses: [ALLOWED] } });
-  ({ call, token, admin } = await setUp(node));
-  mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } })).body;
-  await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } });
+  let desk;
+  ({ node, call, token, admin, desk } = await startDesk({ vars: { INBOUND_FALLBACK_ADDRESS: FALLBACK }, sendEmail: { allowed_destination_addresses: [ALLOWED] } }));
+  mailbox = await desk.mailbox(SUPPORT, "Support");
+  await desk.mailbox("billing@mailroom.test", "Billing");
   for (const [name, relations] of [
     ["meta", ["mailbox.metadata.read"]],
     ["writer", ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]],
     ["approver", ["mailbox.metadata.read", "mailbox.content.read", "approval.decide"]],
     ["exporter", ["mailbox.metadata.read", "mailbox.content.read", "message.export"]],
   ]) {
-    const password = `${name} has a long password`;
-    const person = (await call("POST", "/api/people", { token, body: { email: `${name}@example.com`, name, password } })).body;
-    for (const relation of relations) {
-      const granted = await call("POST", "/api/relations", { token, body: { subject: person.id, relation, object: mailbox.id } });
-      assert.equal(granted.status, 201, granted.text);
-    }
-    const session = await call("POST", "/api/sessions", { body: { email: `${name}@example.com`, password } });
-    people[name] = { id: person.id, token: session.body.session.access_token };
+    const { id, token } = await desk.colleague({ email: `${name}@example.com`, name, password: `${name} has a long password` }, relations, mailbox.id);
+    people[name] = { id, token };
   }
 });
 after(() => node?.stop());

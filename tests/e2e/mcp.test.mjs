@@ -8,10 +8,11 @@ import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
 import { promisify } from "node:util";
 import { readFileSync } from "node:fs";
-import { createServer, request as httpRequest } from "node:http";
+import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport, ProtocolError, SdkHttpError, UnauthorizedError } from "@modelcontextprotocol/client";
-import { startNode, setUp, ROOT, checkedFetch } from "./harness.mjs";
+import { ROOT, checkedFetch } from "./harness.mjs";
+import { startDesk, startReceiver } from "./fixtures.mjs";
 
 const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
 const grantable = Object.values(openapi.paths)
@@ -21,15 +22,12 @@ const grantable = Object.values(openapi.paths)
   .map((operation) => operation.operationId)
   .sort();
 
-let node, call, token, admin, mailbox;
+let node, call, token, admin, desk, mailbox;
 
 before(async () => {
-  node = await startNode();
-  ({ call, token, admin } = await setUp(node));
-  mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "support@mailroom.test", display_name: "Support" } })).body;
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]) {
-    await call("POST", "/api/relations", { token, body: { subject: admin.id, relation, object: mailbox.id } });
-  }
+  ({ node, call, token, admin, desk } = await startDesk());
+  mailbox = await desk.mailbox("support@mailroom.test", "Support");
+  await desk.grant(admin.id, ["mailbox.metadata.read", "mailbox.content.read", "send.propose"], mailbox.id);
   const raw = readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"));
   assert.equal(await node.deliver("ana@customer.example", "support@mailroom.test", raw), null);
 });
@@ -172,13 +170,8 @@ function assertWithheld(error, code, why) {
 }
 
 test("a person who is not an administrator sees the mailbox tools they hold, reads, acts, and is told what is withheld", async () => {
-  const ben = (await call("POST", "/api/people", { token, body: { email: "ben@example.com", name: "Ben", password: "ben's long password" } })).body;
-  for (const relation of ["mailbox.metadata.read", "send.propose"]) {
-    assert.equal((await call("POST", "/api/relations", { token, body: { subject: ben.id, relation, object: mailbox.id } })).status, 201);
-  }
-  const session = await call("POST", "/api/sessions", { body: { email: "ben@example.com", password: "ben's long password" } });
-  assert.equal(session.status, 201, session.text);
-  const client = await connect(session.body.session.access_token);
+  const ben = await desk.colleague({ email: "ben@example.com", name: "Ben", password: "ben's long password" }, ["mailbox.metadata.read", "send.propose"], mailbox.id);
+  const client = await connect(ben.token);
   const names = (await client.listTools()).tools.map((tool) => tool.name);
   for (const name of ["get_me", "list_messages", "get_message", "create_draft", "submit_send"]) {
     assert.ok(names.includes(name), `${name} is offered to ben, who holds what it needs on support@`);
@@ -278,7 +271,7 @@ test("the official client speaks 2026-07-28 statelessly, and every result carrie
   // A withheld tool: no tool, and recorded as the route's refused call, which did
   // not run, though the administrator may decide here over REST.
   const decide = { subject: admin.id, relation: "approval.decide", object: mailbox.id };
-  assert.equal((await call("POST", "/api/relations", { token, body: decide })).status, 201);
+  await desk.grant(decide.subject, [decide.relation], decide.object);
   await assert.rejects(client.callTool({ name: "approve_send", arguments: { mailbox_id: mailbox.id, send_id: draft.structuredContent.id } }), (error) => {
     assert.ok(error instanceof ProtocolError, String(error));
     assert.equal(error.code, -32602);
@@ -366,12 +359,9 @@ for (const modern of [false, true]) {
     await client.close();
 
     // A person's session signed out under a connected client.
-    const email = `reader-${modern ? "modern" : "legacy"}@example.com`;
-    const password = "a reader's long password";
-    assert.equal((await call("POST", "/api/people", { token, body: { email, name: "Reader", password } })).status, 201);
-    const signedIn = await call("POST", "/api/sessions", { body: { email, password } });
-    assert.equal(signedIn.status, 201, signedIn.text);
-    const session = signedIn.body.session.access_token;
+    const reader = { email: `reader-${modern ? "modern" : "legacy"}@example.com`, name: "Reader", password: "a reader's long password" };
+    await desk.person(reader);
+    const session = await desk.signIn(reader);
     const person = await connect(session, { modern });
     assert.equal((await person.callTool({ name: "get_me", arguments: {} })).isError, false);
     assert.equal((await call("DELETE", "/api/sessions/current", { token: session })).status, 200);
@@ -468,23 +458,21 @@ const conformanceCli = join(ROOT, "node_modules", "@modelcontextprotocol", "conf
  */
 async function withCredential(bearer) {
   const upstream = new URL(node.url);
-  const proxy = createServer((request, response) => {
-    const own = `127.0.0.1:${proxy.address().port}`;
+  const proxy = await startReceiver((response, request) => {
     const headers = { ...request.headers, authorization: `Bearer ${bearer}` };
-    if (headers.host === own) headers.host = upstream.host;
-    if (headers.origin === `http://${own}`) headers.origin = upstream.origin;
+    if (headers.host === proxy.host) headers.host = upstream.host;
+    if (headers.origin === proxy.url) headers.origin = upstream.origin;
     const forwarded = httpRequest(
-      { host: upstream.hostname, port: upstream.port, path: request.url, method: request.method, headers },
+      { host: upstream.hostname, port: upstream.port, path: request.path, method: request.method, headers },
       (answer) => {
         response.writeHead(answer.statusCode, answer.headers);
         answer.pipe(response);
       },
     );
     forwarded.on("error", () => response.destroy());
-    request.pipe(forwarded);
+    forwarded.end(request.bytes);
   });
-  await new Promise((resolve) => proxy.listen(0, "127.0.0.1", resolve));
-  return { url: `http://127.0.0.1:${proxy.address().port}`, close: () => new Promise((resolve) => proxy.close(resolve)) };
+  return proxy;
 }
 
 for (const scenario of CONFORMANCE) {

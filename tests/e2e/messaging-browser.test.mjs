@@ -14,7 +14,8 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startNode, setUp, client, ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, ok, signIn } from "./browser-helpers.mjs";
+import { assertFits, signIn } from "./browser-helpers.mjs";
+import { ok, startDesk } from "./fixtures.mjs";
 
 const LAYOUTS = [
   {
@@ -33,12 +34,11 @@ const LAYOUTS = [
   },
 ];
 
-let node, call, token, browser;
+let node, call, token, desk, browser;
 const watch = new PageWatch();
 
 before(async () => {
-  node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
-  ({ call, token } = await setUp(node));
+  ({ node, call, token, desk } = await startDesk({ vars: { FEATURE_AGENT_NETWORK: "true" } }));
   browser = await launchChromium();
 });
 
@@ -46,10 +46,6 @@ after(async () => {
   await browser?.close();
   await node?.stop();
 });
-
-async function tokenFor({ email, password }) {
-  return (await ok(call("POST", "/api/sessions", { body: { email, password } }), 201)).session.access_token;
-}
 
 /** Mints an agent with agent.messaging for `sponsor`: `{ agent, credential }`. */
 async function mint(name, sponsor) {
@@ -59,7 +55,8 @@ async function mint(name, sponsor) {
 const runs = {};
 
 for (const layout of LAYOUTS) {
-  const run = (runs[layout.name] = {});
+  const run = {};
+  runs[layout.name] = run;
   const page = () => run.page;
   const { watched: WATCHED, other: OTHER } = layout.agents;
   const section = (name) => page().getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
@@ -76,12 +73,12 @@ for (const layout of LAYOUTS) {
   }
 
   test(`${layout.name}: a sponsor sees their agents' connections: one seen a moment ago, one never`, async () => {
-    run.person = await ok(call("POST", "/api/people", { token, body: layout.person }), 201);
+    run.person = await desk.person(layout.person);
     run.watched = await mint(WATCHED, run.person.id);
     run.other = await mint(OTHER, run.person.id);
     // The watched agent looks at its inbox, as a connected agent does; the other never does.
     await ok(call("GET", "/api/agent-inbox", { token: run.watched.credential }));
-    run.token = await tokenFor(layout.person);
+    run.token = await desk.signIn(layout.person);
 
     const { name, person: _, agents: __, ...options } = layout;
     ({ page: run.page } = await watch.open(browser, { who: name, ...options, locale: "en-US" }));
@@ -120,7 +117,7 @@ for (const layout of LAYOUTS) {
     await message.waitFor();
     assert.match(await message.textContent(), /Held.*Held: paused It is delivered once the agent is resumed\./s);
     // Pretty JSON, as the node keeps it (an object's keys in order).
-    assert.match(await message.getByLabel("Content of the event").textContent(), /^\{\n  "item": "paper",\n  "stock": "low"\n\}$/);
+    assert.match(await message.getByLabel("Content of the event").textContent(), /^\{\n {2}"item": "paper",\n {2}"stock": "low"\n\}$/);
     assert.match(await inbox().getByRole("heading", { level: 2 }).textContent(), /^Inbox \(1 message waiting, 0 leased\)$/);
     await assertFits(page(), "a held message");
 
@@ -198,7 +195,7 @@ for (const layout of LAYOUTS) {
     await page().reload();
     const answered = sent().getByRole("article").filter({ has: page().getByRole("heading", { name: `Request from ${layout.person.name} (you) to ${OTHER}` }) });
     await answered.getByText("Answered", { exact: true }).first().waitFor();
-    assert.match(await answered.getByLabel("The reply").textContent(), /"forecast": "sun",\n  "high": 24/);
+    assert.match(await answered.getByLabel("The reply").textContent(), /"forecast": "sun",\n {2}"high": 24/);
     await assertFits(page(), "the messages sent");
 
     await answered.getByRole("link", { name: /^Open its conversation/ }).click();
@@ -212,7 +209,7 @@ for (const layout of LAYOUTS) {
     assert.match(await asked.textContent(), /Answered/);
     assert.equal(await asked.getByLabel("Content of the request").textContent(), '"What is the weather in Lisbon?"');
     assert.match(await answer.textContent(), /Delivered/);
-    assert.match(await answer.getByLabel("Content of the reply").textContent(), /^\{\n  "forecast": "sun",\n  "high": 24\n\}$/);
+    assert.match(await answer.getByLabel("Content of the reply").textContent(), /^\{\n {2}"forecast": "sun",\n {2}"high": 24\n\}$/);
     const between = page().getByRole("region", { name: "Conversation" });
     assert.match(await between.textContent(), new RegExp(`Between.*(${OTHER} and ${layout.person.name} \\(you\\)|${layout.person.name} \\(you\\) and ${OTHER}).*Messages2`, "s"));
     // Ids on request only.

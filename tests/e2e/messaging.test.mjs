@@ -17,10 +17,10 @@ import { startAgentNetwork, bearerFetch, a2aFactory } from "./agent-network.mjs"
 const EVERY_MINUTE = "* * * * *";
 const sleep = (milliseconds) => new Promise((resolve) => setTimeout(resolve, milliseconds));
 
-let node, call, token, ben, benToken, messenger;
+let node, call, ben, benToken, messenger;
 
 before(async () => {
-  ({ node, call, token, ben, benToken, messenger } = await startAgentNetwork());
+  ({ node, call, ben, benToken, messenger } = await startAgentNetwork());
 });
 after(() => node?.stop());
 
@@ -164,7 +164,10 @@ test("N messages under random receiver crashes: every one acknowledged or visibl
   const acknowledged = new Map(); // id -> time of its successful ack
   const deliveredAfterAck = [];
   let random = 7;
-  const chance = () => ((random = (random * 48271) % 2147483647) / 2147483647);
+  const chance = () => {
+    random = (random * 48271) % 2147483647;
+    return random / 2147483647;
+  };
   const worker = async () => {
     for (let idle = 0; idle < 4; ) {
       const messages = await claim(receiver, 3, 1);

@@ -11,9 +11,9 @@
 // error and CSP violation in any page fails the file.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startNode, setUp } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits as fits, ok, signIn as signInAt } from "./browser-helpers.mjs";
+import { assertFits as fits, signIn as signInAt } from "./browser-helpers.mjs";
+import { ok, startDesk } from "./fixtures.mjs";
 
 const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
 const DECIDER = { name: "Cleo Checker", email: "cleo@example.com", password: "cleo's first long password" };
@@ -27,13 +27,9 @@ const LAYOUTS = [
   { name: "phone", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
 ];
 
-let node, call, token, browser;
+let node, call, desk, browser;
 const watch = new PageWatch();
 const made = {};
-
-async function tokenFor({ email, password }) {
-  return (await ok(call("POST", "/api/sessions", { body: { email, password } }), 201)).session.access_token;
-}
 
 /** A send written by the writer and submitted: `{ id, version, … }`. */
 async function submitted(mailbox, subject, text = "Please find the invoice attached.") {
@@ -46,12 +42,11 @@ async function submitted(mailbox, subject, text = "Please find the invoice attac
 const feed = (as, parameters = {}) => ok(call("GET", `/api/me/notifications?${new URLSearchParams(parameters)}`, { token: as }));
 
 before(async () => {
-  node = await startNode({ sendEmail: { allowed_destination_addresses: [ANA] } });
-  ({ call, token } = await setUp(node));
-  made.writer = await ok(call("POST", "/api/people", { token, body: WRITER }), 201);
-  made.decider = await ok(call("POST", "/api/people", { token, body: DECIDER }), 201);
-  made.writerToken = await tokenFor(WRITER);
-  made.deciderToken = await tokenFor(DECIDER);
+  ({ node, call, desk } = await startDesk({ sendEmail: { allowed_destination_addresses: [ANA] } }));
+  made.writer = await desk.person(WRITER);
+  made.decider = await desk.person(DECIDER);
+  made.writerToken = await desk.signIn(WRITER);
+  made.deciderToken = await desk.signIn(DECIDER);
   browser = await launchChromium();
 });
 
@@ -67,22 +62,21 @@ after(async () => {
  */
 async function seed(layout) {
   const address = `${layout.name}-billing@mailroom.test`;
-  const mailbox = await ok(call("POST", "/api/mailboxes", { token, body: { address, display_name: `Billing (${layout.name})` } }), 201);
+  const mailbox = await desk.mailbox(address, `Billing (${layout.name})`);
   const grants = [
     [made.writer.id, ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]],
     [made.decider.id, ["mailbox.metadata.read", "mailbox.content.read", "send.propose", "approval.decide"]],
   ];
-  for (const [subject, relations] of grants) {
-    for (const relation of relations) await ok(call("POST", "/api/relations", { token, body: { subject, relation, object: mailbox.id } }), 201);
-  }
-  const data = (made[layout.name] = {
+  for (const [subject, relations] of grants) await desk.grant(subject, relations, mailbox.id);
+  const data = {
     mailbox,
     address,
     refused: `Re: invoice 4471 (${layout.name})`,
     sent: `Your receipt (${layout.name})`,
     question: `Where is my parcel? (${layout.name})`,
     waiting: `Quarterly statement (${layout.name})`,
-  });
+  };
+  made[layout.name] = data;
   const sends = `/api/mailboxes/${mailbox.id}/sends`;
 
   // Oldest first: a conversation assigned to the writer, a send sent, a send refused.

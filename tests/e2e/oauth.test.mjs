@@ -15,15 +15,15 @@
 // and Account's connected apps, whose Disconnect stops the client at once.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { createServer as createNetServer } from "node:net";
 import { createHash, randomBytes } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
-import { startNode, setUp, ROOT, checkedFetch, assertRefusal } from "./harness.mjs";
+import { ROOT, checkedFetch, assertRefusal } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, ok, signIn } from "./browser-helpers.mjs";
+import { assertFits, signIn } from "./browser-helpers.mjs";
+import { ok, startDesk, startReceiver } from "./fixtures.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const SALES = "sales@mailroom.test";
@@ -37,7 +37,7 @@ const NEEDED = ["mailbox.metadata.read", "mailbox.content.read"];
 const AGENT_ID = /^agt_[0-9A-HJKMNP-TV-Z]{26}$/;
 
 let node, call, token, browser, callback;
-let support, sales, ben, benToken, vocabulary, relations;
+let support, ben, benToken, vocabulary, relations;
 /** Where an MCP client's access token is good: the node's MCP endpoint. */
 let RESOURCE;
 const watch = new PageWatch();
@@ -48,45 +48,42 @@ const watch = new PageWatch();
  * favicon included) with a page that says it is done.
  */
 async function startCallbackServer() {
-  const received = [];
-  const server = createServer((request, response) => {
-    const url = new URL(request.url, "http://127.0.0.1");
-    if (url.pathname === "/callback") received.push(url);
+  const server = await startReceiver((response) => {
     response.writeHead(200, { "content-type": "text/html; charset=utf-8" });
     response.end('<!doctype html><title>Signed in</title><link rel="icon" href="data:,"><p>You can close this window.</p>');
   });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  const { port } = server.address();
+  /** The authorization responses so far, as URLs. */
+  const callbacks = () => server.received.map((request) => new URL(request.path, server.url)).filter((url) => url.pathname === "/callback");
   return {
-    url: `http://127.0.0.1:${port}/callback`,
-    host: `127.0.0.1:${port}`,
-    received,
+    url: `${server.url}/callback`,
+    host: server.host,
+    get received() {
+      return callbacks();
+    },
     /** The authorization response that arrives after `seen` had (waits up to 15 s). */
     async after(seen) {
       const deadline = Date.now() + 15_000;
-      while (received.length <= seen) {
+      while (callbacks().length <= seen) {
         if (Date.now() > deadline) throw new Error("no authorization response reached the client's redirect");
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      return received[seen];
+      return callbacks()[seen];
     },
-    close: () => new Promise((resolve) => server.close(resolve)),
+    close: () => server.close(),
   };
 }
 
 before(async () => {
-  node = await startNode();
-  ({ call, token } = await setUp(node));
+  let desk;
+  ({ node, call, token, desk } = await startDesk());
   RESOURCE = `${node.url}/mcp`;
-  support = await ok(call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } }), 201);
-  sales = await ok(call("POST", "/api/mailboxes", { token, body: { address: SALES, display_name: "Sales" } }), 201);
-  ben = await ok(call("POST", "/api/people", { token, body: BEN }), 201);
+  support = await desk.mailbox(SUPPORT, "Support");
+  await desk.mailbox(SALES, "Sales");
+  ben = await desk.person(BEN);
   // Ben reads support@ (its list and its content) and holds nothing on sales@.
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read"]) {
-    await ok(call("POST", "/api/relations", { token, body: { subject: ben.id, relation, object: support.id } }), 201);
-  }
+  await desk.grant(ben.id, ["mailbox.metadata.read", "mailbox.content.read"], support.id);
   assert.equal(await node.deliver("ana@customer.example", SUPPORT, readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"))), null);
-  benToken = (await ok(call("POST", "/api/sessions", { body: { email: BEN.email, password: BEN.password } }), 201)).session.access_token;
+  benToken = await desk.signIn(BEN);
   ({ capabilities: vocabulary, relations } = await ok(call("GET", "/api/agent-capabilities", { token })));
   callback = await startCallbackServer();
   browser = await launchChromium();

@@ -5,31 +5,31 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, setUp, client, documentedAnswers, ROOT, ADMIN } from "./harness.mjs";
+import { documentedAnswers, ROOT, ADMIN } from "./harness.mjs";
+import { startDesk, personNamed } from "./fixtures.mjs";
 
 const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
-let node, call, token, admin;
+let node, call, token, admin, desk;
 
 before(async () => {
   // Only Ana is a destination the mail binding accepts, so a send can fail.
-  node = await startNode({
+  ({ node, call, token, admin, desk } = await startDesk({
     sendEmail: { allowed_destination_addresses: ["ana@customer.example"] },
     vars: { FEATURE_AGENT_NETWORK: "true" },
-  });
-  ({ call, token, admin } = await setUp(node));
+  }));
 });
 after(() => node?.stop());
 
 test("every documented operation answers as documented, successes and refusals alike", async () => {
-  const password = "a long enough password";
-  const ben = (await call("POST", "/api/people", { token, body: { email: "ben@example.com", name: "Ben", password } })).body;
-  const benSession = (await call("POST", "/api/sessions", { body: { email: "ben@example.com", password } })).body.session;
+  const BEN = personNamed("Ben");
+  const { password } = BEN;
+  const ben = await desk.person(BEN);
+  // Ben's whole session, not only its access token: its refresh token is used below.
+  const benSession = (await call("POST", "/api/sessions", { body: { email: BEN.email, password } })).body.session;
   const team = (await call("POST", "/api/teams", { token, body: { name: "Support" } })).body;
-  const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "support@mailroom.test", display_name: "Support" } })).body;
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "message.export", "send.propose", "approval.decide"]) {
-    await call("POST", "/api/relations", { token, body: { subject: ben.id, relation, object: mailbox.id } });
-  }
-  await call("POST", "/api/relations", { token, body: { subject: admin.id, relation: "approval.decide", object: mailbox.id } });
+  const mailbox = await desk.mailbox("support@mailroom.test", "Support");
+  await desk.grant(ben.id, ["mailbox.metadata.read", "mailbox.content.read", "message.export", "send.propose", "approval.decide"], mailbox.id);
+  await desk.grant(admin.id, ["approval.decide"], mailbox.id);
   const raw = readFileSync(join(ROOT, "tests", "fixtures", "mail", "multipart-attachment.eml"));
   assert.equal(await node.deliver("sender@outside.example", "support@mailroom.test", raw), null);
   const benToken = benSession.access_token;
@@ -83,7 +83,7 @@ test("every documented operation answers as documented, successes and refusals a
   };
   const butler = async () => (await call("POST", butlers, { token, body: newButler })).body.id;
   // Ben may export; an export of his, built by the per-minute run: its path.
-  await call("POST", "/api/relations", { token, body: { subject: ben.id, relation: "ediscovery.export", object: "org" } });
+  await desk.grant(ben.id, ["ediscovery.export"], "org");
   const exported = async () => {
     const requested = await call("POST", "/api/exports", { token: benToken, body: { mailbox_ids: [mailbox.id] } });
     await node.scheduled("* * * * *");

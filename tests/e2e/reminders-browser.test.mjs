@@ -10,9 +10,10 @@
 // error and CSP violation fails the file, apart from the refusals provoked on purpose.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startNode, setUp, ADMIN } from "./harness.mjs";
+import { ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, ok, signIn } from "./browser-helpers.mjs";
+import { assertFits, signIn } from "./browser-helpers.mjs";
+import { ok, startDesk } from "./fixtures.mjs";
 
 const PAT = { name: "Pat Phone", email: "pat@example.com", password: "pat's first long password" };
 /** A webhook receiver that refuses every connection, so a notification fails at once, with an error. */
@@ -20,7 +21,7 @@ const HOOK = "https://localhost:9/mailroom";
 /** The cron trigger that delivers reminders (wrangler.toml's first). */
 const REMINDERS_CRON = "* * * * *";
 
-let node, call, token, browser;
+let node, call, desk, browser;
 const watch = new PageWatch();
 
 /**
@@ -54,10 +55,9 @@ const ZONES = ["Europe/Berlin", "America/New_York", "Asia/Tokyo", "America/Los_A
 
 before(async () => {
   assert.ok(ZONES.length >= 2, "two of the zones are in their day");
-  node = await startNode();
-  ({ call, token } = await setUp(node));
-  const pat = await ok(call("POST", "/api/people", { token, body: PAT }), 201);
-  await ok(call("POST", "/api/relations", { token, body: { subject: pat.id, relation: "org.admin", object: "org" } }), 201);
+  ({ node, call, desk } = await startDesk());
+  const pat = await desk.person(PAT);
+  await desk.grant(pat.id, ["org.admin"], "org");
   browser = await launchChromium();
 });
 
@@ -71,15 +71,12 @@ async function deliverReminders() {
   await node.scheduled(REMINDERS_CRON);
 }
 
-async function tokenFor({ email, password }) {
-  return (await ok(call("POST", "/api/sessions", { body: { email, password } }), 201)).session.access_token;
-}
-
 /** Everything one width's run holds: its page, its person's token, zone and day. */
 const runs = {};
 
 for (const layout of LAYOUTS) {
-  const run = (runs[layout.name] = {});
+  const run = {};
+  runs[layout.name] = run;
   const page = () => run.page;
   const section = (name) => page().getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
   const tab = (name) => page().getByRole("navigation", { name: "Reminders" }).getByRole("link", { name, exact: true });
@@ -106,7 +103,7 @@ for (const layout of LAYOUTS) {
     run.today = nowIn(run.zone).day;
     const { person, deviceInZone, name, ...options } = layout;
     ({ page: run.page } = await watch.open(browser, { who: name, ...options, locale: "en-US", timezoneId: deviceInZone ? run.zone : "Pacific/Honolulu" }));
-    run.token = await tokenFor(person);
+    run.token = await desk.signIn(person);
     await signIn(page(), node.url, person);
     assert.equal((await assertFits(page(), "after signing in")).width, layout.viewport.width, "the window is as wide as the layout");
 

@@ -9,10 +9,10 @@
 // upsert and withdraw, its credential good for nothing else and dead once revoked.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { createServer } from "node:http";
 import { createHmac } from "node:crypto";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { startNode, setUp, assertRefusal, checkedFetch } from "./harness.mjs";
+import { deskOf, startDesk, startReceiver } from "./fixtures.mjs";
 
 const REMINDERS_CRON = "* * * * *";
 const SENDER = "reminders@mailroom.test";
@@ -32,51 +32,34 @@ function clockIn(minutes) {
   return `${String(Math.floor(total / 60)).padStart(2, "0")}:${String(total % 60).padStart(2, "0")}`;
 }
 
-let node, call, token;
-/** What the local webhook receiver got: `{ path, headers, body }`, in order. */
-const received = [];
-/** Per path, the statuses to answer next (then 200); "never" holds the request open. */
+let node, call, token, desk;
+/** Per path, the statuses to answer next (then 200); "never" holds the request open until the file ends. */
 const answers = new Map();
-/** Requests held open, never answered, to be let go when the file ends. */
-const held = [];
-let receiver, hooks;
+/** The local webhook receiver, what it got (`{ path, headers, body, at }`, in order) and its origin. */
+let receiver, received, hooks;
 
 before(async () => {
-  receiver = createServer((request, response) => {
-    let body = "";
-    request.setEncoding("utf8");
-    request.on("data", (chunk) => (body += chunk));
-    request.on("end", () => {
-      received.push({ method: request.method, path: request.url, headers: request.headers, body, at: Date.now() });
-      if (answers.get(request.url)?.[0] === "never") return held.push(response);
-      const status = answers.get(request.url)?.shift() ?? 200;
-      response.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "not now");
-    });
+  receiver = await startReceiver((response, request) => {
+    if (answers.get(request.path)?.[0] === "never") return;
+    const status = answers.get(request.path)?.shift() ?? 200;
+    response.writeHead(status, { "content-type": "text/plain" }).end(status === 200 ? "ok" : "not now");
   });
-  await new Promise((resolve) => receiver.listen(0, "127.0.0.1", resolve));
-  hooks = `http://127.0.0.1:${receiver.address().port}`;
+  ({ received, url: hooks } = receiver);
   // As wrangler.toml ships it: no REMINDER_SENDER (the email test starts its own node with one).
-  node = await startNode();
-  ({ call, token } = await setUp(node));
+  ({ node, call, token, desk } = await startDesk());
 });
 after(async () => {
   await node?.stop();
-  for (const response of held) response.destroy();
-  await new Promise((resolve) => (receiver ? receiver.close(resolve) : resolve()));
+  await receiver?.close();
 });
 
 /** A new person in ZONE, signed in: `{ person, token }`. */
 async function person(email, profile = {}) {
-  const password = `${email}'s long enough password`;
-  const created = await call("POST", "/api/people", { token, body: { email, name: email.split("@")[0], password } });
-  assert.equal(created.status, 201, created.text);
-  const session = await call("POST", "/api/sessions", { body: { email, password } });
-  assert.equal(session.status, 201, session.text);
-  const own = session.body.session.access_token;
+  const { token: own, ...created } = await desk.colleague({ email, name: email.split("@")[0], password: `${email}'s long enough password` });
   const set = await call("PATCH", "/api/me/profile", { token: own, body: { tz: ZONE, ...profile } });
   assert.equal(set.status, 200, set.text);
   assert.equal(set.body.tz, ZONE);
-  return { person: created.body, token: own };
+  return { person: created, token: own };
 }
 
 async function createEvent(own, event) {
@@ -304,9 +287,7 @@ test("with REMINDER_SENDER the email channel hands one message to the send_email
   const sending = await startNode({ vars: { REMINDER_SENDER: SENDER } });
   try {
     const { call: ask, token: adminToken } = await setUp(sending);
-    const password = "eve's long enough password";
-    assert.equal((await ask("POST", "/api/people", { token: adminToken, body: { email: "eve@example.com", name: "Eve", password } })).status, 201);
-    const eve = (await ask("POST", "/api/sessions", { body: { email: "eve@example.com", password } })).body.session.access_token;
+    const { token: eve } = await deskOf(ask, adminToken).colleague({ email: "eve@example.com", name: "Eve", password: "eve's long enough password" });
     assert.equal((await ask("PATCH", "/api/me/profile", { token: eve, body: { tz: ZONE, email: true } })).status, 200);
     const created = await ask("POST", "/api/me/events", { token: eve, body: { title: "Renew the passport", due_at: today(), subtitle: "Bring two photos" } });
     assert.equal(created.status, 201, created.text);
@@ -327,7 +308,7 @@ test("with REMINDER_SENDER the email channel hands one message to the send_email
     // A machine wrote it: auto-responders leave it unanswered (RFC 3834).
     assert.match(message, /^Auto-Submitted: auto-generated\r?$/m);
     assert.match(message, /^Date: \w{3}, \d{1,2} \w{3} \d{4} \d\d:\d\d:\d\d [+-]\d{4}\r?$/m);
-    // The mail service writes the Message-ID itself, as in mail-browser.test.mjs: one, at the sending domain.
+    // The mail service writes the Message-ID itself, as in mail-browser-sending.test.mjs: one, at the sending domain.
     assert.equal(message.match(/^Message-ID: <[^>\s]+@mailroom\.test>\r?$/gm)?.length, 1, message);
 
     const shown = (await ask("GET", `/api/me/events/${event.id}`, { token: eve })).body;

@@ -14,18 +14,17 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { startNode, setUp, ADMIN, ROOT, assertRefusal } from "./harness.mjs";
+import { ADMIN, ROOT, assertRefusal } from "./harness.mjs";
+import { startDesk } from "./fixtures.mjs";
 
 const PASSWORD = "a long enough password";
-let node, call, token, admin, carol, carolToken;
+let node, call, token, admin, desk, carol, carolToken;
 
 before(async () => {
   // Messages as big as miniflare takes locally (1 MiB), for the bloat attack.
-  node = await startNode({ vars: { MAXIMUM_MESSAGE_BYTES: "1000000" } });
-  ({ call, token, admin } = await setUp(node));
+  ({ node, call, token, admin, desk } = await startDesk({ vars: { MAXIMUM_MESSAGE_BYTES: "1000000" } }));
   // Signed in before the guessing tests spend this address's sign-in window.
-  carol = (await call("POST", "/api/people", { token, body: { email: "carol@example.com", name: "Carol", password: PASSWORD } })).body;
-  carolToken = (await call("POST", "/api/sessions", { body: { email: carol.email, password: PASSWORD } })).body.session.access_token;
+  ({ token: carolToken, ...carol } = await desk.colleague({ email: "carol@example.com", name: "Carol", password: PASSWORD }));
 });
 after(() => node?.stop());
 
@@ -78,10 +77,10 @@ test("a hundred parallel wrong pairing codes from one address: at most twenty ar
 });
 
 test("an agent that switches its submission over MCP after the approver was shown it never has the switch approved", async () => {
-  const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "billing@mailroom.test", display_name: "Billing" } })).body;
-  const dan = (await call("POST", "/api/people", { token, body: { email: "dan@example.com", name: "Dan", password: PASSWORD } })).body;
-  await call("POST", "/api/relations", { token, body: { subject: dan.id, relation: "send.propose", object: mailbox.id } });
-  await call("POST", "/api/relations", { token, body: { subject: carol.id, relation: "approval.decide", object: mailbox.id } });
+  const mailbox = await desk.mailbox("billing@mailroom.test", "Billing");
+  const dan = await desk.person({ email: "dan@example.com", name: "Dan", password: PASSWORD });
+  await desk.grant(dan.id, ["send.propose"], mailbox.id);
+  await desk.grant(carol.id, ["approval.decide"], mailbox.id);
   const minted = await call("POST", "/api/agents", {
     token,
     body: { name: "Billing bot", sponsor: dan.id, capabilities: ["mail.draft"], mailboxes: [{ mailbox: mailbox.id, relations: ["send.propose"] }] },
@@ -129,11 +128,9 @@ test("an agent that switches its submission over MCP after the approver was show
 });
 
 test("a Message-ID carrying a CR and a Bcc is never kept, and a reply to it leaves with no header it did not write", async () => {
-  const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: "help@mailroom.test", display_name: "Help" } })).body;
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "send.propose"]) {
-    await call("POST", "/api/relations", { token, body: { subject: admin.id, relation, object: mailbox.id } });
-  }
-  await call("POST", "/api/relations", { token, body: { subject: carol.id, relation: "approval.decide", object: mailbox.id } });
+  const mailbox = await desk.mailbox("help@mailroom.test", "Help");
+  await desk.grant(admin.id, ["mailbox.metadata.read", "mailbox.content.read", "send.propose"], mailbox.id);
+  await desk.grant(carol.id, ["approval.decide"], mailbox.id);
   const hostile = [
     "From: Mallory <mallory@evil.example>",
     "To: help@mailroom.test",
@@ -207,10 +204,8 @@ function wide(messageId, to) {
 }
 
 test("inbound mail cannot bloat a mailbox: refused beyond the limits, kept within them, every page bounded, deletable", async () => {
-  const mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: BLOAT, display_name: "Bloat" } })).body;
-  for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "message.export"]) {
-    await call("POST", "/api/relations", { token, body: { subject: admin.id, relation, object: mailbox.id } });
-  }
+  const mailbox = await desk.mailbox(BLOAT, "Bloat");
+  await desk.grant(admin.id, ["mailbox.metadata.read", "mailbox.content.read", "message.export"], mailbox.id);
 
   // The attack as it was found: 30,000 To addresses, some 540 KB of header. Refused, stored nowhere.
   const attack = wide("attack", 30_000);

@@ -9,13 +9,14 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
-import { startNode, setUp, checkedFetch } from "./harness.mjs";
+import { checkedFetch } from "./harness.mjs";
+import { startDesk, personNamed } from "./fixtures.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const CUSTOMER = "ana@customer.example";
 const QUEUE = "queue+4471@tickets.customer.example";
 
-let node, call, token, mailbox, ben, benToken, cleo, cleoToken, agent;
+let node, call, token, mailbox, ben, benToken, cleoToken, agent;
 
 /** A message as Email Routing hands it to the Worker: its stamp on top. */
 function message({ id, subject, body, from = `Ana Lima <${CUSTOMER}>`, headers = "", stamp = true }) {
@@ -51,21 +52,13 @@ async function tool(client, name, args) {
 }
 
 before(async () => {
-  node = await startNode({ sendEmail: { allowed_destination_addresses: [QUEUE, "bo@customer.example"] } });
   // The administrator sets the desk up; Ben and Cleo work it.
-  ({ call, token } = await setUp(node));
-  mailbox = (await call("POST", "/api/mailboxes", { token, body: { address: SUPPORT, display_name: "Support" } })).body;
-  const person = async (name) => {
-    const email = `${name.toLowerCase()}@example.com`;
-    const created = (await call("POST", "/api/people", { token, body: { email, name, password: "a long enough password" } })).body;
-    for (const relation of ["mailbox.metadata.read", "mailbox.content.read", "send.propose", "approval.decide"]) {
-      await call("POST", "/api/relations", { token, body: { subject: created.id, relation, object: mailbox.id } });
-    }
-    const session = (await call("POST", "/api/sessions", { body: { email, password: "a long enough password" } })).body.session;
-    return [created, session.access_token];
-  };
-  [ben, benToken] = await person("Ben");
-  [cleo, cleoToken] = await person("Cleo");
+  let desk;
+  ({ node, call, token, desk } = await startDesk({ sendEmail: { allowed_destination_addresses: [QUEUE, "bo@customer.example"] } }));
+  mailbox = await desk.mailbox(SUPPORT, "Support");
+  const colleague = (name) => desk.colleague(personNamed(name), ["mailbox.metadata.read", "mailbox.content.read", "send.propose", "approval.decide"], mailbox.id);
+  ({ token: benToken, ...ben } = await colleague("Ben"));
+  ({ token: cleoToken } = await colleague("Cleo"));
   agent = (
     await call("POST", "/api/agents", {
       token,

@@ -54,7 +54,7 @@ export async function refusalOf(response) {
   } catch {}
   return {
     code: "unexpected_answer",
-    message: `The node answered ${response.status} ${response.statusText}`.trim() + ".",
+    message: `${`The node answered ${response.status} ${response.statusText}`.trim()}.`,
     reason: "The answer was not one the interface understands.",
     fix: "Try again; if it keeps happening, tell the node's operator.",
   };

@@ -77,7 +77,7 @@ function ruleRows(noun, kinds, tag, initial, lists) {
       choices = chosen.choices?.(lists) ?? null;
       if (choices && value !== undefined && !choices.some(([key]) => key === value)) choices.unshift([value, directory.nameOf(value) ?? String(value)]);
       control = choices
-        ? h("select", { required: true }, choices.map(([key, text], index) => h("option", { value: index, text })))
+        ? h("select", { required: true }, choices.map(([, text], index) => h("option", { value: index, text })))
         : chosen.lines
           ? h("textarea", { required: true, maxlength: chosen.max, rows: chosen.lines })
           : h("input", { type: "text", required: true, maxlength: chosen.max ?? 200, autocomplete: "off", spellcheck: "false", value: value ?? "" });

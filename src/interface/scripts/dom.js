@@ -97,8 +97,9 @@ export const onRequest = (text) => h("span", { class: "on-request" }, " ", code(
 /**
  * A table with a caption, column headers and rows (arrays of cells). With
  * `stack`, a narrow window shows each row as a card of its cells, each under
- * its column's name (style.css), so nothing lies beyond the window's edge; a
- * row added to it later is given its cells' names with labelCells().
+ * its column's name (style/2-sections.css), so nothing lies beyond the
+ * window's edge; a row added to it later is given its cells' names with
+ * labelCells().
  */
 export function table(caption, columns, rows, { captionHidden = true, stack = false } = {}) {
   const wrap = h("div", { class: stack ? "table-wrap stack" : "table-wrap" },

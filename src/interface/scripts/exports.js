@@ -71,12 +71,16 @@ function pagedList(path, key, draw, more) {
       const page = await api("GET", `${path}${query(asked)}`);
       return { items: page[key], next_cursor: page.next_cursor };
     },
-    show: (next) => draw((items = items.concat(next))),
+    show: (next) => {
+      items = items.concat(next);
+      draw(items);
+    },
     more,
     failure: "The rest could not be listed.",
   });
   pages.refresh = async () => {
-    draw((items = await pages.first(Math.ceil(items.length / PER_PAGE) || 1)));
+    items = await pages.first(Math.ceil(items.length / PER_PAGE) || 1);
+    draw(items);
     return items;
   };
   return pages;
