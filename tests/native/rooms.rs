@@ -5,8 +5,7 @@
 //!
 //! What the contract's generator writes is no one's room to hold, so every path
 //! `mailroom_contract::artifacts::all` names is left out by that rule, whatever
-//! it is called. The files still over the limit today are named below, each
-//! being split; the list fails once one of them is not, so it cannot go stale.
+//! it is called. No file is excepted.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -21,16 +20,6 @@ const FOLDERS: &[&str] = &["src", "contract/src", "crates", "tests", "scripts"];
 
 /// What counts as source: Rust, the scripts (node and shell) and the page.
 const EXTENSIONS: &[&str] = &["rs", "mjs", "js", "sh", "css", "html"];
-
-/// Files over the limit today, each of them being split by another change.
-/// Remove a file from here in the change that brings it under the limit: the
-/// test fails while one listed here is at or under it, or no longer exists.
-const BEING_SPLIT: &[&str] = &[
-    // Being split (issue 28).
-    "tests/e2e/mail-browser.test.mjs",
-    // Being split (issue 28).
-    "src/interface/style.css",
-];
 
 /// Every source file under `folder`, however deep. Folders that are no one's
 /// source are passed over: hidden ones (`tests/e2e/.artifacts/`, what a test
@@ -61,8 +50,6 @@ fn no_source_file_runs_past_800_lines() {
     let generated: BTreeSet<PathBuf> =
         artifacts::all(registry()).into_iter().map(|(path, _)| root.join(path)).collect();
     let mut too_long = Vec::new();
-    let mut split_already = Vec::new();
-    let mut excepted_seen = BTreeSet::new();
     let mut extensions_seen = BTreeSet::new();
     for folder in FOLDERS {
         let files = sources(&root.join(folder));
@@ -71,12 +58,7 @@ fn no_source_file_runs_past_800_lines() {
             let relative = file.strip_prefix(root).unwrap().to_string_lossy().replace('\\', "/");
             extensions_seen.insert(file.extension().unwrap().to_string_lossy().into_owned());
             let lines = std::fs::read_to_string(&file).unwrap().lines().count();
-            if BEING_SPLIT.contains(&relative.as_str()) {
-                excepted_seen.insert(relative.clone());
-                if lines <= MOST_LINES {
-                    split_already.push(format!("{relative} ({lines} lines)"));
-                }
-            } else if lines > MOST_LINES {
+            if lines > MOST_LINES {
                 too_long.push(format!("{relative} ({lines} lines)"));
             }
         }
@@ -84,16 +66,9 @@ fn no_source_file_runs_past_800_lines() {
     for extension in EXTENSIONS {
         assert!(extensions_seen.contains(*extension), "no .{extension} file found: the walk is broken");
     }
-    split_already
-        .extend(BEING_SPLIT.iter().filter(|file| !excepted_seen.contains(**file)).map(|file| format!("{file} (gone)")));
     assert!(
         too_long.is_empty(),
         "source files past {MOST_LINES} lines; split each by the seams it already has (STYLE.md):\n{}",
         too_long.join("\n")
-    );
-    assert!(
-        split_already.is_empty(),
-        "files listed in BEING_SPLIT that are no longer over {MOST_LINES} lines; remove them from the list:\n{}",
-        split_already.join("\n")
     );
 }
