@@ -17,6 +17,7 @@ mod authority;
 mod budget;
 mod butlers;
 mod butlers_effects;
+mod code_map;
 mod dead_credentials;
 mod decisions;
 mod deleting_mail;
