@@ -26,8 +26,8 @@ use crate::audit::checkpoints::{
 use crate::audit::seal::seal;
 use crate::audit::walk::{Anchor, Failure, Walk, Walked, walk};
 use crate::audit::witness::tell_witnesses;
+use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
-use crate::core::node::Node;
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement, StorageError};
 use crate::core::time::{DAY_MS, rfc3339};
@@ -67,7 +67,12 @@ pub(crate) fn alarm_detail(failure: &Failure) -> serde_json::Value {
 
 /// Raises `failure`'s alarm from the upkeep: its entry (once), the
 /// notification and the key, in one batch.
-async fn raise_alarm(node: &Node<'_>, failure: &Failure, tell: TellAdministrators) -> Result<(), String> {
+async fn raise_alarm(
+    work: &Background<'_>,
+    failure: &Failure,
+    tell: TellAdministrators,
+) -> Result<(), BackgroundError> {
+    let node = work.node();
     node.platform.log(&format!("the audit chain does not verify; nothing was signed: {}", failure.sentence()));
     let mut detail = alarm_detail(failure);
     if let Some(map) = detail.as_object_mut() {
@@ -86,38 +91,38 @@ async fn raise_alarm(node: &Node<'_>, failure: &Failure, tell: TellAdministrator
     // The entry first: it is written only while the key is still absent.
     let mut batch = vec![append_unless_raised(&node.config.audit_key, &record, node.platform, &failure.alarm_key())];
     batch.extend(alarm(failure, tell, node.platform));
-    node.database.execute(batch).await.map(|_| ()).map_err(|error| error.to_string())
+    work.run(batch).await.map(|_| ())
 }
 
 /// The scheduled upkeep of the chain. Answers the latest checkpoint, or none
 /// when the alarm was raised instead.
-pub async fn maintain(node: &Node<'_>, tell: TellAdministrators) -> Result<Option<AuditCheckpoint>, String> {
+pub async fn maintain(
+    work: &Background<'_>,
+    tell: TellAdministrators,
+) -> Result<Option<AuditCheckpoint>, BackgroundError> {
+    let node = work.node();
     let now_ms = node.platform.now_ms();
-    seal_all(node).await?;
-    if fold_attempts(node, now_ms).await? {
-        seal_all(node).await?;
+    seal_all(work).await?;
+    if fold_attempts(work, now_ms).await? {
+        seal_all(work).await?;
     }
-    let [recorded]: [QueryResult; 1] = node
-        .database
-        .execute(vec![latest_recorded()])
-        .await
-        .map_err(|error| error.to_string())?
-        .try_into()
-        .map_err(|_| "the checkpoint's read answered the wrong number of results".to_string())?;
-    let recorded = Recorded::read(&recorded).map_err(|error| error.to_string())?;
-    let kept = latest_checkpoint(node).await?;
+    let [recorded]: [QueryResult; 1] = work.run(vec![latest_recorded()]).await?.try_into().map_err(|_| {
+        BackgroundError::Unreadable("the checkpoint's read answered the wrong number of results".into())
+    })?;
+    let recorded = Recorded::read(&recorded)?;
+    let kept = latest_checkpoint(node).await.map_err(BackgroundError::ObjectStore)?;
     let agreed = match reconcile(node.config, recorded.checkpoint.as_ref(), kept.as_ref()) {
         Ok(agreed) => agreed,
         Err(failure) => {
-            raise_alarm(node, &failure, tell).await?;
+            raise_alarm(work, &failure, tell).await?;
             return Ok(None);
         }
     };
-    complete(node, &agreed).await?;
-    let walked = match walk_forward(node, agreed.reference.as_ref()).await? {
+    complete(work, &agreed).await?;
+    let walked = match walk_forward(work, agreed.reference.as_ref()).await? {
         Ok(walked) => walked,
         Err(failure) => {
-            raise_alarm(node, &failure, tell).await?;
+            raise_alarm(work, &failure, tell).await?;
             return Ok(None);
         }
     };
@@ -137,24 +142,24 @@ pub async fn maintain(node: &Node<'_>, tell: TellAdministrators) -> Result<Optio
             && reference.number.is_some()
             && let Some(told) = tell_witnesses(node, reference, None).await
         {
-            node.database.execute(vec![told]).await.map_err(|error| error.to_string())?;
+            work.run(vec![told]).await?;
         }
         return Ok(agreed.reference);
     }
     let next = checkpoint(node.config, agreed.next_number, &head, walked.witness.clone(), now_ms);
     // D1 first: its primary key decides which of two writers owns the number.
-    match node.database.execute(vec![record(&next)]).await {
+    match work.run(vec![record(&next)]).await {
         Ok(_) => {}
-        Err(StorageError::Unique(_)) => {
+        Err(BackgroundError::Storage(StorageError::Unique(_))) => {
             node.platform.log(&format!("checkpoint {} was written by another writer", agreed.next_number));
             return Ok(agreed.reference);
         }
-        Err(error) => return Err(error.to_string()),
+        Err(error) => return Err(error),
     }
-    keep_in_object_store(node, &next).await?;
+    keep_in_object_store(node, &next).await.map_err(BackgroundError::ObjectStore)?;
     let replaced = agreed.reference.as_ref().and_then(|reference| reference.witness.as_deref());
     if let Some(told) = tell_witnesses(node, &next, replaced).await {
-        node.database.execute(vec![told]).await.map_err(|error| error.to_string())?;
+        work.run(vec![told]).await?;
     }
     Ok(Some(next))
 }
@@ -168,7 +173,8 @@ fn heartbeat_due(reference: &AuditCheckpoint, now_ms: i64) -> bool {
 }
 
 /// Writes the newer checkpoint to the store one behind, when one is.
-async fn complete(node: &Node<'_>, agreed: &Agreed) -> Result<(), String> {
+async fn complete(work: &Background<'_>, agreed: &Agreed) -> Result<(), BackgroundError> {
+    let node = work.node();
     let (Some(lagging), Some(reference)) = (agreed.lagging, &agreed.reference) else {
         return Ok(());
     };
@@ -181,10 +187,8 @@ async fn complete(node: &Node<'_>, agreed: &Agreed) -> Result<(), String> {
         }
     ));
     match lagging {
-        Lagging::Database => {
-            node.database.execute(vec![record_missing(reference)]).await.map(|_| ()).map_err(|error| error.to_string())
-        }
-        Lagging::ObjectStore => keep_in_object_store(node, reference).await,
+        Lagging::Database => work.run(vec![record_missing(reference)]).await.map(|_| ()),
+        Lagging::ObjectStore => keep_in_object_store(node, reference).await.map_err(BackgroundError::ObjectStore),
     }
 }
 
@@ -228,18 +232,22 @@ pub(crate) fn start_from(
 /// Walks from `reference` towards the head, a page at a time, at most
 /// `UPKEEP_PAGES` pages. Sealing was done before, so an entry still waiting is
 /// counted, not sealed.
-async fn walk_forward(node: &Node<'_>, reference: Option<&AuditCheckpoint>) -> Result<Result<Walked, Failure>, String> {
+async fn walk_forward(
+    work: &Background<'_>,
+    reference: Option<&AuditCheckpoint>,
+) -> Result<Result<Walked, Failure>, BackgroundError> {
+    let node = work.node();
     let mut from = reference.map_or(1, |reference| reference.seq);
     let mut anchor: Option<Anchor> = None;
     let mut witness = reference.and_then(|reference| reference.witness.clone());
     let mut total = Walked::default();
     for _ in 0..UPKEEP_PAGES {
-        let results = node.database.execute(page_from(from)).await.map_err(|error| error.to_string())?;
-        let [page, last]: [QueryResult; 2] =
-            results.try_into().map_err(|_| "the walk's read answered the wrong number of results".to_string())?;
-        let entries: Vec<StoredEntry> = page.decode_all().map_err(|error| error.to_string())?;
-        let last_seq =
-            last.first().map(|row: &Row| row.integer("last_seq")).transpose().map_err(|error| error.to_string())?;
+        let results = work.run(page_from(from)).await?;
+        let [page, last]: [QueryResult; 2] = results
+            .try_into()
+            .map_err(|_| BackgroundError::Unreadable("the walk's read answered the wrong number of results".into()))?;
+        let entries: Vec<StoredEntry> = page.decode_all()?;
+        let last_seq = last.first().map(|row: &Row| row.integer("last_seq")).transpose()?;
         let (start, skip) = match &anchor {
             // The page starts at the entry the last one ended at.
             Some(anchor) => (anchor.clone(), usize::from(entries.first().is_some_and(|first| first.seq == anchor.seq))),
@@ -265,7 +273,10 @@ async fn walk_forward(node: &Node<'_>, reference: Option<&AuditCheckpoint>) -> R
         let Some(at_head) = rest.iter().find(|entry| entry.seq == head.seq) else {
             break;
         };
-        anchor = Some(Anchor::verified(node.config, at_head).map_err(|failure| failure.sentence())?);
+        anchor = Some(
+            Anchor::verified(node.config, at_head)
+                .map_err(|failure| BackgroundError::Unreadable(failure.sentence()))?,
+        );
         from = head.seq;
     }
     Ok(Ok(total))
@@ -273,10 +284,11 @@ async fn walk_forward(node: &Node<'_>, reference: Option<&AuditCheckpoint>) -> R
 
 /// Seals until nothing more is waiting or the sealer stops at an entry it will
 /// not seal (which it logs, and which the walk then raises the alarm for).
-async fn seal_all(node: &Node<'_>) -> Result<(), String> {
+async fn seal_all(work: &Background<'_>) -> Result<(), BackgroundError> {
+    let node = work.node();
     // Bounded: a backlog past this many batches waits for the next run.
     for _ in 0..64 {
-        let sealing = seal(node.database, node.config).await.map_err(|error| error.to_string())?;
+        let sealing = seal(work.database(), node.config).await?;
         if let Some(stopped) = &sealing.stopped {
             node.platform.log(&format!("the audit chain was not sealed past its head: {stopped}"));
         }
@@ -289,19 +301,20 @@ async fn seal_all(node: &Node<'_>) -> Result<(), String> {
 
 /// Folds each closed window of refused attempts into the chain as one entry:
 /// whether any was.
-async fn fold_attempts(node: &Node<'_>, now_ms: i64) -> Result<bool, String> {
+async fn fold_attempts(work: &Background<'_>, now_ms: i64) -> Result<bool, BackgroundError> {
+    let node = work.node();
     let closed = store::closed_attempt_windows(now_ms - ATTEMPT_WINDOW_MS);
-    let windows = node.database.execute(vec![closed]).await.map_err(|error| error.to_string())?;
+    let windows = work.run(vec![closed]).await?;
     let mut folding = Vec::new();
     for row in windows.first().map(|result| result.rows.as_slice()).unwrap_or_default() {
-        let window = Window::read(row).map_err(|error| error.to_string())?;
+        let window = Window::read(row)?;
         folding.push(append(&node.config.audit_key, &window.record(), node.platform));
         folding.push(store::delete_attempt_window(window.window_start, &window.action, &window.code));
     }
     if folding.is_empty() {
         return Ok(false);
     }
-    node.database.execute(folding).await.map_err(|error| error.to_string())?;
+    work.run(folding).await?;
     Ok(true)
 }
 

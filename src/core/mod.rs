@@ -14,6 +14,7 @@
 //! `context::ports` names.
 
 pub mod addresses;
+pub mod background;
 pub mod bindings;
 pub mod caller;
 pub mod context;

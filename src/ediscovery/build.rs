@@ -10,10 +10,9 @@ use mailroom_contract::api::{ExportManifest, ManifestMessage, NotificationKind, 
 
 use super::objects::{MANIFEST, object_key};
 use super::store::{self, ExportFacts, ItemFacts, PendingRow};
-use crate::audit::chain;
+use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
 use crate::core::crypto::sha256_hex;
-use crate::core::node::Node;
 use crate::core::time::rfc3339;
 use crate::mail::owe_deletion_of;
 use crate::notifications::{self, Addressee, Notice};
@@ -37,11 +36,11 @@ const EXPORTS_PER_RUN: usize = export_limits::BUILDING_PER_REQUESTER;
 /// One run: the building exports, oldest first, copied while the run's budget
 /// of `export_limits::COPIED_PER_RUN` copies lasts, each finished with its
 /// manifest once nothing of it is left to copy.
-pub async fn build_exports(node: &Node<'_>) -> Result<BuildReport, String> {
+pub async fn build_exports(work: &Background<'_>) -> Result<BuildReport, BackgroundError> {
     let mut report = BuildReport::default();
     for _ in 0..EXPORTS_PER_RUN {
         let budget = export_limits::COPIED_PER_RUN - report.copied - report.missing;
-        if budget == 0 || !build_oldest(node, budget, &mut report).await? {
+        if budget == 0 || !build_oldest(work, budget, &mut report).await? {
             break;
         }
     }
@@ -51,12 +50,13 @@ pub async fn build_exports(node: &Node<'_>) -> Result<BuildReport, String> {
 /// Copies up to `budget` items of the oldest building export, and finishes it
 /// if that was the last of them. Answers whether it finished one, so the run
 /// may go on to the next.
-async fn build_oldest(node: &Node<'_>, budget: usize, report: &mut BuildReport) -> Result<bool, String> {
+async fn build_oldest(work: &Background<'_>, budget: usize, report: &mut BuildReport) -> Result<bool, BackgroundError> {
+    let node = work.node();
     // The oldest building export, with its next uncopied items (none once all
     // are copied: the export's row still comes back, to be finished).
     let pending = store::oldest_building(budget as i64);
-    let results = node.database.execute(vec![pending]).await.map_err(|error| error.to_string())?;
-    let rows: Vec<PendingRow> = results[0].decode_all().map_err(|error| error.to_string())?;
+    let results = work.run(vec![pending]).await?;
+    let rows: Vec<PendingRow> = results[0].decode_all()?;
     let Some(export_id) = rows.first().map(|row| row.export_id.clone()) else {
         return Ok(false);
     };
@@ -65,13 +65,16 @@ async fn build_oldest(node: &Node<'_>, budget: usize, report: &mut BuildReport) 
         let (Some(receipt_id), Some(raw_key), Some(position)) = (&row.receipt_id, &row.raw_key, row.position) else {
             continue;
         };
-        let original = node.blobs.get(raw_key).await.map_err(|error| error.0)?;
+        let original = node.blobs.get(raw_key).await.map_err(|error| BackgroundError::ObjectStore(error.0))?;
         let Some(bytes) = original else {
             report.missing += 1;
             recorded.push(store::item_missing(&export_id, position));
             continue;
         };
-        node.blobs.put(&object_key(&export_id, receipt_id), &bytes).await.map_err(|error| error.0)?;
+        node.blobs
+            .put(&object_key(&export_id, receipt_id), &bytes)
+            .await
+            .map_err(|error| BackgroundError::ObjectStore(error.0))?;
         report.copied += 1;
         recorded.push(store::item_copied(&export_id, position, sha256_hex(&bytes), bytes.len() as i64));
     }
@@ -81,10 +84,10 @@ async fn build_oldest(node: &Node<'_>, budget: usize, report: &mut BuildReport) 
         let copied = serde_json::json!(rows.iter().filter_map(|row| row.receipt_id.as_deref()).collect::<Vec<_>>());
         recorded
             .push(owe_deletion_of(store::copies_if_deleted(&export_id, copied.to_string()), node.platform.now_ms()));
-        node.database.execute(recorded).await.map_err(|error| error.to_string())?;
+        work.run(recorded).await?;
     }
     let copied_everything = rows.len() < budget || rows.iter().all(|row| row.position.is_none());
-    if copied_everything && finish(node, &export_id).await? {
+    if copied_everything && finish(work, &export_id).await? {
         report.completed += 1;
         return Ok(true);
     }
@@ -94,12 +97,14 @@ async fn build_oldest(node: &Node<'_>, budget: usize, report: &mut BuildReport) 
 /// Writes the manifest of an export with nothing left to copy, and marks it
 /// ready in the batch that puts the manifest's hash in the audit chain.
 /// Answers whether it did.
-async fn finish(node: &Node<'_>, export_id: &str) -> Result<bool, String> {
+async fn finish(work: &Background<'_>, export_id: &str) -> Result<bool, BackgroundError> {
+    let node = work.node();
     let facts = store::facts(export_id);
-    let results = node.database.execute(vec![facts]).await.map_err(|error| error.to_string())?;
+    let results = work.run(vec![facts]).await?;
     let Some(row) = results[0].first() else { return Ok(false) };
-    let facts: ExportFacts = row.decode().map_err(|error| error.to_string())?;
-    let items: Vec<ItemFacts> = serde_json::from_str(&facts.items_json).map_err(|error| error.to_string())?;
+    let facts: ExportFacts = row.decode()?;
+    let items: Vec<ItemFacts> =
+        serde_json::from_str(&facts.items_json).map_err(|error| BackgroundError::Unreadable(error.to_string()))?;
     // Another run is still copying some: that run, or the next, finishes it.
     if items.iter().any(|item| item.pending) {
         return Ok(false);
@@ -126,9 +131,12 @@ async fn finish(node: &Node<'_>, export_id: &str) -> Result<bool, String> {
             })
             .collect(),
     };
-    let bytes = serde_json::to_vec(&manifest).map_err(|error| error.to_string())?;
+    let bytes = serde_json::to_vec(&manifest).map_err(|error| BackgroundError::Unreadable(error.to_string()))?;
     let sha256 = sha256_hex(&bytes);
-    node.blobs.put(&object_key(export_id, MANIFEST), &bytes).await.map_err(|error| error.0)?;
+    node.blobs
+        .put(&object_key(export_id, MANIFEST), &bytes)
+        .await
+        .map_err(|error| BackgroundError::ObjectStore(error.0))?;
     let now = node.platform.now_ms();
     let record = AuditRecord {
         at: now,
@@ -161,13 +169,13 @@ async fn finish(node: &Node<'_>, export_id: &str) -> Result<bool, String> {
         title: &title,
         detail: detail.as_deref(),
     };
-    node.database
-        .execute(vec![
+    work.commit(
+        vec![
             store::ready(export_id, &sha256, now),
-            chain::append(&node.config.audit_key, &record, node.platform),
             notifications::notify(&notice, Addressee::PersonOf(&facts.requester), node.platform),
-        ])
-        .await
-        .map_err(|error| error.to_string())?;
+        ],
+        &[record],
+    )
+    .await?;
     Ok(true)
 }

@@ -21,10 +21,10 @@
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::{MessageDeleted, OriginalFate};
 
+use crate::core::background::{Background, BackgroundError};
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of};
-use crate::core::node::Node;
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::mail::messages::MessageError;
@@ -142,14 +142,15 @@ pub fn owe_deletion_of(keys: Statement, since: i64) -> Statement {
 /// a bounded number per run. An original a receipt refers to again (the same
 /// message delivered anew since) is kept and no longer owed. Answers how many
 /// were deleted.
-pub async fn delete_originals_owed(node: &Node<'_>) -> Result<usize, String> {
+pub async fn delete_originals_owed(work: &Background<'_>) -> Result<usize, BackgroundError> {
+    let node = work.node();
     let owed = store::owed(ORIGINALS_PER_UPKEEP);
-    let results = node.database.execute(vec![owed]).await.map_err(|error| error.to_string())?;
+    let results = work.run(vec![owed]).await?;
     let mut settled = Vec::new();
     let mut deleted = 0;
     for row in results.into_iter().flat_map(|result| result.rows) {
-        let raw_key = row.text("raw_key").map_err(|error| error.to_string())?;
-        let needed = row.integer("needed").map_err(|error| error.to_string())? != 0;
+        let raw_key = row.text("raw_key")?;
+        let needed = row.integer("needed")? != 0;
         if needed {
             settled.push(no_longer_owed(&raw_key));
             continue;
@@ -163,7 +164,7 @@ pub async fn delete_originals_owed(node: &Node<'_>) -> Result<usize, String> {
         }
     }
     if !settled.is_empty() {
-        node.database.execute(settled).await.map_err(|error| error.to_string())?;
+        work.run(settled).await?;
     }
     Ok(deleted)
 }

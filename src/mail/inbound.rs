@@ -26,13 +26,14 @@ use mailroom_contract::api::{
 use serde::Serialize;
 use sha2::{Digest, Sha256};
 
-use crate::audit::chain;
+use crate::audit::AuditChain;
 use crate::core::addresses;
+use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
 use crate::core::crypto::{hex, sha256_hex};
 use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
-use crate::core::storage::{Counted, StorageError};
+use crate::core::storage::StorageError;
 use crate::mail::butlers;
 use crate::mail::headers;
 use crate::mail::limits::{self, Exceeded};
@@ -458,7 +459,10 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     let Kept { parsed, to_not_kept, cc_not_kept, attachments_not_listed } = arrival.kept;
     let recipient = arrival.recipient.as_str();
     let raw = arrival.raw;
-    let database = Counted::new(node.database);
+    // The email handler's unit of work: its round trips counted, its entries
+    // appended through the same ledger a request's commit uses.
+    let ledger = AuditChain::new(node.config, node.platform);
+    let work = Background::new(node, &ledger);
     let failure = |error: &dyn std::fmt::Display| Stored::Rejected(arrival.failure(node, error));
 
     let mailbox = store::mailbox_at(recipient);
@@ -486,10 +490,8 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
         message_id: &parsed.message_id,
     };
     let butlers = butlers::active_on_delivery(recipient, &delivered, node.platform.now_ms());
-    let results = database
-        .execute(vec![mailbox, claimants, by_ids, by_subject, butlers])
-        .await
-        .map_err(|error| failure(&error))?;
+    let results =
+        work.run(vec![mailbox, claimants, by_ids, by_subject, butlers]).await.map_err(|error| failure(&error))?;
     let Some(mailbox_id) = results[0].first().and_then(|row| row.text("id").ok()) else {
         return Err(Stored::Rejected(Rejection::UnknownRecipient { address: recipient.to_string() }));
     };
@@ -519,10 +521,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
                 .to_string(),
             ),
         };
-        database
-            .execute(vec![chain::append(&node.config.audit_key, &record, node.platform)])
-            .await
-            .map_err(|error| failure(&error))?;
+        work.commit(Vec::new(), &[record]).await.map_err(|error| failure(&error))?;
         return Ok(Delivery::Duplicate { receipt_id: itself.id.clone() });
     }
     // Another message claiming an id the mailbox holds is kept under a key of
@@ -626,7 +625,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
             .to_string(),
         ),
     };
-    let entry = chain::append(&node.config.audit_key, &record, node.platform);
+    let entry = work.append(&record);
     // One batch, one attempt: the entry's place in the chain is the database's
     // to assign, so concurrent deliveries never contend for it.
     let mut batch = vec![insert];
@@ -646,27 +645,27 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
         mailbox_id: &mailbox_id,
         conversation: &conversation,
     };
-    let work = butlers::on_delivery(&results[4], &delivered.facts(), &reply, &stored, node.platform);
-    batch.extend(work.statements);
-    batch.extend(work.records.iter().map(|record| chain::append(&node.config.audit_key, record, node.platform)));
-    match database.execute(batch).await {
+    let effects = butlers::on_delivery(&results[4], &delivered.facts(), &reply, &stored, node.platform);
+    batch.extend(effects.statements);
+    batch.extend(effects.records.iter().map(|record| work.append(record)));
+    match work.run(batch).await {
         Ok(_) => {
             // A webhook that failed is recorded once it has: a round trip
             // more, paid only then.
-            let failed = butlers::post_webhooks(&work.posts, node).await;
-            if !failed.records.is_empty() {
-                let mut recorded = failed.statements;
-                recorded.extend(
-                    failed.records.iter().map(|record| chain::append(&node.config.audit_key, record, node.platform)),
-                );
-                if let Err(error) = database.execute(recorded).await {
-                    node.platform.log(&format!("recording a butler's failed webhook for {recipient}: {error}"));
-                }
+            let failed = butlers::post_webhooks(&effects.posts, node).await;
+            if !failed.records.is_empty()
+                && let Err(error) = work.commit(failed.statements, &failed.records).await
+            {
+                node.platform.log(&format!("recording a butler's failed webhook for {recipient}: {error}"));
             }
             Ok(Delivery::Stored { receipt_id })
         }
         // A concurrent delivery stored a receipt under the same key first.
-        Err(StorageError::Unique(constraint)) if constraint.starts_with("receipts.mailbox_id") => Err(Stored::Raced),
+        Err(BackgroundError::Storage(StorageError::Unique(constraint)))
+            if constraint.starts_with("receipts.mailbox_id") =>
+        {
+            Err(Stored::Raced)
+        }
         Err(error) => Err(failure(&error)),
     }
 }

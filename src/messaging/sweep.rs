@@ -5,7 +5,7 @@
 //! listing by `updated_at` shows the change.
 
 use super::store;
-use crate::core::node::Node;
+use crate::core::background::{Background, BackgroundError};
 
 /// What one sweep ended.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
@@ -17,10 +17,10 @@ pub struct SweepReport {
 }
 
 /// Ends what expired and what failed, as of now, in one batch.
-pub async fn sweep(node: &Node<'_>) -> Result<SweepReport, String> {
-    let now_ms = node.platform.now_ms();
+pub async fn sweep(work: &Background<'_>) -> Result<SweepReport, BackgroundError> {
+    let now_ms = work.now_ms();
     let statements = vec![store::expire_unfinished(now_ms), store::fail_every_spent_lease(now_ms)];
-    let results = node.database.execute(statements).await.map_err(|error| error.to_string())?;
+    let results = work.run(statements).await?;
     let changes = |index: usize| results.get(index).map_or(0, |result| result.changes);
     Ok(SweepReport { expired: changes(0), failed: changes(1) })
 }

@@ -38,6 +38,7 @@ use serde::Serialize;
 
 use super::schedule::{ClockTime, QuietHours, Zone};
 use super::store::{self, Due, FeedDue, Outcome};
+use crate::core::background::{Background, BackgroundError};
 use crate::core::crypto::hex;
 use crate::core::node::Node;
 use crate::core::outbound::{self, Destination};
@@ -282,38 +283,32 @@ async fn attempt(node: &Node<'_>, due: &Due, start_by: i64) -> Option<(Result<()
 
 /// One scheduled run: events past due with `after_due` expire closed, and every
 /// notification due is delivered once.
-pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
+pub async fn notify_due(work: &Background<'_>) -> Result<NotifyReport, BackgroundError> {
+    let node = work.node();
     let now_ms = node.platform.now_ms();
     let mut report = NotifyReport::default();
     let expire = store::expire_events(now_ms);
     let due_deliveries = store::due_deliveries(now_ms, ATTEMPTS_MAXIMUM, DELIVERIES_PER_RUN);
     let due_for_the_feed = store::due_for_the_feed(now_ms, FEED_NOTICES_PER_RUN);
-    let mut results = node
-        .database
-        .execute(vec![expire, due_deliveries, due_for_the_feed])
-        .await
-        .map_err(|error| error.to_string())?;
-    let for_the_feed: Vec<FeedDue> =
-        results.pop().unwrap_or_default().decode_all().map_err(|error| error.to_string())?;
+    let mut results = work.run(vec![expire, due_deliveries, due_for_the_feed]).await?;
+    let for_the_feed: Vec<FeedDue> = results.pop().unwrap_or_default().decode_all()?;
     if !for_the_feed.is_empty() {
         let notices = for_the_feed.iter().map(|due| feed_notice(due, node.platform)).collect();
-        node.database.execute(notices).await.map_err(|error| error.to_string())?;
+        work.run(notices).await?;
         report.in_feeds = for_the_feed.len();
     }
     let due = results.pop().unwrap_or_default();
     report.expired = results.pop().map_or(0, |result| result.changes);
-    let due: Vec<Due> = due.decode_all().map_err(|error| error.to_string())?;
+    let due: Vec<Due> = due.decode_all()?;
     let (quiet, ready): (Vec<Due>, Vec<Due>) = due.into_iter().partition(|due| due.in_quiet_hours(now_ms));
     report.waiting_for_quiet_hours = quiet.len();
     if ready.is_empty() {
         return Ok(report);
     }
     let run_id = hex(&random_bytes::<16>(node.platform));
-    let claims = node
-        .database
-        .execute(ready.iter().map(|due| store::claim(due, &run_id, now_ms, LEASE_MS, ATTEMPTS_MAXIMUM)).collect())
-        .await
-        .map_err(|error| error.to_string())?;
+    let claims = work
+        .run(ready.iter().map(|due| store::claim(due, &run_id, now_ms, LEASE_MS, ATTEMPTS_MAXIMUM)).collect())
+        .await?;
     // Each claimed delivery with the attempt its claim makes.
     let claimed: Vec<(&Due, i64)> = ready
         .iter()
@@ -341,7 +336,7 @@ pub async fn notify_due(node: &Node<'_>) -> Result<NotifyReport, String> {
         records.push(record(due, *attempts, &outcome, &Run { id: &run_id, started_ms: now_ms }, finished_ms));
     }
     if !records.is_empty() {
-        node.database.execute(records).await.map_err(|error| error.to_string())?;
+        work.run(records).await?;
     }
     Ok(report)
 }

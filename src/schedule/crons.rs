@@ -28,11 +28,11 @@ pub fn cron_of(job: Job) -> Option<&'static str> {
 /// failing job is answered with the others' failures, never stops them.
 pub async fn on_schedule(node: &Node<'_>, cron: &str) -> Result<(), Vec<JobFailure>> {
     let Some(row) = jobs_of(cron) else {
-        return Err(vec![JobFailure::unknown_cron(cron)]);
+        return Err(vec![JobFailure::UnknownCron(cron.to_string())]);
     };
     let mut failures = Vec::new();
     for job in row {
-        if let Err(failure) = jobs::run(node, *job).await {
+        if let Err(failure) = jobs::run_job(node, *job).await {
             failures.push(failure);
         }
     }

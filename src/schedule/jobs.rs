@@ -6,8 +6,9 @@ use std::fmt;
 
 use mailroom_contract::api::AuditCheckpoint;
 
-use crate::audit;
+use crate::audit::{self, AuditChain};
 use crate::authz::throttle;
+use crate::core::background::{Background, BackgroundError};
 use crate::core::node::Node;
 use crate::identity::sessions;
 use crate::{ediscovery, mail, messaging, notifications, oauth, reminders};
@@ -27,60 +28,74 @@ pub enum Job {
     Upkeep,
 }
 
-/// A job that did not finish, and why (for the operator's log).
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct JobFailure {
-    pub job: Option<Job>,
-    pub reason: String,
+/// A job that did not finish, or a cron that names none, and why (for the
+/// operator's log).
+#[derive(Clone, Debug, PartialEq)]
+pub enum JobFailure {
+    /// The cron expression is no row of `CRONS`: nothing ran.
+    UnknownCron(String),
+    /// The job stopped; the next run resumes it.
+    Stopped { job: Job, error: BackgroundError },
 }
 
 impl JobFailure {
-    fn of(job: Job) -> impl Fn(String) -> JobFailure {
-        move |reason| JobFailure { job: Some(job), reason }
-    }
-
-    pub(super) fn unknown_cron(cron: &str) -> JobFailure {
-        JobFailure { job: None, reason: format!("no job runs on the cron `{cron}`: add it to schedule::CRONS") }
+    /// The job that stopped, if one did.
+    pub fn job(&self) -> Option<Job> {
+        match self {
+            JobFailure::UnknownCron(_) => None,
+            JobFailure::Stopped { job, .. } => Some(*job),
+        }
     }
 }
 
 impl fmt::Display for JobFailure {
     fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self.job {
-            Some(job) => write!(formatter, "{job:?}: {}", self.reason),
-            None => formatter.write_str(&self.reason),
+        match self {
+            JobFailure::UnknownCron(cron) => {
+                write!(formatter, "no job runs on the cron `{cron}`: add it to schedule::CRONS")
+            }
+            JobFailure::Stopped { job, error } => write!(formatter, "{job:?}: {error}"),
         }
     }
 }
 
-/// Runs one job.
-pub(super) async fn run(node: &Node<'_>, job: Job) -> Result<(), JobFailure> {
-    let failed = JobFailure::of(job);
+/// Runs one job in a unit of work of its own, recording in the node's audit
+/// chain. Answers the round trips it took.
+pub async fn run_job(node: &Node<'_>, job: Job) -> Result<u32, JobFailure> {
+    let chain = AuditChain::new(node.config, node.platform);
+    let work = Background::new(node, &chain);
+    let stopped = |error| JobFailure::Stopped { job, error };
     match job {
         Job::DeliverReminders => {
-            let report = reminders::notify_due(node).await.map_err(&failed)?;
+            let report = reminders::notify_due(&work).await.map_err(stopped)?;
             if report.failed > 0 {
                 node.platform.log(&format!("reminders: {report:?}"));
             }
         }
         Job::SweepAgentMessages => {
             if node.config.agent_network {
-                messaging::sweep(node).await.map_err(&failed)?;
+                messaging::sweep(&work).await.map_err(stopped)?;
             }
         }
         Job::BuildExports => {
             // Resumed by the next run: nothing is recorded as copied until it
             // is stored.
-            let built = ediscovery::build_exports(node).await.map_err(&failed)?;
+            let built = ediscovery::build_exports(&work).await.map_err(stopped)?;
             if built != ediscovery::BuildReport::default() {
                 node.platform.log(&format!("exports: {built:?}"));
             }
         }
         Job::Upkeep => {
-            upkeep(node).await.map_err(&failed)?;
+            upkeep_in(&work).await.map_err(stopped)?;
         }
     }
-    Ok(())
+    Ok(work.round_trips())
+}
+
+/// The upkeep, in a unit of work of its own. Answers the latest checkpoint.
+pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, BackgroundError> {
+    let chain = AuditChain::new(node.config, node.platform);
+    upkeep_in(&Background::new(node, &chain)).await
 }
 
 /// The upkeep: failure windows that ended, the spent refresh tokens of ended
@@ -90,16 +105,17 @@ pub(super) async fn run(node: &Node<'_>, job: Job) -> Result<(), JobFailure> {
 /// it, verified from its latest checkpoint, and a checkpoint of its head kept
 /// (or, when it does not verify, the alarm raised to administrators through
 /// their notifications). Answers the latest checkpoint.
-pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> {
-    let now_ms = node.platform.now_ms();
+async fn upkeep_in(work: &Background<'_>) -> Result<Option<AuditCheckpoint>, BackgroundError> {
+    let node = work.node();
+    let now_ms = work.now_ms();
     let mut forgetting = throttle::forget_ended(now_ms);
     forgetting.push(sessions::forget_spent(now_ms));
     forgetting.extend(notifications::remove_expired(now_ms));
     forgetting.extend(oauth::forget_ended(now_ms));
-    node.database.execute(forgetting).await.map_err(|error| error.to_string())?;
+    work.run(forgetting).await?;
     // Logged and left for the next run: the chain's upkeep does not wait on R2.
-    if let Err(error) = mail::delete_originals_owed(node).await {
+    if let Err(error) = mail::delete_originals_owed(work).await {
         node.platform.log(&format!("deleting the originals of deleted mail: {error}"));
     }
-    audit::maintain(node, notifications::audit_alarm).await
+    audit::maintain(work, notifications::audit_alarm).await
 }

@@ -7,4 +7,4 @@ mod crons;
 mod jobs;
 
 pub use crons::{CRONS, cron_of, jobs_of, on_schedule};
-pub use jobs::{Job, JobFailure, upkeep};
+pub use jobs::{Job, JobFailure, run_job, upkeep};

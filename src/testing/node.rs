@@ -180,7 +180,10 @@ impl TestNode {
 
     /// Runs the reminders' cron trigger, as wrangler's scheduled event does.
     pub fn run_reminders(&self) -> crate::reminders::NotifyReport {
-        self.run(crate::reminders::notify_due(&self.node())).expect("the reminders run")
+        let node = self.node();
+        let chain = crate::audit::AuditChain::new(node.config, node.platform);
+        let work = crate::core::background::Background::new(&node, &chain);
+        self.run(crate::reminders::notify_due(&work)).expect("the reminders run")
     }
 
     /// Runs the per-minute cron trigger as wrangler's scheduled event does:

@@ -574,3 +574,26 @@ fn refusals_the_first_read_foresees_stay_within_two_round_trips() {
     let mailbox = json!({ "address": "support@mailroom.test", "display_name": "Support" });
     within_budget(world.admin("POST", "/api/mailboxes", Some(mailbox)), 409, "address_taken");
 }
+
+/// Each scheduled job's round trips when there is nothing to do, and what one
+/// more unit of work costs it: a job, like a route, has a budget, held here so
+/// a change that makes the schedule chattier is seen.
+#[test]
+fn each_scheduled_job_stays_within_its_round_trips() {
+    use mailroom::schedule::{Job, run_job};
+    let world = World::new();
+    let idle = |job| world.node.run(run_job(&world.node.node(), job)).unwrap();
+    // Reminders: what is due and what expires, in one read.
+    assert_eq!(idle(Job::DeliverReminders), 1);
+    // The sweep: both of its updates in one batch.
+    assert_eq!(idle(Job::SweepAgentMessages), 1);
+    let without = World::without_agent_network();
+    let swept = without.node.run(run_job(&without.node.node(), Job::SweepAgentMessages)).unwrap();
+    assert_eq!(swept, 0, "with the agent network off, the sweep reads nothing");
+    // eDiscovery: the oldest building export, none.
+    assert_eq!(idle(Job::BuildExports), 1);
+    // The upkeep, one each: forgetting what ended, the originals owed, the
+    // sealer's look, the closed windows of attempts, the checkpoint's D1
+    // record, a page of the walk, and the checkpoint written.
+    assert_eq!(idle(Job::Upkeep), 7);
+}

@@ -5,6 +5,8 @@
 //! its own place and no one else's; a run's time is bounded and what it could
 //! not start goes to the next run; a failure waits longer before each attempt.
 
+use mailroom::audit::AuditChain;
+use mailroom::core::background::Background;
 use std::collections::BTreeMap;
 
 use mailroom::core::platform::Platform;
@@ -40,13 +42,14 @@ fn posts_per_delivery(world: &World) -> BTreeMap<String, usize> {
 /// `later_runs` minutes, all at once on the virtual clock: the reports in order.
 fn runs_every_minute(world: &World, later_runs: u32) -> Vec<NotifyReport> {
     let node = world.node.node();
+    let chain = AuditChain::new(node.config, node.platform);
     let clock = world.node.platform.clock();
     let runs = (0..=later_runs).map(|minute| {
         let clock = clock.clone();
-        let node = &node;
+        let (node, chain) = (&node, &chain);
         async move {
             clock.sleep(i64::from(minute) * 60_000).await;
-            notify_due(node).await.expect("the run runs")
+            notify_due(&Background::new(node, chain)).await.expect("the run runs")
         }
     });
     world.node.run(futures_util::future::join_all(runs))

@@ -172,7 +172,7 @@ fn the_copying_resumes_run_after_run_and_a_message_deleted_before_it_is_copied_i
     world.node.blobs.refusing_puts.set(true);
     let failures = world.node.run_every_minute_answering_failures();
     assert_eq!(
-        failures.iter().map(|failure| failure.job).collect::<Vec<_>>(),
+        failures.iter().map(|failure| failure.job()).collect::<Vec<_>>(),
         [Some(Job::BuildExports)],
         "{failures:?}"
     );

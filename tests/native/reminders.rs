@@ -679,7 +679,8 @@ fn an_unknown_cron_runs_nothing_and_names_itself() {
     create(&world, &token, json!({ "title": "Due now", "due_at": "2026-12-01T09:00" }));
     let failures = world.node.run(mailroom::schedule::on_schedule(&world.node.node(), "0 0 * * *")).unwrap_err();
     assert_eq!(failures.len(), 1);
-    assert!(failures[0].reason.contains("0 0 * * *"), "{}", failures[0]);
+    assert_eq!(failures[0], mailroom::schedule::JobFailure::UnknownCron("0 0 * * *".into()));
+    assert!(failures[0].to_string().contains("0 0 * * *"), "{}", failures[0]);
     let delivered = world.node.database.count("SELECT COUNT(*) FROM notifications");
     assert_eq!(delivered, 0, "no reminder went out on a cron that runs nothing");
 }

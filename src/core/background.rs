@@ -1,0 +1,104 @@
+//! Background work's unit: what a scheduled job runs in, as a request runs in
+//! its `Context`. It counts the job's round trips (held to a budget by
+//! `tests/native/budget.rs`, as routes are), commits a change in one batch with
+//! the audit entries that record it (appended through the same `Ledger` a
+//! request's commit uses), and answers a typed `BackgroundError` rather than
+//! text, so the schedule can say which part failed.
+
+use std::fmt;
+
+use super::context::ports::{AuditRecord, Ledger};
+use super::node::Node;
+use super::storage::{Counted, Database, QueryResult, Statement, StorageError};
+
+/// Why a piece of background work stopped. The text is for the operator's log.
+#[derive(Clone, Debug, PartialEq)]
+pub enum BackgroundError {
+    /// A round trip to the database failed.
+    Storage(StorageError),
+    /// A row or a stored document did not read as the job expected.
+    Unreadable(String),
+    /// The object store (R2) refused or failed.
+    ObjectStore(String),
+    /// A request the node makes (a webhook, a witness, an email) could not be made.
+    Outbound(String),
+}
+
+impl From<StorageError> for BackgroundError {
+    fn from(error: StorageError) -> BackgroundError {
+        match error {
+            StorageError::Decode(what) => BackgroundError::Unreadable(what),
+            other => BackgroundError::Storage(other),
+        }
+    }
+}
+
+impl fmt::Display for BackgroundError {
+    fn fmt(&self, formatter: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            BackgroundError::Storage(error) => write!(formatter, "{error}"),
+            BackgroundError::Unreadable(what) => write!(formatter, "could not read what was stored: {what}"),
+            BackgroundError::ObjectStore(what) => write!(formatter, "the object store failed: {what}"),
+            BackgroundError::Outbound(what) => write!(formatter, "an outbound request failed: {what}"),
+        }
+    }
+}
+
+/// One job's run: the node it works on, the chain it records in, and its
+/// round trips so far.
+pub struct Background<'node> {
+    node: &'node Node<'node>,
+    ledger: &'node dyn Ledger,
+    database: Counted<'node>,
+}
+
+impl<'node> Background<'node> {
+    pub fn new(node: &'node Node<'node>, ledger: &'node dyn Ledger) -> Background<'node> {
+        Background { node, ledger, database: Counted::new(node.database) }
+    }
+
+    pub fn node(&self) -> &'node Node<'node> {
+        self.node
+    }
+
+    pub fn now_ms(&self) -> i64 {
+        self.node.platform.now_ms()
+    }
+
+    /// Runs `statements` as one round trip, atomically.
+    pub async fn run(&self, statements: Vec<Statement>) -> Result<Vec<QueryResult>, BackgroundError> {
+        Ok(self.database.execute(statements).await?)
+    }
+
+    /// Commits `statements` with one audit entry for each of `records`, in one
+    /// round trip: the change and what records it land together or not at all.
+    /// Answers the results of `statements` alone.
+    pub async fn commit(
+        &self,
+        mut statements: Vec<Statement>,
+        records: &[AuditRecord],
+    ) -> Result<Vec<QueryResult>, BackgroundError> {
+        let changes = statements.len();
+        statements.extend(records.iter().map(|record| self.ledger.append(record)));
+        let mut results = self.database.execute(statements).await?;
+        results.truncate(changes);
+        Ok(results)
+    }
+
+    /// The statement that appends `record` to the chain, for a batch the job
+    /// builds itself.
+    pub fn append(&self, record: &AuditRecord) -> Statement {
+        self.ledger.append(record)
+    }
+
+    /// The job's database, counting round trips, for a part of the work that
+    /// takes a `Database` (the sealer).
+    pub fn database(&self) -> &dyn Database {
+        &self.database
+    }
+
+    /// Round trips so far.
+    pub fn round_trips(&self) -> u32 {
+        self.database.round_trips()
+    }
+}
