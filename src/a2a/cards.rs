@@ -15,11 +15,11 @@ use mailroom_contract::api::{
 use serde_json::json;
 
 use super::rpc::Version;
+use crate::agents;
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
 use crate::messaging::{self, ListedAgent};
 
 /// How long a cache may keep a card: an agent renamed or revoked shows within
@@ -114,7 +114,7 @@ pub fn agent_card_url(origin: &str, agent_id: &str) -> String {
 /// `GET /a2a/:agentId/.well-known/agent-card.json`.
 pub async fn agent_card(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let agent_id = context.path(PathParameter::AgentId)?.to_string();
-    let agent = Statement::new("SELECT name FROM agents WHERE id = ?1 AND revoked_at IS NULL").bind(agent_id.as_str());
+    let agent = agents::unrevoked_agent_name(&agent_id);
     let [agent] = context.read_array([agent]).await?;
     let Some(name) = agent.first().and_then(|row| row.text("name").ok()) else {
         return Err(Refusal::not_found("agent", &agent_id));

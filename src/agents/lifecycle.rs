@@ -73,6 +73,12 @@ pub fn name_and_sponsor(agent_id: &str) -> Statement {
     store::name_and_sponsor(agent_id)
 }
 
+/// `SELECT name`: the agent `agent_id`'s name while it is not revoked, for
+/// its A2A card.
+pub fn unrevoked_agent_name(agent_id: &str) -> Statement {
+    store::unrevoked_agent_name(agent_id)
+}
+
 /// `SELECT found`: whether the agent `agent_id` exists and is not revoked, for
 /// a relation granted to it.
 pub fn unrevoked_agent_exists(agent_id: &str) -> Statement {

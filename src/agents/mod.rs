@@ -24,7 +24,7 @@ mod store;
 pub use errors::AgentError;
 pub use lifecycle::{
     UNEXCHANGED_CONNECTIONS, connected_by, disconnect, ending, get, list, list_capabilities, name_and_sponsor, pause,
-    person_mailboxes, removing_unexchanged, resume, revoke, unrevoked_agent_exists,
+    person_mailboxes, removing_unexchanged, resume, revoke, unrevoked_agent_exists, unrevoked_agent_name,
 };
 pub use mint::{connection_established, mint, mint_for_connection};
 pub use pairing::{PAIRING_CODE_LIFETIME_MS, issue_pairing_code, redeem_pairing_code};

@@ -89,6 +89,11 @@ pub(super) fn name_and_sponsor(agent_id: &str) -> Statement {
     Statement::new("SELECT name, sponsor_id FROM agents WHERE id = ?1").bind(agent_id)
 }
 
+/// `SELECT name` of the agent `agent_id` while it is not revoked.
+pub(super) fn unrevoked_agent_name(agent_id: &str) -> Statement {
+    Statement::new("SELECT name FROM agents WHERE id = ?1 AND revoked_at IS NULL").bind(agent_id)
+}
+
 /// `SELECT found`: whether an agent `agent_id` exists and is not revoked.
 pub(super) fn unrevoked_agent_exists(agent_id: &str) -> Statement {
     Statement::new("SELECT EXISTS (SELECT 1 FROM agents WHERE id = ?1 AND revoked_at IS NULL) AS found").bind(agent_id)
