@@ -302,21 +302,6 @@ fn a_label_effect_labels_the_conversation_on_delivery_within_the_limit_and_is_sk
     assert_eq!(feed["notifications"][0]["kind"], "butler_effect_skipped", "{feed}");
 }
 
-/// The list of columns a filed copy takes restates the receipts table, so it is
-/// held to the table as the migrations build it: a column added to receipts
-/// later must be copied too, or named here as the copy's own.
-#[test]
-fn a_filed_copy_takes_every_column_of_the_original_but_its_own() {
-    let world = World::new();
-    let in_the_table = world.node.database.peek(
-        "SELECT group_concat(name, ',') FROM (SELECT name FROM pragma_table_info('receipts') \
-         WHERE name NOT IN ('id', 'mailbox_id', 'thread_id', 'filed_by') ORDER BY name)",
-    );
-    let mut copied = mailroom::mail::butlers::COPIED_COLUMNS.to_vec();
-    copied.sort_unstable();
-    assert_eq!(in_the_table.as_deref(), Some(copied.join(",").as_str()));
-}
-
 /// A drafted reply never goes to the node's own mailboxes: a Reply-To naming
 /// the mailbox itself falls back to the From; mail from another of the node's
 /// mailboxes with nowhere else to reply is skipped, with why, in the dry run too.

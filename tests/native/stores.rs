@@ -2,27 +2,11 @@
 //! a `store/` folder, whose functions build the statements a handler batches.
 //! Every string literal in `src/` that reads as SQL is found here, and one
 //! outside a store is a failure, so a handler cannot grow a query again.
-//!
-//! Files that still held SQL when stores began are listed in `NOT_YET_IN_A_STORE`:
-//! the list may only shrink, and a listed file that no longer holds SQL fails
-//! too, so the list cannot go stale.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
 use crate::support::rust_sources;
-
-/// Files holding SQL outside a store, being moved into their domains' stores
-/// (issue 28). Paths from `src/`.
-const NOT_YET_IN_A_STORE: &[&str] = &[
-    "mail/butlers/delivery.rs",
-    "mail/butlers/mod.rs",
-    "mail/butlers/surroundings.rs",
-    "mail/sends/decisions.rs",
-    "mail/sends/drafts.rs",
-    "mail/sends/files.rs",
-    "mail/sends/record.rs",
-];
 
 /// Where SQL may live: a store; the storage layer of the core, whose `Insert`
 /// spells the statement a store's row becomes; the test kit (which builds
@@ -135,11 +119,7 @@ fn files_with_sql_outside_stores() -> BTreeSet<String> {
 #[test]
 fn no_sql_outside_a_store() {
     let found = files_with_sql_outside_stores();
-    let listed: BTreeSet<String> = NOT_YET_IN_A_STORE.iter().map(|path| path.to_string()).collect();
-    let new: Vec<&String> = found.difference(&listed).collect();
-    let moved: Vec<&String> = listed.difference(&found).collect();
-    assert!(new.is_empty(), "SQL outside a store (move it into the domain's store.rs): {new:?}");
-    assert!(moved.is_empty(), "these files hold no SQL any more: take them off NOT_YET_IN_A_STORE: {moved:?}");
+    assert!(found.is_empty(), "SQL outside a store (move it into the domain's store.rs): {found:?}");
 }
 
 #[test]

@@ -7,38 +7,31 @@
 //! so; one whose work is already done is recorded as skipped, and told to
 //! nobody. A webhook that fails once the delivery is stored is recorded then.
 
-use mailroom_contract::Relation;
 use mailroom_contract::api::normalise_label;
 use mailroom_contract::api::{
     AttachmentSummary, ButlerEffect, ButlerRules, EmailAddress, NotificationKind, SenderAuthentication, butler_limits,
 };
-use serde::Deserialize;
 
-use super::rules::{DeliveryFacts, Skipped, SponsorAuthority, judge};
+use super::rules::{DeliveryFacts, Skipped, SponsorAuthority, held_elsewhere_of, judge, relations};
+use super::store::{self, ActiveButler, FiledCopy, Run};
 use super::surroundings::{self, Conversation};
-use super::{held_elsewhere, held_elsewhere_of, relations};
-use crate::authz::tuples::{self, Holder};
 use crate::core::addresses;
 use crate::core::context::ports::AuditRecord;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::node::Node;
 use crate::core::outbound::{self, Destination, OutboundPolicy};
 use crate::core::platform::Platform;
-use crate::core::storage::{QueryResult, Row, Statement, Value};
+use crate::core::storage::{QueryResult, Row, Statement};
 use crate::mail::search::index;
 use crate::mail::sends;
 use crate::mail::threads::{labels, linking};
 use crate::notifications::{self, Addressee, Notice};
 
-/// The columns of `receipts r` a butler judges.
-pub(super) const FACT_COLUMNS: &str = "r.from_address, r.from_name, r.to_json, r.cc_json, r.subject, \
-     r.sender_authentication, r.attachments_json, r.reply_to_json";
-
 fn written(address: &EmailAddress) -> String {
     addresses::display(address.name.as_deref().filter(|name| !name.is_empty()), &address.address)
 }
 
-/// A stored receipt's facts, from `FACT_COLUMNS`.
+/// A stored receipt's facts, from `store::FACT_COLUMNS`.
 pub(super) fn facts_of_row(row: &Row) -> DeliveryFacts {
     let from_address = row.optional_text("from_address").ok().flatten().unwrap_or_default();
     let from_name = row.optional_text("from_name").ok().flatten();
@@ -97,40 +90,9 @@ impl Delivered<'_> {
 /// which mailboxes a copy would go to already hold the message, which of the
 /// addresses a reply could go to are the node's own).
 pub fn active_on_delivery(address: &str, delivered: &Delivered<'_>, now_ms: i64) -> Statement {
-    let effects = "json_each(v.rules_json, '$.effects') e";
-    let (working, working_parameters) = surroundings::assignees_working(effects, "1", "b.mailbox_id", now_ms);
-    let mut parameters = working_parameters;
-    parameters.push(delivered.message_id.into());
     let candidates: Vec<&EmailAddress> = delivered.reply_to.iter().chain(delivered.from).collect();
-    parameters.push(serde_json::to_string(&candidates).unwrap_or_else(|_| "[]".into()).into());
-    parameters.push(address.into());
-    Statement {
-        sql: format!(
-            "SELECT b.id, b.sponsor_id, v.version, v.rules_json, v.pinned_relations_json, {} AS held_now, \
-               {} AS held_elsewhere, {working} AS working, {} AS holding, {} AS own_addresses \
-             FROM butlers b JOIN mailboxes m ON m.id = b.mailbox_id \
-             JOIN butler_versions v ON v.butler_id = b.id AND v.version = b.published_version \
-             WHERE m.address = ? AND b.active = 1 ORDER BY b.name, b.id LIMIT {}",
-            tuples::relations_of_person_in("b.sponsor_id", "b.mailbox_id"),
-            held_elsewhere(effects, "1"),
-            surroundings::targets_holding(effects, "1", "?"),
-            surroundings::own_addresses("?"),
-            butler_limits::ACTIVE_PER_MAILBOX
-        )
-        .into(),
-        parameters,
-    }
-}
-
-#[derive(Deserialize)]
-struct ActiveButler {
-    id: String,
-    sponsor_id: String,
-    version: i64,
-    rules_json: String,
-    pinned_relations_json: Option<String>,
-    held_now: Option<String>,
-    held_elsewhere: Option<String>,
+    let candidates = serde_json::to_string(&candidates).unwrap_or_else(|_| "[]".into());
+    store::active_on_delivery(address, delivered.message_id, candidates, now_ms)
 }
 
 /// The statement carrying out `effect` on conversation `thread_id`, if it is a
@@ -138,52 +100,17 @@ struct ActiveButler {
 /// assignee worked the mailbox then), as a person's change is at its route's.
 fn carry_out(effect: &ButlerEffect, thread_id: &str) -> Option<Statement> {
     Some(match effect {
-        ButlerEffect::SetStatus { status } => {
-            Statement::new("UPDATE mail_threads SET status = ?1 WHERE id = ?2").bind(status.name()).bind(thread_id)
-        }
+        ButlerEffect::SetStatus { status } => store::thread_status_set(thread_id, *status),
         // Posted once the delivery is stored (`post_webhooks`); a reply is a
         // send (`on_delivery`), a copy a receipt of its own (`file_copy`).
         ButlerEffect::NotifyWebhook { .. } | ButlerEffect::DraftReply { .. } | ButlerEffect::Forward { .. } => {
             return None;
         }
-        ButlerEffect::Assign { assignee } => Statement::new("UPDATE mail_threads SET assignee = ?1 WHERE id = ?2")
-            .bind(assignee.as_str())
-            .bind(thread_id),
+        ButlerEffect::Assign { assignee } => store::thread_assigned(thread_id, assignee),
         // Validated when the version was written; kept to the cap in SQL.
         ButlerEffect::Label { label } => labels::add_label(thread_id, &normalise_label(label)?),
     })
 }
-
-/// The columns a filed copy takes from the original as they are (a native test
-/// holds them to the receipts table).
-pub const COPIED_COLUMNS: [&str; 26] = [
-    "message_id",
-    "claimed_message_id",
-    "content_digest",
-    "envelope_from",
-    "from_address",
-    "from_name",
-    "to_json",
-    "cc_json",
-    "recipients",
-    "subject",
-    "sent_at",
-    "received_at",
-    "in_reply_to_json",
-    "references_json",
-    "size",
-    "raw_key",
-    "text_body",
-    "text_source",
-    "text_truncated",
-    "attachments_json",
-    "reply_to_json",
-    "to_not_kept",
-    "cc_not_kept",
-    "attachments_not_listed",
-    "sender_authentication",
-    "authentication_json",
-];
 
 /// The statements filing a copy of receipt `receipt_id` in mailbox `target`
 /// for `butler`, and the copy's id. The copy shares the original's stored
@@ -200,32 +127,15 @@ fn file_copy(
 ) -> (String, Vec<Statement>) {
     let copy_id = new_id(IdKind::Receipt, platform);
     let new_thread_id = new_id(IdKind::Thread, platform);
-    let reads = tuples::holds(&Holder::Person(butler.sponsor_id.clone()), Relation::MailboxContentRead, target);
-    let mut parameters: Vec<Value> = vec![
-        copy_id.as_str().into(),
-        target.into(),
-        target.into(),
-        linking::subject_key(subject).0.into(),
-        new_thread_id.as_str().into(),
-        butler.id.as_str().into(),
-        receipt_id.into(),
-        target.into(),
-    ];
-    parameters.extend(reads.parameters);
-    let copied = COPIED_COLUMNS.join(", ");
-    let from_original = COPIED_COLUMNS.map(|column| format!("r.{column}")).join(", ");
-    let insert = Statement {
-        sql: format!(
-            "INSERT INTO receipts (id, mailbox_id, thread_id, filed_by, {copied}) \
-             SELECT ?, ?, COALESCE(({}), ?), ?, {from_original} FROM receipts r \
-             WHERE r.id = ? AND EXISTS (SELECT 1 FROM mailboxes WHERE id = ?) AND ({}) = 1 \
-             ON CONFLICT (mailbox_id, message_id) DO NOTHING",
-            linking::thread_by_message_ids_of_r(),
-            reads.sql
-        )
-        .into(),
-        parameters,
-    };
+    let insert = store::copy_filed(FiledCopy {
+        copy_id: &copy_id,
+        original_id: receipt_id,
+        target,
+        subject_key: linking::subject_key(subject).0,
+        new_thread_id: &new_thread_id,
+        butler_id: &butler.id,
+        sponsor_id: &butler.sponsor_id,
+    });
     let mut statements = vec![insert];
     statements.extend(index::indexed(&copy_id));
     statements.extend(linking::file_into(&copy_id, &new_thread_id, subject));
@@ -478,18 +388,16 @@ pub fn on_delivery(
         }
         // The run's record, with every effect as it went (after a reply or a
         // copy, with the send or the receipt it wrote).
-        statements.push(
-            Statement::new(
-                "INSERT INTO butler_runs (butler_id, receipt_id, version, at, matched, outcome_json) \
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6) ON CONFLICT (butler_id, receipt_id) DO NOTHING",
-            )
-            .bind(butler.id.as_str())
-            .bind(receipt_id)
-            .bind(butler.version)
-            .bind(now_ms)
-            .bind(i64::from(judged.matched))
-            .bind(serde_json::json!({ "conditions": judged.conditions, "effects": judged.effects() }).to_string()),
-        );
+        let run = Run {
+            butler_id: &butler.id,
+            receipt_id,
+            version: butler.version,
+            at: now_ms,
+            matched: judged.matched,
+            outcome_json: serde_json::json!({ "conditions": judged.conditions, "effects": judged.effects() })
+                .to_string(),
+        };
+        statements.push(store::run_recorded(run).statement());
     }
     work
 }

@@ -38,6 +38,19 @@ pub struct DeliveryFacts {
 /// by mailbox id; a mailbox that is not one of the node's is absent.
 pub type HeldElsewhere = BTreeMap<String, Vec<Relation>>;
 
+/// What the sponsor holds elsewhere as SQL answers it (a JSON object of
+/// comma-separated relations by mailbox id), read.
+pub(super) fn held_elsewhere_of(json: Option<&str>) -> HeldElsewhere {
+    let by_mailbox: BTreeMap<String, String> =
+        json.and_then(|json| serde_json::from_str(json).ok()).unwrap_or_default();
+    by_mailbox.into_iter().map(|(mailbox, names)| (mailbox, relations(names.split(',')))).collect()
+}
+
+/// The relations named in `names`, skipping any the node does not know.
+pub(super) fn relations<'name>(names: impl IntoIterator<Item = &'name str>) -> Vec<Relation> {
+    names.into_iter().filter_map(Relation::parse).collect()
+}
+
 /// The authority a version's effects run with: its sponsor's relations on the
 /// mailbox now, those pinned when it was published (none for a draft, judged by
 /// what is held now), and what the sponsor holds on the other mailboxes its

@@ -2,20 +2,19 @@
 //! seals it, re-checking the author's authority in the same transaction, then
 //! dispatches it), refusing with a reason, and sending a failed send again.
 
+use mailroom_contract::PathParameter;
 use mailroom_contract::api::{ApproveSend, NotificationKind, RefuseSend, SendState};
-use mailroom_contract::{PathParameter, Relation};
 
-use super::SendError;
-use super::record::{SendRow, decide, list_of, no_one, the_send, transition};
+use super::errors::SendError;
+use super::record::{list_of, the_send};
+use super::store::{self, Seal, SendRow, no_one};
 use super::version::Submission;
-use crate::authz::tuples::{self, Holder};
 use crate::core::bindings::MailerError;
 use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
 use crate::mail::message_ids;
 use crate::mail::outbound::{Manifest, OutboundFile};
 use crate::mail::threads::linking;
@@ -44,20 +43,12 @@ fn decidable(context: &Context<'_>, row: &SendRow) -> Result<String, Refusal> {
     Ok(person_id.clone())
 }
 
-/// The holder the author's authority is read from at sealing, `now_ms`: a
-/// person's own, or an agent's intersected with its sponsor's while it is live.
-fn author_holder(author: &str, now_ms: i64) -> Holder {
-    Holder::of_actor(author, now_ms)
-}
-
 /// Reads the path's send for a decision on `version`, the one the decider was
 /// shown, and refuses unless the send is still exactly that submission, saying
 /// what changed since (read from the version named, in the same round trip).
 async fn the_version(context: &mut Context<'_>, version: &str) -> Result<(SendRow, String), Refusal> {
     let send_id = context.path(PathParameter::SendId)?.to_string();
-    let named = Statement::new("SELECT submission_json FROM send_versions WHERE send_id = ?1 AND version = ?2")
-        .bind(send_id.as_str())
-        .bind(version);
+    let named = store::named_version(&send_id, version);
     let (row, results) = the_send(context, vec![named]).await?;
     let decider = decidable(context, &row)?;
     if row.version().as_deref() != Some(version) {
@@ -83,35 +74,25 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let from_name = row.mailbox_display_name.clone().unwrap_or_default();
     let manifest = row.manifest(&from_address, &from_name, &approver, context.now_ms());
     let manifest_hash = manifest.hash();
-    let parameters = vec![
-        context.now_ms().into(),
-        approver.as_str().into(),
-        manifest.message_id.as_str().into(),
-        manifest_hash.as_str().into(),
-        context.now_ms().into(),
-        context.now_ms().into(),
-        from_address.as_str().into(),
-        from_name.as_str().into(),
-        request.version.as_str().into(),
-    ];
-    decide(
-        context,
-        &row,
-        &request.version,
-        SendState::Sealed,
-        "decided_at = ?, decided_by = ?, message_id = ?, manifest_hash = ?, sealed_at = ?, \
-         updated_at = ?, sealed_from_address = ?, sealed_from_name = ?, submitted_version = ?",
-        parameters,
-    );
-    // The seal-time check: the author must still hold send.propose here, asked
-    // inside the transaction that seals, so no revocation can slip between.
-    let author_may_propose =
-        tuples::holds(&author_holder(&row.author, context.now_ms()), Relation::SendPropose, &row.mailbox_id);
+    // Changed only while it still holds the version the approver named (for a
+    // send submitted before versions were recorded, the one its row read as):
+    // a submission replaced between the read and this commit is never sealed.
+    let row_version = row.version().unwrap_or_default();
+    let seal = Seal {
+        approver: &approver,
+        message_id: &manifest.message_id,
+        manifest_hash: &manifest_hash,
+        sealed_at: context.now_ms(),
+        from_address: &from_address,
+        from_name: &from_name,
+    };
+    context.write_changing_one_row(store::sealed(&row.id, (&row_version, &request.version), seal), SendError::Raced);
+    // The seal-time check: the author must still hold send.propose here (a
+    // person's own, or an agent's intersected with its sponsor's while it is
+    // live), asked inside the transaction that seals, so no revocation can slip
+    // between.
     context.guard(
-        Statement {
-            sql: format!("({}) = 1", author_may_propose.sql).into(),
-            parameters: author_may_propose.parameters,
-        },
+        store::author_still_proposes(&row.author, &row.mailbox_id, context.now_ms()),
         SendError::AuthorLostAuthority { author: row.author.clone() },
     );
     // The sealed send joins the conversation it answers, or begins one.
@@ -161,13 +142,7 @@ pub async fn retry(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .ok_or_else(|| SendError::NotAsApproved { id: row.id.clone() })?;
     // Back to sealed before anything leaves, committed: of two retries at once,
     // one finds it sealed and is refused, so nobody receives it twice.
-    transition(
-        context,
-        &row.id,
-        (SendState::Failed, SendState::Sealed),
-        "updated_at = ?",
-        vec![context.now_ms().into()],
-    );
+    context.write_changing_one_row(store::sealed_again(&row.id, context.now_ms()), SendError::Raced);
     context.audit_detail(serde_json::json!({
         "manifest_hash": row.manifest_hash,
         "recipients": undelivered(manifest.recipients(), &list_of(&row.delivered_json)).len(),
@@ -256,34 +231,13 @@ async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manif
         row.state = SendState::Dispatched;
         row.dispatched_at = Some(context.now_ms());
         row.dispatch_error = None;
-        context.defer_write(
-            Statement::new(
-                "UPDATE sends SET state = ?4, dispatched_at = ?2, updated_at = ?2, dispatch_error = NULL, \
-                 delivered_json = ?3 WHERE id = ?1 AND state = ?5",
-            )
-            .bind(row.id.as_str())
-            .bind(context.now_ms())
-            .bind(delivered_json)
-            .bind(SendState::Dispatched.name())
-            .bind(SendState::Sealed.name()),
-        );
+        context.defer_write(store::dispatched(&row.id, context.now_ms(), delivered_json));
     } else {
         let error = failures.join("; ");
         context.platform().log(&format!("dispatching {}: {error}", row.id));
         row.state = SendState::Failed;
         row.dispatch_error = Some(error.clone());
-        context.defer_write(
-            Statement::new(
-                "UPDATE sends SET state = ?5, dispatch_error = ?2, updated_at = ?3, delivered_json = ?4 \
-                 WHERE id = ?1 AND state = ?6",
-            )
-            .bind(row.id.as_str())
-            .bind(error)
-            .bind(context.now_ms())
-            .bind(delivered_json)
-            .bind(SendState::Failed.name())
-            .bind(SendState::Sealed.name()),
-        );
+        context.defer_write(store::failed(&row.id, error, context.now_ms(), delivered_json));
     }
 }
 
@@ -301,15 +255,10 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.decided_by_name = row.caller_name.clone();
     row.refusal_reason = Some(reason.clone());
     row.updated_at = context.now_ms();
-    let parameters =
-        vec![context.now_ms().into(), decider.as_str().into(), reason.as_str().into(), context.now_ms().into()];
-    decide(
-        context,
-        &row,
-        &request.version,
-        SendState::Refused,
-        "decided_at = ?, decided_by = ?, refusal_reason = ?, updated_at = ?",
-        parameters,
+    let row_version = row.version().unwrap_or_default();
+    context.write_changing_one_row(
+        store::refused(&row.id, (&row_version, &request.version), &decider, &reason, context.now_ms()),
+        SendError::Raced,
     );
     context.write(notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms()));
     let notice = Notice {

@@ -11,12 +11,13 @@
 use mailroom_contract::api::{CreateDraft, EmailAddress, NotificationKind, SendState, UpdateDraft};
 use mailroom_contract::{PathParameter, Relation};
 
-use super::record::{SEND_COLUMNS, SendRow, caller_id, json_list, list_of, no_one, the_send, transition};
-use super::version::Submission;
-use super::{
+use super::errors::SendError;
+use super::limits::{
     MAXIMUM_DRAFT_RECIPIENTS, MAXIMUM_RECIPIENTS, MAXIMUM_REFERENCES, MAXIMUM_SUBJECT_CHARACTERS, MAXIMUM_TEXT_BYTES,
-    SendError,
 };
+use super::record::{caller_id, json_list, list_of, the_send};
+use super::store::{self, MailboxAndWriter, NewSend, ReplyTarget, SendRow, no_one};
+use super::version::Submission;
 use crate::authz::holder_of;
 use crate::authz::tuples;
 use crate::core::addresses;
@@ -25,7 +26,7 @@ use crate::core::http::Response;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
+use crate::core::storage::{QueryResult, Statement};
 use crate::mail::message_ids;
 use crate::mail::threads::linking;
 use crate::notifications::{self, Addressee, Notice};
@@ -120,46 +121,36 @@ fn reply_subject(subject: &str) -> String {
     if linking::subject_key(subject).1 { subject.to_string() } else { format!("Re: {subject}") }
 }
 
+/// The mailbox's address and the writer's name, from `store::mailbox_and_writer`'s
+/// answer (nothing of either when it has no row).
+fn mailbox_and_writer(context: &Context<'_>, answer: &QueryResult) -> Result<MailboxAndWriter, Refusal> {
+    match answer.first() {
+        Some(row) => row.decode().map_err(|error| context.internal(error)),
+        None => Ok(MailboxAndWriter { address: None, name: None }),
+    }
+}
+
 /// `POST /api/mailboxes/:mailboxId/sends`.
 pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: CreateDraft = context.body()?;
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
     let caller = caller_id(context)?;
     let holder = holder_of(context.caller(), context.now_ms()).ok_or_else(Refusal::internal)?;
-    let names = Statement::new(
-        "SELECT (SELECT address FROM mailboxes WHERE id = ?1) AS address, \
-                COALESCE((SELECT name FROM people WHERE id = ?2), (SELECT name FROM agents WHERE id = ?2)) AS name",
-    )
-    .bind(mailbox_id.as_str())
-    .bind(caller.as_str());
+    let names = store::mailbox_and_writer(&mailbox_id, &caller);
     let mut to = request.to.clone();
     let mut cc = request.cc.clone();
     let mut subject = request.subject.clone();
     let (in_reply_to, references, thread_id, names) = match &request.reply_to {
         None => {
             let [names] = context.read_array([names]).await?;
-            (None, Vec::new(), None, names)
+            (None, Vec::new(), None, mailbox_and_writer(context, &names)?)
         }
         Some(receipt_id) => {
             // A message kept under a key of its own (it reused another's id) is
             // answered by the id it carried.
-            let target = Statement::new(
-                "SELECT COALESCE(claimed_message_id, message_id) AS message_id, references_json, in_reply_to_json, \
-                 thread_id, subject, from_address, from_name, reply_to_json, to_json, cc_json \
-                 FROM receipts WHERE id = ?1 AND mailbox_id = ?2",
-            )
-            .bind(receipt_id.as_str())
-            .bind(mailbox_id.as_str());
+            let target = store::reply_target(receipt_id, &mailbox_id);
             // The caller's draft already open in the same conversation, if any.
-            let open_draft = Statement::new(format!(
-                "SELECT {SEND_COLUMNS} FROM sends s WHERE s.author = ?1 AND s.state = ?2 AND s.mailbox_id = ?3 \
-                 AND s.thread_id = (SELECT thread_id FROM receipts WHERE id = ?4 AND mailbox_id = ?3) \
-                 ORDER BY s.updated_at DESC LIMIT 1"
-            ))
-            .bind(caller.as_str())
-            .bind(SendState::Draft.name())
-            .bind(mailbox_id.as_str())
-            .bind(receipt_id.as_str());
+            let open_draft = store::open_draft_in_conversation_of(&caller, &mailbox_id, receipt_id);
             // Replying to a message means seeing it: its metadata at least.
             let [target, held, names, open_draft] =
                 context.read_array([target, tuples::relations_on(&holder, &mailbox_id), names, open_draft]).await?;
@@ -186,41 +177,43 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
                 answer.resumed = Some(true);
                 return Ok(context.json(&answer));
             }
-            let text = |column: &str| row.optional_text(column).ok().flatten().unwrap_or_default();
-            let mailbox_address = names.first().and_then(|row| row.optional_text("address").ok().flatten());
+            let row: ReplyTarget = row.decode().map_err(|error| context.internal(error))?;
+            let text = |column: &Option<String>| column.clone().unwrap_or_default();
+            let names = mailbox_and_writer(context, &names)?;
+            let mailbox_address = names.address.clone();
             let not_this_mailbox =
                 |recipient: &String| Some(address_in(recipient)) != mailbox_address.as_deref().map(str::to_string);
             if to.is_empty() {
                 // Where the sender asked replies to go, or else the sender. A
                 // Reply-To naming this mailbox would answer ourselves: it is
                 // passed over for the sender.
-                to = stored_recipients(&text("reply_to_json"));
+                to = stored_recipients(&text(&row.reply_to_json));
                 to.retain(not_this_mailbox);
                 if to.is_empty()
-                    && let Some(from) = row.optional_text("from_address").ok().flatten()
+                    && let Some(from) = row.from_address.clone()
                 {
-                    let from_name = row.optional_text("from_name").ok().flatten();
+                    let from_name = row.from_name.clone();
                     to = stored_recipients(&serde_json::json!([{ "address": from, "name": from_name }]).to_string());
                     to.retain(not_this_mailbox);
                 }
             }
             if request.reply_all {
-                let mut everyone = stored_recipients(&text("to_json"));
-                everyone.extend(stored_recipients(&text("cc_json")));
+                let mut everyone = stored_recipients(&text(&row.to_json));
+                everyone.extend(stored_recipients(&text(&row.cc_json)));
                 let addressed: Vec<String> = to.iter().chain(&cc).map(|recipient| address_in(recipient)).collect();
                 everyone.retain(|recipient| not_this_mailbox(recipient) && !addressed.contains(&address_in(recipient)));
                 cc.extend(everyone);
             }
-            subject = subject.or_else(|| Some(reply_subject(&text("subject"))));
+            subject = subject.or_else(|| Some(reply_subject(&text(&row.subject))));
             // Checked again here, not only on the way in: a receipt stored before
             // the node dropped what is not a Message-ID must not write it out.
-            let message_id = parent_id(&text("message_id"));
+            let message_id = parent_id(&text(&row.message_id));
             let references = reply_references(
-                &list_of(&text("references_json")),
-                &list_of(&text("in_reply_to_json")),
+                &list_of(&text(&row.references_json)),
+                &list_of(&text(&row.in_reply_to_json)),
                 message_id.as_deref(),
             );
-            let thread_id = row.optional_text("thread_id").ok().flatten();
+            let thread_id = row.thread_id;
             (message_id, references, thread_id, names)
         }
     };
@@ -229,37 +222,27 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     let (to, cc) = validate_recipients(&to, &cc, MAXIMUM_DRAFT_RECIPIENTS)?;
     let subject = validate_subject(subject.as_deref().unwrap_or_default())?;
     let text = validate_text(&request.text)?;
-    let names = names
-        .first()
-        .map(|row| {
-            (
-                row.optional_text("address").ok().flatten().unwrap_or_default(),
-                row.optional_text("name").ok().flatten().unwrap_or_default(),
-            )
-        })
-        .unwrap_or_default();
+    let names = (names.address.unwrap_or_default(), names.name.unwrap_or_default());
     let send_id = new_id(IdKind::Send, context.platform());
     // The message it answers may be deleted between the read and the commit
     // (decision 0017): then nothing is written, and the answer is that it is gone.
+    let draft = NewSend {
+        id: &send_id,
+        mailbox_id: &mailbox_id,
+        author: &caller,
+        state: SendState::Draft,
+        to_json: json_list(&to),
+        cc_json: json_list(&cc),
+        subject: &subject,
+        text: &text,
+        reply_to: request.reply_to.as_deref(),
+        in_reply_to: in_reply_to.as_deref(),
+        references_json: json_list(&references),
+        now_ms: context.now_ms(),
+        thread_id: thread_id.as_deref(),
+    };
     context.write_changing_one_row(
-        Statement::new(
-            "INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, reply_to, in_reply_to, \
-             references_json, created_at, updated_at, thread_id) SELECT ?1, ?2, ?3, ?12, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?13 \
-             WHERE ?8 IS NULL OR EXISTS (SELECT 1 FROM receipts WHERE id = ?8 AND mailbox_id = ?2)",
-        )
-        .bind(send_id.as_str())
-        .bind(mailbox_id.as_str())
-        .bind(caller.as_str())
-        .bind(json_list(&to))
-        .bind(json_list(&cc))
-        .bind(subject.as_str())
-        .bind(text.as_str())
-        .bind(request.reply_to.clone())
-        .bind(in_reply_to.clone())
-        .bind(json_list(&references))
-        .bind(context.now_ms())
-        .bind(SendState::Draft.name())
-        .bind(thread_id.clone()),
+        store::draft_while_its_message_is_there(draft),
         SendError::NoSuchReplyTarget { id: request.reply_to.clone().unwrap_or_default() },
     );
     context.audit_object(send_id.clone());
@@ -346,20 +329,7 @@ pub async fn update_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     row.to_json = json_list(&to);
     row.cc_json = json_list(&cc);
     row.updated_at = context.now_ms();
-    let parameters = vec![
-        row.to_json.as_str().into(),
-        row.cc_json.as_str().into(),
-        row.subject.as_str().into(),
-        row.text.as_str().into(),
-        context.now_ms().into(),
-    ];
-    transition(
-        context,
-        &row.id,
-        (SendState::Draft, SendState::Draft),
-        "to_json = ?, cc_json = ?, subject = ?, text = ?, updated_at = ?",
-        parameters,
-    );
+    context.write_changing_one_row(store::draft_edited(&row.id, &row, context.now_ms()), SendError::Raced);
     Ok(context.json(&row.present()))
 }
 
@@ -369,13 +339,8 @@ pub async fn delete_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     own_draft(context, &row)?;
     // Its files' rows go with it; their bytes stay in the object store, named by
     // hash (another send may carry the same file).
-    context.write(Statement::new("DELETE FROM send_attachments WHERE send_id = ?1").bind(row.id.as_str()));
-    context.write_changing_one_row(
-        Statement::new("DELETE FROM sends WHERE id = ?1 AND state = ?2")
-            .bind(row.id.as_str())
-            .bind(SendState::Draft.name()),
-        SendError::Raced,
-    );
+    context.write(store::files_deleted(&row.id));
+    context.write_changing_one_row(store::draft_deleted(&row.id), SendError::Raced);
     Ok(context.json(&row.present()))
 }
 
@@ -400,25 +365,9 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let submission = row.submission().ok_or_else(Refusal::internal)?;
     let version = submission.version();
     row.submitted_version = Some(version.clone());
-    let parameters =
-        vec![context.now_ms().into(), caller.as_str().into(), context.now_ms().into(), version.as_str().into()];
-    transition(
-        context,
-        &row.id,
-        (SendState::Draft, SendState::Submitted),
-        "submitted_at = ?, submitted_by = ?, updated_at = ?, submitted_version = ?",
-        parameters,
-    );
+    context.write_changing_one_row(store::submitted(&row.id, &caller, context.now_ms(), &version), SendError::Raced);
     let submission_json = serde_json::to_string(&submission).map_err(|error| context.internal(error))?;
-    context.write(
-        Statement::new(
-            "INSERT INTO send_versions (send_id, version, submission_json, submitted_at) VALUES (?1, ?2, ?3, ?4)",
-        )
-        .bind(row.id.as_str())
-        .bind(version.as_str())
-        .bind(submission_json)
-        .bind(context.now_ms()),
-    );
+    context.write(store::version_recorded(&row.id, &version, submission_json, context.now_ms()).statement());
     // Whoever decides on sends here hears of it, unless they are the
     // submitter's own side (the feed asks that when it is read).
     let notice = Notice {
@@ -449,13 +398,7 @@ pub async fn cancel(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.submitted_by = None;
     row.submitted_version = None;
     row.updated_at = context.now_ms();
-    transition(
-        context,
-        &row.id,
-        (SendState::Submitted, SendState::Draft),
-        "submitted_at = NULL, submitted_by = NULL, submitted_version = NULL, updated_at = ?",
-        vec![context.now_ms().into()],
-    );
+    context.write_changing_one_row(store::cancelled(&row.id, context.now_ms()), SendError::Raced);
     context.write(notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms()));
     Ok(context.json(&row.present()))
 }
@@ -471,26 +414,8 @@ pub async fn redraft(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(SendError::WrongState { state: refused.state, needs: SendState::Refused }.into());
     }
     let send_id = new_id(IdKind::Send, context.platform());
-    context.write(
-        Statement::new(
-            "INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, reply_to, in_reply_to, \
-             references_json, created_at, updated_at, thread_id) \
-             SELECT ?1, mailbox_id, author, ?2, to_json, cc_json, subject, text, reply_to, in_reply_to, references_json, \
-             ?3, ?3, thread_id FROM sends WHERE id = ?4",
-        )
-        .bind(send_id.as_str())
-        .bind(SendState::Draft.name())
-        .bind(context.now_ms())
-        .bind(refused.id.as_str()),
-    );
-    context.write(
-        Statement::new(
-            "INSERT INTO send_attachments (send_id, position, name, content_type, size, sha256) \
-             SELECT ?1, position, name, content_type, size, sha256 FROM send_attachments WHERE send_id = ?2",
-        )
-        .bind(send_id.as_str())
-        .bind(refused.id.as_str()),
-    );
+    context.write(store::draft_copied_from(&send_id, &refused.id, context.now_ms()));
+    context.write(store::files_copied(&send_id, &refused.id));
     context.audit_object(send_id.clone());
     context.audit_detail(serde_json::json!({ "mailbox": refused.mailbox_id, "from_refused": refused.id }));
     let draft = SendRow {
@@ -588,33 +513,24 @@ pub fn submitted_for_butler(reply: &ButlerReply<'_>, platform: &dyn Platform) ->
         title: &subject,
         detail: None,
     };
+    let send = NewSend {
+        id: &send_id,
+        mailbox_id: reply.mailbox_id,
+        author: reply.sponsor,
+        state: SendState::Submitted,
+        to_json: json_list(&to),
+        cc_json: json_list(&cc),
+        subject: &subject,
+        text: &text,
+        reply_to: Some(reply.receipt_id),
+        in_reply_to: message_id.as_deref(),
+        references_json: json_list(&references),
+        now_ms,
+        thread_id: Some(reply.thread_id),
+    };
     let statements = vec![
-        Statement::new(
-            "INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, reply_to, in_reply_to, \
-             references_json, created_at, updated_at, thread_id, submitted_at, submitted_by, submitted_version) \
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?12, ?13, ?12, ?3, ?14)",
-        )
-        .bind(send_id.as_str())
-        .bind(reply.mailbox_id)
-        .bind(reply.sponsor)
-        .bind(SendState::Submitted.name())
-        .bind(json_list(&to))
-        .bind(json_list(&cc))
-        .bind(subject.as_str())
-        .bind(text.as_str())
-        .bind(reply.receipt_id)
-        .bind(message_id)
-        .bind(json_list(&references))
-        .bind(now_ms)
-        .bind(reply.thread_id)
-        .bind(version.as_str()),
-        Statement::new(
-            "INSERT INTO send_versions (send_id, version, submission_json, submitted_at) VALUES (?1, ?2, ?3, ?4)",
-        )
-        .bind(send_id.as_str())
-        .bind(version.as_str())
-        .bind(serde_json::to_string(&submission).ok()?)
-        .bind(now_ms),
+        store::submitted_send(send, reply.sponsor, &version).statement(),
+        store::version_recorded(&send_id, &version, serde_json::to_string(&submission).ok()?, now_ms).statement(),
         notifications::notify(&notice, Addressee::Deciders, platform),
     ];
     Some((send_id, statements))

@@ -15,13 +15,13 @@ use mailroom_contract::api::limits::{
 };
 use sha2::{Digest, Sha256};
 
-use super::SendError;
-use super::record::{SendRow, caller_id, the_send};
+use super::errors::SendError;
+use super::record::{caller_id, the_send};
+use super::store::{self, NewFile, SendRow};
 use crate::core::context::Context;
 use crate::core::crypto::hex;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
 use crate::mail::outbound::OutboundFile;
 
 /// Whether `name` can be a file name in a header and on a disk: some text, no
@@ -96,28 +96,16 @@ pub async fn add(context: &mut Context<'_>) -> Result<Response, Refusal> {
     context.node().blobs.put(&OutboundFile::key(&sha256), &bytes).await.map_err(|error| context.internal(error.0))?;
     let index = files.last().map_or(0, |file| file.index + 1);
     // Still a draft of the caller's, still within the limits, when it commits.
-    context.write_changing_one_row(
-        Statement::new(
-            "INSERT INTO send_attachments (send_id, position, name, content_type, size, sha256) \
-             SELECT ?1, ?2, ?3, ?4, ?5, ?6 WHERE EXISTS (SELECT 1 FROM sends WHERE id = ?1 AND state = ?7 AND author = ?8) \
-             AND (SELECT count(*) FROM send_attachments WHERE send_id = ?1) < ?9 \
-             AND (SELECT COALESCE(sum(size), 0) FROM send_attachments WHERE send_id = ?1) + ?5 <= ?10",
-        )
-        .bind(row.id.as_str())
-        .bind(index)
-        .bind(request.name.trim())
-        .bind(content_type.as_str())
-        .bind(bytes.len() as i64)
-        .bind(sha256.as_str())
-        .bind(SendState::Draft.name())
-        .bind(row.author.as_str())
-        .bind(OUTBOUND_ATTACHMENTS as i64)
-        .bind(OUTBOUND_ATTACHMENTS_TOTAL_BYTES as i64),
-        SendError::Raced,
-    );
-    context.write(
-        Statement::new("UPDATE sends SET updated_at = ?2 WHERE id = ?1").bind(row.id.as_str()).bind(context.now_ms()),
-    );
+    let file = NewFile {
+        position: index,
+        name: request.name.trim(),
+        content_type: &content_type,
+        size: bytes.len() as i64,
+        sha256: &sha256,
+    };
+    let limits = (OUTBOUND_ATTACHMENTS as i64, OUTBOUND_ATTACHMENTS_TOTAL_BYTES as i64);
+    context.write_changing_one_row(store::file_added_within(&row.id, &row.author, file, limits), SendError::Raced);
+    context.write(store::touched(&row.id, context.now_ms()));
     context.audit_detail(serde_json::json!({ "file": request.name.trim(), "size": bytes.len(), "sha256": sha256 }));
     let mut listed = files;
     listed.push(SendAttachment {
@@ -137,26 +125,12 @@ pub async fn remove(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (mut row, _) = the_send(context, Vec::new()).await?;
     own_draft(context, &row)?;
     let file = the_file(context, &row)?;
-    context.write_changing_one_row(
-        Statement::new("DELETE FROM send_attachments WHERE send_id = ?1 AND position = ?2")
-            .bind(row.id.as_str())
-            .bind(file.index),
-        SendError::Raced,
-    );
-    // The files after it move up one place, so indexes stay 0, 1, 2, …: through
-    // negative positions, so no two rows ever hold the same one on the way.
-    context.write(
-        Statement::new("UPDATE send_attachments SET position = -position WHERE send_id = ?1 AND position > ?2")
-            .bind(row.id.as_str())
-            .bind(file.index),
-    );
-    context.write(
-        Statement::new("UPDATE send_attachments SET position = -position - 1 WHERE send_id = ?1 AND position < 0")
-            .bind(row.id.as_str()),
-    );
-    context.write(
-        Statement::new("UPDATE sends SET updated_at = ?2 WHERE id = ?1").bind(row.id.as_str()).bind(context.now_ms()),
-    );
+    context.write_changing_one_row(store::file_removed(&row.id, file.index), SendError::Raced);
+    // The files after it move up one place, so indexes stay 0, 1, 2, ….
+    for statement in store::files_closed_up_after(&row.id, file.index) {
+        context.write(statement);
+    }
+    context.write(store::touched(&row.id, context.now_ms()));
     context.audit_detail(serde_json::json!({ "file": file.name, "sha256": file.sha256 }));
     let remaining: Vec<SendAttachment> = row
         .attachments()
