@@ -47,12 +47,12 @@ for directory, _, files in os.walk(tree):
 
 # name | file | text to find | replacement
 mutations=(
-  'the agent'"'"'s own tuple|src/authz/tuples.rs|"(t.subject = {agent} \|"({agent} IS NOT NULL \'
-  "the sponsor holds the same relation|src/authz/tuples.rs|WHERE s.relation = t.relation AND s.object = t.object|WHERE s.object = t.object"
-  "the sponsor holds it on the same object|src/authz/tuples.rs|WHERE s.relation = t.relation AND s.object = t.object|WHERE s.relation = t.relation"
-  "the sponsor's teams count|src/authz/tuples.rs|OR s.subject IN (SELECT m.team_id|OR s.subject IN (SELECT NULL AND m.team_id"
-  "the agent and its sponsor are live|src/authz/tuples.rs|WHERE a.id = {agent} AND a.revoked_at IS NULL AND a.paused_at IS NULL AND p.disabled_at IS NULL|WHERE a.id = {agent}"
-  "the agent has not expired|src/authz/tuples.rs|AND (a.expires_at IS NULL OR a.expires_at > ?)|AND (a.expires_at IS NULL OR a.expires_at > ? OR 1)"
+  'the agent'"'"'s own tuple|src/authz/store/tuples.rs|"(t.subject = {agent} \|"({agent} IS NOT NULL \'
+  "the sponsor holds the same relation|src/authz/store/tuples.rs|WHERE s.relation = t.relation AND s.object = t.object|WHERE s.object = t.object"
+  "the sponsor holds it on the same object|src/authz/store/tuples.rs|WHERE s.relation = t.relation AND s.object = t.object|WHERE s.relation = t.relation"
+  "the sponsor's teams count|src/authz/store/tuples.rs|OR s.subject IN (SELECT m.team_id|OR s.subject IN (SELECT NULL AND m.team_id"
+  "the agent and its sponsor are live|src/authz/store/tuples.rs|WHERE a.id = {agent} AND a.revoked_at IS NULL AND a.paused_at IS NULL AND p.disabled_at IS NULL|WHERE a.id = {agent}"
+  "the agent has not expired|src/authz/store/tuples.rs|AND (a.expires_at IS NULL OR a.expires_at > ?)|AND (a.expires_at IS NULL OR a.expires_at > ? OR 1)"
   "the ceiling binds every route|src/authz/mod.rs|if tier != Tier::Surface {|if tier == Tier::Surface {"
   "a route that reads content says so|contract/src/route/declaration.rs|self.reaches_content = true;|self.reaches_content = false;"
   "the delegator is recorded|src/core/context/note.rs|delegator: self.delegator.clone(),|delegator: None,"
