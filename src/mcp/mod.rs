@@ -48,6 +48,7 @@ use serde_json::{Map, Value, json};
 use crate::core::context::Context;
 use crate::core::http::{Request, Response};
 use crate::core::refusal::Refusal;
+use crate::core::timing::Phase;
 
 pub use catalogue::WithheldTool;
 
@@ -145,7 +146,8 @@ fn header_value(raw: &str) -> Option<String> {
 
 /// `POST /mcp`.
 pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let message: Value = match serde_json::from_slice(&context.request().body) {
+    let read = context.measured(Phase::Parse, || serde_json::from_slice::<Value>(&context.request().body));
+    let message = match read {
         Ok(message) => message,
         Err(error) => {
             return Ok(rpc_error(Value::Null, RpcError::new(400, PARSE_ERROR, format!("Parse error: {error}"))));
@@ -211,7 +213,7 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
             Err(RpcError::new(status, METHOD_NOT_FOUND, format!("Method not found: {method}")))
         }
     };
-    match outcome {
+    Ok(context.measured(Phase::Serialise, || match outcome {
         Ok(mut result) => {
             if era == Era::Modern {
                 result["resultType"] = json!("complete");
@@ -221,10 +223,10 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
                 }
                 result["_meta"] = json!({ META_SERVER_INFO: server_info() });
             }
-            Ok(rpc_response(200, json!({ "jsonrpc": "2.0", "id": id, "result": result })))
+            rpc_response(200, json!({ "jsonrpc": "2.0", "id": id, "result": result }))
         }
-        Err(error) => Ok(rpc_error(id, error)),
-    }
+        Err(error) => rpc_error(id, error),
+    }))
 }
 
 /// How long a client may reuse a result, and who may share it: what 2026-07-28

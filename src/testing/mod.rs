@@ -27,6 +27,7 @@ use crate::core::node::{AuditKey, Config, Installation, Node};
 use crate::core::outbound::Destination;
 use crate::core::platform::{Platform, PlatformError};
 use crate::core::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
+use crate::core::timing::Timings;
 use crate::dispatch::{dispatch, route_for};
 use crate::mail::{self, Delivery, Rejection};
 pub use clock::{Timer, VirtualClock, run};
@@ -605,7 +606,9 @@ impl TestNode {
                 public_origin: Some(TEST_ORIGIN.to_string()),
                 reminder_sender: Some(TEST_REMINDER_SENDER.to_string()),
                 agent_network: true,
+                server_timing: false,
             },
+            timings: Timings::off(),
         }
     }
 
@@ -659,6 +662,7 @@ impl TestNode {
                 webhooks: &self.webhooks,
                 platform: &self.platform,
                 config: &self.config,
+                timings: &self.timings,
             })
             .collect();
         let answers = requests.iter().zip(&nodes).map(|(request, node)| dispatch(node, request, Surface::Rest));
