@@ -102,27 +102,34 @@ function serverTiming(headers) {
 }
 
 /**
- * Times `request` `rounds` times after `warmUp` untimed calls; throws on a
- * refusal. Answers each call's latency (its HTTP exchange where the client
- * timed it, else the whole call) and, where the answer said, where its time went.
+ * Times each of `cases` (`[name, request]`) `rounds` times, in turn (one call
+ * of each per round, so every case meets the machine as it is then), after
+ * `warmUp` untimed rounds; throws on a refusal. Answers, by name, each call's
+ * latency (its HTTP exchange where the client timed it, else the whole call)
+ * with, where the answers said, where their time went and the last one's size.
  */
-async function measure(name, request, rounds, warmUp = 5) {
-  for (let index = 0; index < warmUp; index++) await request();
-  const timings = [];
-  const phases = [];
-  // The last answer's size in bytes.
-  let bytes = "—";
+async function measureInTurn(cases, rounds, warmUp = 5) {
+  for (let index = 0; index < warmUp; index++) for (const [, request] of cases) await request();
+  const measured = new Map(cases.map(([name]) => [name, Object.assign([], { phases: [], bytes: "—" })]));
   for (let index = 0; index < rounds; index++) {
-    const started = performance.now();
-    const response = await request();
-    const elapsed = response.elapsed ?? performance.now() - started;
-    timings.push(elapsed);
-    if (response.status >= 400) throw new Error(`${name}: ${response.status} ${response.text}`);
-    const spent = serverTiming(response.headers);
-    if (spent) phases.push({ ...spent, outside: elapsed - spent[TOTAL] });
-    if (typeof response.text === "string") bytes = Buffer.byteLength(response.text);
+    for (const [name, request] of cases) {
+      const timings = measured.get(name);
+      const started = performance.now();
+      const response = await request();
+      const elapsed = response.elapsed ?? performance.now() - started;
+      timings.push(elapsed);
+      if (response.status >= 400) throw new Error(`${name}: ${response.status} ${response.text}`);
+      const spent = serverTiming(response.headers);
+      if (spent) timings.phases.push({ ...spent, outside: elapsed - spent[TOTAL] });
+      if (typeof response.text === "string") timings.bytes = Buffer.byteLength(response.text);
+    }
   }
-  return Object.assign(timings, { phases, bytes });
+  return measured;
+}
+
+/** `measureInTurn` for one request: its timings. */
+async function measure(name, request, rounds, warmUp = 5) {
+  return (await measureInTurn([[name, request]], rounds, warmUp)).get(name);
 }
 
 /** The mean of `values`, in ms with two decimals. */
@@ -345,8 +352,16 @@ async function sequential() {
     printPhases(measured);
     // Both sides take one round trip (the caller's own check rides with what
     // each reads); what differs is everything else: the catalogue's own work
-    // against writing one row, and the bytes of the answer.
-    console.log("## tools/list beside a single-row read, by the same caller\n");
+    // against writing one row, and the bytes of the answer. Measured again,
+    // in turn, so that both meet the same machine: measured one route after
+    // the other, a shared machine's load moves between them.
+    console.log(`## tools/list beside a single-row read, by the same caller, in turn: ${ROUNDS} of each\n`);
+    const requests = new Map(cases);
+    for (const pair of comparisons) {
+      for (const [name, timings] of await measureInTurn(pair.map((name) => [name, requests.get(name)]), ROUNDS, 10)) {
+        measured.set(name, timings);
+      }
+    }
     const workerMean = (timings, columns) => mean(timings.phases.map((spent) => columns.reduce((sum, column) => sum + (spent[column] ?? 0), 0)));
     const own = ["parse", "handler", "serialise"];
     table(
@@ -361,14 +376,15 @@ async function sequential() {
     for (const [list, read] of comparisons) {
       const [listed, readOnce] = [measured.get(list), measured.get(read)];
       const ratio = (Number(percentile(listed, 0.5)) / Number(percentile(readOnce, 0.5))).toFixed(2);
+      const below = (left, right) => (Number(left) < Number(right) ? "below" : "not below");
       console.log(`${list} against ${read}:`);
-      console.log(`  at the client, ${ratio}× at the median (${listed.bytes} bytes against ${readOnce.bytes})`);
       if (listed.phases.length > 0 && readOnce.phases.length > 0) {
+        const [work, trip] = [workerMean(listed, own), workerMean(listed, ["storage"])];
+        console.log(`  the catalogue's own work (parse, handler, serialise) ${work} ms: ${below(work, trip)} its one D1 round trip's ${trip} ms (means)`);
         const [listTotal, readTotal] = [workerMean(listed, [TOTAL]), workerMean(readOnce, [TOTAL])];
-        const verdict = Number(listTotal) < Number(readTotal) ? "below" : "not below";
-        console.log(`  in the Worker, ${listTotal} ms against ${readTotal} ms (mean): ${verdict} the read`);
-        console.log(`  the catalogue's own work ${workerMean(listed, own)} ms against one round trip's ${workerMean(listed, ["storage"])} ms (mean)`);
+        console.log(`  in the Worker, ${listTotal} ms against ${readTotal} ms: ${below(listTotal, readTotal)} the read (means)`);
       }
+      console.log(`  at the client, ${ratio}× the read at the median: ${below(ratio, 1)} it (${listed.bytes} bytes against ${readOnce.bytes})`);
     }
     console.log();
   } finally {
