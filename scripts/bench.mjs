@@ -4,8 +4,15 @@
 //
 //   node scripts/bench.mjs            (through scripts/lib.sh's Node, or Node 22+)
 //
+// A latency is the HTTP exchange alone, from sending the request to the last
+// byte of its answer; the client's own checks of the answer (against
+// contract/openapi.json) run after the clock stops.
+//
 // Three phases, each on its own fresh node:
-//   sequential   one request at a time, per route (ROUNDS each)
+//   sequential   one request at a time, per route (ROUNDS each), with where each
+//                request's time went inside the Worker (its Server-Timing
+//                header: the node runs with SERVER_TIMING on, decision 0034),
+//                and tools/list set beside a single-row read by the same callers
 //   concurrent   create_draft over REST and over MCP with 10 and 30 in flight
 //                (CALLS each): tail latency, busy answers, commit attempts
 //   scale        1,000, 10,000 and 100,000 received messages seeded straight into
@@ -17,7 +24,7 @@
 //   SIZES=1000,10000,100000  SCALE_ROUNDS=40
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
-import { startNode, setUp, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
+import { startNode, setUp, checkAgainstOpenApi, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
 
 const list = (name, fallback) => (process.env[name] ?? fallback).split(",").map((item) => item.trim()).filter(Boolean);
 const PHASES = list("PHASES", "sequential,concurrent,scale");
@@ -49,17 +56,86 @@ function table(columns, rows, left = 1) {
   console.log();
 }
 
-/** Times `request` `rounds` times after `warmUp` untimed calls; throws on a refusal. */
-async function measure(name, request, rounds, warmUp = 5) {
-  for (let index = 0; index < warmUp; index++) await request();
-  const timings = [];
-  for (let index = 0; index < rounds; index++) {
+/**
+ * The harness's `client` (JSON in, `{ status, body, text, headers }` out, every
+ * answer held to contract/openapi.json), timed: `elapsed` is the HTTP exchange
+ * in ms, up to the answer's last byte and before the client parses or checks it.
+ */
+function timedClient(url) {
+  return async function call(method, path, { body, token, headers = {}, raw } = {}) {
+    const sent = { ...headers };
+    if (token) sent.authorization = `Bearer ${token}`;
+    if (body !== undefined) sent["content-type"] = "application/json";
+    const payload = raw ?? (body === undefined ? undefined : JSON.stringify(body));
     const started = performance.now();
-    const response = await request();
-    timings.push(performance.now() - started);
-    if (response.status >= 400) throw new Error(`${name}: ${response.status} ${response.text}`);
+    const response = await fetch(url + path, { method, headers: sent, body: payload, redirect: "manual" });
+    const text = await response.text();
+    const elapsed = performance.now() - started;
+    let parsed = null;
+    try {
+      parsed = JSON.parse(text);
+    } catch {}
+    checkAgainstOpenApi(method, path, response.status, response.headers.get("content-type"), parsed, response.headers);
+    return { status: response.status, body: parsed, text, headers: response.headers, elapsed };
+  };
+}
+
+// The phases a Worker's answer reports in its Server-Timing header, in its
+// order (src/core/timing.rs), and the whole request as the Worker measured it.
+const PHASE_NAMES = ["boundary", "parse", "authority", "storage", "handler", "serialise", "audit"];
+const TOTAL = "total";
+
+/** A Server-Timing header's metrics as `{ name: ms }`, with `round_trips` from storage's description; null without one. */
+function serverTiming(headers) {
+  const header = headers?.get?.("server-timing");
+  if (!header) return null;
+  const metrics = {};
+  for (const metric of header.split(",")) {
+    const [name, ...parameters] = metric.trim().split(";");
+    for (const parameter of parameters) {
+      const [key, value] = parameter.trim().split("=");
+      if (key === "dur") metrics[name] = Number(value);
+      if (key === "desc" && name === "storage") metrics.round_trips = Number.parseInt(value.replace(/"/g, ""), 10);
+    }
   }
-  return timings;
+  return metrics;
+}
+
+/**
+ * Times each of `cases` (`[name, request]`) `rounds` times, in turn (one call
+ * of each per round, so every case meets the machine as it is then), after
+ * `warmUp` untimed rounds; throws on a refusal. Answers, by name, each call's
+ * latency (its HTTP exchange where the client timed it, else the whole call)
+ * with, where the answers said, where their time went and the last one's size.
+ */
+async function measureInTurn(cases, rounds, warmUp = 5) {
+  for (let index = 0; index < warmUp; index++) for (const [, request] of cases) await request();
+  const measured = new Map(cases.map(([name]) => [name, Object.assign([], { phases: [], bytes: "—" })]));
+  for (let index = 0; index < rounds; index++) {
+    for (const [name, request] of cases) {
+      const timings = measured.get(name);
+      const started = performance.now();
+      const response = await request();
+      const elapsed = response.elapsed ?? performance.now() - started;
+      timings.push(elapsed);
+      if (response.status >= 400) throw new Error(`${name}: ${response.status} ${response.text}`);
+      const spent = serverTiming(response.headers);
+      if (spent) timings.phases.push({ ...spent, outside: elapsed - spent[TOTAL] });
+      if (typeof response.text === "string") timings.bytes = Buffer.byteLength(response.text);
+    }
+  }
+  return measured;
+}
+
+/** `measureInTurn` for one request: its timings. */
+async function measure(name, request, rounds, warmUp = 5) {
+  return (await measureInTurn([[name, request]], rounds, warmUp)).get(name);
+}
+
+/** The mean of `values`, in ms with two decimals. */
+function mean(values) {
+  if (values.length === 0) return "—";
+  return (values.reduce((sum, value) => sum + value, 0) / values.length).toFixed(2);
 }
 
 /** A mailbox the administrator reads (metadata and content) and may draft from. */
@@ -92,9 +168,10 @@ async function messengers(call, token, admin) {
 }
 
 async function sequential() {
-  const node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
+  const node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true", SERVER_TIMING: "true" } });
   try {
-    const { call, token, admin } = await setUp(node);
+    const { token, admin } = await setUp(node);
+    const call = timedClient(node.url);
     const { sender, receiver } = await messengers(call, token, admin);
     let key = 0;
     const send = () =>
@@ -205,8 +282,29 @@ async function sequential() {
       app = answer.body;
       return answer;
     };
+    // An agent of the administrator's with 18 tools (reading mail and working
+    // reminders), as an MCP client holds one.
+    const assistant = (await call("POST", "/api/agents", {
+      token,
+      body: {
+        name: "Bench assistant",
+        sponsor: admin.id,
+        capabilities: ["identity.read", "mail.triage", "mail.read", "reminders.read", "reminders.manage"],
+        mailboxes: [{ mailbox: mailbox.id, relations: ["mailbox.metadata.read", "mailbox.content.read"] }],
+      },
+    })).body.credential;
+    const listTools = (as) => call("POST", "/mcp", { token: as, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } });
+    const assistantTools = (await listTools(assistant)).body.result.tools.length;
+    const adminTools = (await listTools(token)).body.result.tools.length;
+    // What tools/list is set beside: the same caller's GET /api/me, one round
+    // trip that reads one row (an agent's) or a person's row and what they hold.
+    const comparisons = [
+      [`POST /mcp tools/list (an agent with ${assistantTools} tools)`, "GET /api/me (the agent: its one row)"],
+      [`POST /mcp tools/list (the administrator: ${adminTools} tools)`, "GET /api/me"],
+    ];
     const cases = [
       ["GET /api/me", () => call("GET", "/api/me", { token })],
+      ["GET /api/me (the agent: its one row)", () => call("GET", "/api/me", { token: assistant })],
       ["GET /api/me/notifications (20 approvals waiting)", () => call("GET", "/api/me/notifications", { token })],
       ["POST …/butlers/:id/simulate (a dry run)", () => call("POST", `/api/mailboxes/${sales.id}/butlers/${butler.id}/simulate`, { token, body: { receipt_id: salesReceipt } })],
       ["email handler: a delivery a published butler acts on", toSales],
@@ -223,8 +321,13 @@ async function sequential() {
       ["PUT …/threads/:id/read", () => call("PUT", `${thread}/read`, { token })],
       ["email handler: a reply joining its conversation", reply],
       ["POST …/sends (a draft, audited)", () => call("POST", `/api/mailboxes/${mailbox.id}/sends`, { token, body: { to: ["a@b.example"], subject: "S", text: "T" } })],
-      ["POST /mcp tools/list", () => call("POST", "/mcp", { token, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } })],
-      ["POST /mcp tools/list (an OAuth app's token)", () => call("POST", "/mcp", { token: app.access_token, body: { jsonrpc: "2.0", id: 1, method: "tools/list" } })],
+      [comparisons[1][0], () => listTools(token)],
+      [comparisons[0][0], () => listTools(assistant)],
+      ["POST /mcp tools/list (an OAuth app's token)", () => listTools(app.access_token)],
+      ["POST /mcp tools/call create_draft", () => call("POST", "/mcp", {
+        token,
+        body: { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "create_draft", arguments: { mailbox_id: mailbox.id, to: ["a@b.example"], subject: "S", text: "T" } } },
+      })],
       ["POST /oauth/token (a refresh, rotated, audited)", refreshApp],
       ["POST /api/me/events (a reminder, audited)", () => call("POST", "/api/me/events", { token, body: { title: "Bench", due_at: "2027-03-01T09:00" } })],
       ["GET /api/me/events (open, soonest first)", () => call("GET", "/api/me/events", { token })],
@@ -239,14 +342,88 @@ async function sequential() {
     ];
     console.log(`## Sequential: ${ROUNDS} requests per route, one at a time, after 10 warm-up requests\n`);
     const rows = [];
+    const measured = new Map();
     for (const [name, request] of cases) {
       const timings = await measure(name, request, ROUNDS, 10);
+      measured.set(name, timings);
       rows.push([name, percentile(timings, 0.5), percentile(timings, 0.9), percentile(timings, 0.99)]);
     }
     table(["route", "p50 ms", "p90 ms", "p99 ms"], rows);
+    printPhases(measured);
+    // Both sides take one round trip (the caller's own check rides with what
+    // each reads); what differs is everything else: the catalogue's own work
+    // against writing one row, and the bytes of the answer. Measured again,
+    // in turn, so that both meet the same machine: measured one route after
+    // the other, a shared machine's load moves between them.
+    console.log(`## tools/list beside a single-row read, by the same caller, in turn: ${ROUNDS} of each\n`);
+    const requests = new Map(cases);
+    for (const pair of comparisons) {
+      for (const [name, timings] of await measureInTurn(pair.map((name) => [name, requests.get(name)]), ROUNDS, 10)) {
+        measured.set(name, timings);
+      }
+    }
+    const workerMean = (timings, columns) => mean(timings.phases.map((spent) => columns.reduce((sum, column) => sum + (spent[column] ?? 0), 0)));
+    const own = ["parse", "handler", "serialise"];
+    table(
+      ["request", "p50 ms", "p95 ms", "Worker total, mean ms", "parse + handler + serialise, mean ms", "storage, mean ms", "bytes"],
+      comparisons.flatMap((pair) =>
+        pair.map((name) => {
+          const timings = measured.get(name);
+          return [name, percentile(timings, 0.5), percentile(timings, 0.95), workerMean(timings, [TOTAL]), workerMean(timings, own), workerMean(timings, ["storage"]), timings.bytes];
+        }),
+      ),
+    );
+    for (const [list, read] of comparisons) {
+      const [listed, readOnce] = [measured.get(list), measured.get(read)];
+      const ratio = (Number(percentile(listed, 0.5)) / Number(percentile(readOnce, 0.5))).toFixed(2);
+      const below = (left, right) => (Number(left) < Number(right) ? "below" : "not below");
+      console.log(`${list} against ${read}:`);
+      if (listed.phases.length > 0 && readOnce.phases.length > 0) {
+        const [work, trip] = [workerMean(listed, own), workerMean(listed, ["storage"])];
+        console.log(`  the catalogue's own work (parse, handler, serialise) ${work} ms: ${below(work, trip)} its one D1 round trip's ${trip} ms (means)`);
+        const [listTotal, readTotal] = [workerMean(listed, [TOTAL]), workerMean(readOnce, [TOTAL])];
+        console.log(`  in the Worker, ${listTotal} ms against ${readTotal} ms: ${below(listTotal, readTotal)} the read (means)`);
+      }
+      console.log(`  at the client, ${ratio}× the read at the median: ${below(ratio, 1)} it (${listed.bytes} bytes against ${readOnce.bytes})`);
+    }
+    console.log();
   } finally {
     await node.stop();
   }
+}
+
+/**
+ * Where each route's requests spent their time, from their Server-Timing
+ * headers: per phase the median and the 95th percentile, then the mean. The
+ * Worker's clock ticks in whole milliseconds, so a phase shorter than one
+ * reads 0 or 1 in any one request: its median says little and its mean over
+ * the requests is what resolves it. `outside` is the client's latency less
+ * the Worker's own total: HTTP, workerd and the client.
+ */
+function printPhases(measured) {
+  const columns = [...PHASE_NAMES, TOTAL, "outside"];
+  const withPhases = [...measured].filter(([, timings]) => timings.phases.length > 0);
+  if (withPhases.length === 0) {
+    console.log("(no route's answer carried a Server-Timing header: a node built before decision 0034)\n");
+    return;
+  }
+  console.log("## Where a request's time goes: the Worker's own phases, p50/p95 ms (whole milliseconds)\n");
+  table(
+    ["route", "trips", ...columns],
+    withPhases.map(([name, { phases }]) => [
+      name,
+      percentile(phases.map((spent) => spent.round_trips ?? 0), 0.5),
+      ...columns.map((column) => {
+        const values = phases.map((spent) => spent[column] ?? 0);
+        return `${percentile(values, 0.5)}/${percentile(values, 0.95)}`;
+      }),
+    ]),
+  );
+  console.log("## The same, mean ms over the requests\n");
+  table(
+    ["route", ...columns],
+    withPhases.map(([name, { phases }]) => [name, ...columns.map((column) => mean(phases.map((spent) => spent[column] ?? 0)))]),
+  );
 }
 
 /**
@@ -262,7 +439,7 @@ async function flood(request, total, inFlight) {
       started++;
       const begun = performance.now();
       const response = await request();
-      const elapsed = performance.now() - begun;
+      const elapsed = response.elapsed ?? performance.now() - begun;
       const error = response.body?.error ?? response.body?.result?.structuredContent?.error;
       const busy = error?.code === "busy";
       if (!busy && (response.status >= 400 || response.body?.result?.isError || response.body?.error)) {
@@ -279,7 +456,8 @@ async function flood(request, total, inFlight) {
 async function concurrent() {
   const node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true" } });
   try {
-    const { call, token, admin } = await setUp(node);
+    const { token, admin } = await setUp(node);
+    const call = timedClient(node.url);
     const mailbox = await mailboxFor(call, token, admin, "support@mailroom.test", "Support");
     const draft = { to: ["ana@customer.example"], subject: "Re: your invoice", text: "It is on its way." };
     const { sender, receiver } = await messengers(call, token, admin);
@@ -404,7 +582,8 @@ async function pagePath(call, token, path, page) {
 async function scale() {
   const node = await startNode();
   try {
-    const { call, admin } = await setUp(node);
+    const { admin } = await setUp(node);
+    const call = timedClient(node.url);
     let token = await signIn(call, ADMIN.email, ADMIN.password);
     const bulk = await mailboxFor(call, token, admin, "bulk@mailroom.test", "Bulk");
     const small = await mailboxFor(call, token, admin, "small@mailroom.test", "Small");

@@ -11,8 +11,15 @@ use crate::{openapi, skill, tools};
 pub fn all(registry: &Registry) -> Vec<(&'static str, String)> {
     let mut openapi = serde_json::to_string_pretty(&openapi::document(registry)).unwrap_or_default();
     openapi.push('\n');
-    let mut catalogue = serde_json::to_string(&tools::catalogue(registry)).unwrap_or_default();
-    catalogue.push('\n');
+    // One tool a line, each compact: the Worker serves each line's bytes as
+    // they are, spliced into `tools/list`'s answer (decision 0034).
+    let lines: Vec<String> = match tools::catalogue(registry) {
+        serde_json::Value::Array(tools) => {
+            tools.iter().map(|tool| serde_json::to_string(tool).unwrap_or_default()).collect()
+        }
+        _ => Vec::new(),
+    };
+    let catalogue = format!("[\n{}\n]\n", lines.join(",\n"));
     vec![
         ("contract/openapi.json", openapi),
         ("contract/tools.json", catalogue),

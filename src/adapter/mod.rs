@@ -2,7 +2,8 @@
 //!
 //! It turns a Worker `fetch` event into a core `Request`, hands the core a
 //! `Database` on D1 and a `Platform` on the Workers runtime (clock, WebCrypto,
-//! timers, console), and turns the core's `Response` back into a Worker one. It
+//! timers, console), and turns the core's `Response` back into a Worker one,
+//! saying where its time went (`Server-Timing`) when the configuration asks. It
 //! decides nothing about the product: every rule lives in the core.
 
 mod bindings;
@@ -17,8 +18,10 @@ use worker::{Context, Env, ForwardableEmailMessage, ScheduleContext, ScheduledEv
 use crate::audit;
 use crate::core::http::{MAXIMUM_BODY_BYTES, Request, Response, Surface, url_parts};
 use crate::core::node::{AuditKey, Config, DEFAULT_MAXIMUM_MESSAGE_BYTES, Installation};
+use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
 use crate::core::storage::Database;
+use crate::core::timing::Timings;
 use crate::dispatch::{dispatch, refused_before_dispatch};
 use crate::mail::{self, Rejection};
 
@@ -28,14 +31,20 @@ const MINIMUM_SESSION_SECRET_LENGTH: usize = 32;
 
 #[event(fetch)]
 async fn fetch(mut request: worker::Request, env: Env, context: Context) -> worker::Result<worker::Response> {
+    // Where the request's time goes is measured from here, when the node's
+    // configuration asks (decision 0034); until the dispatcher takes over, and
+    // again once it answers, it is the boundary's.
+    let began_ms = platform::WorkersPlatform.now_ms();
     console_error_panic_hook::set_once();
-    let bindings = match bindings(&env) {
+    let bindings = match bindings(&env, Some(began_ms)) {
         Ok(bindings) => bindings,
         Err(refusal) => {
             let path = request.path();
-            return to_worker_response(refused_before_dispatch(request.method().as_ref(), &path, refusal));
+            let refused = refused_before_dispatch(request.method().as_ref(), &path, refusal);
+            return to_worker_response(refused, &Timings::off());
         }
     };
+    let timings = bindings.timings.clone();
     let response = match to_core_request(&mut request).await {
         Ok(core_request) => dispatch(&bindings.node(), &core_request, Surface::Rest).await,
         Err(refusal) => Response::refusal(&refusal),
@@ -56,7 +65,7 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
             }
         });
     }
-    to_worker_response(response)
+    to_worker_response(response, &timings)
 }
 
 /// Seals the audit chain's waiting entries, logging what stops the sealer.
@@ -76,7 +85,7 @@ async fn seal_chain(bindings: &Bindings) {
 #[event(scheduled)]
 async fn scheduled(event: ScheduledEvent, env: Env, _context: ScheduleContext) {
     console_error_panic_hook::set_once();
-    let bindings = match bindings(&env) {
+    let bindings = match bindings(&env, None) {
         Ok(bindings) => bindings,
         Err(refusal) => {
             worker::console_error!("the scheduled upkeep cannot run: {}", refusal.reason);
@@ -108,12 +117,17 @@ fn missing(what: &'static str) -> impl Fn(worker::Error) -> Refusal {
 }
 
 /// The installation a Worker's environment describes, or the refusal naming
-/// what it lacks.
-fn bindings(env: &Env) -> Result<Bindings, Refusal> {
+/// what it lacks; for a request that began at `began_ms`, measuring where its
+/// time goes if the configuration asks.
+fn bindings(env: &Env, began_ms: Option<i64>) -> Result<Bindings, Refusal> {
     let platform = platform::WorkersPlatform;
     let config = configuration(env)?;
+    let timings = match began_ms {
+        Some(began_ms) if config.server_timing => Timings::began_at(began_ms),
+        _ => Timings::off(),
+    };
     Ok(Installation {
-        database: d1::D1Storage::new(env.d1("DB").map_err(missing("the D1 binding `DB`"))?),
+        database: d1::D1Storage::new(env.d1("DB").map_err(missing("the D1 binding `DB`"))?, timings.clone()),
         blobs: bindings::R2Blobs::new(env.bucket("RAW_MAIL").map_err(missing("the R2 binding `RAW_MAIL`"))?),
         mailer: bindings::EmailBinding::new(
             env.send_email("SEND_EMAIL").map_err(missing("the send_email binding `SEND_EMAIL`"))?,
@@ -121,6 +135,7 @@ fn bindings(env: &Env) -> Result<Bindings, Refusal> {
         webhooks: bindings::FetchWebhooks,
         platform,
         config,
+        timings,
     })
 }
 
@@ -132,7 +147,7 @@ async fn email(message: ForwardableEmailMessage, env: Env, context: Context) -> 
     let fallback =
         env.var("INBOUND_FALLBACK_ADDRESS").ok().map(|value| value.to_string()).filter(|value| !value.is_empty());
     let reject = |rejection: Rejection| reject(&message, rejection, fallback.as_deref());
-    let Ok(bindings) = bindings(&env) else {
+    let Ok(bindings) = bindings(&env, None) else {
         return reject(Rejection::TemporaryFailure).await;
     };
     let limit = bindings.config.maximum_message_bytes;
@@ -236,6 +251,8 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         .var("FEATURE_AGENT_NETWORK")
         .ok()
         .is_some_and(|value| value.to_string().trim().eq_ignore_ascii_case("true"));
+    config.server_timing =
+        env.var("SERVER_TIMING").ok().is_some_and(|value| value.to_string().trim().eq_ignore_ascii_case("true"));
     Ok(config)
 }
 
@@ -256,7 +273,7 @@ async fn to_core_request(request: &mut worker::Request) -> Result<Request, Refus
     Ok(Request { method: request.method().to_string(), path, query, headers, body, origin, client_address })
 }
 
-fn to_worker_response(response: Response) -> worker::Result<worker::Response> {
+fn to_worker_response(response: Response, timings: &Timings) -> worker::Result<worker::Response> {
     let headers = worker::Headers::new();
     for (name, value) in &response.headers {
         headers.append(name, value)?;
@@ -266,6 +283,11 @@ fn to_worker_response(response: Response) -> worker::Result<worker::Response> {
         // How many commit batches the answer took (1: the chain never makes a
         // writer retry), for the benchmark to count.
         headers.set("x-mailroom-commit-attempts", &response.commit_attempts.to_string())?;
+    }
+    // Last, so the boundary's share includes the headers above; copying the
+    // body into the runtime's response happens after, and is not counted.
+    if let Some(server_timing) = timings.header(&platform::WorkersPlatform, response.round_trips) {
+        headers.set("server-timing", &server_timing)?;
     }
     let body = if response.body.is_empty() { None } else { Some(response.body) };
     let builder = worker::ResponseBuilder::new().with_status(response.status).with_headers(headers);

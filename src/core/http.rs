@@ -195,7 +195,13 @@ impl Response {
     pub fn json<T: Serialize>(status: u16, body: &T) -> Response {
         // Serialising the contract's own types cannot fail: they hold no maps with
         // non-string keys and no custom serialisers that error.
-        let body = serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec());
+        Response::json_written(status, serde_json::to_vec(body).unwrap_or_else(|_| b"{}".to_vec()))
+    }
+
+    /// A JSON answer whose body is already written: a surface that splices
+    /// bytes it holds ready (the MCP catalogue's tools) rather than writing
+    /// them again.
+    pub fn json_written(status: u16, body: Vec<u8>) -> Response {
         Response::answer(
             status,
             vec![

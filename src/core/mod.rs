@@ -6,7 +6,7 @@
 //! is handled with (`node`), typed ids, time, the small crypto every layer needs,
 //! paging, email addresses, where the node's own requests may go (`outbound`),
 //! what every webhook shares (`webhooks`), what names people type may not hold
-//! (`text`), who a request
+//! (`text`), where one request's time goes (`timing`), who a request
 //! claims to be (`caller`), and the context
 //! a handler works through (`context`: the request as read, the unit of work and
 //! the audit note). Nothing here imports a module above it: the layers above
@@ -30,4 +30,5 @@ pub mod request_error;
 pub mod storage;
 pub mod text;
 pub mod time;
+pub mod timing;
 pub mod webhooks;

@@ -9,6 +9,7 @@ use crate::core::bindings::{BlobStore, Mailer, Webhooks};
 use crate::core::crypto::sha256_hex;
 use crate::core::platform::Platform;
 use crate::core::storage::Database;
+use crate::core::timing::Timings;
 
 /// The largest message the node accepts by default: Email Routing's own limit.
 pub const DEFAULT_MAXIMUM_MESSAGE_BYTES: usize = 25 * 1024 * 1024;
@@ -73,6 +74,11 @@ pub struct Config {
     /// is `true`). Off by default: every route of the feature then refuses
     /// with `feature_disabled`, and nothing of it is stored or delivered.
     pub agent_network: bool,
+    /// Whether answers say where their time went, in a `Server-Timing` header
+    /// (`SERVER_TIMING` is `true`; decision 0034). Off by default: the phases
+    /// of a credential's check are something a stranger should not be able
+    /// to time. The benchmark's node turns it on.
+    pub server_timing: bool,
 }
 
 impl Config {
@@ -109,6 +115,7 @@ impl Config {
             public_origin: None,
             reminder_sender: None,
             agent_network: false,
+            server_timing: false,
         }
     }
 }
@@ -124,6 +131,9 @@ pub struct Node<'a> {
     pub webhooks: &'a dyn Webhooks,
     pub platform: &'a dyn Platform,
     pub config: &'a Config,
+    /// Where this request's time goes, when the configuration asks (off, it
+    /// measures nothing).
+    pub timings: &'a Timings,
 }
 
 /// Everything a node runs on, owned.
@@ -134,6 +144,8 @@ pub struct Installation<D, B, M, W, P> {
     pub webhooks: W,
     pub platform: P,
     pub config: Config,
+    /// The Worker makes an installation per event, so these are one request's.
+    pub timings: Timings,
 }
 
 impl Config {
@@ -153,6 +165,7 @@ impl<D: Database, B: BlobStore, M: Mailer, W: Webhooks, P: Platform> Installatio
             webhooks: &self.webhooks,
             platform: &self.platform,
             config: &self.config,
+            timings: &self.timings,
         }
     }
 }

@@ -23,6 +23,7 @@ use crate::core::node::Node;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::{RequestError, names_nothing};
 use crate::core::storage::LocalBoxFuture;
+use crate::core::timing::Phase;
 use crate::oauth;
 
 type RouteTable = matchit::Router<HashMap<Method, RouteId>>;
@@ -163,6 +164,12 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
 /// credential is answered without I/O, as every refusal before the caller is
 /// known is: no one writes to the chain at will.
 async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface, decided: Option<Refusal>) -> Response {
+    // Where the time goes (`core::timing`): parsing until the caller is read,
+    // authority, parsing the rest, then the handler, its round trips, its
+    // answer written and its commit each their own. Dropped, this goes back
+    // to the phase that called: the adapter's, or the MCP handler re-entering.
+    let timings = node.timings;
+    let _dispatching = timings.during(node.platform, Phase::Parse);
     let now_ms = node.platform.now_ms();
     let (route, path_parameters) = match find_route(&request.method, &request.path) {
         Ok(found) => found,
@@ -191,6 +198,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     }
     let changes_something = !route.method.is_safe();
 
+    timings.switch(node.platform, Phase::Authority);
     // Public routes answer anyone and act as a stranger, whatever credential a
     // browser happens to send along.
     let (caller, via_cookie) = if route.authority == Authority::Public {
@@ -215,6 +223,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     };
     // From here the caller is known, so a refusal of a changing call is recorded
     // like any other: it goes through the handler's place, with its checks.
+    timings.switch(node.platform, Phase::Parse);
     let mut refused_before_handling = None;
     if let Err(error) = credentials::check_origin(request, node_origin, changes_something, via_cookie) {
         refused_before_handling = Some(Refusal::from(error));
@@ -242,6 +251,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
     // stored. The winner's row is durable by then, so once is enough.
     let mut lost: Option<Response> = None;
     loop {
+        timings.switch(node.platform, Phase::Authority);
         let checks = match authz::checks_for(route, &caller, now_ms, path_parameter) {
             Ok(checks) => checks,
             Err(error) => return early(error.into()),
@@ -262,6 +272,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
                 reentry: reenter,
             },
         );
+        timings.switch(node.platform, Phase::Handler);
         let outcome = match refused_before_handling.clone() {
             Some(refusal) => Err(refusal),
             None => handlers::handle(&mut context).await,

@@ -18,26 +18,44 @@ use crate::core::context::Context;
 use crate::core::refusal::Refusal;
 use crate::core::storage::QueryResult;
 
-/// Every offerable tool's definition, read once per isolate from the catalogue
-/// the contract generates (`contract/tools.json`, held to the contract by its
-/// generated-artifacts test): the same for every caller.
-pub(super) fn definitions() -> &'static Vec<(RouteId, Value)> {
-    static DEFINITIONS: OnceLock<Vec<(RouteId, Value)>> = OnceLock::new();
-    DEFINITIONS.get_or_init(|| {
-        let catalogue: Vec<Value> = serde_json::from_str(include_str!("../../contract/tools.json")).unwrap_or_default();
-        catalogue
-            .into_iter()
-            .filter_map(|tool| {
-                let route = registry().route_by_tool(tool["name"].as_str()?)?;
-                Some((route.id, tool))
-            })
+/// The catalogue as the contract generates it (`contract/tools.json`, held to
+/// the contract by its generated-artifacts test): every offerable tool's
+/// definition, one a line, as compact JSON.
+const CATALOGUE: &str = include_str!("../../contract/tools.json");
+
+/// One offerable tool: its definition's bytes as generated, and the definition
+/// read, once, the first time a call is held to its schema.
+struct Tool {
+    route_id: RouteId,
+    served: &'static str,
+    read: OnceLock<Option<Value>>,
+}
+
+/// Every offerable tool, in the contract's order, sliced out of the embedded
+/// catalogue once per isolate (decision 0034). Nothing is parsed: the lines are
+/// the offerable routes in the registry's order (a test holds them to it), and
+/// a line that does not name its route's tool is left out rather than served
+/// under another name.
+fn catalogue() -> &'static [Tool] {
+    static TOOLS: OnceLock<Vec<Tool>> = OnceLock::new();
+    TOOLS.get_or_init(|| {
+        let registry = registry();
+        let offered = registry.routes().iter().filter(|route| registry.is_offered_to_machines(route.id));
+        let lines =
+            CATALOGUE.lines().map(|line| line.strip_suffix(',').unwrap_or(line)).filter(|line| line.starts_with('{'));
+        offered
+            .zip(lines)
+            .filter(|(route, line)| line.contains(&format!("\"name\":\"{}\"", route.tool)))
+            .map(|(route, served)| Tool { route_id: route.id, served, read: OnceLock::new() })
             .collect()
     })
 }
 
-/// The definition `tools/list` serves for a route, if it is offerable.
+/// The definition `tools/list` serves for a route, if it is offerable: read
+/// from its bytes the first time this isolate needs it.
 pub(super) fn definition_of(route_id: RouteId) -> Option<&'static Value> {
-    definitions().iter().find(|(id, _)| *id == route_id).map(|(_, definition)| definition)
+    let tool = catalogue().iter().find(|tool| tool.route_id == route_id)?;
+    tool.read.get_or_init(|| serde_json::from_str(tool.served).ok()).as_ref()
 }
 
 /// Why a route that exists is not on a caller's list, as far as that can be
@@ -157,11 +175,12 @@ fn relation_lists<'result>(
         .map(|names| names.split(',').filter_map(Relation::parse).collect())
 }
 
-/// The tools this caller may see, in the contract's order: for a person the
+/// The tools this caller may see, in the contract's order, each as the bytes of
+/// its definition, to be spliced into the answer as they are: for a person the
 /// offerable routes they can complete; for an agent the grantable routes within
 /// its pinned ceiling. What it takes to know
 /// that travels in one round trip with the caller's own authentication.
-pub(super) async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, RpcError> {
+pub(super) async fn list_tools(context: &mut Context<'_>) -> Result<Vec<&'static str>, RpcError> {
     let caller = context.caller().clone();
     let (held, ceiling): (Option<Held>, Option<Vec<String>>) = match &caller {
         Caller::Person { person_id, .. } => {
@@ -188,16 +207,16 @@ pub(super) async fn list_tools(context: &mut Context<'_>) -> Result<Vec<Value>, 
     };
     let registry = registry();
     let config = context.config();
-    Ok(definitions()
+    Ok(catalogue()
         .iter()
-        .filter(|(id, _)| {
-            let route = registry.route(*id);
+        .filter(|tool| {
+            let route = registry.route(tool.route_id);
             route.feature.is_none_or(|feature| config.runs(feature))
-                && withheld_without_io(route, registry.tier(*id), &caller).is_none()
+                && withheld_without_io(route, registry.tier(route.id), &caller).is_none()
                 && ceiling.as_ref().is_none_or(|pinned| pinned.iter().any(|tool| tool == route.tool))
                 && held.as_ref().is_none_or(|held| held.could_complete(&route.authority))
         })
-        .map(|(_, definition)| definition.clone())
+        .map(|tool| tool.served)
         .collect())
 }
 
@@ -213,10 +232,13 @@ mod tests {
             .filter(|route| registry().is_offered_to_machines(route.id))
             .map(|route| route.id)
             .collect();
-        let served: Vec<RouteId> = definitions().iter().map(|(id, _)| *id).collect();
+        let served: Vec<RouteId> = catalogue().iter().map(|tool| tool.route_id).collect();
         assert_eq!(served, offered, "contract/tools.json is the catalogue of every offerable route, in order");
         let derived = mailroom_contract::tools::catalogue(registry());
-        let served: Vec<&Value> = definitions().iter().map(|(_, tool)| tool).collect();
-        assert_eq!(serde_json::to_value(served).unwrap(), derived, "and exactly what the contract derives");
+        let read: Vec<&Value> = catalogue().iter().map(|tool| definition_of(tool.route_id).unwrap()).collect();
+        assert_eq!(serde_json::to_value(read).unwrap(), derived, "and exactly what the contract derives");
+        for (tool, definition) in catalogue().iter().zip(derived.as_array().unwrap()) {
+            assert_eq!(tool.served, serde_json::to_string(definition).unwrap(), "served as compact JSON, one a line");
+        }
     }
 }

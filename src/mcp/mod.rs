@@ -48,6 +48,7 @@ use serde_json::{Map, Value, json};
 use crate::core::context::Context;
 use crate::core::http::{Request, Response};
 use crate::core::refusal::Refusal;
+use crate::core::timing::Phase;
 
 pub use catalogue::WithheldTool;
 
@@ -145,7 +146,8 @@ fn header_value(raw: &str) -> Option<String> {
 
 /// `POST /mcp`.
 pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let message: Value = match serde_json::from_slice(&context.request().body) {
+    let read = context.measured(Phase::Parse, || serde_json::from_slice::<Value>(&context.request().body));
+    let message = match read {
         Ok(message) => message,
         Err(error) => {
             return Ok(rpc_error(Value::Null, RpcError::new(400, PARSE_ERROR, format!("Parse error: {error}"))));
@@ -201,29 +203,76 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // 2026-07-28 removed `initialize` and `ping`: a request of that era naming
     // them names no method it has.
     let outcome = match (era, method) {
-        (Era::Legacy, "initialize") => Ok(initialize(&params)),
-        (Era::Legacy, "ping") => Ok(json!({})),
-        (_, "server/discover") => Ok(discover()),
-        (_, "tools/list") => catalogue::list_tools(context).await.map(|tools| json!({ "tools": tools })),
-        (_, "tools/call") => call::call_tool(context, &params).await,
+        (Era::Legacy, "initialize") => Ok(Answer::Result(initialize(&params))),
+        (Era::Legacy, "ping") => Ok(Answer::Result(json!({}))),
+        (_, "server/discover") => Ok(Answer::Result(discover())),
+        (_, "tools/list") => catalogue::list_tools(context).await.map(Answer::Tools),
+        (_, "tools/call") => call::call_tool(context, &params).await.map(Answer::Result),
         _ => {
             let status = if era == Era::Modern { 404 } else { 200 };
             Err(RpcError::new(status, METHOD_NOT_FOUND, format!("Method not found: {method}")))
         }
     };
-    match outcome {
-        Ok(mut result) => {
+    Ok(context.measured(Phase::Serialise, || match outcome {
+        Ok(answer) => {
+            // What a 2026-07-28 result carries beside the method's own members.
+            let mut members = Map::new();
             if era == Era::Modern {
-                result["resultType"] = json!("complete");
+                members.insert("resultType".into(), json!("complete"));
                 if let Some(hint) = cache_hint(method) {
-                    result["ttlMs"] = json!(hint.ttl_ms);
-                    result["cacheScope"] = json!(hint.scope);
+                    members.insert("ttlMs".into(), json!(hint.ttl_ms));
+                    members.insert("cacheScope".into(), json!(hint.scope));
                 }
-                result["_meta"] = json!({ META_SERVER_INFO: server_info() });
+                members.insert("_meta".into(), json!({ META_SERVER_INFO: server_info() }));
             }
-            Ok(rpc_response(200, json!({ "jsonrpc": "2.0", "id": id, "result": result })))
+            answer.respond(&id, members)
         }
-        Err(error) => Ok(rpc_error(id, error)),
+        Err(error) => rpc_error(id, error),
+    }))
+}
+
+/// A method's result, before it is written.
+enum Answer {
+    /// A result to be written whole.
+    Result(Value),
+    /// `tools/list`'s: the tools' definitions as the contract generated them,
+    /// spliced into the answer byte for byte, never parsed or written again.
+    Tools(Vec<&'static str>),
+}
+
+impl Answer {
+    /// The JSON-RPC answer to request `id`, with `members` beside the result's own.
+    fn respond(self, id: &Value, members: Map<String, Value>) -> Response {
+        match self {
+            Answer::Result(mut result) => {
+                if let Some(result) = result.as_object_mut() {
+                    result.extend(members);
+                }
+                rpc_response(200, json!({ "jsonrpc": "2.0", "id": id, "result": result }))
+            }
+            Answer::Tools(tools) => {
+                let written: usize = tools.iter().map(|tool| tool.len() + 1).sum();
+                let mut body = Vec::with_capacity(written + 512);
+                body.extend_from_slice(br#"{"jsonrpc":"2.0","id":"#);
+                body.extend(serde_json::to_vec(id).unwrap_or_default());
+                body.extend_from_slice(br#","result":{"tools":["#);
+                for (index, tool) in tools.iter().enumerate() {
+                    if index > 0 {
+                        body.push(b',');
+                    }
+                    body.extend_from_slice(tool.as_bytes());
+                }
+                body.push(b']');
+                for (name, value) in &members {
+                    body.push(b',');
+                    body.extend(serde_json::to_vec(name).unwrap_or_default());
+                    body.push(b':');
+                    body.extend(serde_json::to_vec(value).unwrap_or_default());
+                }
+                body.extend_from_slice(b"}}");
+                Response::json_written(200, body)
+            }
+        }
     }
 }
 

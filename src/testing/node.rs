@@ -11,6 +11,7 @@ use crate::audit;
 use crate::core::http::{Request, Response, Surface};
 use crate::core::node::{AuditKey, Config, Installation, Node};
 use crate::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
+use crate::core::timing::Timings;
 use crate::dispatch::{dispatch, route_for};
 use crate::mail::{self, Delivery, Rejection};
 
@@ -53,7 +54,9 @@ impl TestNode {
                 public_origin: Some(TEST_ORIGIN.to_string()),
                 reminder_sender: Some(TEST_REMINDER_SENDER.to_string()),
                 agent_network: true,
+                server_timing: false,
             },
+            timings: Timings::off(),
         }
     }
 
@@ -107,6 +110,7 @@ impl TestNode {
                 webhooks: &self.webhooks,
                 platform: &self.platform,
                 config: &self.config,
+                timings: &self.timings,
             })
             .collect();
         let answers = requests.iter().zip(&nodes).map(|(request, node)| dispatch(node, request, Surface::Rest));

@@ -11,7 +11,7 @@ import { readFileSync } from "node:fs";
 import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport, ProtocolError, SdkHttpError, UnauthorizedError } from "@modelcontextprotocol/client";
-import { ROOT, checkedFetch } from "./harness.mjs";
+import { ROOT, checkedFetch, setUp, startNode } from "./harness.mjs";
 import { startDesk, startReceiver } from "./fixtures.mjs";
 
 const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
@@ -531,4 +531,31 @@ test("mail text over MCP is fenced with the verdict the node holds: a pass for a
   assert.match(forged.authentication.detail, /evil\.example, not for customer\.example/);
   assert.match(client.getInstructions(), /only `authenticated` means the domain of the From shown vouched for it/);
   await client.close();
+});
+
+test("only a node configured to measure itself says where a request's time went, and its phases add up (decision 0034)", async () => {
+  const toolsList = { jsonrpc: "2.0", id: 1, method: "tools/list" };
+  // This file's node runs as wrangler.toml ships it: it tells no one.
+  const untimed = await call("POST", "/mcp", { token, body: toolsList });
+  assert.equal(untimed.status, 200, untimed.text);
+  assert.equal(untimed.headers.get("server-timing"), null);
+  assert.equal((await call("GET", "/api/me")).headers.get("server-timing"), null);
+
+  const measured = await startNode({ vars: { SERVER_TIMING: "true" } });
+  try {
+    const { call: measuredCall, token: measuredToken } = await setUp(measured);
+    const listed = await measuredCall("POST", "/mcp", { token: measuredToken, body: toolsList });
+    assert.equal(listed.status, 200, listed.text);
+    assert.ok(listed.body.result.tools.length > 0, listed.text);
+    const header = listed.headers.get("server-timing");
+    const metrics = Object.fromEntries(header.split(", ").map((metric) => [metric.split(";")[0], Number(/;dur=([0-9.]+)/.exec(metric)[1])]));
+    const phases = ["boundary", "parse", "authority", "storage", "handler", "serialise", "audit"];
+    assert.deepEqual(Object.keys(metrics), [...phases, "total"], header);
+    // tools/list reads what the person holds with their session's check: one round trip.
+    assert.match(header, /storage;dur=[0-9.]+;desc="1 round trip"/);
+    // One phase is current at a time, so together they are the whole request.
+    assert.equal(phases.reduce((sum, phase) => sum + metrics[phase], 0), metrics.total, header);
+  } finally {
+    await measured.stop();
+  }
 });

@@ -126,6 +126,7 @@ impl World {
             webhooks: &self.node.webhooks,
             platform: &self.node.platform,
             config: &self.node.config,
+            timings: &self.node.timings,
         }
     }
 

@@ -29,6 +29,7 @@ use crate::core::http::{Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
+use crate::core::timing::Phase;
 use note::AuditNote;
 use ports::{Ledger, PendingCheck, Reentry};
 use request::RequestView;
@@ -76,7 +77,7 @@ impl<'request> Context<'request> {
                 admitted.path,
                 admitted.query,
             ),
-            work: UnitOfWork::new(node.database, admitted.ledger, admitted.checks),
+            work: UnitOfWork::new(node, admitted.ledger, admitted.checks),
             note: AuditNote::new(admitted.caller, admitted.audited),
             response_headers: Vec::new(),
             reentry: admitted.reentry,
@@ -136,12 +137,12 @@ impl<'request> Context<'request> {
 
     /// Decodes the JSON body into the route's request type, naming the field at fault.
     pub fn body<T: DeserializeOwned>(&self) -> Result<T, Refusal> {
-        self.view.body()
+        self.measured(Phase::Parse, || self.view.body())
     }
 
     /// Decodes an optional JSON body: an empty body is the type's default.
     pub fn optional_body<T: DeserializeOwned + Default>(&self) -> Result<T, Refusal> {
-        self.view.optional_body()
+        self.measured(Phase::Parse, || self.view.optional_body())
     }
 
     // ---- Who is calling.
@@ -181,6 +182,14 @@ impl<'request> Context<'request> {
 
     pub fn config(&self) -> &'request crate::core::node::Config {
         self.node.config
+    }
+
+    /// Does `work`, its time charged to `phase` (`core::timing`): for a surface
+    /// that reads or writes its own protocol's messages (the MCP server's
+    /// JSON-RPC).
+    pub fn measured<T>(&self, phase: Phase, work: impl FnOnce() -> T) -> T {
+        let _phase = self.node.timings.during(self.node.platform, phase);
+        work()
     }
 
     // ---- Reading and writing.
@@ -340,7 +349,7 @@ impl<'request> Context<'request> {
 
     /// The route's success answer with `body`.
     pub fn json<T: Serialize>(&self, body: &T) -> Response {
-        Response::json(self.route().success_status, body)
+        self.measured(Phase::Serialise, || Response::json(self.route().success_status, body))
     }
 
     /// Logs an internal failure for the operator and returns the detail-free refusal.
@@ -358,6 +367,7 @@ impl<'request> Context<'request> {
     }
 
     async fn commit(&mut self, outcome: Result<Response, Refusal>) -> Result<Response, Refusal> {
+        let _audit = self.node.timings.during(self.node.platform, Phase::Audit);
         let Context { view, work, note, .. } = self;
         let committed = work.commit(outcome, |outcome| note.record(outcome, view)).await;
         committed.map_err(|error| self.refusal(error))
@@ -366,6 +376,7 @@ impl<'request> Context<'request> {
     /// Commits a refusal of a call made without a proven credential, as a counted
     /// attempt rather than an entry of its own.
     async fn commit_attempt(&mut self, refusal: Refusal) -> Result<Response, Refusal> {
+        let _audit = self.node.timings.during(self.node.platform, Phase::Audit);
         let record = self.note.record(&Err(refusal.clone()), &self.view);
         let committed = self.work.commit_attempt(refusal, &record).await;
         committed.map_err(|error| self.refusal(error))
@@ -407,7 +418,7 @@ impl<'request> Context<'request> {
         };
         let mut response = match outcome {
             Ok(response) => response,
-            Err(refusal) => Response::refusal(&refusal.answered_by(self.route())),
+            Err(refusal) => self.measured(Phase::Serialise, || Response::refusal(&refusal.answered_by(self.route()))),
         };
         response.headers.extend(std::mem::take(&mut self.response_headers));
         response.round_trips = self.work.round_trips();

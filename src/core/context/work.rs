@@ -11,8 +11,11 @@
 use crate::core::context::note::AuditNote;
 use crate::core::context::ports::{AuditRecord, Ledger, PendingCheck};
 use crate::core::http::Response;
+use crate::core::node::Node;
+use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{Counted, Database, QueryResult, Statement, StorageError};
+use crate::core::storage::{Counted, QueryResult, Statement, StorageError};
+use crate::core::timing::{Phase, Timings};
 
 /// The constraints a failed write guard reports: `write_guard_<slot>`, one slot
 /// per guard a handler registers, so the refusal answered is that guard's own.
@@ -31,6 +34,10 @@ pub(super) enum WorkError {
 /// Everything a request reads and writes, and how it is committed.
 pub struct UnitOfWork<'request> {
     database: Counted<'request>,
+    /// Where each round trip's time is charged (`Phase::Storage`), and the
+    /// settling of the checks (`Phase::Authority`).
+    timings: &'request Timings,
+    platform: &'request dyn Platform,
     ledger: &'request dyn Ledger,
     pending_checks: Vec<PendingCheck>,
     failed_check: Option<Refusal>,
@@ -64,12 +71,14 @@ pub struct UnitOfWork<'request> {
 
 impl<'request> UnitOfWork<'request> {
     pub(super) fn new(
-        database: &'request dyn Database,
+        node: &'request Node<'request>,
         ledger: &'request dyn Ledger,
         pending_checks: Vec<PendingCheck>,
     ) -> UnitOfWork<'request> {
         UnitOfWork {
-            database: Counted::new(database),
+            database: Counted::new(node.database),
+            timings: node.timings,
+            platform: node.platform,
             ledger,
             pending_checks,
             failed_check: None,
@@ -126,8 +135,9 @@ impl<'request> UnitOfWork<'request> {
                 None => Ok(Vec::new()),
             };
         }
-        let mut results = self.database.execute(batch).await.map_err(|error| WorkError::Internal(error.to_string()))?;
+        let mut results = self.execute(batch).await.map_err(|error| WorkError::Internal(error.to_string()))?;
         let handler_results = results.split_off(results.len() - handler_statements);
+        let _settling = self.timings.during(self.platform, Phase::Authority);
         for (pending, result) in checks.into_iter().zip(results) {
             if let Some(attribution) = pending.admission.attribution(&result) {
                 note.prove(attribution);
@@ -143,6 +153,12 @@ impl<'request> UnitOfWork<'request> {
             Some(refusal) => Err(WorkError::Refused(refusal.clone())),
             None => Ok(handler_results),
         }
+    }
+
+    /// One round trip, its time charged to storage.
+    async fn execute(&self, batch: Vec<Statement>) -> Result<Vec<QueryResult>, StorageError> {
+        let _storage = self.timings.during(self.platform, Phase::Storage);
+        self.database.execute(batch).await
     }
 
     pub(super) fn write(&mut self, statement: Statement) {
@@ -254,7 +270,7 @@ impl<'request> UnitOfWork<'request> {
             }
             batch.push(self.ledger.append(&record(&outcome)));
             self.commit_attempts += 1;
-            match self.database.execute(batch).await {
+            match self.execute(batch).await {
                 Ok(mut results) => {
                     if outcome.is_ok() && results.len() >= own_writes.end {
                         self.write_results = results.drain(own_writes).collect();
@@ -298,7 +314,7 @@ impl<'request> UnitOfWork<'request> {
         let mut batch = std::mem::take(&mut self.attempt_writes);
         batch.push(self.ledger.count_attempt(record));
         self.commit_attempts += 1;
-        self.database.execute(batch).await.map_err(|error| WorkError::Internal(error.to_string()))?;
+        self.execute(batch).await.map_err(|error| WorkError::Internal(error.to_string()))?;
         Err(WorkError::Refused(refusal))
     }
 
