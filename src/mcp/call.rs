@@ -17,7 +17,7 @@ use serde_json::{Map, Value, json};
 
 use super::arguments::ArgumentFaults;
 use super::catalogue::{definition_of, withheld_without_io};
-use super::{INVALID_PARAMS, RpcError, invalid_arguments, refused, unknown_tool, withheld_tool};
+use super::errors::{INVALID_PARAMS, RpcError, invalid_arguments, refused, unknown_tool, withheld_tool};
 use crate::authz::{self, AuthorityError};
 use crate::core::caller::Caller;
 use crate::core::context::Context;

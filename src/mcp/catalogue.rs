@@ -11,7 +11,7 @@ use mailroom_contract::relation::ORGANIZATION_OBJECT;
 use mailroom_contract::{Authority, Relation, Route, RouteId, Tier, registry};
 use serde_json::Value;
 
-use super::{RpcError, refused};
+use super::errors::{RpcError, refused};
 use crate::authz::{self, AuthorityError, tuples};
 use crate::core::caller::Caller;
 use crate::core::context::Context;

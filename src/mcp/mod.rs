@@ -38,10 +38,10 @@
 mod arguments;
 mod call;
 mod catalogue;
+mod errors;
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
-use mailroom_contract::api::RefusalBody;
 use mailroom_contract::{registry, tools};
 use serde_json::{Map, Value, json};
 
@@ -51,6 +51,7 @@ use crate::core::refusal::Refusal;
 use crate::core::timing::Phase;
 
 pub use catalogue::WithheldTool;
+use errors::{INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, UNSUPPORTED_PROTOCOL_VERSION};
 
 /// The revision that carries its version in every request's `_meta`.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -60,50 +61,11 @@ pub const LEGACY_VERSIONS: [&str; 2] = ["2025-11-25", "2025-06-18"];
 const META_VERSION: &str = "io.modelcontextprotocol/protocolVersion";
 const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 
-const PARSE_ERROR: i64 = -32700;
-const INVALID_REQUEST: i64 = -32600;
-const METHOD_NOT_FOUND: i64 = -32601;
-pub(crate) const INVALID_PARAMS: i64 = -32602;
-const HEADER_MISMATCH: i64 = -32020;
-const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
-
 /// Every version this server speaks, newest first.
 pub fn supported_versions() -> Vec<&'static str> {
     let mut versions = vec![MODERN_VERSION];
     versions.extend(LEGACY_VERSIONS);
     versions
-}
-
-/// A JSON-RPC error, with the HTTP status it travels with.
-pub(crate) struct RpcError {
-    status: u16,
-    code: i64,
-    message: String,
-    data: Option<Value>,
-    /// Set when the caller itself was refused: this HTTP answer goes as it is
-    /// (the four-part body, its status, its `WWW-Authenticate`), not JSON-RPC.
-    answer: Option<Response>,
-}
-
-impl RpcError {
-    pub(crate) fn new(status: u16, code: i64, message: impl Into<String>) -> RpcError {
-        RpcError { status, code, message: message.into(), data: None, answer: None }
-    }
-
-    /// The caller's own refusal, answered as HTTP, as every other route answers it.
-    fn refusal(refusal: Refusal) -> RpcError {
-        RpcError::answered(Response::refusal(&refusal))
-    }
-
-    /// A route's refusal of the caller's own credential, met while re-entering
-    /// the dispatcher for a tool call: answered as the route answered it.
-    pub(crate) fn answered(answer: Response) -> RpcError {
-        RpcError { status: answer.status, code: -32001, message: String::new(), data: None, answer: Some(answer) }
-    }
-
-    fn mismatch(message: impl Into<String>) -> RpcError {
-        RpcError::new(400, HEADER_MISMATCH, message)
-    }
 }
 
 fn rpc_response(status: u16, body: Value) -> Response {
@@ -386,31 +348,4 @@ fn discover() -> Value {
         "capabilities": { "tools": { "listChanged": false } },
         "instructions": tools::instructions(registry()),
     })
-}
-
-/// A refusal of the caller itself (a revoked session, a paused agent) while
-/// working out its tools: answered as any route's refusal, not as JSON-RPC.
-pub(crate) fn refused(refusal: Refusal) -> RpcError {
-    RpcError::refusal(refusal)
-}
-
-pub(crate) fn unknown_tool(name: &str) -> RpcError {
-    RpcError::new(200, INVALID_PARAMS, format!("Unknown tool: {name}"))
-}
-
-/// A call whose argument names its tool's schema refuses (one it does not
-/// declare, one it requires left out): the protocol's invalid params, with the
-/// refusal naming each in the message a model reads and, whole, in `data`.
-pub(crate) fn invalid_arguments(name: &str, refusal: RefusalBody) -> RpcError {
-    let detail = &refusal.error;
-    let message = format!("Invalid arguments for {name}: {} {} Fix: {}", detail.message, detail.reason, detail.fix);
-    RpcError { status: 200, code: INVALID_PARAMS, message, data: serde_json::to_value(&refusal).ok(), answer: None }
-}
-
-/// A tool that exists but is not this caller's: still no tool (-32602), with the
-/// refusal in the message a model reads and, whole, in `data`.
-pub(crate) fn withheld_tool(name: &str, refusal: RefusalBody) -> RpcError {
-    let detail = &refusal.error;
-    let message = format!("Tool withheld: {name}. {} {} Fix: {}", detail.message, detail.reason, detail.fix);
-    RpcError { status: 200, code: INVALID_PARAMS, message, data: serde_json::to_value(&refusal).ok(), answer: None }
 }

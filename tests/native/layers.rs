@@ -397,10 +397,6 @@ fn the_reader_finds_imports_as_the_compiler_would() {
     assert_eq!(circle, vec![BTreeSet::from([1, 2])]);
 }
 
-/// Files that still import their own module's `mod.rs` (issue 28): the list may
-/// only shrink, and a listed file that no longer climbs fails too.
-const STILL_CLIMBING_TO_THEIR_MOD: &[&str] = &["mcp::call", "mcp::catalogue"];
-
 /// A module's `mod.rs` only declares its files and re-exports what they define,
 /// so a file of the module never imports it: what files share (errors, helpers)
 /// sits in a file of its own beneath them, and the imports inside a domain point
@@ -416,9 +412,5 @@ fn no_file_imports_its_own_mod() {
             }
         }
     }
-    let listed: BTreeSet<String> = STILL_CLIMBING_TO_THEIR_MOD.iter().map(|module| module.to_string()).collect();
-    let new: Vec<&String> = climbing.difference(&listed).collect();
-    let stopped: Vec<&String> = listed.difference(&climbing).collect();
-    assert!(new.is_empty(), "files that import their own mod.rs (move what they use beneath them): {new:?}");
-    assert!(stopped.is_empty(), "these no longer climb: take them off STILL_CLIMBING_TO_THEIR_MOD: {stopped:?}");
+    assert!(climbing.is_empty(), "files that import their own mod.rs (move what they use beneath them): {climbing:?}");
 }
