@@ -15,7 +15,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
-use crate::support::rust_sources;
+use crate::support::{rust_sources, scan_source};
 
 /// The floors, lowest first: a module may import from its own floor's peers
 /// (where allowed) and from every floor beneath it, never from above.
@@ -97,54 +97,7 @@ fn module_path(root: &Path, file: &Path) -> Vec<String> {
 /// The source without comments, string and character literals, and test
 /// modules: only what the compiler reads as code outside tests.
 fn code_of(source: &str) -> String {
-    let source = match source.find("#[cfg(test)]") {
-        Some(tests) => &source[..tests],
-        None => source,
-    };
-    let characters: Vec<char> = source.chars().collect();
-    let mut code = String::with_capacity(source.len());
-    let mut index = 0;
-    while index < characters.len() {
-        let rest = &characters[index..];
-        let starts = |text: &str| text.chars().zip(rest).filter(|(a, b)| a == *b).count() == text.len();
-        if starts("//") {
-            while index < characters.len() && characters[index] != '\n' {
-                index += 1;
-            }
-        } else if starts("/*") {
-            index += 2;
-            while index + 1 < characters.len() && !(characters[index] == '*' && characters[index + 1] == '/') {
-                index += 1;
-            }
-            index += 2;
-        } else if starts("r#\"") || starts("r\"") {
-            let hashes = rest[1..].iter().take_while(|c| **c == '#').count();
-            index += 2 + hashes;
-            let closing: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
-            while index < characters.len() && !characters[index..].iter().collect::<String>().starts_with(&closing) {
-                index += 1;
-            }
-            index += closing.len();
-            code.push_str("\"\"");
-        } else if rest[0] == '"' {
-            index += 1;
-            while index < characters.len() && characters[index] != '"' {
-                index += if characters[index] == '\\' { 2 } else { 1 };
-            }
-            index += 1;
-            code.push_str("\"\"");
-        } else if rest[0] == '\''
-            && (rest.get(2) == Some(&'\'') || (rest.get(1) == Some(&'\\') && rest.get(3) == Some(&'\'')))
-        {
-            // A character literal ('"', '\''); anything else after a quote is a lifetime.
-            index += if rest.get(1) == Some(&'\\') { 4 } else { 3 };
-            code.push_str("' '");
-        } else {
-            code.push(rest[0]);
-            index += 1;
-        }
-    }
-    code
+    scan_source(source).code
 }
 
 /// Every path `code` names through `crate::` or `super::`, as a path from the

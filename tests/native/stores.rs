@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 
-use crate::support::rust_sources;
+use crate::support::{rust_sources, scan_source};
 
 /// Where SQL may live: a store; the storage layer of the core, whose `Insert`
 /// spells the statement a store's row becomes; the test kit (which builds
@@ -20,53 +20,9 @@ fn may_hold_sql(relative: &Path) -> bool {
         || text.starts_with("adapter/")
 }
 
-/// The string literals of `source` outside test modules (which sit at a
-/// file's end, after `#[cfg(test)]`), comments skipped.
+/// The string literals of `source` outside test modules, comments skipped.
 fn string_literals(source: &str) -> Vec<String> {
-    let source = source.find("#[cfg(test)]").map_or(source, |tests| &source[..tests]);
-    let characters: Vec<char> = source.chars().collect();
-    let mut literals = Vec::new();
-    let mut index = 0;
-    while index < characters.len() {
-        let rest = &characters[index..];
-        let starts = |text: &str| text.chars().zip(rest).filter(|(a, b)| a == *b).count() == text.len();
-        if starts("//") {
-            while index < characters.len() && characters[index] != '\n' {
-                index += 1;
-            }
-        } else if starts("/*") {
-            index += 2;
-            while index + 1 < characters.len() && !(characters[index] == '*' && characters[index + 1] == '/') {
-                index += 1;
-            }
-            index += 2;
-        } else if starts("r#\"") || starts("r\"") {
-            let hashes = rest[1..].iter().take_while(|c| **c == '#').count();
-            index += 2 + hashes;
-            let closing: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
-            let start = index;
-            while index < characters.len() && !characters[index..].iter().collect::<String>().starts_with(&closing) {
-                index += 1;
-            }
-            literals.push(characters[start..index.min(characters.len())].iter().collect());
-            index += closing.len();
-        } else if rest[0] == '"' {
-            index += 1;
-            let start = index;
-            while index < characters.len() && characters[index] != '"' {
-                index += if characters[index] == '\\' { 2 } else { 1 };
-            }
-            literals.push(characters[start..index.min(characters.len())].iter().collect());
-            index += 1;
-        } else if rest[0] == '\''
-            && (rest.get(2) == Some(&'\'') || (rest.get(1) == Some(&'\\') && rest.get(3) == Some(&'\'')))
-        {
-            index += if rest.get(1) == Some(&'\\') { 4 } else { 3 };
-        } else {
-            index += 1;
-        }
-    }
-    literals
+    scan_source(source).literals
 }
 
 /// Whether a literal reads as SQL or a piece of it: the statements' own

@@ -410,6 +410,68 @@ pub fn rust_sources(directory: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
+/// A Rust source read as the compiler reads it, test modules (which sit at a
+/// file's end, after `#[cfg(test)]`) left out: its code with comments cut and
+/// each string or character literal blanked, and its string literals apart.
+/// The layering test reads imports from the one, the stores test SQL from the
+/// other.
+pub struct ScannedSource {
+    pub code: String,
+    pub literals: Vec<String>,
+}
+
+pub fn scan_source(source: &str) -> ScannedSource {
+    let source = source.find("#[cfg(test)]").map_or(source, |tests| &source[..tests]);
+    let characters: Vec<char> = source.chars().collect();
+    let mut scanned = ScannedSource { code: String::with_capacity(source.len()), literals: Vec::new() };
+    let mut index = 0;
+    while index < characters.len() {
+        let rest = &characters[index..];
+        let starts = |text: &str| text.chars().zip(rest).filter(|(a, b)| a == *b).count() == text.len();
+        if starts("//") {
+            while index < characters.len() && characters[index] != '\n' {
+                index += 1;
+            }
+        } else if starts("/*") {
+            index += 2;
+            while index + 1 < characters.len() && !(characters[index] == '*' && characters[index + 1] == '/') {
+                index += 1;
+            }
+            index += 2;
+        } else if starts("r#\"") || starts("r\"") {
+            let hashes = rest[1..].iter().take_while(|c| **c == '#').count();
+            index += 2 + hashes;
+            let closing: String = std::iter::once('"').chain(std::iter::repeat_n('#', hashes)).collect();
+            let start = index;
+            while index < characters.len() && !characters[index..].iter().collect::<String>().starts_with(&closing) {
+                index += 1;
+            }
+            scanned.literals.push(characters[start..index.min(characters.len())].iter().collect());
+            index += closing.len();
+            scanned.code.push_str("\"\"");
+        } else if rest[0] == '"' {
+            index += 1;
+            let start = index;
+            while index < characters.len() && characters[index] != '"' {
+                index += if characters[index] == '\\' { 2 } else { 1 };
+            }
+            scanned.literals.push(characters[start..index.min(characters.len())].iter().collect());
+            index += 1;
+            scanned.code.push_str("\"\"");
+        } else if rest[0] == '\''
+            && (rest.get(2) == Some(&'\'') || (rest.get(1) == Some(&'\\') && rest.get(3) == Some(&'\'')))
+        {
+            // A character literal ('"', '\''); anything else after a quote is a lifetime.
+            index += if rest.get(1) == Some(&'\\') { 4 } else { 3 };
+            scanned.code.push_str("' '");
+        } else {
+            scanned.code.push(rest[0]);
+            index += 1;
+        }
+    }
+    scanned
+}
+
 /// The redirect URI the native OAuth tests register.
 pub const OAUTH_REDIRECT: &str = "http://127.0.0.1:4567/callback";
 /// RFC 7636 appendix B's verifier and its S256 challenge.
