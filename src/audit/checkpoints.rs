@@ -21,6 +21,8 @@ use mailroom_contract::api::{AuditCheckpoint, ChainFault, ChainHead};
 
 use crate::audit::chain::{keyed, same};
 use crate::audit::walk::Failure;
+use crate::core::bindings::BlobError;
+use crate::core::delivery::Undelivered;
 use crate::core::node::{AuditKey, Config, Node};
 use crate::core::storage::{QueryResult, Statement, StorageError};
 use crate::core::time::rfc3339;
@@ -88,17 +90,17 @@ pub fn checkpoint_key(seq: i64) -> String {
 }
 
 /// Writes `checkpoint` to the object store, as the latest and under its own `seq`.
-pub async fn keep_in_object_store(node: &Node<'_>, checkpoint: &AuditCheckpoint) -> Result<(), String> {
-    let bytes = serde_json::to_vec(checkpoint).map_err(|error| error.to_string())?;
-    node.blobs.put(&checkpoint_key(checkpoint.seq), &bytes).await.map_err(|error| error.0)?;
-    node.blobs.put(LATEST_CHECKPOINT_KEY, &bytes).await.map_err(|error| error.0)
+pub async fn keep_in_object_store(node: &Node<'_>, checkpoint: &AuditCheckpoint) -> Result<(), BlobError> {
+    let bytes = serde_json::to_vec(checkpoint).map_err(|error| BlobError(error.to_string()))?;
+    node.blobs.put(&checkpoint_key(checkpoint.seq), &bytes).await?;
+    node.blobs.put(LATEST_CHECKPOINT_KEY, &bytes).await
 }
 
 /// The latest checkpoint in the object store. One that does not parse is
 /// answered as it is, unsigned, so it fails as not genuine rather than passing
 /// for none.
-pub async fn latest_checkpoint(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, String> {
-    let bytes = node.blobs.get(LATEST_CHECKPOINT_KEY).await.map_err(|error| error.0)?;
+pub async fn latest_checkpoint(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, BlobError> {
+    let bytes = node.blobs.get(LATEST_CHECKPOINT_KEY).await?;
     Ok(bytes.map(|bytes| parsed_or_unsigned(&String::from_utf8_lossy(&bytes))))
 }
 
@@ -139,8 +141,9 @@ pub(crate) fn record_missing(checkpoint: &AuditCheckpoint) -> Statement {
 }
 
 /// The update recording how telling checkpoint `number`'s witness went.
-pub(crate) fn witness_told(number: i64, outcome: &Result<(), String>, now_ms: i64) -> Statement {
-    store::witness_told(number, outcome.is_ok().then_some(now_ms), outcome.as_ref().err().map(String::as_str))
+pub(crate) fn witness_told(number: i64, outcome: &Result<(), Undelivered>, now_ms: i64) -> Statement {
+    let failure = outcome.as_ref().err().map(Undelivered::to_string);
+    store::witness_told(number, outcome.is_ok().then_some(now_ms), failure.as_deref())
 }
 
 /// The latest checkpoint D1 records, as `latest_recorded` read it.

@@ -110,7 +110,7 @@ pub async fn maintain(
         BackgroundError::Unreadable("the checkpoint's read answered the wrong number of results".into())
     })?;
     let recorded = Recorded::read(&recorded)?;
-    let kept = latest_checkpoint(node).await.map_err(BackgroundError::ObjectStore)?;
+    let kept = latest_checkpoint(node).await.map_err(BackgroundError::from)?;
     let agreed = match reconcile(node.config, recorded.checkpoint.as_ref(), kept.as_ref()) {
         Ok(agreed) => agreed,
         Err(failure) => {
@@ -156,7 +156,7 @@ pub async fn maintain(
         }
         Err(error) => return Err(error),
     }
-    keep_in_object_store(node, &next).await.map_err(BackgroundError::ObjectStore)?;
+    keep_in_object_store(node, &next).await.map_err(BackgroundError::from)?;
     let replaced = agreed.reference.as_ref().and_then(|reference| reference.witness.as_deref());
     if let Some(told) = tell_witnesses(node, &next, replaced).await {
         work.run(vec![told]).await?;
@@ -188,7 +188,7 @@ async fn complete(work: &Background<'_>, agreed: &Agreed) -> Result<(), Backgrou
     ));
     match lagging {
         Lagging::Database => work.run(vec![record_missing(reference)]).await.map(|_| ()),
-        Lagging::ObjectStore => keep_in_object_store(node, reference).await.map_err(BackgroundError::ObjectStore),
+        Lagging::ObjectStore => keep_in_object_store(node, reference).await.map_err(BackgroundError::from),
     }
 }
 

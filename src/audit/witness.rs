@@ -26,9 +26,10 @@ use crate::audit::checkpoints::{Recorded, latest_recorded, witness_told};
 use crate::audit::walk::{Anchor, witness_change_in};
 use crate::core::addresses;
 use crate::core::context::Context;
+use crate::core::delivery::{self, Post, Undelivered};
 use crate::core::http::Response;
 use crate::core::node::{Config, Node};
-use crate::core::outbound::{self, Destination};
+use crate::core::outbound::Destination;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::Statement;
@@ -55,9 +56,9 @@ struct WitnessMessage<'a> {
 }
 
 /// Sends `checkpoint` to `witness`, signed.
-pub(crate) async fn tell(node: &Node<'_>, witness: &str, checkpoint: &AuditCheckpoint) -> Result<(), String> {
+pub(crate) async fn tell(node: &Node<'_>, witness: &str, checkpoint: &AuditCheckpoint) -> Result<(), Undelivered> {
     let message = WitnessMessage { kind: "audit_checkpoint", origin: node.config.public_origin.as_deref(), checkpoint };
-    let body = serde_json::to_string(&message).map_err(|error| error.to_string())?;
+    let body = serde_json::to_string(&message).map_err(|error| Undelivered::Unwritable(error.to_string()))?;
     let now_ms = node.platform.now_ms();
     let signature = webhooks::signature(&signing_secret(node.config, witness), now_ms, &body);
     match witness.strip_prefix(MAILTO) {
@@ -72,24 +73,21 @@ async fn post(
     checkpoint: &AuditCheckpoint,
     body: &str,
     signature: &str,
-) -> Result<(), String> {
-    // Checked again as it is posted to: the rule may have tightened since it was set.
-    let destination = Destination::check(url, audit_limits::WITNESS_ADDRESS_BYTES, &node.config.outbound_policy())
-        .map_err(|refused| format!("the witness's address is refused: {}", refused.why()))?;
+) -> Result<(), Undelivered> {
     let headers = vec![
         ("content-type".to_string(), "application/json".to_string()),
         ("mailroom-delivery".to_string(), format!("audit-checkpoint-{}", checkpoint.number.unwrap_or_default())),
         ("mailroom-signature".to_string(), signature.to_string()),
     ];
-    let posted = node.webhooks.post(&destination, &headers, body);
-    match outbound::within(node.platform, outbound::POST_TIMEOUT_MS, posted).await {
-        Some(Ok(status)) if (200..300).contains(&status) => Ok(()),
-        Some(Ok(status)) => Err(format!("the witness's webhook answered {status}")),
-        Some(Err(error)) => Err(error.0),
-        None => {
-            Err(format!("the witness's webhook did not answer within {} seconds", outbound::POST_TIMEOUT_MS / 1000))
-        }
-    }
+    // Checked again as it is posted to: the rule may have tightened since it was set.
+    let post = Post {
+        url,
+        maximum_url_bytes: audit_limits::WITNESS_ADDRESS_BYTES,
+        receiver: "the witness's webhook",
+        headers: &headers,
+        body,
+    };
+    delivery::post_within(node.webhooks, node.platform, &node.config.outbound_policy(), post).await
 }
 
 async fn mail(
@@ -99,9 +97,11 @@ async fn mail(
     body: &str,
     signature: &str,
     now_ms: i64,
-) -> Result<(), String> {
+) -> Result<(), Undelivered> {
     let Some(sender) = node.config.reminder_sender.as_deref() else {
-        return Err("the node has no REMINDER_SENDER address to mail the witness from; tell its operator".into());
+        return Err(Undelivered::Unconfigured(
+            "the node has no REMINDER_SENDER address to mail the witness from; tell its operator",
+        ));
     };
     let origin = node.config.public_origin.as_deref().unwrap_or("a Mailroom node");
     let number = checkpoint.number.unwrap_or_default();
@@ -128,8 +128,8 @@ async fn mail(
         .header("Mailroom-Signature", Raw::new(signature.to_string()))
         .text_body(text)
         .write_to_vec()
-        .map_err(|error| format!("writing the witness's message failed: {error}"))?;
-    node.mailer.send(sender, address, &message).await.map(|_| ()).map_err(|error| error.0)
+        .map_err(|error| Undelivered::Unwritable(error.to_string()))?;
+    node.mailer.send(sender, address, &message).await.map(|_| ()).map_err(|error| Undelivered::MailRefused(error.0))
 }
 
 /// Tells `checkpoint` to its witness, and to the witness it replaced (which so

@@ -7,7 +7,9 @@
 
 use std::fmt;
 
+use super::bindings::BlobError;
 use super::context::ports::{AuditRecord, Ledger};
+use super::delivery::Undelivered;
 use super::node::Node;
 use super::storage::{Counted, Database, QueryResult, Statement, StorageError};
 
@@ -20,8 +22,8 @@ pub enum BackgroundError {
     Unreadable(String),
     /// The object store (R2) refused or failed.
     ObjectStore(String),
-    /// A request the node makes (a webhook, a witness, an email) could not be made.
-    Outbound(String),
+    /// A delivery the node makes (a webhook, a witness, an email) did not arrive.
+    Outbound(Undelivered),
 }
 
 impl From<StorageError> for BackgroundError {
@@ -30,6 +32,18 @@ impl From<StorageError> for BackgroundError {
             StorageError::Decode(what) => BackgroundError::Unreadable(what),
             other => BackgroundError::Storage(other),
         }
+    }
+}
+
+impl From<BlobError> for BackgroundError {
+    fn from(error: BlobError) -> BackgroundError {
+        BackgroundError::ObjectStore(error.0)
+    }
+}
+
+impl From<Undelivered> for BackgroundError {
+    fn from(error: Undelivered) -> BackgroundError {
+        BackgroundError::Outbound(error)
     }
 }
 

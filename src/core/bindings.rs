@@ -11,6 +11,12 @@ use crate::core::storage::LocalBoxFuture;
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct BlobError(pub String);
 
+impl std::fmt::Display for BlobError {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.write_str(&self.0)
+    }
+}
+
 /// Where raw messages are kept.
 pub trait BlobStore {
     /// Stores `bytes` under `key`, replacing anything there.

@@ -19,6 +19,7 @@ pub mod bindings;
 pub mod caller;
 pub mod context;
 pub mod crypto;
+pub mod delivery;
 pub mod http;
 pub mod ids;
 pub mod node;

@@ -65,16 +65,13 @@ async fn build_oldest(work: &Background<'_>, budget: usize, report: &mut BuildRe
         let (Some(receipt_id), Some(raw_key), Some(position)) = (&row.receipt_id, &row.raw_key, row.position) else {
             continue;
         };
-        let original = node.blobs.get(raw_key).await.map_err(|error| BackgroundError::ObjectStore(error.0))?;
+        let original = node.blobs.get(raw_key).await?;
         let Some(bytes) = original else {
             report.missing += 1;
             recorded.push(store::item_missing(&export_id, position));
             continue;
         };
-        node.blobs
-            .put(&object_key(&export_id, receipt_id), &bytes)
-            .await
-            .map_err(|error| BackgroundError::ObjectStore(error.0))?;
+        node.blobs.put(&object_key(&export_id, receipt_id), &bytes).await?;
         report.copied += 1;
         recorded.push(store::item_copied(&export_id, position, sha256_hex(&bytes), bytes.len() as i64));
     }
@@ -133,10 +130,7 @@ async fn finish(work: &Background<'_>, export_id: &str) -> Result<bool, Backgrou
     };
     let bytes = serde_json::to_vec(&manifest).map_err(|error| BackgroundError::Unreadable(error.to_string()))?;
     let sha256 = sha256_hex(&bytes);
-    node.blobs
-        .put(&object_key(export_id, MANIFEST), &bytes)
-        .await
-        .map_err(|error| BackgroundError::ObjectStore(error.0))?;
+    node.blobs.put(&object_key(export_id, MANIFEST), &bytes).await?;
     let now = node.platform.now_ms();
     let record = AuditRecord {
         at: now,

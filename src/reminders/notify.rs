@@ -40,8 +40,9 @@ use super::schedule::{ClockTime, QuietHours, Zone};
 use super::store::{self, Due, FeedDue, Outcome};
 use crate::core::background::{Background, BackgroundError};
 use crate::core::crypto::hex;
+use crate::core::delivery::{self, Post, Undelivered};
 use crate::core::node::Node;
-use crate::core::outbound::{self, Destination};
+use crate::core::outbound;
 use crate::core::platform::{Platform, random_bytes};
 use crate::core::storage::Statement;
 use crate::core::time::{MINUTE_MS, rfc3339};
@@ -173,12 +174,12 @@ struct Run<'a> {
 /// The statement recording what became of a delivery `run` still holds, its
 /// `attempts`-th, at `finished_ms`: delivered, or failed and when it is tried
 /// again (never once its attempts are spent).
-fn record(due: &Due, attempts: i64, outcome: &Result<(), String>, run: &Run<'_>, finished_ms: i64) -> Statement {
+fn record(due: &Due, attempts: i64, outcome: &Result<(), Undelivered>, run: &Run<'_>, finished_ms: i64) -> Statement {
     let (name, error, next_attempt) = match outcome {
         Ok(()) => ("delivered", None, None),
         Err(error) => (
             "failed",
-            Some(error.chars().take(500).collect::<String>()),
+            Some(error.to_string().chars().take(500).collect::<String>()),
             (attempts < ATTEMPTS_MAXIMUM).then(|| next_attempt_at(run.started_ms, attempts)),
         ),
     };
@@ -186,14 +187,10 @@ fn record(due: &Due, attempts: i64, outcome: &Result<(), String>, run: &Run<'_>,
     store::record(due, run.id, outcome, finished_ms)
 }
 
-async fn post_webhook(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), String> {
+async fn post_webhook(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), Undelivered> {
     let (Some(url), Some(secret)) = (due.webhook_url.as_deref(), due.webhook_secret.as_deref()) else {
-        return Err("the webhook was removed".into());
+        return Err(Undelivered::Gone("the webhook was removed"));
     };
-    // Checked again now: an address stored before the rule, or under a looser
-    // one, is refused here, and never fetched.
-    let destination = Destination::check(url, WEBHOOK_URL_MAXIMUM, &node.config.outbound_policy())
-        .map_err(|refused| format!("the webhook address is refused: {}", refused.why()))?;
     let delivery = due.delivery_id();
     let body = WebhookBody {
         kind: "reminder.state",
@@ -202,17 +199,17 @@ async fn post_webhook(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), Str
         checkpoint: rfc3339(due.checkpoint),
         event: due.event.present(now_ms, &[]),
     };
-    let body = serde_json::to_string(&body).map_err(|error| error.to_string())?;
+    let body = serde_json::to_string(&body).map_err(|error| Undelivered::Unwritable(error.to_string()))?;
     let headers = vec![
         ("content-type".to_string(), "application/json".to_string()),
         ("mailroom-delivery".to_string(), delivery.clone()),
         ("mailroom-signature".to_string(), webhooks::signature(secret, now_ms, &body)),
     ];
-    match node.webhooks.post(&destination, &headers, &body).await {
-        Ok(status) if (200..300).contains(&status) => Ok(()),
-        Ok(status) => Err(format!("the webhook answered {status}")),
-        Err(error) => Err(error.0),
-    }
+    // Checked again now: an address stored before the rule, or under a looser
+    // one, is refused here, and never fetched.
+    let post =
+        Post { url, maximum_url_bytes: WEBHOOK_URL_MAXIMUM, receiver: "the webhook", headers: &headers, body: &body };
+    delivery::post_within(node.webhooks, node.platform, &node.config.outbound_policy(), post).await
 }
 
 /// The subject line for a state entered.
@@ -224,9 +221,11 @@ fn subject(state: EventState, title: &str, due_at: &str) -> String {
     }
 }
 
-async fn send_email(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), String> {
+async fn send_email(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), Undelivered> {
     let Some(sender) = node.config.reminder_sender.as_deref() else {
-        return Err("the node has no REMINDER_SENDER address to send reminders from; tell its operator".into());
+        return Err(Undelivered::Unconfigured(
+            "the node has no REMINDER_SENDER address to send reminders from; tell its operator",
+        ));
     };
     let state = EventState::parse(&due.state_entered).unwrap_or(EventState::Preparing);
     let event = &due.event;
@@ -256,14 +255,14 @@ async fn send_email(node: &Node<'_>, due: &Due, now_ms: i64) -> Result<(), Strin
         .date(now_ms / 1000)
         .text_body(text)
         .write_to_vec()
-        .map_err(|error| format!("writing the reminder failed: {error}"))?;
-    node.mailer.send(sender, &due.email, &message).await.map(|_| ()).map_err(|error| error.0)
+        .map_err(|error| Undelivered::Unwritable(error.to_string()))?;
+    node.mailer.send(sender, &due.email, &message).await.map(|_| ()).map_err(|error| Undelivered::MailRefused(error.0))
 }
 
 /// One delivery of a run, started only by `start_by` (`STARTS_WITHIN_MS`)
 /// and given its deadline: what became of it and when it ended, or `None` when
 /// it was too late to start.
-async fn attempt(node: &Node<'_>, due: &Due, start_by: i64) -> Option<(Result<(), String>, i64)> {
+async fn attempt(node: &Node<'_>, due: &Due, start_by: i64) -> Option<(Result<(), Undelivered>, i64)> {
     let started = node.platform.now_ms();
     if started > start_by {
         return None;
@@ -272,11 +271,14 @@ async fn attempt(node: &Node<'_>, due: &Due, start_by: i64) -> Option<(Result<()
         match Channel::parse(&due.channel) {
             Some(Channel::Webhook) => post_webhook(node, due, started).await,
             Some(Channel::Email) => send_email(node, due, started).await,
-            None => Err(format!("no channel is called {}", due.channel)),
+            None => Err(Undelivered::Gone("the delivery names a channel the node no longer has")),
         }
     };
     let outcome = outbound::within(node.platform, outbound::POST_TIMEOUT_MS, delivery).await.unwrap_or_else(|| {
-        Err(format!("the {} did not answer within {} seconds", due.channel, outbound::POST_TIMEOUT_MS / 1000))
+        Err(Undelivered::TimedOut {
+            receiver: format!("the {}", due.channel),
+            seconds: outbound::POST_TIMEOUT_MS / 1000,
+        })
     });
     Some((outcome, node.platform.now_ms()))
 }

@@ -236,7 +236,7 @@ test("a webhook address stored before the rule is refused when it would be poste
   await runReminders();
   const [delivery] = (await getEvent(oli, event.id)).deliveries;
   assert.equal(delivery.outcome, "failed", JSON.stringify(delivery));
-  assert.match(delivery.last_error, /^the webhook address is refused: its host `169\.254\.169\.254` is a link-local address/);
+  assert.match(delivery.last_error, /^the webhook may not be posted to: its host `169\.254\.169\.254` is a link-local address/);
   assert.equal(postedTo("/oli").length, 0);
 });
 

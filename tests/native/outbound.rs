@@ -105,7 +105,7 @@ fn a_reminder_webhook_stored_before_the_rule_is_refused_when_it_would_be_posted(
     assert_eq!(delivery["outcome"], "failed");
     assert_eq!(
         delivery["last_error"],
-        "the webhook address is refused: its host `0x7f.1` (read as `127.0.0.1`) is a loopback address (127.0.0.0/8), inside a network rather than on the internet"
+        "the webhook may not be posted to: its host `0x7f.1` (read as `127.0.0.1`) is a loopback address (127.0.0.0/8), inside a network rather than on the internet"
     );
 }
 

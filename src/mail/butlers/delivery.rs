@@ -17,9 +17,10 @@ use super::store::{self, ActiveButler, FiledCopy, Run};
 use super::surroundings::{self, Conversation};
 use crate::core::addresses;
 use crate::core::context::ports::AuditRecord;
+use crate::core::delivery::{self, Post, Undelivered};
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::node::Node;
-use crate::core::outbound::{self, Destination, OutboundPolicy};
+use crate::core::outbound::{self, OutboundPolicy};
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement};
 use crate::mail::search::index;
@@ -208,23 +209,22 @@ pub async fn post_webhooks(posts: &[WebhookPost], node: &Node<'_>) -> ButlerWork
 }
 
 /// One butler's post, where `policy` allows it now, within its time.
-async fn post_webhook(post: &WebhookPost, node: &Node<'_>, policy: &OutboundPolicy) -> Result<(), String> {
-    let url = &post.url;
-    let destination = Destination::check(url, butler_limits::WEBHOOK_URL_BYTES, policy)
-        .map_err(|refused| format!("{url} may not be posted to: {}", refused.why()))?;
+async fn post_webhook(post: &WebhookPost, node: &Node<'_>, policy: &OutboundPolicy) -> Result<(), Undelivered> {
     let secret = crate::core::webhooks::derived_secret(&node.config.session_key, &post.butler_id);
     let signature = crate::core::webhooks::signature(&secret, node.platform.now_ms(), &post.body);
     let headers = vec![
         ("content-type".to_string(), "application/json".to_string()),
         ("mailroom-signature".to_string(), signature),
     ];
-    let posted = node.webhooks.post(&destination, &headers, &post.body);
-    match outbound::within(node.platform, outbound::POST_TIMEOUT_MS, posted).await {
-        Some(Ok(status)) if (200..300).contains(&status) => Ok(()),
-        Some(Ok(status)) => Err(format!("{url} answered {status}")),
-        Some(Err(error)) => Err(format!("{url} could not be reached ({})", error.0)),
-        None => Err(format!("{url} did not answer within {} seconds", outbound::POST_TIMEOUT_MS / 1000)),
-    }
+    let url = &post.url;
+    let post = Post {
+        url,
+        maximum_url_bytes: butler_limits::WEBHOOK_URL_BYTES,
+        receiver: url,
+        headers: &headers,
+        body: &post.body,
+    };
+    delivery::post_within(node.webhooks, node.platform, policy, post).await
 }
 
 /// What a reply to the delivery is threaded by.
