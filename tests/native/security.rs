@@ -662,3 +662,81 @@ fn whoever_holds_the_audit_key_too_cannot_rewrite_what_the_witness_already_holds
     let held: mailroom_contract::api::AuditCheckpoint = serde_json::from_value(held["checkpoint"].clone()).unwrap();
     assert!(mailroom::audit::checkpoints::checkpoint_is_genuine(&world.node.config, &held));
 }
+
+/// Dual control's next move: change a draft while it is being submitted, so
+/// the version the approver is shown names other words or files than the send
+/// keeps, and approving it seals what nobody saw. An edit, a file removed or a
+/// file added racing the submission (each reading the draft before the other
+/// writes, in either order) leaves one of the two refused, and the send's
+/// words and files exactly those of the version it holds.
+#[test]
+fn a_draft_changed_while_it_is_submitted_never_leaves_its_version_naming_other_words_or_files() {
+    let world = World::new();
+    let mailbox = world.mailbox("support@mailroom.test");
+    let (writer, token) = world.person("writer@example.com");
+    world.grant_all(&writer, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &mailbox);
+    let sends = format!("/api/mailboxes/{mailbox}/sends");
+    let file = |name: &str| json!({ "name": name, "content_type": "application/pdf", "content_base64": "JVBERi0=" });
+    let draft_with_two_files = || {
+        let draft = world.call(
+            "POST",
+            &sends,
+            Some(&token),
+            Some(json!({ "to": ["ana@customer.example"], "subject": "The contract", "text": "Attached." })),
+        );
+        assert_eq!(draft.status, 201, "{}", text(&draft));
+        let send = format!("{sends}/{}", body(&draft)["id"].as_str().unwrap());
+        for name in ["contract.pdf", "annex.pdf"] {
+            let added = world.call("POST", &format!("{send}/attachments"), Some(&token), Some(file(name)));
+            assert_eq!(added.status, 201, "{}", text(&added));
+        }
+        send
+    };
+    type Change = fn(&str) -> mailroom::core::http::Request;
+    let changes: [(&str, Change); 3] = [
+        ("a file removed", |send| request("DELETE", &format!("{send}/attachments/1"))),
+        ("a file added", |send| {
+            request("POST", &format!("{send}/attachments"))
+                .json(json!({ "name": "other.pdf", "content_type": "application/pdf", "content_base64": "JVBERi0=" }))
+        }),
+        ("the text edited", |send| request("PATCH", send).json(json!({ "text": "Pay to account 666." }))),
+    ];
+    for (change, changing) in changes {
+        for submit_first in [true, false] {
+            let send = draft_with_two_files();
+            let submit = request("POST", &format!("{send}/submit")).bearer(&token);
+            let other = changing(&send).bearer(&token);
+            let answers =
+                world.node.send_together(if submit_first { vec![submit, other] } else { vec![other, submit] });
+            let statuses: Vec<u16> = answers.iter().map(|answer| answer.status).collect();
+            let refused: Vec<_> = answers.iter().filter(|answer| answer.status >= 400).collect();
+            assert_eq!(
+                refused.len(),
+                1,
+                "{change}, submit first {submit_first}: one of the two is refused: {statuses:?}"
+            );
+            assert_refused(refused[0], 409, "raced");
+
+            let shown = body(&world.call("GET", &send, Some(&token), None));
+            if shown["state"] == "submitted" {
+                let id = shown["id"].as_str().unwrap();
+                let version = world
+                    .node
+                    .database
+                    .peek(&format!("SELECT submission_json FROM send_versions WHERE send_id = '{id}'"));
+                let version: serde_json::Value = serde_json::from_str(&version.unwrap()).unwrap();
+                assert_eq!(version["text"], shown["text"], "{change}: the words submitted are the words kept");
+                let names = |files: &serde_json::Value| -> Vec<String> {
+                    files.as_array().unwrap().iter().map(|file| file["name"].as_str().unwrap().to_string()).collect()
+                };
+                assert_eq!(
+                    names(&version["attachments"]),
+                    names(&shown["attachments"]),
+                    "{change}: the files submitted are the files kept"
+                );
+            } else {
+                assert_eq!(shown["state"], "draft", "{change}: {shown}");
+            }
+        }
+    }
+}

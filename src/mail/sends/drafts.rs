@@ -300,7 +300,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
 }
 
 /// Refuses unless the caller wrote this draft and it is still a draft.
-fn own_draft(context: &Context<'_>, row: &SendRow) -> Result<(), Refusal> {
+pub(super) fn own_draft(context: &Context<'_>, row: &SendRow) -> Result<(), Refusal> {
     if row.author != caller_id(context)? {
         return Err(SendError::NotYours.into());
     }
@@ -366,6 +366,7 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let version = submission.version();
     row.submitted_version = Some(version.clone());
     context.write_changing_one_row(store::submitted(&row.id, &caller, context.now_ms(), &version), SendError::Raced);
+    context.guard(store::still_as_read(&row.id, &row, &submission.attachments), SendError::Raced);
     let submission_json = serde_json::to_string(&submission).map_err(|error| context.internal(error))?;
     context.write(store::version_recorded(&row.id, &version, submission_json, context.now_ms()).statement());
     // Whoever decides on sends here hears of it, unless they are the

@@ -9,14 +9,14 @@ use base64::engine::general_purpose::STANDARD;
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::AddAttachment;
 use mailroom_contract::api::SendAttachment;
-use mailroom_contract::api::SendState;
 use mailroom_contract::api::limits::{
     FILE_NAME_CHARACTERS, OUTBOUND_ATTACHMENT_BYTES, OUTBOUND_ATTACHMENTS, OUTBOUND_ATTACHMENTS_TOTAL_BYTES,
 };
 use sha2::{Digest, Sha256};
 
+use super::drafts::own_draft;
 use super::errors::SendError;
-use super::record::{caller_id, the_send};
+use super::record::the_send;
 use super::store::{self, NewFile, SendRow};
 use crate::core::context::Context;
 use crate::core::crypto::hex;
@@ -40,17 +40,6 @@ fn valid_content_type(content_type: &str) -> bool {
             && part.chars().all(|c| c.is_ascii_alphanumeric() || "!#$&-^_.+".contains(c))
     };
     content_type.split_once('/').is_some_and(|(kind, subtype)| restricted(kind) && restricted(subtype))
-}
-
-/// Refuses unless the caller wrote this send and it is still a draft.
-fn own_draft(context: &Context<'_>, row: &SendRow) -> Result<(), Refusal> {
-    if row.author != caller_id(context)? {
-        return Err(SendError::NotYours.into());
-    }
-    if row.state != SendState::Draft {
-        return Err(SendError::WrongState { state: row.state, needs: SendState::Draft }.into());
-    }
-    Ok(())
 }
 
 /// The path's file of `row`, by index.
@@ -125,7 +114,7 @@ pub async fn remove(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (mut row, _) = the_send(context, Vec::new()).await?;
     own_draft(context, &row)?;
     let file = the_file(context, &row)?;
-    context.write_changing_one_row(store::file_removed(&row.id, file.index), SendError::Raced);
+    context.write_changing_one_row(store::file_removed(&row.id, file.index, &row.author), SendError::Raced);
     // The files after it move up one place, so indexes stay 0, 1, 2, ….
     for statement in store::files_closed_up_after(&row.id, file.index) {
         context.write(statement);

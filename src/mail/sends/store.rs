@@ -12,6 +12,7 @@ use serde::Deserialize;
 use crate::authz::dual_control;
 use crate::authz::tuples::{self, Holder};
 use crate::core::storage::{Insert, Statement, Value};
+use crate::mail::outbound::OutboundFile;
 
 const SEND_COLUMNS: &str = "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.cc_json, s.subject, s.text, s.reply_to, \
      s.in_reply_to, s.references_json, s.created_at, s.updated_at, s.submitted_at, s.submitted_by, s.decided_at, \
@@ -441,6 +442,44 @@ pub(super) fn submitted(send_id: &str, submitted_by: &str, now_ms: i64, version:
     )
 }
 
+/// Holds while draft `send_id` still has exactly the recipients, subject,
+/// text and files (`files`, in order) its submission hashed: an edit or a
+/// file added or removed that committed after the submitter read the draft
+/// makes it false, so a version never names other words or files than the
+/// send keeps (a guard, evaluated in the submission's own transaction).
+pub(super) fn still_as_read(send_id: &str, row: &SendRow, files: &[OutboundFile]) -> Statement {
+    Statement::new(
+        "EXISTS (SELECT 1 FROM sends WHERE id = ?1 AND to_json = ?2 AND cc_json = ?3 AND subject = ?4 AND text = ?5) \
+         AND (SELECT COALESCE(group_concat(file, char(10)), '') FROM (SELECT sha256 || '/' || size || '/' || \
+         length(content_type) || ':' || content_type || '/' || length(name) || ':' || name AS file \
+         FROM send_attachments WHERE send_id = ?1 ORDER BY position)) = ?6",
+    )
+    .bind(send_id)
+    .bind(row.to_json.as_str())
+    .bind(row.cc_json.as_str())
+    .bind(row.subject.as_str())
+    .bind(row.text.as_str())
+    .bind(files_fingerprint(files))
+}
+
+/// `files` as `still_as_read` reads them back from `send_attachments`: each
+/// file's hash, size, and its type and name prefixed by their lengths in
+/// characters (SQLite's `length`), so no name can be read as two fields.
+fn files_fingerprint(files: &[OutboundFile]) -> String {
+    let each = files.iter().map(|file| {
+        format!(
+            "{}/{}/{}:{}/{}:{}",
+            file.sha256,
+            file.size,
+            file.content_type.chars().count(),
+            file.content_type,
+            file.name.chars().count(),
+            file.name
+        )
+    });
+    each.collect::<Vec<_>>().join("\n")
+}
+
 /// Submission `send_id` taken back to a draft at `now_ms`.
 pub(super) fn cancelled(send_id: &str, now_ms: i64) -> Statement {
     transition(
@@ -601,9 +640,19 @@ pub(super) fn file_added_within(
     .bind(most_bytes)
 }
 
-/// The file at `position` of send `send_id`.
-pub(super) fn file_removed(send_id: &str, position: i64) -> Statement {
-    Statement::new("DELETE FROM send_attachments WHERE send_id = ?1 AND position = ?2").bind(send_id).bind(position)
+/// The file at `position` of send `send_id`, while the send is still
+/// `author`'s draft: a submission that committed after this call read the
+/// draft leaves the file where its version names it, and the removal changes
+/// no row (so the call is refused as raced and its batch rolled back).
+pub(super) fn file_removed(send_id: &str, position: i64, author: &str) -> Statement {
+    Statement::new(
+        "DELETE FROM send_attachments WHERE send_id = ?1 AND position = ?2 \
+         AND EXISTS (SELECT 1 FROM sends WHERE id = ?1 AND state = ?3 AND author = ?4)",
+    )
+    .bind(send_id)
+    .bind(position)
+    .bind(SendState::Draft.name())
+    .bind(author)
 }
 
 /// The files of send `send_id` after `position` moved up one place, so
