@@ -7,10 +7,9 @@
 //! One module is not the project's own: DOMPurify, which sanitises a message's
 //! HTML before the interface shows it (decision 0021), a pinned devDependency
 //! compiled in from `node_modules/` (or from the minified folder). The Worker is
-//! never built without it. A native build (the tests, `scripts/mutations.sh`'s
-//! copy of the tree) may run before or without `npm ci`; it then compiles in a
-//! stand-in that refuses to sanitise, so the interface it would serve shows
-//! plain text only, never HTML unsanitised.
+//! never built without it. A native build (the tests) may run before or without
+//! `npm ci`; it then compiles in a stand-in that refuses to sanitise, so the
+//! interface it would serve shows plain text only, never HTML unsanitised.
 
 use std::path::Path;
 

@@ -38,6 +38,9 @@ done
 "$esbuild" node_modules/dompurify/dist/purify.es.mjs --minify --format=esm --log-level=warning \
   --outfile="$interface/vendor/purify.js"
 export MAILROOM_MINIFIED_INTERFACE="$interface"
+# Linted as it compiles (clippy-driver, -D warnings: scripts/lib.sh): the only
+# build of src/adapter/, which is wasm32 alone, so this is its lint.
+lint_while_building
 if ! worker-build --release >target/worker-build.log 2>&1; then
   cat target/worker-build.log >&2
   exit 1

@@ -32,4 +32,17 @@ worker_version() {
   awk '/^name = "worker"$/ { getline; gsub(/version = |"/, ""); print; exit }' "$ROOT/Cargo.lock"
 }
 
+# Clippy's lints applied while the code compiles for real, instead of in a check
+# build of their own: cargo runs clippy-driver (rustc with clippy's lints, what
+# `cargo clippy` runs) in place of rustc for the workspace's own crates, and
+# CLIPPY_ARGS is how `cargo clippy` hands it `-D warnings`. The dependencies are
+# then compiled once, for the tests, instead of once more for the lints. The
+# same settings must hold for every build of one target directory, or cargo
+# rebuilds the workspace.
+lint_while_building() {
+  RUSTC_WORKSPACE_WRAPPER="$(rustc --print sysroot)/bin/clippy-driver"
+  export RUSTC_WORKSPACE_WRAPPER
+  export CLIPPY_ARGS="-D__CLIPPY_HACKERY__warnings__CLIPPY_HACKERY__"
+}
+
 log() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }

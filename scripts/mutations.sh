@@ -2,48 +2,34 @@
 # Delegation's terms are load-bearing: each mutation below removes one term of
 # the intersection (or the ceiling, the content marking, or the recorded
 # delegator), and the native tests must fail for every one of them. A mutation
-# the tests survive means the suite no longer guards that term. Runs in a copy of the tree; the tree itself
-# is never touched.
+# the tests survive means the suite no longer guards that term.
 #
 #   scripts/mutations.sh            every mutation
 #   scripts/mutations.sh sponsor    only those whose name contains "sponsor"
+#
+# Each mutation is made in the tree itself, built, run and undone before the
+# next, so its build is incremental from the native tests' own (scripts/test.sh
+# builds them with the same settings, so cargo rebuilds only what one changed
+# file touches). The file is put back as it was whatever ends the run: on any
+# exit, an interrupt or a termination.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"
+lint_while_building
 
-# The mutated copy is kept between runs (target/mutations/tree) with a target
-# directory of its own, so each mutation rebuilds, incrementally, only what one
-# changed file touches instead of the whole workspace. Its target is not the
-# workspace's: cargo names a workspace crate's artifacts by its path inside the
-# workspace, so the copy's would overwrite the tree's own. It starts as a copy of
-# the native tests' build (the dependencies are the same). The copy is brought
-# up to date first: a file is rewritten only when its content differs, so
-# cargo's fingerprints see exactly what changed.
-tree="$ROOT/target/mutations/tree"
-export CARGO_TARGET_DIR="$ROOT/target/mutations/target"
-mkdir -p "$tree"
-if [ ! -d "$CARGO_TARGET_DIR/debug" ] && [ -d "$ROOT/target/debug" ]; then
-  mkdir -p "$CARGO_TARGET_DIR"
-  cp -a "$ROOT/target/debug" "$CARGO_TARGET_DIR/debug"
-fi
-work_marker="$ROOT/target/mutations/built-after"
-git ls-files -z | python3 -c '
-import filecmp, os, shutil, sys
-tree = sys.argv[1]
-tracked = [name for name in sys.stdin.read().split("\0") if name]
-for name in tracked:
-    copy = os.path.join(tree, name)
-    if os.path.exists(copy) and filecmp.cmp(name, copy, shallow=False):
-        continue
-    os.makedirs(os.path.dirname(copy), exist_ok=True)
-    shutil.copyfile(name, copy)
-keep = set(tracked)
-for directory, _, files in os.walk(tree):
-    for file in files:
-        relative = os.path.relpath(os.path.join(directory, file), tree)
-        if relative not in keep:
-            os.remove(os.path.join(directory, file))
-' "$tree"
+work_marker="$ROOT/target/mutations-built-after"
+mkdir -p "$ROOT/target"
+mutated_file=""
+original=""
+put_back() {
+  if [ -n "$mutated_file" ] && [ -n "$original" ]; then
+    cp "$original" "$mutated_file" && rm -f "$original"
+    mutated_file=""
+  fi
+}
+trap put_back EXIT
+trap 'put_back; exit 130' INT
+trap 'put_back; exit 143' TERM
 
 # name | file | text to find | replacement
 mutations=(
@@ -64,8 +50,9 @@ for mutation in "${mutations[@]}"; do
   case "$name" in *"${1:-}"*) ;; *) continue ;; esac
   started=$SECONDS
   original="$(mktemp)"
-  cp "$tree/$file" "$original"
-  python3 - "$tree/$file" "$find" "$replace" <<'PY'
+  cp "$file" "$original"
+  mutated_file="$file"
+  python3 - "$file" "$find" "$replace" <<'PY'
 import sys
 path, find, replace = sys.argv[1], sys.argv[2], sys.argv[3]
 text = open(path).read()
@@ -76,23 +63,23 @@ PY
   # The binary must be one built from this mutation, never a stale one that an
   # earlier mutation left, which would be "caught" for the wrong reason.
   touch "$work_marker"
-  binary="$(cd "$tree" && cargo test --quiet --test native --no-run --message-format=json 2>/dev/null |
+  binary="$(cargo test --quiet --test native --no-run --message-format=json 2>/dev/null |
     python3 -c 'import json, sys; print(*[m["executable"] for m in map(json.loads, sys.stdin) if m.get("executable")][-1:])' || true)"
   built=$((SECONDS - started))
   # Put the file back as it was (with a new modification time, so the next build
   # sees the change back) before anything can stop the loop.
-  cp "$original" "$tree/$file" && rm -f "$original"
+  put_back
   if [ -z "$binary" ]; then
     log "mutation '$name' does not compile: fix the mutation, not the code"
     exit 1
   fi
   if [ ! "$binary" -nt "$work_marker" ]; then
-    log "mutation '$name' was not built into $binary: the tree's copy is stale"
+    log "mutation '$name' was not built into $binary: a stale binary would be caught for the wrong reason"
     exit 1
   fi
   # One failing test is enough to catch a mutation, so the run stops at the
   # first: grep exits, and the test binary ends on its next write.
-  if ! (cd "$tree" && grep -q -m1 -E '^test .* \.\.\. FAILED$' < <("$binary" 2>&1)); then
+  if ! grep -q -m1 -E '^test .* \.\.\. FAILED$' < <("$binary" 2>&1); then
     survived+=("$name")
     log "SURVIVED: without $name, every test still passes ($((SECONDS - started))s)"
   else

@@ -30,20 +30,16 @@ trap report_phases EXIT
 "$ROOT/scripts/setup.sh" --browser
 phase_done "setup (toolchain, CLIs, npm packages, Chromium)"
 
-# The Worker's side (its wasm32 lints, then its release build, which ends in one
-# long link-time optimisation on one core) runs beside the native phases, in its
-# own target directory (two cargos on one would wait for each other's lock); the
-# end-to-end tests wait for it.
+# The Worker's release build (linted for wasm32 as it compiles, by clippy-driver:
+# scripts/build.sh) ends in one long link-time optimisation on one core, so it
+# runs beside the native phases, in its own target directory (two cargos on one
+# would wait for each other's lock); the end-to-end tests wait for it.
 mkdir -p target
 build_log="$ROOT/target/release-build.log"
 (
   started=$SECONDS
-  if [ "${1:-}" != "e2e" ]; then
-    echo "==> lints for the Worker's wasm32 target (clippy)"
-    CARGO_TARGET_DIR="$ROOT/target/worker" cargo clippy --target wasm32-unknown-unknown --quiet -- -D warnings
-  fi
   "$ROOT/scripts/build.sh"
-  echo "(the Worker's lints and release build took $((SECONDS - started))s)"
+  echo "(the Worker's linted release build took $((SECONDS - started))s)"
 ) >"$build_log" 2>&1 &
 build_pid=$!
 # A failing native phase ends the run: the build beside it (cargo, wasm-opt and
@@ -56,13 +52,19 @@ stop_tree() {
 trap 'status=$?; stop_tree "$build_pid"; report_phases "$status"' EXIT
 
 if [ "${1:-}" != "e2e" ]; then
-  log "formatting and lints (rustfmt, clippy natively, Biome for the JavaScript; the wasm32 lints run beside)"
+  log "formatting (rustfmt) and Biome's lints of the JavaScript"
   cargo fmt --all --check
   # Every JavaScript file (the interface's modules, the end-to-end tests, the
   # scripts) against Biome's recommended rules, as biome.jsonc configures them.
   "$ROOT/node_modules/.bin/biome" lint --error-on-warnings
-  cargo clippy --workspace --all-targets --quiet -- -D warnings
-  phase_done "formatting and lints"
+  phase_done "formatting and JavaScript lints"
+  # One native build serves clippy and the tests: the workspace is compiled by
+  # clippy-driver with -D warnings (every target, as `cargo clippy
+  # --all-targets` lints them), and the tests and mutations run what it built.
+  lint_while_building
+  log "native build, linted by clippy as it compiles (every target)"
+  cargo test --workspace --all-targets --no-run --quiet
+  phase_done "native build and clippy"
   log "native tests"
   cargo test --workspace --quiet
   phase_done "native tests"
@@ -71,13 +73,13 @@ if [ "${1:-}" != "e2e" ]; then
   phase_done "mutations"
 fi
 
-log "waiting for the Worker's lints and release build"
+log "waiting for the Worker's linted release build"
 if ! wait "$build_pid"; then
   cat "$build_log" >&2
   exit 1
 fi
 cat "$build_log"
-phase_done "the rest of the Worker's lints and release build"
+phase_done "the rest of the Worker's linted release build"
 
 log "end-to-end tests on workerd"
 "$NODE" "$ROOT/tests/e2e/run.mjs" "${@:2}"
