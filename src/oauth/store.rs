@@ -181,18 +181,9 @@ mod tests {
     use super::*;
     use crate::testing::SqliteDatabase;
 
-    /// The columns `insert` names with `left_to_defaults`, sorted, beside the table's own.
-    fn named_and_in_the_table(insert: &Insert, left_to_defaults: &[&str]) -> (Vec<String>, Vec<String>) {
-        let mut named: Vec<String> = insert.columns().iter().map(|column| column.to_string()).collect();
-        named.extend(left_to_defaults.iter().map(|column| column.to_string()));
-        named.sort_unstable();
-        let mut in_the_table = SqliteDatabase::migrated().column_names(insert.table());
-        in_the_table.sort_unstable();
-        (named, in_the_table)
-    }
-
     #[test]
     fn a_connection_and_its_code_name_every_column_but_those_left_to_their_defaults() {
+        let database = SqliteDatabase::migrated();
         let connection = insert_connection(NewConnection {
             agent_id: "agt_1",
             client_id: "client",
@@ -201,8 +192,7 @@ mod tests {
             resource: "https://node.example/mcp",
             connected_at: 0,
         });
-        let (named, in_the_table) = named_and_in_the_table(&connection, &["last_used_at"]);
-        assert_eq!(named, in_the_table);
+        assert_eq!(database.columns_not_named(&connection), ["last_used_at"]);
         let code = insert_code(NewCode {
             code_hash: "hash".into(),
             agent_id: "agt_1",
@@ -212,7 +202,6 @@ mod tests {
             resource: "https://node.example/mcp",
             expires_at: 0,
         });
-        let (named, in_the_table) = named_and_in_the_table(&code, &["redeemed_at"]);
-        assert_eq!(named, in_the_table);
+        assert_eq!(database.columns_not_named(&code), ["redeemed_at"]);
     }
 }

@@ -10,7 +10,7 @@ use rusqlite::types::ValueRef;
 use serde_json::Value as Json;
 
 use crate::core::node::AuditKey;
-use crate::core::storage::{Database, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
+use crate::core::storage::{Database, Insert, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
 
 /// SQLite in memory, migrated from `migrations/`.
 pub struct SqliteDatabase {
@@ -231,6 +231,22 @@ impl SqliteDatabase {
             .expect("column names read")
     }
 
+    /// The columns of `row`'s table that `row` does not name, sorted: what a
+    /// store's test holds a row it writes whole to, so a column added to the
+    /// table is either written or named as left to its default. Fails the test
+    /// when the row names a column twice, or one its table does not have.
+    pub fn columns_not_named(&self, row: &Insert) -> Vec<String> {
+        let in_the_table = self.column_names(row.table());
+        for (index, column) in row.columns().iter().enumerate() {
+            assert!(in_the_table.iter().any(|own| own == column), "{} has no column {column}", row.table());
+            assert!(!row.columns()[..index].contains(column), "{column} is named twice");
+        }
+        let mut not_named: Vec<String> =
+            in_the_table.into_iter().filter(|column| !row.columns().contains(&column.as_str())).collect();
+        not_named.sort_unstable();
+        not_named
+    }
+
     /// A single integer from raw SQL, for assertions about storage.
     pub fn count(&self, sql: &str) -> i64 {
         self.connection.borrow().query_row(sql, [], |row| row.get(0)).expect("count query runs")
@@ -293,5 +309,29 @@ impl Database for SqliteDatabase {
             transaction.commit().map_err(|error| StorageError::Backend(error.to_string()))?;
             Ok(results)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_columns_not_named_are_the_tables_others_sorted() {
+        let database = SqliteDatabase::migrated();
+        assert_eq!(database.columns_not_named(&Insert::into("teams").value("name", "Support")), ["created_at", "id"]);
+        assert_eq!(database.columns_not_named(&Insert::into("teams").value("id", "tm_1")), ["created_at", "name"]);
+    }
+
+    #[test]
+    #[should_panic(expected = "teams has no column colour")]
+    fn a_row_naming_a_column_its_table_lacks_fails() {
+        SqliteDatabase::migrated().columns_not_named(&Insert::into("teams").value("colour", "red"));
+    }
+
+    #[test]
+    #[should_panic(expected = "name is named twice")]
+    fn a_row_naming_a_column_twice_fails() {
+        SqliteDatabase::migrated().columns_not_named(&Insert::into("teams").value("name", "a").value("name", "b"));
     }
 }

@@ -6,21 +6,15 @@
 use mailroom_contract::{RouteId, registry};
 use serde_json::{Value, json};
 
+use crate::desk::{Desk, READS_THE_MAILBOX, WORKS_THE_MAILBOX};
 use crate::support::*;
 
 pub(crate) const SUPPORT: &str = "support@mailroom.test";
 
-pub(crate) const READ_MAIL: &[&str] = &["mailbox.metadata.read", "mailbox.content.read"];
-
-/// A node with a mailbox holding a message, a sponsor (ben) who reads it, and the
-/// administrator: (world, mailbox, receipt, ben's id, ben's token).
-pub(crate) fn office() -> (World, String, String, String, String) {
-    let world = World::new();
-    let mailbox = world.mailbox(SUPPORT);
-    let receipt = world.deliver("plain", SUPPORT);
-    let (ben, token) = world.person("ben@example.com");
-    world.grant_all(&ben, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &mailbox);
-    (world, mailbox, receipt, ben, token)
+/// A node with a mailbox holding a message, and a sponsor (ben) who works it,
+/// beside the administrator.
+pub(crate) fn office() -> Desk {
+    Desk::new(SUPPORT).receiving("plain").with("ben@example.com", WORKS_THE_MAILBOX)
 }
 
 pub(crate) fn grants(mailbox: &str, relations: &[&str]) -> Value {
@@ -39,11 +33,12 @@ pub(crate) fn as_agent(
 
 #[test]
 fn an_administrator_mints_an_agent_for_another_person_and_its_credential_works() {
-    let (world, mailbox, _, ben, _) = office();
+    let office = office();
+    let (world, mailbox, ben) = (&office.world, office.mailbox.as_str(), office.person("ben").id.as_str());
     let minted = world.admin(
         "POST",
         "/api/agents",
-        Some(json!({ "name": "Triage", "sponsor": ben, "capabilities": ["identity.read", "mail.triage"], "mailboxes": grants(&mailbox, &["mailbox.metadata.read"]) })),
+        Some(json!({ "name": "Triage", "sponsor": ben, "capabilities": ["identity.read", "mail.triage"], "mailboxes": grants(mailbox, &["mailbox.metadata.read"]) })),
     );
     assert_eq!(minted.status, 201, "{}", text(&minted));
     let minted = body(&minted);
@@ -53,7 +48,7 @@ fn an_administrator_mints_an_agent_for_another_person_and_its_credential_works()
     assert_eq!(minted["agent"]["sponsor"], ben);
     assert_eq!(minted["agent"]["state"], "active");
     assert_eq!(minted["agent"]["mailboxes"], json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]));
-    let me = body(&as_agent(&world, credential, "GET", "/api/me", None));
+    let me = body(&as_agent(world, credential, "GET", "/api/me", None));
     assert_eq!(me["id"], agent);
     assert_eq!(me["kind"], "agent");
     assert_eq!(me["sponsor"], ben);
@@ -83,25 +78,27 @@ fn an_administrator_mints_an_agent_for_another_person_and_its_credential_works()
 
 #[test]
 fn a_later_grant_to_an_agent_follows_the_minting_rule() {
-    let (world, mailbox, _, ben, _) = office();
+    let office = office();
+    let (world, mailbox, ben) = (&office.world, office.mailbox.as_str(), office.person("ben").id.as_str());
     let other = world.mailbox("billing@mailroom.test");
-    let (agent, _) = world.mint(&ben, &["mail.triage"], grants(&mailbox, &["mailbox.metadata.read"]));
+    let (agent, _) = world.mint(ben, &["mail.triage"], grants(mailbox, &["mailbox.metadata.read"]));
     // Ben holds content on support@ but nothing on billing@, and no export anywhere.
-    assert_eq!(world.grant(&agent, "mailbox.content.read", &mailbox).status, 201);
+    assert_eq!(world.grant(&agent, "mailbox.content.read", mailbox).status, 201);
     assert_refused(&world.grant(&agent, "mailbox.content.read", &other), 403, "sponsor_lacks_relation");
-    assert_refused(&world.grant(&agent, "message.export", &mailbox), 403, "sponsor_lacks_relation");
+    assert_refused(&world.grant(&agent, "message.export", mailbox), 403, "sponsor_lacks_relation");
     // Held through a team counts, as it does for every other predicate.
     let team = world.team("Exporters");
-    world.grant(&format!("{team}#member"), "message.export", &mailbox);
+    world.grant(&format!("{team}#member"), "message.export", mailbox);
     world.admin("PUT", &format!("/api/teams/{team}/members/{ben}"), None);
-    assert_eq!(world.grant(&agent, "message.export", &mailbox).status, 201);
-    let unknown = world.grant(&agent, "mailbox.secrets", &mailbox);
+    assert_eq!(world.grant(&agent, "message.export", mailbox).status, 201);
+    let unknown = world.grant(&agent, "mailbox.secrets", mailbox);
     assert!(text(&unknown).contains("mailbox.metadata.read"), "the fix lists the vocabulary: {}", text(&unknown));
 }
 
 #[test]
 fn minting_refuses_what_the_sponsor_could_not_lend() {
-    let (world, mailbox, _, ben, _) = office();
+    let office = office();
+    let (world, mailbox, ben) = (&office.world, office.mailbox.as_str(), office.person("ben").id.as_str());
     let other = world.mailbox("billing@mailroom.test");
     let mint = |capabilities: Value, mailboxes: Value| {
         world.admin(
@@ -116,18 +113,18 @@ fn minting_refuses_what_the_sponsor_could_not_lend() {
         "sponsor_lacks_relation",
     );
     assert_refused(
-        &mint(json!(["mail.read"]), grants(&mailbox, &["mailbox.metadata.read"])),
+        &mint(json!(["mail.read"]), grants(mailbox, &["mailbox.metadata.read"])),
         400,
         "capability_unsatisfiable",
     );
     assert_refused(&mint(json!(["mail.teleport"]), json!([])), 400, "unknown_capability");
     assert_refused(&mint(json!([]), json!([])), 400, "no_capabilities");
-    assert_refused(&mint(json!(["mail.triage"]), grants(&mailbox, &["org.admin"])), 400, "not_a_mailbox_relation");
+    assert_refused(&mint(json!(["mail.triage"]), grants(mailbox, &["org.admin"])), 400, "not_a_mailbox_relation");
     // Requirements are evaluated per mailbox: content on one and export on
     // another does not make an export capability work anywhere.
-    world.grant_all(&ben, &["message.export"], &other);
-    world.grant_all(&ben, &["mailbox.content.read"], &other);
-    world.revoke(&ben, "mailbox.content.read", &other);
+    world.grant_all(ben, &["message.export"], &other);
+    world.grant_all(ben, &["mailbox.content.read"], &other);
+    world.revoke(ben, "mailbox.content.read", &other);
     let split = json!([
         { "mailbox": mailbox, "relations": ["mailbox.content.read"] },
         { "mailbox": other, "relations": ["message.export"] },
@@ -139,7 +136,7 @@ fn minting_refuses_what_the_sponsor_could_not_lend() {
         Some(json!({ "name": "A", "sponsor": ben, "capabilities": ["identity.read"], "expires_at": "2001-01-01T00:00:00Z" })),
     );
     assert_refused(&late, 400, "invalid_expiry");
-    let (ben_token, _) = sign_in_as(&world, "ben@example.com");
+    let (ben_token, _) = sign_in_as(world, "ben@example.com");
     let by_ben = world.call(
         "POST",
         "/api/agents",
@@ -156,13 +153,14 @@ pub(crate) fn sign_in_as(world: &World, email: &str) -> (String, String) {
 
 #[test]
 fn pausing_revoking_and_expiry_stop_the_credential_on_its_next_request() {
-    let (world, mailbox, _, ben, _) = office();
-    let (agent, credential) = world.mint(&ben, &["identity.read"], grants(&mailbox, &["mailbox.metadata.read"]));
-    assert_eq!(as_agent(&world, &credential, "GET", "/api/me", None).status, 200);
+    let office = office();
+    let (world, mailbox, ben) = (&office.world, office.mailbox.as_str(), office.person("ben").id.as_str());
+    let (agent, credential) = world.mint(ben, &["identity.read"], grants(mailbox, &["mailbox.metadata.read"]));
+    assert_eq!(as_agent(world, &credential, "GET", "/api/me", None).status, 200);
     let paused = body(&world.admin("POST", &format!("/api/agents/{agent}/pause"), None));
     assert_eq!(paused["state"], "paused");
     let paused_at = paused["paused_at"].as_str().expect("a paused agent says since when").to_string();
-    assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 403, "agent_paused");
+    assert_refused(&as_agent(world, &credential, "GET", "/api/me", None), 403, "agent_paused");
     world.node.platform.advance(60 * 1000);
     let paused_again = body(&world.admin("POST", &format!("/api/agents/{agent}/pause"), None));
     assert_eq!(paused_again["paused_at"], paused_at.as_str(), "pausing twice keeps when it stopped");
@@ -174,11 +172,11 @@ fn pausing_revoking_and_expiry_stop_the_credential_on_its_next_request() {
         resumed,
         "the answer is what a read shows"
     );
-    assert_eq!(as_agent(&world, &credential, "GET", "/api/me", None).status, 200);
+    assert_eq!(as_agent(world, &credential, "GET", "/api/me", None).status, 200);
     let revoked = body(&world.admin("POST", &format!("/api/agents/{agent}/revoke"), None));
     assert_eq!(revoked["state"], "revoked");
     assert!(revoked["revoked_at"].is_string(), "{revoked}");
-    assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 401, "agent_revoked");
+    assert_refused(&as_agent(world, &credential, "GET", "/api/me", None), 401, "agent_revoked");
     assert_refused(&world.admin("POST", &format!("/api/agents/{agent}/resume"), None), 409, "agent_revoked");
 
     let expiring = world.admin(
@@ -187,11 +185,11 @@ fn pausing_revoking_and_expiry_stop_the_credential_on_its_next_request() {
         Some(json!({ "name": "Brief", "sponsor": ben, "capabilities": ["identity.read"], "expires_at": "2026-11-18T12:00:00Z" })),
     );
     let credential = body(&expiring)["credential"].as_str().unwrap().to_string();
-    assert_eq!(as_agent(&world, &credential, "GET", "/api/me", None).status, 200);
+    assert_eq!(as_agent(world, &credential, "GET", "/api/me", None).status, 200);
     let brief = body(&expiring)["agent"]["id"].as_str().unwrap().to_string();
     world.admin("POST", &format!("/api/agents/{brief}/pause"), None);
     world.node.platform.advance(2 * 24 * 60 * 60 * 1000);
-    assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 401, "agent_expired");
+    assert_refused(&as_agent(world, &credential, "GET", "/api/me", None), 401, "agent_expired");
     // Two days on, the administrator's access token has long expired too.
     let (admin_token, _) = sign_in(&world.node, ADMIN_EMAIL, ADMIN_PASSWORD);
     let resumed = body(&world.call("POST", &format!("/api/agents/{brief}/resume"), Some(&admin_token), None));
@@ -199,12 +197,13 @@ fn pausing_revoking_and_expiry_stop_the_credential_on_its_next_request() {
     let position = credential.len() - 10;
     let replacement = if &credential[position..=position] == "A" { "B" } else { "A" };
     let forged = format!("{}{replacement}{}", &credential[..position], &credential[position + 1..]);
-    assert_refused(&as_agent(&world, &forged, "GET", "/api/me", None), 401, "agent_credential_invalid");
+    assert_refused(&as_agent(world, &forged, "GET", "/api/me", None), 401, "agent_credential_invalid");
 }
 
 #[test]
 fn a_pairing_code_is_redeemed_once_within_ten_minutes_for_the_credential() {
-    let (world, _, _, ben, _) = office();
+    let office = office();
+    let (world, ben) = (&office.world, office.person("ben").id.as_str());
     let minted = world.admin(
         "POST",
         "/api/agents",
@@ -220,7 +219,7 @@ fn a_pairing_code_is_redeemed_once_within_ten_minutes_for_the_credential() {
     let redeemed = redeem(&code);
     assert_eq!(redeemed.status, 200, "{}", text(&redeemed));
     let credential = body(&redeemed)["credential"].as_str().unwrap().to_string();
-    assert_eq!(body(&as_agent(&world, &credential, "GET", "/api/me", None))["kind"], "agent");
+    assert_eq!(body(&as_agent(world, &credential, "GET", "/api/me", None))["kind"], "agent");
     assert_refused(&redeem(&code), 401, "pairing_code_invalid");
 
     let agent = minted["agent"]["id"].as_str().unwrap();
@@ -236,9 +235,9 @@ fn a_pairing_code_is_redeemed_once_within_ten_minutes_for_the_credential() {
         .unwrap()
         .to_string();
     let replacement = body(&redeem(&again))["credential"].as_str().unwrap().to_string();
-    assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 401, "agent_credential_invalid");
+    assert_refused(&as_agent(world, &credential, "GET", "/api/me", None), 401, "agent_credential_invalid");
     assert_eq!(
-        as_agent(&world, &replacement, "GET", "/api/me", None).status,
+        as_agent(world, &replacement, "GET", "/api/me", None).status,
         200,
         "pairing again replaces the credential"
     );
@@ -253,18 +252,20 @@ fn a_pairing_code_is_redeemed_once_within_ten_minutes_for_the_credential() {
 
 #[test]
 fn the_ceiling_binds_rest_calls_and_names_what_no_agent_is_given() {
-    let (world, mailbox, receipt, ben, _) = office();
-    let (_, credential) = world.mint(&ben, &["mail.triage"], grants(&mailbox, READ_MAIL));
+    let office = office();
+    let (world, mailbox, receipt, ben) =
+        (&office.world, office.mailbox.as_str(), office.receipt(), office.person("ben").id.as_str());
+    let (_, credential) = world.mint(ben, &["mail.triage"], grants(mailbox, READS_THE_MAILBOX));
     let message = format!("/api/mailboxes/{mailbox}/messages/{receipt}");
-    assert_eq!(as_agent(&world, &credential, "GET", &message, None).status, 200);
-    let body_read = as_agent(&world, &credential, "GET", &format!("{message}/body"), None);
+    assert_eq!(as_agent(world, &credential, "GET", &message, None).status, 200);
+    let body_read = as_agent(world, &credential, "GET", &format!("{message}/body"), None);
     assert_refused(&body_read, 403, "outside_ceiling");
     assert!(text(&body_read).contains("get_message_body"));
-    let people = as_agent(&world, &credential, "GET", "/api/people", None);
+    let people = as_agent(world, &credential, "GET", "/api/people", None);
     assert_refused(&people, 403, "not_for_agents");
     assert!(text(&people).contains("org.admin"));
     let approve = as_agent(
-        &world,
+        world,
         &credential,
         "POST",
         &format!("/api/mailboxes/{mailbox}/sends/snd_00000000000000000000000000/approve"),
@@ -280,9 +281,11 @@ fn the_ceiling_binds_rest_calls_and_names_what_no_agent_is_given() {
 
 #[test]
 fn an_agent_s_acts_are_recorded_under_it_and_its_sponsor() {
-    let (world, mailbox, receipt, ben, _) = office();
-    let (agent, credential) = world.mint(&ben, &["mail.read", "mail.triage"], grants(&mailbox, READ_MAIL));
-    as_agent(&world, &credential, "GET", &format!("/api/mailboxes/{mailbox}/messages/{receipt}/body"), None);
+    let office = office();
+    let (world, mailbox, receipt, ben) =
+        (&office.world, office.mailbox.as_str(), office.receipt(), office.person("ben").id.as_str());
+    let (agent, credential) = world.mint(ben, &["mail.read", "mail.triage"], grants(mailbox, READS_THE_MAILBOX));
+    as_agent(world, &credential, "GET", &format!("/api/mailboxes/{mailbox}/messages/{receipt}/body"), None);
     let entry = world.last_audit_entry();
     assert_eq!(entry["action"], "get_message_body");
     assert_eq!(entry["actor"], agent);
@@ -298,15 +301,16 @@ fn an_agent_s_acts_are_recorded_under_it_and_its_sponsor() {
 
 #[test]
 fn a_refused_act_of_a_stopped_agent_is_recorded_under_it_and_its_sponsor_and_a_forged_one_not_at_all() {
-    let (world, mailbox, _, ben, _) = office();
-    world.grant_all(&ben, &["send.propose"], &mailbox);
+    let office = office();
+    let (world, mailbox, ben) = (&office.world, office.mailbox.as_str(), office.person("ben").id.as_str());
+    world.grant_all(ben, &["send.propose"], mailbox);
     let (agent, credential) =
-        world.mint(&ben, &["mail.draft"], grants(&mailbox, &["mailbox.metadata.read", "send.propose"]));
+        world.mint(ben, &["mail.draft"], grants(mailbox, &["mailbox.metadata.read", "send.propose"]));
     let draft = json!({ "to": ["ana@x.example"], "subject": "S", "text": "T" });
     let sends = format!("/api/mailboxes/{mailbox}/sends");
     for (stop, status, code) in [("pause", 403, "agent_paused"), ("revoke", 401, "agent_revoked")] {
         world.admin("POST", &format!("/api/agents/{agent}/{stop}"), None);
-        assert_refused(&as_agent(&world, &credential, "POST", &sends, Some(draft.clone())), status, code);
+        assert_refused(&as_agent(world, &credential, "POST", &sends, Some(draft.clone())), status, code);
         let entry = world.last_audit_entry();
         assert_eq!((entry["action"].as_str(), entry["outcome"].as_str()), (Some("create_draft"), Some("refused")));
         assert_eq!(entry["actor"], agent, "{stop}: the refusal names the agent");
@@ -323,14 +327,15 @@ fn a_refused_act_of_a_stopped_agent_is_recorded_under_it_and_its_sponsor_and_a_f
     let middle = credential.len() - 10;
     let replacement = if &credential[middle..=middle] == "A" { "B" } else { "A" };
     let forged = format!("{}{replacement}{}", &credential[..middle], &credential[middle + 1..]);
-    assert_refused(&as_agent(&world, &forged, "POST", &sends, Some(draft)), 401, "agent_credential_invalid");
+    assert_refused(&as_agent(world, &forged, "POST", &sends, Some(draft)), 401, "agent_credential_invalid");
     assert_eq!(world.audit().len(), recorded, "a forged credential writes nothing that names a real agent");
 }
 
 #[test]
 fn agents_hold_only_mailbox_relations() {
-    let (world, mailbox, _, ben, _) = office();
-    let (agent, credential) = world.mint(&ben, &["identity.read"], grants(&mailbox, &["mailbox.metadata.read"]));
+    let office = office();
+    let (world, mailbox, ben) = (&office.world, office.mailbox.as_str(), office.person("ben").id.as_str());
+    let (agent, credential) = world.mint(ben, &["identity.read"], grants(mailbox, &["mailbox.metadata.read"]));
     assert_refused(&world.grant(&agent, "org.admin", "org"), 400, "agents_hold_only_mailbox_relations");
     // Even a tuple that got in some other way (a restored backup, a hand-edited
     // row) confers nothing its sponsor does not hold: is_admin is intersected.
@@ -338,11 +343,11 @@ fn agents_hold_only_mailbox_relations() {
         "INSERT INTO relation_tuples (subject, relation, object, granted_at, granted_by) \
          VALUES ('{agent}', 'org.admin', 'org', 0, 'usr_00000000000000000000000000')"
     ));
-    assert_eq!(body(&as_agent(&world, &credential, "GET", "/api/me", None))["is_admin"], false);
-    assert_refused(&as_agent(&world, &credential, "GET", "/api/people", None), 403, "not_for_agents");
+    assert_eq!(body(&as_agent(world, &credential, "GET", "/api/me", None))["is_admin"], false);
+    assert_refused(&as_agent(world, &credential, "GET", "/api/people", None), 403, "not_for_agents");
     // Even an administrator's agent is not an administrator.
     let (_, admin_agent) = world.mint(&world.admin_id, &["identity.read"], json!([]));
-    assert_eq!(body(&as_agent(&world, &admin_agent, "GET", "/api/me", None))["is_admin"], false);
+    assert_eq!(body(&as_agent(world, &admin_agent, "GET", "/api/me", None))["is_admin"], false);
 }
 
 #[test]

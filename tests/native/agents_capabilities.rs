@@ -7,7 +7,8 @@ use mailroom_contract::capabilities::CAPABILITIES;
 use mailroom_contract::{RouteId, registry};
 use serde_json::{Value, json};
 
-use crate::agents::{READ_MAIL, SUPPORT, as_agent, grants, office};
+use crate::agents::{SUPPORT, as_agent, grants, office};
+use crate::desk::READS_THE_MAILBOX;
 use crate::support::*;
 
 /// The capability promise: an agent minted with exactly what a capability
@@ -16,15 +17,22 @@ use crate::support::*;
 #[test]
 fn every_capability_keeps_its_promise() {
     for capability in CAPABILITIES {
-        let (world, mailbox, receipt, ben, ben_token) = office();
+        let office = office();
+        let (world, mailbox, receipt, ben, ben_token) = (
+            &office.world,
+            office.mailbox.as_str(),
+            office.receipt(),
+            office.person("ben").id.as_str(),
+            office.person("ben").token.as_str(),
+        );
         let with_attachment = world.deliver("multipart-attachment", SUPPORT);
-        world.grant_all(&ben, &["message.export", "approval.decide"], &mailbox);
+        world.grant_all(ben, &["message.export", "approval.decide"], mailbox);
         let requirements: Vec<&str> =
             capability.requirements(registry()).iter().map(|relation| relation.name()).collect();
-        let (agent_id, credential) = world.mint(&ben, &[capability.name], grants(&mailbox, &requirements));
+        let (agent_id, credential) = world.mint(ben, &[capability.name], grants(mailbox, &requirements));
         let sends = format!("/api/mailboxes/{mailbox}/sends");
         // Agent messaging: a peer on the node, and a message each way.
-        let peer = || world.messenger(&ben);
+        let peer = || world.messenger(ben);
         let sent_by_agent = || world.send_message(&credential, &peer().0, "request", json!("37 + 58?"));
         let leased_by_agent = || {
             world.send_message(&peer().1, &agent_id, "request", json!("37 + 58?"));
@@ -53,12 +61,12 @@ fn every_capability_keeps_its_promise() {
                 }
                 RouteId::SearchMessages => ("GET", "/api/search?q=invoice".into(), None),
                 RouteId::ListThreads => ("GET", format!("/api/mailboxes/{mailbox}/threads"), None),
-                RouteId::GetThread => ("GET", world.thread_of(&mailbox, &receipt), None),
+                RouteId::GetThread => ("GET", world.thread_of(mailbox, receipt), None),
                 RouteId::UpdateThread => {
-                    ("PATCH", world.thread_of(&mailbox, &receipt), Some(json!({ "status": "closed", "assignee": "" })))
+                    ("PATCH", world.thread_of(mailbox, receipt), Some(json!({ "status": "closed", "assignee": "" })))
                 }
-                RouteId::MarkThreadRead => ("PUT", format!("{}/read", world.thread_of(&mailbox, &receipt)), None),
-                RouteId::MarkThreadUnread => ("DELETE", format!("{}/read", world.thread_of(&mailbox, &receipt)), None),
+                RouteId::MarkThreadRead => ("PUT", format!("{}/read", world.thread_of(mailbox, receipt)), None),
+                RouteId::MarkThreadUnread => ("DELETE", format!("{}/read", world.thread_of(mailbox, receipt)), None),
                 RouteId::GetMessageOriginal => {
                     ("GET", format!("/api/mailboxes/{mailbox}/messages/{receipt}/original"), None)
                 }
@@ -98,7 +106,7 @@ fn every_capability_keeps_its_promise() {
                     world.call("POST", &format!("{sends}/{send}/submit"), Some(&credential), None);
                     // Refused by a third person: neither its sponsor nor whoever minted it.
                     let (dora, dora_token) = world.person("dora@example.com");
-                    world.grant_all(&dora, &["approval.decide"], &mailbox);
+                    world.grant_all(&dora, &["approval.decide"], mailbox);
                     let path = format!("{sends}/{send}");
                     let refusal = world.refusal_of(&dora_token, &path, "Say it more kindly.");
                     world.call("POST", &format!("{path}/refuse"), Some(&dora_token), Some(refusal));
@@ -110,28 +118,28 @@ fn every_capability_keeps_its_promise() {
                     world.call("POST", &format!("{sends}/{send}/submit"), Some(&credential), None);
                     // Neither its sponsor nor the administrator who minted it: a third person.
                     let (carol, carol_token) = world.person("carol@example.com");
-                    world.grant_all(&carol, &["approval.decide"], &mailbox);
+                    world.grant_all(&carol, &["approval.decide"], mailbox);
                     let path = format!("{sends}/{send}");
                     world.approve_while_refusing(&carol_token, &path, "ana@customer.example");
                     ("POST", format!("{sends}/{send}/retry"), None)
                 }
                 RouteId::ListNotifications => {
-                    world.reminder_in_feed(&ben_token);
+                    world.reminder_in_feed(ben_token);
                     ("GET", "/api/me/notifications".into(), None)
                 }
                 RouteId::MarkNotificationsRead => {
-                    world.reminder_in_feed(&ben_token);
+                    world.reminder_in_feed(ben_token);
                     ("POST", "/api/me/notifications/read".into(), Some(json!({ "all": true })))
                 }
                 RouteId::MarkNotificationUnread => {
-                    world.reminder_in_feed(&ben_token);
-                    let feed = world.call("GET", "/api/me/notifications", Some(&ben_token), None);
+                    world.reminder_in_feed(ben_token);
+                    let feed = world.call("GET", "/api/me/notifications", Some(ben_token), None);
                     let id = body(&feed)["notifications"][0]["id"].as_str().unwrap_or_default().to_string();
                     ("DELETE", format!("/api/me/notifications/{id}/read"), None)
                 }
                 RouteId::ListEvents => ("GET", "/api/me/events".into(), None),
                 RouteId::GetEvent => {
-                    ("GET", format!("/api/me/events/{}", world.reminder(&ben_token, "2026-12-14")), None)
+                    ("GET", format!("/api/me/events/{}", world.reminder(ben_token, "2026-12-14")), None)
                 }
                 RouteId::GetProfile => ("GET", "/api/me/profile".into(), None),
                 RouteId::CreateEvent => {
@@ -139,17 +147,17 @@ fn every_capability_keeps_its_promise() {
                 }
                 RouteId::UpdateEvent => (
                     "PATCH",
-                    format!("/api/me/events/{}", world.reminder(&ben_token, "2026-12-14")),
+                    format!("/api/me/events/{}", world.reminder(ben_token, "2026-12-14")),
                     Some(json!({ "due_at": "2026-12-15" })),
                 ),
                 RouteId::DeleteEvent => {
-                    ("DELETE", format!("/api/me/events/{}", world.reminder(&ben_token, "2026-12-14")), None)
+                    ("DELETE", format!("/api/me/events/{}", world.reminder(ben_token, "2026-12-14")), None)
                 }
                 RouteId::MarkDone => {
-                    ("POST", format!("/api/me/events/{}/done", world.reminder(&ben_token, "2026-12-14")), None)
+                    ("POST", format!("/api/me/events/{}/done", world.reminder(ben_token, "2026-12-14")), None)
                 }
                 RouteId::MarkAck => {
-                    ("POST", format!("/api/me/events/{}/ack", world.reminder(&ben_token, "2026-12-14")), None)
+                    ("POST", format!("/api/me/events/{}/ack", world.reminder(ben_token, "2026-12-14")), None)
                 }
                 RouteId::UpdateProfile => ("PATCH", "/api/me/profile".into(), Some(json!({ "tz": "Europe/Berlin" }))),
                 RouteId::SendAgentMessage => (
@@ -237,8 +245,10 @@ fn every_capability_keeps_its_promise() {
 
 #[test]
 fn an_agent_sees_the_grantable_routes_within_its_ceiling_over_mcp_and_calls_them_as_itself() {
-    let (world, mailbox, receipt, ben, _) = office();
-    let (agent, credential) = world.mint(&ben, &["mail.triage"], grants(&mailbox, &["mailbox.metadata.read"]));
+    let office = office();
+    let (world, mailbox, receipt, ben) =
+        (&office.world, office.mailbox.as_str(), office.receipt(), office.person("ben").id.as_str());
+    let (agent, credential) = world.mint(ben, &["mail.triage"], grants(mailbox, &["mailbox.metadata.read"]));
     let listed = world.call(
         "POST",
         "/mcp",
@@ -286,8 +296,9 @@ fn an_agent_sees_the_grantable_routes_within_its_ceiling_over_mcp_and_calls_them
 
 #[test]
 fn a_pinned_route_no_capability_contains_any_more_is_shown_never_dropped() {
-    let (world, mailbox, _, ben, _) = office();
-    let (agent, _) = world.mint(&ben, &["mail.triage"], grants(&mailbox, &["mailbox.metadata.read"]));
+    let office = office();
+    let (world, mailbox, ben) = (&office.world, office.mailbox.as_str(), office.person("ben").id.as_str());
+    let (agent, _) = world.mint(ben, &["mail.triage"], grants(mailbox, &["mailbox.metadata.read"]));
     // As if a route had been renamed or a capability shrunk after this agent was minted.
     world
         .node
@@ -301,14 +312,20 @@ fn a_pinned_route_no_capability_contains_any_more_is_shown_never_dropped() {
 
 #[test]
 fn an_agent_s_mailbox_tools_stop_at_its_ceiling_though_it_holds_more() {
-    let (world, a, receipt, ben, ben_token) = office();
-    let (agent, credential) = world.mint(&ben, &["mail.read", "mail.triage"], grants(&a, READ_MAIL));
+    let office = office();
+    let (world, a, receipt, ben, ben_token) = (
+        &office.world,
+        office.mailbox.as_str(),
+        office.receipt(),
+        office.person("ben").id.as_str(),
+        office.person("ben").token.as_str(),
+    );
+    let (agent, credential) = world.mint(ben, &["mail.read", "mail.triage"], grants(a, READS_THE_MAILBOX));
     // Granted later, and backed by the sponsor: held, but outside the ceiling.
-    assert_eq!(world.grant(&agent, "send.propose", &a).status, 201);
+    assert_eq!(world.grant(&agent, "send.propose", a).status, 201);
     let tools_on_a = |token: &str| {
         let listed = body(&world.call("GET", "/api/mailboxes/readable", Some(token), None));
-        let mailbox =
-            listed["mailboxes"].as_array().unwrap().iter().find(|mailbox| mailbox["id"] == a.as_str()).cloned();
+        let mailbox = listed["mailboxes"].as_array().unwrap().iter().find(|mailbox| mailbox["id"] == a).cloned();
         mailbox.map(|mailbox| (mailbox["held"].clone(), mailbox["tools"].clone())).unwrap()
     };
     let (held, tools) = tools_on_a(&credential);
@@ -316,7 +333,7 @@ fn an_agent_s_mailbox_tools_stop_at_its_ceiling_though_it_holds_more() {
     assert!(tools.as_array().unwrap().iter().any(|tool| tool == "get_message_body"), "{tools}");
     assert!(!tools.as_array().unwrap().iter().any(|tool| tool == "create_draft"), "{tools}");
     let drafted = as_agent(
-        &world,
+        world,
         &credential,
         "POST",
         &format!("/api/mailboxes/{a}/sends"),
@@ -324,6 +341,6 @@ fn an_agent_s_mailbox_tools_stop_at_its_ceiling_though_it_holds_more() {
     );
     assert_refused(&drafted, 403, "outside_ceiling");
     // The sponsor, who has no ceiling, is offered it on the same relations.
-    let (_, tools) = tools_on_a(&ben_token);
+    let (_, tools) = tools_on_a(ben_token);
     assert!(tools.as_array().unwrap().iter().any(|tool| tool == "create_draft"), "{tools}");
 }

@@ -6,16 +6,19 @@
 use mailroom::core::platform::Platform;
 use serde_json::{Value, json};
 
-use crate::agents::{READ_MAIL, SUPPORT, as_agent, grants, office, sign_in_as};
+use crate::agents::{SUPPORT, as_agent, grants, office, sign_in_as};
+use crate::desk::{Desk, READS_THE_MAILBOX};
 use crate::support::*;
 
 /// The agent (and its sponsor) on two mailboxes, for the delegation tests:
 /// (world, mailbox a, mailbox b, receipt in a, ben, agent credential).
 fn delegated(agent_relations: &[&str]) -> (World, String, String, String, String, String) {
-    let (world, a, receipt, ben, _) = office();
+    let office = office();
+    let (receipt, ben) = (office.receipt().to_string(), office.person("ben").id.clone());
+    let Desk { world, mailbox: a, .. } = office;
     let b = world.mailbox("billing@mailroom.test");
     world.deliver("plain", "billing@mailroom.test");
-    world.grant_all(&ben, READ_MAIL, &b);
+    world.grant_all(&ben, READS_THE_MAILBOX, &b);
     let mut capabilities = vec!["mail.read", "mail.triage"];
     if agent_relations.contains(&"send.propose") {
         capabilities.push("mail.draft");
@@ -138,7 +141,7 @@ fn a_sponsor_losing_a_relation_directly_or_by_team_withdraws_exactly_it_from_the
 
 #[test]
 fn a_sponsor_with_only_metadata_lends_no_content_even_when_the_agent_holds_it() {
-    let (world, a, _, receipt, ben, credential) = delegated(READ_MAIL);
+    let (world, a, _, receipt, ben, credential) = delegated(READS_THE_MAILBOX);
     world.revoke(&ben, "mailbox.content.read", &a);
     // The agent's own tuple for content on a is still there; the sponsor's
     // metadata on a must not carry it.
@@ -153,7 +156,7 @@ fn a_sponsor_with_only_metadata_lends_no_content_even_when_the_agent_holds_it() 
 
 #[test]
 fn a_sponsor_s_relation_on_another_mailbox_lends_nothing_here() {
-    let (world, a, b, receipt, ben, credential) = delegated(READ_MAIL);
+    let (world, a, b, receipt, ben, credential) = delegated(READS_THE_MAILBOX);
     world.revoke(&ben, "mailbox.content.read", &a);
     world.revoke(&ben, "mailbox.metadata.read", &a);
     // Ben still reads b in full; that must not license the agent on a.
@@ -166,7 +169,7 @@ fn a_sponsor_s_relation_on_another_mailbox_lends_nothing_here() {
 
 #[test]
 fn an_agent_whose_own_tuple_is_revoked_loses_it_whatever_the_sponsor_holds() {
-    let (world, a, _, receipt, _, credential) = delegated(READ_MAIL);
+    let (world, a, _, receipt, _, credential) = delegated(READS_THE_MAILBOX);
     let agent = body(&world.admin("GET", "/api/agents", None))["agents"][0]["id"].as_str().unwrap().to_string();
     world.revoke(&agent, "mailbox.content.read", &a);
     let refused = as_agent(&world, &credential, "GET", &format!("/api/mailboxes/{a}/messages/{receipt}/body"), None);
@@ -175,7 +178,7 @@ fn an_agent_whose_own_tuple_is_revoked_loses_it_whatever_the_sponsor_holds() {
 
 #[test]
 fn a_disabled_sponsor_leaves_the_agent_without_authority() {
-    let (world, _, _, _, ben, credential) = delegated(READ_MAIL);
+    let (world, _, _, _, ben, credential) = delegated(READS_THE_MAILBOX);
     world.admin("POST", &format!("/api/people/{ben}/disable"), None);
     assert_refused(&as_agent(&world, &credential, "GET", "/api/me", None), 403, "sponsor_disabled");
 }

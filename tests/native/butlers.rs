@@ -7,6 +7,7 @@
 use mailroom::mail::Delivery;
 use serde_json::{Value, json};
 
+use crate::desk::{DRAFTS_FROM_THE_LISTING, Desk};
 use crate::support::*;
 
 pub(crate) const SUPPORT: &str = "support@mailroom.test";
@@ -22,40 +23,37 @@ pub(crate) fn deliver(world: &World, subject: &str, message_id: &str) -> String 
     }
 }
 
-pub(crate) struct Office {
-    pub(crate) world: World,
-    pub(crate) mailbox: String,
-    pub(crate) ben: (String, String),
-    pub(crate) cleo: (String, String),
+/// Ben and Cleo see the mailbox's listing and draft from it (neither reads a
+/// message's content); Ben sponsors the butlers.
+pub(crate) fn office() -> Desk {
+    Desk::new(SUPPORT)
+        .with("ben@example.com", DRAFTS_FROM_THE_LISTING)
+        .with("cleo@example.com", DRAFTS_FROM_THE_LISTING)
 }
 
-pub(crate) fn office() -> Office {
-    let world = World::new();
-    let mailbox = world.mailbox(SUPPORT);
-    let ben = world.person("ben@example.com");
-    let cleo = world.person("cleo@example.com");
-    for person in [&ben.0, &cleo.0] {
-        world.grant_all(person, &["mailbox.metadata.read", "send.propose"], &mailbox);
-    }
-    Office { world, mailbox, ben, cleo }
+/// The office's butlers, as these tests and `butlers_effects` make and read them.
+pub(crate) trait Butlers {
+    fn butlers(&self) -> String;
+    fn create(&self, rules: Value) -> String;
+    fn thread(&self, receipt: &str) -> Value;
 }
 
-impl Office {
-    pub(crate) fn butlers(&self) -> String {
+impl Butlers for Desk {
+    fn butlers(&self) -> String {
         format!("/api/mailboxes/{}/butlers", self.mailbox)
     }
 
-    pub(crate) fn create(&self, rules: Value) -> String {
+    fn create(&self, rules: Value) -> String {
         let created = self.world.admin(
             "POST",
             &self.butlers(),
-            Some(json!({ "name": "Invoices to Cleo", "sponsor": self.ben.0, "rules": rules })),
+            Some(json!({ "name": "Invoices to Cleo", "sponsor": self.person("ben").id, "rules": rules })),
         );
         assert_eq!(created.status, 201, "{}", text(&created));
         format!("{}/{}", self.butlers(), body(&created)["id"].as_str().unwrap())
     }
 
-    pub(crate) fn thread(&self, receipt: &str) -> Value {
+    fn thread(&self, receipt: &str) -> Value {
         let shown = self.world.admin("GET", &self.world.thread_of(&self.mailbox, receipt), None);
         body(&shown)
     }
@@ -71,10 +69,10 @@ fn invoices_to_cleo(cleo: &str) -> Value {
 #[test]
 fn a_published_butler_acts_on_the_next_delivery_as_itself_for_its_sponsor() {
     let office = office();
-    let world = &office.world;
+    let (world, ben, cleo) = (&office.world, office.person("ben"), office.person("cleo"));
     // The administrator reads the thread too.
     world.grant_all(&world.admin_id, &["mailbox.metadata.read"], &office.mailbox);
-    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    let butler = office.create(invoices_to_cleo(&cleo.id));
     let before = deliver(world, "Invoice 4471", "i1@customer.example");
     assert!(office.thread(&before)["assignee"].is_null(), "a draft acts on nothing");
 
@@ -85,7 +83,7 @@ fn a_published_butler_acts_on_the_next_delivery_as_itself_for_its_sponsor() {
 
     let matching = deliver(world, "Re: invoice 4472", "i2@customer.example");
     let thread = office.thread(&matching);
-    assert_eq!(thread["assignee"], office.cleo.0.as_str(), "{thread}");
+    assert_eq!(thread["assignee"], cleo.id.as_str(), "{thread}");
     assert_eq!(thread["status"], "waiting");
     let other = deliver(world, "Lunch?", "l1@customer.example");
     assert!(office.thread(&other)["assignee"].is_null());
@@ -96,7 +94,7 @@ fn a_published_butler_acts_on_the_next_delivery_as_itself_for_its_sponsor() {
     for act in &acts {
         assert_eq!(act["actor"], butler_id);
         assert_eq!(act["actor_kind"], "butler");
-        assert_eq!(act["delegator"], office.ben.0.as_str());
+        assert_eq!(act["delegator"], ben.id.as_str());
         assert_eq!(act["outcome"], "ok");
     }
     assert_eq!(world.verify()["intact"], true, "{}", world.verify());
@@ -117,28 +115,28 @@ fn a_published_butler_acts_on_the_next_delivery_as_itself_for_its_sponsor() {
 #[test]
 fn a_sponsor_without_what_its_effects_need_cannot_publish_and_a_lost_relation_skips_the_effect() {
     let office = office();
-    let world = &office.world;
+    let (world, ben, cleo) = (&office.world, office.person("ben"), office.person("cleo"));
     // Ben holds only metadata when it is published: publishing is refused, since
     // every effect would be skipped.
-    world.revoke(&office.ben.0, "send.propose", &office.mailbox);
-    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    world.revoke(&ben.id, "send.propose", &office.mailbox);
+    let butler = office.create(invoices_to_cleo(&cleo.id));
     assert_refused(
         &world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 }))),
         409,
         "sponsor_lacks",
     );
-    world.grant_all(&office.ben.0, &["send.propose"], &office.mailbox);
+    world.grant_all(&ben.id, &["send.propose"], &office.mailbox);
     let published = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
     assert_eq!(published.status, 200, "{}", text(&published));
 
     // Revoked after publishing: skipped, recorded, and its sponsor told.
-    world.revoke(&office.ben.0, "send.propose", &office.mailbox);
+    world.revoke(&ben.id, "send.propose", &office.mailbox);
     let receipt = deliver(world, "Invoice 9", "i9@customer.example");
     world.grant_all(&world.admin_id, &["mailbox.metadata.read"], &office.mailbox);
     assert!(office.thread(&receipt)["assignee"].is_null());
     let skipped: Vec<Value> = world.audit().into_iter().filter(|entry| entry["outcome"] == "skipped").collect();
     assert_eq!(skipped.len(), 2, "{skipped:?}");
-    let feed = body(&world.call("GET", "/api/me/notifications", Some(&office.ben.1), None));
+    let feed = body(&world.call("GET", "/api/me/notifications", Some(&ben.token), None));
     assert_eq!(feed["notifications"][0]["kind"], "butler_effect_skipped", "{feed}");
     assert_eq!(feed["notifications"][0]["actor_name"], "Invoices to Cleo");
     assert!(feed["notifications"][0]["detail"].as_str().unwrap().contains("no longer holds send.propose"));
@@ -149,9 +147,9 @@ fn a_sponsor_without_what_its_effects_need_cannot_publish_and_a_lost_relation_sk
 #[test]
 fn a_dry_run_names_what_matched_and_what_would_happen_and_changes_nothing() {
     let office = office();
-    let world = &office.world;
+    let (world, ben, cleo) = (&office.world, office.person("ben"), office.person("cleo"));
     let receipt = deliver(world, "Invoice 4471", "i1@customer.example");
-    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    let butler = office.create(invoices_to_cleo(&cleo.id));
     let tables = || world.node.database.snapshot();
     let blobs = || world.node.blobs.objects.borrow().len();
     let (before, blobs_before) = (tables(), blobs());
@@ -164,7 +162,7 @@ fn a_dry_run_names_what_matched_and_what_would_happen_and_changes_nothing() {
     assert_eq!(run["conditions"][0]["found"], "Invoice 4471");
     assert_eq!(run["conditions"][1]["found"], "Ana <ana@customer.example>");
     assert_eq!(run["effects"][0]["would_run"], true);
-    assert!(run["effects"][0]["outcome"].as_str().unwrap().contains(&office.cleo.0));
+    assert!(run["effects"][0]["outcome"].as_str().unwrap().contains(&cleo.id));
     assert_eq!(tables(), before, "a dry run writes nothing, not even an audit entry");
     assert_eq!(blobs(), blobs_before);
 
@@ -189,7 +187,7 @@ fn a_dry_run_names_what_matched_and_what_would_happen_and_changes_nothing() {
     assert_eq!(body(&called)["result"]["structuredContent"]["matched"], true, "{}", text(&called));
     assert_eq!(tables(), before, "nor over MCP");
     let (_, agent) = world.mint(
-        &office.ben.0,
+        &ben.id,
         &["mail.triage"],
         json!([{ "mailbox": office.mailbox, "relations": ["mailbox.metadata.read"] }]),
     );
@@ -216,21 +214,18 @@ fn a_dry_run_names_what_matched_and_what_would_happen_and_changes_nothing() {
 #[test]
 fn a_butler_is_refused_in_words_when_its_rules_or_sponsor_are_wrong() {
     let office = office();
-    let world = &office.world;
+    let (world, ben, cleo) = (&office.world, office.person("ben"), office.person("cleo"));
     let post = |payload: Value| world.admin("POST", &office.butlers(), Some(payload));
-    let (agent, _) = world.mint(&office.ben.0, &["identity.read"], json!([]));
+    let (agent, _) = world.mint(&ben.id, &["identity.read"], json!([]));
     for (payload, field) in [
-        (json!({ "name": "", "sponsor": office.ben.0, "rules": invoices_to_cleo(&office.cleo.0) }), "name"),
+        (json!({ "name": "", "sponsor": ben.id, "rules": invoices_to_cleo(&cleo.id) }), "name"),
+        (json!({ "name": "X", "sponsor": ben.id, "rules": { "conditions": [], "effects": [] } }), "rules.effects"),
         (
-            json!({ "name": "X", "sponsor": office.ben.0, "rules": { "conditions": [], "effects": [] } }),
-            "rules.effects",
-        ),
-        (
-            json!({ "name": "X", "sponsor": office.ben.0, "rules": { "conditions": [{ "on": "subject", "contains": " " }], "effects": [{ "do": "set_status", "status": "closed" }] } }),
+            json!({ "name": "X", "sponsor": ben.id, "rules": { "conditions": [{ "on": "subject", "contains": " " }], "effects": [{ "do": "set_status", "status": "closed" }] } }),
             "rules.conditions[0].contains",
         ),
         (
-            json!({ "name": "X", "sponsor": office.ben.0, "rules": { "conditions": [], "effects": [{ "do": "assign", "assignee": "cleo" }] } }),
+            json!({ "name": "X", "sponsor": ben.id, "rules": { "conditions": [], "effects": [{ "do": "assign", "assignee": "cleo" }] } }),
             "rules.effects[0].assignee",
         ),
     ] {
@@ -239,7 +234,7 @@ fn a_butler_is_refused_in_words_when_its_rules_or_sponsor_are_wrong() {
         assert!(text(&refused).contains(field), "{field}: {}", text(&refused));
     }
     assert_refused(
-        &post(json!({ "name": "X", "sponsor": agent, "rules": invoices_to_cleo(&office.cleo.0) })),
+        &post(json!({ "name": "X", "sponsor": agent, "rules": invoices_to_cleo(&cleo.id) })),
         400,
         "invalid_body",
     );
@@ -247,8 +242,8 @@ fn a_butler_is_refused_in_words_when_its_rules_or_sponsor_are_wrong() {
         &world.call(
             "POST",
             &office.butlers(),
-            Some(&office.ben.1),
-            Some(json!({ "name": "X", "sponsor": office.ben.0, "rules": invoices_to_cleo(&office.cleo.0) })),
+            Some(&ben.token),
+            Some(json!({ "name": "X", "sponsor": ben.id, "rules": invoices_to_cleo(&cleo.id) })),
         ),
         403,
         "missing_relation",
@@ -261,8 +256,8 @@ fn a_butler_is_refused_in_words_when_its_rules_or_sponsor_are_wrong() {
 #[test]
 fn the_database_keeps_a_published_version_as_published_and_never_deletes_it() {
     let office = office();
-    let world = &office.world;
-    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    let (world, cleo) = (&office.world, office.person("cleo"));
+    let butler = office.create(invoices_to_cleo(&cleo.id));
     let butler_id = butler.rsplit('/').next().unwrap().to_string();
     let published = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
     assert_eq!(published.status, 200, "{}", text(&published));
@@ -354,45 +349,45 @@ pub(crate) fn deliver_reply(world: &World, subject: &str, message_id: &str, in_r
 #[test]
 fn an_assignee_who_no_longer_works_the_mailbox_is_skipped_with_its_reason_never_recorded_as_done() {
     let office = office();
-    let world = &office.world;
+    let (world, ben, cleo) = (&office.world, office.person("ben"), office.person("cleo"));
     world.grant_all(&world.admin_id, &["mailbox.metadata.read"], &office.mailbox);
-    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    let butler = office.create(invoices_to_cleo(&cleo.id));
     publish(world, &butler);
     let simulate = |receipt: &str| {
         let run = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": receipt }))));
         (run["effects"][0]["would_run"].as_bool().unwrap(), run["effects"][0]["outcome"].as_str().unwrap().to_string())
     };
 
-    world.revoke(&office.cleo.0, "send.propose", &office.mailbox);
+    world.revoke(&cleo.id, "send.propose", &office.mailbox);
     let receipt = deliver(world, "Invoice 1", "a1@customer.example");
     assert!(office.thread(&receipt)["assignee"].is_null());
     let effects = effects_on(world, &receipt);
     assert_eq!(effects[0].0, "skipped", "{effects:?}");
-    assert!(effects[0].1.contains(&format!("{} does not work the mailbox", office.cleo.0)), "{effects:?}");
+    assert!(effects[0].1.contains(&format!("{} does not work the mailbox", cleo.id)), "{effects:?}");
     assert_eq!(effects[1].0, "ok", "the status is still set: {effects:?}");
     let run = world.node.database.peek(&format!("SELECT outcome_json FROM butler_runs WHERE receipt_id = '{receipt}'"));
     let run: Value = serde_json::from_str(&run.unwrap()).unwrap();
     assert_eq!(run["effects"][0]["would_run"], false, "{run}");
-    let told = &feed(world, &office.ben.1)[0];
+    let told = &feed(world, &ben.token)[0];
     assert_eq!(told["kind"], "butler_effect_skipped", "{told}");
     assert!(told["detail"].as_str().unwrap().contains("does not work the mailbox"), "{told}");
-    assert!(!feed(world, &office.cleo.1).iter().any(|item| item["kind"] == "conversation_assigned"));
+    assert!(!feed(world, &cleo.token).iter().any(|item| item["kind"] == "conversation_assigned"));
     let (would_run, outcome) = simulate(&receipt);
     assert!(!would_run && outcome.contains("does not work the mailbox"), "{outcome}");
 
     // Working it again, then disabled: the same.
-    world.grant_all(&office.cleo.0, &["send.propose"], &office.mailbox);
+    world.grant_all(&cleo.id, &["send.propose"], &office.mailbox);
     assert!(simulate(&receipt).0, "the dry run follows what is held now");
-    assert_eq!(world.admin("POST", &format!("/api/people/{}/disable", office.cleo.0), None).status, 200);
+    assert_eq!(world.admin("POST", &format!("/api/people/{}/disable", cleo.id), None).status, 200);
     let disabled = deliver(world, "Invoice 2", "a2@customer.example");
     assert!(office.thread(&disabled)["assignee"].is_null());
     assert_eq!(effects_on(world, &disabled)[0].0, "skipped");
     assert!(!simulate(&disabled).0);
 
     // An agent assignee works the mailbox only while its sponsor does too.
-    assert_eq!(world.admin("POST", &format!("/api/people/{}/enable", office.cleo.0), None).status, 200);
+    assert_eq!(world.admin("POST", &format!("/api/people/{}/enable", cleo.id), None).status, 200);
     let (agent, _) = world.mint(
-        &office.cleo.0,
+        &cleo.id,
         &["mail.triage"],
         json!([{ "mailbox": office.mailbox, "relations": ["mailbox.metadata.read", "send.propose"] }]),
     );
@@ -406,7 +401,7 @@ fn an_assignee_who_no_longer_works_the_mailbox_is_skipped_with_its_reason_never_
     let assigned = deliver(world, "Invoice 3", "a3@customer.example");
     assert_eq!(office.thread(&assigned)["assignee"], agent.as_str());
     assert_eq!(effects_on(world, &assigned)[0].0, "ok");
-    world.revoke(&office.cleo.0, "send.propose", &office.mailbox);
+    world.revoke(&cleo.id, "send.propose", &office.mailbox);
     let orphaned = deliver(world, "Invoice 4", "a4@customer.example");
     assert!(office.thread(&orphaned)["assignee"].is_null());
     let effects = effects_on(world, &orphaned);
@@ -421,24 +416,24 @@ fn an_assignee_who_no_longer_works_the_mailbox_is_skipped_with_its_reason_never_
 #[test]
 fn a_butlers_assignment_tells_the_assignee_as_a_persons_does() {
     let office = office();
-    let world = &office.world;
+    let (world, ben, cleo) = (&office.world, office.person("ben"), office.person("cleo"));
     // Ben assigns a conversation to Cleo by hand.
     let by_hand = deliver(world, "Lunch", "h1@customer.example");
     let assigned = world.call(
         "PATCH",
         &world.thread_of(&office.mailbox, &by_hand),
-        Some(&office.ben.1),
-        Some(json!({ "assignee": office.cleo.0 })),
+        Some(&ben.token),
+        Some(json!({ "assignee": cleo.id })),
     );
     assert_eq!(assigned.status, 200, "{}", text(&assigned));
-    let persons = feed(world, &office.cleo.1)[0].clone();
+    let persons = feed(world, &cleo.token)[0].clone();
     assert_eq!(persons["kind"], "conversation_assigned", "{persons}");
 
-    let butler = office.create(invoices_to_cleo(&office.cleo.0));
+    let butler = office.create(invoices_to_cleo(&cleo.id));
     publish(world, &butler);
     let butler_id = butler.rsplit('/').next().unwrap();
     let receipt = deliver(world, "Invoice 4471", "b1@customer.example");
-    let items = feed(world, &office.cleo.1);
+    let items = feed(world, &cleo.token);
     assert_eq!(items.len(), 2, "{items:?}");
     let butlers = &items[0];
     for field in ["kind", "mailbox_id", "mailbox_address", "detail"] {
@@ -457,12 +452,12 @@ fn a_butlers_assignment_tells_the_assignee_as_a_persons_does() {
     // The conversation is already Cleo's when the follow-up arrives: nothing to
     // assign, nothing to tell.
     let follow_up = deliver_reply(world, "Re: Invoice 4471", "b2@customer.example", "b1@customer.example");
-    assert_eq!(feed(world, &office.cleo.1).len(), 2, "told once");
+    assert_eq!(feed(world, &cleo.token).len(), 2, "told once");
     let effects = effects_on(world, &follow_up);
     assert_eq!(effects[0].0, "skipped", "{effects:?}");
     assert!(effects[0].1.contains("already assigned"), "{effects:?}");
     assert!(
-        !feed(world, &office.ben.1).iter().any(|item| item["kind"] == "butler_effect_skipped"),
+        !feed(world, &ben.token).iter().any(|item| item["kind"] == "butler_effect_skipped"),
         "what is already so is not the sponsor's to fix"
     );
 }

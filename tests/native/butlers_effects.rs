@@ -7,13 +7,13 @@
 use mailroom::mail::Delivery;
 use serde_json::{Value, json};
 
-use crate::butlers::{SUPPORT, deliver, deliver_reply, effects_on, feed, office, publish};
+use crate::butlers::{Butlers, SUPPORT, deliver, deliver_reply, effects_on, feed, office, publish};
 use crate::support::*;
 
 #[test]
 fn a_webhook_effect_posts_the_deliverys_metadata_signed_once_it_is_stored() {
     let office = office();
-    let world = &office.world;
+    let (world, ben) = (&office.world, office.person("ben"));
     let rules = |url: &str| {
         json!({
             "conditions": [{ "on": "subject", "contains": "invoice" }],
@@ -24,7 +24,7 @@ fn a_webhook_effect_posts_the_deliverys_metadata_signed_once_it_is_stored() {
     let refused = world.admin(
         "POST",
         &office.butlers(),
-        Some(json!({ "name": "Hook", "sponsor": office.ben.0, "rules": rules("http://hooks.example.org/in") })),
+        Some(json!({ "name": "Hook", "sponsor": ben.id, "rules": rules("http://hooks.example.org/in") })),
     );
     assert_refused(&refused, 400, "invalid_body");
     assert!(text(&refused).contains("rules.effects[0].url"), "{}", text(&refused));
@@ -57,7 +57,7 @@ fn a_webhook_effect_posts_the_deliverys_metadata_signed_once_it_is_stored() {
     assert!(!posted[0].body.contains("Hello."), "never the message's text");
     let effect = world.audit().into_iter().rev().find(|entry| entry["action"] == "butler_effect").unwrap();
     assert_eq!(effect["outcome"], "ok");
-    assert_eq!(effect["delegator"], office.ben.0.as_str());
+    assert_eq!(effect["delegator"], ben.id.as_str());
 
     // A receiver that fails does not lose the delivery.
     world.node.webhooks.unreachable.set(true);
@@ -66,7 +66,7 @@ fn a_webhook_effect_posts_the_deliverys_metadata_signed_once_it_is_stored() {
 
     // The sponsor no longer reads the mailbox's metadata: skipped, and nothing posted.
     world.node.webhooks.unreachable.set(false);
-    world.revoke(&office.ben.0, "mailbox.metadata.read", &office.mailbox);
+    world.revoke(&ben.id, "mailbox.metadata.read", &office.mailbox);
     deliver(world, "Invoice 4473", "w3@customer.example");
     assert_eq!(world.node.webhooks.posted.borrow().len(), 1, "nothing more was posted");
 }
@@ -74,9 +74,9 @@ fn a_webhook_effect_posts_the_deliverys_metadata_signed_once_it_is_stored() {
 #[test]
 fn a_drafted_reply_waits_for_a_second_person_and_its_sponsor_cannot_be_that_person() {
     let office = office();
-    let world = &office.world;
-    world.grant_all(&office.ben.0, &["approval.decide"], &office.mailbox);
-    world.grant_all(&office.cleo.0, &["approval.decide"], &office.mailbox);
+    let (world, ben, cleo) = (&office.world, office.person("ben"), office.person("cleo"));
+    world.grant_all(&ben.id, &["approval.decide"], &office.mailbox);
+    world.grant_all(&cleo.id, &["approval.decide"], &office.mailbox);
     let butler = office.create(json!({
         "conditions": [{ "on": "subject", "contains": "invoice" }],
         "effects": [{ "do": "draft_reply", "text": "Dear {sender}, we have your message about {subject}." }]
@@ -87,23 +87,22 @@ fn a_drafted_reply_waits_for_a_second_person_and_its_sponsor_cannot_be_that_pers
 
     // A send submitted in the sponsor's name, answering the delivery; nothing sent.
     let sends = format!("/api/mailboxes/{}/sends", office.mailbox);
-    let listed = body(&world.call("GET", &sends, Some(&office.cleo.1), None));
+    let listed = body(&world.call("GET", &sends, Some(&cleo.token), None));
     let send =
         listed["sends"].as_array().unwrap().iter().find(|send| send["reply_to"] == receipt.as_str()).unwrap().clone();
     assert_eq!(send["state"], "submitted", "{send}");
-    assert_eq!(send["author"], office.ben.0.as_str());
+    assert_eq!(send["author"], ben.id.as_str());
     assert_eq!(send["to"], json!(["Ana <ana@customer.example>"]));
     assert_eq!(send["subject"], "Re: Invoice 4471");
     assert_eq!(send["text"], "Dear Ana <ana@customer.example>, we have your message about Invoice 4471.");
     assert!(world.node.mailer.sent.borrow().is_empty(), "nothing is sent without a second person");
     let effect = world.audit().into_iter().rev().find(|entry| entry["action"] == "butler_effect").unwrap();
     assert_eq!(effect["actor_kind"], "butler");
-    assert_eq!(effect["delegator"], office.ben.0.as_str());
+    assert_eq!(effect["delegator"], ben.id.as_str());
 
     // The sponsor is the submitter's side: he cannot approve it, and it waits in Cleo's feed, not his.
     let path = format!("{sends}/{}", send["id"].as_str().unwrap());
-    let own =
-        world.call("POST", &format!("{path}/approve"), Some(&office.ben.1), Some(world.decision(&office.ben.1, &path)));
+    let own = world.call("POST", &format!("{path}/approve"), Some(&ben.token), Some(world.decision(&ben.token, &path)));
     assert_refused(&own, 403, "own_submission");
     let waiting = |token: &str| {
         body(&world.call("GET", "/api/me/notifications", Some(token), None))["notifications"]
@@ -112,14 +111,10 @@ fn a_drafted_reply_waits_for_a_second_person_and_its_sponsor_cannot_be_that_pers
             .iter()
             .any(|item| item["kind"] == "approval_waiting" && item["object_id"] == send["id"])
     };
-    assert!(waiting(&office.cleo.1));
-    assert!(!waiting(&office.ben.1));
-    let approved = world.call(
-        "POST",
-        &format!("{path}/approve"),
-        Some(&office.cleo.1),
-        Some(world.decision(&office.cleo.1, &path)),
-    );
+    assert!(waiting(&cleo.token));
+    assert!(!waiting(&ben.token));
+    let approved =
+        world.call("POST", &format!("{path}/approve"), Some(&cleo.token), Some(world.decision(&cleo.token, &path)));
     assert_eq!(body(&approved)["state"], "dispatched", "{}", text(&approved));
     let sent = world.node.mailer.sent.borrow().clone();
     let parsed = mailroom::mail::inbound::parse(&sent[0].raw).unwrap();
@@ -130,9 +125,9 @@ fn a_drafted_reply_waits_for_a_second_person_and_its_sponsor_cannot_be_that_pers
 #[test]
 fn a_forward_files_a_copy_where_its_sponsor_reads_and_never_where_they_do_not() {
     let office = office();
-    let world = &office.world;
+    let (world, ben) = (&office.world, office.person("ben"));
     let billing = world.mailbox("billing@mailroom.test");
-    world.grant_all(&office.ben.0, &["mailbox.content.read"], &office.mailbox);
+    world.grant_all(&ben.id, &["mailbox.content.read"], &office.mailbox);
     world.grant_all(&world.admin_id, &["mailbox.metadata.read", "mailbox.content.read"], &billing);
     let butler = office.create(json!({
         "conditions": [{ "on": "subject", "contains": "invoice" }],
@@ -143,14 +138,14 @@ fn a_forward_files_a_copy_where_its_sponsor_reads_and_never_where_they_do_not() 
     let refused = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
     assert_refused(&refused, 409, "sponsor_lacks");
     assert!(body(&refused)["error"]["message"].as_str().unwrap().contains(&billing), "{}", text(&refused));
-    world.grant_all(&office.ben.0, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &billing);
+    world.grant_all(&ben.id, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &billing);
     let published = world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 })));
     assert_eq!(published.status, 200, "{}", text(&published));
     // Billing's own butler closes everything delivered there; it must never act on a copy.
     let closer = world.admin(
         "POST",
         &format!("/api/mailboxes/{billing}/butlers"),
-        Some(json!({ "name": "Close all", "sponsor": office.ben.0,
+        Some(json!({ "name": "Close all", "sponsor": ben.id,
                      "rules": { "conditions": [], "effects": [{ "do": "set_status", "status": "closed" }] } })),
     );
     let closer = format!("/api/mailboxes/{billing}/butlers/{}", body(&closer)["id"].as_str().unwrap());
@@ -199,7 +194,7 @@ fn a_forward_files_a_copy_where_its_sponsor_reads_and_never_where_they_do_not() 
     assert_eq!(copy_original.status, 200, "{}", text(&copy_original));
 
     // Ben can no longer read billing: the next copy is skipped, recorded and told.
-    world.revoke(&office.ben.0, "mailbox.content.read", &billing);
+    world.revoke(&ben.id, "mailbox.content.read", &billing);
     deliver(world, "Invoice 78", "inv78@customer.example");
     let threads = body(&world.admin("GET", &format!("/api/mailboxes/{billing}/threads"), None));
     assert_eq!(threads["threads"].as_array().unwrap().len(), 1, "{threads}");
@@ -209,7 +204,7 @@ fn a_forward_files_a_copy_where_its_sponsor_reads_and_never_where_they_do_not() 
         forwards.iter().map(|act| act["outcome"].as_str().unwrap()).collect::<Vec<_>>(),
         ["ok", "ok", "skipped"]
     );
-    let feed = body(&world.call("GET", "/api/me/notifications", Some(&office.ben.1), None));
+    let feed = body(&world.call("GET", "/api/me/notifications", Some(&ben.token), None));
     assert!(feed["notifications"][0]["detail"].as_str().unwrap().contains(&billing), "{feed}");
     assert_eq!(world.verify()["intact"], true, "{}", world.verify());
 }
@@ -217,14 +212,14 @@ fn a_forward_files_a_copy_where_its_sponsor_reads_and_never_where_they_do_not() 
 #[test]
 fn a_forward_names_another_mailbox_of_the_node() {
     let office = office();
-    let world = &office.world;
+    let (world, ben) = (&office.world, office.person("ben"));
     for (mailbox, field) in
         [(office.mailbox.as_str(), "rules.effects[0].mailbox"), ("support", "rules.effects[0].mailbox")]
     {
         let refused = world.admin(
             "POST",
             &office.butlers(),
-            Some(json!({ "name": "Loop", "sponsor": office.ben.0,
+            Some(json!({ "name": "Loop", "sponsor": ben.id,
                          "rules": { "conditions": [], "effects": [{ "do": "forward", "mailbox": mailbox }] } })),
         );
         assert_refused(&refused, 400, "invalid_body");
@@ -235,13 +230,13 @@ fn a_forward_names_another_mailbox_of_the_node() {
 #[test]
 fn a_label_effect_labels_the_conversation_on_delivery_within_the_limit_and_is_skipped_without_send_propose() {
     let office = office();
-    let world = &office.world;
+    let (world, ben) = (&office.world, office.person("ben"));
     world.grant_all(&world.admin_id, &["mailbox.metadata.read"], &office.mailbox);
     let label_rules = |label: &str| json!({ "conditions": [{ "on": "subject", "contains": "invoice" }], "effects": [{ "do": "label", "label": label }] });
     let refused = world.admin(
         "POST",
         &office.butlers(),
-        Some(json!({ "name": "X", "sponsor": office.ben.0, "rules": label_rules(" ") })),
+        Some(json!({ "name": "X", "sponsor": ben.id, "rules": label_rules(" ") })),
     );
     assert_refused(&refused, 400, "invalid_body");
     assert!(text(&refused).contains("rules.effects[0].label"), "{}", text(&refused));
@@ -265,7 +260,7 @@ fn a_label_effect_labels_the_conversation_on_delivery_within_the_limit_and_is_sk
     let full = deliver(world, "Lunch", "f1@customer.example");
     let many: Vec<String> = (0..20).map(|n| format!("l{n:02}")).collect();
     let thread = world.thread_of(&office.mailbox, &full);
-    let filled = world.call("PATCH", &thread, Some(&office.ben.1), Some(json!({ "add_labels": many })));
+    let filled = world.call("PATCH", &thread, Some(&ben.token), Some(json!({ "add_labels": many })));
     assert_eq!(filled.status, 200, "{}", text(&filled));
     let raw = "From: Ana <ana@customer.example>\r\nTo: Support <support@mailroom.test>\r\nSubject: Re: Lunch invoice\r\n\
                Message-ID: <f2@customer.example>\r\nIn-Reply-To: <f1@customer.example>\r\n\r\nAnd the invoice.\r\n";
@@ -280,25 +275,25 @@ fn a_label_effect_labels_the_conversation_on_delivery_within_the_limit_and_is_sk
     let effects = effects_on(world, &reply);
     assert_eq!(effects[0].0, "skipped", "{effects:?}");
     assert!(effects[0].1.contains("already carries 20 labels, the most it may"), "{effects:?}");
-    assert!(feed(world, &office.ben.1)[0]["detail"].as_str().unwrap().contains("the most it may"));
+    assert!(feed(world, &ben.token)[0]["detail"].as_str().unwrap().contains("the most it may"));
     let run = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": reply }))));
     assert_eq!(run["effects"][0]["would_run"], false, "{run}");
     // A conversation that carries the label already: nothing to add, nobody to tell.
-    let told_before = feed(world, &office.ben.1).len();
+    let told_before = feed(world, &ben.token).len();
     let again = deliver_reply(world, "Re: Invoice 2", "i2b@customer.example", "i2@customer.example");
     assert_eq!(office.thread(&again)["labels"], json!(["billing"]));
     let effects = effects_on(world, &again);
     assert_eq!(effects[0].0, "skipped", "{effects:?}");
     assert!(effects[0].1.contains("already carries “billing”"), "{effects:?}");
-    assert_eq!(feed(world, &office.ben.1).len(), told_before);
+    assert_eq!(feed(world, &ben.token).len(), told_before);
 
     // Without send.propose now, the label is skipped, recorded and its sponsor told.
-    world.revoke(&office.ben.0, "send.propose", &office.mailbox);
+    world.revoke(&ben.id, "send.propose", &office.mailbox);
     let skipped = deliver(world, "Invoice 3", "i3@customer.example");
     assert_eq!(office.thread(&skipped)["labels"], json!([]));
     let act = world.audit().into_iter().rfind(|entry| entry["action"] == "butler_effect").unwrap();
     assert_eq!(act["outcome"], "skipped", "{act}");
-    let feed = body(&world.call("GET", "/api/me/notifications", Some(&office.ben.1), None));
+    let feed = body(&world.call("GET", "/api/me/notifications", Some(&ben.token), None));
     assert_eq!(feed["notifications"][0]["kind"], "butler_effect_skipped", "{feed}");
 }
 
@@ -308,7 +303,7 @@ fn a_label_effect_labels_the_conversation_on_delivery_within_the_limit_and_is_sk
 #[test]
 fn a_drafted_reply_never_addresses_the_nodes_own_mailboxes() {
     let office = office();
-    let world = &office.world;
+    let (world, ben, cleo) = (&office.world, office.person("ben"), office.person("cleo"));
     world.mailbox("billing@mailroom.test");
     let butler = office.create(json!({
         "conditions": [],
@@ -316,7 +311,7 @@ fn a_drafted_reply_never_addresses_the_nodes_own_mailboxes() {
     }));
     publish(world, &butler);
     let sends =
-        || body(&world.call("GET", &format!("/api/mailboxes/{}/sends", office.mailbox), Some(&office.cleo.1), None));
+        || body(&world.call("GET", &format!("/api/mailboxes/{}/sends", office.mailbox), Some(&cleo.token), None));
     let raw = |from: &str, reply_to: &str, message_id: &str| {
         format!(
             "From: {from}\r\nReply-To: {reply_to}\r\nTo: Support <{SUPPORT}>\r\nSubject: Question\r\n\
@@ -341,7 +336,7 @@ fn a_drafted_reply_never_addresses_the_nodes_own_mailboxes() {
     assert_eq!(effects[0].0, "skipped", "{effects:?}");
     assert!(effects[0].1.contains("this node's own"), "{effects:?}");
     assert!(effects[0].1.contains("billing@mailroom.test") && effects[0].1.contains(SUPPORT), "{effects:?}");
-    assert_eq!(feed(world, &office.ben.1)[0]["kind"], "butler_effect_skipped");
+    assert_eq!(feed(world, &ben.token)[0]["kind"], "butler_effect_skipped");
     let run = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": inside }))));
     assert_eq!(run["effects"][0]["would_run"], false, "{run}");
     assert!(run["effects"][0]["outcome"].as_str().unwrap().contains("this node's own"), "{run}");
@@ -352,10 +347,10 @@ fn a_drafted_reply_never_addresses_the_nodes_own_mailboxes() {
 #[test]
 fn a_copy_to_a_mailbox_that_already_holds_the_message_is_skipped_as_already_there() {
     let office = office();
-    let world = &office.world;
+    let (world, ben) = (&office.world, office.person("ben"));
     let billing = world.mailbox("billing@mailroom.test");
-    world.grant_all(&office.ben.0, &["mailbox.content.read"], &office.mailbox);
-    world.grant_all(&office.ben.0, &["mailbox.metadata.read", "mailbox.content.read"], &billing);
+    world.grant_all(&ben.id, &["mailbox.content.read"], &office.mailbox);
+    world.grant_all(&ben.id, &["mailbox.metadata.read", "mailbox.content.read"], &billing);
     let butler = office.create(json!({ "conditions": [], "effects": [{ "do": "forward", "mailbox": billing }] }));
     publish(world, &butler);
     let raw = "From: Ana <ana@customer.example>\r\nTo: support@mailroom.test, billing@mailroom.test\r\n\
@@ -383,7 +378,7 @@ fn a_copy_to_a_mailbox_that_already_holds_the_message_is_skipped_as_already_ther
 #[test]
 fn a_webhook_that_fails_is_recorded_as_failed_and_told() {
     let office = office();
-    let world = &office.world;
+    let (world, ben) = (&office.world, office.person("ben"));
     let butler = office.create(json!({
         "conditions": [],
         "effects": [{ "do": "notify_webhook", "url": "https://hooks.example.org/in" }, { "do": "label", "label": "hooked" }]
@@ -412,7 +407,7 @@ fn a_webhook_that_fails_is_recorded_as_failed_and_told() {
         "{effects:?}"
     );
     assert!(effects[2].1.contains("https://hooks.example.org/in could not be reached"), "{effects:?}");
-    let told = &feed(world, &office.ben.1)[0];
+    let told = &feed(world, &ben.token)[0];
     assert_eq!(told["kind"], "butler_effect_skipped", "{told}");
     assert!(told["detail"].as_str().unwrap().contains("could not be reached"), "{told}");
     assert_eq!(world.verify()["intact"], true, "{}", world.verify());

@@ -10,24 +10,16 @@ use mailroom::dispatch::dispatch;
 use mailroom::testing::{RequestExt, TestNode, request};
 use serde_json::{Value, json};
 
+use crate::desk::{Desk, EVERY_MAILBOX_RELATION};
 use crate::support::*;
 
 const SUPPORT: &str = "support@mailroom.test";
 const BILLING: &str = "billing@mailroom.test";
 
-/// A mailbox, a message received by it, and a person who reads, drafts and
-/// decides there: (world, mailbox, receipt, that person's token).
-fn desk() -> (World, String, String, String) {
-    let world = World::new();
-    let mailbox = world.mailbox(SUPPORT);
-    let receipt = world.deliver("plain", SUPPORT);
-    let (ben, token) = world.person("ben@example.com");
-    world.grant_all(
-        &ben,
-        &["mailbox.metadata.read", "mailbox.content.read", "message.export", "send.propose", "approval.decide"],
-        &mailbox,
-    );
-    (world, mailbox, receipt, token)
+/// A mailbox, a message received by it, and Ben, who reads, drafts and decides
+/// there.
+fn desk() -> Desk {
+    Desk::new(SUPPORT).receiving("plain").with("ben@example.com", EVERY_MAILBOX_RELATION)
 }
 
 fn delete(world: &World, mailbox: &str, receipt: &str) -> mailroom::core::http::Response {
@@ -48,42 +40,43 @@ fn search(world: &World, token: &str, q: &str) -> Vec<String> {
 
 #[test]
 fn an_administrator_deletes_a_received_message_and_nothing_of_it_remains() {
-    let (world, mailbox, receipt, ben) = desk();
+    let desk = desk();
+    let (world, mailbox, receipt, ben) = (&desk.world, &desk.mailbox, desk.receipt(), &desk.person("ben").token);
     let message = format!("/api/mailboxes/{mailbox}/messages/{receipt}");
     let sends = format!("/api/mailboxes/{mailbox}/sends");
     // "invoice" is in the subject (the headers index), "4471" only in the text.
-    assert_eq!(search(&world, &ben, "invoice"), [receipt.as_str()]);
-    assert_eq!(search(&world, &ben, "4471"), [receipt.as_str()]);
+    assert_eq!(search(world, ben, "invoice"), [receipt]);
+    assert_eq!(search(world, ben, "4471"), [receipt]);
     // A reply sealed and sent, and a reply still a draft, both answer it.
     let reply = |subject: &str| {
         let created = world.call(
             "POST",
             &sends,
-            Some(&ben),
+            Some(ben),
             Some(json!({ "to": ["ana@customer.example"], "subject": subject, "text": "Hello.", "reply_to": receipt })),
         );
         body(&created)["id"].as_str().unwrap().to_string()
     };
     let sent = reply("Re: sent");
-    world.call("POST", &format!("{sends}/{sent}/submit"), Some(&ben), None);
-    world.grant_all(&world.admin_id, &["approval.decide"], &mailbox);
+    world.call("POST", &format!("{sends}/{sent}/submit"), Some(ben), None);
+    world.grant_all(&world.admin_id, &["approval.decide"], mailbox);
     let decision = world.decision(&world.admin_token, &format!("{sends}/{sent}"));
     let approved = world.admin("POST", &format!("{sends}/{sent}/approve"), Some(decision));
     assert_eq!(body(&approved)["state"], "dispatched", "{}", text(&approved));
     let drafted = reply("Re: draft");
     assert_eq!(originals(&world.node), 1);
 
-    let deleted = delete(&world, &mailbox, &receipt);
+    let deleted = delete(world, mailbox, receipt);
     assert_eq!(deleted.status, 200, "{}", text(&deleted));
     assert_eq!(body(&deleted), json!({ "id": receipt, "mailbox_id": mailbox, "original": "deleted" }));
 
     for suffix in ["", "/body", "/original"] {
-        assert_refused(&world.call("GET", &format!("{message}{suffix}"), Some(&ben), None), 404, "not_found");
+        assert_refused(&world.call("GET", &format!("{message}{suffix}"), Some(ben), None), 404, "not_found");
     }
-    let listed = body(&world.call("GET", &format!("/api/mailboxes/{mailbox}/messages"), Some(&ben), None));
+    let listed = body(&world.call("GET", &format!("/api/mailboxes/{mailbox}/messages"), Some(ben), None));
     assert_eq!(listed["messages"], json!([]));
-    assert!(search(&world, &ben, "invoice").is_empty(), "the headers index forgot it");
-    assert!(search(&world, &ben, "4471").is_empty(), "the bodies index forgot it");
+    assert!(search(world, ben, "invoice").is_empty(), "the headers index forgot it");
+    assert!(search(world, ben, "4471").is_empty(), "the bodies index forgot it");
     assert_eq!(originals(&world.node), 0, "the original bytes are gone from the object store");
     for index in ["receipt_headers_index", "receipt_bodies_index"] {
         world.node.database.execute_sql(&format!("INSERT INTO {index} ({index}) VALUES ('integrity-check');"));
@@ -92,30 +85,31 @@ fn an_administrator_deletes_a_received_message_and_nothing_of_it_remains() {
 
     // The sends that answered it keep their threading headers and lose the link.
     for send in [&sent, &drafted] {
-        let shown = body(&world.call("GET", &format!("{sends}/{send}"), Some(&ben), None));
+        let shown = body(&world.call("GET", &format!("{sends}/{send}"), Some(ben), None));
         assert!(shown.get("reply_to").is_none(), "{shown}");
         assert_eq!(shown["in_reply_to"], "invoice-question-1@customer.example");
     }
-    let sealed = body(&world.call("GET", &format!("{sends}/{sent}"), Some(&ben), None));
+    let sealed = body(&world.call("GET", &format!("{sends}/{sent}"), Some(ben), None));
     assert_eq!(sealed["manifest_intact"], true, "what was sealed is unchanged");
 
     let audit = world.audit();
     let entry = audit.iter().find(|entry| entry["action"] == "delete_message").expect("the deletion is recorded");
-    assert_eq!(entry["object"], receipt.as_str());
+    assert_eq!(entry["object"], receipt);
     assert_eq!(entry["actor"], world.admin_id.as_str());
     assert_eq!(entry["outcome"], "ok");
     assert_eq!(world.verify()["intact"], true);
     // Deleting it again: nothing by that id.
-    assert_refused(&delete(&world, &mailbox, &receipt), 404, "not_found");
+    assert_refused(&delete(world, mailbox, receipt), 404, "not_found");
 }
 
 #[test]
 fn only_an_administrator_deletes_and_no_agent_is_ever_given_it() {
-    let (world, mailbox, receipt, ben) = desk();
+    let desk = desk();
+    let (world, mailbox, receipt, ben) = (&desk.world, &desk.mailbox, desk.receipt(), &desk.person("ben").token);
     let path = format!("/api/mailboxes/{mailbox}/messages/{receipt}");
-    let refused = world.call("DELETE", &path, Some(&ben), None);
+    let refused = world.call("DELETE", &path, Some(ben), None);
     assert_eq!(refused.status, 403, "every mailbox relation is not administration: {}", text(&refused));
-    let ben_id = body(&world.call("GET", "/api/me", Some(&ben), None))["id"].as_str().unwrap().to_string();
+    let ben_id = body(&world.call("GET", "/api/me", Some(ben), None))["id"].as_str().unwrap().to_string();
     let (_, credential) =
         world.mint(&ben_id, &["mail.triage"], json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]));
     let refused = world.call("DELETE", &path, Some(&credential), None);
@@ -129,34 +123,36 @@ fn only_an_administrator_deletes_and_no_agent_is_ever_given_it() {
 
 #[test]
 fn the_same_message_in_two_mailboxes_keeps_its_original_until_the_last_copy_goes() {
-    let (world, support, first, ben) = desk();
+    let desk = desk();
+    let (world, support, first, ben) = (&desk.world, &desk.mailbox, desk.receipt(), &desk.person("ben").token);
     let billing = world.mailbox(BILLING);
     let second = world.deliver("plain", BILLING);
     world.grant_all(&world.admin_id, &["mailbox.content.read", "message.export"], &billing);
     assert_eq!(originals(&world.node), 1, "one message, stored once");
 
-    let deleted = body(&delete(&world, &support, &first));
+    let deleted = body(&delete(world, support, first));
     assert_eq!(deleted["original"], "kept_for_other_copies");
     assert_eq!(originals(&world.node), 1);
     let other = world.admin("GET", &format!("/api/mailboxes/{billing}/messages/{second}/original"), None);
     assert_eq!(other.status, 200, "the other copy still has its original");
     assert_eq!(other.body, fixture("plain"));
     assert_refused(
-        &world.call("GET", &format!("/api/mailboxes/{support}/messages/{first}"), Some(&ben), None),
+        &world.call("GET", &format!("/api/mailboxes/{support}/messages/{first}"), Some(ben), None),
         404,
         "not_found",
     );
 
-    let deleted = body(&delete(&world, &billing, &second));
+    let deleted = body(&delete(world, &billing, &second));
     assert_eq!(deleted["original"], "deleted");
     assert_eq!(originals(&world.node), 0, "the last copy takes the original with it");
 }
 
 #[test]
 fn an_original_the_object_store_failed_to_delete_is_deleted_by_the_upkeep() {
-    let (world, mailbox, receipt, _) = desk();
+    let desk = desk();
+    let (world, mailbox, receipt) = (&desk.world, &desk.mailbox, desk.receipt());
     world.node.blobs.unavailable.set(true);
-    let deleted = delete(&world, &mailbox, &receipt);
+    let deleted = delete(world, mailbox, receipt);
     assert_eq!(deleted.status, 200, "{}", text(&deleted));
     assert_eq!(body(&deleted)["original"], "deleted_later");
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 0, "the receipt is gone regardless");
@@ -173,9 +169,10 @@ fn an_original_the_object_store_failed_to_delete_is_deleted_by_the_upkeep() {
 
 #[test]
 fn an_original_owed_deletion_that_arrives_again_is_kept() {
-    let (world, mailbox, receipt, _) = desk();
+    let desk = desk();
+    let (world, mailbox, receipt) = (&desk.world, &desk.mailbox, desk.receipt());
     world.node.blobs.unavailable.set(true);
-    assert_eq!(body(&delete(&world, &mailbox, &receipt))["original"], "deleted_later");
+    assert_eq!(body(&delete(world, mailbox, receipt))["original"], "deleted_later");
     world.node.blobs.unavailable.set(false);
     // The same message, delivered anew before the upkeep ran, refers to the bytes again.
     let again = world.deliver("plain", SUPPORT);
@@ -215,7 +212,8 @@ fn pages(world: &World, token: &str, path: &str, key: &str, limit: usize) -> Vec
 
 #[test]
 fn a_page_that_ended_at_a_deleted_message_goes_on_from_where_it_was() {
-    let (world, mailbox, _, ben) = desk();
+    let desk = desk();
+    let (world, mailbox, ben) = (&desk.world, &desk.mailbox, &desk.person("ben").token);
     let notes: Vec<String> = (0..6)
         .map(|number| {
             let raw = format!(
@@ -231,24 +229,24 @@ fn a_page_that_ended_at_a_deleted_message_goes_on_from_where_it_was() {
     let ids = |page: &Value, key: &str| -> Vec<String> {
         page[key].as_array().unwrap().iter().map(|item| item["id"].as_str().unwrap().to_string()).collect()
     };
-    let get = |path: &str| body(&world.call("GET", path, Some(&ben), None));
+    let get = |path: &str| body(&world.call("GET", path, Some(ben), None));
 
     let list = format!("/api/mailboxes/{mailbox}/messages?limit=2");
     let first = get(&list);
     assert_eq!(ids(&first, "messages"), [notes[5].clone(), notes[4].clone()]);
     // The message the page ended at is deleted before the next page is asked for.
-    assert_eq!(delete(&world, &mailbox, &notes[4]).status, 200);
+    assert_eq!(delete(world, mailbox, &notes[4]).status, 200);
     let next = get(&format!("{list}&cursor={}", first["next_cursor"].as_str().unwrap()));
     assert_eq!(ids(&next, "messages"), [notes[3].clone(), notes[2].clone()], "the list goes on from where it was");
 
     let search = "/api/search?q=refunds&limit=2";
     let first = get(search);
     assert_eq!(ids(&first, "results"), [notes[5].clone(), notes[3].clone()]);
-    assert_eq!(delete(&world, &mailbox, &notes[3]).status, 200);
+    assert_eq!(delete(world, mailbox, &notes[3]).status, 200);
     let next = get(&format!("{search}&cursor={}", first["next_cursor"].as_str().unwrap()));
     assert_eq!(ids(&next, "results"), [notes[2].clone(), notes[1].clone()], "the search goes on from where it was");
 
-    let all: Vec<String> = pages(&world, &ben, &format!("/api/mailboxes/{mailbox}/messages"), "messages", 2).concat();
+    let all: Vec<String> = pages(world, ben, &format!("/api/mailboxes/{mailbox}/messages"), "messages", 2).concat();
     assert_eq!(all.len(), 5, "four notes and the plain message: {all:?}");
 }
 
@@ -257,7 +255,8 @@ fn a_copy_delivered_while_the_last_one_is_deleted_keeps_its_original() {
     // The deletion's read finds no other copy; between it and the commit the same
     // message arrives for another mailbox. Deleting the bytes would leave that
     // copy without them, so the commit refuses, and nothing changes.
-    let (world, mailbox, receipt, _) = desk();
+    let desk = desk();
+    let (world, mailbox, receipt) = (&desk.world, &desk.mailbox, desk.receipt());
     let billing = world.mailbox(BILLING);
     let rival = Statement::new(
         "INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, to_json, cc_json, recipients, subject, \
@@ -267,7 +266,7 @@ fn a_copy_delivered_while_the_last_one_is_deleted_keeps_its_original() {
          attachments_json FROM receipts WHERE id = ?2",
     )
     .bind(billing.as_str())
-    .bind(receipt.as_str());
+    .bind(receipt);
     let database = InterleavingDatabase { inner: &world.node.database, before_commit: RefCell::new(Some(rival)) };
     let node = world.node_over(&database);
     let deleting =
@@ -278,17 +277,18 @@ fn a_copy_delivered_while_the_last_one_is_deleted_keeps_its_original() {
     assert_eq!(originals(&world.node), 1);
 
     // Asked again, this copy goes and the original stays for the other.
-    assert_eq!(body(&delete(&world, &mailbox, &receipt))["original"], "kept_for_other_copies");
+    assert_eq!(body(&delete(world, mailbox, receipt))["original"], "kept_for_other_copies");
     assert_eq!(originals(&world.node), 1);
 }
 
 #[test]
 fn a_reply_drafted_while_its_message_is_deleted_is_refused_as_replying_to_nothing() {
-    let (world, mailbox, receipt, ben) = desk();
-    let rival = Statement::new("DELETE FROM receipts WHERE id = ?1").bind(receipt.as_str());
+    let desk = desk();
+    let (world, mailbox, receipt, ben) = (&desk.world, &desk.mailbox, desk.receipt(), &desk.person("ben").token);
+    let rival = Statement::new("DELETE FROM receipts WHERE id = ?1").bind(receipt);
     let database = InterleavingDatabase { inner: &world.node.database, before_commit: RefCell::new(Some(rival)) };
     let node = world.node_over(&database);
-    let drafting = request("POST", &format!("/api/mailboxes/{mailbox}/sends")).bearer(&ben).json(json!({
+    let drafting = request("POST", &format!("/api/mailboxes/{mailbox}/sends")).bearer(ben).json(json!({
         "to": ["ana@customer.example"], "subject": "Re: invoice", "text": "Hello.", "reply_to": receipt,
     }));
     let refused = futures_executor::block_on(dispatch(&node, &drafting, Surface::Rest));

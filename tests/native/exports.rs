@@ -9,6 +9,7 @@ use mailroom_contract::api::export_limits;
 use mailroom_contract::{Authority, registry};
 use serde_json::{Value, json};
 
+use crate::desk::Desk;
 use crate::support::*;
 
 const SUPPORT: &str = "support@mailroom.test";
@@ -29,36 +30,35 @@ fn deliver(world: &World, to: &str, subject: &str, id: &str, body: &str) -> Stri
     }
 }
 
-struct Desk {
-    world: World,
-    support: String,
-    billing: String,
-    /// A reviewer holding ediscovery.export.
-    rita: (String, String),
-}
-
+/// The support and billing mailboxes, and Rita, a reviewer holding
+/// ediscovery.export.
 fn desk() -> Desk {
     let world = World::at(utc("2026-11-20T16:00"));
-    let support = world.mailbox(SUPPORT);
-    let billing = world.mailbox(BILLING);
-    let rita = world.person("rita@example.com");
-    world.grant_all(&rita.0, &["ediscovery.export"], "org");
-    Desk { world, support, billing, rita }
+    Desk::in_world(world, SUPPORT).and_mailbox(BILLING).with_on("rita@example.com", &["ediscovery.export"], "org")
 }
 
-impl Desk {
+/// Rita's exports, as these tests ask for and read them.
+trait Exports {
+    fn request(&self, token: &str, request: Value) -> mailroom::core::http::Response;
+    fn requested(&self, request: Value) -> Value;
+    fn get(&self, path: &str) -> mailroom::core::http::Response;
+    fn export(&self, id: &str) -> Value;
+    fn objects(&self, id: &str, limit: usize) -> Vec<Value>;
+}
+
+impl Exports for Desk {
     fn request(&self, token: &str, request: Value) -> mailroom::core::http::Response {
         self.world.call("POST", "/api/exports", Some(token), Some(request))
     }
 
     fn requested(&self, request: Value) -> Value {
-        let answered = self.request(&self.rita.1, request);
+        let answered = self.request(&self.person("rita").token, request);
         assert_eq!(answered.status, 201, "{}", text(&answered));
         body(&answered)
     }
 
     fn get(&self, path: &str) -> mailroom::core::http::Response {
-        self.world.call("GET", path, Some(&self.rita.1), None)
+        self.world.call("GET", path, Some(&self.person("rita").token), None)
     }
 
     fn export(&self, id: &str) -> Value {
@@ -89,7 +89,7 @@ impl Desk {
 #[test]
 fn a_reviewer_exports_a_date_range_and_downloads_what_the_manifest_hashes() {
     let desk = desk();
-    let world = &desk.world;
+    let (world, rita) = (&desk.world, desk.person("rita"));
     let early = deliver(world, SUPPORT, "Invoice 1", "a1", "Please pay the invoice.");
     let inside = deliver(world, SUPPORT, "Invoice 2", "a2", "The second invoice.");
     let other_words = deliver(world, SUPPORT, "Lunch", "a3", "Nothing about money.");
@@ -109,7 +109,7 @@ fn a_reviewer_exports_a_date_range_and_downloads_what_the_manifest_hashes() {
         ));
     }
     let export = desk.requested(json!({
-        "mailbox_ids": [desk.support],
+        "mailbox_ids": [desk.mailbox],
         "query": "invoice",
         "since": "2026-11-21",
         "until": "2026-11-22",
@@ -154,7 +154,7 @@ fn a_reviewer_exports_a_date_range_and_downloads_what_the_manifest_hashes() {
     let download = world.last_audit_entry();
     assert_eq!(download["action"], "get_export_object");
     assert_eq!(download["object"], format!("{id}/{inside}"));
-    assert_eq!(download["actor"], desk.rita.0.as_str());
+    assert_eq!(download["actor"], rita.id.as_str());
     assert_eq!(world.verify()["intact"], true, "{}", world.verify());
 }
 
@@ -166,7 +166,10 @@ fn the_copying_resumes_run_after_run_and_a_message_deleted_before_it_is_copied_i
     let receipts: Vec<String> = (0..count)
         .map(|index| deliver(world, SUPPORT, &format!("Note {index}"), &format!("n{index}"), "Hi."))
         .collect();
-    let id = desk.requested(json!({ "mailbox_ids": [desk.support, desk.billing] }))["id"].as_str().unwrap().to_string();
+    let id = desk.requested(json!({ "mailbox_ids": [desk.mailbox, desk.mailbox_at(BILLING)] }))["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
 
     // The object store is down for the first run: nothing is recorded, nothing lost.
     world.node.blobs.refusing_puts.set(true);
@@ -189,7 +192,7 @@ fn the_copying_resumes_run_after_run_and_a_message_deleted_before_it_is_copied_i
     assert_refused(&desk.get(&format!("/api/exports/{id}/objects/manifest")), 404, "not_found");
 
     // Deleted after it was selected and before it was copied.
-    let deleted = world.admin("DELETE", &format!("/api/mailboxes/{}/messages/{pending}", desk.support), None);
+    let deleted = world.admin("DELETE", &format!("/api/mailboxes/{}/messages/{pending}", desk.mailbox), None);
     assert_eq!(deleted.status, 200, "{}", text(&deleted));
 
     world.node.run_every_minute();
@@ -212,9 +215,9 @@ fn the_copying_resumes_run_after_run_and_a_message_deleted_before_it_is_copied_i
 #[test]
 fn only_the_requester_reads_an_export_and_only_while_they_hold_ediscovery_export() {
     let desk = desk();
-    let world = &desk.world;
+    let (world, rita) = (&desk.world, desk.person("rita"));
     let receipt = deliver(world, SUPPORT, "Hello", "h1", "Hi.");
-    let id = desk.requested(json!({ "mailbox_ids": [desk.support] }))["id"].as_str().unwrap().to_string();
+    let id = desk.requested(json!({ "mailbox_ids": [desk.mailbox] }))["id"].as_str().unwrap().to_string();
     world.node.run_every_minute();
 
     // Another reviewer, holding the same relation, finds nothing on any route of it.
@@ -243,7 +246,7 @@ fn only_the_requester_reads_an_export_and_only_while_they_hold_ediscovery_export
 
     // Revoked, the requester reads nothing more, and is told so by GET /api/me.
     assert_eq!(body(&desk.get("/api/me"))["may_export"], true);
-    let revoked = world.revoke(&desk.rita.0, "ediscovery.export", "org");
+    let revoked = world.revoke(&rita.id, "ediscovery.export", "org");
     assert_eq!(revoked.status, 200, "{}", text(&revoked));
     assert_refused(&desk.get(&format!("/api/exports/{id}/objects/{receipt}")), 403, "missing_relation");
     assert_eq!(body(&desk.get("/api/me"))["may_export"], false);
@@ -252,7 +255,8 @@ fn only_the_requester_reads_an_export_and_only_while_they_hold_ediscovery_export
 #[test]
 fn a_request_names_what_it_got_wrong() {
     let desk = desk();
-    let support = desk.support.clone();
+    let rita = desk.person("rita");
+    let support = desk.mailbox.clone();
     let cases = [
         (json!({ "mailbox_ids": [] }), "mailbox_ids"),
         (json!({ "mailbox_ids": ["inbox"] }), "mailbox_ids[0]"),
@@ -262,31 +266,31 @@ fn a_request_names_what_it_got_wrong() {
         (json!({ "mailbox_ids": [support], "query": "\"unclosed" }), "query"),
     ];
     for (request, field) in cases {
-        let refused = desk.request(&desk.rita.1, request.clone());
+        let refused = desk.request(&rita.token, request.clone());
         assert_refused(&refused, 400, "invalid_body");
         assert!(text(&refused).contains(field), "{request}: {}", text(&refused));
     }
     // Without the relation, nobody requests one.
     let (_, nobody) = desk.world.person("nobody@example.com");
-    assert_refused(&desk.request(&nobody, json!({ "mailbox_ids": [desk.support] })), 403, "missing_relation");
+    assert_refused(&desk.request(&nobody, json!({ "mailbox_ids": [desk.mailbox] })), 403, "missing_relation");
     // A person has a few building at once, not many.
     for _ in 0..export_limits::BUILDING_PER_REQUESTER {
-        desk.requested(json!({ "mailbox_ids": [desk.support] }));
+        desk.requested(json!({ "mailbox_ids": [desk.mailbox] }));
     }
-    assert_refused(&desk.request(&desk.rita.1, json!({ "mailbox_ids": [desk.support] })), 409, "conflict");
+    assert_refused(&desk.request(&rita.token, json!({ "mailbox_ids": [desk.mailbox] })), 409, "conflict");
 }
 
 #[test]
 fn deleting_an_export_takes_its_copies_and_leaves_the_mail_and_the_chain() {
     let desk = desk();
-    let world = &desk.world;
+    let (world, rita) = (&desk.world, desk.person("rita"));
     deliver(world, SUPPORT, "Hello", "d1", "Hi.");
-    let id = desk.requested(json!({ "mailbox_ids": [desk.support] }))["id"].as_str().unwrap().to_string();
+    let id = desk.requested(json!({ "mailbox_ids": [desk.mailbox] }))["id"].as_str().unwrap().to_string();
     world.node.run_every_minute();
     let copies = || world.node.blobs.objects.borrow().keys().filter(|key| key.starts_with("exports/")).count();
     assert_eq!(copies(), 2, "the message and the manifest");
 
-    let deleted = world.call("DELETE", &format!("/api/exports/{id}"), Some(&desk.rita.1), None);
+    let deleted = world.call("DELETE", &format!("/api/exports/{id}"), Some(&rita.token), None);
     assert_eq!(deleted.status, 200, "{}", text(&deleted));
     assert_refused(&desk.get(&format!("/api/exports/{id}")), 404, "not_found");
     world.node.maintain();
@@ -301,7 +305,7 @@ fn one_run_finishes_several_small_exports_oldest_first() {
     let desk = desk();
     deliver(&desk.world, SUPPORT, "Hello", "s1", "Hi.");
     let ids: Vec<String> = (0..export_limits::BUILDING_PER_REQUESTER)
-        .map(|_| desk.requested(json!({ "mailbox_ids": [desk.support] }))["id"].as_str().unwrap().to_string())
+        .map(|_| desk.requested(json!({ "mailbox_ids": [desk.mailbox] }))["id"].as_str().unwrap().to_string())
         .collect();
     desk.world.node.run_every_minute();
     for id in &ids {

@@ -9,19 +9,17 @@ use mailroom::mail::{Delivery, Rejection};
 use mailroom_contract::api::limits::*;
 use serde_json::Value;
 
+use crate::desk::{Desk, READS_THE_MAILBOX};
 use crate::support::*;
 
 const SUPPORT: &str = "support@mailroom.test";
 
 /// A node that takes messages as big as a real deployment's, a mailbox, and a
-/// reader of its metadata and content: (world, mailbox, reader's token).
-fn world_taking_big_mail() -> (World, String, String) {
+/// reader of its metadata and content.
+fn desk_taking_big_mail() -> Desk {
     let mut world = World::new();
     world.node.config.maximum_message_bytes = 4 * 1024 * 1024;
-    let mailbox = world.mailbox(SUPPORT);
-    let (reader, token) = world.person("reader@example.com");
-    world.grant_all(&reader, &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
-    (world, mailbox, token)
+    Desk::in_world(world, SUPPORT).with("reader@example.com", READS_THE_MAILBOX)
 }
 
 /// How a hostile message is made: how many of each thing it carries.
@@ -119,10 +117,11 @@ fn stored(world: &World, raw: &[u8]) -> String {
 
 #[test]
 fn a_header_block_bigger_than_the_limit_is_refused_and_stored_nowhere() {
-    let (world, _, _) = world_taking_big_mail();
+    let desk = desk_taking_big_mail();
+    let world = &desk.world;
     // The attack of issue 11: 30,000 To addresses, some 540 KB of header.
     let raw = Hostile::new("wide@evil.example", 30_000).raw();
-    let refused = deliver(&world, &raw);
+    let refused = deliver(world, &raw);
     assert_eq!(refused, Err(Rejection::Exceeds(Exceeded::HeaderBlock { limit: HEADER_BYTES })));
     assert!(refused.unwrap_err().smtp_reason().starts_with("552 5.3.4 "));
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 0);
@@ -131,9 +130,10 @@ fn a_header_block_bigger_than_the_limit_is_refused_and_stored_nowhere() {
 
 #[test]
 fn a_hostile_message_within_the_header_limit_is_kept_within_every_other_limit() {
-    let (world, mailbox, token) = world_taking_big_mail();
-    let receipt = stored(&world, &Hostile::new("kept@evil.example", 5_000).raw());
-    let message = body(&world.call("GET", &format!("/api/mailboxes/{mailbox}/messages/{receipt}"), Some(&token), None));
+    let desk = desk_taking_big_mail();
+    let (world, mailbox, token) = (&desk.world, desk.mailbox.as_str(), desk.person("reader").token.as_str());
+    let receipt = stored(world, &Hostile::new("kept@evil.example", 5_000).raw());
+    let message = body(&world.call("GET", &format!("/api/mailboxes/{mailbox}/messages/{receipt}"), Some(token), None));
 
     let to = message["to"].as_array().unwrap();
     assert_eq!(to.len(), RECIPIENTS_KEPT);
@@ -156,7 +156,7 @@ fn a_hostile_message_within_the_header_limit_is_kept_within_every_other_limit() 
 
     // The search index holds what the receipt keeps: the first recipients, not the rest.
     let found = |q: &str| {
-        body(&world.call("GET", &format!("/api/search?q={q}"), Some(&token), None))["results"].as_array().unwrap().len()
+        body(&world.call("GET", &format!("/api/search?q={q}"), Some(token), None))["results"].as_array().unwrap().len()
     };
     assert_eq!(found("to99"), 1);
     assert_eq!(found("to100"), 0);
@@ -164,11 +164,12 @@ fn a_hostile_message_within_the_header_limit_is_kept_within_every_other_limit() 
 
 #[test]
 fn a_page_of_the_list_or_of_a_search_is_bounded_whatever_arrived() {
-    let (world, mailbox, token) = world_taking_big_mail();
+    let desk = desk_taking_big_mail();
+    let (world, mailbox, token) = (&desk.world, desk.mailbox.as_str(), desk.person("reader").token.as_str());
     for n in 0..6 {
-        stored(&world, &Hostile::new(&format!("bloat-{n}@evil.example"), 5_000).raw());
+        stored(world, &Hostile::new(&format!("bloat-{n}@evil.example"), 5_000).raw());
     }
-    let list = world.call("GET", &format!("/api/mailboxes/{mailbox}/messages?limit=100"), Some(&token), None);
+    let list = world.call("GET", &format!("/api/mailboxes/{mailbox}/messages?limit=100"), Some(token), None);
     let page = body(&list);
     let messages = page["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 6);
@@ -184,7 +185,7 @@ fn a_page_of_the_list_or_of_a_search_is_bounded_whatever_arrived() {
     assert!(list.body.len() <= page_ceiling(6, false), "{} bytes for six summaries", list.body.len());
 
     for (q, matched_in) in [("bloat", "headers"), ("needle", "body"), ("a*", "body")] {
-        let search = world.call("GET", &format!("/api/search?q={q}&limit=100"), Some(&token), None);
+        let search = world.call("GET", &format!("/api/search?q={q}&limit=100"), Some(token), None);
         let results = body(&search)["results"].as_array().unwrap_or_else(|| panic!("{q}: {}", text(&search))).clone();
         assert_eq!(results.len(), 6, "{q}");
         assert!(results.iter().all(|hit| hit["matched_in"] == matched_in), "{q}");
@@ -198,7 +199,8 @@ fn a_page_of_the_list_or_of_a_search_is_bounded_whatever_arrived() {
 
 #[test]
 fn mime_parts_nested_deeper_than_the_limit_are_refused() {
-    let (world, _, _) = world_taking_big_mail();
+    let desk = desk_taking_big_mail();
+    let world = &desk.world;
     let nested = |levels: usize| {
         let mut raw = format!("From: a@b.example\r\nTo: {SUPPORT}\r\nSubject: deep {levels}\r\n");
         for _ in 0..levels {
@@ -207,25 +209,26 @@ fn mime_parts_nested_deeper_than_the_limit_are_refused() {
         raw.push_str("Content-Type: text/plain\r\n\r\nhello\r\n");
         raw.into_bytes()
     };
-    assert!(matches!(deliver(&world, &nested(MIME_DEPTH - 1)), Ok(Delivery::Stored { .. })));
-    let refused = deliver(&world, &nested(MIME_DEPTH));
+    assert!(matches!(deliver(world, &nested(MIME_DEPTH - 1)), Ok(Delivery::Stored { .. })));
+    let refused = deliver(world, &nested(MIME_DEPTH));
     assert_eq!(refused, Err(Rejection::Exceeds(Exceeded::Nesting { limit: MIME_DEPTH })));
     assert!(refused.unwrap_err().smtp_reason().starts_with("554 5.6.0 "));
     // Far deeper: refused, not a crash of the isolate.
-    assert!(matches!(deliver(&world, &nested(50_000)), Err(Rejection::Exceeds(Exceeded::Nesting { .. }))));
+    assert!(matches!(deliver(world, &nested(50_000)), Err(Rejection::Exceeds(Exceeded::Nesting { .. }))));
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 1);
 }
 
 #[test]
 fn a_message_id_longer_than_any_real_one_is_replaced_by_one_derived_from_the_bytes() {
-    let (world, mailbox, token) = world_taking_big_mail();
+    let desk = desk_taking_big_mail();
+    let (world, mailbox, token) = (&desk.world, desk.mailbox.as_str(), desk.person("reader").token.as_str());
     let long = format!("{}@evil.example", "i".repeat(MESSAGE_ID_BYTES));
     let raw = format!("From: a@b.example\r\nTo: {SUPPORT}\r\nSubject: long id\r\nMessage-ID: <{long}>\r\n\r\nhi\r\n");
-    let receipt = stored(&world, raw.as_bytes());
-    let message = body(&world.call("GET", &format!("/api/mailboxes/{mailbox}/messages/{receipt}"), Some(&token), None));
+    let receipt = stored(world, raw.as_bytes());
+    let message = body(&world.call("GET", &format!("/api/mailboxes/{mailbox}/messages/{receipt}"), Some(token), None));
     let id = message["message_id"].as_str().unwrap();
     assert!(id.ends_with("@derived.mailroom.invalid"), "{id}");
-    assert!(matches!(deliver(&world, raw.as_bytes()), Ok(Delivery::Duplicate { .. })), "still recognised again");
+    assert!(matches!(deliver(world, raw.as_bytes()), Ok(Delivery::Duplicate { .. })), "still recognised again");
 }
 
 #[test]

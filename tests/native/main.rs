@@ -5,6 +5,7 @@
 // A test's unwrap is its assertion: it fails the test, naming the line.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+mod desk;
 mod support;
 
 mod a2a;

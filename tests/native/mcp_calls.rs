@@ -7,6 +7,7 @@ use mailroom::core::http::Response;
 use mailroom::testing::{RequestExt, request};
 use serde_json::{Value, json};
 
+use crate::desk::Desk;
 use crate::mcp::{call, rpc};
 use crate::support::*;
 
@@ -174,14 +175,12 @@ fn a_missing_required_argument_is_refused_as_missing_and_never_as_a_missing_obje
 
 #[test]
 fn a_malformed_call_is_recorded_as_the_rest_call_would_be_after_the_callers_authority() {
-    let world = World::new();
-    let mailbox = world.mailbox("support@mailroom.test");
-    let (ben, ben_token) = world.person("ben@example.com");
-    world.grant_all(&ben, &["send.propose"], &mailbox);
+    let desk = Desk::new("support@mailroom.test").with("ben@example.com", &["send.propose"]);
+    let (world, mailbox, ben_token) = (&desk.world, desk.mailbox.as_str(), desk.person("ben").token.as_str());
     let before = world.audit().len();
     let answer = call(
-        &world,
-        Some(&ben_token),
+        world,
+        Some(ben_token),
         "tools/call",
         json!({ "name": "create_draft", "arguments": { "mailbox_id": mailbox, "priority": "high" } }),
     );
@@ -196,17 +195,17 @@ fn a_malformed_call_is_recorded_as_the_rest_call_would_be_after_the_callers_auth
     // it: a mailbox the caller holds nothing on is a mailbox they cannot see.
     let (_, carol) = world.person("carol@example.com");
     let hidden = call(
-        &world,
+        world,
         Some(&carol),
         "tools/call",
         json!({ "name": "list_messages", "arguments": { "mailbox_id": mailbox, "colour": "red" } }),
     );
     assert_eq!(hidden["result"]["structuredContent"]["error"]["code"], "not_found", "{hidden}");
     // A dead credential is still the caller's own refusal, as HTTP.
-    assert_eq!(world.call("DELETE", "/api/sessions/current", Some(&ben_token), None).status, 200);
+    assert_eq!(world.call("DELETE", "/api/sessions/current", Some(ben_token), None).status, 200);
     let dead = rpc(
-        &world,
-        Some(&ben_token),
+        world,
+        Some(ben_token),
         json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/call",
                 "params": { "name": "create_draft", "arguments": { "mailbox_id": mailbox, "priority": "high" } } }),
     );
@@ -243,25 +242,23 @@ fn numbers_are_integers_in_the_tool_schemas_and_are_taken_as_numbers() {
 
 #[test]
 fn a_call_through_mcp_and_through_rest_leave_the_same_audit_entry_apart_from_the_surface() {
-    let world = World::new();
-    let mailbox = world.mailbox("support@mailroom.test");
-    let (ben, token) = world.person("ben@example.com");
-    world.grant_all(&ben, &["send.propose"], &mailbox);
+    let desk = Desk::new("support@mailroom.test").with("ben@example.com", &["send.propose"]);
+    let (world, mailbox, token) = (&desk.world, desk.mailbox.as_str(), desk.person("ben").token.as_str());
     let created = world.call(
         "POST",
         &format!("/api/mailboxes/{mailbox}/sends"),
-        Some(&token),
+        Some(token),
         Some(json!({ "to": ["ana@example.org"], "subject": "Hello", "text": "Hi." })),
     );
     let send = body(&created)["id"].as_str().unwrap().to_string();
     let path = format!("/api/mailboxes/{mailbox}/sends/{send}");
-    world.call("POST", &format!("{path}/submit"), Some(&token), None);
-    world.call("POST", &format!("{path}/cancel"), Some(&token), None);
+    world.call("POST", &format!("{path}/submit"), Some(token), None);
+    world.call("POST", &format!("{path}/cancel"), Some(token), None);
     let rest_entry = world.last_audit_entry();
-    world.call("POST", &format!("{path}/submit"), Some(&token), None);
+    world.call("POST", &format!("{path}/submit"), Some(token), None);
     let result = &call(
-        &world,
-        Some(&token),
+        world,
+        Some(token),
         "tools/call",
         json!({ "name": "cancel_send", "arguments": { "mailbox_id": mailbox, "send_id": send } }),
     )["result"];
@@ -286,7 +283,7 @@ fn a_call_through_mcp_and_through_rest_leave_the_same_audit_entry_apart_from_the
     assert_eq!(rest_refusal["actor"], world.admin_id.as_str());
     assert_eq!(rest_refusal["outcome"], "refused");
     let refused_mcp = &call(
-        &world,
+        world,
         Some(&world.admin_token),
         "tools/call",
         json!({ "name": "cancel_send", "arguments": { "mailbox_id": mailbox, "send_id": send } }),
@@ -338,26 +335,25 @@ fn measured(world: &World, request: mailroom::core::http::Request) -> (Response,
 
 #[test]
 fn an_audited_act_through_mcp_costs_no_more_round_trips_than_through_rest() {
-    let world = World::new();
-    let mailbox = world.mailbox("support@mailroom.test");
-    let (ben, token) = world.person("ben@example.com");
-    world.grant_all(&ben, &["send.propose"], &mailbox);
+    let desk = Desk::new("support@mailroom.test").with("ben@example.com", &["send.propose"]);
+    let (world, mailbox, ben, token) =
+        (&desk.world, desk.mailbox.as_str(), desk.person("ben").id.as_str(), desk.person("ben").token.as_str());
     let draft = json!({ "to": ["ana@example.org"], "subject": "Hello", "text": "Hi." });
     let tool_call = |mailbox: &str| {
         let mut arguments = draft.clone();
         arguments["mailbox_id"] = json!(mailbox);
-        request("POST", "/mcp").bearer(&token).json(json!({
+        request("POST", "/mcp").bearer(token).json(json!({
             "jsonrpc": "2.0", "id": 1, "method": "tools/call",
             "params": { "name": "create_draft", "arguments": arguments }
         }))
     };
     let rest_call =
-        |mailbox: &str| request("POST", &format!("/api/mailboxes/{mailbox}/sends")).bearer(&token).json(draft.clone());
+        |mailbox: &str| request("POST", &format!("/api/mailboxes/{mailbox}/sends")).bearer(token).json(draft.clone());
 
-    let (rest, rest_batches) = measured(&world, rest_call(&mailbox));
+    let (rest, rest_batches) = measured(world, rest_call(mailbox));
     assert_eq!(rest.status, 201, "{}", text(&rest));
     let rest_entry = world.last_audit_entry();
-    let (mcp, mcp_batches) = measured(&world, tool_call(&mailbox));
+    let (mcp, mcp_batches) = measured(world, tool_call(mailbox));
     assert_eq!(body(&mcp)["result"]["isError"], false, "{}", text(&mcp));
     let mcp_entry = world.last_audit_entry();
     assert_eq!(
@@ -374,10 +370,10 @@ fn an_audited_act_through_mcp_costs_no_more_round_trips_than_through_rest() {
 
     // A refused act is recorded too, and costs no more through MCP either.
     let elsewhere = world.mailbox("sales@mailroom.test");
-    world.grant_all(&ben, &["mailbox.metadata.read"], &elsewhere);
-    let (rest, rest_batches) = measured(&world, rest_call(&elsewhere));
+    world.grant_all(ben, &["mailbox.metadata.read"], &elsewhere);
+    let (rest, rest_batches) = measured(world, rest_call(&elsewhere));
     assert_refused(&rest, 403, "missing_relation");
-    let (mcp, mcp_batches) = measured(&world, tool_call(&elsewhere));
+    let (mcp, mcp_batches) = measured(world, tool_call(&elsewhere));
     assert_eq!(body(&mcp)["result"]["structuredContent"]["error"]["code"], "missing_relation", "{}", text(&mcp));
     assert_eq!(world.last_audit_entry()["outcome"], "refused");
     assert_eq!(mcp_batches, mcp.round_trips);

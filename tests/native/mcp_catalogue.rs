@@ -8,6 +8,7 @@ use std::collections::BTreeSet;
 use mailroom_contract::registry;
 use serde_json::json;
 
+use crate::desk::{DRAFTS_FROM_THE_LISTING, Desk};
 use crate::mcp::{call, rpc};
 use crate::support::*;
 
@@ -22,12 +23,10 @@ fn tool_names(world: &World, token: Option<&str>) -> Vec<String> {
 
 #[test]
 fn a_person_is_offered_what_they_could_complete_and_an_administrator_also_their_reads() {
-    let world = World::new();
-    let mailbox = world.mailbox("support@mailroom.test");
-    let (ben_id, ben) = world.person("ben@example.com");
-    world.grant_all(&ben_id, &["mailbox.metadata.read", "send.propose"], &mailbox);
-    let person: Vec<String> = tool_names(&world, Some(&ben));
-    let admin: Vec<String> = tool_names(&world, Some(&world.admin_token));
+    let desk = Desk::new("support@mailroom.test").with("ben@example.com", DRAFTS_FROM_THE_LISTING);
+    let (world, ben) = (&desk.world, desk.person("ben").token.as_str());
+    let person: Vec<String> = tool_names(world, Some(ben));
+    let admin: Vec<String> = tool_names(world, Some(&world.admin_token));
     for tool in ["get_me", "list_messages", "create_draft", "get_person", "search_messages"] {
         assert!(person.contains(&tool.to_string()), "{tool} is offered to a person");
     }
@@ -47,8 +46,8 @@ fn a_person_is_offered_what_they_could_complete_and_an_administrator_also_their_
     ] {
         assert!(!admin.contains(&tool.to_string()), "{tool} is never offered");
     }
-    assert_eq!(admin, tool_names(&world, Some(&world.admin_token)), "the order is deterministic");
-    let tools = call(&world, Some(&ben), "tools/list", json!({}))["result"]["tools"].clone();
+    assert_eq!(admin, tool_names(world, Some(&world.admin_token)), "the order is deterministic");
+    let tools = call(world, Some(ben), "tools/list", json!({}))["result"]["tools"].clone();
     for tool in tools.as_array().unwrap() {
         let name = tool["name"].as_str().unwrap();
         assert!(name.len() <= 40 && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_'));
@@ -157,27 +156,27 @@ fn check_withheld(world: &World, token: Option<&str>, tool: &str, code: &str, wh
 
 #[test]
 fn a_withheld_tool_is_no_tool_and_says_why_and_what_would_change_it() {
-    let world = World::new();
-    let mailbox = world.mailbox("support@mailroom.test");
-    let (ben, ben_token) = world.person("ben@example.com");
-    world.grant_all(&ben, &["mailbox.metadata.read", "approval.decide"], &mailbox);
+    let desk =
+        Desk::new("support@mailroom.test").with("ben@example.com", &["mailbox.metadata.read", "approval.decide"]);
+    let (world, mailbox, ben, ben_token) =
+        (&desk.world, desk.mailbox.as_str(), desk.person("ben").id.as_str(), desk.person("ben").token.as_str());
     let metadata = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
-    let (_, agent) = world.mint(&ben, &["mail.triage"], metadata);
-    let (agent, ben, admin) = (Some(agent.as_str()), Some(ben_token.as_str()), Some(world.admin_token.as_str()));
+    let (_, agent) = world.mint(ben, &["mail.triage"], metadata);
+    let (agent, ben, admin) = (Some(agent.as_str()), Some(ben_token), Some(world.admin_token.as_str()));
 
     // An agent: what no agent is given, and what this one was not given.
-    check_withheld(&world, agent, "approve_send", "not_for_agents", "can never be that second person");
-    check_withheld(&world, agent, "list_people", "not_for_agents", "org.admin");
-    check_withheld(&world, agent, "get_message_body", "outside_ceiling", "pinned to it");
+    check_withheld(world, agent, "approve_send", "not_for_agents", "can never be that second person");
+    check_withheld(world, agent, "list_people", "not_for_agents", "org.admin");
+    check_withheld(world, agent, "get_message_body", "outside_ceiling", "pinned to it");
     // A person: what no machine is offered, and what they do not hold.
-    check_withheld(&world, ben, "approve_send", "never_offered", "second person");
-    check_withheld(&world, ben, "list_people", "missing_relation", "org.admin");
-    check_withheld(&world, admin, "create_person", "never_offered", "administers the node");
-    check_withheld(&world, admin, "list_audit_entries", "never_offered", "The audit trail");
-    check_withheld(&world, admin, "mcp_endpoint", "never_offered", "MCP endpoint itself");
+    check_withheld(world, ben, "approve_send", "never_offered", "second person");
+    check_withheld(world, ben, "list_people", "missing_relation", "org.admin");
+    check_withheld(world, admin, "create_person", "never_offered", "administers the node");
+    check_withheld(world, admin, "list_audit_entries", "never_offered", "The audit trail");
+    check_withheld(world, admin, "mcp_endpoint", "never_offered", "MCP endpoint itself");
 
     for caller in [agent, ben, admin] {
-        let error = &call(&world, caller, "tools/call", json!({ "name": "no_such_tool", "arguments": {} }))["error"];
+        let error = &call(world, caller, "tools/call", json!({ "name": "no_such_tool", "arguments": {} }))["error"];
         assert_eq!(error["code"], -32602);
         assert_eq!(error["message"], "Unknown tool: no_such_tool", "a name no route has stays a plain unknown tool");
         assert!(error.get("data").is_none(), "{error}");

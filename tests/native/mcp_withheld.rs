@@ -7,6 +7,7 @@ use mailroom::core::http::Response;
 use mailroom::testing::{RequestExt, request};
 use serde_json::{Value, json};
 
+use crate::desk::Desk;
 use crate::support::*;
 
 const SUPPORT: &str = "support@mailroom.test";
@@ -99,11 +100,11 @@ fn check_parity(
 /// A mailbox where ben may draft, and a send of the administrator's waiting for
 /// a decision there: (world, mailbox, the send's path, ben's id, ben's token).
 fn awaiting_a_decision() -> (World, String, String, String, String) {
-    let world = World::new();
-    let mailbox = world.mailbox(SUPPORT);
-    world.grant_all(&world.admin_id, &["send.propose"], &mailbox);
-    let (ben, token) = world.person("ben@example.com");
-    world.grant_all(&ben, &["mailbox.metadata.read", "send.propose", "approval.decide"], &mailbox);
+    let desk = Desk::new(SUPPORT)
+        .with_admin(&["send.propose"])
+        .with("ben@example.com", &["mailbox.metadata.read", "send.propose", "approval.decide"]);
+    let (ben, token) = (desk.person("ben").id.clone(), desk.person("ben").token.clone());
+    let Desk { world, mailbox, .. } = desk;
     let drafted = world.admin(
         "POST",
         &format!("/api/mailboxes/{mailbox}/sends"),

@@ -7,40 +7,28 @@
 use mailroom::core::time::DAY_MS;
 use serde_json::{Value, json};
 
+use crate::desk::{Desk, WORKS_AND_DECIDES};
 use crate::support::*;
 
 const SUPPORT: &str = "support@mailroom.test";
 
-struct Desk {
-    world: World,
-    mailbox: String,
-    receipt: String,
-    /// Ben writes from the mailbox, and could decide too.
-    ben: (String, String),
-    /// Cleo decides on its sends.
-    cleo: (String, String),
-}
-
+/// Ben writes from the mailbox, and could decide too; Cleo decides on its sends
+/// (and could write).
 fn desk() -> Desk {
-    let world = World::new();
-    let mailbox = world.mailbox(SUPPORT);
-    let receipt = world.deliver("plain", SUPPORT);
-    let ben = world.person("ben@example.com");
-    let cleo = world.person("cleo@example.com");
-    world.grant_all(
-        &ben.0,
-        &["mailbox.metadata.read", "mailbox.content.read", "send.propose", "approval.decide"],
-        &mailbox,
-    );
-    world.grant_all(&cleo.0, &["mailbox.metadata.read", "approval.decide", "send.propose"], &mailbox);
-    Desk { world, mailbox, receipt, ben, cleo }
+    Desk::new(SUPPORT)
+        .receiving("plain")
+        .with("ben@example.com", WORKS_AND_DECIDES)
+        .with("cleo@example.com", &["mailbox.metadata.read", "approval.decide", "send.propose"])
 }
 
-impl Desk {
-    fn sends(&self) -> String {
-        format!("/api/mailboxes/{}/sends", self.mailbox)
-    }
+/// The desk's feeds and sends, as these tests read and make them.
+trait Feeds {
+    fn submitted(&self, token: &str, subject: &str) -> String;
+    fn feed(&self, token: &str, query: &str) -> Value;
+    fn kinds(&self, token: &str) -> Vec<String>;
+}
 
+impl Feeds for Desk {
     /// A send drafted and submitted with `token`: its path.
     fn submitted(&self, token: &str, subject: &str) -> String {
         let created = self.world.call(
@@ -76,27 +64,27 @@ impl Desk {
 #[test]
 fn a_refused_send_tells_its_writer_why_and_the_approval_it_asked_for_resolves() {
     let desk = desk();
-    let world = &desk.world;
-    let send = desk.submitted(&desk.ben.1, "Re: invoice 4471");
+    let (world, ben, cleo) = (&desk.world, desk.person("ben"), desk.person("cleo"));
+    let send = desk.submitted(&ben.token, "Re: invoice 4471");
 
     // Cleo decides here and is not on ben's side: the approval waits for her.
-    let cleo_feed = desk.feed(&desk.cleo.1, "");
+    let cleo_feed = desk.feed(&cleo.token, "");
     assert_eq!(cleo_feed["unread_count"], 1, "{cleo_feed}");
     let waiting = &cleo_feed["notifications"][0];
     assert_eq!(waiting["kind"], "approval_waiting");
     assert_eq!(waiting["title"], "Re: invoice 4471");
-    assert_eq!(waiting["actor"], desk.ben.0.as_str());
+    assert_eq!(waiting["actor"], ben.id.as_str());
     assert_eq!(waiting["actor_name"], "ben");
     assert_eq!(waiting["mailbox_address"], SUPPORT);
     assert_eq!(waiting["resolved"], false);
     // Ben holds approval.decide too, but it is his own submission.
-    assert!(desk.kinds(&desk.ben.1).is_empty(), "{}", desk.feed(&desk.ben.1, ""));
+    assert!(desk.kinds(&ben.token).is_empty(), "{}", desk.feed(&ben.token, ""));
 
-    let refusal = world.refusal_of(&desk.cleo.1, &send, "The invoice number is wrong.");
-    let refused = world.call("POST", &format!("{send}/refuse"), Some(&desk.cleo.1), Some(refusal));
+    let refusal = world.refusal_of(&cleo.token, &send, "The invoice number is wrong.");
+    let refused = world.call("POST", &format!("{send}/refuse"), Some(&cleo.token), Some(refusal));
     assert_eq!(refused.status, 200, "{}", text(&refused));
 
-    let ben_feed = desk.feed(&desk.ben.1, "");
+    let ben_feed = desk.feed(&ben.token, "");
     assert_eq!(ben_feed["unread_count"], 1);
     let told = &ben_feed["notifications"][0];
     assert_eq!(told["kind"], "send_refused");
@@ -105,33 +93,33 @@ fn a_refused_send_tells_its_writer_why_and_the_approval_it_asked_for_resolves() 
     assert_eq!(told["object_id"], send.rsplit('/').next().unwrap());
     // The approval no longer needs anyone: still listed, resolved, not counted,
     // and not among the unread.
-    let cleo_feed = desk.feed(&desk.cleo.1, "");
+    let cleo_feed = desk.feed(&cleo.token, "");
     assert_eq!(cleo_feed["notifications"][0]["resolved"], true);
     assert_eq!(cleo_feed["unread_count"], 0);
-    assert_eq!(desk.feed(&desk.cleo.1, "?unread=true")["notifications"], json!([]));
+    assert_eq!(desk.feed(&cleo.token, "?unread=true")["notifications"], json!([]));
     // Cleo refused it herself: nothing tells her of her own act.
-    assert_eq!(desk.kinds(&desk.cleo.1), ["approval_waiting"]);
+    assert_eq!(desk.kinds(&cleo.token), ["approval_waiting"]);
 }
 
 #[test]
 fn a_taken_back_submission_resolves_its_approval_and_an_approved_one_tells_its_writer_it_was_sent() {
     let desk = desk();
-    let world = &desk.world;
-    let taken_back = desk.submitted(&desk.ben.1, "First try");
-    world.call("POST", &format!("{taken_back}/cancel"), Some(&desk.ben.1), None);
-    assert_eq!(desk.feed(&desk.cleo.1, "")["notifications"][0]["resolved"], true);
+    let (world, ben, cleo) = (&desk.world, desk.person("ben"), desk.person("cleo"));
+    let taken_back = desk.submitted(&ben.token, "First try");
+    world.call("POST", &format!("{taken_back}/cancel"), Some(&ben.token), None);
+    assert_eq!(desk.feed(&cleo.token, "")["notifications"][0]["resolved"], true);
 
-    let send = desk.submitted(&desk.ben.1, "Second try");
+    let send = desk.submitted(&ben.token, "Second try");
     let approved =
-        world.call("POST", &format!("{send}/approve"), Some(&desk.cleo.1), Some(world.decision(&desk.cleo.1, &send)));
+        world.call("POST", &format!("{send}/approve"), Some(&cleo.token), Some(world.decision(&cleo.token, &send)));
     assert_eq!(body(&approved)["state"], "dispatched", "{}", text(&approved));
-    assert_eq!(desk.kinds(&desk.ben.1), ["send_sent"]);
+    assert_eq!(desk.kinds(&ben.token), ["send_sent"]);
 
     // Failed for one recipient: the writer is told who it did not reach.
-    let failing = desk.submitted(&desk.ben.1, "Third try");
-    let failed = world.approve_while_refusing(&desk.cleo.1, &failing, "ana@customer.example");
+    let failing = desk.submitted(&ben.token, "Third try");
+    let failed = world.approve_while_refusing(&cleo.token, &failing, "ana@customer.example");
     assert_eq!(failed["state"], "failed", "{failed}");
-    let feed = desk.feed(&desk.ben.1, "");
+    let feed = desk.feed(&ben.token, "");
     assert_eq!(feed["notifications"][0]["kind"], "send_failed");
     assert!(
         feed["notifications"][0]["detail"].as_str().unwrap().contains("ana@customer.example"),
@@ -143,14 +131,14 @@ fn a_taken_back_submission_resolves_its_approval_and_an_approved_one_tells_its_w
 #[test]
 fn read_state_is_each_persons_own_and_marking_names_ids_or_all() {
     let desk = desk();
-    let world = &desk.world;
+    let (world, ben, cleo) = (&desk.world, desk.person("ben"), desk.person("cleo"));
     for subject in ["One", "Two", "Three"] {
-        desk.submitted(&desk.ben.1, subject);
+        desk.submitted(&ben.token, subject);
     }
     // The administrator decides nowhere here, so their feed is empty; cleo's holds three.
     let admin = world.admin("GET", "/api/me/notifications", None);
     assert_eq!(body(&admin)["notifications"], json!([]), "{}", text(&admin));
-    let listed = world.call("GET", "/api/me/notifications", Some(&desk.cleo.1), None);
+    let listed = world.call("GET", "/api/me/notifications", Some(&cleo.token), None);
     assert_eq!(listed.round_trips, 1, "the feed is read beside the admission checks");
     let feed = body(&listed);
     let ids: Vec<String> =
@@ -161,38 +149,38 @@ fn read_state_is_each_persons_own_and_marking_names_ids_or_all() {
     let marked = world.call(
         "POST",
         "/api/me/notifications/read",
-        Some(&desk.cleo.1),
+        Some(&cleo.token),
         Some(json!({ "notification_ids": [ids[0]] })),
     );
     assert_eq!(body(&marked), json!({ "marked": 1, "unread_count": 2 }), "{}", text(&marked));
-    let unread = desk.feed(&desk.cleo.1, "?unread=true");
+    let unread = desk.feed(&cleo.token, "?unread=true");
     assert_eq!(unread["notifications"].as_array().unwrap().len(), 2);
-    assert_eq!(desk.feed(&desk.cleo.1, "")["notifications"][0]["read"], true);
+    assert_eq!(desk.feed(&cleo.token, "")["notifications"][0]["read"], true);
 
     // Someone else's notification is passed over when marking, and not found when unmarking.
     let (_, dora) = world.person("dora@example.com");
     let passed_over =
         world.call("POST", "/api/me/notifications/read", Some(&dora), Some(json!({ "notification_ids": [ids[1]] })));
     assert_eq!(body(&passed_over)["marked"], 0, "{}", text(&passed_over));
-    assert_eq!(desk.feed(&desk.cleo.1, "")["unread_count"], 2);
+    assert_eq!(desk.feed(&cleo.token, "")["unread_count"], 2);
     assert_refused(
         &world.call("DELETE", &format!("/api/me/notifications/{}/read", ids[0]), Some(&dora), None),
         404,
         "not_found",
     );
 
-    let all = world.call("POST", "/api/me/notifications/read", Some(&desk.cleo.1), Some(json!({ "all": true })));
+    let all = world.call("POST", "/api/me/notifications/read", Some(&cleo.token), Some(json!({ "all": true })));
     assert_eq!(body(&all), json!({ "marked": 2, "unread_count": 0 }));
-    let unmarked = world.call("DELETE", &format!("/api/me/notifications/{}/read", ids[2]), Some(&desk.cleo.1), None);
+    let unmarked = world.call("DELETE", &format!("/api/me/notifications/{}/read", ids[2]), Some(&cleo.token), None);
     assert_eq!(body(&unmarked), json!({ "marked": 1, "unread_count": 1 }), "{}", text(&unmarked));
     // Marking is an act: audited under the reader.
     let entry = world.last_audit_entry();
     assert_eq!(entry["action"], "mark_notification_unread");
-    assert_eq!(entry["actor"], desk.cleo.0.as_str());
+    assert_eq!(entry["actor"], cleo.id.as_str());
 
     for wrong in [json!({}), json!({ "all": true, "notification_ids": [ids[0]] }), json!({ "notification_ids": [] })] {
         assert_refused(
-            &world.call("POST", "/api/me/notifications/read", Some(&desk.cleo.1), Some(wrong)),
+            &world.call("POST", "/api/me/notifications/read", Some(&cleo.token), Some(wrong)),
             400,
             "invalid_body",
         );
@@ -200,7 +188,7 @@ fn read_state_is_each_persons_own_and_marking_names_ids_or_all() {
     let foreign = world.call(
         "POST",
         "/api/me/notifications/read",
-        Some(&desk.cleo.1),
+        Some(&cleo.token),
         Some(json!({ "notification_ids": ["snd_01JC0000000000000000000000"] })),
     );
     assert_refused(&foreign, 400, "invalid_body");
@@ -210,13 +198,14 @@ fn read_state_is_each_persons_own_and_marking_names_ids_or_all() {
 #[test]
 fn the_feed_pages_newest_first_without_losing_or_repeating_one() {
     let desk = desk();
+    let (ben, cleo) = (desk.person("ben"), desk.person("cleo"));
     for index in 0..7 {
-        desk.submitted(&desk.ben.1, &format!("Send {index}"));
+        desk.submitted(&ben.token, &format!("Send {index}"));
     }
     let mut seen = Vec::new();
     let mut query = "?limit=3".to_string();
     loop {
-        let page = desk.feed(&desk.cleo.1, &query);
+        let page = desk.feed(&cleo.token, &query);
         for notification in page["notifications"].as_array().unwrap() {
             seen.push(notification["title"].as_str().unwrap().to_string());
         }
@@ -228,7 +217,7 @@ fn the_feed_pages_newest_first_without_losing_or_repeating_one() {
     let expected: Vec<String> = (0..7).rev().map(|index| format!("Send {index}")).collect();
     assert_eq!(seen, expected);
     assert_refused(
-        &desk.world.call("GET", "/api/me/notifications?cursor=nonsense", Some(&desk.cleo.1), None),
+        &desk.world.call("GET", "/api/me/notifications?cursor=nonsense", Some(&cleo.token), None),
         400,
         "invalid_query_parameter",
     );
@@ -237,22 +226,22 @@ fn the_feed_pages_newest_first_without_losing_or_repeating_one() {
 #[test]
 fn an_assignment_by_someone_else_reaches_the_assignee() {
     let desk = desk();
-    let world = &desk.world;
-    let thread = world.thread_of(&desk.mailbox, &desk.receipt);
+    let (world, ben, cleo) = (&desk.world, desk.person("ben"), desk.person("cleo"));
+    let thread = world.thread_of(&desk.mailbox, desk.receipt());
     let assign = |token: &str, assignee: &str| {
         let updated = world.call("PATCH", &thread, Some(token), Some(json!({ "assignee": assignee })));
         assert_eq!(updated.status, 200, "{}", text(&updated));
     };
-    assign(&desk.ben.1, &desk.ben.0);
-    assert!(desk.kinds(&desk.ben.1).is_empty(), "taking a conversation oneself tells nobody");
-    assign(&desk.ben.1, &desk.cleo.0);
-    let feed = desk.feed(&desk.cleo.1, "");
+    assign(&ben.token, &ben.id);
+    assert!(desk.kinds(&ben.token).is_empty(), "taking a conversation oneself tells nobody");
+    assign(&ben.token, &cleo.id);
+    let feed = desk.feed(&cleo.token, "");
     assert_eq!(feed["notifications"][0]["kind"], "conversation_assigned");
     assert_eq!(feed["notifications"][0]["object_id"], thread.rsplit('/').next().unwrap());
     assert_eq!(feed["notifications"][0]["actor_name"], "ben");
     // Setting only the status leaves the assignee, and tells nobody again.
-    world.call("PATCH", &thread, Some(&desk.ben.1), Some(json!({ "status": "waiting" })));
-    assert_eq!(desk.kinds(&desk.cleo.1), ["conversation_assigned"]);
+    world.call("PATCH", &thread, Some(&ben.token), Some(json!({ "status": "waiting" })));
+    assert_eq!(desk.kinds(&cleo.token), ["conversation_assigned"]);
 }
 
 #[test]
@@ -291,26 +280,26 @@ fn a_reminder_due_reaches_its_owners_feed_once_per_checkpoint() {
 #[test]
 fn an_agent_reads_its_sponsors_feed_only_where_it_and_its_sponsor_both_hold_a_relation() {
     let desk = desk();
-    let world = &desk.world;
+    let (world, ben, cleo) = (&desk.world, desk.person("ben"), desk.person("cleo"));
     // A second mailbox where cleo decides but her agent holds nothing.
     let billing = world.mailbox("billing@mailroom.test");
-    world.grant_all(&desk.cleo.0, &["mailbox.metadata.read", "approval.decide"], &billing);
-    world.grant_all(&desk.ben.0, &["send.propose", "approval.decide"], &billing);
+    world.grant_all(&cleo.id, &["mailbox.metadata.read", "approval.decide"], &billing);
+    world.grant_all(&ben.id, &["send.propose", "approval.decide"], &billing);
     let (agent, credential) = world.mint(
-        &desk.cleo.0,
+        &cleo.id,
         &["notifications.read", "notifications.manage"],
         json!([{ "mailbox": desk.mailbox, "relations": ["mailbox.metadata.read", "approval.decide"] }]),
     );
-    desk.submitted(&desk.ben.1, "In support");
+    desk.submitted(&ben.token, "In support");
     let created = world.call(
         "POST",
         &format!("/api/mailboxes/{billing}/sends"),
-        Some(&desk.ben.1),
+        Some(&ben.token),
         Some(json!({ "to": ["ana@customer.example"], "subject": "In billing", "text": "Hi." })),
     );
     let billing_send = body(&created)["id"].as_str().unwrap().to_string();
-    world.call("POST", &format!("/api/mailboxes/{billing}/sends/{billing_send}/submit"), Some(&desk.ben.1), None);
-    world.reminder_in_feed(&desk.cleo.1);
+    world.call("POST", &format!("/api/mailboxes/{billing}/sends/{billing_send}/submit"), Some(&ben.token), None);
+    world.reminder_in_feed(&cleo.token);
 
     let titles = |token: &str| -> Vec<String> {
         desk.feed(token, "")["notifications"]
@@ -320,22 +309,22 @@ fn an_agent_reads_its_sponsors_feed_only_where_it_and_its_sponsor_both_hold_a_re
             .map(|n| n["title"].as_str().unwrap().to_string())
             .collect()
     };
-    assert_eq!(titles(&desk.cleo.1), ["Visa renewal", "In billing", "In support"]);
+    assert_eq!(titles(&cleo.token), ["Visa renewal", "In billing", "In support"]);
     // The agent: cleo's own reminder, and support, where both hold approval.decide.
     assert_eq!(titles(&credential), ["Visa renewal", "In support"]);
     // Marking by the agent marks for cleo.
     let marked = world.call("POST", "/api/me/notifications/read", Some(&credential), Some(json!({ "all": true })));
     assert_eq!(body(&marked)["marked"], 2, "{}", text(&marked));
-    assert_eq!(desk.feed(&desk.cleo.1, "")["unread_count"], 1, "billing's approval is still unread for cleo");
+    assert_eq!(desk.feed(&cleo.token, "")["unread_count"], 1, "billing's approval is still unread for cleo");
     assert_eq!(world.last_audit_entry()["actor"], agent.as_str());
 
     // The sponsor's relation revoked: the agent loses it on the next request.
-    world.revoke(&desk.cleo.0, "approval.decide", &desk.mailbox);
+    world.revoke(&cleo.id, "approval.decide", &desk.mailbox);
     assert_eq!(titles(&credential), ["Visa renewal"]);
     // An agent never stands beside its sponsor for dual control: its own
     // submission does not wait for cleo.
     let (_, drafter) =
-        world.mint(&desk.ben.0, &["mail.draft"], json!([{ "mailbox": billing, "relations": ["send.propose"] }]));
+        world.mint(&ben.id, &["mail.draft"], json!([{ "mailbox": billing, "relations": ["send.propose"] }]));
     let created = world.call(
         "POST",
         &format!("/api/mailboxes/{billing}/sends"),
@@ -346,6 +335,6 @@ fn an_agent_reads_its_sponsors_feed_only_where_it_and_its_sponsor_both_hold_a_re
     let submitted =
         world.call("POST", &format!("/api/mailboxes/{billing}/sends/{agents_send}/submit"), Some(&drafter), None);
     assert_eq!(submitted.status, 200, "{}", text(&submitted));
-    assert!(titles(&desk.cleo.1).contains(&"By ben's agent".to_string()));
-    assert!(!titles(&desk.ben.1).contains(&"By ben's agent".to_string()), "its sponsor is its own side");
+    assert!(titles(&cleo.token).contains(&"By ben's agent".to_string()));
+    assert!(!titles(&ben.token).contains(&"By ben's agent".to_string()), "its sponsor is its own side");
 }

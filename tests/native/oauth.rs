@@ -11,18 +11,14 @@ use mailroom_contract::capabilities::CAPABILITIES;
 use mailroom_contract::registry;
 use serde_json::{Value, json};
 
+use crate::desk::{Desk, READS_THE_MAILBOX};
 use crate::support::*;
 
 const SUPPORT: &str = "support@mailroom.test";
 
-/// Ben, who holds metadata and content on the support mailbox: (world, ben's id,
-/// ben's token, the mailbox).
-fn world_with_ben() -> (World, String, String, String) {
-    let world = World::new();
-    let mailbox = world.mailbox(SUPPORT);
-    let (ben, ben_token) = world.person("ben@example.com");
-    world.grant_all(&ben, &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
-    (world, ben, ben_token, mailbox)
+/// Ben, who holds metadata and content on the support mailbox.
+fn desk() -> Desk {
+    Desk::new(SUPPORT).with("ben@example.com", READS_THE_MAILBOX)
 }
 
 fn metadata_on(mailbox: &str) -> Value {
@@ -123,11 +119,13 @@ fn registration_writes_nothing_and_refuses_what_it_cannot_use() {
 
 #[test]
 fn the_consent_screen_checks_the_request_and_shows_what_the_person_holds() {
-    let (world, ben, ben_token, mailbox) = world_with_ben();
+    let desk = desk();
+    let (world, ben, ben_token, mailbox) =
+        (&desk.world, desk.person("ben").id.as_str(), desk.person("ben").token.as_str(), desk.mailbox.as_str());
     world.mailbox("sales@mailroom.test");
     let client_id = world.oauth_client();
     let query = consent_query(&client_id, OAUTH_REDIRECT, &[("scope", "mail.triage not.a.capability")]);
-    let consent = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&ben_token), None);
+    let consent = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(ben_token), None);
     assert_eq!(consent.status, 200, "{}", text(&consent));
     let consent = body(&consent);
     assert_eq!(consent["client"]["name"], "Test MCP client");
@@ -151,51 +149,53 @@ fn the_consent_screen_checks_the_request_and_shows_what_the_person_holds() {
         (consent_query(&client_id, OAUTH_REDIRECT, &[("resource", "https://other.example/mcp")]), "resource"),
         (query.replace("S256", "plain"), "code_challenge_method"),
     ] {
-        let refused = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&ben_token), None);
+        let refused = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(ben_token), None);
         assert_eq!(refused.status, 400, "{}", text(&refused));
         assert!(body(&refused)["error"]["message"].as_str().unwrap().contains(&format!("`{field}`")), "{field}");
     }
     let forged = consent_query(&client_id.replace("mrc_", "mrc_x"), OAUTH_REDIRECT, &[]);
-    let unknown = world.call("GET", &format!("/api/oauth/consent?{forged}"), Some(&ben_token), None);
+    let unknown = world.call("GET", &format!("/api/oauth/consent?{forged}"), Some(ben_token), None);
     assert_eq!(unknown.status, 404, "{}", text(&unknown));
 
     // Only a person consents: an agent, even one of theirs, is refused.
-    let (_, agent) = world.mint(&ben, &["identity.read"], json!([]));
+    let (_, agent) = world.mint(ben, &["identity.read"], json!([]));
     let by_agent = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&agent), None);
     assert_eq!(by_agent.status, 403, "{}", text(&by_agent));
 }
 
 #[test]
 fn consent_mints_an_agent_sponsored_by_the_person_with_exactly_the_chosen_ceiling() {
-    let (world, ben, ben_token, mailbox) = world_with_ben();
-    let (agent, access, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let desk = desk();
+    let (world, ben, ben_token, mailbox) =
+        (&desk.world, desk.person("ben").id.as_str(), desk.person("ben").token.as_str(), desk.mailbox.as_str());
+    let (agent, access, _, _) = world.connected_app(ben_token, &["mail.triage"], metadata_on(mailbox));
     let shown = body(&world.admin("GET", &format!("/api/agents/{agent}"), None));
     assert_eq!(shown["sponsor"], ben);
     assert_eq!(shown["state"], "active", "a connected app is active, not awaiting pairing");
     let triage = CAPABILITIES.iter().find(|capability| capability.name == "mail.triage").unwrap();
     let expected: BTreeSet<String> = triage.routes.iter().map(|id| registry().route(*id).tool.to_string()).collect();
-    assert_eq!(tools(&world, &access), expected, "the client is offered exactly the chosen capability");
+    assert_eq!(tools(world, &access), expected, "the client is offered exactly the chosen capability");
     let listed =
-        mcp(&world, &access, "tools/call", json!({ "name": "list_messages", "arguments": { "mailbox_id": mailbox } }));
+        mcp(world, &access, "tools/call", json!({ "name": "list_messages", "arguments": { "mailbox_id": mailbox } }));
     assert_eq!(body(&listed)["result"]["isError"], false, "{}", text(&listed));
-    let outside = mcp(&world, &access, "tools/call", json!({ "name": "get_me", "arguments": {} }));
+    let outside = mcp(world, &access, "tools/call", json!({ "name": "get_me", "arguments": {} }));
     assert_eq!(body(&outside)["error"]["code"], -32602, "a tool of another capability is no tool");
     // Its acts are the agent's, for its sponsor: a content read is recorded so.
     let receipt = world.deliver("multipart-attachment", SUPPORT);
     let content = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read", "mailbox.content.read"] }]);
-    let (reader, reader_access, _, _) = world.connected_app(&ben_token, &["mail.read"], content);
+    let (reader, reader_access, _, _) = world.connected_app(ben_token, &["mail.read"], content);
     let read = mcp(
-        &world,
+        world,
         &reader_access,
         "tools/call",
         json!({ "name": "get_message_body", "arguments": { "mailbox_id": mailbox, "receipt_id": receipt } }),
     );
     assert_eq!(body(&read)["result"]["isError"], false, "{}", text(&read));
     let entry = world.audit().into_iter().rev().find(|entry| entry["action"] == "get_message_body").unwrap();
-    assert_eq!((entry["actor"].as_str(), entry["delegator"].as_str()), (Some(reader.as_str()), Some(ben.as_str())));
+    assert_eq!((entry["actor"].as_str(), entry["delegator"].as_str()), (Some(reader.as_str()), Some(ben)));
     // The consent itself is the person's act, naming the agent.
     let consented = world.audit().into_iter().find(|entry| entry["action"] == "approve_oauth_consent").unwrap();
-    assert_eq!((consented["actor"].as_str(), consented["object"].as_str()), (Some(ben.as_str()), Some(agent.as_str())));
+    assert_eq!((consented["actor"].as_str(), consented["object"].as_str()), (Some(ben), Some(agent.as_str())));
 
     // The mint form's rules: nothing the person does not hold, no capability that cannot work.
     let client_id = world.oauth_client();
@@ -205,18 +205,19 @@ fn consent_mints_an_agent_sponsored_by_the_person_with_exactly_the_chosen_ceilin
     };
     let not_held = json!([{ "mailbox": mailbox, "relations": ["send.propose"] }]);
     let lacks =
-        world.call("POST", "/api/oauth/consent", Some(&ben_token), Some(answer(json!(["mail.triage"]), not_held)));
+        world.call("POST", "/api/oauth/consent", Some(ben_token), Some(answer(json!(["mail.triage"]), not_held)));
     assert_eq!(lacks.status, 403, "{}", text(&lacks));
     let unsatisfiable =
-        world.call("POST", "/api/oauth/consent", Some(&ben_token), Some(answer(json!(["mail.read"]), json!([]))));
+        world.call("POST", "/api/oauth/consent", Some(ben_token), Some(answer(json!(["mail.read"]), json!([]))));
     assert_eq!(body(&unsatisfiable)["error"]["code"], "capability_unsatisfiable");
 }
 
 #[test]
 fn a_code_is_exchanged_once_with_its_verifier_at_its_redirect_for_its_client() {
-    let (world, _, ben_token, mailbox) = world_with_ben();
+    let desk = desk();
+    let (world, ben_token, mailbox) = (&desk.world, desk.person("ben").token.as_str(), desk.mailbox.as_str());
     let client_id = world.oauth_client();
-    let (agent, code) = world.oauth_consent(&ben_token, &client_id, &["mail.triage"], metadata_on(&mailbox));
+    let (agent, code) = world.oauth_consent(ben_token, &client_id, &["mail.triage"], metadata_on(mailbox));
     let exchange = |fields: &[(&str, &str)]| world.node.send(oauth_form(fields));
     let base = [
         ("grant_type", "authorization_code"),
@@ -250,13 +251,13 @@ fn a_code_is_exchanged_once_with_its_verifier_at_its_redirect_for_its_client() {
     assert_eq!(tokens["scope"], "mail.triage");
     assert_eq!(tokens["expires_in"], 900);
     let access = tokens["access_token"].as_str().unwrap().to_string();
-    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 200);
+    assert_eq!(mcp(world, &access, "tools/list", json!({})).status, 200);
     let exchanged = world.audit().into_iter().rev().find(|entry| entry["action"] == "oauth_token").unwrap();
     assert_eq!(exchanged["actor"], agent, "the exchange is recorded as the agent's");
 
     // Replayed: refused, and the grant it began ends at once.
     oauth_error(&exchange(&good), 400, "invalid_grant");
-    let after = mcp(&world, &access, "tools/list", json!({}));
+    let after = mcp(world, &access, "tools/list", json!({}));
     assert_eq!(after.status, 401, "{}", text(&after));
     assert_eq!(body(&after)["error"]["code"], "agent_revoked");
     assert_eq!(body(&world.admin("GET", &format!("/api/agents/{agent}"), None))["state"], "revoked");
@@ -264,17 +265,19 @@ fn a_code_is_exchanged_once_with_its_verifier_at_its_redirect_for_its_client() {
 
 #[test]
 fn a_code_expires_after_two_minutes() {
-    let (world, _, ben_token, mailbox) = world_with_ben();
+    let desk = desk();
+    let (world, ben_token, mailbox) = (&desk.world, desk.person("ben").token.as_str(), desk.mailbox.as_str());
     let client_id = world.oauth_client();
-    let (_, code) = world.oauth_consent(&ben_token, &client_id, &["mail.triage"], metadata_on(&mailbox));
+    let (_, code) = world.oauth_consent(ben_token, &client_id, &["mail.triage"], metadata_on(mailbox));
     world.node.platform.advance(mailroom::oauth::CODE_LIFETIME_MS);
     oauth_error(&world.node.send(world.oauth_code_exchange(&client_id, &code, OAUTH_VERIFIER)), 400, "invalid_grant");
 }
 
 #[test]
 fn refresh_tokens_rotate_and_one_presented_twice_ends_the_grant() {
-    let (world, _, ben_token, mailbox) = world_with_ben();
-    let (agent, _, first, client_id) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let desk = desk();
+    let (world, ben_token, mailbox) = (&desk.world, desk.person("ben").token.as_str(), desk.mailbox.as_str());
+    let (agent, _, first, client_id) = world.connected_app(ben_token, &["mail.triage"], metadata_on(mailbox));
     let refresh = |token: &str| {
         world.node.send(oauth_form(&[
             ("grant_type", "refresh_token"),
@@ -287,12 +290,12 @@ fn refresh_tokens_rotate_and_one_presented_twice_ends_the_grant() {
     let second = body(&rotated)["refresh_token"].as_str().unwrap().to_string();
     let access = body(&rotated)["access_token"].as_str().unwrap().to_string();
     assert_ne!(second, first, "every refresh answers a new refresh token");
-    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 200);
+    assert_eq!(mcp(world, &access, "tools/list", json!({})).status, 200);
 
     // The spent one again: refused, and everything of the grant stops.
     oauth_error(&refresh(&first), 400, "invalid_grant");
     oauth_error(&refresh(&second), 400, "invalid_grant");
-    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 401);
+    assert_eq!(mcp(world, &access, "tools/list", json!({})).status, 401);
     assert_eq!(body(&world.admin("GET", &format!("/api/agents/{agent}"), None))["state"], "revoked");
 }
 
@@ -320,32 +323,35 @@ fn unknown_codes_are_counted_and_paused_per_address() {
 
 #[test]
 fn an_access_token_works_at_its_resource_only_and_ends_with_its_agent() {
-    let (world, _, ben_token, mailbox) = world_with_ben();
-    let (_, access, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let desk = desk();
+    let (world, ben_token, mailbox) = (&desk.world, desk.person("ben").token.as_str(), desk.mailbox.as_str());
+    let (_, access, _, _) = world.connected_app(ben_token, &["mail.triage"], metadata_on(mailbox));
     let rest = world.call("GET", &format!("/api/mailboxes/{mailbox}/messages"), Some(&access), None);
     assert_eq!(rest.status, 401, "{}", text(&rest));
     assert_eq!(body(&rest)["error"]["code"], "token_for_another_resource");
     assert_eq!(rest.header("www-authenticate"), Some("Bearer realm=\"mailroom\", error=\"invalid_token\""));
     // A token the node did not sign is nobody's.
     let forged = format!("{}x", &access[..access.len() - 1]);
-    assert_eq!(mcp(&world, &forged, "tools/list", json!({})).status, 401);
+    assert_eq!(mcp(world, &forged, "tools/list", json!({})).status, 401);
     // An expired one says so.
     world.node.platform.advance(mailroom::authz::credentials::OAUTH_ACCESS_TOKEN_LIFETIME_MS);
-    let expired = mcp(&world, &access, "tools/list", json!({}));
+    let expired = mcp(world, &access, "tools/list", json!({}));
     assert_eq!(body(&expired)["error"]["code"], "access_token_expired");
 }
 
 #[test]
 fn revoking_the_agent_disconnecting_the_app_or_revoking_a_token_ends_access_at_once() {
-    let (world, ben, ben_token, mailbox) = world_with_ben();
+    let desk = desk();
+    let (world, ben, ben_token, mailbox) =
+        (&desk.world, desk.person("ben").id.as_str(), desk.person("ben").token.as_str(), desk.mailbox.as_str());
     // The administrator revokes the agent in the interface.
-    let (agent, access, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let (agent, access, _, _) = world.connected_app(ben_token, &["mail.triage"], metadata_on(mailbox));
     assert_eq!(world.admin("POST", &format!("/api/agents/{agent}/revoke"), None).status, 200);
-    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 401);
+    assert_eq!(mcp(world, &access, "tools/list", json!({})).status, 401);
 
     // The person disconnects it from their connected apps.
-    let (agent, access, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
-    let apps = body(&world.call("GET", "/api/me/connected-apps", Some(&ben_token), None));
+    let (agent, access, _, _) = world.connected_app(ben_token, &["mail.triage"], metadata_on(mailbox));
+    let apps = body(&world.call("GET", "/api/me/connected-apps", Some(ben_token), None));
     let app = apps["apps"].as_array().unwrap().iter().find(|app| app["agent"]["id"] == agent).unwrap().clone();
     assert_eq!(app["client_name"], "Test MCP client");
     assert_eq!(app["redirect_host"], "127.0.0.1:4567");
@@ -353,28 +359,28 @@ fn revoking_the_agent_disconnecting_the_app_or_revoking_a_token_ends_access_at_o
     let (_, someone) = world.person("someone@example.com");
     let not_theirs = world.call("POST", &format!("/api/me/connected-apps/{agent}/disconnect"), Some(&someone), None);
     assert_eq!(not_theirs.status, 404, "another person's app is no app of theirs");
-    let disconnected =
-        world.call("POST", &format!("/api/me/connected-apps/{agent}/disconnect"), Some(&ben_token), None);
+    let disconnected = world.call("POST", &format!("/api/me/connected-apps/{agent}/disconnect"), Some(ben_token), None);
     assert_eq!(disconnected.status, 200, "{}", text(&disconnected));
     assert_eq!(body(&disconnected)["agent"]["state"], "revoked");
-    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 401);
-    let again = world.call("POST", &format!("/api/me/connected-apps/{agent}/disconnect"), Some(&ben_token), None);
+    assert_eq!(mcp(world, &access, "tools/list", json!({})).status, 401);
+    let again = world.call("POST", &format!("/api/me/connected-apps/{agent}/disconnect"), Some(ben_token), None);
     assert_eq!(again.status, 409);
 
     // The client revokes its own token (RFC 7009).
-    let (agent, access, refresh, client_id) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let (agent, access, refresh, client_id) = world.connected_app(ben_token, &["mail.triage"], metadata_on(mailbox));
     assert_eq!(world.node.send(oauth_revocation(&refresh, &client_id)).status, 200);
-    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 401);
+    assert_eq!(mcp(world, &access, "tools/list", json!({})).status, 401);
     let revoked = world.audit().into_iter().rev().find(|entry| entry["action"] == "oauth_revoke").unwrap();
-    assert_eq!((revoked["actor"].as_str(), revoked["delegator"].as_str()), (Some(agent.as_str()), Some(ben.as_str())));
+    assert_eq!((revoked["actor"].as_str(), revoked["delegator"].as_str()), (Some(agent.as_str()), Some(ben)));
     let unknown = world.node.send(oauth_revocation("mr_ort_unknown", &client_id));
     assert_eq!(unknown.status, 200, "an unknown token is answered the same");
 }
 
 #[test]
 fn a_client_revokes_only_its_own_tokens() {
-    let (world, _, ben_token, mailbox) = world_with_ben();
-    let (agent, access, refresh, client_id) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let desk = desk();
+    let (world, ben_token, mailbox) = (&desk.world, desk.person("ben").token.as_str(), desk.mailbox.as_str());
+    let (agent, access, refresh, client_id) = world.connected_app(ben_token, &["mail.triage"], metadata_on(mailbox));
     let another = world.node.send(
         request("POST", "/oauth/register")
             .json(json!({ "client_name": "Another client", "redirect_uris": ["https://another.example/cb"] })),
@@ -388,7 +394,7 @@ fn a_client_revokes_only_its_own_tokens() {
         let refused = world.node.send(oauth_revocation(token, &another_client));
         oauth_error(&refused, 400, "invalid_grant");
         assert!(body(&refused)["error_description"].as_str().unwrap().contains("another client"), "{}", text(&refused));
-        assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 200, "the grant still works");
+        assert_eq!(mcp(world, &access, "tools/list", json!({})).status, 200, "the grant still works");
     }
     assert_eq!(body(&world.admin("GET", &format!("/api/agents/{agent}"), None))["state"], "active");
     // A request that names no client is refused as missing it, naming it.
@@ -397,15 +403,16 @@ fn a_client_revokes_only_its_own_tokens() {
     let anonymous = world.node.send(anonymous);
     oauth_error(&anonymous, 400, "invalid_request");
     assert!(body(&anonymous)["error_description"].as_str().unwrap().contains("`client_id`"));
-    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 200, "the grant still works");
+    assert_eq!(mcp(world, &access, "tools/list", json!({})).status, 200, "the grant still works");
     // Its own client ends it.
     assert_eq!(world.node.send(oauth_revocation(&access, &client_id)).status, 200);
-    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 401);
+    assert_eq!(mcp(world, &access, "tools/list", json!({})).status, 401);
 }
 
 #[test]
 fn a_loopback_redirect_uri_matches_on_any_port_and_nothing_else_does() {
-    let (world, _, ben_token, mailbox) = world_with_ben();
+    let desk = desk();
+    let (world, ben_token, mailbox) = (&desk.world, desk.person("ben").token.as_str(), desk.mailbox.as_str());
     let register = |redirect_uris: Value| {
         let registered = world.node.send(
             request("POST", "/oauth/register")
@@ -416,7 +423,7 @@ fn a_loopback_redirect_uri_matches_on_any_port_and_nothing_else_does() {
     };
     let consent = |client_id: &str, redirect_uri: &str| {
         let query = consent_query(client_id, redirect_uri, &[]);
-        world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&ben_token), None)
+        world.call("GET", &format!("/api/oauth/consent?{query}"), Some(ben_token), None)
     };
     // Registered with one port (or none), asked from another: RFC 8252 §7.3.
     let ipv4 = register(json!(["http://127.0.0.1:4567/callback"]));
@@ -450,9 +457,9 @@ fn a_loopback_redirect_uri_matches_on_any_port_and_nothing_else_does() {
     let given = world.call(
         "POST",
         "/api/oauth/consent",
-        Some(&ben_token),
+        Some(ben_token),
         Some(json!({ "client_id": ipv4, "redirect_uri": asked, "code_challenge": OAUTH_CHALLENGE,
-                     "code_challenge_method": "S256", "capabilities": ["mail.triage"], "mailboxes": metadata_on(&mailbox) })),
+                     "code_challenge_method": "S256", "capabilities": ["mail.triage"], "mailboxes": metadata_on(mailbox) })),
     );
     assert_eq!(given.status, 200, "{}", text(&given));
     let redirect_to = body(&given)["redirect_to"].as_str().unwrap().to_string();
@@ -508,14 +515,16 @@ fn every_token_endpoint_error_is_in_oauths_form_the_throttles_included() {
 
 #[test]
 fn a_consented_app_is_pending_until_its_code_is_exchanged_and_removed_if_it_never_is() {
-    let (world, ben, ben_token, mailbox) = world_with_ben();
+    let desk = desk();
+    let (world, ben, ben_token, mailbox) =
+        (&desk.world, desk.person("ben").id.as_str(), desk.person("ben").token.as_str(), desk.mailbox.as_str());
     let client_id = world.oauth_client();
     let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read", "mailbox.content.read"] }]);
-    let (agent, code) = world.oauth_consent(&ben_token, &client_id, &["mail.read"], grants.clone());
+    let (agent, code) = world.oauth_consent(ben_token, &client_id, &["mail.read"], grants.clone());
     let shown = |agent: &str| world.admin("GET", &format!("/api/agents/{agent}"), None);
     assert_eq!(body(&shown(&agent))["state"], "awaiting_exchange");
     let apps = |token: &str| body(&world.call("GET", "/api/me/connected-apps", Some(token), None))["apps"].clone();
-    assert_eq!(apps(&ben_token), json!([]), "not a working connection until its code is exchanged");
+    assert_eq!(apps(ben_token), json!([]), "not a working connection until its code is exchanged");
 
     // Meanwhile it holds nothing and can do nothing: an administrator handing
     // it a credential gets it nowhere, no conversation is assigned to it, and
@@ -531,18 +540,18 @@ fn a_consented_app_is_pending_until_its_code_is_exchanged_and_removed_if_it_neve
     let holds =
         world.node.database.count(&format!("SELECT COUNT(*) FROM relation_tuples t WHERE t.subject = '{agent}'"));
     assert_eq!(holds, 2, "its grants exist, to be removed or to start holding once it is exchanged");
-    world.grant(&world.admin_id, "send.propose", &mailbox);
-    world.grant(&agent, "send.propose", &mailbox);
+    world.grant(&world.admin_id, "send.propose", mailbox);
+    world.grant(&agent, "send.propose", mailbox);
     let thread = {
         world.deliver("plain", SUPPORT);
-        world.grant(&world.admin_id, "mailbox.metadata.read", &mailbox);
+        world.grant(&world.admin_id, "mailbox.metadata.read", mailbox);
         let threads = body(&world.admin("GET", &format!("/api/mailboxes/{mailbox}/threads"), None));
         threads["threads"][0]["id"].as_str().unwrap().to_string()
     };
     let assigned =
         world.admin("PATCH", &format!("/api/mailboxes/{mailbox}/threads/{thread}"), Some(json!({ "assignee": agent })));
     assert_eq!(assigned.status, 400, "it works no mailbox while pending: {}", text(&assigned));
-    let (_, sender) = world.messenger(&ben);
+    let (_, sender) = world.messenger(ben);
     let message = world.call(
         "POST",
         "/api/agent-messages",
@@ -557,15 +566,15 @@ fn a_consented_app_is_pending_until_its_code_is_exchanged_and_removed_if_it_neve
     let tokens = world.node.send(world.oauth_code_exchange(&client_id, &code, OAUTH_VERIFIER));
     assert_eq!(tokens.status, 200, "{}", text(&tokens));
     assert_eq!(body(&shown(&agent))["state"], "active");
-    assert_eq!(apps(&ben_token)[0]["agent"]["id"], agent);
+    assert_eq!(apps(ben_token)[0]["agent"]["id"], agent);
 
     // Another consent whose code expires unexchanged: removed by the upkeep,
     // whole, its messaging policy and pairing code with it.
-    let (abandoned, _) = world.oauth_consent(&ben_token, &client_id, &["mail.read"], grants);
+    let (abandoned, _) = world.oauth_consent(ben_token, &client_id, &["mail.read"], grants);
     let policy = world.call(
         "PATCH",
         &format!("/api/agents/{abandoned}/messaging"),
-        Some(&ben_token),
+        Some(ben_token),
         Some(json!({ "allowed_peers": [ben] })),
     );
     assert_eq!(policy.status, 200, "{}", text(&policy));
@@ -586,37 +595,40 @@ fn a_consented_app_is_pending_until_its_code_is_exchanged_and_removed_if_it_neve
 
 #[test]
 fn the_node_still_checks_what_the_sponsor_holds_on_every_call() {
-    let (world, ben, ben_token, mailbox) = world_with_ben();
-    let (_, access, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let desk = desk();
+    let (world, ben, ben_token, mailbox) =
+        (&desk.world, desk.person("ben").id.as_str(), desk.person("ben").token.as_str(), desk.mailbox.as_str());
+    let (_, access, _, _) = world.connected_app(ben_token, &["mail.triage"], metadata_on(mailbox));
     let list = json!({ "name": "list_messages", "arguments": { "mailbox_id": mailbox } });
-    assert_eq!(body(&mcp(&world, &access, "tools/call", list.clone()))["result"]["isError"], false);
+    assert_eq!(body(&mcp(world, &access, "tools/call", list.clone()))["result"]["isError"], false);
     let revoked = world.admin(
         "POST",
         "/api/relations/revoke",
         Some(json!({ "subject": ben, "relation": "mailbox.metadata.read", "object": mailbox })),
     );
     assert_eq!(revoked.status, 200, "{}", text(&revoked));
-    let after = body(&mcp(&world, &access, "tools/call", list));
+    let after = body(&mcp(world, &access, "tools/call", list));
     assert_eq!(after["result"]["isError"], true, "the sponsor lost it, so the app did: {after}");
 }
 
 #[test]
 fn a_client_named_by_its_metadata_document_is_fetched_for_the_person_and_connects() {
-    let (world, _, ben_token, mailbox) = world_with_ben();
+    let desk = desk();
+    let (world, ben_token, mailbox) = (&desk.world, desk.person("ben").token.as_str(), desk.mailbox.as_str());
     let url = "https://app.example/oauth/client.json";
     let document = json!({ "client_id": url, "client_name": "Document client", "redirect_uris": [OAUTH_REDIRECT] });
     world.node.webhooks.documents.borrow_mut().push((url.into(), 200, document.to_string().into_bytes()));
     let query = consent_query(url, OAUTH_REDIRECT, &[]);
-    let consent = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&ben_token), None);
+    let consent = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(ben_token), None);
     assert_eq!(consent.status, 200, "{}", text(&consent));
     assert_eq!(body(&consent)["client"]["registered_by"], "metadata_document");
     assert_eq!(body(&consent)["client"]["name"], "Document client");
-    let (agent, code) = world.oauth_consent(&ben_token, url, &["mail.triage"], metadata_on(&mailbox));
+    let (agent, code) = world.oauth_consent(ben_token, url, &["mail.triage"], metadata_on(mailbox));
     let tokens = world.node.send(world.oauth_code_exchange(url, &code, OAUTH_VERIFIER));
     assert_eq!(tokens.status, 200, "{}", text(&tokens));
     let access = body(&tokens)["access_token"].as_str().unwrap().to_string();
-    assert_eq!(mcp(&world, &access, "tools/list", json!({})).status, 200);
-    let apps = body(&world.call("GET", "/api/me/connected-apps", Some(&ben_token), None));
+    assert_eq!(mcp(world, &access, "tools/list", json!({})).status, 200);
+    let apps = body(&world.call("GET", "/api/me/connected-apps", Some(ben_token), None));
     assert_eq!(apps["apps"][0]["agent"]["id"], agent);
     assert_eq!(apps["apps"][0]["client_id"], url);
 
@@ -625,12 +637,12 @@ fn a_client_named_by_its_metadata_document_is_fetched_for_the_person_and_connect
     let fetched_before = world.node.webhooks.fetched.borrow().len();
     for inward in ["https://127.0.0.1/client.json", "https://localhost/client.json", "https://mailroom.test/c.json"] {
         let query = consent_query(inward, OAUTH_REDIRECT, &[]);
-        let refused = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(&ben_token), None);
+        let refused = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(ben_token), None);
         assert_eq!(body(&refused)["error"]["code"], "client_metadata_unusable", "{inward}");
     }
     assert_eq!(world.node.webhooks.fetched.borrow().len(), fetched_before, "nothing inward was fetched");
     let missing = consent_query("https://app.example/missing.json", OAUTH_REDIRECT, &[]);
-    let refused = world.call("GET", &format!("/api/oauth/consent?{missing}"), Some(&ben_token), None);
+    let refused = world.call("GET", &format!("/api/oauth/consent?{missing}"), Some(ben_token), None);
     assert_eq!(refused.status, 404, "{}", text(&refused));
     // A stranger cannot make the node fetch anything.
     let stranger = world.call("GET", &format!("/api/oauth/consent?{query}"), None, None);
@@ -640,9 +652,10 @@ fn a_client_named_by_its_metadata_document_is_fetched_for_the_person_and_connect
 
 #[test]
 fn the_upkeep_forgets_codes_and_refresh_tokens_that_can_prove_nothing_any_more() {
-    let (world, _, ben_token, mailbox) = world_with_ben();
-    let (agent, _, _, _) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
-    let (_, _, refresh, client_id) = world.connected_app(&ben_token, &["mail.triage"], metadata_on(&mailbox));
+    let desk = desk();
+    let (world, ben_token, mailbox) = (&desk.world, desk.person("ben").token.as_str(), desk.mailbox.as_str());
+    let (agent, _, _, _) = world.connected_app(ben_token, &["mail.triage"], metadata_on(mailbox));
+    let (_, _, refresh, client_id) = world.connected_app(ben_token, &["mail.triage"], metadata_on(mailbox));
     let count = |table: &str| world.node.database.count(&format!("SELECT COUNT(*) FROM {table}"));
     assert_eq!((count("oauth_codes"), count("oauth_refresh_tokens")), (2, 2));
     assert_eq!(world.admin("POST", &format!("/api/agents/{agent}/revoke"), None).status, 200);

@@ -8,6 +8,7 @@ use mailroom::mail::Delivery;
 use mailroom::testing::{RequestExt, TestNode, request};
 use serde_json::{Value, json};
 
+use crate::desk::{DRAFTS_FROM_THE_LISTING, Desk};
 use crate::support::*;
 
 /// Every kind of inward address, in the spellings browsers and `fetch` accept.
@@ -109,12 +110,9 @@ fn a_reminder_webhook_stored_before_the_rule_is_refused_when_it_would_be_posted(
     );
 }
 
-/// A mailbox, with ben holding what a notifying butler needs, and ben's token.
-fn butler_office(world: &World) -> (String, String) {
-    let mailbox = world.mailbox("support@mailroom.test");
-    let (ben, _) = world.person("ben@example.com");
-    world.grant_all(&ben, &["mailbox.metadata.read", "send.propose"], &mailbox);
-    (mailbox, ben)
+/// A mailbox, with ben holding what a notifying butler needs.
+fn butler_office() -> Desk {
+    Desk::new("support@mailroom.test").with("ben@example.com", DRAFTS_FROM_THE_LISTING)
 }
 
 fn notifying(url: &str) -> Value {
@@ -132,8 +130,8 @@ fn deliver_invoice(world: &World, message_id: &str) {
 
 #[test]
 fn a_butler_webhook_aiming_inward_is_refused_when_set_and_when_it_would_be_posted() {
-    let world = World::new();
-    let (mailbox, ben) = butler_office(&world);
+    let office = butler_office();
+    let (world, mailbox, ben) = (&office.world, &office.mailbox, &office.person("ben").id);
     let butlers = format!("/api/mailboxes/{mailbox}/butlers");
     for address in INWARD {
         let refused =
@@ -160,7 +158,7 @@ fn a_butler_webhook_aiming_inward_is_refused_when_set_and_when_it_would_be_poste
         "UPDATE butler_versions SET rules_json = replace(rules_json, 'https://hooks.example.org/in', 'https://169.254.169.254/latest')",
     );
     assert_eq!(world.admin("POST", &format!("{butler}/publish"), Some(json!({ "version": 1 }))).status, 200);
-    deliver_invoice(&world, "old-rule@customer.example");
+    deliver_invoice(world, "old-rule@customer.example");
     assert!(world.node.webhooks.posted.borrow().is_empty(), "nothing was posted inward");
     let logs = world.node.platform.logs.borrow().join("\n");
     assert!(logs.contains("may not be posted to: its host `169.254.169.254` is a link-local address"), "{logs}");

@@ -10,6 +10,7 @@ use mailroom::authz::throttle::{ACCOUNT_CEILING, ACCOUNT_FAILURE_LIMIT, ACCOUNT_
 use mailroom::testing::{RequestExt, request};
 use serde_json::json;
 
+use crate::desk::{DRAFTS_FROM_THE_LISTING, Desk, WORKS_THE_MAILBOX};
 use crate::support::*;
 
 fn refresh(world: &World, token: &str) -> mailroom::core::http::Response {
@@ -128,14 +129,12 @@ fn rate_limit_keys_are_bounded_and_expire() {
 
 #[test]
 fn whoever_minted_or_paired_an_agent_is_never_the_second_person_on_what_it_submits() {
-    let world = World::new();
-    let mailbox = world.mailbox("support@mailroom.test");
-    let (bob, _) = world.person("bob@example.com");
-    world.grant_all(&bob, &["send.propose"], &mailbox);
-    world.grant_all(&world.admin_id, &["approval.decide"], &mailbox);
+    let desk =
+        Desk::new("support@mailroom.test").with("bob@example.com", &["send.propose"]).with_admin(&["approval.decide"]);
+    let (world, mailbox, bob) = (&desk.world, desk.mailbox.as_str(), desk.person("bob").id.as_str());
     // Ada mints an agent sponsored by Bob and keeps its credential.
     let (agent, credential) =
-        world.mint(&bob, &["mail.draft"], json!([{ "mailbox": mailbox, "relations": ["send.propose"] }]));
+        world.mint(bob, &["mail.draft"], json!([{ "mailbox": mailbox, "relations": ["send.propose"] }]));
     let sends = format!("/api/mailboxes/{mailbox}/sends");
     let created = world.call(
         "POST",
@@ -160,7 +159,7 @@ fn whoever_minted_or_paired_an_agent_is_never_the_second_person_on_what_it_submi
     // Paired by another administrator: they are the one who cannot approve.
     let (dora, dora_token) = world.person("dora@example.com");
     world.grant(&dora, "org.admin", "org");
-    world.grant_all(&dora, &["approval.decide"], &mailbox);
+    world.grant_all(&dora, &["approval.decide"], mailbox);
     let code = body(&world.call("POST", &format!("/api/agents/{agent}/pairing-code"), Some(&dora_token), None))["code"]
         .as_str()
         .unwrap()
@@ -187,7 +186,7 @@ fn whoever_minted_or_paired_an_agent_is_never_the_second_person_on_what_it_submi
     );
     // A person who neither minted nor paired it decides.
     let (carol, carol_token) = world.person("carol@example.com");
-    world.grant_all(&carol, &["approval.decide"], &mailbox);
+    world.grant_all(&carol, &["approval.decide"], mailbox);
     let approved = world.call(
         "POST",
         &format!("{sends}/{send}/approve"),
@@ -200,12 +199,11 @@ fn whoever_minted_or_paired_an_agent_is_never_the_second_person_on_what_it_submi
 /// Ben's submission of an invoice to a customer, from a mailbox Ben proposes in
 /// and Ada (the administrator) decides on: (world, sends path, send id, Ben's token).
 fn an_invoice_awaiting_ada() -> (World, String, String, String) {
-    let world = World::new();
-    let mailbox = world.mailbox("support@mailroom.test");
-    let (ben, ben_token) = world.person("ben@example.com");
-    world.grant_all(&ben, &["mailbox.metadata.read", "send.propose"], &mailbox);
-    world.grant_all(&world.admin_id, &["mailbox.metadata.read", "approval.decide"], &mailbox);
-    let sends = format!("/api/mailboxes/{mailbox}/sends");
+    let desk = Desk::new("support@mailroom.test")
+        .with("ben@example.com", DRAFTS_FROM_THE_LISTING)
+        .with_admin(&["mailbox.metadata.read", "approval.decide"]);
+    let (sends, ben_token) = (desk.sends(), desk.person("ben").token.clone());
+    let world = desk.world;
     let created = world.call(
         "POST",
         &sends,
@@ -294,15 +292,14 @@ fn tool(world: &World, token: &str, name: &str, arguments: serde_json::Value) ->
 
 #[test]
 fn an_agent_switching_a_submission_over_mcp_cannot_have_it_approved_as_shown() {
-    let world = World::new();
-    let mailbox = world.mailbox("support@mailroom.test");
-    let (ben, _) = world.person("ben@example.com");
-    world.grant_all(&ben, &["send.propose"], &mailbox);
-    let (carol, carol_token) = world.person("carol@example.com");
-    world.grant_all(&carol, &["approval.decide"], &mailbox);
-    let (_, agent) = world.mint(&ben, &["mail.draft"], json!([{ "mailbox": mailbox, "relations": ["send.propose"] }]));
+    let desk = Desk::new("support@mailroom.test")
+        .with("ben@example.com", &["send.propose"])
+        .with("carol@example.com", &["approval.decide"]);
+    let (world, mailbox, ben, carol_token) =
+        (&desk.world, desk.mailbox.as_str(), desk.person("ben").id.as_str(), desk.person("carol").token.as_str());
+    let (_, agent) = world.mint(ben, &["mail.draft"], json!([{ "mailbox": mailbox, "relations": ["send.propose"] }]));
     let created = tool(
-        &world,
+        world,
         &agent,
         "create_draft",
         json!({ "mailbox_id": mailbox, "to": ["customer@example.org"], "subject": "Invoice", "text": "100 EUR" }),
@@ -310,11 +307,11 @@ fn an_agent_switching_a_submission_over_mcp_cannot_have_it_approved_as_shown() {
     assert_ne!(created["isError"], true, "{created}");
     let send = created["structuredContent"]["id"].as_str().unwrap().to_string();
     let ids = json!({ "mailbox_id": mailbox, "send_id": send });
-    assert_ne!(tool(&world, &agent, "submit_send", ids.clone())["isError"], true);
+    assert_ne!(tool(world, &agent, "submit_send", ids.clone())["isError"], true);
 
     // Carol is shown the submission (over MCP, as a client of hers would read
     // it); the agent switches it.
-    let shown = tool(&world, &carol_token, "get_send", ids.clone())["structuredContent"]["version"].clone();
+    let shown = tool(world, carol_token, "get_send", ids.clone())["structuredContent"]["version"].clone();
     assert!(shown.is_string());
     for (name, extra) in [
         ("cancel_send", json!({})),
@@ -323,13 +320,13 @@ fn an_agent_switching_a_submission_over_mcp_cannot_have_it_approved_as_shown() {
     ] {
         let mut arguments = ids.clone();
         arguments.as_object_mut().unwrap().extend(extra.as_object().unwrap().clone());
-        let result = tool(&world, &agent, name, arguments);
+        let result = tool(world, &agent, name, arguments);
         assert_ne!(result["isError"], true, "{name}: {result}");
     }
     // Approval is never a machine's (approve_send is offered to no one over
     // MCP): Carol approves where people do, naming the version she was shown.
     let approve = format!("/api/mailboxes/{mailbox}/sends/{send}/approve");
-    let refused = world.call("POST", &approve, Some(&carol_token), Some(json!({ "version": shown })));
+    let refused = world.call("POST", &approve, Some(carol_token), Some(json!({ "version": shown })));
     assert_refused(&refused, 409, "send_changed");
     assert!(text(&refused).contains("the recipients, the text"), "{}", text(&refused));
     assert!(world.node.mailer.sent.borrow().is_empty());
@@ -471,12 +468,11 @@ fn an_address_or_id_that_is_not_one_is_refused_at_the_draft_and_never_leaves() {
 #[test]
 fn no_name_or_title_anyone_types_can_hold_a_control_that_reorders_it() {
     const RLO: &str = "\u{202E}";
-    let world = World::new();
-    let mailbox = world.mailbox("support@mailroom.test");
-    let (ben, ben_token) = world.person("ben@example.com");
-    world.grant_all(&ben, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &mailbox);
+    let desk = Desk::new("support@mailroom.test").with("ben@example.com", WORKS_THE_MAILBOX);
+    let (world, mailbox, ben, ben_token) =
+        (&desk.world, desk.mailbox.as_str(), desk.person("ben").id.as_str(), desk.person("ben").token.as_str());
     let receipt = world.deliver("plain", "support@mailroom.test");
-    let thread = world.thread_of(&mailbox, &receipt);
+    let thread = world.thread_of(mailbox, &receipt);
     let butlers = format!("/api/mailboxes/{mailbox}/butlers");
     let created = world.admin(
         "POST",
@@ -487,14 +483,14 @@ fn no_name_or_title_anyone_types_can_hold_a_control_that_reorders_it() {
     let event = body(&world.call(
         "POST",
         "/api/me/events",
-        Some(&ben_token),
+        Some(ben_token),
         Some(json!({ "title": "Visa", "due_at": "2027-03-01" })),
     ));
     let event = format!("/api/me/events/{}", event["id"].as_str().unwrap());
     let draft = body(&world.call(
         "POST",
         &format!("/api/mailboxes/{mailbox}/sends"),
-        Some(&ben_token),
+        Some(ben_token),
         Some(json!({ "to": ["ana@customer.example"], "subject": "Hello", "text": "Hi" })),
     ));
     let attachments = format!("/api/mailboxes/{mailbox}/sends/{}/attachments", draft["id"].as_str().unwrap());
@@ -542,23 +538,23 @@ fn no_name_or_title_anyone_types_can_hold_a_control_that_reorders_it() {
             json!({ "rules": { "conditions": [], "effects": [{ "do": "set_status", "status": "open" }, { "do": "label", "label": named("") }] } }),
             "rules.effects[1].label",
         ),
-        (&ben_token, "PATCH", thread.clone(), json!({ "add_labels": ["billing", named("")] }), "add_labels[1]"),
-        (&ben_token, "POST", "/api/me/events".into(), json!({ "title": named(""), "due_at": "2027-03-01" }), "title"),
+        (ben_token, "PATCH", thread.clone(), json!({ "add_labels": ["billing", named("")] }), "add_labels[1]"),
+        (ben_token, "POST", "/api/me/events".into(), json!({ "title": named(""), "due_at": "2027-03-01" }), "title"),
         (
-            &ben_token,
+            ben_token,
             "POST",
             "/api/me/events".into(),
             json!({ "title": "Visa", "subtitle": named(""), "due_at": "2027-03-01" }),
             "subtitle",
         ),
         (
-            &ben_token,
+            ben_token,
             "POST",
             "/api/me/events".into(),
             json!({ "title": "Visa", "done_label": named(""), "due_at": "2027-03-01" }),
             "done_label",
         ),
-        (&ben_token, "PATCH", event.clone(), json!({ "title": named("") }), "title"),
+        (ben_token, "PATCH", event.clone(), json!({ "title": named("") }), "title"),
         (
             &source,
             "PUT",
@@ -567,7 +563,7 @@ fn no_name_or_title_anyone_types_can_hold_a_control_that_reorders_it() {
             "title",
         ),
         (
-            &ben_token,
+            ben_token,
             "POST",
             attachments.clone(),
             json!({ "name": format!("invoice{RLO}fdp.exe"), "content_type": "application/pdf", "content_base64": "aGVsbG8=" }),

@@ -62,9 +62,7 @@ pub(super) fn pause_agent() -> Route {
         .path_parameters(&[PathParameter::AgentId])
         .response::<Agent>()
         .tier(Tier::Operator)
-        .refuses(const { &[
-            Refuses::Conflict("The agent is revoked: nothing changes it any more."),
-        ] })
+        .refuses(const { &[Refuses::Conflict("The agent is revoked: nothing changes it any more.")] })
         .authority(SPONSOR)
 }
 
@@ -75,9 +73,7 @@ pub(super) fn resume_agent() -> Route {
         .path_parameters(&[PathParameter::AgentId])
         .response::<Agent>()
         .tier(Tier::Operator)
-        .refuses(const { &[
-            Refuses::Conflict("The agent is revoked: nothing changes it any more."),
-        ] })
+        .refuses(const { &[Refuses::Conflict("The agent is revoked: nothing changes it any more.")] })
         .authority(SPONSOR)
 }
 

@@ -62,7 +62,9 @@ pub(super) fn refresh_session() -> Route {
 pub(super) fn sign_out() -> Route {
     Route::new(RouteId::SignOut, Delete, "/api/sessions/current", "sign_out")
         .summary("Sign out")
-        .description("Ends the caller's session: its refresh token and its access token stop working on the next request.")
+        .description(
+            "Ends the caller's session: its refresh token and its access token stop working on the next request.",
+        )
         .response::<SignedOut>()
         .tier(Tier::Operator)
         .authority(Authority::Member)
@@ -171,9 +173,7 @@ pub(super) fn create_team() -> Route {
         .response::<Team>()
         .created()
         .tier(Tier::Operator)
-        .refuses(const { &[
-            Refuses::Conflict("A team already has that name."),
-        ] })
+        .refuses(const { &[Refuses::Conflict("A team already has that name.")] })
         .authority(ADMIN)
 }
 
@@ -204,10 +204,14 @@ pub(super) fn list_relations() -> Route {
     Route::new(RouteId::ListRelations, Get, "/api/relations", "list_relations")
         .summary("List relationship tuples")
         .description("Lists relationship tuples, optionally only those of one subject or on one object.")
-        .query_parameters(const { &[
-            Parameter::text("subject", "Only tuples held by this subject (`usr_…`, `agt_…` or `tm_…#member`)."),
-            Parameter::text("object", "Only tuples on this object (`org` or `mbx_…`)."),
-        ] })
+        .query_parameters(
+            const {
+                &[
+                    Parameter::text("subject", "Only tuples held by this subject (`usr_…`, `agt_…` or `tm_…#member`)."),
+                    Parameter::text("object", "Only tuples on this object (`org` or `mbx_…`)."),
+                ]
+            },
+        )
         .response::<RelationList>()
         .authority(ADMIN)
 }

@@ -10,7 +10,10 @@ pub(super) fn interface_shell() -> Route {
         .summary("The browser interface")
         .description("Serves the single-page browser interface: sign-in, people, teams, relations and the audit trail.")
         .html()
-        .exception(Tier::Operator, "the interface shell is a page for a person's browser, not a question anyone would ask a node")
+        .exception(
+            Tier::Operator,
+            "the interface shell is a page for a person's browser, not a question anyone would ask a node",
+        )
         .authority(Authority::Public)
 }
 

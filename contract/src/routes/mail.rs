@@ -114,16 +114,12 @@ pub(super) fn get_attachment() -> Route {
         "/api/mailboxes/:mailboxId/messages/:receiptId/attachments/:attachmentIndex",
         "get_attachment",
     )
-        .summary("Download an attachment")
-        .description("Returns one attachment's bytes with its content type. Recorded in the audit chain.")
-        .path_parameters(&[
-            PathParameter::MailboxId,
-            PathParameter::ReceiptId,
-            PathParameter::AttachmentIndex,
-        ])
-        .produces(Produces::Attachment)
-        .authority(on_mailbox(&[Relation::MailboxContentRead]))
-        .reaches_content()
+    .summary("Download an attachment")
+    .description("Returns one attachment's bytes with its content type. Recorded in the audit chain.")
+    .path_parameters(&[PathParameter::MailboxId, PathParameter::ReceiptId, PathParameter::AttachmentIndex])
+    .produces(Produces::Attachment)
+    .authority(on_mailbox(&[Relation::MailboxContentRead]))
+    .reaches_content()
 }
 
 pub(super) fn delete_message() -> Route {
@@ -211,11 +207,16 @@ pub(super) fn mark_thread_read() -> Route {
 }
 
 pub(super) fn mark_thread_unread() -> Route {
-    Route::new(RouteId::MarkThreadUnread, Delete, "/api/mailboxes/:mailboxId/threads/:threadId/read", "mark_thread_unread")
-        .summary("Mark a conversation unread")
-        .description("Marks a conversation unread for the caller alone.")
-        .path_parameters(&[PathParameter::MailboxId, PathParameter::ThreadId])
-        .response::<ThreadSummary>()
-        .tier(Tier::Act)
-        .authority(on_mailbox(&[Relation::MailboxMetadataRead]))
+    Route::new(
+        RouteId::MarkThreadUnread,
+        Delete,
+        "/api/mailboxes/:mailboxId/threads/:threadId/read",
+        "mark_thread_unread",
+    )
+    .summary("Mark a conversation unread")
+    .description("Marks a conversation unread for the caller alone.")
+    .path_parameters(&[PathParameter::MailboxId, PathParameter::ThreadId])
+    .response::<ThreadSummary>()
+    .tier(Tier::Act)
+    .authority(on_mailbox(&[Relation::MailboxMetadataRead]))
 }

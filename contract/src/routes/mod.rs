@@ -16,37 +16,19 @@
 use crate::route::Route;
 use crate::route_id::RouteId;
 
-// The declarations keep the layout they were written in (a refusal a line, a
-// `const { &[ … ] }` block for a list): rustfmt cannot lay out most of them
-// (their words run past the line width), and would give the few it can a
-// nested layout of its own, so each domain's file is left as written.
-#[rustfmt::skip]
 mod a2a;
-#[rustfmt::skip]
 mod agents;
-#[rustfmt::skip]
 mod audit;
-#[rustfmt::skip]
 mod butlers;
-#[rustfmt::skip]
 mod exports;
-#[rustfmt::skip]
 mod identity;
-#[rustfmt::skip]
 mod interface;
-#[rustfmt::skip]
 mod mail;
-#[rustfmt::skip]
 mod mcp;
-#[rustfmt::skip]
 mod messaging;
-#[rustfmt::skip]
 mod notifications;
-#[rustfmt::skip]
 mod oauth;
-#[rustfmt::skip]
 mod reminders;
-#[rustfmt::skip]
 mod sends;
 mod shared;
 

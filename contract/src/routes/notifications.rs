@@ -31,11 +31,16 @@ pub(super) fn mark_notifications_read() -> Route {
 }
 
 pub(super) fn mark_notification_unread() -> Route {
-    Route::new(RouteId::MarkNotificationUnread, Delete, "/api/me/notifications/:notificationId/read", "mark_notification_unread")
-        .summary("Mark a notification unread")
-        .description("Marks one notification unread again for the caller (an agent: for its sponsor).")
-        .path_parameters(&[PathParameter::NotificationId])
-        .response::<NotificationsMarked>()
-        .tier(Tier::Act)
-        .authority(Authority::Personal)
+    Route::new(
+        RouteId::MarkNotificationUnread,
+        Delete,
+        "/api/me/notifications/:notificationId/read",
+        "mark_notification_unread",
+    )
+    .summary("Mark a notification unread")
+    .description("Marks one notification unread again for the caller (an agent: for its sponsor).")
+    .path_parameters(&[PathParameter::NotificationId])
+    .response::<NotificationsMarked>()
+    .tier(Tier::Act)
+    .authority(Authority::Personal)
 }

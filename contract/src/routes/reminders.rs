@@ -147,14 +147,14 @@ pub(super) fn list_reminder_sources() -> Route {
 pub(super) fn create_reminder_source() -> Route {
     Route::new(RouteId::CreateReminderSource, Post, "/api/reminder-sources", "create_reminder_source")
         .summary("Create a reminder source")
-        .description("Creates a source (a service that pushes reminders for people) and returns its credential, shown once.")
+        .description(
+            "Creates a source (a service that pushes reminders for people) and returns its credential, shown once.",
+        )
         .request::<CreateReminderSource>()
         .response::<ReminderSourceCreated>()
         .created()
         .tier(Tier::Operator)
-        .refuses(const { &[
-            Refuses::Conflict("A source with that name exists."),
-        ] })
+        .refuses(const { &[Refuses::Conflict("A source with that name exists.")] })
         .authority(ADMIN)
 }
 

@@ -74,10 +74,14 @@ pub(super) fn delete_draft() -> Route {
         .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
         .response::<Send>()
         .tier(Tier::Act)
-        .refuses(const { &[
-            Refuses::Forbidden("Only the draft's author can."),
-            Refuses::Conflict("The send is no longer a draft, or another change to it won a race."),
-        ] })
+        .refuses(
+            const {
+                &[
+                    Refuses::Forbidden("Only the draft's author can."),
+                    Refuses::Conflict("The send is no longer a draft, or another change to it won a race."),
+                ]
+            },
+        )
         .authority(on_mailbox(&[Relation::SendPropose]))
 }
 
@@ -133,16 +137,20 @@ pub(super) fn remove_send_attachment() -> Route {
         "/api/mailboxes/:mailboxId/sends/:sendId/attachments/:attachmentIndex",
         "remove_send_attachment",
     )
-        .summary("Remove a file from a draft")
-        .description("Takes a file off the caller's draft; the files after it move up one place. Answers the draft.")
-        .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId, PathParameter::AttachmentIndex])
-        .response::<Send>()
-        .tier(Tier::Act)
-        .refuses(const { &[
-            Refuses::Forbidden("Only the draft's author can remove its files."),
-            Refuses::Conflict("The send is no longer a draft."),
-        ] })
-        .authority(on_mailbox(&[Relation::SendPropose]))
+    .summary("Remove a file from a draft")
+    .description("Takes a file off the caller's draft; the files after it move up one place. Answers the draft.")
+    .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId, PathParameter::AttachmentIndex])
+    .response::<Send>()
+    .tier(Tier::Act)
+    .refuses(
+        const {
+            &[
+                Refuses::Forbidden("Only the draft's author can remove its files."),
+                Refuses::Conflict("The send is no longer a draft."),
+            ]
+        },
+    )
+    .authority(on_mailbox(&[Relation::SendPropose]))
 }
 
 pub(super) fn get_send_attachment() -> Route {
@@ -167,10 +175,14 @@ pub(super) fn cancel_send() -> Route {
         .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
         .response::<Send>()
         .tier(Tier::Act)
-        .refuses(const { &[
-            Refuses::Forbidden("Only the send's submitter can take it back."),
-            Refuses::Conflict("The send is not awaiting a decision, or another change to it won a race."),
-        ] })
+        .refuses(
+            const {
+                &[
+                    Refuses::Forbidden("Only the send's submitter can take it back."),
+                    Refuses::Conflict("The send is not awaiting a decision, or another change to it won a race."),
+                ]
+            },
+        )
         .authority(on_mailbox(&[Relation::SendPropose]))
 }
 

@@ -686,15 +686,15 @@ mod tests {
         let left_to_later_steps = [
             "decided_at",
             "decided_by",
-            "refusal_reason",
-            "message_id",
-            "manifest_hash",
-            "sealed_at",
-            "dispatched_at",
+            "delivered_json",
             "dispatch_error",
+            "dispatched_at",
+            "manifest_hash",
+            "message_id",
+            "refusal_reason",
+            "sealed_at",
             "sealed_from_address",
             "sealed_from_name",
-            "delivered_json",
             "sent_message_ids_json",
         ];
         let send = NewSend {
@@ -713,11 +713,6 @@ mod tests {
             thread_id: None,
         };
         let insert = submitted_send(send, "usr_1", "0");
-        let mut written: Vec<&str> = insert.columns().to_vec();
-        written.extend(left_to_later_steps);
-        written.sort_unstable();
-        let mut in_the_table = SqliteDatabase::migrated().column_names(insert.table());
-        in_the_table.sort_unstable();
-        assert_eq!(written, in_the_table);
+        assert_eq!(SqliteDatabase::migrated().columns_not_named(&insert), left_to_later_steps);
     }
 }
