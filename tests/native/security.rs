@@ -667,23 +667,20 @@ fn whoever_holds_the_audit_key_too_cannot_rewrite_what_the_witness_already_holds
 /// words and files exactly those of the version it holds.
 #[test]
 fn a_draft_changed_while_it_is_submitted_never_leaves_its_version_naming_other_words_or_files() {
-    let world = World::new();
-    let mailbox = world.mailbox("support@mailroom.test");
-    let (writer, token) = world.person("writer@example.com");
-    world.grant_all(&writer, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &mailbox);
-    let sends = format!("/api/mailboxes/{mailbox}/sends");
+    let desk = Desk::new("support@mailroom.test").with("writer@example.com", WORKS_THE_MAILBOX);
+    let (world, sends, token) = (&desk.world, desk.sends(), &desk.person("writer").token);
     let file = |name: &str| json!({ "name": name, "content_type": "application/pdf", "content_base64": "JVBERi0=" });
     let draft_with_two_files = || {
         let draft = world.call(
             "POST",
             &sends,
-            Some(&token),
+            Some(token),
             Some(json!({ "to": ["ana@customer.example"], "subject": "The contract", "text": "Attached." })),
         );
         assert_eq!(draft.status, 201, "{}", text(&draft));
         let send = format!("{sends}/{}", body(&draft)["id"].as_str().unwrap());
         for name in ["contract.pdf", "annex.pdf"] {
-            let added = world.call("POST", &format!("{send}/attachments"), Some(&token), Some(file(name)));
+            let added = world.call("POST", &format!("{send}/attachments"), Some(token), Some(file(name)));
             assert_eq!(added.status, 201, "{}", text(&added));
         }
         send
@@ -700,8 +697,8 @@ fn a_draft_changed_while_it_is_submitted_never_leaves_its_version_naming_other_w
     for (change, changing) in changes {
         for submit_first in [true, false] {
             let send = draft_with_two_files();
-            let submit = request("POST", &format!("{send}/submit")).bearer(&token);
-            let other = changing(&send).bearer(&token);
+            let submit = request("POST", &format!("{send}/submit")).bearer(token);
+            let other = changing(&send).bearer(token);
             let answers =
                 world.node.send_together(if submit_first { vec![submit, other] } else { vec![other, submit] });
             let statuses: Vec<u16> = answers.iter().map(|answer| answer.status).collect();
@@ -713,7 +710,7 @@ fn a_draft_changed_while_it_is_submitted_never_leaves_its_version_naming_other_w
             );
             assert_refused(refused[0], 409, "raced");
 
-            let shown = body(&world.call("GET", &send, Some(&token), None));
+            let shown = body(&world.call("GET", &send, Some(token), None));
             if shown["state"] == "submitted" {
                 let id = shown["id"].as_str().unwrap();
                 let version = world
