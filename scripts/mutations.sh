@@ -39,7 +39,7 @@ mutations=(
   "the sponsor's teams count|src/authz/store/tuples.rs|OR s.subject IN (SELECT m.team_id|OR s.subject IN (SELECT NULL AND m.team_id"
   "the agent and its sponsor are live|src/authz/store/tuples.rs|WHERE a.id = {agent} AND a.revoked_at IS NULL AND a.paused_at IS NULL AND p.disabled_at IS NULL|WHERE a.id = {agent}"
   "the agent has not expired|src/authz/store/tuples.rs|AND (a.expires_at IS NULL OR a.expires_at > ?)|AND (a.expires_at IS NULL OR a.expires_at > ? OR 1)"
-  "the ceiling binds every route|src/authz/mod.rs|if tier != Tier::Surface {|if tier == Tier::Surface {"
+  "the ceiling binds every route|src/authz/checks.rs|if tier != Tier::Surface {|if tier == Tier::Surface {"
   "a route that reads content says so|contract/src/route/declaration.rs|self.reaches_content = true;|self.reaches_content = false;"
   "the delegator is recorded|src/core/context/note.rs|delegator: self.delegator.clone(),|delegator: None,"
 )

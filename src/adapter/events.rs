@@ -1,0 +1,166 @@
+//! The Worker's three events, the entry points the runtime calls: `fetch` (a
+//! request dispatched, then its deferred writes and the chain's seal after
+//! the answer), `scheduled` (the cron's jobs) and `email` (inbound mail
+//! received, or rejected with its SMTP reason, or forwarded to the fallback
+//! address when it could not be stored).
+
+use wasm_bindgen::prelude::wasm_bindgen;
+use wasm_bindgen::{JsCast, JsValue};
+use wasm_bindgen_futures::JsFuture;
+use worker::{Context, Env, ForwardableEmailMessage, ScheduleContext, ScheduledEvent, event};
+
+use crate::audit;
+use crate::core::http::{Response, Surface};
+use crate::core::platform::Platform;
+use crate::core::storage::Database;
+use crate::core::timing::Timings;
+use crate::dispatch::{dispatch, refused_before_dispatch};
+use crate::mail::{self, Rejection};
+
+use super::http::{to_core_request, to_worker_response};
+use super::installation::{Bindings, bindings};
+use super::platform;
+
+#[event(fetch)]
+async fn fetch(mut request: worker::Request, env: Env, context: Context) -> worker::Result<worker::Response> {
+    // Where the request's time goes is measured from here, when the node's
+    // configuration asks (decision 0034); until the dispatcher takes over, and
+    // again once it answers, it is the boundary's.
+    let began_ms = platform::WorkersPlatform.now_ms();
+    console_error_panic_hook::set_once();
+    let bindings = match bindings(&env, Some(began_ms)) {
+        Ok(bindings) => bindings,
+        Err(refusal) => {
+            let path = request.path();
+            let refused = refused_before_dispatch(request.method().as_ref(), &path, refusal);
+            return to_worker_response(refused, &Timings::off());
+        }
+    };
+    let timings = bindings.timings.clone();
+    let response = match to_core_request(&mut request).await {
+        Ok(core_request) => dispatch(&bindings.node(), &core_request, Surface::Rest).await,
+        Err(refusal) => Response::refusal(&refusal),
+    };
+    if !response.deferred.is_empty() || response.seal_chain {
+        // What follows the answer must not hold it up: outcomes recorded after it
+        // (a dispatch's result), and sealing the entries it appended to the audit
+        // chain. The runtime keeps the isolate alive until they are done.
+        let (deferred, seal) = (response.deferred.clone(), response.seal_chain);
+        context.wait_until(async move {
+            if !deferred.is_empty()
+                && let Err(error) = bindings.database.execute(deferred).await
+            {
+                worker::console_error!("a deferred write failed: {error}");
+            }
+            if seal {
+                seal_chain(&bindings).await;
+            }
+        });
+    }
+    to_worker_response(response, &timings)
+}
+
+/// Seals the audit chain's waiting entries, logging what stops the sealer.
+async fn seal_chain(bindings: &Bindings) {
+    match audit::seal(&bindings.database, &bindings.config).await {
+        Ok(sealing) => {
+            if let Some(stopped) = sealing.stopped {
+                worker::console_error!("the audit chain was not sealed past its head: {stopped}");
+            }
+        }
+        Err(error) => worker::console_error!("sealing the audit chain failed: {error}"),
+    }
+}
+
+/// The cron triggers (`[triggers]` in wrangler.toml): each runs the jobs
+/// `schedule::CRONS` names for its expression.
+#[event(scheduled)]
+async fn scheduled(event: ScheduledEvent, env: Env, _context: ScheduleContext) {
+    console_error_panic_hook::set_once();
+    let bindings = match bindings(&env, None) {
+        Ok(bindings) => bindings,
+        Err(refusal) => {
+            worker::console_error!("the scheduled upkeep cannot run: {}", refusal.reason);
+            return;
+        }
+    };
+    if let Err(failures) = crate::schedule::on_schedule(&bindings.node(), &event.cron()).await {
+        for failure in failures {
+            worker::console_error!("the scheduled run `{}` failed: {failure}", event.cron());
+        }
+    }
+}
+
+/// Inbound mail from Cloudflare Email Routing: stored, or rejected with an SMTP
+/// reason the sender's server reports back.
+#[event(email)]
+async fn email(message: ForwardableEmailMessage, env: Env, context: Context) -> worker::Result<()> {
+    console_error_panic_hook::set_once();
+    let fallback =
+        env.var("INBOUND_FALLBACK_ADDRESS").ok().map(|value| value.to_string()).filter(|value| !value.is_empty());
+    let reject = |rejection: Rejection| reject(&message, rejection, fallback.as_deref());
+    let Ok(bindings) = bindings(&env, None) else {
+        return reject(Rejection::TemporaryFailure).await;
+    };
+    let limit = bindings.config.maximum_message_bytes;
+    // Refuse an oversized message on its declared size, before reading it.
+    if message.raw_size() > limit as f64 {
+        return reject(Rejection::TooLarge { limit }).await;
+    }
+    let raw = match message.raw_bytes().await {
+        Ok(raw) => raw,
+        Err(error) => {
+            worker::console_error!("reading an inbound message failed: {error}");
+            return reject(Rejection::TemporaryFailure).await;
+        }
+    };
+    let (from, to) = (message.from(), message.to());
+    match mail::receive(&bindings.node(), &from, &to, &raw).await {
+        // Stored or delivered again, the message left an audit entry to seal.
+        Ok(mail::Delivery::Stored { .. } | mail::Delivery::Duplicate { .. }) => {
+            context.wait_until(async move { seal_chain(&bindings).await });
+            Ok(())
+        }
+        Err(rejection) => reject(rejection).await,
+    }
+}
+
+/// Rejects an inbound message with its SMTP reason. Email Routing turns every
+/// rejection (and every exception) into a permanent failure, so a sender never
+/// retries mail the node failed to store; when the operator named a fallback
+/// address, such mail is forwarded there instead of being bounced.
+async fn reject(message: &ForwardableEmailMessage, rejection: Rejection, fallback: Option<&str>) -> worker::Result<()> {
+    if let (Rejection::TemporaryFailure, Some(address)) = (&rejection, fallback) {
+        match message.forward(address).await {
+            Ok(_) => {
+                worker::console_error!("could not store mail for {}; forwarded it to {address}", message.to());
+                return Ok(());
+            }
+            Err(error) => worker::console_error!("forwarding mail for {} to {address} failed: {error:?}", message.to()),
+        }
+    }
+    set_reject(message, &rejection.smtp_reason()).await;
+    Ok(())
+}
+
+/// Rejects `message` with `reason` and waits for the rejection to land. Where
+/// the message is a stub across an RPC boundary (locally, under wrangler dev),
+/// `setReject` answers a promise, and a handler that returned first would leave
+/// the rejection unheard; in production it answers nothing, and this waits for
+/// nothing.
+async fn set_reject(message: &ForwardableEmailMessage, reason: &str) {
+    let returned = message.unchecked_ref::<Rejectable>().set_reject_answering(reason);
+    if let Err(error) = JsFuture::from(js_sys::Promise::resolve(&returned)).await {
+        worker::console_error!("rejecting an inbound message failed: {error:?}");
+    }
+}
+
+#[wasm_bindgen]
+extern "C" {
+    /// An inbound message, seen only as something with `setReject`.
+    type Rejectable;
+
+    /// `setReject`, keeping what it answers (the worker crate's binding drops it).
+    #[wasm_bindgen(method, js_name = setReject)]
+    fn set_reject_answering(this: &Rejectable, reason: &str) -> JsValue;
+}

@@ -1,0 +1,99 @@
+//! The installation a Worker's environment describes: its configuration read
+//! from the secrets and variables, and the core's bindings on D1, R2, the
+//! mail binding, `fetch` and the Workers platform; or the refusal naming what
+//! the deployment lacks.
+
+use worker::Env;
+
+use crate::core::node::{AuditKey, Config, DEFAULT_MAXIMUM_MESSAGE_BYTES, Installation};
+use crate::core::refusal::Refusal;
+use crate::core::timing::Timings;
+
+use super::{bindings, d1, platform};
+
+/// The shortest `SESSION_SECRET` and `AUDIT_KEY` the node accepts: 32 bytes of
+/// key material.
+const MINIMUM_SESSION_SECRET_LENGTH: usize = 32;
+
+/// The bindings a request or an email is handled with.
+pub(super) type Bindings = Installation<
+    d1::D1Storage,
+    bindings::R2Blobs,
+    bindings::EmailBinding,
+    bindings::FetchWebhooks,
+    platform::WorkersPlatform,
+>;
+
+/// Logs a missing binding for the operator and answers the refusal naming it.
+fn missing(what: &'static str) -> impl Fn(worker::Error) -> Refusal {
+    move |error| {
+        worker::console_error!("the binding {what} is missing: {error}");
+        Refusal::misconfigured(what)
+    }
+}
+
+/// The installation a Worker's environment describes, or the refusal naming
+/// what it lacks; for a request that began at `began_ms`, measuring where its
+/// time goes if the configuration asks.
+pub(super) fn bindings(env: &Env, began_ms: Option<i64>) -> Result<Bindings, Refusal> {
+    let platform = platform::WorkersPlatform;
+    let config = configuration(env)?;
+    let timings = match began_ms {
+        Some(began_ms) if config.server_timing => Timings::began_at(began_ms),
+        _ => Timings::off(),
+    };
+    Ok(Installation {
+        database: d1::D1Storage::new(env.d1("DB").map_err(missing("the D1 binding `DB`"))?, timings.clone()),
+        blobs: bindings::R2Blobs::new(env.bucket("RAW_MAIL").map_err(missing("the R2 binding `RAW_MAIL`"))?),
+        mailer: bindings::EmailBinding::new(
+            env.send_email("SEND_EMAIL").map_err(missing("the send_email binding `SEND_EMAIL`"))?,
+        ),
+        webhooks: bindings::FetchWebhooks,
+        platform,
+        config,
+        timings,
+    })
+}
+
+fn configuration(env: &Env) -> Result<Config, Refusal> {
+    let secret = |name: &str| env.secret(name).ok().map(|value| value.to_string()).filter(|value| !value.is_empty());
+    let Some(session_secret) = secret("SESSION_SECRET").filter(|value| value.len() >= MINIMUM_SESSION_SECRET_LENGTH)
+    else {
+        worker::console_error!("SESSION_SECRET is missing or shorter than 32 characters");
+        return Err(Refusal::misconfigured("the SESSION_SECRET secret (32 characters or more)"));
+    };
+    let Some(audit_key) = secret("AUDIT_KEY").filter(|value| value.len() >= MINIMUM_SESSION_SECRET_LENGTH) else {
+        worker::console_error!("AUDIT_KEY is missing or shorter than 32 characters");
+        return Err(Refusal::misconfigured("the AUDIT_KEY secret (32 characters or more)"));
+    };
+    let mut config = Config::new(session_secret.into_bytes(), audit_key.into_bytes(), secret("SETUP_TOKEN"));
+    // Keys the chain was written with before a rotation, kept to verify what
+    // they wrote: comma-separated, newest first.
+    config.previous_audit_keys = secret("AUDIT_PREVIOUS_KEYS")
+        .map(|keys| {
+            keys.split(',').map(str::trim).filter(|key| !key.is_empty()).map(|key| AuditKey::new(key.into())).collect()
+        })
+        .unwrap_or_default();
+    config.maximum_message_bytes = env
+        .var("MAXIMUM_MESSAGE_BYTES")
+        .ok()
+        .and_then(|value| value.to_string().parse().ok())
+        .unwrap_or(DEFAULT_MAXIMUM_MESSAGE_BYTES);
+    config.public_origin = env
+        .var("PUBLIC_ORIGIN")
+        .ok()
+        .map(|value| value.to_string().trim_end_matches('/').to_string())
+        .filter(|value| !value.is_empty());
+    config.reminder_sender = env
+        .var("REMINDER_SENDER")
+        .ok()
+        .map(|value| value.to_string().trim().to_string())
+        .filter(|value| !value.is_empty());
+    config.agent_network = env
+        .var("FEATURE_AGENT_NETWORK")
+        .ok()
+        .is_some_and(|value| value.to_string().trim().eq_ignore_ascii_case("true"));
+    config.server_timing =
+        env.var("SERVER_TIMING").ok().is_some_and(|value| value.to_string().trim().eq_ignore_ascii_case("true"));
+    Ok(config)
+}
