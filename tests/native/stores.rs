@@ -87,6 +87,13 @@ fn the_reader_finds_sql_in_every_kind_of_literal() {
     let literals = string_literals(source);
     let sql: Vec<&String> = literals.iter().filter(|literal| reads_as_sql(literal)).collect();
     assert_eq!(sql, ["SELECT id FROM t", "DELETE FROM \"x\"", " AND b IS NULL"]);
+    // The attribute in a comment hides nothing, and a test helper in the
+    // middle of a file hides only itself: the SQL after each is found.
+    let source = "// tests follow #[cfg(test)]\nfn f() { let a = \"SELECT a FROM t\"; }\n\
+                  #[cfg(test)]\nfn helper() { let h = \"SELECT h FROM t\"; }\n\
+                  #[cfg(test)] use crate::x;\nfn g() { let b = \"SELECT b FROM t\"; }\n\
+                  #[cfg(test)]\nmod tests { fn t() { let c = '{'; let d = \"SELECT d FROM t\"; } }\n";
+    assert_eq!(string_literals(source), ["SELECT a FROM t", "SELECT b FROM t"]);
     assert!(may_hold_sql(Path::new("mail/store.rs")));
     assert!(may_hold_sql(Path::new("mail/store/receipts.rs")));
     assert!(!may_hold_sql(Path::new("mail/inbound.rs")));

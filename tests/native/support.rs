@@ -410,9 +410,11 @@ pub fn rust_sources(directory: &std::path::Path) -> Vec<std::path::PathBuf> {
     files
 }
 
-/// A Rust source read as the compiler reads it, test modules (which sit at a
-/// file's end, after `#[cfg(test)]`) left out: its code with comments cut and
-/// each string or character literal blanked, and its string literals apart.
+/// A Rust source read as the compiler reads it, every item under
+/// `#[cfg(test)]` (a test module, a test helper) left out: its code with
+/// comments cut and each string or character literal blanked, and its string
+/// literals apart. The attribute is found in the code, never in a comment or a
+/// string, and only the item it marks is left out, so nothing after it hides.
 /// The layering test reads imports from the one, the stores test SQL from the
 /// other.
 pub struct ScannedSource {
@@ -421,9 +423,54 @@ pub struct ScannedSource {
 }
 
 pub fn scan_source(source: &str) -> ScannedSource {
-    let source = source.find("#[cfg(test)]").map_or(source, |tests| &source[..tests]);
+    let (scanned, literals_at) = scan_everything(source);
+    let for_tests = items_for_tests(&scanned.code);
+    let kept = |at: usize| !for_tests.iter().any(|range| range.contains(&at));
+    let code = scanned.code.char_indices().filter(|(at, _)| kept(*at)).map(|(_, character)| character).collect();
+    let literals =
+        scanned.literals.into_iter().zip(literals_at).filter(|(_, at)| kept(*at)).map(|(literal, _)| literal).collect();
+    ScannedSource { code, literals }
+}
+
+/// Where each item under `#[cfg(test)]` lies in `code` (comments cut, literals
+/// blanked): from the attribute to the item's closing brace, or its semicolon
+/// when it has no body.
+fn items_for_tests(code: &str) -> Vec<std::ops::Range<usize>> {
+    const ATTRIBUTE: &str = "#[cfg(test)]";
+    let bytes = code.as_bytes();
+    let mut ranges = Vec::new();
+    let mut from = 0;
+    while let Some(found) = code[from..].find(ATTRIBUTE) {
+        let start = from + found;
+        let mut index = start + ATTRIBUTE.len();
+        let mut depth = 0usize;
+        while index < bytes.len() {
+            match bytes[index] {
+                b'{' => depth += 1,
+                b'}' => {
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        break;
+                    }
+                }
+                b';' if depth == 0 => break,
+                _ => {}
+            }
+            index += 1;
+        }
+        let end = (index + 1).min(bytes.len());
+        ranges.push(start..end);
+        from = end;
+    }
+    ranges
+}
+
+/// The whole of `source` scanned (`scan_source` before the test items go),
+/// with where in the code each literal stood.
+fn scan_everything(source: &str) -> (ScannedSource, Vec<usize>) {
     let characters: Vec<char> = source.chars().collect();
     let mut scanned = ScannedSource { code: String::with_capacity(source.len()), literals: Vec::new() };
+    let mut literals_at = Vec::new();
     let mut index = 0;
     while index < characters.len() {
         let rest = &characters[index..];
@@ -446,6 +493,7 @@ pub fn scan_source(source: &str) -> ScannedSource {
             while index < characters.len() && !characters[index..].iter().collect::<String>().starts_with(&closing) {
                 index += 1;
             }
+            literals_at.push(scanned.code.len());
             scanned.literals.push(characters[start..index.min(characters.len())].iter().collect());
             index += closing.len();
             scanned.code.push_str("\"\"");
@@ -455,6 +503,7 @@ pub fn scan_source(source: &str) -> ScannedSource {
             while index < characters.len() && characters[index] != '"' {
                 index += if characters[index] == '\\' { 2 } else { 1 };
             }
+            literals_at.push(scanned.code.len());
             scanned.literals.push(characters[start..index.min(characters.len())].iter().collect());
             index += 1;
             scanned.code.push_str("\"\"");
@@ -469,7 +518,7 @@ pub fn scan_source(source: &str) -> ScannedSource {
             index += 1;
         }
     }
-    scanned
+    (scanned, literals_at)
 }
 
 /// The redirect URI the native OAuth tests register.
