@@ -98,3 +98,117 @@ fn the_reader_finds_sql_in_every_kind_of_literal() {
     assert!(may_hold_sql(Path::new("mail/store/receipts.rs")));
     assert!(!may_hold_sql(Path::new("mail/inbound.rs")));
 }
+
+/// The words a statement compares `column` with, or sets it to, in `sql`:
+/// `column = 'x'`, `column <> 'x'`, `column IN ('x', 'y')`, with or without a
+/// table's alias before the column.
+fn words_for(sql: &str, column: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    for (start, _) in sql.match_indices(column) {
+        let before = sql[..start].chars().next_back();
+        if before.is_some_and(|character| character.is_alphanumeric() || character == '_') {
+            continue;
+        }
+        let rest = sql[start + column.len()..].trim_start();
+        let list = if let Some(rest) = rest.strip_prefix("IN (").or_else(|| rest.strip_prefix("NOT IN (")) {
+            &rest[..rest.find(')').unwrap_or(rest.len())]
+        } else if let Some(rest) = rest.strip_prefix("= ").or_else(|| rest.strip_prefix("<> ")) {
+            rest.split([' ', ',', ')']).next().unwrap_or("")
+        } else {
+            continue;
+        };
+        words.extend(
+            list.split(',')
+                .map(str::trim)
+                .filter(|word| word.len() > 1 && word.starts_with('\'') && word.ends_with('\''))
+                .map(|word| word.trim_matches('\'').to_string()),
+        );
+    }
+    words
+}
+
+/// A state written into SQL is a second copy of its vocabulary's name: each
+/// word a store compares a state column with, or sets it to, is one its
+/// vocabulary in the contract has, and each schema's CHECK lists exactly the
+/// vocabulary. A state renamed in the contract but not in a statement would
+/// otherwise match no row, silently.
+#[test]
+fn every_state_a_store_or_the_schema_names_is_one_its_vocabulary_has() {
+    use mailroom_contract::api::{
+        AfterDue, AgentMessageKind, AgentMessageState, Channel, DeliveryOutcome, EventState, ExportState, SendState,
+        SenderAuthentication, ThreadStatus,
+    };
+    let export_states: Vec<&str> = ExportState::ALL.iter().map(|state| state.name()).collect();
+    // (the stores under this folder, the column, its vocabulary)
+    let vocabularies: [(&str, &str, &[&str]); 9] = [
+        ("mail/sends", "state", SendState::NAMES),
+        ("ediscovery", "state", &export_states),
+        ("messaging", "state", AgentMessageState::NAMES),
+        ("messaging", "kind", AgentMessageKind::NAMES),
+        ("reminders", "outcome", DeliveryOutcome::NAMES),
+        ("reminders", "closed_as", EventState::NAMES),
+        ("reminders", "channel", Channel::NAMES),
+        ("reminders", "after_due", AfterDue::NAMES),
+        ("mail", "status", ThreadStatus::NAMES),
+    ];
+    let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut compared = 0;
+    for path in rust_sources(&source) {
+        let relative = path.strip_prefix(&source).unwrap();
+        if !may_hold_sql(relative) {
+            continue;
+        }
+        let sql = string_literals(&std::fs::read_to_string(&path).unwrap()).join(" ");
+        for (folder, column, names) in vocabularies {
+            if !relative.starts_with(folder) {
+                continue;
+            }
+            for word in words_for(&sql, column) {
+                assert!(
+                    names.contains(&word.as_str()),
+                    "{}: {column} compared with '{word}', not in {names:?}",
+                    relative.display()
+                );
+                compared += 1;
+            }
+        }
+    }
+    assert!(compared >= 30, "the stores compare states with their names in {compared} places");
+
+    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
+    let schema: String = std::fs::read_dir(&migrations)
+        .unwrap()
+        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let checked = |column: &str| -> Vec<Vec<String>> {
+        schema
+            .match_indices(&format!("CHECK ({column} IN ("))
+            .map(|(start, lead)| {
+                let list = &schema[start + lead.len()..];
+                list[..list.find(')').unwrap_or(list.len())]
+                    .split(',')
+                    .map(|word| word.trim().trim_matches('\'').to_string())
+                    .collect()
+            })
+            .collect()
+    };
+    let closing: Vec<&str> =
+        [EventState::Done, EventState::Withdrawn, EventState::Expired].map(|state| state.name()).into();
+    for (column, names) in [
+        ("after_due", AfterDue::NAMES),
+        ("closed_as", &closing[..]),
+        ("channel", Channel::NAMES),
+        ("outcome", DeliveryOutcome::NAMES),
+        ("kind", AgentMessageKind::NAMES),
+        ("status", ThreadStatus::NAMES),
+        ("sender_authentication", SenderAuthentication::NAMES),
+    ] {
+        let lists = checked(column);
+        assert!(!lists.is_empty(), "the schema checks {column}");
+        for list in lists {
+            assert_eq!(list, names, "the schema's CHECK on {column} lists its vocabulary, in order");
+        }
+    }
+    assert_eq!(checked("state").iter().filter(|list| **list == export_states).count(), 1, "exports' states");
+}
