@@ -16,7 +16,7 @@ const SUPPORT = "support@mailroom.test";
 const CUSTOMER = "ana@customer.example";
 const QUEUE = "queue+4471@tickets.customer.example";
 
-let node, call, token, mailbox, ben, benToken, cleoToken, agent;
+let node, call, token, desk, mailbox, ben, benToken, cleoToken, agent;
 
 /** A message as Email Routing hands it to the Worker: its stamp on top. */
 function message({ id, subject, body, from = `Ana Lima <${CUSTOMER}>`, headers = "", stamp = true }) {
@@ -53,7 +53,6 @@ async function tool(client, name, args) {
 
 before(async () => {
   // The administrator sets the desk up; Ben and Cleo work it.
-  let desk;
   ({ node, call, token, desk } = await startDesk({ sendEmail: { allowed_destination_addresses: [QUEUE, "bo@customer.example"] } }));
   mailbox = await desk.mailbox(SUPPORT, "Support");
   const colleague = (name) => desk.colleague(personNamed(name), ["mailbox.metadata.read", "mailbox.content.read", "send.propose", "approval.decide"], mailbox.id);
@@ -285,10 +284,7 @@ test("labels: the agent labels over MCP, a person filters and pages by a label, 
   const tooLong = await call("PATCH", `${threads}/${all[0].id}`, { token: benToken, body: { add_labels: ["x".repeat(41)] } });
   assert.equal(tooLong.status, 400, tooLong.text);
   assert.match(tooLong.body.error.reason, /add_labels\[0\]/);
-  const email = "dee@example.com";
-  const dee = (await call("POST", "/api/people", { token, body: { email, name: "Dee", password: "a long enough password" } })).body;
-  await call("POST", "/api/relations", { token, body: { subject: dee.id, relation: "mailbox.metadata.read", object: mailbox.id } });
-  const deeToken = (await call("POST", "/api/sessions", { body: { email, password: "a long enough password" } })).body.session.access_token;
+  const { token: deeToken } = await desk.colleague(personNamed("Dee"), ["mailbox.metadata.read"], mailbox.id);
   assert.deepEqual((await call("GET", `${threads}?label=q4`, { token: deeToken })).body.threads[0].labels, ["q4", "refunds"]);
   const refused = await call("PATCH", `${threads}/${all[1].id}`, { token: deeToken, body: { remove_labels: ["q4"] } });
   assert.equal(refused.status, 403, refused.text);
