@@ -47,6 +47,14 @@ if ! rustup target list --installed | grep -qx wasm32-unknown-unknown; then
   log "adding the wasm32-unknown-unknown target"
   rustup target add wasm32-unknown-unknown
 fi
+# The tests lint with clippy-driver as they build (scripts/lib.sh,
+# lint_while_building) and check formatting with rustfmt.
+for component in clippy rustfmt; do
+  if ! rustup component list --installed | grep -q "^$component"; then
+    log "adding the $component component"
+    rustup component add "$component"
+  fi
+done
 
 # The two CLIs are compiled once per machine. They do seconds of work per build,
 # so they are compiled for compile time (opt-level 1, no debug info) rather than
