@@ -366,7 +366,7 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let version = submission.version();
     row.submitted_version = Some(version.clone());
     context.write_changing_one_row(store::submitted(&row.id, &caller, context.now_ms(), &version), SendError::Raced);
-    context.guard(store::still_as_read(&row.id, &row, &submission.attachments), SendError::Raced);
+    context.guard(store::still_as_read(&row.id, &row), SendError::Raced);
     let submission_json = serde_json::to_string(&submission).map_err(|error| context.internal(error))?;
     context.write(store::version_recorded(&row.id, &version, submission_json, context.now_ms()).statement());
     // Whoever decides on sends here hears of it, unless they are the

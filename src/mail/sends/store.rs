@@ -12,20 +12,36 @@ use serde::Deserialize;
 use crate::authz::dual_control;
 use crate::authz::tuples::{self, Holder};
 use crate::core::storage::{Insert, Statement, Value};
-use crate::mail::outbound::OutboundFile;
 
-const SEND_COLUMNS: &str = "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.cc_json, s.subject, s.text, s.reply_to, \
+/// A send's files as one JSON array, in their order, for the send whose id is
+/// `$send` (a column or a parameter): how every read of a send lists them
+/// (`SendRow::attachments_json`), and what a submission compares with the list
+/// it read (`still_as_read`).
+macro_rules! files_of {
+    ($send:literal) => {
+        concat!(
+            "(SELECT json_group_array(json_object('index', f.position, 'name', f.name, 'content_type', \
+             f.content_type, 'size', f.size, 'sha256', f.sha256)) FROM (SELECT * FROM send_attachments f \
+             WHERE f.send_id = ",
+            $send,
+            " ORDER BY f.position) AS f)"
+        )
+    };
+}
+
+const SEND_COLUMNS: &str = concat!(
+    "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.cc_json, s.subject, s.text, s.reply_to, \
      s.in_reply_to, s.references_json, s.created_at, s.updated_at, s.submitted_at, s.submitted_by, s.decided_at, \
      s.decided_by, s.refusal_reason, s.message_id, s.manifest_hash, s.sealed_at, s.dispatched_at, s.dispatch_error, \
      s.sealed_from_address, s.sealed_from_name, s.delivered_json, s.submitted_version, s.thread_id, \
-     s.sent_message_ids_json, \
-     (SELECT json_group_array(json_object('index', f.position, 'name', f.name, 'content_type', f.content_type, \
-        'size', f.size, 'sha256', f.sha256)) FROM (SELECT * FROM send_attachments f WHERE f.send_id = s.id \
-        ORDER BY f.position) AS f) AS attachments_json, \
+     s.sent_message_ids_json, ",
+    files_of!("s.id"),
+    " AS attachments_json, \
      (SELECT m.address FROM mailboxes m WHERE m.id = s.mailbox_id) AS mailbox_address, \
      COALESCE((SELECT p.name FROM people p WHERE p.id = s.author), (SELECT a.name FROM agents a WHERE a.id = s.author)) \
        AS author_name, \
-     (SELECT p.name FROM people p WHERE p.id = s.decided_by) AS decided_by_name";
+     (SELECT p.name FROM people p WHERE p.id = s.decided_by) AS decided_by_name"
+);
 
 #[derive(Clone, Debug, Deserialize)]
 pub(super) struct SendRow {
@@ -443,41 +459,24 @@ pub(super) fn submitted(send_id: &str, submitted_by: &str, now_ms: i64, version:
 }
 
 /// Holds while draft `send_id` still has exactly the recipients, subject,
-/// text and files (`files`, in order) its submission hashed: an edit or a
-/// file added or removed that committed after the submitter read the draft
-/// makes it false, so a version never names other words or files than the
-/// send keeps (a guard, evaluated in the submission's own transaction).
-pub(super) fn still_as_read(send_id: &str, row: &SendRow, files: &[OutboundFile]) -> Statement {
-    Statement::new(
+/// text and files `row` read, which its submission hashed: an edit or a file
+/// added or removed that committed after the submitter read the draft makes
+/// it false, so a version never names other words or files than the send
+/// keeps (a guard, evaluated in the submission's own transaction). The files
+/// are compared as the read listed them (`files_of!`).
+pub(super) fn still_as_read(send_id: &str, row: &SendRow) -> Statement {
+    Statement::new(concat!(
         "EXISTS (SELECT 1 FROM sends WHERE id = ?1 AND to_json = ?2 AND cc_json = ?3 AND subject = ?4 AND text = ?5) \
-         AND (SELECT COALESCE(group_concat(file, char(10)), '') FROM (SELECT sha256 || '/' || size || '/' || \
-         length(content_type) || ':' || content_type || '/' || length(name) || ':' || name AS file \
-         FROM send_attachments WHERE send_id = ?1 ORDER BY position)) = ?6",
-    )
+         AND ",
+        files_of!("?1"),
+        " = ?6"
+    ))
     .bind(send_id)
     .bind(row.to_json.as_str())
     .bind(row.cc_json.as_str())
     .bind(row.subject.as_str())
     .bind(row.text.as_str())
-    .bind(files_fingerprint(files))
-}
-
-/// `files` as `still_as_read` reads them back from `send_attachments`: each
-/// file's hash, size, and its type and name prefixed by their lengths in
-/// characters (SQLite's `length`), so no name can be read as two fields.
-fn files_fingerprint(files: &[OutboundFile]) -> String {
-    let each = files.iter().map(|file| {
-        format!(
-            "{}/{}/{}:{}/{}:{}",
-            file.sha256,
-            file.size,
-            file.content_type.chars().count(),
-            file.content_type,
-            file.name.chars().count(),
-            file.name
-        )
-    });
-    each.collect::<Vec<_>>().join("\n")
+    .bind(row.attachments_json.as_deref().unwrap_or("[]"))
 }
 
 /// Submission `send_id` taken back to a draft at `now_ms`.
