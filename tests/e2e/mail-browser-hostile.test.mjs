@@ -8,9 +8,8 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { signIn as signInAt } from "./browser-helpers.mjs";
 import { startDesk, startReceiver } from "./fixtures.mjs";
-import { MAIL_NODE, SUPPORT, WRITER, QUESTION, fixture, HOSTILE_SUBJECT, furnishMailDesk, everyMessage } from "./mail-browser.mjs";
+import { MAIL_NODE, SUPPORT, WRITER, QUESTION, fixture, HOSTILE_SUBJECT, furnishMailDesk, everyMessage, pagesOn } from "./mail-browser.mjs";
 
 let node, browser, writer;
 /** Everything any page reported that it should not have, by who saw it. */
@@ -29,17 +28,8 @@ before(async () => {
   await writer.getByRole("heading", { name: QUESTION, level: 2 }).waitFor();
 });
 
-after(async () => {
-  await browser?.close();
-  await node?.stop();
-});
-
-/** A page in a browser context of its own (its own cookies), watched for errors and CSP violations. */
-async function openPage(who) {
-  return (await watch.open(browser, { who, acceptDownloads: true })).page;
-}
-
-const signIn = (page, person) => signInAt(page, node.url, person);
+const { openPage, signIn, close } = pagesOn(watch, () => ({ browser, node }));
+after(close);
 
 test("markup in a stranger's name, subject and text is shown as text, never run or rendered", async () => {
   await writer.getByRole("link", { name: SUPPORT.address, exact: true }).click();

@@ -11,11 +11,10 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { signIn as signInAt } from "./browser-helpers.mjs";
 import { startDesk } from "./fixtures.mjs";
 import {
   MAIL_NODE, SUPPORT, WRITER, APPROVER, QUESTION, fixture, PER_PAGE, NEWS, HOSTILE_SUBJECT, HOSTILE,
-  bodyRows, section, yourMailboxes, everyMessage, statusSaying,
+  bodyRows, section, yourMailboxes, everyMessage, statusSaying, pagesOn,
 } from "./mail-browser.mjs";
 
 const PERSON_ID = /usr_[0-9A-HJKMNP-TV-Z]{26}/;
@@ -44,17 +43,8 @@ before(async () => {
   browser = await launchChromium();
 });
 
-after(async () => {
-  await browser?.close();
-  await node?.stop();
-});
-
-/** A page in a browser context of its own (its own cookies), watched for errors and CSP violations. */
-async function openPage(who) {
-  return (await watch.open(browser, { who, acceptDownloads: true })).page;
-}
-
-const signIn = (page, person) => signInAt(page, node.url, person);
+const { openPage, signIn, close } = pagesOn(watch, () => ({ browser, node }));
+after(close);
 
 /**
  * Searches from the search box on the page, for `words`, in `scope` (a

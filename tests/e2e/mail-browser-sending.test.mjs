@@ -10,10 +10,9 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { signIn as signInAt } from "./browser-helpers.mjs";
 import { startDesk } from "./fixtures.mjs";
 import {
-  MAIL_NODE, SUPPORT, WRITER, APPROVER, QUESTION, PER_PAGE, NEWS, furnishMailDesk, bodyRows, section, statusSaying,
+  MAIL_NODE, SUPPORT, WRITER, APPROVER, QUESTION, PER_PAGE, NEWS, furnishMailDesk, bodyRows, section, statusSaying, pagesOn,
 } from "./mail-browser.mjs";
 
 const REPLY_SUBJECT = `Re: ${QUESTION}`;
@@ -43,17 +42,8 @@ before(async () => {
   await signIn(writer, WRITER);
 });
 
-after(async () => {
-  await browser?.close();
-  await node?.stop();
-});
-
-/** A page in a browser context of its own (its own cookies), watched for errors and CSP violations. */
-async function openPage(who) {
-  return (await watch.open(browser, { who, acceptDownloads: true })).page;
-}
-
-const signIn = (page, person) => signInAt(page, node.url, person);
+const { openPage, signIn, close } = pagesOn(watch, () => ({ browser, node }));
+after(close);
 
 /** An API token for a person, to check what the page did from outside it. */
 const tokenFor = (person) => desk.signIn(person);

@@ -6,6 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./harness.mjs";
+import { signIn as signInAt } from "./browser-helpers.mjs";
 
 /** The node's options: Ana is the one destination the send_email binding accepts, as Email Routing accepts only verified ones. */
 export const MAIL_NODE = { sendEmail: { allowed_destination_addresses: ["ana@customer.example"] } };
@@ -73,3 +74,21 @@ export async function everyMessage(page, address) {
   await page.getByRole("region", { name: "Messages, newest first" }).waitFor();
 }
 export const statusSaying = (page, text) => page.getByRole("status").filter({ hasText: text });
+
+/**
+ * What each mail browser file does with its Chromium and its node, given how to
+ * find them (`state()`, once its `before` has started them): `openPage(who)`, a
+ * page in a browser context of its own (its own cookies) that `watch` holds to
+ * no errors and no CSP violations; `signIn(page, person)` at the node; and
+ * `close()`, for its `after`.
+ */
+export function pagesOn(watch, state) {
+  return {
+    openPage: async (who) => (await watch.open(state().browser, { who, acceptDownloads: true })).page,
+    signIn: (page, person) => signInAt(page, state().node.url, person),
+    async close() {
+      await state().browser?.close();
+      await state().node?.stop();
+    },
+  };
+}
