@@ -11,7 +11,8 @@
 //!    `messaging`, `notifications`, `oauth`. A domain reaches another only
 //!    through the items that domain's module re-exports.
 //! 4. The surfaces: `dispatch` (the one path every request takes), `mcp` (which
-//!    re-enters `dispatch`: the one import that runs back up) and `interface`.
+//!    re-enters `dispatch`: the one import that runs back up), `interface` and
+//!    `live` (the listening routes, and what a listener's hub asks again).
 //! 5. `adapter`, compiled for `wasm32` only, the one module that names the
 //!    `worker` crate; and `testing`, the native test kit.
 //!
@@ -42,6 +43,7 @@ pub mod reminders;
 
 pub mod dispatch;
 pub mod interface;
+pub mod live;
 pub mod mcp;
 pub mod schedule;
 

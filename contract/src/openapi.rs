@@ -79,6 +79,9 @@ pub fn document(registry: &Registry) -> Value {
             (Produces::Html, _) => {
                 json!({ "description": route.summary, "content": { "text/html": { "schema": { "type": "string" } } } })
             }
+            (Produces::Live, _) => {
+                json!({ "description": format!("{}: the WebSocket is open; each frame is one JSON object of ids and kinds.", route.summary) })
+            }
             (Produces::Script, _) => json!({ "description": route.summary,
                 "content": { "text/javascript": { "schema": { "type": "string" } } } }),
             (Produces::Json | Produces::JsonRpc | Produces::OAuth, Some(schema)) => {

@@ -12,7 +12,7 @@ use std::fmt;
 use std::sync::OnceLock;
 
 use crate::relation::Relation;
-use crate::route::{Authority, Route, Tier};
+use crate::route::{Authority, Produces, Route, Tier};
 use crate::route_id::RouteId;
 use crate::routes::declare;
 use crate::statuses::{self, Answer};
@@ -191,10 +191,12 @@ impl Registry {
     /// `read` route answers a question and changes nothing whatever its method
     /// (a dry run is a POST), so it is recorded only if it reaches content. A
     /// route that stores nothing (`Route::stores_nothing`) has nothing to record.
+    /// Opening a stream (`Produces::Live`) is recorded: who listened to what.
     pub fn is_audited(&self, id: RouteId) -> bool {
         let route = self.route(id);
         (!route.method.is_safe() && !matches!(self.tier(id), Tier::Surface | Tier::Read) && !route.stores_nothing)
             || route.reaches_content
+            || route.produces == Produces::Live
     }
 
     /// Every status the route answers, success first, each with why: derived

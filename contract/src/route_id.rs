@@ -93,6 +93,8 @@ route_ids! {
     ListExportObjects,
     GetExportObject,
     McpEndpoint,
+    ListenToMailbox,
+    ListenToOwn,
     ListAgents,
     MintAgent,
     GetAgent,

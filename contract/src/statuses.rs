@@ -109,6 +109,13 @@ pub fn answers(route: &Route, tier: Tier) -> Vec<Answer> {
     let needs_credential = !matches!(route.authority, Authority::Public);
 
     add(route.success_status, route.summary.to_string(), Carries::Answer);
+    if route.produces == Produces::Live {
+        add(
+            426,
+            "The request is not a WebSocket upgrade (`upgrade_required`): this route only opens a stream.".into(),
+            refusal,
+        );
+    }
     if json_rpc {
         add(202, "A notification, or a client's response, was accepted; there is no body.".into(), Carries::Nothing);
     }

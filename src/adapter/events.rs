@@ -1,6 +1,7 @@
 //! The Worker's three events, the entry points the runtime calls: `fetch` (a
-//! request dispatched, then its deferred writes and the chain's seal after
-//! the answer), `scheduled` (the cron's jobs) and `email` (inbound mail
+//! request dispatched, then its deferred writes, the chain's seal and its
+//! events told to their hubs after the answer; a listening route's admitted
+//! request handed to its hub), `scheduled` (the cron's jobs) and `email` (inbound mail
 //! received, or rejected with its SMTP reason, or forwarded to the fallback
 //! address when it could not be stored).
 
@@ -12,12 +13,15 @@ use worker::{Context, Env, ForwardableEmailMessage, ScheduleContext, ScheduledEv
 use crate::audit;
 use crate::core::http::{Response, Surface};
 use crate::core::platform::Platform;
+use crate::core::refusal::Refusal;
 use crate::core::storage::Database;
 use crate::core::timing::Timings;
 use crate::dispatch::{dispatch, refused_before_dispatch};
+use crate::live::Listener;
 use crate::mail::{self, Rejection};
 
 use super::http::{to_core_request, to_worker_response};
+use super::hubs;
 use super::installation::{Bindings, bindings};
 use super::platform;
 
@@ -37,16 +41,20 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
         }
     };
     let timings = bindings.timings.clone();
-    let response = match to_core_request(&mut request).await {
-        Ok(core_request) => dispatch(&bindings.node(), &core_request, Surface::Rest).await,
-        Err(refusal) => Response::refusal(&refusal),
+    let core_request = match to_core_request(&mut request).await {
+        Ok(core_request) => core_request,
+        Err(refusal) => return to_worker_response(Response::refusal(&refusal), &timings),
     };
-    if !response.deferred.is_empty() || response.seal_chain {
+    let response = dispatch(&bindings.node(), &core_request, Surface::Rest).await;
+    let events = bindings.events.take_by_topic();
+    if !response.deferred.is_empty() || response.seal_chain || !events.is_empty() {
         // What follows the answer must not hold it up: outcomes recorded after it
-        // (a dispatch's result), and sealing the entries it appended to the audit
-        // chain. The runtime keeps the isolate alive until they are done.
-        let (deferred, seal) = (response.deferred.clone(), response.seal_chain);
+        // (a dispatch's result), sealing the entries it appended to the audit
+        // chain, and telling listeners what it committed. The runtime keeps the
+        // isolate alive until they are done.
+        let (deferred, seal, hub_env) = (response.deferred.clone(), response.seal_chain, env.clone());
         context.wait_until(async move {
+            hubs::publish(&hub_env, events).await;
             if !deferred.is_empty()
                 && let Err(error) = bindings.database.execute(deferred).await
             {
@@ -56,6 +64,16 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
                 seal_chain(&bindings).await;
             }
         });
+    }
+    if let Some(topic) = &response.listen {
+        // Admitted: the topic's hub makes and holds the WebSocket.
+        return match hubs::hand_to_hub(&env, topic, &Listener::of(&core_request)).await {
+            Ok(opened) => Ok(opened),
+            Err(error) => {
+                worker::console_error!("opening a stream on {} failed: {error}", topic.key());
+                to_worker_response(Response::refusal(&Refusal::internal()), &timings)
+            }
+        };
     }
     to_worker_response(response, &timings)
 }
@@ -89,6 +107,8 @@ async fn scheduled(event: ScheduledEvent, env: Env, _context: ScheduleContext) {
             worker::console_error!("the scheduled run `{}` failed: {failure}", event.cron());
         }
     }
+    // What the jobs committed, whether or not every one finished.
+    hubs::publish(&env, bindings.events.take_by_topic()).await;
 }
 
 /// Inbound mail from Cloudflare Email Routing: stored, or rejected with an SMTP
@@ -118,7 +138,11 @@ async fn email(message: ForwardableEmailMessage, env: Env, context: Context) -> 
     match mail::receive(&bindings.node(), &from, &to, &raw).await {
         // Stored or delivered again, the message left an audit entry to seal.
         Ok(mail::Delivery::Stored { .. } | mail::Delivery::Duplicate { .. }) => {
-            context.wait_until(async move { seal_chain(&bindings).await });
+            let events = bindings.events.take_by_topic();
+            context.wait_until(async move {
+                hubs::publish(&env, events).await;
+                seal_chain(&bindings).await;
+            });
             Ok(())
         }
         Err(rejection) => reject(rejection).await,

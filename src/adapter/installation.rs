@@ -5,6 +5,7 @@
 
 use worker::Env;
 
+use crate::core::events::Published;
 use crate::core::node::{AuditKey, Config, DEFAULT_MAXIMUM_MESSAGE_BYTES, Installation};
 use crate::core::refusal::Refusal;
 use crate::core::timing::Timings;
@@ -52,6 +53,7 @@ pub(super) fn bindings(env: &Env, began_ms: Option<i64>) -> Result<Bindings, Ref
         platform,
         config,
         timings,
+        events: Published::default(),
     })
 }
 

@@ -15,5 +15,6 @@ mod bindings;
 mod d1;
 mod events;
 mod http;
+mod hubs;
 mod installation;
 mod platform;

@@ -337,6 +337,7 @@ mod tests {
             object: None,
             outcome: "ok",
             detail: None,
+            topic: None,
         }
     }
 

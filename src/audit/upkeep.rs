@@ -87,6 +87,7 @@ async fn raise_alarm(
         object: failure.seq.map(|seq| seq.to_string()),
         outcome: "refused",
         detail: Some(detail.to_string()),
+        topic: None,
     };
     // The entry first: it is written only while the key is still absent.
     let mut batch = vec![append_unless_raised(&node.config.audit_key, &record, node.platform, &failure.alarm_key())];
@@ -360,6 +361,7 @@ impl Window {
                 })
                 .to_string(),
             ),
+            topic: None,
         }
     }
 }

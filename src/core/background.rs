@@ -5,10 +5,12 @@
 //! request's commit uses), and answers a typed `BackgroundError` rather than
 //! text, so the schedule can say which part failed.
 
+use std::cell::RefCell;
 use std::fmt;
 
 use super::bindings::BlobError;
 use super::context::ports::{AuditRecord, Ledger};
+use super::context::publish;
 use super::delivery::Undelivered;
 use super::node::Node;
 use super::storage::{Counted, Database, QueryResult, Statement, StorageError};
@@ -64,11 +66,14 @@ pub struct Background<'node> {
     node: &'node Node<'node>,
     ledger: &'node dyn Ledger,
     database: Counted<'node>,
+    /// Entries appended into a batch the job runs itself, told to listeners
+    /// once that batch commits (`run`), forgotten if it fails.
+    appended: RefCell<Vec<AuditRecord>>,
 }
 
 impl<'node> Background<'node> {
     pub fn new(node: &'node Node<'node>, ledger: &'node dyn Ledger) -> Background<'node> {
-        Background { node, ledger, database: Counted::new(node.database) }
+        Background { node, ledger, database: Counted::new(node.database), appended: RefCell::default() }
     }
 
     pub fn node(&self) -> &'node Node<'node> {
@@ -79,9 +84,15 @@ impl<'node> Background<'node> {
         self.node.platform.now_ms()
     }
 
-    /// Runs `statements` as one round trip, atomically.
+    /// Runs `statements` as one round trip, atomically. The entries `append`
+    /// made for them are told to listeners once it commits.
     pub async fn run(&self, statements: Vec<Statement>) -> Result<Vec<QueryResult>, BackgroundError> {
-        Ok(self.database.execute(statements).await?)
+        let appended = std::mem::take(&mut *self.appended.borrow_mut());
+        let results = self.database.execute(statements).await?;
+        for record in appended {
+            publish(self.node.events, record);
+        }
+        Ok(results)
     }
 
     /// Commits `statements` with one audit entry for each of `records`, in one
@@ -96,12 +107,16 @@ impl<'node> Background<'node> {
         statements.extend(records.iter().map(|record| self.ledger.append(record)));
         let mut results = self.database.execute(statements).await?;
         results.truncate(changes);
+        for record in records {
+            publish(self.node.events, record.clone());
+        }
         Ok(results)
     }
 
     /// The statement that appends `record` to the chain, for a batch the job
-    /// builds itself.
+    /// builds itself and sends with `run`.
     pub fn append(&self, record: &AuditRecord) -> Statement {
+        self.appended.borrow_mut().push(record.clone());
         self.ledger.append(record)
     }
 

@@ -6,6 +6,7 @@
 
 use serde::Serialize;
 
+use crate::core::events::Topic;
 use crate::core::refusal::{CredentialRefused, Refusal};
 use crate::core::text;
 
@@ -137,6 +138,10 @@ pub struct Response {
     /// (`Context::on_constraint_violation_handle_again`) and applied nothing,
     /// so the dispatcher handles it once more.
     pub handle_again: bool,
+    /// Not sent: the stream this answer opens (a `Produces::Live` route's
+    /// 101). The adapter hands the request to that topic's hub, which holds
+    /// the WebSocket.
+    pub listen: Option<Topic>,
 }
 
 /// `Content-Disposition: attachment` for a file called `file_name` (whoever
@@ -189,7 +194,16 @@ impl Response {
             seal_chain: false,
             credential_refused: None,
             handle_again: false,
+            listen: None,
         }
+    }
+
+    /// The answer that opens a stream on `topic`: 101, the WebSocket itself
+    /// made by the topic's hub.
+    pub fn listening(topic: Topic) -> Response {
+        let mut response = Response::answer(101, Vec::new(), Vec::new());
+        response.listen = Some(topic);
+        response
     }
 
     pub fn json<T: Serialize>(status: u16, body: &T) -> Response {

@@ -7,7 +7,8 @@
 //! paging, email addresses, where the node's own requests may go (`outbound`),
 //! what every webhook shares (`webhooks`), what names people type may not hold
 //! (`text`), where one request's time goes (`timing`), who a request
-//! claims to be (`caller`), and the context
+//! claims to be (`caller`), what listeners are told after a commit
+//! (`events`), and the context
 //! a handler works through (`context`: the request as read, the unit of work and
 //! the audit note). Nothing here imports a module above it: the layers above
 //! provide the authority checks and the audit chain through the ports
@@ -20,6 +21,7 @@ pub mod caller;
 pub mod context;
 pub mod crypto;
 pub mod delivery;
+pub mod events;
 pub mod http;
 pub mod ids;
 pub mod node;

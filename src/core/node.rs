@@ -7,6 +7,7 @@
 
 use crate::core::bindings::{BlobStore, Mailer, Webhooks};
 use crate::core::crypto::sha256_hex;
+use crate::core::events::Published;
 use crate::core::platform::Platform;
 use crate::core::storage::Database;
 use crate::core::timing::Timings;
@@ -134,6 +135,8 @@ pub struct Node<'a> {
     /// Where this request's time goes, when the configuration asks (off, it
     /// measures nothing).
     pub timings: &'a Timings,
+    /// The events this invocation's commits made, for listeners.
+    pub events: &'a Published,
 }
 
 /// Everything a node runs on, owned.
@@ -146,6 +149,8 @@ pub struct Installation<D, B, M, W, P> {
     pub config: Config,
     /// The Worker makes an installation per event, so these are one request's.
     pub timings: Timings,
+    /// The events committed while handling it, handed to their hubs after.
+    pub events: Published,
 }
 
 impl Config {
@@ -166,6 +171,7 @@ impl<D: Database, B: BlobStore, M: Mailer, W: Webhooks, P: Platform> Installatio
             platform: &self.platform,
             config: &self.config,
             timings: &self.timings,
+            events: &self.events,
         }
     }
 }

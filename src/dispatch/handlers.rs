@@ -11,7 +11,7 @@ use crate::core::refusal::Refusal;
 use crate::ediscovery::exports;
 use crate::identity::{people, relations, sessions, setup, teams};
 use crate::mail::{butlers, deletion, mailboxes, messages, search, sends, threads};
-use crate::{a2a, agents, interface, mcp, messaging, notifications, oauth, reminders};
+use crate::{a2a, agents, interface, live, mcp, messaging, notifications, oauth, reminders};
 
 /// The one place that names every route's handler.
 pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
@@ -92,6 +92,8 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::ListExportObjects => exports::list_objects(context).await,
         RouteId::GetExportObject => exports::download(context).await,
         RouteId::McpEndpoint => mcp::handle(context).await,
+        RouteId::ListenToMailbox => live::listen_to_mailbox(context).await,
+        RouteId::ListenToOwn => live::listen_to_own(context).await,
         RouteId::ListAgents => agents::list(context).await,
         RouteId::MintAgent => agents::mint(context).await,
         RouteId::GetAgent => agents::get(context).await,

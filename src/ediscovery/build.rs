@@ -13,6 +13,7 @@ use super::store::{self, ExportFacts, ItemFacts, PendingRow};
 use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
 use crate::core::crypto::sha256_hex;
+use crate::core::events::Topic;
 use crate::core::time::rfc3339;
 use crate::mail::owe_deletion_of;
 use crate::notifications::{self, Addressee, Notice};
@@ -149,6 +150,7 @@ async fn finish(work: &Background<'_>, export_id: &str) -> Result<bool, Backgrou
             })
             .to_string(),
         ),
+        topic: Some(Topic::Person(facts.requester.clone())),
     };
     let title = match manifest.messages.len() {
         1 => "1 message".to_string(),

@@ -31,6 +31,7 @@ use crate::core::addresses;
 use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
 use crate::core::crypto::{hex, sha256_hex};
+use crate::core::events::Topic;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::node::Node;
 use crate::core::storage::StorageError;
@@ -520,6 +521,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
                 })
                 .to_string(),
             ),
+            topic: Some(Topic::Mailbox(mailbox_id.clone())),
         };
         work.commit(Vec::new(), &[record]).await.map_err(|error| failure(&error))?;
         return Ok(Delivery::Duplicate { receipt_id: itself.id.clone() });
@@ -624,6 +626,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
             })
             .to_string(),
         ),
+        topic: Some(Topic::Mailbox(mailbox_id.clone())),
     };
     let entry = work.append(&record);
     // One batch, one attempt: the entry's place in the chain is the database's

@@ -8,6 +8,7 @@ use std::cell::{Cell, RefCell};
 use mailroom_contract::api::AuditCheckpoint;
 
 use crate::audit;
+use crate::core::events::Published;
 use crate::core::http::{Request, Response, Surface};
 use crate::core::node::{AuditKey, Config, Installation, Node};
 use crate::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
@@ -57,6 +58,7 @@ impl TestNode {
                 server_timing: false,
             },
             timings: Timings::off(),
+            events: Published::default(),
         }
     }
 
@@ -111,6 +113,7 @@ impl TestNode {
                 platform: &self.platform,
                 config: &self.config,
                 timings: &self.timings,
+                events: &self.events,
             })
             .collect();
         let answers = requests.iter().zip(&nodes).map(|(request, node)| dispatch(node, request, Surface::Rest));

@@ -39,6 +39,7 @@ fn record(at: i64, action: &str) -> AuditRecord {
         object: None,
         outcome: "refused",
         detail: None,
+        topic: None,
     }
 }
 
@@ -432,7 +433,7 @@ fn a_writer_that_another_overtakes_still_commits_at_once_and_nothing_is_lost() {
 }
 
 #[test]
-fn every_content_read_is_recorded_and_no_other_read_is() {
+fn every_content_read_and_every_stream_opened_is_recorded_and_no_other_read_is() {
     let world = World::new();
     let mut content_reads = 0;
     for route in mailroom_contract::registry().routes() {
@@ -450,6 +451,9 @@ fn every_content_read_is_recorded_and_no_other_read_is() {
             assert_eq!(entry["action"], route.tool);
             assert_eq!(entry["outcome"], "ok");
             content_reads += 1;
+        } else if route.produces == mailroom_contract::route::Produces::Live {
+            assert_eq!(after, before + 1, "{} opens a stream, so it is recorded", route.tool);
+            assert_eq!(world.last_audit_entry()["action"], route.tool);
         } else {
             assert_eq!(after, before, "{} reads no content, so it is not recorded", route.tool);
         }

@@ -504,6 +504,11 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             let call = json!({ "jsonrpc": "2.0", "id": 1, "method": "GetTask", "params": { "id": "amg_1" } });
             (request("POST", "/a2a").header("a2a-version", "1.0").json(call), 200)
         }
+        // Opening a stream: the checks read, the opening recorded.
+        RouteId::ListenToMailbox => {
+            (as_ben("GET", &format!("/api/mailboxes/{mailbox}/live")).header("upgrade", "websocket"), 101)
+        }
+        RouteId::ListenToOwn => (as_ben("GET", "/api/me/live").header("upgrade", "websocket"), 101),
         // A tool call costs what the route it re-enters costs, and no more.
         RouteId::McpEndpoint => (
             as_ben("POST", "/mcp").json(json!({

@@ -23,7 +23,7 @@ const FLOORS: &[(&str, &[&str])] = &[
     ("the core", &["core"]),
     ("authority and audit", &["authz", "audit"]),
     ("the domains", &["identity", "mail", "ediscovery", "agents", "reminders", "messaging", "notifications", "oauth"]),
-    ("the surfaces", &["dispatch", "schedule", "mcp", "a2a", "interface"]),
+    ("the surfaces", &["dispatch", "schedule", "mcp", "a2a", "interface", "live"]),
     ("the adapter and the test kit", &["adapter", "testing"]),
 ];
 

@@ -28,6 +28,7 @@ mod identity;
 mod inbound_limits;
 mod invariants;
 mod layers;
+mod live;
 mod mail;
 mod mcp;
 mod mcp_calls;

@@ -127,6 +127,7 @@ impl World {
             platform: &self.node.platform,
             config: &self.node.config,
             timings: &self.node.timings,
+            events: &self.node.events,
         }
     }
 

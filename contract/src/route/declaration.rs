@@ -185,6 +185,9 @@ impl Route {
 
     pub fn produces(mut self, produces: Produces) -> Route {
         self.produces = produces;
+        if produces == Produces::Live {
+            self.success_status = 101;
+        }
         self
     }
 

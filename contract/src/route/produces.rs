@@ -23,4 +23,8 @@ pub enum Produces {
     /// An OAuth endpoint's JSON (RFC 6749, 7591): its own errors are OAuth's
     /// `{error, error_description}`, which standard clients read, not the refusal.
     OAuth,
+    /// A WebSocket (101 Switching Protocols) on which the node tells what
+    /// changes: frames of ids and kinds. A request that is not an upgrade is
+    /// refused with 426.
+    Live,
 }

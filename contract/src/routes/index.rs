@@ -6,8 +6,8 @@ use crate::route::Route;
 use crate::route_id::RouteId;
 
 use super::{
-    a2a, agents, audit, butlers, exports, identity, interface, mail, mcp, messaging, notifications, oauth, reminders,
-    sends,
+    a2a, agents, audit, butlers, exports, identity, interface, live, mail, mcp, messaging, notifications, oauth,
+    reminders, sends,
 };
 
 /// The full declaration of one route.
@@ -97,6 +97,8 @@ pub fn declare(id: RouteId) -> Route {
         R::GetExportObject => exports::get_export_object(),
 
         R::McpEndpoint => mcp::mcp_endpoint(),
+        R::ListenToMailbox => live::listen_to_mailbox(),
+        R::ListenToOwn => live::listen_to_own(),
 
         R::ListAgentCapabilities => agents::list_agent_capabilities(),
         R::ListAgents => agents::list_agents(),

@@ -21,6 +21,7 @@ mod exports;
 mod identity;
 mod index;
 mod interface;
+mod live;
 mod mail;
 mod mcp;
 mod messaging;

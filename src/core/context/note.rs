@@ -6,9 +6,12 @@
 //! handler that has just proved who is calling (signing in, refreshing, pairing).
 //! Nothing else can set whom an entry names.
 
+use mailroom_contract::PathParameter;
+
 use crate::core::caller::{AgentProof, Caller};
 use crate::core::context::ports::{Attribution, AuditRecord};
 use crate::core::context::request::RequestView;
+use crate::core::events::topic_of_call;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 
@@ -119,6 +122,11 @@ impl AuditNote {
             }
         };
         let object = self.object.clone().or_else(|| view.first_path_value().map(str::to_string));
+        // The caller's own data is a person's: an agent's is its sponsor's.
+        let own_person = match &self.caller {
+            Caller::Person { person_id, .. } => Some(person_id.as_str()),
+            _ => self.delegator.as_deref(),
+        };
         AuditRecord {
             at: view.now_ms(),
             actor: self.caller.actor_id().map(str::to_string),
@@ -128,6 +136,7 @@ impl AuditNote {
             object,
             outcome: outcome_name,
             detail: detail.map(|detail| detail.to_string()),
+            topic: topic_of_call(view.route(), view.path(PathParameter::MailboxId), own_person),
         }
     }
 }

@@ -6,6 +6,7 @@
 
 use std::fmt;
 
+use crate::core::events::Topic;
 use crate::core::http::{Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
@@ -66,6 +67,9 @@ pub struct AuditRecord {
     pub outcome: &'static str,
     /// Canonical JSON text of further facts.
     pub detail: Option<String>,
+    /// Where the change is told to listeners once committed (`core::events`):
+    /// not part of the entry the chain keeps.
+    pub topic: Option<Topic>,
 }
 
 /// The audit chain, as a unit of work commits through it.

@@ -10,6 +10,7 @@
 
 use crate::core::context::note::AuditNote;
 use crate::core::context::ports::{AuditRecord, Ledger, PendingCheck};
+use crate::core::events::{Event, Published};
 use crate::core::http::Response;
 use crate::core::node::Node;
 use crate::core::platform::Platform;
@@ -38,6 +39,8 @@ pub struct UnitOfWork<'request> {
     /// settling of the checks (`Phase::Authority`).
     timings: &'request Timings,
     platform: &'request dyn Platform,
+    /// Where a committed change is told to listeners.
+    events: &'request Published,
     ledger: &'request dyn Ledger,
     pending_checks: Vec<PendingCheck>,
     failed_check: Option<Refusal>,
@@ -79,6 +82,7 @@ impl<'request> UnitOfWork<'request> {
             database: Counted::new(node.database),
             timings: node.timings,
             platform: node.platform,
+            events: node.events,
             ledger,
             pending_checks,
             failed_check: None,
@@ -268,7 +272,8 @@ impl<'request> UnitOfWork<'request> {
                 batch.extend(self.writes.iter().cloned());
                 batch.extend(self.final_guards.iter().cloned());
             }
-            batch.push(self.ledger.append(&record(&outcome)));
+            let entry = record(&outcome);
+            batch.push(self.ledger.append(&entry));
             self.commit_attempts += 1;
             match self.execute(batch).await {
                 Ok(mut results) => {
@@ -276,6 +281,9 @@ impl<'request> UnitOfWork<'request> {
                         self.write_results = results.drain(own_writes).collect();
                     }
                     self.appended = true;
+                    if outcome.is_ok() {
+                        publish(self.events, entry);
+                    }
                     return outcome.map_err(WorkError::Refused);
                 }
                 Err(StorageError::Check(constraint))
@@ -325,5 +333,16 @@ impl<'request> UnitOfWork<'request> {
             _ => return None,
         };
         self.constraint_refusals.iter().find(|(constraint, _)| constraint == name).map(|(_, refusal)| refusal.clone())
+    }
+}
+
+/// Tells listeners of a committed entry: only a change that succeeded, and only
+/// where its record says it is told.
+pub(crate) fn publish(events: &Published, entry: AuditRecord) {
+    if entry.outcome != "ok" {
+        return;
+    }
+    if let Some(topic) = entry.topic {
+        events.push(Event { topic, kind: entry.action, object: entry.object, at: entry.at });
     }
 }

@@ -18,6 +18,7 @@ use super::surroundings::{self, Conversation};
 use crate::core::addresses;
 use crate::core::context::ports::AuditRecord;
 use crate::core::delivery::{self, Post, Undelivered};
+use crate::core::events::Topic;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::node::Node;
 use crate::core::outbound::{self, OutboundPolicy};
@@ -357,6 +358,7 @@ pub fn on_delivery(
                         })
                         .to_string(),
                     ),
+                    topic: Some(Topic::Mailbox(mailbox_id.to_string())),
                 };
                 if let (None, ButlerEffect::NotifyWebhook { url }) = (verdict.skipped, &effect) {
                     let body = serde_json::json!({

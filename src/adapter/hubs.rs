@@ -1,0 +1,236 @@
+//! The event hubs: one Durable Object per topic (a mailbox, a person, and the
+//! one that hears access change), holding the topic's WebSockets with the
+//! Hibernation API, so an idle listener costs no CPU and no memory in the
+//! Worker.
+//!
+//! A hub decides nothing: who may open a stream is the listening route's
+//! (checked by the dispatcher before the hub sees the request), and whether a
+//! listener may stay is asked again through the same route (`live::Listener`)
+//! whenever the access hub hears access change. Every hub with listeners
+//! registers with the access hub when a stream opens there; the access hub
+//! forgets a hub that answers it has none.
+
+use futures_util::future::join_all;
+use wasm_bindgen::JsValue;
+use worker::{
+    DurableObject, Env, Method, Request, RequestInit, Response, State, WebSocket, WebSocketPair, durable_object,
+};
+
+use crate::core::events::{Event, Topic};
+use crate::core::http::Surface;
+use crate::dispatch::dispatch;
+use crate::live::{Listener, Standing};
+
+use super::installation::bindings;
+
+/// The Durable Object namespace the hubs are in (`wrangler.toml`).
+const HUBS: &str = "EVENT_HUBS";
+/// The header a hub is told its own topic in: a hub's name is its topic's key.
+const TOPIC_HEADER: &str = "x-mailroom-topic";
+/// The header the Worker hands a hub the listener in, as JSON.
+const LISTENER_HEADER: &str = "x-mailroom-listener";
+
+/// Hands an admitted listening request to its topic's hub, which answers with
+/// the WebSocket (101).
+pub(super) async fn hand_to_hub(env: &Env, topic: &Topic, listener: &Listener) -> worker::Result<Response> {
+    let headers = worker::Headers::new();
+    headers.set("upgrade", "websocket")?;
+    headers.set(TOPIC_HEADER, &topic.key())?;
+    headers.set(LISTENER_HEADER, &serde_json::to_string(listener).map_err(|error| error.to_string())?)?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Get).with_headers(headers);
+    hub(env, topic)?.fetch_with_request(Request::new_with_init("https://hub/listen", &init)?).await
+}
+
+/// Tells each topic's hub its events: one request per topic (a change is
+/// almost always one topic's), after the answer.
+pub(super) async fn publish(env: &Env, events: Vec<(Topic, Vec<Event>)>) {
+    let deliveries = events.into_iter().map(|(topic, events)| async move {
+        let frames: Vec<String> = events.iter().map(Event::frame).collect();
+        if let Err(error) = post(env, &topic, "/publish", Some(&frames)).await {
+            worker::console_error!("telling the hub of {} failed: {error}", topic.key());
+        }
+    });
+    join_all(deliveries).await;
+}
+
+/// The stub of `topic`'s hub.
+fn hub(env: &Env, topic: &Topic) -> worker::Result<worker::Stub> {
+    env.durable_object(HUBS)?.get_by_name(&topic.key())
+}
+
+/// A POST to `topic`'s hub at `path`, with `frames` as its JSON body.
+async fn post(env: &Env, topic: &Topic, path: &str, frames: Option<&[String]>) -> worker::Result<Response> {
+    let headers = worker::Headers::new();
+    headers.set(TOPIC_HEADER, &topic.key())?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post).with_headers(headers);
+    if let Some(frames) = frames {
+        let body = serde_json::to_string(frames).map_err(|error| error.to_string())?;
+        init.with_body(Some(JsValue::from_str(&body)));
+    }
+    hub(env, topic)?.fetch_with_request(Request::new_with_init(&format!("https://hub{path}"), &init)?).await
+}
+
+/// One topic's hub.
+#[durable_object]
+pub struct EventHub {
+    state: State,
+    env: Env,
+}
+
+impl DurableObject for EventHub {
+    fn new(state: State, env: Env) -> EventHub {
+        EventHub { state, env }
+    }
+
+    async fn fetch(&self, mut request: Request) -> worker::Result<Response> {
+        let topic = request.headers().get(TOPIC_HEADER)?.as_deref().and_then(Topic::from_key);
+        let Some(topic) = topic else {
+            return Response::error("a hub is reached only by the Worker, naming its topic", 400);
+        };
+        match (request.method(), request.path().as_str()) {
+            (Method::Get, "/listen") => {
+                let listener = request.headers().get(LISTENER_HEADER)?.unwrap_or_default();
+                let Ok(listener) = serde_json::from_str::<Listener>(&listener) else {
+                    return Response::error("the listener is not described", 400);
+                };
+                self.listen(&topic, &listener).await
+            }
+            (Method::Post, "/publish") => {
+                let frames: Vec<String> = request.json().await.unwrap_or_default();
+                self.tell(&topic, &frames).await
+            }
+            (Method::Post, "/register") => {
+                let hub: String = request.text().await?;
+                self.state.storage().put(&hub, true).await?;
+                Response::empty()
+            }
+            (Method::Post, "/recheck") => self.recheck().await,
+            _ => Response::error("no such hub operation", 404),
+        }
+    }
+
+    async fn websocket_message(
+        &self,
+        _socket: WebSocket,
+        _message: worker::WebSocketIncomingMessage,
+    ) -> worker::Result<()> {
+        // A listener has nothing to say; what it sends is not read.
+        Ok(())
+    }
+
+    async fn websocket_close(
+        &self,
+        socket: WebSocket,
+        code: usize,
+        _reason: String,
+        _clean: bool,
+    ) -> worker::Result<()> {
+        // Answer the client's close so the connection ends on both sides; 1005
+        // (no code) and 1006 (gone) cannot be sent back.
+        let code = u16::try_from(code).ok().filter(|code| !matches!(code, 1005 | 1006)).unwrap_or(1000);
+        let _ = socket.close(Some(code), Some("closed"));
+        Ok(())
+    }
+}
+
+impl EventHub {
+    /// Accepts a listener's WebSocket, to hibernate between events, and makes
+    /// sure the access hub asks this hub again when access changes.
+    async fn listen(&self, topic: &Topic, listener: &Listener) -> worker::Result<Response> {
+        let pair = WebSocketPair::new()?;
+        self.state.accept_web_socket(&pair.server);
+        pair.server.serialize_attachment(listener)?;
+        if *topic != Topic::Access {
+            let registered = register(&self.env, topic).await;
+            if let Err(error) = registered {
+                worker::console_error!("registering the hub of {} failed: {error}", topic.key());
+            }
+        }
+        Response::from_websocket(pair.client)
+    }
+
+    /// Tells every listener the frames; on the access topic, asks every
+    /// registered hub to check its listeners again instead.
+    async fn tell(&self, topic: &Topic, frames: &[String]) -> worker::Result<Response> {
+        if *topic == Topic::Access {
+            return self.ask_every_hub_again().await;
+        }
+        for socket in self.state.get_websockets() {
+            for frame in frames {
+                // A socket closing as it is told is the one that misses it.
+                let _ = socket.send_with_str(frame);
+            }
+        }
+        Response::empty()
+    }
+
+    /// The access hub: every registered hub checks its listeners again; a hub
+    /// that has none left is forgotten.
+    async fn ask_every_hub_again(&self) -> worker::Result<Response> {
+        let registered = self.state.storage().list().await?;
+        let keys: Vec<String> = registered.keys().into_iter().filter_map(|key| key.ok()?.as_string()).collect();
+        let asked = keys.iter().filter_map(|key| Topic::from_key(key)).map(|topic| async move {
+            let answer = post(&self.env, &topic, "/recheck", None).await;
+            let remaining = match answer {
+                Ok(mut answer) => answer.text().await.ok().and_then(|text| text.parse::<usize>().ok()),
+                Err(_) => None,
+            };
+            (topic, remaining)
+        });
+        for (topic, remaining) in join_all(asked).await {
+            if remaining == Some(0) {
+                self.state.storage().delete(&topic.key()).await?;
+            }
+        }
+        Response::empty()
+    }
+
+    /// Asks again, for every listener here, whether it may still hear this
+    /// topic; closes those that may not. Answers how many remain.
+    async fn recheck(&self) -> worker::Result<Response> {
+        let installation = match bindings(&self.env, None) {
+            Ok(installation) => installation,
+            Err(refusal) => return Response::error(refusal.reason, 500),
+        };
+        let node = installation.node();
+        let sockets = self.state.get_websockets();
+        let standings = sockets.iter().map(|socket| {
+            let node = &node;
+            async move {
+                match socket.deserialize_attachment::<Listener>() {
+                    Ok(Some(listener)) => {
+                        Standing::of(&dispatch(node, &listener.recheck_request(), Surface::Rest).await)
+                    }
+                    _ => Standing::Unanswered,
+                }
+            }
+        });
+        let standings = join_all(standings).await;
+        let mut remaining = 0;
+        for (socket, standing) in sockets.iter().zip(standings) {
+            match standing.close() {
+                Some((code, reason)) => {
+                    // The last frame says why before the close does: a client
+                    // acts on it at once, whenever its close event comes
+                    // (workerd finishes a close handshake late: workerd#2569).
+                    let _ = socket.send_with_str(standing.farewell().unwrap_or_default());
+                    let _ = socket.close(Some(code), Some(reason));
+                }
+                None => remaining += 1,
+            }
+        }
+        Response::ok(remaining.to_string())
+    }
+}
+
+/// Registers `topic`'s hub with the access hub.
+async fn register(env: &Env, topic: &Topic) -> worker::Result<()> {
+    let headers = worker::Headers::new();
+    headers.set(TOPIC_HEADER, &Topic::Access.key())?;
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post).with_headers(headers).with_body(Some(JsValue::from_str(&topic.key())));
+    hub(env, &Topic::Access)?.fetch_with_request(Request::new_with_init("https://hub/register", &init)?).await?;
+    Ok(())
+}

@@ -1,0 +1,164 @@
+//! Events: what a listener is told after a commit, and where it is told.
+//!
+//! An event is the audit entry of a successful change, cut down to ids and
+//! kinds (never content): its action (`kind`), the id it acted on, and its
+//! `Topic`, the stream that tells it. Both commits (a request's unit of work
+//! and background work's) queue the event of every entry they append, and only
+//! once the batch holding it has committed, on the invocation's `Published`
+//! queue; the adapter hands the queue to the topics' hubs after the answer.
+//! So every changing call publishes, whichever surface it came by, without a
+//! handler remembering to.
+
+use std::cell::RefCell;
+
+use mailroom_contract::{Authority, Route, Tier, registry};
+use serde::Serialize;
+
+/// The stream an event is told on: who listens there is decided by the route
+/// that opened the stream (`listen_to_mailbox`, `listen_to_own`), and again
+/// whenever access changes.
+#[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Topic {
+    /// What changed in one mailbox: its mail, conversations, drafts and sends.
+    Mailbox(String),
+    /// What changed of one person's own: their notifications, reminders and
+    /// profile (an agent acting for them changes its sponsor's).
+    Person(String),
+    /// Access itself changed somewhere (an administrator's act, a session
+    /// ended): nothing is told on it, but every open stream's authority is
+    /// checked again.
+    Access,
+}
+
+/// The prefix of a mailbox topic's key.
+const MAILBOX_PREFIX: &str = "mailbox:";
+/// The prefix of a person topic's key.
+const PERSON_PREFIX: &str = "person:";
+/// The access topic's key.
+const ACCESS_KEY: &str = "access";
+
+impl Topic {
+    /// The topic's key: the name of the hub that tells it.
+    pub fn key(&self) -> String {
+        match self {
+            Topic::Mailbox(id) => format!("{MAILBOX_PREFIX}{id}"),
+            Topic::Person(id) => format!("{PERSON_PREFIX}{id}"),
+            Topic::Access => ACCESS_KEY.to_string(),
+        }
+    }
+
+    /// The topic a key names, if it names one.
+    pub fn from_key(key: &str) -> Option<Topic> {
+        if key == ACCESS_KEY {
+            return Some(Topic::Access);
+        }
+        let named = |prefix: &str| key.strip_prefix(prefix).filter(|id| !id.is_empty()).map(str::to_string);
+        named(MAILBOX_PREFIX).map(Topic::Mailbox).or_else(|| named(PERSON_PREFIX).map(Topic::Person))
+    }
+}
+
+/// Where a successful call of `route` is told, derived from its declaration:
+/// a change in the mailbox its path names (`mailbox`, its `mailboxId`); a change to the caller's own data
+/// (`Authority::Personal`) on `own_person`'s topic (an agent's sponsor's); an
+/// administrator's act, or a session's end, as access changing. Reads, the
+/// machine surfaces (whose re-entered calls tell for themselves) and calls
+/// anyone may make (signing in adds access only to the caller) tell nothing.
+pub fn topic_of_call(route: &Route, mailbox: Option<&str>, own_person: Option<&str>) -> Option<Topic> {
+    if route.method.is_safe() {
+        return None;
+    }
+    match registry().tier(route.id) {
+        Tier::Read | Tier::Surface => None,
+        Tier::Operator if route.authority == Authority::Public => None,
+        Tier::Operator => Some(Topic::Access),
+        Tier::Act | Tier::Governed => match (mailbox, &route.authority) {
+            (Some(mailbox), _) => Some(Topic::Mailbox(mailbox.to_string())),
+            (_, Authority::Personal) => own_person.map(|person| Topic::Person(person.to_string())),
+            _ => None,
+        },
+    }
+}
+
+/// One committed change, as a listener is told it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Event {
+    pub topic: Topic,
+    /// The change's audit action: the tool name of the route that made it, or
+    /// the background action's (`receive_mail`).
+    pub kind: String,
+    /// The id the change acted on, as its audit entry names it.
+    pub object: Option<String>,
+    /// When it was committed, in milliseconds since the epoch.
+    pub at: i64,
+}
+
+/// An event as one WebSocket frame carries it.
+#[derive(Serialize)]
+struct Frame<'event> {
+    kind: &'event str,
+    object: Option<&'event str>,
+    topic: String,
+    at: i64,
+}
+
+impl Event {
+    /// The frame a listener receives: one JSON object.
+    pub fn frame(&self) -> String {
+        let frame = Frame { kind: &self.kind, object: self.object.as_deref(), topic: self.topic.key(), at: self.at };
+        serde_json::to_string(&frame).unwrap_or_default()
+    }
+}
+
+/// The events one invocation (a request, an inbound message, a cron run) has
+/// committed, in order, waiting to be handed to their hubs.
+#[derive(Default)]
+pub struct Published {
+    events: RefCell<Vec<Event>>,
+}
+
+impl Published {
+    pub(crate) fn push(&self, event: Event) {
+        self.events.borrow_mut().push(event);
+    }
+
+    /// Takes every event committed so far, leaving none.
+    pub fn take(&self) -> Vec<Event> {
+        std::mem::take(&mut *self.events.borrow_mut())
+    }
+
+    /// The events committed so far, grouped by topic (each topic's in the order
+    /// they were committed), the topics in a stable order: one delivery per hub.
+    pub fn take_by_topic(&self) -> Vec<(Topic, Vec<Event>)> {
+        let mut grouped: std::collections::BTreeMap<Topic, Vec<Event>> = std::collections::BTreeMap::new();
+        for event in self.take() {
+            grouped.entry(event.topic.clone()).or_default().push(event);
+        }
+        grouped.into_iter().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_topic_is_found_again_from_its_key_and_nothing_else_is_a_topic() {
+        for topic in [Topic::Mailbox("mbx_1".into()), Topic::Person("usr_1".into()), Topic::Access] {
+            assert_eq!(Topic::from_key(&topic.key()), Some(topic));
+        }
+        for key in ["", "mailbox:", "person:", "agent:agt_1", "accessx", "Mailbox:mbx_1"] {
+            assert_eq!(Topic::from_key(key), None, "{key}");
+        }
+    }
+
+    #[test]
+    fn a_frame_carries_ids_and_kinds_only() {
+        let event = Event {
+            topic: Topic::Mailbox("mbx_1".into()),
+            kind: "receive_mail".into(),
+            object: Some("rcp_1".into()),
+            at: 7,
+        };
+        assert_eq!(event.frame(), r#"{"kind":"receive_mail","object":"rcp_1","topic":"mailbox:mbx_1","at":7}"#);
+    }
+}

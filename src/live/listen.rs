@@ -1,0 +1,59 @@
+//! The listening routes' handlers: the caller's authority is the route's
+//! (checked in the first read, as any call's); what they decide is the topic.
+
+use mailroom_contract::PathParameter;
+
+use crate::core::caller::Caller;
+use crate::core::context::Context;
+use crate::core::events::Topic;
+use crate::core::http::Response;
+use crate::core::refusal::Refusal;
+
+use super::errors::LiveError;
+
+/// Whether `context`'s request asks for a WebSocket. A request that does not
+/// opens nothing and is left out of the chain: it changed nothing, and the
+/// hub's rechecks (`Listener::recheck_request`) are such requests.
+fn upgrade_asked(context: &mut Context<'_>) -> Result<(), Refusal> {
+    let asked = context.request().header("upgrade").is_some_and(|value| value.eq_ignore_ascii_case("websocket"));
+    if asked {
+        Ok(())
+    } else {
+        context.leave_unrecorded();
+        Err(LiveError::NotAnUpgrade.into())
+    }
+}
+
+/// `GET /api/mailboxes/:mailboxId/live`: a stream of the mailbox's changes.
+pub async fn listen_to_mailbox(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
+    // The checks first: a stream is opened only for a caller who may read.
+    context.read(Vec::new()).await?;
+    upgrade_asked(context)?;
+    let topic = Topic::Mailbox(mailbox_id);
+    context.audit_object(topic.key());
+    Ok(Response::listening(topic))
+}
+
+/// `GET /api/me/live`: a stream of changes to the caller's own data (an
+/// agent's: its sponsor's, whom its credential check has just proved).
+pub async fn listen_to_own(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    context.read(Vec::new()).await?;
+    upgrade_asked(context)?;
+    let person = match context.caller() {
+        Caller::Person { person_id, .. } => Some(person_id.clone()),
+        _ => context.delegator().map(str::to_string),
+    };
+    let Some(person) = person else {
+        return Err(Refusal::new(
+            403,
+            "nothing_of_your_own",
+            "This credential has no data of its own to listen to.",
+            "Only a person, or an agent acting for one, has notifications and reminders.",
+            "Listen with a person's session or an agent's credential.",
+        ));
+    };
+    let topic = Topic::Person(person);
+    context.audit_object(topic.key());
+    Ok(Response::listening(topic))
+}

@@ -1,0 +1,17 @@
+//! Listening: the surface where people and agents are told, as it happens,
+//! that something they may read changed.
+//!
+//! The two listening routes (`listen_to_mailbox`, `listen_to_own`) are ordinary
+//! routes: their authority is checked and their opening recorded as any call's,
+//! and a success answers 101 naming the topic (`listen`). The adapter hands the
+//! request to that topic's hub (a Durable Object) that holds the WebSocket. The
+//! hub keeps what it needs to ask again (`Listener`) and asks whenever access
+//! changes; what the answer means for the stream is `Standing` (`recheck`).
+
+mod errors;
+mod listen;
+mod recheck;
+
+pub use errors::LiveError;
+pub use listen::{listen_to_mailbox, listen_to_own};
+pub use recheck::{Listener, Standing};

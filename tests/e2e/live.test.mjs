@@ -1,0 +1,186 @@
+// Listening on real workerd: people open WebSockets on a mailbox and on their
+// own data, through the Worker, to the Durable Object hub of that topic. Mail
+// received through the email handler, a colleague's change over REST and a
+// person's own change each reach the listeners as frames of ids and kinds,
+// never content; a stranger, a person without the relation and a request that
+// is not an upgrade are refused with the route's own answers; revoking the
+// relation and signing out close the affected streams within a second, with
+// the close codes a client acts on; opening is on the audit record.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { request as httpRequest } from "node:http";
+import { assertRefusal } from "./harness.mjs";
+import { ok, personNamed, startDesk } from "./fixtures.mjs";
+
+const SUPPORT = "support@mailroom.test";
+const CUSTOMER = "ana@customer.example";
+const SECRET_SUBJECT = "Quarterly numbers, not for listeners";
+
+let node, call, token, desk, mailbox, ben, cleo, dee;
+const opened = [];
+
+function message(id) {
+  return (
+    `From: Ana Lima <${CUSTOMER}>\r\nTo: Support <${SUPPORT}>\r\nSubject: ${SECRET_SUBJECT}\r\n` +
+    `Message-ID: <${id}>\r\nDate: Tue, 1 Dec 2026 09:00:00 +0000\r\nMIME-Version: 1.0\r\n` +
+    `Content-Type: text/plain; charset=utf-8\r\n\r\nThe body stays in the mailbox.\r\n`
+  );
+}
+
+/**
+ * A stream opened with `bearer` on `path`: `next(kind)` waits for the first
+ * frame of that kind not yet taken, `closed` settles with `{ code, reason }`.
+ */
+function listen(path, bearer) {
+  const socket = new WebSocket(`${node.url.replace("http", "ws")}${path}`, { headers: { authorization: `Bearer ${bearer}` } });
+  opened.push(socket);
+  const frames = [];
+  const waiting = [];
+  socket.addEventListener("message", (event) => {
+    frames.push(JSON.parse(event.data));
+    for (const wake of waiting.splice(0)) wake();
+  });
+  const open = new Promise((resolve, reject) => {
+    socket.addEventListener("open", resolve, { once: true });
+    socket.addEventListener("error", () => reject(new Error(`the stream on ${path} did not open`)), { once: true });
+  });
+  const closed = new Promise((resolve) => socket.addEventListener("close", (event) => resolve({ code: event.code, reason: event.reason }), { once: true }));
+  async function next(kind, within = 5000) {
+    const deadline = Date.now() + within;
+    for (;;) {
+      const index = frames.findIndex((frame) => frame.kind === kind);
+      if (index >= 0) return frames.splice(index, 1)[0];
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${kind} on ${path} within ${within} ms; heard ${JSON.stringify(frames)}`);
+      await new Promise((resolve) => {
+        waiting.push(resolve);
+        setTimeout(resolve, left);
+      });
+    }
+  }
+  return { socket, open, closed, frames, next };
+}
+
+/** The HTTP answer to a WebSocket upgrade on `path`, as a client that is refused sees it. */
+function upgradeAnswer(path, bearer) {
+  return new Promise((resolve, reject) => {
+    const { hostname, port } = new URL(node.url);
+    const headers = { connection: "Upgrade", upgrade: "websocket", "sec-websocket-version": "13", "sec-websocket-key": "dGhlIHNhbXBsZSBub25jZQ==" };
+    if (bearer) headers.authorization = `Bearer ${bearer}`;
+    const sent = httpRequest({ hostname, port, path, headers });
+    sent.on("upgrade", (response, socket) => {
+      socket.destroy();
+      resolve({ status: response.statusCode, body: null });
+    });
+    sent.on("response", (response) => {
+      let text = "";
+      response.on("data", (chunk) => (text += chunk));
+      response.on("end", () => resolve({ status: response.statusCode, body: JSON.parse(text || "null"), text }));
+    });
+    sent.on("error", reject);
+    sent.end();
+  });
+}
+
+/** Waits up to a second for `condition`, or fails naming `what`. */
+async function waitUntil(condition, what) {
+  const deadline = Date.now() + 1000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error(`${what} took over a second`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+before(async () => {
+  ({ node, call, token, desk } = await startDesk());
+  mailbox = await desk.mailbox(SUPPORT, "Support");
+  ben = await desk.colleague(personNamed("Ben"), ["mailbox.metadata.read"], mailbox.id);
+  cleo = await desk.colleague(personNamed("Cleo"), ["mailbox.metadata.read", "send.propose"], mailbox.id);
+  dee = await desk.colleague(personNamed("Dee"));
+});
+
+after(async () => {
+  for (const socket of opened) socket.close();
+  await node?.stop();
+});
+
+test("mail received and a colleague's change reach a mailbox's listeners as ids and kinds, never content", async () => {
+  const benHears = listen(`/api/mailboxes/${mailbox.id}/live`, ben.token);
+  const cleoHears = listen(`/api/mailboxes/${mailbox.id}/live`, cleo.token);
+  await Promise.all([benHears.open, cleoHears.open]);
+
+  assert.equal(await node.deliver(CUSTOMER, SUPPORT, message("numbers@customer.example")), null);
+  const received = await benHears.next("receive_mail");
+  assert.deepEqual(Object.keys(received).sort(), ["at", "kind", "object", "topic"], "a frame is ids and kinds");
+  assert.match(received.object, /^rcp_/);
+  assert.equal(received.topic, `mailbox:${mailbox.id}`);
+  assert.equal(JSON.stringify(received).includes("Quarterly"), false, "no content in a frame");
+  assert.deepEqual(await cleoHears.next("receive_mail"), received, "every listener hears the same frame");
+
+  const threads = await ok(call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token: ben.token }));
+  const thread = threads.threads[0];
+  await ok(call("PATCH", `/api/mailboxes/${mailbox.id}/threads/${thread.id}`, { token: cleo.token, body: { status: "waiting" } }));
+  const changed = await benHears.next("update_thread");
+  assert.equal(changed.object, thread.id);
+  await ok(call("PUT", `/api/mailboxes/${mailbox.id}/threads/${thread.id}/read`, { token: ben.token }));
+  assert.equal((await cleoHears.next("mark_thread_read")).object, thread.id, "a colleague's read mark is heard too");
+  benHears.socket.close();
+  cleoHears.socket.close();
+});
+
+test("a stranger, a person without the relation and a request that is no upgrade are refused by the route itself", async () => {
+  const path = `/api/mailboxes/${mailbox.id}/live`;
+  const stranger = await upgradeAnswer(path);
+  assert.equal(stranger.status, 401, stranger.text);
+  const outsider = await upgradeAnswer(path, dee.token);
+  assert.ok([403, 404].includes(outsider.status), outsider.text);
+  assert.ok(outsider.body?.error?.code, "a refusal in four parts");
+  assertRefusal(assert, await call("GET", path, { token: ben.token }), 426, "upgrade_required");
+  const deeHears = listen(path, dee.token);
+  await assert.rejects(deeHears.open, /did not open/);
+});
+
+test("a person's own changes reach their own stream, and nobody else's", async () => {
+  const benOwn = listen("/api/me/live", ben.token);
+  const cleoOwn = listen("/api/me/live", cleo.token);
+  await Promise.all([benOwn.open, cleoOwn.open]);
+  const event = await ok(call("POST", "/api/me/events", { token: ben.token, body: { title: "Renew the passport", due_at: "2027-06-30" } }), 201);
+  const created = await benOwn.next("create_event");
+  assert.equal(created.object, event.id ?? event.event?.id);
+  assert.match(created.topic, /^person:usr_/);
+  await assert.rejects(cleoOwn.next("create_event", 700), /no create_event/, "Cleo hears nothing of Ben's");
+  benOwn.socket.close();
+  cleoOwn.socket.close();
+});
+
+test("revoking the relation closes that person's stream within a second (4403), and signing out closes theirs (4401)", async () => {
+  const benHears = listen(`/api/mailboxes/${mailbox.id}/live`, ben.token);
+  const cleoHears = listen(`/api/mailboxes/${mailbox.id}/live`, cleo.token);
+  const cleoOwn = listen("/api/me/live", cleo.token);
+  await Promise.all([benHears.open, cleoHears.open, cleoOwn.open]);
+
+  const revoked = Date.now();
+  await ok(call("POST", "/api/relations/revoke", { token, body: { subject: ben.id, relation: "mailbox.metadata.read", object: mailbox.id } }));
+  const farewell = await benHears.next("stream_closed", 1000);
+  assert.equal(farewell.code, 4403, JSON.stringify(farewell));
+  assert.ok(Date.now() - revoked < 1000, "within a second of the revocation");
+  await waitUntil(() => benHears.socket.readyState !== WebSocket.OPEN, "the node closing the stream");
+  // Cleo still holds the relation: her stream stays and still hears the mailbox.
+  assert.equal(await node.deliver(CUSTOMER, SUPPORT, message("after-revoke@customer.example")), null);
+  await cleoHears.next("receive_mail");
+  assert.equal(benHears.frames.length, 0, "nothing reached the revoked listener after its close");
+
+  await ok(call("DELETE", "/api/sessions/current", { token: cleo.token }));
+  for (const stream of [cleoHears, cleoOwn]) {
+    assert.equal((await stream.next("stream_closed", 1000)).code, 4401);
+    await waitUntil(() => stream.socket.readyState !== WebSocket.OPEN, "the node closing a signed-out stream");
+  }
+});
+
+test("opening a stream is on the audit record, with who opened it and on what", async () => {
+  const entries = await ok(call("GET", "/api/audit?limit=200", { token }));
+  const openings = entries.entries.filter((entry) => entry.action === "listen_to_mailbox" && entry.outcome === "ok");
+  assert.ok(openings.some((entry) => entry.actor === ben.id && entry.object === `mailbox:${mailbox.id}`), JSON.stringify(openings));
+  const refused = entries.entries.filter((entry) => entry.action === "listen_to_mailbox" && entry.outcome === "refused");
+  assert.ok(refused.some((entry) => entry.actor === dee.id), "a refused opening is recorded too");
+});

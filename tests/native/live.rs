@@ -1,0 +1,205 @@
+//! Listening: what every committed change tells, and where (`core::events`);
+//! the listening routes' answers; and asking a listener's standing again
+//! (`live::Listener`, `live::Standing`) as a hub does, after each kind of
+//! access change an attacker who lost access would hope a stream survives.
+
+use mailroom::core::events::{Event, Topic};
+use mailroom::core::http::Response;
+use mailroom::live::{Listener, Standing};
+use mailroom::testing::{RequestExt, request};
+use serde_json::json;
+
+use crate::desk::{Desk, READS_THE_MAILBOX};
+use crate::support::{World, assert_refused, text};
+
+/// The events committed since the last look.
+fn told(world: &World) -> Vec<Event> {
+    world.node.events.take()
+}
+
+/// Opens a stream on `path` as the holder of `token`: the route's answer.
+fn open(world: &World, path: &str, token: &str) -> Response {
+    world.node.send(request("GET", path).bearer(token).header("upgrade", "websocket"))
+}
+
+/// Where the listener that `token` opened on `path` stands now, asked as its
+/// hub asks: the opening request replayed without the upgrade.
+fn standing(world: &World, path: &str, token: &str) -> Standing {
+    let listener = Listener::of(&request("GET", path).bearer(token).header("upgrade", "websocket"));
+    Standing::of(&world.node.send(listener.recheck_request()))
+}
+
+#[test]
+fn mail_received_and_changes_in_a_mailbox_are_told_on_its_topic_as_ids_and_kinds() {
+    let desk = Desk::new("support@example.com").with("ben@example.com", READS_THE_MAILBOX);
+    told(&desk.world);
+    let receipt = desk.world.deliver("plain", "support@example.com");
+    let events = told(&desk.world);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(events[0].topic, Topic::Mailbox(desk.mailbox.clone()));
+    assert_eq!((events[0].kind.as_str(), events[0].object.as_deref()), ("receive_mail", Some(receipt.as_str())));
+
+    let thread = desk.world.thread_of(&desk.mailbox, &receipt);
+    let ben = &desk.person("ben").token;
+    assert_eq!(desk.world.call("PUT", &format!("{thread}/read"), Some(ben), None).status, 200);
+    let events = told(&desk.world);
+    assert_eq!(events.len(), 1, "{events:?}");
+    assert_eq!(
+        (events[0].kind.as_str(), events[0].topic.clone()),
+        ("mark_thread_read", Topic::Mailbox(desk.mailbox.clone()))
+    );
+
+    // A read tells nothing; a refused change tells nothing.
+    assert_eq!(
+        desk.world.call("GET", &format!("/api/mailboxes/{}/threads", desk.mailbox), Some(ben), None).status,
+        200
+    );
+    let refused = desk.world.call("PATCH", &thread, Some(ben), Some(json!({ "status": "closed" })));
+    assert_eq!(refused.status, 403, "{}", text(&refused));
+    assert_eq!(told(&desk.world), Vec::new());
+}
+
+#[test]
+fn a_change_of_ones_own_is_told_on_ones_own_topic_and_an_administrators_act_as_access_changing() {
+    let world = World::new();
+    let (ben_id, ben) = world.person("ben@example.com");
+    told(&world);
+    let created = world.call(
+        "POST",
+        "/api/me/events",
+        Some(&ben),
+        Some(json!({ "title": "Renew the passport", "due_at": "2027-06-30" })),
+    );
+    assert_eq!(created.status, 201, "{}", text(&created));
+    let events = told(&world);
+    assert_eq!(
+        events.iter().map(|event| (event.topic.clone(), event.kind.as_str())).collect::<Vec<_>>(),
+        [(Topic::Person(ben_id.clone()), "create_event")]
+    );
+
+    let mailbox = world.mailbox("support@example.com");
+    told(&world);
+    world.grant(&ben_id, "mailbox.metadata.read", &mailbox);
+    world.revoke(&ben_id, "mailbox.metadata.read", &mailbox);
+    let events = told(&world);
+    assert_eq!(
+        events.iter().map(|event| (event.topic.clone(), event.kind.as_str())).collect::<Vec<_>>(),
+        [(Topic::Access, "grant_relation"), (Topic::Access, "revoke_relation")]
+    );
+
+    // Signing in adds access only to the one signing in: nothing to ask again.
+    crate::support::sign_in(&world.node, "ben@example.com", crate::support::PASSWORD);
+    assert_eq!(told(&world), Vec::new());
+}
+
+#[test]
+fn a_stream_opens_only_for_a_reader_only_as_an_upgrade_and_its_opening_is_recorded() {
+    let desk = Desk::new("support@example.com").with("ben@example.com", READS_THE_MAILBOX).with("dee@example.com", &[]);
+    let path = format!("/api/mailboxes/{}/live", desk.mailbox);
+    let opened = open(&desk.world, &path, &desk.person("ben").token);
+    assert_eq!(opened.status, 101, "{}", text(&opened));
+    assert_eq!(opened.listen, Some(Topic::Mailbox(desk.mailbox.clone())));
+    let entry = desk.world.last_audit_entry();
+    assert_eq!((entry["action"].as_str(), entry["outcome"].as_str()), (Some("listen_to_mailbox"), Some("ok")));
+    assert_eq!(entry["object"], json!(format!("mailbox:{}", desk.mailbox)));
+
+    let outsider = open(&desk.world, &path, &desk.person("dee").token);
+    assert!(matches!(outsider.status, 403 | 404), "{}", text(&outsider));
+    assert_eq!(outsider.listen, None);
+    assert_eq!(desk.world.last_audit_entry()["outcome"], json!("refused"), "a refused opening is recorded");
+
+    let entries = desk.world.audit().len();
+    let asked = desk.world.call("GET", &path, Some(&desk.person("ben").token), None);
+    assert_refused(&asked, 426, "upgrade_required");
+    assert_eq!(desk.world.audit().len(), entries, "asking without an upgrade, as a hub's recheck does, writes nothing");
+}
+
+#[test]
+fn an_agents_own_stream_is_its_sponsors() {
+    let world = World::new();
+    let (ben_id, _) = world.person("ben@example.com");
+    let (_agent, credential) = world.mint(&ben_id, &["reminders.manage"], json!([]));
+    let opened = open(&world, "/api/me/live", &credential);
+    assert_eq!(opened.status, 101, "{}", text(&opened));
+    assert_eq!(opened.listen, Some(Topic::Person(ben_id)));
+}
+
+#[test]
+fn a_listener_that_lost_its_relation_its_session_or_its_agent_is_closed_and_one_that_did_not_stays() {
+    let desk = Desk::new("support@example.com")
+        .with("ben@example.com", READS_THE_MAILBOX)
+        .with("cleo@example.com", READS_THE_MAILBOX);
+    let world = &desk.world;
+    let path = format!("/api/mailboxes/{}/live", desk.mailbox);
+    let (ben, cleo) = (desk.person("ben"), desk.person("cleo"));
+    let grants = json!([{ "mailbox": desk.mailbox, "relations": READS_THE_MAILBOX }]);
+    let (agent, credential) = world.mint(&cleo.id, &["mail.read"], grants);
+    for token in [&ben.token, &cleo.token, &credential] {
+        assert_eq!(standing(world, &path, token), Standing::Admitted);
+    }
+
+    // Ben's relation revoked: withdrawn (4403); Cleo and her agent stay.
+    world.revoke(&ben.id, "mailbox.metadata.read", &desk.mailbox);
+    assert_eq!(standing(world, &path, &ben.token), Standing::Withdrawn);
+    assert_eq!(standing(world, &path, &cleo.token), Standing::Admitted);
+    assert_eq!(standing(world, &path, &credential), Standing::Admitted);
+
+    // The agent paused: withdrawn while paused, admitted again once resumed.
+    assert_eq!(world.admin("POST", &format!("/api/agents/{agent}/pause"), None).status, 200);
+    assert_eq!(standing(world, &path, &credential), Standing::Withdrawn);
+    assert_eq!(world.admin("POST", &format!("/api/agents/{agent}/resume"), None).status, 200);
+    assert_eq!(standing(world, &path, &credential), Standing::Admitted);
+
+    // Its sponsor's relation revoked: the agent's authority is sponsor ∩ agent.
+    world.revoke(&cleo.id, "mailbox.metadata.read", &desk.mailbox);
+    assert_eq!(standing(world, &path, &credential), Standing::Withdrawn);
+    world.grant(&cleo.id, "mailbox.metadata.read", &desk.mailbox);
+    assert_eq!(standing(world, &path, &credential), Standing::Admitted);
+
+    // The agent revoked: its credential is gone (4401).
+    assert_eq!(world.admin("POST", &format!("/api/agents/{agent}/revoke"), None).status, 200);
+    assert_eq!(standing(world, &path, &credential), Standing::CredentialGone);
+
+    // Cleo signs out: her session's streams go (4401).
+    assert_eq!(world.call("DELETE", "/api/sessions/current", Some(&cleo.token), None).status, 200);
+    assert_eq!(standing(world, &path, &cleo.token), Standing::CredentialGone);
+    assert_eq!(standing(world, "/api/me/live", &cleo.token), Standing::CredentialGone);
+}
+
+#[test]
+fn a_hub_keeps_the_credential_that_opened_a_stream_and_never_a_refresh_token() {
+    let opening = request("GET", "/api/me/live")
+        .header("cookie", "__Host-mailroom-refresh=secret-refresh; __Host-mailroom-access=mr_ses_access")
+        .header("upgrade", "websocket");
+    let listener = Listener::of(&opening);
+    assert_eq!(listener.credential, Some(("cookie".to_string(), "__Host-mailroom-access=mr_ses_access".to_string())));
+    let replay = listener.recheck_request();
+    assert_eq!((replay.method.as_str(), replay.path.as_str()), ("GET", "/api/me/live"));
+    assert!(!replay.headers.iter().any(|(name, _)| name == "upgrade"), "asking again never opens a second stream");
+    assert!(!format!("{replay:?}").contains("secret-refresh"));
+}
+
+#[test]
+fn a_standing_closes_with_the_code_a_client_acts_on() {
+    assert_eq!(Standing::Admitted.close(), None);
+    let codes: Vec<u16> = [Standing::CredentialGone, Standing::Withdrawn, Standing::Unanswered]
+        .into_iter()
+        .filter_map(|standing| standing.close().map(|(code, _)| code))
+        .collect();
+    assert_eq!(codes, [4401, 4403, 1011]);
+    assert_eq!(Standing::Admitted.farewell(), None);
+    let farewell: serde_json::Value = serde_json::from_str(&Standing::Withdrawn.farewell().unwrap()).unwrap();
+    assert_eq!((farewell["kind"].as_str(), farewell["code"].as_u64()), (Some("stream_closed"), Some(4403)));
+    for (status, expected) in [
+        (426, Standing::Admitted),
+        (401, Standing::CredentialGone),
+        (403, Standing::Withdrawn),
+        (404, Standing::Withdrawn),
+        (500, Standing::Unanswered),
+        (101, Standing::Unanswered),
+    ] {
+        let mut answer = Response::empty(status);
+        answer.listen = None;
+        assert_eq!(Standing::of(&answer), expected, "{status}");
+    }
+}
