@@ -65,12 +65,12 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
             }
         });
     }
-    if let Some(topic) = &response.listen {
+    if let Some(listening) = &response.listen {
         // Admitted: the topic's hub makes and holds the WebSocket.
-        return match hubs::hand_to_hub(&env, topic, &Listener::of(&core_request)).await {
+        return match hubs::hand_to_hub(&env, &listening.topic, &Listener::of(&core_request, listening)).await {
             Ok(opened) => Ok(opened),
             Err(error) => {
-                worker::console_error!("opening a stream on {} failed: {error}", topic.key());
+                worker::console_error!("opening a stream on {} failed: {error}", listening.topic.key());
                 to_worker_response(Response::refusal(&Refusal::internal()), &timings)
             }
         };

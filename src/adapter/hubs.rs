@@ -8,7 +8,9 @@
 //! listener may stay is asked again through the same route (`live::Listener`)
 //! whenever the access hub hears access change. Every hub with listeners
 //! registers with the access hub when a stream opens there; the access hub
-//! forgets a hub that answers it has none.
+//! forgets a hub that answers it has none. A stream's close (the listener's or
+//! the hub's) is recorded in the audit chain, as its opening was; one caller
+//! holds at most `live::MAXIMUM_STREAMS_PER_CALLER` streams on a topic.
 
 use futures_util::future::join_all;
 use wasm_bindgen::JsValue;
@@ -16,10 +18,12 @@ use worker::{
     DurableObject, Env, Method, Request, RequestInit, Response, State, WebSocket, WebSocketPair, durable_object,
 };
 
+use crate::audit::{self, AuditChain};
+use crate::core::background::Background;
 use crate::core::events::{Event, Topic};
 use crate::core::http::Surface;
 use crate::dispatch::dispatch;
-use crate::live::{Listener, Standing};
+use crate::live::{Listener, MAXIMUM_STREAMS_PER_CALLER, Standing};
 
 use super::installation::bindings;
 
@@ -127,10 +131,13 @@ impl DurableObject for EventHub {
         _reason: String,
         _clean: bool,
     ) -> worker::Result<()> {
+        let code = u16::try_from(code).unwrap_or(1006);
         // Answer the client's close so the connection ends on both sides; 1005
         // (no code) and 1006 (gone) cannot be sent back.
-        let code = u16::try_from(code).ok().filter(|code| !matches!(code, 1005 | 1006)).unwrap_or(1000);
-        let _ = socket.close(Some(code), Some("closed"));
+        let _ = socket.close(Some(if matches!(code, 1005 | 1006) { 1000 } else { code }), Some("closed"));
+        if let Ok(Some(listener)) = socket.deserialize_attachment::<Listener>() {
+            self.record_close(&listener, code).await;
+        }
         Ok(())
     }
 }
@@ -140,8 +147,17 @@ impl EventHub {
     /// sure the access hub asks this hub again when access changes.
     async fn listen(&self, topic: &Topic, listener: &Listener) -> worker::Result<Response> {
         let pair = WebSocketPair::new()?;
-        self.state.accept_web_socket(&pair.server);
+        // Tagged with who opened it, to count a caller's streams here.
+        self.state.accept_websocket_with_tags(&pair.server, &[&listener.actor]);
         pair.server.serialize_attachment(listener)?;
+        if self.state.get_websockets_with_tag(&listener.actor).len() > MAXIMUM_STREAMS_PER_CALLER {
+            let over = Standing::TooManyStreams;
+            if let (Some(farewell), Some((code, reason))) = (over.farewell(), over.close()) {
+                let _ = pair.server.send_with_str(farewell);
+                let _ = pair.server.close(Some(code), Some(reason));
+            }
+            return Response::from_websocket(pair.client);
+        }
         if *topic != Topic::Access {
             let registered = register(&self.env, topic).await;
             if let Err(error) = registered {
@@ -222,6 +238,23 @@ impl EventHub {
             }
         }
         Response::ok(remaining.to_string())
+    }
+}
+
+impl EventHub {
+    /// Records a stream's close in the audit chain, with its code, then seals.
+    async fn record_close(&self, listener: &Listener, code: u16) {
+        let Ok(installation) = bindings(&self.env, None) else { return };
+        let node = installation.node();
+        let chain = AuditChain::new(node.config, node.platform);
+        let record = listener.closing_record(code, node.platform.now_ms());
+        if let Err(error) = Background::new(&node, &chain).commit(Vec::new(), &[record]).await {
+            worker::console_error!("recording a stream's close failed: {error}");
+            return;
+        }
+        if let Err(error) = audit::seal(&installation.database, &installation.config).await {
+            worker::console_error!("sealing the audit chain failed: {error}");
+        }
     }
 }
 

@@ -79,6 +79,15 @@ pub fn topic_of_call(route: &Route, mailbox: Option<&str>, own_person: Option<&s
     }
 }
 
+/// A stream a listening route admitted: on which topic, and for whom (who
+/// opened it, and for an agent, its sponsor), as the chain records them.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Listening {
+    pub topic: Topic,
+    pub actor: String,
+    pub delegator: Option<String>,
+}
+
 /// One committed change, as a listener is told it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Event {

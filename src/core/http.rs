@@ -6,7 +6,7 @@
 
 use serde::Serialize;
 
-use crate::core::events::Topic;
+use crate::core::events::Listening;
 use crate::core::refusal::{CredentialRefused, Refusal};
 use crate::core::text;
 
@@ -141,7 +141,7 @@ pub struct Response {
     /// Not sent: the stream this answer opens (a `Produces::Live` route's
     /// 101). The adapter hands the request to that topic's hub, which holds
     /// the WebSocket.
-    pub listen: Option<Topic>,
+    pub listen: Option<Listening>,
 }
 
 /// `Content-Disposition: attachment` for a file called `file_name` (whoever
@@ -198,11 +198,11 @@ impl Response {
         }
     }
 
-    /// The answer that opens a stream on `topic`: 101, the WebSocket itself
-    /// made by the topic's hub.
-    pub fn listening(topic: Topic) -> Response {
+    /// The answer that opens a stream (`listening`): 101, the WebSocket
+    /// itself made by the topic's hub.
+    pub fn listening(listening: Listening) -> Response {
         let mut response = Response::answer(101, Vec::new(), Vec::new());
-        response.listen = Some(topic);
+        response.listen = Some(listening);
         response
     }
 

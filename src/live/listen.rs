@@ -5,7 +5,7 @@ use mailroom_contract::PathParameter;
 
 use crate::core::caller::Caller;
 use crate::core::context::Context;
-use crate::core::events::Topic;
+use crate::core::events::{Listening, Topic};
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 
@@ -30,9 +30,7 @@ pub async fn listen_to_mailbox(context: &mut Context<'_>) -> Result<Response, Re
     // The checks first: a stream is opened only for a caller who may read.
     context.read(Vec::new()).await?;
     upgrade_asked(context)?;
-    let topic = Topic::Mailbox(mailbox_id);
-    context.audit_object(topic.key());
-    Ok(Response::listening(topic))
+    Ok(opening(context, Topic::Mailbox(mailbox_id)))
 }
 
 /// `GET /api/me/live`: a stream of changes to the caller's own data (an
@@ -53,7 +51,14 @@ pub async fn listen_to_own(context: &mut Context<'_>) -> Result<Response, Refusa
             "Listen with a person's session or an agent's credential.",
         ));
     };
-    let topic = Topic::Person(person);
+    Ok(opening(context, Topic::Person(person)))
+}
+
+/// The answer that opens a stream on `topic` for the caller, its opening
+/// recorded with the topic as its object.
+fn opening(context: &mut Context<'_>, topic: Topic) -> Response {
     context.audit_object(topic.key());
-    Ok(Response::listening(topic))
+    let actor = context.caller().actor_id().unwrap_or_default().to_string();
+    let delegator = context.delegator().map(str::to_string);
+    Response::listening(Listening { topic, actor, delegator })
 }

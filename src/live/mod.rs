@@ -5,13 +5,14 @@
 //! routes: their authority is checked and their opening recorded as any call's,
 //! and a success answers 101 naming the topic (`listen`). The adapter hands the
 //! request to that topic's hub (a Durable Object) that holds the WebSocket. The
-//! hub keeps what it needs to ask again (`Listener`) and asks whenever access
-//! changes; what the answer means for the stream is `Standing` (`recheck`).
+//! hub keeps what it needs to ask again and to record the close (`Listener`)
+//! and asks whenever access changes; what the answer means for the stream is
+//! `Standing` (`listener`).
 
 mod errors;
 mod listen;
-mod recheck;
+mod listener;
 
 pub use errors::LiveError;
 pub use listen::{listen_to_mailbox, listen_to_own};
-pub use recheck::{Listener, Standing};
+pub use listener::{Listener, MAXIMUM_STREAMS_PER_CALLER, Standing};

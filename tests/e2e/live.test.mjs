@@ -5,16 +5,21 @@
 // never content; a stranger, a person without the relation and a request that
 // is not an upgrade are refused with the route's own answers; revoking the
 // relation and signing out close the affected streams within a second, with
-// the close codes a client acts on; opening is on the audit record.
+// the close codes a client acts on; one caller's flood of streams is capped;
+// opening and closing are on the audit record.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { request as httpRequest } from "node:http";
-import { assertRefusal } from "./harness.mjs";
+import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { ROOT, assertRefusal } from "./harness.mjs";
 import { ok, personNamed, startDesk } from "./fixtures.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const CUSTOMER = "ana@customer.example";
 const SECRET_SUBJECT = "Quarterly numbers, not for listeners";
+// The node's cap on one caller's streams on one topic (src/live/listener.rs).
+const MAXIMUM_STREAMS_PER_CALLER = Number(/MAXIMUM_STREAMS_PER_CALLER: usize = (\d+);/.exec(readFileSync(join(ROOT, "src", "live", "listener.rs"), "utf8"))[1]);
 
 let node, call, token, desk, mailbox, ben, cleo, dee;
 const opened = [];
@@ -80,6 +85,15 @@ function upgradeAnswer(path, bearer) {
     sent.on("error", reject);
     sent.end();
   });
+}
+
+/** Waits up to three seconds for `condition`, asked again and again, or fails naming `what`. */
+async function waitUntilAsync(condition, what) {
+  const deadline = Date.now() + 3000;
+  while (!(await condition())) {
+    if (Date.now() > deadline) throw new Error(`${what} took over three seconds`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
 }
 
 /** Waits up to a second for `condition`, or fails naming `what`. */
@@ -177,10 +191,33 @@ test("revoking the relation closes that person's stream within a second (4403), 
   }
 });
 
-test("opening a stream is on the audit record, with who opened it and on what", async () => {
-  const entries = await ok(call("GET", "/api/audit?limit=200", { token }));
+test("one person's flood of streams on a topic is capped: the one too many is told why and closed", async () => {
+  const streams = Array.from({ length: MAXIMUM_STREAMS_PER_CALLER }, () => listen("/api/me/live", dee.token));
+  await Promise.all(streams.map((stream) => stream.open));
+  const tooMany = listen("/api/me/live", dee.token);
+  const farewell = await tooMany.next("stream_closed", 2000);
+  assert.equal(farewell.code, 4429, JSON.stringify(farewell));
+  // The others still hear Dee's own changes.
+  await ok(call("POST", "/api/me/events", { token: dee.token, body: { title: "Water the plants", due_at: "2027-01-31" } }), 201);
+  await streams[0].next("create_event");
+  for (const stream of streams) stream.socket.close(1000, "done");
+});
+
+test("opening and closing a stream are on the audit record, with who, on what and how it ended", async () => {
+  const benOwn = listen("/api/me/live", ben.token);
+  await benOwn.open;
+  benOwn.socket.close(1000, "done");
+  let entries;
+  await waitUntilAsync(async () => {
+    entries = await ok(call("GET", "/api/audit?limit=200", { token }));
+    return entries.entries.some((entry) => entry.action === "stop_listening" && entry.actor === ben.id && entry.object === `person:${ben.id}`);
+  }, "recording the close");
   const openings = entries.entries.filter((entry) => entry.action === "listen_to_mailbox" && entry.outcome === "ok");
   assert.ok(openings.some((entry) => entry.actor === ben.id && entry.object === `mailbox:${mailbox.id}`), JSON.stringify(openings));
   const refused = entries.entries.filter((entry) => entry.action === "listen_to_mailbox" && entry.outcome === "refused");
   assert.ok(refused.some((entry) => entry.actor === dee.id), "a refused opening is recorded too");
+  const closing = entries.entries.find((entry) => entry.action === "stop_listening" && entry.actor === ben.id);
+  assert.equal(closing.detail?.code, 1000, JSON.stringify(closing));
+  // Entries the hubs wrote keep the chain whole.
+  assert.equal((await ok(call("GET", "/api/audit/verify", { token }))).intact, true);
 });

@@ -3,7 +3,7 @@
 //! (`live::Listener`, `live::Standing`) as a hub does, after each kind of
 //! access change an attacker who lost access would hope a stream survives.
 
-use mailroom::core::events::{Event, Topic};
+use mailroom::core::events::{Event, Listening, Topic};
 use mailroom::core::http::Response;
 use mailroom::live::{Listener, Standing};
 use mailroom::testing::{RequestExt, request};
@@ -22,11 +22,13 @@ fn open(world: &World, path: &str, token: &str) -> Response {
     world.node.send(request("GET", path).bearer(token).header("upgrade", "websocket"))
 }
 
-/// Where the listener that `token` opened on `path` stands now, asked as its
-/// hub asks: the opening request replayed without the upgrade.
+/// Where a listener that `token` opened on `path` stands now, asked as its
+/// hub asks: the opening request replayed without the upgrade. (Who it is
+/// recorded as does not take part in the asking.)
 fn standing(world: &World, path: &str, token: &str) -> Standing {
-    let listener = Listener::of(&request("GET", path).bearer(token).header("upgrade", "websocket"));
-    Standing::of(&world.node.send(listener.recheck_request()))
+    let opening = request("GET", path).bearer(token).header("upgrade", "websocket");
+    let listening = Listening { topic: Topic::Access, actor: "usr_someone".into(), delegator: None };
+    Standing::of(&world.node.send(Listener::of(&opening, &listening).recheck_request()))
 }
 
 #[test]
@@ -98,7 +100,9 @@ fn a_stream_opens_only_for_a_reader_only_as_an_upgrade_and_its_opening_is_record
     let path = format!("/api/mailboxes/{}/live", desk.mailbox);
     let opened = open(&desk.world, &path, &desk.person("ben").token);
     assert_eq!(opened.status, 101, "{}", text(&opened));
-    assert_eq!(opened.listen, Some(Topic::Mailbox(desk.mailbox.clone())));
+    let listening = opened.listen.expect("a stream opened");
+    assert_eq!(listening.topic, Topic::Mailbox(desk.mailbox.clone()));
+    assert_eq!((listening.actor.as_str(), listening.delegator), (desk.person("ben").id.as_str(), None));
     let entry = desk.world.last_audit_entry();
     assert_eq!((entry["action"].as_str(), entry["outcome"].as_str()), (Some("listen_to_mailbox"), Some("ok")));
     assert_eq!(entry["object"], json!(format!("mailbox:{}", desk.mailbox)));
@@ -118,10 +122,12 @@ fn a_stream_opens_only_for_a_reader_only_as_an_upgrade_and_its_opening_is_record
 fn an_agents_own_stream_is_its_sponsors() {
     let world = World::new();
     let (ben_id, _) = world.person("ben@example.com");
-    let (_agent, credential) = world.mint(&ben_id, &["reminders.manage"], json!([]));
+    let (agent, credential) = world.mint(&ben_id, &["reminders.manage"], json!([]));
     let opened = open(&world, "/api/me/live", &credential);
     assert_eq!(opened.status, 101, "{}", text(&opened));
-    assert_eq!(opened.listen, Some(Topic::Person(ben_id)));
+    let listening = opened.listen.expect("a stream opened");
+    assert_eq!(listening.topic, Topic::Person(ben_id.clone()));
+    assert_eq!((listening.actor, listening.delegator), (agent, Some(ben_id)), "opened by the agent, for its sponsor");
 }
 
 #[test]
@@ -171,22 +177,33 @@ fn a_hub_keeps_the_credential_that_opened_a_stream_and_never_a_refresh_token() {
     let opening = request("GET", "/api/me/live")
         .header("cookie", "__Host-mailroom-refresh=secret-refresh; __Host-mailroom-access=mr_ses_access")
         .header("upgrade", "websocket");
-    let listener = Listener::of(&opening);
+    let listening = Listening { topic: Topic::Person("usr_1".into()), actor: "usr_1".into(), delegator: None };
+    let listener = Listener::of(&opening, &listening);
     assert_eq!(listener.credential, Some(("cookie".to_string(), "__Host-mailroom-access=mr_ses_access".to_string())));
     let replay = listener.recheck_request();
     assert_eq!((replay.method.as_str(), replay.path.as_str()), ("GET", "/api/me/live"));
     assert!(!replay.headers.iter().any(|(name, _)| name == "upgrade"), "asking again never opens a second stream");
     assert!(!format!("{replay:?}").contains("secret-refresh"));
+
+    // Its close is recorded as its opening was: who, on what, and how it ended.
+    let closing = listener.closing_record(4403, 7);
+    assert_eq!(
+        (closing.action.as_str(), closing.actor.as_deref(), closing.object.as_deref()),
+        ("stop_listening", Some("usr_1"), Some("person:usr_1"))
+    );
+    assert_eq!(closing.detail.as_deref(), Some(r#"{"code":4403}"#));
+    assert_eq!(closing.topic, None, "a close tells no listener");
 }
 
 #[test]
 fn a_standing_closes_with_the_code_a_client_acts_on() {
     assert_eq!(Standing::Admitted.close(), None);
-    let codes: Vec<u16> = [Standing::CredentialGone, Standing::Withdrawn, Standing::Unanswered]
-        .into_iter()
-        .filter_map(|standing| standing.close().map(|(code, _)| code))
-        .collect();
-    assert_eq!(codes, [4401, 4403, 1011]);
+    let codes: Vec<u16> =
+        [Standing::CredentialGone, Standing::Withdrawn, Standing::Unanswered, Standing::TooManyStreams]
+            .into_iter()
+            .filter_map(|standing| standing.close().map(|(code, _)| code))
+            .collect();
+    assert_eq!(codes, [4401, 4403, 1011, 4429]);
     assert_eq!(Standing::Admitted.farewell(), None);
     let farewell: serde_json::Value = serde_json::from_str(&Standing::Withdrawn.farewell().unwrap()).unwrap();
     assert_eq!((farewell["kind"].as_str(), farewell["code"].as_u64()), (Some("stream_closed"), Some(4403)));

@@ -1,5 +1,7 @@
-//! Asking again: what a hub keeps of each listener so it can ask the node
-//! whether the listener may still hear its topic, and what the answer means.
+//! What a hub keeps of each listener: enough to ask the node whether the
+//! listener may still hear its topic, and to record the stream's close; what
+//! the answer means for the stream; and how many streams one caller may hold
+//! on one topic.
 //!
 //! A hub never decides authority itself. It replays the request that opened the
 //! stream, without the upgrade, through the ordinary dispatcher: the route's
@@ -12,27 +14,65 @@
 use serde::{Deserialize, Serialize};
 
 use crate::authz::credentials::ACCESS_COOKIE;
+use crate::core::context::ports::AuditRecord;
+use crate::core::events::Listening;
 use crate::core::http::{Request, Response};
 
-/// What a hub keeps of one open stream: the request to replay. Only the
-/// credential that opened it (the bearer header, or the short-lived access
-/// cookie), never a refresh token.
+/// How many streams one caller may hold open on one topic at once: a page in
+/// a few tabs and an agent or two, never a flood. The next is closed at once
+/// (4429), and told why.
+pub const MAXIMUM_STREAMS_PER_CALLER: usize = 8;
+
+/// The audit action of a stream's close.
+const CLOSING_ACTION: &str = "stop_listening";
+
+/// What a hub keeps of one open stream: who opened it on which topic, and the
+/// request to replay. Only the credential that opened it (the bearer header,
+/// or the short-lived access cookie), never a refresh token.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Listener {
+    /// The topic's key.
+    pub topic: String,
+    pub actor: String,
+    pub delegator: Option<String>,
     pub path: String,
     pub origin: String,
     pub credential: Option<(String, String)>,
 }
 
 impl Listener {
-    /// The listener that `request` (a listening route's, just admitted) opens.
-    pub fn of(request: &Request) -> Listener {
+    /// The listener that `request`, a listening route's admitted as
+    /// `listening`, opens.
+    pub fn of(request: &Request, listening: &Listening) -> Listener {
         let credential = match (request.header("authorization"), request.cookie(ACCESS_COOKIE)) {
             (Some(bearer), _) => Some(("authorization".to_string(), bearer.to_string())),
             (None, Some(access)) => Some(("cookie".to_string(), format!("{ACCESS_COOKIE}={access}"))),
             (None, None) => None,
         };
-        Listener { path: request.path.clone(), origin: request.origin.clone(), credential }
+        Listener {
+            topic: listening.topic.key(),
+            actor: listening.actor.clone(),
+            delegator: listening.delegator.clone(),
+            path: request.path.clone(),
+            origin: request.origin.clone(),
+            credential,
+        }
+    }
+
+    /// The audit entry of this stream's close, with the WebSocket close code
+    /// it ended with (the listener's own, or the node's: 4401, 4403, 4429).
+    pub fn closing_record(&self, code: u16, now_ms: i64) -> AuditRecord {
+        AuditRecord {
+            at: now_ms,
+            actor: Some(self.actor.clone()),
+            delegator: self.delegator.clone(),
+            surface: Some("rest"),
+            action: CLOSING_ACTION.into(),
+            object: Some(self.topic.clone()),
+            outcome: "ok",
+            detail: Some(serde_json::json!({ "code": code }).to_string()),
+            topic: None,
+        }
     }
 
     /// The request that asks again: the opening one, without the upgrade.
@@ -63,6 +103,9 @@ pub enum Standing {
     /// The node could not answer: closed with 1011, and the reconnect is
     /// checked as any opening is. A stream is never kept on a question unanswered.
     Unanswered,
+    /// One stream too many for its caller on its topic
+    /// (`MAXIMUM_STREAMS_PER_CALLER`): closed with 4429 as it opens.
+    TooManyStreams,
 }
 
 impl Standing {
@@ -92,6 +135,7 @@ impl Standing {
             Standing::CredentialGone => Some((4401, "the credential no longer holds: sign in again, then reconnect")),
             Standing::Withdrawn => Some((4403, "you may no longer read this")),
             Standing::Unanswered => Some((1011, "access could not be checked: reconnect")),
+            Standing::TooManyStreams => Some((4429, "too many of your streams on this topic: close one first")),
         }
     }
 }
