@@ -95,6 +95,7 @@ route_ids! {
     McpEndpoint,
     ListenToMailbox,
     ListenToOwn,
+    ListenToAgentInbox,
     ListAgents,
     MintAgent,
     GetAgent,

@@ -14,6 +14,8 @@ use std::cell::RefCell;
 use mailroom_contract::{Authority, Route, Tier, registry};
 use serde::Serialize;
 
+use crate::core::ids::IdKind;
+
 /// The stream an event is told on: who listens there is decided by the route
 /// that opened the stream (`listen_to_mailbox`, `listen_to_own`), and again
 /// whenever access changes.
@@ -22,8 +24,12 @@ pub enum Topic {
     /// What changed in one mailbox: its mail, conversations, drafts and sends.
     Mailbox(String),
     /// What changed of one person's own: their notifications, reminders and
-    /// profile (an agent acting for them changes its sponsor's).
+    /// profile (an agent acting for them changes its sponsor's), and the
+    /// answers to the messages they sent agents.
     Person(String),
+    /// What changed in one agent's inbox: a message waiting for it, and the
+    /// answers to the messages it sent.
+    Agent(String),
     /// Access itself changed somewhere (an administrator's act, a session
     /// ended): nothing is told on it, but every open stream's authority is
     /// checked again.
@@ -34,6 +40,8 @@ pub enum Topic {
 const MAILBOX_PREFIX: &str = "mailbox:";
 /// The prefix of a person topic's key.
 const PERSON_PREFIX: &str = "person:";
+/// The prefix of an agent topic's key.
+const AGENT_PREFIX: &str = "agent:";
 /// The access topic's key.
 const ACCESS_KEY: &str = "access";
 
@@ -43,6 +51,7 @@ impl Topic {
         match self {
             Topic::Mailbox(id) => format!("{MAILBOX_PREFIX}{id}"),
             Topic::Person(id) => format!("{PERSON_PREFIX}{id}"),
+            Topic::Agent(id) => format!("{AGENT_PREFIX}{id}"),
             Topic::Access => ACCESS_KEY.to_string(),
         }
     }
@@ -53,7 +62,22 @@ impl Topic {
             return Some(Topic::Access);
         }
         let named = |prefix: &str| key.strip_prefix(prefix).filter(|id| !id.is_empty()).map(str::to_string);
-        named(MAILBOX_PREFIX).map(Topic::Mailbox).or_else(|| named(PERSON_PREFIX).map(Topic::Person))
+        named(MAILBOX_PREFIX)
+            .map(Topic::Mailbox)
+            .or_else(|| named(PERSON_PREFIX).map(Topic::Person))
+            .or_else(|| named(AGENT_PREFIX).map(Topic::Agent))
+    }
+
+    /// The topic of a party to a conversation between agents (and the people
+    /// who message them), by its id: a person's or an agent's own.
+    pub fn of_party(id: &str) -> Option<Topic> {
+        if id.starts_with(IdKind::Agent.prefix()) {
+            Some(Topic::Agent(id.to_string()))
+        } else if id.starts_with(IdKind::Person.prefix()) {
+            Some(Topic::Person(id.to_string()))
+        } else {
+            None
+        }
     }
 }
 
@@ -152,10 +176,12 @@ mod tests {
 
     #[test]
     fn a_topic_is_found_again_from_its_key_and_nothing_else_is_a_topic() {
-        for topic in [Topic::Mailbox("mbx_1".into()), Topic::Person("usr_1".into()), Topic::Access] {
+        for topic in
+            [Topic::Mailbox("mbx_1".into()), Topic::Person("usr_1".into()), Topic::Agent("agt_1".into()), Topic::Access]
+        {
             assert_eq!(Topic::from_key(&topic.key()), Some(topic));
         }
-        for key in ["", "mailbox:", "person:", "agent:agt_1", "accessx", "Mailbox:mbx_1"] {
+        for key in ["", "mailbox:", "person:", "agent:", "team:tm_1", "accessx", "Mailbox:mbx_1"] {
             assert_eq!(Topic::from_key(key), None, "{key}");
         }
     }

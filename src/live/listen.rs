@@ -8,6 +8,7 @@ use crate::core::context::Context;
 use crate::core::events::{Listening, Topic};
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
+use crate::messaging::MessagingError;
 
 use super::errors::LiveError;
 
@@ -52,6 +53,17 @@ pub async fn listen_to_own(context: &mut Context<'_>) -> Result<Response, Refusa
         ));
     };
     Ok(opening(context, Topic::Person(person)))
+}
+
+/// `GET /api/agent-inbox/live`: a stream of the calling agent's inbox.
+pub async fn listen_to_agent_inbox(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    context.read(Vec::new()).await?;
+    upgrade_asked(context)?;
+    let Caller::Agent { agent_id, .. } = context.caller() else {
+        return Err(MessagingError::PeopleHaveNoInbox.into());
+    };
+    let topic = Topic::Agent(agent_id.clone());
+    Ok(opening(context, topic))
 }
 
 /// The answer that opens a stream on `topic` for the caller, its opening

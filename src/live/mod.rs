@@ -14,5 +14,5 @@ mod listen;
 mod listener;
 
 pub use errors::LiveError;
-pub use listen::{listen_to_mailbox, listen_to_own};
+pub use listen::{listen_to_agent_inbox, listen_to_mailbox, listen_to_own};
 pub use listener::{Listener, MAXIMUM_STREAMS_PER_CALLER, Standing};

@@ -29,6 +29,7 @@ use super::shared::{content_text, in_range, inbox_owner};
 use super::store::{self, LeaseChange, MessageRow, NewReply};
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
+use crate::core::events::Topic;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::paging;
@@ -189,6 +190,10 @@ pub async fn reply(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }));
     context.write(store::conversation_active(&row.conversation_id, now));
     context.audit_detail(json!({ "fencing_token": body.fencing_token, "reply": reply_id }));
+    // Answered: told to whoever asked, in their own inbox or feed.
+    if let Some(requester) = Topic::of_party(&row.sender_id) {
+        context.tell_on(requester);
+    }
     finished(&mut row, AgentMessageState::Answered, now);
     row.reply_id = Some(reply_id);
     row.reply_content = Some(content);
@@ -205,6 +210,9 @@ pub async fn reject(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }
     let (mut row, now) = live_leased_message(context, body.fencing_token).await?;
     on_live_lease(context, &row, body.fencing_token, LeaseChange::Rejected { reason: &reason });
+    if let Some(requester) = Topic::of_party(&row.sender_id) {
+        context.tell_on(requester);
+    }
     finished(&mut row, AgentMessageState::Rejected, now);
     row.reason = Some(reason);
     Ok(context.json(&row.present(now)))

@@ -30,6 +30,7 @@ use super::shared::{content_text, in_range, participant};
 use super::store::{self, MessageRow, NewMessage};
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
+use crate::core::events::Topic;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::refusal::Refusal;
@@ -137,6 +138,11 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
     context.audit_detail(
         json!({ "recipient": body.recipient, "kind": body.kind.name(), "conversation": conversation_id }),
     );
+    // Waiting in the recipient's inbox: it is told there. One its policy
+    // refuses never reaches it, and wakes nobody.
+    if allowed {
+        context.tell_on(Topic::Agent(body.recipient.clone()));
+    }
 
     let row = MessageRow {
         id,

@@ -106,7 +106,7 @@ async function waitUntil(condition, what) {
 }
 
 before(async () => {
-  ({ node, call, token, desk } = await startDesk());
+  ({ node, call, token, desk } = await startDesk({ vars: { FEATURE_AGENT_NETWORK: "true" } }));
   mailbox = await desk.mailbox(SUPPORT, "Support");
   ben = await desk.colleague(personNamed("Ben"), ["mailbox.metadata.read"], mailbox.id);
   cleo = await desk.colleague(personNamed("Cleo"), ["mailbox.metadata.read", "send.propose"], mailbox.id);
@@ -189,6 +189,29 @@ test("revoking the relation closes that person's stream within a second (4403), 
     assert.equal((await stream.next("stream_closed", 1000)).code, 4401);
     await waitUntil(() => stream.socket.readyState !== WebSocket.OPEN, "the node closing a signed-out stream");
   }
+});
+
+test("an agent is woken by a message waiting in its inbox, the asker by its answer, and a paused agent's stream is closed", async () => {
+  const messenger = async (name) => {
+    const minted = await ok(call("POST", "/api/agents", { token, body: { name, sponsor: ben.id, capabilities: ["agent.messaging"], mailboxes: [] } }), 201);
+    return { id: minted.agent.id, credential: minted.credential };
+  };
+  const [asker, answerer] = [await messenger("Asker"), await messenger("Answerer")];
+  const askerHears = listen("/api/agent-inbox/live", asker.credential);
+  const answererHears = listen("/api/agent-inbox/live", answerer.credential);
+  await Promise.all([askerHears.open, answererHears.open]);
+
+  const sent = await ok(call("POST", "/api/agent-messages", { token: asker.credential, body: { recipient: answerer.id, kind: "request", content: "37 + 58?", idempotency_key: "live-sum" } }), 202);
+  const waiting = await answererHears.next("send_agent_message");
+  assert.deepEqual([waiting.object, waiting.topic], [sent.id, `agent:${answerer.id}`]);
+  const [claimed] = (await ok(call("POST", "/api/agent-inbox/leases", { token: answerer.credential, body: { max: 1 } }))).messages;
+  await ok(call("POST", `/api/agent-inbox/${claimed.id}/reply`, { token: answerer.credential, body: { fencing_token: claimed.fencing_token, content: "95" } }));
+  assert.equal((await askerHears.next("reply_to_agent_message")).object, claimed.id);
+
+  await ok(call("POST", `/api/agents/${answerer.id}/pause`, { token: ben.token }));
+  assert.equal((await answererHears.next("stream_closed", 1000)).code, 4403, "paused: it may not read its inbox now");
+  assert.equal(askerHears.socket.readyState, WebSocket.OPEN, "the asker is not paused");
+  askerHears.socket.close();
 });
 
 test("one person's flood of streams on a topic is capped: the one too many is told why and closed", async () => {

@@ -509,6 +509,10 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             (as_ben("GET", &format!("/api/mailboxes/{mailbox}/live")).header("upgrade", "websocket"), 101)
         }
         RouteId::ListenToOwn => (as_ben("GET", "/api/me/live").header("upgrade", "websocket"), 101),
+        RouteId::ListenToAgentInbox => {
+            let (_, receiver) = world.messenger(&ben);
+            (request("GET", "/api/agent-inbox/live").bearer(&receiver).header("upgrade", "websocket"), 101)
+        }
         // A tool call costs what the route it re-enters costs, and no more.
         RouteId::McpEndpoint => (
             as_ben("POST", "/mcp").json(json!({

@@ -220,3 +220,40 @@ fn a_standing_closes_with_the_code_a_client_acts_on() {
         assert_eq!(Standing::of(&answer), expected, "{status}");
     }
 }
+
+#[test]
+fn a_message_to_an_agent_is_told_in_its_inbox_and_the_answer_to_whoever_asked() {
+    let world = World::new();
+    let (ben_id, ben) = world.person("ben@example.com");
+    let ((asker, asker_credential), (answerer, answerer_credential)) =
+        (world.messenger(&ben_id), world.messenger(&ben_id));
+    let opened = open(&world, "/api/agent-inbox/live", &answerer_credential);
+    assert_eq!(opened.listen.map(|listening| listening.topic), Some(Topic::Agent(answerer.clone())));
+    assert_refused(&open(&world, "/api/agent-inbox/live", &ben), 403, "people_have_no_inbox");
+
+    told(&world);
+    let sent = world.send_message(&asker_credential, &answerer, "request", json!("37 + 58?"));
+    let events = told(&world);
+    assert_eq!(
+        events.iter().map(|event| (event.topic.clone(), event.kind.as_str())).collect::<Vec<_>>(),
+        [(Topic::Agent(answerer.clone()), "send_agent_message")]
+    );
+    assert_eq!(events[0].object.as_deref(), sent["id"].as_str());
+
+    let claimed = world.claim(&answerer_credential, 1);
+    told(&world);
+    let reply = format!("/api/agent-inbox/{}/reply", claimed[0]["id"].as_str().unwrap());
+    let token = claimed[0]["fencing_token"].clone();
+    let answered = world.call(
+        "POST",
+        &reply,
+        Some(&answerer_credential),
+        Some(json!({ "fencing_token": token, "content": "95" })),
+    );
+    assert_eq!(answered.status, 200, "{}", text(&answered));
+    let events = told(&world);
+    assert_eq!(
+        events.iter().map(|event| (event.topic.clone(), event.kind.as_str())).collect::<Vec<_>>(),
+        [(Topic::Agent(asker), "reply_to_agent_message")]
+    );
+}

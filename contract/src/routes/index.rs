@@ -99,6 +99,7 @@ pub fn declare(id: RouteId) -> Route {
         R::McpEndpoint => mcp::mcp_endpoint(),
         R::ListenToMailbox => live::listen_to_mailbox(),
         R::ListenToOwn => live::listen_to_own(),
+        R::ListenToAgentInbox => live::listen_to_agent_inbox(),
 
         R::ListAgentCapabilities => agents::list_agent_capabilities(),
         R::ListAgents => agents::list_agents(),

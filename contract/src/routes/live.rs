@@ -3,7 +3,7 @@
 
 use crate::relation::Relation;
 use crate::route::Method::Get;
-use crate::route::{Authority, PathParameter, Produces, Route, Tier};
+use crate::route::{Authority, Feature, PathParameter, Produces, Refuses, Route, Tier};
 use crate::route_id::RouteId;
 
 use super::shared::on_mailbox;
@@ -30,4 +30,17 @@ pub(super) fn listen_to_own() -> Route {
         .produces(Produces::Live)
         .exception(Tier::Surface, A_STREAM_IS_NOT_A_CALL)
         .authority(Authority::Personal)
+}
+
+pub(super) fn listen_to_agent_inbox() -> Route {
+    Route::new(RouteId::ListenToAgentInbox, Get, "/api/agent-inbox/live", "listen_to_agent_inbox")
+        .summary("Listen to my inbox")
+        .description("Opens a WebSocket on which the node tells the calling agent, as each happens, that a message is waiting in its inbox (`send_agent_message`) or that a message it sent was answered or rejected (`reply_to_agent_message`, `reject_agent_message`). Frames are as for listen_to_mailbox: ids and kinds, never content; claim the messages with claim_agent_messages. A paused or revoked agent's stream is closed. Opening is recorded in the audit chain.")
+        .produces(Produces::Live)
+        .exception(Tier::Surface, A_STREAM_IS_NOT_A_CALL)
+        .feature(Feature::AgentNetwork)
+        .refuses(const { &[
+            Refuses::Forbidden("The caller is a person: only an agent has an inbox."),
+        ] })
+        .authority(Authority::Member)
 }

@@ -8,6 +8,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::core::caller::{AgentProof, Caller};
+use crate::core::events::Topic;
 use crate::core::http::{Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
@@ -319,6 +320,13 @@ impl<'request> Context<'request> {
     /// Names the object this call acts on, for its audit entry.
     pub fn audit_object(&mut self, object: impl Into<String>) {
         self.note.object(object.into());
+    }
+
+    /// Tells this call's change on `topic` instead of the one its route's
+    /// declaration gives (`core::events::topic_of_call`): for a change whose
+    /// listener only the handler knows, such as the agent a message is for.
+    pub fn tell_on(&mut self, topic: Topic) {
+        self.note.topic(topic);
     }
 
     /// Records further facts about this call in its audit entry. Never a secret.

@@ -11,7 +11,7 @@ use mailroom_contract::PathParameter;
 use crate::core::caller::{AgentProof, Caller};
 use crate::core::context::ports::{Attribution, AuditRecord};
 use crate::core::context::request::RequestView;
-use crate::core::events::topic_of_call;
+use crate::core::events::{Topic, topic_of_call};
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 
@@ -30,11 +30,22 @@ pub struct AuditNote {
     credential_unproven: bool,
     object: Option<String>,
     detail: Option<serde_json::Value>,
+    /// Where the change is told, when the route's declaration cannot say (a
+    /// message to an agent is told in that agent's inbox).
+    topic: Option<Topic>,
 }
 
 impl AuditNote {
     pub(super) fn new(caller: Caller, audited: bool) -> AuditNote {
-        AuditNote { audited, caller, delegator: None, credential_unproven: false, object: None, detail: None }
+        AuditNote {
+            audited,
+            caller,
+            delegator: None,
+            credential_unproven: false,
+            object: None,
+            detail: None,
+            topic: None,
+        }
     }
 
     pub fn audited(&self) -> bool {
@@ -96,6 +107,10 @@ impl AuditNote {
         self.detail = Some(detail);
     }
 
+    pub(super) fn topic(&mut self, topic: Topic) {
+        self.topic = Some(topic);
+    }
+
     /// Whether the call names who made it: a credential the node issued, or a
     /// public route's handler that proved who is calling.
     pub(super) fn attributed(&self) -> bool {
@@ -136,7 +151,10 @@ impl AuditNote {
             object,
             outcome: outcome_name,
             detail: detail.map(|detail| detail.to_string()),
-            topic: topic_of_call(view.route(), view.path(PathParameter::MailboxId), own_person),
+            topic: self
+                .topic
+                .clone()
+                .or_else(|| topic_of_call(view.route(), view.path(PathParameter::MailboxId), own_person)),
         }
     }
 }
