@@ -12,6 +12,7 @@ use super::bindings::BlobError;
 use super::context::ports::{AuditRecord, Ledger};
 use super::context::publish;
 use super::delivery::Undelivered;
+use super::events::{Event, Topic};
 use super::node::Node;
 use super::storage::{Counted, Database, QueryResult, Statement, StorageError};
 
@@ -69,11 +70,20 @@ pub struct Background<'node> {
     /// Entries appended into a batch the job runs itself, told to listeners
     /// once that batch commits (`run`), forgotten if it fails.
     appended: RefCell<Vec<AuditRecord>>,
+    /// Changes no entry records (a reminder falling due in a feed), told to
+    /// listeners once the next batch commits, as `appended`.
+    told: RefCell<Vec<Event>>,
 }
 
 impl<'node> Background<'node> {
     pub fn new(node: &'node Node<'node>, ledger: &'node dyn Ledger) -> Background<'node> {
-        Background { node, ledger, database: Counted::new(node.database), appended: RefCell::default() }
+        Background {
+            node,
+            ledger,
+            database: Counted::new(node.database),
+            appended: RefCell::default(),
+            told: RefCell::default(),
+        }
     }
 
     pub fn node(&self) -> &'node Node<'node> {
@@ -88,11 +98,22 @@ impl<'node> Background<'node> {
     /// made for them are told to listeners once it commits.
     pub async fn run(&self, statements: Vec<Statement>) -> Result<Vec<QueryResult>, BackgroundError> {
         let appended = std::mem::take(&mut *self.appended.borrow_mut());
+        let told = std::mem::take(&mut *self.told.borrow_mut());
         let results = self.database.execute(statements).await?;
         for record in appended {
             publish(self.node.events, record);
         }
+        for event in told {
+            self.node.events.push(event);
+        }
         Ok(results)
+    }
+
+    /// Tells listeners, once the next batch this job runs commits, of a change
+    /// in it that no audit entry records.
+    pub fn tell(&self, topic: Topic, kind: &str, object: &str) {
+        let event = Event { topic, kind: kind.to_string(), object: Some(object.to_string()), at: self.now_ms() };
+        self.told.borrow_mut().push(event);
     }
 
     /// Commits `statements` with one audit entry for each of `records`, in one

@@ -56,6 +56,15 @@ impl Topic {
         }
     }
 
+    /// The id of what the topic is about (a mailbox, a person, an agent), as
+    /// an audit entry names its object; none for access.
+    pub fn id(&self) -> Option<&str> {
+        match self {
+            Topic::Mailbox(id) | Topic::Person(id) | Topic::Agent(id) => Some(id),
+            Topic::Access => None,
+        }
+    }
+
     /// The topic a key names, if it names one.
     pub fn from_key(key: &str) -> Option<Topic> {
         if key == ACCESS_KEY {

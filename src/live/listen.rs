@@ -67,9 +67,12 @@ pub async fn listen_to_agent_inbox(context: &mut Context<'_>) -> Result<Response
 }
 
 /// The answer that opens a stream on `topic` for the caller, its opening
-/// recorded with the topic as its object.
+/// recorded with what the topic is about as its object (the action names
+/// which kind of stream).
 fn opening(context: &mut Context<'_>, topic: Topic) -> Response {
-    context.audit_object(topic.key());
+    if let Some(id) = topic.id() {
+        context.audit_object(id.to_string());
+    }
     let actor = context.caller().actor_id().unwrap_or_default().to_string();
     let delegator = context.delegator().map(str::to_string);
     Response::listening(Listening { topic, actor, delegator })

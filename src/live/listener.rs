@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::authz::credentials::ACCESS_COOKIE;
 use crate::core::context::ports::AuditRecord;
-use crate::core::events::Listening;
+use crate::core::events::{Listening, Topic};
 use crate::core::http::{Request, Response};
 
 /// How many streams one caller may hold open on one topic at once: a page in
@@ -68,7 +68,7 @@ impl Listener {
             delegator: self.delegator.clone(),
             surface: Some("rest"),
             action: CLOSING_ACTION.into(),
-            object: Some(self.topic.clone()),
+            object: Topic::from_key(&self.topic).and_then(|topic| topic.id().map(str::to_string)),
             outcome: "ok",
             detail: Some(serde_json::json!({ "code": code }).to_string()),
             topic: None,

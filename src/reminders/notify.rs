@@ -41,6 +41,7 @@ use super::store::{self, Due, FeedDue, Outcome};
 use crate::core::background::{Background, BackgroundError};
 use crate::core::crypto::hex;
 use crate::core::delivery::{self, Post, Undelivered};
+use crate::core::events::Topic;
 use crate::core::node::Node;
 use crate::core::outbound;
 use crate::core::platform::{Platform, random_bytes};
@@ -148,6 +149,9 @@ impl FeedDue {
 }
 
 /// The insert showing `due` in its person's feed, once per checkpoint.
+/// What a listener is told when a reminder comes due in its person's feed.
+const FEED_NOTICE_KIND: &str = "reminder_due";
+
 fn feed_notice(due: &FeedDue, platform: &dyn Platform) -> Statement {
     let detail = if due.state_entered == EventState::Overdue.name() {
         format!("Overdue: it was due {}.", due.due_at)
@@ -296,6 +300,9 @@ pub async fn notify_due(work: &Background<'_>) -> Result<NotifyReport, Backgroun
     let for_the_feed: Vec<FeedDue> = results.pop().unwrap_or_default().decode_all()?;
     if !for_the_feed.is_empty() {
         let notices = for_the_feed.iter().map(|due| feed_notice(due, node.platform)).collect();
+        for due in &for_the_feed {
+            work.tell(Topic::Person(due.person_id.clone()), FEED_NOTICE_KIND, &due.id);
+        }
         work.run(notices).await?;
         report.in_feeds = for_the_feed.len();
     }

@@ -89,6 +89,22 @@ fn a_change_of_ones_own_is_told_on_ones_own_topic_and_an_administrators_act_as_a
         [(Topic::Access, "grant_relation"), (Topic::Access, "revoke_relation")]
     );
 
+    // Falling due in Ben's feed (the per-minute job) is told on his topic too.
+    let due_today = world.call(
+        "POST",
+        "/api/me/events",
+        Some(&ben),
+        Some(json!({ "title": "Call the bank", "due_at": "1970-01-01" })),
+    );
+    assert_eq!(due_today.status, 201, "{}", text(&due_today));
+    told(&world);
+    world.node.run_every_minute();
+    let due = told(&world);
+    assert!(
+        due.iter().any(|event| event.kind == "reminder_due" && event.topic == Topic::Person(ben_id.clone())),
+        "{due:?}"
+    );
+
     // Signing in adds access only to the one signing in: nothing to ask again.
     crate::support::sign_in(&world.node, "ben@example.com", crate::support::PASSWORD);
     assert_eq!(told(&world), Vec::new());
@@ -105,7 +121,7 @@ fn a_stream_opens_only_for_a_reader_only_as_an_upgrade_and_its_opening_is_record
     assert_eq!((listening.actor.as_str(), listening.delegator), (desk.person("ben").id.as_str(), None));
     let entry = desk.world.last_audit_entry();
     assert_eq!((entry["action"].as_str(), entry["outcome"].as_str()), (Some("listen_to_mailbox"), Some("ok")));
-    assert_eq!(entry["object"], json!(format!("mailbox:{}", desk.mailbox)));
+    assert_eq!(entry["object"], json!(desk.mailbox), "its object is the mailbox, as every mailbox route's is");
 
     let outsider = open(&desk.world, &path, &desk.person("dee").token);
     assert!(matches!(outsider.status, 403 | 404), "{}", text(&outsider));
@@ -189,9 +205,9 @@ fn a_hub_keeps_the_credential_that_opened_a_stream_and_never_a_refresh_token() {
     let closing = listener.closing_record(4403, 7);
     assert_eq!(
         (closing.action.as_str(), closing.actor.as_deref(), closing.object.as_deref()),
-        ("stop_listening", Some("usr_1"), Some("person:usr_1"))
+        ("stop_listening", Some("usr_1"), Some("usr_1"))
     );
-    assert_eq!(closing.detail.as_deref(), Some(r#"{"code":4403}"#));
+    assert_eq!(closing.detail.as_deref(), Some(r#"{"code":4403}"#), "the object's id says which stream");
     assert_eq!(closing.topic, None, "a close tells no listener");
 }
 

@@ -1,7 +1,9 @@
 // The API: api() calls the node, JSON in and JSON out, and throws its refusal as
 // an ApiError. An expired session is renewed once and the request retried; one
 // that cannot go on shows the sign-in form and throws SessionOver. send() and
-// refusalOf() are the bare request and refusal, for signing in.
+// refusalOf() are the bare request and refusal, for signing in. listen() follows
+// one of the node's live streams (a WebSocket that tells what changed), and
+// lives here because it renews the session as api() does.
 
 import { hint, me, showSignIn } from "./session.js";
 
@@ -125,3 +127,184 @@ export const query = (parameters) => {
   return text ? `?${text}` : "";
 };
 export const segment = encodeURIComponent;
+
+/** The first wait before connecting again, doubled at each failure up to the longest. */
+const FIRST_WAIT_MS = 500;
+const LONGEST_WAIT_MS = 15_000;
+/** How long a connection must stay open before the waits start again from the first. */
+const STEADY_MS = 10_000;
+/** Close codes of the node's live streams (decided by the node, not by WebSocket). */
+const CREDENTIAL_NO_LONGER_GOOD = 4401;
+const NO_LONGER_ALLOWED = 4403;
+
+/**
+ * One event as the node tells it (`kind`, `object` or null, `topic`, `at`), or
+ * null for a frame that is not one, which is ignored, never thrown: only a
+ * change told in full has a page read anything again.
+ */
+function liveEvent(data) {
+  if (typeof data !== "string") return null;
+  let event;
+  try {
+    event = JSON.parse(data);
+  } catch {
+    return null;
+  }
+  const told = typeof event?.kind === "string" && event.kind !== "" && typeof event.topic === "string" && typeof event.at === "number"
+    && (typeof event.object === "string" || event.object === null || event.object === undefined);
+  return told ? { kind: event.kind, object: event.object ?? null, topic: event.topic, at: event.at } : null;
+}
+
+/**
+ * The close code a frame announces when it is the node's last one on a
+ * stream (`{"kind":"stream_closed","code":4403,"reason":…}`), or null.
+ */
+function farewellCode(data) {
+  if (typeof data !== "string" || !data.includes("stream_closed")) return null;
+  try {
+    const frame = JSON.parse(data);
+    return frame?.kind === "stream_closed" && Number.isInteger(frame.code) ? frame.code : null;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Follows the live stream at `path` (`/api/mailboxes/<id>/live`, `/api/me/live`):
+ * a WebSocket on which the node tells, as it happens, that something changed
+ * (ids and kinds, never content: what changed is read again through the
+ * ordinary routes). The session's cookies authenticate it, as every call.
+ *
+ * `onEvent({ kind, object, topic, at })` is called for each event; a frame that
+ * is not one is ignored. `onOpen()` is called each time the stream opens, the
+ * first time too: whatever changed while it was not open (or before it first
+ * opened) was not told, so the caller reads again what it shows. `onRefused()`
+ * is called once if the node stops admitting the caller, who may no longer
+ * read what it tells (it closes the stream with 4403, or refuses to open it
+ * again); it is not opened again.
+ *
+ * Any other close is followed by another attempt, after a wait that doubles
+ * from half a second to 15 (back to half a second once a connection has stayed
+ * open). A credential the node no longer takes (4401) is renewed first. Why a
+ * stream could not open at all the browser does not say, so the node is asked
+ * first with the same request as a plain GET, which it answers as it would
+ * the stream's (426, upgrade required, when it would admit it) without
+ * opening or recording anything: an expired session is renewed on the way, as
+ * for any call. A session that cannot go on shows the sign-in form and the
+ * stream stops.
+ *
+ * Answers `close()`, which stops it for good: the caller closes it when the
+ * view it serves goes away.
+ */
+export function listen(path, { onEvent, onOpen = () => {}, onRefused = () => {} }) {
+  const address = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${path}`;
+  let socket = null;
+  let closed = false;
+  let wait = FIRST_WAIT_MS;
+  let retry = null;
+
+  function connect() {
+    retry = null;
+    if (closed) return;
+    const current = new WebSocket(address);
+    socket = current;
+    let openedAt = null;
+    // A stream closed by its caller tells nothing more, even what was already on its way.
+    const wanted = () => !closed && socket === current;
+    current.addEventListener("open", () => {
+      if (!wanted()) return;
+      openedAt = Date.now();
+      onOpen();
+    });
+    current.addEventListener("message", (message) => {
+      if (!wanted()) return;
+      const code = farewellCode(message.data);
+      if (code !== null) {
+        ended(code);
+        return;
+      }
+      const event = liveEvent(message.data);
+      if (event) onEvent(event);
+    });
+    // The node's last frame says why it closes a stream, before the close
+    // handshake ends (which can take seconds): act on whichever comes first.
+    current.addEventListener("close", (event) => ended(event.code));
+
+    function ended(code) {
+      if (!wanted()) return;
+      socket = null;
+      if (code === NO_LONGER_ALLOWED) {
+        stop();
+        onRefused();
+        return;
+      }
+      if (openedAt !== null && Date.now() - openedAt >= STEADY_MS) wait = FIRST_WAIT_MS;
+      const before = code === CREDENTIAL_NO_LONGER_GOOD ? renewOrEnd() : openedAt === null ? stillAdmitted() : Promise.resolve(true);
+      before.then((goOn) => {
+        if (!goOn || closed) return;
+        retry = setTimeout(connect, wait);
+        wait = Math.min(wait * 2, LONGEST_WAIT_MS);
+      });
+    }
+  }
+
+  /** Renews the session for a stream whose credential the node stopped taking; answers whether to go on. */
+  async function renewOrEnd() {
+    if (closed) return false;
+    const failure = await renewSession().catch(() => null);
+    if (!failure) return true;
+    try {
+      sessionOver(failure);
+    } catch {}
+    return false;
+  }
+
+  /**
+   * Asks the node, after a stream could not open, whether it would still
+   * admit it; answers whether to try again. Refused (403, 404), it stops and
+   * says so; out of reach or failing, it tries again later.
+   */
+  async function stillAdmitted() {
+    if (closed) return false;
+    try {
+      await api("GET", path);
+      return true;
+    } catch (error) {
+      if (error instanceof SessionOver || closed) return false;
+      if (error.status !== 403 && error.status !== 404) return true;
+      stop();
+      onRefused();
+      return false;
+    }
+  }
+
+  // Back on the network: no reason to wait out the rest of a long wait.
+  const online = () => {
+    if (retry === null || closed) return;
+    clearTimeout(retry);
+    wait = FIRST_WAIT_MS;
+    connect();
+  };
+  window.addEventListener("online", online);
+  /** Nothing more is tried: neither another connection nor a wait for one. */
+  function stop() {
+    closed = true;
+    window.removeEventListener("online", online);
+    clearTimeout(retry);
+  }
+  connect();
+
+  return {
+    close() {
+      if (closed) return;
+      stop();
+      const current = socket;
+      socket = null;
+      if (!current) return;
+      // Closing one still connecting makes the browser report an error in the
+      // console; it is closed as soon as it opens instead, having told nothing.
+      if (current.readyState === WebSocket.CONNECTING) current.addEventListener("open", () => current.close(1000));
+      else current.close(1000);
+    },
+  };
+}

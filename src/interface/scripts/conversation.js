@@ -7,15 +7,21 @@
 // draft already begun rather than starting a second (decision 0020), and a
 // refused send shows its reason with Write it again.
 //
+// While it is shown, it follows its mailbox's live stream: whatever anyone
+// changes in it (a message received, its status, assignee, labels or read
+// state, a draft or a send moving) is read again a moment later and drawn over
+// what is shown, message by message, leaving alone the reply being written and
+// whatever the person has open or in focus.
+//
 // A received message's text is a stranger's: it is set as text, and drawn in
 // one place, messageBody().
 
-import { append, breadcrumbs, byteSize, h, hidden, inOrder, labelled, replace, time, uniqueId } from "./dom.js";
+import { append, breadcrumbs, byteSize, h, hidden, inOrder, labelled, redraw, replace, time, uniqueId } from "./dom.js";
 import { me } from "./session.js";
 import { api, segment, SessionOver } from "./api.js";
 import { downloadLink, info, panel, perform, refusalBox, statusArea } from "./shared.js";
 import { directory } from "./names.js";
-import { access, labelChips, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
+import { access, followMailbox, labelChips, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
 import {
   asLines, counted, parseRecipient, recipientLabels, recipientText, resultWords, REUSED_MESSAGE_ID, senderCheckBadge,
   senderDetail, senderWords, sendStateBadge, THREAD_STATUSES, threadStatusBadge,
@@ -88,11 +94,27 @@ export async function workers(mailbox) {
   return named.sort((a, b) => a.name.localeCompare(b.name));
 }
 
+/** Who wrote in a conversation, by name, and how many more. */
+const participantWords = (thread) => thread.participants.length
+  ? ["With ", thread.participants.map((address, index) => [index ? ", " : null, address.name || address.address]),
+    thread.participant_count > thread.participants.length ? ` and ${counted(thread.participant_count - thread.participants.length, "other")}` : null]
+  : [];
+
+/** What says that a conversation shows only its latest messages, or nothing when it shows them all. */
+const earlierWords = (thread) => thread.message_count > thread.entries.length
+  ? `This shows the latest ${counted(thread.entries.length, "message")} of ${thread.message_count.toLocaleString()}; the earlier ones are under Every message.`
+  : "";
+
+/** The warning above a conversation in which a sender is not verified. */
+const unverifiedWarning = () => h("div", { class: "warning sender-warning" },
+  h("p", { class: "warning-title", text: "A sender in this conversation is not verified." }),
+  h("p", { text: "Nothing proves that a message marked below came from the address on its From line. Do not act on what it asks (payments, passwords, changed bank details) without checking with the sender another way." }));
+
 /** `#/mail/<mailbox>/<thr_…>`: one conversation. */
 export async function conversationView(view, mailbox, threadId) {
   const can = access(mailbox);
   const path = mailboxApi(mailbox.id, "threads", threadId);
-  const thread = await api("GET", path);
+  let thread = await api("GET", path);
   let summary = thread;
   const title = subjectOf(thread.subject);
   document.title = `${title} · Mail · Mailroom`;
@@ -115,10 +137,8 @@ export async function conversationView(view, mailbox, threadId) {
     assigneeWords.textContent = inOrder(summary.assignee ? `Assigned to ${summary.assignee === me.id ? `you (${summary.assignee_name ?? me.name})` : summary.assignee_name ?? "someone"}` : "Assigned to nobody");
   };
   showAssignee();
-  const participants = thread.participants.length
-    ? h("span", {}, "With ", thread.participants.map((address, index) => [index ? ", " : null, address.name || address.address]),
-      thread.participant_count > thread.participants.length ? ` and ${counted(thread.participant_count - thread.participants.length, "other")}` : null)
-    : null;
+  const messageCount = h("span", { text: counted(thread.message_count, "message") });
+  const participants = h("span", { hidden: !thread.participants.length }, participantWords(thread));
 
   const statusButtons = Object.entries(THREAD_STATUSES).map(([name, { action }]) => {
     const button = h("button", { type: "button", class: "secondary", "aria-pressed": String(summary.status === name), "data-status": name, text: action });
@@ -127,7 +147,11 @@ export async function conversationView(view, mailbox, threadId) {
   });
   // ---- labels: seen by all who see it, added and removed by those who set its status
   const labels = h("div", { class: "thread-labels" });
+  /** The labels shown, so that they are drawn again only when they change (a control the person is on stays). */
+  let labelsShown = null;
   const showLabels = () => {
+    if (JSON.stringify(summary.labels) === labelsShown) return;
+    labelsShown = JSON.stringify(summary.labels);
     const chip = (label) => h("span", { class: "label-chip" }, h("span", { text: label }), can.triage ? removeLabel(label) : null);
     replace(labels, summary.labels.length ? labelChips(summary.labels, chip) : can.triage ? h("span", { class: "muted", text: "No labels" }) : null);
   };
@@ -146,6 +170,8 @@ export async function conversationView(view, mailbox, threadId) {
   });
   showLabels();
 
+  /** Draws the assignee's controls again, as the assignee changed: set in assignControls(). */
+  let showAssignControls = () => {};
   const triage = can.triage ? h("div", { class: "triage" },
     h("div", { class: "status-choice", role: "group", "aria-label": "Status" }, h("span", { class: "choice-label", "aria-hidden": "true", text: "Status" }), statusButtons),
     assignControls(), addLabel) : null;
@@ -167,6 +193,11 @@ export async function conversationView(view, mailbox, threadId) {
       });
       picker.addEventListener("change", () => change({ assignee: picker.value }, picker.value ? `Assigned to ${picker.selectedOptions[0].textContent}.` : "Assigned to nobody."));
       holder.append(labelled("Assigned to", picker));
+      showAssignControls = () => {
+        known(summary.assignee, summary.assignee_name ?? summary.assignee);
+        // Not while the person is choosing.
+        if (document.activeElement !== picker) picker.value = summary.assignee ?? "";
+      };
       return holder;
     }
     const draw = () => {
@@ -179,17 +210,27 @@ export async function conversationView(view, mailbox, threadId) {
         summary.assignee ? nobody : null));
     };
     draw();
+    showAssignControls = draw;
     return holder;
+  }
+
+  /** How many changes the person made here have been answered: a reading asked before one is not shown over it. */
+  let changesMade = 0;
+
+  /** Shows where the conversation stands (`summary`): its status, assignee and labels. */
+  function showStanding() {
+    statusWords.replaceChildren(threadStatusBadge(summary.status));
+    for (const button of statusButtons) button.setAttribute("aria-pressed", String(button.dataset.status === summary.status));
+    showAssignee();
+    showLabels();
   }
 
   async function change(body, said) {
     const controls = [...(triage?.querySelectorAll("button, select, input") ?? []), ...labels.querySelectorAll("button")];
     return perform(status, controls, async () => {
       summary = await api("PATCH", path, body);
-      statusWords.replaceChildren(threadStatusBadge(summary.status));
-      for (const button of statusButtons) button.setAttribute("aria-pressed", String(button.dataset.status === summary.status));
-      showAssignee();
-      showLabels();
+      changesMade++;
+      showStanding();
       return said;
     }, "The conversation was not changed.");
   }
@@ -199,26 +240,25 @@ export async function conversationView(view, mailbox, threadId) {
   const readToggle = can.markRead ? h("button", { type: "button", class: "secondary", text: read ? "Mark unread" : "Mark read" }) : null;
   readToggle?.addEventListener("click", () => perform(status, [readToggle], async () => {
     summary = await api(read ? "DELETE" : "PUT", `${path}/read`);
+    changesMade++;
     read = !summary.unread;
     readToggle.textContent = read ? "Mark unread" : "Mark read";
     return read ? "Marked read." : "Marked unread: it shows as unread in the list until you open it again.";
   }, "It was not changed."));
 
-  const unverified = thread.has_unauthenticated
-    ? h("div", { class: "warning sender-warning" },
-      h("p", { class: "warning-title", text: "A sender in this conversation is not verified." }),
-      h("p", { text: "Nothing proves that a message marked below came from the address on its From line. Do not act on what it asks (payments, passwords, changed bank details) without checking with the sender another way." }))
-    : null;
+  let unverified = thread.has_unauthenticated ? unverifiedWarning() : null;
+  const unfollowed = statusArea();
 
   view.append(
     breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], [title]),
     panel(title,
-      h("p", { class: "thread-facts" }, statusWords, assigneeWords, h("span", { text: counted(thread.message_count, "message") }), participants),
+      h("p", { class: "thread-facts" }, statusWords, assigneeWords, messageCount, participants),
       labels,
       unverified,
       triage,
       h("div", { class: "button-row" }, readToggle, h("a", { href: mailHref(mailbox.id), class: "button secondary", text: "Back to the conversations" })),
-      status));
+      status,
+      unfollowed));
 
   // ---- the messages, in order
   const composer = panel("Your reply");
@@ -229,8 +269,7 @@ export async function conversationView(view, mailbox, threadId) {
   /** The draft open in the composer, and its card in the list, hidden while it is. */
   let composing = null;
 
-  const received = thread.entries.filter((entry) => entry.kind === "received").map((entry) => entry.received);
-  const receivedById = new Map(received.map((message) => [message.id, message]));
+  const receivedById = new Map();
   const cards = new Map();
 
   function openComposer(draft, notice) {
@@ -362,12 +401,71 @@ export async function conversationView(view, mailbox, threadId) {
     return card;
   }
 
-  const entries = h("ol", { class: "entries", "aria-label": "Messages, oldest first" },
-    thread.entries.map((entry) => h("li", {}, entry.kind === "received" ? receivedCard(entry.received) : sentCard(entry.sent))));
-  const earlier = thread.message_count > thread.entries.length
-    ? info(`This shows the latest ${counted(thread.entries.length, "message")} of ${thread.message_count.toLocaleString()}; the earlier ones are under Every message.`)
-    : null;
-  append(view, [earlier, entries, composer]);
-  if (!thread.entries.length) entries.replaceWith(info("Nothing in this conversation is shown to you yet."));
+  const entries = h("ol", { class: "entries", "aria-label": "Messages, oldest first" });
+  const earlier = info();
+  const nothingShown = info("Nothing in this conversation is shown to you yet.");
+
+  /** Shows the messages (`thread.entries`) over those shown, drawing again only those that changed. */
+  function showEntries() {
+    for (const entry of thread.entries) if (entry.kind === "received") receivedById.set(entry.received.id, entry.received);
+    redraw(entries, "data-entry", thread.entries, {
+      key: (entry) => (entry.kind === "received" ? entry.received.id : entry.sent.id),
+      draw: (entry) => h("li", {}, entry.kind === "received" ? receivedCard(entry.received) : sentCard(entry.sent)),
+      sameAs: (entry) => JSON.stringify(entry),
+    });
+    // The draft open in the composer is shown there alone, even drawn again here.
+    if (composing) cards.get(composing.id)?.setAttribute("hidden", "");
+    earlier.textContent = earlierWords(thread);
+    earlier.hidden = !earlier.textContent;
+    entries.hidden = !thread.entries.length;
+    nothingShown.hidden = !entries.hidden;
+  }
+  showEntries();
+  append(view, [earlier, entries, nothingShown, composer]);
+
+  /**
+   * Reads the conversation again, as its mailbox changed, and shows what changed
+   * in it: where it stands, how many messages and from whom, and the messages.
+   * The composer is left as it is. A reading that fails leaves everything as it
+   * was (the next change reads it again); one overtaken by a later reading, or
+   * asked before a change the person made here was answered, is not shown.
+   */
+  let readings = 0;
+  async function readAgain() {
+    const mine = ++readings;
+    const changesBefore = changesMade;
+    let next;
+    try {
+      next = await api("GET", path);
+    } catch {
+      return;
+    }
+    if (mine !== readings || changesBefore !== changesMade || !view.isConnected) return;
+    const assigneeBefore = summary.assignee;
+    thread = next;
+    summary = next;
+    showStanding();
+    // Drawn again only when it changed: a control the person is on stays.
+    if (summary.assignee !== assigneeBefore) showAssignControls();
+    if (readToggle) {
+      read = !summary.unread;
+      readToggle.textContent = read ? "Mark unread" : "Mark read";
+    }
+    messageCount.textContent = counted(thread.message_count, "message");
+    replace(participants, participantWords(thread));
+    participants.hidden = !thread.participants.length;
+    if (thread.has_unauthenticated && !unverified) {
+      unverified = unverifiedWarning();
+      labels.after(unverified);
+    }
+    showEntries();
+  }
+
+  followMailbox(view, mailbox, {
+    readAgain,
+    noLonger: () => unfollowed.replaceChildren(h("p", { class: "muted", text: "This conversation no longer follows the mailbox as it changes: you may no longer see its mail. Reload the page to see what you hold." })),
+    // A change to another conversation changes nothing here.
+    accept: (event) => !event.object?.startsWith("thr_") || event.object === threadId,
+  });
 }
 

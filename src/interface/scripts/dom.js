@@ -1,6 +1,7 @@
 // DOM helpers: h() makes an element, and the rest make what every view is built
-// of (labelled controls, tables and rows, facts, breadcrumbs, link buttons) and
-// show what the node answers (times, byte sizes). Every string is set as text,
+// of (labelled controls, tables and rows, facts, breadcrumbs, link buttons),
+// show what the node answers (times, byte sizes) and show it again when it
+// changes without disturbing whoever reads it (redraw()). Every string is set as text,
 // never parsed as HTML: whatever the API returns is untrusted text. And every
 // string is shown in the order it was written: a control that reorders text
 // (a stranger's subject or file name can hold one) is shown as its code point,
@@ -157,3 +158,76 @@ export function breadcrumbs(...steps) {
 /** A link that looks like a button: it goes somewhere rather than acts. */
 export const linkButton = (href, text, { secondary = false, context = null } = {}) =>
   h("a", { href, class: secondary ? "button secondary" : "button" }, text, context ? hidden(context) : null);
+
+/** What a person can move the focus to, in the order they would. */
+const FOCUSABLE = "a[href], button, input, select, textarea, summary, [tabindex]";
+
+/** What each child redraw() drew was drawn from (its `sameAs`), to know it again. */
+const drawnAs = new WeakMap();
+
+/** The child of `list` standing for `key` (its `attribute`), or null. */
+const keyed = (list, attribute, key) => [...list.children].find((child) => child.getAttribute(attribute) === key) ?? null;
+
+/**
+ * Shows what the node answered again in `list` without drawing it afresh: the
+ * children are keyed by `attribute` (a conversation's or a message's id);
+ * `draw(item)` makes the child for an item and `sameAs(item)` a value that
+ * changes whenever what it shows would. A child whose item is as it was stays
+ * (and so does the text selected in it, a <details> opened in it, the focus);
+ * one whose item changed is drawn again; the rest are taken away and the new
+ * put in place, moving only what is out of order.
+ *
+ * A person reading is not disturbed. If the focus was in a child drawn again
+ * or moved, it goes back to the control in the same place in the child now
+ * standing for the same key, without scrolling. Once the page is scrolled
+ * down, what the person is at stays where it was in the window (what arrives
+ * above it does not push it away): the control in focus if it is in sight,
+ * else the first child in sight; a page at its top stays at its top, where
+ * what arrived first is seen. `list`'s style keeps the browser's own scroll
+ * anchoring out of it (`overflow-anchor: none`), so the two never both move
+ * the page.
+ */
+export function redraw(list, attribute, items, { key, draw, sameAs }) {
+  const before = new Map([...list.children].map((child) => [child.getAttribute(attribute), child]));
+  const focused = document.activeElement;
+  const focusedIn = focused && focused !== list && list.contains(focused) ? focused.closest(`[${attribute}]`) : null;
+  const focusedAt = focusedIn ? [...focusedIn.querySelectorAll(FOCUSABLE)].indexOf(focused) : -1;
+  const inSight = (box) => box.bottom > 0 && box.top < window.innerHeight && box.height > 0;
+  // Where the person is: the control in focus outside the list, else the list's children in sight (the first that stays).
+  const focusedBox = window.scrollY > 0 && focused && focused !== document.body && !focusedIn ? focused.getBoundingClientRect() : null;
+  const placeHeld = focusedBox && inSight(focusedBox) ? [[focused, focusedBox.top]] : [];
+  if (window.scrollY > 0 && !placeHeld.length) {
+    for (const [id, child] of before) {
+      const box = child.getBoundingClientRect();
+      if (inSight(box)) placeHeld.push([id, box.top]);
+    }
+  }
+
+  const children = items.map((item) => {
+    const child = before.get(key(item));
+    const seen = sameAs(item);
+    if (child && drawnAs.get(child) === seen) return child;
+    const drawn = draw(item);
+    drawn.setAttribute(attribute, key(item));
+    drawnAs.set(drawn, seen);
+    return drawn;
+  });
+  const kept = new Set(children);
+  for (const child of before.values()) if (!kept.has(child)) child.remove();
+  children.forEach((child, index) => {
+    if (list.children[index] !== child) list.insertBefore(child, list.children[index] ?? null);
+  });
+
+  if (focusedIn && document.activeElement !== focused) {
+    const standing = keyed(list, attribute, focusedIn.getAttribute(attribute));
+    const controls = standing ? [...standing.querySelectorAll(FOCUSABLE)] : [];
+    (controls[focusedAt] ?? controls[0])?.focus({ preventScroll: true });
+  }
+  for (const [held, top] of placeHeld) {
+    const element = typeof held === "string" ? keyed(list, attribute, held) : held;
+    if (!element?.isConnected) continue;
+    const moved = element.getBoundingClientRect().top - top;
+    if (moved) window.scrollBy(0, moved);
+    break;
+  }
+}

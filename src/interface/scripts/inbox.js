@@ -8,14 +8,19 @@
 // while the page is open, so coming back from a conversation finds the list as
 // it was left, that conversation in view. Opening Mail lands here (mail.js).
 //
+// While a list is shown, it follows what happens in its mailbox (the node's
+// live stream): mail received, a conversation triaged or read, a draft or a
+// send moving, by anyone, has the list read again a moment later, drawn over
+// what is shown without a flash, the person's place, focus and filters kept.
+//
 // Everything in a row but the counts and dates was written by strangers, so it
 // is set as text, as everywhere.
 
-import { append, h, hidden, labelled, linkButton, time, uniqueId } from "./dom.js";
+import { append, h, hidden, labelled, linkButton, redraw, time, uniqueId } from "./dom.js";
 import { api, query, SessionOver } from "./api.js";
-import { empty, info, loading, panel, refusalBox } from "./shared.js";
+import { empty, info, loading, panel, refusalBox, statusArea } from "./shared.js";
 import { pager } from "./pager.js";
-import { access, labelChips, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
+import { access, followMailbox, labelChips, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
 import { counted, SENDER_CHECKS, THREAD_STATUSES, threadStatusBadge } from "./mail-words.js";
 
 /** The filters a list starts with: open conversations, whoever has them, read or not. */
@@ -169,6 +174,19 @@ export async function inboxView(view, { readable }, mailbox) {
   let filters = filtersOf(mailbox.id);
   const list = h("ul", { class: "threads", "aria-label": `Conversations in ${mailbox.address}` });
   const shown = h("div", { class: "thread-list" }, loading());
+  /** The conversations shown, in order. */
+  let listed = [];
+  /** Shows `threads` (the list read again, or with a page more) over what is shown, keeping the rows that did not change. */
+  function showThreads(threads) {
+    listed = threads;
+    redraw(list, "data-thread", threads, {
+      key: (thread) => thread.id,
+      draw: (thread) => threadItem(mailbox, thread),
+      sameAs: (thread) => JSON.stringify(thread),
+    });
+    if (!threads.length) shown.replaceChildren(empty(nothing(filters)));
+    else if (list.parentNode !== shown) shown.replaceChildren(list);
+  }
   const pages = pager({
     fetchPage: async (page) => {
       const answer = await api("GET", `${mailboxApi(mailbox.id, "threads")}${query({
@@ -182,7 +200,9 @@ export async function inboxView(view, { readable }, mailbox) {
       return { items: answer.threads, next_cursor: answer.next_cursor };
     },
     show: (threads) => {
-      list.append(...shownOf(threads).map((thread) => threadItem(mailbox, thread)));
+      // One whose last activity moved it since the page before was read is already shown.
+      const already = new Set(listed.map((thread) => thread.id));
+      showThreads([...listed, ...shownOf(threads).filter((thread) => !already.has(thread.id))]);
       pagesByMailbox.set(mailbox.id, (pagesByMailbox.get(mailbox.id) ?? 1) + 1);
     },
     more: "More conversations",
@@ -190,20 +210,24 @@ export async function inboxView(view, { readable }, mailbox) {
   });
 
   // While a list is asked for again, the one shown stays (marked busy), so the
-  // page does not jump with each change of filter.
+  // page does not jump with each change of filter. Read again `quietly`, because
+  // the mailbox changed rather than because the person asked, nothing is marked,
+  // and a refusal leaves the list as it was: the next change, or the live
+  // stream opening again, reads it again.
   let asked = 0;
-  async function refresh(count = 1) {
+  async function refresh(count = 1, { quietly = false } = {}) {
     const mine = ++asked;
-    shown.setAttribute("aria-busy", "true");
+    if (!quietly) shown.setAttribute("aria-busy", "true");
     try {
       const threads = await pages.first(count);
-      if (mine !== asked) return;
-      const listed = shownOf(threads);
-      list.replaceChildren(...listed.map((thread) => threadItem(mailbox, thread)));
-      shown.replaceChildren(listed.length ? list : empty(nothing(filters)));
+      if (mine === asked) showThreads(shownOf(threads));
     } catch (error) {
-      if (error instanceof SessionOver) throw error;
-      if (mine === asked) shown.replaceChildren(refusalBox(error, "The conversations could not be listed."));
+      if (error instanceof SessionOver) {
+        if (quietly) return;
+        throw error;
+      }
+      // Read quietly while the person waits for a list (marked busy), the refusal is theirs.
+      if (mine === asked && shown.hasAttribute("aria-busy")) shown.replaceChildren(refusalBox(error, "The conversations could not be listed."));
     } finally {
       if (mine === asked) shown.removeAttribute("aria-busy");
     }
@@ -226,9 +250,14 @@ export async function inboxView(view, { readable }, mailbox) {
     const row = event.target.closest("li[data-thread]");
     if (row) openedByMailbox.set(mailbox.id, row.dataset.thread);
   });
-  view.append(panel("Conversations", form, shown, pages.element));
+  const unfollowed = statusArea();
+  view.append(panel("Conversations", form, shown, pages.element, unfollowed));
   // As it was left: as many pages, and the conversation last opened in view.
   await refresh(pagesByMailbox.get(mailbox.id) ?? 1);
   const opened = [...list.children].find((row) => row.dataset.thread === openedByMailbox.get(mailbox.id));
   opened?.scrollIntoView({ block: "center" });
+  followMailbox(view, mailbox, {
+    readAgain: () => refresh(pagesByMailbox.get(mailbox.id) ?? 1, { quietly: true }),
+    noLonger: () => unfollowed.replaceChildren(h("p", { class: "muted", text: "This list no longer follows the mailbox as it changes: you may no longer see its mail. Reload the page to see what you hold." })),
+  });
 }

@@ -1,10 +1,12 @@
 // What the mail views share (mail.js, inbox.js, conversation.js, sends.js,
 // approvals.js): what the signed-in person may do in a mailbox, the mailboxes
-// they can read and send from, links within Mail and paths in the API, and how a
-// mailbox, what is held on it, a subject and mail's text are shown.
+// they can read and send from, links within Mail and paths in the API, how a
+// mailbox, what is held on it, a subject and mail's text are shown, and
+// following a mailbox's live stream while a view of it is shown.
 
 import { code, h, inOrder } from "./dom.js";
-import { api, segment } from "./api.js";
+import { api, listen, segment } from "./api.js";
+import { holdWhileShown } from "./session.js";
 import { directory } from "./names.js";
 import { relationTerm } from "./vocabulary.js";
 
@@ -70,3 +72,42 @@ export const labelChips = (labels, chip) =>
 
 /** Mail's text: plain text, wrapped, never rendered as HTML. */
 export const mailText = (text) => h("pre", { class: "mail-text", text });
+
+/**
+ * How long a view of a mailbox waits, once told that the mailbox changed,
+ * before reading what it shows again: the changes of a burst (a message
+ * received and its butlers' effects, a send approved and sent) are read once.
+ */
+const LIVE_PAUSE_MS = 200;
+
+/**
+ * While `view` is shown, follows `mailbox`'s live stream: calls `readAgain()` a
+ * moment (LIVE_PAUSE_MS) after the first change of a burst that `accept(event)`
+ * takes (any, unless given), and whenever the stream opens, since what changed
+ * while it was not open was not told; and `noLonger()` if the node stops
+ * telling the person (they may no longer see the mailbox's mail).
+ */
+export function followMailbox(view, mailbox, { readAgain, noLonger, accept = () => true }) {
+  let waiting = null;
+  const soon = () => {
+    waiting ??= setTimeout(() => {
+      waiting = null;
+      readAgain();
+    }, LIVE_PAUSE_MS);
+  };
+  const stream = listen(mailboxApi(mailbox.id, "live"), {
+    onEvent: (event) => {
+      if (accept(event)) soon();
+    },
+    onOpen: soon,
+    onRefused: () => {
+      // What was told before it closed is not read: the node would refuse it now.
+      clearTimeout(waiting);
+      noLonger();
+    },
+  });
+  holdWhileShown(view, () => {
+    stream.close();
+    clearTimeout(waiting);
+  });
+}

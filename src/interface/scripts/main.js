@@ -12,8 +12,10 @@
 // The script is these ES modules in src/interface/scripts/, each listed and
 // served by src/interface.rs:
 //   dom.js           DOM helpers: h(), labelled(), tables, formatting
-//   session.js       who is signed in, the signed-in hint, the shell's steps
-//   api.js           api(), ApiError, renewing the session
+//   session.js       who is signed in, the signed-in hint, the shell's steps,
+//                    what the view shown holds open until it goes
+//   api.js           api(), ApiError, renewing the session, listen() to a
+//                    live stream of what changes
 //   shared.js        refusal boxes, perform(), actionForm(), panels
 //   names.js         the directory of names: named(), members(), who()
 //   vocabulary.js    the relations and capabilities, loaded from the node once,
@@ -45,7 +47,7 @@
 // as it is), the shell shows the consent (consent.js) and no sections.
 
 import { h, hidden, labelled } from "./dom.js";
-import { connectShell, hint, me, setMe } from "./session.js";
+import { connectShell, hint, me, releaseView, setMe } from "./session.js";
 import { api, ApiError, refusalOf, send, SessionOver } from "./api.js";
 import { actionForm, perform, refusalBox, statusArea } from "./shared.js";
 import { renderAccount } from "./account.js";
@@ -101,6 +103,7 @@ let navigation = null;
 let rendering = 0;
 
 function showSignIn(notice) {
+  releaseView();
   setMe(null);
   main = null;
   navigation = null;
@@ -138,6 +141,7 @@ function showSignIn(notice) {
 
 /** The shell: the banner (with the sections' navigation unless `sections` is false) and an empty `main`. */
 function showShell({ sections = true } = {}) {
+  releaseView();
   navigation = sections ? h("ul") : null;
   const signOut = h("button", { type: "button", class: "secondary", text: "Sign out" });
   const shellStatus = statusArea();
@@ -237,6 +241,7 @@ async function route() {
   document.title = `${section.title} · Mailroom`;
   const heading = h("h1", { tabindex: "-1", text: section.title });
   const view = h("div", { class: "view" });
+  releaseView();
   main.replaceChildren(heading, view);
   heading.focus({ preventScroll: true });
   showApprovalCount();

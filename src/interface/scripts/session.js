@@ -1,6 +1,7 @@
 // The session as the page holds it, in one place for every module: who is
 // signed in (`me`), whether this browser believes it holds a session (the
-// signed-in hint), and the shell's steps that the API and the sections take.
+// signed-in hint), the shell's steps that the API and the sections take, and
+// what the view shown holds open (a live stream), let go of when it goes.
 
 /**
  * Who is signed in (`GET /api/me`), or null. Importers read it live, as it is
@@ -46,3 +47,26 @@ export function connectShell(steps) {
 export const showSignIn = (notice) => shell.showSignIn(notice);
 export const start = () => shell.start();
 export const route = () => shell.route();
+
+// What the view shown holds open (a live stream, its timers), each as the step
+// that lets go of it. The shell lets go of all of it whenever it shows another
+// view or the sign-in form, so that a view a person has left stops listening
+// and nothing it held acts on the page that replaced it.
+let heldByView = [];
+
+/**
+ * Holds `release` until the view shown is replaced. A view whose rendering
+ * finished after the person had already left it (`view` no longer on the
+ * page) lets go at once.
+ */
+export function holdWhileShown(view, release) {
+  if (view.isConnected) heldByView.push(release);
+  else release();
+}
+
+/** Lets go of everything the view shown held; the shell calls it as it replaces the view. */
+export function releaseView() {
+  const held = heldByView;
+  heldByView = [];
+  for (const release of held) release();
+}

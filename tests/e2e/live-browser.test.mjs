@@ -1,0 +1,281 @@
+// The live stream in a real browser: headless Chromium against the built Worker
+// on workerd, two people working one shared mailbox, each in a browser context
+// of their own (their own cookies), at a desktop's width (1280×800) and then a
+// phone's (390×844), each layout with a mailbox and people of its own. While
+// both look at its conversations, each page listens on the mailbox's WebSocket
+// (`/api/mailboxes/:mailboxId/live`, authenticated by the session's cookie, under
+// the page's Content-Security-Policy) and is told of each change in ids and
+// kinds, never content:
+// - mail delivered through the Worker's email handler appears in both lists
+//   without a reload, the rows already shown left as they were (not drawn
+//   afresh), and the words being typed into a filter keep their focus;
+// - a conversation one person closes in the page shows as closed in the
+//   other's list, and one assigned over the API shows its assignee in the
+//   first's; a view left stops listening;
+// - with a conversation open and a reply being written, an answer to it
+//   appears there, the reply kept as typed and still in focus, and in the
+//   other's list as a second message;
+// - once one of them may no longer read the mailbox, the node closes their
+//   stream, and their list says, quietly, that it no longer follows it, and
+//   never opens it again.
+// Every console error and CSP violation in any page fails the file.
+import { test, before, after } from "node:test";
+import assert from "node:assert/strict";
+import { launchChromium, PageWatch } from "./chromium.mjs";
+import { assertFits, signIn as signInAt } from "./browser-helpers.mjs";
+import { ok, startDesk } from "./fixtures.mjs";
+
+const LAYOUTS = [
+  { name: "desktop", viewport: { width: 1280, height: 800 } },
+  { name: "phone", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
+];
+/** Who works each layout's mailbox: the same two names, each layout its own people. */
+const peopleOf = (layout) => ({
+  wren: { name: "Wren Writer", email: `wren.${layout}@example.com`, password: "wren's first long password" },
+  abe: { name: "Abe Able", email: `abe.${layout}@example.com`, password: "abe's first long password" },
+});
+/** What each of them holds on the mailbox: enough to read it, triage it and answer. */
+const WORKING = ["mailbox.metadata.read", "mailbox.content.read", "send.propose"];
+const ANA = "ana@customer.example";
+const BO = "bo@customer.example";
+/** How long a change may take to reach the other page: the stream, a short pause, and a read of the list. */
+const TOLD_WITHIN_MS = 5_000;
+/** What a frame of the stream may carry: ids and kinds, never content. */
+const FRAME_FIELDS = ["at", "kind", "object", "topic"];
+
+let node, call, token, desk, browser;
+const watch = new PageWatch();
+const made = {};
+/** For each layout, how many streams Abe's page opened once the node had closed his for good. */
+const streamsOpenedAfterRefusal = {};
+
+/** A message as Email Routing hands it to the Worker, its stamp on top. */
+function message({ id, subject, body, from, to, headers = "" }) {
+  return Buffer.from(
+    "Authentication-Results: mx.cloudflare.net; dkim=pass header.d=customer.example header.s=s1; dmarc=pass header.from=customer.example; spf=pass smtp.mailfrom=ana@customer.example\r\n" +
+    `${headers}From: ${from}\r\nTo: ${to}\r\nSubject: ${subject}\r\nMessage-ID: <${id}>\r\n` +
+    `Date: Tue, 1 Dec 2026 09:00:00 +0000\r\nMIME-Version: 1.0\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${body}\r\n`,
+  );
+}
+
+before(async () => {
+  ({ node, call, token, desk } = await startDesk());
+  for (const { name } of LAYOUTS) {
+    const address = `${name}-support@mailroom.test`;
+    const mailbox = await desk.mailbox(address, `Support (${name})`);
+    const people = peopleOf(name);
+    const wren = await desk.person(people.wren);
+    const abe = await desk.person(people.abe);
+    for (const person of [wren, abe]) await desk.grant(person.id, WORKING, mailbox.id);
+    const to = `Support <${address}>`;
+    const question = `Where is my invoice? (${name})`;
+    const delivery = `Delivery question (${name})`;
+    assert.equal(await node.deliver(BO, address, message({ id: `delivery-${name}@customer.example`, subject: delivery, body: "When will order 4471 arrive?", from: `Bo Berg <${BO}>`, to })), null);
+    assert.equal(await node.deliver(ANA, address, message({ id: `question-${name}@customer.example`, subject: question, body: "I have not received the invoice for order 4471.", from: `Ana Lima <${ANA}>`, to })), null);
+    made[name] = { mailbox, address, to, people, abe, abeToken: await desk.signIn(people.abe), question, delivery, arrived: `Damaged parcel (${name})` };
+  }
+  browser = await launchChromium();
+});
+
+after(async () => {
+  await browser?.close();
+  await node?.stop();
+});
+
+const conversations = (page) => page.getByRole("list", { name: /^Conversations in / });
+const rowOf = (page, subject) => conversations(page).getByRole("listitem").filter({ hasText: subject });
+const statusSaying = (page, text) => page.getByRole("status").filter({ hasText: text });
+/** Waits until the list asked for again by the person (a filter changed) has arrived. */
+const settled = (page) => page.locator(".thread-list[aria-busy]").waitFor({ state: "detached" });
+
+/**
+ * Resolves, with the WebSocket, once `page` listens to `mailboxId`'s stream and
+ * has read `what` (a path under the mailbox's API, as a RegExp) again on its
+ * opening: from then on the page hears of every change there, and has read
+ * whatever happened before it. Set up before the page goes there.
+ */
+function listeningOn(page, mailboxId, what) {
+  return new Promise((resolve, reject) => {
+    let socket = null;
+    const onSocket = (opened) => {
+      if (new URL(opened.url()).pathname === `/api/mailboxes/${mailboxId}/live`) socket = opened;
+    };
+    // The page reads what it shows once the stream opens (what changed before
+    // was not told): the first such read after the socket was made.
+    const onResponse = (response) => {
+      if (!socket || !what.test(new URL(response.url()).pathname)) return;
+      stop();
+      resolve(socket);
+    };
+    const timer = setTimeout(() => {
+      stop();
+      reject(new Error(`${page.url()} did not listen to ${mailboxId} within 15 s`));
+    }, 15_000);
+    const stop = () => {
+      clearTimeout(timer);
+      page.off("websocket", onSocket);
+      page.off("response", onResponse);
+    };
+    page.on("websocket", onSocket);
+    page.on("response", onResponse);
+  });
+}
+
+/** The next frame of `kind` the page's stream is told, parsed, and checked to carry ids and kinds alone. */
+async function toldOf(socket, kind, mailboxId) {
+  const frame = await socket.waitForEvent("framereceived", {
+    predicate: (received) => {
+      try {
+        return JSON.parse(received.payload).kind === kind;
+      } catch {
+        return false;
+      }
+    },
+    timeout: TOLD_WITHIN_MS,
+  });
+  const event = JSON.parse(frame.payload);
+  assert.deepEqual(Object.keys(event).filter((field) => !FRAME_FIELDS.includes(field)), [], `ids and kinds only: ${frame.payload}`);
+  assert.equal(event.topic, `mailbox:${mailboxId}`, frame.payload);
+  assert.equal(typeof event.at, "number", frame.payload);
+  return event;
+}
+
+/** Marks the page's document, so that a reload (which makes another) is seen. */
+const markDocument = (page) => page.evaluate(() => {
+  window.liveTestDocument = true;
+});
+const sameDocument = (page) => page.evaluate(() => window.liveTestDocument === true);
+
+for (const layout of LAYOUTS) {
+  const { name, ...options } = layout;
+  const data = () => made[name];
+  const run = {};
+
+  test(`${name}: two people open the same mailbox, and each page listens to it`, async () => {
+    for (const who of ["wren", "abe"]) {
+      ({ page: run[who] } = await watch.open(browser, { who: `${name} ${who}`, ...options, locale: "en-GB" }));
+      const listening = listeningOn(run[who], data().mailbox.id, /\/threads$/);
+      // One mailbox to read: Mail lands on its conversations.
+      await signInAt(run[who], node.url, data().people[who]);
+      await rowOf(run[who], data().question).waitFor();
+      run[`${who}Socket`] = await listening;
+      await markDocument(run[who]);
+    }
+  });
+
+  test(`${name}: mail delivered to the mailbox appears in both lists without a reload, the rows shown kept and the focus where it was`, async () => {
+    const { wren, abe } = run;
+    // Wren is typing words to find, not yet looked for; Abe's rows are held to see that they are not drawn afresh.
+    const words = wren.getByRole("search", { name: "Filter conversations" }).getByLabel("Find");
+    await words.click();
+    await words.pressSequentially("parc");
+    const keptRows = await Promise.all([wren, abe].map((page) => rowOf(page, data().question).elementHandle()));
+    const told = [run.wrenSocket, run.abeSocket].map((socket) => toldOf(socket, "receive_mail", data().mailbox.id));
+
+    assert.equal(await node.deliver(ANA, data().address, message({
+      id: `parcel-${name}@customer.example`, subject: data().arrived, body: "The parcel for order 4471 arrived crushed.", from: `Ana Lima <${ANA}>`, to: data().to,
+    })), null);
+
+    for (const event of await Promise.all(told)) assert.match(event.object ?? "", /^rcp_/, "the message received, by its id");
+    for (const page of [wren, abe]) {
+      const arrived = rowOf(page, data().arrived);
+      await arrived.waitFor({ timeout: TOLD_WITHIN_MS });
+      assert.match(await arrived.getAttribute("class"), /\bunread\b/, "new, so unread");
+      assert.match(await arrived.innerText(), /Ana Lima/);
+      assert.ok(await sameDocument(page), "no reload");
+    }
+    for (const row of keptRows) assert.equal(await row.evaluate((element) => element.isConnected), true, "a row that did not change is the one shown before");
+    assert.equal(await words.inputValue(), "parc", "the words typed are kept");
+    assert.equal(await words.evaluate((input) => input === document.activeElement), true, "and keep the focus");
+    await words.fill("");
+    await assertFits(abe, `${name}: the list with what arrived`);
+  });
+
+  test(`${name}: a conversation one person closes shows as closed in the other's list, and one assigned over the API shows its assignee`, async () => {
+    const { wren, abe } = run;
+    // Abe follows every status, so the closed conversation stays in his list.
+    await abe.getByRole("search", { name: "Filter conversations" }).getByLabel("Status").selectOption({ label: "Every status" });
+    await settled(abe);
+    const abeRow = rowOf(abe, data().delivery);
+    assert.ok(await abeRow.getByText("Open", { exact: true }).isVisible());
+
+    // Wren opens it: her list's stream closes, as the view it served went away.
+    const listSocket = run.wrenSocket;
+    const conversationListening = listeningOn(wren, data().mailbox.id, /\/threads\/thr_[^/]+$/);
+    await rowOf(wren, data().delivery).getByRole("link").click();
+    await wren.getByRole("heading", { name: data().delivery, level: 2 }).waitFor();
+    if (!listSocket.isClosed()) await listSocket.waitForEvent("close");
+    await conversationListening;
+
+    const told = toldOf(run.abeSocket, "update_thread", data().mailbox.id);
+    await wren.getByRole("group", { name: "Status" }).getByRole("button", { name: "Close" }).click();
+    await statusSaying(wren, "Now closed.").waitFor();
+    assert.match((await told).object ?? "", /^thr_/, "the conversation, by its id");
+    await abeRow.getByText("Closed", { exact: true }).waitFor({ timeout: TOLD_WITHIN_MS });
+    assert.equal(await abeRow.getByText("Open", { exact: true }).count(), 0);
+    assert.equal(await abe.getByRole("search", { name: "Filter conversations" }).getByLabel("Status").inputValue(), "", "Abe's filter is as he left it");
+    assert.ok(await sameDocument(abe), "no reload");
+
+    // Back in her list, Wren sees what Abe takes over the API.
+    const listening = listeningOn(wren, data().mailbox.id, /\/threads$/);
+    await wren.getByRole("link", { name: "Back to the conversations" }).click();
+    await rowOf(wren, data().question).waitFor();
+    run.wrenSocket = await listening;
+    const question = (await ok(call("GET", `/api/mailboxes/${data().mailbox.id}/threads`, { token: data().abeToken }))).threads.find((thread) => thread.subject === data().question);
+    run.questionThread = question.id;
+    await ok(call("PATCH", `/api/mailboxes/${data().mailbox.id}/threads/${question.id}`, { token: data().abeToken, body: { assignee: data().abe.id } }));
+    await rowOf(wren, data().question).getByText("Assigned to Abe Able").waitFor({ timeout: TOLD_WITHIN_MS });
+    assert.ok(await sameDocument(wren), "no reload");
+  });
+
+  test(`${name}: an answer to an open conversation appears in it while a reply is written, the reply kept and in focus`, async () => {
+    const { wren, abe } = run;
+    const listening = listeningOn(wren, data().mailbox.id, /\/threads\/thr_[^/]+$/);
+    await rowOf(wren, data().question).getByRole("link").click();
+    await wren.getByRole("heading", { name: data().question, level: 2 }).waitFor();
+    await listening;
+    await wren.getByRole("button", { name: "Reply to Ana Lima" }).click();
+    const text = wren.getByRole("region", { name: "Your reply" }).getByLabel("Text");
+    await text.waitFor();
+    const typed = "Hello Ana,\n\nWe are looking into it";
+    await text.fill("");
+    await text.pressSequentially(typed);
+
+    assert.equal(await node.deliver(ANA, data().address, message({
+      id: `question-2-${name}@customer.example`, subject: `Re: ${data().question}`, body: "It is for the order of 3 December.",
+      from: `Ana Lima <${ANA}>`, to: data().to, headers: `In-Reply-To: <question-${name}@customer.example>\r\nReferences: <question-${name}@customer.example>\r\n`,
+    })), null);
+
+    const messages = wren.getByRole("list", { name: "Messages, oldest first" });
+    await messages.getByText("It is for the order of 3 December.").waitFor({ timeout: TOLD_WITHIN_MS });
+    assert.equal(await messages.getByRole("article", { name: /Ana Lima/ }).count(), 2, "both of Ana's messages");
+    assert.ok(await wren.locator(".thread-facts").getByText("2 messages").isVisible());
+    assert.equal(await text.inputValue(), typed, "the reply is as it was typed");
+    assert.equal(await text.evaluate((field) => field === document.activeElement), true, "and still in focus");
+    assert.ok(await sameDocument(wren), "no reload");
+    await rowOf(abe, data().question).getByText("2 messages").waitFor({ timeout: TOLD_WITHIN_MS });
+    await assertFits(wren, `${name}: a conversation with what arrived`);
+  });
+
+  test(`${name}: once Abe may no longer see the mailbox's mail, his list stops following it and says so, quietly`, async () => {
+    const { abe } = run;
+    await ok(call("POST", "/api/relations/revoke", { token, body: { subject: data().abe.id, relation: "mailbox.metadata.read", object: data().mailbox.id } }));
+    if (!run.abeSocket.isClosed()) await run.abeSocket.waitForEvent("close", { timeout: TOLD_WITHIN_MS });
+    const said = abe.getByText("This list no longer follows the mailbox as it changes: you may no longer see its mail.");
+    await said.waitFor({ timeout: TOLD_WITHIN_MS });
+    assert.equal(await said.getAttribute("role"), null, "not an alert");
+    assert.equal(await abe.getByRole("alert").count(), 0, "nothing on the page is shown as failed");
+    assert.ok(await rowOf(abe, data().question).isVisible(), "the list stays as it was");
+    // Counted to the end of the file (the desktop's through every phone test): a stream the node closed for good is not opened again.
+    streamsOpenedAfterRefusal[name] = 0;
+    abe.on("websocket", () => streamsOpenedAfterRefusal[name]++);
+  });
+}
+
+test("a stream the node closed for good was not opened again", () => {
+  assert.deepEqual(streamsOpenedAfterRefusal, Object.fromEntries(LAYOUTS.map(({ name }) => [name, 0])));
+});
+
+test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", () => {
+  watch.assertNothingWentWrong(node.url);
+});
