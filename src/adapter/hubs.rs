@@ -10,7 +10,10 @@
 //! registers with the access hub when a stream opens there; the access hub
 //! forgets a hub that answers it has none. A stream's close (the listener's or
 //! the hub's) is recorded in the audit chain, as its opening was; one caller
-//! holds at most `live::MAXIMUM_STREAMS_PER_CALLER` streams on a topic.
+//! holds at most `live::MAXIMUM_STREAMS_PER_CALLER` streams on a topic. On a
+//! mailbox's hub, listeners tell each other who is reading or writing a reply
+//! where (`live::Presence`): kept in the socket's attachment, never stored
+//! elsewhere or recorded.
 
 use futures_util::future::join_all;
 use wasm_bindgen::JsValue;
@@ -22,10 +25,12 @@ use crate::audit::{self, AuditChain};
 use crate::core::background::Background;
 use crate::core::events::{Event, Topic};
 use crate::core::http::Surface;
+use crate::core::platform::Platform;
 use crate::dispatch::dispatch;
-use crate::live::{Listener, MAXIMUM_STREAMS_PER_CALLER, Standing};
+use crate::live::{Activity, Listener, MAXIMUM_STREAMS_PER_CALLER, Presence, Standing};
 
 use super::installation::bindings;
+use super::platform::WorkersPlatform;
 
 /// The Durable Object namespace the hubs are in (`wrangler.toml`).
 const HUBS: &str = "EVENT_HUBS";
@@ -117,10 +122,25 @@ impl DurableObject for EventHub {
 
     async fn websocket_message(
         &self,
-        _socket: WebSocket,
-        _message: worker::WebSocketIncomingMessage,
+        socket: WebSocket,
+        message: worker::WebSocketIncomingMessage,
     ) -> worker::Result<()> {
-        // A listener has nothing to say; what it sends is not read.
+        // A listener says only where it is reading or writing, on a mailbox's
+        // stream; anything else it sends is not read.
+        let worker::WebSocketIncomingMessage::String(frame) = message else { return Ok(()) };
+        let (Some(presence), Ok(Some(mut listener))) =
+            (Presence::from_frame(&frame), socket.deserialize_attachment::<Listener>())
+        else {
+            return Ok(());
+        };
+        let on_a_mailbox = matches!(Topic::from_key(&listener.topic), Some(Topic::Mailbox(_)));
+        let said = (presence.presence != Activity::Idle).then(|| presence.clone());
+        if !on_a_mailbox || listener.presence == said {
+            return Ok(());
+        }
+        listener.presence = said;
+        socket.serialize_attachment(&listener)?;
+        self.tell_others(&socket, &presence.told(&listener.actor, &listener.topic, WorkersPlatform.now_ms()));
         Ok(())
     }
 
@@ -136,6 +156,10 @@ impl DurableObject for EventHub {
         // (no code) and 1006 (gone) cannot be sent back.
         let _ = socket.close(Some(if matches!(code, 1005 | 1006) { 1000 } else { code }), Some("closed"));
         if let Ok(Some(listener)) = socket.deserialize_attachment::<Listener>() {
+            if let Some(presence) = &listener.presence {
+                let idle = presence.gone_idle().told(&listener.actor, &listener.topic, WorkersPlatform.now_ms());
+                self.tell_others(&socket, &idle);
+            }
             self.record_close(&listener, code).await;
         }
         Ok(())
@@ -157,6 +181,12 @@ impl EventHub {
                 let _ = pair.server.close(Some(code), Some(reason));
             }
             return Response::from_websocket(pair.client);
+        }
+        // Who is reading or writing where, as the others last said.
+        for other in self.state.get_websockets() {
+            if let Ok(Some(Listener { presence: Some(presence), actor, topic, .. })) = other.deserialize_attachment() {
+                let _ = pair.server.send_with_str(presence.told(&actor, &topic, WorkersPlatform.now_ms()));
+            }
         }
         if *topic != Topic::Access {
             let registered = register(&self.env, topic).await;
@@ -242,6 +272,15 @@ impl EventHub {
 }
 
 impl EventHub {
+    /// Sends `frame` to every listener here but `speaker`.
+    fn tell_others(&self, speaker: &WebSocket, frame: &str) {
+        for socket in self.state.get_websockets() {
+            if &socket != speaker {
+                let _ = socket.send_with_str(frame);
+            }
+        }
+    }
+
     /// Records a stream's close in the audit chain, with its code, then seals.
     async fn record_close(&self, listener: &Listener, code: u16) {
         let Ok(installation) = bindings(&self.env, None) else { return };

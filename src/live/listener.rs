@@ -18,6 +18,8 @@ use crate::core::context::ports::AuditRecord;
 use crate::core::events::{Listening, Topic};
 use crate::core::http::{Request, Response};
 
+use super::presence::Presence;
+
 /// How many streams one caller may hold open on one topic at once: a page in
 /// a few tabs and an agent or two, never a flood. The next is closed at once
 /// (4429), and told why.
@@ -38,6 +40,9 @@ pub struct Listener {
     pub path: String,
     pub origin: String,
     pub credential: Option<(String, String)>,
+    /// What it last said it is doing, on a mailbox's stream (`presence`).
+    #[serde(default)]
+    pub presence: Option<Presence>,
 }
 
 impl Listener {
@@ -56,6 +61,7 @@ impl Listener {
             path: request.path.clone(),
             origin: request.origin.clone(),
             credential,
+            presence: None,
         }
     }
 

@@ -7,12 +7,15 @@
 //! request to that topic's hub (a Durable Object) that holds the WebSocket. The
 //! hub keeps what it needs to ask again and to record the close (`Listener`)
 //! and asks whenever access changes; what the answer means for the stream is
-//! `Standing` (`listener`).
+//! `Standing` (`listener`). On a mailbox's stream, listeners also tell each
+//! other who is reading or writing a reply where (`presence`).
 
 mod errors;
 mod listen;
 mod listener;
+mod presence;
 
 pub use errors::LiveError;
 pub use listen::{listen_to_agent_inbox, listen_to_mailbox, listen_to_own};
 pub use listener::{Listener, MAXIMUM_STREAMS_PER_CALLER, Standing};
+pub use presence::{Activity, Presence};

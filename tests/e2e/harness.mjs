@@ -80,7 +80,20 @@ export async function migrate(state) {
  * running node: `url` is its origin; `sql(command)` runs SQL against its local
  * D1 from outside the Worker (for tests that tamper with storage).
  */
-export async function startNode({ vars = {}, sendEmail } = {}) {
+export async function startNode(options = {}) {
+  // A free port found here can be taken by another file's node before
+  // wrangler binds it (files run at once): such a start is tried again on
+  // other ports, and any other failure is the test's.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await startNodeOnce(options);
+    } catch (error) {
+      if (attempt === 3 || !/Address already in use/.test(String(error.message))) throw error;
+    }
+  }
+}
+
+async function startNodeOnce({ vars = {}, sendEmail } = {}) {
   const state = mkdtempSync(join(tmpdir(), "mailroom-e2e-"));
   const port = await freePort();
   const inspector = await freePort();

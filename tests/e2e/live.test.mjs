@@ -2,7 +2,8 @@
 // own data, through the Worker, to the Durable Object hub of that topic. Mail
 // received through the email handler, a colleague's change over REST and a
 // person's own change each reach the listeners as frames of ids and kinds,
-// never content; a stranger, a person without the relation and a request that
+// never content; who is reading or writing a reply where is told to the
+// others on a mailbox; a stranger, a person without the relation and a request that
 // is not an upgrade are refused with the route's own answers; revoking the
 // relation and signing out close the affected streams within a second, with
 // the close codes a client acts on; one caller's flood of streams is capped;
@@ -165,6 +166,39 @@ test("a person's own changes reach their own stream, and nobody else's", async (
   await assert.rejects(cleoOwn.next("create_event", 700), /no create_event/, "Cleo hears nothing of Ben's");
   benOwn.socket.close();
   cleoOwn.socket.close();
+});
+
+test("who is reading or writing a reply where is told to the others on the mailbox, to one who joins later, and gone idle on leaving", async () => {
+  const [fay, gus, hal] = [
+    await desk.colleague(personNamed("Fay"), ["mailbox.metadata.read"], mailbox.id),
+    await desk.colleague(personNamed("Gus"), ["mailbox.metadata.read"], mailbox.id),
+    await desk.colleague(personNamed("Hal"), ["mailbox.metadata.read"], mailbox.id),
+  ];
+  const thread = (await ok(call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token: fay.token }))).threads[0];
+  const path = `/api/mailboxes/${mailbox.id}/live`;
+  const fayHears = listen(path, fay.token);
+  const gusHears = listen(path, gus.token);
+  await Promise.all([fayHears.open, gusHears.open]);
+
+  // What is not presence is not read, and tells nobody anything.
+  for (const frame of ["hello", JSON.stringify({ presence: "writing", object: "rcp_01J00000000000000000000000" }), JSON.stringify({ presence: "shouting", object: thread.id })]) {
+    fayHears.socket.send(frame);
+  }
+  fayHears.socket.send(JSON.stringify({ presence: "writing", object: thread.id }));
+  const writing = await gusHears.next("presence");
+  assert.deepEqual([writing.actor, writing.activity, writing.object, writing.topic], [fay.id, "writing", thread.id, `mailbox:${mailbox.id}`]);
+  assert.equal(gusHears.frames.length, 0, "nothing else reached Gus");
+  assert.equal(fayHears.frames.some((frame) => frame.kind === "presence"), false, "Fay is not told of herself");
+
+  const halHears = listen(path, hal.token);
+  const already = await halHears.next("presence");
+  assert.deepEqual([already.actor, already.activity], [fay.id, "writing"], "one who joins is told who is already writing");
+
+  fayHears.socket.close(1000, "done");
+  const gone = await gusHears.next("presence");
+  assert.deepEqual([gone.actor, gone.activity], [fay.id, "idle"]);
+  gusHears.socket.close();
+  halHears.socket.close();
 });
 
 test("revoking the relation closes that person's stream within a second (4403), and signing out closes theirs (4401)", async () => {
