@@ -18,21 +18,28 @@
 //   scale        1,000, 10,000 and 100,000 received messages seeded straight into
 //                the local D1 (SIZES), then search and the message list
 //                (SCALE_ROUNDS each) at every size
+//   events       LISTENERS WebSockets on one mailbox (decision 0035), then
+//                EVENT_ROUNDS conversation changes one at a time: from sending
+//                the change to each listener's frame, p50 and p99, and the
+//                change's own latency beside the same change with nobody
+//                listening
 //
 // Options, all environment variables (the defaults are the full run):
-//   PHASES=sequential,concurrent,scale  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
-//   SIZES=1000,10000,100000  SCALE_ROUNDS=40
+//   PHASES=sequential,concurrent,scale,events  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
+//   SIZES=1000,10000,100000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, checkAgainstOpenApi, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
 
 const list = (name, fallback) => (process.env[name] ?? fallback).split(",").map((item) => item.trim()).filter(Boolean);
-const PHASES = list("PHASES", "sequential,concurrent,scale");
+const PHASES = list("PHASES", "sequential,concurrent,scale,events");
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
 const CALLS = Number(process.env.CALLS ?? 300);
 const IN_FLIGHT = list("IN_FLIGHT", "10,30").map(Number);
 const SIZES = list("SIZES", "1000,10000,100000").map(Number).sort((left, right) => left - right);
 const SCALE_ROUNDS = Number(process.env.SCALE_ROUNDS ?? 40);
+const LISTENERS = Number(process.env.LISTENERS ?? 100);
+const EVENT_ROUNDS = Number(process.env.EVENT_ROUNDS ?? 50);
 // The header a response carries saying how many attempts its commit took (absent
 // when nothing was committed, or from a node that does not say).
 const COMMIT_ATTEMPTS = "x-mailroom-commit-attempts";
@@ -648,7 +655,79 @@ async function scale() {
   }
 }
 
-const phases = { sequential, concurrent, scale };
+/**
+ * Event latency: LISTENERS people's streams on one mailbox (each signed in as
+ * themselves, eight at most per person being the node's cap), then
+ * conversation status changes one at a time, each timed from sending it to
+ * every listener's frame of it.
+ */
+async function events() {
+  const node = await startNode();
+  const sockets = [];
+  try {
+    const { token, admin } = await setUp(node);
+    const call = timedClient(node.url);
+    const mailbox = await mailboxFor(call, token, admin, "support@mailroom.test", "Support");
+    await node.deliver("ana@customer.example", "support@mailroom.test", plain);
+    const thread = (await call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token })).body.threads[0];
+    // Each change sets the other status, so every one changes something.
+    let changes = 0;
+    const change = () =>
+      call("PATCH", `/api/mailboxes/${mailbox.id}/threads/${thread.id}`, { token, body: { status: changes++ % 2 ? "open" : "waiting" } });
+    const quiet = await measure("a change, nobody listening", change, EVENT_ROUNDS);
+
+    const people = Math.ceil(LISTENERS / 8);
+    const tokens = [];
+    for (let index = 0; index < people; index += 1) {
+      const email = `listener${index}@example.com`;
+      const person = await call("POST", "/api/people", { token, body: { name: `Listener ${index}`, email, password: "a long enough password" } });
+      await call("POST", "/api/relations", { token, body: { subject: person.body.id, relation: "mailbox.metadata.read", object: mailbox.id } });
+      tokens.push(await signIn(call, email, "a long enough password"));
+    }
+    // Every listener's arrivals of the change in flight.
+    let arrivals = [];
+    const opened = [];
+    for (let index = 0; index < LISTENERS; index += 1) {
+      const socket = new WebSocket(`${node.url.replace("http", "ws")}/api/mailboxes/${mailbox.id}/live`, { headers: { authorization: `Bearer ${tokens[index % people]}` } });
+      sockets.push(socket);
+      socket.addEventListener("message", (message) => {
+        if (JSON.parse(message.data).kind === "update_thread") arrivals.push(performance.now());
+      });
+      opened.push(new Promise((resolve, reject) => {
+        socket.addEventListener("open", resolve, { once: true });
+        socket.addEventListener("error", reject, { once: true });
+      }));
+    }
+    await Promise.all(opened);
+    const toListener = [];
+    const toLast = [];
+    const answered = [];
+    let missed = 0;
+    for (let round = 0; round < EVENT_ROUNDS; round += 1) {
+      arrivals = [];
+      const started = performance.now();
+      answered.push((await change()).elapsed);
+      const deadline = performance.now() + 5000;
+      while (arrivals.length < LISTENERS && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
+      missed += LISTENERS - arrivals.length;
+      for (const arrived of arrivals) toListener.push(arrived - started);
+      if (arrivals.length) toLast.push(Math.max(...arrivals) - started);
+    }
+    console.log();
+    console.log(`events: ${LISTENERS} listeners on one mailbox (${people} people), ${EVENT_ROUNDS} changes, ${missed} frames missed`);
+    table(["measure", "p50 ms", "p99 ms"], [
+      ["change answered, nobody listening", percentile(quiet, 0.5), percentile(quiet, 0.99)],
+      ["change answered, listeners open", percentile(answered, 0.5), percentile(answered, 0.99)],
+      ["sent → each listener's frame", percentile(toListener, 0.5), percentile(toListener, 0.99)],
+      ["sent → the last listener's frame", percentile(toLast, 0.5), percentile(toLast, 0.99)],
+    ]);
+  } finally {
+    for (const socket of sockets) socket.close();
+    await node.stop();
+  }
+}
+
+const phases = { sequential, concurrent, scale, events };
 for (const phase of PHASES) {
   if (!phases[phase]) throw new Error(`PHASES names ${phase}; the phases are ${Object.keys(phases).join(", ")}`);
   await phases[phase]();
