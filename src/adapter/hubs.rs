@@ -6,7 +6,8 @@
 //! A hub decides nothing: who may open a stream is the listening route's
 //! (checked by the dispatcher before the hub sees the request), and whether a
 //! listener may stay is asked again through the same route (`live::Listener`)
-//! whenever the access hub hears access change. Every hub with listeners
+//! whenever the access hub hears access change, and every minute besides
+//! (`live::RECHECK_EVERY_MS`, an alarm). Every hub with listeners
 //! registers with the access hub when a stream opens there; the access hub
 //! forgets a hub that answers it has none. A stream's close (the listener's or
 //! the hub's) is recorded in the audit chain, as its opening was; one caller
@@ -27,7 +28,7 @@ use crate::core::events::{Event, Topic};
 use crate::core::http::Surface;
 use crate::core::platform::Platform;
 use crate::dispatch::dispatch;
-use crate::live::{Activity, Listener, MAXIMUM_STREAMS_PER_CALLER, Presence, Standing};
+use crate::live::{Activity, Listener, MAXIMUM_STREAMS_PER_CALLER, Presence, RECHECK_EVERY_MS, Standing};
 
 use super::installation::bindings;
 use super::platform::WorkersPlatform;
@@ -115,9 +116,18 @@ impl DurableObject for EventHub {
                 self.state.storage().put(&hub, true).await?;
                 Response::empty()
             }
-            (Method::Post, "/recheck") => self.recheck().await,
+            (Method::Post, "/recheck") => Response::ok(self.recheck_all().await?.to_string()),
             _ => Response::error("no such hub operation", 404),
         }
+    }
+
+    /// Asks every listener again, and again later while any remain.
+    async fn alarm(&self) -> worker::Result<Response> {
+        let remaining = self.recheck_all().await?;
+        if remaining > 0 {
+            self.state.storage().set_alarm(RECHECK_EVERY_MS).await?;
+        }
+        Response::empty()
     }
 
     async fn websocket_message(
@@ -182,6 +192,10 @@ impl EventHub {
             }
             return Response::from_websocket(pair.client);
         }
+        // Asked again every so often while anyone listens here (`alarm`).
+        if self.state.storage().get_alarm().await?.is_none() {
+            self.state.storage().set_alarm(RECHECK_EVERY_MS).await?;
+        }
         // Who is reading or writing where, as the others last said.
         for other in self.state.get_websockets() {
             if let Ok(Some(Listener { presence: Some(presence), actor, topic, .. })) = other.deserialize_attachment() {
@@ -235,11 +249,8 @@ impl EventHub {
 
     /// Asks again, for every listener here, whether it may still hear this
     /// topic; closes those that may not. Answers how many remain.
-    async fn recheck(&self) -> worker::Result<Response> {
-        let installation = match bindings(&self.env, None) {
-            Ok(installation) => installation,
-            Err(refusal) => return Response::error(refusal.reason, 500),
-        };
+    async fn recheck_all(&self) -> worker::Result<usize> {
+        let installation = bindings(&self.env, None).map_err(|refusal| worker::Error::RustError(refusal.reason))?;
         let node = installation.node();
         let sockets = self.state.get_websockets();
         let standings = sockets.iter().map(|socket| {
@@ -267,7 +278,7 @@ impl EventHub {
                 None => remaining += 1,
             }
         }
-        Response::ok(remaining.to_string())
+        Ok(remaining)
     }
 }
 

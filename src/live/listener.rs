@@ -25,6 +25,11 @@ use super::presence::Presence;
 /// (4429), and told why.
 pub const MAXIMUM_STREAMS_PER_CALLER: usize = 8;
 
+/// How often a hub with listeners asks again of its own accord, besides
+/// whenever access changes: what changes no administrator makes (an access
+/// token expiring, a session lapsing) closes a stream within this.
+pub const RECHECK_EVERY_MS: i64 = 60_000;
+
 /// The audit action of a stream's close.
 const CLOSING_ACTION: &str = "stop_listening";
 
