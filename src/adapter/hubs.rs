@@ -28,7 +28,7 @@ use crate::core::events::{Event, Topic};
 use crate::core::http::Surface;
 use crate::core::platform::Platform;
 use crate::dispatch::dispatch;
-use crate::live::{Activity, Listener, MAXIMUM_STREAMS_PER_CALLER, Presence, RECHECK_EVERY_MS, Standing};
+use crate::live::{Activity, Listener, MAXIMUM_STREAMS_PER_CALLER, Presence, RECHECK_EVERY_MS, Standing, activity_of};
 
 use super::installation::bindings;
 use super::platform::WorkersPlatform;
@@ -145,12 +145,22 @@ impl DurableObject for EventHub {
         };
         let on_a_mailbox = matches!(Topic::from_key(&listener.topic), Some(Topic::Mailbox(_)));
         let said = (presence.presence != Activity::Idle).then(|| presence.clone());
-        if !on_a_mailbox || listener.presence == said {
+        let held = listener.presence.as_ref().map(|held| held.object.clone());
+        // An idle for a conversation this stream is not in changes nothing.
+        let idle_elsewhere = said.is_none() && held.as_deref() != Some(presence.object.as_str());
+        if !on_a_mailbox || listener.presence == said || idle_elsewhere {
             return Ok(());
         }
+        // The conversations whose told activity may change: the one left, if
+        // the stream moved, and the one it is in now.
+        let mut touched = vec![presence.object.clone()];
+        touched.extend(held.filter(|held| *held != presence.object));
+        let before: Vec<Activity> = touched.iter().map(|object| self.activity(None, &listener.actor, object)).collect();
         listener.presence = said;
         socket.serialize_attachment(&listener)?;
-        self.tell_others(&socket, &presence.told(&listener.actor, &listener.topic, WorkersPlatform.now_ms()));
+        for (object, before) in touched.iter().zip(before) {
+            self.tell_if_changed(&socket, &listener, object, before, None);
+        }
         Ok(())
     }
 
@@ -167,8 +177,8 @@ impl DurableObject for EventHub {
         let _ = socket.close(Some(if matches!(code, 1005 | 1006) { 1000 } else { code }), Some("closed"));
         if let Ok(Some(listener)) = socket.deserialize_attachment::<Listener>() {
             if let Some(presence) = &listener.presence {
-                let idle = presence.gone_idle().told(&listener.actor, &listener.topic, WorkersPlatform.now_ms());
-                self.tell_others(&socket, &idle);
+                let before = self.activity(None, &listener.actor, &presence.object);
+                self.tell_if_changed(&socket, &listener, &presence.object, before, Some(&socket));
             }
             self.record_close(&listener, code).await;
         }
@@ -196,10 +206,18 @@ impl EventHub {
         if self.state.storage().get_alarm().await?.is_none() {
             self.state.storage().set_alarm(RECHECK_EVERY_MS).await?;
         }
-        // Who is reading or writing where, as the others last said.
+        // Who is reading or writing where, as the others last said: each
+        // person once per conversation, doing the most any of their streams says.
+        let mut told: Vec<(String, String)> = Vec::new();
         for other in self.state.get_websockets() {
             if let Ok(Some(Listener { presence: Some(presence), actor, topic, .. })) = other.deserialize_attachment() {
-                let _ = pair.server.send_with_str(presence.told(&actor, &topic, WorkersPlatform.now_ms()));
+                if actor == listener.actor || told.contains(&(actor.clone(), presence.object.clone())) {
+                    continue;
+                }
+                let activity = self.activity(None, &actor, &presence.object);
+                let combined = Presence { presence: activity, object: presence.object.clone() };
+                let _ = pair.server.send_with_str(combined.told(&actor, &topic, WorkersPlatform.now_ms()));
+                told.push((actor, presence.object));
             }
         }
         if *topic != Topic::Access {
@@ -283,6 +301,36 @@ impl EventHub {
 }
 
 impl EventHub {
+    /// What `actor` is doing in `object` across its streams here, leaving out
+    /// `closing` (a stream going away).
+    fn activity(&self, closing: Option<&WebSocket>, actor: &str, object: &str) -> Activity {
+        let streams: Vec<Listener> = self
+            .state
+            .get_websockets()
+            .iter()
+            .filter(|socket| Some(*socket) != closing)
+            .filter_map(|socket| socket.deserialize_attachment::<Listener>().ok().flatten())
+            .collect();
+        activity_of(streams.iter().map(|stream| (stream.actor.as_str(), stream.presence.as_ref())), actor, object)
+    }
+
+    /// Tells the others of `listener`'s activity in `object` when it is no
+    /// longer `before` (counting its streams but `closing`).
+    fn tell_if_changed(
+        &self,
+        speaker: &WebSocket,
+        listener: &Listener,
+        object: &str,
+        before: Activity,
+        closing: Option<&WebSocket>,
+    ) {
+        let now = self.activity(closing, &listener.actor, object);
+        if now != before {
+            let told = Presence { presence: now, object: object.to_string() };
+            self.tell_others(speaker, &told.told(&listener.actor, &listener.topic, WorkersPlatform.now_ms()));
+        }
+    }
+
     /// Sends `frame` to every listener here but `speaker`.
     fn tell_others(&self, speaker: &WebSocket, frame: &str) {
         for socket in self.state.get_websockets() {

@@ -18,4 +18,4 @@ mod presence;
 pub use errors::LiveError;
 pub use listen::{listen_to_agent_inbox, listen_to_mailbox, listen_to_own};
 pub use listener::{Listener, MAXIMUM_STREAMS_PER_CALLER, RECHECK_EVERY_MS, Standing};
-pub use presence::{Activity, Presence};
+pub use presence::{Activity, Presence, activity_of};

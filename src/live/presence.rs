@@ -4,9 +4,11 @@
 //!
 //! A listener says what it is doing in a frame of its own
 //! (`{"presence":"writing","object":"thr_…"}`); its hub tells every other
-//! listener on the mailbox who (the opener's id) is doing it where. Presence is
-//! ids and a word, never content; it is not stored and not recorded: it lasts
-//! while the stream does, and a stream that closes is told as gone idle. Only
+//! listener on the mailbox who (the opener's id) is doing it where: the most
+//! any of that person's streams says (`activity_of`), so a second tab reading
+//! does not hide the first one writing. Presence is ids and a word, never
+//! content; it is not stored and not recorded: it lasts while the stream does,
+//! and a person whose last stream in a conversation closes is told as idle. Only
 //! a mailbox's stream carries it, and every listener there may read the
 //! mailbox (the route admitted it, and asks again whenever access changes).
 
@@ -14,16 +16,34 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::ids::{IdKind, is_id_of};
 
-/// What a listener says it is doing in a conversation.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+/// What a listener says it is doing in a conversation, least first: a
+/// person in several tabs is doing the most any of them says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Activity {
+    /// Has left it.
+    Idle,
     /// Has the conversation open.
     Reading,
     /// Is writing a reply to it.
     Writing,
-    /// Has left it.
-    Idle,
+}
+
+/// What `actor` is doing in `object` across every stream on a mailbox
+/// (`streams`: each stream's opener and its presence), as the others are
+/// told it: the most any of its streams says, idle when none is there.
+pub fn activity_of<'a>(
+    streams: impl IntoIterator<Item = (&'a str, Option<&'a Presence>)>,
+    actor: &str,
+    object: &str,
+) -> Activity {
+    streams
+        .into_iter()
+        .filter(|(opener, _)| *opener == actor)
+        .filter_map(|(_, presence)| presence.filter(|presence| presence.object == object))
+        .map(|presence| presence.presence)
+        .max()
+        .unwrap_or(Activity::Idle)
 }
 
 /// A listener's presence in one conversation.
@@ -49,7 +69,8 @@ impl Presence {
     }
 
     /// The frame the other listeners receive: who is doing what where, on
-    /// which topic, when.
+    /// which topic, when. (`Presence` is here what is told, the combined
+    /// activity of the actor's streams: see `activity_of`.)
     pub fn told(&self, actor: &str, topic: &str, at: i64) -> String {
         serde_json::json!({
             "kind": "presence",
@@ -60,11 +81,6 @@ impl Presence {
             "at": at,
         })
         .to_string()
-    }
-
-    /// The same presence, gone idle: what a stream's close tells of it.
-    pub fn gone_idle(&self) -> Presence {
-        Presence { presence: Activity::Idle, object: self.object.clone() }
     }
 }
 
@@ -91,7 +107,31 @@ mod tests {
     }
 
     #[test]
-    fn what_others_are_told_is_who_what_and_where_and_a_close_is_idle() {
+    fn one_person_in_several_streams_is_doing_the_most_any_says_and_idle_only_when_none_is_there() {
+        const OTHER: &str = "thr_01J00000000000000000000001";
+        let writing = Presence { presence: Activity::Writing, object: THREAD.into() };
+        let reading = Presence { presence: Activity::Reading, object: THREAD.into() };
+        let elsewhere = Presence { presence: Activity::Writing, object: OTHER.into() };
+        let streams = [
+            ("usr_wren", Some(&reading)),
+            ("usr_wren", Some(&writing)),
+            ("usr_abe", Some(&writing)),
+            ("usr_wren", None),
+        ];
+        assert_eq!(activity_of(streams, "usr_wren", THREAD), Activity::Writing);
+        assert_eq!(
+            activity_of([("usr_wren", Some(&reading)), ("usr_wren", Some(&elsewhere))], "usr_wren", THREAD),
+            Activity::Reading
+        );
+        assert_eq!(
+            activity_of([("usr_wren", Some(&elsewhere)), ("usr_abe", Some(&writing))], "usr_wren", THREAD),
+            Activity::Idle
+        );
+        assert_eq!(activity_of([], "usr_wren", THREAD), Activity::Idle);
+    }
+
+    #[test]
+    fn what_others_are_told_is_who_what_and_where() {
         let writing = Presence { presence: Activity::Writing, object: THREAD.into() };
         let told: serde_json::Value = serde_json::from_str(&writing.told("usr_1", "mailbox:mbx_1", 7)).unwrap();
         assert_eq!(told["kind"], "presence");
@@ -100,6 +140,5 @@ mod tests {
             (told["object"].as_str(), told["topic"].as_str(), told["at"].as_i64()),
             (Some(THREAD), Some("mailbox:mbx_1"), Some(7))
         );
-        assert_eq!(writing.gone_idle().presence, Activity::Idle);
     }
 }

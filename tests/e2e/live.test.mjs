@@ -188,18 +188,45 @@ test("who is reading or writing a reply where is told to the others on the mailb
   const writing = await gusHears.next("presence");
   assert.deepEqual([writing.actor, writing.activity, writing.object, writing.topic], [fay.id, "writing", thread.id, `mailbox:${mailbox.id}`]);
   assert.equal(gusHears.frames.length, 0, "nothing else reached Gus");
+  fayHears.socket.send(JSON.stringify({ presence: "writing", object: thread.id }));
   assert.equal(fayHears.frames.some((frame) => frame.kind === "presence"), false, "Fay is not told of herself");
 
   const halHears = listen(path, hal.token);
   const already = await halHears.next("presence");
   assert.deepEqual([already.actor, already.activity], [fay.id, "writing"], "one who joins is told who is already writing");
 
+  // Fay reads in a second tab: she is still writing, as far as the others go.
+  const faySecondTab = listen(path, fay.token);
+  await faySecondTab.open;
+  faySecondTab.socket.send(JSON.stringify({ presence: "reading", object: thread.id }));
+  // Her first tab stops writing, and reads: now she reads.
+  fayHears.socket.send(JSON.stringify({ presence: "reading", object: thread.id }));
+  assert.deepEqual(await presenceOf(gusHears, fay.id), ["reading", thread.id], "told once she no longer writes anywhere, and not of the second tab's reading before");
+
+  // One tab moves to another conversation: she still reads the first in the other tab.
+  assert.equal(await node.deliver(CUSTOMER, SUPPORT, message("second-thread@customer.example")), null);
+  const other = (await ok(call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token: fay.token }))).threads.find((listed) => listed.id !== thread.id);
+  faySecondTab.socket.send(JSON.stringify({ presence: "writing", object: other.id }));
+  assert.deepEqual(await presenceOf(gusHears, fay.id), ["writing", other.id]);
+  // The first tab closes: she has left the first conversation, not the second.
   fayHears.socket.close(1000, "done");
-  const gone = await gusHears.next("presence");
-  assert.deepEqual([gone.actor, gone.activity], [fay.id, "idle"]);
+  assert.deepEqual(await presenceOf(gusHears, fay.id), ["idle", thread.id]);
+  // An idle for a conversation a stream is not in changes nothing.
+  faySecondTab.socket.send(JSON.stringify({ presence: "idle", object: thread.id }));
+  faySecondTab.socket.close(1000, "done");
+  assert.deepEqual(await presenceOf(gusHears, fay.id), ["idle", other.id]);
+  assert.equal(gusHears.frames.filter((frame) => frame.kind === "presence").length, 0, "nothing more was told of Fay");
   gusHears.socket.close();
   halHears.socket.close();
 });
+
+/** The next presence `stream` is told of `actor`: [activity, conversation]. */
+async function presenceOf(stream, actor) {
+  for (;;) {
+    const told = await stream.next("presence");
+    if (told.actor === actor) return [told.activity, told.object];
+  }
+}
 
 test("revoking the relation closes that person's stream within a second (4403), and signing out closes theirs (4401)", async () => {
   const benHears = listen(`/api/mailboxes/${mailbox.id}/live`, ben.token);
