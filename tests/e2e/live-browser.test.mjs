@@ -15,6 +15,13 @@
 // - with a conversation open and a reply being written, an answer to it
 //   appears there, the reply kept as typed and still in focus, and in the
 //   other's list as a second message;
+// - with both in one conversation, each page tells the other who is there:
+//   Wren opening it shows Abe that she is reading it, her typing a reply that
+//   she is writing one (by her name, which Abe's page learnt from a
+//   conversation assigned to her), her saving it that she is reading again,
+//   and her leaving that she is gone; all without a reload, and without Abe's
+//   page reading the conversation again (presence is not a change); and Abe
+//   writing a reply marks that conversation "writing…" in Wren's list;
 // - once one of them may no longer read the mailbox, the node closes their
 //   stream, and their list says, quietly, that it no longer follows it, and
 //   never opens it again.
@@ -42,6 +49,10 @@ const BO = "bo@customer.example";
 const TOLD_WITHIN_MS = 5_000;
 /** What a frame of the stream may carry: ids and kinds, never content. */
 const FRAME_FIELDS = ["at", "kind", "object", "topic"];
+/** What a frame of presence may carry besides: who, and a word for what they do. */
+const PRESENCE_FIELDS = [...FRAME_FIELDS, "actor", "activity"];
+/** How long the page is watched, once told of someone's presence, for a reading it should not make. */
+const NOT_READ_AGAIN_MS = 1_500;
 
 let node, call, token, desk, browser;
 const watch = new PageWatch();
@@ -72,7 +83,7 @@ before(async () => {
     const delivery = `Delivery question (${name})`;
     assert.equal(await node.deliver(BO, address, message({ id: `delivery-${name}@customer.example`, subject: delivery, body: "When will order 4471 arrive?", from: `Bo Berg <${BO}>`, to })), null);
     assert.equal(await node.deliver(ANA, address, message({ id: `question-${name}@customer.example`, subject: question, body: "I have not received the invoice for order 4471.", from: `Ana Lima <${ANA}>`, to })), null);
-    made[name] = { mailbox, address, to, people, abe, abeToken: await desk.signIn(people.abe), question, delivery, arrived: `Damaged parcel (${name})` };
+    made[name] = { mailbox, address, to, people, wren, abe, abeToken: await desk.signIn(people.abe), question, delivery, arrived: `Damaged parcel (${name})` };
   }
   browser = await launchChromium();
 });
@@ -141,6 +152,23 @@ async function toldOf(socket, kind, mailboxId) {
 }
 
 /** Marks the page's document, so that a reload (which makes another) is seen. */
+/** What a conversation says of the others in it: the polite line above the reply. */
+const presenceLine = (page) => page.locator("p.presence");
+/** Waits until the conversation in `page` says exactly `words` of the others in it ("" for nobody). */
+const presenceSays = (page, words) => page.waitForFunction(
+  (expected) => document.querySelector("p.presence")?.textContent === expected, words, { timeout: TOLD_WITHIN_MS });
+
+/** Resolves once `page` has asked for nothing at `pathname` for `quietMs` (what an earlier change had it read is done). */
+async function quietAt(page, pathname, quietMs) {
+  let last = Date.now();
+  const onRequest = (request) => {
+    if (new URL(request.url()).pathname === pathname) last = Date.now();
+  };
+  page.on("request", onRequest);
+  while (Date.now() - last < quietMs) await new Promise((resolve) => setTimeout(resolve, 100));
+  page.off("request", onRequest);
+}
+
 const markDocument = (page) => page.evaluate(() => {
   window.liveTestDocument = true;
 });
@@ -255,6 +283,88 @@ for (const layout of LAYOUTS) {
     assert.ok(await sameDocument(wren), "no reload");
     await rowOf(abe, data().question).getByText("2 messages").waitFor({ timeout: TOLD_WITHIN_MS });
     await assertFits(wren, `${name}: a conversation with what arrived`);
+  });
+
+  test(`${name}: who is reading or writing a reply in a conversation is shown to the other in it, without a reload or a reading, and gone once they leave`, async () => {
+    const { wren, abe } = run;
+    const { mailbox, wren: wrenPerson } = data();
+    const questionPath = `/api/mailboxes/${mailbox.id}/threads/${run.questionThread}`;
+    // Abe is no administrator: he knows Wren's name only as the node gives it beside her id, here as an assignee.
+    const delivery = (await ok(call("GET", `/api/mailboxes/${mailbox.id}/threads?status=closed`, { token: data().abeToken }))).threads.find((thread) => thread.subject === data().delivery);
+    await ok(call("PATCH", `/api/mailboxes/${mailbox.id}/threads/${delivery.id}`, { token: data().abeToken, body: { assignee: wrenPerson.id } }));
+    await rowOf(abe, data().delivery).getByText("Assigned to Wren Writer").waitFor({ timeout: TOLD_WITHIN_MS });
+
+    // Wren steps back to her list, and Abe opens the conversation, alone in it.
+    let listening = listeningOn(wren, mailbox.id, /\/threads$/);
+    await wren.getByRole("link", { name: "Back to the conversations" }).click();
+    run.wrenSocket = await listening;
+    listening = listeningOn(abe, mailbox.id, /\/threads\/thr_[^/]+$/);
+    await rowOf(abe, data().question).getByRole("link").click();
+    await abe.getByRole("heading", { name: data().question, level: 2 }).waitFor();
+    const abeSocket = await listening;
+    await markDocument(abe);
+    assert.equal(await presenceLine(abe).getAttribute("aria-live"), "polite", "said politely");
+    assert.equal(await presenceLine(abe).textContent(), "", "nobody else is in it");
+
+    // Wren opens it too: Abe is told she is reading it.
+    listening = listeningOn(wren, mailbox.id, /\/threads\/thr_[^/]+$/);
+    await rowOf(wren, data().question).getByRole("link").click();
+    await wren.getByRole("heading", { name: data().question, level: 2 }).waitFor();
+    await listening;
+    await presenceSays(abe, "Wren Writer is reading this conversation.");
+    assert.equal(await presenceLine(wren).textContent(), "Abe Able is reading this conversation.", "and Wren, as she opened it, that Abe is");
+    // Her opening marked it read for her, which Abe's page reads again: let that be done.
+    await quietAt(abe, questionPath, 1_000);
+
+    // Wren takes up the reply she began and writes: Abe sees it, and his page reads nothing for it.
+    const reads = [];
+    const onRequest = (request) => {
+      if (request.method() === "GET" && new URL(request.url()).pathname === questionPath) reads.push(request.url());
+    };
+    const frames = [];
+    const onFrame = (frame) => frames.push(JSON.parse(frame.payload));
+    abe.on("request", onRequest);
+    abeSocket.on("framereceived", onFrame);
+    await wren.getByRole("button", { name: /^Edit draft/ }).click();
+    const text = wren.getByRole("region", { name: "Your reply" }).getByLabel("Text");
+    await text.pressSequentially("Hello Ana, the invoice is on its way.");
+    await presenceSays(abe, "Wren Writer is writing a reply.");
+    await abe.waitForTimeout(NOT_READ_AGAIN_MS);
+    abe.off("request", onRequest);
+    abeSocket.off("framereceived", onFrame);
+    assert.ok(await sameDocument(abe), "no reload");
+    assert.deepEqual(frames.filter((frame) => frame.kind !== "presence"), [], "nothing changed meanwhile");
+    const writing = frames.find((frame) => frame.kind === "presence" && frame.activity === "writing");
+    assert.deepEqual([writing?.actor, writing?.object, writing?.topic], [wrenPerson.id, run.questionThread, `mailbox:${mailbox.id}`], "told who writes where");
+    for (const frame of frames) assert.deepEqual(Object.keys(frame).filter((field) => !PRESENCE_FIELDS.includes(field)), [], `ids and a word only: ${JSON.stringify(frame)}`);
+    assert.deepEqual(reads, [], "told of presence, Abe's page read the conversation no more");
+    assert.equal(await presenceLine(wren).textContent(), "Abe Able is reading this conversation.", "Wren is not told of herself");
+    await assertFits(abe, `${name}: a conversation saying who writes a reply`);
+
+    // Saved, her reply is no longer being written; she leaves, and is gone from Abe's view.
+    await wren.getByRole("button", { name: "Save changes" }).click();
+    await statusSaying(wren, "Changes saved.").waitFor();
+    await presenceSays(abe, "Wren Writer is reading this conversation.");
+    listening = listeningOn(wren, mailbox.id, /\/threads$/);
+    await wren.getByRole("link", { name: "Back to the conversations" }).click();
+    run.wrenSocket = await listening;
+    await presenceSays(abe, "");
+    assert.ok(await sameDocument(abe), "no reload");
+
+    // Abe writes a reply: Wren's list marks the conversation, by his name for screen readers, until he leaves it.
+    await abe.getByRole("button", { name: "Reply to Ana Lima" }).last().click();
+    const abeText = abe.getByRole("region", { name: "Your reply" }).getByLabel("Text");
+    await abeText.pressSequentially("Hello Ana");
+    const marker = rowOf(wren, data().question).locator(".thread-writing");
+    await marker.waitFor({ timeout: TOLD_WITHIN_MS });
+    assert.equal(await marker.locator("[aria-hidden=true]").innerText(), "writing…", "seen");
+    assert.equal(await marker.locator(".visually-hidden").textContent(), "Abe Able is writing a reply.", "and heard");
+    assert.equal(await rowOf(wren, data().arrived).locator(".thread-writing").count(), 0, "only that conversation");
+    await assertFits(wren, `${name}: a list marking a conversation someone writes a reply to`);
+    listening = listeningOn(abe, mailbox.id, /\/threads$/);
+    await abe.getByRole("link", { name: "Back to the conversations" }).click();
+    run.abeSocket = await listening;
+    await marker.waitFor({ state: "detached", timeout: TOLD_WITHIN_MS });
   });
 
   test(`${name}: once Abe may no longer see the mailbox's mail, his list stops following it and says so, quietly`, async () => {

@@ -137,36 +137,50 @@ const STEADY_MS = 10_000;
 const CREDENTIAL_NO_LONGER_GOOD = 4401;
 const NO_LONGER_ALLOWED = 4403;
 
-/**
- * One event as the node tells it (`kind`, `object` or null, `topic`, `at`), or
- * null for a frame that is not one, which is ignored, never thrown: only a
- * change told in full has a page read anything again.
- */
-function liveEvent(data) {
+/** A frame of a live stream as JSON, or null for one that is not. */
+function frameOf(data) {
   if (typeof data !== "string") return null;
-  let event;
   try {
-    event = JSON.parse(data);
+    const frame = JSON.parse(data);
+    return frame && typeof frame === "object" ? frame : null;
   } catch {
     return null;
   }
-  const told = typeof event?.kind === "string" && event.kind !== "" && typeof event.topic === "string" && typeof event.at === "number"
-    && (typeof event.object === "string" || event.object === null || event.object === undefined);
-  return told ? { kind: event.kind, object: event.object ?? null, topic: event.topic, at: event.at } : null;
+}
+
+/**
+ * One change as the node tells it (`kind`, `object` or null, `topic`, `at`),
+ * or null for a frame that is not one, which is ignored, never thrown: only a
+ * change told in full has a page read anything again. Presence is not a
+ * change (nothing was committed): it is told apart, by presenceOf().
+ */
+function liveEvent(frame) {
+  const told = typeof frame?.kind === "string" && frame.kind !== "" && frame.kind !== "presence" && typeof frame.topic === "string"
+    && typeof frame.at === "number" && (typeof frame.object === "string" || frame.object === null || frame.object === undefined);
+  return told ? { kind: frame.kind, object: frame.object ?? null, topic: frame.topic, at: frame.at } : null;
+}
+
+/** What someone listening to a mailbox says they are doing in a conversation, as the node tells it. */
+const ACTIVITIES = new Set(["reading", "writing", "idle"]);
+
+/**
+ * Who (`actor`, a person's or agent's id) is doing what (`activity`: reading,
+ * writing or idle) in which conversation (`object`), as the node tells another
+ * listener on the mailbox (`{"kind":"presence",…}`), or null for a frame that
+ * is not that.
+ */
+function presenceOf(frame) {
+  const told = frame?.kind === "presence" && typeof frame.object === "string" && typeof frame.actor === "string"
+    && ACTIVITIES.has(frame.activity) && typeof frame.topic === "string";
+  return told ? { object: frame.object, actor: frame.actor, activity: frame.activity, topic: frame.topic } : null;
 }
 
 /**
  * The close code a frame announces when it is the node's last one on a
  * stream (`{"kind":"stream_closed","code":4403,"reason":…}`), or null.
  */
-function farewellCode(data) {
-  if (typeof data !== "string" || !data.includes("stream_closed")) return null;
-  try {
-    const frame = JSON.parse(data);
-    return frame?.kind === "stream_closed" && Number.isInteger(frame.code) ? frame.code : null;
-  } catch {
-    return null;
-  }
+function farewellCode(frame) {
+  return frame?.kind === "stream_closed" && Number.isInteger(frame.code) ? frame.code : null;
 }
 
 /**
@@ -175,13 +189,16 @@ function farewellCode(data) {
  * (ids and kinds, never content: what changed is read again through the
  * ordinary routes). The session's cookies authenticate it, as every call.
  *
- * `onEvent({ kind, object, topic, at })` is called for each event; a frame that
- * is not one is ignored. `onOpen()` is called each time the stream opens, the
- * first time too: whatever changed while it was not open (or before it first
- * opened) was not told, so the caller reads again what it shows. `onRefused()`
- * is called once if the node stops admitting the caller, who may no longer
- * read what it tells (it closes the stream with 4403, or refuses to open it
- * again); it is not opened again.
+ * `onEvent({ kind, object, topic, at })` is called for each change; a frame that
+ * is not one is ignored. `onPresence({ object, actor, activity, topic })` is
+ * called for each word of presence the node passes on from another listener
+ * (on a mailbox's stream: who is reading or writing a reply where), which is
+ * not a change and must not have anything read again. `onOpen()` is called
+ * each time the stream opens, the first time too: whatever changed while it
+ * was not open (or before it first opened) was not told, so the caller reads
+ * again what it shows. `onRefused()` is called once if the node stops
+ * admitting the caller, who may no longer read what it tells (it closes the
+ * stream with 4403, or refuses to open it again); it is not opened again.
  *
  * Any other close is followed by another attempt, after a wait that doubles
  * from half a second to 15 (back to half a second once a connection has stayed
@@ -193,15 +210,20 @@ function farewellCode(data) {
  * for any call. A session that cannot go on shows the sign-in form and the
  * stream stops.
  *
- * Answers `close()`, which stops it for good: the caller closes it when the
- * view it serves goes away.
+ * Answers `say(message)`, which tells the node what the caller is doing (on a
+ * mailbox's stream, `{ presence, object }`): sent at once if the stream is
+ * open, and said again each time it opens, since the node forgets what a
+ * closed stream said; and `close()`, which stops it for good: the caller
+ * closes it when the view it serves goes away.
  */
-export function listen(path, { onEvent, onOpen = () => {}, onRefused = () => {} }) {
+export function listen(path, { onEvent, onPresence = () => {}, onOpen = () => {}, onRefused = () => {} }) {
   const address = `${location.protocol === "https:" ? "wss:" : "ws:"}//${location.host}${path}`;
   let socket = null;
   let closed = false;
   let wait = FIRST_WAIT_MS;
   let retry = null;
+  /** What the caller last said, as sent: said again on each opening. */
+  let said = null;
 
   function connect() {
     retry = null;
@@ -214,16 +236,23 @@ export function listen(path, { onEvent, onOpen = () => {}, onRefused = () => {} 
     current.addEventListener("open", () => {
       if (!wanted()) return;
       openedAt = Date.now();
+      if (said !== null) current.send(said);
       onOpen();
     });
     current.addEventListener("message", (message) => {
       if (!wanted()) return;
-      const code = farewellCode(message.data);
+      const frame = frameOf(message.data);
+      const code = farewellCode(frame);
       if (code !== null) {
         ended(code);
         return;
       }
-      const event = liveEvent(message.data);
+      const presence = presenceOf(frame);
+      if (presence) {
+        onPresence(presence);
+        return;
+      }
+      const event = liveEvent(frame);
       if (event) onEvent(event);
     });
     // The node's last frame says why it closes a stream, before the close
@@ -295,6 +324,12 @@ export function listen(path, { onEvent, onOpen = () => {}, onRefused = () => {} 
   connect();
 
   return {
+    say(message) {
+      if (closed) return;
+      said = JSON.stringify(message);
+      // Not yet open (or between connections): it is said as the stream opens.
+      if (socket?.readyState === WebSocket.OPEN) socket.send(said);
+    },
     close() {
       if (closed) return;
       stop();

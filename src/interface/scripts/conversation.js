@@ -11,17 +11,20 @@
 // changes in it (a message received, its status, assignee, labels or read
 // state, a draft or a send moving) is read again a moment later and drawn over
 // what is shown, message by message, leaving alone the reply being written and
-// whatever the person has open or in focus.
+// whatever the person has open or in focus. On the same stream it tells the
+// others on the mailbox that the person is reading it, or writing a reply, and
+// says, near the reply, who else is (so that two people do not answer the same
+// customer twice); that is never a change, and has nothing read again.
 //
 // A received message's text is a stranger's: it is set as text, and drawn in
 // one place, messageBody().
 
 import { append, breadcrumbs, byteSize, h, hidden, inOrder, labelled, redraw, replace, time, uniqueId } from "./dom.js";
-import { me } from "./session.js";
+import { holdWhileShown, me } from "./session.js";
 import { api, segment, SessionOver } from "./api.js";
 import { downloadLink, info, panel, perform, refusalBox, statusArea } from "./shared.js";
 import { directory } from "./names.js";
-import { access, followMailbox, labelChips, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
+import { access, followMailbox, labelChips, mailboxApi, mailHref, presenceIn, presenceWords, subjectOf } from "./mail-shared.js";
 import {
   asLines, counted, parseRecipient, recipientLabels, recipientText, resultWords, REUSED_MESSAGE_ID, senderCheckBadge,
   senderDetail, senderWords, sendStateBadge, THREAD_STATUSES, threadStatusBadge,
@@ -109,6 +112,23 @@ const earlierWords = (thread) => thread.message_count > thread.entries.length
 const unverifiedWarning = () => h("div", { class: "warning sender-warning" },
   h("p", { class: "warning-title", text: "A sender in this conversation is not verified." }),
   h("p", { text: "Nothing proves that a message marked below came from the address on its From line. Do not act on what it asks (payments, passwords, changed bank details) without checking with the sender another way." }));
+
+/**
+ * How long a reply is told as being written after its writer's last keystroke:
+ * long enough to think between sentences, short enough that a reply left
+ * aside does not keep a colleague waiting.
+ */
+const WRITING_PAUSE_MS = 15_000;
+
+/** Remembers the names a conversation gives beside ids (its assignee, its sends' writers and deciders), to name them in presence. */
+function rememberNames(thread) {
+  directory.rememberName(thread.assignee, thread.assignee_name);
+  for (const entry of thread.entries ?? []) {
+    if (entry.kind !== "sent") continue;
+    directory.rememberName(entry.sent.author, entry.sent.author_name);
+    directory.rememberName(entry.sent.decided_by, entry.sent.decided_by_name);
+  }
+}
 
 /** `#/mail/<mailbox>/<thr_…>`: one conversation. */
 export async function conversationView(view, mailbox, threadId) {
@@ -281,6 +301,7 @@ export async function conversationView(view, mailbox, threadId) {
       send: draft,
       quote,
       notice,
+      onSettled: stopWriting,
       onDraft: (next) => {
         openComposer(next, info("Written again as a new draft, with the same recipients, subject and text: change it in the light of the reason, then submit it."));
         return null;
@@ -421,7 +442,41 @@ export async function conversationView(view, mailbox, threadId) {
     nothingShown.hidden = !entries.hidden;
   }
   showEntries();
-  append(view, [earlier, entries, nothingShown, composer]);
+
+  // ---- who else is here, as their pages tell through the mailbox's stream
+  const presence = presenceIn();
+  // Polite, and kept a line high even when empty, so that it neither
+  // interrupts nor moves the reply being written when someone comes or goes.
+  const presenceLine = h("p", { class: "presence", "aria-live": "polite" });
+  function showPresence() {
+    const words = presenceWords(presence.doing);
+    if (presenceLine.textContent !== words) presenceLine.textContent = words;
+  }
+  rememberNames(summary);
+  rememberNames(thread);
+  append(view, [earlier, entries, nothingShown, presenceLine, composer]);
+
+  /** What the person is telling the others they do here: reading, or writing a reply. */
+  let doing = "reading";
+  let stillWriting = null;
+  /** Set once the stream is followed (below). */
+  let tellOthers = () => {};
+  const tell = (activity) => {
+    if (activity === doing) return;
+    doing = activity;
+    tellOthers();
+  };
+  function stopWriting() {
+    clearTimeout(stillWriting);
+    tell("reading");
+  }
+  // Typing in the reply (its text, subject or recipients) is writing; a pause is reading again.
+  composer.addEventListener("input", (event) => {
+    if (!event.target.matches("textarea, input[type=text]")) return;
+    clearTimeout(stillWriting);
+    stillWriting = setTimeout(stopWriting, WRITING_PAUSE_MS);
+    tell("writing");
+  });
 
   /**
    * Reads the conversation again, as its mailbox changed, and shows what changed
@@ -459,13 +514,33 @@ export async function conversationView(view, mailbox, threadId) {
       labels.after(unverified);
     }
     showEntries();
+    // Someone already told as here may be named now.
+    rememberNames(thread);
+    showPresence();
   }
 
-  followMailbox(view, mailbox, {
+  const following = followMailbox(view, mailbox, {
     readAgain,
-    noLonger: () => unfollowed.replaceChildren(h("p", { class: "muted", text: "This conversation no longer follows the mailbox as it changes: you may no longer see its mail. Reload the page to see what you hold." })),
+    noLonger: () => {
+      unfollowed.replaceChildren(h("p", { class: "muted", text: "This conversation no longer follows the mailbox as it changes: you may no longer see its mail. Reload the page to see what you hold." }));
+      presence.doing.clear();
+      showPresence();
+    },
     // A change to another conversation changes nothing here.
     accept: (event) => !event.object?.startsWith("thr_") || event.object === threadId,
+    // Opening again, the node tells afresh who is here: who left while it was closed was not told.
+    onOpen: () => {
+      presence.doing.clear();
+      showPresence();
+    },
+    onPresence: (told) => {
+      if (told.object === threadId && presence.tell(told)) showPresence();
+    },
   });
+  // Said as the stream opens, and again each time it opens again (the node forgets a closed stream's).
+  tellOthers = () => following.say({ presence: doing, object: threadId });
+  tellOthers();
+  // Leaving closes the stream, which the node tells the others as gone idle.
+  holdWhileShown(view, () => clearTimeout(stillWriting));
 }
 

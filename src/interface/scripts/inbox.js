@@ -12,6 +12,8 @@
 // live stream): mail received, a conversation triaged or read, a draft or a
 // send moving, by anyone, has the list read again a moment later, drawn over
 // what is shown without a flash, the person's place, focus and filters kept.
+// A conversation someone else is writing a reply to says "writing…" (their
+// pages tell it on the same stream; it is not a change, and reads nothing).
 //
 // Everything in a row but the counts and dates was written by strangers, so it
 // is set as text, as everywhere.
@@ -20,7 +22,9 @@ import { append, h, hidden, labelled, linkButton, redraw, time, uniqueId } from 
 import { api, query, SessionOver } from "./api.js";
 import { empty, info, loading, panel, refusalBox, statusArea } from "./shared.js";
 import { pager } from "./pager.js";
-import { access, followMailbox, labelChips, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
+import { access, actorsWords, followMailbox, labelChips, mailboxApi, mailHref, subjectOf } from "./mail-shared.js";
+import { me } from "./session.js";
+import { directory } from "./names.js";
 import { counted, SENDER_CHECKS, THREAD_STATUSES, threadStatusBadge } from "./mail-words.js";
 
 /** The filters a list starts with: open conversations, whoever has them, read or not. */
@@ -179,13 +183,43 @@ export async function inboxView(view, { readable }, mailbox) {
   /** Shows `threads` (the list read again, or with a page more) over what is shown, keeping the rows that did not change. */
   function showThreads(threads) {
     listed = threads;
+    for (const thread of threads) directory.rememberName(thread.assignee, thread.assignee_name);
     redraw(list, "data-thread", threads, {
       key: (thread) => thread.id,
       draw: (thread) => threadItem(mailbox, thread),
       sameAs: (thread) => JSON.stringify(thread),
     });
+    showWriting();
     if (!threads.length) shown.replaceChildren(empty(nothing(filters)));
     else if (list.parentNode !== shown) shown.replaceChildren(list);
+  }
+
+  /** Who else is writing a reply where, as their pages tell: by conversation, the writers' ids. */
+  const writersByThread = new Map();
+  /** Marks each row someone else is writing a reply to (a row drawn again has lost its mark). */
+  function showWriting() {
+    for (const row of list.children) {
+      const writers = [...(writersByThread.get(row.dataset.thread) ?? [])];
+      let marker = row.querySelector(".thread-writing");
+      if (!writers.length) {
+        marker?.remove();
+        continue;
+      }
+      const words = `${actorsWords(writers)} ${writers.length > 1 ? "are writing replies" : "is writing a reply"}`;
+      if (marker?.title === words) continue;
+      marker ??= row.querySelector(".thread-meta").insertAdjacentElement("afterbegin", h("span", { class: "thread-writing" }));
+      marker.title = words;
+      marker.replaceChildren(hidden(`${words}.`), h("span", { "aria-hidden": "true", text: "writing…" }));
+    }
+  }
+  function toldPresence({ object, actor, activity }) {
+    if (actor === me?.id) return;
+    const writers = writersByThread.get(object) ?? new Set();
+    if (activity === "writing") writers.add(actor);
+    else writers.delete(actor);
+    if (writers.size) writersByThread.set(object, writers);
+    else writersByThread.delete(object);
+    showWriting();
   }
   const pages = pager({
     fetchPage: async (page) => {
@@ -258,6 +292,12 @@ export async function inboxView(view, { readable }, mailbox) {
   opened?.scrollIntoView({ block: "center" });
   followMailbox(view, mailbox, {
     readAgain: () => refresh(pagesByMailbox.get(mailbox.id) ?? 1, { quietly: true }),
+    onPresence: toldPresence,
+    // Opening again, the node tells afresh who is writing: who stopped while it was closed was not told.
+    onOpen: () => {
+      writersByThread.clear();
+      showWriting();
+    },
     noLonger: () => unfollowed.replaceChildren(h("p", { class: "muted", text: "This list no longer follows the mailbox as it changes: you may no longer see its mail. Reload the page to see what you hold." })),
   });
 }

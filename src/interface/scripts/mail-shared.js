@@ -1,12 +1,13 @@
 // What the mail views share (mail.js, inbox.js, conversation.js, sends.js,
 // approvals.js): what the signed-in person may do in a mailbox, the mailboxes
 // they can read and send from, links within Mail and paths in the API, how a
-// mailbox, what is held on it, a subject and mail's text are shown, and
-// following a mailbox's live stream while a view of it is shown.
+// mailbox, what is held on it, a subject and mail's text are shown,
+// following a mailbox's live stream while a view of it is shown, and the words
+// for who else is reading or writing a reply there (presence).
 
 import { code, h, inOrder } from "./dom.js";
 import { api, listen, segment } from "./api.js";
-import { holdWhileShown } from "./session.js";
+import { holdWhileShown, me } from "./session.js";
 import { directory } from "./names.js";
 import { relationTerm } from "./vocabulary.js";
 
@@ -86,8 +87,15 @@ const LIVE_PAUSE_MS = 200;
  * takes (any, unless given), and whenever the stream opens, since what changed
  * while it was not open was not told; and `noLonger()` if the node stops
  * telling the person (they may no longer see the mailbox's mail).
+ *
+ * `onPresence(presence)` hears who else is reading or writing a reply where
+ * (api.js's listen()): never a change, so nothing is read again for it.
+ * `onOpen()` is called as the stream opens, before the node tells again who is
+ * where (what was told before may have ended while it was not open).
+ * Answers `say(message)`, which tells the others on the mailbox what the
+ * person is doing (`{ presence, object }`), as soon as the stream is open.
  */
-export function followMailbox(view, mailbox, { readAgain, noLonger, accept = () => true }) {
+export function followMailbox(view, mailbox, { readAgain, noLonger, accept = () => true, onPresence = () => {}, onOpen = () => {} }) {
   let waiting = null;
   const soon = () => {
     waiting ??= setTimeout(() => {
@@ -99,7 +107,11 @@ export function followMailbox(view, mailbox, { readAgain, noLonger, accept = () 
     onEvent: (event) => {
       if (accept(event)) soon();
     },
-    onOpen: soon,
+    onPresence,
+    onOpen: () => {
+      onOpen();
+      soon();
+    },
     onRefused: () => {
       // What was told before it closed is not read: the node would refuse it now.
       clearTimeout(waiting);
@@ -110,4 +122,61 @@ export function followMailbox(view, mailbox, { readAgain, noLonger, accept = () 
     stream.close();
     clearTimeout(waiting);
   });
+  return { say: (message) => stream.say(message) };
+}
+
+/**
+ * Who else is doing what in a conversation, as the page was last told: by
+ * actor (a person's or agent's id), what they are doing ("reading" or
+ * "writing"). `tell(presence)` takes a presence told by the node and answers
+ * whether it changed anything; the signed-in person's own (another tab of
+ * theirs) and one gone idle are not kept.
+ */
+export function presenceIn() {
+  const doing = new Map();
+  return {
+    doing,
+    tell({ actor, activity }) {
+      if (actor === me?.id) return false;
+      const before = doing.get(actor);
+      if (activity === "idle") doing.delete(actor);
+      else doing.set(actor, activity);
+      return doing.get(actor) !== before;
+    },
+  };
+}
+
+/**
+ * Who they are, in words a sentence can start with: each by the name the page
+ * knows, else "a colleague" or "an agent" (the node tells only their ids, and
+ * a person who is not an administrator cannot ask it for a colleague's name).
+ */
+export function actorsWords(actors) {
+  const names = [];
+  let colleagues = 0;
+  let agents = 0;
+  for (const actor of actors) {
+    const name = directory.nameOf(actor);
+    if (name) names.push(name);
+    else if (actor.startsWith("agt_")) agents++;
+    else colleagues++;
+  }
+  names.sort((a, b) => a.localeCompare(b));
+  if (colleagues) names.push(colleagues === 1 ? "a colleague" : `${colleagues} colleagues`);
+  if (agents) names.push(agents === 1 ? "an agent" : `${agents} agents`);
+  const words = new Intl.ListFormat("en", { type: "conjunction" }).format(names);
+  return words.charAt(0).toUpperCase() + words.slice(1);
+}
+
+/**
+ * What a conversation says of the others in it (`doing`, presenceIn()'s):
+ * who is writing a reply, then who is reading it; "" when nobody is.
+ */
+export function presenceWords(doing) {
+  const writing = [...doing].filter(([, activity]) => activity === "writing").map(([actor]) => actor);
+  const reading = [...doing].filter(([, activity]) => activity === "reading").map(([actor]) => actor);
+  return [
+    writing.length ? `${actorsWords(writing)} ${writing.length > 1 ? "are writing replies" : "is writing a reply"}.` : "",
+    reading.length ? `${actorsWords(reading)} ${reading.length > 1 ? "are reading this conversation" : "is reading this conversation"}.` : "",
+  ].filter(Boolean).join(" ");
 }

@@ -14,6 +14,12 @@ export const directory = {
   mailboxes: new Map(),
   agents: new Map(),
   sources: new Map(),
+  /**
+   * Names the node gave beside an id in an answer about something else (a
+   * conversation's assignee, a send's author): all a person who is not an
+   * administrator learns of a colleague, and enough to name them elsewhere.
+   */
+  toldNames: new Map(),
   rememberPeople(people) {
     for (const person of people) this.people.set(person.id, person);
   },
@@ -28,6 +34,9 @@ export const directory = {
   },
   rememberSources(sources) {
     for (const source of sources) this.sources.set(source.id, source);
+  },
+  rememberName(id, name) {
+    if (id && name) this.toldNames.set(id, name);
   },
   async loadPeople() {
     const { people } = await api("GET", "/api/people");
@@ -60,7 +69,7 @@ export const directory = {
   nameOf(id) {
     if (!id) return null;
     return this.people.get(id)?.name ?? this.agents.get(id)?.name ?? this.teams.get(id)?.name ?? this.mailboxes.get(id)?.address
-      ?? this.sources.get(id)?.name ?? (me?.id === id ? me.name : null);
+      ?? this.sources.get(id)?.name ?? (me?.id === id ? me.name : null) ?? this.toldNames.get(id) ?? null;
   },
 };
 

@@ -139,9 +139,11 @@ export function quoteOf(message) {
  * which gives it its threading headers; `quote`, a received message with its
  * text, offers Quote, which writes that message into the draft's text;
  * `notice` is shown above the form (a resumed draft says so); `onDraft`
- * receives a draft written again from a refused send.
+ * receives a draft written again from a refused send; `onSettled()` is called
+ * once what was written is saved, submitted or deleted (a conversation then
+ * stops telling the others that its writer is writing).
  */
-export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subject = "", quote = null, notice = null, onDraft } = {}) {
+export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subject = "", quote = null, notice = null, onDraft, onSettled = () => {} } = {}) {
   const content = h("div");
   const status = statusArea();
   const sends = mailboxApi(mailbox.id, "sends");
@@ -259,7 +261,7 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
     element.addEventListener("submit", async (event) => {
       event.preventDefault();
       if (!element.reportValidity()) return;
-      await perform(status, controls, async () => {
+      const saved = await perform(status, controls, async () => {
         if (!send) {
           show(await api("POST", sends, { ...values(), reply_to: replyTo?.id }));
           return ["Draft saved. Nothing is sent until you submit it and a second person approves it. ", outbound()];
@@ -267,6 +269,7 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
         show(await api("PATCH", `${sends}/${segment(send.id)}`, values()));
         return "Changes saved.";
       }, "The draft was not saved.");
+      if (saved) onSettled();
     });
 
     // Quoting writes the message answered into the text, below what is there,
@@ -292,12 +295,13 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
         textField.focus();
         return;
       }
-      await perform(status, controls, async () => {
+      const submitted = await perform(status, controls, async () => {
         const next = values();
         if (unsaved(next)) send = await api("PATCH", `${sends}/${segment(send.id)}`, next);
         show(await api("POST", `${sends}/${segment(send.id)}/submit`));
         return [`Submitted for approval. It is sent once a second person who may approve mail from ${mailbox.address} approves it; until then you can cancel the submission. `, outbound()];
       }, "The draft was not submitted.");
+      if (submitted) onSettled();
     });
 
     // Deleting asks once more, in the page (no dialog): a draft cannot be brought back.
@@ -312,12 +316,15 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
         question.replaceWith(buttons);
         remove.focus();
       });
-      really.addEventListener("click", () => perform(status, [really, keep], async () => {
-        await api("DELETE", `${sends}/${segment(send.id)}`);
-        send = null;
-        content.replaceChildren(empty("This draft was deleted."));
-        return "Draft deleted.";
-      }, "The draft was not deleted."));
+      really.addEventListener("click", async () => {
+        const deleted = await perform(status, [really, keep], async () => {
+          await api("DELETE", `${sends}/${segment(send.id)}`);
+          send = null;
+          content.replaceChildren(empty("This draft was deleted."));
+          return "Draft deleted.";
+        }, "The draft was not deleted.");
+        if (deleted) onSettled();
+      });
     });
     return element;
   }
