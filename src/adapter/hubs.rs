@@ -210,13 +210,20 @@ impl EventHub {
         // person once per conversation, doing the most any of their streams says.
         let mut told: Vec<(String, String)> = Vec::new();
         for other in self.state.get_websockets() {
-            if let Ok(Some(Listener { presence: Some(presence), actor, topic, .. })) = other.deserialize_attachment() {
+            if let Ok(Some(Listener { presence: Some(presence), actor, actor_name, topic, .. })) =
+                other.deserialize_attachment()
+            {
                 if actor == listener.actor || told.contains(&(actor.clone(), presence.object.clone())) {
                     continue;
                 }
                 let activity = self.activity(None, &actor, &presence.object);
                 let combined = Presence { presence: activity, object: presence.object.clone() };
-                let _ = pair.server.send_with_str(combined.told(&actor, &topic, WorkersPlatform.now_ms()));
+                let _ = pair.server.send_with_str(combined.told(
+                    &actor,
+                    actor_name.as_deref(),
+                    &topic,
+                    WorkersPlatform.now_ms(),
+                ));
                 told.push((actor, presence.object));
             }
         }
@@ -327,7 +334,9 @@ impl EventHub {
         let now = self.activity(closing, &listener.actor, object);
         if now != before {
             let told = Presence { presence: now, object: object.to_string() };
-            self.tell_others(speaker, &told.told(&listener.actor, &listener.topic, WorkersPlatform.now_ms()));
+            let frame =
+                told.told(&listener.actor, listener.actor_name.as_deref(), &listener.topic, WorkersPlatform.now_ms());
+            self.tell_others(speaker, &frame);
         }
     }
 

@@ -28,3 +28,4 @@ pub use lifecycle::{
 };
 pub use mint::{connection_established, mint, mint_for_connection};
 pub use pairing::{PAIRING_CODE_LIFETIME_MS, issue_pairing_code, redeem_pairing_code};
+pub(crate) use store::name_of_agent;

@@ -53,6 +53,11 @@ pub(super) fn every_agent() -> Statement {
 }
 
 /// The agent `agent_id`, as an `AgentRow`.
+/// The name of the agent `agent_id` (one row, `name`, or none).
+pub(crate) fn name_of_agent(agent_id: &str) -> Statement {
+    Statement::new("SELECT name FROM agents WHERE id = ?1").bind(agent_id)
+}
+
 pub(super) fn agent_by_id(agent_id: &str) -> Statement {
     Statement::new(format!("SELECT {AGENT_COLUMNS} FROM agents WHERE id = ?1")).bind(agent_id)
 }

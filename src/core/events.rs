@@ -119,6 +119,9 @@ pub struct Listening {
     pub topic: Topic,
     pub actor: String,
     pub delegator: Option<String>,
+    /// The opener's name, as the others on a mailbox are told it beside its
+    /// presence (everyone there may read the mailbox, where it already shows).
+    pub actor_name: Option<String>,
 }
 
 /// One committed change, as a listener is told it.

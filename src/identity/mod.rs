@@ -13,3 +13,5 @@ pub mod sessions;
 pub mod setup;
 mod store;
 pub mod teams;
+
+pub(crate) use store::name_of_person;

@@ -62,6 +62,12 @@ pub(super) fn person_by_id(person_id: &str) -> Statement {
     Statement::new(format!("SELECT {PERSON_COLUMNS} FROM people WHERE id = ?1")).bind(person_id)
 }
 
+/// The name of the person `person_id` (one row, `name`, or none): what
+/// others see beside what that person does, such as presence.
+pub(crate) fn name_of_person(person_id: &str) -> Statement {
+    Statement::new("SELECT name FROM people WHERE id = ?1").bind(person_id)
+}
+
 /// The person signing in with `email`: a `PersonRow` that decodes as `Credentials` too.
 pub(super) fn person_to_sign_in(email: &str) -> Statement {
     Statement::new(format!("SELECT {PERSON_COLUMNS}, password_hash FROM people WHERE email = ?1")).bind(email)

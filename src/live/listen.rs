@@ -9,6 +9,7 @@ use crate::core::events::{Listening, Topic};
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::messaging::MessagingError;
+use crate::{agents, identity};
 
 use super::errors::LiveError;
 
@@ -28,10 +29,21 @@ fn upgrade_asked(context: &mut Context<'_>) -> Result<(), Refusal> {
 /// `GET /api/mailboxes/:mailboxId/live`: a stream of the mailbox's changes.
 pub async fn listen_to_mailbox(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
-    // The checks first: a stream is opened only for a caller who may read.
-    context.read(Vec::new()).await?;
+    // The checks first, with the caller's name (told beside its presence): a
+    // stream is opened only for a caller who may read.
+    let name = match context.caller() {
+        Caller::Person { person_id, .. } => Some(identity::name_of_person(person_id)),
+        Caller::Agent { agent_id, .. } => Some(agents::name_of_agent(agent_id)),
+        _ => None,
+    };
+    let results = context.read(name.into_iter().collect()).await?;
+    let actor_name = results.first().and_then(|result| result.first()).and_then(|row| row.text("name").ok());
     upgrade_asked(context)?;
-    Ok(opening(context, Topic::Mailbox(mailbox_id)))
+    let mut opened = opening(context, Topic::Mailbox(mailbox_id));
+    if let Some(listening) = opened.listen.as_mut() {
+        listening.actor_name = actor_name;
+    }
+    Ok(opened)
 }
 
 /// `GET /api/me/live`: a stream of changes to the caller's own data (an
@@ -75,5 +87,5 @@ fn opening(context: &mut Context<'_>, topic: Topic) -> Response {
     }
     let actor = context.caller().actor_id().unwrap_or_default().to_string();
     let delegator = context.delegator().map(str::to_string);
-    Response::listening(Listening { topic, actor, delegator })
+    Response::listening(Listening { topic, actor, delegator, actor_name: None })
 }

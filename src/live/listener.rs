@@ -45,6 +45,9 @@ pub struct Listener {
     pub path: String,
     pub origin: String,
     pub credential: Option<(String, String)>,
+    /// The opener's name, told beside its presence.
+    #[serde(default)]
+    pub actor_name: Option<String>,
     /// What it last said it is doing, on a mailbox's stream (`presence`).
     #[serde(default)]
     pub presence: Option<Presence>,
@@ -66,6 +69,7 @@ impl Listener {
             path: request.path.clone(),
             origin: request.origin.clone(),
             credential,
+            actor_name: listening.actor_name.clone(),
             presence: None,
         }
     }

@@ -71,11 +71,12 @@ impl Presence {
     /// The frame the other listeners receive: who is doing what where, on
     /// which topic, when. (`Presence` is here what is told, the combined
     /// activity of the actor's streams: see `activity_of`.)
-    pub fn told(&self, actor: &str, topic: &str, at: i64) -> String {
+    pub fn told(&self, actor: &str, actor_name: Option<&str>, topic: &str, at: i64) -> String {
         serde_json::json!({
             "kind": "presence",
             "object": self.object,
             "actor": actor,
+            "actor_name": actor_name,
             "activity": self.presence,
             "topic": topic,
             "at": at,
@@ -133,7 +134,9 @@ mod tests {
     #[test]
     fn what_others_are_told_is_who_what_and_where() {
         let writing = Presence { presence: Activity::Writing, object: THREAD.into() };
-        let told: serde_json::Value = serde_json::from_str(&writing.told("usr_1", "mailbox:mbx_1", 7)).unwrap();
+        let told: serde_json::Value =
+            serde_json::from_str(&writing.told("usr_1", Some("Wren"), "mailbox:mbx_1", 7)).unwrap();
+        assert_eq!(told["actor_name"], "Wren");
         assert_eq!(told["kind"], "presence");
         assert_eq!((told["actor"].as_str(), told["activity"].as_str()), (Some("usr_1"), Some("writing")));
         assert_eq!(

@@ -186,7 +186,7 @@ test("who is reading or writing a reply where is told to the others on the mailb
   }
   fayHears.socket.send(JSON.stringify({ presence: "writing", object: thread.id }));
   const writing = await gusHears.next("presence");
-  assert.deepEqual([writing.actor, writing.activity, writing.object, writing.topic], [fay.id, "writing", thread.id, `mailbox:${mailbox.id}`]);
+  assert.deepEqual([writing.actor, writing.actor_name, writing.activity, writing.object, writing.topic], [fay.id, "Fay", "writing", thread.id, `mailbox:${mailbox.id}`]);
   assert.equal(gusHears.frames.length, 0, "nothing else reached Gus");
   fayHears.socket.send(JSON.stringify({ presence: "writing", object: thread.id }));
   assert.equal(fayHears.frames.some((frame) => frame.kind === "presence"), false, "Fay is not told of herself");

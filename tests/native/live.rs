@@ -27,7 +27,7 @@ fn open(world: &World, path: &str, token: &str) -> Response {
 /// recorded as does not take part in the asking.)
 fn standing(world: &World, path: &str, token: &str) -> Standing {
     let opening = request("GET", path).bearer(token).header("upgrade", "websocket");
-    let listening = Listening { topic: Topic::Access, actor: "usr_someone".into(), delegator: None };
+    let listening = Listening { topic: Topic::Access, actor: "usr_someone".into(), delegator: None, actor_name: None };
     Standing::of(&world.node.send(Listener::of(&opening, &listening).recheck_request()))
 }
 
@@ -119,6 +119,7 @@ fn a_stream_opens_only_for_a_reader_only_as_an_upgrade_and_its_opening_is_record
     let listening = opened.listen.expect("a stream opened");
     assert_eq!(listening.topic, Topic::Mailbox(desk.mailbox.clone()));
     assert_eq!((listening.actor.as_str(), listening.delegator), (desk.person("ben").id.as_str(), None));
+    assert!(listening.actor_name.is_some_and(|name| !name.is_empty()), "its name, told beside its presence");
     let entry = desk.world.last_audit_entry();
     assert_eq!((entry["action"].as_str(), entry["outcome"].as_str()), (Some("listen_to_mailbox"), Some("ok")));
     assert_eq!(entry["object"], json!(desk.mailbox), "its object is the mailbox, as every mailbox route's is");
@@ -193,7 +194,8 @@ fn a_hub_keeps_the_credential_that_opened_a_stream_and_never_a_refresh_token() {
     let opening = request("GET", "/api/me/live")
         .header("cookie", "__Host-mailroom-refresh=secret-refresh; __Host-mailroom-access=mr_ses_access")
         .header("upgrade", "websocket");
-    let listening = Listening { topic: Topic::Person("usr_1".into()), actor: "usr_1".into(), delegator: None };
+    let listening =
+        Listening { topic: Topic::Person("usr_1".into()), actor: "usr_1".into(), delegator: None, actor_name: None };
     let listener = Listener::of(&opening, &listening);
     assert_eq!(listener.credential, Some(("cookie".to_string(), "__Host-mailroom-access=mr_ses_access".to_string())));
     let replay = listener.recheck_request();

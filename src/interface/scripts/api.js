@@ -172,7 +172,10 @@ const ACTIVITIES = new Set(["reading", "writing", "idle"]);
 function presenceOf(frame) {
   const told = frame?.kind === "presence" && typeof frame.object === "string" && typeof frame.actor === "string"
     && ACTIVITIES.has(frame.activity) && typeof frame.topic === "string";
-  return told ? { object: frame.object, actor: frame.actor, activity: frame.activity, topic: frame.topic } : null;
+  if (!told) return null;
+  // The node names who it is (a colleague this person may not otherwise know).
+  const actorName = typeof frame.actor_name === "string" && frame.actor_name.trim() ? frame.actor_name : null;
+  return { object: frame.object, actor: frame.actor, actorName, activity: frame.activity, topic: frame.topic };
 }
 
 /**

@@ -136,8 +136,9 @@ export function presenceIn() {
   const doing = new Map();
   return {
     doing,
-    tell({ actor, activity }) {
+    tell({ actor, actorName, activity }) {
       if (actor === me?.id) return false;
+      if (actorName) directory.rememberName(actor, actorName);
       const before = doing.get(actor);
       if (activity === "idle") doing.delete(actor);
       else doing.set(actor, activity);
