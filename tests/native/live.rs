@@ -7,6 +7,7 @@ use mailroom::core::events::{Event, Listening, Topic};
 use mailroom::core::http::Response;
 use mailroom::live::{Listener, Standing};
 use mailroom::testing::{RequestExt, request};
+use mailroom_contract::{Authority, Tier, registry};
 use serde_json::json;
 
 use crate::desk::{Desk, READS_THE_MAILBOX};
@@ -274,4 +275,66 @@ fn a_message_to_an_agent_is_told_in_its_inbox_and_the_answer_to_whoever_asked() 
         events.iter().map(|event| (event.topic.clone(), event.kind.as_str())).collect::<Vec<_>>(),
         [(Topic::Agent(asker), "reply_to_agent_message")]
     );
+}
+
+/// The mailbox a request's path names, on a route whose path has one.
+fn mailbox_in(route_path: &str, path: &str) -> Option<String> {
+    let position = route_path.split('/').position(|segment| segment == ":mailboxId")?;
+    path.split('/').nth(position).map(str::to_string)
+}
+
+#[test]
+fn every_route_tells_what_its_declaration_says_when_it_succeeds_and_reads_tell_nothing() {
+    let world = World::new();
+    let mut problems = Vec::new();
+    for route in registry().routes() {
+        let (request, expected_status) = crate::budget::fixture(&world, route.id);
+        let mailbox = mailbox_in(route.path, &request.path);
+        told(&world);
+        let response = world.node.send(request);
+        assert_eq!(response.status, expected_status, "{}: {}", route.tool, text(&response));
+        let events = told(&world);
+        let tier = registry().tier(route.id);
+        let name = format!("{} {} ({})", route.method.as_str(), route.path, route.tool);
+        let kinds: Vec<(Topic, String)> =
+            events.iter().map(|event| (event.topic.clone(), event.kind.clone())).collect();
+        // A read changes nothing (a dry run is a POST of the read tier).
+        if route.method.is_safe() || tier == Tier::Read {
+            if !events.is_empty() {
+                problems.push(format!("{name}, a read, told {kinds:?}"));
+            }
+            continue;
+        }
+        match (tier, mailbox) {
+            (Tier::Read, _) => {}
+            // The machine surfaces tell what the calls they re-enter tell.
+            (Tier::Surface, _) => {}
+            (Tier::Act | Tier::Governed, Some(mailbox)) => {
+                if kinds != [(Topic::Mailbox(mailbox), route.tool.to_string())] {
+                    problems.push(format!("{name} told {kinds:?}, not once on its mailbox"));
+                }
+            }
+            (Tier::Operator, _) if route.authority == Authority::Public => {
+                if !events.is_empty() {
+                    problems.push(format!("{name}, anyone's to call, told {kinds:?}"));
+                }
+            }
+            (Tier::Operator, _) => {
+                if kinds != [(Topic::Access, route.tool.to_string())] {
+                    problems.push(format!("{name}, an administrator's act, told {kinds:?}, not access changing"));
+                }
+            }
+            (_, None) if route.authority == Authority::Personal => {
+                if !matches!(kinds.as_slice(), [(Topic::Person(_), kind)] if kind == route.tool) {
+                    problems.push(format!("{name}, the caller's own, told {kinds:?}"));
+                }
+            }
+            (_, None) => {
+                if events.iter().any(|event| event.kind != route.tool) {
+                    problems.push(format!("{name} told {kinds:?}, under another name than its own"));
+                }
+            }
+        }
+    }
+    assert!(problems.is_empty(), "routes that do not tell as declared:\n{}", problems.join("\n"));
 }
