@@ -54,12 +54,14 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
         // isolate alive until they are done.
         let (deferred, seal, hub_env) = (response.deferred.clone(), response.seal_chain, env.clone());
         context.wait_until(async move {
-            hubs::publish(&hub_env, events).await;
+            // The deferred writes first: a listener told of the change reads
+            // what they add (a sent message's notice) when it reads again.
             if !deferred.is_empty()
                 && let Err(error) = bindings.database.execute(deferred).await
             {
                 worker::console_error!("a deferred write failed: {error}");
             }
+            hubs::publish(&hub_env, events).await;
             if seal {
                 seal_chain(&bindings).await;
             }

@@ -22,6 +22,8 @@
 //   and her leaving that she is gone; all without a reload, and without Abe's
 //   page reading the conversation again (presence is not a change); and Abe
 //   writing a reply marks that conversation "writing…" in Wren's list;
+// - a conversation assigned to Wren shows in her tab's title and beside
+//   Notifications at once, told on her own stream;
 // - once one of them may no longer read the mailbox, the node closes their
 //   stream, and their list says, quietly, that it no longer follows it, and
 //   never opens it again.
@@ -362,6 +364,22 @@ for (const layout of LAYOUTS) {
     await abe.getByRole("link", { name: "Back to the conversations" }).click();
     run.abeSocket = await listening;
     await marker.waitFor({ state: "detached", timeout: TOLD_WITHIN_MS });
+  });
+
+  test(`${name}: a conversation assigned to Wren counts in her tab's title and beside Notifications, without a reload`, async () => {
+    const { wren } = run;
+    const wrenToken = await desk.signIn(data().people.wren);
+    const unread = async () => (await ok(call("GET", "/api/me/notifications?unread=true", { token: wrenToken }))).unread_count;
+    const before = await unread();
+    const expected = (count) => (count ? `(${count > 99 ? "99+" : count}) ` : "");
+    await wren.waitForFunction((prefix) => document.title.startsWith(prefix) && !/^\(\d+\+?\) \(/.test(document.title), expected(before), { timeout: TOLD_WITHIN_MS });
+    await ok(call("PATCH", `/api/mailboxes/${data().mailbox.id}/threads/${run.questionThread}`, { token: data().abeToken, body: { assignee: data().wren.id } }));
+    assert.equal(await unread(), before + 1, "the assignment is in Wren's feed");
+    // Told on Wren's own stream: her tab's title and the navigation count change while she stays where she is.
+    await wren.waitForFunction((prefix) => document.title.startsWith(prefix), expected(before + 1), { timeout: TOLD_WITHIN_MS });
+    assert.match(await wren.title(), /· Mailroom$/, `the view's own title follows the count: ${await wren.title()}`);
+    await wren.waitForFunction((count) => document.querySelector(".nav-unread")?.textContent === `${count} unread`, before + 1, { timeout: TOLD_WITHIN_MS });
+    assert.ok(await sameDocument(wren), "no reload");
   });
 
   test(`${name}: once Abe may no longer see the mailbox's mail, his list stops following it and says so, quietly`, async () => {

@@ -309,8 +309,16 @@ fn every_route_tells_what_its_declaration_says_when_it_succeeds_and_reads_tell_n
             (Tier::Read, _) => {}
             // The machine surfaces tell what the calls they re-enter tell.
             (Tier::Surface, _) => {}
+            // Once on its mailbox; and on the own topic of whoever it adds a
+            // notice for (`Context::tell_also`), under the same name.
             (Tier::Act | Tier::Governed, Some(mailbox)) => {
-                if kinds != [(Topic::Mailbox(mailbox), route.tool.to_string())] {
+                let on_mailbox = kinds.iter().filter(|(topic, _)| *topic == Topic::Mailbox(mailbox.clone())).count();
+                let elsewhere_own = kinds.iter().all(|(topic, kind)| {
+                    kind == route.tool && matches!(topic, Topic::Mailbox(_) | Topic::Person(_) | Topic::Agent(_))
+                });
+                let other_mailboxes =
+                    kinds.iter().any(|(topic, _)| matches!(topic, Topic::Mailbox(id) if *id != mailbox));
+                if on_mailbox != 1 || !elsewhere_own || other_mailboxes {
                     problems.push(format!("{name} told {kinds:?}, not once on its mailbox"));
                 }
             }
@@ -337,4 +345,25 @@ fn every_route_tells_what_its_declaration_says_when_it_succeeds_and_reads_tell_n
         }
     }
     assert!(problems.is_empty(), "routes that do not tell as declared:\n{}", problems.join("\n"));
+}
+
+#[test]
+fn a_conversation_assigned_to_someone_and_a_send_refused_are_told_in_their_own_feed_too() {
+    let desk = Desk::new("support@example.com")
+        .receiving("plain")
+        .with("ben@example.com", crate::desk::WORKS_AND_DECIDES)
+        .with("cleo@example.com", crate::desk::WORKS_AND_DECIDES);
+    let (ben, cleo) = (desk.person("ben"), desk.person("cleo"));
+    let thread = desk.world.thread_of(&desk.mailbox, desk.receipt());
+    told(&desk.world);
+    let assigned = desk.world.call("PATCH", &thread, Some(&ben.token), Some(json!({ "assignee": cleo.id })));
+    assert_eq!(assigned.status, 200, "{}", text(&assigned));
+    let events = told(&desk.world);
+    let topics: Vec<Topic> = events.iter().map(|event| event.topic.clone()).collect();
+    assert_eq!(
+        topics,
+        [Topic::Person(cleo.id.clone()), Topic::Mailbox(desk.mailbox.clone())],
+        "Cleo's feed and the mailbox"
+    );
+    assert!(events.iter().all(|event| event.kind == "update_thread"));
 }

@@ -329,6 +329,13 @@ impl<'request> Context<'request> {
         self.note.topic(topic);
     }
 
+    /// Tells this call's change on `topic` as well as where its entry is told:
+    /// for a notification it adds to someone's own feed (a conversation
+    /// assigned to them, their send refused or sent).
+    pub fn tell_also(&mut self, topic: Topic) {
+        self.work.tell_also(topic);
+    }
+
     /// Records further facts about this call in its audit entry. Never a secret.
     pub fn audit_detail(&mut self, detail: serde_json::Value) {
         self.note.detail(detail);

@@ -10,7 +10,7 @@
 
 use crate::core::context::note::AuditNote;
 use crate::core::context::ports::{AuditRecord, Ledger, PendingCheck};
-use crate::core::events::{Event, Published};
+use crate::core::events::{Event, Published, Topic};
 use crate::core::http::Response;
 use crate::core::node::Node;
 use crate::core::platform::Platform;
@@ -41,6 +41,8 @@ pub struct UnitOfWork<'request> {
     platform: &'request dyn Platform,
     /// Where a committed change is told to listeners.
     events: &'request Published,
+    /// Topics told of the change besides its entry's own (`tell_also`).
+    also_told: Vec<Topic>,
     ledger: &'request dyn Ledger,
     pending_checks: Vec<PendingCheck>,
     failed_check: Option<Refusal>,
@@ -83,6 +85,7 @@ impl<'request> UnitOfWork<'request> {
             timings: node.timings,
             platform: node.platform,
             events: node.events,
+            also_told: Vec::new(),
             ledger,
             pending_checks,
             failed_check: None,
@@ -195,6 +198,12 @@ impl<'request> UnitOfWork<'request> {
         self.writes.push(guard);
     }
 
+    pub(super) fn tell_also(&mut self, topic: Topic) {
+        if !self.also_told.contains(&topic) {
+            self.also_told.push(topic);
+        }
+    }
+
     pub(super) fn defer_write(&mut self, statement: Statement) {
         self.deferred.push(statement);
     }
@@ -282,6 +291,10 @@ impl<'request> UnitOfWork<'request> {
                     }
                     self.appended = true;
                     if outcome.is_ok() {
+                        for topic in std::mem::take(&mut self.also_told) {
+                            let (kind, object) = (entry.action.clone(), entry.object.clone());
+                            self.events.push(Event { topic, kind, object, at: entry.at });
+                        }
                         publish(self.events, entry);
                     }
                     return outcome.map_err(WorkError::Refused);

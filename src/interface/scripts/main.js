@@ -48,7 +48,7 @@
 
 import { h, hidden, labelled } from "./dom.js";
 import { connectShell, hint, me, releaseView, setMe } from "./session.js";
-import { api, ApiError, refusalOf, send, SessionOver } from "./api.js";
+import { api, ApiError, listen, refusalOf, send, SessionOver } from "./api.js";
 import { actionForm, perform, refusalBox, statusArea } from "./shared.js";
 import { renderAccount } from "./account.js";
 import { renderAgents } from "./agents.js";
@@ -101,8 +101,42 @@ const root = document.getElementById("app");
 let main = null;
 let navigation = null;
 let rendering = 0;
+/** Stops following the signed-in person's own stream (`followOwn`). */
+let stopFollowingOwn = () => {};
+
+/** How many unread notifications the tab's title carries, as `(3) Inbox · Mailroom`. */
+let unreadInTitle = 0;
+const UNREAD_IN_TITLE = /^\(\d+\+?\) /;
+
+/**
+ * Puts the unread count before whatever title the view gave the tab, so a
+ * person sees it from another tab; views set the title as they like, and
+ * the count is put back whenever they do (an observer of the <title>).
+ */
+function titleWithUnread() {
+  const base = document.title.replace(UNREAD_IN_TITLE, "");
+  const wanted = unreadInTitle ? `(${unreadInTitle > 99 ? "99+" : unreadInTitle}) ${base}` : base;
+  if (document.title !== wanted) document.title = wanted;
+}
+const titleElement = document.querySelector("title");
+if (titleElement) new MutationObserver(titleWithUnread).observe(titleElement, { childList: true, characterData: true, subtree: true });
+
+/**
+ * Follows the signed-in person's own stream (/api/me/live): whatever changes
+ * of theirs (a notification added for them, one marked, a reminder due) has
+ * the unread count read again, so the navigation and the tab's title keep up
+ * without a reload.
+ */
+function followOwn() {
+  stopFollowingOwn();
+  const stream = listen("/api/me/live", { onEvent: () => showNotificationCount(), onOpen: () => showNotificationCount() });
+  stopFollowingOwn = () => stream.close();
+}
 
 function showSignIn(notice) {
+  stopFollowingOwn();
+  unreadInTitle = 0;
+  titleWithUnread();
   releaseView();
   setMe(null);
   main = null;
@@ -175,6 +209,7 @@ function showShell({ sections = true } = {}) {
       section.route === "approvals" ? h("span", { class: "nav-count", hidden: true }) : null,
       section.route === "notifications" ? h("span", { class: "nav-unread", hidden: true }) : null));
   }
+  if (sections) followOwn();
 }
 
 /**
@@ -211,6 +246,8 @@ async function showNotificationCount(known) {
     count.hidden = !unread;
     count.replaceChildren(unread ? (unread > 99 ? "99+" : String(unread)) : "", hidden(unread ? " unread" : ""));
     count.title = unread ? `${unread} unread notification${unread === 1 ? "" : "s"}` : "";
+    unreadInTitle = unread;
+    titleWithUnread();
   } catch {}
 }
 

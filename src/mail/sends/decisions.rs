@@ -12,6 +12,7 @@ use super::version::Submission;
 use crate::core::bindings::MailerError;
 use crate::core::caller::Caller;
 use crate::core::context::Context;
+use crate::core::events::Topic;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::refusal::Refusal;
@@ -224,6 +225,9 @@ async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manif
         detail: (!failure.is_empty()).then_some(failure.as_str()),
     };
     context.defer_write(notifications::notify(&notice, Addressee::PersonOf(&row.author), context.platform()));
+    if let Some(author) = Topic::of_party(&row.author) {
+        context.tell_also(author);
+    }
     let delivered_json = serde_json::to_string(&delivered).unwrap_or_else(|_| no_one());
     row.delivered_json = delivered_json.clone();
     row.updated_at = context.now_ms();
@@ -270,6 +274,9 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
         detail: Some(&reason),
     };
     context.write(notifications::notify(&notice, Addressee::PersonOf(&row.author), context.platform()));
+    if let Some(author) = Topic::of_party(&row.author) {
+        context.tell_also(author);
+    }
     context.audit_detail(serde_json::json!({ "reason": reason, "version": request.version }));
     Ok(context.json(&row.present()))
 }

@@ -15,6 +15,7 @@ use mailroom_contract::{PathParameter, Relation};
 use crate::authz::holder_of;
 use crate::authz::tuples::{self, Holder};
 use crate::core::context::Context;
+use crate::core::events::Topic;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of};
 use crate::core::paging;
@@ -300,6 +301,9 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
             detail: None,
         };
         context.write(notifications::notify(&notice, Addressee::PersonOf(assigned), context.platform()));
+        if let Some(assignee) = Topic::of_party(assigned) {
+            context.tell_also(assignee);
+        }
     }
     context.audit_detail(serde_json::json!({
         "mailbox": mailbox_id,
