@@ -22,8 +22,8 @@
 //   and her leaving that she is gone; all without a reload, and without Abe's
 //   page reading the conversation again (presence is not a change); and Abe
 //   writing a reply marks that conversation "writing…" in Wren's list;
-// - a conversation assigned to Wren shows in her tab's title and beside
-//   Notifications at once, told on her own stream;
+// - a conversation assigned to Wren shows in her feed, her tab's title and
+//   beside Notifications at once, told on her own stream;
 // - once one of them may no longer read the mailbox, the node closes their
 //   stream, and their list says, quietly, that it no longer follows it, and
 //   never opens it again.
@@ -366,8 +366,12 @@ for (const layout of LAYOUTS) {
     await marker.waitFor({ state: "detached", timeout: TOLD_WITHIN_MS });
   });
 
-  test(`${name}: a conversation assigned to Wren counts in her tab's title and beside Notifications, without a reload`, async () => {
+  test(`${name}: a conversation assigned to Wren shows in her feed, in her tab's title and beside Notifications, without a reload`, async () => {
     const { wren } = run;
+    await wren.evaluate(() => (location.hash = "#/notifications"));
+    const feed = wren.getByRole("list", { name: "Notifications, newest first" });
+    await wren.getByRole("heading", { name: "Notifications", level: 1 }).waitFor();
+    await wren.getByRole("main").getByText("Loading…").waitFor({ state: "detached" });
     const wrenToken = await desk.signIn(data().people.wren);
     const unread = async () => (await ok(call("GET", "/api/me/notifications?unread=true", { token: wrenToken }))).unread_count;
     const before = await unread();
@@ -379,11 +383,15 @@ for (const layout of LAYOUTS) {
     await wren.waitForFunction((prefix) => document.title.startsWith(prefix), expected(before + 1), { timeout: TOLD_WITHIN_MS });
     assert.match(await wren.title(), /· Mailroom$/, `the view's own title follows the count: ${await wren.title()}`);
     await wren.waitForFunction((count) => document.querySelector(".nav-unread")?.textContent === `${count} unread`, before + 1, { timeout: TOLD_WITHIN_MS });
+    await feed.getByRole("listitem").filter({ hasText: data().question }).waitFor({ timeout: TOLD_WITHIN_MS });
     assert.ok(await sameDocument(wren), "no reload");
+    await assertFits(wren, `${name}: a feed that grew while it was shown`);
   });
 
   test(`${name}: once Abe may no longer see the mailbox's mail, his list stops following it and says so, quietly`, async () => {
     const { abe } = run;
+    // What the assignment before had Abe's list read again is done, so the only read the revocation meets is its own.
+    await quietAt(abe, `/api/mailboxes/${data().mailbox.id}/threads`, 600);
     await ok(call("POST", "/api/relations/revoke", { token, body: { subject: data().abe.id, relation: "mailbox.metadata.read", object: data().mailbox.id } }));
     if (!run.abeSocket.isClosed()) await run.abeSocket.waitForEvent("close", { timeout: TOLD_WITHIN_MS });
     const said = abe.getByText("This list no longer follows the mailbox as it changes: you may no longer see its mail.");

@@ -291,7 +291,11 @@ export async function inboxView(view, { readable }, mailbox) {
   const opened = [...list.children].find((row) => row.dataset.thread === openedByMailbox.get(mailbox.id));
   opened?.scrollIntoView({ block: "center" });
   followMailbox(view, mailbox, {
-    readAgain: () => refresh(pagesByMailbox.get(mailbox.id) ?? 1, { quietly: true }),
+    // As many pages as are shown once a page the person asked for has come.
+    readAgain: async () => {
+      await pages.settled();
+      await refresh(pagesByMailbox.get(mailbox.id) ?? 1, { quietly: true });
+    },
     onPresence: toldPresence,
     // Opening again, the node tells afresh who is writing: who stopped while it was closed was not told.
     onOpen: () => {

@@ -47,7 +47,7 @@
 // as it is), the shell shows the consent (consent.js) and no sections.
 
 import { h, hidden, labelled } from "./dom.js";
-import { connectShell, hint, me, releaseView, setMe } from "./session.js";
+import { connectShell, hint, me, OWN_CHANGED, releaseView, setMe } from "./session.js";
 import { api, ApiError, listen, refusalOf, send, SessionOver } from "./api.js";
 import { actionForm, perform, refusalBox, statusArea } from "./shared.js";
 import { renderAccount } from "./account.js";
@@ -125,11 +125,15 @@ if (titleElement) new MutationObserver(titleWithUnread).observe(titleElement, { 
  * Follows the signed-in person's own stream (/api/me/live): whatever changes
  * of theirs (a notification added for them, one marked, a reminder due) has
  * the unread count read again, so the navigation and the tab's title keep up
- * without a reload.
+ * without a reload, and is passed on to the view shown (OWN_CHANGED).
  */
 function followOwn() {
   stopFollowingOwn();
-  const stream = listen("/api/me/live", { onEvent: () => showNotificationCount(), onOpen: () => showNotificationCount() });
+  const changed = (told) => {
+    showNotificationCount();
+    document.dispatchEvent(new CustomEvent(OWN_CHANGED, { detail: told }));
+  };
+  const stream = listen("/api/me/live", { onEvent: changed, onOpen: () => changed(null) });
   stopFollowingOwn = () => stream.close();
 }
 
@@ -180,10 +184,17 @@ function showShell({ sections = true } = {}) {
   const signOut = h("button", { type: "button", class: "secondary", text: "Sign out" });
   const shellStatus = statusArea();
   signOut.addEventListener("click", async () => {
+    // The streams would hear the session end before the answer does, and try
+    // to renew it: they stop first, and start again if it does not end.
+    stopFollowingOwn();
+    releaseView();
     const ok = await perform(shellStatus, [signOut], () => api("DELETE", "/api/sessions/current"), "You are still signed in.");
     if (ok) {
       hint.set(false);
       showSignIn(null);
+    } else {
+      followOwn();
+      route();
     }
   });
   main = h("main", { id: "main", tabindex: "-1" });

@@ -4,12 +4,15 @@
 // verification, each in a sentence with a link to what it is about.
 // Opening one marks it read; each can be marked read or unread again, all at
 // once read; the feed can show only the unread. The navigation shows how many
-// are unread (unreadCount(), for main.js).
+// are unread (unreadCount(), for main.js). The feed follows the person's own
+// stream (OWN_CHANGED): what is added, or marked in another tab, shows without
+// a reload, the rows that did not change left as they are.
 //
 // The keys of NOTIFICATION_KINDS are the contract's NotificationKind: a test in
 // src/interface.rs holds them to it, so a kind the node can answer has words here.
 
-import { append, h, hidden, replace, uniqueId } from "./dom.js";
+import { append, h, hidden, redraw, replace, uniqueId } from "./dom.js";
+import { followOwnWhileShown } from "./session.js";
 import { api, query, SessionOver } from "./api.js";
 import { empty, loading, panel, perform, refusalBox, statusArea } from "./shared.js";
 import { pager } from "./pager.js";
@@ -173,17 +176,23 @@ export async function renderNotifications(view) {
     return row;
   }
 
-  async function load() {
-    shown.setAttribute("aria-busy", "true");
+  let loads = 0;
+  /** Reads the first page again; `quietly`, because something changed rather than because the person asked. */
+  async function load({ quietly = false } = {}) {
+    const mine = ++loads;
+    if (!quietly) shown.setAttribute("aria-busy", "true");
     try {
       const first = await pages.first();
-      list.replaceChildren(...first.map(item));
+      if (mine !== loads) return;
+      // Rows that did not change stay as they are (and the focus in them).
+      redraw(list, "data-notification", first, { key: (notification) => notification.id, draw: item, sameAs: (notification) => JSON.stringify(notification) });
       replace(shown, first.length ? list : empty(onlyUnread.checked ? "Nothing unread." : "Nothing yet. Approvals waiting for you, what became of your sends, conversations assigned to you and reminders due are told here."));
     } catch (error) {
+      if (quietly) return;
       if (error instanceof SessionOver) throw error;
       replace(shown, refusalBox(error, "Your notifications could not be shown."));
     } finally {
-      shown.removeAttribute("aria-busy");
+      if (mine === loads) shown.removeAttribute("aria-busy");
     }
   }
 
@@ -200,4 +209,6 @@ export async function renderNotifications(view) {
       markAll),
     status, shown, pages.element));
   await load();
+  // What is added to the feed, or marked elsewhere (another tab, an agent), shows without a reload.
+  followOwnWhileShown(view, () => load({ quietly: true }));
 }

@@ -26,16 +26,32 @@ export function pager({ fetchPage, show, more: moreText, failure }) {
   let cursor = null;
   /** Which loading of the list afresh the shown list comes from. */
   let generation = 0;
+  /** The next page being loaded, until it is shown (or dropped). */
+  let loadingMore = null;
   more.addEventListener("click", () => perform(status, [more], async () => {
     const mine = generation;
-    const page = await fetchPage({ limit: PER_PAGE, cursor });
-    if (mine !== generation) return;
-    cursor = page.next_cursor ?? null;
-    more.hidden = !cursor;
-    show(page.items);
+    const loading = fetchPage({ limit: PER_PAGE, cursor });
+    loadingMore = loading.catch(() => {});
+    try {
+      const page = await loading;
+      if (mine !== generation) return;
+      cursor = page.next_cursor ?? null;
+      more.hidden = !cursor;
+      show(page.items);
+    } finally {
+      loadingMore = null;
+    }
   }, failure));
   return {
     element: h("div", {}, more, status),
+    /**
+     * Resolves once no next page is being loaded: a list read again because
+     * something changed (not because the person asked) waits for the page the
+     * person asked for, rather than dropping it.
+     */
+    async settled() {
+      while (loadingMore) await loadingMore;
+    },
     async first(pages = 1) {
       const mine = ++generation;
       status.replaceChildren();

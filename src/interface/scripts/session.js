@@ -48,6 +48,32 @@ export const showSignIn = (notice) => shell.showSignIn(notice);
 export const start = () => shell.start();
 export const route = () => shell.route();
 
+/**
+ * The event the shell dispatches on `document` whenever the signed-in
+ * person's own stream tells of a change of theirs (`detail`: the change as
+ * told, ids and kinds): a view showing their own data reads it again.
+ */
+export const OWN_CHANGED = "mailroom:own-changed";
+
+/**
+ * Calls `readAgain` (at most once in a short while) whenever the person's own
+ * data changes, until the view shown is replaced.
+ */
+export function followOwnWhileShown(view, readAgain) {
+  let waiting = null;
+  const changed = () => {
+    if (waiting === null) waiting = setTimeout(() => {
+      waiting = null;
+      readAgain();
+    }, 200);
+  };
+  document.addEventListener(OWN_CHANGED, changed);
+  holdWhileShown(view, () => {
+    document.removeEventListener(OWN_CHANGED, changed);
+    if (waiting !== null) clearTimeout(waiting);
+  });
+}
+
 // What the view shown holds open (a live stream, its timers), each as the step
 // that lets go of it. The shell lets go of all of it whenever it shows another
 // view or the sign-in form, so that a view a person has left stops listening
