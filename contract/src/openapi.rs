@@ -96,6 +96,11 @@ pub fn document(registry: &Registry) -> Value {
             (Produces::Attachment, _) => json!({ "description": route.summary,
                 "content": { "*/*": { "schema": { "type": "string", "description": "The attachment's bytes, with the content type the message gave them." } } } }),
         };
+        let mut success = success;
+        if route.streams {
+            success["content"]["text/event-stream"] = json!({ "schema": { "type": "string",
+                "description": "Server-sent events: each `data:` line one JSON-RPC response (JsonRpcResponse) to the call." } });
+        }
         let json_rpc_error = json!({ "$ref": "#/components/schemas/JsonRpcResponse" });
         let mut answered = Map::new();
         for answer in registry.answers(route.id) {

@@ -40,6 +40,9 @@ struct Described {
     /// The JSON-RPC endpoint.
     endpoint: String,
     skills: Vec<A2aSkill>,
+    /// Whether the endpoint streams a task's updates: an agent's does; the
+    /// node's takes no tasks.
+    streaming: bool,
 }
 
 /// The version a card is asked for in: 0.3 only when asked for by name.
@@ -54,7 +57,7 @@ fn asked_version(context: &Context<'_>) -> Version {
 }
 
 fn card_in(version: Version, described: Described) -> A2aCard {
-    let Described { name, description, endpoint, skills } = described;
+    let Described { name, description, endpoint, skills, streaming } = described;
     match version {
         Version::V1 => A2aCard::Current(A2aAgentCard {
             name,
@@ -67,7 +70,7 @@ fn card_in(version: Version, described: Described) -> A2aCard {
                 })
                 .into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            capabilities: A2aCapabilities { streaming: false, push_notifications: false, extended_agent_card: false },
+            capabilities: A2aCapabilities { streaming, push_notifications: false, extended_agent_card: false },
             security_schemes: json!({ "bearer": { "httpAuthSecurityScheme": { "scheme": "Bearer", "description": CREDENTIAL } } }),
             security_requirements: vec![json!({ "schemes": { "bearer": { "list": [] } } })],
             default_input_modes: modes(),
@@ -81,7 +84,7 @@ fn card_in(version: Version, described: Described) -> A2aCard {
             url: endpoint,
             preferred_transport: "JSONRPC".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            capabilities: A2aLegacyCapabilities { streaming: false, push_notifications: false },
+            capabilities: A2aLegacyCapabilities { streaming, push_notifications: false },
             security_schemes: json!({ "bearer": { "type": "http", "scheme": "bearer", "description": CREDENTIAL } }),
             security: vec![json!({ "bearer": [] })],
             default_input_modes: modes(),
@@ -124,7 +127,7 @@ pub async fn agent_card(context: &mut Context<'_>) -> Result<Response, Refusal> 
         asked_version(context),
         Described {
             description: format!(
-                "{name}, an agent on a Mailroom node. Send it a request: it is stored durably and delivered at least once, and the agent's reply becomes the task's artifact."
+                "{name}, an agent on a Mailroom node. Send it a request: it is stored durably and delivered at least once, and the agent's reply becomes the task's artifact. Stream a send, or subscribe to a task, to be told as it changes."
             ),
             name,
             endpoint: format!("{origin}/a2a/{agent_id}"),
@@ -136,6 +139,7 @@ pub async fn agent_card(context: &mut Context<'_>) -> Result<Response, Refusal> 
                         .into(),
                 tags: vec!["mailroom".into(), "requests".into()],
             }],
+            streaming: true,
         },
     );
     answered(context, &card)
@@ -172,6 +176,7 @@ pub async fn node_card(context: &mut Context<'_>) -> Result<Response, Refusal> {
         description: "A Mailroom node, where one organisation's people and agents share inboxes. The node itself takes no tasks: its agents do, each at its own endpoint. Calls need a credential of this node.".into(),
         endpoint: format!("{origin}/a2a"),
         skills,
+        streaming: false,
     });
     answered(context, &card)
 }

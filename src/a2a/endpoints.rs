@@ -24,17 +24,10 @@ fn read_call(context: &Context<'_>, takes_tasks: bool) -> Result<Call, Response>
         Err((id, error)) => return Err(rpc::error(id, error)),
     };
     let unsupported = match call.operation {
-        Operation::Streaming => Some(RpcError::new(
-            ErrorKind::UnsupportedOperation,
-            format!(
-                "{} is not supported: streaming is not (the card says `streaming: false`). Send with SendMessage and follow the task with GetTask.",
-                call.method
-            ),
-        )),
         Operation::PushNotifications => Some(RpcError::new(
             ErrorKind::PushNotificationNotSupported,
             format!(
-                "{} is not supported: push notifications are not (the card says `pushNotifications: false`). Follow a task with GetTask.",
+                "{} is not supported: push notifications are not (the card says `pushNotifications: false`). Follow a task on a stream (SendStreamingMessage, SubscribeToTask) or with GetTask.",
                 call.method
             ),
         )),
@@ -42,7 +35,14 @@ fn read_call(context: &Context<'_>, takes_tasks: bool) -> Result<Call, Response>
             ErrorKind::UnsupportedOperation,
             "There is no extended card (the card says `extendedAgentCard: false`): the public card is all there is.",
         )),
-        Operation::SendMessage | Operation::GetTask | Operation::ListTasks | Operation::CancelTask if !takes_tasks => {
+        Operation::SendMessage
+        | Operation::SendStreaming
+        | Operation::Subscribe
+        | Operation::GetTask
+        | Operation::ListTasks
+        | Operation::CancelTask
+            if !takes_tasks =>
+        {
             Some(RpcError::new(
                 ErrorKind::UnsupportedOperation,
                 format!(
@@ -70,13 +70,27 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(AuthenticationError::MissingCredentials.into());
     }
     let mut gateway = Gateway { context, agent_id, version: call.version, answered: None };
+    // A stream's answer is its events; a refusal before it opens is an
+    // ordinary JSON-RPC error (1.0 §9.4.2).
+    let streamed = match call.operation {
+        Operation::SendStreaming => Some(gateway.send_streaming(&call.id, &call.params).await),
+        Operation::Subscribe => Some(gateway.subscribe(&call.id, &call.params).await),
+        _ => None,
+    };
+    if let Some(streamed) = streamed {
+        if let Some(response) = gateway.answered {
+            return Ok(response);
+        }
+        return Ok(streamed.unwrap_or_else(|error| rpc::error(call.id, error)));
+    }
     let outcome = match call.operation {
         Operation::SendMessage => gateway.send(&call.params).await,
         Operation::GetTask => gateway.get(&call.params).await,
         Operation::ListTasks => gateway.list(&call.params).await,
         Operation::CancelTask => gateway.cancel(&call.params).await,
-        // `read_call` answered every other operation.
-        Operation::Streaming | Operation::PushNotifications | Operation::ExtendedCard => {
+        // Streams are answered above, and `read_call` answered every other
+        // operation.
+        Operation::SendStreaming | Operation::Subscribe | Operation::PushNotifications | Operation::ExtendedCard => {
             return Err(gateway.context.internal("an unsupported A2A operation reached the gateway"));
         }
     };

@@ -19,6 +19,7 @@ mod cards;
 mod endpoints;
 mod params;
 mod rpc;
+mod streams;
 mod tasks;
 
 pub use cards::{agent_card as card, node_card};

@@ -51,8 +51,10 @@ pub enum Operation {
     GetTask,
     ListTasks,
     CancelTask,
-    /// Streaming a send or a task's updates: not supported.
-    Streaming,
+    /// A send whose answer goes on as the task's updates (server-sent events).
+    SendStreaming,
+    /// A task's updates from now on, its current state first.
+    Subscribe,
     /// A push notification configuration: not supported.
     PushNotifications,
     /// The extended card for an authenticated caller: there is none.
@@ -62,21 +64,21 @@ pub enum Operation {
 /// Each version's methods, by name (A2A 1.0 §9.4, 0.3 §7).
 const METHODS: [(Version, &str, Operation); 21] = [
     (Version::V1, "SendMessage", Operation::SendMessage),
-    (Version::V1, "SendStreamingMessage", Operation::Streaming),
+    (Version::V1, "SendStreamingMessage", Operation::SendStreaming),
     (Version::V1, "GetTask", Operation::GetTask),
     (Version::V1, "ListTasks", Operation::ListTasks),
     (Version::V1, "CancelTask", Operation::CancelTask),
-    (Version::V1, "SubscribeToTask", Operation::Streaming),
+    (Version::V1, "SubscribeToTask", Operation::Subscribe),
     (Version::V1, "CreateTaskPushNotificationConfig", Operation::PushNotifications),
     (Version::V1, "GetTaskPushNotificationConfig", Operation::PushNotifications),
     (Version::V1, "ListTaskPushNotificationConfigs", Operation::PushNotifications),
     (Version::V1, "DeleteTaskPushNotificationConfig", Operation::PushNotifications),
     (Version::V1, "GetExtendedAgentCard", Operation::ExtendedCard),
     (Version::V03, "message/send", Operation::SendMessage),
-    (Version::V03, "message/stream", Operation::Streaming),
+    (Version::V03, "message/stream", Operation::SendStreaming),
     (Version::V03, "tasks/get", Operation::GetTask),
     (Version::V03, "tasks/cancel", Operation::CancelTask),
-    (Version::V03, "tasks/resubscribe", Operation::Streaming),
+    (Version::V03, "tasks/resubscribe", Operation::Subscribe),
     (Version::V03, "tasks/pushNotificationConfig/set", Operation::PushNotifications),
     (Version::V03, "tasks/pushNotificationConfig/get", Operation::PushNotifications),
     (Version::V03, "tasks/pushNotificationConfig/list", Operation::PushNotifications),

@@ -7,7 +7,7 @@
 //! artifact the reply. Parameters are checked before anything is asked of the
 //! node, so a refusal names the parameter as the caller sent it.
 
-use mailroom_contract::api::{AgentMessage, AgentMessageState, RefusalBody, SentAgentMessageList};
+use mailroom_contract::api::{AgentMessage, AgentMessageState, AgentReply, RefusalBody, SentAgentMessageList};
 use mailroom_contract::{RouteId, registry};
 use serde_json::{Map, Value, json};
 
@@ -64,7 +64,7 @@ impl TaskState {
         }
     }
 
-    fn name(self, version: Version) -> &'static str {
+    pub(super) fn name(self, version: Version) -> &'static str {
         let (current, legacy, _) = self.names();
         if version == Version::V1 { current } else { legacy }
     }
@@ -171,7 +171,7 @@ impl Gateway<'_, '_> {
     }
 
     /// The caller's request to this agent that task `id` names.
-    async fn task(&mut self, id: &str) -> Result<AgentMessage, RpcError> {
+    pub(super) async fn task(&mut self, id: &str) -> Result<AgentMessage, RpcError> {
         let not_found = || RpcError::new(ErrorKind::TaskNotFound, format!("Task not found: {id}")).with("taskId", id);
         if !id.starts_with("amg_") || id.contains(['/', '?', '#']) {
             return Err(not_found());
@@ -193,6 +193,17 @@ impl Gateway<'_, '_> {
     /// `SendMessage` (1.0, answered as `{ task }`) and `message/send` (0.3,
     /// answered as the task).
     pub async fn send(&mut self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let (sent, history) = self.send_message(params).await?;
+        let task = task_json(&sent, self.version, history, true);
+        Ok(if self.version == Version::V1 { json!({ "task": task }) } else { task })
+    }
+
+    /// Sends the message `params` carry to the agent (a retry is the same
+    /// request): the request, and the history its configuration asks for.
+    pub(super) async fn send_message(
+        &mut self,
+        params: &Map<String, Value>,
+    ) -> Result<(AgentMessage, Option<i64>), RpcError> {
         let version = self.version;
         let fields = Fields::read(params, "params.")?;
         // Only 1.0 requests carry a tenant.
@@ -268,8 +279,7 @@ impl Gateway<'_, '_> {
         let sent = self.call("POST", path, String::new(), Some(body)).await?;
         let sent: AgentMessage = serde_json::from_value(sent)
             .map_err(|_| RpcError::new(ErrorKind::InvalidRequest, "The node's answer could not be read."))?;
-        let task = task_json(&sent, version, history, true);
-        Ok(if version == Version::V1 { json!({ "task": task }) } else { task })
+        Ok((sent, history))
     }
 
     /// `GetTask` and `tasks/get`.
@@ -357,8 +367,15 @@ impl Gateway<'_, '_> {
         }))
     }
 
-    /// `CancelTask` and `tasks/cancel`: cancels the task's conversation.
-    pub async fn cancel(&mut self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+    /// The task `params` name (`id`; `metadata` checked, and 1.0's tenant
+    /// refused), refused as `kind` with `refusal`'s words (given its id and
+    /// state) when it is finished and nothing more can happen to it.
+    pub(super) async fn unfinished_task(
+        &mut self,
+        params: &Map<String, Value>,
+        kind: ErrorKind,
+        refusal: fn(&str, &str) -> String,
+    ) -> Result<AgentMessage, RpcError> {
         let fields = Fields::read(params, "params.")?;
         // Only 1.0 requests carry a tenant.
         if self.version == Version::V1 {
@@ -369,13 +386,20 @@ impl Gateway<'_, '_> {
         let task = self.task(id).await?;
         if task.state.is_finished() {
             let state = TaskState::of(&task).name(self.version);
-            return Err(RpcError::new(
-                ErrorKind::TaskNotCancelable,
-                format!("Task not cancelable: {} is {state}", task.id),
-            )
-            .with("taskId", task.id.as_str())
-            .with("state", state));
+            return Err(RpcError::new(kind, refusal(&task.id, state))
+                .with("taskId", task.id.as_str())
+                .with("state", state));
         }
+        Ok(task)
+    }
+
+    /// `CancelTask` and `tasks/cancel`: cancels the task's conversation.
+    pub async fn cancel(&mut self, params: &Map<String, Value>) -> Result<Value, RpcError> {
+        let task = self
+            .unfinished_task(params, ErrorKind::TaskNotCancelable, |id, state| {
+                format!("Task not cancelable: {id} is {state}")
+            })
+            .await?;
         let path =
             registry().route(RouteId::CancelAgentConversation).path.replace(":conversationId", &task.conversation_id);
         let canceled = self.call("POST", path, String::new(), None).await?;
@@ -399,7 +423,7 @@ fn configured_history(configuration: &Map<String, Value>, version: Version) -> R
     if configuration.get(push).is_some() {
         return Err(RpcError::new(
             ErrorKind::PushNotificationNotSupported,
-            "Push notifications are not supported (the card says `pushNotifications: false`): follow the task with GetTask.",
+            "Push notifications are not supported (the card says `pushNotifications: false`): follow the task on a stream (SendStreamingMessage, SubscribeToTask) or with GetTask.",
         ));
     }
     configuration.list("acceptedOutputModes")?;
@@ -484,25 +508,35 @@ fn history_message(id: &str, task: &AgentMessage, user: bool, content: &Value, v
     message
 }
 
-/// The request `task` as an A2A task of `version`: at most `history` messages
-/// of its history (all when not given, and no `history` at all for 0), and its
-/// artifact when `artifacts` (a list leaves them out unless asked).
-fn task_json(task: &AgentMessage, version: Version, history: Option<i64>, artifacts: bool) -> Value {
+/// The status of the request `task` as a task: its state, when it last
+/// changed, and why it was rejected or failed, as the agent's message.
+pub(super) fn status_json(task: &AgentMessage, version: Version) -> Value {
     let mut status = json!({ "state": TaskState::of(task).name(version), "timestamp": task.updated_at });
     if let Some(reason) = &task.reason {
         status["message"] = history_message(&format!("{}-status", task.id), task, false, &json!(reason), version);
     }
-    let mut body = json!({ "id": task.id, "contextId": task.conversation_id, "status": status });
+    status
+}
+
+/// The agent's reply as the task's one artifact.
+pub(super) fn artifact_json(reply: &AgentReply, version: Version) -> Value {
+    let mut artifact = json!({ "artifactId": reply.id, "name": "reply", "parts": parts_of(&reply.content, version) });
+    if version == Version::V03 {
+        artifact["description"] = "The agent's reply.".into();
+    }
+    artifact
+}
+
+/// The request `task` as an A2A task of `version`: at most `history` messages
+/// of its history (all when not given, and no `history` at all for 0), and its
+/// artifact when `artifacts` (a list leaves them out unless asked).
+pub(super) fn task_json(task: &AgentMessage, version: Version, history: Option<i64>, artifacts: bool) -> Value {
+    let mut body = json!({ "id": task.id, "contextId": task.conversation_id, "status": status_json(task, version) });
     let mut messages = vec![history_message(&task.id, task, true, &task.content, version)];
     if let Some(reply) = &task.reply {
         messages.push(history_message(&reply.id, task, false, &reply.content, version));
         if artifacts {
-            let mut artifact =
-                json!({ "artifactId": reply.id, "name": "reply", "parts": parts_of(&reply.content, version) });
-            if version == Version::V03 {
-                artifact["description"] = "The agent's reply.".into();
-            }
-            body["artifacts"] = json!([artifact]);
+            body["artifacts"] = json!([artifact_json(reply, version)]);
         }
     }
     let keep = history.map_or(messages.len(), |history| usize::try_from(history).unwrap_or(0).min(messages.len()));

@@ -1,7 +1,7 @@
 //! The Worker's three events, the entry points the runtime calls: `fetch` (a
 //! request dispatched, then its deferred writes, the chain's seal and its
 //! events told to their hubs after the answer; a listening route's admitted
-//! request handed to its hub), `scheduled` (the cron's jobs) and `email` (inbound mail
+//! request handed to its hub; an answer that follows a topic streamed), `scheduled` (the cron's jobs) and `email` (inbound mail
 //! received, or rejected with its SMTP reason, or forwarded to the fallback
 //! address when it could not be stored).
 
@@ -21,9 +21,9 @@ use crate::live::Listener;
 use crate::mail::{self, Rejection};
 
 use super::http::{to_core_request, to_worker_response};
-use super::hubs;
 use super::installation::{Bindings, bindings};
 use super::platform;
+use super::{follow, hubs};
 
 #[event(fetch)]
 async fn fetch(mut request: worker::Request, env: Env, context: Context) -> worker::Result<worker::Response> {
@@ -45,7 +45,7 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
         Ok(core_request) => core_request,
         Err(refusal) => return to_worker_response(Response::refusal(&refusal), &timings),
     };
-    let response = dispatch(&bindings.node(), &core_request, Surface::Rest).await;
+    let mut response = dispatch(&bindings.node(), &core_request, Surface::Rest).await;
     let events = bindings.events.take_by_topic();
     if !response.deferred.is_empty() || response.seal_chain || !events.is_empty() {
         // What follows the answer must not hold it up: outcomes recorded after it
@@ -66,6 +66,17 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
                 seal_chain(&bindings).await;
             }
         });
+    }
+    if let Some(following) = response.follow.take() {
+        // Admitted: the answer goes on as server-sent events while the
+        // topic's hub tells what changed.
+        return match follow::follow(&env, &context, &response.headers, following).await {
+            Ok(streaming) => Ok(streaming),
+            Err(error) => {
+                worker::console_error!("following a stream failed: {error}");
+                to_worker_response(Response::refusal(&Refusal::internal()), &timings)
+            }
+        };
     }
     if let Some(listening) = &response.listen {
         // Admitted: the topic's hub makes and holds the WebSocket.

@@ -8,12 +8,14 @@
 //!
 //! `events` holds the three entry points (`fetch`, `scheduled`, `email`),
 //! `installation` the node a Worker's environment describes, `http` the
-//! request and response carried across; `d1`, `bindings` and `platform` are
-//! the core's traits on the runtime.
+//! request and response carried across; `hubs` the Durable Objects that hold
+//! listeners, `follow` the server-sent streams that listen through them;
+//! `d1`, `bindings` and `platform` are the core's traits on the runtime.
 
 mod bindings;
 mod d1;
 mod events;
+mod follow;
 mod http;
 mod hubs;
 mod installation;

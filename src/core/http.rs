@@ -1,8 +1,9 @@
 //! The plain-data request and response the dispatcher works on.
 //!
 //! The adapter converts a Worker request into a `Request` and a `Response` back;
-//! the MCP server builds `Request`s to re-enter the router in process. Nothing here
-//! performs I/O.
+//! the MCP server builds `Request`s to re-enter the router in process. An answer
+//! that goes on as server-sent events carries its `Following`: what the surface
+//! follows, and how. Nothing here performs I/O.
 
 use serde::Serialize;
 
@@ -142,7 +143,64 @@ pub struct Response {
     /// 101). The adapter hands the request to that topic's hub, which holds
     /// the WebSocket.
     pub listen: Option<Listening>,
+    /// Not sent as it is: the server-sent events this answer goes on with
+    /// (`Following`). The adapter streams them after the answer's body.
+    pub follow: Option<Following>,
 }
+
+/// A stream an answer opens over the request's own HTTP response, as
+/// server-sent events, rather than as a WebSocket: a protocol whose client
+/// reads its updates on the call that asked for them (A2A's
+/// `SendStreamingMessage` and `SubscribeToTask`). The surface decides what is
+/// sent first and, through its `Follower`, what each event on the topic
+/// becomes; the adapter holds a listener on the topic's hub (admitted, and
+/// asked again, exactly as a WebSocket's is) and writes what the follower
+/// answers.
+#[derive(Clone)]
+pub struct Following {
+    /// The listening route's admission: the topic, and whom the hub records.
+    pub listening: Listening,
+    /// The listening route's request that admitted it, which the hub replays
+    /// to ask whether the stream may stay open.
+    pub listener: Request,
+    /// The surface the follower's readings are dispatched as.
+    pub surface: Surface,
+    /// The events sent at once, each one SSE `data:` payload.
+    pub opening: Vec<String>,
+    pub follower: std::rc::Rc<dyn Follower>,
+}
+
+impl std::fmt::Debug for Following {
+    fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        formatter.debug_struct("Following").field("listening", &self.listening).field("opening", &self.opening).finish()
+    }
+}
+
+/// What a surface follows on a stream it opened (`Following`): which request
+/// reads it again, and what each reading means for the stream.
+pub trait Follower {
+    /// Whether an event about `object` may concern what is followed: only
+    /// then (and every `FOLLOW_REREAD_EVERY_MS` besides) is it read again.
+    fn concerns(&self, object: Option<&str>) -> bool;
+    /// The request that reads it again, as the caller, through the router.
+    fn reread(&self) -> Request;
+    /// What reading it again answered means: the events to send (each one
+    /// SSE `data:` payload) and whether the stream is over.
+    fn read(&self, answer: &Response) -> Followed;
+}
+
+/// What one reading sends, and whether it ends the stream.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Followed {
+    pub events: Vec<String>,
+    pub finished: bool,
+}
+
+/// How often a followed stream is read again of its own accord, whatever it
+/// was told: a change no entry tells its topic (a lease granted, a message
+/// expiring) reaches the stream within this, and the read's comment line
+/// keeps the connection from being taken for idle.
+pub const FOLLOW_REREAD_EVERY_MS: u64 = 25_000;
 
 /// `Content-Disposition: attachment` for a file called `file_name` (whoever
 /// wrote it: a sender, for a received attachment). The name a browser saves is
@@ -195,6 +253,7 @@ impl Response {
             credential_refused: None,
             handle_again: false,
             listen: None,
+            follow: None,
         }
     }
 
@@ -236,6 +295,18 @@ impl Response {
                 ("x-frame-options".into(), "DENY".into()),
                 ("referrer-policy".into(), "no-referrer".into()),
             ],
+            body.into_bytes(),
+        )
+    }
+
+    /// Server-sent events (`text/event-stream`), each of `events` one `data:`
+    /// payload; an answer that goes on streaming carries what follows in
+    /// `follow`.
+    pub fn events(events: &[String]) -> Response {
+        let body: String = events.iter().map(|data| format!("data: {data}\n\n")).collect();
+        Response::answer(
+            200,
+            vec![("content-type".into(), "text/event-stream".into()), ("cache-control".into(), "no-store".into())],
             body.into_bytes(),
         )
     }

@@ -94,6 +94,13 @@ pub async fn claim(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let granted = results.last().map(|result| result.decode_all::<MessageRow>()).transpose();
     let mut granted = granted.map_err(|error| context.internal(error))?.unwrap_or_default();
     granted.sort_by(|left, right| (left.created_at, &left.id).cmp(&(right.created_at, &right.id)));
+    // Leased: told to whoever asked, so a stream following the request shows
+    // it being worked on.
+    for row in &granted {
+        if let Some(requester) = Topic::of_party(&row.sender_id) {
+            context.tell_committed(requester, &row.id);
+        }
+    }
     Ok(context.json(&ClaimedAgentMessages { messages: granted.iter().map(|row| row.present(now)).collect() }))
 }
 

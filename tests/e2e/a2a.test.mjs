@@ -120,17 +120,13 @@ test("a body that is not one request object is -32600, never an empty 202, and o
   assert.deepEqual(sent.body.messages, [], "a batch sends nothing");
 });
 
-test("streaming and push notifications answer A2A's codes with ErrorInfo until they are supported (JSONRPC-SSE-002, JSONRPC-ERR-003)", async () => {
+test("push notifications answer A2A's codes with ErrorInfo until they are supported (JSONRPC-ERR-003)", async () => {
   const agent = await messenger("Unsupported agent");
   const caller = await messenger("Unsupported caller");
-  const message = { messageId: randomUUID(), role: "ROLE_USER", parts: [{ text: "x" }] };
   for (const [version, method, params, code, reason] of [
-    ["1.0", "SendStreamingMessage", { message }, -32004, "UNSUPPORTED_OPERATION"],
-    ["1.0", "SubscribeToTask", { id: "amg_01M8MECXYJD8V8NXZMYC8H1337" }, -32004, "UNSUPPORTED_OPERATION"],
     ["1.0", "CreateTaskPushNotificationConfig", { task_id: "amg_1", url: "https://example.com" }, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"],
     ["1.0", "ListTaskPushNotificationConfigs", { taskId: "amg_1" }, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"],
     ["1.0", "GetExtendedAgentCard", {}, -32004, "UNSUPPORTED_OPERATION"],
-    ["0.3", "message/stream", { message: { ...message, kind: "message", role: "user" } }, -32004, "UNSUPPORTED_OPERATION"],
     ["0.3", "tasks/pushNotificationConfig/set", { taskId: "amg_1" }, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"],
   ]) {
     const answered = await rpc(`/a2a/${agent.id}`, { credential: caller.credential, version, method, params });

@@ -306,8 +306,11 @@ export function checkAgainstOpenApi(method, path, status, contentType, body, hea
 export async function checkedFetch(url, init = {}) {
   const response = await fetch(url, init);
   let parsed = null;
+  // A stream's body is read by its client as it comes: only its status and
+  // media type are held here.
+  const streamed = response.headers.get("content-type")?.startsWith("text/event-stream");
   try {
-    parsed = JSON.parse(await response.clone().text());
+    if (!streamed) parsed = JSON.parse(await response.clone().text());
   } catch {}
   const { pathname, search } = new URL(url);
   checkAgainstOpenApi((init.method ?? "GET").toUpperCase(), pathname + search, response.status, response.headers.get("content-type"), parsed, response.headers);

@@ -181,14 +181,11 @@ fn a_body_not_sent_as_json_is_content_type_not_supported() {
 }
 
 #[test]
-fn streaming_push_notifications_and_the_extended_card_answer_a2a_codes_until_they_are_supported() {
+fn push_notifications_and_the_extended_card_answer_a2a_codes_until_they_are_supported() {
     let (world, _, (_, caller_token), (agent, _)) = gateway();
     let (task_id, _) = task(&world, &caller_token, &agent, "m-1");
-    let streaming = json!({ "message": message("stream", "m-2") });
     let push = json!({ "taskId": task_id, "id": "cfg-1", "url": "https://receiver.example/hook" });
     let cases = [
-        ("1.0", "SendStreamingMessage", streaming.clone(), -32004, "UNSUPPORTED_OPERATION"),
-        ("1.0", "SubscribeToTask", json!({ "id": task_id }), -32004, "UNSUPPORTED_OPERATION"),
         ("1.0", "GetExtendedAgentCard", json!({}), -32004, "UNSUPPORTED_OPERATION"),
         ("1.0", "CreateTaskPushNotificationConfig", push.clone(), -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
         ("1.0", "GetTaskPushNotificationConfig", push.clone(), -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
@@ -200,8 +197,6 @@ fn streaming_push_notifications_and_the_extended_card_answer_a2a_codes_until_the
             "PUSH_NOTIFICATION_NOT_SUPPORTED",
         ),
         ("1.0", "DeleteTaskPushNotificationConfig", push.clone(), -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
-        ("0.3", "message/stream", streaming, -32004, "UNSUPPORTED_OPERATION"),
-        ("0.3", "tasks/resubscribe", json!({ "id": task_id }), -32004, "UNSUPPORTED_OPERATION"),
         ("0.3", "agent/getAuthenticatedExtendedCard", json!({}), -32004, "UNSUPPORTED_OPERATION"),
         ("0.3", "tasks/pushNotificationConfig/set", push.clone(), -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
         ("0.3", "tasks/pushNotificationConfig/get", push.clone(), -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
@@ -639,7 +634,7 @@ fn the_card_asked_for_in_1_0_is_valid_1_0_and_carries_0_3_fields_only_for_0_3() 
         assert_eq!(card["securityRequirements"][0]["schemes"]["bearer"]["list"], json!([]));
         assert_eq!(
             card["capabilities"],
-            json!({ "streaming": false, "pushNotifications": false, "extendedAgentCard": false })
+            json!({ "streaming": true, "pushNotifications": false, "extendedAgentCard": false })
         );
         assert_eq!(answered.header("vary"), Some("A2A-Version"));
         assert!(answered.header("cache-control").is_some_and(|control| control.contains("max-age=")));

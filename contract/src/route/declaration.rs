@@ -78,6 +78,10 @@ pub struct Route {
     /// a client is configured with by URL, which some clients join a path to
     /// (httpx's `base_url` makes `/a2a/agt_1` into `/a2a/agt_1/`).
     pub trailing_slash: bool,
+    /// Whether a success may also be server-sent events (`text/event-stream`),
+    /// each `data:` one JSON-RPC response: a JSON-RPC endpoint's streaming
+    /// methods.
+    pub streams: bool,
 }
 
 impl Route {
@@ -109,6 +113,7 @@ impl Route {
             feature: None,
             stores_nothing: false,
             trailing_slash: false,
+            streams: false,
         }
     }
 
@@ -121,6 +126,12 @@ impl Route {
     /// Answers the path with one trailing slash as well (see `trailing_slash`).
     pub fn trailing_slash(mut self) -> Route {
         self.trailing_slash = true;
+        self
+    }
+
+    /// Declares that a success may be server-sent events (see `streams`).
+    pub fn streams(mut self) -> Route {
+        self.streams = true;
         self
     }
 

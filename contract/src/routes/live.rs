@@ -35,7 +35,7 @@ pub(super) fn listen_to_own() -> Route {
 pub(super) fn listen_to_agent_inbox() -> Route {
     Route::new(RouteId::ListenToAgentInbox, Get, "/api/agent-inbox/live", "listen_to_agent_inbox")
         .summary("Listen to my inbox")
-        .description("Opens a WebSocket on which the node tells the calling agent, as each happens, that a message is waiting in its inbox (`send_agent_message`) or that a message it sent was answered or rejected (`reply_to_agent_message`, `reject_agent_message`). Frames are as for listen_to_mailbox: ids and kinds, never content; claim the messages with claim_agent_messages. A paused or revoked agent's stream is closed. Opening is recorded in the audit chain.")
+        .description("Opens a WebSocket on which the node tells the calling agent, as each happens, that a message is waiting in its inbox (`send_agent_message`) or that a message it sent was claimed, answered or rejected (`claim_agent_messages`, `reply_to_agent_message`, `reject_agent_message`). Frames are as for listen_to_mailbox: ids and kinds, never content; claim the messages with claim_agent_messages. A paused or revoked agent's stream is closed. Opening is recorded in the audit chain.")
         .produces(Produces::Live)
         .exception(Tier::Surface, A_STREAM_IS_NOT_A_CALL)
         .feature(Feature::AgentNetwork)

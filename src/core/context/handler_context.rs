@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::core::caller::{AgentProof, Caller};
-use crate::core::events::Topic;
+use crate::core::events::{Event, Topic};
 use crate::core::http::{Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
@@ -334,6 +334,16 @@ impl<'request> Context<'request> {
     /// assigned to them, their send refused or sent).
     pub fn tell_also(&mut self, topic: Topic) {
         self.work.tell_also(topic);
+    }
+
+    /// Tells `topic` that this call changed `object`, once its commit landed
+    /// (nothing, before): for listeners only the committed rows name, such as
+    /// the requesters whose messages a claim leased.
+    pub fn tell_committed(&mut self, topic: Topic, object: &str) {
+        if self.work.committed() {
+            let kind = self.route().tool.to_string();
+            self.node.events.push(Event { topic, kind, object: Some(object.to_string()), at: self.now_ms() });
+        }
     }
 
     /// Records further facts about this call in its audit entry. Never a secret.
