@@ -152,15 +152,11 @@ impl Follower for TaskFollower {
         let Some(task) = task else {
             // The task can no longer be read as the caller: its credential
             // ended, or the node could not answer. The stream says so and ends.
-            let error = RpcError::new(
-                ErrorKind::InvalidRequest,
-                format!(
-                    "The task can no longer be followed (the node answered {}): read it with GetTask.",
-                    answer.status
-                ),
+            let message = format!(
+                "The task can no longer be followed (the node answered {}): read it with GetTask.",
+                answer.status
             );
-            let body = json!({ "jsonrpc": "2.0", "id": self.rpc_id, "error": { "code": error.kind.code(), "message": error.message } });
-            return Followed { events: vec![body.to_string()], finished: true };
+            return Followed { events: vec![self.error(message)], finished: true };
         };
         let mut sent = self.sent.borrow_mut();
         let mut events = Vec::new();
@@ -175,9 +171,22 @@ impl Follower for TaskFollower {
         }
         Followed { events, finished: state.ends_stream() }
     }
+
+    fn closed(&self, reason: &str) -> String {
+        self.error(format!(
+            "The stream was closed before the task finished: {reason}. Subscribe to the task again (SubscribeToTask), or read it with GetTask."
+        ))
+    }
 }
 
 impl TaskFollower {
+    /// An error event: the stream ends without the task's end.
+    fn error(&self, message: String) -> String {
+        let error = RpcError::new(ErrorKind::InvalidRequest, message);
+        json!({ "jsonrpc": "2.0", "id": self.rpc_id, "error": { "code": error.kind.code(), "message": error.message } })
+            .to_string()
+    }
+
     fn status_update(&self, task: &AgentMessage, state: TaskState) -> Value {
         let update =
             json!({ "taskId": task.id, "contextId": task.conversation_id, "status": status_json(task, self.version) });

@@ -8,8 +8,9 @@
 //! concern it, and every `FOLLOW_REREAD_EVERY_MS` besides, dispatches the
 //! follower's reading as the caller and writes what the follower makes of it.
 //! The stream ends when the follower says so, when the hub closes the
-//! listener (its caller may no longer listen: one last reading says why), or
-//! when the client goes away; the listener is closed with it.
+//! listener (its caller may no longer listen, or holds too many streams: one
+//! last reading, then the follower's word on the hub's reason), or when the
+//! client goes away; the listener is closed with it.
 
 use std::pin::pin;
 use std::time::Duration;
@@ -79,21 +80,18 @@ async fn go_on(bindings: &Bindings, socket: &WebSocket, chunks: &Chunks, followi
                 let frame: serde_json::Value =
                     message.text().and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
                 match frame["kind"].as_str() {
-                    // The hub's last word before it closes the listener: the
-                    // reading says why the stream ends.
+                    // The hub's last word before it closes the listener: a
+                    // last reading, and unless that ended the stream, why.
                     Some("stream_closed") => {
-                        read_again(bindings, chunks, following).await;
-                        return;
+                        let reason = frame["reason"].as_str().unwrap_or("the listener was closed");
+                        return end(bindings, chunks, following, reason).await;
                     }
                     Some("presence") | None => false,
                     Some(_) => following.follower.concerns(frame["object"].as_str()),
                 }
             }
-            // The listener is gone: one last reading, then the stream ends.
-            Either::Left(_) => {
-                read_again(bindings, chunks, following).await;
-                return;
-            }
+            // The listener is gone unannounced: likewise.
+            Either::Left(_) => return end(bindings, chunks, following, "the listener was closed").await,
             // Nothing told for a while: a comment line, which finds a client
             // that left, and a reading, which finds what no entry told.
             Either::Right(_) => {
@@ -106,6 +104,14 @@ async fn go_on(bindings: &Bindings, socket: &WebSocket, chunks: &Chunks, followi
         if chunks.is_closed() || (read && read_again(bindings, chunks, following).await) {
             return;
         }
+    }
+}
+
+/// Ends a stream whose listener the hub closed: a last reading, and unless
+/// that ended it, the follower's word on `reason`.
+async fn end(bindings: &Bindings, chunks: &Chunks, following: &Following, reason: &str) {
+    if !read_again(bindings, chunks, following).await {
+        let _ = chunks.unbounded_send(Ok(event(&following.follower.closed(reason))));
     }
 }
 

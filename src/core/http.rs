@@ -187,6 +187,10 @@ pub trait Follower {
     /// What reading it again answered means: the events to send (each one
     /// SSE `data:` payload) and whether the stream is over.
     fn read(&self, answer: &Response) -> Followed;
+    /// The last event of a stream whose listener the hub closed while what is
+    /// followed goes on (its caller holds too many streams, or may no longer
+    /// listen): `reason` in the surface's own words.
+    fn closed(&self, reason: &str) -> String;
 }
 
 /// What one reading sends, and whether it ends the stream.

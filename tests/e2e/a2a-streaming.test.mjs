@@ -4,7 +4,8 @@
 // stream's own re-reading, so only the event path can bring them), tells the
 // task working, the reply as an artifact and the finished state, then ends; a subscription does the same for
 // an open task and is refused for a finished one; a caller revoked mid-stream
-// is told and the stream ends; opening and closing are on the audit record.
+// is told and the stream ends; one caller's flood of streams is capped, the
+// one too many told why; opening and closing are on the audit record.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { randomUUID } from "node:crypto";
@@ -160,6 +161,30 @@ test("a caller revoked mid-stream is told, and its stream ends; opening and clos
   assert.ok(openings.some((entry) => entry.outcome === "ok" && entry.surface === "a2a"), JSON.stringify(openings));
   const closing = entries.find((entry) => entry.action === "stop_listening" && entry.actor === caller.id);
   assert.equal(closing.object, caller.id);
+});
+
+test("one caller's flood of streams is capped: the one too many opens with its task, then ends with the reason", async () => {
+  const agent = await messenger("Popular agent");
+  const caller = await messenger("Flooding caller");
+  const client = await a2aFactory(caller.credential).createFromUrl(cardOf(agent), "");
+  const task = await client.sendMessage(sending("watch this"));
+  const stop = new AbortController();
+  try {
+    const held = [];
+    for (let index = 0; index < 8; index += 1) {
+      const subscription = client.resubscribeTask({ id: task.id }, { signal: stop.signal });
+      assert.equal((await next(subscription)).payload.value.id, task.id);
+      held.push(subscription);
+    }
+    const over = client.resubscribeTask({ id: task.id }, { signal: stop.signal });
+    assert.equal((await next(over)).payload.value.id, task.id);
+    await assert.rejects(next(over), /too many of your streams/);
+    // The eight held go on: the agent's claim reaches each of them.
+    await claim(agent);
+    for (const subscription of held) assert.equal(stateOf((await next(subscription)).payload.value.status), "TASK_STATE_WORKING");
+  } finally {
+    stop.abort();
+  }
 });
 
 /** Reads a stream to its end. */

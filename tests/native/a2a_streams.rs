@@ -193,6 +193,12 @@ fn a_stream_whose_caller_can_no_longer_read_the_task_says_so_and_ends() {
     assert!(finished);
     assert_eq!(told[0]["error"]["code"], -32600, "{told:?}");
     assert!(told[0].get("result").is_none());
+    // A listener the hub closes while the task goes on (too many streams)
+    // ends the stream with the hub's reason, as an error answering the call.
+    let closed: Value = serde_json::from_str(&following.follower.closed("too many of your streams")).unwrap();
+    assert_eq!(closed["id"], 9);
+    assert_eq!(closed["error"]["code"], -32600);
+    assert!(closed["error"]["message"].as_str().unwrap().contains("too many of your streams"), "{closed}");
 }
 
 #[test]
