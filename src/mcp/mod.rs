@@ -33,6 +33,8 @@
 //! withheld; `arguments` holds a call's argument names to the tool's schema
 //! (decision 0030); `call` turns a tool call into the route's own request and
 //! back.
+//! `resources` names what an agent watches (a mailbox, a conversation, its own
+//! feed, reminders and inbox) by URI, each read through its route as a tool is.
 //! `protocol` is the protocol itself: JSON-RPC, the two eras, their headers.
 
 mod arguments;
@@ -40,6 +42,7 @@ mod call;
 mod catalogue;
 mod errors;
 mod protocol;
+mod resources;
 
 pub use catalogue::WithheldTool;
 pub use protocol::{LEGACY_VERSIONS, MODERN_VERSION, handle, supported_versions};

@@ -1,7 +1,8 @@
 //! The MCP protocol at `POST /mcp`: a JSON-RPC message read and checked, its
 //! era decided from its headers and `_meta` (the `initialize` era or the
 //! per-request one), the method answered (`initialize`, `ping`,
-//! `server/discover`, `tools/list`, `tools/call`), and the answer written with
+//! `server/discover`, `tools/list`, `tools/call`, `resources/list`,
+//! `resources/templates/list`, `resources/read`), and the answer written with
 //! what the era asks beside the result.
 
 use base64::Engine;
@@ -17,7 +18,7 @@ use crate::core::timing::Phase;
 use super::errors::{
     INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use super::{call, catalogue};
+use super::{call, catalogue, resources};
 
 /// The revision that carries its version in every request's `_meta`.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -136,6 +137,9 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         (_, "server/discover") => Ok(Answer::Result(discover())),
         (_, "tools/list") => catalogue::list_tools(context).await.map(Answer::Tools),
         (_, "tools/call") => call::call_tool(context, &params).await.map(Answer::Result),
+        (_, "resources/list") => resources::list(context).await.map(Answer::Result),
+        (_, "resources/templates/list") => Ok(Answer::Result(resources::templates())),
+        (_, "resources/read") => resources::read(context, &params).await.map(Answer::Result),
         _ => {
             let status = if era == Era::Modern { 404 } else { 200 };
             Err(RpcError::new(status, METHOD_NOT_FOUND, format!("Method not found: {method}")))
@@ -226,6 +230,11 @@ fn cache_hint(method: &str) -> Option<CacheHint> {
         // a client lists again when it needs the list. Nothing depends on a
         // stale list but what is shown: every call is judged afresh.
         "tools/list" => Some(CacheHint { ttl_ms: 0, scope: "private" }),
+        // A resource is the caller's own reading of something that changes
+        // whenever anyone acts: never fresh for long, never shared.
+        "resources/list" | "resources/read" => Some(CacheHint { ttl_ms: 0, scope: "private" }),
+        // The same two templates for everyone, until a new version is deployed.
+        "resources/templates/list" => Some(CacheHint { ttl_ms: DISCOVER_TTL_MS, scope: "public" }),
         // The same answer for every caller, credential or none.
         "server/discover" => Some(CacheHint { ttl_ms: DISCOVER_TTL_MS, scope: "public" }),
         _ => None,
@@ -282,10 +291,16 @@ fn check_protocol(request: &Request, method: &str, params: &Map<String, Value>) 
         }
         Some(_) => {}
     }
-    if method == "tools/call" {
-        let name = params.get("name").and_then(Value::as_str).unwrap_or_default();
+    // The member `Mcp-Name` mirrors, for the methods that name what they act on.
+    let named = match method {
+        "tools/call" => Some("name"),
+        "resources/read" => Some("uri"),
+        _ => None,
+    };
+    if let Some(member) = named {
+        let name = params.get(member).and_then(Value::as_str).unwrap_or_default();
         match request.header("mcp-name").and_then(header_value) {
-            None => return Err(RpcError::mismatch("The Mcp-Name header is required for tools/call")),
+            None => return Err(RpcError::mismatch(format!("The Mcp-Name header is required for {method}"))),
             Some(header_name) if header_name != name => {
                 return Err(RpcError::mismatch(format!(
                     "Mcp-Name header value '{header_name}' does not match body value '{name}'"
@@ -302,7 +317,9 @@ fn initialize(params: &Map<String, Value>) -> Value {
     let version = LEGACY_VERSIONS.iter().find(|version| **version == requested).copied().unwrap_or(LEGACY_VERSIONS[0]);
     json!({
         "protocolVersion": version,
-        "capabilities": { "tools": { "listChanged": false } },
+        // No `subscribe` in this era: it needs a session's GET stream, which a
+        // stateless endpoint has not (README, "Connecting an MCP client").
+        "capabilities": { "tools": { "listChanged": false }, "resources": { "subscribe": false, "listChanged": false } },
         "serverInfo": server_info(),
         "instructions": tools::instructions(registry()),
     })
@@ -311,7 +328,7 @@ fn initialize(params: &Map<String, Value>) -> Value {
 fn discover() -> Value {
     json!({
         "supportedVersions": supported_versions(),
-        "capabilities": { "tools": { "listChanged": false } },
+        "capabilities": { "tools": { "listChanged": false }, "resources": { "subscribe": false, "listChanged": false } },
         "instructions": tools::instructions(registry()),
     })
 }

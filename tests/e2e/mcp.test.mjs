@@ -426,8 +426,8 @@ test("the stateless revision answers server/discover and checks its headers", as
   // A method the server does not have is a JSON-RPC error with a 404 of its own in
   // this revision, which the contract lists for the endpoint.
   const unknown = await post(
-    { "mcp-protocol-version": "2026-07-28", "mcp-method": "resources/list" },
-    { jsonrpc: "2.0", id: 5, method: "resources/list", params: { _meta: meta } },
+    { "mcp-protocol-version": "2026-07-28", "mcp-method": "prompts/list" },
+    { jsonrpc: "2.0", id: 5, method: "prompts/list", params: { _meta: meta } },
   );
   assert.equal(unknown.status, 404);
   assert.equal((await unknown.json()).error.code, -32601);
@@ -441,6 +441,30 @@ test("the stateless revision answers server/discover and checks its headers", as
   for (const method of ["GET", "DELETE"]) assert.equal((await checkedFetch(`${node.url}/mcp`, { method })).status, 405);
   const foreign = await post({ origin: "http://evil.example" }, { jsonrpc: "2.0", id: 4, method: "ping" });
   assert.equal(foreign.status, 403);
+});
+
+test("resources: the official client lists what the caller may read, reads a mailbox and a conversation through their routes, in both eras", async () => {
+  for (const modern of [false, true]) {
+    const client = await connect(token, { modern });
+    const { resources } = await client.listResources();
+    const uris = resources.map((resource) => resource.uri);
+    const mailboxUri = `mailroom://mailboxes/${mailbox.id}`;
+    assert.ok(uris.includes(mailboxUri), JSON.stringify(uris));
+    assert.ok(uris.includes("mailroom://me/notifications"));
+    assert.equal(resources.find((resource) => resource.uri === mailboxUri).mimeType, "application/json");
+    const { resourceTemplates } = await client.listResourceTemplates();
+    assert.deepEqual(resourceTemplates.map((template) => template.name), ["mailbox", "conversation"]);
+    const listed = JSON.parse((await client.readResource({ uri: mailboxUri })).contents[0].text);
+    const thread = listed.threads[0];
+    assert.ok(thread?.id, JSON.stringify(listed));
+    const conversationUri = `${mailboxUri}/conversations/${thread.id}`;
+    const conversation = JSON.parse((await client.readResource({ uri: conversationUri })).contents[0].text);
+    assert.equal(conversation.id, thread.id);
+    assert.match(conversation.entries[0].received.text, /^\[untrusted_content_begin /, "mail read by a machine is fenced");
+    // What is not there is MCP's resource-not-found, naming it.
+    await assert.rejects(client.readResource({ uri: `${mailboxUri}/conversations/thr_01M8MECXYJD8V8NXZMYC8H1337` }), /Resource not found: mailroom:\/\/mailboxes\/.*thr_01M8MECXYJD8V8NXZMYC8H1337/);
+    await client.close();
+  }
 });
 
 // Scenarios of the conformance suite that need fixture tools, prompts,

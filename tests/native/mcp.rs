@@ -119,7 +119,7 @@ fn the_transport_refuses_what_it_does_not_speak() {
     assert_eq!(body(&no_method)["error"]["code"], -32600);
     let wrong_version = rpc(&world, Some(&world.admin_token), json!({ "jsonrpc": "1.0", "id": 1, "method": "ping" }));
     assert_eq!(body(&wrong_version)["error"]["code"], -32600);
-    let unknown = call(&world, Some(&world.admin_token), "resources/list", json!({}));
+    let unknown = call(&world, Some(&world.admin_token), "prompts/list", json!({}));
     assert_eq!(unknown["error"]["code"], -32601);
     let unsupported = world.node.send(
         request("POST", "/mcp")
