@@ -27,7 +27,7 @@ use serde_json::{Map, Value, json};
 use super::rpc::{ErrorKind, RpcError, Version};
 use super::tasks::{Gateway, TaskState, artifact_json, status_json, task_json};
 use crate::core::caller::Caller;
-use crate::core::http::{Followed, Follower, Following};
+use crate::core::http::{Followed, Follower, Following, Told};
 use crate::core::http::{Request, Response, Surface};
 
 impl Gateway<'_, '_> {
@@ -100,8 +100,13 @@ impl Gateway<'_, '_> {
             }),
         };
         let mut answer = Response::events(&opening);
-        answer.follow =
-            Some(Following { listening, listener, surface: Surface::A2a, opening, follower: Rc::new(follower) });
+        answer.follow = Some(Following {
+            listeners: vec![(listening, listener)],
+            surface: Surface::A2a,
+            access_checks: false,
+            opening,
+            follower: Rc::new(follower),
+        });
         Ok(answer)
     }
 }
@@ -136,16 +141,16 @@ struct TaskFollower {
 }
 
 impl Follower for TaskFollower {
-    fn concerns(&self, object: Option<&str>) -> bool {
-        // The reply's and the rejection's entries name the request, the task.
-        object.is_none_or(|object| self.reread.path.ends_with(&format!("/{object}")))
+    fn readings(&self, told: Option<&Told<'_>>) -> Vec<Request> {
+        // The reply's and the rejection's entries name the request, the task;
+        // a claim tells each request it leased.
+        let concerns =
+            told.is_none_or(|told| told.object.is_some_and(|object| self.reread.path.ends_with(&format!("/{object}"))));
+        if concerns { vec![self.reread.clone()] } else { Vec::new() }
     }
 
-    fn reread(&self) -> Request {
-        self.reread.clone()
-    }
-
-    fn read(&self, answer: &Response) -> Followed {
+    fn read(&self, _told: Option<&Told<'_>>, answers: &[Response]) -> Followed {
+        let Some(answer) = answers.first() else { return Followed::default() };
         let task = (answer.status == 200)
             .then(|| answer.json_body().and_then(|body| serde_json::from_value::<AgentMessage>(body).ok()))
             .flatten();

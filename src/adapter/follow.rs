@@ -16,11 +16,11 @@ use std::pin::pin;
 use std::time::Duration;
 
 use futures_channel::mpsc::{UnboundedSender, unbounded};
-use futures_util::StreamExt;
-use futures_util::future::{Either, select};
+use futures_util::future::{Either, join_all, select};
+use futures_util::stream::{StreamExt, select_all};
 use worker::{Delay, Env, WebSocket, WebsocketEvent};
 
-use crate::core::http::{FOLLOW_REREAD_EVERY_MS, Following};
+use crate::core::http::{FOLLOW_REREAD_EVERY_MS, Following, Surface, Told};
 use crate::core::storage::Database;
 use crate::dispatch::dispatch;
 use crate::live::Listener;
@@ -39,12 +39,18 @@ pub(super) async fn follow(
     headers: &[(String, String)],
     following: Following,
 ) -> worker::Result<worker::Response> {
-    let listener = Listener::of(&following.listener, &following.listening);
-    let opened = hubs::hand_to_hub(env, &following.listening.topic, &listener).await?;
-    let Some(socket) = opened.websocket() else {
-        return Err(worker::Error::RustError("the hub answered without a WebSocket".into()));
-    };
-    socket.accept()?;
+    let mut sockets = Vec::new();
+    for (listening, request) in &following.listeners {
+        let mut listener = Listener::of(request, listening);
+        listener.over_mcp = following.surface == Surface::Mcp;
+        listener.told_access_checks = following.access_checks;
+        let opened = hubs::hand_to_hub(env, &listening.topic, &listener).await?;
+        let Some(socket) = opened.websocket() else {
+            return Err(worker::Error::RustError("the hub answered without a WebSocket".into()));
+        };
+        socket.accept()?;
+        sockets.push(socket);
+    }
     let (chunks, body) = unbounded();
     for data in &following.opening {
         let _ = chunks.unbounded_send(Ok(event(data)));
@@ -52,10 +58,12 @@ pub(super) async fn follow(
     let env = env.clone();
     context.wait_until(async move {
         match bindings(&env, None) {
-            Ok(bindings) => go_on(&bindings, &socket, &chunks, &following).await,
+            Ok(bindings) => go_on(&bindings, &sockets, &chunks, &following).await,
             Err(refusal) => worker::console_error!("a followed stream cannot go on: {}", refusal.reason),
         }
-        let _ = socket.close(Some(1000), Some("the stream ended"));
+        for socket in &sockets {
+            let _ = socket.close(Some(1000), Some("the stream ended"));
+        }
         // Dropping the sender ends the body.
         drop(chunks);
     });
@@ -66,31 +74,39 @@ pub(super) async fn follow(
     Ok(worker::Response::from_stream(body)?.with_headers(response_headers))
 }
 
-/// Reads and writes until the follower, the hub or the client ends the stream.
-async fn go_on(bindings: &Bindings, socket: &WebSocket, chunks: &Chunks, following: &Following) {
-    let Ok(mut told) = socket.events() else { return };
-    // A first reading: what changed between the answer and the listener opening.
-    if read_again(bindings, chunks, following).await {
+/// Reads and writes until the follower, a hub or the client ends the stream.
+async fn go_on(bindings: &Bindings, sockets: &[WebSocket], chunks: &Chunks, following: &Following) {
+    let Ok(streams) = sockets.iter().map(WebSocket::events).collect::<worker::Result<Vec<_>>>() else { return };
+    let mut told = select_all(streams);
+    // A first reading: what changed between the answer and the listeners opening.
+    if read_again(bindings, chunks, following, None).await {
         return;
     }
     loop {
         let waited = pin!(Delay::from(Duration::from_millis(FOLLOW_REREAD_EVERY_MS)));
-        let read = match select(told.next(), waited).await {
+        let finished = match select(told.next(), waited).await {
             Either::Left((Some(Ok(WebsocketEvent::Message(message))), _)) => {
                 let frame: serde_json::Value =
                     message.text().and_then(|text| serde_json::from_str(&text).ok()).unwrap_or_default();
                 match frame["kind"].as_str() {
-                    // The hub's last word before it closes the listener: a
-                    // last reading, and unless that ended the stream, why.
+                    // A hub's last word before it closes a listener: a last
+                    // reading, and unless that ended the stream, why.
                     Some("stream_closed") => {
                         let reason = frame["reason"].as_str().unwrap_or("the listener was closed");
                         return end(bindings, chunks, following, reason).await;
                     }
                     Some("presence") | None => false,
-                    Some(_) => following.follower.concerns(frame["object"].as_str()),
+                    Some(kind) => {
+                        let told = Told {
+                            topic: frame["topic"].as_str().unwrap_or_default(),
+                            kind,
+                            object: frame["object"].as_str(),
+                        };
+                        read_again(bindings, chunks, following, Some(&told)).await
+                    }
                 }
             }
-            // The listener is gone unannounced: likewise.
+            // A listener is gone unannounced: likewise.
             Either::Left(_) => return end(bindings, chunks, following, "the listener was closed").await,
             // Nothing told for a while: a comment line, which finds a client
             // that left, and a reading, which finds what no entry told.
@@ -98,33 +114,39 @@ async fn go_on(bindings: &Bindings, socket: &WebSocket, chunks: &Chunks, followi
                 if chunks.unbounded_send(Ok(b": still following\n\n".to_vec())).is_err() {
                     return;
                 }
-                true
+                read_again(bindings, chunks, following, None).await
             }
         };
-        if chunks.is_closed() || (read && read_again(bindings, chunks, following).await) {
+        if finished || chunks.is_closed() {
             return;
         }
     }
 }
 
-/// Ends a stream whose listener the hub closed: a last reading, and unless
-/// that ended it, the follower's word on `reason`.
+/// Ends a stream whose listener a hub closed: a last reading, and unless that
+/// ended it, the follower's word on `reason`.
 async fn end(bindings: &Bindings, chunks: &Chunks, following: &Following, reason: &str) {
-    if !read_again(bindings, chunks, following).await {
+    if !read_again(bindings, chunks, following, None).await {
         let _ = chunks.unbounded_send(Ok(event(&following.follower.closed(reason))));
     }
 }
 
-/// Dispatches the follower's reading and writes what it makes of the answer;
-/// whether the stream is over.
-async fn read_again(bindings: &Bindings, chunks: &Chunks, following: &Following) -> bool {
-    let answer = dispatch(&bindings.node(), &following.follower.reread(), following.surface).await;
-    if !answer.deferred.is_empty()
-        && let Err(error) = bindings.database.execute(answer.deferred.clone()).await
+/// Dispatches the readings the follower asks for after `told` and writes what
+/// it makes of the answers; whether the stream is over.
+async fn read_again(bindings: &Bindings, chunks: &Chunks, following: &Following, told: Option<&Told<'_>>) -> bool {
+    let readings = following.follower.readings(told);
+    if readings.is_empty() {
+        return false;
+    }
+    let node = bindings.node();
+    let answers = join_all(readings.iter().map(|reading| dispatch(&node, reading, following.surface))).await;
+    let deferred: Vec<_> = answers.iter().flat_map(|answer| answer.deferred.iter().cloned()).collect();
+    if !deferred.is_empty()
+        && let Err(error) = bindings.database.execute(deferred).await
     {
         worker::console_error!("a deferred write failed: {error}");
     }
-    let followed = following.follower.read(&answer);
+    let followed = following.follower.read(told, &answers);
     for data in &followed.events {
         if chunks.unbounded_send(Ok(event(data))).is_err() {
             return true;

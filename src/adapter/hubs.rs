@@ -25,7 +25,7 @@ use worker::{
 use crate::audit::{self, AuditChain};
 use crate::core::background::Background;
 use crate::core::events::{Event, Topic};
-use crate::core::http::Surface;
+use crate::core::http::{Surface, Told};
 use crate::core::platform::Platform;
 use crate::dispatch::dispatch;
 use crate::live::{Activity, Listener, MAXIMUM_STREAMS_PER_CALLER, Presence, RECHECK_EVERY_MS, Standing, activity_of};
@@ -283,15 +283,18 @@ impl EventHub {
             async move {
                 match socket.deserialize_attachment::<Listener>() {
                     Ok(Some(listener)) => {
-                        Standing::of(&dispatch(node, &listener.recheck_request(), Surface::Rest).await)
+                        let surface = if listener.over_mcp { Surface::Mcp } else { Surface::Rest };
+                        let standing = Standing::of(&dispatch(node, &listener.recheck_request(), surface).await);
+                        (standing, listener.told_access_checks)
                     }
-                    _ => Standing::Unanswered,
+                    _ => (Standing::Unanswered, false),
                 }
             }
         });
         let standings = join_all(standings).await;
         let mut remaining = 0;
-        for (socket, standing) in sockets.iter().zip(standings) {
+        let checked = serde_json::json!({ "kind": Told::ACCESS_CHECKED, "topic": topic_of(&sockets) }).to_string();
+        for (socket, (standing, told_access_checks)) in sockets.iter().zip(standings) {
             match standing.close() {
                 Some((code, reason)) => {
                     // The last frame says why before the close does: a client
@@ -300,7 +303,12 @@ impl EventHub {
                     let _ = socket.send_with_str(standing.farewell().unwrap_or_default());
                     let _ = socket.close(Some(code), Some(reason));
                 }
-                None => remaining += 1,
+                None => {
+                    if told_access_checks {
+                        let _ = socket.send_with_str(&checked);
+                    }
+                    remaining += 1;
+                }
             }
         }
         Ok(remaining)
@@ -363,6 +371,15 @@ impl EventHub {
             worker::console_error!("sealing the audit chain failed: {error}");
         }
     }
+}
+
+/// The topic of the listeners `sockets` (every one on a hub hears its hub's).
+fn topic_of(sockets: &[WebSocket]) -> String {
+    sockets
+        .iter()
+        .find_map(|socket| socket.deserialize_attachment::<Listener>().ok().flatten())
+        .map(|listener| listener.topic)
+        .unwrap_or_default()
 }
 
 /// Registers `topic`'s hub with the access hub.

@@ -151,20 +151,24 @@ pub struct Response {
 /// A stream an answer opens over the request's own HTTP response, as
 /// server-sent events, rather than as a WebSocket: a protocol whose client
 /// reads its updates on the call that asked for them (A2A's
-/// `SendStreamingMessage` and `SubscribeToTask`). The surface decides what is
-/// sent first and, through its `Follower`, what each event on the topic
-/// becomes; the adapter holds a listener on the topic's hub (admitted, and
-/// asked again, exactly as a WebSocket's is) and writes what the follower
-/// answers.
+/// `SendStreamingMessage` and `SubscribeToTask`, MCP's
+/// `subscriptions/listen`). The surface decides what is sent first and,
+/// through its `Follower`, what each event on its topics becomes; the adapter
+/// holds a listener on each topic's hub (admitted, and asked again, exactly as
+/// a WebSocket's is) and writes what the follower answers.
 #[derive(Clone)]
 pub struct Following {
-    /// The listening route's admission: the topic, and whom the hub records.
-    pub listening: Listening,
-    /// The listening route's request that admitted it, which the hub replays
-    /// to ask whether the stream may stay open.
-    pub listener: Request,
-    /// The surface the follower's readings are dispatched as.
+    /// Each listening route's admission (the topic, and whom the hub
+    /// records) with the request that admitted it, which the hub replays to
+    /// ask whether the stream may stay open.
+    pub listeners: Vec<(Listening, Request)>,
+    /// The surface the follower's readings (and the hub's questions) are
+    /// dispatched as.
     pub surface: Surface,
+    /// Whether the follower is told each time its listeners were asked again
+    /// (`Told::ACCESS_CHECKED`): what it follows depends on access as a whole
+    /// (the caller's catalogue of tools).
+    pub access_checks: bool,
     /// The events sent at once, each one SSE `data:` payload.
     pub opening: Vec<String>,
     pub follower: std::rc::Rc<dyn Follower>,
@@ -172,21 +176,38 @@ pub struct Following {
 
 impl std::fmt::Debug for Following {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        formatter.debug_struct("Following").field("listening", &self.listening).field("opening", &self.opening).finish()
+        let topics: Vec<String> = self.listeners.iter().map(|(listening, _)| listening.topic.key()).collect();
+        formatter.debug_struct("Following").field("topics", &topics).field("opening", &self.opening).finish()
     }
 }
 
-/// What a surface follows on a stream it opened (`Following`): which request
-/// reads it again, and what each reading means for the stream.
+/// What a listener was told: an event on a topic, or that access was
+/// checked again.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Told<'frame> {
+    /// The topic's key.
+    pub topic: &'frame str,
+    pub kind: &'frame str,
+    pub object: Option<&'frame str>,
+}
+
+impl Told<'_> {
+    /// The kind of the frame a hub sends a listener that asked to be told its
+    /// access was checked again (`Following::access_checks`).
+    pub const ACCESS_CHECKED: &'static str = "access_checked";
+}
+
+/// What a surface follows on a stream it opened (`Following`): which requests
+/// read it again, and what each reading means for the stream.
 pub trait Follower {
-    /// Whether an event about `object` may concern what is followed: only
-    /// then (and every `FOLLOW_REREAD_EVERY_MS` besides) is it read again.
-    fn concerns(&self, object: Option<&str>) -> bool;
-    /// The request that reads it again, as the caller, through the router.
-    fn reread(&self) -> Request;
-    /// What reading it again answered means: the events to send (each one
-    /// SSE `data:` payload) and whether the stream is over.
-    fn read(&self, answer: &Response) -> Followed;
+    /// The requests that read again what `told` may have changed, as the
+    /// caller, through the router: none when it concerns nothing followed;
+    /// everything for `None` (the first reading, and every
+    /// `FOLLOW_REREAD_EVERY_MS`).
+    fn readings(&self, told: Option<&Told<'_>>) -> Vec<Request>;
+    /// What the answers to `readings(told)`, in order, mean: the events to
+    /// send (each one SSE `data:` payload) and whether the stream is over.
+    fn read(&self, told: Option<&Told<'_>>, answers: &[Response]) -> Followed;
     /// The last event of a stream whose listener the hub closed while what is
     /// followed goes on (its caller holds too many streams, or may no longer
     /// listen): `reason` in the surface's own words.

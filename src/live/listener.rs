@@ -51,6 +51,14 @@ pub struct Listener {
     /// What it last said it is doing, on a mailbox's stream (`presence`).
     #[serde(default)]
     pub presence: Option<Presence>,
+    /// Whether it was opened for an MCP client, whose credential may be an
+    /// OAuth token that works only there: it is asked again as MCP asks.
+    #[serde(default)]
+    pub over_mcp: bool,
+    /// Whether it is told each time it was asked again and may stay
+    /// (`Told::ACCESS_CHECKED`), for a follower whose catalogue depends on it.
+    #[serde(default)]
+    pub told_access_checks: bool,
 }
 
 impl Listener {
@@ -71,6 +79,8 @@ impl Listener {
             credential,
             actor_name: listening.actor_name.clone(),
             presence: None,
+            over_mcp: false,
+            told_access_checks: false,
         }
     }
 

@@ -34,13 +34,15 @@
 //! (decision 0030); `call` turns a tool call into the route's own request and
 //! back.
 //! `resources` names what an agent watches (a mailbox, a conversation, its own
-//! feed, reminders and inbox) by URI, each read through its route as a tool is.
+//! feed, reminders and inbox) by URI, each read through its route as a tool is;
+//! `listen` streams what changes in them (2026-07-28's `subscriptions/listen`).
 //! `protocol` is the protocol itself: JSON-RPC, the two eras, their headers.
 
 mod arguments;
 mod call;
 mod catalogue;
 mod errors;
+mod listen;
 mod protocol;
 mod resources;
 

@@ -2,7 +2,8 @@
 //! era decided from its headers and `_meta` (the `initialize` era or the
 //! per-request one), the method answered (`initialize`, `ping`,
 //! `server/discover`, `tools/list`, `tools/call`, `resources/list`,
-//! `resources/templates/list`, `resources/read`), and the answer written with
+//! `resources/templates/list`, `resources/read`; in 2026-07-28,
+//! `subscriptions/listen`, answered as a stream), and the answer written with
 //! what the era asks beside the result.
 
 use base64::Engine;
@@ -18,7 +19,7 @@ use crate::core::timing::Phase;
 use super::errors::{
     INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND, PARSE_ERROR, RpcError, UNSUPPORTED_PROTOCOL_VERSION,
 };
-use super::{call, catalogue, resources};
+use super::{call, catalogue, listen, resources};
 
 /// The revision that carries its version in every request's `_meta`.
 pub const MODERN_VERSION: &str = "2026-07-28";
@@ -118,7 +119,7 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
             return Ok(rpc_error(echoed, error));
         }
     };
-    let era = match check_protocol(context.request(), method, &params) {
+    let era = match check_protocol(context.request(), method, &params, id.is_some()) {
         Ok(era) => era,
         Err(error) => return Ok(rpc_error(echoed, error)),
     };
@@ -128,6 +129,13 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
     };
     if !is_valid_id(&id) {
         return Ok(rpc_error(Value::Null, RpcError::new(400, INVALID_REQUEST, "`id` must be a string or an integer")));
+    }
+    // A subscription's answer is its stream (or the error refusing it).
+    if era == Era::Modern && method == "subscriptions/listen" {
+        return Ok(match listen::listen(context, &id, &params).await {
+            Ok(stream) => stream,
+            Err(error) => rpc_error(id, error),
+        });
     }
     // 2026-07-28 removed `initialize` and `ping`: a request of that era naming
     // them names no method it has.
@@ -250,7 +258,10 @@ fn is_valid_id(id: &Value) -> bool {
 /// carries its version in `_meta` and mirrors it, its method and its tool name in
 /// headers, which must match; a legacy request's version header, when present,
 /// must name a version this server speaks.
-fn check_protocol(request: &Request, method: &str, params: &Map<String, Value>) -> Result<Era, RpcError> {
+/// A notification (`asks` false) need not carry the method and name headers
+/// (a client's `notifications/cancelled` has none), but those it carries must
+/// match.
+fn check_protocol(request: &Request, method: &str, params: &Map<String, Value>, asks: bool) -> Result<Era, RpcError> {
     let header = request.header("mcp-protocol-version").map(str::trim);
     let declared = params.get("_meta").and_then(|meta| meta.get(META_VERSION)).and_then(Value::as_str);
     let unsupported = |requested: &str| RpcError {
@@ -283,6 +294,7 @@ fn check_protocol(request: &Request, method: &str, params: &Map<String, Value>) 
         Some(_) => {}
     }
     match request.header("mcp-method").map(str::trim) {
+        None if !asks => {}
         None => return Err(RpcError::mismatch("The Mcp-Method header is required")),
         Some(header_method) if header_method != method => {
             return Err(RpcError::mismatch(format!(
@@ -300,6 +312,7 @@ fn check_protocol(request: &Request, method: &str, params: &Map<String, Value>) 
     if let Some(member) = named {
         let name = params.get(member).and_then(Value::as_str).unwrap_or_default();
         match request.header("mcp-name").and_then(header_value) {
+            None if !asks => {}
             None => return Err(RpcError::mismatch(format!("The Mcp-Name header is required for {method}"))),
             Some(header_name) if header_name != name => {
                 return Err(RpcError::mismatch(format!(
@@ -328,7 +341,8 @@ fn initialize(params: &Map<String, Value>) -> Value {
 fn discover() -> Value {
     json!({
         "supportedVersions": supported_versions(),
-        "capabilities": { "tools": { "listChanged": false }, "resources": { "subscribe": false, "listChanged": false } },
+        // Subscribed to on `subscriptions/listen`, which 2026-07-28 has.
+        "capabilities": { "tools": { "listChanged": true }, "resources": { "subscribe": true, "listChanged": false } },
         "instructions": tools::instructions(registry()),
     })
 }

@@ -12,7 +12,7 @@ import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport, ProtocolError, SdkHttpError, UnauthorizedError } from "@modelcontextprotocol/client";
 import { ROOT, checkedFetch, setUp, startNode } from "./harness.mjs";
-import { startDesk, startReceiver } from "./fixtures.mjs";
+import { personNamed, startDesk, startReceiver } from "./fixtures.mjs";
 
 const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
 const grantable = Object.values(openapi.paths)
@@ -465,6 +465,38 @@ test("resources: the official client lists what the caller may read, reads a mai
     await assert.rejects(client.readResource({ uri: `${mailboxUri}/conversations/thr_01M8MECXYJD8V8NXZMYC8H1337` }), /Resource not found: mailroom:\/\/mailboxes\/.*thr_01M8MECXYJD8V8NXZMYC8H1337/);
     await client.close();
   }
+});
+
+test("subscriptions/listen: the official client is acknowledged, then woken by mail arriving in a mailbox it follows, without polling", async () => {
+  const client = await connect(token, { modern: true });
+  const mailboxUri = `mailroom://mailboxes/${mailbox.id}`;
+  const updated = [];
+  let wake;
+  client.setNotificationHandler("notifications/resources/updated", (notification) => {
+    updated.push(notification.params.uri);
+    wake?.();
+  });
+  const subscription = await client.listen({ resourceSubscriptions: [mailboxUri], promptsListChanged: true });
+  assert.deepEqual(subscription.honoredFilter, { resourceSubscriptions: [mailboxUri] }, "only what it can send, never prompts");
+  const woken = new Promise((resolve) => {
+    wake = resolve;
+  });
+  // A message of its own (the fixture again would be the same message, delivered twice, changing nothing).
+  const raw = readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"), "utf8").replace("invoice-question-1@", "invoice-question-listen@");
+  const sentAt = Date.now();
+  assert.equal(await node.deliver("bo@customer.example", "support@mailroom.test", raw), null);
+  // Well under the stream's own re-reading (25 s): only the event path brings it.
+  await Promise.race([woken, new Promise((_, reject) => setTimeout(() => reject(new Error("not woken within 8 s")), 8000))]);
+  assert.deepEqual(updated, [mailboxUri]);
+  assert.ok(Date.now() - sentAt < 8000);
+  await subscription.close();
+  assert.equal(await subscription.closed, "local");
+  // A mailbox the caller may not read refuses the whole subscription, naming it.
+  const other = await desk.mailbox("private@mailroom.test", "Private");
+  const stranger = await connect((await desk.colleague(personNamed("Sam"))).token, { modern: true });
+  await assert.rejects(stranger.listen({ resourceSubscriptions: [`mailroom://mailboxes/${other.id}`] }), /Resource not found: mailroom:\/\/mailboxes\//);
+  await client.close();
+  await stranger.close();
 });
 
 // Scenarios of the conformance suite that need fixture tools, prompts,

@@ -7,12 +7,11 @@
 //! cannot be subscribed to, and another's cannot be at all.
 
 use mailroom::core::events::Topic;
-use mailroom::core::http::Following;
-use mailroom::core::http::{Response, Surface};
+use mailroom::core::http::{Following, Response, Surface, Told};
 use mailroom::testing::{RequestExt, request};
 use serde_json::{Value, json};
 
-use crate::support::{World, body, text};
+use crate::support::{World, body, sse_events, text};
 
 /// A caller, an agent it calls, and the agent's sponsor: (world, (caller, its
 /// credential), (agent, its credential)).
@@ -37,21 +36,16 @@ fn call(world: &World, token: &str, agent: &str, version: &str, method: &str, pa
     world.node.send(asked)
 }
 
-/// The `data:` payloads of an event stream's body.
-fn events(answer: &Response) -> Vec<Value> {
-    assert_eq!(answer.header("content-type"), Some("text/event-stream"), "{}", text(answer));
-    text(answer)
-        .split("\n\n")
-        .filter(|event| !event.is_empty())
-        .map(|event| serde_json::from_str(event.strip_prefix("data: ").expect("a data line")).expect("JSON"))
-        .collect()
-}
-
 /// Reads the followed task again, as the adapter does, and what the follower
 /// makes of it: (events, finished).
 fn read_again(world: &World, following: &Following) -> (Vec<Value>, bool) {
-    let answer = world.node.send_from(following.follower.reread(), following.surface);
-    let followed = following.follower.read(&answer);
+    let answers: Vec<_> = following
+        .follower
+        .readings(None)
+        .into_iter()
+        .map(|reading| world.node.send_from(reading, following.surface))
+        .collect();
+    let followed = following.follower.read(None, &answers);
     let events = followed.events.iter().map(|event| serde_json::from_str(event).expect("JSON")).collect();
     (events, followed.finished)
 }
@@ -79,7 +73,7 @@ fn a_streamed_send_opens_with_the_task_and_follows_it_to_the_reply_then_ends() {
     let sent =
         call(&world, &caller_token, &agent, "1.0", "SendStreamingMessage", json!({ "message": message("hi", "m-1") }));
     assert_eq!(sent.status, 200, "{}", text(&sent));
-    let opening = events(&sent);
+    let opening = sse_events(&sent);
     assert_eq!(opening.len(), 1);
     assert_eq!(opening[0]["id"], 9, "every event answers the call");
     let task = &opening[0]["result"]["task"];
@@ -88,11 +82,15 @@ fn a_streamed_send_opens_with_the_task_and_follows_it_to_the_reply_then_ends() {
     // It listens where the answer is told: the calling agent's own inbox,
     // admitted by its listening route, as the caller.
     let following = sent.follow.clone().expect("a stream that follows the task");
-    assert_eq!(following.listening.topic, Topic::Agent(caller.clone()));
-    assert_eq!(following.listening.actor, caller);
-    assert_eq!(following.listener.path, "/api/agent-inbox/live");
+    let [(listening, listener)] = following.listeners.as_slice() else { panic!("one listener: {following:?}") };
+    assert_eq!(listening.topic, Topic::Agent(caller.clone()));
+    assert_eq!(listening.actor, caller);
+    assert_eq!(listener.path, "/api/agent-inbox/live");
     assert_eq!(following.surface, Surface::A2a);
-    assert!(following.follower.concerns(Some(&task_id)) && !following.follower.concerns(Some("amg_other")));
+    // Only what tells of the task wakes it.
+    let told = |object| Told { topic: "agent:x", kind: "reply_to_agent_message", object: Some(object) };
+    assert_eq!(following.follower.readings(Some(&told(&task_id))).len(), 1);
+    assert!(following.follower.readings(Some(&told("amg_other"))).is_empty());
     // Nothing changed yet: a reading tells nothing and the stream goes on.
     assert_eq!(read_again(&world, &following), (Vec::new(), false));
     // Claimed: the requester's topic is told of its request, and the stream
@@ -127,7 +125,7 @@ fn a_streamed_send_opens_with_the_task_and_follows_it_to_the_reply_then_ends() {
     // the task alone.
     let retried =
         call(&world, &caller_token, &agent, "1.0", "SendStreamingMessage", json!({ "message": message("hi", "m-1") }));
-    let retried_events = events(&retried);
+    let retried_events = sse_events(&retried);
     assert_eq!(retried_events[0]["result"]["task"]["id"], task_id.as_str());
     assert_eq!(retried_events[0]["result"]["task"]["status"]["state"], "TASK_STATE_COMPLETED");
     assert!(retried.follow.is_none());
@@ -138,14 +136,14 @@ fn a_0_3_stream_speaks_0_3_and_marks_its_last_update_final() {
     let (world, (_, caller_token), (agent, agent_token)) = gateway();
     let legacy = json!({ "message": { "kind": "message", "messageId": "m-1", "role": "user", "parts": [{ "kind": "text", "text": "hi" }] } });
     let sent = call(&world, &caller_token, &agent, "0.3", "message/stream", legacy);
-    let opening = events(&sent);
+    let opening = sse_events(&sent);
     assert_eq!(opening[0]["result"]["kind"], "task");
     assert_eq!(opening[0]["result"]["status"]["state"], "submitted");
     let task_id = opening[0]["result"]["id"].as_str().unwrap().to_string();
     let following = sent.follow.clone().expect("a stream");
     // Resubscribing opens another stream on the same task, the task first.
     let resubscribed = call(&world, &caller_token, &agent, "0.3", "tasks/resubscribe", json!({ "id": task_id }));
-    assert_eq!(events(&resubscribed)[0]["result"]["id"], task_id.as_str());
+    assert_eq!(sse_events(&resubscribed)[0]["result"]["id"], task_id.as_str());
     assert!(resubscribed.follow.is_some());
     answer(&world, &agent_token, &task_id, "done");
     let (told, finished) = read_again(&world, &following);
@@ -163,7 +161,7 @@ fn a_subscription_starts_with_the_task_and_a_finished_or_foreign_task_is_refused
     let sent = call(&world, &caller_token, &agent, "1.0", "SendMessage", json!({ "message": message("hi", "m-1") }));
     let task_id = body(&sent)["result"]["task"]["id"].as_str().unwrap().to_string();
     let subscribed = call(&world, &caller_token, &agent, "1.0", "SubscribeToTask", json!({ "id": task_id }));
-    let opening = events(&subscribed);
+    let opening = sse_events(&subscribed);
     assert_eq!(opening[0]["result"]["task"]["id"], task_id.as_str(), "the task is the first event (1.0 §3.1.6)");
     // Another caller's task is not found, as GetTask has it.
     let (ben, _) = world.person("carol@example.com");

@@ -34,6 +34,7 @@ mod mail;
 mod mcp;
 mod mcp_calls;
 mod mcp_catalogue;
+mod mcp_listen;
 mod mcp_resources;
 mod mcp_withheld;
 mod messaging;

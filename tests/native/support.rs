@@ -545,3 +545,14 @@ pub fn oauth_form(fields: &[(&str, &str)]) -> mailroom::core::http::Request {
         .raw_body(form.finish().as_bytes())
         .header("content-type", "application/x-www-form-urlencoded")
 }
+
+/// The `data:` payloads of an event stream's body (an A2A stream, an MCP
+/// subscription), each read as JSON.
+pub fn sse_events(answer: &Response) -> Vec<Value> {
+    assert_eq!(answer.header("content-type"), Some("text/event-stream"), "{}", text(answer));
+    text(answer)
+        .split("\n\n")
+        .filter(|event| !event.is_empty())
+        .map(|event| serde_json::from_str(event.strip_prefix("data: ").expect("a data line")).expect("JSON"))
+        .collect()
+}
