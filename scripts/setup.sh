@@ -1,9 +1,9 @@
 #!/usr/bin/env bash
 # Installs what a fresh machine lacks to build, run and test Mailroom, from the
-# package registries only (crates.io, npm, Debian). Idempotent: a second run
+# package registries only (crates.io, npm, PyPI, Debian). Idempotent: a second run
 # checks versions and returns in seconds.
 #
-#   scripts/setup.sh            the toolchain, CLIs and npm packages
+#   scripts/setup.sh            the toolchain, CLIs, npm packages and the Python test clients
 #   scripts/setup.sh --browser  also Debian's Chromium, for the browser tests
 #
 # The downloads (npm packages, Chromium) run beside the two CLIs cargo compiles,
@@ -31,6 +31,17 @@ stamp="node_modules/.mailroom-installed"
 if [ ! -f "$stamp" ] || [ package-lock.json -nt "$stamp" ] || [ package.json -nt "$stamp" ]; then
   log "installing npm packages (in the background)"
   in_background npm sh -c "npm ci --no-audit --no-fund --loglevel=error && touch '$stamp'"
+fi
+
+# The official Python MCP client the end-to-end tests drive (tests/e2e/python/,
+# its version pinned in requirements.txt), in a virtual environment of its own,
+# from PyPI. Reinstalled only when the requirements changed.
+python_stamp=".venv-tests/.mailroom-installed"
+if [ ! -f "$python_stamp" ] || [ tests/e2e/python/requirements.txt -nt "$python_stamp" ]; then
+  log "installing the Python test clients (in the background)"
+  in_background python sh -c "rm -rf .venv-tests && python3 -m venv .venv-tests \
+    && .venv-tests/bin/pip install --quiet --disable-pip-version-check -r tests/e2e/python/requirements.txt \
+    && touch '$python_stamp'"
 fi
 
 if [ "${1:-}" = "--browser" ] && ! command -v chromium >/dev/null; then
