@@ -22,12 +22,17 @@
 //                EVENT_ROUNDS conversation changes one at a time: from sending
 //                the change to each listener's frame, p50 and p99, and the
 //                change's own latency beside the same change with nobody
-//                listening
+//                listening; again with NODE_LISTENERS open across the node
+//                (the rest on other mailboxes, counted if they hear anything);
+//                then IDLE_SECONDS with them all open: workerd's CPU time and
+//                resident memory (Linux's /proc)
 //
 // Options, all environment variables (the defaults are the full run):
 //   PHASES=sequential,concurrent,scale,events  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
 //   SIZES=1000,10000,100000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
-import { readFileSync } from "node:fs";
+//   NODE_LISTENERS=1000  IDLE_SECONDS=10
+import { execSync } from "node:child_process";
+import { readFileSync, readdirSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, checkAgainstOpenApi, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
 
@@ -40,6 +45,10 @@ const SIZES = list("SIZES", "1000,10000,100000").map(Number).sort((left, right) 
 const SCALE_ROUNDS = Number(process.env.SCALE_ROUNDS ?? 40);
 const LISTENERS = Number(process.env.LISTENERS ?? 100);
 const EVENT_ROUNDS = Number(process.env.EVENT_ROUNDS ?? 50);
+const NODE_LISTENERS = Number(process.env.NODE_LISTENERS ?? 1000);
+const IDLE_SECONDS = Number(process.env.IDLE_SECONDS ?? 10);
+// Linux's clock ticks per second, in which /proc counts CPU time.
+const CLOCK_TICKS = Number(execSync("getconf CLK_TCK").toString().trim()) || 100;
 // The header a response carries saying how many attempts its commit took (absent
 // when nothing was committed, or from a node that does not say).
 const COMMIT_ATTEMPTS = "x-mailroom-commit-attempts";
@@ -655,11 +664,49 @@ async function scale() {
   }
 }
 
+/** The pids of the workerd processes under `pid` (wrangler, which starts them). */
+function workerdUnder(pid) {
+  const parents = new Map();
+  const names = new Map();
+  for (const entry of readdirSync("/proc")) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
+      const close = stat.lastIndexOf(")");
+      names.set(Number(entry), stat.slice(stat.indexOf("(") + 1, close));
+      parents.set(Number(entry), Number(stat.slice(close + 2).split(" ")[1]));
+    } catch {}
+  }
+  const under = (candidate) => {
+    for (let at = candidate; at > 1; at = parents.get(at) ?? 0) if (at === pid) return true;
+    return false;
+  };
+  return [...names].filter(([candidate, name]) => name.includes("workerd") && under(candidate)).map(([candidate]) => candidate);
+}
+
+/** CPU time (ms, user and system) and resident memory (KiB) of `pids`, now. */
+function usage(pids) {
+  let ticks = 0;
+  let resident = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
+      ticks += Number(fields[11]) + Number(fields[12]);
+      resident += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
+    } catch {}
+  }
+  return { cpuMs: (ticks * 1000) / CLOCK_TICKS, residentKiB: resident };
+}
+
 /**
  * Event latency: LISTENERS people's streams on one mailbox (each signed in as
  * themselves, eight at most per person being the node's cap), then
  * conversation status changes one at a time, each timed from sending it to
- * every listener's frame of it.
+ * every listener's frame of it; then the same with NODE_LISTENERS open across
+ * the node (the rest on other mailboxes, which must hear nothing of it); then
+ * the node left idle with them all open: the CPU workerd spends meanwhile and
+ * the memory they hold.
  */
 async function events() {
   const node = await startNode();
@@ -674,53 +721,91 @@ async function events() {
     let changes = 0;
     const change = () =>
       call("PATCH", `/api/mailboxes/${mailbox.id}/threads/${thread.id}`, { token, body: { status: changes++ % 2 ? "open" : "waiting" } });
+    const pids = workerdUnder(node.pid);
+    // What an ordinary audited change grows workerd by locally, for scale.
+    const beforeChanges = usage(pids);
     const quiet = await measure("a change, nobody listening", change, EVENT_ROUNDS);
+    const perChangeKiB = (usage(pids).residentKiB - beforeChanges.residentKiB) / (EVENT_ROUNDS + 5);
 
-    const people = Math.ceil(LISTENERS / 8);
+    const perMailbox = 50;
+    const others = [];
+    for (let index = 0; index < Math.ceil(Math.max(0, NODE_LISTENERS - LISTENERS) / perMailbox); index += 1) {
+      others.push((await call("POST", "/api/mailboxes", { token, body: { address: `other${index}@mailroom.test`, display_name: `Other ${index}` } })).body);
+    }
+    const people = Math.ceil(Math.max(LISTENERS, perMailbox) / 8);
     const tokens = [];
     for (let index = 0; index < people; index += 1) {
       const email = `listener${index}@example.com`;
       const person = await call("POST", "/api/people", { token, body: { name: `Listener ${index}`, email, password: "a long enough password" } });
-      await call("POST", "/api/relations", { token, body: { subject: person.body.id, relation: "mailbox.metadata.read", object: mailbox.id } });
+      for (const object of [mailbox, ...others]) {
+        await call("POST", "/api/relations", { token, body: { subject: person.body.id, relation: "mailbox.metadata.read", object: object.id } });
+      }
       tokens.push(await signIn(call, email, "a long enough password"));
     }
-    // Every listener's arrivals of the change in flight.
+    const before = usage(pids);
+    // Every listener's arrivals of the change in flight, and any frame heard
+    // on another mailbox's stream.
     let arrivals = [];
-    const opened = [];
-    for (let index = 0; index < LISTENERS; index += 1) {
-      const socket = new WebSocket(`${node.url.replace("http", "ws")}/api/mailboxes/${mailbox.id}/live`, { headers: { authorization: `Bearer ${tokens[index % people]}` } });
+    let overheard = 0;
+    const open = (mailboxId, index, onFrame) => {
+      const socket = new WebSocket(`${node.url.replace("http", "ws")}/api/mailboxes/${mailboxId}/live`, { headers: { authorization: `Bearer ${tokens[index % people]}` } });
       sockets.push(socket);
-      socket.addEventListener("message", (message) => {
-        if (JSON.parse(message.data).kind === "update_thread") arrivals.push(performance.now());
-      });
-      opened.push(new Promise((resolve, reject) => {
+      socket.addEventListener("message", (message) => onFrame(JSON.parse(message.data)));
+      return new Promise((resolve, reject) => {
         socket.addEventListener("open", resolve, { once: true });
         socket.addEventListener("error", reject, { once: true });
-      }));
+      });
+    };
+    const opened = [];
+    for (let index = 0; index < LISTENERS; index += 1) {
+      opened.push(open(mailbox.id, index, (frame) => frame.kind === "update_thread" && arrivals.push(performance.now())));
     }
     await Promise.all(opened);
-    const toListener = [];
-    const toLast = [];
-    const answered = [];
-    let missed = 0;
-    for (let round = 0; round < EVENT_ROUNDS; round += 1) {
-      arrivals = [];
-      const started = performance.now();
-      answered.push((await change()).elapsed);
-      const deadline = performance.now() + 5000;
-      while (arrivals.length < LISTENERS && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
-      missed += LISTENERS - arrivals.length;
-      for (const arrived of arrivals) toListener.push(arrived - started);
-      if (arrivals.length) toLast.push(Math.max(...arrivals) - started);
+    /** EVENT_ROUNDS changes: how long each took, and how long to each listener's frame and the last. */
+    const rounds = async () => {
+      const measured = { answered: [], toListener: [], toLast: [], missed: 0 };
+      for (let round = 0; round < EVENT_ROUNDS; round += 1) {
+        arrivals = [];
+        const started = performance.now();
+        measured.answered.push((await change()).elapsed);
+        const deadline = performance.now() + 5000;
+        while (arrivals.length < LISTENERS && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 1));
+        measured.missed += LISTENERS - arrivals.length;
+        for (const arrived of arrivals) measured.toListener.push(arrived - started);
+        if (arrivals.length) measured.toLast.push(Math.max(...arrivals) - started);
+      }
+      return measured;
+    };
+    const one = await rounds();
+    const across = [];
+    for (let index = 0; index < NODE_LISTENERS - LISTENERS; index += 1) {
+      across.push(open(others[Math.floor(index / perMailbox)].id, index, (frame) => {
+        if (frame.kind !== "presence") overheard += 1;
+      }));
     }
+    await Promise.all(across);
+    const opening = usage(pids);
+    const all = await rounds();
+    // Idle, every listener open: what the node spends and holds meanwhile.
+    const idleFrom = usage(pids);
+    await new Promise((resolve) => setTimeout(resolve, IDLE_SECONDS * 1000));
+    const idleTo = usage(pids);
     console.log();
-    console.log(`events: ${LISTENERS} listeners on one mailbox (${people} people), ${EVENT_ROUNDS} changes, ${missed} frames missed`);
+    console.log(`events: ${LISTENERS} listeners on one mailbox (${people} people), ${EVENT_ROUNDS} changes, ${one.missed} frames missed;`);
+    console.log(`        then ${sockets.length} across the node (${others.length} more mailboxes), ${all.missed} missed, ${overheard} frames heard on other mailboxes`);
     table(["measure", "p50 ms", "p99 ms"], [
       ["change answered, nobody listening", percentile(quiet, 0.5), percentile(quiet, 0.99)],
-      ["change answered, listeners open", percentile(answered, 0.5), percentile(answered, 0.99)],
-      ["sent → each listener's frame", percentile(toListener, 0.5), percentile(toListener, 0.99)],
-      ["sent → the last listener's frame", percentile(toLast, 0.5), percentile(toLast, 0.99)],
+      [`change answered, ${LISTENERS} listening`, percentile(one.answered, 0.5), percentile(one.answered, 0.99)],
+      ["sent → each listener's frame", percentile(one.toListener, 0.5), percentile(one.toListener, 0.99)],
+      ["sent → the last listener's frame", percentile(one.toLast, 0.5), percentile(one.toLast, 0.99)],
+      [`change answered, ${sockets.length} open on the node`, percentile(all.answered, 0.5), percentile(all.answered, 0.99)],
+      ["  sent → each listener's frame", percentile(all.toListener, 0.5), percentile(all.toListener, 0.99)],
+      ["  sent → the last listener's frame", percentile(all.toLast, 0.5), percentile(all.toLast, 0.99)],
     ]);
+    console.log();
+    console.log(`idle: ${sockets.length} listeners open for ${IDLE_SECONDS} s: workerd spent ${(idleTo.cpuMs - idleFrom.cpuMs).toFixed(0)} ms of CPU;`);
+    console.log(`      its resident memory ${(before.residentKiB / 1024).toFixed(1)} MiB before any listener, ${(opening.residentKiB / 1024).toFixed(1)} MiB with ${sockets.length} open (${(((opening.residentKiB - before.residentKiB) * 1024) / sockets.length / 1024).toFixed(1)} KiB each,`);
+    console.log(`      opening included: each is a request through the Worker with its audit entry, and locally an ordinary audited change alone grew it ${perChangeKiB.toFixed(0)} KiB)`);
   } finally {
     for (const socket of sockets) socket.close();
     await node.stop();

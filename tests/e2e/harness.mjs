@@ -145,6 +145,8 @@ async function startNodeOnce({ vars = {}, sendEmail } = {}) {
   return {
     url,
     secrets,
+    // wrangler's process, under which workerd runs (the benchmark reads its usage).
+    pid: child.pid,
     output: () => output,
     /**
      * Delivers a raw message through the Worker's email handler, as Email Routing
