@@ -21,6 +21,8 @@ const CUSTOMER = "ana@customer.example";
 const SECRET_SUBJECT = "Quarterly numbers, not for listeners";
 // The node's cap on one caller's streams on one topic (src/live/listener.rs).
 const MAXIMUM_STREAMS_PER_CALLER = Number(/MAXIMUM_STREAMS_PER_CALLER: usize = (\d+);/.exec(readFileSync(join(ROOT, "src", "live", "listener.rs"), "utf8"))[1]);
+// How often a hub asks its listeners again of its own accord (src/live/listener.rs).
+const RECHECK_EVERY_MS = Number(/RECHECK_EVERY_MS: i64 = ([\d_]+);/.exec(readFileSync(join(ROOT, "src", "live", "listener.rs"), "utf8"))[1].replaceAll("_", ""));
 
 let node, call, token, desk, mailbox, ben, cleo, dee;
 const opened = [];
@@ -250,6 +252,21 @@ test("revoking the relation closes that person's stream within a second (4403), 
     assert.equal((await stream.next("stream_closed", 1000)).code, 4401);
     await waitUntil(() => stream.socket.readyState !== WebSocket.OPEN, "the node closing a signed-out stream");
   }
+});
+
+test("a session that ends with nobody acting (no event tells it) closes its streams at the hub's own check, within a minute (4401)", async () => {
+  const eli = await desk.colleague(personNamed("Eli"), ["mailbox.metadata.read"], mailbox.id);
+  const eliHears = listen(`/api/mailboxes/${mailbox.id}/live`, eli.token);
+  const eliOwn = listen("/api/me/live", eli.token);
+  await Promise.all([eliHears.open, eliOwn.open]);
+  // Straight into the database, as a lapse would be: no route, so no event.
+  await node.sql(`UPDATE sessions SET revoked_at = 1 WHERE person_id = '${eli.id}'`);
+  const ended = Date.now();
+  for (const stream of [eliHears, eliOwn]) {
+    const farewell = await stream.next("stream_closed", RECHECK_EVERY_MS + 15_000);
+    assert.equal(farewell.code, 4401, JSON.stringify(farewell));
+  }
+  assert.ok(Date.now() - ended < RECHECK_EVERY_MS + 15_000);
 });
 
 test("an agent is woken by a message waiting in its inbox, the asker by its answer, and a paused agent's stream is closed", async () => {
