@@ -31,10 +31,10 @@
 //   PHASES=sequential,concurrent,scale,events  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
 //   SIZES=1000,10000,100000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
 //   NODE_LISTENERS=1000  IDLE_SECONDS=10
-import { execSync } from "node:child_process";
-import { readFileSync, readdirSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, checkAgainstOpenApi, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
+import { usage, workerdUnder } from "./workerd-usage.mjs";
 
 const list = (name, fallback) => (process.env[name] ?? fallback).split(",").map((item) => item.trim()).filter(Boolean);
 const PHASES = list("PHASES", "sequential,concurrent,scale,events");
@@ -47,8 +47,6 @@ const LISTENERS = Number(process.env.LISTENERS ?? 100);
 const EVENT_ROUNDS = Number(process.env.EVENT_ROUNDS ?? 50);
 const NODE_LISTENERS = Number(process.env.NODE_LISTENERS ?? 1000);
 const IDLE_SECONDS = Number(process.env.IDLE_SECONDS ?? 10);
-// Linux's clock ticks per second, in which /proc counts CPU time.
-const CLOCK_TICKS = Number(execSync("getconf CLK_TCK").toString().trim()) || 100;
 // The header a response carries saying how many attempts its commit took (absent
 // when nothing was committed, or from a node that does not say).
 const COMMIT_ATTEMPTS = "x-mailroom-commit-attempts";
@@ -662,41 +660,6 @@ async function scale() {
   } finally {
     await node.stop();
   }
-}
-
-/** The pids of the workerd processes under `pid` (wrangler, which starts them). */
-function workerdUnder(pid) {
-  const parents = new Map();
-  const names = new Map();
-  for (const entry of readdirSync("/proc")) {
-    if (!/^\d+$/.test(entry)) continue;
-    try {
-      const stat = readFileSync(`/proc/${entry}/stat`, "utf8");
-      const close = stat.lastIndexOf(")");
-      names.set(Number(entry), stat.slice(stat.indexOf("(") + 1, close));
-      parents.set(Number(entry), Number(stat.slice(close + 2).split(" ")[1]));
-    } catch {}
-  }
-  const under = (candidate) => {
-    for (let at = candidate; at > 1; at = parents.get(at) ?? 0) if (at === pid) return true;
-    return false;
-  };
-  return [...names].filter(([candidate, name]) => name.includes("workerd") && under(candidate)).map(([candidate]) => candidate);
-}
-
-/** CPU time (ms, user and system) and resident memory (KiB) of `pids`, now. */
-function usage(pids) {
-  let ticks = 0;
-  let resident = 0;
-  for (const pid of pids) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-      const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      ticks += Number(fields[11]) + Number(fields[12]);
-      resident += Number(/VmRSS:\s+(\d+)/.exec(readFileSync(`/proc/${pid}/status`, "utf8"))?.[1] ?? 0);
-    } catch {}
-  }
-  return { cpuMs: (ticks * 1000) / CLOCK_TICKS, residentKiB: resident };
 }
 
 /**

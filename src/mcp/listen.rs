@@ -4,18 +4,18 @@
 //! The stream opens with `notifications/subscriptions/acknowledged`, naming
 //! what the server agreed to send: the resources asked for
 //! (`resourceSubscriptions`), each read first as the caller (a resource the
-//! caller may not read refuses the whole request, naming it), and
-//! `toolsListChanged`. Every message on the stream carries the request's id as
-//! `io.modelcontextprotocol/subscriptionId`. What wakes it is the node's own
+//! caller may not read refuses the whole request, naming it),
+//! `toolsListChanged` and `resourcesListChanged`. Every message on the stream
+//! carries the request's id as `io.modelcontextprotocol/subscriptionId`. What wakes it is the node's own
 //! event path: each resource's listening route (`listen_to_mailbox`,
 //! `listen_to_own`, `listen_to_agent_inbox`) is opened as the caller, admitted
 //! and asked again like any listener's; when its topic tells of a change, the
 //! resources on it are read again through their routes and a
 //! `notifications/resources/updated` is sent for each whose answer changed. The
-//! catalogue is listed again each time the caller's access was checked again,
-//! and `notifications/tools/list_changed` sent when it changed. Prompts and the
-//! resource list are never announced: there are no prompts, and the list
-//! changes only as mailboxes are granted, which `toolsListChanged` follows.
+//! catalogue and the resource list (which change only as access does) are
+//! listed again each time the caller's access was checked again, and
+//! `notifications/tools/list_changed` or `notifications/resources/list_changed`
+//! sent when one changed. Prompts are never announced: there are none.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -44,7 +44,16 @@ pub(super) async fn listen(
     let Some(filter) = params.get("notifications").and_then(Value::as_object) else {
         return Err(invalid("`notifications` is required: the notification types to receive"));
     };
-    let tools_wanted = filter.get("toolsListChanged").and_then(Value::as_bool).unwrap_or(false);
+    let wanted = |member: &str| filter.get(member).and_then(Value::as_bool).unwrap_or(false);
+    // The lists that change only as access does, each with the method that
+    // lists it and the notification that tells it changed.
+    let lists: Vec<(&'static str, &'static str, &'static str)> = [
+        ("toolsListChanged", "tools/list", "notifications/tools/list_changed"),
+        ("resourcesListChanged", "resources/list", "notifications/resources/list_changed"),
+    ]
+    .into_iter()
+    .filter(|(member, _, _)| wanted(member))
+    .collect();
     let uris: Vec<String> = match filter.get("resourceSubscriptions") {
         None | Some(Value::Null) => Vec::new(),
         Some(Value::Array(uris)) => {
@@ -82,16 +91,15 @@ pub(super) async fn listen(
             seen: RefCell::new(fingerprint(&answer)),
         });
     }
-    let tools = if tools_wanted {
-        let reading = tools_reading(context.request());
+    let mut catalogues = Vec::new();
+    for (member, method, notification) in lists {
+        let reading = list_reading(context.request(), method);
         let answer = context.reenter(&reading, Surface::Mcp, None).await;
         if answer.credential_refused.is_some() {
             return Err(RpcError::answered(answer));
         }
-        Some((reading, RefCell::new(fingerprint(&answer))))
-    } else {
-        None
-    };
+        catalogues.push(Catalogue { member, notification, reading, seen: RefCell::new(fingerprint(&answer)) });
+    }
     // One listener per listening route the resources need (the caller's own
     // stream when only the catalogue is followed), opened as the caller.
     let mut paths: Vec<String> = subscriptions.iter().map(|subscription| subscription.listening_path.clone()).collect();
@@ -127,21 +135,21 @@ pub(super) async fn listen(
         listeners.push((listening, request));
     }
     let mut honored = Map::new();
-    if tools.is_some() {
-        honored.insert("toolsListChanged".into(), json!(true));
+    for catalogue in &catalogues {
+        honored.insert(catalogue.member.into(), json!(true));
     }
     if !subscriptions.is_empty() {
         let uris: Vec<&str> = subscriptions.iter().map(|subscription| subscription.uri.as_str()).collect();
         honored.insert("resourceSubscriptions".into(), json!(uris));
     }
-    let follower = ListenFollower { id: id.clone(), subscriptions, tools };
+    let follower = ListenFollower { id: id.clone(), subscriptions, catalogues };
     let opening =
         vec![follower.notification("notifications/subscriptions/acknowledged", json!({ "notifications": honored }))];
     let mut answer = Response::events(&opening);
     answer.follow = Some(Following {
         listeners,
         surface: Surface::Mcp,
-        access_checks: follower.tools.is_some(),
+        access_checks: !follower.catalogues.is_empty(),
         opening,
         follower: Rc::new(follower),
     });
@@ -160,11 +168,12 @@ fn listening_path(resource: &Resource) -> String {
     }
 }
 
-/// The catalogue's reading: `tools/list` on the endpoint, as the caller.
-fn tools_reading(outer: &Request) -> Request {
-    let body = json!({ "jsonrpc": "2.0", "id": 0, "method": "tools/list" }).to_string().into_bytes();
-    let mut request =
-        outer.reentering("POST", registry().route(RouteId::McpEndpoint).path.to_string(), String::new(), Some(body));
+/// A list's reading: `method` (`tools/list`, `resources/list`) on the
+/// endpoint, as the caller.
+fn list_reading(outer: &Request, method: &str) -> Request {
+    let body = json!({ "jsonrpc": "2.0", "id": 0, "method": method }).to_string().into_bytes();
+    let path = registry().route(RouteId::McpEndpoint).path.to_string();
+    let mut request = outer.reentering("POST", path, String::new(), Some(body));
     request.headers.retain(|(name, _)| !name.starts_with("mcp-"));
     request
 }
@@ -187,19 +196,30 @@ struct Subscription {
     seen: RefCell<String>,
 }
 
-/// What one stream follows: its resources and, when asked, the catalogue.
+/// A list that changes only as the caller's access does (its tools, its
+/// resources): read again each time access was checked.
+struct Catalogue {
+    /// The filter's member that asked for it (`toolsListChanged`).
+    member: &'static str,
+    /// What tells it changed (`notifications/tools/list_changed`).
+    notification: &'static str,
+    reading: Request,
+    seen: RefCell<String>,
+}
+
+/// What one stream follows: its resources and, when asked, the lists.
 struct ListenFollower {
     /// The `subscriptions/listen` request's id: the subscription's.
     id: Value,
     subscriptions: Vec<Subscription>,
-    tools: Option<(Request, RefCell<String>)>,
+    catalogues: Vec<Catalogue>,
 }
 
 /// What a reading reads.
 #[derive(Clone, Copy)]
 enum Target {
     Resource(usize),
-    Tools,
+    Catalogue(usize),
 }
 
 impl ListenFollower {
@@ -212,15 +232,13 @@ impl ListenFollower {
     /// What `told` calls to be read again, in order.
     fn targets(&self, told: Option<&Told<'_>>) -> Vec<Target> {
         let resources = (0..self.subscriptions.len()).map(Target::Resource);
+        let catalogues = (0..self.catalogues.len()).map(Target::Catalogue);
         match told {
-            None => resources.chain(self.tools.iter().map(|_| Target::Tools)).collect(),
-            Some(told) if told.kind == Told::ACCESS_CHECKED => self.tools.iter().map(|_| Target::Tools).collect(),
-            Some(told) => resources
-                .filter(|target| match target {
-                    Target::Resource(index) => self.subscriptions[*index].topic == told.topic,
-                    Target::Tools => false,
-                })
-                .collect(),
+            None => resources.chain(catalogues).collect(),
+            Some(told) if told.kind == Told::ACCESS_CHECKED => catalogues.collect(),
+            Some(told) => {
+                resources.filter(|target| matches!(target, Target::Resource(index) if self.subscriptions[*index].topic == told.topic)).collect()
+            }
         }
     }
 }
@@ -229,9 +247,9 @@ impl Follower for ListenFollower {
     fn readings(&self, told: Option<&Told<'_>>) -> Vec<Request> {
         self.targets(told)
             .into_iter()
-            .filter_map(|target| match target {
-                Target::Resource(index) => Some(self.subscriptions[index].reading.clone()),
-                Target::Tools => self.tools.as_ref().map(|(reading, _)| reading.clone()),
+            .map(|target| match target {
+                Target::Resource(index) => self.subscriptions[index].reading.clone(),
+                Target::Catalogue(index) => self.catalogues[index].reading.clone(),
             })
             .collect()
     }
@@ -248,11 +266,10 @@ impl Follower for ListenFollower {
                         events.push(self.notification("notifications/resources/updated", params));
                     }
                 }
-                Target::Tools => {
-                    if let Some((_, seen)) = &self.tools
-                        && seen.replace(now.clone()) != now
-                    {
-                        events.push(self.notification("notifications/tools/list_changed", json!({})));
+                Target::Catalogue(index) => {
+                    let catalogue = &self.catalogues[index];
+                    if catalogue.seen.replace(now.clone()) != now {
+                        events.push(self.notification(catalogue.notification, json!({})));
                     }
                 }
             }

@@ -342,7 +342,7 @@ fn discover() -> Value {
     json!({
         "supportedVersions": supported_versions(),
         // Subscribed to on `subscriptions/listen`, which 2026-07-28 has.
-        "capabilities": { "tools": { "listChanged": true }, "resources": { "subscribe": true, "listChanged": false } },
+        "capabilities": { "tools": { "listChanged": true }, "resources": { "subscribe": true, "listChanged": true } },
         "instructions": tools::instructions(registry()),
     })
 }

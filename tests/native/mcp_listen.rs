@@ -3,8 +3,8 @@
 //! request's id; it listens through each resource's listening route as the
 //! caller; a change told on a resource's topic is a
 //! `notifications/resources/updated` only when the resource's reading changed;
-//! an access check that changes the catalogue is a
-//! `notifications/tools/list_changed`; what the caller may not read refuses
+//! an access check that changes the catalogue or the resource list is a
+//! `notifications/tools/list_changed` or `notifications/resources/list_changed`; what the caller may not read refuses
 //! the whole request, naming it.
 
 use mailroom::core::events::Topic;
@@ -53,7 +53,7 @@ fn a_subscription_is_acknowledged_then_told_only_what_changed_in_what_it_follows
     let answer = listen(
         &world,
         &dee_token,
-        json!({ "resourceSubscriptions": [mailbox_uri, "mailroom://me/notifications"], "toolsListChanged": true, "promptsListChanged": true }),
+        json!({ "resourceSubscriptions": [mailbox_uri, "mailroom://me/notifications"], "toolsListChanged": true, "resourcesListChanged": true, "promptsListChanged": true }),
     );
     assert_eq!(answer.status, 200, "{}", text(&answer));
     let opening = sse_events(&answer);
@@ -63,7 +63,7 @@ fn a_subscription_is_acknowledged_then_told_only_what_changed_in_what_it_follows
     // What the server agreed to: never prompts, which it has none of.
     assert_eq!(
         opening[0]["params"]["notifications"],
-        json!({ "toolsListChanged": true, "resourceSubscriptions": [mailbox_uri, "mailroom://me/notifications"] })
+        json!({ "toolsListChanged": true, "resourcesListChanged": true, "resourceSubscriptions": [mailbox_uri, "mailroom://me/notifications"] })
     );
     let following = answer.follow.clone().expect("a stream");
     assert_eq!(following.surface, Surface::Mcp);
@@ -91,9 +91,11 @@ fn a_subscription_is_acknowledged_then_told_only_what_changed_in_what_it_follows
     assert_eq!(after(&world, &following, Some(&checked)), Vec::<Value>::new());
     let sends = world.mailbox("sales@mailroom.test");
     world.grant_all(&dee, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &sends);
-    let changed = after(&world, &following, Some(&checked));
-    assert_eq!(changed.len(), 1, "{changed:?}");
-    assert_eq!(changed[0]["method"], "notifications/tools/list_changed");
+    let changed: Vec<Value> = after(&world, &following, Some(&checked))
+        .into_iter()
+        .map(|notification| notification["method"].clone())
+        .collect();
+    assert_eq!(changed, ["notifications/tools/list_changed", "notifications/resources/list_changed"]);
 }
 
 #[test]
