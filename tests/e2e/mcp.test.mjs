@@ -499,6 +499,31 @@ test("subscriptions/listen: the official client is acknowledged, then woken by m
   await stranger.close();
 });
 
+test("subscriptions/listen: a reminder falling due (the cron's run, no request) wakes a client following its notifications", async () => {
+  const client = await connect(token, { modern: true });
+  const uri = "mailroom://me/notifications";
+  let wake = () => {};
+  client.setNotificationHandler("notifications/resources/updated", (notification) => {
+    if (notification.params.uri === uri) wake();
+  });
+  const subscription = await client.listen({ resourceSubscriptions: [uri] });
+  const today = new Date().toISOString().slice(0, 10);
+  const made = await call("POST", "/api/me/events", { token, body: { title: "Renew the certificate", due_at: today } });
+  assert.equal(made.status, 201, made.text);
+  // Woken by the run, not by the request that made it (whatever that told has
+  // had time to arrive first).
+  await new Promise((resolve) => setTimeout(resolve, 300));
+  const woken = new Promise((resolve) => {
+    wake = resolve;
+  });
+  await node.scheduled("* * * * *");
+  await Promise.race([woken, new Promise((_, reject) => setTimeout(() => reject(new Error("not woken within 8 s")), 8000))]);
+  const feed = JSON.parse((await client.readResource({ uri })).contents[0].text);
+  assert.ok(JSON.stringify(feed).includes("Renew the certificate"), JSON.stringify(feed));
+  await subscription.close();
+  await client.close();
+});
+
 // Scenarios of the conformance suite that need fixture tools, prompts,
 // resources, logging, completion, sampling, elicitation or SSE streams do not
 // apply to this server; the README lists each with its reason.
