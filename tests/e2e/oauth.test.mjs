@@ -434,6 +434,53 @@ test("an access token is good only at /mcp: the REST API refuses it", async () =
   assert.equal((await call("GET", `/api/mailboxes/${support.id}/messages`, { token: sdk.provider.saved.access_token })).status, 401);
 });
 
+test("a connector's subscription (its OAuth token good only at /mcp) stays open when access changes elsewhere, and is woken by mail", async () => {
+  const client = await register("Listening connector");
+  const { code, verifier } = await allowAsBen(client);
+  const access = (await ok(exchange(client, code, verifier))).access_token;
+  const uri = `mailroom://mailboxes/${support.id}`;
+  const meta = { "io.modelcontextprotocol/protocolVersion": "2026-07-28" };
+  const stop = new AbortController();
+  const answer = await checkedFetch(RESOURCE, {
+    method: "POST",
+    signal: stop.signal,
+    headers: {
+      "content-type": "application/json", accept: "application/json, text/event-stream", authorization: `Bearer ${access}`,
+      "mcp-protocol-version": "2026-07-28", "mcp-method": "subscriptions/listen",
+    },
+    body: JSON.stringify({ jsonrpc: "2.0", id: "listen-1", method: "subscriptions/listen", params: { _meta: meta, notifications: { resourceSubscriptions: [uri] } } }),
+  });
+  assert.equal(answer.status, 200);
+  const reader = answer.body.getReader();
+  let heard = "";
+  /** Reads the stream until it holds `what`, failing after `ms`. */
+  const until = async (what, ms = 8000) => {
+    const deadline = Date.now() + ms;
+    while (!heard.includes(what)) {
+      const left = deadline - Date.now();
+      if (left <= 0) throw new Error(`no ${what} within ${ms} ms; heard ${heard}`);
+      const step = await Promise.race([reader.read(), new Promise((resolve) => setTimeout(() => resolve({ timedOut: true }), left))]);
+      if (step.timedOut) continue;
+      if (step.done) throw new Error(`the stream ended before ${what}; heard ${heard}`);
+      heard += new TextDecoder().decode(step.value);
+    }
+  };
+  try {
+    await until("notifications/subscriptions/acknowledged");
+    // Access changes somewhere else: every listener is asked again, this one
+    // as MCP asks (over REST its token would be refused, and the stream closed).
+    await ok(call("POST", "/api/relations", { token, body: { subject: ben.id, relation: "send.propose", object: support.id } }), 201);
+    await new Promise((resolve) => setTimeout(resolve, 1000));
+    assert.ok(!heard.includes("\"error\""), `the stream was not closed: ${heard}`);
+    const raw = `From: Ana Lima <ana@customer.example>\r\nTo: Support <${SUPPORT}>\r\nSubject: Listening\r\nMessage-ID: <listening-connector@customer.example>\r\nDate: Tue, 1 Dec 2026 09:00:00 +0000\r\nContent-Type: text/plain\r\n\r\nHello.\r\n`;
+    assert.equal(await node.deliver("ana@customer.example", SUPPORT, raw), null);
+    await until("notifications/resources/updated");
+    assert.ok(heard.includes(uri), heard);
+  } finally {
+    stop.abort();
+  }
+});
+
 test("a consent for an address the client did not register is refused in the page, which sends the browser nowhere, and mints nothing", async () => {
   const client = await register("Misdirected");
   const agentsBefore = (await ok(call("GET", "/api/agents", { token }))).agents.length;
