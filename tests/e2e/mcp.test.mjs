@@ -527,7 +527,7 @@ test("subscriptions/listen: a reminder falling due (the cron's run, no request) 
 // Scenarios of the conformance suite that need fixture tools, prompts,
 // resources, logging, completion, sampling, elicitation or SSE streams do not
 // apply to this server; the README lists each with its reason.
-const CONFORMANCE = ["server-initialize", "ping", "tools-list", "dns-rebinding-protection"];
+const CONFORMANCE = ["server-initialize", "ping", "tools-list", "resources-list", "dns-rebinding-protection"];
 const conformanceCli = join(ROOT, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
 
 /**
