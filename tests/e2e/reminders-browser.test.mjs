@@ -310,6 +310,31 @@ for (const layout of LAYOUTS) {
     await assertFits(page(), "the sources");
   });
 
+  test(`${layout.name}: a reminder made elsewhere shows without a reload; while a card is being edited, the list stays and offers the latest`, async () => {
+    await section("Reminders").click();
+    await group("Today").waitFor();
+    const elsewhere = `Made elsewhere (${layout.name})`;
+    // Made through the API, as another tab or an agent would.
+    await ok(call("POST", "/api/me/events", { token: run.token, body: { title: elsewhere, due_at: addDays(run.today, 3) } }), 201);
+    const made = card(elsewhere);
+    await made.waitFor({ timeout: 5000 });
+    assert.match(await made.textContent(), /in 3 days/);
+    // Mid-edit, nothing moves under the person's hands.
+    await made.getByRole("button", { name: `Edit ${elsewhere}` }).click();
+    const form = made.getByRole("form", { name: `Change “${elsewhere}”` });
+    await form.getByLabel("What is due").fill(`${elsewhere}, half typed`);
+    const meanwhile = `Made meanwhile (${layout.name})`;
+    await ok(call("POST", "/api/me/events", { token: run.token, body: { title: meanwhile, due_at: addDays(run.today, 4) } }), 201);
+    const latest = page().getByRole("button", { name: "Show the latest" });
+    await latest.waitFor({ timeout: 5000 });
+    assert.equal(await card(meanwhile).count(), 0, "the list did not change under the open form");
+    assert.equal(await form.getByLabel("What is due").inputValue(), `${elsewhere}, half typed`, "what was being typed is kept");
+    await assertFits(page(), "the offer of the latest");
+    await latest.click();
+    await card(meanwhile).waitFor();
+    assert.ok(await latest.isHidden(), "offered once, then gone");
+  });
+
   if (layout.name === "desktop") {
     test(`${layout.name}: an inbox of more than a page shows the soonest, and the rest on asking`, async () => {
       const before = (await openEvents()).length;

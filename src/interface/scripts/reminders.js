@@ -11,7 +11,8 @@
 // default as a hint and leaves an untouched field out of the request.
 
 import { h, hidden, labelled, replace, time, uniqueId } from "./dom.js";
-import { api, query, segment } from "./api.js";
+import { api, query, segment, SessionOver } from "./api.js";
+import { followOwnWhileShown } from "./session.js";
 import { empty, loading, namingField, panel, perform, secretField, statusArea, success } from "./shared.js";
 
 /** An event's state in words; the keys are the contract's EventState, a test holds this file to them. */
@@ -141,6 +142,7 @@ async function renderInbox(view) {
     events = page.events;
     nextCursor = page.next_cursor ?? null;
     show();
+    newer.hidden = true;
     status.replaceChildren();
     if (said) {
       // The card acted on has moved or gone: what became of it is said at the
@@ -167,8 +169,41 @@ async function renderInbox(view) {
       }));
   }
 
-  view.append(zoneLine, status, groups, h("div", {}, later, laterStatus), panel("Add a reminder", addForm(refresh)));
+  // What changes elsewhere (another tab, an agent, a source, the schedule)
+  // shows without a reload. While the person is in the middle of something in
+  // the list (a form or a confirmation open, focus on a card, later pages
+  // shown), the list stays as it is and a button offers the latest instead, so
+  // nothing they are doing is lost.
+  const latest = h("button", { type: "button", class: "secondary", text: "Show the latest" });
+  const newer = h("div", { class: "live-notice", role: "status", hidden: true },
+    h("span", { text: "Your reminders changed elsewhere. " }), latest);
+  latest.addEventListener("click", () => perform(laterStatus, [latest], async () => {
+    newer.hidden = true;
+    await refresh();
+  }, "The latest reminders could not be shown."));
+  const busy = () =>
+    groups.querySelector("form, .confirm") !== null || groups.contains(document.activeElement) || events.length > LIST_LIMIT;
+  async function quietly() {
+    const [page, current] = await Promise.all([api("GET", `/api/me/events${query({ limit: LIST_LIMIT })}`), api("GET", "/api/me/profile")]);
+    const unchanged = JSON.stringify([page.events, page.next_cursor ?? null, current.tz]) === JSON.stringify([events, nextCursor, profile?.tz]);
+    if (unchanged) return;
+    if (busy()) {
+      newer.hidden = false;
+      return;
+    }
+    profile = current;
+    events = page.events;
+    nextCursor = page.next_cursor ?? null;
+    newer.hidden = true;
+    show();
+  }
+
+  view.append(zoneLine, status, newer, groups, h("div", {}, later, laterStatus), panel("Add a reminder", addForm(refresh)));
   await refresh();
+  followOwnWhileShown(view, () => quietly().catch((error) => {
+    // The shell signs the person in again; anything else waits for the next change.
+    if (error instanceof SessionOver) return;
+  }));
 }
 
 /** One open event: what it is, when, where it comes from, what was sent about it, and what can be done with it. */
