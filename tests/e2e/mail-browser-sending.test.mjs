@@ -201,8 +201,9 @@ test("the approver refuses a submitted send with a reason, and nothing is sent",
   const submitted = (await call("GET", `/api/mailboxes/${mailboxId}/sends`, { token: ids.writerToken })).body.sends.find((send) => send.subject === REFUSED_SUBJECT);
   assert.equal(submitted?.state, "submitted");
 
-  await approver.reload();
+  // No reload: the approver's open Approvals is told of the submission and shows it.
   const card = approver.getByRole("article", { name: REFUSED_SUBJECT });
+  await card.waitFor({ timeout: 5000 });
   await card.getByRole("button", { name: `Refuse “${REFUSED_SUBJECT}”` }).click();
   await card.getByLabel("Reason for refusing").fill(REFUSAL_REASON);
   await card.getByRole("button", { name: "Refuse send" }).click();

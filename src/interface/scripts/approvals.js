@@ -3,13 +3,14 @@
 // that sender was authenticated, and its text where the approver reads the
 // mailbox), to approve, after a confirmation in the page that names who it
 // goes to, or to refuse with a reason the submitter reads. The navigation
-// shows how many wait (approvalCount(), for main.js).
+// shows how many wait (approvalCount(), for main.js). A send submitted while
+// the page is open joins it without a reload.
 
 import { append, h, hidden, labelled, replace, time, uniqueId } from "./dom.js";
 import { api, query, SessionOver } from "./api.js";
 import { actionForm, empty, panel, perform, statusArea, success } from "./shared.js";
 import { pager, PER_PAGE } from "./pager.js";
-import { access, mailboxApi, mailHref, myMailboxes, subjectOf } from "./mail-shared.js";
+import { access, followMailbox, mailboxApi, mailHref, myMailboxes, subjectOf } from "./mail-shared.js";
 import { directory } from "./names.js";
 import { asLines, recipientWords, senderCheckBadge, senderWords, SENDER_CHECKS } from "./mail-words.js";
 import { sendDetails } from "./sends.js";
@@ -86,7 +87,11 @@ export async function renderApprovals(view) {
     failure: "Later submissions could not be loaded.",
   });
 
+  // The sends on screen, by id.
+  const shownIds = new Set();
+
   function approvalCard(send) {
+    shownIds.add(send.id);
     const headingId = uniqueId("approval");
     const status = statusArea();
     const details = h("div", { class: "approval-send" }, sendDetails(send));
@@ -202,5 +207,32 @@ export async function renderApprovals(view) {
   const first = await pages.first();
   if (first.length) append(cards, first.map(approvalCard));
   else cards.replaceChildren(empty("Nothing awaits your decision."));
+
+  // A send submitted meanwhile (by a colleague, or an agent) joins the queue
+  // without a reload, at its end (the queue is oldest first), and the count in
+  // the navigation follows. A card already on screen is never changed under
+  // the approver's eyes: a decision names the version shown, and the node
+  // refuses it if the send changed since (the card then shows it as it stands).
+  async function joinSubmitted() {
+    const page = await api("GET", `/api/approvals${query({ limit: PER_PAGE })}`);
+    // More than a page waits: the rest is the pager's to show, on asking.
+    if (page.next_cursor) return;
+    const added = page.sends.filter((send) => !shownIds.has(send.id));
+    if (!added.length) return;
+    if (!cards.querySelector("article")) cards.replaceChildren();
+    append(cards, added.map(approvalCard));
+    document.dispatchEvent(new Event(APPROVALS_CHANGED));
+  }
+  for (const mailbox of directory.mailboxes.values()) {
+    if (!access(mailbox).decide) continue;
+    followMailbox(view, mailbox, {
+      readAgain: () => joinSubmitted().catch((error) => {
+        // The shell signs the person in again; anything else waits for the next submission.
+        if (error instanceof SessionOver) return;
+      }),
+      noLonger: () => {},
+      accept: (event) => event.kind === "submit_send",
+    });
+  }
 }
 
