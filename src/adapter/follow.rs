@@ -39,17 +39,28 @@ pub(super) async fn follow(
     headers: &[(String, String)],
     following: Following,
 ) -> worker::Result<worker::Response> {
-    let mut sockets = Vec::new();
-    for (listening, request) in &following.listeners {
+    // Every topic's listener at once (an MCP subscription may need several).
+    let opening = following.listeners.iter().map(|(listening, request)| async move {
         let mut listener = Listener::of(request, listening);
         listener.over_mcp = following.surface == Surface::Mcp;
         listener.told_access_checks = following.access_checks;
-        let opened = hubs::hand_to_hub(env, &listening.topic, &listener).await?;
-        let Some(socket) = opened.websocket() else {
-            return Err(worker::Error::RustError("the hub answered without a WebSocket".into()));
-        };
-        socket.accept()?;
-        sockets.push(socket);
+        hubs::hand_to_hub(env, &listening.topic, &listener).await
+    });
+    let mut sockets = Vec::new();
+    let mut failed = None;
+    for opened in join_all(opening).await {
+        match opened.map(worker::Response::websocket) {
+            Ok(Some(socket)) if socket.accept().is_ok() => sockets.push(socket),
+            Ok(_) => failed = Some(worker::Error::RustError("the hub answered without a WebSocket".into())),
+            Err(error) => failed = Some(error),
+        }
+    }
+    if let Some(error) = failed {
+        // None is followed: the listeners that did open are closed, and recorded so.
+        for socket in &sockets {
+            let _ = socket.close(Some(1011), Some("the stream could not be opened"));
+        }
+        return Err(error);
     }
     let (chunks, body) = unbounded();
     for data in &following.opening {
