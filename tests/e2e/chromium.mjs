@@ -18,8 +18,18 @@ const ARGUMENTS = [
 ];
 
 /** Starts headless Chromium. */
-export function launchChromium() {
-  return chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGUMENTS });
+export async function launchChromium() {
+  // Starting is tried up to three times: Debian's Chromium has been seen to
+  // crash as it starts (SIGSEGV, before any page) on a loaded machine, which
+  // says nothing of the node. Nothing after the start is ever retried.
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGUMENTS });
+    } catch (error) {
+      if (attempt === 3) throw error;
+      console.error(`Chromium did not start (attempt ${attempt} of 3): ${String(error.message).split("\n")[0]}`);
+    }
+  }
 }
 
 /** Everything the pages of one test file reported, and what the file expected them to. */
