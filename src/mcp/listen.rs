@@ -28,6 +28,7 @@ use super::resources::{Resource, not_found, read_as_caller};
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
 use crate::core::http::{Followed, Follower, Following, Request, Response, Surface, Told};
+use crate::mail::trust;
 
 /// The most resources one stream follows: enough for an agent's mailboxes and
 /// its own, never a crawl of the node.
@@ -178,10 +179,11 @@ fn list_reading(outer: &Request, method: &str) -> Request {
     request
 }
 
-/// What an answer says, as far as telling a change goes: its status and body.
+/// What an answer says, as far as telling a change goes: its status and body,
+/// less the nonces that fence its mail (each reading is fenced anew).
 fn fingerprint(answer: &Response) -> String {
     let mut said = answer.status.to_be_bytes().to_vec();
-    said.extend_from_slice(&answer.body);
+    said.extend_from_slice(trust::without_nonces(&String::from_utf8_lossy(&answer.body)).as_bytes());
     sha256_hex(&said)
 }
 

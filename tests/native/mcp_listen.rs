@@ -99,6 +99,33 @@ fn a_subscription_is_acknowledged_then_told_only_what_changed_in_what_it_follows
 }
 
 #[test]
+fn a_conversation_followed_is_told_of_its_own_changes_and_not_of_its_neighbours() {
+    let world = World::new();
+    let support = world.mailbox("support@mailroom.test");
+    let (dee, dee_token) = world.person("dee@example.com");
+    world.grant_all(&dee, &["mailbox.metadata.read", "mailbox.content.read", "send.propose"], &support);
+    let followed = world.thread_of(&support, &world.deliver("plain", "support@mailroom.test"));
+    let neighbour = world.thread_of(&support, &world.deliver("html-only", "support@mailroom.test"));
+    let thread_id = followed.rsplit('/').next().unwrap();
+    let uri = format!("mailroom://mailboxes/{support}/conversations/{thread_id}");
+    let answer = listen(&world, &dee_token, json!({ "resourceSubscriptions": [uri] }));
+    let following = answer.follow.clone().expect("a stream");
+    let topic = Topic::Mailbox(support.clone()).key();
+    let told = Told { topic: &topic, kind: "update_thread", object: None };
+    // The neighbour closed: the mailbox's topic is told, the followed
+    // conversation read again, and nothing sent, since it did not change.
+    let closed = world.call("PATCH", &neighbour, Some(&dee_token), Some(json!({ "status": "closed" })));
+    assert_eq!(closed.status, 200, "{}", text(&closed));
+    assert_eq!(after(&world, &following, Some(&told)), Vec::<Value>::new());
+    // The followed one closed: told.
+    let closed = world.call("PATCH", &followed, Some(&dee_token), Some(json!({ "status": "closed" })));
+    assert_eq!(closed.status, 200, "{}", text(&closed));
+    let updated = after(&world, &following, Some(&told));
+    assert_eq!(updated.len(), 1, "{updated:?}");
+    assert_eq!(updated[0]["params"]["uri"], uri.as_str());
+}
+
+#[test]
 fn what_the_caller_may_not_read_refuses_the_subscription_naming_it() {
     let world = World::new();
     let private = world.mailbox("private@mailroom.test");
