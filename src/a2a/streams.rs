@@ -70,20 +70,16 @@ impl Gateway<'_, '_> {
             Caller::Agent { .. } => RouteId::ListenToAgentInbox,
             _ => RouteId::ListenToOwn,
         };
-        let mut listener = self.context.request().reentering(
-            "GET",
-            registry().route(listening_route).path.to_string(),
-            String::new(),
-            None,
-        );
-        listener.headers.push(("upgrade".into(), "websocket".into()));
-        let admitted = self.context.reenter(&listener, Surface::A2a, None).await;
-        let Some(listening) = admitted.listen.clone() else {
-            // The caller may not listen (its own refusal, answered as HTTP).
-            self.answered = Some(admitted);
-            return Err(RpcError::new(ErrorKind::InvalidRequest, "The stream was refused."));
+        let path = registry().route(listening_route).path.to_string();
+        let listening = self.context.request().reentering("GET", path, String::new(), None);
+        let admitted = match self.context.admit_listener(listening, Surface::A2a).await {
+            Ok(admitted) => admitted,
+            Err(refused) => {
+                // The caller may not listen (its own refusal, answered as HTTP).
+                self.answered = Some(refused);
+                return Err(RpcError::new(ErrorKind::InvalidRequest, "The stream was refused."));
+            }
         };
-        listener.headers.retain(|(name, _)| name != "upgrade");
         let reread = self.context.request().reentering(
             "GET",
             registry().route(RouteId::GetAgentMessage).path.replace(":agentMessageId", &task.id),
@@ -93,6 +89,7 @@ impl Gateway<'_, '_> {
         let follower = TaskFollower {
             rpc_id: rpc_id.clone(),
             version: self.version,
+            task_id: task.id.clone(),
             reread,
             sent: RefCell::new(Sent {
                 state: TaskState::of(&task),
@@ -101,10 +98,9 @@ impl Gateway<'_, '_> {
         };
         let mut answer = Response::events(&opening);
         answer.follow = Some(Following {
-            listeners: vec![(listening, listener)],
+            listeners: vec![admitted],
             surface: Surface::A2a,
             access_checks: false,
-            opening,
             follower: Rc::new(follower),
         });
         Ok(answer)
@@ -136,6 +132,7 @@ struct Sent {
 struct TaskFollower {
     rpc_id: Value,
     version: Version,
+    task_id: String,
     reread: Request,
     sent: RefCell<Sent>,
 }
@@ -144,8 +141,7 @@ impl Follower for TaskFollower {
     fn readings(&self, told: Option<&Told<'_>>) -> Vec<Request> {
         // The reply's and the rejection's entries name the request, the task;
         // a claim tells each request it leased.
-        let concerns =
-            told.is_none_or(|told| told.object.is_some_and(|object| self.reread.path.ends_with(&format!("/{object}"))));
+        let concerns = told.is_none_or(|told| told.object == Some(self.task_id.as_str()));
         if concerns { vec![self.reread.clone()] } else { Vec::new() }
     }
 

@@ -70,7 +70,7 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
     if let Some(following) = response.follow.take() {
         // Admitted: the answer goes on as server-sent events while the
         // topic's hub tells what changed.
-        return match follow::follow(&env, &context, &response.headers, following).await {
+        return match follow::follow(&env, &context, &response, following).await {
             Ok(streaming) => Ok(streaming),
             Err(error) => {
                 worker::console_error!("following a stream failed: {error}");

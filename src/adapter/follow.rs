@@ -20,7 +20,7 @@ use futures_util::future::{Either, join_all, select};
 use futures_util::stream::{StreamExt, select_all};
 use worker::{Delay, Env, WebSocket, WebsocketEvent};
 
-use crate::core::http::{FOLLOW_REREAD_EVERY_MS, Following, Surface, Told};
+use crate::core::http::{FOLLOW_REREAD_EVERY_MS, Following, Response, Told};
 use crate::core::storage::Database;
 use crate::dispatch::dispatch;
 use crate::live::Listener;
@@ -31,18 +31,18 @@ use super::installation::{Bindings, bindings};
 /// The body's chunks, as the runtime reads them.
 type Chunks = UnboundedSender<Result<Vec<u8>, worker::Error>>;
 
-/// Answers with `following`'s opening events and goes on writing, after the
-/// answer, what its follower makes of each change (`context.wait_until`).
+/// Answers with `answer`'s events and goes on writing, after it, what
+/// `following`'s follower makes of each change (`context.wait_until`).
 pub(super) async fn follow(
     env: &Env,
     context: &worker::Context,
-    headers: &[(String, String)],
+    answer: &Response,
     following: Following,
 ) -> worker::Result<worker::Response> {
     // Every topic's listener at once (an MCP subscription may need several).
     let opening = following.listeners.iter().map(|(listening, request)| async move {
         let mut listener = Listener::of(request, listening);
-        listener.over_mcp = following.surface == Surface::Mcp;
+        listener.surface = following.surface;
         listener.told_access_checks = following.access_checks;
         hubs::hand_to_hub(env, &listening.topic, &listener).await
     });
@@ -62,10 +62,9 @@ pub(super) async fn follow(
         }
         return Err(error);
     }
+    // The answer's own events first, then what follows.
     let (chunks, body) = unbounded();
-    for data in &following.opening {
-        let _ = chunks.unbounded_send(Ok(event(data)));
-    }
+    let _ = chunks.unbounded_send(Ok(answer.body.clone()));
     let env = env.clone();
     context.wait_until(async move {
         match bindings(&env, None) {
@@ -79,7 +78,7 @@ pub(super) async fn follow(
         drop(chunks);
     });
     let response_headers = worker::Headers::new();
-    for (name, value) in headers {
+    for (name, value) in &answer.headers {
         response_headers.set(name, value)?;
     }
     Ok(worker::Response::from_stream(body)?.with_headers(response_headers))

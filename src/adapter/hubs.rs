@@ -25,7 +25,7 @@ use worker::{
 use crate::audit::{self, AuditChain};
 use crate::core::background::Background;
 use crate::core::events::{Event, Topic};
-use crate::core::http::{Surface, Told};
+use crate::core::http::Told;
 use crate::core::platform::Platform;
 use crate::dispatch::dispatch;
 use crate::live::{Activity, Listener, MAXIMUM_STREAMS_PER_CALLER, Presence, RECHECK_EVERY_MS, Standing, activity_of};
@@ -283,18 +283,20 @@ impl EventHub {
             async move {
                 match socket.deserialize_attachment::<Listener>() {
                     Ok(Some(listener)) => {
-                        let surface = if listener.over_mcp { Surface::Mcp } else { Surface::Rest };
-                        let standing = Standing::of(&dispatch(node, &listener.recheck_request(), surface).await);
-                        (standing, listener.told_access_checks)
+                        let answer = dispatch(node, &listener.recheck_request(), listener.surface).await;
+                        // What a listener that asked is told when it may stay.
+                        let checked = listener.told_access_checks.then(|| {
+                            serde_json::json!({ "kind": Told::ACCESS_CHECKED, "topic": listener.topic }).to_string()
+                        });
+                        (Standing::of(&answer), checked)
                     }
-                    _ => (Standing::Unanswered, false),
+                    _ => (Standing::Unanswered, None),
                 }
             }
         });
         let standings = join_all(standings).await;
         let mut remaining = 0;
-        let checked = serde_json::json!({ "kind": Told::ACCESS_CHECKED, "topic": topic_of(&sockets) }).to_string();
-        for (socket, (standing, told_access_checks)) in sockets.iter().zip(standings) {
+        for (socket, (standing, checked)) in sockets.iter().zip(standings) {
             match standing.close() {
                 Some((code, reason)) => {
                     // The last frame says why before the close does: a client
@@ -304,7 +306,7 @@ impl EventHub {
                     let _ = socket.close(Some(code), Some(reason));
                 }
                 None => {
-                    if told_access_checks {
+                    if let Some(checked) = checked {
                         let _ = socket.send_with_str(&checked);
                     }
                     remaining += 1;
@@ -371,15 +373,6 @@ impl EventHub {
             worker::console_error!("sealing the audit chain failed: {error}");
         }
     }
-}
-
-/// The topic of the listeners `sockets` (every one on a hub hears its hub's).
-fn topic_of(sockets: &[WebSocket]) -> String {
-    sockets
-        .iter()
-        .find_map(|socket| socket.deserialize_attachment::<Listener>().ok().flatten())
-        .map(|listener| listener.topic)
-        .unwrap_or_default()
 }
 
 /// Registers `topic`'s hub with the access hub.

@@ -16,9 +16,11 @@ use crate::core::text;
 pub use mailroom_contract::MAXIMUM_BODY_BYTES;
 
 /// Where a request came from.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Surface {
     /// A REST call over HTTP.
+    #[default]
     Rest,
     /// A tool call through `POST /mcp`, re-entering the router in process.
     Mcp,
@@ -152,10 +154,11 @@ pub struct Response {
 /// server-sent events, rather than as a WebSocket: a protocol whose client
 /// reads its updates on the call that asked for them (A2A's
 /// `SendStreamingMessage` and `SubscribeToTask`, MCP's
-/// `subscriptions/listen`). The surface decides what is sent first and,
-/// through its `Follower`, what each event on its topics becomes; the adapter
-/// holds a listener on each topic's hub (admitted, and asked again, exactly as
-/// a WebSocket's is) and writes what the follower answers.
+/// `subscriptions/listen`). The answer's body (`Response::events`) is what is
+/// sent first; the surface's `Follower` says what each event on its topics
+/// becomes; the adapter holds a listener on each topic's hub (admitted, and
+/// asked again, exactly as a WebSocket's is) and writes what the follower
+/// answers.
 #[derive(Clone)]
 pub struct Following {
     /// Each listening route's admission (the topic, and whom the hub
@@ -163,21 +166,19 @@ pub struct Following {
     /// ask whether the stream may stay open.
     pub listeners: Vec<(Listening, Request)>,
     /// The surface the follower's readings (and the hub's questions) are
-    /// dispatched as.
+    /// dispatched over.
     pub surface: Surface,
     /// Whether the follower is told each time its listeners were asked again
     /// (`Told::ACCESS_CHECKED`): what it follows depends on access as a whole
     /// (the caller's catalogue of tools).
     pub access_checks: bool,
-    /// The events sent at once, each one SSE `data:` payload.
-    pub opening: Vec<String>,
     pub follower: std::rc::Rc<dyn Follower>,
 }
 
 impl std::fmt::Debug for Following {
     fn fmt(&self, formatter: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let topics: Vec<String> = self.listeners.iter().map(|(listening, _)| listening.topic.key()).collect();
-        formatter.debug_struct("Following").field("topics", &topics).field("opening", &self.opening).finish()
+        formatter.debug_struct("Following").field("topics", &topics).finish()
     }
 }
 

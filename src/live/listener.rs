@@ -16,7 +16,7 @@ use serde::{Deserialize, Serialize};
 use crate::authz::credentials::ACCESS_COOKIE;
 use crate::core::context::ports::AuditRecord;
 use crate::core::events::{Listening, Topic};
-use crate::core::http::{Request, Response};
+use crate::core::http::{Request, Response, Surface};
 
 use super::presence::Presence;
 
@@ -51,10 +51,10 @@ pub struct Listener {
     /// What it last said it is doing, on a mailbox's stream (`presence`).
     #[serde(default)]
     pub presence: Option<Presence>,
-    /// Whether it was opened for an MCP client, whose credential may be an
-    /// OAuth token that works only there: it is asked again as MCP asks.
+    /// The surface it was opened over, and is asked again over: an MCP
+    /// client's credential may be an OAuth token that works only there.
     #[serde(default)]
-    pub over_mcp: bool,
+    pub surface: Surface,
     /// Whether it is told each time it was asked again and may stay
     /// (`Told::ACCESS_CHECKED`), for a follower whose catalogue depends on it.
     #[serde(default)]
@@ -79,7 +79,7 @@ impl Listener {
             credential,
             actor_name: listening.actor_name.clone(),
             presence: None,
-            over_mcp: false,
+            surface: Surface::Rest,
             told_access_checks: false,
         }
     }
@@ -91,7 +91,7 @@ impl Listener {
             at: now_ms,
             actor: Some(self.actor.clone()),
             delegator: self.delegator.clone(),
-            surface: Some("rest"),
+            surface: Some(self.surface.as_str()),
             action: CLOSING_ACTION.into(),
             object: Topic::from_key(&self.topic).and_then(|topic| topic.id().map(str::to_string)),
             outcome: "ok",

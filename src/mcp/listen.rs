@@ -24,7 +24,7 @@ use mailroom_contract::{RouteId, registry};
 use serde_json::{Map, Value, json};
 
 use super::errors::{INVALID_PARAMS, RpcError};
-use super::resources::{Resource, not_found, read_as_caller};
+use super::resources::{Resource, as_caller, not_found, read_as_caller, why_refused};
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
 use crate::core::http::{Followed, Follower, Following, Request, Response, Surface, Told};
@@ -111,28 +111,22 @@ pub(super) async fn listen(
     paths.dedup();
     let mut listeners = Vec::new();
     for path in paths {
-        let mut request = context.request().reentering("GET", path.clone(), String::new(), None);
-        request.headers.retain(|(name, _)| !name.starts_with("mcp-"));
-        request.headers.push(("upgrade".into(), "websocket".into()));
-        let admitted = context.reenter(&request, Surface::Mcp, None).await;
-        let Some(listening) = admitted.listen.clone() else {
-            if admitted.credential_refused.is_some() {
-                return Err(RpcError::answered(admitted));
+        let request = as_caller(context.request(), "GET", path.clone(), None);
+        let (listening, request) = match context.admit_listener(request, Surface::Mcp).await {
+            Ok(admitted) => admitted,
+            Err(refused) if refused.credential_refused.is_some() => return Err(RpcError::answered(refused)),
+            Err(refused) => {
+                let why = why_refused(&refused);
+                let named = subscriptions.iter().find(|subscription| subscription.listening_path == path);
+                return Err(match named {
+                    Some(subscription) => not_found(&subscription.uri, &why),
+                    None => RpcError::new(200, INVALID_PARAMS, format!("The caller's own stream was refused: {why}")),
+                });
             }
-            let named = subscriptions.iter().find(|subscription| subscription.listening_path == path);
-            let why = admitted
-                .json_body()
-                .and_then(|body| body["error"]["message"].as_str().map(str::to_string))
-                .unwrap_or_else(|| format!("its stream was refused ({})", admitted.status));
-            return Err(match named {
-                Some(subscription) => not_found(&subscription.uri, &why),
-                None => RpcError::new(200, INVALID_PARAMS, format!("The caller's own stream was refused: {why}")),
-            });
         };
         for subscription in subscriptions.iter_mut().filter(|subscription| subscription.listening_path == path) {
             subscription.topic = listening.topic.key();
         }
-        request.headers.retain(|(name, _)| name != "upgrade");
         listeners.push((listening, request));
     }
     let mut honored = Map::new();
@@ -151,7 +145,6 @@ pub(super) async fn listen(
         listeners,
         surface: Surface::Mcp,
         access_checks: !follower.catalogues.is_empty(),
-        opening,
         follower: Rc::new(follower),
     });
     Ok(answer)
@@ -173,10 +166,7 @@ fn listening_path(resource: &Resource) -> String {
 /// endpoint, as the caller.
 fn list_reading(outer: &Request, method: &str) -> Request {
     let body = json!({ "jsonrpc": "2.0", "id": 0, "method": method }).to_string().into_bytes();
-    let path = registry().route(RouteId::McpEndpoint).path.to_string();
-    let mut request = outer.reentering("POST", path, String::new(), Some(body));
-    request.headers.retain(|(name, _)| !name.starts_with("mcp-"));
-    request
+    as_caller(outer, "POST", registry().route(RouteId::McpEndpoint).path.to_string(), Some(body))
 }
 
 /// What an answer says, as far as telling a change goes: its status and body,

@@ -97,11 +97,7 @@ impl Resource {
             }
             _ => path.to_string(),
         };
-        let mut request = outer.reentering("GET", path, String::new(), None);
-        // Only what the caller presented goes on: the protocol's own headers
-        // name the method that asked, not the route.
-        request.headers.retain(|(name, _)| !name.starts_with("mcp-"));
-        request
+        as_caller(outer, "GET", path, None)
     }
 
     /// How a listing describes it: (name, title, description).
@@ -141,6 +137,24 @@ impl Resource {
     }
 }
 
+/// A request to `path` as the caller whose MCP request `outer` is: what the
+/// caller presented goes on; the protocol's own headers do not (they name the
+/// method that asked, and would contradict the body of a request to the
+/// endpoint itself).
+pub(super) fn as_caller(outer: &Request, method: &str, path: String, body: Option<Vec<u8>>) -> Request {
+    let mut request = outer.reentering(method, path, String::new(), body);
+    request.headers.retain(|(name, _)| !name.starts_with("mcp-"));
+    request
+}
+
+/// Why a route refused a reading, in its own words.
+pub(super) fn why_refused(answer: &Response) -> String {
+    answer
+        .json_body()
+        .and_then(|body| body["error"]["message"].as_str().map(str::to_string))
+        .unwrap_or_else(|| format!("its route answered {}", answer.status))
+}
+
 /// Whether the caller's catalogue could offer the route that reads `resource`
 /// (an agent's ceiling, a person's tools), as far as that is known unread.
 fn offered(context: &Context<'_>, resource: &Resource) -> bool {
@@ -155,7 +169,7 @@ fn offered(context: &Context<'_>, resource: &Resource) -> bool {
 pub(super) async fn list(context: &mut Context<'_>) -> Result<Value, RpcError> {
     let mut resources = Vec::new();
     let mailboxes = registry().route(RouteId::ListReadableMailboxes).path.to_string();
-    let request = context.request().reentering("GET", mailboxes, String::new(), None);
+    let request = as_caller(context.request(), "GET", mailboxes, None);
     let answer = context.reenter(&request, Surface::Mcp, None).await;
     if answer.credential_refused.is_some() {
         return Err(RpcError::answered(answer));
@@ -245,11 +259,7 @@ pub(super) async fn read_as_caller(
     if answer.status == 200 {
         return Ok(answer);
     }
-    let why = answer
-        .json_body()
-        .and_then(|body| body["error"]["message"].as_str().map(str::to_string))
-        .unwrap_or_else(|| format!("its route answered {}", answer.status));
-    Err(not_found(uri, &why))
+    Err(not_found(uri, &why_refused(&answer)))
 }
 
 #[cfg(test)]

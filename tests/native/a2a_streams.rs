@@ -11,7 +11,7 @@ use mailroom::core::http::{Following, Response, Surface, Told};
 use mailroom::testing::{RequestExt, request};
 use serde_json::{Value, json};
 
-use crate::support::{World, body, sse_events, text};
+use crate::support::{World, body, followed_after, sse_events, text};
 
 /// A caller, an agent it calls, and the agent's sponsor: (world, (caller, its
 /// credential), (agent, its credential)).
@@ -39,15 +39,7 @@ fn call(world: &World, token: &str, agent: &str, version: &str, method: &str, pa
 /// Reads the followed task again, as the adapter does, and what the follower
 /// makes of it: (events, finished).
 fn read_again(world: &World, following: &Following) -> (Vec<Value>, bool) {
-    let answers: Vec<_> = following
-        .follower
-        .readings(None)
-        .into_iter()
-        .map(|reading| world.node.send_from(reading, following.surface))
-        .collect();
-    let followed = following.follower.read(None, &answers);
-    let events = followed.events.iter().map(|event| serde_json::from_str(event).expect("JSON")).collect();
-    (events, followed.finished)
+    followed_after(world, following, None)
 }
 
 /// The agent claims its one waiting request and answers it.

@@ -32,15 +32,9 @@ fn listen(world: &World, token: &str, notifications: Value) -> Response {
 
 /// What the follower sends after `told`, its readings dispatched as the adapter does.
 fn after(world: &World, following: &Following, told: Option<&Told<'_>>) -> Vec<Value> {
-    let answers: Vec<Response> = following
-        .follower
-        .readings(told)
-        .into_iter()
-        .map(|reading| world.node.send_from(reading, following.surface))
-        .collect();
-    let followed = following.follower.read(told, &answers);
-    assert!(!followed.finished, "a subscription goes on until it is closed");
-    followed.events.iter().map(|event| serde_json::from_str(event).unwrap()).collect()
+    let (events, finished) = followed_after(world, following, told);
+    assert!(!finished, "a subscription goes on until it is closed");
+    events
 }
 
 #[test]

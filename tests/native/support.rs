@@ -556,3 +556,21 @@ pub fn sse_events(answer: &Response) -> Vec<Value> {
         .map(|event| serde_json::from_str(event.strip_prefix("data: ").expect("a data line")).expect("JSON"))
         .collect()
 }
+
+/// What a followed stream's follower sends after `told` (`None`: a reading of
+/// everything), its readings dispatched over the stream's surface as the
+/// adapter dispatches them: (events, whether the stream is over).
+pub fn followed_after(
+    world: &World,
+    following: &mailroom::core::http::Following,
+    told: Option<&mailroom::core::http::Told<'_>>,
+) -> (Vec<Value>, bool) {
+    let answers: Vec<Response> = following
+        .follower
+        .readings(told)
+        .into_iter()
+        .map(|reading| world.node.send_from(reading, following.surface))
+        .collect();
+    let followed = following.follower.read(told, &answers);
+    (followed.events.iter().map(|event| serde_json::from_str(event).expect("JSON")).collect(), followed.finished)
+}

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::core::caller::{AgentProof, Caller};
-use crate::core::events::{Event, Topic};
+use crate::core::events::{Event, Listening, Topic};
 use crate::core::http::{Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
@@ -316,6 +316,23 @@ impl<'request> Context<'request> {
     }
 
     // ---- The audit entry and the answer.
+
+    /// Opens, as the caller, the listening route `listening` asks for (the
+    /// request to it, without the upgrade), re-entering the router over
+    /// `surface`: the route's admission with the request a hub replays to ask
+    /// again, or the route's own answer refusing it. For a surface that follows
+    /// a topic on its own answer (`Following`).
+    pub async fn admit_listener(
+        &mut self,
+        mut listening: Request,
+        surface: Surface,
+    ) -> Result<(Listening, Request), Response> {
+        listening.headers.push(("upgrade".into(), "websocket".into()));
+        let admitted = self.reenter(&listening, surface, None).await;
+        let Some(admission) = admitted.listen.clone() else { return Err(admitted) };
+        listening.headers.retain(|(name, _)| name != "upgrade");
+        Ok((admission, listening))
+    }
 
     /// Names the object this call acts on, for its audit entry.
     pub fn audit_object(&mut self, object: impl Into<String>) {
