@@ -20,7 +20,7 @@ use futures_util::future::{Either, join_all, select};
 use futures_util::stream::{StreamExt, select_all};
 use worker::{Delay, Env, WebSocket, WebsocketEvent};
 
-use crate::core::http::{FOLLOW_REREAD_EVERY_MS, Following, Response, Told};
+use crate::core::http::{FOLLOW_REREAD_EVERY_MS, Following, Response, Told, server_sent_event};
 use crate::core::storage::Database;
 use crate::dispatch::dispatch;
 use crate::live::Listener;
@@ -137,7 +137,7 @@ async fn go_on(bindings: &Bindings, sockets: &[WebSocket], chunks: &Chunks, foll
 /// ended it, the follower's word on `reason`.
 async fn end(bindings: &Bindings, chunks: &Chunks, following: &Following, reason: &str) {
     if !read_again(bindings, chunks, following, None).await {
-        let _ = chunks.unbounded_send(Ok(event(&following.follower.closed(reason))));
+        let _ = chunks.unbounded_send(Ok(server_sent_event(&following.follower.closed(reason)).into_bytes()));
     }
 }
 
@@ -158,14 +158,9 @@ async fn read_again(bindings: &Bindings, chunks: &Chunks, following: &Following,
     }
     let followed = following.follower.read(told, &answers);
     for data in &followed.events {
-        if chunks.unbounded_send(Ok(event(data))).is_err() {
+        if chunks.unbounded_send(Ok(server_sent_event(data).into_bytes())).is_err() {
             return true;
         }
     }
     followed.finished
-}
-
-/// One server-sent event carrying `data` (one line of JSON).
-fn event(data: &str) -> Vec<u8> {
-    format!("data: {data}\n\n").into_bytes()
 }

@@ -222,6 +222,11 @@ pub struct Followed {
     pub finished: bool,
 }
 
+/// One server-sent event carrying `data` (one line of JSON).
+pub fn server_sent_event(data: &str) -> String {
+    format!("data: {data}\n\n")
+}
+
 /// How often a followed stream is read again of its own accord, whatever it
 /// was told: a change no entry tells its topic (a lease granted, a message
 /// expiring) reaches the stream within this, and the read's comment line
@@ -329,7 +334,7 @@ impl Response {
     /// payload; an answer that goes on streaming carries what follows in
     /// `follow`.
     pub fn events(events: &[String]) -> Response {
-        let body: String = events.iter().map(|data| format!("data: {data}\n\n")).collect();
+        let body: String = events.iter().map(|data| server_sent_event(data)).collect();
         Response::answer(
             200,
             vec![("content-type".into(), "text/event-stream".into()), ("cache-control".into(), "no-store".into())],
