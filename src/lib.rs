@@ -8,7 +8,7 @@
 //! 2. `authz` (credentials, checks, the tuple table, the failure window) and
 //!    `audit` (the chain and its routes).
 //! 3. The domains: `identity`, `mail`, `ediscovery`, `agents`, `reminders`,
-//!    `messaging`, `notifications`, `oauth`. A domain reaches another only
+//!    `messaging`, `notifications`, `oauth`, `webhooks`. A domain reaches another only
 //!    through the items that domain's module re-exports.
 //! 4. The surfaces: `dispatch` (the one path every request takes), `mcp` (which
 //!    re-enters `dispatch`: the one import that runs back up), `interface` and
@@ -40,6 +40,7 @@ pub mod messaging;
 pub mod notifications;
 pub mod oauth;
 pub mod reminders;
+pub mod webhooks;
 
 pub mod dispatch;
 pub mod interface;

@@ -47,7 +47,8 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
     };
     let mut response = dispatch(&bindings.node(), &core_request, Surface::Rest).await;
     let events = bindings.events.take_by_topic();
-    if !response.deferred.is_empty() || response.seal_chain || !events.is_empty() {
+    let webhooks_queued = bindings.events.take_queued() > 0;
+    if !response.deferred.is_empty() || response.seal_chain || !events.is_empty() || webhooks_queued {
         // What follows the answer must not hold it up: outcomes recorded after it
         // (a dispatch's result), sealing the entries it appended to the audit
         // chain, and telling listeners what it committed. The runtime keeps the
@@ -62,6 +63,9 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
                 worker::console_error!("a deferred write failed: {error}");
             }
             hubs::publish(&hub_env, events).await;
+            if webhooks_queued {
+                deliver_webhooks(&bindings).await;
+            }
             if seal {
                 seal_chain(&bindings).await;
             }
@@ -89,6 +93,14 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
         };
     }
     to_worker_response(response, &timings)
+}
+
+/// Posts the webhook deliveries a commit queued, logging what stops the run
+/// (the per-minute schedule tries what it left).
+async fn deliver_webhooks(bindings: &Bindings) {
+    if let Err(failure) = crate::schedule::run_job(&bindings.node(), crate::schedule::Job::DeliverWebhooks).await {
+        worker::console_error!("delivering webhooks failed: {failure}");
+    }
 }
 
 /// Seals the audit chain's waiting entries, logging what stops the sealer.
@@ -122,6 +134,9 @@ async fn scheduled(event: ScheduledEvent, env: Env, _context: ScheduleContext) {
     }
     // What the jobs committed, whether or not every one finished.
     hubs::publish(&env, bindings.events.take_by_topic()).await;
+    if bindings.events.take_queued() > 0 {
+        deliver_webhooks(&bindings).await;
+    }
 }
 
 /// Inbound mail from Cloudflare Email Routing: stored, or rejected with an SMTP
@@ -152,8 +167,12 @@ async fn email(message: ForwardableEmailMessage, env: Env, context: Context) -> 
         // Stored or delivered again, the message left an audit entry to seal.
         Ok(mail::Delivery::Stored { .. } | mail::Delivery::Duplicate { .. }) => {
             let events = bindings.events.take_by_topic();
+            let webhooks_queued = bindings.events.take_queued() > 0;
             context.wait_until(async move {
                 hubs::publish(&env, events).await;
+                if webhooks_queued {
+                    deliver_webhooks(&bindings).await;
+                }
                 seal_chain(&bindings).await;
             });
             Ok(())

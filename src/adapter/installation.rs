@@ -53,7 +53,7 @@ pub(super) fn bindings(env: &Env, began_ms: Option<i64>) -> Result<Bindings, Ref
         platform,
         config,
         timings,
-        events: Published::default(),
+        events: Published::relaying(&crate::webhooks::RELAY),
     })
 }
 

@@ -13,7 +13,7 @@ pub use super::store::tuples::{
     a_live_administrator_remains, administrators, an_administrator_would_remain, any_administrator_ever,
     every_mailbox_with_held, find, forget_held_by, grant, granted_to_agents, holds, holds_in_sql, is_administrator,
     list, mailbox_ids_where, mailbox_relation_sets, mailboxes_where, relations_of_person_in, relations_on, revoke,
-    sponsors_or_administers,
+    sponsors_or_administers, sponsors_or_administers_in_sql,
 };
 
 /// How a function of the tuple store relates to delegation: whether it asks
@@ -45,6 +45,7 @@ pub const PREDICATES: &[(&str, Predicate)] = &[
     ),
     ("is_administrator", Predicate::Intersected),
     ("sponsors_or_administers", Predicate::Intersected),
+    ("sponsors_or_administers_in_sql", Predicate::Intersected),
     (
         "administrators",
         Predicate::Exempt(

@@ -10,7 +10,7 @@ use std::fmt;
 
 use super::bindings::BlobError;
 use super::context::ports::{AuditRecord, Ledger};
-use super::context::publish;
+use super::context::told;
 use super::delivery::Undelivered;
 use super::events::{Event, Topic};
 use super::node::Node;
@@ -98,12 +98,25 @@ impl<'node> Background<'node> {
     /// made for them are told to listeners once it commits.
     pub async fn run(&self, statements: Vec<Statement>) -> Result<Vec<QueryResult>, BackgroundError> {
         let appended = std::mem::take(&mut *self.appended.borrow_mut());
-        let told = std::mem::take(&mut *self.told.borrow_mut());
-        let results = self.database.execute(statements).await?;
-        for record in appended {
-            publish(self.node.events, record);
-        }
-        for event in told {
+        let mut events: Vec<Event> = appended.iter().filter_map(told).collect();
+        events.extend(std::mem::take(&mut *self.told.borrow_mut()));
+        self.execute_telling(statements, events).await
+    }
+
+    /// Runs `statements` with the statements that queue `events` for
+    /// subscribed endpoints, as one round trip; once it commits, tells
+    /// listeners. Answers the results of `statements` alone.
+    async fn execute_telling(
+        &self,
+        mut statements: Vec<Statement>,
+        events: Vec<Event>,
+    ) -> Result<Vec<QueryResult>, BackgroundError> {
+        let changes = statements.len();
+        statements.extend(self.node.events.queue(&events, self.node.platform));
+        let mut results = self.database.execute(statements).await?;
+        self.node.events.count_queued(results.get(changes..).unwrap_or_default());
+        results.truncate(changes);
+        for event in events {
             self.node.events.push(event);
         }
         Ok(results)
@@ -126,11 +139,8 @@ impl<'node> Background<'node> {
     ) -> Result<Vec<QueryResult>, BackgroundError> {
         let changes = statements.len();
         statements.extend(records.iter().map(|record| self.ledger.append(record)));
-        let mut results = self.database.execute(statements).await?;
+        let mut results = self.execute_telling(statements, records.iter().filter_map(told).collect()).await?;
         results.truncate(changes);
-        for record in records {
-            publish(self.node.events, record.clone());
-        }
         Ok(results)
     }
 

@@ -8,13 +8,20 @@
 //! queue; the adapter hands the queue to the topics' hubs after the answer.
 //! So every changing call publishes, whichever surface it came by, without a
 //! handler remembering to.
+//!
+//! The same commits queue each event for the endpoints outside the node that
+//! subscribed to its topic (webhooks), through a `Relay` the installation
+//! names: a statement in the batch that commits the change, so the change and
+//! its deliveries land together or not at all, at no extra round trip.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 
 use mailroom_contract::{Authority, Route, Tier, registry};
 use serde::Serialize;
 
-use crate::core::ids::IdKind;
+use crate::core::ids::{IdKind, new_id};
+use crate::core::platform::Platform;
+use crate::core::storage::{QueryResult, Statement};
 
 /// The stream an event is told on: who listens there is decided by the route
 /// that opened the stream (`listen_to_mailbox`, `listen_to_own`), and again
@@ -154,14 +161,50 @@ impl Event {
     }
 }
 
+/// Where a committed event is queued for the endpoints outside the node that
+/// subscribed to its topic: the domain that keeps the subscriptions answers
+/// the statement, and the core names none.
+pub trait Relay {
+    /// The statement that queues `event`, as the message `message_id`, for
+    /// every endpoint subscribed to it; it reports how many it queued as the
+    /// rows it changed.
+    fn queue(&self, event: &Event, message_id: &str) -> Statement;
+}
+
 /// The events one invocation (a request, an inbound message, a cron run) has
-/// committed, in order, waiting to be handed to their hubs.
+/// committed, in order, waiting to be handed to their hubs; and how many
+/// deliveries to subscribed endpoints its commits queued.
 #[derive(Default)]
 pub struct Published {
     events: RefCell<Vec<Event>>,
+    relay: Option<&'static dyn Relay>,
+    queued: Cell<u64>,
 }
 
 impl Published {
+    /// A queue whose commits also queue each event through `relay`.
+    pub fn relaying(relay: &'static dyn Relay) -> Published {
+        Published { relay: Some(relay), ..Published::default() }
+    }
+
+    /// The statements that queue `events` through the relay, for the batch
+    /// that commits them (none without a relay).
+    pub(crate) fn queue(&self, events: &[Event], platform: &dyn Platform) -> Vec<Statement> {
+        let Some(relay) = self.relay else { return Vec::new() };
+        events.iter().map(|event| relay.queue(event, &new_id(IdKind::WebhookMessage, platform))).collect()
+    }
+
+    /// Counts the deliveries the queue statements' `results` queued.
+    pub(crate) fn count_queued(&self, results: &[QueryResult]) {
+        self.queued.set(self.queued.get() + results.iter().map(|result| result.changes).sum::<u64>());
+    }
+
+    /// How many deliveries the commits since the last call queued, leaving
+    /// none counted: when any, they are made after the answer.
+    pub fn take_queued(&self) -> u64 {
+        self.queued.replace(0)
+    }
+
     pub(crate) fn push(&self, event: Event) {
         self.events.borrow_mut().push(event);
     }

@@ -24,6 +24,8 @@ pub enum IdKind {
     Notification,
     Butler,
     Export,
+    Webhook,
+    WebhookMessage,
 }
 
 impl IdKind {
@@ -44,10 +46,12 @@ impl IdKind {
             IdKind::Notification => "ntf_",
             IdKind::Butler => "btl_",
             IdKind::Export => "exp_",
+            IdKind::Webhook => "whk_",
+            IdKind::WebhookMessage => "msg_",
         }
     }
 
-    const ALL: [IdKind; 15] = [
+    const ALL: [IdKind; 17] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,
@@ -63,6 +67,8 @@ impl IdKind {
         IdKind::Notification,
         IdKind::Butler,
         IdKind::Export,
+        IdKind::Webhook,
+        IdKind::WebhookMessage,
     ];
 }
 

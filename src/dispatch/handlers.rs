@@ -11,7 +11,7 @@ use crate::core::refusal::Refusal;
 use crate::ediscovery::exports;
 use crate::identity::{people, relations, sessions, setup, teams};
 use crate::mail::{butlers, deletion, mailboxes, messages, search, sends, threads};
-use crate::{a2a, agents, interface, live, mcp, messaging, notifications, oauth, reminders};
+use crate::{a2a, agents, interface, live, mcp, messaging, notifications, oauth, reminders, webhooks};
 
 /// The one place that names every route's handler.
 pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
@@ -76,6 +76,9 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::ApproveSend => sends::approve(context).await,
         RouteId::RefuseSend => sends::refuse(context).await,
         RouteId::ListApprovals => sends::approvals(context).await,
+        RouteId::ListMailboxWebhooks | RouteId::ListAgentWebhooks => webhooks::routes::list(context).await,
+        RouteId::CreateMailboxWebhook | RouteId::CreateAgentWebhook => webhooks::routes::create(context).await,
+        RouteId::RemoveMailboxWebhook | RouteId::RemoveAgentWebhook => webhooks::routes::remove(context).await,
         RouteId::ListButlers => butlers::list(context).await,
         RouteId::CreateButler => butlers::create(context).await,
         RouteId::GetButler => butlers::get(context).await,

@@ -11,7 +11,7 @@ use crate::authz::throttle;
 use crate::core::background::{Background, BackgroundError};
 use crate::core::node::Node;
 use crate::identity::sessions;
-use crate::{ediscovery, mail, messaging, notifications, oauth, reminders};
+use crate::{ediscovery, mail, messaging, notifications, oauth, reminders, webhooks};
 
 /// A piece of background work the schedule runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -23,6 +23,9 @@ pub enum Job {
     SweepAgentMessages,
     /// eDiscovery exports copied a slice at a time.
     BuildExports,
+    /// Webhook deliveries due (first attempts a request's run missed, and
+    /// retries) posted.
+    DeliverWebhooks,
     /// Forgetting what ended, deleting owed originals, and the audit chain
     /// sealed, verified and checkpointed.
     Upkeep,
@@ -85,6 +88,12 @@ pub async fn run_job(node: &Node<'_>, job: Job) -> Result<u32, JobFailure> {
                 node.platform.log(&format!("exports: {built:?}"));
             }
         }
+        Job::DeliverWebhooks => {
+            let report = webhooks::deliver_due(&work).await.map_err(stopped)?;
+            if report.failed + report.retrying > 0 {
+                node.platform.log(&format!("webhooks: {report:?}"));
+            }
+        }
         Job::Upkeep => {
             upkeep_in(&work).await.map_err(stopped)?;
         }
@@ -99,8 +108,8 @@ pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, Backgrou
 }
 
 /// The upkeep: failure windows that ended, the spent refresh tokens of ended
-/// sessions, notifications past their keeping and ended OAuth grants
-/// forgotten; the originals of deleted mail that the object store failed to
+/// sessions, notifications past their keeping, ended OAuth grants and settled
+/// webhook deliveries past their keeping forgotten; the originals of deleted mail that the object store failed to
 /// delete deleted; then the audit chain sealed, refused attempts folded into
 /// it, verified from its latest checkpoint, and a checkpoint of its head kept
 /// (or, when it does not verify, the alarm raised to administrators through
@@ -112,6 +121,7 @@ async fn upkeep_in(work: &Background<'_>) -> Result<Option<AuditCheckpoint>, Bac
     forgetting.push(sessions::forget_spent(now_ms));
     forgetting.extend(notifications::remove_expired(now_ms));
     forgetting.extend(oauth::forget_ended(now_ms));
+    forgetting.push(webhooks::forget_settled(now_ms));
     work.run(forgetting).await?;
     // Logged and left for the next run: the chain's upkeep does not wait on R2.
     if let Err(error) = mail::delete_originals_owed(work).await {

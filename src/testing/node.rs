@@ -58,7 +58,7 @@ impl TestNode {
                 server_timing: false,
             },
             timings: Timings::off(),
-            events: Published::default(),
+            events: Published::relaying(&crate::webhooks::RELAY),
         }
     }
 
@@ -88,7 +88,24 @@ impl TestNode {
         let node = self.node();
         let response = self.run(dispatch(&node, &request, surface));
         self.answered(&request, &response);
+        self.deliver_queued_webhooks();
         response
+    }
+
+    /// Posts the webhook deliveries the commits since the last call queued,
+    /// as the Worker does after an answer.
+    pub fn deliver_queued_webhooks(&self) {
+        if self.events.take_queued() > 0 {
+            self.deliver_webhooks();
+        }
+    }
+
+    /// Runs the webhook deliveries due now, as the per-minute schedule does.
+    pub fn deliver_webhooks(&self) -> crate::webhooks::WebhookReport {
+        let node = self.node();
+        let chain = crate::audit::AuditChain::new(node.config, node.platform);
+        let work = crate::core::background::Background::new(&node, &chain);
+        self.run(crate::webhooks::deliver_due(&work)).expect("the webhook deliveries run")
     }
 
     /// Sends `requests` together, as REST, the way requests that arrive at
@@ -121,6 +138,7 @@ impl TestNode {
         for (request, response) in requests.iter().zip(&responses) {
             self.answered(request, response);
         }
+        self.deliver_queued_webhooks();
         if responses.iter().any(|response| response.seal_chain) {
             self.seal();
         }
@@ -218,6 +236,7 @@ impl TestNode {
         if matches!(delivery, Ok(Delivery::Stored { .. } | Delivery::Duplicate { .. })) {
             self.seal();
         }
+        self.deliver_queued_webhooks();
         delivery
     }
 }

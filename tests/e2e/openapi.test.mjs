@@ -82,6 +82,10 @@ test("every documented operation answers as documented, successes and refusals a
     rules: { conditions: [{ on: "subject", contains: "contract" }], effects: [{ do: "set_status", status: "waiting" }] },
   };
   const butler = async () => (await call("POST", butlers, { token, body: newButler })).body.id;
+  // A webhook subscribed at `path` (a mailbox's or an agent's) by `bearer`: its path.
+  const webhookAt = async (path, bearer = token) =>
+    `${path}/${(await call("POST", path, { token: bearer, body: { url: "http://127.0.0.1:9/mailroom" } })).body.webhook.id}`;
+  const mailboxWebhooks = `/api/mailboxes/${mailbox.id}/webhooks`;
   // Ben may export; an export of his, built by the per-minute run: its path.
   await desk.grant(ben.id, ["ediscovery.export"], "org");
   const exported = async () => {
@@ -190,6 +194,10 @@ test("every documented operation answers as documented, successes and refusals a
     ["PATCH", `/api/agents/${answerer.id}/messaging`, { token: benToken, body: { pending_cap: 0 } }],
     ["GET", `/api/agents/${answerer.id}/inbox`, { token: benToken }],
     ["GET", `/api/agents/${answerer.id}/inbox`, { token: asker.credential }],
+    ["POST", `/api/agents/${answerer.id}/webhooks`, { token: benToken, body: { url: "http://127.0.0.1:9/agent" } }],
+    ["POST", `/api/agents/${answerer.id}/webhooks`, { token: asker.credential, body: { url: "http://127.0.0.1:9/agent" } }],
+    ["GET", `/api/agents/${answerer.id}/webhooks`, { token: benToken }],
+    ["DELETE", await webhookAt(`/api/agents/${answerer.id}/webhooks`, benToken), { token: benToken }],
     ["GET", `/a2a/${answerer.id}/.well-known/agent-card.json`],
     ["GET", `/a2a/${answerer.id}/.well-known/agent-card.json?A2A-Version=0.3`],
     ["POST", `/a2a/${answerer.id}`, { token: asker.credential, body: a2aCall, headers: { "a2a-version": "1.0" } }],
@@ -272,6 +280,12 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", `${butlers}/${await butler()}/publish`, { token, body: { version: 9 } }],
     ["POST", `${butlers}/${await butler()}/simulate`, { token, body: { receipt_id: receipt.id } }],
     ["POST", `${butlers}/${await butler()}/simulate`, { token, body: { receipt_id: "rcp_00000000000000000000000000" } }],
+    ["POST", mailboxWebhooks, { token, body: { url: "http://127.0.0.1:9/mailroom", kinds: ["receive_mail"] } }],
+    ["POST", mailboxWebhooks, { token, body: { url: "https://192.168.1.1/mailroom" } }],
+    ["GET", mailboxWebhooks, { token }],
+    ["GET", mailboxWebhooks, { token: benToken }],
+    ["DELETE", await webhookAt(mailboxWebhooks), { token }],
+    ["DELETE", `${mailboxWebhooks}/whk_00000000000000000000000000`, { token }],
     ["POST", "/api/exports", { token: benToken, body: { mailbox_ids: [mailbox.id], query: "contract" } }],
     ["POST", "/api/exports", { token: benToken, body: { mailbox_ids: [mailbox.id], since: "yesterday" } }],
     ["POST", "/api/exports", { token, body: { mailbox_ids: [mailbox.id] } }],

@@ -55,6 +55,13 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         world.call("POST", &format!("{sends}/{send}/submit"), Some(&ben_token), None);
         send
     };
+    // A webhook subscribed to the mailbox, or to an agent: its path.
+    let mailbox_webhooks = format!("/api/mailboxes/{mailbox}/webhooks");
+    let new_webhook = || json!({ "url": "https://hooks.example.com/mailroom", "kinds": ["receive_mail"] });
+    let webhook = |webhooks: &str| {
+        let created = world.admin("POST", webhooks, Some(new_webhook()));
+        format!("{webhooks}/{}", body(&created)["webhook"]["id"].as_str().unwrap())
+    };
     // A butler on the mailbox, sponsored by ben: its path.
     let butlers = format!("/api/mailboxes/{mailbox}/butlers");
     let rules = || json!({ "conditions": [{ "on": "subject", "contains": "contract" }], "effects": [{ "do": "set_status", "status": "waiting" }] });
@@ -230,6 +237,21 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             submitted();
             (admin("GET", "/api/approvals"), 200)
         }
+        RouteId::ListMailboxWebhooks => {
+            webhook(&mailbox_webhooks);
+            (admin("GET", &mailbox_webhooks), 200)
+        }
+        RouteId::CreateMailboxWebhook => (admin("POST", &mailbox_webhooks).json(new_webhook()), 201),
+        RouteId::RemoveMailboxWebhook => (admin("DELETE", &webhook(&mailbox_webhooks)), 200),
+        RouteId::ListAgentWebhooks => {
+            let path = format!("/api/agents/{}/webhooks", agent().0);
+            webhook(&path);
+            (admin("GET", &path), 200)
+        }
+        RouteId::CreateAgentWebhook => {
+            (admin("POST", &format!("/api/agents/{}/webhooks", agent().0)).json(new_webhook()), 201)
+        }
+        RouteId::RemoveAgentWebhook => (admin("DELETE", &webhook(&format!("/api/agents/{}/webhooks", agent().0))), 200),
         RouteId::ListButlers => {
             butler();
             (admin("GET", &butlers), 200)

@@ -22,7 +22,10 @@ use crate::support::{rust_sources, scan_source};
 const FLOORS: &[(&str, &[&str])] = &[
     ("the core", &["core"]),
     ("authority and audit", &["authz", "audit"]),
-    ("the domains", &["identity", "mail", "ediscovery", "agents", "reminders", "messaging", "notifications", "oauth"]),
+    (
+        "the domains",
+        &["identity", "mail", "ediscovery", "agents", "reminders", "messaging", "notifications", "oauth", "webhooks"],
+    ),
     ("the surfaces", &["dispatch", "schedule", "mcp", "a2a", "interface", "live"]),
     ("the adapter and the test kit", &["adapter", "testing"]),
 ];

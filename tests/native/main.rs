@@ -50,3 +50,4 @@ mod security;
 mod sends;
 mod stores;
 mod threads;
+mod webhooks;

@@ -21,6 +21,7 @@ mod oauth;
 mod refusal;
 mod reminders;
 mod threads;
+mod webhooks;
 
 pub use a2a::*;
 pub use agents::*;
@@ -36,3 +37,4 @@ pub use oauth::*;
 pub use refusal::*;
 pub use reminders::*;
 pub use threads::*;
+pub use webhooks::*;

@@ -23,6 +23,7 @@ vocabulary! {
         AgentMessageId = "agentMessageId": "The agent message's id (`amg_…`).";
         ConversationId = "conversationId": "The conversation's id (`cnv_…`).";
         ButlerId = "butlerId": "The butler's id (`btl_…`), from list_butlers.";
+        WebhookId = "webhookId": "The webhook's id (`whk_…`), from its list.";
         NotificationId = "notificationId": "The notification's id (`ntf_…`), from list_notifications.";
         ExportId = "exportId": "The export's id (`exp_…`), from list_exports.";
         ExportObjectId = "objectId": "The object's id from list_export_objects: `manifest`, or a message's `rcp_…`.";
@@ -122,6 +123,7 @@ impl PathParameter {
             | PathParameter::ExportId
             | PathParameter::ExportObjectId
             | PathParameter::ButlerId
+            | PathParameter::WebhookId
             | PathParameter::Module => Accepts::Text,
         }
     }

@@ -7,7 +7,7 @@ use crate::route_id::RouteId;
 
 use super::{
     a2a, agents, audit, butlers, exports, identity, interface, live, mail, mcp, messaging, notifications, oauth,
-    reminders, sends,
+    reminders, sends, webhooks,
 };
 
 /// The full declaration of one route.
@@ -78,6 +78,12 @@ pub fn declare(id: RouteId) -> Route {
         R::RefuseSend => sends::refuse_send(),
         R::ListApprovals => sends::list_approvals(),
 
+        R::ListMailboxWebhooks => webhooks::list_mailbox_webhooks(),
+        R::CreateMailboxWebhook => webhooks::create_mailbox_webhook(),
+        R::RemoveMailboxWebhook => webhooks::remove_mailbox_webhook(),
+        R::ListAgentWebhooks => webhooks::list_agent_webhooks(),
+        R::CreateAgentWebhook => webhooks::create_agent_webhook(),
+        R::RemoveAgentWebhook => webhooks::remove_agent_webhook(),
         R::ListButlers => butlers::list_butlers(),
         R::CreateButler => butlers::create_butler(),
         R::GetButler => butlers::get_butler(),

@@ -30,5 +30,6 @@ mod oauth;
 mod reminders;
 mod sends;
 mod shared;
+mod webhooks;
 
 pub use index::declare;

@@ -250,6 +250,24 @@ pub fn sponsors_or_administers(holder: &Holder, agent_id: &str) -> Statement {
     }
 }
 
+/// The SQL expression "1 when the person in the SQL column `person` sponsors
+/// the live (unrevoked) agent in the SQL column `agent`, or administers the
+/// node, while enabled", with its parameters, asked per row at `now_ms`: whether
+/// whoever subscribed a webhook to an agent may still be told of its changes.
+pub fn sponsors_or_administers_in_sql(person: &'static str, agent: &str, now_ms: i64) -> (String, Vec<Value>) {
+    let (condition, parameters) = holder_condition(&Holder::ActorIn { column: person, now_ms });
+    let mut all: Vec<Value> = vec![Relation::OrgAdmin.name().into(), ORGANIZATION_OBJECT.into()];
+    all.extend(parameters);
+    (
+        format!(
+            "(EXISTS (SELECT 1 FROM agents a JOIN people p ON p.id = a.sponsor_id \
+               WHERE a.id = {agent} AND a.sponsor_id = {person} AND a.revoked_at IS NULL AND p.disabled_at IS NULL) \
+             OR EXISTS (SELECT 1 FROM relation_tuples t WHERE t.relation = ? AND t.object = ? AND {condition}))"
+        ),
+        all,
+    )
+}
+
 /// Every administrator's person id: people who hold `org.admin` directly or through
 /// a team, and are not disabled.
 pub fn administrators() -> Statement {

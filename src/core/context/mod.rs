@@ -23,4 +23,4 @@ mod request;
 mod work;
 
 pub use handler_context::{Admitted, Context};
-pub(crate) use work::publish;
+pub(crate) use work::told;

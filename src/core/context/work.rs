@@ -283,19 +283,22 @@ impl<'request> UnitOfWork<'request> {
             }
             let entry = record(&outcome);
             batch.push(self.ledger.append(&entry));
+            // What a success tells, queued for subscribed endpoints in the
+            // same batch: the change and its deliveries land together.
+            let told = if outcome.is_ok() { self.told_of(&entry) } else { Vec::new() };
+            let queued_from = batch.len();
+            batch.extend(self.events.queue(&told, self.platform));
             self.commit_attempts += 1;
             match self.execute(batch).await {
                 Ok(mut results) => {
+                    self.events.count_queued(results.get(queued_from..).unwrap_or_default());
                     if outcome.is_ok() && results.len() >= own_writes.end {
                         self.write_results = results.drain(own_writes).collect();
                     }
                     self.appended = true;
-                    if outcome.is_ok() {
-                        for topic in std::mem::take(&mut self.also_told) {
-                            let (kind, object) = (entry.action.clone(), entry.object.clone());
-                            self.events.push(Event { topic, kind, object, at: entry.at });
-                        }
-                        publish(self.events, entry);
+                    self.also_told.clear();
+                    for event in told {
+                        self.events.push(event);
                     }
                     return outcome.map_err(WorkError::Refused);
                 }
@@ -339,6 +342,18 @@ impl<'request> UnitOfWork<'request> {
         Err(WorkError::Refused(refusal))
     }
 
+    /// The events a successful commit of `entry` tells: on each topic
+    /// `tell_also` named, then on the entry's own.
+    fn told_of(&self, entry: &AuditRecord) -> Vec<Event> {
+        let also = self.also_told.iter().map(|topic| Event {
+            topic: topic.clone(),
+            kind: entry.action.clone(),
+            object: entry.object.clone(),
+            at: entry.at,
+        });
+        also.chain(told(entry)).collect()
+    }
+
     /// The refusal a handler registered for this constraint failure, if any.
     fn refusal_for(&self, error: &StorageError) -> Option<Refusal> {
         let name = match error {
@@ -349,13 +364,9 @@ impl<'request> UnitOfWork<'request> {
     }
 }
 
-/// Tells listeners of a committed entry: only a change that succeeded, and only
-/// where its record says it is told.
-pub(crate) fn publish(events: &Published, entry: AuditRecord) {
-    if entry.outcome != "ok" {
-        return;
-    }
-    if let Some(topic) = entry.topic {
-        events.push(Event { topic, kind: entry.action, object: entry.object, at: entry.at });
-    }
+/// The event an entry tells once committed: only a change that succeeded, and
+/// only where its record says it is told.
+pub(crate) fn told(entry: &AuditRecord) -> Option<Event> {
+    let topic = entry.topic.clone().filter(|_| entry.outcome == "ok")?;
+    Some(Event { topic, kind: entry.action.clone(), object: entry.object.clone(), at: entry.at })
 }

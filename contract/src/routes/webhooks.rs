@@ -1,0 +1,87 @@
+//! Webhooks: an HTTPS endpoint told, in the Standard Webhooks format, of what
+//! changes on a mailbox (an administrator subscribes it) or an agent (its
+//! sponsor, or an administrator): ids and kinds, never content.
+
+use crate::api::{CreateWebhook, Webhook, WebhookCreated, WebhookList};
+use crate::route::Method::{Delete, Get, Post};
+use crate::route::{Feature, PathParameter, Refuses, Route, Tier};
+use crate::route_id::RouteId;
+
+use super::shared::{ADMIN, SPONSOR};
+
+/// What a delivery carries and how it is signed, said once for both subjects
+/// (a literal, so each description is one `&'static str`).
+macro_rules! delivery {
+    () => {
+        "Each change is posted as JSON `{\"type\": <kind>, \"timestamp\": <RFC 3339>, \"data\": {\"topic\", \"object\", \"webhook_id\"}}` (ids and kinds, never content: read what changed through the ordinary routes), signed with the Standard Webhooks headers `webhook-id`, `webhook-timestamp` and `webhook-signature`. A failed delivery is tried again after 1, 5 and 30 minutes, then 2, 6 and 12 hours (`RETRY_AFTER_MINUTES`), then given up as failed; deliveries stop while whoever subscribed it no longer may (an administrator who is no longer one, a sponsor who no longer sponsors the agent). Nothing is posted to an address inside a network."
+    };
+}
+
+pub(super) fn list_mailbox_webhooks() -> Route {
+    Route::new(RouteId::ListMailboxWebhooks, Get, "/api/mailboxes/:mailboxId/webhooks", "list_mailbox_webhooks")
+        .summary("List a mailbox's webhooks")
+        .description("Lists the endpoints told of what changes in a mailbox, each with its latest deliveries and what became of them.")
+        .path_parameters(&[PathParameter::MailboxId])
+        .response::<WebhookList>()
+        .authority(ADMIN)
+}
+
+pub(super) fn create_mailbox_webhook() -> Route {
+    Route::new(RouteId::CreateMailboxWebhook, Post, "/api/mailboxes/:mailboxId/webhooks", "create_mailbox_webhook")
+        .summary("Subscribe a webhook to a mailbox")
+        .description(concat!("Subscribes an https endpoint to what changes in a mailbox (mail received, a conversation's status, assignee, labels or read state, a draft, a send submitted, approved, refused or sent), or only to the kinds named, and returns its signing secret, once. ", delivery!()))
+        .path_parameters(&[PathParameter::MailboxId])
+        .request::<CreateWebhook>()
+        .response::<WebhookCreated>()
+        .created()
+        .refuses(const { &[Refuses::Conflict("It already has as many webhooks as one may (`PER_SUBJECT`).")] })
+        .tier(Tier::Operator)
+        .withheld_because("a webhook sends word of a mailbox's every change outside the node, and its secret signs it: where that goes is a person's to choose")
+        .authority(ADMIN)
+}
+
+pub(super) fn remove_mailbox_webhook() -> Route {
+    Route::new(RouteId::RemoveMailboxWebhook, Delete, "/api/mailboxes/:mailboxId/webhooks/:webhookId", "remove_mailbox_webhook")
+        .summary("Remove a mailbox's webhook")
+        .description("Stops telling the endpoint of the mailbox's changes; deliveries not yet made are withheld, and its secret is forgotten.")
+        .path_parameters(&[PathParameter::MailboxId, PathParameter::WebhookId])
+        .response::<Webhook>()
+        .tier(Tier::Operator)
+        .withheld_because("where word of a mailbox's changes goes is a person's to choose")
+        .authority(ADMIN)
+}
+
+pub(super) fn list_agent_webhooks() -> Route {
+    Route::new(RouteId::ListAgentWebhooks, Get, "/api/agents/:agentId/webhooks", "list_agent_webhooks")
+        .summary("List an agent's webhooks")
+        .description("Lists the endpoints told of what changes in an agent's inbox (its sponsor's or an administrator's), each with its latest deliveries and what became of them.")
+        .path_parameters(&[PathParameter::AgentId])
+        .response::<WebhookList>()
+        .feature(Feature::AgentNetwork)
+        .authority(SPONSOR)
+}
+
+pub(super) fn create_agent_webhook() -> Route {
+    Route::new(RouteId::CreateAgentWebhook, Post, "/api/agents/:agentId/webhooks", "create_agent_webhook")
+        .summary("Subscribe a webhook to an agent")
+        .description(concat!("Subscribes an https endpoint to what changes in an agent's inbox (a message waiting for it, and the messages it sent claimed, answered or rejected), or only to the kinds named, and returns its signing secret, once: an agent that cannot hold a connection open is woken this way. ", delivery!()))
+        .path_parameters(&[PathParameter::AgentId])
+        .request::<CreateWebhook>()
+        .response::<WebhookCreated>()
+        .created()
+        .refuses(const { &[Refuses::Conflict("It already has as many webhooks as one may (`PER_SUBJECT`).")] })
+        .tier(Tier::Operator)
+        .feature(Feature::AgentNetwork)
+        .authority(SPONSOR)
+}
+
+pub(super) fn remove_agent_webhook() -> Route {
+    Route::new(RouteId::RemoveAgentWebhook, Delete, "/api/agents/:agentId/webhooks/:webhookId", "remove_agent_webhook")
+        .summary("Remove an agent's webhook")
+        .description("Stops telling the endpoint of the agent's changes; deliveries not yet made are withheld, and its secret is forgotten.")
+        .path_parameters(&[PathParameter::AgentId, PathParameter::WebhookId])
+        .response::<Webhook>()
+        .tier(Tier::Operator)
+        .feature(Feature::AgentNetwork)
+        .authority(SPONSOR)
+}

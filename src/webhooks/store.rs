@@ -1,0 +1,185 @@
+//! The webhooks' SQL: the subscriptions (`webhooks`), the queue of deliveries
+//! a commit fills in its own batch, a delivery run's claim and what it
+//! records, and the latest deliveries shown beside each webhook.
+
+use mailroom_contract::api::webhook_limits;
+use mailroom_contract::relation::ORGANIZATION_OBJECT;
+
+use crate::authz::tuples;
+use crate::core::events::Event;
+use crate::core::storage::{Insert, Statement, Value};
+
+/// The columns a webhook is read with.
+const WEBHOOK_COLUMNS: &str = "id, topic, url, kinds, created_by, created_at";
+
+/// A webhook as it is stored when subscribed.
+pub(super) struct NewWebhook<'a> {
+    pub id: &'a str,
+    pub topic: &'a str,
+    pub subject: &'a str,
+    pub url: &'a str,
+    /// The kinds, stored with a space around each (`' a b '`), or `''` for all.
+    pub kinds: &'a str,
+    pub secret: &'a str,
+    pub created_by: &'a str,
+    pub created_at: i64,
+}
+
+pub(super) fn webhook_created(webhook: NewWebhook<'_>) -> Statement {
+    Insert::into("webhooks")
+        .value("id", webhook.id)
+        .value("topic", webhook.topic)
+        .value("subject", webhook.subject)
+        .value("url", webhook.url)
+        .value("kinds", webhook.kinds)
+        .value("secret", webhook.secret)
+        .value("created_by", webhook.created_by)
+        .value("created_at", webhook.created_at)
+        .statement()
+}
+
+/// The live webhooks on `topic`, oldest first.
+pub(super) fn live_on(topic: &str) -> Statement {
+    Statement::new(format!(
+        "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE topic = ?1 AND removed_at IS NULL ORDER BY created_at, id"
+    ))
+    .bind(topic)
+}
+
+/// The guard that `topic` holds no more live webhooks than one may have,
+/// evaluated after the commit's writes.
+pub(super) fn within_the_limit(topic: &str) -> Statement {
+    Statement::new("(SELECT COUNT(*) FROM webhooks WHERE topic = ? AND removed_at IS NULL) <= ?")
+        .bind(topic)
+        .bind(webhook_limits::PER_SUBJECT as i64)
+}
+
+/// The latest deliveries of each live webhook on `topic`, newest first.
+pub(super) fn latest_deliveries_on(topic: &str) -> Statement {
+    Statement::new(
+        "SELECT webhook_id, id, kind, object, committed_at, state, attempts, next_attempt_at, last_status, \
+                last_error, last_attempt_at FROM ( \
+           SELECT d.*, ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.committed_at DESC, d.id DESC) AS place \
+           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
+           WHERE w.topic = ?1 AND w.removed_at IS NULL) \
+         WHERE place <= ?2 ORDER BY webhook_id, committed_at DESC, id DESC",
+    )
+    .bind(topic)
+    .bind(webhook_limits::DELIVERIES_SHOWN as i64)
+}
+
+/// The live webhook `id` on `topic`.
+pub(super) fn live_webhook(topic: &str, id: &str) -> Statement {
+    Statement::new(format!(
+        "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?1 AND topic = ?2 AND removed_at IS NULL"
+    ))
+    .bind(id)
+    .bind(topic)
+}
+
+/// Removes webhook `id` (its secret forgotten), and withholds what it had not
+/// yet delivered.
+pub(super) fn webhook_removed(id: &str, now_ms: i64) -> [Statement; 2] {
+    [
+        Statement::new("UPDATE webhooks SET removed_at = ?2, secret = '' WHERE id = ?1 AND removed_at IS NULL")
+            .bind(id)
+            .bind(now_ms),
+        Statement::new(
+            "UPDATE webhook_deliveries SET state = 'withheld', last_error = 'the webhook was removed', \
+             last_attempt_at = ?2, claimed_by = NULL, claimed_until = NULL WHERE webhook_id = ?1 AND state = 'pending'",
+        )
+        .bind(id)
+        .bind(now_ms),
+    ]
+}
+
+/// Queues `event` as message `message_id` for every live webhook on its topic
+/// that asked for its kind: one row each, none when nobody subscribed.
+pub(super) fn queue(event: &Event, message_id: &str) -> Statement {
+    Statement::new(
+        "INSERT INTO webhook_deliveries (webhook_id, id, kind, topic, object, committed_at, next_attempt_at) \
+         SELECT w.id, ?1, ?2, ?3, ?4, ?5, ?5 FROM webhooks w \
+         WHERE w.topic = ?3 AND w.removed_at IS NULL AND (w.kinds = '' OR instr(w.kinds, ' ' || ?2 || ' ') > 0)",
+    )
+    .bind(message_id)
+    .bind(event.kind.as_str())
+    .bind(event.topic.key())
+    .bind(event.object.clone())
+    .bind(event.at)
+}
+
+/// Claims, for the run `run`, up to `limit` deliveries due at `now_ms` that no
+/// other run holds, until `claimed_until`.
+pub(super) fn claim(run: &str, now_ms: i64, claimed_until: i64, limit: usize) -> Statement {
+    Statement::new(
+        "UPDATE webhook_deliveries SET claimed_by = ?1, claimed_until = ?3 WHERE rowid IN ( \
+           SELECT rowid FROM webhook_deliveries \
+           WHERE state = 'pending' AND next_attempt_at <= ?2 AND (claimed_until IS NULL OR claimed_until <= ?2) \
+           ORDER BY next_attempt_at LIMIT ?4)",
+    )
+    .bind(run)
+    .bind(now_ms)
+    .bind(claimed_until)
+    .bind(limit as i64)
+}
+
+/// What the run `run` claimed, with where each goes, how it is signed, and
+/// whether whoever subscribed it may still be told (`owner_may`): an
+/// administrator for a mailbox's, the agent's sponsor or an administrator for
+/// an agent's, each still enabled.
+pub(super) fn claimed(run: &str, now_ms: i64) -> Statement {
+    let (administers, mut parameters) = tuples::holds_in_sql(
+        &tuples::Holder::ActorIn { column: "w.created_by", now_ms },
+        mailroom_contract::Relation::OrgAdmin,
+        &format!("'{ORGANIZATION_OBJECT}'"),
+    );
+    let (sponsors, sponsor_parameters) = tuples::sponsors_or_administers_in_sql("w.created_by", "w.subject", now_ms);
+    parameters.extend(sponsor_parameters);
+    parameters.push(Value::from(run));
+    Statement {
+        sql: format!(
+            "SELECT d.webhook_id, d.id, d.kind, d.topic, d.object, d.committed_at, d.attempts, w.url, w.secret, \
+               (w.removed_at IS NOT NULL) AS removed, \
+               (CASE WHEN w.topic LIKE 'mailbox:%' THEN {administers} \
+                     WHEN w.topic LIKE 'agent:%' THEN {sponsors} ELSE 0 END) AS owner_may \
+             FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
+             WHERE d.claimed_by = ? AND d.state = 'pending' ORDER BY d.committed_at, d.id"
+        )
+        .into(),
+        parameters,
+    }
+}
+
+/// What became of one claimed delivery.
+pub(super) struct Settled<'a> {
+    pub webhook_id: &'a str,
+    pub id: &'a str,
+    pub state: &'static str,
+    pub attempts: i64,
+    pub next_attempt_at: i64,
+    pub last_status: Option<i64>,
+    pub last_error: Option<&'a str>,
+    pub at: i64,
+}
+
+/// Records `settled`, releasing the claim.
+pub(super) fn delivery_settled(settled: Settled<'_>) -> Statement {
+    Statement::new(
+        "UPDATE webhook_deliveries SET state = ?3, attempts = ?4, next_attempt_at = ?5, last_status = ?6, \
+           last_error = ?7, last_attempt_at = ?8, claimed_by = NULL, claimed_until = NULL \
+         WHERE webhook_id = ?1 AND id = ?2",
+    )
+    .bind(settled.webhook_id)
+    .bind(settled.id)
+    .bind(settled.state)
+    .bind(settled.attempts)
+    .bind(settled.next_attempt_at)
+    .bind(settled.last_status)
+    .bind(settled.last_error.map(str::to_string))
+    .bind(settled.at)
+}
+
+/// Forgets deliveries settled before `before`.
+pub(super) fn forget_settled(before: i64) -> Statement {
+    Statement::new("DELETE FROM webhook_deliveries WHERE state != 'pending' AND last_attempt_at < ?1").bind(before)
+}
