@@ -3,13 +3,19 @@
 -- an event queues one delivery per live subscription of its topic in the same
 -- batch (INSERT … SELECT), so a change and its deliveries land together; they
 -- are posted after the answer, and again by the per-minute schedule after a
--- failure, until delivered or their attempts run out.
+-- failure, until delivered or their attempts run out. An A2A push notification
+-- config is a webhook of the `a2a` flavour on its requester's topic, told only
+-- of its task, and posted the task as A2A has it.
 CREATE TABLE webhooks (
     id          TEXT PRIMARY KEY,              -- whk_…
     topic       TEXT NOT NULL,                 -- mailbox:mbx_… or agent:agt_… (core::events::Topic::key)
     subject     TEXT NOT NULL,                 -- the topic's mailbox or agent id
     url         TEXT NOT NULL,                 -- checked by the outbound rule when set and before each post
     kinds       TEXT NOT NULL,                 -- ' kind kind ' (spaces around each), or '' for every kind
+    object      TEXT,                          -- only events acting on this id (an A2A push config's task)
+    flavour     TEXT NOT NULL DEFAULT 'standard'
+                CHECK (flavour IN ('standard', 'a2a')), -- Standard Webhooks, or an A2A push notification config
+    settings    TEXT,                          -- an A2A config's JSON: its id, A2A version, token and authentication
     secret      TEXT NOT NULL,                 -- whsec_…; forgotten ('') once removed
     created_by  TEXT NOT NULL,                 -- usr_…: deliveries go only while they still may
     created_at  INTEGER NOT NULL,

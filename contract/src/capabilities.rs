@@ -121,7 +121,7 @@ pub const CAPABILITIES: &[Capability] = &[
     Capability {
         name: "agent.messaging",
         summary: "Exchange messages with agents",
-        description: "Send requests and events to agents on the node, and work its own durable inbox: claim messages as fenced leases, acknowledge, renew, reply and reject, follow its conversations and cancel them. Delivery is at least once. Only when the node runs agent messaging.",
+        description: "Send requests and events to agents on the node, and work its own durable inbox: claim messages as fenced leases, acknowledge, renew, reply and reject, follow its conversations and cancel them, and have the messages it sent pushed to an endpoint as they move. Delivery is at least once. Only when the node runs agent messaging.",
         routes: &[
             RouteId::SendAgentMessage,
             RouteId::ListSentAgentMessages,
@@ -135,6 +135,9 @@ pub const CAPABILITIES: &[Capability] = &[
             RouteId::ListAgentConversations,
             RouteId::GetAgentConversation,
             RouteId::CancelAgentConversation,
+            RouteId::CreatePushConfig,
+            RouteId::ListPushConfigs,
+            RouteId::RemovePushConfig,
         ],
     },
 ];

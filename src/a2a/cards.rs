@@ -70,7 +70,8 @@ fn card_in(version: Version, described: Described) -> A2aCard {
                 })
                 .into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            capabilities: A2aCapabilities { streaming, push_notifications: false, extended_agent_card: false },
+            // An endpoint that takes tasks streams them and pushes them.
+            capabilities: A2aCapabilities { streaming, push_notifications: streaming, extended_agent_card: false },
             security_schemes: json!({ "bearer": { "httpAuthSecurityScheme": { "scheme": "Bearer", "description": CREDENTIAL } } }),
             security_requirements: vec![json!({ "schemes": { "bearer": { "list": [] } } })],
             default_input_modes: modes(),
@@ -84,7 +85,7 @@ fn card_in(version: Version, described: Described) -> A2aCard {
             url: endpoint,
             preferred_transport: "JSONRPC".into(),
             version: env!("CARGO_PKG_VERSION").into(),
-            capabilities: A2aLegacyCapabilities { streaming, push_notifications: false },
+            capabilities: A2aLegacyCapabilities { streaming, push_notifications: streaming },
             security_schemes: json!({ "bearer": { "type": "http", "scheme": "bearer", "description": CREDENTIAL } }),
             security: vec![json!({ "bearer": [] })],
             default_input_modes: modes(),

@@ -24,10 +24,10 @@ fn read_call(context: &Context<'_>, takes_tasks: bool) -> Result<Call, Response>
         Err((id, error)) => return Err(rpc::error(id, error)),
     };
     let unsupported = match call.operation {
-        Operation::PushNotifications => Some(RpcError::new(
+        Operation::Push(_) if !takes_tasks => Some(RpcError::new(
             ErrorKind::PushNotificationNotSupported,
             format!(
-                "{} is not supported: push notifications are not (the card says `pushNotifications: false`). Follow a task on a stream (SendStreamingMessage, SubscribeToTask) or with GetTask.",
+                "{} is not supported here: the node takes no tasks (its card says `pushNotifications: false`). A task's push notifications are set at the agent's own endpoint, /a2a/{{agentId}}, which its card names.",
                 call.method
             ),
         )),
@@ -88,9 +88,10 @@ pub async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
         Operation::GetTask => gateway.get(&call.params).await,
         Operation::ListTasks => gateway.list(&call.params).await,
         Operation::CancelTask => gateway.cancel(&call.params).await,
+        Operation::Push(operation) => gateway.push(operation, &call.params).await,
         // Streams are answered above, and `read_call` answered every other
         // operation.
-        Operation::SendStreaming | Operation::Subscribe | Operation::PushNotifications | Operation::ExtendedCard => {
+        Operation::SendStreaming | Operation::Subscribe | Operation::ExtendedCard => {
             return Err(gateway.context.internal("an unsupported A2A operation reached the gateway"));
         }
     };

@@ -13,14 +13,17 @@
 //! only ever the caller's own request.
 //!
 //! `endpoints` holds the two JSON-RPC endpoints, which read a call and hand a
-//! task's operation to `tasks`.
+//! task's operation to `tasks`; `push` a task's push notification configs
+//! (kept by the node's push config routes, posted by its webhook runs).
 
 mod cards;
 mod endpoints;
 mod params;
+mod push;
 mod rpc;
 mod streams;
 mod tasks;
 
 pub use cards::{agent_card as card, node_card};
 pub use endpoints::{handle, handle_node};
+pub use push::push_body;

@@ -55,10 +55,19 @@ pub enum Operation {
     SendStreaming,
     /// A task's updates from now on, its current state first.
     Subscribe,
-    /// A push notification configuration: not supported.
-    PushNotifications,
+    /// A task's push notification configs.
+    Push(PushOperation),
     /// The extended card for an authenticated caller: there is none.
     ExtendedCard,
+}
+
+/// What a push notification config method asks, whatever its version's name.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PushOperation {
+    Create,
+    Get,
+    List,
+    Delete,
 }
 
 /// Each version's methods, by name (A2A 1.0 §9.4, 0.3 §7).
@@ -69,20 +78,20 @@ const METHODS: [(Version, &str, Operation); 21] = [
     (Version::V1, "ListTasks", Operation::ListTasks),
     (Version::V1, "CancelTask", Operation::CancelTask),
     (Version::V1, "SubscribeToTask", Operation::Subscribe),
-    (Version::V1, "CreateTaskPushNotificationConfig", Operation::PushNotifications),
-    (Version::V1, "GetTaskPushNotificationConfig", Operation::PushNotifications),
-    (Version::V1, "ListTaskPushNotificationConfigs", Operation::PushNotifications),
-    (Version::V1, "DeleteTaskPushNotificationConfig", Operation::PushNotifications),
+    (Version::V1, "CreateTaskPushNotificationConfig", Operation::Push(PushOperation::Create)),
+    (Version::V1, "GetTaskPushNotificationConfig", Operation::Push(PushOperation::Get)),
+    (Version::V1, "ListTaskPushNotificationConfigs", Operation::Push(PushOperation::List)),
+    (Version::V1, "DeleteTaskPushNotificationConfig", Operation::Push(PushOperation::Delete)),
     (Version::V1, "GetExtendedAgentCard", Operation::ExtendedCard),
     (Version::V03, "message/send", Operation::SendMessage),
     (Version::V03, "message/stream", Operation::SendStreaming),
     (Version::V03, "tasks/get", Operation::GetTask),
     (Version::V03, "tasks/cancel", Operation::CancelTask),
     (Version::V03, "tasks/resubscribe", Operation::Subscribe),
-    (Version::V03, "tasks/pushNotificationConfig/set", Operation::PushNotifications),
-    (Version::V03, "tasks/pushNotificationConfig/get", Operation::PushNotifications),
-    (Version::V03, "tasks/pushNotificationConfig/list", Operation::PushNotifications),
-    (Version::V03, "tasks/pushNotificationConfig/delete", Operation::PushNotifications),
+    (Version::V03, "tasks/pushNotificationConfig/set", Operation::Push(PushOperation::Create)),
+    (Version::V03, "tasks/pushNotificationConfig/get", Operation::Push(PushOperation::Get)),
+    (Version::V03, "tasks/pushNotificationConfig/list", Operation::Push(PushOperation::List)),
+    (Version::V03, "tasks/pushNotificationConfig/delete", Operation::Push(PushOperation::Delete)),
     (Version::V03, "agent/getAuthenticatedExtendedCard", Operation::ExtendedCard),
 ];
 

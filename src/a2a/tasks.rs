@@ -140,7 +140,7 @@ impl Gateway<'_, '_> {
     /// refusal of what the call asked for (400, 404, 409, 413) becomes an
     /// invalid-parameters error carrying the route's refusal; any other is the
     /// caller's own and is answered as it is.
-    async fn call(
+    pub(super) async fn call(
         &mut self,
         method: &str,
         path: String,
@@ -211,10 +211,12 @@ impl Gateway<'_, '_> {
             fields.no_tenant()?;
         }
         fields.object("metadata")?;
-        let history = match fields.object("configuration")? {
-            Some(configuration) => configured_history(configuration, version)?,
-            None => None,
+        let (history, push) = match fields.object("configuration")? {
+            Some(configuration) => configured(configuration, version)?,
+            None => (None, None),
         };
+        // A config given with the send is checked before anything is sent.
+        let push = push.map(|(config, at)| self.push_config_body(config, &at)).transpose()?;
         let message = fields
             .object("message")?
             .ok_or_else(|| RpcError::invalid("params.message", "`params.message` is required."))?;
@@ -279,6 +281,11 @@ impl Gateway<'_, '_> {
         let sent = self.call("POST", path, String::new(), Some(body)).await?;
         let sent: AgentMessage = serde_json::from_value(sent)
             .map_err(|_| RpcError::new(ErrorKind::InvalidRequest, "The node's answer could not be read."))?;
+        // A config given with the send: its address was checked before the
+        // send, so what is refused now is the caller's own (a limit).
+        if let Some(push) = push {
+            self.create_push(&sent.id, push).await?;
+        }
         Ok((sent, history))
     }
 
@@ -412,25 +419,23 @@ impl Gateway<'_, '_> {
     }
 }
 
-/// The history a send's configuration asks for, after refusing what this
-/// endpoint does not do: push notifications.
-fn configured_history(configuration: &Map<String, Value>, version: Version) -> Result<Option<i64>, RpcError> {
+/// What a send's configuration asks for: the history to answer with, and a
+/// push notification config to keep for the task (with where it was given).
+type Configured<'a> = (Option<i64>, Option<(&'a Map<String, Value>, String)>);
+
+/// Reads a send's configuration.
+fn configured(configuration: &Map<String, Value>, version: Version) -> Result<Configured<'_>, RpcError> {
     let (push, wait) = match version {
         Version::V1 => ("taskPushNotificationConfig", "returnImmediately"),
         Version::V03 => ("pushNotificationConfig", "blocking"),
     };
     let configuration = Fields::read(configuration, "params.configuration.")?;
-    if configuration.get(push).is_some() {
-        return Err(RpcError::new(
-            ErrorKind::PushNotificationNotSupported,
-            "Push notifications are not supported (the card says `pushNotifications: false`): follow the task on a stream (SendStreamingMessage, SubscribeToTask) or with GetTask.",
-        ));
-    }
+    let push = configuration.object(push)?.map(|config| (config, format!("{}.", configuration.path(push))));
     configuration.list("acceptedOutputModes")?;
     // A send always answers at once, with the task as it stands: the agent
     // answers in minutes or days (decision 0031).
     configuration.boolean(wait)?;
-    configuration.integer("historyLength", 0, HISTORY_MAXIMUM)
+    Ok((configuration.integer("historyLength", 0, HISTORY_MAXIMUM)?, push))
 }
 
 /// A message's parts as the node stores them (A2A 1.0's shape): text and data

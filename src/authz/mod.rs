@@ -25,3 +25,4 @@ pub mod tuples;
 
 pub use checks::{Check, ceiling_of, ceiling_tools, checks_for, holder_of};
 pub use errors::AuthorityError;
+pub use store::access::actor_live_in_sql;

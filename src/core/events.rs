@@ -199,6 +199,13 @@ impl Published {
         self.queued.set(self.queued.get() + results.iter().map(|result| result.changes).sum::<u64>());
     }
 
+    /// Counts a delivery that may have been queued by a write that runs after
+    /// the answer (`Context::tell_committed`), so the run that posts them
+    /// follows it.
+    pub(crate) fn expect_queued(&self) {
+        self.queued.set(self.queued.get() + 1);
+    }
+
     /// How many deliveries the commits since the last call queued, leaving
     /// none counted: when any, they are made after the answer.
     pub fn take_queued(&self) -> u64 {

@@ -49,6 +49,20 @@ pub async fn get_message(context: &mut Context<'_>) -> Result<Response, Refusal>
     Ok(context.json(&found.present(now)))
 }
 
+/// The read that finds the message `id` for `sender`, at `now_ms`: answered by
+/// `sent_message`.
+pub fn message_sent_by(id: &str, sender: &str, now_ms: i64) -> Statement {
+    store::message_with_sponsorship(id, sender, now_ms)
+}
+
+/// The message a `message_sent_by` read found, as its sender sees it, when
+/// `sender` sent it (a request or an event, never a reply): a task someone
+/// follows is one they asked.
+pub fn sent_message(result: &QueryResult, sender: &str, now_ms: i64) -> Option<mailroom_contract::api::AgentMessage> {
+    let row: MessageRow = result.first()?.decode().ok()?;
+    (row.sender_id == sender && row.kind != "reply").then(|| row.present(now_ms))
+}
+
 /// `GET /api/agent-messages`: what the caller sent, most recently changed
 /// first, filtered by recipient, kind, conversation, state now, whether it was
 /// ever delivered and when it last changed; with how many match in all.

@@ -30,7 +30,9 @@ mod shared;
 mod store;
 pub mod sweep;
 
-pub use conversations::{cancel_conversation, get_conversation, get_message, list_conversations, list_sent};
+pub use conversations::{
+    cancel_conversation, get_conversation, get_message, list_conversations, list_sent, message_sent_by, sent_message,
+};
 pub use errors::MessagingError;
 pub use inbox::{acknowledge, claim, list_inbox, reject, renew, reply};
 pub use owner::{get_messaging, list_owned_inbox, list_sponsored_agents, listed_on_node_card, update_messaging};

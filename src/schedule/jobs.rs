@@ -11,7 +11,7 @@ use crate::authz::throttle;
 use crate::core::background::{Background, BackgroundError};
 use crate::core::node::Node;
 use crate::identity::sessions;
-use crate::{ediscovery, mail, messaging, notifications, oauth, reminders, webhooks};
+use crate::{a2a, ediscovery, mail, messaging, notifications, oauth, reminders, webhooks};
 
 /// A piece of background work the schedule runs.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -89,7 +89,7 @@ pub async fn run_job(node: &Node<'_>, job: Job) -> Result<u32, JobFailure> {
             }
         }
         Job::DeliverWebhooks => {
-            let report = webhooks::deliver_due(&work).await.map_err(stopped)?;
+            let report = webhooks::deliver_due(&work, a2a::push_body).await.map_err(stopped)?;
             if report.failed + report.retrying > 0 {
                 node.platform.log(&format!("webhooks: {report:?}"));
             }

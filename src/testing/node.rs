@@ -105,7 +105,7 @@ impl TestNode {
         let node = self.node();
         let chain = crate::audit::AuditChain::new(node.config, node.platform);
         let work = crate::core::background::Background::new(&node, &chain);
-        self.run(crate::webhooks::deliver_due(&work)).expect("the webhook deliveries run")
+        self.run(crate::webhooks::deliver_due(&work, crate::a2a::push_body)).expect("the webhook deliveries run")
     }
 
     /// Sends `requests` together, as REST, the way requests that arrive at

@@ -4,10 +4,16 @@
 //! signed in the Standard Webhooks format, and records each outcome: a 2xx
 //! delivered, an address the outbound rule refuses failed for good, any other
 //! failure tried again after `RETRY_AFTER_MINUTES`, until they run out.
+//!
+//! A push config's post is the task as its sender sees it when posted, in the
+//! config's A2A version, written by the surface that speaks A2A (`TaskBody`);
+//! it goes while its sender's credential could still act, with the config's
+//! token and authentication as headers.
 
-use mailroom_contract::api::{WEBHOOK_URL_MAXIMUM, webhook_limits};
+use mailroom_contract::api::{AgentMessage, WEBHOOK_URL_MAXIMUM, webhook_limits};
 
-use super::store::{self, Settled};
+use super::push::PushSettings;
+use super::store::{self, A2A, Settled};
 use crate::core::background::{Background, BackgroundError};
 use crate::core::crypto::hex;
 use crate::core::delivery::{self, Post, Undelivered};
@@ -17,6 +23,11 @@ use crate::core::platform::random_bytes;
 use crate::core::storage::{Row, StorageError};
 use crate::core::time::rfc3339;
 use crate::core::webhooks::standard_signature;
+use crate::messaging;
+
+/// Writes a task as an A2A push notification posts it: the body and its media
+/// type, for the task as its sender sees it, in the A2A version named.
+pub type TaskBody = fn(&AgentMessage, &str) -> (String, &'static str);
 
 /// How many deliveries one run claims.
 const CLAIMED_PER_RUN: usize = 25;
@@ -48,12 +59,29 @@ struct Due {
     attempts: i64,
     url: String,
     secret: String,
+    created_by: String,
+    /// A push config's settings; `None` for a Standard Webhooks subscription.
+    push: Option<PushSettings>,
     removed: bool,
     owner_may: bool,
 }
 
 impl Due {
     fn of(row: &Row) -> Result<Due, StorageError> {
+        let push = match row.text("flavour")?.as_str() {
+            A2A => Some(
+                serde_json::from_str(&row.optional_text("settings")?.unwrap_or_default())
+                    .map_err(|error| StorageError::Decode(format!("a push config's settings: {error}")))?,
+            ),
+            _ => None,
+        };
+        // A push config goes while its sender could still act; a
+        // subscription while whoever subscribed may still be told.
+        let owner_may = if push.is_some() {
+            row.integer("owner_live")? != 0
+        } else {
+            row.integer("standard_owner_may")? != 0 && row.integer("owner_live")? != 0
+        };
         Ok(Due {
             webhook_id: row.text("webhook_id")?,
             id: row.text("id")?,
@@ -64,8 +92,10 @@ impl Due {
             attempts: row.integer("attempts")?,
             url: row.text("url")?,
             secret: row.text("secret")?,
+            created_by: row.text("created_by")?,
+            push,
             removed: row.integer("removed")? != 0,
-            owner_may: row.integer("owner_may")? != 0,
+            owner_may,
         })
     }
 
@@ -93,8 +123,9 @@ enum Attempted {
     Withheld(&'static str),
 }
 
-/// Posts the deliveries due now, a run's claim at a time.
-pub async fn deliver_due(work: &Background<'_>) -> Result<WebhookReport, BackgroundError> {
+/// Posts the deliveries due now, a run's claim at a time; a push config's task
+/// written by `task_body`.
+pub async fn deliver_due(work: &Background<'_>, task_body: TaskBody) -> Result<WebhookReport, BackgroundError> {
     let node = work.node();
     let now_ms = work.now_ms();
     let run = hex(&random_bytes::<16>(node.platform));
@@ -106,8 +137,11 @@ pub async fn deliver_due(work: &Background<'_>) -> Result<WebhookReport, Backgro
     if due.is_empty() {
         return Ok(report);
     }
+    let tasks = tasks_of(work, &due, task_body).await?;
     let policy = node.config.outbound_policy();
-    let outcomes = outbound::each_at_once(&due, |due| attempt(node, &policy, due)).await;
+    let outcomes =
+        outbound::each_at_once(&due, |due| attempt(node, &policy, due, tasks.iter().find(|(id, _)| *id == due.id)))
+            .await;
     let at = work.now_ms();
     let mut statements = Vec::with_capacity(due.len());
     for (due, outcome) in due.iter().zip(&outcomes) {
@@ -162,26 +196,58 @@ pub fn forget_settled(now_ms: i64) -> crate::core::storage::Statement {
     store::forget_settled(now_ms - webhook_limits::KEPT_DAYS * 24 * 60 * 60 * 1000)
 }
 
-async fn attempt(node: &Node<'_>, policy: &OutboundPolicy, due: &Due) -> Attempted {
+/// The body of each push config's delivery among `due`, by its message id:
+/// the task as its sender sees it now, read in one round trip. A task its
+/// sender can no longer read has none.
+async fn tasks_of(
+    work: &Background<'_>,
+    due: &[Due],
+    task_body: TaskBody,
+) -> Result<Vec<(String, (String, &'static str))>, BackgroundError> {
+    let now_ms = work.now_ms();
+    let pushes: Vec<(&Due, &PushSettings, &str)> =
+        due.iter().filter_map(|due| Some((due, due.push.as_ref()?, due.object.as_deref()?))).collect();
+    if pushes.is_empty() {
+        return Ok(Vec::new());
+    }
+    let reads = pushes.iter().map(|(due, _, task)| messaging::message_sent_by(task, &due.created_by, now_ms)).collect();
+    let found = work.run(reads).await?;
+    Ok(pushes
+        .iter()
+        .zip(&found)
+        .filter_map(|((due, settings, _), result)| {
+            let task = messaging::sent_message(result, &due.created_by, now_ms)?;
+            Some((due.id.clone(), task_body(&task, &settings.version)))
+        })
+        .collect())
+}
+
+async fn attempt(
+    node: &Node<'_>,
+    policy: &OutboundPolicy,
+    due: &Due,
+    task: Option<&(String, (String, &'static str))>,
+) -> Attempted {
     if due.removed {
         return Attempted::Withheld("the webhook was removed");
     }
     if !due.owner_may {
-        return Attempted::Withheld(
-            "whoever subscribed it no longer administers the node, or no longer sponsors the agent",
-        );
+        return Attempted::Withheld(if due.push.is_some() {
+            "whoever asked for it can no longer act"
+        } else {
+            "whoever subscribed it no longer administers the node, or no longer sponsors the agent"
+        });
     }
-    let body = due.body();
-    let timestamp = node.platform.now_ms() / 1000;
-    let Some(signature) = standard_signature(&due.secret, &due.id, timestamp, &body) else {
-        return Attempted::Refused("its signing secret is unreadable".to_string());
+    let (body, headers) = match &due.push {
+        None => match standard(node, due) {
+            Some(standard) => standard,
+            None => return Attempted::Refused("its signing secret is unreadable".to_string()),
+        },
+        Some(settings) => match task {
+            Some((_, (body, media_type))) => (body.clone(), push_headers(settings, media_type)),
+            None => return Attempted::Withheld("whoever asked for it can no longer read the task"),
+        },
     };
-    let headers = [
-        ("content-type".to_string(), "application/json".to_string()),
-        ("webhook-id".to_string(), due.id.clone()),
-        ("webhook-timestamp".to_string(), timestamp.to_string()),
-        ("webhook-signature".to_string(), signature),
-    ];
     let post = Post {
         url: &due.url,
         maximum_url_bytes: WEBHOOK_URL_MAXIMUM,
@@ -197,4 +263,33 @@ async fn attempt(node: &Node<'_>, policy: &OutboundPolicy, due: &Due) -> Attempt
         }
         Err(other) => Attempted::Failed { status: None, error: other.to_string() },
     }
+}
+
+/// A Standard Webhooks delivery's body and headers, signed now; `None` when
+/// its secret cannot be read.
+fn standard(node: &Node<'_>, due: &Due) -> Option<(String, Vec<(String, String)>)> {
+    let body = due.body();
+    let timestamp = node.platform.now_ms() / 1000;
+    let signature = standard_signature(&due.secret, &due.id, timestamp, &body)?;
+    let headers = vec![
+        ("content-type".to_string(), "application/json".to_string()),
+        ("webhook-id".to_string(), due.id.clone()),
+        ("webhook-timestamp".to_string(), timestamp.to_string()),
+        ("webhook-signature".to_string(), signature),
+    ];
+    Some((body, headers))
+}
+
+/// An A2A push notification's headers: its media type, the config's token as
+/// `X-A2A-Notification-Token` and its authentication as `Authorization`.
+fn push_headers(settings: &PushSettings, media_type: &str) -> Vec<(String, String)> {
+    let mut headers = vec![("content-type".to_string(), media_type.to_string())];
+    if let Some(token) = &settings.token {
+        headers.push(("x-a2a-notification-token".to_string(), token.clone()));
+    }
+    if let Some(authentication) = &settings.authentication {
+        headers
+            .push(("authorization".to_string(), format!("{} {}", authentication.scheme, authentication.credentials)));
+    }
+    headers
 }

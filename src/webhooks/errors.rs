@@ -19,6 +19,14 @@ pub enum WebhookError {
     NoSuchWebhook { id: String, subject: String },
     /// The mailbox or agent already has as many webhooks as one may.
     TooManyWebhooks { subject: String },
+    /// The caller sent no message (task) with this id.
+    NoSuchTask { id: String },
+    /// The task has no push config with this id (of the caller's).
+    NoSuchPushConfig { id: String, task: String },
+    /// The task already has as many push configs as one may.
+    TooManyPushConfigs { task: String },
+    /// A push config's field is not one the node can send (`why` says how).
+    InvalidPushField { field: &'static str, why: String },
 }
 
 impl From<WebhookError> for Refusal {
@@ -63,6 +71,34 @@ impl From<WebhookError> for Refusal {
                 format!("{subject} has no webhook {id}."),
                 "A removed webhook, or another's, is not found here.",
                 "List the webhooks of the mailbox or agent and use an id from there.",
+            ),
+            WebhookError::NoSuchTask { id } => Refusal::new(
+                404,
+                "not_found",
+                format!("You sent no message {id}."),
+                "A task's progress is pushed only to the one who sent it.",
+                "Use the id of a message you sent (list_sent_agent_messages).",
+            ),
+            WebhookError::NoSuchPushConfig { id, task } => Refusal::new(
+                404,
+                "not_found",
+                format!("{task} has no push config {id} of yours."),
+                "A removed config, or another's, is not found here.",
+                "List the task's push configs with list_push_configs and use an id from there.",
+            ),
+            WebhookError::TooManyPushConfigs { task } => Refusal::new(
+                409,
+                "conflict",
+                format!("{task} already has {} push configs.", webhook_limits::PER_TASK),
+                format!("A task has at most {} push configs.", webhook_limits::PER_TASK),
+                "Remove one it no longer needs, or give an existing config's id to replace it.",
+            ),
+            WebhookError::InvalidPushField { field, why } => Refusal::new(
+                400,
+                "invalid_body",
+                format!("`{field}` cannot be used: {why}."),
+                "A push config's values are sent as HTTP headers, so they hold no line breaks or control characters, within their limits.",
+                format!("Correct `{field}` and send the config again."),
             ),
             WebhookError::TooManyWebhooks { subject } => Refusal::new(
                 409,

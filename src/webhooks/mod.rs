@@ -12,10 +12,12 @@
 
 mod deliver;
 mod errors;
+pub mod push;
 mod relay;
 pub mod routes;
 mod store;
 
-pub use deliver::{WebhookReport, deliver_due, forget_settled};
+pub use deliver::{TaskBody, WebhookReport, deliver_due, forget_settled};
 pub use errors::WebhookError;
+pub use push::PUSH_VERSIONS;
 pub use relay::{RELAY, WebhookRelay};

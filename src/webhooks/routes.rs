@@ -78,6 +78,9 @@ pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
         secret: &secret,
         created_by: &created_by,
         created_at: context.now_ms(),
+        object: None,
+        flavour: store::STANDARD,
+        settings: None,
     }));
     // Two subscribed at once cannot pass the limit together.
     context.guard(store::within_the_limit(&topic), WebhookError::TooManyWebhooks { subject: subject.id.clone() });
@@ -161,7 +164,7 @@ fn present(row: &Row) -> Result<Webhook, crate::core::storage::StorageError> {
     })
 }
 
-fn present_delivery(row: &Row) -> Result<WebhookDelivery, crate::core::storage::StorageError> {
+pub(super) fn present_delivery(row: &Row) -> Result<WebhookDelivery, crate::core::storage::StorageError> {
     let state = row.text("state")?;
     let state = WebhookDeliveryState::parse(&state)
         .ok_or_else(|| crate::core::storage::StorageError::Decode(format!("a delivery's state `{state}`")))?;

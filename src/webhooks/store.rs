@@ -5,12 +5,17 @@
 use mailroom_contract::api::webhook_limits;
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
 
-use crate::authz::tuples;
+use crate::authz::{self, tuples};
 use crate::core::events::Event;
 use crate::core::storage::{Insert, Statement, Value};
 
 /// The columns a webhook is read with.
-const WEBHOOK_COLUMNS: &str = "id, topic, url, kinds, created_by, created_at";
+const WEBHOOK_COLUMNS: &str = "id, topic, url, kinds, object, settings, created_by, created_at";
+
+/// The flavour of a Standard Webhooks subscription.
+pub(super) const STANDARD: &str = "standard";
+/// The flavour of an A2A push notification config.
+pub(super) const A2A: &str = "a2a";
 
 /// A webhook as it is stored when subscribed.
 pub(super) struct NewWebhook<'a> {
@@ -23,6 +28,12 @@ pub(super) struct NewWebhook<'a> {
     pub secret: &'a str,
     pub created_by: &'a str,
     pub created_at: i64,
+    /// Only events acting on this id (a push config's task).
+    pub object: Option<&'a str>,
+    /// `STANDARD` or `A2A`.
+    pub flavour: &'static str,
+    /// A push config's settings, as JSON.
+    pub settings: Option<&'a str>,
 }
 
 pub(super) fn webhook_created(webhook: NewWebhook<'_>) -> Statement {
@@ -35,13 +46,17 @@ pub(super) fn webhook_created(webhook: NewWebhook<'_>) -> Statement {
         .value("secret", webhook.secret)
         .value("created_by", webhook.created_by)
         .value("created_at", webhook.created_at)
+        .value("object", webhook.object)
+        .value("flavour", webhook.flavour)
+        .value("settings", webhook.settings)
         .statement()
 }
 
 /// The live webhooks on `topic`, oldest first.
 pub(super) fn live_on(topic: &str) -> Statement {
     Statement::new(format!(
-        "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE topic = ?1 AND removed_at IS NULL ORDER BY created_at, id"
+        "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE topic = ?1 AND flavour = 'standard' AND removed_at IS NULL \
+         ORDER BY created_at, id"
     ))
     .bind(topic)
 }
@@ -49,9 +64,11 @@ pub(super) fn live_on(topic: &str) -> Statement {
 /// The guard that `topic` holds no more live webhooks than one may have,
 /// evaluated after the commit's writes.
 pub(super) fn within_the_limit(topic: &str) -> Statement {
-    Statement::new("(SELECT COUNT(*) FROM webhooks WHERE topic = ? AND removed_at IS NULL) <= ?")
-        .bind(topic)
-        .bind(webhook_limits::PER_SUBJECT as i64)
+    Statement::new(
+        "(SELECT COUNT(*) FROM webhooks WHERE topic = ? AND flavour = 'standard' AND removed_at IS NULL) <= ?",
+    )
+    .bind(topic)
+    .bind(webhook_limits::PER_SUBJECT as i64)
 }
 
 /// The latest deliveries of each live webhook on `topic`, newest first.
@@ -61,7 +78,7 @@ pub(super) fn latest_deliveries_on(topic: &str) -> Statement {
                 last_error, last_attempt_at FROM ( \
            SELECT d.*, ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.committed_at DESC, d.id DESC) AS place \
            FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
-           WHERE w.topic = ?1 AND w.removed_at IS NULL) \
+           WHERE w.topic = ?1 AND w.flavour = 'standard' AND w.removed_at IS NULL) \
          WHERE place <= ?2 ORDER BY webhook_id, committed_at DESC, id DESC",
     )
     .bind(topic)
@@ -71,7 +88,7 @@ pub(super) fn latest_deliveries_on(topic: &str) -> Statement {
 /// The live webhook `id` on `topic`.
 pub(super) fn live_webhook(topic: &str, id: &str) -> Statement {
     Statement::new(format!(
-        "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?1 AND topic = ?2 AND removed_at IS NULL"
+        "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE id = ?1 AND topic = ?2 AND flavour = 'standard' AND removed_at IS NULL"
     ))
     .bind(id)
     .bind(topic)
@@ -99,7 +116,8 @@ pub(super) fn queue(event: &Event, message_id: &str) -> Statement {
     Statement::new(
         "INSERT INTO webhook_deliveries (webhook_id, id, kind, topic, object, committed_at, next_attempt_at) \
          SELECT w.id, ?1, ?2, ?3, ?4, ?5, ?5 FROM webhooks w \
-         WHERE w.topic = ?3 AND w.removed_at IS NULL AND (w.kinds = '' OR instr(w.kinds, ' ' || ?2 || ' ') > 0)",
+         WHERE w.topic = ?3 AND w.removed_at IS NULL AND (w.kinds = '' OR instr(w.kinds, ' ' || ?2 || ' ') > 0) \
+           AND (w.object IS NULL OR w.object = ?4)",
     )
     .bind(message_id)
     .bind(event.kind.as_str())
@@ -135,13 +153,16 @@ pub(super) fn claimed(run: &str, now_ms: i64) -> Statement {
     );
     let (sponsors, sponsor_parameters) = tuples::sponsors_or_administers_in_sql("w.created_by", "w.subject", now_ms);
     parameters.extend(sponsor_parameters);
+    let (live, live_parameters) = authz::actor_live_in_sql("w.created_by", now_ms);
+    parameters.extend(live_parameters);
     parameters.push(Value::from(run));
     Statement {
         sql: format!(
             "SELECT d.webhook_id, d.id, d.kind, d.topic, d.object, d.committed_at, d.attempts, w.url, w.secret, \
-               (w.removed_at IS NOT NULL) AS removed, \
-               (CASE WHEN w.topic LIKE 'mailbox:%' THEN {administers} \
-                     WHEN w.topic LIKE 'agent:%' THEN {sponsors} ELSE 0 END) AS owner_may \
+               w.flavour, w.settings, w.created_by, (w.removed_at IS NOT NULL) AS removed, \
+               (CASE WHEN w.flavour = 'a2a' THEN -1 WHEN w.topic LIKE 'mailbox:%' THEN {administers} \
+                     WHEN w.topic LIKE 'agent:%' THEN {sponsors} ELSE 0 END) AS standard_owner_may, \
+               {live} AS owner_live \
              FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
              WHERE d.claimed_by = ? AND d.state = 'pending' ORDER BY d.committed_at, d.id"
         )
@@ -182,4 +203,40 @@ pub(super) fn delivery_settled(settled: Settled<'_>) -> Statement {
 /// Forgets deliveries settled before `before`.
 pub(super) fn forget_settled(before: i64) -> Statement {
     Statement::new("DELETE FROM webhook_deliveries WHERE state != 'pending' AND last_attempt_at < ?1").bind(before)
+}
+
+/// The live push configs of the task `task_id` that `owner` set, oldest first.
+pub(super) fn push_configs(task_id: &str, owner: &str) -> Statement {
+    Statement::new(format!(
+        "SELECT {WEBHOOK_COLUMNS} FROM webhooks \
+         WHERE flavour = 'a2a' AND object = ?1 AND created_by = ?2 AND removed_at IS NULL ORDER BY created_at, id"
+    ))
+    .bind(task_id)
+    .bind(owner)
+}
+
+/// The latest deliveries of each live push config of `task_id` that `owner` set, newest first.
+pub(super) fn latest_push_deliveries(task_id: &str, owner: &str) -> Statement {
+    Statement::new(
+        "SELECT webhook_id, id, kind, object, committed_at, state, attempts, next_attempt_at, last_status, \
+                last_error, last_attempt_at FROM ( \
+           SELECT d.*, ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.committed_at DESC, d.id DESC) AS place \
+           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
+           WHERE w.flavour = 'a2a' AND w.object = ?1 AND w.created_by = ?2 AND w.removed_at IS NULL) \
+         WHERE place <= ?3 ORDER BY webhook_id, committed_at DESC, id DESC",
+    )
+    .bind(task_id)
+    .bind(owner)
+    .bind(webhook_limits::DELIVERIES_SHOWN as i64)
+}
+
+/// The guard that `owner` holds no more live push configs on `task_id` than
+/// one may, evaluated after the commit's writes.
+pub(super) fn within_the_push_limit(task_id: &str, owner: &str) -> Statement {
+    Statement::new(
+        "(SELECT COUNT(*) FROM webhooks WHERE flavour = 'a2a' AND object = ? AND created_by = ? AND removed_at IS NULL) <= ?",
+    )
+    .bind(task_id)
+    .bind(owner)
+    .bind(webhook_limits::PER_TASK as i64)
 }

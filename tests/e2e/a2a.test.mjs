@@ -120,16 +120,17 @@ test("a body that is not one request object is -32600, never an empty 202, and o
   assert.deepEqual(sent.body.messages, [], "a batch sends nothing");
 });
 
-test("push notifications answer A2A's codes with ErrorInfo until they are supported (JSONRPC-ERR-003)", async () => {
+test("push configs of a task that is not the caller's, the node's endpoint and the extended card answer A2A's codes with ErrorInfo (JSONRPC-ERR-003)", async () => {
   const agent = await messenger("Unsupported agent");
   const caller = await messenger("Unsupported caller");
-  for (const [version, method, params, code, reason] of [
-    ["1.0", "CreateTaskPushNotificationConfig", { task_id: "amg_1", url: "https://example.com" }, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"],
-    ["1.0", "ListTaskPushNotificationConfigs", { taskId: "amg_1" }, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"],
-    ["1.0", "GetExtendedAgentCard", {}, -32004, "UNSUPPORTED_OPERATION"],
-    ["0.3", "tasks/pushNotificationConfig/set", { taskId: "amg_1" }, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"],
+  for (const [path, version, method, params, code, reason] of [
+    [`/a2a/${agent.id}`, "1.0", "CreateTaskPushNotificationConfig", { task_id: "amg_1", url: "http://127.0.0.1:9/push" }, -32001, "TASK_NOT_FOUND"],
+    [`/a2a/${agent.id}`, "1.0", "ListTaskPushNotificationConfigs", { taskId: "amg_1" }, -32001, "TASK_NOT_FOUND"],
+    [`/a2a/${agent.id}`, "1.0", "GetExtendedAgentCard", {}, -32004, "UNSUPPORTED_OPERATION"],
+    [`/a2a/${agent.id}`, "0.3", "tasks/pushNotificationConfig/set", { taskId: "amg_1", pushNotificationConfig: { url: "http://127.0.0.1:9/push" } }, -32001, "TASK_NOT_FOUND"],
+    ["/a2a", "1.0", "CreateTaskPushNotificationConfig", { taskId: "amg_1", url: "http://127.0.0.1:9/push" }, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"],
   ]) {
-    const answered = await rpc(`/a2a/${agent.id}`, { credential: caller.credential, version, method, params });
+    const answered = await rpc(path, { credential: caller.credential, version, method, params });
     assert.equal(answered.status, 200, method);
     assertA2aError(answered.body, code, reason);
   }

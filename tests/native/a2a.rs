@@ -181,29 +181,15 @@ fn a_body_not_sent_as_json_is_content_type_not_supported() {
 }
 
 #[test]
-fn push_notifications_and_the_extended_card_answer_a2a_codes_until_they_are_supported() {
+fn the_extended_card_and_the_node_s_push_configs_answer_a2a_codes() {
     let (world, _, (_, caller_token), (agent, _)) = gateway();
     let (task_id, _) = task(&world, &caller_token, &agent, "m-1");
     let push = json!({ "taskId": task_id, "id": "cfg-1", "url": "https://receiver.example/hook" });
-    let cases = [
+    let extended = [
         ("1.0", "GetExtendedAgentCard", json!({}), -32004, "UNSUPPORTED_OPERATION"),
-        ("1.0", "CreateTaskPushNotificationConfig", push.clone(), -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
-        ("1.0", "GetTaskPushNotificationConfig", push.clone(), -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
-        (
-            "1.0",
-            "ListTaskPushNotificationConfigs",
-            json!({ "taskId": task_id }),
-            -32003,
-            "PUSH_NOTIFICATION_NOT_SUPPORTED",
-        ),
-        ("1.0", "DeleteTaskPushNotificationConfig", push.clone(), -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
         ("0.3", "agent/getAuthenticatedExtendedCard", json!({}), -32004, "UNSUPPORTED_OPERATION"),
-        ("0.3", "tasks/pushNotificationConfig/set", push.clone(), -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
-        ("0.3", "tasks/pushNotificationConfig/get", push.clone(), -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
-        ("0.3", "tasks/pushNotificationConfig/list", push.clone(), -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
-        ("0.3", "tasks/pushNotificationConfig/delete", push, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED"),
     ];
-    for (version, method, params, code, reason) in cases {
+    for (version, method, params, code, reason) in extended {
         for path in [format!("/a2a/{agent}"), "/a2a".to_string()] {
             let (status, answer) = rpc(&world, Some(&caller_token), &path, Some(version), method, params.clone());
             assert_eq!(status, 200, "{path} {method}: {answer}");
@@ -211,14 +197,13 @@ fn push_notifications_and_the_extended_card_answer_a2a_codes_until_they_are_supp
             assert_eq!(error_info(&answer)["metadata"]["method"], method);
         }
     }
-    // A send that asks to be pushed its updates is refused as push is.
-    let pushed = json!({ "message": message("push me", "m-3"), "configuration": { "taskPushNotificationConfig": { "url": "https://receiver.example/hook" } } });
-    assert_a2a_error(
-        &v1(&world, &caller_token, &agent, "SendMessage", pushed),
-        -32003,
-        "PUSH_NOTIFICATION_NOT_SUPPORTED",
-    );
-    assert_eq!(stored_requests(&world, &caller_token), 1, "only the first task was stored");
+    // The node takes no tasks, so it keeps no push configs: its card says so.
+    for (version, method) in [("1.0", "CreateTaskPushNotificationConfig"), ("0.3", "tasks/pushNotificationConfig/set")]
+    {
+        let (status, answer) = rpc(&world, Some(&caller_token), "/a2a", Some(version), method, push.clone());
+        assert_eq!(status, 200, "{method}: {answer}");
+        assert_a2a_error(&answer, -32003, "PUSH_NOTIFICATION_NOT_SUPPORTED");
+    }
 }
 
 #[test]
@@ -634,7 +619,7 @@ fn the_card_asked_for_in_1_0_is_valid_1_0_and_carries_0_3_fields_only_for_0_3() 
         assert_eq!(card["securityRequirements"][0]["schemes"]["bearer"]["list"], json!([]));
         assert_eq!(
             card["capabilities"],
-            json!({ "streaming": true, "pushNotifications": false, "extendedAgentCard": false })
+            json!({ "streaming": true, "pushNotifications": true, "extendedAgentCard": false })
         );
         assert_eq!(answered.header("vary"), Some("A2A-Version"));
         assert!(answered.header("cache-control").is_some_and(|control| control.contains("max-age=")));

@@ -210,6 +210,20 @@ fn every_capability_keeps_its_promise() {
                     let conversation = sent_by_agent()["conversation_id"].as_str().unwrap().to_string();
                     ("POST", format!("/api/agent-conversations/{conversation}/cancel"), None)
                 }
+                RouteId::CreatePushConfig | RouteId::ListPushConfigs | RouteId::RemovePushConfig => {
+                    let message = sent_by_agent()["id"].as_str().unwrap().to_string();
+                    let configs = format!("/api/agent-messages/{message}/push-configs");
+                    let config = json!({ "id": "cfg-1", "url": "https://hooks.example.com/task" });
+                    match id {
+                        RouteId::CreatePushConfig => ("POST", configs, Some(config)),
+                        RouteId::ListPushConfigs => ("GET", configs, None),
+                        _ => {
+                            let created = world.call("POST", &configs, Some(&credential), Some(config));
+                            assert_eq!(created.status, 201, "{}", text(&created));
+                            ("DELETE", format!("{configs}/cfg-1"), None)
+                        }
+                    }
+                }
                 other => {
                     panic!("{other:?} is in capability {} but has no promise fixture here: add one", capability.name)
                 }

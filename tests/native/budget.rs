@@ -62,6 +62,15 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         let created = world.admin("POST", webhooks, Some(new_webhook()));
         format!("{webhooks}/{}", body(&created)["webhook"]["id"].as_str().unwrap())
     };
+    // A request one agent of ben's sent another: its push configs' path and
+    // the sender's credential.
+    let push_configs = || {
+        let (asker, asker_token) = world.messenger(&ben);
+        let (answerer, _) = world.messenger(&ben);
+        let sent = world.send_message(&asker_token, &answerer, "request", json!({ "text": "Ping" }));
+        let _ = asker;
+        (format!("/api/agent-messages/{}/push-configs", sent["id"].as_str().unwrap()), asker_token)
+    };
     // A butler on the mailbox, sponsored by ben: its path.
     let butlers = format!("/api/mailboxes/{mailbox}/butlers");
     let rules = || json!({ "conditions": [{ "on": "subject", "contains": "contract" }], "effects": [{ "do": "set_status", "status": "waiting" }] });
@@ -252,6 +261,21 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             (admin("POST", &format!("/api/agents/{}/webhooks", agent().0)).json(new_webhook()), 201)
         }
         RouteId::RemoveAgentWebhook => (admin("DELETE", &webhook(&format!("/api/agents/{}/webhooks", agent().0))), 200),
+        RouteId::CreatePushConfig => {
+            let (path, token) = push_configs();
+            (request("POST", &path).bearer(&token).json(json!({ "url": "https://hooks.example.com/task" })), 201)
+        }
+        RouteId::ListPushConfigs => {
+            let (path, token) = push_configs();
+            world.call("POST", &path, Some(&token), Some(json!({ "url": "https://hooks.example.com/task" })));
+            (request("GET", &path).bearer(&token), 200)
+        }
+        RouteId::RemovePushConfig => {
+            let (path, token) = push_configs();
+            let body = json!({ "id": "cfg-1", "url": "https://hooks.example.com/task" });
+            world.call("POST", &path, Some(&token), Some(body));
+            (request("DELETE", &format!("{path}/cfg-1")).bearer(&token), 200)
+        }
         RouteId::ListButlers => {
             butler();
             (admin("GET", &butlers), 200)

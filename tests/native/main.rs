@@ -9,6 +9,7 @@ mod desk;
 mod support;
 
 mod a2a;
+mod a2a_push;
 mod a2a_streams;
 mod agents;
 mod agents_capabilities;

@@ -22,6 +22,14 @@ pub mod webhook_limits {
     /// in minutes: one entry per retry, so a delivery is attempted one more
     /// time than it has entries before it is given up as failed.
     pub const RETRY_AFTER_MINUTES: [i64; 6] = [1, 5, 30, 120, 360, 720];
+    /// How many push notification configs one task may have.
+    pub const PER_TASK: usize = 10;
+    /// The longest push notification config id, in characters.
+    pub const CONFIG_ID_CHARACTERS: usize = 64;
+    /// The longest authentication scheme, in characters.
+    pub const SCHEME_CHARACTERS: usize = 32;
+    /// The longest token or credentials, in characters.
+    pub const CREDENTIAL_CHARACTERS: usize = 4096;
     /// How long a delivery's outcome is kept once settled, in days.
     pub const KEPT_DAYS: i64 = 7;
 }
@@ -121,4 +129,72 @@ pub struct WebhookCreated {
     /// (`v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>" keyed with the
     /// secret's decoded bytes>`); any Standard Webhooks library verifies them.
     pub secret: String,
+}
+
+/// How an A2A push notification authenticates itself to the receiver: sent as
+/// `Authorization: <scheme> <credentials>`.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct PushAuthentication {
+    /// The HTTP authentication scheme, such as `Bearer` or `Basic`.
+    #[schemars(length(min = 1, max = webhook_limits::SCHEME_CHARACTERS))]
+    pub scheme: String,
+    /// The credentials sent with it.
+    #[schemars(length(min = 1, max = webhook_limits::CREDENTIAL_CHARACTERS))]
+    pub credentials: String,
+}
+
+/// An endpoint to tell of one task (an agent message the caller sent), as
+/// A2A's push notifications do.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CreatePushConfig {
+    /// The config's id among the task's, chosen by the caller (letters,
+    /// digits, `-`, `_`, `.`); a new one when absent. Giving an id the task
+    /// already has replaces that config.
+    #[serde(default)]
+    #[schemars(length(max = webhook_limits::CONFIG_ID_CHARACTERS))]
+    pub id: Option<String>,
+    /// An https address on the internet that accepts a POST (as for a webhook).
+    #[schemars(length(max = WEBHOOK_URL_MAXIMUM))]
+    pub url: String,
+    /// Sent back as `X-A2A-Notification-Token` with every notification, so the
+    /// receiver knows it asked for it.
+    #[serde(default)]
+    #[schemars(length(max = webhook_limits::CREDENTIAL_CHARACTERS))]
+    pub token: Option<String>,
+    /// How each notification authenticates itself to the receiver.
+    #[serde(default)]
+    pub authentication: Option<PushAuthentication>,
+    /// The A2A version the task is posted in: `1.0` (a `StreamResponse`
+    /// holding the task, `application/a2a+json`; the default) or `0.3` (the
+    /// task itself, `application/json`).
+    #[serde(default)]
+    pub a2a_version: Option<String>,
+}
+
+/// A task's push notification config.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct PushConfig {
+    /// The config's id among the task's.
+    pub id: String,
+    /// The task: the agent message it tells of (`amg_…`).
+    pub task_id: String,
+    /// Where notifications are posted.
+    pub url: String,
+    /// The token sent with each notification.
+    pub token: Option<String>,
+    /// How each notification authenticates itself.
+    pub authentication: Option<PushAuthentication>,
+    /// The A2A version notifications are posted in.
+    pub a2a_version: String,
+    /// Its latest deliveries, newest first.
+    pub deliveries: Vec<WebhookDelivery>,
+}
+
+/// A task's push notification configs.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct PushConfigList {
+    /// Each config, oldest first.
+    pub configs: Vec<PushConfig>,
 }

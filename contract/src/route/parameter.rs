@@ -24,6 +24,7 @@ vocabulary! {
         ConversationId = "conversationId": "The conversation's id (`cnv_…`).";
         ButlerId = "butlerId": "The butler's id (`btl_…`), from list_butlers.";
         WebhookId = "webhookId": "The webhook's id (`whk_…`), from its list.";
+        PushConfigId = "pushConfigId": "The push config's id among the task's, from list_push_configs.";
         NotificationId = "notificationId": "The notification's id (`ntf_…`), from list_notifications.";
         ExportId = "exportId": "The export's id (`exp_…`), from list_exports.";
         ExportObjectId = "objectId": "The object's id from list_export_objects: `manifest`, or a message's `rcp_…`.";
@@ -124,6 +125,7 @@ impl PathParameter {
             | PathParameter::ExportObjectId
             | PathParameter::ButlerId
             | PathParameter::WebhookId
+            | PathParameter::PushConfigId
             | PathParameter::Module => Accepts::Text,
         }
     }

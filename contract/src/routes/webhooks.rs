@@ -2,9 +2,9 @@
 //! changes on a mailbox (an administrator subscribes it) or an agent (its
 //! sponsor, or an administrator): ids and kinds, never content.
 
-use crate::api::{CreateWebhook, Webhook, WebhookCreated, WebhookList};
+use crate::api::{CreatePushConfig, CreateWebhook, PushConfig, PushConfigList, Webhook, WebhookCreated, WebhookList};
 use crate::route::Method::{Delete, Get, Post};
-use crate::route::{Feature, PathParameter, Refuses, Route, Tier};
+use crate::route::{Authority, Feature, PathParameter, Refuses, Route, Tier};
 use crate::route_id::RouteId;
 
 use super::shared::{ADMIN, SPONSOR};
@@ -84,4 +84,44 @@ pub(super) fn remove_agent_webhook() -> Route {
         .tier(Tier::Operator)
         .feature(Feature::AgentNetwork)
         .authority(SPONSOR)
+}
+
+pub(super) fn create_push_config() -> Route {
+    Route::new(RouteId::CreatePushConfig, Post, "/api/agent-messages/:agentMessageId/push-configs", "create_push_config")
+        .summary("Push a task's progress to an endpoint")
+        .description("Asks the node to post a message the caller sent (an A2A task) to an https endpoint each time it moves: claimed, answered, rejected. Each post is the task as it then stands, in the A2A version asked for, with the config's token as `X-A2A-Notification-Token` and its authentication as `Authorization`; a failed post is tried again as a webhook's is. Posts stop once the caller's credential no longer works. An A2A client sets this with CreateTaskPushNotificationConfig (or `tasks/pushNotificationConfig/set`).")
+        .path_parameters(&[PathParameter::AgentMessageId])
+        .request::<CreatePushConfig>()
+        .response::<PushConfig>()
+        .created()
+        .tier(Tier::Act)
+        .feature(Feature::AgentNetwork)
+        .refuses(const { &[Refuses::Conflict("The task already has as many push configs as one may (`PER_TASK`).")] })
+        .authority(Authority::Member)
+}
+
+pub(super) fn list_push_configs() -> Route {
+    Route::new(RouteId::ListPushConfigs, Get, "/api/agent-messages/:agentMessageId/push-configs", "list_push_configs")
+        .summary("List a task's push configs")
+        .description("Lists where a message the caller sent is pushed as it moves, each with its latest deliveries and what became of them.")
+        .path_parameters(&[PathParameter::AgentMessageId])
+        .response::<PushConfigList>()
+        .feature(Feature::AgentNetwork)
+        .authority(Authority::Member)
+}
+
+pub(super) fn remove_push_config() -> Route {
+    Route::new(
+        RouteId::RemovePushConfig,
+        Delete,
+        "/api/agent-messages/:agentMessageId/push-configs/:pushConfigId",
+        "remove_push_config",
+    )
+    .summary("Stop pushing a task to an endpoint")
+    .description("Removes one of a task's push configs; what it had not yet delivered is withheld.")
+    .path_parameters(&[PathParameter::AgentMessageId, PathParameter::PushConfigId])
+    .response::<PushConfig>()
+    .tier(Tier::Act)
+    .feature(Feature::AgentNetwork)
+    .authority(Authority::Member)
 }

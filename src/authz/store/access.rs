@@ -1,7 +1,7 @@
 //! The statements that confirm a claimed caller is live, read and check an
 //! agent's ceiling, and state who stands on an actor's side of dual control.
 
-use crate::core::storage::Statement;
+use crate::core::storage::{Statement, Value};
 
 /// `SELECT live`: a row when the person's session is open and the person enabled.
 pub(crate) fn session_live(session_id: &str, person_id: &str) -> Statement {
@@ -74,5 +74,24 @@ pub(crate) fn not_on_the_side_of(actor: &str, person: &str) -> String {
         "({actor} IS NULL OR ({actor} != {person} AND NOT EXISTS (SELECT 1 FROM agents side \
            WHERE side.id = {actor} AND ({person} = side.sponsor_id OR {person} = side.created_by \
              OR {person} = COALESCE(side.credential_issued_by, '')))))"
+    )
+}
+
+/// The SQL expression "1 when the person or agent whose id is in the SQL
+/// column `actor` may still act at `now_ms`", with its parameters: a person
+/// enabled; an agent neither revoked, paused nor expired, nor a connection
+/// whose code was never exchanged, with its sponsor enabled. What a
+/// credential's check asks of its holder, asked per row of something the
+/// holder set up to run without them (a push notification config).
+pub fn actor_live_in_sql(actor: &'static str, now_ms: i64) -> (String, Vec<Value>) {
+    (
+        format!(
+            "(EXISTS (SELECT 1 FROM people p WHERE p.id = {actor} AND p.disabled_at IS NULL) \
+              OR EXISTS (SELECT 1 FROM agents a JOIN people p ON p.id = a.sponsor_id \
+                WHERE a.id = {actor} AND a.revoked_at IS NULL AND a.paused_at IS NULL \
+                  AND a.connection_pending_until IS NULL AND p.disabled_at IS NULL \
+                  AND (a.expires_at IS NULL OR a.expires_at > ?)))"
+        ),
+        vec![now_ms.into()],
     )
 }

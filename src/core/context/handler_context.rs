@@ -356,10 +356,18 @@ impl<'request> Context<'request> {
     /// Tells `topic` that this call changed `object`, once its commit landed
     /// (nothing, before): for listeners only the committed rows name, such as
     /// the requesters whose messages a claim leased.
+    /// Its deliveries to subscribed endpoints are queued just after the
+    /// commit (what to tell was known only once it landed), before the runs
+    /// that post them.
     pub fn tell_committed(&mut self, topic: Topic, object: &str) {
         if self.work.committed() {
             let kind = self.route().tool.to_string();
-            self.node.events.push(Event { topic, kind, object: Some(object.to_string()), at: self.now_ms() });
+            let event = Event { topic, kind, object: Some(object.to_string()), at: self.now_ms() };
+            for queued in self.node.events.queue(std::slice::from_ref(&event), self.node.platform) {
+                self.work.defer_write(queued);
+                self.node.events.expect_queued();
+            }
+            self.node.events.push(event);
         }
     }
 
