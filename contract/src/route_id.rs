@@ -105,6 +105,7 @@ route_ids! {
     ListenToMailbox,
     ListenToOwn,
     ListenToAgentInbox,
+    ListenToAgent,
     ListAgents,
     MintAgent,
     GetAgent,

@@ -101,6 +101,7 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::ListenToMailbox => live::listen_to_mailbox(context).await,
         RouteId::ListenToOwn => live::listen_to_own(context).await,
         RouteId::ListenToAgentInbox => live::listen_to_agent_inbox(context).await,
+        RouteId::ListenToAgent => live::listen_to_agent(context).await,
         RouteId::ListAgents => agents::list(context).await,
         RouteId::MintAgent => agents::mint(context).await,
         RouteId::GetAgent => agents::get(context).await,

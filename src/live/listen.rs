@@ -78,6 +78,18 @@ pub async fn listen_to_agent_inbox(context: &mut Context<'_>) -> Result<Response
     Ok(opening(context, topic))
 }
 
+/// `GET /api/agents/:agentId/live`: a stream of an agent's inbox, for its
+/// sponsor or an administrator (the route's authority).
+pub async fn listen_to_agent(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let agent_id = context.path(PathParameter::AgentId)?.to_string();
+    let [found] = context.read_array([agents::name_of_agent(&agent_id)]).await?;
+    upgrade_asked(context)?;
+    if found.rows.is_empty() {
+        return Err(Refusal::not_found("agent", &agent_id));
+    }
+    Ok(opening(context, Topic::Agent(agent_id)))
+}
+
 /// The answer that opens a stream on `topic` for the caller, its opening
 /// recorded with what the topic is about as its object (the action names
 /// which kind of stream).

@@ -88,6 +88,8 @@ pub async fn claim(context: &mut Context<'_>) -> Result<Response, Refusal> {
     context.write(store::fail_spent_leases(&agent_id, now));
     context.write(store::refuse_senders_not_allowed(&agent_id, now, NOT_ALLOWED));
     context.write(store::grant_leases(&agent_id, now, wanted, lease_seconds * 1000));
+    // Its inbox changed: told to whoever watches it (its owner's page).
+    context.tell_also(Topic::Agent(agent_id.clone()));
     context.audit_object(agent_id.clone());
     context.audit_detail(json!({ "max": wanted, "lease_seconds": lease_seconds }));
     let results = context.commit_returning().await?;
@@ -116,6 +118,9 @@ async fn live_leased_message(context: &mut Context<'_>, fencing_token: i64) -> R
     let [message] = context.read_array([message]).await?;
     let Some(row) = message.first() else { return Err(MessagingError::NoSuchMessage { id }.into()) };
     context.audit_object(id);
+    // Whatever the lease operation does changes the agent's inbox: told to
+    // whoever watches it (its owner's page), once it commits.
+    context.tell_also(Topic::Agent(agent_id.clone()));
     let row: MessageRow = row.decode().map_err(|error| context.internal(error))?;
     let stale = |why| Err(MessagingError::StaleLease { id: row.id.clone(), why }.into());
     match row.state_at(now).0 {

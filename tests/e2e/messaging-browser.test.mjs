@@ -6,7 +6,8 @@
 // the message queued; lets it receive only from their other agent, chosen by
 // name; sends messages as themselves (one the allowlist refuses, one the other
 // agent answers through its own credential) and opens the answered one's
-// conversation. An administrator sees every agent with its sponsor. On a node
+// conversation. What agents do (a message arriving, a claim, an answer) shows
+// without a reload. An administrator sees every agent with its sponsor. On a node
 // without the feature, the section says messaging is off and how to turn it on.
 // No view may be wider than the window, and every console error and CSP
 // violation fails the file, apart from the refusals provoked on purpose.
@@ -112,7 +113,7 @@ for (const layout of LAYOUTS) {
       token: run.other.credential,
       body: { recipient: run.watched.agent.id, kind: "event", content: { stock: "low", item: "paper" }, idempotency_key: `${layout.name}-stock` },
     }), 202);
-    await page().reload();
+    // No reload: the agent's page follows its inbox's stream.
     const message = inbox().getByRole("article").filter({ has: page().getByRole("heading", { name: `Event from ${OTHER} to ${WATCHED}` }) });
     await message.waitFor();
     assert.match(await message.textContent(), /Held.*Held: paused It is delivered once the agent is resumed\./s);
@@ -151,7 +152,7 @@ for (const layout of LAYOUTS) {
     // The agent claims the event (its sender is allowed) with its own credential: the owner sees the lease.
     const claimed = await ok(call("POST", "/api/agent-inbox/leases", { token: run.watched.credential, body: { max: 1, lease_seconds: 600 } }));
     assert.equal(claimed.messages.length, 1, JSON.stringify(claimed));
-    await page().reload();
+    // No reload: the claim is told on the agent's stream, and the policy form keeps what it shows.
     const message = inbox().getByRole("article").filter({ has: page().getByRole("heading", { name: `Event from ${OTHER} to ${WATCHED}` }) });
     await message.getByText("Leased", { exact: true }).waitFor();
     // The browser is en-US: "Leased until 08:47 PM (attempt 1 of 3)", 3 being the policy just saved, with the
@@ -195,7 +196,7 @@ for (const layout of LAYOUTS) {
       body: { fencing_token: request.fencing_token, content: { forecast: "sun", high: 24 } },
     }));
 
-    await page().reload();
+    // No reload: the answer is told on the person's own stream, and the list shows it.
     const answered = sent().getByRole("article").filter({ has: page().getByRole("heading", { name: `Request from ${layout.person.name} (you) to ${OTHER}` }) });
     await answered.getByText("Answered", { exact: true }).first().waitFor();
     assert.match(await answered.getByLabel("The reply").textContent(), /"forecast": "sun",\n {2}"high": 24/);

@@ -559,6 +559,10 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             let (_, receiver) = world.messenger(&ben);
             (request("GET", "/api/agent-inbox/live").bearer(&receiver).header("upgrade", "websocket"), 101)
         }
+        RouteId::ListenToAgent => {
+            let (receiver, _) = world.messenger(&ben);
+            (as_ben("GET", &format!("/api/agents/{receiver}/live")).header("upgrade", "websocket"), 101)
+        }
         // A tool call costs what the route it re-enters costs, and no more.
         RouteId::McpEndpoint => (
             as_ben("POST", "/mcp").json(json!({

@@ -271,10 +271,39 @@ fn a_message_to_an_agent_is_told_in_its_inbox_and_the_answer_to_whoever_asked() 
     );
     assert_eq!(answered.status, 200, "{}", text(&answered));
     let events = told(&world);
+    // Told to whoever asked, and on the answerer's own inbox (its owner's page).
     assert_eq!(
         events.iter().map(|event| (event.topic.clone(), event.kind.as_str())).collect::<Vec<_>>(),
-        [(Topic::Agent(asker), "reply_to_agent_message")]
+        [(Topic::Agent(answerer), "reply_to_agent_message"), (Topic::Agent(asker), "reply_to_agent_message")]
     );
+}
+
+#[test]
+fn an_agent_s_owner_listens_to_its_inbox_and_is_told_what_its_agent_does_there() {
+    let world = World::new();
+    let (ben_id, ben) = world.person("ben@example.com");
+    let (_, cleo) = world.person("cleo@example.com");
+    let ((_, asker_credential), (answerer, answerer_credential)) = (world.messenger(&ben_id), world.messenger(&ben_id));
+    let path = format!("/api/agents/{answerer}/live");
+    let opened = open(&world, &path, &ben);
+    assert_eq!(opened.listen.map(|listening| listening.topic), Some(Topic::Agent(answerer.clone())));
+    // Another person, and the agent itself (its owner's plane is for people), are refused.
+    assert_refused(&open(&world, &path, &cleo), 403, "not_sponsor_or_administrator");
+    assert_eq!(open(&world, &path, &answerer_credential).status, 403);
+    assert_refused(
+        &open(&world, "/api/agents/agt_01M8MECXYJD8V8NXZMYC8H1337/live", &world.admin_token),
+        404,
+        "not_found",
+    );
+    told(&world);
+    world.send_message(&asker_credential, &answerer, "request", json!("37 + 58?"));
+    world.claim(&answerer_credential, 1);
+    let kinds: Vec<String> = told(&world)
+        .into_iter()
+        .filter(|event| event.topic == Topic::Agent(answerer.clone()))
+        .map(|event| event.kind)
+        .collect();
+    assert_eq!(kinds, ["send_agent_message", "claim_agent_messages"]);
 }
 
 /// The mailbox a request's path names, on a route whose path has one.

@@ -109,6 +109,7 @@ pub fn declare(id: RouteId) -> Route {
         R::ListenToMailbox => live::listen_to_mailbox(),
         R::ListenToOwn => live::listen_to_own(),
         R::ListenToAgentInbox => live::listen_to_agent_inbox(),
+        R::ListenToAgent => live::listen_to_agent(),
 
         R::ListAgentCapabilities => agents::list_agent_capabilities(),
         R::ListAgents => agents::list_agents(),

@@ -6,7 +6,7 @@ use crate::route::Method::Get;
 use crate::route::{Authority, Feature, PathParameter, Produces, Refuses, Route, Tier};
 use crate::route_id::RouteId;
 
-use super::shared::on_mailbox;
+use super::shared::{SPONSOR, on_mailbox};
 
 /// Why a stream is not a tool: a tool call answers once, and a stream never
 /// answers, it tells.
@@ -43,4 +43,15 @@ pub(super) fn listen_to_agent_inbox() -> Route {
             Refuses::Forbidden("The caller is a person: only an agent has an inbox."),
         ] })
         .authority(Authority::Member)
+}
+
+pub(super) fn listen_to_agent() -> Route {
+    Route::new(RouteId::ListenToAgent, Get, "/api/agents/:agentId/live", "listen_to_agent")
+        .summary("Listen to an agent's inbox as its owner")
+        .description("Opens a WebSocket on which the node tells the agent's sponsor (or an administrator), as each happens, that its inbox changed: a message waiting for it, one it claimed, acknowledged, renewed, answered or rejected, and the answers to messages it sent. Frames are as for listen_to_mailbox: ids and kinds, never content; read the inbox with list_owned_inbox. One who no longer sponsors or administers is closed with 4403. Opening is recorded in the audit chain.")
+        .path_parameters(&[PathParameter::AgentId])
+        .produces(Produces::Live)
+        .exception(Tier::Surface, A_STREAM_IS_NOT_A_CALL)
+        .feature(Feature::AgentNetwork)
+        .authority(SPONSOR)
 }

@@ -12,15 +12,16 @@
 // Where a message stands is the node's, judged when it answered (a lapsed
 // lease is waiting again, a paused agent's messages are held); this module
 // only puts it into words ("Held: paused", "Leased until 14:03 (attempt 2 of
-// 5)"). It never asks for an agent's credential: everything here is read and
+// 5)"). An agent's page follows its inbox's stream (listen_to_agent) and the
+// overview its person's own, so what agents do shows without a reload. It never asks for an agent's credential: everything here is read and
 // set as the signed-in person, the agent's sponsor or an administrator.
 //
 // States are looked up only in DELIVERY and HELD, whose keys a test in
 // src/interface.rs holds to the contract's AgentMessageState and HeldBecause.
 
 import { breadcrumbs, code, facts, h, hidden, inOrder, labelled, linkButton, replace, time, uniqueId } from "./dom.js";
-import { me } from "./session.js";
-import { api, ApiError, query, segment, SessionOver } from "./api.js";
+import { followOwnWhileShown, holdWhileShown, me } from "./session.js";
+import { api, ApiError, listen, query, segment, SessionOver } from "./api.js";
 import { empty, info, loading, namingField, panel, perform, refusalBox, statusArea, success } from "./shared.js";
 import { directory } from "./names.js";
 import { pager, PER_PAGE } from "./pager.js";
@@ -289,10 +290,17 @@ async function renderOverview(view) {
     replace(view, featureOff(featureRefusal), watched);
     return;
   }
+  const sentPanel = panel("Messages you sent", h("p", { class: "muted", text: "Most recently changed first, with where each stands now and the reply to each answered request." }), sent.element);
   replace(view,
     watched,
     panel("Send a message", sendForm(agents, () => sent.start())),
-    panel("Messages you sent", h("p", { class: "muted", text: "Most recently changed first, with where each stands now and the reply to each answered request." }), sent.element));
+    sentPanel);
+  // An answer to a message the person sent is told on their own stream: the
+  // list shows it without a reload, unless they are reading older pages.
+  followOwnWhileShown(view, () => {
+    if (sentPanel.contains(document.activeElement) || sentPanel.querySelectorAll(".message-list > *").length > PER_PAGE) return;
+    sent.start().catch(() => {});
+  });
 }
 
 /**
@@ -455,8 +463,12 @@ async function renderAgent(view, agentId) {
   const inboxPanel = h("div");
   const conversationsPanel = h("div");
 
-  /** Loads the agent's messaging and inbox again and shows them; `message` is what the last action did. */
-  async function refresh(message) {
+  /**
+   * Loads the agent's messaging and inbox again and shows them; `message` is
+   * what the last action did. `policy: false` leaves the policy form as it is
+   * (a change told on the agent's stream, while the owner may be editing it).
+   */
+  async function refresh(message, { policy = true } = {}) {
     const messaging = await api("GET", `/api/agents/${segment(agentId)}/messaging`);
     // Whether it is revoked is in the lists of agents, not in its messaging.
     const listed = directory.agents.get(agentId);
@@ -472,7 +484,7 @@ async function renderAgent(view, agentId) {
     const inboxMessages = await inbox.start();
     document.title = `${inOrder(messaging.name)} · Connections · Mailroom`;
     replace(connectionPanel, panel("Connection", connectionFacts(messaging, { revoked, refresh })));
-    replace(policyPanel, panel("Delivery policy", policyForm(messaging, { revoked, senders: inboxMessages.map((item) => item.sender), refresh })));
+    if (policy) replace(policyPanel, panel("Delivery policy", policyForm(messaging, { revoked, senders: inboxMessages.map((item) => item.sender), refresh })));
     replace(inboxPanel, panel(`Inbox (${plural(messaging.waiting, "message")} waiting, ${messaging.leased} leased)`,
       h("p", { class: "muted", text: "Every message sent to it, newest first, and where each stands now. You watch it here; only the agent claims, answers or rejects." }),
       inbox.element));
@@ -487,8 +499,40 @@ async function renderAgent(view, agentId) {
   }
 
   const messaging = await refresh();
-  view.append(breadcrumbs(["Connections", "#/connections"], [messaging.name, null]), said, connectionPanel, policyPanel, inboxPanel, conversationsPanel);
+  // What the agent does in its inbox (a message arriving, claimed, answered)
+  // shows as it happens. While the owner is in the inbox (focus there, older
+  // messages shown), it stays as it is and a button offers the latest.
+  const latest = h("button", { type: "button", class: "secondary", text: "Show the latest" });
+  const newer = h("div", { class: "live-notice", role: "status", hidden: true },
+    h("span", { text: `${messaging.name}'s inbox changed. ` }), latest);
+  latest.addEventListener("click", () => perform(said, [latest], async () => {
+    newer.hidden = true;
+    await refresh(null, { policy: false });
+  }, "The latest inbox could not be shown."));
+  let waiting = null;
+  const changed = () => {
+    if (waiting !== null) return;
+    waiting = setTimeout(() => {
+      waiting = null;
+      const older = inboxPanel.querySelectorAll(".message-list > *").length > PER_PAGE;
+      const focused = [inboxPanel, connectionPanel].some((part) => part.contains(document.activeElement));
+      if (focused || older) {
+        newer.hidden = false;
+        return;
+      }
+      refresh(null, { policy: false }).catch((error) => {
+        // The shell signs the person in again; anything else waits for the next change.
+        if (error instanceof SessionOver) return;
+      });
+    }, 200);
+  };
+  view.append(breadcrumbs(["Connections", "#/connections"], [messaging.name, null]), said, newer, connectionPanel, policyPanel, inboxPanel, conversationsPanel);
   conversationsPanel.append(panel("Conversations", conversationList(agentId, messaging.name)));
+  const stream = listen(`/api/agents/${segment(agentId)}/live`, { onEvent: changed, onOpen: changed });
+  holdWhileShown(view, () => {
+    stream.close();
+    if (waiting !== null) clearTimeout(waiting);
+  });
 }
 
 /** The agent's connection and state, Pause or Resume, and its ids on request. */
