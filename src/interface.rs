@@ -83,6 +83,7 @@ const MODULES: &[(&str, &str)] = &[
     ("sources.js", interface_file!("scripts/sources.js")),
     ("teams.js", interface_file!("scripts/teams.js")),
     ("vocabulary.js", interface_file!("scripts/vocabulary.js")),
+    ("webhooks.js", interface_file!("scripts/webhooks.js")),
 ];
 
 /// Modules that are not the project's own, by the file name they are served
@@ -237,6 +238,14 @@ mod tests {
         assert_eq!(table_keys(&script, "SEND_STATES"), SendState::NAMES);
         assert_eq!(table_keys(&script, "THREAD_STATUSES"), ThreadStatus::NAMES);
         assert_eq!(table_keys(&script, "SENDER_CHECKS"), SenderAuthentication::NAMES);
+    }
+
+    #[test]
+    fn webhooks_word_every_delivery_state_the_contract_declares_and_no_other() {
+        use mailroom_contract::api::WebhookDeliveryState;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts/webhooks.js");
+        let script = std::fs::read_to_string(path).expect("webhooks.js exists");
+        assert_eq!(table_keys(&script, "STATES"), WebhookDeliveryState::NAMES);
     }
 
     #[test]

@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { startNode, setUp, client, ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 import { assertFits, signIn } from "./browser-helpers.mjs";
-import { ok, startDesk } from "./fixtures.mjs";
+import { ok, startDesk, startReceiver } from "./fixtures.mjs";
 
 const LAYOUTS = [
   {
@@ -237,6 +237,61 @@ test("an administrator sees every agent in Connections, with its sponsor, and ne
   await scout.getByText(/^Last seen/).first().waitFor();
   assert.equal(await page.locator("input[type=password]").count(), 0);
   await assertFits(page, "every agent");
+  await page.context().close();
+});
+
+test("a sponsor subscribes a webhook to their agent's inbox, sees its secret once and its delivery, and removes it", async () => {
+  const run = runs.desktop;
+  const page = run.page;
+  const receiver = await startReceiver();
+  try {
+    await page.goto(`${node.url}/#/connections/agent/${run.watched.agent.id}`);
+    const webhooks = page.getByRole("region", { name: "Webhooks" });
+    await webhooks.getByText("No webhook is told of Scout's inbox yet.").waitFor();
+    await webhooks.getByLabel("Address (https)").fill(`${receiver.url}/scout`);
+    await webhooks.getByLabel("Only these kinds (optional)").fill("send_agent_message");
+    await webhooks.getByRole("button", { name: "Subscribe webhook" }).click();
+    const secret = webhooks.getByLabel("Signing secret");
+    await secret.waitFor();
+    assert.match(await secret.inputValue(), /^whsec_/);
+    await ok(call("POST", "/api/agent-messages", {
+      token: run.other.credential,
+      body: { recipient: run.watched.agent.id, kind: "event", content: { stock: "ok" }, idempotency_key: "webhook-browser" },
+    }), 202);
+    for (let waited = 0; receiver.received.length === 0 && waited < 10_000; waited += 50) await new Promise((resolve) => setTimeout(resolve, 50));
+    assert.equal(JSON.parse(receiver.received[0].body).type, "send_agent_message");
+    await page.reload();
+    const card = webhooks.getByRole("article").filter({ has: page.getByRole("heading", { name: `${receiver.url}/scout` }) });
+    await card.getByText(/send_agent_message: Delivered \(tried once\)/).waitFor();
+    assert.equal(await webhooks.getByLabel("Signing secret").count(), 0, "the secret is shown only once");
+    await assertFits(page, "an agent's webhooks");
+    await card.getByRole("button", { name: `Remove the webhook to ${receiver.url}/scout` }).click();
+    await card.getByRole("button", { name: "Remove it" }).click();
+    await webhooks.getByText(`Removed the webhook to ${receiver.url}/scout.`).waitFor();
+    await webhooks.getByText("No webhook is told of Scout's inbox yet.").waitFor();
+  } finally {
+    await receiver.close();
+  }
+});
+
+test("an administrator subscribes a webhook to a mailbox from Mailboxes, and an inward address is refused naming the field", async () => {
+  const mailbox = await ok(call("POST", "/api/mailboxes", { token, body: { address: "hooks@mailroom.test", display_name: "Hooks" } }), 201);
+  const { page } = await watch.open(browser, { who: "administrator's webhooks", locale: "en-US", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
+  watch.expectRefusal(400, `/api/mailboxes/${mailbox.id}/webhooks`);
+  await signIn(page, node.url, ADMIN);
+  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Mailboxes", exact: true }).click();
+  await page.getByRole("link", { name: "Webhooks of hooks@mailroom.test" }).click();
+  const webhooks = page.getByRole("region", { name: "Webhooks" });
+  await webhooks.getByText("No webhook is told of hooks@mailroom.test's changes yet.").waitFor();
+  await webhooks.getByLabel("Address (https)").fill("https://10.0.0.1/hook");
+  await webhooks.getByRole("button", { name: "Subscribe webhook" }).click();
+  await webhooks.getByText("The webhook was not subscribed.").waitFor();
+  assert.match(await webhooks.textContent(), /`url` .*inside a network|private/);
+  await webhooks.getByLabel("Address (https)").fill("http://127.0.0.1:9/hooks");
+  await webhooks.getByRole("button", { name: "Subscribe webhook" }).click();
+  await webhooks.getByLabel("Signing secret").waitFor();
+  await webhooks.getByRole("heading", { name: "http://127.0.0.1:9/hooks" }).waitFor();
+  await assertFits(page, "a mailbox's webhooks");
   await page.context().close();
 });
 

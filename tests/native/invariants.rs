@@ -272,7 +272,7 @@ fn the_interface_compares_agents_only_with_agent_states() {
 
 #[test]
 fn the_interface_names_only_states_the_contract_declares() {
-    use mailroom_contract::api::{AgentState, EventState, ExportState, SendState};
+    use mailroom_contract::api::{AgentState, EventState, ExportState, SendState, WebhookDeliveryState};
     let export_states = ExportState::ALL.map(ExportState::name);
     let scripts = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts");
     let mut seen = 0;
@@ -280,13 +280,15 @@ fn the_interface_names_only_states_the_contract_declares() {
         let name = entry.file_name().to_string_lossy().into_owned();
         let script = std::fs::read_to_string(entry.path()).unwrap();
         // Agents' scripts (agents.js, agent-ceiling.js) speak of agents' states, reminders' of events', exports'
-        // of exports'; every other script of sends'.
+        // of exports', webhooks' of deliveries'; every other script of sends'.
         let declared: &[&str] = if name.starts_with("agent") {
             AgentState::NAMES
         } else if name.starts_with("exports") {
             &export_states
         } else if name.starts_with("reminders") {
             EventState::NAMES
+        } else if name.starts_with("webhooks") {
+            WebhookDeliveryState::NAMES
         } else {
             SendState::NAMES
         };

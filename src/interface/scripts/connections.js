@@ -25,6 +25,7 @@ import { api, ApiError, listen, query, segment, SessionOver } from "./api.js";
 import { empty, info, loading, namingField, panel, perform, refusalBox, statusArea, success } from "./shared.js";
 import { directory } from "./names.js";
 import { pager, PER_PAGE } from "./pager.js";
+import { webhooksPanel } from "./webhooks.js";
 
 const isAdmin = () => me?.is_admin === true;
 
@@ -465,10 +466,19 @@ async function renderAgent(view, agentId) {
 
   /**
    * Loads the agent's messaging and inbox again and shows them; `message` is
-   * what the last action did. `policy: false` leaves the policy form as it is
-   * (a change told on the agent's stream, while the owner may be editing it).
+   * what the last action did. `quiet` (a change told on the agent's stream)
+   * leaves the policy form, which the owner may be editing, and what the last
+   * action said as they are. Refreshes run one after another, so what one
+   * read never lands after what a later one read.
    */
-  async function refresh(message, { policy = true } = {}) {
+  let refreshing = Promise.resolve();
+  function refresh(message, { quiet = false } = {}) {
+    const run = refreshing.then(() => show(message, quiet));
+    refreshing = run.catch(() => {});
+    return run;
+  }
+
+  async function show(message, quiet) {
     const messaging = await api("GET", `/api/agents/${segment(agentId)}/messaging`);
     // Whether it is revoked is in the lists of agents, not in its messaging.
     const listed = directory.agents.get(agentId);
@@ -484,10 +494,11 @@ async function renderAgent(view, agentId) {
     const inboxMessages = await inbox.start();
     document.title = `${inOrder(messaging.name)} · Connections · Mailroom`;
     replace(connectionPanel, panel("Connection", connectionFacts(messaging, { revoked, refresh })));
-    if (policy) replace(policyPanel, panel("Delivery policy", policyForm(messaging, { revoked, senders: inboxMessages.map((item) => item.sender), refresh })));
+    if (!quiet) replace(policyPanel, panel("Delivery policy", policyForm(messaging, { revoked, senders: inboxMessages.map((item) => item.sender), refresh })));
     replace(inboxPanel, panel(`Inbox (${plural(messaging.waiting, "message")} waiting, ${messaging.leased} leased)`,
       h("p", { class: "muted", text: "Every message sent to it, newest first, and where each stands now. You watch it here; only the agent claims, answers or rejects." }),
       inbox.element));
+    if (quiet) return messaging;
     said.replaceChildren();
     if (message) {
       const notice = success(message);
@@ -507,7 +518,7 @@ async function renderAgent(view, agentId) {
     h("span", { text: `${messaging.name}'s inbox changed. ` }), latest);
   latest.addEventListener("click", () => perform(said, [latest], async () => {
     newer.hidden = true;
-    await refresh(null, { policy: false });
+    await refresh(null, { quiet: true });
   }, "The latest inbox could not be shown."));
   let waiting = null;
   const changed = () => {
@@ -520,14 +531,15 @@ async function renderAgent(view, agentId) {
         newer.hidden = false;
         return;
       }
-      refresh(null, { policy: false }).catch((error) => {
+      refresh(null, { quiet: true }).catch((error) => {
         // The shell signs the person in again; anything else waits for the next change.
         if (error instanceof SessionOver) return;
       });
     }, 200);
   };
   view.append(breadcrumbs(["Connections", "#/connections"], [messaging.name, null]), said, newer, connectionPanel, policyPanel, inboxPanel, conversationsPanel);
-  conversationsPanel.append(panel("Conversations", conversationList(agentId, messaging.name)));
+  conversationsPanel.append(panel("Conversations", conversationList(agentId, messaging.name)),
+    webhooksPanel(`/api/agents/${segment(agentId)}/webhooks`, `${messaging.name}'s inbox`));
   const stream = listen(`/api/agents/${segment(agentId)}/live`, { onEvent: changed, onOpen: changed });
   holdWhileShown(view, () => {
     stream.close();

@@ -1,8 +1,10 @@
 // Mailboxes (administrators): every mailbox on the node, creating one and
-// renaming it. Reading a mailbox's mail is Mail's (mail.js).
+// renaming it, and (#/mailboxes/webhooks/<mailboxId>) the endpoints told of a
+// mailbox's changes (webhooks.js). Reading a mailbox's mail is Mail's (mail.js).
 
-import { h, hidden, labelled, onRequest, row, table, time } from "./dom.js";
+import { breadcrumbs, h, hidden, labelled, linkButton, onRequest, row, table, time } from "./dom.js";
 import { api, segment } from "./api.js";
+import { webhooksPanel } from "./webhooks.js";
 import { actionForm, codesToggle, empty, loading, panel, rowStatus, statusArea, success } from "./shared.js";
 import { directory } from "./names.js";
 import { loadVocabulary, relationTerm } from "./vocabulary.js";
@@ -14,7 +16,9 @@ function heldWords(vocabulary, mailbox) {
     : h("span", { class: "muted", text: "Nothing" });
 }
 
-export async function renderMailboxes(view) {
+export async function renderMailboxes(view, params = []) {
+  const [which, mailboxId] = params;
+  if (which === "webhooks" && mailboxId) return renderWebhooks(view, mailboxId);
   const vocabulary = await loadVocabulary();
   const list = h("div", {}, loading());
   const listStatus = statusArea();
@@ -41,7 +45,9 @@ export async function renderMailboxes(view) {
     const rename = h("button", { type: "button", class: "secondary" }, "Rename", hidden(` ${mailbox.address}`));
     const tableRow = row(
       h("span", { class: "mailbox" }, h("strong", { class: "mailbox-address", title: mailbox.id, text: mailbox.address }), onRequest(mailbox.id)),
-      mailbox.display_name, time(mailbox.created_at), heldWords(vocabulary, mailbox), rename);
+      mailbox.display_name, time(mailbox.created_at), heldWords(vocabulary, mailbox),
+      h("div", { class: "button-row" }, rename,
+        linkButton(`#/mailboxes/webhooks/${encodeURIComponent(mailbox.id)}`, "Webhooks", { secondary: true, context: ` of ${mailbox.address}` })));
     rename.addEventListener("click", () => {
       const name = h("input", { type: "text", name: "display_name", autocomplete: "off", required: true, maxlength: 100, value: mailbox.display_name });
       const close = h("button", { type: "button", class: "secondary", text: "Cancel" });
@@ -77,4 +83,14 @@ export async function renderMailboxes(view) {
 
   view.append(codesToggle(view), panel("Create a mailbox", create), panel("Every mailbox", list, listStatus));
   await refresh();
+}
+
+/** A mailbox's webhooks. */
+async function renderWebhooks(view, mailboxId) {
+  const mailboxes = await directory.loadAllMailboxes();
+  const mailbox = mailboxes.find((each) => each.id === mailboxId);
+  const address = mailbox?.address ?? mailboxId;
+  document.title = `Webhooks of ${address} · Mailroom`;
+  view.append(breadcrumbs(["Mailboxes", "#/mailboxes"], [`Webhooks of ${address}`, null]),
+    webhooksPanel(`/api/mailboxes/${segment(mailboxId)}/webhooks`, `${address}'s changes`));
 }
