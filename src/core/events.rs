@@ -21,7 +21,7 @@ use serde::Serialize;
 
 use crate::core::ids::{IdKind, new_id};
 use crate::core::platform::Platform;
-use crate::core::storage::{QueryResult, Statement};
+use crate::core::storage::{QueryResult, Statement, Value};
 
 /// The stream an event is told on: who listens there is decided by the route
 /// that opened the stream (`listen_to_mailbox`, `listen_to_own`), and again
@@ -169,7 +169,18 @@ pub trait Relay {
     /// every endpoint subscribed to it; it reports how many it queued as the
     /// rows it changed.
     fn queue(&self, event: &Event, message_id: &str) -> Statement;
+
+    /// The statement that queues an event of `kind` committed `at` for every
+    /// endpoint subscribed to it, on topics only the commit's own rows name:
+    /// `selected` is SQL (with its parameters) answering a `topic` (a topic's
+    /// key) and an `object` per row, read after the batch's writes. Each
+    /// message's id is `message_prefix` and its object.
+    fn queue_selected(&self, kind: &str, at: i64, message_prefix: &str, selected: &Told) -> Statement;
 }
+
+/// SQL answering `topic` and `object` per row, with its parameters: the
+/// events a commit tells on topics its own rows name (`Relay::queue_selected`).
+pub type Told = (String, Vec<Value>);
 
 /// The events one invocation (a request, an inbound message, a cron run) has
 /// committed, in order, waiting to be handed to their hubs; and how many
@@ -199,11 +210,17 @@ impl Published {
         self.queued.set(self.queued.get() + results.iter().map(|result| result.changes).sum::<u64>());
     }
 
-    /// Counts a delivery that may have been queued by a write that runs after
-    /// the answer (`Context::tell_committed`), so the run that posts them
-    /// follows it.
-    pub(crate) fn expect_queued(&self) {
-        self.queued.set(self.queued.get() + 1);
+    /// The statement that queues, through the relay, the events of `kind`
+    /// committed `at` that `selected` names (none without a relay).
+    pub(crate) fn queue_selected(
+        &self,
+        kind: &str,
+        at: i64,
+        selected: &Told,
+        platform: &dyn Platform,
+    ) -> Option<Statement> {
+        let relay = self.relay?;
+        Some(relay.queue_selected(kind, at, &new_id(IdKind::WebhookMessage, platform), selected))
     }
 
     /// How many deliveries the commits since the last call queued, leaving

@@ -88,8 +88,11 @@ pub async fn claim(context: &mut Context<'_>) -> Result<Response, Refusal> {
     context.write(store::fail_spent_leases(&agent_id, now));
     context.write(store::refuse_senders_not_allowed(&agent_id, now, NOT_ALLOWED));
     context.write(store::grant_leases(&agent_id, now, wanted, lease_seconds * 1000));
-    // Its inbox changed: told to whoever watches it (its owner's page).
+    // Its inbox changed: told to whoever watches it (its owner's page). Each
+    // requester is told too, once the commit names them (below); their
+    // endpoints' deliveries are queued in the commit itself.
     context.tell_also(Topic::Agent(agent_id.clone()));
+    context.queue_told_by(store::leased_requesters(&agent_id, now));
     context.audit_object(agent_id.clone());
     context.audit_detail(json!({ "max": wanted, "lease_seconds": lease_seconds }));
     let results = context.commit_returning().await?;

@@ -3,7 +3,7 @@
 //! subscribed to its topic and kind.
 
 use super::store;
-use crate::core::events::{Event, Relay};
+use crate::core::events::{Event, Relay, Told};
 use crate::core::storage::Statement;
 
 /// Queues each committed event for the webhooks subscribed to its topic.
@@ -12,6 +12,10 @@ pub struct WebhookRelay;
 impl Relay for WebhookRelay {
     fn queue(&self, event: &Event, message_id: &str) -> Statement {
         store::queue(event, message_id)
+    }
+
+    fn queue_selected(&self, kind: &str, at: i64, message_prefix: &str, selected: &Told) -> Statement {
+        store::queue_selected(kind, at, message_prefix, selected)
     }
 }
 

@@ -6,7 +6,7 @@ use mailroom_contract::api::webhook_limits;
 use mailroom_contract::relation::ORGANIZATION_OBJECT;
 
 use crate::authz::{self, tuples};
-use crate::core::events::Event;
+use crate::core::events::{Event, Told};
 use crate::core::storage::{Insert, Statement, Value};
 
 /// The columns a webhook is read with.
@@ -124,6 +124,26 @@ pub(super) fn queue(event: &Event, message_id: &str) -> Statement {
     .bind(event.topic.key())
     .bind(event.object.clone())
     .bind(event.at)
+}
+
+/// Queues an event of `kind` committed `at` for every live webhook subscribed
+/// to it on the topics `selected` answers (`topic`, `object` per row), each as
+/// the message `<message_prefix>.<object>`.
+pub(super) fn queue_selected(kind: &str, at: i64, message_prefix: &str, selected: &Told) -> Statement {
+    let (selected_sql, selected_parameters) = selected;
+    let mut parameters: Vec<Value> = vec![message_prefix.into(), kind.into(), at.into(), at.into()];
+    parameters.extend(selected_parameters.iter().cloned());
+    parameters.push(kind.into());
+    Statement {
+        sql: format!(
+            "INSERT INTO webhook_deliveries (webhook_id, id, kind, topic, object, committed_at, next_attempt_at) \
+             SELECT w.id, ? || '.' || s.object, ?, s.topic, s.object, ?, ? FROM ({selected_sql}) s \
+             JOIN webhooks w ON w.topic = s.topic AND w.removed_at IS NULL \
+               AND (w.kinds = '' OR instr(w.kinds, ' ' || ? || ' ') > 0) AND (w.object IS NULL OR w.object = s.object)"
+        )
+        .into(),
+        parameters,
+    }
 }
 
 /// Claims, for the run `run`, up to `limit` deliveries due at `now_ms` that no

@@ -8,7 +8,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 
 use crate::core::caller::{AgentProof, Caller};
-use crate::core::events::{Event, Listening, Topic};
+use crate::core::events::{Event, Listening, Told, Topic};
 use crate::core::http::{Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
@@ -356,19 +356,22 @@ impl<'request> Context<'request> {
     /// Tells `topic` that this call changed `object`, once its commit landed
     /// (nothing, before): for listeners only the committed rows name, such as
     /// the requesters whose messages a claim leased.
-    /// Its deliveries to subscribed endpoints are queued just after the
-    /// commit (what to tell was known only once it landed), before the runs
-    /// that post them.
+    /// Its deliveries to subscribed endpoints were queued in the commit
+    /// itself, by `queue_told_by`.
     pub fn tell_committed(&mut self, topic: Topic, object: &str) {
         if self.work.committed() {
             let kind = self.route().tool.to_string();
-            let event = Event { topic, kind, object: Some(object.to_string()), at: self.now_ms() };
-            for queued in self.node.events.queue(std::slice::from_ref(&event), self.node.platform) {
-                self.work.defer_write(queued);
-                self.node.events.expect_queued();
-            }
-            self.node.events.push(event);
+            self.node.events.push(Event { topic, kind, object: Some(object.to_string()), at: self.now_ms() });
         }
+    }
+
+    /// Queues, in this call's commit, the deliveries to subscribed endpoints
+    /// of what it tells on topics only its committed rows name (the
+    /// requesters whose messages a claim leases): `selected` answers a
+    /// `topic` and an `object` per row, read after the call's writes in the
+    /// same batch. Listeners are told with `tell_committed` once it lands.
+    pub fn queue_told_by(&mut self, selected: Told) {
+        self.work.queue_told_by(selected);
     }
 
     /// Records further facts about this call in its audit entry. Never a secret.

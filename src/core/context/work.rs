@@ -10,7 +10,7 @@
 
 use crate::core::context::note::AuditNote;
 use crate::core::context::ports::{AuditRecord, Ledger, PendingCheck};
-use crate::core::events::{Event, Published, Topic};
+use crate::core::events::{Event, Published, Told, Topic};
 use crate::core::http::Response;
 use crate::core::node::Node;
 use crate::core::platform::Platform;
@@ -43,6 +43,9 @@ pub struct UnitOfWork<'request> {
     events: &'request Published,
     /// Topics told of the change besides its entry's own (`tell_also`).
     also_told: Vec<Topic>,
+    /// Events on topics only the committed rows name, queued for subscribed
+    /// endpoints in the commit's batch (`queue_told_by`).
+    told_by_rows: Vec<Told>,
     ledger: &'request dyn Ledger,
     pending_checks: Vec<PendingCheck>,
     failed_check: Option<Refusal>,
@@ -86,6 +89,7 @@ impl<'request> UnitOfWork<'request> {
             platform: node.platform,
             events: node.events,
             also_told: Vec::new(),
+            told_by_rows: Vec::new(),
             ledger,
             pending_checks,
             failed_check: None,
@@ -198,6 +202,10 @@ impl<'request> UnitOfWork<'request> {
         self.writes.push(guard);
     }
 
+    pub(super) fn queue_told_by(&mut self, selected: Told) {
+        self.told_by_rows.push(selected);
+    }
+
     pub(super) fn tell_also(&mut self, topic: Topic) {
         if !self.also_told.contains(&topic) {
             self.also_told.push(topic);
@@ -288,6 +296,11 @@ impl<'request> UnitOfWork<'request> {
             let told = if outcome.is_ok() { self.told_of(&entry) } else { Vec::new() };
             let queued_from = batch.len();
             batch.extend(self.events.queue(&told, self.platform));
+            if outcome.is_ok() {
+                for selected in &self.told_by_rows {
+                    batch.extend(self.events.queue_selected(&entry.action, entry.at, selected, self.platform));
+                }
+            }
             self.commit_attempts += 1;
             match self.execute(batch).await {
                 Ok(mut results) => {

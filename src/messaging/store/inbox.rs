@@ -2,6 +2,8 @@
 //! policy's room, leases renewed and finished, and the scheduled sweep of what
 //! expired or spent its attempts.
 
+use crate::core::events::{Told, Topic};
+use crate::core::ids::IdKind;
 use crate::core::storage::{Statement, Value};
 
 use super::shared::*;
@@ -90,6 +92,29 @@ pub(crate) fn refuse_senders_not_allowed(agent_id: &str, now_ms: i64, reason: &s
     .bind(now_ms)
     .bind(agent_id)
     .bind(reason)
+}
+
+/// Whoever sent each message `agent_id`'s claim at `now_ms` leased, as
+/// `topic` (their own topic's key: an agent's or a person's) and `object` (the
+/// message), read in the claim's own batch after its grant: what the claim
+/// tells, queued for the endpoints subscribed there.
+pub(crate) fn leased_requesters(agent_id: &str, now_ms: i64) -> Told {
+    let agent_topic = Topic::Agent(String::new()).key();
+    let person_topic = Topic::Person(String::new()).key();
+    let agent_prefix = IdKind::Agent.prefix();
+    (
+        "SELECT (CASE WHEN substr(m.sender_id, 1, ?) = ? THEN ? ELSE ? END) || m.sender_id AS topic, m.id AS object \
+         FROM agent_messages m WHERE m.recipient_id = ? AND m.state = 'leased' AND m.lease_granted_at = ?"
+            .to_string(),
+        vec![
+            (agent_prefix.len() as i64).into(),
+            agent_prefix.into(),
+            agent_topic.into(),
+            person_topic.into(),
+            agent_id.into(),
+            now_ms.into(),
+        ],
+    )
 }
 
 /// Leases to `agent_id` the oldest deliverable messages, as many as `wanted`
