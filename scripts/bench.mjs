@@ -29,11 +29,14 @@
 //   webhooks     EVENT_ROUNDS changes with 0, 1 and 10 webhooks subscribed to
 //                the mailbox (decision 0038): the change's own latency, and from
 //                sending it to each endpoint's POST on 127.0.0.1 (scripts/bench-webhooks.mjs)
+//   capacity     CAPACITY_MESSAGES messages of about 3 KB of text through the email
+//                handler: D1's bytes per message by part, and what 10 GB holds
+//                (scripts/bench-capacity.mjs)
 //
 // Options, all environment variables (the defaults are the full run):
-//   PHASES=sequential,concurrent,scale,events,webhooks  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
+//   PHASES=sequential,concurrent,scale,events,webhooks,capacity  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
 //   SIZES=1000,10000,100000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
-//   NODE_LISTENERS=1000  IDLE_SECONDS=10
+//   NODE_LISTENERS=1000  IDLE_SECONDS=10  CAPACITY_MESSAGES=300
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
@@ -42,9 +45,11 @@ import {
   percentile, table, timedClient, measureInTurn, measure, mean, mailboxFor, signIn, messengers, PHASE_NAMES, TOTAL,
 } from "./bench-kit.mjs";
 import { webhooks } from "./bench-webhooks.mjs";
+import { capacity } from "./bench-capacity.mjs";
 
 const list = (name, fallback) => (process.env[name] ?? fallback).split(",").map((item) => item.trim()).filter(Boolean);
-const PHASES = list("PHASES", "sequential,concurrent,scale,events,webhooks");
+const PHASES = list("PHASES", "sequential,concurrent,scale,events,webhooks,capacity");
+const CAPACITY_MESSAGES = Number(process.env.CAPACITY_MESSAGES ?? 300);
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
 const CALLS = Number(process.env.CALLS ?? 300);
 const IN_FLIGHT = list("IN_FLIGHT", "10,30").map(Number);
@@ -654,7 +659,7 @@ async function events() {
   }
 }
 
-const phases = { sequential, concurrent, scale, events, webhooks: () => webhooks(EVENT_ROUNDS) };
+const phases = { sequential, concurrent, scale, events, webhooks: () => webhooks(EVENT_ROUNDS), capacity: () => capacity(CAPACITY_MESSAGES) };
 for (const phase of PHASES) {
   if (!phases[phase]) throw new Error(`PHASES names ${phase}; the phases are ${Object.keys(phases).join(", ")}`);
   await phases[phase]();

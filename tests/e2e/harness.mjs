@@ -147,6 +147,8 @@ async function startNodeOnce({ vars = {}, sendEmail } = {}) {
     secrets,
     // wrangler's process, under which workerd runs (the benchmark reads its usage).
     pid: child.pid,
+    // The node's local state (D1's SQLite file, R2), which the benchmark measures.
+    state,
     output: () => output,
     /**
      * Delivers a raw message through the Worker's email handler, as Email Routing
