@@ -130,3 +130,19 @@ export async function messengers(call, token, admin) {
   await call("PATCH", `/api/agents/${receiver.id}/messaging`, { token, body: { rate_per_minute: 10_000, pending_cap: 1_000 } });
   return { sender, receiver };
 }
+
+/**
+ * A mailbox the administrator reads, holding one conversation (`message`
+ * delivered through the email handler), and `change()`, which sets the
+ * conversation's other status each time so every call changes something:
+ * `{ mailbox, thread, change }`.
+ */
+export async function conversationToChange(node, call, token, admin, message) {
+  const mailbox = await mailboxFor(call, token, admin, "support@mailroom.test", "Support");
+  await node.deliver("ana@customer.example", "support@mailroom.test", message);
+  const thread = (await call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token })).body.threads[0];
+  let changes = 0;
+  const change = () =>
+    call("PATCH", `/api/mailboxes/${mailbox.id}/threads/${thread.id}`, { token, body: { status: changes++ % 2 ? "open" : "waiting" } });
+  return { mailbox, thread, change };
+}

@@ -9,7 +9,7 @@ import { readFileSync } from "node:fs";
 import { createServer } from "node:http";
 import { join } from "node:path";
 import { startNode, setUp, ROOT } from "../tests/e2e/harness.mjs";
-import { percentile, table, timedClient, mailboxFor } from "./bench-kit.mjs";
+import { percentile, table, timedClient, conversationToChange } from "./bench-kit.mjs";
 
 const plain = readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"), "latin1");
 
@@ -37,12 +37,7 @@ export async function webhooks(rounds) {
   try {
     const { token, admin } = await setUp(node);
     const call = timedClient(node.url);
-    const mailbox = await mailboxFor(call, token, admin, "support@mailroom.test", "Support");
-    await node.deliver("ana@customer.example", "support@mailroom.test", plain);
-    const thread = (await call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token })).body.threads[0];
-    let changes = 0;
-    const change = () =>
-      call("PATCH", `/api/mailboxes/${mailbox.id}/threads/${thread.id}`, { token, body: { status: changes++ % 2 ? "open" : "waiting" } });
+    const { mailbox, change } = await conversationToChange(node, call, token, admin, plain);
     const rows = [];
     let subscribed = 0;
     for (const wanted of [0, 1, 10]) {

@@ -42,7 +42,7 @@ import { join } from "node:path";
 import { startNode, setUp, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
 import { usage, workerdUnder } from "./workerd-usage.mjs";
 import {
-  percentile, table, timedClient, measureInTurn, measure, mean, mailboxFor, signIn, messengers, PHASE_NAMES, TOTAL,
+  percentile, table, timedClient, measureInTurn, measure, mean, mailboxFor, signIn, messengers, conversationToChange, PHASE_NAMES, TOTAL,
 } from "./bench-kit.mjs";
 import { webhooks } from "./bench-webhooks.mjs";
 import { capacity } from "./bench-capacity.mjs";
@@ -561,13 +561,7 @@ async function events() {
   try {
     const { token, admin } = await setUp(node);
     const call = timedClient(node.url);
-    const mailbox = await mailboxFor(call, token, admin, "support@mailroom.test", "Support");
-    await node.deliver("ana@customer.example", "support@mailroom.test", plain);
-    const thread = (await call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token })).body.threads[0];
-    // Each change sets the other status, so every one changes something.
-    let changes = 0;
-    const change = () =>
-      call("PATCH", `/api/mailboxes/${mailbox.id}/threads/${thread.id}`, { token, body: { status: changes++ % 2 ? "open" : "waiting" } });
+    const { mailbox, change } = await conversationToChange(node, call, token, admin, plain);
     const pids = workerdUnder(node.pid);
     // What an ordinary audited change grows workerd by locally, for scale.
     const beforeChanges = usage(pids);
