@@ -52,8 +52,10 @@ impl Database for D1Storage {
             let mut answers = Vec::with_capacity(results.len());
             for result in results {
                 let rows: Vec<serde_json::Map<String, serde_json::Value>> = result.results().map_err(storage_error)?;
-                let changes = result.meta().ok().flatten().and_then(|meta| meta.changes).unwrap_or(0) as u64;
-                answers.push(QueryResult { rows: rows.into_iter().map(Row).collect(), changes });
+                let meta = result.meta().ok().flatten();
+                let changes = meta.as_ref().and_then(|meta| meta.changes).unwrap_or(0) as u64;
+                let size_after = meta.as_ref().and_then(|meta| meta.size_after).map(|size| size as u64);
+                answers.push(QueryResult { rows: rows.into_iter().map(Row).collect(), changes, size_after });
             }
             Ok(answers)
         })

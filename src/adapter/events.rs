@@ -186,7 +186,7 @@ async fn email(message: ForwardableEmailMessage, env: Env, context: Context) -> 
 /// retries mail the node failed to store; when the operator named a fallback
 /// address, such mail is forwarded there instead of being bounced.
 async fn reject(message: &ForwardableEmailMessage, rejection: Rejection, fallback: Option<&str>) -> worker::Result<()> {
-    if let (Rejection::TemporaryFailure, Some(address)) = (&rejection, fallback) {
+    if let (true, Some(address)) = (rejection.is_temporary(), fallback) {
         match message.forward(address).await {
             Ok(_) => {
                 worker::console_error!("could not store mail for {}; forwarded it to {address}", message.to());

@@ -6,7 +6,7 @@
 use worker::Env;
 
 use crate::core::events::Published;
-use crate::core::node::{AuditKey, Config, DEFAULT_MAXIMUM_MESSAGE_BYTES, Installation};
+use crate::core::node::{AuditKey, Config, DEFAULT_DATABASE_LIMIT_BYTES, DEFAULT_MAXIMUM_MESSAGE_BYTES, Installation};
 use crate::core::refusal::Refusal;
 use crate::core::timing::Timings;
 
@@ -81,6 +81,12 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         .ok()
         .and_then(|value| value.to_string().parse().ok())
         .unwrap_or(DEFAULT_MAXIMUM_MESSAGE_BYTES);
+    config.database_limit_bytes = env
+        .var("DATABASE_LIMIT_BYTES")
+        .ok()
+        .and_then(|value| value.to_string().trim().parse().ok())
+        .filter(|limit: &u64| *limit > 0)
+        .unwrap_or(DEFAULT_DATABASE_LIMIT_BYTES);
     config.public_origin = env
         .var("PUBLIC_ORIGIN")
         .ok()

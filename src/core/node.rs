@@ -15,6 +15,13 @@ use crate::core::timing::Timings;
 /// The largest message the node accepts by default: Email Routing's own limit.
 pub const DEFAULT_MAXIMUM_MESSAGE_BYTES: usize = 25 * 1024 * 1024;
 
+/// The size the node's database may grow to by default: D1's on the paid plan.
+pub const DEFAULT_DATABASE_LIMIT_BYTES: u64 = 10_000_000_000;
+
+/// The share of `database_limit_bytes`, in percent, at which administrators
+/// are told the database is nearly full.
+pub const DATABASE_WARNING_PERCENT: u64 = 80;
+
 /// PBKDF2 iterations for new password hashes in production. Cloudflare's
 /// WebCrypto caps PBKDF2 at 100,000 iterations; this is that cap.
 pub const PASSWORD_ITERATIONS: u32 = 100_000;
@@ -62,6 +69,11 @@ pub struct Config {
     /// The largest inbound message accepted (`MAXIMUM_MESSAGE_BYTES`); bigger ones are
     /// rejected with an SMTP reason and stored nowhere.
     pub maximum_message_bytes: usize,
+    /// The size the node's one database may grow to (`DATABASE_LIMIT_BYTES`;
+    /// D1's is 10 GB on the paid plan, 500 MB on the free one). At 80% of it
+    /// administrators are told; at all of it inbound mail is refused with a
+    /// temporary failure, so nothing is stored half.
+    pub database_limit_bytes: u64,
     /// The origin the node answers at (`PUBLIC_ORIGIN`, such as
     /// `https://mail.example.org`). When set, a request addressed to any other host
     /// is refused, which is what defeats DNS rebinding against a node on a
@@ -113,6 +125,7 @@ impl Config {
             setup_token,
             password_iterations: PASSWORD_ITERATIONS,
             maximum_message_bytes: DEFAULT_MAXIMUM_MESSAGE_BYTES,
+            database_limit_bytes: DEFAULT_DATABASE_LIMIT_BYTES,
             public_origin: None,
             reminder_sender: None,
             agent_network: false,

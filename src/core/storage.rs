@@ -218,6 +218,9 @@ pub struct QueryResult {
     pub rows: Vec<Row>,
     /// Rows inserted, updated or deleted.
     pub changes: u64,
+    /// The database's size in bytes after the statement, when the database
+    /// says (D1 does, at no cost): how the node knows how full it is.
+    pub size_after: Option<u64>,
 }
 
 impl QueryResult {

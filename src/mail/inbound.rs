@@ -33,8 +33,8 @@ use crate::core::context::ports::AuditRecord;
 use crate::core::crypto::{hex, sha256_hex};
 use crate::core::events::Topic;
 use crate::core::ids::{IdKind, new_id};
-use crate::core::node::Node;
-use crate::core::storage::StorageError;
+use crate::core::node::{DATABASE_WARNING_PERCENT, Node};
+use crate::core::storage::{QueryResult, StorageError};
 use crate::mail::butlers;
 use crate::mail::headers;
 use crate::mail::limits::{self, Exceeded};
@@ -43,6 +43,7 @@ use crate::mail::search::index;
 use crate::mail::store::inbound::{self as store, Claimant, NewReceipt};
 use crate::mail::threads::linking;
 use crate::mail::trust;
+use crate::notifications::{self, DatabaseFullness};
 use mailroom_html_text as html_text;
 
 /// The key a received message's raw bytes are stored under in the object store:
@@ -68,6 +69,9 @@ pub enum Rejection {
     UnknownRecipient { address: String },
     /// The node could not store it; the sender should try again later.
     TemporaryFailure,
+    /// The node's database is at its limit (`DATABASE_LIMIT_BYTES`): nothing
+    /// more is stored until room is made; administrators are told.
+    DatabaseFull,
 }
 
 impl Rejection {
@@ -84,7 +88,16 @@ impl Rejection {
             Rejection::TemporaryFailure => {
                 "451 4.3.0 Temporary failure storing the message; try again later".to_string()
             }
+            Rejection::DatabaseFull => {
+                "452 4.3.1 Insufficient storage: this mail node is full; try again later".to_string()
+            }
         }
+    }
+
+    /// Whether the sender may succeed by trying again later (the node could
+    /// not store it now), rather than never.
+    pub fn is_temporary(&self) -> bool {
+        matches!(self, Rejection::TemporaryFailure | Rejection::DatabaseFull)
     }
 }
 
@@ -496,6 +509,22 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     let Some(mailbox_id) = results[0].first().and_then(|row| row.text("id").ok()) else {
         return Err(Stored::Rejected(Rejection::UnknownRecipient { address: recipient.to_string() }));
     };
+    // How full the database is, as the first read found it: at its limit,
+    // nothing is stored (and administrators are told, once a day); nearly
+    // there, they are told in the batch that stores the message.
+    let fullness = fullness_of(&results, node.config.database_limit_bytes);
+    if let Some((DatabaseFullness::Full, size)) = fullness {
+        let alarm = notifications::database_alarm(
+            DatabaseFullness::Full,
+            size,
+            node.config.database_limit_bytes,
+            node.platform,
+        );
+        if let Err(error) = work.run(vec![alarm]).await {
+            node.platform.log(&format!("telling administrators the database is full failed: {error}"));
+        }
+        return Err(Stored::Rejected(Rejection::DatabaseFull));
+    }
     let claimants: Vec<Claimant> = results[1].decode_all().map_err(|error| failure(&error))?;
     let raw_key = raw_message_key(raw);
     let now_ms = node.platform.now_ms();
@@ -651,6 +680,14 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     let effects = butlers::on_delivery(&results[4], &delivered.facts(), &reply, &stored, node.platform);
     batch.extend(effects.statements);
     batch.extend(effects.records.iter().map(|record| work.append(record)));
+    if let Some((DatabaseFullness::Nearly, size)) = fullness {
+        batch.push(notifications::database_alarm(
+            DatabaseFullness::Nearly,
+            size,
+            node.config.database_limit_bytes,
+            node.platform,
+        ));
+    }
     match work.run(batch).await {
         Ok(_) => {
             // A webhook that failed is recorded once it has: a round trip
@@ -670,6 +707,20 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
             Err(Stored::Raced)
         }
         Err(error) => Err(failure(&error)),
+    }
+}
+
+/// How full the database is, by the largest size the read's `results` report
+/// against `limit_bytes`: `None` below `DATABASE_WARNING_PERCENT` of it, or
+/// when the database reports no size.
+fn fullness_of(results: &[QueryResult], limit_bytes: u64) -> Option<(DatabaseFullness, u64)> {
+    let size = results.iter().filter_map(|result| result.size_after).max()?;
+    if size >= limit_bytes {
+        Some((DatabaseFullness::Full, size))
+    } else if size.saturating_mul(100) >= limit_bytes.saturating_mul(DATABASE_WARNING_PERCENT) {
+        Some((DatabaseFullness::Nearly, size))
+    } else {
+        None
     }
 }
 

@@ -27,4 +27,6 @@ mod writes;
 pub use errors::NotificationError;
 pub use feed::{list, mark_read, mark_unread};
 pub use notice::{Addressee, Notice};
-pub use writes::{audit_alarm, not_yet_written, notify, notify_once, remove_expired, resolve};
+pub use writes::{
+    DatabaseFullness, audit_alarm, database_alarm, not_yet_written, notify, notify_once, remove_expired, resolve,
+};

@@ -66,7 +66,11 @@ pub(super) fn notification_once(notice: &Notice<'_>, person_id: &str, key: &str,
 pub(super) struct Alarm<'a> {
     pub id: String,
     pub at: i64,
+    pub kind: NotificationKind,
+    /// What it is about (`object_id`).
     pub key: &'a str,
+    /// At most one alarm is written per this key.
+    pub dedupe_key: String,
     pub title: &'a str,
     pub detail: &'a str,
 }
@@ -76,14 +80,14 @@ pub(super) fn administrators_alarm(alarm: Alarm<'_>) -> Insert {
     Insert::into("notifications")
         .value("id", alarm.id)
         .value("at", alarm.at)
-        .value("kind", NotificationKind::AuditChainBroken.name())
+        .value("kind", alarm.kind.name())
         .value("audience", Relation::OrgAdmin.name())
         // An audience is a relation on an object: here the organisation itself.
         .value("mailbox_id", ORGANIZATION_OBJECT)
         .value("object_id", alarm.key)
         .value("title", alarm.title)
         .value("detail", alarm.detail)
-        .value("dedupe_key", format!("audit_alarm:{}", alarm.key))
+        .value("dedupe_key", alarm.dedupe_key)
         .then("ON CONFLICT (dedupe_key) DO NOTHING")
 }
 

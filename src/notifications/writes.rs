@@ -37,10 +37,13 @@ pub fn notify_once(notice: &Notice<'_>, person_id: &str, key: &str, platform: &d
 /// a checkpoint was to be written (`audit::TellAdministrators`): addressed to
 /// whoever holds org.admin when the feed is read, once per fault.
 pub fn audit_alarm(failure: &Failure, platform: &dyn Platform) -> Statement {
+    let key = failure.alarm_key();
     store::administrators_alarm(Alarm {
         id: new_id(IdKind::Notification, platform),
         at: platform.now_ms(),
-        key: &failure.alarm_key(),
+        kind: NotificationKind::AuditChainBroken,
+        dedupe_key: format!("audit_alarm:{key}"),
+        key: &key,
         title: "The audit chain does not verify: no checkpoint was signed",
         detail: &failure.sentence(),
     })
@@ -63,4 +66,43 @@ pub fn resolve(kind: NotificationKind, object_id: &str, now_ms: i64) -> Statemen
 /// marks, as of `now_ms`: the scheduled run's.
 pub fn remove_expired(now_ms: i64) -> Vec<Statement> {
     store::remove_written_before(now_ms - notification_limits::KEPT_DAYS * DAY_MS)
+}
+
+/// How full the node's database is, when administrators are told.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum DatabaseFullness {
+    /// At or past `DATABASE_WARNING_PERCENT` of its limit: mail is still stored.
+    Nearly,
+    /// At its limit: inbound mail is refused until room is made.
+    Full,
+}
+
+/// The notification telling administrators that the database holds
+/// `size_bytes` of its `limit_bytes`, at most once a day per `fullness`.
+pub fn database_alarm(
+    fullness: DatabaseFullness,
+    size_bytes: u64,
+    limit_bytes: u64,
+    platform: &dyn Platform,
+) -> Statement {
+    let now_ms = platform.now_ms();
+    let (level, title) = match fullness {
+        DatabaseFullness::Nearly => ("nearly", "The node's database is nearly full"),
+        DatabaseFullness::Full => ("full", "The node's database is full: inbound mail is refused"),
+    };
+    let percent = size_bytes.saturating_mul(100) / limit_bytes.max(1);
+    let detail = format!(
+        "it holds {size_bytes} of its {limit_bytes} bytes ({percent}%); at its limit inbound mail is refused with a temporary failure, so senders try again later: delete mail the organisation no longer needs, or raise DATABASE_LIMIT_BYTES to what the plan allows"
+    );
+    let day = now_ms / DAY_MS;
+    store::administrators_alarm(Alarm {
+        id: new_id(IdKind::Notification, platform),
+        at: now_ms,
+        kind: NotificationKind::DatabaseNearlyFull,
+        key: level,
+        dedupe_key: format!("database_alarm:{level}:{day}"),
+        title,
+        detail: &detail,
+    })
+    .statement()
 }

@@ -52,6 +52,7 @@ impl TestNode {
                 // production count is `Config::new`'s, checked by its own test.
                 password_iterations: TEST_PASSWORD_ITERATIONS,
                 maximum_message_bytes: 64 * 1024,
+                database_limit_bytes: crate::core::node::DEFAULT_DATABASE_LIMIT_BYTES,
                 public_origin: Some(TEST_ORIGIN.to_string()),
                 reminder_sender: Some(TEST_REMINDER_SENDER.to_string()),
                 agent_network: true,

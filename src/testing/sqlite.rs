@@ -20,6 +20,10 @@ pub struct SqliteDatabase {
     batches: Cell<u32>,
     /// What each statement executed so far cost SQLite, in order.
     costs: RefCell<Vec<StatementCost>>,
+    /// The size every statement reports the database to be after it, as D1
+    /// reports its own (`QueryResult::size_after`): none unless a test
+    /// pretends (`pretend_size`), since an in-memory database's is no D1's.
+    pretended_size: Cell<Option<u64>>,
 }
 
 /// What one statement cost SQLite, counted by SQLite itself: the work a query
@@ -48,8 +52,12 @@ impl SqliteDatabase {
         let connection = rusqlite::Connection::open_in_memory().expect("in-memory SQLite opens");
         // D1 enforces foreign keys; so must the native twin.
         connection.execute_batch("PRAGMA foreign_keys = ON;").expect("foreign keys on");
-        let database =
-            SqliteDatabase { connection: RefCell::new(connection), batches: Cell::new(0), costs: RefCell::default() };
+        let database = SqliteDatabase {
+            connection: RefCell::new(connection),
+            batches: Cell::new(0),
+            costs: RefCell::default(),
+            pretended_size: Cell::new(None),
+        };
         database.apply_migrations(|name| name < first_not_applied);
         database
     }
@@ -247,6 +255,12 @@ impl SqliteDatabase {
         not_named
     }
 
+    /// Makes every statement from now on report the database's size as
+    /// `bytes` (None: report none), for tests of a nearly full database.
+    pub fn pretend_size(&self, bytes: Option<u64>) {
+        self.pretended_size.set(bytes);
+    }
+
     /// A single integer from raw SQL, for assertions about storage.
     pub fn count(&self, sql: &str) -> i64 {
         self.connection.borrow().query_row(sql, [], |row| row.get(0)).expect("count query runs")
@@ -286,6 +300,7 @@ impl SqliteDatabase {
         }
         drop(rows);
         result.changes = connection.changes();
+        result.size_after = self.pretended_size.get();
         self.costs.borrow_mut().push(StatementCost {
             sql: statement.sql.to_string(),
             steps: prepared.get_status(rusqlite::StatementStatus::VmStep),

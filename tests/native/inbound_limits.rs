@@ -307,3 +307,54 @@ fn the_limits_ceiling_is_what_the_contract_publishes() {
     assert_eq!(schemas["EmailAddress"]["properties"]["address"]["maxLength"], ADDRESS_CHARACTERS);
     assert_eq!(schemas["Message"]["properties"]["references"]["maxItems"], REFERENCES_KEPT);
 }
+
+/// The administrator's unresolved notifications of `kind`, as their feed shows them.
+fn storage_alarms(world: &World) -> Vec<Value> {
+    let feed = body(&world.admin("GET", "/api/me/notifications", None));
+    feed["notifications"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|notification| notification["kind"] == "database_nearly_full")
+        .cloned()
+        .collect()
+}
+
+#[test]
+fn a_nearly_full_database_tells_administrators_once_a_day_and_a_full_one_refuses_mail_storing_nothing() {
+    let world = World::new();
+    world.mailbox(SUPPORT);
+    let limit = mailroom::core::node::DEFAULT_DATABASE_LIMIT_BYTES;
+    // Below 80%: nothing said.
+    world.node.database.pretend_size(Some(limit / 2));
+    world.deliver("plain", SUPPORT);
+    assert!(storage_alarms(&world).is_empty());
+    // Past 80%: the message is stored, and administrators told in the same batch, once.
+    world.node.database.pretend_size(Some(limit / 100 * 85));
+    world.deliver("latin1", SUPPORT);
+    world.deliver("reply-to", SUPPORT);
+    let alarms = storage_alarms(&world);
+    assert_eq!(alarms.len(), 1, "{alarms:?}");
+    assert_eq!(alarms[0]["title"], "The node's database is nearly full");
+    assert!(alarms[0]["detail"].as_str().unwrap().contains("(85%)"), "{}", alarms[0]["detail"]);
+    // At the limit: refused with a temporary failure, nothing stored, and told.
+    world.node.database.pretend_size(Some(limit));
+    let stored = world.node.database.count("SELECT COUNT(*) FROM receipts");
+    let refused = world.node.deliver("sender@outside.example", SUPPORT, &fixture("html-only"));
+    assert_eq!(refused, Err(Rejection::DatabaseFull));
+    assert!(Rejection::DatabaseFull.is_temporary());
+    assert!(Rejection::DatabaseFull.smtp_reason().starts_with("452 4.3.1 "));
+    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), stored, "nothing stored half");
+    world.node.database.pretend_size(None);
+    let alarms = storage_alarms(&world);
+    assert_eq!(alarms.len(), 2);
+    assert!(alarms.iter().any(|alarm| alarm["title"] == "The node's database is full: inbound mail is refused"));
+    // A day later, still nearly full: told again.
+    world.node.platform.advance(24 * 60 * 60 * 1000);
+    let before = world.node.database.count("SELECT COUNT(*) FROM notifications WHERE kind = 'database_nearly_full'");
+    world.node.database.pretend_size(Some(limit / 100 * 90));
+    world.node.deliver("sender@outside.example", SUPPORT, &fixture("html-only")).expect("stored");
+    world.node.database.pretend_size(None);
+    let after = world.node.database.count("SELECT COUNT(*) FROM notifications WHERE kind = 'database_nearly_full'");
+    assert_eq!(after, before + 1);
+}

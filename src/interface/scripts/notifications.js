@@ -98,6 +98,13 @@ const NOTIFICATION_KINDS = {
     more: (item) => (item.detail ? ended(item.detail.charAt(0).toUpperCase() + item.detail.slice(1)) : null),
     link: () => ["#/audit", "the audit trail"],
   },
+  database_nearly_full: {
+    words: () => "Storage alarm",
+    tone: () => "off",
+    says: (item) => item.title,
+    more: (item) => (item.detail ? ended(item.detail.charAt(0).toUpperCase() + item.detail.slice(1)) : null),
+    link: () => ["#/mailboxes", "the mailboxes"],
+  },
 };
 
 const UNKNOWN = { words: () => "Notification", tone: () => "quiet", says: (item) => item.title, link: () => ["#/notifications", "Notifications"] };
