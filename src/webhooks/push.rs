@@ -11,8 +11,8 @@ use mailroom_contract::api::{
 use serde::{Deserialize, Serialize};
 
 use super::errors::WebhookError;
-use super::routes::present_delivery;
-use super::store::{self, A2A, NewWebhook};
+use super::routes::deliveries_of;
+use super::store::{self, A2A, NewWebhook, Subscriptions};
 use crate::core::context::Context;
 use crate::core::events::Topic;
 use crate::core::http::Response;
@@ -71,11 +71,12 @@ async fn own_task(context: &mut Context<'_>) -> Result<(String, String, Vec<Stor
     let task_id = context.path(PathParameter::AgentMessageId)?.to_string();
     let me = context.caller().actor_id().unwrap_or_default().to_string();
     let now = context.now_ms();
+    let subscriptions = Subscriptions::PushConfigs { task_id: &task_id, owner: &me };
     let [sent, configs, deliveries] = context
         .read_array([
             messaging::message_sent_by(&task_id, &me, now),
-            store::push_configs(&task_id, &me),
-            store::latest_push_deliveries(&task_id, &me),
+            store::live(subscriptions),
+            store::latest_deliveries(subscriptions),
         ])
         .await?;
     if messaging::sent_message(&sent, &me, now).is_none() {
@@ -165,8 +166,8 @@ pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
         flavour: A2A,
         settings: Some(&settings_json),
     }));
-    context
-        .guard(store::within_the_push_limit(&task_id, &me), WebhookError::TooManyPushConfigs { task: task_id.clone() });
+    let subscriptions = Subscriptions::PushConfigs { task_id: &task_id, owner: &me };
+    context.guard(store::within_the_limit(subscriptions), WebhookError::TooManyPushConfigs { task: task_id.clone() });
     context.audit_object(task_id.clone());
     context.audit_detail(serde_json::json!({ "push_config": settings.id, "url": url, "replaced": replaced.is_some() }));
     let stored = Stored { webhook_id, url, settings };
@@ -178,12 +179,8 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (_, task_id, configs, deliveries) = own_task(context).await?;
     let mut presented = Vec::with_capacity(configs.len());
     for config in configs {
-        let webhook_id = config.webhook_id.clone();
-        let mut shown = config.present(&task_id);
-        for row in deliveries.rows.iter().filter(|row| row.text("webhook_id").ok().as_deref() == Some(&webhook_id)) {
-            shown.deliveries.push(present_delivery(row).map_err(|error| context.internal(error))?);
-        }
-        presented.push(shown);
+        let delivered = deliveries_of(&deliveries, &config.webhook_id).map_err(|error| context.internal(error))?;
+        presented.push(PushConfig { deliveries: delivered, ..config.present(&task_id) });
     }
     Ok(context.json(&PushConfigList { configs: presented }))
 }

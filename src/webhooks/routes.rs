@@ -9,7 +9,7 @@ use mailroom_contract::api::{
 };
 
 use super::errors::WebhookError;
-use super::store::{self, NewWebhook};
+use super::store::{self, NewWebhook, Subscriptions};
 use crate::agents;
 use crate::core::context::Context;
 use crate::core::events::Topic;
@@ -18,7 +18,7 @@ use crate::core::ids::{IdKind, new_id};
 use crate::core::outbound::Destination;
 use crate::core::platform::random_bytes;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{QueryResult, Row, Statement};
+use crate::core::storage::{QueryResult, Row, Statement, StorageError};
 use crate::core::time::rfc3339;
 use crate::core::webhooks::standard_secret;
 use crate::mail;
@@ -58,7 +58,8 @@ pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .map_err(|refused| WebhookError::InvalidUrl { why: refused.why() })?;
     let kinds = valid_kinds(&request.kinds)?;
     let topic = subject.topic.key();
-    let [found, live] = context.read_array([subject.found(), store::live_on(&topic)]).await?;
+    let subscriptions = Subscriptions::Webhooks { topic: &topic };
+    let [found, live] = context.read_array([subject.found(), store::live(subscriptions)]).await?;
     if found.rows.is_empty() {
         return Err(WebhookError::NoSuchSubject { id: subject.id }.into());
     }
@@ -83,7 +84,8 @@ pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
         settings: None,
     }));
     // Two subscribed at once cannot pass the limit together.
-    context.guard(store::within_the_limit(&topic), WebhookError::TooManyWebhooks { subject: subject.id.clone() });
+    context
+        .guard(store::within_the_limit(subscriptions), WebhookError::TooManyWebhooks { subject: subject.id.clone() });
     context.audit_object(id.clone());
     context.audit_detail(serde_json::json!({ "subject": subject.id, "url": url, "kinds": kinds }));
     let webhook =
@@ -117,18 +119,16 @@ fn valid_kinds(kinds: &[String]) -> Result<Vec<String>, WebhookError> {
 pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let subject = Subject::of(context)?;
     let topic = subject.topic.key();
-    let [found, live, deliveries] =
-        context.read_array([subject.found(), store::live_on(&topic), store::latest_deliveries_on(&topic)]).await?;
+    let subscriptions = Subscriptions::Webhooks { topic: &topic };
+    let [found, live, deliveries] = context
+        .read_array([subject.found(), store::live(subscriptions), store::latest_deliveries(subscriptions)])
+        .await?;
     if found.rows.is_empty() {
         return Err(WebhookError::NoSuchSubject { id: subject.id }.into());
     }
     let mut webhooks = present_all(context, &live)?;
-    for row in &deliveries.rows {
-        let webhook_id = row.text("webhook_id").map_err(|error| context.internal(error))?;
-        let delivery = present_delivery(row).map_err(|error| context.internal(error))?;
-        if let Some(webhook) = webhooks.iter_mut().find(|webhook| webhook.id == webhook_id) {
-            webhook.deliveries.push(delivery);
-        }
+    for webhook in &mut webhooks {
+        webhook.deliveries = deliveries_of(&deliveries, &webhook.id).map_err(|error| context.internal(error))?;
     }
     Ok(context.json(&WebhookList { webhooks }))
 }
@@ -152,7 +152,7 @@ fn present_all(context: &Context<'_>, result: &QueryResult) -> Result<Vec<Webhoo
     result.rows.iter().map(|row| present(row).map_err(|error| context.internal(error))).collect()
 }
 
-fn present(row: &Row) -> Result<Webhook, crate::core::storage::StorageError> {
+fn present(row: &Row) -> Result<Webhook, StorageError> {
     Ok(Webhook {
         id: row.text("id")?,
         url: row.text("url")?,
@@ -164,10 +164,21 @@ fn present(row: &Row) -> Result<Webhook, crate::core::storage::StorageError> {
     })
 }
 
-pub(super) fn present_delivery(row: &Row) -> Result<WebhookDelivery, crate::core::storage::StorageError> {
+/// The deliveries among `deliveries` (read by `store::latest_deliveries`)
+/// made to the webhook `webhook_id`, as they were read: newest first.
+pub(super) fn deliveries_of(deliveries: &QueryResult, webhook_id: &str) -> Result<Vec<WebhookDelivery>, StorageError> {
+    deliveries
+        .rows
+        .iter()
+        .filter(|row| row.text("webhook_id").ok().as_deref() == Some(webhook_id))
+        .map(present_delivery)
+        .collect()
+}
+
+fn present_delivery(row: &Row) -> Result<WebhookDelivery, StorageError> {
     let state = row.text("state")?;
     let state = WebhookDeliveryState::parse(&state)
-        .ok_or_else(|| crate::core::storage::StorageError::Decode(format!("a delivery's state `{state}`")))?;
+        .ok_or_else(|| StorageError::Decode(format!("a delivery's state `{state}`")))?;
     let pending = state == WebhookDeliveryState::Pending;
     Ok(WebhookDelivery {
         id: row.text("id")?,

@@ -52,37 +52,70 @@ pub(super) fn webhook_created(webhook: NewWebhook<'_>) -> Statement {
         .statement()
 }
 
-/// The live webhooks on `topic`, oldest first.
-pub(super) fn live_on(topic: &str) -> Statement {
-    Statement::new(format!(
-        "SELECT {WEBHOOK_COLUMNS} FROM webhooks WHERE topic = ?1 AND flavour = 'standard' AND removed_at IS NULL \
-         ORDER BY created_at, id"
-    ))
-    .bind(topic)
+/// Which live subscriptions a route is about: a mailbox's or an agent's
+/// webhooks, by their topic, or the push configs someone set on a task.
+#[derive(Clone, Copy)]
+pub(super) enum Subscriptions<'a> {
+    Webhooks { topic: &'a str },
+    PushConfigs { task_id: &'a str, owner: &'a str },
 }
 
-/// The guard that `topic` holds no more live webhooks than one may have,
+impl Subscriptions<'_> {
+    /// The SQL condition on `webhooks w` that selects them (live ones only),
+    /// with its parameters, each a plain `?`.
+    fn condition(self) -> (&'static str, Vec<Value>) {
+        match self {
+            Subscriptions::Webhooks { topic } => {
+                ("w.flavour = 'standard' AND w.topic = ? AND w.removed_at IS NULL", vec![topic.into()])
+            }
+            Subscriptions::PushConfigs { task_id, owner } => (
+                "w.flavour = 'a2a' AND w.object = ? AND w.created_by = ? AND w.removed_at IS NULL",
+                vec![task_id.into(), owner.into()],
+            ),
+        }
+    }
+
+    /// How many of them may be live at once.
+    fn limit(self) -> usize {
+        match self {
+            Subscriptions::Webhooks { .. } => webhook_limits::PER_SUBJECT,
+            Subscriptions::PushConfigs { .. } => webhook_limits::PER_TASK,
+        }
+    }
+}
+
+/// `subscriptions`, oldest first.
+pub(super) fn live(subscriptions: Subscriptions<'_>) -> Statement {
+    let (condition, parameters) = subscriptions.condition();
+    Statement {
+        sql: format!("SELECT {WEBHOOK_COLUMNS} FROM webhooks w WHERE {condition} ORDER BY w.created_at, w.id").into(),
+        parameters,
+    }
+}
+
+/// The guard that no more of `subscriptions` are live than may be,
 /// evaluated after the commit's writes.
-pub(super) fn within_the_limit(topic: &str) -> Statement {
-    Statement::new(
-        "(SELECT COUNT(*) FROM webhooks WHERE topic = ? AND flavour = 'standard' AND removed_at IS NULL) <= ?",
-    )
-    .bind(topic)
-    .bind(webhook_limits::PER_SUBJECT as i64)
+pub(super) fn within_the_limit(subscriptions: Subscriptions<'_>) -> Statement {
+    let (condition, mut parameters) = subscriptions.condition();
+    parameters.push((subscriptions.limit() as i64).into());
+    Statement { sql: format!("(SELECT COUNT(*) FROM webhooks w WHERE {condition}) <= ?").into(), parameters }
 }
 
-/// The latest deliveries of each live webhook on `topic`, newest first.
-pub(super) fn latest_deliveries_on(topic: &str) -> Statement {
-    Statement::new(
-        "SELECT webhook_id, id, kind, object, committed_at, state, attempts, next_attempt_at, last_status, \
-                last_error, last_attempt_at FROM ( \
-           SELECT d.*, ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.committed_at DESC, d.id DESC) AS place \
-           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
-           WHERE w.topic = ?1 AND w.flavour = 'standard' AND w.removed_at IS NULL) \
-         WHERE place <= ?2 ORDER BY webhook_id, committed_at DESC, id DESC",
-    )
-    .bind(topic)
-    .bind(webhook_limits::DELIVERIES_SHOWN as i64)
+/// The latest deliveries of each of `subscriptions`, newest first.
+pub(super) fn latest_deliveries(subscriptions: Subscriptions<'_>) -> Statement {
+    let (condition, mut parameters) = subscriptions.condition();
+    parameters.push((webhook_limits::DELIVERIES_SHOWN as i64).into());
+    Statement {
+        sql: format!(
+            "SELECT webhook_id, id, kind, object, committed_at, state, attempts, next_attempt_at, last_status, \
+                    last_error, last_attempt_at FROM ( \
+               SELECT d.*, ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.committed_at DESC, d.id DESC) AS place \
+               FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id WHERE {condition}) \
+             WHERE place <= ? ORDER BY webhook_id, committed_at DESC, id DESC"
+        )
+        .into(),
+        parameters,
+    }
 }
 
 /// The live webhook `id` on `topic`.
@@ -223,40 +256,4 @@ pub(super) fn delivery_settled(settled: Settled<'_>) -> Statement {
 /// Forgets deliveries settled before `before`.
 pub(super) fn forget_settled(before: i64) -> Statement {
     Statement::new("DELETE FROM webhook_deliveries WHERE state != 'pending' AND last_attempt_at < ?1").bind(before)
-}
-
-/// The live push configs of the task `task_id` that `owner` set, oldest first.
-pub(super) fn push_configs(task_id: &str, owner: &str) -> Statement {
-    Statement::new(format!(
-        "SELECT {WEBHOOK_COLUMNS} FROM webhooks \
-         WHERE flavour = 'a2a' AND object = ?1 AND created_by = ?2 AND removed_at IS NULL ORDER BY created_at, id"
-    ))
-    .bind(task_id)
-    .bind(owner)
-}
-
-/// The latest deliveries of each live push config of `task_id` that `owner` set, newest first.
-pub(super) fn latest_push_deliveries(task_id: &str, owner: &str) -> Statement {
-    Statement::new(
-        "SELECT webhook_id, id, kind, object, committed_at, state, attempts, next_attempt_at, last_status, \
-                last_error, last_attempt_at FROM ( \
-           SELECT d.*, ROW_NUMBER() OVER (PARTITION BY d.webhook_id ORDER BY d.committed_at DESC, d.id DESC) AS place \
-           FROM webhook_deliveries d JOIN webhooks w ON w.id = d.webhook_id \
-           WHERE w.flavour = 'a2a' AND w.object = ?1 AND w.created_by = ?2 AND w.removed_at IS NULL) \
-         WHERE place <= ?3 ORDER BY webhook_id, committed_at DESC, id DESC",
-    )
-    .bind(task_id)
-    .bind(owner)
-    .bind(webhook_limits::DELIVERIES_SHOWN as i64)
-}
-
-/// The guard that `owner` holds no more live push configs on `task_id` than
-/// one may, evaluated after the commit's writes.
-pub(super) fn within_the_push_limit(task_id: &str, owner: &str) -> Statement {
-    Statement::new(
-        "(SELECT COUNT(*) FROM webhooks WHERE flavour = 'a2a' AND object = ? AND created_by = ? AND removed_at IS NULL) <= ?",
-    )
-    .bind(task_id)
-    .bind(owner)
-    .bind(webhook_limits::PER_TASK as i64)
 }
