@@ -69,29 +69,24 @@ fn route_body(
 /// A stored config in `version`'s shape: 1.0's flat config, 0.3's
 /// `{ taskId, pushNotificationConfig }`.
 fn a2a_config(config: &PushConfig, version: Version) -> Value {
+    // The same fields in both; 0.3 lists the schemes, and nests the config
+    // under its task where 1.0 flattens it.
+    let mut fields = json!({ "id": config.id, "url": config.url });
+    if let Some(token) = &config.token {
+        fields["token"] = token.clone().into();
+    }
+    if let Some(authentication) = &config.authentication {
+        fields["authentication"] = match version {
+            Version::V1 => json!({ "scheme": authentication.scheme, "credentials": authentication.credentials }),
+            Version::V03 => json!({ "schemes": [authentication.scheme], "credentials": authentication.credentials }),
+        };
+    }
     match version {
         Version::V1 => {
-            let mut shown = json!({ "taskId": config.task_id, "id": config.id, "url": config.url });
-            if let Some(token) = &config.token {
-                shown["token"] = token.clone().into();
-            }
-            if let Some(authentication) = &config.authentication {
-                shown["authentication"] =
-                    json!({ "scheme": authentication.scheme, "credentials": authentication.credentials });
-            }
-            shown
+            fields["taskId"] = config.task_id.clone().into();
+            fields
         }
-        Version::V03 => {
-            let mut inner = json!({ "id": config.id, "url": config.url });
-            if let Some(token) = &config.token {
-                inner["token"] = token.clone().into();
-            }
-            if let Some(authentication) = &config.authentication {
-                inner["authentication"] =
-                    json!({ "schemes": [authentication.scheme], "credentials": authentication.credentials });
-            }
-            json!({ "taskId": config.task_id, "pushNotificationConfig": inner })
-        }
+        Version::V03 => json!({ "taskId": config.task_id, "pushNotificationConfig": fields }),
     }
 }
 

@@ -8,18 +8,9 @@
 use mailroom::testing::{RequestExt, request};
 use serde_json::{Value, json};
 
-use crate::support::{World, body, text};
+use crate::support::{World, a2a_caller_and_agent as gateway, body, text};
 
 const RECEIVER: &str = "https://hooks.example.com/a2a";
-
-/// A caller, an agent it calls: (world, (caller, its credential), (agent, its credential)).
-fn gateway() -> (World, (String, String), (String, String)) {
-    let world = World::new();
-    let (ben, _) = world.person("ben@example.com");
-    let caller = world.messenger(&ben);
-    let agent = world.messenger(&ben);
-    (world, caller, agent)
-}
 
 fn call(world: &World, token: &str, agent: &str, version: &str, method: &str, params: Value) -> Value {
     let call = request("POST", &format!("/a2a/{agent}"))

@@ -11,17 +11,7 @@ use mailroom::core::http::{Following, Response, Surface, Told};
 use mailroom::testing::{RequestExt, request};
 use serde_json::{Value, json};
 
-use crate::support::{World, body, followed_after, sse_events, text};
-
-/// A caller, an agent it calls, and the agent's sponsor: (world, (caller, its
-/// credential), (agent, its credential)).
-fn gateway() -> (World, (String, String), (String, String)) {
-    let world = World::new();
-    let (ben, _) = world.person("ben@example.com");
-    let caller = world.messenger(&ben);
-    let agent = world.messenger(&ben);
-    (world, caller, agent)
-}
+use crate::support::{World, a2a_caller_and_agent as gateway, body, followed_after, sse_events, text};
 
 fn message(text: &str, id: &str) -> Value {
     json!({ "messageId": id, "role": "ROLE_USER", "parts": [{ "text": text }] })

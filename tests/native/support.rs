@@ -171,6 +171,16 @@ pub fn sign_in(node: &TestNode, email: &str, password: &str) -> (String, String)
 }
 
 /// Milliseconds since the epoch of a UTC time written `YYYY-MM-DDTHH:MM`.
+/// A caller and an agent it calls over A2A, both agents of one sponsor:
+/// (world, (caller, its credential), (agent, its credential)).
+pub fn a2a_caller_and_agent() -> (World, (String, String), (String, String)) {
+    let world = World::new();
+    let (ben, _) = world.person("ben@example.com");
+    let caller = world.messenger(&ben);
+    let agent = world.messenger(&ben);
+    (world, caller, agent)
+}
+
 pub fn utc(text: &str) -> i64 {
     let parsed = chrono::NaiveDateTime::parse_from_str(text, "%Y-%m-%dT%H:%M").unwrap();
     parsed.and_utc().timestamp_millis()
