@@ -3,7 +3,7 @@
 //! version's shape), a config given inline with a send, and the body a task
 //! is posted with (`push_body`, which the webhook runs call).
 
-use mailroom_contract::api::{AgentMessage, PushConfig, PushConfigList, WEBHOOK_URL_MAXIMUM};
+use mailroom_contract::api::{AgentMessage, PushConfig, PushConfigList, PushVersion, WEBHOOK_URL_MAXIMUM};
 use mailroom_contract::{RouteId, registry};
 use serde_json::{Map, Value, json};
 
@@ -14,11 +14,20 @@ use crate::core::outbound::Destination;
 
 /// The body and media type a task is posted with to a push config of A2A
 /// `version`: 1.0 a `StreamResponse` holding the task; 0.3 the task itself.
-pub fn push_body(task: &AgentMessage, version: &str) -> (String, &'static str) {
-    if version == Version::V03.name() {
-        (task_json(task, Version::V03, None, true).to_string(), "application/json")
-    } else {
-        (json!({ "task": task_json(task, Version::V1, None, true) }).to_string(), "application/a2a+json")
+pub fn push_body(task: &AgentMessage, version: PushVersion) -> (String, &'static str) {
+    match version {
+        PushVersion::V03 => (task_json(task, Version::V03, None, true).to_string(), "application/json"),
+        PushVersion::V1 => {
+            (json!({ "task": task_json(task, Version::V1, None, true) }).to_string(), "application/a2a+json")
+        }
+    }
+}
+
+/// The version a config set in `version` is posted in: the caller's own.
+fn push_version(version: Version) -> PushVersion {
+    match version {
+        Version::V1 => PushVersion::V1,
+        Version::V03 => PushVersion::V03,
     }
 }
 
@@ -40,7 +49,7 @@ fn route_body(
             RpcError::invalid(&field, format!("`{field}` cannot be used: {}.", refused.why()))
         },
     )?;
-    let mut body = json!({ "url": url, "a2a_version": version.name() });
+    let mut body = json!({ "url": url, "a2a_version": push_version(version) });
     if let Some(id) = fields.text("id")?.filter(|id| !id.is_empty()) {
         body["id"] = id.into();
     }

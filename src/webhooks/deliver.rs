@@ -10,7 +10,7 @@
 //! it goes while its sender's credential could still act, with the config's
 //! token and authentication as headers.
 
-use mailroom_contract::api::{AgentMessage, WEBHOOK_URL_MAXIMUM, webhook_limits};
+use mailroom_contract::api::{AgentMessage, PushVersion, WEBHOOK_URL_MAXIMUM, webhook_limits};
 
 use super::push::PushSettings;
 use super::store::{self, A2A, Settled};
@@ -27,7 +27,7 @@ use crate::messaging;
 
 /// Writes a task as an A2A push notification posts it: the body and its media
 /// type, for the task as its sender sees it, in the A2A version named.
-pub type TaskBody = fn(&AgentMessage, &str) -> (String, &'static str);
+pub type TaskBody = fn(&AgentMessage, PushVersion) -> (String, &'static str);
 
 /// How many deliveries one run claims.
 const CLAIMED_PER_RUN: usize = 25;
@@ -217,7 +217,7 @@ async fn tasks_of(
         .zip(&found)
         .filter_map(|((due, settings, _), result)| {
             let task = messaging::sent_message(result, &due.created_by, now_ms)?;
-            Some((due.id.clone(), task_body(&task, &settings.version)))
+            Some((due.id.clone(), task_body(&task, settings.version)))
         })
         .collect())
 }

@@ -19,5 +19,4 @@ mod store;
 
 pub use deliver::{TaskBody, WebhookReport, deliver_due, forget_settled};
 pub use errors::WebhookError;
-pub use push::PUSH_VERSIONS;
 pub use relay::{RELAY, WebhookRelay};

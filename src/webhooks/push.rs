@@ -6,7 +6,7 @@
 
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::{
-    CreatePushConfig, PushAuthentication, PushConfig, PushConfigList, WEBHOOK_URL_MAXIMUM, webhook_limits,
+    CreatePushConfig, PushAuthentication, PushConfig, PushConfigList, PushVersion, WEBHOOK_URL_MAXIMUM, webhook_limits,
 };
 use serde::{Deserialize, Serialize};
 
@@ -22,14 +22,11 @@ use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Row, StorageError};
 use crate::messaging;
 
-/// The A2A versions a task is posted in: the first is the default.
-pub const PUSH_VERSIONS: [&str; 2] = ["1.0", "0.3"];
-
 /// What a push config keeps beside its webhook row.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub(super) struct PushSettings {
     pub id: String,
-    pub version: String,
+    pub version: PushVersion,
     pub token: Option<String>,
     pub authentication: Option<PushAuthentication>,
 }
@@ -108,11 +105,7 @@ fn valid_settings(request: &CreatePushConfig, default_id: &str) -> Result<PushSe
             format!("an id holds at most {} letters, digits, `-`, `_` and `.`", webhook_limits::CONFIG_ID_CHARACTERS);
         return Err(WebhookError::InvalidPushField { field: "id", why });
     }
-    let version = request.a2a_version.clone().unwrap_or_else(|| PUSH_VERSIONS[0].to_string());
-    if !PUSH_VERSIONS.contains(&version.as_str()) {
-        let why = format!("the A2A versions a task is posted in are {}", PUSH_VERSIONS.join(" and "));
-        return Err(WebhookError::InvalidPushField { field: "a2a_version", why });
-    }
+    let version = request.a2a_version.unwrap_or_default();
     if let Some(token) = &request.token {
         header_value("token", token, webhook_limits::CREDENTIAL_CHARACTERS)?;
     }

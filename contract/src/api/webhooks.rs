@@ -144,6 +144,18 @@ pub struct PushAuthentication {
     pub credentials: String,
 }
 
+/// The A2A version a task is posted in to a push config.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub enum PushVersion {
+    /// A2A 1.0: a `StreamResponse` holding the task, as `application/a2a+json`.
+    #[default]
+    #[serde(rename = "1.0")]
+    V1,
+    /// A2A 0.3: the task itself, as `application/json`.
+    #[serde(rename = "0.3")]
+    V03,
+}
+
 /// An endpoint to tell of one task (an agent message the caller sent), as
 /// A2A's push notifications do.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
@@ -166,11 +178,9 @@ pub struct CreatePushConfig {
     /// How each notification authenticates itself to the receiver.
     #[serde(default)]
     pub authentication: Option<PushAuthentication>,
-    /// The A2A version the task is posted in: `1.0` (a `StreamResponse`
-    /// holding the task, `application/a2a+json`; the default) or `0.3` (the
-    /// task itself, `application/json`).
+    /// The A2A version the task is posted in; `1.0` when absent.
     #[serde(default)]
-    pub a2a_version: Option<String>,
+    pub a2a_version: Option<PushVersion>,
 }
 
 /// A task's push notification config.
@@ -187,7 +197,7 @@ pub struct PushConfig {
     /// How each notification authenticates itself.
     pub authentication: Option<PushAuthentication>,
     /// The A2A version notifications are posted in.
-    pub a2a_version: String,
+    pub a2a_version: PushVersion,
     /// Its latest deliveries, newest first.
     pub deliveries: Vec<WebhookDelivery>,
 }
