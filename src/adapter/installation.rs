@@ -10,7 +10,7 @@ use crate::core::node::{AuditKey, Config, DEFAULT_DATABASE_LIMIT_BYTES, DEFAULT_
 use crate::core::refusal::Refusal;
 use crate::core::timing::Timings;
 
-use super::{bindings, d1, platform};
+use super::{bindings, d1, mailboxes, platform};
 
 /// The shortest `SESSION_SECRET` and `AUDIT_KEY` the node accepts: 32 bytes of
 /// key material.
@@ -23,6 +23,7 @@ pub(super) type Bindings = Installation<
     bindings::EmailBinding,
     bindings::FetchWebhooks,
     platform::WorkersPlatform,
+    mailboxes::MailboxObjects,
 >;
 
 /// Logs a missing binding for the operator and answers the refusal naming it.
@@ -45,6 +46,9 @@ pub(super) fn bindings(env: &Env, began_ms: Option<i64>) -> Result<Bindings, Ref
     };
     Ok(Installation {
         database: d1::D1Storage::new(env.d1("DB").map_err(missing("the D1 binding `DB`"))?, timings.clone()),
+        mailboxes: mailboxes::MailboxObjects::new(
+            env.durable_object(mailboxes::MAILBOXES).map_err(missing("the Durable Object binding `MAILBOXES`"))?,
+        ),
         blobs: bindings::R2Blobs::new(env.bucket("RAW_MAIL").map_err(missing("the R2 binding `RAW_MAIL`"))?),
         mailer: bindings::EmailBinding::new(
             env.send_email("SEND_EMAIL").map_err(missing("the send_email binding `SEND_EMAIL`"))?,

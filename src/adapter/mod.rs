@@ -9,7 +9,8 @@
 //! `events` holds the three entry points (`fetch`, `scheduled`, `email`),
 //! `installation` the node a Worker's environment describes, `http` the
 //! request and response carried across; `hubs` the Durable Objects that hold
-//! listeners, `follow` the server-sent streams that listen through them;
+//! listeners, `follow` the server-sent streams that listen through them,
+//! `mailboxes` the Durable Objects that hold each mailbox's own database;
 //! `d1`, `bindings` and `platform` are the core's traits on the runtime.
 
 mod bindings;
@@ -19,4 +20,5 @@ mod follow;
 mod http;
 mod hubs;
 mod installation;
+mod mailboxes;
 mod platform;

@@ -1,8 +1,8 @@
 //! The core: what every request is made of, naming no runtime and no domain.
 //!
 //! The request and response (`http`), why a request is not understood
-//! (`request_error`), the refusal type (`refusal`), storage (`storage`), the
-//! runtime's other bindings as traits (`platform`, `bindings`), the node a request
+//! (`request_error`), the refusal type (`refusal`), storage (`storage`, and
+//! each mailbox's own in `mailbox_storage`), the runtime's other bindings as traits (`platform`, `bindings`), the node a request
 //! is handled with (`node`), typed ids, time, the small crypto every layer needs,
 //! paging, email addresses, where the node's own requests may go (`outbound`),
 //! what every webhook shares (`webhooks`), what names people type may not hold
@@ -24,6 +24,7 @@ pub mod delivery;
 pub mod events;
 pub mod http;
 pub mod ids;
+pub mod mailbox_storage;
 pub mod node;
 pub mod outbound;
 pub mod paging;

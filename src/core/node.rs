@@ -8,6 +8,7 @@
 use crate::core::bindings::{BlobStore, Mailer, Webhooks};
 use crate::core::crypto::sha256_hex;
 use crate::core::events::Published;
+use crate::core::mailbox_storage::MailboxStorage;
 use crate::core::platform::Platform;
 use crate::core::storage::Database;
 use crate::core::timing::Timings;
@@ -136,7 +137,10 @@ impl Config {
 
 /// One node: everything a request is handled with.
 pub struct Node<'a> {
+    /// The directory: everything but the mail of each mailbox.
     pub database: &'a dyn Database,
+    /// Each mailbox's own database (decision 0040).
+    pub mailboxes: &'a dyn MailboxStorage,
     /// Raw messages (R2).
     pub blobs: &'a dyn BlobStore,
     /// Outbound mail (the `send_email` binding).
@@ -153,8 +157,9 @@ pub struct Node<'a> {
 }
 
 /// Everything a node runs on, owned.
-pub struct Installation<D, B, M, W, P> {
+pub struct Installation<D, B, M, W, P, S> {
     pub database: D,
+    pub mailboxes: S,
     pub blobs: B,
     pub mailer: M,
     pub webhooks: W,
@@ -173,11 +178,12 @@ impl Config {
     }
 }
 
-impl<D: Database, B: BlobStore, M: Mailer, W: Webhooks, P: Platform> Installation<D, B, M, W, P> {
+impl<D: Database, B: BlobStore, M: Mailer, W: Webhooks, P: Platform, S: MailboxStorage> Installation<D, B, M, W, P, S> {
     /// The node a request is handled with, borrowing this installation.
     pub fn node(&self) -> Node<'_> {
         Node {
             database: &self.database,
+            mailboxes: &self.mailboxes,
             blobs: &self.blobs,
             mailer: &self.mailer,
             webhooks: &self.webhooks,

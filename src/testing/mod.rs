@@ -30,4 +30,4 @@ pub use configuration::{
 pub use node::TestNode;
 pub use platform::FixedPlatform;
 pub use requests::{RequestExt, request};
-pub use sqlite::{SqliteDatabase, StatementCost};
+pub use sqlite::{SqliteDatabase, SqliteMailboxes, StatementCost};

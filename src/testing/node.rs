@@ -22,11 +22,12 @@ use super::configuration::{
     TEST_AUDIT_KEY, TEST_ORIGIN, TEST_PASSWORD_ITERATIONS, TEST_REMINDER_SENDER, TEST_SETUP_TOKEN,
 };
 use super::platform::FixedPlatform;
-use super::sqlite::SqliteDatabase;
+use super::sqlite::{SqliteDatabase, SqliteMailboxes};
 
 /// A whole node on SQLite, driven through the real dispatcher: an installation
 /// like the Worker's, on SQLite, memory and a fixed clock.
-pub type TestNode = Installation<SqliteDatabase, MemoryBlobs, RecordingMailer, RecordingWebhooks, FixedPlatform>;
+pub type TestNode =
+    Installation<SqliteDatabase, MemoryBlobs, RecordingMailer, RecordingWebhooks, FixedPlatform, SqliteMailboxes>;
 
 impl Default for TestNode {
     fn default() -> Self {
@@ -39,6 +40,7 @@ impl TestNode {
         let platform = FixedPlatform::at(1_795_000_000_000);
         Installation {
             database: SqliteDatabase::migrated(),
+            mailboxes: SqliteMailboxes::default(),
             blobs: MemoryBlobs::default(),
             mailer: RecordingMailer::default(),
             webhooks: RecordingWebhooks::on(platform.clock()),
@@ -125,6 +127,7 @@ impl TestNode {
             .iter()
             .map(|database| Node {
                 database,
+                mailboxes: &self.mailboxes,
                 blobs: &self.blobs,
                 mailer: &self.mailer,
                 webhooks: &self.webhooks,

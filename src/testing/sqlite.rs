@@ -4,11 +4,16 @@
 //! rows outside the core.
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeMap;
 use std::path::Path;
+use std::rc::Rc;
 
 use rusqlite::types::ValueRef;
 use serde_json::Value as Json;
 
+use crate::core::mailbox_storage::{
+    MailboxStorage, SCHEMA_TABLE, WireAnswer, WireBatch, WireResult, pending_migrations,
+};
 use crate::core::node::AuditKey;
 use crate::core::storage::{Database, Insert, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
 
@@ -60,6 +65,32 @@ impl SqliteDatabase {
         };
         database.apply_migrations(|name| name < first_not_applied);
         database
+    }
+
+    /// A mailbox's database as its object builds it on its first batch: the
+    /// schema table, then every migration of `MAILBOX_MIGRATIONS` (the Worker's
+    /// own copy of `migrations/mailbox/`) it records as not yet applied.
+    pub fn for_a_mailbox() -> SqliteDatabase {
+        let connection = rusqlite::Connection::open_in_memory().expect("in-memory SQLite opens");
+        // Durable Objects' SQLite enforces foreign keys, as D1 does.
+        connection.execute_batch("PRAGMA foreign_keys = ON;").expect("foreign keys on");
+        connection.execute_batch(SCHEMA_TABLE).expect("the schema table is made");
+        let applied: Vec<String> = connection
+            .prepare("SELECT name FROM mailbox_schema")
+            .and_then(|mut statement| statement.query_map([], |row| row.get(0))?.collect())
+            .expect("the schema table reads");
+        for migration in pending_migrations(&applied) {
+            connection.execute_batch(migration.sql).unwrap_or_else(|error| panic!("{}: {error}", migration.name));
+            connection
+                .execute("INSERT INTO mailbox_schema (name, applied_at) VALUES (?1, 0)", [migration.name])
+                .expect("the migration is recorded");
+        }
+        SqliteDatabase {
+            connection: RefCell::new(connection),
+            batches: Cell::new(0),
+            costs: RefCell::default(),
+            pretended_size: Cell::new(None),
+        }
     }
 
     /// Applies the migrations from `first` on, in file-name order.
@@ -255,6 +286,17 @@ impl SqliteDatabase {
         not_named
     }
 
+    /// The database's size in bytes: what a test pretends, or SQLite's own
+    /// count of its pages.
+    pub fn size(&self) -> u64 {
+        self.pretended_size.get().unwrap_or_else(|| {
+            let connection = self.connection.borrow();
+            let pages: i64 = connection.query_row("PRAGMA page_count", [], |row| row.get(0)).unwrap_or(0);
+            let page_size: i64 = connection.query_row("PRAGMA page_size", [], |row| row.get(0)).unwrap_or(0);
+            u64::try_from(pages * page_size).unwrap_or(0)
+        })
+    }
+
     /// Makes every statement from now on report the database's size as
     /// `bytes` (None: report none), for tests of a nearly full database.
     pub fn pretend_size(&self, bytes: Option<u64>) {
@@ -324,6 +366,96 @@ impl Database for SqliteDatabase {
             transaction.commit().map_err(|error| StorageError::Backend(error.to_string()))?;
             Ok(results)
         })
+    }
+}
+
+/// Each mailbox's database natively: SQLite in memory per mailbox, made on
+/// first use, reached through the same form of batch and answer as a
+/// mailbox's object (`WireBatch`, `WireAnswer`), so a value or a result that
+/// form cannot carry fails here as it would on Cloudflare.
+#[derive(Default)]
+pub struct SqliteMailboxes {
+    mailboxes: RefCell<BTreeMap<String, Rc<SqliteMailbox>>>,
+}
+
+impl SqliteMailboxes {
+    /// The database of `mailbox_id`, for a test that reads or tampers with it
+    /// outside the core; `None` before the mailbox's first batch.
+    pub fn database(&self, mailbox_id: &str) -> Option<Rc<SqliteMailbox>> {
+        self.mailboxes.borrow().get(mailbox_id).cloned()
+    }
+
+    /// The mailboxes that have a database so far, in id order.
+    pub fn ids(&self) -> Vec<String> {
+        self.mailboxes.borrow().keys().cloned().collect()
+    }
+}
+
+impl MailboxStorage for SqliteMailboxes {
+    fn of(&self, mailbox_id: &str) -> Rc<dyn Database> {
+        let mut mailboxes = self.mailboxes.borrow_mut();
+        let mailbox = mailboxes
+            .entry(mailbox_id.to_string())
+            .or_insert_with(|| Rc::new(SqliteMailbox { database: SqliteDatabase::for_a_mailbox() }));
+        Rc::clone(mailbox) as Rc<dyn Database>
+    }
+}
+
+/// One mailbox's database natively.
+pub struct SqliteMailbox {
+    pub database: SqliteDatabase,
+}
+
+impl SqliteMailbox {
+    /// What the mailbox's object does with a batch: its statements in one
+    /// transaction, answered in the wire's form.
+    async fn serve(&self, batch: WireBatch) -> WireAnswer {
+        let statements: Result<Vec<Statement>, StorageError> = batch
+            .statements
+            .into_iter()
+            .map(|statement| Ok(Statement { parameters: statement.values()?, sql: statement.sql.into() }))
+            .collect();
+        let outcome = match statements {
+            Ok(statements) => self.database.execute(statements).await,
+            Err(error) => Err(error),
+        };
+        match outcome {
+            Ok(results) => WireAnswer::Committed {
+                results: results
+                    .into_iter()
+                    .map(|result| WireResult {
+                        rows: result.rows.into_iter().map(|row| row.0).collect(),
+                        changes: result.changes,
+                    })
+                    .collect(),
+                size: self.database.size(),
+            },
+            Err(error) => WireAnswer::RolledBack { message: sqlite_message(&error) },
+        }
+    }
+}
+
+impl Database for SqliteMailbox {
+    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+        Box::pin(async move {
+            // Both ways through JSON text, as between the Worker and the object.
+            let wire = |error: serde_json::Error| StorageError::Backend(error.to_string());
+            let sent = serde_json::to_string(&WireBatch::of(&statements)).map_err(wire)?;
+            let answer = self.serve(serde_json::from_str(&sent).map_err(wire)?).await;
+            let answered = serde_json::to_string(&answer).map_err(wire)?;
+            serde_json::from_str::<WireAnswer>(&answered).map_err(wire)?.into_results()
+        })
+    }
+}
+
+/// An error as SQLite words it, which `StorageError::from_message` reads back
+/// as the same error: what the object answers a rolled-back batch with.
+fn sqlite_message(error: &StorageError) -> String {
+    match error {
+        StorageError::Unique(what) => format!("UNIQUE constraint failed: {what}"),
+        StorageError::Check(what) => format!("CHECK constraint failed: {what}"),
+        StorageError::Aborted(what) => format!("refused:{what}"),
+        StorageError::Decode(what) | StorageError::Backend(what) => what.clone(),
     }
 }
 

@@ -169,11 +169,7 @@ fn the_schema_names_exactly_the_send_states_the_contract_declares() {
     // The triggers that keep a sealed send immutable, as first written and as
     // every later migration redefines them, name exactly the sealed states.
     let sealed: Vec<&str> = SendState::ALL.iter().filter(|state| state.is_sealed()).map(|state| state.name()).collect();
-    let mut migrations: Vec<_> = std::fs::read_dir(Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations"))
-        .unwrap()
-        .map(|entry| entry.unwrap().path())
-        .collect();
-    migrations.sort();
+    let migrations = crate::support::every_migration();
     let all = migrations.iter().map(|path| std::fs::read_to_string(path).unwrap()).collect::<Vec<_>>().join("\n");
     let guarded: Vec<Vec<&str>> =
         [listed_after(&all, "OLD.state IN ("), listed_after(&all, "NEW.state NOT IN (")].concat();

@@ -32,6 +32,7 @@ mod invariants;
 mod layers;
 mod live;
 mod mail;
+mod mailbox_storage;
 mod mcp;
 mod mcp_calls;
 mod mcp_catalogue;

@@ -679,10 +679,9 @@ fn removing_an_unexchanged_agent_clears_every_table_that_refers_to_agents() {
     // The upkeep's one batch deletes an agent row only after every row naming it:
     // a table added later that refers to agents, and is missed here, would fail
     // the whole upkeep on the foreign key. So the migrations are read for them.
-    let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
     let mut referring = Vec::new();
-    for entry in std::fs::read_dir(directory).unwrap().filter_map(Result::ok) {
-        let sql = std::fs::read_to_string(entry.path()).unwrap();
+    for migration in crate::support::d1_migrations() {
+        let sql = std::fs::read_to_string(migration).unwrap();
         for table in sql.split("CREATE TABLE ").skip(1) {
             let name = table.split([' ', '(']).next().unwrap().trim().to_string();
             let body = table.split(");").next().unwrap_or_default();

@@ -175,10 +175,9 @@ fn every_state_a_store_or_the_schema_names_is_one_its_vocabulary_has() {
     }
     assert!(compared >= 30, "the stores compare states with their names in {compared} places");
 
-    let migrations = Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations");
-    let schema: String = std::fs::read_dir(&migrations)
-        .unwrap()
-        .map(|entry| std::fs::read_to_string(entry.unwrap().path()).unwrap())
+    let schema: String = crate::support::every_migration()
+        .into_iter()
+        .map(|migration| std::fs::read_to_string(migration).unwrap())
         .collect::<Vec<_>>()
         .join("\n");
     let checked = |column: &str| -> Vec<Vec<String>> {

@@ -121,6 +121,7 @@ impl World {
     ) -> mailroom::core::node::Node<'a> {
         mailroom::core::node::Node {
             database,
+            mailboxes: &self.node.mailboxes,
             blobs: &self.node.blobs,
             mailer: &self.node.mailer,
             webhooks: &self.node.webhooks,
@@ -408,6 +409,28 @@ impl World {
 }
 
 /// Every `.rs` file under `directory`, however deep.
+/// D1's migrations (`migrations/*.sql`), in the order they apply.
+pub fn d1_migrations() -> Vec<std::path::PathBuf> {
+    sql_files(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations"))
+}
+
+/// Every schema the node keeps: D1's migrations, then a mailbox's own
+/// (`migrations/mailbox/*.sql`, decision 0040), each in the order it applies.
+pub fn every_migration() -> Vec<std::path::PathBuf> {
+    let mailbox = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("migrations/mailbox");
+    [d1_migrations(), sql_files(&mailbox)].concat()
+}
+
+fn sql_files(directory: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut files: Vec<_> = std::fs::read_dir(directory)
+        .unwrap()
+        .map(|entry| entry.unwrap().path())
+        .filter(|path| path.extension().is_some_and(|extension| extension == "sql"))
+        .collect();
+    files.sort();
+    files
+}
+
 pub fn rust_sources(directory: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     for entry in std::fs::read_dir(directory).unwrap().filter_map(Result::ok) {
