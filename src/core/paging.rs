@@ -111,6 +111,40 @@ pub fn cut_at_id<Row>(rows: &mut Vec<Row>, limit: i64, id: impl Fn(&Row) -> &str
     rows.last().map(|row| URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{}", id(row))))
 }
 
+/// Which way a list runs by its `(time, id)` positions.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Order {
+    NewestFirst,
+    OldestFirst,
+}
+
+/// Merges the pages several stores answered for one list (each mailbox's
+/// object, asked in parallel for `limit + 1` rows after the same cursor, in
+/// `order`) into the one page the caller sees, cut as `cut` cuts it. A
+/// position `(time, id)` is one order over every store (ids are unique), so
+/// the page's `next_cursor` continues every store at once: the next page asks
+/// each again after it, and no store's rows are skipped or repeated. A list
+/// in storage order (`cut_at_id`) has no such order across stores.
+pub fn merge<Row>(
+    pages: Vec<Vec<Row>>,
+    limit: i64,
+    order: Order,
+    position: impl Fn(&Row) -> (i64, &str),
+) -> (Vec<Row>, Option<String>) {
+    let mut rows: Vec<Row> = pages.into_iter().flatten().collect();
+    rows.sort_by(|one, other| {
+        let ascending = position(one).cmp(&position(other));
+        match order {
+            Order::OldestFirst => ascending,
+            Order::NewestFirst => ascending.reverse(),
+        }
+    });
+    // One row beyond the page says whether another page exists, as for one store.
+    rows.truncate(usize::try_from(limit).unwrap_or(0).saturating_add(1));
+    let next_cursor = cut(&mut rows, limit, position);
+    (rows, next_cursor)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -138,6 +172,44 @@ mod tests {
         assert_eq!(decode_id_cursor(&encode_cursor(42, RECEIPT), IdKind::Receipt), None, "and the other way round");
         assert_eq!(decode_id_cursor("nope", IdKind::Receipt), None);
         assert_eq!(cut_at_id(&mut rows, 2, |row| row), None, "no row beyond the page: the last page");
+    }
+
+    #[test]
+    fn pages_merged_from_several_stores_continue_every_store_without_a_gap_or_a_repeat() {
+        fn position(row: &(i64, String)) -> (i64, &str) {
+            (row.0, &row.1)
+        }
+        // Three mailboxes' rows, newest first; two share a time, told apart by id.
+        let stores: Vec<Vec<(i64, String)>> = vec![
+            vec![(90, "a1".into()), (60, "a2".into()), (30, "a3".into()), (10, "a4".into())],
+            vec![(80, "b1".into()), (60, "b2".into())],
+            vec![(70, "c1".into()), (20, "c2".into()), (5, "c3".into())],
+        ];
+        let after = |store: &[(i64, String)], cursor: Option<&(i64, String)>, limit: i64| -> Vec<(i64, String)> {
+            store
+                .iter()
+                .filter(|row| cursor.is_none_or(|(at, id)| (row.0, row.1.as_str()) < (*at, id.as_str())))
+                .take(usize::try_from(limit + 1).unwrap())
+                .cloned()
+                .collect()
+        };
+        let mut seen = Vec::new();
+        let mut cursor: Option<(i64, String)> = None;
+        loop {
+            let pages = stores.iter().map(|store| after(store, cursor.as_ref(), 2)).collect();
+            let (page, next) = merge(pages, 2, Order::NewestFirst, position);
+            assert!(page.len() <= 2);
+            seen.extend(page.iter().map(|row| row.1.clone()));
+            let Some(next) = next else { break };
+            let last = page.last().cloned().unwrap();
+            assert_eq!(next, encode_cursor(last.0, &last.1), "the cursor names the page's last row");
+            cursor = Some(last);
+        }
+        assert_eq!(seen, ["a1", "b1", "c1", "b2", "a2", "a3", "c2", "a4", "c3"]);
+
+        let oldest =
+            merge(vec![vec![(1, "x".to_string())], vec![(0, "y".to_string())]], 5, Order::OldestFirst, position);
+        assert_eq!(oldest, (vec![(0, "y".to_string()), (1, "x".to_string())], None));
     }
 
     #[test]
