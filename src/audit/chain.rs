@@ -59,6 +59,10 @@ const ENTRY_TAG_VERSION_3: &[u8] = b"mailroom.audit-entry.v3\n";
 pub(crate) const MAC_VERSION: i64 = 3;
 /// The tag of the keyed chain's links (the seals), made when an entry is sealed.
 const CHAIN_TAG: &[u8] = b"mailroom.audit-chain.v2\n";
+/// The tag of a mailbox segment's entries' own MACs, followed by the mailbox's id.
+const SEGMENT_ENTRY_TAG: &[u8] = b"mailroom.audit-segment-entry.v1\n";
+/// The tag of a mailbox segment's links, followed by the mailbox's id.
+const SEGMENT_CHAIN_TAG: &[u8] = b"mailroom.audit-segment-chain.v1\n";
 /// How many entries one verify call recomputes: enough for a screenful of history
 /// in one round trip, small enough to stay far inside a Worker's memory.
 pub const VERIFY_PAGE: i64 = 5_000;
@@ -67,6 +71,17 @@ pub const SEAL_BATCH: i64 = 256;
 /// The window refused attempts without a proven credential are counted in
 /// before they are folded into the chain as one entry.
 pub const ATTEMPT_WINDOW_MS: i64 = 15 * MINUTE_MS;
+
+/// Which chain an entry is in: the organisation's, in D1, or a mailbox's
+/// segment, in the mailbox's own database (decision 0040). A segment's MACs and
+/// seals also cover its mailbox's id, so an entry copied out of its segment,
+/// into D1's chain or another mailbox's, fails where it lands: the copy check
+/// compares MACs within one table and cannot see across databases.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChainOf<'a> {
+    Organisation,
+    Mailbox(&'a str),
+}
 
 /// The kind of an actor, derived from its id's prefix and never passed alongside.
 pub fn actor_kind(actor: Option<&str>) -> &'static str {
@@ -161,23 +176,34 @@ impl StoredEntry {
         serde_json::to_string(&fields).unwrap_or_default()
     }
 
-    /// The entry's own MAC under `key`, as `scheme` writes it.
-    pub(crate) fn own_mac(&self, key: &AuditKey, scheme: Scheme) -> String {
-        let tag = match scheme {
-            Scheme::KeyedWithNonce => ENTRY_TAG_VERSION_3,
-            Scheme::KeyedWithoutNonce | Scheme::Unkeyed => ENTRY_TAG_VERSION_2,
-        };
-        keyed(key, &[tag, self.canonical_json(false).as_bytes()])
+    /// The entry's own MAC under `key`, as `scheme` writes it, in the chain `of`.
+    pub(crate) fn own_mac(&self, key: &AuditKey, scheme: Scheme, of: ChainOf<'_>) -> String {
+        let canonical = self.canonical_json(false);
+        match of {
+            ChainOf::Mailbox(mailbox) => {
+                keyed(key, &[SEGMENT_ENTRY_TAG, mailbox.as_bytes(), b"\n", canonical.as_bytes()])
+            }
+            ChainOf::Organisation => {
+                let tag = match scheme {
+                    Scheme::KeyedWithNonce => ENTRY_TAG_VERSION_3,
+                    Scheme::KeyedWithoutNonce | Scheme::Unkeyed => ENTRY_TAG_VERSION_2,
+                };
+                keyed(key, &[tag, canonical.as_bytes()])
+            }
+        }
     }
 
-    /// The seal this entry makes after `prev_hash`, covering its place and its
-    /// MAC: keyed under its own key, or the unkeyed hash an entry from before
-    /// the chain was keyed was written with.
-    pub(crate) fn link(&self, prev_hash: &str, key: Option<&AuditKey>) -> String {
+    /// The seal this entry makes after `prev_hash` in the chain `of`, covering
+    /// its place and its MAC: keyed under its own key, or the unkeyed hash an
+    /// entry from before the chain was keyed was written with.
+    pub(crate) fn link(&self, prev_hash: &str, key: Option<&AuditKey>, of: ChainOf<'_>) -> String {
         let canonical = self.canonical_json(true);
-        match key {
-            Some(key) => keyed(key, &[CHAIN_TAG, prev_hash.as_bytes(), canonical.as_bytes()]),
-            None => {
+        match (key, of) {
+            (Some(key), ChainOf::Mailbox(mailbox)) => {
+                keyed(key, &[SEGMENT_CHAIN_TAG, mailbox.as_bytes(), b"\n", prev_hash.as_bytes(), canonical.as_bytes()])
+            }
+            (Some(key), ChainOf::Organisation) => keyed(key, &[CHAIN_TAG, prev_hash.as_bytes(), canonical.as_bytes()]),
+            (None, _) => {
                 let mut hasher = Sha256::new();
                 hasher.update(LEGACY_CHAIN_TAG);
                 hasher.update(prev_hash.as_bytes());
@@ -245,8 +271,9 @@ impl Ledger for AuditChain<'_> {
     }
 }
 
-/// The entry `record` describes, with `nonce`, before the database gives it its place.
-fn unplaced(key: &AuditKey, record: &AuditRecord, nonce: String) -> StoredEntry {
+/// The entry `record` describes, with `nonce`, in the chain `of`, before the
+/// database gives it its place.
+fn unplaced(key: &AuditKey, record: &AuditRecord, nonce: String, of: ChainOf<'_>) -> StoredEntry {
     let mut entry = StoredEntry {
         seq: 0,
         at: record.at,
@@ -266,14 +293,20 @@ fn unplaced(key: &AuditKey, record: &AuditRecord, nonce: String) -> StoredEntry 
         hash: None,
         copy_of: None,
     };
-    entry.mac = Some(entry.own_mac(key, Scheme::KeyedWithNonce));
+    entry.mac = Some(entry.own_mac(key, Scheme::KeyedWithNonce, of));
     entry
 }
 
 /// The insert that appends `record` to the chain, its `seq` one more than the
 /// last, assigned inside the batch it travels in. It is sealed later.
 pub fn append(key: &AuditKey, record: &AuditRecord, platform: &dyn Platform) -> Statement {
-    store::append_entry(placed(key, record, platform), MAC_VERSION)
+    store::append_entry(placed(key, record, platform, ChainOf::Organisation), MAC_VERSION)
+}
+
+/// The insert that appends `record` to the segment of `mailbox_id`, in that
+/// mailbox's own database, in the batch of the change it records.
+pub fn append_to_mailbox(key: &AuditKey, mailbox_id: &str, record: &AuditRecord, platform: &dyn Platform) -> Statement {
+    store::append_entry(placed(key, record, platform, ChainOf::Mailbox(mailbox_id)), MAC_VERSION)
 }
 
 /// `append`, unless the alarm `alarm_key` was already raised (`audit_alarms`):
@@ -284,12 +317,13 @@ pub(crate) fn append_unless_raised(
     platform: &dyn Platform,
     alarm_key: &str,
 ) -> Statement {
-    store::append_entry_unless_raised(placed(key, record, platform), MAC_VERSION, alarm_key)
+    store::append_entry_unless_raised(placed(key, record, platform, ChainOf::Organisation), MAC_VERSION, alarm_key)
 }
 
-/// The entry `record` describes, MAC'd with a fresh nonce, as the store writes it.
-fn placed(key: &AuditKey, record: &AuditRecord, platform: &dyn Platform) -> NewEntry {
-    let entry = unplaced(key, record, hex(&random_bytes::<16>(platform)));
+/// The entry `record` describes, MAC'd with a fresh nonce for the chain `of`,
+/// as the store writes it.
+fn placed(key: &AuditKey, record: &AuditRecord, platform: &dyn Platform, of: ChainOf<'_>) -> NewEntry {
+    let entry = unplaced(key, record, hex(&random_bytes::<16>(platform)), of);
     NewEntry {
         at: entry.at,
         actor: entry.actor,
@@ -343,7 +377,7 @@ mod tests {
 
     #[test]
     fn an_absent_field_is_left_out_of_what_is_hashed() {
-        let mut entry = unplaced(&config().audit_key, &record("sign_in"), "00".into());
+        let mut entry = unplaced(&config().audit_key, &record("sign_in"), "00".into(), ChainOf::Organisation);
         entry.actor = None;
         entry.key_id = None;
         entry.mac = None;
@@ -375,12 +409,12 @@ mod tests {
         let platform = FixedPlatform::at(0);
         let statement = append(&config.audit_key, &record("grant_relation"), &platform);
         assert!(statement.sql.contains("COALESCE(MAX(seq), 0) + 1"), "the database gives it its place");
-        let entry = unplaced(&config.audit_key, &record("grant_relation"), "00".into());
-        assert_eq!(entry.mac, Some(entry.own_mac(&config.audit_key, Scheme::KeyedWithNonce)));
+        let entry = unplaced(&config.audit_key, &record("grant_relation"), "00".into(), ChainOf::Organisation);
+        assert_eq!(entry.mac, Some(entry.own_mac(&config.audit_key, Scheme::KeyedWithNonce, ChainOf::Organisation)));
         let other = Config::new(b"session".to_vec(), b"another key".to_vec(), None);
         assert_ne!(
             entry.mac,
-            Some(entry.own_mac(&other.audit_key, Scheme::KeyedWithNonce)),
+            Some(entry.own_mac(&other.audit_key, Scheme::KeyedWithNonce, ChainOf::Organisation)),
             "another key makes another MAC"
         );
     }
@@ -396,12 +430,28 @@ mod tests {
         let second = append(&config.audit_key, &record("read_message_text"), &platform);
         assert_ne!(first.parameters[10], second.parameters[10], "the MACs");
         assert_ne!(first.parameters[11], second.parameters[11], "the nonces");
-        let version_2 = unplaced(&config.audit_key, &record("read_message_text"), "00".into());
+        let version_2 = unplaced(&config.audit_key, &record("read_message_text"), "00".into(), ChainOf::Organisation);
         assert_ne!(
-            version_2.own_mac(&config.audit_key, Scheme::KeyedWithoutNonce),
-            version_2.own_mac(&config.audit_key, Scheme::KeyedWithNonce),
+            version_2.own_mac(&config.audit_key, Scheme::KeyedWithoutNonce, ChainOf::Organisation),
+            version_2.own_mac(&config.audit_key, Scheme::KeyedWithNonce, ChainOf::Organisation),
             "the version is in the MAC's tag: an entry cannot be relabelled as written before nonces"
         );
+    }
+
+    #[test]
+    fn a_segment_entry_is_bound_to_its_mailbox() {
+        let key = &config().audit_key;
+        let entry = unplaced(key, &record("update_conversation"), "00".into(), ChainOf::Mailbox("mbx_1"));
+        let mac = entry.mac.clone().unwrap();
+        assert_eq!(mac, entry.own_mac(key, Scheme::KeyedWithNonce, ChainOf::Mailbox("mbx_1")));
+        for elsewhere in [ChainOf::Mailbox("mbx_2"), ChainOf::Organisation] {
+            assert_ne!(mac, entry.own_mac(key, Scheme::KeyedWithNonce, elsewhere), "its MAC fails in {elsewhere:?}");
+            assert_ne!(
+                entry.link(GENESIS_HASH, Some(key), ChainOf::Mailbox("mbx_1")),
+                entry.link(GENESIS_HASH, Some(key), elsewhere),
+                "and so does its seal"
+            );
+        }
     }
 
     #[test]

@@ -8,14 +8,18 @@
 
 use base64::Engine;
 use base64::engine::general_purpose::URL_SAFE_NO_PAD;
-use mailroom_contract::api::{AuditCheckpoint, AuditPage, AuditVerification, ChainFault, ChainHead};
+use mailroom_contract::api::{
+    AuditCheckpoint, AuditPage, AuditVerification, ChainFault, ChainHead, SegmentVerification,
+};
 
-use crate::audit::chain::{StoredEntry, VERIFY_PAGE};
+use crate::audit::alarm::{CHAIN_BROKEN, TellAdministrators, alarm, alarm_detail};
+use crate::audit::chain::{ChainOf, StoredEntry, VERIFY_PAGE};
 use crate::audit::checkpoints::{
     Lagging, Recorded, checkpoint, keep_in_object_store, latest_checkpoint, latest_recorded, reconcile, record,
     record_missing,
 };
-use crate::audit::upkeep::{CHAIN_BROKEN, TellAdministrators, alarm, alarm_detail, start_from};
+use crate::audit::segments;
+use crate::audit::upkeep::start_from;
 use crate::audit::walk::{Anchor, Failure, Walk, walk};
 use crate::audit::witness::tell_witnesses;
 use crate::core::context::Context;
@@ -102,10 +106,14 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
 /// `after_seq`, and compares the chain with the latest checkpoint's two records.
 pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let after = context.whole_number("after_seq")?.unwrap_or(0);
+    if let Some(mailbox_id) = context.query("mailbox_id").map(str::to_string) {
+        return verify_one_segment(context, &mailbox_id, after).await;
+    }
     let anchor = store::entry_at(after);
     let page = store::entries_after(after, VERIFY_PAGE);
     let ends = store::chain_ends();
-    let [anchor, page, ends, recorded] = context.read_array([anchor, page, ends, latest_recorded()]).await?;
+    let [anchor, page, ends, recorded, anchors] =
+        context.read_array([anchor, page, ends, latest_recorded(), segments::anchors_statement()]).await?;
     let anchor: Vec<StoredEntry> = anchor.decode_all().map_err(|error| context.internal(error))?;
     let entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
     let recorded = Recorded::read(&recorded).map_err(|error| context.internal(error))?;
@@ -117,7 +125,69 @@ pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal
     };
     let kept = latest_checkpoint(context.node()).await.map_err(|error| context.internal(error))?;
     let ends = Ends { last_seq, head, checkpoint: kept, database_checkpoint: recorded.checkpoint };
-    Ok(context.json(&verify(context.config(), after, anchor.first(), &entries, ends)))
+    let mut verification = verify(context.config(), after, anchor.first(), &entries, ends);
+    let anchors = segments::read_anchors(&anchors).map_err(|error| context.internal(error))?;
+    if !anchors.is_empty() {
+        let checks = segments::check_from_anchors(context.node(), anchors, false).await;
+        // The mailboxes' databases are asked at once: one round trip's time.
+        context.count_round_trips_elsewhere(1);
+        for (mailbox_id, anchored, check, _) in checks {
+            let check = check.map_err(|error| context.internal(error))?;
+            verification.segments.push(SegmentVerification {
+                mailbox_id,
+                intact: check.failure.is_none(),
+                anchored,
+                head: check.head,
+                checked: check.checked,
+                awaiting_seal: check.awaiting_seal,
+                fault: check.failure.as_ref().map(|failure| failure.fault),
+                problem: check.failure.map(|failure| failure.problem),
+            });
+        }
+    }
+    // A segment that fails makes the whole record not intact, said in its words.
+    if verification.intact
+        && let Some(broken) = verification.segments.iter().find(|segment| !segment.intact)
+    {
+        verification.intact = false;
+        verification.fault = broken.fault;
+        verification.problem = broken.problem.clone();
+    }
+    Ok(context.json(&verification))
+}
+
+/// `GET /api/audit/verify?mailbox_id=…`: the mailbox's segment walked a page
+/// at a time from its start (or `after`), held to the head the organisation's
+/// chain last anchored for it.
+async fn verify_one_segment(context: &mut Context<'_>, mailbox_id: &str, after: i64) -> Result<Response, Refusal> {
+    let [anchor] = context.read_array([segments::anchor_statement(mailbox_id)]).await?;
+    let anchors = segments::read_anchors(&anchor).map_err(|error| context.internal(error))?;
+    let Some((mailbox_id, anchored)) = anchors.into_iter().next() else {
+        return Err(RequestError::InvalidQueryParameter {
+            name: "mailbox_id".into(),
+            expected: "the id of one of the node's mailboxes (`mbx_…`)".into(),
+        }
+        .into());
+    };
+    let database = context.node().mailboxes.of(&mailbox_id);
+    let check = segments::verify_segment(&*database, context.config(), &mailbox_id, after, anchored.as_ref())
+        .await
+        .map_err(|error| context.internal(error))?;
+    context.count_round_trips_elsewhere(1);
+    Ok(context.json(&AuditVerification {
+        intact: check.failure.is_none(),
+        checked: check.checked,
+        first_bad_seq: check.failure.as_ref().and_then(|failure| failure.seq),
+        fault: check.failure.as_ref().map(|failure| failure.fault),
+        problem: check.failure.map(|failure| failure.problem),
+        verified_through: check.verified_through,
+        next_after_seq: check.next_after_seq,
+        head: check.head,
+        awaiting_seal: check.awaiting_seal,
+        checkpoint: None,
+        database_checkpoint: None,
+        segments: Vec::new(),
+    }))
 }
 
 /// What verification compares the chain with, besides itself.
@@ -154,6 +224,7 @@ pub(crate) fn verify(
         awaiting_seal: 0,
         checkpoint: checkpoint.clone(),
         database_checkpoint: database_checkpoint.clone(),
+        segments: Vec::new(),
     };
     let failed = |mut verification: AuditVerification, failure: Failure| {
         verification.intact = false;
@@ -181,8 +252,12 @@ pub(crate) fn verify(
             return failed(verification, failure);
         }
     };
-    let walked =
-        walk(config, &start, entries, Walk { seal: false, reference: agreed.reference.as_ref(), witness: None });
+    let walked = walk(
+        config,
+        &start,
+        entries,
+        Walk { seal: false, reference: agreed.reference.as_ref(), witness: None, of: ChainOf::Organisation },
+    );
     verification.checked = walked.checked;
     verification.verified_through = walked.verified_through;
     verification.awaiting_seal = walked.awaiting_seal;
@@ -246,8 +321,12 @@ pub async fn write_checkpoint(context: &mut Context<'_>, tell: TellAdministrator
     };
     let rest = entries.get(skip..).unwrap_or_default();
     let witness = recorded.checkpoint.as_ref().and_then(|recorded| recorded.witness.clone());
-    let walked =
-        walk(context.config(), &start, rest, Walk { seal: true, reference: agreed.reference.as_ref(), witness });
+    let walked = walk(
+        context.config(),
+        &start,
+        rest,
+        Walk { seal: true, reference: agreed.reference.as_ref(), witness, of: ChainOf::Organisation },
+    );
     if let Some(failure) = walked.failure {
         return Err(refused_with_alarm(context, failure, tell));
     }

@@ -9,7 +9,7 @@
 use mailroom_contract::api::ChainHead;
 
 use super::store;
-use crate::audit::chain::{SEAL_BATCH, StoredEntry};
+use crate::audit::chain::{ChainOf, SEAL_BATCH, StoredEntry};
 use crate::audit::walk::{self, Anchor, Walk};
 use crate::core::node::Config;
 use crate::core::storage::{Database, QueryResult, Statement, StorageError};
@@ -40,10 +40,11 @@ fn seals(
     config: &Config,
     last_sealed: &QueryResult,
     waiting: &QueryResult,
+    of: ChainOf<'_>,
 ) -> Result<(Vec<Statement>, Sealing), StorageError> {
     let anchor = match last_sealed.decode_all::<StoredEntry>()?.first() {
-        None => Anchor::genesis(),
-        Some(last) => match Anchor::verified(config, last) {
+        None => Anchor::genesis_of(of),
+        Some(last) => match Anchor::verified_in(config, last, of) {
             Ok(anchor) => anchor,
             Err(failure) => {
                 let head = last.hash.clone().map(|hash| ChainHead { seq: last.seq, hash });
@@ -52,7 +53,7 @@ fn seals(
         },
     };
     let entries: Vec<StoredEntry> = waiting.decode_all()?;
-    let walked = walk::walk(config, &anchor, &entries, Walk { seal: true, reference: None, witness: None });
+    let walked = walk::walk(config, &anchor, &entries, Walk { seal: true, reference: None, witness: None, of });
     let more = walked.failure.is_none() && entries.len() as i64 == SEAL_BATCH;
     let sealing = Sealing {
         head: walked.head,
@@ -63,15 +64,22 @@ fn seals(
     Ok((walked.seals, sealing))
 }
 
-/// One pass of the sealer over `database`: reads the waiting entries (one round
-/// trip) and seals those that verify (one more, when there are any).
+/// One pass of the sealer over the organisation's chain in `database`: reads
+/// the waiting entries (one round trip) and seals those that verify (one more,
+/// when there are any).
 pub async fn seal(database: &dyn Database, config: &Config) -> Result<Sealing, StorageError> {
+    seal_chain(database, config, ChainOf::Organisation).await
+}
+
+/// `seal`, for the chain `of` kept in `database`: D1's, or a mailbox's
+/// segment in that mailbox's own database.
+pub async fn seal_chain(database: &dyn Database, config: &Config, of: ChainOf<'_>) -> Result<Sealing, StorageError> {
     let [last_sealed, waiting]: [QueryResult; 2] = database
         .execute(seal_work().into())
         .await?
         .try_into()
         .map_err(|_| StorageError::Backend("the sealer's read answered the wrong number of results".into()))?;
-    let (updates, sealing) = seals(config, &last_sealed, &waiting)?;
+    let (updates, sealing) = seals(config, &last_sealed, &waiting, of)?;
     if !updates.is_empty() {
         database.execute(updates).await?;
     }

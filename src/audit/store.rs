@@ -220,3 +220,23 @@ pub(super) fn witness_told(number: i64, witnessed_at: Option<i64>, witness_error
         .bind(witnessed_at)
         .bind(witness_error)
 }
+
+/// Every mailbox (or only `only`: no row when there is no such mailbox), with
+/// the head the organisation's chain last anchored for its segment (the
+/// detail of its latest `action` entry, or NULL): what the upkeep anchors
+/// from and verification holds segments to. The partial index
+/// `audit_entries_segment_anchors` (migration 0030) is on exactly this
+/// condition, written as a literal so the planner can use it.
+pub(super) fn segment_anchors(action: &'static str, only: Option<&str>) -> Statement {
+    let statement = Statement::new(format!(
+        "SELECT m.id AS mailbox_id, \
+                (SELECT a.detail FROM audit_entries a WHERE a.action = '{action}' AND a.object = m.id \
+                 ORDER BY a.seq DESC LIMIT 1) AS anchored \
+         FROM mailboxes m {} ORDER BY m.id",
+        if only.is_some() { "WHERE m.id = ?1" } else { "" }
+    ));
+    match only {
+        Some(mailbox_id) => statement.bind(mailbox_id),
+        None => statement,
+    }
+}

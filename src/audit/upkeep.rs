@@ -1,10 +1,13 @@
-//! The chain's scheduled upkeep (every five minutes) and its alarm: seal what is
+//! The chain's scheduled upkeep (every five minutes): seal what is
 //! waiting, fold the closed windows of refused attempts into one entry each,
 //! then verify the chain from the latest checkpoint to its head and write the
 //! next checkpoint, in D1 and in R2, and send it to the witness. When the chain
 //! does not verify, or the two records of the latest checkpoint disagree,
-//! nothing is signed and the alarm is raised: an entry in the chain and a
-//! notification to administrators, once per fault (decision 0027).
+//! nothing is signed and the alarm is raised (`alarm`): an entry in the chain
+//! and a notification to administrators, once per fault (decision 0027).
+//!
+//! Every mailbox's segment of the chain is anchored first (`segments`), so the
+//! anchors are sealed and checkpointed in the same run.
 //!
 //! Bounded: a run walks at most `UPKEEP_PAGES` pages of `VERIFY_PAGE` entries
 //! from the latest checkpoint. A longer stretch is checkpointed where the walk
@@ -18,17 +21,18 @@
 use mailroom_contract::api::AuditCheckpoint;
 
 use super::store;
-use crate::audit::chain::{ATTEMPT_WINDOW_MS, StoredEntry, VERIFY_PAGE, append, append_unless_raised};
+use crate::audit::alarm::{TellAdministrators, raise_alarm};
+use crate::audit::chain::{ATTEMPT_WINDOW_MS, ChainOf, StoredEntry, VERIFY_PAGE, append};
 use crate::audit::checkpoints::{
     Agreed, Lagging, Recorded, checkpoint, keep_in_object_store, latest_checkpoint, latest_recorded, reconcile, record,
     record_missing,
 };
 use crate::audit::seal::seal;
+use crate::audit::segments::anchor_segments;
 use crate::audit::walk::{Anchor, Failure, Walk, Walked, walk};
 use crate::audit::witness::tell_witnesses;
 use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
-use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement, StorageError};
 use crate::core::time::{DAY_MS, rfc3339};
 
@@ -38,63 +42,6 @@ pub const UPKEEP_PAGES: usize = 4;
 /// did not move.
 pub const WITNESS_HEARTBEAT_MS: i64 = DAY_MS;
 
-/// How administrators are told that the chain failed: a statement for the
-/// batch that raises the alarm, written by the notifications domain, a floor
-/// above, which the dispatcher hands in. It must write at most once per
-/// `Failure::alarm_key`.
-pub type TellAdministrators = fn(&Failure, &dyn Platform) -> Statement;
-
-/// The action an alarm's entry is recorded under: the checkpoint it refused.
-const CHECKPOINT_ACTION: &str = "write_audit_checkpoint";
-/// The refusal code an alarm is recorded and answered with.
-pub const CHAIN_BROKEN: &str = "audit_chain_broken";
-
-/// The statements that raise `failure`'s alarm once: the notification, and the
-/// key that marks it raised. The entry is the caller's: a route's own refused
-/// entry, or the upkeep's (`raise_alarm`).
-pub(crate) fn alarm(failure: &Failure, tell: TellAdministrators, platform: &dyn Platform) -> Vec<Statement> {
-    vec![tell(failure, platform), store::raise_alarm(failure.alarm_key(), platform.now_ms())]
-}
-
-/// What the alarm's entry says of `failure`.
-pub(crate) fn alarm_detail(failure: &Failure) -> serde_json::Value {
-    serde_json::json!({
-        "fault": failure.fault.name(),
-        "first_bad_seq": failure.seq,
-        "problem": failure.sentence(),
-    })
-}
-
-/// Raises `failure`'s alarm from the upkeep: its entry (once), the
-/// notification and the key, in one batch.
-async fn raise_alarm(
-    work: &Background<'_>,
-    failure: &Failure,
-    tell: TellAdministrators,
-) -> Result<(), BackgroundError> {
-    let node = work.node();
-    node.platform.log(&format!("the audit chain does not verify; nothing was signed: {}", failure.sentence()));
-    let mut detail = alarm_detail(failure);
-    if let Some(map) = detail.as_object_mut() {
-        map.insert("code".into(), CHAIN_BROKEN.into());
-    }
-    let record = AuditRecord {
-        at: node.platform.now_ms(),
-        actor: None,
-        delegator: None,
-        surface: None,
-        action: CHECKPOINT_ACTION.into(),
-        object: failure.seq.map(|seq| seq.to_string()),
-        outcome: "refused",
-        detail: Some(detail.to_string()),
-        topic: None,
-    };
-    // The entry first: it is written only while the key is still absent.
-    let mut batch = vec![append_unless_raised(&node.config.audit_key, &record, node.platform, &failure.alarm_key())];
-    batch.extend(alarm(failure, tell, node.platform));
-    work.run(batch).await.map(|_| ())
-}
-
 /// The scheduled upkeep of the chain. Answers the latest checkpoint, or none
 /// when the alarm was raised instead.
 pub async fn maintain(
@@ -103,6 +50,9 @@ pub async fn maintain(
 ) -> Result<Option<AuditCheckpoint>, BackgroundError> {
     let node = work.node();
     let now_ms = node.platform.now_ms();
+    // The mailboxes' segments first: their anchors are entries of this chain,
+    // sealed and checkpointed below with the rest.
+    anchor_segments(work, tell).await?;
     seal_all(work).await?;
     if fold_attempts(work, now_ms).await? {
         seal_all(work).await?;
@@ -258,7 +208,12 @@ async fn walk_forward(
             },
         };
         let rest = entries.get(skip..).unwrap_or_default();
-        let walked = walk(node.config, &start, rest, Walk { seal: false, reference: None, witness: witness.clone() });
+        let walked = walk(
+            node.config,
+            &start,
+            rest,
+            Walk { seal: false, reference: None, witness: witness.clone(), of: ChainOf::Organisation },
+        );
         if let Some(failure) = walked.failure {
             return Ok(Err(failure));
         }

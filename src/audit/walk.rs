@@ -14,7 +14,7 @@
 use mailroom_contract::api::{AuditCheckpoint, ChainFault, ChainHead};
 use serde_json::Value as Json;
 
-use crate::audit::chain::{GENESIS_HASH, Scheme, StoredEntry, same};
+use crate::audit::chain::{ChainOf, GENESIS_HASH, Scheme, StoredEntry, same};
 use crate::core::node::Config;
 use crate::core::storage::Statement;
 
@@ -35,15 +35,34 @@ impl Anchor {
         Anchor { seq: 0, hash: GENESIS_HASH.to_string(), scheme: Scheme::Unkeyed }
     }
 
+    /// Before the first entry of the chain `of`. A mailbox's segment began
+    /// after entries were keyed and carried nonces, so none of its entries may
+    /// claim an older kind.
+    pub fn genesis_of(of: ChainOf<'_>) -> Anchor {
+        match of {
+            ChainOf::Organisation => Anchor::genesis(),
+            ChainOf::Mailbox(_) => Anchor { scheme: Scheme::KeyedWithNonce, ..Anchor::genesis() },
+        }
+    }
+
     /// After `entry`, once it is shown to be what it says: its MAC and its seal
     /// (from its stored `prev_hash`) verify, so the kind it claims, which no
     /// later entry may be older than, is its own. Trusting a stored kind would
     /// let a rewriter relabel the anchor as older and the entries after it too.
     pub fn verified(config: &Config, entry: &StoredEntry) -> Result<Anchor, Failure> {
-        let before =
-            Anchor { seq: entry.seq - 1, hash: entry.prev_hash.clone().unwrap_or_default(), scheme: Scheme::Unkeyed };
-        let walked =
-            walk(config, &before, std::slice::from_ref(entry), Walk { seal: false, reference: None, witness: None });
+        Anchor::verified_in(config, entry, ChainOf::Organisation)
+    }
+
+    /// `verified`, for an entry of the chain `of`.
+    pub fn verified_in(config: &Config, entry: &StoredEntry, of: ChainOf<'_>) -> Result<Anchor, Failure> {
+        let oldest = Anchor::genesis_of(of).scheme;
+        let before = Anchor { seq: entry.seq - 1, hash: entry.prev_hash.clone().unwrap_or_default(), scheme: oldest };
+        let walked = walk(
+            config,
+            &before,
+            std::slice::from_ref(entry),
+            Walk { seal: false, reference: None, witness: None, of },
+        );
         if let Some(failure) = walked.failure {
             return Err(failure);
         }
@@ -64,6 +83,8 @@ pub(crate) struct Walk<'a> {
     /// The witness in force at the anchor, followed through the entries that
     /// change it.
     pub witness: Option<String>,
+    /// The chain walked.
+    pub of: ChainOf<'a>,
 }
 
 /// What verification found wrong: where, of what kind, in words, and what it
@@ -128,7 +149,7 @@ pub(crate) fn walk(config: &Config, anchor: &Anchor, entries: &[StoredEntry], ho
     let mut waiting_seen = false;
     // Each entry is expected one after the last: the first that is not names a gap.
     for (expected_seq, entry) in (anchor.seq + 1..).zip(entries) {
-        let checked = check(config, entry, expected_seq, oldest_allowed);
+        let checked = check(config, entry, expected_seq, oldest_allowed, how.of);
         let (scheme, key) = match checked {
             Ok(checked) => checked,
             Err(failure) => {
@@ -144,7 +165,7 @@ pub(crate) fn walk(config: &Config, anchor: &Anchor, entries: &[StoredEntry], ho
                 "it claims to predate the keyed chain, which it follows: it was rewritten",
             )),
             (None, None) if how.seal && !waiting_seen => {
-                let hash = entry.link(&previous_hash, key);
+                let hash = entry.link(&previous_hash, key, how.of);
                 walked.seals.push(store::seal_entry(entry.seq, &previous_hash, &hash));
                 Ok(Some(hash))
             }
@@ -160,7 +181,7 @@ pub(crate) fn walk(config: &Config, anchor: &Anchor, entries: &[StoredEntry], ho
             (Some(prev_hash), Some(hash)) => {
                 if !same(prev_hash, &previous_hash) {
                     Err(Failure::at_entry(entry.seq, ChainFault::Link, "it does not link to the entry before it"))
-                } else if !same(hash, &entry.link(prev_hash, key)) {
+                } else if !same(hash, &entry.link(prev_hash, key, how.of)) {
                     Err(Failure::at_entry(
                         entry.seq,
                         ChainFault::Link,
@@ -217,6 +238,7 @@ fn check<'config>(
     entry: &StoredEntry,
     expected_seq: i64,
     oldest_allowed: Scheme,
+    of: ChainOf<'_>,
 ) -> Result<(Scheme, Option<&'config crate::core::node::AuditKey>), Failure> {
     if entry.seq != expected_seq {
         return Err(Failure::at_entry(
@@ -253,7 +275,7 @@ fn check<'config>(
         },
     };
     if let Some(key) = key
-        && !entry.mac.as_deref().is_some_and(|mac| same(mac, &entry.own_mac(key, scheme)))
+        && !entry.mac.as_deref().is_some_and(|mac| same(mac, &entry.own_mac(key, scheme, of)))
     {
         return fail(ChainFault::EntryMac, "its contents do not match its MAC: it was altered or forged");
     }

@@ -5,7 +5,7 @@
 //! request's commit uses), and answers a typed `BackgroundError` rather than
 //! text, so the schedule can say which part failed.
 
-use std::cell::RefCell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 
 use super::bindings::BlobError;
@@ -73,6 +73,8 @@ pub struct Background<'node> {
     /// Changes no entry records (a reminder falling due in a feed), told to
     /// listeners once the next batch commits, as `appended`.
     told: RefCell<Vec<Event>>,
+    /// Round trips to databases other than D1 (`count_elsewhere`).
+    elsewhere: Cell<u32>,
 }
 
 impl<'node> Background<'node> {
@@ -83,6 +85,7 @@ impl<'node> Background<'node> {
             database: Counted::new(node.database),
             appended: RefCell::default(),
             told: RefCell::default(),
+            elsewhere: Cell::new(0),
         }
     }
 
@@ -157,8 +160,13 @@ impl<'node> Background<'node> {
         &self.database
     }
 
-    /// Round trips so far.
+    /// Counts `round_trips` the job made to another database (a mailbox's).
+    pub fn count_elsewhere(&self, round_trips: u32) {
+        self.elsewhere.set(self.elsewhere.get() + round_trips);
+    }
+
+    /// Round trips so far, to D1 and to any other database.
     pub fn round_trips(&self) -> u32 {
-        self.database.round_trips()
+        self.database.round_trips() + self.elsewhere.get()
     }
 }

@@ -38,10 +38,16 @@ pub struct MailboxMigration {
 /// Every migration of a mailbox's database, in the order they apply: the
 /// files of `migrations/mailbox/`, each named once (a test holds this list to
 /// the directory).
-pub const MAILBOX_MIGRATIONS: &[MailboxMigration] = &[MailboxMigration {
-    name: "0001_write_guards.sql",
-    sql: include_str!("../../migrations/mailbox/0001_write_guards.sql"),
-}];
+pub const MAILBOX_MIGRATIONS: &[MailboxMigration] = &[
+    MailboxMigration {
+        name: "0001_write_guards.sql",
+        sql: include_str!("../../migrations/mailbox/0001_write_guards.sql"),
+    },
+    MailboxMigration {
+        name: "0002_audit_segment.sql",
+        sql: include_str!("../../migrations/mailbox/0002_audit_segment.sql"),
+    },
+];
 
 /// The table a mailbox's database records its applied migrations in.
 pub const SCHEMA_TABLE: &str =

@@ -3,7 +3,8 @@
 // where it happened, and a truncated tail found against the checkpoint the
 // scheduled upkeep keeps in R2; a copy of a real entry never sealed nor signed
 // over, with administrators told; a tail cut with R2's checkpoints still found
-// against D1's record; and each checkpoint posted, signed, to the witness.
+// against D1's record; each checkpoint posted, signed, to the witness; and the
+// mailboxes' segments reached in their own objects by the same upkeep.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHmac } from "node:crypto";
@@ -110,8 +111,23 @@ test("the scheduled upkeep keeps a signed checkpoint outside D1, and a tail trun
   nodes.push(node);
   ({ call, token, admin } = await setUp(node));
   for (const name of ["One", "Two", "Three"]) await call("POST", "/api/teams", { token, body: { name } });
+  // Each mailbox's segment of the chain is kept in the mailbox's own Durable
+  // Object (decision 0040): verification reaches every one, on workerd.
+  const mailboxes = [];
+  for (const address of ["support@mailroom.test", "sales@mailroom.test"]) {
+    const made = await call("POST", "/api/mailboxes", { token, body: { address, display_name: "Desk" } });
+    assert.equal(made.status, 201, made.text);
+    mailboxes.push(made.body.id);
+  }
   await node.scheduled();
   let verification = await verifiedWhenSealed();
+  assert.deepEqual(
+    verification.segments.map(({ mailbox_id, intact, checked, anchored }) => ({ mailbox_id, intact, checked, anchored })),
+    mailboxes.sort().map((mailbox_id) => ({ mailbox_id, intact: true, checked: 0, anchored: null })),
+  );
+  const segment = await call("GET", `/api/audit/verify?mailbox_id=${mailboxes[0]}`, { token });
+  assert.equal(segment.status, 200, segment.text);
+  assert.equal(segment.body.intact, true, segment.text);
   assert.equal(verification.intact, true, JSON.stringify(verification));
   assert.ok(verification.checkpoint, "a checkpoint was kept in R2");
   assert.equal(verification.checkpoint.seq, verification.head.seq);

@@ -652,7 +652,13 @@ fn each_scheduled_job_stays_within_its_round_trips() {
     // eDiscovery: the oldest building export, none.
     assert_eq!(idle(Job::BuildExports), 1);
     // The upkeep, one each: forgetting what ended, the originals owed, the
-    // sealer's look, the closed windows of attempts, the checkpoint's D1
-    // record, a page of the walk, and the checkpoint written.
-    assert_eq!(idle(Job::Upkeep), 7);
+    // mailboxes' segments to anchor, the sealer's look, the closed windows of
+    // attempts, the checkpoint's D1 record, a page of the walk, and the
+    // checkpoint written.
+    assert_eq!(idle(Job::Upkeep), 8);
+    // Each mailbox adds two, to its own database: its segment's sealer's look
+    // and its walk (eight mailboxes are asked at once).
+    world.mailbox("support@mailroom.test");
+    world.mailbox("sales@mailroom.test");
+    assert_eq!(idle(Job::Upkeep), 8 + 2 * 2);
 }

@@ -118,6 +118,7 @@ vocabulary! {
         CheckpointSignature = "checkpoint_signature": "A checkpoint, in D1 or in the object store, was not signed by an audit key this node holds.";
         CheckpointDisagreement = "checkpoint_disagreement": "D1 and the object store hold different checkpoints under the same number, or a newer one records an older head.";
         RolledBackAgainstD1 = "rolled_back_against_d1": "The object store's latest checkpoint is missing or older than the checkpoint D1 records: the object store's checkpoints were deleted or rolled back.";
+        SegmentRewritten = "segment_rewritten": "A mailbox's segment of the chain, kept in the mailbox's own database, no longer holds the head the organisation's chain anchored for it: its newest entries were deleted, or its history up to that head was rewritten.";
         RolledBackAgainstR2 = "rolled_back_against_r2": "D1's checkpoint record is missing or older than the object store's latest checkpoint (by more than the one a checkpoint being written explains): D1's record was rolled back.";
     }
 }
@@ -153,6 +154,35 @@ pub struct AuditVerification {
     /// (`checkpoint`) or one apart while a checkpoint is being written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_checkpoint: Option<AuditCheckpoint>,
+    /// Each mailbox's segment of the chain, checked from the head the
+    /// organisation's chain last anchored for it: whether it still holds that
+    /// head and every entry written since verifies. One that fails makes
+    /// `intact` false with its `fault` and `problem`, which name the mailbox.
+    /// Empty when the answer is a segment's own (`mailbox_id`).
+    #[serde(default)]
+    pub segments: Vec<SegmentVerification>,
+}
+
+/// One mailbox's segment of the audit chain, checked from its anchored head.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct SegmentVerification {
+    /// The mailbox whose segment this is.
+    pub mailbox_id: String,
+    /// Whether the segment holds its anchored head and every entry after it verifies.
+    pub intact: bool,
+    /// The head the organisation's chain last anchored for the segment, if any.
+    pub anchored: Option<ChainHead>,
+    /// The segment's last sealed entry, as far as the check went.
+    pub head: Option<ChainHead>,
+    /// Entries checked after the anchored head.
+    pub checked: i64,
+    /// Entries written but not yet sealed.
+    pub awaiting_seal: i64,
+    /// What kind of failure `problem` describes; absent when intact.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fault: Option<ChainFault>,
+    /// What is wrong, naming the entry of the segment; absent when intact.
+    pub problem: Option<String>,
 }
 
 /// Who witnesses the chain from outside the account: set by an administrator.

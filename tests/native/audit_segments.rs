@@ -1,0 +1,255 @@
+//! Each mailbox's segment of the audit chain (decision 0040): entries written
+//! in the mailbox's own database, sealed there by the upkeep and anchored in
+//! the organisation's chain; and the attacker's next moves against them
+//! (altering, deleting, rolling back, copying an entry into another segment
+//! or into D1's chain), each found and told once.
+
+use mailroom::audit::chain::append_to_mailbox;
+use mailroom::audit::segments::ANCHOR_ACTION;
+use mailroom::core::context::ports::AuditRecord;
+use mailroom::core::mailbox_storage::MailboxStorage;
+use mailroom::core::platform::Platform;
+use serde_json::Value;
+
+use crate::support::{World, assert_refused, body};
+
+/// Records `action` in `mailbox`'s segment, as a change of its mail will.
+fn write_in_segment(world: &World, mailbox: &str, action: &str) {
+    let record = AuditRecord {
+        at: world.node.platform.now_ms(),
+        actor: Some(world.admin_id.clone()),
+        delegator: None,
+        surface: Some("rest"),
+        action: action.into(),
+        object: Some(mailbox.into()),
+        outcome: "ok",
+        detail: None,
+        topic: None,
+    };
+    let statement = append_to_mailbox(&world.node.config.audit_key, mailbox, &record, &world.node.platform);
+    world.node.run(world.node.mailboxes.of(mailbox).execute(vec![statement])).unwrap();
+}
+
+fn segment_sql(world: &World, mailbox: &str, sql: &str) {
+    world.node.mailboxes.database(mailbox).unwrap().database.tamper(sql);
+}
+
+fn anchors(world: &World, mailbox: &str) -> Vec<Value> {
+    world
+        .audit()
+        .into_iter()
+        .filter(|entry| entry["action"] == ANCHOR_ACTION && entry["object"] == mailbox)
+        .map(|entry| entry["detail"].clone())
+        .collect()
+}
+
+/// The segment alarms raised so far: their entries' details.
+fn alarms(world: &World) -> Vec<Value> {
+    world
+        .audit()
+        .into_iter()
+        .filter(|entry| entry["action"] == "write_audit_checkpoint" && entry["outcome"] == "refused")
+        .map(|entry| entry["detail"].clone())
+        .collect()
+}
+
+fn world_with_two_mailboxes() -> (World, String, String) {
+    let world = World::new();
+    let support = world.mailbox("support@example.com");
+    let sales = world.mailbox("sales@example.com");
+    (world, support, sales)
+}
+
+#[test]
+fn a_segment_is_sealed_and_its_head_anchored_in_the_organisations_chain_only_when_it_moved() {
+    let (world, support, sales) = world_with_two_mailboxes();
+    world.node.maintain().expect("a checkpoint");
+    assert!(anchors(&world, &support).is_empty(), "an empty segment is not anchored");
+
+    write_in_segment(&world, &support, "update_conversation");
+    write_in_segment(&world, &support, "label_conversation");
+    world.node.maintain().expect("a checkpoint");
+    let database = world.node.mailboxes.database(&support).unwrap();
+    assert_eq!(database.database.count("SELECT COUNT(*) FROM audit_entries WHERE hash IS NULL"), 0, "sealed");
+    let head = database.database.peek("SELECT hash FROM audit_entries WHERE seq = 2").unwrap();
+    assert_eq!(anchors(&world, &support), [serde_json::json!({ "seq": 2, "hash": head })]);
+    assert!(anchors(&world, &sales).is_empty());
+    // The anchor is an entry like any other: keyed, sealed, checkpointed.
+    let verification = world.verify();
+    assert_eq!(verification["intact"], true, "{verification}");
+    // Verification checks every segment from its anchored head.
+    let segments = verification["segments"].as_array().unwrap();
+    let of = |mailbox: &str| segments.iter().find(|segment| segment["mailbox_id"] == mailbox).unwrap().clone();
+    assert_eq!(of(&support)["anchored"], serde_json::json!({ "seq": 2, "hash": head }));
+    assert_eq!((of(&support)["intact"].clone(), of(&support)["checked"].clone()), (true.into(), 0.into()));
+    assert_eq!((of(&sales)["anchored"].clone(), of(&sales)["intact"].clone()), (Value::Null, true.into()));
+
+    world.node.maintain().expect("a checkpoint");
+    assert_eq!(anchors(&world, &support).len(), 1, "the head did not move: no second anchor");
+    write_in_segment(&world, &support, "assign_conversation");
+    world.node.maintain().expect("a checkpoint");
+    assert_eq!(anchors(&world, &support).last().unwrap()["seq"], 3);
+    assert!(alarms(&world).is_empty());
+}
+
+#[test]
+fn an_entry_altered_after_the_anchor_is_found_and_told_once_and_not_anchored() {
+    let (world, support, _) = world_with_two_mailboxes();
+    write_in_segment(&world, &support, "update_conversation");
+    world.node.maintain();
+    write_in_segment(&world, &support, "label_conversation");
+    segment_sql(&world, &support, "UPDATE audit_entries SET action = 'nothing_happened' WHERE seq = 2");
+
+    assert!(world.node.maintain().is_some(), "the organisation's chain is still checkpointed");
+    let raised = alarms(&world);
+    assert_eq!(raised.len(), 1, "{raised:?}");
+    assert_eq!(raised[0]["fault"], "entry_mac");
+    assert_eq!(raised[0]["first_bad_seq"], 2);
+    assert!(raised[0]["problem"].as_str().unwrap().contains(&format!("mailbox {support}")), "{raised:?}");
+    assert_eq!(anchors(&world, &support).len(), 1, "nothing after the fault is anchored");
+    let feed = body(&world.admin("GET", "/api/me/notifications", None));
+    let told = feed["notifications"].as_array().unwrap().iter().filter(|item| item["kind"] == "audit_chain_broken");
+    assert_eq!(told.count(), 1, "{feed}");
+
+    world.node.maintain();
+    assert_eq!(alarms(&world).len(), 1, "the same fault is told once");
+    let verification = world.verify();
+    assert_eq!(verification["intact"], false, "the whole record is not intact: {verification}");
+    assert_eq!(verification["fault"], "entry_mac");
+    assert!(verification["problem"].as_str().unwrap().contains(&support), "{verification}");
+    assert_eq!(verification["first_bad_seq"], Value::Null, "a segment's seq is not the organisation's");
+}
+
+#[test]
+fn an_entry_altered_behind_the_anchor_is_found_by_walking_the_segment_itself() {
+    let (world, support, _) = world_with_two_mailboxes();
+    for action in ["update_conversation", "label_conversation", "assign_conversation"] {
+        write_in_segment(&world, &support, action);
+    }
+    world.node.maintain();
+    segment_sql(&world, &support, "UPDATE audit_entries SET actor = NULL WHERE seq = 1");
+    // From its anchor (entry 3) the segment looks whole: what is behind it is
+    // what a walk from the start is for, as for the organisation's chain.
+    assert_eq!(world.verify()["intact"], true);
+    let walked = body(&world.admin("GET", &format!("/api/audit/verify?mailbox_id={support}"), None));
+    assert_eq!(walked["intact"], false, "{walked}");
+    assert_eq!(walked["fault"], "entry_mac");
+    assert_eq!(walked["first_bad_seq"], 1);
+    assert!(walked["problem"].as_str().unwrap().contains(&support));
+
+    let (world, support, sales) = world_with_two_mailboxes();
+    write_in_segment(&world, &support, "update_conversation");
+    world.node.maintain();
+    let whole = body(&world.admin("GET", &format!("/api/audit/verify?mailbox_id={support}"), None));
+    assert_eq!((whole["intact"].clone(), whole["checked"].clone()), (true.into(), 1.into()), "{whole}");
+    assert_eq!(whole["segments"], serde_json::json!([]));
+    let empty = body(&world.admin("GET", &format!("/api/audit/verify?mailbox_id={sales}"), None));
+    assert_eq!((empty["intact"].clone(), empty["checked"].clone()), (true.into(), 0.into()));
+    let unknown = world.admin("GET", "/api/audit/verify?mailbox_id=mbx_01M00000000000000000000000", None);
+    assert_refused(&unknown, 400, "invalid_query_parameter");
+    assert!(crate::support::text(&unknown).contains("mailbox_id"));
+}
+
+#[test]
+fn a_segment_truncated_or_rewritten_below_its_anchored_head_is_found() {
+    for (tampering, written_on, problem) in [
+        ("DELETE FROM audit_entries WHERE seq = 2", false, "the segment's newest entries were deleted"),
+        ("DELETE FROM audit_entries WHERE seq >= 1", false, "the segment's newest entries were deleted"),
+        // An entry written on takes the deleted one's place: a different entry there.
+        ("DELETE FROM audit_entries WHERE seq = 2", true, "the segment was rewritten"),
+        ("UPDATE audit_entries SET hash = prev_hash WHERE seq = 2", true, "the segment was rewritten"),
+    ] {
+        let (world, support, _) = world_with_two_mailboxes();
+        write_in_segment(&world, &support, "update_conversation");
+        write_in_segment(&world, &support, "label_conversation");
+        world.node.maintain();
+        assert_eq!(anchors(&world, &support).len(), 1);
+        segment_sql(&world, &support, tampering);
+        if written_on {
+            write_in_segment(&world, &support, "assign_conversation");
+        }
+        world.node.maintain();
+        let raised = alarms(&world);
+        assert_eq!(raised.len(), 1, "{tampering}: {raised:?}");
+        assert_eq!(raised[0]["fault"], "segment_rewritten", "{tampering}");
+        assert_eq!(raised[0]["first_bad_seq"], 2, "{tampering}");
+        assert!(raised[0]["problem"].as_str().unwrap().contains(problem), "{tampering}: {raised:?}");
+        assert_eq!(anchors(&world, &support).len(), 1, "{tampering}: no anchor past the fault");
+    }
+}
+
+/// The columns of an entry but its place and seal, for copying it elsewhere.
+const COPIED: &str =
+    "at, actor, actor_kind, delegator, surface, action, object, outcome, detail, key_id, mac, mac_version, nonce";
+
+#[test]
+fn an_entry_copied_into_another_mailboxs_segment_fails_there() {
+    let (world, support, sales) = world_with_two_mailboxes();
+    write_in_segment(&world, &support, "update_conversation");
+    write_in_segment(&world, &sales, "label_conversation");
+    world.node.maintain();
+    let row: Vec<String> = (0..13)
+        .map(|index| {
+            let column = COPIED.split(", ").nth(index).unwrap();
+            world
+                .node
+                .mailboxes
+                .database(&support)
+                .unwrap()
+                .database
+                .peek(&format!("SELECT quote({column}) FROM audit_entries WHERE seq = 1"))
+                .unwrap()
+        })
+        .collect();
+    // Replayed at the tail of the other segment, unsealed, for its sealer to link.
+    segment_sql(&world, &sales, &format!("INSERT INTO audit_entries (seq, {COPIED}) VALUES (2, {})", row.join(", ")));
+    world.node.maintain();
+    let raised = alarms(&world);
+    assert_eq!(raised.len(), 1, "{raised:?}");
+    assert_eq!(raised[0]["fault"], "entry_mac", "its MAC covers the mailbox it was written in");
+    assert!(raised[0]["problem"].as_str().unwrap().contains(&sales));
+    let sealed = world
+        .node
+        .mailboxes
+        .database(&sales)
+        .unwrap()
+        .database
+        .count("SELECT COUNT(*) FROM audit_entries WHERE seq = 2 AND hash IS NOT NULL");
+    assert_eq!(sealed, 0, "never sealed in");
+}
+
+#[test]
+fn a_segment_entry_copied_into_the_organisations_chain_is_never_sealed_there() {
+    let (world, support, _) = world_with_two_mailboxes();
+    write_in_segment(&world, &support, "update_conversation");
+    let seq: i64 = world.node.database.count("SELECT MAX(seq) FROM audit_entries") + 1;
+    let values = world
+        .node
+        .mailboxes
+        .database(&support)
+        .unwrap()
+        .database
+        .peek(&format!(
+            "SELECT {} FROM audit_entries WHERE seq = 1",
+            COPIED.split(", ").map(|column| format!("quote({column})")).collect::<Vec<_>>().join(" || ', ' || ")
+        ))
+        .unwrap();
+    world.node.database.tamper(&format!("INSERT INTO audit_entries (seq, {COPIED}) VALUES ({seq}, {values})"));
+    let sealing = world.node.seal();
+    assert_eq!(sealing.sealed, 0);
+    assert!(sealing.stopped.unwrap().contains("do not match its MAC"), "the copy fails where it lands");
+    assert_eq!(world.verify()["fault"], "entry_mac");
+}
+
+#[test]
+fn a_segment_keeps_exactly_the_columns_of_the_organisations_entries() {
+    // The chain's statements run on either table, so the two schemas, written
+    // in two migration directories, are held to each other here.
+    let sorted = |mut columns: Vec<String>| {
+        columns.sort();
+        columns
+    };
+    let organisation = sorted(mailroom::testing::SqliteDatabase::migrated().column_names("audit_entries"));
+    let segment = sorted(mailroom::testing::SqliteDatabase::for_a_mailbox().column_names("audit_entries"));
+    assert_eq!(segment, organisation);
+}
