@@ -22,7 +22,7 @@ const WORDS = ("invoice order delivery warehouse statement payment account quart
   "pallet courier customs export import license audit policy insurance claim damage replacement warranty service").split(" ");
 
 /** About 3 KB of text for message `index`: sentences of the words above, with a number of its own. */
-function text(index) {
+export function text(index) {
   const sentences = [];
   let length = 0;
   for (let sentence = 0; length < 3000; sentence += 1) {

@@ -35,11 +35,16 @@
 //   inbound      INBOUND_MESSAGES messages through the email handler, 16 in flight,
 //                to one mailbox and then over 16: stored per second, latency,
 //                refusals (scripts/bench-inbound.mjs)
+//   mailbox      not in the default run: one mailbox's own Durable Object given
+//                today's schema for received mail at MAILBOX_SIZES messages:
+//                bytes per message, a page of the list and a search, before the
+//                mail stores move into it (scripts/bench-mailbox.mjs)
 //
 // Options, all environment variables (the defaults are the full run):
 //   PHASES=sequential,concurrent,scale,events,webhooks,capacity,inbound  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
 //   SIZES=1000,10000,100000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
 //   NODE_LISTENERS=1000  IDLE_SECONDS=10  CAPACITY_MESSAGES=300  INBOUND_MESSAGES=320
+//   MAILBOX_SIZES=1000,10000,100000
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
@@ -50,11 +55,13 @@ import {
 import { webhooks } from "./bench-webhooks.mjs";
 import { capacity } from "./bench-capacity.mjs";
 import { inbound } from "./bench-inbound.mjs";
+import { mailbox } from "./bench-mailbox.mjs";
 
 const list = (name, fallback) => (process.env[name] ?? fallback).split(",").map((item) => item.trim()).filter(Boolean);
 const PHASES = list("PHASES", "sequential,concurrent,scale,events,webhooks,capacity,inbound");
 const CAPACITY_MESSAGES = Number(process.env.CAPACITY_MESSAGES ?? 300);
 const INBOUND_MESSAGES = Number(process.env.INBOUND_MESSAGES ?? 320);
+const MAILBOX_SIZES = list("MAILBOX_SIZES", "1000,10000,100000").map(Number).sort((left, right) => left - right);
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
 const CALLS = Number(process.env.CALLS ?? 300);
 const IN_FLIGHT = list("IN_FLIGHT", "10,30").map(Number);
@@ -658,7 +665,7 @@ async function events() {
   }
 }
 
-const phases = { sequential, concurrent, scale, events, webhooks: () => webhooks(EVENT_ROUNDS), capacity: () => capacity(CAPACITY_MESSAGES), inbound: () => inbound(INBOUND_MESSAGES) };
+const phases = { sequential, concurrent, scale, events, webhooks: () => webhooks(EVENT_ROUNDS), capacity: () => capacity(CAPACITY_MESSAGES), inbound: () => inbound(INBOUND_MESSAGES), mailbox: () => mailbox(MAILBOX_SIZES) };
 for (const phase of PHASES) {
   if (!phases[phase]) throw new Error(`PHASES names ${phase}; the phases are ${Object.keys(phases).join(", ")}`);
   await phases[phase]();

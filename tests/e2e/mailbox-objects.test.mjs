@@ -5,73 +5,38 @@
 // from migrations/mailbox/ once, keeps what it stored across a restart, runs
 // a batch as one transaction (a failing write guard or constraint rolls all
 // of it back, with SQLite's own message), and carries values, rows, changes
-// and its size exactly. Miniflare is the engine `wrangler dev` runs on; here
-// it is started directly because no route reaches a mailbox's object yet.
+// and its size exactly (started as mailbox-engine.mjs starts it).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
-import { Miniflare } from "miniflare";
+import { join } from "node:path";
+import { ROOT } from "./harness.mjs";
+import { startMailboxObjects, mailboxStub, batch as batchOn } from "./mailbox-engine.mjs";
 
-const root = join(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const persisted = mkdtempSync(join(tmpdir(), "mailroom-mailbox-objects-"));
 let engine;
 
-function start() {
-  const built = join(root, "build");
-  return new Miniflare({
-    workers: [
-      {
-        config: {
-          name: "mailroom",
-          compatibilityDate: /^compatibility_date = "([^"]+)"/m.exec(readFileSync(join(root, "wrangler.toml"), "utf8"))[1],
-          manifest: {
-            mainModule: "index.js",
-            modules: {
-              "index.js": { type: "esm", contents: readFileSync(join(built, "index.js"), "utf8") },
-              "index_bg.wasm": { type: "wasm", contents: new Uint8Array(readFileSync(join(built, "index_bg.wasm"))) },
-            },
-          },
-          // As wrangler.toml declares them.
-          env: { MAILBOXES: { type: "durable-object", worker: "mailroom", exportName: "MailboxObject" } },
-          exports: { MailboxObject: { type: "durable-object", storage: "sqlite" } },
-        },
-      },
-    ],
-    resourcePersistencePath: persisted,
-  });
-}
-
 before(() => {
-  engine = start();
+  engine = startMailboxObjects(persisted);
 });
 after(async () => {
   await engine?.dispose();
   rmSync(persisted, { recursive: true, force: true });
 });
 
-/** Posts `statements` ([sql, ...parameters]) to `mailbox`'s object: its answer as JSON. */
-async function batch(mailbox, statements) {
-  const namespace = await engine.getDurableObjectNamespace("MAILBOXES");
-  const stub = namespace.get(namespace.idFromName(mailbox));
-  const body = JSON.stringify({ statements: statements.map(([sql, ...parameters]) => ({ sql, parameters })) });
-  const response = await stub.fetch("https://mailbox/batch", { method: "POST", body });
-  assert.equal(response.status, 200);
-  return response.json();
-}
+const batch = (mailbox, statements) => batchOn(engine, mailbox, statements);
 
 const NOTES = ["CREATE TABLE IF NOT EXISTS notes (id TEXT PRIMARY KEY, body TEXT NOT NULL, n INTEGER)"];
 
 test("a mailbox's object migrates itself from migrations/mailbox once, and keeps what it stored across a restart", async () => {
-  const files = readdirSync(join(root, "migrations", "mailbox")).filter((name) => name.endsWith(".sql")).sort();
+  const files = readdirSync(join(ROOT, "migrations", "mailbox")).filter((name) => name.endsWith(".sql")).sort();
   const first = await batch("mbx_restart", [NOTES, ["INSERT INTO notes (id, body) VALUES ('a', 'kept')"], ["SELECT name FROM mailbox_schema ORDER BY name"]]);
   assert.equal(first.outcome, "committed", JSON.stringify(first));
   assert.deepEqual(first.results[2].rows.map((row) => row.name), files);
 
   await engine.dispose();
-  engine = start();
+  engine = startMailboxObjects(persisted);
   const again = await batch("mbx_restart", [["SELECT name FROM mailbox_schema ORDER BY name"], ["SELECT body FROM notes"]]);
   assert.deepEqual(again.results[0].rows.map((row) => row.name), files, "each migration recorded once");
   assert.deepEqual(again.results[1].rows, [{ body: "kept" }]);
@@ -114,8 +79,7 @@ test("values, rows, changes and the size come back exactly, and each mailbox is 
 });
 
 test("the object answers nothing but a batch", async () => {
-  const namespace = await engine.getDurableObjectNamespace("MAILBOXES");
-  const stub = namespace.get(namespace.idFromName("mbx_strange"));
+  const stub = await mailboxStub(engine, "mbx_strange");
   assert.equal((await stub.fetch("https://mailbox/batch")).status, 404);
   assert.equal((await stub.fetch("https://mailbox/other", { method: "POST", body: "{}" })).status, 404);
   assert.equal((await stub.fetch("https://mailbox/batch", { method: "POST", body: "not json" })).status, 400);
