@@ -112,8 +112,10 @@ pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal
     let anchor = store::entry_at(after);
     let page = store::entries_after(after, VERIFY_PAGE);
     let ends = store::chain_ends();
-    let [anchor, page, ends, recorded, anchors] =
-        context.read_array([anchor, page, ends, latest_recorded(), segments::anchors_statement()]).await?;
+    let segments_after = context.query("segments_after").unwrap_or_default().to_string();
+    let [anchor, page, ends, recorded, anchors] = context
+        .read_array([anchor, page, ends, latest_recorded(), segments::anchors_to_verify(&segments_after)])
+        .await?;
     let anchor: Vec<StoredEntry> = anchor.decode_all().map_err(|error| context.internal(error))?;
     let entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
     let recorded = Recorded::read(&recorded).map_err(|error| context.internal(error))?;
@@ -126,7 +128,11 @@ pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal
     let kept = latest_checkpoint(context.node()).await.map_err(|error| context.internal(error))?;
     let ends = Ends { last_seq, head, checkpoint: kept, database_checkpoint: recorded.checkpoint };
     let mut verification = verify(context.config(), after, anchor.first(), &entries, ends);
-    let anchors = segments::read_anchors(&anchors).map_err(|error| context.internal(error))?;
+    let mut anchors = segments::read_anchors(&anchors).map_err(|error| context.internal(error))?;
+    if anchors.len() > segments::SEGMENTS_PER_VERIFY {
+        anchors.truncate(segments::SEGMENTS_PER_VERIFY);
+        verification.next_segments_after = anchors.last().map(|(mailbox_id, _)| mailbox_id.clone());
+    }
     if !anchors.is_empty() {
         let checks = segments::check_from_anchors(context.node(), anchors, false).await;
         // The mailboxes' databases are asked at once: one round trip's time.
@@ -187,6 +193,7 @@ async fn verify_one_segment(context: &mut Context<'_>, mailbox_id: &str, after: 
         checkpoint: None,
         database_checkpoint: None,
         segments: Vec::new(),
+        next_segments_after: None,
     }))
 }
 
@@ -225,6 +232,7 @@ pub(crate) fn verify(
         checkpoint: checkpoint.clone(),
         database_checkpoint: database_checkpoint.clone(),
         segments: Vec::new(),
+        next_segments_after: None,
     };
     let failed = |mut verification: AuditVerification, failure: Failure| {
         verification.intact = false;

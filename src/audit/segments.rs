@@ -17,7 +17,7 @@ use futures_util::stream::{self, StreamExt};
 use mailroom_contract::api::{ChainFault, ChainHead};
 use serde::{Deserialize, Serialize};
 
-use super::store;
+use super::store::{self, SegmentsWanted};
 use crate::audit::alarm::{TellAdministrators, raise_alarm};
 use crate::audit::chain::{ChainOf, StoredEntry, VERIFY_PAGE, append, same};
 use crate::audit::seal::seal_chain;
@@ -31,6 +31,14 @@ use crate::core::storage::{Counted, Database, QueryResult, Statement, StorageErr
 pub const ANCHOR_ACTION: &str = "anchor_mailbox_segment";
 /// How many mailboxes' segments one run of the upkeep works on at once.
 const SEGMENTS_AT_ONCE: usize = 8;
+/// How many mailboxes' segments one run of the upkeep checks: those checked
+/// longest ago. Each costs its object two or three subrequests, and the free
+/// plan allows an invocation 50 with the upkeep's own D1 and R2 calls, so
+/// every segment has its turn, however many mailboxes, a few at a time.
+pub const SEGMENTS_PER_RUN: i64 = 8;
+/// How many mailboxes' segments one verification checks from their anchors;
+/// the next are asked for with `segments_after`.
+pub const SEGMENTS_PER_VERIFY: usize = 16;
 
 /// A segment's head as an anchoring entry records it.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -181,14 +189,21 @@ pub(crate) fn read_anchors(anchors: &QueryResult) -> Result<Vec<(String, Option<
     Ok(segments)
 }
 
-/// The statement reading every mailbox with its segment's latest anchor.
-pub(crate) fn anchors_statement() -> Statement {
-    store::segment_anchors(ANCHOR_ACTION, None)
+/// The statement reading the segments the upkeep checks this run, with their latest anchors.
+fn anchors_to_check() -> Statement {
+    store::segment_anchors(ANCHOR_ACTION, SegmentsWanted::LongestUnchecked { limit: SEGMENTS_PER_RUN })
 }
 
-/// `anchors_statement`, for the one mailbox `mailbox_id`.
+/// The statement reading a page of segments to verify (those after the
+/// mailbox `after`, in id order), with their latest anchors: one more than
+/// `SEGMENTS_PER_VERIFY`, to know whether another page exists.
+pub(crate) fn anchors_to_verify(after: &str) -> Statement {
+    store::segment_anchors(ANCHOR_ACTION, SegmentsWanted::After { after, limit: SEGMENTS_PER_VERIFY as i64 + 1 })
+}
+
+/// `anchors_to_check`, for the one mailbox `mailbox_id`.
 pub(crate) fn anchor_statement(mailbox_id: &str) -> Statement {
-    store::segment_anchors(ANCHOR_ACTION, Some(mailbox_id))
+    store::segment_anchors(ANCHOR_ACTION, SegmentsWanted::Only(mailbox_id))
 }
 
 /// Each mailbox's segment checked from its anchored head, at most
@@ -221,14 +236,15 @@ pub(crate) async fn check_from_anchors(
     checked
 }
 
-/// The upkeep's pass over every mailbox's segment: each is sealed, walked from
-/// its anchored head, and its new head anchored in the organisation's chain, in
-/// one batch for all; a segment that fails raises the alarm instead. A mailbox
-/// whose database cannot be reached is logged and tried again next run.
+/// The upkeep's pass over the `SEGMENTS_PER_RUN` segments checked longest ago:
+/// each is sealed, walked from its anchored head, and its new head anchored
+/// in the organisation's chain, with the time it was checked, in one batch
+/// for all; a segment that fails raises the alarm instead. A mailbox whose
+/// database cannot be reached is logged and goes first next run.
 pub async fn anchor_segments(work: &Background<'_>, tell: TellAdministrators) -> Result<(), BackgroundError> {
     let node = work.node();
     let [anchors]: [QueryResult; 1] =
-        work.run(vec![anchors_statement()]).await?.try_into().map_err(|_| {
+        work.run(vec![anchors_to_check()]).await?.try_into().map_err(|_| {
             BackgroundError::Unreadable("the segments' read answered the wrong number of results".into())
         })?;
     let checks = check_from_anchors(node, read_anchors(&anchors)?, true).await;
@@ -238,10 +254,12 @@ pub async fn anchor_segments(work: &Background<'_>, tell: TellAdministrators) ->
         let check = match checked {
             Ok(check) => check,
             Err(error) => {
+                // Not marked checked: it keeps its place at the front of the next run.
                 node.platform.log(&format!("the audit segment of {mailbox_id} could not be read: {error}"));
                 continue;
             }
         };
+        batch.push(store::segment_checked(&mailbox_id, node.platform.now_ms()));
         if let Some(failure) = &check.failure {
             raise_alarm(work, failure, tell).await?;
             continue;

@@ -221,22 +221,49 @@ pub(super) fn witness_told(number: i64, witnessed_at: Option<i64>, witness_error
         .bind(witness_error)
 }
 
-/// Every mailbox (or only `only`: no row when there is no such mailbox), with
-/// the head the organisation's chain last anchored for its segment (the
-/// detail of its latest `action` entry, or NULL): what the upkeep anchors
-/// from and verification holds segments to. The partial index
-/// `audit_entries_segment_anchors` (migration 0030) is on exactly this
-/// condition, written as a literal so the planner can use it.
-pub(super) fn segment_anchors(action: &'static str, only: Option<&str>) -> Statement {
+/// Which mailboxes' segments a read of anchors covers.
+pub(super) enum SegmentsWanted<'a> {
+    /// The `limit` checked longest ago (never checked first): the upkeep's turn.
+    LongestUnchecked { limit: i64 },
+    /// The `limit` after `after` in id order: a page of verification.
+    After { after: &'a str, limit: i64 },
+    /// The one mailbox `mailbox_id`: no row when there is no such mailbox.
+    Only(&'a str),
+}
+
+/// Mailboxes, as `wanted`, each with the head the organisation's chain last
+/// anchored for its segment (the detail of its latest `action` entry, or
+/// NULL): what the upkeep anchors from and verification holds segments to.
+/// The partial index `audit_entries_segment_anchors` (migration 0030) is on
+/// exactly this condition, written as a literal so the planner can use it.
+pub(super) fn segment_anchors(action: &'static str, wanted: SegmentsWanted<'_>) -> Statement {
+    let (from, condition, order) = match wanted {
+        SegmentsWanted::LongestUnchecked { .. } => (
+            "mailboxes m LEFT JOIN audit_segment_checks c ON c.mailbox_id = m.id",
+            "",
+            "c.checked_at IS NOT NULL, c.checked_at, m.id LIMIT ?1",
+        ),
+        SegmentsWanted::After { .. } => ("mailboxes m", "WHERE m.id > ?1", "m.id LIMIT ?2"),
+        SegmentsWanted::Only(_) => ("mailboxes m", "WHERE m.id = ?1", "m.id"),
+    };
     let statement = Statement::new(format!(
         "SELECT m.id AS mailbox_id, \
                 (SELECT a.detail FROM audit_entries a WHERE a.action = '{action}' AND a.object = m.id \
                  ORDER BY a.seq DESC LIMIT 1) AS anchored \
-         FROM mailboxes m {} ORDER BY m.id",
-        if only.is_some() { "WHERE m.id = ?1" } else { "" }
+         FROM {from} {condition} ORDER BY {order}"
     ));
-    match only {
-        Some(mailbox_id) => statement.bind(mailbox_id),
-        None => statement,
+    match wanted {
+        SegmentsWanted::LongestUnchecked { limit } => statement.bind(limit),
+        SegmentsWanted::After { after, limit } => statement.bind(after).bind(limit),
+        SegmentsWanted::Only(mailbox_id) => statement.bind(mailbox_id),
     }
+}
+
+/// Records that the upkeep checked `mailbox_id`'s segment at `at`.
+pub(super) fn segment_checked(mailbox_id: &str, at: i64) -> Statement {
+    Insert::into("audit_segment_checks")
+        .value("mailbox_id", mailbox_id)
+        .value("checked_at", at)
+        .then("ON CONFLICT (mailbox_id) DO UPDATE SET checked_at = excluded.checked_at")
+        .statement()
 }

@@ -253,3 +253,52 @@ fn a_segment_keeps_exactly_the_columns_of_the_organisations_entries() {
     let segment = sorted(mailroom::testing::SqliteDatabase::for_a_mailbox().column_names("audit_entries"));
     assert_eq!(segment, organisation);
 }
+
+#[test]
+fn each_run_checks_the_segments_checked_longest_ago_so_every_one_has_its_turn() {
+    use mailroom::audit::segments::SEGMENTS_PER_RUN;
+    let world = World::new();
+    let mailboxes: Vec<String> = (0..12).map(|index| world.mailbox(&format!("desk-{index:02}@example.com"))).collect();
+    for mailbox in &mailboxes {
+        write_in_segment(&world, mailbox, "update_conversation");
+    }
+    let anchored = |world: &World| mailboxes.iter().filter(|mailbox| !anchors(world, mailbox).is_empty()).count();
+    world.node.maintain();
+    assert_eq!(anchored(&world), usize::try_from(SEGMENTS_PER_RUN).unwrap(), "a run checks a few");
+    world.node.maintain();
+    assert_eq!(anchored(&world), mailboxes.len(), "the next run checks those not checked yet");
+
+    // A segment tampered with is found on its turn, whichever mailbox it is.
+    let last = mailboxes.last().unwrap();
+    segment_sql(&world, last, "UPDATE audit_entries SET action = 'nothing' WHERE seq = 1");
+    write_in_segment(&world, last, "label_conversation");
+    world.node.maintain();
+    world.node.maintain();
+    let raised = alarms(&world);
+    assert_eq!(raised.len(), 1, "{raised:?}");
+    assert!(raised[0]["problem"].as_str().unwrap().contains(last.as_str()));
+}
+
+#[test]
+fn verification_checks_the_segments_a_page_at_a_time() {
+    use mailroom::audit::segments::SEGMENTS_PER_VERIFY;
+    let world = World::new();
+    let mut mailboxes: Vec<String> =
+        (0..SEGMENTS_PER_VERIFY + 4).map(|index| world.mailbox(&format!("desk-{index:02}@example.com"))).collect();
+    mailboxes.sort();
+    let first = world.verify();
+    let ids = |page: &Value| -> Vec<String> {
+        page["segments"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|segment| segment["mailbox_id"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!(ids(&first), mailboxes[..SEGMENTS_PER_VERIFY]);
+    let after = first["next_segments_after"].as_str().unwrap();
+    assert_eq!(after, mailboxes[SEGMENTS_PER_VERIFY - 1]);
+    let second = body(&world.admin("GET", &format!("/api/audit/verify?segments_after={after}"), None));
+    assert_eq!(ids(&second), mailboxes[SEGMENTS_PER_VERIFY..]);
+    assert!(second.get("next_segments_after").is_none(), "{second}");
+}

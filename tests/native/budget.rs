@@ -656,9 +656,16 @@ fn each_scheduled_job_stays_within_its_round_trips() {
     // attempts, the checkpoint's D1 record, a page of the walk, and the
     // checkpoint written.
     assert_eq!(idle(Job::Upkeep), 8);
-    // Each mailbox adds two, to its own database: its segment's sealer's look
-    // and its walk (eight mailboxes are asked at once).
+    // With mailboxes, one more to record which segments were checked, and two
+    // for each mailbox checked, to its own database: its segment's sealer's
+    // look and its walk. A run checks at most SEGMENTS_PER_RUN of them (each a
+    // subrequest), those checked longest ago.
     world.mailbox("support@mailroom.test");
     world.mailbox("sales@mailroom.test");
-    assert_eq!(idle(Job::Upkeep), 8 + 2 * 2);
+    assert_eq!(idle(Job::Upkeep), 8 + 1 + 2 * 2);
+    for index in 0..10 {
+        world.mailbox(&format!("desk-{index}@mailroom.test"));
+    }
+    let most = u32::try_from(mailroom::audit::segments::SEGMENTS_PER_RUN).unwrap();
+    assert_eq!(idle(Job::Upkeep), 8 + 1 + 2 * most);
 }

@@ -154,13 +154,18 @@ pub struct AuditVerification {
     /// (`checkpoint`) or one apart while a checkpoint is being written.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub database_checkpoint: Option<AuditCheckpoint>,
-    /// Each mailbox's segment of the chain, checked from the head the
+    /// Mailboxes' segments of the chain, in mailbox order, a page of them
+    /// (those after `segments_after`), each checked from the head the
     /// organisation's chain last anchored for it: whether it still holds that
     /// head and every entry written since verifies. One that fails makes
     /// `intact` false with its `fault` and `problem`, which name the mailbox.
     /// Empty when the answer is a segment's own (`mailbox_id`).
     #[serde(default)]
     pub segments: Vec<SegmentVerification>,
+    /// Pass as `segments_after` for the next page of segments; absent when
+    /// this page reached the last mailbox.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_segments_after: Option<String>,
 }
 
 /// One mailbox's segment of the audit chain, checked from its anchored head.

@@ -26,7 +26,7 @@ pub(super) fn list_audit_entries() -> Route {
 pub(super) fn verify_audit_chain() -> Route {
     Route::new(RouteId::VerifyAuditChain, Get, "/api/audit/verify", "verify_audit_chain")
         .summary("Verify the audit chain")
-        .description("Recomputes the keyed hash chain from the start (or from `after_seq`) for up to 5,000 entries: each entry's own MAC, that no entry is a copy of an earlier one, and each seal, which covers the entry's place and its predecessor. Compares the latest checkpoint D1 records with the one kept in the object store (they must agree), and the chain with them. Names what failed (`fault`) and where (`first_bad_seq`): an entry's MAC, a copy, a link, a gap, a truncated tail, a checkpoint disagreement or a rollback against the D1 or R2 record. Continue with `next_after_seq` until it is absent. Each mailbox keeps its own segment of the chain, anchored in this one: every answer checks each segment from the head last anchored for it (`segments`), and with `mailbox_id` the answer is that segment's own, walked from its start like the chain.")
+        .description("Recomputes the keyed hash chain from the start (or from `after_seq`) for up to 5,000 entries: each entry's own MAC, that no entry is a copy of an earlier one, and each seal, which covers the entry's place and its predecessor. Compares the latest checkpoint D1 records with the one kept in the object store (they must agree), and the chain with them. Names what failed (`fault`) and where (`first_bad_seq`): an entry's MAC, a copy, a link, a gap, a truncated tail, a checkpoint disagreement or a rollback against the D1 or R2 record. Continue with `next_after_seq` until it is absent. Each mailbox keeps its own segment of the chain, anchored in this one: every answer checks a page of the segments from the head last anchored for each (`segments`, continued with `next_segments_after`), and with `mailbox_id` the answer is that segment's own, walked from its start like the chain.")
         .query_parameters(const { &[
             Parameter::whole_number(
                 "after_seq",
@@ -36,6 +36,10 @@ pub(super) fn verify_audit_chain() -> Route {
             Parameter::text(
                 "mailbox_id",
                 "Verify this mailbox's segment of the chain (`mbx_…`) instead of the organisation's, from its first entry or from `after_seq`.",
+            ),
+            Parameter::text(
+                "segments_after",
+                "Check the mailboxes' segments after this mailbox (`mbx_…`), in id order; use the previous answer's `next_segments_after`. Default: from the first mailbox.",
             ),
         ] })
         .response::<AuditVerification>()
