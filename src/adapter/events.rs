@@ -48,12 +48,18 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
     let mut response = dispatch(&bindings.node(), &core_request, Surface::Rest).await;
     let events = bindings.events.take_by_topic();
     let webhooks_queued = bindings.events.take_queued() > 0;
-    if !response.deferred.is_empty() || response.seal_chain || !events.is_empty() || webhooks_queued {
+    if !response.deferred.is_empty()
+        || response.seal_chain
+        || response.seal_segment.is_some()
+        || !events.is_empty()
+        || webhooks_queued
+    {
         // What follows the answer must not hold it up: outcomes recorded after it
         // (a dispatch's result), sealing the entries it appended to the audit
         // chain, and telling listeners what it committed. The runtime keeps the
         // isolate alive until they are done.
         let (deferred, seal, hub_env) = (response.deferred.clone(), response.seal_chain, env.clone());
+        let segment = response.seal_segment.clone();
         context.wait_until(async move {
             // The deferred writes first: a listener told of the change reads
             // what they add (a sent message's notice) when it reads again.
@@ -68,6 +74,9 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
             }
             if seal {
                 seal_chain(&bindings).await;
+            }
+            if let Some(mailbox_id) = segment {
+                seal_segment(&bindings, &mailbox_id).await;
             }
         });
     }
@@ -100,6 +109,22 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
 async fn deliver_webhooks(bindings: &Bindings) {
     if let Err(failure) = crate::schedule::run_job(&bindings.node(), crate::schedule::Job::DeliverWebhooks).await {
         worker::console_error!("delivering webhooks failed: {failure}");
+    }
+}
+
+/// Seals the waiting entries of mailbox `mailbox_id`'s segment of the chain,
+/// logging what stops the sealer (the upkeep seals what is left).
+async fn seal_segment(bindings: &Bindings, mailbox_id: &str) {
+    let database = crate::core::mailbox_storage::MailboxStorage::of(&bindings.mailboxes, mailbox_id);
+    let sealed =
+        audit::seal::seal_chain(&*database, &bindings.config, audit::chain::ChainOf::Mailbox(mailbox_id)).await;
+    match sealed {
+        Ok(sealing) => {
+            if let Some(stopped) = sealing.stopped {
+                worker::console_error!("the audit segment of {mailbox_id} was not sealed past a fault: {stopped}");
+            }
+        }
+        Err(error) => worker::console_error!("sealing the audit segment of {mailbox_id} failed: {error}"),
     }
 }
 

@@ -266,6 +266,10 @@ impl Ledger for AuditChain<'_> {
         append(self.key, record, self.platform)
     }
 
+    fn append_to_mailbox(&self, mailbox_id: &str, record: &AuditRecord) -> Statement {
+        append_to_mailbox(self.key, mailbox_id, record, self.platform)
+    }
+
     fn count_attempt(&self, record: &AuditRecord) -> Statement {
         count_attempt(record)
     }

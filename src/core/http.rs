@@ -133,6 +133,9 @@ pub struct Response {
     /// Whether producing this response appended to the audit chain: the adapter
     /// seals the chain after the answer (`audit::seal`).
     pub seal_chain: bool,
+    /// The mailbox whose segment of the chain producing this response appended
+    /// to (decision 0040): the adapter seals that segment after the answer.
+    pub seal_segment: Option<String>,
     /// Not sent: set when the answer refuses the credential the request
     /// presented, so the MCP server, reading a call it re-entered the
     /// dispatcher with, answers that as HTTP rather than as a tool's result.
@@ -281,6 +284,7 @@ impl Response {
             deferred: Vec::new(),
             commit_attempts: 0,
             seal_chain: false,
+            seal_segment: None,
             credential_refused: None,
             handle_again: false,
             listen: None,

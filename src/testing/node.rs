@@ -77,6 +77,9 @@ impl TestNode {
         if response.seal_chain {
             self.seal();
         }
+        if let Some(mailbox_id) = &response.seal_segment {
+            self.seal_segment(mailbox_id);
+        }
         response
     }
 
@@ -197,6 +200,14 @@ impl TestNode {
 
     /// Seals the audit chain's waiting entries, as the adapter does after an
     /// answer that appended to it.
+    /// Seals mailbox `mailbox_id`'s segment of the chain, as the Worker does
+    /// after an answer that appended to it.
+    pub fn seal_segment(&self, mailbox_id: &str) -> audit::seal::Sealing {
+        let database = crate::core::mailbox_storage::MailboxStorage::of(&self.mailboxes, mailbox_id);
+        self.run(audit::seal::seal_chain(&*database, &self.config, audit::chain::ChainOf::Mailbox(mailbox_id)))
+            .expect("the segment seals")
+    }
+
     pub fn seal(&self) -> audit::seal::Sealing {
         self.run(audit::seal(&self.database, &self.config)).expect("the chain seals")
     }

@@ -34,6 +34,7 @@ mod layers;
 mod live;
 mod mail;
 mod mailbox_storage;
+mod mailbox_work;
 mod mcp;
 mod mcp_calls;
 mod mcp_catalogue;

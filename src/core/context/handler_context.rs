@@ -189,18 +189,24 @@ impl<'request> Context<'request> {
     /// check still pending. Fails with the check's refusal if one fails, and with
     /// an internal error if a route not marked `reaches_content` asks for content.
     pub async fn read(&mut self, statements: Vec<Statement>) -> Result<Vec<QueryResult>, Refusal> {
-        if !self.route().reaches_content
-            && let Some(statement) = statements.iter().find(|statement| names_content(&statement.sql))
-        {
-            return Err(self.internal(format!(
-                "{} reads message content ({}) but its route is not marked reaches_content",
-                self.route().tool,
-                statement.sql
-            )));
-        }
+        self.refuse_undeclared_content(&statements)?;
         match self.work.read(statements, &mut self.note).await {
             Ok(results) => Ok(results),
             Err(error) => Err(self.refusal(error)),
+        }
+    }
+
+    /// An internal error if `statements` read message content and the route
+    /// is not marked `reaches_content`: a content read is always declared, so
+    /// always audited.
+    fn refuse_undeclared_content(&self, statements: &[Statement]) -> Result<(), Refusal> {
+        match statements.iter().find(|statement| names_content(&statement.sql)) {
+            Some(statement) if !self.route().reaches_content => Err(self.internal(format!(
+                "{} reads message content ({}) but its route is not marked reaches_content",
+                self.route().tool,
+                statement.sql
+            ))),
+            _ => Ok(()),
         }
     }
 
@@ -211,6 +217,31 @@ impl<'request> Context<'request> {
     ) -> Result<[QueryResult; N], Refusal> {
         let results = self.read(statements.into()).await?;
         results.try_into().map_err(|_| Refusal::internal())
+    }
+
+    /// Runs `statements` in mailbox `mailbox_id`'s own database (decision
+    /// 0040), at the same time as every check still pending on D1, and returns
+    /// their results only once every check passed: the route's authority is
+    /// decided on D1, and the mailbox's database is handed only what it
+    /// admitted. Content is refused as for `read`.
+    pub async fn read_in_mailbox(
+        &mut self,
+        mailbox_id: &str,
+        statements: Vec<Statement>,
+    ) -> Result<Vec<QueryResult>, Refusal> {
+        self.refuse_undeclared_content(&statements)?;
+        match self.work.read_in_mailbox(mailbox_id, statements, &mut self.note).await {
+            Ok(results) => Ok(results),
+            Err(error) => Err(self.refusal(error)),
+        }
+    }
+
+    /// Queues a change of mailbox `mailbox_id`'s own database, committed there
+    /// with the call's entry in the mailbox's segment of the chain if the
+    /// handler succeeds; guards are then evaluated there too. A call changes
+    /// one database: asking to write to a second is an internal error.
+    pub fn write_in_mailbox(&mut self, mailbox_id: &str, statement: Statement) -> Result<(), Refusal> {
+        self.work.write_in_mailbox(mailbox_id, statement).map_err(|error| self.refusal(error))
     }
 
     /// A received message's raw bytes from the object store. Only a route marked
@@ -468,6 +499,7 @@ impl<'request> Context<'request> {
         response.commit_attempts = self.work.commit_attempts();
         response.handle_again = self.work.lost_race();
         response.seal_chain |= self.work.appended();
+        response.seal_segment = response.seal_segment.take().or_else(|| self.work.appended_segment());
         response.deferred = self.work.take_deferred();
         response
     }

@@ -79,6 +79,11 @@ pub trait Ledger {
     /// inside that transaction, so concurrent writers never race for it.
     fn append(&self, record: &AuditRecord) -> Statement;
 
+    /// The statement that appends `record` to the segment of the chain kept in
+    /// mailbox `mailbox_id`'s own database, in the same batch as the change of
+    /// that mailbox it records (decision 0040).
+    fn append_to_mailbox(&self, mailbox_id: &str, record: &AuditRecord) -> Statement;
+
     /// The statement that counts `record`, a refused attempt made without a
     /// proven credential, in its window instead of appending it: such attempts
     /// are folded into the chain a window at a time, so nobody can make the node

@@ -7,15 +7,26 @@
 //! whose place in the chain the database assigns inside that same transaction, so
 //! a commit never races another for it and never retries. A route costs at most
 //! two round trips, and a refused call changes nothing but the chain.
+//!
+//! A call may instead read and change one mailbox's own database (decision
+//! 0040): its first read there travels at the same time as the checks on D1,
+//! and is answered only once they pass; its writes commit in one batch there
+//! with its entry in the mailbox's segment of the chain. A call changes one
+//! database: D1, or one mailbox's.
+
+use std::rc::Rc;
+
+use futures_util::future::join;
 
 use crate::core::context::note::AuditNote;
 use crate::core::context::ports::{AuditRecord, Ledger, PendingCheck};
 use crate::core::events::{Event, Published, Told, Topic};
 use crate::core::http::Response;
+use crate::core::mailbox_storage::MailboxStorage;
 use crate::core::node::Node;
 use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{Counted, QueryResult, Statement, StorageError};
+use crate::core::storage::{Counted, Database, QueryResult, Statement, StorageError};
 use crate::core::timing::{Phase, Timings};
 
 /// The constraints a failed write guard reports: `write_guard_<slot>`, one slot
@@ -23,6 +34,14 @@ use crate::core::timing::{Phase, Timings};
 const WRITE_GUARD_PREFIX: &str = "write_guard_";
 /// How many guards one call may register (the `write_guards` table's columns).
 const WRITE_GUARD_SLOTS: usize = 8;
+
+/// What a failed commit batch leaves the call to do (`after_failure`).
+enum AfterFailure {
+    /// Record this refusal instead, on another attempt.
+    TryAgainAs(Refusal),
+    /// Answer this, recording nothing more.
+    Stop(WorkError),
+}
 
 /// Why the unit of work could not go on.
 pub(super) enum WorkError {
@@ -75,6 +94,15 @@ pub struct UnitOfWork<'request> {
     lost_race: bool,
     /// What the handler's own writes answered in the commit that applied them.
     write_results: Vec<QueryResult>,
+    /// Each mailbox's own database.
+    mailboxes: &'request dyn MailboxStorage,
+    /// The mailbox whose database this call writes to, if it writes to one,
+    /// with that database and the writes queued for it.
+    mailbox_writes: Option<(String, Rc<dyn Database>, Vec<Statement>)>,
+    /// Round trips to mailboxes' databases that did not travel beside one to D1.
+    mailbox_round_trips: u32,
+    /// The mailbox whose segment a commit appended an entry to.
+    appended_segment: Option<String>,
 }
 
 impl<'request> UnitOfWork<'request> {
@@ -106,6 +134,10 @@ impl<'request> UnitOfWork<'request> {
             repeat_constraints: Vec::new(),
             lost_race: false,
             write_results: Vec::new(),
+            mailboxes: node.mailboxes,
+            mailbox_writes: None,
+            mailbox_round_trips: 0,
+            appended_segment: None,
         }
     }
 
@@ -125,7 +157,7 @@ impl<'request> UnitOfWork<'request> {
 
     /// Whether anything is queued to be written.
     pub(super) fn has_writes(&self, outcome_ok: bool) -> bool {
-        (!self.writes.is_empty() && outcome_ok) || !self.attempt_writes.is_empty()
+        ((!self.writes.is_empty() || self.mailbox_writes.is_some()) && outcome_ok) || !self.attempt_writes.is_empty()
     }
 
     /// Runs `statements` in the same round trip as every pending check; answers
@@ -148,6 +180,37 @@ impl<'request> UnitOfWork<'request> {
         }
         let mut results = self.execute(batch).await.map_err(|error| WorkError::Internal(error.to_string()))?;
         let handler_results = results.split_off(results.len() - handler_statements);
+        self.settle(checks, results, note)?;
+        Ok(handler_results)
+    }
+
+    /// Runs `statements` in mailbox `mailbox_id`'s own database, at the same
+    /// time as every pending check on D1; answers their results only if every
+    /// check passed. One round trip's time.
+    pub(super) async fn read_in_mailbox(
+        &mut self,
+        mailbox_id: &str,
+        statements: Vec<Statement>,
+        note: &mut AuditNote,
+    ) -> Result<Vec<QueryResult>, WorkError> {
+        let checks = std::mem::take(&mut self.pending_checks);
+        let check_statements: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
+        let database = self.mailboxes.of(mailbox_id);
+        let (checked, read) = self.execute_beside(check_statements, &*database, statements).await;
+        let checked = checked.map_err(|error| WorkError::Internal(error.to_string()))?;
+        let read = read.map_err(|error| WorkError::Internal(error.to_string()));
+        self.settle(checks, checked, note)?;
+        read
+    }
+
+    /// Settles `checks` on their `results`, what a credential check proves
+    /// going to `note`: the first that fails is this call's refusal.
+    fn settle(
+        &mut self,
+        checks: Vec<PendingCheck>,
+        results: Vec<QueryResult>,
+        note: &mut AuditNote,
+    ) -> Result<(), WorkError> {
         let _settling = self.timings.during(self.platform, Phase::Authority);
         for (pending, result) in checks.into_iter().zip(results) {
             if let Some(attribution) = pending.admission.attribution(&result) {
@@ -162,8 +225,35 @@ impl<'request> UnitOfWork<'request> {
         }
         match &self.failed_check {
             Some(refusal) => Err(WorkError::Refused(refusal.clone())),
-            None => Ok(handler_results),
+            None => Ok(()),
         }
+    }
+
+    /// `on_d1` on D1 (when there are any) and `in_mailbox` in `mailbox` at the
+    /// same time: one round trip's time, counted once.
+    async fn execute_beside(
+        &mut self,
+        on_d1: Vec<Statement>,
+        mailbox: &dyn Database,
+        in_mailbox: Vec<Statement>,
+    ) -> (Result<Vec<QueryResult>, StorageError>, Result<Vec<QueryResult>, StorageError>) {
+        if on_d1.is_empty() {
+            self.mailbox_round_trips += 1;
+        }
+        let _storage = self.timings.during(self.platform, Phase::Storage);
+        let d1 = async { if on_d1.is_empty() { Ok(Vec::new()) } else { self.database.execute(on_d1).await } };
+        let expected = in_mailbox.len();
+        let in_mailbox = async {
+            let results = mailbox.execute(in_mailbox).await?;
+            if results.len() != expected {
+                return Err(StorageError::Backend(format!(
+                    "asked a mailbox for {expected} results and received {}",
+                    results.len()
+                )));
+            }
+            Ok(results)
+        };
+        join(d1, in_mailbox).await
     }
 
     /// One round trip, its time charged to storage.
@@ -174,6 +264,23 @@ impl<'request> UnitOfWork<'request> {
 
     pub(super) fn write(&mut self, statement: Statement) {
         self.writes.push(statement);
+    }
+
+    /// Queues `statement` for mailbox `mailbox_id`'s own database; refused
+    /// (as the handler's mistake) when the call already writes to another.
+    pub(super) fn write_in_mailbox(&mut self, mailbox_id: &str, statement: Statement) -> Result<(), WorkError> {
+        match &mut self.mailbox_writes {
+            Some((target, _, writes)) if target == mailbox_id => writes.push(statement),
+            Some((target, _, _)) => {
+                return Err(WorkError::Internal(format!(
+                    "a call changes one database: it writes to {target} and asked to write to {mailbox_id}"
+                )));
+            }
+            None => {
+                self.mailbox_writes = Some((mailbox_id.to_string(), self.mailboxes.of(mailbox_id), vec![statement]))
+            }
+        }
+        Ok(())
     }
 
     pub(super) fn write_whatever_the_outcome(&mut self, statement: Statement) {
@@ -243,6 +350,9 @@ impl<'request> UnitOfWork<'request> {
         self.inner_round_trips += inner.round_trips;
         self.commit_attempts += inner.commit_attempts;
         self.appended |= inner.seal_chain;
+        if inner.seal_segment.is_some() {
+            self.appended_segment.clone_from(&inner.seal_segment);
+        }
         self.deferred.extend(inner.deferred.iter().cloned());
     }
 
@@ -253,7 +363,13 @@ impl<'request> UnitOfWork<'request> {
 
     /// Round trips this call took, its re-entered calls' included.
     pub(super) fn round_trips(&self) -> u32 {
-        self.database.round_trips() + self.inner_round_trips
+        self.database.round_trips() + self.mailbox_round_trips + self.inner_round_trips
+    }
+
+    /// The mailbox whose segment of the chain a commit appended to, sealed
+    /// after the answer.
+    pub(super) fn appended_segment(&self) -> Option<String> {
+        self.appended_segment.clone()
     }
 
     /// Commit batches this call sent.
@@ -286,6 +402,14 @@ impl<'request> UnitOfWork<'request> {
         record: impl Fn(&Result<Response, Refusal>) -> AuditRecord,
     ) -> Result<Response, WorkError> {
         self.committed = true;
+        if let Some((mailbox_id, database, writes)) = self.mailbox_writes.take() {
+            if !self.writes.is_empty() {
+                return Err(WorkError::Internal(format!(
+                    "a call changes one database: it writes to D1 and to mailbox {mailbox_id}"
+                )));
+            }
+            return self.commit_in_mailbox(outcome, record, &mailbox_id, &*database, writes).await;
+        }
         let mut outcome = outcome;
         for _ in 0..2 {
             let mut batch = self.attempt_writes.clone();
@@ -320,28 +444,75 @@ impl<'request> UnitOfWork<'request> {
                     }
                     return outcome.map_err(WorkError::Refused);
                 }
-                Err(StorageError::Check(constraint))
-                    if constraint.starts_with(WRITE_GUARD_PREFIX) && outcome.is_ok() =>
-                {
-                    let slot: usize = constraint[WRITE_GUARD_PREFIX.len()..].parse().unwrap_or(1);
-                    let refusal = self.guard_refusals.get(slot.saturating_sub(1)).cloned();
-                    outcome = Err(refusal.unwrap_or_else(Refusal::internal));
-                }
-                // Nothing applied and nothing recorded: the call is handled
-                // again from its first read, as the repeat it has become.
-                Err(StorageError::Unique(name))
-                    if outcome.is_ok() && self.repeat_constraints.iter().any(|constraint| *constraint == name) =>
-                {
-                    self.lost_race = true;
-                    return Err(WorkError::Refused(Refusal::internal()));
-                }
-                Err(error) if outcome.is_ok() && self.refusal_for(&error).is_some() => {
-                    outcome = Err(self.refusal_for(&error).unwrap_or_else(Refusal::internal));
-                }
-                Err(error) => return Err(WorkError::Internal(error.to_string())),
+                Err(error) => match self.after_failure(error, outcome.is_ok()) {
+                    AfterFailure::TryAgainAs(refusal) => outcome = Err(refusal),
+                    AfterFailure::Stop(error) => return Err(error),
+                },
             }
         }
         Err(WorkError::Refused(Refusal::internal()))
+    }
+
+    /// `commit`, for a call that changes mailbox `mailbox_id`: its writes,
+    /// guards and entry (in the mailbox's segment of the chain) in one batch in
+    /// the mailbox's database; then the writes that stand whatever the outcome,
+    /// on D1, when there are any (unless the call is to be handled again, as on
+    /// D1, where nothing of a lost race applies). Subscribed endpoints are
+    /// queued on D1 after the answer (deferred): a change in a mailbox cannot
+    /// share D1's transaction.
+    async fn commit_in_mailbox(
+        &mut self,
+        outcome: Result<Response, Refusal>,
+        record: impl Fn(&Result<Response, Refusal>) -> AuditRecord,
+        mailbox_id: &str,
+        database: &dyn Database,
+        writes: Vec<Statement>,
+    ) -> Result<Response, WorkError> {
+        let mut outcome = outcome;
+        let mut decided = Err(WorkError::Refused(Refusal::internal()));
+        for _ in 0..2 {
+            let mut batch = Vec::new();
+            if outcome.is_ok() {
+                batch.extend(writes.iter().cloned());
+                batch.extend(self.final_guards.iter().cloned());
+            }
+            let entry = record(&outcome);
+            batch.push(self.ledger.append_to_mailbox(mailbox_id, &entry));
+            self.commit_attempts += 1;
+            let (_, committed) = self.execute_beside(Vec::new(), database, batch).await;
+            match committed {
+                Ok(mut results) => {
+                    if outcome.is_ok() {
+                        self.write_results = results.drain(..writes.len().min(results.len())).collect();
+                        let told = self.told_of(&entry);
+                        self.deferred.extend(self.events.queue(&told, self.platform));
+                        for selected in &self.told_by_rows {
+                            let queued = self.events.queue_selected(&entry.action, entry.at, selected, self.platform);
+                            self.deferred.extend(queued);
+                        }
+                        for event in told {
+                            self.events.push(event);
+                        }
+                    }
+                    self.appended_segment = Some(mailbox_id.to_string());
+                    self.also_told.clear();
+                    decided = outcome.map_err(WorkError::Refused);
+                    break;
+                }
+                Err(error) => match self.after_failure(error, outcome.is_ok()) {
+                    AfterFailure::TryAgainAs(refusal) => outcome = Err(refusal),
+                    AfterFailure::Stop(error) => {
+                        decided = Err(error);
+                        break;
+                    }
+                },
+            }
+        }
+        if !self.lost_race && !self.attempt_writes.is_empty() {
+            let standing = std::mem::take(&mut self.attempt_writes);
+            self.execute(standing).await.map_err(|error| WorkError::Internal(error.to_string()))?;
+        }
+        decided
     }
 
     /// Commits a refused attempt made without a proven credential: the writes
@@ -370,6 +541,30 @@ impl<'request> UnitOfWork<'request> {
             at: entry.at,
         });
         also.chain(told(entry)).collect()
+    }
+
+    /// What a commit batch that failed with `error` means for the call: a
+    /// guard or a registered constraint turns a success into its refusal, to
+    /// be recorded on another attempt; a lost race for a unique name is
+    /// handled again (nothing applied, nothing recorded); anything else stops.
+    fn after_failure(&mut self, error: StorageError, outcome_ok: bool) -> AfterFailure {
+        match error {
+            StorageError::Check(constraint) if constraint.starts_with(WRITE_GUARD_PREFIX) && outcome_ok => {
+                let slot: usize = constraint[WRITE_GUARD_PREFIX.len()..].parse().unwrap_or(1);
+                let refusal = self.guard_refusals.get(slot.saturating_sub(1)).cloned();
+                AfterFailure::TryAgainAs(refusal.unwrap_or_else(Refusal::internal))
+            }
+            StorageError::Unique(name)
+                if outcome_ok && self.repeat_constraints.iter().any(|constraint| *constraint == name) =>
+            {
+                self.lost_race = true;
+                AfterFailure::Stop(WorkError::Refused(Refusal::internal()))
+            }
+            error if outcome_ok && self.refusal_for(&error).is_some() => {
+                AfterFailure::TryAgainAs(self.refusal_for(&error).unwrap_or_else(Refusal::internal))
+            }
+            error => AfterFailure::Stop(WorkError::Internal(error.to_string())),
+        }
     }
 
     /// The refusal a handler registered for this constraint failure, if any.
