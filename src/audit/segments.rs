@@ -240,7 +240,7 @@ pub(crate) async fn check_from_anchors(
 /// each is sealed, walked from its anchored head, and its new head anchored
 /// in the organisation's chain, with the time it was checked, in one batch
 /// for all; a segment that fails raises the alarm instead. A mailbox whose
-/// database cannot be reached is logged and goes first next run.
+/// database cannot be reached is logged, and tried again on its next turn.
 pub async fn anchor_segments(work: &Background<'_>, tell: TellAdministrators) -> Result<(), BackgroundError> {
     let node = work.node();
     let [anchors]: [QueryResult; 1] =
@@ -251,15 +251,16 @@ pub async fn anchor_segments(work: &Background<'_>, tell: TellAdministrators) ->
     let mut batch = Vec::new();
     for (mailbox_id, anchored, checked, round_trips) in checks {
         work.count_elsewhere(round_trips);
+        // Marked checked even when it could not be read: one that never can
+        // must not hold the others' turns for ever; it is tried on its next.
+        batch.push(store::segment_checked(&mailbox_id, node.platform.now_ms()));
         let check = match checked {
             Ok(check) => check,
             Err(error) => {
-                // Not marked checked: it keeps its place at the front of the next run.
                 node.platform.log(&format!("the audit segment of {mailbox_id} could not be read: {error}"));
                 continue;
             }
         };
-        batch.push(store::segment_checked(&mailbox_id, node.platform.now_ms()));
         if let Some(failure) = &check.failure {
             raise_alarm(work, failure, tell).await?;
             continue;

@@ -302,3 +302,26 @@ fn verification_checks_the_segments_a_page_at_a_time() {
     assert_eq!(ids(&second), mailboxes[SEGMENTS_PER_VERIFY..]);
     assert!(second.get("next_segments_after").is_none(), "{second}");
 }
+
+#[test]
+fn a_segment_that_cannot_be_read_does_not_hold_the_others_turns() {
+    use mailroom::audit::segments::SEGMENTS_PER_RUN;
+    let world = World::new();
+    let count = usize::try_from(SEGMENTS_PER_RUN).unwrap() + 1;
+    let mut mailboxes: Vec<String> =
+        (0..count).map(|index| world.mailbox(&format!("desk-{index:02}@example.com"))).collect();
+    mailboxes.sort();
+    for mailbox in &mailboxes {
+        write_in_segment(&world, mailbox, "update_conversation");
+    }
+    // A whole run's worth, first in line, cannot be read at all (their
+    // segments' table is gone): they must not be first in line for ever.
+    let (broken, last) = mailboxes.split_at(count - 1);
+    for mailbox in broken {
+        segment_sql(&world, mailbox, "DROP TABLE audit_entries");
+    }
+    world.node.maintain();
+    assert!(anchors(&world, &last[0]).is_empty(), "not its turn yet");
+    world.node.maintain();
+    assert_eq!(anchors(&world, &last[0]).len(), 1, "its turn came");
+}
