@@ -196,3 +196,58 @@ fn a_call_changes_one_database() {
     assert_eq!(database.database.count("SELECT COUNT(*) FROM notes"), 0, "nothing applied");
     assert!(segment(&world, &mailbox).is_empty(), "and nothing recorded there");
 }
+
+#[test]
+fn a_read_over_several_mailboxes_goes_out_at_once_and_merges_into_one_page() {
+    use mailroom::core::paging::{Order, encode_cursor, merge};
+    let (world, support, (ben, token)) = set_up();
+    let sales = world.mailbox("sales@example.com");
+    world.grant_all(&ben, &["mailbox.metadata.read", "send.propose"], &sales);
+    let notes = "CREATE TABLE IF NOT EXISTS notes (id TEXT PRIMARY KEY, body TEXT NOT NULL, at INTEGER)";
+    for (mailbox, rows) in
+        [(&support, "('n1', 'a', 10), ('n3', 'c', 30)"), (&sales, "('n2', 'b', 20), ('n4', 'd', 40)")]
+    {
+        let database = world.node.mailboxes.of(mailbox);
+        let setup = vec![
+            Statement::new("DROP TABLE IF EXISTS notes"),
+            Statement::new(notes),
+            Statement::new(format!("INSERT INTO notes VALUES {rows}")),
+        ];
+        world.node.run(database.execute(setup)).unwrap();
+    }
+    let node = world.node.node();
+    let chain = AuditChain::new(node.config, node.platform);
+    let request = request_for(&token, &support);
+    let mut context = context(&node, &chain, &request, RouteId::ListMessages, &support);
+    let page = |limit: i64| {
+        Statement::new("SELECT id, body, at FROM notes ORDER BY at DESC, id DESC LIMIT ?1").bind(limit + 1)
+    };
+    let answered = world
+        .node
+        .run(context.read_in_mailboxes(vec![(support.clone(), vec![page(2)]), (sales.clone(), vec![page(2)])]))
+        .unwrap();
+    let pages: Vec<Vec<(i64, String)>> = answered
+        .iter()
+        .map(|results| {
+            results[0].rows.iter().map(|row| (row.integer("at").unwrap(), row.text("id").unwrap())).collect()
+        })
+        .collect();
+    let (merged, next) = merge(pages, 2, Order::NewestFirst, |row| (row.0, &row.1));
+    assert_eq!(merged, [(40, "n4".to_string()), (30, "n3".to_string())]);
+    assert_eq!(next, Some(encode_cursor(30, "n3")));
+    // A read of metadata, which the chain does not record: its round trips are the read's alone.
+    let answer = context.json(&serde_json::json!({}));
+    let response = world.node.run(context.finish(Ok(answer)));
+    assert_eq!(
+        (response.round_trips, response.commit_attempts),
+        (1, 0),
+        "both mailboxes beside the checks: one round trip's time"
+    );
+
+    // More mailboxes than one read may ask (each a subrequest) is a handler's mistake.
+    let mut context = self::context(&node, &chain, &request, RouteId::UpdateThread, &support);
+    let too_many =
+        (0..=mailroom::core::context::MAILBOXES_PER_READ).map(|_| (support.clone(), vec![page(1)])).collect();
+    let refused = world.node.run(context.read_in_mailboxes(too_many)).unwrap_err();
+    assert_eq!(refused.status, 500);
+}

@@ -229,8 +229,23 @@ impl<'request> Context<'request> {
         mailbox_id: &str,
         statements: Vec<Statement>,
     ) -> Result<Vec<QueryResult>, Refusal> {
-        self.refuse_undeclared_content(&statements)?;
-        match self.work.read_in_mailbox(mailbox_id, statements, &mut self.note).await {
+        let mut answered = self.read_in_mailboxes(vec![(mailbox_id.to_string(), statements)]).await?;
+        answered.pop().ok_or_else(Refusal::internal)
+    }
+
+    /// `read_in_mailbox` in several mailboxes at once (a list or a search over
+    /// every mailbox the caller may read), each with its own statements:
+    /// their results in the order asked, for `paging::merge`. One round
+    /// trip's time; at most `MAILBOXES_PER_READ` mailboxes, each a
+    /// subrequest, so a longer list is paged.
+    pub async fn read_in_mailboxes(
+        &mut self,
+        reads: Vec<(String, Vec<Statement>)>,
+    ) -> Result<Vec<Vec<QueryResult>>, Refusal> {
+        for (_, statements) in &reads {
+            self.refuse_undeclared_content(statements)?;
+        }
+        match self.work.read_in_mailboxes(reads, &mut self.note).await {
             Ok(results) => Ok(results),
             Err(error) => Err(self.refusal(error)),
         }

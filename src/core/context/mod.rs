@@ -23,4 +23,5 @@ mod request;
 mod work;
 
 pub use handler_context::{Admitted, Context};
+pub use work::MAILBOXES_PER_READ;
 pub(crate) use work::told;

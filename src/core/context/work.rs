@@ -16,7 +16,7 @@
 
 use std::rc::Rc;
 
-use futures_util::future::join;
+use futures_util::future::{join, join_all};
 
 use crate::core::context::note::AuditNote;
 use crate::core::context::ports::{AuditRecord, Ledger, PendingCheck};
@@ -32,6 +32,9 @@ use crate::core::timing::{Phase, Timings};
 /// The constraints a failed write guard reports: `write_guard_<slot>`, one slot
 /// per guard a handler registers, so the refusal answered is that guard's own.
 const WRITE_GUARD_PREFIX: &str = "write_guard_";
+/// How many mailboxes' databases one read may ask at once: each is a
+/// subrequest, and an invocation has few (50 on the free plan).
+pub const MAILBOXES_PER_READ: usize = 16;
 /// How many guards one call may register (the `write_guards` table's columns).
 const WRITE_GUARD_SLOTS: usize = 8;
 
@@ -184,23 +187,30 @@ impl<'request> UnitOfWork<'request> {
         Ok(handler_results)
     }
 
-    /// Runs `statements` in mailbox `mailbox_id`'s own database, at the same
-    /// time as every pending check on D1; answers their results only if every
-    /// check passed. One round trip's time.
-    pub(super) async fn read_in_mailbox(
+    /// Runs each read's statements in its mailbox's own database, all at once
+    /// and at the same time as every pending check on D1; answers each
+    /// mailbox's results, in the order asked, only if every check passed. One
+    /// round trip's time, however many mailboxes; at most
+    /// `MAILBOXES_PER_READ`, each being a subrequest.
+    pub(super) async fn read_in_mailboxes(
         &mut self,
-        mailbox_id: &str,
-        statements: Vec<Statement>,
+        reads: Vec<(String, Vec<Statement>)>,
         note: &mut AuditNote,
-    ) -> Result<Vec<QueryResult>, WorkError> {
+    ) -> Result<Vec<Vec<QueryResult>>, WorkError> {
+        if reads.len() > MAILBOXES_PER_READ {
+            return Err(WorkError::Internal(format!(
+                "a read asked {} mailboxes at once; at most {MAILBOXES_PER_READ}: page them",
+                reads.len()
+            )));
+        }
         let checks = std::mem::take(&mut self.pending_checks);
         let check_statements: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
-        let database = self.mailboxes.of(mailbox_id);
-        let (checked, read) = self.execute_beside(check_statements, &*database, statements).await;
+        let reads =
+            reads.into_iter().map(|(mailbox_id, statements)| (self.mailboxes.of(&mailbox_id), statements)).collect();
+        let (checked, read) = self.execute_beside(check_statements, reads).await;
         let checked = checked.map_err(|error| WorkError::Internal(error.to_string()))?;
-        let read = read.map_err(|error| WorkError::Internal(error.to_string()));
         self.settle(checks, checked, note)?;
-        read
+        read.into_iter().map(|results| results.map_err(|error| WorkError::Internal(error.to_string()))).collect()
     }
 
     /// Settles `checks` on their `results`, what a credential check proves
@@ -229,22 +239,22 @@ impl<'request> UnitOfWork<'request> {
         }
     }
 
-    /// `on_d1` on D1 (when there are any) and `in_mailbox` in `mailbox` at the
-    /// same time: one round trip's time, counted once.
+    /// `on_d1` on D1 (when there are any) and each of `in_mailboxes` in its
+    /// mailbox's database, all at the same time: one round trip's time,
+    /// counted once.
     async fn execute_beside(
         &mut self,
         on_d1: Vec<Statement>,
-        mailbox: &dyn Database,
-        in_mailbox: Vec<Statement>,
-    ) -> (Result<Vec<QueryResult>, StorageError>, Result<Vec<QueryResult>, StorageError>) {
-        if on_d1.is_empty() {
+        in_mailboxes: Vec<(Rc<dyn Database>, Vec<Statement>)>,
+    ) -> (Result<Vec<QueryResult>, StorageError>, Vec<Result<Vec<QueryResult>, StorageError>>) {
+        if on_d1.is_empty() && !in_mailboxes.is_empty() {
             self.mailbox_round_trips += 1;
         }
         let _storage = self.timings.during(self.platform, Phase::Storage);
         let d1 = async { if on_d1.is_empty() { Ok(Vec::new()) } else { self.database.execute(on_d1).await } };
-        let expected = in_mailbox.len();
-        let in_mailbox = async {
-            let results = mailbox.execute(in_mailbox).await?;
+        let in_mailboxes = in_mailboxes.into_iter().map(|(database, statements)| async move {
+            let expected = statements.len();
+            let results = database.execute(statements).await?;
             if results.len() != expected {
                 return Err(StorageError::Backend(format!(
                     "asked a mailbox for {expected} results and received {}",
@@ -252,8 +262,8 @@ impl<'request> UnitOfWork<'request> {
                 )));
             }
             Ok(results)
-        };
-        join(d1, in_mailbox).await
+        });
+        join(d1, join_all(in_mailboxes)).await
     }
 
     /// One round trip, its time charged to storage.
@@ -408,7 +418,7 @@ impl<'request> UnitOfWork<'request> {
                     "a call changes one database: it writes to D1 and to mailbox {mailbox_id}"
                 )));
             }
-            return self.commit_in_mailbox(outcome, record, &mailbox_id, &*database, writes).await;
+            return self.commit_in_mailbox(outcome, record, &mailbox_id, database, writes).await;
         }
         let mut outcome = outcome;
         for _ in 0..2 {
@@ -465,7 +475,7 @@ impl<'request> UnitOfWork<'request> {
         outcome: Result<Response, Refusal>,
         record: impl Fn(&Result<Response, Refusal>) -> AuditRecord,
         mailbox_id: &str,
-        database: &dyn Database,
+        database: Rc<dyn Database>,
         writes: Vec<Statement>,
     ) -> Result<Response, WorkError> {
         let mut outcome = outcome;
@@ -479,7 +489,8 @@ impl<'request> UnitOfWork<'request> {
             let entry = record(&outcome);
             batch.push(self.ledger.append_to_mailbox(mailbox_id, &entry));
             self.commit_attempts += 1;
-            let (_, committed) = self.execute_beside(Vec::new(), database, batch).await;
+            let (_, mut committed) = self.execute_beside(Vec::new(), vec![(Rc::clone(&database), batch)]).await;
+            let committed = committed.pop().unwrap_or_else(|| Err(StorageError::Backend("no answer".into())));
             match committed {
                 Ok(mut results) => {
                     if outcome.is_ok() {
