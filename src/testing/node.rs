@@ -74,13 +74,26 @@ impl TestNode {
     /// it would between two real requests, so creation order is observable.
     pub fn send_from(&self, request: Request, surface: Surface) -> Response {
         let response = self.send_without_sealing_from(request, surface);
+        self.seal_after(&response);
+        response
+    }
+
+    /// What follows an answer the test dispatched itself (to watch storage
+    /// while it was handled): everything `send` does after the dispatcher.
+    pub fn finish_answer(&self, request: &Request, response: &Response) {
+        self.answered(request, response);
+        self.deliver_queued_webhooks();
+        self.seal_after(response);
+    }
+
+    /// Seals what `response` appended: the chain, and a mailbox's segment.
+    fn seal_after(&self, response: &Response) {
         if response.seal_chain {
             self.seal();
         }
         if let Some(mailbox_id) = &response.seal_segment {
             self.seal_segment(mailbox_id);
         }
-        response
     }
 
     /// Sends a request as REST and leaves the audit entries it appended waiting

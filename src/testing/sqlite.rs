@@ -389,6 +389,11 @@ impl SqliteMailboxes {
     pub fn ids(&self) -> Vec<String> {
         self.mailboxes.borrow().keys().cloned().collect()
     }
+
+    /// Batches (round trips) run so far in every mailbox's database together.
+    pub fn batches(&self) -> u32 {
+        self.mailboxes.borrow().values().map(|mailbox| mailbox.database.batches()).sum()
+    }
 }
 
 impl MailboxStorage for SqliteMailboxes {
