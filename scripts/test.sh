@@ -80,6 +80,8 @@ if ! wait "$build_pid"; then
 fi
 cat "$build_log"
 phase_done "the rest of the Worker's linted release build"
+"$ROOT/scripts/startup.sh"
+phase_done "the Worker's startup, against its budget"
 
 log "end-to-end tests on workerd"
 "$NODE" "$ROOT/tests/e2e/run.mjs" "${@:2}"
