@@ -90,8 +90,18 @@ fn acceptable_redirect_uri(uri: &str) -> bool {
     redirects::can_be_registered(uri, MAXIMUM_URI_BYTES)
 }
 
-/// The host (and port) a redirect URI sends the grant to.
+/// Where a redirect URI sends the grant, as the consent shows it: the host
+/// (and port) of a web or loopback address; for a native app's own scheme, the
+/// scheme with its authority (`cursor://anysphere.cursor-retrieval`), or the
+/// scheme alone (`com.example.app:`), so it never reads as a site.
 pub(super) fn host_of(uri: &str) -> String {
+    if let Some(scheme) = redirects::private_use_scheme(uri) {
+        let rest = &uri[scheme.len() + 1..];
+        return match rest.strip_prefix("//") {
+            Some(after) => format!("{scheme}://{}", after.split(['/', '?', '#']).next().unwrap_or_default()),
+            None => format!("{scheme}:"),
+        };
+    }
     let rest = uri.split_once("://").map_or(uri, |(_, rest)| rest);
     rest.split(['/', '?', '#']).next().unwrap_or_default().to_string()
 }
@@ -352,5 +362,11 @@ mod tests {
     fn the_redirect_host_is_what_follows_the_scheme() {
         assert_eq!(host_of("http://127.0.0.1:4567/callback?x=1"), "127.0.0.1:4567");
         assert_eq!(host_of("https://claude.ai/api/mcp/auth_callback"), "claude.ai");
+        // A native app's own scheme reads as the app's link, never as a site.
+        assert_eq!(
+            host_of("cursor://anysphere.cursor-retrieval/oauth/user-mailroom/callback"),
+            "cursor://anysphere.cursor-retrieval"
+        );
+        assert_eq!(host_of("com.example.app:/oauth2redirect"), "com.example.app:");
     }
 }

@@ -9,6 +9,14 @@
 //! matches exactly, and the token request must then name the URI the code was
 //! issued for, port included.
 //!
+//! A native app may also be sent back through a private-use URI scheme of its
+//! own (RFC 8252 §7.1): `cursor://…`, `vscode://…`, `com.example.app:/cb`.
+//! Any app on the device can claim such a scheme, which is why every client
+//! proves itself with PKCE; what the node refuses are the schemes a browser
+//! acts on itself (`javascript:`, `data:`, `file:` and the like), which would
+//! run or show something instead of handing the code to an app. These match
+//! exactly.
+//!
 //! `localhost` is not given that leeway. RFC 8252 §8.3 advises clients against
 //! it (the name can resolve to an interface other than loopback) and its port
 //! rule names the IP literals; the node still registers `http://localhost`
@@ -51,11 +59,59 @@ fn this_machine(uri: &str) -> Option<ThisMachine<'_>> {
     Some(ThisMachine { host, after_the_port })
 }
 
-/// Whether a client may register `uri` as a redirect URI: HTTPS to a host, or
-/// HTTP to this machine (a native app's listener), without credentials or a
-/// fragment, at most `maximum_bytes` long. A redirect URI is where a person's
-/// browser is sent back to, never an address the node fetches, so this rule is
-/// its own and not the outbound one.
+/// Schemes a browser acts on itself rather than handing to an app: never a
+/// private-use scheme, whatever an app registers.
+const BROWSERS_OWN_SCHEMES: &[&str] = &[
+    "http",
+    "https",
+    "javascript",
+    "vbscript",
+    "data",
+    "blob",
+    "file",
+    "filesystem",
+    "about",
+    "view-source",
+    "ftp",
+    "ws",
+    "wss",
+    "mailto",
+    "tel",
+    "sms",
+    "intent",
+    "chrome",
+    "chrome-extension",
+    "moz-extension",
+    "edge",
+    "resource",
+    "jar",
+];
+/// The longest private-use scheme taken.
+const MAXIMUM_SCHEME_BYTES: usize = 64;
+
+/// The private-use scheme `uri` sends the browser to (RFC 8252 §7.1), if it
+/// is one: a scheme as RFC 3986 spells it, in lower case, that no browser
+/// acts on itself, followed by more than the colon and no credentials.
+pub(super) fn private_use_scheme(uri: &str) -> Option<&str> {
+    let (scheme, rest) = uri.split_once(':')?;
+    let mut characters = scheme.chars();
+    let spelled = characters.next().is_some_and(|first| first.is_ascii_lowercase())
+        && characters.all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || matches!(c, '+' | '-' | '.'));
+    let authority = rest.strip_prefix("//").map(|after| after.split(['/', '?']).next().unwrap_or_default());
+    let usable = spelled
+        && scheme.len() <= MAXIMUM_SCHEME_BYTES
+        && !BROWSERS_OWN_SCHEMES.contains(&scheme)
+        && !rest.trim_start_matches('/').is_empty()
+        && !authority.is_some_and(|authority| authority.contains('@'));
+    usable.then_some(scheme)
+}
+
+/// Whether a client may register `uri` as a redirect URI: HTTPS to a host,
+/// HTTP to this machine (a native app's listener) or a private-use scheme of
+/// a native app's own, without credentials or a fragment, at most
+/// `maximum_bytes` long. A redirect URI is where a person's browser is sent
+/// back to, never an address the node fetches, so this rule is its own and
+/// not the outbound one.
 pub(super) fn can_be_registered(uri: &str, maximum_bytes: usize) -> bool {
     // A backslash is a path separator to some URL readers and not to others:
     // refused, so the browser and the node read the same address.
@@ -66,7 +122,7 @@ pub(super) fn can_be_registered(uri: &str, maximum_bytes: usize) -> bool {
         let authority = rest.split(['/', '?']).next().unwrap_or_default();
         !authority.is_empty() && !authority.contains('@')
     });
-    plain && (https_host || this_machine(uri).is_some())
+    plain && (https_host || this_machine(uri).is_some() || private_use_scheme(uri).is_some())
 }
 
 /// Whether an authorization request may name `requested` as its redirect URI,
@@ -120,6 +176,11 @@ mod tests {
             "http://[::1]/callback",
             "http://[::1]:4567/cb?x=1",
             "http://localhost:4567/callback",
+            // Native apps' own schemes (RFC 8252 §7.1), as Cursor and VS Code register them.
+            "cursor://anysphere.cursor-retrieval/oauth/user-mailroom/callback",
+            "vscode://vscode.github-authentication/did-authenticate",
+            "vscode-insiders://vscode.github-authentication/did-authenticate",
+            "com.example.app:/oauth2redirect/example-provider",
         ] {
             assert!(can_be_registered(registered, 2000), "{registered}");
         }
@@ -127,6 +188,18 @@ mod tests {
             "http://app.example/cb",
             "https://app.example/cb#x",
             "javascript:alert(1)",
+            "JavaScript:alert(1)",
+            "data:text/html,<script>alert(1)</script>",
+            "file:///etc/passwd",
+            "view-source:https://app.example/",
+            "intent://scan/#Intent;scheme=zxing;end",
+            "blob:https://app.example/1",
+            "cursor:",
+            "cursor://",
+            "cursor://u:p@anysphere.cursor-retrieval/cb",
+            "1app://cb",
+            "Cursor://anysphere.cursor-retrieval/cb",
+            "cursor://anysphere.cursor-retrieval/cb#x",
             "https://u:p@a.example/",
             "https://",
             "http://127.0.0.1.evil.example/cb",

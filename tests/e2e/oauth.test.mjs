@@ -323,6 +323,23 @@ test("registration takes only redirect addresses a client can own and public cli
   for (const loopback of ["http://localhost:9/callback", "http://[::1]:9/callback"]) {
     assert.deepEqual((await register("Loopback", [loopback])).redirect_uris, [loopback]);
   }
+  // A native app's own scheme (RFC 8252 §7.1), as Cursor registers it beside others; never one the browser runs.
+  const native = ["cursor://anysphere.cursor-retrieval/oauth/user-mailroom/callback", callback.url, "https://app.example/callback"];
+  assert.deepEqual((await register("Cursor", native)).redirect_uris, native);
+  await refused({ client_name: "Script", redirect_uris: [native[0], "javascript:alert(1)"] }, "invalid_redirect_uri");
+});
+
+test("a native app sent back through its own scheme is shown to Ben as an app on this computer, by its link", async () => {
+  const link = "cursor://anysphere.cursor-retrieval/oauth/user-mailroom/callback";
+  const client = await register("Cursor", [link]);
+  const { page } = await watch.open(browser, { who: "ben, a native app" });
+  await signIn(page, node.url, BEN);
+  await page.goto(authorizeUrl(client, { redirectUri: link, state: "native" }));
+  const backTo = page.locator(".redirect-host");
+  await backTo.waitFor();
+  assert.equal(await backTo.innerText(), "Allowing or denying will send you back to cursor://anysphere.cursor-retrieval: an app running on this computer.");
+  assert.ok(await page.getByRole("button", { name: "Allow" }).isVisible());
+  await page.context().close();
 });
 
 // The official client's whole flow, shared by the tests that follow it.

@@ -704,3 +704,58 @@ fn removing_an_unexchanged_agent_clears_every_table_that_refers_to_agents() {
         );
     }
 }
+
+#[test]
+fn a_native_app_registers_its_own_scheme_among_several_addresses_and_is_sent_back_through_it() {
+    let desk = desk();
+    let (world, ben_token, mailbox) = (&desk.world, desk.person("ben").token.as_str(), desk.mailbox.as_str());
+    // As Cursor registers (RFC 8252 §7.1): its own scheme, beside a loopback
+    // listener and a web address, in one request, taken whole.
+    let cursor = "cursor://anysphere.cursor-retrieval/oauth/user-mailroom/callback";
+    let registered = world.node.send(request("POST", "/oauth/register").json(json!({
+        "client_name": "Cursor",
+        "redirect_uris": [cursor, "http://127.0.0.1:33418/callback", "https://cursor.example/oauth/callback"],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "token_endpoint_auth_method": "none",
+    })));
+    assert_eq!(registered.status, 201, "{}", text(&registered));
+    let client_id = body(&registered)["client_id"].as_str().unwrap().to_string();
+
+    // The consent names the app's link, never a site's host.
+    let query = consent_query(&client_id, cursor, &[]);
+    let shown = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(ben_token), None);
+    assert_eq!(shown.status, 200, "{}", text(&shown));
+    assert_eq!(body(&shown)["client"]["redirect_host"], "cursor://anysphere.cursor-retrieval");
+
+    // Allowed, the code goes to the app's link, and is exchanged for that URI alone.
+    let given = world.call(
+        "POST",
+        "/api/oauth/consent",
+        Some(ben_token),
+        Some(json!({ "client_id": client_id, "redirect_uri": cursor, "code_challenge": OAUTH_CHALLENGE,
+                     "code_challenge_method": "S256", "capabilities": ["mail.triage"], "mailboxes": metadata_on(mailbox) })),
+    );
+    assert_eq!(given.status, 200, "{}", text(&given));
+    let redirect_to = body(&given)["redirect_to"].as_str().unwrap().to_string();
+    assert!(redirect_to.starts_with(&format!("{cursor}?code=")), "{redirect_to}");
+    let code = redirect_to.split(['?', '&']).find_map(|pair| pair.strip_prefix("code=")).unwrap().to_string();
+    let exchanged = world.node.send(oauth_form(&[
+        ("grant_type", "authorization_code"),
+        ("code", &code),
+        ("redirect_uri", cursor),
+        ("client_id", &client_id),
+        ("code_verifier", OAUTH_VERIFIER),
+    ]));
+    assert_eq!(exchanged.status, 200, "{}", text(&exchanged));
+
+    // A scheme the browser would act on itself is refused, naming it, and nothing is registered.
+    for refused in ["javascript:alert(document.cookie)", "data:text/html,hi", "file:///etc/passwd"] {
+        let answered = world.node.send(
+            request("POST", "/oauth/register")
+                .json(json!({ "client_name": "Evil", "redirect_uris": [cursor, refused] })),
+        );
+        oauth_error(&answered, 400, "invalid_redirect_uri");
+        assert!(text(&answered).contains(refused), "{}", text(&answered));
+    }
+}

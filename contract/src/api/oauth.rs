@@ -58,8 +58,11 @@ pub struct AuthorizationServerMetadata {
 /// A client's registration (RFC 7591). Fields the node does not use are accepted and ignored.
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 pub struct RegisterOAuthClient {
-    /// Where the person is sent back after consenting: HTTPS, or HTTP on a loopback
-    /// address for a local client; no fragment. Each is matched exactly.
+    /// Where the person is sent back after consenting: HTTPS, HTTP on a loopback
+    /// address for a local client, or a native app's own URI scheme (RFC 8252
+    /// §7.1, such as `cursor://…`; not one a browser acts on itself, such as
+    /// `javascript:`); no fragment. Several may be given in one registration;
+    /// each is matched exactly (a loopback one on any port).
     pub redirect_uris: Vec<String>,
     /// The client's name, shown on the consent screen (at most 100 characters).
     #[serde(default)]

@@ -63,7 +63,7 @@ pub(super) fn get_oauth_authorization_server() -> Route {
 pub(super) fn register_oauth_client() -> Route {
     Route::new(RouteId::RegisterOAuthClient, Post, "/oauth/register", "register_oauth_client")
         .summary("Register an OAuth client")
-        .description("Dynamic client registration (RFC 7591) for a public client: its redirect URIs (HTTPS, or HTTP on a loopback address) and name. The node stores nothing: the client id carries the registration, signed with the node's key.")
+        .description("Dynamic client registration (RFC 7591) for a public client: its redirect URIs (HTTPS, HTTP on a loopback address, or a native app's own URI scheme such as `cursor://`) and name. The node stores nothing: the client id carries the registration, signed with the node's key.")
         .request::<RegisterOAuthClient>()
         .response::<RegisteredOAuthClient>()
         .produces(Produces::OAuth)

@@ -34,6 +34,12 @@ const FORWARDED = ["client_id", "redirect_uri", "code_challenge", "code_challeng
 /** Hosts that are the person's own computer: the app runs there, not on a site. */
 const LOOPBACK = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/;
 
+/**
+ * Whether the node names a native app's own link (`cursor://anysphere.cursor-retrieval`,
+ * `com.example.app:`) rather than a host: the app that opens such links runs on this computer.
+ */
+const isAppLink = (host) => host.includes("://") || host.endsWith(":");
+
 /** How the node came to know the client, in words a person can weigh. */
 function registrationWords(client) {
   if (client.registered_by === "metadata_document") {
@@ -56,7 +62,7 @@ export async function renderConsent(view, heading) {
   const appName = inOrder(client.name || "An app");
   heading.textContent = `Connect ${appName} to Mailroom`;
   document.title = `Connect ${appName} · Mailroom`;
-  const onThisComputer = LOOPBACK.test(client.redirect_host);
+  const onThisComputer = LOOPBACK.test(client.redirect_host) || isAppLink(client.redirect_host);
 
   const asking = panel("Who is asking",
     h("p", { class: "redirect-host" },
