@@ -20,7 +20,7 @@ use crate::core::timing::Phase;
 use crate::oauth;
 
 use super::handlers;
-use super::router::find_route;
+use super::router::{cross_origin_methods, find_route};
 use super::shape::{named_on, request_shape};
 
 /// The dispatcher as the core's `Reentry`: what a machine surface's context
@@ -37,7 +37,18 @@ fn reenter<'call>(
 /// Handles one request from `surface`. Never panics on input and never answers a
 /// 500 for anything a client sent.
 pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> Response {
+    // A browser client of another origin (the MCP Inspector) asks first
+    // whether it may call an OAuth or the MCP endpoint: answered here, before
+    // anything is read, for the routes the contract declares `cross_origin`.
+    let cross_origin = cross_origin_methods(&request.path);
+    if request.method == "OPTIONS" && !cross_origin.is_empty() {
+        return preflight(&cross_origin);
+    }
     let mut response = dispatch_deciding(node, request, surface, None).await;
+    if !cross_origin.is_empty() {
+        response.headers.push(("access-control-allow-origin".into(), "*".into()));
+        response.headers.push(("access-control-expose-headers".into(), CROSS_ORIGIN_EXPOSED.into()));
+    }
     // Every 401 from the MCP endpoint names where its OAuth metadata is (RFC
     // 9728 §5.1): an OAuth-only client starts signing in from that challenge.
     if response.status == 401 && request.path == registry().route(RouteId::McpEndpoint).path {
@@ -47,6 +58,29 @@ pub async fn dispatch(node: &Node<'_>, request: &Request, surface: Surface) -> R
         }
     }
     response
+}
+
+/// The request headers a browser client of another origin may send to a
+/// `cross_origin` route: its bearer token, its body's type, and the MCP
+/// transport's own.
+const CROSS_ORIGIN_HEADERS: &str =
+    "authorization, content-type, accept, mcp-protocol-version, mcp-session-id, last-event-id";
+/// The answer's headers such a client may read: the challenge that says where
+/// to sign in, and the MCP transport's own.
+const CROSS_ORIGIN_EXPOSED: &str = "www-authenticate, mcp-session-id, mcp-protocol-version";
+/// How long a browser may remember a preflight's answer, in seconds.
+const PREFLIGHT_MAX_AGE_SECONDS: u32 = 86_400;
+
+/// The answer to a CORS preflight for a path whose `methods` browser pages of
+/// other origins may call: any origin, never with credentials (a `*` origin
+/// carries no cookie), those methods and headers.
+fn preflight(methods: &[mailroom_contract::Method]) -> Response {
+    let methods: Vec<&str> = methods.iter().map(|method| method.as_str()).chain(["OPTIONS"]).collect();
+    Response::empty(204)
+        .with_header("access-control-allow-origin", "*")
+        .with_header("access-control-allow-methods", methods.join(", "))
+        .with_header("access-control-allow-headers", CROSS_ORIGIN_HEADERS)
+        .with_header("access-control-max-age", PREFLIGHT_MAX_AGE_SECONDS.to_string())
 }
 
 /// Handles one request; with `decided`, a refusal decided before its handler by a

@@ -41,6 +41,16 @@ fn route_table() -> &'static RouteTable {
     })
 }
 
+/// The methods of `path` that browser pages of other origins may call (routes
+/// declared `cross_origin`), in order; empty for a path with none, or none at all.
+pub(super) fn cross_origin_methods(path: &str) -> Vec<Method> {
+    let Ok(matched) = route_table().at(path) else { return Vec::new() };
+    let mut methods: Vec<Method> =
+        matched.value.iter().filter(|(_, id)| registry().route(**id).cross_origin).map(|(method, _)| *method).collect();
+    methods.sort_unstable_by_key(|method| method.as_str());
+    methods
+}
+
 /// A route the table found, with the values of its path's parameters.
 type Found = (&'static Route, Vec<(PathParameter, String)>);
 

@@ -7,7 +7,9 @@
 // cannot bloat a mailbox: a message beyond what the node reads is refused, the
 // rest is kept within the limits the contract publishes, so a page of the list or
 // of a search has a ceiling computed from them, and an administrator can delete
-// a received message with its search entries and its bytes in R2.
+// a received message with its search entries and its bytes in R2. And only
+// the OAuth and MCP endpoints answer browser pages of other origins (CORS):
+// nothing a session cookie reaches.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
@@ -255,4 +257,30 @@ test("inbound mail cannot bloat a mailbox: refused beyond the limits, kept withi
   assertRefusal(assert, await call("DELETE", `/api/mailboxes/${mailbox.id}/messages/${one.id}`, { token }), 404, "not_found");
   const entry = (await call("GET", "/api/audit?limit=5", { token })).body.entries.find((row) => row.action === "delete_message");
   assert.equal(entry?.object, one.id);
+});
+
+test("a browser client of another origin (the MCP Inspector) is answered its preflights and may read the OAuth and MCP answers", async () => {
+  const inspector = "http://localhost:6274";
+  for (const [path, methods] of [["/mcp", "POST, OPTIONS"], ["/oauth/token", "POST, OPTIONS"], ["/.well-known/oauth-authorization-server", "GET, OPTIONS"]]) {
+    const asked = await fetch(`${node.url}${path}`, {
+      method: "OPTIONS",
+      headers: { origin: inspector, "access-control-request-method": "POST", "access-control-request-headers": "authorization, content-type, mcp-protocol-version" },
+    });
+    assert.equal(asked.status, 204, path);
+    assert.equal(asked.headers.get("access-control-allow-origin"), "*", path);
+    assert.equal(asked.headers.get("access-control-allow-methods"), methods, path);
+    assert.match(asked.headers.get("access-control-allow-headers"), /authorization.*content-type.*mcp-protocol-version/, path);
+  }
+  const challenged = await fetch(`${node.url}/mcp`, {
+    method: "POST",
+    headers: { origin: inspector, "content-type": "application/json", accept: "application/json, text/event-stream" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }),
+  });
+  assert.equal(challenged.status, 401);
+  assert.equal(challenged.headers.get("access-control-allow-origin"), "*");
+  assert.match(challenged.headers.get("access-control-expose-headers"), /www-authenticate/);
+  // Nothing a session cookie reaches is opened to other origins.
+  const teams = await fetch(`${node.url}/api/teams`, { method: "OPTIONS", headers: { origin: inspector, "access-control-request-method": "POST" } });
+  assert.equal(teams.status, 405);
+  assert.equal(teams.headers.get("access-control-allow-origin"), null);
 });

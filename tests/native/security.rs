@@ -733,3 +733,53 @@ fn a_draft_changed_while_it_is_submitted_never_leaves_its_version_naming_other_w
         }
     }
 }
+
+#[test]
+fn browser_clients_of_other_origins_may_call_the_oauth_and_mcp_endpoints_and_nothing_a_cookie_reaches() {
+    let world = World::new();
+    let preflight = |path: &str| {
+        world.node.send(
+            request("OPTIONS", path)
+                .header("origin", "http://localhost:6274")
+                .header("access-control-request-method", "POST")
+                .header("access-control-request-headers", "authorization, content-type, mcp-protocol-version"),
+        )
+    };
+    for (path, methods) in [
+        ("/mcp", "POST, OPTIONS"),
+        ("/oauth/token", "POST, OPTIONS"),
+        ("/oauth/register", "POST, OPTIONS"),
+        ("/oauth/revoke", "POST, OPTIONS"),
+        ("/.well-known/oauth-authorization-server", "GET, OPTIONS"),
+        ("/.well-known/oauth-protected-resource/mcp", "GET, OPTIONS"),
+    ] {
+        let answered = preflight(path);
+        assert_eq!(answered.status, 204, "{path}: {}", text(&answered));
+        assert_eq!(answered.header("access-control-allow-origin"), Some("*"), "{path}");
+        assert_eq!(answered.header("access-control-allow-methods"), Some(methods), "{path}");
+        let headers = answered.header("access-control-allow-headers").unwrap();
+        for header in ["authorization", "content-type", "mcp-protocol-version", "mcp-session-id"] {
+            assert!(headers.contains(header), "{path} lets {header} through: {headers}");
+        }
+        assert!(answered.header("access-control-allow-credentials").is_none(), "never with a cookie");
+    }
+    // The answers themselves may be read by such a client: the challenge that
+    // starts its sign-in included.
+    let challenged = world.node.send(
+        request("POST", "/mcp")
+            .header("origin", "http://localhost:6274")
+            .json(json!({ "jsonrpc": "2.0", "id": 1, "method": "ping" })),
+    );
+    assert_eq!(challenged.status, 401, "{}", text(&challenged));
+    assert_eq!(challenged.header("access-control-allow-origin"), Some("*"));
+    assert!(challenged.header("access-control-expose-headers").unwrap().contains("www-authenticate"));
+    let discovered = world.node.send(request("GET", "/.well-known/oauth-authorization-server"));
+    assert_eq!(discovered.header("access-control-allow-origin"), Some("*"));
+
+    // A route a session cookie reaches answers no preflight and allows no other origin.
+    let refused = preflight("/api/teams");
+    assert_eq!(refused.status, 405, "{}", text(&refused));
+    assert!(refused.header("access-control-allow-origin").is_none());
+    let mine = world.admin("GET", "/api/me", None);
+    assert!(mine.header("access-control-allow-origin").is_none());
+}

@@ -82,6 +82,13 @@ pub struct Route {
     /// each `data:` one JSON-RPC response: a JSON-RPC endpoint's streaming
     /// methods.
     pub streams: bool,
+    /// Whether a browser page of another origin may call it (CORS): an OAuth
+    /// endpoint or the MCP endpoint, which a client running in a browser (the
+    /// MCP Inspector in direct mode) calls with a bearer token or nothing. Its
+    /// path answers preflights, and its answers say any origin may read them;
+    /// no cookie ever rides along (a browser sends none to a `*` origin), so
+    /// the routes a session cookie reaches keep their Origin checks.
+    pub cross_origin: bool,
 }
 
 impl Route {
@@ -114,12 +121,19 @@ impl Route {
             stores_nothing: false,
             trailing_slash: false,
             streams: false,
+            cross_origin: false,
         }
     }
 
     /// Declares that the route stores nothing, so it is not recorded.
     pub fn stores_nothing(mut self) -> Route {
         self.stores_nothing = true;
+        self
+    }
+
+    /// Lets browser pages of other origins call the route (see `cross_origin`).
+    pub fn cross_origin(mut self) -> Route {
+        self.cross_origin = true;
         self
     }
 

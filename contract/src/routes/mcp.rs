@@ -18,5 +18,6 @@ pub(super) fn mcp_endpoint() -> Route {
             Refuses::JsonRpc { status: 400, when: "A JSON-RPC error: the body is not JSON or not one JSON-RPC request, the protocol headers do not match the body, or the protocol version is one the server does not speak." },
             Refuses::JsonRpc { status: 404, when: "A JSON-RPC error: a method the server does not have, asked in the 2026-07-28 era (earlier eras answer it with 200)." },
         ] })
+        .cross_origin()
         .authority(Authority::Member)
 }

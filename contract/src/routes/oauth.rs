@@ -39,6 +39,7 @@ pub(super) fn get_oauth_protected_resource() -> Route {
         .description("The protected-resource metadata (RFC 9728) of the MCP endpoint: its URL, the audience of every token, and this node as the authorization server that issues them.")
         .response::<ProtectedResourceMetadata>()
         .exception(Tier::Operator, OAUTH_DISCOVERY)
+        .cross_origin()
         .authority(Authority::Public)
 }
 
@@ -48,6 +49,7 @@ pub(super) fn get_oauth_protected_resource_of_mcp() -> Route {
         .description("The same protected-resource metadata, at the path RFC 9728 derives from the MCP endpoint's own (`/mcp`), where clients look first.")
         .response::<ProtectedResourceMetadata>()
         .exception(Tier::Operator, OAUTH_DISCOVERY)
+        .cross_origin()
         .authority(Authority::Public)
 }
 
@@ -57,6 +59,7 @@ pub(super) fn get_oauth_authorization_server() -> Route {
         .description("The authorization server metadata (RFC 8414): the authorization, token, registration and revocation endpoints, PKCE with S256 only, public clients, client ID metadata documents, and the capability names as scopes.")
         .response::<AuthorizationServerMetadata>()
         .exception(Tier::Operator, OAUTH_DISCOVERY)
+        .cross_origin()
         .authority(Authority::Public)
 }
 
@@ -71,6 +74,7 @@ pub(super) fn register_oauth_client() -> Route {
         .stores_nothing()
         .tier(Tier::Operator)
         .withheld_because(OAUTH_CLIENTS)
+        .cross_origin()
         .authority(Authority::Public)
 }
 
@@ -123,6 +127,7 @@ pub(super) fn oauth_token() -> Route {
         .refuses(const { &[
             Refuses::TooManyAttempts("Too many unknown codes or refresh tokens from this address within the window."),
         ] })
+        .cross_origin()
         .authority(Authority::Public)
 }
 
@@ -134,6 +139,7 @@ pub(super) fn oauth_revoke() -> Route {
         .produces(Produces::OAuth)
         .tier(Tier::Operator)
         .withheld_because(OAUTH_CLIENTS)
+        .cross_origin()
         .authority(Authority::Public)
 }
 
