@@ -280,6 +280,27 @@ mod tests {
     }
 
     #[test]
+    fn a_long_name_in_another_script_leaves_whole_and_is_read_back_whole() {
+        // Longer than a header line may be, and not ASCII: written as RFC 2231
+        // parameter continuations (mail-builder 2), and read back as it was.
+        let name = format!("Facture {} – relevé annuel 2026 – ĉiuj paĝoj.pdf", "très détaillée ".repeat(6));
+        let bytes = b"%PDF-1.7 statement".to_vec();
+        let mut carrying = manifest();
+        carrying.attachments = vec![OutboundFile {
+            name: name.clone(),
+            content_type: "application/pdf".into(),
+            size: bytes.len() as i64,
+            sha256: hex(&Sha256::digest(&bytes)),
+        }];
+        let raw = carrying.to_message(std::slice::from_ref(&bytes)).unwrap();
+        let text = String::from_utf8_lossy(&raw);
+        assert!(text.lines().all(|line| line.len() <= 998), "no line past RFC 5322's limit");
+        assert!(text.contains("filename*0*="), "continued as RFC 2231 says:\n{text}");
+        let parsed = crate::mail::inbound::parse(&raw).unwrap();
+        assert_eq!(parsed.attachments[0].name.as_deref(), Some(name.as_str()));
+    }
+
+    #[test]
     fn recipients_are_each_named_once() {
         assert_eq!(manifest().recipients(), vec!["ana@example.org", "ben@example.org"]);
     }
