@@ -133,23 +133,28 @@ pub async fn verify_chain(context: &mut Context<'_>) -> Result<Response, Refusal
         anchors.truncate(segments::SEGMENTS_PER_VERIFY);
         verification.next_segments_after = anchors.last().map(|(mailbox_id, _)| mailbox_id.clone());
     }
-    if !anchors.is_empty() {
-        let checks = segments::check_from_anchors(context.node(), anchors, false).await;
-        // The mailboxes' databases are asked at once: one round trip's time.
-        context.count_round_trips_elsewhere(1);
-        for (mailbox_id, anchored, check, _) in checks {
-            let check = check.map_err(|error| context.internal(error))?;
-            verification.segments.push(SegmentVerification {
-                mailbox_id,
-                intact: check.failure.is_none(),
-                anchored,
-                head: check.head,
-                checked: check.checked,
-                awaiting_seal: check.awaiting_seal,
-                fault: check.failure.as_ref().map(|failure| failure.fault),
-                problem: check.failure.map(|failure| failure.problem),
-            });
-        }
+    // The page's segments, each from its anchored head, all at once.
+    let reads = anchors
+        .iter()
+        .map(|(mailbox_id, anchored)| {
+            (mailbox_id.clone(), segments::segment_page(anchored.as_ref().map_or(0, |head| head.seq)))
+        })
+        .collect();
+    let read = context.read_in_mailboxes(reads).await?;
+    for ((mailbox_id, anchored), read) in anchors.into_iter().zip(read) {
+        let after = anchored.as_ref().map_or(0, |head| head.seq);
+        let check = segments::judge_segment(context.config(), &mailbox_id, after, &read, anchored.as_ref())
+            .map_err(|error| context.internal(error))?;
+        verification.segments.push(SegmentVerification {
+            mailbox_id,
+            intact: check.failure.is_none(),
+            anchored,
+            head: check.head,
+            checked: check.checked,
+            awaiting_seal: check.awaiting_seal,
+            fault: check.failure.as_ref().map(|failure| failure.fault),
+            problem: check.failure.map(|failure| failure.problem),
+        });
     }
     // A segment that fails makes the whole record not intact, said in its words.
     if verification.intact
@@ -175,11 +180,9 @@ async fn verify_one_segment(context: &mut Context<'_>, mailbox_id: &str, after: 
         }
         .into());
     };
-    let database = context.node().mailboxes.of(&mailbox_id);
-    let check = segments::verify_segment(&*database, context.config(), &mailbox_id, after, anchored.as_ref())
-        .await
+    let read = context.read_in_mailbox(&mailbox_id, segments::segment_page(after)).await?;
+    let check = segments::judge_segment(context.config(), &mailbox_id, after, &read, anchored.as_ref())
         .map_err(|error| context.internal(error))?;
-    context.count_round_trips_elsewhere(1);
     Ok(context.json(&AuditVerification {
         intact: check.failure.is_none(),
         checked: check.checked,

@@ -13,7 +13,7 @@
 //! history rewritten up to it) or that does not walk raises the chain's alarm,
 //! once per fault, and is not anchored further.
 
-use futures_util::stream::{self, StreamExt};
+use futures_util::future::join_all;
 use mailroom_contract::api::{ChainFault, ChainHead};
 use serde::{Deserialize, Serialize};
 
@@ -23,22 +23,22 @@ use crate::audit::chain::{ChainOf, StoredEntry, VERIFY_PAGE, append, same};
 use crate::audit::seal::seal_chain;
 use crate::audit::walk::{Anchor, Failure, Walk, walk};
 use crate::core::background::{Background, BackgroundError};
+use crate::core::context::MAILBOXES_PER_READ;
 use crate::core::context::ports::AuditRecord;
 use crate::core::node::{Config, Node};
-use crate::core::storage::{Counted, Database, QueryResult, Statement, StorageError};
+use crate::core::storage::{Counted, QueryResult, Statement, StorageError};
 
 /// The action of the organisation's entry that anchors a segment's head.
 pub const ANCHOR_ACTION: &str = "anchor_mailbox_segment";
-/// How many mailboxes' segments one run of the upkeep works on at once.
-const SEGMENTS_AT_ONCE: usize = 8;
 /// How many mailboxes' segments one run of the upkeep checks: those checked
 /// longest ago. Each costs its object two or three subrequests, and the free
 /// plan allows an invocation 50 with the upkeep's own D1 and R2 calls, so
 /// every segment has its turn, however many mailboxes, a few at a time.
 pub const SEGMENTS_PER_RUN: i64 = 8;
-/// How many mailboxes' segments one verification checks from their anchors;
-/// the next are asked for with `segments_after`.
-pub const SEGMENTS_PER_VERIFY: usize = 16;
+/// How many mailboxes' segments one verification checks from their anchors,
+/// all at once: as many as one read may ask of mailboxes' databases. The
+/// next are asked for with `segments_after`.
+pub const SEGMENTS_PER_VERIFY: usize = MAILBOXES_PER_READ;
 
 /// A segment's head as an anchoring entry records it.
 #[derive(Clone, Debug, Deserialize, Serialize, PartialEq, Eq)]
@@ -64,22 +64,26 @@ pub struct SegmentCheck {
     pub failure: Option<Failure>,
 }
 
-/// Walks up to `VERIFY_PAGE` entries of `mailbox_id`'s segment in `database`
-/// after its entry `after` (0: from its start), and holds the segment to
-/// `anchored`, the head the organisation's chain last anchored for it: the
-/// segment must still reach it and hold it unchanged. One round trip.
-pub async fn verify_segment(
-    database: &dyn Database,
+/// The statements that read up to `VERIFY_PAGE` entries of a segment after
+/// its entry `after` (0: from its start), for `judge_segment`: one round trip
+/// in the mailbox's database.
+pub(crate) fn segment_page(after: i64) -> Vec<Statement> {
+    vec![store::entry_at(after), store::entries_after(after, VERIFY_PAGE), store::last_seq()]
+}
+
+/// Walks what `segment_page(after)` read of `mailbox_id`'s segment, and holds
+/// the segment to `anchored`, the head the organisation's chain last anchored
+/// for it: the segment must still reach it and hold it unchanged.
+pub(crate) fn judge_segment(
     config: &Config,
     mailbox_id: &str,
     after: i64,
+    read: &[QueryResult],
     anchored: Option<&ChainHead>,
 ) -> Result<SegmentCheck, StorageError> {
-    let [at_after, entries, ends]: [QueryResult; 3] = database
-        .execute(vec![store::entry_at(after), store::entries_after(after, VERIFY_PAGE), store::last_seq()])
-        .await?
-        .try_into()
-        .map_err(|_| StorageError::Backend("a segment's read answered the wrong number of results".into()))?;
+    let [at_after, entries, ends] = read else {
+        return Err(StorageError::Backend("a segment's read answered the wrong number of results".into()));
+    };
     let at_after: Vec<StoredEntry> = at_after.decode_all()?;
     let entries: Vec<StoredEntry> = entries.decode_all()?;
     let last_seq = ends.first().map_or(Ok(0), |row| row.integer("last_seq"))?;
@@ -95,7 +99,7 @@ struct Page<'a> {
     last_seq: i64,
 }
 
-/// `verify_segment`'s judgement, on what it read. Pure.
+/// `judge_segment`'s judgement, on the rows decoded. Pure.
 fn check_segment(config: &Config, mailbox_id: &str, page: Page<'_>, anchored: Option<&ChainHead>) -> SegmentCheck {
     let of = ChainOf::Mailbox(mailbox_id);
     let failed = |failure: Failure| SegmentCheck {
@@ -206,34 +210,28 @@ pub(crate) fn anchor_statement(mailbox_id: &str) -> Statement {
     store::segment_anchors(ANCHOR_ACTION, SegmentsWanted::Only(mailbox_id))
 }
 
-/// Each mailbox's segment checked from its anchored head, at most
-/// `SEGMENTS_AT_ONCE` at a time, in mailbox order; a segment that cannot be
-/// read is answered as its error.
-pub(crate) async fn check_from_anchors(
+/// Each of `segments` sealed, then checked from its anchored head, all at
+/// once (at most `SEGMENTS_PER_RUN`), in the order given, with the round
+/// trips each took in its mailbox's database; a segment that cannot be read
+/// is answered as its error.
+async fn seal_and_check(
     node: &Node<'_>,
     segments: Vec<(String, Option<ChainHead>)>,
-    seal_first: bool,
 ) -> Vec<(String, Option<ChainHead>, Result<SegmentCheck, StorageError>, u32)> {
-    let mut checked: Vec<_> = stream::iter(segments)
-        .map(|(mailbox_id, anchored)| async move {
-            let database = node.mailboxes.of(&mailbox_id);
-            let counted = Counted::new(&*database);
-            let check = async {
-                if seal_first {
-                    seal_chain(&counted, node.config, ChainOf::Mailbox(&mailbox_id)).await?;
-                }
-                let after = anchored.as_ref().map_or(0, |head| head.seq);
-                verify_segment(&counted, node.config, &mailbox_id, after, anchored.as_ref()).await
-            }
-            .await;
-            let round_trips = counted.round_trips();
-            (mailbox_id, anchored, check, round_trips)
-        })
-        .buffer_unordered(SEGMENTS_AT_ONCE)
-        .collect()
+    let checks = segments.into_iter().map(|(mailbox_id, anchored)| async move {
+        let database = node.mailboxes.of(&mailbox_id);
+        let counted = Counted::new(&*database);
+        let check = async {
+            seal_chain(&counted, node.config, ChainOf::Mailbox(&mailbox_id)).await?;
+            let after = anchored.as_ref().map_or(0, |head| head.seq);
+            let read = counted.execute(segment_page(after)).await?;
+            judge_segment(node.config, &mailbox_id, after, &read, anchored.as_ref())
+        }
         .await;
-    checked.sort_by(|one, other| one.0.cmp(&other.0));
-    checked
+        let round_trips = counted.round_trips();
+        (mailbox_id, anchored, check, round_trips)
+    });
+    join_all(checks).await
 }
 
 /// The upkeep's pass over the `SEGMENTS_PER_RUN` segments checked longest ago:
@@ -247,7 +245,7 @@ pub async fn anchor_segments(work: &Background<'_>, tell: TellAdministrators) ->
         work.run(vec![anchors_to_check()]).await?.try_into().map_err(|_| {
             BackgroundError::Unreadable("the segments' read answered the wrong number of results".into())
         })?;
-    let checks = check_from_anchors(node, read_anchors(&anchors)?, true).await;
+    let checks = seal_and_check(node, read_anchors(&anchors)?).await;
     let mut batch = Vec::new();
     for (mailbox_id, anchored, checked, round_trips) in checks {
         work.count_elsewhere(round_trips);

@@ -157,12 +157,6 @@ impl<'request> Context<'request> {
 
     // ---- The node's platform and bindings.
 
-    /// Counts `round_trips` the handler made to a mailbox's own database
-    /// (those made at once count as one), so the route's budget holds them too.
-    pub fn count_round_trips_elsewhere(&mut self, round_trips: u32) {
-        self.work.count_elsewhere(round_trips);
-    }
-
     pub fn node(&self) -> &'request Node<'request> {
         self.node
     }

@@ -366,11 +366,6 @@ impl<'request> UnitOfWork<'request> {
         self.deferred.extend(inner.deferred.iter().cloned());
     }
 
-    /// Counts `round_trips` this call made to another database (a mailbox's).
-    pub(super) fn count_elsewhere(&mut self, round_trips: u32) {
-        self.inner_round_trips += round_trips;
-    }
-
     /// Round trips this call took, its re-entered calls' included.
     pub(super) fn round_trips(&self) -> u32 {
         self.database.round_trips() + self.mailbox_round_trips + self.inner_round_trips
