@@ -41,14 +41,33 @@ fn route_table() -> &'static RouteTable {
     })
 }
 
-/// The methods of `path` that browser pages of other origins may call (routes
-/// declared `cross_origin`), in order; empty for a path with none, or none at all.
-pub(super) fn cross_origin_methods(path: &str) -> Vec<Method> {
-    let Ok(matched) = route_table().at(path) else { return Vec::new() };
-    let mut methods: Vec<Method> =
-        matched.value.iter().filter(|(_, id)| registry().route(**id).cross_origin).map(|(method, _)| *method).collect();
-    methods.sort_unstable_by_key(|method| method.as_str());
-    methods
+/// The methods a browser page of another origin may call at `path`, as a
+/// preflight's answer names them (`POST, OPTIONS`), when routes declared
+/// `cross_origin` answer it. Built once from the contract; asked of every
+/// request, so it is one lookup of the path as it came, allocating nothing.
+pub(super) fn cross_origin_methods(path: &str) -> Option<&'static str> {
+    static PATHS: OnceLock<HashMap<String, String>> = OnceLock::new();
+    let paths = PATHS.get_or_init(|| {
+        let mut methods: HashMap<String, Vec<&'static str>> = HashMap::new();
+        for route in registry().routes().iter().filter(|route| route.cross_origin) {
+            // A path with parameters would not be one string: the contract's
+            // tests build this table, so such a route fails there.
+            assert!(route.path_parameters.is_empty(), "{} is cross_origin and has path parameters", route.path);
+            let slashed = route.trailing_slash.then(|| format!("{}/", route.path));
+            for path in std::iter::once(route.path.to_string()).chain(slashed) {
+                methods.entry(path).or_default().push(route.method.as_str());
+            }
+        }
+        methods
+            .into_iter()
+            .map(|(path, mut methods)| {
+                methods.sort_unstable();
+                methods.push("OPTIONS");
+                (path, methods.join(", "))
+            })
+            .collect()
+    });
+    paths.get(path).map(String::as_str)
 }
 
 /// A route the table found, with the values of its path's parameters.
