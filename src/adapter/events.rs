@@ -11,7 +11,9 @@ use wasm_bindgen_futures::JsFuture;
 use worker::{Context, Env, ForwardableEmailMessage, ScheduleContext, ScheduledEvent, event};
 
 use crate::audit;
+use crate::audit::chain::ChainOf;
 use crate::core::http::{Response, Surface};
+use crate::core::mailbox_storage::MailboxStorage;
 use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
 use crate::core::storage::Database;
@@ -73,10 +75,10 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
                 deliver_webhooks(&bindings).await;
             }
             if seal {
-                seal_chain(&bindings).await;
+                seal_logged(&bindings, ChainOf::Organisation).await;
             }
             if let Some(mailbox_id) = segment {
-                seal_segment(&bindings, &mailbox_id).await;
+                seal_logged(&bindings, ChainOf::Mailbox(&mailbox_id)).await;
             }
         });
     }
@@ -112,31 +114,25 @@ async fn deliver_webhooks(bindings: &Bindings) {
     }
 }
 
-/// Seals the waiting entries of mailbox `mailbox_id`'s segment of the chain,
-/// logging what stops the sealer (the upkeep seals what is left).
-async fn seal_segment(bindings: &Bindings, mailbox_id: &str) {
-    let database = crate::core::mailbox_storage::MailboxStorage::of(&bindings.mailboxes, mailbox_id);
-    let sealed =
-        audit::seal::seal_chain(&*database, &bindings.config, audit::chain::ChainOf::Mailbox(mailbox_id)).await;
-    match sealed {
+/// Seals the waiting entries of the chain `of` (the organisation's, in D1,
+/// or a mailbox's segment, in its own database), logging what stops the
+/// sealer: the upkeep seals what is left.
+async fn seal_logged(bindings: &Bindings, of: ChainOf<'_>) {
+    let segment;
+    let (database, named): (&dyn Database, String) = match of {
+        ChainOf::Organisation => (&bindings.database, "the audit chain".into()),
+        ChainOf::Mailbox(mailbox_id) => {
+            segment = bindings.mailboxes.of(mailbox_id);
+            (&*segment, format!("the audit segment of {mailbox_id}"))
+        }
+    };
+    match audit::seal::seal_chain(database, &bindings.config, of).await {
         Ok(sealing) => {
             if let Some(stopped) = sealing.stopped {
-                worker::console_error!("the audit segment of {mailbox_id} was not sealed past a fault: {stopped}");
+                worker::console_error!("{named} was not sealed past its head: {stopped}");
             }
         }
-        Err(error) => worker::console_error!("sealing the audit segment of {mailbox_id} failed: {error}"),
-    }
-}
-
-/// Seals the audit chain's waiting entries, logging what stops the sealer.
-async fn seal_chain(bindings: &Bindings) {
-    match audit::seal(&bindings.database, &bindings.config).await {
-        Ok(sealing) => {
-            if let Some(stopped) = sealing.stopped {
-                worker::console_error!("the audit chain was not sealed past its head: {stopped}");
-            }
-        }
-        Err(error) => worker::console_error!("sealing the audit chain failed: {error}"),
+        Err(error) => worker::console_error!("sealing {named} failed: {error}"),
     }
 }
 
@@ -198,7 +194,7 @@ async fn email(message: ForwardableEmailMessage, env: Env, context: Context) -> 
                 if webhooks_queued {
                     deliver_webhooks(&bindings).await;
                 }
-                seal_chain(&bindings).await;
+                seal_logged(&bindings, ChainOf::Organisation).await;
             });
             Ok(())
         }
