@@ -105,3 +105,12 @@ fn values_rows_changes_and_size_come_back_as_they_were() {
     let after = results[3].size_after.unwrap();
     assert!(after > before, "the size the object reports grows with what it holds: {before} then {after}");
 }
+
+#[test]
+fn a_mailbox_has_the_write_guards_d1_has() {
+    // A store's guards (`Statement::write_guard`) name slots by number: the two
+    // schemas, written in two migration directories, are held to each other.
+    let d1 = mailroom::testing::SqliteDatabase::migrated().column_names("write_guards");
+    let mailbox = mailroom::testing::SqliteDatabase::for_a_mailbox().column_names("write_guards");
+    assert_eq!(mailbox, d1);
+}
