@@ -252,17 +252,11 @@ impl<'request> UnitOfWork<'request> {
         }
         let _storage = self.timings.during(self.platform, Phase::Storage);
         let d1 = async { if on_d1.is_empty() { Ok(Vec::new()) } else { self.database.execute(on_d1).await } };
-        let in_mailboxes = in_mailboxes.into_iter().map(|(database, statements)| async move {
-            let expected = statements.len();
-            let results = database.execute(statements).await?;
-            if results.len() != expected {
-                return Err(StorageError::Backend(format!(
-                    "asked a mailbox for {expected} results and received {}",
-                    results.len()
-                )));
-            }
-            Ok(results)
-        });
+        // `Counted` holds each answer to the statements asked; the round trips
+        // are this call's count above, one for all the mailboxes at once.
+        let in_mailboxes = in_mailboxes
+            .into_iter()
+            .map(|(database, statements)| async move { Counted::new(&*database).execute(statements).await });
         join(d1, join_all(in_mailboxes)).await
     }
 
