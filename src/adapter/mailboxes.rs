@@ -22,7 +22,8 @@ use worker::{
 };
 
 use crate::core::mailbox_storage::{
-    MailboxStorage, SCHEMA_TABLE, WireAnswer, WireBatch, WireResult, WireStatement, pending_migrations,
+    APPLIED_MIGRATIONS, MailboxStorage, RECORD_MIGRATION, SCHEMA_TABLE, WireAnswer, WireBatch, WireResult,
+    WireStatement, pending_migrations,
 };
 use crate::core::storage::{Database, LocalBoxFuture, QueryResult, StorageError, Value};
 
@@ -133,19 +134,14 @@ impl MailboxObject {
 /// Applies the migrations this database has not recorded, recording each.
 fn apply_migrations(sql: &SqlStorage) -> Result<(), String> {
     sql.exec(SCHEMA_TABLE, None).map_err(|error| error.to_string())?;
-    let applied: Vec<Map<String, Json>> = sql
-        .exec("SELECT name FROM mailbox_schema", None)
-        .and_then(|cursor| cursor.to_array())
-        .map_err(|error| error.to_string())?;
+    let applied: Vec<Map<String, Json>> =
+        sql.exec(APPLIED_MIGRATIONS, None).and_then(|cursor| cursor.to_array()).map_err(|error| error.to_string())?;
     let applied: Vec<String> =
         applied.iter().filter_map(|row| row.get("name").and_then(Json::as_str).map(str::to_string)).collect();
     for migration in pending_migrations(&applied) {
         sql.exec(migration.sql, None).map_err(|error| format!("{}: {error}", migration.name))?;
-        sql.exec_raw(
-            "INSERT INTO mailbox_schema (name, applied_at) VALUES (?, ?)",
-            vec![JsValue::from_str(migration.name), JsValue::from_f64(js_sys::Date::now())],
-        )
-        .map_err(|error| error.to_string())?;
+        sql.exec_raw(RECORD_MIGRATION, vec![JsValue::from_str(migration.name), JsValue::from_f64(js_sys::Date::now())])
+            .map_err(|error| error.to_string())?;
     }
     Ok(())
 }

@@ -52,6 +52,10 @@ pub const MAILBOX_MIGRATIONS: &[MailboxMigration] = &[
 /// The table a mailbox's database records its applied migrations in.
 pub const SCHEMA_TABLE: &str =
     "CREATE TABLE IF NOT EXISTS mailbox_schema (name TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL)";
+/// The names of the migrations a mailbox's database has applied.
+pub const APPLIED_MIGRATIONS: &str = "SELECT name FROM mailbox_schema";
+/// Records migration `?1` as applied at `?2` (milliseconds).
+pub const RECORD_MIGRATION: &str = "INSERT INTO mailbox_schema (name, applied_at) VALUES (?1, ?2)";
 
 /// The migrations not among `applied` (names read from the schema table), in
 /// order.

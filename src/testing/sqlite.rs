@@ -12,7 +12,8 @@ use rusqlite::types::ValueRef;
 use serde_json::Value as Json;
 
 use crate::core::mailbox_storage::{
-    MailboxStorage, SCHEMA_TABLE, WireAnswer, WireBatch, WireResult, pending_migrations,
+    APPLIED_MIGRATIONS, MailboxStorage, RECORD_MIGRATION, SCHEMA_TABLE, WireAnswer, WireBatch, WireResult,
+    pending_migrations,
 };
 use crate::core::node::AuditKey;
 use crate::core::storage::{Database, Insert, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
@@ -54,15 +55,7 @@ impl SqliteDatabase {
     /// `first_not_applied` applied, to store rows as they were before it: then
     /// `migrate_from` applies the rest, as a deployment would.
     pub fn migrated_before(first_not_applied: &str) -> SqliteDatabase {
-        let connection = rusqlite::Connection::open_in_memory().expect("in-memory SQLite opens");
-        // D1 enforces foreign keys; so must the native twin.
-        connection.execute_batch("PRAGMA foreign_keys = ON;").expect("foreign keys on");
-        let database = SqliteDatabase {
-            connection: RefCell::new(connection),
-            batches: Cell::new(0),
-            costs: RefCell::default(),
-            pretended_size: Cell::new(None),
-        };
+        let database = SqliteDatabase::empty();
         database.apply_migrations(|name| name < first_not_applied);
         database
     }
@@ -71,20 +64,27 @@ impl SqliteDatabase {
     /// schema table, then every migration of `MAILBOX_MIGRATIONS` (the Worker's
     /// own copy of `migrations/mailbox/`) it records as not yet applied.
     pub fn for_a_mailbox() -> SqliteDatabase {
-        let connection = rusqlite::Connection::open_in_memory().expect("in-memory SQLite opens");
-        // Durable Objects' SQLite enforces foreign keys, as D1 does.
-        connection.execute_batch("PRAGMA foreign_keys = ON;").expect("foreign keys on");
-        connection.execute_batch(SCHEMA_TABLE).expect("the schema table is made");
-        let applied: Vec<String> = connection
-            .prepare("SELECT name FROM mailbox_schema")
-            .and_then(|mut statement| statement.query_map([], |row| row.get(0))?.collect())
-            .expect("the schema table reads");
-        for migration in pending_migrations(&applied) {
-            connection.execute_batch(migration.sql).unwrap_or_else(|error| panic!("{}: {error}", migration.name));
-            connection
-                .execute("INSERT INTO mailbox_schema (name, applied_at) VALUES (?1, 0)", [migration.name])
-                .expect("the migration is recorded");
+        let database = SqliteDatabase::empty();
+        {
+            let connection = database.connection.borrow();
+            connection.execute_batch(SCHEMA_TABLE).expect("the schema table is made");
+            let applied: Vec<String> = connection
+                .prepare(APPLIED_MIGRATIONS)
+                .and_then(|mut statement| statement.query_map([], |row| row.get(0))?.collect())
+                .expect("the schema table reads");
+            for migration in pending_migrations(&applied) {
+                connection.execute_batch(migration.sql).unwrap_or_else(|error| panic!("{}: {error}", migration.name));
+                connection.execute(RECORD_MIGRATION, (migration.name, 0)).expect("the migration is recorded");
+            }
         }
+        database
+    }
+
+    /// An empty database in memory, enforcing foreign keys as D1 and Durable
+    /// Objects' SQLite do.
+    fn empty() -> SqliteDatabase {
+        let connection = rusqlite::Connection::open_in_memory().expect("in-memory SQLite opens");
+        connection.execute_batch("PRAGMA foreign_keys = ON;").expect("foreign keys on");
         SqliteDatabase {
             connection: RefCell::new(connection),
             batches: Cell::new(0),

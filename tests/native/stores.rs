@@ -9,13 +9,16 @@ use std::path::{Path, PathBuf};
 use crate::support::{rust_sources, scan_source};
 
 /// Where SQL may live: a store; the storage layer of the core, whose `Insert`
-/// spells the statement a store's row becomes; the test kit (which builds
-/// worlds and tampers with them) and the adapter (which speaks to D1).
+/// spells the statement a store's row becomes, and whose mailbox storage
+/// keeps a mailbox database's record of its own migrations (one statement for
+/// the object and its native twin alike); the test kit (which builds worlds
+/// and tampers with them) and the adapter (which speaks to D1).
 fn may_hold_sql(relative: &Path) -> bool {
     let text = relative.to_string_lossy();
     relative.file_name().is_some_and(|name| name == "store.rs")
         || relative.components().any(|part| part.as_os_str() == "store")
         || text == "core/storage.rs"
+        || text == "core/mailbox_storage.rs"
         || text.starts_with("testing/")
         || text.starts_with("adapter/")
 }
