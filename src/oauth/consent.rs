@@ -158,6 +158,7 @@ pub async fn get_consent(context: &mut Context<'_>) -> Result<Response, Refusal>
             name: request.client.name.clone(),
             redirect_uri: request.redirect_uri.clone(),
             redirect_host: host_of(&request.redirect_uri),
+            on_this_computer: redirects::on_this_computer(&request.redirect_uri),
             registered_by: if request.client.by_metadata_document {
                 "metadata_document"
             } else {

@@ -125,6 +125,13 @@ pub(super) fn can_be_registered(uri: &str, maximum_bytes: usize) -> bool {
     plain && (https_host || this_machine(uri).is_some() || private_use_scheme(uri).is_some())
 }
 
+/// Whether `uri` sends the grant to an app on the person's own computer (a
+/// loopback listener, or the app's own URI scheme) rather than to a site:
+/// what the consent screen tells the person.
+pub(super) fn on_this_computer(uri: &str) -> bool {
+    this_machine(uri).is_some() || private_use_scheme(uri).is_some()
+}
+
 /// Whether an authorization request may name `requested` as its redirect URI,
 /// for a client that registered `registered`.
 pub(super) fn is_registered(registered: &[String], requested: &str) -> bool {

@@ -727,6 +727,14 @@ fn a_native_app_registers_its_own_scheme_among_several_addresses_and_is_sent_bac
     let shown = world.call("GET", &format!("/api/oauth/consent?{query}"), Some(ben_token), None);
     assert_eq!(shown.status, 200, "{}", text(&shown));
     assert_eq!(body(&shown)["client"]["redirect_host"], "cursor://anysphere.cursor-retrieval");
+    assert_eq!(body(&shown)["client"]["on_this_computer"], true, "an app on this computer, not a site");
+    let on_a_site = world.call(
+        "GET",
+        &format!("/api/oauth/consent?{}", consent_query(&client_id, "https://cursor.example/oauth/callback", &[])),
+        Some(ben_token),
+        None,
+    );
+    assert_eq!(body(&on_a_site)["client"]["on_this_computer"], false);
 
     // Allowed, the code goes to the app's link, and is exchanged for that URI alone.
     let given = world.call(

@@ -124,8 +124,12 @@ pub struct OAuthClient {
     pub name: String,
     /// Where the person will be sent back, exactly.
     pub redirect_uri: String,
-    /// The host (and port) of `redirect_uri`: who receives the grant.
+    /// The host (and port) of `redirect_uri`: who receives the grant; for a
+    /// native app's own URI scheme, its link (`cursor://anysphere.cursor-retrieval`).
     pub redirect_host: String,
+    /// Whether the grant goes back to an app on the person's own computer (a
+    /// loopback listener, or the app's own URI scheme) rather than to a site.
+    pub on_this_computer: bool,
     /// `dynamic_registration` or `metadata_document`.
     pub registered_by: String,
     /// The client's home page, if it gave one.

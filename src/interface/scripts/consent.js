@@ -31,15 +31,6 @@ export const isConsentRequest = () => location.pathname === AUTHORIZE_PATH;
 /** The parts of the client's request the node needs again when the person allows it. */
 const FORWARDED = ["client_id", "redirect_uri", "code_challenge", "code_challenge_method", "state", "resource"];
 
-/** Hosts that are the person's own computer: the app runs there, not on a site. */
-const LOOPBACK = /^(127\.0\.0\.1|localhost|\[::1\])(:\d+)?$/;
-
-/**
- * Whether the node names a native app's own link (`cursor://anysphere.cursor-retrieval`,
- * `com.example.app:`) rather than a host: the app that opens such links runs on this computer.
- */
-const isAppLink = (host) => host.includes("://") || host.endsWith(":");
-
 /** How the node came to know the client, in words a person can weigh. */
 function registrationWords(client) {
   if (client.registered_by === "metadata_document") {
@@ -62,12 +53,11 @@ export async function renderConsent(view, heading) {
   const appName = inOrder(client.name || "An app");
   heading.textContent = `Connect ${appName} to Mailroom`;
   document.title = `Connect ${appName} · Mailroom`;
-  const onThisComputer = LOOPBACK.test(client.redirect_host) || isAppLink(client.redirect_host);
 
   const asking = panel("Who is asking",
     h("p", { class: "redirect-host" },
       "Allowing or denying will send you back to ", h("strong", { class: "host", text: client.redirect_host }),
-      onThisComputer ? ": an app running on this computer." : "."),
+      client.on_this_computer ? ": an app running on this computer." : "."),
     facts([
       ["App", h("span", {}, h("span", { title: client.client_id, text: appName }), onRequest(client.client_id))],
       ["Sends you back to", h("span", { class: "web-address", text: client.redirect_uri })],
