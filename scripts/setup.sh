@@ -70,11 +70,28 @@ done
 # The two CLIs are compiled once per machine. They do seconds of work per build,
 # so they are compiled for compile time (opt-level 1, no debug info) rather than
 # for speed, sharing one target directory for the dependencies they have in common.
-cli() {
+cargo_install() {
   CARGO_TARGET_DIR="$ROOT/target/cli" CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false \
-    cargo install --quiet "$1" --version "=$2" --locked \
-    || CARGO_TARGET_DIR="$ROOT/target/cli" CARGO_PROFILE_RELEASE_OPT_LEVEL=1 CARGO_PROFILE_RELEASE_DEBUG=false \
-      cargo install --quiet "$1" --version "=$2"
+    cargo install --quiet "$@"
+}
+# First with the Cargo.lock the crate was published with, then, if that cannot
+# be used, with its dependencies resolved afresh. A published lockfile can name
+# a version the registry does not serve (wasm-bindgen-cli 0.2.130's pins
+# webpki-roots 1.0.11; the index serves up to 1.0.10), so the first attempt's refusal is
+# expected, not an error of the setup: it is kept in
+# target/setup-<crate>-locked.log and shown only if the second attempt fails too.
+cli() {
+  local locked_log="target/setup-$1-locked.log"
+  mkdir -p target
+  if cargo_install "$1" --version "=$2" --locked >"$locked_log" 2>&1; then
+    return 0
+  fi
+  log "$1 $2's published Cargo.lock cannot be used here ($locked_log says why); resolving its dependencies afresh"
+  if ! cargo_install "$1" --version "=$2"; then
+    log "with its published Cargo.lock, the install had said:"
+    cat "$locked_log" >&2
+    return 1
+  fi
 }
 
 # wasm-bindgen's CLI must match the library in Cargo.lock exactly. worker-build
