@@ -2,14 +2,15 @@
 the `mcp` package pinned in requirements.txt) against a running node, driven by
 tests/e2e/oauth-python.test.mjs.
 
-It knows only MCP_URL, the node's /mcp: it is refused there, discovers the protected
-resource and its authorization server, registers itself with a loopback redirect URI
-it listens on, and sends a person's browser to the consent by printing
-`authorize <url>` (the driver plays the person). Its listener catches the code the
-browser brings back; the provider redeems it, and the client lists its tools, reads
-the body of MESSAGE_ID in MAILBOX_ID with `get_message_body`, and tries `list_messages`
-on the same mailbox. Then its access token's lifetime passes, and its next call
-refreshes the token first. Prints one line for each thing the driver checks:
+It knows only MCP_URL, the node's /mcp, and the scope it wants, MCP_SCOPE: it is
+refused at /mcp, discovers the protected resource and its authorization server,
+registers itself with a loopback redirect URI it listens on, and sends a person's
+browser to the consent by printing `authorize <url>` (the driver plays the person).
+Its listener catches the code the browser brings back; the provider redeems it, and
+the client lists its tools, reads the body of MESSAGE_ID in MAILBOX_ID with
+`get_message_body`, and tries `list_messages` on the same mailbox. Then its access
+token's lifetime passes, and its next call refreshes the token first, and reads
+again. Prints one line for each thing the driver checks:
 
     listening <redirect uri>
     sent <method> <path> <status> [<grant_type>]   every request the client sent
@@ -140,6 +141,9 @@ async def main() -> None:
             grant_types=["authorization_code", "refresh_token"],
             response_types=["code"],
             token_endpoint_auth_method="none",
+            # What it needs, as a client asks for scopes (mcp 2.3.0 replaces it with what
+            # discovery offers: see oauth-python.test.mjs).
+            scope=os.environ["MCP_SCOPE"],
         ),
         storage=MemoryStorage(),
         redirect_handler=send_the_browser,
