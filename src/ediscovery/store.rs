@@ -4,6 +4,7 @@
 
 use serde::Deserialize;
 
+use crate::core::mailbox_storage::spans_stores;
 use crate::core::storage::{Insert, Statement};
 
 /// How many of `requester`'s exports are building: one column, `n`.
@@ -44,7 +45,7 @@ pub(super) fn export_requested(row: NewExport<'_>) -> Insert {
 pub(super) fn items_selected(export_id: &str, selected: Statement) -> Statement {
     let Statement { sql, mut parameters } = selected;
     parameters.push(export_id.into());
-    Statement {
+    spans_stores(Statement {
         sql: format!(
             "WITH selected (position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key) AS ({sql}) \
              INSERT INTO export_items (export_id, position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key) \
@@ -53,7 +54,7 @@ pub(super) fn items_selected(export_id: &str, selected: Statement) -> Statement 
         )
         .into(),
         parameters,
-    }
+    })
 }
 
 /// Export `export_id`'s total counted from its items.

@@ -7,8 +7,9 @@
 //! replaces the code under test: the dispatcher, handlers and SQL are the
 //! production ones; only the storage engine and the clock differ.
 //!
-//! A file a part (`sqlite`, `platform`, `bindings`, `node`, `requests`,
-//! `clock`, `configuration`: what every test node is configured with), each
+//! A file a part (`sqlite`, `stores`: which store a statement can run in,
+//! `platform`, `bindings`, `node`, `requests`, `clock`, `configuration`: what
+//! every test node is configured with), each
 //! re-exported here, so a test names `mailroom::testing::X`.
 
 // The kit fails the test that uses it by panicking, as the test's own asserts do.
@@ -21,6 +22,7 @@ mod node;
 mod platform;
 mod requests;
 mod sqlite;
+mod stores;
 
 pub use bindings::{MemoryBlobs, PostedWebhook, RecordingMailer, RecordingWebhooks, SentMessage};
 pub use clock::{Timer, VirtualClock, run};
@@ -31,3 +33,4 @@ pub use node::TestNode;
 pub use platform::FixedPlatform;
 pub use requests::{RequestExt, request};
 pub use sqlite::{SqliteDatabase, SqliteMailboxes, StatementCost};
+pub use stores::{mail_tables, mailbox_tables};

@@ -11,12 +11,11 @@ use std::rc::Rc;
 use rusqlite::types::ValueRef;
 use serde_json::Value as Json;
 
-use crate::core::mailbox_storage::{
-    APPLIED_MIGRATIONS, MailboxStorage, RECORD_MIGRATION, SCHEMA_TABLE, WireAnswer, WireBatch, WireResult,
-    pending_migrations,
-};
+use crate::core::mailbox_storage::{MailboxStorage, SPANS_STORES, WireAnswer, WireBatch, WireResult};
 use crate::core::node::AuditKey;
 use crate::core::storage::{Database, Insert, LocalBoxFuture, QueryResult, Row, Statement, StorageError, Value};
+
+use super::stores::{TablesNamed, compiles_in_a_mailbox, migrate_as_a_mailbox, names_mail};
 
 /// SQLite in memory, migrated from `migrations/`.
 pub struct SqliteDatabase {
@@ -30,6 +29,8 @@ pub struct SqliteDatabase {
     /// reports its own (`QueryResult::size_after`): none unless a test
     /// pretends (`pretend_size`), since an in-memory database's is no D1's.
     pretended_size: Cell<Option<u64>>,
+    /// The tables the statement being compiled names, told by SQLite.
+    named: TablesNamed,
 }
 
 /// What one statement cost SQLite, counted by SQLite itself: the work a query
@@ -65,31 +66,23 @@ impl SqliteDatabase {
     /// own copy of `migrations/mailbox/`) it records as not yet applied.
     pub fn for_a_mailbox() -> SqliteDatabase {
         let database = SqliteDatabase::empty();
-        {
-            let connection = database.connection.borrow();
-            connection.execute_batch(SCHEMA_TABLE).expect("the schema table is made");
-            let applied: Vec<String> = connection
-                .prepare(APPLIED_MIGRATIONS)
-                .and_then(|mut statement| statement.query_map([], |row| row.get(0))?.collect())
-                .expect("the schema table reads");
-            for migration in pending_migrations(&applied) {
-                connection.execute_batch(migration.sql).unwrap_or_else(|error| panic!("{}: {error}", migration.name));
-                connection.execute(RECORD_MIGRATION, (migration.name, 0)).expect("the migration is recorded");
-            }
-        }
+        migrate_as_a_mailbox(&database.connection.borrow());
         database
     }
 
     /// An empty database in memory, enforcing foreign keys as D1 and Durable
     /// Objects' SQLite do.
     fn empty() -> SqliteDatabase {
-        let connection = rusqlite::Connection::open_in_memory().expect("in-memory SQLite opens");
+        let mut connection = rusqlite::Connection::open_in_memory().expect("in-memory SQLite opens");
         connection.execute_batch("PRAGMA foreign_keys = ON;").expect("foreign keys on");
+        let named = TablesNamed::default();
+        named.install(&mut connection);
         SqliteDatabase {
             connection: RefCell::new(connection),
             batches: Cell::new(0),
             costs: RefCell::default(),
             pretended_size: Cell::new(None),
+            named,
         }
     }
 
@@ -303,6 +296,29 @@ impl SqliteDatabase {
         self.pretended_size.set(bytes);
     }
 
+    /// Every row `sql` answers, each column as text (NULL as empty), read
+    /// outside the core.
+    pub fn rows(&self, sql: &str) -> Vec<Vec<String>> {
+        let connection = self.connection.borrow();
+        let mut statement = connection.prepare(sql).expect("the test's query compiles");
+        let columns = statement.column_count();
+        statement
+            .query_map([], |row| {
+                (0..columns)
+                    .map(|index| {
+                        Ok(match row.get_ref(index)? {
+                            ValueRef::Null => String::new(),
+                            ValueRef::Integer(integer) => integer.to_string(),
+                            ValueRef::Real(real) => real.to_string(),
+                            ValueRef::Text(text) | ValueRef::Blob(text) => String::from_utf8_lossy(text).into_owned(),
+                        })
+                    })
+                    .collect::<Result<Vec<String>, rusqlite::Error>>()
+            })
+            .and_then(|rows| rows.collect())
+            .expect("the test's query runs")
+    }
+
     /// A single integer from raw SQL, for assertions about storage.
     pub fn count(&self, sql: &str) -> i64 {
         self.connection.borrow().query_row(sql, [], |row| row.get(0)).expect("count query runs")
@@ -310,7 +326,24 @@ impl SqliteDatabase {
 
     fn run(&self, connection: &rusqlite::Connection, statement: &Statement) -> Result<QueryResult, StorageError> {
         let error = |error: rusqlite::Error| StorageError::from_message(&error.to_string());
+        self.named.forget();
         let mut prepared = connection.prepare(&statement.sql).map_err(error)?;
+        let marked = statement.sql.contains(SPANS_STORES);
+        if names_mail(&self.named.taken()) || marked {
+            match (compiles_in_a_mailbox(&statement.sql), marked) {
+                (Err(refused), false) => panic!(
+                    "a statement names mail and cannot run in a mailbox's database ({refused}), so no one store \
+                     could answer it (decision 0040): {}",
+                    statement.sql
+                ),
+                (Ok(()), true) => panic!(
+                    "a statement is marked as spanning D1 and a mailbox but runs in a mailbox's database as it is: \
+                     drop its mark: {}",
+                    statement.sql
+                ),
+                _ => {}
+            }
+        }
         let columns: Vec<String> = prepared.column_names().map(str::to_string).collect();
         let parameters: Vec<rusqlite::types::Value> = statement
             .parameters

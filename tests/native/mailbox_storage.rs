@@ -3,9 +3,9 @@
 //! transaction whose write guards and constraints roll it back as D1's do,
 //! every value and answer carried in the object's own form.
 
-use mailroom::core::mailbox_storage::MailboxStorage;
+use mailroom::core::mailbox_storage::{MailboxStorage, spans_stores};
 use mailroom::core::storage::{Database, Statement, StorageError, Value};
-use mailroom::testing::{SqliteMailboxes, VirtualClock, run};
+use mailroom::testing::{SqliteDatabase, SqliteMailboxes, VirtualClock, mail_tables, mailbox_tables, run};
 
 fn execute(
     database: &dyn Database,
@@ -113,4 +113,119 @@ fn a_mailbox_has_the_write_guards_d1_has() {
     let d1 = mailroom::testing::SqliteDatabase::migrated().column_names("write_guards");
     let mailbox = mailroom::testing::SqliteDatabase::for_a_mailbox().column_names("write_guards");
     assert_eq!(mailbox, d1);
+}
+
+/// The SQL of `table`'s indexes and triggers in `database` (whitespace and
+/// comments folded away), and of each index SQLite made for a key, its
+/// columns: what a store's statements and its write guards rely on.
+fn indexes_and_triggers(database: &SqliteDatabase, table: &str) -> Vec<Vec<String>> {
+    let mut shapes = database.rows(&format!(
+        "SELECT s.type, s.name, coalesce(s.sql, (SELECT group_concat(i.name, ',') FROM pragma_index_info(s.name) i)) \
+         FROM sqlite_schema s WHERE s.tbl_name = '{table}' AND s.type IN ('index', 'trigger') ORDER BY s.name"
+    ));
+    for shape in &mut shapes {
+        shape[2] = folded(&shape[2]);
+    }
+    shapes
+}
+
+/// `sql` with its comments dropped and every run of whitespace one space.
+fn folded(sql: &str) -> String {
+    let without_comments: Vec<&str> = sql.lines().map(|line| line.split("--").next().unwrap_or("")).collect();
+    without_comments.join(" ").split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
+/// The CHECK constraints written in `table`'s definition, folded.
+fn checks(database: &SqliteDatabase, table: &str) -> Vec<String> {
+    let definition = database.rows(&format!("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = '{table}'"));
+    let definition = folded(&definition[0][0]);
+    let mut checks = Vec::new();
+    for (start, _) in definition.match_indices("CHECK (") {
+        let mut depth = 0;
+        for (offset, character) in definition[start..].char_indices() {
+            depth += match character {
+                '(' => 1,
+                ')' => -1,
+                _ => 0,
+            };
+            if character == ')' && depth == 0 {
+                checks.push(definition[start..=start + offset].to_string());
+                break;
+            }
+        }
+    }
+    checks.sort();
+    checks
+}
+
+/// A mailbox's database holds its mail in the tables D1 holds it in today:
+/// the same columns in the same order with the same types, defaults and keys,
+/// the same indexes, triggers and CHECK constraints, and the same references
+/// between tables of mail. So a store's statements run unchanged in either,
+/// and a mailbox's rows move from D1 column for column. The one difference
+/// allowed: a reference to the directory (a receipt's mailbox), which a
+/// mailbox's database does not hold.
+#[test]
+fn a_mailbox_holds_its_mail_in_the_tables_d1_holds_it_in() {
+    let d1 = SqliteDatabase::migrated();
+    let mailbox = SqliteDatabase::for_a_mailbox();
+    let mail = mail_tables();
+    for expected in ["receipts", "receipt_bodies_index", "mail_threads", "thread_labels", "sends", "butler_runs"] {
+        assert!(mail.contains(expected), "{expected} is mail");
+    }
+    for table in &mail {
+        let columns = |database: &SqliteDatabase| {
+            database.rows(&format!(
+                "SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo('{table}') ORDER BY cid"
+            ))
+        };
+        assert!(!columns(&d1).is_empty(), "D1 has {table}");
+        assert_eq!(columns(&mailbox), columns(&d1), "{table}'s columns");
+        assert_eq!(indexes_and_triggers(&mailbox, table), indexes_and_triggers(&d1, table), "{table}'s indexes");
+        assert_eq!(checks(&mailbox, table), checks(&d1, table), "{table}'s checks");
+        let references = |database: &SqliteDatabase| {
+            database.rows(&format!(
+                "SELECT \"table\", \"from\", \"to\", on_update, on_delete FROM pragma_foreign_key_list('{table}') \
+                 ORDER BY id, seq"
+            ))
+        };
+        let d1_references_within_mail: Vec<Vec<String>> =
+            references(&d1).into_iter().filter(|reference| mailbox_tables().contains(&reference[0])).collect();
+        assert_eq!(references(&mailbox), d1_references_within_mail, "{table}'s references");
+    }
+}
+
+/// The native tests hold every statement that names mail to one store
+/// (`testing::stores`): one that joins mail with the directory fails the test
+/// that runs it, unless it is marked as still to be split.
+#[test]
+#[should_panic(expected = "cannot run in a mailbox's database")]
+fn a_statement_joining_mail_with_the_directory_fails_the_test_that_runs_it() {
+    let d1 = SqliteDatabase::migrated();
+    let _ = execute(
+        &d1,
+        vec![Statement::new(
+            "SELECT r.id FROM receipts r JOIN mailboxes m ON m.id = r.mailbox_id WHERE m.address = 'a@example.com'",
+        )],
+    );
+}
+
+/// A mark that is no longer true (the statement runs in a mailbox as it is)
+/// fails too, so what is left to split is exactly what is marked.
+#[test]
+#[should_panic(expected = "drop its mark")]
+fn a_statement_marked_as_spanning_stores_that_does_not_fails_the_test_that_runs_it() {
+    let d1 = SqliteDatabase::migrated();
+    let _ = execute(&d1, vec![spans_stores(Statement::new("SELECT id FROM receipts WHERE mailbox_id = 'mbx_1'"))]);
+}
+
+/// A statement marked as spanning D1 and a mailbox runs on D1 unchanged.
+#[test]
+fn a_marked_statement_runs_on_d1_as_it_is() {
+    let d1 = SqliteDatabase::migrated();
+    let marked = spans_stores(Statement::new(
+        "SELECT count(*) AS n FROM receipts r JOIN mailboxes m ON m.id = r.mailbox_id WHERE m.address = ?1",
+    ))
+    .bind("a@example.com");
+    assert_eq!(execute(&d1, vec![marked]).unwrap()[0].first().unwrap().integer("n").unwrap(), 0);
 }

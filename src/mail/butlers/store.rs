@@ -11,6 +11,7 @@ use mailroom_contract::api::{ButlerRules, ThreadStatus, butler_limits};
 use serde::Deserialize;
 
 use crate::authz::tuples::{self, Holder};
+use crate::core::mailbox_storage::spans_stores;
 use crate::core::storage::{Insert, Statement, Value};
 use crate::mail::threads::linking;
 
@@ -245,7 +246,7 @@ pub(super) fn active_on_delivery(address: &str, message_id: &str, reply_candidat
     parameters.push(message_id.into());
     parameters.push(reply_candidates.into());
     parameters.push(address.into());
-    Statement {
+    spans_stores(Statement {
         sql: format!(
             "SELECT b.id, b.sponsor_id, v.version, v.rules_json, v.pinned_relations_json, {} AS held_now, \
                {} AS held_elsewhere, {working} AS working, {} AS holding, {} AS own_addresses \
@@ -260,7 +261,7 @@ pub(super) fn active_on_delivery(address: &str, message_id: &str, reply_candidat
         )
         .into(),
         parameters,
-    }
+    })
 }
 
 /// A published butler a delivery is judged by, as `active_on_delivery` reads it.
@@ -295,7 +296,7 @@ pub(super) fn around_receipt(butler_id: &str, receipt_id: &str, now_ms: i64) -> 
     let effects = "butler_versions w, json_each(w.rules_json, '$.effects') e";
     let (working, mut parameters) = assignees_working(effects, "w.butler_id = b.id", "b.mailbox_id", now_ms);
     parameters.extend([receipt_id.into(), receipt_id.into(), butler_id.into()]);
-    Statement {
+    spans_stores(Statement {
         sql: format!(
             "SELECT {working} AS working, {} AS holding, {} AS own_addresses \
              FROM butlers b, receipts r WHERE r.id = ? AND b.id = ?",
@@ -306,7 +307,7 @@ pub(super) fn around_receipt(butler_id: &str, receipt_id: &str, now_ms: i64) -> 
         )
         .into(),
         parameters,
-    }
+    })
 }
 
 /// Conversation `thread_id` given status `status`.
@@ -383,7 +384,7 @@ pub(super) fn copy_filed(copy: FiledCopy<'_>) -> Statement {
     parameters.extend(reads.parameters);
     let copied = COPIED_COLUMNS.join(", ");
     let from_original = COPIED_COLUMNS.map(|column| format!("r.{column}")).join(", ");
-    Statement {
+    spans_stores(Statement {
         sql: format!(
             "INSERT INTO receipts (id, mailbox_id, thread_id, filed_by, {copied}) \
              SELECT ?, ?, COALESCE(({}), ?), ?, {from_original} FROM receipts r \
@@ -394,7 +395,7 @@ pub(super) fn copy_filed(copy: FiledCopy<'_>) -> Statement {
         )
         .into(),
         parameters,
-    }
+    })
 }
 
 /// What one butler did with one delivery.

@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use crate::authz::dual_control;
 use crate::authz::tuples::{self, Holder};
+use crate::core::mailbox_storage::spans_stores;
 use crate::core::storage::{Insert, Statement, Value};
 
 /// A send's files as one JSON array, in their order, for the send whose id is
@@ -150,18 +151,20 @@ pub(super) fn no_one() -> String {
 /// display name, what a decision is taken beside, who handled the agent that
 /// submitted it, and the name of `caller` (the person asking): one `SendRow`.
 pub(super) fn send_for_caller(send_id: &str, mailbox_id: &str, caller: &str) -> Statement {
-    Statement::new(format!(
-        "SELECT {SEND_COLUMNS}, {DECISION_COLUMNS}, m.display_name AS mailbox_display_name, \
+    spans_stores(
+        Statement::new(format!(
+            "SELECT {SEND_COLUMNS}, {DECISION_COLUMNS}, m.display_name AS mailbox_display_name, \
                 (SELECT a.sponsor_id FROM agents a WHERE a.id = s.submitted_by) AS submitted_by_sponsor, \
                 (SELECT a.created_by FROM agents a WHERE a.id = s.submitted_by) AS submitted_by_minter, \
                 (SELECT a.credential_issued_by FROM agents a WHERE a.id = s.submitted_by) \
                   AS submitted_by_credential_issuer, \
                 (SELECT p.name FROM people p WHERE p.id = ?3) AS caller_name \
          FROM sends s JOIN mailboxes m ON m.id = s.mailbox_id WHERE s.id = ?1 AND s.mailbox_id = ?2"
-    ))
-    .bind(send_id)
-    .bind(mailbox_id)
-    .bind(caller)
+        ))
+        .bind(send_id)
+        .bind(mailbox_id)
+        .bind(caller),
+    )
 }
 
 /// The sends of mailbox `mailbox_id` that `caller` may see (everything but
@@ -174,19 +177,21 @@ pub(super) fn sends_of_mailbox(
     (before_at, before_id): (i64, &str),
     limit: i64,
 ) -> Statement {
-    Statement::new(format!(
-        "SELECT {SEND_COLUMNS} FROM sends s WHERE s.mailbox_id = ?1 AND (s.state != ?7 OR s.author = ?2) \
+    spans_stores(
+        Statement::new(format!(
+            "SELECT {SEND_COLUMNS} FROM sends s WHERE s.mailbox_id = ?1 AND (s.state != ?7 OR s.author = ?2) \
          AND (?3 IS NULL OR s.state = ?3) \
          AND (s.created_at < ?4 OR (s.created_at = ?4 AND (?5 = '' OR s.id < ?5))) \
          ORDER BY s.created_at DESC, s.id DESC LIMIT ?6"
-    ))
-    .bind(mailbox_id)
-    .bind(caller)
-    .bind(state)
-    .bind(before_at)
-    .bind(before_id)
-    .bind(limit)
-    .bind(SendState::Draft.name())
+        ))
+        .bind(mailbox_id)
+        .bind(caller)
+        .bind(state)
+        .bind(before_at)
+        .bind(before_id)
+        .bind(limit)
+        .bind(SendState::Draft.name()),
+    )
 }
 
 /// The submitted sends of the mailboxes where `holder` holds what the route
@@ -208,7 +213,7 @@ pub(super) fn approval_queue(
     parameters.extend([after_at.into(), after_at.into(), after_id.into(), after_id.into()]);
     parameters.push(limit.into());
     let not_the_submitters_side = dual_control::not_on_the_side_of("s.submitted_by", "?");
-    Statement {
+    spans_stores(Statement {
         sql: format!(
             "SELECT {SEND_COLUMNS}, {DECISION_COLUMNS} FROM sends s WHERE s.state = ? AND s.mailbox_id IN ({deciding}) \
              AND {not_the_submitters_side} \
@@ -217,19 +222,21 @@ pub(super) fn approval_queue(
         )
         .into(),
         parameters,
-    }
+    })
 }
 
 /// The sends of conversation `thread_id` that `caller` may see: everything but
 /// other people's drafts, in the order they happened (`SendRow`s).
 pub(super) fn sends_in_thread(thread_id: &str, caller: &str) -> Statement {
-    Statement::new(format!(
-        "SELECT {SEND_COLUMNS} FROM sends s WHERE s.thread_id = ?1 AND (s.state != ?3 OR s.author = ?2) \
+    spans_stores(
+        Statement::new(format!(
+            "SELECT {SEND_COLUMNS} FROM sends s WHERE s.thread_id = ?1 AND (s.state != ?3 OR s.author = ?2) \
          ORDER BY COALESCE(s.sealed_at, s.submitted_at, s.created_at), s.id"
-    ))
-    .bind(thread_id)
-    .bind(caller)
-    .bind(SendState::Draft.name())
+        ))
+        .bind(thread_id)
+        .bind(caller)
+        .bind(SendState::Draft.name()),
+    )
 }
 
 /// The address of mailbox `mailbox_id` and the name of `writer` (a person or
@@ -281,15 +288,17 @@ pub(super) fn reply_target(receipt_id: &str, mailbox_id: &str) -> Statement {
 /// `author`'s draft in mailbox `mailbox_id` last edited in the conversation
 /// of received message `receipt_id`, if any: one `SendRow`.
 pub(super) fn open_draft_in_conversation_of(author: &str, mailbox_id: &str, receipt_id: &str) -> Statement {
-    Statement::new(format!(
-        "SELECT {SEND_COLUMNS} FROM sends s WHERE s.author = ?1 AND s.state = ?2 AND s.mailbox_id = ?3 \
+    spans_stores(
+        Statement::new(format!(
+            "SELECT {SEND_COLUMNS} FROM sends s WHERE s.author = ?1 AND s.state = ?2 AND s.mailbox_id = ?3 \
          AND s.thread_id = (SELECT thread_id FROM receipts WHERE id = ?4 AND mailbox_id = ?3) \
          ORDER BY s.updated_at DESC LIMIT 1"
-    ))
-    .bind(author)
-    .bind(SendState::Draft.name())
-    .bind(mailbox_id)
-    .bind(receipt_id)
+        ))
+        .bind(author)
+        .bind(SendState::Draft.name())
+        .bind(mailbox_id)
+        .bind(receipt_id),
+    )
 }
 
 /// A send as it is first written: a draft, or a butler's reply submitted at

@@ -4,6 +4,7 @@
 
 use serde::Deserialize;
 
+use crate::core::mailbox_storage::spans_stores;
 use crate::core::storage::Statement;
 
 /// What the deletion reads of the receipt first.
@@ -61,7 +62,7 @@ pub(crate) fn receipt_deleted(receipt_id: &str, mailbox_id: &str) -> Statement {
 /// The original at `raw_key`, when no receipt refers to it: a query of keys
 /// for `owed_deletion`.
 pub(crate) fn original_if_unreferenced(raw_key: &str) -> Statement {
-    Statement::new("SELECT ?1 WHERE NOT EXISTS (SELECT 1 FROM receipts WHERE raw_key = ?1)").bind(raw_key)
+    spans_stores(Statement::new("SELECT ?1 WHERE NOT EXISTS (SELECT 1 FROM receipts WHERE raw_key = ?1)").bind(raw_key))
 }
 
 /// A guard: no receipt refers to the original at `raw_key`.
@@ -94,9 +95,11 @@ pub(crate) fn no_longer_owed(raw_key: &str) -> Statement {
 /// The oldest `limit` originals owed deletion: `raw_key`, and `needed` when a
 /// receipt refers to it again.
 pub(crate) fn owed(limit: i64) -> Statement {
-    Statement::new(
-        "SELECT o.raw_key, EXISTS (SELECT 1 FROM receipts r WHERE r.raw_key = o.raw_key) AS needed \
+    spans_stores(
+        Statement::new(
+            "SELECT o.raw_key, EXISTS (SELECT 1 FROM receipts r WHERE r.raw_key = o.raw_key) AS needed \
          FROM originals_to_delete o ORDER BY o.since LIMIT ?1",
+        )
+        .bind(limit),
     )
-    .bind(limit)
 }

@@ -5,6 +5,7 @@
 use mailroom_contract::api::SenderAuthentication;
 use serde::Deserialize;
 
+use crate::core::mailbox_storage::spans_stores;
 use crate::core::storage::{Insert, Statement};
 
 /// The mailbox delivered to at `address`: one column, `id`.
@@ -25,13 +26,13 @@ pub(crate) struct Claimant {
 /// The receipts of the mailbox at `address` that hold `message_id`
 /// (`Claimant`s), first stored first.
 pub(crate) fn claimants(address: &str, message_id: &str) -> Statement {
-    Statement::new(
+    spans_stores(Statement::new(
         "SELECT r.id, r.content_digest, r.raw_key, r.sender_authentication FROM receipts r \
          JOIN mailboxes m ON m.id = r.mailbox_id WHERE m.address = ?1 AND (r.message_id = ?2 OR r.claimed_message_id = ?2) \
          ORDER BY r.rowid",
     )
     .bind(address)
-    .bind(message_id)
+    .bind(message_id))
 }
 
 /// A received message as its receipt stores it: each column of `receipts`

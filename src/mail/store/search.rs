@@ -6,6 +6,7 @@ use serde::Deserialize;
 
 use super::messages::{SUMMARY_COLUMNS, SummaryRow, stored_before};
 use crate::core::ids::IdKind;
+use crate::core::mailbox_storage::spans_stores;
 use crate::core::storage::{Statement, Value};
 
 /// One arm of the search: an FTS5 index over the receipts (migrations 0002 and
@@ -84,7 +85,7 @@ pub(crate) fn arm(
         parameters.push(after.into());
     }
     parameters.push((limit + 1).into());
-    Statement {
+    spans_stores(Statement {
         sql: format!(
             "SELECT {SUMMARY_COLUMNS}, r.rowid AS stored, {} AS snippet \
              FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
@@ -94,7 +95,7 @@ pub(crate) fn arm(
         )
         .into(),
         parameters,
-    }
+    })
 }
 
 /// The statements that make receipt `receipt_id` searchable, by its headers

@@ -10,6 +10,7 @@ use mailroom_contract::api::{SendState, SenderAuthentication, ThreadStatus};
 use serde::Deserialize;
 
 use crate::core::ids::IdKind;
+use crate::core::mailbox_storage::spans_stores;
 use crate::core::storage::{Statement, Value};
 
 /// SQL for the address in a stored recipient of a send (`Name <address>`, or
@@ -51,33 +52,37 @@ fn known_to(thread: &str, sender: &str, mailbox_address: &str) -> String {
 /// whose subject it carries.
 pub(super) fn by_message_ids(address: &str, wanted: &str, sender: Option<String>, key: String) -> Statement {
     let admitted = known_to("t.id", "?3", "?1");
-    Statement::new(format!(
-        "SELECT k.thread_id FROM json_each(?2) AS wanted \
+    spans_stores(
+        Statement::new(format!(
+            "SELECT k.thread_id FROM json_each(?2) AS wanted \
          JOIN mailboxes m ON m.address = ?1 \
          JOIN mail_thread_message_ids k ON k.mailbox_id = m.id AND k.message_id = wanted.value \
          JOIN mail_threads t ON t.id = k.thread_id \
          WHERE (?4 <> '' AND t.subject_key = ?4) OR {admitted} \
          ORDER BY wanted.key LIMIT 1"
-    ))
-    .bind(address)
-    .bind(wanted)
-    .bind(sender)
-    .bind(key)
+        ))
+        .bind(address)
+        .bind(wanted)
+        .bind(sender)
+        .bind(key),
+    )
 }
 
 /// A conversation in the mailbox at `address` with subject key `key`, active
 /// since `since_ms`, that `sender` (lower-cased; none matches nothing) is known to.
 pub(super) fn by_subject(address: &str, key: String, sender: Option<String>, since_ms: i64) -> Statement {
     let known = known_to("t.id", "?3", "?1");
-    Statement::new(format!(
-        "SELECT t.id AS thread_id FROM mail_threads t JOIN mailboxes m ON m.id = t.mailbox_id AND m.address = ?1 \
+    spans_stores(
+        Statement::new(format!(
+            "SELECT t.id AS thread_id FROM mail_threads t JOIN mailboxes m ON m.id = t.mailbox_id AND m.address = ?1 \
          WHERE ?3 IS NOT NULL AND t.subject_key = ?2 AND t.last_activity_at >= ?4 AND {known} \
          ORDER BY t.last_activity_at DESC LIMIT 1"
-    ))
-    .bind(address)
-    .bind(key)
-    .bind(sender)
-    .bind(since_ms)
+        ))
+        .bind(address)
+        .bind(key)
+        .bind(sender)
+        .bind(since_ms),
+    )
 }
 
 /// Receipt `receipt_id` begins conversation `thread_id`, whose subject key is `key`.
@@ -289,12 +294,14 @@ pub(super) struct SummaryRow {
 /// `SummaryRow`), with the text its snippet is cut from when asked.
 pub(super) fn thread(caller: &str, thread_id: &str, mailbox_id: &str, with_snippet: bool) -> Statement {
     let snippet = if with_snippet { format!(", {SNIPPET_COLUMN}") } else { String::new() };
-    Statement::new(format!(
-        "SELECT {SUMMARY_COLUMNS}{snippet} FROM mail_threads t WHERE t.id = ?2 AND t.mailbox_id = ?3"
-    ))
-    .bind(caller)
-    .bind(thread_id)
-    .bind(mailbox_id)
+    spans_stores(
+        Statement::new(format!(
+            "SELECT {SUMMARY_COLUMNS}{snippet} FROM mail_threads t WHERE t.id = ?2 AND t.mailbox_id = ?3"
+        ))
+        .bind(caller)
+        .bind(thread_id)
+        .bind(mailbox_id),
+    )
 }
 
 /// What a list of a mailbox's conversations is narrowed by.
@@ -366,7 +373,7 @@ pub(super) fn page(
     conditions
         .push(format!("(t.last_activity_at < {at} OR (t.last_activity_at = {at} AND ({id} = '' OR t.id < {id})))"));
     let page = placeholder(&mut parameters, (limit + 1).into());
-    Statement {
+    spans_stores(Statement {
         sql: format!(
             "SELECT {SUMMARY_COLUMNS}, {SNIPPET_COLUMN} FROM mail_threads t WHERE {} \
              ORDER BY t.last_activity_at DESC, t.id DESC LIMIT {page}",
@@ -374,7 +381,7 @@ pub(super) fn page(
         )
         .into(),
         parameters,
-    }
+    })
 }
 
 #[derive(Deserialize)]
