@@ -1,3 +1,4 @@
+# shellcheck shell=bash
 # Shared by the scripts: where things are, and which Node runs wrangler.
 # Sourced, never run. Everything it names is installed by scripts/setup.sh.
 
@@ -14,7 +15,8 @@ else
 fi
 export NODE
 # Child processes (wrangler's own helpers, npm bins) find the same Node first.
-export PATH="$(dirname "$NODE"):$ROOT/node_modules/.bin:$PATH"
+PATH="$(dirname "$NODE"):$ROOT/node_modules/.bin:$PATH"
+export PATH
 
 # No telemetry, and no fetch of Cloudflare's `Request.cf` sample: the machine
 # reaches only package registries, and tests talk only to 127.0.0.1.
