@@ -41,22 +41,32 @@ export async function wrangler(args) {
 }
 
 /**
- * wrangler.toml with `sendEmail`'s settings added to the send_email binding (such
- * as `allowed_destination_addresses`, which workerd enforces as Cloudflare does),
- * written beside the node's state with its paths made absolute: the `--config`
- * arguments that use it, or none when there is nothing to add.
+ * The node's configuration: wrangler.toml without its `[build]` table, and with
+ * `sendEmail`'s settings added to the send_email binding (such as
+ * `allowed_destination_addresses`, which workerd enforces as Cloudflare does),
+ * written beside the node's state with its paths made absolute; answers the
+ * `--config` arguments that use it. Without `[build]`, `wrangler dev` neither
+ * runs scripts/build.sh when it starts nor again when a source file changes: a
+ * run's nodes, many at once, all serve the one build in build/ that the test
+ * command made and waited for (decision 0041).
  */
 function configWith(state, sendEmail) {
-  if (!sendEmail) return [];
   const original = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  // The table and its keys, up to the next table's comments or header.
+  const build = /^\[build\]\n(?:[a-z_]+ = [^\n]*\n)+/m;
   const replacements = [
+    [build, ""],
     ['main = "build/index.js"', `main = ${JSON.stringify(join(ROOT, "build", "index.js"))}`],
     ['migrations_dir = "migrations"', `migrations_dir = ${JSON.stringify(join(ROOT, "migrations"))}`],
-    ['[[send_email]]\nname = "SEND_EMAIL"\n', `[[send_email]]\nname = "SEND_EMAIL"\n${Object.entries(sendEmail).map(([key, value]) => `${key} = ${JSON.stringify(value)}\n`).join("")}`],
   ];
+  if (sendEmail) {
+    const settings = Object.entries(sendEmail).map(([key, value]) => `${key} = ${JSON.stringify(value)}\n`);
+    replacements.push(['[[send_email]]\nname = "SEND_EMAIL"\n', `[[send_email]]\nname = "SEND_EMAIL"\n${settings.join("")}`]);
+  }
   let config = original;
   for (const [find, replace] of replacements) {
-    if (!config.includes(find)) throw new Error(`wrangler.toml no longer has ${find}: update the harness`);
+    const found = typeof find === "string" ? config.includes(find) : find.test(config);
+    if (!found) throw new Error(`wrangler.toml no longer has ${find}: update the harness`);
     config = config.replace(find, replace);
   }
   const path = join(state, "wrangler.toml");
