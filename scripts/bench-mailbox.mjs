@@ -1,20 +1,17 @@
 // The benchmark's mailbox phase (scripts/bench.mjs; issue 30, decision 0040):
 // what one mailbox's own Durable Object does with its mail as it grows, before
 // the mail stores move into it. The built Worker's MailboxObject on workerd
-// (tests/e2e/mailbox-engine.mjs) is given today's D1 schema for received mail
-// (the receipts table and its two full-text indexes, read from migrations/ as
-// D1 builds them, references to the directory dropped: they live in D1) and
-// messages of about 3 KB of text (bench-capacity's), in batches as the Worker
+// (tests/e2e/mailbox-engine.mjs), with the schema it builds itself from
+// migrations/mailbox/ (D1's tables for mail), is given messages of about 3 KB
+// of text (bench-capacity's), in batches as the Worker
 // sends them. At each size it prints the object's bytes per message and what
 // 10 GB holds, and the latency, from Node over loopback, of a page of the
 // newest messages, a page deep in the list, and a search for a word in nearly
 // every message and for one in a single message, beside that of `SELECT 1`,
 // the way there and back alone. Asserts nothing.
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { DatabaseSync } from "node:sqlite";
-import { ROOT } from "../tests/e2e/harness.mjs";
 import { startMailboxObjects, batch } from "../tests/e2e/mailbox-engine.mjs";
 import { percentile, table } from "./bench-kit.mjs";
 import { text } from "./bench-capacity.mjs";
@@ -26,22 +23,6 @@ const PER_BATCH = 200;
 /** Times each read is made at each size. */
 const READS = 30;
 const PAGE = 51;
-
-/** Today's D1 schema for received mail, as D1's migrations build it, fit for one mailbox's own database. */
-function receivedMailSchema() {
-  const database = new DatabaseSync(":memory:");
-  try {
-    const directory = join(ROOT, "migrations");
-    for (const file of readdirSync(directory).filter((name) => name.endsWith(".sql")).sort()) database.exec(readFileSync(join(directory, file), "utf8"));
-    const rows = database
-      .prepare("SELECT sql FROM sqlite_master WHERE tbl_name IN ('receipts', 'receipt_headers_index', 'receipt_bodies_index') AND sql IS NOT NULL ORDER BY type = 'index', name")
-      .all();
-    // The directory (mailboxes) stays in D1, so the object's rows cannot reference it.
-    return rows.map((row) => row.sql.replace(/ REFERENCES \w+ \(\w+\)/g, ""));
-  } finally {
-    database.close();
-  }
-}
 
 /** The statements that store message `index` and index it, as the email handler's batch does. */
 function stored(index) {
@@ -77,7 +58,6 @@ export async function mailbox(sizes) {
   const engine = startMailboxObjects(persisted);
   const rows = [];
   try {
-    await timed(engine, receivedMailSchema().map((sql) => [sql]));
     let count = 0;
     let inserting = 0;
     for (const size of sizes) {
