@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs every test Mailroom has: the native tests (the whole core on SQLite built
-# from migrations/), then the end-to-end tests against the built Worker on real
-# workerd with a fresh local D1 per test file, driven over HTTP and in Chromium.
+# from migrations/), the deploy script (its dry run, and deploys against a
+# stand-in for wrangler's account commands), then the end-to-end tests against
+# the built Worker on real workerd with a fresh local D1 per test file, driven
+# over HTTP and in Chromium.
 # Prints how long each phase took at the end, passed or not.
 #
 #   scripts/test.sh              everything (what CI runs)
@@ -80,8 +82,22 @@ if ! wait "$build_pid"; then
 fi
 cat "$build_log"
 phase_done "the rest of the Worker's linted release build"
+# What follows tests that build, as it is: wrangler runs scripts/build.sh
+# itself (`[build]` in wrangler.toml), which would otherwise build again if a
+# source changed since.
+export MAILROOM_REUSE_BUILD=1
 "$ROOT/scripts/startup.sh"
 phase_done "the Worker's startup, against its budget"
+
+log "the deploy script: its dry run, and deploys against a stand-in account"
+deploy_log="$ROOT/target/deploy-dry-run.log"
+if ! "$ROOT/scripts/deploy.sh" --dry-run >"$deploy_log" 2>&1; then
+  cat "$deploy_log" >&2
+  exit 1
+fi
+grep -E '^Total Upload' "$deploy_log" || true
+"$NODE" --test --test-reporter=dot "$ROOT/tests/deploy/deploy.test.mjs"
+phase_done "the deploy script (dry run, stand-in account)"
 
 log "end-to-end tests on workerd"
 "$NODE" "$ROOT/tests/e2e/run.mjs" "${@:2}"
