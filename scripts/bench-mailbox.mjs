@@ -24,14 +24,14 @@ const PER_BATCH = 200;
 const READS = 30;
 const PAGE = 51;
 
-/** The statements that store message `index` and index it, as the email handler's batch does. */
-function stored(index) {
+/** The statements that store message `index` in mailbox `mailboxId` and index it, as the email handler's batch does. */
+function stored(index, mailboxId = "mbx_bench") {
   const id = `rcp_${String(index).padStart(26, "0")}`;
   return [
     [
       `INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, from_address, from_name, to_json, cc_json, recipients, subject,
          sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body, text_source, text_truncated, attachments_json)
-       VALUES (?1, 'mbx_bench', ?2, 'ana@customer.example', 'ana@customer.example', 'Ana Lima', '[]', '[]', 'Support support@mailroom.test',
+       VALUES (?1, ?7, ?2, 'ana@customer.example', 'ana@customer.example', 'Ana Lima', '[]', '[]', 'Support support@mailroom.test',
          ?3, ?4, ?4, '[]', '[]', 4096, ?5, ?6, 'text', 0, '[]')`,
       id,
       `bench-${index}@customer.example`,
@@ -39,15 +39,16 @@ function stored(index) {
       1_795_000_000_000 + index,
       `raw/${id}`,
       `${text(index)} unique${index}token`,
+      mailboxId,
     ],
     ["INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject, mailbox_id) SELECT rowid, from_address, from_name, recipients, subject, mailbox_id FROM receipts WHERE id = ?1", id],
     ["INSERT INTO receipt_bodies_index (rowid, text_body, mailbox_id) SELECT rowid, text_body, mailbox_id FROM receipts WHERE id = ?1", id],
   ];
 }
 
-async function timed(engine, statements) {
+async function timed(engine, statements, mailboxId = "mbx_bench") {
   const started = performance.now();
-  const answer = await batch(engine, "mbx_bench", statements);
+  const answer = await batch(engine, mailboxId, statements);
   if (answer.outcome !== "committed") throw new Error(answer.message);
   return performance.now() - started;
 }
@@ -109,4 +110,79 @@ export async function mailbox(sizes) {
     rmSync(persisted, { recursive: true, force: true });
   }
   table(["messages", "stored in s", "bytes/message", "in 10 GB", "SELECT 1 p50/p99 ms", "newest page", "deep page", "common word", "rare word"], rows);
+}
+
+/** A Worker that asks the mailboxes named in its request's body the statements there, all at once, and answers their answers. */
+const ASKER = `export default {
+  async fetch(request, env) {
+    const { mailboxes, statements } = await request.json();
+    const body = JSON.stringify({ statements });
+    const answers = await Promise.all(
+      mailboxes.map(async (id) => (await env.MAILBOXES.get(env.MAILBOXES.idFromName(id)).fetch("https://mailbox/batch", { method: "POST", body })).json()),
+    );
+    return Response.json(answers);
+  },
+};`;
+
+/** A search's page in one mailbox's object: newest first in stored order, which is time order there (decision 0014). */
+const SEARCH_PAGE =
+  "SELECT r.id, r.received_at, r.subject, snippet(receipt_bodies_index, 0, '[', ']', '…', 12) AS snippet FROM receipt_bodies_index JOIN receipts r ON r.rowid = receipt_bodies_index.rowid WHERE receipt_bodies_index MATCH ?1 ORDER BY receipt_bodies_index.rowid DESC LIMIT ?2";
+
+/**
+ * The fan-out phase (decision 0040): a person's search across `across` mailboxes, each its own object holding
+ * `each` messages, asked at once for a page each and merged newest first by (time, id) as the Worker's
+ * `paging::merge` does, beside the same search in one of them. Mailboxes not searched cost a search nothing (each
+ * object is on its own), so only those searched are filled. Asserts nothing.
+ */
+export async function fanout(across, each) {
+  console.log(`== fanout: a search across ${across} mailboxes' objects of ${each.toLocaleString("en")} messages each, and in one (decision 0040)`);
+  const persisted = mkdtempSync(join(tmpdir(), "mailroom-bench-fanout-"));
+  const engine = startMailboxObjects(persisted, { "asker.js": ASKER });
+  const asker = await engine.getWorker("alongside");
+  // Asked from inside workerd, as the node's Worker asks: all at once, each its own subrequest.
+  const ask = async (ids, statements) => {
+    const response = await asker.fetch("http://asker/", { method: "POST", body: JSON.stringify({ mailboxes: ids, statements }) });
+    if (response.status !== 200) throw new Error(`the asker answered ${response.status}: ${await response.text()}`);
+    return response.json();
+  };
+  const mailboxes = Array.from({ length: across }, (_, index) => `mbx_fan_${index}`);
+  const rows = [];
+  try {
+    const began = performance.now();
+    await Promise.all(
+      mailboxes.map(async (mailboxId, which) => {
+        for (let count = 0; count < each; count += PER_BATCH) {
+          const statements = [];
+          for (let index = count; index < Math.min(each, count + PER_BATCH); index += 1) statements.push(...stored(which * each + index, mailboxId));
+          await timed(engine, statements, mailboxId);
+        }
+      }),
+    );
+    console.log(`stored ${(across * each).toLocaleString("en")} messages in ${((performance.now() - began) / 1000).toFixed(1)} s`);
+    const words = { "common word": "text_body : invoice", "rare word": `text_body : unique${Math.floor(each / 3)}token` };
+    for (const [name, query] of Object.entries(words)) {
+      const one = [];
+      const all = [];
+      const statements = [{ sql: SEARCH_PAGE, parameters: [query, PAGE] }];
+      for (let read = 0; read < READS; read += 1) {
+        let started = performance.now();
+        await ask(mailboxes.slice(0, 1), statements);
+        one.push(performance.now() - started);
+        started = performance.now();
+        const answers = await ask(mailboxes, statements);
+        const merged = answers
+          .flatMap((answer) => answer.results[0].rows)
+          .sort((a, b) => b.received_at - a.received_at || (a.id < b.id ? 1 : -1))
+          .slice(0, PAGE);
+        if (answers.some((answer) => answer.outcome !== "committed") || merged.length === 0 && name === "common word") throw new Error("the fan-out answered nothing");
+        all.push(performance.now() - started);
+      }
+      const ratio = percentile(all, 0.5) / percentile(one, 0.5);
+      rows.push([name, `${percentile(one, 0.5)} / ${percentile(one, 0.99)}`, `${percentile(all, 0.5)} / ${percentile(all, 0.99)}`, ratio.toFixed(2)]);
+    }
+  } finally {
+    await engine.dispose();
+    rmSync(persisted, { recursive: true, force: true });
+  }
+  table(["search", "one mailbox p50/p99 ms", `across ${across} p50/p99 ms`, "p50 ratio"], rows);
 }

@@ -39,12 +39,15 @@
 //                today's schema for received mail at MAILBOX_SIZES messages:
 //                bytes per message, a page of the list and a search, before the
 //                mail stores move into it (scripts/bench-mailbox.mjs)
+//   fanout       not in the default run: a search across FANOUT_MAILBOXES
+//                mailboxes' objects of FANOUT_EACH messages each, asked at once
+//                and merged, beside the same search in one (bench-mailbox.mjs)
 //
 // Options, all environment variables (the defaults are the full run):
 //   PHASES=sequential,concurrent,scale,events,webhooks,capacity,inbound  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
 //   SIZES=1000,10000,100000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
 //   NODE_LISTENERS=1000  IDLE_SECONDS=10  CAPACITY_MESSAGES=300  INBOUND_MESSAGES=320
-//   MAILBOX_SIZES=1000,10000,100000
+//   MAILBOX_SIZES=1000,10000,100000  FANOUT_MAILBOXES=10  FANOUT_EACH=10000
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
@@ -55,13 +58,15 @@ import {
 import { webhooks } from "./bench-webhooks.mjs";
 import { capacity } from "./bench-capacity.mjs";
 import { inbound } from "./bench-inbound.mjs";
-import { mailbox } from "./bench-mailbox.mjs";
+import { fanout, mailbox } from "./bench-mailbox.mjs";
 
 const list = (name, fallback) => (process.env[name] ?? fallback).split(",").map((item) => item.trim()).filter(Boolean);
 const PHASES = list("PHASES", "sequential,concurrent,scale,events,webhooks,capacity,inbound");
 const CAPACITY_MESSAGES = Number(process.env.CAPACITY_MESSAGES ?? 300);
 const INBOUND_MESSAGES = Number(process.env.INBOUND_MESSAGES ?? 320);
 const MAILBOX_SIZES = list("MAILBOX_SIZES", "1000,10000,100000").map(Number).sort((left, right) => left - right);
+const FANOUT_MAILBOXES = Number(process.env.FANOUT_MAILBOXES ?? 10);
+const FANOUT_EACH = Number(process.env.FANOUT_EACH ?? 10000);
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
 const CALLS = Number(process.env.CALLS ?? 300);
 const IN_FLIGHT = list("IN_FLIGHT", "10,30").map(Number);
@@ -665,7 +670,7 @@ async function events() {
   }
 }
 
-const phases = { sequential, concurrent, scale, events, webhooks: () => webhooks(EVENT_ROUNDS), capacity: () => capacity(CAPACITY_MESSAGES), inbound: () => inbound(INBOUND_MESSAGES), mailbox: () => mailbox(MAILBOX_SIZES) };
+const phases = { sequential, concurrent, scale, events, webhooks: () => webhooks(EVENT_ROUNDS), capacity: () => capacity(CAPACITY_MESSAGES), inbound: () => inbound(INBOUND_MESSAGES), mailbox: () => mailbox(MAILBOX_SIZES), fanout: () => fanout(FANOUT_MAILBOXES, FANOUT_EACH) };
 for (const phase of PHASES) {
   if (!phases[phase]) throw new Error(`PHASES names ${phase}; the phases are ${Object.keys(phases).join(", ")}`);
   await phases[phase]();

@@ -9,16 +9,21 @@ import { join } from "node:path";
 import { Miniflare } from "miniflare";
 import { ROOT } from "./harness.mjs";
 
-/** Starts the mailboxes' objects, their storage kept under `persisted`. */
-export function startMailboxObjects(persisted) {
+/**
+ * Starts the mailboxes' objects, their storage kept under `persisted`, with `alongside` (modules' source, by name)
+ * as a Worker of its own named "alongside", bound to them as the node is (MAILBOXES): what asks them from inside
+ * workerd, as the node's Worker does, when that is what is measured.
+ */
+export function startMailboxObjects(persisted, alongside = undefined) {
   const built = join(ROOT, "build");
   const wrangler = readFileSync(join(ROOT, "wrangler.toml"), "utf8");
+  const compatibilityDate = /^compatibility_date = "([^"]+)"/m.exec(wrangler)[1];
   return new Miniflare({
     workers: [
       {
         config: {
           name: "mailroom",
-          compatibilityDate: /^compatibility_date = "([^"]+)"/m.exec(wrangler)[1],
+          compatibilityDate,
           manifest: {
             mainModule: "index.js",
             modules: {
@@ -31,6 +36,21 @@ export function startMailboxObjects(persisted) {
           exports: { MailboxObject: { type: "durable-object", storage: "sqlite" } },
         },
       },
+      ...(alongside === undefined
+        ? []
+        : [
+            {
+              config: {
+                name: "alongside",
+                compatibilityDate,
+                manifest: {
+                  mainModule: Object.keys(alongside)[0],
+                  modules: Object.fromEntries(Object.entries(alongside).map(([name, contents]) => [name, { type: "esm", contents }])),
+                },
+                env: { MAILBOXES: { type: "durable-object", worker: "mailroom", exportName: "MailboxObject" } },
+              },
+            },
+          ]),
     ],
     resourcePersistencePath: persisted,
   });
