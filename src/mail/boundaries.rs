@@ -2,7 +2,7 @@
 //! or, when one of its multiparts' boundaries is written where it delimits
 //! nothing, a copy with the boundaries renamed. A workaround, owned here alone,
 //! for a bug in mail-parser 0.11 (stalwartlabs/mail-parser issue 156, fixed in
-//! 1.0); decision 0041.
+//! 1.0); decision 0042.
 //!
 //! RFC 2046 §5.1.1: a boundary delimits a part only as a whole line, `--`, the
 //! boundary, `--` if it closes the multipart, optional spaces or tabs, the

@@ -6,7 +6,7 @@
 //! sealing, and the message is written from the manifest alone, so what leaves
 //! the node is exactly what the second person approved. Every file is written in
 //! base64 here, so how big the message is follows from the manifest alone too
-//! (`Manifest::written_size`), before any file is read (decision 0042).
+//! (`Manifest::written_size`), before any file is read (decision 0043).
 
 use std::collections::BTreeMap;
 

@@ -46,7 +46,7 @@ fn only_the_adapter_names_the_worker_runtime() {
 #[test]
 fn received_mail_reaches_mail_parser_only_through_the_boundaries_workaround() {
     // mail-parser 0.11 takes a boundary written inside a line for a delimiter
-    // (decision 0041): every parse of received mail is handed the bytes
+    // (decision 0042): every parse of received mail is handed the bytes
     // `mail::boundaries` prepared, and happens in `mail::inbound`.
     const PARSE: &str = "MessageParser::default().parse(";
     let mut found = Vec::new();

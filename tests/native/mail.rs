@@ -89,7 +89,7 @@ fn multipart_mail_lists_its_attachments_and_serves_them_inert() {
 }
 
 /// mail-parser 0.11 takes its boundary written anywhere for a delimiter
-/// (decision 0041): the text would end at `week or ` and the file at `2. `.
+/// (decision 0042): the text would end at `week or ` and the file at `2. `.
 #[test]
 fn a_boundary_written_inside_a_line_cuts_nothing_short() {
     let (world, mailbox) = world_with_mailbox();

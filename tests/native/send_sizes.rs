@@ -1,7 +1,7 @@
 //! How big a send's message may be: the Email Service takes at most
 //! `OUTBOUND_MESSAGE_BYTES` per message, counted as the message is written (its
 //! files in base64), and a file, a submission and an approval that would take
-//! it past that are refused (decision 0042).
+//! it past that are refused (decision 0043).
 
 use base64::Engine;
 use base64::engine::general_purpose::STANDARD;
