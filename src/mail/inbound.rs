@@ -1,8 +1,9 @@
 //! Inbound mail: what the Worker's email handler does with a message Email
 //! Routing delivers.
 //!
-//! A message is parsed once (mail-parser: charsets, encoded words, multipart;
-//! an HTML-only body rendered to text by `mailroom_html_text`), its raw bytes stored in
+//! A message is parsed once (mail-parser: charsets, encoded words, multipart,
+//! its parts delimited only where RFC 2046 says, `boundaries`; an HTML-only
+//! body rendered to text by `mailroom_html_text`), its raw bytes stored in
 //! R2, and a receipt
 //! written to D1 for the mailbox it was delivered to, with its search index rows
 //! and an audit entry, in one batch. A message to an unknown address, over the
@@ -35,6 +36,7 @@ use crate::core::events::Topic;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::node::{DATABASE_WARNING_PERCENT, Node};
 use crate::core::storage::{QueryResult, StorageError};
+use crate::mail::boundaries::ForTheParser;
 use crate::mail::butlers;
 use crate::mail::headers;
 use crate::mail::limits::{self, Exceeded};
@@ -194,7 +196,7 @@ fn truncate(text: &str, limit: usize) -> (String, bool) {
 
 /// Parses a raw RFC 5322 message, or `None` when it is not one.
 pub fn parse(raw: &[u8]) -> Option<ParsedMessage> {
-    read(&MessageParser::default().parse(raw)?, raw)
+    read(&MessageParser::default().parse(ForTheParser::of(raw).bytes())?, raw)
 }
 
 /// What a receipt records of `message`, parsed from `raw`, or `None` when it is
@@ -310,7 +312,8 @@ pub fn content_digest(raw: &[u8]) -> String {
 /// parsed and cut to the limits, counting the recipients and attachments not kept.
 fn within_limits(raw: &[u8]) -> Result<Kept, Rejection> {
     limits::refuse_header_block(raw).map_err(Rejection::Exceeds)?;
-    let message = MessageParser::default().parse(raw).ok_or(Rejection::Unparseable)?;
+    let for_the_parser = ForTheParser::of(raw);
+    let message = MessageParser::default().parse(for_the_parser.bytes()).ok_or(Rejection::Unparseable)?;
     let message = limits::refuse_nesting(message).map_err(Rejection::Exceeds)?;
     let parsed = read(&message, raw).ok_or(Rejection::Unparseable)?;
     Ok(Kept::cut_to_the_limits(parsed))
@@ -346,19 +349,22 @@ impl Kept {
 }
 
 /// The bytes of attachment `index` of a raw message, with its content type and
-/// file name.
+/// file name: an attached message's as it was sent (`ForTheParser::as_sent`).
 pub fn attachment(raw: &[u8], index: usize) -> Option<(Vec<u8>, String, Option<String>)> {
-    let message = MessageParser::default().parse(raw)?;
+    let for_the_parser = ForTheParser::of(raw);
+    let message = MessageParser::default().parse(for_the_parser.bytes())?;
     let part = message.attachment(u32::try_from(index).ok()?)?;
     let content_type = parse(raw)?.attachments.get(index)?.content_type.clone();
-    Some((part.contents().to_vec(), content_type, part.attachment_name().map(str::to_string)))
+    let contents = for_the_parser.as_sent(part.contents()).to_vec();
+    Some((contents, content_type, part.attachment_name().map(str::to_string)))
 }
 
 /// The HTML part of a raw message as the node hands it out: as its sender wrote
 /// it (in UTF-8), cut at `limits::HTML_BYTES`, and whether it was cut; `None`
 /// when the message has no HTML.
 pub fn html_part(raw: &[u8]) -> Option<(String, bool)> {
-    let message = MessageParser::default().parse(raw)?;
+    let for_the_parser = ForTheParser::of(raw);
+    let message = MessageParser::default().parse(for_the_parser.bytes())?;
     match &message.html_part(0)?.body {
         PartType::Html(html) => Some(truncate(html, HTML_BYTES)),
         _ => None,

@@ -1,4 +1,5 @@
 //! Mail: mailboxes (`mailboxes`), received messages (`inbound` stores them,
+//! `boundaries` hands mail-parser their parts as RFC 2046 delimits them,
 //! `trust` reads how far their senders were authenticated and fences their text
 //! for agents, `threads` groups them with sent mail into conversations,
 //! the `mailroom-html-text` crate renders an HTML-only one's text, `limits` says how much of them
@@ -12,6 +13,7 @@
 //! Other domains and the surfaces reach this one through the items re-exported
 //! here.
 
+mod boundaries;
 pub mod butlers;
 pub mod deletion;
 pub mod headers;

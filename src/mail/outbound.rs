@@ -4,10 +4,14 @@
 //! The manifest is everything that was approved (who, to whom, what, in reply to
 //! what, approved by whom, when). Its SHA-256 is written into the audit chain at
 //! sealing, and the message is written from the manifest alone, so what leaves
-//! the node is exactly what the second person approved.
+//! the node is exactly what the second person approved. Every file is written in
+//! base64 here, so how big the message is follows from the manifest alone too
+//! (`Manifest::written_size`), before any file is read (decision 0043).
 
 use std::collections::BTreeMap;
 
+use base64::Engine;
+use base64::engine::general_purpose::STANDARD;
 use mail_builder::MessageBuilder;
 use mail_builder::headers::address::Address;
 use mail_builder::headers::content_type::ContentType;
@@ -153,6 +157,25 @@ impl Manifest {
                 return Err(MailerError(format!("not written: {} is not the file that was approved", file.name)));
             }
         }
+        let encoded: Vec<String> = files.iter().map(|bytes| base64_lines(bytes)).collect();
+        self.written(&encoded).map_err(|error| MailerError(format!("writing the message failed: {error}")))
+    }
+
+    /// How many bytes `to_message` writes for this manifest and files of the
+    /// sizes it names: the message written with each file left empty, and
+    /// each file's base64 counted from its size (`base64_lines_len`), which is
+    /// all a file's encoded length depends on. What the Email Service's limit
+    /// on a message (`OUTBOUND_MESSAGE_BYTES`) is held to.
+    pub fn written_size(&self) -> usize {
+        let empty = vec![String::new(); self.attachments.len()];
+        let skeleton = self.written(&empty).map_or(usize::MAX, |message| message.len());
+        self.attachments.iter().fold(skeleton, |total, file| {
+            total.saturating_add(base64_lines_len(usize::try_from(file.size).unwrap_or(usize::MAX)))
+        })
+    }
+
+    /// The message with each file's bytes as `encoded` (base64 in lines).
+    fn written(&self, encoded: &[String]) -> std::io::Result<Vec<u8>> {
         let mut builder = MessageBuilder::new()
             .from((self.from_name.as_str(), self.from_address.as_str()))
             .to(address_list(&self.to))
@@ -168,11 +191,16 @@ impl Manifest {
             // manifest and unknowable before sealing, so no text can hold it.
             let boundary = format!("mailroom-{}", &self.hash()[..32]);
             let mut parts = vec![MimePart::new("text/plain", BodyPart::Text(self.text.as_str().into()))];
-            for (file, bytes) in self.attachments.iter().zip(files) {
+            // Every file leaves in base64 written here, whatever it holds, so
+            // the message's size follows from the files' sizes alone
+            // (`written_size`); mail-builder would write a text file as it is
+            // or quoted-printable when shorter, by what it holds.
+            for (file, body) in self.attachments.iter().zip(encoded) {
                 let content_type = ContentType::new(file.content_type.as_str());
                 parts.push(
-                    MimePart::new(content_type, BodyPart::Binary(bytes.as_slice().into()))
-                        .attachment(file.name.as_str()),
+                    MimePart::new(content_type, BodyPart::Text(body.as_str().into()))
+                        .attachment(file.name.as_str())
+                        .transfer_encoding("base64"),
                 );
             }
             let mixed = ContentType::new("multipart/mixed").attribute("boundary", boundary);
@@ -187,9 +215,33 @@ impl Manifest {
         if !self.references.is_empty() {
             builder = builder.references(self.references.iter().map(String::as_str).collect::<Vec<_>>());
         }
-
-        builder.write_to_vec().map_err(|error| MailerError(format!("writing the message failed: {error}")))
+        builder.write_to_vec()
     }
+}
+
+/// The bytes a file leaves as: base64 (RFC 2045 §6.8) in lines of 76
+/// characters, 57 bytes each, joined by CRLF.
+fn base64_lines(bytes: &[u8]) -> String {
+    let mut lines = String::with_capacity(base64_lines_len(bytes.len()));
+    for (index, line) in bytes.chunks(BASE64_LINE_BYTES).enumerate() {
+        if index > 0 {
+            lines.push_str("\r\n");
+        }
+        STANDARD.encode_string(line, &mut lines);
+    }
+    lines
+}
+
+/// How many bytes a line of base64 carries: 76 characters, RFC 2045's most.
+const BASE64_LINE_BYTES: usize = 57;
+
+/// How long `base64_lines` is for a file of `size` bytes: four characters for
+/// every three bytes or part of three, and a CRLF between lines.
+pub const fn base64_lines_len(size: usize) -> usize {
+    if size == 0 {
+        return 0;
+    }
+    size.div_ceil(3) * 4 + (size.div_ceil(BASE64_LINE_BYTES) - 1) * 2
 }
 
 /// The address of a stored recipient, `Name <address>` or a bare address.
@@ -298,6 +350,74 @@ mod tests {
         assert!(text.contains("filename*0*="), "continued as RFC 2231 says:\n{text}");
         let parsed = crate::mail::inbound::parse(&raw).unwrap();
         assert_eq!(parsed.attachments[0].name.as_deref(), Some(name.as_str()));
+    }
+
+    /// `manifest()` carrying files of these sizes and content types, and their bytes.
+    fn carrying(files: &[(usize, &str)]) -> (Manifest, Vec<Vec<u8>>) {
+        let mut carrying = manifest();
+        let bytes: Vec<Vec<u8>> = files
+            .iter()
+            .enumerate()
+            .map(|(index, (size, content_type))| {
+                // Text a text file holds; any byte another.
+                let byte = |at: usize| {
+                    if content_type.starts_with("text/") {
+                        b' ' + ((at * 7 + index) % 95) as u8
+                    } else {
+                        (at * 7 + index) as u8
+                    }
+                };
+                (0..*size).map(byte).collect()
+            })
+            .collect();
+        carrying.attachments = files
+            .iter()
+            .zip(&bytes)
+            .enumerate()
+            .map(|(index, ((size, content_type), bytes))| OutboundFile {
+                name: format!("file {index} – résumé.bin"),
+                content_type: content_type.to_string(),
+                size: *size as i64,
+                sha256: hex(&Sha256::digest(bytes)),
+            })
+            .collect();
+        (carrying, bytes)
+    }
+
+    #[test]
+    fn the_size_counted_is_the_size_written() {
+        let cases: [&[(usize, &str)]; 6] = [
+            &[],
+            &[(0, "application/pdf")],
+            &[(1, "application/pdf")],
+            &[(57, "text/plain"), (58, "text/csv")],
+            &[(700 * 1024, "application/octet-stream"), (3, "image/png"), (56, "text/plain")],
+            &[(114, "application/zip"); 10],
+        ];
+        for files in cases {
+            let (manifest, bytes) = carrying(files);
+            let written = manifest.to_message(&bytes).unwrap();
+            assert_eq!(manifest.written_size(), written.len(), "{files:?}");
+        }
+        let mut long = manifest();
+        long.text = "Ça va? ".repeat(30_000);
+        assert_eq!(long.written_size(), long.to_message(&[]).unwrap().len(), "the text as mail-builder writes it");
+    }
+
+    #[test]
+    fn every_file_leaves_in_base64_lines_of_76_and_reads_back_as_it_was() {
+        for size in [0, 1, 2, 3, 56, 57, 58, 113, 114, 115, 1000] {
+            let bytes: Vec<u8> = (0..size).map(|at| (at * 31) as u8).collect();
+            let lines = base64_lines(&bytes);
+            assert_eq!(lines.len(), base64_lines_len(size), "{size}");
+            assert!(lines.split("\r\n").all(|line| line.len() <= 76), "{size}");
+            assert_eq!(STANDARD.decode(lines.replace("\r\n", "")).unwrap(), bytes);
+        }
+        // A text file too: as approved, byte for byte.
+        let (manifest, bytes) = carrying(&[(200, "text/plain")]);
+        let raw = manifest.to_message(&bytes).unwrap();
+        assert!(String::from_utf8_lossy(&raw).contains("Content-Transfer-Encoding: base64"));
+        assert_eq!(crate::mail::inbound::attachment(&raw, 0).unwrap().0, bytes[0]);
     }
 
     #[test]

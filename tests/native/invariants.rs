@@ -1,6 +1,7 @@
 //! The absences ARCHITECTURE.md promises, checked against the source: who may
-//! name the tuple table, who may name the Worker runtime, and that every tuple
-//! predicate is classified for delegation.
+//! name the tuple table, who may name the Worker runtime, who hands received
+//! mail to mail-parser, and that every tuple predicate is classified for
+//! delegation.
 
 use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
@@ -40,6 +41,28 @@ fn only_the_adapter_names_the_worker_runtime() {
         &["worker::", "js_sys", "wasm_bindgen", "web_sys"],
     );
     assert!(found.is_empty(), "only src/adapter/ may name the Workers runtime; also: {found:?}");
+}
+
+#[test]
+fn received_mail_reaches_mail_parser_only_through_the_boundaries_workaround() {
+    // mail-parser 0.11 takes a boundary written inside a line for a delimiter
+    // (decision 0042): every parse of received mail is handed the bytes
+    // `mail::boundaries` prepared, and happens in `mail::inbound`.
+    const PARSE: &str = "MessageParser::default().parse(";
+    let mut found = Vec::new();
+    for (path, text) in source_files() {
+        let code = text.split("#[cfg(test)]").next().unwrap_or_default();
+        for (at, _) in code.match_indices(PARSE) {
+            let argument = &code[at + PARSE.len()..];
+            let prepared = argument.starts_with("for_the_parser.bytes()") || argument.starts_with("ForTheParser::of(");
+            if !prepared || !path.ends_with("mail/inbound.rs") {
+                found.push(format!("{}: {}", path.display(), argument.lines().next().unwrap_or_default()));
+            }
+        }
+    }
+    assert!(found.is_empty(), "received mail parsed without mail::boundaries, or outside mail::inbound: {found:?}");
+    let inbound = std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/mail/inbound.rs")).unwrap();
+    assert!(inbound.matches(PARSE).count() >= 4, "the test reads the calls as they are written");
 }
 
 #[test]

@@ -88,6 +88,26 @@ fn multipart_mail_lists_its_attachments_and_serves_them_inert() {
     assert_refused(&message(&world, &token, &mailbox, &receipt, "/attachments/-1"), 404, "not_found");
 }
 
+/// mail-parser 0.11 takes its boundary written anywhere for a delimiter
+/// (decision 0042): the text would end at `week or ` and the file at `2. `.
+#[test]
+fn a_boundary_written_inside_a_line_cuts_nothing_short() {
+    let (world, mailbox) = world_with_mailbox();
+    let receipt = world.deliver("boundary-in-text", SUPPORT);
+    let (_, token) = reader(&world, "cy@example.com", &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
+    let text = body(&message(&world, &token, &mailbox, &receipt, "/body"));
+    assert_eq!(
+        text["text"].as_str().unwrap().replace("\r\n", "\n"),
+        "Hello,\n\nWe can meet this week or --next week, whichever suits you.\n\
+         --nextcloud holds the plans; the agenda is attached.\n\nAna"
+    );
+    let metadata = body(&message(&world, &token, &mailbox, &receipt, ""));
+    assert_eq!(metadata["attachments"][0]["name"], "agenda.txt");
+    let download = message(&world, &token, &mailbox, &receipt, "/attachments/0");
+    assert_eq!(download.body, b"1. Site tour\r\n2. --next steps");
+    assert_eq!(metadata["size"], fixture("boundary-in-text").len(), "the original is stored as it came");
+}
+
 #[test]
 fn html_only_mail_is_read_as_text_and_never_as_markup() {
     let (world, mailbox) = world_with_mailbox();

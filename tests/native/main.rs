@@ -51,6 +51,7 @@ mod relations;
 mod reminders;
 mod rooms;
 mod security;
+mod send_sizes;
 mod sends;
 mod stores;
 mod threads;

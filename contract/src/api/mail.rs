@@ -62,8 +62,16 @@ pub mod limits {
     pub const OUTBOUND_ATTACHMENT_BYTES: usize = 700 * 1024;
     /// How many files one send may carry.
     pub const OUTBOUND_ATTACHMENTS: usize = 10;
-    /// The most bytes a send's files may take together, decoded.
-    pub const OUTBOUND_ATTACHMENTS_TOTAL_BYTES: usize = 5 * 1024 * 1024;
+    /// The most bytes the message a send leaves as may take, as it is written:
+    /// its header, its text and each file in base64 (four bytes for every three,
+    /// in lines of 76 characters), the Email Service's limit on one message. A
+    /// file, a submission and an approval that would take it past this are
+    /// refused (`message_too_large`).
+    pub const OUTBOUND_MESSAGE_BYTES: usize = 5 * 1024 * 1024;
+    /// The most bytes a send's files may take together, decoded: what base64 fits
+    /// into `OUTBOUND_MESSAGE_BYTES` (57 bytes in every 78), before the header
+    /// and the text take their room, which the message's own limit counts.
+    pub const OUTBOUND_ATTACHMENTS_TOTAL_BYTES: usize = OUTBOUND_MESSAGE_BYTES / 78 * 57;
     /// The most of a message's HTML part the node hands out, in bytes (asked for
     /// with `get_message_body`'s `html`); a longer one is cut on a character
     /// boundary, and the original holds it all. Gmail clips a message's HTML at
@@ -507,7 +515,9 @@ pub struct AddAttachment {
     /// Its content type, such as `application/pdf` (`type/subtype`).
     pub content_type: String,
     /// The file's bytes, base64-encoded (standard alphabet, with padding). At most
-    /// 700 KiB decoded per file, 10 files and 5 MiB per send.
+    /// 700 KiB decoded per file and 10 files per send, and the message they leave
+    /// in at most 5 MiB as written: each file in base64 takes a third more than it
+    /// holds, so about 3.6 MiB of files fit beside a short text.
     pub content_base64: String,
 }
 

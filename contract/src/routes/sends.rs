@@ -88,13 +88,13 @@ pub(super) fn delete_draft() -> Route {
 pub(super) fn submit_send() -> Route {
     Route::new(RouteId::SubmitSend, Post, "/api/mailboxes/:mailboxId/sends/:sendId/submit", "submit_send")
         .summary("Submit a draft for approval")
-        .description("Submits the caller's draft for approval. A second person who holds approval.decide on the mailbox must approve it before anything is sent; until then cancel_send takes it back. A draft with no text is refused (400 empty_text), and so is one with more recipients than a send may have until it is trimmed with update_draft (409 too_many_recipients; the draft's `recipients_to_remove` says by how many).")
+        .description("Submits the caller's draft for approval. A second person who holds approval.decide on the mailbox must approve it before anything is sent; until then cancel_send takes it back. A draft with no text is refused (400 empty_text), and so is one with more recipients than a send may have until it is trimmed with update_draft (409 too_many_recipients; the draft's `recipients_to_remove` says by how many), and one whose message, its files base64-encoded, would be bigger than 5 MiB (409 message_too_large).")
         .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
         .response::<Send>()
         .tier(Tier::Act)
         .refuses(const { &[
             Refuses::Forbidden("Only the draft's author can."),
-            Refuses::Conflict("The send is no longer a draft, another change to it won a race, or it has more recipients than a send may have."),
+            Refuses::Conflict("The send is no longer a draft, another change to it won a race, it has more recipients than a send may have, or its message would be bigger than one message may be."),
         ] })
         .authority(on_mailbox(&[Relation::SendPropose]))
 }
@@ -117,7 +117,7 @@ pub(super) fn redraft_send() -> Route {
 pub(super) fn add_send_attachment() -> Route {
     Route::new(RouteId::AddSendAttachment, Post, "/api/mailboxes/:mailboxId/sends/:sendId/attachments", "add_send_attachment")
         .summary("Attach a file to a draft")
-        .description("Adds a file to the caller's draft, base64-encoded: at most 700 KiB decoded per file, 10 files and 5 MiB per send. The file is stored in the node's object store, named by its SHA-256, which the version the approver decides on and the sealed manifest both carry; what leaves is checked against it. Answers the draft with its files.")
+        .description("Adds a file to the caller's draft, base64-encoded: at most 700 KiB decoded per file and 10 files per send, and the message they leave in at most 5 MiB as written, each file in base64 taking a third more than it holds (about 3.6 MiB of files beside a short text); a file that would take the message past that is refused (409 message_too_large, saying how big a file still fits). The file is stored in the node's object store, named by its SHA-256, which the version the approver decides on and the sealed manifest both carry; what leaves is checked against it. Answers the draft with its files.")
         .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
         .request::<AddAttachment>()
         .response::<Send>()
@@ -125,7 +125,7 @@ pub(super) fn add_send_attachment() -> Route {
         .tier(Tier::Act)
         .refuses(const { &[
             Refuses::Forbidden("Only the draft's author can attach files to it."),
-            Refuses::Conflict("The send is no longer a draft, or the file would take it past its limits on count or size."),
+            Refuses::Conflict("The send is no longer a draft, or the file would take it past its count of files or its message past the most one message may take."),
         ] })
         .authority(on_mailbox(&[Relation::SendPropose]))
 }
@@ -209,7 +209,7 @@ pub(super) fn approve_send() -> Route {
         .tier(Tier::Governed)
         .refuses(const { &[
             Refuses::Forbidden("An agent never decides on a send, and nobody decides on their own submission."),
-            Refuses::Conflict("The send is not awaiting a decision, another decision won a race, or its author no longer holds send.propose on the mailbox."),
+            Refuses::Conflict("The send is not awaiting a decision, another decision won a race, its author no longer holds send.propose on the mailbox, or its message would be bigger than one message may be."),
         ] })
         .authority(on_mailbox(&[Relation::ApprovalDecide]))
 }
@@ -240,4 +240,40 @@ pub(super) fn list_approvals() -> Route {
             all_of: &[Relation::ApprovalDecide],
             any_of: &[],
         })
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::api::AddAttachment;
+    use crate::api::limits::{
+        OUTBOUND_ATTACHMENT_BYTES, OUTBOUND_ATTACHMENTS, OUTBOUND_ATTACHMENTS_TOTAL_BYTES, OUTBOUND_MESSAGE_BYTES,
+    };
+
+    /// The limits on a send's files, in the words a description states them
+    /// with: each held to its constant here, so the words cannot drift.
+    fn stated() -> [String; 4] {
+        const MIB: usize = 1024 * 1024;
+        [
+            format!("at most {} KiB decoded per file", OUTBOUND_ATTACHMENT_BYTES / 1024),
+            format!("{OUTBOUND_ATTACHMENTS} files per send"),
+            format!("at most {} MiB as written", OUTBOUND_MESSAGE_BYTES / MIB),
+            format!(
+                "about {}.{} MiB of files",
+                OUTBOUND_ATTACHMENTS_TOTAL_BYTES / MIB,
+                OUTBOUND_ATTACHMENTS_TOTAL_BYTES * 10 / MIB % 10
+            ),
+        ]
+    }
+
+    #[test]
+    fn the_words_on_a_sends_files_state_the_limits_as_the_constants_do() {
+        let description = super::add_send_attachment().description.replace('\n', " ").to_lowercase();
+        let schema = serde_json::to_value(schemars::schema_for!(AddAttachment)).unwrap();
+        let field =
+            schema["properties"]["content_base64"]["description"].as_str().unwrap().replace('\n', " ").to_lowercase();
+        for words in stated().map(|words| words.to_lowercase()) {
+            assert!(description.contains(&words), "add_send_attachment's description says {words:?}: {description}");
+            assert!(field.contains(&words), "`content_base64` says {words:?}: {field}");
+        }
+    }
 }

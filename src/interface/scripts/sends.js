@@ -224,7 +224,7 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
           }, "The file was not removed."));
           return drop;
         }) : null,
-        labelled("Attach a file", fileField, "Up to 700 KiB a file, 10 files and 5 MiB in all. The approver sees and can open each one."))
+        labelled("Attach a file", fileField, "Up to 700 KiB a file and 10 files, in a message of at most 5 MiB, where each file takes a third more than it holds. The approver sees and can open each one."))
       : null;
     fileField?.addEventListener("change", async () => {
       const [file] = fileField.files;

@@ -3,9 +3,10 @@
 //! dispatches it), refusing with a reason, and sending a failed send again.
 
 use mailroom_contract::PathParameter;
+use mailroom_contract::api::limits::OUTBOUND_MESSAGE_BYTES;
 use mailroom_contract::api::{ApproveSend, NotificationKind, RefuseSend, SendState};
 
-use super::errors::SendError;
+use super::errors::{Oversized, SendError};
 use super::record::{list_of, the_send};
 use super::store::{self, Seal, SendRow, no_one};
 use super::version::Submission;
@@ -74,6 +75,12 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let from_address = row.mailbox_address.clone().unwrap_or_default();
     let from_name = row.mailbox_display_name.clone().unwrap_or_default();
     let manifest = row.manifest(&from_address, &from_name, &approver, context.now_ms());
+    // Counted as it will be written, before anything is sealed: a send
+    // submitted before its size was counted, or whose sender's name grew since.
+    let size = manifest.written_size();
+    if size > OUTBOUND_MESSAGE_BYTES {
+        return Err(SendError::MessageTooLarge { size, step: Oversized::Approving }.into());
+    }
     let manifest_hash = manifest.hash();
     // Changed only while it still holds the version the approver named (for a
     // send submitted before versions were recorded, the one its row read as):

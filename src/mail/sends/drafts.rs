@@ -8,10 +8,11 @@
 //! send may have (the draft holds them, says how many to remove, and is
 //! submitted only once trimmed); threaded by RFC 5322 §3.6.4's References.
 
+use mailroom_contract::api::limits::OUTBOUND_MESSAGE_BYTES;
 use mailroom_contract::api::{CreateDraft, EmailAddress, NotificationKind, SendState, UpdateDraft};
 use mailroom_contract::{PathParameter, Relation};
 
-use super::errors::SendError;
+use super::errors::{Oversized, SendError};
 use super::limits::{
     MAXIMUM_DRAFT_RECIPIENTS, MAXIMUM_RECIPIENTS, MAXIMUM_REFERENCES, MAXIMUM_SUBJECT_CHARACTERS, MAXIMUM_TEXT_BYTES,
 };
@@ -354,6 +355,11 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let count = list_of(&row.to_json).len() + list_of(&row.cc_json).len();
     if count > MAXIMUM_RECIPIENTS {
         return Err(SendError::TooManyRecipients { count }.into());
+    }
+    // Its text can have grown since its last file was attached.
+    let size = row.message_size(context.now_ms());
+    if size > OUTBOUND_MESSAGE_BYTES {
+        return Err(SendError::MessageTooLarge { size, step: Oversized::Submitting }.into());
     }
     let caller = caller_id(context)?;
     row.state = SendState::Submitted;

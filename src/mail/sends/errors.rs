@@ -2,9 +2,11 @@
 //! says so to the caller.
 
 use mailroom_contract::api::SendState;
+use mailroom_contract::api::limits::{OUTBOUND_ATTACHMENT_BYTES, OUTBOUND_ATTACHMENTS, OUTBOUND_MESSAGE_BYTES};
 
 use super::limits::{MAXIMUM_DRAFT_RECIPIENTS, MAXIMUM_RECIPIENTS};
 use crate::core::refusal::Refusal;
+use crate::mail::outbound::base64_lines_len;
 
 /// What can be wrong with a send or a request about one.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -31,8 +33,11 @@ pub enum SendError {
     InvalidFile { field: &'static str },
     /// A file is bigger than one send may carry.
     FileTooLarge,
-    /// The file would take the send past its count or total size of files.
+    /// The file would take the send past its count of files.
     TooManyFiles,
+    /// The message the send leaves as would take `size` bytes as written, more
+    /// than `OUTBOUND_MESSAGE_BYTES`: found at `step`.
+    MessageTooLarge { size: usize, step: Oversized },
     /// The send is not in the state this needs.
     WrongState { state: SendState, needs: SendState },
     /// The caller is not the draft's author or the submission's submitter.
@@ -58,6 +63,52 @@ pub enum SendError {
     /// sealed (changed outside the node), or was sealed before the node kept what
     /// rebuilding it needs: it cannot be sent again as approved.
     NotAsApproved { id: String },
+}
+
+/// Where a message too big to leave was found.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Oversized {
+    /// Attaching a file; `room` is the biggest file the message still has room for.
+    Attaching { room: usize },
+    /// Submitting the draft: its text can have grown since its files were attached.
+    Submitting,
+    /// Approving it: what was submitted before the limit was checked, or a
+    /// message grown since by its sender's name.
+    Approving,
+}
+
+impl Oversized {
+    /// Attaching a file of `file_size` bytes that would make the message take
+    /// `size` bytes as written: with the room left for the file's base64 (the
+    /// message without it, the file's own headers counted), the biggest file
+    /// that fits in it.
+    pub fn attaching(size: usize, file_size: usize) -> Oversized {
+        let room = OUTBOUND_MESSAGE_BYTES.saturating_sub(size.saturating_sub(base64_lines_len(file_size)));
+        // A file's base64 grows with it, so the biggest that fits is found by halving.
+        let (mut fits, mut too_big) = (0, room + 1);
+        while too_big - fits > 1 {
+            let middle = fits + (too_big - fits) / 2;
+            if base64_lines_len(middle) <= room {
+                fits = middle;
+            } else {
+                too_big = middle;
+            }
+        }
+        Oversized::Attaching { room: fits }
+    }
+}
+
+/// `number` with its thousands grouped by commas, as the refusals write sizes.
+fn grouped(number: usize) -> String {
+    let digits = number.to_string();
+    let mut grouped = String::with_capacity(digits.len() + digits.len() / 3);
+    for (index, digit) in digits.chars().enumerate() {
+        if index > 0 && (digits.len() - index).is_multiple_of(3) {
+            grouped.push(',');
+        }
+        grouped.push(digit);
+    }
+    grouped
 }
 
 impl From<SendError> for Refusal {
@@ -139,16 +190,60 @@ impl From<SendError> for Refusal {
                 400,
                 "attachment_too_large",
                 "The file is too large to attach.",
-                "A file may have at most 700 KiB (decoded): it travels base64-encoded in a request of at most 1 MiB.",
+                format!(
+                    "A file may have at most {} KiB (decoded): it travels base64-encoded in a request of at most 1 MiB.",
+                    OUTBOUND_ATTACHMENT_BYTES / 1024
+                ),
                 "Attach a smaller file, or share a link to it in the text.",
             ),
             SendError::TooManyFiles => Refusal::new(
                 409,
                 "too_many_attachments",
                 "The send cannot carry another file.",
-                "A send carries at most 10 files and 5 MiB of them together.",
+                format!("A send carries at most {OUTBOUND_ATTACHMENTS} files."),
                 "Remove a file with remove_send_attachment, or send the rest in another message.",
             ),
+            SendError::MessageTooLarge { size, step } => {
+                let over = size.saturating_sub(OUTBOUND_MESSAGE_BYTES);
+                Refusal::new(
+                    409,
+                    "message_too_large",
+                    match step {
+                        Oversized::Attaching { .. } => format!(
+                            "With this file (`content_base64`) the message would take {} bytes as written, {} more than one message may, so it was not attached.",
+                            grouped(size),
+                            grouped(over)
+                        ),
+                        Oversized::Submitting => format!(
+                            "This draft's message, its `text` and its `attachments`, would take {} bytes as written, {} more than one message may, so it was not submitted.",
+                            grouped(size),
+                            grouped(over)
+                        ),
+                        Oversized::Approving => format!(
+                            "This send's message would take {} bytes as written, {} more than one message may, so it was not sealed or sent.",
+                            grouped(size),
+                            grouped(over)
+                        ),
+                    },
+                    format!(
+                        "The Email Service takes a message of at most {} bytes ({} MiB) as written: its header, its text and each file in base64, which takes 4 bytes for every 3 a file holds.",
+                        grouped(OUTBOUND_MESSAGE_BYTES),
+                        OUTBOUND_MESSAGE_BYTES / (1024 * 1024)
+                    ),
+                    match step {
+                        Oversized::Attaching { room: 0 } => "This send has no room for another file: remove one with remove_send_attachment, or share a link to the file in the text.".to_string(),
+                        Oversized::Attaching { room } => format!(
+                            "Attach a file of at most {} bytes, which is the room left; or remove a file with remove_send_attachment, or share a link to this one in the text.",
+                            grouped(room)
+                        ),
+                        Oversized::Submitting => format!(
+                            "Make it {} bytes smaller as written (a file counts a third more than it holds): remove a file with remove_send_attachment or shorten the text with update_draft, then submit it again.",
+                            grouped(over)
+                        ),
+                        Oversized::Approving => "Refuse it with refuse_send, saying why, so its author can write it again smaller; nothing was sealed.".to_string(),
+                    },
+                )
+            }
             SendError::EmptyText => Refusal::new(
                 400,
                 "empty_text",

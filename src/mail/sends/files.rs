@@ -1,5 +1,6 @@
 //! The files a send carries: attached to a draft (the bytes to the object store,
-//! named by their SHA-256, within the limits the contract states), removed from
+//! named by their SHA-256, within the limits the contract states, the message
+//! they leave in counted as it will be written), removed from
 //! one, and downloaded by the author or by whoever decides on the mailbox's
 //! sends. The version and the manifest name each file by hash (`record`), and
 //! dispatch checks the bytes against it (`outbound`).
@@ -11,11 +12,12 @@ use mailroom_contract::api::AddAttachment;
 use mailroom_contract::api::SendAttachment;
 use mailroom_contract::api::limits::{
     FILE_NAME_CHARACTERS, OUTBOUND_ATTACHMENT_BYTES, OUTBOUND_ATTACHMENTS, OUTBOUND_ATTACHMENTS_TOTAL_BYTES,
+    OUTBOUND_MESSAGE_BYTES,
 };
 use sha2::{Digest, Sha256};
 
 use super::drafts::own_draft;
-use super::errors::SendError;
+use super::errors::{Oversized, SendError};
 use super::record::the_send;
 use super::store::{self, NewFile, SendRow};
 use crate::core::context::Context;
@@ -75,16 +77,32 @@ pub async fn add(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (mut row, _) = the_send(context, Vec::new()).await?;
     own_draft(context, &row)?;
     let files = row.attachments();
-    let total: i64 = files.iter().map(|file| file.size).sum::<i64>() + bytes.len() as i64;
-    if files.len() >= OUTBOUND_ATTACHMENTS || total > OUTBOUND_ATTACHMENTS_TOTAL_BYTES as i64 {
+    if files.len() >= OUTBOUND_ATTACHMENTS {
         return Err(SendError::TooManyFiles.into());
     }
     let sha256 = hex(&Sha256::digest(&bytes));
+    let index = files.last().map_or(0, |file| file.index + 1);
+    let mut listed = files;
+    listed.push(SendAttachment {
+        index,
+        name: request.name.trim().to_string(),
+        content_type: content_type.clone(),
+        size: bytes.len() as i64,
+        sha256: sha256.clone(),
+    });
+    row.attachments_json = serde_json::to_string(&listed).ok();
+    // The message it would leave as, this file in it, counted as written.
+    let size = row.message_size(context.now_ms());
+    if size > OUTBOUND_MESSAGE_BYTES {
+        return Err(SendError::MessageTooLarge { size, step: Oversized::attaching(size, bytes.len()) }.into());
+    }
     // The bytes first, as inbound mail does: a row must never name nothing. Bytes
     // whose row then fails to commit are harmless (content-addressed).
     context.node().blobs.put(&OutboundFile::key(&sha256), &bytes).await.map_err(|error| context.internal(error.0))?;
-    let index = files.last().map_or(0, |file| file.index + 1);
-    // Still a draft of the caller's, still within the limits, when it commits.
+    // Still a draft of the caller's, still within the limits, when it commits:
+    // its count of files, and their bytes no more than a message can carry,
+    // which a file attached at the same moment could take it past (submitting
+    // counts the message again).
     let file = NewFile {
         position: index,
         name: request.name.trim(),
@@ -95,16 +113,12 @@ pub async fn add(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let limits = (OUTBOUND_ATTACHMENTS as i64, OUTBOUND_ATTACHMENTS_TOTAL_BYTES as i64);
     context.write_changing_one_row(store::file_added_within(&row.id, &row.author, file, limits), SendError::Raced);
     context.write(store::touched(&row.id, context.now_ms()));
-    context.audit_detail(serde_json::json!({ "file": request.name.trim(), "size": bytes.len(), "sha256": sha256 }));
-    let mut listed = files;
-    listed.push(SendAttachment {
-        index,
-        name: request.name.trim().to_string(),
-        content_type,
-        size: bytes.len() as i64,
-        sha256,
-    });
-    row.attachments_json = serde_json::to_string(&listed).ok();
+    context.audit_detail(serde_json::json!({
+        "file": request.name.trim(),
+        "size": bytes.len(),
+        "sha256": sha256,
+        "message_size": size,
+    }));
     row.updated_at = context.now_ms();
     Ok(context.json(&row.present()))
 }

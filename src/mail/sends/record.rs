@@ -155,6 +155,14 @@ impl SendRow {
         }
     }
 
+    /// How many bytes the message it leaves as would take as written, were it
+    /// sealed now from its mailbox as the row read it (`Manifest::written_size`).
+    pub(super) fn message_size(&self, now_ms: i64) -> usize {
+        let from_address = self.mailbox_address.as_deref().unwrap_or_default();
+        let from_name = self.mailbox_display_name.as_deref().unwrap_or_default();
+        self.manifest(from_address, from_name, "", now_ms).written_size()
+    }
+
     /// The manifest this sealed send was approved as, rebuilt from the row alone.
     pub(super) fn sealed_manifest(&self) -> Option<Manifest> {
         Some(self.manifest(
