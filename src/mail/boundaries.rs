@@ -42,6 +42,7 @@ use std::ops::Range;
 
 use mail_parser::parsers::MessageStream;
 use mail_parser::{HeaderName, HeaderValue, MessageParser};
+use memchr::memmem::Finder;
 use sha2::{Digest, Sha256};
 
 use crate::core::crypto::hex;
@@ -169,6 +170,8 @@ fn survey(raw: &[u8]) -> Option<Survey> {
     let mut multiparts: Vec<Multipart> = Vec::new();
     let mut misread = false;
     let mut open = Open::default();
+    // The search for the innermost multipart's `--boundary`, and whose.
+    let mut searching: Option<(usize, Finder<'static>)> = None;
     // Where a header block starts, and whether it is a part of a digest.
     let mut headers_at = Some((0, false));
     let mut at = 0;
@@ -196,16 +199,19 @@ fn survey(raw: &[u8]) -> Option<Survey> {
         if at >= raw.len() {
             break;
         }
-        let end = raw[at..].iter().position(|byte| *byte == b'\n').map_or(raw.len(), |newline| at + newline + 1);
+        let end = memchr::memchr(b'\n', &raw[at..]).map_or(raw.len(), |newline| at + newline + 1);
         let delimiter = delimits(&raw[at..end], &open.by_boundary);
         if !misread {
-            // The parser searches for the innermost multipart's boundary, anywhere.
-            let boundary = multiparts[innermost].boundary.as_slice();
+            // The parser searches for the innermost multipart's boundary,
+            // anywhere: `--` and the boundary, which holds no line break, so
+            // a match starts and ends within the line.
+            if searching.as_ref().is_none_or(|(multipart, _)| *multipart != innermost) {
+                let needle = [b"--".as_slice(), &multiparts[innermost].boundary].concat();
+                searching = Some((innermost, Finder::new(&needle).into_owned()));
+            }
             let delimits_innermost = delimiter.is_some_and(|(depth, _)| open.multiparts[depth] == innermost);
-            misread = (at..end).any(|position| {
-                raw[position..].starts_with(b"--")
-                    && raw[position + 2..].starts_with(boundary)
-                    && !(position == at && delimits_innermost)
+            misread = searching.as_ref().is_some_and(|(_, finder)| {
+                finder.find_iter(&raw[at..end]).any(|found| !(found == 0 && delimits_innermost))
             });
         }
         if let Some((depth, closes)) = delimiter {
