@@ -75,8 +75,9 @@ pub const MOVED_TABLES: &[MovedTable] = &[
 pub const NOT_MOVED: &[(&str, &str)] = &[(
     "deleted_receipts",
     "it names no mailbox (the receipt it remembers is gone), so no row of it can be given to one mailbox without \
-     guessing; it keeps where a deleted receipt was in D1's storage order for a list continued after it, and a \
-     list continued from the object after the switch looks it up there only for receipts deleted since",
+     guessing; it keeps where a deleted receipt was in D1's storage order, for a list whose cursor names it, and \
+     once a mailbox is read from its object such a cursor, handed out before the move, finds no place there and \
+     ends its list, as a cursor naming no receipt does",
 )];
 
 const THREAD: Owner = Owner::Parent { column: "thread_id", parent: "mail_threads" };
