@@ -390,3 +390,33 @@ fn no_row_of_another_mailbox_is_copied_whatever_ids_it_was_given() {
     }
     assert!(matches!(verify_whole(world, support), Verification::Verified { .. }));
 }
+
+/// A page read from D1 costs the same however far into the mailbox it is:
+/// a key led by the mailbox's column is compared without it, so SQLite seeks
+/// where the page starts instead of walking the mailbox's rows from the first.
+#[test]
+fn a_page_costs_the_same_however_far_into_the_mailbox_it_starts() {
+    let world = World::new();
+    let (support, sales) = (world.mailbox(SUPPORT), world.mailbox(SALES));
+    for mailbox in [&support, &sales] {
+        world.node.database.tamper(&format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 900)
+             INSERT INTO mail_thread_message_ids (mailbox_id, message_id, thread_id)
+             SELECT '{mailbox}', printf('m%04d@customer.example', i), 'thr_' || i FROM n"
+        ));
+    }
+    world.node.database.take_costs();
+    let progress = move_once(&world, &support, 50);
+    assert_eq!((progress.rows, progress.finished), (900, true), "{progress:?}");
+    let steps: Vec<i32> = world
+        .node
+        .database
+        .take_costs()
+        .into_iter()
+        .filter(|cost| cost.sql.contains("FROM mail_thread_message_ids"))
+        .map(|cost| cost.steps)
+        .collect();
+    assert!(steps.len() >= 5, "{steps:?}");
+    let full_pages = &steps[1..steps.len() - 1];
+    assert!(full_pages.iter().all(|steps| *steps == full_pages[0]), "each full page costs the same: {steps:?}");
+}

@@ -138,9 +138,17 @@ pub(crate) fn page(table: &MovedTable, whose: Whose<'_>, after: Option<&[Value]>
         parameters.push(Value::from(mailbox_id));
     }
     if let Some(after) = after {
-        let placeholders = vec!["?"; after.len()].join(", ");
-        conditions.push(format!("({key}) > ({placeholders})"));
-        parameters.extend(after.iter().cloned());
+        // A key's leading mailbox column, fixed by the condition on the
+        // mailbox, is left out of the comparison: SQLite seeks the index on
+        // `mailbox_id = ? AND message_id > ?`, where it scans the mailbox's
+        // rows from their first for `(mailbox_id, message_id) > (?, ?)`,
+        // making each page cost more than the one before.
+        let fixed =
+            usize::from(matches!(whose, Whose::Mailbox(_)) && table.key_columns().first() == Some(&"mailbox_id"));
+        let compared = table.key_columns().get(fixed..).unwrap_or_default().join(", ");
+        let placeholders = vec!["?"; after.len().saturating_sub(fixed)].join(", ");
+        conditions.push(format!("({compared}) > ({placeholders})"));
+        parameters.extend(after.iter().skip(fixed).cloned());
     }
     parameters.push(limit.into());
     let filter = if conditions.is_empty() { String::new() } else { format!(" WHERE {}", conditions.join(" AND ")) };
