@@ -48,6 +48,7 @@ pub const MAILBOX_MIGRATIONS: &[MailboxMigration] = &[
         sql: include_str!("../../migrations/mailbox/0002_audit_segment.sql"),
     },
     MailboxMigration { name: "0003_mail.sql", sql: include_str!("../../migrations/mailbox/0003_mail.sql") },
+    MailboxMigration { name: "0004_moves.sql", sql: include_str!("../../migrations/mailbox/0004_moves.sql") },
 ];
 
 /// The table a mailbox's database records its applied migrations in.

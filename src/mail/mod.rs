@@ -8,7 +8,8 @@
 //! deletes them) and outbound mail under dual
 //! control (`sends`, with `outbound` writing the sealed message), each with its
 //! routes, its errors and their refusals; `message_ids` is the Message-ID syntax
-//! both directions hold to.
+//! both directions hold to; `moving` copies a mailbox's mail out of D1 into its
+//! own database and verifies the copy (decision 0040).
 //!
 //! Other domains and the surfaces reach this one through the items re-exported
 //! here.
@@ -22,6 +23,7 @@ pub mod limits;
 pub mod mailboxes;
 pub mod message_ids;
 pub mod messages;
+pub mod moving;
 pub mod outbound;
 pub mod search;
 pub mod sends;

@@ -32,5 +32,5 @@ pub use configuration::{
 pub use node::TestNode;
 pub use platform::FixedPlatform;
 pub use requests::{RequestExt, request};
-pub use sqlite::{SqliteDatabase, SqliteMailboxes, StatementCost};
+pub use sqlite::{SqliteDatabase, SqliteMailbox, SqliteMailboxes, StatementCost};
 pub use stores::{mail_tables, mailbox_tables};

@@ -15,9 +15,11 @@ use rusqlite::hooks::{AuthAction, AuthContext, Authorization};
 
 use crate::core::mailbox_storage::{APPLIED_MIGRATIONS, RECORD_MIGRATION, SCHEMA_TABLE, pending_migrations};
 
-/// Tables every store has for its own machinery, not mail: the write guards
-/// a batch may carry and the audit chain (D1's, or the mailbox's segment).
-const IN_EVERY_STORE: [&str; 3] = ["write_guards", "audit_entries", "mailbox_schema"];
+/// Tables a store has for its own machinery, not mail: the write guards a
+/// batch may carry and the audit chain (D1's, or the mailbox's segment), which
+/// every store has; and a mailbox's record of its migrations and of its mail's
+/// move out of D1 (`mail::moving`), which only a mailbox has.
+const MACHINERY: [&str; 5] = ["write_guards", "audit_entries", "mailbox_schema", "mail_moves", "mail_move_checks"];
 
 /// Builds a mailbox's database on `connection` as its object builds it on
 /// its first batch: the schema table, then every migration of
@@ -65,7 +67,7 @@ pub(super) fn compiles_in_a_mailbox(sql: &str) -> Result<(), String> {
 /// The tables of mail: those of a mailbox's database but the machinery every
 /// store has.
 pub fn mail_tables() -> BTreeSet<String> {
-    mailbox_tables().iter().filter(|table| !IN_EVERY_STORE.contains(&table.as_str())).cloned().collect()
+    mailbox_tables().iter().filter(|table| !MACHINERY.contains(&table.as_str())).cloned().collect()
 }
 
 /// The tables the statement being compiled names, collected by an authorizer
@@ -109,5 +111,5 @@ impl TablesNamed {
 /// Whether `named` includes a table of mail.
 pub(super) fn names_mail(named: &BTreeSet<String>) -> bool {
     let mailbox = mailbox_tables();
-    named.iter().any(|table| mailbox.contains(table) && !IN_EVERY_STORE.contains(&table.as_str()))
+    named.iter().any(|table| mailbox.contains(table) && !MACHINERY.contains(&table.as_str()))
 }

@@ -4,11 +4,12 @@
 // Worker sends them (core::mailbox_storage::WireBatch). It migrates itself
 // from migrations/mailbox/ once, keeps what it stored across a restart, runs
 // a batch as one transaction (a failing write guard or constraint rolls all
-// of it back, with SQLite's own message), and carries values, rows, changes
-// and its size exactly (started as mailbox-engine.mjs starts it).
+// of it back, with SQLite's own message), carries values, rows, changes and
+// its size exactly, and takes the statements a page of a mail move sends
+// (started as mailbox-engine.mjs starts it).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "./harness.mjs";
@@ -86,4 +87,101 @@ test("the object answers nothing but a batch", async () => {
   const wrong = await batch("mbx_strange", [["SELECT ?1 AS v", true]]);
   assert.equal(wrong.outcome, "rolled_back");
   assert.match(wrong.message, /null, a number or text/);
+});
+
+// The shapes of statement a page of a mail move sends (mail::store::moving,
+// decision 0040), on the object's own SQLite: rows from one JSON parameter
+// with their rowids, a receipt's text near a page's 1 MB, both search indexes
+// written from the rowids, a trigger lifted and restored from the migration's
+// text inside the batch, the position recorded behind its guard, and the page
+// sent again refused whole.
+const MAIL = readFileSync(join(ROOT, "migrations", "mailbox", "0003_mail.sql"), "utf8");
+const trigger = (name) => {
+  const start = MAIL.indexOf(`CREATE TRIGGER ${name}\n`);
+  return MAIL.slice(start, MAIL.indexOf("\nEND;", start) + "\nEND".length);
+};
+const copied = (table, columns) =>
+  `INSERT INTO ${table} (${columns.join(", ")}) SELECT ${columns.map((column) => `json_extract(value, '$.${column}')`).join(", ")} FROM json_each(?1)`;
+const positionIs = (table, lastKey, rows) =>
+  lastKey === null
+    ? ["INSERT INTO write_guards (slot_1) SELECT 1 WHERE NOT (NOT EXISTS (SELECT 1 FROM mail_moves WHERE table_name = ?))", table]
+    : [
+        "INSERT INTO write_guards (slot_1) SELECT 1 WHERE NOT (EXISTS (SELECT 1 FROM mail_moves WHERE table_name = ? AND last_key IS ? AND rows = ? AND finished = 0))",
+        table,
+        lastKey,
+        rows,
+      ];
+const positionRecorded = (table, lastKey, rows, finished) => [
+  "INSERT INTO mail_moves (table_name, last_key, rows, finished) VALUES (?1, ?2, ?3, ?4) ON CONFLICT (table_name) DO UPDATE SET last_key = excluded.last_key, rows = excluded.rows, finished = excluded.finished",
+  table,
+  lastKey,
+  rows,
+  finished,
+];
+
+test("a page of a mail move commits in one transaction, its trigger restored, and a page sent again is refused whole", async () => {
+  const mailbox = "mbx_moving";
+  const receipt = {
+    rowid: 4242, id: "rcp_1", mailbox_id: mailbox, message_id: "q1@customer.example", envelope_from: "ana@customer.example",
+    from_address: "ana@customer.example", from_name: "Ana", to_json: "[]", cc_json: "[]", recipients: "support", subject: "Invoice",
+    sent_at: 1795000000000, received_at: 1795000000001, in_reply_to_json: "[]", references_json: "[]", size: 900000, raw_key: "raw/1",
+    text_body: `zeppelin ${"word ".repeat(180000)}`, text_source: "text", text_truncated: 0, attachments_json: "[]",
+  };
+  const receipts = [
+    positionIs("receipts", null),
+    [copied("receipts", Object.keys(receipt)), JSON.stringify([receipt])],
+    ...[
+      ["receipt_headers_index", "from_address, from_name, recipients, subject, mailbox_id"],
+      ["receipt_bodies_index", "text_body, mailbox_id"],
+    ].map(([index, columns]) => [
+      `INSERT INTO ${index} (rowid, ${columns}) SELECT rowid, ${columns} FROM receipts WHERE rowid IN (SELECT value FROM json_each(?1))`,
+      "[4242]",
+    ]),
+    positionRecorded("receipts", "[4242]", 1, 1),
+  ];
+  assert.ok(receipts[1][1].length > 900000, "a page near its 1 MB");
+  const first = await batch(mailbox, receipts);
+  assert.equal(first.outcome, "committed", JSON.stringify(first).slice(0, 500));
+  const send = {
+    rowid: 7, id: "snd_1", mailbox_id: mailbox, author: "usr_1", state: "sealed", to_json: "[]", cc_json: "[]", subject: "Re: Invoice",
+    text: "Attached.", reply_to: "rcp_1", references_json: "[]", created_at: 1, updated_at: 2,
+  };
+  const sends = [positionIs("sends", null), [copied("sends", Object.keys(send)), JSON.stringify([send])], positionRecorded("sends", "[7]", 1, 1)];
+  assert.equal((await batch(mailbox, sends)).outcome, "committed");
+  const file = { send_id: "snd_1", position: 0, name: "invoice.pdf", content_type: "application/pdf", size: 21, sha256: "ab" };
+  const lifted = "send_attachments_change_only_on_drafts_insert";
+  const files = [
+    positionIs("send_attachments", null),
+    [`DROP TRIGGER ${lifted}`],
+    [copied("send_attachments", Object.keys(file)), JSON.stringify([file])],
+    [trigger(lifted)],
+    positionRecorded("send_attachments", '["snd_1",0]', 1, 1),
+  ];
+  assert.equal((await batch(mailbox, files)).outcome, "committed");
+
+  const again = await batch(mailbox, files);
+  assert.equal(again.outcome, "rolled_back");
+  assert.match(again.message, /CHECK constraint failed: write_guard_1/);
+  const read = await batch(mailbox, [
+    ["SELECT rowid, id FROM receipts"],
+    ["SELECT count(*) AS n FROM receipt_bodies_index WHERE receipt_bodies_index MATCH 'zeppelin'"],
+    ["INSERT INTO receipt_bodies_index (receipt_bodies_index) VALUES ('integrity-check')"],
+    ["INSERT INTO receipt_headers_index (receipt_headers_index) VALUES ('integrity-check')"],
+    ["SELECT sql FROM sqlite_schema WHERE name = ?1", lifted],
+    ["SELECT count(*) AS n FROM send_attachments"],
+    ["SELECT table_name, rows, finished FROM mail_moves ORDER BY table_name"],
+  ]);
+  assert.equal(read.outcome, "committed", JSON.stringify(read).slice(0, 500));
+  assert.deepEqual(read.results[0].rows, [{ rowid: 4242, id: "rcp_1" }], "the rowid carried over");
+  assert.deepEqual(read.results[1].rows, [{ n: 1 }]);
+  assert.deepEqual(read.results[4].rows, [{ sql: trigger(lifted) }], "the trigger is back as the migration wrote it");
+  assert.deepEqual(read.results[5].rows, [{ n: 1 }], "the file was copied once");
+  assert.deepEqual(read.results[6].rows.map((row) => [row.table_name, row.rows, row.finished]), [
+    ["receipts", 1, 1],
+    ["send_attachments", 1, 1],
+    ["sends", 1, 1],
+  ]);
+  const changed = await batch(mailbox, [["INSERT INTO send_attachments (send_id, position, name, content_type, size, sha256) VALUES ('snd_1', 1, 'x', 'y', 1, 'z')"]]);
+  assert.equal(changed.outcome, "rolled_back", "a sealed send's files are guarded again");
+  assert.match(changed.message, /send_attachments_only_on_drafts/);
 });

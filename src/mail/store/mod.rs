@@ -1,7 +1,8 @@
 //! Mail's own SQL for received mail and mailboxes: the receipt a delivery
 //! writes and what it reads first (`inbound`), the mailboxes (`mailboxes`),
 //! reading received mail (`messages`), searching it and selecting what an
-//! export copies (`search`), and deleting it (`deletion`). The
+//! export copies (`search`), deleting it (`deletion`), and moving a
+//! mailbox's mail out of D1 into its own database (`moving`). The
 //! sub-domains with more of their own (`threads`, `sends`, `butlers`) keep
 //! theirs beside them. Private to mail: other domains reach these tables
 //! through mail's re-exported functions.
@@ -10,4 +11,5 @@ pub(super) mod deletion;
 pub(super) mod inbound;
 pub(super) mod mailboxes;
 pub(super) mod messages;
+pub(super) mod moving;
 pub(super) mod search;

@@ -98,21 +98,38 @@ pub(crate) fn arm(
     })
 }
 
+/// What each search index holds of a receipt: its name and the receipt's
+/// columns it indexes, in order.
+const INDEXED: [(&str, &str); 2] = [
+    ("receipt_headers_index", "from_address, from_name, recipients, subject, mailbox_id"),
+    ("receipt_bodies_index", "text_body, mailbox_id"),
+];
+
+/// The search indexes over the receipts: external content, written beside
+/// each receipt and never copied as rows.
+pub(crate) const INDEXES: [&str; 2] = [INDEXED[0].0, INDEXED[1].0];
+
 /// The statements that make receipt `receipt_id` searchable, by its headers
 /// and by its text: after its insert, in the same batch.
 pub(crate) fn indexed(receipt_id: &str) -> [Statement; 2] {
-    [
-        Statement::new(
-            "INSERT INTO receipt_headers_index (rowid, from_address, from_name, recipients, subject, mailbox_id) \
-             SELECT rowid, from_address, from_name, recipients, subject, mailbox_id FROM receipts WHERE id = ?1",
-        )
-        .bind(receipt_id),
-        Statement::new(
-            "INSERT INTO receipt_bodies_index (rowid, text_body, mailbox_id) \
-             SELECT rowid, text_body, mailbox_id FROM receipts WHERE id = ?1",
-        )
-        .bind(receipt_id),
-    ]
+    INDEXED.map(|(index, columns)| {
+        Statement::new(format!(
+            "INSERT INTO {index} (rowid, {columns}) SELECT rowid, {columns} FROM receipts WHERE id = ?1"
+        ))
+        .bind(receipt_id)
+    })
+}
+
+/// The statements that make the receipts stored at `rowids` (a JSON array)
+/// searchable, as `indexed` makes one: after their insert, in the same batch.
+pub(crate) fn indexed_at(rowids: &str) -> [Statement; 2] {
+    INDEXED.map(|(index, columns)| {
+        Statement::new(format!(
+            "INSERT INTO {index} (rowid, {columns}) SELECT rowid, {columns} FROM receipts \
+             WHERE rowid IN (SELECT value FROM json_each(?1))"
+        ))
+        .bind(rowids)
+    })
 }
 
 /// The condition on `receipts r` selecting the receipts of `mailbox_ids`

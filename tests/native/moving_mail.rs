@@ -1,0 +1,422 @@
+//! A mailbox's mail moved out of D1 into its own database (decision 0040,
+//! `mail::moving`): a mailbox built through the node's own routes and inbound
+//! path, copied a page per call until done, is row for row what D1 holds of
+//! it, searchable there with a sound index, verified by count and hash on
+//! both sides and audited; a page sent twice, or the job run again, changes
+//! nothing; an altered or missing row is found naming its table; and no row
+//! of another mailbox is ever copied, whatever ids it was given.
+
+use std::cell::RefCell;
+use std::collections::BTreeSet;
+use std::rc::Rc;
+
+use mailroom::audit::AuditChain;
+use mailroom::core::background::Background;
+use mailroom::core::mailbox_storage::MailboxStorage;
+use mailroom::core::node::Node;
+use mailroom::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
+use mailroom::mail::Delivery;
+use mailroom::mail::moving::{
+    Key, MOVE_ACTION, MOVED_TABLES, MoveProgress, MovedTable, NOT_MOVED, Owner, SEARCH_INDEXES, Verification,
+    move_mail, verify_move,
+};
+use mailroom::testing::{SqliteDatabase, mail_tables};
+use serde_json::{Value, json};
+
+use crate::desk::{Desk, WORKS_AND_DECIDES};
+use crate::support::{World, text};
+
+const SUPPORT: &str = "support@mailroom.test";
+const SALES: &str = "sales@mailroom.test";
+/// One page per call: the positions' read, a page's read and its write.
+const ONE_PAGE: u32 = 3;
+/// Enough for a verification's call to read one page and conclude.
+const ONE_CHECK: u32 = 4;
+
+/// A message delivered to `to`; its receipt.
+fn deliver(world: &World, to: &str, message_id: &str, subject: &str, headers: &str, text: &str) -> String {
+    let raw = format!(
+        "{headers}From: Ana <ana@customer.example>\r\nTo: <{to}>\r\nSubject: {subject}\r\n\
+         Message-ID: <{message_id}>\r\nDate: Mon, 16 Nov 2026 09:00:00 +0000\r\n\r\n{text}\r\n"
+    );
+    match world.node.deliver("ana@customer.example", to, raw.as_bytes()) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{message_id}: {other:?}"),
+    }
+}
+
+fn ok(response: mailroom::core::http::Response) -> Value {
+    assert!(response.status < 300, "{}", text(&response));
+    serde_json::from_slice(&response.body).unwrap_or(Value::Null)
+}
+
+/// Support with mail of every kind, through the node's routes and inbound
+/// path: a butler running on every delivery, more messages than a first page
+/// holds, a reply threaded into its conversation, labels, a read mark, a
+/// draft, and a submitted send with a file. Sales, beside it, has its own.
+fn desk_with_mail() -> Desk {
+    let desk = Desk::new(SUPPORT).and_mailbox(SALES).with("ben@example.com", WORKS_AND_DECIDES);
+    let sales = desk.mailbox_at(SALES).to_string();
+    let world = &desk.world;
+    let ben = desk.person("ben");
+    world.grant_all(&ben.id, WORKS_AND_DECIDES, &sales);
+    for mailbox in [&desk.mailbox, &sales] {
+        let butler = ok(world.admin(
+            "POST",
+            &format!("/api/mailboxes/{mailbox}/butlers"),
+            Some(json!({ "name": "Invoices wait", "sponsor": ben.id, "rules": {
+                "conditions": [{ "on": "subject", "contains": "invoice" }],
+                "effects": [{ "do": "set_status", "status": "waiting" }] } })),
+        ));
+        let path = format!("/api/mailboxes/{mailbox}/butlers/{}", butler["id"].as_str().unwrap());
+        ok(world.admin("POST", &format!("{path}/publish"), Some(json!({ "version": 1 }))));
+    }
+    let question = deliver(world, SUPPORT, "q1@customer.example", "Invoice 4471", "", "Where is the zeppelin invoice?");
+    deliver(
+        world,
+        SUPPORT,
+        "q2@customer.example",
+        "Re: Invoice 4471",
+        "In-Reply-To: <q1@customer.example>\r\n",
+        "Hello?",
+    );
+    for n in 0..18 {
+        deliver(world, SUPPORT, &format!("m{n}@customer.example"), &format!("Invoice {n}"), "", "Another one.");
+    }
+    let thread = world.thread_of(&desk.mailbox, &question);
+    ok(world.call("PATCH", &thread, Some(&ben.token), Some(json!({ "add_labels": ["vip", "billing"] }))));
+    ok(world.call("PUT", &format!("{thread}/read"), Some(&ben.token), None));
+    let sends = desk.sends();
+    let reply =
+        ok(world.call("POST", &sends, Some(&ben.token), Some(json!({ "reply_to": question, "text": "Attached." }))));
+    let reply = format!("{sends}/{}", reply["id"].as_str().unwrap());
+    ok(world.call(
+        "POST",
+        &format!("{reply}/attachments"),
+        Some(&ben.token),
+        Some(json!({ "name": "invoice.pdf", "content_type": "application/pdf",
+                     "content_base64": "JVBERi0xLjcgaW52b2ljZSA0NDcx" })),
+    ));
+    ok(world.call("POST", &format!("{reply}/submit"), Some(&ben.token), None));
+    ok(world.call(
+        "POST",
+        &sends,
+        Some(&ben.token),
+        Some(json!({ "to": ["bo@customer.example"], "subject": "Hello", "text": "A draft." })),
+    ));
+
+    let elsewhere = deliver(world, SALES, "s1@customer.example", "Invoice 9", "", "A zeppelin for sales.");
+    let thread = world.thread_of(&sales, &elsewhere);
+    ok(world.call("PATCH", &thread, Some(&ben.token), Some(json!({ "add_labels": ["sales"] }))));
+    ok(world.call("PUT", &format!("{thread}/read"), Some(&ben.token), None));
+    desk
+}
+
+/// The job's unit of work on `node`, as the schedule will hand it.
+fn with_work<T>(world: &World, node: &Node<'_>, job: impl AsyncFnOnce(&Background<'_>) -> T) -> T {
+    let chain = AuditChain::new(node.config, node.platform);
+    let work = Background::new(node, &chain);
+    world.node.run(job(&work))
+}
+
+fn move_once(world: &World, mailbox: &str, round_trips: u32) -> MoveProgress {
+    let node = world.node.node();
+    with_work(world, &node, async |work| move_mail(work, mailbox, round_trips).await).unwrap()
+}
+
+/// Moves `mailbox` a page per call until it is finished: the calls it took.
+fn move_whole(world: &World, mailbox: &str) -> u32 {
+    for call in 1..=200 {
+        let progress = move_once(world, mailbox, ONE_PAGE);
+        assert!(progress.round_trips <= ONE_PAGE, "{progress:?}");
+        assert!(progress.pages <= 1, "{progress:?}");
+        if progress.finished {
+            return call;
+        }
+    }
+    panic!("the move never finished");
+}
+
+fn verify_once(world: &World, mailbox: &str, round_trips: u32) -> Verification {
+    let node = world.node.node();
+    let verification = with_work(world, &node, async |work| {
+        let verification = verify_move(work, mailbox, round_trips).await;
+        assert!(work.round_trips() <= round_trips, "{} round trips", work.round_trips());
+        verification
+    });
+    world.node.seal();
+    verification.unwrap()
+}
+
+/// Verifies `mailbox` a page per call until it concludes.
+fn verify_whole(world: &World, mailbox: &str) -> Verification {
+    for _ in 0..400 {
+        match verify_once(world, mailbox, ONE_CHECK) {
+            Verification::Unfinished { pages } => assert_eq!(pages, 1),
+            concluded => return concluded,
+        }
+    }
+    panic!("the verification never concluded");
+}
+
+fn object(world: &World, mailbox: &str) -> Rc<mailroom::testing::SqliteMailbox> {
+    world.node.mailboxes.database(mailbox).expect("the mailbox has a database")
+}
+
+/// `table`'s rows, every column and the rowid of a rowid table, in key
+/// order: `mailbox`'s in D1 (chosen here as the schema says, apart from the
+/// job's own statements), or every row of a mailbox's database.
+fn rows(database: &SqliteDatabase, table: &MovedTable, mailbox: Option<&str>) -> Vec<Vec<String>> {
+    let (selected, key) = match table.key {
+        Key::Rowid => ("rowid, *", "rowid".to_string()),
+        Key::Primary(columns) => ("*", columns.join(", ")),
+    };
+    let filter = match (mailbox, table.owner) {
+        (None, _) => String::new(),
+        (Some(mailbox), Owner::Mailbox) => format!("WHERE mailbox_id = '{mailbox}'"),
+        (Some(mailbox), Owner::Parent { column, parent }) => {
+            format!("WHERE {column} IN (SELECT id FROM {parent} WHERE mailbox_id = '{mailbox}')")
+        }
+    };
+    database.rows(&format!("SELECT {selected} FROM {} {filter} ORDER BY {key}", table.name))
+}
+
+fn schema(database: &SqliteDatabase) -> Vec<Vec<String>> {
+    database.rows("SELECT type, name, tbl_name, sql FROM sqlite_schema ORDER BY name")
+}
+
+#[test]
+fn the_tables_moved_are_every_table_of_mail_each_keyed_as_its_schema_says_parents_first() {
+    let mailbox = SqliteDatabase::for_a_mailbox();
+    let mut covered: BTreeSet<String> = MOVED_TABLES.iter().map(|table| table.name.to_string()).collect();
+    covered.extend(NOT_MOVED.iter().map(|(name, _)| name.to_string()));
+    assert_eq!(NOT_MOVED.iter().map(|(name, _)| *name).collect::<Vec<_>>(), ["deleted_receipts"]);
+    for table in mail_tables() {
+        let rebuilt = SEARCH_INDEXES.iter().any(|index| table == *index || table.starts_with(&format!("{index}_")));
+        assert!(rebuilt || covered.contains(&table), "{table} is mail the move neither copies nor explains");
+    }
+    for (position, table) in MOVED_TABLES.iter().enumerate() {
+        assert!(mail_tables().contains(table.name), "{} is a table of mail", table.name);
+        let without_rowid = mailbox.count(&format!("SELECT wr FROM pragma_table_list WHERE name = '{}'", table.name));
+        let primary_key: Vec<String> = mailbox
+            .rows(&format!("SELECT name FROM pragma_table_info('{}') WHERE pk > 0 ORDER BY pk", table.name))
+            .concat();
+        match table.key {
+            Key::Rowid => assert_eq!(without_rowid, 0, "{} has a rowid", table.name),
+            Key::Primary(columns) => {
+                assert_eq!(without_rowid, 1, "{} is WITHOUT ROWID", table.name);
+                assert_eq!(primary_key, columns, "{}'s primary key", table.name);
+            }
+        }
+        let earlier = |name: &str| MOVED_TABLES[..position].iter().any(|before| before.name == name);
+        if let Owner::Parent { parent, .. } = table.owner {
+            assert!(earlier(parent), "{} is moved after its parent {parent}", table.name);
+        }
+        let owner_column = match table.owner {
+            Owner::Mailbox => "mailbox_id",
+            Owner::Parent { column, .. } => column,
+        };
+        let columns = mailbox.column_names(table.name);
+        assert!(columns.iter().any(|column| column == owner_column), "{} has {owner_column}", table.name);
+        for referenced in mailbox.rows(&format!("SELECT \"table\" FROM pragma_foreign_key_list('{}')", table.name)) {
+            assert!(earlier(&referenced[0]), "{} is moved after {} it references", table.name, referenced[0]);
+        }
+    }
+}
+
+#[test]
+fn a_mailbox_moved_a_page_at_a_time_is_row_for_row_what_d1_holds_of_it_searchable_verified_and_audited() {
+    let desk = desk_with_mail();
+    let (world, support) = (&desk.world, desk.mailbox.as_str());
+    let sales = desk.mailbox_at(SALES).to_string();
+    for table in MOVED_TABLES {
+        assert!(!rows(&world.node.database, table, Some(support)).is_empty(), "support has {}", table.name);
+    }
+    assert_eq!(verify_once(world, support, ONE_CHECK), Verification::CopyUnfinished);
+
+    let calls = move_whole(world, support);
+    assert!(calls > MOVED_TABLES.len() as u32, "some tables took more than one page: {calls} calls");
+    let moved = object(world, support);
+    for table in MOVED_TABLES {
+        assert_eq!(
+            rows(&moved.database, table, None),
+            rows(&world.node.database, table, Some(support)),
+            "{} holds support's rows, and only them",
+            table.name
+        );
+    }
+    assert!(world.node.mailboxes.database(&sales).is_none(), "sales was not touched");
+    // Copied with its rowid, a receipt is where it was in storage order.
+    assert_eq!(
+        moved.database.rows("SELECT rowid, id FROM receipts ORDER BY rowid"),
+        world
+            .node
+            .database
+            .rows(&format!("SELECT rowid, id FROM receipts WHERE mailbox_id = '{support}' ORDER BY rowid"))
+    );
+    let found = |index: &str, words: &str| {
+        moved.database.count(&format!("SELECT count(*) FROM {index} WHERE {index} MATCH '{words}'"))
+    };
+    assert_eq!(found("receipt_bodies_index", "zeppelin"), 1, "support's message, not sales'");
+    assert_eq!(found("receipt_headers_index", "invoice"), 20);
+    for index in SEARCH_INDEXES {
+        moved.database.tamper(&format!("INSERT INTO {index} ({index}) VALUES ('integrity-check')"));
+    }
+    let fresh = SqliteDatabase::for_a_mailbox();
+    assert_eq!(schema(&moved.database), schema(&fresh), "the trigger lifted for sealed files is back as it was");
+
+    let Verification::Verified { tables } = verify_whole(world, support) else { panic!("not verified") };
+    let entry = world.last_audit_entry();
+    assert_eq!((entry["action"].as_str(), entry["object"].as_str()), (Some(MOVE_ACTION), Some(support)));
+    assert_eq!(entry["detail"]["tables"], serde_json::to_value(&tables).unwrap());
+    let receipts = tables.iter().find(|tally| tally.table == "receipts").unwrap();
+    assert_eq!(receipts.rows, 20);
+    assert_eq!(world.verify()["intact"], true);
+    assert_eq!(moved.database.count("SELECT count(*) FROM mail_move_checks"), 0, "a verification concluded is cleared");
+    let d1_rows = world.node.database.count("SELECT count(*) FROM receipts");
+    assert_eq!(d1_rows, 21, "nothing is deleted from D1");
+
+    // Done, the job reads the positions, finds nothing to do and changes nothing.
+    let before = moved.database.snapshot();
+    let again = move_once(world, support, ONE_PAGE);
+    assert_eq!(again, MoveProgress { pages: 0, rows: 0, round_trips: 1, finished: true });
+    assert_eq!(moved.database.snapshot(), before);
+}
+
+/// A mailbox's storage that remembers every batch sent to a mailbox's database.
+struct Recording<'a> {
+    inner: &'a dyn MailboxStorage,
+    batches: Rc<RefCell<Vec<Vec<Statement>>>>,
+}
+
+struct RecordingDatabase {
+    inner: Rc<dyn Database>,
+    batches: Rc<RefCell<Vec<Vec<Statement>>>>,
+}
+
+impl MailboxStorage for Recording<'_> {
+    fn of(&self, mailbox_id: &str) -> Rc<dyn Database> {
+        Rc::new(RecordingDatabase { inner: self.inner.of(mailbox_id), batches: Rc::clone(&self.batches) })
+    }
+}
+
+impl Database for RecordingDatabase {
+    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+        self.batches.borrow_mut().push(statements.clone());
+        self.inner.execute(statements)
+    }
+}
+
+#[test]
+fn a_page_sent_twice_rolls_back_whole_and_a_move_resumes_where_the_mailbox_says() {
+    let desk = desk_with_mail();
+    let (world, support) = (&desk.world, desk.mailbox.as_str());
+    let recording = Recording { inner: &world.node.mailboxes, batches: Rc::default() };
+    let node = Node { mailboxes: &recording, ..world.node.node() };
+    let progress = with_work(world, &node, async |work| move_mail(work, support, ONE_PAGE).await).unwrap();
+    assert_eq!((progress.pages, progress.rows, progress.finished), (1, 16, false), "{progress:?}");
+    let moved = object(world, support);
+    let before = moved.database.snapshot();
+    let page = recording.batches.borrow().last().unwrap().clone();
+    let replayed = world.node.run(world.node.mailboxes.of(support).execute(page));
+    assert_eq!(replayed.unwrap_err(), StorageError::Check("write_guard_1".into()));
+    assert_eq!(moved.database.snapshot(), before, "nothing of the page sent again stayed");
+    assert_eq!(moved.database.count("SELECT count(*) FROM receipt_bodies_index_docsize"), 16, "indexed once");
+
+    // A lost answer is a page the next call finds written: it goes on after it.
+    let next = move_once(world, support, ONE_PAGE);
+    assert_eq!((next.pages, next.rows), (1, 4), "the receipts after the first sixteen");
+    move_whole(world, support);
+    assert!(matches!(verify_whole(world, support), Verification::Verified { .. }));
+}
+
+#[test]
+fn a_row_altered_or_missing_in_the_mailbox_is_found_naming_its_table_and_not_audited() {
+    let desk = desk_with_mail();
+    let (world, support) = (&desk.world, desk.mailbox.as_str());
+    move_whole(world, support);
+    let moved = object(world, support);
+    let audited = || world.audit().iter().filter(|entry| entry["action"] == MOVE_ACTION).count();
+    moved.database.tamper("UPDATE thread_labels SET label = 'paid' WHERE label = 'vip'");
+    let Verification::Differs { tables, in_d1, in_mailbox } = verify_whole(world, support) else { panic!() };
+    assert_eq!(tables, ["thread_labels"]);
+    let labels = |tallies: &[mailroom::mail::moving::TableTally]| {
+        tallies.iter().find(|tally| tally.table == "thread_labels").unwrap().clone()
+    };
+    assert_eq!(labels(&in_d1).rows, labels(&in_mailbox).rows, "the same count, another content");
+    assert_ne!(labels(&in_d1).sha256, labels(&in_mailbox).sha256);
+
+    moved.database.tamper("UPDATE thread_labels SET label = 'vip' WHERE label = 'paid'; DELETE FROM mail_thread_reads");
+    let Verification::Differs { tables, .. } = verify_whole(world, support) else { panic!() };
+    assert_eq!(tables, ["mail_thread_reads"]);
+    moved.database.tamper("UPDATE receipts SET subject = 'Invoice 0 (paid)' WHERE subject = 'Invoice 0'");
+    let Verification::Differs { tables, .. } = verify_whole(world, support) else { panic!() };
+    assert_eq!(tables, ["receipts", "mail_thread_reads"]);
+    assert_eq!(audited(), 0, "a verification that fails is not recorded as a move");
+}
+
+/// The attacker's view: rows in D1 that point at another mailbox's mail (a
+/// label, a read mark and a butler run on sales' conversation and receipt, a
+/// version of sales' send) are never copied into support's database.
+#[test]
+fn no_row_of_another_mailbox_is_copied_whatever_ids_it_was_given() {
+    let desk = desk_with_mail();
+    let (world, support) = (&desk.world, desk.mailbox.as_str());
+    let sales = desk.mailbox_at(SALES).to_string();
+    let peek = |sql: &str| world.node.database.peek(sql).unwrap();
+    let sales_thread = peek(&format!("SELECT id FROM mail_threads WHERE mailbox_id = '{sales}'"));
+    let sales_receipt = peek(&format!("SELECT id FROM receipts WHERE mailbox_id = '{sales}'"));
+    let support_butler = peek(&format!(
+        "SELECT butler_id FROM butler_runs WHERE receipt_id IN (SELECT id FROM receipts WHERE mailbox_id = '{support}')"
+    ));
+    let (ben, reader) = (desk.person("ben").id.clone(), world.admin_id.clone());
+    world.node.database.tamper(&format!(
+        "INSERT INTO thread_labels (thread_id, label) VALUES ('{sales_thread}', 'from-support');
+         INSERT INTO mail_thread_reads (thread_id, reader, read_up_to) VALUES ('{sales_thread}', '{reader}', 1);
+         INSERT INTO butler_runs (butler_id, receipt_id, version, at, matched, outcome_json)
+             VALUES ('{support_butler}', '{sales_receipt}', 1, 1, 1, '{{}}');
+         INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, references_json,
+             created_at, updated_at) VALUES ('snd_sales', '{sales}', '{ben}', 'draft', '[]', '[]', 's', 't', '[]', 1, 1);
+         INSERT INTO send_versions (send_id, version, submission_json, submitted_at) VALUES ('snd_sales', 'v', '{{}}', 1);"
+    ));
+    move_whole(world, support);
+    let moved = object(world, support);
+    for table in MOVED_TABLES {
+        for row in rows(&moved.database, table, None) {
+            for foreign in [&sales, &sales_thread, &sales_receipt, &"snd_sales".to_string()] {
+                assert!(!row.contains(foreign), "{} copied a row of sales': {row:?}", table.name);
+            }
+        }
+    }
+    assert!(matches!(verify_whole(world, support), Verification::Verified { .. }));
+}
+
+/// A page read from D1 costs the same however far into the mailbox it is:
+/// a key led by the mailbox's column is compared without it, so SQLite seeks
+/// where the page starts instead of walking the mailbox's rows from the first.
+#[test]
+fn a_page_costs_the_same_however_far_into_the_mailbox_it_starts() {
+    let world = World::new();
+    let (support, sales) = (world.mailbox(SUPPORT), world.mailbox(SALES));
+    for mailbox in [&support, &sales] {
+        world.node.database.tamper(&format!(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 900)
+             INSERT INTO mail_thread_message_ids (mailbox_id, message_id, thread_id)
+             SELECT '{mailbox}', printf('m%04d@customer.example', i), 'thr_' || i FROM n"
+        ));
+    }
+    world.node.database.take_costs();
+    let progress = move_once(&world, &support, 50);
+    assert_eq!((progress.rows, progress.finished), (900, true), "{progress:?}");
+    let steps: Vec<i32> = world
+        .node
+        .database
+        .take_costs()
+        .into_iter()
+        .filter(|cost| cost.sql.contains("FROM mail_thread_message_ids"))
+        .map(|cost| cost.steps)
+        .collect();
+    assert!(steps.len() >= 5, "{steps:?}");
+    let full_pages = &steps[1..steps.len() - 1];
+    assert!(full_pages.iter().all(|steps| *steps == full_pages[0]), "each full page costs the same: {steps:?}");
+}
