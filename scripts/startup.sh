@@ -6,7 +6,7 @@
 # startup on local workerd; its active CPU time must stay within
 # STARTUP_BUDGET_MS, seven times what it measures today (13 to 21 ms on 2
 # cores), so a change that makes startup several times slower fails here while
-# the machine's noise does not. Run after scripts/build.sh.
+# the machine's noise does not. scripts/build.sh runs it on what it built.
 set -euo pipefail
 source "$(dirname "$0")/lib.sh"
 cd "$ROOT"

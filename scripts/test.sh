@@ -86,8 +86,6 @@ phase_done "the rest of the Worker's linted release build"
 # itself (`[build]` in wrangler.toml), which would otherwise build again if a
 # source changed since.
 export MAILROOM_REUSE_BUILD=1
-"$ROOT/scripts/startup.sh"
-phase_done "the Worker's startup, against its budget"
 
 log "the deploy script: its dry run, and deploys against a stand-in account"
 deploy_log="$ROOT/target/deploy-dry-run.log"
