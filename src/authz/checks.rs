@@ -200,7 +200,7 @@ pub fn checks_for(
         };
     };
     let mut checks: Vec<PendingCheck> = liveness(caller, now_ms).into_iter().collect();
-    if let Caller::Agent { agent_id, .. } = caller {
+    if let Caller::Agent { agent_id, proof } = caller {
         // The ceiling binds every route an agent calls, on every surface. The
         // machine surface itself is not a capability: the calls it re-enters are
         // checked against the ceiling one by one.
@@ -208,7 +208,13 @@ pub fn checks_for(
         if tier != Tier::Surface {
             let never_offered_because = registry().withheld_from_agents_because(route.id);
             checks.push(pending(
-                Check::Ceiling { error: AuthorityError::OutsideCeiling { tool: route.tool, never_offered_because } },
+                Check::Ceiling {
+                    error: AuthorityError::OutsideCeiling {
+                        tool: route.tool,
+                        never_offered_because,
+                        connected_app: matches!(proof, AgentProof::Connection),
+                    },
+                },
                 access::within_ceiling(agent_id, route.tool),
             ));
         }

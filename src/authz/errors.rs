@@ -22,8 +22,10 @@ pub enum AuthorityError {
     /// The route acts on a person's own account and the caller is not a person.
     PeopleOnly,
     /// The route is not in the agent's pinned ceiling; for a route no agent is ever
-    /// given, why.
-    OutsideCeiling { tool: &'static str, never_offered_because: Option<String> },
+    /// given, why. `connected_app`: the agent is an app a person connected with
+    /// OAuth, whose ceiling is what that person allowed at the consent, so the
+    /// way to more is to connect it again, not an administrator's minting.
+    OutsideCeiling { tool: &'static str, never_offered_because: Option<String>, connected_app: bool },
     /// An agent was to hold what its sponsor does not, at minting or by a later
     /// grant: an agent can never hold more than the person it acts for.
     SponsorLacks { relation: String, object: String },
@@ -77,19 +79,27 @@ impl From<AuthorityError> for Refusal {
                     ),
                 )
             }
-            AuthorityError::OutsideCeiling { tool, never_offered_because: Some(reason) } => Refusal::new(
+            AuthorityError::OutsideCeiling { tool, never_offered_because: Some(reason), .. } => Refusal::new(
                 403,
                 "not_for_agents",
                 format!("An agent cannot use {tool}."),
                 reason,
                 "Ask a person to do it; if your work needs it, tell your sponsor what you were trying to do.",
             ),
-            AuthorityError::OutsideCeiling { tool, never_offered_because: None } => Refusal::new(
+            AuthorityError::OutsideCeiling { tool, never_offered_because: None, connected_app: false } => Refusal::new(
                 403,
                 "outside_ceiling",
                 format!("This agent was not given {tool}."),
                 "An agent can use only the routes pinned to it when it was minted, and nothing widens that ceiling later.",
                 "Ask an administrator to mint an agent with the capability that contains this route.",
+            ),
+            AuthorityError::OutsideCeiling { tool, never_offered_because: None, connected_app: true } => Refusal::new(
+                403,
+                "outside_ceiling",
+                format!("This app was not given {tool}."),
+                "An app connected with OAuth can use only the capabilities the person who connected it allowed on \
+                 the consent page, and nothing widens that later.",
+                "Connect the app again and, on the consent page, allow the capability that contains this route.",
             ),
             AuthorityError::SponsorLacks { relation, object } => Refusal::new(
                 403,

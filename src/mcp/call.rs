@@ -19,7 +19,7 @@ use super::arguments::ArgumentFaults;
 use super::catalogue::{definition_of, withheld_without_io};
 use super::errors::{INVALID_PARAMS, RpcError, invalid_arguments, refused, unknown_tool, withheld_tool};
 use crate::authz::{self, AuthorityError};
-use crate::core::caller::Caller;
+use crate::core::caller::{AgentProof, Caller};
 use crate::core::context::Context;
 use crate::core::http::{Request, Response, Surface};
 use crate::core::refusal::Refusal;
@@ -175,14 +175,16 @@ pub(super) async fn call_tool(context: &mut Context<'_>, params: &Map<String, Va
 /// first, as any call to a tool off its list is: its ceiling is read with the
 /// caller's own checks, in the one round trip.
 async fn incomplete_path(context: &mut Context<'_>, route: &Route, name: &str, faults: ArgumentFaults) -> RpcError {
-    if let Caller::Agent { agent_id, .. } = context.caller() {
+    if let Caller::Agent { agent_id, proof } = context.caller() {
+        let connected_app = matches!(proof, AgentProof::Connection);
         let ceiling = authz::ceiling_of(agent_id);
         let pinned = match context.read_array([ceiling]).await {
             Ok([pinned]) => pinned,
             Err(refusal) => return refused(refusal),
         };
         if !authz::ceiling_tools(&pinned).iter().any(|tool| tool == route.tool) {
-            let outside = AuthorityError::OutsideCeiling { tool: route.tool, never_offered_because: None };
+            let outside =
+                AuthorityError::OutsideCeiling { tool: route.tool, never_offered_because: None, connected_app };
             return withheld_tool(name, Refusal::from(outside).body());
         }
     }

@@ -98,9 +98,11 @@ impl From<WithheldTool> for Refusal {
         let route = registry.route(error.route_id());
         let tier = registry.tier(route.id);
         match error {
+            // A route no agent is ever given says why, whoever the agent is.
             WithheldTool::NotForAgents(_) => AuthorityError::OutsideCeiling {
                 tool: route.tool,
                 never_offered_because: registry.withheld_from_agents_because(route.id),
+                connected_app: false,
             }
             .into(),
             WithheldTool::NeverOffered(_) => Refusal::new(

@@ -767,3 +767,21 @@ fn a_native_app_registers_its_own_scheme_among_several_addresses_and_is_sent_bac
         assert!(text(&answered).contains(refused), "{}", text(&answered));
     }
 }
+
+/// An app connected with OAuth holds what its person allowed at the consent:
+/// a tool outside that is refused with the way to more that exists for it
+/// (connecting it again), not an administrator's minting, which an app's
+/// person cannot ask for; on every surface the ceiling is met.
+#[test]
+fn a_connected_app_refused_a_tool_outside_its_grant_is_told_to_connect_again() {
+    let desk = desk();
+    let (world, ben_token, mailbox) = (&desk.world, desk.person("ben").token.as_str(), desk.mailbox.as_str());
+    let (_, access, _, _) = world.connected_app(ben_token, &["mail.triage"], metadata_on(mailbox));
+    let call = json!({ "name": "get_message_body", "arguments": { "mailbox_id": mailbox, "receipt_id": "rcp_0" } });
+    let answer = body(&mcp(world, &access, "tools/call", call));
+    let refusal = answer.to_string();
+    assert!(refusal.contains("outside_ceiling"), "{answer}");
+    assert!(refusal.contains("This app was not given get_message_body"), "{answer}");
+    assert!(refusal.contains("Connect the app again"), "{answer}");
+    assert!(!refusal.contains("mint an agent"), "an app's person cannot mint: {answer}");
+}
