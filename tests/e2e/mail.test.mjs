@@ -373,3 +373,19 @@ test("a send the binding refuses for one recipient fails saying who has it, and 
   assert.equal(audit[0].action, "retry_send");
   assert.equal(audit[0].detail.recipients, 1, "only the recipient it had not reached");
 });
+
+test("a boundary written inside a line cuts neither the text nor the file short on workerd (decision 0042)", async () => {
+  assert.equal(await node.deliver("ana@customer.example", SUPPORT, fixture("boundary-in-text")), null);
+  const visit = (await messages("meta")).body.messages.find((item) => item.subject === "Dates for the visit");
+  assert.equal(visit.attachment_count, 1);
+  const text = (await message("writer", visit.id, "/body")).body.text.replaceAll("\r\n", "\n");
+  assert.equal(text, "Hello,\n\nWe can meet this week or --next week, whichever suits you.\n--nextcloud holds the plans; the agenda is attached.\n\nAna");
+  const file = await checkedFetch(`${node.url}/api/mailboxes/${mailbox.id}/messages/${visit.id}/attachments/0`, {
+    headers: { authorization: `Bearer ${people.writer.token}` },
+  });
+  assert.equal(Buffer.from(await file.arrayBuffer()).toString(), "1. Site tour\r\n2. --next steps");
+  const original = await checkedFetch(`${node.url}/api/mailboxes/${mailbox.id}/messages/${visit.id}/original`, {
+    headers: { authorization: `Bearer ${people.exporter.token}` },
+  });
+  assert.ok(Buffer.from(await original.arrayBuffer()).equals(fixture("boundary-in-text")), "the original is kept as it came");
+});
