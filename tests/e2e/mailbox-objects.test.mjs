@@ -5,11 +5,13 @@
 // from migrations/mailbox/ once, keeps what it stored across a restart, runs
 // a batch as one transaction (a failing write guard or constraint rolls all
 // of it back, with SQLite's own message), carries values, rows, changes and
-// its size exactly, and takes the statements a page of a mail move sends
-// (started as mailbox-engine.mjs starts it).
+// its size exactly, takes the statements a page of a mail move sends, and
+// answers every batch of a whole move, recorded with the native twin's answers
+// by tests/native/moving_mail.rs, as the twin did (started as
+// mailbox-engine.mjs starts it).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { ROOT } from "./harness.mjs";
@@ -184,4 +186,22 @@ test("a page of a mail move commits in one transaction, its trigger restored, an
   const changed = await batch(mailbox, [["INSERT INTO send_attachments (send_id, position, name, content_type, size, sha256) VALUES ('snd_1', 1, 'x', 'y', 1, 'z')"]]);
   assert.equal(changed.outcome, "rolled_back", "a sealed send's files are guarded again");
   assert.match(changed.message, /send_attachments_only_on_drafts/);
+});
+
+test("the batches a mail move sends, recorded by the native tests, are answered by the objects as the native twin answered them", async () => {
+  // Written by tests/native/moving_mail.rs, which scripts/test.sh runs before these: mail::moving's own statements
+  // (a whole move, a page sent twice, the verification), each with the answer the twin gave.
+  const recorded = join(ROOT, "target", "e2e-inputs", "mailbox-move.json");
+  assert.ok(existsSync(recorded), `${recorded} is written by the native tests; run them first`);
+  const batches = JSON.parse(readFileSync(recorded, "utf8"));
+  assert.ok(batches.length > 10, `${batches.length} batches`);
+  for (const [index, { mailbox, batch: sent, answer }] of batches.entries()) {
+    const answered = await batch(`replayed_${mailbox}`, sent.statements.map(({ sql, parameters }) => [sql, ...parameters]));
+    assert.equal(answered.outcome, answer.outcome, `batch ${index}: ${JSON.stringify(answered).slice(0, 300)}`);
+    if (answer.outcome === "committed") {
+      assert.deepEqual(answered.results, answer.results, `batch ${index}`);
+    } else {
+      assert.ok(answered.message.includes(answer.constraint), `batch ${index}: ${answered.message}`);
+    }
+  }
 });

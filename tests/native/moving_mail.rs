@@ -4,7 +4,9 @@
 //! it, searchable there with a sound index, verified by count and hash on
 //! both sides and audited; a page sent twice, or the job run again, changes
 //! nothing; an altered or missing row is found naming its table; and no row
-//! of another mailbox is ever copied, whatever ids it was given.
+//! of another mailbox is ever copied, whatever ids it was given. The batches a
+//! move sends are kept with the twin's answers, for the mailbox objects on
+//! workerd to answer alike (`tests/e2e/mailbox-objects.test.mjs`).
 
 use std::cell::RefCell;
 use std::collections::BTreeSet;
@@ -12,7 +14,7 @@ use std::rc::Rc;
 
 use mailroom::audit::AuditChain;
 use mailroom::core::background::Background;
-use mailroom::core::mailbox_storage::MailboxStorage;
+use mailroom::core::mailbox_storage::{MailboxStorage, WireBatch};
 use mailroom::core::node::Node;
 use mailroom::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use mailroom::mail::Delivery;
@@ -419,4 +421,89 @@ fn a_page_costs_the_same_however_far_into_the_mailbox_it_starts() {
     assert!(steps.len() >= 5, "{steps:?}");
     let full_pages = &steps[1..steps.len() - 1];
     assert!(full_pages.iter().all(|steps| *steps == full_pages[0]), "each full page costs the same: {steps:?}");
+}
+
+/// Where the batches a move sends are kept for the end-to-end tests, which
+/// send them to real mailbox objects on workerd and expect the answers the
+/// native twin gave (`tests/e2e/mailbox-objects.test.mjs`): the statements
+/// `mail::moving` writes, not a copy of them written by hand.
+const RECORDED_FOR_WORKERD: &str = "target/e2e-inputs/mailbox-move.json";
+
+/// A mailbox's storage that keeps every batch sent to a mailbox's database
+/// and what it answered, in the wire's form.
+struct Answering<'a> {
+    inner: &'a dyn MailboxStorage,
+    kept: Rc<RefCell<Vec<Value>>>,
+}
+
+struct AnsweringDatabase {
+    mailbox_id: String,
+    inner: Rc<dyn Database>,
+    kept: Rc<RefCell<Vec<Value>>>,
+}
+
+impl MailboxStorage for Answering<'_> {
+    fn of(&self, mailbox_id: &str) -> Rc<dyn Database> {
+        Rc::new(AnsweringDatabase {
+            mailbox_id: mailbox_id.to_string(),
+            inner: self.inner.of(mailbox_id),
+            kept: Rc::clone(&self.kept),
+        })
+    }
+}
+
+impl Database for AnsweringDatabase {
+    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+        Box::pin(async move {
+            let batch = serde_json::to_value(WireBatch::of(&statements)).unwrap();
+            let answered = self.inner.execute(statements).await;
+            let answer = match &answered {
+                Ok(results) => json!({
+                    "outcome": "committed",
+                    "results": results
+                        .iter()
+                        .map(|result| json!({ "rows": result.rows.iter().map(|row| &row.0).collect::<Vec<_>>(), "changes": result.changes }))
+                        .collect::<Vec<_>>(),
+                }),
+                Err(StorageError::Check(constraint)) => json!({ "outcome": "rolled_back", "constraint": constraint }),
+                Err(other) => panic!("a move's batch failed natively: {other}"),
+            };
+            self.kept.borrow_mut().push(json!({ "mailbox": self.mailbox_id, "batch": batch, "answer": answer }));
+            answered
+        })
+    }
+}
+
+/// A whole move, a page of it sent twice, and its verification, each batch
+/// kept with the twin's answer for the objects on workerd to be held to.
+#[test]
+fn the_batches_of_a_move_and_their_answers_are_kept_for_the_objects_on_workerd() {
+    let desk = desk_with_mail();
+    let (world, support) = (&desk.world, desk.mailbox.as_str());
+    let answering = Answering { inner: &world.node.mailboxes, kept: Rc::default() };
+    let node = Node { mailboxes: &answering, ..world.node.node() };
+    let first = with_work(world, &node, async |work| move_mail(work, support, ONE_PAGE).await).unwrap();
+    assert_eq!(first.pages, 1);
+    // The page sent again, as a retry after a lost answer would: refused whole.
+    let page = answering.kept.borrow().last().unwrap()["batch"].clone();
+    let statements: Vec<Statement> = serde_json::from_value::<WireBatch>(page)
+        .unwrap()
+        .statements
+        .into_iter()
+        .map(|statement| Statement { parameters: statement.values().unwrap(), sql: statement.sql.into() })
+        .collect();
+    assert!(world.node.run(answering.of(support).execute(statements)).is_err());
+    loop {
+        let progress = with_work(world, &node, async |work| move_mail(work, support, 50).await).unwrap();
+        if progress.finished {
+            break;
+        }
+    }
+    let verified = with_work(world, &node, async |work| verify_move(work, support, 50).await).unwrap();
+    assert!(matches!(verified, Verification::Verified { .. }), "{verified:?}");
+    let kept = answering.kept.take();
+    assert!(kept.iter().any(|batch| batch["answer"]["outcome"] == "rolled_back"));
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RECORDED_FOR_WORKERD);
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(&path, serde_json::to_string(&kept).unwrap()).unwrap();
 }
