@@ -196,7 +196,17 @@ fn truncate(text: &str, limit: usize) -> (String, bool) {
 
 /// Parses a raw RFC 5322 message, or `None` when it is not one.
 pub fn parse(raw: &[u8]) -> Option<ParsedMessage> {
-    read(&MessageParser::default().parse(ForTheParser::of(raw).bytes())?, raw)
+    with_message(raw, |message, _| read(&message, raw)).flatten()
+}
+
+/// `then` given `raw` as mail-parser reads it, through the boundary
+/// workaround (`ForTheParser`, which maps a part back to the bytes sent), or
+/// `None` when mail-parser reads nothing: the one place received mail is
+/// parsed, so no caller can hand mail-parser the raw bytes by mistake.
+fn with_message<T>(raw: &[u8], then: impl FnOnce(Message<'_>, &ForTheParser<'_>) -> T) -> Option<T> {
+    let for_the_parser = ForTheParser::of(raw);
+    let message = MessageParser::default().parse(for_the_parser.bytes())?;
+    Some(then(message, &for_the_parser))
 }
 
 /// What a receipt records of `message`, parsed from `raw`, or `None` when it is
@@ -312,11 +322,11 @@ pub fn content_digest(raw: &[u8]) -> String {
 /// parsed and cut to the limits, counting the recipients and attachments not kept.
 fn within_limits(raw: &[u8]) -> Result<Kept, Rejection> {
     limits::refuse_header_block(raw).map_err(Rejection::Exceeds)?;
-    let for_the_parser = ForTheParser::of(raw);
-    let message = MessageParser::default().parse(for_the_parser.bytes()).ok_or(Rejection::Unparseable)?;
-    let message = limits::refuse_nesting(message).map_err(Rejection::Exceeds)?;
-    let parsed = read(&message, raw).ok_or(Rejection::Unparseable)?;
-    Ok(Kept::cut_to_the_limits(parsed))
+    let parsed = with_message(raw, |message, _| {
+        let message = limits::refuse_nesting(message).map_err(Rejection::Exceeds)?;
+        read(&message, raw).ok_or(Rejection::Unparseable)
+    });
+    Ok(Kept::cut_to_the_limits(parsed.ok_or(Rejection::Unparseable)??))
 }
 
 /// A parsed message cut to what a receipt keeps, with what it did not keep counted.
@@ -351,24 +361,26 @@ impl Kept {
 /// The bytes of attachment `index` of a raw message, with its content type and
 /// file name: an attached message's as it was sent (`ForTheParser::as_sent`).
 pub fn attachment(raw: &[u8], index: usize) -> Option<(Vec<u8>, String, Option<String>)> {
-    let for_the_parser = ForTheParser::of(raw);
-    let message = MessageParser::default().parse(for_the_parser.bytes())?;
-    let part = message.attachment(u32::try_from(index).ok()?)?;
-    let content_type = parse(raw)?.attachments.get(index)?.content_type.clone();
-    let contents = for_the_parser.as_sent(part.contents()).to_vec();
-    Some((contents, content_type, part.attachment_name().map(str::to_string)))
+    // One parse serves the part's bytes and the content type its summary
+    // names, instead of a second parse of the message for the summary.
+    with_message(raw, |message, for_the_parser| {
+        let part = message.attachment(u32::try_from(index).ok()?)?;
+        let content_type = read(&message, raw)?.attachments.get(index)?.content_type.clone();
+        let contents = for_the_parser.as_sent(part.contents()).to_vec();
+        Some((contents, content_type, part.attachment_name().map(str::to_string)))
+    })
+    .flatten()
 }
 
 /// The HTML part of a raw message as the node hands it out: as its sender wrote
 /// it (in UTF-8), cut at `limits::HTML_BYTES`, and whether it was cut; `None`
 /// when the message has no HTML.
 pub fn html_part(raw: &[u8]) -> Option<(String, bool)> {
-    let for_the_parser = ForTheParser::of(raw);
-    let message = MessageParser::default().parse(for_the_parser.bytes())?;
-    match &message.html_part(0)?.body {
+    with_message(raw, |message, _| match &message.html_part(0)?.body {
         PartType::Html(html) => Some(truncate(html, HTML_BYTES)),
         _ => None,
-    }
+    })
+    .flatten()
 }
 
 #[derive(Serialize)]
