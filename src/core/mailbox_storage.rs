@@ -125,6 +125,15 @@ impl WireBatch {
             .collect();
         WireBatch { statements }
     }
+
+    /// The statements again, as `of` wrote them: what the native twin runs,
+    /// or why a parameter cannot be bound.
+    pub fn into_statements(self) -> Result<Vec<Statement>, StorageError> {
+        self.statements
+            .into_iter()
+            .map(|statement| Ok(Statement { parameters: statement.values()?, sql: statement.sql.into() }))
+            .collect()
+    }
 }
 
 impl WireStatement {

@@ -448,12 +448,7 @@ impl SqliteMailbox {
     /// What the mailbox's object does with a batch: its statements in one
     /// transaction, answered in the wire's form.
     async fn serve(&self, batch: WireBatch) -> WireAnswer {
-        let statements: Result<Vec<Statement>, StorageError> = batch
-            .statements
-            .into_iter()
-            .map(|statement| Ok(Statement { parameters: statement.values()?, sql: statement.sql.into() }))
-            .collect();
-        let outcome = match statements {
+        let outcome = match batch.into_statements() {
             Ok(statements) => self.database.execute(statements).await,
             Err(error) => Err(error),
         };

@@ -285,41 +285,17 @@ fn a_mailbox_moved_a_page_at_a_time_is_row_for_row_what_d1_holds_of_it_searchabl
     assert_eq!(moved.database.snapshot(), before);
 }
 
-/// A mailbox's storage that remembers every batch sent to a mailbox's database.
-struct Recording<'a> {
-    inner: &'a dyn MailboxStorage,
-    batches: Rc<RefCell<Vec<Vec<Statement>>>>,
-}
-
-struct RecordingDatabase {
-    inner: Rc<dyn Database>,
-    batches: Rc<RefCell<Vec<Vec<Statement>>>>,
-}
-
-impl MailboxStorage for Recording<'_> {
-    fn of(&self, mailbox_id: &str) -> Rc<dyn Database> {
-        Rc::new(RecordingDatabase { inner: self.inner.of(mailbox_id), batches: Rc::clone(&self.batches) })
-    }
-}
-
-impl Database for RecordingDatabase {
-    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
-        self.batches.borrow_mut().push(statements.clone());
-        self.inner.execute(statements)
-    }
-}
-
 #[test]
 fn a_page_sent_twice_rolls_back_whole_and_a_move_resumes_where_the_mailbox_says() {
     let desk = desk_with_mail();
     let (world, support) = (&desk.world, desk.mailbox.as_str());
-    let recording = Recording { inner: &world.node.mailboxes, batches: Rc::default() };
-    let node = Node { mailboxes: &recording, ..world.node.node() };
+    let answering = Answering { inner: &world.node.mailboxes, kept: Rc::default() };
+    let node = Node { mailboxes: &answering, ..world.node.node() };
     let progress = with_work(world, &node, async |work| move_mail(work, support, ONE_PAGE).await).unwrap();
     assert_eq!((progress.pages, progress.rows, progress.finished), (1, 16, false), "{progress:?}");
     let moved = object(world, support);
     let before = moved.database.snapshot();
-    let page = recording.batches.borrow().last().unwrap().clone();
+    let page = answering.last_batch();
     let replayed = world.node.run(world.node.mailboxes.of(support).execute(page));
     assert_eq!(replayed.unwrap_err(), StorageError::Check("write_guard_1".into()));
     assert_eq!(moved.database.snapshot(), before, "nothing of the page sent again stayed");
@@ -436,6 +412,14 @@ struct Answering<'a> {
     kept: Rc<RefCell<Vec<Value>>>,
 }
 
+impl Answering<'_> {
+    /// The statements of the last batch kept, to send again.
+    fn last_batch(&self) -> Vec<Statement> {
+        let batch = self.kept.borrow().last().expect("a batch was sent")["batch"].clone();
+        serde_json::from_value::<WireBatch>(batch).unwrap().into_statements().unwrap()
+    }
+}
+
 struct AnsweringDatabase {
     mailbox_id: String,
     inner: Rc<dyn Database>,
@@ -485,14 +469,7 @@ fn the_batches_of_a_move_and_their_answers_are_kept_for_the_objects_on_workerd()
     let first = with_work(world, &node, async |work| move_mail(work, support, ONE_PAGE).await).unwrap();
     assert_eq!(first.pages, 1);
     // The page sent again, as a retry after a lost answer would: refused whole.
-    let page = answering.kept.borrow().last().unwrap()["batch"].clone();
-    let statements: Vec<Statement> = serde_json::from_value::<WireBatch>(page)
-        .unwrap()
-        .statements
-        .into_iter()
-        .map(|statement| Statement { parameters: statement.values().unwrap(), sql: statement.sql.into() })
-        .collect();
-    assert!(world.node.run(answering.of(support).execute(statements)).is_err());
+    assert!(world.node.run(answering.of(support).execute(answering.last_batch())).is_err());
     loop {
         let progress = with_work(world, &node, async |work| move_mail(work, support, 50).await).unwrap();
         if progress.finished {
