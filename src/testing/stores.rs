@@ -66,8 +66,10 @@ pub(super) fn compiles_in_a_mailbox(sql: &str) -> Result<(), String> {
 
 /// The tables of mail: those of a mailbox's database but the machinery every
 /// store has.
-pub fn mail_tables() -> BTreeSet<String> {
-    mailbox_tables().iter().filter(|table| !MACHINERY.contains(&table.as_str())).cloned().collect()
+pub fn mail_tables() -> &'static BTreeSet<String> {
+    static TABLES: OnceLock<BTreeSet<String>> = OnceLock::new();
+    TABLES
+        .get_or_init(|| mailbox_tables().iter().filter(|table| !MACHINERY.contains(&table.as_str())).cloned().collect())
 }
 
 /// The tables the statement being compiled names, collected by an authorizer
@@ -110,6 +112,5 @@ impl TablesNamed {
 
 /// Whether `named` includes a table of mail.
 pub(super) fn names_mail(named: &BTreeSet<String>) -> bool {
-    let mailbox = mailbox_tables();
-    named.iter().any(|table| mailbox.contains(table) && !MACHINERY.contains(&table.as_str()))
+    named.iter().any(|table| mail_tables().contains(table))
 }

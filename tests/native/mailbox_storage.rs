@@ -173,7 +173,7 @@ fn a_mailbox_holds_its_mail_in_the_tables_d1_holds_it_in() {
     for expected in ["receipts", "receipt_bodies_index", "mail_threads", "thread_labels", "sends", "butler_runs"] {
         assert!(mail.contains(expected), "{expected} is mail");
     }
-    for table in &mail {
+    for table in mail {
         let columns = |database: &SqliteDatabase| {
             database.rows(&format!(
                 "SELECT name, type, \"notnull\", dflt_value, pk, hidden FROM pragma_table_xinfo('{table}') ORDER BY cid"

@@ -195,7 +195,7 @@ fn the_tables_moved_are_every_table_of_mail_each_keyed_as_its_schema_says_parent
     assert_eq!(NOT_MOVED.iter().map(|(name, _)| *name).collect::<Vec<_>>(), ["deleted_receipts"]);
     for table in mail_tables() {
         let rebuilt = SEARCH_INDEXES.iter().any(|index| table == *index || table.starts_with(&format!("{index}_")));
-        assert!(rebuilt || covered.contains(&table), "{table} is mail the move neither copies nor explains");
+        assert!(rebuilt || covered.contains(table), "{table} is mail the move neither copies nor explains");
     }
     for (position, table) in MOVED_TABLES.iter().enumerate() {
         assert!(mail_tables().contains(table.name), "{} is a table of mail", table.name);
