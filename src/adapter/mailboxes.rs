@@ -22,7 +22,7 @@ use worker::{
 };
 
 use crate::core::mailbox_storage::{
-    APPLIED_MIGRATIONS, MailboxStorage, RECORD_MIGRATION, SCHEMA_TABLE, WireAnswer, WireBatch, WireResult,
+    APPLIED_MIGRATIONS, MailboxStorage, RECORD_MIGRATION, SCHEMA_TABLE, WAS_CREATED, WireAnswer, WireBatch, WireResult,
     WireStatement, pending_migrations,
 };
 use crate::core::storage::{Database, LocalBoxFuture, QueryResult, StorageError, Value};
@@ -45,7 +45,17 @@ impl MailboxObjects {
 
 impl MailboxStorage for MailboxObjects {
     fn of(&self, mailbox_id: &str) -> Rc<dyn Database> {
-        Rc::new(MailboxDatabase { stub: self.namespace.get_by_name(mailbox_id).map_err(|error| error.to_string()) })
+        Rc::new(MailboxDatabase {
+            stub: self.namespace.get_by_name(mailbox_id).map_err(|error| error.to_string()),
+            only_if_created: false,
+        })
+    }
+
+    fn if_created(&self, mailbox_id: &str) -> Rc<dyn Database> {
+        Rc::new(MailboxDatabase {
+            stub: self.namespace.get_by_name(mailbox_id).map_err(|error| error.to_string()),
+            only_if_created: true,
+        })
     }
 }
 
@@ -53,6 +63,8 @@ impl MailboxStorage for MailboxObjects {
 struct MailboxDatabase {
     /// The object's stub, or why the namespace gave none.
     stub: Result<worker::Stub, String>,
+    /// Its batches run only if the object's database was created before.
+    only_if_created: bool,
 }
 
 impl Database for MailboxDatabase {
@@ -63,7 +75,9 @@ impl Database for MailboxDatabase {
         Box::pin(async move {
             let backend = |error: &dyn std::fmt::Display| StorageError::Backend(error.to_string());
             let stub = self.stub.as_ref().map_err(|error| backend(error))?;
-            let body = serde_json::to_string(&WireBatch::of(&statements)).map_err(|error| backend(&error))?;
+            let batch =
+                if self.only_if_created { WireBatch::if_created(&statements) } else { WireBatch::of(&statements) };
+            let body = serde_json::to_string(&batch).map_err(|error| backend(&error))?;
             let mut init = RequestInit::new();
             init.with_method(Method::Post).with_body(Some(JsValue::from_str(&body)));
             let request = Request::new_with_init(&format!("https://mailbox{BATCH_PATH}"), &init)
@@ -114,6 +128,11 @@ impl MailboxObject {
         let storage = self.state.storage();
         let sql = storage.sql();
         let migrate = !self.migrated.get();
+        // A read asked before the Worker's checks passed never makes a
+        // database: an object whose database was never created keeps none.
+        if migrate && batch.only_if_created && !was_created(&sql) {
+            return WireAnswer::NeverCreated;
+        }
         let within = sql.clone();
         let outcome = in_transaction(storage.as_raw().as_ref(), move || {
             if migrate {
@@ -129,6 +148,14 @@ impl MailboxObject {
             Err(message) => WireAnswer::RolledBack { message },
         }
     }
+}
+
+/// Whether this object's database was ever created: its first batch records
+/// the migrations it applied, so an object that has no record has no database.
+fn was_created(sql: &SqlStorage) -> bool {
+    sql.exec(WAS_CREATED, None)
+        .and_then(|cursor| cursor.to_array::<serde_json::Value>())
+        .is_ok_and(|rows| !rows.is_empty())
 }
 
 /// Applies the migrations this database has not recorded, recording each.

@@ -23,7 +23,18 @@ pub trait MailboxStorage {
     /// The database of the mailbox `mailbox_id`, created, empty and migrated,
     /// on its first batch.
     fn of(&self, mailbox_id: &str) -> Rc<dyn Database>;
+
+    /// The database of the mailbox `mailbox_id` for reading only if it was
+    /// ever created: a batch sent to one never created creates nothing and
+    /// fails (`NEVER_CREATED`). What a read asks before the route's checks
+    /// have passed goes here, so no caller can have a database made for an
+    /// id of their choosing.
+    fn if_created(&self, mailbox_id: &str) -> Rc<dyn Database>;
 }
+
+/// Why a batch sent through `MailboxStorage::if_created` failed when the
+/// mailbox's database was never created.
+pub const NEVER_CREATED: &str = "the mailbox's database was never created";
 
 /// One file of `migrations/mailbox/`, built into the Worker: a mailbox's
 /// object applies those it has not yet applied before its first batch after a
@@ -54,6 +65,9 @@ pub const MAILBOX_MIGRATIONS: &[MailboxMigration] = &[
 /// The table a mailbox's database records its applied migrations in.
 pub const SCHEMA_TABLE: &str =
     "CREATE TABLE IF NOT EXISTS mailbox_schema (name TEXT PRIMARY KEY NOT NULL, applied_at INTEGER NOT NULL)";
+/// A row if the mailbox's database was ever created (its record of
+/// migrations exists), none if not.
+pub const WAS_CREATED: &str = "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'mailbox_schema'";
 /// The names of the migrations a mailbox's database has applied.
 pub const APPLIED_MIGRATIONS: &str = "SELECT name FROM mailbox_schema";
 /// Records migration `?1` as applied at `?2` (milliseconds).
@@ -86,6 +100,10 @@ pub fn pending_migrations(applied: &[String]) -> impl Iterator<Item = &'static M
 #[derive(Debug, Deserialize, Serialize)]
 pub struct WireBatch {
     pub statements: Vec<WireStatement>,
+    /// Run only in a database that was created before: in one that was not,
+    /// nothing is created and the answer is `NeverCreated`.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub only_if_created: bool,
 }
 
 /// One statement of a batch: its SQL and its parameters as JSON (`null`, a
@@ -109,8 +127,15 @@ pub struct WireResult {
 #[derive(Debug, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case", tag = "outcome")]
 pub enum WireAnswer {
-    Committed { results: Vec<WireResult>, size: u64 },
-    RolledBack { message: String },
+    Committed {
+        results: Vec<WireResult>,
+        size: u64,
+    },
+    RolledBack {
+        message: String,
+    },
+    /// A batch asked `only_if_created` of a database never created.
+    NeverCreated,
 }
 
 impl WireBatch {
@@ -123,7 +148,12 @@ impl WireBatch {
                 parameters: statement.parameters.iter().map(value_to_json).collect(),
             })
             .collect();
-        WireBatch { statements }
+        WireBatch { statements, only_if_created: false }
+    }
+
+    /// `of`, to run only in a database that was created before.
+    pub fn if_created(statements: &[Statement]) -> WireBatch {
+        WireBatch { only_if_created: true, ..WireBatch::of(statements) }
     }
 
     /// The statements again, as `of` wrote them: what the native twin runs,
@@ -158,6 +188,7 @@ impl WireAnswer {
                 })
                 .collect()),
             WireAnswer::RolledBack { message } => Err(StorageError::from_message(&message)),
+            WireAnswer::NeverCreated => Err(StorageError::Backend(NEVER_CREATED.to_string())),
         }
     }
 }

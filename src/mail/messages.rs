@@ -20,10 +20,11 @@ use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of};
 use crate::core::paging;
 use crate::core::refusal::Refusal;
+use crate::core::storage::QueryResult;
 use crate::core::time::rfc3339;
 pub use crate::mail::store::messages::SummaryRow;
 use crate::mail::store::messages::{self as store, DetailRow};
-use crate::mail::{inbound, trust};
+use crate::mail::{inbound, location, trust};
 
 /// What can be wrong with a request about a message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -109,7 +110,8 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // Newest first in the order the receipts were stored, walked backwards along
     // the mailbox's index: a page costs the same however much the mailbox holds.
     let page = store::page(&mailbox_id, limit, after.as_deref());
-    let [page] = context.read_array([page]).await?;
+    let read = location::read(context, &mailbox_id, vec![], vec![page]).await?;
+    let page = read.mail.first().ok_or_else(Refusal::internal)?;
     let mut rows: Vec<SummaryRow> = page.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut_at_id(&mut rows, limit, |row| &row.id);
     Ok(context.json(&MessagePage { messages: rows.iter().map(SummaryRow::present).collect(), next_cursor }))
@@ -125,8 +127,8 @@ async fn receipt(context: &mut Context<'_>) -> Result<DetailRow, Refusal> {
     }
     // The body's text only for a route that declares it reads content.
     let statement = store::detail(&receipt_id, &mailbox_id, context.route().reaches_content);
-    let [found] = context.read_array([statement]).await?;
-    let row = found.first().ok_or(MessageError::NoSuchMessage { id: receipt_id })?;
+    let read = location::read(context, &mailbox_id, vec![], vec![statement]).await?;
+    let row = read.mail.first().and_then(QueryResult::first).ok_or(MessageError::NoSuchMessage { id: receipt_id })?;
     row.decode().map_err(|error| context.internal(error))
 }
 

@@ -9,7 +9,8 @@
 //! control (`sends`, with `outbound` writing the sealed message), each with its
 //! routes, its errors and their refusals; `message_ids` is the Message-ID syntax
 //! both directions hold to; `moving` copies a mailbox's mail out of D1 into its
-//! own database and verifies the copy (decision 0040).
+//! own database and verifies the copy, and `location` reads a mailbox's mail
+//! where it is, D1 or that database (decision 0040).
 //!
 //! Other domains and the surfaces reach this one through the items re-exported
 //! here.
@@ -20,6 +21,7 @@ pub mod deletion;
 pub mod headers;
 pub mod inbound;
 pub mod limits;
+pub mod location;
 pub mod mailboxes;
 pub mod message_ids;
 pub mod messages;

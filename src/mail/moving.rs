@@ -1,7 +1,8 @@
 //! A mailbox's mail moved out of D1 into the mailbox's own database (decision
 //! 0040, issue 30): copied a page at a time (`move_mail`) and then verified
 //! table by table, by count and content hash, on both sides (`verify_move`),
-//! the verification recorded in the organisation's audit chain. The tables,
+//! the verification recorded in the organisation's audit chain, in the batch
+//! that points the mailbox's reads at its own database. The tables,
 //! the keys they are paged by and the SQL are `store::moving`'s.
 //!
 //! The move keeps its position in the mailbox's database, never in D1: each
@@ -13,11 +14,12 @@
 //! as they are, so storage order and the search indexes' rowids carry over.
 //! Nothing is deleted from D1 here: emptying it comes with the switch.
 //!
-//! Not scheduled, and no route reads what it copies: mail keeps arriving in
-//! D1 until the stores move, and a row written to D1 after its table's copy
-//! would be missing from the mailbox's. The switch that sends a mailbox's
-//! writes to its object is what may run this, once per mailbox, while that
-//! mailbox's mail is not changing.
+//! A verification that passes also moves the mailbox's reads: from then on
+//! `location` reads its mail from its own database. Its writes do not follow
+//! yet (mail keeps arriving in D1, and a row written there after the move
+//! would be read by nothing), so nothing schedules this: the switch that sends
+//! a mailbox's writes to its database is what may run it, once per mailbox,
+//! while that mailbox's mail is not changing.
 
 use std::collections::BTreeMap;
 
@@ -25,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value as Json};
 use sha2::{Digest, Sha256};
 
+use super::store::mailboxes;
 use super::store::moving::{self as store, Position, Whose};
 use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
@@ -470,7 +473,9 @@ pub async fn verify_move(
         detail: Some(detail),
         topic: None,
     };
-    work.run(vec![work.append(&record)]).await?;
+    // Reads follow the mail from the moment its copy is known whole, in the
+    // batch that records it: never before, never without the record.
+    work.run(vec![mailboxes::mail_moved_now(mailbox_id, work.now_ms()), work.append(&record)]).await?;
     Ok(Verification::Verified { tables: in_d1 })
 }
 

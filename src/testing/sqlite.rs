@@ -437,6 +437,24 @@ impl MailboxStorage for SqliteMailboxes {
             .or_insert_with(|| Rc::new(SqliteMailbox { database: SqliteDatabase::for_a_mailbox() }));
         Rc::clone(mailbox) as Rc<dyn Database>
     }
+
+    fn if_created(&self, mailbox_id: &str) -> Rc<dyn Database> {
+        match self.database(mailbox_id) {
+            Some(mailbox) => mailbox as Rc<dyn Database>,
+            None => Rc::new(NeverCreated),
+        }
+    }
+}
+
+/// A mailbox whose database was never created, asked to read only if it
+/// was: as its object, it answers every batch `NeverCreated` and creates
+/// nothing.
+struct NeverCreated;
+
+impl Database for NeverCreated {
+    fn execute(&self, _statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+        Box::pin(async { WireAnswer::NeverCreated.into_results() })
+    }
 }
 
 /// One mailbox's database natively.

@@ -62,10 +62,16 @@ export async function mailboxStub(engine, mailbox) {
   return namespace.get(namespace.idFromName(mailbox));
 }
 
-/** Posts `statements` ([sql, ...parameters]) to `mailbox`'s object: its answer as JSON. */
-export async function batch(engine, mailbox, statements) {
+/**
+ * Posts `statements` ([sql, ...parameters]) to `mailbox`'s object: its answer as JSON.
+ * `onlyIfCreated` asks it as a read before the Worker's checks is asked: only if the
+ * object's database was ever created.
+ */
+export async function batch(engine, mailbox, statements, { onlyIfCreated = false } = {}) {
   const stub = await mailboxStub(engine, mailbox);
-  const body = JSON.stringify({ statements: statements.map(([sql, ...parameters]) => ({ sql, parameters })) });
+  const wire = { statements: statements.map(([sql, ...parameters]) => ({ sql, parameters })) };
+  if (onlyIfCreated) wire.only_if_created = true;
+  const body = JSON.stringify(wire);
   const response = await stub.fetch("https://mailbox/batch", { method: "POST", body });
   if (response.status !== 200) throw new Error(`the object answered ${response.status}: ${await response.text()}`);
   return response.json();

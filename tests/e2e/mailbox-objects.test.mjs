@@ -2,7 +2,8 @@
 // Worker's MailboxObject class, SQLite-backed as wrangler.toml declares it,
 // reached through its Durable Object binding and sent batches in the form the
 // Worker sends them (core::mailbox_storage::WireBatch). It migrates itself
-// from migrations/mailbox/ once, keeps what it stored across a restart, runs
+// from migrations/mailbox/ once, keeps what it stored across a restart, creates
+// no database for a read asked only if it was created, runs
 // a batch as one transaction (a failing write guard or constraint rolls all
 // of it back, with SQLite's own message), carries values, rows, changes and
 // its size exactly, takes the statements a page of a mail move sends, and
@@ -28,7 +29,7 @@ after(async () => {
   rmSync(persisted, { recursive: true, force: true });
 });
 
-const batch = (mailbox, statements) => batchOn(engine, mailbox, statements);
+const batch = (mailbox, statements, options) => batchOn(engine, mailbox, statements, options);
 
 const NOTES = ["CREATE TABLE IF NOT EXISTS notes (id TEXT PRIMARY KEY, body TEXT NOT NULL, n INTEGER)"];
 
@@ -43,6 +44,23 @@ test("a mailbox's object migrates itself from migrations/mailbox once, and keeps
   const again = await batch("mbx_restart", [["SELECT name FROM mailbox_schema ORDER BY name"], ["SELECT body FROM notes"]]);
   assert.deepEqual(again.results[0].rows.map((row) => row.name), files, "each migration recorded once");
   assert.deepEqual(again.results[1].rows, [{ body: "kept" }]);
+});
+
+test("a read asked only if the database was created creates none, across a restart, and runs in one that was", async () => {
+  // workerd opens an empty file for the object (one page, no table, nothing in
+  // its log); what is held here is that no schema, so no database, was made,
+  // which a restart would keep.
+  const read = [["SELECT count(*) AS n FROM receipts"]];
+  assert.deepEqual(await batch("mbx_probed", read, { onlyIfCreated: true }), { outcome: "never_created" });
+  assert.deepEqual(await batch("mbx_probed", read, { onlyIfCreated: true }), { outcome: "never_created" });
+  await engine.dispose();
+  engine = startMailboxObjects(persisted);
+  assert.deepEqual(await batch("mbx_probed", read, { onlyIfCreated: true }), { outcome: "never_created" });
+
+  assert.equal((await batch("mbx_probed", read)).outcome, "committed", "a batch not so marked creates it");
+  const created = await batch("mbx_probed", read, { onlyIfCreated: true });
+  assert.equal(created.outcome, "committed", JSON.stringify(created));
+  assert.deepEqual(created.results[0].rows, [{ n: 0 }]);
 });
 
 test("a failing write guard rolls the whole batch back, answering SQLite's message naming its slot", async () => {

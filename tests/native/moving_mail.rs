@@ -26,7 +26,7 @@ use mailroom::testing::{SqliteDatabase, mail_tables};
 use serde_json::{Value, json};
 
 use crate::desk::{Desk, WORKS_AND_DECIDES};
-use crate::support::{World, text};
+use crate::support::{World, body, text};
 
 const SUPPORT: &str = "support@mailroom.test";
 const SALES: &str = "sales@mailroom.test";
@@ -285,6 +285,110 @@ fn a_mailbox_moved_a_page_at_a_time_is_row_for_row_what_d1_holds_of_it_searchabl
     assert_eq!(moved.database.snapshot(), before);
 }
 
+/// Every read of a mailbox's received messages, as `token`'s holder asks:
+/// the list (whole, and a page and the next), one message, its text, its
+/// HTML, its original and its file. Each answer and the round trips it took.
+fn message_reads(world: &World, mailbox: &str, with_file: &str, token: &str) -> Vec<(String, u16, Value, u32)> {
+    let messages = format!("/api/mailboxes/{mailbox}/messages");
+    let first_page = ok(world.call("GET", &format!("{messages}?limit=5"), Some(token), None));
+    let cursor = first_page["next_cursor"].as_str().expect("more than a page").to_string();
+    let message = format!("{messages}/{with_file}");
+    [
+        messages.clone(),
+        format!("{messages}?limit=5"),
+        format!("{messages}?limit=5&cursor={cursor}"),
+        message.clone(),
+        format!("{message}/body"),
+        format!("{message}/body?html=true"),
+        format!("{message}/original"),
+        format!("{message}/attachments/0"),
+    ]
+    .into_iter()
+    .map(|path| {
+        let response = world.call("GET", &path, Some(token), None);
+        let answer = serde_json::from_slice(&response.body).unwrap_or_else(|_| json!(response.body.len()));
+        (path, response.status, answer, response.round_trips)
+    })
+    .collect()
+}
+
+#[test]
+fn once_its_move_is_verified_a_mailbox_s_messages_are_read_from_its_own_database_and_answer_as_before() {
+    let desk = desk_with_mail();
+    let (world, support) = (&desk.world, desk.mailbox.as_str());
+    let sales = desk.mailbox_at(SALES).to_string();
+    let ben = desk.person("ben");
+    let with_file = world.deliver("multipart-attachment", SUPPORT);
+    world.grant_all(&ben.id, &["message.export"], support);
+    let moved_at = || {
+        world.node.database.peek(&format!("SELECT CAST(mail_moved_at AS TEXT) FROM mailboxes WHERE id = '{support}'"))
+    };
+    let before = message_reads(world, support, &with_file, &ben.token);
+    // Its own database is asked too, but a read makes none.
+    assert!(world.node.mailboxes.database(support).is_none(), "no read creates a mailbox's database");
+    // One round trip; two where the read of content is recorded in the chain.
+    let expected: Vec<u32> = before
+        .iter()
+        .map(|(path, ..)| if path.contains("/rcp_") && !path.ends_with(&with_file) { 2 } else { 1 })
+        .collect();
+    assert!(before.iter().all(|(_, status, ..)| *status == 200), "{before:?}");
+    assert_eq!(before.iter().map(|read| read.3).collect::<Vec<_>>(), expected);
+
+    move_whole(world, support);
+    assert_eq!(moved_at(), None, "a copy not yet verified is not read");
+    assert_eq!(message_reads(world, support, &with_file, &ben.token), before);
+    assert!(matches!(verify_whole(world, support), Verification::Verified { .. }));
+    assert!(moved_at().is_some(), "the verification moved the mailbox's reads");
+
+    // The same answers, each from the mailbox's own database, asked beside
+    // the checks on D1: the same round trips as before.
+    let asked_before = world.node.mailboxes.batches();
+    let after = message_reads(world, support, &with_file, &ben.token);
+    let answers = |reads: &[(String, u16, Value, u32)]| {
+        reads.iter().map(|(path, status, answer, _)| (path.clone(), *status, answer.clone())).collect::<Vec<_>>()
+    };
+    assert_eq!(answers(&after), answers(&before));
+    assert_eq!(after.iter().map(|read| read.3).collect::<Vec<_>>(), expected);
+    assert_eq!(
+        world.node.mailboxes.batches() - asked_before,
+        after.len() as u32 + 1,
+        "one batch each, and the cursor's"
+    );
+
+    // What D1 still holds of it is read by nothing; what its own database
+    // holds is what is answered.
+    world
+        .node
+        .database
+        .tamper(&format!("UPDATE receipts SET subject = 'Changed in D1' WHERE mailbox_id = '{support}'"));
+    world.node.database.tamper(&format!("DELETE FROM receipts WHERE id = '{with_file}'"));
+    assert_eq!(answers(&message_reads(world, support, &with_file, &ben.token)), answers(&before));
+    object(world, support)
+        .database
+        .tamper(&format!("UPDATE receipts SET subject = 'Changed in its own database' WHERE id = '{with_file}'"));
+    let message =
+        ok(world.call("GET", &format!("/api/mailboxes/{support}/messages/{with_file}"), Some(&ben.token), None));
+    assert_eq!(message["subject"], "Changed in its own database");
+
+    // Sales, not moved, is read from D1 in one round trip.
+    let listed = world.call("GET", &format!("/api/mailboxes/{sales}/messages"), Some(&ben.token), None);
+    assert_eq!((listed.status, listed.round_trips), (200, 1));
+    assert_eq!(body(&listed)["messages"][0]["subject"], "Invoice 9");
+
+    // A relation revoked stops the next call: the mailbox's answer is not
+    // handed over.
+    assert_eq!(world.revoke(&ben.id, "mailbox.content.read", support).status, 200);
+    let refused =
+        world.call("GET", &format!("/api/mailboxes/{support}/messages/{with_file}/body"), Some(&ben.token), None);
+    assert_eq!(refused.status, 403, "{}", text(&refused));
+    assert!(!text(&refused).contains("contract"), "{}", text(&refused));
+    assert_eq!(world.revoke(&ben.id, "mailbox.metadata.read", support).status, 200);
+    let refused = world.call("GET", &format!("/api/mailboxes/{support}/messages"), Some(&ben.token), None);
+    assert_eq!(refused.status, 403, "{}", text(&refused));
+    assert!(!text(&refused).contains("Invoice"), "{}", text(&refused));
+    assert_eq!(world.verify()["intact"], true);
+}
+
 #[test]
 fn a_page_sent_twice_rolls_back_whole_and_a_move_resumes_where_the_mailbox_says() {
     let desk = desk_with_mail();
@@ -433,6 +537,10 @@ impl MailboxStorage for Answering<'_> {
             inner: self.inner.of(mailbox_id),
             kept: Rc::clone(&self.kept),
         })
+    }
+
+    fn if_created(&self, _mailbox_id: &str) -> Rc<dyn Database> {
+        unreachable!("a move creates the mailbox's database it copies into")
     }
 }
 

@@ -12,7 +12,7 @@ use crate::core::events::{Event, Listening, Told, Topic};
 use crate::core::http::{Request, Response, Surface};
 use crate::core::node::Node;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{QueryResult, Statement};
+use crate::core::storage::{QueryResult, Statement, StorageError};
 use crate::core::timing::Phase;
 
 use super::note::AuditNote;
@@ -240,6 +240,27 @@ impl<'request> Context<'request> {
             self.refuse_undeclared_content(statements)?;
         }
         match self.work.read_in_mailboxes(reads, &mut self.note).await {
+            Ok(results) => Ok(results),
+            Err(error) => Err(self.refusal(error)),
+        }
+    }
+
+    /// `read` on D1 and, at the same time, `in_mailbox` in mailbox
+    /// `mailbox_id`'s own database if it was ever created (a read asked
+    /// before the checks pass creates none): one round trip's time, both
+    /// answered only once every check passed. The mailbox's answer is its
+    /// results, or why it has none (`mailbox_storage::NEVER_CREATED` for a
+    /// database never created), for the caller to weigh against what D1
+    /// says. Content is refused as for `read`.
+    pub async fn read_beside_mailbox(
+        &mut self,
+        on_d1: Vec<Statement>,
+        mailbox_id: &str,
+        in_mailbox: Vec<Statement>,
+    ) -> Result<(Vec<QueryResult>, Result<Vec<QueryResult>, StorageError>), Refusal> {
+        self.refuse_undeclared_content(&on_d1)?;
+        self.refuse_undeclared_content(&in_mailbox)?;
+        match self.work.read_beside_mailbox(on_d1, mailbox_id, in_mailbox, &mut self.note).await {
             Ok(results) => Ok(results),
             Err(error) => Err(self.refusal(error)),
         }

@@ -213,6 +213,31 @@ impl<'request> UnitOfWork<'request> {
         read.into_iter().map(|results| results.map_err(|error| WorkError::Internal(error.to_string()))).collect()
     }
 
+    /// Runs `on_d1` in the same round trip as every pending check and, at the
+    /// same time, `in_mailbox` in mailbox `mailbox_id`'s own database if that
+    /// database was ever created (never creating it, since the checks have not
+    /// passed yet); answers both only if every check passed: D1's results, and
+    /// the mailbox's or why it has none. One round trip's time.
+    pub(super) async fn read_beside_mailbox(
+        &mut self,
+        on_d1: Vec<Statement>,
+        mailbox_id: &str,
+        in_mailbox: Vec<Statement>,
+        note: &mut AuditNote,
+    ) -> Result<(Vec<QueryResult>, Result<Vec<QueryResult>, StorageError>), WorkError> {
+        let checks = std::mem::take(&mut self.pending_checks);
+        let mut batch: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
+        let handler_statements = on_d1.len();
+        batch.extend(on_d1);
+        let (on_d1, mut in_mailboxes) =
+            self.execute_beside(batch, vec![(self.mailboxes.if_created(mailbox_id), in_mailbox)]).await;
+        let mut results = on_d1.map_err(|error| WorkError::Internal(error.to_string()))?;
+        let handler_results = results.split_off(results.len() - handler_statements);
+        self.settle(checks, results, note)?;
+        let in_mailbox = in_mailboxes.pop().unwrap_or_else(|| Ok(Vec::new()));
+        Ok((handler_results, in_mailbox))
+    }
+
     /// Settles `checks` on their `results`, what a credential check proves
     /// going to `note`: the first that fails is this call's refusal.
     fn settle(

@@ -1,5 +1,6 @@
 //! The statements about mailboxes themselves: listing every one, finding one by
-//! address or id, creating and renaming one, and which ids name one.
+//! address or id, creating and renaming one, which ids name one, and where
+//! one's mail is read.
 
 use crate::core::storage::Statement;
 
@@ -30,6 +31,20 @@ pub(crate) fn mailbox_created(mailbox_id: &str, address: &str, display_name: &st
 /// Mailbox `mailbox_id` renamed.
 pub(crate) fn display_name_set(mailbox_id: &str, display_name: &str) -> Statement {
     Statement::new("UPDATE mailboxes SET display_name = ?2 WHERE id = ?1").bind(mailbox_id).bind(display_name)
+}
+
+/// Where mailbox `mailbox_id`'s mail is read: one column, `mail_moved_at`,
+/// null while it is in D1; no row for no mailbox.
+pub(crate) fn mail_moved(mailbox_id: &str) -> Statement {
+    Statement::new("SELECT mail_moved_at FROM mailboxes WHERE id = ?1").bind(mailbox_id)
+}
+
+/// Mailbox `mailbox_id`'s mail is read from its own database from `at` on;
+/// a mailbox whose mail moved already keeps the time it moved.
+pub(crate) fn mail_moved_now(mailbox_id: &str, at: i64) -> Statement {
+    Statement::new("UPDATE mailboxes SET mail_moved_at = ?2 WHERE id = ?1 AND mail_moved_at IS NULL")
+        .bind(mailbox_id)
+        .bind(at)
 }
 
 /// Which of `mailbox_ids` are mailboxes: one column, `id`.

@@ -1,0 +1,74 @@
+//! Where a mailbox's mail is read (decision 0040): in D1 until its move into
+//! the mailbox's own database is verified, and from then on in that database
+//! (`mailboxes.mail_moved_at`, set in the batch that records the verification).
+//!
+//! A route reads a mailbox's mail through `read`, in one round trip's time:
+//! D1 is asked, with the route's pending checks, where the mail is, any
+//! statements the route wants from the directory, and the mail statements
+//! (the whole read while a mailbox's mail is in D1, as before mail could
+//! move); at the same time the mailbox's own database is asked the mail
+//! statements, only if it was ever created, so a read asked before the
+//! checks pass makes no database for an id of the caller's choosing. Both
+//! answers are handed over only once the checks have passed, and D1's word
+//! on where the mail is picks one. Kept to one round trip so that a route
+//! that records its read in the audit chain stays within two. What D1 still
+//! holds of a moved mailbox's mail is read by nothing.
+//!
+//! Mail's writes do not follow yet: they go to D1 whatever this says, so no
+//! job moves a mailbox's mail until they do (the move is scheduled by
+//! nothing; decision 0040 orders what comes next).
+
+use crate::core::context::Context;
+use crate::core::refusal::Refusal;
+use crate::core::storage::{QueryResult, Statement};
+use crate::mail::store::mailboxes as store;
+
+/// Which database holds a mailbox's mail.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum MailStore {
+    /// The organisation's D1 database, where all mail was before it could move.
+    D1,
+    /// The mailbox's own database.
+    OwnDatabase,
+}
+
+/// What `read` found.
+#[derive(Debug)]
+pub struct MailRead {
+    /// Where the mailbox's mail was read.
+    pub store: MailStore,
+    /// The results of the statements asked of the directory, in order.
+    pub directory: Vec<QueryResult>,
+    /// The results of the mail statements, in order, from where the mail is.
+    pub mail: Vec<QueryResult>,
+}
+
+/// Reads `mail` (statements over the tables of mail) where mailbox
+/// `mailbox_id`'s mail is, and `directory` (statements over D1's own tables)
+/// in the round trip that decides where, with the route's pending checks.
+/// A mailbox that does not exist reads as one whose mail is in D1, where
+/// nothing of it is found.
+pub async fn read(
+    context: &mut Context<'_>,
+    mailbox_id: &str,
+    directory: Vec<Statement>,
+    mail: Vec<Statement>,
+) -> Result<MailRead, Refusal> {
+    let directory_count = directory.len();
+    let mut on_d1 = Vec::with_capacity(1 + directory_count + mail.len());
+    on_d1.push(store::mail_moved(mailbox_id));
+    on_d1.extend(directory);
+    on_d1.extend(mail.iter().cloned());
+    let (mut results, in_own_database) = context.read_beside_mailbox(on_d1, mailbox_id, mail).await?;
+    let mut directory = results.split_off(1);
+    let mail_in_d1 = directory.split_off(directory_count);
+    let moved = match results[0].first() {
+        Some(row) => row.optional_integer("mail_moved_at").map_err(|error| context.internal(error))?.is_some(),
+        None => false,
+    };
+    if !moved {
+        return Ok(MailRead { store: MailStore::D1, directory, mail: mail_in_d1 });
+    }
+    let mail = in_own_database.map_err(|error| context.internal(format!("mailbox {mailbox_id}'s mail: {error}")))?;
+    Ok(MailRead { store: MailStore::OwnDatabase, directory, mail })
+}
