@@ -9,8 +9,9 @@
 //! control (`sends`, with `outbound` writing the sealed message), each with its
 //! routes, its errors and their refusals; `message_ids` is the Message-ID syntax
 //! both directions hold to; `moving` copies a mailbox's mail out of D1 into its
-//! own database and verifies the copy, and `location` reads a mailbox's mail
-//! where it is, D1 or that database (decision 0040).
+//! own database and verifies the copy, `location` reads a mailbox's mail
+//! where it is, D1 or that database, and `names` reads from the directory the
+//! names of the people and agents it mentions (decision 0040).
 //!
 //! Other domains and the surfaces reach this one through the items re-exported
 //! here.
@@ -26,6 +27,7 @@ pub mod mailboxes;
 pub mod message_ids;
 pub mod messages;
 pub mod moving;
+pub mod names;
 pub mod outbound;
 pub mod search;
 pub mod sends;

@@ -285,15 +285,27 @@ fn a_mailbox_moved_a_page_at_a_time_is_row_for_row_what_d1_holds_of_it_searchabl
     assert_eq!(moved.database.snapshot(), before);
 }
 
-/// Every read of a mailbox's received messages, as `token`'s holder asks:
-/// the list (whole, and a page and the next), one message, its text, its
-/// HTML, its original and its file. Each answer and the round trips it took.
-fn message_reads(world: &World, mailbox: &str, with_file: &str, token: &str) -> Vec<(String, u16, Value, u32)> {
+/// Every read of a mailbox's conversations and received messages, as
+/// `token`'s holder asks: the conversations (filtered three ways) and one of
+/// them, with its sends; the messages (whole, and a page and the next), one
+/// message, its text, its HTML, its original and its file. Each answer and
+/// the round trips it took.
+fn message_reads(
+    world: &World,
+    (mailbox, conversation, with_file): (&str, &str, &str),
+    token: &str,
+) -> Vec<(String, u16, Value, u32)> {
     let messages = format!("/api/mailboxes/{mailbox}/messages");
     let first_page = ok(world.call("GET", &format!("{messages}?limit=5"), Some(token), None));
     let cursor = first_page["next_cursor"].as_str().expect("more than a page").to_string();
     let message = format!("{messages}/{with_file}");
+    let threads = format!("/api/mailboxes/{mailbox}/threads");
     [
+        threads.clone(),
+        format!("{threads}?label=vip"),
+        format!("{threads}?q=zeppelin"),
+        format!("{threads}?unread=true&status=waiting&limit=3"),
+        conversation.to_string(),
         messages.clone(),
         format!("{messages}?limit=5"),
         format!("{messages}?limit=5&cursor={cursor}"),
@@ -320,30 +332,38 @@ fn once_its_move_is_verified_a_mailbox_s_messages_are_read_from_its_own_database
     let ben = desk.person("ben");
     let with_file = world.deliver("multipart-attachment", SUPPORT);
     world.grant_all(&ben.id, &["message.export"], support);
+    let question = world.node.database.peek("SELECT id FROM receipts WHERE subject = 'Invoice 4471'").unwrap();
+    let assigned = json!({ "assignee": ben.id });
+    let conversation = world.thread_of(support, &question);
+    ok(world.call("PATCH", &conversation, Some(&ben.token), Some(assigned)));
+    let reading = (support, conversation.as_str(), with_file.as_str());
     let moved_at = || {
         world.node.database.peek(&format!("SELECT CAST(mail_moved_at AS TEXT) FROM mailboxes WHERE id = '{support}'"))
     };
-    let before = message_reads(world, support, &with_file, &ben.token);
+    let before = message_reads(world, reading, &ben.token);
     // Its own database is asked too, but a read makes none.
     assert!(world.node.mailboxes.database(support).is_none(), "no read creates a mailbox's database");
     // One round trip; two where the read of content is recorded in the chain.
     let expected: Vec<u32> = before
         .iter()
-        .map(|(path, ..)| if path.contains("/rcp_") && !path.ends_with(&with_file) { 2 } else { 1 })
+        .map(|(path, ..)| {
+            let recorded = path.contains("/threads") || (path.contains("/rcp_") && !path.ends_with(&with_file));
+            if recorded { 2 } else { 1 }
+        })
         .collect();
     assert!(before.iter().all(|(_, status, ..)| *status == 200), "{before:?}");
     assert_eq!(before.iter().map(|read| read.3).collect::<Vec<_>>(), expected);
 
     move_whole(world, support);
     assert_eq!(moved_at(), None, "a copy not yet verified is not read");
-    assert_eq!(message_reads(world, support, &with_file, &ben.token), before);
+    assert_eq!(message_reads(world, reading, &ben.token), before);
     assert!(matches!(verify_whole(world, support), Verification::Verified { .. }));
     assert!(moved_at().is_some(), "the verification moved the mailbox's reads");
 
     // The same answers, each from the mailbox's own database, asked beside
     // the checks on D1: the same round trips as before.
     let asked_before = world.node.mailboxes.batches();
-    let after = message_reads(world, support, &with_file, &ben.token);
+    let after = message_reads(world, reading, &ben.token);
     let answers = |reads: &[(String, u16, Value, u32)]| {
         reads.iter().map(|(path, status, answer, _)| (path.clone(), *status, answer.clone())).collect::<Vec<_>>()
     };
@@ -352,8 +372,19 @@ fn once_its_move_is_verified_a_mailbox_s_messages_are_read_from_its_own_database
     assert_eq!(
         world.node.mailboxes.batches() - asked_before,
         after.len() as u32 + 1,
-        "one batch each, and the cursor's"
+        "one batch each, and the first page's for the cursor"
     );
+    let conversation = &after[4].2;
+    assert_eq!(conversation["labels"], json!(["billing", "vip"]), "{conversation}");
+    assert_eq!(
+        (conversation["assignee"].as_str(), conversation["assignee_name"].as_str()),
+        (Some(ben.id.as_str()), Some("ben"))
+    );
+    let entries = conversation["entries"].as_array().unwrap();
+    let sent: Vec<&Value> = entries.iter().filter(|entry| entry["kind"] == "sent").collect();
+    assert_eq!(sent.len(), 1, "the submitted reply; the other draft is not in it: {conversation}");
+    assert_eq!(sent[0]["sent"]["author_name"], "ben");
+    assert_eq!(sent[0]["sent"]["mailbox_address"], SUPPORT);
 
     // What D1 still holds of it is read by nothing; what its own database
     // holds is what is answered.
@@ -362,7 +393,7 @@ fn once_its_move_is_verified_a_mailbox_s_messages_are_read_from_its_own_database
         .database
         .tamper(&format!("UPDATE receipts SET subject = 'Changed in D1' WHERE mailbox_id = '{support}'"));
     world.node.database.tamper(&format!("DELETE FROM receipts WHERE id = '{with_file}'"));
-    assert_eq!(answers(&message_reads(world, support, &with_file, &ben.token)), answers(&before));
+    assert_eq!(answers(&message_reads(world, reading, &ben.token)), answers(&before));
     object(world, support)
         .database
         .tamper(&format!("UPDATE receipts SET subject = 'Changed in its own database' WHERE id = '{with_file}'"));

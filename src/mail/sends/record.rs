@@ -15,8 +15,9 @@ use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of};
 use crate::core::paging;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{QueryResult, Statement};
+use crate::core::storage::{QueryResult, Statement, StorageError};
 use crate::core::time::rfc3339;
+use crate::mail::names::Names;
 use crate::mail::outbound::{Manifest, OutboundFile};
 
 /// The received message a send answers, from `DECISION_COLUMNS`' JSON.
@@ -257,9 +258,31 @@ pub fn in_thread(thread_id: &str, caller: &str) -> Statement {
     store::sends_in_thread(thread_id, caller)
 }
 
-/// The sends `in_thread` read, each with when it happened: sealed, submitted or
-/// begun.
-pub fn present_in_thread(result: &QueryResult) -> Result<Vec<(i64, Send)>, crate::core::storage::StorageError> {
-    let rows: Vec<SendRow> = result.decode_all()?;
-    Ok(rows.iter().map(|row| (row.sealed_at.or(row.submitted_at).unwrap_or(row.created_at), row.present())).collect())
+/// A conversation's sends as `in_thread` read them: what the mailbox holds,
+/// before the directory has named their authors and deciders.
+pub struct ThreadSends(Vec<SendRow>);
+
+impl ThreadSends {
+    pub fn read(result: &QueryResult) -> Result<ThreadSends, StorageError> {
+        Ok(ThreadSends(result.decode_all()?))
+    }
+
+    /// The people and agents they mention: their authors and deciders.
+    pub fn mentioned(&self) -> impl Iterator<Item = &str> {
+        self.0.iter().flat_map(|row| std::iter::once(row.author.as_str()).chain(row.decided_by.as_deref()))
+    }
+
+    /// Each, with when it happened (sealed, submitted or begun), named from
+    /// `names`, sent from the mailbox at `mailbox_address`.
+    pub fn present(self, names: &Names, mailbox_address: Option<&str>) -> Vec<(i64, Send)> {
+        self.0
+            .into_iter()
+            .map(|mut row| {
+                row.author_name = names.of_id(&row.author);
+                row.decided_by_name = row.decided_by.as_deref().and_then(|id| names.of_id(id));
+                row.mailbox_address = mailbox_address.map(str::to_string);
+                (row.sealed_at.or(row.submitted_at).unwrap_or(row.created_at), row.present())
+            })
+            .collect()
+    }
 }

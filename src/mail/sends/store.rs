@@ -30,15 +30,32 @@ macro_rules! files_of {
     };
 }
 
-const SEND_COLUMNS: &str = concat!(
-    "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.cc_json, s.subject, s.text, s.reply_to, \
+/// The columns of a send its mailbox holds (ids, never names): every
+/// `SendRow` field but the directory's (`SEND_COLUMNS` adds them) and a
+/// decision's.
+macro_rules! send_mail_columns {
+    () => {
+        concat!(
+            "s.id, s.mailbox_id, s.author, s.state, s.to_json, s.cc_json, s.subject, s.text, s.reply_to, \
      s.in_reply_to, s.references_json, s.created_at, s.updated_at, s.submitted_at, s.submitted_by, s.decided_at, \
      s.decided_by, s.refusal_reason, s.message_id, s.manifest_hash, s.sealed_at, s.dispatched_at, s.dispatch_error, \
      s.sealed_from_address, s.sealed_from_name, s.delivered_json, s.submitted_version, s.thread_id, \
      s.sent_message_ids_json, ",
-    files_of!("s.id"),
-    " AS attachments_json, \
-     (SELECT m.address FROM mailboxes m WHERE m.id = s.mailbox_id) AS mailbox_address, \
+            files_of!("s.id"),
+            " AS attachments_json"
+        )
+    };
+}
+
+/// A send's columns the mailbox holds, for a read its mailbox's own
+/// database can answer; the names are read from D1 apart (`mail::names`).
+const SEND_MAIL_COLUMNS: &str = send_mail_columns!();
+
+/// A send's columns with what the directory says of it: its mailbox's
+/// address, its author's name and its decider's.
+const SEND_COLUMNS: &str = concat!(
+    send_mail_columns!(),
+    ", (SELECT m.address FROM mailboxes m WHERE m.id = s.mailbox_id) AS mailbox_address, \
      COALESCE((SELECT p.name FROM people p WHERE p.id = s.author), (SELECT a.name FROM agents a WHERE a.id = s.author)) \
        AS author_name, \
      (SELECT p.name FROM people p WHERE p.id = s.decided_by) AS decided_by_name"
@@ -227,16 +244,15 @@ pub(super) fn approval_queue(
 
 /// The sends of conversation `thread_id` that `caller` may see: everything but
 /// other people's drafts, in the order they happened (`SendRow`s).
+/// Only what the mailbox holds of them: the names are read apart.
 pub(super) fn sends_in_thread(thread_id: &str, caller: &str) -> Statement {
-    spans_stores(
-        Statement::new(format!(
-            "SELECT {SEND_COLUMNS} FROM sends s WHERE s.thread_id = ?1 AND (s.state != ?3 OR s.author = ?2) \
+    Statement::new(format!(
+        "SELECT {SEND_MAIL_COLUMNS} FROM sends s WHERE s.thread_id = ?1 AND (s.state != ?3 OR s.author = ?2) \
          ORDER BY COALESCE(s.sealed_at, s.submitted_at, s.created_at), s.id"
-        ))
-        .bind(thread_id)
-        .bind(caller)
-        .bind(SendState::Draft.name()),
-    )
+    ))
+    .bind(thread_id)
+    .bind(caller)
+    .bind(SendState::Draft.name())
 }
 
 /// The address of mailbox `mailbox_id` and the name of `writer` (a person or

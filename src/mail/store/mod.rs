@@ -2,7 +2,8 @@
 //! writes and what it reads first (`inbound`), the mailboxes (`mailboxes`),
 //! reading received mail (`messages`), searching it and selecting what an
 //! export copies (`search`), deleting it (`deletion`), and moving a
-//! mailbox's mail out of D1 into its own database (`moving`). The
+//! mailbox's mail out of D1 into its own database (`moving`), and the names
+//! of the people and agents mail mentions by id (`names`). The
 //! sub-domains with more of their own (`threads`, `sends`, `butlers`) keep
 //! theirs beside them. Private to mail: other domains reach these tables
 //! through mail's re-exported functions.
@@ -12,4 +13,5 @@ pub(super) mod inbound;
 pub(super) mod mailboxes;
 pub(super) mod messages;
 pub(super) mod moving;
+pub(super) mod names;
 pub(super) mod search;

@@ -23,8 +23,11 @@ use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{QueryResult, Statement};
 use crate::core::time::rfc3339;
+use crate::mail::names::Names;
 use crate::mail::search::fts_query;
-use crate::mail::{sends, trust};
+use crate::mail::sends::{self, ThreadSends};
+use crate::mail::store::mailboxes;
+use crate::mail::{location, trust};
 use crate::notifications::{self, Addressee, Notice};
 
 use super::errors::ThreadError;
@@ -89,13 +92,23 @@ fn holder(context: &Context<'_>) -> Result<Holder, Refusal> {
     holder_of(context.caller(), context.now_ms()).ok_or_else(Refusal::internal)
 }
 
-/// The path's conversation, with the caller's relations on its mailbox; refuses
-/// one that is not in the path's mailbox.
+/// The path's conversation, read where its mailbox's mail is, with the
+/// caller's relations on the mailbox and the results of `directory` (read on
+/// D1) and `mail` (read beside it); refuses one that is not in the path's
+/// mailbox. Its assignee is not yet named (`name_everyone`).
+struct TheThread {
+    row: SummaryRow,
+    held: Vec<String>,
+    directory: Vec<QueryResult>,
+    mail: Vec<QueryResult>,
+}
+
 async fn the_thread(
     context: &mut Context<'_>,
     with_snippet: bool,
-    extra: Vec<Statement>,
-) -> Result<(SummaryRow, Vec<String>, Vec<QueryResult>), Refusal> {
+    directory: Vec<Statement>,
+    mail: Vec<Statement>,
+) -> Result<TheThread, Refusal> {
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
     let thread_id = context.path(PathParameter::ThreadId)?.to_string();
     context.audit_object(thread_id.clone());
@@ -103,15 +116,35 @@ async fn the_thread(
         return Err(ThreadError::NoSuchThread { id: thread_id }.into());
     }
     let thread = store::thread(&caller_id(context)?, &thread_id, &mailbox_id, with_snippet);
-    let mut statements = vec![thread, tuples::relations_on(&holder(context)?, &mailbox_id)];
-    statements.extend(extra);
-    let mut results = context.read(statements).await?;
-    let rest = results.split_off(2);
-    let row: SummaryRow = match results[0].first() {
+    let directory = [vec![tuples::relations_on(&holder(context)?, &mailbox_id)], directory].concat();
+    let read = location::read(context, &mailbox_id, directory, [vec![thread], mail].concat()).await?;
+    let (mut directory, mut mail) = (read.directory, read.mail);
+    let (held, thread) = (directory.remove(0), mail.remove(0));
+    let row: SummaryRow = match thread.first() {
         Some(row) => row.decode().map_err(|error| context.internal(error))?,
         None => return Err(ThreadError::NoSuchThread { id: thread_id }.into()),
     };
-    Ok((row, held_relations(&results[1]), rest))
+    Ok(TheThread { row, held: held_relations(&held), directory, mail })
+}
+
+/// Commits the call, reading in the same batch the names of the assignees of
+/// `rows` and of everyone in `also` (a mailbox's rows hold ids; the directory
+/// has the names): the names, each row's assignee named.
+async fn name_everyone<'a>(
+    context: &mut Context<'_>,
+    rows: &mut [SummaryRow],
+    also: impl IntoIterator<Item = &'a str>,
+) -> Result<Names, Refusal> {
+    let mut mentioned: Vec<String> = also.into_iter().map(str::to_string).collect();
+    mentioned.extend(rows.iter().filter_map(|row| row.assignee.clone()));
+    let wanted = Names::of(mentioned.iter().map(String::as_str));
+    let [names] = <[QueryResult; 1]>::try_from(context.read_as_it_commits(vec![wanted]).await?)
+        .map_err(|_| Refusal::internal())?;
+    let names = Names::read(&names).map_err(|error| context.internal(error))?;
+    for row in rows.iter_mut() {
+        row.assignee_name = row.assignee.as_deref().and_then(|id| names.of_id(id));
+    }
+    Ok(names)
 }
 
 /// `GET /api/mailboxes/:mailboxId/threads`.
@@ -148,11 +181,14 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
     let filter = ThreadFilter { status, assignee, label, unread, words: search };
     let statement = store::page(&caller, &mailbox_id, filter, before_at, &before_id, limit);
-    let [held, threads] = context.read_array([tuples::relations_on(&holder(context)?, &mailbox_id), statement]).await?;
-    let reads_content = holds(&held_relations(&held), Relation::MailboxContentRead);
+    let held = tuples::relations_on(&holder(context)?, &mailbox_id);
+    let read = location::read(context, &mailbox_id, vec![held], vec![statement]).await?;
+    let (held, threads) = read.directory.first().zip(read.mail.first()).ok_or_else(Refusal::internal)?;
+    let reads_content = holds(&held_relations(held), Relation::MailboxContentRead);
     let mut rows: Vec<SummaryRow> = threads.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut rows, limit, |row| (row.last_activity_at, &row.id));
     context.audit_detail(serde_json::json!({ "mailbox": mailbox_id, "snippets": reads_content }));
+    name_everyone(context, &mut rows, []).await?;
     Ok(context.json(&ThreadPage {
         threads: rows.iter().map(|row| row.present(reads_content)).collect(),
         next_cursor,
@@ -167,7 +203,12 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let caller = caller_id(context)?;
     let received = store::received_in(&thread_id);
     let sent = sends::in_thread(&thread_id, &caller);
-    let (row, held, results) = the_thread(context, true, vec![received, sent]).await?;
+    let mailbox = mailboxes::mailbox(context.path(PathParameter::MailboxId)?);
+    let TheThread { mut row, held, directory, mail: results } =
+        the_thread(context, true, vec![mailbox], vec![received, sent]).await?;
+    let mailbox_address = directory[0].first().and_then(|mailbox| mailbox.text("address").ok());
+    let sent = ThreadSends::read(&results[1]).map_err(|error| context.internal(error))?;
+    let names = name_everyone(context, std::slice::from_mut(&mut row), sent.mentioned()).await?;
     let reads_content = holds(&held, Relation::MailboxContentRead);
     // Outbound text is the mailbox's own mail: shown to whoever reads its content,
     // writes from it or decides on what it sends.
@@ -206,8 +247,7 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
         })
         .collect();
     if sees_sends {
-        let sent = sends::present_in_thread(&results[1]).map_err(|error| context.internal(error))?;
-        entries.extend(sent.into_iter().map(|(at, send)| {
+        entries.extend(sent.present(&names, mailbox_address.as_deref()).into_iter().map(|(at, send)| {
             (at, ThreadEntry { kind: ThreadEntryKind::Sent, received: None, sent: Some(Box::new(send)) })
         }));
     }
@@ -248,7 +288,7 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         extra.push(tuples::holds(&Holder::of_actor(id, context.now_ms()), Relation::SendPropose, &mailbox_id));
         extra.push(store::live_name_of(id));
     }
-    let (mut row, _, results) = the_thread(context, false, extra).await?;
+    let TheThread { mut row, directory: results, .. } = the_thread(context, false, extra, Vec::new()).await?;
     let previous_assignee = row.assignee.clone();
     if let Some(id) = assignee.as_deref().filter(|id| !id.is_empty()) {
         let name = results[1].first().and_then(|name| name.optional_text("name").ok().flatten());
@@ -312,6 +352,7 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "added_labels": added,
         "removed_labels": removed,
     }));
+    name_everyone(context, std::slice::from_mut(&mut row), []).await?;
     Ok(context.json(&row.present(false)))
 }
 
@@ -338,20 +379,22 @@ fn labels_in(labels: Option<&[String]>, field: &str) -> Result<Vec<String>, Refu
 /// `PUT /api/mailboxes/:mailboxId/threads/:threadId/read`.
 pub async fn mark_read(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let caller = caller_id(context)?;
-    let (mut row, _, _) = the_thread(context, false, Vec::new()).await?;
+    let TheThread { mut row, .. } = the_thread(context, false, Vec::new(), Vec::new()).await?;
     // Read up to the latest message received when the caller asked, even if
     // another lands before this commits: that one stays unread.
     let read_up_to = row.last_received_at.unwrap_or(0);
     context.write(store::read_up_to(&row.id, &caller, read_up_to));
     row.read_up_to = Some(read_up_to);
+    name_everyone(context, std::slice::from_mut(&mut row), []).await?;
     Ok(context.json(&row.present(false)))
 }
 
 /// `DELETE /api/mailboxes/:mailboxId/threads/:threadId/read`.
 pub async fn mark_unread(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let caller = caller_id(context)?;
-    let (mut row, _, _) = the_thread(context, false, Vec::new()).await?;
+    let TheThread { mut row, .. } = the_thread(context, false, Vec::new(), Vec::new()).await?;
     context.write(store::unread(&row.id, &caller));
     row.read_up_to = None;
+    name_everyone(context, std::slice::from_mut(&mut row), []).await?;
     Ok(context.json(&row.present(false)))
 }

@@ -255,8 +255,6 @@ pub(super) fn label_removed(thread_id: &str, label: &str) -> Statement {
 /// and whether any of its senders was unauthenticated. Never content.
 const SUMMARY_COLUMNS: &str = "t.id, t.mailbox_id, t.subject, t.status, t.assignee, t.last_activity_at, \
      t.last_received_at, t.received_count, t.sent_count, \
-     COALESCE((SELECT p.name FROM people p WHERE p.id = t.assignee), (SELECT a.name FROM agents a WHERE a.id = t.assignee)) \
-       AS assignee_name, \
      (SELECT rd.read_up_to FROM mail_thread_reads rd WHERE rd.thread_id = t.id AND rd.reader = ?1) AS read_up_to, \
      (SELECT json_group_array(json_object('address', x.address, 'name', x.name)) FROM \
         (SELECT max(r.from_address) AS address, max(r.from_name) AS name FROM receipts r \
@@ -277,6 +275,8 @@ pub(super) struct SummaryRow {
     pub(super) subject: String,
     pub(super) status: ThreadStatus,
     pub(super) assignee: Option<String>,
+    /// The assignee's name, from the directory (`names_of`), not the mailbox.
+    #[serde(default)]
     pub(super) assignee_name: Option<String>,
     pub(super) last_activity_at: i64,
     pub(super) last_received_at: Option<i64>,
@@ -294,14 +294,12 @@ pub(super) struct SummaryRow {
 /// `SummaryRow`), with the text its snippet is cut from when asked.
 pub(super) fn thread(caller: &str, thread_id: &str, mailbox_id: &str, with_snippet: bool) -> Statement {
     let snippet = if with_snippet { format!(", {SNIPPET_COLUMN}") } else { String::new() };
-    spans_stores(
-        Statement::new(format!(
-            "SELECT {SUMMARY_COLUMNS}{snippet} FROM mail_threads t WHERE t.id = ?2 AND t.mailbox_id = ?3"
-        ))
-        .bind(caller)
-        .bind(thread_id)
-        .bind(mailbox_id),
-    )
+    Statement::new(format!(
+        "SELECT {SUMMARY_COLUMNS}{snippet} FROM mail_threads t WHERE t.id = ?2 AND t.mailbox_id = ?3"
+    ))
+    .bind(caller)
+    .bind(thread_id)
+    .bind(mailbox_id)
 }
 
 /// What a list of a mailbox's conversations is narrowed by.
@@ -373,7 +371,7 @@ pub(super) fn page(
     conditions
         .push(format!("(t.last_activity_at < {at} OR (t.last_activity_at = {at} AND ({id} = '' OR t.id < {id})))"));
     let page = placeholder(&mut parameters, (limit + 1).into());
-    spans_stores(Statement {
+    Statement {
         sql: format!(
             "SELECT {SUMMARY_COLUMNS}, {SNIPPET_COLUMN} FROM mail_threads t WHERE {} \
              ORDER BY t.last_activity_at DESC, t.id DESC LIMIT {page}",
@@ -381,7 +379,7 @@ pub(super) fn page(
         )
         .into(),
         parameters,
-    })
+    }
 }
 
 #[derive(Deserialize)]
