@@ -127,7 +127,7 @@ fn move_once(world: &World, mailbox: &str, round_trips: u32) -> MoveProgress {
 }
 
 /// Moves `mailbox` a page per call until it is finished: the calls it took.
-fn move_whole(world: &World, mailbox: &str) -> u32 {
+pub(crate) fn move_whole(world: &World, mailbox: &str) -> u32 {
     for call in 1..=200 {
         let progress = move_once(world, mailbox, ONE_PAGE);
         assert!(progress.round_trips <= ONE_PAGE, "{progress:?}");
@@ -151,7 +151,7 @@ fn verify_once(world: &World, mailbox: &str, round_trips: u32) -> Verification {
 }
 
 /// Verifies `mailbox` a page per call until it concludes.
-fn verify_whole(world: &World, mailbox: &str) -> Verification {
+pub(crate) fn verify_whole(world: &World, mailbox: &str) -> Verification {
     for _ in 0..400 {
         match verify_once(world, mailbox, ONE_CHECK) {
             Verification::Unfinished { pages } => assert_eq!(pages, 1),
