@@ -14,9 +14,12 @@
 //! that records its read in the audit chain stays within two. What D1 still
 //! holds of a moved mailbox's mail is read by nothing.
 //!
-//! Mail's writes do not follow yet: they go to D1 whatever this says, so no
-//! job moves a mailbox's mail until they do (the move is scheduled by
-//! nothing; decision 0040 orders what comes next).
+//! A route that changes a mailbox's mail writes it through `write`, where its
+//! read found the mail: in a mailbox's own database the change commits with
+//! the call's entry in the mailbox's segment of the chain. Most of mail's
+//! writes do not follow yet (they go to D1 whatever this says), so no job
+//! moves a mailbox's mail until they do (the move is scheduled by nothing;
+//! decision 0040 orders what comes next).
 
 use crate::core::context::Context;
 use crate::core::refusal::Refusal;
@@ -71,4 +74,22 @@ pub async fn read(
     }
     let mail = in_own_database.map_err(|error| context.internal(format!("mailbox {mailbox_id}'s mail: {error}")))?;
     Ok(MailRead { store: MailStore::OwnDatabase, directory, mail })
+}
+
+/// Queues `statement`, a change of mailbox `mailbox_id`'s mail, for where a
+/// read found its mail (`store`): D1, or the mailbox's own database, where
+/// it commits with the call's entry in the mailbox's segment of the chain.
+pub fn write(
+    context: &mut Context<'_>,
+    store: MailStore,
+    mailbox_id: &str,
+    statement: Statement,
+) -> Result<(), Refusal> {
+    match store {
+        MailStore::D1 => {
+            context.write(statement);
+            Ok(())
+        }
+        MailStore::OwnDatabase => context.write_in_mailbox(mailbox_id, statement),
+    }
 }

@@ -374,15 +374,12 @@ fn once_its_move_is_verified_a_mailbox_s_messages_are_read_from_its_own_database
         after.len() as u32 + 1,
         "one batch each, and the first page's for the cursor"
     );
-    let conversation = &after[4].2;
-    assert_eq!(conversation["labels"], json!(["billing", "vip"]), "{conversation}");
-    assert_eq!(
-        (conversation["assignee"].as_str(), conversation["assignee_name"].as_str()),
-        (Some(ben.id.as_str()), Some("ben"))
-    );
-    let entries = conversation["entries"].as_array().unwrap();
+    let shown = &after[4].2;
+    assert_eq!(shown["labels"], json!(["billing", "vip"]), "{shown}");
+    assert_eq!((shown["assignee"].as_str(), shown["assignee_name"].as_str()), (Some(ben.id.as_str()), Some("ben")));
+    let entries = shown["entries"].as_array().unwrap();
     let sent: Vec<&Value> = entries.iter().filter(|entry| entry["kind"] == "sent").collect();
-    assert_eq!(sent.len(), 1, "the submitted reply; the other draft is not in it: {conversation}");
+    assert_eq!(sent.len(), 1, "the submitted reply; the other draft is not in it: {shown}");
     assert_eq!(sent[0]["sent"]["author_name"], "ben");
     assert_eq!(sent[0]["sent"]["mailbox_address"], SUPPORT);
 
@@ -405,6 +402,37 @@ fn once_its_move_is_verified_a_mailbox_s_messages_are_read_from_its_own_database
     let listed = world.call("GET", &format!("/api/mailboxes/{sales}/messages"), Some(&ben.token), None);
     assert_eq!((listed.status, listed.round_trips), (200, 1));
     assert_eq!(body(&listed)["messages"][0]["subject"], "Invoice 9");
+
+    // A change that follows the mail (marking a conversation unread, then
+    // read) commits in the mailbox's own database with its entry in the
+    // mailbox's segment of the chain, in the same round trips, and D1's copy
+    // is left as it was.
+    let object = object(world, support);
+    let reads_in = |database: &SqliteDatabase| {
+        database.count(&format!("SELECT count(*) FROM mail_thread_reads WHERE reader = '{}'", ben.id))
+    };
+    let d1_reads = reads_in(&world.node.database);
+    let unread = world.call("DELETE", &format!("{conversation}/read"), Some(&ben.token), None);
+    assert_eq!((unread.status, unread.round_trips), (200, 2), "{}", text(&unread));
+    assert_eq!((body(&unread)["unread"].as_bool(), body(&unread)["assignee_name"].as_str()), (Some(true), Some("ben")));
+    assert_eq!((reads_in(&object.database), reads_in(&world.node.database)), (0, d1_reads));
+    let listed =
+        ok(world.call("GET", &format!("/api/mailboxes/{support}/threads?unread=true"), Some(&ben.token), None));
+    assert!(
+        listed["threads"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|thread| conversation.ends_with(thread["id"].as_str().unwrap()))
+    );
+    let read = ok(world.call("PUT", &format!("{conversation}/read"), Some(&ben.token), None));
+    assert_eq!(read["unread"], false);
+    assert_eq!(reads_in(&object.database), 1);
+    let segment = object.database.rows("SELECT action, actor FROM audit_entries ORDER BY seq");
+    assert_eq!(segment, [["mark_thread_unread", ben.id.as_str()], ["mark_thread_read", ben.id.as_str()]]);
+    world.node.maintain();
+    let walked = body(&world.admin("GET", &format!("/api/audit/verify?mailbox_id={support}"), None));
+    assert_eq!((walked["intact"].clone(), walked["checked"].clone()), (json!(true), json!(2)), "{walked}");
 
     // A relation revoked stops the next call: the mailbox's answer is not
     // handed over.

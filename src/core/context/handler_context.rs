@@ -357,12 +357,21 @@ impl<'request> Context<'request> {
         Ok(self.work.take_write_results())
     }
 
-    /// Commits like `commit_now`, running `statements` on D1 in the same batch,
-    /// and answers their results: for a call that is recorded in the chain, and
-    /// so commits anyway, a read that must follow another's answer (the names
-    /// of the people a mailbox's rows mention, once the mailbox has answered)
-    /// costs no round trip of its own. The call's outcome is then a success.
+    /// Commits like `commit_now`, running `statements` on D1 in the same batch
+    /// (or, for a call that changes a mailbox's database, on D1 at the same
+    /// time), and answers their results: for a call that is recorded in the
+    /// chain, and so commits anyway, a read that must follow another's answer
+    /// (the names of the people a mailbox's rows mention, once the mailbox has
+    /// answered) costs no round trip of its own. The call's outcome is then a
+    /// success.
     pub async fn read_as_it_commits(&mut self, statements: Vec<Statement>) -> Result<Vec<QueryResult>, Refusal> {
+        if self.work.writes_in_a_mailbox() {
+            // A mailbox's database shares no transaction with D1: the read goes
+            // to D1 at the same time as the commit goes to the mailbox.
+            self.work.read_beside_commit(statements);
+            self.commit_now().await?;
+            return Ok(self.work.take_beside_results());
+        }
         let asked = statements.len();
         for statement in statements {
             self.work.write(statement);

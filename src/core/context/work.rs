@@ -104,6 +104,10 @@ pub struct UnitOfWork<'request> {
     mailbox_writes: Option<(String, Rc<dyn Database>, Vec<Statement>)>,
     /// Round trips to mailboxes' databases that did not travel beside one to D1.
     mailbox_round_trips: u32,
+    /// Reads on D1 to run beside a commit in a mailbox's database, and what
+    /// they answered (`read_beside_commit`).
+    beside_commit: Vec<Statement>,
+    beside_results: Vec<QueryResult>,
     /// The mailbox whose segment a commit appended an entry to.
     appended_segment: Option<String>,
 }
@@ -140,6 +144,8 @@ impl<'request> UnitOfWork<'request> {
             mailboxes: node.mailboxes,
             mailbox_writes: None,
             mailbox_round_trips: 0,
+            beside_commit: Vec::new(),
+            beside_results: Vec::new(),
             appended_segment: None,
         }
     }
@@ -406,6 +412,22 @@ impl<'request> UnitOfWork<'request> {
         self.appended
     }
 
+    /// Whether the call's writes go to a mailbox's database.
+    pub(super) fn writes_in_a_mailbox(&self) -> bool {
+        self.mailbox_writes.is_some()
+    }
+
+    /// Queues `statements` to read on D1 at the same time as the commit in the
+    /// mailbox's database: one round trip's time for both.
+    pub(super) fn read_beside_commit(&mut self, statements: Vec<Statement>) {
+        self.beside_commit.extend(statements);
+    }
+
+    /// What the reads beside the commit answered.
+    pub(super) fn take_beside_results(&mut self) -> Vec<QueryResult> {
+        std::mem::take(&mut self.beside_results)
+    }
+
     pub(super) fn take_write_results(&mut self) -> Vec<QueryResult> {
         std::mem::take(&mut self.write_results)
     }
@@ -503,10 +525,20 @@ impl<'request> UnitOfWork<'request> {
             let entry = record(&outcome);
             batch.push(self.ledger.append_to_mailbox(mailbox_id, &entry));
             self.commit_attempts += 1;
-            let (_, mut committed) = self.execute_beside(Vec::new(), vec![(Rc::clone(&database), batch)]).await;
+            // Reads beside travel with the first attempt only: a refusal's
+            // entry, committed on its own, answers nothing of them.
+            let beside = std::mem::take(&mut self.beside_commit);
+            let (read, mut committed) = self.execute_beside(beside, vec![(Rc::clone(&database), batch)]).await;
             let committed = committed.pop().unwrap_or_else(|| Err(StorageError::Backend("no answer".into())));
             match committed {
                 Ok(mut results) => {
+                    match read {
+                        Ok(read) => self.beside_results = read,
+                        Err(error) => {
+                            decided = Err(WorkError::Internal(format!("a read beside the commit: {error}")));
+                            break;
+                        }
+                    }
                     if outcome.is_ok() {
                         self.write_results = results.drain(..writes.len().min(results.len())).collect();
                         let told = self.told_of(&entry);

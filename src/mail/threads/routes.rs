@@ -23,11 +23,12 @@ use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::{QueryResult, Statement};
 use crate::core::time::rfc3339;
+use crate::mail::location::{self, MailStore};
 use crate::mail::names::Names;
 use crate::mail::search::fts_query;
 use crate::mail::sends::{self, ThreadSends};
 use crate::mail::store::mailboxes;
-use crate::mail::{location, trust};
+use crate::mail::trust;
 use crate::notifications::{self, Addressee, Notice};
 
 use super::errors::ThreadError;
@@ -97,6 +98,8 @@ fn holder(context: &Context<'_>) -> Result<Holder, Refusal> {
 /// D1) and `mail` (read beside it); refuses one that is not in the path's
 /// mailbox. Its assignee is not yet named (`name_everyone`).
 struct TheThread {
+    /// Where its mailbox's mail is.
+    store: MailStore,
     row: SummaryRow,
     held: Vec<String>,
     directory: Vec<QueryResult>,
@@ -118,13 +121,13 @@ async fn the_thread(
     let thread = store::thread(&caller_id(context)?, &thread_id, &mailbox_id, with_snippet);
     let directory = [vec![tuples::relations_on(&holder(context)?, &mailbox_id)], directory].concat();
     let read = location::read(context, &mailbox_id, directory, [vec![thread], mail].concat()).await?;
-    let (mut directory, mut mail) = (read.directory, read.mail);
+    let (store, mut directory, mut mail) = (read.store, read.directory, read.mail);
     let (held, thread) = (directory.remove(0), mail.remove(0));
     let row: SummaryRow = match thread.first() {
         Some(row) => row.decode().map_err(|error| context.internal(error))?,
         None => return Err(ThreadError::NoSuchThread { id: thread_id }.into()),
     };
-    Ok(TheThread { row, held: held_relations(&held), directory, mail })
+    Ok(TheThread { store, row, held: held_relations(&held), directory, mail })
 }
 
 /// Commits the call, reading in the same batch the names of the assignees of
@@ -204,7 +207,7 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let received = store::received_in(&thread_id);
     let sent = sends::in_thread(&thread_id, &caller);
     let mailbox = mailboxes::mailbox(context.path(PathParameter::MailboxId)?);
-    let TheThread { mut row, held, directory, mail: results } =
+    let TheThread { mut row, held, directory, mail: results, .. } =
         the_thread(context, true, vec![mailbox], vec![received, sent]).await?;
     let mailbox_address = directory[0].first().and_then(|mailbox| mailbox.text("address").ok());
     let sent = ThreadSends::read(&results[1]).map_err(|error| context.internal(error))?;
@@ -379,11 +382,11 @@ fn labels_in(labels: Option<&[String]>, field: &str) -> Result<Vec<String>, Refu
 /// `PUT /api/mailboxes/:mailboxId/threads/:threadId/read`.
 pub async fn mark_read(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let caller = caller_id(context)?;
-    let TheThread { mut row, .. } = the_thread(context, false, Vec::new(), Vec::new()).await?;
+    let TheThread { store: mail, mut row, .. } = the_thread(context, false, Vec::new(), Vec::new()).await?;
     // Read up to the latest message received when the caller asked, even if
     // another lands before this commits: that one stays unread.
     let read_up_to = row.last_received_at.unwrap_or(0);
-    context.write(store::read_up_to(&row.id, &caller, read_up_to));
+    location::write(context, mail, &row.mailbox_id, store::read_up_to(&row.id, &caller, read_up_to))?;
     row.read_up_to = Some(read_up_to);
     name_everyone(context, std::slice::from_mut(&mut row), []).await?;
     Ok(context.json(&row.present(false)))
@@ -392,8 +395,8 @@ pub async fn mark_read(context: &mut Context<'_>) -> Result<Response, Refusal> {
 /// `DELETE /api/mailboxes/:mailboxId/threads/:threadId/read`.
 pub async fn mark_unread(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let caller = caller_id(context)?;
-    let TheThread { mut row, .. } = the_thread(context, false, Vec::new(), Vec::new()).await?;
-    context.write(store::unread(&row.id, &caller));
+    let TheThread { store: mail, mut row, .. } = the_thread(context, false, Vec::new(), Vec::new()).await?;
+    location::write(context, mail, &row.mailbox_id, store::unread(&row.id, &caller))?;
     row.read_up_to = None;
     name_everyone(context, std::slice::from_mut(&mut row), []).await?;
     Ok(context.json(&row.present(false)))
