@@ -93,3 +93,34 @@ pub fn write(
         MailStore::OwnDatabase => context.write_in_mailbox(mailbox_id, statement),
     }
 }
+
+/// `write` for a change that must change exactly one row, or the whole
+/// commit is refused with `refusal`.
+pub fn write_changing_one_row(
+    context: &mut Context<'_>,
+    store: MailStore,
+    mailbox_id: &str,
+    statement: Statement,
+    refusal: impl Into<Refusal>,
+) -> Result<(), Refusal> {
+    match store {
+        MailStore::D1 => {
+            context.write_changing_one_row(statement, refusal);
+            Ok(())
+        }
+        MailStore::OwnDatabase => context.write_in_mailbox_changing_one_row(mailbox_id, statement, refusal),
+    }
+}
+
+/// Queues `statement`, a change of D1 that follows a change of mailbox
+/// `store`'s mail (a notice in someone's feed): in D1's transaction while the
+/// mail is there, and after the answer once it is in the mailbox's own
+/// database, which shares no transaction with D1, and only if the change it
+/// follows committed; so it is written at most once, never for a change
+/// refused.
+pub fn write_after(context: &mut Context<'_>, store: MailStore, statement: Statement) {
+    match store {
+        MailStore::D1 => context.write(statement),
+        MailStore::OwnDatabase => context.defer_write_on_success(statement),
+    }
+}

@@ -104,10 +104,13 @@ fn a_change_of_a_mailbox_commits_there_with_its_entry_in_the_mailboxs_segment() 
     .unwrap();
     assert_eq!(count.first().unwrap().integer("n").unwrap(), 0);
     context.write_in_mailbox(&mailbox, Statement::new("INSERT INTO notes (id, body) VALUES ('a', 'kept')")).unwrap();
+    let follows = Statement::new("UPDATE people SET name = name WHERE id = 'follows the change'");
+    context.defer_write_on_success(follows.clone());
     let answer = context.json(&serde_json::json!({ "ok": true }));
     let response = world.node.run(context.finish(Ok(answer)));
 
     assert_eq!(response.status, 200);
+    assert_eq!(response.deferred.first(), Some(&follows), "what follows the change on D1 is written after the answer");
     assert_eq!(response.round_trips, 2, "the read beside the checks, then the commit");
     assert_eq!(response.seal_segment.as_deref(), Some(mailbox.as_str()), "the segment is sealed after the answer");
     assert!(!response.seal_chain, "nothing was appended to D1's chain");
@@ -166,9 +169,11 @@ fn a_guard_refuses_in_the_mailbox_applying_nothing_and_recording_the_refusal_the
     context.write_in_mailbox(&mailbox, Statement::new("INSERT INTO notes (id, body) VALUES ('a', 'never')")).unwrap();
     // Evaluated after the write, in the mailbox's database: there is now a note, so it fails.
     context.guard(Statement::new("NOT EXISTS (SELECT 1 FROM notes)"), Refusal::not_found("conversation", THREAD));
+    context.defer_write_on_success(Statement::new("UPDATE people SET name = name WHERE id = 'never'"));
     let answer = context.json(&serde_json::json!({ "ok": true }));
     let response = world.node.run(context.finish(Ok(answer)));
     assert_eq!(response.status, 404, "the guard's own refusal: {}", String::from_utf8_lossy(&response.body));
+    assert!(response.deferred.is_empty(), "nothing follows a change refused: {:?}", response.deferred);
     let database = world.node.mailboxes.database(&mailbox).unwrap();
     assert_eq!(database.database.count("SELECT COUNT(*) FROM notes"), 0, "nothing applied");
     assert_eq!(segment(&world, &mailbox), [("update_thread".to_string(), "refused".to_string(), ben)]);

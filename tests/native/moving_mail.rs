@@ -430,9 +430,34 @@ fn once_its_move_is_verified_a_mailbox_s_messages_are_read_from_its_own_database
     assert_eq!(reads_in(&object.database), 1);
     let segment = object.database.rows("SELECT action, actor FROM audit_entries ORDER BY seq");
     assert_eq!(segment, [["mark_thread_unread", ben.id.as_str()], ["mark_thread_read", ben.id.as_str()]]);
+
+    // So does a conversation's change; the person it is now assigned to hears
+    // of it once it has committed, in D1, where the feed is.
+    let (cy, cy_token) = world.person("cy@example.com");
+    world.grant_all(&cy, &["mailbox.metadata.read", "send.propose"], support);
+    let change = json!({ "status": "closed", "assignee": cy, "add_labels": ["done"], "remove_labels": ["billing"] });
+    let changed = world.call("PATCH", &conversation, Some(&ben.token), Some(change));
+    assert_eq!((changed.status, changed.round_trips), (200, 2), "{}", text(&changed));
+    let changed = body(&changed);
+    assert_eq!((changed["status"].as_str(), changed["assignee_name"].as_str()), (Some("closed"), Some("cy")));
+    assert_eq!(changed["labels"], json!(["done", "vip"]));
+    let thread_id = conversation.rsplit('/').next().unwrap();
+    let state = format!("SELECT status, assignee FROM mail_threads WHERE id = '{thread_id}'");
+    assert_eq!(object.database.rows(&state), [["closed", cy.as_str()]]);
+    assert_eq!(world.node.database.rows(&state), [["waiting", ben.id.as_str()]], "D1's copy is left as it was");
+    let labels = format!("SELECT label FROM thread_labels WHERE thread_id = '{thread_id}' ORDER BY label");
+    assert_eq!(object.database.rows(&labels), [["done"], ["vip"]]);
+    let told: Vec<Value> = crate::butlers::feed(world, &cy_token);
+    assert_eq!(
+        told.iter().map(|notice| notice["kind"].as_str().unwrap()).collect::<Vec<_>>(),
+        ["conversation_assigned"]
+    );
+
+    let segment = object.database.rows("SELECT action FROM audit_entries ORDER BY seq");
+    assert_eq!(segment, [["mark_thread_unread"], ["mark_thread_read"], ["update_thread"]]);
     world.node.maintain();
     let walked = body(&world.admin("GET", &format!("/api/audit/verify?mailbox_id={support}"), None));
-    assert_eq!((walked["intact"].clone(), walked["checked"].clone()), (json!(true), json!(2)), "{walked}");
+    assert_eq!((walked["intact"].clone(), walked["checked"].clone()), (json!(true), json!(3)), "{walked}");
 
     // A relation revoked stops the next call: the mailbox's answer is not
     // handed over.

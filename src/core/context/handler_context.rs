@@ -274,6 +274,18 @@ impl<'request> Context<'request> {
         self.work.write_in_mailbox(mailbox_id, statement).map_err(|error| self.refusal(error))
     }
 
+    /// `write_in_mailbox` for a change that must change exactly one row, or
+    /// the whole commit is refused with `refusal` (`write_changing_one_row`).
+    pub fn write_in_mailbox_changing_one_row(
+        &mut self,
+        mailbox_id: &str,
+        statement: Statement,
+        refusal: impl Into<Refusal>,
+    ) -> Result<(), Refusal> {
+        let refusal = refusal.into();
+        self.work.write_in_mailbox_changing_one_row(mailbox_id, statement, refusal).map_err(|error| self.refusal(error))
+    }
+
     /// A received message's raw bytes from the object store. Only a route marked
     /// `reaches_content` may ask, so a content read is always audited.
     pub async fn content_blob(&self, key: &str) -> Result<Option<Vec<u8>>, Refusal> {
@@ -312,6 +324,14 @@ impl<'request> Context<'request> {
     /// this turns that into a refusal instead of a success that did nothing.
     pub fn write_changing_one_row(&mut self, statement: Statement, refusal: impl Into<Refusal>) {
         self.work.write_changing_one_row(statement, refusal.into());
+    }
+
+    /// Queues a write on D1 to run after the response is sent, and only if the
+    /// call's change in a mailbox's own database committed: what follows such
+    /// a change in D1 (a notice in someone's feed), which cannot share its
+    /// transaction. Written at most once; a failure is logged.
+    pub fn defer_write_on_success(&mut self, statement: Statement) {
+        self.work.defer_write_on_success(statement);
     }
 
     /// Queues a write to run after the response is sent, outside the transaction

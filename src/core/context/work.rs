@@ -79,6 +79,9 @@ pub struct UnitOfWork<'request> {
     guard_refusals: Vec<Refusal>,
     /// Writes to run after the response, outside the transaction.
     deferred: Vec<Statement>,
+    /// Writes on D1 to run after the answer only if the call's change in a
+    /// mailbox's database committed (`defer_write_on_success`).
+    deferred_on_success: Vec<Statement>,
     /// Whether the writes and audit row were already committed.
     committed: bool,
     /// Commit batches sent: one, or two when a guard or constraint turned a
@@ -133,6 +136,7 @@ impl<'request> UnitOfWork<'request> {
             final_guards: Vec::new(),
             guard_refusals: Vec::new(),
             deferred: Vec::new(),
+            deferred_on_success: Vec::new(),
             committed: false,
             commit_attempts: 0,
             appended: false,
@@ -318,6 +322,19 @@ impl<'request> UnitOfWork<'request> {
         Ok(())
     }
 
+    /// `write_in_mailbox` for a change that must change exactly one row, or
+    /// the whole commit is refused with `refusal`.
+    pub(super) fn write_in_mailbox_changing_one_row(
+        &mut self,
+        mailbox_id: &str,
+        statement: Statement,
+        refusal: Refusal,
+    ) -> Result<(), WorkError> {
+        self.write_in_mailbox(mailbox_id, statement)?;
+        let guard = self.guard_statement(Statement::new("changes() = 1"), refusal);
+        self.write_in_mailbox(mailbox_id, guard)
+    }
+
     pub(super) fn write_whatever_the_outcome(&mut self, statement: Statement) {
         self.attempt_writes.push(statement);
     }
@@ -356,6 +373,10 @@ impl<'request> UnitOfWork<'request> {
 
     pub(super) fn defer_write(&mut self, statement: Statement) {
         self.deferred.push(statement);
+    }
+
+    pub(super) fn defer_write_on_success(&mut self, statement: Statement) {
+        self.deferred_on_success.push(statement);
     }
 
     pub(super) fn on_constraint_violation(&mut self, constraint: &'static str, refusal: Refusal) {
@@ -542,6 +563,8 @@ impl<'request> UnitOfWork<'request> {
                     if outcome.is_ok() {
                         self.write_results = results.drain(..writes.len().min(results.len())).collect();
                         let told = self.told_of(&entry);
+                        let followed = std::mem::take(&mut self.deferred_on_success);
+                        self.deferred.extend(followed);
                         self.deferred.extend(self.events.queue(&told, self.platform));
                         for selected in &self.told_by_rows {
                             let queued = self.events.queue_selected(&entry.action, entry.at, selected, self.platform);

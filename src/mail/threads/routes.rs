@@ -291,7 +291,8 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         extra.push(tuples::holds(&Holder::of_actor(id, context.now_ms()), Relation::SendPropose, &mailbox_id));
         extra.push(store::live_name_of(id));
     }
-    let TheThread { mut row, directory: results, .. } = the_thread(context, false, extra, Vec::new()).await?;
+    let TheThread { store: mail, mut row, directory: results, .. } =
+        the_thread(context, false, extra, Vec::new()).await?;
     let previous_assignee = row.assignee.clone();
     if let Some(id) = assignee.as_deref().filter(|id| !id.is_empty()) {
         let name = results[1].first().and_then(|name| name.optional_text("name").ok().flatten());
@@ -315,16 +316,19 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if !added.is_empty() && after > LABELS_PER_CONVERSATION {
         return Err(ThreadError::TooManyLabels { carried: carried.len(), after }.into());
     }
-    context.write_changing_one_row(
+    location::write_changing_one_row(
+        context,
+        mail,
+        &mailbox_id,
         store::status_and_assignee_set(&row.id, &mailbox_id, row.status, row.assignee.clone()),
         ThreadError::NoSuchThread { id: row.id.clone() },
-    );
+    )?;
     // Removals first: the cap each addition is held to in SQL counts what is left.
     for label in &removed {
-        context.write(store::label_removed(&row.id, label));
+        location::write(context, mail, &mailbox_id, store::label_removed(&row.id, label))?;
     }
     for label in &added {
-        context.write(labels::add_label(&row.id, label));
+        location::write(context, mail, &mailbox_id, labels::add_label(&row.id, label))?;
     }
     let mut labels: Vec<String> =
         carried.iter().filter(|label| !removed.contains(label)).chain(added.iter().copied()).cloned().collect();
@@ -343,7 +347,8 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
             title: &row.subject,
             detail: None,
         };
-        context.write(notifications::notify(&notice, Addressee::PersonOf(assigned), context.platform()));
+        let notice = notifications::notify(&notice, Addressee::PersonOf(assigned), context.platform());
+        location::write_after(context, mail, notice);
         if let Some(assignee) = Topic::of_party(assigned) {
             context.tell_also(assignee);
         }
