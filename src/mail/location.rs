@@ -57,12 +57,25 @@ pub async fn read(
     directory: Vec<Statement>,
     mail: Vec<Statement>,
 ) -> Result<MailRead, Refusal> {
+    read_each(context, mailbox_id, directory, (mail.clone(), mail)).await
+}
+
+/// `read` for mail statements that differ by where they run: `in_d1`, where
+/// a mailbox's rows sit beside every other mailbox's (and a statement may
+/// still decide there who sees what), and `in_own_database`, where every row
+/// is the mailbox's; as many of each, answering alike.
+pub async fn read_each(
+    context: &mut Context<'_>,
+    mailbox_id: &str,
+    directory: Vec<Statement>,
+    (in_d1, in_own_database): (Vec<Statement>, Vec<Statement>),
+) -> Result<MailRead, Refusal> {
     let directory_count = directory.len();
-    let mut on_d1 = Vec::with_capacity(1 + directory_count + mail.len());
+    let mut on_d1 = Vec::with_capacity(1 + directory_count + in_d1.len());
     on_d1.push(store::mail_moved(mailbox_id));
     on_d1.extend(directory);
-    on_d1.extend(mail.iter().cloned());
-    let (mut results, in_own_database) = context.read_beside_mailbox(on_d1, mailbox_id, mail).await?;
+    on_d1.extend(in_d1);
+    let (mut results, in_own_database) = context.read_beside_mailbox(on_d1, mailbox_id, in_own_database).await?;
     let mut directory = results.split_off(1);
     let mail_in_d1 = directory.split_off(directory_count);
     let moved = match results[0].first() {

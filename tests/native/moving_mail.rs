@@ -306,6 +306,8 @@ fn message_reads(
         format!("{threads}?q=zeppelin"),
         format!("{threads}?unread=true&status=waiting&limit=3"),
         conversation.to_string(),
+        format!("/api/search?q=zeppelin&mailbox={mailbox}"),
+        format!("/api/search?q=invoice&mailbox={mailbox}&limit=4"),
         messages.clone(),
         format!("{messages}?limit=5"),
         format!("{messages}?limit=5&cursor={cursor}"),
@@ -347,7 +349,9 @@ fn once_its_move_is_verified_a_mailbox_s_messages_are_read_from_its_own_database
     let expected: Vec<u32> = before
         .iter()
         .map(|(path, ..)| {
-            let recorded = path.contains("/threads") || (path.contains("/rcp_") && !path.ends_with(&with_file));
+            let recorded = path.contains("/threads")
+                || path.starts_with("/api/search")
+                || (path.contains("/rcp_") && !path.ends_with(&with_file));
             if recorded { 2 } else { 1 }
         })
         .collect();
@@ -375,6 +379,8 @@ fn once_its_move_is_verified_a_mailbox_s_messages_are_read_from_its_own_database
         "one batch each, and the first page's for the cursor"
     );
     let shown = &after[4].2;
+    let found = &after[5].2["results"];
+    assert!(found[0]["snippet"].as_str().is_some_and(|snippet| snippet.contains("[zeppelin]")), "{found}");
     assert_eq!(shown["labels"], json!(["billing", "vip"]), "{shown}");
     assert_eq!((shown["assignee"].as_str(), shown["assignee_name"].as_str()), (Some(ben.id.as_str()), Some("ben")));
     let entries = shown["entries"].as_array().unwrap();
@@ -466,6 +472,13 @@ fn once_its_move_is_verified_a_mailbox_s_messages_are_read_from_its_own_database
         world.call("GET", &format!("/api/mailboxes/{support}/messages/{with_file}/body"), Some(&ben.token), None);
     assert_eq!(refused.status, 403, "{}", text(&refused));
     assert!(!text(&refused).contains("contract"), "{}", text(&refused));
+    // Its search, in its own database, now walks the headers only.
+    let search =
+        |q: &str| ok(world.call("GET", &format!("/api/search?q={q}&mailbox={support}"), Some(&ben.token), None));
+    assert_eq!(search("zeppelin")["results"], json!([]), "the word is only in a body");
+    let headers = search("invoice")["results"].as_array().unwrap().clone();
+    assert!(!headers.is_empty());
+    assert!(headers.iter().all(|hit| hit["matched_in"] == "headers" && hit["snippet"].is_null()), "{headers:?}");
     assert_eq!(world.revoke(&ben.id, "mailbox.metadata.read", support).status, 200);
     let refused = world.call("GET", &format!("/api/mailboxes/{support}/messages"), Some(&ben.token), None);
     assert_eq!(refused.status, 403, "{}", text(&refused));

@@ -12,6 +12,8 @@ use crate::core::ids::{IdKind, is_id_of};
 use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
+use crate::core::storage::QueryResult;
+use crate::mail::location::{self, MailStore};
 use crate::mail::store::search::{self as store, Arm, HitRow};
 use crate::mail::{limits, trust};
 
@@ -56,12 +58,13 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // relation table whatever the index holds. With no mailbox to search, the
     // match asks for a mailbox token no id has, and finds nothing.
     let (all_of, any_of) = context.route().authority.rows_where().ok_or_else(Refusal::internal)?;
+    let bodies_need = [all_of, &[Relation::MailboxContentRead]].concat();
     let search_arm = |arm: Arm, all_of: &[Relation]| {
         let visible = tuples::mailbox_ids_where(&holder, all_of, any_of);
         store::arm(arm, &query, visible, mailbox_id.as_deref(), after.as_deref(), limit)
     };
     let headers = search_arm(Arm::Headers, all_of);
-    let bodies = search_arm(Arm::Bodies, &[all_of, &[Relation::MailboxContentRead]].concat());
+    let bodies = search_arm(Arm::Bodies, &bodies_need);
     // Which mailbox was searched is part of what was asked; absent, every readable one.
     let q = context.query("q").map(str::to_string);
     let asked = |results: Option<usize>| {
@@ -75,7 +78,36 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
         detail
     };
     context.audit_detail(asked(None));
-    let [headers, bodies] = context.read_array([headers, bodies]).await?;
+    let [headers, bodies] = match &mailbox_id {
+        None => context.read_array([headers, bodies]).await?,
+        // One mailbox is searched where its mail is. In its own database every
+        // receipt is the mailbox's, so what the caller may search there is
+        // asked of D1 beside, arm by arm, and an arm it may not search answers
+        // nothing.
+        Some(mailbox_id) => {
+            let may_search = |relations: &[Relation]| {
+                store::searchable(tuples::mailbox_ids_where(&holder, relations, any_of), mailbox_id)
+            };
+            let in_own_database = [Arm::Headers, Arm::Bodies]
+                .map(|arm| store::arm_in_mailbox(arm, &query, after.as_deref(), limit))
+                .to_vec();
+            let directory = vec![may_search(all_of), may_search(&bodies_need)];
+            let read =
+                location::read_each(context, mailbox_id, directory, (vec![headers, bodies], in_own_database)).await?;
+            let searched = |arm: usize| match read.store {
+                MailStore::D1 => true,
+                MailStore::OwnDatabase => {
+                    read.directory.get(arm).and_then(|may| may.first_flag("searchable")) == Some(true)
+                }
+            };
+            let mut answered = read.mail.into_iter().enumerate().map(|(arm, result)| match searched(arm) {
+                true => result,
+                false => QueryResult::default(),
+            });
+            let mut next = || answered.next().ok_or_else(Refusal::internal);
+            [next()?, next()?]
+        }
+    };
     let header_rows: Vec<HitRow> = headers.decode_all().map_err(|error| context.internal(error))?;
     let body_rows: Vec<HitRow> = bodies.decode_all().map_err(|error| context.internal(error))?;
     // One hit per message: a body match carries its passage, so it wins.

@@ -98,6 +98,45 @@ pub(crate) fn arm(
     })
 }
 
+/// One arm's walk in a mailbox's own database (`HitRow`s), as `arm` walks
+/// D1: `query` in the arm's columns, newest first in storage order after
+/// receipt `after`, one more than `limit`. Every receipt there is the
+/// mailbox's; whether the caller may search it was decided on D1
+/// (`searchable`).
+pub(crate) fn arm_in_mailbox(arm: Arm, query: &str, after: Option<&str>, limit: i64) -> Statement {
+    let index = arm.index();
+    let mut parameters: Vec<Value> = vec![format!("{{{}}} : ({query})", arm.columns()).into()];
+    let mut conditions = vec![format!("{index} MATCH ?")];
+    if let Some(after) = after {
+        conditions.push(stored_before(&format!("{index}.rowid"), "?"));
+        parameters.push(after.into());
+    }
+    parameters.push((limit + 1).into());
+    Statement {
+        sql: format!(
+            "SELECT {SUMMARY_COLUMNS}, r.rowid AS stored, {} AS snippet \
+             FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
+             WHERE {} ORDER BY {index}.rowid DESC LIMIT ?",
+            arm.snippet(),
+            conditions.join(" AND ")
+        )
+        .into(),
+        parameters,
+    }
+}
+
+/// Whether mailbox `mailbox_id` is among the `visible` mailboxes (a query
+/// answering their ids, with its parameters, from `authz::tuples`): one
+/// column, `searchable`, 1 or 0.
+pub(crate) fn searchable(visible: (String, Vec<Value>), mailbox_id: &str) -> Statement {
+    let (visible, mut parameters) = visible;
+    parameters.push(mailbox_id.into());
+    Statement {
+        sql: format!("SELECT EXISTS (SELECT 1 FROM ({visible}) v WHERE v.id = ?) AS searchable").into(),
+        parameters,
+    }
+}
+
 /// What each search index holds of a receipt: its name and the receipt's
 /// columns it indexes, in order.
 const INDEXED: [(&str, &str); 2] = [
