@@ -39,4 +39,4 @@ pub use drafts::{
 pub use errors::SendError;
 pub use files::{add as add_attachment, download as download_attachment, remove as remove_attachment};
 pub use limits::{MAXIMUM_DRAFT_RECIPIENTS, MAXIMUM_RECIPIENTS, MAXIMUM_SUBJECT_CHARACTERS, MAXIMUM_TEXT_BYTES};
-pub use record::{ThreadSends, approvals, get, in_thread, list};
+pub use record::{UnnamedSends, approvals, get, in_thread, list};

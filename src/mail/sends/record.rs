@@ -17,8 +17,10 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement, StorageError};
 use crate::core::time::rfc3339;
+use crate::mail::location::{self, MailStore};
 use crate::mail::names::Names;
 use crate::mail::outbound::{Manifest, OutboundFile};
+use crate::mail::store::mailboxes;
 
 /// The received message a send answers, from `DECISION_COLUMNS`' JSON.
 fn answered(json: &str) -> Option<AnsweredMessage> {
@@ -223,12 +225,34 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let caller = caller_id(context)?;
     let limit = paging::limit(context)?;
     let (before_at, before_id) = paging::cursor(context, IdKind::Send, i64::MAX)?;
-    let mailbox_id = context.path(PathParameter::MailboxId)?;
-    let statement = store::sends_of_mailbox(mailbox_id, &caller, state, (before_at, &before_id), limit + 1);
-    let [sends] = context.read_array([statement]).await?;
+    let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
+    let page = |with_names| {
+        store::sends_of_mailbox(&mailbox_id, &caller, state.clone(), (before_at, &before_id), limit + 1, with_names)
+    };
+    // D1 names them in the same statement; a mailbox's own database holds only
+    // ids, so there the names are read from D1 after it has answered (this read
+    // is not recorded in the chain, so it has no commit to ride).
+    let read = location::read_each(
+        context,
+        &mailbox_id,
+        vec![mailboxes::mailbox(&mailbox_id)],
+        (vec![page(true)], vec![page(false)]),
+    )
+    .await?;
+    let sends = read.mail.first().ok_or_else(Refusal::internal)?;
     let mut rows: Vec<SendRow> = sends.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut rows, limit, |row| (row.created_at, &row.id));
-    Ok(context.json(&SendList { sends: rows.iter().map(SendRow::present).collect(), next_cursor }))
+    let sends = match read.store {
+        MailStore::D1 => rows.iter().map(SendRow::present).collect(),
+        MailStore::OwnDatabase => {
+            let address = read.directory[0].first().and_then(|mailbox| mailbox.text("address").ok());
+            let unnamed = UnnamedSends(rows);
+            let [names] = context.read_array([Names::of(unnamed.mentioned())]).await?;
+            let names = Names::read(&names).map_err(|error| context.internal(error))?;
+            unnamed.present(&names, address.as_deref()).into_iter().map(|(_, send)| send).collect()
+        }
+    };
+    Ok(context.json(&SendList { sends, next_cursor }))
 }
 
 /// `GET /api/mailboxes/:mailboxId/sends/:sendId`.
@@ -258,13 +282,14 @@ pub fn in_thread(thread_id: &str, caller: &str) -> Statement {
     store::sends_in_thread(thread_id, caller)
 }
 
-/// A conversation's sends as `in_thread` read them: what the mailbox holds,
-/// before the directory has named their authors and deciders.
-pub struct ThreadSends(Vec<SendRow>);
+/// Sends as a mailbox's own database holds them (`in_thread` reads a
+/// conversation's so, and a list of a moved mailbox's), before the directory
+/// has named their authors and deciders.
+pub struct UnnamedSends(Vec<SendRow>);
 
-impl ThreadSends {
-    pub fn read(result: &QueryResult) -> Result<ThreadSends, StorageError> {
-        Ok(ThreadSends(result.decode_all()?))
+impl UnnamedSends {
+    pub fn read(result: &QueryResult) -> Result<UnnamedSends, StorageError> {
+        Ok(UnnamedSends(result.decode_all()?))
     }
 
     /// The people and agents they mention: their authors and deciders.

@@ -186,29 +186,32 @@ pub(super) fn send_for_caller(send_id: &str, mailbox_id: &str, caller: &str) -> 
 
 /// The sends of mailbox `mailbox_id` that `caller` may see (everything but
 /// other people's drafts), in `state` when one is named, newest first from the
-/// cursor (`before_at`, `before_id`), at most `limit` of them: `SendRow`s.
+/// cursor (`before_at`, `before_id`), at most `limit` of them: `SendRow`s,
+/// named as D1 names them (`SEND_COLUMNS`) or, for a mailbox's own database,
+/// only with what it holds (`SEND_MAIL_COLUMNS`, `with_names` false).
 pub(super) fn sends_of_mailbox(
     mailbox_id: &str,
     caller: &str,
     state: Option<String>,
     (before_at, before_id): (i64, &str),
     limit: i64,
+    with_names: bool,
 ) -> Statement {
-    spans_stores(
-        Statement::new(format!(
-            "SELECT {SEND_COLUMNS} FROM sends s WHERE s.mailbox_id = ?1 AND (s.state != ?7 OR s.author = ?2) \
+    let columns = if with_names { SEND_COLUMNS } else { SEND_MAIL_COLUMNS };
+    let statement = Statement::new(format!(
+        "SELECT {columns} FROM sends s WHERE s.mailbox_id = ?1 AND (s.state != ?7 OR s.author = ?2) \
          AND (?3 IS NULL OR s.state = ?3) \
          AND (s.created_at < ?4 OR (s.created_at = ?4 AND (?5 = '' OR s.id < ?5))) \
          ORDER BY s.created_at DESC, s.id DESC LIMIT ?6"
-        ))
-        .bind(mailbox_id)
-        .bind(caller)
-        .bind(state)
-        .bind(before_at)
-        .bind(before_id)
-        .bind(limit)
-        .bind(SendState::Draft.name()),
-    )
+    ))
+    .bind(mailbox_id)
+    .bind(caller)
+    .bind(state)
+    .bind(before_at)
+    .bind(before_id)
+    .bind(limit)
+    .bind(SendState::Draft.name());
+    if with_names { spans_stores(statement) } else { statement }
 }
 
 /// The submitted sends of the mailboxes where `holder` holds what the route

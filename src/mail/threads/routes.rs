@@ -26,7 +26,7 @@ use crate::core::time::rfc3339;
 use crate::mail::location::{self, MailStore};
 use crate::mail::names::Names;
 use crate::mail::search::fts_query;
-use crate::mail::sends::{self, ThreadSends};
+use crate::mail::sends::{self, UnnamedSends};
 use crate::mail::store::mailboxes;
 use crate::mail::trust;
 use crate::notifications::{self, Addressee, Notice};
@@ -210,7 +210,7 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let TheThread { mut row, held, directory, mail: results, .. } =
         the_thread(context, true, vec![mailbox], vec![received, sent]).await?;
     let mailbox_address = directory[0].first().and_then(|mailbox| mailbox.text("address").ok());
-    let sent = ThreadSends::read(&results[1]).map_err(|error| context.internal(error))?;
+    let sent = UnnamedSends::read(&results[1]).map_err(|error| context.internal(error))?;
     let names = name_everyone(context, std::slice::from_mut(&mut row), sent.mentioned()).await?;
     let reads_content = holds(&held, Relation::MailboxContentRead);
     // Outbound text is the mailbox's own mail: shown to whoever reads its content,
