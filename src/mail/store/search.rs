@@ -80,22 +80,7 @@ pub(crate) fn arm(
         conditions.push("r.mailbox_id = ?".into());
         parameters.push(mailbox_id.into());
     }
-    if let Some(after) = after {
-        conditions.push(stored_before(&format!("{index}.rowid"), "?"));
-        parameters.push(after.into());
-    }
-    parameters.push((limit + 1).into());
-    spans_stores(Statement {
-        sql: format!(
-            "SELECT {SUMMARY_COLUMNS}, r.rowid AS stored, {} AS snippet \
-             FROM {index} JOIN receipts r ON r.rowid = {index}.rowid \
-             WHERE {} ORDER BY {index}.rowid DESC LIMIT ?",
-            arm.snippet(),
-            conditions.join(" AND ")
-        )
-        .into(),
-        parameters,
-    })
+    spans_stores(walk(arm, (conditions, parameters), after, limit))
 }
 
 /// One arm's walk in a mailbox's own database (`HitRow`s), as `arm` walks
@@ -104,9 +89,20 @@ pub(crate) fn arm(
 /// mailbox's; whether the caller may search it was decided on D1
 /// (`searchable`).
 pub(crate) fn arm_in_mailbox(arm: Arm, query: &str, after: Option<&str>, limit: i64) -> Statement {
+    let parameters: Vec<Value> = vec![format!("{{{}}} : ({query})", arm.columns()).into()];
+    walk(arm, (vec![format!("{} MATCH ?", arm.index())], parameters), after, limit)
+}
+
+/// An arm's walk of its index newest first in storage order, on `conditions`
+/// (with their parameters, each `?` in order), after receipt `after`, one
+/// more than `limit`: what `arm` and `arm_in_mailbox` share.
+fn walk(
+    arm: Arm,
+    (mut conditions, mut parameters): (Vec<String>, Vec<Value>),
+    after: Option<&str>,
+    limit: i64,
+) -> Statement {
     let index = arm.index();
-    let mut parameters: Vec<Value> = vec![format!("{{{}}} : ({query})", arm.columns()).into()];
-    let mut conditions = vec![format!("{index} MATCH ?")];
     if let Some(after) = after {
         conditions.push(stored_before(&format!("{index}.rowid"), "?"));
         parameters.push(after.into());
