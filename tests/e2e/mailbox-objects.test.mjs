@@ -7,8 +7,9 @@
 // a batch as one transaction (a failing write guard or constraint rolls all
 // of it back, with SQLite's own message), carries values, rows, changes and
 // its size exactly, takes the statements a page of a mail move sends, and
-// answers every batch of a whole move, recorded with the native twin's answers
-// by tests/native/moving_mail.rs, as the twin did (started as
+// answers every batch of a whole move and of the routes that then read and
+// change the moved mailbox, recorded with the native twin's answers by
+// tests/native/moving_mail.rs, as the twin did (started as
 // mailbox-engine.mjs starts it).
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -206,18 +207,23 @@ test("a page of a mail move commits in one transaction, its trigger restored, an
   assert.match(changed.message, /send_attachments_only_on_drafts/);
 });
 
-test("the batches a mail move sends, recorded by the native tests, are answered by the objects as the native twin answered them", async () => {
+test("the batches a mail move and the routes after it send, recorded by the native tests, are answered by the objects as the native twin answered them", async () => {
   // Written by tests/native/moving_mail.rs, which scripts/test.sh runs before these: mail::moving's own statements
-  // (a whole move, a page sent twice, the verification), each with the answer the twin gave.
+  // (a whole move, a page sent twice, the verification), then those of the routes that read and change the
+  // moved mailbox's mail (reads asked only if its database was created, changes with their entries in its
+  // segment, another mailbox asked before it has one), each with the answer the twin gave.
   const recorded = join(ROOT, "target", "e2e-inputs", "mailbox-move.json");
   assert.ok(existsSync(recorded), `${recorded} is written by the native tests; run them first`);
   const batches = JSON.parse(readFileSync(recorded, "utf8"));
   assert.ok(batches.length > 10, `${batches.length} batches`);
   for (const [index, { mailbox, batch: sent, answer }] of batches.entries()) {
-    const answered = await batch(`replayed_${mailbox}`, sent.statements.map(({ sql, parameters }) => [sql, ...parameters]));
+    const statements = sent.statements.map(({ sql, parameters }) => [sql, ...parameters]);
+    const answered = await batch(`replayed_${mailbox}`, statements, { onlyIfCreated: sent.only_if_created === true });
     assert.equal(answered.outcome, answer.outcome, `batch ${index}: ${JSON.stringify(answered).slice(0, 300)}`);
     if (answer.outcome === "committed") {
       assert.deepEqual(answered.results, answer.results, `batch ${index}`);
+    } else if (answer.outcome === "never_created") {
+      assert.deepEqual(answered, { outcome: "never_created" }, `batch ${index}`);
     } else {
       assert.ok(answered.message.includes(answer.constraint), `batch ${index}: ${answered.message}`);
     }

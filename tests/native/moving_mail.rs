@@ -14,7 +14,7 @@ use std::rc::Rc;
 
 use mailroom::audit::AuditChain;
 use mailroom::core::background::Background;
-use mailroom::core::mailbox_storage::{MailboxStorage, WireBatch};
+use mailroom::core::mailbox_storage::{MailboxStorage, NEVER_CREATED, WireBatch};
 use mailroom::core::node::Node;
 use mailroom::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use mailroom::mail::Delivery;
@@ -22,6 +22,7 @@ use mailroom::mail::moving::{
     Key, MOVE_ACTION, MOVED_TABLES, MoveProgress, MovedTable, NOT_MOVED, Owner, SEARCH_INDEXES, Verification,
     move_mail, verify_move,
 };
+use mailroom::testing::RequestExt;
 use mailroom::testing::{SqliteDatabase, mail_tables};
 use serde_json::{Value, json};
 
@@ -631,6 +632,8 @@ struct AnsweringDatabase {
     mailbox_id: String,
     inner: Rc<dyn Database>,
     kept: Rc<RefCell<Vec<Value>>>,
+    /// Its batches ask only a database that was created before.
+    only_if_created: bool,
 }
 
 impl MailboxStorage for Answering<'_> {
@@ -639,18 +642,28 @@ impl MailboxStorage for Answering<'_> {
             mailbox_id: mailbox_id.to_string(),
             inner: self.inner.of(mailbox_id),
             kept: Rc::clone(&self.kept),
+            only_if_created: false,
         })
     }
 
-    fn if_created(&self, _mailbox_id: &str) -> Rc<dyn Database> {
-        unreachable!("a move creates the mailbox's database it copies into")
+    fn if_created(&self, mailbox_id: &str) -> Rc<dyn Database> {
+        Rc::new(AnsweringDatabase {
+            mailbox_id: mailbox_id.to_string(),
+            inner: self.inner.if_created(mailbox_id),
+            kept: Rc::clone(&self.kept),
+            only_if_created: true,
+        })
     }
 }
 
 impl Database for AnsweringDatabase {
     fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
         Box::pin(async move {
-            let batch = serde_json::to_value(WireBatch::of(&statements)).unwrap();
+            let batch = match self.only_if_created {
+                true => WireBatch::if_created(&statements),
+                false => WireBatch::of(&statements),
+            };
+            let batch = serde_json::to_value(batch).unwrap();
             let answered = self.inner.execute(statements).await;
             let answer = match &answered {
                 Ok(results) => json!({
@@ -661,7 +674,10 @@ impl Database for AnsweringDatabase {
                         .collect::<Vec<_>>(),
                 }),
                 Err(StorageError::Check(constraint)) => json!({ "outcome": "rolled_back", "constraint": constraint }),
-                Err(other) => panic!("a move's batch failed natively: {other}"),
+                Err(StorageError::Backend(message)) if message == NEVER_CREATED => {
+                    json!({ "outcome": "never_created" })
+                }
+                Err(other) => panic!("a batch failed natively: {other}"),
             };
             self.kept.borrow_mut().push(json!({ "mailbox": self.mailbox_id, "batch": batch, "answer": answer }));
             answered
@@ -669,12 +685,17 @@ impl Database for AnsweringDatabase {
     }
 }
 
-/// A whole move, a page of it sent twice, and its verification, each batch
-/// kept with the twin's answer for the objects on workerd to be held to.
+/// A whole move, a page of it sent twice, its verification, and then the
+/// routes that follow the mail as a person calls them (reads beside D1, the
+/// changes with their entries in the segment, another mailbox asked before
+/// it has a database), each batch kept with the twin's answer for the
+/// objects on workerd to be held to.
 #[test]
-fn the_batches_of_a_move_and_their_answers_are_kept_for_the_objects_on_workerd() {
+fn the_batches_of_a_move_and_of_the_routes_after_it_are_kept_for_the_objects_on_workerd() {
     let desk = desk_with_mail();
     let (world, support) = (&desk.world, desk.mailbox.as_str());
+    let sales = desk.mailbox_at(SALES).to_string();
+    let ben = desk.person("ben");
     let answering = Answering { inner: &world.node.mailboxes, kept: Rc::default() };
     let node = Node { mailboxes: &answering, ..world.node.node() };
     let first = with_work(world, &node, async |work| move_mail(work, support, ONE_PAGE).await).unwrap();
@@ -689,7 +710,34 @@ fn the_batches_of_a_move_and_their_answers_are_kept_for_the_objects_on_workerd()
     }
     let verified = with_work(world, &node, async |work| verify_move(work, support, 50).await).unwrap();
     assert!(matches!(verified, Verification::Verified { .. }), "{verified:?}");
+
+    let question = world.node.database.peek("SELECT id FROM receipts WHERE subject = 'Invoice 4471'").unwrap();
+    let conversation = world.thread_of(support, &question);
+    let receipt = world.node.database.peek(&format!("SELECT id FROM receipts WHERE mailbox_id = '{support}' LIMIT 1"));
+    let calls = [
+        ("GET", format!("/api/mailboxes/{support}/messages?limit=5"), None),
+        ("GET", format!("/api/mailboxes/{support}/messages/{}/body", receipt.unwrap()), None),
+        ("GET", format!("/api/mailboxes/{support}/threads?unread=true"), None),
+        ("GET", conversation.clone(), None),
+        ("GET", format!("/api/search?q=zeppelin&mailbox={support}"), None),
+        ("GET", format!("/api/mailboxes/{support}/sends"), None),
+        ("DELETE", format!("{conversation}/read"), None),
+        ("PATCH", conversation.clone(), Some(json!({ "status": "closed", "add_labels": ["done"] }))),
+        ("GET", format!("/api/mailboxes/{sales}/messages"), None),
+    ];
+    for (method, path, payload) in calls {
+        let mut request = mailroom::testing::request(method, &path).bearer(&ben.token);
+        if let Some(payload) = payload {
+            request = request.json(payload);
+        }
+        let response =
+            world.node.run(mailroom::dispatch::dispatch(&node, &request, mailroom::core::http::Surface::Rest));
+        assert!(response.status < 300, "{method} {path}: {}", text(&response));
+    }
     let kept = answering.kept.take();
+    let asked = |outcome: &str| kept.iter().filter(|batch| batch["answer"]["outcome"] == outcome).count();
+    assert_eq!(asked("never_created"), 1, "sales, asked beside D1, has no database");
+    assert!(kept.iter().filter(|batch| batch["batch"]["only_if_created"] == true).count() >= 7);
     assert!(kept.iter().any(|batch| batch["answer"]["outcome"] == "rolled_back"));
     let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(RECORDED_FOR_WORKERD);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
