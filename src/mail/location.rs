@@ -75,10 +75,14 @@ pub async fn read_each(
     on_d1.push(store::mail_moved(mailbox_id));
     on_d1.extend(directory);
     on_d1.extend(in_d1);
+    let (asked, asked_of_mailbox) = (on_d1.len(), in_own_database.len());
     let (mut results, in_own_database) = context.read_beside_mailbox(on_d1, mailbox_id, in_own_database).await?;
+    if results.len() != asked {
+        return Err(context.internal(format!("D1 answered {} of {asked} statements", results.len())));
+    }
     let mut directory = results.split_off(1);
     let mail_in_d1 = directory.split_off(directory_count);
-    let moved = match results[0].first() {
+    let moved = match results.first().and_then(QueryResult::first) {
         Some(row) => row.optional_integer("mail_moved_at").map_err(|error| context.internal(error))?.is_some(),
         None => false,
     };
@@ -86,6 +90,9 @@ pub async fn read_each(
         return Ok(MailRead { store: MailStore::D1, directory, mail: mail_in_d1 });
     }
     let mail = in_own_database.map_err(|error| context.internal(format!("mailbox {mailbox_id}'s mail: {error}")))?;
+    if mail.len() != asked_of_mailbox {
+        return Err(context.internal(format!("mailbox {mailbox_id} answered {} of {asked_of_mailbox}", mail.len())));
+    }
     Ok(MailRead { store: MailStore::OwnDatabase, directory, mail })
 }
 
