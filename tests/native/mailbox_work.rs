@@ -180,6 +180,36 @@ fn a_guard_refuses_in_the_mailbox_applying_nothing_and_recording_the_refusal_the
 }
 
 #[test]
+fn a_read_on_d1_beside_a_mailbox_s_commit_takes_no_round_trip_and_its_failure_undoes_nothing() {
+    let (world, mailbox, (ben, token)) = set_up();
+    let node = world.node.node();
+    let chain = AuditChain::new(node.config, node.platform);
+    let request = request_for(&token, &mailbox);
+
+    let mut context = context(&node, &chain, &request, RouteId::UpdateThread, &mailbox);
+    world.node.run(context.read_in_mailbox(&mailbox, Vec::new())).unwrap();
+    context.write_in_mailbox(&mailbox, Statement::new("INSERT INTO notes (id, body) VALUES ('a', 'named')")).unwrap();
+    let name = Statement::new("SELECT name FROM people WHERE id = ?1").bind(ben.as_str());
+    let read = world.node.run(context.read_as_it_commits(vec![name])).unwrap();
+    assert_eq!(read[0].first().unwrap().text("name").unwrap(), "ben");
+    let response = world.node.run(context.finish(Ok(Response::json(200, &serde_json::json!({})))));
+    assert_eq!((response.status, response.round_trips), (200, 2), "the read went beside the commit");
+
+    // A read that fails beside a commit that does not: the change stands, and
+    // the call answers without what the read would have given.
+    let mut context = self::context(&node, &chain, &request, RouteId::UpdateThread, &mailbox);
+    world.node.run(context.read_in_mailbox(&mailbox, Vec::new())).unwrap();
+    context.write_in_mailbox(&mailbox, Statement::new("INSERT INTO notes (id, body) VALUES ('b', 'kept')")).unwrap();
+    let read = world.node.run(context.read_as_it_commits(vec![Statement::new("SELECT * FROM no_such_table")]));
+    assert_eq!(read, Ok(Vec::new()));
+    let response = world.node.run(context.finish(Ok(Response::json(200, &serde_json::json!({})))));
+    assert_eq!(response.status, 200);
+    let database = world.node.mailboxes.database(&mailbox).unwrap();
+    assert_eq!(database.database.count("SELECT COUNT(*) FROM notes"), 2);
+    assert_eq!(segment(&world, &mailbox).len(), 2, "each change with its entry");
+}
+
+#[test]
 fn a_call_changes_one_database() {
     let (world, mailbox, (_, token)) = set_up();
     let other = world.mailbox("sales@example.com");

@@ -239,10 +239,14 @@ impl<'request> UnitOfWork<'request> {
         let mut batch: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
         let handler_statements = on_d1.len();
         batch.extend(on_d1);
+        let batch_len = batch.len();
         let (on_d1, mut in_mailboxes) =
             self.execute_beside(batch, vec![(self.mailboxes.if_created(mailbox_id), in_mailbox)]).await;
         let mut results = on_d1.map_err(|error| WorkError::Internal(error.to_string()))?;
-        let handler_results = results.split_off(results.len() - handler_statements);
+        if results.len() != checks.len() + handler_statements {
+            return Err(WorkError::Internal(format!("D1 answered {} statements of {}", results.len(), batch_len)));
+        }
+        let handler_results = results.split_off(checks.len());
         self.settle(checks, results, note)?;
         let in_mailbox = in_mailboxes.pop().unwrap_or_else(|| Ok(Vec::new()));
         Ok((handler_results, in_mailbox))
@@ -553,12 +557,12 @@ impl<'request> UnitOfWork<'request> {
             let committed = committed.pop().unwrap_or_else(|| Err(StorageError::Backend("no answer".into())));
             match committed {
                 Ok(mut results) => {
+                    // The change committed whatever the read beside it did: a
+                    // failed read answers nothing, and the call still reports
+                    // the change (without what the read would have added).
                     match read {
                         Ok(read) => self.beside_results = read,
-                        Err(error) => {
-                            decided = Err(WorkError::Internal(format!("a read beside the commit: {error}")));
-                            break;
-                        }
+                        Err(error) => self.platform.log(&format!("a read beside the commit in {mailbox_id}: {error}")),
                     }
                     if outcome.is_ok() {
                         self.write_results = results.drain(..writes.len().min(results.len())).collect();

@@ -141,9 +141,12 @@ async fn name_everyone<'a>(
     let mut mentioned: Vec<String> = also.into_iter().map(str::to_string).collect();
     mentioned.extend(rows.iter().filter_map(|row| row.assignee.clone()));
     let wanted = Names::of(mentioned.iter().map(String::as_str));
-    let [names] = <[QueryResult; 1]>::try_from(context.read_as_it_commits(vec![wanted]).await?)
-        .map_err(|_| Refusal::internal())?;
-    let names = Names::read(&names).map_err(|error| context.internal(error))?;
+    // The change has committed by now: names the directory could not give
+    // leave the answer without them rather than refuse what happened.
+    let names = match context.read_as_it_commits(vec![wanted]).await?.first() {
+        Some(names) => Names::read(names).map_err(|error| context.internal(error))?,
+        None => Names::default(),
+    };
     for row in rows.iter_mut() {
         row.assignee_name = row.assignee.as_deref().and_then(|id| names.of_id(id));
     }
