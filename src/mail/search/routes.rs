@@ -94,18 +94,14 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
             let directory = vec![may_search(all_of), may_search(&bodies_need)];
             let read =
                 location::read_each(context, mailbox_id, directory, (vec![headers, bodies], in_own_database)).await?;
-            let searched = |arm: usize| match read.store {
-                MailStore::D1 => true,
-                MailStore::OwnDatabase => {
-                    read.directory.get(arm).and_then(|may| may.first_flag("searchable")) == Some(true)
-                }
-            };
-            let mut answered = read.mail.into_iter().enumerate().map(|(arm, result)| match searched(arm) {
-                true => result,
-                false => QueryResult::default(),
-            });
-            let mut next = || answered.next().ok_or_else(Refusal::internal);
-            [next()?, next()?]
+            let searched =
+                |arm: usize| read.store == MailStore::D1 || read.directory[arm].first_flag("searchable") == Some(true);
+            let (headers_searched, bodies_searched) = (searched(0), searched(1));
+            let [headers, bodies] = <[QueryResult; 2]>::try_from(read.mail).map_err(|_| Refusal::internal())?;
+            [
+                if headers_searched { headers } else { QueryResult::default() },
+                if bodies_searched { bodies } else { QueryResult::default() },
+            ]
         }
     };
     let header_rows: Vec<HitRow> = headers.decode_all().map_err(|error| context.internal(error))?;

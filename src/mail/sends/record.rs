@@ -247,8 +247,13 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
         MailStore::OwnDatabase => {
             let address = read.directory[0].first().and_then(|mailbox| mailbox.text("address").ok());
             let unnamed = UnnamedSends(rows);
-            let [names] = context.read_array([Names::of(unnamed.mentioned())]).await?;
-            let names = Names::read(&names).map_err(|error| context.internal(error))?;
+            let names = match unnamed.0.is_empty() {
+                true => Names::default(),
+                false => {
+                    let [names] = context.read_array([Names::of(unnamed.mentioned())]).await?;
+                    Names::read(&names).map_err(|error| context.internal(error))?
+                }
+            };
             unnamed.present(&names, address.as_deref()).into_iter().map(|(_, send)| send).collect()
         }
     };

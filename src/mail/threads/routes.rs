@@ -130,16 +130,20 @@ async fn the_thread(
     Ok(TheThread { store, row, held: held_relations(&held), directory, mail })
 }
 
-/// Commits the call, reading in the same batch the names of the assignees of
-/// `rows` and of everyone in `also` (a mailbox's rows hold ids; the directory
-/// has the names): the names, each row's assignee named.
+/// Names the assignees of `rows` not named yet and everyone in `also` (a
+/// mailbox's rows hold ids; the directory has the names), reading them in the
+/// batch that commits the call; with nobody to name, it reads nothing and
+/// leaves the commit to the dispatcher. The names, each row's assignee named.
 async fn name_everyone<'a>(
     context: &mut Context<'_>,
     rows: &mut [SummaryRow],
     also: impl IntoIterator<Item = &'a str>,
 ) -> Result<Names, Refusal> {
     let mut mentioned: Vec<String> = also.into_iter().map(str::to_string).collect();
-    mentioned.extend(rows.iter().filter_map(|row| row.assignee.clone()));
+    mentioned.extend(rows.iter().filter(|row| row.assignee_name.is_none()).filter_map(|row| row.assignee.clone()));
+    if mentioned.is_empty() {
+        return Ok(Names::default());
+    }
     let wanted = Names::of(mentioned.iter().map(String::as_str));
     // The change has committed by now: names the directory could not give
     // leave the answer without them rather than refuse what happened.
@@ -147,7 +151,7 @@ async fn name_everyone<'a>(
         Some(names) => Names::read(names).map_err(|error| context.internal(error))?,
         None => Names::default(),
     };
-    for row in rows.iter_mut() {
+    for row in rows.iter_mut().filter(|row| row.assignee_name.is_none()) {
         row.assignee_name = row.assignee.as_deref().and_then(|id| names.of_id(id));
     }
     Ok(names)
