@@ -60,6 +60,10 @@ pub const MAILBOX_MIGRATIONS: &[MailboxMigration] = &[
     },
     MailboxMigration { name: "0003_mail.sql", sql: include_str!("../../migrations/mailbox/0003_mail.sql") },
     MailboxMigration { name: "0004_moves.sql", sql: include_str!("../../migrations/mailbox/0004_moves.sql") },
+    MailboxMigration {
+        name: "0005_a_send_keeps_what_its_writer_read.sql",
+        sql: include_str!("../../migrations/mailbox/0005_a_send_keeps_what_its_writer_read.sql"),
+    },
 ];
 
 /// The table a mailbox's database records its applied migrations in.

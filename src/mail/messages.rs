@@ -24,7 +24,7 @@ use crate::core::storage::QueryResult;
 use crate::core::time::rfc3339;
 pub use crate::mail::store::messages::SummaryRow;
 use crate::mail::store::messages::{self as store, DetailRow};
-use crate::mail::{inbound, location, trust};
+use crate::mail::{inbound, location, trust, unverified_reads};
 
 /// What can be wrong with a request about a message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -167,6 +167,7 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
 pub async fn body(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let row = receipt(context).await?;
     let html = if context.query("html") == Some("true") { html_part(context, &row).await? } else { None };
+    unverified_reads::note_shown(context, [(row.summary.id.as_str(), row.summary.sender_authentication)]);
     // Mail is external content: a model reads it fenced (`trust`).
     let fence = trust::fence_for(context);
     let sender = row.summary.sender_authentication;
@@ -215,6 +216,7 @@ async fn original_bytes(context: &Context<'_>, receipt_id: &str, raw_key: &str) 
 pub async fn original(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let row = receipt(context).await?;
     let bytes = original_bytes(context, &row.summary.id, &row.raw_key).await?;
+    unverified_reads::note_shown(context, [(row.summary.id.as_str(), row.summary.sender_authentication)]);
     Ok(Response::download(200, "message/rfc822", bytes, &format!("{}.eml", row.summary.id)))
 }
 
@@ -232,5 +234,6 @@ pub async fn attachment(context: &mut Context<'_>) -> Result<Response, Refusal> 
     let (contents, content_type, name) = inbound::attachment(&bytes, index)
         .ok_or_else(|| context.internal("a stored attachment could not be parsed"))?;
     let file_name = name.unwrap_or_else(|| format!("attachment-{index}"));
+    unverified_reads::note_shown(context, [(row.summary.id.as_str(), row.summary.sender_authentication)]);
     Ok(Response::download(200, &content_type, contents, &file_name))
 }

@@ -11,7 +11,9 @@
 //! both directions hold to; `moving` copies a mailbox's mail out of D1 into its
 //! own database and verifies the copy, `location` reads a mailbox's mail
 //! where it is, D1 or that database, and `names` reads from the directory the
-//! names of the people and agents it mentions (decision 0040).
+//! names of the people and agents it mentions (decision 0040);
+//! `unverified_reads` notes what agents read of mail from unauthenticated
+//! senders, for the approver of what they then write.
 //!
 //! Other domains and the surfaces reach this one through the items re-exported
 //! here.
@@ -34,6 +36,7 @@ pub mod sends;
 mod store;
 pub mod threads;
 pub mod trust;
+pub mod unverified_reads;
 
 pub use deletion::{delete_originals_owed, owe_deletion_of};
 pub use inbound::{Delivery, Rejection, receive};

@@ -108,8 +108,9 @@ pub async fn upkeep(node: &Node<'_>) -> Result<Option<AuditCheckpoint>, Backgrou
 }
 
 /// The upkeep: failure windows that ended, the spent refresh tokens of ended
-/// sessions, notifications past their keeping, ended OAuth grants and settled
-/// webhook deliveries past their keeping forgotten; the originals of deleted mail that the object store failed to
+/// sessions, notifications past their keeping, ended OAuth grants, settled
+/// webhook deliveries past their keeping and agents' reads of unverified mail
+/// no count looks back to forgotten; the originals of deleted mail that the object store failed to
 /// delete deleted; then the audit chain sealed, refused attempts folded into
 /// it, verified from its latest checkpoint, and a checkpoint of its head kept
 /// (or, when it does not verify, the alarm raised to administrators through
@@ -122,6 +123,7 @@ async fn upkeep_in(work: &Background<'_>) -> Result<Option<AuditCheckpoint>, Bac
     forgetting.extend(notifications::remove_expired(now_ms));
     forgetting.extend(oauth::forget_ended(now_ms));
     forgetting.push(webhooks::forget_settled(now_ms));
+    forgetting.push(mail::unverified_reads::forget_past(now_ms));
     work.run(forgetting).await?;
     // Logged and left for the next run: the chain's upkeep does not wait on R2.
     if let Err(error) = mail::delete_originals_owed(work).await {

@@ -56,4 +56,5 @@ mod send_sizes;
 mod sends;
 mod stores;
 mod threads;
+mod unverified_reads;
 mod webhooks;

@@ -407,11 +407,12 @@ pub struct Send {
     /// in the conversation (get_thread).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub answers: Option<AnsweredMessage>,
-    /// When an agent wrote it: how many received messages whose sender was not
-    /// authenticated the agent read (their text) in the day before it submitted
-    /// this, anywhere on the node. Mail can carry instructions aimed at agents; an
-    /// approver weighs a draft by what its writer read. Shown one send at a time
-    /// and in the approval queue; absent for a person's send.
+    /// When an agent submitted it: how many received messages whose sender was
+    /// not authenticated the agent read (their text, alone or in a conversation,
+    /// their original or a file of theirs) in the day before it submitted this,
+    /// anywhere on the node, counted at submission. Mail can carry instructions
+    /// aimed at agents; an approver weighs a draft by what its writer read. Absent
+    /// for a person's send and for a draft.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub writer_read_unverified: Option<i64>,
     /// The received message this replies to (`rcp_…`), when it is a reply.

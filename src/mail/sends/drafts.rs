@@ -28,8 +28,8 @@ use crate::core::ids::{IdKind, new_id};
 use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
-use crate::mail::message_ids;
 use crate::mail::threads::linking;
+use crate::mail::{message_ids, unverified_reads};
 use crate::notifications::{self, Addressee, Notice};
 
 /// Each recipient as stored: `Name <address>` or the address, normalised, each
@@ -347,8 +347,15 @@ pub async fn delete_draft(context: &mut Context<'_>) -> Result<Response, Refusal
 
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/submit`.
 pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (mut row, _) = the_send(context, Vec::new()).await?;
+    // An agent's submission keeps how many messages from unauthenticated
+    // senders it read in the day before, for whoever decides on it.
+    let count = unverified_reads::count_before(context, context.now_ms());
+    let (mut row, counted) = the_send(context, count.into_iter().collect()).await?;
     own_draft(context, &row)?;
+    row.writer_unverified_reads = match counted.first() {
+        Some(result) => Some(unverified_reads::reads_in(result).map_err(|error| context.internal(error))?),
+        None => None,
+    };
     if row.text.trim().is_empty() {
         return Err(SendError::EmptyText.into());
     }
@@ -371,7 +378,8 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let submission = row.submission().ok_or_else(Refusal::internal)?;
     let version = submission.version();
     row.submitted_version = Some(version.clone());
-    context.write_changing_one_row(store::submitted(&row.id, &caller, context.now_ms(), &version), SendError::Raced);
+    let submitted = store::submitted(&row.id, &caller, context.now_ms(), &version, row.writer_unverified_reads);
+    context.write_changing_one_row(submitted, SendError::Raced);
     context.guard(store::still_as_read(&row.id, &row), SendError::Raced);
     let submission_json = serde_json::to_string(&submission).map_err(|error| context.internal(error))?;
     context.write(store::version_recorded(&row.id, &version, submission_json, context.now_ms()).statement());
@@ -404,6 +412,7 @@ pub async fn cancel(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.submitted_at = None;
     row.submitted_by = None;
     row.submitted_version = None;
+    row.writer_unverified_reads = None;
     row.updated_at = context.now_ms();
     context.write_changing_one_row(store::cancelled(&row.id, context.now_ms()), SendError::Raced);
     context.write(notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms()));

@@ -146,17 +146,14 @@ pub(super) struct AnsweredRow {
     pub(super) sender_authentication: SenderAuthentication,
 }
 
-/// What a decision is taken beside: the received message the send answers, and
-/// for an agent's send how many unauthenticated messages the agent read (their
-/// text, per the audit chain) in the day before it submitted.
+/// What a decision is taken beside: the received message the send answers,
+/// and for an agent's send how many unauthenticated messages the agent read
+/// in the day before it submitted (counted then, `mail::unverified_reads`).
+/// Both in the send's own mailbox.
 const DECISION_COLUMNS: &str = "(SELECT json_object('id', r.id, 'from_address', r.from_address, \
        'from_name', r.from_name, 'subject', r.subject, 'received_at', r.received_at, \
        'sender_authentication', r.sender_authentication) FROM receipts r WHERE r.id = s.reply_to) AS answers_json, \
-     CASE WHEN s.author LIKE 'agt!_%' ESCAPE '!' THEN \
-       (SELECT count(DISTINCT r.id) FROM audit_entries a JOIN receipts r ON r.id = a.object OR r.thread_id = a.object \
-        WHERE a.actor = s.author AND a.action IN ('get_message_body', 'get_thread') AND a.outcome = 'ok' \
-          AND a.at <= COALESCE(s.submitted_at, s.updated_at) AND a.at >= COALESCE(s.submitted_at, s.updated_at) - 86400000 \
-          AND r.sender_authentication != 'authenticated') END AS writer_unverified_reads";
+     s.writer_unverified_reads";
 
 /// An empty JSON list: what a send delivered to nobody, or reported no
 /// Message-ID for, holds.
@@ -477,12 +474,18 @@ pub(super) fn draft_edited(send_id: &str, row: &SendRow, now_ms: i64) -> Stateme
 }
 
 /// Draft `send_id` submitted by `submitted_by` at `now_ms` as version `version`.
-pub(super) fn submitted(send_id: &str, submitted_by: &str, now_ms: i64, version: &str) -> Statement {
+pub(super) fn submitted(
+    send_id: &str,
+    submitted_by: &str,
+    now_ms: i64,
+    version: &str,
+    writer_unverified_reads: Option<i64>,
+) -> Statement {
     transition(
         send_id,
         (SendState::Draft, SendState::Submitted),
-        "submitted_at = ?, submitted_by = ?, updated_at = ?, submitted_version = ?",
-        vec![now_ms.into(), submitted_by.into(), now_ms.into(), version.into()],
+        "submitted_at = ?, submitted_by = ?, updated_at = ?, submitted_version = ?, writer_unverified_reads = ?",
+        vec![now_ms.into(), submitted_by.into(), now_ms.into(), version.into(), writer_unverified_reads.into()],
     )
 }
 
@@ -512,7 +515,8 @@ pub(super) fn cancelled(send_id: &str, now_ms: i64) -> Statement {
     transition(
         send_id,
         (SendState::Submitted, SendState::Draft),
-        "submitted_at = NULL, submitted_by = NULL, submitted_version = NULL, updated_at = ?",
+        "submitted_at = NULL, submitted_by = NULL, submitted_version = NULL, writer_unverified_reads = NULL, \
+         updated_at = ?",
         vec![now_ms.into()],
     )
 }
@@ -723,6 +727,8 @@ mod tests {
             "sealed_from_address",
             "sealed_from_name",
             "sent_message_ids_json",
+            // Counted only when an agent submits; a butler's reply is its sponsor's.
+            "writer_unverified_reads",
         ];
         let send = NewSend {
             id: "snd_1",

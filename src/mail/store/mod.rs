@@ -3,7 +3,8 @@
 //! reading received mail (`messages`), searching it and selecting what an
 //! export copies (`search`), deleting it (`deletion`), and moving a
 //! mailbox's mail out of D1 into its own database (`moving`), and the names
-//! of the people and agents mail mentions by id (`names`). The
+//! of the people and agents mail mentions by id (`names`), and what agents
+//! read of mail from unauthenticated senders (`unverified_reads`). The
 //! sub-domains with more of their own (`threads`, `sends`, `butlers`) keep
 //! theirs beside them. Private to mail: other domains reach these tables
 //! through mail's re-exported functions.
@@ -15,3 +16,4 @@ pub(super) mod messages;
 pub(super) mod moving;
 pub(super) mod names;
 pub(super) mod search;
+pub(super) mod unverified_reads;

@@ -7,8 +7,8 @@
 use mailroom_contract::api::label_limits::LABELS_PER_CONVERSATION;
 use mailroom_contract::api::thread_limits::{MESSAGES_SHOWN, PARTICIPANTS_SHOWN, SNIPPET_CHARACTERS};
 use mailroom_contract::api::{
-    AttachmentSummary, EmailAddress, NotificationKind, Thread, ThreadEntry, ThreadEntryKind, ThreadMessage, ThreadPage,
-    ThreadStatus, ThreadSummary, UpdateThread, normalise_label,
+    AttachmentSummary, EmailAddress, NotificationKind, SenderAuthentication, Thread, ThreadEntry, ThreadEntryKind,
+    ThreadMessage, ThreadPage, ThreadStatus, ThreadSummary, UpdateThread, normalise_label,
 };
 use mailroom_contract::{PathParameter, Relation};
 
@@ -28,7 +28,7 @@ use crate::mail::names::Names;
 use crate::mail::search::fts_query;
 use crate::mail::sends::{self, UnnamedSends};
 use crate::mail::store::mailboxes;
-use crate::mail::trust;
+use crate::mail::{trust, unverified_reads};
 use crate::notifications::{self, Addressee, Notice};
 
 use super::errors::ThreadError;
@@ -263,6 +263,13 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }
     entries.sort_by_key(|(at, _)| *at);
     let skip = entries.len().saturating_sub(MESSAGES_SHOWN);
+    if reads_content {
+        let shown = entries.iter().skip(skip).filter_map(|(_, entry)| entry.received.as_deref());
+        let shown = shown.map(|message| {
+            (message.id.as_str(), message.authentication.sender.unwrap_or(SenderAuthentication::Unverified))
+        });
+        unverified_reads::note_shown(context, shown);
+    }
     Ok(context.json(&Thread {
         summary: row.present(reads_content),
         entries: entries.into_iter().skip(skip).map(|(_, entry)| entry).collect(),
