@@ -51,6 +51,7 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
     let events = bindings.events.take_by_topic();
     let webhooks_queued = bindings.events.take_queued() > 0;
     if !response.deferred.is_empty()
+        || !response.deferred_in_mailboxes.is_empty()
         || response.seal_chain
         || response.seal_segment.is_some()
         || !events.is_empty()
@@ -60,14 +61,13 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
         // (a dispatch's result), sealing the entries it appended to the audit
         // chain, and telling listeners what it committed. The runtime keeps the
         // isolate alive until they are done.
-        let (deferred, seal, hub_env) = (response.deferred.clone(), response.seal_chain, env.clone());
+        let (seal, hub_env) = (response.seal_chain, env.clone());
+        let deferred = (response.deferred.clone(), response.deferred_in_mailboxes.clone());
         let segment = response.seal_segment.clone();
         context.wait_until(async move {
             // The deferred writes first: a listener told of the change reads
             // what they add (a sent message's notice) when it reads again.
-            if !deferred.is_empty()
-                && let Err(error) = bindings.database.execute(deferred).await
-            {
+            for error in bindings.node().write_deferred(deferred.0, deferred.1).await {
                 worker::console_error!("a deferred write failed: {error}");
             }
             hubs::publish(&hub_env, events).await;

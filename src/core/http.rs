@@ -127,6 +127,10 @@ pub struct Response {
     /// `waitUntil`), such as recording a dispatch's outcome. Never an authority
     /// decision, never an audit row.
     pub deferred: Vec<crate::core::storage::Statement>,
+    /// Writes to run after `deferred`, each in the named mailbox's own
+    /// database (a dispatch's outcome, once the mailbox's mail has moved
+    /// there); `Node::write_deferred` runs both.
+    pub deferred_in_mailboxes: Vec<(String, crate::core::storage::Statement)>,
     /// Commit batches producing this response took: 1 for a change, 0 for a
     /// read. Sent as `x-mailroom-commit-attempts` for the benchmark to count.
     pub commit_attempts: u32,
@@ -282,6 +286,7 @@ impl Response {
             body,
             round_trips: 0,
             deferred: Vec::new(),
+            deferred_in_mailboxes: Vec::new(),
             commit_attempts: 0,
             seal_chain: false,
             seal_segment: None,

@@ -10,7 +10,7 @@ use crate::core::crypto::sha256_hex;
 use crate::core::events::Published;
 use crate::core::mailbox_storage::MailboxStorage;
 use crate::core::platform::Platform;
-use crate::core::storage::Database;
+use crate::core::storage::{Database, Statement, StorageError};
 use crate::core::timing::Timings;
 
 /// The largest message the node accepts by default: Email Routing's own limit.
@@ -154,6 +154,35 @@ pub struct Node<'a> {
     pub timings: &'a Timings,
     /// The events this invocation's commits made, for listeners.
     pub events: &'a Published,
+}
+
+impl Node<'_> {
+    /// Runs what responses left to after their answers (`Response::deferred`
+    /// and `deferred_in_mailboxes`): the writes on D1, then those in
+    /// mailboxes' own databases, a batch per mailbox in the order they were
+    /// queued. Every batch is tried; the errors are answered.
+    pub async fn write_deferred(
+        &self,
+        on_d1: Vec<Statement>,
+        in_mailboxes: Vec<(String, Statement)>,
+    ) -> Vec<StorageError> {
+        let mut errors = Vec::new();
+        if !on_d1.is_empty()
+            && let Err(error) = self.database.execute(on_d1).await
+        {
+            errors.push(error);
+        }
+        let mut remaining = in_mailboxes.as_slice();
+        while let Some((mailbox_id, _)) = remaining.first() {
+            let run = remaining.iter().take_while(|(next, _)| next == mailbox_id).count();
+            let batch = remaining[..run].iter().map(|(_, statement)| statement.clone()).collect();
+            if let Err(error) = self.mailboxes.of(mailbox_id).execute(batch).await {
+                errors.push(error);
+            }
+            remaining = &remaining[run..];
+        }
+        errors
+    }
 }
 
 /// Everything a node runs on, owned.

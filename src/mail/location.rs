@@ -16,10 +16,13 @@
 //!
 //! A route that changes a mailbox's mail writes it through `write`, where its
 //! read found the mail: in a mailbox's own database the change commits with
-//! the call's entry in the mailbox's segment of the chain. Most of mail's
-//! writes do not follow yet (they go to D1 whatever this says), so no job
-//! moves a mailbox's mail until they do (the move is scheduled by nothing;
-//! decision 0040 orders what comes next).
+//! the call's entry in the mailbox's segment of the chain; what follows in D1
+//! goes through `write_after`, and what is recorded after the answer (a
+//! dispatch's outcome) through `defer_write`. Conversations and sends follow;
+//! delivery, deleting mail, searches across mailboxes, the approval queue and
+//! exports do not yet (they go to D1 whatever this says), so no job moves a
+//! mailbox's mail until they do (the move is scheduled by nothing; decision
+//! 0040 orders what comes next).
 
 use crate::core::context::Context;
 use crate::core::refusal::Refusal;
@@ -142,5 +145,15 @@ pub fn write_after(context: &mut Context<'_>, store: MailStore, statement: State
     match store {
         MailStore::D1 => context.write(statement),
         MailStore::OwnDatabase => context.defer_write_on_success(statement),
+    }
+}
+
+/// Queues `statement`, a change of mailbox `mailbox_id`'s mail recording what
+/// happened after the call committed (a dispatch's outcome), to run after the
+/// answer where a read found the mail (`store`).
+pub fn defer_write(context: &mut Context<'_>, store: MailStore, mailbox_id: &str, statement: Statement) {
+    match store {
+        MailStore::D1 => context.defer_write(statement),
+        MailStore::OwnDatabase => context.defer_write_in_mailbox(mailbox_id, statement),
     }
 }

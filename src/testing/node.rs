@@ -201,9 +201,9 @@ impl TestNode {
             }
         }
         // What the adapter hands to `waitUntil` runs here, after the response.
-        if !response.deferred.is_empty() {
-            self.run(self.database.execute(response.deferred.clone())).expect("deferred writes apply");
-        }
+        let deferred = (response.deferred.clone(), response.deferred_in_mailboxes.clone());
+        let errors = self.run(self.node().write_deferred(deferred.0, deferred.1));
+        assert!(errors.is_empty(), "deferred writes apply: {errors:?}");
     }
 
     /// Runs `future` to its end on the node's virtual clock.

@@ -43,6 +43,7 @@ mod mcp_resources;
 mod mcp_withheld;
 mod messaging;
 mod moving_mail;
+mod moving_sends;
 mod notifications;
 mod oauth;
 mod outbound;

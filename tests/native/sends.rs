@@ -243,6 +243,20 @@ fn an_author_who_lost_send_propose_is_not_sealed_for() {
 }
 
 #[test]
+fn a_failed_send_is_not_sent_again_for_an_author_who_lost_send_propose() {
+    let desk = desk();
+    let (writer, approver) = (desk.person("writer"), desk.person("approver"));
+    let send = desk.submitted();
+    desk.world.approve_while_refusing(&approver.token, &desk.path(&send), "ana@customer.example");
+    assert_eq!(desk.world.revoke(&writer.id, "send.propose", &desk.mailbox).status, 200);
+    desk.world.grant(&approver.id, "send.propose", &desk.mailbox);
+    let retried = desk.call(&approver.token, "POST", &format!("/{send}/retry"), None);
+    assert_refused(&retried, 409, "author_lost_authority");
+    assert_eq!(body(&desk.call(&approver.token, "GET", &format!("/{send}"), None))["state"], "failed");
+    assert!(desk.world.node.mailer.sent.borrow().is_empty());
+}
+
+#[test]
 fn a_binding_that_refuses_leaves_the_send_failed_and_says_why() {
     let desk = desk();
     let (writer, approver) = (desk.person("writer"), desk.person("approver"));

@@ -189,12 +189,12 @@ pub(super) fn cancel_send() -> Route {
 pub(super) fn retry_send() -> Route {
     Route::new(RouteId::RetrySend, Post, "/api/mailboxes/:mailboxId/sends/:sendId/retry", "retry_send")
         .summary("Send a failed send again")
-        .description("Hands a send whose dispatch failed to the mail binding again, exactly as it was sealed and approved, and only to the recipients it has not reached, so nobody receives it twice. Nothing about it can change, so it needs no new approval. Answers the send as it now stands: dispatched, or failed again with why.")
+        .description("Hands a send whose dispatch failed to the mail binding again, exactly as it was sealed and approved, and only to the recipients it has not reached, so nobody receives it twice. Nothing about it can change, so it needs no new approval, but its author must still hold send.propose on the mailbox. Answers the send as it now stands: dispatched, or failed again with why.")
         .path_parameters(&[PathParameter::MailboxId, PathParameter::SendId])
         .response::<Send>()
         .tier(Tier::Act)
         .refuses(const { &[
-            Refuses::Conflict("The send has not failed, what would be sent no longer hashes to what was approved, or another change to it won a race."),
+            Refuses::Conflict("The send has not failed, what would be sent no longer hashes to what was approved, its author no longer holds send.propose on the mailbox, or another change to it won a race."),
         ] })
         .authority(on_mailbox(&[Relation::SendPropose]))
 }

@@ -326,6 +326,12 @@ impl<'request> Context<'request> {
         self.work.write_changing_one_row(statement, refusal.into());
     }
 
+    /// `defer_write` for a mailbox whose mail is in its own database: run
+    /// there, after the response, outside the transaction and the entry.
+    pub fn defer_write_in_mailbox(&mut self, mailbox_id: &str, statement: Statement) {
+        self.work.defer_write_in_mailbox(mailbox_id, statement);
+    }
+
     /// Queues a write on D1 to run after the response is sent, and only if the
     /// call's change in a mailbox's own database committed: what follows such
     /// a change in D1 (a notice in someone's feed), which cannot share its
@@ -574,6 +580,7 @@ impl<'request> Context<'request> {
         response.seal_chain |= self.work.appended();
         response.seal_segment = response.seal_segment.take().or_else(|| self.work.appended_segment());
         response.deferred = self.work.take_deferred();
+        response.deferred_in_mailboxes = self.work.take_deferred_in_mailboxes();
         response
     }
 }

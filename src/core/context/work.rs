@@ -79,6 +79,8 @@ pub struct UnitOfWork<'request> {
     guard_refusals: Vec<Refusal>,
     /// Writes to run after the response, outside the transaction.
     deferred: Vec<Statement>,
+    /// Writes to run after those, each in the named mailbox's own database.
+    deferred_in_mailboxes: Vec<(String, Statement)>,
     /// Writes on D1 to run after the answer only if the call's change in a
     /// mailbox's database committed (`defer_write_on_success`).
     deferred_on_success: Vec<Statement>,
@@ -136,6 +138,7 @@ impl<'request> UnitOfWork<'request> {
             final_guards: Vec::new(),
             guard_refusals: Vec::new(),
             deferred: Vec::new(),
+            deferred_in_mailboxes: Vec::new(),
             deferred_on_success: Vec::new(),
             committed: false,
             commit_attempts: 0,
@@ -379,6 +382,10 @@ impl<'request> UnitOfWork<'request> {
         self.deferred.push(statement);
     }
 
+    pub(super) fn defer_write_in_mailbox(&mut self, mailbox_id: &str, statement: Statement) {
+        self.deferred_in_mailboxes.push((mailbox_id.to_string(), statement));
+    }
+
     pub(super) fn defer_write_on_success(&mut self, statement: Statement) {
         self.deferred_on_success.push(statement);
     }
@@ -414,6 +421,7 @@ impl<'request> UnitOfWork<'request> {
             self.appended_segment.clone_from(&inner.seal_segment);
         }
         self.deferred.extend(inner.deferred.iter().cloned());
+        self.deferred_in_mailboxes.extend(inner.deferred_in_mailboxes.iter().cloned());
     }
 
     /// Round trips this call took, its re-entered calls' included.
@@ -459,6 +467,10 @@ impl<'request> UnitOfWork<'request> {
 
     pub(super) fn take_deferred(&mut self) -> Vec<Statement> {
         std::mem::take(&mut self.deferred)
+    }
+
+    pub(super) fn take_deferred_in_mailboxes(&mut self) -> Vec<(String, Statement)> {
+        std::mem::take(&mut self.deferred_in_mailboxes)
     }
 
     /// Commits the queued writes (the attempt's own, and the rest only on

@@ -7,7 +7,7 @@ use mailroom_contract::api::limits::OUTBOUND_MESSAGE_BYTES;
 use mailroom_contract::api::{ApproveSend, NotificationKind, RefuseSend, SendState};
 
 use super::errors::{Oversized, SendError};
-use super::record::{list_of, the_send};
+use super::record::{Asked, TheSend, answer, list_of, the_send};
 use super::store::{self, Seal, SendRow, no_one};
 use super::version::Submission;
 use crate::core::bindings::MailerError;
@@ -17,7 +17,10 @@ use crate::core::events::Topic;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::refusal::Refusal;
+use crate::core::storage::{QueryResult, Statement};
+use crate::mail::location::{self, MailStore};
 use crate::mail::message_ids;
+use crate::mail::names::Names;
 use crate::mail::outbound::{Manifest, OutboundFile};
 use crate::mail::threads::linking;
 use crate::notifications::{self, Addressee, Notice};
@@ -48,11 +51,17 @@ fn decidable(context: &Context<'_>, row: &SendRow) -> Result<String, Refusal> {
 /// Reads the path's send for a decision on `version`, the one the decider was
 /// shown, and refuses unless the send is still exactly that submission, saying
 /// what changed since (read from the version named, in the same round trip).
-async fn the_version(context: &mut Context<'_>, version: &str) -> Result<(SendRow, String), Refusal> {
+async fn the_version(
+    context: &mut Context<'_>,
+    version: &str,
+    directory: Vec<Statement>,
+) -> Result<(TheSend, String), Refusal> {
     let send_id = context.path(PathParameter::SendId)?.to_string();
     let named = store::named_version(&send_id, version);
-    let (row, results) = the_send(context, vec![named]).await?;
-    let decider = decidable(context, &row)?;
+    let asked = Asked { directory, mail: vec![named], deciding: true };
+    let the_send = the_send(context, asked).await?;
+    let (row, results) = (&the_send.row, &the_send.mail);
+    let decider = decidable(context, row)?;
     if row.version().as_deref() != Some(version) {
         let earlier: Option<Submission> = results
             .first()
@@ -62,13 +71,59 @@ async fn the_version(context: &mut Context<'_>, version: &str) -> Result<(SendRo
         let changes = earlier.zip(row.submission()).map(|(earlier, now)| now.changes_from(&earlier));
         return Err(SendError::Changed { changes }.into());
     }
-    Ok((row, decider))
+    Ok((the_send, decider))
+}
+
+/// Commits a call that hands a sealed send to the mail service next (an
+/// approval, a retry), and answers whether its author still holds
+/// send.propose on its mailbox. On D1 that is a guard in the sealing
+/// transaction itself, refusing the call. A mailbox's own database shares no
+/// transaction with D1, so there D1 is asked as the seal commits, at no
+/// round trip's cost (with the author's name, when the read could not give
+/// it): a send whose author had lost it is failed before anything leaves
+/// (`stopped`).
+async fn commit_checking_the_author(
+    context: &mut Context<'_>,
+    mail_store: MailStore,
+    row: &mut SendRow,
+) -> Result<bool, Refusal> {
+    let now_ms = context.now_ms();
+    if mail_store == MailStore::D1 {
+        context.guard(
+            store::author_still_proposes(&row.author, &row.mailbox_id, now_ms),
+            SendError::AuthorLostAuthority { author: row.author.clone() },
+        );
+        context.commit_now().await?;
+        return Ok(true);
+    }
+    let asked = vec![store::author_proposes(&row.author, &row.mailbox_id, now_ms), Names::of([row.author.as_str()])];
+    let found = context.read_as_it_commits(asked).await?;
+    let [proposes, names] = found.as_slice() else {
+        return Err(context.internal("D1 answered too little beside a seal"));
+    };
+    let names = Names::read(names).map_err(|error| context.internal(error))?;
+    row.name_from(&names);
+    match proposes.first() {
+        Some(answer) => Ok(answer.integer("proposes").map_err(|error| context.internal(error))? == 1),
+        None => Err(context.internal("D1 did not say whether the author still proposes")),
+    }
 }
 
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/approve`.
 pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: ApproveSend = context.body()?;
-    let (mut row, approver) = the_version(context, &request.version).await?;
+    // Whether the author D1 notes for it may still send from here, asked
+    // before the send is read: refused now, as the seal's own check would.
+    let send_id = context.path(PathParameter::SendId)?.to_string();
+    let author_check = store::awaiting_author_proposes(&send_id, context.now_ms());
+    let (TheSend { mut row, store: mail_store, directory, .. }, approver) =
+        the_version(context, &request.version, vec![author_check]).await?;
+    if let Some(noted) = directory.first().and_then(QueryResult::first) {
+        let same_author = noted.text("author").is_ok_and(|author| author == row.author);
+        if same_author && noted.integer("proposes").map_err(|error| context.internal(error))? != 1 {
+            return Err(SendError::AuthorLostAuthority { author: row.author.clone() }.into());
+        }
+    }
     // A send submitted before versions were recorded is sealed with the version
     // its row read as, so its manifest names it too.
     row.submitted_version = Some(request.version.clone());
@@ -94,24 +149,19 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
         from_address: &from_address,
         from_name: &from_name,
     };
-    context.write_changing_one_row(store::sealed(&row.id, (&row_version, &request.version), seal), SendError::Raced);
-    // The seal-time check: the author must still hold send.propose here (a
-    // person's own, or an agent's intersected with its sponsor's while it is
-    // live), asked inside the transaction that seals, so no revocation can slip
-    // between.
-    context.guard(
-        store::author_still_proposes(&row.author, &row.mailbox_id, context.now_ms()),
-        SendError::AuthorLostAuthority { author: row.author.clone() },
-    );
+    let sealed = store::sealed(&row.id, (&row_version, &request.version), seal);
+    location::write_changing_one_row(context, mail_store, &row.mailbox_id, sealed, SendError::Raced)?;
     // The sealed send joins the conversation it answers, or begins one.
     let (thread_id, new_thread) = match &row.thread_id {
         Some(thread_id) => (thread_id.clone(), false),
         None => (new_id(IdKind::Thread, context.platform()), true),
     };
     for statement in linking::seal_into(&row.id, &thread_id, new_thread, &row.subject) {
-        context.write(statement);
+        location::write(context, mail_store, &row.mailbox_id, statement)?;
     }
-    context.write(notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms()));
+    let resolved = notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms());
+    location::write_after(context, mail_store, resolved);
+    location::write_after(context, mail_store, store::no_longer_awaiting(&row.id));
     context.audit_detail(serde_json::json!({
         "manifest_hash": manifest_hash,
         "version": request.version,
@@ -119,7 +169,10 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "recipients": manifest.recipients().len(),
         "thread": thread_id,
     }));
-    context.commit_now().await?;
+    // The seal-time check: the author must still hold send.propose here (a
+    // person's own, or an agent's intersected with its sponsor's while it is
+    // live), asked as the seal commits, so no revocation can slip between.
+    let author_proposes = commit_checking_the_author(context, mail_store, &mut row).await?;
     row.thread_id = Some(thread_id);
 
     row.state = SendState::Sealed;
@@ -133,13 +186,16 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.sealed_from_name = Some(from_name);
     row.updated_at = context.now_ms();
 
-    dispatch(context, &mut row, &manifest).await;
+    match author_proposes {
+        true => dispatch(context, mail_store, &mut row, &manifest).await,
+        false => stopped(context, mail_store, &mut row),
+    }
     Ok(context.json(&row.present()))
 }
 
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/retry`.
 pub async fn retry(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (mut row, _) = the_send(context, Vec::new()).await?;
+    let TheSend { mut row, store: mail_store, .. } = the_send(context, Asked::default()).await?;
     if row.state != SendState::Failed {
         return Err(SendError::WrongState { state: row.state, needs: SendState::Failed }.into());
     }
@@ -150,16 +206,21 @@ pub async fn retry(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .ok_or_else(|| SendError::NotAsApproved { id: row.id.clone() })?;
     // Back to sealed before anything leaves, committed: of two retries at once,
     // one finds it sealed and is refused, so nobody receives it twice.
-    context.write_changing_one_row(store::sealed_again(&row.id, context.now_ms()), SendError::Raced);
+    let sealed_again = store::sealed_again(&row.id, context.now_ms());
+    location::write_changing_one_row(context, mail_store, &row.mailbox_id, sealed_again, SendError::Raced)?;
     context.audit_detail(serde_json::json!({
         "manifest_hash": row.manifest_hash,
         "recipients": undelivered(manifest.recipients(), &list_of(&row.delivered_json)).len(),
         "earlier_error": row.dispatch_error,
     }));
-    context.commit_now().await?;
+    // Sent again only while its author may still send from here.
+    let author_proposes = commit_checking_the_author(context, mail_store, &mut row).await?;
     row.state = SendState::Sealed;
     row.updated_at = context.now_ms();
-    dispatch(context, &mut row, &manifest).await;
+    match author_proposes {
+        true => dispatch(context, mail_store, &mut row, &manifest).await,
+        false => stopped(context, mail_store, &mut row),
+    }
     Ok(context.json(&row.present()))
 }
 
@@ -173,7 +234,7 @@ fn undelivered<'recipient>(recipients: Vec<&'recipient str>, delivered: &[String
 /// a time (the binding takes one), skipping those it already reached, and records
 /// the outcome with a deferred write: dispatched once every recipient has it,
 /// otherwise failed, saying exactly who has it and who does not.
-async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manifest) {
+async fn dispatch(context: &mut Context<'_>, mail_store: MailStore, row: &mut SendRow, manifest: &Manifest) {
     let mut delivered = list_of(&row.delivered_json);
     let mut failures = Vec::new();
     // The files, from the object store; `to_message` checks each against the
@@ -206,7 +267,7 @@ async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manif
                             for statement in
                                 linking::sent_as(&row.id, &row.mailbox_id, row.thread_id.as_deref(), &message_id)
                             {
-                                context.defer_write(statement);
+                                location::defer_write(context, mail_store, &row.mailbox_id, statement);
                             }
                         }
                     }
@@ -219,6 +280,29 @@ async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manif
     if !failures.is_empty() && !delivered.is_empty() {
         failures.push(format!("delivered to {}", delivered.join(", ")));
     }
+    record_outcome(context, mail_store, row, delivered, failures);
+}
+
+/// A sealed send whose author no longer holds send.propose on its mailbox,
+/// as D1 said when the seal committed: failed, saying why, and handed to
+/// nobody. Sending it again asks again.
+fn stopped(context: &mut Context<'_>, mail_store: MailStore, row: &mut SendRow) {
+    let delivered = list_of(&row.delivered_json);
+    let why = format!("not sent: its author ({}) may no longer send from this mailbox", row.author);
+    record_outcome(context, mail_store, row, delivered, vec![why]);
+}
+
+/// Records what became of a sealed send handed to the mail service (or not
+/// handed, for `failures`), after the answer: dispatched when nothing
+/// failed, otherwise failed, saying exactly who has it (`delivered`) and
+/// who does not; its writer is told either way.
+fn record_outcome(
+    context: &mut Context<'_>,
+    mail_store: MailStore,
+    row: &mut SendRow,
+    delivered: Vec<String>,
+    failures: Vec<String>,
+) {
     // The writer hears what became of it (an agent's sponsor, for an agent's).
     let outcome = if failures.is_empty() { NotificationKind::SendSent } else { NotificationKind::SendFailed };
     let failure = failures.join("; ");
@@ -242,13 +326,15 @@ async fn dispatch(context: &mut Context<'_>, row: &mut SendRow, manifest: &Manif
         row.state = SendState::Dispatched;
         row.dispatched_at = Some(context.now_ms());
         row.dispatch_error = None;
-        context.defer_write(store::dispatched(&row.id, context.now_ms(), delivered_json));
+        let dispatched = store::dispatched(&row.id, context.now_ms(), delivered_json);
+        location::defer_write(context, mail_store, &row.mailbox_id, dispatched);
     } else {
         let error = failures.join("; ");
         context.platform().log(&format!("dispatching {}: {error}", row.id));
         row.state = SendState::Failed;
         row.dispatch_error = Some(error.clone());
-        context.defer_write(store::failed(&row.id, error, context.now_ms(), delivered_json));
+        let failed = store::failed(&row.id, error, context.now_ms(), delivered_json);
+        location::defer_write(context, mail_store, &row.mailbox_id, failed);
     }
 }
 
@@ -259,7 +345,8 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if reason.is_empty() || reason.chars().count() > 1000 {
         return Err(SendError::InvalidReason.into());
     }
-    let (mut row, decider) = the_version(context, &request.version).await?;
+    let (TheSend { mut row, store: mail_store, .. }, decider) =
+        the_version(context, &request.version, Vec::new()).await?;
     row.state = SendState::Refused;
     row.decided_at = Some(context.now_ms());
     row.decided_by = Some(decider.clone());
@@ -267,11 +354,11 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.refusal_reason = Some(reason.clone());
     row.updated_at = context.now_ms();
     let row_version = row.version().unwrap_or_default();
-    context.write_changing_one_row(
-        store::refused(&row.id, (&row_version, &request.version), &decider, &reason, context.now_ms()),
-        SendError::Raced,
-    );
-    context.write(notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms()));
+    let refused = store::refused(&row.id, (&row_version, &request.version), &decider, &reason, context.now_ms());
+    location::write_changing_one_row(context, mail_store, &row.mailbox_id, refused, SendError::Raced)?;
+    let resolved = notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms());
+    location::write_after(context, mail_store, resolved);
+    location::write_after(context, mail_store, store::no_longer_awaiting(&row.id));
     let notice = Notice {
         kind: NotificationKind::SendRefused,
         object_id: &row.id,
@@ -280,10 +367,11 @@ pub async fn refuse(context: &mut Context<'_>) -> Result<Response, Refusal> {
         title: &row.subject,
         detail: Some(&reason),
     };
-    context.write(notifications::notify(&notice, Addressee::PersonOf(&row.author), context.platform()));
+    let notified = notifications::notify(&notice, Addressee::PersonOf(&row.author), context.platform());
+    location::write_after(context, mail_store, notified);
     if let Some(author) = Topic::of_party(&row.author) {
         context.tell_also(author);
     }
     context.audit_detail(serde_json::json!({ "reason": reason, "version": request.version }));
-    Ok(context.json(&row.present()))
+    answer(context, mail_store, row).await
 }

@@ -16,7 +16,7 @@ use super::errors::{Oversized, SendError};
 use super::limits::{
     MAXIMUM_DRAFT_RECIPIENTS, MAXIMUM_RECIPIENTS, MAXIMUM_REFERENCES, MAXIMUM_SUBJECT_CHARACTERS, MAXIMUM_TEXT_BYTES,
 };
-use super::record::{caller_id, json_list, list_of, the_send};
+use super::record::{Asked, TheSend, answer, caller_id, json_list, list_of, the_send};
 use super::store::{self, MailboxAndWriter, NewSend, ReplyTarget, SendRow, no_one};
 use super::version::Submission;
 use crate::authz::holder_of;
@@ -29,7 +29,7 @@ use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
 use crate::mail::threads::linking;
-use crate::mail::{message_ids, unverified_reads};
+use crate::mail::{location, message_ids, unverified_reads};
 use crate::notifications::{self, Addressee, Notice};
 
 /// Each recipient as stored: `Name <address>` or the address, normalised, each
@@ -141,20 +141,28 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     let mut to = request.to.clone();
     let mut cc = request.cc.clone();
     let mut subject = request.subject.clone();
-    let (in_reply_to, references, thread_id, names) = match &request.reply_to {
+    let (in_reply_to, references, thread_id, names, mail_store) = match &request.reply_to {
         None => {
-            let [names] = context.read_array([names]).await?;
-            (None, Vec::new(), None, mailbox_and_writer(context, &names)?)
+            let read = location::read(context, &mailbox_id, vec![names], Vec::new()).await?;
+            let names = read.directory.first().ok_or_else(Refusal::internal)?;
+            (None, Vec::new(), None, mailbox_and_writer(context, names)?, read.store)
         }
         Some(receipt_id) => {
             // A message kept under a key of its own (it reused another's id) is
             // answered by the id it carried.
             let target = store::reply_target(receipt_id, &mailbox_id);
             // The caller's draft already open in the same conversation, if any.
-            let open_draft = store::open_draft_in_conversation_of(&caller, &mailbox_id, receipt_id);
+            let open_draft =
+                |with_names| store::open_draft_in_conversation_of(&caller, &mailbox_id, receipt_id, with_names);
             // Replying to a message means seeing it: its metadata at least.
-            let [target, held, names, open_draft] =
-                context.read_array([target, tuples::relations_on(&holder, &mailbox_id), names, open_draft]).await?;
+            let directory = vec![tuples::relations_on(&holder, &mailbox_id), names];
+            let mail = (vec![target.clone(), open_draft(true)], vec![target, open_draft(false)]);
+            let read = location::read_each(context, &mailbox_id, directory, mail).await?;
+            let (held, names, target, open_draft) = match (read.directory.as_slice(), read.mail.as_slice()) {
+                ([held, names], [target, open_draft]) => (held, names, target, open_draft),
+                _ => return Err(context.internal("a reply's read answered too little")),
+            };
+            let mail_store = read.store;
             let sees = held.rows.iter().filter_map(|row| row.text("relation").ok()).any(|relation| {
                 relation == Relation::MailboxMetadataRead.name() || relation == Relation::MailboxContentRead.name()
             });
@@ -169,7 +177,11 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
                 && request.text.is_empty()
                 && !request.reply_all;
             if let Some(draft) = open_draft.first().filter(|_| brings_nothing) {
-                let draft: SendRow = draft.decode().map_err(|error| context.internal(error))?;
+                let mut draft: SendRow = draft.decode().map_err(|error| context.internal(error))?;
+                // The caller's own: named, with its mailbox, as the directory said.
+                let names = mailbox_and_writer(context, names)?;
+                draft.author_name = draft.author_name.or(names.name);
+                draft.mailbox_address = draft.mailbox_address.or(names.address);
                 context.audit_object(draft.id.clone());
                 context.audit_detail(
                     serde_json::json!({ "mailbox": mailbox_id, "reply_to": receipt_id, "resumed": true }),
@@ -180,7 +192,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
             }
             let row: ReplyTarget = row.decode().map_err(|error| context.internal(error))?;
             let text = |column: &Option<String>| column.clone().unwrap_or_default();
-            let names = mailbox_and_writer(context, &names)?;
+            let names = mailbox_and_writer(context, names)?;
             let mailbox_address = names.address.clone();
             let not_this_mailbox =
                 |recipient: &String| Some(address_in(recipient)) != mailbox_address.as_deref().map(str::to_string);
@@ -215,7 +227,7 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
                 message_id.as_deref(),
             );
             let thread_id = row.thread_id;
-            (message_id, references, thread_id, names)
+            (message_id, references, thread_id, names, mail_store)
         }
     };
     // A reply to all may gather more than a send may have: the draft keeps them
@@ -242,10 +254,9 @@ pub async fn create_draft(context: &mut Context<'_>) -> Result<Response, Refusal
         now_ms: context.now_ms(),
         thread_id: thread_id.as_deref(),
     };
-    context.write_changing_one_row(
-        store::draft_while_its_message_is_there(draft),
-        SendError::NoSuchReplyTarget { id: request.reply_to.clone().unwrap_or_default() },
-    );
+    let gone = SendError::NoSuchReplyTarget { id: request.reply_to.clone().unwrap_or_default() };
+    let drafted = store::draft_while_its_message_is_there(draft);
+    location::write_changing_one_row(context, mail_store, &mailbox_id, drafted, gone)?;
     context.audit_object(send_id.clone());
     let over = (to.len() + cc.len()).saturating_sub(MAXIMUM_RECIPIENTS);
     context.audit_detail(serde_json::json!({
@@ -314,7 +325,7 @@ pub(super) fn own_draft(context: &Context<'_>, row: &SendRow) -> Result<(), Refu
 /// `PATCH /api/mailboxes/:mailboxId/sends/:sendId`.
 pub async fn update_draft(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: UpdateDraft = context.body()?;
-    let (mut row, _) = the_send(context, Vec::new()).await?;
+    let TheSend { mut row, store: mail_store, .. } = the_send(context, Asked::default()).await?;
     own_draft(context, &row)?;
     let (to, cc) = validate_recipients(
         request.to.as_deref().unwrap_or(&list_of(&row.to_json)),
@@ -330,19 +341,21 @@ pub async fn update_draft(context: &mut Context<'_>) -> Result<Response, Refusal
     row.to_json = json_list(&to);
     row.cc_json = json_list(&cc);
     row.updated_at = context.now_ms();
-    context.write_changing_one_row(store::draft_edited(&row.id, &row, context.now_ms()), SendError::Raced);
-    Ok(context.json(&row.present()))
+    let edited = store::draft_edited(&row.id, &row, context.now_ms());
+    location::write_changing_one_row(context, mail_store, &row.mailbox_id, edited, SendError::Raced)?;
+    answer(context, mail_store, row).await
 }
 
 /// `DELETE /api/mailboxes/:mailboxId/sends/:sendId`.
 pub async fn delete_draft(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (row, _) = the_send(context, Vec::new()).await?;
+    let TheSend { row, store: mail_store, .. } = the_send(context, Asked::default()).await?;
     own_draft(context, &row)?;
     // Its files' rows go with it; their bytes stay in the object store, named by
     // hash (another send may carry the same file).
-    context.write(store::files_deleted(&row.id));
-    context.write_changing_one_row(store::draft_deleted(&row.id), SendError::Raced);
-    Ok(context.json(&row.present()))
+    location::write(context, mail_store, &row.mailbox_id, store::files_deleted(&row.id))?;
+    let deleted = store::draft_deleted(&row.id);
+    location::write_changing_one_row(context, mail_store, &row.mailbox_id, deleted, SendError::Raced)?;
+    answer(context, mail_store, row).await
 }
 
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/submit`.
@@ -350,7 +363,8 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // An agent's submission keeps how many messages from unauthenticated
     // senders it read in the day before, for whoever decides on it.
     let count = unverified_reads::count_before(context, context.now_ms());
-    let (mut row, counted) = the_send(context, count.into_iter().collect()).await?;
+    let asked = Asked { directory: count.into_iter().collect(), ..Asked::default() };
+    let TheSend { mut row, store: mail_store, directory: counted, .. } = the_send(context, asked).await?;
     own_draft(context, &row)?;
     row.writer_unverified_reads = match counted.first() {
         Some(result) => Some(unverified_reads::reads_in(result).map_err(|error| context.internal(error))?),
@@ -379,10 +393,12 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let version = submission.version();
     row.submitted_version = Some(version.clone());
     let submitted = store::submitted(&row.id, &caller, context.now_ms(), &version, row.writer_unverified_reads);
-    context.write_changing_one_row(submitted, SendError::Raced);
+    location::write_changing_one_row(context, mail_store, &row.mailbox_id, submitted, SendError::Raced)?;
+    // Evaluated where the commit goes, as the last of its batch.
     context.guard(store::still_as_read(&row.id, &row), SendError::Raced);
     let submission_json = serde_json::to_string(&submission).map_err(|error| context.internal(error))?;
-    context.write(store::version_recorded(&row.id, &version, submission_json, context.now_ms()).statement());
+    let recorded = store::version_recorded(&row.id, &version, submission_json, context.now_ms()).statement();
+    location::write(context, mail_store, &row.mailbox_id, recorded)?;
     // Whoever decides on sends here hears of it, unless they are the
     // submitter's own side (the feed asks that when it is read).
     let notice = Notice {
@@ -393,14 +409,17 @@ pub async fn submit(context: &mut Context<'_>) -> Result<Response, Refusal> {
         title: &row.subject,
         detail: None,
     };
-    context.write(notifications::notify(&notice, Addressee::Deciders, context.platform()));
+    let notified = notifications::notify(&notice, Addressee::Deciders, context.platform());
+    location::write_after(context, mail_store, notified);
+    let awaiting = store::awaiting((&row.id, &row.mailbox_id, &row.author), &caller, context.now_ms());
+    location::write_after(context, mail_store, awaiting);
     context.audit_detail(serde_json::json!({ "version": version }));
-    Ok(context.json(&row.present()))
+    answer(context, mail_store, row).await
 }
 
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/cancel`.
 pub async fn cancel(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (mut row, _) = the_send(context, Vec::new()).await?;
+    let TheSend { mut row, store: mail_store, .. } = the_send(context, Asked::default()).await?;
     let caller = caller_id(context)?;
     if row.state != SendState::Submitted {
         return Err(SendError::WrongState { state: row.state, needs: SendState::Submitted }.into());
@@ -414,14 +433,17 @@ pub async fn cancel(context: &mut Context<'_>) -> Result<Response, Refusal> {
     row.submitted_version = None;
     row.writer_unverified_reads = None;
     row.updated_at = context.now_ms();
-    context.write_changing_one_row(store::cancelled(&row.id, context.now_ms()), SendError::Raced);
-    context.write(notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms()));
-    Ok(context.json(&row.present()))
+    let cancelled = store::cancelled(&row.id, context.now_ms());
+    location::write_changing_one_row(context, mail_store, &row.mailbox_id, cancelled, SendError::Raced)?;
+    let resolved = notifications::resolve(NotificationKind::ApprovalWaiting, &row.id, context.now_ms());
+    location::write_after(context, mail_store, resolved);
+    location::write_after(context, mail_store, store::no_longer_awaiting(&row.id));
+    answer(context, mail_store, row).await
 }
 
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/redraft`.
 pub async fn redraft(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (refused, _) = the_send(context, Vec::new()).await?;
+    let TheSend { row: refused, store: mail_store, .. } = the_send(context, Asked::default()).await?;
     let caller = caller_id(context)?;
     if refused.author != caller {
         return Err(SendError::NotYours.into());
@@ -430,8 +452,9 @@ pub async fn redraft(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(SendError::WrongState { state: refused.state, needs: SendState::Refused }.into());
     }
     let send_id = new_id(IdKind::Send, context.platform());
-    context.write(store::draft_copied_from(&send_id, &refused.id, context.now_ms()));
-    context.write(store::files_copied(&send_id, &refused.id));
+    let copied = store::draft_copied_from(&send_id, &refused.id, context.now_ms());
+    location::write(context, mail_store, &refused.mailbox_id, copied)?;
+    location::write(context, mail_store, &refused.mailbox_id, store::files_copied(&send_id, &refused.id))?;
     context.audit_object(send_id.clone());
     context.audit_detail(serde_json::json!({ "mailbox": refused.mailbox_id, "from_refused": refused.id }));
     let draft = SendRow {
@@ -450,7 +473,7 @@ pub async fn redraft(context: &mut Context<'_>) -> Result<Response, Refusal> {
         writer_unverified_reads: None,
         ..refused
     };
-    Ok(context.json(&draft.present()))
+    answer(context, mail_store, draft).await
 }
 
 /// Why a butler's reply to `to`, answering `subject` with `text` (filled in),
@@ -546,6 +569,7 @@ pub fn submitted_for_butler(reply: &ButlerReply<'_>, platform: &dyn Platform) ->
     };
     let statements = vec![
         store::submitted_send(send, reply.sponsor, &version).statement(),
+        store::awaiting((&send_id, reply.mailbox_id, reply.sponsor), reply.sponsor, now_ms),
         store::version_recorded(&send_id, &version, serde_json::to_string(&submission).ok()?, now_ms).statement(),
         notifications::notify(&notice, Addressee::Deciders, platform),
     ];

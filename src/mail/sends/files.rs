@@ -18,12 +18,13 @@ use sha2::{Digest, Sha256};
 
 use super::drafts::own_draft;
 use super::errors::{Oversized, SendError};
-use super::record::the_send;
+use super::record::{Asked, TheSend, answer, the_send};
 use super::store::{self, NewFile, SendRow};
 use crate::core::context::Context;
 use crate::core::crypto::hex;
 use crate::core::http::Response;
 use crate::core::refusal::Refusal;
+use crate::mail::location;
 use crate::mail::outbound::OutboundFile;
 
 /// Whether `name` can be a file name in a header and on a disk: some text, no
@@ -74,7 +75,7 @@ pub async fn add(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if bytes.len() > OUTBOUND_ATTACHMENT_BYTES {
         return Err(SendError::FileTooLarge.into());
     }
-    let (mut row, _) = the_send(context, Vec::new()).await?;
+    let TheSend { mut row, store: mail_store, .. } = the_send(context, Asked::default()).await?;
     own_draft(context, &row)?;
     let files = row.attachments();
     if files.len() >= OUTBOUND_ATTACHMENTS {
@@ -111,8 +112,9 @@ pub async fn add(context: &mut Context<'_>) -> Result<Response, Refusal> {
         sha256: &sha256,
     };
     let limits = (OUTBOUND_ATTACHMENTS as i64, OUTBOUND_ATTACHMENTS_TOTAL_BYTES as i64);
-    context.write_changing_one_row(store::file_added_within(&row.id, &row.author, file, limits), SendError::Raced);
-    context.write(store::touched(&row.id, context.now_ms()));
+    let added = store::file_added_within(&row.id, &row.author, file, limits);
+    location::write_changing_one_row(context, mail_store, &row.mailbox_id, added, SendError::Raced)?;
+    location::write(context, mail_store, &row.mailbox_id, store::touched(&row.id, context.now_ms()))?;
     context.audit_detail(serde_json::json!({
         "file": request.name.trim(),
         "size": bytes.len(),
@@ -120,20 +122,21 @@ pub async fn add(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "message_size": size,
     }));
     row.updated_at = context.now_ms();
-    Ok(context.json(&row.present()))
+    answer(context, mail_store, row).await
 }
 
 /// `DELETE /api/mailboxes/:mailboxId/sends/:sendId/attachments/:attachmentIndex`.
 pub async fn remove(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (mut row, _) = the_send(context, Vec::new()).await?;
+    let TheSend { mut row, store: mail_store, .. } = the_send(context, Asked::default()).await?;
     own_draft(context, &row)?;
     let file = the_file(context, &row)?;
-    context.write_changing_one_row(store::file_removed(&row.id, file.index, &row.author), SendError::Raced);
+    let removed = store::file_removed(&row.id, file.index, &row.author);
+    location::write_changing_one_row(context, mail_store, &row.mailbox_id, removed, SendError::Raced)?;
     // The files after it move up one place, so indexes stay 0, 1, 2, ….
     for statement in store::files_closed_up_after(&row.id, file.index) {
-        context.write(statement);
+        location::write(context, mail_store, &row.mailbox_id, statement)?;
     }
-    context.write(store::touched(&row.id, context.now_ms()));
+    location::write(context, mail_store, &row.mailbox_id, store::touched(&row.id, context.now_ms()))?;
     context.audit_detail(serde_json::json!({ "file": file.name, "sha256": file.sha256 }));
     let remaining: Vec<SendAttachment> = row
         .attachments()
@@ -143,12 +146,12 @@ pub async fn remove(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .collect();
     row.attachments_json = serde_json::to_string(&remaining).ok();
     row.updated_at = context.now_ms();
-    Ok(context.json(&row.present()))
+    answer(context, mail_store, row).await
 }
 
 /// `GET /api/mailboxes/:mailboxId/sends/:sendId/attachments/:attachmentIndex`.
 pub async fn download(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (row, _) = the_send(context, Vec::new()).await?;
+    let TheSend { row, .. } = the_send(context, Asked::default()).await?;
     let file = the_file(context, &row)?;
     context.audit_detail(serde_json::json!({ "file": file.name, "sha256": file.sha256 }));
     let bytes = context

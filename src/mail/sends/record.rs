@@ -17,7 +17,7 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement, StorageError};
 use crate::core::time::rfc3339;
-use crate::mail::location::{self, MailStore};
+use crate::mail::location::{self, MailRead, MailStore};
 use crate::mail::names::Names;
 use crate::mail::outbound::{Manifest, OutboundFile};
 use crate::mail::store::mailboxes;
@@ -176,6 +176,45 @@ impl SendRow {
         ))
     }
 
+    /// What the directory says of a send read from its mailbox's own database
+    /// (`the_send`'s own statements' results, `found`): its mailbox's address
+    /// and name, the names `caller`'s own read gave (the caller's, when the
+    /// caller wrote or decided it), and, when asked for a decision, who
+    /// handled the agent that submitted it.
+    fn given(&mut self, found: &[QueryResult], caller: &str) -> Result<(), StorageError> {
+        let [mailbox, names, handled @ ..] = found else {
+            return Err(StorageError::Backend("the directory answered too little for a send".into()));
+        };
+        if let Some(mailbox) = mailbox.first() {
+            self.mailbox_address = Some(mailbox.text("address")?);
+            self.mailbox_display_name = Some(mailbox.text("display_name")?);
+        }
+        let names = Names::read(names)?;
+        self.caller_name = names.of_id(caller);
+        self.name_from(&names);
+        let submitter = self.submitted_by.as_deref().unwrap_or_default();
+        if let Some(agent) = handled
+            .first()
+            .and_then(|handled| handled.rows.iter().find(|agent| agent.text("id").is_ok_and(|id| id == submitter)))
+        {
+            self.submitted_by_sponsor = agent.optional_text("sponsor_id")?;
+            self.submitted_by_minter = agent.optional_text("created_by")?;
+            self.submitted_by_credential_issuer = agent.optional_text("credential_issued_by")?;
+        }
+        Ok(())
+    }
+
+    /// Gives the author and the decider the names `names` has for them,
+    /// where they have none yet.
+    pub(super) fn name_from(&mut self, names: &Names) {
+        if self.author_name.is_none() {
+            self.author_name = names.of_id(&self.author);
+        }
+        if self.decided_by_name.is_none() {
+            self.decided_by_name = self.decided_by.as_deref().and_then(|id| names.of_id(id));
+        }
+    }
+
     /// Drafts are their author's alone; everything else is the mailbox's.
     pub(super) fn visible_to(&self, caller: &str) -> bool {
         self.state != SendState::Draft || self.author == caller
@@ -190,12 +229,36 @@ pub(super) fn json_list(list: &[String]) -> String {
     serde_json::to_string(list).unwrap_or_else(|_| "[]".into())
 }
 
-/// The path's send, in the path's mailbox, with the mailbox's address; refuses
-/// one that does not exist or that the caller may not see.
-pub(super) async fn the_send(
-    context: &mut Context<'_>,
-    extra: Vec<Statement>,
-) -> Result<(SendRow, Vec<QueryResult>), Refusal> {
+/// What a route asks with the path's send (`the_send`), beside the send.
+#[derive(Default)]
+pub(super) struct Asked {
+    /// Statements over D1's own tables.
+    pub(super) directory: Vec<Statement>,
+    /// Statements over the mailbox's mail, asked where it is.
+    pub(super) mail: Vec<Statement>,
+    /// For a decision: who handled the agent that submitted it is asked too.
+    pub(super) deciding: bool,
+}
+
+/// The path's send as `the_send` found it.
+pub(super) struct TheSend {
+    pub(super) row: SendRow,
+    /// Where its mailbox's mail is, and so where its changes are written.
+    pub(super) store: MailStore,
+    /// What `Asked::directory` read, in order.
+    pub(super) directory: Vec<QueryResult>,
+    /// What `Asked::mail` read, in order.
+    pub(super) mail: Vec<QueryResult>,
+}
+
+/// The path's send, in the path's mailbox, read where the mailbox's mail is
+/// (`location`), with the mailbox's address and name, the caller's name
+/// and, for a decision, who handled the agent that submitted it; refuses one
+/// that does not exist or that the caller may not see. D1 answers all of it
+/// in the send's own statement; a mailbox's own database holds only ids, so
+/// the directory is asked beside it, for what can be asked before the send
+/// is known, and `answer` names the rest.
+pub(super) async fn the_send(context: &mut Context<'_>, asked: Asked) -> Result<TheSend, Refusal> {
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
     let send_id = context.path(PathParameter::SendId)?.to_string();
     context.audit_object(send_id.clone());
@@ -203,19 +266,57 @@ pub(super) async fn the_send(
         return Err(SendError::NoSuchSend { id: send_id }.into());
     }
     let caller = caller_id(context)?;
-    let statement = store::send_for_caller(&send_id, &mailbox_id, &caller);
-    let mut statements = vec![statement];
-    statements.extend(extra);
-    let mut results = context.read(statements).await?;
-    let rest = results.split_off(1);
-    let row: SendRow = match results[0].first() {
+    let mut directory = vec![mailboxes::mailbox(&mailbox_id), Names::of([caller.as_str()])];
+    if asked.deciding {
+        directory.push(store::agents_handled_by(&caller));
+    }
+    let own = directory.len();
+    directory.extend(asked.directory);
+    let in_d1 = std::iter::once(store::send_for_caller(&send_id, &mailbox_id, &caller)).chain(asked.mail.clone());
+    let in_own_database = std::iter::once(store::send_in_mailbox(&send_id, &mailbox_id)).chain(asked.mail);
+    let read =
+        location::read_each(context, &mailbox_id, directory, (in_d1.collect(), in_own_database.collect())).await?;
+    let MailRead { store, directory: mut found, mail: mut sends } = read;
+    let asked_directory = found.split_off(own.min(found.len()));
+    let asked_mail = sends.split_off(1.min(sends.len()));
+    let mut row: SendRow = match sends.first().and_then(QueryResult::first) {
         Some(row) => row.decode().map_err(|error| context.internal(error))?,
         None => return Err(SendError::NoSuchSend { id: send_id }.into()),
     };
     if !row.visible_to(&caller) {
         return Err(SendError::NoSuchSend { id: send_id }.into());
     }
-    Ok((row, rest))
+    if store == MailStore::OwnDatabase {
+        row.given(&found, &caller).map_err(|error| context.internal(error))?;
+    }
+    Ok(TheSend { row, store, directory: asked_directory, mail: asked_mail })
+}
+
+/// Answers `row` as a route that read it with `the_send` from `store`: read
+/// from a mailbox's own database, the author and decider `the_send` could
+/// not name (not the caller) are named first, from D1, as the call commits
+/// when it is recorded in the chain (so at no round trip's cost), or in a
+/// read of their own when it is not.
+pub(super) async fn answer(context: &mut Context<'_>, store: MailStore, mut row: SendRow) -> Result<Response, Refusal> {
+    let unnamed: Vec<String> = match store {
+        MailStore::D1 => Vec::new(),
+        MailStore::OwnDatabase => {
+            let author = row.author_name.is_none().then(|| row.author.clone());
+            let decider = row.decided_by.clone().filter(|_| row.decided_by_name.is_none());
+            author.into_iter().chain(decider).collect()
+        }
+    };
+    if !unnamed.is_empty() {
+        let asked = vec![Names::of(unnamed.iter().map(String::as_str))];
+        let found = match mailroom_contract::registry().is_audited(context.route().id) {
+            true => context.read_as_it_commits(asked).await?,
+            false => context.read(asked).await?,
+        };
+        let names =
+            Names::read(found.first().ok_or_else(Refusal::internal)?).map_err(|error| context.internal(error))?;
+        row.name_from(&names);
+    }
+    Ok(context.json(&row.present()))
 }
 
 /// `GET /api/mailboxes/:mailboxId/sends`.
@@ -262,8 +363,8 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
 
 /// `GET /api/mailboxes/:mailboxId/sends/:sendId`.
 pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let (row, _) = the_send(context, Vec::new()).await?;
-    Ok(context.json(&row.present()))
+    let TheSend { row, store, .. } = the_send(context, Asked::default()).await?;
+    answer(context, store, row).await
 }
 
 /// `GET /api/approvals`.

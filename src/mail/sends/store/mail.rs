@@ -1,9 +1,9 @@
-//! Every statement about sends: the columns a send is read with and the row
-//! they make (`SendRow`), the reads of one send, a mailbox's sends, the approval
-//! queue and a conversation's sends, and the writes of each step of a send's
-//! life (drafted, edited, submitted, taken back, decided, sealed, dispatched or
-//! failed), its versions and its files. `record`, `drafts`, `decisions` and
-//! `files` decide and batch; this file spells the SQL.
+//! What a mailbox's mail holds of sends, in SQL that runs alike in D1 and in
+//! a mailbox's own database: the columns a send is read with and the row
+//! they make (`SendRow`), the reads of one send, a mailbox's sends, the
+//! approval queue and a conversation's sends, and the writes of each step of
+//! a send's life (drafted, edited, submitted, taken back, decided, sealed,
+//! dispatched or failed), its versions and its files.
 
 use mailroom_contract::Relation;
 use mailroom_contract::api::{SendState, SenderAuthentication};
@@ -62,88 +62,88 @@ const SEND_COLUMNS: &str = concat!(
 );
 
 #[derive(Clone, Debug, Deserialize)]
-pub(super) struct SendRow {
-    pub(super) id: String,
-    pub(super) mailbox_id: String,
-    pub(super) author: String,
-    pub(super) state: SendState,
-    pub(super) to_json: String,
-    pub(super) cc_json: String,
-    pub(super) subject: String,
-    pub(super) text: String,
-    pub(super) reply_to: Option<String>,
-    pub(super) in_reply_to: Option<String>,
-    pub(super) references_json: String,
-    pub(super) created_at: i64,
-    pub(super) updated_at: i64,
-    pub(super) submitted_at: Option<i64>,
-    pub(super) submitted_by: Option<String>,
-    pub(super) decided_at: Option<i64>,
-    pub(super) decided_by: Option<String>,
-    pub(super) refusal_reason: Option<String>,
-    pub(super) message_id: Option<String>,
-    pub(super) manifest_hash: Option<String>,
-    pub(super) sealed_at: Option<i64>,
-    pub(super) dispatched_at: Option<i64>,
-    pub(super) dispatch_error: Option<String>,
+pub(crate) struct SendRow {
+    pub(crate) id: String,
+    pub(crate) mailbox_id: String,
+    pub(crate) author: String,
+    pub(crate) state: SendState,
+    pub(crate) to_json: String,
+    pub(crate) cc_json: String,
+    pub(crate) subject: String,
+    pub(crate) text: String,
+    pub(crate) reply_to: Option<String>,
+    pub(crate) in_reply_to: Option<String>,
+    pub(crate) references_json: String,
+    pub(crate) created_at: i64,
+    pub(crate) updated_at: i64,
+    pub(crate) submitted_at: Option<i64>,
+    pub(crate) submitted_by: Option<String>,
+    pub(crate) decided_at: Option<i64>,
+    pub(crate) decided_by: Option<String>,
+    pub(crate) refusal_reason: Option<String>,
+    pub(crate) message_id: Option<String>,
+    pub(crate) manifest_hash: Option<String>,
+    pub(crate) sealed_at: Option<i64>,
+    pub(crate) dispatched_at: Option<i64>,
+    pub(crate) dispatch_error: Option<String>,
     #[serde(default)]
-    pub(super) sealed_from_address: Option<String>,
+    pub(crate) sealed_from_address: Option<String>,
     #[serde(default)]
-    pub(super) sealed_from_name: Option<String>,
+    pub(crate) sealed_from_name: Option<String>,
     /// The envelope recipients the binding has accepted it for.
     #[serde(default = "no_one")]
-    pub(super) delivered_json: String,
+    pub(crate) delivered_json: String,
     /// The version submitted (`Submission::version`); absent on a draft, and on
     /// a send submitted before versions were recorded, whose version is then
     /// computed from the row (`version`).
     #[serde(default)]
-    pub(super) submitted_version: Option<String>,
+    pub(crate) submitted_version: Option<String>,
     /// The conversation it belongs to.
     #[serde(default)]
-    pub(super) thread_id: Option<String>,
+    pub(crate) thread_id: Option<String>,
     /// The Message-IDs the mail service reported for it.
     #[serde(default = "no_one")]
-    pub(super) sent_message_ids_json: String,
+    pub(crate) sent_message_ids_json: String,
     /// The files it carries, as `SEND_COLUMNS` reads them.
     #[serde(default)]
-    pub(super) attachments_json: Option<String>,
+    pub(crate) attachments_json: Option<String>,
     /// The received message it answers, as `DECISION_COLUMNS` reads it.
     #[serde(default)]
-    pub(super) answers_json: Option<String>,
+    pub(crate) answers_json: Option<String>,
     /// For an agent's send, as `DECISION_COLUMNS` counts them.
     #[serde(default)]
-    pub(super) writer_unverified_reads: Option<i64>,
+    pub(crate) writer_unverified_reads: Option<i64>,
     #[serde(default)]
-    pub(super) mailbox_address: Option<String>,
+    pub(crate) mailbox_address: Option<String>,
     #[serde(default)]
-    pub(super) mailbox_display_name: Option<String>,
+    pub(crate) mailbox_display_name: Option<String>,
     #[serde(default)]
-    pub(super) author_name: Option<String>,
+    pub(crate) author_name: Option<String>,
     #[serde(default)]
-    pub(super) decided_by_name: Option<String>,
+    pub(crate) decided_by_name: Option<String>,
     /// When an agent submitted it, the agent's sponsor.
     #[serde(default)]
-    pub(super) submitted_by_sponsor: Option<String>,
+    pub(crate) submitted_by_sponsor: Option<String>,
     /// When an agent submitted it, who minted the agent.
     #[serde(default)]
-    pub(super) submitted_by_minter: Option<String>,
+    pub(crate) submitted_by_minter: Option<String>,
     /// When an agent submitted it, who handed the agent its credential.
     #[serde(default)]
-    pub(super) submitted_by_credential_issuer: Option<String>,
+    pub(crate) submitted_by_credential_issuer: Option<String>,
     /// The name of the person asking, when read for a decision.
     #[serde(default)]
-    pub(super) caller_name: Option<String>,
+    pub(crate) caller_name: Option<String>,
 }
 
 /// The received message a send answers, as `DECISION_COLUMNS` reads it (`answers_json`).
 #[derive(Deserialize)]
-pub(super) struct AnsweredRow {
-    pub(super) id: String,
-    pub(super) from_address: Option<String>,
-    pub(super) from_name: Option<String>,
-    pub(super) subject: String,
-    pub(super) received_at: i64,
-    pub(super) sender_authentication: SenderAuthentication,
+pub(crate) struct AnsweredRow {
+    pub(crate) id: String,
+    pub(crate) from_address: Option<String>,
+    pub(crate) from_name: Option<String>,
+    pub(crate) subject: String,
+    pub(crate) received_at: i64,
+    pub(crate) sender_authentication: SenderAuthentication,
 }
 
 /// What a decision is taken beside: the received message the send answers,
@@ -157,14 +157,14 @@ const DECISION_COLUMNS: &str = "(SELECT json_object('id', r.id, 'from_address', 
 
 /// An empty JSON list: what a send delivered to nobody, or reported no
 /// Message-ID for, holds.
-pub(super) fn no_one() -> String {
+pub(crate) fn no_one() -> String {
     "[]".into()
 }
 
 /// The send `send_id` of mailbox `mailbox_id`, with its mailbox's address and
 /// display name, what a decision is taken beside, who handled the agent that
 /// submitted it, and the name of `caller` (the person asking): one `SendRow`.
-pub(super) fn send_for_caller(send_id: &str, mailbox_id: &str, caller: &str) -> Statement {
+pub(crate) fn send_for_caller(send_id: &str, mailbox_id: &str, caller: &str) -> Statement {
     spans_stores(
         Statement::new(format!(
             "SELECT {SEND_COLUMNS}, {DECISION_COLUMNS}, m.display_name AS mailbox_display_name, \
@@ -181,12 +181,24 @@ pub(super) fn send_for_caller(send_id: &str, mailbox_id: &str, caller: &str) -> 
     )
 }
 
+/// The send `send_id` of mailbox `mailbox_id` as the mailbox's own database
+/// holds it, with what a decision is taken beside: one `SendRow` still to be
+/// given what the directory says of it (`send_for_caller` reads it whole
+/// from D1).
+pub(crate) fn send_in_mailbox(send_id: &str, mailbox_id: &str) -> Statement {
+    Statement::new(format!(
+        "SELECT {SEND_MAIL_COLUMNS}, {DECISION_COLUMNS} FROM sends s WHERE s.id = ?1 AND s.mailbox_id = ?2"
+    ))
+    .bind(send_id)
+    .bind(mailbox_id)
+}
+
 /// The sends of mailbox `mailbox_id` that `caller` may see (everything but
 /// other people's drafts), in `state` when one is named, newest first from the
 /// cursor (`before_at`, `before_id`), at most `limit` of them: `SendRow`s,
 /// named as D1 names them (`SEND_COLUMNS`) or, for a mailbox's own database,
 /// only with what it holds (`SEND_MAIL_COLUMNS`, `with_names` false).
-pub(super) fn sends_of_mailbox(
+pub(crate) fn sends_of_mailbox(
     mailbox_id: &str,
     caller: &str,
     state: Option<String>,
@@ -216,7 +228,7 @@ pub(super) fn sends_of_mailbox(
 /// submitting agent is on the caller's side, oldest first from the cursor
 /// (`after_at`, `after_id`), at most `limit`: `SendRow`s with what a decision
 /// is taken beside.
-pub(super) fn approval_queue(
+pub(crate) fn approval_queue(
     holder: &Holder,
     (all_of, any_of): (&[Relation], &[Relation]),
     caller: &str,
@@ -245,7 +257,7 @@ pub(super) fn approval_queue(
 /// The sends of conversation `thread_id` that `caller` may see: everything but
 /// other people's drafts, in the order they happened (`SendRow`s).
 /// Only what the mailbox holds of them: the names are read apart.
-pub(super) fn sends_in_thread(thread_id: &str, caller: &str) -> Statement {
+pub(crate) fn sends_in_thread(thread_id: &str, caller: &str) -> Statement {
     Statement::new(format!(
         "SELECT {SEND_MAIL_COLUMNS} FROM sends s WHERE s.thread_id = ?1 AND (s.state != ?3 OR s.author = ?2) \
          ORDER BY COALESCE(s.sealed_at, s.submitted_at, s.created_at), s.id"
@@ -255,43 +267,25 @@ pub(super) fn sends_in_thread(thread_id: &str, caller: &str) -> Statement {
     .bind(SendState::Draft.name())
 }
 
-/// The address of mailbox `mailbox_id` and the name of `writer` (a person or
-/// an agent): what a new draft is answered with.
-#[derive(Deserialize)]
-pub(super) struct MailboxAndWriter {
-    pub(super) address: Option<String>,
-    pub(super) name: Option<String>,
-}
-
-/// One `MailboxAndWriter`.
-pub(super) fn mailbox_and_writer(mailbox_id: &str, writer: &str) -> Statement {
-    Statement::new(
-        "SELECT (SELECT address FROM mailboxes WHERE id = ?1) AS address, \
-                COALESCE((SELECT name FROM people WHERE id = ?2), (SELECT name FROM agents WHERE id = ?2)) AS name",
-    )
-    .bind(mailbox_id)
-    .bind(writer)
-}
-
 /// What a reply to a received message is filled from.
 #[derive(Deserialize)]
-pub(super) struct ReplyTarget {
+pub(crate) struct ReplyTarget {
     /// The Message-ID it carried: the one it claimed, when it is kept under a
     /// key of its own because it reused another's.
-    pub(super) message_id: Option<String>,
-    pub(super) references_json: Option<String>,
-    pub(super) in_reply_to_json: Option<String>,
-    pub(super) thread_id: Option<String>,
-    pub(super) subject: Option<String>,
-    pub(super) from_address: Option<String>,
-    pub(super) from_name: Option<String>,
-    pub(super) reply_to_json: Option<String>,
-    pub(super) to_json: Option<String>,
-    pub(super) cc_json: Option<String>,
+    pub(crate) message_id: Option<String>,
+    pub(crate) references_json: Option<String>,
+    pub(crate) in_reply_to_json: Option<String>,
+    pub(crate) thread_id: Option<String>,
+    pub(crate) subject: Option<String>,
+    pub(crate) from_address: Option<String>,
+    pub(crate) from_name: Option<String>,
+    pub(crate) reply_to_json: Option<String>,
+    pub(crate) to_json: Option<String>,
+    pub(crate) cc_json: Option<String>,
 }
 
 /// Received message `receipt_id` of mailbox `mailbox_id`, as a `ReplyTarget`.
-pub(super) fn reply_target(receipt_id: &str, mailbox_id: &str) -> Statement {
+pub(crate) fn reply_target(receipt_id: &str, mailbox_id: &str) -> Statement {
     Statement::new(
         "SELECT COALESCE(claimed_message_id, message_id) AS message_id, references_json, in_reply_to_json, \
          thread_id, subject, from_address, from_name, reply_to_json, to_json, cc_json \
@@ -302,47 +296,54 @@ pub(super) fn reply_target(receipt_id: &str, mailbox_id: &str) -> Statement {
 }
 
 /// `author`'s draft in mailbox `mailbox_id` last edited in the conversation
-/// of received message `receipt_id`, if any: one `SendRow`.
-pub(super) fn open_draft_in_conversation_of(author: &str, mailbox_id: &str, receipt_id: &str) -> Statement {
-    spans_stores(
-        Statement::new(format!(
-            "SELECT {SEND_COLUMNS} FROM sends s WHERE s.author = ?1 AND s.state = ?2 AND s.mailbox_id = ?3 \
+/// of received message `receipt_id`, if any: one `SendRow`, named as D1
+/// names it (`SEND_COLUMNS`) or, for a mailbox's own database, with only
+/// what it holds (`with_names` false).
+pub(crate) fn open_draft_in_conversation_of(
+    author: &str,
+    mailbox_id: &str,
+    receipt_id: &str,
+    with_names: bool,
+) -> Statement {
+    let columns = if with_names { SEND_COLUMNS } else { SEND_MAIL_COLUMNS };
+    let statement = Statement::new(format!(
+        "SELECT {columns} FROM sends s WHERE s.author = ?1 AND s.state = ?2 AND s.mailbox_id = ?3 \
          AND s.thread_id = (SELECT thread_id FROM receipts WHERE id = ?4 AND mailbox_id = ?3) \
          ORDER BY s.updated_at DESC LIMIT 1"
-        ))
-        .bind(author)
-        .bind(SendState::Draft.name())
-        .bind(mailbox_id)
-        .bind(receipt_id),
-    )
+    ))
+    .bind(author)
+    .bind(SendState::Draft.name())
+    .bind(mailbox_id)
+    .bind(receipt_id);
+    if with_names { spans_stores(statement) } else { statement }
 }
 
 /// A send as it is first written: a draft, or a butler's reply submitted at
 /// once. Every column of `sends` but those a decision, a seal or a dispatch
 /// fills in later.
-pub(super) struct NewSend<'a> {
-    pub(super) id: &'a str,
-    pub(super) mailbox_id: &'a str,
-    pub(super) author: &'a str,
-    pub(super) state: SendState,
-    pub(super) to_json: String,
-    pub(super) cc_json: String,
-    pub(super) subject: &'a str,
-    pub(super) text: &'a str,
+pub(crate) struct NewSend<'a> {
+    pub(crate) id: &'a str,
+    pub(crate) mailbox_id: &'a str,
+    pub(crate) author: &'a str,
+    pub(crate) state: SendState,
+    pub(crate) to_json: String,
+    pub(crate) cc_json: String,
+    pub(crate) subject: &'a str,
+    pub(crate) text: &'a str,
     /// The received message it answers (`rcp_…`).
-    pub(super) reply_to: Option<&'a str>,
+    pub(crate) reply_to: Option<&'a str>,
     /// That message's Message-ID.
-    pub(super) in_reply_to: Option<&'a str>,
-    pub(super) references_json: String,
+    pub(crate) in_reply_to: Option<&'a str>,
+    pub(crate) references_json: String,
     /// When it was written: its creation and last change.
-    pub(super) now_ms: i64,
-    pub(super) thread_id: Option<&'a str>,
+    pub(crate) now_ms: i64,
+    pub(crate) thread_id: Option<&'a str>,
 }
 
 /// Draft `send` (its state `draft`), only while the message it answers, if
 /// any, is still in its mailbox (decision 0017): deleted between the read and
 /// the commit, nothing is written.
-pub(super) fn draft_while_its_message_is_there(send: NewSend<'_>) -> Statement {
+pub(crate) fn draft_while_its_message_is_there(send: NewSend<'_>) -> Statement {
     Statement::new(
         "INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, reply_to, in_reply_to, \
          references_json, created_at, updated_at, thread_id) SELECT ?1, ?2, ?3, ?12, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?11, ?13 \
@@ -365,7 +366,7 @@ pub(super) fn draft_while_its_message_is_there(send: NewSend<'_>) -> Statement {
 
 /// `send`, submitted at its writing by `submitted_by` as version `version`:
 /// the row of a butler's reply, which no draft came before.
-pub(super) fn submitted_send(send: NewSend<'_>, submitted_by: &str, version: &str) -> Insert {
+pub(crate) fn submitted_send(send: NewSend<'_>, submitted_by: &str, version: &str) -> Insert {
     Insert::into("sends")
         .value("id", send.id)
         .value("mailbox_id", send.mailbox_id)
@@ -389,7 +390,7 @@ pub(super) fn submitted_send(send: NewSend<'_>, submitted_by: &str, version: &st
 /// Version `version` of send `send_id`, submitted at `submitted_at`, kept
 /// whole (`submission_json`) so a decision on an older one can be told what
 /// changed.
-pub(super) fn version_recorded(send_id: &str, version: &str, submission_json: String, submitted_at: i64) -> Insert {
+pub(crate) fn version_recorded(send_id: &str, version: &str, submission_json: String, submitted_at: i64) -> Insert {
     Insert::into("send_versions")
         .value("send_id", send_id)
         .value("version", version)
@@ -399,7 +400,7 @@ pub(super) fn version_recorded(send_id: &str, version: &str, submission_json: St
 
 /// The submission kept as version `version` of send `send_id`: one column,
 /// `submission_json`.
-pub(super) fn named_version(send_id: &str, version: &str) -> Statement {
+pub(crate) fn named_version(send_id: &str, version: &str) -> Statement {
     Statement::new("SELECT submission_json FROM send_versions WHERE send_id = ?1 AND version = ?2")
         .bind(send_id)
         .bind(version)
@@ -407,7 +408,7 @@ pub(super) fn named_version(send_id: &str, version: &str) -> Statement {
 
 /// A new draft `draft_id` copied from refused send `refused_id` at `now_ms`:
 /// its words, recipients and conversation, and none of its decision.
-pub(super) fn draft_copied_from(draft_id: &str, refused_id: &str, now_ms: i64) -> Statement {
+pub(crate) fn draft_copied_from(draft_id: &str, refused_id: &str, now_ms: i64) -> Statement {
     Statement::new(
         "INSERT INTO sends (id, mailbox_id, author, state, to_json, cc_json, subject, text, reply_to, in_reply_to, \
          references_json, created_at, updated_at, thread_id) \
@@ -421,7 +422,7 @@ pub(super) fn draft_copied_from(draft_id: &str, refused_id: &str, now_ms: i64) -
 }
 
 /// The files of send `from_id`, carried over to send `to_id` in their order.
-pub(super) fn files_copied(to_id: &str, from_id: &str) -> Statement {
+pub(crate) fn files_copied(to_id: &str, from_id: &str) -> Statement {
     Statement::new(
         "INSERT INTO send_attachments (send_id, position, name, content_type, size, sha256) \
          SELECT ?1, position, name, content_type, size, sha256 FROM send_attachments WHERE send_id = ?2",
@@ -431,12 +432,12 @@ pub(super) fn files_copied(to_id: &str, from_id: &str) -> Statement {
 }
 
 /// The rows of every file of send `send_id`.
-pub(super) fn files_deleted(send_id: &str) -> Statement {
+pub(crate) fn files_deleted(send_id: &str) -> Statement {
     Statement::new("DELETE FROM send_attachments WHERE send_id = ?1").bind(send_id)
 }
 
 /// Draft `send_id`, while still a draft.
-pub(super) fn draft_deleted(send_id: &str) -> Statement {
+pub(crate) fn draft_deleted(send_id: &str) -> Statement {
     Statement::new("DELETE FROM sends WHERE id = ?1 AND state = ?2").bind(send_id).bind(SendState::Draft.name())
 }
 
@@ -458,7 +459,7 @@ fn transition(
 }
 
 /// Draft `send_id`'s recipients, subject and text as edited at `now_ms`.
-pub(super) fn draft_edited(send_id: &str, row: &SendRow, now_ms: i64) -> Statement {
+pub(crate) fn draft_edited(send_id: &str, row: &SendRow, now_ms: i64) -> Statement {
     transition(
         send_id,
         (SendState::Draft, SendState::Draft),
@@ -474,7 +475,7 @@ pub(super) fn draft_edited(send_id: &str, row: &SendRow, now_ms: i64) -> Stateme
 }
 
 /// Draft `send_id` submitted by `submitted_by` at `now_ms` as version `version`.
-pub(super) fn submitted(
+pub(crate) fn submitted(
     send_id: &str,
     submitted_by: &str,
     now_ms: i64,
@@ -495,7 +496,7 @@ pub(super) fn submitted(
 /// it false, so a version never names other words or files than the send
 /// keeps (a guard, evaluated in the submission's own transaction). The files
 /// are compared as the read listed them (`files_of!`).
-pub(super) fn still_as_read(send_id: &str, row: &SendRow) -> Statement {
+pub(crate) fn still_as_read(send_id: &str, row: &SendRow) -> Statement {
     Statement::new(concat!(
         "EXISTS (SELECT 1 FROM sends WHERE id = ?1 AND to_json = ?2 AND cc_json = ?3 AND subject = ?4 AND text = ?5) \
          AND ",
@@ -511,7 +512,7 @@ pub(super) fn still_as_read(send_id: &str, row: &SendRow) -> Statement {
 }
 
 /// Submission `send_id` taken back to a draft at `now_ms`.
-pub(super) fn cancelled(send_id: &str, now_ms: i64) -> Statement {
+pub(crate) fn cancelled(send_id: &str, now_ms: i64) -> Statement {
     transition(
         send_id,
         (SendState::Submitted, SendState::Draft),
@@ -522,7 +523,7 @@ pub(super) fn cancelled(send_id: &str, now_ms: i64) -> Statement {
 }
 
 /// Failed send `send_id` back to sealed at `now_ms`, to be sent again.
-pub(super) fn sealed_again(send_id: &str, now_ms: i64) -> Statement {
+pub(crate) fn sealed_again(send_id: &str, now_ms: i64) -> Statement {
     transition(send_id, (SendState::Failed, SendState::Sealed), "updated_at = ?", vec![now_ms.into()])
 }
 
@@ -550,18 +551,18 @@ fn decide(
 }
 
 /// What sealing a send writes beside its state.
-pub(super) struct Seal<'a> {
-    pub(super) approver: &'a str,
-    pub(super) message_id: &'a str,
-    pub(super) manifest_hash: &'a str,
-    pub(super) sealed_at: i64,
-    pub(super) from_address: &'a str,
-    pub(super) from_name: &'a str,
+pub(crate) struct Seal<'a> {
+    pub(crate) approver: &'a str,
+    pub(crate) message_id: &'a str,
+    pub(crate) manifest_hash: &'a str,
+    pub(crate) sealed_at: i64,
+    pub(crate) from_address: &'a str,
+    pub(crate) from_name: &'a str,
 }
 
 /// Submitted send `send_id`, still at version `version` (`row_version` as its
 /// row read), approved and sealed as `seal` says.
-pub(super) fn sealed(send_id: &str, (row_version, version): (&str, &str), seal: Seal<'_>) -> Statement {
+pub(crate) fn sealed(send_id: &str, (row_version, version): (&str, &str), seal: Seal<'_>) -> Statement {
     decide(
         send_id,
         (row_version, version),
@@ -584,7 +585,7 @@ pub(super) fn sealed(send_id: &str, (row_version, version): (&str, &str), seal: 
 
 /// Submitted send `send_id`, still at version `version` (`row_version` as its
 /// row read), refused by `decider` at `now_ms` for `reason`.
-pub(super) fn refused(
+pub(crate) fn refused(
     send_id: &str,
     (row_version, version): (&str, &str),
     decider: &str,
@@ -600,16 +601,9 @@ pub(super) fn refused(
     )
 }
 
-/// The seal-time guard: `author` still holds send.propose on `mailbox_id` at
-/// `now_ms`, asked inside the transaction that seals.
-pub(super) fn author_still_proposes(author: &str, mailbox_id: &str, now_ms: i64) -> Statement {
-    let may_propose = tuples::holds(&Holder::of_actor(author, now_ms), Relation::SendPropose, mailbox_id);
-    Statement { sql: format!("({}) = 1", may_propose.sql).into(), parameters: may_propose.parameters }
-}
-
 /// Sealed send `send_id` dispatched at `now_ms`, every recipient in
 /// `delivered_json` having it.
-pub(super) fn dispatched(send_id: &str, now_ms: i64, delivered_json: String) -> Statement {
+pub(crate) fn dispatched(send_id: &str, now_ms: i64, delivered_json: String) -> Statement {
     Statement::new(
         "UPDATE sends SET state = ?4, dispatched_at = ?2, updated_at = ?2, dispatch_error = NULL, \
          delivered_json = ?3 WHERE id = ?1 AND state = ?5",
@@ -623,7 +617,7 @@ pub(super) fn dispatched(send_id: &str, now_ms: i64, delivered_json: String) -> 
 
 /// Sealed send `send_id` failed at `now_ms` with `error`, only those in
 /// `delivered_json` having it.
-pub(super) fn failed(send_id: &str, error: String, now_ms: i64, delivered_json: String) -> Statement {
+pub(crate) fn failed(send_id: &str, error: String, now_ms: i64, delivered_json: String) -> Statement {
     Statement::new(
         "UPDATE sends SET state = ?5, dispatch_error = ?2, updated_at = ?3, delivered_json = ?4 \
          WHERE id = ?1 AND state = ?6",
@@ -637,17 +631,17 @@ pub(super) fn failed(send_id: &str, error: String, now_ms: i64, delivered_json: 
 }
 
 /// A file a draft gains.
-pub(super) struct NewFile<'a> {
-    pub(super) position: i64,
-    pub(super) name: &'a str,
-    pub(super) content_type: &'a str,
-    pub(super) size: i64,
-    pub(super) sha256: &'a str,
+pub(crate) struct NewFile<'a> {
+    pub(crate) position: i64,
+    pub(crate) name: &'a str,
+    pub(crate) content_type: &'a str,
+    pub(crate) size: i64,
+    pub(crate) sha256: &'a str,
 }
 
 /// `file` added to send `send_id` only while it is still a draft of `author`
 /// and within `most_files` files and `most_bytes` bytes of them when it commits.
-pub(super) fn file_added_within(
+pub(crate) fn file_added_within(
     send_id: &str,
     author: &str,
     file: NewFile<'_>,
@@ -675,7 +669,7 @@ pub(super) fn file_added_within(
 /// `author`'s draft: a submission that committed after this call read the
 /// draft leaves the file where its version names it, and the removal changes
 /// no row (so the call is refused as raced and its batch rolled back).
-pub(super) fn file_removed(send_id: &str, position: i64, author: &str) -> Statement {
+pub(crate) fn file_removed(send_id: &str, position: i64, author: &str) -> Statement {
     Statement::new(
         "DELETE FROM send_attachments WHERE send_id = ?1 AND position = ?2 \
          AND EXISTS (SELECT 1 FROM sends WHERE id = ?1 AND state = ?3 AND author = ?4)",
@@ -689,7 +683,7 @@ pub(super) fn file_removed(send_id: &str, position: i64, author: &str) -> Statem
 /// The files of send `send_id` after `position` moved up one place, so
 /// positions stay 0, 1, 2, …: through negative positions, so no two rows ever
 /// hold the same one on the way. Two statements, in this order.
-pub(super) fn files_closed_up_after(send_id: &str, position: i64) -> [Statement; 2] {
+pub(crate) fn files_closed_up_after(send_id: &str, position: i64) -> [Statement; 2] {
     [
         Statement::new("UPDATE send_attachments SET position = -position WHERE send_id = ?1 AND position > ?2")
             .bind(send_id)
@@ -700,7 +694,7 @@ pub(super) fn files_closed_up_after(send_id: &str, position: i64) -> [Statement;
 }
 
 /// Send `send_id` last changed at `now_ms`.
-pub(super) fn touched(send_id: &str, now_ms: i64) -> Statement {
+pub(crate) fn touched(send_id: &str, now_ms: i64) -> Statement {
     Statement::new("UPDATE sends SET updated_at = ?2 WHERE id = ?1").bind(send_id).bind(now_ms)
 }
 

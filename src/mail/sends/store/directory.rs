@@ -1,0 +1,96 @@
+//! What D1, the directory, says of sends, whatever database holds them
+//! (decision 0040): which await a decision and whose they are, whether an
+//! author may still send from a mailbox, who handled an agent, and a
+//! mailbox's address with a writer's name. Asked beside a send's own
+//! statements, or as its change commits.
+
+use mailroom_contract::Relation;
+use serde::Deserialize;
+
+use crate::authz::tuples::{self, Holder};
+use crate::core::storage::Statement;
+
+/// Who handled the agents `person_id` sponsors, minted or handed a
+/// credential: `id`, `sponsor_id`, `created_by`, `credential_issued_by`. What
+/// a decision on a send in a mailbox's own database asks beside it, before
+/// it knows which agent submitted the send.
+pub(crate) fn agents_handled_by(person_id: &str) -> Statement {
+    Statement::new(
+        "SELECT id, sponsor_id, created_by, credential_issued_by FROM agents \
+         WHERE sponsor_id = ?1 OR created_by = ?1 OR credential_issued_by = ?1",
+    )
+    .bind(person_id)
+}
+
+/// Whether `author` still holds send.propose on mailbox `mailbox_id`: one
+/// row, `proposes` (1 or 0). What a seal in a mailbox's own database asks of
+/// D1 as it commits (`author_still_proposes` is the guard on D1).
+pub(crate) fn author_proposes(author: &str, mailbox_id: &str, now_ms: i64) -> Statement {
+    let may_propose = tuples::holds(&Holder::of_actor(author, now_ms), Relation::SendPropose, mailbox_id);
+    Statement { sql: format!("SELECT ({}) AS proposes", may_propose.sql).into(), parameters: may_propose.parameters }
+}
+
+/// Send `send_id` of mailbox `mailbox_id`, written by `author`, submitted by
+/// `submitted_by` at `submitted_at`, awaits a decision: D1's note of it
+/// (migration 0033), whatever database holds the send.
+pub(crate) fn awaiting(
+    (send_id, mailbox_id, author): (&str, &str, &str),
+    submitted_by: &str,
+    submitted_at: i64,
+) -> Statement {
+    Statement::new(
+        "INSERT INTO sends_awaiting_decision (send_id, mailbox_id, author, submitted_by, submitted_at) \
+         VALUES (?1, ?2, ?3, ?4, ?5) \
+         ON CONFLICT (send_id) DO UPDATE SET submitted_by = excluded.submitted_by, submitted_at = excluded.submitted_at",
+    )
+    .bind(send_id)
+    .bind(mailbox_id)
+    .bind(author)
+    .bind(submitted_by)
+    .bind(submitted_at)
+}
+
+/// Send `send_id` no longer awaits a decision: taken back or decided.
+pub(crate) fn no_longer_awaiting(send_id: &str) -> Statement {
+    Statement::new("DELETE FROM sends_awaiting_decision WHERE send_id = ?1").bind(send_id)
+}
+
+/// Whether the author D1 notes for send `send_id`, awaiting a decision,
+/// still holds send.propose on its mailbox at `now_ms`: one row, `author`
+/// and `proposes` (1 or 0), or none when D1 notes no such send. What a
+/// decision asks in its first read, before the send itself is known.
+pub(crate) fn awaiting_author_proposes(send_id: &str, now_ms: i64) -> Statement {
+    let holder = Holder::ActorIn { column: "w.author", now_ms };
+    let (proposes, mut parameters) = tuples::holds_in_sql(&holder, Relation::SendPropose, "w.mailbox_id");
+    parameters.push(send_id.into());
+    Statement {
+        sql: format!("SELECT w.author, {proposes} AS proposes FROM sends_awaiting_decision w WHERE w.send_id = ?")
+            .into(),
+        parameters,
+    }
+}
+
+/// The address of mailbox `mailbox_id` and the name of `writer` (a person or
+/// an agent): what a new draft is answered with.
+#[derive(Deserialize)]
+pub(crate) struct MailboxAndWriter {
+    pub(crate) address: Option<String>,
+    pub(crate) name: Option<String>,
+}
+
+/// One `MailboxAndWriter`.
+pub(crate) fn mailbox_and_writer(mailbox_id: &str, writer: &str) -> Statement {
+    Statement::new(
+        "SELECT (SELECT address FROM mailboxes WHERE id = ?1) AS address, \
+                COALESCE((SELECT name FROM people WHERE id = ?2), (SELECT name FROM agents WHERE id = ?2)) AS name",
+    )
+    .bind(mailbox_id)
+    .bind(writer)
+}
+
+/// The seal-time guard: `author` still holds send.propose on `mailbox_id` at
+/// `now_ms`, asked inside the transaction that seals.
+pub(crate) fn author_still_proposes(author: &str, mailbox_id: &str, now_ms: i64) -> Statement {
+    let may_propose = tuples::holds(&Holder::of_actor(author, now_ms), Relation::SendPropose, mailbox_id);
+    Statement { sql: format!("({}) = 1", may_propose.sql).into(), parameters: may_propose.parameters }
+}
