@@ -9,8 +9,9 @@
 //! lost send.propose before the approval is refused as on D1, from D1's note
 //! of whose the send is, and one whose author lost it by the time it is
 //! sealed is failed, naming why, and leaves for nobody, then or when sent
-//! again. Nothing of it is read from,
-//! or written to, what D1 still holds.
+//! again. Nothing of it is read from, or written to, what D1 still holds.
+//! The approval queue finds what awaits a decider in every mailbox, moved
+//! or not, from D1's notes, page by page, and leaves out a stale note.
 
 use mailroom::mail::Delivery;
 use mailroom::mail::moving::Verification;
@@ -205,4 +206,72 @@ fn a_moved_mailbox_s_sends_live_their_whole_life_in_its_own_database() {
     assert_eq!(retried["state"], "failed", "{retried}");
     assert_eq!(world.node.mailer.sent.borrow().len(), 1, "handed to nobody when sent again");
     assert_eq!(ok(world.call("GET", &late, Some(&ben.token), None))["state"], "failed");
+}
+
+#[test]
+fn the_approval_queue_finds_what_awaits_in_every_mailbox_wherever_its_mail_is() {
+    const SALES: &str = "sales@mailroom.test";
+    let desk = Desk::new(SUPPORT)
+        .and_mailbox(SALES)
+        .with("ben@example.com", WORKS_AND_DECIDES)
+        .with("cleo@example.com", &["mailbox.metadata.read", "approval.decide"]);
+    let (world, support) = (&desk.world, desk.mailbox.clone());
+    let sales = desk.mailbox_at(SALES).to_string();
+    let (ben, cleo) = (desk.person("ben"), desk.person("cleo"));
+    world.grant_all(&ben.id, WORKS_AND_DECIDES, &sales);
+    world.grant_all(&cleo.id, &["mailbox.metadata.read", "approval.decide"], &sales);
+    let submit = |mailbox: &str, subject: &str| {
+        let sends = format!("/api/mailboxes/{mailbox}/sends");
+        let draft = json!({ "to": ["ana@customer.example"], "subject": subject, "text": "Hello." });
+        let draft = ok(world.call("POST", &sends, Some(&ben.token), Some(draft)));
+        let send = format!("{sends}/{}", draft["id"].as_str().unwrap());
+        ok(world.call("POST", &format!("{send}/submit"), Some(&ben.token), None));
+        world.node.platform.advance(1);
+        draft["id"].as_str().unwrap().to_string()
+    };
+    let awaiting = [submit(&support, "First"), submit(&sales, "Second"), submit(&support, "Third")];
+    let queue = |token: &str, query: &str| world.call("GET", &format!("/api/approvals{query}"), Some(token), None);
+    let ids = |page: &Value| -> Vec<String> {
+        page["sends"].as_array().unwrap().iter().map(|send| send["id"].as_str().unwrap().to_string()).collect()
+    };
+    let before = queue(&cleo.token, "");
+    assert_eq!((before.status, before.round_trips), (200, 1), "all of it in D1: one read");
+    let before = body(&before);
+    assert_eq!(ids(&before), awaiting);
+
+    move_whole(world, &support);
+    assert!(matches!(verify_whole(world, &support), Verification::Verified { .. }));
+    world.node.database.tamper(&format!("DELETE FROM sends WHERE mailbox_id = '{support}'"));
+    let after = queue(&cleo.token, "");
+    assert_eq!((after.status, after.round_trips), (200, 2), "D1's notes and sales, then support's own database");
+    assert_eq!(body(&after), before, "the same queue, named alike");
+
+    // Page by page, the same sends in the same order.
+    let mut paged = Vec::new();
+    let mut cursor = String::new();
+    loop {
+        let page = ok(queue(&cleo.token, &format!("?limit=1{cursor}")));
+        paged.extend(ids(&page));
+        match page["next_cursor"].as_str() {
+            Some(next) => cursor = format!("&cursor={next}"),
+            None => break,
+        }
+    }
+    assert_eq!(paged, awaiting);
+    // Dual control holds across them: nothing of ben's own awaits ben.
+    assert_eq!(ok(queue(&ben.token, ""))["sends"], json!([]));
+
+    // A note the send no longer bears out (decided, its note's removal lost)
+    // is left out.
+    let first = format!("/api/mailboxes/{support}/sends/{}", awaiting[0]);
+    let shown = ok(world.call("GET", &first, Some(&cleo.token), None));
+    let refusal = json!({ "version": shown["version"], "reason": "Not now." });
+    ok(world.call("POST", &format!("{first}/refuse"), Some(&cleo.token), Some(refusal)));
+    world.node.database.tamper(&format!(
+        "INSERT INTO sends_awaiting_decision (send_id, mailbox_id, author, submitted_by, submitted_at) \
+         VALUES ('{}', '{support}', '{ben}', '{ben}', 0)",
+        awaiting[0],
+        ben = ben.id
+    ));
+    assert_eq!(ids(&ok(queue(&cleo.token, ""))), awaiting[1..]);
 }

@@ -10,7 +10,7 @@ use super::store::{self, AnsweredRow, SendRow};
 use super::version::Submission;
 use crate::authz::holder_of;
 use crate::core::addresses;
-use crate::core::context::Context;
+use crate::core::context::{Context, MAILBOXES_PER_READ};
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of};
 use crate::core::paging;
@@ -375,11 +375,81 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let limit = paging::limit(context)?;
     // Oldest first, the order a queue is worked in.
     let (after_at, after_id) = paging::cursor(context, IdKind::Send, i64::MIN)?;
-    let statement = store::approval_queue(&holder, (all_of, any_of), &caller, (after_at, &after_id), limit + 1);
-    let [sends] = context.read_array([statement]).await?;
-    let mut rows: Vec<SendRow> = sends.decode_all().map_err(|error| context.internal(error))?;
-    let next_cursor = paging::cut(&mut rows, limit, |row| (row.submitted_at.unwrap_or_default(), &row.id));
-    Ok(context.json(&ApprovalQueue { sends: rows.iter().map(SendRow::present).collect(), next_cursor }))
+    // D1 notes which sends await a decision, wherever each is kept: a page of
+    // them, and those D1 holds, in one read; then those of mailboxes whose
+    // mail moved, from each such mailbox at once.
+    let page = store::awaiting_page(&holder, (all_of, any_of), &caller, (after_at, &after_id), limit + 1);
+    let in_d1 = store::awaiting_in_d1(&page);
+    let [notes, in_d1] = context.read_array([page, in_d1]).await?;
+    let mut notes: Vec<AwaitingNote> = notes.decode_all().map_err(|error| context.internal(error))?;
+    let mut next_cursor = paging::cut(&mut notes, limit, |note| (note.submitted_at, &note.send_id));
+    let moved_mailboxes = notes.iter().map(|note| note.mail_moved_at.map(|_| note.mailbox_id.as_str()));
+    if let Some(fits) = within_one_read(moved_mailboxes) {
+        notes.truncate(fits);
+        next_cursor = notes.last().map(|note| paging::encode_cursor(note.submitted_at, &note.send_id));
+    }
+    let mut rows: Vec<SendRow> = in_d1.decode_all().map_err(|error| context.internal(error))?;
+    let reads: Vec<(String, Vec<Statement>)> = moved_reads(&notes);
+    if !reads.is_empty() {
+        for answered in context.read_in_mailboxes(reads).await? {
+            let found = answered.first().ok_or_else(Refusal::internal)?;
+            rows.extend(found.decode_all::<SendRow>().map_err(|error| context.internal(error))?);
+        }
+    }
+    // In the notes' order; a note its send no longer bears out is left out.
+    let mut sends = Vec::with_capacity(notes.len());
+    for note in &notes {
+        if let Some(index) = rows.iter().position(|row| row.id == note.send_id) {
+            let mut row = rows.swap_remove(index);
+            row.mailbox_address = row.mailbox_address.or_else(|| note.mailbox_address.clone());
+            row.author_name = row.author_name.or_else(|| note.author_name.clone());
+            sends.push(row.present());
+        }
+    }
+    Ok(context.json(&ApprovalQueue { sends, next_cursor }))
+}
+
+/// One of D1's notes of a send awaiting a decision (`store::awaiting_page`).
+#[derive(serde::Deserialize)]
+struct AwaitingNote {
+    send_id: String,
+    mailbox_id: String,
+    submitted_at: i64,
+    /// Set when the send's mailbox's mail is in its own database.
+    mail_moved_at: Option<i64>,
+    mailbox_address: Option<String>,
+    author_name: Option<String>,
+}
+
+/// Where a page must end for its moved mailboxes (`Some` id for a row in a
+/// mailbox whose mail moved, `None` for one in D1) to be read at once: before
+/// the first row of one mailbox more than one read may ask
+/// (`MAILBOXES_PER_READ`), the next page starting there; `None` when all fit.
+fn within_one_read<'a>(mailboxes: impl Iterator<Item = Option<&'a str>>) -> Option<usize> {
+    let mut asked: Vec<&str> = Vec::new();
+    for (index, mailbox) in mailboxes.enumerate() {
+        let Some(mailbox) = mailbox.filter(|mailbox| !asked.contains(mailbox)) else {
+            continue;
+        };
+        if asked.len() == MAILBOXES_PER_READ {
+            return Some(index);
+        }
+        asked.push(mailbox);
+    }
+    None
+}
+
+/// For the notes whose mailbox's mail moved, the read of their sends in
+/// each such mailbox: one statement per mailbox, in the notes' order.
+fn moved_reads(notes: &[AwaitingNote]) -> Vec<(String, Vec<Statement>)> {
+    let mut by_mailbox: Vec<(&str, Vec<&str>)> = Vec::new();
+    for note in notes.iter().filter(|note| note.mail_moved_at.is_some()) {
+        match by_mailbox.iter_mut().find(|(mailbox, _)| *mailbox == note.mailbox_id) {
+            Some((_, ids)) => ids.push(&note.send_id),
+            None => by_mailbox.push((&note.mailbox_id, vec![&note.send_id])),
+        }
+    }
+    by_mailbox.into_iter().map(|(mailbox, ids)| (mailbox.to_string(), vec![store::submitted_among(&ids)])).collect()
 }
 
 /// The sends of conversation `thread_id` that `caller` may see: everything but
@@ -415,5 +485,23 @@ impl UnnamedSends {
                 (row.sealed_at.or(row.submitted_at).unwrap_or(row.created_at), row.present())
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_page_ends_before_one_mailbox_more_than_one_read_may_ask() {
+        let names: Vec<String> = (0..=MAILBOXES_PER_READ).map(|n| format!("mbx_{n}")).collect();
+        // Every mailbox once, a row in D1 between each: the one past the
+        // limit starts the next page.
+        let rows: Vec<Option<&str>> = names.iter().flat_map(|name| [Some(name.as_str()), None]).collect();
+        assert_eq!(within_one_read(rows.iter().copied()), Some(2 * MAILBOXES_PER_READ));
+        // The same mailboxes again, and rows in D1, fit however many.
+        let again: Vec<Option<&str>> =
+            names[..MAILBOXES_PER_READ].iter().cycle().take(200).map(|name| Some(name.as_str())).collect();
+        assert_eq!(within_one_read(again.into_iter().chain([None; 50])), None);
     }
 }

@@ -7,6 +7,7 @@
 use mailroom_contract::Relation;
 use serde::Deserialize;
 
+use crate::authz::dual_control;
 use crate::authz::tuples::{self, Holder};
 use crate::core::storage::Statement;
 
@@ -53,6 +54,40 @@ pub(crate) fn awaiting(
 /// Send `send_id` no longer awaits a decision: taken back or decided.
 pub(crate) fn no_longer_awaiting(send_id: &str) -> Statement {
     Statement::new("DELETE FROM sends_awaiting_decision WHERE send_id = ?1").bind(send_id)
+}
+
+/// D1's notes of the sends awaiting a decision in the mailboxes where
+/// `holder` holds what the route needs (`all_of`, `any_of`), leaving out
+/// those `caller` submitted or whose submitting agent is on the caller's
+/// side, oldest first from the cursor (`after_at`, `after_id`), at most
+/// `limit`: `send_id`, `mailbox_id`, `submitted_at`, and what the directory
+/// says of each (`mail_moved_at` of its mailbox, `mailbox_address`,
+/// `author_name`).
+pub(crate) fn awaiting_page(
+    holder: &Holder,
+    (all_of, any_of): (&[Relation], &[Relation]),
+    caller: &str,
+    (after_at, after_id): (i64, &str),
+    limit: i64,
+) -> Statement {
+    let (deciding, mut parameters) = tuples::mailbox_ids_where(holder, all_of, any_of);
+    parameters.extend([caller.into(), caller.into(), caller.into(), caller.into()]);
+    parameters.extend([after_at.into(), after_at.into(), after_id.into(), after_id.into()]);
+    parameters.push(limit.into());
+    let not_the_submitters_side = dual_control::not_on_the_side_of("w.submitted_by", "?");
+    Statement {
+        sql: format!(
+            "SELECT w.send_id, w.mailbox_id, w.submitted_at, m.mail_moved_at, m.address AS mailbox_address, \
+               COALESCE((SELECT p.name FROM people p WHERE p.id = w.author), \
+                        (SELECT a.name FROM agents a WHERE a.id = w.author)) AS author_name \
+             FROM sends_awaiting_decision w JOIN mailboxes m ON m.id = w.mailbox_id \
+             WHERE w.mailbox_id IN ({deciding}) AND {not_the_submitters_side} \
+               AND (w.submitted_at > ? OR (w.submitted_at = ? AND (? = '' OR w.send_id > ?))) \
+             ORDER BY w.submitted_at, w.send_id LIMIT ?"
+        )
+        .into(),
+        parameters,
+    }
 }
 
 /// Whether the author D1 notes for send `send_id`, awaiting a decision,

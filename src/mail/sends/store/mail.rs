@@ -5,12 +5,9 @@
 //! a send's life (drafted, edited, submitted, taken back, decided, sealed,
 //! dispatched or failed), its versions and its files.
 
-use mailroom_contract::Relation;
 use mailroom_contract::api::{SendState, SenderAuthentication};
 use serde::Deserialize;
 
-use crate::authz::dual_control;
-use crate::authz::tuples::{self, Holder};
 use crate::core::mailbox_storage::spans_stores;
 use crate::core::storage::{Insert, Statement, Value};
 
@@ -223,35 +220,35 @@ pub(crate) fn sends_of_mailbox(
     if with_names { spans_stores(statement) } else { statement }
 }
 
-/// The submitted sends of the mailboxes where `holder` holds what the route
-/// needs (`all_of`, `any_of`), leaving out those `caller` submitted or whose
-/// submitting agent is on the caller's side, oldest first from the cursor
-/// (`after_at`, `after_id`), at most `limit`: `SendRow`s with what a decision
-/// is taken beside.
-pub(crate) fn approval_queue(
-    holder: &Holder,
-    (all_of, any_of): (&[Relation], &[Relation]),
-    caller: &str,
-    (after_at, after_id): (i64, &str),
-    limit: i64,
-) -> Statement {
-    let (deciding, deciding_parameters) = tuples::mailbox_ids_where(holder, all_of, any_of);
-    let mut parameters: Vec<Value> = vec![SendState::Submitted.name().into()];
-    parameters.extend(deciding_parameters);
-    parameters.extend([caller.into(), caller.into(), caller.into(), caller.into()]);
-    parameters.extend([after_at.into(), after_at.into(), after_id.into(), after_id.into()]);
-    parameters.push(limit.into());
-    let not_the_submitters_side = dual_control::not_on_the_side_of("s.submitted_by", "?");
+/// The sends on a page of D1's notes of sends awaiting a decision
+/// (`directory::awaiting_page`, `page`) whose mailbox's mail is in D1, still
+/// submitted: `SendRow`s with what a decision is taken beside, named, in the
+/// page's order. Those of mailboxes whose mail moved are read there
+/// (`submitted_among`).
+pub(crate) fn awaiting_in_d1(page: &Statement) -> Statement {
+    let mut parameters = page.parameters.clone();
+    parameters.push(SendState::Submitted.name().into());
     spans_stores(Statement {
         sql: format!(
-            "SELECT {SEND_COLUMNS}, {DECISION_COLUMNS} FROM sends s WHERE s.state = ? AND s.mailbox_id IN ({deciding}) \
-             AND {not_the_submitters_side} \
-             AND (s.submitted_at > ? OR (s.submitted_at = ? AND (? = '' OR s.id > ?))) \
-             ORDER BY s.submitted_at, s.id LIMIT ?"
+            "WITH page AS ({}) SELECT {SEND_COLUMNS}, {DECISION_COLUMNS} FROM page JOIN sends s ON s.id = page.send_id \
+             WHERE page.mail_moved_at IS NULL AND s.state = ? ORDER BY s.submitted_at, s.id",
+            page.sql
         )
         .into(),
         parameters,
     })
+}
+
+/// Which of sends `send_ids` are still submitted, as a mailbox's own
+/// database holds them, with what a decision is taken beside: `SendRow`s
+/// still to be named.
+pub(crate) fn submitted_among(send_ids: &[&str]) -> Statement {
+    Statement::new(format!(
+        "SELECT {SEND_MAIL_COLUMNS}, {DECISION_COLUMNS} FROM sends s \
+         WHERE s.id IN (SELECT value FROM json_each(?1)) AND s.state = ?2"
+    ))
+    .bind(serde_json::json!(send_ids).to_string())
+    .bind(SendState::Submitted.name())
 }
 
 /// The sends of conversation `thread_id` that `caller` may see: everything but
