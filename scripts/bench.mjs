@@ -143,9 +143,11 @@ async function sequential() {
     const bo = (await call("POST", "/api/people", { token, body: { email: "bo@example.com", name: "Bo", password: "a long enough password" } })).body;
     await call("POST", "/api/relations", { token, body: { subject: bo.id, relation: "send.propose", object: mailbox.id } });
     const boToken = await signIn(call, "bo@example.com", "a long enough password");
+    let waiting;
     for (let index = 0; index < 20; index++) {
       const draft = (await call("POST", `/api/mailboxes/${mailbox.id}/sends`, { token: boToken, body: { to: ["a@b.example"], subject: `Bench ${index}`, text: "T" } })).body;
       await call("POST", `/api/mailboxes/${mailbox.id}/sends/${draft.id}/submit`, { token: boToken });
+      waiting = `/api/mailboxes/${mailbox.id}/sends/${draft.id}`;
     }
     // A published butler on a second mailbox, acting on every delivery there.
     const sales = await mailboxFor(call, token, admin, "sales@mailroom.test", "Sales");
@@ -236,6 +238,8 @@ async function sequential() {
       ["PUT …/threads/:id/read", () => call("PUT", `${thread}/read`, { token })],
       ["email handler: a reply joining its conversation", reply],
       ["POST …/sends (a draft, audited)", () => call("POST", `/api/mailboxes/${mailbox.id}/sends`, { token, body: { to: ["a@b.example"], subject: "S", text: "T" } })],
+      ["GET …/sends/:id (one awaiting a decision)", () => call("GET", waiting, { token })],
+      ["GET /api/approvals (20 awaiting)", () => call("GET", "/api/approvals", { token })],
       [comparisons[1][0], () => listTools(token)],
       [comparisons[0][0], () => listTools(assistant)],
       ["POST /mcp tools/list (an OAuth app's token)", () => listTools(app.access_token)],
