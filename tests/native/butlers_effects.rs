@@ -113,6 +113,10 @@ fn a_drafted_reply_waits_for_a_second_person_and_its_sponsor_cannot_be_that_pers
     };
     assert!(waiting(&cleo.token));
     assert!(!waiting(&ben.token));
+    // And in Cleo's queue of approvals, not in his.
+    let queued = |token: &str| body(&world.call("GET", "/api/approvals", Some(token), None))["sends"].clone();
+    assert_eq!(queued(&cleo.token)[0]["id"], send["id"]);
+    assert_eq!(queued(&ben.token), json!([]));
     let approved =
         world.call("POST", &format!("{path}/approve"), Some(&cleo.token), Some(world.decision(&cleo.token, &path)));
     assert_eq!(body(&approved)["state"], "dispatched", "{}", text(&approved));
