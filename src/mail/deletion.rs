@@ -15,6 +15,12 @@
 //! Whatever else leaves objects behind (an export's copies) owes them the same
 //! way, through `owe_deletion_of`, the one writer of what is owed.
 //!
+//! A receipt in a mailbox's own database (decision 0040) is deleted there,
+//! with the call's entry; D1 still keeps a copy of every receipt (delivery
+//! writes them there), so that copy goes after the commit, and with it the
+//! question whether the original is still needed, which the upkeep then
+//! answers, deleting it if not.
+//!
 //! It never reads content: the text body is named only in the statements that
 //! take the receipt out of the body index, which are writes.
 
@@ -26,7 +32,8 @@ use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of};
 use crate::core::refusal::Refusal;
-use crate::core::storage::Statement;
+use crate::core::storage::{QueryResult, Statement};
+use crate::mail::location::{self, MailStore};
 use crate::mail::messages::MessageError;
 use crate::mail::store::deletion::{self as store, Target, no_longer_owed};
 use crate::mail::threads::linking;
@@ -65,35 +72,62 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if !is_id_of(&receipt_id, IdKind::Receipt) {
         return Err(MessageError::NoSuchMessage { id: receipt_id }.into());
     }
-    let read = store::target(&receipt_id, &mailbox_id);
-    let [found] = context.read_array([read]).await?;
-    let target: Target = found
+    // Where the mailbox's mail is; whether another copy refers to its original
+    // is asked of D1's copy of every receipt beside it.
+    let target = store::target(&receipt_id, &mailbox_id);
+    let shared_in_d1 = store::shared_as_d1_holds_it(&receipt_id);
+    let read = location::read(context, &mailbox_id, vec![shared_in_d1], vec![target]).await?;
+    let mail_store = read.store;
+    let target: Target = read
+        .mail
         .first()
+        .and_then(QueryResult::first)
         .ok_or(MessageError::NoSuchMessage { id: receipt_id.clone() })?
         .decode()
         .map_err(|error| context.internal(error))?;
-    let shared = target.shared != 0;
+    let shared = read.directory.first().and_then(|shared| shared.first_flag("shared")).unwrap_or(true);
 
     // Sends that answer it, whatever their state, keep their threading headers
     // and lose the link (the foreign key would refuse the deletion otherwise).
-    context.write(store::replies_unlinked(&receipt_id));
+    location::write(context, mail_store, &mailbox_id, store::replies_unlinked(&receipt_id))?;
     // Its conversation counts one message fewer; it keeps its Message-ID, so a
     // late reply to it still joins.
-    context.write(linking::leave(&receipt_id));
+    location::write(context, mail_store, &mailbox_id, linking::leave(&receipt_id))?;
     for unindexed in store::unindexed(&receipt_id) {
-        context.write(unindexed);
+        location::write(context, mail_store, &mailbox_id, unindexed)?;
     }
-    context.write(store::remembered_as_deleted(&receipt_id));
+    location::write(context, mail_store, &mailbox_id, store::remembered_as_deleted(&receipt_id))?;
     // Another request deleting it first leaves nothing to delete: as if it never was.
-    context.write_changing_one_row(
+    location::write_changing_one_row(
+        context,
+        mail_store,
+        &mailbox_id,
         store::receipt_deleted(&receipt_id, &mailbox_id),
         MessageError::NoSuchMessage { id: receipt_id.clone() },
-    );
+    )?;
+    if mail_store == MailStore::OwnDatabase {
+        // D1's copy goes after it (what still reads D1's receipts, a search
+        // across mailboxes and an export's selection, no longer finds it),
+        // and with it the question whether the original is still needed:
+        // answered by the upkeep, which deletes it if not.
+        for statement in [store::replies_unlinked(&receipt_id)]
+            .into_iter()
+            .chain(store::unindexed(&receipt_id))
+            .chain([store::receipt_deleted(&receipt_id, &mailbox_id)])
+        {
+            location::write_after(context, mail_store, statement);
+        }
+    }
     // Owed deletion only if no receipt is left that refers to it, decided inside
-    // the commit, so two copies deleted at once still leave it owed.
-    context.write(owe_deletion_of(store::original_if_unreferenced(&target.raw_key), context.now_ms()));
-    let fate = if shared { OriginalFate::KeptForOtherCopies } else { OriginalFate::Deleted };
-    if !shared {
+    // the commit (on D1, after it), so two copies deleted at once still leave it owed.
+    let owed = owe_deletion_of(store::original_if_unreferenced(&target.raw_key), context.now_ms());
+    location::write_after(context, mail_store, owed);
+    let fate = match (shared, mail_store) {
+        (true, _) => OriginalFate::KeptForOtherCopies,
+        (false, MailStore::D1) => OriginalFate::Deleted,
+        (false, MailStore::OwnDatabase) => OriginalFate::DeletedLater,
+    };
+    if !shared && mail_store == MailStore::D1 {
         // The read found no other copy, so the bytes are deleted after the commit:
         // a copy delivered in between would be left without them, so it refuses.
         context.guard(
@@ -107,7 +141,7 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "size": target.size,
         "original": fate.name(),
     }));
-    if shared {
+    if fate != OriginalFate::Deleted {
         return Ok(context.json(&MessageDeleted { id: receipt_id, mailbox_id, original: fate }));
     }
 

@@ -18,10 +18,11 @@
 //! read found the mail: in a mailbox's own database the change commits with
 //! the call's entry in the mailbox's segment of the chain; what follows in D1
 //! goes through `write_after`, and what is recorded after the answer (a
-//! dispatch's outcome) through `defer_write`. Conversations, sends and the
-//! approval queue follow; delivery, deleting mail, searches across mailboxes
-//! and exports do not yet (they go to D1 whatever this says), so no job moves a
-//! mailbox's mail until they do (the move is scheduled by nothing; decision
+//! dispatch's outcome) through `defer_write`. Conversations, sends, the
+//! approval queue and deleting mail follow; delivery does not yet (it goes to
+//! D1 whatever this says, and D1 keeps a copy of every receipt, which a
+//! search across mailboxes and an export still read), so no job moves a
+//! mailbox's mail until it does (the move is scheduled by nothing; decision
 //! 0040 orders what comes next).
 
 use crate::core::context::Context;

@@ -312,3 +312,54 @@ fn an_original_no_longer_in_the_object_store_is_refused_as_gone_never_a_failure(
     let text = world.admin("GET", &format!("{message}/body"), None);
     assert_eq!(text.status, 200, "its text is still read");
 }
+
+#[test]
+fn a_message_deleted_from_a_moved_mailbox_goes_from_its_own_database_from_d1_s_copy_and_its_original_with_the_last() {
+    let desk = desk();
+    let (world, support, shared, ben) = (&desk.world, desk.mailbox.clone(), desk.receipt(), &desk.person("ben").token);
+    let billing = world.mailbox(BILLING);
+    let other_copy = world.deliver("plain", BILLING);
+    let only_here = world.deliver("multipart-attachment", SUPPORT);
+    let conversation = world.thread_of(&support, &only_here);
+    crate::moving_mail::move_whole(world, &support);
+    let verified = crate::moving_mail::verify_whole(world, &support);
+    assert!(matches!(verified, mailroom::mail::moving::Verification::Verified { .. }));
+    assert_eq!(originals(&world.node), 2);
+    let message = |receipt: &str| format!("/api/mailboxes/{support}/messages/{receipt}");
+    let object = world.node.mailboxes.database(&support).expect("the mailbox has its own database");
+    let d1_has =
+        |receipt: &str| world.node.database.count(&format!("SELECT count(*) FROM receipts WHERE id = '{receipt}'"));
+
+    // Its only copy: gone from the mailbox's database, then from D1's copy, which
+    // a search across mailboxes reads; its original is owed, and the upkeep
+    // deletes it.
+    let before = search(world, ben, "attached");
+    assert!(before.contains(&only_here), "{before:?}");
+    let deleted = body(&delete(world, &support, &only_here));
+    assert_eq!(deleted["original"], "deleted_later", "{deleted}");
+    assert_refused(&world.call("GET", &message(&only_here), Some(ben), None), 404, "not_found");
+    assert_eq!(object.database.count(&format!("SELECT count(*) FROM receipts WHERE id = '{only_here}'")), 0);
+    assert_eq!(d1_has(&only_here), 0, "D1's copy went after it");
+    assert!(!search(world, ben, "attached").contains(&only_here));
+    let thread = body(&world.call("GET", &conversation, Some(ben), None));
+    assert_eq!((thread["message_count"].as_i64(), thread["entries"].clone()), (Some(0), json!([])), "{thread}");
+    assert_eq!(originals(&world.node), 2, "owed, not yet deleted");
+    world.node.maintain();
+    assert_eq!(originals(&world.node), 1, "the upkeep deleted it");
+
+    // A copy another mailbox still has: its original stays, and goes with
+    // that last copy.
+    let deleted = body(&delete(world, &support, shared));
+    assert_eq!(deleted["original"], "kept_for_other_copies", "{deleted}");
+    assert_eq!(d1_has(shared), 0);
+    world.node.maintain();
+    assert_eq!(originals(&world.node), 1);
+    let last = body(&delete(world, &billing, &other_copy));
+    assert_eq!(last["original"], "deleted");
+    assert_eq!(originals(&world.node), 0);
+
+    // Each deletion recorded in the mailbox's segment, which walks intact.
+    world.node.seal();
+    let walked = body(&world.admin("GET", &format!("/api/audit/verify?mailbox_id={support}"), None));
+    assert_eq!(walked["intact"], true, "{walked}");
+}

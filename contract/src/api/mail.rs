@@ -295,7 +295,7 @@ vocabulary! {
     pub enum OriginalFate {
         Deleted = "deleted": "Removed from the object store.";
         KeptForOtherCopies = "kept_for_other_copies": "Kept: the same message was delivered to another mailbox too, and that copy still refers to them; they go with the last copy.";
-        DeletedLater = "deleted_later": "The object store did not answer; the scheduled upkeep removes them.";
+        DeletedLater = "deleted_later": "Owed deletion, which the scheduled upkeep carries out: the object store did not answer, or the mailbox keeps its mail in its own database, where whether another copy still needs them is settled after the deletion commits.";
     }
 }
 

@@ -13,19 +13,26 @@ pub(crate) struct Target {
     pub(crate) raw_key: String,
     pub(crate) message_id: String,
     pub(crate) size: i64,
-    /// Whether another receipt (in any mailbox) refers to the same original.
-    pub(crate) shared: i64,
+}
+
+/// Whether another receipt than `receipt_id`, in any mailbox, refers to its
+/// original, as D1's copy of every receipt says: one row, `shared`. What a
+/// deletion in a mailbox's own database asks of D1 beside it; D1 holds a
+/// copy of every receipt until delivery writes them into mailboxes' own
+/// databases (decision 0040), and a deletion there deletes D1's copy after it.
+pub(crate) fn shared_as_d1_holds_it(receipt_id: &str) -> Statement {
+    Statement::new(
+        "SELECT EXISTS (SELECT 1 FROM receipts other WHERE other.id <> ?1 \
+           AND other.raw_key = (SELECT raw_key FROM receipts WHERE id = ?1)) AS shared",
+    )
+    .bind(receipt_id)
 }
 
 /// Receipt `receipt_id` of `mailbox_id` as a deletion reads it (`Target`).
 pub(crate) fn target(receipt_id: &str, mailbox_id: &str) -> Statement {
-    Statement::new(
-        "SELECT r.raw_key, r.message_id, r.size, \
-         EXISTS (SELECT 1 FROM receipts other WHERE other.raw_key = r.raw_key AND other.id <> r.id) AS shared \
-         FROM receipts r WHERE r.id = ?1 AND r.mailbox_id = ?2",
-    )
-    .bind(receipt_id)
-    .bind(mailbox_id)
+    Statement::new("SELECT r.raw_key, r.message_id, r.size FROM receipts r WHERE r.id = ?1 AND r.mailbox_id = ?2")
+        .bind(receipt_id)
+        .bind(mailbox_id)
 }
 
 /// Sends that answer receipt `receipt_id` lose the link to it.
