@@ -4,12 +4,15 @@
 //! scheduled jobs and the email handler a test runs by hand.
 
 use std::cell::{Cell, RefCell};
+use std::collections::BTreeSet;
+use std::rc::Rc;
 
 use mailroom_contract::api::AuditCheckpoint;
 
 use crate::audit;
 use crate::core::events::Published;
 use crate::core::http::{Request, Response, Surface};
+use crate::core::mailbox_storage::MailboxStorage;
 use crate::core::node::{AuditKey, Config, Installation, Node};
 use crate::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use crate::core::timing::Timings;
@@ -129,21 +132,27 @@ impl TestNode {
 
     /// Sends `requests` together, as REST, the way requests that arrive at
     /// once meet a database: every one's first round trip (its reads, with
-    /// its checks) runs before any one's second (its commit), so each decides
-    /// on what it read before the others wrote. The answers, in order, with the
-    /// audit chain sealed after.
+    /// its checks, on D1 and beside it in a mailbox's own database) runs
+    /// before any one's second (its commit, on D1 or in a mailbox's
+    /// database), so each decides on what it read before the others wrote.
+    /// The answers, in order, with the audit chain sealed after.
     pub fn send_together(&self, requests: Vec<Request>) -> Vec<Response> {
         self.platform.advance(1);
-        let gate = FirstReadsGate { waiting: Cell::new(requests.len()), wakers: RefCell::default() };
+        let gate = Rc::new(FirstReadsGate { waiting: Cell::new(requests.len()), wakers: RefCell::default() });
         let databases: Vec<GatedDatabase<'_>> = requests
             .iter()
             .map(|_| GatedDatabase { database: &self.database, gate: &gate, batches: Cell::new(0) })
             .collect();
+        let mailboxes: Vec<GatedMailboxes<'_>> = requests
+            .iter()
+            .map(|_| GatedMailboxes { mailboxes: &self.mailboxes, gate: Rc::clone(&gate), asked: Rc::default() })
+            .collect();
         let nodes: Vec<Node<'_>> = databases
             .iter()
-            .map(|database| Node {
+            .zip(&mailboxes)
+            .map(|(database, mailboxes)| Node {
                 database,
-                mailboxes: &self.mailboxes,
+                mailboxes,
                 blobs: &self.blobs,
                 mailer: &self.mailer,
                 webhooks: &self.webhooks,
@@ -298,14 +307,67 @@ impl Database for GatedDatabase<'_> {
                 }
                 return results;
             }
-            std::future::poll_fn(|context| {
-                if self.gate.waiting.get() == 0 {
-                    return std::task::Poll::Ready(());
-                }
-                self.gate.wakers.borrow_mut().push(context.waker().clone());
-                std::task::Poll::Pending
-            })
-            .await;
+            self.gate.opened().await;
+            self.database.execute(statements).await
+        })
+    }
+}
+
+impl FirstReadsGate {
+    /// Ready once every request's first round trip has run.
+    async fn opened(&self) {
+        std::future::poll_fn(|context| {
+            if self.waiting.get() == 0 {
+                return std::task::Poll::Ready(());
+            }
+            self.wakers.borrow_mut().push(context.waker().clone());
+            std::task::Poll::Pending
+        })
+        .await;
+    }
+}
+
+/// One request's view of the mailboxes' own databases: its first batch in
+/// each (the read beside its first on D1) runs at once, every later one (a
+/// commit) waits at the gate, as its later batches on D1 do.
+struct GatedMailboxes<'a> {
+    mailboxes: &'a SqliteMailboxes,
+    gate: Rc<FirstReadsGate>,
+    /// The mailboxes this request has sent a batch to.
+    asked: Rc<RefCell<BTreeSet<String>>>,
+}
+
+impl GatedMailboxes<'_> {
+    fn gated(&self, mailbox_id: &str, database: Rc<dyn Database>) -> Rc<dyn Database> {
+        let gate = Rc::clone(&self.gate);
+        Rc::new(GatedMailbox { database, mailbox_id: mailbox_id.to_string(), gate, asked: Rc::clone(&self.asked) })
+    }
+}
+
+impl MailboxStorage for GatedMailboxes<'_> {
+    fn of(&self, mailbox_id: &str) -> Rc<dyn Database> {
+        self.gated(mailbox_id, self.mailboxes.of(mailbox_id))
+    }
+
+    fn if_created(&self, mailbox_id: &str) -> Rc<dyn Database> {
+        self.gated(mailbox_id, self.mailboxes.if_created(mailbox_id))
+    }
+}
+
+struct GatedMailbox {
+    database: Rc<dyn Database>,
+    mailbox_id: String,
+    gate: Rc<FirstReadsGate>,
+    asked: Rc<RefCell<BTreeSet<String>>>,
+}
+
+impl Database for GatedMailbox {
+    fn execute(&self, statements: Vec<Statement>) -> LocalBoxFuture<'_, Result<Vec<QueryResult>, StorageError>> {
+        Box::pin(async move {
+            let first = self.asked.borrow_mut().insert(self.mailbox_id.clone());
+            if !first {
+                self.gate.opened().await;
+            }
             self.database.execute(statements).await
         })
     }

@@ -56,6 +56,7 @@ mod security;
 mod send_sizes;
 mod sends;
 mod stores;
+mod submission_races;
 mod threads;
 mod unverified_reads;
 mod webhooks;

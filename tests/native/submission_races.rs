@@ -1,0 +1,104 @@
+//! A submission raced against a change to the same draft (decision 0016): a
+//! version names exactly what the send keeps, whichever of the two commits
+//! first, whether the mailbox's mail is in D1 or in its own database.
+
+use mailroom::testing::{RequestExt, request};
+use serde_json::json;
+
+use crate::desk::{Desk, WORKS_THE_MAILBOX};
+use crate::support::*;
+
+/// Dual control's next move: change a draft while it is being submitted, so
+/// the version the approver is shown names other words or files than the send
+/// keeps, and approving it seals what nobody saw. An edit, a file removed or a
+/// file added racing the submission (each reading the draft before the other
+/// writes, in either order) leaves one of the two refused, and the send's
+/// words and files exactly those of the version it holds.
+#[test]
+fn a_draft_changed_while_it_is_submitted_never_leaves_its_version_naming_other_words_or_files() {
+    drafts_changed_while_they_are_submitted(false);
+}
+
+/// The same races where the mailbox's mail is in its own database, whose batch
+/// carries the guard (decision 0040).
+#[test]
+fn a_draft_changed_while_it_is_submitted_in_a_moved_mailbox_never_leaves_naming_other_words_or_files() {
+    drafts_changed_while_they_are_submitted(true);
+}
+
+fn drafts_changed_while_they_are_submitted(moved: bool) {
+    let desk = Desk::new("support@mailroom.test").with("writer@example.com", WORKS_THE_MAILBOX);
+    let (world, sends, token) = (&desk.world, desk.sends(), &desk.person("writer").token);
+    if moved {
+        crate::moving_mail::move_whole(world, &desk.mailbox);
+        let verified = crate::moving_mail::verify_whole(world, &desk.mailbox);
+        assert!(matches!(verified, mailroom::mail::moving::Verification::Verified { .. }));
+    }
+    let version_of = |id: &str| {
+        let asked = format!("SELECT submission_json FROM send_versions WHERE send_id = '{id}'");
+        match moved {
+            true => world.node.mailboxes.database(&desk.mailbox).expect("its own database").database.peek(&asked),
+            false => world.node.database.peek(&asked),
+        }
+    };
+    let file = |name: &str| json!({ "name": name, "content_type": "application/pdf", "content_base64": "JVBERi0=" });
+    let draft_with_two_files = || {
+        let draft = world.call(
+            "POST",
+            &sends,
+            Some(token),
+            Some(json!({ "to": ["ana@customer.example"], "subject": "The contract", "text": "Attached." })),
+        );
+        assert_eq!(draft.status, 201, "{}", text(&draft));
+        let send = format!("{sends}/{}", body(&draft)["id"].as_str().unwrap());
+        for name in ["contract.pdf", "annex.pdf"] {
+            let added = world.call("POST", &format!("{send}/attachments"), Some(token), Some(file(name)));
+            assert_eq!(added.status, 201, "{}", text(&added));
+        }
+        send
+    };
+    type Change = fn(&str) -> mailroom::core::http::Request;
+    let changes: [(&str, Change); 3] = [
+        ("a file removed", |send| request("DELETE", &format!("{send}/attachments/1"))),
+        ("a file added", |send| {
+            request("POST", &format!("{send}/attachments"))
+                .json(json!({ "name": "other.pdf", "content_type": "application/pdf", "content_base64": "JVBERi0=" }))
+        }),
+        ("the text edited", |send| request("PATCH", send).json(json!({ "text": "Pay to account 666." }))),
+    ];
+    for (change, changing) in changes {
+        for submit_first in [true, false] {
+            let send = draft_with_two_files();
+            let submit = request("POST", &format!("{send}/submit")).bearer(token);
+            let other = changing(&send).bearer(token);
+            let answers =
+                world.node.send_together(if submit_first { vec![submit, other] } else { vec![other, submit] });
+            let statuses: Vec<u16> = answers.iter().map(|answer| answer.status).collect();
+            let refused: Vec<_> = answers.iter().filter(|answer| answer.status >= 400).collect();
+            assert_eq!(
+                refused.len(),
+                1,
+                "{change}, submit first {submit_first}: one of the two is refused: {statuses:?}"
+            );
+            assert_refused(refused[0], 409, "raced");
+
+            let shown = body(&world.call("GET", &send, Some(token), None));
+            if shown["state"] == "submitted" {
+                let id = shown["id"].as_str().unwrap();
+                let version = version_of(id);
+                let version: serde_json::Value = serde_json::from_str(&version.unwrap()).unwrap();
+                assert_eq!(version["text"], shown["text"], "{change}: the words submitted are the words kept");
+                let names = |files: &serde_json::Value| -> Vec<String> {
+                    files.as_array().unwrap().iter().map(|file| file["name"].as_str().unwrap().to_string()).collect()
+                };
+                assert_eq!(
+                    names(&version["attachments"]),
+                    names(&shown["attachments"]),
+                    "{change}: the files submitted are the files kept"
+                );
+            } else {
+                assert_eq!(shown["state"], "draft", "{change}: {shown}");
+            }
+        }
+    }
+}
