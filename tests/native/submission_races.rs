@@ -1,6 +1,9 @@
-//! A submission raced against a change to the same draft (decision 0016): a
-//! version names exactly what the send keeps, whichever of the two commits
-//! first, whether the mailbox's mail is in D1 or in its own database.
+//! Changes of one send raced against each other (decision 0016): a
+//! submission against an edit of the draft (a version names exactly what the
+//! send keeps, whichever commits first), and an approval against another
+//! decision or the send taken back (one wins, the other is refused as raced,
+//! and the message leaves at most once); whether the mailbox's mail is in D1
+//! or in its own database, where the guards ride the mailbox's batch.
 
 use mailroom::testing::{RequestExt, request};
 use serde_json::json;
@@ -99,6 +102,67 @@ fn drafts_changed_while_they_are_submitted(moved: bool) {
             } else {
                 assert_eq!(shown["state"], "draft", "{change}: {shown}");
             }
+        }
+    }
+}
+
+#[test]
+fn a_decision_raced_against_another_or_the_send_taken_back_has_one_winner_and_leaves_at_most_once() {
+    decisions_raced(false);
+}
+
+#[test]
+fn a_decision_raced_in_a_moved_mailbox_has_one_winner_and_leaves_at_most_once() {
+    decisions_raced(true);
+}
+
+fn decisions_raced(moved: bool) {
+    let desk = Desk::new("support@mailroom.test")
+        .with("writer@example.com", WORKS_THE_MAILBOX)
+        .with("dee@example.com", &["mailbox.metadata.read", "approval.decide"])
+        .with("cleo@example.com", &["mailbox.metadata.read", "approval.decide"]);
+    let (world, sends) = (&desk.world, desk.sends());
+    let (writer, ada, cleo) = (&desk.person("writer").token, &desk.person("dee").token, &desk.person("cleo").token);
+    if moved {
+        crate::moving_mail::move_whole(world, &desk.mailbox);
+        let verified = crate::moving_mail::verify_whole(world, &desk.mailbox);
+        assert!(matches!(verified, mailroom::mail::moving::Verification::Verified { .. }));
+    }
+    type Other = fn(&str, &serde_json::Value, (&str, &str)) -> mailroom::core::http::Request;
+    let others: [(&str, Other); 3] = [
+        ("another approval", |send, version, (_, cleo)| {
+            request("POST", &format!("{send}/approve")).json(version.clone()).bearer(cleo)
+        }),
+        ("a refusal", |send, version, (_, cleo)| {
+            let mut refusal = version.clone();
+            refusal["reason"] = json!("No.");
+            request("POST", &format!("{send}/refuse")).json(refusal).bearer(cleo)
+        }),
+        ("the send taken back", |send, _, (writer, _)| request("POST", &format!("{send}/cancel")).bearer(writer)),
+    ];
+    for (other, racing) in others {
+        let draft = world.call(
+            "POST",
+            &sends,
+            Some(writer),
+            Some(json!({ "to": ["ana@customer.example"], "subject": "Terms", "text": "Agreed." })),
+        );
+        let send = format!("{sends}/{}", body(&draft)["id"].as_str().unwrap());
+        assert_eq!(world.call("POST", &format!("{send}/submit"), Some(writer), None).status, 200);
+        let version = world.decision(ada, &send);
+        let sent_before = world.node.mailer.sent.borrow().len();
+        let approve = request("POST", &format!("{send}/approve")).json(version.clone()).bearer(ada);
+        let answers = world.node.send_together(vec![approve, racing(&send, &version, (writer, cleo))]);
+        let statuses: Vec<u16> = answers.iter().map(|answer| answer.status).collect();
+        let refused: Vec<_> = answers.iter().filter(|answer| answer.status >= 400).collect();
+        assert_eq!(refused.len(), 1, "{other}, moved {moved}: one of the two is refused: {statuses:?}");
+        assert_refused(refused[0], 409, "raced");
+        let sent = world.node.mailer.sent.borrow().len() - sent_before;
+        let state = body(&world.call("GET", &send, Some(ada), None))["state"].clone();
+        let approved = answers[0].status == 200 || (other == "another approval" && answers[1].status == 200);
+        match approved {
+            true => assert_eq!((sent, state), (1, json!("dispatched")), "{other}: approved, it left once"),
+            false => assert_eq!(sent, 0, "{other}: not approved, nothing left ({state})"),
         }
     }
 }
