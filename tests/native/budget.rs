@@ -603,9 +603,7 @@ fn hold_every_route_to_the_budget(mail: Mail) {
             let address = format!("box-{:?}@mailroom.test", route.id).to_lowercase();
             let mailbox = world.node.database.peek(&format!("SELECT id FROM mailboxes WHERE address = '{address}'"));
             let mailbox = mailbox.expect("every route's fixture has a mailbox of its own");
-            crate::moving_mail::move_whole(&world, &mailbox);
-            let verified = crate::moving_mail::verify_whole(&world, &mailbox);
-            assert!(matches!(verified, mailroom::mail::moving::Verification::Verified { .. }), "{verified:?}");
+            crate::moving_mail::moved(&world, &mailbox);
         }
         // What storage itself saw while the route was handled, before anything
         // that follows the answer (sealing, deferred writes): every batch to D1

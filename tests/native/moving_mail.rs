@@ -151,6 +151,15 @@ fn verify_once(world: &World, mailbox: &str, round_trips: u32) -> Verification {
     verification.unwrap()
 }
 
+/// Moves `mailbox` whole and verifies the move, so its mail is read and
+/// changed in its own database from then on: what a test of a moved
+/// mailbox starts from.
+pub(crate) fn moved(world: &World, mailbox: &str) {
+    move_whole(world, mailbox);
+    let verified = verify_whole(world, mailbox);
+    assert!(matches!(verified, Verification::Verified { .. }), "{verified:?}");
+}
+
 /// Verifies `mailbox` a page per call until it concludes.
 pub(crate) fn verify_whole(world: &World, mailbox: &str) -> Verification {
     for _ in 0..400 {

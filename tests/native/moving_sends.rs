@@ -14,12 +14,11 @@
 //! or not, from D1's notes, page by page, and leaves out a stale note.
 
 use mailroom::mail::Delivery;
-use mailroom::mail::moving::Verification;
 use mailroom_contract::api::NotificationKind;
 use serde_json::{Value, json};
 
 use crate::desk::{Desk, WORKS_AND_DECIDES, WORKS_THE_MAILBOX};
-use crate::moving_mail::{move_whole, verify_whole};
+use crate::moving_mail::moved;
 use crate::support::{World, body, text};
 
 const SUPPORT: &str = "support@mailroom.test";
@@ -69,8 +68,7 @@ fn a_moved_mailbox_s_sends_live_their_whole_life_in_its_own_database() {
         json!([{ "mailbox": mailbox, "relations": WORKS_THE_MAILBOX }]),
     );
     let conversation = world.thread_of(&mailbox, &question);
-    move_whole(world, &mailbox);
-    assert!(matches!(verify_whole(world, &mailbox), Verification::Verified { .. }));
+    moved(world, &mailbox);
     // What D1 still holds of the mailbox's mail is read by nothing: gone, it
     // changes nothing below.
     world.node.database.tamper(&format!("DELETE FROM receipts WHERE mailbox_id = '{mailbox}'"));
@@ -239,8 +237,7 @@ fn the_approval_queue_finds_what_awaits_in_every_mailbox_wherever_its_mail_is() 
     let before = body(&before);
     assert_eq!(ids(&before), awaiting);
 
-    move_whole(world, &support);
-    assert!(matches!(verify_whole(world, &support), Verification::Verified { .. }));
+    moved(world, &support);
     world.node.database.tamper(&format!("DELETE FROM sends WHERE mailbox_id = '{support}'"));
     let after = queue(&cleo.token, "");
     assert_eq!((after.status, after.round_trips), (200, 2), "D1's notes and sales, then support's own database");
