@@ -184,20 +184,38 @@ impl<'request> UnitOfWork<'request> {
         statements: Vec<Statement>,
         note: &mut AuditNote,
     ) -> Result<Vec<QueryResult>, WorkError> {
-        let checks = std::mem::take(&mut self.pending_checks);
-        let mut batch: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
-        let handler_statements = statements.len();
-        batch.extend(statements);
-        if batch.is_empty() {
+        if statements.is_empty() && self.pending_checks.is_empty() {
             return match &self.failed_check {
                 Some(refusal) => Err(WorkError::Refused(refusal.clone())),
                 None => Ok(Vec::new()),
             };
         }
-        let mut results = self.execute(batch).await.map_err(|error| WorkError::Internal(error.to_string()))?;
-        let handler_results = results.split_off(results.len() - handler_statements);
+        let (results, _) = self.read_with_checks(statements, Vec::new(), note).await?;
+        Ok(results)
+    }
+
+    /// The one way a read meets the pending checks: `on_d1` in the same round
+    /// trip as every pending check and, at the same time, each of
+    /// `in_mailboxes` in its database; answers D1's results for `on_d1` and
+    /// each mailbox's (or why it has none) only once every check passed.
+    async fn read_with_checks(
+        &mut self,
+        on_d1: Vec<Statement>,
+        in_mailboxes: Vec<(Rc<dyn Database>, Vec<Statement>)>,
+        note: &mut AuditNote,
+    ) -> Result<(Vec<QueryResult>, Vec<Result<Vec<QueryResult>, StorageError>>), WorkError> {
+        let checks = std::mem::take(&mut self.pending_checks);
+        let mut batch: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
+        batch.extend(on_d1);
+        let asked = batch.len();
+        let (on_d1, in_mailboxes) = self.execute_beside(batch, in_mailboxes).await;
+        let mut results = on_d1.map_err(|error| WorkError::Internal(error.to_string()))?;
+        if results.len() != asked {
+            return Err(WorkError::Internal(format!("D1 answered {} statements of {asked}", results.len())));
+        }
+        let handler_results = results.split_off(checks.len());
         self.settle(checks, results, note)?;
-        Ok(handler_results)
+        Ok((handler_results, in_mailboxes))
     }
 
     /// Runs each read's statements in its mailbox's own database, all at once
@@ -216,13 +234,9 @@ impl<'request> UnitOfWork<'request> {
                 reads.len()
             )));
         }
-        let checks = std::mem::take(&mut self.pending_checks);
-        let check_statements: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
         let reads =
             reads.into_iter().map(|(mailbox_id, statements)| (self.mailboxes.of(&mailbox_id), statements)).collect();
-        let (checked, read) = self.execute_beside(check_statements, reads).await;
-        let checked = checked.map_err(|error| WorkError::Internal(error.to_string()))?;
-        self.settle(checks, checked, note)?;
+        let (_, read) = self.read_with_checks(Vec::new(), reads, note).await?;
         read.into_iter().map(|results| results.map_err(|error| WorkError::Internal(error.to_string()))).collect()
     }
 
@@ -238,21 +252,10 @@ impl<'request> UnitOfWork<'request> {
         in_mailbox: Vec<Statement>,
         note: &mut AuditNote,
     ) -> Result<(Vec<QueryResult>, Result<Vec<QueryResult>, StorageError>), WorkError> {
-        let checks = std::mem::take(&mut self.pending_checks);
-        let mut batch: Vec<Statement> = checks.iter().map(|check| check.statement.clone()).collect();
-        let handler_statements = on_d1.len();
-        batch.extend(on_d1);
-        let batch_len = batch.len();
-        let (on_d1, mut in_mailboxes) =
-            self.execute_beside(batch, vec![(self.mailboxes.if_created(mailbox_id), in_mailbox)]).await;
-        let mut results = on_d1.map_err(|error| WorkError::Internal(error.to_string()))?;
-        if results.len() != checks.len() + handler_statements {
-            return Err(WorkError::Internal(format!("D1 answered {} statements of {}", results.len(), batch_len)));
-        }
-        let handler_results = results.split_off(checks.len());
-        self.settle(checks, results, note)?;
+        let in_mailboxes = vec![(self.mailboxes.if_created(mailbox_id), in_mailbox)];
+        let (on_d1, mut in_mailboxes) = self.read_with_checks(on_d1, in_mailboxes, note).await?;
         let in_mailbox = in_mailboxes.pop().unwrap_or_else(|| Ok(Vec::new()));
-        Ok((handler_results, in_mailbox))
+        Ok((on_d1, in_mailbox))
     }
 
     /// Settles `checks` on their `results`, what a credential check proves
