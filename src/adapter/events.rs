@@ -51,7 +51,6 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
     let events = bindings.events.take_by_topic();
     let webhooks_queued = bindings.events.take_queued() > 0;
     if !response.deferred.is_empty()
-        || !response.deferred_in_mailboxes.is_empty()
         || response.seal_chain
         || response.seal_segment.is_some()
         || !events.is_empty()
@@ -62,12 +61,12 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
         // chain, and telling listeners what it committed. The runtime keeps the
         // isolate alive until they are done.
         let (seal, hub_env) = (response.seal_chain, env.clone());
-        let deferred = (response.deferred.clone(), response.deferred_in_mailboxes.clone());
+        let deferred = response.deferred.clone();
         let segment = response.seal_segment.clone();
         context.wait_until(async move {
             // The deferred writes first: a listener told of the change reads
             // what they add (a sent message's notice) when it reads again.
-            for error in bindings.node().write_deferred(deferred.0, deferred.1).await {
+            for error in bindings.node().write_deferred(deferred).await {
                 worker::console_error!("a deferred write failed: {error}");
             }
             hubs::publish(&hub_env, events).await;

@@ -20,7 +20,7 @@ use futures_util::future::{Either, join_all, select};
 use futures_util::stream::{StreamExt, select_all};
 use worker::{Delay, Env, WebSocket, WebsocketEvent};
 
-use crate::core::http::{FOLLOW_REREAD_EVERY_MS, Following, Response, Told, server_sent_event};
+use crate::core::http::{Deferred, FOLLOW_REREAD_EVERY_MS, Following, Response, Told, server_sent_event};
 use crate::dispatch::dispatch;
 use crate::live::Listener;
 
@@ -149,9 +149,11 @@ async fn read_again(bindings: &Bindings, chunks: &Chunks, following: &Following,
     }
     let node = bindings.node();
     let answers = join_all(readings.iter().map(|reading| dispatch(&node, reading, following.surface))).await;
-    let deferred: Vec<_> = answers.iter().flat_map(|answer| answer.deferred.iter().cloned()).collect();
-    let in_mailboxes: Vec<_> = answers.iter().flat_map(|answer| answer.deferred_in_mailboxes.iter().cloned()).collect();
-    for error in node.write_deferred(deferred, in_mailboxes).await {
+    let mut deferred = Deferred::default();
+    for answer in &answers {
+        deferred.extend(&answer.deferred);
+    }
+    for error in node.write_deferred(deferred).await {
         worker::console_error!("a deferred write failed: {error}");
     }
     let followed = following.follower.read(told, &answers);

@@ -114,6 +114,30 @@ impl Request {
     }
 }
 
+/// Writes a response leaves to after its answer (the adapter hands them to
+/// `waitUntil`), such as recording a dispatch's outcome. Never an authority
+/// decision, never an audit row.
+#[derive(Clone, Debug, Default)]
+pub struct Deferred {
+    /// On D1.
+    pub on_d1: Vec<crate::core::storage::Statement>,
+    /// Each in the named mailbox's own database (a dispatch's outcome, once
+    /// the mailbox's mail has moved there), after those on D1.
+    pub in_mailboxes: Vec<(String, crate::core::storage::Statement)>,
+}
+
+impl Deferred {
+    pub fn is_empty(&self) -> bool {
+        self.on_d1.is_empty() && self.in_mailboxes.is_empty()
+    }
+
+    /// `other`'s writes after these.
+    pub fn extend(&mut self, other: &Deferred) {
+        self.on_d1.extend(other.on_d1.iter().cloned());
+        self.in_mailboxes.extend(other.in_mailboxes.iter().cloned());
+    }
+}
+
 /// An HTTP response, as the core produces it.
 #[derive(Clone, Debug)]
 pub struct Response {
@@ -123,14 +147,8 @@ pub struct Response {
     /// How many storage round trips producing this response took. Not sent; read by
     /// the tests that hold each route to its budget.
     pub round_trips: u32,
-    /// Writes to run after the response is sent (the adapter hands them to
-    /// `waitUntil`), such as recording a dispatch's outcome. Never an authority
-    /// decision, never an audit row.
-    pub deferred: Vec<crate::core::storage::Statement>,
-    /// Writes to run after `deferred`, each in the named mailbox's own
-    /// database (a dispatch's outcome, once the mailbox's mail has moved
-    /// there); `Node::write_deferred` runs both.
-    pub deferred_in_mailboxes: Vec<(String, crate::core::storage::Statement)>,
+    /// Writes to run after the response is sent (`Node::write_deferred`).
+    pub deferred: Deferred,
     /// Commit batches producing this response took: 1 for a change, 0 for a
     /// read. Sent as `x-mailroom-commit-attempts` for the benchmark to count.
     pub commit_attempts: u32,
@@ -285,8 +303,7 @@ impl Response {
             headers,
             body,
             round_trips: 0,
-            deferred: Vec::new(),
-            deferred_in_mailboxes: Vec::new(),
+            deferred: Deferred::default(),
             commit_attempts: 0,
             seal_chain: false,
             seal_segment: None,

@@ -8,9 +8,10 @@
 use crate::core::bindings::{BlobStore, Mailer, Webhooks};
 use crate::core::crypto::sha256_hex;
 use crate::core::events::Published;
+use crate::core::http::Deferred;
 use crate::core::mailbox_storage::MailboxStorage;
 use crate::core::platform::Platform;
-use crate::core::storage::{Database, Statement, StorageError};
+use crate::core::storage::{Database, StorageError};
 use crate::core::timing::Timings;
 
 /// The largest message the node accepts by default: Email Routing's own limit.
@@ -157,15 +158,12 @@ pub struct Node<'a> {
 }
 
 impl Node<'_> {
-    /// Runs what responses left to after their answers (`Response::deferred`
-    /// and `deferred_in_mailboxes`): the writes on D1, then those in
-    /// mailboxes' own databases, a batch per mailbox in the order they were
-    /// queued. Every batch is tried; the errors are answered.
-    pub async fn write_deferred(
-        &self,
-        on_d1: Vec<Statement>,
-        in_mailboxes: Vec<(String, Statement)>,
-    ) -> Vec<StorageError> {
+    /// Runs what responses left to after their answers (`Response::deferred`):
+    /// the writes on D1, then those in mailboxes' own databases, a batch per
+    /// mailbox in the order they were queued. Every batch is tried; the
+    /// errors are answered.
+    pub async fn write_deferred(&self, deferred: Deferred) -> Vec<StorageError> {
+        let Deferred { on_d1, in_mailboxes } = deferred;
         let mut errors = Vec::new();
         if !on_d1.is_empty()
             && let Err(error) = self.database.execute(on_d1).await

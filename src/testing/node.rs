@@ -210,8 +210,7 @@ impl TestNode {
             }
         }
         // What the adapter hands to `waitUntil` runs here, after the response.
-        let deferred = (response.deferred.clone(), response.deferred_in_mailboxes.clone());
-        let errors = self.run(self.node().write_deferred(deferred.0, deferred.1));
+        let errors = self.run(self.node().write_deferred(response.deferred.clone()));
         assert!(errors.is_empty(), "deferred writes apply: {errors:?}");
     }
 

@@ -110,7 +110,11 @@ fn a_change_of_a_mailbox_commits_there_with_its_entry_in_the_mailboxs_segment() 
     let response = world.node.run(context.finish(Ok(answer)));
 
     assert_eq!(response.status, 200);
-    assert_eq!(response.deferred.first(), Some(&follows), "what follows the change on D1 is written after the answer");
+    assert_eq!(
+        response.deferred.on_d1.first(),
+        Some(&follows),
+        "what follows the change on D1 is written after the answer"
+    );
     assert_eq!(response.round_trips, 2, "the read beside the checks, then the commit");
     assert_eq!(response.seal_segment.as_deref(), Some(mailbox.as_str()), "the segment is sealed after the answer");
     assert!(!response.seal_chain, "nothing was appended to D1's chain");

@@ -580,7 +580,6 @@ impl<'request> Context<'request> {
         response.seal_chain |= self.work.appended();
         response.seal_segment = response.seal_segment.take().or_else(|| self.work.appended_segment());
         response.deferred = self.work.take_deferred();
-        response.deferred_in_mailboxes = self.work.take_deferred_in_mailboxes();
         response
     }
 }

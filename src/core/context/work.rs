@@ -21,7 +21,7 @@ use futures_util::future::{join, join_all};
 use crate::core::context::note::AuditNote;
 use crate::core::context::ports::{AuditRecord, Ledger, PendingCheck};
 use crate::core::events::{Event, Published, Told, Topic};
-use crate::core::http::Response;
+use crate::core::http::{Deferred, Response};
 use crate::core::mailbox_storage::MailboxStorage;
 use crate::core::node::Node;
 use crate::core::platform::Platform;
@@ -423,8 +423,8 @@ impl<'request> UnitOfWork<'request> {
         if inner.seal_segment.is_some() {
             self.appended_segment.clone_from(&inner.seal_segment);
         }
-        self.deferred.extend(inner.deferred.iter().cloned());
-        self.deferred_in_mailboxes.extend(inner.deferred_in_mailboxes.iter().cloned());
+        self.deferred.extend(inner.deferred.on_d1.iter().cloned());
+        self.deferred_in_mailboxes.extend(inner.deferred.in_mailboxes.iter().cloned());
     }
 
     /// Round trips this call took, its re-entered calls' included.
@@ -468,12 +468,11 @@ impl<'request> UnitOfWork<'request> {
         std::mem::take(&mut self.write_results)
     }
 
-    pub(super) fn take_deferred(&mut self) -> Vec<Statement> {
-        std::mem::take(&mut self.deferred)
-    }
-
-    pub(super) fn take_deferred_in_mailboxes(&mut self) -> Vec<(String, Statement)> {
-        std::mem::take(&mut self.deferred_in_mailboxes)
+    pub(super) fn take_deferred(&mut self) -> Deferred {
+        Deferred {
+            on_d1: std::mem::take(&mut self.deferred),
+            in_mailboxes: std::mem::take(&mut self.deferred_in_mailboxes),
+        }
     }
 
     /// Commits the queued writes (the attempt's own, and the rest only on
