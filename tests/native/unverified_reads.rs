@@ -72,6 +72,11 @@ fn an_agents_send_counts_every_way_it_read_unverified_mail_in_any_mailbox_as_of_
     // Read the day before yesterday: past what a count looks back to.
     let long_ago = deliver(world, SUPPORT, "Mallory <mallory@evil.example>", "Old news", "");
     assert_eq!(read(world, &credential, &format!("{}/body", message(&support, &long_ago))), 200);
+    // Ben takes a conversation, to be read by the agent later on.
+    let assigned = deliver(world, SUPPORT, "Eve <eve@evil.example>", "Assigned one", "");
+    let assigned_conversation = world.thread_of(&support, &assigned);
+    let assign = json!({ "assignee": ben });
+    assert_eq!(world.call("PATCH", &assigned_conversation, Some(&ben_token), Some(assign)).status, 200);
     // A person's read is theirs to weigh.
     assert_eq!(read(world, &ben_token, &format!("{}/body", message(&support, &long_ago))), 200);
     assert!(noted(world, &ben).is_empty());
@@ -90,6 +95,9 @@ fn an_agents_send_counts_every_way_it_read_unverified_mail_in_any_mailbox_as_of_
     // Another's text.
     let failed = deliver(world, SUPPORT, "Bank <bank@bank.example>", "New account", "");
     assert_eq!(read(world, &credential, &format!("{}/body", message(&support, &failed))), 200);
+    // A conversation someone is assigned to, whose name is read as the read
+    // is recorded.
+    assert_eq!(read(world, &credential, &assigned_conversation), 200);
     // A file of a message in another mailbox.
     let with_file = world.deliver("multipart-attachment", SALES);
     assert_eq!(read(world, &credential, &format!("{}/attachments/0", message(&sales, &with_file))), 200);
@@ -107,7 +115,7 @@ fn an_agents_send_counts_every_way_it_read_unverified_mail_in_any_mailbox_as_of_
     world.node.database.tamper(&format!("DELETE FROM receipts WHERE mailbox_id = '{sales}'"));
     assert_eq!(read(world, &credential, &conversation), 200);
 
-    let counted = [forged.clone(), failed, with_file, from_eve];
+    let counted = [forged.clone(), failed, assigned, with_file, from_eve];
     let mut expected: Vec<String> = counted.iter().chain([&long_ago]).cloned().collect();
     expected.sort();
     assert_eq!(noted(world, &agent), expected, "the one read long ago is kept until the upkeep");

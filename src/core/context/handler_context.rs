@@ -550,7 +550,9 @@ impl<'request> Context<'request> {
             outcome = Err(refusal.clone());
         }
         let public = self.route().authority == Authority::Public;
-        let outcome = if self.work.committed() {
+        let outcome = if self.work.queued_after_commit() {
+            Err(self.internal("a change was queued after the call committed, so nothing would write it"))
+        } else if self.work.committed() {
             outcome
         } else if audited
             && public

@@ -86,6 +86,9 @@ pub struct UnitOfWork<'request> {
     deferred_on_success: Vec<Statement>,
     /// Whether the writes and audit row were already committed.
     committed: bool,
+    /// Whether a change was queued after the call committed, which nothing
+    /// would ever write: the handler's mistake, answered as one.
+    queued_after_commit: bool,
     /// Commit batches sent: one, or two when a guard or constraint turned a
     /// success into a refusal whose row is then committed on its own.
     commit_attempts: u32,
@@ -141,6 +144,7 @@ impl<'request> UnitOfWork<'request> {
             deferred_in_mailboxes: Vec::new(),
             deferred_on_success: Vec::new(),
             committed: false,
+            queued_after_commit: false,
             commit_attempts: 0,
             appended: false,
             inner_round_trips: 0,
@@ -165,6 +169,16 @@ impl<'request> UnitOfWork<'request> {
 
     pub(super) fn committed(&self) -> bool {
         self.committed
+    }
+
+    /// Whether a change was queued once the call had committed (and so lost).
+    pub(super) fn queued_after_commit(&self) -> bool {
+        self.queued_after_commit
+    }
+
+    /// Notes a change being queued: after the commit, it would be lost.
+    fn queuing(&mut self) {
+        self.queued_after_commit |= self.committed;
     }
 
     pub(super) fn failed_check(&self) -> Option<&Refusal> {
@@ -312,12 +326,14 @@ impl<'request> UnitOfWork<'request> {
     }
 
     pub(super) fn write(&mut self, statement: Statement) {
+        self.queuing();
         self.writes.push(statement);
     }
 
     /// Queues `statement` for mailbox `mailbox_id`'s own database; refused
     /// (as the handler's mistake) when the call already writes to another.
     pub(super) fn write_in_mailbox(&mut self, mailbox_id: &str, statement: Statement) -> Result<(), WorkError> {
+        self.queuing();
         match &mut self.mailbox_writes {
             Some((target, _, writes)) if target == mailbox_id => writes.push(statement),
             Some((target, _, _)) => {
@@ -346,6 +362,7 @@ impl<'request> UnitOfWork<'request> {
     }
 
     pub(super) fn write_whatever_the_outcome(&mut self, statement: Statement) {
+        self.queuing();
         self.attempt_writes.push(statement);
     }
 
@@ -361,6 +378,7 @@ impl<'request> UnitOfWork<'request> {
     }
 
     pub(super) fn guard(&mut self, condition: Statement, refusal: Refusal) {
+        self.queuing();
         let statement = self.guard_statement(condition, refusal);
         self.final_guards.push(statement);
     }
@@ -390,6 +408,7 @@ impl<'request> UnitOfWork<'request> {
     }
 
     pub(super) fn defer_write_on_success(&mut self, statement: Statement) {
+        self.queuing();
         self.deferred_on_success.push(statement);
     }
 

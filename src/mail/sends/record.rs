@@ -215,6 +215,11 @@ impl SendRow {
         }
     }
 
+    /// When it happened, as a conversation orders it: sealed, submitted or begun.
+    fn happened_at(&self) -> i64 {
+        self.sealed_at.or(self.submitted_at).unwrap_or(self.created_at)
+    }
+
     /// Drafts are their author's alone; everything else is the mailbox's.
     pub(super) fn visible_to(&self, caller: &str) -> bool {
         self.state != SendState::Draft || self.author == caller
@@ -468,6 +473,11 @@ impl UnnamedSends {
         Ok(UnnamedSends(result.decode_all()?))
     }
 
+    /// When each happened, as a conversation orders its entries.
+    pub fn times(&self) -> impl Iterator<Item = i64> + '_ {
+        self.0.iter().map(SendRow::happened_at)
+    }
+
     /// The people and agents they mention: their authors and deciders.
     pub fn mentioned(&self) -> impl Iterator<Item = &str> {
         self.0.iter().flat_map(|row| std::iter::once(row.author.as_str()).chain(row.decided_by.as_deref()))
@@ -482,7 +492,7 @@ impl UnnamedSends {
                 row.author_name = names.of_id(&row.author);
                 row.decided_by_name = row.decided_by.as_deref().and_then(|id| names.of_id(id));
                 row.mailbox_address = mailbox_address.map(str::to_string);
-                (row.sealed_at.or(row.submitted_at).unwrap_or(row.created_at), row.present())
+                (row.happened_at(), row.present())
             })
             .collect()
     }

@@ -7,8 +7,8 @@
 use mailroom_contract::api::label_limits::LABELS_PER_CONVERSATION;
 use mailroom_contract::api::thread_limits::{MESSAGES_SHOWN, PARTICIPANTS_SHOWN, SNIPPET_CHARACTERS};
 use mailroom_contract::api::{
-    AttachmentSummary, EmailAddress, NotificationKind, SenderAuthentication, Thread, ThreadEntry, ThreadEntryKind,
-    ThreadMessage, ThreadPage, ThreadStatus, ThreadSummary, UpdateThread, normalise_label,
+    AttachmentSummary, EmailAddress, NotificationKind, Thread, ThreadEntry, ThreadEntryKind, ThreadMessage, ThreadPage,
+    ThreadStatus, ThreadSummary, UpdateThread, normalise_label,
 };
 use mailroom_contract::{PathParameter, Relation};
 
@@ -218,13 +218,29 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
         the_thread(context, true, vec![mailbox], vec![received, sent]).await?;
     let mailbox_address = directory[0].first().and_then(|mailbox| mailbox.text("address").ok());
     let sent = UnnamedSends::read(&results[1]).map_err(|error| context.internal(error))?;
-    let names = name_everyone(context, std::slice::from_mut(&mut row), sent.mentioned()).await?;
+    let received: Vec<ReceivedRow> = results[0].decode_all().map_err(|error| context.internal(error))?;
     let reads_content = holds(&held, Relation::MailboxContentRead);
     // Outbound text is the mailbox's own mail: shown to whoever reads its content,
     // writes from it or decides on what it sends.
     let sees_sends = reads_content || holds(&held, Relation::SendPropose) || holds(&held, Relation::ApprovalDecide);
+    if reads_content {
+        // The received messages whose text the answer shows (those among its
+        // latest entries), noted before the names are read as the call commits.
+        let mut shown: Vec<(i64, Option<&ReceivedRow>)> =
+            received.iter().map(|message| (message.received_at, Some(message))).collect();
+        if sees_sends {
+            shown.extend(sent.times().map(|at| (at, None)));
+        }
+        shown.sort_by_key(|(at, _)| *at);
+        let skip = shown.len().saturating_sub(MESSAGES_SHOWN);
+        let shown = shown.into_iter().skip(skip).filter_map(|(_, message)| message);
+        unverified_reads::note_shown(
+            context,
+            shown.map(|message| (message.id.as_str(), message.sender_authentication)),
+        );
+    }
+    let names = name_everyone(context, std::slice::from_mut(&mut row), sent.mentioned()).await?;
     let fence = trust::fence_for(context).filter(|_| reads_content);
-    let received: Vec<ReceivedRow> = results[0].decode_all().map_err(|error| context.internal(error))?;
     let mut entries: Vec<(i64, ThreadEntry)> = received
         .into_iter()
         .map(|message| {
@@ -263,13 +279,6 @@ pub async fn get(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }
     entries.sort_by_key(|(at, _)| *at);
     let skip = entries.len().saturating_sub(MESSAGES_SHOWN);
-    if reads_content {
-        let shown = entries.iter().skip(skip).filter_map(|(_, entry)| entry.received.as_deref());
-        let shown = shown.map(|message| {
-            (message.id.as_str(), message.authentication.sender.unwrap_or(SenderAuthentication::Unverified))
-        });
-        unverified_reads::note_shown(context, shown);
-    }
     Ok(context.json(&Thread {
         summary: row.present(reads_content),
         entries: entries.into_iter().skip(skip).map(|(_, entry)| entry).collect(),
