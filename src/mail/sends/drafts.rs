@@ -127,7 +127,7 @@ fn reply_subject(subject: &str) -> String {
 fn mailbox_and_writer(context: &Context<'_>, answer: &QueryResult) -> Result<MailboxAndWriter, Refusal> {
     match answer.first() {
         Some(row) => row.decode().map_err(|error| context.internal(error)),
-        None => Ok(MailboxAndWriter { address: None, name: None }),
+        None => Ok(MailboxAndWriter { address: None, display_name: None, name: None }),
     }
 }
 

@@ -6,7 +6,7 @@ use mailroom_contract::api::{AnsweredMessage, ApprovalQueue, EmailAddress, Send,
 
 use super::errors::SendError;
 use super::limits::MAXIMUM_RECIPIENTS;
-use super::store::{self, AnsweredRow, SendRow};
+use super::store::{self, AnsweredRow, MailboxAndWriter, SendRow};
 use super::version::Submission;
 use crate::authz::holder_of;
 use crate::core::addresses;
@@ -178,20 +178,23 @@ impl SendRow {
 
     /// What the directory says of a send read from its mailbox's own database
     /// (`the_send`'s own statements' results, `found`): its mailbox's address
-    /// and name, the names `caller`'s own read gave (the caller's, when the
+    /// and name, the caller's name (the author's or decider's too, when the
     /// caller wrote or decided it), and, when asked for a decision, who
     /// handled the agent that submitted it.
     fn given(&mut self, found: &[QueryResult], caller: &str) -> Result<(), StorageError> {
-        let [mailbox, names, handled @ ..] = found else {
+        let [mailbox_and_caller, handled @ ..] = found else {
             return Err(StorageError::Backend("the directory answered too little for a send".into()));
         };
-        if let Some(mailbox) = mailbox.first() {
-            self.mailbox_address = Some(mailbox.text("address")?);
-            self.mailbox_display_name = Some(mailbox.text("display_name")?);
+        if let Some(row) = mailbox_and_caller.first() {
+            let MailboxAndWriter { address, display_name, name } = row.decode()?;
+            (self.mailbox_address, self.mailbox_display_name, self.caller_name) = (address, display_name, name);
         }
-        let names = Names::read(names)?;
-        self.caller_name = names.of_id(caller);
-        self.name_from(&names);
+        if self.author == caller && self.author_name.is_none() {
+            self.author_name.clone_from(&self.caller_name);
+        }
+        if self.decided_by.as_deref() == Some(caller) && self.decided_by_name.is_none() {
+            self.decided_by_name.clone_from(&self.caller_name);
+        }
         let submitter = self.submitted_by.as_deref().unwrap_or_default();
         if let Some(agent) = handled
             .first()
@@ -271,7 +274,7 @@ pub(super) async fn the_send(context: &mut Context<'_>, asked: Asked) -> Result<
         return Err(SendError::NoSuchSend { id: send_id }.into());
     }
     let caller = caller_id(context)?;
-    let mut directory = vec![mailboxes::mailbox(&mailbox_id), Names::of([caller.as_str()])];
+    let mut directory = vec![store::mailbox_and_writer(&mailbox_id, &caller)];
     if asked.deciding {
         directory.push(store::agents_handled_by(&caller));
     }

@@ -105,11 +105,14 @@ pub(crate) fn awaiting_author_proposes(send_id: &str, now_ms: i64) -> Statement 
     }
 }
 
-/// The address of mailbox `mailbox_id` and the name of `writer` (a person or
-/// an agent): what a new draft is answered with.
+/// The address and name of mailbox `mailbox_id` and the name of `writer` (a
+/// person or an agent): what a new draft is answered with, and what a send
+/// read from a mailbox's own database is given (`writer` then the caller).
 #[derive(Deserialize)]
 pub(crate) struct MailboxAndWriter {
     pub(crate) address: Option<String>,
+    #[serde(default)]
+    pub(crate) display_name: Option<String>,
     pub(crate) name: Option<String>,
 }
 
@@ -117,6 +120,7 @@ pub(crate) struct MailboxAndWriter {
 pub(crate) fn mailbox_and_writer(mailbox_id: &str, writer: &str) -> Statement {
     Statement::new(
         "SELECT (SELECT address FROM mailboxes WHERE id = ?1) AS address, \
+                (SELECT display_name FROM mailboxes WHERE id = ?1) AS display_name, \
                 COALESCE((SELECT name FROM people WHERE id = ?2), (SELECT name FROM agents WHERE id = ?2)) AS name",
     )
     .bind(mailbox_id)
