@@ -387,16 +387,21 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // them, and those D1 holds, in one read; then those of mailboxes whose
     // mail moved, from each such mailbox at once.
     let page = store::awaiting_page(&holder, (all_of, any_of), &caller, (after_at, &after_id), limit + 1);
-    let in_d1 = store::awaiting_in_d1(&page);
-    let [notes, in_d1] = context.read_array([page, in_d1]).await?;
-    let mut notes: Vec<AwaitingNote> = notes.decode_all().map_err(|error| context.internal(error))?;
-    let mut next_cursor = paging::cut(&mut notes, limit, |note| (note.submitted_at, &note.send_id));
-    let moved_mailboxes = notes.iter().map(|note| note.mail_moved_at.map(|_| note.mailbox_id.as_str()));
+    let [page] = context.read_array([store::awaiting_with_sends_in_d1(&page)]).await?;
+    let mut notes = Vec::with_capacity(page.rows.len());
+    let mut rows: Vec<SendRow> = Vec::new();
+    for row in &page.rows {
+        notes.push(row.decode::<AwaitingNote>().map_err(|error| context.internal(error))?);
+        if row.optional_text("id").map_err(|error| context.internal(error))?.is_some() {
+            rows.push(row.decode().map_err(|error| context.internal(error))?);
+        }
+    }
+    let mut next_cursor = paging::cut(&mut notes, limit, |note| (note.awaiting_since, &note.awaiting_send));
+    let moved_mailboxes = notes.iter().map(|note| note.mail_moved_at.map(|_| note.awaiting_mailbox.as_str()));
     if let Some(fits) = within_one_read(moved_mailboxes) {
         notes.truncate(fits);
-        next_cursor = notes.last().map(|note| paging::encode_cursor(note.submitted_at, &note.send_id));
+        next_cursor = notes.last().map(|note| paging::encode_cursor(note.awaiting_since, &note.awaiting_send));
     }
-    let mut rows: Vec<SendRow> = in_d1.decode_all().map_err(|error| context.internal(error))?;
     let reads: Vec<(String, Vec<Statement>)> = moved_reads(&notes);
     if !reads.is_empty() {
         for answered in context.read_in_mailboxes(reads).await? {
@@ -407,26 +412,27 @@ pub async fn approvals(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // In the notes' order; a note its send no longer bears out is left out.
     let mut sends = Vec::with_capacity(notes.len());
     for note in &notes {
-        if let Some(index) = rows.iter().position(|row| row.id == note.send_id) {
+        if let Some(index) = rows.iter().position(|row| row.id == note.awaiting_send) {
             let mut row = rows.swap_remove(index);
-            row.mailbox_address = row.mailbox_address.or_else(|| note.mailbox_address.clone());
-            row.author_name = row.author_name.or_else(|| note.author_name.clone());
+            row.mailbox_address = row.mailbox_address.or_else(|| note.awaiting_mailbox_address.clone());
+            row.author_name = row.author_name.or_else(|| note.awaiting_author_name.clone());
             sends.push(row.present());
         }
     }
     Ok(context.json(&ApprovalQueue { sends, next_cursor }))
 }
 
-/// One of D1's notes of a send awaiting a decision (`store::awaiting_page`).
+/// One of D1's notes of a send awaiting a decision
+/// (`store::awaiting_with_sends_in_d1`).
 #[derive(serde::Deserialize)]
 struct AwaitingNote {
-    send_id: String,
-    mailbox_id: String,
-    submitted_at: i64,
+    awaiting_send: String,
+    awaiting_mailbox: String,
+    awaiting_since: i64,
     /// Set when the send's mailbox's mail is in its own database.
     mail_moved_at: Option<i64>,
-    mailbox_address: Option<String>,
-    author_name: Option<String>,
+    awaiting_mailbox_address: Option<String>,
+    awaiting_author_name: Option<String>,
 }
 
 /// Where a page must end for its moved mailboxes (`Some` id for a row in a
@@ -452,9 +458,9 @@ fn within_one_read<'a>(mailboxes: impl Iterator<Item = Option<&'a str>>) -> Opti
 fn moved_reads(notes: &[AwaitingNote]) -> Vec<(String, Vec<Statement>)> {
     let mut by_mailbox: Vec<(&str, Vec<&str>)> = Vec::new();
     for note in notes.iter().filter(|note| note.mail_moved_at.is_some()) {
-        match by_mailbox.iter_mut().find(|(mailbox, _)| *mailbox == note.mailbox_id) {
-            Some((_, ids)) => ids.push(&note.send_id),
-            None => by_mailbox.push((&note.mailbox_id, vec![&note.send_id])),
+        match by_mailbox.iter_mut().find(|(mailbox, _)| *mailbox == note.awaiting_mailbox) {
+            Some((_, ids)) => ids.push(&note.awaiting_send),
+            None => by_mailbox.push((&note.awaiting_mailbox, vec![&note.awaiting_send])),
         }
     }
     by_mailbox.into_iter().map(|(mailbox, ids)| (mailbox.to_string(), vec![store::submitted_among(&ids)])).collect()

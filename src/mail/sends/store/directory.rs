@@ -62,7 +62,8 @@ pub(crate) fn no_longer_awaiting(send_id: &str) -> Statement {
 /// side, oldest first from the cursor (`after_at`, `after_id`), at most
 /// `limit`: `send_id`, `mailbox_id`, `submitted_at`, and what the directory
 /// says of each (`mail_moved_at` of its mailbox, `mailbox_address`,
-/// `author_name`).
+/// `author_name`). Asked inside `awaiting_with_sends_in_d1`, which joins
+/// the sends D1 holds to it.
 pub(crate) fn awaiting_page(
     holder: &Holder,
     (all_of, any_of): (&[Relation], &[Relation]),

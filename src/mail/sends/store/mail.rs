@@ -220,18 +220,24 @@ pub(crate) fn sends_of_mailbox(
     if with_names { spans_stores(statement) } else { statement }
 }
 
-/// The sends on a page of D1's notes of sends awaiting a decision
-/// (`directory::awaiting_page`, `page`) whose mailbox's mail is in D1, still
-/// submitted: `SendRow`s with what a decision is taken beside, named, in the
-/// page's order. Those of mailboxes whose mail moved are read there
-/// (`submitted_among`).
-pub(crate) fn awaiting_in_d1(page: &Statement) -> Statement {
+/// A page of D1's notes of sends awaiting a decision (`page`, from
+/// `directory::awaiting_page`), each with its send where D1 holds it: the
+/// note's columns named `awaiting_…` (and its mailbox's `mail_moved_at`),
+/// then, for a send of a mailbox whose mail is in D1 and still submitted,
+/// the `SendRow` with what a decision is taken beside (`id` null
+/// otherwise), in the page's order. Sends of mailboxes whose mail moved are
+/// read there (`submitted_among`). One statement, so the page is found once.
+pub(crate) fn awaiting_with_sends_in_d1(page: &Statement) -> Statement {
     let mut parameters = page.parameters.clone();
     parameters.push(SendState::Submitted.name().into());
     spans_stores(Statement {
         sql: format!(
-            "WITH page AS ({}) SELECT {SEND_COLUMNS}, {DECISION_COLUMNS} FROM page JOIN sends s ON s.id = page.send_id \
-             WHERE page.mail_moved_at IS NULL AND s.state = ? ORDER BY s.submitted_at, s.id",
+            "WITH page AS ({}) SELECT page.send_id AS awaiting_send, page.mailbox_id AS awaiting_mailbox, \
+               page.submitted_at AS awaiting_since, page.mail_moved_at, \
+               page.mailbox_address AS awaiting_mailbox_address, page.author_name AS awaiting_author_name, \
+               {SEND_COLUMNS}, {DECISION_COLUMNS} \
+             FROM page LEFT JOIN sends s ON s.id = page.send_id AND page.mail_moved_at IS NULL AND s.state = ? \
+             ORDER BY page.submitted_at, page.send_id",
             page.sql
         )
         .into(),
