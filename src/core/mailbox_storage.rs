@@ -36,6 +36,12 @@ pub trait MailboxStorage {
 /// mailbox's database was never created.
 pub const NEVER_CREATED: &str = "the mailbox's database was never created";
 
+/// Whether `error` is a batch's through `MailboxStorage::if_created` to a
+/// database never created: for a read, a mailbox that holds nothing.
+pub fn never_created(error: &StorageError) -> bool {
+    matches!(error, StorageError::Backend(message) if message == NEVER_CREATED)
+}
+
 /// One file of `migrations/mailbox/`, built into the Worker: a mailbox's
 /// object applies those it has not yet applied before its first batch after a
 /// deployment.

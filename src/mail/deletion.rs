@@ -6,8 +6,9 @@
 //! links sends had to it (a sealed send keeps the In-Reply-To it was sealed
 //! with; only `reply_to` may change, migration 0011), and records where the
 //! receipt was in storage order, so a page that ended at it goes on. Its original
-//! bytes are shared by every mailbox the same message was delivered to, so they
-//! go with the last receipt that refers to them: the commit records them as owed
+//! bytes are shared by every receipt of the mailbox that refers to them (the
+//! same message delivered again with another verdict; before keys named their
+//! mailbox, every mailbox it reached), so they go with the last receipt that refers to them: the commit records them as owed
 //! deletion only when no receipt is left, and they are deleted from the object
 //! store after the commit. Should that fail, they stay owed, and the scheduled
 //! upkeep (`delete_originals_owed`) deletes them; the receipt is never kept for
@@ -16,14 +17,18 @@
 //! way, through `owe_deletion_of`, the one writer of what is owed.
 //!
 //! A receipt in a mailbox's own database (decision 0040) is deleted there,
-//! with the call's entry; D1 still keeps a copy of every receipt (delivery
-//! writes them there), so that copy goes after the commit, and with it the
-//! question whether the original is still needed, which the upkeep then
-//! answers, deleting it if not.
+//! with the call's entry, and D1's copy of it (kept for receipts moved before
+//! delivery followed the mail) after the commit. An original stored under the
+//! mailbox's own key (`inbound::raw_message_key`) is needed by that mailbox's
+//! receipts alone, so the question is asked and guarded there and its bytes
+//! deleted after the commit, as on D1; one stored before under a key shared
+//! across mailboxes is left owed, and the upkeep answers whether any store
+//! still needs it.
 //!
 //! It never reads content: the text body is named only in the statements that
 //! take the receipt out of the body index, which are writes.
 
+use futures_util::future::join_all;
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::{MessageDeleted, OriginalFate};
 
@@ -31,8 +36,10 @@ use crate::core::background::{Background, BackgroundError};
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of};
+use crate::core::mailbox_storage::never_created;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
+use crate::mail::inbound;
 use crate::mail::location::{self, MailStore};
 use crate::mail::messages::MessageError;
 use crate::mail::store::deletion::{self as store, Target, no_longer_owed};
@@ -42,11 +49,16 @@ use crate::mail::threads::linking;
 /// per run; the next run takes the rest.
 const ORIGINALS_PER_UPKEEP: i64 = 50;
 
+/// How many mailboxes' own databases one upkeep asks which originals they
+/// still need: each is a subrequest, and a run has few.
+const MAILBOXES_PER_UPKEEP: usize = 8;
+
 /// What can stop a deletion that the read before it could not foresee.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum DeletionError {
-    /// The same message arrived again, for another mailbox, between the read and
-    /// the commit: its original, about to be deleted, is needed after all.
+    /// Another receipt referring to its original was stored between the read
+    /// and the commit (the message delivered again, or filed as a copy): its
+    /// original, about to be deleted, is needed after all.
     DeliveredAgain { id: String },
 }
 
@@ -73,10 +85,17 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(MessageError::NoSuchMessage { id: receipt_id }.into());
     }
     // Where the mailbox's mail is; whether another copy refers to its original
-    // is asked of D1's copy of every receipt beside it.
+    // is asked where the mail is, and of D1's copy of every receipt beside it
+    // (an original stored before keys named their mailbox may be another
+    // mailbox's too).
     let target = store::target(&receipt_id, &mailbox_id);
-    let shared_in_d1 = store::shared_as_d1_holds_it(&receipt_id);
-    let read = location::read(context, &mailbox_id, vec![shared_in_d1], vec![target]).await?;
+    let read = location::read(
+        context,
+        &mailbox_id,
+        vec![store::shared(&receipt_id)],
+        vec![target, store::shared(&receipt_id)],
+    )
+    .await?;
     let mail_store = read.store;
     let target: Target = read
         .mail
@@ -85,7 +104,15 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
         .ok_or(MessageError::NoSuchMessage { id: receipt_id.clone() })?
         .decode()
         .map_err(|error| context.internal(error))?;
-    let shared = read.directory.first().and_then(|shared| shared.first_flag("shared")).unwrap_or(true);
+    let shared_where = |results: &[QueryResult]| results.iter().find_map(|result| result.first_flag("shared"));
+    let shared_here = shared_where(&read.mail[1..]).unwrap_or(true);
+    let shared_in_d1 = shared_where(&read.directory).unwrap_or(true);
+    // Where the question is answered whole: where the mail is, for an original
+    // under this mailbox's own key; otherwise (a key shared across mailboxes,
+    // in a mailbox whose mail moved) by the upkeep, after D1's copy goes.
+    let own_key = inbound::mailbox_of_raw_key(&target.raw_key) == Some(mailbox_id.as_str());
+    let answered_here = mail_store == MailStore::D1 || own_key;
+    let shared = if answered_here { shared_here } else { shared_here || shared_in_d1 };
 
     // Sends that answer it, whatever their state, keep their threading headers
     // and lose the link (the foreign key would refuse the deletion otherwise).
@@ -122,14 +149,16 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // the commit (on D1, after it), so two copies deleted at once still leave it owed.
     let owed = owe_deletion_of(store::original_if_unreferenced(&target.raw_key), context.now_ms());
     location::write_after(context, mail_store, owed);
-    let fate = match (shared, mail_store) {
+    let fate = match (shared, answered_here) {
         (true, _) => OriginalFate::KeptForOtherCopies,
-        (false, MailStore::D1) => OriginalFate::Deleted,
-        (false, MailStore::OwnDatabase) => OriginalFate::DeletedLater,
+        (false, true) => OriginalFate::Deleted,
+        (false, false) => OriginalFate::DeletedLater,
     };
-    if !shared && mail_store == MailStore::D1 {
+    if fate == OriginalFate::Deleted {
         // The read found no other copy, so the bytes are deleted after the commit:
         // a copy delivered in between would be left without them, so it refuses.
+        // Checked in the commit's own database, which holds every receipt that
+        // could refer to them.
         context.guard(
             store::no_receipt_refers_to(&target.raw_key),
             DeletionError::DeliveredAgain { id: receipt_id.clone() },
@@ -172,20 +201,33 @@ pub fn owe_deletion_of(keys: Statement, since: i64) -> Statement {
 }
 
 /// The scheduled upkeep's share: deletes from the object store the originals still
-/// owed deletion (the object store failed when their last receipt was deleted),
-/// a bounded number per run. An original a receipt refers to again (the same
-/// message delivered anew since) is kept and no longer owed. Answers how many
-/// were deleted.
+/// owed deletion (the object store failed when their last receipt was deleted,
+/// or the receipt was in a mailbox's own database and the key shared), a
+/// bounded number per run. An original a receipt refers to again (the same
+/// message delivered anew since) is kept and no longer owed: asked of D1, and
+/// for a key naming its mailbox, of that mailbox's own database too. Answers
+/// how many were deleted.
 pub async fn delete_originals_owed(work: &Background<'_>) -> Result<usize, BackgroundError> {
     let node = work.node();
     let owed = store::owed(ORIGINALS_PER_UPKEEP);
     let results = work.run(vec![owed]).await?;
+    let mut owed = Vec::new();
+    for row in results.into_iter().flat_map(|result| result.rows) {
+        owed.push((row.text("raw_key")?, row.integer("needed")? != 0));
+    }
+    let in_mailboxes = needed_in_mailboxes(work, &owed).await;
     let mut settled = Vec::new();
     let mut deleted = 0;
-    for row in results.into_iter().flat_map(|result| result.rows) {
-        let raw_key = row.text("raw_key")?;
-        let needed = row.integer("needed")? != 0;
-        if needed {
+    for (raw_key, needed_in_d1) in owed {
+        let needed_in_mailbox = match inbound::mailbox_of_raw_key(&raw_key) {
+            None => false,
+            Some(_) => match in_mailboxes.iter().find(|(key, _)| *key == raw_key) {
+                Some((_, needed)) => *needed,
+                // Its mailbox was not asked this run, or did not answer.
+                None => continue,
+            },
+        };
+        if needed_in_d1 || needed_in_mailbox {
             settled.push(no_longer_owed(&raw_key));
             continue;
         }
@@ -201,4 +243,45 @@ pub async fn delete_originals_owed(work: &Background<'_>) -> Result<usize, Backg
         work.run(settled).await?;
     }
     Ok(deleted)
+}
+
+/// Whether each of the `owed` keys that name a mailbox is referred to by that
+/// mailbox's own database, asked of each such mailbox once (at most
+/// `MAILBOXES_PER_UPKEEP`, the rest left to the next run): a mailbox whose
+/// database was never created refers to nothing; the keys of one that could
+/// not answer are left out, to be asked again.
+async fn needed_in_mailboxes(work: &Background<'_>, owed: &[(String, bool)]) -> Vec<(String, bool)> {
+    let mut by_mailbox: Vec<(&str, Vec<&str>)> = Vec::new();
+    for (raw_key, _) in owed {
+        let Some(mailbox_id) = inbound::mailbox_of_raw_key(raw_key) else { continue };
+        let asked = by_mailbox.len();
+        match by_mailbox.iter_mut().find(|(id, _)| *id == mailbox_id) {
+            Some((_, keys)) => keys.push(raw_key),
+            None if asked < MAILBOXES_PER_UPKEEP => by_mailbox.push((mailbox_id, vec![raw_key])),
+            None => {}
+        }
+    }
+    let node = work.node();
+    let asked = by_mailbox.iter().map(|(mailbox_id, keys)| {
+        let keys = serde_json::to_string(keys).unwrap_or_else(|_| "[]".into());
+        let database = node.mailboxes.if_created(mailbox_id);
+        async move { database.execute(vec![store::referred_to(keys)]).await }
+    });
+    let answers = join_all(asked).await;
+    work.count_elsewhere(by_mailbox.len() as u32);
+    let mut known = Vec::new();
+    for ((mailbox_id, keys), answer) in by_mailbox.into_iter().zip(answers) {
+        let referred: Vec<String> = match answer {
+            Ok(results) => {
+                results.iter().flat_map(|result| &result.rows).filter_map(|row| row.text("raw_key").ok()).collect()
+            }
+            Err(error) if never_created(&error) => Vec::new(),
+            Err(error) => {
+                node.platform.log(&format!("asking {mailbox_id} which originals it still needs: {error}"));
+                continue;
+            }
+        };
+        known.extend(keys.into_iter().map(|key| (key.to_string(), referred.iter().any(|referred| referred == key))));
+    }
+    known
 }

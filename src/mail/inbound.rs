@@ -48,11 +48,26 @@ use crate::mail::trust;
 use crate::notifications::{self, DatabaseFullness};
 use mailroom_html_text as html_text;
 
-/// The key a received message's raw bytes are stored under in the object store:
-/// content-addressed, so a message delivered to two mailboxes is stored once and
-/// storing it again is harmless.
-pub fn raw_message_key(raw: &[u8]) -> String {
-    format!("raw/{}", sha256_hex(raw))
+/// The key a received message's raw bytes are stored under in the object store
+/// for mailbox `mailbox_id`: named by the mailbox and addressed by content, so
+/// storing it again is harmless, and whether its bytes are still needed is a
+/// question for that mailbox's receipts alone, wherever they are kept (decision
+/// 0040). Keys stored before named the content only (`raw/<sha256>`) and are
+/// shared by every mailbox the message reached.
+pub fn raw_message_key(mailbox_id: &str, raw: &[u8]) -> String {
+    format!("{}{}", raw_key_prefix(mailbox_id), sha256_hex(raw))
+}
+
+/// The beginning of every key `raw_message_key` gives mailbox `mailbox_id`.
+pub fn raw_key_prefix(mailbox_id: &str) -> String {
+    format!("raw/{mailbox_id}/")
+}
+
+/// The mailbox a key of `raw_message_key` names, or `None` for a key shared
+/// across mailboxes (stored before keys named their mailbox).
+pub fn mailbox_of_raw_key(raw_key: &str) -> Option<&str> {
+    let (mailbox_id, _) = raw_key.strip_prefix("raw/")?.split_once('/')?;
+    Some(mailbox_id)
 }
 
 /// The most text kept per message for reading and search; the original keeps all.
@@ -474,11 +489,12 @@ enum Stored {
 impl Claimant {
     /// Whether it is the arriving message itself, delivered again: the same
     /// content with the same verdict on its sender (a receipt stored before
-    /// contents were hashed: the same bytes).
+    /// contents were hashed: the same bytes, whichever key they are under).
     fn is(&self, arrival: &Arrival<'_>, raw_key: &str) -> bool {
+        let bytes_hash = |key: &str| key.rsplit('/').next().map(str::to_string);
         let same_content = match &self.content_digest {
             Some(digest) => *digest == arrival.kept.parsed.content_digest,
-            None => self.raw_key == raw_key,
+            None => bytes_hash(&self.raw_key) == bytes_hash(raw_key),
         };
         same_content && self.sender_authentication == arrival.verdict()
     }
@@ -544,7 +560,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
         return Err(Stored::Rejected(Rejection::DatabaseFull));
     }
     let claimants: Vec<Claimant> = results[1].decode_all().map_err(|error| failure(&error))?;
-    let raw_key = raw_message_key(raw);
+    let raw_key = raw_message_key(&mailbox_id, raw);
     let now_ms = node.platform.now_ms();
     let verdict = arrival.verdict();
     if let Some(itself) = claimants.iter().find(|claimant| claimant.is(arrival, &raw_key)) {

@@ -121,13 +121,56 @@ fn only_an_administrator_deletes_and_no_agent_is_ever_given_it() {
     assert!(!registry.is_grantable(mailroom_contract::RouteId::DeleteMessage));
 }
 
+/// Gives `receipts` one original under a key shared across mailboxes, as
+/// deliveries stored them before keys named their mailbox: the bytes moved
+/// under `raw/<sha256>` and every receipt pointed there.
+fn shared_as_stored_before(node: &TestNode, receipts: &[&str]) -> String {
+    let mut objects = node.blobs.objects.borrow_mut();
+    let mut shared = None;
+    for receipt in receipts {
+        let key = node.database.rows(&format!("SELECT raw_key FROM receipts WHERE id = '{receipt}'"))[0][0].clone();
+        let bytes = objects.remove(&key).expect("its original is stored");
+        let legacy = format!("raw/{}", key.rsplit('/').next().unwrap());
+        objects.insert(legacy.clone(), bytes);
+        node.database.execute_sql(&format!("UPDATE receipts SET raw_key = '{legacy}' WHERE id = '{receipt}'"));
+        shared = Some(legacy);
+    }
+    shared.expect("at least one receipt")
+}
+
 #[test]
-fn the_same_message_in_two_mailboxes_keeps_its_original_until_the_last_copy_goes() {
+fn the_same_message_in_two_mailboxes_has_an_original_in_each_deleted_with_its_own_copy() {
     let desk = desk();
     let (world, support, first, ben) = (&desk.world, &desk.mailbox, desk.receipt(), &desk.person("ben").token);
     let billing = world.mailbox(BILLING);
     let second = world.deliver("plain", BILLING);
     world.grant_all(&world.admin_id, &["mailbox.content.read", "message.export"], &billing);
+    assert_eq!(originals(&world.node), 2, "one message, stored once for each mailbox");
+
+    let deleted = body(&delete(world, support, first));
+    assert_eq!(deleted["original"], "deleted", "this mailbox's own copy of the bytes");
+    assert_eq!(originals(&world.node), 1);
+    let other = world.admin("GET", &format!("/api/mailboxes/{billing}/messages/{second}/original"), None);
+    assert_eq!(other.status, 200, "the other mailbox still has its original");
+    assert_eq!(other.body, fixture("plain"));
+    assert_refused(
+        &world.call("GET", &format!("/api/mailboxes/{support}/messages/{first}"), Some(ben), None),
+        404,
+        "not_found",
+    );
+    let deleted = body(&delete(world, &billing, &second));
+    assert_eq!(deleted["original"], "deleted");
+    assert_eq!(originals(&world.node), 0);
+}
+
+#[test]
+fn an_original_shared_across_mailboxes_as_stored_before_is_kept_until_the_last_copy_goes() {
+    let desk = desk();
+    let (world, support, first) = (&desk.world, &desk.mailbox, desk.receipt());
+    let billing = world.mailbox(BILLING);
+    let second = world.deliver("plain", BILLING);
+    world.grant_all(&world.admin_id, &["mailbox.content.read", "message.export"], &billing);
+    shared_as_stored_before(&world.node, &[first, &second]);
     assert_eq!(originals(&world.node), 1, "one message, stored once");
 
     let deleted = body(&delete(world, support, first));
@@ -136,11 +179,6 @@ fn the_same_message_in_two_mailboxes_keeps_its_original_until_the_last_copy_goes
     let other = world.admin("GET", &format!("/api/mailboxes/{billing}/messages/{second}/original"), None);
     assert_eq!(other.status, 200, "the other copy still has its original");
     assert_eq!(other.body, fixture("plain"));
-    assert_refused(
-        &world.call("GET", &format!("/api/mailboxes/{support}/messages/{first}"), Some(ben), None),
-        404,
-        "not_found",
-    );
 
     let deleted = body(&delete(world, &billing, &second));
     assert_eq!(deleted["original"], "deleted");
@@ -320,6 +358,9 @@ fn a_message_deleted_from_a_moved_mailbox_goes_from_its_own_database_from_d1_s_c
     let billing = world.mailbox(BILLING);
     let other_copy = world.deliver("plain", BILLING);
     let only_here = world.deliver("multipart-attachment", SUPPORT);
+    // The plain message's original stored once for both mailboxes, as before
+    // keys named their mailbox.
+    shared_as_stored_before(&world.node, &[shared, &other_copy]);
     let conversation = world.thread_of(&support, &only_here);
     crate::moving_mail::moved(world, &support);
     assert_eq!(originals(&world.node), 2);
@@ -328,25 +369,25 @@ fn a_message_deleted_from_a_moved_mailbox_goes_from_its_own_database_from_d1_s_c
     let d1_has =
         |receipt: &str| world.node.database.count(&format!("SELECT count(*) FROM receipts WHERE id = '{receipt}'"));
 
-    // Its only copy: gone from the mailbox's database, then from D1's copy, which
-    // a search across mailboxes reads; its original is owed, and the upkeep
-    // deletes it.
+    // Its only copy, under the mailbox's own key: gone from the mailbox's
+    // database, then from D1's copy, which a search across mailboxes reads;
+    // its original with it, the mailbox's own database having said nothing
+    // else needs it.
     let before = search(world, ben, "attached");
     assert!(before.contains(&only_here), "{before:?}");
     let deleted = body(&delete(world, &support, &only_here));
-    assert_eq!(deleted["original"], "deleted_later", "{deleted}");
+    assert_eq!(deleted["original"], "deleted", "{deleted}");
     assert_refused(&world.call("GET", &message(&only_here), Some(ben), None), 404, "not_found");
     assert_eq!(object.database.count(&format!("SELECT count(*) FROM receipts WHERE id = '{only_here}'")), 0);
     assert_eq!(d1_has(&only_here), 0, "D1's copy went after it");
     assert!(!search(world, ben, "attached").contains(&only_here));
     let thread = body(&world.call("GET", &conversation, Some(ben), None));
     assert_eq!((thread["message_count"].as_i64(), thread["entries"].clone()), (Some(0), json!([])), "{thread}");
-    assert_eq!(originals(&world.node), 2, "owed, not yet deleted");
-    world.node.maintain();
-    assert_eq!(originals(&world.node), 1, "the upkeep deleted it");
+    assert_eq!(originals(&world.node), 1);
 
-    // A copy another mailbox still has: its original stays, and goes with
-    // that last copy.
+    // A copy whose original another mailbox shares under the key stored
+    // before: its original stays, owed to the upkeep, which finds it still
+    // needed; it goes with that last copy.
     let deleted = body(&delete(world, &support, shared));
     assert_eq!(deleted["original"], "kept_for_other_copies", "{deleted}");
     assert_eq!(d1_has(shared), 0);
@@ -360,4 +401,36 @@ fn a_message_deleted_from_a_moved_mailbox_goes_from_its_own_database_from_d1_s_c
     world.node.seal();
     let walked = body(&world.admin("GET", &format!("/api/audit/verify?mailbox_id={support}"), None));
     assert_eq!(walked["intact"], true, "{walked}");
+}
+
+#[test]
+fn an_original_owed_under_a_moved_mailbox_s_key_is_kept_while_its_own_database_refers_to_it() {
+    let desk = desk();
+    let (world, support, receipt) = (&desk.world, desk.mailbox.clone(), desk.receipt().to_string());
+    let other = world.deliver("multipart-attachment", SUPPORT);
+    crate::moving_mail::moved(world, &support);
+    let object = world.node.mailboxes.database(&support).expect("the mailbox has its own database");
+    let owed = || world.node.database.count("SELECT COUNT(*) FROM originals_to_delete");
+    // The object store fails as each is deleted: both owed.
+    world.node.blobs.unavailable.set(true);
+    object.database.execute_sql(&format!("CREATE TABLE kept AS SELECT * FROM receipts WHERE id = '{receipt}'"));
+    for deleted in [&receipt, &other] {
+        assert_eq!(body(&delete(world, &support, deleted))["original"], "deleted_later");
+    }
+    assert_eq!((originals(&world.node), owed()), (2, 2));
+    // The first message arrives in the mailbox again before the upkeep runs: D1
+    // holds nothing of it, the mailbox's own database does.
+    object.database.execute_sql("UPDATE kept SET id = 'rcp_again'");
+    object.database.execute_sql("INSERT INTO receipts SELECT * FROM kept");
+    world.node.blobs.unavailable.set(false);
+    world.node.maintain();
+    let left: Vec<String> =
+        world.node.blobs.objects.borrow().keys().filter(|key| key.starts_with("raw/")).cloned().collect();
+    assert_eq!(left.len(), 1, "the other's original is deleted: {left:?}");
+    assert!(left[0].starts_with(&format!("raw/{support}/")), "{left:?}");
+    assert_eq!(
+        object.database.rows("SELECT raw_key FROM receipts WHERE id = 'rcp_again'"),
+        vec![vec![left[0].clone()]]
+    );
+    assert_eq!(owed(), 0, "neither is owed any more");
 }

@@ -209,15 +209,20 @@ fn mail_nobody_should_keep_is_rejected_with_an_smtp_reason_and_stored_nowhere() 
 
 #[test]
 fn the_same_message_id_twice_is_stored_once_and_two_mailboxes_get_one_receipt_each() {
-    let (world, _) = world_with_mailbox();
-    world.mailbox("billing@mailroom.test");
+    let (world, support) = world_with_mailbox();
+    let billing_mailbox = world.mailbox("billing@mailroom.test");
     let first = world.deliver("multipart-attachment", SUPPORT);
     let again = world.node.deliver("x@outside.example", SUPPORT, &fixture("multipart-attachment"));
     assert_eq!(again, Ok(Delivery::Duplicate { receipt_id: first.clone() }));
     let billing = world.deliver("multipart-attachment", "Billing@Mailroom.test");
     assert_ne!(first, billing);
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 2);
-    assert_eq!(world.node.blobs.objects.borrow().len(), 1, "the bytes are stored once");
+    let keys: Vec<String> = world.node.blobs.objects.borrow().keys().cloned().collect();
+    assert_eq!(keys.len(), 2, "the bytes are stored once per mailbox, not again for the re-delivery: {keys:?}");
+    for mailbox in [&support, &billing_mailbox] {
+        let prefix = format!("raw/{mailbox}/");
+        assert!(keys.iter().any(|key| key.starts_with(&prefix)), "each under its mailbox's key: {keys:?}");
+    }
     let deliveries: Vec<_> = world.audit().into_iter().filter(|entry| entry["action"] == "receive_mail").collect();
     assert_eq!(deliveries.len(), 3, "each stored receipt is recorded, and so is the delivery not stored again");
     let again = deliveries.iter().find(|entry| entry["detail"]["delivered_again"] == true).unwrap();

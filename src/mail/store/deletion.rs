@@ -15,17 +15,28 @@ pub(crate) struct Target {
     pub(crate) size: i64,
 }
 
-/// Whether another receipt than `receipt_id`, in any mailbox, refers to its
-/// original, as D1's copy of every receipt says: one row, `shared`. What a
-/// deletion in a mailbox's own database asks of D1 beside it; D1 holds a
-/// copy of every receipt until delivery writes them into mailboxes' own
-/// databases (decision 0040), and a deletion there deletes D1's copy after it.
-pub(crate) fn shared_as_d1_holds_it(receipt_id: &str) -> Statement {
+/// Whether another receipt than `receipt_id` in the database asked refers
+/// to its original: one row, `shared`. D1 answers for every receipt it holds
+/// (every mailbox's whose mail it keeps, and a copy of those moved before
+/// delivery followed them, decision 0040); a mailbox's own database for that
+/// mailbox's, which are all that refer to an original under its own key
+/// (`inbound::raw_message_key`).
+pub(crate) fn shared(receipt_id: &str) -> Statement {
     Statement::new(
         "SELECT EXISTS (SELECT 1 FROM receipts other WHERE other.id <> ?1 \
            AND other.raw_key = (SELECT raw_key FROM receipts WHERE id = ?1)) AS shared",
     )
     .bind(receipt_id)
+}
+
+/// Which of `raw_keys` (a JSON array) a receipt refers to: one column,
+/// `raw_key`. What the upkeep asks a mailbox's own database before deleting
+/// originals under that mailbox's keys.
+pub(crate) fn referred_to(raw_keys: String) -> Statement {
+    Statement::new(
+        "SELECT k.value AS raw_key FROM json_each(?1) k WHERE EXISTS (SELECT 1 FROM receipts WHERE raw_key = k.value)",
+    )
+    .bind(raw_keys)
 }
 
 /// Receipt `receipt_id` of `mailbox_id` as a deletion reads it (`Target`).
