@@ -184,8 +184,9 @@ async fn email(message: ForwardableEmailMessage, env: Env, context: Context) -> 
     };
     let (from, to) = (message.from(), message.to());
     match mail::receive(&bindings.node(), &from, &to, &raw).await {
-        // Stored or delivered again, the message left an audit entry to seal.
-        Ok(mail::Delivery::Stored { .. } | mail::Delivery::Duplicate { .. }) => {
+        // Stored or delivered again, the message left an audit entry to seal,
+        // in the chain and in the segments of mailboxes whose mail moved.
+        Ok(received) => {
             let events = bindings.events.take_by_topic();
             let webhooks_queued = bindings.events.take_queued() > 0;
             context.wait_until(async move {
@@ -194,6 +195,9 @@ async fn email(message: ForwardableEmailMessage, env: Env, context: Context) -> 
                     deliver_webhooks(&bindings).await;
                 }
                 seal_logged(&bindings, ChainOf::Organisation).await;
+                for mailbox_id in &received.segments {
+                    seal_logged(&bindings, ChainOf::Mailbox(mailbox_id)).await;
+                }
             });
             Ok(())
         }

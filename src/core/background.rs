@@ -154,6 +154,75 @@ impl<'node> Background<'node> {
         self.ledger.append(record)
     }
 
+    /// The statement that appends `record` to the segment of the chain kept in
+    /// mailbox `mailbox_id`'s own database, for a batch the job sends there
+    /// with `run_in_mailbox`.
+    pub fn append_to_mailbox(&self, mailbox_id: &str, record: &AuditRecord) -> Statement {
+        self.appended.borrow_mut().push(record.clone());
+        self.ledger.append_to_mailbox(mailbox_id, record)
+    }
+
+    /// Reads with `statements` in mailbox `mailbox_id`'s own database, one
+    /// round trip.
+    pub async fn read_in_mailbox(
+        &self,
+        mailbox_id: &str,
+        statements: Vec<Statement>,
+    ) -> Result<Vec<QueryResult>, BackgroundError> {
+        self.count_elsewhere(1);
+        Ok(self.node.mailboxes.of(mailbox_id).execute(statements).await?)
+    }
+
+    /// Runs `statements` as one round trip, atomically, in mailbox
+    /// `mailbox_id`'s own database; once it commits, runs `then_on_d1` on D1
+    /// with the statements queueing the events of the entries `append_to_mailbox`
+    /// made for them (a change in a mailbox cannot share D1's transaction),
+    /// and tells listeners. What follows on D1 is the change's consequence, not
+    /// the change: should it fail, the change stands and the failure is
+    /// logged. Answers the results of `statements`.
+    pub async fn run_in_mailbox(
+        &self,
+        mailbox_id: &str,
+        statements: Vec<Statement>,
+        then_on_d1: Vec<Statement>,
+    ) -> Result<Vec<QueryResult>, BackgroundError> {
+        let appended = std::mem::take(&mut *self.appended.borrow_mut());
+        let mut events: Vec<Event> = appended.iter().filter_map(told).collect();
+        events.extend(std::mem::take(&mut *self.told.borrow_mut()));
+        self.count_elsewhere(1);
+        let results = self.node.mailboxes.of(mailbox_id).execute(statements).await?;
+        let mut following = then_on_d1;
+        let changes = following.len();
+        following.extend(self.node.events.queue(&events, self.node.platform));
+        if !following.is_empty() {
+            match self.database.execute(following).await {
+                Ok(results) => self.node.events.count_queued(results.get(changes..).unwrap_or_default()),
+                Err(error) => self.node.platform.log(&format!("what follows a change in {mailbox_id} on D1: {error}")),
+            }
+        }
+        for event in events {
+            self.node.events.push(event);
+        }
+        Ok(results)
+    }
+
+    /// `commit`, in mailbox `mailbox_id`'s own database, its entries in the
+    /// mailbox's segment of the chain, and `then_on_d1` after it
+    /// (`run_in_mailbox`).
+    pub async fn commit_in_mailbox(
+        &self,
+        mailbox_id: &str,
+        mut statements: Vec<Statement>,
+        records: &[AuditRecord],
+        then_on_d1: Vec<Statement>,
+    ) -> Result<Vec<QueryResult>, BackgroundError> {
+        let changes = statements.len();
+        statements.extend(records.iter().map(|record| self.append_to_mailbox(mailbox_id, record)));
+        let mut results = self.run_in_mailbox(mailbox_id, statements, then_on_d1).await?;
+        results.truncate(changes);
+        Ok(results)
+    }
+
     /// The job's database, counting round trips, for a part of the work that
     /// takes a `Database` (the sealer).
     pub fn database(&self) -> &dyn Database {

@@ -19,7 +19,7 @@
 //! A receipt in a mailbox's own database (decision 0040) is deleted there,
 //! with the call's entry, and D1's copy of it (kept for receipts moved before
 //! delivery followed the mail) after the commit. An original stored under the
-//! mailbox's own key (`inbound::raw_message_key`) is needed by that mailbox's
+//! mailbox's own key (`originals::raw_message_key`) is needed by that mailbox's
 //! receipts alone, so the question is asked and guarded there and its bytes
 //! deleted after the commit, as on D1; one stored before under a key shared
 //! across mailboxes is left owed, and the upkeep answers whether any store
@@ -39,9 +39,9 @@ use crate::core::ids::{IdKind, is_id_of};
 use crate::core::mailbox_storage::never_created;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
-use crate::mail::inbound;
 use crate::mail::location::{self, MailStore};
 use crate::mail::messages::MessageError;
+use crate::mail::originals;
 use crate::mail::store::deletion::{self as store, Target, no_longer_owed};
 use crate::mail::threads::linking;
 
@@ -110,7 +110,7 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // Where the question is answered whole: where the mail is, for an original
     // under this mailbox's own key; otherwise (a key shared across mailboxes,
     // in a mailbox whose mail moved) by the upkeep, after D1's copy goes.
-    let own_key = inbound::mailbox_of_raw_key(&target.raw_key) == Some(mailbox_id.as_str());
+    let own_key = originals::mailbox_of_raw_key(&target.raw_key) == Some(mailbox_id.as_str());
     let answered_here = mail_store == MailStore::D1 || own_key;
     let shared = if answered_here { shared_here } else { shared_here || shared_in_d1 };
 
@@ -219,7 +219,7 @@ pub async fn delete_originals_owed(work: &Background<'_>) -> Result<usize, Backg
     let mut settled = Vec::new();
     let mut deleted = 0;
     for (raw_key, needed_in_d1) in owed {
-        let needed_in_mailbox = match inbound::mailbox_of_raw_key(&raw_key) {
+        let needed_in_mailbox = match originals::mailbox_of_raw_key(&raw_key) {
             None => false,
             Some(_) => match in_mailboxes.iter().find(|(key, _)| *key == raw_key) {
                 Some((_, needed)) => *needed,
@@ -253,7 +253,7 @@ pub async fn delete_originals_owed(work: &Background<'_>) -> Result<usize, Backg
 async fn needed_in_mailboxes(work: &Background<'_>, owed: &[(String, bool)]) -> Vec<(String, bool)> {
     let mut by_mailbox: Vec<(&str, Vec<&str>)> = Vec::new();
     for (raw_key, _) in owed {
-        let Some(mailbox_id) = inbound::mailbox_of_raw_key(raw_key) else { continue };
+        let Some(mailbox_id) = originals::mailbox_of_raw_key(raw_key) else { continue };
         let asked = by_mailbox.len();
         match by_mailbox.iter_mut().find(|(id, _)| *id == mailbox_id) {
             Some((_, keys)) => keys.push(raw_key),

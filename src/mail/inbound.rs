@@ -1,15 +1,12 @@
-//! Inbound mail: what the Worker's email handler does with a message Email
-//! Routing delivers.
+//! Inbound mail as the node reads it: what a message Email Routing delivers
+//! is, and why one is refused.
 //!
 //! A message is parsed once (mail-parser: charsets, encoded words, multipart,
 //! its parts delimited only where RFC 2046 says, `boundaries`; an HTML-only
-//! body rendered to text by `mailroom_html_text`), its raw bytes stored in
-//! R2, and a receipt
-//! written to D1 for the mailbox it was delivered to, with its search index rows
-//! and an audit entry, in one batch. A message to an unknown address, over the
-//! size cap, beyond the limits on its shape (`limits`), or that is not a message
-//! at all is rejected with an SMTP reason and stored nowhere; what a receipt
-//! keeps of the rest is cut to the limits.
+//! body rendered to text by `mailroom_html_text`); `receiving` stores it. A
+//! message over the size cap, beyond the limits on its shape (`limits`), or
+//! that is not a message at all is rejected with an SMTP reason and stored
+//! nowhere; what a receipt keeps of the rest is cut to the limits.
 //!
 //! A Message-ID is a claim the sender makes, not a key the node can trust
 //! (decision 0029). The same message delivered to one mailbox again (the same
@@ -21,54 +18,16 @@
 
 use mail_parser::{Address, HeaderValue, Message, MessageParser, MimeHeaders, PartType};
 use mailroom_contract::api::limits::HTML_BYTES;
-use mailroom_contract::api::{
-    AttachmentSummary, AuthenticationResults, EmailAddress, SenderAuthentication, SenderVerdictBasis,
-};
-use serde::Serialize;
+use mailroom_contract::api::{AttachmentSummary, EmailAddress};
 use sha2::{Digest, Sha256};
 
-use crate::audit::AuditChain;
 use crate::core::addresses;
-use crate::core::background::{Background, BackgroundError};
-use crate::core::context::ports::AuditRecord;
-use crate::core::crypto::{hex, sha256_hex};
-use crate::core::events::Topic;
-use crate::core::ids::{IdKind, new_id};
-use crate::core::node::{DATABASE_WARNING_PERCENT, Node};
-use crate::core::storage::{QueryResult, StorageError};
+use crate::core::crypto::hex;
 use crate::mail::boundaries::ForTheParser;
-use crate::mail::butlers;
 use crate::mail::headers;
 use crate::mail::limits::{self, Exceeded};
 use crate::mail::message_ids;
-use crate::mail::search::index;
-use crate::mail::store::inbound::{self as store, Claimant, NewReceipt};
-use crate::mail::threads::linking;
-use crate::mail::trust;
-use crate::notifications::{self, DatabaseFullness};
 use mailroom_html_text as html_text;
-
-/// The key a received message's raw bytes are stored under in the object store
-/// for mailbox `mailbox_id`: named by the mailbox and addressed by content, so
-/// storing it again is harmless, and whether its bytes are still needed is a
-/// question for that mailbox's receipts alone, wherever they are kept (decision
-/// 0040). Keys stored before named the content only (`raw/<sha256>`) and are
-/// shared by every mailbox the message reached.
-pub fn raw_message_key(mailbox_id: &str, raw: &[u8]) -> String {
-    format!("{}{}", raw_key_prefix(mailbox_id), sha256_hex(raw))
-}
-
-/// The beginning of every key `raw_message_key` gives mailbox `mailbox_id`.
-pub fn raw_key_prefix(mailbox_id: &str) -> String {
-    format!("raw/{mailbox_id}/")
-}
-
-/// The mailbox a key of `raw_message_key` names, or `None` for a key shared
-/// across mailboxes (stored before keys named their mailbox).
-pub fn mailbox_of_raw_key(raw_key: &str) -> Option<&str> {
-    let (mailbox_id, _) = raw_key.strip_prefix("raw/")?.split_once('/')?;
-    Some(mailbox_id)
-}
 
 /// The most text kept per message for reading and search; the original keeps all.
 pub const MAXIMUM_TEXT_BYTES: usize = 256 * 1024;
@@ -335,7 +294,7 @@ pub fn content_digest(raw: &[u8]) -> String {
 /// A message as a receipt keeps it (decision 0017): refused before anything is
 /// stored when its header block is too big or its parts nest too deep, otherwise
 /// parsed and cut to the limits, counting the recipients and attachments not kept.
-fn within_limits(raw: &[u8]) -> Result<Kept, Rejection> {
+pub(super) fn within_limits(raw: &[u8]) -> Result<Kept, Rejection> {
     limits::refuse_header_block(raw).map_err(Rejection::Exceeds)?;
     let parsed = with_message(raw, |message, _| {
         let message = limits::refuse_nesting(message).map_err(Rejection::Exceeds)?;
@@ -345,11 +304,11 @@ fn within_limits(raw: &[u8]) -> Result<Kept, Rejection> {
 }
 
 /// A parsed message cut to what a receipt keeps, with what it did not keep counted.
-struct Kept {
-    parsed: ParsedMessage,
-    to_not_kept: i64,
-    cc_not_kept: i64,
-    attachments_not_listed: i64,
+pub(super) struct Kept {
+    pub(super) parsed: ParsedMessage,
+    pub(super) to_not_kept: i64,
+    pub(super) cc_not_kept: i64,
+    pub(super) attachments_not_listed: i64,
 }
 
 impl Kept {
@@ -396,366 +355,6 @@ pub fn html_part(raw: &[u8]) -> Option<(String, bool)> {
         _ => None,
     })
     .flatten()
-}
-
-#[derive(Serialize)]
-struct StoredAddress<'a> {
-    address: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    name: Option<&'a str>,
-}
-
-fn addresses_json(addresses: &[EmailAddress]) -> String {
-    let stored: Vec<StoredAddress<'_>> = addresses
-        .iter()
-        .map(|address| StoredAddress { address: &address.address, name: address.name.as_deref() })
-        .collect();
-    serde_json::to_string(&stored).unwrap_or_else(|_| "[]".into())
-}
-
-/// Receives one message for one envelope recipient.
-pub async fn receive(
-    node: &Node<'_>,
-    envelope_from: &str,
-    envelope_to: &str,
-    raw: &[u8],
-) -> Result<Delivery, Rejection> {
-    let limit = node.config.maximum_message_bytes;
-    if raw.len() > limit {
-        return Err(Rejection::TooLarge { limit });
-    }
-    let kept = within_limits(raw)?;
-    let shown = trust::ShownFrom { sender: kept.parsed.from.as_ref(), addresses: kept.parsed.from_addresses };
-    let authentication = trust::authentication_of(raw, &shown);
-    let arrival = Arrival {
-        envelope_from: envelope_from.trim(),
-        recipient: addresses::normalize(envelope_to).unwrap_or_else(|| envelope_to.trim().to_lowercase()),
-        raw,
-        kept: &kept,
-        authentication: &authentication,
-    };
-    // A delivery that lost a race to a concurrent one of the same Message-ID is
-    // read again once: the other is then either this very message or another
-    // one reusing its id, and is answered as such.
-    match store(node, &arrival, Attempt::First).await {
-        Err(Stored::Raced) => match store(node, &arrival, Attempt::AfterARace).await {
-            Err(Stored::Raced) => Err(arrival.failure(node, &"lost the race for its Message-ID twice")),
-            Err(Stored::Rejected(rejection)) => Err(rejection),
-            Ok(delivery) => Ok(delivery),
-        },
-        Err(Stored::Rejected(rejection)) => Err(rejection),
-        Ok(delivery) => Ok(delivery),
-    }
-}
-
-/// A message on its way into one mailbox: what it is, and whom it is for.
-struct Arrival<'a> {
-    envelope_from: &'a str,
-    /// The envelope recipient, normalised: the mailbox's address.
-    recipient: String,
-    raw: &'a [u8],
-    kept: &'a Kept,
-    authentication: &'a AuthenticationResults,
-}
-
-impl Arrival<'_> {
-    fn verdict(&self) -> SenderAuthentication {
-        self.authentication.sender.unwrap_or(SenderAuthentication::Unverified)
-    }
-
-    /// Logs why the message could not be stored, and answers the rejection that
-    /// asks its sender to try again.
-    fn failure(&self, node: &Node<'_>, error: &dyn std::fmt::Display) -> Rejection {
-        node.platform.log(&format!("receiving mail for {}: {error}", self.recipient));
-        Rejection::TemporaryFailure
-    }
-}
-
-/// Whether this is the first try at storing a message, or the one after a race.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Attempt {
-    First,
-    /// The bytes are in the object store already.
-    AfterARace,
-}
-
-/// Why one try at storing a message did not.
-enum Stored {
-    /// A concurrent delivery stored a receipt under the same key first.
-    Raced,
-    Rejected(Rejection),
-}
-
-impl Claimant {
-    /// Whether it is the arriving message itself, delivered again: the same
-    /// content with the same verdict on its sender (a receipt stored before
-    /// contents were hashed: the same bytes, whichever key they are under).
-    fn is(&self, arrival: &Arrival<'_>, raw_key: &str) -> bool {
-        let bytes_hash = |key: &str| key.rsplit('/').next().map(str::to_string);
-        let same_content = match &self.content_digest {
-            Some(digest) => *digest == arrival.kept.parsed.content_digest,
-            None => bytes_hash(&self.raw_key) == bytes_hash(raw_key),
-        };
-        same_content && self.sender_authentication == arrival.verdict()
-    }
-}
-
-/// One try at storing `arrival`: the first round trip reads the mailbox, the
-/// receipts that claim its Message-ID, the conversation it joins and the
-/// butlers; the second stores it, or records that it came again.
-async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Result<Delivery, Stored> {
-    let Kept { parsed, to_not_kept, cc_not_kept, attachments_not_listed } = arrival.kept;
-    let recipient = arrival.recipient.as_str();
-    let raw = arrival.raw;
-    // The email handler's unit of work: its round trips counted, its entries
-    // appended through the same ledger a request's commit uses.
-    let ledger = AuditChain::new(node.config, node.platform);
-    let work = Background::new(node, &ledger);
-    let failure = |error: &dyn std::fmt::Display| Stored::Rejected(arrival.failure(node, error));
-
-    let mailbox = store::mailbox_at(recipient);
-    let claimants = store::claimants(recipient, &parsed.message_id);
-    // Which conversation it joins is read in the same round trip: by the
-    // Message-IDs it names, where its sender is known or its subject is the
-    // conversation's, or failing those by a reply's subject (`linking`).
-    let wanted = linking::wanted_ids(&parsed.message_id, &parsed.in_reply_to, &parsed.references);
-    let sender = parsed.from.as_ref().map(|from| from.address.as_str());
-    // Each with the conversation as it stands, for the butlers to judge.
-    let by_ids = butlers::with_conversation(linking::by_message_ids(recipient, &wanted, sender, &parsed.subject));
-    let by_subject =
-        butlers::with_conversation(linking::by_subject(recipient, &parsed.subject, sender, node.platform.now_ms()));
-    // The mailbox's published butlers, with what their sponsors hold now and
-    // what their effects would meet.
-    let authentication = arrival.authentication;
-    let delivered = butlers::Delivered {
-        from: parsed.from.as_ref(),
-        reply_to: &parsed.reply_to,
-        to: &parsed.to,
-        cc: &parsed.cc,
-        subject: &parsed.subject,
-        sender_authentication: authentication.sender,
-        attachments: parsed.attachments.len(),
-        message_id: &parsed.message_id,
-    };
-    let butlers = butlers::active_on_delivery(recipient, &delivered, node.platform.now_ms());
-    let results =
-        work.run(vec![mailbox, claimants, by_ids, by_subject, butlers]).await.map_err(|error| failure(&error))?;
-    let Some(mailbox_id) = results[0].first().and_then(|row| row.text("id").ok()) else {
-        return Err(Stored::Rejected(Rejection::UnknownRecipient { address: recipient.to_string() }));
-    };
-    // How full the database is, as the first read found it: at its limit,
-    // nothing is stored (and administrators are told, once a day); nearly
-    // there, they are told in the batch that stores the message.
-    let fullness = fullness_of(&results, node.config.database_limit_bytes);
-    if let Some((DatabaseFullness::Full, size)) = fullness {
-        let alarm = notifications::database_alarm(
-            DatabaseFullness::Full,
-            size,
-            node.config.database_limit_bytes,
-            node.platform,
-        );
-        if let Err(error) = work.run(vec![alarm]).await {
-            node.platform.log(&format!("telling administrators the database is full failed: {error}"));
-        }
-        return Err(Stored::Rejected(Rejection::DatabaseFull));
-    }
-    let claimants: Vec<Claimant> = results[1].decode_all().map_err(|error| failure(&error))?;
-    let raw_key = raw_message_key(&mailbox_id, raw);
-    let now_ms = node.platform.now_ms();
-    let verdict = arrival.verdict();
-    if let Some(itself) = claimants.iter().find(|claimant| claimant.is(arrival, &raw_key)) {
-        // Delivered again: kept once, and the delivery is on the record.
-        let record = AuditRecord {
-            at: now_ms,
-            actor: None,
-            delegator: None,
-            surface: Some("email"),
-            action: "receive_mail".into(),
-            object: Some(itself.id.clone()),
-            outcome: "ok",
-            detail: Some(
-                serde_json::json!({
-                    "mailbox": mailbox_id,
-                    "message_id": parsed.message_id,
-                    "size": raw.len(),
-                    "envelope_from": arrival.envelope_from,
-                    "sender_authentication": verdict.name(),
-                    "delivered_again": true,
-                })
-                .to_string(),
-            ),
-            topic: Some(Topic::Mailbox(mailbox_id.clone())),
-        };
-        work.commit(Vec::new(), &[record]).await.map_err(|error| failure(&error))?;
-        return Ok(Delivery::Duplicate { receipt_id: itself.id.clone() });
-    }
-    // Another message claiming an id the mailbox holds is kept under a key of
-    // its own, the id it claimed beside it.
-    let reused_from = claimants.first().map(|claimant| claimant.id.clone());
-    let stored_message_id = match reused_from {
-        Some(_) => message_ids::reused_key(&parsed.content_digest, verdict.name()),
-        None => parsed.message_id.clone(),
-    };
-    let claimed_message_id = reused_from.as_ref().map(|_| parsed.message_id.as_str());
-
-    // The bytes first: a receipt must never point at nothing. A stored blob whose
-    // receipt then fails to commit is harmless (content-addressed, written again
-    // on redelivery).
-    if attempt == Attempt::First {
-        node.blobs.put(&raw_key, raw).await.map_err(|error| failure(&error.0))?;
-    }
-
-    let receipt_id = new_id(IdKind::Receipt, node.platform);
-    let joined = [&results[2], &results[3]]
-        .into_iter()
-        .find_map(|result| result.first().filter(|row| row.text("thread_id").is_ok()));
-    let (thread_id, new_thread) = match joined.and_then(|row| row.text("thread_id").ok()) {
-        Some(thread_id) => (thread_id, false),
-        None => (new_id(IdKind::Thread, node.platform), true),
-    };
-    let conversation = butlers::Conversation::of(joined);
-    let now_ms = node.platform.now_ms();
-    let recipients: Vec<String> = parsed
-        .to
-        .iter()
-        .chain(&parsed.cc)
-        .map(|address| match &address.name {
-            Some(name) => format!("{name} {}", address.address),
-            None => address.address.clone(),
-        })
-        .collect();
-    // What the verdict rests on is stored with it; its sentence is written when
-    // it is read (`trust::stored`), so the words can change and the facts not.
-    let stored_authentication = serde_json::json!({
-        "spf": authentication.spf,
-        "dkim": authentication.dkim,
-        "dmarc": authentication.dmarc,
-        "basis": authentication.basis.map(SenderVerdictBasis::name),
-        "verified_domain": authentication.verified_domain,
-        "from_domain": authentication.from_domain,
-    });
-    // Its time is this Worker's clock, read before the bytes were stored; the
-    // store keeps it no earlier than the last receipt's (decision 0014).
-    let insert = store::receipt(NewReceipt {
-        id: &receipt_id,
-        mailbox_id: &mailbox_id,
-        message_id: &stored_message_id,
-        envelope_from: arrival.envelope_from,
-        from_address: parsed.from.as_ref().map(|from| from.address.clone()),
-        from_name: parsed.from.as_ref().and_then(|from| from.name.clone()),
-        to_json: addresses_json(&parsed.to),
-        cc_json: addresses_json(&parsed.cc),
-        recipients: recipients.join(" "),
-        subject: &parsed.subject,
-        sent_at: parsed.sent_at,
-        received_at: now_ms,
-        in_reply_to_json: serde_json::to_string(&parsed.in_reply_to).unwrap_or_else(|_| "[]".into()),
-        references_json: serde_json::to_string(&parsed.references).unwrap_or_else(|_| "[]".into()),
-        size: raw.len() as i64,
-        raw_key: &raw_key,
-        text_body: &parsed.text,
-        text_source: parsed.text_source,
-        text_truncated: parsed.text_truncated,
-        attachments_json: serde_json::to_string(&parsed.attachments).unwrap_or_else(|_| "[]".into()),
-        reply_to_json: addresses_json(&parsed.reply_to),
-        to_not_kept: *to_not_kept,
-        cc_not_kept: *cc_not_kept,
-        attachments_not_listed: *attachments_not_listed,
-        thread_id: &thread_id,
-        sender_authentication: verdict.name(),
-        authentication_json: stored_authentication.to_string(),
-        content_digest: &parsed.content_digest,
-        claimed_message_id,
-    })
-    .statement();
-    let record = AuditRecord {
-        at: now_ms,
-        actor: None,
-        delegator: None,
-        surface: Some("email"),
-        action: "receive_mail".into(),
-        object: Some(receipt_id.clone()),
-        outcome: "ok",
-        detail: Some(
-            serde_json::json!({
-                "mailbox": mailbox_id,
-                "message_id": parsed.message_id,
-                "size": raw.len(),
-                "envelope_from": arrival.envelope_from,
-                "thread": thread_id,
-                "sender_authentication": verdict.name(),
-                "sender_basis": authentication.basis.map(SenderVerdictBasis::name),
-                "message_id_reused_from": reused_from,
-            })
-            .to_string(),
-        ),
-        topic: Some(Topic::Mailbox(mailbox_id.clone())),
-    };
-    let entry = work.append(&record);
-    // One batch, one attempt: the entry's place in the chain is the database's
-    // to assign, so concurrent deliveries never contend for it.
-    let mut batch = vec![insert];
-    batch.extend(index::indexed(&receipt_id));
-    batch.extend(linking::receive_into(&thread_id, new_thread, &receipt_id, &parsed.subject));
-    batch.push(entry);
-    // The butlers act on the conversation once the message is in it, each effect
-    // audited as the butler for its sponsor, after the delivery's own entry.
-    let reply = butlers::ReplyBasis {
-        message_id: &parsed.message_id,
-        in_reply_to: &parsed.in_reply_to,
-        references: &parsed.references,
-    };
-    let stored = butlers::StoredIn {
-        receipt_id: &receipt_id,
-        thread_id: &thread_id,
-        mailbox_id: &mailbox_id,
-        conversation: &conversation,
-    };
-    let effects = butlers::on_delivery(&results[4], &delivered.facts(), &reply, &stored, node.platform);
-    batch.extend(effects.statements);
-    batch.extend(effects.records.iter().map(|record| work.append(record)));
-    if let Some((DatabaseFullness::Nearly, size)) = fullness {
-        batch.push(notifications::database_alarm(
-            DatabaseFullness::Nearly,
-            size,
-            node.config.database_limit_bytes,
-            node.platform,
-        ));
-    }
-    match work.run(batch).await {
-        Ok(_) => {
-            // A webhook that failed is recorded once it has: a round trip
-            // more, paid only then.
-            let failed = butlers::post_webhooks(&effects.posts, node).await;
-            if !failed.records.is_empty()
-                && let Err(error) = work.commit(failed.statements, &failed.records).await
-            {
-                node.platform.log(&format!("recording a butler's failed webhook for {recipient}: {error}"));
-            }
-            Ok(Delivery::Stored { receipt_id })
-        }
-        // A concurrent delivery stored a receipt under the same key first.
-        Err(BackgroundError::Storage(StorageError::Unique(constraint)))
-            if constraint.starts_with("receipts.mailbox_id") =>
-        {
-            Err(Stored::Raced)
-        }
-        Err(error) => Err(failure(&error)),
-    }
-}
-
-/// How full the database is, by the largest size the read's `results` report
-/// against `limit_bytes`: `None` below `DATABASE_WARNING_PERCENT` of it, or
-/// when the database reports no size.
-fn fullness_of(results: &[QueryResult], limit_bytes: u64) -> Option<(DatabaseFullness, u64)> {
-    let size = results.iter().filter_map(|result| result.size_after).max()?;
-    if size >= limit_bytes {
-        Some((DatabaseFullness::Full, size))
-    } else if size.saturating_mul(100) >= limit_bytes.saturating_mul(DATABASE_WARNING_PERCENT) {
-        Some((DatabaseFullness::Nearly, size))
-    } else {
-        None
-    }
 }
 
 #[cfg(test)]

@@ -1,4 +1,5 @@
-//! Mail: mailboxes (`mailboxes`), received messages (`inbound` stores them,
+//! Mail: mailboxes (`mailboxes`), received messages (`inbound` reads them,
+//! `receiving` stores them,
 //! `boundaries` hands mail-parser their parts as RFC 2046 delimits them,
 //! `trust` reads how far their senders were authenticated and fences their text
 //! for agents, `threads` groups them with sent mail into conversations,
@@ -12,7 +13,8 @@
 //! own database and verifies the copy, `location` reads a mailbox's mail
 //! where it is, D1 or that database, and `names` reads from the directory the
 //! names of the people and agents it mentions (decision 0040);
-//! `unverified_reads` notes what agents read of mail from unauthenticated
+//! `originals` keys each mailbox's copy of a message's bytes in the object
+//! store; `unverified_reads` notes what agents read of mail from unauthenticated
 //! senders, for the approver of what they then write.
 //!
 //! Other domains and the surfaces reach this one through the items re-exported
@@ -30,7 +32,9 @@ pub mod message_ids;
 pub mod messages;
 pub mod moving;
 pub mod names;
+pub mod originals;
 pub mod outbound;
+pub mod receiving;
 pub mod search;
 pub mod sends;
 mod store;
@@ -39,6 +43,7 @@ pub mod trust;
 pub mod unverified_reads;
 
 pub use deletion::{delete_originals_owed, owe_deletion_of};
-pub use inbound::{Delivery, Rejection, receive};
+pub use inbound::{Delivery, Rejection};
 pub use mailboxes::{mailboxes_among, present_all as present_mailboxes};
+pub use receiving::{Received, receive};
 pub use search::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, ReceiptSelection, fts_query};

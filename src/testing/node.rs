@@ -267,13 +267,17 @@ impl TestNode {
     pub fn deliver(&self, from: &str, to: &str, raw: &[u8]) -> Result<Delivery, Rejection> {
         self.platform.advance(1);
         let node = self.node();
-        let delivery = self.run(mail::receive(&node, from, to, raw));
-        // A stored message and a re-delivery each leave an audit entry to seal.
-        if matches!(delivery, Ok(Delivery::Stored { .. } | Delivery::Duplicate { .. })) {
+        let received = self.run(mail::receive(&node, from, to, raw));
+        // A stored message and a re-delivery each leave an audit entry to seal,
+        // in the chain and in the segments of mailboxes whose mail moved.
+        if let Ok(received) = &received {
             self.seal();
+            for mailbox_id in &received.segments {
+                self.seal_segment(mailbox_id);
+            }
         }
         self.deliver_queued_webhooks();
-        delivery
+        received.map(|received| received.delivery)
     }
 }
 

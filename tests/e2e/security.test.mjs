@@ -243,7 +243,7 @@ test("inbound mail cannot bloat a mailbox: refused beyond the limits, kept withi
   assert.equal(message.body.cc[0].name.length, published.name);
 
   // An administrator deletes one: its receipt, its search entries and its bytes in R2 go.
-  const key = `raw/${createHash("sha256").update(kept[3]).digest("hex")}`;
+  const key = `raw/${mailbox.id}/${createHash("sha256").update(kept[3]).digest("hex")}`;
   assert.equal(await node.hasObject(key), true, "the original is in R2");
   const deleted = await call("DELETE", `/api/mailboxes/${mailbox.id}/messages/${one.id}`, { token });
   assert.equal(deleted.status, 200, deleted.text);

@@ -186,7 +186,7 @@ fn a_forward_files_a_copy_where_its_sponsor_reads_and_never_where_they_do_not() 
     let found = body(&world.admin("GET", &format!("/api/search?q=quarterly&mailbox={billing}"), None));
     assert_eq!(found["results"][0]["mailbox_id"], billing.as_str(), "{found}");
 
-    // The copy shares the original's bytes: deleting the original keeps them.
+    // The copy has its own original: deleting the delivery keeps it.
     let deleted = world.admin("DELETE", &format!("/api/mailboxes/{}/messages/{original}", office.mailbox), None);
     assert_eq!(deleted.status, 200, "{}", text(&deleted));
     world.grant_all(&world.admin_id, &["message.export"], &billing);

@@ -13,7 +13,9 @@ use mailroom_contract::api::{
 };
 
 use super::rules::{DeliveryFacts, Skipped, SponsorAuthority, held_elsewhere_of, judge, relations};
-use super::store::{self, ActiveButler, FiledCopy, Run};
+use std::collections::BTreeMap;
+
+use super::store::{self, FiledCopy, Run, Target};
 use super::surroundings::{self, Conversation};
 use crate::core::addresses;
 use crate::core::context::ports::AuditRecord;
@@ -24,6 +26,7 @@ use crate::core::node::Node;
 use crate::core::outbound::{self, OutboundPolicy};
 use crate::core::platform::Platform;
 use crate::core::storage::{QueryResult, Row, Statement};
+use crate::mail::originals;
 use crate::mail::search::index;
 use crate::mail::sends;
 use crate::mail::threads::{labels, linking};
@@ -114,34 +117,88 @@ fn carry_out(effect: &ButlerEffect, thread_id: &str) -> Option<Statement> {
     })
 }
 
-/// The statements filing a copy of receipt `receipt_id` in mailbox `target`
-/// for `butler`, and the copy's id. The copy shares the original's stored
-/// bytes and joins the conversation its Message-IDs name there or begins one.
-/// That the sponsor reads `target` and that it does not hold the message yet
-/// were judged at the delivery's first read; a copy of the same message
-/// delivered there in between keeps the one it has.
-fn file_copy(
-    butler: &ActiveButler,
-    receipt_id: &str,
-    target: &str,
-    subject: &str,
-    platform: &dyn Platform,
-) -> (String, Vec<Statement>) {
-    let copy_id = new_id(IdKind::Receipt, platform);
-    let new_thread_id = new_id(IdKind::Thread, platform);
+/// The statements filing `copy` of receipt `receipt_id` in the same database
+/// (D1, both mailboxes' mail being there), in the delivery's batch. The copy
+/// has its own original (`copy.raw_key`, stored before the batch) and joins the
+/// conversation its Message-IDs name there or begins one. That the sponsor
+/// reads the target and that it does not hold the message yet were judged at
+/// the delivery's first read, and the first is held again in the insert; a
+/// copy of the same message delivered there in between keeps the one it has.
+fn filed_beside(copy: &CopyToFile, receipt_id: &str) -> Vec<Statement> {
     let insert = store::copy_filed(FiledCopy {
-        copy_id: &copy_id,
+        copy_id: &copy.copy_id,
         original_id: receipt_id,
-        target,
-        subject_key: linking::subject_key(subject).0,
-        new_thread_id: &new_thread_id,
-        butler_id: &butler.id,
-        sponsor_id: &butler.sponsor_id,
+        target: &copy.target,
+        subject_key: linking::subject_key(&copy.subject).0,
+        new_thread_id: &copy.new_thread_id,
+        butler_id: &copy.butler_id,
+        sponsor_id: &copy.sponsor_id,
+        raw_key: &copy.raw_key,
     });
     let mut statements = vec![insert];
-    statements.extend(index::indexed(&copy_id));
-    statements.extend(linking::file_into(&copy_id, &new_thread_id, subject));
-    (copy_id, statements)
+    statements.extend(copy.indexed_and_in_its_conversation());
+    statements
+}
+
+/// A copy a butler files in another mailbox: what it is, where it goes, and
+/// the entry recording it, appended where the copy is written.
+#[derive(Clone, Debug)]
+pub struct CopyToFile {
+    pub copy_id: String,
+    /// The conversation it begins when its Message-IDs name none there.
+    pub new_thread_id: String,
+    /// The mailbox it is filed in, its address, and whether its mail is in its
+    /// own database.
+    pub target: String,
+    pub target_address: String,
+    pub target_moved: bool,
+    /// The key of the target's copy of the original, stored before the copy.
+    pub raw_key: String,
+    pub butler_id: String,
+    pub sponsor_id: String,
+    pub subject: String,
+    pub record: AuditRecord,
+}
+
+impl CopyToFile {
+    /// The statements filing it where its target's mail is, as a change of
+    /// its own after the delivery's (either mailbox's mail being in its own
+    /// database): `insert`, the receipt written from the delivery's values
+    /// (its id, mailbox, original, conversation and filer this copy's), then
+    /// the conversation its Message-IDs name there, its index entries, and
+    /// its place in the conversation. A copy of the same message there
+    /// already keeps the one it has, and the rest then touches nothing. Whether
+    /// the sponsor reads the target was judged on D1 at the delivery's first
+    /// read.
+    pub fn filed_after(&self, insert: Statement) -> Vec<Statement> {
+        let mut statements = vec![
+            insert,
+            store::copy_threaded(&self.copy_id, linking::subject_key(&self.subject).0, &self.target_address),
+        ];
+        statements.extend(self.indexed_and_in_its_conversation());
+        statements
+    }
+
+    /// Once its receipt is written: its index entries, and its place in the
+    /// conversation its insert gave it (begun, or joined).
+    fn indexed_and_in_its_conversation(&self) -> Vec<Statement> {
+        let mut statements = index::indexed(&self.copy_id).to_vec();
+        statements.extend(linking::file_into(&self.copy_id, &self.new_thread_id, &self.subject));
+        statements
+    }
+}
+
+/// `record`, an effect's entry, as the effect failed after it was judged to
+/// run: its outcome `why`, now.
+fn failed(record: &AuditRecord, why: &str, platform: &dyn Platform) -> AuditRecord {
+    let detail =
+        record.detail.as_deref().and_then(|detail| serde_json::from_str::<serde_json::Value>(detail).ok()).map(
+            |mut detail| {
+                detail["outcome"] = why.into();
+                detail.to_string()
+            },
+        );
+    AuditRecord { at: platform.now_ms(), outcome: "failed", detail, ..record.clone() }
 }
 
 /// A webhook a butler posts once the delivery is stored, with what its
@@ -161,14 +218,33 @@ pub struct WebhookPost {
     subject: String,
 }
 
-/// What the delivery's butlers do: statements for the batch that stores the
-/// message, the audit records of each effect run or skipped, and the webhooks to
-/// post once it is stored.
+/// What the delivery's butlers do.
 #[derive(Debug, Default)]
 pub struct ButlerWork {
+    /// Changes where the message is stored, in the batch that stores it.
     pub statements: Vec<Statement>,
+    /// Changes in the directory (notices, the note of a reply awaiting its
+    /// decision): in the delivery's batch on D1, after it when the mailbox's
+    /// mail is in its own database.
+    pub on_d1: Vec<Statement>,
+    /// The audit records of each effect run or skipped, appended where the
+    /// message is stored (a copy filed after carries its own).
     pub records: Vec<AuditRecord>,
+    /// Copies filed in other mailboxes: each has its own original, stored
+    /// before the batch; those in `statements` are filed beside the delivery,
+    /// the others after it, each a change of its own (`after`).
+    pub copies: Vec<CopyToFile>,
+    /// How many of `copies`, first, are filed in the delivery's batch.
+    pub copies_beside: usize,
+    /// Webhooks to post once it is stored.
     pub posts: Vec<WebhookPost>,
+}
+
+impl ButlerWork {
+    /// The copies filed after the delivery, each a change of its own.
+    pub fn copies_after(&self) -> &[CopyToFile] {
+        &self.copies[self.copies_beside..]
+    }
 }
 
 /// Posts each of `posts`, signed with its butler's secret derived from the
@@ -194,19 +270,37 @@ pub async fn post_webhooks(posts: &[WebhookPost], node: &Node<'_>) -> ButlerWork
             title: &post.subject,
             detail: Some(&why),
         };
-        failures.statements.push(notifications::notify(&notice, Addressee::PersonOf(&post.sponsor_id), platform));
-        let detail = post
-            .record
-            .detail
-            .as_deref()
-            .and_then(|detail| serde_json::from_str::<serde_json::Value>(detail).ok())
-            .map(|mut detail| {
-                detail["outcome"] = why.clone().into();
-                detail.to_string()
-            });
-        failures.records.push(AuditRecord { at: platform.now_ms(), outcome: "failed", detail, ..post.record.clone() });
+        failures.on_d1.push(notifications::notify(&notice, Addressee::PersonOf(&post.sponsor_id), platform));
+        failures.records.push(failed(&post.record, &why, platform));
     }
     failures
+}
+
+/// What records a copy (`copy`) that could not be filed once the delivery
+/// was stored (`error` says why): its effect's entry, failed, on D1, and a
+/// notice in its sponsor's feed, as a failed webhook is recorded.
+pub fn copy_not_filed(copy: &CopyToFile, error: &str, platform: &dyn Platform) -> ButlerWork {
+    let why = format!("failed: the copy could not be filed ({error}); it is not filed again");
+    let notice = Notice {
+        kind: NotificationKind::ButlerEffectSkipped,
+        object_id: &copy.target,
+        mailbox_id: Some(&copy.target),
+        actor: Some(&copy.butler_id),
+        title: &copy.subject,
+        detail: Some(&why),
+    };
+    let detail =
+        copy.record.detail.as_deref().and_then(|detail| serde_json::from_str::<serde_json::Value>(detail).ok()).map(
+            |mut detail| {
+                detail["outcome"] = why.clone().into();
+                detail.to_string()
+            },
+        );
+    ButlerWork {
+        on_d1: vec![notifications::notify(&notice, Addressee::PersonOf(&copy.sponsor_id), platform)],
+        records: vec![AuditRecord { at: platform.now_ms(), outcome: "failed", detail, ..copy.record.clone() }],
+        ..ButlerWork::default()
+    }
 }
 
 /// One butler's post, where `policy` allows it now, within its time.
@@ -244,6 +338,10 @@ pub struct StoredIn<'a> {
     pub thread_id: &'a str,
     pub mailbox_id: &'a str,
     pub conversation: &'a Conversation,
+    /// The mailbox's mail is in its own database (decision 0040), not D1.
+    pub in_own_database: bool,
+    /// The message's bytes, whose hash names each copy's original.
+    pub raw: &'a [u8],
 }
 
 /// What the delivery's butlers do to the message stored as `stored`.
@@ -254,11 +352,12 @@ pub fn on_delivery(
     stored: &StoredIn<'_>,
     platform: &dyn Platform,
 ) -> ButlerWork {
-    let StoredIn { receipt_id, thread_id, mailbox_id, conversation } = *stored;
+    let StoredIn { receipt_id, thread_id, mailbox_id, conversation, in_own_database, raw } = *stored;
     let now_ms = platform.now_ms();
     let mut work = ButlerWork::default();
-    let ButlerWork { statements, records, posts } = &mut work;
-    let active: Vec<ActiveButler> = butlers.decode_all().unwrap_or_default();
+    let ButlerWork { statements, on_d1, records, posts, .. } = &mut work;
+    let (mut copies_beside, mut copies_after) = (Vec::new(), Vec::new());
+    let active: Vec<store::ActiveButler> = butlers.decode_all().unwrap_or_default();
     // The conversation's subject, as a person assigned it would read it.
     let conversation_subject = conversation.subject.clone().unwrap_or_else(|| facts.subject.clone());
     let mut around = surroundings::surroundings(conversation, &butlers.rows);
@@ -273,10 +372,13 @@ pub fn on_delivery(
         let held_now = relations(butler.held_now.as_deref().unwrap_or_default().split(','));
         let elsewhere = held_elsewhere_of(butler.held_elsewhere.as_deref());
         let authority = SponsorAuthority { held_now: &held_now, pinned: Some(&pinned), elsewhere: &elsewhere };
+        let targets: BTreeMap<String, Target> =
+            butler.targets.as_deref().and_then(|json| serde_json::from_str(json).ok()).unwrap_or_default();
         let mut judged = judge(&rules, facts, &authority, &mut around);
         if judged.matched {
             for verdict in &mut judged.verdicts {
                 let effect = verdict.judged.effect.clone();
+                let mut forwarded = None;
                 if verdict.skipped.is_none() {
                     match &effect {
                         ButlerEffect::DraftReply { .. } => {
@@ -293,9 +395,11 @@ pub fn on_delivery(
                                 references: reply.references,
                             };
                             match sends::submitted_for_butler(&drafted, platform) {
-                                Some((send_id, written)) => {
-                                    statements.extend(written);
-                                    verdict.judged.outcome = format!("{}: {send_id}", verdict.judged.outcome);
+                                Some(submission) => {
+                                    statements.extend(submission.in_mailbox);
+                                    on_d1.extend(submission.on_d1);
+                                    verdict.judged.outcome =
+                                        format!("{}: {}", verdict.judged.outcome, submission.send_id);
                                 }
                                 // Judged writable, so this is a check the judgement does not make yet.
                                 None => {
@@ -306,9 +410,9 @@ pub fn on_delivery(
                             }
                         }
                         ButlerEffect::Forward { mailbox } => {
-                            let (copy_id, filed) = file_copy(&butler, receipt_id, mailbox, &facts.subject, platform);
-                            statements.extend(filed);
+                            let copy_id = new_id(IdKind::Receipt, platform);
                             verdict.judged.outcome = format!("{}: {copy_id}", verdict.judged.outcome);
+                            forwarded = Some((copy_id, mailbox.clone()));
                         }
                         // A person newly given the conversation hears of it, in the
                         // words `update_thread` tells them with, the butler named
@@ -322,7 +426,7 @@ pub fn on_delivery(
                                 title: &conversation_subject,
                                 detail: None,
                             };
-                            statements.push(notifications::notify(&notice, Addressee::PersonOf(assignee), platform));
+                            on_d1.push(notifications::notify(&notice, Addressee::PersonOf(assignee), platform));
                         }
                         _ => {}
                     }
@@ -338,7 +442,7 @@ pub fn on_delivery(
                         title: &facts.subject,
                         detail: Some(&verdict.judged.outcome),
                     };
-                    statements.push(notifications::notify(&notice, Addressee::PersonOf(&butler.sponsor_id), platform));
+                    on_d1.push(notifications::notify(&notice, Addressee::PersonOf(&butler.sponsor_id), platform));
                 }
                 let record = AuditRecord {
                     at: now_ms,
@@ -385,7 +489,32 @@ pub fn on_delivery(
                         subject: facts.subject.clone(),
                     });
                 }
-                records.push(record);
+                // A copy is recorded where it is written: beside the delivery
+                // when both mailboxes' mail is in D1, after it otherwise.
+                let Some((copy_id, mailbox)) = forwarded else {
+                    records.push(record);
+                    continue;
+                };
+                let target = targets.get(&mailbox).cloned().unwrap_or(Target { address: String::new(), moved: false });
+                let copy = CopyToFile {
+                    copy_id,
+                    new_thread_id: new_id(IdKind::Thread, platform),
+                    raw_key: originals::raw_message_key(&mailbox, raw),
+                    target: mailbox,
+                    target_address: target.address,
+                    target_moved: target.moved,
+                    butler_id: butler.id.clone(),
+                    sponsor_id: butler.sponsor_id.clone(),
+                    subject: facts.subject.clone(),
+                    record,
+                };
+                if in_own_database || copy.target_moved {
+                    copies_after.push(copy);
+                } else {
+                    statements.extend(filed_beside(&copy, receipt_id));
+                    records.push(copy.record.clone());
+                    copies_beside.push(copy);
+                }
             }
         }
         // The run's record, with every effect as it went (after a reply or a
@@ -401,5 +530,7 @@ pub fn on_delivery(
         };
         statements.push(store::run_recorded(run).statement());
     }
+    work.copies_beside = copies_beside.len();
+    work.copies = copies_beside.into_iter().chain(copies_after).collect();
     work
 }

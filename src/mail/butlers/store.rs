@@ -233,12 +233,25 @@ fn own_addresses(candidates: &str) -> String {
     )
 }
 
+/// SQL for the mailboxes the forward effects in `effects` (FROM items ending
+/// in `json_each(…) e`, filtered by `filter`) file copies in, as a JSON object
+/// by mailbox id of `{address, moved}`: each one's address, and whether its
+/// mail is in its own database (decision 0040), where a copy is then filed.
+fn targets(effects: &str, filter: &str) -> String {
+    format!(
+        "(SELECT json_group_object(m.id, json_object('address', m.address, \
+           'moved', json(CASE WHEN m.mail_moved_at IS NULL THEN 'false' ELSE 'true' END))) \
+         FROM mailboxes m WHERE m.id IN (SELECT json_extract(e.value, '$.mailbox') FROM {effects} \
+           WHERE {filter} AND json_extract(e.value, '$.do') = 'forward'))"
+    )
+}
+
 /// The statement reading the active published butlers of the mailbox at
 /// `address` (`ActiveButler`s), with what is around the delivery that their
 /// effects meet: which assignees work the mailbox at `now_ms` (`working`),
-/// which mailboxes a copy would go to already hold `message_id` (`holding`),
-/// which of `reply_candidates` (a JSON array of `{address, name}`) are the
-/// node's own (`own_addresses`).
+/// which mailboxes a copy would go to already hold `message_id` (`holding`)
+/// and where those are (`targets`), which of `reply_candidates` (a JSON array
+/// of `{address, name}`) are the node's own (`own_addresses`).
 pub(super) fn active_on_delivery(address: &str, message_id: &str, reply_candidates: String, now_ms: i64) -> Statement {
     let effects = "json_each(v.rules_json, '$.effects') e";
     let (working, working_parameters) = assignees_working(effects, "1", "b.mailbox_id", now_ms);
@@ -249,7 +262,7 @@ pub(super) fn active_on_delivery(address: &str, message_id: &str, reply_candidat
     spans_stores(Statement {
         sql: format!(
             "SELECT b.id, b.sponsor_id, v.version, v.rules_json, v.pinned_relations_json, {} AS held_now, \
-               {} AS held_elsewhere, {working} AS working, {} AS holding, {} AS own_addresses \
+               {} AS held_elsewhere, {working} AS working, {} AS holding, {} AS own_addresses, {} AS targets \
              FROM butlers b JOIN mailboxes m ON m.id = b.mailbox_id \
              JOIN butler_versions v ON v.butler_id = b.id AND v.version = b.published_version \
              WHERE m.address = ? AND b.active = 1 ORDER BY b.name, b.id LIMIT {}",
@@ -257,6 +270,7 @@ pub(super) fn active_on_delivery(address: &str, message_id: &str, reply_candidat
             held_elsewhere(effects, "1"),
             targets_holding(effects, "1", "?"),
             own_addresses("?"),
+            targets(effects, "1"),
             butler_limits::ACTIVE_PER_MAILBOX
         )
         .into(),
@@ -274,6 +288,16 @@ pub(super) struct ActiveButler {
     pub(super) pinned_relations_json: Option<String>,
     pub(super) held_now: Option<String>,
     pub(super) held_elsewhere: Option<String>,
+    /// `targets`: where each mailbox a copy is filed in is.
+    pub(super) targets: Option<String>,
+}
+
+/// A mailbox a butler files copies in, as `targets` reads it.
+#[derive(Clone, Debug, Deserialize)]
+pub(super) struct Target {
+    pub(super) address: String,
+    /// Its mail is in its own database.
+    pub(super) moved: bool,
 }
 
 /// Received message `receipt_id` of mailbox `mailbox_id` as a butler judges it
@@ -322,7 +346,7 @@ pub(super) fn thread_assigned(thread_id: &str, assignee: &str) -> Statement {
 
 /// The columns a filed copy takes from the original as they are (a unit test
 /// holds them to the receipts table).
-const COPIED_COLUMNS: [&str; 26] = [
+const COPIED_COLUMNS: [&str; 25] = [
     "message_id",
     "claimed_message_id",
     "content_digest",
@@ -338,7 +362,6 @@ const COPIED_COLUMNS: [&str; 26] = [
     "in_reply_to_json",
     "references_json",
     "size",
-    "raw_key",
     "text_body",
     "text_source",
     "text_truncated",
@@ -364,6 +387,8 @@ pub(super) struct FiledCopy<'a> {
     pub(super) butler_id: &'a str,
     /// The butler's sponsor, who must read `target`.
     pub(super) sponsor_id: &'a str,
+    /// The key of the target's copy of the original (`originals::raw_message_key`).
+    pub(super) raw_key: &'a str,
 }
 
 /// The receipt `copy`, taking the original's columns as they are, only while
@@ -378,6 +403,7 @@ pub(super) fn copy_filed(copy: FiledCopy<'_>) -> Statement {
         copy.subject_key.into(),
         copy.new_thread_id.into(),
         copy.butler_id.into(),
+        copy.raw_key.into(),
         copy.original_id.into(),
         copy.target.into(),
     ];
@@ -386,8 +412,8 @@ pub(super) fn copy_filed(copy: FiledCopy<'_>) -> Statement {
     let from_original = COPIED_COLUMNS.map(|column| format!("r.{column}")).join(", ");
     spans_stores(Statement {
         sql: format!(
-            "INSERT INTO receipts (id, mailbox_id, thread_id, filed_by, {copied}) \
-             SELECT ?, ?, COALESCE(({}), ?), ?, {from_original} FROM receipts r \
+            "INSERT INTO receipts (id, mailbox_id, thread_id, filed_by, raw_key, {copied}) \
+             SELECT ?, ?, COALESCE(({}), ?), ?, ?, {from_original} FROM receipts r \
              WHERE r.id = ? AND EXISTS (SELECT 1 FROM mailboxes WHERE id = ?) AND ({}) = 1 \
              ON CONFLICT (mailbox_id, message_id) DO NOTHING",
             linking::thread_by_message_ids_of_r(),
@@ -396,6 +422,21 @@ pub(super) fn copy_filed(copy: FiledCopy<'_>) -> Statement {
         .into(),
         parameters,
     })
+}
+
+/// A filed copy (`copy_id`), written from the delivery's values with a
+/// conversation of its own, joins instead the one its Message-IDs name in its
+/// mailbox (at `mailbox_address`), admitted as `copy_filed` admits one. For a
+/// copy filed where the original is not (either mailbox's mail in its own
+/// database, decision 0040).
+pub(super) fn copy_threaded(copy_id: &str, subject_key: String, mailbox_address: &str) -> Statement {
+    Statement::new(format!(
+        "UPDATE receipts AS r SET thread_id = COALESCE(({}), r.thread_id) WHERE r.id = ?",
+        linking::thread_by_message_ids_of_r_in("r.mailbox_id", "?", "?")
+    ))
+    .bind(subject_key)
+    .bind(mailbox_address)
+    .bind(copy_id)
 }
 
 /// What one butler did with one delivery.
@@ -436,7 +477,7 @@ mod tests {
     /// later must be copied too, or named here as the copy's own.
     #[test]
     fn a_filed_copy_takes_every_column_of_the_original_but_its_own() {
-        let its_own = ["id", "mailbox_id", "thread_id", "filed_by"];
+        let its_own = ["id", "mailbox_id", "thread_id", "filed_by", "raw_key"];
         let copied = COPIED_COLUMNS.iter().chain(&its_own).map(|column| column.to_string()).collect();
         assert_eq!(sorted(copied), sorted(SqliteDatabase::migrated().column_names("receipts")));
     }

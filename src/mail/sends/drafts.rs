@@ -520,7 +520,7 @@ pub struct ButlerReply<'a> {
 /// and its first version, and the approval waiting in the feed of whoever may
 /// decide. `None` when the delivery gives nobody to reply to, or the text is
 /// over the limit of a send.
-pub fn submitted_for_butler(reply: &ButlerReply<'_>, platform: &dyn Platform) -> Option<(String, Vec<Statement>)> {
+pub fn submitted_for_butler(reply: &ButlerReply<'_>, platform: &dyn Platform) -> Option<ButlerSubmission> {
     let to = stored_recipients(&serde_json::to_string(reply.to).ok()?);
     let (to, cc) = validate_recipients(&to, &[], MAXIMUM_RECIPIENTS).ok()?;
     let subject = validate_subject(&reply_subject(reply.subject)).ok()?;
@@ -567,13 +567,27 @@ pub fn submitted_for_butler(reply: &ButlerReply<'_>, platform: &dyn Platform) ->
         now_ms,
         thread_id: Some(reply.thread_id),
     };
-    let statements = vec![
-        store::submitted_send(send, reply.sponsor, &version).statement(),
-        store::awaiting((&send_id, reply.mailbox_id, reply.sponsor), reply.sponsor, now_ms),
-        store::version_recorded(&send_id, &version, serde_json::to_string(&submission).ok()?, now_ms).statement(),
-        notifications::notify(&notice, Addressee::Deciders, platform),
-    ];
-    Some((send_id, statements))
+    Some(ButlerSubmission {
+        in_mailbox: vec![
+            store::submitted_send(send, reply.sponsor, &version).statement(),
+            store::version_recorded(&send_id, &version, serde_json::to_string(&submission).ok()?, now_ms).statement(),
+        ],
+        on_d1: vec![
+            store::awaiting((&send_id, reply.mailbox_id, reply.sponsor), reply.sponsor, now_ms),
+            notifications::notify(&notice, Addressee::Deciders, platform),
+        ],
+        send_id,
+    })
+}
+
+/// A butler's reply as the statements that submit it: the send where its
+/// mailbox's mail is, and in the directory the note that it awaits a decision
+/// and its deciders' notice (after the send commits, where the mail is in the
+/// mailbox's own database).
+pub struct ButlerSubmission {
+    pub send_id: String,
+    pub in_mailbox: Vec<Statement>,
+    pub on_d1: Vec<Statement>,
 }
 
 #[cfg(test)]

@@ -33,8 +33,8 @@ mod version;
 
 pub use decisions::{approve, refuse, retry};
 pub use drafts::{
-    ButlerReply, butler_reply_unwritable, cancel, create_draft, delete_draft, redraft, submit, submitted_for_butler,
-    update_draft,
+    ButlerReply, ButlerSubmission, butler_reply_unwritable, cancel, create_draft, delete_draft, redraft, submit,
+    submitted_for_butler, update_draft,
 };
 pub use errors::SendError;
 pub use files::{add as add_attachment, download as download_attachment, remove as remove_attachment};

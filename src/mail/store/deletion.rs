@@ -20,7 +20,7 @@ pub(crate) struct Target {
 /// (every mailbox's whose mail it keeps, and a copy of those moved before
 /// delivery followed them, decision 0040); a mailbox's own database for that
 /// mailbox's, which are all that refer to an original under its own key
-/// (`inbound::raw_message_key`).
+/// (`originals::raw_message_key`).
 pub(crate) fn shared(receipt_id: &str) -> Statement {
     Statement::new(
         "SELECT EXISTS (SELECT 1 FROM receipts other WHERE other.id <> ?1 \

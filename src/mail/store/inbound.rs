@@ -8,9 +8,10 @@ use serde::Deserialize;
 use crate::core::mailbox_storage::spans_stores;
 use crate::core::storage::{Insert, Statement};
 
-/// The mailbox delivered to at `address`: one column, `id`.
+/// The mailbox delivered to at `address`: its `id`, and `mail_moved_at`, set
+/// when its mail is in its own database (decision 0040).
 pub(crate) fn mailbox_at(address: &str) -> Statement {
-    Statement::new("SELECT id FROM mailboxes WHERE address = ?1").bind(address)
+    Statement::new("SELECT id, mail_moved_at FROM mailboxes WHERE address = ?1").bind(address)
 }
 
 /// A receipt of the mailbox at the recipient address that holds a
@@ -23,8 +24,21 @@ pub(crate) struct Claimant {
     pub(crate) sender_authentication: SenderAuthentication,
 }
 
+/// The receipts of mailbox `mailbox_id` that hold `message_id` (`Claimant`s),
+/// first stored first: asked of the mailbox's own database, which holds that
+/// mailbox's alone.
+pub(crate) fn claimants_in(mailbox_id: &str, message_id: &str) -> Statement {
+    Statement::new(
+        "SELECT r.id, r.content_digest, r.raw_key, r.sender_authentication FROM receipts r \
+         WHERE r.mailbox_id = ?1 AND (r.message_id = ?2 OR r.claimed_message_id = ?2) ORDER BY r.rowid",
+    )
+    .bind(mailbox_id)
+    .bind(message_id)
+}
+
 /// The receipts of the mailbox at `address` that hold `message_id`
-/// (`Claimant`s), first stored first.
+/// (`Claimant`s), first stored first: D1's first read, which finds the
+/// mailbox by its address.
 pub(crate) fn claimants(address: &str, message_id: &str) -> Statement {
     spans_stores(Statement::new(
         "SELECT r.id, r.content_digest, r.raw_key, r.sender_authentication FROM receipts r \

@@ -23,6 +23,7 @@
 use mailroom_contract::api::thread_limits::SUBJECT_MATCH_DAYS;
 
 use super::store;
+pub use super::store::Recipient;
 use crate::core::storage::Statement;
 
 /// Prefixes mail clients put before a subject when replying or forwarding, in
@@ -67,20 +68,20 @@ pub fn wanted_ids(own: &str, in_reply_to: &[String], references: &[String]) -> S
     serde_json::to_string(&wanted).unwrap_or_else(|_| "[]".into())
 }
 
-/// The conversation in the mailbox at `address` that knows one of `wanted`
-/// (a JSON array, most telling first) and admits a message from `sender` about
+/// The conversation of the `recipient` mailbox that knows one of `wanted` (a
+/// JSON array, most telling first) and admits a message from `sender` about
 /// `subject`: one its sender is known to, or whose subject it carries.
-pub fn by_message_ids(address: &str, wanted: &str, sender: Option<&str>, subject: &str) -> Statement {
-    store::by_message_ids(address, wanted, sender.map(str::to_lowercase), subject_key(subject).0)
+pub fn by_message_ids(recipient: &Recipient<'_>, wanted: &str, sender: Option<&str>, subject: &str) -> Statement {
+    store::by_message_ids(recipient, wanted, sender.map(str::to_lowercase), subject_key(subject).0)
 }
 
-/// The last resort: a recent conversation in the mailbox at `address` with the
+/// The last resort: a recent conversation of the `recipient` mailbox with the
 /// same subject key, that `sender` is known to. Matches nothing when the
 /// subject does not read as a reply or there is no sender.
-pub fn by_subject(address: &str, subject: &str, sender: Option<&str>, now_ms: i64) -> Statement {
+pub fn by_subject(recipient: &Recipient<'_>, subject: &str, sender: Option<&str>, now_ms: i64) -> Statement {
     let (key, replying) = subject_key(subject);
     let sender = sender.filter(|_| replying && !key.is_empty()).map(str::to_lowercase);
-    store::by_subject(address, key, sender, now_ms - SUBJECT_MATCH_DAYS * 24 * 60 * 60 * 1000)
+    store::by_subject(recipient, key, sender, now_ms - SUBJECT_MATCH_DAYS * 24 * 60 * 60 * 1000)
 }
 
 /// A received message stored as `receipt_id` joins conversation `thread_id`,
@@ -115,7 +116,14 @@ pub fn file_into(receipt_id: &str, new_thread_id: &str, subject: &str) -> Vec<St
 /// with two parameters, the mailbox and the message's subject key
 /// (`subject_key`).
 pub fn thread_by_message_ids_of_r() -> String {
-    store::thread_by_message_ids_of_r()
+    store::thread_by_message_ids_of_r_in_d1()
+}
+
+/// `thread_by_message_ids_of_r` with each of its inputs an SQL expression:
+/// the mailbox's id, the message's subject key and the mailbox's address,
+/// which a mailbox's own database, holding no directory, is given.
+pub fn thread_by_message_ids_of_r_in(mailbox_id: &str, subject_key: &str, mailbox_address: &str) -> String {
+    store::thread_by_message_ids_of_r(mailbox_id, subject_key, mailbox_address)
 }
 
 /// A send just sealed joins its conversation, or begins one (`thread_id`, new

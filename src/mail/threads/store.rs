@@ -46,43 +46,86 @@ fn known_to(thread: &str, sender: &str, mailbox_address: &str) -> String {
     )
 }
 
-/// The conversation in the mailbox at `address` that knows one of `wanted`
-/// (a JSON array, most telling first) and admits a message from `sender`
+/// The mailbox a delivery is looked up in, as its statements name it.
+#[derive(Clone, Copy, Debug)]
+pub enum Recipient<'a> {
+    /// By its address, in D1's first read, which finds the mailbox by it.
+    Address(&'a str),
+    /// In the mailbox's own database (decision 0040), which holds its mail
+    /// alone: its id, and its address.
+    Mailbox { id: &'a str, address: &'a str },
+}
+
+impl<'a> Recipient<'a> {
+    /// The mailbox's address.
+    pub fn address(&self) -> &'a str {
+        match self {
+            Recipient::Address(address) | Recipient::Mailbox { address, .. } => address,
+        }
+    }
+}
+
+/// How a delivery's lookups name its mailbox: in D1's first read by its
+/// address (`?1`), which finds the mailbox there; in the mailbox's own
+/// database by its id, bound after the statement's other parameters, with its
+/// address (`?1`) for the sender it is not.
+fn mailbox_named(recipient: &Recipient<'_>, after: usize) -> (&'static str, String) {
+    match recipient {
+        Recipient::Address(_) => ("JOIN mailboxes m ON m.address = ?1", "m.id".to_string()),
+        Recipient::Mailbox { .. } => ("", format!("?{}", after + 1)),
+    }
+}
+
+/// `statement` with the mailbox's id bound last when `recipient` names it.
+fn bound_to(statement: Statement, recipient: &Recipient<'_>) -> Statement {
+    match recipient {
+        Recipient::Address(_) => spans_stores(statement),
+        Recipient::Mailbox { id, .. } => statement.bind(*id),
+    }
+}
+
+/// The conversation of the `recipient` mailbox that knows one of `wanted` (a
+/// JSON array, most telling first) and admits a message from `sender`
 /// (lower-cased) whose subject key is `key`: one its sender is known to, or
 /// whose subject it carries.
-pub(super) fn by_message_ids(address: &str, wanted: &str, sender: Option<String>, key: String) -> Statement {
+pub(super) fn by_message_ids(
+    recipient: &Recipient<'_>,
+    wanted: &str,
+    sender: Option<String>,
+    key: String,
+) -> Statement {
     let admitted = known_to("t.id", "?3", "?1");
-    spans_stores(
-        Statement::new(format!(
-            "SELECT k.thread_id FROM json_each(?2) AS wanted \
-         JOIN mailboxes m ON m.address = ?1 \
-         JOIN mail_thread_message_ids k ON k.mailbox_id = m.id AND k.message_id = wanted.value \
+    let (join, mailbox_id) = mailbox_named(recipient, 4);
+    let statement = Statement::new(format!(
+        "SELECT k.thread_id FROM json_each(?2) AS wanted {join} \
+         JOIN mail_thread_message_ids k ON k.mailbox_id = {mailbox_id} AND k.message_id = wanted.value \
          JOIN mail_threads t ON t.id = k.thread_id \
          WHERE (?4 <> '' AND t.subject_key = ?4) OR {admitted} \
          ORDER BY wanted.key LIMIT 1"
-        ))
-        .bind(address)
-        .bind(wanted)
-        .bind(sender)
-        .bind(key),
-    )
+    ))
+    .bind(recipient.address())
+    .bind(wanted)
+    .bind(sender)
+    .bind(key);
+    bound_to(statement, recipient)
 }
 
-/// A conversation in the mailbox at `address` with subject key `key`, active
+/// A conversation of the `recipient` mailbox with subject key `key`, active
 /// since `since_ms`, that `sender` (lower-cased; none matches nothing) is known to.
-pub(super) fn by_subject(address: &str, key: String, sender: Option<String>, since_ms: i64) -> Statement {
+pub(super) fn by_subject(recipient: &Recipient<'_>, key: String, sender: Option<String>, since_ms: i64) -> Statement {
     let known = known_to("t.id", "?3", "?1");
-    spans_stores(
-        Statement::new(format!(
-            "SELECT t.id AS thread_id FROM mail_threads t JOIN mailboxes m ON m.id = t.mailbox_id AND m.address = ?1 \
-         WHERE ?3 IS NOT NULL AND t.subject_key = ?2 AND t.last_activity_at >= ?4 AND {known} \
-         ORDER BY t.last_activity_at DESC LIMIT 1"
-        ))
-        .bind(address)
-        .bind(key)
-        .bind(sender)
-        .bind(since_ms),
-    )
+    let (join, mailbox_id) = mailbox_named(recipient, 4);
+    let join = if join.is_empty() { String::new() } else { format!("{join} AND m.id = t.mailbox_id") };
+    let statement = Statement::new(format!(
+        "SELECT t.id AS thread_id FROM mail_threads t {join} \
+         WHERE t.mailbox_id = {mailbox_id} AND ?3 IS NOT NULL AND t.subject_key = ?2 AND t.last_activity_at >= ?4 \
+         AND {known} ORDER BY t.last_activity_at DESC LIMIT 1"
+    ))
+    .bind(recipient.address())
+    .bind(key)
+    .bind(sender)
+    .bind(since_ms);
+    bound_to(statement, recipient)
 }
 
 /// Receipt `receipt_id` begins conversation `thread_id`, whose subject key is `key`.
@@ -153,16 +196,24 @@ pub(super) fn joined_by_filed_copy(receipt_id: &str, new_thread_id: &str) -> Sta
     .bind(ThreadStatus::Open.name())
 }
 
-/// SQL for a subquery finding the conversation of a mailbox (first parameter)
-/// a message (`receipts r`) belongs to by its ids, admitted by subject key
-/// (second parameter) or by its sender being known.
-pub(super) fn thread_by_message_ids_of_r() -> String {
-    let admitted = known_to("t.id", "lower(r.from_address)", "(SELECT address FROM mailboxes WHERE id = k.mailbox_id)");
+/// `thread_by_message_ids_of_r` where D1 holds the mailbox's mail: its id
+/// and the subject key are its two parameters, its address read from the
+/// directory.
+pub(super) fn thread_by_message_ids_of_r_in_d1() -> String {
+    thread_by_message_ids_of_r("?", "?", "(SELECT address FROM mailboxes WHERE id = k.mailbox_id)")
+}
+
+/// SQL for a subquery finding the conversation of a mailbox (`mailbox_id`, an
+/// SQL expression) a message (`receipts r`) belongs to by its ids, admitted
+/// by subject key (`subject_key`, an expression) or by its sender being known
+/// (not being the mailbox's own `mailbox_address`, an expression).
+pub(super) fn thread_by_message_ids_of_r(mailbox_id: &str, subject_key: &str, mailbox_address: &str) -> String {
+    let admitted = known_to("t.id", "lower(r.from_address)", mailbox_address);
     format!(
         "SELECT k.thread_id FROM mail_thread_message_ids k JOIN mail_threads t ON t.id = k.thread_id \
-         WHERE k.mailbox_id = ? AND k.message_id IN (SELECT r.message_id UNION ALL SELECT r.claimed_message_id \
+         WHERE k.mailbox_id = {mailbox_id} AND k.message_id IN (SELECT r.message_id UNION ALL SELECT r.claimed_message_id \
            UNION ALL SELECT value FROM json_each(r.in_reply_to_json) UNION ALL SELECT value FROM json_each(r.references_json)) \
-         AND ((t.subject_key = ? AND t.subject_key <> '') OR {admitted}) \
+         AND ((t.subject_key = {subject_key} AND t.subject_key <> '') OR {admitted}) \
          LIMIT 1"
     )
 }
