@@ -1,7 +1,8 @@
 //! Mail delivered to a mailbox whose mail moved (decision 0040): stored in the
 //! mailbox's own database with its original under the mailbox's key, joined
 //! to its conversation there, recorded in the mailbox's segment of the chain
-//! (a re-delivery too), read back by every route that follows the mail, and
+//! (a re-delivery too, and the same message delivered twice at once is
+//! stored once), read back by every route that follows the mail, and
 //! nothing of it written to D1 but what the directory keeps (notices, the
 //! note of a reply awaiting a decision). Its butlers act there as on D1, and a
 //! copy one files in another mailbox is written where that mailbox's mail
@@ -248,4 +249,99 @@ fn a_copy_filed_in_a_moved_mailbox_is_written_in_its_own_database_joining_its_co
     assert_eq!(walked["intact"], true, "{walked}");
     let shown = ok(world.admin("GET", &format!("/api/mailboxes/{billing}/threads/{}", copy[0][3]), None));
     assert_eq!(shown["entries"].as_array().unwrap().len(), 2, "{shown}");
+}
+
+/// A mailbox's database in which another delivery of the same message
+/// commits just before this one's: the first batch that stores a receipt is
+/// run first with its receipt's id replaced by `rival`'s (less its entry,
+/// whose seal covers the id), then as sent.
+struct AnotherDeliveryFirst<'a> {
+    mailboxes: &'a mailroom::testing::SqliteMailboxes,
+    rival: &'a str,
+    done: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl mailroom::core::mailbox_storage::MailboxStorage for AnotherDeliveryFirst<'_> {
+    fn of(&self, mailbox_id: &str) -> std::rc::Rc<dyn mailroom::core::storage::Database> {
+        let database = self.mailboxes.of(mailbox_id);
+        std::rc::Rc::new(RivalFirst { database, rival: self.rival.to_string(), done: self.done.clone() })
+    }
+
+    fn if_created(&self, mailbox_id: &str) -> std::rc::Rc<dyn mailroom::core::storage::Database> {
+        self.mailboxes.if_created(mailbox_id)
+    }
+}
+
+struct RivalFirst {
+    database: std::rc::Rc<dyn mailroom::core::storage::Database>,
+    rival: String,
+    done: std::rc::Rc<std::cell::Cell<bool>>,
+}
+
+impl mailroom::core::storage::Database for RivalFirst {
+    fn execute(
+        &self,
+        statements: Vec<mailroom::core::storage::Statement>,
+    ) -> futures_util::future::LocalBoxFuture<
+        '_,
+        Result<Vec<mailroom::core::storage::QueryResult>, mailroom::core::storage::StorageError>,
+    > {
+        use mailroom::core::storage::Value;
+        Box::pin(async move {
+            let stores = statements.first().filter(|first| first.sql.starts_with("INSERT INTO receipts"));
+            if let (Some(insert), false) = (stores, self.done.get()) {
+                self.done.set(true);
+                let Value::Text(receipt_id) = insert.parameters[0].clone() else { panic!("a receipt's id first") };
+                let rival: Vec<_> = statements
+                    .iter()
+                    .filter(|statement| !statement.sql.contains("audit_entries"))
+                    .map(|statement| mailroom::core::storage::Statement {
+                        sql: statement.sql.clone(),
+                        parameters: statement
+                            .parameters
+                            .iter()
+                            .map(|value| match value {
+                                Value::Text(text) => Value::Text(text.replace(&receipt_id, &self.rival)),
+                                other => other.clone(),
+                            })
+                            .collect(),
+                    })
+                    .collect();
+                self.database.execute(rival).await?;
+            }
+            self.database.execute(statements).await
+        })
+    }
+}
+
+#[test]
+fn the_same_message_delivered_twice_at_once_to_a_moved_mailbox_is_stored_once() {
+    let office = office();
+    let (world, support) = (&office.world, office.mailbox.clone());
+    deliver(world, "Invoice 2", "inv2@customer.example");
+    moved(world, &support);
+    let rival = "rcp_01M7RIVA1DE1IVERY0000000000";
+    let mailboxes = AnotherDeliveryFirst { mailboxes: &world.node.mailboxes, rival, done: Default::default() };
+    let node = mailroom::core::node::Node { mailboxes: &mailboxes, ..world.node_over(&world.node.database) };
+    let raw = format!(
+        "From: Ana <ana@customer.example>\r\nTo: Support <{SUPPORT}>\r\nSubject: Re: Invoice 2\r\n\
+         Message-ID: <inv2b@customer.example>\r\nIn-Reply-To: <inv2@customer.example>\r\n\
+         Date: Mon, 16 Nov 2026 10:00:00 +0000\r\n\r\nThe same, twice.\r\n"
+    );
+    let received = world.node.run(mailroom::mail::receive(&node, "ana@customer.example", SUPPORT, raw.as_bytes()));
+    assert!(mailboxes.done.get(), "the other delivery committed first");
+    let received = received.expect("accepted");
+    assert_eq!(received.delivery, Delivery::Duplicate { receipt_id: rival.to_string() });
+    assert_eq!(received.segments, vec![support.clone()]);
+    let stored = in_object(world, &support, "SELECT id FROM receipts WHERE message_id = 'inv2b@customer.example'");
+    assert_eq!(stored, vec![vec![rival.to_string()]], "stored once");
+    let recorded = segment_entries(world, &support, "receive_mail");
+    assert_eq!(
+        recorded.iter().filter(|(object, _)| object == rival).count(),
+        1,
+        "this one, delivered again (the other's entry left out above): {recorded:?}"
+    );
+    world.node.seal_segment(&support);
+    let walked = ok(world.admin("GET", &format!("/api/audit/verify?mailbox_id={support}"), None));
+    assert_eq!(walked["intact"], true, "{walked}");
 }
