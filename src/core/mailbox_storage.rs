@@ -70,6 +70,10 @@ pub const MAILBOX_MIGRATIONS: &[MailboxMigration] = &[
         name: "0005_a_send_keeps_what_its_writer_read.sql",
         sql: include_str!("../../migrations/mailbox/0005_a_send_keeps_what_its_writer_read.sql"),
     },
+    MailboxMigration {
+        name: "0006_receipts_by_time.sql",
+        sql: include_str!("../../migrations/mailbox/0006_receipts_by_time.sql"),
+    },
 ];
 
 /// The table a mailbox's database records its applied migrations in.

@@ -6,7 +6,8 @@
 //! order its items were stored holds the last item's id alone, and the query
 //! finds where that item was stored (`cursor_id`, `cut_at_id`), so the storage
 //! order itself, which would tell how much the whole node holds, is never handed
-//! out. Either way the cursor holds an id of the kind the list is made of, and the
+//! out; a list merged from stores that each keep their own storage order holds
+//! the time, the store and the id (`placed_cursor`), for the same reason. Either way the cursor holds an id of the kind the list is made of, and the
 //! two forms cannot be read as each other, so one list's cursor handed to another
 //! is refused rather than answered with a wrong page. A page is read as one row
 //! more than asked for: that row, if it comes, is how the node knows another page
@@ -44,6 +45,33 @@ fn decode_id_cursor(cursor: &str, kind: IdKind) -> Option<String> {
     let text = String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()?;
     let id = text.strip_prefix(CURSOR_PREFIX)?;
     is_id_of(id, kind).then(|| id.to_string())
+}
+
+/// The cursor naming the item at time `at` with id `id`, held in the store
+/// `store` (a name the list gives its stores, such as a mailbox's id, without
+/// a colon): for a list merged from stores that each keep their items in
+/// their own storage order, ties in time between stores told apart by the
+/// store (`merge`'s order is then `(time, store, storage order)`). The store's
+/// own position stays unsaid: the store finds it by id.
+pub fn encode_placed_cursor(at: i64, store: &str, id: &str) -> String {
+    URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{at}:{store}:{id}"))
+}
+
+fn decode_placed_cursor(cursor: &str, kind: IdKind) -> Option<(i64, String, String)> {
+    let text = String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()?;
+    let mut parts = text.strip_prefix(CURSOR_PREFIX)?.split(':');
+    let (at, store, id) = (parts.next()?, parts.next()?, parts.next()?);
+    if parts.next().is_some() || !is_id_of(id, kind) {
+        return None;
+    }
+    Some((at.parse().ok()?, store.to_string(), id.to_string()))
+}
+
+/// The `cursor` query parameter of a list merged from stores
+/// (`encode_placed_cursor`): the time, the store and the id (of `kind`) of
+/// the item to continue after, or `None` for the first page.
+pub fn placed_cursor(context: &Context<'_>, kind: IdKind) -> Result<Option<(i64, String, String)>, Refusal> {
+    context.query("cursor").map(|cursor| decode_placed_cursor(cursor, kind).ok_or_else(invalid_cursor)).transpose()
 }
 
 fn invalid_cursor() -> Refusal {
@@ -159,6 +187,20 @@ mod tests {
         assert_eq!(decode_cursor("nope", IdKind::Receipt), None);
         assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode(format!("after:x:{RECEIPT}")), IdKind::Receipt), None);
         assert_eq!(decode_cursor(&URL_SAFE_NO_PAD.encode("after:1:'; DROP"), IdKind::Receipt), None);
+    }
+
+    #[test]
+    fn placed_cursors_round_trip_and_are_never_read_as_another_form() {
+        let placed = encode_placed_cursor(42, "mbx_01M8MECXYJD8V8NXZMYC8H1339", RECEIPT);
+        let expected = (42, "mbx_01M8MECXYJD8V8NXZMYC8H1339".to_string(), RECEIPT.to_string());
+        assert_eq!(decode_placed_cursor(&placed, IdKind::Receipt), Some(expected));
+        assert_eq!(decode_placed_cursor(&encode_placed_cursor(42, "", RECEIPT), IdKind::Receipt).unwrap().1, "");
+        assert_eq!(decode_placed_cursor(&placed, IdKind::Send), None, "another list's cursor");
+        assert_eq!(decode_cursor(&placed, IdKind::Receipt), None);
+        assert_eq!(decode_id_cursor(&placed, IdKind::Receipt), None);
+        assert_eq!(decode_placed_cursor(&encode_cursor(42, RECEIPT), IdKind::Receipt), None);
+        let stray = URL_SAFE_NO_PAD.encode(format!("after:1:a:b:{RECEIPT}"));
+        assert_eq!(decode_placed_cursor(&stray, IdKind::Receipt), None);
     }
 
     #[test]

@@ -44,6 +44,7 @@ mod mcp_withheld;
 mod messaging;
 mod moving_delivery;
 mod moving_mail;
+mod moving_search;
 mod moving_sends;
 mod notifications;
 mod oauth;

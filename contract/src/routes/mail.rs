@@ -139,7 +139,7 @@ pub(super) fn delete_message() -> Route {
 pub(super) fn search_messages() -> Route {
     Route::new(RouteId::SearchMessages, Get, "/api/search", "search_messages")
         .summary("Search mail")
-        .description("Searches every mailbox the caller can read, or one of them, newest first (in the order the node stored the messages, as list_messages does), a page at a time. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Follow `next_cursor` to page back in time. Recorded in the audit chain, because a body match reveals content.")
+        .description("Searches every mailbox the caller can read, or one of them, newest first by when each message arrived (`received_at`; those of one moment in a stable order), a page at a time. Terms match whole words (add * for a prefix; \"quotes\" for a phrase). Sender, recipients and subject are searched where the caller reads metadata; bodies only where it reads content, so a result never reveals a body to a caller who may not read it. Follow `next_cursor` to page back in time. Recorded in the audit chain, because a body match reveals content.")
         .query_parameters(const { &[
             Parameter::text("q", "The search terms, such as `invoice march` or `\"late payment\" refund*`.").required(),
             Parameter::text("mailbox", "Search only this mailbox (`mbx_…`). Leave it out to search every mailbox the caller can read."),

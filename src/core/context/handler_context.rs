@@ -406,6 +406,32 @@ impl<'request> Context<'request> {
         Ok(results.split_off(results.len().saturating_sub(asked)))
     }
 
+    /// Commits like `commit_now` and, at the same time, reads `reads` (each a
+    /// mailbox and its statements, at most `MAILBOXES_PER_READ`) in those
+    /// mailboxes' own databases: for a call recorded in the chain that learns
+    /// from its first read on D1 which mailboxes to ask (a search across
+    /// mailboxes whose mail moved), the entry commits as they are read, one
+    /// round trip for both, and nothing is answered that was not recorded.
+    /// Answers each mailbox's results, in the order asked; a mailbox that
+    /// could not answer fails the call, after its entry.
+    pub async fn read_in_mailboxes_as_it_commits(
+        &mut self,
+        reads: Vec<(String, Vec<Statement>)>,
+    ) -> Result<Vec<Vec<QueryResult>>, Refusal> {
+        for (_, statements) in &reads {
+            self.refuse_undeclared_content(statements)?;
+        }
+        if let Err(error) = self.work.read_in_mailboxes_beside_commit(reads) {
+            return Err(self.refusal(error));
+        }
+        self.commit_now().await?;
+        self.work
+            .take_in_mailboxes_beside_results()
+            .into_iter()
+            .map(|answered| answered.map_err(|error| self.internal(error)))
+            .collect()
+    }
+
     /// Leaves this call out of the audit chain because it changed nothing and
     /// read no content: a poll of an empty inbox, which agents repeat every few
     /// seconds, would otherwise write an entry each time. Only before any

@@ -115,6 +115,10 @@ pub struct UnitOfWork<'request> {
     /// Reads on D1 to run beside a commit in a mailbox's database, and what
     /// they answered (`read_beside_commit`).
     beside_commit: Vec<Statement>,
+    /// Reads in mailboxes' own databases sent at the same time as the commit
+    /// on D1, and what they answered (`read_in_mailboxes_beside_commit`).
+    in_mailboxes_beside_commit: Vec<(Rc<dyn Database>, Vec<Statement>)>,
+    in_mailboxes_beside_results: Vec<Result<Vec<QueryResult>, StorageError>>,
     beside_results: Vec<QueryResult>,
     /// The mailbox whose segment a commit appended an entry to.
     appended_segment: Option<String>,
@@ -156,6 +160,8 @@ impl<'request> UnitOfWork<'request> {
             mailbox_writes: None,
             mailbox_round_trips: 0,
             beside_commit: Vec::new(),
+            in_mailboxes_beside_commit: Vec::new(),
+            in_mailboxes_beside_results: Vec::new(),
             beside_results: Vec::new(),
             appended_segment: None,
         }
@@ -478,6 +484,29 @@ impl<'request> UnitOfWork<'request> {
         self.beside_commit.extend(statements);
     }
 
+    /// Queues `reads` (each a mailbox and its statements, at most
+    /// `MAILBOXES_PER_READ`) to run in those mailboxes' own databases at the
+    /// same time as the commit on D1: one round trip's time for both.
+    pub(super) fn read_in_mailboxes_beside_commit(
+        &mut self,
+        reads: Vec<(String, Vec<Statement>)>,
+    ) -> Result<(), WorkError> {
+        if reads.len() > MAILBOXES_PER_READ {
+            return Err(WorkError::Internal(format!(
+                "a read beside the commit asked {} mailboxes at once; at most {MAILBOXES_PER_READ}",
+                reads.len()
+            )));
+        }
+        let reads = reads.into_iter().map(|(mailbox_id, statements)| (self.mailboxes.of(&mailbox_id), statements));
+        self.in_mailboxes_beside_commit.extend(reads);
+        Ok(())
+    }
+
+    /// What the reads in mailboxes beside the commit answered, in the order asked.
+    pub(super) fn take_in_mailboxes_beside_results(&mut self) -> Vec<Result<Vec<QueryResult>, StorageError>> {
+        std::mem::take(&mut self.in_mailboxes_beside_results)
+    }
+
     /// What the reads beside the commit answered.
     pub(super) fn take_beside_results(&mut self) -> Vec<QueryResult> {
         std::mem::take(&mut self.beside_results)
@@ -535,7 +564,17 @@ impl<'request> UnitOfWork<'request> {
                 }
             }
             self.commit_attempts += 1;
-            match self.execute(batch).await {
+            // Reads in mailboxes beside travel with the first attempt only, as
+            // reads beside a mailbox's commit do.
+            let beside = std::mem::take(&mut self.in_mailboxes_beside_commit);
+            let committed = if beside.is_empty() {
+                self.execute(batch).await
+            } else {
+                let (committed, read) = self.execute_beside(batch, beside).await;
+                self.in_mailboxes_beside_results = read;
+                committed
+            };
+            match committed {
                 Ok(mut results) => {
                     self.events.count_queued(results.get(queued_from..).unwrap_or_default());
                     if outcome.is_ok() && results.len() >= own_writes.end {

@@ -1,12 +1,16 @@
 //! `GET /api/search`: both arms (headers where the caller reads metadata,
-//! bodies where it also reads content) in one round trip, merged into one hit
-//! per message, newest first, a page at a time.
+//! bodies where it also reads content) in every store that holds a mailbox
+//! searched (D1, and the own database of each mailbox whose mail moved,
+//! decision 0040), merged into one hit per message, newest first, a page at a
+//! time.
+
+use std::cmp::Ordering;
 
 use mailroom_contract::Relation;
 use mailroom_contract::api::{SearchHit, SearchResults};
 
 use crate::authz::{holder_of, tuples};
-use crate::core::context::Context;
+use crate::core::context::{Context, MAILBOXES_PER_READ};
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of};
 use crate::core::paging;
@@ -14,10 +18,24 @@ use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::QueryResult;
 use crate::mail::location::{self, MailStore};
-use crate::mail::store::search::{self as store, Arm, HitRow};
+use crate::mail::store::search::{self as store, Arm, Continuing, HitRow};
 use crate::mail::{limits, trust};
 
 use super::query::fts_query;
+
+/// The name a page's position gives D1 among the stores a search across
+/// mailboxes reads; a mailbox whose mail moved is named by its id, which
+/// sorts after it. A search of one mailbox names its hits by the mailbox
+/// wherever they are, so its pages go on across the mailbox's move.
+const D1: &str = "";
+
+/// What one store answered: its name (`D1`, or a mailbox's id) and each arm's
+/// hits there.
+struct Answered {
+    store: String,
+    headers: QueryResult,
+    bodies: QueryResult,
+}
 
 /// `GET /api/search`.
 pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
@@ -33,38 +51,46 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
             .into());
         }
     };
-    let after = paging::cursor_id(context, IdKind::Receipt)?;
+    let cursor = paging::placed_cursor(context, IdKind::Receipt)?;
     let limit = paging::limit(context)?;
     let holder = holder_of(context.caller(), context.now_ms()).ok_or_else(Refusal::internal)?;
+    // A page's hits are newest first by time; of one time, by the store
+    // they are in, then in the order that store kept them. Each store walks
+    // its own storage order (which never runs against time, decision 0014),
+    // so the page after a hit goes on in every store from the right place at
+    // once: after the hit in its own store, and by time in the others.
+    let continuing = |store: &str| match &cursor {
+        None => Continuing::FromTheNewest,
+        Some((at, place, receipt_id)) => match store.cmp(place.as_str()) {
+            Ordering::Equal => Continuing::AfterReceipt(receipt_id),
+            Ordering::Less => Continuing::AtOrBefore(*at),
+            Ordering::Greater => Continuing::Before(*at),
+        },
+    };
     // Each arm names the relations a caller must hold on a mailbox for it to be
     // searched there: the headers arm what the route declares (metadata), the
     // body arm that and content, since a hit shows who sent what.
     //
     // Each arm walks its index newest first, in the order the receipts were
     // stored (FTS5 keeps its rows in rowid order, the receipts' own, and walks
-    // them backwards without sorting), from just past the cursor, and stops at
-    // one more than a page: the first `limit + 1` distinct hits of the two
-    // together are among them, which is all it takes to know whether another page
+    // them backwards without sorting), from where the page goes on, and stops
+    // at one more than a page: the first `limit + 1` distinct hits of them all
+    // are among them, which is all it takes to know whether another page
     // follows. No match older than the page is read, so a page costs the same
     // however much mail matches (decision 0014).
     //
-    // The walk visits only the mailboxes the arm may search: each index also
-    // indexes the receipt's mailbox, and the match asks for the caller's words in
-    // the arm's columns AND one of those mailboxes, so FTS5 skips the rest of the
-    // node within its own lists instead of handing over every match to be turned
-    // away. A mailbox is indexed as `mbx` and its ULID (the tokenizer splits at
-    // the underscore); the ULID alone names it. The same mailboxes filter the rows
-    // once more after the join, so what the caller may read is decided by the
-    // relation table whatever the index holds. With no mailbox to search, the
-    // match asks for a mailbox token no id has, and finds nothing.
+    // On D1 the walk visits only the mailboxes the arm may search: each index
+    // also indexes the receipt's mailbox, and the match asks for the caller's
+    // words in the arm's columns AND one of those mailboxes, so FTS5 skips the
+    // rest of the node within its own lists instead of handing over every
+    // match to be turned away. A mailbox is indexed as `mbx` and its ULID (the
+    // tokenizer splits at the underscore); the ULID alone names it. The same
+    // mailboxes filter the rows once more after the join, so what the caller
+    // may read is decided by the relation table whatever the index holds. With
+    // no mailbox to search, the match asks for a mailbox token no id has, and
+    // finds nothing.
     let (all_of, any_of) = context.route().authority.rows_where().ok_or_else(Refusal::internal)?;
     let bodies_need = [all_of, &[Relation::MailboxContentRead]].concat();
-    let search_arm = |arm: Arm, all_of: &[Relation]| {
-        let visible = tuples::mailbox_ids_where(&holder, all_of, any_of);
-        store::arm(arm, &query, visible, mailbox_id.as_deref(), after.as_deref(), limit)
-    };
-    let headers = search_arm(Arm::Headers, all_of);
-    let bodies = search_arm(Arm::Bodies, &bodies_need);
     // Which mailbox was searched is part of what was asked; absent, every readable one.
     let q = context.query("q").map(str::to_string);
     let asked = |results: Option<usize>| {
@@ -78,8 +104,71 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
         detail
     };
     context.audit_detail(asked(None));
-    let [headers, bodies] = match &mailbox_id {
-        None => context.read_array([headers, bodies]).await?,
+    let (answered, recorded) = match &mailbox_id {
+        None => {
+            let visible = |relations: &[Relation]| tuples::mailbox_ids_where(&holder, relations, any_of);
+            let on_d1 = |arm: Arm, relations: &[Relation]| {
+                store::arm(arm, &query, store::kept_in_d1(visible(relations)), None, continuing(D1), limit)
+            };
+            let first = [
+                on_d1(Arm::Headers, all_of),
+                on_d1(Arm::Bodies, &bodies_need),
+                store::moved_among(visible(all_of)),
+                store::moved_among(visible(&bodies_need)),
+            ];
+            let [headers, bodies, moved_headers, moved_bodies] = context.read_array(first).await?;
+            let mut answered = vec![Answered { store: D1.to_string(), headers, bodies }];
+            let ids = |result: &QueryResult| -> Vec<String> {
+                result.rows.iter().filter_map(|row| row.text("id").ok()).collect()
+            };
+            let (by_headers, by_bodies) = (ids(&moved_headers), ids(&moved_bodies));
+            let mut moved: Vec<&String> = by_headers.iter().chain(&by_bodies).collect();
+            moved.sort();
+            moved.dedup();
+            if moved.is_empty() {
+                (answered, false)
+            } else {
+                if moved.len() > MAILBOXES_PER_READ {
+                    return Err(RequestError::InvalidQueryParameter {
+                        name: "mailbox".into(),
+                        expected: format!(
+                            "a mailbox to search (`mbx_…`): {} of the mailboxes you may search keep their mail in \
+                             their own databases, and one search asks at most {MAILBOXES_PER_READ} of those",
+                            moved.len()
+                        ),
+                    }
+                    .into());
+                }
+                // The entry is committed as the mailboxes are asked: which to
+                // ask was learnt from D1, so asking them beside the commit is
+                // what keeps the search within two round trips, and nothing
+                // is answered that was not recorded.
+                let reads = moved
+                    .iter()
+                    .map(|mailbox_id| {
+                        let arm = |arm: Arm, searched: &[String]| {
+                            searched
+                                .contains(mailbox_id)
+                                .then(|| store::arm_in_mailbox(arm, &query, continuing(mailbox_id), limit))
+                        };
+                        let statements =
+                            arm(Arm::Headers, &by_headers).into_iter().chain(arm(Arm::Bodies, &by_bodies)).collect();
+                        (mailbox_id.to_string(), statements)
+                    })
+                    .collect();
+                let read = context.read_in_mailboxes_as_it_commits(reads).await?;
+                for (mailbox_id, mut results) in moved.into_iter().zip(read) {
+                    let mut next = |searched: &[String]| match searched.contains(mailbox_id) && !results.is_empty() {
+                        true => results.remove(0),
+                        false => QueryResult::default(),
+                    };
+                    let headers = next(&by_headers);
+                    let bodies = next(&by_bodies);
+                    answered.push(Answered { store: mailbox_id.clone(), headers, bodies });
+                }
+                (answered, true)
+            }
+        }
         // One mailbox is searched where its mail is. In its own database every
         // receipt is the mailbox's, so what the caller may search there is
         // asked of D1 beside, arm by arm, and an arm it may not search answers
@@ -88,42 +177,59 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
             let may_search = |relations: &[Relation]| {
                 store::searchable(tuples::mailbox_ids_where(&holder, relations, any_of), mailbox_id)
             };
+            let on_d1 = |arm: Arm, relations: &[Relation]| {
+                let visible = tuples::mailbox_ids_where(&holder, relations, any_of);
+                store::arm(arm, &query, visible, Some(mailbox_id), continuing(mailbox_id), limit)
+            };
             let in_own_database = [Arm::Headers, Arm::Bodies]
-                .map(|arm| store::arm_in_mailbox(arm, &query, after.as_deref(), limit))
+                .map(|arm| store::arm_in_mailbox(arm, &query, continuing(mailbox_id), limit))
                 .to_vec();
             let directory = vec![may_search(all_of), may_search(&bodies_need)];
-            let read =
-                location::read_each(context, mailbox_id, directory, (vec![headers, bodies], in_own_database)).await?;
+            let d1 = vec![on_d1(Arm::Headers, all_of), on_d1(Arm::Bodies, &bodies_need)];
+            let read = location::read_each(context, mailbox_id, directory, (d1, in_own_database)).await?;
             let searched =
                 |arm: usize| read.store == MailStore::D1 || read.directory[arm].first_flag("searchable") == Some(true);
             let (headers_searched, bodies_searched) = (searched(0), searched(1));
             let [headers, bodies] = <[QueryResult; 2]>::try_from(read.mail).map_err(|_| Refusal::internal())?;
-            [
-                if headers_searched { headers } else { QueryResult::default() },
-                if bodies_searched { bodies } else { QueryResult::default() },
-            ]
+            let answered = Answered {
+                store: mailbox_id.clone(),
+                headers: if headers_searched { headers } else { QueryResult::default() },
+                bodies: if bodies_searched { bodies } else { QueryResult::default() },
+            };
+            (vec![answered], false)
         }
     };
-    let header_rows: Vec<HitRow> = headers.decode_all().map_err(|error| context.internal(error))?;
-    let body_rows: Vec<HitRow> = bodies.decode_all().map_err(|error| context.internal(error))?;
     // One hit per message: a body match carries its passage, so it wins.
-    let mut hits: Vec<(i64, SearchHit)> = Vec::new();
-    for (row, matched_in) in
-        body_rows.into_iter().map(|row| (row, "body")).chain(header_rows.into_iter().map(|row| (row, "headers")))
-    {
-        if hits.iter().any(|(_, hit)| hit.message.id == row.summary.id) {
-            continue;
+    let mut hits: Vec<((i64, String, i64), SearchHit)> = Vec::new();
+    for Answered { store, headers, bodies } in answered {
+        let header_rows: Vec<HitRow> = headers.decode_all().map_err(|error| context.internal(error))?;
+        let body_rows: Vec<HitRow> = bodies.decode_all().map_err(|error| context.internal(error))?;
+        for (row, matched_in) in
+            body_rows.into_iter().map(|row| (row, "body")).chain(header_rows.into_iter().map(|row| (row, "headers")))
+        {
+            if hits.iter().any(|(_, hit)| hit.message.id == row.summary.id) {
+                continue;
+            }
+            let position = (row.summary.received_at, store.clone(), row.stored);
+            let hit = SearchHit {
+                message: row.summary.present(),
+                matched_in: matched_in.to_string(),
+                snippet: if matched_in == "body" { row.snippet.map(limits::snippet) } else { None },
+            };
+            hits.push((position, hit));
         }
-        let hit = SearchHit {
-            message: row.summary.present(),
-            matched_in: matched_in.to_string(),
-            snippet: if matched_in == "body" { row.snippet.map(limits::snippet) } else { None },
-        };
-        hits.push((row.stored, hit));
     }
     hits.sort_by(|(left, _), (right, _)| right.cmp(left));
-    let next_cursor = paging::cut_at_id(&mut hits, limit, |(_, hit)| &hit.message.id);
-    context.audit_detail(asked(Some(hits.len())));
+    let next_cursor = match usize::try_from(limit).unwrap_or(0) {
+        page if hits.len() > page => {
+            hits.truncate(page);
+            hits.last().map(|((at, store, _), hit)| paging::encode_placed_cursor(*at, store, &hit.message.id))
+        }
+        _ => None,
+    };
+    if !recorded {
+        context.audit_detail(asked(Some(hits.len())));
+    }
     // A passage is external content; a model is told so beside it (the passage
     // itself stays within its length, so it is not fenced).
     let passages = hits.iter().any(|(_, hit)| hit.snippet.is_some());

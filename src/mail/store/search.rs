@@ -50,16 +50,54 @@ pub(crate) struct HitRow {
     pub(crate) snippet: Option<String>,
 }
 
+/// Where one store's walk continues a search's page (the position of the
+/// last hit shown is a time, the store it came from and its receipt, decision
+/// 0040): from the newest; in the store that holds the receipt, after it in
+/// storage order; in a store that comes after it among hits of the same time,
+/// from that time; in one that comes before, from before that time.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Continuing<'a> {
+    FromTheNewest,
+    AfterReceipt(&'a str),
+    AtOrBefore(i64),
+    Before(i64),
+}
+
+/// The D1 mailboxes among `visible` (a query answering ids, with its
+/// parameters, from `authz::tuples`): those whose mail is in D1. The rest
+/// are searched in their own databases.
+pub(crate) fn kept_in_d1(visible: (String, Vec<Value>)) -> (String, Vec<Value>) {
+    let (visible, parameters) = visible;
+    (
+        format!("SELECT k.id FROM ({visible}) k JOIN mailboxes km ON km.id = k.id WHERE km.mail_moved_at IS NULL"),
+        parameters,
+    )
+}
+
+/// The mailboxes among `visible` whose mail is in their own databases: one
+/// column, `id`, in order.
+pub(crate) fn moved_among(visible: (String, Vec<Value>)) -> Statement {
+    let (visible, parameters) = visible;
+    Statement {
+        sql: format!(
+            "SELECT k.id FROM ({visible}) k JOIN mailboxes km ON km.id = k.id \
+             WHERE km.mail_moved_at IS NOT NULL ORDER BY k.id"
+        )
+        .into(),
+        parameters,
+    }
+}
+
 /// One arm's walk (`HitRow`s): `query` (an FTS5 query) in the arm's columns
 /// AND one of the `visible` mailboxes (a query answering their ids, with its
-/// parameters, from `authz::tuples`), or only `mailbox_id` among them, newest
-/// first in storage order after receipt `after`, one more than `limit`.
+/// parameters), or only `mailbox_id` among them, newest first in storage
+/// order from where `continuing` says, one more than `limit`.
 pub(crate) fn arm(
     arm: Arm,
     query: &str,
     visible: (String, Vec<Value>),
     mailbox_id: Option<&str>,
-    after: Option<&str>,
+    continuing: Continuing<'_>,
     limit: i64,
 ) -> Statement {
     let index = arm.index();
@@ -80,32 +118,53 @@ pub(crate) fn arm(
         conditions.push("r.mailbox_id = ?".into());
         parameters.push(mailbox_id.into());
     }
-    spans_stores(walk(arm, (conditions, parameters), after, limit))
+    spans_stores(walk(arm, (conditions, parameters), continuing, limit))
 }
 
 /// One arm's walk in a mailbox's own database (`HitRow`s), as `arm` walks
-/// D1: `query` in the arm's columns, newest first in storage order after
-/// receipt `after`, one more than `limit`. Every receipt there is the
-/// mailbox's; whether the caller may search it was decided on D1
+/// D1: `query` in the arm's columns, newest first in storage order from
+/// where `continuing` says, one more than `limit`. Every receipt there is
+/// the mailbox's; whether the caller may search it was decided on D1
 /// (`searchable`).
-pub(crate) fn arm_in_mailbox(arm: Arm, query: &str, after: Option<&str>, limit: i64) -> Statement {
+pub(crate) fn arm_in_mailbox(arm: Arm, query: &str, continuing: Continuing<'_>, limit: i64) -> Statement {
     let parameters: Vec<Value> = vec![format!("{{{}}} : ({query})", arm.columns()).into()];
-    walk(arm, (vec![format!("{} MATCH ?", arm.index())], parameters), after, limit)
+    walk(arm, (vec![format!("{} MATCH ?", arm.index())], parameters), continuing, limit)
 }
 
 /// An arm's walk of its index newest first in storage order, on `conditions`
-/// (with their parameters, each `?` in order), after receipt `after`, one
-/// more than `limit`: what `arm` and `arm_in_mailbox` share.
+/// (with their parameters, each `?` in order), from where `continuing` says,
+/// one more than `limit`: what `arm` and `arm_in_mailbox` share. A time is
+/// found in storage order by the receipts' index of times, since a receipt's
+/// time never falls behind the one stored before it (decision 0014): the
+/// walk starts at the last receipt of that time (or before it), without
+/// visiting the newer ones.
 fn walk(
     arm: Arm,
     (mut conditions, mut parameters): (Vec<String>, Vec<Value>),
-    after: Option<&str>,
+    continuing: Continuing<'_>,
     limit: i64,
 ) -> Statement {
     let index = arm.index();
-    if let Some(after) = after {
-        conditions.push(stored_before(&format!("{index}.rowid"), "?"));
-        parameters.push(after.into());
+    let from_time = |comparison: &str| {
+        format!(
+            "{index}.rowid <= (SELECT latest.rowid FROM receipts latest WHERE latest.received_at {comparison} ? \
+             ORDER BY latest.received_at DESC, latest.rowid DESC LIMIT 1)"
+        )
+    };
+    match continuing {
+        Continuing::FromTheNewest => {}
+        Continuing::AfterReceipt(receipt_id) => {
+            conditions.push(stored_before(&format!("{index}.rowid"), "?"));
+            parameters.push(receipt_id.into());
+        }
+        Continuing::AtOrBefore(at) => {
+            conditions.push(from_time("<="));
+            parameters.push(at.into());
+        }
+        Continuing::Before(at) => {
+            conditions.push(from_time("<"));
+            parameters.push(at.into());
+        }
     }
     parameters.push((limit + 1).into());
     Statement {
