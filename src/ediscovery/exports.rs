@@ -10,16 +10,20 @@ use mailroom_contract::api::{
     Export, ExportList, ExportObject, ExportObjectKind, ExportObjectPage, ExportState, RequestExport, export_limits,
 };
 
-use crate::core::context::Context;
+use serde::{Deserialize, Serialize};
+
+use crate::core::context::{Context, MAILBOXES_PER_READ};
 use crate::core::crypto::sha256_hex;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
-use crate::core::storage::Statement;
+use crate::core::storage::{QueryResult, Statement};
 use crate::core::time::{DAY_MS, calendar_day, rfc3339, utc_day_start};
-use crate::mail::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, ReceiptSelection, fts_query, mailboxes_among, owe_deletion_of};
+use crate::mail::{
+    MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, ReceiptSelection, SelectedIn, fts_query, mailboxes_among, owe_deletion_of,
+};
 
 use super::errors::ExportError;
 use super::objects::{MANIFEST, object_key};
@@ -72,28 +76,82 @@ fn selection(request: &RequestExport) -> Result<(Vec<String>, ReceiptSelection),
     Ok((mailbox_ids, selected))
 }
 
+/// One selected message as the export keeps it, numbered later in the order
+/// received across every mailbox.
+#[derive(Deserialize, Serialize)]
+struct Selected {
+    receipt_id: String,
+    mailbox_id: String,
+    message_id: String,
+    subject: String,
+    received_at: i64,
+    raw_key: String,
+}
+
+// One read asks every mailbox an export may name.
+const _: () = assert!(export_limits::MAILBOXES <= MAILBOXES_PER_READ);
+
 /// `POST /api/exports`: fixes the selection and leaves the copying to the schedule.
 pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let request: RequestExport = context.body()?;
     let (mailbox_ids, receipts) = selection(&request)?;
     let requester = context.caller().actor_id().unwrap_or_default().to_string();
-    let [known, building, selected] =
-        context.read_array([mailboxes_among(&mailbox_ids), store::building_of(&requester), receipts.counted()]).await?;
-    let known: Vec<String> = known.rows.iter().filter_map(|row| row.text("id").ok()).collect();
-    if let Some(index) = request.mailbox_ids.iter().position(|id| !known.contains(id)) {
+    // The selection is asked where each mailbox's mail is: of D1, for those
+    // whose mail is there, and at the same time of each named mailbox's own
+    // database (if it has one); D1's word on where each mailbox's mail is
+    // picks the answers that count (decision 0040).
+    let most = export_limits::MESSAGES as i64;
+    let on_d1 = vec![
+        mailboxes_among(&mailbox_ids),
+        store::building_of(&requester),
+        receipts.counted(SelectedIn::D1),
+        receipts.in_order(SelectedIn::D1, most),
+    ];
+    let in_own_databases = mailbox_ids
+        .iter()
+        .map(|id| {
+            (
+                id.clone(),
+                vec![receipts.counted(SelectedIn::OwnDatabase), receipts.in_order(SelectedIn::OwnDatabase, most)],
+            )
+        })
+        .collect();
+    let (on_d1, in_own_databases) = context.read_beside_mailboxes(on_d1, in_own_databases).await?;
+    let [known, building, counted_in_d1, selected_in_d1] =
+        <[QueryResult; 4]>::try_from(on_d1).map_err(|_| Refusal::internal())?;
+    let known_ids: Vec<String> = known.rows.iter().filter_map(|row| row.text("id").ok()).collect();
+    if let Some(index) = request.mailbox_ids.iter().position(|id| !known_ids.contains(id)) {
         return Err(RequestError::wrong_field(&format!("mailbox_ids[{index}]"), "a mailbox of this node"));
     }
-    let counted = |result: &crate::core::storage::QueryResult| result.first().and_then(|row| row.integer("n").ok());
-    if counted(&building).unwrap_or(0) >= export_limits::BUILDING_PER_REQUESTER as i64 {
+    let moved: Vec<String> = known
+        .rows
+        .iter()
+        .filter(|row| row.optional_integer("mail_moved_at").ok().flatten().is_some())
+        .filter_map(|row| row.text("id").ok())
+        .collect();
+    let counted = |result: &QueryResult| result.first().and_then(|row| row.integer("n").ok()).unwrap_or(0);
+    if counted(&building) >= export_limits::BUILDING_PER_REQUESTER as i64 {
         return Err(ExportError::TooManyBuilding.into());
     }
-    let total = counted(&selected).unwrap_or(0);
-    if total > export_limits::MESSAGES as i64 {
+    let mut total = counted(&counted_in_d1);
+    let mut selected: Vec<Selected> = selected_in_d1.decode_all().map_err(|error| context.internal(error))?;
+    for (mailbox_id, answered) in mailbox_ids.iter().zip(in_own_databases) {
+        if !moved.contains(mailbox_id) {
+            continue;
+        }
+        let answered = answered.map_err(|error| context.internal(error))?;
+        let [counted_there, selected_there] =
+            <[QueryResult; 2]>::try_from(answered).map_err(|_| Refusal::internal())?;
+        total += counted(&counted_there);
+        selected.extend(selected_there.decode_all::<Selected>().map_err(|error| context.internal(error))?);
+    }
+    if total > most {
         return Err(ExportError::TooManyMessages { selected: total }.into());
     }
-    // Mail that arrives after this read is not part of the export: the
-    // selection is bounded by the last receipt it counted.
-    let last = selected.first().and_then(|row| row.optional_integer("last").ok().flatten()).unwrap_or(0);
+    // Numbered in the order received across every mailbox. Mail that arrives
+    // after this read is not part of the export; a message deleted after it
+    // is found missing when the schedule copies it.
+    selected.sort_by(|one, other| (one.received_at, &one.receipt_id).cmp(&(other.received_at, &other.receipt_id)));
     let id = new_id(IdKind::Export, context.platform());
     let now = context.now_ms();
     context.write(
@@ -109,9 +167,9 @@ pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
         })
         .statement(),
     );
-    context.write(store::items_selected(&id, receipts.in_order_up_to(last)));
-    // A message deleted between the count and this batch is not selected.
-    context.write(store::total_counted(&id));
+    for items in store::items_written(&id, &selected) {
+        context.write(items);
+    }
     context.audit_object(id.clone());
     context.audit_detail(serde_json::json!({
         "mailboxes": mailbox_ids, "query": request.query, "since": request.since, "until": request.until, "messages": total,

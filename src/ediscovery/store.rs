@@ -2,9 +2,8 @@
 //! export's selection (mail hands the receipts it selects), the requester's
 //! reads, deleting one, and the per-minute run's copying and manifest.
 
-use serde::Deserialize;
+use serde::{Deserialize, Serialize};
 
-use crate::core::mailbox_storage::spans_stores;
 use crate::core::storage::{Insert, Statement};
 
 /// How many of `requester`'s exports are building: one column, `n`.
@@ -39,30 +38,47 @@ pub(super) fn export_requested(row: NewExport<'_>) -> Insert {
         .value("created_at", row.created_at)
 }
 
-/// Export `export_id`'s items: the receipts `selected` answers (mail's
-/// `ReceiptSelection::in_order_up_to`, its parameters numbered in order), the
-/// export's id bound after them.
-pub(super) fn items_selected(export_id: &str, selected: Statement) -> Statement {
-    let Statement { sql, mut parameters } = selected;
-    parameters.push(export_id.into());
-    spans_stores(Statement {
-        sql: format!(
-            "WITH selected (position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key) AS ({sql}) \
-             INSERT INTO export_items (export_id, position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key) \
-             SELECT ?{}, position, receipt_id, mailbox_id, message_id, subject, received_at, raw_key FROM selected",
-            parameters.len()
-        )
-        .into(),
-        parameters,
-    })
-}
+/// How many bytes of items one statement writes at most (as JSON, one
+/// parameter), well within D1's limit on a value.
+const ITEMS_BYTES_PER_STATEMENT: usize = 512 * 1024;
 
-/// Export `export_id`'s total counted from its items.
-pub(super) fn total_counted(export_id: &str) -> Statement {
-    Statement::new(
-        "UPDATE exports SET messages_total = (SELECT count(*) FROM export_items WHERE export_id = ?1) WHERE id = ?1",
-    )
-    .bind(export_id)
+/// Export `export_id`'s items: `selected` (each serialised with `receipt_id`,
+/// `mailbox_id`, `message_id`, `subject`, `received_at` and `raw_key`),
+/// numbered from 1 in the order given, in as many statements as their size
+/// needs.
+pub(super) fn items_written<Item: Serialize>(export_id: &str, selected: &[Item]) -> Vec<Statement> {
+    let mut statements = Vec::new();
+    let mut chunk: Vec<serde_json::Value> = Vec::new();
+    let mut bytes = 0;
+    let flush = |chunk: &mut Vec<serde_json::Value>, statements: &mut Vec<Statement>| {
+        if chunk.is_empty() {
+            return;
+        }
+        let items = serde_json::Value::Array(std::mem::take(chunk)).to_string();
+        statements.push(
+            Statement::new(
+                "INSERT INTO export_items (export_id, position, receipt_id, mailbox_id, message_id, subject, \
+                 received_at, raw_key) SELECT ?1, json_extract(i.value, '$.position'), \
+                 json_extract(i.value, '$.receipt_id'), json_extract(i.value, '$.mailbox_id'), \
+                 json_extract(i.value, '$.message_id'), json_extract(i.value, '$.subject'), \
+                 json_extract(i.value, '$.received_at'), json_extract(i.value, '$.raw_key') FROM json_each(?2) i",
+            )
+            .bind(export_id)
+            .bind(items),
+        );
+    };
+    for (index, item) in selected.iter().enumerate() {
+        let mut value = serde_json::to_value(item).unwrap_or_default();
+        value["position"] = (index as i64 + 1).into();
+        bytes += value.to_string().len();
+        chunk.push(value);
+        if bytes >= ITEMS_BYTES_PER_STATEMENT {
+            flush(&mut chunk, &mut statements);
+            bytes = 0;
+        }
+    }
+    flush(&mut chunk, &mut statements);
+    statements
 }
 
 /// The columns an export is read with, its progress counted from its items.

@@ -46,4 +46,4 @@ pub use deletion::{delete_originals_owed, owe_deletion_of};
 pub use inbound::{Delivery, Rejection};
 pub use mailboxes::{mailboxes_among, present_all as present_mailboxes};
 pub use receiving::{Received, receive};
-pub use search::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, ReceiptSelection, fts_query};
+pub use search::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, ReceiptSelection, SelectedIn, fts_query};

@@ -312,3 +312,55 @@ fn one_run_finishes_several_small_exports_oldest_first() {
         assert_eq!(desk.export(id)["state"], "ready", "{id}");
     }
 }
+
+#[test]
+fn an_export_selects_each_mailbox_s_mail_where_it_is_once_in_the_order_received() {
+    let desk = desk();
+    let world = &desk.world;
+    let billing = world.node.database.peek(&format!("SELECT id FROM mailboxes WHERE address = '{BILLING}'")).unwrap();
+    let mut delivered = vec![
+        deliver(world, SUPPORT, "Invoice 1", "m1", "An invoice."),
+        deliver(world, BILLING, "Invoice 2", "m2", "An invoice."),
+        deliver(world, BILLING, "Lunch", "m3", "Nothing about money."),
+    ];
+    crate::moving_mail::moved(world, &billing);
+    // Mail to billing from now on is in its own database; D1 keeps a copy of
+    // what moved, which must not be selected twice.
+    delivered.push(deliver(world, BILLING, "Invoice 3", "m4", "Another invoice."));
+    delivered.push(deliver(world, SUPPORT, "Invoice 4", "m5", "A fourth invoice."));
+    let export = desk.requested(json!({ "mailbox_ids": [desk.mailbox, billing], "query": "invoice" }));
+    let id = export["id"].as_str().unwrap().to_string();
+    assert_eq!(export["messages_total"], 4, "{export}");
+
+    world.node.run_every_minute();
+    assert_eq!(desk.export(&id)["state"], "ready");
+    let manifest: Value =
+        serde_json::from_slice(&desk.get(&format!("/api/exports/{id}/objects/manifest")).body).unwrap();
+    let listed: Vec<&str> =
+        manifest["messages"].as_array().unwrap().iter().map(|item| item["receipt_id"].as_str().unwrap()).collect();
+    let invoices = [&delivered[0], &delivered[1], &delivered[3], &delivered[4]].map(String::as_str);
+    assert_eq!(listed, invoices, "in the order received, each once, not the lunch");
+    let copied = desk.get(&format!("/api/exports/{id}/objects/{}", delivered[3]));
+    assert_eq!(copied.status, 200, "{}", text(&copied));
+    assert_eq!(copied.body, message("Invoice 3", "m4", "Another invoice."), "delivered after the move, byte for byte");
+}
+
+#[test]
+fn an_export_naming_as_many_mailboxes_as_it_may_asks_each_one_read() {
+    let desk = desk();
+    let world = &desk.world;
+    let mut mailboxes = vec![desk.mailbox.clone()];
+    for number in 1..export_limits::MAILBOXES {
+        let mailbox = world.mailbox(&format!("box{number}@mailroom.test"));
+        if number % 2 == 0 {
+            crate::moving_mail::moved(world, &mailbox);
+        }
+        mailboxes.push(mailbox);
+    }
+    deliver(world, SUPPORT, "Invoice 1", "n1", "An invoice.");
+    deliver(world, "box2@mailroom.test", "Invoice 2", "n2", "An invoice.");
+    let answered = desk.request(&desk.person("rita").token, json!({ "mailbox_ids": mailboxes, "query": "invoice" }));
+    assert_eq!(answered.status, 201, "{}", text(&answered));
+    assert_eq!(body(&answered)["messages_total"], 2);
+    assert!(answered.round_trips <= 2, "{}", answered.round_trips);
+}

@@ -159,7 +159,7 @@ fn what_a_search_across_mailboxes_reaches_in_a_moved_one_is_decided_on_d1() {
 fn a_search_reaching_more_moved_mailboxes_than_one_call_may_ask_names_the_mailbox_to_search() {
     let world = World::new();
     let reader = world.person("reader@example.com");
-    for number in 0..17 {
+    for number in 0..=mailroom::core::context::MAILBOXES_PER_READ {
         let mailbox = world.mailbox(&format!("box{number}@mailroom.test"));
         world.grant_all(&reader.0, &["mailbox.metadata.read"], &mailbox);
         moved(&world, &mailbox);

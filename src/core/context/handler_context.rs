@@ -258,9 +258,24 @@ impl<'request> Context<'request> {
         mailbox_id: &str,
         in_mailbox: Vec<Statement>,
     ) -> Result<(Vec<QueryResult>, Result<Vec<QueryResult>, StorageError>), Refusal> {
+        let (on_d1, mut in_mailboxes) =
+            self.read_beside_mailboxes(on_d1, vec![(mailbox_id.to_string(), in_mailbox)]).await?;
+        Ok((on_d1, in_mailboxes.pop().unwrap_or_else(|| Ok(Vec::new()))))
+    }
+
+    /// `read_beside_mailbox` in several mailboxes at once (each with its own
+    /// statements, at most `MAILBOXES_PER_READ`): D1's results, and each
+    /// mailbox's, in the order asked, or why it has none.
+    pub async fn read_beside_mailboxes(
+        &mut self,
+        on_d1: Vec<Statement>,
+        reads: Vec<(String, Vec<Statement>)>,
+    ) -> Result<(Vec<QueryResult>, Vec<Result<Vec<QueryResult>, StorageError>>), Refusal> {
         self.refuse_undeclared_content(&on_d1)?;
-        self.refuse_undeclared_content(&in_mailbox)?;
-        match self.work.read_beside_mailbox(on_d1, mailbox_id, in_mailbox, &mut self.note).await {
+        for (_, statements) in &reads {
+            self.refuse_undeclared_content(statements)?;
+        }
+        match self.work.read_beside_mailboxes(on_d1, reads, &mut self.note).await {
             Ok(results) => Ok(results),
             Err(error) => Err(self.refusal(error)),
         }

@@ -33,8 +33,9 @@ use crate::core::timing::{Phase, Timings};
 /// per guard a handler registers, so the refusal answered is that guard's own.
 const WRITE_GUARD_PREFIX: &str = "write_guard_";
 /// How many mailboxes' databases one read may ask at once: each is a
-/// subrequest, and an invocation has few (50 on the free plan).
-pub const MAILBOXES_PER_READ: usize = 16;
+/// subrequest, and an invocation has few (50 on the free plan). As many as an
+/// export may name (`export_limits::MAILBOXES`, held to it where exports read).
+pub const MAILBOXES_PER_READ: usize = 20;
 /// How many guards one call may register (the `write_guards` table's columns).
 const WRITE_GUARD_SLOTS: usize = 8;
 
@@ -261,21 +262,26 @@ impl<'request> UnitOfWork<'request> {
     }
 
     /// Runs `on_d1` in the same round trip as every pending check and, at the
-    /// same time, `in_mailbox` in mailbox `mailbox_id`'s own database if that
-    /// database was ever created (never creating it, since the checks have not
-    /// passed yet); answers both only if every check passed: D1's results, and
-    /// the mailbox's or why it has none. One round trip's time.
-    pub(super) async fn read_beside_mailbox(
+    /// same time, each of `reads` in its mailbox's own database if that
+    /// database was ever created (never creating one, since the checks have
+    /// not passed yet); answers both only if every check passed: D1's
+    /// results, and each mailbox's or why it has none. One round trip's time;
+    /// at most `MAILBOXES_PER_READ` mailboxes.
+    pub(super) async fn read_beside_mailboxes(
         &mut self,
         on_d1: Vec<Statement>,
-        mailbox_id: &str,
-        in_mailbox: Vec<Statement>,
+        reads: Vec<(String, Vec<Statement>)>,
         note: &mut AuditNote,
-    ) -> Result<(Vec<QueryResult>, Result<Vec<QueryResult>, StorageError>), WorkError> {
-        let in_mailboxes = vec![(self.mailboxes.if_created(mailbox_id), in_mailbox)];
-        let (on_d1, mut in_mailboxes) = self.read_with_checks(on_d1, in_mailboxes, note).await?;
-        let in_mailbox = in_mailboxes.pop().unwrap_or_else(|| Ok(Vec::new()));
-        Ok((on_d1, in_mailbox))
+    ) -> Result<(Vec<QueryResult>, Vec<Result<Vec<QueryResult>, StorageError>>), WorkError> {
+        if reads.len() > MAILBOXES_PER_READ {
+            return Err(WorkError::Internal(format!(
+                "a read asked {} mailboxes at once; at most {MAILBOXES_PER_READ}",
+                reads.len()
+            )));
+        }
+        let in_mailboxes =
+            reads.into_iter().map(|(mailbox_id, statements)| (self.mailboxes.if_created(&mailbox_id), statements));
+        self.read_with_checks(on_d1, in_mailboxes.collect(), note).await
     }
 
     /// Settles `checks` on their `results`, what a credential check proves

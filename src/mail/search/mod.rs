@@ -22,4 +22,4 @@ mod selection;
 
 pub use query::{MAXIMUM_QUERY_LENGTH, MAXIMUM_TERMS, SearchError, fts_query};
 pub use routes::search;
-pub use selection::ReceiptSelection;
+pub use selection::{ReceiptSelection, SelectedIn};

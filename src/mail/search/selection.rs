@@ -1,9 +1,11 @@
 //! `ReceiptSelection`: received mail chosen by mailbox, by when it arrived and
 //! by words, matched as the search's two arms match them, for an eDiscovery
-//! export to count and copy.
+//! export to count and copy, asked wherever each mailbox's mail is (D1 or its
+//! own database, decision 0040).
 
 use crate::core::storage::{Statement, Value};
 use crate::mail::store::search as store;
+pub use crate::mail::store::search::SelectedIn;
 
 /// Received mail chosen by mailbox, by when it arrived and by words, as both
 /// arms of the search match them: what an eDiscovery export copies. Its
@@ -28,16 +30,16 @@ impl ReceiptSelection {
         ReceiptSelection { condition: store::selection(mailbox_ids, from_ms, before_ms, words) }
     }
 
-    /// How many receipts are selected (`n`), and the last of them in storage
-    /// order (`last`, its rowid): what arrives after it is not selected.
-    pub fn counted(&self) -> Statement {
-        store::selection_counted(&self.condition)
+    /// How many receipts are selected (`n`) where `place` holds mail: D1, of
+    /// the mailboxes whose mail is there, or a mailbox's own database.
+    pub fn counted(&self, place: SelectedIn) -> Statement {
+        store::selection_counted(&self.condition, place)
     }
 
-    /// The selected receipts stored up to `last`, numbered from 1 in the order
-    /// they were received: `position`, `receipt_id`, `mailbox_id`,
+    /// The first `limit` selected receipts where `place` holds mail, in the
+    /// order they were received (time, then id): `receipt_id`, `mailbox_id`,
     /// `message_id`, `subject`, `received_at`, `raw_key`.
-    pub fn in_order_up_to(&self, last: i64) -> Statement {
-        store::selection_in_order_up_to(&self.condition, last)
+    pub fn in_order(&self, place: SelectedIn, limit: i64) -> Statement {
+        store::selection_in_order(&self.condition, place, limit)
     }
 }

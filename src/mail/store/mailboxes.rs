@@ -47,8 +47,9 @@ pub(crate) fn mail_moved_now(mailbox_id: &str, at: i64) -> Statement {
         .bind(at)
 }
 
-/// Which of `mailbox_ids` are mailboxes: one column, `id`.
+/// Which of `mailbox_ids` are mailboxes: `id`, and `mail_moved_at`, set when
+/// its mail is in its own database (decision 0040).
 pub(crate) fn mailboxes_among(mailbox_ids: &[String]) -> Statement {
-    Statement::new("SELECT id FROM mailboxes WHERE id IN (SELECT value FROM json_each(?1))")
+    Statement::new("SELECT id, mail_moved_at FROM mailboxes WHERE id IN (SELECT value FROM json_each(?1))")
         .bind(serde_json::json!(mailbox_ids).to_string())
 }

@@ -257,25 +257,53 @@ pub(crate) fn selection(
     (condition, parameters)
 }
 
-/// How many receipts `selection` selects (`n`), and the last in storage order (`last`).
-pub(crate) fn selection_counted((condition, parameters): &(String, Vec<Value>)) -> Statement {
-    Statement {
-        sql: format!("SELECT count(*) AS n, max(r.rowid) AS last FROM receipts r WHERE {condition}").into(),
-        parameters: parameters.clone(),
+/// Where a selection is asked: D1, of the mailboxes whose mail is there, or
+/// a mailbox's own database, of its own.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SelectedIn {
+    D1,
+    OwnDatabase,
+}
+
+/// `selection`'s condition where it is asked: on D1, kept to the mailboxes
+/// whose mail is there (what D1 holds of a moved one is a copy).
+fn selected_in((condition, parameters): &(String, Vec<Value>), place: SelectedIn) -> (String, Vec<Value>) {
+    match place {
+        SelectedIn::D1 => (
+            format!("{condition} AND r.mailbox_id IN (SELECT id FROM mailboxes WHERE mail_moved_at IS NULL)"),
+            parameters.clone(),
+        ),
+        SelectedIn::OwnDatabase => (condition.clone(), parameters.clone()),
     }
 }
 
-/// The receipts `selection` selects stored up to `last`, numbered in the order
-/// they were received.
-pub(crate) fn selection_in_order_up_to((condition, parameters): &(String, Vec<Value>), last: i64) -> Statement {
-    let mut parameters = parameters.clone();
-    parameters.push(last.into());
-    Statement {
+/// How many receipts `selection` selects where it is asked (`n`).
+pub(crate) fn selection_counted(selection: &(String, Vec<Value>), place: SelectedIn) -> Statement {
+    let (condition, parameters) = selected_in(selection, place);
+    let statement =
+        Statement { sql: format!("SELECT count(*) AS n FROM receipts r WHERE {condition}").into(), parameters };
+    match place {
+        SelectedIn::D1 => spans_stores(statement),
+        SelectedIn::OwnDatabase => statement,
+    }
+}
+
+/// The first `limit` receipts `selection` selects where it is asked, in the
+/// order they were received (time, then id): `receipt_id`, `mailbox_id`,
+/// `message_id`, `subject`, `received_at`, `raw_key`.
+pub(crate) fn selection_in_order(selection: &(String, Vec<Value>), place: SelectedIn, limit: i64) -> Statement {
+    let (condition, mut parameters) = selected_in(selection, place);
+    parameters.push(limit.into());
+    let statement = Statement {
         sql: format!(
-            "SELECT row_number() OVER (ORDER BY r.received_at, r.id) AS position, r.id AS receipt_id, r.mailbox_id, \
-             r.message_id, r.subject, r.received_at, r.raw_key FROM receipts r WHERE {condition} AND r.rowid <= ?"
+            "SELECT r.id AS receipt_id, r.mailbox_id, r.message_id, r.subject, r.received_at, r.raw_key \
+             FROM receipts r WHERE {condition} ORDER BY r.received_at, r.id LIMIT ?"
         )
         .into(),
         parameters,
+    };
+    match place {
+        SelectedIn::D1 => spans_stores(statement),
+        SelectedIn::OwnDatabase => statement,
     }
 }
