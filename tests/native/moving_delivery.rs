@@ -6,7 +6,8 @@
 //! nothing of it written to D1 but what the directory keeps (notices, the
 //! note of a reply awaiting a decision). Its butlers act there as on D1, and a
 //! copy one files in another mailbox is written where that mailbox's mail
-//! is, with its own original and its entry beside it, in both directions.
+//! is, with its own original and its entry beside it, in both directions; and
+//! a butler's dry run walks such a message, with what is around it from D1.
 
 use mailroom::mail::Delivery;
 use serde_json::{Value, json};
@@ -344,4 +345,43 @@ fn the_same_message_delivered_twice_at_once_to_a_moved_mailbox_is_stored_once() 
     world.node.seal_segment(&support);
     let walked = ok(world.admin("GET", &format!("/api/audit/verify?mailbox_id={support}"), None));
     assert_eq!(walked["intact"], true, "{walked}");
+}
+
+#[test]
+fn a_dry_run_walks_a_message_delivered_to_a_moved_mailbox_with_what_is_around_it_from_d1() {
+    let office = office();
+    let (world, support, cleo) = (&office.world, office.mailbox.clone(), office.person("cleo"));
+    let butler = office.create(json!({
+        "conditions": [{ "on": "subject", "contains": "invoice" }],
+        "effects": [
+            { "do": "assign", "assignee": cleo.id },
+            { "do": "draft_reply", "text": "Thanks." }
+        ]
+    }));
+    moved(world, &support);
+    let receipt = deliver(world, "Invoice 12", "inv12@customer.example");
+    let walk =
+        |receipt: &str| ok(world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": receipt }))));
+    let run = walk(&receipt);
+    assert_eq!(run["matched"], true, "{run}");
+    let would: Vec<bool> =
+        run["effects"].as_array().unwrap().iter().map(|effect| effect["would_run"].as_bool().unwrap()).collect();
+    assert_eq!(would, [true, true], "{run}");
+
+    // What is around it is D1's to say: Cleo no longer works the mailbox, and
+    // a message from the mailbox's own address is never answered.
+    world.revoke(&cleo.id, "send.propose", &support);
+    let own = format!(
+        "From: Support <{SUPPORT}>\r\nTo: Support <{SUPPORT}>\r\nSubject: Invoice 13\r\n\
+         Message-ID: <inv13@customer.example>\r\nDate: Mon, 16 Nov 2026 09:00:00 +0000\r\n\r\nLooping.\r\n"
+    );
+    let looping = match world.node.deliver(SUPPORT, SUPPORT, own.as_bytes()) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    };
+    let run = walk(&looping);
+    let would: Vec<bool> =
+        run["effects"].as_array().unwrap().iter().map(|effect| effect["would_run"].as_bool().unwrap()).collect();
+    assert_eq!(would, [false, false], "{run}");
+    assert_eq!(world.node.database.count(&format!("SELECT count(*) FROM receipts WHERE id = '{looping}'")), 0);
 }

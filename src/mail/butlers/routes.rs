@@ -5,8 +5,8 @@
 
 use mailroom_contract::api::normalise_label;
 use mailroom_contract::api::{
-    Butler, ButlerEffect, ButlerList, ButlerRules, ButlerSimulation, ButlerVersion, CreateButler, PublishButler,
-    SimulateButler, UpdateButler, butler_limits,
+    Butler, ButlerEffect, ButlerList, ButlerRules, ButlerSimulation, ButlerVersion, CreateButler, EmailAddress,
+    PublishButler, SimulateButler, UpdateButler, butler_limits,
 };
 use mailroom_contract::{PathParameter, Relation};
 
@@ -26,6 +26,7 @@ use crate::core::storage::{QueryResult, Statement};
 use crate::core::text;
 use crate::core::time::rfc3339;
 use crate::core::webhooks;
+use crate::mail::location::{self, MailStore};
 
 /// A name's checks.
 fn valid_name(name: &str) -> Result<String, Refusal> {
@@ -389,19 +390,36 @@ pub async fn simulate(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
     let butler_id = context.path(PathParameter::ButlerId)?.to_string();
+    // The message is read where the mailbox's mail is, the butler and what
+    // is around the message (over every version of the butler: the one
+    // walked is chosen from them) from D1 beside it (decision 0040).
     let receipt = store::receipt_judged(&request.receipt_id, &mailbox_id);
-    // Over every version of the butler: the one walked is chosen from them.
+    let butler = store::butler(&butler_id, &mailbox_id);
     let around = store::around_receipt(&butler_id, &request.receipt_id, context.now_ms());
-    let (row, results) = the_butler(context, vec![receipt, around]).await?;
-    let Some(received) = results.first().and_then(QueryResult::first) else {
+    let read = location::read(context, &mailbox_id, vec![butler, around], vec![receipt]).await?;
+    let row: ButlerRow = match read.directory.first().and_then(QueryResult::first) {
+        Some(row) => row.decode().map_err(|error| context.internal(error))?,
+        None => return Err(ButlerError::NoSuchButler { id: butler_id }.into()),
+    };
+    let Some(received) = read.mail.first().and_then(QueryResult::first) else {
         return Err(ButlerError::NoSuchReceipt { id: request.receipt_id }.into());
+    };
+    let around = match read.store {
+        MailStore::D1 => read.directory.get(1).cloned().unwrap_or_default(),
+        // D1 holds no receipt of a mailbox whose mail moved: what is around
+        // the message is asked of it given what the receipt says.
+        MailStore::OwnDatabase => {
+            let message_id = received.text("judged_message_id").map_err(|error| context.internal(error))?;
+            let facts = delivery::facts_of_row(received);
+            let candidates: Vec<&EmailAddress> = facts.reply_to.iter().chain(facts.sender.as_ref()).collect();
+            let candidates = serde_json::to_string(&candidates).map_err(|error| context.internal(error))?;
+            let asked = store::around_message(&butler_id, &message_id, candidates, context.now_ms());
+            context.read(vec![asked]).await?.pop().unwrap_or_default()
+        }
     };
     let facts = delivery::facts_of_row(received);
     let conversation = Conversation::of(Some(received));
-    let mut around = surroundings::surroundings(
-        &conversation,
-        results.get(1).map(|result| result.rows.as_slice()).unwrap_or_default(),
-    );
+    let mut around = surroundings::surroundings(&conversation, &around.rows);
     let versions = row.versions();
     let chosen = match request.version {
         None => versions.first(),

@@ -301,12 +301,12 @@ pub(super) struct Target {
 }
 
 /// Received message `receipt_id` of mailbox `mailbox_id` as a butler judges it
-/// (`FACT_COLUMNS`), with its conversation (`CONVERSATION_COLUMNS`): the
-/// message a dry run walks.
+/// (`FACT_COLUMNS`), with its conversation (`CONVERSATION_COLUMNS`) and its
+/// Message-ID as stored (`judged_message_id`): the message a dry run walks.
 pub(super) fn receipt_judged(receipt_id: &str, mailbox_id: &str) -> Statement {
     Statement::new(format!(
-        "SELECT {FACT_COLUMNS}, {CONVERSATION_COLUMNS} FROM receipts r LEFT JOIN mail_threads t ON t.id = r.thread_id \
-         WHERE r.id = ?1 AND r.mailbox_id = ?2"
+        "SELECT {FACT_COLUMNS}, {CONVERSATION_COLUMNS}, r.message_id AS judged_message_id \
+         FROM receipts r LEFT JOIN mail_threads t ON t.id = r.thread_id WHERE r.id = ?1 AND r.mailbox_id = ?2"
     ))
     .bind(receipt_id)
     .bind(mailbox_id)
@@ -328,6 +328,27 @@ pub(super) fn around_receipt(butler_id: &str, receipt_id: &str, now_ms: i64) -> 
             own_addresses(
                 "(SELECT json_insert(o.reply_to_json, '$[#]', json_object('address', o.from_address)) FROM receipts o WHERE o.id = ?)"
             ),
+        )
+        .into(),
+        parameters,
+    })
+}
+
+/// `around_receipt` for a message whose receipt D1 does not hold (its
+/// mailbox's mail is in its own database, decision 0040), given what the
+/// receipt says: its `message_id`, and the addresses a reply could go to
+/// (`reply_candidates`, a JSON array of `{address, name}`).
+pub(super) fn around_message(butler_id: &str, message_id: &str, reply_candidates: String, now_ms: i64) -> Statement {
+    let effects = "butler_versions w, json_each(w.rules_json, '$.effects') e";
+    let (working, mut parameters) = assignees_working(effects, "w.butler_id = b.id", "b.mailbox_id", now_ms);
+    parameters.extend([message_id.into(), reply_candidates.into(), butler_id.into()]);
+    // Whether a target holds the message is still asked of D1's receipts
+    // (for a target whose mail moved, of D1's copy): what is left to split.
+    spans_stores(Statement {
+        sql: format!(
+            "SELECT {working} AS working, {} AS holding, {} AS own_addresses FROM butlers b WHERE b.id = ?",
+            targets_holding(effects, "w.butler_id = b.id", "?"),
+            own_addresses("?"),
         )
         .into(),
         parameters,
