@@ -419,7 +419,6 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
             for copy in effects.copies_after() {
                 let insert = receipt(&copy.copy_id, &copy.target, &copy.raw_key, &copy.new_thread_id)
                     .value("filed_by", copy.butler_id.as_str())
-                    .then("ON CONFLICT (mailbox_id, message_id) DO NOTHING")
                     .statement();
                 if let Some(segment) = file_copy_after(&work, copy, insert).await {
                     segments.push(segment);
@@ -447,20 +446,32 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
 
 /// Files `copy` (its receipt written by `insert`) where its target's mail
 /// is, with its entry, once the delivery is stored; answers the segment it
-/// appended to, if any. A copy that could not be written is recorded as the
-/// effect failed, and its sponsor told (`butlers::copy_not_filed`): the
-/// delivery stands either way.
+/// appended to, if any. A target that already holds the message (whether it
+/// did was asked of D1's receipts, a copy where the target's mail moved)
+/// keeps the one it has, and the effect is recorded as skipped for that, as
+/// a delivery's judgement records it; a copy that could not be written is
+/// recorded as the effect failed, and its sponsor told
+/// (`butlers::copy_not_filed`). The delivery stands either way.
 async fn file_copy_after(work: &Background<'_>, copy: &CopyToFile, insert: Statement) -> Option<String> {
-    let statements = copy.filed_after(insert);
-    let records = [copy.record.clone()];
-    let filed = match copy.target_moved {
-        true => work.commit_in_mailbox(&copy.target, statements, &records, vec![]).await,
-        false => work.commit(statements, &records).await,
+    let node = work.node();
+    let commit_where_the_target_is = |statements: Vec<Statement>, record: AuditRecord| async move {
+        match copy.target_moved {
+            true => work.commit_in_mailbox(&copy.target, statements, &[record], vec![]).await,
+            false => work.commit(statements, &[record]).await,
+        }
+    };
+    let filed = commit_where_the_target_is(copy.filed_after(insert), copy.record.clone()).await;
+    let filed = match filed {
+        Err(BackgroundError::Storage(StorageError::Unique(constraint)))
+            if constraint.starts_with("receipts.mailbox_id") =>
+        {
+            commit_where_the_target_is(Vec::new(), butlers::copy_already_held(copy, node.platform)).await
+        }
+        other => other,
     };
     match filed {
         Ok(_) => copy.target_moved.then(|| copy.target.clone()),
         Err(error) => {
-            let node = work.node();
             node.platform.log(&format!("filing {} in {}: {error}", copy.copy_id, copy.target));
             let failed = butlers::copy_not_filed(copy, &error.to_string(), node.platform);
             if let Err(error) = work.commit(failed.on_d1, &failed.records).await {

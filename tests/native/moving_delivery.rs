@@ -385,3 +385,39 @@ fn a_dry_run_walks_a_message_delivered_to_a_moved_mailbox_with_what_is_around_it
     assert_eq!(would, [false, false], "{run}");
     assert_eq!(world.node.database.count(&format!("SELECT count(*) FROM receipts WHERE id = '{looping}'")), 0);
 }
+
+#[test]
+fn a_copy_a_moved_mailbox_already_holds_is_recorded_as_skipped_there_and_kept_once() {
+    let office = office();
+    let world = &office.world;
+    let billing = world.mailbox("billing@mailroom.test");
+    forwarding(&office, &billing);
+    moved(world, &billing);
+    // Ana wrote to billing too: it holds the message before support's copy comes.
+    let raw = |to: &str| {
+        format!(
+            "From: Ana <ana@customer.example>\r\nTo: Support <{SUPPORT}>, Billing <{to}>\r\nSubject: Invoice 7\r\n\
+             Message-ID: <inv7@customer.example>\r\nDate: Mon, 16 Nov 2026 09:00:00 +0000\r\n\r\nBoth of you.\r\n"
+        )
+    };
+    let direct = match world.node.deliver(
+        "ana@customer.example",
+        "billing@mailroom.test",
+        raw("billing@mailroom.test").as_bytes(),
+    ) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    };
+    match world.node.deliver("ana@customer.example", SUPPORT, raw("billing@mailroom.test").as_bytes()) {
+        Ok(Delivery::Stored { .. }) => {}
+        other => panic!("{other:?}"),
+    }
+    let held = in_object(world, &billing, "SELECT id FROM receipts WHERE message_id = 'inv7@customer.example'");
+    assert_eq!(held, vec![vec![direct]], "billing keeps the one it has");
+    let filed = segment_entries(world, &billing, "butler_effect");
+    assert_eq!(filed.len(), 1, "{filed:?}");
+    assert_eq!(filed[0].1, "skipped");
+    let detail = in_object(world, &billing, "SELECT detail FROM audit_entries WHERE action = 'butler_effect'");
+    assert!(detail[0][0].contains("already holds this message"), "{detail:?}");
+    assert!(!world.node.platform.logs.borrow().iter().any(|line| line.contains("filing")), "nothing failed");
+}

@@ -166,10 +166,10 @@ impl CopyToFile {
     /// database): `insert`, the receipt written from the delivery's values
     /// (its id, mailbox, original, conversation and filer this copy's), then
     /// the conversation its Message-IDs name there, its index entries, and
-    /// its place in the conversation. A copy of the same message there
-    /// already keeps the one it has, and the rest then touches nothing. Whether
-    /// the sponsor reads the target was judged on D1 at the delivery's first
-    /// read.
+    /// its place in the conversation. A target that already holds the
+    /// message refuses the insert (its unique Message-ID), and the batch with
+    /// it (`copy_already_held` records why). Whether the sponsor reads the
+    /// target was judged on D1 at the delivery's first read.
     pub fn filed_after(&self, insert: Statement) -> Vec<Statement> {
         let mut statements = vec![
             insert,
@@ -274,6 +274,14 @@ pub async fn post_webhooks(posts: &[WebhookPost], node: &Node<'_>) -> ButlerWork
         failures.records.push(failed(&post.record, &why, platform));
     }
     failures
+}
+
+/// The entry of `copy`'s effect skipped because its target already holds the
+/// message (found as the copy was written): kept, told to nobody, in the
+/// words a delivery's judgement uses.
+pub fn copy_already_held(copy: &CopyToFile, platform: &dyn Platform) -> AuditRecord {
+    let why = format!("skipped: mailbox {} already holds this message, and keeps the one it has", copy.target);
+    AuditRecord { outcome: "skipped", ..failed(&copy.record, &why, platform) }
 }
 
 /// What records a copy (`copy`) that could not be filed once the delivery

@@ -19,8 +19,8 @@ mod store;
 mod surroundings;
 
 pub use delivery::{
-    ButlerWork, CopyToFile, Delivered, ReplyBasis, StoredIn, WebhookPost, active_on_delivery, copy_not_filed,
-    on_delivery, post_webhooks,
+    ButlerWork, CopyToFile, Delivered, ReplyBasis, StoredIn, WebhookPost, active_on_delivery, copy_already_held,
+    copy_not_filed, on_delivery, post_webhooks,
 };
 pub use errors::ButlerError;
 pub use routes::{create, get, list, publish, simulate, update};
