@@ -6,7 +6,10 @@
 use worker::Env;
 
 use crate::core::events::Published;
-use crate::core::node::{AuditKey, Config, DEFAULT_DATABASE_LIMIT_BYTES, DEFAULT_MAXIMUM_MESSAGE_BYTES, Installation};
+use crate::core::node::{
+    AuditKey, Config, DEFAULT_DATABASE_LIMIT_BYTES, DEFAULT_MAILBOX_LIMIT_BYTES, DEFAULT_MAXIMUM_MESSAGE_BYTES,
+    Installation,
+};
 use crate::core::refusal::Refusal;
 use crate::core::timing::Timings;
 
@@ -91,6 +94,12 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         .and_then(|value| value.to_string().trim().parse().ok())
         .filter(|limit: &u64| *limit > 0)
         .unwrap_or(DEFAULT_DATABASE_LIMIT_BYTES);
+    config.mailbox_limit_bytes = env
+        .var("MAILBOX_LIMIT_BYTES")
+        .ok()
+        .and_then(|value| value.to_string().trim().parse().ok())
+        .filter(|limit: &u64| *limit > 0)
+        .unwrap_or(DEFAULT_MAILBOX_LIMIT_BYTES);
     config.public_origin = env
         .var("PUBLIC_ORIGIN")
         .ok()

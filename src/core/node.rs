@@ -20,6 +20,10 @@ pub const DEFAULT_MAXIMUM_MESSAGE_BYTES: usize = 25 * 1024 * 1024;
 /// The size the node's database may grow to by default: D1's on the paid plan.
 pub const DEFAULT_DATABASE_LIMIT_BYTES: u64 = 10_000_000_000;
 
+/// The size each mailbox's own database may grow to by default: a SQLite
+/// Durable Object's on the paid plan (decision 0040).
+pub const DEFAULT_MAILBOX_LIMIT_BYTES: u64 = 10_000_000_000;
+
 /// The share of `database_limit_bytes`, in percent, at which administrators
 /// are told the database is nearly full.
 pub const DATABASE_WARNING_PERCENT: u64 = 80;
@@ -76,6 +80,11 @@ pub struct Config {
     /// administrators are told; at all of it inbound mail is refused with a
     /// temporary failure, so nothing is stored half.
     pub database_limit_bytes: u64,
+    /// The size each mailbox's own database may grow to
+    /// (`MAILBOX_LIMIT_BYTES`; a SQLite Durable Object's is 10 GB on the paid
+    /// plan). As for D1: at 80% administrators are told, at all of it mail to
+    /// that mailbox is refused with a temporary failure (decision 0040).
+    pub mailbox_limit_bytes: u64,
     /// The origin the node answers at (`PUBLIC_ORIGIN`, such as
     /// `https://mail.example.org`). When set, a request addressed to any other host
     /// is refused, which is what defeats DNS rebinding against a node on a
@@ -128,6 +137,7 @@ impl Config {
             password_iterations: PASSWORD_ITERATIONS,
             maximum_message_bytes: DEFAULT_MAXIMUM_MESSAGE_BYTES,
             database_limit_bytes: DEFAULT_DATABASE_LIMIT_BYTES,
+            mailbox_limit_bytes: DEFAULT_MAILBOX_LIMIT_BYTES,
             public_origin: None,
             reminder_sender: None,
             agent_network: false,

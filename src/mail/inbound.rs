@@ -48,6 +48,10 @@ pub enum Rejection {
     /// The node's database is at its limit (`DATABASE_LIMIT_BYTES`): nothing
     /// more is stored until room is made; administrators are told.
     DatabaseFull,
+    /// The mailbox's own database is at its limit (`MAILBOX_LIMIT_BYTES`,
+    /// decision 0040): nothing more is stored for it until room is made;
+    /// administrators are told.
+    MailboxFull { address: String },
 }
 
 impl Rejection {
@@ -67,13 +71,14 @@ impl Rejection {
             Rejection::DatabaseFull => {
                 "452 4.3.1 Insufficient storage: this mail node is full; try again later".to_string()
             }
+            Rejection::MailboxFull { address } => format!("452 4.2.2 Mailbox full: {address}; try again later"),
         }
     }
 
     /// Whether the sender may succeed by trying again later (the node could
     /// not store it now), rather than never.
     pub fn is_temporary(&self) -> bool {
-        matches!(self, Rejection::TemporaryFailure | Rejection::DatabaseFull)
+        matches!(self, Rejection::TemporaryFailure | Rejection::DatabaseFull | Rejection::MailboxFull { .. })
     }
 }
 

@@ -37,7 +37,7 @@ use crate::mail::search::index;
 use crate::mail::store::inbound::{self as store, Claimant, NewReceipt};
 use crate::mail::threads::linking::{self, Recipient};
 use crate::mail::trust;
-use crate::notifications::{self, DatabaseFullness};
+use crate::notifications::{self, AlarmedDatabase, DatabaseFullness};
 
 /// What the node did with an accepted message, and the segments of the chain
 /// it appended entries to, which the handler seals after answering.
@@ -225,6 +225,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     let fullness = fullness_of(&results, node.config.database_limit_bytes);
     if let Some((DatabaseFullness::Full, size)) = fullness {
         let alarm = notifications::database_alarm(
+            AlarmedDatabase::Node,
             DatabaseFullness::Full,
             size,
             node.config.database_limit_bytes,
@@ -238,14 +239,27 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     let active_butlers = results.pop().unwrap_or_default();
     // Where the mail is in the mailbox's own database, what D1 answered of
     // it is a copy (or nothing): the lookups are asked there.
-    let found = match mail_in {
-        MailIn::D1 => results.drain(1..).collect::<Vec<QueryResult>>(),
+    let (found, mailbox_fullness) = match mail_in {
+        MailIn::D1 => (results.drain(1..).collect::<Vec<QueryResult>>(), None),
         MailIn::OwnDatabase(mailbox_id) => {
             let here = Recipient::Mailbox { id: mailbox_id, address: recipient };
             let asked = lookups(here, store::claimants_in(mailbox_id, &parsed.message_id));
-            work.read_in_mailbox(mailbox_id, asked).await.map_err(|error| failure(&error))?
+            let found = work.read_in_mailbox(mailbox_id, asked).await.map_err(|error| failure(&error))?;
+            // The mailbox's own database, as full as its answer says: at its
+            // limit nothing is stored there, as for D1.
+            let fullness = fullness_of(&found, node.config.mailbox_limit_bytes);
+            (found, fullness)
         }
     };
+    let this_mailbox = AlarmedDatabase::Mailbox { id: &mailbox_id, address: recipient };
+    if let Some((DatabaseFullness::Full, size)) = mailbox_fullness {
+        let limit = node.config.mailbox_limit_bytes;
+        let alarm = notifications::database_alarm(this_mailbox, DatabaseFullness::Full, size, limit, node.platform);
+        if let Err(error) = work.run(vec![alarm]).await {
+            node.platform.log(&format!("telling administrators {recipient} is full failed: {error}"));
+        }
+        return Err(Stored::Rejected(Rejection::MailboxFull { address: recipient.to_string() }));
+    }
     let [claimants, by_ids, by_subject] = <[QueryResult; 3]>::try_from(found)
         .map_err(|found| failure(&format!("{} answers to three lookups", found.len())))?;
     let claimants: Vec<Claimant> = claimants.decode_all().map_err(|error| failure(&error))?;
@@ -398,8 +412,13 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     batch.extend(effects.statements.iter().cloned());
     batch.extend(effects.records.iter().map(append));
     let mut on_d1 = effects.on_d1.clone();
+    if let Some((DatabaseFullness::Nearly, size)) = mailbox_fullness {
+        let limit = node.config.mailbox_limit_bytes;
+        on_d1.push(notifications::database_alarm(this_mailbox, DatabaseFullness::Nearly, size, limit, node.platform));
+    }
     if let Some((DatabaseFullness::Nearly, size)) = fullness {
         on_d1.push(notifications::database_alarm(
+            AlarmedDatabase::Node,
             DatabaseFullness::Nearly,
             size,
             node.config.database_limit_bytes,

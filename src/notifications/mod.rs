@@ -28,5 +28,6 @@ pub use errors::NotificationError;
 pub use feed::{list, mark_read, mark_unread};
 pub use notice::{Addressee, Notice};
 pub use writes::{
-    DatabaseFullness, audit_alarm, database_alarm, not_yet_written, notify, notify_once, remove_expired, resolve,
+    AlarmedDatabase, DatabaseFullness, audit_alarm, database_alarm, not_yet_written, notify, notify_once,
+    remove_expired, resolve,
 };

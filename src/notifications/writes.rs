@@ -77,31 +77,62 @@ pub enum DatabaseFullness {
     Full,
 }
 
-/// The notification telling administrators that the database holds
-/// `size_bytes` of its `limit_bytes`, at most once a day per `fullness`.
+/// Which database an alarm is about: the node's one D1, or a mailbox's own
+/// (decision 0040), named by its address.
+#[derive(Clone, Copy, Debug)]
+pub enum AlarmedDatabase<'a> {
+    Node,
+    Mailbox { id: &'a str, address: &'a str },
+}
+
+/// The notification telling administrators that `database` holds
+/// `size_bytes` of its `limit_bytes`, at most once a day per `fullness` (and
+/// mailbox).
 pub fn database_alarm(
+    database: AlarmedDatabase<'_>,
     fullness: DatabaseFullness,
     size_bytes: u64,
     limit_bytes: u64,
     platform: &dyn Platform,
 ) -> Statement {
     let now_ms = platform.now_ms();
-    let (level, title) = match fullness {
-        DatabaseFullness::Nearly => ("nearly", "The node's database is nearly full"),
-        DatabaseFullness::Full => ("full", "The node's database is full: inbound mail is refused"),
+    let level = match fullness {
+        DatabaseFullness::Nearly => "nearly",
+        DatabaseFullness::Full => "full",
     };
     let percent = size_bytes.saturating_mul(100) / limit_bytes.max(1);
-    let detail = format!(
-        "it holds {size_bytes} of its {limit_bytes} bytes ({percent}%); at its limit inbound mail is refused with a temporary failure, so senders try again later: delete mail the organisation no longer needs, or raise DATABASE_LIMIT_BYTES to what the plan allows"
-    );
+    let (title, detail, key, dedupe) = match database {
+        AlarmedDatabase::Node => (
+            match fullness {
+                DatabaseFullness::Nearly => "The node's database is nearly full".to_string(),
+                DatabaseFullness::Full => "The node's database is full: inbound mail is refused".to_string(),
+            },
+            format!(
+                "it holds {size_bytes} of its {limit_bytes} bytes ({percent}%); at its limit inbound mail is refused with a temporary failure, so senders try again later: delete mail the organisation no longer needs, or raise DATABASE_LIMIT_BYTES to what the plan allows"
+            ),
+            level.to_string(),
+            format!("database_alarm:{level}"),
+        ),
+        AlarmedDatabase::Mailbox { id, address } => (
+            match fullness {
+                DatabaseFullness::Nearly => format!("The mailbox {address} is nearly full"),
+                DatabaseFullness::Full => format!("The mailbox {address} is full: its inbound mail is refused"),
+            },
+            format!(
+                "its own database holds {size_bytes} of its {limit_bytes} bytes ({percent}%); at its limit mail to {address} is refused with a temporary failure, so senders try again later: delete mail it no longer needs, or raise MAILBOX_LIMIT_BYTES to what the plan allows"
+            ),
+            id.to_string(),
+            format!("mailbox_alarm:{id}:{level}"),
+        ),
+    };
     let day = now_ms / DAY_MS;
     store::administrators_alarm(Alarm {
         id: new_id(IdKind::Notification, platform),
         at: now_ms,
         kind: NotificationKind::DatabaseNearlyFull,
-        key: level,
-        dedupe_key: format!("database_alarm:{level}:{day}"),
-        title,
+        key: &key,
+        dedupe_key: format!("{dedupe}:{day}"),
+        title: &title,
         detail: &detail,
     })
     .statement()

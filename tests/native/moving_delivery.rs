@@ -421,3 +421,42 @@ fn a_copy_a_moved_mailbox_already_holds_is_recorded_as_skipped_there_and_kept_on
     assert!(detail[0][0].contains("already holds this message"), "{detail:?}");
     assert!(!world.node.platform.logs.borrow().iter().any(|line| line.contains("filing")), "nothing failed");
 }
+
+#[test]
+fn a_moved_mailbox_nearly_full_tells_administrators_and_a_full_one_refuses_its_mail_storing_nothing() {
+    let office = office();
+    let (world, support) = (&office.world, office.mailbox.clone());
+    deliver(world, "Invoice 20", "inv20@customer.example");
+    moved(world, &support);
+    let object = world.node.mailboxes.database(&support).unwrap();
+    let limit = mailroom::core::node::DEFAULT_MAILBOX_LIMIT_BYTES;
+    let alarms = || {
+        let feed = ok(world.admin("GET", "/api/me/notifications", None));
+        feed["notifications"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|item| item["kind"] == "database_nearly_full")
+            .map(|item| item["title"].as_str().unwrap().to_string())
+            .collect::<Vec<_>>()
+    };
+    object.database.pretend_size(Some(limit / 100 * 85));
+    deliver(world, "Invoice 21", "inv21@customer.example");
+    assert_eq!(alarms(), [format!("The mailbox {SUPPORT} is nearly full")]);
+    object.database.pretend_size(Some(limit));
+    let stored = object.database.count("SELECT count(*) FROM receipts");
+    let raw = format!(
+        "From: Ana <ana@customer.example>\r\nTo: Support <{SUPPORT}>\r\nSubject: Invoice 22\r\n\
+         Message-ID: <inv22@customer.example>\r\nDate: Mon, 16 Nov 2026 09:00:00 +0000\r\n\r\nHello.\r\n"
+    );
+    let refused = world.node.deliver("ana@customer.example", SUPPORT, raw.as_bytes());
+    let rejection = mailroom::mail::Rejection::MailboxFull { address: SUPPORT.to_string() };
+    assert_eq!(refused, Err(rejection.clone()));
+    assert!(rejection.is_temporary() && rejection.smtp_reason().starts_with("452 4.2.2 "));
+    object.database.pretend_size(None);
+    assert_eq!(object.database.count("SELECT count(*) FROM receipts"), stored, "nothing stored half");
+    let told = alarms();
+    assert!(told.contains(&format!("The mailbox {SUPPORT} is full: its inbound mail is refused")), "{told:?}");
+    // Another mailbox, and D1, are not full: mail to them is stored.
+    assert!(!told.iter().any(|title| title.contains("node's database")), "{told:?}");
+}

@@ -32,7 +32,7 @@ vocabulary! {
         ReminderDue = "reminder_due": "One of the reader's reminders is due today or overdue; `detail` says which.";
         ExportReady = "export_ready": "An eDiscovery export the reader requested is ready to download; `title` says what it holds and `object_id` names it.";
         AuditChainBroken = "audit_chain_broken": "For administrators: the audit chain did not verify where a checkpoint was to be written (or the checkpoint's records in D1 and the object store disagree), so nothing was signed; `detail` says what failed and where, and `object_id` names the fault. Sent once per fault, to whoever administers the node.";
-        DatabaseNearlyFull = "database_nearly_full": "For administrators: the node's one database holds 80% or more of its size limit (`DATABASE_LIMIT_BYTES`), or all of it, when inbound mail is refused with a temporary failure until room is made; `detail` says how full. Sent at most once a day per level, to whoever administers the node.";
+        DatabaseNearlyFull = "database_nearly_full": "For administrators: the node's one database holds 80% or more of its size limit (`DATABASE_LIMIT_BYTES`), or all of it, when inbound mail is refused with a temporary failure until room is made; or a mailbox's own database does, of `MAILBOX_LIMIT_BYTES` (its id as `object_id`), when mail to that mailbox is refused. `detail` says how full. Sent at most once a day per level (and mailbox), to whoever administers the node.";
     }
 }
 
