@@ -100,6 +100,10 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         .and_then(|value| value.to_string().trim().parse().ok())
         .filter(|limit: &u64| *limit > 0)
         .unwrap_or(DEFAULT_MAILBOX_LIMIT_BYTES);
+    config.new_mailboxes_in_own_databases = env
+        .var("NEW_MAILBOXES_IN_OWN_DATABASES")
+        .ok()
+        .is_some_and(|value| value.to_string().trim().eq_ignore_ascii_case("true"));
     config.public_origin = env
         .var("PUBLIC_ORIGIN")
         .ok()

@@ -85,6 +85,11 @@ pub struct Config {
     /// plan). As for D1: at 80% administrators are told, at all of it mail to
     /// that mailbox is refused with a temporary failure (decision 0040).
     pub mailbox_limit_bytes: u64,
+    /// Whether a mailbox created now keeps its mail in its own database from
+    /// the start (`NEW_MAILBOXES_IN_OWN_DATABASES` is `true`; decision 0040),
+    /// rather than in D1 until it is moved. Off by default while the move of
+    /// mailboxes already in D1 is not yet scheduled.
+    pub new_mailboxes_in_own_databases: bool,
     /// The origin the node answers at (`PUBLIC_ORIGIN`, such as
     /// `https://mail.example.org`). When set, a request addressed to any other host
     /// is refused, which is what defeats DNS rebinding against a node on a
@@ -138,6 +143,7 @@ impl Config {
             maximum_message_bytes: DEFAULT_MAXIMUM_MESSAGE_BYTES,
             database_limit_bytes: DEFAULT_DATABASE_LIMIT_BYTES,
             mailbox_limit_bytes: DEFAULT_MAILBOX_LIMIT_BYTES,
+            new_mailboxes_in_own_databases: false,
             public_origin: None,
             reminder_sender: None,
             agent_network: false,

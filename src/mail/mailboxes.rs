@@ -176,10 +176,15 @@ pub async fn create(context: &mut Context<'_>) -> Result<Response, Refusal> {
         return Err(MailboxError::AddressTaken.into());
     }
     let mailbox_id = new_id(IdKind::Mailbox, context.platform());
-    context.write(store::mailbox_created(&mailbox_id, &address, &display_name, context.now_ms()));
+    // Where its mail will be kept: D1, or (where the node is set so) its own
+    // database from the start, with nothing to move (decision 0040).
+    let own_database = context.node().config.new_mailboxes_in_own_databases;
+    let mail_moved_at = own_database.then(|| context.now_ms());
+    context.write(store::mailbox_created(&mailbox_id, &address, &display_name, context.now_ms(), mail_moved_at));
     context.on_constraint_violation("mailboxes.address", MailboxError::AddressTaken);
     context.audit_object(mailbox_id.clone());
-    context.audit_detail(serde_json::json!({ "address": address, "display_name": display_name }));
+    let mail = if own_database { "own_database" } else { "d1" };
+    context.audit_detail(serde_json::json!({ "address": address, "display_name": display_name, "mail": mail }));
     Ok(context.json(&Mailbox {
         id: mailbox_id,
         address,

@@ -49,6 +49,7 @@ mod moving_sends;
 mod notifications;
 mod oauth;
 mod outbound;
+mod own_databases;
 mod people_and_teams;
 mod refusals;
 mod relations;

@@ -20,12 +20,21 @@ pub(crate) fn mailbox(mailbox_id: &str) -> Statement {
 }
 
 /// A new mailbox.
-pub(crate) fn mailbox_created(mailbox_id: &str, address: &str, display_name: &str, created_at: i64) -> Statement {
-    Statement::new("INSERT INTO mailboxes (id, address, display_name, created_at) VALUES (?1, ?2, ?3, ?4)")
-        .bind(mailbox_id)
-        .bind(address)
-        .bind(display_name)
-        .bind(created_at)
+pub(crate) fn mailbox_created(
+    mailbox_id: &str,
+    address: &str,
+    display_name: &str,
+    created_at: i64,
+    mail_moved_at: Option<i64>,
+) -> Statement {
+    Statement::new(
+        "INSERT INTO mailboxes (id, address, display_name, created_at, mail_moved_at) VALUES (?1, ?2, ?3, ?4, ?5)",
+    )
+    .bind(mailbox_id)
+    .bind(address)
+    .bind(display_name)
+    .bind(created_at)
+    .bind(mail_moved_at)
 }
 
 /// Mailbox `mailbox_id` renamed.
