@@ -5,7 +5,7 @@
 // second, each delivery's latency (p50, p99) and how many were refused.
 // Asserts nothing.
 import { startNode, setUp } from "../tests/e2e/harness.mjs";
-import { percentile, table, timedClient } from "./bench-kit.mjs";
+import { MAIL_VARS, percentile, table, timedClient } from "./bench-kit.mjs";
 
 const IN_FLIGHT = 16;
 
@@ -43,7 +43,7 @@ async function deliverAll(node, count, first, to) {
 }
 
 export async function inbound(count) {
-  const node = await startNode();
+  const node = await startNode({ vars: MAIL_VARS });
   try {
     const { token } = await setUp(node);
     const call = timedClient(node.url);

@@ -46,6 +46,13 @@ export function timedClient(url) {
 
 // The phases a Worker's answer reports in its Server-Timing header, in its
 // order (src/core/timing.rs), and the whole request as the Worker measured it.
+/**
+ * What the mail phases' nodes are started with: `OWN_DATABASES=true` has
+ * their mailboxes keep their mail in their own Durable Objects from the start
+ * (NEW_MAILBOXES_IN_OWN_DATABASES, decision 0040), to compare with D1.
+ */
+export const MAIL_VARS = process.env.OWN_DATABASES === "true" ? { NEW_MAILBOXES_IN_OWN_DATABASES: "true" } : {};
+
 export const PHASE_NAMES = ["boundary", "parse", "authority", "storage", "handler", "serialise", "audit"];
 export const TOTAL = "total";
 

@@ -48,12 +48,14 @@
 //   SIZES=1000,10000,100000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
 //   NODE_LISTENERS=1000  IDLE_SECONDS=10  CAPACITY_MESSAGES=300  INBOUND_MESSAGES=320
 //   MAILBOX_SIZES=1000,10000,100000  FANOUT_MAILBOXES=10  FANOUT_EACH=10000
+//   OWN_DATABASES=true: the sequential and inbound phases' mailboxes keep their
+//   mail in their own Durable Objects from the start (decision 0040)
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
 import { usage, workerdUnder } from "./workerd-usage.mjs";
 import {
-  percentile, table, timedClient, measureInTurn, measure, mean, mailboxFor, signIn, messengers, conversationToChange, PHASE_NAMES, TOTAL,
+  percentile, table, timedClient, measureInTurn, measure, mean, mailboxFor, signIn, messengers, conversationToChange, PHASE_NAMES, TOTAL, MAIL_VARS,
 } from "./bench-kit.mjs";
 import { webhooks } from "./bench-webhooks.mjs";
 import { capacity } from "./bench-capacity.mjs";
@@ -83,7 +85,7 @@ const COMMIT_ATTEMPTS = "x-mailroom-commit-attempts";
 const plain = readFileSync(join(ROOT, "tests", "fixtures", "mail", "plain.eml"), "latin1");
 
 async function sequential() {
-  const node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true", SERVER_TIMING: "true" } });
+  const node = await startNode({ vars: { FEATURE_AGENT_NETWORK: "true", SERVER_TIMING: "true", ...MAIL_VARS } });
   try {
     const { token, admin } = await setUp(node);
     const call = timedClient(node.url);

@@ -85,3 +85,17 @@ export async function startReceiver(answer = (response) => response.writeHead(20
     },
   };
 }
+
+/**
+ * The messages `node` handed its send_email binding after the first `before`
+ * of them, waiting up to ten seconds for one to arrive: a dispatch is made
+ * after the approval's answer.
+ */
+export async function sentMailAfter(node, before = 0) {
+  let sent = [];
+  for (let attempt = 0; attempt < 40 && sent.length === 0; attempt++) {
+    sent = node.sentMail().slice(before);
+    if (!sent.length) await new Promise((resolve) => setTimeout(resolve, 250));
+  }
+  return sent;
+}

@@ -10,7 +10,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { startDesk } from "./fixtures.mjs";
+import { startDesk, sentMailAfter } from "./fixtures.mjs";
 import {
   MAIL_NODE, SUPPORT, WRITER, APPROVER, QUESTION, PER_PAGE, NEWS, furnishMailDesk, bodyRows, section, statusSaying, pagesOn,
 } from "./mail-browser.mjs";
@@ -158,11 +158,7 @@ test("the approver sees the reply and its full text in Approvals, approves it, a
 });
 
 test("exactly one message reached the send_email binding: to Ana, threaded, with the reply's text", async () => {
-  let sent = [];
-  for (let attempt = 0; attempt < 40 && sent.length === 0; attempt++) {
-    sent = node.sentMail();
-    if (!sent.length) await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  const sent = await sentMailAfter(node);
   assert.equal(sent.length, 1, node.output());
   const [message] = sent;
   assert.match(message, /^From: "?Support"? <support@mailroom\.test>/m);

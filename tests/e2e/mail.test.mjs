@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT, assertRefusal, checkedFetch } from "./harness.mjs";
-import { startDesk } from "./fixtures.mjs";
+import { startDesk, sentMailAfter } from "./fixtures.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const FALLBACK = "postmaster@fallback.example";
@@ -305,11 +305,7 @@ test("a reply is drafted, approved by a second person, sealed and handed to the 
   assert.equal(approved.status, 200, approved.text);
   assert.equal(approved.body.state, "dispatched");
 
-  let sent = [];
-  for (let attempt = 0; attempt < 40 && sent.length === 0; attempt++) {
-    sent = node.sentMail();
-    if (!sent.length) await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  const sent = await sentMailAfter(node);
   assert.equal(sent.length, 1, node.output());
   assert.match(sent[0], /^From: "?Support"? <support@mailroom\.test>/m);
   assert.match(sent[0], /^To: <?ana@customer\.example>?/m);

@@ -7,7 +7,7 @@
 // the chain walks intact, sealed by the email handler and the routes.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
-import { startDesk, personNamed } from "./fixtures.mjs";
+import { startDesk, personNamed, sentMailAfter } from "./fixtures.mjs";
 
 const SUPPORT = "support@mailroom.test";
 let node, call, token, desk;
@@ -57,11 +57,7 @@ test("a new mailbox keeps its mail in its own Durable Object from its first mess
   const approved = await call("POST", `${send}/approve`, { token: cleo.token, body: { version: queue[0].version } });
   assert.equal(approved.status, 200, approved.text);
   assert.equal(approved.body.state, "dispatched");
-  let sent = [];
-  for (let attempt = 0; attempt < 40 && sent.length === 0; attempt++) {
-    sent = node.sentMail();
-    if (!sent.length) await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+  const sent = await sentMailAfter(node);
   assert.equal(sent.length, 1, node.output());
   assert.match(sent[0], /^In-Reply-To: <own-1@customer\.example>/m);
   const [{ sendsInD1 }] = await node.sql("SELECT COUNT(*) AS sendsInD1 FROM sends");

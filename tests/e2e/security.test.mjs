@@ -17,7 +17,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { ADMIN, ROOT, assertRefusal } from "./harness.mjs";
-import { startDesk } from "./fixtures.mjs";
+import { startDesk, sentMailAfter } from "./fixtures.mjs";
 
 const PASSWORD = "a long enough password";
 let node, call, token, admin, desk, carol, carolToken;
@@ -156,11 +156,7 @@ test("a Message-ID carrying a CR and a Bcc is never kept, and a reply to it leav
   const sentBefore = node.sentMail().length;
   const approved = await call("POST", `${sends}/${draft.body.id}/approve`, { token: carolToken, body: { version } });
   assert.equal(approved.body.state, "dispatched", approved.text);
-  let sent = [];
-  for (let attempt = 0; attempt < 40 && sent.length === 0; attempt++) {
-    sent = node.sentMail().slice(sentBefore);
-    if (!sent.length) await new Promise((resolve) => setTimeout(resolve, 100));
-  }
+  const sent = await sentMailAfter(node, sentBefore);
   assert.equal(sent.length, 1);
   assert.doesNotMatch(sent[0], /^Bcc:/im);
   assert.doesNotMatch(sent[0], /hidden@evil|also@evil/);
