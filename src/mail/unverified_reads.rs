@@ -4,7 +4,8 @@
 //! before submitting it.
 //!
 //! The routes that hand a received message's content to its caller (its
-//! text, on its own or in a conversation, its original, one of its files)
+//! text, on its own or in a conversation, its original, one of its files, a
+//! search's passage from it, the snippet a list of conversations shows)
 //! know its sender's verdict from their own read, and note the read here
 //! when the caller is an agent (`note_shown`), in the batch that records the
 //! read in the chain: always D1's, as no read changes a mailbox's database,
@@ -36,14 +37,31 @@ fn agent_caller<'a>(context: &'a Context<'_>) -> Option<&'a str> {
 /// whose sender was not authenticated are noted in the call's batch, so
 /// only a read that is answered counts.
 pub fn note_shown<'a>(context: &mut Context<'_>, shown: impl IntoIterator<Item = (&'a str, SenderAuthentication)>) {
-    let Some(agent_id) = agent_caller(context).map(str::to_string) else {
-        return;
-    };
+    if let Some(note) = noted(context, shown) {
+        context.write(note);
+    }
+}
+
+/// The note of what of `shown` an agent caller was shown from senders not
+/// authenticated; none for anyone else, or when there is none.
+fn noted<'a>(
+    context: &Context<'_>,
+    shown: impl IntoIterator<Item = (&'a str, SenderAuthentication)>,
+) -> Option<Statement> {
+    let agent_id = agent_caller(context)?;
     let unproven: Vec<&str> =
         shown.into_iter().filter(|(_, verdict)| verdict.is_unproven()).map(|(receipt_id, _)| receipt_id).collect();
-    if !unproven.is_empty() {
-        let now_ms = context.now_ms();
-        context.write(store::noted(&agent_id, &unproven, now_ms));
+    (!unproven.is_empty()).then(|| store::noted(agent_id, &unproven, context.now_ms()))
+}
+
+/// `note_shown`, for a call whose entry committed as it read (a search across
+/// mailboxes whose mail moved): the note is written on D1 after the answer.
+pub fn note_shown_after<'a>(
+    context: &mut Context<'_>,
+    shown: impl IntoIterator<Item = (&'a str, SenderAuthentication)>,
+) {
+    if let Some(note) = noted(context, shown) {
+        context.defer_write(note);
     }
 }
 

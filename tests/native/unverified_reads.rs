@@ -1,7 +1,7 @@
 //! What an approver is told an agent read before it submitted a send
 //! (`mail::unverified_reads`, decision 0020): every way an agent can be shown
 //! a message's content counts (its text, in a conversation or on its own, its
-//! original, a file), in any mailbox, wherever that mailbox's mail is kept;
+//! original, a file, a search's passage, a conversation's snippet), in any mailbox, wherever that mailbox's mail is kept;
 //! a message whose sender was authenticated, a person's read, a read refused
 //! and a read more than a day before do not; the count is the one taken at
 //! submission, kept with the send as it was approved; and the upkeep forgets
@@ -199,4 +199,39 @@ fn sends_submitted_before_the_count_was_kept_keep_the_count_they_were_shown_with
     assert_eq!(counts, [("snd_agent", "1"), ("snd_draft", "NULL"), ("snd_person", "NULL")]);
     let noted = database.rows("SELECT agent_id, receipt_id, read_at FROM agent_unverified_reads");
     assert_eq!(noted, [vec!["agt_1".to_string(), "rcp_forged".into(), (now - 60_000).to_string()]]);
+}
+
+#[test]
+fn a_passage_an_agent_is_shown_in_a_search_or_a_list_of_conversations_counts_as_a_read() {
+    let desk = Desk::new(SUPPORT).and_mailbox(SALES).with("ben@example.com", WORKS_THE_MAILBOX);
+    let ben = desk.person("ben").id.clone();
+    let (world, support) = (&desk.world, desk.mailbox.clone());
+    let sales = desk.mailbox_at(SALES).to_string();
+    world.grant_all(&ben, &["mailbox.metadata.read", "mailbox.content.read"], &sales);
+    let (agent, credential) = world.mint(
+        &ben,
+        &["mail.read"],
+        json!([
+            { "mailbox": support, "relations": ["mailbox.metadata.read", "mailbox.content.read"] },
+            { "mailbox": sales, "relations": ["mailbox.metadata.read", "mailbox.content.read"] },
+        ]),
+    );
+    let forged = deliver(world, SUPPORT, "Mallory <mallory@evil.example>", "Urgent wire", "");
+    let proven = deliver(world, SUPPORT, "Ana <ana@customer.example>", "Invoice", PASSING_STAMP);
+    moved(world, &sales);
+    let in_moved = deliver(world, SALES, "Eve <eve@evil.example>", "Bank change", "");
+
+    // The list of conversations shows each one's latest message: the forged one is noted.
+    assert_eq!(read(world, &credential, &format!("/api/mailboxes/{support}/threads")), 200);
+    assert_eq!(noted(world, &agent), vec![forged.clone()]);
+    // A search across mailboxes shows passages, from D1 and from sales' own
+    // database (noted after the answer there); the authenticated one is not noted.
+    assert_eq!(read(world, &credential, "/api/search?q=bank"), 200);
+    let mut expected = vec![forged.clone(), in_moved.clone()];
+    expected.sort();
+    assert_eq!(noted(world, &agent), expected, "not {proven}");
+    // A person's search is theirs to weigh.
+    let before = noted(world, &agent).len();
+    assert_eq!(read(world, &desk.person("ben").token, "/api/search?q=bank"), 200);
+    assert_eq!(world.node.database.count("SELECT count(*) FROM agent_unverified_reads"), before as i64);
 }

@@ -409,7 +409,8 @@ pub struct Send {
     pub answers: Option<AnsweredMessage>,
     /// When an agent submitted it: how many received messages whose sender was
     /// not authenticated the agent read (their text, alone or in a conversation,
-    /// their original or a file of theirs) in the day before it submitted this,
+    /// their original, a file of theirs, a search's passage of them or a list's
+    /// snippet of one) in the day before it submitted this,
     /// anywhere on the node, counted at submission. Mail can carry instructions
     /// aimed at agents; an approver weighs a draft by what its writer read. Absent
     /// for a person's send and for a draft.

@@ -7,7 +7,7 @@
 use std::cmp::Ordering;
 
 use mailroom_contract::Relation;
-use mailroom_contract::api::{SearchHit, SearchResults};
+use mailroom_contract::api::{SearchHit, SearchResults, SenderAuthentication};
 
 use crate::authz::{holder_of, tuples};
 use crate::core::context::{Context, MAILBOXES_PER_READ};
@@ -19,7 +19,7 @@ use crate::core::request_error::RequestError;
 use crate::core::storage::QueryResult;
 use crate::mail::location::{self, MailStore};
 use crate::mail::store::search::{self as store, Arm, Continuing, HitRow};
-use crate::mail::{limits, trust};
+use crate::mail::{limits, trust, unverified_reads};
 
 use super::query::fts_query;
 
@@ -200,42 +200,54 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
         }
     };
     // One hit per message: a body match carries its passage, so it wins.
-    let mut hits: Vec<((i64, String, i64), SearchHit)> = Vec::new();
+    let mut hits: Vec<((i64, String, i64), SearchHit, SenderAuthentication)> = Vec::new();
     for Answered { store, headers, bodies } in answered {
         let header_rows: Vec<HitRow> = headers.decode_all().map_err(|error| context.internal(error))?;
         let body_rows: Vec<HitRow> = bodies.decode_all().map_err(|error| context.internal(error))?;
         for (row, matched_in) in
             body_rows.into_iter().map(|row| (row, "body")).chain(header_rows.into_iter().map(|row| (row, "headers")))
         {
-            if hits.iter().any(|(_, hit)| hit.message.id == row.summary.id) {
+            if hits.iter().any(|(_, hit, _)| hit.message.id == row.summary.id) {
                 continue;
             }
             let position = (row.summary.received_at, store.clone(), row.stored);
+            let verdict = row.summary.sender_authentication;
             let hit = SearchHit {
                 message: row.summary.present(),
                 matched_in: matched_in.to_string(),
                 snippet: if matched_in == "body" { row.snippet.map(limits::snippet) } else { None },
             };
-            hits.push((position, hit));
+            hits.push((position, hit, verdict));
         }
     }
-    hits.sort_by(|(left, _), (right, _)| right.cmp(left));
+    hits.sort_by(|(left, ..), (right, ..)| right.cmp(left));
     let next_cursor = match usize::try_from(limit).unwrap_or(0) {
         page if hits.len() > page => {
             hits.truncate(page);
-            hits.last().map(|((at, store, _), hit)| paging::encode_placed_cursor(*at, store, &hit.message.id))
+            hits.last().map(|((at, store, _), hit, _)| paging::encode_placed_cursor(*at, store, &hit.message.id))
         }
         _ => None,
     };
-    if !recorded {
+    // A passage is content: an agent shown one from a sender not
+    // authenticated is noted, in the entry's batch, or after the answer where
+    // the entry committed as the mailboxes were asked.
+    let passages_shown: Vec<(&str, SenderAuthentication)> = hits
+        .iter()
+        .filter(|(_, hit, _)| hit.snippet.is_some())
+        .map(|(_, hit, verdict)| (hit.message.id.as_str(), *verdict))
+        .collect();
+    if recorded {
+        unverified_reads::note_shown_after(context, passages_shown);
+    } else {
+        unverified_reads::note_shown(context, passages_shown);
         context.audit_detail(asked(Some(hits.len())));
     }
     // A passage is external content; a model is told so beside it (the passage
     // itself stays within its length, so it is not fenced).
-    let passages = hits.iter().any(|(_, hit)| hit.snippet.is_some());
+    let passages = hits.iter().any(|(_, hit, _)| hit.snippet.is_some());
     let content_notice = (passages && trust::fence_for(context).is_some()).then(|| trust::CONTENT_NOTICE.to_string());
     Ok(context.json(&SearchResults {
-        results: hits.into_iter().map(|(_, hit)| hit).collect(),
+        results: hits.into_iter().map(|(_, hit, _)| hit).collect(),
         next_cursor,
         content_notice,
     }))

@@ -198,6 +198,15 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let mut rows: Vec<SummaryRow> = threads.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = paging::cut(&mut rows, limit, |row| (row.last_activity_at, &row.id));
     context.audit_detail(serde_json::json!({ "mailbox": mailbox_id, "snippets": reads_content }));
+    // A snippet is content: an agent shown one of a message from a sender not
+    // authenticated is noted, before the names are read as the call commits.
+    if reads_content {
+        let shown = rows
+            .iter()
+            .filter(|row| row.snippet_source.is_some())
+            .filter_map(|row| Some((row.snippet_receipt_id.as_deref()?, row.snippet_verdict?)));
+        unverified_reads::note_shown(context, shown.collect::<Vec<_>>());
+    }
     name_everyone(context, &mut rows, []).await?;
     Ok(context.json(&ThreadPage {
         threads: rows.iter().map(|row| row.present(reads_content)).collect(),

@@ -315,9 +315,12 @@ const SUMMARY_COLUMNS: &str = "t.id, t.mailbox_id, t.subject, t.status, t.assign
        AS has_unauthenticated, \
      (SELECT json_group_array(l.label) FROM thread_labels l WHERE l.thread_id = t.id) AS labels_json";
 
-/// The text a snippet is cut from: the start of the latest received message.
-const SNIPPET_COLUMN: &str =
-    "(SELECT substr(r.text_body, 1, 600) FROM receipts r WHERE r.id = t.latest_receipt_id) AS snippet_source";
+/// The text a snippet is cut from: the start of the latest received message,
+/// with that message's id and its sender's verdict (an agent shown it is
+/// noted, `unverified_reads`).
+const SNIPPET_COLUMN: &str = "(SELECT substr(r.text_body, 1, 600) FROM receipts r WHERE r.id = t.latest_receipt_id) AS snippet_source, \
+     t.latest_receipt_id AS snippet_receipt_id, \
+     (SELECT r.sender_authentication FROM receipts r WHERE r.id = t.latest_receipt_id) AS snippet_verdict";
 
 #[derive(Clone, Debug, Deserialize)]
 pub(super) struct SummaryRow {
@@ -339,6 +342,10 @@ pub(super) struct SummaryRow {
     pub(super) labels_json: Option<String>,
     #[serde(default)]
     pub(super) snippet_source: Option<String>,
+    #[serde(default)]
+    pub(super) snippet_receipt_id: Option<String>,
+    #[serde(default)]
+    pub(super) snippet_verdict: Option<SenderAuthentication>,
 }
 
 /// Conversation `thread_id` of `mailbox_id` as `caller` sees it (a
