@@ -57,6 +57,33 @@ impl MailboxStorage for MailboxObjects {
             only_if_created: true,
         })
     }
+
+    fn moved_at(&self, address: &str) -> Option<String> {
+        MOVED_AT.with(|moved| moved.borrow().get(address).cloned())
+    }
+
+    fn remember_moved(&self, address: &str, mailbox_id: &str) {
+        MOVED_AT.with(|moved| {
+            let mut moved = moved.borrow_mut();
+            // Bounded: an isolate that has seen more forgets them all, and
+            // learns again from D1.
+            if moved.len() >= MOVED_REMEMBERED {
+                moved.clear();
+            }
+            moved.insert(address.to_string(), mailbox_id.to_string());
+        });
+    }
+}
+
+/// How many addresses of mailboxes whose mail moved an isolate remembers.
+const MOVED_REMEMBERED: usize = 10_000;
+
+thread_local! {
+    /// The isolate's memory of which addresses' mailboxes keep their mail in
+    /// their own databases (`MailboxStorage::moved_at`): true once learnt, so
+    /// kept across the requests and messages the isolate handles.
+    static MOVED_AT: std::cell::RefCell<std::collections::HashMap<String, String>> =
+        std::cell::RefCell::new(std::collections::HashMap::new());
 }
 
 /// One mailbox's object, as a `Database`.

@@ -173,6 +173,22 @@ impl<'node> Background<'node> {
         Ok(self.node.mailboxes.of(mailbox_id).execute(statements).await?)
     }
 
+    /// Reads with `on_d1` on D1 and, at the same time, with `in_mailbox` in
+    /// mailbox `mailbox_id`'s own database if it was ever created: one round
+    /// trip's time. Answers both; the mailbox's answer is its results or why
+    /// it has none, for the caller to weigh against what D1 says.
+    pub async fn read_beside_mailbox(
+        &self,
+        on_d1: Vec<Statement>,
+        mailbox_id: &str,
+        in_mailbox: Vec<Statement>,
+    ) -> (Result<Vec<QueryResult>, BackgroundError>, Result<Vec<QueryResult>, StorageError>) {
+        self.count_elsewhere(1);
+        let database = self.node.mailboxes.if_created(mailbox_id);
+        let (on_d1, in_mailbox) = futures_util::future::join(self.run(on_d1), database.execute(in_mailbox)).await;
+        (on_d1, in_mailbox)
+    }
+
     /// Runs `statements` as one round trip, atomically, in mailbox
     /// `mailbox_id`'s own database; once it commits, runs `then_on_d1` on D1
     /// with the statements queueing the events of the entries `append_to_mailbox`

@@ -30,6 +30,20 @@ pub trait MailboxStorage {
     /// have passed goes here, so no caller can have a database made for an
     /// id of their choosing.
     fn if_created(&self, mailbox_id: &str) -> Rc<dyn Database>;
+
+    /// The mailbox at `address` whose mail this storage remembers being in
+    /// its own database (`remember_moved`), if any. What it remembers stays
+    /// true: an address never changes mailbox, no mailbox is deleted, and a
+    /// mailbox's mail, once moved, never moves back (decision 0040). So the
+    /// email handler may ask that database beside D1's first read, instead of
+    /// after it; D1 still says where the mail is.
+    fn moved_at(&self, _address: &str) -> Option<String> {
+        None
+    }
+
+    /// Remembers, for `moved_at`, that the mail of mailbox `mailbox_id` at
+    /// `address` is in its own database, as D1 said.
+    fn remember_moved(&self, _address: &str, _mailbox_id: &str) {}
 }
 
 /// Why a batch sent through `MailboxStorage::if_created` failed when the

@@ -10,10 +10,12 @@
 //! butlers and what their effects meet; while the mail is in D1, the same
 //! read finds the receipts claiming the Message-ID and the conversation it
 //! joins, and the second round trip stores it. A mailbox whose mail is in its
-//! own database is asked those in a second round trip (its database is named
-//! by the id D1 answers), and the third stores it there, with its entry in
-//! the mailbox's segment of the chain; what follows in the directory (notices,
-//! the note of a butler's reply awaiting its decision) is written on D1 after.
+//! own database is asked those in its database (named by the id D1 answers):
+//! beside D1's first read when the storage remembers the address from an
+//! earlier delivery (`MailboxStorage::moved_at`, true once learnt), after it
+//! otherwise; then it is stored there, with its entry in the mailbox's
+//! segment of the chain; what follows in the directory (notices, the note of
+//! a butler's reply awaiting its decision) is written on D1 after.
 //! A copy a butler files in another mailbox is written beside the delivery
 //! when both mailboxes' mail is in D1, and otherwise after it, where the
 //! target's mail is, as a change of its own with its own entry.
@@ -27,6 +29,7 @@ use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
 use crate::core::events::Topic;
 use crate::core::ids::{IdKind, new_id};
+use crate::core::mailbox_storage::never_created;
 use crate::core::node::{DATABASE_WARNING_PERCENT, Node};
 use crate::core::storage::{QueryResult, Statement, StorageError};
 use crate::mail::butlers::{self, CopyToFile};
@@ -209,16 +212,34 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
         attachments: parsed.attachments.len(),
         message_id: &parsed.message_id,
     };
+    // A mailbox known to keep its mail in its own database (the storage
+    // remembers what D1 said, which stays true) is asked the lookups beside
+    // D1's first read, not after it; D1 is not asked them.
+    let known = node.mailboxes.moved_at(recipient);
     let mut first = vec![store::mailbox_at(recipient)];
-    first.extend(lookups(Recipient::Address(recipient), store::claimants(recipient, &parsed.message_id)));
+    if known.is_none() {
+        first.extend(lookups(Recipient::Address(recipient), store::claimants(recipient, &parsed.message_id)));
+    }
     first.push(butlers::active_on_delivery(recipient, &delivered, node.platform.now_ms()));
-    let mut results = work.run(first).await.map_err(|error| failure(&error))?;
+    let (first, beside) = match known.as_deref() {
+        Some(mailbox_id) => {
+            let here = Recipient::Mailbox { id: mailbox_id, address: recipient };
+            let asked = lookups(here, store::claimants_in(mailbox_id, &parsed.message_id));
+            let (first, beside) = work.read_beside_mailbox(first, mailbox_id, asked).await;
+            (first, Some(beside))
+        }
+        None => (work.run(first).await, None),
+    };
+    let mut results = first.map_err(|error| failure(&error))?;
     let Some(mailbox) = results[0].first() else {
         return Err(Stored::Rejected(Rejection::UnknownRecipient { address: recipient.to_string() }));
     };
     let mailbox_id = mailbox.text("id").map_err(|error| failure(&error))?;
     let moved = mailbox.optional_integer("mail_moved_at").map_err(|error| failure(&error))?.is_some();
     let mail_in = if moved { MailIn::OwnDatabase(&mailbox_id) } else { MailIn::D1 };
+    if moved && known.is_none() {
+        node.mailboxes.remember_moved(recipient, &mailbox_id);
+    }
     // How full the database is, as the first read found it: at its limit,
     // nothing is stored (and administrators are told, once a day); nearly
     // there, they are told in the batch that stores the message.
@@ -239,12 +260,25 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     let active_butlers = results.pop().unwrap_or_default();
     // Where the mail is in the mailbox's own database, what D1 answered of
     // it is a copy (or nothing): the lookups are asked there.
+    let answered_beside = match beside {
+        // What was asked beside D1 counts only where D1 says it should: the
+        // mailbox it named, whose mail is in its own database.
+        Some(Ok(found)) if moved && known.as_deref() == Some(mailbox_id.as_str()) => Some(found),
+        Some(Err(error)) if !never_created(&error) => return Err(failure(&error)),
+        _ => None,
+    };
     let (found, mailbox_fullness) = match mail_in {
-        MailIn::D1 => (results.drain(1..).collect::<Vec<QueryResult>>(), None),
+        MailIn::D1 if known.is_none() => (results.drain(1..).collect::<Vec<QueryResult>>(), None),
+        MailIn::D1 => return Err(failure(&format!("{recipient} was remembered as moved, but D1 holds its mail"))),
         MailIn::OwnDatabase(mailbox_id) => {
-            let here = Recipient::Mailbox { id: mailbox_id, address: recipient };
-            let asked = lookups(here, store::claimants_in(mailbox_id, &parsed.message_id));
-            let found = work.read_in_mailbox(mailbox_id, asked).await.map_err(|error| failure(&error))?;
+            let found = match answered_beside {
+                Some(found) => found,
+                None => {
+                    let here = Recipient::Mailbox { id: mailbox_id, address: recipient };
+                    let asked = lookups(here, store::claimants_in(mailbox_id, &parsed.message_id));
+                    work.read_in_mailbox(mailbox_id, asked).await.map_err(|error| failure(&error))?
+                }
+            };
             // The mailbox's own database, as full as its answer says: at its
             // limit nothing is stored there, as for D1.
             let fullness = fullness_of(&found, node.config.mailbox_limit_bytes);

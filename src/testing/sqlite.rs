@@ -409,6 +409,8 @@ impl Database for SqliteDatabase {
 #[derive(Default)]
 pub struct SqliteMailboxes {
     mailboxes: RefCell<BTreeMap<String, Rc<SqliteMailbox>>>,
+    /// What the Worker's isolate would remember of moved mailboxes' addresses.
+    moved_at: RefCell<BTreeMap<String, String>>,
 }
 
 impl SqliteMailboxes {
@@ -443,6 +445,14 @@ impl MailboxStorage for SqliteMailboxes {
             Some(mailbox) => mailbox as Rc<dyn Database>,
             None => Rc::new(NeverCreated),
         }
+    }
+
+    fn moved_at(&self, address: &str) -> Option<String> {
+        self.moved_at.borrow().get(address).cloned()
+    }
+
+    fn remember_moved(&self, address: &str, mailbox_id: &str) {
+        self.moved_at.borrow_mut().insert(address.to_string(), mailbox_id.to_string());
     }
 }
 

@@ -460,3 +460,41 @@ fn a_moved_mailbox_nearly_full_tells_administrators_and_a_full_one_refuses_its_m
     // Another mailbox, and D1, are not full: mail to them is stored.
     assert!(!told.iter().any(|title| title.contains("node's database")), "{told:?}");
 }
+
+#[test]
+fn a_mailbox_known_to_have_moved_is_asked_its_lookups_beside_d1_s_first_read() {
+    let office = office();
+    let (world, support) = (&office.world, office.mailbox.clone());
+    deliver(world, "Invoice 30", "inv30@customer.example");
+    moved(world, &support);
+    // The first delivery after the move learns from D1 where the mail is.
+    deliver(world, "Invoice 31", "inv31@customer.example");
+    let object = world.node.mailboxes.database(&support).unwrap();
+    world.node.database.take_costs();
+    let batches_before = object.database.batches();
+    let raw = format!(
+        "From: Ana <ana@customer.example>\r\nTo: Support <{SUPPORT}>\r\nSubject: Re: Invoice 31\r\n\
+         Message-ID: <inv31b@customer.example>\r\nIn-Reply-To: <inv31@customer.example>\r\n\
+         Date: Mon, 16 Nov 2026 10:00:00 +0000\r\n\r\nA follow-up.\r\n"
+    );
+    let node = world.node.node();
+    let received = world.node.run(mailroom::mail::receive(&node, "ana@customer.example", SUPPORT, raw.as_bytes()));
+    let receipt = match received.map(|received| received.delivery) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    };
+    // D1 was not asked which conversation it joins; the mailbox was, beside
+    // D1's first read, then the message committed there: two batches.
+    let on_d1: Vec<String> = world.node.database.take_costs().into_iter().map(|cost| cost.sql).collect();
+    assert!(on_d1.iter().any(|sql| sql.contains("SELECT id, mail_moved_at FROM mailboxes")), "{on_d1:#?}");
+    assert!(!on_d1.iter().any(|sql| sql.contains("mail_thread_message_ids")), "{on_d1:#?}");
+    assert_eq!(object.database.batches() - batches_before, 2);
+    let threads = in_object(
+        world,
+        &support,
+        &format!(
+            "SELECT count(DISTINCT thread_id) FROM receipts WHERE id = '{receipt}' OR message_id = 'inv31@customer.example'"
+        ),
+    );
+    assert_eq!(threads, vec![vec!["1".to_string()]], "it joined its conversation there");
+}
