@@ -6,9 +6,9 @@
 //! links sends had to it (a sealed send keeps the In-Reply-To it was sealed
 //! with; only `reply_to` may change, migration 0011), and records where the
 //! receipt was in storage order, so a page that ended at it goes on. Its original
-//! bytes are shared by every receipt of the mailbox that refers to them (the
-//! same message delivered again with another verdict; before keys named their
-//! mailbox, every mailbox it reached), so they go with the last receipt that refers to them: the commit records them as owed
+//! bytes are its own (`originals`: a key names the mailbox and the receipt);
+//! those stored before keys did are shared by every receipt of the message, in
+//! any mailbox, so bytes go with the last receipt that refers to them: the commit records them as owed
 //! deletion only when no receipt is left, and they are deleted from the object
 //! store after the commit. Should that fail, they stay owed, and the scheduled
 //! upkeep (`delete_originals_owed`) deletes them; the receipt is never kept for

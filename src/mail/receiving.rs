@@ -76,8 +76,11 @@ pub async fn receive(
     // A delivery that lost a race to a concurrent one of the same Message-ID is
     // read again once: the other is then either this very message or another
     // one reusing its id, and is answered as such.
-    match store(node, &arrival, Attempt::First).await {
-        Err(Stored::Raced) => match store(node, &arrival, Attempt::AfterARace).await {
+    // The receipt's id, and so its original's key, is chosen once: the try
+    // after a race stores the bytes the first one put, under the same key.
+    let receipt_id = new_id(IdKind::Receipt, node.platform);
+    match store(node, &arrival, &receipt_id, Attempt::First).await {
+        Err(Stored::Raced) => match store(node, &arrival, &receipt_id, Attempt::AfterARace).await {
             Err(Stored::Raced) => Err(arrival.failure(node, &"lost the race for its Message-ID twice")),
             Err(Stored::Rejected(rejection)) => Err(rejection),
             Ok(received) => Ok(received),
@@ -143,11 +146,11 @@ enum Stored {
 impl Claimant {
     /// Whether it is the arriving message itself, delivered again: the same
     /// content with the same verdict on its sender (a receipt stored before
-    /// contents were hashed: the same bytes, whichever key they are under).
-    fn is(&self, arrival: &Arrival<'_>, raw_key: &str) -> bool {
+    /// contents were hashed: the same bytes, as its key names them).
+    fn is(&self, arrival: &Arrival<'_>) -> bool {
         let same_content = match &self.content_digest {
             Some(digest) => *digest == arrival.kept.parsed.content_digest,
-            None => originals::same_bytes(&self.raw_key, raw_key),
+            None => originals::names_the_content(&self.raw_key, arrival.raw),
         };
         same_content && self.sender_authentication == arrival.verdict()
     }
@@ -176,7 +179,7 @@ impl MailIn<'_> {
 /// claim its Message-ID and the conversation it joins; a mailbox whose mail is
 /// in its own database is asked those next; then it is stored, or its coming
 /// again recorded.
-async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Result<Received, Stored> {
+async fn store(node: &Node<'_>, arrival: &Arrival<'_>, receipt_id: &str, attempt: Attempt) -> Result<Received, Stored> {
     let Kept { parsed, to_not_kept, cc_not_kept, attachments_not_listed } = arrival.kept;
     let recipient = arrival.recipient.as_str();
     let raw = arrival.raw;
@@ -297,10 +300,15 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     let [claimants, by_ids, by_subject] = <[QueryResult; 3]>::try_from(found)
         .map_err(|found| failure(&format!("{} answers to three lookups", found.len())))?;
     let claimants: Vec<Claimant> = claimants.decode_all().map_err(|error| failure(&error))?;
-    let raw_key = raw_message_key(&mailbox_id, raw);
+    let raw_key = raw_message_key(&mailbox_id, receipt_id);
     let now_ms = node.platform.now_ms();
     let verdict = arrival.verdict();
-    if let Some(itself) = claimants.iter().find(|claimant| claimant.is(arrival, &raw_key)) {
+    if let Some(itself) = claimants.iter().find(|claimant| claimant.is(arrival)) {
+        if attempt == Attempt::AfterARace {
+            // The bytes the first try put are this message's, kept by the
+            // delivery that won: they are no receipt's.
+            forget_original(node, &raw_key).await;
+        }
         // Delivered again: kept once, and the delivery is on the record.
         let detail = serde_json::json!({
             "mailbox": mailbox_id,
@@ -328,14 +336,12 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     };
     let claimed_message_id = reused_from.as_ref().map(|_| parsed.message_id.as_str());
 
-    // The bytes first: a receipt must never point at nothing. A stored blob whose
-    // receipt then fails to commit is harmless (content-addressed, written again
-    // on redelivery).
+    // The bytes first: a receipt must never point at nothing. Bytes whose
+    // receipt then fails to commit are deleted again (`forget_original`).
     if attempt == Attempt::First {
         node.blobs.put(&raw_key, raw).await.map_err(|error| failure(&error.0))?;
     }
 
-    let receipt_id = new_id(IdKind::Receipt, node.platform);
     let joined = [&by_ids, &by_subject]
         .into_iter()
         .find_map(|result| result.first().filter(|row| row.text("thread_id").is_ok()));
@@ -401,7 +407,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
             claimed_message_id,
         })
     };
-    let insert = receipt(&receipt_id, &mailbox_id, &raw_key, &thread_id).statement();
+    let insert = receipt(receipt_id, &mailbox_id, &raw_key, &thread_id).statement();
     let detail = serde_json::json!({
         "mailbox": mailbox_id,
         "message_id": parsed.message_id,
@@ -412,7 +418,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
         "sender_basis": authentication.basis.map(SenderVerdictBasis::name),
         "message_id_reused_from": reused_from,
     });
-    let record = received_mail(now_ms, &mailbox_id, &receipt_id, detail);
+    let record = received_mail(now_ms, &mailbox_id, receipt_id, detail);
     let append = |record: &AuditRecord| match mail_in {
         MailIn::D1 => work.append(record),
         MailIn::OwnDatabase(mailbox_id) => work.append_to_mailbox(mailbox_id, record),
@@ -420,8 +426,8 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
     // One batch, one attempt: the entry's place in the chain is the database's
     // to assign, so concurrent deliveries never contend for it.
     let mut batch = vec![insert];
-    batch.extend(index::indexed(&receipt_id));
-    batch.extend(linking::receive_into(&thread_id, new_thread, &receipt_id, &parsed.subject));
+    batch.extend(index::indexed(receipt_id));
+    batch.extend(linking::receive_into(&thread_id, new_thread, receipt_id, &parsed.subject));
     batch.push(append(&record));
     // The butlers act on the conversation once the message is in it, each effect
     // audited as the butler for its sponsor, after the delivery's own entry.
@@ -431,12 +437,11 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
         references: &parsed.references,
     };
     let stored = butlers::StoredIn {
-        receipt_id: &receipt_id,
+        receipt_id,
         thread_id: &thread_id,
         mailbox_id: &mailbox_id,
         conversation: &conversation,
         in_own_database: moved,
-        raw,
     };
     let effects = butlers::on_delivery(&active_butlers, &delivered.facts(), &reply, &stored, node.platform);
     // Each copy's own original, before the copy refers to it.
@@ -485,15 +490,33 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, attempt: Attempt) -> Resu
             {
                 node.platform.log(&format!("recording a butler's failed webhook for {recipient}: {error}"));
             }
-            Ok(Received { delivery: Delivery::Stored { receipt_id }, segments })
+            Ok(Received { delivery: Delivery::Stored { receipt_id: receipt_id.to_string() }, segments })
         }
-        // A concurrent delivery stored a receipt under the same key first.
+        // A concurrent delivery stored a receipt under the same key first: the
+        // next try keeps the message's bytes, and files its copies anew.
         Err(BackgroundError::Storage(StorageError::Unique(constraint)))
             if constraint.starts_with("receipts.mailbox_id") =>
         {
+            for copy in &effects.copies {
+                forget_original(node, &copy.raw_key).await;
+            }
             Err(Stored::Raced)
         }
-        Err(error) => Err(failure(&error)),
+        Err(error) => {
+            for key in std::iter::once(&raw_key).chain(effects.copies.iter().map(|copy| &copy.raw_key)) {
+                forget_original(node, key).await;
+            }
+            Err(failure(&error))
+        }
+    }
+}
+
+/// Deletes bytes stored for a receipt that was not stored after all, so they
+/// are not kept for nothing; a failure is logged, and the bytes stay (no
+/// receipt refers to them, and no delivery will: each key is one receipt's).
+async fn forget_original(node: &Node<'_>, raw_key: &str) {
+    if let Err(error) = node.blobs.delete(raw_key).await {
+        node.platform.log(&format!("deleting {raw_key}, stored for a message not kept: {}", error.0));
     }
 }
 

@@ -130,7 +130,7 @@ fn shared_as_stored_before(node: &TestNode, receipts: &[&str]) -> String {
     for receipt in receipts {
         let key = node.database.rows(&format!("SELECT raw_key FROM receipts WHERE id = '{receipt}'"))[0][0].clone();
         let bytes = objects.remove(&key).expect("its original is stored");
-        let legacy = format!("raw/{}", key.rsplit('/').next().unwrap());
+        let legacy = format!("raw/{}", mailroom::core::crypto::sha256_hex(&bytes));
         objects.insert(legacy.clone(), bytes);
         node.database.execute_sql(&format!("UPDATE receipts SET raw_key = '{legacy}' WHERE id = '{receipt}'"));
         shared = Some(legacy);
@@ -433,4 +433,30 @@ fn an_original_owed_under_a_moved_mailbox_s_key_is_kept_while_its_own_database_r
         vec![vec![left[0].clone()]]
     );
     assert_eq!(owed(), 0, "neither is owed any more");
+}
+
+#[test]
+fn a_message_deleted_and_delivered_again_has_an_original_of_its_own_that_the_deletion_never_takes() {
+    let desk = desk();
+    let (world, mailbox, first) = (&desk.world, desk.mailbox.clone(), desk.receipt().to_string());
+    let key_of = |receipt: &str| {
+        world.node.database.rows(&format!("SELECT raw_key FROM receipts WHERE id = '{receipt}'"))[0][0].clone()
+    };
+    let first_key = key_of(&first);
+    assert_eq!(first_key, format!("raw/{mailbox}/{first}"), "a key names its mailbox and its receipt");
+    // The deletion commits, and its bytes are still to be deleted (the object
+    // store fails) when the same message arrives again.
+    world.node.blobs.unavailable.set(true);
+    assert_eq!(body(&delete(world, &mailbox, &first))["original"], "deleted_later");
+    world.node.blobs.unavailable.set(false);
+    let again = world.deliver("plain", SUPPORT);
+    let again_key = key_of(&again);
+    assert_ne!(again_key, first_key, "stored under a key of its own");
+    world.node.maintain();
+    let objects = world.node.blobs.objects.borrow().keys().cloned().collect::<Vec<_>>();
+    assert!(!objects.contains(&first_key), "the deleted one's bytes went: {objects:?}");
+    world.grant_all(&world.admin_id, &["mailbox.content.read", "message.export"], &mailbox);
+    let original = world.admin("GET", &format!("/api/mailboxes/{mailbox}/messages/{again}/original"), None);
+    assert_eq!(original.status, 200, "{}", text(&original));
+    assert_eq!(original.body, fixture("plain"));
 }

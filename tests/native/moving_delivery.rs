@@ -345,6 +345,14 @@ fn the_same_message_delivered_twice_at_once_to_a_moved_mailbox_is_stored_once() 
     world.node.seal_segment(&support);
     let walked = ok(world.admin("GET", &format!("/api/audit/verify?mailbox_id={support}"), None));
     assert_eq!(walked["intact"], true, "{walked}");
+    // The bytes this try stored for a receipt it did not keep are deleted:
+    // every original left under the mailbox's keys is a receipt's.
+    let kept: Vec<String> =
+        in_object(world, &support, "SELECT raw_key FROM receipts").into_iter().map(|row| row[0].clone()).collect();
+    let prefix = format!("raw/{support}/");
+    let stored: Vec<String> =
+        world.node.blobs.objects.borrow().keys().filter(|key| key.starts_with(&prefix)).cloned().collect();
+    assert!(stored.iter().all(|key| kept.contains(key)), "{stored:?} against {kept:?}");
 }
 
 #[test]

@@ -348,8 +348,6 @@ pub struct StoredIn<'a> {
     pub conversation: &'a Conversation,
     /// The mailbox's mail is in its own database (decision 0040), not D1.
     pub in_own_database: bool,
-    /// The message's bytes, whose hash names each copy's original.
-    pub raw: &'a [u8],
 }
 
 /// What the delivery's butlers do to the message stored as `stored`.
@@ -360,7 +358,7 @@ pub fn on_delivery(
     stored: &StoredIn<'_>,
     platform: &dyn Platform,
 ) -> ButlerWork {
-    let StoredIn { receipt_id, thread_id, mailbox_id, conversation, in_own_database, raw } = *stored;
+    let StoredIn { receipt_id, thread_id, mailbox_id, conversation, in_own_database } = *stored;
     let now_ms = platform.now_ms();
     let mut work = ButlerWork::default();
     let ButlerWork { statements, on_d1, records, posts, .. } = &mut work;
@@ -505,9 +503,9 @@ pub fn on_delivery(
                 };
                 let target = targets.get(&mailbox).cloned().unwrap_or(Target { address: String::new(), moved: false });
                 let copy = CopyToFile {
+                    raw_key: originals::raw_message_key(&mailbox, &copy_id),
                     copy_id,
                     new_thread_id: new_id(IdKind::Thread, platform),
-                    raw_key: originals::raw_message_key(&mailbox, raw),
                     target: mailbox,
                     target_address: target.address,
                     target_moved: target.moved,
