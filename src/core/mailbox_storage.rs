@@ -66,28 +66,24 @@ pub struct MailboxMigration {
     pub sql: &'static str,
 }
 
+/// A file of `migrations/mailbox/`, named once: its name, and its text
+/// compiled in from it.
+macro_rules! mailbox_migration {
+    ($name:literal) => {
+        MailboxMigration { name: $name, sql: include_str!(concat!("../../migrations/mailbox/", $name)) }
+    };
+}
+
 /// Every migration of a mailbox's database, in the order they apply: the
 /// files of `migrations/mailbox/`, each named once (a test holds this list to
 /// the directory).
 pub const MAILBOX_MIGRATIONS: &[MailboxMigration] = &[
-    MailboxMigration {
-        name: "0001_write_guards.sql",
-        sql: include_str!("../../migrations/mailbox/0001_write_guards.sql"),
-    },
-    MailboxMigration {
-        name: "0002_audit_segment.sql",
-        sql: include_str!("../../migrations/mailbox/0002_audit_segment.sql"),
-    },
-    MailboxMigration { name: "0003_mail.sql", sql: include_str!("../../migrations/mailbox/0003_mail.sql") },
-    MailboxMigration { name: "0004_moves.sql", sql: include_str!("../../migrations/mailbox/0004_moves.sql") },
-    MailboxMigration {
-        name: "0005_a_send_keeps_what_its_writer_read.sql",
-        sql: include_str!("../../migrations/mailbox/0005_a_send_keeps_what_its_writer_read.sql"),
-    },
-    MailboxMigration {
-        name: "0006_receipts_by_time.sql",
-        sql: include_str!("../../migrations/mailbox/0006_receipts_by_time.sql"),
-    },
+    mailbox_migration!("0001_write_guards.sql"),
+    mailbox_migration!("0002_audit_segment.sql"),
+    mailbox_migration!("0003_mail.sql"),
+    mailbox_migration!("0004_moves.sql"),
+    mailbox_migration!("0005_a_send_keeps_what_its_writer_read.sql"),
+    mailbox_migration!("0006_receipts_by_time.sql"),
 ];
 
 /// The table a mailbox's database records its applied migrations in.
