@@ -88,22 +88,9 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         .ok()
         .and_then(|value| value.to_string().parse().ok())
         .unwrap_or(DEFAULT_MAXIMUM_MESSAGE_BYTES);
-    config.database_limit_bytes = env
-        .var("DATABASE_LIMIT_BYTES")
-        .ok()
-        .and_then(|value| value.to_string().trim().parse().ok())
-        .filter(|limit: &u64| *limit > 0)
-        .unwrap_or(DEFAULT_DATABASE_LIMIT_BYTES);
-    config.mailbox_limit_bytes = env
-        .var("MAILBOX_LIMIT_BYTES")
-        .ok()
-        .and_then(|value| value.to_string().trim().parse().ok())
-        .filter(|limit: &u64| *limit > 0)
-        .unwrap_or(DEFAULT_MAILBOX_LIMIT_BYTES);
-    config.new_mailboxes_in_own_databases = env
-        .var("NEW_MAILBOXES_IN_OWN_DATABASES")
-        .ok()
-        .is_some_and(|value| value.to_string().trim().eq_ignore_ascii_case("true"));
+    config.database_limit_bytes = size_limit(env, "DATABASE_LIMIT_BYTES", DEFAULT_DATABASE_LIMIT_BYTES);
+    config.mailbox_limit_bytes = size_limit(env, "MAILBOX_LIMIT_BYTES", DEFAULT_MAILBOX_LIMIT_BYTES);
+    config.new_mailboxes_in_own_databases = switched_on(env, "NEW_MAILBOXES_IN_OWN_DATABASES");
     config.public_origin = env
         .var("PUBLIC_ORIGIN")
         .ok()
@@ -114,11 +101,22 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         .ok()
         .map(|value| value.to_string().trim().to_string())
         .filter(|value| !value.is_empty());
-    config.agent_network = env
-        .var("FEATURE_AGENT_NETWORK")
-        .ok()
-        .is_some_and(|value| value.to_string().trim().eq_ignore_ascii_case("true"));
-    config.server_timing =
-        env.var("SERVER_TIMING").ok().is_some_and(|value| value.to_string().trim().eq_ignore_ascii_case("true"));
+    config.agent_network = switched_on(env, "FEATURE_AGENT_NETWORK");
+    config.server_timing = switched_on(env, "SERVER_TIMING");
     Ok(config)
+}
+
+/// A size in bytes the variable `name` sets, or `default` where it is unset,
+/// unreadable or zero.
+fn size_limit(env: &Env, name: &str, default: u64) -> u64 {
+    env.var(name)
+        .ok()
+        .and_then(|value| value.to_string().trim().parse().ok())
+        .filter(|limit: &u64| *limit > 0)
+        .unwrap_or(default)
+}
+
+/// Whether the variable `name` is `true` (in any case); off when unset.
+fn switched_on(env: &Env, name: &str) -> bool {
+    env.var(name).ok().is_some_and(|value| value.to_string().trim().eq_ignore_ascii_case("true"))
 }

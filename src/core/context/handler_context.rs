@@ -193,8 +193,11 @@ impl<'request> Context<'request> {
     /// An internal error if `statements` read message content and the route
     /// is not marked `reaches_content`: a content read is always declared, so
     /// always audited.
-    fn refuse_undeclared_content(&self, statements: &[Statement]) -> Result<(), Refusal> {
-        match statements.iter().find(|statement| names_content(&statement.sql)) {
+    fn refuse_undeclared_content<'a>(
+        &self,
+        statements: impl IntoIterator<Item = &'a Statement>,
+    ) -> Result<(), Refusal> {
+        match statements.into_iter().find(|statement| names_content(&statement.sql)) {
             Some(statement) if !self.route().reaches_content => Err(self.internal(format!(
                 "{} reads message content ({}) but its route is not marked reaches_content",
                 self.route().tool,
@@ -236,9 +239,7 @@ impl<'request> Context<'request> {
         &mut self,
         reads: Vec<(String, Vec<Statement>)>,
     ) -> Result<Vec<Vec<QueryResult>>, Refusal> {
-        for (_, statements) in &reads {
-            self.refuse_undeclared_content(statements)?;
-        }
+        self.refuse_undeclared_content(reads.iter().flat_map(|(_, statements)| statements))?;
         match self.work.read_in_mailboxes(reads, &mut self.note).await {
             Ok(results) => Ok(results),
             Err(error) => Err(self.refusal(error)),
@@ -272,9 +273,7 @@ impl<'request> Context<'request> {
         reads: Vec<(String, Vec<Statement>)>,
     ) -> Result<(Vec<QueryResult>, Vec<Result<Vec<QueryResult>, StorageError>>), Refusal> {
         self.refuse_undeclared_content(&on_d1)?;
-        for (_, statements) in &reads {
-            self.refuse_undeclared_content(statements)?;
-        }
+        self.refuse_undeclared_content(reads.iter().flat_map(|(_, statements)| statements))?;
         match self.work.read_beside_mailboxes(on_d1, reads, &mut self.note).await {
             Ok(results) => Ok(results),
             Err(error) => Err(self.refusal(error)),
@@ -433,9 +432,7 @@ impl<'request> Context<'request> {
         &mut self,
         reads: Vec<(String, Vec<Statement>)>,
     ) -> Result<Vec<Vec<QueryResult>>, Refusal> {
-        for (_, statements) in &reads {
-            self.refuse_undeclared_content(statements)?;
-        }
+        self.refuse_undeclared_content(reads.iter().flat_map(|(_, statements)| statements))?;
         if let Err(error) = self.work.read_in_mailboxes_beside_commit(reads) {
             return Err(self.refusal(error));
         }
