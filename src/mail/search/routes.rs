@@ -113,18 +113,13 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
             let first = [
                 on_d1(Arm::Headers, all_of),
                 on_d1(Arm::Bodies, &bodies_need),
-                store::moved_among(visible(all_of)),
-                store::moved_among(visible(&bodies_need)),
+                store::moved_among(visible(all_of), visible(&bodies_need)),
             ];
-            let [headers, bodies, moved_headers, moved_bodies] = context.read_array(first).await?;
+            let [headers, bodies, moved] = context.read_array(first).await?;
             let mut answered = vec![Answered { store: D1.to_string(), headers, bodies }];
-            let ids = |result: &QueryResult| -> Vec<String> {
-                result.rows.iter().filter_map(|row| row.text("id").ok()).collect()
-            };
-            let (by_headers, by_bodies) = (ids(&moved_headers), ids(&moved_bodies));
-            let mut moved: Vec<&String> = by_headers.iter().chain(&by_bodies).collect();
-            moved.sort();
-            moved.dedup();
+            // Each mailbox whose mail moved, and whether its bodies are searched too.
+            let moved: Vec<(String, bool)> =
+                moved.rows.iter().filter_map(|row| Some((row.text("id").ok()?, row.flag("bodies").ok()?))).collect();
             if moved.is_empty() {
                 (answered, false)
             } else {
@@ -145,26 +140,18 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
                 // is answered that was not recorded.
                 let reads = moved
                     .iter()
-                    .map(|mailbox_id| {
-                        let arm = |arm: Arm, searched: &[String]| {
-                            searched
-                                .contains(mailbox_id)
-                                .then(|| store::arm_in_mailbox(arm, &query, continuing(mailbox_id), limit))
-                        };
-                        let statements =
-                            arm(Arm::Headers, &by_headers).into_iter().chain(arm(Arm::Bodies, &by_bodies)).collect();
-                        (mailbox_id.to_string(), statements)
+                    .map(|(mailbox_id, bodies)| {
+                        let arm = |arm: Arm| store::arm_in_mailbox(arm, &query, continuing(mailbox_id), limit);
+                        let mut statements = vec![arm(Arm::Headers)];
+                        statements.extend(bodies.then(|| arm(Arm::Bodies)));
+                        (mailbox_id.clone(), statements)
                     })
                     .collect();
                 let read = context.read_in_mailboxes_as_it_commits(reads).await?;
-                for (mailbox_id, mut results) in moved.into_iter().zip(read) {
-                    let mut next = |searched: &[String]| match searched.contains(mailbox_id) && !results.is_empty() {
-                        true => results.remove(0),
-                        false => QueryResult::default(),
-                    };
-                    let headers = next(&by_headers);
-                    let bodies = next(&by_bodies);
-                    answered.push(Answered { store: mailbox_id.clone(), headers, bodies });
+                for ((mailbox_id, _), results) in moved.into_iter().zip(read) {
+                    let mut results = results.into_iter();
+                    let (headers, bodies) = (results.next().unwrap_or_default(), results.next().unwrap_or_default());
+                    answered.push(Answered { store: mailbox_id, headers, bodies });
                 }
                 (answered, true)
             }

@@ -74,13 +74,16 @@ pub(crate) fn kept_in_d1(visible: (String, Vec<Value>)) -> (String, Vec<Value>) 
     )
 }
 
-/// The mailboxes among `visible` whose mail is in their own databases: one
-/// column, `id`, in order.
-pub(crate) fn moved_among(visible: (String, Vec<Value>)) -> Statement {
-    let (visible, parameters) = visible;
+/// The mailboxes whose mail is in their own databases among those searched
+/// by their headers (`by_headers`, a query answering ids, with its
+/// parameters): `id`, in order, and `bodies`, 1 where it is among
+/// `by_bodies` too (which needs more, so holds no other).
+pub(crate) fn moved_among(by_headers: (String, Vec<Value>), by_bodies: (String, Vec<Value>)) -> Statement {
+    let ((headers, headers_parameters), (bodies, mut parameters)) = (by_headers, by_bodies);
+    parameters.extend(headers_parameters);
     Statement {
         sql: format!(
-            "SELECT k.id FROM ({visible}) k JOIN mailboxes km ON km.id = k.id \
+            "SELECT k.id, k.id IN ({bodies}) AS bodies FROM ({headers}) k JOIN mailboxes km ON km.id = k.id \
              WHERE km.mail_moved_at IS NOT NULL ORDER BY k.id"
         )
         .into(),
