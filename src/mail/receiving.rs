@@ -195,9 +195,9 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, receipt_id: &str, attempt
     // with the conversation as it stands, for the butlers to judge.
     let wanted = linking::wanted_ids(&parsed.message_id, &parsed.in_reply_to, &parsed.references);
     let sender = parsed.from.as_ref().map(|from| from.address.as_str());
-    let lookups = |mailbox: Recipient<'_>, claimants: Statement| {
+    let lookups = |mailbox: Recipient<'_>| {
         vec![
-            claimants,
+            store::claimants(&mailbox, &parsed.message_id),
             butlers::with_conversation(linking::by_message_ids(&mailbox, &wanted, sender, &parsed.subject)),
             butlers::with_conversation(linking::by_subject(&mailbox, &parsed.subject, sender, node.platform.now_ms())),
         ]
@@ -221,13 +221,13 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, receipt_id: &str, attempt
     let known = node.mailboxes.moved_at(recipient);
     let mut first = vec![store::mailbox_at(recipient)];
     if known.is_none() {
-        first.extend(lookups(Recipient::Address(recipient), store::claimants(recipient, &parsed.message_id)));
+        first.extend(lookups(Recipient::Address(recipient)));
     }
     first.push(butlers::active_on_delivery(recipient, &delivered, node.platform.now_ms()));
     let (first, beside) = match known.as_deref() {
         Some(mailbox_id) => {
             let here = Recipient::Mailbox { id: mailbox_id, address: recipient };
-            let asked = lookups(here, store::claimants_in(mailbox_id, &parsed.message_id));
+            let asked = lookups(here);
             let (first, beside) = work.read_beside_mailbox(first, mailbox_id, asked).await;
             (first, Some(beside))
         }
@@ -278,7 +278,7 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, receipt_id: &str, attempt
                 Some(found) => found,
                 None => {
                     let here = Recipient::Mailbox { id: mailbox_id, address: recipient };
-                    let asked = lookups(here, store::claimants_in(mailbox_id, &parsed.message_id));
+                    let asked = lookups(here);
                     work.read_in_mailbox(mailbox_id, asked).await.map_err(|error| failure(&error))?
                 }
             };

@@ -7,6 +7,7 @@ use serde::Deserialize;
 
 use crate::core::mailbox_storage::spans_stores;
 use crate::core::storage::{Insert, Statement};
+use crate::mail::threads::linking::Recipient;
 
 /// The mailbox delivered to at `address`: its `id`, and `mail_moved_at`, set
 /// when its mail is in its own database (decision 0040).
@@ -24,29 +25,28 @@ pub(crate) struct Claimant {
     pub(crate) sender_authentication: SenderAuthentication,
 }
 
-/// The receipts of mailbox `mailbox_id` that hold `message_id` (`Claimant`s),
-/// first stored first: asked of the mailbox's own database, which holds that
-/// mailbox's alone.
-pub(crate) fn claimants_in(mailbox_id: &str, message_id: &str) -> Statement {
-    Statement::new(
-        "SELECT r.id, r.content_digest, r.raw_key, r.sender_authentication FROM receipts r \
-         WHERE r.mailbox_id = ?1 AND (r.message_id = ?2 OR r.claimed_message_id = ?2) ORDER BY r.rowid",
-    )
-    .bind(mailbox_id)
-    .bind(message_id)
-}
-
-/// The receipts of the mailbox at `address` that hold `message_id`
-/// (`Claimant`s), first stored first: D1's first read, which finds the
-/// mailbox by its address.
-pub(crate) fn claimants(address: &str, message_id: &str) -> Statement {
-    spans_stores(Statement::new(
-        "SELECT r.id, r.content_digest, r.raw_key, r.sender_authentication FROM receipts r \
-         JOIN mailboxes m ON m.id = r.mailbox_id WHERE m.address = ?1 AND (r.message_id = ?2 OR r.claimed_message_id = ?2) \
-         ORDER BY r.rowid",
-    )
-    .bind(address)
-    .bind(message_id))
+/// The receipts of the `recipient` mailbox that hold `message_id`
+/// (`Claimant`s), first stored first: in D1's first read, the mailbox found by
+/// its address; in the mailbox's own database, which holds its receipts alone,
+/// by its id.
+pub(crate) fn claimants(recipient: &Recipient<'_>, message_id: &str) -> Statement {
+    let columns = "r.id, r.content_digest, r.raw_key, r.sender_authentication";
+    let holding = "(r.message_id = ?2 OR r.claimed_message_id = ?2) ORDER BY r.rowid";
+    match recipient {
+        Recipient::Address(address) => spans_stores(
+            Statement::new(format!(
+                "SELECT {columns} FROM receipts r JOIN mailboxes m ON m.id = r.mailbox_id \
+                 WHERE m.address = ?1 AND {holding}"
+            ))
+            .bind(*address)
+            .bind(message_id),
+        ),
+        Recipient::Mailbox { id, .. } => {
+            Statement::new(format!("SELECT {columns} FROM receipts r WHERE r.mailbox_id = ?1 AND {holding}"))
+                .bind(*id)
+                .bind(message_id)
+        }
+    }
 }
 
 /// A received message as its receipt stores it: each column of `receipts`
