@@ -91,6 +91,7 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
     config.database_limit_bytes = size_limit(env, "DATABASE_LIMIT_BYTES", DEFAULT_DATABASE_LIMIT_BYTES);
     config.mailbox_limit_bytes = size_limit(env, "MAILBOX_LIMIT_BYTES", DEFAULT_MAILBOX_LIMIT_BYTES);
     config.new_mailboxes_in_own_databases = switched_on(env, "NEW_MAILBOXES_IN_OWN_DATABASES");
+    config.move_mail_into_own_databases = switched_on(env, "MOVE_MAIL_INTO_OWN_DATABASES");
     config.public_origin = env
         .var("PUBLIC_ORIGIN")
         .ok()

@@ -48,6 +48,12 @@ pub trait MailboxStorage {
 
 /// Why a batch sent through `MailboxStorage::if_created` failed when the
 /// mailbox's database was never created.
+/// What D1 answers (`refused:mail_moved`, migration 0035) to a write of a
+/// mailbox's mail there once the mailbox's mail has moved into its own
+/// database: the write was decided by a read made before the move's switch,
+/// so the call applied nothing and is handled again, following the mail.
+pub const MAIL_MOVED: &str = "mail_moved";
+
 pub const NEVER_CREATED: &str = "the mailbox's database was never created";
 
 /// Whether `error` is a batch's through `MailboxStorage::if_created` to a
@@ -84,6 +90,7 @@ pub const MAILBOX_MIGRATIONS: &[MailboxMigration] = &[
     mailbox_migration!("0004_moves.sql"),
     mailbox_migration!("0005_a_send_keeps_what_its_writer_read.sql"),
     mailbox_migration!("0006_receipts_by_time.sql"),
+    mailbox_migration!("0007_replays.sql"),
 ];
 
 /// The table a mailbox's database records its applied migrations in.

@@ -87,9 +87,13 @@ pub struct Config {
     pub mailbox_limit_bytes: u64,
     /// Whether a mailbox created now keeps its mail in its own database from
     /// the start (`NEW_MAILBOXES_IN_OWN_DATABASES` is `true`; decision 0040),
-    /// rather than in D1 until it is moved. Off by default while the move of
-    /// mailboxes already in D1 is not yet scheduled.
+    /// rather than in D1 until it is moved. Off by default while D1's copy of
+    /// a moved mailbox's mail is not yet removed.
     pub new_mailboxes_in_own_databases: bool,
+    /// Whether the upkeep moves the mail of mailboxes still in D1 into their
+    /// own databases, one mailbox at a time, while it keeps changing
+    /// (`MOVE_MAIL_INTO_OWN_DATABASES` is `true`; decision 0040, `mail::moving`).
+    pub move_mail_into_own_databases: bool,
     /// The origin the node answers at (`PUBLIC_ORIGIN`, such as
     /// `https://mail.example.org`). When set, a request addressed to any other host
     /// is refused, which is what defeats DNS rebinding against a node on a
@@ -144,6 +148,7 @@ impl Config {
             database_limit_bytes: DEFAULT_DATABASE_LIMIT_BYTES,
             mailbox_limit_bytes: DEFAULT_MAILBOX_LIMIT_BYTES,
             new_mailboxes_in_own_databases: false,
+            move_mail_into_own_databases: false,
             public_origin: None,
             reminder_sender: None,
             agent_network: false,

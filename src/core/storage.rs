@@ -239,6 +239,11 @@ impl QueryResult {
     }
 }
 
+/// What the named CHECK of a write guard's slot begins with
+/// (`write_guard_1`, ...): a batch that failed with it was refused by its
+/// guard, and applied nothing.
+pub const WRITE_GUARD_PREFIX: &str = "write_guard_";
+
 /// Why a round trip failed. The text is for logs, never for a client.
 #[derive(Clone, Debug, PartialEq)]
 pub enum StorageError {

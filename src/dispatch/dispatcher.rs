@@ -217,7 +217,7 @@ async fn dispatch_deciding(node: &Node<'_>, request: &Request, surface: Surface,
             (true, None) => lost = Some(response),
             (true, Some(_)) => {
                 node.platform.log(&format!(
-                    "{} {}: lost the race for a unique name twice",
+                    "{} {}: lost a race twice (for a unique name, or with its mail moving)",
                     route.method.as_str(),
                     route.path
                 ));

@@ -43,6 +43,7 @@ use crate::mail::location::{self, MailStore};
 use crate::mail::messages::MessageError;
 use crate::mail::originals;
 use crate::mail::store::deletion::{self as store, Target, no_longer_owed};
+use crate::mail::store::moving;
 use crate::mail::threads::linking;
 
 /// How many originals owed deletion one upkeep deletes: a bounded amount of work
@@ -137,10 +138,12 @@ pub async fn delete(context: &mut Context<'_>) -> Result<Response, Refusal> {
         // across mailboxes and an export's selection, no longer finds it),
         // and with it the question whether the original is still needed:
         // answered by the upkeep, which deletes it if not.
-        for statement in [store::replies_unlinked(&receipt_id)]
+        // D1 refuses a write to a moved mailbox's mail but this removal of
+        // its copy, which names the mailbox as emptying in its transaction.
+        for statement in [moving::emptying_begins(&mailbox_id), store::replies_unlinked(&receipt_id)]
             .into_iter()
             .chain(store::unindexed(&receipt_id))
-            .chain([store::receipt_deleted(&receipt_id, &mailbox_id)])
+            .chain([store::receipt_deleted(&receipt_id, &mailbox_id), moving::emptying_ends(&mailbox_id)])
         {
             location::write_after(context, mail_store, statement);
         }

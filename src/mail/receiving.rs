@@ -29,7 +29,7 @@ use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
 use crate::core::events::Topic;
 use crate::core::ids::{IdKind, new_id};
-use crate::core::mailbox_storage::never_created;
+use crate::core::mailbox_storage::{MAIL_MOVED, never_created};
 use crate::core::node::{DATABASE_WARNING_PERCENT, Node};
 use crate::core::storage::{QueryResult, Statement, StorageError};
 use crate::mail::butlers::{self, CopyToFile};
@@ -138,7 +138,8 @@ enum Attempt {
 
 /// Why one try at storing a message did not.
 enum Stored {
-    /// A concurrent delivery stored a receipt under the same key first.
+    /// A concurrent delivery stored a receipt under the same key first, or
+    /// the mail moved out of D1 between the first read and the commit.
     Raced,
     Rejected(Rejection),
 }
@@ -497,6 +498,15 @@ async fn store(node: &Node<'_>, arrival: &Arrival<'_>, receipt_id: &str, attempt
         Err(BackgroundError::Storage(StorageError::Unique(constraint)))
             if constraint.starts_with("receipts.mailbox_id") =>
         {
+            for copy in &effects.copies {
+                forget_original(node, &copy.raw_key).await;
+            }
+            Err(Stored::Raced)
+        }
+        // Or the mailbox's mail (or a copy's target's) moved into its own
+        // database after the first read said it was in D1: D1 refused it,
+        // and the next try follows the mail.
+        Err(BackgroundError::Storage(StorageError::Aborted(name))) if name == MAIL_MOVED => {
             for copy in &effects.copies {
                 forget_original(node, &copy.raw_key).await;
             }

@@ -11,8 +11,10 @@ pub const CRONS: &[(&str, &[Job])] = &[
     // Every minute, so a reminder arrives at the minute it falls due; webhooks
     // last, so what the jobs before them told is posted in the same run.
     ("* * * * *", &[Job::DeliverReminders, Job::SweepAgentMessages, Job::BuildExports, Job::DeliverWebhooks]),
-    // Every five minutes: the upkeep, including a checkpoint of the chain's head.
-    ("*/5 * * * *", &[Job::Upkeep]),
+    // Every five minutes: the upkeep, including a checkpoint of the chain's
+    // head; then a step of moving a mailbox's mail out of D1, in what is left
+    // of the invocation's subrequests.
+    ("*/5 * * * *", &[Job::Upkeep, Job::MoveMail]),
 ];
 
 /// The jobs `cron` runs, or `None` for an expression the table does not name.

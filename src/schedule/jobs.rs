@@ -29,6 +29,9 @@ pub enum Job {
     /// Forgetting what ended, deleting owed originals, and the audit chain
     /// sealed, verified and checkpointed.
     Upkeep,
+    /// A mailbox's mail moved a step further out of D1 into its own database
+    /// (only on a node with `MOVE_MAIL_INTO_OWN_DATABASES` on).
+    MoveMail,
 }
 
 /// A job that did not finish, or a cron that names none, and why (for the
@@ -96,6 +99,13 @@ pub async fn run_job(node: &Node<'_>, job: Job) -> Result<u32, JobFailure> {
         }
         Job::Upkeep => {
             upkeep_in(&work).await.map_err(stopped)?;
+        }
+        Job::MoveMail => {
+            if node.config.move_mail_into_own_databases
+                && let Some((mailbox_id, stage)) = mail::moving::move_next(&work).await.map_err(stopped)?
+            {
+                node.platform.log(&format!("moving {mailbox_id}'s mail: {stage:?}"));
+            }
         }
     }
     Ok(work.round_trips())

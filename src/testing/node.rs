@@ -60,6 +60,7 @@ impl TestNode {
                 database_limit_bytes: crate::core::node::DEFAULT_DATABASE_LIMIT_BYTES,
                 mailbox_limit_bytes: crate::core::node::DEFAULT_MAILBOX_LIMIT_BYTES,
                 new_mailboxes_in_own_databases: false,
+                move_mail_into_own_databases: false,
                 public_origin: Some(TEST_ORIGIN.to_string()),
                 reminder_sender: Some(TEST_REMINDER_SENDER.to_string()),
                 agent_network: true,

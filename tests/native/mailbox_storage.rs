@@ -121,7 +121,8 @@ fn a_mailbox_has_the_write_guards_d1_has() {
 fn indexes_and_triggers(database: &SqliteDatabase, table: &str) -> Vec<Vec<String>> {
     let mut shapes = database.rows(&format!(
         "SELECT s.type, s.name, coalesce(s.sql, (SELECT group_concat(i.name, ',') FROM pragma_index_info(s.name) i)) \
-         FROM sqlite_schema s WHERE s.tbl_name = '{table}' AND s.type IN ('index', 'trigger') ORDER BY s.name"
+         FROM sqlite_schema s WHERE s.tbl_name = '{table}' AND s.type IN ('index', 'trigger') \
+           AND s.name NOT LIKE '%!_while!_moving' ESCAPE '!' ORDER BY s.name"
     ));
     for shape in &mut shapes {
         shape[2] = folded(&shape[2]);
@@ -164,7 +165,9 @@ fn checks(database: &SqliteDatabase, table: &str) -> Vec<String> {
 /// between tables of mail. So a store's statements run unchanged in either,
 /// and a mailbox's rows move from D1 column for column. The one difference
 /// allowed: a reference to the directory (a receipt's mailbox), which a
-/// mailbox's database does not hold.
+/// mailbox's database does not hold; and D1's triggers noting the changes
+/// of a mailbox whose mail is moving (`_while_moving`, migration 0035), the
+/// move's machinery, which a mailbox's own database has no use for.
 #[test]
 fn a_mailbox_holds_its_mail_in_the_tables_d1_holds_it_in() {
     let d1 = SqliteDatabase::migrated();

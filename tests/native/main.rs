@@ -42,6 +42,7 @@ mod mcp_listen;
 mod mcp_resources;
 mod mcp_withheld;
 mod messaging;
+mod moving_changes;
 mod moving_delivery;
 mod moving_mail;
 mod moving_search;

@@ -104,7 +104,7 @@ fn ties_in_time_across_stores_are_each_shown_once() {
     let Spread { world, sales, reader, newest_first } = spread();
     // Every message received in the same millisecond, in D1 and in sales' own
     // database alike (each store's order of time and storage still agrees).
-    world.node.database.execute_sql("UPDATE receipts SET received_at = 1795000000000");
+    world.node.database.tamper("UPDATE receipts SET received_at = 1795000000000");
     world
         .node
         .mailboxes

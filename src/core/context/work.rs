@@ -22,16 +22,15 @@ use crate::core::context::note::AuditNote;
 use crate::core::context::ports::{AuditRecord, Ledger, PendingCheck};
 use crate::core::events::{Event, Published, Told, Topic};
 use crate::core::http::{Deferred, Response};
-use crate::core::mailbox_storage::MailboxStorage;
+use crate::core::mailbox_storage::{MAIL_MOVED, MailboxStorage};
 use crate::core::node::Node;
 use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
-use crate::core::storage::{Counted, Database, QueryResult, Statement, StorageError};
+use crate::core::storage::{Counted, Database, QueryResult, Statement, StorageError, WRITE_GUARD_PREFIX};
 use crate::core::timing::{Phase, Timings};
 
 /// The constraints a failed write guard reports: `write_guard_<slot>`, one slot
 /// per guard a handler registers, so the refusal answered is that guard's own.
-const WRITE_GUARD_PREFIX: &str = "write_guard_";
 /// How many mailboxes' databases one read may ask at once: each is a
 /// subrequest, and an invocation has few (50 on the free plan). As many as an
 /// export may name (`export_limits::MAILBOXES`, held to it where exports read).
@@ -719,6 +718,12 @@ impl<'request> UnitOfWork<'request> {
             StorageError::Unique(name)
                 if outcome_ok && self.repeat_constraints.iter().any(|constraint| *constraint == name) =>
             {
+                self.lost_race = true;
+                AfterFailure::Stop(WorkError::Refused(Refusal::internal()))
+            }
+            // Decided where the mail was a moment before it moved: nothing
+            // applied, and the call, handled again, follows the mail.
+            StorageError::Aborted(name) if outcome_ok && name == MAIL_MOVED => {
                 self.lost_race = true;
                 AfterFailure::Stop(WorkError::Refused(Refusal::internal()))
             }

@@ -229,6 +229,19 @@ pub(crate) fn indexed_at(rowids: &str) -> [Statement; 2] {
     })
 }
 
+/// Takes the receipts at `rowids` (a JSON array) out of both search indexes,
+/// with the values they are indexed with (an external-content index is told
+/// what to forget): before their row is replaced or removed.
+pub(crate) fn unindexed_at(rowids: &str) -> [Statement; 2] {
+    INDEXED.map(|(index, columns)| {
+        Statement::new(format!(
+            "INSERT INTO {index} ({index}, rowid, {columns}) SELECT 'delete', rowid, {columns} FROM receipts \
+             WHERE rowid IN (SELECT value FROM json_each(?1))"
+        ))
+        .bind(rowids)
+    })
+}
+
 /// The condition on `receipts r` selecting the receipts of `mailbox_ids`
 /// received from `from_ms` and before `before_ms` whose headers or body match
 /// `words`, with its parameters (each `?`, in order).

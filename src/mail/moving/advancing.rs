@@ -1,0 +1,171 @@
+//! The steps of a mailbox's move as the upkeep takes them (`move_next`,
+//! `advance_move`): begun, copied, verified, switched, each resumed where the
+//! last left it; and the switch itself, the last replay and the batch on D1
+//! that points the mailbox's mail at its own database.
+
+use super::copying::{MoveProgress, move_mail};
+use super::replaying;
+use super::rows::{Mailbox, TableTally};
+use super::verifying::{Verification, verify_move};
+use crate::core::background::{Background, BackgroundError};
+use crate::core::context::ports::AuditRecord;
+use crate::core::storage::{Counted, StorageError, WRITE_GUARD_PREFIX};
+use crate::mail::store::mailboxes;
+use crate::mail::store::moving as store;
+
+/// The action of the organisation's entry recording a verified move, its
+/// object the mailbox, its detail each table's count and hash.
+pub const MOVE_ACTION: &str = "move_mailbox_mail";
+/// The most round trips a run of the upkeep spends moving mail: with the
+/// upkeep's own, within the 50 subrequests an invocation may make.
+pub const ROUND_TRIPS_PER_RUN: u32 = 24;
+/// The fewest round trips a step switches in: the move's state, the copy's
+/// positions, the verification's verdict, the switch's five.
+pub const FEWEST_TO_SWITCH: u32 = 8;
+const _: () = assert!(ROUND_TRIPS_PER_RUN > FEWEST_TO_SWITCH, "a run of the upkeep can switch a mailbox");
+
+/// Where a mailbox's move stands after a step of it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum MoveStage {
+    /// Its mail is in its own database: nothing to do.
+    Moved,
+    /// Pages were copied; more are to come.
+    Copying(MoveProgress),
+    /// The verification went on, or began again.
+    Verifying(Verification),
+    /// Rows differ that no write explains, in these tables: the next step
+    /// verifies again.
+    Differs { tables: Vec<String> },
+    /// Verified, but a write came between the last replay and the switch,
+    /// or the run's round trips ran out: the next step replays and tries again.
+    Switching,
+    /// Switched in this step: the mailbox's mail is read and written in its
+    /// own database from now on.
+    Switched { tables: Vec<TableTally> },
+}
+
+/// Moves the mail of the first mailbox whose mail is still in D1 a step on
+/// (one whose move began first), within `ROUND_TRIPS_PER_RUN`: what the
+/// upkeep runs while `MOVE_MAIL_INTO_OWN_DATABASES` is on. Answers the
+/// mailbox and where its move stands, or `None` when every mailbox's mail
+/// is in its own database.
+pub async fn move_next(work: &Background<'_>) -> Result<Option<(String, MoveStage)>, BackgroundError> {
+    let [next] = work.run(vec![store::next_to_move()]).await?.try_into().map_err(|_| unreadable("the next to move"))?;
+    let Some(row) = next.first() else { return Ok(None) };
+    let mailbox_id = row.text("id")?;
+    let stage = advance_move(work, &mailbox_id, ROUND_TRIPS_PER_RUN.saturating_sub(1)).await?;
+    Ok(Some((mailbox_id, stage)))
+}
+
+fn unreadable(what: &str) -> BackgroundError {
+    BackgroundError::Unreadable(format!("{what}: a batch answered the wrong number of results"))
+}
+
+/// Takes mailbox `mailbox_id`'s move as far as `round_trips` round trips
+/// allow: begins it, copies, verifies, and switches, each resumed where the
+/// last step left it.
+pub async fn advance_move(
+    work: &Background<'_>,
+    mailbox_id: &str,
+    round_trips: u32,
+) -> Result<MoveStage, BackgroundError> {
+    let before = work.round_trips();
+    let left = |work: &Background<'_>| round_trips.saturating_sub(work.round_trips() - before);
+    let [state] =
+        work.run(vec![store::move_state(mailbox_id)]).await?.try_into().map_err(|_| unreadable("a move's state"))?;
+    let Some(state) = state.first() else { return Ok(MoveStage::Moved) };
+    if state.optional_integer("mail_moved_at")?.is_some() {
+        return Ok(MoveStage::Moved);
+    }
+    if state.optional_integer("mail_moving_since")?.is_none() {
+        // Noting begins before the first page is read, so no write is missed.
+        work.run(vec![store::move_begun(mailbox_id, work.now_ms())]).await?;
+    }
+    if left(work) < 3 {
+        // Not even a page: the positions' read, a page's read and its write.
+        return Ok(MoveStage::Copying(MoveProgress::default()));
+    }
+    let progress = move_mail(work, mailbox_id, left(work)).await?;
+    if !progress.finished {
+        return Ok(MoveStage::Copying(progress));
+    }
+    let tables = match verify_move(work, mailbox_id, left(work)).await? {
+        Verification::Verified { tables, .. } => tables,
+        Verification::Differs { tables } => return Ok(MoveStage::Differs { tables }),
+        other => return Ok(MoveStage::Verifying(other)),
+    };
+    switch(work, mailbox_id, tables, left(work)).await
+}
+
+/// Replays what D1 noted since the verification and, in the batch on D1 that
+/// marks the last notes replayed, guarded by "no note pending", points the
+/// mailbox at its own database and records the move in the organisation's
+/// chain (`MOVE_ACTION`, each table's agreeing rows as detail).
+async fn switch(
+    work: &Background<'_>,
+    mailbox_id: &str,
+    tables: Vec<TableTally>,
+    round_trips: u32,
+) -> Result<MoveStage, BackgroundError> {
+    // Its read of the replays; then a round (its read and write), the
+    // switch's batch, and the verdict forgotten (or the marks kept).
+    if round_trips < 5 {
+        return Ok(MoveStage::Switching);
+    }
+    let database = work.node().mailboxes.of(mailbox_id);
+    let mailbox = Mailbox { work, database: Counted::new(&*database) };
+    let before = work.round_trips();
+    let spent = |work: &Background<'_>| work.round_trips() - before;
+    let [replays] = mailbox.execute::<1>(vec![store::replays()]).await?;
+    let mut replays = replays.first().map(|row| row.integer("replays")).transpose()?.unwrap_or(0);
+    let detail = serde_json::to_string(&serde_json::json!({ "tables": tables }))
+        .map_err(|error| BackgroundError::Unreadable(error.to_string()))?;
+    let record = AuditRecord {
+        at: work.now_ms(),
+        actor: None,
+        delegator: None,
+        surface: None,
+        action: MOVE_ACTION.into(),
+        object: Some(mailbox_id.to_string()),
+        outcome: "ok",
+        detail: Some(detail),
+        topic: None,
+    };
+    while spent(work) + 4 <= round_trips {
+        let round = replaying::replay_round(work, &mailbox, mailbox_id, replays).await?;
+        let marked = store::notes_replayed(mailbox_id, round.notes);
+        if round.count > 0 {
+            replays += 1;
+        }
+        if !round.complete {
+            work.run(vec![marked]).await?;
+            continue;
+        }
+        let switched = work
+            .run(vec![
+                marked.clone(),
+                store::nothing_pending(mailbox_id),
+                store::notes_forgotten(mailbox_id),
+                mailboxes::mail_moved_now(mailbox_id, work.now_ms()),
+                work.append(&record),
+            ])
+            .await;
+        match switched {
+            Ok(_) => {
+                // The verification's verdict has served; a failure to forget
+                // it leaves a row nothing reads.
+                if let Err(error) = mailbox.execute_all(vec![store::checks_cleared()]).await {
+                    work.node().platform.log(&format!("forgetting {mailbox_id}'s verification: {error}"));
+                }
+                return Ok(MoveStage::Switched { tables });
+            }
+            Err(BackgroundError::Storage(StorageError::Check(guard))) if guard.starts_with(WRITE_GUARD_PREFIX) => {
+                // A write came after the round read D1: what the round wrote
+                // is kept, and the next round carries the write.
+                work.run(vec![marked]).await?;
+            }
+            Err(error) => return Err(error),
+        }
+    }
+    Ok(MoveStage::Switching)
+}
