@@ -47,6 +47,37 @@ CREATE TABLE mail_emptying (
     mailbox_id TEXT PRIMARY KEY
 ) WITHOUT ROWID;
 
+-- Originals under a key that does not name the mailbox whose receipt refers to
+-- them (content-named keys stored before keys named their mailbox, and a
+-- butler's copy filed before copies had keys of their own), still referred to
+-- by that mailbox's own database, as D1's copy of its receipts said when it
+-- was removed: the upkeep asks those mailboxes too before deleting one owed.
+CREATE TABLE originals_kept_for (
+    raw_key    TEXT NOT NULL,
+    mailbox_id TEXT NOT NULL,
+    PRIMARY KEY (raw_key, mailbox_id)
+) WITHOUT ROWID;
+
+-- A sealed send and its files are never deleted, but by the removal of D1's
+-- copy of a moved mailbox's mail, which names the mailbox in `mail_emptying`
+-- for its transaction. The same in both schemas, which are held to each other.
+DROP TRIGGER sends_sealed_are_never_deleted;
+CREATE TRIGGER sends_sealed_are_never_deleted
+BEFORE DELETE ON sends
+WHEN OLD.state IN ('sealed', 'dispatched', 'failed')
+ AND NOT EXISTS (SELECT 1 FROM mail_emptying WHERE mailbox_id = OLD.mailbox_id)
+BEGIN
+    SELECT RAISE(ABORT, 'refused:sealed_send_is_immutable');
+END;
+DROP TRIGGER send_attachments_change_only_on_drafts_delete;
+CREATE TRIGGER send_attachments_change_only_on_drafts_delete
+BEFORE DELETE ON send_attachments
+WHEN (SELECT state FROM sends WHERE id = OLD.send_id) IS NOT 'draft'
+ AND NOT EXISTS (SELECT 1 FROM mail_emptying WHERE mailbox_id = (SELECT mailbox_id FROM sends WHERE id = OLD.send_id))
+BEGIN
+    SELECT RAISE(ABORT, 'refused:send_attachments_only_on_drafts');
+END;
+
 CREATE TRIGGER receipts_insert_while_moving
 AFTER INSERT ON receipts
 WHEN EXISTS (SELECT 1 FROM mailboxes WHERE id = NEW.mailbox_id AND (mail_moving_since IS NOT NULL OR mail_moved_at IS NOT NULL))

@@ -87,8 +87,8 @@ pub struct Config {
     pub mailbox_limit_bytes: u64,
     /// Whether a mailbox created now keeps its mail in its own database from
     /// the start (`NEW_MAILBOXES_IN_OWN_DATABASES` is `true`; decision 0040),
-    /// rather than in D1 until it is moved. Off by default while D1's copy of
-    /// a moved mailbox's mail is not yet removed.
+    /// rather than in D1 until it is moved. Off by default until it is
+    /// measured on Cloudflare.
     pub new_mailboxes_in_own_databases: bool,
     /// Whether the upkeep moves the mail of mailboxes still in D1 into their
     /// own databases, one mailbox at a time, while it keeps changing

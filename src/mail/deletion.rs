@@ -207,39 +207,50 @@ pub fn owe_deletion_of(keys: Statement, since: i64) -> Statement {
 /// owed deletion (the object store failed when their last receipt was deleted,
 /// or the receipt was in a mailbox's own database and the key shared), a
 /// bounded number per run. An original a receipt refers to again (the same
-/// message delivered anew since) is kept and no longer owed: asked of D1, and
-/// for a key naming its mailbox, of that mailbox's own database too. Answers
-/// how many were deleted.
+/// message delivered anew since) is kept and no longer owed: asked of D1, of
+/// the own database of the mailbox its key names, and of those of the
+/// mailboxes whose moved mail may refer to it under a key not their own
+/// (`originals_kept_for`, each forgotten once it answers that it no longer
+/// does). Answers how many were deleted.
 pub async fn delete_originals_owed(work: &Background<'_>) -> Result<usize, BackgroundError> {
     let node = work.node();
     let owed = store::owed(ORIGINALS_PER_UPKEEP);
     let results = work.run(vec![owed]).await?;
     let mut owed = Vec::new();
     for row in results.into_iter().flat_map(|result| result.rows) {
-        owed.push((row.text("raw_key")?, row.integer("needed")? != 0));
+        let kept_for: Vec<String> = serde_json::from_str(&row.text("kept_for")?).unwrap_or_default();
+        let mut asked: Vec<String> =
+            originals::mailbox_of_raw_key(&row.text("raw_key")?).map(str::to_string).into_iter().collect();
+        asked.extend(kept_for.iter().filter(|mailbox| !asked.contains(mailbox)).cloned().collect::<Vec<_>>());
+        owed.push(Owed { raw_key: row.text("raw_key")?, needed_in_d1: row.integer("needed")? != 0, asked, kept_for });
     }
-    let in_mailboxes = needed_in_mailboxes(work, &owed).await;
+    let answers = needed_in_mailboxes(work, &owed).await;
     let mut settled = Vec::new();
     let mut deleted = 0;
-    for (raw_key, needed_in_d1) in owed {
-        let needed_in_mailbox = match originals::mailbox_of_raw_key(&raw_key) {
-            None => false,
-            Some(_) => match in_mailboxes.iter().find(|(key, _)| *key == raw_key) {
-                Some((_, needed)) => *needed,
-                // Its mailbox was not asked this run, or did not answer.
-                None => continue,
-            },
-        };
-        if needed_in_d1 || needed_in_mailbox {
-            settled.push(no_longer_owed(&raw_key));
+    'owed: for original in owed {
+        let mut needed = original.needed_in_d1;
+        for mailbox_id in &original.asked {
+            match answers.iter().find(|(key, mailbox, _)| *key == original.raw_key && mailbox == mailbox_id) {
+                Some((_, _, true)) => needed = true,
+                Some((_, _, false)) => {
+                    if original.kept_for.contains(mailbox_id) {
+                        settled.push(store::no_longer_kept_for(&original.raw_key, mailbox_id));
+                    }
+                }
+                // The mailbox was not asked this run, or did not answer.
+                None => continue 'owed,
+            }
+        }
+        if needed {
+            settled.push(no_longer_owed(&original.raw_key));
             continue;
         }
-        match node.blobs.delete(&raw_key).await {
+        match node.blobs.delete(&original.raw_key).await {
             Ok(()) => {
                 deleted += 1;
-                settled.push(no_longer_owed(&raw_key));
+                settled.push(no_longer_owed(&original.raw_key));
             }
-            Err(error) => node.platform.log(&format!("deleting the original {raw_key}: {}", error.0)),
+            Err(error) => node.platform.log(&format!("deleting the original {}: {}", original.raw_key, error.0)),
         }
     }
     if !settled.is_empty() {
@@ -248,20 +259,31 @@ pub async fn delete_originals_owed(work: &Background<'_>) -> Result<usize, Backg
     Ok(deleted)
 }
 
-/// Whether each of the `owed` keys that name a mailbox is referred to by that
-/// mailbox's own database, asked of each such mailbox once (at most
-/// `MAILBOXES_PER_UPKEEP`, the rest left to the next run): a mailbox whose
-/// database was never created refers to nothing; the keys of one that could
-/// not answer are left out, to be asked again.
-async fn needed_in_mailboxes(work: &Background<'_>, owed: &[(String, bool)]) -> Vec<(String, bool)> {
+/// An original owed deletion, as the upkeep weighs it.
+struct Owed {
+    raw_key: String,
+    needed_in_d1: bool,
+    /// The mailboxes whose own databases are asked whether they refer to it.
+    asked: Vec<String>,
+    /// Those of them D1 keeps it in mind for (`originals_kept_for`).
+    kept_for: Vec<String>,
+}
+
+/// Whether each mailbox asked of each of the `owed` originals refers to it
+/// in its own database: `(raw_key, mailbox, referred)`, each mailbox asked
+/// once (at most `MAILBOXES_PER_UPKEEP`, the rest left to the next run). A
+/// mailbox whose database was never created refers to nothing; the keys of
+/// one that could not answer are left out, to be asked again.
+async fn needed_in_mailboxes(work: &Background<'_>, owed: &[Owed]) -> Vec<(String, String, bool)> {
     let mut by_mailbox: Vec<(&str, Vec<&str>)> = Vec::new();
-    for (raw_key, _) in owed {
-        let Some(mailbox_id) = originals::mailbox_of_raw_key(raw_key) else { continue };
-        let asked = by_mailbox.len();
-        match by_mailbox.iter_mut().find(|(id, _)| *id == mailbox_id) {
-            Some((_, keys)) => keys.push(raw_key),
-            None if asked < MAILBOXES_PER_UPKEEP => by_mailbox.push((mailbox_id, vec![raw_key])),
-            None => {}
+    for original in owed {
+        for mailbox_id in &original.asked {
+            let asked = by_mailbox.len();
+            match by_mailbox.iter_mut().find(|(id, _)| id == mailbox_id) {
+                Some((_, keys)) => keys.push(&original.raw_key),
+                None if asked < MAILBOXES_PER_UPKEEP => by_mailbox.push((mailbox_id, vec![&original.raw_key])),
+                None => {}
+            }
         }
     }
     let node = work.node();
@@ -284,7 +306,10 @@ async fn needed_in_mailboxes(work: &Background<'_>, owed: &[(String, bool)]) -> 
                 continue;
             }
         };
-        known.extend(keys.into_iter().map(|key| (key.to_string(), referred.iter().any(|referred| referred == key))));
+        known.extend(
+            keys.into_iter()
+                .map(|key| (key.to_string(), mailbox_id.to_string(), referred.iter().any(|referred| referred == key))),
+        );
     }
     known
 }

@@ -130,9 +130,7 @@ impl SqliteDatabase {
     pub fn tamper(&self, sql: &str) {
         let connection = self.connection.borrow();
         let d1 = connection
-            .query_row("SELECT count(*) FROM sqlite_schema WHERE name = 'mail_emptying'", [], |row| {
-                row.get::<_, i64>(0)
-            })
+            .query_row("SELECT count(*) FROM sqlite_schema WHERE name = 'mail_changes'", [], |row| row.get::<_, i64>(0))
             .unwrap_or(0)
             > 0;
         let sql = if d1 {

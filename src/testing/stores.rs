@@ -19,8 +19,15 @@ use crate::core::mailbox_storage::{APPLIED_MIGRATIONS, RECORD_MIGRATION, SCHEMA_
 /// batch may carry and the audit chain (D1's, or the mailbox's segment), which
 /// every store has; and a mailbox's record of its migrations and of its mail's
 /// move out of D1 (`mail::moving`), which only a mailbox has.
-const MACHINERY: [&str; 6] =
-    ["write_guards", "audit_entries", "mailbox_schema", "mail_moves", "mail_move_checks", "mail_move_replays"];
+const MACHINERY: [&str; 7] = [
+    "write_guards",
+    "audit_entries",
+    "mailbox_schema",
+    "mail_moves",
+    "mail_move_checks",
+    "mail_move_replays",
+    "mail_emptying",
+];
 
 /// Builds a mailbox's database on `connection` as its object builds it on
 /// its first batch: the schema table, then every migration of

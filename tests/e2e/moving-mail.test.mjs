@@ -5,7 +5,8 @@
 // the runs copy, verify and switch it; then every message, the conversation's
 // labels and the draft are read from the mailbox's object, a search finds
 // what came during the move, what arrives next lands in the object alone,
-// and the organisation's chain records the move and walks intact.
+// D1's copy is removed by the runs after, and the organisation's chain records
+// the move and walks intact.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startDesk, personNamed } from "./fixtures.mjs";
@@ -18,7 +19,7 @@ before(async () => {
 });
 after(() => node?.stop());
 
-const every = ["mailbox.metadata.read", "mailbox.content.read", "send.propose", "approval.decide"];
+const every = ["mailbox.metadata.read", "mailbox.content.read", "message.export", "send.propose", "approval.decide"];
 
 function message(n, subject, extra = "") {
   return `From: Ana Lima <ana@customer.example>\r\nTo: Support <support@mailroom.test>\r\nSubject: ${subject}\r\n` +
@@ -75,9 +76,27 @@ test("a mailbox in D1 is moved into its own Durable Object by the upkeep while m
   const again = await call("GET", `${messages}?limit=50`, { token: ben.token });
   assert.equal(again.body.messages.length, n, again.text);
 
+  // Then D1's copy is removed by the next runs, and nothing is lost by it.
+  const moving = async () => (await node.sql(`SELECT mail_moving_since FROM mailboxes WHERE id = '${mailbox.id}'`))[0].mail_moving_since;
+  for (let run = 0; (await moving()) !== null; run++) {
+    assert.ok(run < 10, `D1's copy was never removed: ${node.output()}`);
+    await node.scheduled("*/5 * * * *");
+  }
+  for (const table of ["receipts", "mail_threads", "sends"]) {
+    const [{ left }] = await node.sql(`SELECT COUNT(*) AS left FROM ${table} WHERE mailbox_id = '${mailbox.id}'`);
+    assert.equal(left, 0, `D1 holds none of the mailbox's ${table}`);
+  }
+  const still = await call("GET", `${messages}?limit=50`, { token: ben.token });
+  assert.equal(still.body.messages.length, n, still.text);
+  const original = await call("GET", `${messages}/${first}/original`, { token: ben.token });
+  assert.equal(original.status, 200, original.text);
+  assert.match(original.text, /Message number 1 about/);
+
   const audit = await call("GET", "/api/audit?limit=100", { token });
   assert.equal(audit.status, 200, audit.text);
-  assert.ok(audit.body.entries.some((entry) => entry.action === "move_mailbox_mail" && entry.object === mailbox.id), audit.text);
+  for (const action of ["move_mailbox_mail", "remove_moved_mail_from_d1"]) {
+    assert.ok(audit.body.entries.some((entry) => entry.action === action && entry.object === mailbox.id), action);
+  }
   for (const path of ["/api/audit/verify", `/api/audit/verify?mailbox_id=${mailbox.id}`]) {
     const walked = await call("GET", path, { token });
     assert.equal(walked.body.intact, true, walked.text);

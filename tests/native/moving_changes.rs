@@ -17,7 +17,8 @@ use mailroom::core::node::Node;
 use mailroom::core::storage::{Database, LocalBoxFuture, QueryResult, Statement, StorageError};
 use mailroom::mail::Delivery;
 use mailroom::mail::moving::{
-    Key, MOVE_ACTION, MOVED_TABLES, MoveStage, MovedTable, Owner, SEARCH_INDEXES, Verification, advance_move,
+    COPY_REMOVED_ACTION, Key, MOVE_ACTION, MOVED_TABLES, MoveStage, MovedTable, Owner, SEARCH_INDEXES, Verification,
+    advance_move,
 };
 use mailroom::testing::{RequestExt, SqliteDatabase};
 use serde_json::json;
@@ -226,6 +227,7 @@ fn same_rows(world: &World, support: &str) {
 fn a_mailbox_moved_while_mail_arrives_and_its_people_work_ends_row_for_row_what_d1_holds_of_it() {
     let desk = desk_with_mail();
     let (world, support) = (&desk.world, desk.mailbox.as_str());
+    let sales = desk.mailbox_at("sales@mailroom.test").to_string();
     let question = world.node.database.peek("SELECT id FROM receipts WHERE subject = 'Invoice 4471'").unwrap();
     let busy = Busy {
         desk: &desk,
@@ -267,7 +269,45 @@ fn a_mailbox_moved_while_mail_arrives_and_its_people_work_ends_row_for_row_what_
     let in_d1 = world.node.database.count(&format!("SELECT count(*) FROM receipts WHERE id = '{after}'"));
     let moved = object(world, support).database.count(&format!("SELECT count(*) FROM receipts WHERE id = '{after}'"));
     assert_eq!((in_d1, moved), (0, 1));
+
+    // Then D1's copy is removed, a batch a round trip, and the move is over.
+    let sales_rows = |world: &World| -> Vec<_> {
+        MOVED_TABLES.iter().map(|table| rows(&world.node.database, table, Some(&sales))).collect()
+    };
+    let sales_before = sales_rows(world);
+    let removed = copy_removed(world, support);
+    assert!(removed > 40, "{removed} rows");
+    for table in MOVED_TABLES {
+        assert!(
+            rows(&world.node.database, table, Some(support)).is_empty(),
+            "D1 holds none of support's {}",
+            table.name
+        );
+    }
+    assert_eq!(sales_rows(world), sales_before, "sales' mail in D1 is untouched");
+    for index in SEARCH_INDEXES {
+        world.node.database.tamper(&format!("INSERT INTO {index} ({index}) VALUES ('integrity-check')"));
+    }
+    let entry = world.last_audit_entry();
+    assert_eq!((entry["action"].as_str(), entry["object"].as_str()), (Some(COPY_REMOVED_ACTION), Some(support)));
     assert!(matches!(advance(world, support, SMALLEST_STEP), MoveStage::Moved));
+    let found = ok(world.call("GET", "/api/search?q=zeppelin", Some(ben), None));
+    assert_eq!(found["results"].as_array().map(Vec::len), Some(2), "support's and sales' own: {found}");
+    assert_eq!(world.verify()["intact"], true);
+}
+
+/// Advances `mailbox`'s switched move until D1's copy is removed: the rows
+/// removed.
+fn copy_removed(world: &World, mailbox: &str) -> u64 {
+    let mut removed = 0;
+    for _ in 0..100 {
+        match advance(world, mailbox, SMALLEST_STEP) {
+            MoveStage::Emptying { rows } => removed += rows,
+            MoveStage::Emptied { rows } => return removed + rows,
+            other => panic!("{other:?}"),
+        }
+    }
+    panic!("D1's copy was never removed");
 }
 
 /// D1, with one switch armed: just before the first batch that writes
@@ -456,7 +496,13 @@ fn the_schedule_moves_every_mailbox_one_at_a_time_only_when_switched_on() {
     let desk = two_mailboxes_moving(true);
     let world = &desk.world;
     let mut runs = 0;
-    while moved(world) < 2 {
+    let in_d1 = |world: &World| {
+        world
+            .node
+            .database
+            .count("SELECT count(*) FROM mailboxes WHERE mail_moved_at IS NULL OR mail_moving_since IS NOT NULL")
+    };
+    while in_d1(world) > 0 {
         let round_trips = run(world);
         assert!(round_trips <= mailroom::mail::moving::ROUND_TRIPS_PER_RUN, "{round_trips}");
         let moving = world
@@ -468,10 +514,63 @@ fn the_schedule_moves_every_mailbox_one_at_a_time_only_when_switched_on() {
         assert!(runs < 40, "never finished");
     }
     world.node.seal();
-    let moves = world.audit().iter().filter(|entry| entry["action"] == MOVE_ACTION).count();
-    assert_eq!(moves, 2);
+    assert_eq!(moved(world), 2);
+    let recorded = |action: &str| world.audit().iter().filter(|entry| entry["action"] == action).count();
+    assert_eq!((recorded(MOVE_ACTION), recorded(COPY_REMOVED_ACTION)), (2, 2));
+    assert_eq!(world.node.database.count("SELECT count(*) FROM receipts"), 0, "D1 holds no mail");
     assert_eq!(run(world), 1, "done: one read finds nothing to move");
     let ben = &desk.person("ben").token;
     let listed = ok(world.call("GET", &format!("/api/mailboxes/{}/messages", desk.mailbox), Some(ben), None));
     assert_eq!(listed["messages"].as_array().map(Vec::len), Some(5), "{listed}");
+}
+
+/// The attacker of the original's promise: an original stored before keys
+/// named their mailbox, shared by two mailboxes whose mail then moved and
+/// whose copy in D1 was removed, is kept while either still refers to it and
+/// deleted after the last.
+#[test]
+fn an_original_shared_under_an_old_key_is_kept_while_any_moved_mailbox_refers_to_it() {
+    let desk = desk_with_mail();
+    let world = &desk.world;
+    let (support, sales) = (desk.mailbox.clone(), desk.mailbox_at("sales@mailroom.test").to_string());
+    let raw = "From: Ana <ana@customer.example>\r\nTo: <support@mailroom.test>, <sales@mailroom.test>\r\n\
+               Subject: For both\r\nMessage-ID: <both@customer.example>\r\n\r\nOne message, two mailboxes.\r\n";
+    let at_support = match world.node.deliver("ana@customer.example", SUPPORT, raw.as_bytes()) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    };
+    let at_sales = match world.node.deliver("ana@customer.example", "sales@mailroom.test", raw.as_bytes()) {
+        Ok(Delivery::Stored { receipt_id }) => receipt_id,
+        other => panic!("{other:?}"),
+    };
+    // As a node stored it before keys named their mailbox: one object, by content.
+    let shared = "raw/0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef".to_string();
+    world.node.blobs.objects.borrow_mut().insert(shared.clone(), raw.as_bytes().to_vec());
+    world
+        .node
+        .database
+        .tamper(&format!("UPDATE receipts SET raw_key = '{shared}' WHERE id IN ('{at_support}', '{at_sales}')"));
+    for mailbox in [&support, &sales] {
+        crate::moving_mail::moved(world, mailbox);
+        copy_removed(world, mailbox);
+    }
+    let kept_for = world.node.database.rows("SELECT mailbox_id FROM originals_kept_for ORDER BY mailbox_id");
+    let mut expected = vec![vec![support.clone()], vec![sales.clone()]];
+    expected.sort();
+    assert_eq!(kept_for, expected, "D1 keeps in mind who may still refer to it");
+
+    let upkeep = |world: &World| {
+        let node = world.node.node();
+        world.node.run(mailroom::schedule::run_job(&node, mailroom::schedule::Job::Upkeep)).unwrap();
+    };
+    let held = |world: &World| world.node.blobs.objects.borrow().contains_key(&shared);
+    ok(world.admin("DELETE", &format!("/api/mailboxes/{support}/messages/{at_support}"), None));
+    upkeep(world);
+    assert!(held(world), "sales still refers to it");
+    assert_eq!(world.node.database.rows("SELECT mailbox_id FROM originals_kept_for"), [[sales.clone()]]);
+    ok(world.admin("DELETE", &format!("/api/mailboxes/{sales}/messages/{at_sales}"), None));
+    upkeep(world);
+    assert!(!held(world), "no one refers to it any more");
+    assert_eq!(world.node.database.count("SELECT count(*) FROM originals_kept_for"), 0);
+    assert_eq!(world.node.database.count("SELECT count(*) FROM originals_to_delete"), 0);
 }

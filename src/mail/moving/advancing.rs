@@ -11,11 +11,16 @@ use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
 use crate::core::storage::{Counted, StorageError, WRITE_GUARD_PREFIX};
 use crate::mail::store::mailboxes;
-use crate::mail::store::moving as store;
+use crate::mail::store::moving::{self as store, MOVED_TABLES, MovedTable};
 
 /// The action of the organisation's entry recording a verified move, its
 /// object the mailbox, its detail each table's count and hash.
 pub const MOVE_ACTION: &str = "move_mailbox_mail";
+/// The action of the organisation's entry recording that D1 holds nothing
+/// more of a moved mailbox's mail, its object the mailbox.
+pub const COPY_REMOVED_ACTION: &str = "remove_moved_mail_from_d1";
+/// The most rows of one table a batch removes from D1's copy.
+pub const ROWS_REMOVED_PER_BATCH: i64 = 500;
 /// The most round trips a run of the upkeep spends moving mail: with the
 /// upkeep's own, within the 50 subrequests an invocation may make.
 pub const ROUND_TRIPS_PER_RUN: u32 = 24;
@@ -42,6 +47,11 @@ pub enum MoveStage {
     /// Switched in this step: the mailbox's mail is read and written in its
     /// own database from now on.
     Switched { tables: Vec<TableTally> },
+    /// Rows of D1's copy of the mailbox's moved mail were removed; more are left.
+    Emptying { rows: u64 },
+    /// D1 was found to hold nothing more of the mailbox's mail in this step:
+    /// the move is over.
+    Emptied { rows: u64 },
 }
 
 /// Moves the mail of the first mailbox whose mail is still in D1 a step on
@@ -75,6 +85,9 @@ pub async fn advance_move(
         work.run(vec![store::move_state(mailbox_id)]).await?.try_into().map_err(|_| unreadable("a move's state"))?;
     let Some(state) = state.first() else { return Ok(MoveStage::Moved) };
     if state.optional_integer("mail_moved_at")?.is_some() {
+        if state.optional_integer("mail_moving_since")?.is_some() {
+            return remove_d1_copy(work, mailbox_id, left(work)).await;
+        }
         return Ok(MoveStage::Moved);
     }
     if state.optional_integer("mail_moving_since")?.is_none() {
@@ -120,17 +133,7 @@ async fn switch(
     let mut replays = replays.first().map(|row| row.integer("replays")).transpose()?.unwrap_or(0);
     let detail = serde_json::to_string(&serde_json::json!({ "tables": tables }))
         .map_err(|error| BackgroundError::Unreadable(error.to_string()))?;
-    let record = AuditRecord {
-        at: work.now_ms(),
-        actor: None,
-        delegator: None,
-        surface: None,
-        action: MOVE_ACTION.into(),
-        object: Some(mailbox_id.to_string()),
-        outcome: "ok",
-        detail: Some(detail),
-        topic: None,
-    };
+    let record = recorded(work, MOVE_ACTION, mailbox_id, Some(detail));
     while spent(work) + 4 <= round_trips {
         let round = replaying::replay_round(work, &mailbox, mailbox_id, replays).await?;
         let marked = store::notes_replayed(mailbox_id, round.notes);
@@ -168,4 +171,68 @@ async fn switch(
         }
     }
     Ok(MoveStage::Switching)
+}
+
+/// Removes D1's copy of mailbox `mailbox_id`'s moved mail, children before
+/// parents: a read of which tables still hold any, then a batch of up to
+/// `ROWS_REMOVED_PER_BATCH` rows of a table per round trip, each inside the
+/// transaction naming the mailbox as emptying (D1 refuses any other write to
+/// it). A read finding nothing left ends the move, recorded in the
+/// organisation's chain.
+async fn remove_d1_copy(
+    work: &Background<'_>,
+    mailbox_id: &str,
+    round_trips: u32,
+) -> Result<MoveStage, BackgroundError> {
+    let before = work.round_trips();
+    let spent = |work: &Background<'_>| work.round_trips() - before;
+    if round_trips < 2 {
+        return Ok(MoveStage::Emptying { rows: 0 });
+    }
+    let held = work.run(MOVED_TABLES.iter().map(|table| store::holds_any(table, mailbox_id)).collect()).await?;
+    let left: Vec<&MovedTable> = MOVED_TABLES
+        .iter()
+        .zip(&held)
+        .filter(|(_, held)| held.first_flag("held").unwrap_or(true))
+        .map(|(table, _)| table)
+        .collect();
+    if left.is_empty() {
+        let record = recorded(work, COPY_REMOVED_ACTION, mailbox_id, None);
+        work.run(vec![store::copy_removed(mailbox_id), work.append(&record)]).await?;
+        return Ok(MoveStage::Emptied { rows: 0 });
+    }
+    let mut rows = 0;
+    for table in left.into_iter().rev() {
+        loop {
+            if spent(work) + 1 > round_trips {
+                return Ok(MoveStage::Emptying { rows });
+            }
+            let mut batch = vec![store::emptying_begins(mailbox_id)];
+            batch.extend(store::emptied(table, mailbox_id, ROWS_REMOVED_PER_BATCH));
+            batch.push(store::emptying_ends(mailbox_id));
+            let results = work.run(batch).await?;
+            let removed = results.iter().rev().nth(1).map_or(0, |deleted| deleted.changes);
+            rows += removed;
+            if (removed as i64) < ROWS_REMOVED_PER_BATCH {
+                break;
+            }
+        }
+    }
+    Ok(MoveStage::Emptying { rows })
+}
+
+/// The organisation's entry recording a step of mailbox `mailbox_id`'s move,
+/// taken by the node itself.
+fn recorded(work: &Background<'_>, action: &str, mailbox_id: &str, detail: Option<String>) -> AuditRecord {
+    AuditRecord {
+        at: work.now_ms(),
+        actor: None,
+        delegator: None,
+        surface: None,
+        action: action.into(),
+        object: Some(mailbox_id.to_string()),
+        outcome: "ok",
+        detail,
+        topic: None,
+    }
 }

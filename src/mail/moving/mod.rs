@@ -21,10 +21,18 @@
 //! what the object holds, and a page sent twice (a retry after a lost answer)
 //! rolls back whole instead of indexing its receipts twice. Rowids are copied
 //! as they are, so storage order and the search indexes' rowids carry over.
-//! Removing D1's copy once the mailbox is switched is still to come.
+//!
+//! Once switched, D1's copy is removed a batch a round trip, children first,
+//! each batch inside a transaction naming the mailbox in `mail_emptying` (the
+//! one write to it D1 lets through); an original its receipts refer to under
+//! a key not naming the mailbox is kept in mind for it (`originals_kept_for`),
+//! so the upkeep asks its own database before deleting it.
 
 pub use super::store::moving::{Key, MOVED_TABLES, MovedTable, NOT_MOVED, Owner, SEARCH_INDEXES};
-pub use advancing::{FEWEST_TO_SWITCH, MOVE_ACTION, MoveStage, ROUND_TRIPS_PER_RUN, advance_move, move_next};
+pub use advancing::{
+    COPY_REMOVED_ACTION, FEWEST_TO_SWITCH, MOVE_ACTION, MoveStage, ROUND_TRIPS_PER_RUN, ROWS_REMOVED_PER_BATCH,
+    advance_move, move_next,
+};
 pub use copying::{MoveProgress, move_mail};
 pub use replaying::NOTES_PER_ROUND;
 pub use rows::{FIRST_PAGE_ROWS, PAGE_BYTES, ROWS_PER_PAGE, TableTally};

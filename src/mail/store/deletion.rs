@@ -110,14 +110,25 @@ pub(crate) fn no_longer_owed(raw_key: &str) -> Statement {
     Statement::new("DELETE FROM originals_to_delete WHERE raw_key = ?1").bind(raw_key)
 }
 
-/// The oldest `limit` originals owed deletion: `raw_key`, and `needed` when a
-/// receipt refers to it again.
+/// The oldest `limit` originals owed deletion: `raw_key`; `needed` when a
+/// receipt in D1 refers to it again; and `kept_for`, a JSON array of the
+/// mailboxes whose moved mail may still refer to it under a key not their
+/// own (`originals_kept_for`).
 pub(crate) fn owed(limit: i64) -> Statement {
     spans_stores(
         Statement::new(
-            "SELECT o.raw_key, EXISTS (SELECT 1 FROM receipts r WHERE r.raw_key = o.raw_key) AS needed \
-         FROM originals_to_delete o ORDER BY o.since LIMIT ?1",
+            "SELECT o.raw_key, EXISTS (SELECT 1 FROM receipts r WHERE r.raw_key = o.raw_key) AS needed, \
+               (SELECT json_group_array(k.mailbox_id) FROM originals_kept_for k WHERE k.raw_key = o.raw_key) AS kept_for \
+             FROM originals_to_delete o ORDER BY o.since LIMIT ?1",
         )
         .bind(limit),
     )
+}
+
+/// Mailbox `mailbox_id`'s own database no longer refers to the original at
+/// `raw_key`.
+pub(crate) fn no_longer_kept_for(raw_key: &str, mailbox_id: &str) -> Statement {
+    Statement::new("DELETE FROM originals_kept_for WHERE raw_key = ?1 AND mailbox_id = ?2")
+        .bind(raw_key)
+        .bind(mailbox_id)
 }

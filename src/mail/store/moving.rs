@@ -227,12 +227,13 @@ pub(crate) fn trigger_lifted(name: &str) -> Statement {
     Statement::new(format!("DROP TRIGGER {name}"))
 }
 
-/// Creates trigger `name` again from the text of the mailbox migration that
-/// created it, so what is restored is what the schema says; `None` when no
+/// Creates trigger `name` again from the text of the latest mailbox
+/// migration that created it, so what is restored is what the schema says; `None` when no
 /// migration creates it.
 pub(crate) fn trigger_restored(name: &str) -> Option<Statement> {
     let opening = format!("CREATE TRIGGER {name}\n");
-    MAILBOX_MIGRATIONS.iter().find_map(|migration| {
+    // The last migration that creates it: a later one may have made it anew.
+    MAILBOX_MIGRATIONS.iter().rev().find_map(|migration| {
         let start = migration.sql.find(&opening)?;
         let length = migration.sql[start..].find("\nEND;")? + "\nEND".len();
         Some(Statement::new(&migration.sql[start..start + length]))
@@ -320,6 +321,43 @@ pub(crate) fn emptying_begins(mailbox_id: &str) -> Statement {
     Statement::new("INSERT INTO mail_emptying (mailbox_id) VALUES (?1)").bind(mailbox_id)
 }
 
+/// The statements removing up to `?2` rows of `table` that are mailbox `?1`'s
+/// from D1, in key order, once its mail moved (inside `emptying_begins`): a
+/// receipt's index entries go first, and an original its receipt refers to
+/// under a key that does not name the mailbox is kept in mind for it
+/// (`originals_kept_for`), since only its own database can say from now on
+/// whether it still refers to it.
+pub(crate) fn emptied(table: &MovedTable, mailbox_id: &str, limit: i64) -> Vec<Statement> {
+    let name = table.name;
+    let key = table.key_columns().join(", ");
+    let page = format!("SELECT {key} FROM {name} t WHERE {} ORDER BY {key} LIMIT ?2", table.whose());
+    let mut statements = Vec::new();
+    if table.searchable {
+        statements.push(spans_stores(Statement::new(format!(
+            "INSERT INTO originals_kept_for (raw_key, mailbox_id) \
+             SELECT raw_key, mailbox_id FROM receipts WHERE rowid IN ({page}) \
+             AND raw_key NOT LIKE 'raw/' || mailbox_id || '/%' ON CONFLICT DO NOTHING"
+        ))));
+        statements.extend(search::unindexed_in(&page));
+    }
+    statements.push(Statement::new(format!("DELETE FROM {name} WHERE ({key}) IN ({page})")));
+    statements.into_iter().map(|statement| statement.bind(mailbox_id).bind(limit)).collect()
+}
+
+/// Whether D1 holds any row of `table` that is mailbox `mailbox_id`'s:
+/// `held`.
+pub(crate) fn holds_any(table: &MovedTable, mailbox_id: &str) -> Statement {
+    Statement::new(format!("SELECT EXISTS (SELECT 1 FROM {} t WHERE {}) AS held", table.name, table.whose()))
+        .bind(mailbox_id)
+}
+
+/// D1 holds nothing more of mailbox `mailbox_id`'s moved mail: its move is
+/// over.
+pub(crate) fn copy_removed(mailbox_id: &str) -> Statement {
+    Statement::new("UPDATE mailboxes SET mail_moving_since = NULL WHERE id = ?1 AND mail_moved_at IS NOT NULL")
+        .bind(mailbox_id)
+}
+
 /// Ends what `emptying_begins` opened, in the same transaction.
 pub(crate) fn emptying_ends(mailbox_id: &str) -> Statement {
     Statement::new("DELETE FROM mail_emptying WHERE mailbox_id = ?1").bind(mailbox_id)
@@ -342,11 +380,11 @@ pub(crate) fn move_begun(mailbox_id: &str, now_ms: i64) -> Statement {
     .bind(now_ms)
 }
 
-/// The first mailbox whose mail is still in D1, one whose move began first:
-/// `id`, or no row.
+/// The first mailbox D1 still holds mail of (still in D1, or moved and its
+/// copy not yet removed), one whose move began first: `id`, or no row.
 pub(crate) fn next_to_move() -> Statement {
     Statement::new(
-        "SELECT id FROM mailboxes WHERE mail_moved_at IS NULL \
+        "SELECT id FROM mailboxes WHERE mail_moved_at IS NULL OR mail_moving_since IS NOT NULL \
          ORDER BY mail_moving_since IS NULL, mail_moving_since, id LIMIT 1",
     )
 }

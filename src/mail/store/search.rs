@@ -242,6 +242,17 @@ pub(crate) fn unindexed_at(rowids: &str) -> [Statement; 2] {
     })
 }
 
+/// Takes the receipts whose rowids `rowids` (a query, its parameters bound
+/// by the caller) answers out of both search indexes.
+pub(crate) fn unindexed_in(rowids: &str) -> [Statement; 2] {
+    INDEXED.map(|(index, columns)| {
+        Statement::new(format!(
+            "INSERT INTO {index} ({index}, rowid, {columns}) SELECT 'delete', rowid, {columns} FROM receipts \
+             WHERE rowid IN ({rowids})"
+        ))
+    })
+}
+
 /// The condition on `receipts r` selecting the receipts of `mailbox_ids`
 /// received from `from_ms` and before `before_ms` whose headers or body match
 /// `words`, with its parameters (each `?`, in order).
