@@ -70,7 +70,9 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
                 worker::console_error!("a deferred write failed: {error}");
             }
             hubs::publish(&hub_env, events).await;
-            if webhooks_queued {
+            // Queued by the commit, or by the deferred writes after a change
+            // in a mailbox's own database.
+            if webhooks_queued || bindings.events.take_queued() > 0 {
                 deliver_webhooks(&bindings).await;
             }
             if seal {

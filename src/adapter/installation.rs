@@ -90,8 +90,10 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         .unwrap_or(DEFAULT_MAXIMUM_MESSAGE_BYTES);
     config.database_limit_bytes = size_limit(env, "DATABASE_LIMIT_BYTES", DEFAULT_DATABASE_LIMIT_BYTES);
     config.mailbox_limit_bytes = size_limit(env, "MAILBOX_LIMIT_BYTES", DEFAULT_MAILBOX_LIMIT_BYTES);
-    config.new_mailboxes_in_own_databases = switched_on(env, "NEW_MAILBOXES_IN_OWN_DATABASES");
-    config.move_mail_into_own_databases = switched_on(env, "MOVE_MAIL_INTO_OWN_DATABASES");
+    config.new_mailboxes_in_own_databases =
+        switch(env, "NEW_MAILBOXES_IN_OWN_DATABASES").unwrap_or(config.new_mailboxes_in_own_databases);
+    config.move_mail_into_own_databases =
+        switch(env, "MOVE_MAIL_INTO_OWN_DATABASES").unwrap_or(config.move_mail_into_own_databases);
     config.public_origin = env
         .var("PUBLIC_ORIGIN")
         .ok()
@@ -119,5 +121,11 @@ fn size_limit(env: &Env, name: &str, default: u64) -> u64 {
 
 /// Whether the variable `name` is `true` (in any case); off when unset.
 fn switched_on(env: &Env, name: &str) -> bool {
-    env.var(name).ok().is_some_and(|value| value.to_string().trim().eq_ignore_ascii_case("true"))
+    switch(env, name).unwrap_or(false)
+}
+
+/// Whether variable `name` switches something on (`true`) or off (anything
+/// else), or `None` when it is not set and the default stands.
+fn switch(env: &Env, name: &str) -> Option<bool> {
+    env.var(name).ok().map(|value| value.to_string().trim().eq_ignore_ascii_case("true"))
 }

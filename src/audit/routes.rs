@@ -24,10 +24,12 @@ use crate::audit::walk::{Anchor, Failure, Walk, walk};
 use crate::audit::witness::tell_witnesses;
 use crate::core::context::Context;
 use crate::core::http::Response;
+use crate::core::mailbox_storage::never_created;
 use crate::core::node::Config;
 use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
+use crate::core::storage::QueryResult;
 
 use super::store;
 
@@ -90,7 +92,13 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
             expected: "the `next_cursor` of a previous page, unchanged".into(),
         })?,
     };
-    let [page] = context.read_array([store::entries_before(before, limit + 1)]).await?;
+    let page = match context.query("mailbox_id").map(str::to_string) {
+        None => {
+            let [page] = context.read_array([store::entries_before(before, limit + 1)]).await?;
+            page
+        }
+        Some(mailbox_id) => segment_entries_before(context, &mailbox_id, before, limit + 1).await?,
+    };
     let mut entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = if entries.len() as i64 > limit {
         entries.truncate(limit as usize);
@@ -100,6 +108,37 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
     };
     let entries = entries.into_iter().map(StoredEntry::present).collect();
     Ok(context.json(&AuditPage { entries, next_cursor }))
+}
+
+/// Up to `limit` entries of mailbox `mailbox_id`'s segment of the chain
+/// before `before`, newest first, read beside D1's word that the mailbox is
+/// one of the node's; a segment whose database no write has made is empty.
+async fn segment_entries_before(
+    context: &mut Context<'_>,
+    mailbox_id: &str,
+    before: i64,
+    limit: i64,
+) -> Result<QueryResult, Refusal> {
+    let (known, page) = context
+        .read_beside_mailbox(
+            vec![segments::anchor_statement(mailbox_id)],
+            mailbox_id,
+            vec![store::entries_before(before, limit)],
+        )
+        .await?;
+    let known = known.first().ok_or_else(|| context.internal("the mailbox was not read"))?;
+    if segments::read_anchors(known).map_err(|error| context.internal(error))?.is_empty() {
+        return Err(RequestError::InvalidQueryParameter {
+            name: "mailbox_id".into(),
+            expected: "the id of one of the node's mailboxes (`mbx_…`)".into(),
+        }
+        .into());
+    }
+    match page {
+        Ok(mut page) => page.pop().ok_or_else(|| context.internal("the segment's page was not read")),
+        Err(error) if never_created(&error) => Ok(QueryResult::default()),
+        Err(error) => Err(context.internal(error)),
+    }
 }
 
 /// `GET /api/audit/verify`: recomputes up to `VERIFY_PAGE` entries after

@@ -124,17 +124,23 @@ pub struct Deferred {
     /// Each in the named mailbox's own database (a dispatch's outcome, once
     /// the mailbox's mail has moved there), after those on D1.
     pub in_mailboxes: Vec<(String, crate::core::storage::Statement)>,
+    /// On D1, in the batch of `on_d1`: the statements queueing deliveries to
+    /// subscribed endpoints of what a change in a mailbox's own database
+    /// told, counted as queued once written, so they are posted after the
+    /// answer as a change on D1's are.
+    pub webhooks_on_d1: Vec<crate::core::storage::Statement>,
 }
 
 impl Deferred {
     pub fn is_empty(&self) -> bool {
-        self.on_d1.is_empty() && self.in_mailboxes.is_empty()
+        self.on_d1.is_empty() && self.in_mailboxes.is_empty() && self.webhooks_on_d1.is_empty()
     }
 
     /// `other`'s writes after these.
     pub fn extend(&mut self, other: &Deferred) {
         self.on_d1.extend(other.on_d1.iter().cloned());
         self.in_mailboxes.extend(other.in_mailboxes.iter().cloned());
+        self.webhooks_on_d1.extend(other.webhooks_on_d1.iter().cloned());
     }
 }
 

@@ -87,12 +87,13 @@ pub struct Config {
     pub mailbox_limit_bytes: u64,
     /// Whether a mailbox created now keeps its mail in its own database from
     /// the start (`NEW_MAILBOXES_IN_OWN_DATABASES` is `true`; decision 0040),
-    /// rather than in D1 until it is moved. Off by default until it is
-    /// measured on Cloudflare.
+    /// rather than in D1 until it is moved. On by default: D1 holds the
+    /// directory, and mail grows past it.
     pub new_mailboxes_in_own_databases: bool,
     /// Whether the upkeep moves the mail of mailboxes still in D1 into their
     /// own databases, one mailbox at a time, while it keeps changing
     /// (`MOVE_MAIL_INTO_OWN_DATABASES` is `true`; decision 0040, `mail::moving`).
+    /// On by default, so a node that kept mail in D1 moves it once upgraded.
     pub move_mail_into_own_databases: bool,
     /// The origin the node answers at (`PUBLIC_ORIGIN`, such as
     /// `https://mail.example.org`). When set, a request addressed to any other host
@@ -147,8 +148,8 @@ impl Config {
             maximum_message_bytes: DEFAULT_MAXIMUM_MESSAGE_BYTES,
             database_limit_bytes: DEFAULT_DATABASE_LIMIT_BYTES,
             mailbox_limit_bytes: DEFAULT_MAILBOX_LIMIT_BYTES,
-            new_mailboxes_in_own_databases: false,
-            move_mail_into_own_databases: false,
+            new_mailboxes_in_own_databases: true,
+            move_mail_into_own_databases: true,
             public_origin: None,
             reminder_sender: None,
             agent_network: false,
@@ -184,12 +185,16 @@ impl Node<'_> {
     /// mailbox in the order they were queued. Every batch is tried; the
     /// errors are answered.
     pub async fn write_deferred(&self, deferred: Deferred) -> Vec<StorageError> {
-        let Deferred { on_d1, in_mailboxes } = deferred;
+        let Deferred { mut on_d1, in_mailboxes, webhooks_on_d1 } = deferred;
         let mut errors = Vec::new();
-        if !on_d1.is_empty()
-            && let Err(error) = self.database.execute(on_d1).await
-        {
-            errors.push(error);
+        let queued_from = on_d1.len();
+        on_d1.extend(webhooks_on_d1);
+        if !on_d1.is_empty() {
+            match self.database.execute(on_d1).await {
+                // What the queueing statements queued is posted after it.
+                Ok(results) => self.events.count_queued(results.get(queued_from..).unwrap_or_default()),
+                Err(error) => errors.push(error),
+            }
         }
         let mut remaining = in_mailboxes.as_slice();
         while let Some((mailbox_id, _)) = remaining.first() {

@@ -18,6 +18,7 @@
 mod bindings;
 mod clock;
 mod configuration;
+mod mail_everywhere;
 mod node;
 mod platform;
 mod requests;

@@ -59,7 +59,7 @@ impl TestNode {
                 maximum_message_bytes: 64 * 1024,
                 database_limit_bytes: crate::core::node::DEFAULT_DATABASE_LIMIT_BYTES,
                 mailbox_limit_bytes: crate::core::node::DEFAULT_MAILBOX_LIMIT_BYTES,
-                new_mailboxes_in_own_databases: false,
+                new_mailboxes_in_own_databases: true,
                 move_mail_into_own_databases: false,
                 public_origin: Some(TEST_ORIGIN.to_string()),
                 reminder_sender: Some(TEST_REMINDER_SENDER.to_string()),

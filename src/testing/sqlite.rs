@@ -335,6 +335,24 @@ impl SqliteDatabase {
             .expect("the test's query runs")
     }
 
+    /// Whether every statement of `sql` compiles here: every table and
+    /// column it names is in this database.
+    pub fn compiles(&self, sql: &str) -> bool {
+        let connection = self.connection.borrow();
+        let mut rest = sql.trim();
+        while !rest.is_empty() {
+            let statement = match rest.find(';') {
+                Some(end) => &rest[..end],
+                None => rest,
+            };
+            if !statement.trim().is_empty() && connection.prepare(statement).is_err() {
+                return false;
+            }
+            rest = rest.get(statement.len() + 1..).unwrap_or("").trim();
+        }
+        true
+    }
+
     /// A single integer from raw SQL, for assertions about storage.
     pub fn count(&self, sql: &str) -> i64 {
         self.connection.borrow().query_row(sql, [], |row| row.get(0)).expect("count query runs")

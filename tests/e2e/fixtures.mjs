@@ -43,6 +43,31 @@ export function deskOf(call, token) {
 }
 
 /**
+ * The audit trail as an administrator (`token`) reads it, newest first: the
+ * organisation's chain and every mailbox's segment of it (what is done to
+ * mail kept in the mailbox's own database), the newest `limit` of each,
+ * merged by time (decision 0040).
+ */
+export async function auditTrail(call, token, limit = 100) {
+  const entries = [...(await ok(call("GET", `/api/audit?limit=${limit}`, { token }))).entries];
+  for (const mailbox of (await ok(call("GET", "/api/mailboxes/all", { token }))).mailboxes) {
+    entries.push(...(await ok(call("GET", `/api/audit?limit=${limit}&mailbox_id=${mailbox.id}`, { token }))).entries);
+  }
+  return entries.sort((one, other) => (one.at < other.at ? 1 : one.at > other.at ? -1 : 0));
+}
+
+/** How many messages mailbox `mailboxId` holds, paged through as `token` lists them. */
+export async function messagesIn(call, token, mailboxId) {
+  let count = 0;
+  for (let cursor = ""; ; ) {
+    const page = await ok(call("GET", `/api/mailboxes/${mailboxId}/messages?limit=100${cursor}`, { token }));
+    count += page.messages.length;
+    if (!page.next_cursor) return count;
+    cursor = `&cursor=${encodeURIComponent(page.next_cursor)}`;
+  }
+}
+
+/**
  * Starts a node (`startNode`'s options) and sets it up: `{ node, call, admin,
  * token, desk }`, where `desk` adds to it as the administrator (`deskOf`).
  */

@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { startDesk } from "./fixtures.mjs";
+import { auditTrail, startDesk } from "./fixtures.mjs";
 import {
   MAIL_NODE, SUPPORT, WRITER, APPROVER, QUESTION, fixture, PER_PAGE, NEWS, HOSTILE_SUBJECT, HOSTILE,
   bodyRows, section, yourMailboxes, everyMessage, statusSaying, pagesOn,
@@ -188,7 +188,7 @@ test("someone who holds only metadata sees that a message exists, and is told wh
   assert.equal(await admin.getByRole("button", { name: "Reply" }).count(), 0, "no Reply without send.propose");
   assert.equal(await admin.getByRole("link", { name: /original/ }).count(), 0, "no original without content.read and export");
 
-  const reads = (await call("GET", "/api/audit?limit=50", { token })).body.entries.filter((entry) => entry.action === "get_message_body");
+  const reads = (await auditTrail(call, token, 50)).filter((entry) => entry.action === "get_message_body");
   assert.deepEqual(reads, [], "the page never asked for the text");
 });
 
@@ -247,7 +247,7 @@ test("the writer searches every mailbox they can read, finds a message by its te
   await writer.waitForURL((url) => url.hash === "#/mail/search/4471");
   const results = writer.getByRole("region", { name: "Results for “4471”" });
   await results.getByRole("table").waitFor();
-  const audit = (await call("GET", "/api/audit?limit=20", { token })).body.entries.find((entry) => entry.action === "search_messages");
+  const audit = (await auditTrail(call, token, 20)).find((entry) => entry.action === "search_messages");
   assert.equal(audit?.actor, ids.writer, "the page's search is recorded as the writer's");
   assert.equal(audit.detail.q, "4471");
 
@@ -415,7 +415,7 @@ test("an administrator deletes a received message from its page, after saying so
 
   assert.equal((await call("GET", path, { token: writerToken })).status, 404);
   assert.deepEqual(await searchAll({ q: "jackpot" }, writerToken), [], "and from search");
-  const entries = (await call("GET", "/api/audit?limit=20", { token })).body.entries;
+  const entries = (await auditTrail(call, token, 20));
   assert.ok(entries.some((entry) => entry.action === "delete_message" && entry.object === found[0].id && entry.outcome === "ok"));
 });
 

@@ -12,7 +12,7 @@ import { request as httpRequest } from "node:http";
 import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport, ProtocolError, SdkHttpError, UnauthorizedError } from "@modelcontextprotocol/client";
 import { ROOT, checkedFetch, setUp, startNode } from "./harness.mjs";
-import { personNamed, startDesk, startReceiver } from "./fixtures.mjs";
+import { auditTrail, personNamed, startDesk, startReceiver } from "./fixtures.mjs";
 
 const openapi = JSON.parse(readFileSync(join(ROOT, "contract", "openapi.json"), "utf8"));
 const grantable = Object.values(openapi.paths)
@@ -80,7 +80,7 @@ test("a person's session sees read and act tools, calls them, and gets refusals 
   });
   assert.equal(draft.isError, false, JSON.stringify(draft));
   assert.equal(draft.structuredContent.state, "draft");
-  const entries = (await call("GET", "/api/audit?limit=5", { token })).body.entries;
+  const entries = (await auditTrail(call, token, 5));
   const recorded = entries.find((entry) => entry.action === "create_draft");
   assert.equal(recorded.surface, "mcp");
   assert.equal(recorded.actor, admin.id);
@@ -188,7 +188,7 @@ test("a person who is not an administrator sees the mailbox tools they hold, rea
   });
   assert.equal(draft.isError, false, JSON.stringify(draft));
   assert.equal(draft.structuredContent.state, "draft");
-  const recorded = (await call("GET", "/api/audit?limit=5", { token })).body.entries.find((entry) => entry.object === draft.structuredContent.id);
+  const recorded = (await auditTrail(call, token, 5)).find((entry) => entry.object === draft.structuredContent.id);
   assert.equal(recorded.action, "create_draft");
   assert.equal(recorded.actor, ben.id);
   assert.equal(recorded.surface, "mcp");
@@ -278,7 +278,7 @@ test("the official client speaks 2026-07-28 statelessly, and every result carrie
     assertWithheld(error, "never_offered", /second person/);
     return true;
   });
-  const entries = (await call("GET", "/api/audit?limit=5", { token })).body.entries;
+  const entries = (await auditTrail(call, token, 5));
   const withheld = entries.find((entry) => entry.action === "approve_send");
   assert.deepEqual(
     [withheld?.surface, withheld?.outcome, withheld?.actor, withheld?.detail?.code],

@@ -15,7 +15,8 @@ const SUPPORT = "support@mailroom.test";
 let node, call, token, desk;
 
 before(async () => {
-  ({ node, call, token, desk } = await startDesk({ vars: { MOVE_MAIL_INTO_OWN_DATABASES: "true" } }));
+  // Mailboxes created in D1, as a node from before kept them, then moved.
+  ({ node, call, token, desk } = await startDesk({ vars: { NEW_MAILBOXES_IN_OWN_DATABASES: "false", MOVE_MAIL_INTO_OWN_DATABASES: "true" } }));
 });
 after(() => node?.stop());
 

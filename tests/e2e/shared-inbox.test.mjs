@@ -10,7 +10,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { checkedFetch } from "./harness.mjs";
-import { startDesk, personNamed } from "./fixtures.mjs";
+import { auditTrail, startDesk, personNamed } from "./fixtures.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const CUSTOMER = "ana@customer.example";
@@ -251,7 +251,7 @@ test("a team of two and an agent work a day's support mail", async () => {
   assert.deepEqual(open.threads, [], "the day's mail is done");
 
   // Every step is in the audit chain, the agent's under its sponsor.
-  const audit = (await call("GET", "/api/audit?limit=100", { token })).body.entries;
+  const audit = (await auditTrail(call, token, 100));
   const triage = audit.find((entry) => entry.action === "update_thread" && entry.actor === agent.agent.id);
   assert.equal(triage.delegator, ben.id);
   assert.equal((await call("GET", "/api/audit/verify", { token })).body.intact, true);

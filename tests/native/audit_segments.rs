@@ -36,7 +36,7 @@ fn segment_sql(world: &World, mailbox: &str, sql: &str) {
 
 fn anchors(world: &World, mailbox: &str) -> Vec<Value> {
     world
-        .audit()
+        .audit_of(None)
         .into_iter()
         .filter(|entry| entry["action"] == ANCHOR_ACTION && entry["object"] == mailbox)
         .map(|entry| entry["detail"].clone())
@@ -46,7 +46,7 @@ fn anchors(world: &World, mailbox: &str) -> Vec<Value> {
 /// The segment alarms raised so far: their entries' details.
 fn alarms(world: &World) -> Vec<Value> {
     world
-        .audit()
+        .audit_of(None)
         .into_iter()
         .filter(|entry| entry["action"] == "write_audit_checkpoint" && entry["outcome"] == "refused")
         .map(|entry| entry["detail"].clone())
@@ -324,4 +324,32 @@ fn a_segment_that_cannot_be_read_does_not_hold_the_others_turns() {
     assert!(anchors(&world, &last[0]).is_empty(), "not its turn yet");
     world.node.maintain();
     assert_eq!(anchors(&world, &last[0]).len(), 1, "its turn came");
+}
+
+/// An administrator reads what was done to a mailbox's mail in its segment,
+/// a page at a time: a mailbox whose database no write has made answers an
+/// empty page (and makes none), an id that is no mailbox is refused naming
+/// `mailbox_id`, and nobody else may read it.
+#[test]
+fn a_mailbox_s_segment_is_listed_newest_first_a_page_at_a_time() {
+    let world = World::new();
+    let support = world.mailbox("support@mailroom.test");
+    let empty = body(&world.admin("GET", &format!("/api/audit?mailbox_id={support}"), None));
+    assert_eq!(empty["entries"], serde_json::json!([]), "{empty}");
+    assert!(world.node.mailboxes.database(&support).is_none(), "a read made no database");
+    for fixture in ["plain", "latin1", "reply"] {
+        world.deliver(fixture, "support@mailroom.test");
+    }
+    let first = body(&world.admin("GET", &format!("/api/audit?limit=2&mailbox_id={support}"), None));
+    let entries = first["entries"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "{first}");
+    assert!(entries.iter().all(|entry| entry["action"] == "receive_mail"), "{first}");
+    assert!(entries[0]["seq"].as_i64() > entries[1]["seq"].as_i64(), "newest first");
+    let cursor = first["next_cursor"].as_str().unwrap();
+    let rest = body(&world.admin("GET", &format!("/api/audit?limit=2&mailbox_id={support}&cursor={cursor}"), None));
+    assert_eq!(rest["entries"].as_array().map(Vec::len), Some(1), "{rest}");
+    assert!(world.audit_of(None).iter().all(|entry| entry["action"] != "receive_mail"), "none in the organisation's");
+    assert_refused(&world.admin("GET", "/api/audit?mailbox_id=mbx_nothing", None), 400, "invalid_query_parameter");
+    let (_, someone) = world.person("someone@example.com");
+    assert_refused(&world.call("GET", &format!("/api/audit?mailbox_id={support}"), Some(&someone), None), 403, "missing_relation");
 }

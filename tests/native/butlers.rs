@@ -26,7 +26,12 @@ pub(crate) fn deliver(world: &World, subject: &str, message_id: &str) -> String 
 /// Ben and Cleo see the mailbox's listing and draft from it (neither reads a
 /// message's content); Ben sponsors the butlers.
 pub(crate) fn office() -> Desk {
-    Desk::new(SUPPORT)
+    office_in(World::new())
+}
+
+/// The office, in `world`.
+pub(crate) fn office_in(world: World) -> Desk {
+    Desk::in_world(world, SUPPORT)
         .with("ben@example.com", DRAFTS_FROM_THE_LISTING)
         .with("cleo@example.com", DRAFTS_FROM_THE_LISTING)
 }
@@ -365,7 +370,7 @@ fn an_assignee_who_no_longer_works_the_mailbox_is_skipped_with_its_reason_never_
     assert_eq!(effects[0].0, "skipped", "{effects:?}");
     assert!(effects[0].1.contains(&format!("{} does not work the mailbox", cleo.id)), "{effects:?}");
     assert_eq!(effects[1].0, "ok", "the status is still set: {effects:?}");
-    let run = world.node.database.peek(&format!("SELECT outcome_json FROM butler_runs WHERE receipt_id = '{receipt}'"));
+    let run = world.node.mail_peek(&format!("SELECT outcome_json FROM butler_runs WHERE receipt_id = '{receipt}'"));
     let run: Value = serde_json::from_str(&run.unwrap()).unwrap();
     assert_eq!(run["effects"][0]["would_run"], false, "{run}");
     let told = &feed(world, &ben.token)[0];

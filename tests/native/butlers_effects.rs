@@ -7,7 +7,7 @@
 use mailroom::mail::Delivery;
 use serde_json::{Value, json};
 
-use crate::butlers::{Butlers, SUPPORT, deliver, deliver_reply, effects_on, feed, office, publish};
+use crate::butlers::{Butlers, SUPPORT, deliver, deliver_reply, effects_on, feed, office, office_in, publish};
 use crate::support::*;
 
 #[test]
@@ -62,7 +62,7 @@ fn a_webhook_effect_posts_the_deliverys_metadata_signed_once_it_is_stored() {
     // A receiver that fails does not lose the delivery.
     world.node.webhooks.unreachable.set(true);
     let stored = deliver(world, "Invoice 4472", "w2@customer.example");
-    assert_eq!(world.node.database.count(&format!("SELECT COUNT(*) FROM receipts WHERE id = '{stored}'")), 1);
+    assert_eq!(world.node.mail_count(&format!("SELECT COUNT(*) FROM receipts WHERE id = '{stored}'")), 1);
 
     // The sponsor no longer reads the mailbox's metadata: skipped, and nothing posted.
     world.node.webhooks.unreachable.set(false);
@@ -350,7 +350,10 @@ fn a_drafted_reply_never_addresses_the_nodes_own_mailboxes() {
 /// it keeps its own, and the effect says so rather than claiming a copy.
 #[test]
 fn a_copy_to_a_mailbox_that_already_holds_the_message_is_skipped_as_already_there() {
-    let office = office();
+    // Its mail in D1: a dry run still judges whether a copy's target holds
+    // the message from D1's receipts alone (decision 0040), where a delivery
+    // to a target with its own database finds it there and skips the copy.
+    let office = office_in(World::with_mail_in_d1());
     let (world, ben) = (&office.world, office.person("ben"));
     let billing = world.mailbox("billing@mailroom.test");
     world.grant_all(&ben.id, &["mailbox.content.read"], &office.mailbox);
@@ -370,7 +373,7 @@ fn a_copy_to_a_mailbox_that_already_holds_the_message_is_skipped_as_already_ther
     let effects = effects_on(world, &receipt_id);
     assert_eq!(effects[0].0, "skipped", "{effects:?}");
     assert!(effects[0].1.contains("already holds this message"), "{effects:?}");
-    assert_eq!(world.node.database.count(&format!("SELECT COUNT(*) FROM receipts WHERE mailbox_id = '{billing}'")), 1);
+    assert_eq!(world.node.mail_count(&format!("SELECT COUNT(*) FROM receipts WHERE mailbox_id = '{billing}'")), 1);
     let run = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": receipt_id }))));
     assert_eq!(run["effects"][0]["would_run"], false, "{run}");
 }
@@ -381,7 +384,8 @@ fn a_copy_to_a_mailbox_that_already_holds_the_message_is_skipped_as_already_ther
 /// third round trip.
 #[test]
 fn a_webhook_that_fails_is_recorded_as_failed_and_told() {
-    let office = office();
+    // Its mail in D1: the round trips counted are D1's.
+    let office = office_in(World::with_mail_in_d1());
     let (world, ben) = (&office.world, office.person("ben"));
     let butler = office.create(json!({
         "conditions": [],

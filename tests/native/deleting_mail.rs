@@ -18,8 +18,11 @@ const BILLING: &str = "billing@mailroom.test";
 
 /// A mailbox, a message received by it, and Ben, who reads, drafts and decides
 /// there.
+/// Support's desk, its mail in D1: these tests race deletions against D1's
+/// own writes, and move mailboxes out of D1 (`own_databases.rs` and the
+/// tests of moved mailboxes delete mail in a mailbox's own database).
 fn desk() -> Desk {
-    Desk::new(SUPPORT).receiving("plain").with("ben@example.com", EVERY_MAILBOX_RELATION)
+    Desk::in_world(World::with_mail_in_d1(), SUPPORT).receiving("plain").with("ben@example.com", EVERY_MAILBOX_RELATION)
 }
 
 fn delete(world: &World, mailbox: &str, receipt: &str) -> mailroom::core::http::Response {
@@ -114,7 +117,7 @@ fn only_an_administrator_deletes_and_no_agent_is_ever_given_it() {
         world.mint(&ben_id, &["mail.triage"], json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]));
     let refused = world.call("DELETE", &path, Some(&credential), None);
     assert_eq!(refused.status, 403, "{}", text(&refused));
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 1);
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM receipts"), 1);
     let registry = mailroom_contract::registry();
     let why = registry.withheld_from_agents_because(mailroom_contract::RouteId::DeleteMessage).unwrap_or_default();
     assert!(why.contains("cannot be undone"), "{why}");
@@ -128,11 +131,11 @@ fn shared_as_stored_before(node: &TestNode, receipts: &[&str]) -> String {
     let mut objects = node.blobs.objects.borrow_mut();
     let mut shared = None;
     for receipt in receipts {
-        let key = node.database.rows(&format!("SELECT raw_key FROM receipts WHERE id = '{receipt}'"))[0][0].clone();
+        let key = node.mail_rows(&format!("SELECT raw_key FROM receipts WHERE id = '{receipt}'"))[0][0].clone();
         let bytes = objects.remove(&key).expect("its original is stored");
         let legacy = format!("raw/{}", mailroom::core::crypto::sha256_hex(&bytes));
         objects.insert(legacy.clone(), bytes);
-        node.database.execute_sql(&format!("UPDATE receipts SET raw_key = '{legacy}' WHERE id = '{receipt}'"));
+        node.mail_tamper(&format!("UPDATE receipts SET raw_key = '{legacy}' WHERE id = '{receipt}'"));
         shared = Some(legacy);
     }
     shared.expect("at least one receipt")
@@ -193,7 +196,7 @@ fn an_original_the_object_store_failed_to_delete_is_deleted_by_the_upkeep() {
     let deleted = delete(world, mailbox, receipt);
     assert_eq!(deleted.status, 200, "{}", text(&deleted));
     assert_eq!(body(&deleted)["original"], "deleted_later");
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 0, "the receipt is gone regardless");
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM receipts"), 0, "the receipt is gone regardless");
     assert_eq!(originals(&world.node), 1);
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM originals_to_delete"), 1, "and its bytes owed");
 
@@ -217,7 +220,7 @@ fn an_original_owed_deletion_that_arrives_again_is_kept() {
     world.node.maintain();
     assert_eq!(originals(&world.node), 1);
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM originals_to_delete"), 0);
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 1, "{again}");
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM receipts"), 1, "{again}");
     let stored = world
         .node
         .blobs
@@ -311,7 +314,7 @@ fn a_copy_delivered_while_the_last_one_is_deleted_keeps_its_original() {
         request("DELETE", &format!("/api/mailboxes/{mailbox}/messages/{receipt}")).bearer(&world.admin_token);
     let refused = futures_executor::block_on(dispatch(&node, &deleting, Surface::Rest));
     assert_refused(&refused, 409, "delivered_again");
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 2, "nothing was deleted");
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM receipts"), 2, "nothing was deleted");
     assert_eq!(originals(&world.node), 1);
 
     // Asked again, this copy goes and the original stays for the other.
@@ -331,7 +334,7 @@ fn a_reply_drafted_while_its_message_is_deleted_is_refused_as_replying_to_nothin
     }));
     let refused = futures_executor::block_on(dispatch(&node, &drafting, Surface::Rest));
     assert_refused(&refused, 404, "not_found");
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM sends"), 0);
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM sends"), 0);
 }
 
 #[test]
@@ -367,7 +370,7 @@ fn a_message_deleted_from_a_moved_mailbox_goes_from_its_own_database_from_d1_s_c
     let message = |receipt: &str| format!("/api/mailboxes/{support}/messages/{receipt}");
     let object = world.node.mailboxes.database(&support).expect("the mailbox has its own database");
     let d1_has =
-        |receipt: &str| world.node.database.count(&format!("SELECT count(*) FROM receipts WHERE id = '{receipt}'"));
+        |receipt: &str| world.node.mail_count(&format!("SELECT count(*) FROM receipts WHERE id = '{receipt}'"));
 
     // Its only copy, under the mailbox's own key: gone from the mailbox's
     // database, then from D1's copy, which a search across mailboxes reads;
@@ -440,7 +443,7 @@ fn a_message_deleted_and_delivered_again_has_an_original_of_its_own_that_the_del
     let desk = desk();
     let (world, mailbox, first) = (&desk.world, desk.mailbox.clone(), desk.receipt().to_string());
     let key_of = |receipt: &str| {
-        world.node.database.rows(&format!("SELECT raw_key FROM receipts WHERE id = '{receipt}'"))[0][0].clone()
+        world.node.mail_rows(&format!("SELECT raw_key FROM receipts WHERE id = '{receipt}'"))[0][0].clone()
     };
     let first_key = key_of(&first);
     assert_eq!(first_key, format!("raw/{mailbox}/{first}"), "a key names its mailbox and its receipt");

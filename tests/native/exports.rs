@@ -53,7 +53,7 @@ impl Exports for Desk {
 
     fn requested(&self, request: Value) -> Value {
         let answered = self.request(&self.person("rita").token, request);
-        assert_eq!(answered.status, 201, "{}", text(&answered));
+        assert_eq!(answered.status, 201, "{} {:?}", text(&answered), self.world.node.platform.logs.borrow());
         body(&answered)
     }
 
@@ -97,13 +97,10 @@ fn a_reviewer_exports_a_date_range_and_downloads_what_the_manifest_hashes() {
     let late = deliver(world, SUPPORT, "Invoice 4", "a5", "Too late.");
     // Received on different days: two before the range, two in it, one after.
     for (receipt, day) in [(&early, "2026-11-20T16:00"), (&late, "2026-11-23T08:00")] {
-        world
-            .node
-            .database
-            .execute_sql(&format!("UPDATE receipts SET received_at = {} WHERE id = '{receipt}'", utc(day)));
+        world.node.mail_tamper(&format!("UPDATE receipts SET received_at = {} WHERE id = '{receipt}'", utc(day)));
     }
     for receipt in [&inside, &other_words, &elsewhere] {
-        world.node.database.execute_sql(&format!(
+        world.node.mail_tamper(&format!(
             "UPDATE receipts SET received_at = {} WHERE id = '{receipt}'",
             utc("2026-11-22T23:59")
         ));
@@ -295,7 +292,7 @@ fn deleting_an_export_takes_its_copies_and_leaves_the_mail_and_the_chain() {
     assert_refused(&desk.get(&format!("/api/exports/{id}")), 404, "not_found");
     world.node.maintain();
     assert_eq!(copies(), 0, "the upkeep deleted the copies");
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 1, "the mail is untouched");
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM receipts"), 1, "the mail is untouched");
     assert!(world.audit().iter().any(|entry| entry["action"] == "build_export"), "the chain keeps the build");
     assert_eq!(world.verify()["intact"], true);
 }

@@ -124,7 +124,7 @@ fn a_header_block_bigger_than_the_limit_is_refused_and_stored_nowhere() {
     let refused = deliver(world, &raw);
     assert_eq!(refused, Err(Rejection::Exceeds(Exceeded::HeaderBlock { limit: HEADER_BYTES })));
     assert!(refused.unwrap_err().smtp_reason().starts_with("552 5.3.4 "));
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 0);
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM receipts"), 0);
     assert!(world.node.blobs.objects.borrow().is_empty(), "a refused message's bytes are stored nowhere");
 }
 
@@ -215,7 +215,7 @@ fn mime_parts_nested_deeper_than_the_limit_are_refused() {
     assert!(refused.unwrap_err().smtp_reason().starts_with("554 5.6.0 "));
     // Far deeper: refused, not a crash of the isolate.
     assert!(matches!(deliver(world, &nested(50_000)), Err(Rejection::Exceeds(Exceeded::Nesting { .. }))));
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 1);
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM receipts"), 1);
 }
 
 #[test]
@@ -339,12 +339,12 @@ fn a_nearly_full_database_tells_administrators_once_a_day_and_a_full_one_refuses
     assert!(alarms[0]["detail"].as_str().unwrap().contains("(85%)"), "{}", alarms[0]["detail"]);
     // At the limit: refused with a temporary failure, nothing stored, and told.
     world.node.database.pretend_size(Some(limit));
-    let stored = world.node.database.count("SELECT COUNT(*) FROM receipts");
+    let stored = world.node.mail_count("SELECT COUNT(*) FROM receipts");
     let refused = world.node.deliver("sender@outside.example", SUPPORT, &fixture("html-only"));
     assert_eq!(refused, Err(Rejection::DatabaseFull));
     assert!(Rejection::DatabaseFull.is_temporary());
     assert!(Rejection::DatabaseFull.smtp_reason().starts_with("452 4.3.1 "));
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), stored, "nothing stored half");
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM receipts"), stored, "nothing stored half");
     world.node.database.pretend_size(None);
     let alarms = storage_alarms(&world);
     assert_eq!(alarms.len(), 2);

@@ -203,7 +203,7 @@ fn mail_nobody_should_keep_is_rejected_with_an_smtp_reason_and_stored_nowhere() 
     let garbage = world.node.deliver("x@outside.example", SUPPORT, &[0xff, 0xfe, 0x00, 0x01, 0x02]);
     assert_eq!(garbage, Err(Rejection::Unparseable));
 
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 0);
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM receipts"), 0);
     assert!(world.node.blobs.objects.borrow().is_empty(), "no bytes kept for a rejected message");
 }
 
@@ -216,7 +216,7 @@ fn the_same_message_id_twice_is_stored_once_and_two_mailboxes_get_one_receipt_ea
     assert_eq!(again, Ok(Delivery::Duplicate { receipt_id: first.clone() }));
     let billing = world.deliver("multipart-attachment", "Billing@Mailroom.test");
     assert_ne!(first, billing);
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 2);
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM receipts"), 2);
     let keys: Vec<String> = world.node.blobs.objects.borrow().keys().cloned().collect();
     assert_eq!(keys.len(), 2, "the bytes are stored once per mailbox, not again for the re-delivery: {keys:?}");
     for mailbox in [&support, &billing_mailbox] {
@@ -268,7 +268,7 @@ fn a_message_id_is_a_claim_another_message_making_it_is_kept_and_marked_and_noth
     let stamp = "Authentication-Results: mx.cloudflare.net; dkim=pass header.d=customer.example; \
          dmarc=pass header.from=customer.example; spf=pass smtp.mailfrom=ana@customer.example\r\n";
     let vouched = stored(claiming_the_id("Mon, 16 Nov 2026 09:12:00 +0000", stamp, "Where is the invoice?"));
-    assert_eq!(world.node.database.count("SELECT COUNT(*) FROM receipts"), 3);
+    assert_eq!(world.node.mail_count("SELECT COUNT(*) FROM receipts"), 3);
 
     // Each shows the id it claimed; the later ones are marked as reusing it.
     let shown = |receipt: &str| body(&message(&world, &token, &mailbox, receipt, ""));

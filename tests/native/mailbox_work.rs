@@ -92,7 +92,7 @@ fn a_change_of_a_mailbox_commits_there_with_its_entry_in_the_mailboxs_segment() 
     let node = world.node.node();
     let chain = AuditChain::new(node.config, node.platform);
     let request = request_for(&token, &mailbox);
-    let entries_before = world.audit().len();
+    let entries_before = world.audit_of(None).len();
 
     let mut context = context(&node, &chain, &request, RouteId::UpdateThread, &mailbox);
     let [count] = <[_; 1]>::try_from(
@@ -121,7 +121,7 @@ fn a_change_of_a_mailbox_commits_there_with_its_entry_in_the_mailboxs_segment() 
     let database = world.node.mailboxes.database(&mailbox).unwrap();
     assert_eq!(database.database.peek("SELECT body FROM notes WHERE id = 'a'").as_deref(), Some("kept"));
     assert_eq!(segment(&world, &mailbox), [("update_thread".to_string(), "ok".to_string(), ben.clone())]);
-    assert_eq!(world.audit().len(), entries_before, "D1's chain has no entry of it");
+    assert_eq!(world.audit_of(None).len(), entries_before, "D1's chain has no entry of it");
 
     world.node.seal_segment(&mailbox);
     world.node.maintain();

@@ -256,7 +256,7 @@ fn a_mailbox_moved_while_mail_arrives_and_its_people_work_ends_row_for_row_what_
     assert!(step >= 16, "every kind of change was made during the move, twice: {step} steps");
     same_rows(world, support);
     assert_eq!(world.node.database.count("SELECT count(*) FROM mail_changes"), 0, "the notes are forgotten");
-    let entry = world.last_audit_entry();
+    let entry = world.audit_of(None).pop().unwrap();
     assert_eq!((entry["action"].as_str(), entry["object"].as_str()), (Some(MOVE_ACTION), Some(support)));
     assert_eq!(world.verify()["intact"], true);
 
@@ -288,7 +288,7 @@ fn a_mailbox_moved_while_mail_arrives_and_its_people_work_ends_row_for_row_what_
     for index in SEARCH_INDEXES {
         world.node.database.tamper(&format!("INSERT INTO {index} ({index}) VALUES ('integrity-check')"));
     }
-    let entry = world.last_audit_entry();
+    let entry = world.audit_of(None).pop().unwrap();
     assert_eq!((entry["action"].as_str(), entry["object"].as_str()), (Some(COPY_REMOVED_ACTION), Some(support)));
     assert!(matches!(advance(world, support, SMALLEST_STEP), MoveStage::Moved));
     let found = ok(world.call("GET", "/api/search?q=zeppelin", Some(ben), None));
@@ -470,7 +470,7 @@ fn a_row_altered_in_the_mailbox_s_database_where_no_write_is_noted_fails_the_ver
 /// Support and sales with five messages each, on a node moving mail into
 /// mailboxes' own databases or not.
 fn two_mailboxes_moving(switched_on: bool) -> Desk {
-    let mut world = World::new();
+    let mut world = World::with_mail_in_d1();
     world.node.config.move_mail_into_own_databases = switched_on;
     let desk =
         Desk::in_world(world, SUPPORT).and_mailbox("sales@mailroom.test").with("ben@example.com", WORKS_AND_DECIDES);

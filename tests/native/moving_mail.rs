@@ -59,7 +59,8 @@ pub(crate) fn ok(response: mailroom::core::http::Response) -> Value {
 /// holds, a reply threaded into its conversation, labels, a read mark, a
 /// draft, and a submitted send with a file. Sales, beside it, has its own.
 pub(crate) fn desk_with_mail() -> Desk {
-    let desk = Desk::new(SUPPORT).and_mailbox(SALES).with("ben@example.com", WORKS_AND_DECIDES);
+    let desk =
+        Desk::in_world(World::with_mail_in_d1(), SUPPORT).and_mailbox(SALES).with("ben@example.com", WORKS_AND_DECIDES);
     let sales = desk.mailbox_at(SALES).to_string();
     let world = &desk.world;
     let ben = desk.person("ben");
@@ -156,6 +157,11 @@ pub(crate) fn verify_once(world: &World, mailbox: &str, round_trips: u32) -> Ver
 /// changed in its own database from then on: what a test of a moved
 /// mailbox starts from.
 pub(crate) fn moved(world: &World, mailbox: &str) {
+    let moved_at = format!("SELECT count(*) FROM mailboxes WHERE id = '{mailbox}' AND mail_moved_at IS NOT NULL");
+    if world.node.database.count(&moved_at) == 1 {
+        // Kept in its own database from the start: nothing to move.
+        return;
+    }
     move_whole(world, mailbox);
     let verified = verify_whole(world, mailbox);
     assert!(matches!(verified, Verification::Verified { .. }), "{verified:?}");
@@ -296,10 +302,10 @@ fn a_mailbox_moved_a_page_at_a_time_is_row_for_row_what_d1_holds_of_it_searchabl
         panic!("not verified")
     };
     assert_eq!(left_to_replay, 0, "nothing changed");
-    assert_ne!(world.last_audit_entry()["action"], MOVE_ACTION, "a verification alone records nothing");
+    assert_ne!(world.audit_of(None).pop().unwrap()["action"], MOVE_ACTION, "a verification alone records nothing");
     let MoveStage::Switched { tables: switched } = advance(world, support, 50) else { panic!("not switched") };
     assert_eq!(switched, tables);
-    let entry = world.last_audit_entry();
+    let entry = world.audit_of(None).pop().unwrap();
     assert_eq!((entry["action"].as_str(), entry["object"].as_str()), (Some(MOVE_ACTION), Some(support)));
     assert_eq!(entry["detail"]["tables"], serde_json::to_value(&tables).unwrap());
     let receipts = tables.iter().find(|tally| tally.table == "receipts").unwrap();
@@ -609,7 +615,7 @@ fn no_row_of_another_mailbox_is_copied_whatever_ids_it_was_given() {
 /// where the page starts instead of walking the mailbox's rows from the first.
 #[test]
 fn a_page_costs_the_same_however_far_into_the_mailbox_it_starts() {
-    let world = World::new();
+    let world = World::with_mail_in_d1();
     let (support, sales) = (world.mailbox(SUPPORT), world.mailbox(SALES));
     for mailbox in [&support, &sales] {
         world.node.database.tamper(&format!(

@@ -64,7 +64,7 @@ struct Spread {
 }
 
 fn spread() -> Spread {
-    let world = World::new();
+    let world = World::with_mail_in_d1();
     let support = world.mailbox(SUPPORT);
     let billing = world.mailbox(BILLING);
     let sales = world.mailbox("sales@mailroom.test");
@@ -157,7 +157,7 @@ fn what_a_search_across_mailboxes_reaches_in_a_moved_one_is_decided_on_d1() {
 
 #[test]
 fn a_search_reaching_more_moved_mailboxes_than_one_call_may_ask_names_the_mailbox_to_search() {
-    let world = World::new();
+    let world = World::with_mail_in_d1();
     let reader = world.person("reader@example.com");
     for number in 0..=mailroom::core::context::MAILBOXES_PER_READ {
         let mailbox = world.mailbox(&format!("box{number}@mailroom.test"));
@@ -183,7 +183,7 @@ fn steps_of(world: &World, token: &str, path: &str, mailbox: &str) -> i32 {
 
 #[test]
 fn a_later_page_across_stores_costs_the_same_however_much_mail_there_is() {
-    let world = World::new();
+    let world = World::with_mail_in_d1();
     let support = world.mailbox(SUPPORT);
     let sales = world.mailbox("sales@mailroom.test");
     let reader = world.person("reader@example.com");

@@ -49,7 +49,7 @@ fn awaiting(world: &World) -> Vec<String> {
 
 #[test]
 fn a_moved_mailbox_s_sends_live_their_whole_life_in_its_own_database() {
-    let desk = Desk::new(SUPPORT)
+    let desk = Desk::in_world(World::with_mail_in_d1(), SUPPORT)
         .with("ben@example.com", WORKS_AND_DECIDES)
         .with("cleo@example.com", &["mailbox.metadata.read", "approval.decide"])
         .with_admin(&["approval.decide", "mailbox.metadata.read"]);
@@ -209,7 +209,7 @@ fn a_moved_mailbox_s_sends_live_their_whole_life_in_its_own_database() {
 #[test]
 fn the_approval_queue_finds_what_awaits_in_every_mailbox_wherever_its_mail_is() {
     const SALES: &str = "sales@mailroom.test";
-    let desk = Desk::new(SUPPORT)
+    let desk = Desk::in_world(World::with_mail_in_d1(), SUPPORT)
         .and_mailbox(SALES)
         .with("ben@example.com", WORKS_AND_DECIDES)
         .with("cleo@example.com", &["mailbox.metadata.read", "approval.decide"]);

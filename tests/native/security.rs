@@ -335,10 +335,9 @@ fn an_agent_switching_a_submission_over_mcp_cannot_have_it_approved_as_shown() {
 #[test]
 fn a_send_submitted_before_versions_were_recorded_is_decided_on_the_version_it_reads_as() {
     let (world, sends, send, _) = an_invoice_awaiting_ada();
-    world
-        .node
-        .database
-        .tamper(&format!("UPDATE sends SET submitted_version = NULL WHERE id = '{send}'; DELETE FROM send_versions;"));
+    world.node.mail_tamper(&format!(
+        "UPDATE sends SET submitted_version = NULL WHERE id = '{send}'; DELETE FROM send_versions;"
+    ));
     let shown = world.decision(&world.admin_token, &format!("{sends}/{send}"));
     assert_eq!(shown["version"].as_str().map(str::len), Some(64), "computed from the row: {shown}");
     let approved = world.admin("POST", &format!("{sends}/{send}/approve"), Some(shown.clone()));
@@ -369,7 +368,7 @@ fn nothing_a_sealed_send_was_approved_as_can_change_but_its_dispatch_outcome() {
     let columns = world.node.database.column_names("sends");
     assert!(columns.len() > RECORDED_AFTER_SEALING.len() + 10, "{columns:?}");
     for column in columns {
-        let changed = world.node.database.try_tamper(&format!(
+        let changed = world.node.mail_try_tamper(&format!(
             "UPDATE sends SET {column} = CASE WHEN {column} IS NULL THEN 'x' ELSE {column} || 'x' END WHERE id = '{send}'"
         ));
         if RECORDED_AFTER_SEALING.contains(&column.as_str()) {
@@ -420,7 +419,7 @@ fn a_message_id_that_would_inject_a_header_is_never_kept_nor_written_into_a_repl
 
     // A receipt stored before ids were checked (tampered here to hold one) is
     // checked again when replied to.
-    world.node.database.tamper(&format!(
+    world.node.mail_tamper(&format!(
         "UPDATE receipts SET message_id = 'm@evil.example' || char(13) || 'Bcc: hidden@evil.example', \
          references_json = '[\"r@evil.example\\nBcc: also@evil.example\", \"ok@evil.example\"]' \
          WHERE id = '{receipt}'"
@@ -450,7 +449,7 @@ fn an_address_or_id_that_is_not_one_is_refused_at_the_draft_and_never_leaves() {
     // Past the API, a stored recipient that is not an address (written into the
     // row directly before sealing): the seal succeeds, the message is never
     // written, and the send fails saying why.
-    world.node.database.tamper(&format!(
+    world.node.mail_tamper(&format!(
         "UPDATE sends SET to_json = '[\"customer@example.org\\r\\nBcc: hidden@evil.example\"]' WHERE id = '{send}'"
     ));
     let shown = world.decision(&world.admin_token, &format!("{sends}/{send}"));

@@ -11,7 +11,11 @@ const SUPPORT: &str = "support@mailroom.test";
 /// A mailbox with a received message, a writer (reads, proposes and decides) and
 /// an approver (reads and decides).
 fn desk() -> Desk {
-    Desk::new(SUPPORT)
+    desk_in(World::new())
+}
+
+fn desk_in(world: World) -> Desk {
+    Desk::in_world(world, SUPPORT)
         .receiving("plain")
         .with("writer@example.com", WORKS_AND_DECIDES)
         .with("approver@example.com", &["mailbox.metadata.read", "mailbox.content.read", "approval.decide"])
@@ -161,12 +165,12 @@ fn sealing_cannot_be_undone() {
     // Even below the API, the database refuses to change what was sealed.
     for column in ["text", "sealed_from_address", "sealed_from_name"] {
         let tampered = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-            desk.world.node.database.tamper(&format!("UPDATE sends SET {column} = 'forged' WHERE id = '{send}'"))
+            desk.world.node.mail_tamper(&format!("UPDATE sends SET {column} = 'forged' WHERE id = '{send}'"))
         }));
         assert!(tampered.is_err(), "the trigger refuses an edit of a sealed send's {column}");
     }
     let deleted = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-        desk.world.node.database.tamper(&format!("DELETE FROM sends WHERE id = '{send}'"))
+        desk.world.node.mail_tamper(&format!("DELETE FROM sends WHERE id = '{send}'"))
     }));
     assert!(deleted.is_err(), "the trigger refuses to delete a sealed send");
 }
@@ -244,16 +248,30 @@ fn an_author_who_lost_send_propose_is_not_sealed_for() {
 
 #[test]
 fn a_failed_send_is_not_sent_again_for_an_author_who_lost_send_propose() {
-    let desk = desk();
-    let (writer, approver) = (desk.person("writer"), desk.person("approver"));
-    let send = desk.submitted();
-    desk.world.approve_while_refusing(&approver.token, &desk.path(&send), "ana@customer.example");
-    assert_eq!(desk.world.revoke(&writer.id, "send.propose", &desk.mailbox).status, 200);
-    desk.world.grant(&approver.id, "send.propose", &desk.mailbox);
-    let retried = desk.call(&approver.token, "POST", &format!("/{send}/retry"), None);
-    assert_refused(&retried, 409, "author_lost_authority");
-    assert_eq!(body(&desk.call(&approver.token, "GET", &format!("/{send}"), None))["state"], "failed");
-    assert!(desk.world.node.mailer.sent.borrow().is_empty());
+    // Where the mail is in D1 the retry is refused; where it is in the
+    // mailbox's own database, which shares no transaction with D1, it is
+    // sealed again and failed before anything leaves, naming why (decision
+    // 0040). Either way nothing is sent.
+    for in_d1 in [true, false] {
+        let desk = desk_in(if in_d1 { World::with_mail_in_d1() } else { World::new() });
+        let (writer, approver) = (desk.person("writer"), desk.person("approver"));
+        let send = desk.submitted();
+        desk.world.approve_while_refusing(&approver.token, &desk.path(&send), "ana@customer.example");
+        assert_eq!(desk.world.revoke(&writer.id, "send.propose", &desk.mailbox).status, 200);
+        desk.world.grant(&approver.id, "send.propose", &desk.mailbox);
+        let retried = desk.call(&approver.token, "POST", &format!("/{send}/retry"), None);
+        if in_d1 {
+            assert_refused(&retried, 409, "author_lost_authority");
+        } else {
+            assert_eq!(retried.status, 200, "{}", text(&retried));
+        }
+        let shown = body(&desk.call(&approver.token, "GET", &format!("/{send}"), None));
+        assert_eq!(shown["state"], "failed", "{shown}");
+        if !in_d1 {
+            assert!(shown["dispatch_error"].as_str().unwrap_or_default().contains("may no longer send"), "{shown}");
+        }
+        assert!(desk.world.node.mailer.sent.borrow().is_empty());
+    }
 }
 
 #[test]
@@ -331,8 +349,8 @@ fn a_sealed_send_can_be_checked_against_its_manifest_hash_from_its_row_alone() {
     assert_eq!(stored["sealed_from_name"], approved["sealed_from_name"]);
 
     // Changed outside the node (the trigger dropped first), it no longer matches.
-    desk.world.node.database.tamper("DROP TRIGGER sends_sealed_are_immutable");
-    desk.world.node.database.tamper(&format!("UPDATE sends SET text = 'Something else' WHERE id = '{send}'"));
+    desk.world.node.mail_tamper("DROP TRIGGER sends_sealed_are_immutable");
+    desk.world.node.mail_tamper(&format!("UPDATE sends SET text = 'Something else' WHERE id = '{send}'"));
     let tampered = body(&desk.call(&writer.token, "GET", &format!("/{send}"), None));
     assert_eq!(tampered["manifest_intact"], false);
 }
@@ -386,7 +404,7 @@ fn drafts_are_validated_before_anything_is_kept() {
         Some(json!({ "to": ["ana@x.example"], "subject": "s", "text": "t", "reply_to": desk.receipt() })),
     );
     assert_refused(&blind_reply, 404, "not_found");
-    assert_eq!(desk.world.node.database.count("SELECT COUNT(*) FROM sends"), 1, "only the well-named draft");
+    assert_eq!(desk.world.node.mail_count("SELECT COUNT(*) FROM sends"), 1, "only the well-named draft");
 }
 
 #[test]
@@ -530,8 +548,8 @@ fn a_failed_send_changed_outside_the_node_is_never_sent_again() {
     desk.world.approve_while_refusing(&approver.token, &desk.path(&send), "ana@customer.example");
     // Past the trigger that keeps sealed sends immutable, as someone with the
     // database itself could.
-    desk.world.node.database.tamper("DROP TRIGGER sends_sealed_are_immutable");
-    desk.world.node.database.tamper(&format!("UPDATE sends SET text = 'Something else.' WHERE id = '{send}'"));
+    desk.world.node.mail_tamper("DROP TRIGGER sends_sealed_are_immutable");
+    desk.world.node.mail_tamper(&format!("UPDATE sends SET text = 'Something else.' WHERE id = '{send}'"));
     let refused = desk.call(&writer.token, "POST", &format!("/{send}/retry"), None);
     assert_refused(&refused, 409, "not_as_approved");
     assert!(desk.world.node.mailer.sent.borrow().is_empty());

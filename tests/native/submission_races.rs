@@ -39,7 +39,7 @@ fn drafts_changed_while_they_are_submitted(moved: bool) {
         let asked = format!("SELECT submission_json FROM send_versions WHERE send_id = '{id}'");
         match moved {
             true => world.node.mailboxes.database(&desk.mailbox).expect("its own database").database.peek(&asked),
-            false => world.node.database.peek(&asked),
+            false => world.node.mail_peek(&asked),
         }
     };
     let file = |name: &str| json!({ "name": name, "content_type": "application/pdf", "content_base64": "JVBERi0=" });

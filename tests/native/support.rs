@@ -24,6 +24,15 @@ impl World {
         World::set_up(TestNode::new())
     }
 
+    /// A world whose new mailboxes keep their mail in D1, as every mailbox
+    /// did before its own database (decision 0040): for the tests of mail in
+    /// D1 and of its move out.
+    pub fn with_mail_in_d1() -> World {
+        let mut world = World::new();
+        world.node.config.new_mailboxes_in_own_databases = false;
+        world
+    }
+
     /// A world whose clock starts at `now_ms` (after the test node's own start).
     pub fn at(now_ms: i64) -> World {
         let node = TestNode::new();
@@ -104,9 +113,26 @@ impl World {
         )
     }
 
-    /// The audit chain, oldest first.
+    /// The audit chain, oldest first: the organisation's entries and those of
+    /// every mailbox's segment (what is done to mail kept in the mailbox's
+    /// own database), as an administrator lists them, in the order of their
+    /// times (the organisation's first at the same moment).
     pub fn audit(&self) -> Vec<Value> {
-        let page = self.admin("GET", "/api/audit?limit=200", None);
+        let mut entries = self.audit_of(None);
+        for mailbox_id in self.node.mailboxes.ids() {
+            entries.extend(self.audit_of(Some(&mailbox_id)));
+        }
+        entries.sort_by(|one, other| one["at"].as_str().cmp(&other["at"].as_str()));
+        entries
+    }
+
+    /// The organisation's chain (`None`) or a mailbox's segment, oldest first.
+    pub fn audit_of(&self, mailbox_id: Option<&str>) -> Vec<Value> {
+        let path = match mailbox_id {
+            None => "/api/audit?limit=200".to_string(),
+            Some(mailbox_id) => format!("/api/audit?limit=200&mailbox_id={mailbox_id}"),
+        };
+        let page = self.admin("GET", &path, None);
         assert_eq!(page.status, 200, "{}", text(&page));
         let mut entries = body(&page)["entries"].as_array().unwrap().clone();
         entries.reverse();
@@ -232,7 +258,7 @@ impl World {
 
     /// The conversation a received message is in, as `/api/mailboxes/…/threads/thr_…`.
     pub fn thread_of(&self, mailbox: &str, receipt: &str) -> String {
-        let thread = self.node.database.peek(&format!("SELECT thread_id FROM receipts WHERE id = '{receipt}'"));
+        let thread = self.node.mail_peek(&format!("SELECT thread_id FROM receipts WHERE id = '{receipt}'"));
         format!("/api/mailboxes/{mailbox}/threads/{}", thread.expect("a received message is in a conversation"))
     }
 

@@ -534,8 +534,7 @@ fn a_reply_carries_a_file_its_approver_sees_and_what_leaves_is_the_file_approved
     // A sealed send's files can never change.
     let sealed = world
         .node
-        .database
-        .try_tamper(&format!("DELETE FROM send_attachments WHERE send_id = '{}'", draft["id"].as_str().unwrap()));
+        .mail_try_tamper(&format!("DELETE FROM send_attachments WHERE send_id = '{}'", draft["id"].as_str().unwrap()));
     assert!(sealed.unwrap_err().contains("send_attachments_only_on_drafts"));
     assert_refused(&world.call("DELETE", &format!("{send}/attachments/0"), Some(&ben.token), None), 409, "wrong_state");
 }

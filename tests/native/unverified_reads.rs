@@ -146,7 +146,7 @@ fn an_agents_send_counts_every_way_it_read_unverified_mail_in_any_mailbox_as_of_
     // Approved, the count is what the approver saw, and stays so.
     let shown = world.decision(&cleo_token, &send);
     assert_eq!(world.call("POST", &format!("{send}/approve"), Some(&cleo_token), Some(shown)).status, 200);
-    let changed = world.node.database.try_tamper(&format!(
+    let changed = world.node.mail_try_tamper(&format!(
         "UPDATE sends SET writer_unverified_reads = 0 WHERE id = '{}'",
         send.rsplit('/').next().unwrap()
     ));

@@ -79,6 +79,9 @@ pub struct UnitOfWork<'request> {
     guard_refusals: Vec<Refusal>,
     /// Writes to run after the response, outside the transaction.
     deferred: Vec<Statement>,
+    /// Deliveries to queue on D1 after the answer, of what a change in a
+    /// mailbox's own database told.
+    deferred_webhooks: Vec<Statement>,
     /// Writes to run after those, each in the named mailbox's own database.
     deferred_in_mailboxes: Vec<(String, Statement)>,
     /// Writes on D1 to run after the answer only if the call's change in a
@@ -145,6 +148,7 @@ impl<'request> UnitOfWork<'request> {
             final_guards: Vec::new(),
             guard_refusals: Vec::new(),
             deferred: Vec::new(),
+            deferred_webhooks: Vec::new(),
             deferred_in_mailboxes: Vec::new(),
             deferred_on_success: Vec::new(),
             committed: false,
@@ -455,6 +459,7 @@ impl<'request> UnitOfWork<'request> {
         }
         self.deferred.extend(inner.deferred.on_d1.iter().cloned());
         self.deferred_in_mailboxes.extend(inner.deferred.in_mailboxes.iter().cloned());
+        self.deferred_webhooks.extend(inner.deferred.webhooks_on_d1.iter().cloned());
     }
 
     /// Round trips this call took, its re-entered calls' included.
@@ -525,6 +530,7 @@ impl<'request> UnitOfWork<'request> {
         Deferred {
             on_d1: std::mem::take(&mut self.deferred),
             in_mailboxes: std::mem::take(&mut self.deferred_in_mailboxes),
+            webhooks_on_d1: std::mem::take(&mut self.deferred_webhooks),
         }
     }
 
@@ -646,10 +652,10 @@ impl<'request> UnitOfWork<'request> {
                         let told = self.told_of(&entry);
                         let followed = std::mem::take(&mut self.deferred_on_success);
                         self.deferred.extend(followed);
-                        self.deferred.extend(self.events.queue(&told, self.platform));
+                        self.deferred_webhooks.extend(self.events.queue(&told, self.platform));
                         for selected in &self.told_by_rows {
                             let queued = self.events.queue_selected(&entry.action, entry.at, selected, self.platform);
-                            self.deferred.extend(queued);
+                            self.deferred_webhooks.extend(queued);
                         }
                         for event in told {
                             self.events.push(event);
