@@ -1,5 +1,6 @@
 // The benchmark's capacity phase (scripts/bench.mjs; issue 30): what one
-// received message costs the organisation's D1 today. A fresh node receives
+// received message costs the organisation's D1, with its mail kept there and
+// with it kept in each mailbox's own Durable Object. A fresh node receives
 // `count` messages of about 3 KB of text each through the Worker's email
 // handler, as Email Routing delivers them; the local D1's SQLite file is then
 // read (SQLite's own `dbstat`, through node:sqlite, beside workerd) before and
@@ -70,8 +71,18 @@ function partOf(name) {
   return "other";
 }
 
+/**
+ * D1's growth per message, twice: with the mail kept in D1 (as a node kept it
+ * before decision 0040), and with each mailbox's mail in its own Durable
+ * Object, as nodes keep it now, where D1 holds the directory's part alone.
+ */
 export async function capacity(count) {
-  const node = await startNode();
+  await capacityOf(count, "mail in D1", { NEW_MAILBOXES_IN_OWN_DATABASES: "false" });
+  await capacityOf(count, "mail in each mailbox's own Durable Object", { NEW_MAILBOXES_IN_OWN_DATABASES: "true" });
+}
+
+async function capacityOf(count, layout, vars) {
+  const node = await startNode({ vars });
   try {
     const { token, admin } = await setUp(node);
     const call = timedClient(node.url);
@@ -91,12 +102,13 @@ export async function capacity(count) {
     }
     const total = [...grown.values()].reduce((sum, bytes) => sum + bytes, 0);
     const perMessage = total / count;
-    console.log(`capacity: ${count} messages of ${Buffer.byteLength(text(1))} bytes of text each, through the email handler; D1 bytes per message`);
+    console.log(`capacity, ${layout}: ${count} messages of ${Buffer.byteLength(text(1))} bytes of text each, through the email handler; D1 bytes per message`);
     table(["part", "bytes per message"], [
       ...[...grown.entries()].sort((left, right) => right[1] - left[1]).map(([part, bytes]) => [part, (bytes / count).toFixed(0)]),
       ["in all", perMessage.toFixed(0)],
     ]);
-    console.log(`at that rate D1's 10 GB holds ${(D1_LIMIT_BYTES / perMessage / 1e6).toFixed(2)} million messages per organisation (the directory and the rest of the node share it)`);
+    const held = perMessage > 0 ? `${(D1_LIMIT_BYTES / perMessage / 1e6).toFixed(2)} million` : "any number of";
+    console.log(`at that rate D1's 10 GB holds ${held} messages per organisation (the directory and the rest of the node share it)`);
     console.log();
   } finally {
     await node.stop();

@@ -47,11 +47,11 @@ export function timedClient(url) {
 // The phases a Worker's answer reports in its Server-Timing header, in its
 // order (src/core/timing.rs), and the whole request as the Worker measured it.
 /**
- * What the mail phases' nodes are started with: `OWN_DATABASES=true` has
- * their mailboxes keep their mail in their own Durable Objects from the start
- * (NEW_MAILBOXES_IN_OWN_DATABASES, decision 0040), to compare with D1.
+ * What the mail phases' nodes are started with: their mailboxes keep their
+ * mail in their own Durable Objects, as a node's do (decision 0040), or in D1
+ * with `OWN_DATABASES=false`, to compare.
  */
-export const MAIL_VARS = process.env.OWN_DATABASES === "true" ? { NEW_MAILBOXES_IN_OWN_DATABASES: "true" } : {};
+export const MAIL_VARS = { NEW_MAILBOXES_IN_OWN_DATABASES: process.env.OWN_DATABASES === "false" ? "false" : "true" };
 
 export const PHASE_NAMES = ["boundary", "parse", "authority", "storage", "handler", "serialise", "audit"];
 export const TOTAL = "total";

@@ -48,8 +48,8 @@
 //   SIZES=1000,10000,100000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
 //   NODE_LISTENERS=1000  IDLE_SECONDS=10  CAPACITY_MESSAGES=300  INBOUND_MESSAGES=320
 //   MAILBOX_SIZES=1000,10000,100000  FANOUT_MAILBOXES=10  FANOUT_EACH=10000
-//   OWN_DATABASES=true: the sequential and inbound phases' mailboxes keep their
-//   mail in their own Durable Objects from the start (decision 0040)
+//   OWN_DATABASES=false: the sequential and inbound phases' mailboxes keep their
+//   mail in D1, as before decision 0040, to compare
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, ROOT, ADMIN } from "../tests/e2e/harness.mjs";

@@ -351,5 +351,9 @@ fn a_mailbox_s_segment_is_listed_newest_first_a_page_at_a_time() {
     assert!(world.audit_of(None).iter().all(|entry| entry["action"] != "receive_mail"), "none in the organisation's");
     assert_refused(&world.admin("GET", "/api/audit?mailbox_id=mbx_nothing", None), 400, "invalid_query_parameter");
     let (_, someone) = world.person("someone@example.com");
-    assert_refused(&world.call("GET", &format!("/api/audit?mailbox_id={support}"), Some(&someone), None), 403, "missing_relation");
+    assert_refused(
+        &world.call("GET", &format!("/api/audit?mailbox_id={support}"), Some(&someone), None),
+        403,
+        "missing_relation",
+    );
 }
