@@ -350,32 +350,34 @@ fn a_drafted_reply_never_addresses_the_nodes_own_mailboxes() {
 /// it keeps its own, and the effect says so rather than claiming a copy.
 #[test]
 fn a_copy_to_a_mailbox_that_already_holds_the_message_is_skipped_as_already_there() {
-    // Its mail in D1: a dry run still judges whether a copy's target holds
-    // the message from D1's receipts alone (decision 0040), where a delivery
-    // to a target with its own database finds it there and skips the copy.
-    let office = office_in(World::with_mail_in_d1());
-    let (world, ben) = (&office.world, office.person("ben"));
-    let billing = world.mailbox("billing@mailroom.test");
-    world.grant_all(&ben.id, &["mailbox.content.read"], &office.mailbox);
-    world.grant_all(&ben.id, &["mailbox.metadata.read", "mailbox.content.read"], &billing);
-    let butler = office.create(json!({ "conditions": [], "effects": [{ "do": "forward", "mailbox": billing }] }));
-    publish(world, &butler);
-    let raw = "From: Ana <ana@customer.example>\r\nTo: support@mailroom.test, billing@mailroom.test\r\n\
-               Subject: Invoice\r\nMessage-ID: <both@customer.example>\r\n\r\nHello.\r\n";
-    assert!(matches!(
-        world.node.deliver("ana@customer.example", "billing@mailroom.test", raw.as_bytes()),
-        Ok(Delivery::Stored { .. })
-    ));
-    let Ok(Delivery::Stored { receipt_id }) = world.node.deliver("ana@customer.example", SUPPORT, raw.as_bytes())
-    else {
-        panic!()
-    };
-    let effects = effects_on(world, &receipt_id);
-    assert_eq!(effects[0].0, "skipped", "{effects:?}");
-    assert!(effects[0].1.contains("already holds this message"), "{effects:?}");
-    assert_eq!(world.node.mail_count(&format!("SELECT COUNT(*) FROM receipts WHERE mailbox_id = '{billing}'")), 1);
-    let run = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": receipt_id }))));
-    assert_eq!(run["effects"][0]["would_run"], false, "{run}");
+    // Where the mail is in D1, and where each mailbox keeps it in its own
+    // database: the delivery skips the copy, and the dry run says it would.
+    for in_d1 in [true, false] {
+        let office = office_in(if in_d1 { World::with_mail_in_d1() } else { World::new() });
+        let (world, ben) = (&office.world, office.person("ben"));
+        let billing = world.mailbox("billing@mailroom.test");
+        world.grant_all(&ben.id, &["mailbox.content.read"], &office.mailbox);
+        world.grant_all(&ben.id, &["mailbox.metadata.read", "mailbox.content.read"], &billing);
+        let butler = office.create(json!({ "conditions": [], "effects": [{ "do": "forward", "mailbox": billing }] }));
+        publish(world, &butler);
+        let raw = "From: Ana <ana@customer.example>\r\nTo: support@mailroom.test, billing@mailroom.test\r\n\
+                   Subject: Invoice\r\nMessage-ID: <both@customer.example>\r\n\r\nHello.\r\n";
+        assert!(matches!(
+            world.node.deliver("ana@customer.example", "billing@mailroom.test", raw.as_bytes()),
+            Ok(Delivery::Stored { .. })
+        ));
+        let Ok(Delivery::Stored { receipt_id }) = world.node.deliver("ana@customer.example", SUPPORT, raw.as_bytes())
+        else {
+            panic!()
+        };
+        let effects = effects_on(world, &receipt_id);
+        assert_eq!(effects[0].0, "skipped", "{effects:?}");
+        assert!(effects[0].1.contains("already holds this message"), "{effects:?}");
+        let held = world.node.mail_count(&format!("SELECT COUNT(*) FROM receipts WHERE mailbox_id = '{billing}'"));
+        assert_eq!(held, 1);
+        let run = body(&world.admin("POST", &format!("{butler}/simulate"), Some(json!({ "receipt_id": receipt_id }))));
+        assert_eq!(run["effects"][0]["would_run"], false, "in D1: {in_d1}: {run}");
+    }
 }
 
 /// A webhook is posted after the delivery is stored, so its effect is

@@ -15,10 +15,11 @@ use super::errors::ButlerError;
 use super::rules::{HeldElsewhere, SponsorAuthority, held_elsewhere_of, judge, relations};
 use super::store::{self, ButlerRow, NewButler, NewVersion, VersionRow};
 use super::surroundings::{self, Conversation};
-use crate::core::context::Context;
+use crate::core::context::{Context, MAILBOXES_PER_READ};
 use crate::core::crypto::sha256_hex;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
+use crate::core::mailbox_storage::never_created;
 use crate::core::outbound::{Destination, OutboundPolicy};
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
@@ -404,22 +405,6 @@ pub async fn simulate(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let Some(received) = read.mail.first().and_then(QueryResult::first) else {
         return Err(ButlerError::NoSuchReceipt { id: request.receipt_id }.into());
     };
-    let around = match read.store {
-        MailStore::D1 => read.directory.get(1).cloned().unwrap_or_default(),
-        // D1 holds no receipt of a mailbox whose mail moved: what is around
-        // the message is asked of it given what the receipt says.
-        MailStore::OwnDatabase => {
-            let message_id = received.text("judged_message_id").map_err(|error| context.internal(error))?;
-            let facts = delivery::facts_of_row(received);
-            let candidates: Vec<&EmailAddress> = facts.reply_to.iter().chain(facts.sender.as_ref()).collect();
-            let candidates = serde_json::to_string(&candidates).map_err(|error| context.internal(error))?;
-            let asked = store::around_message(&butler_id, &message_id, candidates, context.now_ms());
-            context.read(vec![asked]).await?.pop().unwrap_or_default()
-        }
-    };
-    let facts = delivery::facts_of_row(received);
-    let conversation = Conversation::of(Some(received));
-    let mut around = surroundings::surroundings(&conversation, &around.rows);
     let versions = row.versions();
     let chosen = match request.version {
         None => versions.first(),
@@ -428,6 +413,51 @@ pub async fn simulate(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let Some(chosen) = chosen else {
         return Err(ButlerError::NoSuchVersion { version: request.version.unwrap_or(1) }.into());
     };
+    // Whether a copy's target already holds the message is asked of the
+    // target's own database too, beside the second read: D1 answers only for
+    // targets whose mail it keeps.
+    let message_id = received.text("judged_message_id").map_err(|error| context.internal(error))?;
+    let targets: Vec<String> = chosen
+        .rules
+        .effects
+        .iter()
+        .filter_map(|effect| match effect {
+            ButlerEffect::Forward { mailbox } => Some(mailbox.clone()),
+            _ => None,
+        })
+        .take(MAILBOXES_PER_READ)
+        .collect();
+    let in_targets = targets.iter().map(|target| (target.clone(), vec![store::holds_message(&message_id)])).collect();
+    let (around, in_targets) = match read.store {
+        MailStore::D1 => {
+            let (_, in_targets) = context.read_beside_mailboxes(Vec::new(), in_targets).await?;
+            (read.directory.get(1).cloned().unwrap_or_default(), in_targets)
+        }
+        // D1 holds no receipt of a mailbox whose mail moved: what is around
+        // the message is asked of it given what the receipt says.
+        MailStore::OwnDatabase => {
+            let facts = delivery::facts_of_row(received);
+            let candidates: Vec<&EmailAddress> = facts.reply_to.iter().chain(facts.sender.as_ref()).collect();
+            let candidates = serde_json::to_string(&candidates).map_err(|error| context.internal(error))?;
+            let asked = store::around_message(&butler_id, &message_id, candidates, context.now_ms());
+            let (mut around, in_targets) = context.read_beside_mailboxes(vec![asked], in_targets).await?;
+            (around.pop().unwrap_or_default(), in_targets)
+        }
+    };
+    let facts = delivery::facts_of_row(received);
+    let conversation = Conversation::of(Some(received));
+    let mut around = surroundings::surroundings(&conversation, &around.rows);
+    for (target, answer) in targets.into_iter().zip(in_targets) {
+        let held = match answer {
+            Ok(results) => results.first().and_then(|result| result.first_flag("held")).unwrap_or(false),
+            // A mailbox whose database no write has made holds nothing.
+            Err(error) if never_created(&error) => false,
+            Err(error) => return Err(context.internal(error)),
+        };
+        if held {
+            around.holding_the_message.insert(target);
+        }
+    }
     let pinned = chosen.pinned_relations.as_ref().map(|names| relations(names.iter().map(String::as_str)));
     let (held_now, elsewhere) = (row.held_now(), row.held_elsewhere());
     let authority = SponsorAuthority { held_now: &held_now, pinned: pinned.as_deref(), elsewhere: &elsewhere };

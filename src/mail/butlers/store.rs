@@ -211,16 +211,25 @@ fn assignees_working(effects: &str, filter: &str, mailbox: &str, now_ms: i64) ->
     )
 }
 
-/// The SQL expression "the mailboxes the forward effects in `effects` file
-/// copies in that already hold a message whose Message-ID is `message_id` (an
-/// SQL expression)", as a JSON array.
+/// The SQL expression "the mailboxes whose mail is in D1 that the forward
+/// effects in `effects` file copies in and that already hold a message whose
+/// Message-ID is `message_id` (an SQL expression)", as a JSON array. A target
+/// whose mail is in its own database is asked there (`holds_message`): what
+/// D1 still holds of it is a copy.
 fn targets_holding(effects: &str, filter: &str, message_id: &str) -> String {
     format!(
         "(SELECT json_group_array(f.target) FROM \
            (SELECT DISTINCT json_extract(e.value, '$.mailbox') AS target FROM {effects} \
             WHERE {filter} AND json_extract(e.value, '$.do') = 'forward') f \
-         WHERE EXISTS (SELECT 1 FROM receipts h WHERE h.mailbox_id = f.target AND h.message_id = {message_id}))"
+         WHERE (SELECT mail_moved_at FROM mailboxes WHERE id = f.target) IS NULL \
+           AND EXISTS (SELECT 1 FROM receipts h WHERE h.mailbox_id = f.target AND h.message_id = {message_id}))"
     )
+}
+
+/// Whether the mailbox's own database holds a message whose Message-ID is
+/// `message_id`: `held`.
+pub(super) fn holds_message(message_id: &str) -> Statement {
+    Statement::new("SELECT EXISTS (SELECT 1 FROM receipts WHERE message_id = ?1) AS held").bind(message_id)
 }
 
 /// The SQL expression "which of the addresses in `candidates` (an SQL
