@@ -94,6 +94,8 @@ fn configuration(env: &Env) -> Result<Config, Refusal> {
         switch(env, "NEW_MAILBOXES_IN_OWN_DATABASES").unwrap_or(config.new_mailboxes_in_own_databases);
     config.move_mail_into_own_databases =
         switch(env, "MOVE_MAIL_INTO_OWN_DATABASES").unwrap_or(config.move_mail_into_own_databases);
+    let round_trips = size_limit(env, "MOVE_ROUND_TRIPS_PER_RUN", u64::from(config.move_round_trips_per_run));
+    config.move_round_trips_per_run = u32::try_from(round_trips).unwrap_or(u32::MAX);
     config.public_origin = env
         .var("PUBLIC_ORIGIN")
         .ok()

@@ -23,6 +23,10 @@ pub const DEFAULT_DATABASE_LIMIT_BYTES: u64 = 10_000_000_000;
 /// The size each mailbox's own database may grow to by default: a SQLite
 /// Durable Object's on the paid plan (decision 0040).
 pub const DEFAULT_MAILBOX_LIMIT_BYTES: u64 = 10_000_000_000;
+/// The round trips a run of the upkeep spends moving mail out of D1 unless
+/// `MOVE_ROUND_TRIPS_PER_RUN` says otherwise: with the upkeep's own, within
+/// the 50 subrequests an invocation may make on Workers' free plan.
+pub const DEFAULT_MOVE_ROUND_TRIPS_PER_RUN: u32 = 24;
 
 /// The share of `database_limit_bytes`, in percent, at which administrators
 /// are told the database is nearly full.
@@ -95,6 +99,11 @@ pub struct Config {
     /// (`MOVE_MAIL_INTO_OWN_DATABASES` is `true`; decision 0040, `mail::moving`).
     /// On by default, so a node that kept mail in D1 moves it once upgraded.
     pub move_mail_into_own_databases: bool,
+    /// The round trips a run of the upkeep spends moving mail
+    /// (`MOVE_ROUND_TRIPS_PER_RUN`; `DEFAULT_MOVE_ROUND_TRIPS_PER_RUN` when
+    /// unset): more on a plan that allows an invocation more subrequests, for
+    /// a large node's mail to move in fewer runs.
+    pub move_round_trips_per_run: u32,
     /// The origin the node answers at (`PUBLIC_ORIGIN`, such as
     /// `https://mail.example.org`). When set, a request addressed to any other host
     /// is refused, which is what defeats DNS rebinding against a node on a
@@ -150,6 +159,7 @@ impl Config {
             mailbox_limit_bytes: DEFAULT_MAILBOX_LIMIT_BYTES,
             new_mailboxes_in_own_databases: true,
             move_mail_into_own_databases: true,
+            move_round_trips_per_run: DEFAULT_MOVE_ROUND_TRIPS_PER_RUN,
             public_origin: None,
             reminder_sender: None,
             agent_network: false,

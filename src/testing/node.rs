@@ -61,6 +61,7 @@ impl TestNode {
                 mailbox_limit_bytes: crate::core::node::DEFAULT_MAILBOX_LIMIT_BYTES,
                 new_mailboxes_in_own_databases: true,
                 move_mail_into_own_databases: false,
+                move_round_trips_per_run: crate::core::node::DEFAULT_MOVE_ROUND_TRIPS_PER_RUN,
                 public_origin: Some(TEST_ORIGIN.to_string()),
                 reminder_sender: Some(TEST_REMINDER_SENDER.to_string()),
                 agent_network: true,

@@ -9,6 +9,7 @@ use super::rows::{Mailbox, TableTally};
 use super::verifying::{Verification, verify_move};
 use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
+use crate::core::node::DEFAULT_MOVE_ROUND_TRIPS_PER_RUN;
 use crate::core::storage::{Counted, StorageError, WRITE_GUARD_PREFIX};
 use crate::mail::store::mailboxes;
 use crate::mail::store::moving::{self as store, MOVED_TABLES, MovedTable};
@@ -21,13 +22,12 @@ pub const MOVE_ACTION: &str = "move_mailbox_mail";
 pub const COPY_REMOVED_ACTION: &str = "remove_moved_mail_from_d1";
 /// The most rows of one table a batch removes from D1's copy.
 pub const ROWS_REMOVED_PER_BATCH: i64 = 500;
-/// The most round trips a run of the upkeep spends moving mail: with the
-/// upkeep's own, within the 50 subrequests an invocation may make.
-pub const ROUND_TRIPS_PER_RUN: u32 = 24;
 /// The fewest round trips a step switches in: the move's state, the copy's
-/// positions, the verification's verdict, the switch's five.
+/// positions, the verification's verdict, the switch's five. A run is given
+/// at least one more (its read of which mailbox is next), whatever
+/// `Config::move_round_trips_per_run` says.
 pub const FEWEST_TO_SWITCH: u32 = 8;
-const _: () = assert!(ROUND_TRIPS_PER_RUN > FEWEST_TO_SWITCH, "a run of the upkeep can switch a mailbox");
+const _: () = assert!(DEFAULT_MOVE_ROUND_TRIPS_PER_RUN > FEWEST_TO_SWITCH, "a run of the upkeep can switch a mailbox");
 
 /// Where a mailbox's move stands after a step of it.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -55,7 +55,7 @@ pub enum MoveStage {
 }
 
 /// Moves the mail of the first mailbox whose mail is still in D1 a step on
-/// (one whose move began first), within `ROUND_TRIPS_PER_RUN`: what the
+/// (one whose move began first), within `Config::move_round_trips_per_run`: what the
 /// upkeep runs while `MOVE_MAIL_INTO_OWN_DATABASES` is on. Answers the
 /// mailbox and where its move stands, or `None` when every mailbox's mail
 /// is in its own database.
@@ -63,7 +63,8 @@ pub async fn move_next(work: &Background<'_>) -> Result<Option<(String, MoveStag
     let [next] = work.run(vec![store::next_to_move()]).await?.try_into().map_err(|_| unreadable("the next to move"))?;
     let Some(row) = next.first() else { return Ok(None) };
     let mailbox_id = row.text("id")?;
-    let stage = advance_move(work, &mailbox_id, ROUND_TRIPS_PER_RUN.saturating_sub(1)).await?;
+    let round_trips = work.node().config.move_round_trips_per_run.max(FEWEST_TO_SWITCH + 1);
+    let stage = advance_move(work, &mailbox_id, round_trips - 1).await?;
     Ok(Some((mailbox_id, stage)))
 }
 

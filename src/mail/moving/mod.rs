@@ -30,8 +30,7 @@
 
 pub use super::store::moving::{Key, MOVED_TABLES, MovedTable, NOT_MOVED, Owner, SEARCH_INDEXES};
 pub use advancing::{
-    COPY_REMOVED_ACTION, FEWEST_TO_SWITCH, MOVE_ACTION, MoveStage, ROUND_TRIPS_PER_RUN, ROWS_REMOVED_PER_BATCH,
-    advance_move, move_next,
+    COPY_REMOVED_ACTION, FEWEST_TO_SWITCH, MOVE_ACTION, MoveStage, ROWS_REMOVED_PER_BATCH, advance_move, move_next,
 };
 pub use copying::{MoveProgress, move_mail};
 pub use replaying::NOTES_PER_ROUND;
