@@ -24,7 +24,6 @@ use crate::audit::walk::{Anchor, Failure, Walk, walk};
 use crate::audit::witness::tell_witnesses;
 use crate::core::context::Context;
 use crate::core::http::Response;
-use crate::core::mailbox_storage::never_created;
 use crate::core::node::Config;
 use crate::core::paging;
 use crate::core::refusal::Refusal;
@@ -112,7 +111,7 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
 
 /// Up to `limit` entries of mailbox `mailbox_id`'s segment of the chain
 /// before `before`, newest first, read beside D1's word that the mailbox is
-/// one of the node's; a segment whose database no write has made is empty.
+/// one of the node's.
 async fn segment_entries_before(
     context: &mut Context<'_>,
     mailbox_id: &str,
@@ -134,11 +133,10 @@ async fn segment_entries_before(
         }
         .into());
     }
-    match page {
-        Ok(mut page) => page.pop().ok_or_else(|| context.internal("the segment's page was not read")),
-        Err(error) if never_created(&error) => Ok(QueryResult::default()),
-        Err(error) => Err(context.internal(error)),
-    }
+    // A segment whose database no write has made answers an empty page.
+    page.map_err(|error| context.internal(error))?
+        .pop()
+        .ok_or_else(|| context.internal("the segment's page was not read"))
 }
 
 /// `GET /api/audit/verify`: recomputes up to `VERIFY_PAGE` entries after

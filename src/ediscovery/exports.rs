@@ -16,7 +16,6 @@ use crate::core::context::{Context, MAILBOXES_PER_READ};
 use crate::core::crypto::sha256_hex;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
-use crate::core::mailbox_storage::never_created;
 use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
@@ -140,12 +139,7 @@ pub async fn request(context: &mut Context<'_>) -> Result<Response, Refusal> {
         if !moved.contains(mailbox_id) {
             continue;
         }
-        let answered = match answered {
-            Ok(answered) => answered,
-            // A mailbox whose database no write has made yet holds nothing.
-            Err(error) if never_created(&error) => continue,
-            Err(error) => return Err(context.internal(error)),
-        };
+        let answered = answered.map_err(|error| context.internal(error))?;
         let [counted_there, selected_there] =
             <[QueryResult; 2]>::try_from(answered).map_err(|_| Refusal::internal())?;
         total += counted(&counted_there);

@@ -26,7 +26,6 @@
 //! 0040 orders what comes next).
 
 use crate::core::context::Context;
-use crate::core::mailbox_storage::never_created;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Statement};
 use crate::mail::store::mailboxes as store;
@@ -94,13 +93,7 @@ pub async fn read_each(
     if !moved {
         return Ok(MailRead { store: MailStore::D1, directory, mail: mail_in_d1 });
     }
-    let mail = match in_own_database {
-        Ok(mail) => mail,
-        // A mailbox whose mail was kept in its own database from the start
-        // has none until its first write creates it: it holds nothing.
-        Err(error) if never_created(&error) => vec![QueryResult::default(); asked_of_mailbox],
-        Err(error) => return Err(context.internal(format!("mailbox {mailbox_id}'s mail: {error}"))),
-    };
+    let mail = in_own_database.map_err(|error| context.internal(format!("mailbox {mailbox_id}'s mail: {error}")))?;
     if mail.len() != asked_of_mailbox {
         return Err(context.internal(format!("mailbox {mailbox_id} answered {} of {asked_of_mailbox}", mail.len())));
     }

@@ -250,9 +250,9 @@ impl<'request> Context<'request> {
     /// `mailbox_id`'s own database if it was ever created (a read asked
     /// before the checks pass creates none): one round trip's time, both
     /// answered only once every check passed. The mailbox's answer is its
-    /// results, or why it has none (`mailbox_storage::NEVER_CREATED` for a
-    /// database never created), for the caller to weigh against what D1
-    /// says. Content is refused as for `read`.
+    /// results (no row to each statement from a database never created, which
+    /// holds nothing), or why it has none, for the caller to weigh against
+    /// what D1 says. Content is refused as for `read`.
     pub async fn read_beside_mailbox(
         &mut self,
         on_d1: Vec<Statement>,

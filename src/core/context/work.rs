@@ -22,7 +22,7 @@ use crate::core::context::note::AuditNote;
 use crate::core::context::ports::{AuditRecord, Ledger, PendingCheck};
 use crate::core::events::{Event, Published, Told, Topic};
 use crate::core::http::{Deferred, Response};
-use crate::core::mailbox_storage::{MAIL_MOVED, MailboxStorage};
+use crate::core::mailbox_storage::{MAIL_MOVED, MailboxStorage, never_created};
 use crate::core::node::Node;
 use crate::core::platform::Platform;
 use crate::core::refusal::Refusal;
@@ -268,8 +268,9 @@ impl<'request> UnitOfWork<'request> {
     /// same time, each of `reads` in its mailbox's own database if that
     /// database was ever created (never creating one, since the checks have
     /// not passed yet); answers both only if every check passed: D1's
-    /// results, and each mailbox's or why it has none. One round trip's time;
-    /// at most `MAILBOXES_PER_READ` mailboxes.
+    /// results, and each mailbox's or why it has none. A database never
+    /// created holds nothing: each of its statements answers no row. One
+    /// round trip's time; at most `MAILBOXES_PER_READ` mailboxes.
     pub(super) async fn read_beside_mailboxes(
         &mut self,
         on_d1: Vec<Statement>,
@@ -282,9 +283,19 @@ impl<'request> UnitOfWork<'request> {
                 reads.len()
             )));
         }
+        let asked: Vec<usize> = reads.iter().map(|(_, statements)| statements.len()).collect();
         let in_mailboxes =
             reads.into_iter().map(|(mailbox_id, statements)| (self.mailboxes.if_created(&mailbox_id), statements));
-        self.read_with_checks(on_d1, in_mailboxes.collect(), note).await
+        let (on_d1, in_mailboxes) = self.read_with_checks(on_d1, in_mailboxes.collect(), note).await?;
+        let in_mailboxes = in_mailboxes
+            .into_iter()
+            .zip(asked)
+            .map(|(answer, asked)| match answer {
+                Err(error) if never_created(&error) => Ok(vec![QueryResult::default(); asked]),
+                answer => answer,
+            })
+            .collect();
+        Ok((on_d1, in_mailboxes))
     }
 
     /// Settles `checks` on their `results`, what a credential check proves

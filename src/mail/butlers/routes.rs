@@ -19,7 +19,6 @@ use crate::core::context::{Context, MAILBOXES_PER_READ};
 use crate::core::crypto::sha256_hex;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
-use crate::core::mailbox_storage::never_created;
 use crate::core::outbound::{Destination, OutboundPolicy};
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
@@ -448,12 +447,8 @@ pub async fn simulate(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let conversation = Conversation::of(Some(received));
     let mut around = surroundings::surroundings(&conversation, &around.rows);
     for (target, answer) in targets.into_iter().zip(in_targets) {
-        let held = match answer {
-            Ok(results) => results.first().and_then(|result| result.first_flag("held")).unwrap_or(false),
-            // A mailbox whose database no write has made holds nothing.
-            Err(error) if never_created(&error) => false,
-            Err(error) => return Err(context.internal(error)),
-        };
+        let results = answer.map_err(|error| context.internal(error))?;
+        let held = results.first().and_then(|result| result.first_flag("held")).unwrap_or(false);
         if held {
             around.holding_the_message.insert(target);
         }
