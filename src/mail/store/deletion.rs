@@ -54,16 +54,7 @@ pub(crate) fn replies_unlinked(receipt_id: &str) -> Statement {
 /// Receipt `receipt_id` taken out of both search indexes, given the values
 /// they indexed (as an external-content FTS5 index needs).
 pub(crate) fn unindexed(receipt_id: &str) -> [Statement; 2] {
-    [
-        ("receipt_headers_index", "from_address, from_name, recipients, subject, mailbox_id"),
-        ("receipt_bodies_index", "text_body, mailbox_id"),
-    ]
-    .map(|(index, columns)| {
-        Statement::new(format!(
-            "INSERT INTO {index} ({index}, rowid, {columns}) SELECT 'delete', rowid, {columns} FROM receipts WHERE id = ?1"
-        ))
-        .bind(receipt_id)
-    })
+    super::search::unindexed(receipt_id)
 }
 
 /// Where receipt `receipt_id` was in storage order, kept for a page that ended at it.

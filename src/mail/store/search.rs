@@ -206,44 +206,21 @@ const INDEXED: [(&str, &str); 2] = [
 /// each receipt and never copied as rows.
 pub(crate) const INDEXES: [&str; 2] = [INDEXED[0].0, INDEXED[1].0];
 
-/// The statements that make receipt `receipt_id` searchable, by its headers
-/// and by its text: after its insert, in the same batch.
-pub(crate) fn indexed(receipt_id: &str) -> [Statement; 2] {
+/// The statements that make the receipts whose rowids `rowids` (a query, its
+/// parameters bound by the caller) answers searchable, by their headers and
+/// by their text: after their insert, in the same batch.
+fn indexed_in(rowids: &str) -> [Statement; 2] {
     INDEXED.map(|(index, columns)| {
         Statement::new(format!(
-            "INSERT INTO {index} (rowid, {columns}) SELECT rowid, {columns} FROM receipts WHERE id = ?1"
+            "INSERT INTO {index} (rowid, {columns}) SELECT rowid, {columns} FROM receipts WHERE rowid IN ({rowids})"
         ))
-        .bind(receipt_id)
     })
 }
 
-/// The statements that make the receipts stored at `rowids` (a JSON array)
-/// searchable, as `indexed` makes one: after their insert, in the same batch.
-pub(crate) fn indexed_at(rowids: &str) -> [Statement; 2] {
-    INDEXED.map(|(index, columns)| {
-        Statement::new(format!(
-            "INSERT INTO {index} (rowid, {columns}) SELECT rowid, {columns} FROM receipts \
-             WHERE rowid IN (SELECT value FROM json_each(?1))"
-        ))
-        .bind(rowids)
-    })
-}
-
-/// Takes the receipts at `rowids` (a JSON array) out of both search indexes,
+/// The statements that take the receipts whose rowids `rowids` (a query,
+/// its parameters bound by the caller) answers out of both search indexes,
 /// with the values they are indexed with (an external-content index is told
-/// what to forget): before their row is replaced or removed.
-pub(crate) fn unindexed_at(rowids: &str) -> [Statement; 2] {
-    INDEXED.map(|(index, columns)| {
-        Statement::new(format!(
-            "INSERT INTO {index} ({index}, rowid, {columns}) SELECT 'delete', rowid, {columns} FROM receipts \
-             WHERE rowid IN (SELECT value FROM json_each(?1))"
-        ))
-        .bind(rowids)
-    })
-}
-
-/// Takes the receipts whose rowids `rowids` (a query, its parameters bound
-/// by the caller) answers out of both search indexes.
+/// what to forget): before their row is changed or removed.
 pub(crate) fn unindexed_in(rowids: &str) -> [Statement; 2] {
     INDEXED.map(|(index, columns)| {
         Statement::new(format!(
@@ -251,6 +228,35 @@ pub(crate) fn unindexed_in(rowids: &str) -> [Statement; 2] {
              WHERE rowid IN ({rowids})"
         ))
     })
+}
+
+/// The rowid of receipt `?1`, as `indexed_in` and `unindexed_in` take it.
+const THE_RECEIPT: &str = "SELECT rowid FROM receipts WHERE id = ?1";
+/// The rowids of a JSON array `?1`, as `indexed_in` and `unindexed_in` take them.
+const THE_ROWIDS: &str = "SELECT value FROM json_each(?1)";
+
+/// The statements that make receipt `receipt_id` searchable: after its
+/// insert, in the same batch.
+pub(crate) fn indexed(receipt_id: &str) -> [Statement; 2] {
+    indexed_in(THE_RECEIPT).map(|statement| statement.bind(receipt_id))
+}
+
+/// The statements that make the receipts stored at `rowids` (a JSON array)
+/// searchable, as `indexed` makes one.
+pub(crate) fn indexed_at(rowids: &str) -> [Statement; 2] {
+    indexed_in(THE_ROWIDS).map(|statement| statement.bind(rowids))
+}
+
+/// The statements that take receipt `receipt_id` out of the search indexes,
+/// before it is deleted.
+pub(crate) fn unindexed(receipt_id: &str) -> [Statement; 2] {
+    unindexed_in(THE_RECEIPT).map(|statement| statement.bind(receipt_id))
+}
+
+/// The statements that take the receipts at `rowids` (a JSON array) out of
+/// the search indexes, before their rows are replaced or removed.
+pub(crate) fn unindexed_at(rowids: &str) -> [Statement; 2] {
+    unindexed_in(THE_ROWIDS).map(|statement| statement.bind(rowids))
 }
 
 /// The condition on `receipts r` selecting the receipts of `mailbox_ids`
