@@ -177,10 +177,8 @@ pub(crate) fn page(table: &MovedTable, whose: Whose<'_>, after: Option<&[Value]>
     let mut conditions = Vec::new();
     let mut parameters = Vec::new();
     if let Whose::Mailbox(mailbox_id) = whose {
-        conditions.push(match table.owner {
-            Owner::Mailbox => "mailbox_id = ?".to_string(),
-            Owner::Parent { column, parent } => format!("{column} IN (SELECT id FROM {parent} WHERE mailbox_id = ?)"),
-        });
+        // `?1`: the placeholders after it number on from it.
+        conditions.push(table.whose());
         parameters.push(Value::from(mailbox_id));
     }
     if let Some(after) = after {
@@ -198,7 +196,7 @@ pub(crate) fn page(table: &MovedTable, whose: Whose<'_>, after: Option<&[Value]>
     }
     parameters.push(limit.into());
     let filter = if conditions.is_empty() { String::new() } else { format!(" WHERE {}", conditions.join(" AND ")) };
-    Statement { sql: format!("SELECT {selected} FROM {name}{filter} ORDER BY {key} LIMIT ?").into(), parameters }
+    Statement { sql: format!("SELECT {selected} FROM {name} t{filter} ORDER BY {key} LIMIT ?").into(), parameters }
 }
 
 /// Inserts into `table` the rows of `rows` (a JSON array of objects, as a
