@@ -297,16 +297,9 @@ pub fn copy_not_filed(copy: &CopyToFile, error: &str, platform: &dyn Platform) -
         title: &copy.subject,
         detail: Some(&why),
     };
-    let detail =
-        copy.record.detail.as_deref().and_then(|detail| serde_json::from_str::<serde_json::Value>(detail).ok()).map(
-            |mut detail| {
-                detail["outcome"] = why.clone().into();
-                detail.to_string()
-            },
-        );
     ButlerWork {
         on_d1: vec![notifications::notify(&notice, Addressee::PersonOf(&copy.sponsor_id), platform)],
-        records: vec![AuditRecord { at: platform.now_ms(), outcome: "failed", detail, ..copy.record.clone() }],
+        records: vec![failed(&copy.record, &why, platform)],
         ..ButlerWork::default()
     }
 }
