@@ -10,7 +10,7 @@ use super::verifying::{Verification, verify_move};
 use crate::core::background::{Background, BackgroundError};
 use crate::core::context::ports::AuditRecord;
 use crate::core::node::DEFAULT_MOVE_ROUND_TRIPS_PER_RUN;
-use crate::core::storage::{Counted, StorageError, WRITE_GUARD_PREFIX};
+use crate::core::storage::{Counted, Row, StorageError, WRITE_GUARD_PREFIX};
 use crate::mail::store::mailboxes;
 use crate::mail::store::moving::{self as store, MOVED_TABLES, MovedTable};
 
@@ -63,9 +63,27 @@ pub async fn move_next(work: &Background<'_>) -> Result<Option<(String, MoveStag
     let [next] = work.run(vec![store::next_to_move()]).await?.try_into().map_err(|_| unreadable("the next to move"))?;
     let Some(row) = next.first() else { return Ok(None) };
     let mailbox_id = row.text("id")?;
+    let state = MoveState::read(row)?;
     let round_trips = work.node().config.move_round_trips_per_run.max(FEWEST_TO_SWITCH + 1);
-    let stage = advance_move(work, &mailbox_id, round_trips - 1).await?;
+    let stage = advance_from(work, &mailbox_id, state, round_trips - 1).await?;
     Ok(Some((mailbox_id, stage)))
+}
+
+/// Where a mailbox's move stands in D1, as `store::move_state` and
+/// `store::next_to_move` read it.
+#[derive(Clone, Copy)]
+struct MoveState {
+    moving: bool,
+    moved: bool,
+}
+
+impl MoveState {
+    fn read(row: &Row) -> Result<MoveState, StorageError> {
+        Ok(MoveState {
+            moving: row.optional_integer("mail_moving_since")?.is_some(),
+            moved: row.optional_integer("mail_moved_at")?.is_some(),
+        })
+    }
 }
 
 fn unreadable(what: &str) -> BackgroundError {
@@ -80,18 +98,29 @@ pub async fn advance_move(
     mailbox_id: &str,
     round_trips: u32,
 ) -> Result<MoveStage, BackgroundError> {
-    let before = work.round_trips();
-    let left = |work: &Background<'_>| round_trips.saturating_sub(work.round_trips() - before);
     let [state] =
         work.run(vec![store::move_state(mailbox_id)]).await?.try_into().map_err(|_| unreadable("a move's state"))?;
     let Some(state) = state.first() else { return Ok(MoveStage::Moved) };
-    if state.optional_integer("mail_moved_at")?.is_some() {
-        if state.optional_integer("mail_moving_since")?.is_some() {
+    let state = MoveState::read(state)?;
+    advance_from(work, mailbox_id, state, round_trips.saturating_sub(1)).await
+}
+
+/// `advance_move` for a mailbox whose move stands at `state`, already read.
+async fn advance_from(
+    work: &Background<'_>,
+    mailbox_id: &str,
+    state: MoveState,
+    round_trips: u32,
+) -> Result<MoveStage, BackgroundError> {
+    let before = work.round_trips();
+    let left = |work: &Background<'_>| round_trips.saturating_sub(work.round_trips() - before);
+    if state.moved {
+        if state.moving {
             return remove_d1_copy(work, mailbox_id, left(work)).await;
         }
         return Ok(MoveStage::Moved);
     }
-    if state.optional_integer("mail_moving_since")?.is_none() {
+    if !state.moving {
         // Noting begins before the first page is read, so no write is missed.
         work.run(vec![store::move_begun(mailbox_id, work.now_ms())]).await?;
     }

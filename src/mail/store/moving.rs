@@ -379,10 +379,12 @@ pub(crate) fn move_begun(mailbox_id: &str, now_ms: i64) -> Statement {
 }
 
 /// The first mailbox D1 still holds mail of (still in D1, or moved and its
-/// copy not yet removed), one whose move began first: `id`, or no row.
+/// copy not yet removed), one whose move began first: `id`, with where its
+/// move stands as `move_state` reads it; or no row.
 pub(crate) fn next_to_move() -> Statement {
     Statement::new(
-        "SELECT id FROM mailboxes WHERE mail_moved_at IS NULL OR mail_moving_since IS NOT NULL \
+        "SELECT id, mail_moving_since, mail_moved_at FROM mailboxes \
+         WHERE mail_moved_at IS NULL OR mail_moving_since IS NOT NULL \
          ORDER BY mail_moving_since IS NULL, mail_moving_since, id LIMIT 1",
     )
 }
