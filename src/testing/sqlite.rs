@@ -338,19 +338,9 @@ impl SqliteDatabase {
     /// Whether every statement of `sql` compiles here: every table and
     /// column it names is in this database.
     pub fn compiles(&self, sql: &str) -> bool {
+        use rusqlite::fallible_iterator::FallibleIterator;
         let connection = self.connection.borrow();
-        let mut rest = sql.trim();
-        while !rest.is_empty() {
-            let statement = match rest.find(';') {
-                Some(end) => &rest[..end],
-                None => rest,
-            };
-            if !statement.trim().is_empty() && connection.prepare(statement).is_err() {
-                return false;
-            }
-            rest = rest.get(statement.len() + 1..).unwrap_or("").trim();
-        }
-        true
+        rusqlite::Batch::new(&connection, sql).count().is_ok()
     }
 
     /// A single integer from raw SQL, for assertions about storage.
