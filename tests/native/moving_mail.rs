@@ -142,15 +142,21 @@ pub(crate) fn move_whole(world: &World, mailbox: &str) -> u32 {
     panic!("the move never finished");
 }
 
-pub(crate) fn verify_once(world: &World, mailbox: &str, round_trips: u32) -> Verification {
+/// A step of a move's `job` as the schedule runs it, held to `round_trips`,
+/// the chain and segments sealed after it.
+fn within<T>(world: &World, round_trips: u32, job: impl AsyncFnOnce(&Background<'_>) -> T) -> T {
     let node = world.node.node();
-    let verification = with_work(world, &node, async |work| {
-        let verification = verify_move(work, mailbox, round_trips).await;
+    let answer = with_work(world, &node, async |work| {
+        let answer = job(work).await;
         assert!(work.round_trips() <= round_trips, "{} round trips", work.round_trips());
-        verification
+        answer
     });
     world.node.seal();
-    verification.unwrap()
+    answer
+}
+
+pub(crate) fn verify_once(world: &World, mailbox: &str, round_trips: u32) -> Verification {
+    within(world, round_trips, async |work| verify_move(work, mailbox, round_trips).await).unwrap()
 }
 
 /// Moves `mailbox` whole and verifies the move, so its mail is read and
@@ -171,14 +177,24 @@ pub(crate) fn moved(world: &World, mailbox: &str) {
 
 /// A step of `mailbox`'s move, as the upkeep takes it, within `round_trips`.
 pub(crate) fn advance(world: &World, mailbox: &str, round_trips: u32) -> MoveStage {
-    let node = world.node.node();
-    let stage = with_work(world, &node, async |work| {
-        let stage = advance_move(work, mailbox, round_trips).await;
-        assert!(work.round_trips() <= round_trips, "{} round trips", work.round_trips());
-        stage
-    });
-    world.node.seal();
-    stage.unwrap()
+    within(world, round_trips, async |work| advance_move(work, mailbox, round_trips).await).unwrap()
+}
+
+/// `mailbox`'s own database holds, table by table, the rows D1 holds of it,
+/// and only them, and its search indexes are sound.
+pub(crate) fn holds_what_d1_holds(world: &World, mailbox: &str) {
+    let moved = object(world, mailbox);
+    for table in MOVED_TABLES {
+        assert_eq!(
+            rows(&moved.database, table, None),
+            rows(&world.node.database, table, Some(mailbox)),
+            "{} holds {mailbox}'s rows, and only them",
+            table.name
+        );
+    }
+    for index in SEARCH_INDEXES {
+        moved.database.tamper(&format!("INSERT INTO {index} ({index}) VALUES ('integrity-check')"));
+    }
 }
 
 /// Verifies `mailbox` a page per call until it concludes.
@@ -269,15 +285,8 @@ fn a_mailbox_moved_a_page_at_a_time_is_row_for_row_what_d1_holds_of_it_searchabl
 
     let calls = move_whole(world, support);
     assert!(calls > MOVED_TABLES.len() as u32, "some tables took more than one page: {calls} calls");
+    holds_what_d1_holds(world, support);
     let moved = object(world, support);
-    for table in MOVED_TABLES {
-        assert_eq!(
-            rows(&moved.database, table, None),
-            rows(&world.node.database, table, Some(support)),
-            "{} holds support's rows, and only them",
-            table.name
-        );
-    }
     assert!(world.node.mailboxes.database(&sales).is_none(), "sales was not touched");
     // Copied with its rowid, a receipt is where it was in storage order.
     assert_eq!(
