@@ -218,11 +218,15 @@ pub async fn delete_originals_owed(work: &Background<'_>) -> Result<usize, Backg
     let results = work.run(vec![owed]).await?;
     let mut owed = Vec::new();
     for row in results.into_iter().flat_map(|result| result.rows) {
+        let raw_key = row.text("raw_key")?;
         let kept_for: Vec<String> = serde_json::from_str(&row.text("kept_for")?).unwrap_or_default();
-        let mut asked: Vec<String> =
-            originals::mailbox_of_raw_key(&row.text("raw_key")?).map(str::to_string).into_iter().collect();
-        asked.extend(kept_for.iter().filter(|mailbox| !asked.contains(mailbox)).cloned().collect::<Vec<_>>());
-        owed.push(Owed { raw_key: row.text("raw_key")?, needed_in_d1: row.integer("needed")? != 0, asked, kept_for });
+        let mut asked: Vec<String> = originals::mailbox_of_raw_key(&raw_key).map(str::to_string).into_iter().collect();
+        for mailbox_id in &kept_for {
+            if !asked.contains(mailbox_id) {
+                asked.push(mailbox_id.clone());
+            }
+        }
+        owed.push(Owed { raw_key, needed_in_d1: row.integer("needed")? != 0, asked, kept_for });
     }
     let answers = needed_in_mailboxes(work, &owed).await;
     let mut settled = Vec::new();
