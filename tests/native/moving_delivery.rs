@@ -16,6 +16,11 @@ use crate::butlers::{Butlers, SUPPORT, deliver, deliver_reply, office_in, publis
 use crate::moving_mail::moved;
 use crate::support::*;
 
+/// The butlers' office with its mail in D1, for these tests to move it.
+fn office_in_d1() -> crate::desk::Desk {
+    office_in(World::with_mail_in_d1())
+}
+
 /// `column` of `table`'s rows in `mailbox`'s own database, as text.
 fn in_object(world: &World, mailbox: &str, sql: &str) -> Vec<Vec<String>> {
     world.node.mailboxes.database(mailbox).expect("the mailbox has its own database").database.rows(sql)
@@ -40,7 +45,7 @@ fn ok(response: mailroom::core::http::Response) -> Value {
 
 #[test]
 fn mail_delivered_to_a_moved_mailbox_is_stored_threaded_read_and_recorded_in_its_own_database() {
-    let office = office_in(World::with_mail_in_d1());
+    let office = office_in_d1();
     let (world, support, ben) = (&office.world, office.mailbox.clone(), office.person("ben"));
     world.grant_all(&ben.id, &["mailbox.content.read"], &support);
     let first = deliver(world, "Invoice 1", "inv1@customer.example");
@@ -105,7 +110,7 @@ fn mail_delivered_to_a_moved_mailbox_is_stored_threaded_read_and_recorded_in_its
 
 #[test]
 fn a_moved_mailbox_s_butlers_act_in_its_own_database_and_tell_the_directory_after() {
-    let office = office_in(World::with_mail_in_d1());
+    let office = office_in_d1();
     let (world, support, ben, cleo) =
         (&office.world, office.mailbox.clone(), office.person("ben"), office.person("cleo"));
     world.grant_all(&cleo.id, &["approval.decide"], &support);
@@ -181,7 +186,7 @@ fn copy_of(world: &World, butler: &str, original: &str) -> String {
 
 #[test]
 fn a_copy_filed_from_a_moved_mailbox_is_written_in_d1_with_its_own_original_and_entry() {
-    let office = office_in(World::with_mail_in_d1());
+    let office = office_in_d1();
     let (world, support) = (&office.world, office.mailbox.clone());
     let billing = world.mailbox("billing@mailroom.test");
     let butler = forwarding(&office, &billing);
@@ -220,7 +225,7 @@ fn a_copy_filed_from_a_moved_mailbox_is_written_in_d1_with_its_own_original_and_
 
 #[test]
 fn a_copy_filed_in_a_moved_mailbox_is_written_in_its_own_database_joining_its_conversation_there() {
-    let office = office_in(World::with_mail_in_d1());
+    let office = office_in_d1();
     let world = &office.world;
     let billing = world.mailbox("billing@mailroom.test");
     let butler = forwarding(&office, &billing);
@@ -323,7 +328,7 @@ impl mailroom::core::storage::Database for RivalFirst {
 
 #[test]
 fn the_same_message_delivered_twice_at_once_to_a_moved_mailbox_is_stored_once() {
-    let office = office_in(World::with_mail_in_d1());
+    let office = office_in_d1();
     let (world, support) = (&office.world, office.mailbox.clone());
     deliver(world, "Invoice 2", "inv2@customer.example");
     moved(world, &support);
@@ -363,7 +368,7 @@ fn the_same_message_delivered_twice_at_once_to_a_moved_mailbox_is_stored_once() 
 
 #[test]
 fn a_dry_run_walks_a_message_delivered_to_a_moved_mailbox_with_what_is_around_it_from_d1() {
-    let office = office_in(World::with_mail_in_d1());
+    let office = office_in_d1();
     let (world, support, cleo) = (&office.world, office.mailbox.clone(), office.person("cleo"));
     let butler = office.create(json!({
         "conditions": [{ "on": "subject", "contains": "invoice" }],
@@ -402,7 +407,7 @@ fn a_dry_run_walks_a_message_delivered_to_a_moved_mailbox_with_what_is_around_it
 
 #[test]
 fn a_copy_a_moved_mailbox_already_holds_is_recorded_as_skipped_there_and_kept_once() {
-    let office = office_in(World::with_mail_in_d1());
+    let office = office_in_d1();
     let world = &office.world;
     let billing = world.mailbox("billing@mailroom.test");
     forwarding(&office, &billing);
@@ -438,7 +443,7 @@ fn a_copy_a_moved_mailbox_already_holds_is_recorded_as_skipped_there_and_kept_on
 
 #[test]
 fn a_moved_mailbox_nearly_full_tells_administrators_and_a_full_one_refuses_its_mail_storing_nothing() {
-    let office = office_in(World::with_mail_in_d1());
+    let office = office_in_d1();
     let (world, support) = (&office.world, office.mailbox.clone());
     deliver(world, "Invoice 20", "inv20@customer.example");
     moved(world, &support);
@@ -477,7 +482,7 @@ fn a_moved_mailbox_nearly_full_tells_administrators_and_a_full_one_refuses_its_m
 
 #[test]
 fn a_mailbox_known_to_have_moved_is_asked_its_lookups_beside_d1_s_first_read() {
-    let office = office_in(World::with_mail_in_d1());
+    let office = office_in_d1();
     let (world, support) = (&office.world, office.mailbox.clone());
     deliver(world, "Invoice 30", "inv30@customer.example");
     moved(world, &support);
