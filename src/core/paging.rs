@@ -7,7 +7,8 @@
 //! finds where that item was stored (`cursor_id`, `cut_at_id`), so the storage
 //! order itself, which would tell how much the whole node holds, is never handed
 //! out; a list merged from stores that each keep their own storage order holds
-//! the time, the store and the id (`placed_cursor`), for the same reason. Either way the cursor holds an id of the kind the list is made of, and the
+//! the time, the store and the id, and the group of stores where it asks them a
+//! group at a time (`placed_cursor`), for the same reason. Either way the cursor holds an id of the kind the list is made of, and the
 //! two forms cannot be read as each other, so one list's cursor handed to another
 //! is refused rather than answered with a wrong page. A page is read as one row
 //! more than asked for: that row, if it comes, is how the node knows another page
@@ -47,34 +48,69 @@ fn decode_id_cursor(cursor: &str, kind: IdKind) -> Option<String> {
     is_id_of(id, kind).then(|| id.to_string())
 }
 
-/// The cursor naming the item at time `at` with id `id`, held in the store
-/// `store` (a name the list gives its stores, such as a mailbox's id, without
-/// a colon): for a list merged from stores that each keep their items in
-/// their own storage order, ties in time between stores told apart by the
-/// store (`merge`'s order is then `(time, store, storage order)`). The store's
-/// own position stays unsaid: the store finds it by id.
-pub fn encode_placed_cursor(at: i64, store: &str, id: &str) -> String {
-    URL_SAFE_NO_PAD.encode(format!("{CURSOR_PREFIX}{at}:{store}:{id}"))
+/// Where a list merged from stores that each keep their items in their own
+/// storage order goes on: after the item `after` names (its time, the store
+/// that holds it, a name the list gives its stores, such as a mailbox's id,
+/// without a colon; and its id), or from the newest; and, where the list asks
+/// its stores a group at a time, in the group of stores after the store
+/// `group_after` names. Ties in time between stores are told apart by the
+/// store (`merge`'s order is then `(time, store, storage order)`); the store's
+/// own position stays unsaid, since the store finds it by the id.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct PlacedCursor {
+    pub after: Option<(i64, String, String)>,
+    pub group_after: Option<String>,
 }
 
-fn decode_placed_cursor(cursor: &str, kind: IdKind) -> Option<(i64, String, String)> {
+/// The text a cursor that starts a group of stores has where a time would be.
+const GROUP_START: &str = "group";
+
+/// The cursor for `placed`, in a list of items of `kind`:
+/// `after:<time>:<store>:<id>`, followed by `:<store>` where it names a
+/// group, or `after:group:<kind's prefix>:<store>` at the start of one, which
+/// names no item and so says the list's kind itself. (The first page, from
+/// the newest in the first group, has none.)
+pub fn encode_placed_cursor(placed: &PlacedCursor, kind: IdKind) -> String {
+    let group = placed.group_after.as_deref();
+    let text = match (&placed.after, group) {
+        (Some((at, store, id)), None) => format!("{CURSOR_PREFIX}{at}:{store}:{id}"),
+        (Some((at, store, id)), Some(group)) => format!("{CURSOR_PREFIX}{at}:{store}:{id}:{group}"),
+        (None, group) => format!("{CURSOR_PREFIX}{GROUP_START}:{}:{}", kind.prefix(), group.unwrap_or_default()),
+    };
+    URL_SAFE_NO_PAD.encode(text)
+}
+
+fn decode_placed_cursor(cursor: &str, kind: IdKind) -> Option<PlacedCursor> {
     let text = String::from_utf8(URL_SAFE_NO_PAD.decode(cursor).ok()?).ok()?;
-    let mut parts = text.strip_prefix(CURSOR_PREFIX)?.split(':');
-    let (at, store, id) = (parts.next()?, parts.next()?, parts.next()?);
-    if parts.next().is_some() || !is_id_of(id, kind) {
-        return None;
+    let parts: Vec<&str> = text.strip_prefix(CURSOR_PREFIX)?.split(':').collect();
+    let store_name = |name: &str| (!name.is_empty()).then(|| name.to_string());
+    match parts.as_slice() {
+        [GROUP_START, prefix, group] if *prefix == kind.prefix() => {
+            Some(PlacedCursor { after: None, group_after: Some(store_name(group)?) })
+        }
+        [at, store, id, group @ ..] if group.len() <= 1 && is_id_of(id, kind) => Some(PlacedCursor {
+            after: Some((at.parse().ok()?, store.to_string(), id.to_string())),
+            group_after: match group {
+                [group] => Some(store_name(group)?),
+                _ => None,
+            },
+        }),
+        _ => None,
     }
-    Some((at.parse().ok()?, store.to_string(), id.to_string()))
 }
 
 /// The `cursor` query parameter of a list merged from stores
-/// (`encode_placed_cursor`): the time, the store and the id (of `kind`) of
-/// the item to continue after, or `None` for the first page.
-pub fn placed_cursor(context: &Context<'_>, kind: IdKind) -> Result<Option<(i64, String, String)>, Refusal> {
-    context.query("cursor").map(|cursor| decode_placed_cursor(cursor, kind).ok_or_else(invalid_cursor)).transpose()
+/// (`encode_placed_cursor`), with the ids of its items of `kind`: from the
+/// newest, in the first group, when absent.
+pub fn placed_cursor(context: &Context<'_>, kind: IdKind) -> Result<PlacedCursor, Refusal> {
+    match context.query("cursor") {
+        None => Ok(PlacedCursor::default()),
+        Some(cursor) => decode_placed_cursor(cursor, kind).ok_or_else(invalid_cursor),
+    }
 }
 
-fn invalid_cursor() -> Refusal {
+/// The refusal of a `cursor` that is not one of this list's.
+pub fn invalid_cursor() -> Refusal {
     RequestError::InvalidQueryParameter {
         name: "cursor".into(),
         expected: "the `next_cursor` of a previous page of this list, unchanged".into(),
@@ -191,16 +227,34 @@ mod tests {
 
     #[test]
     fn placed_cursors_round_trip_and_are_never_read_as_another_form() {
-        let placed = encode_placed_cursor(42, "mbx_01M8MECXYJD8V8NXZMYC8H1339", RECEIPT);
-        let expected = (42, "mbx_01M8MECXYJD8V8NXZMYC8H1339".to_string(), RECEIPT.to_string());
-        assert_eq!(decode_placed_cursor(&placed, IdKind::Receipt), Some(expected));
-        assert_eq!(decode_placed_cursor(&encode_placed_cursor(42, "", RECEIPT), IdKind::Receipt).unwrap().1, "");
-        assert_eq!(decode_placed_cursor(&placed, IdKind::Send), None, "another list's cursor");
-        assert_eq!(decode_cursor(&placed, IdKind::Receipt), None);
-        assert_eq!(decode_id_cursor(&placed, IdKind::Receipt), None);
+        let mailbox = "mbx_01M8MECXYJD8V8NXZMYC8H1339";
+        let placed = |after: Option<(i64, &str)>, group_after: Option<&str>| PlacedCursor {
+            after: after.map(|(at, store)| (at, store.to_string(), RECEIPT.to_string())),
+            group_after: group_after.map(str::to_string),
+        };
+        for form in [
+            placed(Some((42, mailbox)), None),
+            placed(Some((42, "")), None),
+            placed(Some((-7, mailbox)), Some(mailbox)),
+            placed(None, Some(mailbox)),
+        ] {
+            let cursor = encode_placed_cursor(&form, IdKind::Receipt);
+            assert_eq!(decode_placed_cursor(&cursor, IdKind::Receipt), Some(form), "{cursor}");
+            assert_eq!(decode_placed_cursor(&cursor, IdKind::Send), None, "another list's cursor");
+            assert_eq!(decode_cursor(&cursor, IdKind::Receipt), None);
+            assert_eq!(decode_id_cursor(&cursor, IdKind::Receipt), None);
+        }
         assert_eq!(decode_placed_cursor(&encode_cursor(42, RECEIPT), IdKind::Receipt), None);
-        let stray = URL_SAFE_NO_PAD.encode(format!("after:1:a:b:{RECEIPT}"));
-        assert_eq!(decode_placed_cursor(&stray, IdKind::Receipt), None);
+        for stray in [
+            format!("after:1:a:b:{RECEIPT}"),
+            format!("after:1:{mailbox}:{RECEIPT}:{mailbox}:{mailbox}"),
+            format!("after:1:{mailbox}:{RECEIPT}:"),
+            "after:group:rcp_:".to_string(),
+            format!("after:group:{mailbox}"),
+            format!("after:group:rcp_:{mailbox}:{RECEIPT}"),
+        ] {
+            assert_eq!(decode_placed_cursor(&URL_SAFE_NO_PAD.encode(&stray), IdKind::Receipt), None, "{stray}");
+        }
     }
 
     #[test]

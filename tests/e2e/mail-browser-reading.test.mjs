@@ -2,8 +2,9 @@
 // Worker on workerd. An administrator sets up a mailbox and two people through
 // the page, real messages arrive through the Worker's email handler, someone
 // who holds only metadata is told what reading needs, the writer reads,
-// downloads and searches, more than a page of mail is shown on asking, and an
-// administrator deletes a message. Writing, approving and sending are
+// downloads and searches, more than a page of mail is shown on asking, an
+// administrator deletes a message, and a search across more mailboxes than one
+// search asks at once goes through them in groups. Writing, approving and sending are
 // mail-browser-sending's, hostile mail mail-browser-hostile's. Every console
 // error and CSP violation in any page fails the file.
 import { test, before, after } from "node:test";
@@ -417,6 +418,48 @@ test("an administrator deletes a received message from its page, after saying so
   assert.deepEqual(await searchAll({ q: "jackpot" }, writerToken), [], "and from search");
   const entries = (await auditTrail(call, token, 20));
   assert.ok(entries.some((entry) => entry.action === "delete_message" && entry.object === found[0].id && entry.outcome === "ok"));
+});
+
+test("someone who reads more mailboxes than one search asks at once finds mail in the last of them, with the groups said", async () => {
+  const writerToken = await tokenFor(WRITER);
+  // Mailboxes are added until the node says it searches the writer's a group at a time.
+  const made = [];
+  for (let number = 0; !(await call("GET", "/api/search?q=anything", { token: writerToken })).body.mailboxes_searched; number += 1) {
+    assert.ok(number < 200, "the node never searched in groups");
+    const created = await call("POST", "/api/mailboxes", { token, body: { address: `desk${number}@mailroom.test`, display_name: `Desk ${number}` } });
+    assert.equal(created.status, 201, created.text);
+    const granted = await call("POST", "/api/relations", { token, body: { subject: ids.writer, relation: "mailbox.metadata.read", object: created.body.id } });
+    assert.equal(granted.status, 201, granted.text);
+    made.push(created.body);
+  }
+  const last = made.at(-1);
+  const subject = "Zeppelin timetable";
+  const message = Buffer.from([
+    "From: Airship Line <timetables@airship.example>",
+    `To: ${last.address}`,
+    `Subject: ${subject}`,
+    "Date: Sat, 28 Nov 2026 13:00:00 +0000",
+    "Message-ID: <zeppelin-1@airship.example>",
+    "Content-Type: text/plain; charset=utf-8",
+    "",
+    "Departures every hour.",
+    "",
+  ].join("\r\n"));
+  assert.equal(await node.deliver("timetables@airship.example", last.address, message), null);
+  const first = (await call("GET", "/api/search?q=zeppelin", { token: writerToken })).body;
+  assert.deepEqual(first.results, [], "the first group holds nothing that matches");
+  const { in_all: inAll, mailbox_ids: firstGroup } = first.mailboxes_searched;
+  assert.ok(!firstGroup.includes(last.id) && first.next_cursor, "the last mailbox is in a later group");
+  assert.deepEqual((await searchAll({ q: "zeppelin" }, writerToken)).map((hit) => hit.subject), [subject]);
+
+  // The page goes on past the groups where nothing matched, and says how it searched.
+  await section(writer, "Mail").click();
+  await search(writer, "zeppelin");
+  await writer.waitForURL((url) => url.hash === "#/mail/search/zeppelin");
+  const results = writer.getByRole("region", { name: "Results for “zeppelin”" });
+  await results.getByRole("table").waitFor();
+  assert.deepEqual((await bodyRows(results)).map(([, found, mailbox]) => [found, mailbox.split(" ")[0]]), [[subject, last.address]]);
+  await results.getByText(`${inAll} of your mailboxes are searched ${firstGroup.length} at a time`).waitFor();
 });
 
 test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", async () => {

@@ -5,8 +5,9 @@
 //! by page every hit once, ties in time across stores included; what a caller
 //! may search decided on D1, a revoked relation stopping the next search; a
 //! later page costing the same however much mail there is; and a search
-//! reaching more moved mailboxes than one call may ask refused, naming
-//! `mailbox`.
+//! reaching more moved mailboxes than one read may ask going through them a
+//! group at a time, each page within its round trips, what it reaches read on
+//! D1 on every page whatever its cursor says.
 
 use mailroom::mail::Delivery;
 use serde_json::Value;
@@ -155,18 +156,120 @@ fn what_a_search_across_mailboxes_reaches_in_a_moved_one_is_decided_on_d1() {
     assert_eq!(ids, others);
 }
 
+/// One page of a search: its hits' ids, its next cursor, what it says of its
+/// group of mailboxes, and its round trips.
+fn search_page(world: &World, token: &str, path: &str) -> (Vec<String>, Option<String>, Value, u32) {
+    let answer = world.call("GET", path, Some(token), None);
+    assert_eq!(answer.status, 200, "{}", text(&answer));
+    let page = body(&answer);
+    let hits = page["results"].as_array().unwrap().iter().map(|hit| hit["id"].as_str().unwrap().to_string()).collect();
+    let next = page["next_cursor"].as_str().map(str::to_string);
+    (hits, next, page["mailboxes_searched"].clone(), answer.round_trips)
+}
+
 #[test]
-fn a_search_reaching_more_moved_mailboxes_than_one_call_may_ask_names_the_mailbox_to_search() {
+fn a_search_reaching_more_moved_mailboxes_than_one_read_may_ask_goes_through_them_a_group_at_a_time() {
+    let group = mailroom::core::context::MAILBOXES_PER_READ;
     let world = World::with_mail_in_d1();
+    let support = world.mailbox(SUPPORT);
     let reader = world.person("reader@example.com");
-    for number in 0..=mailroom::core::context::MAILBOXES_PER_READ {
+    world.grant_all(&reader.0, &["mailbox.metadata.read", "mailbox.content.read"], &support);
+    // Two groups and one more mailbox; the ids sort in the order made.
+    let mut moved_mailboxes = Vec::new();
+    for number in 0..=2 * group {
         let mailbox = world.mailbox(&format!("box{number}@mailroom.test"));
-        world.grant_all(&reader.0, &["mailbox.metadata.read"], &mailbox);
+        world.grant_all(&reader.0, &["mailbox.metadata.read", "mailbox.content.read"], &mailbox);
         moved(&world, &mailbox);
+        moved_mailboxes.push(mailbox);
     }
-    let refused = world.call("GET", "/api/search?q=anything", Some(&reader.1), None);
-    assert_refused(&refused, 400, "invalid_query_parameter");
-    assert!(text(&refused).contains("mailbox"), "{}", text(&refused));
+    let mut sorted = moved_mailboxes.clone();
+    sorted.sort();
+    assert_eq!(sorted, moved_mailboxes);
+    // Two notes in D1, and in each moved mailbox one, the last mailbox of
+    // each group getting the newest.
+    let mut in_d1 = [note(&world, SUPPORT, 0, "Figures"), note(&world, SUPPORT, 1, "Figures")];
+    in_d1.reverse();
+    let notes: Vec<String> = (0..moved_mailboxes.len())
+        .map(|index| note(&world, &format!("box{index}@mailroom.test"), 10 + index, "Figures"))
+        .collect();
+
+    for limit in [3, 25] {
+        let path = format!("/api/search?q=quarterly&limit={limit}");
+        let (mut found, mut searched, mut next) = (Vec::new(), Vec::new(), None::<String>);
+        loop {
+            let asked = next.as_ref().map_or(path.clone(), |cursor| format!("{path}&cursor={cursor}"));
+            let (hits, cursor, group_said, round_trips) = search_page(&world, &reader.1, &asked);
+            assert!(round_trips <= 2, "limit {limit}: {round_trips} round trips");
+            assert_eq!(group_said["in_all"], moved_mailboxes.len(), "limit {limit}: {group_said}");
+            searched.push(group_said);
+            found.extend(hits);
+            match cursor {
+                Some(cursor) => next = Some(cursor),
+                None => break,
+            }
+        }
+        // Group by group, each newest first: D1's notes with the first.
+        let mut expected = Vec::new();
+        for (number, mailboxes) in moved_mailboxes.chunks(group).enumerate() {
+            let mut of_group: Vec<String> =
+                notes[number * group..number * group + mailboxes.len()].iter().rev().cloned().collect();
+            if number == 0 {
+                of_group.extend(in_d1.iter().cloned());
+            }
+            expected.extend(of_group);
+        }
+        assert_eq!(found, expected, "limit {limit}: every note once, group by group");
+        let groups_said: Vec<(u64, Vec<String>)> = searched
+            .iter()
+            .map(|said| {
+                let ids = said["mailbox_ids"].as_array().unwrap().iter().map(|id| id.as_str().unwrap().to_string());
+                (said["searched_before"].as_u64().unwrap(), ids.collect())
+            })
+            .collect();
+        let mut distinct = groups_said.clone();
+        distinct.dedup();
+        let expected_groups: Vec<(u64, Vec<String>)> = moved_mailboxes
+            .chunks(group)
+            .enumerate()
+            .map(|(number, mailboxes)| ((number * group) as u64, mailboxes.to_vec()))
+            .collect();
+        assert_eq!(distinct, expected_groups, "limit {limit}");
+    }
+
+    // Authority is read on every page: a relation revoked after the first
+    // page keeps that mailbox out of the next group's pages.
+    let (_, cursor, _, _) = search_page(&world, &reader.1, "/api/search?q=quarterly&limit=25");
+    let revoked = &moved_mailboxes[group + 1];
+    for relation in ["mailbox.metadata.read", "mailbox.content.read"] {
+        world.revoke(&reader.0, relation, revoked);
+    }
+    let (hits, _, said, _) =
+        search_page(&world, &reader.1, &format!("/api/search?q=quarterly&limit=25&cursor={}", cursor.unwrap()));
+    assert!(!hits.contains(&notes[group + 1]), "{hits:?}");
+    assert_eq!(hits.len(), group, "the group is the next {group} it may search");
+    assert!(!said["mailbox_ids"].as_array().unwrap().iter().any(|id| id == revoked.as_str()), "{said}");
+
+    // A group's cursor names where to start, never what may be searched: a
+    // reader of one mailbox, handed cursors of every group, finds its notes only.
+    let (outsider, token) = world.person("outsider@example.com");
+    world.grant_all(&outsider, &["mailbox.metadata.read", "mailbox.content.read"], &moved_mailboxes[0]);
+    for after in [&moved_mailboxes[0], &moved_mailboxes[group - 1], &moved_mailboxes[2 * group - 1]] {
+        use base64::Engine;
+        let cursor = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(format!("after:group:rcp_:{after}"));
+        let (hits, next, said, _) = search_page(&world, &token, &format!("/api/search?q=quarterly&cursor={cursor}"));
+        assert_eq!((hits, next, said), (Vec::new(), None, Value::Null), "after {after}");
+    }
+    let (hits, _, said, _) = search_page(&world, &token, "/api/search?q=quarterly");
+    assert_eq!((hits, said), (vec![notes[0].clone()], Value::Null));
+    // And a group's cursor is a search across mailboxes' own.
+    let (_, cursor, _, _) = search_page(&world, &reader.1, "/api/search?q=quarterly&limit=25");
+    let one = world.call(
+        "GET",
+        &format!("/api/search?q=quarterly&mailbox={support}&cursor={}", cursor.unwrap()),
+        Some(&reader.1),
+        None,
+    );
+    assert_refused(&one, 400, "invalid_query_parameter");
 }
 
 /// SQLite's steps for the statements of one call whose SQL contains `marks`,

@@ -362,6 +362,28 @@ pub struct SearchResults {
     /// Pass as `cursor`, with the same `q` and `mailbox`, to get the next (older)
     /// results; null on the last page.
     pub next_cursor: Option<String>,
+    /// Present when the search reaches more mailboxes keeping their mail in
+    /// their own databases than one page asks at once: it then goes through
+    /// them a group at a time, each group newest first, and this says which
+    /// group this page searched. A page may be short, even empty, before the
+    /// next group: follow `next_cursor` until it is null.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mailboxes_searched: Option<MailboxesSearched>,
+}
+
+/// The group of mailboxes one page of a search searched, when it goes through
+/// them a group at a time.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct MailboxesSearched {
+    /// The mailboxes this page searched (`mbx_…`), of those keeping their mail
+    /// in their own databases. The first group also searches every mailbox
+    /// whose mail is in the node's own database.
+    pub mailbox_ids: Vec<String>,
+    /// How many of the mailboxes keeping their mail in their own databases
+    /// that the caller may search came before this group (searched by earlier pages).
+    pub searched_before: u32,
+    /// How many mailboxes keeping their mail in their own databases the caller may search, in all.
+    pub in_all: u32,
 }
 
 /// An outbound message: a draft, a send awaiting a second person's decision, or a

@@ -237,11 +237,19 @@ async function searchView(view, { readable }, { mailbox = null, q = "" }) {
     panel("Search mail", searchForm(readable, { q, mailboxId: mailbox?.id })));
   if (!q) return;
 
+  /** What the first page said of the group of mailboxes it searched, where the node searches them a group at a time. */
+  let inGroups = null;
   const list = pagedMessages({
     caption: `Mail in ${where} matching “${q}”, newest first`,
     columns: mailbox ? ["from", "subject", "received", "found"] : ["from", "subject", "mailbox", "received", "found"],
     fetchPage: async (page) => {
-      const answer = await api("GET", `/api/search${query({ q, mailbox: mailbox?.id, ...page })}`);
+      const ask = (cursor) => api("GET", `/api/search${query({ q, mailbox: mailbox?.id, ...page, cursor })}`);
+      let answer = await ask(page.cursor);
+      inGroups ??= answer.mailboxes_searched ?? null;
+      // Across more mailboxes than one search asks at once, the node goes
+      // through them a group at a time; a group where nothing matched answers
+      // an empty page that goes on to the next.
+      while (answer.results.length === 0 && answer.next_cursor) answer = await ask(answer.next_cursor);
       return { messages: answer.results, next_cursor: answer.next_cursor };
     },
     emptyText: `Nothing in ${where} matches “${q}”.`,
@@ -252,6 +260,10 @@ async function searchView(view, { readable }, { mailbox = null, q = "" }) {
   view.append(panel(`Results for “${q}”`, results));
   try {
     await list.start();
+    if (inGroups) {
+      const each = inGroups.mailbox_ids.length;
+      results.prepend(info(`${inGroups.in_all} of your mailboxes are searched ${each} at a time: results are newest first within each group, and “More results” goes on to the next.`));
+    }
   } catch (error) {
     if (error instanceof SessionOver) throw error;
     results.replaceChildren(refusalBox(error, "The search was not run."));

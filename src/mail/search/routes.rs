@@ -2,21 +2,22 @@
 //! bodies where it also reads content) in every store that holds a mailbox
 //! searched (D1, and the own database of each mailbox whose mail moved,
 //! decision 0040), merged into one hit per message, newest first, a page at a
-//! time.
+//! time; through the mailboxes whose mail moved a group at a time where there
+//! are more than one read may ask.
 
 use std::cmp::Ordering;
 
 use mailroom_contract::Relation;
-use mailroom_contract::api::{SearchHit, SearchResults, SenderAuthentication};
+use mailroom_contract::api::{MailboxesSearched, SearchHit, SearchResults, SenderAuthentication};
 
 use crate::authz::{holder_of, tuples};
 use crate::core::context::{Context, MAILBOXES_PER_READ};
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of};
-use crate::core::paging;
+use crate::core::paging::{self, PlacedCursor};
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
-use crate::core::storage::QueryResult;
+use crate::core::storage::{QueryResult, StorageError};
 use crate::mail::location::{self, MailStore};
 use crate::mail::store::search::{self as store, Arm, Continuing, HitRow};
 use crate::mail::{limits, trust, unverified_reads};
@@ -52,6 +53,10 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
         }
     };
     let cursor = paging::placed_cursor(context, IdKind::Receipt)?;
+    // Groups are a search across mailboxes' own: one mailbox is one store.
+    if mailbox_id.is_some() && cursor.group_after.is_some() {
+        return Err(paging::invalid_cursor());
+    }
     let limit = paging::limit(context)?;
     let holder = holder_of(context.caller(), context.now_ms()).ok_or_else(Refusal::internal)?;
     // A page's hits are newest first by time; of one time, by the store
@@ -59,7 +64,7 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     // its own storage order (which never runs against time, decision 0014),
     // so the page after a hit goes on in every store from the right place at
     // once: after the hit in its own store, and by time in the others.
-    let continuing = |store: &str| match &cursor {
+    let continuing = |store: &str| match &cursor.after {
         None => Continuing::FromTheNewest,
         Some((at, place, receipt_id)) => match store.cmp(place.as_str()) {
             Ordering::Equal => Continuing::AfterReceipt(receipt_id),
@@ -104,41 +109,38 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
         detail
     };
     context.audit_detail(asked(None));
-    let (answered, recorded) = match &mailbox_id {
+    let (answered, recorded, group) = match &mailbox_id {
         None => {
             let visible = |relations: &[Relation]| tuples::mailbox_ids_where(&holder, relations, any_of);
             let on_d1 = |arm: Arm, relations: &[Relation]| {
                 store::arm(arm, &query, store::kept_in_d1(visible(relations)), None, continuing(D1), limit)
             };
-            let first = [
-                on_d1(Arm::Headers, all_of),
-                on_d1(Arm::Bodies, &bodies_need),
-                store::moved_among(visible(all_of), visible(&bodies_need)),
-            ];
-            let [headers, bodies, moved] = context.read_array(first).await?;
-            let mut answered = vec![Answered { store: D1.to_string(), headers, bodies }];
-            // Each mailbox whose mail moved, and whether its bodies are searched too.
-            let moved: Vec<(String, bool)> =
-                moved.rows.iter().filter_map(|row| Some((row.text("id").ok()?, row.flag("bodies").ok()?))).collect();
-            if moved.is_empty() {
-                (answered, false)
+            // The mailboxes whose mail moved are asked a group at a time, as
+            // many as one read may ask; D1's are all walked with the first.
+            let group_after = cursor.group_after.as_deref();
+            let mut first =
+                vec![store::moved_among(visible(all_of), visible(&bodies_need), group_after, MAILBOXES_PER_READ)];
+            if group_after.is_none() {
+                first.extend([on_d1(Arm::Headers, all_of), on_d1(Arm::Bodies, &bodies_need)]);
+            }
+            let mut first = context.read(first).await?.into_iter();
+            let moved = first.next().ok_or_else(Refusal::internal)?;
+            let mut answered = Vec::new();
+            if group_after.is_none() {
+                let (headers, bodies) = (first.next(), first.next());
+                let (headers, bodies) = headers.zip(bodies).ok_or_else(Refusal::internal)?;
+                answered.push(Answered { store: D1.to_string(), headers, bodies });
+            }
+            let group = MovedGroup::of(&moved).map_err(|error| context.internal(error))?;
+            if group.mailboxes.is_empty() {
+                (answered, false, group)
             } else {
-                if moved.len() > MAILBOXES_PER_READ {
-                    return Err(RequestError::InvalidQueryParameter {
-                        name: "mailbox".into(),
-                        expected: format!(
-                            "a mailbox to search (`mbx_…`): {} of the mailboxes you may search keep their mail in \
-                             their own databases, and one search asks at most {MAILBOXES_PER_READ} of those",
-                            moved.len()
-                        ),
-                    }
-                    .into());
-                }
                 // The entry is committed as the mailboxes are asked: which to
                 // ask was learnt from D1, so asking them beside the commit is
                 // what keeps the search within two round trips, and nothing
                 // is answered that was not recorded.
-                let reads = moved
+                let reads = group
+                    .mailboxes
                     .iter()
                     .map(|(mailbox_id, bodies)| {
                         let arm = |arm: Arm| store::arm_in_mailbox(arm, &query, continuing(mailbox_id), limit);
@@ -148,12 +150,12 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
                     })
                     .collect();
                 let read = context.read_in_mailboxes_as_it_commits(reads).await?;
-                for ((mailbox_id, _), results) in moved.into_iter().zip(read) {
+                for ((mailbox_id, _), results) in group.mailboxes.iter().zip(read) {
                     let mut results = results.into_iter();
                     let (headers, bodies) = (results.next().unwrap_or_default(), results.next().unwrap_or_default());
-                    answered.push(Answered { store: mailbox_id, headers, bodies });
+                    answered.push(Answered { store: mailbox_id.clone(), headers, bodies });
                 }
-                (answered, true)
+                (answered, true, group)
             }
         }
         // One mailbox is searched where its mail is. In its own database every
@@ -183,7 +185,7 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
                 headers: if headers_searched { headers } else { QueryResult::default() },
                 bodies: if bodies_searched { bodies } else { QueryResult::default() },
             };
-            (vec![answered], false)
+            (vec![answered], false, MovedGroup::default())
         }
     };
     // One hit per message: a body match carries its passage, so it wins.
@@ -211,9 +213,18 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let next_cursor = match usize::try_from(limit).unwrap_or(0) {
         page if hits.len() > page => {
             hits.truncate(page);
-            hits.last().map(|((at, store, _), hit, _)| paging::encode_placed_cursor(*at, store, &hit.message.id))
+            hits.last().map(|((at, store, _), hit, _)| {
+                let placed = PlacedCursor {
+                    after: Some((*at, store.clone(), hit.message.id.clone())),
+                    group_after: cursor.group_after.clone(),
+                };
+                paging::encode_placed_cursor(&placed, IdKind::Receipt)
+            })
         }
-        _ => None,
+        // This group's last page: the next group's first follows, if any.
+        _ => group.next_group_after().map(|group_after| {
+            paging::encode_placed_cursor(&PlacedCursor { after: None, group_after: Some(group_after) }, IdKind::Receipt)
+        }),
     };
     // A passage is content: an agent shown one from a sender not
     // authenticated is noted, in the entry's batch, or after the answer where
@@ -237,5 +248,52 @@ pub async fn search(context: &mut Context<'_>) -> Result<Response, Refusal> {
         results: hits.into_iter().map(|(_, hit, _)| hit).collect(),
         next_cursor,
         content_notice,
+        mailboxes_searched: group.searched(),
     }))
+}
+
+/// The group of mailboxes whose mail moved that one page of a search across
+/// mailboxes asks (`store::moved_among`): no more than one read may ask.
+#[derive(Default)]
+struct MovedGroup {
+    /// Each mailbox, and whether its bodies are searched too.
+    mailboxes: Vec<(String, bool)>,
+    /// Whether another group follows this one.
+    more: bool,
+    /// How many mailboxes whose mail moved the caller may search.
+    in_all: u32,
+    /// How many of them come before this group.
+    before: u32,
+}
+
+impl MovedGroup {
+    fn of(moved: &QueryResult) -> Result<MovedGroup, StorageError> {
+        let mut group = MovedGroup::default();
+        for row in &moved.rows {
+            if group.mailboxes.len() == MAILBOXES_PER_READ {
+                group.more = true;
+                break;
+            }
+            if group.mailboxes.is_empty() {
+                group.in_all = u32::try_from(row.integer("in_all")?).unwrap_or(u32::MAX);
+                group.before = u32::try_from(row.integer("place")? - 1).unwrap_or_default();
+            }
+            group.mailboxes.push((row.text("id")?, row.flag("bodies")?));
+        }
+        Ok(group)
+    }
+
+    /// Where the next group starts: after this one's last mailbox.
+    fn next_group_after(&self) -> Option<String> {
+        self.mailboxes.last().filter(|_| self.more).map(|(mailbox_id, _)| mailbox_id.clone())
+    }
+
+    /// What a page says of its group, where the search goes through groups.
+    fn searched(&self) -> Option<MailboxesSearched> {
+        (usize::try_from(self.in_all).unwrap_or(usize::MAX) > MAILBOXES_PER_READ).then(|| MailboxesSearched {
+            mailbox_ids: self.mailboxes.iter().map(|(mailbox_id, _)| mailbox_id.clone()).collect(),
+            searched_before: self.before,
+            in_all: self.in_all,
+        })
+    }
 }

@@ -76,15 +76,27 @@ pub(crate) fn kept_in_d1(visible: (String, Vec<Value>)) -> (String, Vec<Value>) 
 
 /// The mailboxes whose mail is in their own databases among those searched
 /// by their headers (`by_headers`, a query answering ids, with its
-/// parameters): `id`, in order, and `bodies`, 1 where it is among
-/// `by_bodies` too (which needs more, so holds no other).
-pub(crate) fn moved_among(by_headers: (String, Vec<Value>), by_bodies: (String, Vec<Value>)) -> Statement {
+/// parameters), in the order of their ids, after `group_after` (from the
+/// first where `None`), at most `group` and one more, which tells whether
+/// another group follows: `id`; `bodies`, 1 where it is among `by_bodies`
+/// too (which needs more, so holds no other); `in_all`, how many there are in
+/// all; `place`, where it stands among them, from 1.
+pub(crate) fn moved_among(
+    by_headers: (String, Vec<Value>),
+    by_bodies: (String, Vec<Value>),
+    group_after: Option<&str>,
+    group: usize,
+) -> Statement {
     let ((headers, headers_parameters), (bodies, mut parameters)) = (by_headers, by_bodies);
     parameters.extend(headers_parameters);
+    parameters.push(group_after.unwrap_or_default().into());
+    parameters.push(i64::try_from(group).unwrap_or(i64::MAX).saturating_add(1).into());
     Statement {
         sql: format!(
-            "SELECT k.id, k.id IN ({bodies}) AS bodies FROM ({headers}) k JOIN mailboxes km ON km.id = k.id \
-             WHERE km.mail_moved_at IS NOT NULL ORDER BY k.id"
+            "SELECT id, bodies, in_all, place FROM (SELECT k.id, k.id IN ({bodies}) AS bodies, \
+             count(*) OVER () AS in_all, row_number() OVER (ORDER BY k.id) AS place \
+             FROM ({headers}) k JOIN mailboxes km ON km.id = k.id WHERE km.mail_moved_at IS NOT NULL) \
+             WHERE id > ? ORDER BY id LIMIT ?"
         )
         .into(),
         parameters,
