@@ -15,9 +15,10 @@
 //                and tools/list set beside a single-row read by the same callers
 //   concurrent   create_draft over REST and over MCP with 10 and 30 in flight
 //                (CALLS each): tail latency, busy answers, commit attempts
-//   scale        1,000, 10,000 and 100,000 received messages seeded straight into
-//                the local D1 (SIZES), then search and the message list
-//                (SCALE_ROUNDS each) at every size
+//   scale        SIZES received messages in two mailboxes seeded straight into
+//                where they are kept (each mailbox's own Durable Object, written
+//                with the node stopped, or D1), then search and the message
+//                list (SCALE_ROUNDS each) at every size
 //   events       LISTENERS WebSockets on one mailbox (decision 0035), then
 //                EVENT_ROUNDS conversation changes one at a time: from sending
 //                the change to each listener's frame, p50 and p99, and the
@@ -45,11 +46,11 @@
 //
 // Options, all environment variables (the defaults are the full run):
 //   PHASES=sequential,concurrent,scale,events,webhooks,capacity,inbound  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
-//   SIZES=1000,10000,100000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
+//   SIZES=1000,100000,1000000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
 //   NODE_LISTENERS=1000  IDLE_SECONDS=10  CAPACITY_MESSAGES=300  INBOUND_MESSAGES=320
 //   MAILBOX_SIZES=1000,10000,100000  FANOUT_MAILBOXES=10  FANOUT_EACH=10000
-//   OWN_DATABASES=false: the sequential and inbound phases' mailboxes keep their
-//   mail in D1, as before decision 0040, to compare
+//   OWN_DATABASES=false: the sequential, scale and inbound phases' mailboxes keep
+//   their mail in D1, as before decision 0040, to compare
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { startNode, setUp, ROOT, ADMIN } from "../tests/e2e/harness.mjs";
@@ -61,6 +62,7 @@ import { webhooks } from "./bench-webhooks.mjs";
 import { capacity } from "./bench-capacity.mjs";
 import { inbound } from "./bench-inbound.mjs";
 import { fanout, mailbox } from "./bench-mailbox.mjs";
+import { startMailboxObjects, batch } from "../tests/e2e/mailbox-engine.mjs";
 
 const list = (name, fallback) => (process.env[name] ?? fallback).split(",").map((item) => item.trim()).filter(Boolean);
 const PHASES = list("PHASES", "sequential,concurrent,scale,events,webhooks,capacity,inbound");
@@ -72,7 +74,7 @@ const FANOUT_EACH = Number(process.env.FANOUT_EACH ?? 10000);
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
 const CALLS = Number(process.env.CALLS ?? 300);
 const IN_FLIGHT = list("IN_FLIGHT", "10,30").map(Number);
-const SIZES = list("SIZES", "1000,10000,100000").map(Number).sort((left, right) => left - right);
+const SIZES = list("SIZES", "1000,100000,1000000").map(Number).sort((left, right) => left - right);
 const SCALE_ROUNDS = Number(process.env.SCALE_ROUNDS ?? 40);
 const LISTENERS = Number(process.env.LISTENERS ?? 100);
 const EVENT_ROUNDS = Number(process.env.EVENT_ROUNDS ?? 50);
@@ -455,15 +457,26 @@ const FILLER = [
   "The payment terms are thirty days from the date on the statement.",
 ];
 
+/** The columns each seeded receipt copies from the template, a message really delivered through the email handler (so its raw bytes are in R2). */
+const TEMPLATE_COLUMNS = [
+  "envelope_from", "from_address", "from_name", "to_json", "cc_json", "recipients", "sent_at", "received_at", "in_reply_to_json",
+  "references_json", "size", "raw_key", "text_source", "text_truncated", "attachments_json", "reply_to_json",
+];
+
+/** The SQL literal of `value`, a column as a database's JSON answers it. */
+const literal = (value) => (value === null ? "NULL" : typeof value === "number" ? String(value) : `'${String(value).replaceAll("'", "''")}'`);
+
 /**
- * Receipts `from` to `to - 1`, as `mail::inbound::receive` writes them: the
- * receipt row, then its header and body index rows (the receipt's own values of
- * the columns each index has, `indexed`). Each copies the template receipt (a
- * message really delivered through the email handler, so its raw bytes are in R2)
- * with its own id, Message-ID, mailbox, subject, text and time, in the order of
- * `i`, so storage order and received time agree.
+ * Mailbox `mailboxId`'s receipts among `from` to `to - 1` (each `i` for which
+ * `kept`, a condition on it, holds), as `mail::inbound::receive` writes them:
+ * the receipt row, then its header and body index rows (the receipt's own
+ * values of the columns each index has, `indexed`). Each copies `template`
+ * (its `TEMPLATE_COLUMNS` as named SQL literals, not a row read in place: a
+ * mailbox's own database holds only its own mail, so small@'s has no
+ * template) with its own id, Message-ID, subject, text and time, in the
+ * order of `i`, so storage order and received time agree.
  */
-function seedStatements(from, to, template, bulk, small, indexed) {
+function seedStatements(from, to, template, mailboxId, kept, indexed) {
   const id = (expression) => `printf('rcp_01SEED%020d', ${expression})`;
   const filler = FILLER.map((sentence, index) => `WHEN ${index} THEN '${sentence}'`).join(" ");
   return [
@@ -471,7 +484,7 @@ function seedStatements(from, to, template, bulk, small, indexed) {
        recipients, subject, sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body,
        text_source, text_truncated, attachments_json, reply_to_json)
      WITH RECURSIVE n(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM n WHERE i < ${to - 1})
-     SELECT ${id("i")}, CASE WHEN i % 100 = 0 THEN '${small}' ELSE '${bulk}' END, printf('seed-%d@bench.example', i),
+     SELECT ${id("i")}, '${mailboxId}', printf('seed-%d@bench.example', i),
        t.envelope_from, t.from_address, t.from_name, t.to_json, t.cc_json, t.recipients,
        printf('Invoice %d for order %d', i, i) || CASE WHEN i % 100 = 7 THEN ' (${RARE})' ELSE '' END,
        t.sent_at, t.received_at + i, t.in_reply_to_json, t.references_json, t.size, t.raw_key,
@@ -480,13 +493,40 @@ function seedStatements(from, to, template, bulk, small, indexed) {
          || CASE WHEN i % 100 = 7 THEN 'The ${RARE} sample is ready. ' ELSE '' END
          || CASE WHEN i % 100 <> 0 THEN 'See the ${ELSEWHERE}. ' ELSE '' END || 'Regards, Ana',
        t.text_source, t.text_truncated, t.attachments_json, t.reply_to_json
-     FROM n, receipts t WHERE t.id = '${template}'`,
+     FROM n, (SELECT ${template}) t WHERE ${kept}`,
     ...Object.entries(indexed).map(
       ([index, columns]) =>
         `INSERT INTO ${index} (rowid, ${columns.join(", ")})
-         SELECT rowid, ${columns.join(", ")} FROM receipts WHERE id >= ${id(from)} AND id < ${id(to)}`,
+         SELECT rowid, ${columns.join(", ")} FROM receipts WHERE mailbox_id = '${mailboxId}' AND id >= ${id(from)} AND id < ${id(to)}`,
     ),
   ];
+}
+
+/**
+ * Runs `work(ask)`, where `ask(mailboxId, statements)` runs SQL statements in
+ * the database that keeps `mailboxId`'s mail, from outside the Worker, and
+ * answers the first one's rows: the node's D1 (`OWN_DATABASES=false`), or the
+ * mailbox's own Durable Object. An object is opened by a Miniflare of its own
+ * on the node's state, with the node stopped meanwhile (one workerd at a time
+ * holds an object's SQLite file), under the same worker and class names, so
+ * the mailbox's id names the object the node's Worker reaches; and it takes
+ * its statements as the Worker's batches, in one transaction each.
+ */
+async function withMailStores(node, work) {
+  if (MAIL_VARS.NEW_MAILBOXES_IN_OWN_DATABASES !== "true") return work((_mailboxId, statements) => node.sql(statements.join(";\n")));
+  return node.whileStopped(async (state) => {
+    // Where wrangler dev keeps its local resources under --persist-to.
+    const engine = startMailboxObjects(join(state, "v3"));
+    try {
+      return await work(async (mailboxId, statements) => {
+        const answer = await batch(engine, mailboxId, statements.map((sql) => [sql]));
+        if (answer.outcome !== "committed") throw new Error(`${mailboxId}'s object: ${answer.message}`);
+        return answer.results[0].rows;
+      });
+    } finally {
+      await engine.dispose();
+    }
+  });
 }
 
 /** Follows `next_cursor` from `path` until page `page` (1 is the first): its path, or null when there are fewer pages. */
@@ -501,7 +541,7 @@ async function pagePath(call, token, path, page) {
 }
 
 async function scale() {
-  const node = await startNode();
+  const node = await startNode({ vars: MAIL_VARS });
   try {
     const { admin } = await setUp(node);
     const call = timedClient(node.url);
@@ -514,26 +554,39 @@ async function scale() {
       await call("POST", "/api/relations", { token, body: { subject: sam.id, relation, object: small.id } });
     }
     if ((await node.deliver("ana@customer.example", "bulk@mailroom.test", plain)) !== null) throw new Error("the template was rejected");
-    const template = (await call("GET", `/api/mailboxes/${bulk.id}/messages?limit=1`, { token })).body.messages[0].id;
-    const indexed = {};
-    for (const index of ["receipt_headers_index", "receipt_bodies_index"]) {
-      indexed[index] = (await node.sql(`SELECT name FROM pragma_table_info('${index}')`)).map((column) => column.name);
-    }
+    const templateId = (await call("GET", `/api/mailboxes/${bulk.id}/messages?limit=1`, { token })).body.messages[0].id;
+    // Where each mailbox's messages go: small@ holds 1 in 100.
+    const mailboxes = [
+      [bulk, "i % 100 <> 0"],
+      [small, "i % 100 = 0"],
+    ];
 
-    console.log(`## Scale: ${SCALE_ROUNDS} requests per row after 5 warm-up requests, at ${SIZES.join(", ")} messages`);
+    console.log(`## Scale: ${SCALE_ROUNDS} requests per row, in turn, after 5 warm-up rounds, at ${SIZES.join(", ")} messages`);
     console.log(`   "${COMMON}" is in every message, "${RARE}" in 1 in 100; small@ holds 1 in 100 and its reader sees only it;`);
     console.log(`   "${ELSEWHERE}" is in every message but small@'s. Pages: 25 results, 50 messages.\n`);
     const rows = [];
     let seeded = 1;
     for (const size of SIZES) {
-      const began = performance.now();
-      // The template is message 1; batches of at most 50,000 keep each statement's memory modest.
-      for (let from = seeded; from < size; from += 50_000) {
-        const to = Math.min(size, from + 50_000);
-        await node.sql(seedStatements(from, to, template, bulk.id, small.id, indexed).join(";\n"));
-      }
+      const { seconds, counts } = await withMailStores(node, async (ask) => {
+        const began = performance.now();
+        const [row] = await ask(bulk.id, [`SELECT ${TEMPLATE_COLUMNS.join(", ")} FROM receipts WHERE id = '${templateId}'`]);
+        const template = TEMPLATE_COLUMNS.map((column) => `${literal(row[column])} AS ${column}`).join(", ");
+        const indexed = {};
+        for (const index of ["receipt_headers_index", "receipt_bodies_index"]) {
+          indexed[index] = (await ask(bulk.id, [`SELECT name FROM pragma_table_info('${index}')`])).map((column) => column.name);
+        }
+        // The template is message 1; batches of at most 50,000 keep each statement's memory modest.
+        for (let from = seeded; from < size; from += 50_000) {
+          const to = Math.min(size, from + 50_000);
+          for (const [mailbox, kept] of mailboxes) await ask(mailbox.id, seedStatements(from, to, template, mailbox.id, kept, indexed));
+        }
+        const counts = [];
+        for (const [mailbox] of mailboxes) {
+          counts.push(`${(await ask(mailbox.id, [`SELECT count(*) AS n FROM receipts WHERE mailbox_id = '${mailbox.id}'`]))[0].n} in ${mailbox.address}`);
+        }
+        return { seconds: ((performance.now() - began) / 1000).toFixed(0), counts };
+      });
       seeded = Math.max(seeded, size);
-      const seconds = ((performance.now() - began) / 1000).toFixed(0);
       // Signed in afresh at each size: an access token lasts 15 minutes.
       token = await signIn(call, ADMIN.email, ADMIN.password);
       const samToken = await signIn(call, reader.email, reader.password);
@@ -549,16 +602,22 @@ async function scale() {
         [`reader of 1%: "${COMMON}"`, samToken, search(COMMON), "results", 1],
         [`reader of 1%: "${ELSEWHERE}" (none)`, samToken, search(ELSEWHERE), "results", 1],
       ];
-      const count = (await node.sql("SELECT count(*) AS n FROM receipts"))[0].n;
-      console.log(`   ${count} receipts stored (seeding took ${seconds} s)`);
+      console.log(`   ${counts.join(", ")} (seeding took ${seconds} s)`);
+      const pages = [];
       for (const [name, as, path, key, page] of cases) {
         const at = await pagePath(call, as, path, page);
-        if (at === null) {
-          rows.push([size, name, "—", "—", "—"]);
-          continue;
-        }
-        const hits = (await call("GET", at, { token: as })).body[key].length;
-        const timings = await measure(name, () => call("GET", at, { token: as }), SCALE_ROUNDS);
+        const hits = at === null ? "—" : (await call("GET", at, { token: as })).body[key].length;
+        pages.push({ name, hits, request: at === null ? null : () => call("GET", at, { token: as }) });
+      }
+      // In turn, so that every request meets the same machine: the node has
+      // just started again (its Worker's code still being compiled in the
+      // background for the first seconds), which would otherwise fall on the first.
+      const measured = await measureInTurn(
+        pages.filter((page) => page.request !== null).map((page) => [page.name, page.request]),
+        SCALE_ROUNDS,
+      );
+      for (const { name, hits } of pages) {
+        const timings = measured.get(name) ?? [];
         rows.push([size, name, hits, percentile(timings, 0.5), percentile(timings, 0.95)]);
       }
     }

@@ -127,36 +127,49 @@ async function startNodeOnce({ vars = {}, sendEmail } = {}) {
   else await migrate(state);
   const config = configWith(state, sendEmail);
 
-  const child = spawn(
-    process.execPath,
-    [
-      WRANGLER, "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector),
-      "--persist-to", state, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "info",
-      // Scheduled events are triggered through /__scheduled, as the cron would.
-      "--test-scheduled",
-      ...config,
-    ],
-    { cwd: ROOT, env: wranglerEnvironment(), stdio: ["ignore", "pipe", "pipe"], detached: true },
-  );
   let output = "";
-  child.stdout.on("data", (chunk) => (output += chunk));
-  child.stderr.on("data", (chunk) => (output += chunk));
-  const deadline = Date.now() + 90_000;
-  for (;;) {
-    if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${output}`);
+  // wrangler dev on the state, answering once the node does; run again on the same state by `whileStopped`.
+  const launch = async () => {
+    const child = spawn(
+      process.execPath,
+      [
+        WRANGLER, "dev", "--local", "--ip", "127.0.0.1", "--port", String(port), "--inspector-port", String(inspector),
+        "--persist-to", state, "--env-file", envFile, "--show-interactive-dev-session=false", "--log-level", "info",
+        // Scheduled events are triggered through /__scheduled, as the cron would.
+        "--test-scheduled",
+        ...config,
+      ],
+      { cwd: ROOT, env: wranglerEnvironment(), stdio: ["ignore", "pipe", "pipe"], detached: true },
+    );
+    child.stdout.on("data", (chunk) => (output += chunk));
+    child.stderr.on("data", (chunk) => (output += chunk));
+    const deadline = Date.now() + 90_000;
+    for (;;) {
+      if (child.exitCode !== null) throw new Error(`wrangler dev exited early:\n${output}`);
+      try {
+        const response = await fetch(`${url}/api/me`);
+        if (response.status === 401) break;
+      } catch {}
+      if (Date.now() > deadline) throw new Error(`the node did not start within 90 s:\n${output}`);
+      await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    return child;
+  };
+  const halt = async (child) => {
     try {
-      const response = await fetch(`${url}/api/me`);
-      if (response.status === 401) break;
+      process.kill(-child.pid, "SIGTERM");
     } catch {}
-    if (Date.now() > deadline) throw new Error(`the node did not start within 90 s:\n${output}`);
-    await new Promise((resolve) => setTimeout(resolve, 250));
-  }
+    await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on("exit", resolve)));
+  };
+  let child = await launch();
 
   return {
     url,
     secrets,
     // wrangler's process, under which workerd runs (the benchmark reads its usage).
-    pid: child.pid,
+    get pid() {
+      return child.pid;
+    },
     // The node's local state (D1's SQLite file, R2), which the benchmark measures.
     state,
     output: () => output,
@@ -232,11 +245,22 @@ async function startNodeOnce({ vars = {}, sendEmail } = {}) {
       const bucket = /bucket_name = "([^"]+)"/.exec(readFileSync(join(ROOT, "wrangler.toml"), "utf8"))[1];
       await wrangler(["r2", "object", "delete", `${bucket}/${key}`, "--local", "--persist-to", state, ...config]);
     },
-    async stop() {
+    /**
+     * Stops the node, runs `work(state)` while nothing holds its files (for a
+     * benchmark that writes a Durable Object's SQLite, which one workerd at a
+     * time may hold), and starts it again on the same state, port and
+     * secrets: `work`'s answer.
+     */
+    async whileStopped(work) {
+      await halt(child);
       try {
-        process.kill(-child.pid, "SIGTERM");
-      } catch {}
-      await new Promise((resolve) => (child.exitCode !== null ? resolve() : child.on("exit", resolve)));
+        return await work(state);
+      } finally {
+        child = await launch();
+      }
+    },
+    async stop() {
+      await halt(child);
       rmSync(state, { recursive: true, force: true });
     },
   };
