@@ -193,15 +193,14 @@ fn a_moved_mailbox_s_sends_live_their_whole_life_in_its_own_database() {
     assert_eq!(ok(world.call("GET", &late, Some(&cleo.token), None))["state"], "submitted");
 
     // Without that note (its write after the submission lost), the check as
-    // the seal commits catches it: failed, saying why, handed to nobody;
-    // sent again, the same.
+    // the seal commits catches it: failed, saying why, handed to nobody.
     world.node.database.tamper(&format!("DELETE FROM sends_awaiting_decision WHERE send_id = '{late_id}'"));
     let stopped = ok(approve());
     assert_eq!(stopped["state"], "failed", "{stopped}");
     assert!(stopped["dispatch_error"].as_str().is_some_and(|error| error.contains("may no longer send")), "{stopped}");
     assert_eq!(world.node.mailer.sent.borrow().len(), 1, "handed to nobody");
-    let retried = ok(world.call("POST", &format!("{late}/retry"), Some(&ben.token), None));
-    assert_eq!(retried["state"], "failed", "{retried}");
+    // Its failure noted on D1, sending it again is refused up front.
+    refused(world.call("POST", &format!("{late}/retry"), Some(&ben.token), None), 409, "author_lost_authority");
     assert_eq!(world.node.mailer.sent.borrow().len(), 1, "handed to nobody when sent again");
     assert_eq!(ok(world.call("GET", &late, Some(&ben.token), None))["state"], "failed");
 }

@@ -248,29 +248,41 @@ fn an_author_who_lost_send_propose_is_not_sealed_for() {
 
 #[test]
 fn a_failed_send_is_not_sent_again_for_an_author_who_lost_send_propose() {
-    // Where the mail is in D1 the retry is refused; where it is in the
-    // mailbox's own database, which shares no transaction with D1, it is
-    // sealed again and failed before anything leaves, naming why (decision
-    // 0040). Either way nothing is sent.
+    // Refused up front wherever the mail is: on D1 by the guard in the
+    // sealing transaction, in a mailbox's own database by D1's note of the
+    // failed send, asked before the send is read (decision 0040).
     for in_d1 in [true, false] {
         let desk = desk_in(if in_d1 { World::with_mail_in_d1() } else { World::new() });
         let (writer, approver) = (desk.person("writer"), desk.person("approver"));
         let send = desk.submitted();
         desk.world.approve_while_refusing(&approver.token, &desk.path(&send), "ana@customer.example");
+        let failed = body(&desk.call(&approver.token, "GET", &format!("/{send}"), None));
         assert_eq!(desk.world.revoke(&writer.id, "send.propose", &desk.mailbox).status, 200);
         desk.world.grant(&approver.id, "send.propose", &desk.mailbox);
         let retried = desk.call(&approver.token, "POST", &format!("/{send}/retry"), None);
-        if in_d1 {
-            assert_refused(&retried, 409, "author_lost_authority");
-        } else {
-            assert_eq!(retried.status, 200, "{}", text(&retried));
-        }
+        assert_refused(&retried, 409, "author_lost_authority");
         let shown = body(&desk.call(&approver.token, "GET", &format!("/{send}"), None));
-        assert_eq!(shown["state"], "failed", "{shown}");
-        if !in_d1 {
-            assert!(shown["dispatch_error"].as_str().unwrap_or_default().contains("may no longer send"), "{shown}");
-        }
+        assert_eq!(shown, failed, "in D1: {in_d1}: left as it was");
         assert!(desk.world.node.mailer.sent.borrow().is_empty());
+        let entry = desk.world.last_audit_entry();
+        assert_eq!((&entry["action"], &entry["outcome"]), (&json!("retry_send"), &json!("refused")), "{entry}");
+        if in_d1 {
+            continue;
+        }
+        // Without D1's note (a failure from before it was kept, or its write
+        // lost), the check as the seal commits still catches it: failed
+        // again, saying why, handed to nobody.
+        desk.world.node.database.tamper("DELETE FROM sends_failed");
+        let stopped = body(&desk.call(&approver.token, "POST", &format!("/{send}/retry"), None));
+        assert_eq!(stopped["state"], "failed", "{stopped}");
+        assert!(stopped["dispatch_error"].as_str().unwrap_or_default().contains("may no longer send"), "{stopped}");
+        assert!(desk.world.node.mailer.sent.borrow().is_empty());
+        // And noted again, so the next retry is refused up front.
+        assert_refused(
+            &desk.call(&approver.token, "POST", &format!("/{send}/retry"), None),
+            409,
+            "author_lost_authority",
+        );
     }
 }
 

@@ -118,12 +118,7 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let author_check = store::awaiting_author_proposes(&send_id, context.now_ms());
     let (TheSend { mut row, store: mail_store, directory, .. }, approver) =
         the_version(context, &request.version, vec![author_check]).await?;
-    if let Some(noted) = directory.first().and_then(QueryResult::first) {
-        let same_author = noted.text("author").is_ok_and(|author| author == row.author);
-        if same_author && noted.integer("proposes").map_err(|error| context.internal(error))? != 1 {
-            return Err(SendError::AuthorLostAuthority { author: row.author.clone() }.into());
-        }
-    }
+    refuse_if_the_noted_author_may_not_send(context, &directory, &row)?;
     // A send submitted before versions were recorded is sealed with the version
     // its row read as, so its manifest names it too.
     row.submitted_version = Some(request.version.clone());
@@ -193,12 +188,37 @@ pub async fn approve(context: &mut Context<'_>) -> Result<Response, Refusal> {
     Ok(context.json(&row.present()))
 }
 
+/// Refuses a call that would hand send `row` to the mail service when the
+/// author D1 noted for it (the first of the `directory`'s answers, from
+/// `store::awaiting_author_proposes` or `failed_author_proposes`) no longer
+/// holds send.propose on its mailbox: up front, as the guard in D1's own
+/// sealing transaction refuses it for a send D1 holds.
+fn refuse_if_the_noted_author_may_not_send(
+    context: &Context<'_>,
+    directory: &[QueryResult],
+    row: &SendRow,
+) -> Result<(), Refusal> {
+    if let Some(noted) = directory.first().and_then(QueryResult::first) {
+        let same_author = noted.text("author").is_ok_and(|author| author == row.author);
+        if same_author && noted.integer("proposes").map_err(|error| context.internal(error))? != 1 {
+            return Err(SendError::AuthorLostAuthority { author: row.author.clone() }.into());
+        }
+    }
+    Ok(())
+}
+
 /// `POST /api/mailboxes/:mailboxId/sends/:sendId/retry`.
 pub async fn retry(context: &mut Context<'_>) -> Result<Response, Refusal> {
-    let TheSend { mut row, store: mail_store, .. } = the_send(context, Asked::default()).await?;
+    // Whether the author D1 notes for it may still send from here, asked
+    // before the send is read: refused now, as the seal's own check would.
+    let send_id = context.path(PathParameter::SendId)?.to_string();
+    let asked =
+        Asked { directory: vec![store::failed_author_proposes(&send_id, context.now_ms())], ..Asked::default() };
+    let TheSend { mut row, store: mail_store, directory, .. } = the_send(context, asked).await?;
     if row.state != SendState::Failed {
         return Err(SendError::WrongState { state: row.state, needs: SendState::Failed }.into());
     }
+    refuse_if_the_noted_author_may_not_send(context, &directory, &row)?;
     // What leaves is rebuilt from the row, so it must still be what was approved.
     let manifest = row
         .sealed_manifest()
@@ -335,6 +355,14 @@ fn record_outcome(
         row.dispatch_error = Some(error.clone());
         let failed = store::failed(&row.id, error, context.now_ms(), delivered_json);
         location::defer_write(context, mail_store, &row.mailbox_id, failed);
+    }
+    // D1 notes a failed send in a mailbox's own database, so that a retry
+    // asks whether its author may still send before the send is read.
+    if mail_store == MailStore::OwnDatabase {
+        context.defer_write(match row.state {
+            SendState::Failed => store::failed_in_own_database((&row.id, &row.mailbox_id, &row.author)),
+            _ => store::no_longer_failed(&row.id),
+        });
     }
 }
 

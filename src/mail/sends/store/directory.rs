@@ -1,5 +1,5 @@
 //! What D1, the directory, says of sends, whatever database holds them
-//! (decision 0040): which await a decision and whose they are, whether an
+//! (decision 0040): which await a decision or failed, and whose they are, whether an
 //! author may still send from a mailbox, who handled an agent, and a
 //! mailbox's address with a writer's name. Asked beside a send's own
 //! statements, or as its change commits.
@@ -96,12 +96,38 @@ pub(crate) fn awaiting_page(
 /// and `proposes` (1 or 0), or none when D1 notes no such send. What a
 /// decision asks in its first read, before the send itself is known.
 pub(crate) fn awaiting_author_proposes(send_id: &str, now_ms: i64) -> Statement {
+    noted_author_proposes("sends_awaiting_decision", send_id, now_ms)
+}
+
+/// Send `send_id` of mailbox `mailbox_id`, written by `author`, failed in
+/// the mailbox's own database: D1's note of it (migration 0036).
+pub(crate) fn failed_in_own_database((send_id, mailbox_id, author): (&str, &str, &str)) -> Statement {
+    Statement::new("INSERT OR IGNORE INTO sends_failed (send_id, mailbox_id, author) VALUES (?1, ?2, ?3)")
+        .bind(send_id)
+        .bind(mailbox_id)
+        .bind(author)
+}
+
+/// Send `send_id` is no longer failed: dispatched.
+pub(crate) fn no_longer_failed(send_id: &str) -> Statement {
+    Statement::new("DELETE FROM sends_failed WHERE send_id = ?1").bind(send_id)
+}
+
+/// As `awaiting_author_proposes`, for a failed send D1 notes: what a retry
+/// asks in its first read.
+pub(crate) fn failed_author_proposes(send_id: &str, now_ms: i64) -> Statement {
+    noted_author_proposes("sends_failed", send_id, now_ms)
+}
+
+/// Whether the author that D1's `notes` (a table of sends by `send_id`, with
+/// their `mailbox_id` and `author`) names for send `send_id` still holds
+/// send.propose on its mailbox at `now_ms`: `author` and `proposes`.
+fn noted_author_proposes(notes: &str, send_id: &str, now_ms: i64) -> Statement {
     let holder = Holder::ActorIn { column: "w.author", now_ms };
     let (proposes, mut parameters) = tuples::holds_in_sql(&holder, Relation::SendPropose, "w.mailbox_id");
     parameters.push(send_id.into());
     Statement {
-        sql: format!("SELECT w.author, {proposes} AS proposes FROM sends_awaiting_decision w WHERE w.send_id = ?")
-            .into(),
+        sql: format!("SELECT w.author, {proposes} AS proposes FROM {notes} w WHERE w.send_id = ?").into(),
         parameters,
     }
 }
