@@ -58,7 +58,15 @@ export async function measure(page, { inside = null, text = false } = {}) {
         texts.push(node.nodeValue);
       }
     }
-    return { scrollWidth: document.documentElement.scrollWidth, width, outside, text: texts.join(" ") };
+    // A value a script let through as text: `null` appended to an element, an object printed.
+    const stray = [];
+    const everything = document.createTreeWalker(document.body, NodeFilter.SHOW_TEXT);
+    for (let node = everything.nextNode(); node; node = everything.nextNode()) {
+      const value = node.nodeValue.trim();
+      if (!["null", "undefined", "NaN", "[object Object]"].includes(value) && !value.includes("[object ")) continue;
+      if (node.parentElement && !node.parentElement.closest("script, style, pre, code") && shown(node.parentElement)) stray.push(`${describe(node.parentElement)}: “${value.slice(0, 50)}”`);
+    }
+    return { scrollWidth: document.documentElement.scrollWidth, width, outside, stray, text: texts.join(" ") };
   }, { inside, text });
   return { ...measured, viewport: page.viewportSize().width };
 }
@@ -69,6 +77,7 @@ export function assertFitted(measured, where) {
   assert.equal(measured.width, measured.viewport, `${where}: the phone widened the page to ${measured.width}px`);
   assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
   assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
+  assert.deepEqual(measured.stray, [], `${where}: a script's value shown as text`);
 }
 
 /**

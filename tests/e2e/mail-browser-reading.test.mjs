@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
+import { assertFits } from "./browser-helpers.mjs";
 import { auditTrail, startDesk } from "./fixtures.mjs";
 import {
   MAIL_NODE, SUPPORT, WRITER, APPROVER, QUESTION, fixture, PER_PAGE, NEWS, HOSTILE_SUBJECT, HOSTILE,
@@ -99,6 +100,13 @@ test("an administrator creates the mailbox in the Mailboxes section", async () =
   assert.ok(mailboxId, "the new mailbox's id is shown");
   const all = (await call("GET", "/api/mailboxes/all", { token })).body.mailboxes;
   assert.deepEqual(all.map(({ id, address, display_name }) => ({ id, address, display_name })), [{ id: mailboxId, address: SUPPORT.address, display_name: SUPPORT.name }]);
+
+  // With one mailbox, its butlers' page fits, and shows nothing a script let through as text.
+  await section(admin, "Butlers").click();
+  await admin.getByRole("region", { name: `Butlers on ${SUPPORT.address}` }).waitFor();
+  await assertFits(admin, "the butlers of the only mailbox");
+  await section(admin, "Mailboxes").click();
+  await admin.getByRole("heading", { name: "Mailboxes", level: 1 }).waitFor();
 });
 
 test("an administrator renames the mailbox in place", async () => {

@@ -10,7 +10,7 @@
 // Statuses and sender checks are worded by mail-words.js, relations by the
 // node's vocabulary, and people and agents by name.
 
-import { breadcrumbs, facts, h, hidden, inOrder, labelled, replace, row, table, time } from "./dom.js";
+import { append, breadcrumbs, facts, h, hidden, inOrder, labelled, replace, row, table, time } from "./dom.js";
 import { api, query, segment, SessionOver } from "./api.js";
 import { actionForm, codesToggle, empty, info, loading, panel, perform, refusalBox, statusArea, success } from "./shared.js";
 import { directory, named } from "./names.js";
@@ -158,10 +158,11 @@ export async function renderButlers(view, [mailboxId, butlerId]) {
     return;
   }
   const lists = { assignees: await workers(mailbox), mailboxes: mailboxes.filter((entry) => entry.id !== mailbox.id) };
-  view.append(codesToggle(view), mailboxes.length > 1
+  // The switcher only where there is another mailbox to switch to.
+  append(view, [codesToggle(view), mailboxes.length > 1
     ? h("nav", { class: "subnav mailbox-switcher", "aria-label": "Mailboxes" }, h("ul", {}, mailboxes.map((entry) => h("li", {},
         h("a", { href: butlersHref(entry.id), "aria-current": entry.id === mailbox.id ? "page" : null, title: entry.display_name, text: entry.address })))))
-    : null);
+    : null]);
   const context = { view, mailbox, people, vocabulary, lists };
   return butlerId ? butlerView(context, await api("GET", mailboxApi(mailbox.id, "butlers", butlerId))) : listView(context);
 }
