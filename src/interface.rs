@@ -4,7 +4,8 @@
 //! The page is static; everything it shows comes from the same API a CLI or an
 //! agent calls, with the session in `__Host-` cookies. The Content-Security-Policy
 //! allows the page's style, its import map and its one inline entry script by
-//! hash, and nothing else inline. The entry starts the first module;
+//! hash, and nothing else inline. The entry preloads every module at once and
+//! starts the first;
 //! `'strict-dynamic'` extends trust from it to the modules it imports, and the
 //! import map pins every module's bytes with a Subresource Integrity hash, so the
 //! browser runs exactly the modules compiled into this Worker (decision 0011).
@@ -104,24 +105,48 @@ fn sha256_base64(source: &str) -> String {
     format!("sha256-{}", STANDARD.encode(Sha256::digest(source.as_bytes())))
 }
 
+/// A module's version: the first 64 bits of its content's SHA-256, in hex.
+/// Its URL carries it (`versioned_url`), so a browser may keep a module for a
+/// year under one version and asks again only when its bytes change.
+fn version_of(source: &str) -> String {
+    Sha256::digest(source.as_bytes()).iter().take(8).map(|byte| format!("{byte:02x}")).collect()
+}
+
+/// The URL a module is fetched from: its path and its version.
+fn versioned_url(name: &str, source: &str) -> String {
+    format!("{MODULE_PATH}{name}?v={}", version_of(source))
+}
+
 fn shell_page() -> &'static Shell {
     static SHELL: OnceLock<Shell> = OnceLock::new();
     SHELL.get_or_init(|| {
-        let integrity: serde_json::Map<String, serde_json::Value> = served_modules()
-            .map(|(name, source)| (format!("{MODULE_PATH}{name}"), sha256_base64(source).into()))
+        // Every module's path maps to its versioned URL, where a module's
+        // relative imports land too, and each versioned URL is pinned by its hash.
+        let imports: serde_json::Map<String, serde_json::Value> = served_modules()
+            .map(|(name, source)| (format!("{MODULE_PATH}{name}"), versioned_url(name, source).into()))
             .collect();
-        let import_map = serde_json::json!({ "integrity": integrity }).to_string();
-        // The entry adds the first module as an element of its own rather than
-        // importing it: a parser-inserted script's imports stay parser-inserted,
-        // which `'strict-dynamic'` does not extend trust to (only a nonce would).
+        let integrity: serde_json::Map<String, serde_json::Value> = served_modules()
+            .map(|(name, source)| (versioned_url(name, source), sha256_base64(source).into()))
+            .collect();
+        let import_map = serde_json::json!({ "imports": imports, "integrity": integrity }).to_string();
+        // The entry asks for every module at once (a module preload each, so the
+        // browser need not discover them import by import), then adds the first
+        // module as an element of its own rather than importing it: a
+        // parser-inserted script's imports stay parser-inserted, which
+        // `'strict-dynamic'` does not extend trust to (only a nonce would).
+        let preloads: Vec<(String, String)> =
+            served_modules().map(|(name, source)| (versioned_url(name, source), sha256_base64(source))).collect();
+        let (entry_url, entry_integrity) = MODULES
+            .iter()
+            .find(|(name, _)| *name == ENTRY_MODULE)
+            .map(|(name, source)| (versioned_url(name, source), sha256_base64(source)))
+            .unwrap_or_default();
         let entry = format!(
-            "document.head.append(Object.assign(document.createElement(\"script\"), \
-             {{ type: \"module\", src: \"{MODULE_PATH}{ENTRY_MODULE}\", integrity: \"{}\" }}));",
-            MODULES
-                .iter()
-                .find(|(name, _)| *name == ENTRY_MODULE)
-                .map(|(_, source)| sha256_base64(source))
-                .unwrap_or_default()
+            "for (const [href, integrity] of {}) document.head.append(Object.assign(document.createElement(\"link\"), \
+             {{ rel: \"modulepreload\", href, integrity }}));\n\
+             document.head.append(Object.assign(document.createElement(\"script\"), \
+             {{ type: \"module\", src: \"{entry_url}\", integrity: \"{entry_integrity}\" }}));",
+            serde_json::to_string(&preloads).unwrap_or_else(|_| "[]".into())
         );
         Shell {
             html: PAGE
@@ -150,12 +175,13 @@ pub fn shell() -> Response {
     Response::html(shell.html.clone(), &shell.content_security_policy)
 }
 
-/// `GET /interface/:module`.
-pub fn module(name: &str) -> Result<Response, Refusal> {
+/// `GET /interface/:module`, asked for at `version` (`v`): kept by the
+/// browser for a year when that is the module's own version.
+pub fn module(name: &str, version: Option<&str>) -> Result<Response, Refusal> {
     let (_, source) = served_modules()
         .find(|(module, _)| *module == name)
         .ok_or_else(|| Refusal::not_found("interface module", name))?;
-    Ok(Response::script(source))
+    Ok(Response::script(source, version == Some(version_of(source).as_str())))
 }
 
 #[cfg(test)]
@@ -279,7 +305,16 @@ mod tests {
     fn the_page_pins_every_module_and_allows_nothing_else_inline() {
         let shell = shell_page();
         for (name, source) in served_modules() {
-            assert!(shell.html.contains(&format!("\"{MODULE_PATH}{name}\":\"{}\"", sha256_base64(source))), "{name}");
+            let versioned = versioned_url(name, source);
+            assert!(shell.html.contains(&format!("\"{versioned}\":\"{}\"", sha256_base64(source))), "{name}");
+            assert!(
+                shell.html.contains(&format!("\"{MODULE_PATH}{name}\":\"{versioned}\"")),
+                "{name} maps to its version"
+            );
+            assert!(
+                shell.html.contains(&format!("[\"{versioned}\",\"{}\"]", sha256_base64(source))),
+                "{name} is preloaded"
+            );
         }
         assert!(!shell.content_security_policy.contains("unsafe"));
         for placeholder in ["/*STYLE*/", "/*FRAME_STYLE*/", "/*IMPORTMAP*/", "/*ENTRY*/"] {
@@ -309,6 +344,6 @@ mod tests {
     fn the_sanitiser_is_served_as_a_module() {
         let (_, dompurify) = VENDORED_MODULES[0];
         assert!(dompurify.contains("export"), "an ES module: {}", &dompurify[..dompurify.len().min(200)]);
-        assert!(module("purify.js").is_ok());
+        assert!(module("purify.js", None).is_ok());
     }
 }

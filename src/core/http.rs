@@ -379,13 +379,15 @@ impl Response {
         Response::answer(status, Vec::new(), Vec::new())
     }
 
-    /// One of the browser interface's script modules.
-    pub fn script(source: &str) -> Response {
+    /// One of the browser interface's script modules: kept by the browser for a
+    /// year where it was asked for by its own version, checked again each time otherwise.
+    pub fn script(source: &str, kept_for_a_year: bool) -> Response {
+        let caching = if kept_for_a_year { "public, max-age=31536000, immutable" } else { "no-cache" };
         Response::answer(
             200,
             vec![
                 ("content-type".into(), "text/javascript; charset=utf-8".into()),
-                ("cache-control".into(), "no-cache".into()),
+                ("cache-control".into(), caching.into()),
             ],
             source.as_bytes().to_vec(),
         )

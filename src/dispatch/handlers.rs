@@ -17,7 +17,7 @@ use crate::{a2a, agents, interface, live, mcp, messaging, notifications, oauth, 
 pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
     match context.route().id {
         RouteId::InterfaceShell | RouteId::OAuthAuthorize => Ok(interface::shell()),
-        RouteId::InterfaceModule => interface::module(context.path(PathParameter::Module)?),
+        RouteId::InterfaceModule => interface::module(context.path(PathParameter::Module)?, context.query("v")),
         RouteId::SetUpNode => setup::set_up_node(context).await,
         RouteId::SignIn => sessions::sign_in(context).await,
         RouteId::RefreshSession => sessions::refresh(context).await,
