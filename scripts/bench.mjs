@@ -40,15 +40,19 @@
 //                today's schema for received mail at MAILBOX_SIZES messages:
 //                bytes per message, a page of the list and a search, before the
 //                mail stores move into it (scripts/bench-mailbox.mjs)
-//   fanout       not in the default run: a search across FANOUT_MAILBOXES
-//                mailboxes' objects of FANOUT_EACH messages each, asked at once
-//                and merged, beside the same search in one (bench-mailbox.mjs)
+//   fanout       not in the default run: a person's search across FANOUT_READ
+//                of FANOUT_MAILBOXES mailboxes of FANOUT_EACH messages each,
+//                beside the same search in one: first from inside workerd, the
+//                FANOUT_READ objects asked at once and merged (bench-mailbox.mjs);
+//                then through the node's GET /api/search, every mailbox's
+//                messages seeded into its own object with the node stopped
+//                (bench-fanout.mjs)
 //
 // Options, all environment variables (the defaults are the full run):
 //   PHASES=sequential,concurrent,scale,events,webhooks,capacity,inbound  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
 //   SIZES=1000,100000,1000000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
 //   NODE_LISTENERS=1000  IDLE_SECONDS=10  CAPACITY_MESSAGES=300  INBOUND_MESSAGES=320
-//   MAILBOX_SIZES=1000,10000,100000  FANOUT_MAILBOXES=10  FANOUT_EACH=10000
+//   MAILBOX_SIZES=1000,10000,100000  FANOUT_MAILBOXES=100  FANOUT_READ=10  FANOUT_EACH=10000
 //   OWN_DATABASES=false: the sequential, scale and inbound phases' mailboxes keep
 //   their mail in D1, as before decision 0040, to compare
 import { readFileSync } from "node:fs";
@@ -62,14 +66,16 @@ import { webhooks } from "./bench-webhooks.mjs";
 import { capacity } from "./bench-capacity.mjs";
 import { inbound } from "./bench-inbound.mjs";
 import { fanout, mailbox } from "./bench-mailbox.mjs";
-import { startMailboxObjects, batch } from "../tests/e2e/mailbox-engine.mjs";
+import { COMMON, RARE, receiptsStatement, indexStatements, templateOf, withMailStores } from "./bench-seed.mjs";
+import { fanoutThroughRoutes } from "./bench-fanout.mjs";
 
 const list = (name, fallback) => (process.env[name] ?? fallback).split(",").map((item) => item.trim()).filter(Boolean);
 const PHASES = list("PHASES", "sequential,concurrent,scale,events,webhooks,capacity,inbound");
 const CAPACITY_MESSAGES = Number(process.env.CAPACITY_MESSAGES ?? 300);
 const INBOUND_MESSAGES = Number(process.env.INBOUND_MESSAGES ?? 320);
 const MAILBOX_SIZES = list("MAILBOX_SIZES", "1000,10000,100000").map(Number).sort((left, right) => left - right);
-const FANOUT_MAILBOXES = Number(process.env.FANOUT_MAILBOXES ?? 10);
+const FANOUT_MAILBOXES = Number(process.env.FANOUT_MAILBOXES ?? 100);
+const FANOUT_READ = Number(process.env.FANOUT_READ ?? 10);
 const FANOUT_EACH = Number(process.env.FANOUT_EACH ?? 10000);
 const ROUNDS = Number(process.env.ROUNDS ?? 200);
 const CALLS = Number(process.env.CALLS ?? 300);
@@ -444,8 +450,6 @@ async function concurrent() {
 // one in a hundred goes to small@, whose reader sees that 1% of the node; and
 // every message but small@'s has "ledger" in its body, which that reader
 // therefore never finds, however far the search looks.
-const COMMON = "invoice";
-const RARE = "quartz";
 const ELSEWHERE = "ledger";
 const FILLER = [
   "We have checked the account and everything looks in order on our side.",
@@ -457,76 +461,19 @@ const FILLER = [
   "The payment terms are thirty days from the date on the statement.",
 ];
 
-/** The columns each seeded receipt copies from the template, a message really delivered through the email handler (so its raw bytes are in R2). */
-const TEMPLATE_COLUMNS = [
-  "envelope_from", "from_address", "from_name", "to_json", "cc_json", "recipients", "sent_at", "received_at", "in_reply_to_json",
-  "references_json", "size", "raw_key", "text_source", "text_truncated", "attachments_json", "reply_to_json",
-];
-
-/** The SQL literal of `value`, a column as a database's JSON answers it. */
-const literal = (value) => (value === null ? "NULL" : typeof value === "number" ? String(value) : `'${String(value).replaceAll("'", "''")}'`);
-
-/**
- * Mailbox `mailboxId`'s receipts among `from` to `to - 1` (each `i` for which
- * `kept`, a condition on it, holds), as `mail::inbound::receive` writes them:
- * the receipt row, then its header and body index rows (the receipt's own
- * values of the columns each index has, `indexed`). Each copies `template`
- * (its `TEMPLATE_COLUMNS` as named SQL literals, not a row read in place: a
- * mailbox's own database holds only its own mail, so small@'s has no
- * template) with its own id, Message-ID, subject, text and time, in the
- * order of `i`, so storage order and received time agree.
- */
+/** Mailbox `mailboxId`'s receipts among `from` to `to - 1` (each `i` for which `kept`, a condition on it, holds), and their index rows. */
 function seedStatements(from, to, template, mailboxId, kept, indexed) {
-  const id = (expression) => `printf('rcp_01SEED%020d', ${expression})`;
   const filler = FILLER.map((sentence, index) => `WHEN ${index} THEN '${sentence}'`).join(" ");
-  return [
-    `INSERT INTO receipts (id, mailbox_id, message_id, envelope_from, from_address, from_name, to_json, cc_json,
-       recipients, subject, sent_at, received_at, in_reply_to_json, references_json, size, raw_key, text_body,
-       text_source, text_truncated, attachments_json, reply_to_json)
-     WITH RECURSIVE n(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM n WHERE i < ${to - 1})
-     SELECT ${id("i")}, '${mailboxId}', printf('seed-%d@bench.example', i),
-       t.envelope_from, t.from_address, t.from_name, t.to_json, t.cc_json, t.recipients,
-       printf('Invoice %d for order %d', i, i) || CASE WHEN i % 100 = 7 THEN ' (${RARE})' ELSE '' END,
-       t.sent_at, t.received_at + i, t.in_reply_to_json, t.references_json, t.size, t.raw_key,
-       printf('Hello, this is about the ${COMMON} for order %d. ', i)
+  const receipts = {
+    numbers: `RECURSIVE n(i) AS (SELECT ${from} UNION ALL SELECT i + 1 FROM n WHERE i < ${to - 1})`,
+    subject: `printf('Invoice %d for order %d', i, i) || CASE WHEN i % 100 = 7 THEN ' (${RARE})' ELSE '' END`,
+    body: `printf('Hello, this is about the ${COMMON} for order %d. ', i)
          || CASE i % 7 ${filler} END || ' '
          || CASE WHEN i % 100 = 7 THEN 'The ${RARE} sample is ready. ' ELSE '' END
-         || CASE WHEN i % 100 <> 0 THEN 'See the ${ELSEWHERE}. ' ELSE '' END || 'Regards, Ana',
-       t.text_source, t.text_truncated, t.attachments_json, t.reply_to_json
-     FROM n, (SELECT ${template}) t WHERE ${kept}`,
-    ...Object.entries(indexed).map(
-      ([index, columns]) =>
-        `INSERT INTO ${index} (rowid, ${columns.join(", ")})
-         SELECT rowid, ${columns.join(", ")} FROM receipts WHERE mailbox_id = '${mailboxId}' AND id >= ${id(from)} AND id < ${id(to)}`,
-    ),
-  ];
-}
-
-/**
- * Runs `work(ask)`, where `ask(mailboxId, statements)` runs SQL statements in
- * the database that keeps `mailboxId`'s mail, from outside the Worker, and
- * answers the first one's rows: the node's D1 (`OWN_DATABASES=false`), or the
- * mailbox's own Durable Object. An object is opened by a Miniflare of its own
- * on the node's state, with the node stopped meanwhile (one workerd at a time
- * holds an object's SQLite file), under the same worker and class names, so
- * the mailbox's id names the object the node's Worker reaches; and it takes
- * its statements as the Worker's batches, in one transaction each.
- */
-async function withMailStores(node, work) {
-  if (MAIL_VARS.NEW_MAILBOXES_IN_OWN_DATABASES !== "true") return work((_mailboxId, statements) => node.sql(statements.join(";\n")));
-  return node.whileStopped(async (state) => {
-    // Where wrangler dev keeps its local resources under --persist-to.
-    const engine = startMailboxObjects(join(state, "v3"));
-    try {
-      return await work(async (mailboxId, statements) => {
-        const answer = await batch(engine, mailboxId, statements.map((sql) => [sql]));
-        if (answer.outcome !== "committed") throw new Error(`${mailboxId}'s object: ${answer.message}`);
-        return answer.results[0].rows;
-      });
-    } finally {
-      await engine.dispose();
-    }
-  });
+         || CASE WHEN i % 100 <> 0 THEN 'See the ${ELSEWHERE}. ' ELSE '' END || 'Regards, Ana'`,
+    kept,
+  };
+  return [receiptsStatement(receipts, template, mailboxId), ...indexStatements(from, to, mailboxId, indexed)];
 }
 
 /** Follows `next_cursor` from `path` until page `page` (1 is the first): its path, or null when there are fewer pages. */
@@ -569,12 +516,7 @@ async function scale() {
     for (const size of SIZES) {
       const { seconds, counts } = await withMailStores(node, async (ask) => {
         const began = performance.now();
-        const [row] = await ask(bulk.id, [`SELECT ${TEMPLATE_COLUMNS.join(", ")} FROM receipts WHERE id = '${templateId}'`]);
-        const template = TEMPLATE_COLUMNS.map((column) => `${literal(row[column])} AS ${column}`).join(", ");
-        const indexed = {};
-        for (const index of ["receipt_headers_index", "receipt_bodies_index"]) {
-          indexed[index] = (await ask(bulk.id, [`SELECT name FROM pragma_table_info('${index}')`])).map((column) => column.name);
-        }
+        const { template, indexed } = await templateOf(ask, bulk.id, templateId);
         // The template is message 1; batches of at most 50,000 keep each statement's memory modest.
         for (let from = seeded; from < size; from += 50_000) {
           const to = Math.min(size, from + 50_000);
@@ -735,7 +677,20 @@ async function events() {
   }
 }
 
-const phases = { sequential, concurrent, scale, events, webhooks: () => webhooks(EVENT_ROUNDS), capacity: () => capacity(CAPACITY_MESSAGES), inbound: () => inbound(INBOUND_MESSAGES), mailbox: () => mailbox(MAILBOX_SIZES), fanout: () => fanout(FANOUT_MAILBOXES, FANOUT_EACH) };
+const phases = {
+  sequential,
+  concurrent,
+  scale,
+  events,
+  webhooks: () => webhooks(EVENT_ROUNDS),
+  capacity: () => capacity(CAPACITY_MESSAGES),
+  inbound: () => inbound(INBOUND_MESSAGES),
+  mailbox: () => mailbox(MAILBOX_SIZES),
+  fanout: async () => {
+    await fanout(FANOUT_READ, FANOUT_EACH);
+    await fanoutThroughRoutes(FANOUT_MAILBOXES, FANOUT_READ, FANOUT_EACH);
+  },
+};
 for (const phase of PHASES) {
   if (!phases[phase]) throw new Error(`PHASES names ${phase}; the phases are ${Object.keys(phases).join(", ")}`);
   await phases[phase]();
