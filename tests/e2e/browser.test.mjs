@@ -147,6 +147,25 @@ test("an administrator creates a person through the form", async () => {
   assert.equal(person.body.disabled_at, undefined);
 });
 
+test("a later success anywhere on the page clears an earlier refusal", async () => {
+  watch.expectRefusal(400, "/api/people");
+  const form = page.getByRole("region", { name: "Create a person" });
+  await page.getByLabel("Name", { exact: true }).fill("Short");
+  await page.getByLabel("Email", { exact: true }).fill("short@example.com");
+  await page.getByLabel("First password").fill("short");
+  await page.getByRole("button", { name: "Create person" }).click();
+  await form.getByRole("alert").waitFor();
+
+  // Another action on the page succeeds: the old refusal no longer stands.
+  const row = () => page.getByRole("row").filter({ hasText: BEN.email });
+  await row().getByRole("button", { name: `Disable ${BEN.name}` }).click();
+  await row().getByText("Disabled", { exact: true }).waitFor();
+  assert.equal(await form.getByRole("alert").count(), 0, "the create form's refusal was cleared");
+  await row().getByRole("button", { name: `Enable ${BEN.name}` }).click();
+  await row().getByText("Active", { exact: true }).waitFor();
+  assert.equal((await call("GET", `/api/people/${benId}`, { token })).body.disabled_at, undefined);
+});
+
 test("an administrator grants the person org.admin through the form", async () => {
   await section("Relations").click();
   await page.getByRole("heading", { name: "Relations", level: 1 }).waitFor();

@@ -34,13 +34,15 @@ export const statusArea = () => h("div", { class: "status-area", "aria-live": "p
  * Runs one action: disables its controls, shows its refusal in `status` (or
  * its success message), and reports whether it succeeded. `failureTitle` is
  * the refusal's title, or a function of the refusal that words it (to name
- * the field it was about).
+ * the field it was about). A success clears every earlier action's refusal
+ * on the page: what stands is what the page shows, never an old error.
  */
 export async function perform(status, controls, work, failureTitle) {
   status.replaceChildren();
   for (const control of controls) control.disabled = true;
   try {
     const message = await work();
+    clearStaleRefusals();
     if (message) status.replaceChildren(success(message));
     return true;
   } catch (error) {
@@ -49,6 +51,15 @@ export async function perform(status, controls, work, failureTitle) {
     return false;
   } finally {
     for (const control of controls) if (control.isConnected) control.disabled = false;
+  }
+}
+
+/** Removes the refusals earlier actions left in their status areas, and the rows that held a row's. */
+function clearStaleRefusals() {
+  for (const refusal of document.querySelectorAll(".status-area > .refusal, tr.row-status .refusal")) {
+    const rowOfItsOwn = refusal.closest("tr.row-status");
+    if (rowOfItsOwn) rowOfItsOwn.remove();
+    else refusal.remove();
   }
 }
 
