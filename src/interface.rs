@@ -81,6 +81,7 @@ const MODULES: &[(&str, &str)] = &[
     ("sends.js", interface_file!("scripts/sends.js")),
     ("session.js", interface_file!("scripts/session.js")),
     ("shared.js", interface_file!("scripts/shared.js")),
+    ("shortcuts.js", interface_file!("scripts/shortcuts.js")),
     ("sources.js", interface_file!("scripts/sources.js")),
     ("teams.js", interface_file!("scripts/teams.js")),
     ("vocabulary.js", interface_file!("scripts/vocabulary.js")),

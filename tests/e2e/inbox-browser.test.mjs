@@ -13,7 +13,8 @@
 // activity, and coming back from one on the second page finds both pages and
 // it in view; a next page that arrives after a filter changed is dropped. An
 // administrator on a phone assigns a conversation from a list of names that
-// fits the window.
+// fits the window. The keyboard moves through the list, opens, replies, submits
+// and closes, and ? lists the shortcuts.
 // Every console error and CSP violation in any page fails the file.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -683,6 +684,64 @@ test("desktop: a pass for another domain reads as not verified, naming that doma
   await composer.getByText("This draft has 61 recipients, so it was not submitted.").waitFor();
   assert.match(await composer.innerText(), /Remove 11 of its recipients/);
   await assertFits(page, "a reply to all past the limit");
+});
+
+test("desktop: the keyboard moves through the list, opens, replies, submits with Ctrl+Enter and closes; ? lists the shortcuts", async () => {
+  const { mailbox, address } = made.desktop;
+  const subject = "Keyboard question (desktop)";
+  assert.equal(await node.deliver(BO, address, message({ id: "keyboard-desktop@customer.example", subject, body: "Is order 4471 on its way?", from: `Bo Berg <${BO}>`, to: `Support <${address}>` })), null);
+  const { page } = await watch.open(browser, { who: "desktop keyboard", viewport: { width: 1280, height: 800 }, locale: "en-GB" });
+  await signIn(page, WRITER);
+  await page.evaluate((href) => (location.hash = href), `#/mail/${mailbox.id}`);
+  await rowOf(page, subject).waitFor();
+  const listed = await listedSubjects(page);
+  assert.equal(listed[0], subject, "the latest activity first");
+  /** The subject of the conversation the keyboard moved to: focused, and marked as current. */
+  const movedTo = () => page.evaluate(() => [document.activeElement?.closest("li[aria-current]")?.querySelector(".thread-subject")?.innerText.replace(/^Unread:\s*/, "").trim(), document.querySelectorAll("li[aria-current]").length]);
+
+  await page.keyboard.press("j");
+  assert.deepEqual(await movedTo(), [listed[0], 1]);
+  await page.keyboard.press("j");
+  assert.deepEqual(await movedTo(), [listed[1], 1]);
+  await page.keyboard.press("k");
+  assert.deepEqual(await movedTo(), [listed[0], 1]);
+  // Typed into a field, a letter is text, not a shortcut.
+  await page.getByRole("search", { name: "Filter conversations" }).getByLabel("Label").fill("jk");
+  assert.deepEqual(await movedTo(), [undefined, 1]);
+  await page.getByRole("search", { name: "Filter conversations" }).getByLabel("Label").fill("");
+  await settled(page);
+  await page.evaluate(() => document.activeElement.blur());
+  await page.keyboard.press("/");
+  assert.equal(await page.evaluate(() => document.activeElement?.name), "q", "/ goes to the list's search");
+  await page.evaluate(() => document.activeElement.blur());
+
+  await page.keyboard.press("o");
+  await page.getByRole("heading", { name: subject, level: 2 }).waitFor();
+  await page.keyboard.press("r");
+  const composer = page.getByRole("region", { name: "Your reply" });
+  await composer.getByLabel("Text").waitFor();
+  await composer.getByLabel("Text").fill("It left the warehouse this morning.");
+  await page.keyboard.press("Control+Enter");
+  await statusSaying(page, "Submitted for approval").waitFor();
+  const submitted = (await sendsOf(mailbox, "submitted")).filter((send) => send.text === "It left the warehouse this morning.");
+  assert.equal(submitted.length, 1, "Ctrl+Enter submitted the reply");
+
+  await page.evaluate(() => document.activeElement?.blur());
+  await page.keyboard.press("e");
+  await statusSaying(page, "Now closed.").waitFor();
+  assert.equal((await threadsOf(mailbox, { status: "closed" })).get(subject)?.status, "closed");
+
+  await page.keyboard.press("?");
+  const shortcuts = page.getByRole("dialog", { name: "Keyboard shortcuts" });
+  await shortcuts.waitFor();
+  for (const words of ["Move to the next conversation in the list", "Reply to everyone on the latest message", "Close the conversation"]) {
+    assert.ok(await shortcuts.getByText(words).isVisible(), words);
+  }
+  await page.keyboard.press("j");
+  assert.ok(await shortcuts.isVisible(), "no shortcut acts while the list is open");
+  await page.keyboard.press("Escape");
+  await shortcuts.waitFor({ state: "hidden" });
+  await page.context().close();
 });
 
 test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", () => {

@@ -161,7 +161,7 @@ export async function conversationView(view, mailbox, threadId) {
   const participants = h("span", { hidden: !thread.participants.length }, participantWords(thread));
 
   const statusButtons = Object.entries(THREAD_STATUSES).map(([name, { action }]) => {
-    const button = h("button", { type: "button", class: "secondary", "aria-pressed": String(summary.status === name), "data-status": name, text: action });
+    const button = h("button", { type: "button", class: "secondary", "aria-pressed": String(summary.status === name), "data-status": name, "data-key": name === "closed" ? "close" : null, text: action });
     button.addEventListener("click", () => change({ status: name }, `Now ${THREAD_STATUSES[name].words.toLowerCase()}.`));
     return button;
   });
@@ -346,8 +346,8 @@ export async function conversationView(view, mailbox, threadId) {
     const entryStatus = statusArea();
     const check = message.authentication?.sender ?? "unverified";
     const everyone = othersOn(message, mailbox, (message.reply_to.length ? message.reply_to : message.from ? [message.from] : []).map(recipientText));
-    const answer = can.propose ? h("button", { type: "button" }, "Reply", hidden(` to ${senderWords(message.from)}`)) : null;
-    const answerAll = can.propose && everyone.length ? h("button", { type: "button", class: "secondary" }, "Reply all", hidden(` on ${senderWords(message.from)}’s message`)) : null;
+    const answer = can.propose ? h("button", { type: "button", "data-key": "reply" }, "Reply", hidden(` to ${senderWords(message.from)}`)) : null;
+    const answerAll = can.propose && everyone.length ? h("button", { type: "button", class: "secondary", "data-key": "reply-all" }, "Reply all", hidden(` on ${senderWords(message.from)}’s message`)) : null;
     const controls = [answer, answerAll].filter(Boolean);
     answer?.addEventListener("click", () => reply(message, false, entryStatus, controls));
     answerAll?.addEventListener("click", () => reply(message, true, entryStatus, controls));

@@ -125,7 +125,7 @@ function filterForm(filters, onChange) {
   const label = h("input", { type: "search", name: "label", autocomplete: "off", spellcheck: "false", maxlength: 40, value: filters.label, placeholder: "Any label" });
   const unread = h("input", { type: "checkbox", name: "unread" });
   unread.checked = filters.unread;
-  const words = h("input", { type: "search", name: "q", autocomplete: "off", spellcheck: "false", value: filters.q, placeholder: "Sender, recipient or subject", id: uniqueId("find") });
+  const words = h("input", { type: "search", name: "q", autocomplete: "off", spellcheck: "false", value: filters.q, placeholder: "Sender, recipient or subject", id: uniqueId("find"), "data-key": "search" });
   const find = h("button", { type: "submit", class: "secondary", text: "Find" });
   unread.id = uniqueId("unread");
 
@@ -176,7 +176,7 @@ export async function inboxView(view, { readable }, mailbox) {
   }
 
   let filters = filtersOf(mailbox.id);
-  const list = h("ul", { class: "threads", "aria-label": `Conversations in ${mailbox.address}` });
+  const list = h("ul", { class: "threads", "aria-label": `Conversations in ${mailbox.address}`, "data-key-list": true });
   const shown = h("div", { class: "thread-list" }, loading());
   /** The conversations shown, in order. */
   let listed = [];

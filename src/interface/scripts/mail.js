@@ -185,7 +185,7 @@ async function mailboxView(view, mine, mailbox) {
  * kept as a link, and Back returns to the one before.
  */
 function searchForm(readable, { q = "", mailboxId = null } = {}) {
-  const words = h("input", { type: "search", name: "q", autocomplete: "off", spellcheck: "false", required: true, value: q });
+  const words = h("input", { type: "search", name: "q", autocomplete: "off", spellcheck: "false", required: true, value: q, "data-key": "search" });
   const scope = h("select", { name: "mailbox" },
     h("option", { value: "", text: "Every mailbox I can read" }),
     readable.map((mailbox) => h("option", { value: mailbox.id, text: mailbox.address })));

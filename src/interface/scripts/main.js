@@ -66,6 +66,7 @@ import { renderRelations } from "./relations.js";
 import { renderReminders } from "./reminders.js";
 import { renderSources } from "./sources.js";
 import { renderTeams } from "./teams.js";
+import { installShortcuts } from "./shortcuts.js";
 
 const isAdmin = () => me?.is_admin === true;
 
@@ -342,6 +343,7 @@ async function start() {
 
 // The API and the sections take these steps through session.js.
 connectShell({ showSignIn, start, route });
+installShortcuts();
 window.addEventListener("hashchange", route);
 document.addEventListener(APPROVALS_CHANGED, () => {
   showApprovalCount();

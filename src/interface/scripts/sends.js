@@ -205,7 +205,7 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
     textField.value = send?.text ?? "";
 
     const save = h("button", { type: "submit", class: send ? "secondary" : null, text: send ? "Save changes" : "Save draft" });
-    const submit = send ? h("button", { type: "button", text: "Submit for approval" }) : null;
+    const submit = send ? h("button", { type: "button", "data-key": "submit", text: "Submit for approval" }) : null;
     const quoting = send && quote?.text ? h("button", { type: "button", class: "secondary" }, "Quote", hidden(` ${senderWords(quote.from)}’s message`)) : null;
     const remove = send ? h("button", { type: "button", class: "secondary danger", text: "Delete draft" }) : null;
     const controls = [save, submit, quoting, remove].filter(Boolean);
