@@ -66,6 +66,7 @@ const MODULES: &[(&str, &str)] = &[
     ("dom.js", interface_file!("scripts/dom.js")),
     ("exports.js", interface_file!("scripts/exports.js")),
     ("inbox.js", interface_file!("scripts/inbox.js")),
+    ("leaving.js", interface_file!("scripts/leaving.js")),
     ("mail-shared.js", interface_file!("scripts/mail-shared.js")),
     ("mail-words.js", interface_file!("scripts/mail-words.js")),
     ("mail.js", interface_file!("scripts/mail.js")),

@@ -1,4 +1,5 @@
-// What the browser test files share: signing in through the page, and whether
+// What the browser test files share: signing in through the page, leaving a
+// view that holds unsaved input, and whether
 // the page fits its window, measured as drawn. One implementation, so that a
 // check added here (a phone widening its layout, a control past the edge)
 // holds in every file. (What they set up through the API is fixtures.mjs's.)
@@ -89,4 +90,18 @@ export async function assertFits(page, where, options) {
   const measured = await measure(page, options);
   assertFitted(measured, where);
   return measured;
+}
+
+/**
+ * Runs `leave` (what takes `page` to another view) while the page holds input
+ * the person typed and did not save: the page asks first (leaving.js), and the
+ * person leaves anyway. Fails if it did not ask.
+ */
+export async function leaveUnsaved(page, leave) {
+  const asked = new Promise((resolve) => page.once("dialog", (dialog) => {
+    resolve(dialog.message());
+    dialog.accept();
+  }));
+  await leave();
+  assert.match(await asked, /not saved/);
 }

@@ -164,6 +164,38 @@ test("a later success anywhere on the page clears an earlier refusal", async () 
   await row().getByRole("button", { name: `Enable ${BEN.name}` }).click();
   await row().getByText("Active", { exact: true }).waitFor();
   assert.equal((await call("GET", `/api/people/${benId}`, { token })).body.disabled_at, undefined);
+  // What was typed is put back as it was, so leaving the page has nothing to ask.
+  for (const label of ["Name", "Email", "First password"]) await page.getByLabel(label, { exact: true }).fill("");
+});
+
+test("leaving a view with something typed and not saved asks first; staying keeps it, and the page stays as it was", async () => {
+  await page.getByLabel("Name", { exact: true }).fill("Half typed");
+  // Staying: the view, and what was typed, stay.
+  const stay = new Promise((resolve) => page.once("dialog", (dialog) => {
+    resolve([dialog.type(), dialog.message()]);
+    dialog.dismiss();
+  }));
+  await section("Relations").click();
+  const [kind, said] = await stay;
+  assert.equal(kind, "confirm");
+  assert.match(said, /not saved/);
+  assert.equal(new URL(page.url()).hash, "#/people", "the address is put back");
+  assert.equal(await page.getByLabel("Name", { exact: true }).inputValue(), "Half typed");
+  assert.ok(await page.getByRole("heading", { name: "People", level: 1 }).isVisible());
+  // Closing the tab asks too (the browser's own question).
+  const closing = new Promise((resolve) => page.once("dialog", (dialog) => {
+    resolve(dialog.type());
+    dialog.dismiss();
+  }));
+  await page.close({ runBeforeUnload: true });
+  assert.equal(await closing, "beforeunload");
+  assert.equal(page.isClosed(), false, "kept open");
+  // Put back as it was, nothing is asked.
+  await page.getByLabel("Name", { exact: true }).fill("");
+  await section("Teams").click();
+  await page.getByRole("heading", { name: "Teams", level: 1 }).waitFor();
+  await section("People").click();
+  await page.getByRole("heading", { name: "People", level: 1 }).waitFor();
 });
 
 test("an administrator grants the person org.admin through the form", async () => {

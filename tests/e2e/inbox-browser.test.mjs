@@ -20,7 +20,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, signIn as signInAt } from "./browser-helpers.mjs";
+import { assertFits, leaveUnsaved, signIn as signInAt } from "./browser-helpers.mjs";
 import { ok, startDesk } from "./fixtures.mjs";
 
 const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
@@ -334,7 +334,8 @@ for (const layout of LAYOUTS) {
     await refusal.waitFor();
     assert.match(await refusal.innerText(), /add_labels\[0\]/);
 
-    await page.getByRole("link", { name: "Back to the conversations" }).click();
+    // The refused label is still typed: leaving asks first, and the writer leaves.
+    await leaveUnsaved(page, () => page.getByRole("link", { name: "Back to the conversations" }).click());
     const row = rowOf(page, data().delivery);
     await row.getByRole("button", { name: "vip", exact: true }).waitFor();
     await assertFits(page, `${name}: conversations with labels`);

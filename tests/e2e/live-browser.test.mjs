@@ -31,7 +31,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, signIn as signInAt } from "./browser-helpers.mjs";
+import { assertFits, leaveUnsaved, signIn as signInAt } from "./browser-helpers.mjs";
 import { ok, startDesk } from "./fixtures.mjs";
 
 const LAYOUTS = [
@@ -293,9 +293,9 @@ for (const layout of LAYOUTS) {
     const questionPath = `/api/mailboxes/${mailbox.id}/threads/${run.questionThread}`;
     // Abe is no administrator: he knows Wren's name as the node tells it beside her presence.
 
-    // Wren steps back to her list, and Abe opens the conversation, alone in it.
+    // Wren steps back to her list (leaving her reply unsaved, as the page asks her), and Abe opens the conversation, alone in it.
     let listening = listeningOn(wren, mailbox.id, /\/threads$/);
-    await wren.getByRole("link", { name: "Back to the conversations" }).click();
+    await leaveUnsaved(wren, () => wren.getByRole("link", { name: "Back to the conversations" }).click());
     run.wrenSocket = await listening;
     listening = listeningOn(abe, mailbox.id, /\/threads\/thr_[^/]+$/);
     await rowOf(abe, data().question).getByRole("link").click();
@@ -361,7 +361,7 @@ for (const layout of LAYOUTS) {
     assert.equal(await rowOf(wren, data().arrived).locator(".thread-writing").count(), 0, "only that conversation");
     await assertFits(wren, `${name}: a list marking a conversation someone writes a reply to`);
     listening = listeningOn(abe, mailbox.id, /\/threads$/);
-    await abe.getByRole("link", { name: "Back to the conversations" }).click();
+    await leaveUnsaved(abe, () => abe.getByRole("link", { name: "Back to the conversations" }).click());
     run.abeSocket = await listening;
     await marker.waitFor({ state: "detached", timeout: TOLD_WITHIN_MS });
   });

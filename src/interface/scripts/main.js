@@ -67,6 +67,7 @@ import { renderReminders } from "./reminders.js";
 import { renderSources } from "./sources.js";
 import { renderTeams } from "./teams.js";
 import { installShortcuts } from "./shortcuts.js";
+import { mayLeave, watchForUnsavedInput } from "./leaving.js";
 
 const isAdmin = () => me?.is_admin === true;
 
@@ -272,9 +273,17 @@ function parseHash() {
   }
 }
 
+/** The address of the view shown, to go back to when the person stays on it. */
+let shownHash = null;
+
 async function route() {
   // The consent is the whole page: no hash leads anywhere from it.
   if (!me || !main || isConsentRequest()) return;
+  // Leaving a view with unsaved input asks first; staying puts its address back, and the view stays as it is.
+  if (shownHash !== null && location.hash !== shownHash && !mayLeave()) {
+    history.replaceState(null, "", shownHash);
+    return;
+  }
   const [name, ...params] = parseHash();
   const visible = SECTIONS.filter((section) => section.visible());
   const section = visible.find((candidate) => candidate.route === name);
@@ -288,6 +297,7 @@ async function route() {
     else link.removeAttribute("aria-current");
   }
   document.title = `${section.title} · Mailroom`;
+  shownHash = location.hash;
   const heading = h("h1", { tabindex: "-1", text: section.title });
   const view = h("div", { class: "view" });
   releaseView();
@@ -344,6 +354,7 @@ async function start() {
 // The API and the sections take these steps through session.js.
 connectShell({ showSignIn, start, route });
 installShortcuts();
+watchForUnsavedInput();
 window.addEventListener("hashchange", route);
 document.addEventListener(APPROVALS_CHANGED, () => {
   showApprovalCount();

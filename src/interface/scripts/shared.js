@@ -6,6 +6,7 @@
 
 import { code, h, hidden, labelCells, labelled, uniqueId } from "./dom.js";
 import { api, ApiError, SessionOver } from "./api.js";
+import { markSaved } from "./leaving.js";
 
 /** A refusal, shown in full: what was refused, why, and what would change it. */
 export function refusalBox(error, title) {
@@ -35,7 +36,8 @@ export const statusArea = () => h("div", { class: "status-area", "aria-live": "p
  * its success message), and reports whether it succeeded. `failureTitle` is
  * the refusal's title, or a function of the refusal that words it (to name
  * the field it was about). A success clears every earlier action's refusal
- * on the page: what stands is what the page shows, never an old error.
+ * on the page: what stands is what the page shows, never an old error; and
+ * what the action's form holds counts as saved (leaving.js).
  */
 export async function perform(status, controls, work, failureTitle) {
   status.replaceChildren();
@@ -43,6 +45,7 @@ export async function perform(status, controls, work, failureTitle) {
   try {
     const message = await work();
     clearStaleRefusals();
+    markSaved(status.closest("form") ?? controls.find((control) => control?.form)?.form);
     if (message) status.replaceChildren(success(message));
     return true;
   } catch (error) {
