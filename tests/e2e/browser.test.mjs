@@ -179,7 +179,7 @@ test("leaving a view with something typed and not saved asks first; staying keep
   const [kind, said] = await stay;
   assert.equal(kind, "confirm");
   assert.match(said, /not saved/);
-  assert.equal(new URL(page.url()).hash, "#/people", "the address is put back");
+  await page.waitForURL((url) => url.hash === "#/people");
   assert.equal(await page.getByLabel("Name", { exact: true }).inputValue(), "Half typed");
   assert.ok(await page.getByRole("heading", { name: "People", level: 1 }).isVisible());
   // Closing the tab asks too (the browser's own question).
@@ -250,6 +250,33 @@ test("the audit section shows the grant, and Verify reports the chain intact", a
   assert.equal(verification.intact, true);
   assert.equal(checked, verification.checked);
   assert.equal(checked, entries[0].seq, "every entry was checked");
+});
+
+test("disabling someone and revoking a relation are done at once, and Undo puts each back", async () => {
+  await section("Relations").click();
+  await page.getByRole("heading", { name: "Relations", level: 1 }).waitFor();
+  const held = async () => (await call("GET", `/api/relations?subject=${benId}`, { token })).body.relations.map(({ relation, object }) => `${relation} ${object}`);
+  await page.getByRole("button", { name: new RegExp(`^Revoke “Administer the node: .*” on the organisation from ${BEN.name}$`) }).click();
+  const revoked = page.getByRole("status").filter({ hasText: `from ${BEN.name}.` });
+  await revoked.waitFor();
+  assert.deepEqual(await held(), [], "revoked at once");
+  await revoked.getByRole("button", { name: "Undo" }).click();
+  await page.getByRole("status").filter({ hasText: `to ${BEN.name} again.` }).waitFor();
+  assert.deepEqual(await held(), ["org.admin org"], "granted again");
+
+  await section("People").click();
+  const row = () => page.getByRole("row").filter({ hasText: BEN.email });
+  await row().getByRole("button", { name: `Disable ${BEN.name}` }).click();
+  const disabled = page.getByRole("status").filter({ hasText: `Disabled ${BEN.name}` });
+  await disabled.waitFor();
+  assert.ok((await call("GET", `/api/people/${benId}`, { token })).body.disabled_at, "disabled at once");
+  await disabled.getByRole("button", { name: "Undo" }).click();
+  await page.getByRole("status").filter({ hasText: `Enabled ${BEN.name} again.` }).waitFor();
+  await row().getByText("Active", { exact: true }).waitFor();
+  assert.equal((await call("GET", `/api/people/${benId}`, { token })).body.disabled_at, undefined);
+  // Back where the next test reloads the page.
+  await section("Audit").click();
+  await page.getByRole("row").filter({ hasText: "grant_relation" }).first().waitFor();
 });
 
 test("when the access token expires, the page renews the session from the refresh cookie", async () => {

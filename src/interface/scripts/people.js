@@ -4,11 +4,13 @@
 import { h, hidden, labelled, onRequest, row, table, time } from "./dom.js";
 import { me } from "./session.js";
 import { api, segment } from "./api.js";
-import { actionForm, codesToggle, empty, loading, panel, perform, rowStatus } from "./shared.js";
+import { actionForm, codesToggle, empty, loading, offerUndo, panel, perform, rowStatus, statusArea } from "./shared.js";
 import { directory } from "./names.js";
 
 export async function renderPeople(view) {
   const list = h("div", {}, loading());
+  /** What was just done to someone, said above the list the table is drawn again under. */
+  const said = statusArea();
 
   const name = h("input", { type: "text", name: "name", autocomplete: "off", required: true });
   const email = h("input", { type: "email", name: "email", autocomplete: "off", required: true });
@@ -30,10 +32,24 @@ export async function renderPeople(view) {
     },
   });
 
+  const change = (person, verb) => api("POST", `/api/people/${segment(person.id)}/${verb}`);
   async function setDisabled(person, disable, button, tableRow) {
     const verb = disable ? "disable" : "enable";
-    const ok = await perform(rowStatus(tableRow), [button], () => api("POST", `/api/people/${segment(person.id)}/${verb}`), `${person.name} was not ${verb}d.`);
-    if (ok) await refresh();
+    const ok = await perform(rowStatus(tableRow), [button], () => change(person, verb), `${person.name} was not ${verb}d.`);
+    if (!ok) return;
+    await refresh();
+    // Disabling is done at once: Undo enables them again, for a few seconds.
+    if (disable) {
+      offerUndo(said, {
+        done: `Disabled ${person.name}: they are signed out and cannot sign in.`,
+        undo: async () => {
+          await change(person, "enable");
+          await refresh();
+        },
+        undone: `Enabled ${person.name} again.`,
+        failure: `${person.name} was not enabled again.`,
+      });
+    }
   }
 
   function personRow(person) {
@@ -66,6 +82,6 @@ export async function renderPeople(view) {
       : empty("Nobody yet."));
   }
 
-  view.append(codesToggle(view), panel("Create a person", create), panel("Everyone on the node", list));
+  view.append(codesToggle(view), panel("Create a person", create), panel("Everyone on the node", said, list));
   await refresh();
 }

@@ -6,12 +6,14 @@
 import { h, hidden, labelled, onRequest, replace, row, table, time } from "./dom.js";
 import { me, start } from "./session.js";
 import { api, SessionOver } from "./api.js";
-import { actionForm, codesToggle, empty, loading, panel, perform, rowStatus } from "./shared.js";
+import { actionForm, codesToggle, empty, loading, offerUndo, panel, perform, rowStatus, statusArea } from "./shared.js";
 import { directory, members, named, objectWords, subjectWords } from "./names.js";
 import { loadVocabulary, relationTerm, relationText } from "./vocabulary.js";
 
 export async function renderRelations(view) {
   const list = h("div", {}, loading());
+  /** What was just revoked, said above the list the table is drawn again under. */
+  const revoked = statusArea();
   // Agents' names, for the tuples they hold; the relations are readable without them.
   const [people, teams, mailboxes, published] = await Promise.all([
     directory.loadPeople(), directory.loadTeams(), directory.loadAllMailboxes(), loadVocabulary(),
@@ -88,8 +90,18 @@ export async function renderRelations(view) {
       if (!ok) return;
       // Revoking what the signed-in person holds changes what they may see.
       const mine = tuple.subject === me.id || me.teams.some((team) => tuple.subject === `${team.id}#member`);
-      if (mine) await start();
-      else await refresh();
+      if (mine) return start();
+      await refresh();
+      // Revoking is done at once: Undo grants the same again, for a few seconds.
+      offerUndo(revoked, {
+        done: [`Revoked “${words}” on ${objectWords(tuple.object)} from `, h("strong", { text: subjectWords(tuple.subject) }), "."],
+        undo: async () => {
+          await api("POST", "/api/relations", change);
+          await refresh();
+        },
+        undone: `Granted “${words}” on ${objectWords(tuple.object)} to ${subjectWords(tuple.subject)} again.`,
+        failure: `“${words}” was not granted again.`,
+      });
     });
     return tableRow;
   }
@@ -101,6 +113,6 @@ export async function renderRelations(view) {
       : empty("No relations are held."));
   }
 
-  view.append(codesToggle(view), panel("Grant a relation", grant), panel("Who holds what", list));
+  view.append(codesToggle(view), panel("Grant a relation", grant), panel("Who holds what", revoked, list));
   await refresh();
 }

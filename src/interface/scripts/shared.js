@@ -88,6 +88,28 @@ export function namingField(what, fields) {
   return title;
 }
 
+/** How long an action that can be undone offers Undo, in seconds. */
+export const UNDO_SECONDS = 10;
+
+/**
+ * Says in `said` that an action was done (`done`, its words), with an Undo
+ * button for UNDO_SECONDS: what an action taken at once, with nothing asked,
+ * offers instead of a question. Undo runs `undo` through perform() and says
+ * `undone`; `failure` titles its refusal.
+ */
+export function offerUndo(said, { done, undo, undone, failure }) {
+  const button = h("button", { type: "button", class: "secondary undo", text: "Undo" });
+  said.replaceChildren(success(done, " ", button));
+  const expiry = setTimeout(() => button.remove(), UNDO_SECONDS * 1000);
+  button.addEventListener("click", () => {
+    clearTimeout(expiry);
+    perform(said, [button], async () => {
+      await undo();
+      return undone;
+    }, failure);
+  });
+}
+
 /** Shows a row action's refusal in a row of its own, directly under the row. */
 export function rowStatus(tableRow) {
   let next = tableRow.nextElementSibling;
