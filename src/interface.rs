@@ -329,6 +329,23 @@ mod tests {
     }
 
     #[test]
+    fn every_moment_the_page_shows_is_worded_by_dom_js_alone() {
+        // One format everywhere (issue 31): no module words a moment itself,
+        // but for what is not a moment shown: a reminder's due day, in its
+        // person's time zone, and the line a quote opens with in mail written.
+        let worded_elsewhere = ["reminders.js", "sends.js"];
+        for (name, source) in MODULES.iter().filter(|(name, _)| *name != "dom.js") {
+            // A format in the browser's own words, or a date put in them directly.
+            let words_a_moment = source.contains("new Intl.DateTimeFormat(undefined")
+                || source
+                    .split("new Date(")
+                    .skip(1)
+                    .any(|rest| rest.split_once(')').is_some_and(|(_, after)| after.starts_with(".toLocale")));
+            assert_eq!(words_a_moment, worded_elsewhere.contains(name), "{name}");
+        }
+    }
+
+    #[test]
     fn the_stylesheet_is_every_part_in_the_order_of_their_names() {
         let directory = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/style");
         let mut parts: Vec<std::path::PathBuf> = std::fs::read_dir(directory)

@@ -10,7 +10,7 @@
 // Statuses and sender checks are worded by mail-words.js, relations by the
 // node's vocabulary, and people and agents by name.
 
-import { append, breadcrumbs, facts, h, hidden, inOrder, labelled, replace, row, table, time } from "./dom.js";
+import { append, breadcrumbs, facts, h, hidden, inOrder, labelled, momentText, replace, row, table, time } from "./dom.js";
 import { api, query, segment, SessionOver } from "./api.js";
 import { actionForm, codesToggle, empty, info, loading, panel, perform, refusalBox, statusArea, success } from "./shared.js";
 import { directory, named } from "./names.js";
@@ -297,7 +297,7 @@ function butlerView({ view, mailbox, vocabulary, lists }, butler) {
     const subjects = new Map();
     const offer = (items) => message.append(...items.map((item) => {
       subjects.set(item.id, subjectOf(item.subject));
-      return h("option", { value: item.id, text: `${subjectOf(item.subject)} · ${item.from?.name || item.from?.address || "no sender"} · ${new Date(item.received_at).toLocaleString()}` });
+      return h("option", { value: item.id, text: `${subjectOf(item.subject)} · ${item.from?.name || item.from?.address || "no sender"} · ${momentText(item.received_at)}` });
     }));
     const pages = pager({
       fetchPage: async (asked) => {

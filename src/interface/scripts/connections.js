@@ -19,7 +19,7 @@
 // States are looked up only in DELIVERY and HELD, whose keys a test in
 // src/interface.rs holds to the contract's AgentMessageState and HeldBecause.
 
-import { breadcrumbs, code, facts, h, hidden, inOrder, labelled, linkButton, replace, time, uniqueId } from "./dom.js";
+import { breadcrumbs, code, facts, h, hidden, inOrder, labelled, linkButton, replace, shortTime, time, uniqueId } from "./dom.js";
 import { followOwnWhileShown, holdWhileShown, me } from "./session.js";
 import { api, ApiError, listen, query, segment, SessionOver } from "./api.js";
 import { empty, info, loading, namingField, panel, perform, refusalBox, statusArea, success } from "./shared.js";
@@ -47,17 +47,6 @@ const HELD = {
   rate_cap: { text: "this minute's rate reached", until: "It is delivered once the minute's rate allows." },
 };
 
-const clockFormat = new Intl.DateTimeFormat(undefined, { hour: "2-digit", minute: "2-digit" });
-const dayClockFormat = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" });
-
-/** A moment as a clock time ("14:03"), with its day when it is not today. */
-function clock(rfc3339) {
-  const date = new Date(rfc3339);
-  if (Number.isNaN(date.getTime())) return rfc3339;
-  const today = date.toDateString() === new Date().toDateString();
-  return h("time", { datetime: rfc3339, title: rfc3339, text: (today ? clockFormat : dayClockFormat).format(date) });
-}
-
 const plural = (count, one, many = `${one}s`) => `${count} ${count === 1 ? one : many}`;
 
 /**
@@ -82,7 +71,7 @@ const DELIVERY = {
     badge: "Leased",
     tone: null,
     words: (message, policy) => [
-      "Leased until ", message.lease_expires_at ? clock(message.lease_expires_at) : "its lease lapses",
+      "Leased until ", message.lease_expires_at ? shortTime(message.lease_expires_at) : "its lease lapses",
       ` (attempt ${message.attempts}${policy ? ` of ${policy.maximum_attempts}` : ""})`,
     ],
   },
@@ -92,7 +81,7 @@ const DELIVERY = {
   // The one reason the node refuses at delivery: the allowlist (its `reason` says so).
   refused: { badge: "Refused", tone: "off", words: () => "Refused: not on the allowlist" },
   failed: { badge: "Failed", tone: "off", words: (message) => `Failed after ${plural(message.attempts, "attempt")}` },
-  expired: { badge: "Expired", tone: "quiet", words: (message) => ["Expired: not handled by ", clock(message.expires_at)] },
+  expired: { badge: "Expired", tone: "quiet", words: (message) => ["Expired: not handled by ", shortTime(message.expires_at)] },
   canceled: { badge: "Canceled", tone: "quiet", words: () => "Canceled: its conversation was canceled" },
   delivered: { badge: "Delivered", tone: "on", words: () => "Delivered" },
 };

@@ -78,12 +78,35 @@ export function labelled(text, control, hint) {
 /** Text only screen readers announce, to give a row's button its context. */
 export const hidden = (text) => h("span", { class: "visually-hidden", text });
 
-const dateFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "medium" });
+// Every moment the page shows is worded here, in one format (issue 31): in
+// full (`time`, `momentText`), or as a list says it (`shortTime`), the full
+// wording then its title.
+const momentFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium", timeStyle: "short" });
+const clockFormat = new Intl.DateTimeFormat(undefined, { timeStyle: "short" });
+const dayOfYearFormat = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short" });
+const dayFormat = new Intl.DateTimeFormat(undefined, { dateStyle: "medium" });
 
+/** A moment in words, in the page's one format; what it was given when it is not a moment. */
+export function momentText(rfc3339) {
+  const date = new Date(rfc3339);
+  return Number.isNaN(date.getTime()) ? String(rfc3339) : momentFormat.format(date);
+}
+
+/** A moment, in full. */
 export function time(rfc3339) {
   if (!rfc3339) return "";
+  return h("time", { datetime: rfc3339, title: rfc3339, text: momentText(rfc3339) });
+}
+
+const sameDay = (a, b) => a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
+
+/** A moment as a list says it: the time today, the day this year, else the date; in full as its title. */
+export function shortTime(rfc3339) {
   const date = new Date(rfc3339);
-  return h("time", { datetime: rfc3339, title: rfc3339, text: Number.isNaN(date.getTime()) ? rfc3339 : dateFormat.format(date) });
+  if (Number.isNaN(date.getTime())) return time(rfc3339);
+  const now = new Date();
+  const format = sameDay(date, now) ? clockFormat : date.getFullYear() === now.getFullYear() ? dayOfYearFormat : dayFormat;
+  return h("time", { datetime: rfc3339, title: momentText(rfc3339), text: format.format(date) });
 }
 
 export const code = (text) => h("code", { class: "id", text });

@@ -11,7 +11,7 @@
 // says who may. The node lists every mailbox only to administrators: anyone
 // else chooses among the mailboxes they read or send from, or names others by id.
 
-import { breadcrumbs, byteSize, code, facts, h, labelled, replace, row, table, time, uniqueId } from "./dom.js";
+import { breadcrumbs, byteSize, code, facts, h, labelled, momentText, replace, row, table, time, uniqueId } from "./dom.js";
 import { api, query, segment, SessionOver } from "./api.js";
 import { actionForm, codesToggle, downloadLink, empty, namingField, panel, perform, refusalBox, statusArea, success } from "./shared.js";
 import { directory, named } from "./names.js";
@@ -205,7 +205,7 @@ function exportView(view, exp) {
   });
 
   draw(exp);
-  view.append(breadcrumbs(["Exports", exportsHref()], [`Requested ${new Date(exp.created_at).toLocaleString()}`]),
+  view.append(breadcrumbs(["Exports", exportsHref()], [`Requested ${momentText(exp.created_at)}`]),
     panel("Export", about, h("div", { class: "button-row" }, remove), status, h("p", { class: "on-request" }, code(exp.id))),
     panel("What it holds", objects, pages.element));
   return pages.refresh().then(() => {

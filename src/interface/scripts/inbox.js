@@ -18,7 +18,7 @@
 // Everything in a row but the counts and dates was written by strangers, so it
 // is set as text, as everywhere.
 
-import { append, h, hidden, labelled, linkButton, redraw, time, uniqueId } from "./dom.js";
+import { append, h, hidden, labelled, linkButton, redraw, shortTime, uniqueId } from "./dom.js";
 import { api, query, SessionOver } from "./api.js";
 import { empty, info, loading, panel, refusalBox, statusArea } from "./shared.js";
 import { pager } from "./pager.js";
@@ -47,19 +47,6 @@ export function landingMailbox(readable) {
   return listed.find((mailbox) => mailbox.id === lastMailbox) ?? listed[0] ?? null;
 }
 
-const sameDay = (a, b) => a.getFullYear() === b.getFullYear() && a.getMonth() === b.getMonth() && a.getDate() === b.getDate();
-const clock = new Intl.DateTimeFormat(undefined, { timeStyle: "short" });
-const dayOfYear = new Intl.DateTimeFormat(undefined, { day: "numeric", month: "short" });
-const fullDay = new Intl.DateTimeFormat(undefined, { dateStyle: "medium" });
-
-/** When something last happened, as a list says it: the time today, the day this year, else the date. */
-export function shortTime(rfc3339) {
-  const date = new Date(rfc3339);
-  if (Number.isNaN(date.getTime())) return time(rfc3339);
-  const now = new Date();
-  const text = sameDay(date, now) ? clock.format(date) : date.getFullYear() === now.getFullYear() ? dayOfYear.format(date) : fullDay.format(date);
-  return h("time", { datetime: rfc3339, title: new Date(rfc3339).toLocaleString(), text });
-}
 
 /** Who wrote in a conversation, by name, latest first, and how many more. */
 function participantsOf(thread) {

@@ -11,13 +11,12 @@
 // The keys of NOTIFICATION_KINDS are the contract's NotificationKind: a test in
 // src/interface.rs holds them to it, so a kind the node can answer has words here.
 
-import { append, h, hidden, redraw, replace, uniqueId } from "./dom.js";
+import { append, h, hidden, redraw, replace, shortTime, uniqueId } from "./dom.js";
 import { followOwnWhileShown } from "./session.js";
 import { api, query, SessionOver } from "./api.js";
 import { empty, loading, panel, perform, refusalBox, statusArea } from "./shared.js";
 import { pager } from "./pager.js";
 import { mailHref, subjectOf } from "./mail-shared.js";
-import { shortTime } from "./inbox.js";
 
 /** Said by the page when marking changed how many are unread; `detail` is the node's new count. */
 export const NOTIFICATIONS_CHANGED = "mailroom:notifications-changed";
