@@ -217,6 +217,7 @@ for (const layout of LAYOUTS) {
     assert.match(await card.innerText(), /Every delivery/, "no condition: every delivery");
     watch.expectRefusal(409, path);
     await card.getByRole("button", { name: "Publish version 1" }).click();
+    await card.getByRole("group", { name: "Publish version 1?" }).getByRole("button", { name: /^Publish it/ }).click();
     const shown = card.getByRole("alert");
     await shown.waitFor();
     const text = await shown.innerText();
@@ -235,6 +236,13 @@ for (const layout of LAYOUTS) {
     await page.evaluate((href) => (location.hash = href), `#/butlers/${data().mailbox.id}/${run.butler.id}`);
     const card = page.getByRole("article", { name: "Version 1" });
     await card.getByRole("button", { name: "Publish version 1" }).click();
+    // Asked once, saying what publishing does; kept, nothing is published.
+    const asked = card.getByRole("group", { name: "Publish version 1?" });
+    assert.match(await asked.innerText(), /acts on every delivery its conditions match/);
+    await asked.getByRole("button", { name: "Keep it" }).click();
+    assert.equal((await ok(call("GET", `/api/mailboxes/${data().mailbox.id}/butlers/${run.butler.id}`, { token }))).published_version, null, "kept means kept");
+    await card.getByRole("button", { name: "Publish version 1" }).click();
+    await card.getByRole("group", { name: "Publish version 1?" }).getByRole("button", { name: /^Publish it/ }).click();
     await statusSaying(page, "Published version 1").waitFor();
     assert.match(await page.getByRole("article", { name: "Version 1" }).innerText(), /Published, acting/);
     const pinned = await page.getByRole("article", { name: "Version 1" }).locator("ul.relations li").allInnerTexts();

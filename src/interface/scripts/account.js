@@ -6,7 +6,7 @@
 import { code, h, hidden, labelCells, labelled, row, table, time } from "./dom.js";
 import { me } from "./session.js";
 import { api, segment, SessionOver } from "./api.js";
-import { actionForm, empty, loading, panel, perform, refusalBox, rowStatus } from "./shared.js";
+import { actionForm, askOnce, empty, loading, panel, refusalBox, rowStatus } from "./shared.js";
 import { loadVocabulary } from "./vocabulary.js";
 import { myMailboxes } from "./mail-shared.js";
 import { agentMailboxes, agentStateBadge, ceilingOf } from "./agent-ceiling.js";
@@ -42,26 +42,20 @@ async function connectedApps() {
       agentMailboxes(vocabulary, agent),
       disconnect ?? h("span", { class: "muted", text: "None: a disconnected app stays disconnected" }));
 
-    disconnect?.addEventListener("click", () => {
-      const said = rowStatus(tableRow);
-      const really = h("button", { type: "button", class: "danger" }, "Disconnect for good", hidden(` ${app.client_name}`));
-      const keep = h("button", { type: "button", class: "secondary", text: "Keep it" });
-      said.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": `Disconnect ${app.client_name}?` },
-        h("p", { text: `Disconnect ${app.client_name}? Its tokens stop working on its next request. To use it again, you would allow it again when it asks.` }),
-        h("div", { class: "button-row" }, really, keep)));
-      really.focus();
-      keep.addEventListener("click", () => {
-        said.replaceChildren();
-        disconnect.focus();
-      });
-      really.addEventListener("click", () => perform(said, [really, keep], async () => {
+    disconnect?.addEventListener("click", () => askOnce(rowStatus(tableRow), {
+      from: disconnect,
+      label: `Disconnect ${app.client_name}?`,
+      question: `Disconnect ${app.client_name}? Its tokens stop working on its next request. To use it again, you would allow it again when it asks.`,
+      yes: ["Disconnect for good", hidden(` ${app.client_name}`)],
+      act: async () => {
         const changed = await api("POST", `/api/me/connected-apps/${segment(agent.id)}/disconnect`);
         const next = appRow(changed);
         tableRow.replaceWith(next);
         labelCells(next);
         return `Disconnected ${app.client_name}: its tokens are refused from its next request on.`;
-      }, `${app.client_name} was not disconnected.`));
-    });
+      },
+      failure: `${app.client_name} was not disconnected.`,
+    }));
     return tableRow;
   }
 

@@ -10,7 +10,7 @@
 
 import { code, h, hidden, labelCells, labelled, onRequest, row, table, time, uniqueId } from "./dom.js";
 import { api, ApiError, segment, SessionOver } from "./api.js";
-import { codesToggle, empty, info, loading, panel, perform, refusalBox, rowStatus, secretField, statusArea } from "./shared.js";
+import { askOnce, codesToggle, empty, info, loading, panel, perform, refusalBox, rowStatus, secretField, statusArea } from "./shared.js";
 import { directory, named } from "./names.js";
 import { loadVocabulary } from "./vocabulary.js";
 import { agentMailboxes, agentStateBadge, ceilingChoices, ceilingOf } from "./agent-ceiling.js";
@@ -115,37 +115,31 @@ export async function renderAgents(view) {
       actions.length ? h("div", { class: "button-row" }, actions) : h("span", { class: "muted", text: "None: a revoked agent stays revoked" }));
 
     /** Pause, resume or revoke, then show the agent as the node answers it, and say `done`. */
-    async function change(verb, controls, done) {
-      await perform(beneath(tableRow).said, controls, async () => {
-        const changed = await api("POST", `/api/agents/${segment(agent.id)}/${verb}`);
-        directory.rememberAgents([changed]);
-        const next = agentRow(changed);
-        tableRow.replaceWith(next);
-        labelCells(next);
-        next.querySelector("button")?.focus();
-        return done;
-      }, `${agent.name} was not ${verb === "pause" ? "paused" : verb === "resume" ? "resumed" : "revoked"}.`);
-    }
+    /** The work of `verb` on the agent, saying `done`; and the title of its refusal. */
+    const changing = (verb, done) => async () => {
+      const changed = await api("POST", `/api/agents/${segment(agent.id)}/${verb}`);
+      directory.rememberAgents([changed]);
+      const next = agentRow(changed);
+      tableRow.replaceWith(next);
+      labelCells(next);
+      next.querySelector("button")?.focus();
+      return done;
+    };
+    const notChanged = (verb) => `${agent.name} was not ${verb === "pause" ? "paused" : verb === "resume" ? "resumed" : "revoked"}.`;
+    const change = (verb, controls, done) => perform(beneath(tableRow).said, controls, changing(verb, done), notChanged(verb));
 
     pause?.addEventListener("click", () => change("pause", [pause],
       `Paused ${agent.name}: its credential is refused until you resume it. Its capabilities and relations are kept.`));
     resume?.addEventListener("click", () => change("resume", [resume], `Resumed ${agent.name}: its credential works again.`));
 
-    revoke?.addEventListener("click", () => {
-      const { said } = beneath(tableRow);
-      const really = h("button", { type: "button", class: "danger" }, "Revoke for good", hidden(` ${agent.name}`));
-      const keep = h("button", { type: "button", class: "secondary", text: "Keep it" });
-      said.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": `Revoke ${agent.name}?` },
-        h("p", { text: `Revoke ${agent.name}? Its credential stops working on its next request, and no pairing code can bring it back: a revoked agent cannot be restored, only replaced by minting a new one.` }),
-        h("div", { class: "button-row" }, really, keep)));
-      really.focus();
-      keep.addEventListener("click", () => {
-        said.replaceChildren();
-        revoke.focus();
-      });
-      really.addEventListener("click", () => change("revoke", [really, keep],
-        `Revoked ${agent.name}: its credential is refused from its next request on.`));
-    });
+    revoke?.addEventListener("click", () => askOnce(beneath(tableRow).said, {
+      from: revoke,
+      label: `Revoke ${agent.name}?`,
+      question: `Revoke ${agent.name}? Its credential stops working on its next request, and no pairing code can bring it back: a revoked agent cannot be restored, only replaced by minting a new one.`,
+      yes: ["Revoke for good", hidden(` ${agent.name}`)],
+      act: changing("revoke", `Revoked ${agent.name}: its credential is refused from its next request on.`),
+      failure: notChanged("revoke"),
+    }));
 
     pair?.addEventListener("click", () => {
       const { code: shown, said } = beneath(tableRow);

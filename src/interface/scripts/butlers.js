@@ -12,7 +12,7 @@
 
 import { append, breadcrumbs, facts, h, hidden, inOrder, labelled, momentText, replace, row, table, time } from "./dom.js";
 import { api, query, segment, SessionOver } from "./api.js";
-import { actionForm, codesToggle, empty, info, loading, panel, perform, refusalBox, statusArea, success } from "./shared.js";
+import { actionForm, askOnce, codesToggle, empty, info, loading, panel, perform, refusalBox, statusArea, success } from "./shared.js";
 import { directory, named } from "./names.js";
 import { pager } from "./pager.js";
 import { counted, SENDER_CHECKS, THREAD_STATUSES } from "./mail-words.js";
@@ -245,10 +245,19 @@ function butlerView({ view, mailbox, vocabulary, lists }, butler) {
   function versionCard(entry) {
     const status = statusArea();
     const publish = entry.published_at ? null : h("button", { type: "button" }, `Publish version ${entry.version}`, hidden(` of ${butler.name}`));
-    publish?.addEventListener("click", () => perform(status, [publish], async () => {
-      draw(await api("POST", mailboxApi(mailbox.id, "butlers", butler.id, "publish"), { version: entry.version }),
-        `Published version ${entry.version}: it acts on every new delivery to ${mailbox.address}.`);
-    }, `Version ${entry.version} was not published.`));
+    // Publishing acts on mail at once and pins the sponsor's authority: asked once.
+    publish?.addEventListener("click", () => askOnce(status, {
+      from: publish,
+      label: `Publish version ${entry.version}?`,
+      question: `Publish version ${entry.version}? From the next message delivered to ${mailbox.address}, it acts on every delivery its conditions match, with what ${butler.sponsor_name ?? "its sponsor"} holds there now.`,
+      yes: ["Publish it", hidden(` (version ${entry.version} of ${butler.name})`)],
+      danger: false,
+      act: async () => {
+        draw(await api("POST", mailboxApi(mailbox.id, "butlers", butler.id, "publish"), { version: entry.version }),
+          `Published version ${entry.version}: it acts on every new delivery to ${mailbox.address}.`);
+      },
+      failure: `Version ${entry.version} was not published.`,
+    }));
     const { conditions, effects } = entry.rules;
     return h("article", { class: "card", "aria-label": `Version ${entry.version}` },
       h("h3", { class: "card-header" }, `Version ${entry.version} `, versionState(butler, entry)),

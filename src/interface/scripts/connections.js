@@ -22,7 +22,7 @@
 import { breadcrumbs, code, facts, h, hidden, inOrder, labelled, linkButton, replace, shortTime, time, uniqueId } from "./dom.js";
 import { followOwnWhileShown, holdWhileShown, me } from "./session.js";
 import { api, ApiError, listen, query, segment, SessionOver } from "./api.js";
-import { empty, info, loading, namingField, panel, perform, refusalBox, statusArea, success } from "./shared.js";
+import { askOnce, empty, info, loading, namingField, panel, perform, refusalBox, statusArea, success } from "./shared.js";
 import { directory } from "./names.js";
 import { pager, PER_PAGE } from "./pager.js";
 import { webhooksPanel } from "./webhooks.js";
@@ -716,23 +716,19 @@ async function renderConversation(view, conversationId) {
   function show(conversation) {
     const takesPart = conversation.participants.includes(me.id);
     const cancel = takesPart && !conversation.canceled_at ? h("button", { type: "button", class: "secondary danger", text: "Cancel the conversation" }) : null;
-    cancel?.addEventListener("click", () => {
-      const really = h("button", { type: "button", class: "danger", text: "Cancel it for good" });
-      const keep = h("button", { type: "button", class: "secondary", text: "Keep it going" });
-      status.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": "Cancel the conversation?" },
-        h("p", { text: "Cancel this conversation? Every message in it that is not finished is canceled (an agent working on one is told its lease is stale), and nothing more can be sent in it." }),
-        h("div", { class: "button-row" }, really, keep)));
-      really.focus();
-      keep.addEventListener("click", () => {
-        status.replaceChildren();
-        cancel.focus();
-      });
-      really.addEventListener("click", () => perform(status, [really, keep], async () => {
+    cancel?.addEventListener("click", () => askOnce(status, {
+      from: cancel,
+      label: "Cancel the conversation?",
+      question: "Cancel this conversation? Every message in it that is not finished is canceled (an agent working on one is told its lease is stale), and nothing more can be sent in it.",
+      yes: "Cancel it for good",
+      keep: "Keep it going",
+      act: async () => {
         const canceled = await api("POST", `/api/agent-conversations/${segment(conversation.id)}/cancel`);
         show(canceled);
         return "Canceled the conversation: what was not finished in it is canceled.";
-      }, "The conversation was not canceled."));
-    });
+      },
+      failure: "The conversation was not canceled.",
+    }));
     replace(content,
       panel("Conversation",
         facts([

@@ -13,7 +13,7 @@
 
 import { breadcrumbs, byteSize, code, facts, h, labelled, momentText, replace, row, table, time, uniqueId } from "./dom.js";
 import { api, query, segment, SessionOver } from "./api.js";
-import { actionForm, codesToggle, downloadLink, empty, namingField, panel, perform, refusalBox, statusArea, success } from "./shared.js";
+import { actionForm, askOnce, codesToggle, downloadLink, empty, namingField, panel, refusalBox, statusArea, success } from "./shared.js";
 import { directory, named } from "./names.js";
 import { me } from "./session.js";
 import { PER_PAGE, pager } from "./pager.js";
@@ -186,23 +186,18 @@ function exportView(view, exp) {
     ]));
   }
 
-  remove.addEventListener("click", () => {
-    const really = h("button", { type: "button", class: "danger", text: "Delete for good" });
-    const keep = h("button", { type: "button", class: "secondary", text: "Keep it" });
-    status.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": "Delete this export?" },
-      h("p", { text: "Delete this export and its copies for good? The mail stays; the audit chain keeps the manifest's hash." }),
-      h("div", { class: "button-row" }, really, keep)));
-    really.focus();
-    keep.addEventListener("click", () => {
-      status.replaceChildren();
-      remove.focus();
-    });
-    really.addEventListener("click", () => perform(status, [really, keep], async () => {
+  remove.addEventListener("click", () => askOnce(status, {
+    from: remove,
+    label: "Delete this export?",
+    question: "Delete this export and its copies for good? The mail stays; the audit chain keeps the manifest's hash.",
+    yes: "Delete for good",
+    act: async () => {
       await api("DELETE", exportApi(exp.id));
       saidBefore = "Deleted the export and its copies.";
       location.hash = exportsHref();
-    }, "The export was not deleted."));
-  });
+    },
+    failure: "The export was not deleted.",
+  }));
 
   draw(exp);
   view.append(breadcrumbs(["Exports", exportsHref()], [`Requested ${momentText(exp.created_at)}`]),

@@ -13,7 +13,7 @@
 import { h, hidden, labelled, replace, time, uniqueId } from "./dom.js";
 import { api, query, segment, SessionOver } from "./api.js";
 import { followOwnWhileShown } from "./session.js";
-import { empty, loading, namingField, panel, perform, secretField, statusArea, success } from "./shared.js";
+import { askOnce, empty, loading, namingField, panel, perform, secretField, statusArea, success } from "./shared.js";
 
 /** An event's state in words; the keys are the contract's EventState, a test holds this file to them. */
 const EVENT_STATES = {
@@ -250,23 +250,18 @@ function eventCard(event, { zone, today, refresh }) {
       replace(body, editForm(event, { show, refresh, context }));
       body.querySelector("input")?.focus();
     });
-    remove?.addEventListener("click", () => {
-      const really = h("button", { type: "button", class: "danger" }, "Delete", hidden(context));
-      const keep = h("button", { type: "button", class: "secondary", text: "Keep it" });
-      said.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": `Delete “${event.title}”?` },
-        h("p", { text: `Delete “${event.title}”? It leaves the inbox and is kept in the archive as withdrawn.` }),
-        h("div", { class: "button-row" }, really, keep)));
-      really.focus();
-      keep.addEventListener("click", () => {
-        said.replaceChildren();
-        remove.focus();
-      });
-      really.addEventListener("click", () => perform(said, [really, keep], async () => {
+    remove?.addEventListener("click", () => askOnce(said, {
+      from: remove,
+      label: `Delete “${event.title}”?`,
+      question: `Delete “${event.title}”? It leaves the inbox and is kept in the archive as withdrawn.`,
+      yes: ["Delete", hidden(context)],
+      act: async () => {
         await api("DELETE", `/api/me/events/${segment(event.id)}`);
         await refresh(`Deleted “${event.title}”. It is in the archive as withdrawn.`);
         return null;
-      }, `“${event.title}” was not deleted.`));
-    });
+      },
+      failure: `“${event.title}” was not deleted.`,
+    }));
   }
 
   /** Done or acknowledged: then the inbox as it now stands. */

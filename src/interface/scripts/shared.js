@@ -88,6 +88,29 @@ export function namingField(what, fields) {
   return title;
 }
 
+/**
+ * Asks once, in `said`, before an action that cannot be taken back: the
+ * question (`question`; `label` names the group it is asked in), a button
+ * that does it (`yes`: its words, and what a screen reader hears beside
+ * them) and one that keeps things as they are (`keep`), which puts the focus
+ * back on `from`. The first runs `act` through perform(), `failure` titling
+ * its refusal. What an action taken at once offers instead is Undo
+ * (`offerUndo`).
+ */
+export function askOnce(said, { from, label, question, yes, keep = "Keep it", danger = true, act, failure }) {
+  const really = h("button", { type: "button", class: danger ? "danger" : null }, yes);
+  const kept = h("button", { type: "button", class: "secondary", text: keep });
+  said.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": label },
+    h("p", { text: question }),
+    h("div", { class: "button-row" }, really, kept)));
+  really.focus();
+  kept.addEventListener("click", () => {
+    said.replaceChildren();
+    from.focus();
+  });
+  really.addEventListener("click", () => perform(said, [really, kept], act, failure));
+}
+
 /** How long an action that can be undone offers Undo, in seconds. */
 export const UNDO_SECONDS = 10;
 

@@ -4,7 +4,7 @@
 
 import { code, h, hidden, labelCells, labelled, onRequest, row, table, time, uniqueId } from "./dom.js";
 import { api, segment } from "./api.js";
-import { actionForm, codesToggle, empty, loading, namingField, panel, perform, rowStatus, secretField } from "./shared.js";
+import { actionForm, askOnce, codesToggle, empty, loading, namingField, panel, rowStatus, secretField } from "./shared.js";
 import { directory, named } from "./names.js";
 
 /** The body a source pushes, as an example: the fields a person would recognise on the event. */
@@ -79,25 +79,22 @@ export async function renderSources(view) {
     cell.append(revoke);
     revoke.addEventListener("click", () => {
       const said = rowStatus(tableRow);
-      const really = h("button", { type: "button", class: "danger" }, "Revoke for good", hidden(` ${source.name}`));
-      const keep = h("button", { type: "button", class: "secondary", text: "Keep it" });
-      said.replaceChildren(h("div", { class: "confirm", role: "group", "aria-label": `Revoke ${source.name}?` },
-        h("p", { text: `Revoke ${source.name}? Its credential stops working at once and cannot be restored. The reminders it pushed stay in people's inboxes, for them to close.` }),
-        h("div", { class: "button-row" }, really, keep)));
-      really.focus();
-      keep.addEventListener("click", () => {
-        said.replaceChildren();
-        revoke.focus();
+      askOnce(said, {
+        from: revoke,
+        label: `Revoke ${source.name}?`,
+        question: `Revoke ${source.name}? Its credential stops working at once and cannot be restored. The reminders it pushed stay in people's inboxes, for them to close.`,
+        yes: ["Revoke for good", hidden(` ${source.name}`)],
+        act: async () => {
+          const revoked = await api("POST", `/api/reminder-sources/${segment(source.id)}/revoke`);
+          const next = sourceRow(revoked);
+          said.parentElement.remove();
+          tableRow.replaceWith(next);
+          labelCells(next);
+          rowStatus(next).replaceChildren(h("div", { class: "notice success", role: "status", text: `Revoked ${revoked.name}: its credential is refused from now on.` }));
+          return null;
+        },
+        failure: `${source.name} was not revoked.`,
       });
-      really.addEventListener("click", () => perform(said, [really, keep], async () => {
-        const revoked = await api("POST", `/api/reminder-sources/${segment(source.id)}/revoke`);
-        const next = sourceRow(revoked);
-        said.parentElement.remove();
-        tableRow.replaceWith(next);
-        labelCells(next);
-        rowStatus(next).replaceChildren(h("div", { class: "notice success", role: "status", text: `Revoked ${revoked.name}: its credential is refused from now on.` }));
-        return null;
-      }, `${source.name} was not revoked.`));
     });
     return tableRow;
   }

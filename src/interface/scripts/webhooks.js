@@ -9,7 +9,7 @@
 
 import { h, hidden, labelled, replace, time } from "./dom.js";
 import { api } from "./api.js";
-import { actionForm, empty, loading, panel, perform, refusalBox, secretField, statusArea, success } from "./shared.js";
+import { actionForm, askOnce, empty, loading, panel, refusalBox, secretField, statusArea, success } from "./shared.js";
 
 /** Where a delivery stands, in words. */
 const STATES = {
@@ -53,23 +53,19 @@ export function webhooksPanel(path, about) {
         ? h("ul", { class: "deliveries", "aria-label": `Latest deliveries to ${webhook.url}` }, deliveries.map(deliveryLine))
         : h("p", { class: "muted", text: "Nothing has been posted to it yet." }),
       h("div", { class: "button-row" }, remove), cardStatus);
-    remove.addEventListener("click", () => {
-      const sure = h("button", { type: "button", text: "Remove it" });
-      const keep = h("button", { type: "button", class: "secondary", text: "Keep it" });
-      const confirm = h("div", { class: "confirm", role: "group", "aria-label": `Remove the webhook to ${webhook.url}?` },
-        h("p", { text: `Remove the webhook to ${webhook.url}? It is told nothing more, and what it has not yet been posted is withheld.` }), sure, keep);
-      cardStatus.replaceChildren(confirm);
-      sure.focus();
-      keep.addEventListener("click", () => {
-        cardStatus.replaceChildren();
-        remove.focus();
-      });
-      sure.addEventListener("click", () => perform(cardStatus, [sure, keep], async () => {
+    remove.addEventListener("click", () => askOnce(cardStatus, {
+      from: remove,
+      label: `Remove the webhook to ${webhook.url}?`,
+      question: `Remove the webhook to ${webhook.url}? It is told nothing more, and what it has not yet been posted is withheld.`,
+      yes: "Remove it",
+      danger: false,
+      act: async () => {
         await api("DELETE", `${path}/${encodeURIComponent(webhook.id)}`);
         await refresh();
         said.replaceChildren(success(`Removed the webhook to ${webhook.url}.`));
-      }, "The webhook was not removed."));
-    });
+      },
+      failure: "The webhook was not removed.",
+    }));
     return article;
   }
 
