@@ -101,6 +101,17 @@ fn served_modules() -> impl Iterator<Item = &'static (&'static str, &'static str
 struct Shell {
     html: String,
     content_security_policy: String,
+    /// Every served module with its version, URL and integrity, each hashed once.
+    modules: Vec<PinnedModule>,
+}
+
+/// A served module as the page pins it: the URL it is asked for at (its
+/// path and version) and its Subresource Integrity hash.
+struct PinnedModule {
+    name: &'static str,
+    version: String,
+    url: String,
+    integrity: String,
 }
 
 fn sha256_base64(source: &str) -> String {
@@ -108,40 +119,41 @@ fn sha256_base64(source: &str) -> String {
 }
 
 /// A module's version: the first 64 bits of its content's SHA-256, in hex.
-/// Its URL carries it (`versioned_url`), so a browser may keep a module for a
+/// Its URL carries it (`pinned`), so a browser may keep a module for a
 /// year under one version and asks again only when its bytes change.
 fn version_of(source: &str) -> String {
     Sha256::digest(source.as_bytes()).iter().take(8).map(|byte| format!("{byte:02x}")).collect()
 }
 
-/// The URL a module is fetched from: its path and its version.
-fn versioned_url(name: &str, source: &str) -> String {
-    format!("{MODULE_PATH}{name}?v={}", version_of(source))
+/// Module `name` (of `source`) as the page pins it.
+fn pinned(name: &'static str, source: &str) -> PinnedModule {
+    let version = version_of(source);
+    let url = format!("{MODULE_PATH}{name}?v={version}");
+    PinnedModule { name, version, url, integrity: sha256_base64(source) }
 }
 
 fn shell_page() -> &'static Shell {
     static SHELL: OnceLock<Shell> = OnceLock::new();
     SHELL.get_or_init(|| {
+        let modules: Vec<PinnedModule> = served_modules().map(|(name, source)| pinned(name, source)).collect();
         // Every module's path maps to its versioned URL, where a module's
         // relative imports land too, and each versioned URL is pinned by its hash.
-        let imports: serde_json::Map<String, serde_json::Value> = served_modules()
-            .map(|(name, source)| (format!("{MODULE_PATH}{name}"), versioned_url(name, source).into()))
-            .collect();
-        let integrity: serde_json::Map<String, serde_json::Value> = served_modules()
-            .map(|(name, source)| (versioned_url(name, source), sha256_base64(source).into()))
-            .collect();
+        let imports: serde_json::Map<String, serde_json::Value> =
+            modules.iter().map(|module| (format!("{MODULE_PATH}{}", module.name), module.url.clone().into())).collect();
+        let integrity: serde_json::Map<String, serde_json::Value> =
+            modules.iter().map(|module| (module.url.clone(), module.integrity.clone().into())).collect();
         let import_map = serde_json::json!({ "imports": imports, "integrity": integrity }).to_string();
         // The entry asks for every module at once (a module preload each, so the
         // browser need not discover them import by import), then adds the first
         // module as an element of its own rather than importing it: a
         // parser-inserted script's imports stay parser-inserted, which
         // `'strict-dynamic'` does not extend trust to (only a nonce would).
-        let preloads: Vec<(String, String)> =
-            served_modules().map(|(name, source)| (versioned_url(name, source), sha256_base64(source))).collect();
-        let (entry_url, entry_integrity) = MODULES
+        let preloads: Vec<(&str, &str)> =
+            modules.iter().map(|module| (module.url.as_str(), module.integrity.as_str())).collect();
+        let (entry_url, entry_integrity) = modules
             .iter()
-            .find(|(name, _)| *name == ENTRY_MODULE)
-            .map(|(name, source)| (versioned_url(name, source), sha256_base64(source)))
+            .find(|module| module.name == ENTRY_MODULE)
+            .map(|module| (module.url.as_str(), module.integrity.as_str()))
             .unwrap_or_default();
         let entry = format!(
             "for (const [href, integrity] of {}) document.head.append(Object.assign(document.createElement(\"link\"), \
@@ -167,6 +179,7 @@ fn shell_page() -> &'static Shell {
                 sha256_base64(STYLE),
                 sha256_base64(FRAME_STYLE)
             ),
+            modules,
         }
     })
 }
@@ -183,7 +196,10 @@ pub fn module(name: &str, version: Option<&str>) -> Result<Response, Refusal> {
     let (_, source) = served_modules()
         .find(|(module, _)| *module == name)
         .ok_or_else(|| Refusal::not_found("interface module", name))?;
-    Ok(Response::script(source, version == Some(version_of(source).as_str())))
+    // Its version was hashed once, with the page.
+    let pinned = shell_page().modules.iter().find(|module| module.name == name);
+    let asked_for_its_own = version.is_some_and(|asked| pinned.is_some_and(|module| module.version == asked));
+    Ok(Response::script(source, asked_for_its_own))
 }
 
 #[cfg(test)]
@@ -307,7 +323,7 @@ mod tests {
     fn the_page_pins_every_module_and_allows_nothing_else_inline() {
         let shell = shell_page();
         for (name, source) in served_modules() {
-            let versioned = versioned_url(name, source);
+            let versioned = pinned(name, source).url;
             assert!(shell.html.contains(&format!("\"{versioned}\":\"{}\"", sha256_base64(source))), "{name}");
             assert!(
                 shell.html.contains(&format!("\"{MODULE_PATH}{name}\":\"{versioned}\"")),
