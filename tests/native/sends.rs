@@ -524,6 +524,9 @@ fn a_failed_send_goes_again_as_approved_and_only_to_those_it_did_not_reach() {
     assert_eq!(failed["state"], "failed");
     assert_eq!(failed["delivered_to"], json!(["ana@customer.example"]));
     let first = mailer.sent.borrow()[0].raw.clone();
+    // D1 notes the failure (its mail in the mailbox's own database), until it is dispatched.
+    let noted = || desk.world.node.database.count("SELECT count(*) FROM sends_failed");
+    assert_eq!(noted(), 1);
 
     // Still refused: failed again, and still not sent twice to Ana.
     let again = body(&desk.call(&writer.token, "POST", &format!("/{send}/retry"), None));
@@ -534,6 +537,7 @@ fn a_failed_send_goes_again_as_approved_and_only_to_those_it_did_not_reach() {
     let retried = desk.call(&writer.token, "POST", &format!("/{send}/retry"), None);
     let retried = body(&retried);
     assert_eq!(retried["state"], "dispatched", "{retried}");
+    assert_eq!(noted(), 0, "dispatched, its note goes");
     assert_eq!(retried["delivered_to"], json!(["ana@customer.example", "bea@customer.example"]));
     assert!(retried.get("dispatch_error").is_none(), "{retried}");
     let sent: Vec<(String, Vec<u8>)> =

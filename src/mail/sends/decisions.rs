@@ -323,6 +323,8 @@ fn record_outcome(
     delivered: Vec<String>,
     failures: Vec<String>,
 ) {
+    // A send retried had failed: its error is still the row's until this outcome.
+    let had_failed = row.dispatch_error.is_some();
     // The writer hears what became of it (an agent's sponsor, for an agent's).
     let outcome = if failures.is_empty() { NotificationKind::SendSent } else { NotificationKind::SendFailed };
     let failure = failures.join("; ");
@@ -357,12 +359,16 @@ fn record_outcome(
         location::defer_write(context, mail_store, &row.mailbox_id, failed);
     }
     // D1 notes a failed send in a mailbox's own database, so that a retry
-    // asks whether its author may still send before the send is read.
+    // asks whether its author may still send before the send is read; the
+    // note goes once a send that had failed is dispatched, and only then.
     if mail_store == MailStore::OwnDatabase {
-        context.defer_write(match row.state {
-            SendState::Failed => store::failed_in_own_database((&row.id, &row.mailbox_id, &row.author)),
-            _ => store::no_longer_failed(&row.id),
-        });
+        match row.state {
+            SendState::Failed => {
+                context.defer_write(store::failed_in_own_database((&row.id, &row.mailbox_id, &row.author)))
+            }
+            _ if had_failed => context.defer_write(store::no_longer_failed(&row.id)),
+            _ => {}
+        }
     }
 }
 
