@@ -21,19 +21,28 @@ import {
 
 const PERSON_ID = /usr_[0-9A-HJKMNP-TV-Z]{26}/;
 const MAILBOX_ID = /mbx_[0-9A-HJKMNP-TV-Z]{26}/;
-/** A small message to the news mailbox, the `number`th of a run. */
-const bulletin = (number) => Buffer.from([
-  "From: Press Office <press@outside.example>",
-  `To: ${NEWS.address}`,
-  `Subject: Bulletin ${String(number).padStart(2, "0")}`,
-  `Date: Sat, 28 Nov 2026 08:${String(number % 60).padStart(2, "0")}:00 +0000`,
-  `Message-ID: <bulletin-${number}@outside.example>`,
+/** A plain-text message, as it arrives: from, to, subject, when (a time on 28 November 2026), Message-ID and text. */
+const plainMessage = ({ from, to, subject, at, id, text }) => Buffer.from([
+  `From: ${from}`,
+  `To: ${to}`,
+  `Subject: ${subject}`,
+  `Date: Sat, 28 Nov 2026 ${at} +0000`,
+  `Message-ID: <${id}>`,
   "MIME-Version: 1.0",
   "Content-Type: text/plain; charset=utf-8",
   "",
-  `Issue ${number} of the bulletin.`,
+  text,
   "",
 ].join("\r\n"));
+/** A small message to the news mailbox, the `number`th of a run. */
+const bulletin = (number) => plainMessage({
+  from: "Press Office <press@outside.example>",
+  to: NEWS.address,
+  subject: `Bulletin ${String(number).padStart(2, "0")}`,
+  at: `08:${String(number % 60).padStart(2, "0")}:00`,
+  id: `bulletin-${number}@outside.example`,
+  text: `Issue ${number} of the bulletin.`,
+});
 
 let node, call, token, desk, browser, mailboxId;
 const ids = {};
@@ -384,17 +393,7 @@ test("more than a page of mail: the rest of a mailbox, and of a search, is shown
 
 test("an administrator deletes a received message from its page, after saying so twice, and nobody finds it again", async () => {
   const subject = "Win a prize today";
-  const spam = Buffer.from([
-    "From: Prize Desk <prizes@spam.example>",
-    `To: ${SUPPORT.address}`,
-    `Subject: ${subject}`,
-    "Date: Sat, 28 Nov 2026 12:00:00 +0000",
-    "Message-ID: <prize-1@spam.example>",
-    "Content-Type: text/plain; charset=utf-8",
-    "",
-    "Claim your jackpot now.",
-    "",
-  ].join("\r\n"));
+  const spam = plainMessage({ from: "Prize Desk <prizes@spam.example>", to: SUPPORT.address, subject, at: "12:00:00", id: "prize-1@spam.example", text: "Claim your jackpot now." });
   assert.equal(await node.deliver("prizes@spam.example", SUPPORT.address, spam), null);
   const writerToken = await tokenFor(WRITER);
   const found = await searchAll({ q: "jackpot" }, writerToken);
@@ -442,17 +441,7 @@ test("someone who reads more mailboxes than one search asks at once finds mail i
   }
   const last = made.at(-1);
   const subject = "Zeppelin timetable";
-  const message = Buffer.from([
-    "From: Airship Line <timetables@airship.example>",
-    `To: ${last.address}`,
-    `Subject: ${subject}`,
-    "Date: Sat, 28 Nov 2026 13:00:00 +0000",
-    "Message-ID: <zeppelin-1@airship.example>",
-    "Content-Type: text/plain; charset=utf-8",
-    "",
-    "Departures every hour.",
-    "",
-  ].join("\r\n"));
+  const message = plainMessage({ from: "Airship Line <timetables@airship.example>", to: last.address, subject, at: "13:00:00", id: "zeppelin-1@airship.example", text: "Departures every hour." });
   assert.equal(await node.deliver("timetables@airship.example", last.address, message), null);
   const first = (await call("GET", "/api/search?q=zeppelin", { token: writerToken })).body;
   assert.deepEqual(first.results, [], "the first group holds nothing that matches");
