@@ -77,6 +77,7 @@ const MODULES: &[(&str, &str)] = &[
     ("notifications.js", interface_file!("scripts/notifications.js")),
     ("pager.js", interface_file!("scripts/pager.js")),
     ("people.js", interface_file!("scripts/people.js")),
+    ("refusals.js", interface_file!("scripts/refusals.js")),
     ("relations.js", interface_file!("scripts/relations.js")),
     ("reminders.js", interface_file!("scripts/reminders.js")),
     ("sends.js", interface_file!("scripts/sends.js")),

@@ -222,6 +222,9 @@ impl StoredEntry {
             actor_kind: self.actor_kind,
             delegator: self.delegator,
             surface: self.surface,
+            // Worded from the contract when it is read, so an entry's words
+            // follow the route's declaration and never enter the chain.
+            summary: mailroom_contract::registry().route_by_tool(&self.action).map(|route| route.summary.to_string()),
             action: self.action,
             object: self.object,
             outcome: self.outcome,

@@ -29,8 +29,9 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::request_error::RequestError;
 use crate::core::storage::QueryResult;
+use crate::core::time;
 
-use super::store;
+use super::store::{self, AuditFilter};
 
 /// Why a checkpoint was not written.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -91,12 +92,13 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
             expected: "the `next_cursor` of a previous page, unchanged".into(),
         })?,
     };
+    let filter = audit_filter(context)?;
     let page = match context.query("mailbox_id").map(str::to_string) {
         None => {
-            let [page] = context.read_array([store::entries_before(before, limit + 1)]).await?;
+            let [page] = context.read_array([store::entries_before(before, limit + 1, &filter)]).await?;
             page
         }
-        Some(mailbox_id) => segment_entries_before(context, &mailbox_id, before, limit + 1).await?,
+        Some(mailbox_id) => segment_entries_before(context, &mailbox_id, before, limit + 1, &filter).await?,
     };
     let mut entries: Vec<StoredEntry> = page.decode_all().map_err(|error| context.internal(error))?;
     let next_cursor = if entries.len() as i64 > limit {
@@ -109,6 +111,40 @@ pub async fn list_entries(context: &mut Context<'_>) -> Result<Response, Refusal
     Ok(context.json(&AuditPage { entries, next_cursor }))
 }
 
+/// The trail's narrowing as the query asks for it: `actor`, `action`, and
+/// `since` and `until` as moments in RFC 3339.
+fn audit_filter(context: &Context<'_>) -> Result<AuditFilter, Refusal> {
+    let moment = |name: &str| -> Result<Option<i64>, Refusal> {
+        match context.query(name) {
+            None => Ok(None),
+            Some(text) => time::instant(text).map(Some).ok_or_else(|| {
+                RequestError::InvalidQueryParameter {
+                    name: name.into(),
+                    expected: "a moment in RFC 3339, such as 2026-12-05T09:00:00Z".into(),
+                }
+                .into()
+            }),
+        }
+    };
+    let named = |name: &str| context.query(name).filter(|text| !text.is_empty()).map(str::to_string);
+    let filter = AuditFilter {
+        actor: named("actor"),
+        action: named("action"),
+        since: moment("since")?,
+        until: moment("until")?,
+    };
+    if let (Some(since), Some(until)) = (filter.since, filter.until)
+        && until < since
+    {
+        return Err(RequestError::InvalidQueryParameter {
+            name: "until".into(),
+            expected: "a moment on or after `since`".into(),
+        }
+        .into());
+    }
+    Ok(filter)
+}
+
 /// Up to `limit` entries of mailbox `mailbox_id`'s segment of the chain
 /// before `before`, newest first, read beside D1's word that the mailbox is
 /// one of the node's.
@@ -117,12 +153,13 @@ async fn segment_entries_before(
     mailbox_id: &str,
     before: i64,
     limit: i64,
+    filter: &AuditFilter,
 ) -> Result<QueryResult, Refusal> {
     let (known, page) = context
         .read_beside_mailbox(
             vec![segments::anchor_statement(mailbox_id)],
             mailbox_id,
-            vec![store::entries_before(before, limit)],
+            vec![store::entries_before(before, limit, filter)],
         )
         .await?;
     let known = known.first().ok_or_else(|| context.internal("the mailbox was not read"))?;

@@ -3,7 +3,7 @@
 //! raised alarms. Each function only builds a statement; the chain, the sealer,
 //! the upkeep and the routes decide what rides together.
 
-use crate::core::storage::{Insert, Statement};
+use crate::core::storage::{Insert, Statement, Value};
 
 /// The columns of an entry as stored (the chain's `StoredEntry`).
 const ENTRY_COLUMNS: &str = "seq, at, actor, actor_kind, delegator, surface, action, object, outcome, \
@@ -130,10 +130,53 @@ pub(super) fn entry_at(seq: i64) -> Statement {
 }
 
 /// Up to `limit` entries before `before`, newest first.
-pub(super) fn entries_before(before: i64, limit: i64) -> Statement {
-    Statement::new(format!("SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq < ?1 ORDER BY seq DESC LIMIT ?2"))
-        .bind(before)
-        .bind(limit)
+pub(super) fn entries_before(before: i64, limit: i64, filter: &AuditFilter) -> Statement {
+    let mut conditions = String::new();
+    let mut values: Vec<Value> = Vec::new();
+    let mut placeholder = |value: Value| {
+        values.push(value);
+        format!("?{}", values.len() + 2)
+    };
+    if let Some(actor) = &filter.actor {
+        conditions += &format!(" AND actor = {}", placeholder(actor.clone().into()));
+    }
+    if let Some(action) = &filter.action {
+        conditions += &format!(" AND action = {}", placeholder(action.clone().into()));
+    }
+    // A moment is found by the index on `at`, and bounds `seq` too, so the walk
+    // down `seq` stops where the window does instead of reading to the first
+    // entry. The chain records entries in the order of their moments, as one
+    // clock stamps them when they are written.
+    if let Some(since) = filter.since {
+        let at = placeholder(since.into());
+        conditions += &format!(
+            " AND at >= {at} AND seq > COALESCE((SELECT seq FROM audit_entries WHERE at < {at} \
+             ORDER BY at DESC, seq DESC LIMIT 1), 0)"
+        );
+    }
+    if let Some(until) = filter.until {
+        let at = placeholder(until.into());
+        conditions += &format!(
+            " AND at <= {at} AND seq <= COALESCE((SELECT seq FROM audit_entries WHERE at <= {at} \
+             ORDER BY at DESC, seq DESC LIMIT 1), 0)"
+        );
+    }
+    let statement = Statement::new(format!(
+        "SELECT {ENTRY_COLUMNS} FROM audit_entries WHERE seq < ?1{conditions} ORDER BY seq DESC LIMIT ?2"
+    ))
+    .bind(before)
+    .bind(limit);
+    values.into_iter().fold(statement, Statement::bind)
+}
+
+/// What a reading of the trail is narrowed to: who acted, what they did, and
+/// from when until when (milliseconds), each left out to take every entry.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AuditFilter {
+    pub actor: Option<String>,
+    pub action: Option<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
 }
 
 /// Up to `limit` entries after `after`, oldest first, copies marked.

@@ -91,6 +91,7 @@ pub const MAILBOX_MIGRATIONS: &[MailboxMigration] = &[
     mailbox_migration!("0005_a_send_keeps_what_its_writer_read.sql"),
     mailbox_migration!("0006_receipts_by_time.sql"),
     mailbox_migration!("0007_replays.sql"),
+    mailbox_migration!("0008_audit_filters.sql"),
 ];
 
 /// The table a mailbox's database records its applied migrations in.

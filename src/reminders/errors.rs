@@ -90,7 +90,7 @@ impl From<ReminderError> for Refusal {
                 "invalid_webhook_url",
                 "`url` cannot be used as a webhook.",
                 format!(
-                    "`url` {why}. A webhook is an https address on the internet of at most {WEBHOOK_URL_MAXIMUM} characters, without credentials in it: never an address inside a network (loopback, private, link-local) nor a name of one."
+                    "`url`: {why}. A webhook is an https address on the internet of at most {WEBHOOK_URL_MAXIMUM} characters, without credentials in it: never an address inside a network (loopback, private, link-local) nor a name of one."
                 ),
                 "Send an address such as https://hooks.example.org/mailroom.",
             ),

@@ -37,7 +37,7 @@ impl From<WebhookError> for Refusal {
                 "invalid_body",
                 "`url` cannot be used as a webhook.",
                 format!(
-                    "`url` {why}. Deliveries go only to an https address on the internet, checked when it is set and before each delivery."
+                    "`url`: {why}. Deliveries go only to an https address on the internet, checked when it is set and before each delivery."
                 ),
                 "Give the https address of an endpoint reachable from the internet.",
             ),

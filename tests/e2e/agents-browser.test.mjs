@@ -151,10 +151,13 @@ test("the administrator mints an agent in the product's words; the form shows wh
   await form.getByRole("button", { name: "Mint agent" }).click();
   const refusal = form.getByRole("alert");
   await refusal.waitFor();
-  const refused = await refusal.textContent();
+  const refused = await refusal.innerText();
   assert.match(refused, /The agent was not minted\./);
-  assert.match(refused, /capability_unsatisfiable/);
-  assert.match(refused, /mail\.export/);
+  // In the vocabulary's words; its code under "Technical details".
+  assert.ok(refused.includes(`“${summaryOf("mail.export")}”`), refused);
+  assert.doesNotMatch(refused, /mail\.export|capability_unsatisfiable/);
+  await refusal.getByText("Technical details").click();
+  assert.match(await refusal.locator("details").innerText(), /capability_unsatisfiable.*mail\.export/s);
 
   await capability("mail.export").uncheck();
   assert.equal(await form.getByText("cannot work").count(), 0, "the warning goes with the capability");
@@ -227,11 +230,14 @@ test("the agent list shows the ceiling held of total, and the audit trail shows 
 
   await section("Audit").click();
   const entry = page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row")
-    .filter({ hasText: "get_message_body" }).filter({ hasText: triage.id });
+    .filter({ hasText: "Read a message's text" }).filter({ hasText: triage.id });
   await entry.waitFor();
-  const [, , actor, action, , outcome] = await cellsOf(entry);
-  assert.equal(action, "get_message_body");
-  assert.equal(outcome, "ok");
+  const [, actor] = await cellsOf(entry);
+  // The action in the contract's words, its tool name on request.
+  const [, , action, , outcome] = await shownCellsOf(entry);
+  assert.equal(action, "Read a message's text");
+  assert.equal(outcome, "Done");
+  assert.match((await cellsOf(entry))[2], /get_message_body/);
   assert.equal(actor, `Triage bot ${triage.id} for Ben ${ben.id}`, "the agent, by name, for its sponsor, in one cell");
   assert.match(actor, /agt_[0-9A-Z]{26} for Ben/);
 });

@@ -67,7 +67,22 @@ export async function measure(page, { inside = null, text = false } = {}) {
       if (!["null", "undefined", "NaN", "[object Object]"].includes(value) && !value.includes("[object ")) continue;
       if (node.parentElement && !node.parentElement.closest("script, style, pre, code") && shown(node.parentElement)) stray.push(`${describe(node.parentElement)}: “${value.slice(0, 50)}”`);
     }
-    return { scrollWidth: document.documentElement.scrollWidth, width, outside, stray, text: texts.join(" ") };
+    // A refusal shown in the API's words, not the person's (refusals.js): a
+    // field's API name or a code in backquotes, a relation's or capability's
+    // code, an id, the request schema or the HTTP status, outside its
+    // "Technical details". Addresses and links are left out first, as their
+    // parts look like codes.
+    const apiWords = [];
+    const API_WORDS = /`|schema|\bHTTP \d|\b[a-z]+_[a-z0-9_]*[a-z0-9]\b|\b(?:org|mailbox|message|send|approval|ediscovery|identity|mail|reminders|notifications|agent)\.[a-z_]+\b|\b(?:usr|agt|mbx|tm|src|thr|rcp|snd|evt|btl|exp|whk)_[0-9A-Za-z]{4,}/;
+    for (const refusal of document.querySelectorAll(".refusal")) {
+      if (!shown(refusal)) continue;
+      const words = refusal.cloneNode(true);
+      for (const details of words.querySelectorAll("details")) details.remove();
+      const said = words.textContent.replace(/\S+@\S+|https?:\/\/\S+/g, "");
+      const found = API_WORDS.exec(said);
+      if (found) apiWords.push(`“${found[0]}” in “${said.trim().slice(0, 200)}”`);
+    }
+    return { scrollWidth: document.documentElement.scrollWidth, width, outside, stray, apiWords, text: texts.join(" ") };
   }, { inside, text });
   return { ...measured, viewport: page.viewportSize().width };
 }
@@ -79,6 +94,7 @@ export function assertFitted(measured, where) {
   assert.ok(measured.scrollWidth <= measured.width, `${where}: the page is ${measured.scrollWidth}px wide in a ${measured.width}px window`);
   assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
   assert.deepEqual(measured.stray, [], `${where}: a script's value shown as text`);
+  assert.deepEqual(measured.apiWords, [], `${where}: a refusal shown in the API's words, not the person's`);
 }
 
 /**

@@ -105,9 +105,9 @@ for (const { name, follows, ...options } of LAYOUTS) {
     await refusal.waitFor();
     const said = await refusal.innerText();
     assert.match(said, /The export was not requested: check “Received to”\./);
-    assert.match(said, /`until` does not have the shape/);
-    assert.match(said, /Why: `until`: a day on or after `since`\./);
-    assert.match(said, /What to do: /);
+    assert.match(said, /“Received to” was not accepted as it is\./);
+    assert.match(said, /Why: It must be a day on or after “Received from”\./);
+    assert.match(said, /What to do: Change “Received to”, then try again\./);
     assert.equal(await form.getByLabel("Received to").getAttribute("aria-invalid"), "true");
     assert.equal((await ritasExports()).length, before, "nothing was requested");
     await assertFits(page, `${name}: the refusal`);

@@ -332,7 +332,9 @@ for (const layout of LAYOUTS) {
     await page.getByRole("button", { name: "Add", exact: true }).click();
     const refusal = page.getByRole("alert");
     await refusal.waitFor();
-    assert.match(await refusal.innerText(), /add_labels\[0\]/);
+    // By the label the person typed it in, and what it must be; the API's path only under the details.
+    assert.match(await refusal.innerText(), /^The conversation was not changed: check “Add a label”\.\n+“Add a label” was not accepted as it is\.\n+Why: It must be .*\n+What to do: Change “Add a label”, then try again\./s);
+    assert.equal(await page.getByLabel("Add a label").getAttribute("aria-invalid"), "true");
 
     // The refused label is still typed: leaving asks first, and the writer leaves.
     await leaveUnsaved(page, () => page.getByRole("link", { name: "Back to the conversations" }).click());

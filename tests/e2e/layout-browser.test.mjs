@@ -346,7 +346,7 @@ for (const layout of LAYOUTS) {
     const page = run.page;
     await page.evaluate(() => (location.hash = "#/audit"));
     const rows = page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row");
-    const grant = rows.filter({ hasText: "grant_relation" }).filter({ hasText: "ediscovery" }).filter({ hasText: MAX.name });
+    const grant = rows.filter({ hasText: "Grant a relation" }).filter({ hasText: "ediscovery" }).filter({ hasText: MAX.name });
     // Every stream the pages before opened and closed is on the record too, so
     // the grant may be a page or two back: older entries are asked for as a
     // person would.
@@ -361,6 +361,50 @@ for (const layout of LAYOUTS) {
     const ediscovery = vocabulary.relations.find((relation) => relation.name === "ediscovery.export");
     assert.ok(shown.includes(ediscovery.description), shown);
     assert.ok(shown.includes(MAX.name), shown);
+  });
+
+  test(`${layout.name}: the audit trail narrows to who did what, and when`, async () => {
+    const page = run.page;
+    await page.evaluate(() => (location.hash = "#/audit"));
+    const table = page.getByRole("table", { name: "Audit entries, newest first" });
+    const rows = table.getByRole("row");
+    await rows.nth(5).waitFor();
+    const filters = page.getByRole("search", { name: "Narrow the audit trail" });
+    const shownCells = (column) => rows.evaluateAll((all, at) => all.slice(1).map((one) => one.cells[at]?.innerText.trim()), column);
+    const narrowed = async (change) => {
+      await change();
+      await filters.getByRole("button", { name: "Show", exact: true }).click();
+      await page.getByRole("button", { name: "Show", exact: true }).and(page.locator(":enabled")).waitFor();
+    };
+
+    // What: an action met in the trail, in the contract's words.
+    await narrowed(() => filters.getByLabel("What").selectOption({ label: "Grant a relation" }));
+    const actions = await shownCells(2);
+    assert.ok(actions.length > 0 && actions.every((action) => action === "Grant a relation"), actions.join(", "));
+    // Who: the administrator made every grant; Max made none.
+    await narrowed(() => filters.getByLabel("Who").selectOption({ label: ADMIN.name }));
+    assert.deepEqual(await shownCells(2), actions, "the administrator made each grant");
+    await narrowed(() => filters.getByLabel("Who").selectOption({ label: MAX.name }));
+    await page.getByText("No entry matches.").waitFor();
+    // When: today holds them; a day long past holds none.
+    const today = new Date().toLocaleDateString("en-CA");
+    await narrowed(async () => {
+      await filters.getByLabel("Who").selectOption({ label: "Anyone" });
+      await filters.getByLabel("From").fill(today);
+      await filters.getByLabel("To").fill(today);
+    });
+    assert.deepEqual(await shownCells(2), actions);
+    // A window that ends before it starts is refused, naming the field.
+    watch.expectRefusal(400, "/api/audit");
+    await narrowed(() => filters.getByLabel("To").fill("2020-01-01"));
+    const refusal = filters.getByRole("alert");
+    await refusal.waitFor();
+    assert.match(await refusal.innerText(), /^The trail was not narrowed: check “To”\./);
+    await assertFits(await measure(page), `${layout.name}: the trail narrowed`);
+    await filters.getByRole("button", { name: "Show everything" }).click();
+    await refusal.waitFor({ state: "detached" });
+    await page.getByRole("button", { name: "Show", exact: true }).and(page.locator(":enabled")).waitFor();
+    assert.ok(new Set(await shownCells(2)).size > 1, "every action again");
   });
 }
 

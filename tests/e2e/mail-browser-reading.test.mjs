@@ -308,10 +308,17 @@ test("a search the node cannot read is refused on the page with its reason and w
     assert.equal(refused.status, 400);
     const { code, message, reason, fix } = refused.body.error;
     assert.equal(code, expectedCode);
-    const shown = await alert.textContent();
-    for (const part of ["The search was not run.", message, `Why: ${reason}`, `What to do: ${fix}`, code, "HTTP 400"]) {
+    const shown = await alert.innerText();
+    // In the person's words: an example of the API's query (`q=invoice march`) is the words alone.
+    // The field by the form's label: `q` is “Search for”.
+    const worded = (text) => text.replace(/`q=([^`]*)`/g, "“$1”").replaceAll("`q`", "“Search for”");
+    assert.match(shown, /^The search was not run(\.|: check “Search for”\.)/);
+    for (const part of [worded(message), `Why: ${worded(reason)}`, `What to do: ${worded(fix)}`]) {
       assert.ok(shown.includes(part), `${part} in ${shown}`);
     }
+    await alert.getByText("Technical details").click();
+    const details = await alert.locator("details").innerText();
+    for (const part of [code, "400"]) assert.ok(details.includes(part), `${part} in ${details}`);
     assert.equal(await writer.getByRole("search", { name: "Search mail" }).getByLabel("Search for").inputValue(), words, "the words stay, to be corrected");
   }
   await section(writer, "Mail").click();

@@ -287,8 +287,8 @@ test("an administrator subscribes a webhook to a mailbox from Mailboxes, and an 
   await webhooks.getByText("No webhook is told of hooks@mailroom.test's changes yet.").waitFor();
   await webhooks.getByLabel("Address (https)").fill("https://10.0.0.1/hook");
   await webhooks.getByRole("button", { name: "Subscribe webhook" }).click();
-  await webhooks.getByText("The webhook was not subscribed.").waitFor();
-  assert.match(await webhooks.textContent(), /`url` .*inside a network|private/);
+  await webhooks.getByText("The webhook was not subscribed: check “Address (https)”.").waitFor();
+  assert.match(await webhooks.getByRole("alert").innerText(), /“Address \(https\)” was not accepted as it is\.\n+Why: .*(inside a network|private)/);
   await webhooks.getByLabel("Address (https)").fill("http://127.0.0.1:9/hooks");
   await webhooks.getByRole("button", { name: "Subscribe webhook" }).click();
   await webhooks.getByLabel("Signing secret").waitFor();

@@ -15,6 +15,7 @@ mod agents;
 mod agents_capabilities;
 mod agents_delegation;
 mod audit_chain;
+mod audit_reading;
 mod audit_segments;
 mod audit_witness;
 mod authority;

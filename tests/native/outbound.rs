@@ -55,7 +55,7 @@ fn a_reminder_webhook_aiming_inward_is_refused_naming_url_and_why() {
         assert_refused(&refused, 400, "invalid_webhook_url");
         let error = &body(&refused)["error"];
         assert_eq!(error["message"], "`url` cannot be used as a webhook.", "{address}");
-        assert!(error["reason"].as_str().unwrap().starts_with("`url` it"), "{address}: {error}");
+        assert!(error["reason"].as_str().unwrap().starts_with("`url`: it"), "{address}: {error}");
     }
     let private = world.call(
         "PUT",

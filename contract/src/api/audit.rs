@@ -33,6 +33,10 @@ pub struct AuditEntry {
     pub surface: Option<String>,
     /// The route acted through, by tool name, such as `grant_relation`.
     pub action: String,
+    /// The action in words: the summary of the route it names, such as "Grant
+    /// a relation"; absent for what the node does of itself (`receive_mail`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
     /// The object acted on, when there is one.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub object: Option<String>,

@@ -13,7 +13,7 @@ const AUDIT_IS_AN_ESCALATION_MAP: &str = "the audit trail records who holds what
 pub(super) fn list_audit_entries() -> Route {
     Route::new(RouteId::ListAuditEntries, Get, "/api/audit", "list_audit_entries")
         .summary("Read the audit trail")
-        .description("Lists audit entries newest first: who acted (and, for an agent, under whose authority), through which route, on what, and with what outcome. A mailbox whose mail is kept in its own database records what is done to its mail in its own segment of the chain, anchored in the organisation's: `mailbox_id` lists that segment's entries.")
+        .description("Lists audit entries newest first: who acted (and, for an agent, under whose authority), through which route, on what, and with what outcome, narrowed by `actor`, `action`, `since` and `until` where given (a page's `next_cursor` continues with the same narrowing only if they are sent again). A mailbox whose mail is kept in its own database records what is done to its mail in its own segment of the chain, anchored in the organisation's: `mailbox_id` lists that segment's entries.")
         .query_parameters(const { &[
             Parameter::page_size("entries", 50, 200),
             Parameter::text("cursor", "The `next_cursor` of the previous page, to continue with older entries."),
@@ -21,6 +21,10 @@ pub(super) fn list_audit_entries() -> Route {
                 "mailbox_id",
                 "List this mailbox's segment of the chain (`mbx_…`) instead of the organisation's: what was done to its mail, once its mail is kept in its own database.",
             ),
+            Parameter::text("actor", "Only what this person, agent or source did (`usr_…`, `agt_…`, `src_…`)."),
+            Parameter::text("action", "Only entries of this action: a route's operation name, such as `create_person`."),
+            Parameter::text("since", "Only entries written at or after this moment, in RFC 3339."),
+            Parameter::text("until", "Only entries written at or before this moment, in RFC 3339."),
         ] })
         .response::<AuditPage>()
         .exception(Tier::Operator, AUDIT_IS_AN_ESCALATION_MAP)

@@ -22,7 +22,7 @@
 import { breadcrumbs, code, facts, h, hidden, inOrder, labelled, linkButton, replace, shortTime, time, uniqueId } from "./dom.js";
 import { followOwnWhileShown, holdWhileShown, me } from "./session.js";
 import { api, ApiError, listen, query, segment, SessionOver } from "./api.js";
-import { askOnce, empty, info, loading, namingField, panel, perform, refusalBox, statusArea, success } from "./shared.js";
+import { askOnce, empty, info, loading, panel, perform, refusalBox, statusArea, success } from "./shared.js";
 import { directory } from "./names.js";
 import { pager, PER_PAGE } from "./pager.js";
 import { webhooksPanel } from "./webhooks.js";
@@ -403,10 +403,7 @@ function sendForm(agents, sentAgain) {
   const content = h("textarea", { name: "content", rows: 5, required: true, spellcheck: "false" });
   const submit = h("button", { type: "submit", text: "Send message" });
   const status = statusArea();
-  const failure = namingField("The message was not sent", {
-    recipient: { label: "To", control: recipient },
-    content: { label: "Content", control: content },
-  });
+  const failure = "The message was not sent.";
   let attempt = { body: null, key: null };
 
   const form = h("form", { class: "message-form" },
@@ -421,7 +418,6 @@ function sendForm(agents, sentAgain) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!form.reportValidity()) return;
-    failure.reset();
     await perform(status, [submit], async () => {
       let value;
       try {
@@ -573,7 +569,7 @@ function connectionFacts(messaging, { revoked, refresh }) {
 function policyForm(messaging, { revoked, senders, refresh }) {
   const name = messaging.name;
   const everyone = h("input", { type: "radio", name: "receives", value: "everyone", id: uniqueId("receives"), checked: !messaging.allowed_peers });
-  const chosenOnly = h("input", { type: "radio", name: "receives", value: "chosen", id: uniqueId("receives"), checked: Boolean(messaging.allowed_peers) });
+  const chosenOnly = h("input", { type: "radio", name: "receives", "data-field": "allowed_peers", value: "chosen", id: uniqueId("receives"), checked: Boolean(messaging.allowed_peers) });
   const candidates = new Map();
   const add = (id) => {
     if (id && id !== messaging.agent_id && !candidates.has(id)) candidates.set(id, null);
@@ -619,12 +615,7 @@ function policyForm(messaging, { revoked, senders, refresh }) {
   const attempts = number("maximum_attempts", messaging.maximum_attempts);
   const save = h("button", { type: "submit", text: "Save policy" });
   const status = statusArea();
-  const failure = namingField("The policy was not saved", {
-    allowed_peers: { label: "Only those chosen", control: byId },
-    rate_per_minute: { label: "Messages a minute", control: rate },
-    pending_cap: { label: "Leases at once", control: pending },
-    maximum_attempts: { label: "Attempts before failing", control: attempts },
-  });
+  const failure = "The policy was not saved.";
   const choice = (radio, text, about) => {
     const aboutId = uniqueId("hint");
     radio.setAttribute("aria-describedby", aboutId);
@@ -657,7 +648,6 @@ function policyForm(messaging, { revoked, senders, refresh }) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!form.reportValidity()) return;
-    failure.reset();
     await perform(status, [save], async () => {
       const chosen = [...candidates].filter(([, box]) => box?.checked).map(([id]) => id);
       const body = {

@@ -180,7 +180,7 @@ export async function conversationView(view, mailbox, threadId) {
     button.addEventListener("click", () => change({ remove_labels: [label] }, `The label “${label}” was removed.`));
     return button;
   }
-  const newLabel = h("input", { type: "text", name: "label", maxlength: 40, autocomplete: "off", spellcheck: "false", required: true });
+  const newLabel = h("input", { type: "text", name: "label", "data-field": "add_labels", maxlength: 40, autocomplete: "off", spellcheck: "false", required: true });
   const addLabel = can.triage
     ? h("form", { class: "label-add" }, labelled("Add a label", newLabel), h("button", { type: "submit", class: "secondary", text: "Add" }))
     : null;

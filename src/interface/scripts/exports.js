@@ -13,7 +13,7 @@
 
 import { breadcrumbs, byteSize, code, facts, h, labelled, momentText, replace, row, table, time, uniqueId } from "./dom.js";
 import { api, query, segment, SessionOver } from "./api.js";
-import { actionForm, askOnce, codesToggle, downloadLink, empty, namingField, panel, refusalBox, statusArea, success } from "./shared.js";
+import { actionForm, askOnce, codesToggle, downloadLink, empty, panel, refusalBox, statusArea, success } from "./shared.js";
 import { directory, named } from "./names.js";
 import { me } from "./session.js";
 import { PER_PAGE, pager } from "./pager.js";
@@ -119,14 +119,10 @@ async function listView(view, mailboxes) {
 function requestForm(mailboxes) {
   const boxes = mailboxes.map((mailbox) => h("input", { type: "checkbox", value: mailbox.id, id: uniqueId("mailbox") }));
   const ids = me.is_admin ? null : h("input", { type: "text", autocomplete: "off", spellcheck: "false" });
-  const words = h("input", { type: "text", maxlength: 200, autocomplete: "off" });
-  const since = h("input", { type: "date" });
-  const until = h("input", { type: "date" });
-  const failure = namingField("The export was not requested", {
-    query: { label: "Matching", control: words },
-    since: { label: "Received from", control: since },
-    until: { label: "Received to", control: until },
-  });
+  const words = h("input", { type: "text", name: "query", maxlength: 200, autocomplete: "off" });
+  const since = h("input", { type: "date", name: "since" });
+  const until = h("input", { type: "date", name: "until" });
+  const failure = "The export was not requested.";
   return actionForm({
     className: "mint-form export-form",
     fields: [
@@ -143,7 +139,6 @@ function requestForm(mailboxes) {
     submit: "Request the export",
     failureTitle: failure,
     async onSubmit() {
-      failure.reset();
       const exp = await api("POST", "/api/exports", {
         mailbox_ids: [...boxes.filter((box) => box.checked).map((box) => box.value), ...(ids?.value.split(/[\s,]+/).filter(Boolean) ?? [])],
         query: words.value.trim() || undefined,

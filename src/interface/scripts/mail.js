@@ -266,7 +266,8 @@ async function searchView(view, { readable }, { mailbox = null, q = "" }) {
     }
   } catch (error) {
     if (error instanceof SessionOver) throw error;
-    results.replaceChildren(refusalBox(error, "The search was not run."));
+    // Named by the search form's labels above it.
+    results.replaceChildren(refusalBox(error, "The search was not run.", { scope: view }));
   }
 }
 

@@ -13,7 +13,7 @@
 import { h, hidden, labelled, replace, time, uniqueId } from "./dom.js";
 import { api, query, segment, SessionOver } from "./api.js";
 import { followOwnWhileShown } from "./session.js";
-import { askOnce, empty, loading, namingField, panel, perform, secretField, statusArea, success } from "./shared.js";
+import { askOnce, empty, loading, panel, perform, secretField, statusArea, success } from "./shared.js";
 
 /** An event's state in words; the keys are the contract's EventState, a test holds this file to them. */
 const EVENT_STATES = {
@@ -296,7 +296,7 @@ function deliveries(event) {
 
 /** The date and optional time inputs of a due date, read back as `due_at`; an offset given is kept. */
 function dueFields(dueAt = "") {
-  const date = h("input", { type: "date", name: "due_date", required: true, value: dueAt.slice(0, 10) });
+  const date = h("input", { type: "date", name: "due_date", "data-field": "due_at", required: true, value: dueAt.slice(0, 10) });
   const clock = h("input", { type: "time", name: "due_time", value: dueAt.slice(11, 16) });
   const offset = dueAt.slice(16);
   return {
@@ -331,14 +331,7 @@ function addForm(refresh) {
   due.date.addEventListener("input", hintFireAt);
   hintFireAt();
 
-  const failure = namingField("The reminder was not added", {
-    title: { label: "What is due", control: title },
-    subtitle: { label: "Details", control: subtitle },
-    due_at: { label: "Due date", control: due.date },
-    fire_at: { label: "Starts preparing on", control: fireAt },
-    done_label: { label: "Label of its done button", control: doneLabel },
-    deep_link: { label: "Link", control: link },
-  });
+  const failure = "The reminder was not added.";
   const submit = h("button", { type: "submit", text: "Add reminder" });
   const status = statusArea();
   const form = h("form", { class: "reminder-form" },
@@ -356,7 +349,6 @@ function addForm(refresh) {
   form.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!form.reportValidity()) return;
-    failure.reset();
     await perform(status, [submit], async () => {
       const body = { title: title.value, due_at: due.value(), after_due: afterDue.value };
       if (subtitle.value.trim()) body.subtitle = subtitle.value;
@@ -383,11 +375,7 @@ function editForm(event, { show, refresh, context }) {
   const save = h("button", { type: "submit" }, "Save changes", hidden(context));
   const cancel = h("button", { type: "button", class: "secondary" }, "Cancel", hidden(context));
   const status = statusArea();
-  const failure = namingField(`“${event.title}” was not changed`, {
-    title: { label: "What is due", control: title },
-    due_at: { label: "Due date", control: due.date },
-    fire_at: { label: "Starts preparing on", control: fireAt },
-  });
+  const failure = `“${event.title}” was not changed.`;
   const form = h("form", { class: "reminder-edit", "aria-label": `Change “${event.title}”` },
     h("div", { class: "fields" },
       labelled("What is due", title),
@@ -400,7 +388,6 @@ function editForm(event, { show, refresh, context }) {
   form.addEventListener("submit", async (submitted) => {
     submitted.preventDefault();
     if (!form.reportValidity()) return;
-    failure.reset();
     await perform(status, [save, cancel], async () => {
       // Only what changed: the same due_at would only rewrite the fields, and a
       // fire_at left out follows a new due date.
@@ -461,11 +448,7 @@ async function renderSettings(view) {
   const quietStart = h("input", { type: "time", name: "quiet_start", value: profile.quiet_start ?? "" });
   const quietEnd = h("input", { type: "time", name: "quiet_end", value: profile.quiet_end ?? "" });
   const email = h("input", { type: "checkbox", name: "email", id: uniqueId("email"), checked: profile.channels.email });
-  const failure = namingField("Your settings were not saved", {
-    tz: { label: "Time zone", control: zone },
-    quiet_start: { label: "Quiet from", control: quietStart },
-    quiet_end: { label: "Quiet until", control: quietEnd },
-  });
+  const failure = "Your settings were not saved.";
   const save = h("button", { type: "submit", text: "Save" });
   const status = statusArea();
   const settings = h("form", { class: "reminder-settings" },
@@ -482,7 +465,6 @@ async function renderSettings(view) {
   settings.addEventListener("submit", async (event) => {
     event.preventDefault();
     if (!settings.reportValidity()) return;
-    failure.reset();
     await perform(status, [save], async () => {
       profile = await api("PATCH", "/api/me/profile", { tz: zone.value, quiet_start: quietStart.value, quiet_end: quietEnd.value, email: email.checked });
       const quiet = profile.quiet_start ? `, quiet from ${profile.quiet_start} to ${profile.quiet_end}` : ", no quiet hours";
@@ -502,7 +484,7 @@ function webhookPanel(initial) {
   function show(profile) {
     const url = profile.channels.webhook_url;
     const address = h("input", { type: "url", name: "url", required: true, autocomplete: "off", placeholder: "https://hooks.example.org/mailroom" });
-    const failure = namingField("The webhook was not set", { url: { label: "Webhook address", control: address } });
+    const failure = "The webhook was not set.";
     const set = h("button", { type: "submit", text: url ? "Replace webhook" : "Set webhook" });
     const remove = url ? h("button", { type: "button", class: "secondary danger", text: "Remove webhook" }) : null;
     const form = h("form", { class: "action-form" },
@@ -518,7 +500,6 @@ function webhookPanel(initial) {
     form.addEventListener("submit", async (event) => {
       event.preventDefault();
       if (!form.reportValidity()) return;
-      failure.reset();
       await perform(status, [set], async () => {
         const answer = await api("PUT", "/api/me/profile/webhook", { url: address.value });
         show(answer.profile);

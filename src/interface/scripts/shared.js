@@ -1,56 +1,47 @@
 // Shared pieces every section builds with: panels, notices, a refusal shown in
-// full, and actions run through perform() (a form's, a button's, a table row's),
+// the person's words (refusals.js), and actions run through perform() (a form's, a button's, a table row's),
 // which shows their refusal or success where they were taken; a secret shown
 // once to copy; links that download what the node serves; and the box that
 // shows a section's ids and codes.
 
-import { code, h, hidden, labelCells, labelled, uniqueId } from "./dom.js";
-import { api, ApiError, SessionOver } from "./api.js";
+import { h, hidden, labelCells, labelled, uniqueId } from "./dom.js";
+import { api, SessionOver } from "./api.js";
 import { markSaved } from "./leaving.js";
+import { refusalBox } from "./refusals.js";
 
-/** A refusal, shown in full: what was refused, why, and what would change it. */
-export function refusalBox(error, title) {
-  if (!(error instanceof ApiError) && typeof error?.code === "string" && typeof error.message === "string") {
-    error = new ApiError(error.status ?? 0, error);
-  } else if (!(error instanceof ApiError)) {
-    error = new ApiError(0, {
-      code: "interface_error",
-      message: "Something went wrong in the page.",
-      reason: String(error?.message ?? error),
-      fix: "Reload the page and try again.",
-    });
-  }
-  return h("div", { class: "refusal", role: "alert" },
-    title ? h("p", { class: "refusal-title", text: title }) : null,
-    h("p", { class: "refusal-message", text: error.message }),
-    error.reason ? h("p", {}, h("span", { class: "refusal-label", text: "Why: " }), error.reason) : null,
-    error.fix ? h("p", {}, h("span", { class: "refusal-label", text: "What to do: " }), error.fix) : null,
-    h("p", { class: "refusal-code" }, code(error.code), error.status ? ` · HTTP ${error.status}` : null));
-}
+export { refusalBox };
 
 export const success = (...content) => h("div", { class: "notice success", role: "status" }, content);
 export const statusArea = () => h("div", { class: "status-area", "aria-live": "polite" });
 
 /**
  * Runs one action: disables its controls, shows its refusal in `status` (or
- * its success message), and reports whether it succeeded. `failureTitle` is
- * the refusal's title, or a function of the refusal that words it (to name
- * the field it was about). A success clears every earlier action's refusal
- * on the page: what stands is what the page shows, never an old error; and
- * what the action's form holds counts as saved (leaving.js).
+ * its success message), and reports whether it succeeded. `failureTitle` says
+ * what was not done, or is a function of the refusal that words it. A
+ * refusal about a field names it by the label of the form the action was
+ * taken from and marks its control (refusals.js); the next attempt clears the
+ * mark. A success clears every earlier action's refusal on the page: what
+ * stands is what the page shows, never an old error; and what the action's
+ * form holds counts as saved (leaving.js).
  */
 export async function perform(status, controls, work, failureTitle) {
+  const form = status.closest("form") ?? controls.find((control) => control?.form)?.form ?? null;
+  const scope = form ?? status.parentElement;
   status.replaceChildren();
+  for (const marked of scope?.querySelectorAll("[aria-invalid]") ?? []) marked.removeAttribute("aria-invalid");
   for (const control of controls) control.disabled = true;
   try {
     const message = await work();
     clearStaleRefusals();
-    markSaved(status.closest("form") ?? controls.find((control) => control?.form)?.form);
+    markSaved(form);
     if (message) status.replaceChildren(success(message));
     return true;
   } catch (error) {
     if (error instanceof SessionOver) return false;
-    status.replaceChildren(refusalBox(error, typeof failureTitle === "function" ? failureTitle(error) : failureTitle));
+    const title = typeof failureTitle === "function" ? failureTitle(error) : failureTitle;
+    // Controls are enabled again first, so the field named can take the focus.
+    for (const control of controls) if (control.isConnected) control.disabled = false;
+    status.replaceChildren(refusalBox(error, title, { scope, mark: true }));
     return false;
   } finally {
     for (const control of controls) if (control.isConnected) control.disabled = false;
@@ -64,28 +55,6 @@ function clearStaleRefusals() {
     if (rowOfItsOwn) rowOfItsOwn.remove();
     else refusal.remove();
   }
-}
-
-/**
- * A failure title that names the field a refusal was about. The node names a
- * field by its API name in backquotes (`due_at`); `fields` maps those names to
- * the words the form labels it with and its control, which is marked invalid
- * (and focused) so the person sees which one to change. Controls are marked
- * valid again when the next attempt starts.
- */
-export function namingField(what, fields) {
-  const title = (error) => {
-    const named = /`([a-z_]+)`/.exec(error?.message ?? "")?.[1];
-    const field = named ? fields[named] : null;
-    if (!field) return `${what}.`;
-    field.control.setAttribute("aria-invalid", "true");
-    field.control.focus();
-    return `${what}: check “${field.label}”.`;
-  };
-  title.reset = () => {
-    for (const { control } of Object.values(fields)) control.removeAttribute("aria-invalid");
-  };
-  return title;
 }
 
 /**

@@ -4,7 +4,7 @@
 
 import { code, h, hidden, labelCells, labelled, onRequest, row, table, time, uniqueId } from "./dom.js";
 import { api, segment } from "./api.js";
-import { actionForm, askOnce, codesToggle, empty, loading, namingField, panel, rowStatus, secretField } from "./shared.js";
+import { actionForm, askOnce, codesToggle, empty, loading, panel, rowStatus, secretField } from "./shared.js";
 import { directory, named } from "./names.js";
 
 /** The body a source pushes, as an example: the fields a person would recognise on the event. */
@@ -45,13 +45,12 @@ export async function renderSources(view) {
   const handovers = h("div", { class: "handovers" });
 
   const name = h("input", { type: "text", name: "name", autocomplete: "off", required: true, maxlength: 100, spellcheck: "false" });
-  const failure = namingField("The source was not created", { name: { label: "Name", control: name } });
+  const failure = "The source was not created.";
   const create = actionForm({
     fields: [labelled("Name", name, "Shown on its reminders, such as “passport-office”: letters, digits, - _ and . only.")],
     submit: "Create source",
     failureTitle: failure,
     async onSubmit(form) {
-      failure.reset();
       const created = await api("POST", "/api/reminder-sources", { name: name.value });
       form.reset();
       await refresh();

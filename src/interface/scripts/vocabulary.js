@@ -9,13 +9,20 @@ import { api } from "./api.js";
 // The relation vocabulary comes from the node (GET /api/agent-capabilities),
 // which derives it from the contract, so the interface never restates it.
 let vocabularyLoad = null;
+let vocabularyLoaded = null;
 export function loadVocabulary() {
-  vocabularyLoad ??= api("GET", "/api/agent-capabilities").catch((error) => {
+  vocabularyLoad ??= api("GET", "/api/agent-capabilities").then((vocabulary) => {
+    vocabularyLoaded = vocabulary;
+    return vocabulary;
+  }, (error) => {
     vocabularyLoad = null;
     throw error;
   });
   return vocabularyLoad;
 }
+
+/** The vocabulary if it has come, for words that cannot wait for it (refusals.js); null before. */
+export const knownVocabulary = () => vocabularyLoaded;
 
 /** Words and their code: the code alone where the vocabulary has no words for it. */
 function term(words, name) {
