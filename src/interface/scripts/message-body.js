@@ -199,11 +199,11 @@ const plural = (count, one) => `${count} ${one}${count === 1 ? "" : "s"}`;
 function formattedView(body, { sender, hidden, initially }) {
   const view = h("div", { class: "message-formatted" });
   const status = statusArea();
-  function draw(state) {
-    const shown = state !== "hidden";
+  function draw(images) {
+    const shown = images !== "hidden";
     const { html, unencrypted } = sanitised(body.html, shown);
     view.replaceChildren(...[
-      imageBar({ state, hidden, unencrypted }),
+      imageBar({ images, hidden, unencrypted }),
       h("iframe", {
         class: "message-frame",
         title: "The message, formatted",
@@ -214,7 +214,7 @@ function formattedView(body, { sender, hidden, initially }) {
       body.html_truncated ? info("The formatted message was cut at the node's limit; the original has all of it.") : null,
     ].filter(Boolean));
   }
-  function imageBar({ state, hidden, unencrypted }) {
+  function imageBar({ images, hidden, unencrypted }) {
     if (!hidden && !unencrypted) return null;
     // The sender is named beside a button's words, for a screen reader, and
     // in the sentence above for everyone: a long address would widen a button
@@ -231,11 +231,11 @@ function formattedView(body, { sender, hidden, initially }) {
     }, "Images from this sender will not always be shown.") : null;
     const words = [];
     const buttons = [];
-    if (state === "hidden") {
+    if (images === "hidden") {
       if (hidden) words.push(`Remote images are hidden to protect your privacy (${plural(hidden, "image")}): loading one tells its sender when and where this message was read.`);
       if (hidden && sender) words.push(`This sender is ${sender}, whose domain vouched for the message.`);
       if (hidden) buttons.push(button("Show images", async () => draw("shown"), "The images were not shown."), always);
-    } else if (state === "always") {
+    } else if (images === "always") {
       words.push(`Images from ${sender} are always shown, as you chose.`);
       buttons.push(button(["Stop always showing them", unseen(` (images from ${sender})`)], async () => {
         await api("DELETE", `${IMAGE_SENDERS}/${segment(sender)}`);
@@ -248,7 +248,7 @@ function formattedView(body, { sender, hidden, initially }) {
       buttons.push(always);
     }
     if (unencrypted) words.push(`${plural(unencrypted, "image")} sent without encryption (http) ${unencrypted === 1 ? "stays" : "stay"} hidden: anyone on the way could see it opened, or change it.`);
-    if (hidden && !sender && state === "hidden") words.push("Always showing a sender's images is offered only when their domain vouched for the message.");
+    if (hidden && !sender && images === "hidden") words.push("Always showing a sender's images is offered only when their domain vouched for the message.");
     return h("div", { class: "notice info remote-images", role: "region", "aria-label": "Remote images" },
       words.filter(Boolean).map((text) => h("p", { text })),
       buttons.some(Boolean) ? h("div", { class: "button-row" }, buttons) : null,
