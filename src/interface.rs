@@ -171,10 +171,13 @@ fn shell_page() -> &'static Shell {
                 .replace("/*ENTRY*/", &entry),
             // The frame a message's HTML is shown in (a sandboxed srcdoc) inherits
             // this policy: its stylesheet is allowed here by hash, and nothing in
-            // it may load what the page may not.
+            // it may load what the page may not. Its images over https are allowed
+            // here because a load must pass both policies; the frame's own holds
+            // them back until the reader asks (decision 0044), and the page draws
+            // nothing from mail but text.
             content_security_policy: format!(
                 "default-src 'none'; script-src '{}' '{}' 'strict-dynamic'; style-src '{}' '{}'; connect-src 'self'; \
-                 img-src 'self' data:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
+                 img-src 'self' data: https:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
                 sha256_base64(&import_map),
                 sha256_base64(&entry),
                 sha256_base64(STYLE),

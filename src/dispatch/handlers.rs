@@ -10,7 +10,7 @@ use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::ediscovery::exports;
 use crate::identity::{people, relations, sessions, setup, teams};
-use crate::mail::{butlers, deletion, mailboxes, messages, search, sends, threads};
+use crate::mail::{butlers, deletion, image_senders, mailboxes, messages, search, sends, threads};
 use crate::{a2a, agents, interface, live, mcp, messaging, notifications, oauth, reminders, webhooks};
 
 /// The one place that names every route's handler.
@@ -56,6 +56,9 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::GetAttachment => messages::attachment(context).await,
         RouteId::DeleteMessage => deletion::delete(context).await,
         RouteId::SearchMessages => search::search(context).await,
+        RouteId::ListImageSenders => image_senders::list(context).await,
+        RouteId::AddImageSender => image_senders::add(context).await,
+        RouteId::RemoveImageSender => image_senders::remove(context).await,
         RouteId::ListThreads => threads::list(context).await,
         RouteId::GetThread => threads::get(context).await,
         RouteId::UpdateThread => threads::update(context).await,

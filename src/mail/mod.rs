@@ -15,7 +15,8 @@
 //! names of the people and agents it mentions (decision 0040);
 //! `originals` keys each mailbox's copy of a message's bytes in the object
 //! store; `unverified_reads` notes what agents read of mail from unauthenticated
-//! senders, for the approver of what they then write.
+//! senders, for the approver of what they then write; `image_senders` keeps
+//! each person's senders whose remote images they always see.
 //!
 //! Other domains and the surfaces reach this one through the items re-exported
 //! here.
@@ -24,6 +25,7 @@ mod boundaries;
 pub mod butlers;
 pub mod deletion;
 pub mod headers;
+pub mod image_senders;
 pub mod inbound;
 pub mod limits;
 pub mod location;

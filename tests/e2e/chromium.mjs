@@ -17,14 +17,17 @@ const ARGUMENTS = [
   "--disable-quic",
 ];
 
-/** Starts headless Chromium. */
-export async function launchChromium() {
+/**
+ * Starts headless Chromium, with `features` (Chromium's own) turned off besides.
+ */
+export async function launchChromium({ disableFeatures = [] } = {}) {
+  const args = disableFeatures.length ? [...ARGUMENTS, `--disable-features=${disableFeatures.join(",")}`] : ARGUMENTS;
   // Starting is tried up to three times: Debian's Chromium has been seen to
   // crash as it starts (SIGSEGV, before any page) on a loaded machine, which
   // says nothing of the node. Nothing after the start is ever retried.
   for (let attempt = 1; ; attempt += 1) {
     try {
-      return await chromium.launch({ executablePath: CHROMIUM, headless: true, args: ARGUMENTS });
+      return await chromium.launch({ executablePath: CHROMIUM, headless: true, args });
     } catch (error) {
       if (attempt === 3) throw error;
       console.error(`Chromium did not start (attempt ${attempt} of 3): ${String(error.message).split("\n")[0]}`);

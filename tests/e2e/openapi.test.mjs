@@ -170,6 +170,9 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", "/oauth/revoke", form({ token: "mr_ort_unknown", client_id: "mrc_unknown" })],
     // A revocation that names no client (RFC 7009 §2.1): invalid_request, naming `client_id`.
     ["POST", "/oauth/revoke", form({ token: "mr_ort_unknown" })],
+    ["PUT", "/api/me/image-senders/News%40Letters.example", { token: benToken }],
+    ["GET", "/api/me/image-senders", { token: benToken }],
+    ["DELETE", "/api/me/image-senders/news@letters.example", { token: benToken }],
     ["GET", "/api/me/connected-apps", { token: benToken }],
     ["POST", `/api/me/connected-apps/${(await consented()).agent}/disconnect`, { token: benToken }],
     ["GET", "/"],

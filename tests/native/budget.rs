@@ -373,6 +373,15 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             let (_, _, refresh, client_id) = world.connected_app(&ben_token, &["mail.triage"], grants);
             (oauth_revocation(&refresh, &client_id), 200)
         }
+        RouteId::ListImageSenders => {
+            world.call("PUT", "/api/me/image-senders/news@letters.example", Some(&ben_token), None);
+            (as_ben("GET", "/api/me/image-senders"), 200)
+        }
+        RouteId::AddImageSender => (as_ben("PUT", "/api/me/image-senders/News%40Letters.example"), 200),
+        RouteId::RemoveImageSender => {
+            world.call("PUT", "/api/me/image-senders/news@letters.example", Some(&ben_token), None);
+            (as_ben("DELETE", "/api/me/image-senders/news%40letters.example"), 200)
+        }
         RouteId::ListConnectedApps => {
             let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
             world.connected_app(&ben_token, &["mail.triage"], grants);

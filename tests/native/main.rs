@@ -29,6 +29,7 @@ mod deleting_mail;
 mod deliveries;
 mod exports;
 mod identity;
+mod image_senders;
 mod inbound_limits;
 mod invariants;
 mod layers;

@@ -685,6 +685,42 @@ pub struct ApprovalQueue {
     pub next_cursor: Option<String>,
 }
 
+/// How many senders a person may keep in their list of senders whose images
+/// are always shown, stated once: the node refuses one more, and the contract
+/// publishes it.
+pub mod image_sender_limits {
+    /// How many senders one person may always show images from: enough for
+    /// every newsletter someone reads, few enough to read in one answer.
+    pub const PER_PERSON: usize = 200;
+}
+
+/// A sender whose remote images a person chose always to see, in mail
+/// whose sender was authenticated.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+pub struct ImageSender {
+    /// The sender's address, in lower case.
+    pub address: String,
+    /// When the person chose it (RFC 3339).
+    pub added_at: String,
+}
+
+/// The senders whose remote images the caller always sees.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ImageSenderList {
+    /// Every one of them, by address.
+    #[schemars(length(max = image_sender_limits::PER_PERSON))]
+    pub senders: Vec<ImageSender>,
+    /// How many the caller may keep.
+    pub limit: usize,
+}
+
+/// A sender taken off the caller's list: their images are hidden again.
+#[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
+pub struct ImageSenderRemoved {
+    /// The sender's address, in lower case.
+    pub address: String,
+}
+
 #[cfg(test)]
 mod tests {
     use super::SendState;

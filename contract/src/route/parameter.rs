@@ -30,6 +30,7 @@ vocabulary! {
         ExportObjectId = "objectId": "The object's id from list_export_objects: `manifest`, or a message's `rcp_…`.";
         AttachmentIndex = "attachmentIndex": "The attachment's `index` from get_message, from 0.";
         Module = "module": "The module's file name, such as `mail.js`, as the page's import map names it.";
+        SenderAddress = "senderAddress": "A sender's email address, such as `news@letters.example`, percent-encoded as a path segment; compared in lower case.";
     }
 }
 
@@ -126,7 +127,8 @@ impl PathParameter {
             | PathParameter::ButlerId
             | PathParameter::WebhookId
             | PathParameter::PushConfigId
-            | PathParameter::Module => Accepts::Text,
+            | PathParameter::Module
+            | PathParameter::SenderAddress => Accepts::Text,
         }
     }
 

@@ -2,8 +2,9 @@
 //! and threads.
 
 use crate::api::{
-    CreateMailbox, Mailbox, MailboxList, Message, MessageBody, MessageDeleted, MessagePage, SearchResults, Thread,
-    ThreadPage, ThreadStatus, ThreadSummary, UpdateMailbox, UpdateThread,
+    CreateMailbox, ImageSender, ImageSenderList, ImageSenderRemoved, Mailbox, MailboxList, Message, MessageBody,
+    MessageDeleted, MessagePage, SearchResults, Thread, ThreadPage, ThreadStatus, ThreadSummary, UpdateMailbox,
+    UpdateThread,
 };
 use crate::relation::Relation;
 use crate::route::Method::{Delete, Get, Patch, Post, Put};
@@ -154,6 +155,45 @@ pub(super) fn search_messages() -> Route {
             any_of: &[],
         })
         .reaches_content()
+}
+
+/// Why agents never see or change which senders' images a person sees.
+const IMAGES_ARE_FOR_READERS: &str = "which senders' remote images a person's browser loads is that person's choice about their own reading, made in the interface while reading; an agent reads a message's HTML unrendered and loads no images";
+
+pub(super) fn list_image_senders() -> Route {
+    Route::new(RouteId::ListImageSenders, Get, "/api/me/image-senders", "list_image_senders")
+        .summary("Senders whose images I always see")
+        .description("Lists the senders whose remote images the signed-in person chose always to see, by address, with how many they may keep. The interface shows such a sender's images at once, in mail whose sender was authenticated; everyone else's stay hidden until asked for.")
+        .response::<ImageSenderList>()
+        .exception(Tier::Operator, IMAGES_ARE_FOR_READERS)
+        .authority(Authority::Personal)
+}
+
+pub(super) fn add_image_sender() -> Route {
+    Route::new(RouteId::AddImageSender, Put, "/api/me/image-senders/:senderAddress", "add_image_sender")
+        .summary("Always see a sender's images")
+        .description("Adds a sender to the signed-in person's list of senders whose remote images they always see. The address is kept in lower case; adding one already listed changes nothing.")
+        .path_parameters(&[PathParameter::SenderAddress])
+        .response::<ImageSender>()
+        .tier(Tier::Operator)
+        .withheld_because(IMAGES_ARE_FOR_READERS)
+        .refuses(const { &[
+            Refuses::Conflict("The person already keeps as many senders as one may; remove one first."),
+        ] })
+        .authority(Authority::Personal)
+}
+
+pub(super) fn remove_image_sender() -> Route {
+    Route::new(RouteId::RemoveImageSender, Delete, "/api/me/image-senders/:senderAddress", "remove_image_sender")
+        .summary("Stop always seeing a sender's images")
+        .description(
+            "Takes a sender off the signed-in person's list: their remote images are hidden again until asked for.",
+        )
+        .path_parameters(&[PathParameter::SenderAddress])
+        .response::<ImageSenderRemoved>()
+        .tier(Tier::Operator)
+        .withheld_because(IMAGES_ARE_FOR_READERS)
+        .authority(Authority::Personal)
 }
 
 pub(super) fn list_threads() -> Route {

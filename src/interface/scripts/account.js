@@ -1,12 +1,13 @@
-// Account: who is signed in, changing their own password, and the apps they
+// Account: who is signed in, changing their own password, the apps they
 // connected through OAuth (consent.js): each is an agent they sponsor, shown
 // with its ceiling held of total as the agents list shows one, and
-// disconnected (the agent revoked) from here.
+// disconnected (the agent revoked) from here; and the senders whose remote
+// images they chose always to see (message-body.js), each removable.
 
 import { code, h, hidden, labelCells, labelled, row, table, time } from "./dom.js";
 import { me } from "./session.js";
 import { api, segment, SessionOver } from "./api.js";
-import { actionForm, askOnce, empty, loading, panel, refusalBox, rowStatus } from "./shared.js";
+import { actionForm, askOnce, empty, loading, panel, perform, refusalBox, rowStatus } from "./shared.js";
 import { loadVocabulary } from "./vocabulary.js";
 import { myMailboxes } from "./mail-shared.js";
 import { agentMailboxes, agentStateBadge, ceilingOf } from "./agent-ceiling.js";
@@ -64,6 +65,33 @@ async function connectedApps() {
   return wrap;
 }
 
+/**
+ * The senders whose remote images the person always sees (`GET
+ * /api/me/image-senders`), a row each with Remove, which hides their images
+ * again at once; the choice is theirs, so nothing is asked twice.
+ */
+async function imageSenders() {
+  const { senders, limit } = await api("GET", "/api/me/image-senders");
+  if (!senders.length) return empty("Remote images in mail are hidden until you show them. A sender you choose to always show images from is listed here.");
+  function senderRow(sender) {
+    const remove = h("button", { type: "button", class: "secondary" }, "Remove", hidden(` ${sender.address}`));
+    const tableRow = row(h("span", { class: "mail-address", text: sender.address }), time(sender.added_at), remove);
+    remove.addEventListener("click", () => {
+      const status = rowStatus(tableRow);
+      perform(status, [remove], async () => {
+        await api("DELETE", `/api/me/image-senders/${segment(sender.address)}`);
+        status.closest("tr")?.remove();
+        tableRow.remove();
+        return null;
+      }, `Images from ${sender.address} are still always shown.`);
+    });
+    return tableRow;
+  }
+  return h("div", {},
+    h("p", { class: "muted", text: `Images in their mail are shown at once when their domain vouched for the message; everyone else's stay hidden until you show them. You may keep ${limit}.` }),
+    table("Senders whose images you always see", ["Sender", "Chosen", "Actions"], senders.map(senderRow), { stack: true }));
+}
+
 export async function renderAccount(view) {
   const facts = h("dl", { class: "facts" },
     h("dt", { text: "Name" }), h("dd", { text: me.name }),
@@ -91,11 +119,19 @@ export async function renderAccount(view) {
     },
   });
   const apps = h("div", {}, loading());
-  view.append(panel("Who you are", facts), panel("Change my password", form), panel("Connected apps", apps));
-  try {
-    apps.replaceChildren(await connectedApps());
-  } catch (error) {
-    if (error instanceof SessionOver) return;
-    apps.replaceChildren(refusalBox(error, "Your connected apps could not be shown."));
-  }
+  const images = h("div", {}, loading());
+  view.append(panel("Who you are", facts), panel("Change my password", form), panel("Connected apps", apps),
+    panel("Images in mail", images));
+  const fill = async (where, draw, failure) => {
+    try {
+      where.replaceChildren(await draw());
+    } catch (error) {
+      if (error instanceof SessionOver) return;
+      where.replaceChildren(refusalBox(error, failure));
+    }
+  };
+  await Promise.all([
+    fill(apps, connectedApps, "Your connected apps could not be shown."),
+    fill(images, imageSenders, "The senders whose images you always see could not be shown."),
+  ]);
 }

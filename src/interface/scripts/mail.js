@@ -377,7 +377,7 @@ async function messageView(view, mailbox, receiptId) {
     return;
   }
   try {
-    replace(text, renderMessageBody(await api("GET", `${path}/body?html=true`)));
+    replace(text, await renderMessageBody(await api("GET", `${path}/body?html=true`), message.from?.address));
   } catch (error) {
     if (error instanceof SessionOver) throw error;
     text.replaceChildren(refusalBox(error, "The text could not be shown."));

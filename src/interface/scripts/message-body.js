@@ -6,20 +6,41 @@
 // DOMPurify removes scripts, handlers, styles, forms and anything that would
 // load from elsewhere; what is left is shown in a frame sandboxed without
 // allow-scripts and without allow-same-origin (it runs nothing, and its origin
-// is opaque, so it reaches nothing of this node's), under its own policy that
-// loads nothing remote on top of the page's, which a srcdoc frame inherits.
+// is opaque, so it reaches nothing of this node's), under its own policy on
+// top of the page's, which a srcdoc frame inherits.
 // A link opens in a new tab, and only to another site: one that would lead to
 // this node, or that is not a web or mail address at all, is left as text.
+//
+// Remote images are taken out before the frame is drawn, so nothing tries to
+// load and no policy has anything to report (decision 0044); a bar above the
+// frame says so, with Show images (this message, this view) and, for a sender
+// whose domain vouched for the message, Always show images from them: a
+// choice kept on the node (/api/me/image-senders), so it follows the person to
+// every browser. Shown, only https images load, and the frame's own policy
+// allows https for that drawing alone.
 
 import DOMPurify from "./purify.js";
-import { h } from "./dom.js";
-import { info } from "./shared.js";
+import { h, hidden as unseen } from "./dom.js";
+import { info, perform, statusArea } from "./shared.js";
+import { api, segment, SessionOver } from "./api.js";
 
 /** What the frame may do: open a link in a tab of its own, as an ordinary page. Nothing else. */
 const SANDBOX = "allow-popups allow-popups-to-escape-sandbox";
-/** The frame's own policy: images carried inside the message, and the stylesheet the page allows by hash. */
-const FRAME_POLICY = "default-src 'none'; img-src data:; style-src 'unsafe-inline'";
-/** What the sanitiser removes besides its defaults: styles (the inherited policy would refuse them), forms, media. */
+/**
+ * The frame's own policy: images carried inside the message, and the stylesheet
+ * the page allows by hash; with remote images shown, images over https too.
+ * Never http: such a request crosses every network in clear, telling anyone on
+ * the way which message was read (its address carries the tracking token), and
+ * letting them swap the picture.
+ */
+const framePolicy = (remoteShown) => `default-src 'none'; img-src data:${remoteShown ? " https:" : ""}; style-src 'unsafe-inline'`;
+/** Where a person's senders whose images they always see are kept. */
+const IMAGE_SENDERS = "/api/me/image-senders";
+/**
+ * What the sanitiser removes besides its defaults: styles (the inherited policy
+ * would refuse them, and with them every url() that could load), forms, media,
+ * and srcset (an image is shown from its src alone).
+ */
 const SANITISE = {
   USE_PROFILES: { html: true },
   FORBID_TAGS: ["style", "form", "input", "button", "select", "option", "textarea", "audio", "video", "source", "track", "picture"],
@@ -29,8 +50,23 @@ const SANITISE = {
 /** Attributes that would load something when the frame shows the element. */
 const LOADING_ATTRIBUTES = ["src", "background", "poster"];
 
-/** How many remote loads the sanitiser took out of the message it is working on. */
-let remoteLoadsRemoved = 0;
+/**
+ * The drawing the sanitiser is working on: whether it keeps https images, and
+ * what it took out, counted: `hidden` (images from the web that Show images
+ * would load) and `unencrypted` (over http, which stay out).
+ */
+let drawing = { keepRemote: false, hidden: 0, unencrypted: 0 };
+
+/** An image's address if it is one on the web, elsewhere than this node: what loading it would reach. */
+function remoteAddress(value) {
+  let url;
+  try {
+    url = new URL(value.trim()); // no base: a relative address would lead to this node
+  } catch {
+    return null;
+  }
+  return (url.protocol === "https:" || url.protocol === "http:") && url.origin !== location.origin ? url : null;
+}
 
 /** A link's target if it may stay: an absolute web address on another site, or a mail address. */
 function linkTarget(href) {
@@ -54,8 +90,15 @@ if (DOMPurify.isSupported) {
     for (const name of LOADING_ATTRIBUTES) {
       const value = element.getAttribute(name);
       if (value === null || /^data:image\//i.test(value.trim())) continue;
+      const remote = remoteAddress(value);
+      if (remote?.protocol === "https:" && drawing.keepRemote) {
+        element.setAttribute(name, remote.href);
+        continue;
+      }
+      // Anything else (a cid: part, a relative address) could load nothing but this node.
       element.removeAttribute(name);
-      if (value.trim()) remoteLoadsRemoved += 1;
+      if (remote?.protocol === "https:") drawing.hidden += 1;
+      else if (remote) drawing.unencrypted += 1;
     }
     element.removeAttribute("target");
     if (!element.hasAttribute("href")) return;
@@ -103,10 +146,10 @@ const quiet = (html) => html
 /** The frame's stylesheet, exactly as the page's policy allows it (its hash), from the page's inert template. */
 const frameStyle = () => document.getElementById("message-frame-style")?.content.querySelector("style")?.textContent ?? "";
 
-function frameDocument(html) {
+function frameDocument(html, remoteShown) {
   const style = frameStyle();
   return `<!doctype html><html><head><meta charset="utf-8">`
-    + `<meta http-equiv="Content-Security-Policy" content="${FRAME_POLICY}">`
+    + `<meta http-equiv="Content-Security-Policy" content="${framePolicy(remoteShown)}">`
     + `<meta name="referrer" content="no-referrer">${style ? `<style>${style}</style>` : ""}`
     + `</head><body>${html}</body></html>`;
 }
@@ -127,31 +170,111 @@ function textView(body) {
   ];
 }
 
-/** The HTML: sanitised, in a sandboxed frame that loads nothing from elsewhere. */
-function formattedView(body) {
-  remoteLoadsRemoved = 0;
-  const html = DOMPurify.sanitize(quiet(body.html), SANITISE);
-  const removed = remoteLoadsRemoved;
-  return [
-    removed ? info(`Images from the web are not loaded (${removed} in this message): loading one would tell its sender when and where the message was read.`) : null,
-    h("iframe", {
-      class: "message-frame",
-      title: "The message, formatted",
-      sandbox: SANDBOX,
-      referrerpolicy: "no-referrer",
-      srcdoc: frameDocument(html),
-    }),
-    body.html_truncated ? info("The formatted message was cut at the node's limit; the original has all of it.") : null,
-  ];
+/** The message's HTML sanitised, keeping its https images or not, with what was taken out counted. */
+function sanitised(html, keepRemote) {
+  drawing = { keepRemote, hidden: 0, unencrypted: 0 };
+  const clean = DOMPurify.sanitize(quiet(html), SANITISE);
+  return { html: clean, hidden: drawing.hidden, unencrypted: drawing.unencrypted };
+}
+
+/** Whether the signed-in person always sees `sender`'s images (asked only when it matters). */
+async function alwaysShown(sender) {
+  try {
+    const { senders } = await api("GET", IMAGE_SENDERS);
+    return senders.some((listed) => listed.address === sender);
+  } catch (error) {
+    if (error instanceof SessionOver) throw error;
+    return false; // the images stay hidden, and Show images still works
+  }
+}
+
+const plural = (count, one) => `${count} ${one}${count === 1 ? "" : "s"}`;
+
+/**
+ * The HTML: sanitised, in a sandboxed frame, its remote images hidden with a
+ * bar that offers them, or shown (`initially`: "hidden", "shown" on asking,
+ * "always" by the person's choice). `sender` is the From address, offered
+ * "Always" only when its domain vouched for the message.
+ */
+function formattedView(body, { sender, hidden, initially }) {
+  const view = h("div", { class: "message-formatted" });
+  const status = statusArea();
+  function draw(images) {
+    const shown = images !== "hidden";
+    const { html, unencrypted } = sanitised(body.html, shown);
+    view.replaceChildren(...[
+      imageBar({ images, hidden, unencrypted }),
+      h("iframe", {
+        class: "message-frame",
+        title: "The message, formatted",
+        sandbox: SANDBOX,
+        referrerpolicy: "no-referrer",
+        srcdoc: frameDocument(html, shown),
+      }),
+      body.html_truncated ? info("The formatted message was cut at the node's limit; the original has all of it.") : null,
+    ].filter(Boolean));
+  }
+  function imageBar({ images, hidden, unencrypted }) {
+    if (!hidden && !unencrypted) return null;
+    // The sender is named beside a button's words, for a screen reader, and
+    // in the sentence above for everyone: a long address would widen a button
+    // past a phone's edge.
+    const button = (label, act, failure) => {
+      const control = h("button", { type: "button", class: "secondary" }, label);
+      control.addEventListener("click", () => perform(status, [control], act, failure));
+      return control;
+    };
+    const always = sender ? button(["Always show images from this sender", unseen(` (${sender})`)], async () => {
+      await api("PUT", `${IMAGE_SENDERS}/${segment(sender)}`);
+      draw("always");
+      return `Images from ${sender} will always be shown. You can change this on your account page.`;
+    }, "Images from this sender will not always be shown.") : null;
+    const words = [];
+    const buttons = [];
+    if (images === "hidden") {
+      if (hidden) words.push(`Remote images are hidden to protect your privacy (${plural(hidden, "image")}): loading one tells its sender when and where this message was read.`);
+      if (hidden && sender) words.push(`This sender is ${sender}, whose domain vouched for the message.`);
+      if (hidden) buttons.push(button("Show images", async () => draw("shown"), "The images were not shown."), always);
+    } else if (images === "always") {
+      words.push(`Images from ${sender} are always shown, as you chose.`);
+      buttons.push(button(["Stop always showing them", unseen(` (images from ${sender})`)], async () => {
+        await api("DELETE", `${IMAGE_SENDERS}/${segment(sender)}`);
+        draw("hidden");
+        return `Images from ${sender} are hidden again.`;
+      }, "Images from this sender are still always shown."));
+    } else {
+      words.push("Remote images are shown for this message.");
+      if (sender) words.push(`This sender is ${sender}, whose domain vouched for the message.`);
+      buttons.push(always);
+    }
+    if (unencrypted) words.push(`${plural(unencrypted, "image")} sent without encryption (http) ${unencrypted === 1 ? "stays" : "stay"} hidden: anyone on the way could see it opened, or change it.`);
+    if (hidden && !sender && images === "hidden") words.push("Always showing a sender's images is offered only when their domain vouched for the message.");
+    return h("div", { class: "notice info remote-images", role: "region", "aria-label": "Remote images" },
+      words.filter(Boolean).map((text) => h("p", { text })),
+      buttons.some(Boolean) ? h("div", { class: "button-row" }, buttons) : null,
+      status);
+  }
+  draw(initially);
+  return [view];
 }
 
 /**
  * A message's body, from GET …/body?html=true: its text, or, when it has HTML
- * (and the sanitiser is here), the HTML formatted first, with a switch to the text.
+ * (and the sanitiser is here), the HTML formatted first, with a switch to the
+ * text. `sender` is the message's From address: a sender whose domain vouched
+ * for the message may have their images always shown, which is asked of the
+ * node only when the message has images to hide.
  */
-export function renderMessageBody(body) {
+export async function renderMessageBody(body, sender) {
   if (typeof body.html !== "string" || !DOMPurify.isSupported) return h("div", { class: "message-body" }, textView(body));
-  const views = { formatted: ["Formatted", () => formattedView(body)], text: ["Plain text", () => textView(body)] };
+  // A forged From must not borrow a sender's standing choice.
+  const vouched = body.sender_authentication === "authenticated" && typeof sender === "string" ? sender.toLowerCase() : null;
+  const { hidden } = sanitised(body.html, false);
+  const initially = vouched && hidden && await alwaysShown(vouched) ? "always" : "hidden";
+  const views = {
+    formatted: ["Formatted", () => formattedView(body, { sender: vouched, hidden, initially })],
+    text: ["Plain text", () => textView(body)],
+  };
   const shown = {};
   const content = h("div", { class: "message-view" });
   const buttons = Object.entries(views).map(([which, [label]]) =>

@@ -4,12 +4,14 @@
 //! export copies (`search`), deleting it (`deletion`), and moving a
 //! mailbox's mail out of D1 into its own database (`moving`), and the names
 //! of the people and agents mail mentions by id (`names`), and what agents
-//! read of mail from unauthenticated senders (`unverified_reads`). The
+//! read of mail from unauthenticated senders (`unverified_reads`), and the
+//! senders whose images each person always sees (`image_senders`). The
 //! sub-domains with more of their own (`threads`, `sends`, `butlers`) keep
 //! theirs beside them. Private to mail: other domains reach these tables
 //! through mail's re-exported functions.
 
 pub(super) mod deletion;
+pub(super) mod image_senders;
 pub(super) mod inbound;
 pub(super) mod mailboxes;
 pub(super) mod messages;
