@@ -15,6 +15,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { ROOT, ADMIN, assertRefusal, checkedFetch } from "./harness.mjs";
 import { startDesk } from "./fixtures.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
+import { openSection } from "./browser-helpers.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const SALES = "sales@mailroom.test";
@@ -52,7 +53,6 @@ after(async () => {
   await node?.stop();
 });
 
-const section = (name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
 const statusSaying = (text) => page.getByRole("status").filter({ hasText: text });
 const mintForm = () => page.getByRole("region", { name: "Mint an agent" });
 /** A capability's words (its summary), and a relation's (its description, as a sentence carries it). */
@@ -69,7 +69,7 @@ const shownCellsOf = (row) => row.getByRole("cell").evaluateAll((cells) => cells
 const heldOfTotal = (name) => `${summaryOf(name)} ${vocabulary.find((entry) => entry.name === name).routes.length} of ${vocabulary.find((entry) => entry.name === name).routes.length}`;
 
 async function openAgents() {
-  await section("Agents").click();
+  await openSection(page, "Agents");
   await page.getByRole("heading", { name: "Agents", level: 1 }).waitFor();
   await page.getByRole("region", { name: "Every agent" }).getByText(/No agents yet|Agents on this node/).first().waitFor();
 }
@@ -203,7 +203,7 @@ test("with that credential, the official MCP client sees exactly its tools, read
 
 test("the agent list shows the ceiling held of total, and the audit trail shows the agent's read as one cell", async () => {
   // Leaving the section loses the credential: it is nowhere in the page when it comes back.
-  await section("People").click();
+  await openSection(page, "People");
   await page.getByRole("heading", { name: "People", level: 1 }).waitFor();
   await openAgents();
   assert.equal(await page.getByRole("region", { name: "The credential for Triage bot" }).count(), 0);
@@ -225,7 +225,7 @@ test("the agent list shows the ceiling held of total, and the audit trail shows 
   assert.ok(!mailboxes.includes(wordsOf("message.export")));
   assert.match(actions, /Pause.*Issue pairing code.*Revoke/);
 
-  await section("Audit").click();
+  await openSection(page, "Audit");
   const entry = page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row")
     .filter({ hasText: "get_message_body" }).filter({ hasText: triage.id });
   await entry.waitFor();
@@ -325,7 +325,7 @@ test("a second agent is paired: the form's code, and a code issued from the list
   assert.equal((await call("GET", "/api/mailboxes/readable", { token: repaired.body.credential })).status, 200);
   assertRefusal(assert, await call("GET", "/api/mailboxes/readable", { token: paired }), 401, "agent_credential_invalid");
 
-  await section("People").click();
+  await openSection(page, "People");
   await openAgents();
   assert.match((await cellsOf(agentRow(id)))[2], /^activeuntil /);
 });

@@ -15,6 +15,22 @@ export async function signIn(page, url, { email, password }) {
 }
 
 /**
+ * The link to section `name` in the banner's navigation, found even while the
+ * menu that holds it is closed (for its count or whether it is the current page).
+ */
+export const sectionLink = (page, name) =>
+  page.getByRole("navigation", { name: "Sections", includeHidden: true }).getByRole("link", { name, exact: true, includeHidden: true });
+
+/** Opens section `name` as a person would: the Administration menu opened first where its link is in it. */
+export async function openSection(page, name) {
+  const link = sectionLink(page, name);
+  await link.waitFor({ state: "attached" });
+  const admin = page.getByRole("banner").getByRole("button", { name: "Administration" });
+  if (!(await link.isVisible()) && (await admin.isVisible()) && (await admin.getAttribute("aria-expanded")) !== "true") await admin.click();
+  await link.click();
+}
+
+/**
  * Measures the page as it is shown: how wide the document and the window are,
  * every control, link, cell, list item or paragraph drawn outside the window,
  * every element inside `inside` (a selector) whose text is wider than its own

@@ -201,6 +201,44 @@ for (const layout of LAYOUTS) {
     assert.equal(await page.evaluate(() => window.innerWidth), layout.viewport.width);
   });
 
+  test(`${layout.name}: the daily sections come first, and the administration ones wait under one menu that works by keyboard`, async () => {
+    const page = run.page;
+    await page.evaluate(() => (location.hash = "#/mail"));
+    await page.getByRole("heading", { name: "Mail", level: 1 }).waitFor();
+    const navigation = page.getByRole("navigation", { name: "Sections" });
+    const administration = navigation.getByRole("button", { name: "Administration" });
+    assert.equal(await administration.getAttribute("aria-expanded"), "false");
+    const shown = async () => (await navigation.getByRole("link").allInnerTexts()).map((text) => text.trim());
+    assert.deepEqual(await shown(), ["Mail", "Notifications", "Reminders", "Approvals", "Connections", "Account"], "the daily sections, and only they, in view");
+
+    // Opened from the keyboard, the menu holds every administration section, reached with Tab.
+    await administration.focus();
+    await page.keyboard.press("Enter");
+    assert.equal(await administration.getAttribute("aria-expanded"), "true");
+    const menu = page.locator(`#${await administration.getAttribute("aria-controls")}`);
+    const admin = ["People", "Teams", "Mailboxes", "Butlers", "Relations", "Agents", "Sources", "Exports", "Audit"];
+    assert.deepEqual((await menu.getByRole("link").allInnerTexts()).map((text) => text.trim()), admin);
+    assertFits(await measure(page), "the Administration menu open");
+    await page.keyboard.press("Tab");
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), "People");
+
+    // Escape closes it and gives the focus back to its button.
+    await page.keyboard.press("Escape");
+    assert.equal(await administration.getAttribute("aria-expanded"), "false");
+    assert.equal(await menu.isVisible(), false);
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), "Administration");
+
+    // Choosing a section closes it.
+    await page.keyboard.press("Space");
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Teams", level: 1 }).waitFor();
+    assert.equal(await administration.getAttribute("aria-expanded"), "false");
+    assert.equal(await menu.isVisible(), false);
+    assert.equal(await menu.getByRole("link", { name: "Teams", includeHidden: true }).getAttribute("aria-current"), "page");
+  });
+
   for (const section of SECTIONS) {
     test(`${layout.name}: ${section.title} fits the window, in words and names`, async () => {
       const page = run.page;
