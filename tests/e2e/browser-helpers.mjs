@@ -21,10 +21,26 @@ export async function signIn(page, url, { email, password }) {
 export const sectionLink = (page, name) =>
   page.getByRole("navigation", { name: "Sections", includeHidden: true }).getByRole("link", { name, exact: true, includeHidden: true });
 
-/** Opens section `name` as a person would: the Administration menu opened first where its link is in it. */
+/**
+ * Shows the navigation: on a phone, where it waits behind the banner's Menu
+ * button, opens it. Answers whether it did (so that the caller may close it:
+ * open, it lies over the page).
+ */
+export async function showNavigation(page) {
+  const menu = page.getByRole("banner").getByRole("button", { name: /^Menu\b/ });
+  if (!(await menu.isVisible()) || (await menu.getAttribute("aria-expanded")) === "true") return false;
+  await menu.click();
+  return true;
+}
+
+/**
+ * Opens section `name` as a person would: the menus that hold its link (a
+ * phone's Menu, the Administration menu) opened first.
+ */
 export async function openSection(page, name) {
   const link = sectionLink(page, name);
   await link.waitFor({ state: "attached" });
+  await showNavigation(page);
   const admin = page.getByRole("banner").getByRole("button", { name: "Administration" });
   if (!(await link.isVisible()) && (await admin.isVisible()) && (await admin.getAttribute("aria-expanded")) !== "true") await admin.click();
   await link.click();

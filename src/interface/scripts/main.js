@@ -183,8 +183,15 @@ function showSignIn(notice) {
   email.focus();
 }
 
-/** Closes whichever menus of the banner are open (the Administration menu); set by showShell. */
-let closeMenus = () => {};
+/**
+ * The banner's menus (the Administration menu, and on a phone the Menu that
+ * holds the navigation), each as the element a click must land in to keep it
+ * open and the closing; set by showShell.
+ */
+let menus = [];
+const closeMenus = () => {
+  for (const { close } of menus) close();
+};
 
 /**
  * Makes `button` disclose `panel` (a disclosure, not an ARIA menu: a list of
@@ -237,19 +244,19 @@ function navigationList(shown) {
   item.addEventListener("focusout", (event) => {
     if (event.relatedTarget instanceof Node && !item.contains(event.relatedTarget)) close();
   });
-  closeMenus = close;
+  menus.push({ element: item, close });
   return h("ul", {}, daily, item);
 }
 
-// A click or tap anywhere outside the Administration menu closes it.
+// A click or tap anywhere outside a menu closes it.
 document.addEventListener("pointerdown", (event) => {
-  if (!(event.target instanceof Element) || !event.target.closest(".nav-admin")) closeMenus();
+  for (const { element, close } of menus) if (!(event.target instanceof Node && element.contains(event.target))) close();
 });
 
 /** The shell: the banner (with the sections' navigation unless `sections` is false) and an empty `main`. */
 function showShell({ sections = true } = {}) {
   releaseView();
-  closeMenus = () => {};
+  menus = [];
   navigation = sections ? navigationList(SECTIONS.filter((section) => section.visible())) : null;
   const signOut = h("button", { type: "button", class: "secondary", text: "Sign out" });
   const shellStatus = statusArea();
@@ -268,16 +275,25 @@ function showShell({ sections = true } = {}) {
     }
   });
   main = h("main", { id: "main", tabindex: "-1" });
+  // On a phone the banner is one row (the name, Menu, Sign out) and the
+  // navigation, with who is signed in, waits behind Menu; wider, the Menu
+  // button is not drawn and the panel is always shown (1-page.css).
+  const panel = h("div", { id: "banner-menu", class: "banner-menu" },
+    navigation ? h("nav", { "aria-label": "Sections" }, navigation) : null,
+    h("div", { class: "whoami" },
+      h("span", { class: "whoami-name", text: me.name }),
+      me.email ? h("span", { class: "whoami-email", text: me.email }) : null,
+      me.is_admin ? h("span", { class: "badge", text: "Administrator" }) : null));
+  // A dot on Menu says a count beside a section in it is showing (markMenu).
+  const menuButton = navigation
+    ? h("button", { type: "button", class: "menu-toggle secondary", "aria-controls": panel.id }, "Menu",
+      h("span", { class: "menu-mark", hidden: true }, hidden(", something awaits you")))
+    : null;
+  const banner = h("header", { class: "topbar" }, h("p", { class: "brand", text: "Mailroom" }), menuButton, panel, signOut);
+  if (menuButton) menus.push({ element: banner, close: disclose(menuButton, panel, (open) => panel.classList.toggle("open", open)) });
   root.replaceChildren(
     h("a", { class: "skip-link", href: "#main", text: "Skip to content" }),
-    h("header", { class: "topbar" },
-      h("p", { class: "brand", text: "Mailroom" }),
-      navigation ? h("nav", { "aria-label": "Sections" }, navigation) : null,
-      h("div", { class: "whoami" },
-        h("span", { class: "whoami-name", text: me.name }),
-        me.email ? h("span", { class: "whoami-email", text: me.email }) : null,
-        me.is_admin ? h("span", { class: "badge", text: "Administrator" }) : null,
-        signOut)),
+    banner,
     shellStatus,
     main);
   // The skip link must not change the route.
@@ -301,6 +317,7 @@ async function showApprovalCount() {
     count.hidden = !waiting;
     count.replaceChildren(waiting ?? "", hidden(waiting ? ` ${waiting === "1" ? "send awaits" : "sends await"} your decision` : ""));
     count.title = waiting ? `${waiting} awaiting your decision` : "";
+    markMenu();
   } catch {}
 }
 
@@ -324,7 +341,14 @@ async function showNotificationCount(known) {
     count.title = unread ? `${unread} unread notification${unread === 1 ? "" : "s"}` : "";
     unreadInTitle = unread;
     titleWithUnread();
+    markMenu();
   } catch {}
+}
+
+/** Marks the phone's Menu button while a count in the navigation it hides is showing. */
+function markMenu() {
+  const mark = root.querySelector(".menu-mark");
+  if (mark && navigation) mark.hidden = !navigation.querySelector(".nav-count:not([hidden]), .nav-unread:not([hidden])");
 }
 
 function parseHash() {
