@@ -15,7 +15,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { ROOT, ADMIN, assertRefusal, checkedFetch } from "./harness.mjs";
 import { startDesk } from "./fixtures.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { openSection } from "./browser-helpers.mjs";
+import { assertAccessible, openSection } from "./browser-helpers.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const SALES = "sales@mailroom.test";
@@ -155,6 +155,7 @@ test("the administrator mints an agent in the product's words; the form shows wh
   assert.match(refused, /The agent was not minted\./);
   assert.match(refused, /capability_unsatisfiable/);
   assert.match(refused, /mail\.export/);
+  await assertAccessible(page, "the mint form, with a warning and a refusal");
 
   await capability("mail.export").uncheck();
   assert.equal(await form.getByText("cannot work").count(), 0, "the warning goes with the capability");
@@ -170,6 +171,7 @@ test("the administrator mints an agent in the product's words; the form shows wh
   assert.match(credential, /^mr_agt_/);
   await statusSaying("Minted Triage bot").waitFor();
   assert.equal(await form.getByRole("alert").count(), 0, "the earlier refusal is gone");
+  await assertAccessible(page, "the credential shown once");
 
   const id = credential.match(AGENT_ID)?.[0];
   triage = (await call("GET", `/api/agents/${id}`, { token })).body;
@@ -234,6 +236,7 @@ test("the agent list shows the ceiling held of total, and the audit trail shows 
   assert.equal(outcome, "ok");
   assert.equal(actor, `Triage bot ${triage.id} for Ben ${ben.id}`, "the agent, by name, for its sponsor, in one cell");
   assert.match(actor, /agt_[0-9A-Z]{26} for Ben/);
+  await assertAccessible(page, "the audit trail");
 });
 
 test("pausing, resuming and revoking in the page take effect on the credential's next request", async () => {

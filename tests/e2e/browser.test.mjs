@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 import { startNode, setUp, signAccessToken, ADMIN } from "./harness.mjs";
-import { sectionLink, openSection } from "./browser-helpers.mjs";
+import { assertAccessible, sectionLink, openSection } from "./browser-helpers.mjs";
 
 const ACCESS_COOKIE = "__Host-mailroom-access";
 const REFRESH_COOKIE = "__Host-mailroom-refresh";
@@ -61,6 +61,7 @@ test("the page is served under a strict Content-Security-Policy and opens on the
   await page.getByRole("heading", { name: "Sign in" }).waitFor();
   assert.ok(await page.getByLabel("Email").isVisible());
   assert.ok(await page.getByLabel("Password").isVisible());
+  await assertAccessible(page, "the sign-in form");
 });
 
 test("the page asks for every module at once, each by its version, and a browser keeps them: the sign-in's readiness printed", async () => {
@@ -129,6 +130,7 @@ test("a refusal is shown beside the form that provoked it: message, reason and f
   await alert.waitFor();
   const shown = await alert.textContent();
   for (const part of [refusal.message, refusal.reason, refusal.fix, refusal.code]) assert.ok(shown.includes(part), `${part} in ${shown}`);
+  await assertAccessible(page, "People, with a refusal");
 });
 
 test("an administrator creates a person through the form", async () => {
@@ -238,6 +240,7 @@ test("the audit section shows the grant, and Verify reports the chain intact", a
   assert.equal(outcome, "ok");
   assert.match(detail, /org\.admin/);
   assert.match(detail, new RegExp(BEN.name));
+  await assertAccessible(page, "the audit trail");
 
   const entries = (await call("GET", "/api/audit?limit=200", { token })).body.entries;
   const grant = entries.find((entry) => entry.action === "grant_relation" && entry.detail?.subject === benId);

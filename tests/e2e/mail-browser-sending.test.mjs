@@ -11,6 +11,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 import { startDesk, sentMailAfter } from "./fixtures.mjs";
+import { assertAccessible } from "./browser-helpers.mjs";
 import {
   MAIL_NODE, SUPPORT, WRITER, APPROVER, QUESTION, PER_PAGE, NEWS, furnishMailDesk, bodyRows, openSection, statusSaying, pagesOn,
 } from "./mail-browser.mjs";
@@ -146,6 +147,7 @@ test("the approver sees the reply and its full text in Approvals, approves it, a
     assert.ok(shown.includes(part), `${part} in ${shown}`);
   }
   assert.equal(await card.locator("pre").textContent(), REPLY_TEXT, "the full text, as written");
+  await assertAccessible(approver, "Approvals");
 
   // Approving asks first, in the page, naming whom it goes to.
   await card.getByRole("button", { name: `Approve “${REPLY_SUBJECT}”` }).click();
@@ -279,6 +281,7 @@ test("the writer's Outbound shows the send refused, with the approver's reason",
   assert.match(shown, new RegExp(`Refused by ${APPROVER.name}`), "the approver is named, not only identified");
   assert.equal(await details.getByRole("button").count(), 1, "a refused send cannot be changed");
   assert.ok(await details.getByRole("button", { name: /^Write it again/ }).isVisible(), "only written again");
+  await assertAccessible(writer, "a refused send");
 });
 
 test("a send the mail service refused for one recipient is sent again from its page, never twice to the other", async () => {
