@@ -15,6 +15,7 @@ import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/cli
 import { ROOT, ADMIN, assertRefusal, checkedFetch } from "./harness.mjs";
 import { startDesk } from "./fixtures.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
+import { assertAccessible, openSection } from "./browser-helpers.mjs";
 
 const SUPPORT = "support@mailroom.test";
 const SALES = "sales@mailroom.test";
@@ -52,7 +53,6 @@ after(async () => {
   await node?.stop();
 });
 
-const section = (name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
 const statusSaying = (text) => page.getByRole("status").filter({ hasText: text });
 const mintForm = () => page.getByRole("region", { name: "Mint an agent" });
 /** A capability's words (its summary), and a relation's (its description, as a sentence carries it). */
@@ -69,7 +69,7 @@ const shownCellsOf = (row) => row.getByRole("cell").evaluateAll((cells) => cells
 const heldOfTotal = (name) => `${summaryOf(name)} ${vocabulary.find((entry) => entry.name === name).routes.length} of ${vocabulary.find((entry) => entry.name === name).routes.length}`;
 
 async function openAgents() {
-  await section("Agents").click();
+  await openSection(page, "Agents");
   await page.getByRole("heading", { name: "Agents", level: 1 }).waitFor();
   await page.getByRole("region", { name: "Every agent" }).getByText(/No agents yet|Agents on this node/).first().waitFor();
 }
@@ -158,6 +158,7 @@ test("the administrator mints an agent in the product's words; the form shows wh
   assert.doesNotMatch(refused, /mail\.export|capability_unsatisfiable/);
   await refusal.getByText("Technical details").click();
   assert.match(await refusal.locator("details").innerText(), /capability_unsatisfiable.*mail\.export/s);
+  await assertAccessible(page, "the mint form, with a warning and a refusal");
 
   await capability("mail.export").uncheck();
   assert.equal(await form.getByText("cannot work").count(), 0, "the warning goes with the capability");
@@ -173,6 +174,7 @@ test("the administrator mints an agent in the product's words; the form shows wh
   assert.match(credential, /^mr_agt_/);
   await statusSaying("Minted Triage bot").waitFor();
   assert.equal(await form.getByRole("alert").count(), 0, "the earlier refusal is gone");
+  await assertAccessible(page, "the credential shown once");
 
   const id = credential.match(AGENT_ID)?.[0];
   triage = (await call("GET", `/api/agents/${id}`, { token })).body;
@@ -206,7 +208,7 @@ test("with that credential, the official MCP client sees exactly its tools, read
 
 test("the agent list shows the ceiling held of total, and the audit trail shows the agent's read as one cell", async () => {
   // Leaving the section loses the credential: it is nowhere in the page when it comes back.
-  await section("People").click();
+  await openSection(page, "People");
   await page.getByRole("heading", { name: "People", level: 1 }).waitFor();
   await openAgents();
   assert.equal(await page.getByRole("region", { name: "The credential for Triage bot" }).count(), 0);
@@ -228,7 +230,7 @@ test("the agent list shows the ceiling held of total, and the audit trail shows 
   assert.ok(!mailboxes.includes(wordsOf("message.export")));
   assert.match(actions, /Pause.*Issue pairing code.*Revoke/);
 
-  await section("Audit").click();
+  await openSection(page, "Audit");
   const entry = page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row")
     .filter({ hasText: "Read a message's text" }).filter({ hasText: triage.id });
   await entry.waitFor();
@@ -240,6 +242,7 @@ test("the agent list shows the ceiling held of total, and the audit trail shows 
   assert.match((await cellsOf(entry))[2], /get_message_body/);
   assert.equal(actor, `Triage bot ${triage.id} for Ben ${ben.id}`, "the agent, by name, for its sponsor, in one cell");
   assert.match(actor, /agt_[0-9A-Z]{26} for Ben/);
+  await assertAccessible(page, "the audit trail");
 });
 
 test("pausing, resuming and revoking in the page take effect on the credential's next request", async () => {
@@ -331,7 +334,7 @@ test("a second agent is paired: the form's code, and a code issued from the list
   assert.equal((await call("GET", "/api/mailboxes/readable", { token: repaired.body.credential })).status, 200);
   assertRefusal(assert, await call("GET", "/api/mailboxes/readable", { token: paired }), 401, "agent_credential_invalid");
 
-  await section("People").click();
+  await openSection(page, "People");
   await openAgents();
   assert.match((await cellsOf(agentRow(id)))[2], /^activeuntil /);
 });

@@ -1,9 +1,38 @@
-// What the browser test files share: signing in through the page, leaving a
-// view that holds unsaved input, and whether
-// the page fits its window, measured as drawn. One implementation, so that a
-// check added here (a phone widening its layout, a control past the edge)
-// holds in every file. (What they set up through the API is fixtures.mjs's.)
+// What the browser test files share: signing in through the page, opening a
+// section, leaving a view that holds unsaved input, whether the page fits its
+// window, measured as drawn, and whether it has accessibility violations, by
+// axe-core. One implementation, so that a check added here (a phone widening
+// its layout, a control past the edge, a field without a label) holds in every
+// file. (What they set up through the API is fixtures.mjs's.)
 import assert from "node:assert/strict";
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+
+/** axe-core's browser build, put into pages to check them. */
+const AXE = readFileSync(createRequire(import.meta.url).resolve("axe-core/axe.min.js"), "utf8");
+
+/**
+ * Every accessibility violation axe-core finds in the page as it is shown, as
+ * `rule (impact) at target: what the rule asks`. axe is put into the page through
+ * the DevTools protocol (page.evaluate), which the page's Content-Security-
+ * Policy does not govern: a script tag would be refused, as it should be.
+ * Frames are left out: the only ones are the sandboxed frames a message's
+ * HTML is shown in, which run no script (so axe cannot run there) and hold
+ * what a sender wrote, not the interface.
+ */
+export async function accessibilityViolations(page) {
+  if (!(await page.evaluate(() => typeof window.axe === "object"))) await page.evaluate(`${AXE}\n;true`);
+  return page.evaluate(async () => {
+    const { violations } = await window.axe.run(document, { iframes: false, resultTypes: ["violations"] });
+    return violations.flatMap((violation) => violation.nodes.map((node) =>
+      `${violation.id} (${violation.impact}) at ${node.target.join(" ")}: ${violation.help}`));
+  });
+}
+
+/** Fails where axe-core finds an accessibility violation in the page as shown. */
+export async function assertAccessible(page, where) {
+  assert.deepEqual(await accessibilityViolations(page), [], `${where}: accessibility violations (axe-core)`);
+}
 
 /** Signs in through the sign-in form at `url` and waits for the shell. */
 export async function signIn(page, url, { email, password }) {
@@ -15,12 +44,45 @@ export async function signIn(page, url, { email, password }) {
 }
 
 /**
+ * The link to section `name` in the banner's navigation, found even while the
+ * menu that holds it is closed (for its count or whether it is the current page).
+ */
+export const sectionLink = (page, name) =>
+  page.getByRole("navigation", { name: "Sections", includeHidden: true }).getByRole("link", { name, exact: true, includeHidden: true });
+
+/**
+ * Shows the navigation: on a phone, where it waits behind the banner's Menu
+ * button, opens it. Answers whether it did (so that the caller may close it:
+ * open, it lies over the page).
+ */
+export async function showNavigation(page) {
+  const menu = page.getByRole("banner").getByRole("button", { name: /^Menu\b/ });
+  if (!(await menu.isVisible()) || (await menu.getAttribute("aria-expanded")) === "true") return false;
+  await menu.click();
+  return true;
+}
+
+/**
+ * Opens section `name` as a person would: the menus that hold its link (a
+ * phone's Menu, the Administration menu) opened first.
+ */
+export async function openSection(page, name) {
+  const link = sectionLink(page, name);
+  await link.waitFor({ state: "attached" });
+  await showNavigation(page);
+  const admin = page.getByRole("banner").getByRole("button", { name: "Administration" });
+  if (!(await link.isVisible()) && (await admin.isVisible()) && (await admin.getAttribute("aria-expanded")) !== "true") await admin.click();
+  await link.click();
+}
+
+/**
  * Measures the page as it is shown: how wide the document and the window are,
  * every control, link, cell, list item or paragraph drawn outside the window,
  * every element inside `inside` (a selector) whose text is wider than its own
  * box (even where an ancestor clips it, so the page does not widen), and, with
  * `text`, the text a person can see in `main` (not what is there only for
- * screen readers, in a closed <details>, a title or hidden).
+ * screen readers, in a closed <details>, a title or hidden); and axe-core's
+ * accessibility violations (accessibilityViolations()).
  */
 export async function measure(page, { inside = null, text = false } = {}) {
   const measured = await page.evaluate(({ inside, text }) => {
@@ -84,10 +146,13 @@ export async function measure(page, { inside = null, text = false } = {}) {
     }
     return { scrollWidth: document.documentElement.scrollWidth, width, outside, stray, apiWords, text: texts.join(" ") };
   }, { inside, text });
-  return { ...measured, viewport: page.viewportSize().width };
+  return { ...measured, viewport: page.viewportSize().width, violations: await accessibilityViolations(page) };
 }
 
-/** Fails where the page is wider than the window, or shows something outside it. */
+/**
+ * Fails where the page is wider than the window, shows something outside it,
+ * or has an accessibility violation.
+ */
 export function assertFitted(measured, where) {
   // A phone widens its layout to fit what is too wide rather than scroll, so the window is measured too.
   assert.equal(measured.width, measured.viewport, `${where}: the phone widened the page to ${measured.width}px`);
@@ -95,6 +160,7 @@ export function assertFitted(measured, where) {
   assert.deepEqual(measured.outside, [], `${where}: shown outside the ${measured.width}px window`);
   assert.deepEqual(measured.stray, [], `${where}: a script's value shown as text`);
   assert.deepEqual(measured.apiWords, [], `${where}: a refusal shown in the API's words, not the person's`);
+  assert.deepEqual(measured.violations, [], `${where}: accessibility violations (axe-core)`);
 }
 
 /**

@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 import { startNode, setUp, signAccessToken, ADMIN } from "./harness.mjs";
+import { assertAccessible, sectionLink, openSection } from "./browser-helpers.mjs";
 
 const ACCESS_COOKIE = "__Host-mailroom-access";
 const REFRESH_COOKIE = "__Host-mailroom-refresh";
@@ -30,7 +31,7 @@ after(async () => {
 });
 
 const cookies = async () => Object.fromEntries((await context.cookies()).map((cookie) => [cookie.name, cookie]));
-const section = (name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
+const section = (name) => sectionLink(page, name);
 
 test("the page is served under a strict Content-Security-Policy and opens on the sign-in form", async () => {
   const shell = await call("GET", "/");
@@ -60,6 +61,7 @@ test("the page is served under a strict Content-Security-Policy and opens on the
   await page.getByRole("heading", { name: "Sign in" }).waitFor();
   assert.ok(await page.getByLabel("Email").isVisible());
   assert.ok(await page.getByLabel("Password").isVisible());
+  await assertAccessible(page, "the sign-in form");
 });
 
 test("the page asks for every module at once, each by its version, and a browser keeps them: the sign-in's readiness printed", async () => {
@@ -99,7 +101,7 @@ test("an administrator signs in through the form, and the session is held in __H
   const header = page.getByRole("banner");
   await header.getByRole("button", { name: "Sign out" }).waitFor();
   assert.match(await header.textContent(), new RegExp(`${ADMIN.name}.*${ADMIN.email}.*Administrator`));
-  for (const name of ["People", "Teams", "Relations", "Audit", "Account"]) assert.ok(await section(name).isVisible(), name);
+  for (const name of ["People", "Teams", "Relations", "Audit", "Account"]) assert.equal(await section(name).count(), 1, name);
   assert.equal(await section("People").getAttribute("aria-current"), "page");
 
   const jar = await cookies();
@@ -135,6 +137,7 @@ test("a refusal is shown beside the form that provoked it: message, reason and f
   for (const part of [refusal.code, "400"]) assert.ok(details.includes(part), `${part} in ${details}`);
   // Words the node already put as a person would are not said twice.
   assert.ok(!details.includes(refusal.reason), details);
+  await assertAccessible(page, "People, with a refusal");
 });
 
 test("an administrator creates a person through the form", async () => {
@@ -182,7 +185,7 @@ test("leaving a view with something typed and not saved asks first; staying keep
     resolve([dialog.type(), dialog.message()]);
     dialog.dismiss();
   }));
-  await section("Relations").click();
+  await openSection(page, "Relations");
   const [kind, said] = await stay;
   assert.equal(kind, "confirm");
   assert.match(said, /not saved/);
@@ -199,14 +202,14 @@ test("leaving a view with something typed and not saved asks first; staying keep
   assert.equal(page.isClosed(), false, "kept open");
   // Put back as it was, nothing is asked.
   await page.getByLabel("Name", { exact: true }).fill("");
-  await section("Teams").click();
+  await openSection(page, "Teams");
   await page.getByRole("heading", { name: "Teams", level: 1 }).waitFor();
-  await section("People").click();
+  await openSection(page, "People");
   await page.getByRole("heading", { name: "People", level: 1 }).waitFor();
 });
 
 test("an administrator grants the person org.admin through the form", async () => {
-  await section("Relations").click();
+  await openSection(page, "Relations");
   await page.getByRole("heading", { name: "Relations", level: 1 }).waitFor();
   await page.getByLabel("Subject", { exact: true }).selectOption(benId);
   // Nothing is chosen for the administrator: choosing the person and granting grants nothing.
@@ -232,7 +235,7 @@ test("an administrator grants the person org.admin through the form", async () =
 });
 
 test("the audit section shows the grant, and Verify reports the chain intact", async () => {
-  await section("Audit").click();
+  await openSection(page, "Audit");
   const row = page.getByRole("row").filter({ hasText: "Grant a relation" }).filter({ hasText: benId });
   await row.waitFor();
   const cells = await row.getByRole("cell").allTextContents();
@@ -247,6 +250,7 @@ test("the audit section shows the grant, and Verify reports the chain intact", a
   assert.equal(outcome, "Done");
   assert.match(detail, /org\.admin/);
   assert.match(detail, new RegExp(BEN.name));
+  await assertAccessible(page, "the audit trail");
 
   const entries = (await call("GET", "/api/audit?limit=200", { token })).body.entries;
   const grant = entries.find((entry) => entry.action === "grant_relation" && entry.detail?.subject === benId);
@@ -263,7 +267,7 @@ test("the audit section shows the grant, and Verify reports the chain intact", a
 });
 
 test("disabling someone and revoking a relation are done at once, and Undo puts each back", async () => {
-  await section("Relations").click();
+  await openSection(page, "Relations");
   await page.getByRole("heading", { name: "Relations", level: 1 }).waitFor();
   const held = async () => (await call("GET", `/api/relations?subject=${benId}`, { token })).body.relations.map(({ relation, object }) => `${relation} ${object}`);
   await page.getByRole("button", { name: new RegExp(`^Revoke “Administer the node: .*” on the organisation from ${BEN.name}$`) }).click();
@@ -274,7 +278,7 @@ test("disabling someone and revoking a relation are done at once, and Undo puts 
   await page.getByRole("status").filter({ hasText: `to ${BEN.name} again.` }).waitFor();
   assert.deepEqual(await held(), ["org.admin org"], "granted again");
 
-  await section("People").click();
+  await openSection(page, "People");
   const row = () => page.getByRole("row").filter({ hasText: BEN.email });
   await row().getByRole("button", { name: `Disable ${BEN.name}` }).click();
   const disabled = page.getByRole("status").filter({ hasText: `Disabled ${BEN.name}` });
@@ -285,7 +289,7 @@ test("disabling someone and revoking a relation are done at once, and Undo puts 
   await row().getByText("Active", { exact: true }).waitFor();
   assert.equal((await call("GET", `/api/people/${benId}`, { token })).body.disabled_at, undefined);
   // Back where the next test reloads the page.
-  await section("Audit").click();
+  await openSection(page, "Audit");
   await page.getByRole("row").filter({ hasText: "grant_relation" }).first().waitFor();
 });
 

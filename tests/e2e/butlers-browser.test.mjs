@@ -17,7 +17,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ADMIN, ROOT } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, signIn } from "./browser-helpers.mjs";
+import { assertFits, signIn, openSection } from "./browser-helpers.mjs";
 import { ok, startDesk } from "./fixtures.mjs";
 
 const BEN = { name: "Ben Sponsor", email: "ben@example.com", password: "ben's first long password" };
@@ -73,7 +73,6 @@ after(async () => {
   await node?.stop();
 });
 
-const section = (page, name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
 const statusSaying = (page, text) => page.getByRole("status").filter({ hasText: text });
 const butlersOf = async (mailbox) => (await ok(call("GET", `/api/mailboxes/${mailbox.id}/butlers`, { token }))).butlers;
 const threadOf = async (mailbox, subject) =>
@@ -134,7 +133,7 @@ for (const layout of LAYOUTS) {
     ({ page: run.page } = await watch.open(browser, { who: `${name} administrator`, ...options, locale: "en-GB" }));
     const page = run.page;
     await signIn(page, node.url, ADMIN);
-    await section(page, "Butlers").click();
+    await openSection(page, "Butlers");
     await page.getByRole("heading", { name: "Butlers", level: 1 }).waitFor();
     await page.getByRole("navigation", { name: "Mailboxes" }).getByRole("link", { name: data().address }).click();
     await page.getByRole("heading", { name: `Butlers on ${data().address}` }).waitFor();

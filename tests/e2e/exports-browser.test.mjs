@@ -18,7 +18,7 @@ import { createHash } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, signIn } from "./browser-helpers.mjs";
+import { assertFits, signIn, sectionLink as section, openSection } from "./browser-helpers.mjs";
 import { ok, startDesk } from "./fixtures.mjs";
 
 const RITA = { name: "Rita Reviewer", email: "rita@example.com", password: "rita's first long password" };
@@ -69,7 +69,6 @@ after(async () => {
   await node?.stop();
 });
 
-const section = (page, name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
 const ritasExports = async () => (await ok(call("GET", "/api/exports", { token: made.ritaToken }))).exports;
 const downloadsAudited = async () => (await ok(call("GET", "/api/audit?limit=200", { token }))).entries
   .filter((entry) => entry.action === "get_export_object" && entry.actor === made.rita.id).length;
@@ -87,7 +86,7 @@ for (const { name, follows, ...options } of LAYOUTS) {
     ({ page: run.page } = await watch.open(browser, { who: `${name} reviewer`, ...options, locale: "en-GB" }));
     const page = run.page;
     await signIn(page, node.url, RITA);
-    await section(page, "Exports").click();
+    await openSection(page, "Exports");
     const form = page.getByRole("region", { name: "Request an export" });
     await form.getByRole("checkbox", { name: SUPPORT }).waitFor();
     // She is offered the mailbox she reads, and names the other by id.
@@ -209,7 +208,7 @@ test("an administrator who does not hold ediscovery.export is not offered Export
   const { page } = await watch.open(browser, { who: "administrator", viewport: { width: 1280, height: 800 }, locale: "en-GB" });
   await signIn(page, node.url, ADMIN);
   // The navigation is drawn from GET /api/me, which says who may export.
-  await section(page, "Mailboxes").waitFor();
+  await section(page, "Mailboxes").waitFor({ state: "attached" });
   assert.equal((await call("GET", "/api/me", { token })).body.may_export, false);
   assert.equal(await section(page, "Exports").count(), 0);
   assert.equal((await call("GET", "/api/me", { token: made.ritaToken })).body.may_export, true);

@@ -8,7 +8,12 @@
 // the per-minute run. In each section: the page never scrolls sideways, and
 // every cell, button, link and field it shows lies inside the window; relations
 // and capabilities read in the vocabulary's words, never as codes, unless the
-// person asks for the codes; and nobody whose name the page knows is shown by id.
+// person asks for the codes; nobody whose name the page knows is shown by id;
+// axe-core finds no accessibility violation (the phone in the dark colour
+// scheme, the desktop in the light, so both palettes' contrast is checked);
+// and on the phone every control is tall enough to tap. The banner: the daily
+// sections first and the administration ones under one menu, worked by
+// keyboard, and on the phone one row no taller than 64px with a Menu button.
 // Every console error and CSP violation fails the file.
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
@@ -16,7 +21,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ADMIN, ROOT } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFitted as assertFits, measure as measureShown, signIn } from "./browser-helpers.mjs";
+import { assertFitted as assertFits, measure as measureShown, showNavigation, signIn } from "./browser-helpers.mjs";
 import { ok, startDesk } from "./fixtures.mjs";
 
 const BEN = { name: "Ben Baker", email: "ben@example.com", password: "ben's first long password" };
@@ -32,7 +37,7 @@ const FINANCE = { address: "accounts-receivable-and-payable@finance-department.m
 const ID = /\b(?:usr|tm|mbx|agt|src)_[0-9A-HJKMNP-TV-Z]{26}\b/g;
 
 const LAYOUTS = [
-  { name: "phone", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
+  { name: "phone", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true, colorScheme: "dark" },
   { name: "desktop", viewport: { width: 1280, height: 800 } },
 ];
 
@@ -180,6 +185,33 @@ const SECTIONS = [
   { route: "connections", title: "Connections", ready: (page) => page.getByRole("heading", { name: "Calendar assistant" }), codes: false },
 ];
 
+/** The height a finger needs to press a control (WCAG 2.5.5's 44 CSS px). */
+const TAP = 44;
+
+/**
+ * Every control shown in the banner and the view a finger presses that is less
+ * than TAP px tall: buttons, form fields, summaries, links drawn as buttons,
+ * links in a navigation (links inside running text are left out, as WCAG's
+ * target size leaves them).
+ */
+const tooSmallToTap = (page) => page.evaluate((tap) => {
+  const small = [];
+  for (const element of document.querySelectorAll(
+    "header :is(button, a, input, select), main :is(button, input, select, textarea, summary, a.button, nav a)")) {
+    if (!element.checkVisibility({ checkVisibilityCSS: true })) continue;
+    const box = element.getBoundingClientRect();
+    // Visually hidden (a screen reader's), not a target.
+    if (box.width <= 1 || box.height <= 1) continue;
+    if (box.height < tap - 0.5) small.push(`${element.tagName.toLowerCase()}${element.className ? `.${String(element.className).replaceAll(" ", ".")}` : ""} “${(element.innerText || element.value || element.getAttribute("aria-label") || element.type || "").trim().slice(0, 40)}” ${Math.round(box.height)}px tall`);
+  }
+  return small;
+}, TAP);
+
+/** Fails where a phone shows a control too small to tap. */
+async function assertTappable(page, where) {
+  assert.deepEqual(await tooSmallToTap(page), [], `${where}: too small to tap on a phone`);
+}
+
 /** The page as shown (browser-helpers.mjs), with the text a person can see. */
 const measure = (page) => measureShown(page, { text: true });
 
@@ -201,6 +233,86 @@ for (const layout of LAYOUTS) {
     assert.equal(await page.evaluate(() => window.innerWidth), layout.viewport.width);
   });
 
+  test(`${layout.name}: the banner is no taller than 64px, and on a phone its Menu button opens the navigation`, async () => {
+    const page = run.page;
+    await page.evaluate(() => (location.hash = "#/mail"));
+    await page.getByRole("heading", { name: "Mail", level: 1 }).waitFor();
+    const banner = page.getByRole("banner");
+    const { height } = await banner.boundingBox();
+    assert.ok(height <= 64, `the banner is ${height}px tall`);
+    const menu = banner.getByRole("button", { name: /^Menu\b/ });
+    const navigation = page.getByRole("navigation", { name: "Sections", includeHidden: true });
+    if (layout.name !== "phone") {
+      assert.equal(await menu.isVisible(), false, "no Menu where the navigation fits");
+      assert.ok(await navigation.getByRole("link", { name: "Notifications", exact: true }).isVisible());
+      return;
+    }
+    assert.equal(await navigation.isVisible(), false, "the navigation waits behind Menu");
+    assert.equal(await menu.getAttribute("aria-expanded"), "false");
+    await menu.tap();
+    assert.equal(await menu.getAttribute("aria-expanded"), "true");
+    await navigation.getByRole("link", { name: "Notifications", exact: true }).waitFor();
+    assert.ok(await banner.getByText(ADMIN.name).isVisible(), "who is signed in, in the menu");
+    assertFits(await measure(page), "the menu open");
+    await assertTappable(page, "the menu open");
+    await navigation.getByRole("button", { name: "Administration" }).tap();
+    await navigation.getByRole("link", { name: "Audit", exact: true }).waitFor();
+    assertFits(await measure(page), "the menu and the Administration menu open");
+    await assertTappable(page, "the menu and the Administration menu open");
+
+    // Escape closes it, the focus back on Menu; choosing a section closes it too.
+    await page.keyboard.press("Escape");
+    await page.keyboard.press("Escape");
+    assert.equal(await menu.getAttribute("aria-expanded"), "false");
+    assert.equal(await navigation.isVisible(), false);
+    assert.match(await page.evaluate(() => document.activeElement.textContent), /^Menu/);
+    await menu.tap();
+    await navigation.getByRole("link", { name: "Reminders", exact: true }).tap();
+    await page.getByRole("heading", { name: "Reminders", level: 1 }).waitFor();
+    assert.equal(await menu.getAttribute("aria-expanded"), "false");
+    assert.equal(await navigation.isVisible(), false);
+  });
+
+  test(`${layout.name}: the daily sections come first, and the administration ones wait under one menu that works by keyboard`, async () => {
+    const page = run.page;
+    await page.evaluate(() => (location.hash = "#/mail"));
+    await page.getByRole("heading", { name: "Mail", level: 1 }).waitFor();
+    await showNavigation(page);
+    // Found while closed too: on a phone, choosing a section closes Menu with it.
+    const navigation = page.getByRole("navigation", { name: "Sections", includeHidden: true });
+    const administration = navigation.getByRole("button", { name: "Administration", includeHidden: true });
+    assert.equal(await administration.getAttribute("aria-expanded"), "false");
+    const shown = async () => (await navigation.getByRole("link").allInnerTexts()).map((text) => text.trim());
+    assert.deepEqual(await shown(), ["Mail", "Notifications", "Reminders", "Approvals", "Connections", "Account"], "the daily sections, and only they, in view");
+
+    // Opened from the keyboard, the menu holds every administration section, reached with Tab.
+    await administration.focus();
+    await page.keyboard.press("Enter");
+    assert.equal(await administration.getAttribute("aria-expanded"), "true");
+    const menu = page.locator(`#${await administration.getAttribute("aria-controls")}`);
+    const admin = ["People", "Teams", "Mailboxes", "Butlers", "Relations", "Agents", "Sources", "Exports", "Audit"];
+    assert.deepEqual((await menu.getByRole("link").allInnerTexts()).map((text) => text.trim()), admin);
+    assertFits(await measure(page), "the Administration menu open");
+    await page.keyboard.press("Tab");
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), "People");
+
+    // Escape closes it and gives the focus back to its button.
+    await page.keyboard.press("Escape");
+    assert.equal(await administration.getAttribute("aria-expanded"), "false");
+    assert.equal(await menu.isVisible(), false);
+    assert.equal(await page.evaluate(() => document.activeElement.textContent), "Administration");
+
+    // Choosing a section closes it.
+    await page.keyboard.press("Space");
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Tab");
+    await page.keyboard.press("Enter");
+    await page.getByRole("heading", { name: "Teams", level: 1 }).waitFor();
+    assert.equal(await administration.getAttribute("aria-expanded"), "false");
+    assert.equal(await menu.isVisible(), false);
+    assert.equal(await menu.getByRole("link", { name: "Teams", includeHidden: true }).getAttribute("aria-current"), "page");
+  });
+
   for (const section of SECTIONS) {
     test(`${layout.name}: ${section.title} fits the window, in words and names`, async () => {
       const page = run.page;
@@ -210,6 +322,7 @@ for (const layout of LAYOUTS) {
       await page.getByRole("main").getByText("Loading…").waitFor({ state: "detached" });
       const measured = await measure(page);
       assertFits(measured, section.title);
+      if (layout.name === "phone") await assertTappable(page, section.title);
 
       // Whoever the page can name is named, not shown by id.
       const known = new Map([made.admin, made.ben, made.max, made.cleo, made.team, made.quiet, made.support, made.finance]
@@ -244,6 +357,7 @@ for (const layout of LAYOUTS) {
       await page.getByRole("main").getByText("Loading…").waitFor({ state: "detached" });
       const measured = await measure(page);
       assertFits(measured, where);
+      if (layout.name === "phone") await assertTappable(page, where);
       const codes = [...new Set(measured.text.match(codesPattern()) ?? [])];
       assert.deepEqual(codes, [], `${where}: codes shown instead of words`);
       const ids = [...new Set(measured.text.match(ID) ?? [])].filter((id) => [made.admin.id, support].includes(id));

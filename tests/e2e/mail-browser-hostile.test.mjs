@@ -9,6 +9,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 import { startDesk, startReceiver } from "./fixtures.mjs";
+import { assertAccessible } from "./browser-helpers.mjs";
 import { MAIL_NODE, SUPPORT, WRITER, QUESTION, fixture, HOSTILE_SUBJECT, furnishMailDesk, everyMessage, pagesOn } from "./mail-browser.mjs";
 
 let node, browser, writer;
@@ -44,6 +45,7 @@ test("markup in a stranger's name, subject and text is shown as text, never run 
   const main = writer.getByRole("main");
   for (const tag of ["img", "b", "script", "a[href^='javascript']"]) assert.equal(await main.locator(tag).count(), 0, tag);
   assert.equal(await writer.title(), `${HOSTILE_SUBJECT} · Mail · Mailroom`, "the subject is in the title as text, and no script renamed it");
+  await assertAccessible(writer, "a hostile message");
 });
 
 /**

@@ -11,8 +11,9 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 import { startDesk, sentMailAfter } from "./fixtures.mjs";
+import { assertAccessible } from "./browser-helpers.mjs";
 import {
-  MAIL_NODE, SUPPORT, WRITER, APPROVER, QUESTION, PER_PAGE, NEWS, furnishMailDesk, bodyRows, section, statusSaying, pagesOn,
+  MAIL_NODE, SUPPORT, WRITER, APPROVER, QUESTION, PER_PAGE, NEWS, furnishMailDesk, bodyRows, openSection, statusSaying, pagesOn,
 } from "./mail-browser.mjs";
 
 const REPLY_SUBJECT = `Re: ${QUESTION}`;
@@ -61,7 +62,7 @@ function bodyOf(raw) {
 }
 
 test("a draft from New message can be deleted", async () => {
-  await section(writer, "Mail").click();
+  await openSection(writer, "Mail");
   await writer.getByRole("link", { name: "New message" }).click();
   await writer.getByRole("heading", { name: `New message from ${SUPPORT.address}` }).waitFor();
   await writer.getByLabel("To", { exact: true }).fill("someone@customer.example");
@@ -121,12 +122,12 @@ test("the writer cannot approve their own submission: it is not in their Approva
   const granted = await call("POST", "/api/relations", { token, body: { subject: ids.writer, relation: "approval.decide", object: mailboxId } });
   assert.equal(granted.status, 201, granted.text);
 
-  await section(writer, "Approvals").click();
+  await openSection(writer, "Approvals");
   await writer.getByRole("heading", { name: "Approvals", level: 1 }).waitFor();
   await writer.getByText("Nothing awaits your decision.").waitFor();
   assert.equal(await writer.getByRole("button", { name: /^Approve/ }).count(), 0);
 
-  await section(writer, "Mail").click();
+  await openSection(writer, "Mail");
   await writer.getByRole("link", { name: "Outbound" }).click();
   const row = writer.getByRole("row").filter({ hasText: REPLY_SUBJECT });
   await row.waitFor();
@@ -137,7 +138,7 @@ test("the writer cannot approve their own submission: it is not in their Approva
 test("the approver sees the reply and its full text in Approvals, approves it, and sees it dispatched", async () => {
   approver = await openPage("approver");
   await signIn(approver, APPROVER);
-  await section(approver, "Approvals").click();
+  await openSection(approver, "Approvals");
   const card = approver.getByRole("article", { name: REPLY_SUBJECT });
   await card.waitFor();
   const shown = await card.textContent();
@@ -146,6 +147,7 @@ test("the approver sees the reply and its full text in Approvals, approves it, a
     assert.ok(shown.includes(part), `${part} in ${shown}`);
   }
   assert.equal(await card.locator("pre").textContent(), REPLY_TEXT, "the full text, as written");
+  await assertAccessible(approver, "Approvals");
 
   // Approving asks first, in the page, naming whom it goes to.
   await card.getByRole("button", { name: `Approve “${REPLY_SUBJECT}”` }).click();
@@ -279,6 +281,7 @@ test("the writer's Outbound shows the send refused, with the approver's reason",
   assert.match(shown, new RegExp(`Refused by ${APPROVER.name}`), "the approver is named, not only identified");
   assert.equal(await details.getByRole("button").count(), 1, "a refused send cannot be changed");
   assert.ok(await details.getByRole("button", { name: /^Write it again/ }).isVisible(), "only written again");
+  await assertAccessible(writer, "a refused send");
 });
 
 test("a send the mail service refused for one recipient is sent again from its page, never twice to the other", async () => {
@@ -350,8 +353,8 @@ test("more than a page of outbound mail, and of approvals: the rest is shown on 
   // The approver's queue holds the earlier reply's mailbox too; all of it pages oldest first.
   const queue = await everything("/api/approvals", await tokenFor(APPROVER));
   assert.ok(queue.length > PER_PAGE, `${queue.length} awaiting`);
-  await section(approver, "Mail").click();
-  await section(approver, "Approvals").click();
+  await openSection(approver, "Mail");
+  await openSection(approver, "Approvals");
   const awaiting = approver.getByRole("region", { name: "Awaiting my decision" });
   const headings = () => awaiting.getByRole("heading", { level: 3 }).allTextContents();
   await awaiting.getByRole("heading", { level: 3 }).first().waitFor();

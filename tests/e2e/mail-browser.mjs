@@ -6,7 +6,7 @@ import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { ROOT } from "./harness.mjs";
-import { signIn as signInAt } from "./browser-helpers.mjs";
+import { signIn as signInAt, sectionLink, openSection } from "./browser-helpers.mjs";
 
 /** The node's options: Ana is the one destination the send_email binding accepts, as Email Routing accepts only verified ones. */
 export const MAIL_NODE = { sendEmail: { allowed_destination_addresses: ["ana@customer.example"] } };
@@ -58,11 +58,11 @@ export async function bodyRows(within) {
   return Promise.all((await rows.all()).map((row) => row.getByRole("cell").allTextContents()));
 }
 
-export const section = (page, name) => page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
+export { sectionLink as section, openSection };
 
 /** From Mail (a mailbox's conversations), the mailboxes and what the person holds on each. */
 export async function yourMailboxes(page) {
-  await section(page, "Mail").click();
+  await openSection(page, "Mail");
   await page.getByRole("link", { name: "Your mailboxes and what you hold" }).click();
   return page.getByRole("region", { name: "Mailboxes I can read" });
 }

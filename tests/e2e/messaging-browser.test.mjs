@@ -15,7 +15,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { startNode, setUp, client, ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, signIn } from "./browser-helpers.mjs";
+import { assertFits, signIn, openSection } from "./browser-helpers.mjs";
 import { ok, startDesk, startReceiver } from "./fixtures.mjs";
 
 const LAYOUTS = [
@@ -60,7 +60,6 @@ for (const layout of LAYOUTS) {
   runs[layout.name] = run;
   const page = () => run.page;
   const { watched: WATCHED, other: OTHER } = layout.agents;
-  const section = (name) => page().getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
   const statusSaying = (text) => page().getByRole("status").filter({ hasText: text });
   const card = (name) => page().getByRole("article").filter({ has: page().getByRole("heading", { name, exact: true }) });
   const inbox = () => page().getByRole("region", { name: /^Inbox \(/ });
@@ -68,7 +67,7 @@ for (const layout of LAYOUTS) {
   const messaging = (agent) => ok(call("GET", `/api/agents/${agent.agent.id}/messaging`, { token: run.token }));
 
   async function openConnections() {
-    await section("Connections").click();
+    await openSection(page(), "Connections");
     await page().getByRole("heading", { name: "Connections", level: 1 }).waitFor();
     await page().getByRole("region", { name: "Your agents" }).waitFor();
   }
@@ -227,7 +226,7 @@ for (const layout of LAYOUTS) {
 test("an administrator sees every agent in Connections, with its sponsor, and never an agent's credential", async () => {
   const { page } = await watch.open(browser, { who: "administrator", locale: "en-US" });
   await signIn(page, node.url, ADMIN);
-  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Connections", exact: true }).click();
+  await openSection(page, "Connections");
   const every = page.getByRole("region", { name: "Every agent" });
   await every.waitFor();
   const cards = every.getByRole("article");
@@ -281,7 +280,7 @@ test("an administrator subscribes a webhook to a mailbox from Mailboxes, and an 
   const { page } = await watch.open(browser, { who: "administrator's webhooks", locale: "en-US", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true });
   watch.expectRefusal(400, `/api/mailboxes/${mailbox.id}/webhooks`);
   await signIn(page, node.url, ADMIN);
-  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Mailboxes", exact: true }).click();
+  await openSection(page, "Mailboxes");
   await page.getByRole("link", { name: "Webhooks of hooks@mailroom.test" }).click();
   const webhooks = page.getByRole("region", { name: "Webhooks" });
   await webhooks.getByText("No webhook is told of hooks@mailroom.test's changes yet.").waitFor();
@@ -309,7 +308,7 @@ test("on a node without agent messaging, Connections says it is off and how to t
     const { page } = await offWatch.open(browser, { who: "feature off", locale: "en-US" });
     await signIn(page, off.url, ADMIN);
     offWatch.expectRefusal(404, "/api/agent-messages");
-    await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Connections", exact: true }).click();
+    await openSection(page, "Connections");
     const notice = page.getByRole("status").filter({ hasText: "Agent messaging is off on this node." });
     await notice.waitFor();
     assert.match(await notice.textContent(), /To turn it on: .*FEATURE_AGENT_NETWORK = "true"/);

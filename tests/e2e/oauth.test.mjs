@@ -22,7 +22,7 @@ import { join } from "node:path";
 import { Client, StreamableHTTPClientTransport, UnauthorizedError } from "@modelcontextprotocol/client";
 import { ROOT, checkedFetch, assertRefusal } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, signIn } from "./browser-helpers.mjs";
+import { assertFits, signIn, openSection } from "./browser-helpers.mjs";
 import { ok, startDesk, startReceiver } from "./fixtures.mjs";
 
 const SUPPORT = "support@mailroom.test";
@@ -730,7 +730,7 @@ test("Ben sees the app under Account's connected apps, held of total, and Discon
 
   const { page } = await watch.open(browser, { who: "ben, disconnecting" });
   await signIn(page, node.url, BEN);
-  await page.getByRole("navigation", { name: "Sections" }).getByRole("link", { name: "Account", exact: true }).click();
+  await openSection(page, "Account");
   const table = page.getByRole("region", { name: "Connected apps" }).getByRole("table", { name: "Apps connected to your account" });
   const row = table.getByRole("row").filter({ hasText: "Claude Code (e2e)" }).first();
   await row.waitFor();

@@ -12,7 +12,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { ADMIN } from "./harness.mjs";
 import { launchChromium, PageWatch } from "./chromium.mjs";
-import { assertFits, signIn } from "./browser-helpers.mjs";
+import { assertFits, signIn, openSection } from "./browser-helpers.mjs";
 import { ok, startDesk } from "./fixtures.mjs";
 
 const PAT = { name: "Pat Phone", email: "pat@example.com", password: "pat's first long password" };
@@ -78,7 +78,6 @@ for (const layout of LAYOUTS) {
   const run = {};
   runs[layout.name] = run;
   const page = () => run.page;
-  const section = (name) => page().getByRole("navigation", { name: "Sections" }).getByRole("link", { name, exact: true });
   const tab = (name) => page().getByRole("navigation", { name: "Reminders" }).getByRole("link", { name, exact: true });
   const statusSaying = (text) => page().getByRole("status").filter({ hasText: text });
   const group = (name) => page().getByRole("region", { name: new RegExp(`^${name} \\(\\d+\\)$`) });
@@ -107,7 +106,7 @@ for (const layout of LAYOUTS) {
     await signIn(page(), node.url, person);
     assert.equal((await assertFits(page(), "after signing in")).width, layout.viewport.width, "the window is as wide as the layout");
 
-    await section("Reminders").click();
+    await openSection(page(), "Reminders");
     await page().getByRole("heading", { name: "Reminders", level: 1 }).waitFor();
     await group("Today").waitFor();
     await assertFits(page(), "the empty inbox");
@@ -269,7 +268,7 @@ for (const layout of LAYOUTS) {
 
   test(`${layout.name}: a source created in Sources pushes a reminder, shown with its name and no Edit or Delete`, async () => {
     const name = `${layout.name}-passport-office`;
-    await section("Sources").click();
+    await openSection(page(), "Sources");
     await page().getByRole("heading", { name: "Sources", level: 1 }).waitFor();
     await page().getByLabel("Name", { exact: true }).fill(name);
     await page().getByRole("button", { name: "Create source" }).click();
@@ -286,7 +285,7 @@ for (const layout of LAYOUTS) {
     });
     assert.ok([200, 201].includes(pushed.status), pushed.text);
 
-    await section("Reminders").click();
+    await openSection(page(), "Reminders");
     const visa = card("Visa interview");
     await visa.waitFor();
     assert.ok(await visa.getByText(`From ${name}`, { exact: true }).isVisible());
@@ -298,7 +297,7 @@ for (const layout of LAYOUTS) {
     await assertFits(page(), "the inbox with a source's reminder");
 
     // Revoked through the page, with a confirmation, the credential pushes no more.
-    await section("Sources").click();
+    await openSection(page(), "Sources");
     const row = page().getByRole("row").filter({ hasText: name });
     await row.getByRole("button", { name: `Revoke ${name}` }).click();
     await page().getByRole("group", { name: `Revoke ${name}?` }).getByRole("button", { name: `Revoke for good ${name}` }).click();
@@ -313,7 +312,7 @@ for (const layout of LAYOUTS) {
   });
 
   test(`${layout.name}: a reminder made elsewhere shows without a reload; while a card is being edited, the list stays and offers the latest`, async () => {
-    await section("Reminders").click();
+    await openSection(page(), "Reminders");
     await group("Today").waitFor();
     const elsewhere = `Made elsewhere (${layout.name})`;
     // Made through the API, as another tab or an agent would.
@@ -343,8 +342,8 @@ for (const layout of LAYOUTS) {
       const far = Array.from({ length: 100 }, (_, index) => addDays(run.today, 200 + index));
       await Promise.all(far.map((due, index) =>
         ok(call("POST", "/api/me/events", { token: run.token, body: { title: `Far off ${index}`, due_at: due } }), 201)));
-      await section("Mail").click();
-      await section("Reminders").click();
+      await openSection(page(), "Mail");
+      await openSection(page(), "Reminders");
       const cards = page().getByRole("article");
       await card("Far off 0").waitFor();
       assert.equal(await cards.count(), 100, "the first page: the 100 soonest");

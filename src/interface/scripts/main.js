@@ -79,24 +79,28 @@ const everyone = () => true;
  * A visit with no route opens the first visible section whose `landing` holds,
  * else the first visible one: an administrator's work starts with the people
  * on the node (administering confers no mail), everyone else's with mail.
+ * `admin` marks the sections that run the node rather than a day's work: the
+ * navigation gathers them under one Administration menu, after the daily ones,
+ * so that what a person opens every morning is first and always in view.
  */
 const SECTIONS = [
   { route: "mail", title: "Mail", visible: everyone, render: renderMail },
+  { route: "notifications", title: "Notifications", visible: everyone, render: renderNotifications },
   { route: "reminders", title: "Reminders", visible: everyone, render: renderReminders },
   { route: "approvals", title: "Approvals", visible: everyone, render: renderApprovals },
-  { route: "notifications", title: "Notifications", visible: everyone, render: renderNotifications },
   { route: "connections", title: "Connections", visible: everyone, render: renderConnections },
-  // Those who hold ediscovery.export (`may_export`, from GET /api/me).
-  { route: "exports", title: "Exports", visible: () => me?.may_export === true, render: renderExports },
-  { route: "people", title: "People", visible: isAdmin, landing: isAdmin, render: renderPeople },
-  { route: "teams", title: "Teams", visible: isAdmin, render: renderTeams },
-  { route: "mailboxes", title: "Mailboxes", visible: isAdmin, render: renderMailboxes },
-  { route: "butlers", title: "Butlers", visible: isAdmin, render: renderButlers },
-  { route: "relations", title: "Relations", visible: isAdmin, render: renderRelations },
-  { route: "agents", title: "Agents", visible: isAdmin, render: renderAgents },
-  { route: "sources", title: "Sources", visible: isAdmin, render: renderSources },
-  { route: "audit", title: "Audit", visible: isAdmin, render: renderAudit },
   { route: "account", title: "Account", visible: everyone, render: renderAccount },
+  { route: "people", title: "People", admin: true, visible: isAdmin, landing: isAdmin, render: renderPeople },
+  { route: "teams", title: "Teams", admin: true, visible: isAdmin, render: renderTeams },
+  { route: "mailboxes", title: "Mailboxes", admin: true, visible: isAdmin, render: renderMailboxes },
+  { route: "butlers", title: "Butlers", admin: true, visible: isAdmin, render: renderButlers },
+  { route: "relations", title: "Relations", admin: true, visible: isAdmin, render: renderRelations },
+  { route: "agents", title: "Agents", admin: true, visible: isAdmin, render: renderAgents },
+  { route: "sources", title: "Sources", admin: true, visible: isAdmin, render: renderSources },
+  // Those who hold ediscovery.export (`may_export`, from GET /api/me): a review
+  // for the organisation, not a day's mail, so with the administration.
+  { route: "exports", title: "Exports", admin: true, visible: () => me?.may_export === true, render: renderExports },
+  { route: "audit", title: "Audit", admin: true, visible: isAdmin, render: renderAudit },
 ];
 
 const root = document.getElementById("app");
@@ -179,10 +183,81 @@ function showSignIn(notice) {
   email.focus();
 }
 
+/**
+ * The banner's menus (the Administration menu, and on a phone the Menu that
+ * holds the navigation), each as the element a click must land in to keep it
+ * open and the closing; set by showShell.
+ */
+let menus = [];
+const closeMenus = () => {
+  for (const { close } of menus) close();
+};
+
+/**
+ * Makes `button` disclose `panel` (a disclosure, not an ARIA menu: a list of
+ * links, reached with Tab): its aria-expanded says whether the panel is shown,
+ * `show(open)` shows or hides it. Escape inside either closes it and puts focus
+ * back on the button; choosing a link in it closes it. Answers the closing.
+ */
+function disclose(button, panel, show) {
+  const set = (open) => {
+    button.setAttribute("aria-expanded", String(open));
+    show(open);
+  };
+  set(false);
+  button.addEventListener("click", () => set(button.getAttribute("aria-expanded") !== "true"));
+  for (const element of [button, panel]) {
+    element.addEventListener("keydown", (event) => {
+      if (event.key !== "Escape" || button.getAttribute("aria-expanded") !== "true") return;
+      // Only the innermost open menu closes on one Escape.
+      event.stopPropagation();
+      set(false);
+      button.focus();
+    });
+  }
+  panel.addEventListener("click", (event) => {
+    if (event.target instanceof Element && event.target.closest("a[href]")) set(false);
+  });
+  return () => set(false);
+}
+
+/** The link to a section in the navigation, with the count it carries beside it. */
+function sectionItem(section) {
+  return h("li", {}, h("a", { href: `#/${section.route}`, "data-route": section.route, text: section.title }),
+    section.route === "approvals" ? h("span", { class: "nav-count", hidden: true }) : null,
+    section.route === "notifications" ? h("span", { class: "nav-unread", hidden: true }) : null);
+}
+
+/**
+ * The navigation's list: the daily sections, then the administration ones
+ * (`admin` in SECTIONS) behind one Administration button, which shows them
+ * and closes when focus or a click goes elsewhere.
+ */
+function navigationList(shown) {
+  const daily = shown.filter((section) => !section.admin).map(sectionItem);
+  const admin = shown.filter((section) => section.admin);
+  if (!admin.length) return h("ul", {}, daily);
+  const list = h("ul", { id: "administration", class: "nav-admin-list" }, admin.map(sectionItem));
+  const button = h("button", { type: "button", class: "nav-admin-toggle", "aria-controls": list.id, text: "Administration" });
+  const item = h("li", { class: "nav-admin" }, button, list);
+  const close = disclose(button, list, (open) => (list.hidden = !open));
+  item.addEventListener("focusout", (event) => {
+    if (event.relatedTarget instanceof Node && !item.contains(event.relatedTarget)) close();
+  });
+  menus.push({ element: item, close });
+  return h("ul", {}, daily, item);
+}
+
+// A click or tap anywhere outside a menu closes it.
+document.addEventListener("pointerdown", (event) => {
+  for (const { element, close } of menus) if (!(event.target instanceof Node && element.contains(event.target))) close();
+});
+
 /** The shell: the banner (with the sections' navigation unless `sections` is false) and an empty `main`. */
 function showShell({ sections = true } = {}) {
   releaseView();
-  navigation = sections ? h("ul") : null;
+  menus = [];
+  navigation = sections ? navigationList(SECTIONS.filter((section) => section.visible())) : null;
   const signOut = h("button", { type: "button", class: "secondary", text: "Sign out" });
   const shellStatus = statusArea();
   signOut.addEventListener("click", async () => {
@@ -200,16 +275,25 @@ function showShell({ sections = true } = {}) {
     }
   });
   main = h("main", { id: "main", tabindex: "-1" });
+  // On a phone the banner is one row (the name, Menu, Sign out) and the
+  // navigation, with who is signed in, waits behind Menu; wider, the Menu
+  // button is not drawn and the panel is always shown (1-page.css).
+  const panel = h("div", { id: "banner-menu", class: "banner-menu" },
+    navigation ? h("nav", { "aria-label": "Sections" }, navigation) : null,
+    h("div", { class: "whoami" },
+      h("span", { class: "whoami-name", text: me.name }),
+      me.email ? h("span", { class: "whoami-email", text: me.email }) : null,
+      me.is_admin ? h("span", { class: "badge", text: "Administrator" }) : null));
+  // A dot on Menu says a count beside a section in it is showing (markMenu).
+  const menuButton = navigation
+    ? h("button", { type: "button", class: "menu-toggle secondary", "aria-controls": panel.id }, "Menu",
+      h("span", { class: "menu-mark", hidden: true }, hidden(", something awaits you")))
+    : null;
+  const banner = h("header", { class: "topbar" }, h("p", { class: "brand", text: "Mailroom" }), menuButton, panel, signOut);
+  if (menuButton) menus.push({ element: banner, close: disclose(menuButton, panel, (open) => panel.classList.toggle("open", open)) });
   root.replaceChildren(
     h("a", { class: "skip-link", href: "#main", text: "Skip to content" }),
-    h("header", { class: "topbar" },
-      h("p", { class: "brand", text: "Mailroom" }),
-      navigation ? h("nav", { "aria-label": "Sections" }, navigation) : null,
-      h("div", { class: "whoami" },
-        h("span", { class: "whoami-name", text: me.name }),
-        me.email ? h("span", { class: "whoami-email", text: me.email }) : null,
-        me.is_admin ? h("span", { class: "badge", text: "Administrator" }) : null,
-        signOut)),
+    banner,
     shellStatus,
     main);
   // The skip link must not change the route.
@@ -217,11 +301,6 @@ function showShell({ sections = true } = {}) {
     event.preventDefault();
     main.focus();
   });
-  for (const section of sections ? SECTIONS.filter((section) => section.visible()) : []) {
-    navigation.append(h("li", {}, h("a", { href: `#/${section.route}`, "data-route": section.route, text: section.title }),
-      section.route === "approvals" ? h("span", { class: "nav-count", hidden: true }) : null,
-      section.route === "notifications" ? h("span", { class: "nav-unread", hidden: true }) : null));
-  }
   if (sections) followOwn();
 }
 
@@ -238,6 +317,7 @@ async function showApprovalCount() {
     count.hidden = !waiting;
     count.replaceChildren(waiting ?? "", hidden(waiting ? ` ${waiting === "1" ? "send awaits" : "sends await"} your decision` : ""));
     count.title = waiting ? `${waiting} awaiting your decision` : "";
+    markMenu();
   } catch {}
 }
 
@@ -261,7 +341,14 @@ async function showNotificationCount(known) {
     count.title = unread ? `${unread} unread notification${unread === 1 ? "" : "s"}` : "";
     unreadInTitle = unread;
     titleWithUnread();
+    markMenu();
   } catch {}
+}
+
+/** Marks the phone's Menu button while a count in the navigation it hides is showing. */
+function markMenu() {
+  const mark = root.querySelector(".menu-mark");
+  if (mark && navigation) mark.hidden = !navigation.querySelector(".nav-count:not([hidden]), .nav-unread:not([hidden])");
 }
 
 function parseHash() {
@@ -292,6 +379,7 @@ async function route() {
     return;
   }
   const generation = ++rendering;
+  closeMenus();
   for (const link of navigation.querySelectorAll("a")) {
     if (link.dataset.route === section.route) link.setAttribute("aria-current", "page");
     else link.removeAttribute("aria-current");
