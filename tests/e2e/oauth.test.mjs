@@ -519,7 +519,9 @@ test("a consent for an address the client did not register is refused in the pag
   assert.equal(await page.getByRole("button", { name: "Allow" }).count(), 0);
   await assertFits(page, "a refused consent", { inside: "main" });
 
-  assert.match(await refusal.innerText(), new RegExp(answer.body.error.code));
+  // Its code for the app's maker, under Technical details.
+  await refusal.getByText("Technical details").click();
+  assert.match(await refusal.locator("details").innerText(), new RegExp(answer.body.error.code));
   const post = await call("POST", "/api/oauth/consent", {
     token: benToken,
     body: { client_id: client.client_id, redirect_uri: elsewhere, code_challenge: pkce().challenge, code_challenge_method: "S256", state: "x", resource: RESOURCE, capabilities: [CHOSEN], mailboxes: [{ mailbox: support.id, relations: NEEDED }] },
