@@ -61,6 +61,7 @@ const LETTERS = {
   december: "The Ledger: December",
   january: "The Ledger: January",
   forged: "The Ledger: urgent account update",
+  report: "The Ledger: the year in review",
 };
 
 before(async () => {
@@ -80,6 +81,8 @@ before(async () => {
     htmlMessage({ id: "january@letters.example", subject: LETTERS.january, stamp: PASS, html: `<h1>January</h1><p><img src="${IMAGES}/january.png" alt="January's chart"></p>` }),
     // Claims the same sender; its domain says it did not send it.
     htmlMessage({ id: "urgent@forger.example", subject: LETTERS.forged, stamp: FORGED, html: `<h1>Act now</h1><p><img src="${IMAGES}/forged.png" alt="A logo"></p>` }),
+    // Long: its frame starts taller than a short one's.
+    htmlMessage({ id: "review@letters.example", subject: LETTERS.report, stamp: PASS, html: `<h1>The year in review</h1>${Array.from({ length: 30 }, (_, month) => `<p>Part ${month + 1}: revenue held steady through the quarter, and costs fell.</p>`).join("")}` }),
   ];
   for (const raw of deliveries) assert.equal(await node.deliver(SENDER, SUPPORT.address, raw), null);
   const listed = await call("GET", `/api/mailboxes/${mailboxId}/messages?limit=100`, { token: writerToken });
@@ -240,6 +243,45 @@ test("Always show images from a sender holds after a reload, in their next messa
   assert.deepEqual(await keptSenders(), []);
   assert.deepEqual(reportsSince(before), [], "nothing in any console");
 });
+
+/** The conversation `subject` is in, opened in the writer's page; its first received message's card. */
+async function openConversation(page, subject) {
+  const listed = await call("GET", `/api/mailboxes/${mailboxId}/threads?limit=100`, { token: writerToken });
+  assert.equal(listed.status, 200, listed.text);
+  const thread = listed.body.threads.find((candidate) => candidate.subject === subject);
+  assert.ok(thread, subject);
+  await page.goto(`${node.url}/#/mail/${mailboxId}/${thread.id}`);
+  return page.locator("article.entry.received").first();
+}
+
+for (const layout of LAYOUTS) {
+  test(`${layout.name}: a conversation shows a message's HTML formatted, after its text, in a frame as tall as that text, its images on asking`, async () => {
+    const page = await writerAt(layout);
+    const before = counts();
+    const asked = requested.length;
+    const short = await openConversation(page, LETTERS.january);
+    const frame = short.locator("iframe.message-frame");
+    await frame.waitFor();
+    await frame.contentFrame().getByRole("heading", { name: "January" }).waitFor();
+    await short.getByRole("region", { name: "Remote images" }).getByRole("button", { name: "Show images", exact: true }).waitFor();
+    const shortHeight = await frame.evaluate((element) => element.getBoundingClientRect().height);
+    await assertFits(page, `${layout.name}: a conversation with HTML`);
+
+    const long = await openConversation(page, LETTERS.report);
+    const longFrame = long.locator("iframe.message-frame");
+    await longFrame.waitFor();
+    await longFrame.contentFrame().getByText("Part 30:").waitFor();
+    const longHeight = await longFrame.evaluate((element) => element.getBoundingClientRect().height);
+    assert.ok(longHeight > shortHeight + 100, `a longer message starts taller: ${longHeight} against ${shortHeight}`);
+    assert.ok(longHeight <= layout.viewport.height * 0.8 + 1, `within most of the window: ${longHeight}`);
+    // Plain text is a switch away, in the conversation as on the message's page.
+    await long.getByRole("group", { name: "Show the message" }).getByRole("button", { name: "Plain text" }).click();
+    await long.getByText("Part 30: revenue held steady").waitFor();
+    assert.equal(requested.length, asked, "no image was asked for");
+    assert.deepEqual(reportsSince(before), [], "nothing reported");
+    await page.context().close();
+  });
+}
 
 test("nothing went wrong in any console, and nothing broke the Content-Security-Policy", async () => {
   watch.assertNothingWentWrong(node.url);

@@ -17,7 +17,8 @@
 // customer twice); that is never a change, and has nothing read again.
 //
 // A received message's text is a stranger's: it is set as text, and drawn in
-// one place, messageBody().
+// one place, messageBody(); its HTML, where it has some, follows formatted in
+// the sandboxed frame message-body.js draws (formattedWhenItCame()).
 
 import { append, breadcrumbs, byteSize, h, hidden, inOrder, labelled, redraw, replace, time, uniqueId } from "./dom.js";
 import { holdWhileShown, me } from "./session.js";
@@ -30,18 +31,35 @@ import {
   senderDetail, senderWords, sendStateBadge, THREAD_STATUSES, threadStatusBadge,
 } from "./mail-words.js";
 import { refusedNotice, sendEditor } from "./sends.js";
+import { renderMessageBody } from "./message-body.js";
 
 /**
  * A received message's text, as a conversation shows it: paragraphs kept, in
- * the page's own font. The one place it is drawn, so that message-body.js's
- * renderMessageBody() can take it over: `renderMessageBody({ text:
- * message.text, text_source: "text", truncated: message.truncated })`.
+ * the page's own font.
  */
 function messageBody(message) {
   return [
     h("div", { class: "entry-text", text: asLines(message.text) }),
     message.truncated ? info("The text was cut at the node's limit; the original has all of it.") : null,
   ];
+}
+
+/**
+ * A received message's body in a conversation: its text at once, from the
+ * conversation's own answer, then, where the message came with HTML, that
+ * HTML formatted (message-body.js: sanitised, in its sandboxed frame, remote
+ * images on asking) once its body has come. The conversation is drawn
+ * without waiting for any message's HTML; each follows as it arrives, and a
+ * message whose body cannot be read keeps its text.
+ */
+function formattedWhenItCame(message, path) {
+  const holder = h("div", { class: "entry-body" }, messageBody(message));
+  api("GET", `${path}/body?html=true`)
+    .then(async (body) => {
+      if (typeof body.html === "string") holder.replaceChildren(await renderMessageBody(body, message.from?.address));
+    })
+    .catch(() => {}); // the text stays; a session that ended is met by the next action
+  return holder;
 }
 
 /** An address from a header, for reading: the name, with the address beside it. */
@@ -372,7 +390,7 @@ export async function conversationView(view, mailbox, threadId) {
           h("span", { class: "muted", text: ` ${attachment.content_type}, ${byteSize(attachment.size)}` }));
       })) : null,
       typeof message.text === "string"
-        ? messageBody(message)
+        ? formattedWhenItCame(message, path)
         : info(`Reading the text needs the right to read the bodies of mail in ${mailbox.address}, which an administrator grants.`),
       h("div", { class: "button-row entry-actions" },
         answer, answerAll,

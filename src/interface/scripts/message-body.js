@@ -190,6 +190,39 @@ async function alwaysShown(sender) {
 
 const plural = (count, one) => `${count} ${one}${count === 1 ? "" : "s"}`;
 
+/** The least and most a frame starts at: a few lines, and most of the window. */
+const FRAME_LEAST_PX = 160;
+const FRAME_MOST_OF_WINDOW = 0.8;
+/** What formatting adds to a text's height (margins, headings), roughly. */
+const FRAME_SLACK_PX = 48;
+
+/**
+ * Sizes a message's frame to its content as far as the page can know it. The
+ * frame runs nothing and its origin is opaque (decision 0021), so nothing in
+ * it can say how tall it is, and the page cannot look in; but the message's
+ * text is the same content without the formatting, and the page can lay that
+ * out in its own font at the frame's width without running anything of the
+ * sender's. The frame starts that tall (within a few lines and most of the
+ * window), again when its width changes; the reader can still drag it.
+ */
+function sizedByItsText(frame, text) {
+  const observer = new ResizeObserver(() => {
+    const width = frame.clientWidth;
+    if (!frame.isConnected) return observer.disconnect();
+    if (!width || frame.dataset.sizedAt === String(width)) return;
+    frame.dataset.sizedAt = String(width);
+    const probe = h("pre", { class: "mail-text message-text frame-probe", "aria-hidden": "true" });
+    probe.textContent = text ?? "";
+    probe.style.width = `${width}px`;
+    frame.after(probe);
+    const height = probe.getBoundingClientRect().height + FRAME_SLACK_PX;
+    probe.remove();
+    frame.style.height = `${Math.round(Math.min(Math.max(height, FRAME_LEAST_PX), window.innerHeight * FRAME_MOST_OF_WINDOW))}px`;
+  });
+  observer.observe(frame);
+  return frame;
+}
+
 /**
  * The HTML: sanitised, in a sandboxed frame, its remote images hidden with a
  * bar that offers them, or shown (`initially`: "hidden", "shown" on asking,
@@ -204,13 +237,13 @@ function formattedView(body, { sender, hidden, initially }) {
     const { html, unencrypted } = sanitised(body.html, shown);
     view.replaceChildren(...[
       imageBar({ images, hidden, unencrypted }),
-      h("iframe", {
+      sizedByItsText(h("iframe", {
         class: "message-frame",
         title: "The message, formatted",
         sandbox: SANDBOX,
         referrerpolicy: "no-referrer",
         srcdoc: frameDocument(html, shown),
-      }),
+      }), body.text),
       body.html_truncated ? info("The formatted message was cut at the node's limit; the original has all of it.") : null,
     ].filter(Boolean));
   }

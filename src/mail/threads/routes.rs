@@ -35,10 +35,14 @@ use super::errors::ThreadError;
 use super::labels;
 use super::store::{self, ReceivedRow, SummaryRow, ThreadFilter};
 
-/// The start of `text` on one line, cut at the snippet limit on a character.
+/// The start of `text` on one line, cut on a character so that with its
+/// ellipsis it is at most the snippet limit the contract declares.
 fn snippet(text: &str) -> String {
     let line = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    match line.char_indices().nth(SNIPPET_CHARACTERS) {
+    if line.chars().count() <= SNIPPET_CHARACTERS {
+        return line;
+    }
+    match line.char_indices().nth(SNIPPET_CHARACTERS - 1) {
         Some((end, _)) => format!("{}…", &line[..end]),
         None => line,
     }
@@ -437,4 +441,19 @@ pub async fn mark_unread(context: &mut Context<'_>) -> Result<Response, Refusal>
     row.read_up_to = None;
     name_everyone(context, std::slice::from_mut(&mut row), []).await?;
     Ok(context.json(&row.present(false)))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_snippet_with_its_ellipsis_is_within_the_declared_limit() {
+        for length in [SNIPPET_CHARACTERS - 1, SNIPPET_CHARACTERS, SNIPPET_CHARACTERS + 1, SNIPPET_CHARACTERS * 3] {
+            let shown = snippet(&"é".repeat(length));
+            assert_eq!(shown.chars().count(), length.min(SNIPPET_CHARACTERS), "{length}");
+            assert_eq!(shown.ends_with('…'), length > SNIPPET_CHARACTERS, "{length}");
+        }
+        assert_eq!(snippet("two\n\n  lines"), "two lines");
+    }
 }
