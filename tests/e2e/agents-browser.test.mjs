@@ -97,15 +97,21 @@ test("the administrator mints an agent in the product's words; the form shows wh
     assert.equal(await box.count(), 1, entry.name);
     const choice = box.locator("xpath=..");
     const text = await shown(choice);
-    assert.ok(text.includes(entry.summary) && text.includes(entry.description), `${entry.name} is described`);
-    for (const relation of entry.requires) assert.ok(text.includes(wordsOf(relation)), `${entry.name} says it needs ${relation}, in words`);
+    // Its summary and needs at a glance; what it does on request, with its tools.
+    assert.ok(text.includes(entry.summary), `${entry.name} is named`);
+    assert.ok((await choice.textContent()).includes(entry.description), `${entry.name} is described`);
+    for (const relation of entry.requires) assert.ok((await choice.textContent()).includes(wordsOf(relation)), `${entry.name} says it needs ${relation}, in words`);
     assert.equal(text.includes(entry.name), false, `${entry.name}'s code is shown only on request`);
     assert.equal(text.includes("Reaches message content"), entry.reaches_content, `${entry.name}'s content flag`);
   }
   // Its tools, on request.
   const read = vocabulary.find((entry) => entry.name === "mail.read");
-  const tools = form.getByRole("group", { name: "Capabilities" }).locator("details").filter({ hasText: `: ${read.summary}` });
+  const about = form.getByRole("group", { name: "Capabilities" }).locator("details.about").filter({ hasText: `: ${read.summary}` });
+  const tools = about.locator("details.tools");
   assert.equal(await tools.getByText(read.routes[0].tool, { exact: true }).isVisible(), false, "the tools are shown on request");
+  assert.equal(await about.getByText(read.description).isVisible(), false, "what it does too");
+  await about.locator("> summary").click();
+  assert.equal(await about.getByText(read.description).isVisible(), true);
   await tools.locator("summary").click();
   for (const route of read.routes) assert.ok(await tools.getByText(route.tool, { exact: true }).isVisible(), route.tool);
 
@@ -127,13 +133,21 @@ test("the administrator mints an agent in the product's words; the form shows wh
   assert.match(await form.getByRole("group", { name: SALES, exact: true }).textContent(), /Ben holds nothing here/);
   assert.match(await description(grant("mailbox.metadata.read", SALES)), /^Ben holds nothing here/);
 
+  // A capability ticked starts satisfiable: what it needs is chosen where Ben holds it, and nothing else.
   await capability("mail.triage").check();
+  assert.equal(await grant("mailbox.metadata.read", SUPPORT).isChecked(), true, "what “See what mail exists” needs, chosen on support@");
+  assert.equal(await grant("mailbox.content.read", SUPPORT).isChecked(), false, "nothing it does not need");
   await capability("mail.read").check();
-  // Before any mailbox is chosen, both say why they cannot work.
+  assert.equal(await grant("mailbox.content.read", SUPPORT).isChecked(), true);
+  assert.equal(await form.getByText("cannot work").count(), 0, "no warning: support@ grants what both need");
+  // Unticking what one needs says why it cannot work, and what would make it.
   const warning = (name) => form.getByRole("listitem").filter({ hasText: `“${summaryOf(name)}”` }).filter({ hasText: "cannot work" });
+  await grant("mailbox.metadata.read", SUPPORT).uncheck();
+  await grant("mailbox.content.read", SUPPORT).uncheck();
   await warning("mail.triage").waitFor();
   assert.ok((await shown(warning("mail.read"))).includes(
     `Select “${wordsOf("mailbox.metadata.read")}” and “${wordsOf("mailbox.content.read")}” on ${SUPPORT}`));
+  assert.equal(await grant("mailbox.metadata.read", SUPPORT).isChecked(), false, "a box unticked stays unticked");
   await grant("mailbox.metadata.read", SUPPORT).check();
   await grant("mailbox.content.read", SUPPORT).check();
   assert.equal(await form.getByText("cannot work").count(), 0, "no warning once support@ grants what both need");

@@ -386,8 +386,12 @@ test("the official MCP client discovers, registers, sends Ben to the consent, an
   assert.ok(await grant("message.export", SUPPORT).locator("xpath=..").getByText("You do not hold this here", { exact: true }).isVisible());
   assert.ok(await grant(NEEDED[0], SUPPORT).locator("xpath=..").getByText("You hold this", { exact: true }).isVisible());
 
-  // Ben keeps one capability; until its mailbox relations are chosen, the form says it cannot work.
+  // What the asked-for capabilities need starts chosen where Ben holds it, so the form starts satisfiable.
+  for (const relation of NEEDED) assert.equal(await grant(relation, SUPPORT).isChecked(), true, `${relation} starts chosen`);
+  assert.equal(await form.getByText("cannot work").count(), 0, "nothing asked for starts unable to work");
+  // Ben keeps one capability; with its mailbox relations unticked, the form says it cannot work.
   for (const entry of vocabulary) if (entry.name !== CHOSEN) await capability(entry.name).uncheck();
+  for (const relation of NEEDED) await grant(relation, SUPPORT).uncheck();
   const warning = form.getByRole("listitem").filter({ hasText: `“${summaryOf(CHOSEN)}”` }).filter({ hasText: "cannot work" });
   await warning.waitFor();
   assert.ok((await warning.innerText()).includes(`Select ${NEEDED.map((relation) => `“${wordsOf(relation)}”`).join(" and ")} on ${SUPPORT} (you hold them there)`), await warning.innerText());
@@ -573,6 +577,9 @@ test("on a phone the consent fits, and Deny sends Ben back to the client with ac
   await page.getByRole("heading", { level: 1, name: "Connect Phone app to Mailroom" }).waitFor();
   assert.equal(await page.getByRole("group", { name: "Capabilities" }).getByRole("checkbox", { name: summaryOf(CHOSEN), exact: true }).isChecked(), true, "what it asked for is ticked");
   await assertFits(page, "the consent at 390px", { inside: "main" });
+  // Fits a phone without thousands of pixels of scrolling: what was not asked for is described on request.
+  const height = await page.evaluate(() => document.documentElement.scrollHeight);
+  assert.ok(height < 4000, `the consent is ${height}px tall at 390px`); // 5,391 px before, 3,602 after (issue 31)
 
   const seen = callback.received.length;
   await page.getByRole("button", { name: "Deny" }).click();

@@ -9,7 +9,9 @@
 // administrator, or the signed-in person themselves) holds there. So the
 // choices, the grid and the warnings live here once, and each form says only
 // who the holder is and what to do where the holder lacks something. The node
-// refuses what the warnings describe anyway; the form says so first.
+// refuses what the warnings describe anyway; the form says so first, and
+// starts each chosen capability satisfiable where the holder can make it so
+// (makeWork()).
 
 import { code, h, hidden, onRequest, replace, uniqueId } from "./dom.js";
 import { empty } from "./shared.js";
@@ -131,21 +133,31 @@ export function ceilingChoices(vocabulary, { grantee, noMailboxes, noHolder, can
           h("label", { for: box.id }, h("span", { class: "choice-summary", title: capability.name, text: capability.summary }), onRequest(capability.name)),
           asked.has(capability.name) ? h("span", { class: "badge asked", text: "Asked for" }) : null,
           capability.reaches_content ? h("span", { id: flagId, class: "badge content", text: "Reaches message content" }) : null),
-        h("div", { id: aboutId, class: "choice-text" },
-          h("p", { text: capability.description }),
-          h("p", { class: "requires" }, requires),
+        // What it lets the grantee do, what it needs and its tools, on
+        // request: eleven capabilities described in full ran past 3,500 px
+        // on a phone, and what a ticked one needs is chosen for it
+        // (makeWork()). What was asked for is open to start with; a screen
+        // reader hears what it needs with the box either way.
+        h("details", { class: "about", open: asked.has(capability.name) },
+          h("summary", {}, "What it does and needs", hidden(`: ${capability.summary}`)),
+          h("p", { class: "choice-about", text: capability.description }),
+          h("p", { id: aboutId, class: "requires" }, requires),
           capability.reaches_content
             ? h("p", { class: "content-note", text: `It reads what people wrote: message text, attachments or originals. Every such read is recorded in the audit trail, as ${grantee}'s act for ${actFor}.` })
-            : null),
-        h("details", { class: "tools" },
-          h("summary", {}, `Its tools (${capability.routes.length})`, hidden(`: ${capability.summary}`)),
-          h("ul", {}, capability.routes.map((route) => h("li", {},
-            code(route.tool), " ", h("span", { class: "muted", text: `${route.method} ${route.path}` }), ": ", route.summary,
-            route.reaches_content ? [" ", h("span", { class: "badge content", text: "content" })] : null))))));
+            : null,
+          h("details", { class: "tools" },
+            h("summary", {}, `Its tools (${capability.routes.length})`, hidden(`: ${capability.summary}`)),
+            h("ul", {}, capability.routes.map((route) => h("li", {},
+              code(route.tool), " ", h("span", { class: "muted", text: `${route.method} ${route.path}` }), ": ", route.summary,
+              route.reaches_content ? [" ", h("span", { class: "badge content", text: "content" })] : null)))))));
   }
 
   const capabilityList = h("div", { class: "choices" }, vocabulary.capabilities.map(capabilityChoice));
-  capabilityList.addEventListener("change", update);
+  capabilityList.addEventListener("change", (event) => {
+    const ticked = vocabulary.capabilities.find((capability) => capabilityBoxes.get(capability.name) === event.target);
+    if (ticked && event.target.checked) makeWork(ticked);
+    update();
+  });
   const grid = h("div", { class: "grant-grid" });
   const warnings = h("div", { class: "warnings", "aria-live": "polite" });
 
@@ -184,6 +196,27 @@ export function ceilingChoices(vocabulary, { grantee, noMailboxes, noHolder, can
         nothingId ? h("p", { id: nothingId, class: "reason", text: `${words.start} ${words.holds} nothing here, so ${grantee} can hold nothing here either.` }) : null,
         choices);
     }));
+  }
+
+  /**
+   * Starts a chosen capability satisfiable: where nothing chosen grants all
+   * it needs on one mailbox, what it needs is chosen on the first mailbox
+   * (in the node's order) where the holder holds all of it; never anything
+   * the holder does not hold, and only once, when it is ticked or the holder
+   * is known, so a box the person then unticks stays unticked. Where no
+   * mailbox will do, the warning says why.
+   */
+  function makeWork(capability) {
+    if (!holdings || !capability.requires.length) return false;
+    const needs = capability.requires;
+    const works = [...chosen].some(([mailboxId, relations]) => holdings.has(mailboxId) && needs.every((relation) => relations.has(relation)));
+    if (works) return false;
+    const mailbox = [...holdings.values()].find(({ held }) => needs.every((relation) => held.has(relation)));
+    if (!mailbox) return false;
+    if (!chosen.has(mailbox.mailbox.id)) chosen.set(mailbox.mailbox.id, new Set());
+    for (const relation of needs) chosen.get(mailbox.mailbox.id).add(relation);
+    replace(grid, mailboxGrid());
+    return true;
   }
 
   const chosenCapabilities = () => vocabulary.capabilities.filter((capability) => capabilityBoxes.get(capability.name).checked);
@@ -257,6 +290,7 @@ export function ceilingChoices(vocabulary, { grantee, noMailboxes, noHolder, can
         for (const relation of relations) if (!held?.has(relation)) relations.delete(relation);
       }
       replace(grid, mailboxGrid());
+      for (const capability of chosenCapabilities()) makeWork(capability);
     },
     /** Forgets the mailbox choices (the capability boxes are the form's: a reset clears them). */
     clearMailboxes() {
