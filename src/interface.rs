@@ -80,6 +80,7 @@ const MODULES: &[(&str, &str)] = &[
     ("refusals.js", interface_file!("scripts/refusals.js")),
     ("relations.js", interface_file!("scripts/relations.js")),
     ("reminders.js", interface_file!("scripts/reminders.js")),
+    ("replies.js", interface_file!("scripts/replies.js")),
     ("sends.js", interface_file!("scripts/sends.js")),
     ("session.js", interface_file!("scripts/session.js")),
     ("shared.js", interface_file!("scripts/shared.js")),

@@ -70,7 +70,7 @@ pub const CAPABILITIES: &[Capability] = &[
     Capability {
         name: "mail.draft",
         summary: "Draft and submit mail",
-        description: "Find the mailboxes it can send from, draft new mail and replies, edit and delete its drafts, submit them for a person's approval or take a submission back, write a refused one again, attach files, follow what became of them, and send again what the mail service failed to deliver. It can never approve: a second person always decides.",
+        description: "Find the mailboxes it can send from, draft new mail and replies, edit and delete its drafts, submit them for a person's approval or take a submission back, write a refused one again, attach files, follow what became of them, send again what the mail service failed to deliver, and read the mailbox's saved replies and signature to write with. It can never approve: a second person always decides.",
         routes: &[
             RouteId::ListMailboxes,
             RouteId::ListSends,
@@ -85,6 +85,8 @@ pub const CAPABILITIES: &[Capability] = &[
             RouteId::RemoveSendAttachment,
             RouteId::GetSendAttachment,
             RouteId::RetrySend,
+            RouteId::ListSavedReplies,
+            RouteId::GetMailboxSignature,
         ],
     },
     Capability {

@@ -26,6 +26,7 @@ pub enum IdKind {
     Export,
     Webhook,
     WebhookMessage,
+    SavedReply,
 }
 
 impl IdKind {
@@ -48,10 +49,11 @@ impl IdKind {
             IdKind::Export => "exp_",
             IdKind::Webhook => "whk_",
             IdKind::WebhookMessage => "msg_",
+            IdKind::SavedReply => "svr_",
         }
     }
 
-    const ALL: [IdKind; 17] = [
+    const ALL: [IdKind; 18] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,
@@ -69,6 +71,7 @@ impl IdKind {
         IdKind::Export,
         IdKind::Webhook,
         IdKind::WebhookMessage,
+        IdKind::SavedReply,
     ];
 }
 

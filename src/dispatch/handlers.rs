@@ -10,7 +10,7 @@ use crate::core::http::Response;
 use crate::core::refusal::Refusal;
 use crate::ediscovery::exports;
 use crate::identity::{people, relations, sessions, setup, teams};
-use crate::mail::{butlers, deletion, image_senders, mailboxes, messages, search, sends, threads};
+use crate::mail::{butlers, deletion, image_senders, mailboxes, messages, replies, search, sends, signatures, threads};
 use crate::{a2a, agents, interface, live, mcp, messaging, notifications, oauth, reminders, webhooks};
 
 /// The one place that names every route's handler.
@@ -59,6 +59,16 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::ListImageSenders => image_senders::list(context).await,
         RouteId::AddImageSender => image_senders::add(context).await,
         RouteId::RemoveImageSender => image_senders::remove(context).await,
+        RouteId::ListSavedReplies => replies::list(context).await,
+        RouteId::CreateSavedReply => replies::create(context).await,
+        RouteId::UpdateSavedReply => replies::update(context).await,
+        RouteId::DeleteSavedReply => replies::delete(context).await,
+        RouteId::GetMailboxSignature => signatures::get_mailbox(context).await,
+        RouteId::SetMailboxSignature => signatures::set_mailbox(context).await,
+        RouteId::RemoveMailboxSignature => signatures::remove_mailbox(context).await,
+        RouteId::GetMySignature => signatures::get_mine(context).await,
+        RouteId::SetMySignature => signatures::set_mine(context).await,
+        RouteId::RemoveMySignature => signatures::remove_mine(context).await,
         RouteId::ListThreads => threads::list(context).await,
         RouteId::GetThread => threads::get(context).await,
         RouteId::UpdateThread => threads::update(context).await,

@@ -16,7 +16,9 @@
 //! `originals` keys each mailbox's copy of a message's bytes in the object
 //! store; `unverified_reads` notes what agents read of mail from unauthenticated
 //! senders, for the approver of what they then write; `image_senders` keeps
-//! each person's senders whose remote images they always see.
+//! each person's senders whose remote images they always see; `replies`
+//! keeps a mailbox's saved replies and `signatures` a mailbox's and a
+//! person's signature (decision 0045).
 //!
 //! Other domains and the surfaces reach this one through the items re-exported
 //! here.
@@ -37,8 +39,10 @@ pub mod names;
 pub mod originals;
 pub mod outbound;
 pub mod receiving;
+pub mod replies;
 pub mod search;
 pub mod sends;
+pub mod signatures;
 mod store;
 pub mod threads;
 pub mod trust;

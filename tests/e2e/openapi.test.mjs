@@ -86,6 +86,15 @@ test("every documented operation answers as documented, successes and refusals a
   const webhookAt = async (path, bearer = token) =>
     `${path}/${(await call("POST", path, { token: bearer, body: { url: "http://127.0.0.1:9/mailroom" } })).body.webhook.id}`;
   const mailboxWebhooks = `/api/mailboxes/${mailbox.id}/webhooks`;
+  // Ben drafts from the mailbox, so he keeps its saved replies and signature.
+  const savedReplies = `/api/mailboxes/${mailbox.id}/saved-replies`;
+  let savedReplyCount = 0;
+  const savedReply = async () => {
+    savedReplyCount += 1;
+    const body = { name: `Saved ${savedReplyCount}`, body: "Hi {{customer.name}}" };
+    return `${savedReplies}/${(await call("POST", savedReplies, { token: benToken, body })).body.id}`;
+  };
+  const mailboxSignature = `/api/mailboxes/${mailbox.id}/signature`;
   // Ben may export; an export of his, built by the per-minute run: its path.
   await desk.grant(ben.id, ["ediscovery.export"], "org");
   const exported = async () => {
@@ -174,6 +183,16 @@ test("every documented operation answers as documented, successes and refusals a
     ["GET", "/api/me/image-senders", { token: benToken }],
     ["DELETE", "/api/me/image-senders/news@letters.example", { token: benToken }],
     ["GET", "/api/me/connected-apps", { token: benToken }],
+    ["POST", savedReplies, { token: benToken, body: { name: "Thanks", body: "Thank you, {{customer.first_name}}." } }],
+    ["GET", savedReplies, { token: benToken }],
+    ["PATCH", await savedReply(), { token: benToken, body: { body: "Hello {{customer.name}}" } }],
+    ["DELETE", await savedReply(), { token: benToken }],
+    ["PUT", mailboxSignature, { token: benToken, body: { text: "The {{mailbox.name}} team" } }],
+    ["GET", mailboxSignature, { token: benToken }],
+    ["DELETE", mailboxSignature, { token: benToken }],
+    ["PUT", "/api/me/signature", { token: benToken, body: { text: "Ben\n{{me.email}}" } }],
+    ["GET", "/api/me/signature", { token: benToken }],
+    ["DELETE", "/api/me/signature", { token: benToken }],
     ["POST", `/api/me/connected-apps/${(await consented()).agent}/disconnect`, { token: benToken }],
     ["GET", "/"],
     ["GET", "/api/me/agents", { token: benToken }],

@@ -112,6 +112,20 @@ fn every_capability_keeps_its_promise() {
                     world.call("POST", &format!("{path}/refuse"), Some(&dora_token), Some(refusal));
                     ("POST", format!("{sends}/{send}/redraft"), None)
                 }
+                RouteId::ListSavedReplies => {
+                    // One the team saved, so the list the agent reads is not empty.
+                    let replies = format!("/api/mailboxes/{mailbox}/saved-replies");
+                    let reply = json!({ "name": "Thanks", "body": "Thank you, {{customer.name}}." });
+                    let saved = world.call("POST", &replies, Some(ben_token), Some(reply));
+                    assert_eq!(saved.status, 201, "{}", text(&saved));
+                    ("GET", replies, None)
+                }
+                RouteId::GetMailboxSignature => {
+                    let signature = format!("/api/mailboxes/{mailbox}/signature");
+                    let set = world.call("PUT", &signature, Some(ben_token), Some(json!({ "text": "Support" })));
+                    assert_eq!(set.status, 200, "{}", text(&set));
+                    ("GET", signature, None)
+                }
                 RouteId::RetrySend => {
                     // Its own submission, approved by a person, failed by the binding once.
                     let send = draft();

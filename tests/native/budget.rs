@@ -57,6 +57,13 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
     };
     // A webhook subscribed to the mailbox, or to an agent: its path.
     let mailbox_webhooks = format!("/api/mailboxes/{mailbox}/webhooks");
+    let saved_replies = format!("/api/mailboxes/{mailbox}/saved-replies");
+    let mailbox_signature = format!("/api/mailboxes/{mailbox}/signature");
+    let saved_reply = || {
+        let reply = json!({ "name": "Thanks", "body": "Thank you, {{customer.first_name}}." });
+        let created = world.call("POST", &saved_replies, Some(&ben_token), Some(reply));
+        format!("{saved_replies}/{}", body(&created)["id"].as_str().unwrap())
+    };
     let new_webhook = || json!({ "url": "https://hooks.example.com/mailroom", "kinds": ["receive_mail"] });
     let webhook = |webhooks: &str| {
         let created = world.admin("POST", webhooks, Some(new_webhook()));
@@ -382,6 +389,33 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             world.call("PUT", "/api/me/image-senders/news@letters.example", Some(&ben_token), None);
             (as_ben("DELETE", "/api/me/image-senders/news%40letters.example"), 200)
         }
+        RouteId::ListSavedReplies => {
+            saved_reply();
+            (as_ben("GET", &saved_replies), 200)
+        }
+        RouteId::CreateSavedReply => {
+            (as_ben("POST", &saved_replies).json(json!({ "name": "Hello", "body": "Hi {{customer.name}}," })), 201)
+        }
+        RouteId::UpdateSavedReply => {
+            (as_ben("PATCH", &saved_reply()).json(json!({ "body": "Hello {{me.name}}" })), 200)
+        }
+        RouteId::DeleteSavedReply => (as_ben("DELETE", &saved_reply()), 200),
+        RouteId::GetMailboxSignature => {
+            world.call("PUT", &mailbox_signature, Some(&ben_token), Some(json!({ "text": "The support team" })));
+            (as_ben("GET", &mailbox_signature), 200)
+        }
+        RouteId::SetMailboxSignature => {
+            (as_ben("PUT", &mailbox_signature).json(json!({ "text": "{{mailbox.name}}" })), 200)
+        }
+        RouteId::RemoveMailboxSignature => (as_ben("DELETE", &mailbox_signature), 200),
+        RouteId::GetMySignature => {
+            world.call("PUT", "/api/me/signature", Some(&ben_token), Some(json!({ "text": "Ben" })));
+            (as_ben("GET", "/api/me/signature"), 200)
+        }
+        RouteId::SetMySignature => {
+            (as_ben("PUT", "/api/me/signature").json(json!({ "text": "Ben, {{mailbox.name}}" })), 200)
+        }
+        RouteId::RemoveMySignature => (as_ben("DELETE", "/api/me/signature"), 200),
         RouteId::ListConnectedApps => {
             let grants = json!([{ "mailbox": mailbox, "relations": ["mailbox.metadata.read"] }]);
             world.connected_app(&ben_token, &["mail.triage"], grants);

@@ -57,6 +57,7 @@ mod people_and_teams;
 mod refusals;
 mod relations;
 mod reminders;
+mod replies;
 mod rooms;
 mod security;
 mod send_sizes;

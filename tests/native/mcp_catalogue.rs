@@ -116,6 +116,8 @@ fn a_persons_mailbox_tools_are_those_some_mailbox_lets_them_complete() {
             "redraft_send",
             "add_send_attachment",
             "remove_send_attachment",
+            "list_saved_replies",
+            "get_mailbox_signature",
         ])
         .collect();
     check("send.propose", &proposing);

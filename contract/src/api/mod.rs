@@ -20,6 +20,7 @@ mod notifications;
 mod oauth;
 mod refusal;
 mod reminders;
+mod replies;
 mod threads;
 mod webhooks;
 
@@ -36,5 +37,6 @@ pub use notifications::*;
 pub use oauth::*;
 pub use refusal::*;
 pub use reminders::*;
+pub use replies::*;
 pub use threads::*;
 pub use webhooks::*;

@@ -22,6 +22,7 @@ vocabulary! {
         SourceId = "sourceId": "The reminder source's id (`src_…`).";
         AgentMessageId = "agentMessageId": "The agent message's id (`amg_…`).";
         ConversationId = "conversationId": "The conversation's id (`cnv_…`).";
+        SavedReplyId = "savedReplyId": "The saved reply's id (`svr_…`), from list_saved_replies.";
         ButlerId = "butlerId": "The butler's id (`btl_…`), from list_butlers.";
         WebhookId = "webhookId": "The webhook's id (`whk_…`), from its list.";
         PushConfigId = "pushConfigId": "The push config's id among the task's, from list_push_configs.";
@@ -125,6 +126,7 @@ impl PathParameter {
             | PathParameter::ExportId
             | PathParameter::ExportObjectId
             | PathParameter::ButlerId
+            | PathParameter::SavedReplyId
             | PathParameter::WebhookId
             | PathParameter::PushConfigId
             | PathParameter::Module

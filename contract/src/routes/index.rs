@@ -7,7 +7,7 @@ use crate::route_id::RouteId;
 
 use super::{
     a2a, agents, audit, butlers, exports, identity, interface, live, mail, mcp, messaging, notifications, oauth,
-    reminders, sends, webhooks,
+    reminders, replies, sends, webhooks,
 };
 
 /// The full declaration of one route.
@@ -59,6 +59,16 @@ pub fn declare(id: RouteId) -> Route {
         R::ListImageSenders => mail::list_image_senders(),
         R::AddImageSender => mail::add_image_sender(),
         R::RemoveImageSender => mail::remove_image_sender(),
+        R::ListSavedReplies => replies::list_saved_replies(),
+        R::CreateSavedReply => replies::create_saved_reply(),
+        R::UpdateSavedReply => replies::update_saved_reply(),
+        R::DeleteSavedReply => replies::delete_saved_reply(),
+        R::GetMailboxSignature => replies::get_mailbox_signature(),
+        R::SetMailboxSignature => replies::set_mailbox_signature(),
+        R::RemoveMailboxSignature => replies::remove_mailbox_signature(),
+        R::GetMySignature => replies::get_my_signature(),
+        R::SetMySignature => replies::set_my_signature(),
+        R::RemoveMySignature => replies::remove_my_signature(),
         R::ListThreads => mail::list_threads(),
         R::GetThread => mail::get_thread(),
         R::UpdateThread => mail::update_thread(),

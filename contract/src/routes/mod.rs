@@ -28,6 +28,7 @@ mod messaging;
 mod notifications;
 mod oauth;
 mod reminders;
+mod replies;
 mod sends;
 mod shared;
 mod webhooks;

@@ -2,7 +2,8 @@
 // connected through OAuth (consent.js): each is an agent they sponsor, shown
 // with its ceiling held of total as the agents list shows one, and
 // disconnected (the agent revoked) from here; and the senders whose remote
-// images they chose always to see (message-body.js), each removable.
+// images they chose always to see (message-body.js), each removable; and
+// their own signature (replies.js).
 
 import { code, h, hidden, labelCells, labelled, row, table, time } from "./dom.js";
 import { me } from "./session.js";
@@ -11,6 +12,7 @@ import { actionForm, askOnce, empty, loading, panel, perform, refusalBox, rowSta
 import { loadVocabulary } from "./vocabulary.js";
 import { myMailboxes } from "./mail-shared.js";
 import { agentMailboxes, agentStateBadge, ceilingOf } from "./agent-ceiling.js";
+import { mySignature } from "./replies.js";
 
 /**
  * The apps the signed-in person connected (`GET /api/me/connected-apps`), a
@@ -120,8 +122,9 @@ export async function renderAccount(view) {
   });
   const apps = h("div", {}, loading());
   const images = h("div", {}, loading());
-  view.append(panel("Who you are", facts), panel("Change my password", form), panel("Connected apps", apps),
-    panel("Images in mail", images));
+  const signature = h("div", {}, loading());
+  view.append(panel("Who you are", facts), panel("Change my password", form), panel("My signature", signature),
+    panel("Connected apps", apps), panel("Images in mail", images));
   const fill = async (where, draw, failure) => {
     try {
       where.replaceChildren(await draw());
@@ -133,5 +136,6 @@ export async function renderAccount(view) {
   await Promise.all([
     fill(apps, connectedApps, "Your connected apps could not be shown."),
     fill(images, imageSenders, "The senders whose images you always see could not be shown."),
+    fill(signature, mySignature, "Your signature could not be shown."),
   ]);
 }

@@ -32,6 +32,7 @@ import {
 } from "./mail-words.js";
 import { refusedNotice, sendEditor } from "./sends.js";
 import { renderMessageBody } from "./message-body.js";
+import { withSignature } from "./replies.js";
 
 /**
  * A received message's text, as a conversation shows it: paragraphs kept, in
@@ -351,7 +352,8 @@ export async function conversationView(view, mailbox, threadId) {
           : "You had already begun a reply here, and it already goes to everyone: here it is."));
         return null;
       }
-      const draft = await api("POST", mailboxApi(mailbox.id, "sends"), all ? { reply_to: message.id, reply_all: true } : { reply_to: message.id });
+      const begun = await api("POST", mailboxApi(mailbox.id, "sends"), all ? { reply_to: message.id, reply_all: true } : { reply_to: message.id });
+      const draft = { ...(await withSignature(mailbox, begun, message.from)), resumed: begun.resumed };
       openComposer(draft, draft.resumed
         ? info(h("strong", { text: "You had already begun a reply in this conversation:" }), " here it is, as you left it. Nothing new was started.")
         : null);

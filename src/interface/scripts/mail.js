@@ -18,6 +18,7 @@ import { access, heldList, mailboxApi, mailboxName, mailHref, myMailboxes, subje
 import { renderMessageBody } from "./message-body.js";
 import { REUSED_MESSAGE_ID, senderCheckBadge, senderDetail } from "./mail-words.js";
 import { composeView, outboundView, sendEditor, sendView } from "./sends.js";
+import { savedRepliesView, withSignature } from "./replies.js";
 import { inboxView, landingMailbox } from "./inbox.js";
 import { conversationView } from "./conversation.js";
 import { loadVocabulary } from "./vocabulary.js";
@@ -92,7 +93,7 @@ function pagedMessages({ caption, columns, fetchPage, emptyText, more, failure }
 /**
  * `#/mail/<mailbox>/<view>…`: a mailbox's conversations (where Mail lands), a
  * conversation (`thr_…`), every message (`messages`), a message (`rcp_…`), a
- * new message, outbound mail; `#/mail/mailboxes`, the mailboxes and what is
+ * new message, outbound mail, saved replies and signature (`replies`); `#/mail/mailboxes`, the mailboxes and what is
  * held on each; `#/mail/search/<words>` and `#/mail/<mailbox>/search/<words>`,
  * a search of every mailbox or of one.
  */
@@ -116,6 +117,7 @@ export async function renderMail(view, [mailboxId, second, third]) {
   if (second === "messages") return mailboxView(view, mine, mailbox);
   if (second === "search") return searchView(view, mine, { mailbox, q: third });
   if (second === "new") return composeView(view, mailbox);
+  if (second === "replies") return savedRepliesView(view, mailbox);
   if (second === "outbound") return third ? sendView(view, mailbox, third) : outboundView(view, mailbox);
   return messageView(view, mailbox, second);
 }
@@ -139,7 +141,8 @@ async function mailHome(view, { readable, sendable }) {
     mailbox.display_name,
     h("div", { class: "button-row" },
       linkButton(mailHref(mailbox.id, "new"), "New message", { secondary: true, context: ` from ${mailbox.address}` }),
-      linkButton(mailHref(mailbox.id, "outbound"), "Outbound", { secondary: true, context: ` for ${mailbox.address}` }))));
+      linkButton(mailHref(mailbox.id, "outbound"), "Outbound", { secondary: true, context: ` for ${mailbox.address}` }),
+      linkButton(mailHref(mailbox.id, "replies"), "Saved replies", { secondary: true, context: ` of ${mailbox.address}` }))));
   view.append(
     panel("Mailboxes I can read", readRows.length
       ? table("Mailboxes I can read", ["Mailbox", "Name", "What I hold"], readRows, { stack: true })
@@ -357,7 +360,8 @@ async function messageView(view, mailbox, receiptId) {
     let editor = null;
     reply.addEventListener("click", () => perform(status, [reply], async () => {
       if (!editor) {
-        const draft = await api("POST", mailboxApi(mailbox.id, "sends"), { reply_to: message.id });
+        const begun = await api("POST", mailboxApi(mailbox.id, "sends"), { reply_to: message.id });
+        const draft = { ...(await withSignature(mailbox, begun, message.from)), resumed: begun.resumed };
         editor = replyPanel.appendChild(sendEditor(mailbox, {
           send: draft,
           notice: draft.resumed ? info(h("strong", { text: "You had already begun a reply in this conversation:" }), " here it is, as you left it.") : null,

@@ -13,6 +13,7 @@ import { directory, named } from "./names.js";
 import { pager } from "./pager.js";
 import { access, mailboxApi, mailboxName, mailHref, mailText, subjectOf } from "./mail-shared.js";
 import { parseRecipient, recipientLabels, recipientsIn, recipientText, recipientWords, senderCheckBadge, senderWords, sendStateBadge, trimWords } from "./mail-words.js";
+import { savedReplyPicker, signatureFor } from "./replies.js";
 
 /** When a send last moved: dispatched, decided, submitted or edited. */
 const lastChange = (send) => send.dispatched_at ?? send.decided_at ?? send.submitted_at ?? send.updated_at;
@@ -141,9 +142,10 @@ export function quoteOf(message) {
  * `notice` is shown above the form (a resumed draft says so); `onDraft`
  * receives a draft written again from a refused send; `onSettled()` is called
  * once what was written is saved, submitted or deleted (a conversation then
- * stops telling the others that its writer is writing).
+ * stops telling the others that its writer is writing). `text` is what a new
+ * draft's text starts as (its writer's signature).
  */
-export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subject = "", quote = null, notice = null, onDraft, onSettled = () => {} } = {}) {
+export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subject = "", text = "", quote = null, notice = null, onDraft, onSettled = () => {} } = {}) {
   const content = h("div");
   const status = statusArea();
   const sends = mailboxApi(mailbox.id, "sends");
@@ -202,13 +204,28 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
     const ccField = addressField("cc", send?.cc ?? [], false);
     const subjectField = h("input", { type: "text", name: "subject", autocomplete: "off", required: true, maxlength: 998, value: send?.subject ?? subject });
     const textField = h("textarea", { name: "text", rows: 12 });
-    textField.value = send?.text ?? "";
+    textField.value = send?.text ?? text;
+    // The caret starts at the top, above a signature or a quote: a reply is written there.
+    textField.setSelectionRange(0, 0);
 
     const save = h("button", { type: "submit", class: send ? "secondary" : null, text: send ? "Save changes" : "Save draft" });
     const submit = send ? h("button", { type: "button", "data-key": "submit", text: "Submit for approval" }) : null;
     const quoting = send && quote?.text ? h("button", { type: "button", class: "secondary" }, "Quote", hidden(` ${senderWords(quote.from)}’s message`)) : null;
     const remove = send ? h("button", { type: "button", class: "secondary danger", text: "Delete draft" }) : null;
     const controls = [save, submit, quoting, remove].filter(Boolean);
+    // A saved reply goes where the caret is, filled for whom the draft
+    // answers (the message's sender, else the first of To), and a draft
+    // already stored is saved with it at once, as a quote is.
+    const picker = savedReplyPicker(mailbox, {
+      controls,
+      customer: () => quote?.from ?? (recipientsIn(toField.value).length ? parseRecipient(recipientsIn(toField.value)[0]) : null),
+      insert: async (filled) => {
+        const start = textField.selectionStart ?? 0;
+        textField.setRangeText(filled, start, textField.selectionEnd ?? start, "end");
+        if (send) send = await api("PATCH", `${sends}/${segment(send.id)}`, values());
+        textField.focus();
+      },
+    });
     const buttons = h("div", { class: "button-row" }, submit, save, quoting, remove);
     // Files go on a saved draft, one at a time, each stored as it is chosen.
     const fileField = send ? h("input", { type: "file", name: "file" }) : null;
@@ -250,6 +267,7 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
       labelled("To", toField, "Addresses, each with a name if you like (Ana Lima <ana@example.com>), separated by commas."),
       labelled("Cc", ccField),
       labelled("Subject", subjectField),
+      picker,
       labelled("Text", textField, "Plain text. Nothing is sent until it is submitted and a second person approves it."),
       files,
       buttons);
@@ -333,14 +351,14 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
   return h("div", { class: "send-editor" }, content, status);
 }
 
-export function composeView(view, mailbox) {
+export async function composeView(view, mailbox) {
   document.title = `New message · ${mailbox.address} · Mailroom`;
   view.append(breadcrumbs(["Mail", "#/mail"], [mailbox.address, mailHref(mailbox.id)], ["New message"]));
   if (!access(mailbox).propose) {
     view.append(panel("New message", info(`Drafting mail from ${mailbox.address} needs the right to propose mail from it, which an administrator grants.`)));
     return;
   }
-  view.append(panel(`New message from ${mailbox.address}`, sendEditor(mailbox)));
+  view.append(panel(`New message from ${mailbox.address}`, sendEditor(mailbox, { text: await signatureFor(mailbox, null) })));
   view.querySelector("input")?.focus();
 }
 

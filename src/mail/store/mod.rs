@@ -5,7 +5,8 @@
 //! mailbox's mail out of D1 into its own database (`moving`), and the names
 //! of the people and agents mail mentions by id (`names`), and what agents
 //! read of mail from unauthenticated senders (`unverified_reads`), and the
-//! senders whose images each person always sees (`image_senders`). The
+//! senders whose images each person always sees (`image_senders`), and
+//! saved replies and signatures (`replies`). The
 //! sub-domains with more of their own (`threads`, `sends`, `butlers`) keep
 //! theirs beside them. Private to mail: other domains reach these tables
 //! through mail's re-exported functions.
@@ -17,5 +18,6 @@ pub(super) mod mailboxes;
 pub(super) mod messages;
 pub(super) mod moving;
 pub(super) mod names;
+pub(super) mod replies;
 pub(super) mod search;
 pub(super) mod unverified_reads;
