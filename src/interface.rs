@@ -65,6 +65,7 @@ const MODULES: &[(&str, &str)] = &[
     ("conversation.js", interface_file!("scripts/conversation.js")),
     ("dom.js", interface_file!("scripts/dom.js")),
     ("exports.js", interface_file!("scripts/exports.js")),
+    ("inbox-bulk.js", interface_file!("scripts/inbox-bulk.js")),
     ("inbox.js", interface_file!("scripts/inbox.js")),
     ("leaving.js", interface_file!("scripts/leaving.js")),
     ("mail-shared.js", interface_file!("scripts/mail-shared.js")),

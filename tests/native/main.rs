@@ -64,6 +64,7 @@ mod send_sizes;
 mod sends;
 mod stores;
 mod submission_races;
+mod thread_attachments;
 mod threads;
 mod unverified_reads;
 mod webhooks;

@@ -2,8 +2,9 @@
 // first, a page at a time: who wrote, about what, the start of the latest
 // message, how many messages, when it last moved, where it stands, who has it,
 // whether the signed-in person has read it, its labels, and whether a sender in
-// it was not verified. Filtered by status, assignee, label (a label's chip
-// filters by it), unread and words; the filters, how
+// it was not verified, and whether it carries attachments. Filtered by status,
+// assignee, label (a label's chip filters by it), unread and words; several
+// can be selected and changed at once (inbox-bulk.js). The filters, how
 // many pages were shown and the conversation last opened are kept per mailbox
 // while the page is open, so coming back from a conversation finds the list as
 // it was left, that conversation in view. Opening Mail lands here (mail.js).
@@ -26,6 +27,7 @@ import { access, actorsWords, followMailbox, labelChips, mailboxApi, mailHref, s
 import { me } from "./session.js";
 import { directory } from "./names.js";
 import { counted, SENDER_CHECKS, THREAD_STATUSES, threadStatusBadge } from "./mail-words.js";
+import { bulkBar, pickBox } from "./inbox-bulk.js";
 
 /** The filters a list starts with: open conversations, whoever has them, read or not. */
 const FIRST_FILTERS = { status: "open", assignee: "", label: "", unread: false, q: "" };
@@ -56,10 +58,11 @@ function participantsOf(thread) {
   return [names, more > 0 ? h("span", { class: "muted", text: ` and ${counted(more, "other")}` }) : null];
 }
 
-/** One conversation in the list; the subject links to it, and the whole row opens it. */
-function threadItem(mailbox, thread) {
+/** One conversation in the list; the subject links to it, and the whole row opens it; `pick`, where given, is its box to select it by. */
+function threadItem(mailbox, thread, pick) {
   const subject = subjectOf(thread.subject);
-  return h("li", { class: thread.unread ? "thread unread" : "thread", "data-thread": thread.id },
+  return h("li", { class: `thread${thread.unread ? " unread" : ""}${pick ? " pickable" : ""}`, "data-thread": thread.id },
+    pick,
     h("p", { class: "thread-who" },
       thread.unread ? h("span", { class: "unread-dot", "aria-hidden": "true" }) : null,
       participantsOf(thread)),
@@ -69,6 +72,9 @@ function threadItem(mailbox, thread) {
     thread.snippet ? h("p", { class: "thread-snippet", text: thread.snippet }) : null,
     h("div", { class: "thread-meta" },
       threadStatusBadge(thread.status),
+      thread.has_attachments
+        ? h("span", { class: "thread-attachments", title: "Has attachments" }, h("span", { "aria-hidden": "true", text: "📎" }), hidden("Has attachments"))
+        : null,
       thread.has_unauthenticated
         ? h("span", { class: "badge warn", title: SENDER_CHECKS.unverified.meaning, text: "Sender not verified" })
         : null,
@@ -167,15 +173,34 @@ export async function inboxView(view, { readable }, mailbox) {
   const shown = h("div", { class: "thread-list" }, loading());
   /** The conversations shown, in order. */
   let listed = [];
+  /** The conversations selected, by id: kept while the list is drawn again, so a change by someone else keeps them. */
+  const selected = new Set();
+  const toggle = (id, checked) => {
+    if (checked) selected.add(id);
+    else selected.delete(id);
+    bulk?.show();
+  };
+  const bulk = can.triage ? bulkBar(mailbox, selected, {
+    listed: () => listed,
+    // Each row's box as the selection now is (a row kept as it was by redraw() keeps its box as it was).
+    mark: () => {
+      for (const box of list.querySelectorAll("li[data-thread] .thread-pick-box")) box.checked = selected.has(box.closest("li").dataset.thread);
+    },
+    changed: () => refresh(pagesByMailbox.get(mailbox.id) ?? 1, { quietly: true }),
+  }) : null;
   /** Shows `threads` (the list read again, or with a page more) over what is shown, keeping the rows that did not change. */
   function showThreads(threads) {
     listed = threads;
     for (const thread of threads) directory.rememberName(thread.assignee, thread.assignee_name);
+    // One no longer shown (closed by someone else under the Open filter) can no longer be seen to be changed.
+    const shownIds = new Set(threads.map((thread) => thread.id));
+    for (const id of selected) if (!shownIds.has(id)) selected.delete(id);
     redraw(list, "data-thread", threads, {
       key: (thread) => thread.id,
-      draw: (thread) => threadItem(mailbox, thread),
+      draw: (thread) => threadItem(mailbox, thread, bulk ? pickBox(thread, selected, toggle) : null),
       sameAs: (thread) => JSON.stringify(thread),
     });
+    bulk?.show();
     showWriting();
     if (!threads.length) shown.replaceChildren(empty(nothing(filters)));
     else if (list.parentNode !== shown) shown.replaceChildren(list);
@@ -272,7 +297,7 @@ export async function inboxView(view, { readable }, mailbox) {
     if (row) openedByMailbox.set(mailbox.id, row.dataset.thread);
   });
   const unfollowed = statusArea();
-  view.append(panel("Conversations", form, shown, pages.element, unfollowed));
+  view.append(panel("Conversations", form, bulk?.element, shown, pages.element, unfollowed));
   // As it was left: as many pages, and the conversation last opened in view.
   await refresh(pagesByMailbox.get(mailbox.id) ?? 1);
   const opened = [...list.children].find((row) => row.dataset.thread === openedByMailbox.get(mailbox.id));

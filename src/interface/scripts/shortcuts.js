@@ -2,10 +2,11 @@
 // from which the list shown on `?` is drawn, and the one listener that acts on
 // them. A view offers an action to a key by marking its control with
 // `data-key` (the table's name for it); a list offers its rows to j and k by
-// marking itself `data-key-list`, each row holding the link that opens it.
+// marking itself `data-key-list`, each row holding the link that opens it
+// (and, where rows can be selected, its box marked `data-key="select"`).
 // Keys act only where the person is not typing (in a field, Ctrl or ⌘ with
-// Enter submits what they are writing), with no other modifier held, and
-// never while a dialog is open.
+// Enter submits what they are writing; a checkbox or a button takes no
+// typing), with no other modifier held, and never while a dialog is open.
 
 import { h } from "./dom.js";
 
@@ -14,6 +15,7 @@ export const SHORTCUTS = [
   { name: "next", keys: ["j"], does: "Move to the next conversation in the list" },
   { name: "previous", keys: ["k"], does: "Move to the previous conversation in the list" },
   { name: "open", keys: ["o", "Enter"], does: "Open the conversation moved to" },
+  { name: "select", keys: ["x"], does: "Select the conversation moved to, or unselect it" },
   { name: "reply", keys: ["r"], does: "Reply to the latest message in the conversation" },
   { name: "reply-all", keys: ["a"], does: "Reply to everyone on the latest message" },
   { name: "close", keys: ["e"], does: "Close the conversation" },
@@ -25,7 +27,8 @@ export const SHORTCUTS = [
 const byKey = new Map(SHORTCUTS.flatMap((shortcut) => shortcut.keys.map((key) => [key, shortcut.name])));
 
 /** Whether `element` takes typing, so a letter pressed there is the person's text. */
-const typingIn = (element) => element instanceof HTMLElement && (element.isContentEditable || element.closest("input, textarea, select") !== null);
+const typingIn = (element) => element instanceof HTMLElement
+  && (element.isContentEditable || element.closest("input:not([type=checkbox], [type=radio], [type=button], [type=submit]), textarea, select") !== null);
 
 /** The last control on the page offered to shortcut `name` that can be used now. */
 function offered(name) {
@@ -79,6 +82,14 @@ function act(name, event) {
       const link = rowLinks().find((candidate) => candidate === document.activeElement || candidate.closest("[aria-current]"));
       link?.click();
       return Boolean(link);
+    }
+    case "select": {
+      // The row the focus is in (its box, say), else the row moved to.
+      const focused = document.activeElement?.closest?.("[data-key-list] > *") ?? null;
+      const row = focused ?? rowLinks().find((link) => link.closest("[aria-current]"))?.parentElement.closest("li, tr") ?? null;
+      const box = row?.querySelector('[data-key="select"]') ?? null;
+      box?.click();
+      return Boolean(box);
     }
     case "search": {
       const field = offered("search");

@@ -75,6 +75,7 @@ impl SummaryRow {
             last_activity_at: rfc3339(self.last_activity_at),
             unread: self.last_received_at.is_some_and(|received| self.read_up_to.is_none_or(|read| read < received)),
             has_unauthenticated: self.has_unauthenticated != 0,
+            has_attachments: self.has_attachments != 0,
             snippet: self.snippet_source.as_deref().filter(|_| reads_content).map(snippet),
         }
     }

@@ -302,8 +302,12 @@ pub(super) fn label_removed(thread_id: &str, label: &str) -> Statement {
 }
 
 /// What every conversation query selects, for the caller bound at `?1`: its
-/// row, its assignee's name, how far the caller has read it, its latest senders
-/// and whether any of its senders was unauthenticated. Never content.
+/// row, its assignee's name, how far the caller has read it, its latest senders,
+/// whether any of its senders was unauthenticated and whether any of its
+/// messages carries attachments (received, or sent once sealed: a draft's files
+/// are its writer's until then). Each is asked of the conversation's own rows
+/// by the indexes on `thread_id`, so a page costs no scan and no round trip
+/// more, the same SQL in D1 and in a mailbox's own database. Never content.
 const SUMMARY_COLUMNS: &str = "t.id, t.mailbox_id, t.subject, t.status, t.assignee, t.last_activity_at, \
      t.last_received_at, t.received_count, t.sent_count, \
      (SELECT rd.read_up_to FROM mail_thread_reads rd WHERE rd.thread_id = t.id AND rd.reader = ?1) AS read_up_to, \
@@ -313,6 +317,10 @@ const SUMMARY_COLUMNS: &str = "t.id, t.mailbox_id, t.subject, t.status, t.assign
          GROUP BY lower(r.from_address) ORDER BY max(r.rowid) DESC) AS x) AS participants_json, \
      EXISTS (SELECT 1 FROM receipts r WHERE r.thread_id = t.id AND r.sender_authentication != 'authenticated') \
        AS has_unauthenticated, \
+     (EXISTS (SELECT 1 FROM receipts r WHERE r.thread_id = t.id \
+        AND (json_array_length(r.attachments_json) > 0 OR r.attachments_not_listed > 0)) \
+      OR EXISTS (SELECT 1 FROM sends s WHERE s.thread_id = t.id AND s.sealed_at IS NOT NULL \
+        AND EXISTS (SELECT 1 FROM send_attachments a WHERE a.send_id = s.id))) AS has_attachments, \
      (SELECT json_group_array(l.label) FROM thread_labels l WHERE l.thread_id = t.id) AS labels_json";
 
 /// The text a snippet is cut from: the start of the latest received message,
@@ -339,6 +347,7 @@ pub(super) struct SummaryRow {
     pub(super) read_up_to: Option<i64>,
     pub(super) participants_json: Option<String>,
     pub(super) has_unauthenticated: i64,
+    pub(super) has_attachments: i64,
     pub(super) labels_json: Option<String>,
     #[serde(default)]
     pub(super) snippet_source: Option<String>,
