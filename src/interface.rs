@@ -86,6 +86,7 @@ const MODULES: &[(&str, &str)] = &[
     ("session.js", interface_file!("scripts/session.js")),
     ("shared.js", interface_file!("scripts/shared.js")),
     ("shortcuts.js", interface_file!("scripts/shortcuts.js")),
+    ("signing-again.js", interface_file!("scripts/signing-again.js")),
     ("sources.js", interface_file!("scripts/sources.js")),
     ("teams.js", interface_file!("scripts/teams.js")),
     ("vocabulary.js", interface_file!("scripts/vocabulary.js")),
@@ -225,6 +226,21 @@ mod tests {
         let mut served: Vec<String> = MODULES.iter().map(|(name, _)| name.to_string()).collect();
         served.sort();
         assert_eq!(files, served, "every file in src/interface/scripts is a module in MODULES, and only those");
+    }
+
+    #[test]
+    fn the_entry_module_says_what_every_module_owns() {
+        // main.js's opening comment is the map of the script a reader starts
+        // from: a module missing from it is one nobody finds.
+        let main = MODULES.iter().find(|(name, _)| *name == "main.js").map(|(_, source)| *source).unwrap_or_default();
+        let header: String = main.lines().take_while(|line| line.starts_with("//")).collect::<Vec<_>>().join("\n");
+        let unnamed: Vec<&str> = MODULES
+            .iter()
+            .chain(VENDORED_MODULES)
+            .map(|(name, _)| *name)
+            .filter(|name| !header.contains(name))
+            .collect();
+        assert!(unnamed.is_empty(), "main.js's opening comment names no line for {unnamed:?}");
     }
 
     #[test]

@@ -328,6 +328,31 @@ test("when the access token expires, the page renews the session from the refres
   assert.notEqual(renewed[REFRESH_COOKIE].value, refreshBefore, "the refresh token rotated");
 });
 
+test("a session that runs out keeps the page and what was typed: the person signs in again over it, and sends it", async () => {
+  await openSection(page, "Reminders");
+  const add = page.getByRole("region", { name: "Add a reminder" });
+  await add.getByLabel("What is due").fill("Renew the lease");
+  await add.getByLabel("Due date").fill("2027-01-15");
+  // The session runs out: the browser holds no cookie the node would take.
+  await context.clearCookies();
+  watch.expectRefusal(401, "/api/me/events");
+  await add.getByRole("button", { name: "Add reminder" }).click();
+  const dialog = page.getByRole("dialog", { name: "Sign in again to go on" });
+  await dialog.waitFor();
+  assert.equal(await add.getByLabel("What is due").inputValue(), "Renew the lease", "the form behind it keeps what was typed");
+  assert.equal(await dialog.getByLabel("Email").inputValue(), ADMIN.email, "whose session it was");
+  await assertAccessible(page, "signing in again");
+  await dialog.getByLabel("Password").fill(ADMIN.password);
+  await dialog.getByRole("button", { name: "Sign in" }).click();
+  await dialog.waitFor({ state: "detached" });
+  await page.getByText("You are signed in again.").waitFor();
+  assert.equal(await add.getByLabel("What is due").inputValue(), "Renew the lease", "still there once back");
+  await add.getByRole("button", { name: "Add reminder" }).click();
+  await page.getByRole("heading", { name: "Renew the lease" }).waitFor();
+  const events = (await call("GET", "/api/me/events", { token })).body.events;
+  assert.equal(events.filter((event) => event.title === "Renew the lease").length, 1, "added once, after signing in again");
+});
+
 test("signing out ends the session and clears the cookies", async () => {
   await page.getByRole("banner").getByRole("button", { name: "Sign out" }).click();
   await page.getByRole("heading", { name: "Sign in" }).waitFor();

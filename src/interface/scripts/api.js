@@ -116,7 +116,8 @@ function sessionOver(refusal) {
   const hadSession = me !== null || hint.get();
   hint.set(false);
   if (TELLING.has(refusal.code)) showSignIn({ title: "You have been signed out.", refusal });
-  else showSignIn(hadSession ? { text: "Your session has ended. Sign in again to continue." } : null);
+  // A session that ran out keeps the page and what is typed in it (signing-again.js).
+  else showSignIn(hadSession ? { text: "Your session has ended. Sign in again to continue.", keepPage: true } : null);
   throw new SessionOver(refusal.message);
 }
 

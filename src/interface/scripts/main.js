@@ -16,7 +16,12 @@
 //                    what the view shown holds open until it goes
 //   api.js           api(), ApiError, renewing the session, listen() to a
 //                    live stream of what changes
-//   shared.js        refusal boxes, perform(), actionForm(), panels
+//   shared.js        perform(), actionForm(), panels, askOnce(), offerUndo()
+//   refusals.js      a refusal in the person's words, the node's under
+//                    Technical details
+//   leaving.js       what is typed and not saved, asked about before leaving
+//   signing-again.js signing in again over the page when a session runs out
+//   shortcuts.js     the keyboard's shortcuts, one table
 //   names.js         the directory of names: named(), members(), who()
 //   vocabulary.js    the relations and capabilities, loaded from the node once,
 //                    and their words: relationTerm(), capabilityTerm()
@@ -25,10 +30,14 @@
 //   mail-words.js    send states, conversation statuses, sender checks and
 //                    recipients in words
 //   inbox.js         a mailbox's conversations, where Mail lands
+//   inbox-bulk.js    several of them selected and changed at once
 //   conversation.js  one conversation: its messages, triage, replies
+//   message-body.js  a message's HTML, sanitised by purify.js (DOMPurify), in
+//                    its sandboxed frame
+//   replies.js       saved replies and signatures, in drafts
 //   mail.js, sends.js, approvals.js, notifications.js, reminders.js, people.js, teams.js,
 //   mailboxes.js, butlers.js, relations.js, agents.js, connections.js, exports.js, sources.js,
-//   audit.js, account.js  the sections, one module each, exporting its render function
+//   webhooks.js, audit.js, account.js  the sections, one module each, exporting its render function
 //   agent-ceiling.js the choices an agent's ceiling is made of (the mint form's
 //                    and the consent's) and the ceiling shown held of total
 //   consent.js       the consent an OAuth client asks for at /oauth/authorize,
@@ -64,6 +73,7 @@ import { NOTIFICATIONS_CHANGED, renderNotifications, unreadCount } from "./notif
 import { renderPeople } from "./people.js";
 import { renderRelations } from "./relations.js";
 import { renderReminders } from "./reminders.js";
+import { signingInAgain, signInAgain } from "./signing-again.js";
 import { renderSources } from "./sources.js";
 import { renderTeams } from "./teams.js";
 import { installShortcuts } from "./shortcuts.js";
@@ -144,6 +154,12 @@ function followOwn() {
 }
 
 function showSignIn(notice) {
+  if (signingInAgain()) return;
+  if (notice?.keepPage && me && main?.isConnected) {
+    stopFollowingOwn();
+    signInAgain({ onBack: followOwn, onSomeoneElse: start });
+    return;
+  }
   stopFollowingOwn();
   unreadInTitle = 0;
   titleWithUnread();
