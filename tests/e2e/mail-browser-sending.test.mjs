@@ -93,6 +93,12 @@ test("the writer replies from a message: the draft is begun with the sender by n
   await reply.getByLabel("Text").fill(FIRST_DRAFT);
   await reply.getByRole("button", { name: "Save changes" }).click();
   await statusSaying(writer, "Changes saved.").waitFor();
+  // Typed and left alone, the draft saves itself a moment later, and says when.
+  const typed = `${FIRST_DRAFT}\n\nTyped, and not saved by hand.`;
+  await reply.getByLabel("Text").fill(typed);
+  await reply.getByText(/^Draft saved /).waitFor();
+  const [autosaved] = (await call("GET", `/api/mailboxes/${mailboxId}/sends`, { token: ids.writerToken })).body.sends;
+  assert.equal(autosaved.text, typed, "saved as typed");
 
   await reply.getByLabel("Text").fill(REPLY_TEXT);
   await reply.getByRole("button", { name: "Save changes" }).click();

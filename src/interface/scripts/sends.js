@@ -5,9 +5,10 @@
 // conversation (conversation.js) drafts its replies in sendEditor(). A refused
 // send shows its reason to its writer, with Write it again (refusedNotice()).
 
-import { append, breadcrumbs, byteSize, code, facts, h, hidden, labelCells, labelled, linkButton, replace, row, table, time } from "./dom.js";
+import { append, breadcrumbs, byteSize, code, facts, h, hidden, labelCells, labelled, linkButton, replace, row, shortTime, table, time } from "./dom.js";
 import { me } from "./session.js";
-import { api, ApiError, query, segment } from "./api.js";
+import { api, ApiError, query, segment, SessionOver } from "./api.js";
+import { markSaved } from "./leaving.js";
 import { downloadLink, empty, info, loading, panel, perform, refusalBox, rowStatus, statusArea } from "./shared.js";
 import { directory, named } from "./names.js";
 import { pager } from "./pager.js";
@@ -130,6 +131,9 @@ export function quoteOf(message) {
   const lines = (message.text ?? "").replace(/\r\n/g, "\n").replace(/\s+$/, "").split("\n");
   return `On ${when}, ${senderWords(message.from)} wrote:\n${lines.map((line) => (line ? `> ${line}` : ">")).join("\n")}\n`;
 }
+
+/** How long after the last keystroke a stored draft saves itself. */
+const AUTOSAVE_AFTER_MS = 1500;
 
 /**
  * A send from `mailbox` as its author works on it: a form while it is new or
@@ -276,9 +280,46 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
     const unsaved = (next) => JSON.stringify(next) !== JSON.stringify({ to: send.to, cc: send.cc, subject: send.subject, text: send.text });
     textField.addEventListener("input", () => textField.removeAttribute("aria-invalid"));
 
+    // A stored draft saves itself as it is written, AUTOSAVE_AFTER_MS after
+    // the last keystroke, quietly: the line under the buttons says when it
+    // was saved, or that it was not (Save changes shows why). Saving, submitting
+    // and the rest wait for a save under way, so two never cross.
+    let pending = null;
+    let saving = Promise.resolve();
+    const autosaved = h("p", { class: "autosaved muted", "aria-live": "polite" });
+    const saveNow = () => {
+      pending = null;
+      const next = values();
+      if (!send || !element.isConnected || !unsaved(next) || !subjectField.value || !recipientsIn(toField.value).length) return saving;
+      saving = saving.then(async () => {
+        try {
+          send = await api("PATCH", `${sends}/${segment(send.id)}`, next);
+          markSaved(element);
+          autosaved.replaceChildren("Draft saved ", shortTime(send.updated_at ?? new Date().toISOString()), ".");
+        } catch (error) {
+          if (error instanceof SessionOver) return;
+          autosaved.textContent = "Not saved as you type: Save changes to see why.";
+        }
+      });
+      return saving;
+    };
+    const settled = () => {
+      if (pending) clearTimeout(pending);
+      pending = null;
+      return saving;
+    };
+    if (send) {
+      element.addEventListener("input", () => {
+        if (pending) clearTimeout(pending);
+        pending = setTimeout(saveNow, AUTOSAVE_AFTER_MS);
+      });
+      buttons.after(autosaved);
+    }
+
     element.addEventListener("submit", async (event) => {
       event.preventDefault();
       if (!element.reportValidity()) return;
+      await settled();
       const saved = await perform(status, controls, async () => {
         if (!send) {
           show(await api("POST", sends, { ...values(), reply_to: replyTo?.id }));
@@ -293,6 +334,7 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
     // Quoting writes the message answered into the text, below what is there,
     // and saves it: the quote is the interface's, from the text it has shown.
     quoting?.addEventListener("click", () => perform(status, controls, async () => {
+      await settled();
       const written = textField.value.replace(/\s+$/, "");
       const text = `${written ? `${written}\n\n` : "\n\n"}${quoteOf(quote)}`;
       send = await api("PATCH", `${sends}/${segment(send.id)}`, { text });
@@ -313,6 +355,7 @@ export function sendEditor(mailbox, { send = null, replyTo = null, to = [], subj
         textField.focus();
         return;
       }
+      await settled();
       const submitted = await perform(status, controls, async () => {
         const next = values();
         if (unsaved(next)) send = await api("PATCH", `${sends}/${segment(send.id)}`, next);
