@@ -150,24 +150,20 @@ function rememberNames(thread) {
 }
 
 /** `#/mail/<mailbox>/<thr_…>`: one conversation. */
-export async function conversationView(view, mailbox, threadId) {
+export async function conversationView(view, mailbox, threadId, asked = null) {
   const can = access(mailbox);
   const path = mailboxApi(mailbox.id, "threads", threadId);
-  let thread = await api("GET", path);
+  let thread = await (asked ?? api("GET", path));
   let summary = thread;
   const title = subjectOf(thread.subject);
   document.title = `${title} · Mail · Mailroom`;
   const status = statusArea();
 
-  // Opening a conversation marks it read (reading it changes nothing by itself).
-  if (thread.unread && can.markRead) {
-    try {
-      summary = await api("PUT", `${path}/read`);
-    } catch (error) {
-      if (error instanceof SessionOver) throw error;
-      status.replaceChildren(refusalBox(error, "It was not marked read."));
-    }
-  }
+  // Opening a conversation marks it read (reading it changes nothing by
+  // itself), without the conversation waiting for it: it is drawn as read,
+  // and the node's answer, or its refusal, follows.
+  const markingRead = thread.unread && can.markRead ? api("PUT", `${path}/read`) : null;
+  if (markingRead) summary = { ...thread, unread: false };
 
   // ---- where it stands: status, assignee, read
   const statusWords = h("span", {}, threadStatusBadge(summary.status));
@@ -284,6 +280,16 @@ export async function conversationView(view, mailbox, threadId) {
     readToggle.textContent = read ? "Mark unread" : "Mark read";
     return read ? "Marked read." : "Marked unread: it shows as unread in the list until you open it again.";
   }, "It was not changed."));
+  // The node's answer to opening it, once it comes: where it stands now, or why it is not read.
+  markingRead?.then((marked) => {
+    summary = marked;
+    showStanding();
+  }, (error) => {
+    if (error instanceof SessionOver) return;
+    read = false;
+    if (readToggle) readToggle.textContent = "Mark read";
+    status.replaceChildren(refusalBox(error, "It was not marked read."));
+  });
 
   let unverified = thread.has_unauthenticated ? unverifiedWarning() : null;
   const unfollowed = statusArea();

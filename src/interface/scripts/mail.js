@@ -98,6 +98,10 @@ function pagedMessages({ caption, columns, fetchPage, emptyText, more, failure }
  * a search of every mailbox or of one.
  */
 export async function renderMail(view, [mailboxId, second, third]) {
+  // A conversation is asked for beside the mailboxes, not after them: opening
+  // one waits for one round trip, not two.
+  const conversation = mailboxId && second?.startsWith("thr_") ? api("GET", mailboxApi(mailboxId, "threads", second)) : null;
+  conversation?.catch(() => {}); // answered where it is awaited, or not needed
   const mine = await myMailboxes();
   if (!mailboxId) {
     const landing = landingMailbox(mine.readable);
@@ -113,7 +117,7 @@ export async function renderMail(view, [mailboxId, second, third]) {
     return;
   }
   if (!second) return inboxView(view, mine, mailbox);
-  if (second.startsWith("thr_")) return conversationView(view, mailbox, second);
+  if (second.startsWith("thr_")) return conversationView(view, mailbox, second, conversation);
   if (second === "messages") return mailboxView(view, mine, mailbox);
   if (second === "search") return searchView(view, mine, { mailbox, q: third });
   if (second === "new") return composeView(view, mailbox);
