@@ -55,10 +55,10 @@
 // signed in (the sign-in form first if not, the request's query string kept
 // as it is), the shell shows the consent (consent.js) and no sections.
 
-import { h, hidden, labelled } from "./dom.js";
+import { h, hidden, } from "./dom.js";
 import { connectShell, hint, me, OWN_CHANGED, releaseView, setMe } from "./session.js";
-import { api, ApiError, listen, refusalOf, send, SessionOver } from "./api.js";
-import { actionForm, perform, refusalBox, statusArea } from "./shared.js";
+import { api, listen, SessionOver } from "./api.js";
+import { perform, refusalBox, statusArea } from "./shared.js";
 import { renderAccount } from "./account.js";
 import { renderAgents } from "./agents.js";
 import { approvalCount, APPROVALS_CHANGED, renderApprovals } from "./approvals.js";
@@ -73,7 +73,7 @@ import { NOTIFICATIONS_CHANGED, renderNotifications, unreadCount } from "./notif
 import { renderPeople } from "./people.js";
 import { renderRelations } from "./relations.js";
 import { renderReminders } from "./reminders.js";
-import { signingInAgain, signInAgain } from "./signing-again.js";
+import { signingInAgain, signInAgain, signInForm } from "./signing-again.js";
 import { renderSources } from "./sources.js";
 import { renderTeams } from "./teams.js";
 import { installShortcuts } from "./shortcuts.js";
@@ -170,21 +170,7 @@ function showSignIn(notice) {
   rendering++;
   document.title = "Sign in · Mailroom";
 
-  const email = h("input", { type: "email", name: "email", autocomplete: "username", required: true });
-  const password = h("input", { type: "password", name: "password", autocomplete: "current-password", required: true });
-  const form = actionForm({
-    className: "signin-form",
-    fields: [labelled("Email", email), labelled("Password", password)],
-    submit: "Sign in",
-    failureTitle: "You are not signed in.",
-    async onSubmit() {
-      const response = await send("POST", "/api/sessions", { email: email.value, password: password.value, transport: "cookie" });
-      if (!response.ok) throw new ApiError(response.status, await refusalOf(response));
-      hint.set(true);
-      password.value = "";
-      await start();
-    },
-  });
+  const { form, email } = signInForm({ onSignedIn: start });
 
   root.replaceChildren(h("main", { class: "signin" },
     h("div", { class: "signin-card" },

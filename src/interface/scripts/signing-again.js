@@ -1,5 +1,6 @@
-// Signing in again over the page, when a session runs out while someone is
-// working (issue 31: never lose work). Replacing the page with the sign-in
+// The sign-in form (signInForm(): the page's and the dialog's), and signing
+// in again over the page, when a session runs out while someone is working
+// (issue 31: never lose work). Replacing the page with the sign-in
 // form, as a first visit shows it, would throw away whatever they had typed;
 // so when the session simply ran out (its refresh no longer honoured, its
 // cookies gone), the sign-in is a dialog over the page, which stays as it
@@ -18,17 +19,12 @@ import { actionForm, success } from "./shared.js";
 let open = null;
 
 /**
- * Asks the person the page shows to sign in again, over the page. Once they
- * have, `onBack()` is called (to follow their own stream again) and the page
- * says their work is still there; if someone else signs in, `onSomeoneElse()`
- * starts the page afresh for them. One dialog at a time, however many
- * requests found the session over.
+ * The sign-in form, wherever someone signs in: the page's own and the dialog
+ * over it. `email` starts it filled in; `onSignedIn()` runs once the node has
+ * set the session's cookies.
  */
-export function signInAgain({ onBack, onSomeoneElse }) {
-  if (open) return;
-  const person = me;
-  const headingId = uniqueId("again");
-  const email = h("input", { type: "email", name: "email", autocomplete: "username", required: true, value: person?.email ?? "" });
+export function signInForm({ email: known = "", onSignedIn }) {
+  const email = h("input", { type: "email", name: "email", autocomplete: "username", required: true, value: known });
   const password = h("input", { type: "password", name: "password", autocomplete: "current-password", required: true });
   const form = actionForm({
     className: "signin-form",
@@ -40,6 +36,26 @@ export function signInAgain({ onBack, onSomeoneElse }) {
       if (!response.ok) throw new ApiError(response.status, await refusalOf(response));
       hint.set(true);
       password.value = "";
+      await onSignedIn();
+    },
+  });
+  return { form, email, password };
+}
+
+/**
+ * Asks the person the page shows to sign in again, over the page. Once they
+ * have, `onBack()` is called (to follow their own stream again) and the page
+ * says their work is still there; if someone else signs in, `onSomeoneElse()`
+ * starts the page afresh for them. One dialog at a time, however many
+ * requests found the session over.
+ */
+export function signInAgain({ onBack, onSomeoneElse }) {
+  if (open) return;
+  const person = me;
+  const headingId = uniqueId("again");
+  const { form, email, password } = signInForm({
+    email: person?.email ?? "",
+    async onSignedIn() {
       const now = await api("GET", "/api/me");
       close();
       if (now.id !== person?.id) {
