@@ -552,8 +552,10 @@ export async function conversationView(view, mailbox, threadId, asked = null) {
       presence.doing.clear();
       showPresence();
     },
-    // A change to another conversation changes nothing here.
-    accept: (event) => !event.object?.startsWith("thr_") || event.object === threadId,
+    // A change to another conversation changes nothing here; nor does a
+    // draft this page does not show saving itself (another writer's, as they type).
+    accept: (event) => (!event.object?.startsWith("thr_") || event.object === threadId)
+      && !(event.kind === "update_draft" && !thread.entries.some((entry) => entry.kind === "sent" && entry.sent.id === event.object)),
     // Opening again, the node tells afresh who is here: who left while it was closed was not told.
     onOpen: () => {
       presence.doing.clear();
