@@ -47,19 +47,27 @@ function messageBody(message) {
 
 /**
  * A received message's body in a conversation: its text at once, from the
- * conversation's own answer, then, where the message came with HTML, that
- * HTML formatted (message-body.js: sanitised, in its sandboxed frame, remote
+ * conversation's own answer, then, where the message came with HTML and it
+ * comes into view, that HTML formatted (message-body.js: sanitised, in its sandboxed frame, remote
  * images on asking) once its body has come. The conversation is drawn
  * without waiting for any message's HTML; each follows as it arrives, and a
  * message whose body cannot be read keeps its text.
  */
 function formattedWhenItCame(message, path) {
   const holder = h("div", { class: "entry-body" }, messageBody(message));
-  api("GET", `${path}/body?html=true`)
-    .then(async (body) => {
-      if (typeof body.html === "string") holder.replaceChildren(await renderMessageBody(body, message.from?.address));
-    })
-    .catch(() => {}); // the text stays; a session that ended is met by the next action
+  // Asked for as the message comes into view, not for every message of a
+  // long conversation at once: each body is a read of its original and an
+  // entry in the audit trail.
+  const seen = new IntersectionObserver((entries) => {
+    if (!entries.some((entry) => entry.isIntersecting)) return;
+    seen.disconnect();
+    api("GET", `${path}/body?html=true`)
+      .then(async (body) => {
+        if (typeof body.html === "string") holder.replaceChildren(await renderMessageBody(body, message.from?.address));
+      })
+      .catch(() => {}); // the text stays; a session that ended is met by the next action
+  }, { rootMargin: "200px" });
+  seen.observe(holder);
   return holder;
 }
 
