@@ -98,12 +98,13 @@ pub const CAPABILITIES: &[Capability] = &[
     Capability {
         name: "reminders.manage",
         summary: "Manage its person's reminders",
-        description: "Add reminders to its sponsor's inbox, change and delete the manual ones (its own and those the person added by hand), mark any reminder done or acknowledged, and change the time zone, quiet hours and email channel. It cannot change or withdraw another source's reminder, nor set where notifications go.",
+        description: "Add reminders to its sponsor's inbox, change and delete the manual ones (its own and those the person added by hand), mark any reminder done or acknowledged, reopen one closed by hand, and change the time zone, quiet hours and email channel. It cannot change or withdraw another source's reminder, nor set where notifications go.",
         routes: &[
             RouteId::CreateEvent,
             RouteId::UpdateEvent,
             RouteId::DeleteEvent,
             RouteId::MarkDone,
+            RouteId::ReopenEvent,
             RouteId::MarkAck,
             RouteId::UpdateProfile,
         ],

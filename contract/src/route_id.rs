@@ -134,6 +134,7 @@ route_ids! {
     UpdateEvent,
     DeleteEvent,
     MarkDone,
+    ReopenEvent,
     MarkAck,
     GetProfile,
     UpdateProfile,

@@ -222,7 +222,7 @@ pub fn instructions(registry: &Registry) -> String {
          second person: you can draft and submit, never approve. Reminders are your person's inbox of things \
          that fall due, in their time zone: `due_at` is a day, a time in their zone, or a time with an offset only \
          when the event is bound to a place; something that repeats is a separate event each time. Acknowledging \
-         (mark_ack, \"I remember\") only silences an event until its next step; done (mark_done) closes it. Events \
+         (mark_ack, \"I remember\") only silences an event until its next step; done (mark_done) closes it, and reopen_event takes that back. Events \
          another source pushed (not `editable`) can be closed or acknowledged, never changed or deleted: that \
          source would overwrite the change. Where the node runs agent messaging, your inbox is durable and delivery \
          is at least once: claim messages as leases, finish each (acknowledge, reply, reject) with the fencing token \

@@ -130,6 +130,7 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::UpdateEvent => reminders::update_event(context).await,
         RouteId::DeleteEvent => reminders::delete_event(context).await,
         RouteId::MarkDone => reminders::mark_done(context).await,
+        RouteId::ReopenEvent => reminders::reopen_event(context).await,
         RouteId::MarkAck => reminders::mark_acknowledged(context).await,
         RouteId::GetProfile => reminders::get_profile(context).await,
         RouteId::UpdateProfile => reminders::update_profile(context).await,

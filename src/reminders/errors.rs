@@ -30,6 +30,11 @@ pub enum ReminderError {
     OtherSourcesEvent { source: String },
     /// The person has as many open events as the node keeps.
     TooManyOpenEvents,
+    /// Reopening asked of an event that expired by itself, which only a new
+    /// due moment brings back.
+    ExpiredByItself,
+    /// Reopening asked of an event another source withdrew.
+    WithdrawnBySource { source: String },
     /// A source named a person who does not exist or is disabled.
     NoSuchPerson { email: String },
     /// A source asked to withdraw an event it does not have.
@@ -112,6 +117,20 @@ impl From<ReminderError> for Refusal {
                     "A person's inbox keeps at most {MAXIMUM_OPEN_EVENTS} open events, so it stays one a person can read."
                 ),
                 "Close or delete events that are no longer needed, then add this one again.",
+            ),
+            ReminderError::ExpiredByItself => Refusal::new(
+                409,
+                "expired_by_itself",
+                "This event was not closed by hand: it expired by itself once its due moment passed.",
+                "Reopening takes back a Done or a Delete; an event set to expire would only expire again.",
+                "Give it a new due_at with update_event, which reopens it.",
+            ),
+            ReminderError::WithdrawnBySource { source } => Refusal::new(
+                403,
+                "other_sources_event",
+                format!("This event was withdrawn by the source {source}, and only {source} brings it back."),
+                format!("{source} keeps this event in step with its own records, where it is no longer due."),
+                "Push it again from where it comes from.",
             ),
             ReminderError::NoSuchPerson { email } => Refusal::new(
                 404,

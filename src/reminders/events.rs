@@ -462,6 +462,31 @@ pub async fn mark_done(context: &mut Context<'_>) -> Result<Response, Refusal> {
     Ok(context.json(&closed.present(now_ms, &deliveries)))
 }
 
+/// `POST /api/me/events/:eventId/reopen`: a Done or a Delete taken back.
+pub async fn reopen_event(context: &mut Context<'_>) -> Result<Response, Refusal> {
+    let (mut row, deliveries, _) = the_event(context).await?;
+    let now_ms = context.now_ms();
+    match row.closed_as.as_deref().and_then(EventState::parse) {
+        // Open, or past its due moment and expiring but not yet swept: as it is.
+        None => return Ok(context.json(&row.present(now_ms, &deliveries))),
+        Some(EventState::Done) => {}
+        Some(EventState::Withdrawn) => {
+            only_manual(&row).map_err(|_| ReminderError::WithdrawnBySource { source: row.source_name.clone() })?
+        }
+        Some(_) => return Err(ReminderError::ExpiredByItself.into()),
+    }
+    // Its moments were kept when it closed, so its state is recomputed from
+    // them; the deliveries already claimed for the checkpoint it is at keep it
+    // from being told of twice.
+    context.write(store::reopening(&row.id, now_ms));
+    context.guard(store::open_events_within_limit(&row.person_id), ReminderError::TooManyOpenEvents);
+    context.audit_detail(serde_json::json!({ "closed_as": row.closed_as }));
+    row.closed_as = None;
+    row.closed_at = None;
+    row.updated_at = now_ms;
+    Ok(context.json(&row.present(now_ms, &deliveries)))
+}
+
 /// `POST /api/me/events/:eventId/ack`: silent until the next checkpoint.
 pub async fn mark_acknowledged(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let (mut row, deliveries, _) = the_event(context).await?;

@@ -28,7 +28,8 @@ mod whose;
 
 pub use errors::ReminderError;
 pub use events::{
-    MANUAL_SOURCE, create_event, delete_event, get_event, list_events, mark_acknowledged, mark_done, update_event,
+    MANUAL_SOURCE, create_event, delete_event, get_event, list_events, mark_acknowledged, mark_done, reopen_event,
+    update_event,
 };
 pub use notify::{NotifyReport, notify_due, retry_wait_ms};
 pub use profile::{get_profile, remove_webhook, set_webhook, update_profile};

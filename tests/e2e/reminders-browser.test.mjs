@@ -255,6 +255,14 @@ for (const layout of LAYOUTS) {
     await statusSaying("Closed “Pay the rent” as Paid.").waitFor();
     assert.equal(await group("Today").getByRole("article").count(), 0);
     assert.equal(await eventTitled("Pay the rent"), undefined, "it is no longer open");
+    // Done is done at once, with Undo beside the words for a few seconds: it
+    // brings the reminder back as it was, in Today.
+    await page().getByRole("button", { name: "Undo", exact: true }).click();
+    await statusSaying("Opened “Pay the rent” again.").waitFor();
+    await group("Today").getByRole("article").filter({ hasText: "Pay the rent" }).waitFor();
+    assert.equal((await eventTitled("Pay the rent")).state, "today");
+    await card("Pay the rent").getByRole("button", { name: "Paid Pay the rent" }).click();
+    await statusSaying("Closed “Pay the rent” as Paid.").waitFor();
 
     await tab("Archive").click();
     const closed = card("Pay the rent");

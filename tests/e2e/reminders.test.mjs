@@ -348,7 +348,7 @@ test("an agent creates, reschedules, acknowledges and closes its person's event 
 
   const client = await connect(credential);
   const names = (await client.listTools()).tools.map((tool) => tool.name).sort();
-  for (const name of ["list_events", "get_event", "create_event", "update_event", "delete_event", "mark_done", "mark_ack", "get_profile", "update_profile"]) {
+  for (const name of ["list_events", "get_event", "create_event", "update_event", "delete_event", "mark_done", "reopen_event", "mark_ack", "get_profile", "update_profile"]) {
     assert.ok(names.includes(name), `${name} is offered: ${names}`);
   }
   for (const name of ["push_event", "withdraw_event", "set_reminder_webhook", "remove_reminder_webhook", "create_reminder_source", "list_messages"]) {
@@ -401,6 +401,13 @@ test("an agent creates, reschedules, acknowledges and closes its person's event 
   assert.equal(closed?.closed_as, "Done", JSON.stringify(archive.structuredContent));
   assert.equal(closed.state, "done");
   assert.equal(closed.source, "manual");
+
+  // The agent takes its Done back, and closes it again.
+  const reopened = await client.callTool({ name: "reopen_event", arguments: { event_id: event.id } });
+  assert.equal(reopened.isError, false, JSON.stringify(reopened));
+  assert.equal(reopened.structuredContent.state, "preparing", "open again, as its moments say");
+  assert.equal((await getEvent(benToken, event.id)).closed_as ?? null, null, "the person sees it open");
+  assert.equal((await client.callTool({ name: "mark_done", arguments: { event_id: event.id } })).isError, false);
 
   // Another source's event: the refusal names the source, which would overwrite an edit.
   const source = await call("POST", "/api/reminder-sources", { token, body: { name: "embassy-portal" } });

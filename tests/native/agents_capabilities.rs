@@ -170,6 +170,9 @@ fn every_capability_keeps_its_promise() {
                 RouteId::MarkDone => {
                     ("POST", format!("/api/me/events/{}/done", world.reminder(ben_token, "2026-12-14")), None)
                 }
+                RouteId::ReopenEvent => {
+                    ("POST", format!("/api/me/events/{}/reopen", world.reminder(ben_token, "2026-12-14")), None)
+                }
                 RouteId::MarkAck => {
                     ("POST", format!("/api/me/events/{}/ack", world.reminder(ben_token, "2026-12-14")), None)
                 }

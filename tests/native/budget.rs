@@ -449,6 +449,12 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         RouteId::MarkDone => {
             (as_ben("POST", &format!("/api/me/events/{}/done", world.reminder(&ben_token, "2026-12-14"))), 200)
         }
+        RouteId::ReopenEvent => {
+            // Done first, so the budget is the write's, not an open event's read.
+            let event = world.reminder(&ben_token, "2026-12-14");
+            world.call("POST", &format!("/api/me/events/{event}/done"), Some(&ben_token), None);
+            (as_ben("POST", &format!("/api/me/events/{event}/reopen")), 200)
+        }
         RouteId::MarkAck => {
             (as_ben("POST", &format!("/api/me/events/{}/ack", world.reminder(&ben_token, "2026-12-14"))), 200)
         }

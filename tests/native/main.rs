@@ -57,6 +57,7 @@ mod people_and_teams;
 mod refusals;
 mod relations;
 mod reminders;
+mod reminders_reopen;
 mod replies;
 mod rooms;
 mod security;

@@ -141,6 +141,7 @@ pub fn declare(id: RouteId) -> Route {
         R::UpdateEvent => reminders::update_event(),
         R::DeleteEvent => reminders::delete_event(),
         R::MarkDone => reminders::mark_done(),
+        R::ReopenEvent => reminders::reopen_event(),
         R::MarkAck => reminders::mark_ack(),
         R::GetProfile => reminders::get_profile(),
         R::UpdateProfile => reminders::update_profile(),

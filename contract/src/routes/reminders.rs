@@ -80,10 +80,24 @@ pub(super) fn delete_event() -> Route {
 pub(super) fn mark_done() -> Route {
     Route::new(RouteId::MarkDone, Post, "/api/me/events/:eventId/done", "mark_done")
         .summary("Mark a reminder done")
-        .description("Closes a reminder from any source as done (its button reads its `done_label`). A closed event is returned as it is. A new `due_at` (update_event, or the source's next push) reopens it.")
+        .description("Closes a reminder from any source as done (its button reads its `done_label`). A closed event is returned as it is. A new `due_at` (update_event, or the source's next push) reopens it, and reopen_event takes the closing back.")
         .path_parameters(&[PathParameter::EventId])
         .response::<Event>()
         .tier(Tier::Act)
+        .authority(Authority::Personal)
+}
+
+pub(super) fn reopen_event() -> Route {
+    Route::new(RouteId::ReopenEvent, Post, "/api/me/events/:eventId/reopen", "reopen_event")
+        .summary("Reopen a reminder")
+        .description("Takes back closing a reminder by hand: one marked done (from any source), or a manual one deleted, opens again with its moments unchanged, so its state is what it would be had it never closed (overdue at once if its due moment has passed). What was already sent about its current state is not sent again. An open event is returned as it is. One that expired by itself reopens only with a new `due_at` (update_event).")
+        .path_parameters(&[PathParameter::EventId])
+        .response::<Event>()
+        .tier(Tier::Act)
+        .refuses(const { &[
+            Refuses::Forbidden("Another source withdrew it, and that source alone brings it back."),
+            Refuses::Conflict("It expired by itself, or reopening it would hold more open events than the node keeps."),
+        ] })
         .authority(Authority::Personal)
 }
 

@@ -13,7 +13,7 @@
 import { h, hidden, labelled, replace, time, uniqueId } from "./dom.js";
 import { api, query, segment, SessionOver } from "./api.js";
 import { followOwnWhileShown } from "./session.js";
-import { askOnce, empty, loading, panel, perform, secretField, statusArea, success } from "./shared.js";
+import { askOnce, empty, loading, offerUndo, panel, perform, secretField, statusArea, success } from "./shared.js";
 
 /** An event's state in words; the keys are the contract's EventState, a test holds this file to them. */
 const EVENT_STATES = {
@@ -135,8 +135,12 @@ async function renderInbox(view) {
     show();
   }, "Later reminders could not be shown."));
 
-  /** Loads the open events again and shows them; `said` is what the last action did. */
-  async function refresh(said) {
+  /**
+   * Loads the open events again and shows them; `said` is what the last
+   * action did, and `undo`, when given, takes it back (offered for a few
+   * seconds beside the words, as everything done at once without asking is).
+   */
+  async function refresh(said, undo) {
     const [page, current] = await Promise.all([api("GET", `/api/me/events${query({ limit: LIST_LIMIT })}`), api("GET", "/api/me/profile")]);
     profile = current;
     events = page.events;
@@ -144,14 +148,20 @@ async function renderInbox(view) {
     show();
     newer.hidden = true;
     status.replaceChildren();
-    if (said) {
-      // The card acted on has moved or gone: what became of it is said at the
-      // top of the inbox, and shown there.
-      const notice = success(said);
-      notice.setAttribute("tabindex", "-1");
-      status.append(notice);
-      notice.focus();
+    if (!said) return;
+    // The card acted on has moved or gone: what became of it is said at the
+    // top of the inbox, and shown there.
+    if (undo) {
+      offerUndo(status, { done: said, ...undo, undo: async () => {
+        await undo.undo();
+        await refresh();
+      } });
+    } else {
+      status.append(success(said));
     }
+    const notice = status.firstElementChild;
+    notice.setAttribute("tabindex", "-1");
+    notice.focus();
   }
 
   /** Shows the events loaded so far in their groups. */
@@ -244,7 +254,12 @@ function eventCard(event, { zone, today, refresh }) {
       event.source === MANUAL ? null : h("p", { class: "hint", text: `${event.source} keeps this reminder in step with its own records, so it is changed there, not here.` }),
       h("div", { class: "button-row" }, done, remember, edit, remove));
 
-    done.addEventListener("click", () => act([done], "done", `Closed “${event.title}” as ${event.done_label}. It is in the archive.`, `“${event.title}” was not closed`));
+    // Done is done at once: Undo opens it again, for a few seconds.
+    done.addEventListener("click", () => act([done], "done", `Closed “${event.title}” as ${event.done_label}. It is in the archive.`, `“${event.title}” was not closed`, {
+      undo: () => api("POST", `/api/me/events/${segment(event.id)}/reopen`),
+      undone: `Opened “${event.title}” again.`,
+      failure: `“${event.title}” was not opened again.`,
+    }));
     remember?.addEventListener("click", () => act([remember], "ack", `Acknowledged “${event.title}”: no notification until its next step.`, `“${event.title}” was not acknowledged`));
     edit?.addEventListener("click", () => {
       replace(body, editForm(event, { show, refresh, context }));
@@ -264,11 +279,11 @@ function eventCard(event, { zone, today, refresh }) {
     }));
   }
 
-  /** Done or acknowledged: then the inbox as it now stands. */
-  function act(controls, verb, done, failed) {
+  /** Done or acknowledged: then the inbox as it now stands, with `undo` offered if given. */
+  function act(controls, verb, done, failed, undo) {
     return perform(said, controls, async () => {
       await api("POST", `/api/me/events/${segment(event.id)}/${verb}`);
-      await refresh(done);
+      await refresh(done, undo);
       return null;
     }, `${failed}.`);
   }

@@ -3,7 +3,7 @@
 //! whose inbox a personal call reads, and every statement over
 //! `reminder_events` a route makes, with the rows they read.
 
-use mailroom_contract::api::MAXIMUM_OPEN_EVENTS;
+use mailroom_contract::api::{EventState, MAXIMUM_OPEN_EVENTS};
 use serde::Deserialize;
 
 use crate::core::caller::Caller;
@@ -255,6 +255,18 @@ pub(crate) fn closing(event_id: &str, how: &'static str, now_ms: i64) -> Stateme
     )
     .bind(event_id)
     .bind(how)
+    .bind(now_ms)
+}
+
+/// Opens again an event closed by hand (done or withdrawn); one closed
+/// otherwise, or opened since it was read, is left as it is.
+pub(crate) fn reopening(event_id: &str, now_ms: i64) -> Statement {
+    let by_hand = [EventState::Done, EventState::Withdrawn].map(|state| format!("'{}'", state.name())).join(", ");
+    Statement::new(format!(
+        "UPDATE reminder_events SET closed_as = NULL, closed_at = NULL, updated_at = ?2 \
+         WHERE id = ?1 AND closed_as IN ({by_hand})"
+    ))
+    .bind(event_id)
     .bind(now_ms)
 }
 

@@ -15,7 +15,7 @@ pub(crate) use deliveries::{
 pub(crate) use events::state_sql;
 pub(crate) use events::{
     DeliveryRow, EventRow, EventsListed, acknowledge, closing, events_page, move_moments, open_events_within_limit,
-    owned_event, owner, owner_open_events, owner_zone, upsert,
+    owned_event, owner, owner_open_events, owner_zone, reopening, upsert,
 };
 pub(crate) use profiles::{ProfileRow, Secret, owner_profile, store_profile};
 pub(crate) use sources::{SourceRow, about, all_sources, new_source, revoke_source, source, source_named};
