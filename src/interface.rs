@@ -323,6 +323,21 @@ mod tests {
     }
 
     #[test]
+    fn refusals_word_every_kind_of_id_the_node_names_and_no_other() {
+        use crate::core::ids::IdKind;
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts/refusals.js");
+        let script = std::fs::read_to_string(path).expect("refusals.js exists");
+        let table = script.split("const ID_KINDS = {\n").nth(1).and_then(|rest| rest.split("\n};").next());
+        let worded: Vec<&str> = table
+            .expect("ID_KINDS is declared")
+            .lines()
+            .filter_map(|line| line.trim().split_once(": \"").map(|(key, _)| key))
+            .collect();
+        let named: Vec<&str> = IdKind::ALL.iter().map(|kind| kind.prefix().trim_end_matches('_')).collect();
+        assert_eq!(worded, named, "refusals.js words each id by its kind, in IdKind's order");
+    }
+
+    #[test]
     fn the_page_shows_in_order_exactly_the_controls_the_node_refuses_in_names() {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts/dom.js");
         let script = std::fs::read_to_string(path).expect("dom.js exists");

@@ -53,7 +53,8 @@ impl IdKind {
         }
     }
 
-    const ALL: [IdKind; 18] = [
+    /// Every kind, in the order they are declared.
+    pub const ALL: [IdKind; 18] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,

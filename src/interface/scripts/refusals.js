@@ -37,9 +37,12 @@ const SHAPE_CODES = new Set([
   "no_such_route",
 ]);
 
-// What an id's kind is called where the page does not know its name.
+// What an id's kind is called where the page does not know its name: every
+// kind the node names (IdKind, in its order; a test in interface.rs holds the
+// two together), so no id reaches a person as it is.
 const ID_KINDS = {
   usr: "a person",
+  ses: "a session",
   tm: "a team",
   agt: "an agent",
   src: "a reminder source",
@@ -47,12 +50,17 @@ const ID_KINDS = {
   rcp: "a message",
   snd: "a send",
   evt: "a reminder",
+  amg: "an agent's message",
+  cnv: "an agents' conversation",
   thr: "a conversation",
+  ntf: "a notification",
   btl: "a butler",
   exp: "an export",
   whk: "a webhook",
+  msg: "a webhook's message",
+  svr: "a saved reply",
 };
-const ID = /\b(usr|tm|agt|src|mbx|rcp|snd|evt|thr|btl|exp|whk)_[0-9A-Za-z]+\b/g;
+const ID = new RegExp(`\\b(${Object.keys(ID_KINDS).join("|")})_[0-9A-Za-z]+\\b`, "g");
 // A dotted code as relations and capabilities are named (org.admin, mail.read);
 // an address's domain looks the same, and is left as it is, as the vocabulary
 // does not know it.
