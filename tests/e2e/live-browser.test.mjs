@@ -315,11 +315,23 @@ for (const layout of LAYOUTS) {
     // Her opening marked it read for her, which Abe's page reads again: let that be done.
     await quietAt(abe, questionPath, 1_000);
 
-    // Wren takes up the reply she began and writes: Abe sees it, and his page reads nothing for it.
+    // Abe also has the mailbox's list open in another tab.
+    const abeList = await abe.context().newPage();
+    const listOpened = listeningOn(abeList, mailbox.id, /\/threads$/);
+    await abeList.goto(`${new URL(abe.url()).origin}/#/mail/${mailbox.id}`);
+    await listOpened;
+    await quietAt(abeList, `/api/mailboxes/${mailbox.id}/threads`, 1_000);
+
+    // Wren takes up the reply she began and writes: Abe sees it, and his pages read nothing for it.
     const reads = [];
     const onRequest = (request) => {
       if (request.method() === "GET" && new URL(request.url()).pathname === questionPath) reads.push(request.url());
     };
+    const listReads = [];
+    const onListRequest = (request) => {
+      if (request.method() === "GET" && new URL(request.url()).pathname.startsWith(`/api/mailboxes/${mailbox.id}/threads`)) listReads.push(request.url());
+    };
+    abeList.on("request", onListRequest);
     const frames = [];
     const onFrame = (frame) => frames.push(JSON.parse(frame.payload));
     abe.on("request", onRequest);
@@ -341,6 +353,10 @@ for (const layout of LAYOUTS) {
     assert.deepEqual([writing?.actor, writing?.actor_name, writing?.object, writing?.topic], [wrenPerson.id, "Wren Writer", run.questionThread, `mailbox:${mailbox.id}`], "told who writes where");
     for (const frame of frames) assert.deepEqual(Object.keys(frame).filter((field) => !PRESENCE_FIELDS.includes(field)), [], `ids, the name and a word only: ${JSON.stringify(frame)}`);
     assert.deepEqual(reads, [], "told of presence, Abe's page read the conversation no more");
+    // A draft's text is in no conversation's summary: the list reads nothing for its saves either.
+    abeList.off("request", onListRequest);
+    assert.deepEqual(listReads, [], "the list read nothing again for a draft saving itself");
+    await abeList.close();
     assert.equal(await presenceLine(wren).textContent(), "Abe Able is reading this conversation.", "Wren is not told of herself");
     await assertFits(abe, `${name}: a conversation saying who writes a reply`);
 

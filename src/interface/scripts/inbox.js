@@ -10,8 +10,9 @@
 // it was left, that conversation in view. Opening Mail lands here (mail.js).
 //
 // While a list is shown, it follows what happens in its mailbox (the node's
-// live stream): mail received, a conversation triaged or read, a draft or a
-// send moving, by anyone, has the list read again a moment later, drawn over
+// live stream): mail received, a conversation triaged or read, a send
+// moving, by anyone, has the list read again a moment later (a draft saving
+// itself changes no row, and reads nothing), drawn over
 // what is shown without a flash, the person's place, focus and filters kept.
 // A conversation someone else is writing a reply to says "writing…" (their
 // pages tell it on the same stream; it is not a change, and reads nothing).
@@ -308,6 +309,9 @@ export async function inboxView(view, { readable }, mailbox) {
       await pages.settled();
       await refresh(pagesByMailbox.get(mailbox.id) ?? 1, { quietly: true });
     },
+    // A draft saving itself changes no conversation's summary (its text is
+    // in none, and it counts once sealed), so the list reads nothing for it.
+    accept: (event) => event.kind !== "update_draft",
     onPresence: toldPresence,
     // Opening again, the node tells afresh who is writing: who stopped while it was closed was not told.
     onOpen: () => {
