@@ -491,14 +491,7 @@ fn an_agent_works_in_its_sponsors_inbox_and_no_one_elses() {
 fn an_inbox_holds_a_bounded_number_of_open_events() {
     let world = World::new();
     let (ben, token) = person_in(&world, "full@example.com", "UTC");
-    let limit = mailroom_contract::api::MAXIMUM_OPEN_EVENTS as i64;
-    world.node.database.execute_sql(&format!(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {limit}) \
-         INSERT INTO reminder_events (id, person_id, source_id, source_ref, topic, title, due_at, fire_at, after_due, \
-         done_label, fire_moment, day_moment, due_moment, created_by, created_at, updated_at) \
-         SELECT 'evt_' || printf('%026d', i), '{ben}', 'manual', 'manual:' || i, '', 'Filler', '2027-01-01', \
-         '2026-12-02', 'keep', 'Done', 0, 0, 1, '{ben}', 0, 0 FROM n"
-    ));
+    let limit = fill_open_events(&world, &ben);
     let refused = world.call(
         "POST",
         "/api/me/events",
@@ -507,6 +500,20 @@ fn an_inbox_holds_a_bounded_number_of_open_events() {
     );
     assert_refused(&refused, 409, "too_many_open_events");
     assert_eq!(world.node.database.count("SELECT COUNT(*) FROM reminder_events"), limit);
+}
+
+/// Fills `person`'s inbox with as many open events as the node keeps,
+/// straight into the table; answers how many that is.
+pub(crate) fn fill_open_events(world: &World, person: &str) -> i64 {
+    let limit = mailroom_contract::api::MAXIMUM_OPEN_EVENTS as i64;
+    world.node.database.execute_sql(&format!(
+        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {limit}) \
+         INSERT INTO reminder_events (id, person_id, source_id, source_ref, topic, title, due_at, fire_at, after_due, \
+         done_label, fire_moment, day_moment, due_moment, created_by, created_at, updated_at) \
+         SELECT 'evt_' || printf('%026d', i), '{person}', 'manual', 'manual:' || i, '', 'Filler', '2027-01-01', \
+         '2026-12-02', 'keep', 'Done', 0, 0, 1, '{person}', 0, 0 FROM n"
+    ));
+    limit
 }
 
 /// The person's webhook secret and a signature check as a receiver would do it.

@@ -99,14 +99,7 @@ fn reopening_stops_at_the_inbox_s_bound_and_at_other_people_s_events() {
     let (ben, token) = world.person("ben@example.com");
     let id = create(&world, &token, json!({ "title": "Renew the lease", "due_at": "2027-01-02" }));
     post(&world, &token, &id, "done");
-    let limit = mailroom_contract::api::MAXIMUM_OPEN_EVENTS as i64;
-    world.node.database.execute_sql(&format!(
-        "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < {limit}) \
-         INSERT INTO reminder_events (id, person_id, source_id, source_ref, topic, title, due_at, fire_at, after_due, \
-         done_label, fire_moment, day_moment, due_moment, created_by, created_at, updated_at) \
-         SELECT 'evt_' || printf('%026d', i), '{ben}', 'manual', 'manual:' || i, '', 'Filler', '2027-01-01', \
-         '2026-12-02', 'keep', 'Done', 0, 0, 1, '{ben}', 0, 0 FROM n"
-    ));
+    crate::reminders::fill_open_events(&world, &ben);
     assert_refused(&post(&world, &token, &id, "reopen"), 409, "too_many_open_events");
     assert_eq!(
         world
