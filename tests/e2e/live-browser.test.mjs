@@ -163,12 +163,23 @@ const presenceSays = (page, words) => page.waitForFunction(
 /** Resolves once `page` has asked for nothing at `pathname` for `quietMs` (what an earlier change had it read is done). */
 async function quietAt(page, pathname, quietMs) {
   let last = Date.now();
+  const seen = [];
   const onRequest = (request) => {
-    if (new URL(request.url()).pathname === pathname) last = Date.now();
+    if (new URL(request.url()).pathname !== pathname) return;
+    last = Date.now();
+    seen.push(`${request.method()} ${request.url()}`);
   };
   page.on("request", onRequest);
-  while (Date.now() - last < quietMs) await new Promise((resolve) => setTimeout(resolve, 100));
-  page.off("request", onRequest);
+  // A page that never stops asking is a failure to name, not a wait forever.
+  const deadline = Date.now() + 15_000;
+  try {
+    while (Date.now() - last < quietMs) {
+      if (Date.now() > deadline) throw new Error(`${pathname} was still asked for after 15 s: ${seen.slice(-5).join(", ")} (${seen.length} in all)`);
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  } finally {
+    page.off("request", onRequest);
+  }
 }
 
 const markDocument = (page) => page.evaluate(() => {

@@ -116,6 +116,11 @@ test("every documented operation answers as documented, successes and refusals a
   // Reminders: Ben's own inbox, a source, and an event it pushes for him.
   const reminder = async () =>
     (await call("POST", "/api/me/events", { token: benToken, body: { title: "Visa renewal", due_at: "2027-03-01" } })).body.id;
+  const doneReminder = async () => {
+    const id = await reminder();
+    await call("POST", `/api/me/events/${id}/done`, { token: benToken });
+    return id;
+  };
   const source = (await call("POST", "/api/reminder-sources", { token, body: { name: "visa-office" } })).body;
   const pushed = { person: "ben@example.com", source_ref: "visa-4471", topic: "renewal", title: "Visa renewal", due_at: "2027-03-01" };
 
@@ -347,6 +352,7 @@ test("every documented operation answers as documented, successes and refusals a
     ["PATCH", `/api/me/events/${await reminder()}`, { token: benToken, body: { due_at: "2027-03-02" } }],
     ["DELETE", `/api/me/events/${await reminder()}`, { token: benToken }],
     ["POST", `/api/me/events/${await reminder()}/done`, { token: benToken }],
+    ["POST", `/api/me/events/${await doneReminder()}/reopen`, { token: benToken }],
     ["POST", `/api/me/events/${await reminder()}/ack`, { token: benToken }],
     ["GET", "/api/me/profile", { token: benToken }],
     ["PATCH", "/api/me/profile", { token: benToken, body: { tz: "Europe/Berlin", quiet_start: "22:00", quiet_end: "07:00" } }],
