@@ -27,6 +27,7 @@ pub enum IdKind {
     Webhook,
     WebhookMessage,
     SavedReply,
+    Note,
 }
 
 impl IdKind {
@@ -50,10 +51,11 @@ impl IdKind {
             IdKind::Webhook => "whk_",
             IdKind::WebhookMessage => "msg_",
             IdKind::SavedReply => "svr_",
+            IdKind::Note => "nte_",
         }
     }
 
-    const ALL: [IdKind; 18] = [
+    const ALL: [IdKind; 19] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,
@@ -72,6 +74,7 @@ impl IdKind {
         IdKind::Webhook,
         IdKind::WebhookMessage,
         IdKind::SavedReply,
+        IdKind::Note,
     ];
 }
 
