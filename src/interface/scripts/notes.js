@@ -186,7 +186,7 @@ export function conversationNotes(mailbox, threadId) {
     });
 
     const form = h("form", { class: "note-form" },
-      labelled("Write a note", text, "Only people who work this mailbox see notes; they are never sent. Type @ to mention a teammate: they are told in their notifications."),
+      labelled("Write a note", text, "Only those who read this mailbox's mail see notes; they are never sent. Type @ to mention a teammate: they are told in their notifications."),
       suggestions,
       h("div", { class: "button-row" }, add),
       said);
