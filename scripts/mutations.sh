@@ -42,6 +42,7 @@ mutations=(
   "the ceiling binds every route|src/authz/checks.rs|if tier != Tier::Surface {|if tier == Tier::Surface {"
   "a route that reads content says so|contract/src/route/declaration.rs|self.reaches_content = true;|self.reaches_content = false;"
   "the delegator is recorded|src/core/context/note.rs|delegator: self.delegator.clone(),|delegator: None,"
+  "a mention reaches only who reads the notes|src/mail/store/notes.rs|WHERE p.disabled_at IS NULL AND {holds}|WHERE p.disabled_at IS NULL AND ({holds} OR 1)"
 )
 
 survived=()

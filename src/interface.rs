@@ -75,6 +75,7 @@ const MODULES: &[(&str, &str)] = &[
     ("main.js", interface_file!("scripts/main.js")),
     ("message-body.js", interface_file!("scripts/message-body.js")),
     ("names.js", interface_file!("scripts/names.js")),
+    ("notes.js", interface_file!("scripts/notes.js")),
     ("notifications.js", interface_file!("scripts/notifications.js")),
     ("pager.js", interface_file!("scripts/pager.js")),
     ("people.js", interface_file!("scripts/people.js")),

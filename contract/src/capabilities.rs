@@ -62,6 +62,12 @@ pub const CAPABILITIES: &[Capability] = &[
         routes: &[RouteId::UpdateThread, RouteId::MarkThreadRead, RouteId::MarkThreadUnread],
     },
     Capability {
+        name: "mail.notes",
+        summary: "Read and write internal notes",
+        description: "Read the internal notes a mailbox's people write in its conversations, write notes of its own (an @handle tells that teammate in their notifications) and delete its own, in the mailboxes whose mail it reads and sends from. Notes are the team's words, never sent; without this capability an agent never sees them.",
+        routes: &[RouteId::ListNotes, RouteId::AddNote, RouteId::DeleteNote],
+    },
+    Capability {
         name: "mail.export",
         summary: "Download original messages",
         description: "Download received messages exactly as they arrived (.eml), every header and part included.",

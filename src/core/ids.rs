@@ -27,6 +27,7 @@ pub enum IdKind {
     Webhook,
     WebhookMessage,
     SavedReply,
+    Note,
 }
 
 impl IdKind {
@@ -50,11 +51,12 @@ impl IdKind {
             IdKind::Webhook => "whk_",
             IdKind::WebhookMessage => "msg_",
             IdKind::SavedReply => "svr_",
+            IdKind::Note => "nte_",
         }
     }
 
     /// Every kind, in the order they are declared.
-    pub const ALL: [IdKind; 18] = [
+    pub const ALL: [IdKind; 19] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,
@@ -73,6 +75,7 @@ impl IdKind {
         IdKind::Webhook,
         IdKind::WebhookMessage,
         IdKind::SavedReply,
+        IdKind::Note,
     ];
 }
 

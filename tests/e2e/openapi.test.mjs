@@ -105,6 +105,8 @@ test("every documented operation answers as documented, successes and refusals a
   const message = `/api/mailboxes/${mailbox.id}/messages/${receipt.id}`;
   const threads = (await call("GET", `/api/mailboxes/${mailbox.id}/threads`, { token: benToken })).body.threads;
   const thread = `/api/mailboxes/${mailbox.id}/threads/${threads[threads.length - 1].id}`;
+  // A note of Ben's in it, to delete: its path.
+  const note = async () => `${thread}/notes/${(await call("POST", `${thread}/notes`, { token: benToken, body: { text: "Seen." } })).body.note.id}`;
   const minted = (await call("POST", "/api/agents", {
     token,
     body: { name: "Bot", sponsor: ben.id, capabilities: ["identity.read"], mailboxes: [], delivery: "pairing_code" },
@@ -288,6 +290,10 @@ test("every documented operation answers as documented, successes and refusals a
     ["PUT", `${thread}/read`, { token: benToken }],
     ["DELETE", `${thread}/read`, { token: benToken }],
     ["GET", `/api/mailboxes/${mailbox.id}/threads/thr_00000000000000000000000000`, { token: benToken }],
+    ["POST", `${thread}/notes`, { token: benToken, body: { text: "Refund approved, @nobody." } }],
+    ["GET", `${thread}/notes`, { token: benToken }],
+    ["DELETE", await note(), { token: benToken }],
+    ["DELETE", `${thread}/notes/nte_00000000000000000000000000`, { token: benToken }],
     ["DELETE", `/api/mailboxes/${mailbox.id}/messages/${doomed.id}`, { token }],
     ["DELETE", `/api/mailboxes/${mailbox.id}/messages/${doomed.id}`, { token: benToken }],
     ["POST", sends, { token: benToken, body: { to: [], subject: "x", text: "y" } }],

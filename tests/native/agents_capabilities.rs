@@ -126,6 +126,25 @@ fn every_capability_keeps_its_promise() {
                     assert_eq!(set.status, 200, "{}", text(&set));
                     ("GET", signature, None)
                 }
+                RouteId::ListNotes => {
+                    // One a person wrote, so the list the agent reads is not empty.
+                    let notes = format!("{}/notes", world.thread_of(mailbox, receipt));
+                    let written = world.call("POST", &notes, Some(ben_token), Some(json!({ "text": "Seen." })));
+                    assert_eq!(written.status, 201, "{}", text(&written));
+                    ("GET", notes, None)
+                }
+                RouteId::AddNote => (
+                    "POST",
+                    format!("{}/notes", world.thread_of(mailbox, receipt)),
+                    Some(json!({ "text": "@ben looked at this." })),
+                ),
+                RouteId::DeleteNote => {
+                    // The agent's own note.
+                    let notes = format!("{}/notes", world.thread_of(mailbox, receipt));
+                    let written = world.call("POST", &notes, Some(&credential), Some(json!({ "text": "Mine." })));
+                    assert_eq!(written.status, 201, "{}", text(&written));
+                    ("DELETE", format!("{notes}/{}", body(&written)["note"]["id"].as_str().unwrap()), None)
+                }
                 RouteId::RetrySend => {
                     // Its own submission, approved by a person, failed by the binding once.
                     let send = draft();

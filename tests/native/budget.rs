@@ -64,6 +64,12 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         let created = world.call("POST", &saved_replies, Some(&ben_token), Some(reply));
         format!("{saved_replies}/{}", body(&created)["id"].as_str().unwrap())
     };
+    // A conversation's notes, with one written, and a teammate to mention.
+    let notes = || format!("{}/notes", thread());
+    let note = || {
+        let written = world.call("POST", &notes(), Some(&ben_token), Some(json!({ "text": "Checked the invoice." })));
+        format!("{}/{}", notes(), body(&written)["note"]["id"].as_str().unwrap())
+    };
     let new_webhook = || json!({ "url": "https://hooks.example.com/mailroom", "kinds": ["receive_mail"] });
     let webhook = |webhooks: &str| {
         let created = world.admin("POST", webhooks, Some(new_webhook()));
@@ -194,6 +200,16 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
                 json!({ "status": "waiting", "assignee": ben.clone(), "add_labels": ["vip"], "remove_labels": ["x"] });
             (as_ben("PATCH", &thread()).json(change), 200)
         }
+        RouteId::ListNotes => {
+            note();
+            (as_ben("GET", &notes()), 200)
+        }
+        RouteId::AddNote => {
+            let (carol, _) = world.person("carol-notes@example.com");
+            world.grant_all(&carol, &["mailbox.content.read"], &mailbox);
+            (as_ben("POST", &notes()).json(json!({ "text": "@carol-notes can you confirm?" })), 201)
+        }
+        RouteId::DeleteNote => (as_ben("DELETE", &note()), 200),
         RouteId::MarkThreadRead => (as_ben("PUT", &format!("{}/read", thread())), 200),
         RouteId::MarkThreadUnread => (as_ben("DELETE", &format!("{}/read", thread())), 200),
         RouteId::ListSends => (as_ben("GET", &sends), 200),

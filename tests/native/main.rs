@@ -49,6 +49,7 @@ mod moving_delivery;
 mod moving_mail;
 mod moving_search;
 mod moving_sends;
+mod notes;
 mod notifications;
 mod oauth;
 mod outbound;

@@ -88,18 +88,31 @@ fn a_persons_mailbox_tools_are_those_some_mailbox_lets_them_complete() {
     world.grant_all(&ben, &["mailbox.content.read"], &support);
     check(
         "content on support and export on sales are not both held on one mailbox, so no original",
-        &with_threads(&["list_messages", "get_message", "get_message_body", "get_attachment"]),
+        &with_threads(&["list_messages", "get_message", "get_message_body", "get_attachment", "list_notes"]),
     );
     let team = world.team("Sales desk");
     world.admin("PUT", &format!("/api/teams/{team}/members/{ben}"), None);
     world.grant_all(&format!("{team}#member"), &["mailbox.content.read"], &sales);
     check(
         "content through a team and export of his own, together on sales",
-        &with_threads(&["list_messages", "get_message", "get_message_body", "get_attachment", "get_message_original"]),
+        &with_threads(&[
+            "list_messages",
+            "get_message",
+            "get_message_body",
+            "get_attachment",
+            "get_message_original",
+            "list_notes",
+        ]),
     );
     world.grant_all(&ben, &["approval.decide"], &support);
-    let reads =
-        with_threads(&["list_messages", "get_message", "get_message_body", "get_attachment", "get_message_original"]);
+    let reads = with_threads(&[
+        "list_messages",
+        "get_message",
+        "get_message_body",
+        "get_attachment",
+        "get_message_original",
+        "list_notes",
+    ]);
     let deciding: Vec<&str> = reads.iter().copied().chain(["list_sends", "get_send", "get_send_attachment"]).collect();
     check("approval.decide is one of what the sends' reads take, not what a draft takes", &deciding);
     world.grant_all(&ben, &["send.propose"], &sales);
@@ -118,12 +131,19 @@ fn a_persons_mailbox_tools_are_those_some_mailbox_lets_them_complete() {
             "remove_send_attachment",
             "list_saved_replies",
             "get_mailbox_signature",
+            // Notes are written where content is read and drafts are written: both on sales.
+            "add_note",
+            "delete_note",
         ])
         .collect();
     check("send.propose", &proposing);
     world.revoke(&format!("{team}#member"), "mailbox.content.read", &sales);
-    let without_original: Vec<&str> =
-        proposing.iter().copied().filter(|tool| *tool != "get_message_original").collect();
+    // Content on sales went with the team's relation: so did writing notes there.
+    let without_original: Vec<&str> = proposing
+        .iter()
+        .copied()
+        .filter(|tool| !["get_message_original", "add_note", "delete_note"].contains(tool))
+        .collect();
     check("the team's relation revoked", &without_original);
     let listed = rpc(&world, Some(&token), json!({ "jsonrpc": "2.0", "id": 1, "method": "tools/list" }));
     assert_eq!(listed.round_trips, 1, "what is held on mailboxes rides in the same round trip");

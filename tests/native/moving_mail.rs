@@ -57,7 +57,7 @@ pub(crate) fn ok(response: mailroom::core::http::Response) -> Value {
 /// Support with mail of every kind, through the node's routes and inbound
 /// path: a butler running on every delivery, more messages than a first page
 /// holds, a reply threaded into its conversation, labels, a read mark, a
-/// draft, and a submitted send with a file. Sales, beside it, has its own.
+/// note, a draft, and a submitted send with a file. Sales, beside it, has its own.
 pub(crate) fn desk_with_mail() -> Desk {
     let desk =
         Desk::in_world(World::with_mail_in_d1(), SUPPORT).and_mailbox(SALES).with("ben@example.com", WORKS_AND_DECIDES);
@@ -91,6 +91,7 @@ pub(crate) fn desk_with_mail() -> Desk {
     let thread = world.thread_of(&desk.mailbox, &question);
     ok(world.call("PATCH", &thread, Some(&ben.token), Some(json!({ "add_labels": ["vip", "billing"] }))));
     ok(world.call("PUT", &format!("{thread}/read"), Some(&ben.token), None));
+    ok(world.call("POST", &format!("{thread}/notes"), Some(&ben.token), Some(json!({ "text": "Billing knows." }))));
     let sends = desk.sends();
     let reply =
         ok(world.call("POST", &sends, Some(&ben.token), Some(json!({ "reply_to": question, "text": "Attached." }))));
@@ -113,6 +114,7 @@ pub(crate) fn desk_with_mail() -> Desk {
     let elsewhere = deliver(world, SALES, "s1@customer.example", "Invoice 9", "", "A zeppelin for sales.");
     let thread = world.thread_of(&sales, &elsewhere);
     ok(world.call("PATCH", &thread, Some(&ben.token), Some(json!({ "add_labels": ["sales"] }))));
+    ok(world.call("POST", &format!("{thread}/notes"), Some(&ben.token), Some(json!({ "text": "A sales note." }))));
     ok(world.call("PUT", &format!("{thread}/read"), Some(&ben.token), None));
     desk
 }

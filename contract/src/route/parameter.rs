@@ -22,6 +22,7 @@ vocabulary! {
         SourceId = "sourceId": "The reminder source's id (`src_…`).";
         AgentMessageId = "agentMessageId": "The agent message's id (`amg_…`).";
         ConversationId = "conversationId": "The conversation's id (`cnv_…`).";
+        NoteId = "noteId": "The note's id in this conversation (`nte_…`), from list_notes.";
         SavedReplyId = "savedReplyId": "The saved reply's id (`svr_…`), from list_saved_replies.";
         ButlerId = "butlerId": "The butler's id (`btl_…`), from list_butlers.";
         WebhookId = "webhookId": "The webhook's id (`whk_…`), from its list.";
@@ -127,6 +128,7 @@ impl PathParameter {
             | PathParameter::ExportObjectId
             | PathParameter::ButlerId
             | PathParameter::SavedReplyId
+            | PathParameter::NoteId
             | PathParameter::WebhookId
             | PathParameter::PushConfigId
             | PathParameter::Module

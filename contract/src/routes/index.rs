@@ -6,7 +6,7 @@ use crate::route::Route;
 use crate::route_id::RouteId;
 
 use super::{
-    a2a, agents, audit, butlers, exports, identity, interface, live, mail, mcp, messaging, notifications, oauth,
+    a2a, agents, audit, butlers, exports, identity, interface, live, mail, mcp, messaging, notes, notifications, oauth,
     reminders, replies, sends, webhooks,
 };
 
@@ -69,6 +69,9 @@ pub fn declare(id: RouteId) -> Route {
         R::GetMySignature => replies::get_my_signature(),
         R::SetMySignature => replies::set_my_signature(),
         R::RemoveMySignature => replies::remove_my_signature(),
+        R::ListNotes => notes::list_notes(),
+        R::AddNote => notes::add_note(),
+        R::DeleteNote => notes::delete_note(),
         R::ListThreads => mail::list_threads(),
         R::GetThread => mail::get_thread(),
         R::UpdateThread => mail::update_thread(),

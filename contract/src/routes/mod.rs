@@ -25,6 +25,7 @@ mod live;
 mod mail;
 mod mcp;
 mod messaging;
+mod notes;
 mod notifications;
 mod oauth;
 mod reminders;

@@ -16,6 +16,9 @@
 // says, near the reply, who else is (so that two people do not answer the same
 // customer twice); that is never a change, and has nothing read again.
 //
+// Its internal notes (notes.js) are drawn among the messages, and written
+// below them, where the person may read them.
+//
 // A received message's text is a stranger's: it is set as text, and drawn in
 // one place, messageBody(); its HTML, where it has some, follows formatted in
 // the sandboxed frame message-body.js draws (formattedWhenItCame()).
@@ -33,6 +36,7 @@ import {
 import { refusedNotice, sendEditor } from "./sends.js";
 import { renderMessageBody } from "./message-body.js";
 import { withSignature } from "./replies.js";
+import { conversationNotes } from "./notes.js";
 
 /**
  * A received message's text, as a conversation shows it: paragraphs kept, in
@@ -161,7 +165,9 @@ function rememberNames(thread) {
 export async function conversationView(view, mailbox, threadId, asked = null) {
   const can = access(mailbox);
   const path = mailboxApi(mailbox.id, "threads", threadId);
-  let thread = await (asked ?? api("GET", path));
+  // Its internal notes are read beside it, where the person may read them.
+  const notes = conversationNotes(mailbox, threadId);
+  let [thread] = await Promise.all([asked ?? api("GET", path), notes?.ready]);
   let summary = thread;
   const title = subjectOf(thread.subject);
   document.title = `${title} · Mail · Mailroom`;
@@ -463,19 +469,21 @@ export async function conversationView(view, mailbox, threadId, asked = null) {
   /** Shows the messages (`thread.entries`) over those shown, drawing again only those that changed. */
   function showEntries() {
     for (const entry of thread.entries) if (entry.kind === "received") receivedById.set(entry.received.id, entry.received);
-    redraw(entries, "data-entry", thread.entries, {
-      key: (entry) => (entry.kind === "received" ? entry.received.id : entry.sent.id),
-      draw: (entry) => h("li", {}, entry.kind === "received" ? receivedCard(entry.received) : sentCard(entry.sent)),
+    const timeline = notes?.weave(thread.entries, (entry) => (entry.kind === "received" ? entry.received.received_at : lastChange(entry.sent))) ?? thread.entries;
+    redraw(entries, "data-entry", timeline, {
+      key: (entry) => (entry.kind === "note" ? entry.note.id : entry.kind === "received" ? entry.received.id : entry.sent.id),
+      draw: (entry) => h("li", {}, entry.kind === "note" ? notes.card(entry.note) : entry.kind === "received" ? receivedCard(entry.received) : sentCard(entry.sent)),
       sameAs: (entry) => JSON.stringify(entry),
     });
     // The draft open in the composer is shown there alone, even drawn again here.
     if (composing) cards.get(composing.id)?.setAttribute("hidden", "");
     earlier.textContent = earlierWords(thread);
     earlier.hidden = !earlier.textContent;
-    entries.hidden = !thread.entries.length;
+    entries.hidden = !timeline.length;
     nothingShown.hidden = !entries.hidden;
   }
   showEntries();
+  notes?.follow(showEntries);
 
   // ---- who else is here, as their pages tell through the mailbox's stream
   const presence = presenceIn();
@@ -488,7 +496,7 @@ export async function conversationView(view, mailbox, threadId, asked = null) {
   }
   rememberNames(summary);
   rememberNames(thread);
-  append(view, [earlier, entries, nothingShown, presenceLine, composer]);
+  append(view, [earlier, entries, nothingShown, notes?.composer, presenceLine, composer]);
 
   /** What the person is telling the others they do here: reading, or writing a reply. */
   let doing = "reading";
@@ -548,6 +556,7 @@ export async function conversationView(view, mailbox, threadId, asked = null) {
       labels.after(unverified);
     }
     showEntries();
+    notes?.readAgain();
     // Someone already told as here may be named now.
     rememberNames(thread);
     showPresence();

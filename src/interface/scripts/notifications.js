@@ -1,7 +1,7 @@
 // Notifications (issue 15): the signed-in person's feed, newest first: approvals
 // waiting, their sends refused, sent or not delivered, conversations assigned to
-// them, reminders due and, for administrators, an audit chain that failed
-// verification, each in a sentence with a link to what it is about.
+// them, mentions in a conversation's notes, reminders due and, for
+// administrators, an audit chain that failed verification, each in a sentence with a link to what it is about.
 // Opening one marks it read; each can be marked read or unread again, all at
 // once read; the feed can show only the unread. The navigation shows how many
 // are unread (unreadCount(), for main.js). The feed follows the person's own
@@ -67,6 +67,12 @@ const NOTIFICATION_KINDS = {
     words: () => "Assigned to you",
     tone: () => "wait",
     says: (item, who) => `${who} assigned you ${quoted(item.title)}${inMailbox(item, "in")}.`,
+    link: (item) => [mailHref(item.mailbox_id, item.object_id), "the conversation"],
+  },
+  note_mention: {
+    words: () => "Mentioned",
+    tone: () => "wait",
+    says: (item, who) => `${who} mentioned you in a note on ${quoted(item.title)}${inMailbox(item, "in")}.`,
     link: (item) => [mailHref(item.mailbox_id, item.object_id), "the conversation"],
   },
   butler_effect_skipped: {

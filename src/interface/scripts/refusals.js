@@ -59,6 +59,7 @@ const ID_KINDS = {
   whk: "a webhook",
   msg: "a webhook's message",
   svr: "a saved reply",
+  nte: "a note",
 };
 const ID = new RegExp(`\\b(${Object.keys(ID_KINDS).join("|")})_[0-9A-Za-z]+\\b`, "g");
 // A dotted code as relations and capabilities are named (org.admin, mail.read);

@@ -132,6 +132,11 @@ async fn advance_from(
     if !progress.finished {
         return Ok(MoveStage::Copying(progress));
     }
+    if left(work) == 0 {
+        // The copy ended on the step's last round trip: the verification's
+        // first read is the next step's.
+        return Ok(MoveStage::Verifying(Verification::Unfinished { pages: 0 }));
+    }
     let tables = match verify_move(work, mailbox_id, left(work)).await? {
         Verification::Verified { tables, .. } => tables,
         Verification::Differs { tables } => return Ok(MoveStage::Differs { tables }),

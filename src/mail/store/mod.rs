@@ -6,7 +6,8 @@
 //! of the people and agents mail mentions by id (`names`), and what agents
 //! read of mail from unauthenticated senders (`unverified_reads`), and the
 //! senders whose images each person always sees (`image_senders`), and
-//! saved replies and signatures (`replies`). The
+//! saved replies and signatures (`replies`), and conversations' internal
+//! notes (`notes`). The
 //! sub-domains with more of their own (`threads`, `sends`, `butlers`) keep
 //! theirs beside them. Private to mail: other domains reach these tables
 //! through mail's re-exported functions.
@@ -18,6 +19,7 @@ pub(super) mod mailboxes;
 pub(super) mod messages;
 pub(super) mod moving;
 pub(super) mod names;
+pub(super) mod notes;
 pub(super) mod replies;
 pub(super) mod search;
 pub(super) mod unverified_reads;

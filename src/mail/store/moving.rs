@@ -58,7 +58,7 @@ pub struct MovedTable {
 
 /// Every table of mail that moves, parents before the rows that reference
 /// them: receipts before the sends that answer them and the butler runs on
-/// them, conversations before their Message-IDs, reads and labels, sends
+/// them, conversations before their Message-IDs, reads, labels and notes, sends
 /// before their versions and files. `tests/native/moving_mail.rs` holds this
 /// list to the mailbox's schema: every table of mail is here, rebuilt (the
 /// search indexes) or named in `NOT_MOVED`, and each key is the table's own.
@@ -68,6 +68,7 @@ pub const MOVED_TABLES: &[MovedTable] = &[
     table("mail_thread_message_ids", Owner::Mailbox, Key::Primary(&["mailbox_id", "message_id"])),
     table("mail_thread_reads", THREAD, Key::Primary(&["thread_id", "reader"])),
     table("thread_labels", THREAD, Key::Primary(&["thread_id", "label"])),
+    table("thread_notes", THREAD, Key::Primary(&["id"])),
     table("sends", Owner::Mailbox, Key::Rowid).named_by(ID),
     table("send_versions", SEND, Key::Rowid).named_by(&["send_id", "version"]),
     table("send_attachments", SEND, Key::Primary(&["send_id", "position"])).lifting(&[

@@ -8,11 +8,13 @@
 //! both routes are marked `reaches_content` and audited. Text handed to an agent
 //! (or to anyone over MCP) is fenced as untrusted external content (`trust`).
 //!
-//! The routes are in `routes`, what they refuse in `errors`, their SQL in `store`.
+//! The routes are in `routes`, what they refuse in `errors`, their SQL in `store`;
+//! a conversation's internal notes, with their mentions, in `notes`.
 
 mod errors;
 pub mod labels;
 pub mod linking;
+pub mod notes;
 mod routes;
 mod store;
 

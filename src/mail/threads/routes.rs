@@ -102,16 +102,16 @@ fn holder(context: &Context<'_>) -> Result<Holder, Refusal> {
 /// caller's relations on the mailbox and the results of `directory` (read on
 /// D1) and `mail` (read beside it); refuses one that is not in the path's
 /// mailbox. Its assignee is not yet named (`name_everyone`).
-struct TheThread {
+pub(super) struct TheThread {
     /// Where its mailbox's mail is.
-    store: MailStore,
-    row: SummaryRow,
+    pub(super) store: MailStore,
+    pub(super) row: SummaryRow,
     held: Vec<String>,
-    directory: Vec<QueryResult>,
-    mail: Vec<QueryResult>,
+    pub(super) directory: Vec<QueryResult>,
+    pub(super) mail: Vec<QueryResult>,
 }
 
-async fn the_thread(
+pub(super) async fn the_thread(
     context: &mut Context<'_>,
     with_snippet: bool,
     directory: Vec<Statement>,
