@@ -165,9 +165,11 @@ function rememberNames(thread) {
 export async function conversationView(view, mailbox, threadId, asked = null) {
   const can = access(mailbox);
   const path = mailboxApi(mailbox.id, "threads", threadId);
-  // Its internal notes are read beside it, where the person may read them.
+  // Its internal notes are read beside it, where the person may read them,
+  // and woven in when they come: the conversation is not kept waiting for
+  // them (asking for them waits for the mailboxes, which say who may).
   const notes = conversationNotes(mailbox, threadId);
-  let [thread] = await Promise.all([asked ?? api("GET", path), notes?.ready]);
+  let thread = await (asked ?? api("GET", path));
   let summary = thread;
   const title = subjectOf(thread.subject);
   document.title = `${title} · Mail · Mailroom`;

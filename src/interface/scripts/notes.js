@@ -30,8 +30,8 @@ const authorOf = (note) => (note.author === me?.id ? `${note.author_name ?? me.n
 
 /**
  * The notes of conversation `threadId` in `mailbox`, for conversation.js: null
- * when the signed-in person may not read them. `ready` settles once they are
- * read; `follow(redraw)` is called whenever they change (read, written,
+ * when the signed-in person may not read them. They are asked for at once;
+ * `follow(redraw)` is called whenever they change (read, written,
  * deleted, read again); `weave()` puts them among the messages; `card()`
  * draws one; `composer` writes one (null where the person may not).
  */
@@ -57,7 +57,7 @@ export function conversationNotes(mailbox, threadId) {
       if (!(error instanceof SessionOver)) status.replaceChildren(refusalBox(error, "The internal notes could not be read."));
     }
   }
-  const ready = read();
+  read();
 
   function card(note) {
     const headingId = uniqueId("note");
@@ -103,7 +103,6 @@ export function conversationNotes(mailbox, threadId) {
   }
 
   return {
-    ready,
     follow(redraw) {
       redrawn = redraw;
     },
