@@ -190,8 +190,9 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         }
         RouteId::GetThread => (as_ben("GET", &thread()), 200),
         RouteId::UpdateThread => {
-            let change =
-                json!({ "status": "waiting", "assignee": ben.clone(), "add_labels": ["vip"], "remove_labels": ["x"] });
+            // Snoozed too (decision 0048): its index row rides the commit, or follows it.
+            let change = json!({ "status": "waiting", "assignee": ben.clone(), "add_labels": ["vip"],
+                "remove_labels": ["x"], "snoozed_until": "2027-01-15T08:00:00Z" });
             (as_ben("PATCH", &thread()).json(change), 200)
         }
         RouteId::MarkThreadRead => (as_ben("PUT", &format!("{}/read", thread())), 200),
@@ -749,6 +750,9 @@ fn each_scheduled_job_stays_within_its_round_trips() {
     let idle = |job| world.node.run(run_job(&world.node.node(), job)).unwrap();
     // Reminders: what is due and what expires, in one read.
     assert_eq!(idle(Job::DeliverReminders), 1);
+    // Snoozed conversations: the wake-ups due, in one read (what a wake costs
+    // is held in `snooze::waking_stays_within_its_round_trips`).
+    assert_eq!(idle(Job::WakeSnoozed), 1);
     // The sweep: both of its updates in one batch.
     assert_eq!(idle(Job::SweepAgentMessages), 1);
     let without = World::without_agent_network();

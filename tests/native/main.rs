@@ -62,6 +62,7 @@ mod rooms;
 mod security;
 mod send_sizes;
 mod sends;
+mod snooze;
 mod stores;
 mod submission_races;
 mod thread_attachments;

@@ -28,6 +28,7 @@ vocabulary! {
         SendSent = "send_sent": "A send the reader (or their agent) wrote was approved and the mail service accepted it for every recipient.";
         SendFailed = "send_failed": "A send the reader (or their agent) wrote was approved, but the mail service did not take it for some recipients; `detail` says which. It can be sent again (retry_send).";
         ConversationAssigned = "conversation_assigned": "Someone else assigned the reader a conversation.";
+        SnoozeEnded = "snooze_ended": "A conversation assigned to the reader was snoozed until now: it is open again.";
         ButlerEffectSkipped = "butler_effect_skipped": "A butler the reader sponsors could not carry out an effect on a delivery: they no longer hold what it needs (or did not when it was published), its assignee no longer works the mailbox, the conversation carries as many labels as it may, a reply would have gone only to the node's own mailboxes, or its webhook failed; `detail` says which.";
         ReminderDue = "reminder_due": "One of the reader's reminders is due today or overdue; `detail` says which.";
         ExportReady = "export_ready": "An eDiscovery export the reader requested is ready to download; `title` says what it holds and `object_id` names it.";
