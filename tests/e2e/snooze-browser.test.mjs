@@ -9,7 +9,9 @@
 // when it wakes; on the phone Unsnooze brings it back at once. Then it is
 // snoozed until a moment a few seconds on, the minute's cron is fired through
 // the scheduled endpoint, and the conversation is open in the list again and
-// the writer's notifications say it is back from snooze, once. Every page
+// the writer's notifications say it is back from snooze, once. On the
+// desktop, two conversations selected in the list are snoozed until next
+// week at once from the bulk bar. Every page
 // measured fits its window and passes axe-core; every console error and CSP
 // violation fails the file.
 import { test, before, after } from "node:test";
@@ -25,6 +27,7 @@ const LAYOUTS = [
   { name: "phone", viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
 ];
 const subjectOf = (layout) => `Refund for order 88 (${layout.name})`;
+const BULK = ["Bulk question one", "Bulk question two"];
 
 let node, call, desk, browser, mailboxId, writer, writerToken;
 const watch = new PageWatch();
@@ -41,6 +44,11 @@ before(async () => {
       `Message-ID: <refund-${layout.name}@customer.example>\r\nDate: Fri, 4 Dec 2026 09:00:00 +0000\r\n\r\nWhere is my refund?\r\n`);
     assert.equal(await node.deliver("ana@customer.example", SUPPORT.address, raw), null);
     await api("PATCH", threadPath(await threadOf(subjectOf(layout))), { assignee: writer });
+  }
+  for (const subject of BULK) {
+    const raw = Buffer.from(`From: Bo <bo@customer.example>\r\nTo: ${SUPPORT.address}\r\nSubject: ${subject}\r\n` +
+      `Message-ID: <${subject.replaceAll(" ", "-")}@customer.example>\r\nDate: Fri, 4 Dec 2026 10:00:00 +0000\r\n\r\nHello.\r\n`);
+    assert.equal(await node.deliver("bo@customer.example", SUPPORT.address, raw), null);
   }
   browser = await launchChromium();
 });
@@ -66,11 +74,12 @@ async function threadOf(subject) {
   assert.fail(`no conversation about ${subject}`);
 }
 
-/** 08:00 tomorrow in `ZONE`, as the page's Tomorrow counts it. */
-function tomorrowAtEight(now = new Date()) {
-  const parts = Object.fromEntries(new Intl.DateTimeFormat("en-US", { timeZone: ZONE, year: "numeric", month: "numeric", day: "numeric" })
-    .formatToParts(now).map((part) => [part.type, Number(part.value)]));
-  const wall = Date.UTC(parts.year, parts.month - 1, parts.day + 1, 8, 0);
+/** 08:00 tomorrow in `ZONE`, as the page's Tomorrow counts it; or next Monday's, as Next week does. */
+function tomorrowAtEight(now = new Date(), { monday = false } = {}) {
+  const parts = Object.fromEntries(new Intl.DateTimeFormat("en-US", { timeZone: ZONE, year: "numeric", month: "numeric", day: "numeric", weekday: "short" })
+    .formatToParts(now).map((part) => [part.type, part.type === "weekday" ? part.value : Number(part.value)]));
+  const weekday = ["Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat"].indexOf(parts.weekday);
+  const wall = Date.UTC(parts.year, parts.month - 1, parts.day + (monday ? (8 - weekday) % 7 || 7 : 1), 8, 0);
   // Paris is one hour ahead of UTC in December (no change of clock before March).
   return new Date(wall - 3_600_000).toISOString();
 }
@@ -141,3 +150,22 @@ for (const layout of LAYOUTS) {
     await assertFits(page, `a conversation back from snooze in the notifications, on a ${layout.name}`);
   });
 }
+
+test("on a desktop, two conversations selected in the list are snoozed until next week at once", async () => {
+  const { page } = await watch.open(browser, { who: "writer, bulk", viewport: LAYOUTS[0].viewport });
+  await signIn(page, WRITER);
+  await page.goto(`${node.url}/#/mail/${mailboxId}`);
+  const list = page.getByRole("list", { name: `Conversations in ${SUPPORT.address}` });
+  for (const subject of BULK) await list.getByLabel(`Select “${subject}”`).check();
+  const bar = page.getByRole("form", { name: "Change the selected conversations" });
+  await bar.getByLabel("Snooze until").selectOption({ label: "Next week" });
+  await bar.getByRole("button", { name: "Snooze", exact: true }).click();
+  await statusSaying(page, "Snoozed until").filter({ hasText: "2 conversations" }).waitFor();
+  for (const subject of BULK) {
+    assert.equal((await api("GET", threadPath(await threadOf(subject)))).snoozed_until, tomorrowAtEight(new Date(), { monday: true }), subject);
+    await list.locator("li[data-thread]").filter({ hasText: subject }).waitFor({ state: "detached" });
+  }
+  await filters(page).getByLabel("Status").selectOption({ label: "Snoozed" });
+  for (const subject of BULK) await list.locator("li[data-thread]").filter({ hasText: subject }).getByText(/^Snoozed until .*08:00/).waitFor();
+  await assertFits(page, "conversations snoozed from the bulk bar, on a desktop", { inside: ".thread-list" });
+});
