@@ -1,6 +1,6 @@
 //! The notifications feed: per person, what needs them or what they are waiting
 //! to hear (an approval waiting, a send of theirs refused, sent or failed, a
-//! conversation assigned to them, a butler's effect skipped, a reminder due, and
+//! conversation assigned to them or back from snooze, a butler's effect skipped, a reminder due, and
 //! for administrators an audit chain that failed verification),
 //! each read or unread for them.
 
