@@ -88,6 +88,7 @@ const MODULES: &[(&str, &str)] = &[
     ("shared.js", interface_file!("scripts/shared.js")),
     ("shortcuts.js", interface_file!("scripts/shortcuts.js")),
     ("signing-again.js", interface_file!("scripts/signing-again.js")),
+    ("snooze.js", interface_file!("scripts/snooze.js")),
     ("sources.js", interface_file!("scripts/sources.js")),
     ("teams.js", interface_file!("scripts/teams.js")),
     ("vocabulary.js", interface_file!("scripts/vocabulary.js")),

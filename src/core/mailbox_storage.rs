@@ -93,6 +93,7 @@ pub const MAILBOX_MIGRATIONS: &[MailboxMigration] = &[
     mailbox_migration!("0007_replays.sql"),
     mailbox_migration!("0008_audit_filters.sql"),
     mailbox_migration!("0009_thread_notes.sql"),
+    mailbox_migration!("0010_snoozed_conversations.sql"),
 ];
 
 /// The table a mailbox's database records its applied migrations in.

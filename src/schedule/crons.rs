@@ -8,9 +8,13 @@ use super::jobs::{self, Job, JobFailure};
 
 /// Every cron expression the node answers to, with the jobs it runs in order.
 pub const CRONS: &[(&str, &[Job])] = &[
-    // Every minute, so a reminder arrives at the minute it falls due; webhooks
-    // last, so what the jobs before them told is posted in the same run.
-    ("* * * * *", &[Job::DeliverReminders, Job::SweepAgentMessages, Job::BuildExports, Job::DeliverWebhooks]),
+    // Every minute, so a reminder arrives, and a snoozed conversation wakes, at
+    // the minute it falls due; webhooks last, so what the jobs before them
+    // told is posted in the same run.
+    (
+        "* * * * *",
+        &[Job::DeliverReminders, Job::WakeSnoozed, Job::SweepAgentMessages, Job::BuildExports, Job::DeliverWebhooks],
+    ),
     // Every five minutes: the upkeep, including a checkpoint of the chain's
     // head; then a step of moving a mailbox's mail out of D1, in what is left
     // of the invocation's subrequests.

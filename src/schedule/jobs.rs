@@ -18,6 +18,9 @@ use crate::{a2a, ediscovery, mail, messaging, notifications, oauth, reminders, w
 pub enum Job {
     /// Reminders that fell due delivered, by the minute they fall due.
     DeliverReminders,
+    /// Snoozed conversations whose moment came opened again, their assignees
+    /// told (decision 0048).
+    WakeSnoozed,
     /// Agent messages past their expiry or their attempts ended (only on a
     /// node with the agent network on).
     SweepAgentMessages,
@@ -76,6 +79,12 @@ pub async fn run_job(node: &Node<'_>, job: Job) -> Result<u32, JobFailure> {
             let report = reminders::notify_due(&work).await.map_err(stopped)?;
             if report.failed > 0 {
                 node.platform.log(&format!("reminders: {report:?}"));
+            }
+        }
+        Job::WakeSnoozed => {
+            let report = mail::threads::wake_due(&work).await.map_err(stopped)?;
+            if report.stale > 0 {
+                node.platform.log(&format!("snoozed conversations: {report:?}"));
             }
         }
         Job::SweepAgentMessages => {

@@ -169,7 +169,11 @@ impl Busy<'_> {
                 );
             }
             2 => {
-                let labels = json!({ "add_labels": [format!("l{}", step % 7)], "remove_labels": [format!("l{}", (step + 3) % 7), "vip"] });
+                // Snoozed and woken by hand in turn (decision 0048): the snooze is the conversation's own row.
+                let now = mailroom::core::platform::Platform::now_ms(&world.node.platform);
+                let snoozed_until =
+                    if step % 16 == 2 { mailroom::core::time::rfc3339(now + 86_400_000) } else { String::new() };
+                let labels = json!({ "add_labels": [format!("l{}", step % 7)], "remove_labels": [format!("l{}", (step + 3) % 7), "vip"], "snoozed_until": snoozed_until });
                 ok(world.call("PATCH", &self.question_thread, Some(ben), Some(labels)));
             }
             3 => {

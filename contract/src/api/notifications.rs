@@ -1,8 +1,8 @@
 //! The notifications feed: per person, what needs them or what they are waiting
 //! to hear (an approval waiting, a send of theirs refused, sent or failed, a
-//! conversation assigned to them, a mention in a note, a butler's effect skipped, a reminder due, and
-//! for administrators an audit chain that failed verification),
-//! each read or unread for them.
+//! conversation assigned to them or back from snooze, a mention in a note, a
+//! butler's effect skipped, a reminder due, and for administrators an audit
+//! chain that failed verification), each read or unread for them.
 
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
@@ -29,6 +29,7 @@ vocabulary! {
         SendFailed = "send_failed": "A send the reader (or their agent) wrote was approved, but the mail service did not take it for some recipients; `detail` says which. It can be sent again (retry_send).";
         ConversationAssigned = "conversation_assigned": "Someone else assigned the reader a conversation.";
         NoteMention = "note_mention": "Someone else mentioned the reader in an internal note in a conversation; `title` is the conversation's subject and `object_id` the conversation. The note itself is read with list_notes.";
+        SnoozeEnded = "snooze_ended": "A conversation assigned to the reader was snoozed until now: it is open again.";
         ButlerEffectSkipped = "butler_effect_skipped": "A butler the reader sponsors could not carry out an effect on a delivery: they no longer hold what it needs (or did not when it was published), its assignee no longer works the mailbox, the conversation carries as many labels as it may, a reply would have gone only to the node's own mailboxes, or its webhook failed; `detail` says which.";
         ReminderDue = "reminder_due": "One of the reader's reminders is due today or overdue; `detail` says which.";
         ExportReady = "export_ready": "An eDiscovery export the reader requested is ready to download; `title` says what it holds and `object_id` names it.";

@@ -26,6 +26,13 @@ pub mod thread_limits {
     pub const SUBJECT_MATCH_DAYS: i64 = 30;
 }
 
+/// Limits on snoozing a conversation (decision 0048), stated once because the
+/// contract publishes them and the node refuses past them.
+pub mod snooze_limits {
+    /// The furthest ahead a conversation may be snoozed, in days.
+    pub const LONGEST_SNOOZE_DAYS: i64 = 365;
+}
+
 /// Limits on a conversation's labels, stated once because the contract
 /// publishes them and a butler's label effect keeps to them too.
 pub mod label_limits {
@@ -155,6 +162,11 @@ pub struct ThreadSummary {
     /// The assignee's name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub assignee_name: Option<String>,
+    /// When it wakes (RFC 3339), while it is snoozed: until then it is left out
+    /// of the list unless `snoozed=true` is asked; then it opens again and its
+    /// assignee is told. A message received in it wakes it at once.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub snoozed_until: Option<String>,
     /// Its labels, normalised (lower-case), sorted.
     #[schemars(length(max = label_limits::LABELS_PER_CONVERSATION))]
     pub labels: Vec<String>,
@@ -305,4 +317,11 @@ pub struct UpdateThread {
     #[serde(default)]
     #[schemars(length(max = label_limits::LABELS_PER_CONVERSATION))]
     pub remove_labels: Option<Vec<String>>,
+    /// Snoozes it until this moment (RFC 3339, such as
+    /// `2026-12-07T08:00:00Z`): later than now and at most
+    /// `snooze_limits::LONGEST_SNOOZE_DAYS` (365) days ahead. It leaves the
+    /// list until then, keeping its status; at that moment it opens again and
+    /// its assignee is told. `""` wakes it now, its status left as it is.
+    #[serde(default)]
+    pub snoozed_until: Option<String>,
 }

@@ -3,7 +3,7 @@
 // and, for a received one, how far its sender was authenticated, in words
 // (SPF, DKIM and DMARC on request); its attachments and its text. Opening one
 // marks it read for the signed-in person (Mark unread undoes it); its status,
-// assignee and labels are set here; Reply and Reply all draft the answer, resuming the
+// assignee and labels are set here, and it is snoozed (snooze.js); Reply and Reply all draft the answer, resuming the
 // draft already begun rather than starting a second (decision 0020), and a
 // refused send shows its reason with Write it again.
 //
@@ -37,6 +37,7 @@ import { refusedNotice, sendEditor } from "./sends.js";
 import { renderMessageBody } from "./message-body.js";
 import { withSignature } from "./replies.js";
 import { conversationNotes } from "./notes.js";
+import { snoozeControl } from "./snooze.js";
 
 /**
  * A received message's text, as a conversation shows it: paragraphs kept, in
@@ -223,9 +224,12 @@ export async function conversationView(view, mailbox, threadId, asked = null) {
 
   /** Draws the assignee's controls again, as the assignee changed: set in assignControls(). */
   let showAssignControls = () => {};
+  // ---- snoozing: by those who set its status (snooze.js), last, as its own
+  // time field names only its own refusals (a change's form is its first control's)
+  const snooze = can.triage ? snoozeControl(summary, change) : null;
   const triage = can.triage ? h("div", { class: "triage" },
     h("div", { class: "status-choice", role: "group", "aria-label": "Status" }, h("span", { class: "choice-label", "aria-hidden": "true", text: "Status" }), statusButtons),
-    assignControls(), addLabel) : null;
+    assignControls(), addLabel, snooze.element) : null;
 
   function assignControls() {
     const holder = h("div", { class: "assign" });
@@ -274,10 +278,12 @@ export async function conversationView(view, mailbox, threadId, asked = null) {
     for (const button of statusButtons) button.setAttribute("aria-pressed", String(button.dataset.status === summary.status));
     showAssignee();
     showLabels();
+    snooze?.show(summary);
   }
 
-  async function change(body, said) {
-    const controls = [...(triage?.querySelectorAll("button, select, input") ?? []), ...labels.querySelectorAll("button")];
+  /** Changes the conversation; `own`, where given, are the controls the change was made with (a refusal names a field among them), else every triage control. */
+  async function change(body, said, own = null) {
+    const controls = own ?? [...(triage?.querySelectorAll("button, select, input") ?? []), ...labels.querySelectorAll("button")];
     return perform(status, controls, async () => {
       summary = await api("PATCH", path, body);
       changesMade++;

@@ -109,6 +109,24 @@ export function shortTime(rfc3339) {
   return h("time", { datetime: rfc3339, title: momentText(rfc3339), text: format.format(date) });
 }
 
+/**
+ * A moment to come as a person plans by it, in time zone `zone` (their own,
+ * where a snooze is counted): the weekday and time within the week ahead, the
+ * date too beyond it; in the page's zone when `zone` is unknown here.
+ */
+export function comingMomentText(rfc3339, zone, now = Date.now()) {
+  const at = new Date(rfc3339).getTime();
+  if (Number.isNaN(at)) return String(rfc3339);
+  const options = at - now < 6 * 86_400_000
+    ? { weekday: "short", hour: "2-digit", minute: "2-digit" }
+    : { weekday: "short", day: "numeric", month: "short", hour: "2-digit", minute: "2-digit" };
+  try {
+    return new Intl.DateTimeFormat(undefined, { ...options, timeZone: zone }).format(at);
+  } catch {
+    return new Intl.DateTimeFormat(undefined, options).format(at);
+  }
+}
+
 export const code = (text) => h("code", { class: "id", text });
 
 /**

@@ -12,7 +12,7 @@
 // outlives the list drawn again as the mailbox changes (inbox.js), and is
 // cleared once a change has been made to all of it.
 
-import { h, labelled } from "./dom.js";
+import { comingMomentText, h, labelled } from "./dom.js";
 import { api, SessionOver } from "./api.js";
 import { asRefusal, personWords } from "./refusals.js";
 import { success } from "./shared.js";
@@ -21,6 +21,7 @@ import { me } from "./session.js";
 import { directory } from "./names.js";
 import { workers } from "./conversation.js";
 import { counted, THREAD_STATUSES } from "./mail-words.js";
+import { personZone, snoozeChoices } from "./snooze.js";
 
 /** How many changes are in flight at once: enough to be quick, few enough not to crowd the node. */
 const AT_ONCE = 4;
@@ -81,13 +82,18 @@ export function bulkBar(mailbox, selected, { listed, mark, changed }) {
   const addLabel = h("button", { type: "button", class: "secondary", text: "Add label" });
   const removeLabel = h("button", { type: "button", class: "secondary", text: "Remove label" });
   const clear = h("button", { type: "button", class: "secondary", text: "Clear selection" });
+  // The choices a conversation offers, counted in the person's zone when the bar snoozes.
+  const snoozeUntil = h("select", { name: "snoozed_until" },
+    snoozeChoices(Intl.DateTimeFormat().resolvedOptions().timeZone).map((choice) => h("option", { value: choice.name, text: choice.words })));
+  const snooze = h("button", { type: "button", class: "secondary", text: "Snooze" });
 
   const actions = h("form", { class: "bulk-actions", "aria-label": "Change the selected conversations", hidden: true },
     h("div", { class: "bulk-group", role: "group", "aria-label": "Status" }, statusButtons),
     h("div", { class: "bulk-group" }, labelled("Assign to", assignee), assign),
-    h("div", { class: "bulk-group bulk-labels" }, labelled("Label", label), addLabel, removeLabel));
+    h("div", { class: "bulk-group bulk-labels" }, labelled("Label", label), addLabel, removeLabel),
+    h("div", { class: "bulk-group" }, labelled("Snooze until", snoozeUntil), snooze));
   actions.addEventListener("submit", (event) => event.preventDefault());
-  const controls = [...statusButtons, assignee, assign, label, addLabel, removeLabel, clear];
+  const controls = [...statusButtons, assignee, assign, label, addLabel, removeLabel, snoozeUntil, snooze, clear];
 
   // Who works the mailbox, for an administrator, as in a conversation; anyone else assigns themselves or nobody.
   let workersAsked = false;
@@ -170,6 +176,14 @@ export function bulkBar(mailbox, selected, { listed, mark, changed }) {
       const who = assignee.value;
       const name = who ? (who === me?.id ? "you" : directory.nameOf(who) ?? assignee.selectedOptions[0]?.textContent) : "nobody";
       apply({ assignee: who }, `Assigned to ${name}:`);
+    } else if (button === snooze) {
+      personZone().then((zone) => {
+        const choices = snoozeChoices(zone);
+        // Later today may have passed since the bar was drawn: then tomorrow.
+        const choice = choices.find((candidate) => candidate.name === snoozeUntil.value) ?? choices[0];
+        const until = new Date(choice.at).toISOString();
+        return apply({ snoozed_until: until }, `Snoozed until ${comingMomentText(until, zone)}:`);
+      }, () => {});
     } else if (button === addLabel || button === removeLabel) {
       const text = label.value.trim();
       if (!text) {

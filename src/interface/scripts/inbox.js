@@ -20,7 +20,7 @@
 // Everything in a row but the counts and dates was written by strangers, so it
 // is set as text, as everywhere.
 
-import { append, h, hidden, labelled, linkButton, redraw, shortTime, uniqueId } from "./dom.js";
+import { append, comingMomentText, h, hidden, labelled, linkButton, redraw, shortTime, uniqueId } from "./dom.js";
 import { api, query, SessionOver } from "./api.js";
 import { empty, info, loading, panel, refusalBox, statusArea } from "./shared.js";
 import { pager } from "./pager.js";
@@ -29,6 +29,7 @@ import { me } from "./session.js";
 import { directory } from "./names.js";
 import { counted, SENDER_CHECKS, THREAD_STATUSES, threadStatusBadge } from "./mail-words.js";
 import { bulkBar, pickBox } from "./inbox-bulk.js";
+import { personZone } from "./snooze.js";
 
 /** The filters a list starts with: open conversations, whoever has them, read or not. */
 const FIRST_FILTERS = { status: "open", assignee: "", label: "", unread: false, q: "" };
@@ -59,6 +60,12 @@ function participantsOf(thread) {
   return [names, more > 0 ? h("span", { class: "muted", text: ` and ${counted(more, "other")}` }) : null];
 }
 
+/** The status filter's choice that lists the snoozed conversations instead (they have a status of their own too). */
+const SNOOZED = "snoozed";
+
+/** The person's time zone, once known, to say when a snoozed conversation wakes. */
+let zone;
+
 /** One conversation in the list; the subject links to it, and the whole row opens it; `pick`, where given, is its box to select it by. */
 function threadItem(mailbox, thread, pick) {
   const subject = subjectOf(thread.subject);
@@ -73,6 +80,7 @@ function threadItem(mailbox, thread, pick) {
     thread.snippet ? h("p", { class: "thread-snippet", text: thread.snippet }) : null,
     h("div", { class: "thread-meta" },
       threadStatusBadge(thread.status),
+      thread.snoozed_until ? h("span", { class: "badge", text: `Snoozed until ${comingMomentText(thread.snoozed_until, zone)}` }) : null,
       thread.has_attachments
         ? h("span", { class: "thread-attachments", title: "Has attachments" }, h("span", { "aria-hidden": "true", text: "📎" }), hidden("Has attachments"))
         : null,
@@ -98,6 +106,7 @@ const shownOf = (threads) => threads.filter((thread) => thread.message_count > 0
 /** What an empty list says, given its filters. */
 function nothing(filters) {
   if (filters.q) return `No conversation matches “${filters.q}” with these filters.`;
+  if (filters.status === SNOOZED) return "No snoozed conversations with these filters.";
   const status = filters.status ? THREAD_STATUSES[filters.status]?.words.toLowerCase() : null;
   const parts = [filters.unread ? "unread" : null, status].filter(Boolean).join(" ");
   const whose = { me: " assigned to you", none: " assigned to nobody" }[filters.assignee] ?? "";
@@ -109,7 +118,8 @@ function nothing(filters) {
 function filterForm(filters, onChange) {
   const status = h("select", { name: "status" },
     Object.entries(THREAD_STATUSES).map(([name, { words }]) => h("option", { value: name, text: words })),
-    h("option", { value: "", text: "Every status" }));
+    h("option", { value: "", text: "Every status" }),
+    h("option", { value: SNOOZED, text: "Snoozed" }));
   status.value = filters.status;
   const assignee = h("select", { name: "assignee" },
     h("option", { value: "", text: "Anyone" }),
@@ -237,13 +247,16 @@ export async function inboxView(view, { readable }, mailbox) {
   const pages = pager({
     fetchPage: async (page) => {
       const answer = await api("GET", `${mailboxApi(mailbox.id, "threads")}${query({
-        status: filters.status || undefined,
+        status: filters.status && filters.status !== SNOOZED ? filters.status : undefined,
+        snoozed: filters.status === SNOOZED ? "true" : undefined,
         assignee: filters.assignee || undefined,
         label: filters.label || undefined,
         unread: filters.unread ? "true" : undefined,
         q: filters.q || undefined,
         ...page,
       })}`);
+      // Asked only once a snoozed conversation is to be shown, so an ordinary list asks nothing more.
+      if (!zone && answer.threads.some((thread) => thread.snoozed_until)) zone = await personZone();
       return { items: answer.threads, next_cursor: answer.next_cursor };
     },
     show: (threads) => {

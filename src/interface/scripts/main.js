@@ -36,6 +36,7 @@
 //                    its sandboxed frame
 //   replies.js       saved replies and signatures, in drafts
 //   notes.js         a conversation's internal notes, with @mentions
+//   snooze.js        a conversation snoozed: its choices, in the person's zone
 //   mail.js, sends.js, approvals.js, notifications.js, reminders.js, people.js, teams.js,
 //   mailboxes.js, butlers.js, relations.js, agents.js, connections.js, exports.js, sources.js,
 //   webhooks.js, audit.js, account.js  the sections, one module each, exporting its render function

@@ -75,6 +75,12 @@ const NOTIFICATION_KINDS = {
     says: (item, who) => `${who} mentioned you in a note on ${quoted(item.title)}${inMailbox(item, "in")}.`,
     link: (item) => [mailHref(item.mailbox_id, item.object_id), "the conversation"],
   },
+  snooze_ended: {
+    words: () => "Back from snooze",
+    tone: () => "wait",
+    says: (item) => `${quoted(item.title)} is back from snooze${inMailbox(item, "in")}.`,
+    link: (item) => [mailHref(item.mailbox_id, item.object_id), "the conversation"],
+  },
   butler_effect_skipped: {
     words: () => "Butler skipped",
     tone: () => "off",

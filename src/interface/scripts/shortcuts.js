@@ -19,6 +19,7 @@ export const SHORTCUTS = [
   { name: "reply", keys: ["r"], does: "Reply to the latest message in the conversation" },
   { name: "reply-all", keys: ["a"], does: "Reply to everyone on the latest message" },
   { name: "close", keys: ["e"], does: "Close the conversation" },
+  { name: "snooze", keys: ["b"], does: "Snooze the conversation: choose until when" },
   { name: "search", keys: ["/"], does: "Search" },
   { name: "help", keys: ["?"], does: "Show these shortcuts" },
   { name: "submit", keys: ["Ctrl+Enter", "⌘+Enter"], does: "Submit what you are writing: a reply goes for approval" },

@@ -33,6 +33,7 @@ use crate::notifications::{self, Addressee, Notice};
 
 use super::errors::ThreadError;
 use super::labels;
+use super::snooze::change as snooze;
 use super::store::{self, ReceivedRow, SummaryRow, ThreadFilter};
 
 /// The start of `text` on one line, cut on a character so that with its
@@ -67,6 +68,7 @@ impl SummaryRow {
             status: self.status,
             assignee: self.assignee.clone(),
             assignee_name: self.assignee_name.clone(),
+            snoozed_until: self.snoozed_until.map(rfc3339),
             labels: self.labels(),
             participant_count: i64::try_from(participants.len()).unwrap_or(i64::MAX),
             participants: participants.into_iter().take(PARTICIPANTS_SHOWN).collect(),
@@ -190,11 +192,12 @@ pub async fn list(context: &mut Context<'_>) -> Result<Response, Refusal> {
         })
         .transpose()?;
     let unread = context.query("unread") == Some("true");
+    let snoozed = context.query("snoozed") == Some("true");
     let search = context.query("q").map(fts_query).transpose()?;
     let limit = paging::limit(context)?;
     let (before_at, before_id) = paging::cursor(context, IdKind::Thread, i64::MAX)?;
 
-    let filter = ThreadFilter { status, assignee, label, unread, words: search };
+    let filter = ThreadFilter { status, assignee, label, unread, snoozed, words: search };
     let statement = store::page(&caller, &mailbox_id, filter, before_at, &before_id, limit);
     let held = tuples::relations_on(&holder(context)?, &mailbox_id);
     let read = location::read(context, &mailbox_id, vec![held], vec![statement]).await?;
@@ -313,7 +316,13 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
     if let Some(index) = removing.iter().position(|label| adding.contains(label)) {
         return Err(RequestError::wrong_field(&format!("remove_labels[{index}]"), "a label not also in `add_labels`"));
     }
-    if request.status.is_none() && request.assignee.is_none() && adding.is_empty() && removing.is_empty() {
+    let snooze = snooze::change_of(request.snoozed_until.as_deref(), request.status.is_some(), context.now_ms())?;
+    if request.status.is_none()
+        && request.assignee.is_none()
+        && adding.is_empty()
+        && removing.is_empty()
+        && snooze.is_none()
+    {
         return Err(ThreadError::NothingToChange.into());
     }
     let mailbox_id = context.path(PathParameter::MailboxId)?.to_string();
@@ -360,6 +369,9 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         store::status_and_assignee_set(&row.id, &mailbox_id, row.status, row.assignee.clone()),
         ThreadError::NoSuchThread { id: row.id.clone() },
     )?;
+    if let Some(change) = snooze {
+        row.snoozed_until = snooze::queue(context, mail, &mailbox_id, &row.id, change)?;
+    }
     // Removals first: the cap each addition is held to in SQL counts what is left.
     for label in &removed {
         location::write(context, mail, &mailbox_id, store::label_removed(&row.id, label))?;
@@ -396,6 +408,8 @@ pub async fn update(context: &mut Context<'_>) -> Result<Response, Refusal> {
         "assignee": assignee,
         "added_labels": added,
         "removed_labels": removed,
+        // "" for a snooze ended by hand, absent (null) where the change left it.
+        "snoozed_until": snooze.map(|_| row.snoozed_until.map(rfc3339).unwrap_or_default()),
     }));
     name_everyone(context, std::slice::from_mut(&mut row), []).await?;
     Ok(context.json(&row.present(false)))

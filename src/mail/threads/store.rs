@@ -142,13 +142,15 @@ pub(super) fn begun_by_receipt(thread_id: &str, receipt_id: &str, key: String) -
     .bind(ThreadStatus::Open.name())
 }
 
-/// Receipt `receipt_id` joins conversation `thread_id`, which opens again.
+/// Receipt `receipt_id` joins conversation `thread_id`, which opens again
+/// and wakes if snoozed (D1's index of wake-ups then names a moment its row no
+/// longer holds, which wakes nothing).
 pub(super) fn joined_by_receipt(thread_id: &str, receipt_id: &str) -> Statement {
     Statement::new(
         "UPDATE mail_threads SET \
            last_activity_at = max(last_activity_at, (SELECT received_at FROM receipts WHERE id = ?2)), \
            last_received_at = (SELECT received_at FROM receipts WHERE id = ?2), \
-           received_count = received_count + 1, latest_receipt_id = ?2, status = ?3 \
+           received_count = received_count + 1, latest_receipt_id = ?2, status = ?3, snoozed_until = NULL \
          WHERE id = ?1",
     )
     .bind(thread_id)
@@ -182,13 +184,13 @@ pub(super) fn begun_by_filed_copy(receipt_id: &str, new_thread_id: &str, key: St
 }
 
 /// A filed copy (`receipt_id`) whose insert found an existing conversation
-/// (not `new_thread_id`) joins it, which opens again.
+/// (not `new_thread_id`) joins it, which opens again and wakes if snoozed.
 pub(super) fn joined_by_filed_copy(receipt_id: &str, new_thread_id: &str) -> Statement {
     Statement::new(
         "UPDATE mail_threads SET \
            last_activity_at = max(last_activity_at, (SELECT received_at FROM receipts WHERE id = ?2)), \
            last_received_at = (SELECT received_at FROM receipts WHERE id = ?2), \
-           received_count = received_count + 1, latest_receipt_id = ?2, status = ?3 \
+           received_count = received_count + 1, latest_receipt_id = ?2, status = ?3, snoozed_until = NULL \
          WHERE id = (SELECT thread_id FROM receipts WHERE id = ?2) AND id <> ?1",
     )
     .bind(new_thread_id)
@@ -308,7 +310,7 @@ pub(super) fn label_removed(thread_id: &str, label: &str) -> Statement {
 /// are its writer's until then). Each is asked of the conversation's own rows
 /// by the indexes on `thread_id`, so a page costs no scan and no round trip
 /// more, the same SQL in D1 and in a mailbox's own database. Never content.
-const SUMMARY_COLUMNS: &str = "t.id, t.mailbox_id, t.subject, t.status, t.assignee, t.last_activity_at, \
+const SUMMARY_COLUMNS: &str = "t.id, t.mailbox_id, t.subject, t.status, t.assignee, t.snoozed_until, t.last_activity_at, \
      t.last_received_at, t.received_count, t.sent_count, \
      (SELECT rd.read_up_to FROM mail_thread_reads rd WHERE rd.thread_id = t.id AND rd.reader = ?1) AS read_up_to, \
      (SELECT json_group_array(json_object('address', x.address, 'name', x.name)) FROM \
@@ -340,6 +342,7 @@ pub(super) struct SummaryRow {
     /// The assignee's name, from the directory (`names_of`), not the mailbox.
     #[serde(default)]
     pub(super) assignee_name: Option<String>,
+    pub(super) snoozed_until: Option<i64>,
     pub(super) last_activity_at: i64,
     pub(super) last_received_at: Option<i64>,
     pub(super) received_count: i64,
@@ -376,6 +379,8 @@ pub(super) struct ThreadFilter {
     pub(super) assignee: Option<String>,
     pub(super) label: Option<String>,
     pub(super) unread: bool,
+    /// Only snoozed conversations when true; none when false.
+    pub(super) snoozed: bool,
     /// An FTS5 query (`fts_query`) matched in the headers of its received mail.
     pub(super) words: Option<String>,
 }
@@ -422,6 +427,7 @@ pub(super) fn page(
                 .into(),
         );
     }
+    conditions.push(super::snooze::store::list_condition(filter.snoozed).to_string());
     if let Some(query) = filter.words {
         // The header index also indexes the mailbox, as `mbx` and its ULID, so the
         // match walks only this mailbox's rows (decision 0014).
