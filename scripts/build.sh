@@ -63,6 +63,8 @@ for part in "${parts[@]:0:${#parts[@]}-1}"; do
   minified="$interface/${part#src/interface/}"
   if [ -z "$(tail -c 1 "$minified")" ]; then truncate -s -1 "$minified"; fi
 done
+# The message frame's one script, a classic script pinned by its hash.
+"$esbuild" src/interface/message-frame.js --minify --log-level=warning --outfile="$interface/message-frame.js"
 for module in src/interface/scripts/*.js; do
   "$esbuild" "$module" --minify --format=esm --log-level=warning --outfile="$interface/scripts/$(basename "$module")"
 done

@@ -43,6 +43,8 @@ const STYLE: &str = concat!(
 );
 /// The stylesheet of the frame a message's HTML is shown in (`message-body.js`).
 const FRAME_STYLE: &str = interface_file!("message-frame.css");
+/// The one script that frame runs: it tells the page the message's height.
+const FRAME_SCRIPT: &str = interface_file!("message-frame.js");
 
 /// Where the modules are served from; an import map key is this plus a file name.
 const MODULE_PATH: &str = "/interface/";
@@ -172,6 +174,8 @@ fn shell_page() -> &'static Shell {
             html: PAGE
                 .replace("/*STYLE*/", STYLE)
                 .replace("/*FRAME_STYLE*/", FRAME_STYLE)
+                .replace("/*FRAME_SCRIPT_HASH*/", &sha256_base64(FRAME_SCRIPT))
+                .replace("/*FRAME_SCRIPT*/", FRAME_SCRIPT)
                 .replace("/*IMPORTMAP*/", &import_map)
                 .replace("/*ENTRY*/", &entry),
             // The frame a message's HTML is shown in (a sandboxed srcdoc) inherits
@@ -180,11 +184,14 @@ fn shell_page() -> &'static Shell {
             // here because a load must pass both policies; the frame's own holds
             // them back until the reader asks (decision 0044), and the page draws
             // nothing from mail but text.
+            // Its one script, which says how tall the message is, is allowed
+            // here by hash as well, as the frame's own policy allows it.
             content_security_policy: format!(
-                "default-src 'none'; script-src '{}' '{}' 'strict-dynamic'; style-src '{}' '{}'; connect-src 'self'; \
+                "default-src 'none'; script-src '{}' '{}' '{}' 'strict-dynamic'; style-src '{}' '{}'; connect-src 'self'; \
                  img-src 'self' data: https:; form-action 'self'; frame-ancestors 'none'; base-uri 'none'",
                 sha256_base64(&import_map),
                 sha256_base64(&entry),
+                sha256_base64(FRAME_SCRIPT),
                 sha256_base64(STYLE),
                 sha256_base64(FRAME_STYLE)
             ),
@@ -374,13 +381,22 @@ mod tests {
             );
         }
         assert!(!shell.content_security_policy.contains("unsafe"));
-        for placeholder in ["/*STYLE*/", "/*FRAME_STYLE*/", "/*IMPORTMAP*/", "/*ENTRY*/"] {
+        for placeholder in
+            ["/*STYLE*/", "/*FRAME_STYLE*/", "/*FRAME_SCRIPT*/", "/*FRAME_SCRIPT_HASH*/", "/*IMPORTMAP*/", "/*ENTRY*/"]
+        {
             assert!(PAGE.contains(placeholder) && !shell.html.contains(placeholder), "{placeholder} is filled");
         }
         // The message frame's stylesheet: allowed by its hash, and inert on the page itself.
         assert!(shell.content_security_policy.contains(&sha256_base64(FRAME_STYLE)));
         let template = format!("<template id=\"message-frame-style\"><style>{FRAME_STYLE}</style></template>");
         assert!(shell.html.contains(&template));
+        // Its one script likewise, with the hash the frame's own policy names.
+        assert!(shell.content_security_policy.contains(&sha256_base64(FRAME_SCRIPT)));
+        let script = format!(
+            "<template id=\"message-frame-script\" data-hash=\"{}\"><script>{FRAME_SCRIPT}</script></template>",
+            sha256_base64(FRAME_SCRIPT)
+        );
+        assert!(shell.html.contains(&script));
     }
 
     #[test]

@@ -148,16 +148,19 @@ test("an HTML message is shown formatted in a sandboxed frame that runs nothing 
   const views = text.getByRole("group", { name: "Show the message" });
   assert.equal(await views.getByRole("button", { name: "Formatted" }).getAttribute("aria-pressed"), "true", "formatted first");
 
-  // Formatted: sanitised, in a frame sandboxed without scripts and without this origin.
+  // Formatted: sanitised, in a frame sandboxed without this origin, whose one
+  // script is the page's own, allowed by its hash alone, saying how tall it is.
   const frame = text.locator("iframe");
   await frame.waitFor();
   const sandbox = await frame.getAttribute("sandbox");
   assert.notEqual(sandbox, null, "the frame is sandboxed");
   const allowed = sandbox.split(/\s+/);
-  for (const token of ["allow-same-origin", "allow-scripts", "allow-top-navigation", "allow-forms"]) assert.ok(!allowed.includes(token), `${token} in ${sandbox}`);
+  for (const token of ["allow-same-origin", "allow-top-navigation", "allow-forms", "allow-modals"]) assert.ok(!allowed.includes(token), `${token} in ${sandbox}`);
   const srcdoc = await frame.getAttribute("srcdoc");
-  assert.match(srcdoc, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src data:;/);
-  for (const removed of ["<script", "onerror", "onclick", "javascript:", elsewhere, 'href="/api', "<style>h1", "style=", "Revenue up"]) {
+  assert.match(srcdoc, /<meta http-equiv="Content-Security-Policy" content="default-src 'none'; script-src 'sha256-[A-Za-z0-9+/]+={0,2}'; img-src data:;/);
+  const ours = await writer.evaluate(() => document.getElementById("message-frame-script").content.querySelector("script").textContent);
+  assert.deepEqual(srcdoc.match(/<script>[\s\S]*?<\/script>/g), [`<script>${ours}</script>`], "the page's script, and no other");
+  for (const removed of ["onerror", "onclick", "javascript:", elsewhere, 'href="/api', "<style>h1", "style=", "Revenue up", "fetch("]) {
     assert.ok(!srcdoc.includes(removed), `${removed} is not in what the frame shows`);
   }
   const shown = frame.contentFrame();
@@ -169,7 +172,16 @@ test("an HTML message is shown formatted in a sandboxed frame that runs nothing 
   assert.match(await report.getAttribute("rel"), /noopener/);
   assert.equal(await shown.getByRole("link").count(), 1, "javascript: and a link back to the node are left as text");
   await shown.getByText("Claim your reward").waitFor();
-  assert.equal(await shown.locator("script, [onclick], [onerror]").count(), 0);
+  assert.equal(await shown.locator("[onclick], [onerror]").count(), 0);
+  assert.equal(await shown.locator("script").count(), 1, "only the page's");
+  // Sized to the message: the frame's box is its content's height, borders aside, with nothing to scroll.
+  await frame.evaluate((element) => new Promise((resolve) => {
+    const sized = () => (element.dataset.sized === "content" ? resolve() : setTimeout(sized, 20));
+    sized();
+  }));
+  const content = await shown.locator("html").evaluate((root) => Math.ceil(root.getBoundingClientRect().height));
+  const inside = await frame.evaluate((element) => element.clientHeight);
+  assert.ok(Math.abs(inside - content) <= 1, `the frame is ${inside}px inside for ${content}px of message`);
   assert.ok(await shown.getByRole("img", { name: "A dot" }).evaluate((image) => image.complete && image.naturalWidth === 1), "an image inside the message is shown");
   // Its two images on the listener are over http, which stay hidden even on asking.
   await text.getByRole("region", { name: "Remote images" }).getByText("2 images sent without encryption (http) stay hidden").waitFor();
@@ -256,7 +268,9 @@ test("hostile HTML of every kind is shown formatted without a word in the consol
   assert.equal(await shown.getByText(`Meet on Monday; the "one" online 'style' guide, on/off and/onward.`).count(), 1, "text that looks like an attribute is shown as written");
   assert.equal(await shown.getByText("<img onerror=alert(1)>").count(), 1, "a textarea's text stays text");
   // What the frame holds is DOMPurify's serialisation: every tag in it is well formed.
-  const body = (await frame.getAttribute("srcdoc")).replace(/^[\s\S]*<body>/, "");
+  // The page's own script (the frame's height) is the one thing added to it.
+  const ours = await writer.evaluate(() => document.getElementById("message-frame-script").content.querySelector("script").textContent);
+  const body = (await frame.getAttribute("srcdoc")).replace(/^[\s\S]*<body>/, "").replace(`<script>${ours}</script>`, "");
   const tags = body.match(/<[a-z][^>]*>/gi);
   assert.deepEqual(tags.filter((tag) => /\s(on|style|&#)/i.test(tag)), [], "no handler, style or renamed attribute is left");
   assert.deepEqual(tags.filter((tag) => /^<(svg|math|form|input|button|select|textarea|iframe|object|embed|base|meta|video|script)\b/i.test(tag)), []);

@@ -5,9 +5,11 @@
 // The HTML is a stranger's markup and never touches this page (decision 0021):
 // DOMPurify removes scripts, handlers, styles, forms and anything that would
 // load from elsewhere; what is left is shown in a frame sandboxed without
-// allow-scripts and without allow-same-origin (it runs nothing, and its origin
-// is opaque, so it reaches nothing of this node's), under its own policy on
-// top of the page's, which a srcdoc frame inherits.
+// allow-same-origin (its origin is opaque, so it reaches nothing of this
+// node's), under its own policy on top of the page's, which a srcdoc frame
+// inherits. Both policies allow one script by its hash, the page's own
+// (message-frame.js), which says how tall the message is so the frame is
+// sized to it; nothing of the sender's runs.
 // A link opens in a new tab, and only to another site: one that would lead to
 // this node, or that is not a web or mail address at all, is left as text.
 //
@@ -24,8 +26,12 @@ import { h, hidden as unseen } from "./dom.js";
 import { info, perform, statusArea } from "./shared.js";
 import { api, segment, SessionOver } from "./api.js";
 
-/** What the frame may do: open a link in a tab of its own, as an ordinary page. Nothing else. */
-const SANDBOX = "allow-popups allow-popups-to-escape-sandbox";
+/**
+ * What the frame may do: open a link in a tab of its own, as an ordinary page,
+ * and run scripts, which both policies narrow to the page's one by its hash.
+ * Nothing else: never this origin, a form, or a navigation of the page.
+ */
+const SANDBOX = "allow-scripts allow-popups allow-popups-to-escape-sandbox";
 /**
  * The frame's own policy: images carried inside the message, and the stylesheet
  * the page allows by hash; with remote images shown, images over https too.
@@ -33,7 +39,8 @@ const SANDBOX = "allow-popups allow-popups-to-escape-sandbox";
  * the way which message was read (its address carries the tracking token), and
  * letting them swap the picture.
  */
-const framePolicy = (remoteShown) => `default-src 'none'; img-src data:${remoteShown ? " https:" : ""}; style-src 'unsafe-inline'`;
+const framePolicy = (remoteShown, script) =>
+  `default-src 'none'; script-src ${script ? `'${script.hash}'` : "'none'"}; img-src data:${remoteShown ? " https:" : ""}; style-src 'unsafe-inline'`;
 /** Where a person's senders whose images they always see are kept. */
 const IMAGE_SENDERS = "/api/me/image-senders";
 /**
@@ -146,13 +153,38 @@ const quiet = (html) => html
 /** The frame's stylesheet, exactly as the page's policy allows it (its hash), from the page's inert template. */
 const frameStyle = () => document.getElementById("message-frame-style")?.content.querySelector("style")?.textContent ?? "";
 
+/** The frame's one script and its hash, exactly as the page's policy allows it, from the page's inert template. */
+function frameScript() {
+  const template = document.getElementById("message-frame-script");
+  const text = template?.content.querySelector("script")?.textContent;
+  return text && template.dataset.hash ? { text, hash: template.dataset.hash } : null;
+}
+
 function frameDocument(html, remoteShown) {
   const style = frameStyle();
+  const script = frameScript();
   return `<!doctype html><html><head><meta charset="utf-8">`
-    + `<meta http-equiv="Content-Security-Policy" content="${framePolicy(remoteShown)}">`
+    + `<meta http-equiv="Content-Security-Policy" content="${framePolicy(remoteShown, script)}">`
     + `<meta name="referrer" content="no-referrer">${style ? `<style>${style}</style>` : ""}`
-    + `</head><body>${html}</body></html>`;
+    + `</head><body>${html}${script ? `<script>${script.text}</script>` : ""}</body></html>`;
 }
+
+/** The most a frame grows to; a message taller than this scrolls inside it. */
+const FRAME_TALLEST_PX = 40_000;
+
+// A frame's script says how tall its message is: the frame it came from (the
+// message's source window, its origin opaque) is sized to it. Anything else
+// told to the page is not a frame's and is left alone.
+window.addEventListener("message", (event) => {
+  const height = event.data?.mailroomFrameHeight;
+  if (event.origin !== "null" || !Number.isFinite(height)) return;
+  const frame = [...document.querySelectorAll("iframe.message-frame")].find((each) => each.contentWindow === event.source);
+  if (!frame) return;
+  frame.dataset.sized = "content";
+  // The height set is the frame's box, its border included.
+  const border = frame.offsetHeight - frame.clientHeight;
+  frame.style.height = `${Math.min(Math.max(Math.ceil(height), 1), FRAME_TALLEST_PX) + border}px`;
+});
 
 /**
  * The text: as text, its lines and paragraphs as the node kept them. Unlike a
@@ -197,18 +229,18 @@ const FRAME_MOST_OF_WINDOW = 0.8;
 const FRAME_SLACK_PX = 48;
 
 /**
- * Sizes a message's frame to its content as far as the page can know it. The
- * frame runs nothing and its origin is opaque (decision 0021), so nothing in
- * it can say how tall it is, and the page cannot look in; but the message's
- * text is the same content without the formatting, and the page can lay that
- * out in its own font at the frame's width without running anything of the
- * sender's. The frame starts that tall (within a few lines and most of the
- * window), again when its width changes; the reader can still drag it.
+ * Sizes a message's frame to its text until the frame says how tall its
+ * message is (message-frame.js, a moment after it is drawn), so the page does
+ * not jump from a few lines to the whole. The message's text is the same
+ * content without the formatting, and the page lays it out in its own font at
+ * the frame's width, running nothing of the sender's: the frame starts that
+ * tall (within a few lines and most of the window). Once the frame has said,
+ * what it says wins.
  */
 function sizedByItsText(frame, text) {
   const observer = new ResizeObserver(() => {
     const width = frame.clientWidth;
-    if (!frame.isConnected) return observer.disconnect();
+    if (!frame.isConnected || frame.dataset.sized === "content") return observer.disconnect();
     if (!width || frame.dataset.sizedAt === String(width)) return;
     frame.dataset.sizedAt = String(width);
     const probe = h("pre", { class: "mail-text message-text frame-probe", "aria-hidden": "true" });
