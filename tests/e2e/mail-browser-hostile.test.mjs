@@ -175,8 +175,14 @@ test("an HTML message is shown formatted in a sandboxed frame that runs nothing 
   assert.equal(await shown.locator("[onclick], [onerror]").count(), 0);
   assert.equal(await shown.locator("script").count(), 1, "only the page's");
   // Sized to the message: the frame's box is its content's height, borders aside, with nothing to scroll.
-  await frame.evaluate((element) => new Promise((resolve) => {
-    const sized = () => (element.dataset.sized === "content" ? resolve() : setTimeout(sized, 20));
+  await frame.scrollIntoViewIfNeeded();
+  await frame.evaluate((element) => new Promise((resolve, reject) => {
+    const deadline = Date.now() + 10_000;
+    const sized = () => {
+      if (element.dataset.sized === "content") resolve();
+      else if (Date.now() > deadline) reject(new Error("the frame never said how tall its message is"));
+      else setTimeout(sized, 20);
+    };
     sized();
   }));
   const content = await shown.locator("html").evaluate((root) => Math.ceil(root.getBoundingClientRect().height));

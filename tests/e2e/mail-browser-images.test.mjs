@@ -259,8 +259,16 @@ async function openConversation(page, subject) {
  * then checks it is as tall inside as its message, and answers its height.
  */
 async function sizedToItsMessage(frame) {
-  await frame.evaluate((element) => new Promise((resolve) => {
-    const sized = () => (element.dataset.sized === "content" ? resolve() : setTimeout(sized, 20));
+  // Chromium renders a frame of another origin only once it is in view (an
+  // opaque origin is another), as a reader scrolling to it brings it.
+  await frame.scrollIntoViewIfNeeded();
+  await frame.evaluate((element) => new Promise((resolve, reject) => {
+    const deadline = Date.now() + 10_000;
+    const sized = () => {
+      if (element.dataset.sized === "content") resolve();
+      else if (Date.now() > deadline) reject(new Error("the frame never said how tall its message is"));
+      else setTimeout(sized, 20);
+    };
     sized();
   }));
   const content = await frame.contentFrame().locator("html").evaluate((root) => Math.ceil(root.getBoundingClientRect().height));

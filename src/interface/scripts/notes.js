@@ -42,6 +42,10 @@ export function conversationNotes(mailbox, threadId) {
   let notes = [];
   let teammates = [];
   let redrawn = () => {};
+  // The composer's suggestions, offered again when the teammates arrive: the
+  // conversation is drawn before its notes are read, and an @ typed in that
+  // moment is answered once they are.
+  let offerAgain = () => {};
   const status = statusArea();
   let readings = 0;
 
@@ -53,6 +57,7 @@ export function conversationNotes(mailbox, threadId) {
       notes = listed.notes;
       teammates = listed.teammates;
       redrawn();
+      offerAgain();
     } catch (error) {
       if (!(error instanceof SessionOver)) status.replaceChildren(refusalBox(error, "The internal notes could not be read."));
     }
@@ -165,6 +170,9 @@ export function conversationNotes(mailbox, threadId) {
       }));
       suggestions.hidden = false;
       highlight(0);
+    };
+    offerAgain = () => {
+      if (document.activeElement === text) offer();
     };
     text.addEventListener("input", offer);
     text.addEventListener("click", offer);
