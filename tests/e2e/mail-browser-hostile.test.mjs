@@ -10,7 +10,7 @@ import assert from "node:assert/strict";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 import { startDesk, startReceiver } from "./fixtures.mjs";
 import { assertAccessible } from "./browser-helpers.mjs";
-import { MAIL_NODE, SUPPORT, WRITER, QUESTION, fixture, HOSTILE_SUBJECT, furnishMailDesk, everyMessage, pagesOn } from "./mail-browser.mjs";
+import { MAIL_NODE, SUPPORT, WRITER, QUESTION, fixture, HOSTILE_SUBJECT, furnishMailDesk, everyMessage, pagesOn, sizedToItsMessage } from "./mail-browser.mjs";
 
 let node, browser, writer;
 /** Everything any page reported that it should not have, by who saw it. */
@@ -175,19 +175,7 @@ test("an HTML message is shown formatted in a sandboxed frame that runs nothing 
   assert.equal(await shown.locator("[onclick], [onerror]").count(), 0);
   assert.equal(await shown.locator("script").count(), 1, "only the page's");
   // Sized to the message: the frame's box is its content's height, borders aside, with nothing to scroll.
-  await frame.scrollIntoViewIfNeeded();
-  await frame.evaluate((element) => new Promise((resolve, reject) => {
-    const deadline = Date.now() + 10_000;
-    const sized = () => {
-      if (element.dataset.sized === "content") resolve();
-      else if (Date.now() > deadline) reject(new Error("the frame never said how tall its message is"));
-      else setTimeout(sized, 20);
-    };
-    sized();
-  }));
-  const content = await shown.locator("html").evaluate((root) => Math.ceil(root.getBoundingClientRect().height));
-  const inside = await frame.evaluate((element) => element.clientHeight);
-  assert.ok(Math.abs(inside - content) <= 1, `the frame is ${inside}px inside for ${content}px of message`);
+  await sizedToItsMessage(frame);
   assert.ok(await shown.getByRole("img", { name: "A dot" }).evaluate((image) => image.complete && image.naturalWidth === 1), "an image inside the message is shown");
   // Its two images on the listener are over http, which stay hidden even on asking.
   await text.getByRole("region", { name: "Remote images" }).getByText("2 images sent without encryption (http) stay hidden").waitFor();

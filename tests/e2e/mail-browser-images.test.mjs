@@ -18,7 +18,7 @@ import assert from "node:assert/strict";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 import { assertFits } from "./browser-helpers.mjs";
 import { startDesk } from "./fixtures.mjs";
-import { MAIL_NODE, SUPPORT, WRITER, furnishMailDesk, pagesOn } from "./mail-browser.mjs";
+import { MAIL_NODE, SUPPORT, WRITER, furnishMailDesk, pagesOn, sizedToItsMessage } from "./mail-browser.mjs";
 
 const SENDER = "news@letters.example";
 const IMAGES = "https://images.letters.example";
@@ -252,29 +252,6 @@ async function openConversation(page, subject) {
   assert.ok(thread, subject);
   await page.goto(`${node.url}/#/mail/${mailboxId}/${thread.id}`);
   return page.locator("article.entry.received").first();
-}
-
-/**
- * Waits until `frame` (a message's) has been sized by what its script said,
- * then checks it is as tall inside as its message, and answers its height.
- */
-async function sizedToItsMessage(frame) {
-  // Chromium renders a frame of another origin only once it is in view (an
-  // opaque origin is another), as a reader scrolling to it brings it.
-  await frame.scrollIntoViewIfNeeded();
-  await frame.evaluate((element) => new Promise((resolve, reject) => {
-    const deadline = Date.now() + 10_000;
-    const sized = () => {
-      if (element.dataset.sized === "content") resolve();
-      else if (Date.now() > deadline) reject(new Error("the frame never said how tall its message is"));
-      else setTimeout(sized, 20);
-    };
-    sized();
-  }));
-  const content = await frame.contentFrame().locator("html").evaluate((root) => Math.ceil(root.getBoundingClientRect().height));
-  const inside = await frame.evaluate((element) => element.clientHeight);
-  assert.ok(Math.abs(inside - content) <= 1, `the frame is ${inside}px inside for ${content}px of message`);
-  return frame.evaluate((element) => element.getBoundingClientRect().height);
 }
 
 for (const layout of LAYOUTS) {

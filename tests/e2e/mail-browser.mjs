@@ -1,7 +1,8 @@
 // What the mail-browser files share: the desk they work (support@, a writer and
 // an approver, the mail that arrives), made through the page by the reading
 // file and through the API (`furnishMailDesk`) by the files that begin where
-// its set-up ends, and the ways they find their way around Mail.
+// its set-up ends, the ways they find their way around Mail, and the check
+// that a message's frame is as tall as its message.
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -91,4 +92,27 @@ export function pagesOn(watch, state) {
       await state().node?.stop();
     },
   };
+}
+
+/**
+ * Waits until `frame` (a message's) has been sized by what its script said,
+ * then checks it is as tall inside as its message, and answers its height.
+ */
+export async function sizedToItsMessage(frame) {
+  // Chromium renders a frame of another origin only once it is in view (an
+  // opaque origin is another), as a reader scrolling to it brings it.
+  await frame.scrollIntoViewIfNeeded();
+  await frame.evaluate((element) => new Promise((resolve, reject) => {
+    const deadline = Date.now() + 10_000;
+    const sized = () => {
+      if (element.dataset.sized === "content") resolve();
+      else if (Date.now() > deadline) reject(new Error("the frame never said how tall its message is"));
+      else setTimeout(sized, 20);
+    };
+    sized();
+  }));
+  const content = await frame.contentFrame().locator("html").evaluate((root) => Math.ceil(root.getBoundingClientRect().height));
+  const inside = await frame.evaluate((element) => element.clientHeight);
+  assert.ok(Math.abs(inside - content) <= 1, `the frame is ${inside}px inside for ${content}px of message`);
+  return frame.evaluate((element) => element.getBoundingClientRect().height);
 }
