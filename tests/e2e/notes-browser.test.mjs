@@ -97,6 +97,13 @@ for (const layout of LAYOUTS) {
     await suggestions.waitFor({ state: "hidden" });
     await page.keyboard.type("please send it today.");
     assert.equal(await text.inputValue(), "Refund approved by finance, @bo please send it today.");
+    // From here Bo's page hears of the note alone: it reads the notes, not the conversation again.
+    const threadPath = `/api/mailboxes/${run.data.mailbox.id}/threads/${run.data.thread.id}`;
+    const boReads = [];
+    const onBoRequest = (request) => {
+      if (request.method() === "GET") boReads.push(new URL(request.url()).pathname);
+    };
+    run.bo.on("request", onBoRequest);
     await composer.getByRole("button", { name: "Add note" }).click();
     await composer.getByRole("status").filter({ hasText: `Note added. ${BO.name} will be told.` }).waitFor();
     assert.equal(await text.inputValue(), "", "the composer is empty again");
@@ -119,6 +126,10 @@ for (const layout of LAYOUTS) {
 
     // Bo, with it open, sees it arrive.
     await noteCards(run.bo).filter({ hasText: "@bo please send it today." }).waitFor();
+    await run.bo.waitForTimeout(500);
+    run.bo.off("request", onBoRequest);
+    assert.ok(boReads.includes(`${threadPath}/notes`), `the notes were read: ${boReads}`);
+    assert.ok(!boReads.includes(threadPath), `a note read nothing else of the conversation: ${boReads}`);
   });
 
   test(`${name}: Bo's feed says he was mentioned, leads to the conversation, and his reply holds nothing of the note`, async () => {

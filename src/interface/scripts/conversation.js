@@ -36,7 +36,7 @@ import {
 import { refusedNotice, sendEditor } from "./sends.js";
 import { renderMessageBody } from "./message-body.js";
 import { withSignature } from "./replies.js";
-import { conversationNotes } from "./notes.js";
+import { conversationNotes, NOTE_CHANGES } from "./notes.js";
 import { snoozeControl } from "./snooze.js";
 
 /**
@@ -536,7 +536,12 @@ export async function conversationView(view, mailbox, threadId, asked = null) {
    * asked before a change the person made here was answered, is not shown.
    */
   let readings = 0;
-  async function readAgain() {
+  async function readAgain(kinds = null) {
+    // A note added or deleted changes the notes alone: they are read, and the
+    // conversation is not; anything else, the conversation (null: anything).
+    const told = kinds === null ? null : [...kinds];
+    if (!told || told.some((kind) => NOTE_CHANGES.has(kind))) notes?.readAgain();
+    if (told?.every((kind) => NOTE_CHANGES.has(kind))) return;
     const mine = ++readings;
     const changesBefore = changesMade;
     let next;
@@ -564,7 +569,6 @@ export async function conversationView(view, mailbox, threadId, asked = null) {
       labels.after(unverified);
     }
     showEntries();
-    notes?.readAgain();
     // Someone already told as here may be named now.
     rememberNames(thread);
     showPresence();

@@ -29,6 +29,7 @@ import { me } from "./session.js";
 import { directory } from "./names.js";
 import { counted, SENDER_CHECKS, THREAD_STATUSES, threadStatusBadge } from "./mail-words.js";
 import { bulkBar, pickBox } from "./inbox-bulk.js";
+import { NOTE_CHANGES } from "./notes.js";
 import { personZone } from "./snooze.js";
 
 /** The filters a list starts with: open conversations, whoever has them, read or not. */
@@ -323,8 +324,9 @@ export async function inboxView(view, { readable }, mailbox) {
       await refresh(pagesByMailbox.get(mailbox.id) ?? 1, { quietly: true });
     },
     // A draft saving itself changes no conversation's summary (its text is
-    // in none, and it counts once sealed), so the list reads nothing for it.
-    accept: (event) => event.kind !== "update_draft",
+    // in none, and it counts once sealed), nor does a note, so the list reads
+    // nothing for them.
+    accept: (event) => event.kind !== "update_draft" && !NOTE_CHANGES.has(event.kind),
     onPresence: toldPresence,
     // Opening again, the node tells afresh who is writing: who stopped while it was closed was not told.
     onOpen: () => {

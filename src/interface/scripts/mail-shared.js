@@ -82,9 +82,11 @@ export const mailText = (text) => h("pre", { class: "mail-text", text });
 const LIVE_PAUSE_MS = 200;
 
 /**
- * While `view` is shown, follows `mailbox`'s live stream: calls `readAgain()` a
- * moment (LIVE_PAUSE_MS) after the first change of a burst that `accept(event)`
- * takes (any, unless given), and whenever the stream opens, since what changed
+ * While `view` is shown, follows `mailbox`'s live stream: calls
+ * `readAgain(kinds)` a moment (LIVE_PAUSE_MS) after the first change of a burst
+ * that `accept(event)` takes (any, unless given), `kinds` being the set of the
+ * changes' kinds (the routes' tool names), so a view reads only what they
+ * touch; and whenever the stream opens, with `kinds` null, since what changed
  * while it was not open was not told; and `noLonger()` if the node stops
  * telling the person (they may no longer see the mailbox's mail).
  *
@@ -97,19 +99,26 @@ const LIVE_PAUSE_MS = 200;
  */
 export function followMailbox(view, mailbox, { readAgain, noLonger, accept = () => true, onPresence = () => {}, onOpen = () => {} }) {
   let waiting = null;
+  // The kinds told since the last reading; null once anything may have changed.
+  let told = new Set();
   const soon = () => {
     waiting ??= setTimeout(() => {
       waiting = null;
-      readAgain();
+      const kinds = told;
+      told = new Set();
+      readAgain(kinds);
     }, LIVE_PAUSE_MS);
   };
   const stream = listen(mailboxApi(mailbox.id, "live"), {
     onEvent: (event) => {
-      if (accept(event)) soon();
+      if (!accept(event)) return;
+      told?.add(event.kind);
+      soon();
     },
     onPresence,
     onOpen: () => {
       onOpen();
+      told = null;
       soon();
     },
     onRefused: () => {

@@ -15,6 +15,9 @@ import { askOnce, info, panel, perform, refusalBox, statusArea } from "./shared.
 import { mailboxApi } from "./mail-shared.js";
 import { asLines } from "./mail-words.js";
 
+/** The changes (their routes' tool names) that change a conversation's notes and nothing else of it. */
+export const NOTE_CHANGES = new Set(["add_note", "delete_note"]);
+
 /** How many teammates the suggestions offer at once. */
 const SUGGESTED = 8;
 
