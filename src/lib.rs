@@ -8,7 +8,7 @@
 //! 2. `authz` (credentials, checks, the tuple table, the failure window) and
 //!    `audit` (the chain and its routes).
 //! 3. The domains: `identity`, `mail`, `ediscovery`, `agents`, `reminders`,
-//!    `messaging`, `notifications`, `oauth`, `webhooks`. A domain reaches another only
+//!    `messaging`, `notifications`, `oauth`, `peers`, `webhooks`. A domain reaches another only
 //!    through the items that domain's module re-exports.
 //! 4. The surfaces: `dispatch` (the one path every request takes), `mcp` (which
 //!    re-enters `dispatch`: the one import that runs back up), `interface` and
@@ -39,6 +39,7 @@ pub mod mail;
 pub mod messaging;
 pub mod notifications;
 pub mod oauth;
+pub mod peers;
 pub mod reminders;
 pub mod webhooks;
 

@@ -12,12 +12,16 @@
 //! this module only translates. The caller is its bearer credential; a task is
 //! only ever the caller's own request.
 //!
+//! `outbox` is the other direction: this node's messages to agents elsewhere,
+//! sent over A2A as a client, their tasks asked after until they end.
+//!
 //! `endpoints` holds the two JSON-RPC endpoints, which read a call and hand a
 //! task's operation to `tasks`; `push` a task's push notification configs
 //! (kept by the node's push config routes, posted by its webhook runs).
 
 mod cards;
 mod endpoints;
+mod outbox;
 mod params;
 mod push;
 mod rpc;
@@ -26,4 +30,5 @@ mod tasks;
 
 pub use cards::{agent_card as card, node_card};
 pub use endpoints::{handle, handle_node};
+pub use outbox::{OutboxReport, deliver_remote};
 pub use push::push_body;

@@ -13,10 +13,12 @@ use serde_json::{Map, Value, json};
 
 use super::params::Fields;
 use super::rpc::{ErrorKind, RpcError, Version};
+use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
 use crate::core::http::{Response, Surface};
 use crate::core::time::{instant, rfc3339};
+use crate::peers;
 
 /// The most history a request may ask for: protocol buffers' `int32`.
 const HISTORY_MAXIMUM: i64 = i32::MAX as i64;
@@ -183,7 +185,7 @@ impl Gateway<'_, '_> {
             Err(_) => return Err(not_found()),
         };
         let message: AgentMessage = serde_json::from_value(found).map_err(|_| not_found())?;
-        let mine = Some(message.sender.as_str()) == self.context.caller().actor_id();
+        let mine = sender_of(self.context.caller()).as_deref() == Some(message.sender.as_str());
         if !mine || message.recipient != self.agent_id || message.kind.name() != "request" {
             return Err(not_found());
         }
@@ -416,6 +418,15 @@ impl Gateway<'_, '_> {
             .and_then(|message| serde_json::from_value::<AgentMessage>(message.clone()).ok())
             .unwrap_or(task);
         Ok(task_json(&now, self.version, None, true))
+    }
+}
+
+/// Who sends as the caller: the caller itself, or for a peer's node, its
+/// agent that sends (named by its card, as the messaging routes name it).
+pub(super) fn sender_of(caller: &Caller) -> Option<String> {
+    match caller {
+        Caller::Peer { sender, .. } => sender.as_deref().map(peers::remote_agent_id),
+        _ => caller.actor_id().map(str::to_string),
     }
 }
 

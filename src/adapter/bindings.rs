@@ -93,6 +93,24 @@ const DOCUMENT_TIMEOUT: Duration = Duration::from_millis(outbound::DOCUMENT_TIME
 /// How long a webhook receiver may take.
 const WEBHOOK_TIMEOUT: Duration = Duration::from_millis(outbound::POST_TIMEOUT_MS as u64 + BACKSTOP_MS);
 
+/// An answer's status, the headers that matter and at most `limit` bytes of
+/// its body: longer, by its declared length or what arrives, is an error.
+async fn read_answer(response: &mut worker::Response, limit: usize) -> Result<Fetched, WebhookError> {
+    let words = |error: worker::Error| WebhookError(error.to_string());
+    let too_long = || WebhookError(format!("the body is longer than {limit} bytes"));
+    let header = |name: &str| response.headers().get(name).ok().flatten();
+    let declared: Option<usize> = header("content-length").and_then(|length| length.parse().ok());
+    if declared.is_some_and(|length| length > limit) {
+        return Err(too_long());
+    }
+    let (cache_control, location) = (header("cache-control"), header("location"));
+    let body = response.bytes().await.map_err(words)?;
+    if body.len() > limit {
+        return Err(too_long());
+    }
+    Ok(Fetched { status: response.status_code(), body, cache_control, location })
+}
+
 /// Webhooks through the Workers `fetch`, only to a `Destination` the core's
 /// rule has just allowed, and without following redirects (a receiver answers
 /// where it was asked to be reached, or the delivery fails: a redirect could
@@ -121,17 +139,38 @@ impl Webhooks for FetchWebhooks {
                 controller.abort();
             });
             let mut response = Fetch::Request(request).send_with_signal(&signal).await.map_err(words)?;
-            let too_long = || WebhookError(format!("the body is longer than {limit} bytes"));
-            let declared: Option<usize> =
-                response.headers().get("content-length").ok().flatten().and_then(|length| length.parse().ok());
-            if declared.is_some_and(|length| length > limit) {
-                return Err(too_long());
+            read_answer(&mut response, limit).await
+        })
+    }
+
+    fn exchange<'a>(
+        &'a self,
+        destination: &'a Destination,
+        headers: &'a [(String, String)],
+        body: &'a str,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>> {
+        Box::pin(async move {
+            let words = |error: worker::Error| WebhookError(error.to_string());
+            let sent = Headers::new();
+            for (name, value) in headers {
+                sent.set(name, value).map_err(words)?;
             }
-            let body = response.bytes().await.map_err(words)?;
-            if body.len() > limit {
-                return Err(too_long());
-            }
-            Ok(Fetched { status: response.status_code(), body })
+            let mut init = RequestInit::new();
+            init.with_method(Method::Post)
+                .with_headers(sent)
+                .with_redirect(RequestRedirect::Manual)
+                .with_body(Some(wasm_bindgen::JsValue::from_str(body)));
+            let request = worker::Request::new_with_init(destination.url(), &init).map_err(words)?;
+            let controller = AbortController::default();
+            let signal = controller.signal();
+            // The abort also ends an answer that trickles in past the deadline.
+            wasm_bindgen_futures::spawn_local(async move {
+                Delay::from(WEBHOOK_TIMEOUT).await;
+                controller.abort();
+            });
+            let mut response = Fetch::Request(request).send_with_signal(&signal).await.map_err(words)?;
+            read_answer(&mut response, limit).await
         })
     }
 

@@ -55,6 +55,7 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
         || response.seal_segment.is_some()
         || !events.is_empty()
         || webhooks_queued
+        || response.remote_deliveries_queued
     {
         // What follows the answer must not hold it up: outcomes recorded after it
         // (a dispatch's result), sealing the entries it appended to the audit
@@ -63,6 +64,7 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
         let (seal, hub_env) = (response.seal_chain, env.clone());
         let deferred = response.deferred.clone();
         let segment = response.seal_segment.clone();
+        let remote_deliveries_queued = response.remote_deliveries_queued;
         context.wait_until(async move {
             // The deferred writes first: a listener told of the change reads
             // what they add (a sent message's notice) when it reads again.
@@ -74,6 +76,13 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
             // in a mailbox's own database.
             if webhooks_queued || bindings.events.take_queued() > 0 {
                 deliver_webhooks(&bindings).await;
+            }
+            // A message for an agent elsewhere goes now, not at the next minute.
+            if remote_deliveries_queued
+                && let Err(failure) =
+                    crate::schedule::run_job(&bindings.node(), crate::schedule::Job::DeliverRemoteMessages).await
+            {
+                worker::console_error!("delivering messages elsewhere failed: {failure}");
             }
             if seal {
                 seal_logged(&bindings, ChainOf::Organisation).await;

@@ -9,6 +9,7 @@ use mailroom_contract::{Authority, PathParameter, Relation, Route, Tier, registr
 
 use crate::core::caller::{AgentProof, Caller};
 use crate::core::context::ports::{Admission, Attribution, PendingCheck};
+use crate::core::outbound::Host;
 use crate::core::refusal::Refusal;
 use crate::core::storage::{QueryResult, Row, Statement};
 
@@ -34,6 +35,9 @@ pub enum Check {
     Ceiling { error: AuthorityError },
     /// The claimed reminder source exists with this credential and is not revoked.
     SourceLive,
+    /// The claimed peer exists with this credential and is not disconnected,
+    /// and the agent it says sends (`sender`, a card URL) is on its domain.
+    PeerLive { sender: Option<String> },
 }
 
 impl Admission for Check {
@@ -42,7 +46,7 @@ impl Admission for Check {
     /// whether or not the agent is live; nothing when it proved nothing (an
     /// unknown agent, a wrong secret). No other check speaks to attribution.
     fn attribution(&self, result: &QueryResult) -> Option<Attribution> {
-        if let Check::SourceLive = self {
+        if let Check::SourceLive | Check::PeerLive { .. } = self {
             let matches = result.first().is_some_and(|row| row.flag("matches").unwrap_or(false));
             return Some(if matches { Attribution::OnItsOwn } else { Attribution::Unproven });
         }
@@ -69,6 +73,21 @@ impl Admission for Check {
                     }
                 }
                 _ => Err(AuthenticationError::SourceCredentialInvalid.into()),
+            },
+            Check::PeerLive { sender } => match first {
+                Some(row) if row.flag("matches").unwrap_or(false) => {
+                    if row.optional_integer("revoked_at").ok().flatten().is_some() {
+                        return Err(AuthenticationError::PeerDisconnected.into());
+                    }
+                    let domain = row.text("domain").unwrap_or_default();
+                    match sender {
+                        Some(card) if !Host::of_url(card).is_some_and(|host| host.is_within(&domain)) => {
+                            Err(AuthenticationError::PeerSenderOutsideDomain { sender: card.clone(), domain }.into())
+                        }
+                        _ => Ok(()),
+                    }
+                }
+                _ => Err(AuthenticationError::PeerCredentialInvalid.into()),
             },
             Check::Holds(error) => match result.first_flag("held") {
                 Some(true) => Ok(()),
@@ -142,7 +161,7 @@ pub fn ceiling_tools(result: &QueryResult) -> Vec<String> {
 pub fn holder_of(caller: &Caller, now_ms: i64) -> Option<Holder> {
     match caller {
         // A source holds no relation: it is admitted to its own routes alone.
-        Caller::Stranger | Caller::Source { .. } => None,
+        Caller::Stranger | Caller::Source { .. } | Caller::Peer { .. } => None,
         Caller::Person { person_id, .. } => Some(Holder::Person(person_id.clone())),
         Caller::Agent { agent_id, .. } => Some(Holder::Agent { agent_id: agent_id.clone(), now_ms }),
     }
@@ -169,6 +188,9 @@ fn liveness(caller: &Caller, now_ms: i64) -> Option<PendingCheck> {
         Caller::Source { source_id, credential_hash } => {
             Some(pending(Check::SourceLive, access::source_live(source_id, credential_hash)))
         }
+        Caller::Peer { peer_id, credential_hash, sender } => {
+            Some(pending(Check::PeerLive { sender: sender.clone() }, access::peer_live(peer_id, credential_hash)))
+        }
     }
 }
 
@@ -189,6 +211,12 @@ pub fn checks_for(
     match (caller, authority) {
         (Caller::Source { .. }, Authority::Source) => return Ok(liveness(caller, now_ms).into_iter().collect()),
         (Caller::Source { .. }, _) => return Err(AuthenticationError::SourceOnlyPushes),
+        // A peer's node reaches the routes declared open to it, as itself:
+        // which agent it may message is the messaging domain's to judge.
+        (Caller::Peer { .. }, _) if route.open_to_peers => {
+            return Ok(liveness(caller, now_ms).into_iter().collect());
+        }
+        (Caller::Peer { .. }, _) => return Err(AuthenticationError::PeersOnlyMessage),
         (Caller::Stranger, Authority::Source) => return Err(AuthenticationError::MissingCredentials),
         (_, Authority::Source) => return Err(AuthenticationError::SourcesOnly),
         _ => {}

@@ -36,6 +36,10 @@ const REFRESH_TOKEN_PREFIX: &str = "mr_ref_";
 const AGENT_CREDENTIAL_PREFIX: &str = "mr_agt_";
 const PAIRING_CODE_PREFIX: &str = "mr_pair_";
 const SOURCE_CREDENTIAL_PREFIX: &str = "mr_src_";
+/// A peer organisation's node: `mr_per_<peer ULID>.<secret>`.
+const PEER_CREDENTIAL_PREFIX: &str = "mr_per_";
+/// The header a peer's node names its agent that sends in: that agent's card URL.
+pub const PEER_SENDER_HEADER: &str = "mailroom-sender";
 const ACCESS_TOKEN_DOMAIN: &[u8] = b"mailroom.access-token.v1\n";
 /// An OAuth access token: `mr_oat_<claims>.<HMAC>`, like a session's but for an
 /// agent and one resource, under a domain of its own so neither passes as the other.
@@ -81,6 +85,14 @@ pub enum AuthenticationError {
     SourceOnlyPushes,
     /// A route only a reminder source calls was called with another credential.
     SourcesOnly,
+    /// The peer credential is unknown, or its secret does not match.
+    PeerCredentialInvalid,
+    /// The peer was disconnected.
+    PeerDisconnected,
+    /// A peer's credential was presented to a route not open to peers.
+    PeersOnlyMessage,
+    /// A peer named an agent that sends on a domain not its own.
+    PeerSenderOutsideDomain { sender: String, domain: String },
     /// An OAuth access token was presented somewhere other than its audience.
     TokenForAnotherResource { resource: String },
 }
@@ -100,6 +112,8 @@ impl AuthenticationError {
             | AuthenticationError::AgentExpired
             | AuthenticationError::SourceCredentialInvalid
             | AuthenticationError::SourceRevoked
+            | AuthenticationError::PeerCredentialInvalid
+            | AuthenticationError::PeerDisconnected
             | AuthenticationError::TokenForAnotherResource { .. } => Some(CredentialRefused::Dead),
             AuthenticationError::AgentPaused | AuthenticationError::SponsorDisabled => {
                 Some(CredentialRefused::Suspended)
@@ -109,6 +123,8 @@ impl AuthenticationError {
             | AuthenticationError::CredentialNotAccepted
             | AuthenticationError::SourceOnlyPushes
             | AuthenticationError::SourcesOnly
+            | AuthenticationError::PeersOnlyMessage
+            | AuthenticationError::PeerSenderOutsideDomain { .. }
             | AuthenticationError::WrongHost { .. } => None,
         }
     }
@@ -225,6 +241,36 @@ impl From<AuthenticationError> for Refusal {
                 "This route pushes or withdraws a source's own reminders, so it takes a source's `mr_src_` credential.",
                 "Add a reminder of your own with POST /api/me/events (create_event), or ask an administrator to create a source.",
             ),
+            AuthenticationError::PeerCredentialInvalid => Refusal::new(
+                401,
+                "peer_credential_invalid",
+                "The peer credential is not recognised.",
+                "No connected organisation has this credential: it is mistyped, or was never issued here.",
+                "Ask this node's administrator for the credential issued to your organisation (create_peer shows it once).",
+            ),
+            AuthenticationError::PeerDisconnected => Refusal::new(
+                401,
+                "peer_disconnected",
+                "This organisation was disconnected.",
+                "An administrator disconnected the peer this credential was issued to; it never works again.",
+                "Ask this node's administrator to connect your organisation again.",
+            ),
+            AuthenticationError::PeerSenderOutsideDomain { sender, domain } => Refusal::new(
+                403,
+                "peer_sender_outside_domain",
+                format!("`Mailroom-Sender` ({sender}) is not an agent of {domain}."),
+                format!(
+                    "A connected organisation speaks for its own agents only: their cards are on {domain} or beneath it."
+                ),
+                "Name the card URL of your own agent that sends, on your organisation's domain.",
+            ),
+            AuthenticationError::PeersOnlyMessage => Refusal::new(
+                403,
+                "peers_only_message",
+                "A peer's credential can only message this node's agents.",
+                "Another organisation's node reaches this node's agents over A2A and nothing else.",
+                "Call an agent's A2A endpoint (`POST /a2a/{agentId}`, named by its card) with it.",
+            ),
             AuthenticationError::TokenForAnotherResource { resource } => Refusal::new(
                 401,
                 "token_for_another_resource",
@@ -295,6 +341,11 @@ pub fn identify(request: &Request, session_key: &[u8], now_ms: i64) -> Result<Pr
                     Caller::Agent { agent_id: id, proof: AgentProof::Credential { hash: credential_hash } }
                 }
                 NamingCredential::Source => Caller::Source { source_id: id, credential_hash },
+                NamingCredential::Peer => Caller::Peer {
+                    peer_id: id,
+                    credential_hash,
+                    sender: request.header(PEER_SENDER_HEADER).map(|card| card.trim().to_string()),
+                },
             };
             return Ok(Presented { caller, via_cookie: false, resource: None });
         }
@@ -424,6 +475,8 @@ pub enum NamingCredential {
     Agent,
     /// A reminder source's: `mr_src_<source ULID>.<secret>`.
     Source,
+    /// A peer organisation's node's: `mr_per_<peer ULID>.<secret>`.
+    Peer,
 }
 
 impl NamingCredential {
@@ -431,6 +484,7 @@ impl NamingCredential {
         match self {
             NamingCredential::Agent => AGENT_CREDENTIAL_PREFIX,
             NamingCredential::Source => SOURCE_CREDENTIAL_PREFIX,
+            NamingCredential::Peer => PEER_CREDENTIAL_PREFIX,
         }
     }
 
@@ -438,12 +492,15 @@ impl NamingCredential {
         match self {
             NamingCredential::Agent => IdKind::Agent,
             NamingCredential::Source => IdKind::Source,
+            NamingCredential::Peer => IdKind::Peer,
         }
     }
 
     /// The kind a presented token claims to be, by its prefix.
     fn claimed_by(token: &str) -> Option<NamingCredential> {
-        [NamingCredential::Agent, NamingCredential::Source].into_iter().find(|kind| token.starts_with(kind.prefix()))
+        [NamingCredential::Agent, NamingCredential::Source, NamingCredential::Peer]
+            .into_iter()
+            .find(|kind| token.starts_with(kind.prefix()))
     }
 
     /// A new credential for the row `id`.

@@ -54,6 +54,17 @@ pub struct WebhookError(pub String);
 pub struct Fetched {
     pub status: u16,
     pub body: Vec<u8>,
+    /// Its `Cache-Control` header, for what may be kept (an agent's card).
+    pub cache_control: Option<String>,
+    /// Its `Location` header: a redirect is never followed, only reported.
+    pub location: Option<String>,
+}
+
+impl Fetched {
+    /// An answer with `status` and `body` and no headers that matter.
+    pub fn of(status: u16, body: Vec<u8>) -> Fetched {
+        Fetched { status, body, cache_control: None, location: None }
+    }
 }
 
 /// Outbound HTTP: the webhooks people give for their notifications, and the
@@ -67,6 +78,18 @@ pub trait Webhooks {
     fn get<'a>(
         &'a self,
         destination: &'a Destination,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>>;
+
+    /// POSTs `body` to `destination` with `headers`, without following
+    /// redirects, within a few seconds, and reads the answer: its status and
+    /// at most `limit` bytes of its body (longer is an error, whatever its
+    /// status). For a call whose answer matters (an A2A request elsewhere).
+    fn exchange<'a>(
+        &'a self,
+        destination: &'a Destination,
+        headers: &'a [(String, String)],
+        body: &'a str,
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>>;
 

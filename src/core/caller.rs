@@ -18,6 +18,12 @@ pub enum Caller {
     /// A reminder source's credential: the source it names and the SHA-256 of
     /// the whole credential, which the database must confirm.
     Source { source_id: String, credential_hash: String },
+    /// Another organisation's node, with the credential an administrator
+    /// issued for it: the peer it names and the SHA-256 of the whole
+    /// credential, which the database must confirm, and the card URL of its
+    /// agent that sends (its `Mailroom-Sender` header), which must be on the
+    /// peer's domain. It reaches only the routes declared open to peers.
+    Peer { peer_id: String, credential_hash: String, sender: Option<String> },
 }
 
 /// What proves a request is an agent's.
@@ -39,6 +45,7 @@ impl Caller {
             Caller::Person { person_id, .. } => Some(person_id),
             Caller::Agent { agent_id, .. } => Some(agent_id),
             Caller::Source { source_id, .. } => Some(source_id),
+            Caller::Peer { peer_id, .. } => Some(peer_id),
         }
     }
 }

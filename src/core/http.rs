@@ -164,6 +164,10 @@ pub struct Response {
     /// The mailbox whose segment of the chain producing this response appended
     /// to (decision 0040): the adapter seals that segment after the answer.
     pub seal_segment: Option<String>,
+    /// Whether producing this response queued a message for an agent
+    /// elsewhere: the adapter runs the outbox after the answer, so the first
+    /// attempt does not wait for the schedule.
+    pub remote_deliveries_queued: bool,
     /// Not sent: set when the answer refuses the credential the request
     /// presented, so the MCP server, reading a call it re-entered the
     /// dispatcher with, answers that as HTTP rather than as a tool's result.
@@ -313,6 +317,7 @@ impl Response {
             commit_attempts: 0,
             seal_chain: false,
             seal_segment: None,
+            remote_deliveries_queued: false,
             credential_refused: None,
             handle_again: false,
             listen: None,

@@ -28,6 +28,8 @@ pub enum IdKind {
     WebhookMessage,
     SavedReply,
     Note,
+    Peer,
+    RemoteAgent,
 }
 
 impl IdKind {
@@ -52,11 +54,13 @@ impl IdKind {
             IdKind::WebhookMessage => "msg_",
             IdKind::SavedReply => "svr_",
             IdKind::Note => "nte_",
+            IdKind::Peer => "per_",
+            IdKind::RemoteAgent => "rag_",
         }
     }
 
     /// Every kind, in the order they are declared.
-    pub const ALL: [IdKind; 19] = [
+    pub const ALL: [IdKind; 21] = [
         IdKind::Person,
         IdKind::Session,
         IdKind::Team,
@@ -76,6 +80,8 @@ impl IdKind {
         IdKind::WebhookMessage,
         IdKind::SavedReply,
         IdKind::Note,
+        IdKind::Peer,
+        IdKind::RemoteAgent,
     ];
 }
 
@@ -89,6 +95,25 @@ pub fn new_id(kind: IdKind, platform: &dyn Platform) -> String {
     let random: [u8; 10] = random_bytes(platform);
     let randomness = random.iter().fold(0u128, |value, byte| (value << 8) | u128::from(*byte));
     let value = (timestamp << 80) | randomness;
+    let mut id = String::with_capacity(kind.prefix().len() + ULID_LENGTH);
+    id.push_str(kind.prefix());
+    for index in (0..ULID_LENGTH).rev() {
+        let digit = ((value >> (index * 5)) & 0x1F) as usize;
+        id.push(CROCKFORD[digit] as char);
+    }
+    id
+}
+
+/// An identifier of `kind` derived from `seed` rather than drawn: the same
+/// seed always names the same thing (an agent elsewhere, by its card's URL),
+/// so two writers name it alike without reading first. Its 26 digits are the
+/// seed's SHA-256, so it does not sort by time.
+pub fn derived_id(kind: IdKind, seed: &[u8]) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::digest(seed);
+    // The digest's first 128 bits, five at a time: the first of the 26 digits
+    // holds only the top three.
+    let value = digest[..16].iter().fold(0u128, |value, byte| (value << 8) | u128::from(*byte));
     let mut id = String::with_capacity(kind.prefix().len() + ULID_LENGTH);
     id.push_str(kind.prefix());
     for index in (0..ULID_LENGTH).rev() {

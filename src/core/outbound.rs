@@ -83,6 +83,28 @@ pub enum Host {
 }
 
 impl Host {
+    /// The host as a domain is written: a name as it is (lowercased), an
+    /// address in its usual text.
+    pub fn text(&self) -> String {
+        match self {
+            Host::Name(name) => name.clone(),
+            Host::Ipv4(address) => address.to_string(),
+            Host::Ipv6(address) => address.to_string(),
+        }
+    }
+
+    /// Whether the host is `domain` or a name beneath it.
+    pub fn is_within(&self, domain: &str) -> bool {
+        let text = self.text();
+        text == domain || text.strip_suffix(domain).is_some_and(|above| above.ends_with('.'))
+    }
+
+    /// The host of `url` as the URL standard reads it, whatever the node may
+    /// send to: for naming, never for sending (which takes a `Destination`).
+    pub fn of_url(url: &str) -> Option<Host> {
+        parse(url).ok().map(|parsed| parsed.host)
+    }
+
     /// Whether the host is this machine: a loopback address (IPv4 directly or
     /// inside IPv6) or `localhost` and the names under it.
     fn is_loopback(&self) -> bool {

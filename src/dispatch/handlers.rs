@@ -11,7 +11,7 @@ use crate::core::refusal::Refusal;
 use crate::ediscovery::exports;
 use crate::identity::{people, relations, sessions, setup, teams};
 use crate::mail::{butlers, deletion, image_senders, mailboxes, messages, replies, search, sends, signatures, threads};
-use crate::{a2a, agents, interface, live, mcp, messaging, notifications, oauth, reminders, webhooks};
+use crate::{a2a, agents, interface, live, mcp, messaging, notifications, oauth, peers, reminders, webhooks};
 
 /// The one place that names every route's handler.
 pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusal> {
@@ -160,6 +160,11 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::GetAgentMessaging => messaging::get_messaging(context).await,
         RouteId::UpdateAgentMessaging => messaging::update_messaging(context).await,
         RouteId::ListOwnedAgentInbox => messaging::list_owned_inbox(context).await,
+        RouteId::ListRemoteDeliveries => peers::routes::list_deliveries(context).await,
+        RouteId::ListPeers => peers::routes::list(context).await,
+        RouteId::CreatePeer => peers::routes::create(context).await,
+        RouteId::UpdatePeer => peers::routes::update(context).await,
+        RouteId::DisconnectPeer => peers::routes::disconnect(context).await,
         RouteId::GetA2aAgentCard => a2a::card(context).await,
         RouteId::A2aEndpoint => a2a::handle(context).await,
         RouteId::GetA2aNodeCard => a2a::node_card(context).await,

@@ -155,7 +155,7 @@ pub async fn get_me(context: &mut Context<'_>) -> Result<Response, Refusal> {
         Caller::Person { person_id, session_id } => (person_id, session_id),
         Caller::Agent { agent_id, .. } => return agent_me(context, agent_id).await,
         // Neither reaches a member route: the dispatcher refuses both first.
-        Caller::Stranger | Caller::Source { .. } => return Err(Refusal::internal()),
+        Caller::Stranger | Caller::Source { .. } | Caller::Peer { .. } => return Err(Refusal::internal()),
     };
     let holder = Holder::Person(person_id.clone());
     let teams = store::teams_of_person(&person_id);

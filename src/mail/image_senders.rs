@@ -72,7 +72,7 @@ impl ImageSenderRow {
 fn person_of(context: &Context<'_>) -> Result<String, Refusal> {
     match context.caller() {
         Caller::Person { person_id, .. } => Ok(person_id.clone()),
-        Caller::Agent { .. } | Caller::Stranger | Caller::Source { .. } => {
+        Caller::Agent { .. } | Caller::Stranger | Caller::Source { .. } | Caller::Peer { .. } => {
             Err(context.internal("an image senders route reached by someone other than a person"))
         }
     }

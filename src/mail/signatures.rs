@@ -28,7 +28,7 @@ fn owner_id(context: &Context<'_>, owner: Owner) -> Result<String, Refusal> {
         // caller is a fault of the node's, not of the request.
         Owner::Me => match context.caller() {
             Caller::Person { person_id, .. } => Ok(person_id.clone()),
-            Caller::Agent { .. } | Caller::Stranger | Caller::Source { .. } => {
+            Caller::Agent { .. } | Caller::Stranger | Caller::Source { .. } | Caller::Peer { .. } => {
                 Err(context.internal("a person's signature route reached by someone other than a person"))
             }
         },

@@ -137,7 +137,7 @@ pub(super) fn withheld_without_io(route: &Route, tier: Tier, caller: &Caller) ->
         _ if !registry().is_offered_to_machines(route.id) => Some(WithheldTool::NeverOffered(route.id)),
         Caller::Person { .. } => None,
         // The endpoint refuses a stranger and a source's credential before any catalogue.
-        Caller::Stranger | Caller::Source { .. } => Some(WithheldTool::NeverOffered(route.id)),
+        Caller::Stranger | Caller::Source { .. } | Caller::Peer { .. } => Some(WithheldTool::NeverOffered(route.id)),
     }
 }
 
@@ -205,7 +205,7 @@ pub(super) async fn list_tools(context: &mut Context<'_>) -> Result<Vec<&'static
             (None, Some(authz::ceiling_tools(&pinned)))
         }
         // The endpoint refuses a stranger and a source's credential before any catalogue.
-        Caller::Stranger | Caller::Source { .. } => return Err(refused(Refusal::internal())),
+        Caller::Stranger | Caller::Source { .. } | Caller::Peer { .. } => return Err(refused(Refusal::internal())),
     };
     let registry = registry();
     let config = context.config();

@@ -44,6 +44,17 @@ pub enum MessagingError {
     AgentRevoked,
     /// An owner who reads a conversation is not one of its participants.
     OnlyParticipantsCancel,
+    /// The sender's outbound policy does not reach the agent elsewhere.
+    RemoteNotAllowed { card_url: String, domain: String },
+    /// The sender sent as many messages elsewhere this hour as its cap.
+    RemoteHourlyCap { cap: i64 },
+    /// An agent elsewhere is sent requests and events, not asked to continue
+    /// a conversation it did not start here.
+    RemoteInAnotherConversation,
+    /// A peer's node called without naming its agent that sends.
+    PeerNamesNoSender,
+    /// An agent elsewhere messages only agents here, never people.
+    PeersMessageAgents,
 }
 
 impl From<MessagingError> for Refusal {
@@ -135,7 +146,7 @@ impl From<MessagingError> for Refusal {
                 400,
                 "invalid_peer",
                 format!("`allowed_peers` names {peer}, which is not an agent's or a person's id."),
-                "An allowlist names the agents (`agt_…`) and people (`usr_…`) the agent receives from.",
+                "An allowlist names the agents (`agt_…`), people (`usr_…`) and agents elsewhere (`rag_…`) the agent receives from.",
                 "Send ids from the agents and people lists.",
             ),
             MessagingError::OnlyParticipantsCancel => Refusal::new(
@@ -144,6 +155,44 @@ impl From<MessagingError> for Refusal {
                 "Only those taking part in a conversation cancel it.",
                 "You read this conversation as the sponsor of an agent in it or as an administrator; canceling it is its participants' call.",
                 "Ask a participant to cancel it, or pause the agent (pause_agent) to hold what is sent to it.",
+            ),
+            MessagingError::RemoteNotAllowed { card_url, domain } => Refusal::new(
+                403,
+                "remote_not_allowed",
+                format!("`recipient` ({card_url}) is outside the sender's outbound policy."),
+                format!(
+                    "The rule `remote_recipients` names neither {domain}, a domain above it, nor this card: an agent reaches agents elsewhere only where its owner allowed (none by default)."
+                ),
+                "Ask the agent's owner to add the domain or the card to its `remote_recipients` (update_agent_messaging).",
+            ),
+            MessagingError::RemoteHourlyCap { cap } => Refusal::new(
+                429,
+                "remote_hourly_cap",
+                "The sender has sent as many messages elsewhere this hour as its policy allows.",
+                format!("The rule `remote_per_hour` lets it send {cap} messages to agents elsewhere an hour."),
+                "Wait for the hour to pass, or ask its owner to raise `remote_per_hour`.",
+            )
+            .retry_after(60),
+            MessagingError::RemoteInAnotherConversation => Refusal::new(
+                409,
+                "conflict",
+                "`conversation_id` cannot carry a message to an agent elsewhere.",
+                "A message to an agent elsewhere starts a conversation of its own: its answer comes back into it.",
+                "Leave out `conversation_id`.",
+            ),
+            MessagingError::PeerNamesNoSender => Refusal::new(
+                400,
+                "peer_names_no_sender",
+                "The call does not say which of your agents sends it.",
+                "A connected organisation's node speaks for one of its agents at a time, named by the `Mailroom-Sender` header: that agent's card URL.",
+                "Send the `Mailroom-Sender` header with the card URL of your agent that sends.",
+            ),
+            MessagingError::PeersMessageAgents => Refusal::new(
+                404,
+                "not_found",
+                "`recipient` names no agent here that takes messages from elsewhere.",
+                "A connected organisation's agents reach only the agents here whose owners listed them on the node's card.",
+                "Message an agent the node's card (`/.well-known/agent-card.json`) lists.",
             ),
             MessagingError::AgentRevoked => Refusal::new(
                 409,

@@ -25,6 +25,7 @@ mod errors;
 pub mod inbox;
 pub mod owner;
 mod presentation;
+pub mod remote;
 pub mod send;
 mod shared;
 mod store;
@@ -36,6 +37,7 @@ pub use conversations::{
 pub use errors::MessagingError;
 pub use inbox::{acknowledge, claim, list_inbox, reject, renew, reply};
 pub use owner::{get_messaging, list_owned_inbox, list_sponsored_agents, listed_on_node_card, update_messaging};
+pub use remote::{EndedElsewhere, ended_elsewhere};
 pub use send::send;
 pub use store::ListedAgent;
 pub use sweep::{SweepReport, sweep};

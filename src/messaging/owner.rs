@@ -6,7 +6,7 @@
 use mailroom_contract::PathParameter;
 use mailroom_contract::api::{
     AgentMessageList, AgentMessaging, MAXIMUM_ALLOWED_PEERS, MAXIMUM_ATTEMPTS_RANGE, PENDING_CAP_RANGE,
-    RATE_PER_MINUTE_RANGE, SponsoredAgent, SponsoredAgentList, UpdateAgentMessaging,
+    RATE_PER_MINUTE_RANGE, REMOTE_PER_HOUR_RANGE, SponsoredAgent, SponsoredAgentList, UpdateAgentMessaging,
 };
 use serde_json::json;
 
@@ -21,6 +21,7 @@ use crate::core::paging;
 use crate::core::refusal::Refusal;
 use crate::core::storage::Statement;
 use crate::core::time::rfc3339;
+use crate::peers;
 
 impl MessagingRow {
     fn present(self, origin: &str) -> AgentMessaging {
@@ -38,6 +39,11 @@ impl MessagingRow {
             waiting: self.waiting,
             leased: self.leased,
             listed_on_node_card: self.listed_on_node_card != 0,
+            remote_recipients: self
+                .remote_recipients
+                .and_then(|entries| serde_json::from_str(&entries).ok())
+                .unwrap_or_default(),
+            remote_per_hour: self.remote_per_hour,
         }
     }
 }
@@ -77,8 +83,8 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
             }
             .into());
         }
-        if let Some(peer) = peers.iter().find(|peer| !is_id_of(peer, IdKind::Agent) && !is_id_of(peer, IdKind::Person))
-        {
+        let sender_kinds = [IdKind::Agent, IdKind::Person, IdKind::RemoteAgent];
+        if let Some(peer) = peers.iter().find(|peer| !sender_kinds.iter().any(|kind| is_id_of(peer, *kind))) {
             return Err(MessagingError::InvalidPeer { peer: peer.clone() }.into());
         }
         let mut peers = peers.clone();
@@ -91,6 +97,18 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
     }
     if let Some(listed) = body.listed_on_node_card {
         row.listed_on_node_card = i64::from(listed);
+    }
+    row.remote_per_hour =
+        in_range("remote_per_hour", body.remote_per_hour, row.remote_per_hour, REMOTE_PER_HOUR_RANGE)?;
+    let remote_recipients = match &body.remote_recipients {
+        None => None,
+        Some(entries) => {
+            let entries = peers::valid_remote_recipients(entries)?;
+            Some(serde_json::to_string(&entries).map_err(|error| context.internal(error))?)
+        }
+    };
+    if let Some(entries) = &remote_recipients {
+        row.remote_recipients = Some(entries.clone());
     }
     let by = context.caller().actor_id().unwrap_or_default().to_string();
     // Only what the body names is written, so two owners changing different
@@ -110,6 +128,8 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
         named_pending_cap: body.pending_cap,
         named_maximum_attempts: body.maximum_attempts,
         named_listed_on_node_card: body.listed_on_node_card.map(i64::from),
+        named_remote_recipients: remote_recipients.as_deref(),
+        named_remote_per_hour: body.remote_per_hour,
     }));
     context.audit_detail(json!({
         "allowed_peers": row.allowed_peers.as_deref().and_then(|peers| serde_json::from_str::<serde_json::Value>(peers).ok()),
@@ -117,6 +137,8 @@ pub async fn update_messaging(context: &mut Context<'_>) -> Result<Response, Ref
         "pending_cap": row.pending_cap,
         "maximum_attempts": row.maximum_attempts,
         "listed_on_node_card": row.listed_on_node_card != 0,
+        "remote_recipients": row.remote_recipients.as_deref().and_then(|entries| serde_json::from_str::<serde_json::Value>(entries).ok()),
+        "remote_per_hour": row.remote_per_hour,
     }));
     Ok(context.json(&row.present(context.config().origin_of(context.request()))))
 }

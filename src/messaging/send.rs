@@ -26,14 +26,16 @@ use mailroom_contract::api::{
 use serde_json::json;
 
 use super::errors::MessagingError;
-use super::shared::{content_text, in_range, participant};
+use super::shared::{Sending, content_text, in_range, participant, repeated};
 use super::store::{self, MessageRow, NewMessage};
+use crate::core::caller::Caller;
 use crate::core::context::Context;
 use crate::core::crypto::sha256_hex;
 use crate::core::events::Topic;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, is_id_of, new_id};
 use crate::core::refusal::Refusal;
+use crate::peers::{self, RemoteAddress};
 
 /// Why the recipient's allowlist refuses a sender, as the message records it.
 pub(crate) const NOT_ALLOWED: &str = "the recipient's allowlist does not name the sender";
@@ -62,6 +64,11 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
     );
     let now = context.now_ms();
 
+    if body.recipient.starts_with("https://") || body.recipient.starts_with("http://") {
+        let sending = Sending { sender, key, content, expires_in, body_hash, now };
+        return super::remote::send_elsewhere(context, &body, sending).await;
+    }
+
     let recipient = store::recipient(&body.recipient, now);
     let earlier = store::sent_under_key(&sender, key, now);
     let conversation =
@@ -69,20 +76,21 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let [recipient, earlier, conversation] = context.read_array([recipient, earlier, conversation]).await?;
 
     if let Some(row) = earlier.first() {
-        let message: MessageRow = row.decode().map_err(|error| context.internal(error))?;
-        if row.text("body_hash").ok().as_deref() != Some(body_hash.as_str()) {
-            return Err(MessagingError::IdempotencyConflict { original: message.id }.into());
-        }
-        context.audit_object(message.id.clone());
-        context.audit_detail(json!({ "deduplicated": true }));
-        let mut presented = message.present(now);
-        presented.deduplicated = true;
-        return Ok(context.json(&presented));
+        return repeated(context, row, &body_hash, now);
     }
 
     let live = recipient.first().is_some_and(|row| row.flag("live").unwrap_or(false));
     if !is_id_of(&body.recipient, IdKind::Agent) || !live {
         return Err(MessagingError::NoSuchRecipient { id: body.recipient }.into());
+    }
+    // Another organisation's agents reach only the agents here their owners
+    // listed on the node's card; the rest answer as if there were none.
+    let from_a_peer = match context.caller() {
+        Caller::Peer { peer_id, sender: Some(card_url), .. } => Some((peer_id.clone(), card_url.clone())),
+        _ => None,
+    };
+    if from_a_peer.is_some() && !recipient.first().is_some_and(|row| row.flag("listed").unwrap_or(false)) {
+        return Err(MessagingError::PeersMessageAgents.into());
     }
     let allowed_peers = recipient.first().and_then(|row| row.optional_text("allowed_peers").ok().flatten());
     let allowed = match allowed_peers {
@@ -130,14 +138,21 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
     });
     context.write(message.statement());
     context.write(store::participants(&conversation_id, &[&sender, &body.recipient]));
+    if let Some((peer_id, card_url)) = &from_a_peer {
+        let address = RemoteAddress::of(card_url, "Mailroom-Sender", &context.config().outbound_policy())?;
+        context.write(peers::remote_agent_seen(&address, Some(peer_id), now));
+    }
     context.guard(store::inbox_has_room(&body.recipient), MessagingError::InboxFull);
     // Two sends with one key racing: the loser applies nothing and is handled
     // again, and its first read then finds the winner's message.
     context.on_constraint_violation_handle_again("agent_messages.sender_id");
     context.audit_object(id.clone());
-    context.audit_detail(
-        json!({ "recipient": body.recipient, "kind": body.kind.name(), "conversation": conversation_id }),
-    );
+    let mut detail = json!({ "recipient": body.recipient, "kind": body.kind.name(), "conversation": conversation_id });
+    // The remote party is named in the audit; what it said stays in the conversation.
+    if let Some((peer_id, card_url)) = &from_a_peer {
+        detail["remote_sender"] = json!({ "id": sender, "card_url": card_url, "peer": peer_id });
+    }
+    context.audit_detail(detail);
     // Waiting in the recipient's inbox: it is told there. One its policy
     // refuses never reaches it, and wakes nobody.
     if allowed {
@@ -145,6 +160,12 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
     }
 
     let row = MessageRow {
+        remote_id: from_a_peer.as_ref().map(|_| sender.clone()),
+        remote_card_url: from_a_peer.as_ref().map(|(_, card_url)| card_url.clone()),
+        remote_domain: from_a_peer
+            .as_ref()
+            .and_then(|(_, card_url)| crate::core::outbound::Host::of_url(card_url))
+            .map(|host| host.text()),
         id,
         conversation_id,
         sender_id: sender,

@@ -1,12 +1,20 @@
 //! What several of messaging's routes check alike: content within the size
-//! the node keeps, a number in its range, and who the caller reads and sends
-//! as (an inbox is an agent's alone).
+//! the node keeps, a number in its range, who the caller reads and sends as
+//! (an inbox is an agent's alone), and a send repeating an earlier one,
+//! whether it went here or elsewhere.
 
 use mailroom_contract::api::MESSAGE_CONTENT_MAXIMUM_BYTES;
 
 use super::errors::MessagingError;
 use crate::core::caller::Caller;
+use serde_json::json;
+
+use super::store::MessageRow;
+use crate::core::context::Context;
+use crate::core::http::Response;
 use crate::core::refusal::Refusal;
+use crate::core::storage::Row;
+use crate::peers;
 
 /// Content as stored: its JSON text, refused when larger than the node keeps.
 pub(crate) fn content_text(content: &serde_json::Value) -> Result<String, MessagingError> {
@@ -40,13 +48,41 @@ pub(crate) fn inbox_owner(caller: &Caller) -> Result<String, MessagingError> {
     }
 }
 
-/// Who sends and reads as the caller: an agent or a person.
-/// The routes are `Member`'s, so the caller is an agent or a person.
+/// Who sends and reads as the caller: an agent, a person, or a connected
+/// peer's agent, named by its card (which the admission found on the peer's
+/// domain). The routes are `Member`'s and open to peers, so the caller is one
+/// of these.
 pub(crate) fn participant(caller: &Caller) -> Result<String, Refusal> {
     match caller {
         Caller::Agent { .. } | Caller::Person { .. } => {
             caller.actor_id().map(str::to_string).ok_or_else(Refusal::internal)
         }
+        Caller::Peer { sender: Some(card_url), .. } => Ok(peers::remote_agent_id(card_url)),
+        Caller::Peer { sender: None, .. } => Err(MessagingError::PeerNamesNoSender.into()),
         Caller::Stranger | Caller::Source { .. } => Err(Refusal::internal()),
     }
+}
+
+/// What a send chose, checked, before it is stored here or elsewhere.
+pub(super) struct Sending<'a> {
+    pub sender: String,
+    pub key: &'a str,
+    pub content: String,
+    pub expires_in: i64,
+    pub body_hash: String,
+    pub now: i64,
+}
+
+/// The answer to a send repeating an earlier one under the same key: the
+/// original for the same body, a conflict naming it for another.
+pub(super) fn repeated(context: &mut Context<'_>, row: &Row, body_hash: &str, now: i64) -> Result<Response, Refusal> {
+    let message: MessageRow = row.decode().map_err(|error| context.internal(error))?;
+    if row.text("body_hash").ok().as_deref() != Some(body_hash) {
+        return Err(MessagingError::IdempotencyConflict { original: message.id }.into());
+    }
+    context.audit_object(message.id.clone());
+    context.audit_detail(json!({ "deduplicated": true }));
+    let mut presented = message.present(now);
+    presented.deduplicated = true;
+    Ok(context.json(&presented))
 }

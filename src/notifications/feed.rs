@@ -26,7 +26,7 @@ fn reader_of(context: &Context<'_>) -> Result<Reader, Refusal> {
     match context.caller() {
         Caller::Person { person_id, .. } => Ok(Reader { holder, caller_id: person_id.clone(), is_agent: false }),
         Caller::Agent { agent_id, .. } => Ok(Reader { holder, caller_id: agent_id.clone(), is_agent: true }),
-        Caller::Stranger | Caller::Source { .. } => Err(Refusal::internal()),
+        Caller::Stranger | Caller::Source { .. } | Caller::Peer { .. } => Err(Refusal::internal()),
     }
 }
 

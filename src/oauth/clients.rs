@@ -338,7 +338,7 @@ mod tests {
     #[test]
     fn a_metadata_document_must_describe_its_own_url() {
         let url = "https://app.example/client.json";
-        let document = |body: serde_json::Value| Fetched { status: 200, body: body.to_string().into_bytes() };
+        let document = |body: serde_json::Value| Fetched::of(200, body.to_string().into_bytes());
         let good =
             serde_json::json!({ "client_id": url, "client_name": "App", "redirect_uris": ["https://app.example/cb"] });
         let client = from_metadata_document(url, &document(good), 0).unwrap();
@@ -354,7 +354,7 @@ mod tests {
             from_metadata_document(url, &document(plain), 0),
             Err(OAuthError::ClientMetadataUnusable { .. })
         ));
-        let missing = Fetched { status: 404, body: Vec::new() };
+        let missing = Fetched::of(404, Vec::new());
         assert!(matches!(from_metadata_document(url, &missing, 0), Err(OAuthError::ClientMetadataUnusable { .. })));
     }
 

@@ -14,6 +14,8 @@ pub(crate) fn owner_after_read(context: &Context<'_>) -> Result<String, Refusal>
         Caller::Agent { .. } => {
             context.delegator().map(str::to_string).ok_or_else(|| context.internal("an agent without a sponsor"))
         }
-        Caller::Stranger | Caller::Source { .. } => Err(context.internal("a personal route without a person")),
+        Caller::Stranger | Caller::Source { .. } | Caller::Peer { .. } => {
+            Err(context.internal("a personal route without a person"))
+        }
     }
 }

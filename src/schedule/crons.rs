@@ -13,7 +13,14 @@ pub const CRONS: &[(&str, &[Job])] = &[
     // told is posted in the same run.
     (
         "* * * * *",
-        &[Job::DeliverReminders, Job::WakeSnoozed, Job::SweepAgentMessages, Job::BuildExports, Job::DeliverWebhooks],
+        &[
+            Job::DeliverReminders,
+            Job::WakeSnoozed,
+            Job::SweepAgentMessages,
+            Job::DeliverRemoteMessages,
+            Job::BuildExports,
+            Job::DeliverWebhooks,
+        ],
     ),
     // Every five minutes: the upkeep, including a checkpoint of the chain's
     // head; then a step of moving a mailbox's mail out of D1, in what is left

@@ -24,6 +24,9 @@ pub enum Job {
     /// Agent messages past their expiry or their attempts ended (only on a
     /// node with the agent network on).
     SweepAgentMessages,
+    /// Messages to agents elsewhere sent, retried, and their tasks asked
+    /// after (only on a node with the agent network on; decision 0050).
+    DeliverRemoteMessages,
     /// eDiscovery exports copied a slice at a time.
     BuildExports,
     /// Webhook deliveries due (first attempts a request's run missed, and
@@ -90,6 +93,14 @@ pub async fn run_job(node: &Node<'_>, job: Job) -> Result<u32, JobFailure> {
         Job::SweepAgentMessages => {
             if node.config.agent_network {
                 messaging::sweep(&work).await.map_err(stopped)?;
+            }
+        }
+        Job::DeliverRemoteMessages => {
+            if node.config.agent_network {
+                let report = a2a::deliver_remote(&work).await.map_err(stopped)?;
+                if report != a2a::OutboxReport::default() {
+                    node.platform.log(&format!("messages elsewhere: {report:?}"));
+                }
             }
         }
         Job::BuildExports => {

@@ -111,6 +111,9 @@ pub struct RecordingWebhooks {
     pub documents: RefCell<Vec<(String, u16, Vec<u8>)>>,
     /// Every URL a GET was asked for, in order.
     pub fetched: RefCell<Vec<String>>,
+    /// What each exchange with a URL answers, in turn (the last again once
+    /// the rest are spent); a URL with none does not answer.
+    pub exchanges: RefCell<Vec<(String, Vec<Fetched>)>>,
     clock: Rc<VirtualClock>,
 }
 
@@ -124,6 +127,7 @@ impl RecordingWebhooks {
             slow: RefCell::default(),
             documents: RefCell::default(),
             fetched: RefCell::default(),
+            exchanges: RefCell::default(),
             clock,
         }
     }
@@ -131,6 +135,13 @@ impl RecordingWebhooks {
     /// Makes the receiver at `url` answer `milliseconds` after a POST arrives.
     pub fn answer_after(&self, url: &str, milliseconds: i64) {
         self.slow.borrow_mut().push((url.to_string(), milliseconds));
+    }
+
+    /// Makes exchanges with `url` answer `answers`, in turn.
+    pub fn answer_exchanges(&self, url: &str, answers: Vec<Fetched>) {
+        let mut exchanges = self.exchanges.borrow_mut();
+        exchanges.retain(|(known, _)| known != url);
+        exchanges.push((url.to_string(), answers));
     }
 
     /// The POSTs made to `url`, in order.
@@ -162,7 +173,43 @@ impl Webhooks for RecordingWebhooks {
             if body.len() > limit {
                 return Err(WebhookError(format!("the body is longer than {limit} bytes")));
             }
-            Ok(Fetched { status: *status, body: body.clone() })
+            Ok(Fetched::of(*status, body.clone()))
+        })
+    }
+
+    fn exchange<'a>(
+        &'a self,
+        destination: &'a Destination,
+        headers: &'a [(String, String)],
+        body: &'a str,
+        limit: usize,
+    ) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>> {
+        let url = destination.url();
+        Box::pin(async move {
+            if self.unreachable.get() {
+                return Err(WebhookError("the receiver did not answer".into()));
+            }
+            self.posted.borrow_mut().push(PostedWebhook {
+                url: url.to_string(),
+                headers: headers.to_vec(),
+                body: body.to_string(),
+                at_ms: self.clock.now_ms(),
+            });
+            let mut exchanges = self.exchanges.borrow_mut();
+            let answers = exchanges
+                .iter_mut()
+                .find(|(known, _)| known == url)
+                .map(|(_, answers)| answers)
+                .ok_or_else(|| WebhookError("nothing answered".into()))?;
+            let answer = if answers.len() > 1 {
+                answers.remove(0)
+            } else {
+                answers.first().cloned().ok_or_else(|| WebhookError("nothing answered".into()))?
+            };
+            if answer.body.len() > limit {
+                return Err(WebhookError(format!("the body is longer than {limit} bytes")));
+            }
+            Ok(answer)
         })
     }
 

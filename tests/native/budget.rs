@@ -55,6 +55,12 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         world.call("POST", &format!("{sends}/{send}/submit"), Some(&ben_token), None);
         send
     };
+    // A peer connected, by a domain of its own for every route: its path.
+    let new_peer = || json!({ "domain": format!("peer-{route:?}.example").to_lowercase(), "name": "Partner" });
+    let peer = || {
+        let created = world.call("POST", "/api/peers", Some(&world.admin_token), Some(new_peer()));
+        format!("/api/peers/{}", body(&created)["peer"]["id"].as_str().unwrap())
+    };
     // A webhook subscribed to the mailbox, or to an agent: its path.
     let mailbox_webhooks = format!("/api/mailboxes/{mailbox}/webhooks");
     let saved_replies = format!("/api/mailboxes/{mailbox}/saved-replies");
@@ -594,6 +600,33 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             world.send_message(&sender, &recipient, "event", json!({ "note": "deployed" }));
             (as_ben("GET", &format!("/api/agents/{recipient}/inbox")), 200)
         }
+        RouteId::ListRemoteDeliveries => {
+            let (sender, token) = world.messenger(&ben);
+            let card = "https://agents.partner.example/a2a/agt_1/.well-known/agent-card.json";
+            world.call(
+                "PATCH",
+                &format!("/api/agents/{sender}/messaging"),
+                Some(&ben_token),
+                Some(json!({ "remote_recipients": ["partner.example"] })),
+            );
+            let sent = world.call(
+                "POST",
+                "/api/agent-messages",
+                Some(&token),
+                Some(json!({ "recipient": card, "kind": "request", "content": "hello", "idempotency_key": "k-1" })),
+            );
+            assert_eq!(sent.status, 202, "{}", String::from_utf8_lossy(&sent.body));
+            (as_ben("GET", &format!("/api/agents/{sender}/remote-deliveries")), 200)
+        }
+        RouteId::ListPeers => {
+            world.call("POST", "/api/peers", Some(&world.admin_token), Some(new_peer()));
+            (admin("GET", "/api/peers"), 200)
+        }
+        RouteId::CreatePeer => (admin("POST", "/api/peers").json(new_peer()), 201),
+        RouteId::UpdatePeer => {
+            (admin("PATCH", &peer()).json(json!({ "outbound_credential": "mr_per_theirs.secret" })), 200)
+        }
+        RouteId::DisconnectPeer => (admin("DELETE", &peer()), 200),
         RouteId::GetA2aAgentCard => {
             (request("GET", &format!("/a2a/{}/.well-known/agent-card.json", world.messenger(&ben).0)), 200)
         }

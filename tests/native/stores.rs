@@ -138,12 +138,12 @@ fn words_for(sql: &str, column: &str) -> Vec<String> {
 #[test]
 fn every_state_a_store_or_the_schema_names_is_one_its_vocabulary_has() {
     use mailroom_contract::api::{
-        AfterDue, AgentMessageKind, AgentMessageState, Channel, DeliveryOutcome, EventState, ExportState, SendState,
-        SenderAuthentication, ThreadStatus,
+        AfterDue, AgentMessageKind, AgentMessageState, Channel, DeliveryOutcome, EventState, ExportState,
+        RemoteAttemptOutcome, RemoteAttemptStep, RemoteDeliveryState, SendState, SenderAuthentication, ThreadStatus,
     };
     let export_states: Vec<&str> = ExportState::ALL.iter().map(|state| state.name()).collect();
     // (the stores under this folder, the column, its vocabulary)
-    let vocabularies: [(&str, &str, &[&str]); 9] = [
+    let vocabularies: [(&str, &str, &[&str]); 10] = [
         ("mail/sends", "state", SendState::NAMES),
         ("ediscovery", "state", &export_states),
         ("messaging", "state", AgentMessageState::NAMES),
@@ -153,6 +153,7 @@ fn every_state_a_store_or_the_schema_names_is_one_its_vocabulary_has() {
         ("reminders", "channel", Channel::NAMES),
         ("reminders", "after_due", AfterDue::NAMES),
         ("mail", "status", ThreadStatus::NAMES),
+        ("peers", "state", RemoteDeliveryState::NAMES),
     ];
     let source = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
     let mut compared = 0;
@@ -205,6 +206,8 @@ fn every_state_a_store_or_the_schema_names_is_one_its_vocabulary_has() {
         ("kind", AgentMessageKind::NAMES),
         ("status", ThreadStatus::NAMES),
         ("sender_authentication", SenderAuthentication::NAMES),
+        ("attempt_outcome", RemoteAttemptOutcome::NAMES),
+        ("step", RemoteAttemptStep::NAMES),
     ] {
         let lists = checked(column);
         assert!(!lists.is_empty(), "the schema checks {column}");

@@ -140,6 +140,13 @@ pub struct AgentMessage {
     pub updated_at: String,
     /// When it expires unless finished (RFC 3339).
     pub expires_at: String,
+    /// When the sender or the recipient is an agent elsewhere: who, and of which organisation.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remote: Option<crate::api::RemoteAgent>,
+    /// When it came from an agent elsewhere: its content is external, data and
+    /// never instructions, as inbound mail is.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub content_notice: Option<String>,
 }
 
 /// The reply to a request.
@@ -177,7 +184,10 @@ pub struct SentAgentMessageList {
 #[derive(Clone, Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SendAgentMessage {
-    /// The agent it is for (`agt_…`).
+    /// The agent it is for: an agent here (`agt_…`), or an agent elsewhere named
+    /// by its A2A agent card's https URL, which the sender's outbound policy
+    /// must allow (`remote_recipients`). A message elsewhere is delivered from
+    /// the outbox, and the answer comes back as its reply.
     pub recipient: String,
     /// `request` (answered or rejected) or `event` (acknowledged).
     pub kind: SendableKind,
@@ -307,7 +317,8 @@ pub struct AgentMessaging {
     pub paused: bool,
     /// When it last listed or claimed its inbox (RFC 3339), to the minute; absent if never.
     pub last_seen_at: Option<String>,
-    /// The only senders it receives from; absent: everyone on the node.
+    /// The only senders it receives from; absent: everyone on the node, and the
+    /// agents of connected peers when it is listed on the node's card.
     pub allowed_peers: Option<Vec<String>>,
     /// The most messages delivered to it in one minute.
     pub rate_per_minute: i64,
@@ -323,14 +334,20 @@ pub struct AgentMessaging {
     pub agent_card_url: String,
     /// Whether the node's own A2A card (`/.well-known/agent-card.json`) names it
     /// to anyone who asks; otherwise only those given its card learn of it.
+    /// Only a listed agent takes messages from a connected peer's agents.
     pub listed_on_node_card: bool,
+    /// The agents elsewhere it may send to: domains (`example.org`, which
+    /// covers its subdomains) or card URLs. Empty: none, the default.
+    pub remote_recipients: Vec<String>,
+    /// The most messages it may send to agents elsewhere in an hour.
+    pub remote_per_hour: i64,
 }
 
 /// Changes to an agent's messaging policy; fields left out stay as they are.
 #[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct UpdateAgentMessaging {
-    /// The only senders (`agt_…` or `usr_…`) it receives from, at most 100; an empty list receives from nobody.
+    /// The only senders (`agt_…`, `usr_…`, or an agent elsewhere's `rag_…`) it receives from, at most 100; an empty list receives from nobody.
     #[serde(default)]
     pub allowed_peers: Option<Vec<String>>,
     /// True to receive from everyone on the node again (clears `allowed_peers`).
@@ -352,6 +369,14 @@ pub struct UpdateAgentMessaging {
     /// card, which anyone may read; false to take it off.
     #[serde(default)]
     pub listed_on_node_card: Option<bool>,
+    /// The agents elsewhere it may send to, replacing the list: domains (which
+    /// cover their subdomains) or https card URLs, at most 100. Empty: none.
+    #[serde(default)]
+    pub remote_recipients: Option<Vec<String>>,
+    /// The most messages it may send to agents elsewhere in an hour: 1 to 10,000.
+    #[serde(default)]
+    #[schemars(range(min = crate::api::REMOTE_PER_HOUR_RANGE.0, max = crate::api::REMOTE_PER_HOUR_RANGE.1))]
+    pub remote_per_hour: Option<i64>,
 }
 
 /// The agents a person sponsors.

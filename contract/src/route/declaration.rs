@@ -89,6 +89,10 @@ pub struct Route {
     /// no cookie ever rides along (a browser sends none to a `*` origin), so
     /// the routes a session cookie reaches keep their Origin checks.
     pub cross_origin: bool,
+    /// Whether another organisation's node, with the credential an
+    /// administrator issued for it (`mr_per_…`), may call it: the A2A endpoint
+    /// and the agent-messaging routes it re-enters, and nothing else.
+    pub open_to_peers: bool,
 }
 
 impl Route {
@@ -122,12 +126,19 @@ impl Route {
             trailing_slash: false,
             streams: false,
             cross_origin: false,
+            open_to_peers: false,
         }
     }
 
     /// Declares that the route stores nothing, so it is not recorded.
     pub fn stores_nothing(mut self) -> Route {
         self.stores_nothing = true;
+        self
+    }
+
+    /// Lets a connected peer's node call the route (see `open_to_peers`).
+    pub fn open_to_peers(mut self) -> Route {
+        self.open_to_peers = true;
         self
     }
 

@@ -26,6 +26,7 @@ vocabulary! {
         SavedReplyId = "savedReplyId": "The saved reply's id (`svr_…`), from list_saved_replies.";
         ButlerId = "butlerId": "The butler's id (`btl_…`), from list_butlers.";
         WebhookId = "webhookId": "The webhook's id (`whk_…`), from its list.";
+        PeerId = "peerId": "The peer's id (`per_…`), from list_peers.";
         PushConfigId = "pushConfigId": "The push config's id among the task's, from list_push_configs.";
         NotificationId = "notificationId": "The notification's id (`ntf_…`), from list_notifications.";
         ExportId = "exportId": "The export's id (`exp_…`), from list_exports.";
@@ -130,6 +131,7 @@ impl PathParameter {
             | PathParameter::SavedReplyId
             | PathParameter::NoteId
             | PathParameter::WebhookId
+            | PathParameter::PeerId
             | PathParameter::PushConfigId
             | PathParameter::Module
             | PathParameter::SenderAddress => Accepts::Text,

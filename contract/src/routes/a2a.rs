@@ -28,7 +28,7 @@ pub(super) fn get_a2a_agent_card() -> Route {
 pub(super) fn a2a_endpoint() -> Route {
     Route::new(RouteId::A2aEndpoint, Post, "/a2a/:agentId", "a2a_endpoint")
         .summary("An agent's A2A endpoint")
-        .description("A2A JSON-RPC for sending the agent requests as tasks: A2A 1.0 (`SendMessage`, `SendStreamingMessage`, `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask`, with `A2A-Version: 1.0`) and 0.3 (`message/send`, `message/stream`, `tasks/get`, `tasks/cancel`, `tasks/resubscribe`; no header, or `A2A-Version: 0.3`). The version asked for decides which methods there are. A send is a durable request to the agent; its reply becomes the task's artifact. A streamed send or a subscription answers server-sent events, each one JSON-RPC response: the task, then its updates as they happen, until it is finished. Push notifications are not supported and answer A2A's error for them. The caller is its bearer credential (an agent's `mr_agt_` or a person's session); every call re-enters the node's own routes as that caller. Also answered with a trailing slash.")
+        .description("A2A JSON-RPC for sending the agent requests as tasks: A2A 1.0 (`SendMessage`, `SendStreamingMessage`, `GetTask`, `ListTasks`, `CancelTask`, `SubscribeToTask`, with `A2A-Version: 1.0`) and 0.3 (`message/send`, `message/stream`, `tasks/get`, `tasks/cancel`, `tasks/resubscribe`; no header, or `A2A-Version: 0.3`). The version asked for decides which methods there are. A send is a durable request to the agent; its reply becomes the task's artifact. A streamed send or a subscription answers server-sent events, each one JSON-RPC response: the task, then its updates as they happen, until it is finished. Push notifications are not supported and answer A2A's error for them. The caller is its bearer credential (an agent's `mr_agt_`, a person's session, or a connected organisation's node with the `mr_per_` credential issued for it, which names its agent that sends by that agent's card URL in the `Mailroom-Sender` header); every call re-enters the node's own routes as that caller. Also answered with a trailing slash.")
         .path_parameters(&[PathParameter::AgentId])
         .query_parameters(const { &[A2A_VERSION] })
         .request::<JsonRpcRequest>()
@@ -42,6 +42,7 @@ pub(super) fn a2a_endpoint() -> Route {
             Refuses::JsonRpc { status: 400, when: "A JSON-RPC error: the body is not JSON, not one JSON-RPC request object (an array, a number, null), or the `A2A-Version` is one the gateway does not speak." },
             Refuses::JsonRpc { status: 415, when: "A JSON-RPC error (-32005): the body is not sent as `application/json`." },
         ] })
+        .open_to_peers()
         .authority(Authority::Open)
 }
 

@@ -7,7 +7,7 @@ use crate::route_id::RouteId;
 
 use super::{
     a2a, agents, audit, butlers, exports, identity, interface, live, mail, mcp, messaging, notes, notifications, oauth,
-    reminders, replies, sends, webhooks,
+    peers, reminders, replies, sends, webhooks,
 };
 
 /// The full declaration of one route.
@@ -172,6 +172,11 @@ pub fn declare(id: RouteId) -> Route {
         R::GetAgentMessaging => messaging::get_agent_messaging(),
         R::UpdateAgentMessaging => messaging::update_agent_messaging(),
         R::ListOwnedAgentInbox => messaging::list_owned_agent_inbox(),
+        R::ListRemoteDeliveries => peers::list_remote_deliveries(),
+        R::ListPeers => peers::list_peers(),
+        R::CreatePeer => peers::create_peer(),
+        R::UpdatePeer => peers::update_peer(),
+        R::DisconnectPeer => peers::disconnect_peer(),
 
         R::GetA2aAgentCard => a2a::get_a2a_agent_card(),
         R::A2aEndpoint => a2a::a2a_endpoint(),

@@ -42,6 +42,7 @@ pub(super) fn send_agent_message() -> Route {
             Refuses::NotFound("No live agent is `recipient`, or the caller takes no part in `conversation_id`."),
             Refuses::Conflict("The idempotency key was used with another body, the conversation is canceled, or the recipient's inbox holds as many waiting messages as the node keeps (`MAXIMUM_WAITING_MESSAGES`)."),
         ] })
+        .open_to_peers()
         .authority(Authority::Member)
 }
 
@@ -61,6 +62,7 @@ pub(super) fn list_sent_agent_messages() -> Route {
         ] })
         .response::<SentAgentMessageList>()
         .feature(Feature::AgentNetwork)
+        .open_to_peers()
         .authority(Authority::Member)
 }
 
@@ -71,6 +73,7 @@ pub(super) fn get_agent_message() -> Route {
         .path_parameters(&[PathParameter::AgentMessageId])
         .response::<AgentMessage>()
         .feature(Feature::AgentNetwork)
+        .open_to_peers()
         .authority(Authority::Member)
 }
 
@@ -197,6 +200,7 @@ pub(super) fn cancel_agent_conversation() -> Route {
             Refuses::Forbidden("The caller reads the conversation as an owner (the sponsor of an agent in it, or an administrator) but takes no part in it."),
             Refuses::Conflict("The conversation is already canceled."),
         ] })
+        .open_to_peers()
         .authority(Authority::Member)
 }
 

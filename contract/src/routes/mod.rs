@@ -28,6 +28,7 @@ mod messaging;
 mod notes;
 mod notifications;
 mod oauth;
+mod peers;
 mod reminders;
 mod replies;
 mod sends;

@@ -53,6 +53,14 @@ pub(crate) fn source_live(source_id: &str, credential_hash: &str) -> Statement {
         .bind(credential_hash)
 }
 
+/// `SELECT matches, revoked_at`: whether the peer exists with this credential,
+/// whether it was disconnected, and the domain its agents are on.
+pub(crate) fn peer_live(peer_id: &str, credential_hash: &str) -> Statement {
+    Statement::new("SELECT (credential_hash = ?2) AS matches, revoked_at, domain FROM peers WHERE id = ?1")
+        .bind(peer_id)
+        .bind(credential_hash)
+}
+
 /// `SELECT route`: the tools pinned to the agent at mint.
 pub(crate) fn ceiling_of(agent_id: &str) -> Statement {
     Statement::new("SELECT route FROM agent_routes WHERE agent_id = ?1").bind(agent_id)

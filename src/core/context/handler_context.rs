@@ -493,6 +493,12 @@ impl<'request> Context<'request> {
         self.note.object(object.into());
     }
 
+    /// Notes that this change queues a message for an agent elsewhere, so
+    /// the outbox runs once the answer is sent.
+    pub fn queue_remote_delivery(&mut self) {
+        self.work.queue_remote_delivery();
+    }
+
     /// Tells this call's change on `topic` instead of the one its route's
     /// declaration gives (`core::events::topic_of_call`): for a change whose
     /// listener only the handler knows, such as the agent a message is for.
@@ -618,6 +624,7 @@ impl<'request> Context<'request> {
         response.commit_attempts = self.work.commit_attempts();
         response.handle_again = self.work.lost_race();
         response.seal_chain |= self.work.appended();
+        response.remote_deliveries_queued |= self.work.remote_deliveries_queued();
         response.seal_segment = response.seal_segment.take().or_else(|| self.work.appended_segment());
         response.deferred = self.work.take_deferred();
         response

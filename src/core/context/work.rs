@@ -125,6 +125,8 @@ pub struct UnitOfWork<'request> {
     beside_results: Vec<QueryResult>,
     /// The mailbox whose segment a commit appended an entry to.
     appended_segment: Option<String>,
+    /// Whether a change queued a message for an agent elsewhere.
+    remote_deliveries_queued: bool,
 }
 
 impl<'request> UnitOfWork<'request> {
@@ -168,6 +170,7 @@ impl<'request> UnitOfWork<'request> {
             in_mailboxes_beside_results: Vec::new(),
             beside_results: Vec::new(),
             appended_segment: None,
+            remote_deliveries_queued: false,
         }
     }
 
@@ -465,6 +468,7 @@ impl<'request> UnitOfWork<'request> {
         self.inner_round_trips += inner.round_trips;
         self.commit_attempts += inner.commit_attempts;
         self.appended |= inner.seal_chain;
+        self.remote_deliveries_queued |= inner.remote_deliveries_queued;
         if inner.seal_segment.is_some() {
             self.appended_segment.clone_from(&inner.seal_segment);
         }
@@ -476,6 +480,16 @@ impl<'request> UnitOfWork<'request> {
     /// Round trips this call took, its re-entered calls' included.
     pub(super) fn round_trips(&self) -> u32 {
         self.database.round_trips() + self.mailbox_round_trips + self.inner_round_trips
+    }
+
+    /// Notes that the change queues a message for an agent elsewhere.
+    pub(super) fn queue_remote_delivery(&mut self) {
+        self.remote_deliveries_queued = true;
+    }
+
+    /// Whether a change queued a message for an agent elsewhere.
+    pub(super) fn remote_deliveries_queued(&self) -> bool {
+        self.remote_deliveries_queued
     }
 
     /// The mailbox whose segment of the chain a commit appended to, sealed

@@ -60,6 +60,8 @@ const ID_KINDS = {
   msg: "a webhook's message",
   svr: "a saved reply",
   nte: "a note",
+  per: "a connected organisation",
+  rag: "an agent elsewhere",
 };
 const ID = new RegExp(`\\b(${Object.keys(ID_KINDS).join("|")})_[0-9A-Za-z]+\\b`, "g");
 // A dotted code as relations and capabilities are named (org.admin, mail.read);

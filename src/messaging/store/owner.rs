@@ -25,6 +25,8 @@ pub(crate) struct MessagingRow {
     pub waiting: i64,
     pub leased: i64,
     pub listed_on_node_card: i64,
+    pub remote_recipients: Option<String>,
+    pub remote_per_hour: i64,
 }
 
 /// The statement reading an agent's messaging (`?1` the time, `?2` the agent).
@@ -34,6 +36,9 @@ pub(crate) fn messaging_of(agent_id: &str, now_ms: i64) -> Statement {
            (SELECT allowed_peers FROM agent_messaging_policies WHERE agent_id = a.id) AS allowed_peers, \
            COALESCE((SELECT listed_on_node_card FROM agent_messaging_policies WHERE agent_id = a.id), 0) \
               AS listed_on_node_card, \
+           (SELECT remote_recipients FROM agent_messaging_policies WHERE agent_id = a.id) AS remote_recipients, \
+           COALESCE((SELECT remote_per_hour FROM agent_messaging_policies WHERE agent_id = a.id), \
+                    {remote_per_hour}) AS remote_per_hour, \
            {rate} AS rate_per_minute, {pending} AS pending_cap, {attempts} AS maximum_attempts, \
            (SELECT COUNT(*) FROM agent_messages WHERE recipient_id = a.id AND expires_at > ?1 \
               AND (state = 'queued' OR (state = 'leased' AND lease_expires_at <= ?1 AND attempts < {attempts}))) \
@@ -44,6 +49,7 @@ pub(crate) fn messaging_of(agent_id: &str, now_ms: i64) -> Statement {
         rate = policy_sql(PolicyNumber::RatePerMinute, "a.id"),
         pending = policy_sql(PolicyNumber::PendingCap, "a.id"),
         attempts = policy_sql(PolicyNumber::MaximumAttempts, "a.id"),
+        remote_per_hour = mailroom_contract::api::DEFAULT_REMOTE_PER_HOUR,
     ))
     .bind(now_ms)
     .bind(agent_id)
@@ -67,6 +73,9 @@ pub(crate) struct PolicyChange<'a> {
     pub named_pending_cap: Option<i64>,
     pub named_maximum_attempts: Option<i64>,
     pub named_listed_on_node_card: Option<i64>,
+    /// The outbound policy's list (JSON) when the change names it, and its cap.
+    pub named_remote_recipients: Option<&'a str>,
+    pub named_remote_per_hour: Option<i64>,
 }
 
 /// Writes an owner's change to a policy. Only what the change names is
@@ -77,13 +86,15 @@ pub(crate) fn change_policy(change: &PolicyChange<'_>) -> Statement {
     Statement::new(
         "INSERT INTO agent_messaging_policies \
            (agent_id, allowed_peers, rate_per_minute, pending_cap, maximum_attempts, updated_at, updated_by, \
-            listed_on_node_card) \
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?12) \
+            listed_on_node_card, remote_recipients, remote_per_hour) \
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?12, ?14, ?15) \
          ON CONFLICT (agent_id) DO UPDATE SET \
            allowed_peers = CASE WHEN ?8 THEN excluded.allowed_peers ELSE allowed_peers END, \
            rate_per_minute = COALESCE(?9, rate_per_minute), pending_cap = COALESCE(?10, pending_cap), \
            maximum_attempts = COALESCE(?11, maximum_attempts), \
-           listed_on_node_card = COALESCE(?13, listed_on_node_card), updated_at = excluded.updated_at, \
+           listed_on_node_card = COALESCE(?13, listed_on_node_card), \
+           remote_recipients = COALESCE(?14, remote_recipients), remote_per_hour = COALESCE(?15, remote_per_hour), \
+           updated_at = excluded.updated_at, \
            updated_by = excluded.updated_by",
     )
     .bind(change.agent_id)
@@ -99,6 +110,8 @@ pub(crate) fn change_policy(change: &PolicyChange<'_>) -> Statement {
     .bind(change.named_maximum_attempts)
     .bind(change.listed_on_node_card)
     .bind(change.named_listed_on_node_card)
+    .bind(change.named_remote_recipients)
+    .bind(change.named_remote_per_hour)
 }
 
 /// Whether agent `agent_id` exists (a row with `found`, or none).

@@ -11,13 +11,15 @@ use super::shared::*;
 // Sending.
 
 /// The recipient `recipient_id` at `now_ms`: its id, whether it is `live`
-/// (not revoked, connected, not expired), and its `allowed_peers`.
+/// (not revoked, connected, not expired), its `allowed_peers`, and whether
+/// its owner `listed` it on the node's card (only then do peers reach it).
 pub(crate) fn recipient(recipient_id: &str, now_ms: i64) -> Statement {
     Statement::new(
         "SELECT a.id, \
            (a.revoked_at IS NULL AND a.connection_pending_until IS NULL \
             AND (a.expires_at IS NULL OR a.expires_at > ?1)) AS live, \
-           (SELECT allowed_peers FROM agent_messaging_policies WHERE agent_id = a.id) AS allowed_peers \
+           (SELECT allowed_peers FROM agent_messaging_policies WHERE agent_id = a.id) AS allowed_peers, \
+           COALESCE((SELECT listed_on_node_card FROM agent_messaging_policies WHERE agent_id = a.id), 0) AS listed \
          FROM agents a WHERE a.id = ?2",
     )
     .bind(now_ms)
@@ -120,6 +122,48 @@ pub(crate) fn inbox_has_room(recipient_id: &str) -> Statement {
         "(SELECT COUNT(*) FROM agent_messages WHERE recipient_id = ? AND state IN ('queued', 'leased')) <= {MAXIMUM_WAITING_MESSAGES}"
     ))
     .bind(recipient_id)
+}
+
+// Messages elsewhere.
+
+/// The answer of an agent elsewhere to request `request_id`, stored as its
+/// reply (the parties swapped), while the request still waits for one: a run
+/// that reads the same answer again stores nothing.
+pub(crate) fn answer_from_elsewhere(reply_id: &str, request_id: &str, content: &str, now_ms: i64) -> Statement {
+    Statement::new(format!(
+        "INSERT INTO agent_messages (id, conversation_id, sender_id, recipient_id, kind, in_reply_to, content, \
+           body_hash, idempotency_key, surface, state, created_at, updated_at, expires_at) \
+         SELECT ?1, conversation_id, recipient_id, sender_id, 'reply', id, ?2, ?3, 'reply:' || id, surface, \
+           CASE WHEN sender_id LIKE 'agt\\_%' ESCAPE '\\' THEN 'queued' ELSE 'delivered' END, ?4, ?4, ?4 + {} \
+         FROM agent_messages WHERE id = ?5 AND kind = 'request' AND state = 'queued'",
+        mailroom_contract::api::DEFAULT_MESSAGE_EXPIRY_SECONDS * 1000
+    ))
+    .bind(reply_id)
+    .bind(content)
+    .bind(crate::core::crypto::sha256_hex(content.as_bytes()))
+    .bind(now_ms)
+    .bind(request_id)
+}
+
+/// Finishes a message to an agent elsewhere as `state` (answered with
+/// `reply_id`, acknowledged, rejected, failed or canceled, with `reason`),
+/// while it still waits.
+pub(crate) fn finished_elsewhere(
+    message_id: &str,
+    state: &str,
+    reply_id: Option<&str>,
+    reason: Option<&str>,
+    now_ms: i64,
+) -> Statement {
+    Statement::new(
+        "UPDATE agent_messages SET state = ?2, reply_id = ?3, reason = ?4, updated_at = ?5 \
+         WHERE id = ?1 AND state = 'queued'",
+    )
+    .bind(message_id)
+    .bind(state)
+    .bind(reply_id)
+    .bind(reason)
+    .bind(now_ms)
 }
 
 #[cfg(test)]

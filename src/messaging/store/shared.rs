@@ -13,10 +13,13 @@ use crate::core::storage::Statement;
 pub(super) const MESSAGE_COLUMNS: &str = "m.id, m.conversation_id, m.sender_id, m.recipient_id, m.kind, \
     m.in_reply_to, m.content, m.state, m.reason, m.attempts, m.fencing_token, m.lease_granted_at, m.lease_expires_at, \
     m.created_at, m.updated_at, m.expires_at, r.id AS reply_id, r.content AS reply_content, \
-    r.created_at AS reply_created_at";
+    r.created_at AS reply_created_at, ra.id AS remote_id, ra.card_url AS remote_card_url, \
+    ra.domain AS remote_domain, ra.name AS remote_name";
 
-/// The tables [`MESSAGE_COLUMNS`] reads from.
-pub(super) const MESSAGE_FROM: &str = "FROM agent_messages m LEFT JOIN agent_messages r ON r.id = m.reply_id";
+/// The tables [`MESSAGE_COLUMNS`] reads from: the message, its reply, and the
+/// agent elsewhere that sent it or is its recipient (never both).
+pub(super) const MESSAGE_FROM: &str = "FROM agent_messages m LEFT JOIN agent_messages r ON r.id = m.reply_id \
+    LEFT JOIN remote_agents ra ON ra.id IN (m.sender_id, m.recipient_id)";
 
 /// Why a waiting message is held back now, as SQL over `m` (`?1` the time):
 /// the recipient is paused, holds as many live leases as its cap, or was
@@ -114,6 +117,14 @@ pub(crate) struct MessageRow {
     pub held_because: Option<String>,
     #[serde(default)]
     pub maximum_attempts: Option<i64>,
+    #[serde(default)]
+    pub remote_id: Option<String>,
+    #[serde(default)]
+    pub remote_card_url: Option<String>,
+    #[serde(default)]
+    pub remote_domain: Option<String>,
+    #[serde(default)]
+    pub remote_name: Option<String>,
 }
 
 /// Messages as a [`MessageRow`] reads them at `now_ms` (`?1`), where

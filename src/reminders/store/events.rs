@@ -102,7 +102,7 @@ pub(crate) fn owner(caller: &Caller) -> Owner {
         }
         Caller::Person { person_id, .. } => ("WITH owner(id) AS (SELECT ?1) ", person_id.clone()),
         // Admitted to no personal route: this owner matches nobody.
-        Caller::Stranger | Caller::Source { .. } => {
+        Caller::Stranger | Caller::Source { .. } | Caller::Peer { .. } => {
             ("WITH owner(id) AS (SELECT NULL WHERE ?1 IS NULL) ", String::new())
         }
     };

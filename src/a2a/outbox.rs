@@ -1,0 +1,655 @@
+//! The outbox (SPEC §14, decision 0050): messages to agents elsewhere,
+//! delivered over A2A by a run after the answer that queued them and by the
+//! per-minute schedule.
+//!
+//! A run claims the deliveries due, so two runs never work on one at once.
+//! For each it judges again what the send judged (the sender may still send,
+//! its policy still reaches the agent, the message still waits), reads the
+//! agent's card when what it said is no longer fresh, sends the message as an
+//! A2A `SendMessage` (or 0.3's `message/send`, as the card says) whose
+//! `messageId` is the message's own id, so a retry is the same message, and
+//! then asks how the task stands (`GetTask`) until it ends. Every attempt is
+//! recorded for the owner; a failure is tried again after
+//! `REMOTE_RETRY_AFTER_SECONDS` until the owner's `maximum_attempts` are
+//! spent, and an address the node may not reach fails at once. The answer
+//! becomes the message's reply, recorded in the audit chain with the agent
+//! elsewhere named and the content left out.
+
+use mailroom_contract::api::{
+    REMOTE_ANSWER_MAXIMUM_BYTES, REMOTE_CARD_DEFAULT_SECONDS, REMOTE_CARD_LONGEST_SECONDS, REMOTE_CARD_MAXIMUM_BYTES,
+    REMOTE_POLL_SECONDS, REMOTE_RETRY_AFTER_SECONDS, REMOTE_URL_MAXIMUM,
+};
+use serde_json::{Value, json};
+
+use crate::core::background::{Background, BackgroundError};
+use crate::core::bindings::Fetched;
+use crate::core::context::ports::AuditRecord;
+use crate::core::events::Topic;
+use crate::core::ids::{IdKind, new_id};
+use crate::core::outbound::{self, Destination};
+use crate::core::storage::{Row, Statement, StorageError};
+use crate::messaging::{self, EndedElsewhere};
+use crate::peers::{self, Progress, RemoteAddress};
+
+/// How many deliveries one run claims.
+const CLAIMED_PER_RUN: usize = 10;
+/// How long a run's claim holds: longer than its requests can take.
+const CLAIM_MS: i64 = 120_000;
+/// How long the outbox waits while the sender is paused.
+const PAUSED_RETRY_MS: i64 = 60_000;
+
+/// What one run did.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct OutboxReport {
+    /// Accepted elsewhere, or answered there.
+    pub progressed: usize,
+    /// Failed this time, to be tried again.
+    pub retrying: usize,
+    /// Ended for good: failed, or stopped here.
+    pub ended: usize,
+}
+
+/// One claimed delivery, with what the run needs to judge and send it.
+struct Due {
+    message_id: String,
+    remote_agent_id: String,
+    sender_id: String,
+    sent: bool,
+    attempts: i64,
+    remote_task_id: Option<String>,
+    kind: String,
+    content: String,
+    message_state: String,
+    expires_at: i64,
+    card_url: String,
+    domain: String,
+    endpoint_url: Option<String>,
+    protocol_version: Option<String>,
+    card_fresh_until: i64,
+    outbound_credential: Option<String>,
+    sender_stopped: Option<String>,
+    remote_recipients: Option<String>,
+    maximum_attempts: i64,
+}
+
+impl Due {
+    fn of(row: &Row) -> Result<Due, StorageError> {
+        Ok(Due {
+            message_id: row.text("message_id")?,
+            remote_agent_id: row.text("remote_agent_id")?,
+            sender_id: row.text("sender_id")?,
+            sent: row.text("state")? == "sent",
+            attempts: row.integer("attempts")?,
+            remote_task_id: row.optional_text("remote_task_id")?,
+            kind: row.text("kind")?,
+            content: row.text("content")?,
+            message_state: row.text("message_state")?,
+            expires_at: row.integer("expires_at")?,
+            card_url: row.text("card_url")?,
+            domain: row.text("domain")?,
+            endpoint_url: row.optional_text("endpoint_url")?,
+            protocol_version: row.optional_text("protocol_version")?,
+            card_fresh_until: row.optional_integer("card_fresh_until")?.unwrap_or(0),
+            outbound_credential: row.optional_text("outbound_credential")?,
+            sender_stopped: row.optional_text("sender_stopped")?,
+            remote_recipients: row.optional_text("remote_recipients")?,
+            maximum_attempts: row.integer("maximum_attempts")?,
+        })
+    }
+}
+
+/// How one step ended.
+enum Step {
+    /// The message ended elsewhere (answered, acknowledged, rejected).
+    Ended(EndedElsewhere),
+    /// Accepted: its task is to be asked after.
+    Accepted { task_id: String },
+    /// Failed, worth trying again.
+    Retry(String),
+    /// Failed for good.
+    Dead(String),
+}
+
+/// Runs the outbox once: claims what is due and works each delivery.
+pub async fn deliver_remote(work: &Background<'_>) -> Result<OutboxReport, BackgroundError> {
+    let node = work.node();
+    let now = work.now_ms();
+    let claim_until = now + CLAIM_MS;
+    let results =
+        work.run(vec![peers::claim_due(now, claim_until, CLAIMED_PER_RUN), peers::claimed(claim_until)]).await?;
+    let rows = results.get(1).map(|result| result.rows.clone()).unwrap_or_default();
+    let mut report = OutboxReport::default();
+    for row in &rows {
+        let due = Due::of(row)?;
+        let origin = node.config.public_origin.clone();
+        let (statements, records, outcome) = work_one(work, &due, origin.as_deref()).await;
+        match outcome {
+            Outcome::Progressed => report.progressed += 1,
+            Outcome::Retrying => report.retrying += 1,
+            Outcome::Ended => report.ended += 1,
+        }
+        work.commit(statements, &records).await?;
+    }
+    Ok(report)
+}
+
+/// What became of one delivery in a run.
+enum Outcome {
+    Progressed,
+    Retrying,
+    Ended,
+}
+
+/// Works one delivery: the statements recording what happened, the audit
+/// entries they carry, and the outcome.
+async fn work_one(
+    work: &Background<'_>,
+    due: &Due,
+    origin: Option<&str>,
+) -> (Vec<Statement>, Vec<AuditRecord>, Outcome) {
+    let now = work.now_ms();
+    let progress = |state: &'static str, attempts: i64, next: i64, task: Option<&str>, error: Option<&str>| {
+        peers::delivery_progressed(&Progress {
+            message_id: &due.message_id,
+            state,
+            attempts,
+            next_attempt_at: next,
+            remote_task_id: task,
+            last_error: error,
+            now_ms: now,
+        })
+    };
+    // Judged again at every attempt: what the send judged may have changed.
+    let stopped = if due.message_state != "queued" {
+        Some(format!("the message is {} here: nothing more is sent for it", due.message_state))
+    } else if due.expires_at <= now {
+        Some("the message expired before the agent elsewhere answered".to_string())
+    } else if let Some(why @ ("revoked" | "disabled")) = due.sender_stopped.as_deref() {
+        Some(format!("the sender was {why}: nothing more is sent for it"))
+    } else if due.sender_id.starts_with(IdKind::Agent.prefix()) && !policy_reaches(due) {
+        Some("the sender's outbound policy no longer reaches this agent".to_string())
+    } else {
+        None
+    };
+    if let Some(why) = stopped {
+        let mut statements = vec![peers::attempt_recorded(&due.message_id, now, step_name(due), "failed", &why)];
+        statements.extend(messaging::ended_elsewhere(
+            &due.message_id,
+            &EndedElsewhere::Failed { reason: why.clone() },
+            now,
+        ));
+        statements.push(progress("dead", due.attempts, now, None, Some(&why)));
+        let record = ended_record(due, now, "failed", json!({ "why": why }));
+        return (statements, vec![record], Outcome::Ended);
+    }
+    if due.sender_stopped.as_deref() == Some("paused") {
+        // Held, not tried: a paused sender sends nothing until resumed.
+        return (
+            vec![progress(if due.sent { "sent" } else { "pending" }, due.attempts, now + PAUSED_RETRY_MS, None, None)],
+            Vec::new(),
+            Outcome::Retrying,
+        );
+    }
+
+    let mut statements = Vec::new();
+    let endpoint = match endpoint(work, due, &mut statements).await {
+        Ok(endpoint) => endpoint,
+        Err(step) => return settle(due, step, statements, now, "card"),
+    };
+    let step = exchange(work, due, &endpoint, origin).await;
+    if matches!(&step, Step::Retry(why) if why.contains("answered 404") || why.contains("answered 410")) {
+        // The endpoint the card named is gone: read the card again next time.
+        statements.push(peers::card_forgotten(&due.remote_agent_id));
+    }
+    settle(due, step, statements, now, step_name(due))
+}
+
+/// Whether the sender's policy, as it is now, reaches the agent.
+fn policy_reaches(due: &Due) -> bool {
+    let entries: Vec<String> =
+        due.remote_recipients.as_deref().and_then(|entries| serde_json::from_str(entries).ok()).unwrap_or_default();
+    let address =
+        RemoteAddress { id: due.remote_agent_id.clone(), card_url: due.card_url.clone(), domain: due.domain.clone() };
+    peers::reaches(&entries, &address)
+}
+
+/// What the attempt does: send the message, or ask after its task.
+fn step_name(due: &Due) -> &'static str {
+    if due.sent { "poll" } else { "send" }
+}
+
+/// Records how a step ended: an attempt row, the delivery's progress, and
+/// for an end, the message's and its audit entry.
+fn settle(
+    due: &Due,
+    step: Step,
+    mut statements: Vec<Statement>,
+    now: i64,
+    step_name: &str,
+) -> (Vec<Statement>, Vec<AuditRecord>, Outcome) {
+    let progress = |state: &'static str, attempts: i64, next: i64, task: Option<&str>, error: Option<&str>| {
+        peers::delivery_progressed(&Progress {
+            message_id: &due.message_id,
+            state,
+            attempts,
+            next_attempt_at: next,
+            remote_task_id: task,
+            last_error: error,
+            now_ms: now,
+        })
+    };
+    let attempts = due.attempts + 1;
+    match step {
+        Step::Ended(ended) => {
+            let detail = match &ended {
+                EndedElsewhere::Answered { reply_id, .. } => format!("answered ({reply_id})"),
+                EndedElsewhere::Acknowledged => "accepted".to_string(),
+                EndedElsewhere::Rejected { reason } => format!("ended there: {reason}"),
+                EndedElsewhere::Failed { reason } => reason.clone(),
+            };
+            statements.push(peers::attempt_recorded(&due.message_id, now, step_name, "ok", &detail));
+            statements.extend(messaging::ended_elsewhere(&due.message_id, &ended, now));
+            statements.push(progress("done", attempts, now, None, None));
+            let (outcome, facts) = match &ended {
+                EndedElsewhere::Answered { reply_id, .. } => ("ok", json!({ "reply": reply_id })),
+                EndedElsewhere::Acknowledged => ("ok", json!({ "acknowledged": true })),
+                EndedElsewhere::Rejected { reason } | EndedElsewhere::Failed { reason } => {
+                    ("failed", json!({ "why": reason }))
+                }
+            };
+            (statements, vec![ended_record(due, now, outcome, facts)], Outcome::Progressed)
+        }
+        Step::Accepted { task_id } => {
+            let detail = format!("accepted as task {task_id}");
+            statements.push(peers::attempt_recorded(&due.message_id, now, step_name, "ok", &detail));
+            // Asking after a task is not a failure: the count starts again.
+            statements.push(progress("sent", 0, now + REMOTE_POLL_SECONDS * 1000, Some(&task_id), None));
+            (statements, Vec::new(), Outcome::Progressed)
+        }
+        Step::Retry(why) if attempts < due.maximum_attempts => {
+            statements.push(peers::attempt_recorded(&due.message_id, now, step_name, "retrying", &why));
+            let wait = REMOTE_RETRY_AFTER_SECONDS
+                [usize::try_from(attempts - 1).unwrap_or(0).min(REMOTE_RETRY_AFTER_SECONDS.len() - 1)];
+            let state = if due.sent { "sent" } else { "pending" };
+            statements.push(progress(state, attempts, now + wait * 1000, None, Some(&why)));
+            (statements, Vec::new(), Outcome::Retrying)
+        }
+        Step::Retry(why) | Step::Dead(why) => {
+            let reason = format!("gave up after {attempts} attempts: {why}");
+            statements.push(peers::attempt_recorded(&due.message_id, now, step_name, "failed", &why));
+            statements.extend(messaging::ended_elsewhere(
+                &due.message_id,
+                &EndedElsewhere::Failed { reason: reason.clone() },
+                now,
+            ));
+            statements.push(progress("dead", attempts, now, None, Some(&why)));
+            (statements, vec![ended_record(due, now, "failed", json!({ "why": reason }))], Outcome::Ended)
+        }
+    }
+}
+
+/// The audit entry of a message's end elsewhere: the agent elsewhere named,
+/// the content left out; told to the sender.
+fn ended_record(due: &Due, now: i64, outcome: &'static str, facts: Value) -> AuditRecord {
+    let mut detail = json!({
+        "remote": { "id": due.remote_agent_id, "card_url": due.card_url, "domain": due.domain },
+        "sender": due.sender_id,
+    });
+    if let (Some(object), Some(facts)) = (detail.as_object_mut(), facts.as_object()) {
+        object.extend(facts.clone());
+    }
+    AuditRecord {
+        at: now,
+        actor: None,
+        delegator: None,
+        surface: Some("a2a"),
+        action: "deliver_remote_message".into(),
+        object: Some(due.message_id.clone()),
+        outcome,
+        detail: Some(detail.to_string()),
+        topic: Topic::of_party(&due.sender_id),
+    }
+}
+
+/// Where to send: the endpoint the card named while it is fresh, or what the
+/// card says now (kept as long as its caching headers allow).
+async fn endpoint(work: &Background<'_>, due: &Due, statements: &mut Vec<Statement>) -> Result<(String, String), Step> {
+    let now = work.now_ms();
+    if let (Some(url), Some(version)) = (&due.endpoint_url, &due.protocol_version)
+        && due.card_fresh_until > now
+    {
+        return Ok((url.clone(), version.clone()));
+    }
+    let node = work.node();
+    let destination = Destination::check(&due.card_url, REMOTE_URL_MAXIMUM, &node.config.outbound_policy())
+        .map_err(|refused| Step::Dead(format!("the card may not be read: {}", refused.why())))?;
+    let fetched = outbound::within(
+        node.platform,
+        outbound::DOCUMENT_TIMEOUT_MS,
+        node.webhooks.get(&destination, REMOTE_CARD_MAXIMUM_BYTES),
+    )
+    .await;
+    let fetched = match fetched {
+        None => {
+            return Err(Step::Retry(format!(
+                "the card did not answer within {} seconds",
+                outbound::DOCUMENT_TIMEOUT_MS / 1000
+            )));
+        }
+        Some(Err(error)) => return Err(Step::Retry(format!("the card could not be read ({})", error.0))),
+        Some(Ok(fetched)) => fetched,
+    };
+    if fetched.status != 200 {
+        return Err(Step::Retry(format!("the card {}", answered(&fetched))));
+    }
+    let card: Value =
+        serde_json::from_slice(&fetched.body).map_err(|_| Step::Retry("the card is not JSON".to_string()))?;
+    let (url, version) = card_endpoint(&card)
+        .ok_or_else(|| Step::Retry("the card names no JSON-RPC endpoint of A2A 1.0 or 0.3".to_string()))?;
+    let fresh_for = freshness_seconds(fetched.cache_control.as_deref());
+    let name = card.get("name").and_then(Value::as_str);
+    statements.push(peers::card_cached(&due.remote_agent_id, &url, &version, name, now, now + fresh_for * 1000));
+    Ok((url, version))
+}
+
+/// How an answer that is not the one hoped for reads in a record.
+fn answered(fetched: &Fetched) -> String {
+    match (&fetched.location, fetched.status) {
+        (Some(location), 300..=399) => {
+            format!("answered {} with a redirect to {location}, which the node does not follow", fetched.status)
+        }
+        (_, status) => format!("answered {status}"),
+    }
+}
+
+/// The JSON-RPC endpoint a card names, and its A2A version: a 1.0 card's
+/// `supportedInterfaces` (its first JSON-RPC interface of 1.0, else of 0.3),
+/// or a 0.3 card's `url` (when its preferred transport is JSON-RPC) or a
+/// JSON-RPC entry of its `additionalInterfaces`.
+pub(super) fn card_endpoint(card: &Value) -> Option<(String, String)> {
+    let json_rpc = |binding: Option<&Value>| {
+        binding.and_then(Value::as_str).is_none_or(|binding| binding.eq_ignore_ascii_case("JSONRPC"))
+    };
+    let version_of = |text: &str| {
+        if text.starts_with("1.") || text == "1" {
+            Some("1.0")
+        } else if text.starts_with("0.3") {
+            Some("0.3")
+        } else {
+            None
+        }
+    };
+    if let Some(interfaces) = card.get("supportedInterfaces").and_then(Value::as_array) {
+        let mut found: Vec<(String, &str)> = interfaces
+            .iter()
+            .filter(|interface| json_rpc(interface.get("protocolBinding")))
+            .filter_map(|interface| {
+                let url = interface.get("url")?.as_str()?;
+                let version = version_of(interface.get("protocolVersion").and_then(Value::as_str).unwrap_or("1.0"))?;
+                Some((url.to_string(), version))
+            })
+            .collect();
+        found.sort_by_key(|(_, version)| *version != "1.0");
+        if let Some((url, version)) = found.into_iter().next() {
+            return Some((url, version.to_string()));
+        }
+    }
+    let version = card.get("protocolVersion").and_then(Value::as_str).and_then(version_of)?;
+    if let Some(url) = card.get("url").and_then(Value::as_str)
+        && json_rpc(card.get("preferredTransport"))
+    {
+        return Some((url.to_string(), version.to_string()));
+    }
+    card.get("additionalInterfaces").and_then(Value::as_array)?.iter().find_map(|interface| {
+        let transport = interface.get("transport").and_then(Value::as_str)?;
+        transport
+            .eq_ignore_ascii_case("JSONRPC")
+            .then(|| Some((interface.get("url")?.as_str()?.to_string(), version.to_string())))?
+    })
+}
+
+/// How long a card may be kept, in seconds, by its `Cache-Control`:
+/// `no-store` or `no-cache` not at all, `max-age` as it says (within a day),
+/// otherwise `REMOTE_CARD_DEFAULT_SECONDS`.
+pub(super) fn freshness_seconds(cache_control: Option<&str>) -> i64 {
+    let Some(header) = cache_control else { return REMOTE_CARD_DEFAULT_SECONDS };
+    let directives: Vec<String> = header.split(',').map(|directive| directive.trim().to_ascii_lowercase()).collect();
+    if directives.iter().any(|directive| directive == "no-store" || directive == "no-cache") {
+        return 0;
+    }
+    directives
+        .iter()
+        .find_map(|directive| directive.strip_prefix("max-age=")?.trim_matches('"').parse::<i64>().ok())
+        .map_or(REMOTE_CARD_DEFAULT_SECONDS, |seconds| seconds.clamp(0, REMOTE_CARD_LONGEST_SECONDS))
+}
+
+/// Sends the message, or asks after its task, and reads the answer.
+async fn exchange(work: &Background<'_>, due: &Due, (url, version): &(String, String), origin: Option<&str>) -> Step {
+    let node = work.node();
+    let v1 = version == "1.0";
+    let destination = match Destination::check(url, REMOTE_URL_MAXIMUM, &node.config.outbound_policy()) {
+        Ok(destination) => destination,
+        Err(refused) => return Step::Dead(format!("the endpoint {url} may not be reached: {}", refused.why())),
+    };
+    let request = match (&due.remote_task_id, due.sent) {
+        (Some(task_id), true) => {
+            let method = if v1 { "GetTask" } else { "tasks/get" };
+            json!({ "jsonrpc": "2.0", "id": due.message_id, "method": method, "params": { "id": task_id } })
+        }
+        _ => send_request(due, v1),
+    };
+    let mut headers = vec![
+        ("content-type".to_string(), "application/json".to_string()),
+        ("accept".to_string(), "application/json".to_string()),
+        ("a2a-version".to_string(), version.clone()),
+    ];
+    if let Some(credential) = &due.outbound_credential {
+        headers.push(("authorization".to_string(), format!("Bearer {credential}")));
+        // A peer's node is told which of this node's agents speaks.
+        if let Some(origin) = origin.filter(|_| due.sender_id.starts_with(IdKind::Agent.prefix())) {
+            headers.push((
+                "mailroom-sender".to_string(),
+                format!("{origin}/a2a/{}/.well-known/agent-card.json", due.sender_id),
+            ));
+        }
+    }
+    let body = request.to_string();
+    let answered_within = outbound::within(
+        node.platform,
+        outbound::POST_TIMEOUT_MS,
+        node.webhooks.exchange(&destination, &headers, &body, REMOTE_ANSWER_MAXIMUM_BYTES),
+    )
+    .await;
+    let fetched = match answered_within {
+        None => {
+            return Step::Retry(format!("{url} did not answer within {} seconds", outbound::POST_TIMEOUT_MS / 1000));
+        }
+        Some(Err(error)) => return Step::Retry(format!("{url} could not be reached ({})", error.0)),
+        Some(Ok(fetched)) => fetched,
+    };
+    if fetched.status != 200 {
+        return Step::Retry(format!("{url} {}", answered(&fetched)));
+    }
+    let Ok(answer) = serde_json::from_slice::<Value>(&fetched.body) else {
+        return Step::Retry(format!("{url} answered something that is not JSON"));
+    };
+    read_answer(work, due, &answer)
+}
+
+/// The request that sends the message: its parts, with the message's own id
+/// as the A2A `messageId`, asking to be answered at once with the task.
+fn send_request(due: &Due, v1: bool) -> Value {
+    let content: Value = serde_json::from_str(&due.content).unwrap_or(Value::Null);
+    let parts: Vec<Value> = parts_of(&content)
+        .into_iter()
+        .map(|mut part| {
+            if !v1 {
+                part["kind"] = if part.get("text").is_some() { "text" } else { "data" }.into();
+            }
+            part
+        })
+        .collect();
+    if v1 {
+        json!({ "jsonrpc": "2.0", "id": due.message_id, "method": "SendMessage", "params": {
+            "message": { "messageId": due.message_id, "role": "ROLE_USER", "parts": parts },
+            "configuration": { "returnImmediately": true },
+        } })
+    } else {
+        json!({ "jsonrpc": "2.0", "id": due.message_id, "method": "message/send", "params": {
+            "message": { "kind": "message", "messageId": due.message_id, "role": "user", "parts": parts },
+            "configuration": { "blocking": false },
+        } })
+    }
+}
+
+/// Content as A2A parts: parts it already holds, text, or data.
+fn parts_of(content: &Value) -> Vec<Value> {
+    match content {
+        Value::String(text) => vec![json!({ "text": text })],
+        Value::Object(object) if object.get("parts").and_then(Value::as_array).is_some() => {
+            object["parts"].as_array().cloned().unwrap_or_default()
+        }
+        other => vec![json!({ "data": other })],
+    }
+}
+
+/// Parts as the node stores them: text and data, without 0.3's `kind`.
+fn stored_parts(parts: Option<&Value>) -> Vec<Value> {
+    parts
+        .and_then(Value::as_array)
+        .map(|parts| {
+            parts
+                .iter()
+                .filter_map(|part| {
+                    if let Some(text) = part.get("text").and_then(Value::as_str) {
+                        Some(json!({ "text": text }))
+                    } else {
+                        part.get("data").filter(|data| !data.is_null()).map(|data| json!({ "data": data }))
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// Reads a JSON-RPC answer: an error, a task (1.0's `{task}` or a bare one),
+/// or a message answering at once.
+fn read_answer(work: &Background<'_>, due: &Due, answer: &Value) -> Step {
+    if let Some(error) = answer.get("error") {
+        let code = error.get("code").and_then(Value::as_i64).unwrap_or(0);
+        let words = error.get("message").and_then(Value::as_str).unwrap_or("no words");
+        // The agent elsewhere refused the message itself (its parameters, its
+        // content type, a task it does not know): trying again changes nothing.
+        return match code {
+            -32602 | -32001 | -32005 | -32600 => {
+                Step::Dead(format!("the agent elsewhere refused it ({code}: {words})"))
+            }
+            _ => Step::Retry(format!("the agent elsewhere answered an error ({code}: {words})")),
+        };
+    }
+    let Some(result) = answer.get("result") else {
+        return Step::Retry("the answer is neither a result nor an error".to_string());
+    };
+    let task =
+        result.get("task").or_else(|| (result.get("status").is_some() && result.get("id").is_some()).then_some(result));
+    let message = result.get("message").or_else(|| result.get("messageId").is_some().then_some(result));
+    if let Some(task) = task {
+        return read_task(work, due, task);
+    }
+    if let Some(message) = message {
+        let parts = stored_parts(message.get("parts"));
+        return answered_with(work, due, parts);
+    }
+    Step::Retry("the answer is neither a task nor a message".to_string())
+}
+
+/// A task's state, by its 1.0 or 0.3 name.
+fn read_task(work: &Background<'_>, due: &Due, task: &Value) -> Step {
+    let Some(task_id) = task.get("id").and_then(Value::as_str).filter(|id| !id.is_empty()) else {
+        return Step::Retry("the task has no id".to_string());
+    };
+    let state = task.pointer("/status/state").and_then(Value::as_str).unwrap_or_default();
+    let state = state.trim_start_matches("TASK_STATE_").to_ascii_lowercase().replace('_', "-");
+    let status_words = || {
+        stored_parts(task.pointer("/status/message/parts"))
+            .iter()
+            .filter_map(|part| part.get("text").and_then(Value::as_str).map(str::to_string))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    match state.as_str() {
+        "completed" => {
+            let mut parts: Vec<Value> = task
+                .get("artifacts")
+                .and_then(Value::as_array)
+                .map(|artifacts| artifacts.iter().flat_map(|artifact| stored_parts(artifact.get("parts"))).collect())
+                .unwrap_or_default();
+            if parts.is_empty() {
+                parts = stored_parts(task.pointer("/status/message/parts"));
+            }
+            answered_with(work, due, parts)
+        }
+        "failed" | "rejected" | "canceled" | "input-required" | "auth-required" => {
+            let words = status_words();
+            let reason =
+                if words.is_empty() { format!("its task is {state}") } else { format!("its task is {state}: {words}") };
+            Step::Ended(EndedElsewhere::Rejected { reason })
+        }
+        "submitted" | "working" if due.kind == "event" => Step::Ended(EndedElsewhere::Acknowledged),
+        "submitted" | "working" => Step::Accepted { task_id: task_id.to_string() },
+        other => Step::Retry(format!("the task is in a state A2A does not name ({other})")),
+    }
+}
+
+/// The message answered with `parts`: a request's reply, an event taken.
+fn answered_with(work: &Background<'_>, due: &Due, parts: Vec<Value>) -> Step {
+    if due.kind == "event" {
+        return Step::Ended(EndedElsewhere::Acknowledged);
+    }
+    let reply_id = new_id(IdKind::AgentMessage, work.node().platform);
+    Step::Ended(EndedElsewhere::Answered { reply_id, content: json!({ "parts": parts }).to_string() })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_card_names_its_json_rpc_endpoint_preferring_a2a_1_0() {
+        let v1 = json!({ "supportedInterfaces": [
+            { "url": "https://b.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0" },
+            { "url": "https://b.example/old", "protocolBinding": "JSONRPC", "protocolVersion": "0.3" },
+            { "url": "https://b.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0" },
+        ] });
+        assert_eq!(card_endpoint(&v1), Some(("https://b.example/rpc".into(), "1.0".into())));
+        let v03 =
+            json!({ "url": "https://c.example/a2a", "protocolVersion": "0.3.0", "preferredTransport": "JSONRPC" });
+        assert_eq!(card_endpoint(&v03), Some(("https://c.example/a2a".into(), "0.3".into())));
+        let grpc_first = json!({ "url": "https://c.example/grpc", "protocolVersion": "0.3.0", "preferredTransport": "GRPC",
+            "additionalInterfaces": [{ "url": "https://c.example/jsonrpc", "transport": "JSONRPC" }] });
+        assert_eq!(card_endpoint(&grpc_first), Some(("https://c.example/jsonrpc".into(), "0.3".into())));
+        assert_eq!(card_endpoint(&json!({ "name": "no endpoint" })), None);
+        assert_eq!(card_endpoint(&json!({ "url": "https://d.example", "protocolVersion": "2.0" })), None);
+    }
+
+    #[test]
+    fn a_card_is_kept_as_long_as_its_caching_headers_say_within_a_day() {
+        assert_eq!(freshness_seconds(None), REMOTE_CARD_DEFAULT_SECONDS);
+        assert_eq!(freshness_seconds(Some("public, max-age=60")), 60);
+        assert_eq!(freshness_seconds(Some("max-age=0")), 0);
+        assert_eq!(freshness_seconds(Some("no-store")), 0);
+        assert_eq!(freshness_seconds(Some("max-age=99999999")), REMOTE_CARD_LONGEST_SECONDS);
+        assert_eq!(freshness_seconds(Some("max-age=banana")), REMOTE_CARD_DEFAULT_SECONDS);
+    }
+
+    #[test]
+    fn content_goes_as_the_parts_it_holds_text_or_data_and_comes_back_without_kinds() {
+        assert_eq!(parts_of(&json!("hi")), vec![json!({ "text": "hi" })]);
+        assert_eq!(parts_of(&json!({ "parts": [{ "text": "a" }] })), vec![json!({ "text": "a" })]);
+        assert_eq!(parts_of(&json!({ "n": 1 })), vec![json!({ "data": { "n": 1 } })]);
+        let back = stored_parts(Some(
+            &json!([{ "kind": "text", "text": "a" }, { "kind": "file", "file": {} }, { "data": { "n": 1 } }]),
+        ));
+        assert_eq!(back, vec![json!({ "text": "a" }), json!({ "data": { "n": 1 } })]);
+    }
+}
