@@ -262,8 +262,11 @@ fn settle(
         Step::Accepted { task_id } => {
             let detail = format!("accepted as task {task_id}");
             statements.push(peers::attempt_recorded(&due.message_id, now, step_name, "ok", &detail));
-            // Asking after a task is not a failure: the count starts again.
-            statements.push(progress("sent", 0, now + REMOTE_POLL_SECONDS * 1000, Some(&task_id), None));
+            // Asking after a task is not a failure: the count starts again. A
+            // task just accepted is asked after at the next run; one still
+            // working, every `REMOTE_POLL_SECONDS`.
+            let next = if due.sent { now + REMOTE_POLL_SECONDS * 1000 } else { now };
+            statements.push(progress("sent", 0, next, Some(&task_id), None));
             (statements, Vec::new(), Outcome::Progressed)
         }
         Step::Retry(why) if attempts < due.maximum_attempts => {

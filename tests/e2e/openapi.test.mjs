@@ -113,6 +113,8 @@ test("every documented operation answers as documented, successes and refusals a
   })).body;
   const agent = minted.agent;
   const pairing = (await call("POST", `/api/agents/${agent.id}/pairing-code`, { token })).body;
+  // A connected organisation, changed and then disconnected by the walk.
+  const walkedPeer = (await call("POST", "/api/peers", { token, body: { domain: "walked.example", name: "Walked" } })).body.peer.id;
   const agentCredential = (await call("POST", "/api/agents/pair", { body: { code: minted.pairing.code } })).body.credential;
 
   // Reminders: Ben's own inbox, a source, and an event it pushes for him.
@@ -219,6 +221,13 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", `/api/agent-conversations/${asked.conversation_id}/cancel`, { token: asker.credential }],
     ["POST", "/api/agent-messages", { token: asker.credential, body: { recipient: answerer.id, kind: "request", content: 1, idempotency_key: "x", conversation_id: asked.conversation_id } }],
     ["GET", `/api/agents/${answerer.id}/messaging`, { token: benToken }],
+    ["GET", `/api/agents/${answerer.id}/remote-deliveries`, { token: benToken }],
+    ["GET", "/api/peers", { token }],
+    ["POST", "/api/peers", { token, body: { domain: "walk.example", name: "Walk" } }],
+    ["POST", "/api/peers", { token, body: { domain: "walk.example", name: "Walk again" } }],
+    ["PATCH", `/api/peers/${walkedPeer}`, { token, body: { outbound_credential: "their-credential" } }],
+    ["DELETE", `/api/peers/${walkedPeer}`, { token }],
+    ["PATCH", `/api/peers/${walkedPeer}`, { token, body: { name: "Gone" } }],
     ["PATCH", `/api/agents/${answerer.id}/messaging`, { token: benToken, body: { rate_per_minute: 120, allowed_peers: [asker.id, ben.id] } }],
     ["PATCH", `/api/agents/${answerer.id}/messaging`, { token: benToken, body: { pending_cap: 0 } }],
     ["GET", `/api/agents/${answerer.id}/inbox`, { token: benToken }],

@@ -22,7 +22,8 @@ pub const REMOTE_CARD_LONGEST_SECONDS: i64 = 24 * 3600;
 /// How long the outbox waits after each failed attempt, in seconds; the last
 /// repeats until the owner's `maximum_attempts` are spent.
 pub const REMOTE_RETRY_AFTER_SECONDS: &[i64] = &[60, 300, 1800, 7200];
-/// How often an accepted task is asked how it stands, in seconds.
+/// How often an accepted task is asked how it stands, in seconds, after it is
+/// first asked at the outbox's next run.
 pub const REMOTE_POLL_SECONDS: i64 = 60;
 /// The most domains and cards an agent's outbound policy names.
 pub const MAXIMUM_REMOTE_RECIPIENTS: usize = 100;
