@@ -32,6 +32,7 @@ CREATE TABLE remote_agents (
     name              TEXT,
     endpoint_url      TEXT,                         -- the JSON-RPC endpoint its card names
     protocol_version  TEXT,                         -- '1.0' or '0.3'
+    push_notifications INTEGER NOT NULL DEFAULT 0,  -- whether its card says it pushes a task's changes
     card_read_at      INTEGER,
     card_fresh_until  INTEGER,
     created_at        INTEGER NOT NULL
@@ -51,6 +52,9 @@ CREATE TABLE remote_deliveries (
     claimed_until     INTEGER NOT NULL DEFAULT 0,
     remote_task_id    TEXT,
     last_error        TEXT,
+    -- When the agent elsewhere last pushed word that its task changed: a push
+    -- that lands while a run works on the delivery makes it due again at once.
+    pushed_at         INTEGER,
     created_at        INTEGER NOT NULL,
     updated_at        INTEGER NOT NULL
 );

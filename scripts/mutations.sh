@@ -45,6 +45,9 @@ mutations=(
   "a route that reads content says so|contract/src/route/declaration.rs|self.reaches_content = true;|self.reaches_content = false;"
   "the delegator is recorded|src/core/context/note.rs|delegator: self.delegator.clone(),|delegator: None,"
   "a mention reaches only who reads the notes|src/mail/store/notes.rs|WHERE p.disabled_at IS NULL AND {holds}|WHERE p.disabled_at IS NULL AND ({holds} OR 1)|notes::"
+  "a peer speaks only for agents on its domain|src/core/outbound.rs|above.ends_with('.')|above.ends_with(\"\")|peers::"
+  "a peer reaches only agents listed on the card|src/messaging/store/sending.rs|WHERE agent_id = a.id), 0) AS listed|WHERE agent_id = a.id), 1) AS listed|peers::"
+  "the outbound policy is judged at every attempt|src/a2a/outbox.rs|peers::reaches(&entries, &address)|peers::reaches(&entries, &address) ^ entries.is_empty()|peers::"
 )
 
 survived=()

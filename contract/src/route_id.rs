@@ -173,6 +173,7 @@ route_ids! {
     A2aEndpoint,
     GetA2aNodeCard,
     A2aNodeEndpoint,
+    ReceiveTaskPush,
     GetOAuthProtectedResource,
     GetOAuthProtectedResourceOfMcp,
     GetOAuthAuthorizationServer,

@@ -13,7 +13,8 @@
 //! only ever the caller's own request.
 //!
 //! `outbox` is the other direction: this node's messages to agents elsewhere,
-//! sent over A2A as a client, their tasks asked after until they end.
+//! sent over A2A as a client, their tasks asked after until they end; and
+//! `pushed` takes an agent elsewhere's word that a task changed.
 //!
 //! `endpoints` holds the two JSON-RPC endpoints, which read a call and hand a
 //! task's operation to `tasks`; `push` a task's push notification configs
@@ -24,11 +25,13 @@ mod endpoints;
 mod outbox;
 mod params;
 mod push;
+mod pushed;
 mod rpc;
 mod streams;
 mod tasks;
 
 pub use cards::{agent_card as card, node_card};
 pub use endpoints::{handle, handle_node};
-pub use outbox::{OutboxReport, deliver_remote};
+pub use outbox::{OutboxReport, deliver_remote, push_token};
 pub use push::push_body;
+pub use pushed::receive as receive_push;

@@ -15,15 +15,18 @@
 //! becomes the message's reply, recorded in the audit chain with the agent
 //! elsewhere named and the content left out.
 
+use hmac::{Hmac, KeyInit, Mac};
 use mailroom_contract::api::{
     REMOTE_ANSWER_MAXIMUM_BYTES, REMOTE_CARD_DEFAULT_SECONDS, REMOTE_CARD_LONGEST_SECONDS, REMOTE_CARD_MAXIMUM_BYTES,
     REMOTE_POLL_SECONDS, REMOTE_RETRY_AFTER_SECONDS, REMOTE_URL_MAXIMUM,
 };
 use serde_json::{Value, json};
+use sha2::Sha256;
 
 use crate::core::background::{Background, BackgroundError};
 use crate::core::bindings::Fetched;
 use crate::core::context::ports::AuditRecord;
+use crate::core::crypto::hex;
 use crate::core::events::Topic;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::outbound::{self, Destination};
@@ -35,6 +38,8 @@ use crate::peers::{self, Progress, RemoteAddress};
 const CLAIMED_PER_RUN: usize = 10;
 /// How long a run's claim holds: longer than its requests can take.
 const CLAIM_MS: i64 = 120_000;
+/// How many times one run claims what is due.
+const PASSES_PER_RUN: usize = 3;
 /// How long the outbox waits while the sender is paused.
 const PAUSED_RETRY_MS: i64 = 60_000;
 
@@ -66,15 +71,20 @@ struct Due {
     endpoint_url: Option<String>,
     protocol_version: Option<String>,
     card_fresh_until: i64,
+    /// Whether the card says the agent pushes its tasks' changes.
+    push_notifications: bool,
     outbound_credential: Option<String>,
     sender_stopped: Option<String>,
     remote_recipients: Option<String>,
     maximum_attempts: i64,
+    /// When this run claimed it.
+    claimed_at: i64,
 }
 
 impl Due {
-    fn of(row: &Row) -> Result<Due, StorageError> {
+    fn of(row: &Row, claimed_at: i64) -> Result<Due, StorageError> {
         Ok(Due {
+            claimed_at,
             message_id: row.text("message_id")?,
             remote_agent_id: row.text("remote_agent_id")?,
             sender_id: row.text("sender_id")?,
@@ -90,6 +100,7 @@ impl Due {
             endpoint_url: row.optional_text("endpoint_url")?,
             protocol_version: row.optional_text("protocol_version")?,
             card_fresh_until: row.optional_integer("card_fresh_until")?.unwrap_or(0),
+            push_notifications: row.integer("push_notifications")? != 0,
             outbound_credential: row.optional_text("outbound_credential")?,
             sender_stopped: row.optional_text("sender_stopped")?,
             remote_recipients: row.optional_text("remote_recipients")?,
@@ -110,17 +121,38 @@ enum Step {
     Dead(String),
 }
 
-/// Runs the outbox once: claims what is due and works each delivery.
+/// Runs the outbox: claims what is due and works each delivery, then claims
+/// again what was pushed meanwhile (word that landed while its delivery was
+/// claimed, which the run that took the push could not work on), a few times
+/// at most.
 pub async fn deliver_remote(work: &Background<'_>) -> Result<OutboxReport, BackgroundError> {
+    let mut report = OutboxReport::default();
+    let started = work.now_ms();
+    let mut pushed_since = None;
+    for _ in 0..PASSES_PER_RUN {
+        if deliver_due_once(work, &mut report, pushed_since).await? == 0 {
+            break;
+        }
+        pushed_since = Some(started);
+    }
+    Ok(report)
+}
+
+/// One pass: claims what is due now (with `pushed_since`, only what was
+/// pushed since then) and works it. Answers how many it claimed.
+async fn deliver_due_once(
+    work: &Background<'_>,
+    report: &mut OutboxReport,
+    pushed_since: Option<i64>,
+) -> Result<usize, BackgroundError> {
     let node = work.node();
     let now = work.now_ms();
     let claim_until = now + CLAIM_MS;
-    let results =
-        work.run(vec![peers::claim_due(now, claim_until, CLAIMED_PER_RUN), peers::claimed(claim_until)]).await?;
+    let claim = peers::claim_due(now, claim_until, CLAIMED_PER_RUN, pushed_since);
+    let results = work.run(vec![claim, peers::claimed(claim_until)]).await?;
     let rows = results.get(1).map(|result| result.rows.clone()).unwrap_or_default();
-    let mut report = OutboxReport::default();
     for row in &rows {
-        let due = Due::of(row)?;
+        let due = Due::of(row, now)?;
         let origin = node.config.public_origin.clone();
         let (statements, records, outcome) = work_one(work, &due, origin.as_deref()).await;
         match outcome {
@@ -130,7 +162,7 @@ pub async fn deliver_remote(work: &Background<'_>) -> Result<OutboxReport, Backg
         }
         work.commit(statements, &records).await?;
     }
-    Ok(report)
+    Ok(rows.len())
 }
 
 /// What became of one delivery in a run.
@@ -157,6 +189,7 @@ async fn work_one(
             remote_task_id: task,
             last_error: error,
             now_ms: now,
+            claimed_at: now,
         })
     };
     // Judged again at every attempt: what the send judged may have changed.
@@ -196,7 +229,10 @@ async fn work_one(
         Ok(endpoint) => endpoint,
         Err(step) => return settle(due, step, statements, now, "card"),
     };
-    let step = exchange(work, due, &endpoint, origin).await;
+    let (step, push_refused) = exchange(work, due, &endpoint, origin).await;
+    if push_refused {
+        statements.push(peers::pushes_refused(&due.remote_agent_id));
+    }
     if matches!(&step, Step::Retry(why) if why.contains("answered 404") || why.contains("answered 410")) {
         // The endpoint the card named is gone: read the card again next time.
         statements.push(peers::card_forgotten(&due.remote_agent_id));
@@ -236,6 +272,7 @@ fn settle(
             remote_task_id: task,
             last_error: error,
             now_ms: now,
+            claimed_at: due.claimed_at,
         })
     };
     let attempts = due.attempts + 1;
@@ -316,12 +353,12 @@ fn ended_record(due: &Due, now: i64, outcome: &'static str, facts: Value) -> Aud
 
 /// Where to send: the endpoint the card named while it is fresh, or what the
 /// card says now (kept as long as its caching headers allow).
-async fn endpoint(work: &Background<'_>, due: &Due, statements: &mut Vec<Statement>) -> Result<(String, String), Step> {
+async fn endpoint(work: &Background<'_>, due: &Due, statements: &mut Vec<Statement>) -> Result<Endpoint, Step> {
     let now = work.now_ms();
     if let (Some(url), Some(version)) = (&due.endpoint_url, &due.protocol_version)
         && due.card_fresh_until > now
     {
-        return Ok((url.clone(), version.clone()));
+        return Ok(Endpoint { url: url.clone(), version: version.clone(), pushes: due.push_notifications });
     }
     let node = work.node();
     let destination = Destination::check(&due.card_url, REMOTE_URL_MAXIMUM, &node.config.outbound_policy())
@@ -350,9 +387,23 @@ async fn endpoint(work: &Background<'_>, due: &Due, statements: &mut Vec<Stateme
     let (url, version) = card_endpoint(&card)
         .ok_or_else(|| Step::Retry("the card names no JSON-RPC endpoint of A2A 1.0 or 0.3".to_string()))?;
     let fresh_for = freshness_seconds(fetched.cache_control.as_deref());
-    let name = card.get("name").and_then(Value::as_str);
-    statements.push(peers::card_cached(&due.remote_agent_id, &url, &version, name, now, now + fresh_for * 1000));
-    Ok((url, version))
+    let pushes = card.pointer("/capabilities/pushNotifications").and_then(Value::as_bool).unwrap_or(false);
+    let read = peers::CardRead {
+        endpoint_url: &url,
+        protocol_version: &version,
+        name: card.get("name").and_then(Value::as_str),
+        push_notifications: pushes,
+    };
+    statements.push(peers::card_cached(&due.remote_agent_id, &read, now, now + fresh_for * 1000));
+    Ok(Endpoint { url, version, pushes })
+}
+
+/// Where the card says to send, in which version, and whether the agent
+/// pushes its tasks' changes.
+struct Endpoint {
+    url: String,
+    version: String,
+    pushes: bool,
 }
 
 /// How an answer that is not the one hoped for reads in a record.
@@ -426,20 +477,30 @@ pub(super) fn freshness_seconds(cache_control: Option<&str>) -> i64 {
         .map_or(REMOTE_CARD_DEFAULT_SECONDS, |seconds| seconds.clamp(0, REMOTE_CARD_LONGEST_SECONDS))
 }
 
-/// Sends the message, or asks after its task, and reads the answer.
-async fn exchange(work: &Background<'_>, due: &Due, (url, version): &(String, String), origin: Option<&str>) -> Step {
+/// Sends the message, or asks after its task, and reads the answer. A send
+/// whose push config the agent refuses (A2A's -32003) is sent again at once
+/// without one, and the agent asked after by polling (`push_refused`).
+async fn exchange(work: &Background<'_>, due: &Due, endpoint: &Endpoint, origin: Option<&str>) -> (Step, bool) {
     let node = work.node();
+    let (url, version) = (&endpoint.url, &endpoint.version);
     let v1 = version == "1.0";
     let destination = match Destination::check(url, REMOTE_URL_MAXIMUM, &node.config.outbound_policy()) {
         Ok(destination) => destination,
-        Err(refused) => return Step::Dead(format!("the endpoint {url} may not be reached: {}", refused.why())),
+        Err(refused) => {
+            return (Step::Dead(format!("the endpoint {url} may not be reached: {}", refused.why())), false);
+        }
     };
-    let request = match (&due.remote_task_id, due.sent) {
+    let push = origin.filter(|_| endpoint.pushes && !due.sent).map(|origin| {
+        json!({ "url": push_url(origin, &due.message_id), "token": push_token(&node.config.session_key, &due.message_id) })
+    });
+    let request = |push: Option<Value>| match (&due.remote_task_id, due.sent) {
         (Some(task_id), true) => {
             let method = if v1 { "GetTask" } else { "tasks/get" };
             json!({ "jsonrpc": "2.0", "id": due.message_id, "method": method, "params": { "id": task_id } })
         }
-        _ => send_request(due, v1),
+        // An agent that pushes is asked to tell this node when the task
+        // changes, at an address only the token proves (decision 0050).
+        _ => send_request(due, v1, push),
     };
     let mut headers = vec![
         ("content-type".to_string(), "application/json".to_string()),
@@ -456,32 +517,57 @@ async fn exchange(work: &Background<'_>, due: &Due, (url, version): &(String, St
             ));
         }
     }
+    let asked_to_push = push.is_some();
+    let answer = match call(work, &destination, url, &headers, &request(push)).await {
+        Ok(answer) => answer,
+        Err(step) => return (step, false),
+    };
+    let push_refused = asked_to_push && answer.pointer("/error/code").and_then(Value::as_i64) == Some(-32003);
+    if !push_refused {
+        return (read_answer(work, due, &answer), false);
+    }
+    match call(work, &destination, url, &headers, &request(None)).await {
+        Ok(answer) => (read_answer(work, due, &answer), true),
+        Err(step) => (step, true),
+    }
+}
+
+/// One JSON-RPC call to the endpoint: its answer, or the step a failure is.
+async fn call(
+    work: &Background<'_>,
+    destination: &Destination,
+    url: &str,
+    headers: &[(String, String)],
+    request: &Value,
+) -> Result<Value, Step> {
+    let node = work.node();
     let body = request.to_string();
     let answered_within = outbound::within(
         node.platform,
         outbound::POST_TIMEOUT_MS,
-        node.webhooks.exchange(&destination, &headers, &body, REMOTE_ANSWER_MAXIMUM_BYTES),
+        node.webhooks.exchange(destination, headers, &body, REMOTE_ANSWER_MAXIMUM_BYTES),
     )
     .await;
     let fetched = match answered_within {
         None => {
-            return Step::Retry(format!("{url} did not answer within {} seconds", outbound::POST_TIMEOUT_MS / 1000));
+            return Err(Step::Retry(format!(
+                "{url} did not answer within {} seconds",
+                outbound::POST_TIMEOUT_MS / 1000
+            )));
         }
-        Some(Err(error)) => return Step::Retry(format!("{url} could not be reached ({})", error.0)),
+        Some(Err(error)) => return Err(Step::Retry(format!("{url} could not be reached ({})", error.0))),
         Some(Ok(fetched)) => fetched,
     };
     if fetched.status != 200 {
-        return Step::Retry(format!("{url} {}", answered(&fetched)));
+        return Err(Step::Retry(format!("{url} {}", answered(&fetched))));
     }
-    let Ok(answer) = serde_json::from_slice::<Value>(&fetched.body) else {
-        return Step::Retry(format!("{url} answered something that is not JSON"));
-    };
-    read_answer(work, due, &answer)
+    serde_json::from_slice::<Value>(&fetched.body)
+        .map_err(|_| Step::Retry(format!("{url} answered something that is not JSON")))
 }
 
 /// The request that sends the message: its parts, with the message's own id
 /// as the A2A `messageId`, asking to be answered at once with the task.
-fn send_request(due: &Due, v1: bool) -> Value {
+fn send_request(due: &Due, v1: bool, push: Option<Value>) -> Value {
     let content: Value = serde_json::from_str(&due.content).unwrap_or(Value::Null);
     let parts: Vec<Value> = parts_of(&content)
         .into_iter()
@@ -492,7 +578,7 @@ fn send_request(due: &Due, v1: bool) -> Value {
             part
         })
         .collect();
-    if v1 {
+    let mut request = if v1 {
         json!({ "jsonrpc": "2.0", "id": due.message_id, "method": "SendMessage", "params": {
             "message": { "messageId": due.message_id, "role": "ROLE_USER", "parts": parts },
             "configuration": { "returnImmediately": true },
@@ -502,7 +588,28 @@ fn send_request(due: &Due, v1: bool) -> Value {
             "message": { "kind": "message", "messageId": due.message_id, "role": "user", "parts": parts },
             "configuration": { "blocking": false },
         } })
+    };
+    if let Some(push) = push {
+        let field = if v1 { "taskPushNotificationConfig" } else { "pushNotificationConfig" };
+        request["params"]["configuration"][field] = push;
     }
+    request
+}
+
+/// Where an agent elsewhere pushes word of message `message_id`'s task.
+fn push_url(origin: &str, message_id: &str) -> String {
+    format!("{origin}/a2a/outbox/{message_id}")
+}
+
+/// The token a push about message `message_id` must carry: a MAC under the
+/// node's session key, so it is checked without storing it and nobody who
+/// reads D1 can forge one.
+pub fn push_token(session_key: &[u8], message_id: &str) -> String {
+    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(session_key)
+        .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
+    mac.update(b"mailroom a2a push\0");
+    mac.update(message_id.as_bytes());
+    hex(&mac.finalize().into_bytes())
 }
 
 /// Content as A2A parts: parts it already holds, text, or data.

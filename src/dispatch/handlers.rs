@@ -169,6 +169,7 @@ pub(super) async fn handle(context: &mut Context<'_>) -> Result<Response, Refusa
         RouteId::A2aEndpoint => a2a::handle(context).await,
         RouteId::GetA2aNodeCard => a2a::node_card(context).await,
         RouteId::A2aNodeEndpoint => a2a::handle_node(context).await,
+        RouteId::ReceiveTaskPush => a2a::receive_push(context).await,
         RouteId::GetOAuthProtectedResource | RouteId::GetOAuthProtectedResourceOfMcp => {
             oauth::protected_resource(context).await
         }

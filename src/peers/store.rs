@@ -139,17 +139,20 @@ pub fn within_hourly_cap(sender_id: &str, now_ms: i64) -> Statement {
 }
 
 /// Claims up to `limit` deliveries due at `now_ms` until `claim_until` (a run
-/// after an answer and the schedule never work on one at once).
-pub fn claim_due(now_ms: i64, claim_until: i64, limit: usize) -> Statement {
+/// after an answer and the schedule never work on one at once); with
+/// `pushed_since`, only those pushed since then.
+pub fn claim_due(now_ms: i64, claim_until: i64, limit: usize, pushed_since: Option<i64>) -> Statement {
     Statement::new(
         "UPDATE remote_deliveries SET claimed_until = ?2 WHERE message_id IN ( \
            SELECT message_id FROM remote_deliveries \
            WHERE state IN ('pending', 'sent') AND next_attempt_at <= ?1 AND claimed_until <= ?1 \
+             AND (?4 IS NULL OR pushed_at >= ?4) \
            ORDER BY next_attempt_at LIMIT ?3)",
     )
     .bind(now_ms)
     .bind(claim_until)
     .bind(limit as i64)
+    .bind(pushed_since)
 }
 
 /// The deliveries `claim_due` claimed until `claim_until`, with everything a
@@ -161,6 +164,7 @@ pub fn claimed(claim_until: i64) -> Statement {
         "SELECT d.message_id, d.remote_agent_id, d.sender_id, d.state, d.attempts, d.remote_task_id, \
                 m.conversation_id, m.kind, m.content, m.state AS message_state, m.expires_at, \
                 ra.card_url, ra.domain, ra.endpoint_url, ra.protocol_version, ra.card_fresh_until, \
+                ra.push_notifications, \
                 (SELECT outbound_credential FROM peers p WHERE p.domain = ra.domain AND p.revoked_at IS NULL) \
                   AS outbound_credential, \
                 CASE WHEN d.sender_id LIKE 'agt\\_%' ESCAPE '\\' THEN \
@@ -196,6 +200,9 @@ pub fn attempt_recorded(message_id: &str, at_ms: i64, step: &str, outcome: &str,
 /// Where a delivery stands after a run's attempt.
 pub struct Progress<'a> {
     pub message_id: &'a str,
+    /// When the run that made this progress claimed the delivery: a push
+    /// since then makes it due at once, whatever `next_attempt_at` says.
+    pub claimed_at: i64,
     pub state: &'a str,
     pub attempts: i64,
     pub next_attempt_at: i64,
@@ -207,7 +214,8 @@ pub struct Progress<'a> {
 /// Records a delivery's progress and releases its claim.
 pub fn delivery_progressed(progress: &Progress<'_>) -> Statement {
     Statement::new(
-        "UPDATE remote_deliveries SET state = ?2, attempts = ?3, next_attempt_at = ?4, \
+        "UPDATE remote_deliveries SET state = ?2, attempts = ?3, \
+           next_attempt_at = CASE WHEN pushed_at >= ?8 THEN MIN(?4, ?7) ELSE ?4 END, \
            remote_task_id = COALESCE(?5, remote_task_id), last_error = ?6, updated_at = ?7, claimed_until = 0 \
          WHERE message_id = ?1",
     )
@@ -218,27 +226,47 @@ pub fn delivery_progressed(progress: &Progress<'_>) -> Statement {
     .bind(progress.remote_task_id)
     .bind(progress.last_error)
     .bind(progress.now_ms)
+    .bind(progress.claimed_at)
 }
 
 /// What the card of the agent elsewhere said, kept until `fresh_until`.
-pub fn card_cached(
-    remote_agent_id: &str,
-    endpoint_url: &str,
-    protocol_version: &str,
-    name: Option<&str>,
-    now_ms: i64,
-    fresh_until: i64,
-) -> Statement {
+pub fn card_cached(remote_agent_id: &str, card: &CardRead<'_>, now_ms: i64, fresh_until: i64) -> Statement {
     Statement::new(
         "UPDATE remote_agents SET endpoint_url = ?2, protocol_version = ?3, name = COALESCE(?4, name), \
-           card_read_at = ?5, card_fresh_until = ?6 WHERE id = ?1",
+           push_notifications = ?5, card_read_at = ?6, card_fresh_until = ?7 WHERE id = ?1",
     )
     .bind(remote_agent_id)
-    .bind(endpoint_url)
-    .bind(protocol_version)
-    .bind(name)
+    .bind(card.endpoint_url)
+    .bind(card.protocol_version)
+    .bind(card.name)
+    .bind(i64::from(card.push_notifications))
     .bind(now_ms)
     .bind(fresh_until)
+}
+
+/// What a card said that the outbox keeps.
+pub struct CardRead<'a> {
+    pub endpoint_url: &'a str,
+    pub protocol_version: &'a str,
+    pub name: Option<&'a str>,
+    pub push_notifications: bool,
+}
+
+/// Makes a delivery due now: the agent elsewhere pushed word that its task
+/// changed (the push proved by its token), so the next run asks after it.
+pub fn due_now(message_id: &str, now_ms: i64) -> Statement {
+    Statement::new(
+        "UPDATE remote_deliveries SET next_attempt_at = MIN(next_attempt_at, ?2), pushed_at = ?2 \
+         WHERE message_id = ?1 AND state IN ('pending', 'sent')",
+    )
+    .bind(message_id)
+    .bind(now_ms)
+}
+
+/// Records that the agent elsewhere refused a push config: it is asked after
+/// by polling until its card is read again.
+pub fn pushes_refused(remote_agent_id: &str) -> Statement {
+    Statement::new("UPDATE remote_agents SET push_notifications = 0 WHERE id = ?1").bind(remote_agent_id)
 }
 
 /// Forgets what the card said, so the next attempt reads it again (the

@@ -195,6 +195,10 @@ impl Webhooks for RecordingWebhooks {
                 body: body.to_string(),
                 at_ms: self.clock.now_ms(),
             });
+            let delay = self.slow.borrow().iter().find(|(slow, _)| slow == url).map(|(_, delay)| *delay);
+            if let Some(delay) = delay {
+                self.clock.sleep(delay).await;
+            }
             let mut exchanges = self.exchanges.borrow_mut();
             let answers = exchanges
                 .iter_mut()

@@ -9,7 +9,13 @@ import http from "node:http";
 import { randomUUID } from "node:crypto";
 import express from "express";
 import { A2A_PROTOCOL_VERSION, AGENT_CARD_PATH, AgentCard, Part, TaskState } from "@a2a-js/sdk";
-import { AgentEvent, DefaultRequestHandler, InMemoryTaskStore } from "@a2a-js/sdk/server";
+import {
+  AgentEvent,
+  DefaultPushNotificationSender,
+  DefaultRequestHandler,
+  InMemoryPushNotificationStore,
+  InMemoryTaskStore,
+} from "@a2a-js/sdk/server";
 import { UserBuilder, agentCardHandler, jsonRpcHandler } from "@a2a-js/sdk/server/express";
 import { legacyAgentCardRouter } from "@a2a-js/sdk/compat/v0_3/server/express";
 import * as Legacy from "a2a-sdk-03/server";
@@ -37,6 +43,9 @@ const VERSIONS = new Set(["1.0", "0.3", "1.0+0.3"]);
  * - `deferred`: the executor leaves each task `working` and returns (so
  *   `SendMessage` answers a working task whether or not the node asked to
  *   block); the task completes only when the test calls `finish(taskId?)`.
+ * - `push` (1.0 only): the card says `pushNotifications`, and the SDK's own
+ *   push store and sender post a task's changes to the push config a send
+ *   carried.
  * - `requireBearer`: a token; the JSON-RPC endpoint answers 401 to any request
  *   without `Authorization: Bearer <token>`, and the card declares the scheme.
  * - `cardMaxAge`: seconds of the card's Cache-Control max-age (the 1.3.0 SDK's
@@ -133,7 +142,7 @@ function mountCurrent(app, { options, received, pending, url, rpcUrl, compatible
     ],
     provider: { organization: "Another organisation", url },
     version: "1.0.0",
-    capabilities: { streaming: false, pushNotifications: false, extensions: [], extendedAgentCard: false },
+    capabilities: { streaming: false, pushNotifications: Boolean(options.push), extensions: [], extendedAgentCard: false },
     securitySchemes: bearer ? { bearer: { httpAuthSecurityScheme: { scheme: "Bearer", description: "", bearerFormat: "" } } } : {},
     securityRequirements: bearer ? [{ schemes: { bearer: { list: [] } } }] : [],
     defaultInputModes: ["text/plain"],
@@ -179,7 +188,11 @@ function mountCurrent(app, { options, received, pending, url, rpcUrl, compatible
     async cancelTask() {},
   };
 
-  const requestHandler = new DefaultRequestHandler(card, taskStore, executor);
+  // With `push`, the SDK's own push store and sender: a task's changes are
+  // posted to the push config the send carried, as a real server would.
+  const pushStore = options.push ? new InMemoryPushNotificationStore() : undefined;
+  const pushSender = options.push ? new DefaultPushNotificationSender(pushStore) : undefined;
+  const requestHandler = new DefaultRequestHandler(card, taskStore, executor, undefined, pushStore, pushSender);
   const cache = options.cardMaxAge === undefined ? undefined : { maxAge: options.cardMaxAge };
   if (compatible) {
     // What agentCardHandler's own legacyCompat mounts, but fed the object form

@@ -4,6 +4,7 @@
 import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { readFileSync } from "node:fs";
+import { createHmac } from "node:crypto";
 import { join } from "node:path";
 import { documentedAnswers, ROOT, ADMIN } from "./harness.mjs";
 import { startDesk, personNamed } from "./fixtures.mjs";
@@ -222,6 +223,9 @@ test("every documented operation answers as documented, successes and refusals a
     ["POST", "/api/agent-messages", { token: asker.credential, body: { recipient: answerer.id, kind: "request", content: 1, idempotency_key: "x", conversation_id: asked.conversation_id } }],
     ["GET", `/api/agents/${answerer.id}/messaging`, { token: benToken }],
     ["GET", `/api/agents/${answerer.id}/remote-deliveries`, { token: benToken }],
+    // A push about a message, with the token the node would have given for it, and without.
+    ["POST", `/a2a/outbox/${asked.id}`, { body: {}, headers: { "x-a2a-notification-token": createHmac("sha256", node.secrets.SESSION_SECRET).update(`mailroom a2a push\0${asked.id}`).digest("hex") } }],
+    ["POST", `/a2a/outbox/${asked.id}`, { body: {}, headers: { "x-a2a-notification-token": "forged" } }],
     ["GET", "/api/peers", { token }],
     ["POST", "/api/peers", { token, body: { domain: "walk.example", name: "Walk" } }],
     ["POST", "/api/peers", { token, body: { domain: "walk.example", name: "Walk again" } }],

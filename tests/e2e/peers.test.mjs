@@ -212,6 +212,32 @@ for (const version of ["1.0", "0.3"]) {
   });
 }
 
+test("a foreign server that pushes is given the node's push address and token, and its push brings the answer back without waiting for the minute", async () => {
+  const foreign = await startForeignAgent({ push: true });
+  closers.push(() => foreign.close());
+  const alice = await agentOn(a, "Pushed Alice", { remote_recipients: [foreign.cardUrl] });
+  const sent = await send(a, alice, foreign.cardUrl, "push it");
+  await until(() => deliveryOf(a, alice, sent.id), (found) => found && found.state !== "pending", 20, "the task accepted");
+  const [sending] = foreign.requests.filter((request) => request.body?.method === "SendMessage");
+  const config = sending.body.params.configuration.taskPushNotificationConfig;
+  assert.equal(config.url, `${a.node.url}/a2a/outbox/${sent.id}`);
+  assert.ok(config.token);
+  // A push that does not carry the token is refused.
+  const forged = await fetch(config.url, { method: "POST", headers: { "content-type": "application/json", "x-a2a-notification-token": "forged" }, body: "{}" });
+  assert.equal(forged.status, 401);
+  // The agent elsewhere answered the send with its task working, finished
+  // it, and its SDK pushed: no cron runs here.
+  const message = await until(
+    () => ok(a.call("GET", `/api/agent-messages/${sent.id}`, { token: alice.credential })),
+    (found) => found.state === "answered",
+    30,
+    "the answer brought back by the push",
+  );
+  assert.deepEqual(message.reply.content, { parts: [{ text: "echo: push it" }] });
+  const steps = (await deliveryOf(a, alice, sent.id)).attempts.map((attempt) => attempt.step);
+  assert.deepEqual(steps, ["send", "poll"], "accepted working, then asked after because of the push");
+});
+
 test("remote faults are recorded for the owner with what happened, and nothing is sent twice or followed inward", async () => {
   const faulty = await startFaultyAgent("down");
   closers.push(() => faulty.close());

@@ -618,6 +618,24 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             assert_eq!(sent.status, 202, "{}", String::from_utf8_lossy(&sent.body));
             (as_ben("GET", &format!("/api/agents/{sender}/remote-deliveries")), 200)
         }
+        RouteId::ReceiveTaskPush => {
+            // A person sends elsewhere as themselves, without an outbound policy.
+            let card = "https://agents.partner.example/a2a/agt_2/.well-known/agent-card.json";
+            let sent = world.call(
+                "POST",
+                "/api/agent-messages",
+                Some(&ben_token),
+                Some(json!({ "recipient": card, "kind": "event", "content": 1, "idempotency_key": "k-push" })),
+            );
+            let id = body(&sent)["id"].as_str().unwrap().to_string();
+            let secret = mailroom::a2a::push_token(&world.node.config.session_key, &id);
+            (
+                request("POST", &format!("/a2a/outbox/{id}"))
+                    .header("x-a2a-notification-token", &secret)
+                    .json(json!({})),
+                202,
+            )
+        }
         RouteId::ListPeers => {
             world.call("POST", "/api/peers", Some(&world.admin_token), Some(new_peer()));
             (admin("GET", "/api/peers"), 200)

@@ -55,6 +55,7 @@ mod notifications;
 mod oauth;
 mod outbound;
 mod own_databases;
+mod peers;
 mod people_and_teams;
 mod refusals;
 mod relations;

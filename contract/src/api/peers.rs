@@ -197,3 +197,13 @@ pub struct RemoteDeliveryList {
     /// Pass as `cursor` for the next page; absent on the last.
     pub next_cursor: Option<String>,
 }
+
+/// What an agent elsewhere pushes when a task changes: the task or its update,
+/// in its A2A version's shape. The node does not read it (it asks the agent
+/// itself); only the `X-A2A-Notification-Token` header counts.
+#[derive(Clone, Debug, Default, Serialize, Deserialize, JsonSchema)]
+pub struct TaskPush {
+    /// Whatever the push carries.
+    #[serde(flatten)]
+    pub pushed: serde_json::Map<String, serde_json::Value>,
+}

@@ -1,7 +1,7 @@
 //! A2A: the agent cards and JSON-RPC endpoints of the gateway, for one agent and for
 //! the node.
 
-use crate::api::{A2aCard, JsonRpcRequest, JsonRpcResponse};
+use crate::api::{A2aCard, JsonRpcRequest, JsonRpcResponse, TaskPush};
 use crate::route::Method::{Get, Post};
 use crate::route::{Authority, Feature, Parameter, PathParameter, Produces, Refuses, Route, Tier};
 use crate::route_id::RouteId;
@@ -71,6 +71,22 @@ pub(super) fn a2a_node_endpoint() -> Route {
         .refuses(const { &[
             Refuses::JsonRpc { status: 400, when: "A JSON-RPC error: the body is not JSON, not one JSON-RPC request object, or the `A2A-Version` is one the node does not speak." },
             Refuses::JsonRpc { status: 415, when: "A JSON-RPC error (-32005): the body is not sent as `application/json`." },
+        ] })
+        .authority(Authority::Public)
+}
+
+pub(super) fn receive_task_push() -> Route {
+    Route::new(RouteId::ReceiveTaskPush, Post, "/a2a/outbox/:agentMessageId", "receive_task_push")
+        .summary("Word from an agent elsewhere that a task changed")
+        .description("Where an agent elsewhere that pushes (its card says `pushNotifications`) tells this node that the task it made of one of this node's messages changed: the push config the outbox sent with the message names this address and a token, which the push carries as `X-A2A-Notification-Token`. The push's body is not read: the node then asks the agent elsewhere how the task stands, as it would at its next run. Answers 202.")
+        .path_parameters(&[PathParameter::AgentMessageId])
+        .request::<TaskPush>()
+        .accepted()
+        .tier(Tier::Operator)
+        .withheld_because("only the agent elsewhere a message went to pushes here, with the token the node gave it for that message")
+        .feature(Feature::AgentNetwork)
+        .refuses(const { &[
+            Refuses::WrongSecret("The push does not carry the token the send's push config named."),
         ] })
         .authority(Authority::Public)
 }

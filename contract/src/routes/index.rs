@@ -182,6 +182,7 @@ pub fn declare(id: RouteId) -> Route {
         R::A2aEndpoint => a2a::a2a_endpoint(),
         R::GetA2aNodeCard => a2a::get_a2a_node_card(),
         R::A2aNodeEndpoint => a2a::a2a_node_endpoint(),
+        R::ReceiveTaskPush => a2a::receive_task_push(),
 
         R::GetOAuthProtectedResource => oauth::get_oauth_protected_resource(),
         R::GetOAuthProtectedResourceOfMcp => oauth::get_oauth_protected_resource_of_mcp(),

@@ -32,15 +32,17 @@ pub(super) fn list_sponsored_agents() -> Route {
 pub(super) fn send_agent_message() -> Route {
     Route::new(RouteId::SendAgentMessage, Post, "/api/agent-messages", "send_agent_message")
         .summary("Send a message to an agent")
-        .description("Sends a request (which the recipient answers or rejects) or an event (which it acknowledges) to an agent on this node, in a new conversation or one the caller takes part in. The message is stored before the 202 answers; it is delivered at least once, so give every message its own `idempotency_key`: repeating the call with the same key and body returns the original (`deduplicated: true`). The sender is always the caller. The recipient's policy applies when the message is delivered: follow it with get_agent_message (`state`, `held_because`, `reason`).")
+        .description("Sends a request (which the recipient answers or rejects) or an event (which it acknowledges) to an agent on this node, in a new conversation or one the caller takes part in, or to an agent elsewhere named by its A2A card URL (within the sender's outbound policy; delivered by the node's outbox, its answer coming back as the reply). The message is stored before the 202 answers; it is delivered at least once, so give every message its own `idempotency_key`: repeating the call with the same key and body returns the original (`deduplicated: true`). The sender is always the caller. The recipient's policy applies when the message is delivered: follow it with get_agent_message (`state`, `held_because`, `reason`).")
         .request::<SendAgentMessage>()
         .response::<AgentMessage>()
         .accepted()
         .tier(Tier::Act)
         .feature(Feature::AgentNetwork)
         .refuses(const { &[
-            Refuses::NotFound("No live agent is `recipient`, or the caller takes no part in `conversation_id`."),
-            Refuses::Conflict("The idempotency key was used with another body, the conversation is canceled, or the recipient's inbox holds as many waiting messages as the node keeps (`MAXIMUM_WAITING_MESSAGES`)."),
+            Refuses::NotFound("No live agent is `recipient`, or the caller takes no part in `conversation_id`; for a connected organisation's node, no agent listed on the node's card is."),
+            Refuses::Forbidden("For an agent elsewhere: the sender's outbound policy (`remote_recipients`) does not reach its card."),
+            Refuses::Conflict("The idempotency key was used with another body, the conversation is canceled, the recipient's inbox holds as many waiting messages as the node keeps (`MAXIMUM_WAITING_MESSAGES`), or a message elsewhere names a `conversation_id`."),
+            Refuses::TooManyAttempts("For an agent elsewhere: the sender sent as many messages elsewhere this hour as its `remote_per_hour`."),
         ] })
         .open_to_peers()
         .authority(Authority::Member)
