@@ -218,15 +218,6 @@ impl Gateway<'_, '_> {
             None => (None, None),
         };
         // A config given with the send is checked before anything is sent.
-        // Another organisation's node asks after its tasks (decision 0050): a
-        // push config is refused before anything is sent, so it can send again
-        // without one.
-        if push.is_some() && matches!(self.context.caller(), Caller::Peer { .. }) {
-            return Err(RpcError::new(
-                ErrorKind::PushNotificationNotSupported,
-                "Push notifications are not offered to another organisation's node: send without a push config and ask after the task with GetTask.",
-            ));
-        }
         let push = push.map(|(config, at)| self.push_config_body(config, &at)).transpose()?;
         let message = fields
             .object("message")?

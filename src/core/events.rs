@@ -37,6 +37,10 @@ pub enum Topic {
     /// What changed in one agent's inbox: a message waiting for it, and the
     /// answers to the messages it sent.
     Agent(String),
+    /// The answers to the messages an agent elsewhere (`rag_…`) sent here:
+    /// told only to the push configs its organisation's node set on them,
+    /// since nobody on this node listens for it (decision 0050).
+    Remote(String),
     /// Access itself changed somewhere (an administrator's act, a session
     /// ended): nothing is told on it, but every open stream's authority is
     /// checked again.
@@ -49,6 +53,8 @@ const MAILBOX_PREFIX: &str = "mailbox:";
 const PERSON_PREFIX: &str = "person:";
 /// The prefix of an agent topic's key.
 const AGENT_PREFIX: &str = "agent:";
+/// The prefix of a remote agent topic's key.
+const REMOTE_PREFIX: &str = "remote:";
 /// The access topic's key.
 const ACCESS_KEY: &str = "access";
 
@@ -59,6 +65,7 @@ impl Topic {
             Topic::Mailbox(id) => format!("{MAILBOX_PREFIX}{id}"),
             Topic::Person(id) => format!("{PERSON_PREFIX}{id}"),
             Topic::Agent(id) => format!("{AGENT_PREFIX}{id}"),
+            Topic::Remote(id) => format!("{REMOTE_PREFIX}{id}"),
             Topic::Access => ACCESS_KEY.to_string(),
         }
     }
@@ -67,7 +74,7 @@ impl Topic {
     /// an audit entry names its object; none for access.
     pub fn id(&self) -> Option<&str> {
         match self {
-            Topic::Mailbox(id) | Topic::Person(id) | Topic::Agent(id) => Some(id),
+            Topic::Mailbox(id) | Topic::Person(id) | Topic::Agent(id) | Topic::Remote(id) => Some(id),
             Topic::Access => None,
         }
     }
@@ -82,18 +89,28 @@ impl Topic {
             .map(Topic::Mailbox)
             .or_else(|| named(PERSON_PREFIX).map(Topic::Person))
             .or_else(|| named(AGENT_PREFIX).map(Topic::Agent))
+            .or_else(|| named(REMOTE_PREFIX).map(Topic::Remote))
     }
 
     /// The topic of a party to a conversation between agents (and the people
-    /// who message them), by its id: a person's or an agent's own.
+    /// who message them), by its id: a person's or an agent's own, or an
+    /// agent elsewhere's.
     pub fn of_party(id: &str) -> Option<Topic> {
         if id.starts_with(IdKind::Agent.prefix()) {
             Some(Topic::Agent(id.to_string()))
         } else if id.starts_with(IdKind::Person.prefix()) {
             Some(Topic::Person(id.to_string()))
+        } else if id.starts_with(IdKind::RemoteAgent.prefix()) {
+            Some(Topic::Remote(id.to_string()))
         } else {
             None
         }
+    }
+
+    /// Whether anyone on this node can listen on the topic, so that its hub
+    /// is told: an agent elsewhere's is told only to webhooks.
+    pub fn has_listeners(&self) -> bool {
+        !matches!(self, Topic::Remote(_))
     }
 }
 
@@ -240,9 +257,10 @@ impl Published {
 
     /// The events committed so far, grouped by topic (each topic's in the order
     /// they were committed), the topics in a stable order: one delivery per hub.
+    /// A topic nobody on this node listens on has no hub, and is left out.
     pub fn take_by_topic(&self) -> Vec<(Topic, Vec<Event>)> {
         let mut grouped: std::collections::BTreeMap<Topic, Vec<Event>> = std::collections::BTreeMap::new();
-        for event in self.take() {
+        for event in self.take().into_iter().filter(|event| event.topic.has_listeners()) {
             grouped.entry(event.topic.clone()).or_default().push(event);
         }
         grouped.into_iter().collect()
@@ -255,9 +273,13 @@ mod tests {
 
     #[test]
     fn a_topic_is_found_again_from_its_key_and_nothing_else_is_a_topic() {
-        for topic in
-            [Topic::Mailbox("mbx_1".into()), Topic::Person("usr_1".into()), Topic::Agent("agt_1".into()), Topic::Access]
-        {
+        for topic in [
+            Topic::Mailbox("mbx_1".into()),
+            Topic::Person("usr_1".into()),
+            Topic::Agent("agt_1".into()),
+            Topic::Remote("rag_1".into()),
+            Topic::Access,
+        ] {
             assert_eq!(Topic::from_key(&topic.key()), Some(topic));
         }
         for key in ["", "mailbox:", "person:", "agent:", "team:tm_1", "accessx", "Mailbox:mbx_1"] {

@@ -52,7 +52,7 @@ pub(crate) fn inbox_owner(caller: &Caller) -> Result<String, MessagingError> {
 /// peer's agent, named by its card (which the admission found on the peer's
 /// domain). The routes are `Member`'s and open to peers, so the caller is one
 /// of these.
-pub(crate) fn participant(caller: &Caller) -> Result<String, Refusal> {
+pub fn participant(caller: &Caller) -> Result<String, Refusal> {
     match caller {
         Caller::Agent { .. } | Caller::Person { .. } => {
             caller.actor_id().map(str::to_string).ok_or_else(Refusal::internal)

@@ -66,7 +66,8 @@ impl Stored {
 /// on it, once the task is found to be one the caller sent.
 async fn own_task(context: &mut Context<'_>) -> Result<(String, String, Vec<Stored>, QueryResult), Refusal> {
     let task_id = context.path(PathParameter::AgentMessageId)?.to_string();
-    let me = context.caller().actor_id().unwrap_or_default().to_string();
+    // A connected organisation's node acts for its agent that sends.
+    let me = messaging::party_of(context.caller())?;
     let now = context.now_ms();
     let subscriptions = Subscriptions::PushConfigs { task_id: &task_id, owner: &me };
     let [sent, configs, deliveries] = context

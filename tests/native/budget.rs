@@ -55,12 +55,6 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
         world.call("POST", &format!("{sends}/{send}/submit"), Some(&ben_token), None);
         send
     };
-    // A peer connected, by a domain of its own for every route: its path.
-    let new_peer = || json!({ "domain": format!("peer-{route:?}.example").to_lowercase(), "name": "Partner" });
-    let peer = || {
-        let created = world.call("POST", "/api/peers", Some(&world.admin_token), Some(new_peer()));
-        format!("/api/peers/{}", body(&created)["peer"]["id"].as_str().unwrap())
-    };
     // A webhook subscribed to the mailbox, or to an agent: its path.
     let mailbox_webhooks = format!("/api/mailboxes/{mailbox}/webhooks");
     let saved_replies = format!("/api/mailboxes/{mailbox}/saved-replies");
@@ -600,51 +594,12 @@ pub(crate) fn fixture(world: &World, route: RouteId) -> (mailroom::core::http::R
             world.send_message(&sender, &recipient, "event", json!({ "note": "deployed" }));
             (as_ben("GET", &format!("/api/agents/{recipient}/inbox")), 200)
         }
-        RouteId::ListRemoteDeliveries => {
-            let (sender, token) = world.messenger(&ben);
-            let card = "https://agents.partner.example/a2a/agt_1/.well-known/agent-card.json";
-            world.call(
-                "PATCH",
-                &format!("/api/agents/{sender}/messaging"),
-                Some(&ben_token),
-                Some(json!({ "remote_recipients": ["partner.example"] })),
-            );
-            let sent = world.call(
-                "POST",
-                "/api/agent-messages",
-                Some(&token),
-                Some(json!({ "recipient": card, "kind": "request", "content": "hello", "idempotency_key": "k-1" })),
-            );
-            assert_eq!(sent.status, 202, "{}", String::from_utf8_lossy(&sent.body));
-            (as_ben("GET", &format!("/api/agents/{sender}/remote-deliveries")), 200)
-        }
-        RouteId::ReceiveTaskPush => {
-            // A person sends elsewhere as themselves, without an outbound policy.
-            let card = "https://agents.partner.example/a2a/agt_2/.well-known/agent-card.json";
-            let sent = world.call(
-                "POST",
-                "/api/agent-messages",
-                Some(&ben_token),
-                Some(json!({ "recipient": card, "kind": "event", "content": 1, "idempotency_key": "k-push" })),
-            );
-            let id = body(&sent)["id"].as_str().unwrap().to_string();
-            let secret = mailroom::a2a::push_token(&world.node.config.session_key, &id);
-            (
-                request("POST", &format!("/a2a/outbox/{id}"))
-                    .header("x-a2a-notification-token", &secret)
-                    .json(json!({})),
-                202,
-            )
-        }
-        RouteId::ListPeers => {
-            world.call("POST", "/api/peers", Some(&world.admin_token), Some(new_peer()));
-            (admin("GET", "/api/peers"), 200)
-        }
-        RouteId::CreatePeer => (admin("POST", "/api/peers").json(new_peer()), 201),
-        RouteId::UpdatePeer => {
-            (admin("PATCH", &peer()).json(json!({ "outbound_credential": "mr_per_theirs.secret" })), 200)
-        }
-        RouteId::DisconnectPeer => (admin("DELETE", &peer()), 200),
+        RouteId::ListRemoteDeliveries
+        | RouteId::ReceiveTaskPush
+        | RouteId::ListPeers
+        | RouteId::CreatePeer
+        | RouteId::UpdatePeer
+        | RouteId::DisconnectPeer => crate::budget_peers::fixture(world, route, &ben, &ben_token),
         RouteId::GetA2aAgentCard => {
             (request("GET", &format!("/a2a/{}/.well-known/agent-card.json", world.messenger(&ben).0)), 200)
         }

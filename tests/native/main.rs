@@ -21,6 +21,7 @@ mod audit_witness;
 mod authority;
 mod budget;
 mod budget_jobs;
+mod budget_peers;
 mod butlers;
 mod butlers_effects;
 mod code_map;

@@ -488,3 +488,71 @@ fn an_agent_that_pushes_is_given_a_token_and_its_push_makes_the_node_ask_at_once
     let attempts = delivery_of(&world, &ben_token, &agent, id)["attempts"].clone();
     assert_eq!(attempts.as_array().unwrap().len(), 3, "send, poll, and the poll the push asked for");
 }
+
+#[test]
+fn a_peer_s_node_is_pushed_its_task_as_it_moves_while_the_peer_stays_connected() {
+    let world = World::new();
+    let (peer_id, credential) = peer(&world, "partner.example");
+    let (ben, ben_token) = world.person("ben@example.com");
+    let (bob, bob_credential) = world.messenger(&ben);
+    world.call(
+        "PATCH",
+        &format!("/api/agents/{bob}/messaging"),
+        Some(&ben_token),
+        Some(json!({ "listed_on_node_card": true })),
+    );
+    let ours = "https://agents.partner.example/a2a/agt_9/.well-known/agent-card.json";
+    let pushes = "https://agents.partner.example/a2a/outbox/amg_1";
+    let send = json!({ "jsonrpc": "2.0", "id": 1, "method": "SendMessage", "params": {
+        "message": { "messageId": "amg_1", "role": "ROLE_USER", "parts": [{ "text": "37 + 58?" }] },
+        "configuration": { "returnImmediately": true, "taskPushNotificationConfig": { "url": pushes, "token": "their-token" } },
+    } });
+    let sent = world.node.send(
+        request("POST", &format!("/a2a/{bob}"))
+            .bearer(&credential)
+            .header("mailroom-sender", ours)
+            .header("a2a-version", "1.0")
+            .json(send),
+    );
+    let sent = body(&sent);
+    assert!(sent["result"]["task"]["id"].is_string(), "{sent}");
+    let claimed = world.claim(&bob_credential, 1);
+    let fencing = claimed[0]["fencing_token"].as_i64().unwrap();
+    let task_id = claimed[0]["id"].as_str().unwrap();
+    let replied = world.call(
+        "POST",
+        &format!("/api/agent-inbox/{task_id}/reply"),
+        Some(&bob_credential),
+        Some(json!({ "fencing_token": fencing, "content": "95" })),
+    );
+    assert_eq!(replied.status, 200, "{}", text(&replied));
+    let posted = world.node.webhooks.posted_to(pushes);
+    let last: Value = serde_json::from_str(&posted.last().unwrap().body).unwrap();
+    assert_eq!(last["task"]["status"]["state"], "TASK_STATE_COMPLETED");
+    let token = posted
+        .last()
+        .unwrap()
+        .headers
+        .iter()
+        .find(|(name, _)| name == "x-a2a-notification-token")
+        .map(|(_, value)| value.clone());
+    assert_eq!(token.as_deref(), Some("their-token"));
+
+    // A second task, then the peer disconnected: its moves are told nobody.
+    let second = json!({ "jsonrpc": "2.0", "id": 2, "method": "SendMessage", "params": {
+        "message": { "messageId": "amg_2", "role": "ROLE_USER", "parts": [{ "text": "and 1 + 1?" }] },
+        "configuration": { "taskPushNotificationConfig": { "url": pushes, "token": "their-token" } },
+    } });
+    let sent = world.node.send(
+        request("POST", &format!("/a2a/{bob}"))
+            .bearer(&credential)
+            .header("mailroom-sender", ours)
+            .header("a2a-version", "1.0")
+            .json(second),
+    );
+    assert!(body(&sent)["result"]["task"]["id"].is_string());
+    let before = world.node.webhooks.posted_to(pushes).len();
+    world.call("DELETE", &format!("/api/peers/{peer_id}"), Some(&world.admin_token), None);
+    assert_eq!(world.claim(&bob_credential, 1).len(), 1);
+    assert_eq!(world.node.webhooks.posted_to(pushes).len(), before, "a disconnected peer is pushed nothing");
+}

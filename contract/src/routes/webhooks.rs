@@ -97,6 +97,7 @@ pub(super) fn create_push_config() -> Route {
         .tier(Tier::Act)
         .feature(Feature::AgentNetwork)
         .refuses(const { &[Refuses::Conflict("The task already has as many push configs as one may (`PER_TASK`).")] })
+        .open_to_peers()
         .authority(Authority::Member)
 }
 
@@ -107,6 +108,7 @@ pub(super) fn list_push_configs() -> Route {
         .path_parameters(&[PathParameter::AgentMessageId])
         .response::<PushConfigList>()
         .feature(Feature::AgentNetwork)
+        .open_to_peers()
         .authority(Authority::Member)
 }
 
@@ -123,5 +125,6 @@ pub(super) fn remove_push_config() -> Route {
     .response::<PushConfig>()
     .tier(Tier::Act)
     .feature(Feature::AgentNetwork)
+    .open_to_peers()
     .authority(Authority::Member)
 }

@@ -88,8 +88,9 @@ pub(crate) fn not_on_the_side_of(actor: &str, person: &str) -> String {
 /// The SQL expression "1 when the person or agent whose id is in the SQL
 /// column `actor` may still act at `now_ms`", with its parameters: a person
 /// enabled; an agent neither revoked, paused nor expired, nor a connection
-/// whose code was never exchanged, with its sponsor enabled. What a
-/// credential's check asks of its holder, asked per row of something the
+/// whose code was never exchanged, with its sponsor enabled; an agent
+/// elsewhere whose organisation is still connected. What a credential's check
+/// asks of its holder, asked per row of something the
 /// holder set up to run without them (a push notification config).
 pub fn actor_live_in_sql(actor: &'static str, now_ms: i64) -> (String, Vec<Value>) {
     (
@@ -98,7 +99,9 @@ pub fn actor_live_in_sql(actor: &'static str, now_ms: i64) -> (String, Vec<Value
               OR EXISTS (SELECT 1 FROM agents a JOIN people p ON p.id = a.sponsor_id \
                 WHERE a.id = {actor} AND a.revoked_at IS NULL AND a.paused_at IS NULL \
                   AND a.connection_pending_until IS NULL AND p.disabled_at IS NULL \
-                  AND (a.expires_at IS NULL OR a.expires_at > ?)))"
+                  AND (a.expires_at IS NULL OR a.expires_at > ?)) \
+              OR EXISTS (SELECT 1 FROM remote_agents r JOIN peers q ON q.id = r.peer_id \
+                WHERE r.id = {actor} AND q.revoked_at IS NULL))"
         ),
         vec![now_ms.into()],
     )
