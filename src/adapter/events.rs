@@ -77,12 +77,21 @@ async fn fetch(mut request: worker::Request, env: Env, context: Context) -> work
             if webhooks_queued || bindings.events.take_queued() > 0 {
                 deliver_webhooks(&bindings).await;
             }
-            // A message for an agent elsewhere goes now, not at the next minute.
-            if remote_deliveries_queued
-                && let Err(failure) =
+            // A message for an agent elsewhere goes now, not at the next minute;
+            // what the run commits (an answer come back, a message ended) is
+            // told, posted and sealed as the request's own changes were.
+            let mut seal = seal;
+            if remote_deliveries_queued {
+                if let Err(failure) =
                     crate::schedule::run_job(&bindings.node(), crate::schedule::Job::DeliverRemoteMessages).await
-            {
-                worker::console_error!("delivering messages elsewhere failed: {failure}");
+                {
+                    worker::console_error!("delivering messages elsewhere failed: {failure}");
+                }
+                hubs::publish(&hub_env, bindings.events.take_by_topic()).await;
+                if bindings.events.take_queued() > 0 {
+                    deliver_webhooks(&bindings).await;
+                }
+                seal = true;
             }
             if seal {
                 seal_logged(&bindings, ChainOf::Organisation).await;
