@@ -40,6 +40,8 @@
 //   mail.js, sends.js, approvals.js, notifications.js, reminders.js, people.js, teams.js,
 //   mailboxes.js, butlers.js, relations.js, agents.js, connections.js, exports.js, sources.js,
 //   webhooks.js, audit.js, account.js  the sections, one module each, exporting its render function
+//   elsewhere.js     agents elsewhere on an agent's Connections page: its outbound
+//                    policy, its messages to them with every attempt, their names
 //   agent-ceiling.js the choices an agent's ceiling is made of (the mint form's
 //                    and the consent's) and the ceiling shown held of total
 //   consent.js       the consent an OAuth client asks for at /oauth/authorize,
