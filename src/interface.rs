@@ -81,6 +81,7 @@ const MODULES: &[(&str, &str)] = &[
     ("notes.js", interface_file!("scripts/notes.js")),
     ("notifications.js", interface_file!("scripts/notifications.js")),
     ("pager.js", interface_file!("scripts/pager.js")),
+    ("peers.js", interface_file!("scripts/peers.js")),
     ("people.js", interface_file!("scripts/people.js")),
     ("refusals.js", interface_file!("scripts/refusals.js")),
     ("relations.js", interface_file!("scripts/relations.js")),

@@ -34,7 +34,7 @@ const isAdmin = () => me?.is_admin === true;
 
 /** The refusal of every messaging route on a node that does not run it. */
 const FEATURE_DISABLED = "feature_disabled";
-const isFeatureOff = (error) => error instanceof ApiError && error.code === FEATURE_DISABLED;
+export const isFeatureOff = (error) => error instanceof ApiError && error.code === FEATURE_DISABLED;
 
 /** What a message is, in words. */
 const KINDS = {
@@ -148,7 +148,7 @@ async function watchedAgents() {
 // ---- pieces every view shows
 
 /** The section's words when the node does not run agent messaging, with the refusal's fix. */
-function featureOff(error) {
+export function featureOff(error) {
   return h("div", { class: "notice info feature-off", role: "status" },
     h("p", {}, h("strong", { text: "Agent messaging is off on this node." })),
     h("p", { text: "Agents here have no inboxes: nothing can be sent to them, and nothing is stored or delivered." }),
