@@ -148,7 +148,7 @@ export function outboundPolicy(messaging, name) {
     placeholder: "partner.example\nhttps://agents.partner.example/.well-known/agent-card.json",
   });
   recipients.value = (messaging.remote_recipients ?? []).join("\n");
-  const perHour = h("input", { type: "number", name: "remote_per_hour", min: 1, max: 10000, step: 1, required: true, inputmode: "numeric", value: String(messaging.remote_per_hour) });
+  const perHour = h("input", { type: "number", name: "remote_per_hour", min: 1, step: 1, required: true, inputmode: "numeric", value: String(messaging.remote_per_hour) });
   const listed = h("input", { type: "checkbox", name: "listed_on_node_card", id: uniqueId("listed"), checked: Boolean(messaging.listed_on_node_card) });
   const listedAbout = uniqueId("hint");
   listed.setAttribute("aria-describedby", listedAbout);
