@@ -66,6 +66,7 @@ const MODULES: &[(&str, &str)] = &[
     ("consent.js", interface_file!("scripts/consent.js")),
     ("conversation.js", interface_file!("scripts/conversation.js")),
     ("dom.js", interface_file!("scripts/dom.js")),
+    ("elsewhere.js", interface_file!("scripts/elsewhere.js")),
     ("exports.js", interface_file!("scripts/exports.js")),
     ("inbox-bulk.js", interface_file!("scripts/inbox-bulk.js")),
     ("inbox.js", interface_file!("scripts/inbox.js")),
@@ -80,6 +81,7 @@ const MODULES: &[(&str, &str)] = &[
     ("notes.js", interface_file!("scripts/notes.js")),
     ("notifications.js", interface_file!("scripts/notifications.js")),
     ("pager.js", interface_file!("scripts/pager.js")),
+    ("peers.js", interface_file!("scripts/peers.js")),
     ("people.js", interface_file!("scripts/people.js")),
     ("refusals.js", interface_file!("scripts/refusals.js")),
     ("relations.js", interface_file!("scripts/relations.js")),
@@ -303,6 +305,16 @@ mod tests {
             ),
             ["a", "b_c"]
         );
+    }
+
+    #[test]
+    fn elsewhere_words_every_outbox_state_attempt_step_and_outcome_the_contract_declares_and_no_other() {
+        use mailroom_contract::api::{RemoteAttemptOutcome, RemoteAttemptStep, RemoteDeliveryState};
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("src/interface/scripts/elsewhere.js");
+        let script = std::fs::read_to_string(path).expect("elsewhere.js exists");
+        assert_eq!(table_keys(&script, "OUTBOX"), RemoteDeliveryState::NAMES);
+        assert_eq!(table_keys(&script, "ATTEMPT_STEPS"), RemoteAttemptStep::NAMES);
+        assert_eq!(table_keys(&script, "ATTEMPT_OUTCOMES"), RemoteAttemptOutcome::NAMES);
     }
 
     #[test]

@@ -177,6 +177,7 @@ const SECTIONS = [
   { route: "relations", title: "Relations", ready: (page) => page.getByRole("table", { name: "Relationship tuples" }), codes: true },
   { route: "agents", title: "Agents", ready: (page) => page.getByRole("table", { name: /^Agents on this node/ }), codes: true },
   { route: "sources", title: "Sources", ready: (page) => page.getByRole("table", { name: /^Reminder sources/ }), codes: true },
+  { route: "organisations", title: "Connected organisations", ready: (page) => page.getByRole("region", { name: "Every organisation" }).getByText("No organisation is connected yet."), codes: true },
   { route: "butlers", title: "Butlers", ready: (page) => page.getByRole("region", { name: "Create a butler" }), codes: true },
   { route: "exports", title: "Exports", ready: (page) => page.getByRole("table", { name: "Your exports, newest first" }).getByText("Ready"), codes: true },
   { route: "audit", title: "Audit", ready: (page) => page.getByRole("table", { name: "Audit entries, newest first" }).getByRole("row").nth(5), codes: true },
@@ -290,7 +291,7 @@ for (const layout of LAYOUTS) {
     await page.keyboard.press("Enter");
     assert.equal(await administration.getAttribute("aria-expanded"), "true");
     const menu = page.locator(`#${await administration.getAttribute("aria-controls")}`);
-    const admin = ["People", "Teams", "Mailboxes", "Butlers", "Relations", "Agents", "Sources", "Exports", "Audit"];
+    const admin = ["People", "Teams", "Mailboxes", "Butlers", "Relations", "Agents", "Connected organisations", "Sources", "Exports", "Audit"];
     assert.deepEqual((await menu.getByRole("link").allInnerTexts()).map((text) => text.trim()), admin);
     assertFits(await measure(page), "the Administration menu open");
     await page.keyboard.press("Tab");

@@ -5,8 +5,10 @@
 //                                        Resume; a form to send an agent a message as oneself;
 //                                        the messages sent, with where each stands and its reply
 //   #/connections/agent/<agentId>        one agent: its connection, its delivery policy (who
-//                                        it receives from, rate, leases at once, attempts) and
-//                                        its inbox, newest first, and its conversations
+//                                        it receives from, rate, leases at once, attempts, the
+//                                        agents elsewhere it may message), its inbox, newest
+//                                        first, its messages to agents elsewhere (elsewhere.js)
+//                                        and its conversations
 //   #/connections/conversation/<id>      a conversation: every message in it, in order
 //
 // Where a message stands is the node's, judged when it answered (a lapsed
@@ -26,12 +28,13 @@ import { askOnce, empty, info, loading, panel, perform, refusalBox, statusArea, 
 import { directory } from "./names.js";
 import { pager, PER_PAGE } from "./pager.js";
 import { webhooksPanel } from "./webhooks.js";
+import { contentNotice, isElsewhere, outboundPolicy, outboxPanel, remoteCard, remoteNamed, remoteWords, rememberRemote } from "./elsewhere.js";
 
 const isAdmin = () => me?.is_admin === true;
 
 /** The refusal of every messaging route on a node that does not run it. */
 const FEATURE_DISABLED = "feature_disabled";
-const isFeatureOff = (error) => error instanceof ApiError && error.code === FEATURE_DISABLED;
+export const isFeatureOff = (error) => error instanceof ApiError && error.code === FEATURE_DISABLED;
 
 /** What a message is, in words. */
 const KINDS = {
@@ -111,13 +114,14 @@ function standing(message, policy) {
  */
 function named(id) {
   if (!id) return h("span", { class: "muted", text: "nobody" });
+  if (isElsewhere(id)) return remoteNamed(id);
   if (id === me?.id) return h("span", { class: "who-name", title: id, text: `${me.name} (you)` });
   const name = directory.nameOf(id);
   return name ? h("span", { class: "who-name", title: id, text: name }) : code(id);
 }
 
 /** A plain name for a sentence: the name, "you", or the id. */
-const nameText = (id) => (id === me?.id ? "you" : directory.nameOf(id) ?? id);
+const nameText = (id) => (id === me?.id ? "you" : isElsewhere(id) ? remoteWords(id) : directory.nameOf(id) ?? id);
 
 /**
  * The agents the person may watch: those they sponsor, or for an
@@ -144,7 +148,7 @@ async function watchedAgents() {
 // ---- pieces every view shows
 
 /** The section's words when the node does not run agent messaging, with the refusal's fix. */
-function featureOff(error) {
+export function featureOff(error) {
   return h("div", { class: "notice info feature-off", role: "status" },
     h("p", {}, h("strong", { text: "Agent messaging is off on this node." })),
     h("p", { text: "Agents here have no inboxes: nothing can be sent to them, and nothing is stored or delivered." }),
@@ -183,16 +187,19 @@ function messageCard(message, { policy = null, inConversation = false } = {}) {
   const titleId = uniqueId("message");
   const kind = KINDS[message.kind] ?? { text: message.kind, about: "" };
   const { badge, words } = standing(message, policy);
+  rememberRemote(message.remote);
   return h("article", { class: "message-card", "aria-labelledby": titleId },
     h("div", { class: "message-head" },
       h("h3", { id: titleId }, `${kind.text} from `, named(message.sender), " to ", named(message.recipient)),
       h("div", { class: "badges" }, badge)),
     // A final state's sentence is often the badge again ("Answered"): said once.
     words.textContent === badge.textContent ? null : words,
+    remoteCard(message.remote),
+    contentNotice(message, "content"),
     h("p", { class: "text-label", text: "Content" }),
     json(message.content, `Content of the ${kind.text.toLowerCase()}`),
     !inConversation && message.reply
-      ? [h("p", { class: "text-label" }, "Reply, ", time(message.reply.created_at)), json(message.reply.content, "The reply")]
+      ? [contentNotice(message, "reply"), h("p", { class: "text-label" }, "Reply, ", time(message.reply.created_at)), json(message.reply.content, "The reply")]
       : null,
     h("p", { class: "message-times muted" }, "Sent ", time(message.created_at),
       message.updated_at !== message.created_at ? [" · changed ", time(message.updated_at)] : null),
@@ -447,6 +454,8 @@ async function renderAgent(view, agentId) {
   const connectionPanel = h("div");
   const policyPanel = h("div");
   const inboxPanel = h("div");
+  const outboxHolder = h("div");
+  let outbox = null;
   const conversationsPanel = h("div");
 
   /**
@@ -476,7 +485,11 @@ async function renderAgent(view, agentId) {
       more: "Show older messages",
       failure: "Older messages could not be shown.",
     });
+    outbox ??= outboxPanel(agentId, messaging.name, () => refresh(null, { quiet: true }));
+    // The outbox first: the agents elsewhere it names are then named in the inbox too.
+    await outbox.start(quiet);
     const inboxMessages = await inbox.start();
+    if (!outboxHolder.contains(outbox.element)) replace(outboxHolder, outbox.element);
     document.title = `${inOrder(messaging.name)} · Connections · Mailroom`;
     replace(connectionPanel, panel("Connection", connectionFacts(messaging, { revoked, refresh })));
     if (!quiet) replace(policyPanel, panel("Delivery policy", policyForm(messaging, { revoked, senders: inboxMessages.map((item) => item.sender), refresh })));
@@ -522,7 +535,7 @@ async function renderAgent(view, agentId) {
       });
     }, 200);
   };
-  view.append(breadcrumbs(["Connections", "#/connections"], [messaging.name, null]), said, newer, connectionPanel, policyPanel, inboxPanel, conversationsPanel);
+  view.append(breadcrumbs(["Connections", "#/connections"], [messaging.name, null]), said, newer, connectionPanel, policyPanel, inboxPanel, outboxHolder, conversationsPanel);
   conversationsPanel.append(panel("Conversations", conversationList(agentId, messaging.name)),
     webhooksPanel(`/api/agents/${segment(agentId)}/webhooks`, `${messaging.name}'s inbox`));
   const stream = listen(`/api/agents/${segment(agentId)}/live`, { onEvent: changed, onOpen: changed });
@@ -584,21 +597,21 @@ function policyForm(messaging, { revoked, senders, refresh }) {
   const allowed = new Set(messaging.allowed_peers ?? []);
   function peerChoice(id) {
     const box = h("input", { type: "checkbox", name: "peer", value: id, id: uniqueId("peer"), checked: allowed.has(id) });
-    const what = id.startsWith("agt_") ? "agent" : "person";
+    const what = id.startsWith("agt_") ? "agent" : isElsewhere(id) ? "agent elsewhere" : "person";
     candidates.set(id, box);
     return h("div", { class: "choice" }, box, h("label", { for: box.id }, nameText(id) === "you" ? `${me.name} (you)` : nameText(id), " ", h("span", { class: "muted", text: what })));
   }
   const sorted = [...candidates.keys()].sort((a, b) => nameText(a).localeCompare(nameText(b)));
   peers.append(...sorted.map(peerChoice));
 
-  const byId = h("input", { type: "text", name: "peer_id", autocomplete: "off", spellcheck: "false", placeholder: "agt_… or usr_…" });
+  const byId = h("input", { type: "text", name: "peer_id", autocomplete: "off", spellcheck: "false", placeholder: "agt_…, usr_… or rag_…" });
   const addById = h("button", { type: "button", class: "secondary", text: "Add to the list" });
   const addStatus = statusArea();
   addById.addEventListener("click", () => {
     const id = byId.value.trim();
     addStatus.replaceChildren();
-    if (!/^(agt|usr)_[0-9A-Za-z]+$/.test(id)) {
-      addStatus.append(refusalBox({ code: "invalid_peer", message: "That is not an agent's or a person's id.", reason: "An allowlist names agents (agt_…) and people (usr_…).", fix: "Ask the agent's sponsor or the person for their id." }, "Nobody was added."));
+    if (!/^(agt|usr|rag)_[0-9A-Za-z]+$/.test(id)) {
+      addStatus.append(refusalBox({ code: "invalid_peer", message: "That is not an agent's or a person's id.", reason: "An allowlist names agents (agt_…), people (usr_…) and agents elsewhere (rag_…).", fix: "Ask the agent's sponsor or the person for their id." }, "Nobody was added."));
       return;
     }
     if (candidates.get(id)) candidates.get(id).checked = true;
@@ -613,6 +626,7 @@ function policyForm(messaging, { revoked, senders, refresh }) {
   const rate = number("rate_per_minute", messaging.rate_per_minute);
   const pending = number("pending_cap", messaging.pending_cap);
   const attempts = number("maximum_attempts", messaging.maximum_attempts);
+  const elsewhere = outboundPolicy(messaging, name);
   const save = h("button", { type: "submit", text: "Save policy" });
   const status = statusArea();
   const failure = "The policy was not saved.";
@@ -624,10 +638,10 @@ function policyForm(messaging, { revoked, senders, refresh }) {
   const form = h("form", { class: "policy-form", "aria-label": `Delivery policy of ${name}` },
     h("fieldset", {},
       h("legend", { text: "Who it receives from" }),
-      choice(everyone, "Everyone on this node", "Any agent or person here may send it messages."),
+      choice(everyone, "Everyone on this node", "Any agent or person here may send it messages, and the agents of connected organisations if it is listed on this node's card."),
       choice(chosenOnly, "Only those chosen", "Messages from anyone else are refused when they are delivered, those already waiting too. Choosing nobody means it receives from nobody."),
       peers,
-      h("div", { class: "fields" }, labelled("Someone else, by id", byId, "An agent or person not listed here."), h("div", { class: "field actions" }, addById)),
+      h("div", { class: "fields" }, labelled("Someone else, by id", byId, "An agent, a person or an agent elsewhere not listed here."), h("div", { class: "field actions" }, addById)),
       addStatus),
     h("fieldset", {},
       h("legend", { text: "How much it is delivered" }),
@@ -635,13 +649,14 @@ function policyForm(messaging, { revoked, senders, refresh }) {
         labelled("Messages a minute", rate, "The most it is delivered in one minute; more wait, held."),
         labelled("Leases at once", pending, "The most messages it holds leases on at a time."),
         labelled("Attempts before failing", attempts, "How many leases a message is granted before it fails."))),
+    elsewhere.fieldset,
     h("div", { class: "button-row" }, save),
     status);
   peers.addEventListener("change", () => {
     chosenOnly.checked = true;
   });
   if (revoked) {
-    for (const control of form.querySelectorAll("input, button")) control.disabled = true;
+    for (const control of form.querySelectorAll("input, textarea, button")) control.disabled = true;
     form.prepend(info(`${name} is revoked: it receives nothing, for good, and its policy no longer changes.`));
   }
 
@@ -655,11 +670,12 @@ function policyForm(messaging, { revoked, senders, refresh }) {
         pending_cap: Number(pending.value),
         maximum_attempts: Number(attempts.value),
         ...(everyone.checked ? { allow_everyone: true } : { allowed_peers: chosen }),
+        ...elsewhere.body(),
       };
       const saved = await api("PATCH", `/api/agents/${segment(messaging.agent_id)}/messaging`, body);
       const from = !saved.allowed_peers ? "everyone on this node"
         : saved.allowed_peers.length ? `only ${listInWords(saved.allowed_peers.map(nameText))}` : "nobody";
-      await refresh(`Saved the policy of ${name}: it receives from ${from}; at most ${saved.rate_per_minute} a minute, ${saved.pending_cap} leases at once, ${plural(saved.maximum_attempts, "attempt")} before a message fails.`);
+      await refresh(`Saved the policy of ${name}: it receives from ${from}; at most ${saved.rate_per_minute} a minute, ${saved.pending_cap} leases at once, ${plural(saved.maximum_attempts, "attempt")} before a message fails. ${elsewhere.said(saved)}`);
       return null;
     }, failure);
   });
@@ -704,6 +720,7 @@ async function renderConversation(view, conversationId) {
   const status = statusArea();
 
   function show(conversation) {
+    for (const message of conversation.messages) rememberRemote(message.remote);
     const takesPart = conversation.participants.includes(me.id);
     const cancel = takesPart && !conversation.canceled_at ? h("button", { type: "button", class: "secondary danger", text: "Cancel the conversation" }) : null;
     cancel?.addEventListener("click", () => askOnce(status, {

@@ -40,6 +40,10 @@
 //   mail.js, sends.js, approvals.js, notifications.js, reminders.js, people.js, teams.js,
 //   mailboxes.js, butlers.js, relations.js, agents.js, connections.js, exports.js, sources.js,
 //   webhooks.js, audit.js, account.js  the sections, one module each, exporting its render function
+//   elsewhere.js     agents elsewhere on an agent's Connections page: its outbound
+//                    policy, its messages to them with every attempt, their names
+//   peers.js         Connected organisations: other organisations' nodes, their
+//                    credentials issued once and set, disconnecting
 //   agent-ceiling.js the choices an agent's ceiling is made of (the mint form's
 //                    and the consent's) and the ceiling shown held of total
 //   consent.js       the consent an OAuth client asks for at /oauth/authorize,
@@ -72,6 +76,7 @@ import { renderExports } from "./exports.js";
 import { renderMail } from "./mail.js";
 import { renderMailboxes } from "./mailboxes.js";
 import { NOTIFICATIONS_CHANGED, renderNotifications, unreadCount } from "./notifications.js";
+import { renderPeers } from "./peers.js";
 import { renderPeople } from "./people.js";
 import { renderRelations } from "./relations.js";
 import { renderReminders } from "./reminders.js";
@@ -108,6 +113,7 @@ const SECTIONS = [
   { route: "butlers", title: "Butlers", admin: true, visible: isAdmin, render: renderButlers },
   { route: "relations", title: "Relations", admin: true, visible: isAdmin, render: renderRelations },
   { route: "agents", title: "Agents", admin: true, visible: isAdmin, render: renderAgents },
+  { route: "organisations", title: "Connected organisations", admin: true, visible: isAdmin, render: renderPeers },
   { route: "sources", title: "Sources", admin: true, visible: isAdmin, render: renderSources },
   // Those who hold ediscovery.export (`may_export`, from GET /api/me): a review
   // for the organisation, not a day's mail, so with the administration.

@@ -179,15 +179,18 @@ export function personWords(refusal, scope) {
 const PARSER_WORDS = /invalid (type|value|length|digit)|unknown variant|expected |missing field|trailing|EOF|at line \d/i;
 
 // A reason that says what a value must be, as a noun phrase ("a day on or
-// after `since`", "1 to 40 characters"), rather than a sentence of its own.
+// after `since`", "1 to 40 characters"), rather than a sentence of its own:
+// one that opens alike but has a verb ("A peer is named by its host", "An
+// agent's outbound policy names domains") is a sentence, said as it is.
 const WHAT_IT_MUST_BE = /^(a|an|the|at most|at least|one of|exactly|\d)\b/i;
+const HAS_A_VERB = /\b(is|are|names|has|have|must|may)\b/i;
 
 /** Why a field's value was not taken, from the node's reason ("`until`: a day on or after `since`."). */
 function whyNotTaken(reason, fields) {
   const detail = String(reason ?? "").replace(/^`[^`]+`:?\s*/, "");
   if (!detail || PARSER_WORDS.test(detail)) return "It does not hold the kind of value it takes.";
   const worded = inWords(detail, fields);
-  if (WHAT_IT_MUST_BE.test(worded)) return `It must be ${worded.charAt(0).toLowerCase()}${worded.slice(1)}`;
+  if (WHAT_IT_MUST_BE.test(worded) && !HAS_A_VERB.test(worded)) return `It must be ${worded.charAt(0).toLowerCase()}${worded.slice(1)}`;
   return worded.charAt(0).toUpperCase() + worded.slice(1);
 }
 
