@@ -40,6 +40,9 @@
 //                context: the sign-in form shown after navigation (first visit,
 //                then with the modules kept), and a conversation opened from the
 //                list: its frame, then its first message's text (scripts/bench-browser.mjs)
+//   peers        two nodes connected as peers, an agent on A asking an agent on
+//                B PEER_ROUNDS times: A's send answered, the message claimable
+//                at B, and the answer claimable back at A (scripts/bench-peers.mjs)
 //   mailbox      not in the default run: one mailbox's own Durable Object given
 //                today's schema for received mail at MAILBOX_SIZES messages:
 //                bytes per message, a page of the list and a search, before the
@@ -53,9 +56,9 @@
 //                (bench-fanout.mjs)
 //
 // Options, all environment variables (the defaults are the full run):
-//   PHASES=sequential,concurrent,scale,events,webhooks,capacity,inbound,browser  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
+//   PHASES=sequential,concurrent,scale,events,webhooks,capacity,inbound,browser,peers  ROUNDS=200  CALLS=300  IN_FLIGHT=10,30
 //   SIZES=1000,100000,1000000  SCALE_ROUNDS=40  LISTENERS=100  EVENT_ROUNDS=50
-//   NODE_LISTENERS=1000  IDLE_SECONDS=10  CAPACITY_MESSAGES=300  INBOUND_MESSAGES=320  BROWSER_ROUNDS=20
+//   NODE_LISTENERS=1000  IDLE_SECONDS=10  CAPACITY_MESSAGES=300  INBOUND_MESSAGES=320  BROWSER_ROUNDS=20  PEER_ROUNDS=30
 //   MAILBOX_SIZES=1000,10000,100000  FANOUT_MAILBOXES=100  FANOUT_READ=10  FANOUT_EACH=10000
 //   OWN_DATABASES=false: the sequential, scale and inbound phases' mailboxes keep
 //   their mail in D1, as before decision 0040, to compare
@@ -73,12 +76,14 @@ import { fanout, mailbox } from "./bench-mailbox.mjs";
 import { COMMON, RARE, receiptsStatement, indexStatements, templateOf, withMailStores } from "./bench-seed.mjs";
 import { fanoutThroughRoutes } from "./bench-fanout.mjs";
 import { browser } from "./bench-browser.mjs";
+import { peers } from "./bench-peers.mjs";
 
 const list = (name, fallback) => (process.env[name] ?? fallback).split(",").map((item) => item.trim()).filter(Boolean);
-const PHASES = list("PHASES", "sequential,concurrent,scale,events,webhooks,capacity,inbound,browser");
+const PHASES = list("PHASES", "sequential,concurrent,scale,events,webhooks,capacity,inbound,browser,peers");
 const CAPACITY_MESSAGES = Number(process.env.CAPACITY_MESSAGES ?? 300);
 const INBOUND_MESSAGES = Number(process.env.INBOUND_MESSAGES ?? 320);
 const BROWSER_ROUNDS = Number(process.env.BROWSER_ROUNDS ?? 20);
+const PEER_ROUNDS = Number(process.env.PEER_ROUNDS ?? 30);
 const MAILBOX_SIZES = list("MAILBOX_SIZES", "1000,10000,100000").map(Number).sort((left, right) => left - right);
 const FANOUT_MAILBOXES = Number(process.env.FANOUT_MAILBOXES ?? 100);
 const FANOUT_READ = Number(process.env.FANOUT_READ ?? 10);
@@ -692,6 +697,7 @@ const phases = {
   capacity: () => capacity(CAPACITY_MESSAGES),
   inbound: () => inbound(INBOUND_MESSAGES),
   browser: () => browser(BROWSER_ROUNDS, plain),
+  peers: () => peers(PEER_ROUNDS),
   mailbox: () => mailbox(MAILBOX_SIZES),
   fanout: async () => {
     await fanout(FANOUT_READ, FANOUT_EACH);
