@@ -180,18 +180,7 @@ async fn work_one(
     origin: Option<&str>,
 ) -> (Vec<Statement>, Vec<AuditRecord>, Outcome) {
     let now = work.now_ms();
-    let progress = |state: &'static str, attempts: i64, next: i64, task: Option<&str>, error: Option<&str>| {
-        peers::delivery_progressed(&Progress {
-            message_id: &due.message_id,
-            state,
-            attempts,
-            next_attempt_at: next,
-            remote_task_id: task,
-            last_error: error,
-            now_ms: now,
-            claimed_at: now,
-        })
-    };
+    let progress = |state, attempts, next, task, error| progressed(due, now, (state, attempts, next, task, error));
     // Judged again at every attempt: what the send judged may have changed.
     let stopped = if due.message_state != "queued" {
         Some(format!("the message is {} here: nothing more is sent for it", due.message_state))
@@ -249,6 +238,24 @@ fn policy_reaches(due: &Due) -> bool {
     peers::reaches(&entries, &address)
 }
 
+/// Where a delivery stands after this run: its state, attempts, next attempt,
+/// the remote task (when one is learned) and the last error.
+type Standing<'a> = (&'static str, i64, i64, Option<&'a str>, Option<&'a str>);
+
+/// The statement recording `due`'s progress at `now`.
+fn progressed(due: &Due, now: i64, (state, attempts, next, task, error): Standing<'_>) -> Statement {
+    peers::delivery_progressed(&Progress {
+        message_id: &due.message_id,
+        state,
+        attempts,
+        next_attempt_at: next,
+        remote_task_id: task,
+        last_error: error,
+        now_ms: now,
+        claimed_at: due.claimed_at,
+    })
+}
+
 /// What the attempt does: send the message, or ask after its task.
 fn step_name(due: &Due) -> &'static str {
     if due.sent { "poll" } else { "send" }
@@ -263,18 +270,7 @@ fn settle(
     now: i64,
     step_name: &str,
 ) -> (Vec<Statement>, Vec<AuditRecord>, Outcome) {
-    let progress = |state: &'static str, attempts: i64, next: i64, task: Option<&str>, error: Option<&str>| {
-        peers::delivery_progressed(&Progress {
-            message_id: &due.message_id,
-            state,
-            attempts,
-            next_attempt_at: next,
-            remote_task_id: task,
-            last_error: error,
-            now_ms: now,
-            claimed_at: due.claimed_at,
-        })
-    };
+    let progress = |state, attempts, next, task, error| progressed(due, now, (state, attempts, next, task, error));
     let attempts = due.attempts + 1;
     match step {
         Step::Ended(ended) => {

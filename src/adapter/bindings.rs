@@ -93,6 +93,34 @@ const DOCUMENT_TIMEOUT: Duration = Duration::from_millis(outbound::DOCUMENT_TIME
 /// How long a webhook receiver may take.
 const WEBHOOK_TIMEOUT: Duration = Duration::from_millis(outbound::POST_TIMEOUT_MS as u64 + BACKSTOP_MS);
 
+/// POSTs `body` to `destination` with `headers`, without following redirects,
+/// aborted after `WEBHOOK_TIMEOUT` (which also ends an answer that trickles in
+/// past the deadline; aborting a fetch that already finished does nothing).
+async fn posted(
+    destination: &Destination,
+    headers: &[(String, String)],
+    body: &str,
+) -> Result<worker::Response, WebhookError> {
+    let words = |error: worker::Error| WebhookError(error.to_string());
+    let sent = Headers::new();
+    for (name, value) in headers {
+        sent.set(name, value).map_err(words)?;
+    }
+    let mut init = RequestInit::new();
+    init.with_method(Method::Post)
+        .with_headers(sent)
+        .with_redirect(RequestRedirect::Manual)
+        .with_body(Some(wasm_bindgen::JsValue::from_str(body)));
+    let request = worker::Request::new_with_init(destination.url(), &init).map_err(words)?;
+    let controller = AbortController::default();
+    let signal = controller.signal();
+    wasm_bindgen_futures::spawn_local(async move {
+        Delay::from(WEBHOOK_TIMEOUT).await;
+        controller.abort();
+    });
+    Fetch::Request(request).send_with_signal(&signal).await.map_err(words)
+}
+
 /// An answer's status, the headers that matter and at most `limit` bytes of
 /// its body: longer, by its declared length or what arrives, is an error.
 async fn read_answer(response: &mut worker::Response, limit: usize) -> Result<Fetched, WebhookError> {
@@ -151,25 +179,7 @@ impl Webhooks for FetchWebhooks {
         limit: usize,
     ) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>> {
         Box::pin(async move {
-            let words = |error: worker::Error| WebhookError(error.to_string());
-            let sent = Headers::new();
-            for (name, value) in headers {
-                sent.set(name, value).map_err(words)?;
-            }
-            let mut init = RequestInit::new();
-            init.with_method(Method::Post)
-                .with_headers(sent)
-                .with_redirect(RequestRedirect::Manual)
-                .with_body(Some(wasm_bindgen::JsValue::from_str(body)));
-            let request = worker::Request::new_with_init(destination.url(), &init).map_err(words)?;
-            let controller = AbortController::default();
-            let signal = controller.signal();
-            // The abort also ends an answer that trickles in past the deadline.
-            wasm_bindgen_futures::spawn_local(async move {
-                Delay::from(WEBHOOK_TIMEOUT).await;
-                controller.abort();
-            });
-            let mut response = Fetch::Request(request).send_with_signal(&signal).await.map_err(words)?;
+            let mut response = posted(destination, headers, body).await?;
             read_answer(&mut response, limit).await
         })
     }
@@ -180,27 +190,6 @@ impl Webhooks for FetchWebhooks {
         headers: &'a [(String, String)],
         body: &'a str,
     ) -> LocalBoxFuture<'a, Result<u16, WebhookError>> {
-        Box::pin(async move {
-            let words = |error: worker::Error| WebhookError(error.to_string());
-            let sent = Headers::new();
-            for (name, value) in headers {
-                sent.set(name, value).map_err(words)?;
-            }
-            let mut init = RequestInit::new();
-            init.with_method(Method::Post)
-                .with_headers(sent)
-                .with_redirect(RequestRedirect::Manual)
-                .with_body(Some(wasm_bindgen::JsValue::from_str(body)));
-            let request = worker::Request::new_with_init(destination.url(), &init).map_err(words)?;
-            let controller = AbortController::default();
-            let signal = controller.signal();
-            // Aborting a fetch that already finished does nothing.
-            wasm_bindgen_futures::spawn_local(async move {
-                Delay::from(WEBHOOK_TIMEOUT).await;
-                controller.abort();
-            });
-            let response = Fetch::Request(request).send_with_signal(&signal).await.map_err(words)?;
-            Ok(response.status_code())
-        })
+        Box::pin(async move { Ok(posted(destination, headers, body).await?.status_code()) })
     }
 }

@@ -137,6 +137,25 @@ impl RecordingWebhooks {
         self.slow.borrow_mut().push((url.to_string(), milliseconds));
     }
 
+    /// A POST arriving: refused while `unreachable`, else recorded and held
+    /// for the receiver's delay, if it has one.
+    async fn received(&self, url: &str, headers: &[(String, String)], body: &str) -> Result<(), WebhookError> {
+        if self.unreachable.get() {
+            return Err(WebhookError("the receiver did not answer".into()));
+        }
+        self.posted.borrow_mut().push(PostedWebhook {
+            url: url.to_string(),
+            headers: headers.to_vec(),
+            body: body.to_string(),
+            at_ms: self.clock.now_ms(),
+        });
+        let delay = self.slow.borrow().iter().find(|(slow, _)| slow == url).map(|(_, delay)| *delay);
+        if let Some(delay) = delay {
+            self.clock.sleep(delay).await;
+        }
+        Ok(())
+    }
+
     /// Makes exchanges with `url` answer `answers`, in turn.
     pub fn answer_exchanges(&self, url: &str, answers: Vec<Fetched>) {
         let mut exchanges = self.exchanges.borrow_mut();
@@ -186,19 +205,7 @@ impl Webhooks for RecordingWebhooks {
     ) -> LocalBoxFuture<'a, Result<Fetched, WebhookError>> {
         let url = destination.url();
         Box::pin(async move {
-            if self.unreachable.get() {
-                return Err(WebhookError("the receiver did not answer".into()));
-            }
-            self.posted.borrow_mut().push(PostedWebhook {
-                url: url.to_string(),
-                headers: headers.to_vec(),
-                body: body.to_string(),
-                at_ms: self.clock.now_ms(),
-            });
-            let delay = self.slow.borrow().iter().find(|(slow, _)| slow == url).map(|(_, delay)| *delay);
-            if let Some(delay) = delay {
-                self.clock.sleep(delay).await;
-            }
+            self.received(url, headers, body).await?;
             let mut exchanges = self.exchanges.borrow_mut();
             let answers = exchanges
                 .iter_mut()
@@ -225,19 +232,7 @@ impl Webhooks for RecordingWebhooks {
     ) -> LocalBoxFuture<'a, Result<u16, WebhookError>> {
         let url = destination.url();
         Box::pin(async move {
-            if self.unreachable.get() {
-                return Err(WebhookError("the receiver did not answer".into()));
-            }
-            self.posted.borrow_mut().push(PostedWebhook {
-                url: url.to_string(),
-                headers: headers.to_vec(),
-                body: body.to_string(),
-                at_ms: self.clock.now_ms(),
-            });
-            let delay = self.slow.borrow().iter().find(|(slow, _)| slow == url).map(|(_, delay)| *delay);
-            if let Some(delay) = delay {
-                self.clock.sleep(delay).await;
-            }
+            self.received(url, headers, body).await?;
             Ok(self.status.get())
         })
     }

@@ -233,10 +233,6 @@ fn the_runtimes_own_guard_is_on_and_no_fetch_follows_a_redirect() {
     // A redirect could lead where the rule was never asked: the adapter's
     // fetches take the receiver's answer as it is.
     let adapter = std::fs::read_to_string(format!("{root}/src/adapter/bindings.rs")).unwrap();
-    assert_eq!(
-        adapter.matches(".with_redirect(RequestRedirect::Manual)").count(),
-        3,
-        "a GET, a POST, and a POST whose answer is read"
-    );
+    assert_eq!(adapter.matches(".with_redirect(RequestRedirect::Manual)").count(), 2, "a GET and a POST");
     assert!(!adapter.contains("RequestRedirect::Follow"));
 }
