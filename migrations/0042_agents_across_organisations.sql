@@ -55,6 +55,9 @@ CREATE TABLE remote_deliveries (
     -- When the agent elsewhere last pushed word that its task changed: a push
     -- that lands while a run works on the delivery makes it due again at once.
     pushed_at         INTEGER,
+    -- The last word of progress the task gave while working (its status
+    -- message's id), brought into the conversation once.
+    progress_key      TEXT,
     created_at        INTEGER NOT NULL,
     updated_at        INTEGER NOT NULL
 );

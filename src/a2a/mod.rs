@@ -21,6 +21,7 @@
 //! (kept by the node's push config routes, posted by its webhook runs).
 
 mod cards;
+mod client;
 mod endpoints;
 mod outbox;
 mod params;
@@ -31,7 +32,8 @@ mod streams;
 mod tasks;
 
 pub use cards::{agent_card as card, node_card};
+pub use client::push_token;
 pub use endpoints::{handle, handle_node};
-pub use outbox::{OutboxReport, deliver_remote, push_token};
+pub use outbox::{OutboxReport, deliver_remote};
 pub use push::push_body;
 pub use pushed::receive as receive_push;

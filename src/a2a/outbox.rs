@@ -15,18 +15,17 @@
 //! becomes the message's reply, recorded in the audit chain with the agent
 //! elsewhere named and the content left out.
 
-use hmac::{Hmac, KeyInit, Mac};
 use mailroom_contract::api::{
-    REMOTE_ANSWER_MAXIMUM_BYTES, REMOTE_CARD_DEFAULT_SECONDS, REMOTE_CARD_LONGEST_SECONDS, REMOTE_CARD_MAXIMUM_BYTES,
-    REMOTE_POLL_SECONDS, REMOTE_RETRY_AFTER_SECONDS, REMOTE_URL_MAXIMUM,
+    REMOTE_ANSWER_MAXIMUM_BYTES, REMOTE_CARD_MAXIMUM_BYTES, REMOTE_POLL_SECONDS, REMOTE_RETRY_AFTER_SECONDS,
+    REMOTE_URL_MAXIMUM,
 };
 use serde_json::{Value, json};
-use sha2::Sha256;
+
+use super::client::{answered, card_endpoint, freshness_seconds, push_token, push_url, send_request, stored_parts};
 
 use crate::core::background::{Background, BackgroundError};
-use crate::core::bindings::Fetched;
 use crate::core::context::ports::AuditRecord;
-use crate::core::crypto::hex;
+use crate::core::crypto::sha256_hex;
 use crate::core::events::Topic;
 use crate::core::ids::{IdKind, new_id};
 use crate::core::outbound::{self, Destination};
@@ -62,6 +61,8 @@ struct Due {
     sent: bool,
     attempts: i64,
     remote_task_id: Option<String>,
+    /// The last word of progress brought into the conversation.
+    progress_key: Option<String>,
     kind: String,
     content: String,
     message_state: String,
@@ -91,6 +92,7 @@ impl Due {
             sent: row.text("state")? == "sent",
             attempts: row.integer("attempts")?,
             remote_task_id: row.optional_text("remote_task_id")?,
+            progress_key: row.optional_text("progress_key")?,
             kind: row.text("kind")?,
             content: row.text("content")?,
             message_state: row.text("message_state")?,
@@ -113,12 +115,22 @@ impl Due {
 enum Step {
     /// The message ended elsewhere (answered, acknowledged, rejected).
     Ended(EndedElsewhere),
-    /// Accepted: its task is to be asked after.
-    Accepted { task_id: String },
+    /// Accepted: its task is to be asked after; with the word of progress
+    /// its status gave, when that is new.
+    Accepted { task_id: String, progress: Option<WordOfProgress> },
     /// Failed, worth trying again.
     Retry(String),
     /// Failed for good.
     Dead(String),
+}
+
+/// A working task's word of progress, to be stored as an event from the agent
+/// elsewhere: its key (the status message's id, or its parts' digest), its
+/// parts as JSON, and the id it is stored under.
+struct WordOfProgress {
+    key: String,
+    content: String,
+    id: String,
 }
 
 /// Runs the outbox: claims what is due and works each delivery, then claims
@@ -292,15 +304,31 @@ fn settle(
             };
             (statements, vec![ended_record(due, now, outcome, facts)], Outcome::Progressed)
         }
-        Step::Accepted { task_id } => {
+        Step::Accepted { task_id, progress: word_of_progress } => {
             let detail = format!("accepted as task {task_id}");
             statements.push(peers::attempt_recorded(&due.message_id, now, step_name, "ok", &detail));
+            let mut records = Vec::new();
+            if let Some(word) = word_of_progress {
+                // Word of progress is a message from elsewhere: it is audited
+                // with the agent named, its words left in the conversation.
+                statements.push(messaging::progress_elsewhere(
+                    &word.id,
+                    &due.message_id,
+                    &word.key,
+                    &word.content,
+                    now,
+                ));
+                statements.push(peers::progress_noted(&due.message_id, &word.key));
+                let mut record = ended_record(due, now, "ok", json!({ "progress": word.id }));
+                record.action = "receive_remote_progress".into();
+                records.push(record);
+            }
             // Asking after a task is not a failure: the count starts again. A
             // task just accepted is asked after at the next run; one still
             // working, every `REMOTE_POLL_SECONDS`.
             let next = if due.sent { now + REMOTE_POLL_SECONDS * 1000 } else { now };
             statements.push(progress("sent", 0, next, Some(&task_id), None));
-            (statements, Vec::new(), Outcome::Progressed)
+            (statements, records, Outcome::Progressed)
         }
         Step::Retry(why) if attempts < due.maximum_attempts => {
             statements.push(peers::attempt_recorded(&due.message_id, now, step_name, "retrying", &why));
@@ -402,77 +430,6 @@ struct Endpoint {
     pushes: bool,
 }
 
-/// How an answer that is not the one hoped for reads in a record.
-fn answered(fetched: &Fetched) -> String {
-    match (&fetched.location, fetched.status) {
-        (Some(location), 300..=399) => {
-            format!("answered {} with a redirect to {location}, which the node does not follow", fetched.status)
-        }
-        (_, status) => format!("answered {status}"),
-    }
-}
-
-/// The JSON-RPC endpoint a card names, and its A2A version: a 1.0 card's
-/// `supportedInterfaces` (its first JSON-RPC interface of 1.0, else of 0.3),
-/// or a 0.3 card's `url` (when its preferred transport is JSON-RPC) or a
-/// JSON-RPC entry of its `additionalInterfaces`.
-pub(super) fn card_endpoint(card: &Value) -> Option<(String, String)> {
-    let json_rpc = |binding: Option<&Value>| {
-        binding.and_then(Value::as_str).is_none_or(|binding| binding.eq_ignore_ascii_case("JSONRPC"))
-    };
-    let version_of = |text: &str| {
-        if text.starts_with("1.") || text == "1" {
-            Some("1.0")
-        } else if text.starts_with("0.3") {
-            Some("0.3")
-        } else {
-            None
-        }
-    };
-    if let Some(interfaces) = card.get("supportedInterfaces").and_then(Value::as_array) {
-        let mut found: Vec<(String, &str)> = interfaces
-            .iter()
-            .filter(|interface| json_rpc(interface.get("protocolBinding")))
-            .filter_map(|interface| {
-                let url = interface.get("url")?.as_str()?;
-                let version = version_of(interface.get("protocolVersion").and_then(Value::as_str).unwrap_or("1.0"))?;
-                Some((url.to_string(), version))
-            })
-            .collect();
-        found.sort_by_key(|(_, version)| *version != "1.0");
-        if let Some((url, version)) = found.into_iter().next() {
-            return Some((url, version.to_string()));
-        }
-    }
-    let version = card.get("protocolVersion").and_then(Value::as_str).and_then(version_of)?;
-    if let Some(url) = card.get("url").and_then(Value::as_str)
-        && json_rpc(card.get("preferredTransport"))
-    {
-        return Some((url.to_string(), version.to_string()));
-    }
-    card.get("additionalInterfaces").and_then(Value::as_array)?.iter().find_map(|interface| {
-        let transport = interface.get("transport").and_then(Value::as_str)?;
-        transport
-            .eq_ignore_ascii_case("JSONRPC")
-            .then(|| Some((interface.get("url")?.as_str()?.to_string(), version.to_string())))?
-    })
-}
-
-/// How long a card may be kept, in seconds, by its `Cache-Control`:
-/// `no-store` or `no-cache` not at all, `max-age` as it says (within a day),
-/// otherwise `REMOTE_CARD_DEFAULT_SECONDS`.
-pub(super) fn freshness_seconds(cache_control: Option<&str>) -> i64 {
-    let Some(header) = cache_control else { return REMOTE_CARD_DEFAULT_SECONDS };
-    let directives: Vec<String> = header.split(',').map(|directive| directive.trim().to_ascii_lowercase()).collect();
-    if directives.iter().any(|directive| directive == "no-store" || directive == "no-cache") {
-        return 0;
-    }
-    directives
-        .iter()
-        .find_map(|directive| directive.strip_prefix("max-age=")?.trim_matches('"').parse::<i64>().ok())
-        .map_or(REMOTE_CARD_DEFAULT_SECONDS, |seconds| seconds.clamp(0, REMOTE_CARD_LONGEST_SECONDS))
-}
-
 /// Sends the message, or asks after its task, and reads the answer. A send
 /// whose push config the agent refuses (A2A's -32003) is sent again at once
 /// without one, and the agent asked after by polling (`push_refused`).
@@ -496,7 +453,7 @@ async fn exchange(work: &Background<'_>, due: &Due, endpoint: &Endpoint, origin:
         }
         // An agent that pushes is asked to tell this node when the task
         // changes, at an address only the token proves (decision 0050).
-        _ => send_request(due, v1, push),
+        _ => send_request(&due.message_id, &due.content, v1, push),
     };
     let mut headers = vec![
         ("content-type".to_string(), "application/json".to_string()),
@@ -559,83 +516,6 @@ async fn call(
     }
     serde_json::from_slice::<Value>(&fetched.body)
         .map_err(|_| Step::Retry(format!("{url} answered something that is not JSON")))
-}
-
-/// The request that sends the message: its parts, with the message's own id
-/// as the A2A `messageId`, asking to be answered at once with the task.
-fn send_request(due: &Due, v1: bool, push: Option<Value>) -> Value {
-    let content: Value = serde_json::from_str(&due.content).unwrap_or(Value::Null);
-    let parts: Vec<Value> = parts_of(&content)
-        .into_iter()
-        .map(|mut part| {
-            if !v1 {
-                part["kind"] = if part.get("text").is_some() { "text" } else { "data" }.into();
-            }
-            part
-        })
-        .collect();
-    let mut request = if v1 {
-        json!({ "jsonrpc": "2.0", "id": due.message_id, "method": "SendMessage", "params": {
-            "message": { "messageId": due.message_id, "role": "ROLE_USER", "parts": parts },
-            "configuration": { "returnImmediately": true },
-        } })
-    } else {
-        json!({ "jsonrpc": "2.0", "id": due.message_id, "method": "message/send", "params": {
-            "message": { "kind": "message", "messageId": due.message_id, "role": "user", "parts": parts },
-            "configuration": { "blocking": false },
-        } })
-    };
-    if let Some(push) = push {
-        let field = if v1 { "taskPushNotificationConfig" } else { "pushNotificationConfig" };
-        request["params"]["configuration"][field] = push;
-    }
-    request
-}
-
-/// Where an agent elsewhere pushes word of message `message_id`'s task.
-fn push_url(origin: &str, message_id: &str) -> String {
-    format!("{origin}/a2a/outbox/{message_id}")
-}
-
-/// The token a push about message `message_id` must carry: a MAC under the
-/// node's session key, so it is checked without storing it and nobody who
-/// reads D1 can forge one.
-pub fn push_token(session_key: &[u8], message_id: &str) -> String {
-    let mut mac = <Hmac<Sha256> as KeyInit>::new_from_slice(session_key)
-        .unwrap_or_else(|_| unreachable!("HMAC takes any key length"));
-    mac.update(b"mailroom a2a push\0");
-    mac.update(message_id.as_bytes());
-    hex(&mac.finalize().into_bytes())
-}
-
-/// Content as A2A parts: parts it already holds, text, or data.
-fn parts_of(content: &Value) -> Vec<Value> {
-    match content {
-        Value::String(text) => vec![json!({ "text": text })],
-        Value::Object(object) if object.get("parts").and_then(Value::as_array).is_some() => {
-            object["parts"].as_array().cloned().unwrap_or_default()
-        }
-        other => vec![json!({ "data": other })],
-    }
-}
-
-/// Parts as the node stores them: text and data, without 0.3's `kind`.
-fn stored_parts(parts: Option<&Value>) -> Vec<Value> {
-    parts
-        .and_then(Value::as_array)
-        .map(|parts| {
-            parts
-                .iter()
-                .filter_map(|part| {
-                    if let Some(text) = part.get("text").and_then(Value::as_str) {
-                        Some(json!({ "text": text }))
-                    } else {
-                        part.get("data").filter(|data| !data.is_null()).map(|data| json!({ "data": data }))
-                    }
-                })
-                .collect()
-        })
-        .unwrap_or_default()
 }
 
 /// Reads a JSON-RPC answer: an error, a task (1.0's `{task}` or a bare one),
@@ -702,9 +582,28 @@ fn read_task(work: &Background<'_>, due: &Due, task: &Value) -> Step {
             Step::Ended(EndedElsewhere::Rejected { reason })
         }
         "submitted" | "working" if due.kind == "event" => Step::Ended(EndedElsewhere::Acknowledged),
-        "submitted" | "working" => Step::Accepted { task_id: task_id.to_string() },
+        "submitted" | "working" => {
+            Step::Accepted { task_id: task_id.to_string(), progress: progress_of(work, due, task) }
+        }
         other => Step::Retry(format!("the task is in a state A2A does not name ({other})")),
     }
+}
+
+/// The word of progress a working task's status gives, when it has one this
+/// delivery has not brought in yet.
+fn progress_of(work: &Background<'_>, due: &Due, task: &Value) -> Option<WordOfProgress> {
+    let message = task.pointer("/status/message")?;
+    let parts = stored_parts(message.get("parts"));
+    if parts.is_empty() {
+        return None;
+    }
+    let content = json!({ "parts": parts }).to_string();
+    let key = match message.get("messageId").and_then(Value::as_str).filter(|id| !id.is_empty()) {
+        Some(id) => id.to_string(),
+        None => sha256_hex(content.as_bytes()),
+    };
+    let new = due.progress_key.as_deref() != Some(key.as_str());
+    new.then(|| WordOfProgress { key, content, id: new_id(IdKind::AgentMessage, work.node().platform) })
 }
 
 /// The message answered with `parts`: a request's reply, an event taken.
@@ -714,48 +613,4 @@ fn answered_with(work: &Background<'_>, due: &Due, parts: Vec<Value>) -> Step {
     }
     let reply_id = new_id(IdKind::AgentMessage, work.node().platform);
     Step::Ended(EndedElsewhere::Answered { reply_id, content: json!({ "parts": parts }).to_string() })
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_card_names_its_json_rpc_endpoint_preferring_a2a_1_0() {
-        let v1 = json!({ "supportedInterfaces": [
-            { "url": "https://b.example/grpc", "protocolBinding": "GRPC", "protocolVersion": "1.0" },
-            { "url": "https://b.example/old", "protocolBinding": "JSONRPC", "protocolVersion": "0.3" },
-            { "url": "https://b.example/rpc", "protocolBinding": "JSONRPC", "protocolVersion": "1.0" },
-        ] });
-        assert_eq!(card_endpoint(&v1), Some(("https://b.example/rpc".into(), "1.0".into())));
-        let v03 =
-            json!({ "url": "https://c.example/a2a", "protocolVersion": "0.3.0", "preferredTransport": "JSONRPC" });
-        assert_eq!(card_endpoint(&v03), Some(("https://c.example/a2a".into(), "0.3".into())));
-        let grpc_first = json!({ "url": "https://c.example/grpc", "protocolVersion": "0.3.0", "preferredTransport": "GRPC",
-            "additionalInterfaces": [{ "url": "https://c.example/jsonrpc", "transport": "JSONRPC" }] });
-        assert_eq!(card_endpoint(&grpc_first), Some(("https://c.example/jsonrpc".into(), "0.3".into())));
-        assert_eq!(card_endpoint(&json!({ "name": "no endpoint" })), None);
-        assert_eq!(card_endpoint(&json!({ "url": "https://d.example", "protocolVersion": "2.0" })), None);
-    }
-
-    #[test]
-    fn a_card_is_kept_as_long_as_its_caching_headers_say_within_a_day() {
-        assert_eq!(freshness_seconds(None), REMOTE_CARD_DEFAULT_SECONDS);
-        assert_eq!(freshness_seconds(Some("public, max-age=60")), 60);
-        assert_eq!(freshness_seconds(Some("max-age=0")), 0);
-        assert_eq!(freshness_seconds(Some("no-store")), 0);
-        assert_eq!(freshness_seconds(Some("max-age=99999999")), REMOTE_CARD_LONGEST_SECONDS);
-        assert_eq!(freshness_seconds(Some("max-age=banana")), REMOTE_CARD_DEFAULT_SECONDS);
-    }
-
-    #[test]
-    fn content_goes_as_the_parts_it_holds_text_or_data_and_comes_back_without_kinds() {
-        assert_eq!(parts_of(&json!("hi")), vec![json!({ "text": "hi" })]);
-        assert_eq!(parts_of(&json!({ "parts": [{ "text": "a" }] })), vec![json!({ "text": "a" })]);
-        assert_eq!(parts_of(&json!({ "n": 1 })), vec![json!({ "data": { "n": 1 } })]);
-        let back = stored_parts(Some(
-            &json!([{ "kind": "text", "text": "a" }, { "kind": "file", "file": {} }, { "data": { "n": 1 } }]),
-        ));
-        assert_eq!(back, vec![json!({ "text": "a" }), json!({ "data": { "n": 1 } })]);
-    }
 }

@@ -10,7 +10,7 @@
 
 use mailroom_contract::PathParameter;
 
-use super::outbox::push_token;
+use super::client::push_token;
 use crate::core::context::Context;
 use crate::core::crypto::constant_time_equal;
 use crate::core::http::Response;

@@ -37,7 +37,7 @@ pub use conversations::{
 pub use errors::MessagingError;
 pub use inbox::{acknowledge, claim, list_inbox, reject, renew, reply};
 pub use owner::{get_messaging, list_owned_inbox, list_sponsored_agents, listed_on_node_card, update_messaging};
-pub use remote::{EndedElsewhere, ended_elsewhere};
+pub use remote::{EndedElsewhere, ended_elsewhere, progress_elsewhere};
 pub use send::send;
 pub use shared::participant as party_of;
 pub use store::ListedAgent;

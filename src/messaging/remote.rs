@@ -113,6 +113,13 @@ pub(super) async fn send_elsewhere(
     Ok(context.json(&row.present(now)))
 }
 
+/// A word of progress (`content`, JSON; named by `key`) from the agent
+/// elsewhere working on request `request_id`, stored as event `progress_id`
+/// in its conversation: claimed by an agent that asked, shown to a person.
+pub fn progress_elsewhere(progress_id: &str, request_id: &str, key: &str, content: &str, now_ms: i64) -> Statement {
+    store::progress_from_elsewhere(progress_id, request_id, key, content, now_ms)
+}
+
 /// How a message to an agent elsewhere ended, as the outbox learned it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum EndedElsewhere {

@@ -161,7 +161,7 @@ pub fn claim_due(now_ms: i64, claim_until: i64, limit: usize, pushed_since: Opti
 /// its policy says now.
 pub fn claimed(claim_until: i64) -> Statement {
     Statement::new(format!(
-        "SELECT d.message_id, d.remote_agent_id, d.sender_id, d.state, d.attempts, d.remote_task_id, \
+        "SELECT d.message_id, d.remote_agent_id, d.sender_id, d.state, d.attempts, d.remote_task_id, d.progress_key, \
                 m.conversation_id, m.kind, m.content, m.state AS message_state, m.expires_at, \
                 ra.card_url, ra.domain, ra.endpoint_url, ra.protocol_version, ra.card_fresh_until, \
                 ra.push_notifications, \
@@ -261,6 +261,11 @@ pub fn due_now(message_id: &str, now_ms: i64) -> Statement {
     )
     .bind(message_id)
     .bind(now_ms)
+}
+
+/// Records the task's latest word of progress as brought into the conversation.
+pub fn progress_noted(message_id: &str, key: &str) -> Statement {
+    Statement::new("UPDATE remote_deliveries SET progress_key = ?2 WHERE message_id = ?1").bind(message_id).bind(key)
 }
 
 /// Records that the agent elsewhere refused a push config: it is asked after

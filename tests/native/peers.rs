@@ -556,3 +556,43 @@ fn a_peer_s_node_is_pushed_its_task_as_it_moves_while_the_peer_stays_connected()
     assert_eq!(world.claim(&bob_credential, 1).len(), 1);
     assert_eq!(world.node.webhooks.posted_to(pushes).len(), before, "a disconnected peer is pushed nothing");
 }
+
+#[test]
+fn a_working_task_s_words_of_progress_come_back_once_each_before_its_answer() {
+    let (world, _, _, credential) = sender(5);
+    let working = |id: &str, words: &str| {
+        json!({ "id": "t-7", "contextId": "ctx", "status": { "state": "TASK_STATE_WORKING",
+                "message": { "messageId": id, "role": "ROLE_AGENT", "parts": [{ "text": words }] } } })
+    };
+    world.node.webhooks.answer_exchanges(
+        ENDPOINT,
+        vec![
+            answer(json!({ "task": working("p-1", "reading the contract") })),
+            answer(working("p-1", "reading the contract")),
+            answer(working("p-2", "drafting")),
+            answer(completed("t-7", "signed")),
+        ],
+    );
+    let sent = world.send_message(&credential, CARD, "request", json!("review this"));
+    let id = sent["id"].as_str().unwrap();
+    for _ in 0..4 {
+        run_outbox(&world);
+        world.node.platform.advance(60_000);
+    }
+    let inbox = body(&world.call("GET", "/api/agent-inbox", Some(&credential), None));
+    let words: Vec<(&str, &str)> = inbox["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|message| (message["kind"].as_str().unwrap(), message["content"]["parts"][0]["text"].as_str().unwrap()))
+        .collect();
+    assert_eq!(words, [("event", "reading the contract"), ("event", "drafting"), ("reply", "signed")]);
+    for message in inbox["messages"].as_array().unwrap() {
+        assert_eq!(message["in_reply_to"], id);
+        assert!(message["content_notice"].is_string(), "each is marked as from elsewhere: {message}");
+    }
+    let recorded: Vec<Value> =
+        world.audit().into_iter().filter(|entry| entry["action"] == "receive_remote_progress").collect();
+    assert_eq!(recorded.len(), 2, "each word once");
+    assert!(recorded.iter().all(|entry| !entry.to_string().contains("drafting") && !entry.to_string().contains("contract")));
+}

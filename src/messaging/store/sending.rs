@@ -145,6 +145,32 @@ pub(crate) fn answer_from_elsewhere(reply_id: &str, request_id: &str, content: &
     .bind(request_id)
 }
 
+/// A word of progress from the agent elsewhere working on request
+/// `request_id`, stored as an event from it in the request's conversation
+/// while the request waits; `key` names the word, so it is stored once.
+pub(crate) fn progress_from_elsewhere(
+    progress_id: &str,
+    request_id: &str,
+    key: &str,
+    content: &str,
+    now_ms: i64,
+) -> Statement {
+    Statement::new(format!(
+        "INSERT OR IGNORE INTO agent_messages (id, conversation_id, sender_id, recipient_id, kind, in_reply_to, \
+           content, body_hash, idempotency_key, surface, state, created_at, updated_at, expires_at) \
+         SELECT ?1, conversation_id, recipient_id, sender_id, 'event', id, ?2, ?3, 'progress:' || id || ':' || ?4, \
+           surface, CASE WHEN sender_id LIKE 'agt\\_%' ESCAPE '\\' THEN 'queued' ELSE 'delivered' END, ?5, ?5, ?5 + {} \
+         FROM agent_messages WHERE id = ?6 AND kind = 'request' AND state = 'queued'",
+        mailroom_contract::api::DEFAULT_MESSAGE_EXPIRY_SECONDS * 1000
+    ))
+    .bind(progress_id)
+    .bind(content)
+    .bind(crate::core::crypto::sha256_hex(content.as_bytes()))
+    .bind(key)
+    .bind(now_ms)
+    .bind(request_id)
+}
+
 /// Finishes a message to an agent elsewhere as `state` (answered with
 /// `reply_id`, acknowledged, rejected, failed or canceled, with `reason`),
 /// while it still waits.
