@@ -28,6 +28,11 @@ pub(super) async fn send_elsewhere(
     sending: Sending<'_>,
 ) -> Result<Response, Refusal> {
     let Sending { sender, key, content, expires_in, body_hash, now } = sending;
+    // Only this node's own agents and people send elsewhere: a peer's agent
+    // is never relayed on to a third party.
+    if !sender.starts_with(IdKind::Agent.prefix()) && !sender.starts_with(IdKind::Person.prefix()) {
+        return Err(MessagingError::PeersMessageAgents.into());
+    }
     // Checked now against the outbound rule, and again before every attempt.
     let address = RemoteAddress::of(&body.recipient, "recipient", &context.config().outbound_policy())?;
     if body.conversation_id.is_some() {

@@ -365,6 +365,12 @@ fn a_peer_s_node_reaches_only_listed_agents_for_its_own_agents_and_under_their_a
     let refused = body(&as_peer(&world, &credential, ours, "/api/agent-messages", Some(send(&listed, "k3"))));
     assert_eq!(refused["state"], "refused");
 
+    // Never relayed on: a peer's agent cannot make this node send elsewhere.
+    let relay =
+        as_peer(&world, &credential, ours, "/api/agent-messages", Some(send("https://third.example/card.json", "k9")));
+    assert_refused(&relay, 404, "not_found");
+    assert!(world.node.webhooks.fetched.borrow().is_empty() && world.node.webhooks.posted.borrow().is_empty());
+
     let theirs = "https://evil.example/a2a/agt_9/.well-known/agent-card.json";
     assert_refused(
         &as_peer(&world, &credential, theirs, "/api/agent-messages", Some(send(&listed, "k4"))),
@@ -594,5 +600,7 @@ fn a_working_task_s_words_of_progress_come_back_once_each_before_its_answer() {
     let recorded: Vec<Value> =
         world.audit().into_iter().filter(|entry| entry["action"] == "receive_remote_progress").collect();
     assert_eq!(recorded.len(), 2, "each word once");
-    assert!(recorded.iter().all(|entry| !entry.to_string().contains("drafting") && !entry.to_string().contains("contract")));
+    assert!(
+        recorded.iter().all(|entry| !entry.to_string().contains("drafting") && !entry.to_string().contains("contract"))
+    );
 }
