@@ -28,7 +28,7 @@ use crate::core::context::ports::AuditRecord;
 use crate::core::crypto::sha256_hex;
 use crate::core::events::Topic;
 use crate::core::ids::{IdKind, new_id};
-use crate::core::outbound::{self, Destination};
+use crate::core::outbound::{self, Destination, Host};
 use crate::core::storage::{Row, Statement, StorageError};
 use crate::messaging::{self, EndedElsewhere};
 use crate::peers::{self, Progress, RemoteAddress};
@@ -75,6 +75,8 @@ struct Due {
     /// Whether the card says the agent pushes its tasks' changes.
     push_notifications: bool,
     outbound_credential: Option<String>,
+    /// The domain of the peer whose credential that is.
+    peer_domain: Option<String>,
     sender_stopped: Option<String>,
     remote_recipients: Option<String>,
     maximum_attempts: i64,
@@ -104,6 +106,7 @@ impl Due {
             card_fresh_until: row.optional_integer("card_fresh_until")?.unwrap_or(0),
             push_notifications: row.integer("push_notifications")? != 0,
             outbound_credential: row.optional_text("outbound_credential")?,
+            peer_domain: row.optional_text("peer_domain")?,
             sender_stopped: row.optional_text("sender_stopped")?,
             remote_recipients: row.optional_text("remote_recipients")?,
             maximum_attempts: row.integer("maximum_attempts")?,
@@ -460,7 +463,12 @@ async fn exchange(work: &Background<'_>, due: &Due, endpoint: &Endpoint, origin:
         ("accept".to_string(), "application/json".to_string()),
         ("a2a-version".to_string(), version.clone()),
     ];
-    if let Some(credential) = &due.outbound_credential {
+    // The peer's credential goes only to an endpoint on the peer's own
+    // domain, whatever else the card names.
+    let on_the_peer = |domain: &String| Host::of_url(url).is_some_and(|host| host.is_within(domain));
+    if let Some(credential) =
+        due.outbound_credential.as_ref().filter(|_| due.peer_domain.as_ref().is_some_and(on_the_peer))
+    {
         headers.push(("authorization".to_string(), format!("Bearer {credential}")));
         // A peer's node is told which of this node's agents speaks.
         if let Some(origin) = origin.filter(|_| due.sender_id.starts_with(IdKind::Agent.prefix())) {

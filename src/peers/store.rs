@@ -155,6 +155,10 @@ pub fn claim_due(now_ms: i64, claim_until: i64, limit: usize, pushed_since: Opti
     .bind(pushed_since)
 }
 
+/// The live peer whose domain the card of `ra` is on (or beneath), as SQL
+/// over `peers p`: the most specific, when two are.
+const PEER_OF_CARD: &str = "p.revoked_at IS NULL AND (ra.domain = p.domain OR ra.domain LIKE '%.' || p.domain)";
+
 /// The deliveries `claim_due` claimed until `claim_until`, with everything a
 /// run needs: the message, the agent elsewhere and its cached card, the
 /// credential its peer issued, whether the sender may still send, and what
@@ -165,8 +169,10 @@ pub fn claimed(claim_until: i64) -> Statement {
                 m.conversation_id, m.kind, m.content, m.state AS message_state, m.expires_at, \
                 ra.card_url, ra.domain, ra.endpoint_url, ra.protocol_version, ra.card_fresh_until, \
                 ra.push_notifications, \
-                (SELECT outbound_credential FROM peers p WHERE p.domain = ra.domain AND p.revoked_at IS NULL) \
+                (SELECT p.outbound_credential FROM peers p WHERE {peer_of_card} ORDER BY length(p.domain) DESC LIMIT 1) \
                   AS outbound_credential, \
+                (SELECT p.domain FROM peers p WHERE {peer_of_card} ORDER BY length(p.domain) DESC LIMIT 1) \
+                  AS peer_domain, \
                 CASE WHEN d.sender_id LIKE 'agt\\_%' ESCAPE '\\' THEN \
                        (SELECT CASE WHEN a.revoked_at IS NOT NULL THEN 'revoked' \
                                     WHEN a.paused_at IS NOT NULL THEN 'paused' END \
@@ -179,7 +185,8 @@ pub fn claimed(claim_until: i64) -> Statement {
                          {DEFAULT_MAXIMUM_ATTEMPTS}) AS maximum_attempts \
          FROM remote_deliveries d JOIN agent_messages m ON m.id = d.message_id \
               JOIN remote_agents ra ON ra.id = d.remote_agent_id \
-         WHERE d.claimed_until = ?1 ORDER BY d.next_attempt_at"
+         WHERE d.claimed_until = ?1 ORDER BY d.next_attempt_at",
+        peer_of_card = PEER_OF_CARD,
     ))
     .bind(claim_until)
 }

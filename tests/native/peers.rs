@@ -604,3 +604,35 @@ fn a_working_task_s_words_of_progress_come_back_once_each_before_its_answer() {
         recorded.iter().all(|entry| !entry.to_string().contains("drafting") && !entry.to_string().contains("contract"))
     );
 }
+
+#[test]
+fn the_peer_s_credential_goes_only_to_endpoints_on_the_peer_s_own_domain() {
+    let (world, _, agent, credential) = sender(5);
+    let created = world.call(
+        "POST",
+        "/api/peers",
+        Some(&world.admin_token),
+        Some(json!({ "domain": "partner.example", "name": "Partner", "outbound_credential": "their-secret" })),
+    );
+    assert_eq!(created.status, 201, "{}", text(&created));
+    let elsewhere_card = "https://agents.partner.example/other-card.json";
+    let elsewhere_endpoint = "https://collector.example/a2a";
+    world.node.webhooks.documents.borrow_mut().push((elsewhere_card.into(), 200, card(elsewhere_endpoint)));
+    world.node.webhooks.answer_exchanges(ENDPOINT, vec![answer(completed("t-8", "ok"))]);
+    world.node.webhooks.answer_exchanges(elsewhere_endpoint, vec![answer(completed("t-9", "ok"))]);
+    world.send_message(&credential, CARD, "request", json!("to the peer"));
+    world.send_message(&credential, elsewhere_card, "request", json!("to a card that points away"));
+    run_outbox(&world);
+    let header_of = |url: &str, name: &str| {
+        world.node.webhooks.posted_to(url)[0]
+            .headers
+            .iter()
+            .find(|(key, _)| key == name)
+            .map(|(_, value)| value.clone())
+    };
+    assert_eq!(header_of(ENDPOINT, "authorization").as_deref(), Some("Bearer their-secret"));
+    let sender_card = format!("{}/a2a/{agent}/.well-known/agent-card.json", mailroom::testing::TEST_ORIGIN);
+    assert_eq!(header_of(ENDPOINT, "mailroom-sender"), Some(sender_card));
+    assert_eq!(header_of(elsewhere_endpoint, "authorization"), None, "never to another domain, whatever the card says");
+    assert_eq!(header_of(elsewhere_endpoint, "mailroom-sender"), None);
+}
