@@ -51,6 +51,9 @@ CREATE TABLE remote_deliveries (
     next_attempt_at   INTEGER NOT NULL,
     claimed_until     INTEGER NOT NULL DEFAULT 0,
     remote_task_id    TEXT,
+    -- The agent elsewhere's context for the task (A2A `contextId`): the next
+    -- message of the conversation to that agent continues it.
+    remote_context_id TEXT,
     last_error        TEXT,
     -- When the agent elsewhere last pushed word that its task changed: a push
     -- that lands while a run works on the delivery makes it due again at once.

@@ -84,8 +84,15 @@ pub(super) fn freshness_seconds(cache_control: Option<&str>) -> i64 {
 }
 
 /// The request that sends the message: its parts, with the message's own id
-/// as the A2A `messageId`, asking to be answered at once with the task.
-pub(super) fn send_request(message_id: &str, content: &str, v1: bool, push: Option<Value>) -> Value {
+/// as the A2A `messageId`, continuing the agent's `context` when the
+/// conversation has one, asking to be answered at once with the task.
+pub(super) fn send_request(
+    message_id: &str,
+    content: &str,
+    context: Option<&str>,
+    v1: bool,
+    push: Option<Value>,
+) -> Value {
     let content: Value = serde_json::from_str(content).unwrap_or(Value::Null);
     let parts: Vec<Value> = parts_of(&content)
         .into_iter()
@@ -107,6 +114,9 @@ pub(super) fn send_request(message_id: &str, content: &str, v1: bool, push: Opti
             "configuration": { "blocking": false },
         } })
     };
+    if let Some(context) = context {
+        request["params"]["message"]["contextId"] = context.into();
+    }
     if let Some(push) = push {
         let field = if v1 { "taskPushNotificationConfig" } else { "pushNotificationConfig" };
         request["params"]["configuration"][field] = push;

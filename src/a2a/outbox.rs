@@ -63,6 +63,9 @@ struct Due {
     remote_task_id: Option<String>,
     /// The last word of progress brought into the conversation.
     progress_key: Option<String>,
+    /// The agent elsewhere's context for this conversation, learned from an
+    /// earlier message of it: this one continues it.
+    remote_context_id: Option<String>,
     kind: String,
     content: String,
     message_state: String,
@@ -95,6 +98,7 @@ impl Due {
             attempts: row.integer("attempts")?,
             remote_task_id: row.optional_text("remote_task_id")?,
             progress_key: row.optional_text("progress_key")?,
+            remote_context_id: row.optional_text("remote_context_id")?,
             kind: row.text("kind")?,
             content: row.text("content")?,
             message_state: row.text("message_state")?,
@@ -195,7 +199,8 @@ async fn work_one(
     origin: Option<&str>,
 ) -> (Vec<Statement>, Vec<AuditRecord>, Outcome) {
     let now = work.now_ms();
-    let progress = |state, attempts, next, task, error| progressed(due, now, (state, attempts, next, task, error));
+    let progress =
+        |state, attempts, next, task, error| progressed(due, now, (state, attempts, next, task, error), None);
     // Judged again at every attempt: what the send judged may have changed.
     let stopped = if due.message_state != "queued" {
         Some(format!("the message is {} here: nothing more is sent for it", due.message_state))
@@ -231,9 +236,9 @@ async fn work_one(
     let mut statements = Vec::new();
     let endpoint = match endpoint(work, due, &mut statements).await {
         Ok(endpoint) => endpoint,
-        Err(step) => return settle(due, step, statements, now, "card"),
+        Err(step) => return settle(due, (step, None), statements, now, "card"),
     };
-    let (step, push_refused) = exchange(work, due, &endpoint, origin).await;
+    let (step, push_refused, context) = exchange(work, due, &endpoint, origin).await;
     if push_refused {
         statements.push(peers::pushes_refused(&due.remote_agent_id));
     }
@@ -241,7 +246,7 @@ async fn work_one(
         // The endpoint the card named is gone: read the card again next time.
         statements.push(peers::card_forgotten(&due.remote_agent_id));
     }
-    settle(due, step, statements, now, step_name(due))
+    settle(due, (step, context), statements, now, step_name(due))
 }
 
 /// Whether the sender's policy, as it is now, reaches the agent.
@@ -257,14 +262,21 @@ fn policy_reaches(due: &Due) -> bool {
 /// the remote task (when one is learned) and the last error.
 type Standing<'a> = (&'static str, i64, i64, Option<&'a str>, Option<&'a str>);
 
-/// The statement recording `due`'s progress at `now`.
-fn progressed(due: &Due, now: i64, (state, attempts, next, task, error): Standing<'_>) -> Statement {
+/// The statement recording `due`'s progress at `now`, with the remote context
+/// learned, if any.
+fn progressed(
+    due: &Due,
+    now: i64,
+    (state, attempts, next, task, error): Standing<'_>,
+    context: Option<&str>,
+) -> Statement {
     peers::delivery_progressed(&Progress {
         message_id: &due.message_id,
         state,
         attempts,
         next_attempt_at: next,
         remote_task_id: task,
+        remote_context_id: context,
         last_error: error,
         now_ms: now,
         claimed_at: due.claimed_at,
@@ -280,12 +292,14 @@ fn step_name(due: &Due) -> &'static str {
 /// for an end, the message's and its audit entry.
 fn settle(
     due: &Due,
-    step: Step,
+    (step, context): (Step, Option<String>),
     mut statements: Vec<Statement>,
     now: i64,
     step_name: &str,
 ) -> (Vec<Statement>, Vec<AuditRecord>, Outcome) {
-    let progress = |state, attempts, next, task, error| progressed(due, now, (state, attempts, next, task, error));
+    let progress = |state, attempts, next, task, error| {
+        progressed(due, now, (state, attempts, next, task, error), context.as_deref())
+    };
     let attempts = due.attempts + 1;
     match step {
         Step::Ended(ended) => {
@@ -436,14 +450,19 @@ struct Endpoint {
 /// Sends the message, or asks after its task, and reads the answer. A send
 /// whose push config the agent refuses (A2A's -32003) is sent again at once
 /// without one, and the agent asked after by polling (`push_refused`).
-async fn exchange(work: &Background<'_>, due: &Due, endpoint: &Endpoint, origin: Option<&str>) -> (Step, bool) {
+async fn exchange(
+    work: &Background<'_>,
+    due: &Due,
+    endpoint: &Endpoint,
+    origin: Option<&str>,
+) -> (Step, bool, Option<String>) {
     let node = work.node();
     let (url, version) = (&endpoint.url, &endpoint.version);
     let v1 = version == "1.0";
     let destination = match Destination::check(url, REMOTE_URL_MAXIMUM, &node.config.outbound_policy()) {
         Ok(destination) => destination,
         Err(refused) => {
-            return (Step::Dead(format!("the endpoint {url} may not be reached: {}", refused.why())), false);
+            return (Step::Dead(format!("the endpoint {url} may not be reached: {}", refused.why())), false, None);
         }
     };
     let push = origin.filter(|_| endpoint.pushes && !due.sent).map(|origin| {
@@ -456,7 +475,7 @@ async fn exchange(work: &Background<'_>, due: &Due, endpoint: &Endpoint, origin:
         }
         // An agent that pushes is asked to tell this node when the task
         // changes, at an address only the token proves (decision 0050).
-        _ => send_request(&due.message_id, &due.content, v1, push),
+        _ => send_request(&due.message_id, &due.content, due.remote_context_id.as_deref(), v1, push),
     };
     let mut headers = vec![
         ("content-type".to_string(), "application/json".to_string()),
@@ -481,15 +500,15 @@ async fn exchange(work: &Background<'_>, due: &Due, endpoint: &Endpoint, origin:
     let asked_to_push = push.is_some();
     let answer = match call(work, &destination, url, &headers, &request(push)).await {
         Ok(answer) => answer,
-        Err(step) => return (step, false),
+        Err(step) => return (step, false, None),
     };
     let push_refused = asked_to_push && answer.pointer("/error/code").and_then(Value::as_i64) == Some(-32003);
     if !push_refused {
-        return (read_answer(work, due, &answer), false);
+        return (read_answer(work, due, &answer), false, context_of(&answer));
     }
     match call(work, &destination, url, &headers, &request(None)).await {
-        Ok(answer) => (read_answer(work, due, &answer), true),
-        Err(step) => (step, true),
+        Ok(answer) => (read_answer(work, due, &answer), true, context_of(&answer)),
+        Err(step) => (step, true, None),
     }
 }
 
@@ -524,6 +543,16 @@ async fn call(
     }
     serde_json::from_slice::<Value>(&fetched.body)
         .map_err(|_| Step::Retry(format!("{url} answered something that is not JSON")))
+}
+
+/// The context an answer's task or message names (A2A `contextId`), for the
+/// conversation's next message to continue.
+fn context_of(answer: &Value) -> Option<String> {
+    let result = answer.get("result")?;
+    [result.pointer("/task/contextId"), result.pointer("/message/contextId"), result.get("contextId")]
+        .into_iter()
+        .flatten()
+        .find_map(|context| context.as_str().filter(|context| !context.is_empty()).map(str::to_string))
 }
 
 /// Reads a JSON-RPC answer: an error, a task (1.0's `{task}` or a bare one),

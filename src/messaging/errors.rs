@@ -48,8 +48,7 @@ pub enum MessagingError {
     RemoteNotAllowed { card_url: String, domain: String },
     /// The sender sent as many messages elsewhere this hour as its cap.
     RemoteHourlyCap { cap: i64 },
-    /// An agent elsewhere is sent requests and events, not asked to continue
-    /// a conversation it did not start here.
+    /// A conversation continued with an agent elsewhere that takes no part in it.
     RemoteInAnotherConversation,
     /// A peer's node called without naming its agent that sends.
     PeerNamesNoSender,
@@ -176,9 +175,9 @@ impl From<MessagingError> for Refusal {
             MessagingError::RemoteInAnotherConversation => Refusal::new(
                 409,
                 "conflict",
-                "`conversation_id` cannot carry a message to an agent elsewhere.",
-                "A message to an agent elsewhere starts a conversation of its own: its answer comes back into it.",
-                "Leave out `conversation_id`.",
+                "`conversation_id` is a conversation without this agent elsewhere.",
+                "A conversation with an agent elsewhere is continued with that agent alone: its next message carries the agent's own context.",
+                "Leave out `conversation_id` to start a conversation with this agent, or name one it takes part in.",
             ),
             MessagingError::PeerNamesNoSender => Refusal::new(
                 400,

@@ -4,7 +4,8 @@
 //! records when the agent elsewhere answers or the message ends.
 //!
 //! The message is an ordinary message of the sender's, in a conversation of
-//! its own, so the sender follows it as any other (`get_agent_message`), and
+//! its own or one it continues with the same agent elsewhere (whose A2A
+//! context the outbox then carries), so the sender follows it as any other (`get_agent_message`), and
 //! the answer arrives as its reply: claimed from the inbox by an agent, shown
 //! to a person. Speaking A2A to the agent elsewhere is the A2A surface's.
 
@@ -35,12 +36,11 @@ pub(super) async fn send_elsewhere(
     }
     // Checked now against the outbound rule, and again before every attempt.
     let address = RemoteAddress::of(&body.recipient, "recipient", &context.config().outbound_policy())?;
-    if body.conversation_id.is_some() {
-        return Err(MessagingError::RemoteInAnotherConversation.into());
-    }
     let earlier = store::sent_under_key(&sender, key, now);
     let policy = peers::outbound_policy(&sender, now);
-    let [earlier, policy] = context.read_array([earlier, policy]).await?;
+    let continued = body.conversation_id.as_deref().unwrap_or_default();
+    let conversation = peers::conversation_elsewhere(continued, &sender, &address.id);
+    let [earlier, policy, conversation] = context.read_array([earlier, policy, conversation]).await?;
     if let Some(row) = earlier.first() {
         return repeated(context, row, &body_hash, now);
     }
@@ -64,8 +64,30 @@ pub(super) async fn send_elsewhere(
         return Err(MessagingError::RemoteHourlyCap { cap }.into());
     }
 
-    let conversation_id = new_id(IdKind::Conversation, context.platform());
-    context.write(store::start_conversation(&conversation_id, &sender, now));
+    // A conversation with the agent elsewhere is continued (its next message
+    // carries the agent's context); any other is refused.
+    let conversation_id = match &body.conversation_id {
+        None => {
+            let id = new_id(IdKind::Conversation, context.platform());
+            context.write(store::start_conversation(&id, &sender, now));
+            id
+        }
+        Some(id) => {
+            let Some(row) = conversation.first().filter(|row| row.flag("sender_takes_part").unwrap_or(false)) else {
+                return Err(MessagingError::NoSuchConversation { id: id.clone() }.into());
+            };
+            if !row.flag("remote_takes_part").unwrap_or(false) {
+                return Err(MessagingError::RemoteInAnotherConversation.into());
+            }
+            if row.optional_integer("canceled_at").ok().flatten().is_some() {
+                return Err(MessagingError::ConversationCanceled { id: id.clone() }.into());
+            }
+            context.write(store::conversation_active(id, now));
+            context
+                .guard(store::conversation_not_canceled(id), MessagingError::ConversationCanceled { id: id.clone() });
+            id.clone()
+        }
+    };
     let id = new_id(IdKind::AgentMessage, context.platform());
     let expires_at = now + expires_in * 1000;
     let message = store::new_message(&NewMessage {

@@ -167,6 +167,9 @@ pub fn claimed(claim_until: i64) -> Statement {
     Statement::new(format!(
         "SELECT d.message_id, d.remote_agent_id, d.sender_id, d.state, d.attempts, d.remote_task_id, d.progress_key, \
                 m.conversation_id, m.kind, m.content, m.state AS message_state, m.expires_at, \
+                (SELECT e.remote_context_id FROM remote_deliveries e JOIN agent_messages n ON n.id = e.message_id \
+                   WHERE n.conversation_id = m.conversation_id AND e.remote_agent_id = d.remote_agent_id \
+                     AND e.remote_context_id IS NOT NULL ORDER BY e.updated_at DESC LIMIT 1) AS remote_context_id, \
                 ra.card_url, ra.domain, ra.endpoint_url, ra.protocol_version, ra.card_fresh_until, \
                 ra.push_notifications, \
                 (SELECT p.outbound_credential FROM peers p WHERE {peer_of_card} ORDER BY length(p.domain) DESC LIMIT 1) \
@@ -214,6 +217,8 @@ pub struct Progress<'a> {
     pub attempts: i64,
     pub next_attempt_at: i64,
     pub remote_task_id: Option<&'a str>,
+    /// The agent elsewhere's context for the task, once learned.
+    pub remote_context_id: Option<&'a str>,
     pub last_error: Option<&'a str>,
     pub now_ms: i64,
 }
@@ -223,7 +228,8 @@ pub fn delivery_progressed(progress: &Progress<'_>) -> Statement {
     Statement::new(
         "UPDATE remote_deliveries SET state = ?2, attempts = ?3, \
            next_attempt_at = CASE WHEN pushed_at >= ?8 THEN MIN(?4, ?7) ELSE ?4 END, \
-           remote_task_id = COALESCE(?5, remote_task_id), last_error = ?6, updated_at = ?7, claimed_until = 0 \
+           remote_task_id = COALESCE(?5, remote_task_id), last_error = ?6, updated_at = ?7, claimed_until = 0, \
+           remote_context_id = COALESCE(?9, remote_context_id) \
          WHERE message_id = ?1",
     )
     .bind(progress.message_id)
@@ -234,6 +240,7 @@ pub fn delivery_progressed(progress: &Progress<'_>) -> Statement {
     .bind(progress.last_error)
     .bind(progress.now_ms)
     .bind(progress.claimed_at)
+    .bind(progress.remote_context_id)
 }
 
 /// What the card of the agent elsewhere said, kept until `fresh_until`.
@@ -268,6 +275,23 @@ pub fn due_now(message_id: &str, now_ms: i64) -> Statement {
     )
     .bind(message_id)
     .bind(now_ms)
+}
+
+/// `SELECT canceled_at, sender_takes_part, remote_takes_part`: conversation
+/// `conversation_id` as `sender` continues it with the agent elsewhere
+/// `remote_agent_id`.
+pub fn conversation_elsewhere(conversation_id: &str, sender: &str, remote_agent_id: &str) -> Statement {
+    Statement::new(
+        "SELECT c.canceled_at, \
+           EXISTS (SELECT 1 FROM agent_conversation_participants p WHERE p.conversation_id = c.id \
+                   AND p.participant_id = ?2) AS sender_takes_part, \
+           EXISTS (SELECT 1 FROM agent_conversation_participants p WHERE p.conversation_id = c.id \
+                   AND p.participant_id = ?3) AS remote_takes_part \
+         FROM agent_conversations c WHERE c.id = ?1",
+    )
+    .bind(conversation_id)
+    .bind(sender)
+    .bind(remote_agent_id)
 }
 
 /// Records the task's latest word of progress as brought into the conversation.

@@ -108,6 +108,16 @@ test("an agent on A asks an agent on B, B's agent answers, and the answer reache
   assert.equal(reply.in_reply_to, sent.id);
   assert.equal(reply.sender, sent.recipient);
 
+  // Alice goes on in the same conversation: at B it goes on in Bob's.
+  const next = await ok(a.call("POST", "/api/agent-messages", {
+    token: alice.credential,
+    body: { recipient: cardOf(b, bob.id), kind: "request", content: "and times 2?", idempotency_key: randomUUID(), conversation_id: sent.conversation_id },
+  }), 202);
+  assert.equal(next.conversation_id, sent.conversation_id);
+  const [followUp] = await until(() => inbox(b, bob), (messages) => messages.length === 1, 20, "Bob's inbox holding the next message");
+  assert.equal(followUp.conversation_id, waiting.conversation_id, "the same conversation on B");
+  assert.deepEqual(followUp.content, { parts: [{ text: "and times 2?" }] });
+
   const delivery = await deliveryOf(a, alice, sent.id);
   assert.equal(delivery.state, "done");
   assert.deepEqual(delivery.attempts.map((attempt) => [attempt.step, attempt.outcome]), [["send", "ok"], ["poll", "ok"]]);

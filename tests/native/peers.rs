@@ -636,3 +636,40 @@ fn the_peer_s_credential_goes_only_to_endpoints_on_the_peer_s_own_domain() {
     assert_eq!(header_of(elsewhere_endpoint, "authorization"), None, "never to another domain, whatever the card says");
     assert_eq!(header_of(elsewhere_endpoint, "mailroom-sender"), None);
 }
+
+#[test]
+fn a_conversation_with_an_agent_elsewhere_goes_on_in_its_context() {
+    let (world, _, _, credential) = sender(5);
+    let answered = |id: &str| {
+        answer(json!({ "task": { "id": id, "contextId": "their-ctx", "status": { "state": "TASK_STATE_COMPLETED" },
+                       "artifacts": [{ "artifactId": "a", "parts": [{ "text": "noted" }] }] } }))
+    };
+    world.node.webhooks.answer_exchanges(ENDPOINT, vec![answered("t-10"), answered("t-11")]);
+    let first = world.send_message(&credential, CARD, "request", json!("first"));
+    run_outbox(&world);
+    let conversation = first["conversation_id"].as_str().unwrap();
+    let next = world.call(
+        "POST",
+        "/api/agent-messages",
+        Some(&credential),
+        Some(json!({ "recipient": CARD, "kind": "request", "content": "second", "idempotency_key": "k-next",
+                     "conversation_id": conversation })),
+    );
+    assert_eq!(next.status, 202, "{}", text(&next));
+    assert_eq!(body(&next)["conversation_id"], conversation);
+    run_outbox(&world);
+    let posted = posted_bodies(&world, ENDPOINT);
+    assert_eq!(posted[0]["params"]["message"].get("contextId"), None, "a new conversation names no context");
+    assert_eq!(posted[1]["params"]["message"]["contextId"], "their-ctx", "the next message goes on in the agent's");
+
+    // Another agent elsewhere is not asked into this conversation.
+    let other = "https://agents.partner.example/a2a/agt_2/.well-known/agent-card.json";
+    let refused = world.call(
+        "POST",
+        "/api/agent-messages",
+        Some(&credential),
+        Some(json!({ "recipient": other, "kind": "request", "content": "join", "idempotency_key": "k-other",
+                     "conversation_id": conversation })),
+    );
+    assert_refused(&refused, 409, "conflict");
+}

@@ -200,7 +200,7 @@ pub struct SendAgentMessage {
     #[serde(default)]
     #[schemars(range(min = 1, max = MAXIMUM_MESSAGE_EXPIRY_SECONDS))]
     pub expires_in_seconds: Option<i64>,
-    /// A conversation the sender takes part in, to continue it. Default: a new conversation.
+    /// A conversation the sender takes part in, to continue it (for an agent elsewhere, one that agent takes part in: the message carries its A2A context). Default: a new conversation.
     #[serde(default)]
     pub conversation_id: Option<String>,
 }

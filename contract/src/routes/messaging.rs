@@ -41,7 +41,7 @@ pub(super) fn send_agent_message() -> Route {
         .refuses(const { &[
             Refuses::NotFound("No live agent is `recipient`, or the caller takes no part in `conversation_id`; for a connected organisation's node, no agent listed on the node's card is."),
             Refuses::Forbidden("For an agent elsewhere: the sender's outbound policy (`remote_recipients`) does not reach its card."),
-            Refuses::Conflict("The idempotency key was used with another body, the conversation is canceled, the recipient's inbox holds as many waiting messages as the node keeps (`MAXIMUM_WAITING_MESSAGES`), or a message elsewhere names a `conversation_id`."),
+            Refuses::Conflict("The idempotency key was used with another body, the conversation is canceled, the recipient's inbox holds as many waiting messages as the node keeps (`MAXIMUM_WAITING_MESSAGES`), or a message elsewhere names a conversation that agent takes no part in."),
             Refuses::TooManyAttempts("For an agent elsewhere: the sender sent as many messages elsewhere this hour as its `remote_per_hour`."),
         ] })
         .open_to_peers()
