@@ -13,8 +13,8 @@ use mailroom_contract::api::SendAgentMessage;
 use serde_json::json;
 
 use super::errors::MessagingError;
-use super::shared::{Sending, repeated};
-use super::store::{self, MessageRow, NewMessage};
+use super::shared::{Sending, conversation_of_send, repeated};
+use super::store::{self, MessageRow, NewMessage, WordFromElsewhere};
 use crate::core::context::Context;
 use crate::core::http::Response;
 use crate::core::ids::{IdKind, new_id};
@@ -39,7 +39,7 @@ pub(super) async fn send_elsewhere(
     let earlier = store::sent_under_key(&sender, key, now);
     let policy = peers::outbound_policy(&sender, now);
     let continued = body.conversation_id.as_deref().unwrap_or_default();
-    let conversation = peers::conversation_elsewhere(continued, &sender, &address.id);
+    let conversation = store::conversation_continued(continued, &sender, &address.id);
     let [earlier, policy, conversation] = context.read_array([earlier, policy, conversation]).await?;
     if let Some(row) = earlier.first() {
         return repeated(context, row, &body_hash, now);
@@ -65,29 +65,13 @@ pub(super) async fn send_elsewhere(
     }
 
     // A conversation with the agent elsewhere is continued (its next message
-    // carries the agent's context); any other is refused.
-    let conversation_id = match &body.conversation_id {
-        None => {
-            let id = new_id(IdKind::Conversation, context.platform());
-            context.write(store::start_conversation(&id, &sender, now));
-            id
-        }
-        Some(id) => {
-            let Some(row) = conversation.first().filter(|row| row.flag("sender_takes_part").unwrap_or(false)) else {
-                return Err(MessagingError::NoSuchConversation { id: id.clone() }.into());
-            };
-            if !row.flag("remote_takes_part").unwrap_or(false) {
-                return Err(MessagingError::RemoteInAnotherConversation.into());
-            }
-            if row.optional_integer("canceled_at").ok().flatten().is_some() {
-                return Err(MessagingError::ConversationCanceled { id: id.clone() }.into());
-            }
-            context.write(store::conversation_active(id, now));
-            context
-                .guard(store::conversation_not_canceled(id), MessagingError::ConversationCanceled { id: id.clone() });
-            id.clone()
-        }
-    };
+    // carries the agent's context); one without it is refused.
+    let sender_in_it = conversation.first().is_some_and(|row| row.flag("takes_part").unwrap_or(false));
+    let agent_in_it = conversation.first().is_some_and(|row| row.flag("with_takes_part").unwrap_or(false));
+    if body.conversation_id.is_some() && sender_in_it && !agent_in_it {
+        return Err(MessagingError::RemoteInAnotherConversation.into());
+    }
+    let conversation_id = conversation_of_send(context, body.conversation_id.as_ref(), &conversation, &sender, now)?;
     let id = new_id(IdKind::AgentMessage, context.platform());
     let expires_at = now + expires_in * 1000;
     let message = store::new_message(&NewMessage {
@@ -144,7 +128,7 @@ pub(super) async fn send_elsewhere(
 /// elsewhere working on request `request_id`, stored as event `progress_id`
 /// in its conversation: claimed by an agent that asked, shown to a person.
 pub fn progress_elsewhere(progress_id: &str, request_id: &str, key: &str, content: &str, now_ms: i64) -> Statement {
-    store::progress_from_elsewhere(progress_id, request_id, key, content, now_ms)
+    store::from_elsewhere(progress_id, request_id, &WordFromElsewhere::Progress { key }, content, now_ms)
 }
 
 /// How a message to an agent elsewhere ended, as the outbox learned it.
@@ -166,7 +150,7 @@ pub enum EndedElsewhere {
 pub fn ended_elsewhere(message_id: &str, ended: &EndedElsewhere, now_ms: i64) -> Vec<Statement> {
     match ended {
         EndedElsewhere::Answered { reply_id, content } => vec![
-            store::answer_from_elsewhere(reply_id, message_id, content, now_ms),
+            store::from_elsewhere(reply_id, message_id, &WordFromElsewhere::Answer, content, now_ms),
             store::finished_elsewhere(message_id, "answered", Some(reply_id), None, now_ms),
         ],
         EndedElsewhere::Acknowledged => {

@@ -26,7 +26,7 @@ use mailroom_contract::api::{
 use serde_json::json;
 
 use super::errors::MessagingError;
-use super::shared::{Sending, content_text, in_range, participant, repeated};
+use super::shared::{Sending, content_text, conversation_of_send, in_range, participant, repeated};
 use super::store::{self, MessageRow, NewMessage};
 use crate::core::caller::Caller;
 use crate::core::context::Context;
@@ -72,7 +72,7 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
     let recipient = store::recipient(&body.recipient, now);
     let earlier = store::sent_under_key(&sender, key, now);
     let conversation =
-        store::conversation_continued(body.conversation_id.as_deref().unwrap_or_default(), sender.as_str());
+        store::conversation_continued(body.conversation_id.as_deref().unwrap_or_default(), &sender, &body.recipient);
     let [recipient, earlier, conversation] = context.read_array([recipient, earlier, conversation]).await?;
 
     if let Some(row) = earlier.first() {
@@ -98,25 +98,7 @@ pub async fn send(context: &mut Context<'_>) -> Result<Response, Refusal> {
         Some(peers) => serde_json::from_str::<Vec<String>>(&peers).is_ok_and(|peers| peers.contains(&sender)),
     };
 
-    let conversation_id = match &body.conversation_id {
-        None => {
-            let id = new_id(IdKind::Conversation, context.platform());
-            context.write(store::start_conversation(&id, &sender, now));
-            id
-        }
-        Some(id) => {
-            let Some(row) = conversation.first().filter(|row| row.flag("takes_part").unwrap_or(false)) else {
-                return Err(MessagingError::NoSuchConversation { id: id.clone() }.into());
-            };
-            if row.optional_integer("canceled_at").ok().flatten().is_some() {
-                return Err(MessagingError::ConversationCanceled { id: id.clone() }.into());
-            }
-            context.write(store::conversation_active(id, now));
-            context
-                .guard(store::conversation_not_canceled(id), MessagingError::ConversationCanceled { id: id.clone() });
-            id.clone()
-        }
-    };
+    let conversation_id = conversation_of_send(context, body.conversation_id.as_ref(), &conversation, &sender, now)?;
 
     let id = new_id(IdKind::AgentMessage, context.platform());
     let (state, reason) = if allowed { ("queued", None) } else { ("refused", Some(NOT_ALLOWED)) };

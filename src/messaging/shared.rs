@@ -9,11 +9,12 @@ use super::errors::MessagingError;
 use crate::core::caller::Caller;
 use serde_json::json;
 
-use super::store::MessageRow;
+use super::store::{self, MessageRow};
 use crate::core::context::Context;
 use crate::core::http::Response;
+use crate::core::ids::{IdKind, new_id};
 use crate::core::refusal::Refusal;
-use crate::core::storage::Row;
+use crate::core::storage::{QueryResult, Row};
 use crate::peers;
 
 /// Content as stored: its JSON text, refused when larger than the node keeps.
@@ -85,4 +86,31 @@ pub(super) fn repeated(context: &mut Context<'_>, row: &Row, body_hash: &str, no
     let mut presented = message.present(now);
     presented.deduplicated = true;
     Ok(context.json(&presented))
+}
+
+/// The conversation a send goes in: a new one, started by `sender`, or the
+/// one it names (`continued`, as `found` by `store::conversation_continued`),
+/// which `sender` must take part in and which must not be canceled, then or
+/// when the send commits.
+pub(super) fn conversation_of_send(
+    context: &mut Context<'_>,
+    continued: Option<&String>,
+    found: &QueryResult,
+    sender: &str,
+    now: i64,
+) -> Result<String, Refusal> {
+    let Some(id) = continued else {
+        let id = new_id(IdKind::Conversation, context.platform());
+        context.write(store::start_conversation(&id, sender, now));
+        return Ok(id);
+    };
+    let Some(row) = found.first().filter(|row| row.flag("takes_part").unwrap_or(false)) else {
+        return Err(MessagingError::NoSuchConversation { id: id.clone() }.into());
+    };
+    if row.optional_integer("canceled_at").ok().flatten().is_some() {
+        return Err(MessagingError::ConversationCanceled { id: id.clone() }.into());
+    }
+    context.write(store::conversation_active(id, now));
+    context.guard(store::conversation_not_canceled(id), MessagingError::ConversationCanceled { id: id.clone() });
+    Ok(id.clone())
 }

@@ -18,7 +18,6 @@ mod store;
 pub use errors::PeersError;
 pub use remote::{RemoteAddress, reaches, remote_agent_id, valid_remote_recipients};
 pub use store::{
-    CardRead, Progress, attempt_recorded, card_cached, card_forgotten, claim_due, claimed, conversation_elsewhere,
-    delivery_progressed, delivery_queued, due_now, outbound_policy, progress_noted, pushes_refused, remote_agent_seen,
-    within_hourly_cap,
+    CardRead, Progress, attempt_recorded, card_cached, card_forgotten, claim_due, claimed, delivery_progressed,
+    delivery_queued, due_now, outbound_policy, progress_noted, pushes_refused, remote_agent_seen, within_hourly_cap,
 };

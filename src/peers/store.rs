@@ -277,23 +277,6 @@ pub fn due_now(message_id: &str, now_ms: i64) -> Statement {
     .bind(now_ms)
 }
 
-/// `SELECT canceled_at, sender_takes_part, remote_takes_part`: conversation
-/// `conversation_id` as `sender` continues it with the agent elsewhere
-/// `remote_agent_id`.
-pub fn conversation_elsewhere(conversation_id: &str, sender: &str, remote_agent_id: &str) -> Statement {
-    Statement::new(
-        "SELECT c.canceled_at, \
-           EXISTS (SELECT 1 FROM agent_conversation_participants p WHERE p.conversation_id = c.id \
-                   AND p.participant_id = ?2) AS sender_takes_part, \
-           EXISTS (SELECT 1 FROM agent_conversation_participants p WHERE p.conversation_id = c.id \
-                   AND p.participant_id = ?3) AS remote_takes_part \
-         FROM agent_conversations c WHERE c.id = ?1",
-    )
-    .bind(conversation_id)
-    .bind(sender)
-    .bind(remote_agent_id)
-}
-
 /// Records the task's latest word of progress as brought into the conversation.
 pub fn progress_noted(message_id: &str, key: &str) -> Statement {
     Statement::new("UPDATE remote_deliveries SET progress_key = ?2 WHERE message_id = ?1").bind(message_id).bind(key)

@@ -37,16 +37,20 @@ pub(crate) fn sent_under_key(sender: &str, key: &str, now_ms: i64) -> Statement 
     .bind(key)
 }
 
-/// The conversation `conversation_id` as `sender` continues it: its
-/// `canceled_at` and whether `sender` `takes_part`.
-pub(crate) fn conversation_continued(conversation_id: &str, sender: &str) -> Statement {
+/// The conversation `conversation_id` as `sender` continues it with `with`:
+/// its `canceled_at`, and whether `sender` `takes_part` and `with` does
+/// (`with_takes_part`, which a message elsewhere needs).
+pub(crate) fn conversation_continued(conversation_id: &str, sender: &str, with: &str) -> Statement {
     Statement::new(
         "SELECT c.canceled_at, EXISTS (SELECT 1 FROM agent_conversation_participants p \
-                WHERE p.conversation_id = c.id AND p.participant_id = ?2) AS takes_part \
+                WHERE p.conversation_id = c.id AND p.participant_id = ?2) AS takes_part, \
+                EXISTS (SELECT 1 FROM agent_conversation_participants p \
+                WHERE p.conversation_id = c.id AND p.participant_id = ?3) AS with_takes_part \
          FROM agent_conversations c WHERE c.id = ?1",
     )
     .bind(conversation_id)
     .bind(sender)
+    .bind(with)
 }
 
 /// A new conversation `id`, started by `started_by` at `now_ms`.
@@ -126,47 +130,43 @@ pub(crate) fn inbox_has_room(recipient_id: &str) -> Statement {
 
 // Messages elsewhere.
 
-/// The answer of an agent elsewhere to request `request_id`, stored as its
-/// reply (the parties swapped), while the request still waits for one: a run
-/// that reads the same answer again stores nothing.
-pub(crate) fn answer_from_elsewhere(reply_id: &str, request_id: &str, content: &str, now_ms: i64) -> Statement {
-    Statement::new(format!(
-        "INSERT INTO agent_messages (id, conversation_id, sender_id, recipient_id, kind, in_reply_to, content, \
-           body_hash, idempotency_key, surface, state, created_at, updated_at, expires_at) \
-         SELECT ?1, conversation_id, recipient_id, sender_id, 'reply', id, ?2, ?3, 'reply:' || id, surface, \
-           CASE WHEN sender_id LIKE 'agt\\_%' ESCAPE '\\' THEN 'queued' ELSE 'delivered' END, ?4, ?4, ?4 + {} \
-         FROM agent_messages WHERE id = ?5 AND kind = 'request' AND state = 'queued'",
-        mailroom_contract::api::DEFAULT_MESSAGE_EXPIRY_SECONDS * 1000
-    ))
-    .bind(reply_id)
-    .bind(content)
-    .bind(crate::core::crypto::sha256_hex(content.as_bytes()))
-    .bind(now_ms)
-    .bind(request_id)
+/// What an agent elsewhere said of a request, as it is stored.
+pub(crate) enum WordFromElsewhere<'a> {
+    /// Its answer: the request's reply, the parties swapped.
+    Answer,
+    /// A word of progress while it works, an event named by `key` (so it is
+    /// stored once).
+    Progress { key: &'a str },
 }
 
-/// A word of progress from the agent elsewhere working on request
-/// `request_id`, stored as an event from it in the request's conversation
-/// while the request waits; `key` names the word, so it is stored once.
-pub(crate) fn progress_from_elsewhere(
-    progress_id: &str,
+/// What an agent elsewhere said of request `request_id` (`content`, JSON),
+/// stored as message `id` in the request's conversation, from it to whoever
+/// asked, while the request still waits: a run that reads the same word
+/// again stores nothing.
+pub(crate) fn from_elsewhere(
+    id: &str,
     request_id: &str,
-    key: &str,
+    word: &WordFromElsewhere<'_>,
     content: &str,
     now_ms: i64,
 ) -> Statement {
+    let (kind, idempotency_key) = match word {
+        WordFromElsewhere::Answer => ("reply", format!("reply:{request_id}")),
+        WordFromElsewhere::Progress { key } => ("event", format!("progress:{request_id}:{key}")),
+    };
     Statement::new(format!(
         "INSERT OR IGNORE INTO agent_messages (id, conversation_id, sender_id, recipient_id, kind, in_reply_to, \
            content, body_hash, idempotency_key, surface, state, created_at, updated_at, expires_at) \
-         SELECT ?1, conversation_id, recipient_id, sender_id, 'event', id, ?2, ?3, 'progress:' || id || ':' || ?4, \
-           surface, CASE WHEN sender_id LIKE 'agt\\_%' ESCAPE '\\' THEN 'queued' ELSE 'delivered' END, ?5, ?5, ?5 + {} \
-         FROM agent_messages WHERE id = ?6 AND kind = 'request' AND state = 'queued'",
+         SELECT ?1, conversation_id, recipient_id, sender_id, ?2, id, ?3, ?4, ?5, surface, \
+           CASE WHEN sender_id LIKE 'agt\\_%' ESCAPE '\\' THEN 'queued' ELSE 'delivered' END, ?6, ?6, ?6 + {} \
+         FROM agent_messages WHERE id = ?7 AND kind = 'request' AND state = 'queued'",
         mailroom_contract::api::DEFAULT_MESSAGE_EXPIRY_SECONDS * 1000
     ))
-    .bind(progress_id)
+    .bind(id)
+    .bind(kind)
     .bind(content)
     .bind(crate::core::crypto::sha256_hex(content.as_bytes()))
-    .bind(key)
+    .bind(idempotency_key)
     .bind(now_ms)
     .bind(request_id)
 }
