@@ -78,6 +78,21 @@ export async function startDesk(options) {
 }
 
 /**
+ * `startDesk` with `people` (sign-ups keyed by a short name) added and signed
+ * in: `{ node, call, admin, token, desk, made }`, where `made[key]` is each
+ * person and `made[`${key}Token`]` their access token.
+ */
+export async function startDeskWith(people, options) {
+  const started = await startDesk(options);
+  const made = {};
+  for (const [key, person] of Object.entries(people)) {
+    made[key] = await started.desk.person(person);
+    made[`${key}Token`] = await started.desk.signIn(person);
+  }
+  return { ...started, made };
+}
+
+/**
  * A server on 127.0.0.1 for what is sent out of the node or a page. It records
  * every request in `received`, in order, as `{ method, path, headers, body,
  * bytes, at }` once its body has arrived (`body` as UTF-8 text, `bytes` as

@@ -16,7 +16,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 import { assertFits, openSection, signIn as signInAt } from "./browser-helpers.mjs";
-import { ok, startDesk } from "./fixtures.mjs";
+import { ok, startDeskWith } from "./fixtures.mjs";
 
 const TESS = { name: "Tess Teller", email: "tess@example.com", password: "tess's first long password" };
 const BO = { name: "Bo Baker", email: "bo@example.com", password: "bo's first long password" };
@@ -35,11 +35,9 @@ const watch = new PageWatch();
 const made = {};
 
 before(async () => {
-  ({ node, call, desk } = await startDesk({ sendEmail: { allowed_destination_addresses: [ANA] } }));
-  made.tess = await desk.person(TESS);
-  made.bo = await desk.person(BO);
-  made.tessToken = await desk.signIn(TESS);
-  made.boToken = await desk.signIn(BO);
+  let people;
+  ({ node, call, desk, made: people } = await startDeskWith({ tess: TESS, bo: BO }, { sendEmail: { allowed_destination_addresses: [ANA] } }));
+  Object.assign(made, people);
   browser = await launchChromium();
 });
 

@@ -13,7 +13,7 @@ import { test, before, after } from "node:test";
 import assert from "node:assert/strict";
 import { launchChromium, PageWatch } from "./chromium.mjs";
 import { assertFits as fits, signIn as signInAt, sectionLink as section, openSection, showNavigation } from "./browser-helpers.mjs";
-import { ok, startDesk } from "./fixtures.mjs";
+import { ok, startDeskWith } from "./fixtures.mjs";
 
 const WRITER = { name: "Wren Writer", email: "wren@example.com", password: "wren's first long password" };
 const DECIDER = { name: "Cleo Checker", email: "cleo@example.com", password: "cleo's first long password" };
@@ -42,11 +42,9 @@ async function submitted(mailbox, subject, text = "Please find the invoice attac
 const feed = (as, parameters = {}) => ok(call("GET", `/api/me/notifications?${new URLSearchParams(parameters)}`, { token: as }));
 
 before(async () => {
-  ({ node, call, desk } = await startDesk({ sendEmail: { allowed_destination_addresses: [ANA] } }));
-  made.writer = await desk.person(WRITER);
-  made.decider = await desk.person(DECIDER);
-  made.writerToken = await desk.signIn(WRITER);
-  made.deciderToken = await desk.signIn(DECIDER);
+  let people;
+  ({ node, call, desk, made: people } = await startDeskWith({ writer: WRITER, decider: DECIDER }, { sendEmail: { allowed_destination_addresses: [ANA] } }));
+  Object.assign(made, people);
   browser = await launchChromium();
 });
 
